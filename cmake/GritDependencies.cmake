@@ -1,0 +1,54 @@
+# Finds grit's dependencies from Debian's packages and fails with the name of the missing package.
+# Sets GRIT_DEP_INCLUDE_DIRS and GRIT_DEP_LIBRARIES.
+find_package(PkgConfig)
+
+function(grit_require_header var header apt_pkg)
+  find_path(${var} ${header} PATH_SUFFIXES suitesparse)
+  if(NOT ${var})
+    message(FATAL_ERROR "grit: header ${header} not found; install it with: apt-get install -y ${apt_pkg}")
+  endif()
+endfunction()
+
+function(grit_require_library var name apt_pkg)
+  find_library(${var} NAMES ${name})
+  if(NOT ${var})
+    message(FATAL_ERROR "grit: library ${name} not found; install it with: apt-get install -y ${apt_pkg}")
+  endif()
+endfunction()
+
+# SuiteSparse CHOLMOD (Debian ships no pkg-config file for it).
+grit_require_header(CHOLMOD_INCLUDE_DIR cholmod.h libsuitesparse-dev)
+grit_require_library(CHOLMOD_LIBRARY cholmod libsuitesparse-dev)
+grit_require_library(SUITESPARSECONFIG_LIBRARY suitesparseconfig libsuitesparse-dev)
+
+# OpenBLAS + LAPACKE.
+grit_require_library(OPENBLAS_LIBRARY openblas libopenblas-dev)
+grit_require_header(LAPACKE_INCLUDE_DIR lapacke.h liblapacke-dev)
+grit_require_library(LAPACKE_LIBRARY lapacke liblapacke-dev)
+
+# libccd (double precision build on Debian).
+grit_require_header(CCD_INCLUDE_DIR ccd/ccd.h libccd-dev)
+grit_require_library(CCD_LIBRARY ccd libccd-dev)
+
+find_library(MATH_LIBRARY m)
+
+set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR})
+list(REMOVE_DUPLICATES GRIT_DEP_INCLUDE_DIRS)
+set(GRIT_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
+    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${MATH_LIBRARY})
+
+# Criterion, only for the tests.
+if(GRIT_BUILD_TESTS)
+  grit_require_header(CRITERION_INCLUDE_DIR criterion/criterion.h libcriterion-dev)
+  grit_require_library(CRITERION_LIBRARY criterion libcriterion-dev)
+endif()
+
+# MuJoCo is a reference peer for comparison tests and benchmarks, never a dependency of the library.
+find_package(mujoco QUIET)
+if(mujoco_FOUND)
+  message(STATUS "grit: MuJoCo ${mujoco_VERSION} found: comparison tests and benchmarks enabled")
+else()
+  message(STATUS "grit: MuJoCo not found (apt-get install -y libmujoco-dev): comparison tests skipped")
+endif()
+
+find_package(Threads REQUIRED)

@@ -1,0 +1,175 @@
+/* grit/dual.h — forward-mode dual numbers with a fixed chunk of partial derivatives.
+ *
+ * A dual number a = (v, d[0..N-1]) carries a value v and the directional derivatives d[i] of that value
+ * along N seed directions. Arithmetic propagates the derivatives by the chain rule, so running a
+ * computation on duals whose inputs are seeded with unit directions gives the value and N columns of its
+ * Jacobian in one pass. grit evaluates the partials of its momentum residual this way, N columns per pass
+ * ("chunk"); see docs/theory.md, Dual numbers, for why N = 8 (measured in bench/bench_dual_chunk.c).
+ *
+ * Non-smooth points (documented choices, all one-sided or averaged derivatives):
+ *   fabs(x) at x == 0:        partials 0 (the midpoint of the subdifferential [-1, 1]).
+ *   fmin/fmax(a, b) at a == b: the average of the partials of a and b.
+ *   sqrt(x) at x == 0:        a partial is 0 where the input's partial is 0, else +-infinity.
+ *   pow(x, p) at x == 0:      follows the value: 0 partials for p > 1; see grit_dual_pow.
+ * Functions are static inline: the compiler keeps the d[] loops in registers. */
+#ifndef GRIT_DUAL_H
+#define GRIT_DUAL_H
+
+#include <math.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of partial derivatives carried by each dual number (the chunk size). */
+#define GRIT_DUAL_N 8
+
+typedef struct grit_dual {
+  double v;               /* value */
+  double d[GRIT_DUAL_N];  /* partial derivatives along the N seed directions */
+} grit_dual;
+
+/* A constant: value c, all partials zero. */
+static inline grit_dual grit_dual_const(double c) {
+  grit_dual r;
+  r.v = c;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = 0.0;
+  return r;
+}
+
+/* A seeded variable: value x, partial 1 along direction k (0 <= k < N), zero elsewhere. */
+static inline grit_dual grit_dual_var(double x, int k) {
+  grit_dual r = grit_dual_const(x);
+  if (k >= 0 && k < GRIT_DUAL_N) r.d[k] = 1.0;
+  return r;
+}
+
+/* r = a scaled chain rule step: value f, partials df * a.d. The building block of unary functions. */
+static inline grit_dual grit_dual_chain(double f, double df, grit_dual a) {
+  grit_dual r;
+  r.v = f;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = df * a.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_add(grit_dual a, grit_dual b) {
+  grit_dual r;
+  r.v = a.v + b.v;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = a.d[i] + b.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_sub(grit_dual a, grit_dual b) {
+  grit_dual r;
+  r.v = a.v - b.v;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = a.d[i] - b.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_neg(grit_dual a) { return grit_dual_chain(-a.v, -1.0, a); }
+
+static inline grit_dual grit_dual_mul(grit_dual a, grit_dual b) {
+  grit_dual r;
+  r.v = a.v * b.v;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = a.d[i] * b.v + a.v * b.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_div(grit_dual a, grit_dual b) {
+  grit_dual r;
+  const double inv = 1.0 / b.v;
+  r.v = a.v * inv;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = (a.d[i] - r.v * b.d[i]) * inv;
+  return r;
+}
+
+/* a + c and a * c for a plain double c. */
+static inline grit_dual grit_dual_addc(grit_dual a, double c) {
+  a.v += c;
+  return a;
+}
+static inline grit_dual grit_dual_scale(grit_dual a, double c) { return grit_dual_chain(a.v * c, c, a); }
+
+/* r = a*b + c, fused to save a temporary in inner products. */
+static inline grit_dual grit_dual_fma(grit_dual a, grit_dual b, grit_dual c) {
+  grit_dual r;
+  r.v = a.v * b.v + c.v;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = a.d[i] * b.v + a.v * b.d[i] + c.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_sqrt(grit_dual a) {
+  grit_dual r;
+  r.v = sqrt(a.v);
+  const double h = 0.5 / r.v; /* infinite at a.v == 0 */
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = a.d[i] == 0.0 ? 0.0 : h * a.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_sin(grit_dual a) { return grit_dual_chain(sin(a.v), cos(a.v), a); }
+static inline grit_dual grit_dual_cos(grit_dual a) { return grit_dual_chain(cos(a.v), -sin(a.v), a); }
+static inline grit_dual grit_dual_tan(grit_dual a) {
+  const double t = tan(a.v);
+  return grit_dual_chain(t, 1.0 + t * t, a);
+}
+static inline grit_dual grit_dual_exp(grit_dual a) {
+  const double e = exp(a.v);
+  return grit_dual_chain(e, e, a);
+}
+static inline grit_dual grit_dual_log(grit_dual a) { return grit_dual_chain(log(a.v), 1.0 / a.v, a); }
+
+/* a^p for a constant exponent p. At a == 0 the derivative p a^(p-1) is taken as 0 when p > 1 (it is
+ * the limit), as p when p == 1, and left to IEEE arithmetic (infinite) when p < 1. */
+static inline grit_dual grit_dual_pow(grit_dual a, double p) {
+  const double f = pow(a.v, p);
+  double df;
+  if (a.v == 0.0) df = p > 1.0 ? 0.0 : (p == 1.0 ? 1.0 : p * pow(a.v, p - 1.0));
+  else df = p * pow(a.v, p - 1.0);
+  return grit_dual_chain(f, df, a);
+}
+
+/* a^b with both dual; requires a > 0 (defined through exp(b log a)). */
+static inline grit_dual grit_dual_powd(grit_dual a, grit_dual b) {
+  grit_dual r;
+  r.v = pow(a.v, b.v);
+  const double da = b.v * pow(a.v, b.v - 1.0), db = r.v * log(a.v);
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = da * a.d[i] + db * b.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_atan2(grit_dual y, grit_dual x) {
+  grit_dual r;
+  r.v = atan2(y.v, x.v);
+  const double den = x.v * x.v + y.v * y.v;
+  const double dy = den > 0.0 ? x.v / den : 0.0, dx = den > 0.0 ? -y.v / den : 0.0;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = dy * y.d[i] + dx * x.d[i];
+  return r;
+}
+
+static inline grit_dual grit_dual_fabs(grit_dual a) {
+  const double s = a.v > 0.0 ? 1.0 : (a.v < 0.0 ? -1.0 : 0.0);
+  return grit_dual_chain(fabs(a.v), s, a);
+}
+
+static inline grit_dual grit_dual_fmax(grit_dual a, grit_dual b) {
+  if (a.v > b.v) return a;
+  if (b.v > a.v) return b;
+  grit_dual r;
+  r.v = a.v;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = 0.5 * (a.d[i] + b.d[i]);
+  return r;
+}
+
+static inline grit_dual grit_dual_fmin(grit_dual a, grit_dual b) {
+  if (a.v < b.v) return a;
+  if (b.v < a.v) return b;
+  grit_dual r;
+  r.v = a.v;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) r.d[i] = 0.5 * (a.d[i] + b.d[i]);
+  return r;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GRIT_DUAL_H */
