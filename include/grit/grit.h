@@ -1,0 +1,13 @@
+/* grit/grit.h — everything of the public API in one include. */
+#ifndef GRIT_GRIT_H
+#define GRIT_GRIT_H
+
+#include "grit/status.h"
+#include "grit/math.h"
+#include "grit/dual.h"
+#include "grit/model.h"
+#include "grit/data.h"
+#include "grit/dynamics.h"
+#include "grit/step.h"
+
+#endif

@@ -1,0 +1,150 @@
+/* grit/model.h — building and inspecting a model: bodies, joints, actuators, options.
+ *
+ * A model is built with a grit_builder (mutable, Box2D-style definition structs with defaults), then
+ * compiled into an immutable grit_model that many grit_data objects, in many threads, may share.
+ *
+ *   grit_builder *b;  grit_builder_create(&b);
+ *   grit_body_def bd = grit_default_body_def();  bd.mass = 1; ...;  int body;
+ *   grit_builder_add_body(b, &bd, &body);
+ *   grit_joint_def jd = grit_default_joint_def(); jd.type = GRIT_JOINT_HINGE; ...
+ *   grit_builder_add_joint(b, body, &jd, NULL);
+ *   grit_model *m;  if (grit_builder_compile(b, &m) != GRIT_OK) puts(grit_builder_last_error(b));
+ *   grit_builder_free(b);  ...  grit_model_free(m);
+ *
+ * Bodies are numbered from 1 in the order they are added; body 0 is the world. A body's parent must be
+ * added before it. A body with no joint is welded to its parent; a body may carry several hinge/slide
+ * joints (applied in order, as in MuJoCo) or one ball joint or one free joint (a free joint only on a
+ * child of the world). Units: SI (m, kg, s, rad, N, N m). */
+#ifndef GRIT_MODEL_H
+#define GRIT_MODEL_H
+
+#include "grit/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct grit_builder grit_builder; /* a model under construction */
+typedef struct grit_model grit_model;     /* a compiled, immutable model */
+
+/* Joint types. The number of position coordinates (nq) and velocity coordinates (nv) of each:
+ * FREE 7/6 (position, quaternion / linear velocity in world, angular velocity in body frame),
+ * BALL 4/3 (quaternion / angular velocity in the child body frame), SLIDE 1/1, HINGE 1/1. */
+typedef enum grit_joint_type {
+  GRIT_JOINT_FREE = 0,
+  GRIT_JOINT_BALL = 1,
+  GRIT_JOINT_SLIDE = 2,
+  GRIT_JOINT_HINGE = 3
+} grit_joint_type;
+
+/* A rigid body. Its frame is placed relative to its parent's frame by (pos, quat) at the reference
+ * configuration (all joint coordinates at their qpos0). */
+typedef struct grit_body_def {
+  const char *name;    /* optional, copied; unique if given */
+  int parent;          /* index of the parent body; 0 is the world */
+  double pos[3];       /* body frame origin in the parent frame, m */
+  double quat[4];      /* body frame orientation in the parent frame (w,x,y,z); normalized at add */
+  double mass;         /* kg, > 0 */
+  double com[3];       /* centre of mass in the body frame, m */
+  double inertia[9];   /* rotational inertia about the centre of mass, body frame axes, kg m^2;
+                          symmetric positive definite, principal moments obey the triangle inequality */
+} grit_body_def;
+
+/* A joint between a body and its parent. Geometry is given in the child body's frame. */
+typedef struct grit_joint_def {
+  const char *name;      /* optional, copied; unique if given */
+  grit_joint_type type;  /* default HINGE */
+  double pos[3];         /* joint anchor in the body frame, m (hinge: a point on the axis) */
+  double axis[3];        /* hinge/slide axis in the body frame; normalized at add; default (0,0,1) */
+  double damping;        /* viscous damping per dof, N s/m or N m s/rad, >= 0 (implicit in the step) */
+  double armature;       /* rotor inertia added to the mass matrix diagonal per dof, >= 0 */
+  double stiffness;      /* spring stiffness (hinge/slide only), N/m or N m/rad, >= 0 */
+  double spring_ref;     /* spring rest position (hinge/slide coordinate) */
+  int limited;           /* nonzero: the position limit `range` is enforced (hinge/slide only) */
+  double range[2];       /* position limits, range[0] < range[1] (rad or m) */
+  double qpos0;          /* reference position of hinge/slide coordinate (default 0) */
+} grit_joint_def;
+
+/* A direct force/torque actuator on a hinge or slide joint: generalized force gear * clamp(u). */
+typedef struct grit_actuator_def {
+  const char *name;      /* optional, copied; unique if given */
+  int joint;             /* index of the actuated joint (hinge or slide) */
+  double gear;           /* transmission ratio, default 1 */
+  int ctrl_limited;      /* nonzero: the control is clamped to ctrl_range (effort limit) */
+  double ctrl_range[2];  /* control limits, ctrl_range[0] < ctrl_range[1] */
+} grit_actuator_def;
+
+/* Global options. */
+typedef struct grit_options {
+  double timestep;    /* s, > 0; default 1e-3 */
+  double gravity[3];  /* m/s^2, default (0, 0, -9.81) */
+} grit_options;
+
+/* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the
+ * parent's origin; a hinge about z at the body origin; a unit-gear unlimited actuator on joint 0. */
+grit_body_def grit_default_body_def(void);
+grit_joint_def grit_default_joint_def(void);
+grit_actuator_def grit_default_actuator_def(void);
+grit_options grit_default_options(void);
+
+/* Rotational inertia from principal moments `diag` and the orientation `quat` of the principal axes in
+ * the body frame (MuJoCo's diaginertia + inertial quat): inertia = R diag(d) R^T. */
+void grit_inertia_from_principal(double inertia[9], const double diag[3], const double quat[4]);
+
+/* ------------------------------------------------------------------------------------ builder */
+
+grit_status grit_builder_create(grit_builder **builder);
+void grit_builder_free(grit_builder *builder); /* NULL is allowed */
+
+/* The message describing the builder's last error ("" if none). */
+const char *grit_builder_last_error(const grit_builder *builder);
+
+grit_status grit_builder_set_options(grit_builder *builder, const grit_options *options);
+
+/* Adds a body; its index is written to *body (may be NULL). Validates the definition. */
+grit_status grit_builder_add_body(grit_builder *builder, const grit_body_def *def, int *body);
+
+/* Adds a joint to `body` (>= 1); its index (from 0) is written to *joint (may be NULL). */
+grit_status grit_builder_add_joint(grit_builder *builder, int body, const grit_joint_def *def, int *joint);
+
+/* Adds an actuator; its index (from 0) is written to *actuator (may be NULL). */
+grit_status grit_builder_add_actuator(grit_builder *builder, const grit_actuator_def *def, int *actuator);
+
+/* Compiles the builder into a new immutable model. The builder stays valid (it can be changed and
+ * compiled again). On failure *model is NULL and the builder's message says why. */
+grit_status grit_builder_compile(grit_builder *builder, grit_model **model);
+
+/* -------------------------------------------------------------------------------------- model */
+
+void grit_model_free(grit_model *model); /* NULL is allowed */
+
+int grit_model_nq(const grit_model *m);     /* number of position coordinates */
+int grit_model_nv(const grit_model *m);     /* number of velocity coordinates (degrees of freedom) */
+int grit_model_nu(const grit_model *m);     /* number of actuators (controls) */
+int grit_model_nbody(const grit_model *m);  /* number of bodies, including the world body 0 */
+int grit_model_njoint(const grit_model *m); /* number of joints */
+int grit_model_ntree(const grit_model *m);  /* number of kinematic trees (children of the world) */
+grit_options grit_model_options(const grit_model *m);
+
+/* Where joint j's coordinates start in q and in v (grit numbers the coordinates tree by tree, each
+ * tree depth first, so that every tree's dofs are contiguous; for bodies added in depth-first order,
+ * as from a model file, this is the order of the joints). -1 for a bad index. */
+int grit_model_joint_qposadr(const grit_model *m, int joint);
+int grit_model_joint_dofadr(const grit_model *m, int joint);
+grit_joint_type grit_model_joint_type(const grit_model *m, int joint);
+
+/* The reference configuration qpos0 (nq numbers) copied into q. */
+void grit_model_qpos0(const grit_model *m, double *q);
+
+/* Index of the body / joint / actuator with that name, or -1. */
+int grit_model_body_index(const grit_model *m, const char *name);
+int grit_model_joint_index(const grit_model *m, const char *name);
+int grit_model_actuator_index(const grit_model *m, const char *name);
+
+/* Mass of body b (kg); the world (b = 0) has mass 0. -1 for a bad index. */
+double grit_model_body_mass(const grit_model *m, int body);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GRIT_MODEL_H */

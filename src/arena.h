@@ -1,0 +1,26 @@
+/* arena.h — carving many arrays out of one allocation.
+ *
+ * Layout code runs twice: once with base == NULL to measure (every carve returns NULL and only
+ * advances `used`), then with the real block. One allocation per object keeps creation simple and
+ * freeing trivial, and nothing is allocated afterwards. */
+#ifndef GRIT_ARENA_H
+#define GRIT_ARENA_H
+
+#include <stddef.h>
+
+typedef struct grit_carver {
+  char *base;  /* NULL while measuring */
+  size_t used; /* bytes used so far */
+} grit_carver;
+
+/* Reserves `count` elements of `size` bytes, aligned to 64 bytes (a cache line), zero-initialized by
+ * the caller's calloc. Returns NULL while measuring, and for count == 0. */
+static inline void *grit_carve(grit_carver *c, size_t count, size_t size) {
+  size_t off = (c->used + 63) & ~(size_t)63;
+  c->used = off + count * size;
+  return (c->base && count) ? c->base + off : NULL;
+}
+
+#define GRIT_CARVE(c, ptr, count) ((ptr) = grit_carve((c), (size_t)(count), sizeof *(ptr)))
+
+#endif

@@ -1,0 +1,139 @@
+/* data.c — creating grit_data (one allocation for every workspace) and setting the state. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "data_internal.h"
+#include "status_internal.h"
+
+static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
+  const int nb = m->nbody, nj = m->njnt, nv = m->nv;
+  GRIT_CARVE(c, d->qpos, m->nq);
+  GRIT_CARVE(c, d->qvel, nv);
+  GRIT_CARVE(c, d->ctrl, m->nu);
+  GRIT_CARVE(c, d->kin.xpos, 3 * nb);
+  GRIT_CARVE(c, d->kin.xquat, 4 * nb);
+  GRIT_CARVE(c, d->kin.xmat, 9 * nb);
+  GRIT_CARVE(c, d->kin.xipos, 3 * nb);
+  GRIT_CARVE(c, d->kin.xanchor, 3 * nj);
+  GRIT_CARVE(c, d->kin.xaxis, 3 * nj);
+  GRIT_CARVE(c, d->kin.cdof, 6 * nv);
+  GRIT_CARVE(c, d->kin.cinert, nb);
+  GRIT_CARVE(c, d->kin.cvel, 6 * nb);
+  GRIT_CARVE(c, d->kin.cdof_dot, 6 * nv);
+  GRIT_CARVE(c, d->M, m->nM);
+  GRIT_CARVE(c, d->A, m->nM);
+  GRIT_CARVE(c, d->bias, nv);
+  GRIT_CARVE(c, d->force, nv);
+  GRIT_CARVE(c, d->vstar, nv);
+  GRIT_CARVE(c, d->crb, nb);
+  GRIT_CARVE(c, d->acc, 6 * nb);
+  GRIT_CARVE(c, d->frc, 6 * nb);
+  GRIT_CARVE(c, d->qnext, m->nq);
+  GRIT_CARVE(c, d->vnext, nv);
+}
+
+grit_status grit_data_create(const grit_model *m, grit_data **out) {
+  if (!out) return GRIT_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (!m) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_data *d = calloc(1, sizeof *d);
+  if (!d) return GRIT_ERR_OUT_OF_MEMORY;
+  grit_carver c = {NULL, 0};
+  layout_data(m, d, &c);
+  d->arena = calloc(1, c.used + 64);
+  if (!d->arena) {
+    free(d);
+    return GRIT_ERR_OUT_OF_MEMORY;
+  }
+  c.base = d->arena;
+  c.used = 0;
+  layout_data(m, d, &c);
+  d->model = m;
+  d->inertial.mass = m->body_mass;
+  d->inertial.com = m->body_com;
+  d->inertial.inertia = m->body_inertia;
+  grit_data_reset(d);
+  *out = d;
+  return GRIT_OK;
+}
+
+void grit_data_free(grit_data *d) {
+  if (!d) return;
+  free(d->arena);
+  free(d);
+}
+
+const char *grit_data_last_error(const grit_data *d) { return d ? d->message : "data is NULL"; }
+const grit_model *grit_data_model(const grit_data *d) { return d ? d->model : NULL; }
+
+void grit_data_reset(grit_data *d) {
+  if (!d) return;
+  const grit_model *m = d->model;
+  for (int i = 0; i < m->nq; ++i) d->qpos[i] = m->qpos0[i];
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.0;
+  for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0.0;
+  d->time = 0.0;
+  d->message[0] = '\0';
+}
+
+static grit_status check_vector(grit_data *d, const double *x, int n, int expected, const char *what) {
+  if (!x) return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "%s: NULL array", what);
+  if (n != expected)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "%s: length %d, the model needs %d", what, n,
+                          expected);
+  for (int i = 0; i < n; ++i)
+    if (!isfinite(x[i])) return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "%s[%d] is not finite", what, i);
+  return GRIT_OK;
+}
+
+grit_status grit_data_set_qpos(grit_data *d, const double *q, int n) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  grit_status s = check_vector(d, q, n, m->nq, "qpos");
+  if (s != GRIT_OK) return s;
+  /* Check every quaternion before changing anything. */
+  for (int j = 0; j < m->njnt; ++j) {
+    int t = m->jnt_type[j];
+    if (t != GRIT_JOINT_FREE && t != GRIT_JOINT_BALL) continue;
+    const double *qq = q + m->jnt_qposadr[j] + (t == GRIT_JOINT_FREE ? 3 : 0);
+    double nrm = sqrt(qq[0] * qq[0] + qq[1] * qq[1] + qq[2] * qq[2] + qq[3] * qq[3]);
+    if (nrm < 1e-10)
+      return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "qpos: the quaternion of joint %d has zero norm",
+                            j);
+  }
+  if (n > 0) memcpy(d->qpos, q, sizeof(double) * (size_t)n);
+  for (int j = 0; j < m->njnt; ++j) {
+    int t = m->jnt_type[j];
+    if (t != GRIT_JOINT_FREE && t != GRIT_JOINT_BALL) continue;
+    grit_quat_normalize(d->qpos + m->jnt_qposadr[j] + (t == GRIT_JOINT_FREE ? 3 : 0));
+  }
+  return GRIT_OK;
+}
+
+grit_status grit_data_set_qvel(grit_data *d, const double *v, int n) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_status s = check_vector(d, v, n, d->model->nv, "qvel");
+  if (s == GRIT_OK && n > 0) memcpy(d->qvel, v, sizeof(double) * (size_t)n);
+  return s;
+}
+
+grit_status grit_data_set_ctrl(grit_data *d, const double *u, int n) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_status s = check_vector(d, u, n, d->model->nu, "ctrl");
+  if (s == GRIT_OK && n > 0) memcpy(d->ctrl, u, sizeof(double) * (size_t)n);
+  return s;
+}
+
+grit_status grit_data_set_time(grit_data *d, double t) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  if (!isfinite(t)) return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "time is not finite");
+  d->time = t;
+  return GRIT_OK;
+}
+
+const double *grit_data_qpos(const grit_data *d) { return d ? d->qpos : NULL; }
+const double *grit_data_qvel(const grit_data *d) { return d ? d->qvel : NULL; }
+const double *grit_data_ctrl(const grit_data *d) { return d ? d->ctrl : NULL; }
+double grit_data_time(const grit_data *d) { return d ? d->time : 0.0; }

@@ -1,0 +1,35 @@
+/* data_internal.h — the layout of grit_data: state, controls, and every workspace, carved from one
+ * allocation at creation (arena.h). Nothing here is allocated later. */
+#ifndef GRIT_DATA_INTERNAL_H
+#define GRIT_DATA_INTERNAL_H
+
+#include "grit/data.h"
+#include "kinematics.h"
+
+struct grit_data {
+  const grit_model *model;
+  double time;
+  double *qpos; /* (nq) */
+  double *qvel; /* (nv) */
+  double *ctrl; /* (nu) */
+
+  /* kinematics and dynamics at the state (double instantiation of the generic code) */
+  grit_inertial inertial; /* points at the model's inertial parameters */
+  grit_kin kin;
+  double *M;              /* (nM) mass matrix, tree blocks */
+  double *A;              /* (nM) implicit operator; holds its Cholesky factor after a step */
+  double *bias;           /* (nv) bias forces c(q, v) */
+  double *force;          /* (nv) smooth generalized force of the step */
+  double *vstar;          /* (nv) free-motion velocity */
+
+  /* scratch */
+  grit_sinertia *crb;     /* (nbody) composite inertias */
+  double *acc, *frc;      /* (6 nbody) RNEA */
+  double *qnext;          /* (nq) candidate positions of a step */
+  double *vnext;          /* (nv) candidate velocities of a step */
+
+  char message[GRIT_MESSAGE_SIZE];
+  void *arena;
+};
+
+#endif

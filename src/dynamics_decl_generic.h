@@ -1,0 +1,25 @@
+/* dynamics_decl_generic.h — prototypes of the scalar-generic dynamics, instantiated by dynamics.h for
+ * double and for grit_dual. */
+
+/* The joint-space mass matrix M(q) by the composite rigid body algorithm, armature included, stored
+ * as one dense row-major block per tree: tree t's block starts at M + tree_madr[t] and has
+ * tree_dofnum[t]^2 entries (dofs of different trees do not couple). crb: workspace of nbody inertias. */
+void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M);
+
+/* The bias forces c(q, v) = Coriolis + centrifugal + gyroscopic + gravity, so that M dv/dt + c = tau,
+ * by the recursive Newton-Euler algorithm (after grit_kin_positions and grit_kin_velocities).
+ * Workspaces: acc and frc, 6 nbody each. */
+void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *acc, GS *frc,
+                            GS *bias);
+
+/* The implicit operator of the step, A = M + h D + h^2 K (D damping, K joint stiffness, both diagonal),
+ * in the same tree-block storage as M. A may alias M. */
+void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A);
+
+/* The smooth generalized force of the step, so that the free-motion velocity solves
+ * A (v* - v0) = h force:  force = gear clamp(u) - bias - D v0 - K (q0 - q_ref + h v0). */
+void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *u, const GS *bias, double h,
+                                GS *force);
+
+/* y = M x (or A x) for tree-block storage; y must not alias x. */
+void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS *y);

@@ -1,0 +1,160 @@
+/* forward.c — the public kinematics and smooth-dynamics queries of grit/dynamics.h, on the double
+ * instantiation of the generic code. */
+#include <math.h>
+#include <string.h>
+
+#include "forward.h"
+#include "dynamics.h"
+#include "grit/dynamics.h"
+#include "status_internal.h"
+
+grit_status grit_forward_kinematics(grit_data *d) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
+  grit_kin_velocities(m, d->qvel, &d->kin);
+  return GRIT_OK;
+}
+
+static grit_status check_body(const grit_data *d, int body) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  if (body < 0 || body >= d->model->nbody)
+    return grit_set_error((char *)d->message, GRIT_ERR_INVALID_ARGUMENT, "body %d does not exist (0..%d)", body,
+                          d->model->nbody - 1);
+  return GRIT_OK;
+}
+
+grit_status grit_body_pose(const grit_data *d, int body, double pos[3], double quat[4]) {
+  grit_status s = check_body(d, body);
+  if (s != GRIT_OK) return s;
+  if (pos) grit_v3_copy(pos, d->kin.xpos + 3 * body);
+  if (quat) grit_quat_copy(quat, d->kin.xquat + 4 * body);
+  return GRIT_OK;
+}
+
+grit_status grit_body_com(const grit_data *d, int body, double com[3]) {
+  grit_status s = check_body(d, body);
+  if (s == GRIT_OK && com) grit_v3_copy(com, d->kin.xipos + 3 * body);
+  return s;
+}
+
+grit_status grit_body_twist(const grit_data *d, int body, double twist[6]) {
+  grit_status s = check_body(d, body);
+  if (s == GRIT_OK && twist) memcpy(twist, d->kin.cvel + 6 * body, 6 * sizeof(double));
+  return s;
+}
+
+grit_status grit_point_jacobian(const grit_data *d, int body, const double point[3], double *jacp, double *jacr) {
+  grit_status s = check_body(d, body);
+  if (s != GRIT_OK) return s;
+  if (!point || !jacp) return grit_set_error((char *)d->message, GRIT_ERR_INVALID_ARGUMENT, "point_jacobian: NULL");
+  grit_kin_point_jacobian(d->model, &d->kin, body, point, jacp, jacr);
+  return GRIT_OK;
+}
+
+/* Expands tree-block storage into a dense nv x nv matrix. */
+static void expand_blocks(const grit_model *m, const double *blocks, double *dense) {
+  const int nv = m->nv;
+  for (int i = 0; i < nv * nv; ++i) dense[i] = 0.0;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) dense[(adr + i) * nv + adr + j] = blocks[m->tree_madr[t] + i * n + j];
+  }
+}
+
+grit_status grit_mass_matrix(grit_data *d, double *M) {
+  if (!d || !M) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_forward_kinematics(d);
+  grit_crba(d->model, &d->kin, d->crb, d->M);
+  expand_blocks(d->model, d->M, M);
+  return GRIT_OK;
+}
+
+grit_status grit_bias_forces(grit_data *d, double *c) {
+  if (!d || (!c && d->model->nv > 0)) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_forward_kinematics(d);
+  grit_rne_bias(d->model, &d->kin, d->qvel, d->acc, d->frc, c ? c : d->bias);
+  return GRIT_OK;
+}
+
+/* Free motion at the data's state: fills d->M, d->bias, d->force, d->A (factored) and d->vstar.
+ * Shared with the step. */
+grit_status grit_compute_free_motion(grit_data *d) {
+  const grit_model *m = d->model;
+  const double h = m->opt.timestep;
+  grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
+  grit_kin_velocities(m, d->qvel, &d->kin);
+  grit_crba(m, &d->kin, d->crb, d->M);
+  grit_rne_bias(m, &d->kin, d->qvel, d->acc, d->frc, d->bias);
+  grit_implicit_operator(m, d->M, h, d->A);
+  grit_smooth_force(m, d->qpos, d->qvel, d->ctrl, d->bias, h, d->force);
+  for (int i = 0; i < m->nv; ++i) {
+    if (!isfinite(d->force[i]))
+      return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "free motion: generalized force %d is not finite", i);
+    d->vstar[i] = h * d->force[i];
+  }
+  int bad = grit_block_cholesky(m, d->A);
+  if (bad >= 0)
+    return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
+                          "free motion: the mass matrix of tree %d is not positive definite", bad);
+  grit_block_cholesky_solve(m, d->A, d->vstar);
+  for (int i = 0; i < m->nv; ++i) d->vstar[i] += d->qvel[i];
+  return GRIT_OK;
+}
+
+grit_status grit_free_motion_velocity(grit_data *d, double *vstar) {
+  if (!d || (!vstar && d->model->nv > 0)) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_status s = grit_compute_free_motion(d);
+  if (s == GRIT_OK && d->model->nv > 0) memcpy(vstar, d->vstar, sizeof(double) * (size_t)d->model->nv);
+  return s;
+}
+
+grit_status grit_energy(grit_data *d, double *kinetic, double *potential) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  grit_forward_kinematics(d);
+  if (kinetic) {
+    grit_crba(m, &d->kin, d->crb, d->M);
+    grit_block_mulv(m, d->M, d->qvel, d->vnext);
+    double e = 0.0;
+    for (int i = 0; i < m->nv; ++i) e += 0.5 * d->qvel[i] * d->vnext[i];
+    *kinetic = e;
+  }
+  if (potential) {
+    double e = 0.0;
+    for (int b = 1; b < m->nbody; ++b) e -= m->body_mass[b] * grit_v3_dot(m->opt.gravity, d->kin.xipos + 3 * b);
+    for (int j = 0; j < m->njnt; ++j) {
+      double x = d->qpos[m->jnt_qposadr[j]] - m->jnt_springref[j];
+      if (m->jnt_stiffness[j] > 0) e += 0.5 * m->jnt_stiffness[j] * x * x;
+    }
+    *potential = e;
+  }
+  return GRIT_OK;
+}
+
+grit_status grit_integrate_positions(const grit_model *m, double *q, const double *v, double h) {
+  if (!m || (m->nq > 0 && (!q || !v)) || !isfinite(h)) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_kin_integrate(m, q, v, h);
+  return GRIT_OK;
+}
+
+grit_status grit_position_difference(const grit_model *m, const double *qa, const double *qb, double *dq) {
+  if (!m || (m->nq > 0 && (!qa || !qb || !dq))) return GRIT_ERR_INVALID_ARGUMENT;
+  for (int j = 0; j < m->njnt; ++j) {
+    const int qa0 = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    switch (m->jnt_type[j]) {
+      case GRIT_JOINT_FREE:
+        grit_v3_sub(dq + da, qb + qa0, qa + qa0);
+        grit_quat_diff(dq + da + 3, qa + qa0 + 3, qb + qa0 + 3);
+        break;
+      case GRIT_JOINT_BALL:
+        grit_quat_diff(dq + da, qa + qa0, qb + qa0);
+        break;
+      default:
+        dq[da] = qb[qa0] - qa[qa0];
+        break;
+    }
+  }
+  return GRIT_OK;
+}

@@ -1,0 +1,42 @@
+/* kinematics_decl_generic.h — types and prototypes of the scalar-generic kinematics, instantiated by
+ * kinematics.h for double and for grit_dual (between scalar_<type>.h and scalar_undef.h). */
+
+/* Inertial parameters as scalars of the instantiation, so derivatives can seed masses. For double
+ * they point at the model's arrays. */
+typedef struct GS_NAME(grit_inertial) {
+  const GS *mass;    /* (nbody) */
+  const GS *com;     /* (3 nbody) centre of mass in the body frame */
+  const GS *inertia; /* (9 nbody) rotational inertia about the centre of mass, body frame */
+} GS_NAME(grit_inertial);
+
+/* Position- and velocity-dependent kinematic quantities, in world coordinates. Spatial quantities
+ * (cdof, cinert, cvel, cdof_dot) are referred to the world origin (grit/detail/math_generic.h). */
+typedef struct GS_NAME(grit_kin) {
+  GS *xpos;                       /* (3 nbody) body frame origin */
+  GS *xquat;                      /* (4 nbody) body frame orientation */
+  GS *xmat;                       /* (9 nbody) body frame rotation matrix */
+  GS *xipos;                      /* (3 nbody) centre of mass */
+  GS *xanchor;                    /* (3 njnt) joint anchor */
+  GS *xaxis;                      /* (3 njnt) joint axis (hinge/slide) */
+  GS *cdof;                       /* (6 nv) motion subspace: the twist of unit joint velocity */
+  GS_NAME(grit_sinertia) * cinert; /* (nbody) body spatial inertia */
+  GS *cvel;                       /* (6 nbody) body twist */
+  GS *cdof_dot;                   /* (6 nv) time derivative of cdof along the motion */
+} GS_NAME(grit_kin);
+
+/* Poses, joint frames, motion subspaces and spatial inertias at configuration q. */
+void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME(grit_inertial) * in,
+                                 GS_NAME(grit_kin) * k);
+
+/* Body twists and cdof_dot at velocity v (after grit_kin_positions). */
+void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit_kin) * k);
+
+/* The 3 x nv Jacobian of the velocity of a point p (world) fixed to `body`: v_p = jac v, row-major;
+ * and, if jacr is not NULL, of the body's angular velocity. Columns of dofs that do not move the body
+ * are zero. */
+void GS_NAME(grit_kin_point_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
+                                      GS *jac, GS *jacr);
+
+/* q <- q (+) h v: integrates the positions on the manifold (quaternions by the exponential map, with
+ * ball and free angular velocities in the body frame). */
+void GS_NAME(grit_kin_integrate)(const grit_model *m, GS *q, const GS *v, double h);

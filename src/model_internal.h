@@ -1,0 +1,83 @@
+/* model_internal.h — the layout of a compiled grit_model (read-only after compilation).
+ *
+ * Arrays in MuJoCo's style: one array per attribute, indexed by body, joint, dof, tree or actuator.
+ * Bodies keep the user's numbering (0 = world; a parent always precedes its children, so increasing
+ * body index is a valid forward order for recursive algorithms). Coordinates are numbered tree by
+ * tree, depth first, so each tree's dofs are the contiguous range [tree_dofadr, tree_dofadr+tree_dofnum)
+ * and its block of the mass matrix is dense. */
+#ifndef GRIT_MODEL_INTERNAL_H
+#define GRIT_MODEL_INTERNAL_H
+
+#include "grit/model.h"
+
+struct grit_model {
+  grit_options opt;
+  int nq, nv, nu, nbody, njnt, ntree;
+  int nM; /* storage of the mass matrix: sum over trees of tree_dofnum^2 */
+
+  /* bodies (nbody) */
+  int *body_parent;     /* parent body (-1 for the world) */
+  int *body_tree;       /* tree index (-1 for the world and bodies welded to it) */
+  int *body_jntadr;     /* first entry in body_jnt */
+  int *body_jntnum;     /* number of joints of the body */
+  int *body_jnt;        /* (njnt) joint indices, grouped by body, in the order they were added */
+  int *body_dofadr;     /* first dof of the body's joints (-1 if none) */
+  int *body_dofnum;     /* number of dofs of the body's joints */
+  double *body_pos;     /* (3) frame origin in the parent frame at the reference configuration */
+  double *body_quat;    /* (4) frame orientation in the parent frame at the reference configuration */
+  double *body_mass;    /* mass */
+  double *body_com;     /* (3) centre of mass in the body frame */
+  double *body_inertia; /* (9) rotational inertia about the centre of mass, body frame */
+
+  /* joints (njnt) */
+  int *jnt_type;        /* grit_joint_type */
+  int *jnt_body;        /* the body the joint moves */
+  int *jnt_qposadr;     /* first coordinate in q */
+  int *jnt_dofadr;      /* first coordinate in v */
+  int *jnt_limited;
+  double *jnt_pos;      /* (3) anchor in the body frame */
+  double *jnt_axis;     /* (3) unit axis in the body frame */
+  double *jnt_range;    /* (2) */
+  double *jnt_stiffness;
+  double *jnt_springref;
+
+  /* dofs (nv) */
+  int *dof_body;
+  int *dof_jnt;
+  int *dof_parent;      /* the previous dof on the path to the root (-1 at a root): the "lambda" of
+                           Featherstone's sparse algorithms; dof_parent[i] < i */
+  int *dof_tree;
+  double *dof_damping;
+  double *dof_armature;
+
+  /* trees (ntree): a tree is a child of the world with all its descendants */
+  int *tree_dofadr;
+  int *tree_dofnum;
+  int *tree_madr;       /* offset of the tree's dense row-major block in the mass-matrix storage */
+
+  /* actuators (nu) */
+  int *act_jnt;
+  int *act_dof;
+  int *act_limited;
+  double *act_gear;
+  double *act_range;    /* (2) */
+
+  double *qpos0;        /* (nq) reference configuration */
+
+  /* names (may be NULL) */
+  char **body_name;
+  char **jnt_name;
+  char **act_name;
+
+  void *arena;          /* every array above lives in this one allocation */
+};
+
+/* Number of position / velocity coordinates of a joint type. */
+static inline int grit_joint_nq(int type) {
+  return type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1;
+}
+static inline int grit_joint_nv(int type) {
+  return type == GRIT_JOINT_FREE ? 6 : type == GRIT_JOINT_BALL ? 3 : 1;
+}
+
+#endif /* GRIT_MODEL_INTERNAL_H */
