@@ -1,0 +1,161 @@
+/* contact_model_generic.h — the convex contact potentials of seed 000 (Lagged, Similar, SAP), written
+ * once for any scalar type; included by contact_model.c once per scalar (double, grit_dual).
+ *
+ * Each model maps the contact velocity v_c = (v_t1, v_t2, v_n) in the contact frame (normal last,
+ * v_n > 0 separating) to its cost l(v_c), its impulse gamma = -dl/dv_c and its Hessian
+ * G = d2l/dv_c2 = -dgamma/dv_c (3x3, symmetric positive semi-definite). See docs/contact.md. */
+
+/* ------------------------------------------------------------------ Hunt & Crossley normal law */
+
+/* The breaking velocity v_hat = min(-phi0/dt, 1/d) above which the normal impulse vanishes (eq. 23). */
+static inline GS GS_NAME(hc_vhat)(const GS_NAME(grit_contact_params) * p, double dt) {
+  GS v = GS_SCALE(GS_NEG(p->phi0), 1.0 / dt);
+  if (GS_V(p->d) > 0.0) v = GS_FMIN(v, GS_DIV(GS_C(1.0), p->d));
+  return v;
+}
+
+/* Normal impulse n(v) = dt k (-phi0 - dt v)(1 - d v) for v < v_hat, else 0 (eqs. 7, 22), its
+ * antiderivative N(v) = N+(min(v, v_hat)) and the derivative n'(v). */
+static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
+                                      GS *dn) {
+  GS vhat = GS_NAME(hc_vhat)(p, dt);
+  GS vm = GS_FMIN(v, vhat);
+  GS a = GS_SUB(GS_NEG(p->phi0), GS_SCALE(vm, dt)); /* -phi0 - dt v >= 0 */
+  GS b = GS_SUB(GS_C(1.0), GS_MUL(p->d, vm));         /* 1 - d v >= 0 */
+  GS kdt = GS_SCALE(p->k, dt);
+  /* N+(v) = dt k [ -v (phi0 + dt v / 2) + d v^2 / 2 (phi0 + 2 dt v / 3) ] */
+  GS t1 = GS_MUL(GS_NEG(vm), GS_ADD(p->phi0, GS_SCALE(vm, 0.5 * dt)));
+  GS t2 = GS_MUL(GS_SCALE(GS_MUL(p->d, GS_MUL(vm, vm)), 0.5), GS_ADD(p->phi0, GS_SCALE(vm, 2.0 * dt / 3.0)));
+  *N = GS_MUL(kdt, GS_ADD(t1, t2));
+  if (GS_V(v) < GS_V(vhat)) {
+    *n = GS_MUL(kdt, GS_MUL(a, b));
+    /* n' = dt k [ -dt (1 - d v) - d (-phi0 - dt v) ] <= 0 */
+    *dn = GS_NEG(GS_MUL(kdt, GS_ADD(GS_SCALE(b, dt), GS_MUL(p->d, a))));
+  } else {
+    *n = GS_C(0.0);
+    *dn = GS_C(0.0);
+  }
+}
+
+/* The lagged normal impulse gamma_n0 = dt f_n(phi0, v_n0) = dt k (-phi0)+ (1 - d v_n0)+ (Lagged). */
+GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0) {
+  GS a = GS_FMAX(GS_NEG(p->phi0), GS_C(0.0));
+  GS b = GS_FMAX(GS_SUB(GS_C(1.0), GS_MUL(p->d, vn0)), GS_C(0.0));
+  return GS_MUL(GS_SCALE(p->k, dt), GS_MUL(a, b));
+}
+
+/* ------------------------------------------------------------------------------- soft norm */
+
+/* The soft norm ||x||_s = sqrt(||x||^2 + eps^2) - eps of the tangential velocity x (2-vector), its
+ * gradient t_s = x / sqrt(||x||^2 + eps^2), and the Hessian (I - t_s t_s^T) / sqrt(||x||^2 + eps^2)
+ * (Appendix A). Smooth and convex everywhere, also at x = 0. */
+static inline GS GS_NAME(soft_norm)(const GS x[2], GS eps, GS ts[2], GS H[4]) {
+  GS s = GS_SQRT(GS_ADD(GS_FMA(x[0], x[0], GS_MUL(x[1], x[1])), GS_MUL(eps, eps)));
+  GS inv = GS_DIV(GS_C(1.0), s);
+  ts[0] = GS_MUL(x[0], inv);
+  ts[1] = GS_MUL(x[1], inv);
+  H[0] = GS_MUL(GS_SUB(GS_C(1.0), GS_MUL(ts[0], ts[0])), inv);
+  H[1] = GS_MUL(GS_NEG(GS_MUL(ts[0], ts[1])), inv);
+  H[2] = H[1];
+  H[3] = GS_MUL(GS_SUB(GS_C(1.0), GS_MUL(ts[1], ts[1])), inv);
+  return GS_SUB(s, eps);
+}
+
+static inline void GS_NAME(zero9)(GS G[9]) {
+  for (int i = 0; i < 9; ++i) G[i] = GS_C(0.0);
+}
+
+/* ----------------------------------------------------------------------------------- Lagged */
+
+/* l = -N(v_n) + mu gamma_n0 ||v_t||_s, with eps = p->eps (the stiction tolerance, possibly
+ * regularized by eq. 26 by the caller) and gamma_n0 = p->gn0. Separable: G is block diagonal. */
+GS GS_NAME(grit_contact_lagged)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[3], GS gamma[3],
+                                GS G[9]) {
+  GS N, n, dn, ts[2], H[4];
+  GS_NAME(hc_normal)(p, dt, vc[2], &N, &n, &dn);
+  GS mg = GS_MUL(p->mu, p->gn0);
+  GS sn = GS_NAME(soft_norm)(vc, p->eps, ts, H);
+  gamma[0] = GS_NEG(GS_MUL(mg, ts[0]));
+  gamma[1] = GS_NEG(GS_MUL(mg, ts[1]));
+  gamma[2] = n;
+  GS_NAME(zero9)(G);
+  G[0] = GS_MUL(mg, H[0]);
+  G[1] = GS_MUL(mg, H[1]);
+  G[3] = GS_MUL(mg, H[2]);
+  G[4] = GS_MUL(mg, H[3]);
+  G[8] = GS_NEG(dn);
+  return GS_FMA(mg, sn, GS_NEG(N));
+}
+
+/* ---------------------------------------------------------------------------------- Similar */
+
+/* l = -N(z) with z = v_n - mu ||v_t||_s (eq. 21): gamma = n(z) (-mu t_s; 1) and
+ * G = -n'(z) grad z grad z^T + mu n(z) [H_s 0; 0 0], both terms PSD since n' <= 0 <= n. */
+GS GS_NAME(grit_contact_similar)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[3], GS gamma[3],
+                                 GS G[9]) {
+  GS ts[2], H[4], N, n, dn;
+  GS sn = GS_NAME(soft_norm)(vc, p->eps, ts, H);
+  GS z = GS_SUB(vc[2], GS_MUL(p->mu, sn));
+  GS_NAME(hc_normal)(p, dt, z, &N, &n, &dn);
+  GS gz[3] = {GS_NEG(GS_MUL(p->mu, ts[0])), GS_NEG(GS_MUL(p->mu, ts[1])), GS_C(1.0)}; /* grad z */
+  for (int i = 0; i < 3; ++i) gamma[i] = GS_MUL(n, gz[i]);
+  GS mn = GS_MUL(p->mu, n);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) G[3 * i + j] = GS_MUL(GS_NEG(dn), GS_MUL(gz[i], gz[j]));
+  G[0] = GS_FMA(mn, H[0], G[0]);
+  G[1] = GS_FMA(mn, H[1], G[1]);
+  G[3] = GS_FMA(mn, H[2], G[3]);
+  G[4] = GS_FMA(mn, H[3], G[4]);
+  return GS_NEG(N);
+}
+
+/* -------------------------------------------------------------------------------------- SAP */
+
+/* SAP (Castro, Permenter, Han 2022): with R = diag(Rt, Rt, Rn) and the stabilization velocity
+ * v_hat = (0, 0, p->vhat), gamma is the projection of y = -R^-1 (v_c - v_hat) onto the friction cone
+ * ||gamma_t|| <= mu gamma_n in the norm of R, and l = 1/2 gamma^T R gamma. In the scaled variables
+ * y~ = R^1/2 y the projection is Euclidean onto a cone of slope mu~ = mu sqrt(Rt/Rn), with three
+ * regions: stiction (gamma = y), sliding, and no contact (gamma = 0). Rt = p->eps, Rn = p->Rn. */
+GS GS_NAME(grit_contact_sap)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[3], GS gamma[3],
+                             GS G[9]) {
+  (void)dt;
+  const GS Rt = p->eps, Rn = p->Rn;
+  GS y[3] = {GS_NEG(GS_DIV(vc[0], Rt)), GS_NEG(GS_DIV(vc[1], Rt)), GS_NEG(GS_DIV(GS_SUB(vc[2], p->vhat), Rn))};
+  GS yr = GS_SQRT(GS_FMA(y[0], y[0], GS_MUL(y[1], y[1])));
+  GS_NAME(zero9)(G);
+  if (GS_V(yr) <= GS_V(p->mu) * GS_V(y[2])) { /* stiction: inside the cone */
+    for (int i = 0; i < 3; ++i) gamma[i] = y[i];
+    G[0] = G[4] = GS_DIV(GS_C(1.0), Rt);
+    G[8] = GS_DIV(GS_C(1.0), Rn);
+  } else {
+    GS mhat = GS_DIV(GS_MUL(p->mu, Rt), Rn); /* mu Rt / Rn */
+    if (GS_V(y[2]) + GS_V(mhat) * GS_V(yr) <= 0.0) { /* no contact: in the polar cone */
+      for (int i = 0; i < 3; ++i) gamma[i] = GS_C(0.0);
+      return GS_C(0.0);
+    }
+    /* sliding: gamma_n = (y_n + mhat y_r) / (1 + mu mhat), gamma_t = mu gamma_n t, t = y_t / y_r */
+    GS den = GS_ADDC(GS_MUL(p->mu, mhat), 1.0);
+    GS gn = GS_DIV(GS_FMA(mhat, yr, y[2]), den);
+    GS t[2] = {GS_DIV(y[0], yr), GS_DIV(y[1], yr)};
+    gamma[0] = GS_MUL(GS_MUL(p->mu, gn), t[0]);
+    gamma[1] = GS_MUL(GS_MUL(p->mu, gn), t[1]);
+    gamma[2] = gn;
+    /* G = R^-1/2 (dP/dy~) R^-1/2 with dP/dy~ = u u^T / (1 + mu~^2) + mu~ gn~ / yr~ [P_perp 0; 0 0],
+     * u = (mu~ t; 1). Written back in unscaled variables: */
+    GS sRn = GS_SQRT(Rn);
+    GS u[3] = {GS_DIV(GS_MUL(p->mu, t[0]), sRn), GS_DIV(GS_MUL(p->mu, t[1]), sRn), GS_DIV(GS_C(1.0), sRn)};
+    /* mu~ / sqrt(Rt) = mu / sqrt(Rn): u = R^-1/2 (mu~ t; 1) */
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) G[3 * i + j] = GS_DIV(GS_MUL(u[i], u[j]), den);
+    /* mu~ gn~ / yr~ = mu sqrt(Rt/Rn) sqrt(Rn) gn / (sqrt(Rt) yr) = mu gn / yr; scaled by 1/Rt */
+    GS c = GS_DIV(GS_MUL(p->mu, gn), GS_MUL(yr, Rt));
+    G[0] = GS_FMA(c, GS_SUB(GS_C(1.0), GS_MUL(t[0], t[0])), G[0]);
+    G[1] = GS_SUB(G[1], GS_MUL(c, GS_MUL(t[0], t[1])));
+    G[3] = GS_SUB(G[3], GS_MUL(c, GS_MUL(t[0], t[1])));
+    G[4] = GS_FMA(c, GS_SUB(GS_C(1.0), GS_MUL(t[1], t[1])), G[4]);
+  }
+  /* l = 1/2 gamma^T R gamma */
+  GS l = GS_MUL(Rt, GS_FMA(gamma[0], gamma[0], GS_MUL(gamma[1], gamma[1])));
+  l = GS_FMA(Rn, GS_MUL(gamma[2], gamma[2]), l);
+  return GS_SCALE(l, 0.5);
+}
