@@ -24,6 +24,7 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->kin.cdof_dot, 6 * nv);
   GRIT_CARVE(c, d->M, m->nM);
   GRIT_CARVE(c, d->A, m->nM);
+  GRIT_CARVE(c, d->Achol, m->nM);
   GRIT_CARVE(c, d->bias, nv);
   GRIT_CARVE(c, d->force, nv);
   GRIT_CARVE(c, d->vstar, nv);

@@ -17,7 +17,8 @@ struct grit_data {
   grit_inertial inertial; /* points at the model's inertial parameters */
   grit_kin kin;
   double *M;              /* (nM) mass matrix, tree blocks */
-  double *A;              /* (nM) implicit operator; holds its Cholesky factor after a step */
+  double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
+  double *Achol;          /* (nM) its tree-block Cholesky factor */
   double *bias;           /* (nv) bias forces c(q, v) */
   double *force;          /* (nv) smooth generalized force of the step */
   double *vstar;          /* (nv) free-motion velocity */

@@ -78,7 +78,7 @@ grit_status grit_bias_forces(grit_data *d, double *c) {
   return GRIT_OK;
 }
 
-/* Free motion at the data's state: fills d->M, d->bias, d->force, d->A (factored) and d->vstar.
+/* Free motion at the data's state: fills d->M, d->bias, d->force, d->A, d->Achol and d->vstar.
  * Shared with the step. */
 grit_status grit_compute_free_motion(grit_data *d) {
   const grit_model *m = d->model;
@@ -94,11 +94,12 @@ grit_status grit_compute_free_motion(grit_data *d) {
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "free motion: generalized force %d is not finite", i);
     d->vstar[i] = h * d->force[i];
   }
-  int bad = grit_block_cholesky(m, d->A);
+  for (int i = 0; i < m->nM; ++i) d->Achol[i] = d->A[i];
+  int bad = grit_block_cholesky(m, d->Achol);
   if (bad >= 0)
     return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                           "free motion: the mass matrix of tree %d is not positive definite", bad);
-  grit_block_cholesky_solve(m, d->A, d->vstar);
+  grit_block_cholesky_solve(m, d->Achol, d->vstar);
   for (int i = 0; i < m->nv; ++i) d->vstar[i] += d->qvel[i];
   return GRIT_OK;
 }

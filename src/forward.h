@@ -4,8 +4,8 @@
 
 #include "data_internal.h"
 
-/* At the data's state: kinematics, M, bias, the implicit operator A (left factored by its Cholesky
- * factor in d->A), the smooth force and the free-motion velocity d->vstar. */
+/* At the data's state: kinematics, M, bias, the implicit operator A and its factor (d->A, d->Achol),
+ * the smooth force and the free-motion velocity d->vstar. */
 grit_status grit_compute_free_motion(grit_data *d);
 
 #endif

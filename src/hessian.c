@@ -1,0 +1,382 @@
+/* hessian.c — block-sparse assembly of the contact Hessian and its dense (LAPACK) or supernodal
+ * (CHOLMOD, AMD ordering) Cholesky factorization. See hessian.h. */
+#include "hessian.h"
+
+#include <cholmod.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status_internal.h"
+
+/* The dense buffer is allocated up to this nv (8 MB); beyond it only the sparse path exists. */
+#define GRIT_HESSIAN_DENSE_BUFFER_MAX_NV 1024
+
+struct grit_hessian {
+  const grit_model *m;
+  int nv, dense_max_nv, force; /* force: -1 automatic, 0 dense, 1 sparse */
+
+  double *diag; /* (nM) tree blocks of H */
+
+  /* coupled pairs (a < b), in insertion order; block (b rows x a cols) at cblock + poff[k] */
+  int npairs, cap_pairs;
+  int *pa, *pb, *poff;
+  double *cblock;
+  size_t cblock_used, cblock_cap;
+  int *hash;        /* open addressing: pair index + 1, 0 empty; 2 cap_pairs slots */
+  int *tree_pairs;  /* per tree, the pairs with pa == tree, sorted by pb: CSR over trees */
+  int *tree_pairadr;
+  int *tree_fill;    /* scratch: pairs placed per tree */
+
+  /* dense path */
+  double *Hd; /* nv x nv, column-major */
+
+  /* sparse path */
+  cholmod_common cc;
+  cholmod_sparse *Hs;
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E;
+  int sym_npairs; /* pattern of the current symbolic analysis: npairs and its pairs */
+  int *sym_pa, *sym_pb;
+  int sym_valid;
+
+  int factored;    /* a factor of the current H exists */
+  int last_sparse; /* it was computed by the sparse path */
+};
+
+grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_max_nv, grit_hessian **out,
+                                char *message) {
+  *out = NULL;
+  grit_hessian *h = calloc(1, sizeof *h);
+  if (!h) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
+  h->m = m;
+  h->nv = m->nv;
+  h->dense_max_nv = dense_max_nv;
+  h->force = -1;
+  int maxn = 0;
+  for (int t = 0; t < m->ntree; ++t) maxn = m->tree_dofnum[t] > maxn ? m->tree_dofnum[t] : maxn;
+  long long tree_pairs = (long long)m->ntree * (m->ntree - 1) / 2;
+  h->cap_pairs = (int)(max_pairs < tree_pairs ? max_pairs : tree_pairs);
+  if (h->cap_pairs < 1) h->cap_pairs = 1;
+  h->cblock_cap = (size_t)h->cap_pairs * (size_t)maxn * (size_t)maxn;
+  h->diag = calloc((size_t)m->nM + 1, sizeof(double));
+  h->pa = calloc((size_t)h->cap_pairs, sizeof(int));
+  h->pb = calloc((size_t)h->cap_pairs, sizeof(int));
+  h->poff = calloc((size_t)h->cap_pairs, sizeof(int));
+  h->sym_pa = calloc((size_t)h->cap_pairs, sizeof(int));
+  h->sym_pb = calloc((size_t)h->cap_pairs, sizeof(int));
+  h->cblock = calloc(h->cblock_cap + 1, sizeof(double));
+  h->hash = calloc(2 * (size_t)h->cap_pairs, sizeof(int));
+  h->tree_pairs = calloc((size_t)h->cap_pairs, sizeof(int));
+  h->tree_pairadr = calloc((size_t)m->ntree + 1, sizeof(int));
+  h->tree_fill = calloc((size_t)m->ntree + 1, sizeof(int));
+  if (h->nv <= GRIT_HESSIAN_DENSE_BUFFER_MAX_NV) h->Hd = calloc((size_t)h->nv * h->nv + 1, sizeof(double));
+  if (!h->diag || !h->pa || !h->pb || !h->poff || !h->sym_pa || !h->sym_pb || !h->cblock || !h->hash ||
+      !h->tree_pairs || !h->tree_pairadr || !h->tree_fill || (h->nv <= GRIT_HESSIAN_DENSE_BUFFER_MAX_NV && !h->Hd)) {
+    grit_hessian_free(h);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
+  }
+  cholmod_start(&h->cc);
+  h->cc.print = 0;
+  h->cc.nmethods = 1;
+  h->cc.method[0].ordering = CHOLMOD_AMD;
+  h->cc.postorder = 1;
+  h->cc.supernodal = CHOLMOD_SUPERNODAL;
+  *out = h;
+  return GRIT_OK;
+}
+
+void grit_hessian_free(grit_hessian *h) {
+  if (!h) return;
+  if (h->Hs) cholmod_free_sparse(&h->Hs, &h->cc);
+  if (h->L) cholmod_free_factor(&h->L, &h->cc);
+  if (h->X) cholmod_free_dense(&h->X, &h->cc);
+  if (h->Y) cholmod_free_dense(&h->Y, &h->cc);
+  if (h->E) cholmod_free_dense(&h->E, &h->cc);
+  cholmod_finish(&h->cc);
+  free(h->diag);
+  free(h->pa);
+  free(h->pb);
+  free(h->poff);
+  free(h->sym_pa);
+  free(h->sym_pb);
+  free(h->cblock);
+  free(h->hash);
+  free(h->tree_pairs);
+  free(h->tree_pairadr);
+  free(h->tree_fill);
+  free(h->Hd);
+  free(h);
+}
+
+void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+int grit_hessian_is_sparse(const grit_hessian *h) { return h->last_sparse; }
+
+/* ----------------------------------------------------------------------------------- pattern */
+
+void grit_hessian_pattern_reset(grit_hessian *h) {
+  for (int k = 0; k < h->npairs; ++k) {
+    /* clear only the used hash slots */
+    unsigned key = (unsigned)(h->pa[k] * h->m->ntree + h->pb[k]);
+    for (unsigned s = key % (2u * (unsigned)h->cap_pairs);; s = (s + 1) % (2u * (unsigned)h->cap_pairs))
+      if (h->hash[s] == k + 1) {
+        h->hash[s] = 0;
+        break;
+      }
+  }
+  /* removing entries from linear probing chains can break them; all are removed, so it is safe */
+  h->npairs = 0;
+  h->cblock_used = 0;
+}
+
+int grit_hessian_pattern_pair(grit_hessian *h, int a, int b) {
+  if (a > b) {
+    int t = a;
+    a = b;
+    b = t;
+  }
+  const unsigned slots = 2u * (unsigned)h->cap_pairs;
+  unsigned s = (unsigned)(a * h->m->ntree + b) % slots;
+  for (;; s = (s + 1) % slots) {
+    int k = h->hash[s] - 1;
+    if (k < 0) break;
+    if (h->pa[k] == a && h->pb[k] == b) return k;
+  }
+  size_t size = (size_t)h->m->tree_dofnum[a] * (size_t)h->m->tree_dofnum[b];
+  if (h->npairs >= h->cap_pairs || h->cblock_used + size > h->cblock_cap) return -1;
+  int k = h->npairs++;
+  h->pa[k] = a;
+  h->pb[k] = b;
+  h->poff[k] = (int)h->cblock_used;
+  h->cblock_used += size;
+  h->hash[s] = k + 1;
+  return k;
+}
+
+void grit_hessian_pattern_commit(grit_hessian *h) {
+  const int nt = h->m->ntree;
+  for (int t = 0; t <= nt; ++t) h->tree_pairadr[t] = 0;
+  for (int k = 0; k < h->npairs; ++k) h->tree_pairadr[h->pa[k] + 1]++;
+  for (int t = 0; t < nt; ++t) h->tree_pairadr[t + 1] += h->tree_pairadr[t];
+  int *fill = h->tree_pairs; /* each tree's pairs, insertion-sorted by pb */
+  for (int t = 0; t < nt; ++t) h->tree_fill[t] = 0;
+  for (int k = 0; k < h->npairs; ++k) {
+    const int lo = h->tree_pairadr[h->pa[k]];
+    int j = lo + h->tree_fill[h->pa[k]]++;
+    while (j > lo && h->pb[fill[j - 1]] > h->pb[k]) {
+      fill[j] = fill[j - 1];
+      j--;
+    }
+    fill[j] = k;
+  }
+  /* the symbolic analysis stays valid if the pattern is the same set of pairs */
+  int same = h->sym_valid && h->sym_npairs == h->npairs;
+  for (int k = 0; same && k < h->npairs; ++k) {
+    int a = h->pa[fill[k]], b = h->pb[fill[k]];
+    same = h->sym_pa[k] == a && h->sym_pb[k] == b;
+  }
+  if (!same) h->sym_valid = 0;
+  h->factored = 0;
+}
+
+/* ---------------------------------------------------------------------------------- assembly */
+
+/* Entry (r, c) of G J for a J block of n columns. */
+static double gj_entry(const double *G, int dim, const double *J, int n, int r, int c) {
+  double s = 0.0;
+  for (int q = 0; q < dim; ++q) s += G[r * dim + q] * J[q * n + c];
+  return s;
+}
+
+void grit_hessian_begin(grit_hessian *h, const double *A) {
+  memcpy(h->diag, A, sizeof(double) * (size_t)h->m->nM);
+  memset(h->cblock, 0, sizeof(double) * h->cblock_used);
+  h->factored = 0;
+}
+
+void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+  const grit_model *m = h->m;
+  double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs */
+  double *GJbig[2] = {NULL, NULL};
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]];
+    double *gj = n <= 64 ? GJ[k] : NULL;
+    if (!gj) continue; /* trees over 64 dofs: entries computed on the fly below, no scratch */
+    for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * J[k][q * n + c];
+        gj[r * n + c] = s;
+      }
+    GJbig[k] = gj;
+  }
+  /* GJ entry (r, c) of tree k, computed on the fly when the tree is too large for the scratch */
+#define GJ_AT(k, r, c)                                                                         \
+  (GJbig[k] ? GJbig[k][(r) * m->tree_dofnum[tree[k]] + (c)] : gj_entry(G, dim, J[k], m->tree_dofnum[tree[k]], r, c))
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]];
+    double *D = h->diag + m->tree_madr[tree[k]];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = 0.0;
+        for (int r = 0; r < dim; ++r) s += J[k][r * n + i] * GJ_AT(k, r, j);
+        D[i * n + j] += s;
+        if (j != i) D[j * n + i] += s;
+      }
+  }
+  if (ntree == 2 && pair >= 0) {
+    int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
+    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
+    double *C = h->cblock + h->poff[pair];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += J[kb][q * nb + r] * GJ_AT(ka, q, c);
+        C[r * na + c] += s;
+      }
+  }
+#undef GJ_AT
+  h->factored = 0;
+}
+
+/* ------------------------------------------------------------------------------ factorization */
+
+static int use_sparse(const grit_hessian *h) {
+  if (h->force == 1 || !h->Hd) return 1;
+  if (h->force == 0) return 0;
+  return h->nv > h->dense_max_nv;
+}
+
+static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
+  const grit_model *m = h->m;
+  const int nv = h->nv;
+  double *H = h->Hd;
+  memset(H, 0, sizeof(double) * (size_t)nv * nv);
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    const double *D = h->diag + m->tree_madr[t];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) H[(size_t)(adr + j) * nv + adr + i] = D[i * n + j];
+  }
+  for (int k = 0; k < h->npairs; ++k) { /* block rows b, cols a; symmetric: store both */
+    const int a = h->pa[k], b = h->pb[k], na = m->tree_dofnum[a], nb = m->tree_dofnum[b];
+    const int aa = m->tree_dofadr[a], ab = m->tree_dofadr[b];
+    const double *C = h->cblock + h->poff[k];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) {
+        H[(size_t)(aa + c) * nv + ab + r] = C[r * na + c];
+        H[(size_t)(ab + r) * nv + aa + c] = C[r * na + c];
+      }
+  }
+  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nv, H, nv);
+  if (info != 0)
+    return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                          "Hessian factorization: not positive definite (LAPACK dpotrf info %d)", (int)info);
+  double lo = INFINITY, hi = 0.0;
+  for (int i = 0; i < nv; ++i) {
+    double d = H[(size_t)i * nv + i];
+    lo = fmin(lo, d);
+    hi = fmax(hi, d);
+  }
+  *cond = nv > 0 ? (hi / lo) * (hi / lo) : 1.0;
+  return GRIT_OK;
+}
+
+/* Builds the CSC pattern (lower triangle) of H for the committed pairs and analyzes it. */
+static grit_status analyze_sparse(grit_hessian *h, char *message) {
+  const grit_model *m = h->m;
+  size_t nnz = 0;
+  for (int t = 0; t < m->ntree; ++t) nnz += (size_t)m->tree_dofnum[t] * (m->tree_dofnum[t] + 1) / 2;
+  for (int k = 0; k < h->npairs; ++k) nnz += (size_t)m->tree_dofnum[h->pa[k]] * m->tree_dofnum[h->pb[k]];
+  if (h->Hs) cholmod_free_sparse(&h->Hs, &h->cc);
+  if (h->L) cholmod_free_factor(&h->L, &h->cc);
+  h->Hs = cholmod_allocate_sparse((size_t)h->nv, (size_t)h->nv, nnz, 1, 1, -1, CHOLMOD_REAL, &h->cc);
+  if (!h->Hs) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "CHOLMOD: cannot allocate the Hessian");
+  int *Ap = h->Hs->p, *Ai = h->Hs->i;
+  int pos = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    for (int c = 0; c < n; ++c) {
+      Ap[adr + c] = pos;
+      for (int r = c; r < n; ++r) Ai[pos++] = adr + r;
+      for (int q = h->tree_pairadr[t]; q < h->tree_pairadr[t + 1]; ++q) {
+        const int b = h->pb[h->tree_pairs[q]];
+        for (int r = 0; r < m->tree_dofnum[b]; ++r) Ai[pos++] = m->tree_dofadr[b] + r;
+      }
+    }
+  }
+  Ap[h->nv] = pos;
+  h->L = cholmod_analyze(h->Hs, &h->cc);
+  if (!h->L) return grit_set_error(message, GRIT_ERR_NUMERICAL, "CHOLMOD analysis failed (status %d)", h->cc.status);
+  h->sym_npairs = h->npairs;
+  for (int q = 0; q < h->npairs; ++q) {
+    h->sym_pa[q] = h->pa[h->tree_pairs[q]];
+    h->sym_pb[q] = h->pb[h->tree_pairs[q]];
+  }
+  h->sym_valid = 1;
+  return GRIT_OK;
+}
+
+static grit_status factor_sparse(grit_hessian *h, double *cond, char *message) {
+  const grit_model *m = h->m;
+  if (!h->sym_valid) {
+    grit_status s = analyze_sparse(h, message);
+    if (s != GRIT_OK) return s;
+  }
+  double *Ax = h->Hs->x;
+  int pos = 0;
+  for (int t = 0; t < m->ntree; ++t) { /* values in the order of analyze_sparse's pattern */
+    const int n = m->tree_dofnum[t];
+    const double *D = h->diag + m->tree_madr[t];
+    for (int c = 0; c < n; ++c) {
+      for (int r = c; r < n; ++r) Ax[pos++] = D[r * n + c];
+      for (int q = h->tree_pairadr[t]; q < h->tree_pairadr[t + 1]; ++q) {
+        const int k = h->tree_pairs[q], nb = m->tree_dofnum[h->pb[k]];
+        const double *C = h->cblock + h->poff[k];
+        for (int r = 0; r < nb; ++r) Ax[pos++] = C[r * n + c];
+      }
+    }
+  }
+  cholmod_factorize(h->Hs, h->L, &h->cc);
+  if (h->cc.status == CHOLMOD_NOT_POSDEF || h->L->minor < h->L->n)
+    return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                          "Hessian factorization: not positive definite (CHOLMOD pivot %d)", (int)h->L->minor);
+  if (h->cc.status < CHOLMOD_OK)
+    return grit_set_error(message, GRIT_ERR_NUMERICAL, "CHOLMOD factorization failed (status %d)", h->cc.status);
+  double rc = cholmod_rcond(h->L, &h->cc);
+  *cond = rc > 0 ? 1.0 / rc : INFINITY;
+  return GRIT_OK;
+}
+
+grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message) {
+  double c = 1.0;
+  int sparse = use_sparse(h);
+  grit_status s = h->nv == 0 ? GRIT_OK : sparse ? factor_sparse(h, &c, message) : factor_dense(h, &c, message);
+  h->factored = s == GRIT_OK;
+  h->last_sparse = sparse;
+  if (cond) *cond = c;
+  return s;
+}
+
+grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs) {
+  if (!h->factored) return GRIT_ERR_STATE;
+  if (h->nv == 0 || nrhs <= 0) return GRIT_OK;
+  if (!h->last_sparse) {
+    lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', h->nv, nrhs, h->Hd, h->nv, B, h->nv);
+    return info == 0 ? GRIT_OK : GRIT_ERR_NUMERICAL;
+  }
+  cholmod_dense b;
+  memset(&b, 0, sizeof b);
+  b.nrow = (size_t)h->nv;
+  b.ncol = (size_t)nrhs;
+  b.nzmax = b.nrow * b.ncol;
+  b.d = b.nrow;
+  b.x = B;
+  b.xtype = CHOLMOD_REAL;
+  b.dtype = CHOLMOD_DOUBLE;
+  if (!cholmod_solve2(CHOLMOD_A, h->L, &b, NULL, &h->X, NULL, &h->Y, &h->E, &h->cc)) return GRIT_ERR_NUMERICAL;
+  memcpy(B, h->X->x, sizeof(double) * b.nzmax);
+  return GRIT_OK;
+}

@@ -1,0 +1,49 @@
+/* hessian.h — the block-sparse Hessian H = A + sum_i J_i^T G_i J_i of the contact problem, and its
+ * Cholesky factorization (internal).
+ *
+ * H is stored by blocks that follow the model's cliques: one dense block per tree (A's blocks plus the
+ * contributions of constraints on that tree) and one dense coupling block per pair of trees that a
+ * constraint touches together. The factorization is dense (LAPACK dpotrf on the expanded matrix) for
+ * small nv, otherwise CHOLMOD's supernodal Cholesky under an AMD ordering; CHOLMOD's symbolic analysis
+ * is redone only when the set of coupled pairs changes. The last numeric factor is kept and serves any
+ * number of right-hand sides. */
+#ifndef GRIT_HESSIAN_H
+#define GRIT_HESSIAN_H
+
+#include "model_internal.h"
+
+typedef struct grit_hessian grit_hessian;
+
+/* Room for `max_pairs` coupled tree pairs; the dense path is used when nv <= dense_max_nv. */
+grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_max_nv, grit_hessian **h,
+                                char *message);
+void grit_hessian_free(grit_hessian *h);
+
+/* Declares the coupling pattern of the coming solves: call reset, then pair(a, b) for every
+ * constraint touching two trees (returns the pair's index, or -1 when out of room), then commit. */
+void grit_hessian_pattern_reset(grit_hessian *h);
+int grit_hessian_pattern_pair(grit_hessian *h, int tree_a, int tree_b);
+void grit_hessian_pattern_commit(grit_hessian *h);
+
+/* Starts a new numeric H = A (tree-block storage, as in grit_model), couplings zero. */
+void grit_hessian_begin(grit_hessian *h, const double *A);
+
+/* Adds J^T G J for one constraint of dimension dim touching trees tree[0..ntree-1] (coupled through
+ * `pair` when ntree == 2) with Jacobian blocks J[k] (dim x tree_dofnum, row-major). */
+void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair);
+
+/* Factors the current H. GRIT_ERR_NUMERICAL if it is not positive definite. *cond gets a cheap
+ * estimate (max/min diagonal of the factor, squared). */
+grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message);
+
+/* Solves H X = B in place for nrhs columns of length nv (column-major), with the last factor. */
+grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs);
+
+/* Whether the last factorization used the sparse (CHOLMOD) path. */
+int grit_hessian_is_sparse(const grit_hessian *h);
+
+/* Forces the sparse (1) or dense (0) path, or automatic choice (-1), for benchmarks and tests. */
+void grit_hessian_force_path(grit_hessian *h, int path);
+
+#endif

@@ -1,0 +1,326 @@
+/* solver.c — Newton's method with an exact line search for the convex contact problem (seed 000,
+ * section X; ARCHITECTURE.md, The Newton solver). */
+#include "solver.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dynamics.h"
+#include "hessian.h"
+#include "status_internal.h"
+
+struct grit_solver {
+  int nv, cap_c, cap_j;
+  grit_constraint *c;
+  double *jstore;
+  grit_hessian *H;
+  int factor_is_A; /* nc == 0: the kept factor is A's tree-block Cholesky */
+  const double *Achol;
+  const grit_model *m;
+  /* vectors of nv */
+  double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
+};
+
+grit_solver_options grit_solver_default_options(void) {
+  grit_solver_options o;
+  o.rel_tol = 1e-5;
+  o.abs_tol = 1e-14;
+  o.max_iters = 100;
+  o.max_ls_iters = 100;
+  o.dense_max_nv = 150;
+  return o;
+}
+
+grit_status grit_solver_create(const grit_model *m, int max_constraints, int max_jstore, grit_solver **out,
+                               char *message) {
+  *out = NULL;
+  grit_solver *s = calloc(1, sizeof *s);
+  if (!s) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
+  s->m = m;
+  s->nv = m->nv;
+  s->cap_c = max_constraints;
+  s->cap_j = max_jstore;
+  s->c = calloc((size_t)max_constraints + 1, sizeof *s->c);
+  s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
+  double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
+  int ok = s->c && s->jstore;
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
+  grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
+                      : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
+  if (st != GRIT_OK) {
+    grit_solver_free(s);
+    return st;
+  }
+  *out = s;
+  return GRIT_OK;
+}
+
+void grit_solver_free(grit_solver *s) {
+  if (!s) return;
+  grit_hessian_free(s->H);
+  free(s->c);
+  free(s->jstore);
+  double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->tmp};
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) free(vecs[i]);
+  free(s);
+}
+
+grit_constraint *grit_solver_constraints(grit_solver *s, int *capacity) {
+  if (capacity) *capacity = s->cap_c;
+  return s->c;
+}
+
+double *grit_solver_jstore(grit_solver *s, int *capacity) {
+  if (capacity) *capacity = s->cap_j;
+  return s->jstore;
+}
+
+/* ------------------------------------------------------------------------- constraint algebra */
+
+/* y = J x + (with_bias ? b : 0) for constraint c. */
+static void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
+                             int with_bias, double *y) {
+  for (int r = 0; r < c->dim; ++r) y[r] = with_bias ? c->b[r] : 0.0;
+  for (int k = 0; k < c->ntree; ++k) {
+    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
+    const double *J = jstore + c->joff[k];
+    for (int r = 0; r < c->dim; ++r) {
+      double s = 0.0;
+      for (int j = 0; j < n; ++j) s += J[r * n + j] * x[adr + j];
+      y[r] += s;
+    }
+  }
+}
+
+/* y += J^T f for constraint c. */
+static void constraint_apply_transpose(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                       const double *f, double *y) {
+  for (int k = 0; k < c->ntree; ++k) {
+    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
+    const double *J = jstore + c->joff[k];
+    for (int r = 0; r < c->dim; ++r)
+      for (int j = 0; j < n; ++j) y[adr + j] += J[r * n + j] * f[r];
+  }
+}
+
+/* The 1-D joint limit: SAP-style unilateral compliant constraint, gamma = max(0, -(v - v_hat)/R). */
+static double limit_cost(const grit_contact_params *p, const double *vc, double *gamma, double *G) {
+  double y = -(vc[0] - p->vhat) / p->Rn;
+  if (y <= 0.0) {
+    gamma[0] = 0.0;
+    G[0] = 0.0;
+    return 0.0;
+  }
+  gamma[0] = y;
+  G[0] = 1.0 / p->Rn;
+  return 0.5 * p->Rn * y * y;
+}
+
+/* Evaluates the constraint's model at velocity vc: cost, impulse, Hessian. */
+static double constraint_eval(const grit_constraint *c, double dt, const double *vc, double *gamma, double *G) {
+  switch (c->kind) {
+    case GRIT_CONSTRAINT_LAGGED: return grit_contact_lagged(&c->p, dt, vc, gamma, G);
+    case GRIT_CONSTRAINT_SIMILAR: return grit_contact_similar(&c->p, dt, vc, gamma, G);
+    case GRIT_CONSTRAINT_SAP: return grit_contact_sap(&c->p, dt, vc, gamma, G);
+    default: return limit_cost(&c->p, vc, gamma, G);
+  }
+}
+
+void grit_solver_delassus(grit_solver *s, const grit_model *m, const double *Achol, int nc) {
+  /* w = trace(J A^-1 J^T) / dim = sum over rows and trees of |L^-1 J_row^T|^2 / dim */
+  for (int i = 0; i < nc; ++i) {
+    grit_constraint *c = &s->c[i];
+    double w = 0.0;
+    for (int k = 0; k < c->ntree; ++k) {
+      const int t = c->tree[k], n = m->tree_dofnum[t];
+      const double *L = Achol + m->tree_madr[t], *J = s->jstore + c->joff[k];
+      for (int r = 0; r < c->dim; ++r) {
+        for (int j = 0; j < n; ++j) { /* forward substitution L y = J_r^T */
+          double v = J[r * n + j];
+          for (int q = 0; q < j; ++q) v -= L[j * n + q] * s->tmp[q];
+          s->tmp[j] = v / L[j * n + j];
+          w += s->tmp[j] * s->tmp[j];
+        }
+      }
+    }
+    c->w = w / c->dim;
+  }
+}
+
+/* ----------------------------------------------------------------------------------- Newton */
+
+/* Evaluates every constraint at v: vc, cost, gamma, G; J^T gamma into s->jtg; returns the total
+ * constraint cost. */
+static double eval_constraints(grit_solver *s, const grit_model *m, double dt, int nc, const double *v) {
+  double cost = 0.0;
+  memset(s->jtg, 0, sizeof(double) * (size_t)s->nv);
+  for (int i = 0; i < nc; ++i) {
+    grit_constraint *c = &s->c[i];
+    constraint_apply(m, c, s->jstore, v, 1, c->vc);
+    c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
+    cost += c->cost;
+    constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
+  }
+  return cost;
+}
+
+/* The first and second derivatives of l(v + a dv) with respect to a, given dv^T A e and dv^T A dv
+ * (e = v - v*) and each constraint's vc and dvc = J dv: O(nc). */
+static void ls_eval(const grit_solver *s, double dt, int nc, double a, double dAe, double dAd, double *d1,
+                    double *d2) {
+  double f1 = dAe + a * dAd, f2 = dAd;
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    double vc[3], g[3], G[9];
+    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
+    constraint_eval(c, dt, vc, g, G);
+    for (int r = 0; r < c->dim; ++r) {
+      f1 -= g[r] * c->dvc[r];
+      for (int q = 0; q < c->dim; ++q) f2 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];
+    }
+  }
+  *d1 = f1;
+  *d2 = f2;
+}
+
+/* Exact line search: the minimizer of the convex l(v + a dv) over a in (0, a_max], by a safeguarded
+ * Newton iteration on dl/da with bracketing and bisection (Numerical Recipes' rtsafe). Costs O(nc)
+ * per iteration given J dv and A dv. Returns the step; *iters gets the iterations used. */
+static double line_search(grit_solver *s, double dt, int nc, int max_iters, int *iters) {
+  const int nv = s->nv;
+  double dAe = 0.0, dAd = 0.0; /* dv^T A e, dv^T A dv with e = v - v* */
+  for (int i = 0; i < nv; ++i) {
+    dAe += s->dv[i] * s->Ae[i];
+    dAd += s->dv[i] * s->Adv[i];
+  }
+  const double a_max = 1.5; /* as Drake's SAP: allows a little more than the Newton step */
+  double d0, h0, d1, h1;
+  *iters = 0;
+  ls_eval(s, dt, nc, 0.0, dAe, dAd, &d0, &h0);
+  (void)h0;
+  if (!(d0 < 0.0)) return 0.0; /* not a descent direction (converged to round-off) */
+  ls_eval(s, dt, nc, a_max, dAe, dAd, &d1, &h1);
+  (*iters)++;
+  if (d1 <= 0.0) return a_max;
+  double lo = 0.0, hi = a_max, a = 1.0, dx = hi - lo, dxold = dx, f, df;
+  ls_eval(s, dt, nc, a, dAe, dAd, &f, &df);
+  (*iters)++;
+  const double ftol = 1e-10 * fabs(d0);
+  for (int it = 0; it < max_iters; ++it) {
+    if (fabs(f) <= ftol) break;
+    if (f < 0.0) lo = a;
+    else hi = a;
+    /* Newton if it stays inside the bracket and shrinks fast enough, else bisection */
+    if ((((a - hi) * df - f) * ((a - lo) * df - f) > 0.0) || (fabs(2.0 * f) > fabs(dxold * df))) {
+      dxold = dx;
+      dx = 0.5 * (hi - lo);
+      a = lo + dx;
+    } else {
+      dxold = dx;
+      dx = f / df;
+      a -= dx;
+    }
+    if (hi - lo <= 1e-15 * hi) break;
+    ls_eval(s, dt, nc, a, dAe, dAd, &f, &df);
+    (*iters)++;
+  }
+  return a;
+}
+
+grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
+                              const double *A, const double *Achol, const double *vstar, int nc, double *v,
+                              grit_solver_stats *stats, char *message) {
+  const int nv = s->nv;
+  grit_solver_stats st;
+  memset(&st, 0, sizeof st);
+  s->Achol = Achol;
+  if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
+  if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
+    memcpy(v, vstar, sizeof(double) * (size_t)nv);
+    s->factor_is_A = 1;
+    if (stats) *stats = st;
+    return GRIT_OK;
+  }
+  s->factor_is_A = 0;
+  grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : 1);
+
+  /* The coupling pattern of this solve: the tree pairs touched together. */
+  grit_hessian_pattern_reset(s->H);
+  for (int i = 0; i < nc; ++i) {
+    grit_constraint *c = &s->c[i];
+    if (c->ntree == 2 && grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
+      return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
+  }
+  grit_hessian_pattern_commit(s->H);
+
+  /* D = diag(A)^-1/2 for the scaled convergence criterion */
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
+  }
+
+  for (int iter = 0;; ++iter) {
+    /* residual r = A (v - v*) - J^T gamma, the gradient of l */
+    for (int i = 0; i < nv; ++i) s->e[i] = v[i] - vstar[i];
+    grit_block_mulv(m, A, s->e, s->Ae);
+    double ccost = eval_constraints(s, m, dt, nc, v);
+    double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0;
+    for (int i = 0; i < nv; ++i) {
+      s->r[i] = s->Ae[i] - s->jtg[i];
+      rn += (s->dinv[i] * s->r[i]) * (s->dinv[i] * s->r[i]);
+      an += (s->dinv[i] * s->Ae[i]) * (s->dinv[i] * s->Ae[i]);
+      jn += (s->dinv[i] * s->jtg[i]) * (s->dinv[i] * s->jtg[i]);
+      ee += s->e[i] * s->Ae[i];
+    }
+    st.residual = sqrt(rn);
+    st.residual_ref = fmax(sqrt(an), sqrt(jn));
+    st.cost = 0.5 * ee + ccost;
+    if (!isfinite(st.residual))
+      return grit_set_error(message, GRIT_ERR_NOT_FINITE, "solver: non-finite residual at iteration %d", iter);
+    /* Converged: the scaled criterion, checked after at least one factorization so that the kept
+     * factor is of H near the solution. */
+    if (iter > 0 && st.residual <= opt->abs_tol + opt->rel_tol * st.residual_ref) break;
+    if (iter >= opt->max_iters) {
+      if (stats) *stats = st;
+      return grit_set_error(message, GRIT_ERR_NOT_CONVERGED,
+                            "solver: no convergence in %d Newton iterations (residual %.3g, reference %.3g)",
+                            opt->max_iters, st.residual, st.residual_ref);
+    }
+
+    /* H = A + sum J^T G J, factor, dv = -H^-1 r */
+    grit_hessian_begin(s->H, A);
+    for (int i = 0; i < nc; ++i) {
+      const grit_constraint *c = &s->c[i];
+      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->G, pair);
+    }
+    grit_status fs = grit_hessian_factor(s->H, &st.cond_estimate, message);
+    if (fs != GRIT_OK) return fs;
+    for (int i = 0; i < nv; ++i) s->dv[i] = -s->r[i];
+    grit_hessian_solve(s->H, s->dv, 1);
+    st.newton_iters++;
+
+    /* exact line search along dv */
+    grit_block_mulv(m, A, s->dv, s->Adv);
+    for (int i = 0; i < nc; ++i) constraint_apply(m, &s->c[i], s->jstore, s->dv, 0, s->c[i].dvc);
+    int lsi = 0;
+    double alpha = line_search(s, dt, nc, opt->max_ls_iters, &lsi);
+    st.ls_iters += lsi;
+    for (int i = 0; i < nv; ++i) v[i] += alpha * s->dv[i];
+    if (alpha == 0.0 && iter > 0) break; /* no descent left: at the minimizer to round-off */
+  }
+  st.used_sparse = grit_hessian_is_sparse(s->H);
+  if (stats) *stats = st;
+  return GRIT_OK;
+}
+
+grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
+  if (s->factor_is_A) {
+    if (!s->Achol) return GRIT_ERR_STATE;
+    for (int k = 0; k < nrhs; ++k) grit_block_cholesky_solve(s->m, s->Achol, b + (size_t)k * s->nv);
+    return GRIT_OK;
+  }
+  return grit_hessian_solve(s->H, b, nrhs);
+}

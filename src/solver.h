@@ -1,0 +1,87 @@
+/* solver.h — the convex Newton solver of the time step (internal).
+ *
+ * Minimizes l(v) = 1/2 (v - v*)^T A (v - v*) + sum_i l_i(J_i v + b_i) by Newton's method with an exact
+ * line search (seed 000 section X). The Hessian H = A + sum_i J_i^T G_i J_i has the block structure of
+ * the model: a dense block per tree (clique), plus a coupling block between the two trees a contact
+ * touches. It is factored densely (LAPACK) for small nv and by CHOLMOD's supernodal Cholesky (AMD
+ * ordering, symbolic analysis reused while the coupling pattern is unchanged) otherwise. The factor of
+ * the last Newton iteration is kept for the derivatives. */
+#ifndef GRIT_SOLVER_H
+#define GRIT_SOLVER_H
+
+#include "contact_model.h"
+#include "model_internal.h"
+
+typedef enum grit_constraint_kind {
+  GRIT_CONSTRAINT_LAGGED = 0,  /* contact, Lagged model */
+  GRIT_CONSTRAINT_SIMILAR = 1, /* contact, Similar model */
+  GRIT_CONSTRAINT_SAP = 2,     /* contact, SAP model */
+  GRIT_CONSTRAINT_LIMIT = 3    /* one-sided joint limit, 1-D (SAP-style near-rigid) */
+} grit_constraint_kind;
+
+/* One constraint: its Jacobian rows restricted to the (one or two) trees it touches, its bias and
+ * parameters, and the solver's current values for it. */
+typedef struct grit_constraint {
+  int kind;                 /* grit_constraint_kind */
+  int dim;                  /* 3 for contacts (t1, t2, n), 1 for limits */
+  int ntree;                /* 1 or 2 */
+  int tree[2];              /* the trees touched */
+  int joff[2];              /* J block of tree[k]: dim x tree_dofnum, row-major, at jstore + joff[k] */
+  double b[3];              /* constraint velocity bias: v_c = J v + b */
+  grit_contact_params p;    /* model parameters (limits use phi0, Rn, vhat) */
+  double w;                 /* Delassus estimate trace(J A^-1 J^T) / dim */
+  double vc[3], gamma[3], G[9], dvc[3];
+  double cost;
+} grit_constraint;
+
+/* Solver settings. */
+typedef struct grit_solver_options {
+  double rel_tol;      /* relative tolerance eps_r of the scaled optimality criterion (1e-5) */
+  double abs_tol;      /* absolute tolerance eps_a (1e-14) */
+  int max_iters;       /* Newton iterations before reporting non-convergence (100) */
+  int max_ls_iters;    /* line-search iterations per Newton iteration (100) */
+  int dense_max_nv;    /* the dense LAPACK path is used up to this nv */
+} grit_solver_options;
+
+/* What one solve did. */
+typedef struct grit_solver_stats {
+  int newton_iters;
+  int ls_iters;         /* total over the Newton iterations */
+  double residual;      /* ||D r|| at exit */
+  double residual_ref;  /* max(||D A (v - v*)||, ||D J^T gamma||) at exit */
+  double cond_estimate; /* (max diag / min diag)^2 of the last Cholesky factor: a cheap lower bound */
+  double cost;
+  int used_sparse;
+} grit_solver_stats;
+
+typedef struct grit_solver grit_solver;
+
+grit_solver_options grit_solver_default_options(void);
+
+/* Creates a solver for model m with room for `max_constraints` constraints and `max_jstore` doubles of
+ * Jacobian storage. */
+grit_status grit_solver_create(const grit_model *m, int max_constraints, int max_jstore, grit_solver **s,
+                               char *message);
+void grit_solver_free(grit_solver *s);
+
+/* The constraint array and Jacobian storage to fill before a solve, and their capacities. */
+grit_constraint *grit_solver_constraints(grit_solver *s, int *capacity);
+double *grit_solver_jstore(grit_solver *s, int *capacity);
+
+/* Solves with the first nc constraints. A: the implicit operator in tree-block storage (not factored);
+ * Achol: its tree-block Cholesky factor (kept as the factor of H when nc == 0); vstar: free motion;
+ * v (in: initial guess, out: solution). On failure v is unspecified and the status says why. */
+grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
+                              const double *A, const double *Achol, const double *vstar, int nc, double *v,
+                              grit_solver_stats *stats, char *message);
+
+/* Solves H x = b in place with the factor kept from the last Newton iteration of the last solve
+ * (nrhs columns of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */
+grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs);
+
+/* Fills each of the first nc constraints' Delassus estimate w = trace(J A^-1 J^T) / dim, from the
+ * tree-block Cholesky factor of A. The caller sets the parameters that depend on it (SAP's R_t, the
+ * near-rigid bounds, the regularized Lagged tolerance) before the solve. */
+void grit_solver_delassus(grit_solver *s, const grit_model *m, const double *Achol, int nc);
+
+#endif
