@@ -1,0 +1,27 @@
+/* broadphase.h — candidate pairs of overlapping axis-aligned boxes by sort-and-sweep (internal).
+ *
+ * Boxes (already inflated by the contact margin) are sorted by their lower bound along the axis on
+ * which their centres spread most; a sweep then tests each box only against the boxes whose interval
+ * on that axis overlaps its own. The order of the previous call is kept and re-sorted by insertion,
+ * which costs O(n) when the scene moves little between steps. No allocation after creation. */
+#ifndef GRIT_BROADPHASE_H
+#define GRIT_BROADPHASE_H
+
+#include "grit/status.h"
+
+typedef struct grit_broadphase grit_broadphase;
+
+/* Optional pair filter: nonzero if boxes i and j may collide. */
+typedef int (*grit_pair_filter)(const void *ctx, int i, int j);
+
+grit_status grit_broadphase_create(int n, grit_broadphase **bp);
+void grit_broadphase_free(grit_broadphase *bp);
+
+/* Finds the pairs (i < j) of the n boxes (aabb: 6 per box, min xyz then max xyz) that overlap on all
+ * three axes and pass the filter; writes them to pairs (2 ints each, at most max_pairs pairs) and
+ * their number to *npairs. *tests (may be NULL) gets the number of box-box overlap tests made.
+ * GRIT_ERR_CAPACITY if there are more than max_pairs pairs (the first max_pairs are written). */
+grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_pair_filter filter,
+                                  const void *ctx, int *pairs, int max_pairs, int *npairs, long *tests);
+
+#endif
