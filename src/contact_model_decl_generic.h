@@ -7,6 +7,7 @@ typedef struct GS_NAME(grit_contact_params) {
   GS k;    /* stiffness, N/m */
   GS d;    /* Hunt & Crossley dissipation, s/m (Lagged, Similar) */
   GS mu;   /* friction coefficient */
+  GS tau_d; /* SAP: dissipation time scale, s */
   GS gn0;  /* Lagged: the normal impulse of the previous state, N s */
   GS eps;  /* Lagged, Similar: stiction tolerance eps_s, m/s;  SAP: tangential regularization R_t */
   GS Rn;   /* SAP: normal regularization 1/(dt k (dt + tau_d)), bounded below for near-rigid contact */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "constraints.h"
 #include "data_internal.h"
 #include "status_internal.h"
 
@@ -52,6 +53,14 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
   c.used = 0;
   layout_data(m, d, &c);
   d->model = m;
+  int limit_jstore = 0, limits = grit_limit_capacity(m, &limit_jstore);
+  grit_status s = grit_solver_create(m, limits, limit_jstore, &d->solver, d->message);
+  if (s != GRIT_OK) {
+    free(d->arena);
+    free(d);
+    return s;
+  }
+  d->settings = grit_default_step_settings();
   d->inertial.mass = m->body_mass;
   d->inertial.com = m->body_com;
   d->inertial.inertia = m->body_inertia;
@@ -62,6 +71,7 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
 
 void grit_data_free(grit_data *d) {
   if (!d) return;
+  grit_solver_free(d->solver);
   free(d->arena);
   free(d);
 }
@@ -76,6 +86,7 @@ void grit_data_reset(grit_data *d) {
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.0;
   for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0.0;
   d->time = 0.0;
+  memset(&d->stats, 0, sizeof d->stats);
   d->message[0] = '\0';
 }
 

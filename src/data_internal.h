@@ -4,7 +4,9 @@
 #define GRIT_DATA_INTERNAL_H
 
 #include "grit/data.h"
+#include "grit/step.h"
 #include "kinematics.h"
+#include "solver.h"
 
 struct grit_data {
   const grit_model *model;
@@ -28,6 +30,11 @@ struct grit_data {
   double *acc, *frc;      /* (6 nbody) RNEA */
   double *qnext;          /* (nq) candidate positions of a step */
   double *vnext;          /* (nv) candidate velocities of a step */
+
+  /* the constrained step */
+  grit_step_settings settings;
+  grit_step_stats stats;  /* of the last successful step */
+  grit_solver *solver;    /* constraints, Jacobian storage, Hessian and its kept factor */
 
   char message[GRIT_MESSAGE_SIZE];
   void *arena;

@@ -1,26 +1,86 @@
 /* step.c — the time step. It reads like ARCHITECTURE.md's pipeline:
- * kinematics -> dynamics -> free motion -> constraints -> solve -> integrate.
- * The contact and limit constraints and their convex solver plug in between free motion and
- * integration; without constraints the new velocity is the free-motion velocity. */
+ *   1-3 kinematics, dynamics and the free-motion velocity v*   (forward.c)
+ *   4   contact candidates                                      (collision)
+ *   5   constraints: contacts and joint limits                  (constraints.c)
+ *   6   the convex Newton solve for v, keeping the factor of H  (solver.c)
+ *   7   q = q0 + dt N(q0) v on the manifold                     (kinematics_generic.h)
+ * A failed step leaves the state as it was. */
 #include <math.h>
 #include <string.h>
 
+#include "constraints.h"
 #include "forward.h"
 #include "grit/step.h"
 #include "kinematics.h"
 #include "status_internal.h"
+
+grit_step_settings grit_default_step_settings(void) {
+  grit_step_settings s;
+  s.contact_model = GRIT_CONTACT_LAGGED;
+  s.stiction_tolerance = 1e-4;
+  s.regularize_lagged = 0;
+  s.sigma = 1e-3;
+  s.rel_tol = 1e-5;
+  s.max_newton_iters = 100;
+  s.dense_max_nv = grit_solver_default_options().dense_max_nv;
+  return s;
+}
+
+grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *s) {
+  if (!d || !s) return GRIT_ERR_INVALID_ARGUMENT;
+  if (s->contact_model < GRIT_CONTACT_LAGGED || s->contact_model > GRIT_CONTACT_SAP)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown contact model %d",
+                          (int)s->contact_model);
+  if (!(s->stiction_tolerance > 0) || !isfinite(s->stiction_tolerance))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: stiction_tolerance %g must be positive and finite", s->stiction_tolerance);
+  if (!(s->sigma > 0) || !isfinite(s->sigma))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: sigma %g must be positive", s->sigma);
+  if (!(s->rel_tol > 0) || !(s->rel_tol < 1))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: rel_tol %g must be in (0, 1)",
+                          s->rel_tol);
+  if (s->max_newton_iters < 1)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: max_newton_iters must be >= 1");
+  d->settings = *s;
+  return GRIT_OK;
+}
+
+grit_step_settings grit_data_step_settings(const grit_data *d) {
+  return d ? d->settings : grit_default_step_settings();
+}
+
+grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
+  if (!d || !stats) return GRIT_ERR_INVALID_ARGUMENT;
+  *stats = d->stats;
+  return GRIT_OK;
+}
 
 grit_status grit_step(grit_data *d) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
   const double h = m->opt.timestep;
 
-  /* 1-3: kinematics, dynamics and the free-motion velocity v* (A is left factored). */
+  /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
   grit_status s = grit_compute_free_motion(d);
   if (s != GRIT_OK) return s;
 
-  /* 4-6: constraints and the convex solve (none yet): v = v*. */
-  for (int i = 0; i < m->nv; ++i) d->vnext[i] = d->vstar[i];
+  /* 4-5: constraints. */
+  grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  double *jstore = grit_solver_jstore(d->solver, NULL);
+  int nc = 0, joff = 0;
+  grit_build_limit_constraints(m, d->qpos, c, &nc, jstore, &joff);
+  grit_solver_delassus(d->solver, m, d->Achol, nc);
+  grit_finalize_constraint_params(c, nc, h, &d->settings);
+
+  /* 6: the convex solve, warm-started from the previous velocity. */
+  grit_solver_options opt = grit_solver_default_options();
+  opt.rel_tol = d->settings.rel_tol;
+  opt.max_iters = d->settings.max_newton_iters;
+  opt.dense_max_nv = d->settings.dense_max_nv;
+  grit_solver_stats ss;
+  memcpy(d->vnext, d->qvel, sizeof(double) * (size_t)m->nv);
+  s = grit_solver_solve(d->solver, m, &opt, h, d->A, d->Achol, d->vstar, nc, d->vnext, &ss, d->message);
+  if (s != GRIT_OK) return s;
 
   /* 7: q = q0 + h N(q0) v, on the manifold; commit only a finite result. */
   for (int i = 0; i < m->nq; ++i) d->qnext[i] = d->qpos[i];
@@ -28,8 +88,19 @@ grit_status grit_step(grit_data *d) {
   for (int i = 0; i < m->nq; ++i)
     if (!isfinite(d->qnext[i]))
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "step: position %d became non-finite", i);
+  for (int i = 0; i < m->nv; ++i)
+    if (!isfinite(d->vnext[i]))
+      return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "step: velocity %d became non-finite", i);
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = d->qnext[i];
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
   d->time += h;
+  d->stats.nconstraints = nc;
+  d->stats.ncontacts = 0;
+  d->stats.newton_iters = ss.newton_iters;
+  d->stats.ls_iters = ss.ls_iters;
+  d->stats.residual = ss.residual;
+  d->stats.residual_ref = ss.residual_ref;
+  d->stats.cond_estimate = ss.cond_estimate;
+  d->stats.used_sparse = ss.used_sparse;
   return GRIT_OK;
 }

@@ -30,6 +30,7 @@ static grit_contact_params random_params(unsigned long long *s, int sap) {
   p.mu = uniform(s, 0.1, 1.5);
   p.gn0 = uniform(s, 0.0, 1e-2);
   double tau_d = uniform(s, 0.0, 0.05);
+  p.tau_d = tau_d;
   p.eps = sap ? pow(10.0, uniform(s, -4.0, 0.0)) : pow(10.0, uniform(s, -4.0, -2.0));
   p.Rn = 1.0 / (DT * p.k * (DT + tau_d));
   p.vhat = -p.phi0 / (DT + tau_d);
@@ -42,6 +43,7 @@ static grit_contact_params_dual to_dual(const grit_contact_params *p) {
   q.k = grit_dual_const(p->k);
   q.d = grit_dual_const(p->d);
   q.mu = grit_dual_const(p->mu);
+  q.tau_d = grit_dual_const(p->tau_d);
   q.gn0 = grit_dual_const(p->gn0);
   q.eps = grit_dual_const(p->eps);
   q.Rn = grit_dual_const(p->Rn);

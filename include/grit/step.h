@@ -9,6 +9,47 @@
 extern "C" {
 #endif
 
+/* The convex contact model (seed 000): Lagged is consistent and free of gliding (the default); Similar
+ * and SAP couple friction to the normal impulse and glide during slip. */
+typedef enum grit_contact_model {
+  GRIT_CONTACT_LAGGED = 0,
+  GRIT_CONTACT_SIMILAR = 1,
+  GRIT_CONTACT_SAP = 2
+} grit_contact_model;
+
+/* Settings of the time step, per data (so one model can be simulated with several contact models). */
+typedef struct grit_step_settings {
+  grit_contact_model contact_model; /* default GRIT_CONTACT_LAGGED */
+  double stiction_tolerance;        /* v_s of the regularized friction, m/s, > 0; default 1e-4 */
+  int regularize_lagged;            /* nonzero: Lagged uses eps_s = max(v_s, sigma w mu gamma_n0) (eq. 26) */
+  double sigma;                     /* regularization factor of SAP's R_t = sigma w and of eq. 26; 1e-3 */
+  double rel_tol;                   /* relative tolerance of the Newton solver, > 0; default 1e-5 */
+  int max_newton_iters;             /* iterations before the step reports GRIT_ERR_NOT_CONVERGED; 100 */
+  int dense_max_nv;                 /* dense LAPACK factorization up to this nv, CHOLMOD above */
+} grit_step_settings;
+
+/* What the last step did. */
+typedef struct grit_step_stats {
+  int nconstraints;      /* constraints in the problem: contacts and active-candidate joint limits */
+  int ncontacts;         /* contact candidates (within the margin) */
+  int newton_iters;      /* Newton iterations */
+  int ls_iters;          /* line-search iterations, summed over Newton iterations */
+  double residual;       /* ||D r|| at convergence, D = diag(A)^-1/2 */
+  double residual_ref;   /* max(||D A (v - v*)||, ||D J^T gamma||): the criterion is residual <=
+                            abs_tol + rel_tol * residual_ref */
+  double cond_estimate;  /* cheap estimate of the condition number of the Hessian */
+  int used_sparse;       /* the Hessian was factored by CHOLMOD (1) or LAPACK (0) */
+} grit_step_stats;
+
+grit_step_settings grit_default_step_settings(void);
+
+/* Validates and applies settings to the data (nothing changes on error). */
+grit_status grit_data_set_step_settings(grit_data *data, const grit_step_settings *settings);
+grit_step_settings grit_data_step_settings(const grit_data *data);
+
+/* Statistics of the last successful step. */
+grit_status grit_data_step_stats(const grit_data *data, grit_step_stats *stats);
+
 /* Advances the data's state by one time step of the model's timestep (symplectic Euler with implicit
  * damping and springs: seed 000 eq. 1). On failure the state is left as it was before the call and
  * the data's message says why. Allocates nothing. */

@@ -1,0 +1,24 @@
+/* constraints.h — building the constraints of a step for the solver (internal): joint limits here,
+ * contacts from the collision candidates; and the parameters that depend on the Delassus estimate. */
+#ifndef GRIT_CONSTRAINTS_H
+#define GRIT_CONSTRAINTS_H
+
+#include "grit/step.h"
+#include "solver.h"
+
+/* Number of limit constraints the model can produce (two per limited hinge/slide) and the Jacobian
+ * storage they need. */
+int grit_limit_capacity(const grit_model *m, int *jstore);
+
+/* Appends the joint-limit constraints at positions q into c (from index *nc) with Jacobians in
+ * jstore (from offset *joff). Each limit is a 1-D one-sided constraint on the joint's coordinate,
+ * phi0 = q - lower (or upper - q), v_c = v (or -v). */
+void grit_build_limit_constraints(const grit_model *m, const double *q, grit_constraint *c, int *nc,
+                                  double *jstore, int *joff);
+
+/* Sets the parameters that depend on each constraint's Delassus estimate w (after
+ * grit_solver_delassus): SAP's R_t = sigma w and near-rigid bound on R_n, the regularized Lagged
+ * tolerance (eq. 26), and the limits' near-rigid R and v_hat. */
+void grit_finalize_constraint_params(grit_constraint *c, int nc, double dt, const grit_step_settings *settings);
+
+#endif
