@@ -138,9 +138,10 @@ static int all_finite(const double *x, int n) {
 
 grit_status grit_builder_set_options(grit_builder *b, const grit_options *o) {
   if (!b || !o) return GRIT_ERR_INVALID_ARGUMENT;
-  if (!isfinite(o->timestep) || o->timestep <= 0.0)
-    return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: timestep %g must be positive and finite",
-                          o->timestep);
+  if (!isfinite(o->timestep))
+    return grit_set_error(b->message, GRIT_ERR_NOT_FINITE, "options: timestep is not finite");
+  if (o->timestep <= 0.0)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: timestep %g must be positive", o->timestep);
   if (!all_finite(o->gravity, 3))
     return grit_set_error(b->message, GRIT_ERR_NOT_FINITE, "options: gravity is not finite");
   b->opt = *o;
@@ -183,8 +184,8 @@ static void sym3_eigenvalues(const double A[9], double lambda[3]) {
 }
 
 static grit_status check_inertia(char *msg, int body, double mass, const double I[9]) {
-  if (!isfinite(mass) || mass <= 0.0)
-    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "body %d: mass %g must be positive and finite", body, mass);
+  if (!isfinite(mass)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "body %d: mass is not finite", body);
+  if (mass <= 0.0) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "body %d: mass %g must be positive", body, mass);
   if (!all_finite(I, 9)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "body %d: inertia is not finite", body);
   double scale = 0.0;
   for (int i = 0; i < 9; ++i) scale = fmax(scale, fabs(I[i]));
@@ -268,8 +269,9 @@ grit_status grit_builder_add_joint(grit_builder *b, int body, const grit_joint_d
                           "joint %d: a ball or free joint must be the only joint of its body (body %d)", id, body);
   if (def->type == GRIT_JOINT_FREE) {
     if (b->bodies[body].def.parent != 0)
-      return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "joint %d: a free joint must be on a child of the world",
-                            id);
+      return grit_set_error(msg, GRIT_ERR_INVALID_MODEL,
+                            "joint %d: a free joint must be on a child of the world (body %d has parent %d)", id,
+                            body, b->bodies[body].def.parent);
     if (def->pos[0] != 0 || def->pos[1] != 0 || def->pos[2] != 0)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "joint %d: a free joint acts at the body origin (pos = 0)",
                             id);
