@@ -1,7 +1,7 @@
 /* dynamics.h — mass matrix, bias forces and the implicit operator of the step (internal), for double
  * (grit_crba, ...) and for dual numbers (grit_crba_dual, ...); plus double-only solves. */
-#ifndef GRIT_DYNAMICS_H
-#define GRIT_DYNAMICS_H
+#ifndef GRIT_DYNAMICS_INTERNAL_H
+#define GRIT_DYNAMICS_INTERNAL_H
 
 #include "kinematics.h"
 

@@ -165,6 +165,31 @@ static inline grit_model *tu_random_tree(tu_rng *r, int nbody, unsigned kinds, c
   return m;
 }
 
+/* Counts what a model contains, to check that random trees cover every feature: per joint type, welded
+ * bodies (no joint, not the world), bodies with several joints, and bodies whose parent is not the
+ * previous body (branches or several trees). */
+typedef struct tu_coverage {
+  int type[4], welded, multi, branch;
+} tu_coverage;
+
+static inline void tu_cover(tu_coverage *c, const grit_model *m) {
+  for (int j = 0; j < m->njnt; ++j) c->type[m->jnt_type[j]]++;
+  for (int b = 1; b < m->nbody; ++b) {
+    c->welded += m->body_jntnum[b] == 0;
+    c->multi += m->body_jntnum[b] > 1;
+    c->branch += m->body_parent[b] != b - 1;
+  }
+}
+
+/* Asserts every feature appeared. */
+static inline void tu_assert_covered(const tu_coverage *c) {
+  cr_assert(c->type[GRIT_JOINT_FREE] && c->type[GRIT_JOINT_BALL] && c->type[GRIT_JOINT_SLIDE] &&
+                c->type[GRIT_JOINT_HINGE] && c->welded && c->multi && c->branch,
+            "random trees miss a feature: free %d ball %d slide %d hinge %d welded %d multi %d branch %d",
+            c->type[GRIT_JOINT_FREE], c->type[GRIT_JOINT_BALL], c->type[GRIT_JOINT_SLIDE], c->type[GRIT_JOINT_HINGE],
+            c->welded, c->multi, c->branch);
+}
+
 /* A random state: hinge angles in [-pi, pi), slides in [-0.5, 0.5), random unit quaternions, free
  * positions in a unit box, velocities in [-vmax, vmax). */
 static inline void tu_random_state(tu_rng *r, const grit_model *m, double *q, double *v, double vmax) {
