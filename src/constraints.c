@@ -1,6 +1,8 @@
 /* constraints.c — joint-limit constraints and the Delassus-dependent parameters of all constraints. */
 #include "constraints.h"
 
+#include "contact_geometry.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -39,6 +41,82 @@ void grit_build_limit_constraints(const grit_model *m, const double *q, grit_con
       J[dof - m->tree_dofadr[t]] = side == 0 ? 1.0 : -1.0;
       *joff += n;
       k->p.phi0 = side == 0 ? x - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - x;
+    }
+  }
+}
+
+int grit_contact_jstore_size(const grit_model *m) {
+  int a = 0, b = 0; /* the two largest trees */
+  for (int t = 0; t < m->ntree; ++t) {
+    int n = m->tree_dofnum[t];
+    if (n > a) {
+      b = a;
+      a = n;
+    } else if (n > b) {
+      b = n;
+    }
+  }
+  return 3 * (a + b);
+}
+
+static int body_tree(const grit_model *m, int body) {
+  const int d = m->body_lastdof[body];
+  return d >= 0 ? m->dof_tree[d] : -1;
+}
+
+/* Adds sign * frame^T J_p over the columns of tree t into the dim 3 x n block out, where J_p is the
+ * Jacobian of the point p fixed to body. scratch: 3 n. */
+static void add_frame_point_jacobian(const grit_model *m, const grit_kin *k, int body, const double p[3], int t,
+                                     const double F[9], double sign, double *out, double *scratch) {
+  const int n = m->tree_dofnum[t];
+  grit_kin_point_jacobian_cols(m, k, body, p, m->tree_dofadr[t], n, scratch, NULL);
+  for (int r = 0; r < 3; ++r) /* row r of frame^T: column r of F */
+    for (int j = 0; j < n; ++j)
+      out[r * n + j] += sign * (F[r] * scratch[j] + F[3 + r] * scratch[n + j] + F[6 + r] * scratch[2 * n + j]);
+}
+
+void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
+                                    int ncand, const double *v0, double dt, grit_contact_model model,
+                                    grit_constraint *c, int *nc, double *jstore, int *joff, double *scratch) {
+  static const int kind[3] = {GRIT_CONSTRAINT_LAGGED, GRIT_CONSTRAINT_SIMILAR, GRIT_CONSTRAINT_SAP};
+  for (int i = 0; i < ncand; ++i) {
+    const grit_contact_candidate *q = &cand[i];
+    grit_constraint *x = &c[(*nc)++];
+    memset(x, 0, sizeof *x);
+    x->kind = kind[model];
+    x->dim = 3;
+    double F[9];
+    grit_contact_frame(q->pt.n, F);
+    const int ta = body_tree(m, q->body[0]), tb = body_tree(m, q->body[1]);
+    /* the trees touched: one block when both bodies are in one tree or one is static */
+    x->ntree = 0;
+    if (ta >= 0) x->tree[x->ntree++] = ta;
+    if (tb >= 0 && tb != ta) x->tree[x->ntree++] = tb;
+    for (int kk = 0; kk < x->ntree; ++kk) {
+      const int t = x->tree[kk], n = m->tree_dofnum[t];
+      double *J = jstore + *joff;
+      x->joff[kk] = *joff;
+      *joff += 3 * n;
+      for (int j = 0; j < 3 * n; ++j) J[j] = 0.0;
+      if (t == tb) add_frame_point_jacobian(m, k, q->body[1], q->pt.pb, t, F, 1.0, J, scratch);
+      if (t == ta) add_frame_point_jacobian(m, k, q->body[0], q->pt.pa, t, F, -1.0, J, scratch);
+    }
+    /* the pair's parameters (docs/collision.md) */
+    const int ga = q->geom[0], gb = q->geom[1];
+    grit_contact_params *p = &x->p;
+    const double ka = m->geom_stiffness[ga], kb = m->geom_stiffness[gb];
+    p->phi0 = q->pt.phi;
+    p->mu = m->geom_friction[ga] > m->geom_friction[gb] ? m->geom_friction[ga] : m->geom_friction[gb];
+    p->k = 2.0 * ka * kb / (ka + kb);
+    p->d = 0.5 * (m->geom_dissipation[ga] + m->geom_dissipation[gb]);
+    p->tau_d = 0.5 * (m->geom_taud[ga] + m->geom_taud[gb]);
+    if (x->kind == GRIT_CONSTRAINT_LAGGED) {
+      double vn0 = 0.0; /* normal velocity at the previous state: row 3 of J times v0 */
+      for (int kk = 0; kk < x->ntree; ++kk) {
+        const int t = x->tree[kk], n = m->tree_dofnum[t];
+        for (int j = 0; j < n; ++j) vn0 += jstore[x->joff[kk] + 2 * n + j] * v0[m->tree_dofadr[t] + j];
+      }
+      p->gn0 = grit_contact_lagged_normal_impulse(p, dt, vn0);
     }
   }
 }

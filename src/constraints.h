@@ -3,7 +3,9 @@
 #ifndef GRIT_CONSTRAINTS_H
 #define GRIT_CONSTRAINTS_H
 
+#include "collision.h"
 #include "grit/step.h"
+#include "kinematics.h"
 #include "solver.h"
 
 /* Number of limit constraints the model can produce (two per limited hinge/slide) and the Jacobian
@@ -15,6 +17,17 @@ int grit_limit_capacity(const grit_model *m, int *jstore);
  * phi0 = q - lower (or upper - q), v_c = v (or -v). */
 void grit_build_limit_constraints(const grit_model *m, const double *q, grit_constraint *c, int *nc,
                                   double *jstore, int *joff);
+
+/* The Jacobian storage one contact may need: 3 rows over at most two trees. */
+int grit_contact_jstore_size(const grit_model *m);
+
+/* Appends one contact constraint per candidate (in order, so candidate i is constraint i when the
+ * contacts come first): the contact frame (t1, t2, n) from the normal, Jacobian blocks
+ * J = frame^T (J_b(p_b) - J_a(p_a)) restricted to the trees of the two bodies, the pair's combined
+ * parameters, and for Lagged the normal impulse gamma_n0 at the previous velocity v0. scratch: 3 nv. */
+void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
+                                    int ncand, const double *v0, double dt, grit_contact_model model,
+                                    grit_constraint *c, int *nc, double *jstore, int *joff, double *scratch);
 
 /* Sets the parameters that depend on each constraint's Delassus estimate w (after
  * grit_solver_delassus): SAP's R_t = sigma w and near-rigid bound on R_n, the regularized Lagged

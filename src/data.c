@@ -34,6 +34,7 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->frc, 6 * nb);
   GRIT_CARVE(c, d->qnext, m->nq);
   GRIT_CARVE(c, d->vnext, nv);
+  GRIT_CARVE(c, d->jscratch, 3 * nv);
 }
 
 grit_status grit_data_create(const grit_model *m, grit_data **out) {
@@ -54,8 +55,12 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
   layout_data(m, d, &c);
   d->model = m;
   int limit_jstore = 0, limits = grit_limit_capacity(m, &limit_jstore);
-  grit_status s = grit_solver_create(m, limits, limit_jstore, &d->solver, d->message);
+  const int contacts = m->ngeom > 1 ? grit_contact_capacity(m) : 0;
+  grit_status s = grit_solver_create(m, limits + contacts, limit_jstore + contacts * grit_contact_jstore_size(m),
+                                     &d->solver, d->message);
+  if (s == GRIT_OK) s = grit_collision_create(m, &d->collision, d->message);
   if (s != GRIT_OK) {
+    grit_solver_free(d->solver);
     free(d->arena);
     free(d);
     return s;
@@ -72,6 +77,7 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
 void grit_data_free(grit_data *d) {
   if (!d) return;
   grit_solver_free(d->solver);
+  grit_collision_free(d->collision);
   free(d->arena);
   free(d);
 }
@@ -87,6 +93,7 @@ void grit_data_reset(grit_data *d) {
   for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0.0;
   d->time = 0.0;
   memset(&d->stats, 0, sizeof d->stats);
+  d->ncontacts = 0;
   d->message[0] = '\0';
 }
 

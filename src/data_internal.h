@@ -4,6 +4,7 @@
 #define GRIT_DATA_INTERNAL_H
 
 #include "grit/data.h"
+#include "collision.h"
 #include "grit/step.h"
 #include "kinematics.h"
 #include "solver.h"
@@ -35,6 +36,9 @@ struct grit_data {
   grit_step_settings settings;
   grit_step_stats stats;  /* of the last successful step */
   grit_solver *solver;    /* constraints, Jacobian storage, Hessian and its kept factor */
+  grit_collision *collision; /* geometry poses, broad phase, contact candidates of the last step */
+  int ncontacts;          /* contacts of the last successful step (the first constraints) */
+  double *jscratch;       /* (3 nv) a point Jacobian */
 
   char message[GRIT_MESSAGE_SIZE];
   void *arena;

@@ -37,6 +37,10 @@ void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit
 void GS_NAME(grit_kin_point_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
                                       GS *jac, GS *jacr);
 
+/* The same restricted to the columns [col0, col0 + ncol) (e.g. one tree's dofs): jac is 3 x ncol. */
+void GS_NAME(grit_kin_point_jacobian_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, int body,
+                                           const GS p[3], int col0, int ncol, GS *jac, GS *jacr);
+
 /* q <- q (+) h v: integrates the positions on the manifold (quaternions by the exponential map, with
  * ball and free angular velocities in the body frame). */
 void GS_NAME(grit_kin_integrate)(const grit_model *m, GS *q, const GS *v, double h);

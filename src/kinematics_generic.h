@@ -155,24 +155,26 @@ void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit
   }
 }
 
-void GS_NAME(grit_kin_point_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
-                                      GS *jac, GS *jacr) {
-  const int nv = m->nv;
-  for (int i = 0; i < 3 * nv; ++i) jac[i] = GS_C(0.0);
+void GS_NAME(grit_kin_point_jacobian_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, int body,
+                                           const GS p[3], int col0, int ncol, GS *jac, GS *jacr) {
+  for (int i = 0; i < 3 * ncol; ++i) jac[i] = GS_C(0.0);
   if (jacr)
-    for (int i = 0; i < 3 * nv; ++i) jacr[i] = GS_C(0.0);
-  /* the last dof on the path from the body to its root */
-  int dof = -1;
-  for (int b = body; b > 0 && dof < 0; b = m->body_parent[b])
-    if (m->body_dofnum[b] > 0) dof = m->body_dofadr[b] + m->body_dofnum[b] - 1;
-  for (; dof >= 0; dof = m->dof_parent[dof]) {
+    for (int i = 0; i < 3 * ncol; ++i) jacr[i] = GS_C(0.0);
+  for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int col = dof - col0;
+    if (col < 0 || col >= ncol) continue;
     GS lin[3];
     GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p);
     for (int r = 0; r < 3; ++r) {
-      jac[r * nv + dof] = lin[r];
-      if (jacr) jacr[r * nv + dof] = k->cdof[6 * dof + r];
+      jac[r * ncol + col] = lin[r];
+      if (jacr) jacr[r * ncol + col] = k->cdof[6 * dof + r];
     }
   }
+}
+
+void GS_NAME(grit_kin_point_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
+                                      GS *jac, GS *jacr) {
+  GS_NAME(grit_kin_point_jacobian_cols)(m, k, body, p, 0, m->nv, jac, jacr);
 }
 
 void GS_NAME(grit_kin_integrate)(const grit_model *m, GS *q, const GS *v, double h) {

@@ -41,9 +41,25 @@ grit_actuator_def grit_default_actuator_def(void) {
   return d;
 }
 
+grit_geom_def grit_default_geom_def(void) {
+  grit_geom_def d;
+  memset(&d, 0, sizeof d);
+  d.shape = grit_shape_make(GRIT_GEOM_SPHERE, 0.05, 0, 0);
+  d.quat[0] = 1.0;
+  d.friction = 1.0;
+  d.stiffness = 1e6;
+  d.dissipation = 10.0;
+  d.tau_d = 0.01;
+  d.contype = 1;
+  d.conaffinity = 1;
+  return d;
+}
+
 grit_options grit_default_options(void) {
   grit_options o;
   o.timestep = 1e-3;
+  o.contact_margin = 0.1;
+  o.max_contacts = 0;
   o.gravity[0] = 0.0;
   o.gravity[1] = 0.0;
   o.gravity[2] = -9.81;
@@ -75,8 +91,9 @@ struct grit_builder {
   body_entry *bodies; /* bodies[0] is the world */
   joint_entry *joints;
   grit_actuator_def *acts;
-  int nbody, njnt, nu;
-  int cap_body, cap_jnt, cap_act;
+  grit_geom_def *geoms; /* name and CONVEX vertices owned (copied) */
+  int nbody, njnt, nu, ngeom;
+  int cap_body, cap_jnt, cap_act, cap_geom;
   char message[GRIT_MESSAGE_SIZE];
 };
 
@@ -122,6 +139,11 @@ void grit_builder_free(grit_builder *b) {
   for (int i = 0; i < b->nbody; ++i) free((char *)b->bodies[i].def.name);
   for (int i = 0; i < b->njnt; ++i) free((char *)b->joints[i].def.name);
   for (int i = 0; i < b->nu; ++i) free((char *)b->acts[i].name);
+  for (int i = 0; i < b->ngeom; ++i) {
+    free((char *)b->geoms[i].name);
+    free((double *)b->geoms[i].shape.vertices);
+  }
+  free(b->geoms);
   free(b->bodies);
   free(b->joints);
   free(b->acts);
@@ -144,6 +166,12 @@ grit_status grit_builder_set_options(grit_builder *b, const grit_options *o) {
     return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: timestep %g must be positive", o->timestep);
   if (!all_finite(o->gravity, 3))
     return grit_set_error(b->message, GRIT_ERR_NOT_FINITE, "options: gravity is not finite");
+  if (!isfinite(o->contact_margin) || o->contact_margin < 0.0)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: contact_margin %g must be >= 0 and finite",
+                          o->contact_margin);
+  if (o->max_contacts < 0)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: max_contacts %d must be >= 0",
+                          o->max_contacts);
   b->opt = *o;
   return GRIT_OK;
 }
@@ -325,6 +353,48 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
   return GRIT_OK;
 }
 
+grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int *geom) {
+  if (!b || !def) return GRIT_ERR_INVALID_ARGUMENT;
+  char *msg = b->message;
+  const int id = b->ngeom;
+  if (def->body < 0 || def->body >= b->nbody)
+    return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "geom %d: body %d does not exist (bodies 0..%d)", id,
+                          def->body, b->nbody - 1);
+  char smsg[GRIT_MESSAGE_SIZE];
+  if (grit_shape_validate(&def->shape, smsg) != GRIT_OK)
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: %s", id, smsg);
+  if (!all_finite(def->pos, 3) || !all_finite(def->quat, 4) || !isfinite(def->friction) ||
+      !isfinite(def->dissipation) || !isfinite(def->tau_d) || isnan(def->stiffness))
+    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "geom %d: a parameter is not finite", id);
+  if (def->friction < 0 || !(def->stiffness > 0) || !isfinite(def->stiffness) || def->dissipation < 0 ||
+      def->tau_d < 0)
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL,
+                          "geom %d: friction, dissipation and tau_d must be >= 0 and stiffness > 0 and finite", id);
+  double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
+                   def->quat[3] * def->quat[3]);
+  if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: quat has zero norm", id);
+  if (!grow((void **)&b->geoms, &b->cap_geom, b->ngeom + 1, sizeof *b->geoms))
+    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
+  grit_geom_def d = *def;
+  for (int i = 0; i < 4; ++i) d.quat[i] = def->quat[i] / qn;
+  d.name = NULL;
+  d.shape.vertices = NULL;
+  if (def->shape.type == GRIT_GEOM_CONVEX) {
+    double *v = malloc(sizeof(double) * 3 * (size_t)def->shape.nvert);
+    if (!v) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
+    memcpy(v, def->shape.vertices, sizeof(double) * 3 * (size_t)def->shape.nvert);
+    d.shape.vertices = v;
+  }
+  if (def->name && !(d.name = dup_string(def->name))) {
+    free((double *)d.shape.vertices);
+    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
+  }
+  b->geoms[id] = d;
+  b->ngeom++;
+  if (geom) *geom = id;
+  return GRIT_OK;
+}
+
 /* -------------------------------------------------------------------------------- compiling */
 
 /* Carves every array of the model for the given sizes (measuring when c->base is NULL). */
@@ -337,6 +407,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->body_jnt, nj);
   GRIT_CARVE(c, m->body_dofadr, nb);
   GRIT_CARVE(c, m->body_dofnum, nb);
+  GRIT_CARVE(c, m->body_lastdof, nb);
   GRIT_CARVE(c, m->body_pos, 3 * nb);
   GRIT_CARVE(c, m->body_quat, 4 * nb);
   GRIT_CARVE(c, m->body_mass, nb);
@@ -366,6 +437,18 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->act_limited, nu);
   GRIT_CARVE(c, m->act_gear, nu);
   GRIT_CARVE(c, m->act_range, 2 * nu);
+  GRIT_CARVE(c, m->geom_body, m->ngeom);
+  GRIT_CARVE(c, m->geom_shape, m->ngeom);
+  GRIT_CARVE(c, m->geom_pos, 3 * m->ngeom);
+  GRIT_CARVE(c, m->geom_quat, 4 * m->ngeom);
+  GRIT_CARVE(c, m->geom_friction, m->ngeom);
+  GRIT_CARVE(c, m->geom_stiffness, m->ngeom);
+  GRIT_CARVE(c, m->geom_dissipation, m->ngeom);
+  GRIT_CARVE(c, m->geom_taud, m->ngeom);
+  GRIT_CARVE(c, m->geom_contype, m->ngeom);
+  GRIT_CARVE(c, m->geom_conaffinity, m->ngeom);
+  GRIT_CARVE(c, m->geom_vert, 3 * m->nvert);
+  GRIT_CARVE(c, m->geom_name, m->ngeom);
   GRIT_CARVE(c, m->qpos0, m->nq);
   GRIT_CARVE(c, m->body_name, nb);
   GRIT_CARVE(c, m->jnt_name, nj);
@@ -394,6 +477,11 @@ static grit_status check_unique_names(grit_builder *b) {
       if (b->joints[i].def.name && b->joints[k].def.name && !strcmp(b->joints[i].def.name, b->joints[k].def.name))
         return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "joints %d and %d share the name '%s'", k, i,
                               b->joints[i].def.name);
+  for (int i = 0; i < b->ngeom; ++i)
+    for (int k = 0; k < i; ++k)
+      if (b->geoms[i].name && b->geoms[k].name && !strcmp(b->geoms[i].name, b->geoms[k].name))
+        return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "geoms %d and %d share the name '%s'", k, i,
+                              b->geoms[i].name);
   for (int i = 0; i < b->nu; ++i)
     for (int k = 0; k < i; ++k)
       if (b->acts[i].name && b->acts[k].name && !strcmp(b->acts[i].name, b->acts[k].name))
@@ -465,6 +553,9 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   sizes.nbody = b->nbody;
   sizes.njnt = b->njnt;
   sizes.nu = b->nu;
+  sizes.ngeom = b->ngeom;
+  for (int g = 0; g < b->ngeom; ++g)
+    if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX) sizes.nvert += b->geoms[g].shape.nvert;
   for (int j = 0; j < b->njnt; ++j) {
     sizes.nq += grit_joint_nq(b->joints[j].def.type);
     sizes.nv += grit_joint_nv(b->joints[j].def.type);
@@ -478,6 +569,8 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     if (b->joints[i].def.name) names_bytes += strlen(b->joints[i].def.name) + 1;
   for (int i = 0; i < b->nu; ++i)
     if (b->acts[i].name) names_bytes += strlen(b->acts[i].name) + 1;
+  for (int i = 0; i < b->ngeom; ++i)
+    if (b->geoms[i].name) names_bytes += strlen(b->geoms[i].name) + 1;
 
   grit_carver c = {NULL, 0};
   layout_model(&sizes, &c, names_bytes);
@@ -542,6 +635,10 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     tree++;
   }
   m->nM = madr;
+  for (int i = 0; i < m->nbody; ++i) { /* parents precede children */
+    m->body_lastdof[i] = i == 0 ? -1 : m->body_lastdof[m->body_parent[i]];
+    if (m->body_dofnum[i] > 0) m->body_lastdof[i] = m->body_dofadr[i] + m->body_dofnum[i] - 1;
+  }
 
   /* actuators */
   for (int a = 0; a < m->nu; ++a) {
@@ -552,6 +649,27 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->act_gear[a] = d->gear;
     memcpy(m->act_range + 2 * a, d->ctrl_range, sizeof d->ctrl_range);
     m->act_name[a] = store_name(&names, d->name);
+  }
+  /* geometries */
+  int vadr = 0;
+  for (int g = 0; g < m->ngeom; ++g) {
+    const grit_geom_def *d = &b->geoms[g];
+    m->geom_body[g] = d->body;
+    m->geom_shape[g] = d->shape;
+    if (d->shape.type == GRIT_GEOM_CONVEX) {
+      memcpy(m->geom_vert + 3 * vadr, d->shape.vertices, sizeof(double) * 3 * (size_t)d->shape.nvert);
+      m->geom_shape[g].vertices = m->geom_vert + 3 * vadr;
+      vadr += d->shape.nvert;
+    }
+    memcpy(m->geom_pos + 3 * g, d->pos, sizeof d->pos);
+    memcpy(m->geom_quat + 4 * g, d->quat, sizeof d->quat);
+    m->geom_friction[g] = d->friction;
+    m->geom_stiffness[g] = d->stiffness;
+    m->geom_dissipation[g] = d->dissipation;
+    m->geom_taud[g] = d->tau_d;
+    m->geom_contype[g] = d->contype;
+    m->geom_conaffinity[g] = d->conaffinity;
+    m->geom_name[g] = store_name(&names, d->name);
   }
   *out = m;
   b->message[0] = '\0';
@@ -572,6 +690,7 @@ int grit_model_nu(const grit_model *m) { return m ? m->nu : 0; }
 int grit_model_nbody(const grit_model *m) { return m ? m->nbody : 0; }
 int grit_model_njoint(const grit_model *m) { return m ? m->njnt : 0; }
 int grit_model_ntree(const grit_model *m) { return m ? m->ntree : 0; }
+int grit_model_ngeom(const grit_model *m) { return m ? m->ngeom : 0; }
 grit_options grit_model_options(const grit_model *m) { return m ? m->opt : grit_default_options(); }
 
 int grit_model_joint_qposadr(const grit_model *m, int j) {
@@ -602,6 +721,26 @@ int grit_model_joint_index(const grit_model *m, const char *name) {
 }
 int grit_model_actuator_index(const grit_model *m, const char *name) {
   return m ? find_name(m->act_name, m->nu, name) : -1;
+}
+int grit_model_geom_index(const grit_model *m, const char *name) {
+  return m ? find_name(m->geom_name, m->ngeom, name) : -1;
+}
+
+grit_status grit_model_geom(const grit_model *m, int g, grit_geom_def *def) {
+  if (!m || !def || g < 0 || g >= m->ngeom) return GRIT_ERR_INVALID_ARGUMENT;
+  memset(def, 0, sizeof *def);
+  def->name = m->geom_name[g];
+  def->body = m->geom_body[g];
+  def->shape = m->geom_shape[g];
+  memcpy(def->pos, m->geom_pos + 3 * g, sizeof def->pos);
+  memcpy(def->quat, m->geom_quat + 4 * g, sizeof def->quat);
+  def->friction = m->geom_friction[g];
+  def->stiffness = m->geom_stiffness[g];
+  def->dissipation = m->geom_dissipation[g];
+  def->tau_d = m->geom_taud[g];
+  def->contype = m->geom_contype[g];
+  def->conaffinity = m->geom_conaffinity[g];
+  return GRIT_OK;
 }
 
 double grit_model_body_mass(const grit_model *m, int body) {

@@ -23,6 +23,7 @@ struct grit_model {
   int *body_jnt;        /* (njnt) joint indices, grouped by body, in the order they were added */
   int *body_dofadr;     /* first dof of the body's joints (-1 if none) */
   int *body_dofnum;     /* number of dofs of the body's joints */
+  int *body_lastdof;    /* the last dof on the path from the body to the world (-1: static body) */
   double *body_pos;     /* (3) frame origin in the parent frame at the reference configuration */
   double *body_quat;    /* (4) frame orientation in the parent frame at the reference configuration */
   double *body_mass;    /* mass */
@@ -62,12 +63,28 @@ struct grit_model {
   double *act_gear;
   double *act_range;    /* (2) */
 
+  /* geometries (ngeom) */
+  int ngeom;
+  int *geom_body;
+  grit_shape *geom_shape;     /* type, sizes, and for CONVEX vertices pointing into geom_vert */
+  double *geom_pos;           /* (3) in the body frame */
+  double *geom_quat;          /* (4) in the body frame */
+  double *geom_friction;
+  double *geom_stiffness;
+  double *geom_dissipation;
+  double *geom_taud;
+  unsigned *geom_contype;
+  unsigned *geom_conaffinity;
+  double *geom_vert;          /* (3 nvert_total) vertices of CONVEX geometries */
+  int nvert;
+
   double *qpos0;        /* (nq) reference configuration */
 
   /* names (may be NULL) */
   char **body_name;
   char **jnt_name;
   char **act_name;
+  char **geom_name;
 
   void *arena;          /* every array above lives in this one allocation */
 };

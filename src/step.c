@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "constraints.h"
+#include "contact_geometry.h"
 #include "forward.h"
 #include "grit/step.h"
 #include "kinematics.h"
@@ -64,10 +65,20 @@ grit_status grit_step(grit_data *d) {
   grit_status s = grit_compute_free_motion(d);
   if (s != GRIT_OK) return s;
 
-  /* 4-5: constraints. */
+  /* 4: contact candidates at the poses of the start of the step. */
+  int ncand = 0;
+  if (m->ngeom > 1) {
+    s = grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, d->message);
+    if (s != GRIT_OK) return s;
+    ncand = d->collision->n;
+  }
+
+  /* 5: constraints: contacts first (candidate i is constraint i), then joint limits. */
   grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   double *jstore = grit_solver_jstore(d->solver, NULL);
   int nc = 0, joff = 0;
+  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, d->qvel, h, d->settings.contact_model, c, &nc,
+                                 jstore, &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, c, &nc, jstore, &joff);
   grit_solver_delassus(d->solver, m, d->Achol, nc);
   grit_finalize_constraint_params(c, nc, h, &d->settings);
@@ -95,12 +106,35 @@ grit_status grit_step(grit_data *d) {
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
   d->time += h;
   d->stats.nconstraints = nc;
-  d->stats.ncontacts = 0;
+  d->stats.ncontacts = ncand;
+  d->ncontacts = ncand;
   d->stats.newton_iters = ss.newton_iters;
   d->stats.ls_iters = ss.ls_iters;
   d->stats.residual = ss.residual;
   d->stats.residual_ref = ss.residual_ref;
   d->stats.cond_estimate = ss.cond_estimate;
   d->stats.used_sparse = ss.used_sparse;
+  return GRIT_OK;
+}
+
+int grit_data_ncontacts(const grit_data *d) { return d ? d->ncontacts : 0; }
+
+grit_status grit_data_contact(const grit_data *d, int i, grit_contact_info *info) {
+  if (!d || !info) return GRIT_ERR_INVALID_ARGUMENT;
+  if (i < 0 || i >= d->ncontacts)
+    return grit_set_error((char *)d->message, GRIT_ERR_INVALID_ARGUMENT, "contact %d does not exist (%d contacts)", i,
+                          d->ncontacts);
+  const grit_contact_candidate *q = &d->collision->c[i];
+  const grit_constraint *k = &grit_solver_constraints(d->solver, NULL)[i];
+  for (int j = 0; j < 2; ++j) {
+    info->geom[j] = q->geom[j];
+    info->body[j] = q->body[j];
+  }
+  info->phi0 = q->pt.phi;
+  for (int j = 0; j < 3; ++j) {
+    info->pos[j] = 0.5 * (q->pt.pa[j] + q->pt.pb[j]);
+    info->impulse[j] = k->gamma[j];
+  }
+  grit_contact_frame(q->pt.n, info->frame);
   return GRIT_OK;
 }

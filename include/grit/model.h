@@ -18,6 +18,7 @@
 #ifndef GRIT_MODEL_H
 #define GRIT_MODEL_H
 
+#include "grit/geometry.h"
 #include "grit/status.h"
 
 #ifdef __cplusplus
@@ -74,10 +75,35 @@ typedef struct grit_actuator_def {
   double ctrl_range[2];  /* control limits, ctrl_range[0] < ctrl_range[1] */
 } grit_actuator_def;
 
+/* A collision geometry attached to a body (or to the world, body 0) with a pose in the body frame,
+ * and its contact properties. A pair's properties combine the two geometries' (docs/collision.md):
+ * friction max(mu_a, mu_b) (as MuJoCo), stiffness 2 k_a k_b / (k_a + k_b), dissipation and tau_d
+ * their means, so that two equal geometries give their own values. Two geometries may collide when
+ * (contype_a & conaffinity_b) || (contype_b & conaffinity_a), they are on different bodies, not both
+ * static, not on a parent and its child (unless the parent is the world), and not both planes. A plane
+ * may move (a conveyor belt on a slide joint): it is unbounded only along its own surface. */
+typedef struct grit_geom_def {
+  const char *name;      /* optional, copied; unique if given */
+  int body;              /* the body it is attached to; 0 is the world */
+  grit_shape shape;      /* type and sizes; a CONVEX shape's vertices are copied into the model */
+  double pos[3];         /* origin of the shape's frame in the body frame, m */
+  double quat[4];        /* orientation of the shape's frame in the body frame (w,x,y,z) */
+  double friction;       /* Coulomb friction coefficient mu, >= 0; default 1 */
+  double stiffness;      /* contact stiffness k, N/m, > 0; default 1e6 */
+  double dissipation;    /* Hunt & Crossley dissipation d, s/m, >= 0 (Lagged, Similar); default 10 */
+  double tau_d;          /* SAP's dissipation time scale, s, >= 0; default 0.01 */
+  unsigned contype;      /* collision bit masks (MuJoCo's contype/conaffinity); default 1, 1 */
+  unsigned conaffinity;
+} grit_geom_def;
+
 /* Global options. */
 typedef struct grit_options {
-  double timestep;    /* s, > 0; default 1e-3 */
-  double gravity[3];  /* m/s^2, default (0, 0, -9.81) */
+  double timestep;        /* s, > 0; default 1e-3 */
+  double gravity[3];      /* m/s^2, default (0, 0, -9.81) */
+  double contact_margin;  /* pairs closer than this (m, >= 0) are contact candidates; default 0.1
+                             (seed 000: phi < 10 cm): the first-order model phi0 + dt v_n does the rest */
+  int max_contacts;       /* capacity of the contact workspace (> 0), or 0 for automatic:
+                             16 per geometry + 64; a step that finds more reports GRIT_ERR_CAPACITY */
 } grit_options;
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the
@@ -85,6 +111,7 @@ typedef struct grit_options {
 grit_body_def grit_default_body_def(void);
 grit_joint_def grit_default_joint_def(void);
 grit_actuator_def grit_default_actuator_def(void);
+grit_geom_def grit_default_geom_def(void); /* a 5 cm sphere on the world with the defaults above */
 grit_options grit_default_options(void);
 
 /* Rotational inertia from principal moments `diag` and the orientation `quat` of the principal axes in
@@ -110,6 +137,9 @@ grit_status grit_builder_add_joint(grit_builder *builder, int body, const grit_j
 /* Adds an actuator; its index (from 0) is written to *actuator (may be NULL). */
 grit_status grit_builder_add_actuator(grit_builder *builder, const grit_actuator_def *def, int *actuator);
 
+/* Adds a geometry; its index (from 0) is written to *geom (may be NULL). Validates the shape. */
+grit_status grit_builder_add_geom(grit_builder *builder, const grit_geom_def *def, int *geom);
+
 /* Compiles the builder into a new immutable model. The builder stays valid (it can be changed and
  * compiled again). On failure *model is NULL and the builder's message says why. */
 grit_status grit_builder_compile(grit_builder *builder, grit_model **model);
@@ -124,6 +154,7 @@ int grit_model_nu(const grit_model *m);     /* number of actuators (controls) */
 int grit_model_nbody(const grit_model *m);  /* number of bodies, including the world body 0 */
 int grit_model_njoint(const grit_model *m); /* number of joints */
 int grit_model_ntree(const grit_model *m);  /* number of kinematic trees (children of the world) */
+int grit_model_ngeom(const grit_model *m);  /* number of geometries */
 grit_options grit_model_options(const grit_model *m);
 
 /* Where joint j's coordinates start in q and in v (grit numbers the coordinates tree by tree, each
@@ -140,6 +171,10 @@ void grit_model_qpos0(const grit_model *m, double *q);
 int grit_model_body_index(const grit_model *m, const char *name);
 int grit_model_joint_index(const grit_model *m, const char *name);
 int grit_model_actuator_index(const grit_model *m, const char *name);
+int grit_model_geom_index(const grit_model *m, const char *name);
+
+/* The definition geometry g was added with (its name and vertices point into the model). */
+grit_status grit_model_geom(const grit_model *m, int geom, grit_geom_def *def);
 
 /* Mass of body b (kg); the world (b = 0) has mass 0. -1 for a bad index. */
 double grit_model_body_mass(const grit_model *m, int body);

@@ -50,6 +50,22 @@ grit_step_settings grit_data_step_settings(const grit_data *data);
 /* Statistics of the last successful step. */
 grit_status grit_data_step_stats(const grit_data *data, grit_step_stats *stats);
 
+/* A contact of the last step (seed 000's contact frame: the normal is the third axis). */
+typedef struct grit_contact_info {
+  int geom[2];        /* the geometries; the normal points from geom[0] towards geom[1] */
+  int body[2];        /* their bodies */
+  double phi0;        /* signed distance at the start of the step, m (negative in penetration) */
+  double pos[3];      /* midpoint of the two witness points, world, m */
+  double frame[9];    /* row-major; its columns are the tangents t1, t2 and the normal n, world */
+  double impulse[3];  /* impulse on geom[1]'s body over the step in (t1, t2, n), N s; minus on geom[0]'s */
+} grit_contact_info;
+
+/* Number of contact candidates of the last step (within the contact margin; active or not). */
+int grit_data_ncontacts(const grit_data *data);
+
+/* Contact i (0 <= i < grit_data_ncontacts) of the last step. */
+grit_status grit_data_contact(const grit_data *data, int i, grit_contact_info *info);
+
 /* Advances the data's state by one time step of the model's timestep (symplectic Euler with implicit
  * damping and springs: seed 000 eq. 1). On failure the state is left as it was before the call and
  * the data's message says why. Allocates nothing. */

@@ -1,0 +1,209 @@
+/* scenes.c — the scenes of seed 000's test cases (see scenes.h). */
+#include "scenes.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const double PI = 3.14159265358979323846;
+
+/* Ground plane and a sphere on a free joint, with the contact parameters of section XI-B. */
+grit_status scene_falling_sphere(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
+  grit_builder *b = NULL;
+  grit_status s = grit_builder_create(&b);
+  if (s != GRIT_OK) return s;
+  grit_options opt = grit_default_options();
+  opt.timestep = dt;
+  s = grit_builder_set_options(b, &opt);
+  grit_geom_def contact = grit_default_geom_def();
+  contact.friction = SCENE_SPHERE_MU;
+  contact.stiffness = 1e7;
+  contact.dissipation = 500;
+  contact.tau_d = 1e-3;
+  grit_geom_def ground = contact;
+  ground.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &ground, NULL);
+  grit_body_def body = grit_default_body_def();
+  body.name = "sphere";
+  body.mass = SCENE_SPHERE_MASS;
+  for (int i = 0; i < 3; ++i) body.inertia[4 * i] = 0.4 * SCENE_SPHERE_MASS * SCENE_SPHERE_RADIUS * SCENE_SPHERE_RADIUS;
+  body.pos[2] = SCENE_SPHERE_HEIGHT + SCENE_SPHERE_RADIUS;
+  int sphere = 0;
+  if (s == GRIT_OK) s = grit_builder_add_body(b, &body, &sphere);
+  grit_joint_def free_joint = grit_default_joint_def();
+  free_joint.type = GRIT_JOINT_FREE;
+  if (s == GRIT_OK) s = grit_builder_add_joint(b, sphere, &free_joint, NULL);
+  grit_geom_def ball = contact;
+  ball.body = sphere;
+  ball.shape = grit_shape_make(GRIT_GEOM_SPHERE, SCENE_SPHERE_RADIUS, 0, 0);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &ball, NULL);
+  if (s == GRIT_OK) s = grit_builder_compile(b, m);
+  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return s;
+}
+
+grit_status scene_conveyor_belt(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
+  grit_builder *b = NULL;
+  grit_status s = grit_builder_create(&b);
+  if (s != GRIT_OK) return s;
+  grit_options opt = grit_default_options();
+  opt.timestep = dt;
+  s = grit_builder_set_options(b, &opt);
+  grit_geom_def contact = grit_default_geom_def();
+  contact.friction = SCENE_BOX_MU;
+  contact.stiffness = 1e7;
+  contact.dissipation = 500;
+  contact.tau_d = 1e-3;
+  /* the belt: a heavy body on a slide joint along x with a 1 Hz spring */
+  grit_body_def belt = grit_default_body_def();
+  belt.name = "belt";
+  belt.mass = SCENE_BELT_MASS;
+  for (int i = 0; i < 3; ++i) belt.inertia[4 * i] = SCENE_BELT_MASS;
+  int belt_body = 0;
+  if (s == GRIT_OK) s = grit_builder_add_body(b, &belt, &belt_body);
+  grit_joint_def slide = grit_default_joint_def();
+  slide.type = GRIT_JOINT_SLIDE;
+  slide.axis[0] = 1;
+  slide.axis[2] = 0;
+  int slide_joint = 0;
+  if (s == GRIT_OK) s = grit_builder_add_joint(b, belt_body, &slide, &slide_joint);
+  grit_actuator_def motor = grit_default_actuator_def();
+  motor.joint = slide_joint;
+  if (s == GRIT_OK) s = grit_builder_add_actuator(b, &motor, NULL);
+  grit_geom_def surface = contact;
+  surface.body = belt_body;
+  surface.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &surface, NULL);
+  /* the box, resting on the belt */
+  grit_body_def box = grit_default_body_def();
+  box.name = "box";
+  box.mass = SCENE_BOX_MASS;
+  for (int i = 0; i < 3; ++i) box.inertia[4 * i] = SCENE_BOX_MASS * (2 * SCENE_BOX_HALF) * (2 * SCENE_BOX_HALF) / 6.0;
+  box.pos[2] = SCENE_BOX_HALF;
+  int box_body = 0;
+  if (s == GRIT_OK) s = grit_builder_add_body(b, &box, &box_body);
+  grit_joint_def free_joint = grit_default_joint_def();
+  free_joint.type = GRIT_JOINT_FREE;
+  if (s == GRIT_OK) s = grit_builder_add_joint(b, box_body, &free_joint, NULL);
+  grit_geom_def cube = contact;
+  cube.body = box_body;
+  cube.shape = grit_shape_make(GRIT_GEOM_BOX, SCENE_BOX_HALF, SCENE_BOX_HALF, SCENE_BOX_HALF);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &cube, NULL);
+  if (s == GRIT_OK) s = grit_builder_compile(b, m);
+  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return s;
+}
+
+double scene_conveyor_belt_force(double t, double dt) {
+  const double w = 2 * PI * SCENE_BELT_FREQUENCY;
+  return SCENE_BELT_MASS * SCENE_BELT_AMPLITUDE * w * (sin(w * (t + dt)) - sin(w * t)) / dt;
+}
+
+grit_status scene_sliding_rod(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
+  grit_builder *b = NULL;
+  grit_status s = grit_builder_create(&b);
+  if (s != GRIT_OK) return s;
+  grit_options opt = grit_default_options();
+  opt.timestep = dt;
+  s = grit_builder_set_options(b, &opt);
+  grit_geom_def contact = grit_default_geom_def();
+  contact.friction = SCENE_ROD_MU;
+  contact.stiffness = 1e7;
+  contact.dissipation = 0;
+  contact.tau_d = 0;
+  grit_geom_def ground = contact;
+  ground.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &ground, NULL);
+  /* The rod's axis points from its lower end A, which leads along +x, back and up to its upper end:
+   * (-cos a, 0, sin a). Its body frame is the capsule's frame, whose z axis is the rod's axis:
+   * a rotation about y by a - 90 degrees. */
+  const double a = SCENE_ROD_ANGLE_DEG * PI / 180, r = SCENE_ROD_RADIUS, hl = 0.5 * SCENE_ROD_LENGTH - r;
+  const double L = SCENE_ROD_LENGTH, mass = SCENE_ROD_MASS, phi = a - 0.5 * PI;
+  grit_body_def rod = grit_default_body_def();
+  rod.name = "rod";
+  rod.mass = mass;
+  for (int i = 0; i < 9; ++i) rod.inertia[i] = 0;
+  rod.inertia[0] = rod.inertia[4] = mass * L * L / 12.0; /* slender rod about its centre */
+  rod.inertia[8] = 0.5 * mass * r * r;
+  rod.pos[2] = r + hl * sin(a); /* lower end's sphere touching the ground */
+  rod.quat[0] = cos(0.5 * phi);
+  rod.quat[2] = sin(0.5 * phi);
+  int body = 0;
+  if (s == GRIT_OK) s = grit_builder_add_body(b, &rod, &body);
+  grit_joint_def free_joint = grit_default_joint_def();
+  free_joint.type = GRIT_JOINT_FREE;
+  if (s == GRIT_OK) s = grit_builder_add_joint(b, body, &free_joint, NULL);
+  grit_geom_def capsule = contact;
+  capsule.body = body;
+  capsule.shape = grit_shape_make(GRIT_GEOM_CAPSULE, r, hl, 0);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &capsule, NULL);
+  if (s == GRIT_OK) s = grit_builder_compile(b, m);
+  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return s;
+}
+
+double scene_sliding_rod_clearance(const double *q) {
+  const double hl = 0.5 * SCENE_ROD_LENGTH - SCENE_ROD_RADIUS, z_axis[3] = {0, 0, 1};
+  double axis[3];
+  grit_quat_rotate(axis, q + 3, z_axis);
+  return q[2] - fabs(axis[2]) * hl - SCENE_ROD_RADIUS;
+}
+
+grit_status scene_clutter(int n_objects, double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
+  grit_builder *b = NULL;
+  grit_status s = grit_builder_create(&b);
+  if (s != GRIT_OK) return s;
+  grit_options opt = grit_default_options();
+  opt.timestep = dt;
+  s = grit_builder_set_options(b, &opt);
+  grit_geom_def contact = grit_default_geom_def();
+  contact.friction = 1.0;
+  contact.stiffness = 1e7;
+  contact.dissipation = 10;
+  contact.tau_d = 1e-4;
+  /* the open box: a floor and four walls facing inwards, 0.4 m from the centre */
+  const double half = 0.4, c45 = cos(0.25 * PI);
+  const double wall_quat[4][4] = {{c45, 0, c45, 0}, {c45, 0, -c45, 0}, {c45, -c45, 0, 0}, {c45, c45, 0, 0}};
+  const double wall_pos[4][3] = {{-half, 0, 0}, {half, 0, 0}, {0, -half, 0}, {0, half, 0}};
+  grit_geom_def g = contact;
+  g.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &g, NULL);
+  for (int w = 0; w < 4 && s == GRIT_OK; ++w) {
+    for (int i = 0; i < 3; ++i) g.pos[i] = wall_pos[w][i];
+    for (int i = 0; i < 4; ++i) g.quat[i] = wall_quat[w][i];
+    s = grit_builder_add_geom(b, &g, NULL);
+  }
+  /* four columns of objects, 12 cm apart vertically */
+  const double r = 0.05, col[4][2] = {{-0.2, -0.2}, {0.2, -0.2}, {-0.2, 0.2}, {0.2, 0.2}};
+  for (int k = 0; k < n_objects && s == GRIT_OK; ++k) {
+    const int c = k % 4, level = k / 4, sphere = (level + c) % 2 == 0;
+    grit_body_def bd = grit_default_body_def();
+    for (int i = 0; i < 9; ++i) bd.inertia[i] = 0;
+    bd.mass = sphere ? 1000.0 * 4.0 / 3.0 * PI * r * r * r : 1000.0 * (2 * r) * (2 * r) * (2 * r);
+    const double I = sphere ? 0.4 * bd.mass * r * r : bd.mass * (2 * r) * (2 * r) / 6.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
+    /* deterministic offsets (a few mm) and tilts (a few degrees) */
+    bd.pos[0] = col[c][0] + 0.004 * sin(1.7 * k);
+    bd.pos[1] = col[c][1] + 0.004 * cos(2.3 * k);
+    bd.pos[2] = 0.1 + 0.12 * level;
+    const double tilt = 0.05 * sin(3.1 * k);
+    bd.quat[0] = cos(tilt);
+    bd.quat[1] = sin(tilt) * 0.6;
+    bd.quat[2] = sin(tilt) * 0.8;
+    int body = 0;
+    s = grit_builder_add_body(b, &bd, &body);
+    grit_joint_def fj = grit_default_joint_def();
+    fj.type = GRIT_JOINT_FREE;
+    if (s == GRIT_OK) s = grit_builder_add_joint(b, body, &fj, NULL);
+    grit_geom_def og = contact;
+    og.body = body;
+    og.shape = sphere ? grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0) : grit_shape_make(GRIT_GEOM_BOX, r, r, r);
+    if (s == GRIT_OK) s = grit_builder_add_geom(b, &og, NULL);
+  }
+  if (s == GRIT_OK) s = grit_builder_compile(b, m);
+  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return s;
+}

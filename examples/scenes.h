@@ -1,0 +1,52 @@
+/* scenes.h — the scenes of seed 000's test cases, built with grit's C API, shared by the examples and
+ * the physics validation tests (so both run exactly the same model). Each returns a compiled model; on
+ * failure the builder's message is copied into msg. */
+#ifndef GRIT_EXAMPLES_SCENES_H
+#define GRIT_EXAMPLES_SCENES_H
+
+#include "grit/grit.h"
+
+/* Section XI-B: a 0.5 kg steel sphere, 5 cm in diameter, 5 cm above a ground plane (its lowest point);
+ * mu = 0.5, k = 1e7 N/m, d = 500 s/m, tau_d = 1e-3 s. qpos = sphere (pos, quat). */
+#define SCENE_SPHERE_RADIUS 0.025
+#define SCENE_SPHERE_MASS 0.5
+#define SCENE_SPHERE_HEIGHT 0.05
+#define SCENE_SPHERE_MU 0.5
+grit_status scene_falling_sphere(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]);
+
+/* Section XI-A: a 1 kg box with 5 cm sides on a conveyor belt (a plane on a 1e6 kg body on an actuated
+ * slide joint along x); mu = 0.7, k = 1e7 N/m, d = 500 s/m, tau_d = 1e-3 s. qpos = belt x, box (pos,
+ * quat); qvel = belt v, box (linear, angular); one control: the belt's motor force. */
+#define SCENE_BELT_MASS 1e6
+#define SCENE_BELT_AMPLITUDE 0.2
+#define SCENE_BELT_FREQUENCY 1.0
+#define SCENE_BOX_HALF 0.025
+#define SCENE_BOX_MASS 1.0
+#define SCENE_BOX_MU 0.7
+grit_status scene_conveyor_belt(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]);
+
+/* The belt's motor force for the step from t to t + dt, so that its velocity follows
+ * A w sin(w t) (from rest): M A w (sin(w (t + dt)) - sin(w t)) / dt. */
+double scene_conveyor_belt_force(double t, double dt);
+
+/* Section XI-C: a rod (capsule) 0.5 m long, 1 cm in diameter, 0.3 kg, at 30 degrees to the ground
+ * with its lower end touching it and leading the motion; mu = 2.3, k = 1e7 N/m, no dissipation
+ * (d = 0, tau_d = 0), so the three models share the same compliant law. qpos = rod (pos, quat). Set
+ * the horizontal velocity U0 = 10 m/s (+x) as the initial state. */
+#define SCENE_ROD_LENGTH 0.5
+#define SCENE_ROD_RADIUS 0.005
+#define SCENE_ROD_MASS 0.3
+#define SCENE_ROD_MU 2.3
+#define SCENE_ROD_ANGLE_DEG 30.0
+grit_status scene_sliding_rod(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]);
+
+/* The height above the ground of the rod's lowest surface point at configuration q. */
+double scene_sliding_rod_clearance(const double *q);
+
+/* Section XII-A: n_objects (40 in the paper) 10 cm spheres (0.524 kg) and 10 cm boxes (1 kg),
+ * alternating, in four columns, dropped into an open 80 x 80 x 80 cm box (a floor and four walls);
+ * mu = 1, k = 1e7 N/m, d = 10 s/m, tau_d = 1e-4 s. Each object is a free body; the first column
+ * starts with a sphere, the next with a box, and so on; small deterministic offsets break symmetry. */
+grit_status scene_clutter(int n_objects, double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]);
+
+#endif

@@ -1,0 +1,102 @@
+/* collision.c — the per-step collision query: poses, broad phase, narrow phase. See collision.h. */
+#include "collision.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "grit/math.h"
+#include "status_internal.h"
+
+int grit_contact_capacity(const grit_model *m) {
+  return m->opt.max_contacts > 0 ? m->opt.max_contacts : 16 * m->ngeom + 64;
+}
+
+grit_status grit_collision_create(const grit_model *m, grit_collision **out, char *message) {
+  *out = NULL;
+  grit_collision *col = calloc(1, sizeof *col);
+  if (!col) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
+  const int ng = m->ngeom;
+  col->cap = grit_contact_capacity(m);
+  col->cap_pairs = 4 * col->cap;
+  col->gpos = calloc(3 * (size_t)ng + 1, sizeof(double));
+  col->gmat = calloc(9 * (size_t)ng + 1, sizeof(double));
+  col->aabb = calloc(6 * (size_t)ng + 1, sizeof(double));
+  col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
+  col->c = calloc((size_t)col->cap, sizeof *col->c);
+  if (!col->gpos || !col->gmat || !col->aabb || !col->pairs || !col->c ||
+      grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
+    grit_collision_free(col);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
+  }
+  *out = col;
+  return GRIT_OK;
+}
+
+void grit_collision_free(grit_collision *col) {
+  if (!col) return;
+  grit_broadphase_free(col->bp);
+  free(col->gpos);
+  free(col->gmat);
+  free(col->aabb);
+  free(col->pairs);
+  free(col->c);
+  free(col);
+}
+
+int grit_geom_pair_allowed(const grit_model *m, int g1, int g2) {
+  const int b1 = m->geom_body[g1], b2 = m->geom_body[g2];
+  if (b1 == b2) return 0;
+  if (m->body_lastdof[b1] < 0 && m->body_lastdof[b2] < 0) return 0; /* both static */
+  if ((m->body_parent[b1] == b2 && b2 != 0) || (m->body_parent[b2] == b1 && b1 != 0)) return 0;
+  if (m->geom_shape[g1].type == GRIT_GEOM_PLANE && m->geom_shape[g2].type == GRIT_GEOM_PLANE) return 0;
+  return (m->geom_contype[g1] & m->geom_conaffinity[g2]) || (m->geom_contype[g2] & m->geom_conaffinity[g1]);
+}
+
+static int pair_filter(const void *ctx, int i, int j) { return grit_geom_pair_allowed(ctx, i, j); }
+
+grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
+                                  char *message) {
+  const int ng = m->ngeom;
+  const double margin = m->opt.contact_margin;
+  for (int g = 0; g < ng; ++g) {
+    const int b = m->geom_body[g];
+    double R[9];
+    grit_quat_to_mat(R, m->geom_quat + 4 * g);
+    grit_tf_compose(col->gpos + 3 * g, col->gmat + 9 * g, xpos + 3 * b, xmat + 9 * b, m->geom_pos + 3 * g, R);
+    grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, margin, col->aabb + 6 * g,
+                          col->aabb + 6 * g + 3);
+  }
+  int np = 0;
+  grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, m, col->pairs, col->cap_pairs, &np, NULL);
+  if (s != GRIT_OK)
+    return grit_set_error(message, s, "collision: more than %d broad-phase pairs (raise options.max_contacts)",
+                          col->cap_pairs);
+  col->n = 0;
+  for (int k = 0; k < np; ++k) {
+    int ga = col->pairs[2 * k], gb = col->pairs[2 * k + 1];
+    /* put a plane first so its normal (pointing out of the half-space) is the pair's normal */
+    if (m->geom_shape[gb].type < m->geom_shape[ga].type) {
+      int t = ga;
+      ga = gb;
+      gb = t;
+    }
+    grit_contact_point pts[GRIT_COLLIDE_MAX_POINTS];
+    int npts = 0;
+    s = grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
+                     col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts);
+    if (s != GRIT_OK)
+      return grit_set_error(message, s, "collision: geoms %d and %d: %s", ga, gb, grit_status_string(s));
+    for (int i = 0; i < npts; ++i) {
+      if (col->n >= col->cap)
+        return grit_set_error(message, GRIT_ERR_CAPACITY,
+                              "collision: more than %d contact candidates (raise options.max_contacts)", col->cap);
+      grit_contact_candidate *c = &col->c[col->n++];
+      c->geom[0] = ga;
+      c->geom[1] = gb;
+      c->body[0] = m->geom_body[ga];
+      c->body[1] = m->geom_body[gb];
+      c->pt = pts[i];
+    }
+  }
+  return GRIT_OK;
+}

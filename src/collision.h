@@ -1,0 +1,44 @@
+/* collision.h — the collision query of a time step (internal): world poses of the geometries, the
+ * broad phase on their margin-inflated boxes with the model's pair filter, and the narrow phase, into
+ * a flat array of contact candidates sized once. */
+#ifndef GRIT_COLLISION_H
+#define GRIT_COLLISION_H
+
+#include "broadphase.h"
+#include "collision_narrow.h"
+#include "model_internal.h"
+
+/* One candidate: the geometries and bodies of the pair (a first, the normal pointing from a to b),
+ * and the narrow phase's result. */
+typedef struct grit_contact_candidate {
+  int geom[2];
+  int body[2];
+  grit_contact_point pt;
+} grit_contact_candidate;
+
+typedef struct grit_collision {
+  double *gpos;     /* (3 ngeom) geometry origins, world */
+  double *gmat;     /* (9 ngeom) geometry orientations, world */
+  double *aabb;     /* (6 ngeom) margin-inflated boxes */
+  grit_broadphase *bp;
+  int *pairs;       /* (2 cap_pairs) broad-phase pairs */
+  int cap_pairs;
+  grit_contact_candidate *c; /* (cap) candidates of the last query */
+  int n, cap;
+} grit_collision;
+
+/* The capacity the model asks for (options.max_contacts, or 16 per geometry + 64). */
+int grit_contact_capacity(const grit_model *m);
+
+grit_status grit_collision_create(const grit_model *m, grit_collision **col, char *message);
+void grit_collision_free(grit_collision *col);
+
+/* Whether geometries g1 and g2 may collide (bodies, static-ness, parent-child, bit masks). */
+int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
+
+/* Finds the candidates at the body poses (xpos, xmat as in grit_kin). GRIT_ERR_CAPACITY when the
+ * workspace is too small (the message says how many were needed at least). */
+grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
+                                  char *message);
+
+#endif

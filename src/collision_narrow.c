@@ -1,0 +1,401 @@
+/* collision_narrow.c — narrow phase dispatch and the closed-form pairs.
+ *
+ * Each pair is put in a canonical order (lower type first; equal types by pose) so that swapping the
+ * arguments runs the very same arithmetic: phi is identical and the output is flipped on the way out.
+ * Pairs with a closed form: plane with every convex shape, sphere-sphere, sphere-capsule, sphere-box,
+ * capsule-capsule. Every other pair takes the GJK/EPA path of collision_gjk.c. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "collision_narrow.h"
+#include "grit/math.h"
+
+/* Gathers candidates in the caller's order: a pair function works on (a', b') = (a, b) or (b, a). */
+typedef struct collector {
+  grit_contact_point *out;
+  int max, n, overflow;
+  int flip; /* 1 if the pair function's a' is the caller's b */
+  const double *pa, *Ra, *pb, *Rb; /* the caller's poses */
+} collector;
+
+typedef void (*pair_fn)(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
+
+/* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b'. */
+static void emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]) {
+  if (c->n >= c->max) {
+    c->overflow = 1;
+    return;
+  }
+  grit_contact_point *o = &c->out[c->n++];
+  o->phi = phi;
+  grit_v3_scale(o->n, n, c->flip ? -1.0 : 1.0);
+  grit_v3_copy(o->pa, c->flip ? wb : wa);
+  grit_v3_copy(o->pb, c->flip ? wa : wb);
+  grit_tf_apply_inv(o->pa_local, c->pa, c->Ra, o->pa);
+  grit_tf_apply_inv(o->pb_local, c->pb, c->Rb, o->pb);
+  grit_m3_tmulv(o->n_local, c->Ra, o->n);
+}
+
+static void column(double u[3], const double R[9], int k) { grit_v3_set(u, R[k], R[3 + k], R[6 + k]); }
+
+/* A unit vector perpendicular to the unit u (deterministic). */
+static void perpendicular(double t[3], const double u[3]) {
+  double e[3] = {0, 0, 0};
+  e[fabs(u[0]) < 0.57 ? 0 : fabs(u[1]) < 0.57 ? 1 : 2] = 1.0;
+  grit_v3_cross(t, u, e);
+  grit_v3_normalize(t);
+}
+
+/* --------------------------------------------------------------------------- round shapes */
+
+/* Two spheres (centres ca, cb, radii ra, rb), the building block of every pair of round cores. fallback
+ * is the normal used when the centres coincide. */
+static void sphere_pair(collector *c, const double ca[3], double ra, const double cb[3], double rb, double margin,
+                        const double fallback[3]) {
+  double d[3], n[3], wa[3], wb[3];
+  grit_v3_sub(d, cb, ca);
+  double dist = grit_v3_norm(d), phi = dist - ra - rb;
+  if (!(phi < margin)) return;
+  if (dist > 1e-15 * (ra + rb)) grit_v3_scale(n, d, 1.0 / dist);
+  else grit_v3_copy(n, fallback);
+  grit_v3_addscl(wa, ca, n, ra);
+  grit_v3_addscl(wb, cb, n, -rb);
+  emit(c, phi, n, wa, wb);
+}
+
+static void sphere_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  static const double up[3] = {0, 0, 1};
+  sphere_pair(c, a->p, a->shape->size[0], b->p, b->shape->size[0], margin, up);
+}
+
+/* The capsule's axis point nearest the sphere's centre, then two spheres. */
+static void sphere_capsule(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double u[3], d[3], q[3], perp[3];
+  column(u, b->R, 2);
+  grit_v3_sub(d, a->p, b->p);
+  double h = b->shape->size[1], t = fmin(h, fmax(-h, grit_v3_dot(u, d)));
+  grit_v3_addscl(q, b->p, u, t);
+  perpendicular(perp, u);
+  sphere_pair(c, a->p, a->shape->size[0], q, b->shape->size[0], margin, perp);
+}
+
+/* Closest points of segments p1 + s d1 and p2 + t d2, s, t in [0, 1] (Ericson, Real-Time Collision
+ * Detection, 5.1.9); the caller handles parallel segments. */
+static void segment_segment(const double p1[3], const double d1[3], const double p2[3], const double d2[3],
+                            double *s, double *t) {
+  double r[3];
+  grit_v3_sub(r, p1, p2);
+  double a = grit_v3_dot(d1, d1), e = grit_v3_dot(d2, d2), f = grit_v3_dot(d2, r);
+  double cc = grit_v3_dot(d1, r), b = grit_v3_dot(d1, d2), den = a * e - b * b;
+  *s = den > 0.0 ? fmin(1.0, fmax(0.0, (b * f - cc * e) / den)) : 0.0;
+  *t = (b * *s + f) / e;
+  if (*t < 0.0) *t = 0.0, *s = fmin(1.0, fmax(0.0, -cc / a));
+  else if (*t > 1.0) *t = 1.0, *s = fmin(1.0, fmax(0.0, (b - cc) / a));
+}
+
+/* Axes closer to parallel than this (sin^2 of their angle) are parallel: the closest points are then a
+ * whole interval, represented by its two ends (a capsule lying on another rests on two points). Near
+ * this angle the unique closest points are ill-conditioned (their error grows like eps / sin^2). */
+#define CAPSULE_PARALLEL_SIN2 1e-10
+
+static void capsule_capsule(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double u1[3], u2[3], p1[3], p2[3], d1[3], d2[3], perp[3], x1[3], x2[3];
+  const double h1 = a->shape->size[1], h2 = b->shape->size[1], r1 = a->shape->size[0], r2 = b->shape->size[0];
+  column(u1, a->R, 2);
+  column(u2, b->R, 2);
+  grit_v3_addscl(p1, a->p, u1, -h1);
+  grit_v3_addscl(p2, b->p, u2, -h2);
+  grit_v3_scale(d1, u1, 2.0 * h1);
+  grit_v3_scale(d2, u2, 2.0 * h2);
+  grit_v3_cross(perp, u1, u2);
+  double sin2 = grit_v3_norm2(perp);
+  if (sin2 > CAPSULE_PARALLEL_SIN2) {
+    grit_v3_scale(perp, perp, 1.0 / sqrt(sin2));
+    double s, t;
+    segment_segment(p1, d1, p2, d2, &s, &t);
+    grit_v3_addscl(x1, p1, d1, s);
+    grit_v3_addscl(x2, p2, d2, t);
+    sphere_pair(c, x1, r1, x2, r2, margin, perp);
+    return;
+  }
+  perpendicular(perp, u1);
+  /* parallel: segment 2 projected on segment 1's parameter, intersected with [0, 1] */
+  double q0[3], q1[3], a2 = grit_v3_dot(d1, d1);
+  grit_v3_sub(q0, p2, p1);
+  grit_v3_add(q1, q0, d2);
+  double s0 = grit_v3_dot(q0, d1) / a2, s1 = grit_v3_dot(q1, d1) / a2;
+  double lo = fmax(0.0, fmin(s0, s1)), hi = fmin(1.0, fmax(s0, s1));
+  const int npts = (hi - lo) * 2.0 * h1 > 1e-9 * (h1 + h2) ? 2 : 1;
+  for (int k = 0; k < npts; ++k) {
+    double s, t, e = grit_v3_dot(d2, d2), w[3];
+    if (npts == 2) {
+      s = k ? hi : lo;
+      grit_v3_addscl(x1, p1, d1, s);
+      grit_v3_sub(w, x1, p2);
+      t = fmin(1.0, fmax(0.0, grit_v3_dot(w, d2) / e));
+    } else {
+      segment_segment(p1, d1, p2, d2, &s, &t);
+    }
+    grit_v3_addscl(x1, p1, d1, s);
+    grit_v3_addscl(x2, p2, d2, t);
+    sphere_pair(c, x1, r1, x2, r2, margin, perp);
+  }
+}
+
+/* Sphere (a) and box (b): the box point nearest the centre; inside the box, the nearest face. */
+static void sphere_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  const double *h = b->shape->size, r = a->shape->size[0];
+  double cl[3], q[3], nl[3], n[3], wa[3], wb[3], phi;
+  grit_tf_apply_inv(cl, b->p, b->R, a->p); /* the sphere's centre in the box frame */
+  int inside = 1;
+  for (int k = 0; k < 3; ++k) {
+    q[k] = fmin(h[k], fmax(-h[k], cl[k]));
+    if (q[k] != cl[k]) inside = 0;
+  }
+  if (!inside) {
+    grit_v3_sub(nl, cl, q); /* from the box towards the centre */
+    double dist = grit_v3_normalize(nl);
+    phi = dist - r;
+  } else {
+    int k = 0;
+    for (int j = 1; j < 3; ++j)
+      if (h[j] - fabs(cl[j]) < h[k] - fabs(cl[k])) k = j;
+    double s = cl[k] < 0.0 ? -1.0 : 1.0;
+    phi = -(h[k] - fabs(cl[k])) - r;
+    grit_v3_zero(nl);
+    nl[k] = s;
+    q[k] = s * h[k];
+  }
+  if (!(phi < margin)) return;
+  grit_m3_mulv(n, b->R, nl);
+  grit_v3_scale(n, n, -1.0); /* from the sphere (a) towards the box (b) */
+  grit_v3_addscl(wa, a->p, n, r);
+  grit_tf_apply(wb, b->p, b->R, q);
+  emit(c, phi, n, wa, wb);
+}
+
+/* ------------------------------------------------------------------------------ plane pairs */
+/* The plane is a; the normal is the plane's +z; the witness on the plane is the projection of b's. */
+
+static double plane_height(const grit_placed_shape *pl, const double x[3]) {
+  double z[3], d[3];
+  column(z, pl->R, 2);
+  grit_v3_sub(d, x, pl->p);
+  return grit_v3_dot(z, d);
+}
+
+/* Emits the point x of b (world) against plane a: phi = height of x. */
+static void plane_point(const grit_placed_shape *pl, const double x[3], double margin, collector *c) {
+  double z[3], wa[3], phi = plane_height(pl, x);
+  if (!(phi < margin)) return;
+  column(z, pl->R, 2);
+  grit_v3_addscl(wa, x, z, -phi);
+  emit(c, phi, z, wa, x);
+}
+
+/* Emits the point of b that supports b in the direction -z: the deepest point of a convex b. */
+static void plane_support(const grit_placed_shape *pl, const grit_placed_shape *b, double margin, collector *c) {
+  double z[3], dl[3], xl[3], x[3];
+  column(z, pl->R, 2);
+  grit_v3_scale(z, z, -1.0);
+  grit_m3_tmulv(dl, b->R, z);
+  grit_shape_support(b->shape, dl, xl);
+  grit_tf_apply(x, b->p, b->R, xl);
+  plane_point(pl, x, margin, c);
+}
+
+static void plane_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  plane_support(a, b, margin, c);
+}
+
+static void plane_ellipsoid(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  plane_support(a, b, margin, c);
+}
+
+/* Both end caps: the deepest point of each end sphere (a capsule lying flat rests on two points). */
+static void plane_capsule(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double u[3], z[3], e[3];
+  column(u, b->R, 2);
+  column(z, a->R, 2);
+  for (int k = 0; k < 2; ++k) {
+    grit_v3_addscl(e, b->p, u, k ? b->shape->size[1] : -b->shape->size[1]);
+    grit_v3_addscl(e, e, z, -b->shape->size[0]);
+    plane_point(a, e, margin, c);
+  }
+}
+
+/* Emits, in index order, the selected points x[i] (world) with sel[i] set. */
+static void plane_points(const grit_placed_shape *a, const double (*x)[3], const int *sel, int np, double margin,
+                         collector *c) {
+  for (int i = 0; i < np; ++i)
+    if (sel[i]) plane_point(a, x[i], margin, c);
+}
+
+/* The corners below the margin, at most the 4 deepest (ties: lower index), in corner order. */
+static void plane_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double x[8][3], phi[8];
+  int sel[8] = {0};
+  for (int i = 0; i < 8; ++i) {
+    double l[3];
+    for (int k = 0; k < 3; ++k) l[k] = (i >> k & 1) ? b->shape->size[k] : -b->shape->size[k];
+    grit_tf_apply(x[i], b->p, b->R, l);
+    phi[i] = plane_height(a, x[i]);
+  }
+  for (int m = 0; m < 4; ++m) {
+    int best = -1;
+    for (int i = 0; i < 8; ++i)
+      if (!sel[i] && phi[i] < margin && (best < 0 || phi[i] < phi[best])) best = i;
+    if (best >= 0) sel[best] = 1;
+  }
+  plane_points(a, (const double(*)[3])x, sel, 8, margin, c);
+}
+
+/* The deepest rim point of each end face; and on the lower face two more rim points, 120 degrees either
+ * side of its deepest, so that an upright cylinder stands on a triangle. */
+static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  const double r = b->shape->size[0], h = b->shape->size[1];
+  double u[3], z[3], w[3], v[3], x[4][3];
+  column(u, b->R, 2);
+  column(z, a->R, 2);
+  grit_v3_scale(w, z, -1.0);
+  grit_v3_addscl(w, w, u, grit_v3_dot(z, u)); /* -z without its axial part */
+  if (grit_v3_normalize(w) <= 1e-12) column(w, b->R, 0); /* upright: every rim point is as deep */
+  grit_v3_cross(v, u, w);
+  for (int k = 0; k < 2; ++k) {
+    grit_v3_addscl(x[k], b->p, u, k ? h : -h);
+    grit_v3_addscl(x[k], x[k], w, r);
+  }
+  const int low = plane_height(a, x[1]) < plane_height(a, x[0]) ? 1 : 0;
+  const double s120 = 0.86602540378443864676; /* sin(120 deg); cos(120 deg) = -1/2 */
+  for (int k = 0; k < 2; ++k) {
+    grit_v3_addscl(x[2 + k], b->p, u, low ? h : -h);
+    grit_v3_addscl(x[2 + k], x[2 + k], w, -0.5 * r);
+    grit_v3_addscl(x[2 + k], x[2 + k], v, k ? -s120 * r : s120 * r);
+  }
+  const int sel[4] = {1, 1, 1, 1};
+  plane_points(a, (const double(*)[3])x, sel, 4, margin, c);
+}
+
+/* Vertices below the margin; beyond 4 of them, 4 chosen to spread the support: the deepest, then each
+ * time the vertex farthest (along the plane) from those chosen, less its extra depth above the deepest,
+ * so that a resting face's corners win over higher vertices. Emitted in vertex order. */
+static void plane_convex(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  const grit_shape *s = b->shape;
+  double z[3], phimin = INFINITY;
+  int count = 0, first = -1;
+  column(z, a->R, 2);
+  for (int i = 0; i < s->nvert; ++i) {
+    double x[3], phi;
+    grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
+    phi = plane_height(a, x);
+    if (phi < margin) count++;
+    if (phi < phimin) phimin = phi, first = i;
+  }
+  enum { CAP = 4 };
+  int chosen[CAP], nch = 0;
+  if (count > CAP) {
+    chosen[nch++] = first;
+    while (nch < CAP) {
+      int best = -1;
+      double best_score = -INFINITY;
+      for (int i = 0; i < s->nvert; ++i) {
+        double x[3], phi, score = INFINITY;
+        grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
+        phi = plane_height(a, x);
+        int taken = 0;
+        for (int j = 0; j < nch; ++j) taken |= chosen[j] == i;
+        if (taken || !(phi < margin)) continue;
+        for (int j = 0; j < nch; ++j) {
+          double y[3], d[3];
+          grit_tf_apply(y, b->p, b->R, s->vertices + 3 * chosen[j]);
+          grit_v3_sub(d, x, y);
+          grit_v3_addscl(d, d, z, -grit_v3_dot(d, z));
+          score = fmin(score, grit_v3_norm(d));
+        }
+        score -= phi - phimin;
+        if (score > best_score) best_score = score, best = i;
+      }
+      chosen[nch++] = best;
+    }
+  }
+  for (int i = 0; i < s->nvert; ++i) {
+    int take = count <= CAP;
+    for (int j = 0; j < nch; ++j) take |= chosen[j] == i;
+    if (!take) continue;
+    double x[3];
+    grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
+    plane_point(a, x, margin, c);
+  }
+}
+
+/* ---------------------------------------------------------------------------- dispatch */
+
+static void general(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double phi, n[3], wa[3], wb[3];
+  if (grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) emit(c, phi, n, wa, wb);
+}
+
+/* The closed forms, indexed [lower type][higher type]; NULL: the general path. */
+static pair_fn closed_form(grit_geom_type lo, grit_geom_type hi) {
+  if (lo == GRIT_GEOM_PLANE) {
+    switch (hi) {
+    case GRIT_GEOM_SPHERE: return plane_sphere;
+    case GRIT_GEOM_CAPSULE: return plane_capsule;
+    case GRIT_GEOM_BOX: return plane_box;
+    case GRIT_GEOM_CYLINDER: return plane_cylinder;
+    case GRIT_GEOM_ELLIPSOID: return plane_ellipsoid;
+    case GRIT_GEOM_CONVEX: return plane_convex;
+    default: return NULL;
+    }
+  }
+  if (lo == GRIT_GEOM_SPHERE && hi == GRIT_GEOM_SPHERE) return sphere_sphere;
+  if (lo == GRIT_GEOM_SPHERE && hi == GRIT_GEOM_CAPSULE) return sphere_capsule;
+  if (lo == GRIT_GEOM_SPHERE && hi == GRIT_GEOM_BOX) return sphere_box;
+  if (lo == GRIT_GEOM_CAPSULE && hi == GRIT_GEOM_CAPSULE) return capsule_capsule;
+  return NULL;
+}
+
+/* Lexicographic order on (position, rotation, sizes, vertex array) for two shapes of one type. */
+static int placed_less(const grit_placed_shape *a, const grit_placed_shape *b) {
+  const double *x[4] = {a->p, a->R, a->shape->size}, *y[4] = {b->p, b->R, b->shape->size};
+  const int len[3] = {3, 9, 3};
+  for (int k = 0; k < 3; ++k)
+    for (int i = 0; i < len[k]; ++i)
+      if (x[k][i] != y[k][i]) return x[k][i] < y[k][i];
+  if (a->shape->nvert != b->shape->nvert) return a->shape->nvert < b->shape->nvert;
+  return (uintptr_t)a->shape->vertices < (uintptr_t)b->shape->vertices;
+}
+
+static grit_status collide(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                           const double pb[3], const double Rb[9], double margin, grit_contact_point *out, int max_out,
+                           int *n_out, int general_only) {
+  if (!n_out) return GRIT_ERR_INVALID_ARGUMENT;
+  *n_out = 0;
+  if (!a || !b || !pa || !Ra || !pb || !Rb || max_out < 0 || (max_out > 0 && !out) || !isfinite(margin) ||
+      margin < 0.0 || (int)a->type < 0 || a->type >= GRIT_GEOM_COUNT || (int)b->type < 0 ||
+      b->type >= GRIT_GEOM_COUNT)
+    return GRIT_ERR_INVALID_ARGUMENT;
+  if (a->type == GRIT_GEOM_PLANE && b->type == GRIT_GEOM_PLANE) return GRIT_ERR_UNSUPPORTED;
+  if (general_only && (a->type == GRIT_GEOM_PLANE || b->type == GRIT_GEOM_PLANE)) return GRIT_ERR_UNSUPPORTED;
+  const grit_placed_shape A = {a, pa, Ra}, B = {b, pb, Rb};
+  collector c = {out, max_out, 0, 0, 0, pa, Ra, pb, Rb};
+  c.flip = a->type > b->type || (a->type == b->type && placed_less(&B, &A));
+  const grit_placed_shape *first = c.flip ? &B : &A, *second = c.flip ? &A : &B;
+  pair_fn f = general_only ? NULL : closed_form(first->shape->type, second->shape->type);
+  (f ? f : general)(first, second, margin, &c);
+  *n_out = c.n;
+  return c.overflow ? GRIT_ERR_CAPACITY : GRIT_OK;
+}
+
+grit_status grit_collide(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                         const double pb[3], const double Rb[9], double margin, grit_contact_point *out, int max_out,
+                         int *n_out) {
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0);
+}
+
+grit_status grit_collide_gjk(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                             const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
+                             int max_out, int *n_out) {
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 1);
+}

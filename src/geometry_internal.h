@@ -1,0 +1,21 @@
+/* geometry_internal.h — the core-and-radius view of a shape used by the narrow phase (internal).
+ *
+ * A sphere is its centre point grown by its radius, a capsule its axis segment grown by its radius;
+ * every other shape is its own core with radius 0. GJK and EPA run on the cores, which are polytopes
+ * (point, segment) for the round shapes: the distance between two cores is found exactly in a finite
+ * number of steps, and the shapes' signed distance is that distance minus the two radii. */
+#ifndef GRIT_GEOMETRY_INTERNAL_H
+#define GRIT_GEOMETRY_INTERNAL_H
+
+#include "grit/geometry.h"
+
+/* The radius by which the core is grown: sphere and capsule radius, else 0, m. */
+double grit_shape_core_radius(const grit_shape *shape);
+
+/* The dimension of the core: 0 (point: sphere), 1 (segment: capsule), 3 (a solid: other shapes). */
+int grit_shape_core_dim(const grit_shape *shape);
+
+/* The support point of the core in the local frame (see grit_shape_support); not for PLANE. */
+void grit_shape_core_support(const grit_shape *shape, const double dir[3], double out[3]);
+
+#endif
