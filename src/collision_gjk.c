@@ -582,7 +582,7 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
       /* A second start along the line of centres: where D is nearly round about the origin (a deep,
        * nearly concentric overlap) EPA's nearest face is arbitrary and can sit near a saddle of h_D,
        * which the polish cannot leave; the line of centres is then close to the true direction. */
-      double d2 = INFINITY, n2[3], a2[3], b2[3];
+      double d2 = INFINITY, n2[3], a2[3] = {0, 0, 0}, b2[3] = {0, 0, 0};
       grit_v3_sub(n2, B.p, A.p);
       if (grit_v3_normalize(n2) > 0.0) epa_polish(&A, &B, scale, &d2, n2, a2, b2, &info->polish_steps);
       epa_polish(&A, &B, scale, &depth, n, ca, cb, &info->polish_steps);
