@@ -1,0 +1,136 @@
+/* test_step.c — the step's contract: settings validation, statistics, failure leaves the state as it
+ * was, and the collision query finds exactly the pairs brute force finds. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "collision.h"
+#include "data_internal.h"
+#include "physics_scenes.h"
+
+static double uniform(unsigned long long *s, double lo, double hi) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return lo + (hi - lo) * (double)((*s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+/* A sphere dropped onto the ground: the impact needs several Newton iterations. With one allowed,
+ * the step must report GRIT_ERR_NOT_CONVERGED and leave q, v and t exactly as they were. */
+Test(step, non_convergence_is_reported_and_leaves_the_state_unchanged) {
+  scene_contact c = {.mu = 0.5, .k = 1e7, .d = 500, .tau_d = 1e-3};
+  grit_builder *b = scene_builder(1e-3, NULL);
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  grit_builder_add_geom(b, &ground, NULL);
+  const double pos[3] = {0, 0, 0.026};
+  int body = scene_free_body(b, 0.5, 1e-4, 1e-4, 1e-4, pos);
+  grit_geom_def ball = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_SPHERE, 0.025, 0, 0));
+  grit_builder_add_geom(b, &ball, NULL);
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  double v[6] = {2, 0, -1, 0, 0, 0};
+  grit_data_set_qvel(d, v, 6);
+  grit_step_settings s = grit_data_step_settings(d);
+  s.max_newton_iters = 1;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  double q0[7], v0[6], t0 = grit_data_time(d);
+  memcpy(q0, grit_data_qpos(d), sizeof q0);
+  memcpy(v0, grit_data_qvel(d), sizeof v0);
+  grit_status st = GRIT_OK;
+  for (int i = 0; i < 20 && st == GRIT_OK; ++i) {
+    memcpy(q0, grit_data_qpos(d), sizeof q0);
+    memcpy(v0, grit_data_qvel(d), sizeof v0);
+    t0 = grit_data_time(d);
+    st = grit_step(d);
+  }
+  cr_assert_eq(st, GRIT_ERR_NOT_CONVERGED, "the impact converged in one Newton iteration?");
+  cr_assert(strstr(grit_data_last_error(d), "Newton") != NULL, "message: %s", grit_data_last_error(d));
+  cr_assert(memcmp(q0, grit_data_qpos(d), sizeof q0) == 0, "q changed by a failed step");
+  cr_assert(memcmp(v0, grit_data_qvel(d), sizeof v0) == 0, "v changed by a failed step");
+  cr_assert_eq(t0, grit_data_time(d));
+  /* with the default settings the same step succeeds */
+  s.max_newton_iters = 100;
+  grit_data_set_step_settings(d, &s);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(step, bad_settings_are_rejected_and_not_applied) {
+  grit_model *m;
+  grit_builder *b = scene_builder(1e-3, NULL);
+  const double pos[3] = {0, 0, 1};
+  scene_free_body(b, 1, 0.1, 0.1, 0.1, pos);
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_SAP);
+  grit_step_settings bad[5];
+  for (int i = 0; i < 5; ++i) bad[i] = grit_default_step_settings();
+  bad[0].contact_model = (grit_contact_model)7;
+  bad[1].stiction_tolerance = 0;
+  bad[2].sigma = NAN;
+  bad[3].rel_tol = 2;
+  bad[4].max_newton_iters = 0;
+  for (int i = 0; i < 5; ++i) {
+    cr_assert_eq(grit_data_set_step_settings(d, &bad[i]), GRIT_ERR_INVALID_ARGUMENT, "bad settings %d accepted", i);
+    cr_assert(strlen(grit_data_last_error(d)) > 0);
+  }
+  cr_assert_eq(grit_data_step_settings(d).contact_model, GRIT_CONTACT_SAP, "a rejected setting was applied");
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* 200 free bodies of random shapes in a 1 m cube: the step's collision query (broad phase + filter +
+ * narrow phase) finds exactly the candidates of brute force over every allowed pair. */
+Test(step, collision_query_matches_brute_force_on_200_bodies) {
+  unsigned long long seed = 5;
+  scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  grit_builder *b = scene_builder(1e-3, NULL);
+  grit_options o = grit_default_options();
+  o.contact_margin = 0.05;
+  o.max_contacts = 20000;
+  grit_builder_set_options(b, &o);
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  grit_builder_add_geom(b, &ground, NULL);
+  for (int i = 0; i < 200; ++i) {
+    const double pos[3] = {uniform(&seed, 0, 1), uniform(&seed, 0, 1), uniform(&seed, 0, 1)};
+    int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+    const int type = 1 + (int)uniform(&seed, 0, 5 - 1e-9); /* sphere .. ellipsoid */
+    const double r = uniform(&seed, 0.02, 0.08);
+    grit_shape sh = grit_shape_make((grit_geom_type)type, r, type == GRIT_GEOM_BOX || type == GRIT_GEOM_ELLIPSOID ? 0.8 * r : 0.6 * r,
+                                    0.7 * r);
+    grit_geom_def g = scene_geom(&c, body, sh);
+    g.quat[0] = uniform(&seed, -1, 1);
+    g.quat[1] = uniform(&seed, -1, 1);
+    g.quat[2] = uniform(&seed, -1, 1);
+    g.quat[3] = uniform(&seed, -1, 1);
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  grit_forward_kinematics(d);
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, msg), GRIT_OK, "%s", msg);
+  const grit_collision *col = d->collision;
+  /* brute force: every allowed pair through the narrow phase, at the poses the query computed */
+  int brute = 0, matched = 0;
+  for (int g1 = 0; g1 < m->ngeom; ++g1)
+    for (int g2 = g1 + 1; g2 < m->ngeom; ++g2) {
+      if (!grit_geom_pair_allowed(m, g1, g2)) continue;
+      int ga = m->geom_shape[g2].type < m->geom_shape[g1].type ? g2 : g1, gb = ga == g1 ? g2 : g1;
+      grit_contact_point pts[GRIT_COLLIDE_MAX_POINTS];
+      int n = 0;
+      cr_assert_eq(grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
+                                col->gpos + 3 * gb, col->gmat + 9 * gb, o.contact_margin, pts, GRIT_COLLIDE_MAX_POINTS,
+                                &n),
+                   GRIT_OK);
+      brute += n;
+      int found = 0;
+      for (int k = 0; k < col->n; ++k)
+        if (col->c[k].geom[0] == ga && col->c[k].geom[1] == gb) found++;
+      cr_assert_eq(found, n, "pair (%d, %d): query %d candidates, brute force %d", ga, gb, found, n);
+      matched += n > 0;
+    }
+  cr_assert_eq(col->n, brute);
+  cr_assert(matched > 50, "only %d touching pairs: the scene does not exercise the query", matched);
+  grit_data_free(d);
+  grit_model_free(m);
+}
