@@ -8,6 +8,14 @@
 #include "kinematics.h"
 #include "solver.h"
 
+#include "grit/detail/scalar_double.h"
+#include "constraints_decl_generic.h"
+#include "grit/detail/scalar_undef.h"
+
+#include "grit/detail/scalar_dual.h"
+#include "constraints_decl_generic.h"
+#include "grit/detail/scalar_undef.h"
+
 /* Number of limit constraints the model can produce (two per limited hinge/slide) and the Jacobian
  * storage they need. */
 int grit_limit_capacity(const grit_model *m, int *jstore);
@@ -29,9 +37,12 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
                                     int ncand, const double *v0, double dt, grit_contact_model model,
                                     grit_constraint *c, int *nc, double *jstore, int *joff, double *scratch);
 
-/* Sets the parameters that depend on each constraint's Delassus estimate w (after
- * grit_solver_delassus): SAP's R_t = sigma w and near-rigid bound on R_n, the regularized Lagged
- * tolerance (eq. 26), and the limits' near-rigid R and v_hat. */
-void grit_finalize_constraint_params(grit_constraint *c, int nc, double dt, const grit_step_settings *settings);
+/* The tree of a body (-1 for a static body). */
+int grit_body_tree(const grit_model *m, int body);
+
+/* Sets every constraint's Delassus estimate w (from the tree-block factor Achol of A) and the
+ * parameters that depend on it (grit_params_finalize). tmp: nv. */
+void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
+                               const double *Achol, double dt, const grit_step_settings *settings, double *tmp);
 
 #endif

@@ -25,3 +25,6 @@ GS GS_NAME(grit_contact_sap)(const GS_NAME(grit_contact_params) * p, double dt, 
 
 /* The Lagged model's gamma_n0 = dt k (-phi0)+ (1 - d v_n0)+ from the previous state. */
 GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0);
+
+/* A one-sided 1-D constraint in SAP's form (joint limits): R = p->Rn, v_hat = p->vhat. */
+GS GS_NAME(grit_limit_cost)(const GS_NAME(grit_contact_params) * p, const GS vc[1], GS gamma[1], GS G[1]);

@@ -159,3 +159,20 @@ GS GS_NAME(grit_contact_sap)(const GS_NAME(grit_contact_params) * p, double dt, 
   l = GS_FMA(Rn, GS_MUL(gamma[2], gamma[2]), l);
   return GS_SCALE(l, 0.5);
 }
+
+/* ------------------------------------------------------------------------------ joint limits */
+
+/* A one-sided 1-D constraint in SAP's form (used for joint limits): gamma = max(0, -(v - v_hat) / R)
+ * with R = p->Rn and v_hat = p->vhat, l = 1/2 R gamma^2, G = 1/R where gamma > 0. vc, gamma, G are
+ * 1-vectors. */
+GS GS_NAME(grit_limit_cost)(const GS_NAME(grit_contact_params) * p, const GS vc[1], GS gamma[1], GS G[1]) {
+  GS y = GS_NEG(GS_DIV(GS_SUB(vc[0], p->vhat), p->Rn));
+  if (GS_V(y) <= 0.0) {
+    gamma[0] = GS_C(0.0);
+    G[0] = GS_C(0.0);
+    return GS_C(0.0);
+  }
+  gamma[0] = y;
+  G[0] = GS_DIV(GS_C(1.0), p->Rn);
+  return GS_SCALE(GS_MUL(p->Rn, GS_MUL(y, y)), 0.5);
+}

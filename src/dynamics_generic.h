@@ -82,3 +82,41 @@ void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS 
     }
   }
 }
+
+int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A) {
+  for (int t = 0; t < m->ntree; ++t) {
+    const int n = m->tree_dofnum[t];
+    GS *L = A + m->tree_madr[t];
+    for (int j = 0; j < n; ++j) {
+      GS d = L[j * n + j];
+      for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * n + k], L[j * n + k]));
+      if (!(GS_V(d) > 0.0) || !isfinite(GS_V(d))) return t;
+      d = GS_SQRT(d);
+      L[j * n + j] = d;
+      for (int i = j + 1; i < n; ++i) {
+        GS s = L[i * n + j];
+        for (int k = 0; k < j; ++k) s = GS_SUB(s, GS_MUL(L[i * n + k], L[j * n + k]));
+        L[i * n + j] = GS_DIV(s, d);
+      }
+    }
+  }
+  return -1;
+}
+
+void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x) {
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    const GS *Lt = L + m->tree_madr[t];
+    GS *xt = x + adr;
+    for (int i = 0; i < n; ++i) { /* L y = b */
+      GS s = xt[i];
+      for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * n + k], xt[k]));
+      xt[i] = GS_DIV(s, Lt[i * n + i]);
+    }
+    for (int i = n - 1; i >= 0; --i) { /* L^T x = y */
+      GS s = xt[i];
+      for (int k = i + 1; k < n; ++k) s = GS_SUB(s, GS_MUL(Lt[k * n + i], xt[k]));
+      xt[i] = GS_DIV(s, Lt[i * n + i]);
+    }
+  }
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dynamics.h"
+#include "constraints.h"
 #include "hessian.h"
 #include "status_internal.h"
 
@@ -104,50 +105,6 @@ static void constraint_apply_transpose(const grit_model *m, const grit_constrain
   }
 }
 
-/* The 1-D joint limit: SAP-style unilateral compliant constraint, gamma = max(0, -(v - v_hat)/R). */
-static double limit_cost(const grit_contact_params *p, const double *vc, double *gamma, double *G) {
-  double y = -(vc[0] - p->vhat) / p->Rn;
-  if (y <= 0.0) {
-    gamma[0] = 0.0;
-    G[0] = 0.0;
-    return 0.0;
-  }
-  gamma[0] = y;
-  G[0] = 1.0 / p->Rn;
-  return 0.5 * p->Rn * y * y;
-}
-
-/* Evaluates the constraint's model at velocity vc: cost, impulse, Hessian. */
-static double constraint_eval(const grit_constraint *c, double dt, const double *vc, double *gamma, double *G) {
-  switch (c->kind) {
-    case GRIT_CONSTRAINT_LAGGED: return grit_contact_lagged(&c->p, dt, vc, gamma, G);
-    case GRIT_CONSTRAINT_SIMILAR: return grit_contact_similar(&c->p, dt, vc, gamma, G);
-    case GRIT_CONSTRAINT_SAP: return grit_contact_sap(&c->p, dt, vc, gamma, G);
-    default: return limit_cost(&c->p, vc, gamma, G);
-  }
-}
-
-void grit_solver_delassus(grit_solver *s, const grit_model *m, const double *Achol, int nc) {
-  /* w = trace(J A^-1 J^T) / dim = sum over rows and trees of |L^-1 J_row^T|^2 / dim */
-  for (int i = 0; i < nc; ++i) {
-    grit_constraint *c = &s->c[i];
-    double w = 0.0;
-    for (int k = 0; k < c->ntree; ++k) {
-      const int t = c->tree[k], n = m->tree_dofnum[t];
-      const double *L = Achol + m->tree_madr[t], *J = s->jstore + c->joff[k];
-      for (int r = 0; r < c->dim; ++r) {
-        for (int j = 0; j < n; ++j) { /* forward substitution L y = J_r^T */
-          double v = J[r * n + j];
-          for (int q = 0; q < j; ++q) v -= L[j * n + q] * s->tmp[q];
-          s->tmp[j] = v / L[j * n + j];
-          w += s->tmp[j] * s->tmp[j];
-        }
-      }
-    }
-    c->w = w / c->dim;
-  }
-}
-
 /* ----------------------------------------------------------------------------------- Newton */
 
 /* Evaluates every constraint at v: vc, cost, gamma, G; J^T gamma into s->jtg; returns the total
@@ -158,7 +115,7 @@ static double eval_constraints(grit_solver *s, const grit_model *m, double dt, i
   for (int i = 0; i < nc; ++i) {
     grit_constraint *c = &s->c[i];
     constraint_apply(m, c, s->jstore, v, 1, c->vc);
-    c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
+    c->cost = grit_constraint_eval(c->kind, &c->p, dt, c->vc, c->gamma, c->G);
     cost += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
@@ -174,7 +131,7 @@ static void ls_eval(const grit_solver *s, double dt, int nc, double a, double dA
     const grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9];
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
-    constraint_eval(c, dt, vc, g, G);
+    grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
     for (int r = 0; r < c->dim; ++r) {
       f1 -= g[r] * c->dvc[r];
       for (int q = 0; q < c->dim; ++q) f2 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];

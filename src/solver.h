@@ -79,9 +79,4 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
  * (nrhs columns of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs);
 
-/* Fills each of the first nc constraints' Delassus estimate w = trace(J A^-1 J^T) / dim, from the
- * tree-block Cholesky factor of A. The caller sets the parameters that depend on it (SAP's R_t, the
- * near-rigid bounds, the regularized Lagged tolerance) before the solve. */
-void grit_solver_delassus(grit_solver *s, const grit_model *m, const double *Achol, int nc);
-
 #endif

@@ -80,8 +80,7 @@ grit_status grit_step(grit_data *d) {
   grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, d->qvel, h, d->settings.contact_model, c, &nc,
                                  jstore, &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, c, &nc, jstore, &joff);
-  grit_solver_delassus(d->solver, m, d->Achol, nc);
-  grit_finalize_constraint_params(c, nc, h, &d->settings);
+  grit_finalize_constraints(m, c, nc, jstore, d->Achol, h, &d->settings, d->vnext);
 
   /* 6: the convex solve, warm-started from the previous velocity. */
   grit_solver_options opt = grit_solver_default_options();

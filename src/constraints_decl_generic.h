@@ -1,0 +1,33 @@
+/* constraints_decl_generic.h — prototypes of the scalar-generic constraint glue (contact Jacobians,
+ * pair parameters, Delassus estimates, parameter finalization, model dispatch), instantiated by
+ * constraints.h for double and for grit_dual. The step uses the double versions; the derivatives
+ * re-run the same code on dual numbers. */
+
+/* Per-geometry contact parameters as scalars (for double: the model's arrays). */
+typedef struct GS_NAME(grit_geom_params) {
+  const GS *friction, *stiffness, *dissipation, *tau_d; /* (ngeom) each */
+} GS_NAME(grit_geom_params);
+
+/* Adds sign * F^T J_p into out (3 x n, row-major, n = tree t's dofs): J_p is the Jacobian of the
+ * point p (world) fixed to `body`, restricted to tree t; F the contact frame (columns t1, t2, n).
+ * scratch: 3 n. */
+void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
+                                        int t, const GS F[9], double sign, GS *out, GS *scratch);
+
+/* The pair's parameters from its two geometries' (docs/collision.md): mu = max, k = 2 ka kb / (ka + kb),
+ * d and tau_d the means. Sets p->mu, k, d, tau_d. */
+void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int gb, GS_NAME(grit_contact_params) * p);
+
+/* w = trace(J A^-1 J^T) / dim for a constraint with Jacobian blocks J[k] (dim x n_k) on trees tree[k],
+ * from the tree-block Cholesky factor of A. tmp: the largest tree's dofs. */
+GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
+                          const GS *const J[2], GS *tmp);
+
+/* The parameters that depend on w: SAP's R_t = sigma w, R_n with its near-rigid bound and v_hat; the
+ * Lagged/Similar stiction tolerance (eq. 26 when regularized); the limits' near-rigid R and v_hat. */
+void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_settings *st,
+                                   GS_NAME(grit_contact_params) * p);
+
+/* Cost, impulse and Hessian of a constraint of `kind` (grit_constraint_kind) at velocity vc. */
+GS GS_NAME(grit_constraint_eval)(int kind, const GS_NAME(grit_contact_params) * p, double dt, const GS *vc, GS *gamma,
+                                 GS *G);

@@ -1,0 +1,78 @@
+/* constraints_generic.h — the constraint glue written once for any scalar type (see
+ * constraints_decl_generic.h); included by constraints.c once per scalar. */
+
+void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
+                                        int t, const GS F[9], double sign, GS *out, GS *scratch) {
+  const int n = m->tree_dofnum[t];
+  GS_NAME(grit_kin_point_jacobian_cols)(m, k, body, p, m->tree_dofadr[t], n, scratch, NULL);
+  for (int r = 0; r < 3; ++r) /* row r of F^T: column r of F */
+    for (int j = 0; j < n; ++j) {
+      GS s = GS_FMA(F[r], scratch[j], GS_FMA(F[3 + r], scratch[n + j], GS_MUL(F[6 + r], scratch[2 * n + j])));
+      out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(s, sign));
+    }
+}
+
+void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int gb, GS_NAME(grit_contact_params) * p) {
+  const GS ka = g->stiffness[ga], kb = g->stiffness[gb];
+  p->mu = GS_FMAX(g->friction[ga], g->friction[gb]);
+  p->k = GS_DIV(GS_SCALE(GS_MUL(ka, kb), 2.0), GS_ADD(ka, kb));
+  p->d = GS_SCALE(GS_ADD(g->dissipation[ga], g->dissipation[gb]), 0.5);
+  p->tau_d = GS_SCALE(GS_ADD(g->tau_d[ga], g->tau_d[gb]), 0.5);
+}
+
+GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
+                          const GS *const J[2], GS *tmp) {
+  GS w = GS_C(0.0); /* sum over rows and trees of |L^-1 J_row^T|^2 */
+  for (int k = 0; k < ntree; ++k) {
+    const int t = tree[k], n = m->tree_dofnum[t];
+    const GS *L = Achol + m->tree_madr[t];
+    for (int r = 0; r < dim; ++r)
+      for (int j = 0; j < n; ++j) { /* forward substitution L y = J_r^T */
+        GS v = J[k][r * n + j];
+        for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
+        tmp[j] = GS_DIV(v, L[j * n + j]);
+        w = GS_FMA(tmp[j], tmp[j], w);
+      }
+  }
+  return GS_SCALE(w, 1.0 / dim);
+}
+
+/* Near-rigid regime (SAP, Castro et al. 2022): a constraint's compliance is bounded below by
+ * beta^2 / (4 pi^2) w, which makes the stiffest resolvable spring oscillate with a period of about
+ * beta time steps; beta = 1. */
+#define GRIT_NEAR_RIGID_FACTOR (1.0 / (4.0 * 3.14159265358979323846 * 3.14159265358979323846))
+
+void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_settings *st,
+                                   GS_NAME(grit_contact_params) * p) {
+  switch (kind) {
+    case GRIT_CONSTRAINT_SAP: {
+      GS dtau = GS_ADDC(p->tau_d, dt);
+      p->eps = GS_SCALE(w, st->sigma);
+      p->Rn = GS_FMAX(GS_SCALE(w, GRIT_NEAR_RIGID_FACTOR), GS_DIV(GS_C(1.0), GS_MUL(GS_SCALE(p->k, dt), dtau)));
+      p->vhat = GS_NEG(GS_DIV(p->phi0, dtau));
+      break;
+    }
+    case GRIT_CONSTRAINT_LAGGED:
+      p->eps = GS_C(st->stiction_tolerance);
+      if (st->regularize_lagged)
+        p->eps = GS_FMAX(p->eps, GS_MUL(GS_SCALE(w, st->sigma), GS_MUL(p->mu, p->gn0)));
+      break;
+    case GRIT_CONSTRAINT_SIMILAR:
+      p->eps = GS_C(st->stiction_tolerance);
+      break;
+    default: /* limit: near-rigid, dissipation time scale one step (overdamped, no bounce) */
+      p->Rn = GS_SCALE(w, GRIT_NEAR_RIGID_FACTOR);
+      p->vhat = GS_NEG(GS_SCALE(p->phi0, 0.5 / dt));
+      break;
+  }
+}
+
+GS GS_NAME(grit_constraint_eval)(int kind, const GS_NAME(grit_contact_params) * p, double dt, const GS *vc, GS *gamma,
+                                 GS *G) {
+  switch (kind) {
+    case GRIT_CONSTRAINT_LAGGED: return GS_NAME(grit_contact_lagged)(p, dt, vc, gamma, G);
+    case GRIT_CONSTRAINT_SIMILAR: return GS_NAME(grit_contact_similar)(p, dt, vc, gamma, G);
+    case GRIT_CONSTRAINT_SAP: return GS_NAME(grit_contact_sap)(p, dt, vc, gamma, G);
+    default: return GS_NAME(grit_limit_cost)(p, vc, gamma, G);
+  }
+}
