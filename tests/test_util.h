@@ -72,6 +72,13 @@ static inline void tu_inertia(tu_rng *r, double I[9], double scale) {
   grit_inertia_from_principal(I, d, q);
 }
 
+/* A freshly created data for m (asserting success). */
+static inline grit_data *tu_data(const grit_model *m) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  return d;
+}
+
 /* ------------------------------------------------------------------------------- random trees */
 
 enum {
@@ -268,6 +275,60 @@ static inline double tu_potential(grit_data *d) {
   return V;
 }
 
+typedef struct tu_momentum_result {
+  double drift;    /* max |L(t) - L0| / |L0| over 2 s */
+  double qnorm;    /* max ||q| - 1| */
+  double linear;   /* max |v_lin(t) - v_lin(0)| */
+} tu_momentum_result;
+
+/* ------------------------------------------------------------------- free-body momentum run */
+
+/* An asymmetric body (principal moments 0.1, 0.2, 0.25 kg m^2 on rotated axes) with its centre of mass
+ * at the body origin, free in zero gravity, started at angular velocity w (body frame). */
+static inline tu_momentum_result tu_free_body_run(const double w[3], double dt) {
+  grit_builder *b;
+  grit_builder_create(&b);
+  grit_options o = grit_default_options();
+  o.timestep = dt;
+  memset(o.gravity, 0, sizeof o.gravity);
+  grit_builder_set_options(b, &o);
+  grit_body_def bd = grit_default_body_def();
+  bd.mass = 2.0;
+  const double diag[3] = {0.1, 0.2, 0.25}, axes[4] = {0.9, 0.3, -0.2, 0.25};
+  grit_inertia_from_principal(bd.inertia, diag, axes);
+  grit_builder_add_body(b, &bd, NULL);
+  grit_joint_def jd = grit_default_joint_def();
+  jd.type = GRIT_JOINT_FREE;
+  grit_builder_add_joint(b, 1, &jd, NULL);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
+  grit_builder_free(b);
+  grit_data *d = tu_data(m);
+  double q[7] = {0, 0, 0, 0.6, -0.3, 0.5, 0.4}, v[6] = {0.1, -0.2, 0.3, w[0], w[1], w[2]};
+  grit_data_set_qpos(d, q, 7);
+  grit_data_set_qvel(d, v, 6);
+  const double *I = bd.inertia;
+  double L0[3], Lb[3];
+  grit_m3_mulv(Lb, I, w);
+  grit_quat_rotate(L0, grit_data_qpos(d) + 3, Lb);
+  tu_momentum_result r = {0, 0, 0};
+  const long n = lround(2.0 / dt);
+  for (long k = 0; k < n; ++k) {
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    const double *qq = grit_data_qpos(d) + 3, *vv = grit_data_qvel(d);
+    double L[3], dL[3];
+    grit_m3_mulv(Lb, I, vv + 3);
+    grit_quat_rotate(L, qq, Lb);
+    grit_v3_sub(dL, L, L0);
+    r.drift = fmax(r.drift, grit_v3_norm(dL) / grit_v3_norm(L0));
+    r.qnorm = fmax(r.qnorm, fabs(sqrt(qq[0] * qq[0] + qq[1] * qq[1] + qq[2] * qq[2] + qq[3] * qq[3]) - 1));
+    for (int i = 0; i < 3; ++i) r.linear = fmax(r.linear, fabs(vv[i] - v[i]));
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+  return r;
+}
+
 /* ------------------------------------------------------------------------------- dense algebra */
 
 static inline double tu_max_abs(const double *a, int n) {
@@ -334,13 +395,6 @@ static inline void tu_solve(const double *A, const double *b, double *x, int n) 
     x[i] = s / a[i * (n + 1) + i];
   }
   free(a);
-}
-
-/* A freshly created data for m (asserting success). */
-static inline grit_data *tu_data(const grit_model *m) {
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  return d;
 }
 
 #endif /* GRIT_TEST_UTIL_H */
