@@ -1,0 +1,185 @@
+/* test_noalloc.c — nothing in the time-step path allocates: this executable interposes malloc, calloc,
+ * realloc, free and the aligned allocators (forwarding to glibc's __libc_* entry points) and counts the
+ * calls made while grit_step, grit_mass_matrix, grit_bias_forces, grit_free_motion_velocity (and the
+ * other per-step queries) run on mid-size models after creation. The count must be 0; the counter is
+ * first shown to see an allocation made by the test itself.
+ *
+ * Counting is global (any thread): an allocation by a helper thread of a dependency during the window
+ * counts too. Under AddressSanitizer (which owns malloc) the interposition is compiled out and the test
+ * is skipped. */
+#include <criterion/criterion.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grit/grit.h"
+#include "test_util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NOALLOC_ACTIVE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NOALLOC_ACTIVE 0
+#endif
+#endif
+#ifndef NOALLOC_ACTIVE
+#define NOALLOC_ACTIVE 1
+#endif
+
+static atomic_int counting;
+static atomic_long allocations, frees;
+
+#if NOALLOC_ACTIVE
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_memalign(size_t alignment, size_t size);
+
+static inline void note_alloc(void) {
+  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
+}
+
+void *malloc(size_t size) {
+  note_alloc();
+  return __libc_malloc(size);
+}
+void *calloc(size_t n, size_t size) {
+  note_alloc();
+  return __libc_calloc(n, size);
+}
+void *realloc(void *p, size_t size) {
+  note_alloc();
+  return __libc_realloc(p, size);
+}
+void free(void *p) {
+  if (p && atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&frees, 1);
+  __libc_free(p);
+}
+void *aligned_alloc(size_t alignment, size_t size) {
+  note_alloc();
+  return __libc_memalign(alignment, size);
+}
+void *memalign(size_t alignment, size_t size);
+void *memalign(size_t alignment, size_t size) {
+  note_alloc();
+  return __libc_memalign(alignment, size);
+}
+int posix_memalign(void **out, size_t alignment, size_t size);
+int posix_memalign(void **out, size_t alignment, size_t size) {
+  note_alloc();
+  void *p = __libc_memalign(alignment, size);
+  if (!p) return 12; /* ENOMEM */
+  *out = p;
+  return 0;
+}
+#endif
+
+static void window_open(void) {
+  atomic_store(&allocations, 0);
+  atomic_store(&frees, 0);
+  atomic_store(&counting, 1);
+}
+
+static long window_close(void) {
+  atomic_store(&counting, 0);
+  return atomic_load(&allocations) + atomic_load(&frees);
+}
+
+Test(noalloc, the_counter_sees_allocations) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  window_open();
+  void *volatile p = malloc(64); /* volatile: the compiler may not elide the pair */
+  void *volatile q = calloc(4, 16);
+  p = realloc(p, 128);
+  free(p);
+  free(q);
+  const long a = atomic_load(&allocations), f = atomic_load(&frees);
+  window_close();
+  cr_assert_eq(a, 3, "counted %ld allocations, expected 3", a);
+  cr_assert_eq(f, 2, "counted %ld frees, expected 2", f);
+  /* and allocations made inside the library (statically linked) and its dependencies: creating data
+   * allocates (workspaces, the solver with its CHOLMOD/LAPACK Hessian) */
+  tu_rng rng = {3};
+  tu_tree_opts o = tu_default_tree_opts();
+  grit_model *m = tu_random_tree(&rng, 5, TU_ALL, &o);
+  window_open();
+  grit_data *d = NULL;
+  grit_status st = grit_data_create(m, &d);
+  const long n = window_close();
+  cr_assert_eq(st, GRIT_OK);
+  cr_assert(n > 0, "grit_data_create's allocations were not seen");
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* Runs every per-step function a number of times inside the counting window. */
+static void check_model(grit_model *m, const char *what) {
+  grit_data *d = tu_data(m);
+  const int nv = grit_model_nv(m);
+  double *M = calloc((size_t)(nv * nv), sizeof *M), *c = calloc((size_t)nv, sizeof *c),
+         *vs = calloc((size_t)nv, sizeof *vs), *jp = calloc((size_t)(3 * nv), sizeof *jp),
+         *jr = calloc((size_t)(3 * nv), sizeof *jr);
+  tu_rng rng = {77};
+  tu_set_random_state(&rng, d, 1.0);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* a first step outside the window */
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 50; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_mass_matrix(d, M) != GRIT_OK;
+    bad |= grit_bias_forces(d, c) != GRIT_OK;
+    bad |= grit_free_motion_velocity(d, vs) != GRIT_OK;
+    bad |= grit_forward_kinematics(d) != GRIT_OK;
+    double T, V, p[3] = {0.1, 0.2, 0.3};
+    bad |= grit_energy(d, &T, &V) != GRIT_OK;
+    bad |= grit_point_jacobian(d, grit_model_nbody(m) - 1, p, jp, jr) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "%s: a call failed: %s", what, grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%s: %ld allocation calls during the time step path", what, n);
+  grit_step_stats st;
+  grit_data_step_stats(d, &st);
+  cr_log_info("%s (nv = %d): 0 allocations in 50 steps; last step had %d constraints, %d Newton iterations", what, nv,
+              st.nconstraints, st.newton_iters);
+  free(M), free(c), free(vs), free(jp), free(jr);
+  grit_data_free(d);
+}
+
+/* A mid-size random forest: ~20 bodies of every joint kind (free, ball, slide, multi-hinge, welded). */
+Test(noalloc, smooth_step_of_a_mid_size_model) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  tu_rng rng = {5};
+  tu_tree_opts o = tu_default_tree_opts();
+  o.springs = 1;
+  grit_model *m = tu_random_tree(&rng, 20, TU_ALL, &o);
+  check_model(m, "20-body random forest");
+  grit_model_free(m);
+}
+
+/* A chain whose hinges are limited and start beyond their limits, so every step goes through the
+ * constraint solver (Newton iterations, Hessian factorization). */
+Test(noalloc, constrained_step_with_active_joint_limits) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  grit_builder *b;
+  grit_builder_create(&b);
+  for (int k = 1; k <= 12; ++k) {
+    grit_body_def bd = grit_default_body_def();
+    bd.parent = k - 1;
+    bd.pos[2] = -0.3;
+    bd.com[0] = 0.1;
+    grit_builder_add_body(b, &bd, NULL);
+    grit_joint_def jd = grit_default_joint_def();
+    jd.axis[0] = k % 2, jd.axis[1] = 1 - k % 2, jd.axis[2] = 0;
+    jd.limited = 1;
+    jd.range[0] = -0.1;
+    jd.range[1] = 0.1;
+    grit_builder_add_joint(b, k, &jd, NULL);
+  }
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
+  grit_builder_free(b);
+  check_model(m, "12-link chain with joint limits");
+  grit_model_free(m);
+}
