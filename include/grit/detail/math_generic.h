@@ -278,10 +278,16 @@ static inline void GS_NAME(grit_quat_exp)(GS q[4], const GS theta[3]) {
 }
 
 /* The logarithm map: the rotation vector theta (|theta| <= pi) of the unit quaternion q. q and -q give
- * the same rotation, and the same theta. */
+ * the same rotation, and the same theta (for a half turn, w == 0, the one whose first nonzero vector
+ * component is positive). */
 static inline void GS_NAME(grit_quat_log)(GS theta[3], const GS q[4]) {
   GS w = q[0], u[3] = {q[1], q[2], q[3]};
-  if (GS_V(w) < 0.0) { /* pick the representative with w >= 0: the shorter rotation */
+  int flip = GS_V(w) < 0.0; /* pick the representative with w >= 0: the shorter rotation */
+  if (GS_V(w) == 0.0) { /* either sign of zero: a sign test on w alone would treat q and -q differently */
+    const double c = GS_V(u[0]) != 0.0 ? GS_V(u[0]) : (GS_V(u[1]) != 0.0 ? GS_V(u[1]) : GS_V(u[2]));
+    flip = c < 0.0;
+  }
+  if (flip) {
     w = GS_NEG(w);
     for (int i = 0; i < 3; ++i) u[i] = GS_NEG(u[i]);
   }
