@@ -670,3 +670,242 @@ Test(dynamics, energy_matches_independent_computation) {
     grit_model_free(m);
   }
 }
+
+/* ------------------------------------------------------ dual instantiation of the step's terms */
+
+/* The remaining scalar-generic pieces of the step, each as a function of a flat input x (inputs listed
+ * per case) evaluated in double and in dual arithmetic:
+ *   JAC: q -> (jacp, jacr) of the last body at a fixed world point;
+ *   INTEGRATE: (q, dq) -> q (+) 0.37 dq, with q's quaternion components and dq both seeded;
+ *   TANGENT: dq -> q0 (+) dq at dq = 0 (the tangent seeding of the derivatives: the exponential map's
+ *            series branch at 0 must carry exact derivatives);
+ *   FORCE: (q, v, u, bias) -> the smooth force of the step;
+ *   OPERATOR: (q, v) -> (A v, A^-1 v) with A = M + h D + h^2 K (block product, Cholesky and solve). */
+enum { F_JAC, F_INTEGRATE, F_TANGENT, F_FORCE, F_OPERATOR, F_COUNT };
+
+typedef struct {
+  const grit_model *m;
+  grit_data *d;
+  dual_ws w;
+  const double *q0; /* the base configuration of TANGENT */
+  double h;
+} term_ctx;
+
+static int term_nx(const term_ctx *c, int f) {
+  const grit_model *m = c->m;
+  switch (f) {
+    case F_JAC: return m->nq;
+    case F_INTEGRATE: return m->nq + m->nv;
+    case F_TANGENT: return m->nv;
+    case F_FORCE: return m->nq + m->nv + m->nu + m->nv;
+    default: return m->nq + m->nv;
+  }
+}
+
+static int term_ny(const term_ctx *c, int f) {
+  const grit_model *m = c->m;
+  switch (f) {
+    case F_JAC: return 6 * m->nv;
+    case F_INTEGRATE:
+    case F_TANGENT: return m->nq;
+    case F_FORCE: return m->nv;
+    default: return 2 * m->nv;
+  }
+}
+
+static const double JAC_POINT[3] = {0.3, -0.2, 0.4};
+
+static void term_double(term_ctx *c, int f, const double *x, double *y) {
+  const grit_model *m = c->m;
+  grit_data *d = c->d;
+  grit_inertial in = {m->body_mass, m->body_com, m->body_inertia};
+  switch (f) {
+    case F_JAC:
+      grit_kin_positions(m, x, &in, &d->kin);
+      grit_kin_point_jacobian(m, &d->kin, m->nbody - 1, JAC_POINT, y, y + 3 * m->nv);
+      break;
+    case F_INTEGRATE:
+      memcpy(y, x, sizeof(double) * (size_t)m->nq);
+      grit_kin_integrate(m, y, x + m->nq, 0.37);
+      break;
+    case F_TANGENT:
+      memcpy(y, c->q0, sizeof(double) * (size_t)m->nq);
+      grit_kin_integrate(m, y, x, 1.0);
+      break;
+    case F_FORCE: {
+      const double *q = x, *v = q + m->nq, *u = v + m->nv, *bias = u + m->nu;
+      grit_smooth_force(m, q, v, u, bias, c->h, y);
+      break;
+    }
+    default: {
+      const double *q = x, *v = q + m->nq;
+      grit_kin_positions(m, q, &in, &d->kin);
+      grit_crba(m, &d->kin, d->crb, d->M);
+      grit_implicit_operator(m, d->M, c->h, d->A);
+      grit_block_mulv(m, d->A, v, y);
+      memcpy(d->Achol, d->A, sizeof(double) * (size_t)m->nM);
+      cr_assert_eq(grit_block_cholesky(m, d->Achol), -1);
+      memcpy(y + m->nv, v, sizeof(double) * (size_t)m->nv);
+      grit_block_cholesky_solve(m, d->Achol, y + m->nv);
+      break;
+    }
+  }
+}
+
+static void term_dual(term_ctx *c, int f, const grit_dual *x, grit_dual *y) {
+  const grit_model *m = c->m;
+  dual_ws *w = &c->w;
+  for (int b = 0; b < m->nbody; ++b) w->mass[b] = grit_dual_const(m->body_mass[b]);
+  for (int i = 0; i < 3 * m->nbody; ++i) w->com[i] = grit_dual_const(m->body_com[i]);
+  for (int i = 0; i < 9 * m->nbody; ++i) w->inertia[i] = grit_dual_const(m->body_inertia[i]);
+  switch (f) {
+    case F_JAC: {
+      grit_dual p[3];
+      for (int i = 0; i < 3; ++i) p[i] = grit_dual_const(JAC_POINT[i]);
+      grit_kin_positions_dual(m, x, &w->in, &w->kin);
+      grit_kin_point_jacobian_dual(m, &w->kin, m->nbody - 1, p, y, y + 3 * m->nv);
+      break;
+    }
+    case F_INTEGRATE:
+      memcpy(y, x, sizeof(grit_dual) * (size_t)m->nq);
+      grit_kin_integrate_dual(m, y, x + m->nq, 0.37);
+      break;
+    case F_TANGENT:
+      for (int i = 0; i < m->nq; ++i) y[i] = grit_dual_const(c->q0[i]);
+      grit_kin_integrate_dual(m, y, x, 1.0);
+      break;
+    case F_FORCE: {
+      const grit_dual *q = x, *v = q + m->nq, *u = v + m->nv, *bias = u + m->nu;
+      grit_smooth_force_dual(m, q, v, u, bias, c->h, y);
+      break;
+    }
+    default: {
+      const grit_dual *q = x, *v = q + m->nq;
+      grit_dual *A = calloc((size_t)m->nM + 1, sizeof *A);
+      grit_kin_positions_dual(m, q, &w->in, &w->kin);
+      grit_crba_dual(m, &w->kin, w->crb, w->M);
+      grit_implicit_operator_dual(m, w->M, c->h, A);
+      grit_block_mulv_dual(m, A, v, y);
+      cr_assert_eq(grit_block_cholesky_dual(m, A), -1);
+      memcpy(y + m->nv, v, sizeof(grit_dual) * (size_t)m->nv);
+      grit_block_cholesky_solve_dual(m, A, y + m->nv);
+      free(A);
+      break;
+    }
+  }
+}
+
+/* Compares the dual partials of term f at x with central differences of the double version (step
+ * 1e-5 relative, as check_dual_chunk: truncation ~1e-10 |f'''|; round-off ~ (a few ulps of outputs of
+ * size up to ~20 after a Cholesky solve) / 1e-5 ~ 1e-9; the bound is 1e-6 relative to the largest
+ * partial of the column, floored at 1e-3 of the output scale). Values must agree bit for bit. */
+static double check_term(term_ctx *c, int f, const double *x) {
+  const int nx = term_nx(c, f), ny = term_ny(c, f);
+  double *xx = dalloc(nx), *y0 = dalloc(ny), *yp = dalloc(ny), *ym = dalloc(ny);
+  grit_dual *xd = calloc((size_t)nx + 1, sizeof *xd), *yd = calloc((size_t)ny + 1, sizeof *yd);
+  memcpy(xx, x, sizeof(double) * (size_t)nx);
+  term_double(c, f, xx, y0);
+  const double oscale = fmax(tu_max_abs(y0, ny), 1e-300);
+  double worst = 0.0;
+  for (int s = 0; s < nx; s += GRIT_DUAL_N) {
+    const int n = nx - s < GRIT_DUAL_N ? nx - s : GRIT_DUAL_N;
+    for (int i = 0; i < nx; ++i) xd[i] = grit_dual_const(x[i]);
+    for (int k = 0; k < n; ++k) xd[s + k].d[k] = 1.0;
+    term_dual(c, f, xd, yd);
+    for (int i = 0; i < ny; ++i)
+      cr_assert_eq(yd[i].v, y0[i], "term %d output %d: dual value %.17g != double %.17g", f, i, yd[i].v, y0[i]);
+    for (int k = 0; k < n; ++k) {
+      const double x0 = x[s + k], h = 1e-5 * fmax(1.0, fabs(x0));
+      xx[s + k] = x0 + h;
+      term_double(c, f, xx, yp);
+      xx[s + k] = x0 - h;
+      term_double(c, f, xx, ym);
+      xx[s + k] = x0;
+      double colmax = 0.0, err = 0.0;
+      for (int i = 0; i < ny; ++i) {
+        const double fd = (yp[i] - ym[i]) / (2 * h);
+        colmax = fmax(colmax, fabs(fd));
+        err = fmax(err, fabs(fd - yd[i].d[k]));
+      }
+      const double rel = err / fmax(colmax, 1e-3 * oscale);
+      worst = fmax(worst, rel);
+      cr_assert(rel <= 1e-6, "term %d input %d: dual vs finite difference relative error %.3g (err %.3g, column %.3g, "
+                "outputs %.3g)", f, s + k, rel, err, colmax, oscale);
+    }
+  }
+  free(xx), free(y0), free(yp), free(ym), free(xd), free(yd);
+  return worst;
+}
+
+Test(dynamics, dual_step_terms_match_finite_differences) {
+  tu_rng rng = {21};
+  double worst[F_COUNT] = {0};
+  for (int trial = 0; trial < 10; ++trial) {
+    /* a random tree with springs and actuated hinges/slides, some actuators clamped */
+    grit_builder *b;
+    grit_builder_create(&b);
+    const int nb = 2 + tu_int(&rng, 5);
+    int nj = 0;
+    tu_tree_opts o = tu_default_tree_opts();
+    o.springs = 1;
+    for (int k = 1; k <= nb; ++k) {
+      grit_body_def bd = grit_default_body_def();
+      bd.parent = tu_int(&rng, k);
+      for (int i = 0; i < 3; ++i) bd.pos[i] = tu_uniform(&rng, -0.5, 0.5), bd.com[i] = tu_uniform(&rng, -0.2, 0.2);
+      tu_quat(&rng, bd.quat);
+      tu_inertia(&rng, bd.inertia, 0.3);
+      grit_builder_add_body(b, &bd, NULL);
+      const double u = tu_uniform(&rng, 0, 1);
+      if (u < 0.3) {
+        grit_joint_def jd = grit_default_joint_def();
+        jd.type = bd.parent == 0 ? GRIT_JOINT_FREE : GRIT_JOINT_BALL;
+        jd.damping = 0.2, jd.armature = 0.01;
+        grit_builder_add_joint(b, k, &jd, NULL);
+        nj++;
+      } else {
+        tu_add_hinge_or_slide(&rng, b, k, TU_HINGE | TU_SLIDE, &o);
+        grit_actuator_def ad = grit_default_actuator_def();
+        ad.joint = nj++;
+        ad.gear = tu_uniform(&rng, 0.5, 3);
+        ad.ctrl_limited = u > 0.6;
+        grit_builder_add_actuator(b, &ad, NULL);
+      }
+    }
+    grit_model *m;
+    cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_builder_free(b);
+    term_ctx c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.d = tu_data(m);
+    c.h = 2e-3;
+    dual_ws_init(&c.w, m);
+    double *q = dalloc(m->nq), *v = dalloc(m->nv), *x = dalloc(m->nq + 3 * m->nv + m->nu);
+    tu_random_state(&rng, m, q, v, 2.0);
+    c.q0 = q;
+    for (int f = 0; f < F_COUNT; ++f) {
+      int k = 0;
+      const int nx = term_nx(&c, f);
+      if (f != F_TANGENT)
+        for (int i = 0; i < m->nq; ++i) x[k++] = q[i];
+      if (f == F_TANGENT)
+        for (int i = 0; i < m->nv; ++i) x[k++] = 0.0; /* at the base point, as the derivatives seed it */
+      else if (f != F_JAC)
+        for (int i = 0; i < m->nv; ++i) x[k++] = v[i];
+      if (f == F_FORCE) {
+        /* controls inside the limits (-1, 1) or clamped (+-1.5), away from the kinks at +-1 */
+        for (int a = 0; a < m->nu; ++a) x[k++] = a % 2 ? (tu_uniform(&rng, -1, 1) < 0 ? -1.5 : 1.5) : tu_uniform(&rng, -0.9, 0.9);
+        for (int i = 0; i < m->nv; ++i) x[k++] = tu_uniform(&rng, -3, 3); /* the bias, an input here */
+      }
+      cr_assert_eq(k, nx);
+      worst[f] = fmax(worst[f], check_term(&c, f, x));
+    }
+    free(q), free(v), free(x);
+    dual_ws_free(&c.w);
+    grit_data_free(c.d);
+    grit_model_free(m);
+  }
+  cr_log_info("dual vs FD, worst relative errors: jacobian %.1e, integrate %.1e, tangent %.1e, force %.1e, "
+              "operator/cholesky %.1e", worst[F_JAC], worst[F_INTEGRATE], worst[F_TANGENT], worst[F_FORCE],
+              worst[F_OPERATOR]);
+}
