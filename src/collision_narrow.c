@@ -21,8 +21,11 @@ typedef struct collector {
 
 typedef void (*pair_fn)(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
 
-/* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b'. */
-static void emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]) {
+/* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b', with
+ * the features for derivatives: cores ka, kb (world) and radii ra, rb (wa = ka + ra n, wb = kb - rb n),
+ * and how the normal moves (grit_normal_mode, in the pair function's order). */
+static void emit_features(collector *c, double phi, const double n[3], const double wa[3], const double wb[3],
+                          const double ka[3], double ra, const double kb[3], double rb, int mode) {
   if (c->n >= c->max) {
     c->overflow = 1;
     return;
@@ -35,6 +38,19 @@ static void emit(collector *c, double phi, const double n[3], const double wa[3]
   grit_tf_apply_inv(o->pa_local, c->pa, c->Ra, o->pa);
   grit_tf_apply_inv(o->pb_local, c->pb, c->Rb, o->pb);
   grit_m3_tmulv(o->n_local, c->Ra, o->n);
+  grit_m3_tmulv(o->nb_local, c->Rb, o->n);
+  grit_tf_apply_inv(o->ca_local, c->pa, c->Ra, c->flip ? kb : ka);
+  grit_tf_apply_inv(o->cb_local, c->pb, c->Rb, c->flip ? ka : kb);
+  o->ra = c->flip ? rb : ra;
+  o->rb = c->flip ? ra : rb;
+  o->normal_mode = mode == GRIT_NORMAL_CORES ? mode : (mode == GRIT_NORMAL_FIXED_A) != c->flip ? GRIT_NORMAL_FIXED_A
+                                                                                                : GRIT_NORMAL_FIXED_B;
+}
+
+/* A candidate whose witness points are material points (cores with radius 0), the normal turning
+ * with a' (the general path, and every pair whose first shape's feature is flat). */
+static void emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]) {
+  emit_features(c, phi, n, wa, wb, wa, 0.0, wb, 0.0, GRIT_NORMAL_FIXED_A);
 }
 
 static void column(double u[3], const double R[9], int k) { grit_v3_set(u, R[k], R[3 + k], R[6 + k]); }
@@ -61,7 +77,7 @@ static void sphere_pair(collector *c, const double ca[3], double ra, const doubl
   else grit_v3_copy(n, fallback);
   grit_v3_addscl(wa, ca, n, ra);
   grit_v3_addscl(wb, cb, n, -rb);
-  emit(c, phi, n, wa, wb);
+  emit_features(c, phi, n, wa, wb, ca, ra, cb, rb, GRIT_NORMAL_CORES);
 }
 
 static void sphere_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
@@ -148,10 +164,10 @@ static void sphere_box(const grit_placed_shape *a, const grit_placed_shape *b, d
   const double *h = b->shape->size, r = a->shape->size[0];
   double cl[3], q[3], nl[3], n[3], wa[3], wb[3], phi;
   grit_tf_apply_inv(cl, b->p, b->R, a->p); /* the sphere's centre in the box frame */
-  int inside = 1;
+  int inside = 1, clamped = 0;
   for (int k = 0; k < 3; ++k) {
     q[k] = fmin(h[k], fmax(-h[k], cl[k]));
-    if (q[k] != cl[k]) inside = 0;
+    if (q[k] != cl[k]) inside = 0, clamped++;
   }
   if (!inside) {
     grit_v3_sub(nl, cl, q); /* from the box towards the centre */
@@ -172,7 +188,8 @@ static void sphere_box(const grit_placed_shape *a, const grit_placed_shape *b, d
   grit_v3_scale(n, n, -1.0); /* from the sphere (a) towards the box (b) */
   grit_v3_addscl(wa, a->p, n, r);
   grit_tf_apply(wb, b->p, b->R, q);
-  emit(c, phi, n, wa, wb);
+  /* facing a face (or inside), the normal is the face's; facing an edge or a corner, it joins the cores */
+  emit_features(c, phi, n, wa, wb, a->p, r, wb, 0.0, clamped <= 1 ? GRIT_NORMAL_FIXED_B : GRIT_NORMAL_CORES);
 }
 
 /* ------------------------------------------------------------------------------ plane pairs */
@@ -185,13 +202,19 @@ static double plane_height(const grit_placed_shape *pl, const double x[3]) {
   return grit_v3_dot(z, d);
 }
 
-/* Emits the point x of b (world) against plane a: phi = height of x. */
-static void plane_point(const grit_placed_shape *pl, const double x[3], double margin, collector *c) {
+/* Emits the point x of b (world) against plane a: phi = height of x. x is the point of b's core k at
+ * distance r below it (r = 0: x is a vertex or a point of a face, its own core). */
+static void plane_round_point(const grit_placed_shape *pl, const double x[3], const double k[3], double r,
+                              double margin, collector *c) {
   double z[3], wa[3], phi = plane_height(pl, x);
   if (!(phi < margin)) return;
   column(z, pl->R, 2);
   grit_v3_addscl(wa, x, z, -phi);
-  emit(c, phi, z, wa, x);
+  emit_features(c, phi, z, wa, x, wa, 0.0, k, r, GRIT_NORMAL_FIXED_A);
+}
+
+static void plane_point(const grit_placed_shape *pl, const double x[3], double margin, collector *c) {
+  plane_round_point(pl, x, x, 0.0, margin, c);
 }
 
 /* Emits the point of b that supports b in the direction -z: the deepest point of a convex b. */
@@ -206,7 +229,10 @@ static void plane_support(const grit_placed_shape *pl, const grit_placed_shape *
 }
 
 static void plane_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  plane_support(a, b, margin, c);
+  double z[3], x[3];
+  column(z, a->R, 2);
+  grit_v3_addscl(x, b->p, z, -b->shape->size[0]);
+  plane_round_point(a, x, b->p, b->shape->size[0], margin, c);
 }
 
 static void plane_ellipsoid(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
@@ -219,9 +245,10 @@ static void plane_capsule(const grit_placed_shape *a, const grit_placed_shape *b
   column(u, b->R, 2);
   column(z, a->R, 2);
   for (int k = 0; k < 2; ++k) {
+    double x[3];
     grit_v3_addscl(e, b->p, u, k ? b->shape->size[1] : -b->shape->size[1]);
-    grit_v3_addscl(e, e, z, -b->shape->size[0]);
-    plane_point(a, e, margin, c);
+    grit_v3_addscl(x, e, z, -b->shape->size[0]);
+    plane_round_point(a, x, e, b->shape->size[0], margin, c);
   }
 }
 

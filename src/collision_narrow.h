@@ -14,7 +14,18 @@
 #include "grit/geometry.h"
 #include "grit/status.h"
 
-/* One contact candidate between shape a and shape b. pb - pa = phi n (to round-off). */
+/* How the normal of a contact moves with the shapes, for derivatives (contact_geometry.h). */
+typedef enum grit_normal_mode {
+  GRIT_NORMAL_FIXED_A = 0, /* turns with a: a's feature is flat (a plane, a face) */
+  GRIT_NORMAL_FIXED_B = 1, /* turns with b: b's feature is flat */
+  GRIT_NORMAL_CORES = 2    /* along the line from a's core point to b's (two round features) */
+} grit_normal_mode;
+
+/* One contact candidate between shape a and shape b. pb - pa = phi n (to round-off).
+ * For derivatives each witness point is described by a core point fixed to its shape and a radius:
+ * pa = core_a + ra n and pb = core_b - rb n. A sphere's core is its centre, a capsule's a point of its
+ * axis, with the shape's radius; a vertex or a point of a face is its own core with radius 0. So a
+ * sphere's contact point stays where the sphere meets the other shape when the sphere turns. */
 typedef struct grit_contact_point {
   double phi;         /* signed distance, m: > 0 separated, < 0 penetrating (minus the depth) */
   double n[3];        /* unit normal, world, pointing from a towards b */
@@ -22,7 +33,12 @@ typedef struct grit_contact_point {
   double pb[3];       /* witness point on the surface of b, world, m */
   double pa_local[3]; /* pa in a's local frame, m */
   double pb_local[3]; /* pb in b's local frame, m */
-  double n_local[3];  /* n in a's local frame (the normal held fixed to a for derivatives) */
+  double n_local[3];  /* n in a's local frame */
+  double nb_local[3]; /* n in b's local frame */
+  double ca_local[3]; /* a's core point in a's local frame, m */
+  double cb_local[3]; /* b's core point in b's local frame, m */
+  double ra, rb;      /* the radii: pa = core_a + ra n, pb = core_b - rb n, m */
+  int normal_mode;    /* grit_normal_mode */
 } grit_contact_point;
 
 /* The most candidates grit_collide returns for any pair; an output array this long never gives

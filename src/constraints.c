@@ -37,6 +37,7 @@ void grit_build_limit_constraints(const grit_model *m, const double *q, grit_con
       grit_constraint *k = &c[(*nc)++];
       memset(k, 0, sizeof *k);
       k->kind = GRIT_CONSTRAINT_LIMIT;
+      k->source = 2 * j + side;
       k->dim = 1;
       k->ntree = 1;
       k->tree[0] = t;
@@ -78,6 +79,7 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     grit_constraint *x = &c[(*nc)++];
     memset(x, 0, sizeof *x);
     x->kind = kind[model];
+    x->source = i;
     x->dim = 3;
     double F[9];
     grit_contact_frame(q->pt.n, F);

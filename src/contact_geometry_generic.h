@@ -33,16 +33,26 @@ void GS_NAME(grit_contact_frame)(const GS n[3], GS C[9]) {
 
 void GS_NAME(grit_contact_reevaluate)(const grit_contact_point *c, const GS pa[3], const GS Ra[9], const GS pb[3],
                                       const GS Rb[9], GS_NAME(grit_contact_geom) * out) {
-  GS la[3], lb[3], ln[3], d[3];
+  GS ka[3], kb[3], ln[3], d[3];
   for (int k = 0; k < 3; ++k) {
-    la[k] = GS_C(c->pa_local[k]);
-    lb[k] = GS_C(c->pb_local[k]);
-    ln[k] = GS_C(c->n_local[k]);
+    ka[k] = GS_C(c->ca_local[k]);
+    kb[k] = GS_C(c->cb_local[k]);
   }
-  GS_NAME(grit_tf_apply)(out->pa, pa, Ra, la);
-  GS_NAME(grit_tf_apply)(out->pb, pb, Rb, lb);
-  GS_NAME(grit_m3_mulv)(out->n, Ra, ln);
-  GS_NAME(grit_v3_normalize)(out->n); /* a no-op for an exact rotation; guards a slightly skewed Ra */
+  GS_NAME(grit_tf_apply)(ka, pa, Ra, ka); /* the cores, moving with their shapes */
+  GS_NAME(grit_tf_apply)(kb, pb, Rb, kb);
+  GS_NAME(grit_v3_sub)(d, kb, ka);
+  if (c->normal_mode == GRIT_NORMAL_CORES && GS_V(GS_NAME(grit_v3_norm2)(d)) > 0.0) {
+    GS_NAME(grit_v3_copy)(out->n, d);
+  } else if (c->normal_mode == GRIT_NORMAL_FIXED_B) {
+    for (int k = 0; k < 3; ++k) ln[k] = GS_C(c->nb_local[k]);
+    GS_NAME(grit_m3_mulv)(out->n, Rb, ln);
+  } else {
+    for (int k = 0; k < 3; ++k) ln[k] = GS_C(c->n_local[k]);
+    GS_NAME(grit_m3_mulv)(out->n, Ra, ln);
+  }
+  GS_NAME(grit_v3_normalize)(out->n);
+  GS_NAME(grit_v3_addscl)(out->pa, ka, out->n, GS_C(c->ra)); /* pa = core_a + ra n, pb = core_b - rb n */
+  GS_NAME(grit_v3_addscl)(out->pb, kb, out->n, GS_C(-c->rb));
   GS_NAME(grit_v3_sub)(d, out->pb, out->pa);
   out->phi = GS_NAME(grit_v3_dot)(out->n, d);
   GS_NAME(grit_contact_frame)(out->n, out->frame);

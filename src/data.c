@@ -35,6 +35,11 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->qnext, m->nq);
   GRIT_CARVE(c, d->vnext, nv);
   GRIT_CARVE(c, d->jscratch, 3 * nv);
+  GRIT_CARVE(c, d->qprev, m->nq);
+  GRIT_CARVE(c, d->vprev, nv);
+  GRIT_CARVE(c, d->uprev, m->nu);
+  GRIT_CARVE(c, d->vsol, nv);
+  GRIT_CARVE(c, d->Aprev, m->nM);
 }
 
 grit_status grit_data_create(const grit_model *m, grit_data **out) {
@@ -59,8 +64,10 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
   grit_status s = grit_solver_create(m, limits + contacts, limit_jstore + contacts * grit_contact_jstore_size(m),
                                      &d->solver, d->message);
   if (s == GRIT_OK) s = grit_collision_create(m, &d->collision, d->message);
+  if (s == GRIT_OK) s = grit_deriv_ws_create(m, &d->deriv);
   if (s != GRIT_OK) {
     grit_solver_free(d->solver);
+    grit_collision_free(d->collision);
     free(d->arena);
     free(d);
     return s;
@@ -78,6 +85,7 @@ void grit_data_free(grit_data *d) {
   if (!d) return;
   grit_solver_free(d->solver);
   grit_collision_free(d->collision);
+  grit_deriv_ws_free(d->deriv);
   free(d->arena);
   free(d);
 }
@@ -94,6 +102,7 @@ void grit_data_reset(grit_data *d) {
   d->time = 0.0;
   memset(&d->stats, 0, sizeof d->stats);
   d->ncontacts = 0;
+  d->has_prev = 0;
   d->message[0] = '\0';
 }
 

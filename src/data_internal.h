@@ -5,6 +5,7 @@
 
 #include "grit/data.h"
 #include "collision.h"
+#include "derivatives.h"
 #include "grit/step.h"
 #include "kinematics.h"
 #include "solver.h"
@@ -39,6 +40,13 @@ struct grit_data {
   grit_collision *collision; /* geometry poses, broad phase, contact candidates of the last step */
   int ncontacts;          /* contacts of the last successful step (the first constraints) */
   double *jscratch;       /* (3 nv) a point Jacobian */
+
+  /* the last step's inputs and solution, for grit_step_derivatives */
+  int has_prev;           /* a step succeeded since creation or reset */
+  double *qprev, *vprev, *uprev; /* (nq, nv, nu) the state and controls the step started from */
+  double *vsol;           /* (nv) its solution */
+  double *Aprev;          /* (nM) its implicit operator */
+  grit_deriv_ws *deriv;   /* dual-number workspace */
 
   char message[GRIT_MESSAGE_SIZE];
   void *arena;

@@ -273,6 +273,19 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   return GRIT_OK;
 }
 
+grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
+  if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
+  grit_hessian_begin(s->H, A);
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+    int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
+    grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->G, pair);
+  }
+  double cond;
+  return grit_hessian_factor(s->H, &cond, message);
+}
+
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
   if (s->factor_is_A) {
     if (!s->Achol) return GRIT_ERR_STATE;

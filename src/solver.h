@@ -23,6 +23,7 @@ typedef enum grit_constraint_kind {
  * parameters, and the solver's current values for it. */
 typedef struct grit_constraint {
   int kind;                 /* grit_constraint_kind */
+  int source;               /* contact: its candidate's index; limit: 2 * joint + side (0 lower, 1 upper) */
   int dim;                  /* 3 for contacts (t1, t2, n), 1 for limits */
   int ntree;                /* 1 or 2 */
   int tree[2];              /* the trees touched */
@@ -74,6 +75,10 @@ double *grit_solver_jstore(grit_solver *s, int *capacity);
 grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
                               const double *A, const double *Achol, const double *vstar, int nc, double *v,
                               grit_solver_stats *stats, char *message);
+
+/* Assembles and factors H at the constraints' current values (their G from the last evaluation, at
+ * the solution after a converged solve), so the kept factor is that of H at the solution. */
+grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message);
 
 /* Solves H x = b in place with the factor kept from the last Newton iteration of the last solve
  * (nrhs columns of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */

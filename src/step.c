@@ -60,6 +60,7 @@ grit_status grit_step(grit_data *d) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
   const double h = m->opt.timestep;
+  d->has_prev = 0; /* the workspaces below are about to change: derivatives of this step only */
 
   /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
   grit_status s = grit_compute_free_motion(d);
@@ -101,6 +102,13 @@ grit_status grit_step(grit_data *d) {
   for (int i = 0; i < m->nv; ++i)
     if (!isfinite(d->vnext[i]))
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "step: velocity %d became non-finite", i);
+  /* keep the step's inputs and solution for the derivatives, then commit */
+  memcpy(d->qprev, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(d->vprev, d->qvel, sizeof(double) * (size_t)m->nv);
+  if (m->nu > 0) memcpy(d->uprev, d->ctrl, sizeof(double) * (size_t)m->nu);
+  memcpy(d->vsol, d->vnext, sizeof(double) * (size_t)m->nv);
+  memcpy(d->Aprev, d->A, sizeof(double) * (size_t)m->nM);
+  d->has_prev = 1;
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = d->qnext[i];
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
   d->time += h;

@@ -9,5 +9,7 @@
 #include "grit/data.h"
 #include "grit/dynamics.h"
 #include "grit/step.h"
+#include "grit/derivatives.h"
+#include "grit/geometry.h"
 
 #endif

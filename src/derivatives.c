@@ -1,0 +1,375 @@
+/* derivatives.c — Jacobians of a step by the implicit function theorem (seed 000, section X-B).
+ *
+ * r(v; theta) = A(q0) (v - v0) - dt k(q0, v0, u) - sum_i J_i(q0)^T gamma_i(J_i v + b_i) = 0 at the
+ * solution v. Columns of dr/dtheta come from re-running that residual on dual numbers with theta
+ * seeded, GRIT_DUAL_N columns per pass; H dv/dtheta = -dr/dtheta is solved with the factor of H at the
+ * solution; then q+ = q0 (+) dt v is differentiated in the tangent space, joint by joint. The
+ * residual is built from the same scalar-generic code as the step (kinematics, dynamics, contact
+ * geometry, constraint glue, contact models); only the loop that assembles it is written here. */
+#include "derivatives.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "constraints.h"
+#include "contact_geometry.h"
+#include "data_internal.h"
+#include "dynamics.h"
+#include "grit/derivatives.h"
+#include "status_internal.h"
+
+/* Every dual array of one residual evaluation, sized at creation. */
+struct grit_deriv_ws {
+  grit_kin_dual kin;
+  grit_inertial_dual inertial;
+  grit_dual *mass, *com, *inertia;        /* (nbody, 3 nbody, 9 nbody) */
+  grit_geom_params_dual geom;
+  grit_dual *gparam;                      /* (4 ngeom) friction, stiffness, dissipation, tau_d */
+  grit_dual *q, *dq, *v0, *u;             /* (nq, nv, nv, nu) */
+  grit_dual *M, *A, *Achol;               /* (nM) */
+  grit_dual *bias, *force, *r, *tmp;      /* (nv) */
+  grit_sinertia_dual *crb;                /* (nbody) */
+  grit_dual *acc, *frc;                   /* (6 nbody) */
+  grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
+  grit_dual *scratch;                     /* (3 nv) */
+  double *rhs;                            /* (nv x GRIT_DUAL_N) column-major */
+  double *Dq, *Dv;                        /* (36 njnt) integration Jacobians, a 6x6 block per joint */
+  void *arena;
+};
+
+static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
+  const int nb = m->nbody, nv = m->nv, nj = m->njnt;
+  GRIT_CARVE(c, w->kin.xpos, 3 * nb);
+  GRIT_CARVE(c, w->kin.xquat, 4 * nb);
+  GRIT_CARVE(c, w->kin.xmat, 9 * nb);
+  GRIT_CARVE(c, w->kin.xipos, 3 * nb);
+  GRIT_CARVE(c, w->kin.xanchor, 3 * nj);
+  GRIT_CARVE(c, w->kin.xaxis, 3 * nj);
+  GRIT_CARVE(c, w->kin.cdof, 6 * nv);
+  GRIT_CARVE(c, w->kin.cinert, nb);
+  GRIT_CARVE(c, w->kin.cvel, 6 * nb);
+  GRIT_CARVE(c, w->kin.cdof_dot, 6 * nv);
+  GRIT_CARVE(c, w->mass, nb);
+  GRIT_CARVE(c, w->com, 3 * nb);
+  GRIT_CARVE(c, w->inertia, 9 * nb);
+  GRIT_CARVE(c, w->gparam, 4 * m->ngeom);
+  GRIT_CARVE(c, w->q, m->nq);
+  GRIT_CARVE(c, w->dq, nv);
+  GRIT_CARVE(c, w->v0, nv);
+  GRIT_CARVE(c, w->u, m->nu);
+  GRIT_CARVE(c, w->M, m->nM);
+  GRIT_CARVE(c, w->A, m->nM);
+  GRIT_CARVE(c, w->Achol, m->nM);
+  GRIT_CARVE(c, w->bias, nv);
+  GRIT_CARVE(c, w->force, nv);
+  GRIT_CARVE(c, w->r, nv);
+  GRIT_CARVE(c, w->tmp, nv);
+  GRIT_CARVE(c, w->crb, nb);
+  GRIT_CARVE(c, w->acc, 6 * nb);
+  GRIT_CARVE(c, w->frc, 6 * nb);
+  GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
+  GRIT_CARVE(c, w->scratch, 3 * nv);
+  GRIT_CARVE(c, w->rhs, nv * GRIT_DUAL_N);
+  GRIT_CARVE(c, w->Dq, 36 * nj);
+  GRIT_CARVE(c, w->Dv, 36 * nj);
+}
+
+grit_status grit_deriv_ws_create(const grit_model *m, grit_deriv_ws **out) {
+  *out = NULL;
+  grit_deriv_ws *w = calloc(1, sizeof *w);
+  if (!w) return GRIT_ERR_OUT_OF_MEMORY;
+  grit_carver c = {NULL, 0};
+  layout(m, w, &c);
+  w->arena = calloc(1, c.used + 64);
+  if (!w->arena) {
+    free(w);
+    return GRIT_ERR_OUT_OF_MEMORY;
+  }
+  c.base = w->arena;
+  c.used = 0;
+  layout(m, w, &c);
+  w->inertial.mass = w->mass;
+  w->inertial.com = w->com;
+  w->inertial.inertia = w->inertia;
+  const int ng = m->ngeom;
+  w->geom.friction = w->gparam;
+  w->geom.stiffness = w->gparam + ng;
+  w->geom.dissipation = w->gparam + 2 * ng;
+  w->geom.tau_d = w->gparam + 3 * ng;
+  *out = w;
+  return GRIT_OK;
+}
+
+void grit_deriv_ws_free(grit_deriv_ws *w) {
+  if (!w) return;
+  free(w->arena);
+  free(w);
+}
+
+/* ------------------------------------------------------------------------------ the columns */
+
+/* The columns of theta: 0..nv-1 dq0, nv..2nv-1 v0, then the nu controls, then the np parameters.
+ * Sets every dual input to its value with zero partials, then seeds column ids[j] in direction j. */
+static void seed_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_param *params,
+                        const int *ids, int count) {
+  const int nv = m->nv, nu = m->nu, ng = m->ngeom;
+  for (int i = 0; i < nv; ++i) {
+    w->dq[i] = grit_dual_const(0.0);
+    w->v0[i] = grit_dual_const(d->vprev[i]);
+  }
+  for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->uprev[i]);
+  for (int b = 0; b < m->nbody; ++b) {
+    w->mass[b] = grit_dual_const(m->body_mass[b]);
+    for (int i = 0; i < 3; ++i) w->com[3 * b + i] = grit_dual_const(m->body_com[3 * b + i]);
+    for (int i = 0; i < 9; ++i) w->inertia[9 * b + i] = grit_dual_const(m->body_inertia[9 * b + i]);
+  }
+  const double *gsrc[4] = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
+  for (int k = 0; k < 4; ++k)
+    for (int g = 0; g < ng; ++g) w->gparam[k * ng + g] = grit_dual_const(gsrc[k][g]);
+  for (int j = 0; j < count; ++j) {
+    const int col = ids[j];
+    if (col < nv) {
+      w->dq[col].d[j] = 1.0;
+    } else if (col < 2 * nv) {
+      w->v0[col - nv].d[j] = 1.0;
+    } else if (col < 2 * nv + nu) {
+      w->u[col - 2 * nv].d[j] = 1.0;
+    } else {
+      const grit_param *p = &params[col - 2 * nv - nu];
+      if (p->kind == GRIT_PARAM_MASS) {
+        /* mass and rotational inertia scale together: d inertia / d mass = inertia / mass */
+        const int b = p->index;
+        w->mass[b].d[j] = 1.0;
+        for (int i = 0; i < 9; ++i) w->inertia[9 * b + i].d[j] = m->body_inertia[9 * b + i] / m->body_mass[b];
+      } else {
+        grit_dual *arr = w->gparam + (size_t)p->kind * ng;
+        for (int g = 0; g < ng; ++g)
+          if (p->index < 0 || p->index == g) arr[g].d[j] = 1.0;
+      }
+    }
+  }
+}
+
+/* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks. */
+static void subtract_jt_gamma(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
+                              const grit_dual *gamma, grit_dual *r) {
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
+    for (int q = 0; q < dim; ++q)
+      for (int j = 0; j < n; ++j) r[adr + j] = grit_dual_sub(r[adr + j], grit_dual_mul(J[k][q * n + j], gamma[q]));
+  }
+}
+
+/* J v + b with v (the solution) a plain double. */
+static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
+                           const double *v, const double *b, grit_dual *vc) {
+  for (int q = 0; q < dim; ++q) {
+    vc[q] = grit_dual_const(b ? b[q] : 0.0);
+    for (int k = 0; k < ntree; ++k) {
+      const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
+      for (int j = 0; j < n; ++j) vc[q] = grit_dual_fma(J[k][q * n + j], grit_dual_const(v[adr + j]), vc[q]);
+    }
+  }
+}
+
+/* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. */
+static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const double h = m->opt.timestep;
+  const int nv = m->nv;
+  /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
+  for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
+  grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
+  grit_kin_positions_dual(m, w->q, &w->inertial, &w->kin);
+  grit_kin_velocities_dual(m, w->v0, &w->kin);
+  grit_crba_dual(m, &w->kin, w->crb, w->M);
+  grit_implicit_operator_dual(m, w->M, h, w->A);
+  for (int i = 0; i < m->nM; ++i) w->Achol[i] = w->A[i];
+  grit_block_cholesky_dual(m, w->Achol);
+  grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+  grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
+  grit_block_mulv_dual(m, w->A, w->tmp, w->r);
+  for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+
+  /* constraints, in the step's order: contacts (candidate i is constraint i), then limits */
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const int nc = d->stats.nconstraints, ncand = d->ncontacts;
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *k = &c[i];
+    grit_contact_params_dual p;
+    memset(&p, 0, sizeof p);
+    grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
+    for (int q = 0; q < k->ntree; ++q)
+      for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
+    if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
+      const grit_contact_candidate *cand = &d->collision->c[i];
+      grit_dual gp[2][3], gR[2][9];
+      for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
+        const int g = cand->geom[s], b = cand->body[s];
+        double R[9];
+        grit_quat_to_mat(R, m->geom_quat + 4 * g);
+        grit_dual lp[3], lR[9];
+        for (int t = 0; t < 3; ++t) lp[t] = grit_dual_const(m->geom_pos[3 * g + t]);
+        for (int t = 0; t < 9; ++t) lR[t] = grit_dual_const(R[t]);
+        grit_tf_compose_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, lp, lR);
+      }
+      grit_contact_geom_dual geo;
+      grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
+      for (int q = 0; q < k->ntree; ++q) {
+        const int t = k->tree[q];
+        if (t == grit_body_tree(m, cand->body[1]))
+          grit_contact_jacobian_add_dual(m, &w->kin, cand->body[1], geo.pb, t, geo.frame, 1.0, J[q], w->scratch);
+        if (t == grit_body_tree(m, cand->body[0]))
+          grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo.pa, t, geo.frame, -1.0, J[q], w->scratch);
+      }
+      grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
+      p.phi0 = geo.phi;
+      if (k->kind == GRIT_CONSTRAINT_LAGGED) {
+        grit_dual vc0[3];
+        for (int q = 0; q < 3; ++q) vc0[q] = grit_dual_const(0.0);
+        for (int q = 0; q < k->ntree; ++q) { /* v_n0 = (J v0)_n with v0 dual */
+          const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+          for (int j = 0; j < n; ++j) vc0[2] = grit_dual_fma(J[q][2 * n + j], w->v0[adr + j], vc0[2]);
+        }
+        p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, vc0[2]);
+      }
+    } else { /* a joint limit: phi0 from the (dual) joint coordinate, J constant */
+      const int jnt = k->source / 2, side = k->source % 2, n = m->tree_dofnum[k->tree[0]];
+      const double *Jd = grit_solver_jstore(d->solver, NULL) + k->joff[0];
+      for (int j = 0; j < n; ++j) J[0][j] = grit_dual_const(Jd[j]);
+      const grit_dual x = w->q[m->jnt_qposadr[jnt]];
+      p.phi0 = side == 0 ? grit_dual_addc(x, -m->jnt_range[2 * jnt])
+                         : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));
+    }
+    const grit_dual *Jc[2] = {J[0], J[1]};
+    grit_dual wd = grit_delassus_dual(m, w->Achol, k->dim, k->ntree, k->tree, Jc, w->tmp);
+    grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
+    grit_dual vc[3], gamma[3], G[9];
+    apply_jacobian(m, k->dim, k->ntree, k->tree, Jc, d->vsol, k->b, vc);
+    grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+    subtract_jt_gamma(m, k->dim, k->ntree, k->tree, Jc, gamma, w->r);
+  }
+}
+
+/* ------------------------------------------------------------------------ q+ = q0 (+) dt v */
+
+/* The tangent-space Jacobians of q+ = q0 (+) h v for joint j: Dq = d q+ / d dq0 and Dv = d q+ / d v,
+ * each nv_j x nv_j, row-major with stride 6. Rotations by dual numbers: seed dtheta0 and domega in
+ * q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
+static void integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
+                                  double Dq[36], double Dv[36]) {
+  const int t = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+  for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
+  if (t == GRIT_JOINT_HINGE || t == GRIT_JOINT_SLIDE) {
+    Dq[0] = 1.0;
+    Dv[0] = h;
+    return;
+  }
+  int r0 = 0; /* first rotational dof within the joint */
+  if (t == GRIT_JOINT_FREE) {
+    for (int i = 0; i < 3; ++i) {
+      Dq[6 * i + i] = 1.0;
+      Dv[6 * i + i] = h;
+    }
+    r0 = 3;
+  }
+  const double *qq = q0 + qa + (t == GRIT_JOINT_FREE ? 3 : 0), *w = v + da + r0;
+  grit_dual th0[3], om[3], q[4], e[4], qplus[4], diff[3];
+  for (int i = 0; i < 3; ++i) {
+    th0[i] = grit_dual_var(0.0, i);
+    om[i] = grit_dual_var(w[i], 3 + i);
+  }
+  for (int i = 0; i < 4; ++i) q[i] = grit_dual_const(qq[i]);
+  grit_quat_exp_dual(e, th0);
+  grit_quat_mul_dual(q, q, e);
+  grit_quat_integrate_dual(q, om, h);
+  double qd[4] = {qq[0], qq[1], qq[2], qq[3]}, wd[3] = {w[0], w[1], w[2]};
+  grit_quat_normalize(qd);
+  grit_quat_integrate(qd, wd, h);
+  for (int i = 0; i < 4; ++i) qplus[i] = grit_dual_const(qd[i]);
+  grit_quat_diff_dual(diff, qplus, q);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      Dq[6 * (r0 + r) + r0 + c] = diff[r].d[c];
+      Dv[6 * (r0 + r) + r0 + c] = diff[r].d[3 + c];
+    }
+}
+
+/* ---------------------------------------------------------------------------- the Jacobians */
+
+grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit_param *params, int np, double *P) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  const int nv = m->nv, nu = m->nu, nx = 2 * nv;
+  if (!d->has_prev)
+    return grit_set_error(d->message, GRIT_ERR_STATE, "derivatives: no step was taken since creation or reset");
+  if (np < 0 || (np > 0 && (!params || !P)))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: %d parameters need params and P", np);
+  for (int i = 0; i < np; ++i) {
+    const grit_param *p = &params[i];
+    const int ok = p->kind == GRIT_PARAM_MASS ? (p->index >= 1 && p->index < m->nbody)
+                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION)
+                       ? (p->index >= -1 && p->index < m->ngeom)
+                       : 0;
+    if (!ok)
+      return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: parameter %d (kind %d, index %d) does not exist",
+                            i, (int)p->kind, p->index);
+  }
+  grit_deriv_ws *w = d->deriv;
+  /* the factor of H at the solution */
+  grit_status s = grit_solver_refactor(d->solver, d->Aprev, d->stats.nconstraints, d->message);
+  if (s != GRIT_OK) return s;
+
+  /* tangent-space Jacobians of the integration, joint by joint */
+  for (int jn = 0; jn < m->njnt; ++jn)
+    integration_jacobians(m, d->qprev, d->vsol, m->opt.timestep, jn, w->Dq + 36 * jn, w->Dv + 36 * jn);
+
+  /* the columns wanted, GRIT_DUAL_N per pass: dq0 and v0 for A, u for B, the parameters for P */
+  const int total = nx + nu + np;
+  int ids[GRIT_DUAL_N], next = 0;
+  for (;;) {
+    int count = 0;
+    for (; next < total && count < GRIT_DUAL_N; ++next)
+      if ((next < nx && A) || (next >= nx && next < nx + nu && B) || (next >= nx + nu && P)) ids[count++] = next;
+    if (count == 0) break;
+    seed_inputs(m, d, w, params, ids, count);
+    dual_residual(m, d, w);
+    for (int j = 0; j < count; ++j)
+      for (int i = 0; i < nv; ++i) w->rhs[(size_t)j * nv + i] = -w->r[i].d[j];
+    s = grit_solver_factor_solve(d->solver, w->rhs, count);
+    if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
+    for (int j = 0; j < count; ++j) {
+      const int col = ids[j];
+      const double *X = w->rhs + (size_t)j * nv;
+      double *out;
+      int stride, c;
+      if (col < nx) {
+        out = A;
+        stride = nx;
+        c = col;
+      } else if (col < nx + nu) {
+        out = B;
+        stride = nu;
+        c = col - nx;
+      } else {
+        out = P;
+        stride = np;
+        c = col - nx - nu;
+      }
+      for (int i = 0; i < nv; ++i) out[(size_t)(nv + i) * stride + c] = X[i];
+      for (int jn = 0; jn < m->njnt; ++jn) { /* q rows: Dq e_col (dq0 columns) + Dv X */
+        const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
+        const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+        for (int r = 0; r < nvj; ++r) {
+          double x = 0.0;
+          for (int k = 0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+          if (col < nv && col >= da && col < da + nvj) x += Dq[6 * r + col - da];
+          out[(size_t)(da + r) * stride + c] = x;
+        }
+      }
+    }
+  }
+  return GRIT_OK;
+}
