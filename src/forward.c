@@ -64,10 +64,10 @@ static void expand_blocks(const grit_model *m, const double *blocks, double *den
 }
 
 grit_status grit_mass_matrix(grit_data *d, double *M) {
-  if (!d || !M) return GRIT_ERR_INVALID_ARGUMENT;
+  if (!d || (!M && d->model->nv > 0)) return GRIT_ERR_INVALID_ARGUMENT;
   grit_forward_kinematics(d);
   grit_crba(d->model, &d->kin, d->crb, d->M);
-  expand_blocks(d->model, d->M, M);
+  if (M) expand_blocks(d->model, d->M, M);
   return GRIT_OK;
 }
 

@@ -909,3 +909,35 @@ Test(dynamics, dual_step_terms_match_finite_differences) {
               "operator/cholesky %.1e", worst[F_JAC], worst[F_INTEGRATE], worst[F_TANGENT], worst[F_FORCE],
               worst[F_OPERATOR]);
 }
+
+/* Models without degrees of freedom (the world alone; bodies welded to the world) are valid: the step
+ * advances time, the queries succeed with NULL outputs of length 0, and the energy is the potential. */
+Test(dynamics, models_without_dofs) {
+  for (int nb = 0; nb < 2; ++nb) {
+    grit_builder *b;
+    grit_builder_create(&b);
+    if (nb) {
+      grit_body_def bd = grit_default_body_def();
+      bd.mass = 2.0;
+      bd.com[2] = 1.5;
+      cr_assert_eq(grit_builder_add_body(b, &bd, NULL), GRIT_OK);
+    }
+    grit_model *m;
+    cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_builder_free(b);
+    cr_assert_eq(grit_model_nv(m), 0);
+    cr_assert_eq(grit_model_ntree(m), 0);
+    grit_data *d = tu_data(m);
+    double T = -1, V = -1;
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_data_time(d), 1e-3);
+    cr_assert_eq(grit_mass_matrix(d, NULL), GRIT_OK);
+    cr_assert_eq(grit_bias_forces(d, NULL), GRIT_OK);
+    cr_assert_eq(grit_free_motion_velocity(d, NULL), GRIT_OK);
+    cr_assert_eq(grit_energy(d, &T, &V), GRIT_OK);
+    cr_assert_eq(T, 0.0);
+    cr_assert_float_eq(V, nb ? 2.0 * 9.81 * 1.5 : 0.0, 1e-12);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
