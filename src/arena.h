@@ -14,11 +14,13 @@ typedef struct grit_carver {
 } grit_carver;
 
 /* Reserves `count` elements of `size` bytes, aligned to 64 bytes (a cache line), zero-initialized by
- * the caller's calloc. Returns NULL while measuring, and for count == 0. */
+ * the caller's calloc. Returns NULL while measuring. An empty array (count == 0) still gets a valid,
+ * non-NULL pointer into the block (nothing may be read through it): memcpy(dst, src, 0) with a NULL
+ * argument is undefined behaviour, and models without degrees of freedom copy empty state vectors. */
 static inline void *grit_carve(grit_carver *c, size_t count, size_t size) {
   size_t off = (c->used + 63) & ~(size_t)63;
   c->used = off + count * size;
-  return (c->base && count) ? c->base + off : NULL;
+  return c->base ? c->base + off : NULL;
 }
 
 #define GRIT_CARVE(c, ptr, count) ((ptr) = grit_carve((c), (size_t)(count), sizeof *(ptr)))
