@@ -277,8 +277,9 @@ Test(physics, free_body_angular_momentum_drift_is_first_order) {
               "||q| - 1| <= %.1e", 100 * r.drift, 100 * h2.drift, r.qnorm);
   /* the quaternion is renormalized every step */
   cr_assert(r.qnorm < 1e-12 && h2.qnorm < 1e-12, "|q| - 1 = %g", fmax(r.qnorm, h2.qnorm));
-  /* centre of mass at the origin and no gravity: M is block diagonal, the linear velocity is exact */
-  cr_assert(r.linear == 0.0, "linear velocity changed by %g", r.linear);
+  /* centre of mass at the body origin and no gravity: the linear velocity is constant; the world-origin
+   * recursions compute its zero rate as a cancellation of O(1) terms, so allow 2000 steps of round-off */
+  cr_assert(r.linear <= 1e-12, "linear velocity changed by %g", r.linear);
   /* O(dt): halving the step halves the drift (within 10%) */
   cr_assert(r.drift / h2.drift > 1.8 && r.drift / h2.drift < 2.2, "drift ratio %.3f is not first order",
             r.drift / h2.drift);
