@@ -21,11 +21,23 @@ typedef struct collector {
 
 typedef void (*pair_fn)(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
 
-/* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b', with
- * the features for derivatives: cores ka, kb (world) and radii ra, rb (wa = ka + ra n, wb = kb - rb n),
- * and how the normal moves (grit_normal_mode, in the pair function's order). */
+/* A witness point's feature for derivatives, in world coordinates (see grit_feature_kind): the core
+ * point p found, the line's direction or the plane's outward normal u, and the radius r. */
+typedef struct feature {
+  int kind;
+  const double *p, *u;
+  double r;
+} feature;
+
+static feature point_feature(const double p[3], double r) {
+  feature f = {GRIT_FEATURE_POINT, p, NULL, r};
+  return f;
+}
+
+/* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b', and
+ * the features of the two witness points (wa = core_a + ra n, wb = core_b - rb n). */
 static void emit_features(collector *c, double phi, const double n[3], const double wa[3], const double wb[3],
-                          const double ka[3], double ra, const double kb[3], double rb, int mode) {
+                          feature fa, feature fb) {
   if (c->n >= c->max) {
     c->overflow = 1;
     return;
@@ -38,19 +50,23 @@ static void emit_features(collector *c, double phi, const double n[3], const dou
   grit_tf_apply_inv(o->pa_local, c->pa, c->Ra, o->pa);
   grit_tf_apply_inv(o->pb_local, c->pb, c->Rb, o->pb);
   grit_m3_tmulv(o->n_local, c->Ra, o->n);
-  grit_m3_tmulv(o->nb_local, c->Rb, o->n);
-  grit_tf_apply_inv(o->ca_local, c->pa, c->Ra, c->flip ? kb : ka);
-  grit_tf_apply_inv(o->cb_local, c->pb, c->Rb, c->flip ? ka : kb);
-  o->ra = c->flip ? rb : ra;
-  o->rb = c->flip ? ra : rb;
-  o->normal_mode = mode == GRIT_NORMAL_CORES ? mode : (mode == GRIT_NORMAL_FIXED_A) != c->flip ? GRIT_NORMAL_FIXED_A
-                                                                                                : GRIT_NORMAL_FIXED_B;
+  const feature *f[2] = {c->flip ? &fb : &fa, c->flip ? &fa : &fb};
+  const double *pose_p[2] = {c->pa, c->pb}, *pose_R[2] = {c->Ra, c->Rb};
+  int *kind[2] = {&o->fa, &o->fb};
+  double *fp[2] = {o->fa_p, o->fb_p}, *fu[2] = {o->fa_u, o->fb_u}, *r[2] = {&o->ra, &o->rb};
+  for (int k = 0; k < 2; ++k) {
+    *kind[k] = f[k]->kind;
+    grit_tf_apply_inv(fp[k], pose_p[k], pose_R[k], f[k]->p);
+    if (f[k]->u) grit_m3_tmulv(fu[k], pose_R[k], f[k]->u);
+    else grit_v3_zero(fu[k]);
+    *r[k] = f[k]->r;
+  }
 }
 
-/* A candidate whose witness points are material points (cores with radius 0), the normal turning
- * with a' (the general path, and every pair whose first shape's feature is flat). */
+/* A candidate whose witness points are material points (the general path): point features of radius
+ * 0; the re-evaluation then turns the normal with a. */
 static void emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]) {
-  emit_features(c, phi, n, wa, wb, wa, 0.0, wb, 0.0, GRIT_NORMAL_FIXED_A);
+  emit_features(c, phi, n, wa, wb, point_feature(wa, 0.0), point_feature(wb, 0.0));
 }
 
 static void column(double u[3], const double R[9], int k) { grit_v3_set(u, R[k], R[3 + k], R[6 + k]); }
@@ -65,10 +81,11 @@ static void perpendicular(double t[3], const double u[3]) {
 
 /* --------------------------------------------------------------------------- round shapes */
 
-/* Two spheres (centres ca, cb, radii ra, rb), the building block of every pair of round cores. fallback
- * is the normal used when the centres coincide. */
-static void sphere_pair(collector *c, const double ca[3], double ra, const double cb[3], double rb, double margin,
-                        const double fallback[3]) {
+/* Two spheres (centres ca, cb, radii ra, rb), the building block of every pair of round cores; ua, ub
+ * are the directions of the axes the centres lie on (NULL: the centre is a point feature: a sphere's
+ * centre or a capsule's end). fallback is the normal used when the centres coincide. */
+static void sphere_pair(collector *c, const double ca[3], double ra, const double *ua, const double cb[3], double rb,
+                        const double *ub, double margin, const double fallback[3]) {
   double d[3], n[3], wa[3], wb[3];
   grit_v3_sub(d, cb, ca);
   double dist = grit_v3_norm(d), phi = dist - ra - rb;
@@ -77,12 +94,14 @@ static void sphere_pair(collector *c, const double ca[3], double ra, const doubl
   else grit_v3_copy(n, fallback);
   grit_v3_addscl(wa, ca, n, ra);
   grit_v3_addscl(wb, cb, n, -rb);
-  emit_features(c, phi, n, wa, wb, ca, ra, cb, rb, GRIT_NORMAL_CORES);
+  feature fa = {ua ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, ca, ua, ra};
+  feature fb = {ub ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, cb, ub, rb};
+  emit_features(c, phi, n, wa, wb, fa, fb);
 }
 
 static void sphere_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   static const double up[3] = {0, 0, 1};
-  sphere_pair(c, a->p, a->shape->size[0], b->p, b->shape->size[0], margin, up);
+  sphere_pair(c, a->p, a->shape->size[0], NULL, b->p, b->shape->size[0], NULL, margin, up);
 }
 
 /* The capsule's axis point nearest the sphere's centre, then two spheres. */
@@ -90,10 +109,11 @@ static void sphere_capsule(const grit_placed_shape *a, const grit_placed_shape *
   double u[3], d[3], q[3], perp[3];
   column(u, b->R, 2);
   grit_v3_sub(d, a->p, b->p);
-  double h = b->shape->size[1], t = fmin(h, fmax(-h, grit_v3_dot(u, d)));
+  double h = b->shape->size[1], t0 = grit_v3_dot(u, d), t = fmin(h, fmax(-h, t0));
   grit_v3_addscl(q, b->p, u, t);
   perpendicular(perp, u);
-  sphere_pair(c, a->p, a->shape->size[0], q, b->shape->size[0], margin, perp);
+  /* the nearest axis point slides along the axis, unless it is an end */
+  sphere_pair(c, a->p, a->shape->size[0], NULL, q, b->shape->size[0], t == t0 ? u : NULL, margin, perp);
 }
 
 /* Closest points of segments p1 + s d1 and p2 + t d2, s, t in [0, 1] (Ericson, Real-Time Collision
@@ -132,7 +152,7 @@ static void capsule_capsule(const grit_placed_shape *a, const grit_placed_shape 
     segment_segment(p1, d1, p2, d2, &s, &t);
     grit_v3_addscl(x1, p1, d1, s);
     grit_v3_addscl(x2, p2, d2, t);
-    sphere_pair(c, x1, r1, x2, r2, margin, perp);
+    sphere_pair(c, x1, r1, s > 0.0 && s < 1.0 ? u1 : NULL, x2, r2, t > 0.0 && t < 1.0 ? u2 : NULL, margin, perp);
     return;
   }
   perpendicular(perp, u1);
@@ -155,7 +175,9 @@ static void capsule_capsule(const grit_placed_shape *a, const grit_placed_shape 
     }
     grit_v3_addscl(x1, p1, d1, s);
     grit_v3_addscl(x2, p2, d2, t);
-    sphere_pair(c, x1, r1, x2, r2, margin, perp);
+    /* parallel axes: each point is an end of its segment or the projection of the other's end */
+    const int end1 = s <= 0.0 || s >= 1.0, end2 = t <= 0.0 || t >= 1.0;
+    sphere_pair(c, x1, r1, end1 ? NULL : u1, x2, r2, end2 || !end1 ? NULL : u2, margin, perp);
   }
 }
 
@@ -188,8 +210,21 @@ static void sphere_box(const grit_placed_shape *a, const grit_placed_shape *b, d
   grit_v3_scale(n, n, -1.0); /* from the sphere (a) towards the box (b) */
   grit_v3_addscl(wa, a->p, n, r);
   grit_tf_apply(wb, b->p, b->R, q);
-  /* facing a face (or inside), the normal is the face's; facing an edge or a corner, it joins the cores */
-  emit_features(c, phi, n, wa, wb, a->p, r, wb, 0.0, clamped <= 1 ? GRIT_NORMAL_FIXED_B : GRIT_NORMAL_CORES);
+  /* the box's feature: a face (one coordinate clamped, or inside), an edge (two) or a corner (three) */
+  double out[3], edge[3];
+  grit_v3_scale(out, n, -1.0);
+  feature fb = point_feature(wb, 0.0);
+  if (inside || clamped == 1) {
+    fb.kind = GRIT_FEATURE_PLANE;
+    fb.u = out;
+  } else if (clamped == 2) {
+    int k = 0;
+    while (q[k] != cl[k]) k++; /* the free coordinate: the edge's direction */
+    column(edge, b->R, k);
+    fb.kind = GRIT_FEATURE_LINE;
+    fb.u = edge;
+  }
+  emit_features(c, phi, n, wa, wb, point_feature(a->p, r), fb);
 }
 
 /* ------------------------------------------------------------------------------ plane pairs */
@@ -210,7 +245,8 @@ static void plane_round_point(const grit_placed_shape *pl, const double x[3], co
   if (!(phi < margin)) return;
   column(z, pl->R, 2);
   grit_v3_addscl(wa, x, z, -phi);
-  emit_features(c, phi, z, wa, x, wa, 0.0, k, r, GRIT_NORMAL_FIXED_A);
+  feature fa = {GRIT_FEATURE_PLANE, wa, z, 0.0};
+  emit_features(c, phi, z, wa, x, fa, point_feature(k, r));
 }
 
 static void plane_point(const grit_placed_shape *pl, const double x[3], double margin, collector *c) {

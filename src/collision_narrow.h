@@ -14,18 +14,18 @@
 #include "grit/geometry.h"
 #include "grit/status.h"
 
-/* How the normal of a contact moves with the shapes, for derivatives (contact_geometry.h). */
-typedef enum grit_normal_mode {
-  GRIT_NORMAL_FIXED_A = 0, /* turns with a: a's feature is flat (a plane, a face) */
-  GRIT_NORMAL_FIXED_B = 1, /* turns with b: b's feature is flat */
-  GRIT_NORMAL_CORES = 2    /* along the line from a's core point to b's (two round features) */
-} grit_normal_mode;
+/* The kind of feature of a shape that a contact's witness point lies on, for derivatives
+ * (contact_geometry.h): its core is a point, a line or a plane held fixed to the shape, and the witness
+ * point is the core point nearest the other feature, offset by the feature's radius along the normal.
+ * A sphere is a point with its radius; a capsule's axis a line (or an end point) with its radius; a
+ * box's face a plane, its edge a line, its corner a point, radius 0; a plane a plane. */
+typedef enum grit_feature_kind {
+  GRIT_FEATURE_POINT = 0,
+  GRIT_FEATURE_LINE = 1,
+  GRIT_FEATURE_PLANE = 2
+} grit_feature_kind;
 
-/* One contact candidate between shape a and shape b. pb - pa = phi n (to round-off).
- * For derivatives each witness point is described by a core point fixed to its shape and a radius:
- * pa = core_a + ra n and pb = core_b - rb n. A sphere's core is its centre, a capsule's a point of its
- * axis, with the shape's radius; a vertex or a point of a face is its own core with radius 0. So a
- * sphere's contact point stays where the sphere meets the other shape when the sphere turns. */
+/* One contact candidate between shape a and shape b. pb - pa = phi n (to round-off). */
 typedef struct grit_contact_point {
   double phi;         /* signed distance, m: > 0 separated, < 0 penetrating (minus the depth) */
   double n[3];        /* unit normal, world, pointing from a towards b */
@@ -34,11 +34,11 @@ typedef struct grit_contact_point {
   double pa_local[3]; /* pa in a's local frame, m */
   double pb_local[3]; /* pb in b's local frame, m */
   double n_local[3];  /* n in a's local frame */
-  double nb_local[3]; /* n in b's local frame */
-  double ca_local[3]; /* a's core point in a's local frame, m */
-  double cb_local[3]; /* b's core point in b's local frame, m */
-  double ra, rb;      /* the radii: pa = core_a + ra n, pb = core_b - rb n, m */
-  int normal_mode;    /* grit_normal_mode */
+  /* features for derivatives, in each shape's local frame */
+  int fa, fb;         /* grit_feature_kind of a's and b's witness points */
+  double fa_p[3], fb_p[3]; /* a point of the feature (the core point found), m */
+  double fa_u[3], fb_u[3]; /* LINE: its unit direction; PLANE: its unit normal, pointing out of the shape */
+  double ra, rb;      /* radii: pa = core_a + ra n, pb = core_b - rb n, m */
 } grit_contact_point;
 
 /* The most candidates grit_collide returns for any pair; an output array this long never gives

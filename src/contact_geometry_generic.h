@@ -31,28 +31,76 @@ void GS_NAME(grit_contact_frame)(const GS n[3], GS C[9]) {
   C[8] = n[2];
 }
 
+/* A feature in world coordinates: its point and direction/normal moved with the shape. */
+static inline void GS_NAME(feature_world)(const double lp[3], const double lu[3], const GS p[3], const GS R[9],
+                                         GS wp[3], GS wu[3]) {
+  GS t[3];
+  for (int k = 0; k < 3; ++k) t[k] = GS_C(lp[k]);
+  GS_NAME(grit_tf_apply)(wp, p, R, t);
+  for (int k = 0; k < 3; ++k) t[k] = GS_C(lu[k]);
+  GS_NAME(grit_m3_mulv)(wu, R, t);
+}
+
+/* The point of a line (p, unit u) nearest x. */
+static inline void GS_NAME(line_nearest)(GS out[3], const GS p[3], const GS u[3], const GS x[3]) {
+  GS d[3];
+  GS_NAME(grit_v3_sub)(d, x, p);
+  GS_NAME(grit_v3_addscl)(out, p, u, GS_NAME(grit_v3_dot)(d, u));
+}
+
+/* The projection of x on a plane (p, unit normal u). */
+static inline void GS_NAME(plane_nearest)(GS out[3], const GS p[3], const GS u[3], const GS x[3]) {
+  GS d[3];
+  GS_NAME(grit_v3_sub)(d, x, p);
+  GS_NAME(grit_v3_addscl)(out, x, u, GS_NEG(GS_NAME(grit_v3_dot)(d, u)));
+}
+
 void GS_NAME(grit_contact_reevaluate)(const grit_contact_point *c, const GS pa[3], const GS Ra[9], const GS pb[3],
                                       const GS Rb[9], GS_NAME(grit_contact_geom) * out) {
-  GS ka[3], kb[3], ln[3], d[3];
-  for (int k = 0; k < 3; ++k) {
-    ka[k] = GS_C(c->ca_local[k]);
-    kb[k] = GS_C(c->cb_local[k]);
+  GS Pa[3], Ua[3], Pb[3], Ub[3], ca[3], cb[3], d[3];
+  GS_NAME(feature_world)(c->fa_p, c->fa_u, pa, Ra, Pa, Ua);
+  GS_NAME(feature_world)(c->fb_p, c->fb_u, pb, Rb, Pb, Ub);
+  /* the core points: nearest points of the two features (a point is its own) */
+  GS_NAME(grit_v3_copy)(ca, Pa);
+  GS_NAME(grit_v3_copy)(cb, Pb);
+  if (c->fa == GRIT_FEATURE_LINE && c->fb == GRIT_FEATURE_LINE) {
+    /* closest points of two lines; parallel lines keep the points found */
+    GS r[3], b = GS_NAME(grit_v3_dot)(Ua, Ub);
+    GS_NAME(grit_v3_sub)(r, Pa, Pb);
+    GS den = GS_SUB(GS_C(1.0), GS_MUL(b, b)), dd = GS_NAME(grit_v3_dot)(Ua, r), e = GS_NAME(grit_v3_dot)(Ub, r);
+    if (GS_V(den) > 1e-10) {
+      GS s = GS_DIV(GS_SUB(GS_MUL(b, e), dd), den), t = GS_DIV(GS_SUB(e, GS_MUL(b, dd)), den);
+      GS_NAME(grit_v3_addscl)(ca, Pa, Ua, s);
+      GS_NAME(grit_v3_addscl)(cb, Pb, Ub, t);
+    }
+  } else if (c->fa == GRIT_FEATURE_PLANE) {
+    if (c->fb == GRIT_FEATURE_LINE) GS_NAME(line_nearest)(cb, Pb, Ub, Pa);
+    GS_NAME(plane_nearest)(ca, Pa, Ua, cb);
+  } else if (c->fb == GRIT_FEATURE_PLANE) {
+    if (c->fa == GRIT_FEATURE_LINE) GS_NAME(line_nearest)(ca, Pa, Ua, Pb);
+    GS_NAME(plane_nearest)(cb, Pb, Ub, ca);
+  } else if (c->fa == GRIT_FEATURE_LINE) {
+    GS_NAME(line_nearest)(ca, Pa, Ua, cb);
+  } else if (c->fb == GRIT_FEATURE_LINE) {
+    GS_NAME(line_nearest)(cb, Pb, Ub, ca);
   }
-  GS_NAME(grit_tf_apply)(ka, pa, Ra, ka); /* the cores, moving with their shapes */
-  GS_NAME(grit_tf_apply)(kb, pb, Rb, kb);
-  GS_NAME(grit_v3_sub)(d, kb, ka);
-  if (c->normal_mode == GRIT_NORMAL_CORES && GS_V(GS_NAME(grit_v3_norm2)(d)) > 0.0) {
-    GS_NAME(grit_v3_copy)(out->n, d);
-  } else if (c->normal_mode == GRIT_NORMAL_FIXED_B) {
-    for (int k = 0; k < 3; ++k) ln[k] = GS_C(c->nb_local[k]);
-    GS_NAME(grit_m3_mulv)(out->n, Rb, ln);
+  /* the normal: a plane's own; between round features, the line joining the cores (as found: their
+   * distance phi + ra + rb is positive); otherwise held fixed to a */
+  const double core_dist = c->phi + c->ra + c->rb;
+  if (c->fa == GRIT_FEATURE_PLANE) {
+    GS_NAME(grit_v3_copy)(out->n, Ua);
+  } else if (c->fb == GRIT_FEATURE_PLANE) {
+    GS_NAME(grit_v3_scale)(out->n, Ub, GS_C(-1.0));
+  } else if (c->ra + c->rb > 0.0 && core_dist > 1e-9 * (c->ra + c->rb)) {
+    GS_NAME(grit_v3_sub)(out->n, cb, ca);
   } else {
+    GS ln[3];
     for (int k = 0; k < 3; ++k) ln[k] = GS_C(c->n_local[k]);
     GS_NAME(grit_m3_mulv)(out->n, Ra, ln);
   }
   GS_NAME(grit_v3_normalize)(out->n);
-  GS_NAME(grit_v3_addscl)(out->pa, ka, out->n, GS_C(c->ra)); /* pa = core_a + ra n, pb = core_b - rb n */
-  GS_NAME(grit_v3_addscl)(out->pb, kb, out->n, GS_C(-c->rb));
+  GS_NAME(grit_v3_addscl)(out->pa, ca, out->n, GS_C(c->ra)); /* pa = core_a + ra n, pb = core_b - rb n */
+  GS_NAME(grit_v3_addscl)(out->pb, cb, out->n, GS_C(-c->rb));
   GS_NAME(grit_v3_sub)(d, out->pb, out->pa);
   out->phi = GS_NAME(grit_v3_dot)(out->n, d);
   GS_NAME(grit_contact_frame)(out->n, out->frame);

@@ -14,22 +14,26 @@
 
 #include "physics_scenes.h"
 
-static double fd_step(void) {
+/* The FD step: GRIT_FD_STEP overrides it, for experiments; else the scene's (0: 1e-6). */
+static double fd_step_override(void) {
   const char *e = getenv("GRIT_FD_STEP");
-  return e ? atof(e) : 1e-6;
+  return e ? atof(e) : 0.0;
 }
 
 /* A scene: builds its model for given parameter values (friction, stiffness, dissipation) and sets an
  * initial state; runs `settle` steps before the step under test. */
 typedef struct scene {
   const char *name;
-  grit_model *(*build)(const double prm[3]);
+  grit_model *(*build)(const double prm[4]);
   void (*init)(grit_data *d);
   int settle;
-  int contact; /* the step under test must be in contact */
+  int contact;   /* the step under test must be in contact */
+  int mass_body; /* > 0: also differentiate with respect to this body's mass */
+  double mass0;  /* its nominal mass; the build scales mass and inertia by prm[3] */
+  double fd_h;   /* FD step (0: 1e-6) */
 } scene;
 
-static grit_data *prepare(const scene *sc, const double prm[3], grit_contact_model model, grit_model **m) {
+static grit_data *prepare(const scene *sc, const double prm[4], grit_contact_model model, grit_model **m) {
   *m = sc->build(prm);
   grit_data *d = NULL;
   cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
@@ -44,7 +48,7 @@ static grit_data *prepare(const scene *sc, const double prm[3], grit_contact_mod
 
 /* One step from (q, v, u) with parameters prm; returns x+ relative to the nominal q+ in the tangent
  * space: out = (diff(qref, q+), v+). */
-static void step_from(const scene *sc, const double prm[3], grit_contact_model model, const double *q, const double *v,
+static void step_from(const scene *sc, const double prm[4], grit_contact_model model, const double *q, const double *v,
                       const double *u, const double *qref, double *out) {
   grit_model *m;
   grit_data *d = prepare(sc, prm, model, &m);
@@ -62,11 +66,11 @@ static void step_from(const scene *sc, const double prm[3], grit_contact_model m
 /* Compares A, B and the parameter Jacobian P (friction, stiffness, dissipation of every geometry)
  * with central differences; returns the worst relative Frobenius error. */
 static double check_scene(const scene *sc, grit_contact_model model, int with_params) {
-  const double prm[3] = {0.5, 1e6, 10};
+  const double prm[4] = {0.5, 1e6, 10, 1.0}; /* friction, stiffness, dissipation, mass scale */
   grit_model *m;
   grit_data *d = prepare(sc, prm, model, &m);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
-  const int np = with_params ? 3 : 0;
+  const int np = with_params ? (sc->mass_body > 0 ? 4 : 3) : 0;
   double *q0 = malloc(sizeof(double) * nq), *v0 = malloc(sizeof(double) * nv), *u0 = malloc(sizeof(double) * (nu + 1));
   memcpy(q0, grit_data_qpos(d), sizeof(double) * nq);
   memcpy(v0, grit_data_qvel(d), sizeof(double) * nv);
@@ -86,12 +90,14 @@ static double check_scene(const scene *sc, grit_contact_model model, int with_pa
   const int ncol = nx + nu + np;
   double *A = calloc((size_t)nx * nx, sizeof(double)), *B = calloc((size_t)nx * (nu + 1), sizeof(double));
   double *P = calloc((size_t)nx * (np + 1), sizeof(double));
-  grit_param params[3] = {{GRIT_PARAM_FRICTION, -1}, {GRIT_PARAM_STIFFNESS, -1}, {GRIT_PARAM_DISSIPATION, -1}};
+  grit_param params[4] = {{GRIT_PARAM_FRICTION, -1}, {GRIT_PARAM_STIFFNESS, -1}, {GRIT_PARAM_DISSIPATION, -1},
+                          {GRIT_PARAM_MASS, sc->mass_body}};
   cr_assert_eq(grit_step_derivatives(d, A, nu ? B : NULL, params, np, np ? P : NULL), GRIT_OK, "%s",
                grit_data_last_error(d));
   double worst = 0.0;
   double *xp = malloc(sizeof(double) * nx), *xm = malloc(sizeof(double) * nx);
   double *qp = malloc(sizeof(double) * nq), *vp = malloc(sizeof(double) * nv), *up = malloc(sizeof(double) * (nu + 1));
+  const double hstep = fd_step_override() > 0 ? fd_step_override() : sc->fd_h > 0 ? sc->fd_h : 1e-6;
   /* per block: state, controls, parameters */
   for (int block = 0; block < 3; ++block) {
     const int c0 = block == 0 ? 0 : block == 1 ? nx : nx + nu, c1 = block == 0 ? nx : block == 1 ? nx + nu : ncol;
@@ -100,27 +106,28 @@ static double check_scene(const scene *sc, grit_contact_model model, int with_pa
     for (int col = c0; col < c1; ++col) {
       double fd[64];
       for (int sgn = -1; sgn <= 1; sgn += 2) {
-        double p2[3] = {prm[0], prm[1], prm[2]};
+        double p2[4] = {prm[0], prm[1], prm[2], prm[3]};
         memcpy(qp, q0, sizeof(double) * nq);
         memcpy(vp, v0, sizeof(double) * nv);
         memcpy(up, u0, sizeof(double) * nu);
         double h;
         if (col < nv) { /* q0 (+) h e_col */
-          h = fd_step();
+          h = hstep;
           double *e = calloc(nv, sizeof(double));
           e[col] = sgn * h;
           grit_integrate_positions(m, qp, e, 1.0);
           free(e);
         } else if (col < nx) {
-          h = fd_step() * fmax(1.0, fabs(v0[col - nv]));
+          h = hstep * fmax(1.0, fabs(v0[col - nv]));
           vp[col - nv] += sgn * h;
         } else if (col < nx + nu) {
-          h = fd_step() * fmax(1.0, fabs(u0[col - nx]));
+          h = hstep * fmax(1.0, fabs(u0[col - nx]));
           up[col - nx] += sgn * h;
-        } else {
+        } else { /* parameters; the mass column perturbs the scene's mass scale of mass_body */
           const int k = col - nx - nu;
-          h = fd_step() * prm[k];
+          h = hstep * prm[k];
           p2[k] += sgn * h;
+          if (k == 3) h *= sc->mass0; /* d/d(mass) = d/d(scale) / mass0 */
         }
         step_from(sc, p2, model, qp, vp, up, qref, sgn > 0 ? xp : xm);
         for (int i = 0; i < nx && sgn > 0; ++i) fd[i] = (xp[i] - xm[i]) / (2 * h);
@@ -144,7 +151,7 @@ static double check_scene(const scene *sc, grit_contact_model model, int with_pa
 
 /* ------------------------------------------------------------------------------------ scenes */
 
-static grit_model *free_body_build(const double prm[3]) {
+static grit_model *free_body_build(const double prm[4]) {
   (void)prm;
   grit_builder *b = scene_builder(1e-3, NULL);
   const double pos[3] = {0.1, -0.2, 1.0};
@@ -159,7 +166,7 @@ static void free_body_init(grit_data *d) {
   grit_data_set_qvel(d, v, 6);
 }
 
-static grit_model *sphere_build(const double prm[3]) {
+static grit_model *sphere_build(const double prm[4]) {
   grit_builder *b = scene_builder(1e-3, NULL);
   scene_contact c = {.mu = prm[0], .k = prm[1], .d = prm[2], .tau_d = 1e-3};
   grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
@@ -187,9 +194,128 @@ static void rolling_init(grit_data *d) {
 
 /* Sliding at 1 m/s, Similar and SAP glide mu dt |v_t| = 0.5 mm above the ground within a few steps and
  * lose contact (their gliding artifact), so the sliding case tests the launch step itself. */
-static const scene FREE_BODY = {"free body in flight", free_body_build, free_body_init, 5, 0};
-static const scene SLIDING = {"sphere sliding", sphere_build, sliding_init, 0, 1};
-static const scene ROLLING = {"sphere rolling", sphere_build, rolling_init, 20, 1};
+static const scene FREE_BODY = {"free body in flight", free_body_build, free_body_init, 5, 0, 0, 0, 0};
+static const scene SLIDING = {"sphere sliding", sphere_build, sliding_init, 0, 1, 0, 0, 0};
+static const scene ROLLING = {"sphere rolling", sphere_build, rolling_init, 20, 1, 0, 0, 0};
+
+/* A 7-joint arm (hinges about alternating axes, off-diagonal inertias, damping, armature, motors on
+ * every joint, and a joint limit that is active), no contact. */
+static grit_model *arm_build(const double prm[4]) {
+  (void)prm;
+  grit_builder *b = scene_builder(1e-3, NULL);
+  int parent = 0;
+  const double axes[7][3] = {{0, 0, 1}, {0, 1, 0}, {0, 0, 1}, {0, 1, 0}, {0, 0, 1}, {0, 1, 0}, {1, 0, 0}};
+  for (int i = 0; i < 7; ++i) {
+    grit_body_def bd = grit_default_body_def();
+    bd.parent = parent;
+    bd.pos[2] = i == 0 ? 0.2 : 0.25;
+    bd.mass = 2.0 - 0.2 * i;
+    bd.com[0] = 0.02;
+    bd.com[2] = 0.1;
+    const double I[9] = {0.03, 0.002, -0.001, 0.002, 0.025, 0.003, -0.001, 0.003, 0.01};
+    memcpy(bd.inertia, I, sizeof I);
+    cr_assert_eq(grit_builder_add_body(b, &bd, &parent), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_joint_def jd = grit_default_joint_def();
+    memcpy(jd.axis, axes[i], sizeof jd.axis);
+    jd.damping = 0.1 * (i + 1);
+    jd.armature = 0.01;
+    if (i == 3) { /* starts just inside its upper limit, moving into it */
+      jd.limited = 1;
+      jd.range[0] = -1.0;
+      jd.range[1] = 0.3005;
+    }
+    int j;
+    cr_assert_eq(grit_builder_add_joint(b, parent, &jd, &j), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_actuator_def ad = grit_default_actuator_def();
+    ad.joint = j;
+    ad.gear = 1.0 + 0.5 * i;
+    cr_assert_eq(grit_builder_add_actuator(b, &ad, NULL), GRIT_OK);
+  }
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
+  grit_builder_free(b);
+  return m;
+}
+static void arm_init(grit_data *d) {
+  const double q[7] = {0.1, -0.4, 0.7, 0.3, -0.2, 0.5, 0.4}, v[7] = {0.5, -0.3, 0.8, 0.6, -1.0, 0.2, 0.9};
+  const double u[7] = {1, -2, 0.5, 3, -1, 0.2, 0.7};
+  grit_data_set_qpos(d, q, 7);
+  grit_data_set_qvel(d, v, 7);
+  grit_data_set_ctrl(d, u, 7);
+}
+static const scene ARM = {"7-joint arm", arm_build, arm_init, 0, 0, 0, 0, 0};
+
+/* An arm link (a capsule on a motorized hinge about z) sweeping into a ball that slides on the ground:
+ * capsule-sphere and sphere-plane contacts, two trees coupled by the push. The ball's mass is a
+ * parameter (body 2). */
+static grit_model *push_build(const double prm[4]) {
+  grit_builder *b = scene_builder(1e-3, NULL);
+  scene_contact c = {.mu = prm[0], .k = prm[1], .d = prm[2], .tau_d = 1e-3};
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  grit_builder_add_geom(b, &ground, NULL);
+  const double rb = 0.05, rc = 0.02;
+  grit_body_def link = grit_default_body_def();
+  link.mass = 1.0;
+  link.com[0] = 0.3;
+  link.pos[2] = rb;
+  int lb;
+  grit_builder_add_body(b, &link, &lb);
+  grit_joint_def hinge = grit_default_joint_def();
+  int hj;
+  grit_builder_add_joint(b, lb, &hinge, &hj);
+  grit_actuator_def motor = grit_default_actuator_def();
+  motor.joint = hj;
+  grit_builder_add_actuator(b, &motor, NULL);
+  grit_geom_def cap = scene_geom(&c, lb, grit_shape_make(GRIT_GEOM_CAPSULE, rc, 0.2, 0));
+  cap.pos[0] = 0.3; /* along x from 0.1 to 0.5: the capsule's z axis turned onto x */
+  cap.quat[0] = cos(0.25 * 3.14159265358979323846);
+  cap.quat[2] = sin(0.25 * 3.14159265358979323846);
+  cap.contype = 1;
+  cap.conaffinity = 2; /* the link touches the ball, not the ground */
+  grit_builder_add_geom(b, &cap, NULL);
+  const double mass = 0.1 * prm[3], I = 0.4 * mass * rb * rb;
+  const double pos[3] = {0.35, rc + rb - 2e-5, rb - 0.1 * 9.81 / prm[1]};
+  int ball = scene_free_body(b, mass, I, I, I, pos);
+  grit_geom_def sph = scene_geom(&c, ball, grit_shape_make(GRIT_GEOM_SPHERE, rb, 0, 0));
+  sph.contype = 3;
+  sph.conaffinity = 3;
+  grit_builder_add_geom(b, &sph, NULL);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return m;
+}
+static void push_init(grit_data *d) {
+  double v[7] = {1.0, 0, 0, 0, 0, 0, 0}, u = 0.5; /* the link sweeps towards +y at 1 rad/s */
+  grit_data_set_qvel(d, v, 7);
+  grit_data_set_ctrl(d, &u, 1);
+}
+/* FD step 1e-7: at 1e-6 the perturbed steps straddle a contact's breaking velocity v_hat (where the
+ * normal law's second derivative jumps) and central differences lose their order (error 1e-1); at 1e-7
+ * the state columns agree to 1e-7 and at 1e-8 to 1e-9 (then control columns feel round-off). */
+static const scene PUSH = {"arm link pushing a ball", push_build, push_init, 0, 1, 2, 0.1, 1e-7};
+
+/* A box resting on the ground (four corners in stiction). */
+static grit_model *box_build(const double prm[4]) {
+  grit_builder *b = scene_builder(1e-3, NULL);
+  scene_contact c = {.mu = prm[0], .k = prm[1], .d = prm[2], .tau_d = 1e-3};
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  grit_builder_add_geom(b, &ground, NULL);
+  const double h = 0.05, mass = 1.0 * prm[3], I = mass * (2 * h) * (2 * h) / 6.0;
+  const double pos[3] = {0, 0, h - 9.81 / (4 * prm[1])};
+  int body = scene_free_body(b, mass, I, I, I, pos);
+  grit_geom_def box = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_BOX, h, h, h));
+  grit_builder_add_geom(b, &box, NULL);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
+  grit_builder_free(b);
+  return m;
+}
+static void box_init(grit_data *d) {
+  const double v[6] = {0.0002, 0, 0, 0, 0, 0}; /* a nudge below the stiction scale */
+  grit_data_set_qvel(d, v, 6);
+}
+static const scene RESTING_BOX = {"resting box", box_build, box_init, 50, 1, 1, 1.0, 0};
 
 Test(derivatives, free_body_in_flight) {
   cr_assert(check_scene(&FREE_BODY, GRIT_CONTACT_LAGGED, 0) <= 1e-5);
@@ -205,6 +331,24 @@ Test(derivatives, sphere_sliding_all_models_and_parameters) {
 Test(derivatives, sphere_rolling_all_models) {
   for (int model = 0; model < 3; ++model) {
     double e = check_scene(&ROLLING, model, 1);
+    cr_assert(e <= 1e-5, "%s: relative error %g", SCENE_MODEL_NAMES[model], e);
+  }
+}
+
+Test(derivatives, arm_without_contact_with_an_active_limit) {
+  cr_assert(check_scene(&ARM, GRIT_CONTACT_LAGGED, 0) <= 1e-5);
+}
+
+Test(derivatives, arm_link_pushing_a_sliding_ball_all_models) {
+  for (int model = 0; model < 3; ++model) {
+    double e = check_scene(&PUSH, model, 1);
+    cr_assert(e <= 1e-5, "%s: relative error %g", SCENE_MODEL_NAMES[model], e);
+  }
+}
+
+Test(derivatives, resting_box_in_stiction_all_models) {
+  for (int model = 0; model < 3; ++model) {
+    double e = check_scene(&RESTING_BOX, model, 1);
     cr_assert(e <= 1e-5, "%s: relative error %g", SCENE_MODEL_NAMES[model], e);
   }
 }
