@@ -438,17 +438,18 @@ static void dual_ws_free(dual_ws *w) {
   for (size_t i = 0; i < sizeof p / sizeof p[0]; ++i) free(p[i]);
 }
 
-/* The parameters differentiated: q coordinates, v coordinates, body masses, centre-of-mass components. */
-enum { P_Q, P_V, P_MASS, P_COM };
+/* The parameters differentiated: q coordinates, v coordinates, body masses, centre-of-mass components,
+ * rotational inertia entries. */
+enum { P_Q, P_V, P_MASS, P_COM, P_INERTIA };
 typedef struct {
   int kind, index;
 } param;
 
 /* The double evaluation: outputs (M blocks, bias, xipos) at q, v, and the inertial parameters. */
 static int outputs_double(grit_data *d, const double *q, const double *v, const double *mass, const double *com,
-                          double *out) {
+                          const double *inertia, double *out) {
   const grit_model *m = d->model;
-  grit_inertial in = {mass, com, m->body_inertia};
+  grit_inertial in = {mass, com, inertia};
   grit_kin_positions(m, q, &in, &d->kin);
   grit_kin_velocities(m, v, &d->kin);
   grit_crba(m, &d->kin, d->crb, d->M);
@@ -460,12 +461,13 @@ static int outputs_double(grit_data *d, const double *q, const double *v, const 
   return n;
 }
 
-static double *param_ptr(param p, double *q, double *v, double *mass, double *com) {
+static double *param_ptr(param p, double *q, double *v, double *mass, double *com, double *inertia) {
   switch (p.kind) {
     case P_Q: return q + p.index;
     case P_V: return v + p.index;
     case P_MASS: return mass + p.index;
-    default: return com + p.index;
+    case P_COM: return com + p.index;
+    default: return inertia + p.index;
   }
 }
 
@@ -476,10 +478,12 @@ static double *param_ptr(param p, double *q, double *v, double *mass, double *co
 static double check_dual_chunk(grit_data *d, dual_ws *w, const param *ps, int np, const double *q, const double *v) {
   const grit_model *m = d->model;
   const int nb = m->nbody, nout = m->nM + m->nv + 3 * nb;
-  double *mass = dalloc(nb), *com = dalloc(3 * nb), *qq = dalloc(m->nq), *vv = dalloc(m->nv);
+  double *mass = dalloc(nb), *com = dalloc(3 * nb), *inertia = dalloc(9 * nb), *qq = dalloc(m->nq),
+         *vv = dalloc(m->nv);
   double *base = dalloc(nout), *fp = dalloc(nout), *fm = dalloc(nout);
   memcpy(mass, m->body_mass, sizeof(double) * (size_t)nb);
   memcpy(com, m->body_com, sizeof(double) * (size_t)(3 * nb));
+  memcpy(inertia, m->body_inertia, sizeof(double) * (size_t)(9 * nb));
   /* dual inputs */
   for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(q[i]);
   for (int i = 0; i < m->nv; ++i) w->v[i] = grit_dual_const(v[i]);
@@ -487,7 +491,11 @@ static double check_dual_chunk(grit_data *d, dual_ws *w, const param *ps, int np
   for (int i = 0; i < 3 * nb; ++i) w->com[i] = grit_dual_const(com[i]);
   for (int i = 0; i < 9 * nb; ++i) w->inertia[i] = grit_dual_const(m->body_inertia[i]);
   for (int k = 0; k < np; ++k) {
-    grit_dual *x = ps[k].kind == P_Q ? w->q : ps[k].kind == P_V ? w->v : ps[k].kind == P_MASS ? w->mass : w->com;
+    grit_dual *x = ps[k].kind == P_Q      ? w->q
+                   : ps[k].kind == P_V    ? w->v
+                   : ps[k].kind == P_MASS ? w->mass
+                   : ps[k].kind == P_COM  ? w->com
+                                          : w->inertia;
     x[ps[k].index].d[k] = 1.0;
   }
   grit_kin_positions_dual(m, w->q, &w->in, &w->kin);
@@ -502,17 +510,17 @@ static double check_dual_chunk(grit_data *d, dual_ws *w, const param *ps, int np
 
   memcpy(qq, q, sizeof(double) * (size_t)m->nq);
   memcpy(vv, v, sizeof(double) * (size_t)m->nv);
-  outputs_double(d, qq, vv, mass, com, base);
+  outputs_double(d, qq, vv, mass, com, inertia, base);
   for (int i = 0; i < nout; ++i)
     cr_assert_eq(dout[i].v, base[i], "output %d: dual value %.17g != double %.17g", i, dout[i].v, base[i]);
   const double oscale = tu_max_abs(base, nout);
   double worst = 0.0;
   for (int k = 0; k < np; ++k) {
-    double *x = param_ptr(ps[k], qq, vv, mass, com), x0 = *x, h = 1e-5 * fmax(1.0, fabs(x0));
+    double *x = param_ptr(ps[k], qq, vv, mass, com, inertia), x0 = *x, h = 1e-5 * fmax(1.0, fabs(x0));
     *x = x0 + h;
-    outputs_double(d, qq, vv, mass, com, fp);
+    outputs_double(d, qq, vv, mass, com, inertia, fp);
     *x = x0 - h;
-    outputs_double(d, qq, vv, mass, com, fm);
+    outputs_double(d, qq, vv, mass, com, inertia, fm);
     *x = x0;
     double colmax = 0.0, err = 0.0;
     for (int i = 0; i < nout; ++i) {
@@ -527,7 +535,7 @@ static double check_dual_chunk(grit_data *d, dual_ws *w, const param *ps, int np
     cr_assert(rel <= 1e-6, "parameter kind %d index %d: dual vs finite difference relative error %.3g",
               ps[k].kind, ps[k].index, rel);
   }
-  free(dout), free(mass), free(com), free(qq), free(vv), free(base), free(fp), free(fm);
+  free(dout), free(mass), free(com), free(inertia), free(qq), free(vv), free(base), free(fp), free(fm);
   return worst;
 }
 
@@ -543,14 +551,16 @@ Test(dynamics, dual_instantiation_matches_finite_differences) {
     double *q = dalloc(m->nq), *v = dalloc(m->nv);
     tu_random_state(&rng, m, q, v, 2.0);
     /* every coordinate (quaternion components included: the code normalizes them, in both
-     * instantiations), every velocity, every mass, every centre-of-mass component */
-    const int np = m->nq + m->nv + 4 * (m->nbody - 1);
+     * instantiations), every velocity, every mass, every centre-of-mass component, every inertia
+     * entry (one at a time: the code uses the matrix as given, symmetric or not) */
+    const int np = m->nq + m->nv + 13 * (m->nbody - 1);
     param *ps = calloc((size_t)np, sizeof *ps);
     int k = 0;
     for (int i = 0; i < m->nq; ++i) ps[k++] = (param){P_Q, i};
     for (int i = 0; i < m->nv; ++i) ps[k++] = (param){P_V, i};
     for (int b = 1; b < m->nbody; ++b) ps[k++] = (param){P_MASS, b};
     for (int i = 3; i < 3 * m->nbody; ++i) ps[k++] = (param){P_COM, i};
+    for (int i = 9; i < 9 * m->nbody; ++i) ps[k++] = (param){P_INERTIA, i};
     for (int s = 0; s < np; s += GRIT_DUAL_N) {
       const int n = np - s < GRIT_DUAL_N ? np - s : GRIT_DUAL_N;
       worst = fmax(worst, check_dual_chunk(d, &w, ps + s, n, q, v));
