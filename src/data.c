@@ -8,6 +8,12 @@
 #include "data_internal.h"
 #include "status_internal.h"
 
+/* Keeps the kinematic quantities (poses, twists) those of the current state. */
+static void refresh_kinematics(grit_data *d) {
+  grit_kin_positions(d->model, d->qpos, &d->inertial, &d->kin);
+  grit_kin_velocities(d->model, d->qvel, &d->kin);
+}
+
 static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   const int nb = m->nbody, nj = m->njnt, nv = m->nv;
   GRIT_CARVE(c, d->qpos, m->nq);
@@ -104,6 +110,7 @@ void grit_data_reset(grit_data *d) {
   d->ncontacts = 0;
   d->has_prev = 0;
   d->message[0] = '\0';
+  refresh_kinematics(d);
 }
 
 static grit_status check_vector(grit_data *d, const double *x, int n, int expected, const char *what) {
@@ -137,6 +144,7 @@ grit_status grit_data_set_qpos(grit_data *d, const double *q, int n) {
     if (t != GRIT_JOINT_FREE && t != GRIT_JOINT_BALL) continue;
     grit_quat_normalize(d->qpos + m->jnt_qposadr[j] + (t == GRIT_JOINT_FREE ? 3 : 0));
   }
+  refresh_kinematics(d);
   return GRIT_OK;
 }
 
@@ -144,6 +152,7 @@ grit_status grit_data_set_qvel(grit_data *d, const double *v, int n) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   grit_status s = check_vector(d, v, n, d->model->nv, "qvel");
   if (s == GRIT_OK && n > 0) memcpy(d->qvel, v, sizeof(double) * (size_t)n);
+  if (s == GRIT_OK) grit_kin_velocities(d->model, d->qvel, &d->kin);
   return s;
 }
 

@@ -112,6 +112,9 @@ grit_status grit_step(grit_data *d) {
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = d->qnext[i];
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
   d->time += h;
+  /* poses and twists of the new state, for the queries of grit/dynamics.h */
+  grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
+  grit_kin_velocities(m, d->qvel, &d->kin);
   d->stats.nconstraints = nc;
   d->stats.ncontacts = ncand;
   d->ncontacts = ncand;

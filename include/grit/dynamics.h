@@ -10,16 +10,17 @@
 extern "C" {
 #endif
 
-/* Computes poses, motion subspaces and body velocities at the data's (q, v). The functions below that
- * read poses use the result of the last call (grit_step calls it too). */
+/* Computes poses, motion subspaces and body velocities at the data's (q, v). The data keeps them
+ * current: creation, reset, setting q or v, and every step recompute them, so calling this is only
+ * needed after changing the state through other means. */
 grit_status grit_forward_kinematics(grit_data *data);
 
-/* World pose of a body frame (after grit_forward_kinematics): position (m) and quaternion (w,x,y,z).
+/* World pose of a body frame at the data's current state: position (m) and quaternion (w,x,y,z).
  * Either output may be NULL. */
 grit_status grit_body_pose(const grit_data *data, int body, double pos[3], double quat[4]);
 
 /* World position of a body's centre of mass, and its spatial twist (angular; linear velocity of the
- * body point at the world origin), after grit_forward_kinematics. Either output may be NULL. */
+ * body point at the world origin), at the data's current state. Either output may be NULL. */
 grit_status grit_body_com(const grit_data *data, int body, double com[3]);
 grit_status grit_body_twist(const grit_data *data, int body, double twist[6]);
 
