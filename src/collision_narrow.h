@@ -39,10 +39,15 @@ typedef struct grit_contact_point {
   double fa_p[3], fb_p[3]; /* a point of the feature (the core point found), m */
   double fa_u[3], fb_u[3]; /* LINE: its unit direction; PLANE: its unit normal, pointing out of the shape */
   double ra, rb;      /* radii: pa = core_a + ra n, pb = core_b - rb n, m */
+  /* A LINE feature may be cut by a plane held by the other shape (where a box edge crosses the side of
+   * the face it rests on): its core is then the line's intersection with that plane. */
+  int clip;           /* 1: the LINE feature's core is cut by the plane below */
+  double clip_p[3], clip_n[3]; /* a point and the normal of that plane, in the other shape's frame */
 } grit_contact_point;
 
 /* The most candidates grit_collide returns for any pair; an output array this long never gives
- * GRIT_ERR_CAPACITY. (Box and convex against a plane: 4 points; cylinder against a plane: 4.) */
+ * GRIT_ERR_CAPACITY. (Box and convex against a plane: 4 points; cylinder against a plane: 4; a box
+ * face on a box face: 4.) */
 #define GRIT_COLLIDE_MAX_POINTS 4
 
 /* Writes to out[0..*n_out-1] the contact candidates of shapes a at (pa, Ra) and b at (pb, Rb) whose

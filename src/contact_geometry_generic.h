@@ -55,6 +55,17 @@ static inline void GS_NAME(plane_nearest)(GS out[3], const GS p[3], const GS u[3
   GS_NAME(grit_v3_addscl)(out, x, u, GS_NEG(GS_NAME(grit_v3_dot)(d, u)));
 }
 
+/* The intersection of the line (p, u) with the plane (local point lp, local normal ln) held by the
+ * shape at (sp, sR). */
+static inline void GS_NAME(line_plane)(GS out[3], const GS p[3], const GS u[3], const double lp[3], const double ln[3],
+                                       const GS sp[3], const GS sR[9]) {
+  GS wp[3], wn[3], d[3];
+  GS_NAME(feature_world)(lp, ln, sp, sR, wp, wn);
+  GS_NAME(grit_v3_sub)(d, wp, p);
+  GS t = GS_DIV(GS_NAME(grit_v3_dot)(d, wn), GS_NAME(grit_v3_dot)(u, wn));
+  GS_NAME(grit_v3_addscl)(out, p, u, t);
+}
+
 void GS_NAME(grit_contact_reevaluate)(const grit_contact_point *c, const GS pa[3], const GS Ra[9], const GS pb[3],
                                       const GS Rb[9], GS_NAME(grit_contact_geom) * out) {
   GS Pa[3], Ua[3], Pb[3], Ub[3], ca[3], cb[3], d[3];
@@ -74,10 +85,16 @@ void GS_NAME(grit_contact_reevaluate)(const grit_contact_point *c, const GS pa[3
       GS_NAME(grit_v3_addscl)(cb, Pb, Ub, t);
     }
   } else if (c->fa == GRIT_FEATURE_PLANE) {
-    if (c->fb == GRIT_FEATURE_LINE) GS_NAME(line_nearest)(cb, Pb, Ub, Pa);
+    if (c->fb == GRIT_FEATURE_LINE) {
+      if (c->clip) GS_NAME(line_plane)(cb, Pb, Ub, c->clip_p, c->clip_n, pa, Ra);
+      else GS_NAME(line_nearest)(cb, Pb, Ub, Pa);
+    }
     GS_NAME(plane_nearest)(ca, Pa, Ua, cb);
   } else if (c->fb == GRIT_FEATURE_PLANE) {
-    if (c->fa == GRIT_FEATURE_LINE) GS_NAME(line_nearest)(ca, Pa, Ua, Pb);
+    if (c->fa == GRIT_FEATURE_LINE) {
+      if (c->clip) GS_NAME(line_plane)(ca, Pa, Ua, c->clip_p, c->clip_n, pb, Rb);
+      else GS_NAME(line_nearest)(ca, Pa, Ua, Pb);
+    }
     GS_NAME(plane_nearest)(cb, Pb, Ub, ca);
   } else if (c->fa == GRIT_FEATURE_LINE) {
     GS_NAME(line_nearest)(ca, Pa, Ua, cb);

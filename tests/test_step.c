@@ -134,3 +134,64 @@ Test(step, collision_query_matches_brute_force_on_200_bodies) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* A box face on a box face gives four contacts (one point would let the top box rock); an edge on a
+ * face two; a box turned 45 degrees about the normal, still four. */
+Test(step, box_on_box_manifold) {
+  grit_shape big = grit_shape_make(GRIT_GEOM_BOX, 0.3, 0.3, 0.1), small = grit_shape_make(GRIT_GEOM_BOX, 0.1, 0.1, 0.1);
+  const double pa[3] = {0, 0, 0}, Ra[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, pb[3] = {0.02, -0.03, 0.2 - 1e-4};
+  grit_contact_point c[GRIT_COLLIDE_MAX_POINTS];
+  int n = 0;
+  cr_assert_eq(grit_collide(&big, pa, Ra, &small, pb, Ra, 0.01, c, GRIT_COLLIDE_MAX_POINTS, &n), GRIT_OK);
+  cr_assert_eq(n, 4, "face on face: %d contacts", n);
+  for (int i = 0; i < n; ++i) {
+    cr_assert(fabs(c[i].phi + 1e-4) < 1e-12, "face on face: phi %g", c[i].phi);
+    cr_assert(fabs(c[i].n[2] - 1) < 1e-12, "normal not the face's");
+  }
+  const double s = sqrt(0.5), Rz[9] = {s, -s, 0, s, s, 0, 0, 0, 1};
+  cr_assert_eq(grit_collide(&big, pa, Ra, &small, pb, Rz, 0.01, c, GRIT_COLLIDE_MAX_POINTS, &n), GRIT_OK);
+  cr_assert_eq(n, 4, "turned face on face: %d contacts", n);
+  /* tilted about x by 0.2 rad and lowered so that one edge touches */
+  const double t = 0.2, Rx[9] = {1, 0, 0, 0, cos(t), -sin(t), 0, sin(t), cos(t)};
+  const double pe[3] = {0, 0, 0.1 + 0.1 * cos(t) + 0.1 * sin(t) - 1e-4};
+  cr_assert_eq(grit_collide(&big, pa, Ra, &small, pe, Rx, 1e-3, c, GRIT_COLLIDE_MAX_POINTS, &n), GRIT_OK);
+  cr_assert_eq(n, 2, "edge on face: %d contacts", n);
+}
+
+/* Two boxes stacked on the ground, the top one offset, come to rest: with the contact polygon's four
+ * corners between the boxes it cannot rock. Its tilt settles to a constant static value (compliance:
+ * the corners of the overlap rectangle, off-centre under the box, compress differently), bounded by
+ * the compliance scale (m g / k) / h = 2e-4 rad, and it does not slide (under 1e-5 m: stiction creep). */
+Test(step, box_stack_stays_level) {
+  scene_contact c = {.mu = 0.8, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  for (int model = 0; model < 3; ++model) {
+    grit_builder *b = scene_builder(1e-3, NULL);
+    grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+    grit_builder_add_geom(b, &ground, NULL);
+    const double h = 0.05, I = (2 * h) * (2 * h) / 6.0;
+    const double p1[3] = {0, 0, h}, p2[3] = {0.01, 0.005, 3 * h};
+    int b1 = scene_free_body(b, 1, I, I, I, p1), b2 = scene_free_body(b, 1, I, I, I, p2);
+    grit_geom_def g1 = scene_geom(&c, b1, grit_shape_make(GRIT_GEOM_BOX, h, h, h));
+    grit_geom_def g2 = scene_geom(&c, b2, grit_shape_make(GRIT_GEOM_BOX, h, h, h));
+    grit_builder_add_geom(b, &g1, NULL);
+    grit_builder_add_geom(b, &g2, NULL);
+    grit_model *m;
+    grit_data *d = scene_data(b, &m, model);
+    double th1[3], th2[3], id[4] = {1, 0, 0, 0};
+    for (int i = 0; i < 1000; ++i) scene_step(d);
+    grit_quat_diff(th1, id, grit_data_qpos(d) + 10);
+    for (int i = 0; i < 1000; ++i) scene_step(d);
+    const double *q = grit_data_qpos(d);
+    grit_quat_diff(th2, id, q + 10);
+    double dth[3];
+    grit_v3_sub(dth, th2, th1);
+    /* rocking on one or two points turned it by ~1e-2 rad in 2 s; what remains is regularized-friction
+     * creep (measured ~1e-9 rad/s): bounded at 1e-7 rad in 1 s */
+    cr_assert(grit_v3_norm(dth) < 1e-7, "%s: the top box is still turning (%g rad in 1 s)", SCENE_MODEL_NAMES[model],
+              grit_v3_norm(dth));
+    cr_assert(grit_v3_norm(th2) < 9.81 / c.k / h, "%s: tilt %g rad", SCENE_MODEL_NAMES[model], grit_v3_norm(th2));
+    cr_assert(fabs(q[7] - 0.01) < 1e-5 && fabs(q[8] - 0.005) < 1e-5, "%s: the top box slid", SCENE_MODEL_NAMES[model]);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
