@@ -70,7 +70,7 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
   grit_status s = grit_solver_create(m, limits + contacts, limit_jstore + contacts * grit_contact_jstore_size(m),
                                      &d->solver, d->message);
   if (s == GRIT_OK) s = grit_collision_create(m, &d->collision, d->message);
-  if (s == GRIT_OK) s = grit_deriv_ws_create(m, &d->deriv);
+  if (s == GRIT_OK) s = grit_deriv_ws_create(m, limits + contacts, &d->deriv);
   if (s != GRIT_OK) {
     grit_solver_free(d->solver);
     grit_collision_free(d->collision);

@@ -20,6 +20,9 @@
 #include "grit/derivatives.h"
 #include "status_internal.h"
 
+/* Right-hand sides solved together with the kept factor. */
+#define RHS_BATCH 64
+
 /* Every dual array of one residual evaluation, sized at creation. */
 struct grit_deriv_ws {
   grit_kin_dual kin;
@@ -34,7 +37,12 @@ struct grit_deriv_ws {
   grit_dual *acc, *frc;                   /* (6 nbody) */
   grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
   grit_dual *scratch;                     /* (3 nv) */
-  double *rhs;                            /* (nv x GRIT_DUAL_N) column-major */
+  double *rhs;                            /* (nv x RHS_BATCH) right-hand sides, column-major */
+  int *ids;                               /* (RHS_BATCH) the column id of each */
+  int *colour, *adj_ptr, *adj, *stamp;    /* tree colouring: (ntree), (ntree + 1), (2 cap), (ntree) */
+  int *act_ptr, *act;                     /* actuators by tree: (ntree + 1), (nu) */
+  char *active;                           /* (ntree) the trees seeded in the current pass */
+  int cap_edges;
   double *Dq, *Dv;                        /* (36 njnt) integration Jacobians, a 6x6 block per joint */
   void *arena;
 };
@@ -71,15 +79,24 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->frc, 6 * nb);
   GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
   GRIT_CARVE(c, w->scratch, 3 * nv);
-  GRIT_CARVE(c, w->rhs, nv * GRIT_DUAL_N);
+  GRIT_CARVE(c, w->rhs, nv * RHS_BATCH);
+  GRIT_CARVE(c, w->ids, RHS_BATCH);
+  GRIT_CARVE(c, w->colour, m->ntree);
+  GRIT_CARVE(c, w->adj_ptr, m->ntree + 1);
+  GRIT_CARVE(c, w->adj, w->cap_edges);
+  GRIT_CARVE(c, w->stamp, m->ntree);
+  GRIT_CARVE(c, w->act_ptr, m->ntree + 1);
+  GRIT_CARVE(c, w->act, m->nu);
+  GRIT_CARVE(c, w->active, m->ntree);
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
 }
 
-grit_status grit_deriv_ws_create(const grit_model *m, grit_deriv_ws **out) {
+grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
   *out = NULL;
   grit_deriv_ws *w = calloc(1, sizeof *w);
   if (!w) return GRIT_ERR_OUT_OF_MEMORY;
+  w->cap_edges = 2 * max_constraints;
   grit_carver c = {NULL, 0};
   layout(m, w, &c);
   w->arena = calloc(1, c.used + 64);
@@ -111,9 +128,8 @@ void grit_deriv_ws_free(grit_deriv_ws *w) {
 /* ------------------------------------------------------------------------------ the columns */
 
 /* The columns of theta: 0..nv-1 dq0, nv..2nv-1 v0, then the nu controls, then the np parameters.
- * Sets every dual input to its value with zero partials, then seeds column ids[j] in direction j. */
-static void seed_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_param *params,
-                        const int *ids, int count) {
+ * Sets every dual input to its value with zero partials (seed_column then seeds). */
+static void clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   const int nv = m->nv, nu = m->nu, ng = m->ngeom;
   for (int i = 0; i < nv; ++i) {
     w->dq[i] = grit_dual_const(0.0);
@@ -128,28 +144,6 @@ static void seed_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *
   const double *gsrc[4] = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
   for (int k = 0; k < 4; ++k)
     for (int g = 0; g < ng; ++g) w->gparam[k * ng + g] = grit_dual_const(gsrc[k][g]);
-  for (int j = 0; j < count; ++j) {
-    const int col = ids[j];
-    if (col < nv) {
-      w->dq[col].d[j] = 1.0;
-    } else if (col < 2 * nv) {
-      w->v0[col - nv].d[j] = 1.0;
-    } else if (col < 2 * nv + nu) {
-      w->u[col - 2 * nv].d[j] = 1.0;
-    } else {
-      const grit_param *p = &params[col - 2 * nv - nu];
-      if (p->kind == GRIT_PARAM_MASS) {
-        /* mass and rotational inertia scale together: d inertia / d mass = inertia / mass */
-        const int b = p->index;
-        w->mass[b].d[j] = 1.0;
-        for (int i = 0; i < 9; ++i) w->inertia[9 * b + i].d[j] = m->body_inertia[9 * b + i] / m->body_mass[b];
-      } else {
-        grit_dual *arr = w->gparam + (size_t)p->kind * ng;
-        for (int g = 0; g < ng; ++g)
-          if (p->index < 0 || p->index == g) arr[g].d[j] = 1.0;
-      }
-    }
-  }
 }
 
 /* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks. */
@@ -175,7 +169,7 @@ static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tr
 }
 
 /* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. */
-static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
@@ -198,6 +192,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   const int nc = d->stats.nconstraints, ncand = d->ncontacts;
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *k = &c[i];
+    if (active && !active[k->tree[0]] && !(k->ntree == 2 && active[k->tree[1]])) continue; /* no seed reaches it */
     grit_contact_params_dual p;
     memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
@@ -299,6 +294,148 @@ static void integration_jacobians(const grit_model *m, const double *q0, const d
 
 /* ---------------------------------------------------------------------------- the Jacobians */
 
+/* ----------------------------------------------------------------- colours, columns, batches */
+
+/* Greedy distance-2 colouring of the trees in the graph of the last step's constraints (an edge per
+ * constraint coupling two trees). Also lists each tree's actuators. Returns the number of colours. */
+static int colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nt = m->ntree, nc = d->stats.nconstraints;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int t = 0; t <= nt; ++t) w->adj_ptr[t] = 0;
+  int ne = 0;
+  for (int i = 0; i < nc; ++i)
+    if (c[i].ntree == 2 && ne + 2 <= w->cap_edges) {
+      w->adj_ptr[c[i].tree[0] + 1]++;
+      w->adj_ptr[c[i].tree[1] + 1]++;
+      ne += 2;
+    }
+  for (int t = 0; t < nt; ++t) w->adj_ptr[t + 1] += w->adj_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->adj_ptr[t]; /* fill cursors */
+  ne = 0;
+  for (int i = 0; i < nc; ++i)
+    if (c[i].ntree == 2 && ne + 2 <= w->cap_edges) {
+      w->adj[w->stamp[c[i].tree[0]]++] = c[i].tree[1];
+      w->adj[w->stamp[c[i].tree[1]]++] = c[i].tree[0];
+      ne += 2;
+    }
+  int ncolour = 0;
+  for (int t = 0; t < nt; ++t) w->stamp[t] = -1;
+  for (int t = 0; t < nt; ++t) { /* stamp[k] = t marks colour k as taken by t's distance-2 neighbours */
+    for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e) {
+      const int u = w->adj[e];
+      if (u < t) w->stamp[w->colour[u]] = t;
+      for (int f = w->adj_ptr[u]; f < w->adj_ptr[u + 1]; ++f)
+        if (w->adj[f] < t) w->stamp[w->colour[w->adj[f]]] = t;
+    }
+    int k = 0;
+    while (w->stamp[k] == t) k++;
+    w->colour[t] = k;
+    ncolour = k + 1 > ncolour ? k + 1 : ncolour;
+  }
+  for (int t = 0; t <= nt; ++t) w->act_ptr[t] = 0;
+  for (int a = 0; a < m->nu; ++a) w->act_ptr[m->dof_tree[m->act_dof[a]] + 1]++;
+  for (int t = 0; t < nt; ++t) w->act_ptr[t + 1] += w->act_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->act_ptr[t];
+  for (int a = 0; a < m->nu; ++a) w->act[w->stamp[m->dof_tree[m->act_dof[a]]]++] = a;
+  return ncolour;
+}
+
+/* A tree's local columns: its dq0 and v0 (for A), then its actuators' controls (for B). */
+static int local_columns(const grit_model *m, const grit_deriv_ws *w, int t, const double *A, const double *B) {
+  return (A ? 2 * m->tree_dofnum[t] : 0) + (B ? w->act_ptr[t + 1] - w->act_ptr[t] : 0);
+}
+
+static int local_column_id(const grit_model *m, const grit_deriv_ws *w, int t, int l, const double *A,
+                           const double *B) {
+  (void)B;
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  if (A) {
+    if (l < n) return adr + l;
+    if (l < 2 * n) return m->nv + adr + l - n;
+    l -= 2 * n;
+  }
+  return 2 * m->nv + w->act[w->act_ptr[t] + l];
+}
+
+/* Seeds column id `col` of theta in direction j (after clear_inputs). */
+static void seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param *params, int col, int j) {
+  const int nv = m->nv, nu = m->nu, ng = m->ngeom;
+  if (col < nv) {
+    w->dq[col].d[j] = 1.0;
+  } else if (col < 2 * nv) {
+    w->v0[col - nv].d[j] = 1.0;
+  } else if (col < 2 * nv + nu) {
+    w->u[col - 2 * nv].d[j] = 1.0;
+  } else {
+    const grit_param *p = &params[col - 2 * nv - nu];
+    if (p->kind == GRIT_PARAM_MASS) {
+      /* mass and rotational inertia scale together: d inertia / d mass = inertia / mass */
+      const int b = p->index;
+      w->mass[b].d[j] = 1.0;
+      for (int i = 0; i < 9; ++i) w->inertia[9 * b + i].d[j] = m->body_inertia[9 * b + i] / m->body_mass[b];
+    } else {
+      grit_dual *arr = w->gparam + (size_t)p->kind * ng;
+      for (int g = 0; g < ng; ++g)
+        if (p->index < 0 || p->index == g) arr[g].d[j] = 1.0;
+    }
+  }
+}
+
+typedef struct batch {
+  int n;
+} batch;
+
+/* Writes the solution X = dv/dtheta of column `col` into A, B or P, with the q rows
+ * Dq e_col (dq0 columns) + Dv X. */
+static void write_column(const grit_model *m, const grit_deriv_ws *w, int col, const double *X, double *A, double *B,
+                         double *P, int np) {
+  const int nv = m->nv, nu = m->nu, nx = 2 * nv;
+  double *out = col < nx ? A : col < nx + nu ? B : P;
+  const int stride = col < nx ? nx : col < nx + nu ? nu : np, c = col < nx ? col : col < nx + nu ? col - nx : col - nx - nu;
+  for (int i = 0; i < nv; ++i) out[(size_t)(nv + i) * stride + c] = X[i];
+  for (int jn = 0; jn < m->njnt; ++jn) {
+    const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
+    const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+    for (int r = 0; r < nvj; ++r) {
+      double x = 0.0;
+      for (int k = 0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+      if (col < nv && col >= da && col < da + nvj) x += Dq[6 * r + col - da];
+      out[(size_t)(da + r) * stride + c] = x;
+    }
+  }
+}
+
+/* Solves the batch of right-hand sides with the kept factor and writes the columns out. */
+static grit_status flush(grit_data *d, grit_deriv_ws *w, batch *bt, double *A, double *B, double *P, int np) {
+  if (bt->n == 0) return GRIT_OK;
+  const int nv = d->model->nv;
+  grit_status s = grit_solver_factor_solve(d->solver, w->rhs, bt->n);
+  if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
+  for (int j = 0; j < bt->n; ++j) write_column(d->model, w, w->ids[j], w->rhs + (size_t)j * nv, A, B, P, np);
+  bt->n = 0;
+  return GRIT_OK;
+}
+
+/* Adds -dr/dtheta of direction j as the right-hand side of column `col`: the rows of tree t and of the
+ * trees its constraints couple it to (t < 0: every row). */
+static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, int j, int t, double *A, double *B,
+                           double *P, int np) {
+  const grit_model *m = d->model;
+  const int nv = m->nv;
+  double *x = w->rhs + (size_t)bt->n * nv;
+  if (t < 0) {
+    for (int i = 0; i < nv; ++i) x[i] = -w->r[i].d[j];
+  } else {
+    for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    for (int e = w->adj_ptr[t] - 1; e < w->adj_ptr[t + 1]; ++e) { /* t itself, then its neighbours */
+      const int u = e < w->adj_ptr[t] ? t : w->adj[e];
+      for (int i = m->tree_dofadr[u]; i < m->tree_dofadr[u] + m->tree_dofnum[u]; ++i) x[i] = -w->r[i].d[j];
+    }
+  }
+  w->ids[bt->n++] = col;
+  return bt->n == RHS_BATCH ? flush(d, w, bt, A, B, P, np) : GRIT_OK;
+}
+
 grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit_param *params, int np, double *P) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
@@ -326,50 +463,47 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   for (int jn = 0; jn < m->njnt; ++jn)
     integration_jacobians(m, d->qprev, d->vsol, m->opt.timestep, jn, w->Dq + 36 * jn, w->Dv + 36 * jn);
 
-  /* the columns wanted, GRIT_DUAL_N per pass: dq0 and v0 for A, u for B, the parameters for P */
-  const int total = nx + nu + np;
-  int ids[GRIT_DUAL_N], next = 0;
-  for (;;) {
-    int count = 0;
-    for (; next < total && count < GRIT_DUAL_N; ++next)
-      if ((next < nx && A) || (next >= nx && next < nx + nu && B) || (next >= nx + nu && P)) ids[count++] = next;
-    if (count == 0) break;
-    seed_inputs(m, d, w, params, ids, count);
-    dual_residual(m, d, w);
-    for (int j = 0; j < count; ++j)
-      for (int i = 0; i < nv; ++i) w->rhs[(size_t)j * nv + i] = -w->r[i].d[j];
-    s = grit_solver_factor_solve(d->solver, w->rhs, count);
-    if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
-    for (int j = 0; j < count; ++j) {
-      const int col = ids[j];
-      const double *X = w->rhs + (size_t)j * nv;
-      double *out;
-      int stride, c;
-      if (col < nx) {
-        out = A;
-        stride = nx;
-        c = col;
-      } else if (col < nx + nu) {
-        out = B;
-        stride = nu;
-        c = col - nx;
-      } else {
-        out = P;
-        stride = np;
-        c = col - nx - nu;
+  batch bt = {0};
+  /* State and control columns, by colours of trees: the columns of a tree reach only the residual rows
+   * of that tree and of the trees a constraint couples it to, so trees at distance >= 3 in the
+   * constraint graph share dual directions (Curtis-Powell-Reid at the level of trees), and a pass only
+   * evaluates the constraints that touch its trees. */
+  if (A || B) {
+    const int ncolour = colour_trees(m, d, w);
+    for (int k = 0; k < ncolour; ++k) {
+      int width = 0; /* the most local columns of a tree of this colour */
+      for (int t = 0; t < m->ntree; ++t) {
+        w->active[t] = w->colour[t] == k;
+        if (w->active[t]) width = width > local_columns(m, w, t, A, B) ? width : local_columns(m, w, t, A, B);
       }
-      for (int i = 0; i < nv; ++i) out[(size_t)(nv + i) * stride + c] = X[i];
-      for (int jn = 0; jn < m->njnt; ++jn) { /* q rows: Dq e_col (dq0 columns) + Dv X */
-        const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
-        const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
-        for (int r = 0; r < nvj; ++r) {
-          double x = 0.0;
-          for (int k = 0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
-          if (col < nv && col >= da && col < da + nvj) x += Dq[6 * r + col - da];
-          out[(size_t)(da + r) * stride + c] = x;
-        }
+      for (int base = 0; base < width; base += GRIT_DUAL_N) {
+        clear_inputs(m, d, w);
+        for (int t = 0; t < m->ntree; ++t)
+          if (w->active[t])
+            for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, A, B); ++j)
+              seed_column(m, w, params, local_column_id(m, w, t, base + j, A, B), j);
+        dual_residual(m, d, w, w->active);
+        for (int t = 0; t < m->ntree; ++t)
+          if (w->active[t])
+            for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, A, B); ++j) {
+              s = add_rhs(d, w, &bt, local_column_id(m, w, t, base + j, A, B), j, t, A, B, P, np);
+              if (s != GRIT_OK) return s;
+            }
       }
     }
   }
+  /* parameter columns reach every tree: GRIT_DUAL_N per pass over the whole residual */
+  for (int base = 0; P && base < np; base += GRIT_DUAL_N) {
+    const int count = np - base < GRIT_DUAL_N ? np - base : GRIT_DUAL_N;
+    clear_inputs(m, d, w);
+    for (int j = 0; j < count; ++j) seed_column(m, w, params, nx + nu + base + j, j);
+    dual_residual(m, d, w, NULL);
+    for (int j = 0; j < count; ++j) {
+      s = add_rhs(d, w, &bt, nx + nu + base + j, j, -1, A, B, P, np);
+      if (s != GRIT_OK) return s;
+    }
+  }
+  s = flush(d, w, &bt, A, B, P, np);
+  if (s != GRIT_OK) return s;
   return GRIT_OK;
 }

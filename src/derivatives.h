@@ -6,7 +6,8 @@
 
 typedef struct grit_deriv_ws grit_deriv_ws;
 
-grit_status grit_deriv_ws_create(const grit_model *m, grit_deriv_ws **ws);
+/* A workspace for a model whose steps have at most max_constraints constraints. */
+grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **ws);
 void grit_deriv_ws_free(grit_deriv_ws *ws);
 
 #endif
