@@ -168,19 +168,63 @@ static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tr
   }
 }
 
-/* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. */
+static int constraint_inert(const grit_constraint *c);
+
+static void zero_partials(grit_dual *x, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < GRIT_DUAL_N; ++k) x[i].d[k] = 0.0;
+}
+
+/* After a pass seeded in the trees of `active`: their kinematic and dynamic quantities keep their
+ * values but lose the pass's partials, so that the next pass may use them as constants. */
+static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  for (int b = 1; b < m->nbody; ++b) {
+    if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
+    zero_partials(w->kin.xpos + 3 * b, 3);
+    zero_partials(w->kin.xquat + 4 * b, 4);
+    zero_partials(w->kin.xmat + 9 * b, 9);
+    zero_partials(w->kin.xipos + 3 * b, 3);
+    zero_partials(w->kin.cvel + 6 * b, 6);
+    zero_partials(&w->kin.cinert[b].m, 1);
+    zero_partials(w->kin.cinert[b].h, 3);
+    zero_partials(w->kin.cinert[b].I, 9);
+    for (int n = 0; n < m->body_jntnum[b]; ++n) {
+      const int j = m->body_jnt[m->body_jntadr[b] + n];
+      zero_partials(w->kin.xanchor + 3 * j, 3);
+      zero_partials(w->kin.xaxis + 3 * j, 3);
+    }
+  }
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!active[t]) continue;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    zero_partials(w->kin.cdof + 6 * adr, 6 * n);
+    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
+    zero_partials(w->bias + adr, n);
+    zero_partials(w->M + m->tree_madr[t], n * n);
+    zero_partials(w->A + m->tree_madr[t], n * n);
+    zero_partials(w->Achol + m->tree_madr[t], n * n);
+  }
+}
+
+/* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. With a
+ * tree mask `active`, only those trees' kinematics and dynamics are recomputed: the other trees must
+ * hold constant values from an earlier pass (see clear_tree_partials). */
 static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
   for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
   grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
+  w->kin.tree_mask = active; /* only the seeded trees change; the others keep their constant values */
   grit_kin_positions_dual(m, w->q, &w->inertial, &w->kin);
   grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_crba_dual(m, &w->kin, w->crb, w->M);
   grit_implicit_operator_dual(m, w->M, h, w->A);
-  for (int i = 0; i < m->nM; ++i) w->Achol[i] = w->A[i];
-  grit_block_cholesky_dual(m, w->Achol);
+  for (int t = 0; t < m->ntree; ++t)
+    if (!active || active[t])
+      for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
+        w->Achol[i] = w->A[i];
+  grit_block_cholesky_dual(m, w->Achol, active);
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
@@ -193,6 +237,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *k = &c[i];
     if (active && !active[k->tree[0]] && !(k->ntree == 2 && active[k->tree[1]])) continue; /* no seed reaches it */
+    if (constraint_inert(k)) continue;
     grit_contact_params_dual p;
     memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
@@ -296,6 +341,17 @@ static void integration_jacobians(const grit_model *m, const double *q0, const d
 
 /* ----------------------------------------------------------------- colours, columns, batches */
 
+/* A constraint whose impulse is exactly zero at the solution lies strictly inside its model's region of
+ * no contact (each model's zero is a branch of its own, not a round-off accident), where the impulse
+ * stays zero under small changes of every input: it contributes nothing to r or to dr/dtheta. Contact
+ * candidates kept by the margin but not touching are such constraints; skipping them keeps the
+ * colouring to the trees that truly interact. */
+static int constraint_inert(const grit_constraint *c) {
+  for (int r = 0; r < c->dim; ++r)
+    if (c->gamma[r] != 0.0) return 0;
+  return 1;
+}
+
 /* Greedy distance-2 colouring of the trees in the graph of the last step's constraints (an edge per
  * constraint coupling two trees). Also lists each tree's actuators. Returns the number of colours. */
 static int colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
@@ -304,7 +360,7 @@ static int colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *
   for (int t = 0; t <= nt; ++t) w->adj_ptr[t] = 0;
   int ne = 0;
   for (int i = 0; i < nc; ++i)
-    if (c[i].ntree == 2 && ne + 2 <= w->cap_edges) {
+    if (c[i].ntree == 2 && !constraint_inert(&c[i]) && ne + 2 <= w->cap_edges) {
       w->adj_ptr[c[i].tree[0] + 1]++;
       w->adj_ptr[c[i].tree[1] + 1]++;
       ne += 2;
@@ -313,7 +369,7 @@ static int colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *
   for (int t = 0; t < nt; ++t) w->stamp[t] = w->adj_ptr[t]; /* fill cursors */
   ne = 0;
   for (int i = 0; i < nc; ++i)
-    if (c[i].ntree == 2 && ne + 2 <= w->cap_edges) {
+    if (c[i].ntree == 2 && !constraint_inert(&c[i]) && ne + 2 <= w->cap_edges) {
       w->adj[w->stamp[c[i].tree[0]]++] = c[i].tree[1];
       w->adj[w->stamp[c[i].tree[1]]++] = c[i].tree[0];
       ne += 2;
@@ -470,6 +526,8 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
    * evaluates the constraints that touch its trees. */
   if (A || B) {
     const int ncolour = colour_trees(m, d, w);
+    clear_inputs(m, d, w); /* one unseeded pass: every tree's constant values */
+    dual_residual(m, d, w, NULL);
     for (int k = 0; k < ncolour; ++k) {
       int width = 0; /* the most local columns of a tree of this colour */
       for (int t = 0; t < m->ntree; ++t) {
@@ -489,6 +547,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
               s = add_rhs(d, w, &bt, local_column_id(m, w, t, base + j, A, B), j, t, A, B, P, np);
               if (s != GRIT_OK) return s;
             }
+        clear_tree_partials(m, w, w->active);
       }
     }
   }

@@ -24,9 +24,10 @@ void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0,
 /* y = M x (or A x) for tree-block storage; y must not alias x. */
 void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS *y);
 
-/* Cholesky factorization in place of each tree block of A (lower triangle L, A = L L^T). Returns the
- * index of the first tree whose block is not positive definite, or -1. */
-int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A);
+/* Cholesky factorization in place of each tree block of A (lower triangle L, A = L L^T), of the trees
+ * in tree_mask (NULL: all). Returns the index of the first tree whose block is not positive definite,
+ * or -1. */
+int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_mask);
 
 /* Solves L L^T x = b in place (x holds b on entry), with the factor from grit_block_cholesky. */
 void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x);

@@ -7,9 +7,12 @@ void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAM
   for (int b = 0; b < m->nbody; ++b) crb[b] = k->cinert[b];
   for (int b = m->nbody - 1; b > 0; --b) /* children have larger indices than their parents */
     if (m->body_parent[b] > 0) GS_NAME(grit_si_add)(&crb[m->body_parent[b]], &crb[m->body_parent[b]], &crb[b]);
-  for (int i = 0; i < m->nM; ++i) M[i] = GS_C(0.0);
+  for (int t = 0; t < m->ntree; ++t)
+    if (!k->tree_mask || k->tree_mask[t])
+      for (int i = 0; i < m->tree_dofnum[t] * m->tree_dofnum[t]; ++i) M[m->tree_madr[t] + i] = GS_C(0.0);
   for (int i = 0; i < m->nv; ++i) {
     const int t = m->dof_tree[i], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    if (k->tree_mask && !k->tree_mask[t]) continue;
     GS *Mt = M + m->tree_madr[t];
     GS f[6]; /* the force that moves the subtree of dof i at unit velocity of dof i */
     GS_NAME(grit_si_apply)(f, &crb[m->dof_body[i]], k->cdof + 6 * i);
@@ -29,6 +32,7 @@ void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, co
   for (int i = 0; i < 3; ++i) acc[3 + i] = GS_C(-m->opt.gravity[i]);
   for (int b = 1; b < m->nbody; ++b) {
     GS *a = acc + 6 * b, *f = frc + 6 * b, mom[6], t[6];
+    if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     for (int i = 0; i < 6; ++i) a[i] = acc[6 * m->body_parent[b] + i];
     for (int d = m->body_dofadr[b]; d >= 0 && d < m->body_dofadr[b] + m->body_dofnum[b]; ++d)
       for (int r = 0; r < 6; ++r) a[r] = GS_FMA(k->cdof_dot[6 * d + r], v[d], a[r]);
@@ -39,8 +43,10 @@ void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, co
     GS_NAME(grit_sv_add)(f, f, t);
   }
   for (int b = m->nbody - 1; b > 0; --b)
-    if (m->body_parent[b] > 0) GS_NAME(grit_sv_add)(frc + 6 * m->body_parent[b], frc + 6 * m->body_parent[b], frc + 6 * b);
-  for (int d = 0; d < m->nv; ++d) bias[d] = GS_NAME(grit_sv_dot)(k->cdof + 6 * d, frc + 6 * m->dof_body[d]);
+    if (m->body_parent[b] > 0 && GS_NAME(kin_body_on)(m, k, b))
+      GS_NAME(grit_sv_add)(frc + 6 * m->body_parent[b], frc + 6 * m->body_parent[b], frc + 6 * b);
+  for (int d = 0; d < m->nv; ++d)
+    if (!k->tree_mask || k->tree_mask[m->dof_tree[d]]) bias[d] = GS_NAME(grit_sv_dot)(k->cdof + 6 * d, frc + 6 * m->dof_body[d]);
 }
 
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A) {
@@ -83,8 +89,9 @@ void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS 
   }
 }
 
-int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A) {
+int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_mask) {
   for (int t = 0; t < m->ntree; ++t) {
+    if (tree_mask && !tree_mask[t]) continue;
     const int n = m->tree_dofnum[t];
     GS *L = A + m->tree_madr[t];
     for (int j = 0; j < n; ++j) {

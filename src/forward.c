@@ -95,7 +95,7 @@ grit_status grit_compute_free_motion(grit_data *d) {
     d->vstar[i] = h * d->force[i];
   }
   for (int i = 0; i < m->nM; ++i) d->Achol[i] = d->A[i];
-  int bad = grit_block_cholesky(m, d->Achol);
+  int bad = grit_block_cholesky(m, d->Achol, NULL);
   if (bad >= 0)
     return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                           "free motion: the mass matrix of tree %d is not positive definite", bad);

@@ -22,7 +22,14 @@ typedef struct GS_NAME(grit_kin) {
   GS_NAME(grit_sinertia) * cinert; /* (nbody) body spatial inertia */
   GS *cvel;                       /* (6 nbody) body twist */
   GS *cdof_dot;                   /* (6 nv) time derivative of cdof along the motion */
+  const char *tree_mask;          /* NULL: every tree; else only trees t with tree_mask[t] are computed
+                                     by the kinematics and dynamics functions (the rest keep their values) */
 } GS_NAME(grit_kin);
+
+/* Whether body b is to be computed under the kin's tree mask (static bodies always are). */
+static inline int GS_NAME(kin_body_on)(const grit_model *m, const GS_NAME(grit_kin) * k, int b) {
+  return !k->tree_mask || m->body_tree[b] < 0 || k->tree_mask[m->body_tree[b]];
+}
 
 /* Poses, joint frames, motion subspaces and spatial inertias at configuration q. */
 void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME(grit_inertial) * in,

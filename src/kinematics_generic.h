@@ -30,6 +30,7 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
   for (int i = 0; i < 9; ++i) k->cinert[0].I[i] = GS_C(0.0);
 
   for (int b = 1; b < m->nbody; ++b) {
+    if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     const int p = m->body_parent[b];
     GS pos[3], quat[4], off[3], oq[4], R[9];
     /* place the frame by its offset in the parent */
@@ -133,6 +134,7 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
 void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit_kin) * k) {
   GS_NAME(grit_sv_zero)(k->cvel);
   for (int b = 1; b < m->nbody; ++b) {
+    if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     GS *cv = k->cvel + 6 * b;
     for (int i = 0; i < 6; ++i) cv[i] = k->cvel[6 * m->body_parent[b] + i];
     for (int n = 0; n < m->body_jntnum[b]; ++n) {
