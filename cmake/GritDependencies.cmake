@@ -30,12 +30,16 @@ grit_require_library(LAPACKE_LIBRARY lapacke liblapacke-dev)
 grit_require_header(CCD_INCLUDE_DIR ccd/ccd.h libccd-dev)
 grit_require_library(CCD_LIBRARY ccd libccd-dev)
 
+# libexpat, for the MJCF model loader (src/mjcf_xml.c).
+grit_require_header(EXPAT_INCLUDE_DIR expat.h libexpat1-dev)
+grit_require_library(EXPAT_LIBRARY expat libexpat1-dev)
+
 find_library(MATH_LIBRARY m)
 
-set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR})
+set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR} ${EXPAT_INCLUDE_DIR})
 list(REMOVE_DUPLICATES GRIT_DEP_INCLUDE_DIRS)
 set(GRIT_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
-    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${MATH_LIBRARY})
+    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${EXPAT_LIBRARY} ${MATH_LIBRARY})
 
 # Criterion, only for the tests.
 if(GRIT_BUILD_TESTS)

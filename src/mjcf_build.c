@@ -1,0 +1,850 @@
+/* mjcf_build.c — compiling the MJCF description into a grit_model, as MuJoCo's compiler does:
+ * orientations from every MJCF form, geometry frames from fromto, geometry masses from density and
+ * volume, body mass properties from <inertial> or summed over geometries with the parallel-axis
+ * theorem, joint angles in degrees or radians, limits, actuators, and keyframes.
+ *
+ * The arithmetic of frames and inertias follows MuJoCo 2.2.2's compiler (user_objects.cc,
+ * user_util.cc) operation for operation where that is cheap, so compiled quantities agree with
+ * MuJoCo's to rounding. One deliberate difference: a body's inertia summed from several geometries
+ * (or given as fullinertia) is passed to grit as the full matrix, where MuJoCo diagonalizes it with an
+ * iterative eigensolver that stops at a tolerance (relative errors ~1e-10 in the reconstruction). */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grit/data.h"
+#include "mjcf_internal.h"
+
+static const double PI = 3.14159265358979323846;
+static const double MJ_EPS = 1e-14;    /* MuJoCo's mjEPS (user_util.h) */
+static const double MJ_MINVAL = 1e-15; /* MuJoCo's mjMINVAL */
+
+/* An error at a line of the file, for stages that no longer have the XML node. */
+static void fail_at(mjcf_ctx *c, grit_status s, const char *element, int line, const char *what, const char *detail) {
+  mjcf_node n;
+  memset(&n, 0, sizeof n);
+  n.name = element;
+  n.line = line;
+  mjcf_fail(c, s, &n, "%s%s", what, detail ? detail : "");
+}
+
+static void warn_at(mjcf_ctx *c, const char *element, int line, const char *what) {
+  mjcf_node n;
+  memset(&n, 0, sizeof n);
+  n.name = element;
+  n.line = line;
+  mjcf_warn(c, &n, "%s", what);
+}
+
+/* ------------------------------------------------------------- MuJoCo's frame arithmetic */
+
+static double normvec(double *v, int n) { /* mjuu_normvec: unchanged and 0 when tiny */
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += v[i] * v[i];
+  if (s < MJ_EPS) return 0;
+  s = sqrt(s);
+  for (int i = 0; i < n; ++i) v[i] /= s;
+  return s;
+}
+
+static void quat2mat(double *r, const double *q) {
+  double q00 = q[0] * q[0], q11 = q[1] * q[1], q22 = q[2] * q[2], q33 = q[3] * q[3];
+  r[0] = q00 + q11 - q22 - q33;
+  r[4] = q00 - q11 + q22 - q33;
+  r[8] = q00 - q11 - q22 + q33;
+  r[1] = 2 * (q[1] * q[2] - q[0] * q[3]);
+  r[2] = 2 * (q[1] * q[3] + q[0] * q[2]);
+  r[3] = 2 * (q[1] * q[2] + q[0] * q[3]);
+  r[5] = 2 * (q[2] * q[3] - q[0] * q[1]);
+  r[6] = 2 * (q[1] * q[3] - q[0] * q[2]);
+  r[7] = 2 * (q[2] * q[3] + q[0] * q[1]);
+}
+
+static void mulquat(double *res, const double *a, const double *b) { /* normalized, as mjuu_mulquat */
+  double r[4] = {a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+                 a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+                 a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+                 a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]};
+  normvec(r, 4);
+  memcpy(res, r, sizeof r);
+}
+
+static void cross(double *a, const double *b, const double *c) {
+  a[0] = b[1] * c[2] - b[2] * c[1];
+  a[1] = b[2] * c[0] - b[0] * c[2];
+  a[2] = b[0] * c[1] - b[1] * c[0];
+}
+
+static void z2quat(double *q, const double *vec) { /* minimal rotation from z to vec */
+  const double z[3] = {0, 0, 1};
+  cross(q + 1, z, vec);
+  double s = normvec(q + 1, 3);
+  if (s < 1e-10) {
+    q[1] = 1;
+    q[2] = q[3] = 0;
+  }
+  double ang = atan2(s, vec[2]);
+  q[0] = cos(ang / 2);
+  q[1] *= sin(ang / 2);
+  q[2] *= sin(ang / 2);
+  q[3] *= sin(ang / 2);
+}
+
+static void frame2quat(double *q, const double *x, const double *y, const double *z) {
+  const double *m[3] = {x, y, z}; /* m[column][row] */
+  if (m[0][0] + m[1][1] + m[2][2] > 0) {
+    q[0] = 0.5 * sqrt(1 + m[0][0] + m[1][1] + m[2][2]);
+    q[1] = 0.25 * (m[1][2] - m[2][1]) / q[0];
+    q[2] = 0.25 * (m[2][0] - m[0][2]) / q[0];
+    q[3] = 0.25 * (m[0][1] - m[1][0]) / q[0];
+  } else if (m[0][0] > m[1][1] && m[0][0] > m[2][2]) {
+    q[1] = 0.5 * sqrt(1 + m[0][0] - m[1][1] - m[2][2]);
+    q[0] = 0.25 * (m[1][2] - m[2][1]) / q[1];
+    q[2] = 0.25 * (m[1][0] + m[0][1]) / q[1];
+    q[3] = 0.25 * (m[2][0] + m[0][2]) / q[1];
+  } else if (m[1][1] > m[2][2]) {
+    q[2] = 0.5 * sqrt(1 - m[0][0] + m[1][1] - m[2][2]);
+    q[0] = 0.25 * (m[2][0] - m[0][2]) / q[2];
+    q[1] = 0.25 * (m[1][0] + m[0][1]) / q[2];
+    q[3] = 0.25 * (m[2][1] + m[1][2]) / q[2];
+  } else {
+    q[3] = 0.5 * sqrt(1 - m[0][0] - m[1][1] + m[2][2]);
+    q[0] = 0.25 * (m[0][1] - m[1][0]) / q[3];
+    q[1] = 0.25 * (m[2][0] + m[0][2]) / q[3];
+    q[2] = 0.25 * (m[2][1] + m[1][2]) / q[3];
+  }
+  normvec(q, 4);
+}
+
+/* mjuu_globalinertia: R diag(d) R^T as (xx, yy, zz, xy, xz, yz). */
+static void globalinertia(double *g, const double *d, const double *q) {
+  double m[9];
+  quat2mat(m, q);
+  double t[9] = {m[0] * d[0], m[3] * d[0], m[6] * d[0], m[1] * d[1], m[4] * d[1],
+                 m[7] * d[1], m[2] * d[2], m[5] * d[2], m[8] * d[2]};
+  g[0] = m[0] * t[0] + m[1] * t[3] + m[2] * t[6];
+  g[1] = m[3] * t[1] + m[4] * t[4] + m[5] * t[7];
+  g[2] = m[6] * t[2] + m[7] * t[5] + m[8] * t[8];
+  g[3] = m[0] * t[1] + m[1] * t[4] + m[2] * t[7];
+  g[4] = m[0] * t[2] + m[1] * t[5] + m[2] * t[8];
+  g[5] = m[3] * t[2] + m[4] * t[5] + m[5] * t[8];
+}
+
+static void offcenter(double *r, double mass, const double *v) { /* the parallel-axis term */
+  r[0] = mass * (v[1] * v[1] + v[2] * v[2]);
+  r[1] = mass * (v[0] * v[0] + v[2] * v[2]);
+  r[2] = mass * (v[0] * v[0] + v[1] * v[1]);
+  r[3] = -mass * v[0] * v[1];
+  r[4] = -mass * v[0] * v[2];
+  r[5] = -mass * v[1] * v[2];
+}
+
+static void sym6_to_mat(double *I, const double *s) {
+  const double m[9] = {s[0], s[3], s[4], s[3], s[1], s[5], s[4], s[5], s[2]};
+  memcpy(I, m, sizeof m);
+}
+
+/* The quaternion of an MJCF orientation (mjCAlternative::Set); 0 and an error message on failure. */
+static const char *orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]) {
+  double v[6];
+  memcpy(v, o->v, sizeof v);
+  switch (o->kind) {
+    case MJCF_ORI_QUAT:
+      memcpy(q, v, 4 * sizeof *q);
+      if (normvec(q, 4) == 0) return "quat is zero";
+      return NULL;
+    case MJCF_ORI_AXISANGLE: {
+      if (c->degree) v[3] = v[3] / 180.0 * PI;
+      if (normvec(v, 3) < MJ_EPS) return "axisangle too small";
+      double a = v[3] / 2;
+      q[0] = cos(a);
+      q[1] = sin(a) * v[0];
+      q[2] = sin(a) * v[1];
+      q[3] = sin(a) * v[2];
+      return NULL;
+    }
+    case MJCF_ORI_XYAXES: {
+      if (normvec(v, 3) < MJ_EPS) return "xaxis too small";
+      double d = v[0] * v[3] + v[1] * v[4] + v[2] * v[5];
+      v[3] -= v[0] * d;
+      v[4] -= v[1] * d;
+      v[5] -= v[2] * d;
+      if (normvec(v + 3, 3) < MJ_EPS) return "yaxis too small";
+      double z[3];
+      cross(z, v, v + 3);
+      if (normvec(z, 3) < MJ_EPS) return "cross(xaxis, yaxis) too small";
+      frame2quat(q, v, v + 3, z);
+      return NULL;
+    }
+    case MJCF_ORI_ZAXIS:
+      if (normvec(v, 3) < MJ_EPS) return "zaxis too small";
+      z2quat(q, v);
+      return NULL;
+    case MJCF_ORI_EULER: {
+      if (c->degree)
+        for (int i = 0; i < 3; ++i) v[i] = v[i] / 180.0 * PI;
+      q[0] = 1, q[1] = q[2] = q[3] = 0;
+      for (int i = 0; i < 3; ++i) {
+        double tmp[4], r[4] = {cos(v[i] / 2), 0, 0, 0}, sa = sin(v[i] / 2);
+        const char s = c->eulerseq[i];
+        r[s == 'x' || s == 'X' ? 1 : s == 'y' || s == 'Y' ? 2 : 3] = sa;
+        if (s == 'x' || s == 'y' || s == 'z')
+          mulquat(tmp, q, r); /* moving axes */
+        else
+          mulquat(tmp, r, q); /* fixed axes */
+        memcpy(q, tmp, sizeof tmp);
+      }
+      normvec(q, 4);
+      return NULL;
+    }
+    default:
+      q[0] = 1, q[1] = q[2] = q[3] = 0;
+      return NULL;
+  }
+}
+
+/* ------------------------------------------------------------------------------ geometries */
+
+static double geom_volume(const mjcf_geom *g) {
+  const double *s = g->csize;
+  switch (g->type) {
+    case MJCF_GEOM_SPHERE: return 4 * PI * s[0] * s[0] * s[0] / 3;
+    case MJCF_GEOM_CAPSULE: return PI * (s[0] * s[0] * (2 * s[1]) + 4 * s[0] * s[0] * s[0] / 3);
+    case MJCF_GEOM_CYLINDER: return PI * s[0] * s[0] * (2 * s[1]);
+    case MJCF_GEOM_ELLIPSOID: return 4 * PI * s[0] * s[1] * s[2] / 3;
+    case MJCF_GEOM_BOX: return s[0] * s[1] * s[2] * 8;
+    default: return 0;
+  }
+}
+
+/* Principal inertia of the geometry's mass along its axes (mjCGeom::SetInertia). */
+static void geom_inertia(mjcf_geom *g) {
+  const double *s = g->csize, m = g->cmass;
+  double *I = g->cinertia;
+  switch (g->type) {
+    case MJCF_GEOM_SPHERE: I[0] = I[1] = I[2] = 2 * m * s[0] * s[0] / 5; return;
+    case MJCF_GEOM_CAPSULE: { /* a cylinder and two hemispheres displaced along the axis */
+      double h = 2 * s[1], r = s[0];
+      double ms = m * 4 * r / (4 * r + 3 * h), mc = m - ms;
+      I[0] = I[1] = mc * (3 * r * r + h * h) / 12;
+      I[2] = mc * r * r / 2;
+      double is = 2 * ms * r * r / 5;
+      I[0] += is + ms * h * (3 * r + 2 * h) / 8;
+      I[1] += is + ms * h * (3 * r + 2 * h) / 8;
+      I[2] += is;
+      return;
+    }
+    case MJCF_GEOM_CYLINDER: {
+      double h = 2 * s[1];
+      I[0] = I[1] = m * (3 * s[0] * s[0] + h * h) / 12;
+      I[2] = m * s[0] * s[0] / 2;
+      return;
+    }
+    case MJCF_GEOM_ELLIPSOID:
+      I[0] = m * (s[1] * s[1] + s[2] * s[2]) / 5;
+      I[1] = m * (s[0] * s[0] + s[2] * s[2]) / 5;
+      I[2] = m * (s[0] * s[0] + s[1] * s[1]) / 5;
+      return;
+    case MJCF_GEOM_BOX:
+      I[0] = m * (s[1] * s[1] + s[2] * s[2]) / 3;
+      I[1] = m * (s[0] * s[0] + s[2] * s[2]) / 3;
+      I[2] = m * (s[0] * s[0] + s[1] * s[1]) / 3;
+      return;
+    default: I[0] = I[1] = I[2] = 0; return;
+  }
+}
+
+typedef struct name_entry {
+  const char *name;
+  int index;
+} name_entry;
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(((const name_entry *)a)->name, ((const name_entry *)b)->name);
+}
+
+/* The named entries of an array of n structs (`stride` bytes apart, the name at `offset`), sorted
+ * for bsearch; *count of them. NULL (and an error) when out of memory. */
+static name_entry *name_index(mjcf_ctx *c, const void *base, int n, size_t stride, size_t offset, int *count) {
+  name_entry *e = malloc(sizeof *e * (size_t)(n + 1));
+  if (!e) {
+    mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
+    return NULL;
+  }
+  int k = 0;
+  for (int i = 0; i < n; ++i) {
+    const char *name = *(const char *const *)((const char *)base + (size_t)i * stride + offset);
+    if (name) e[k].name = name, e[k++].index = i;
+  }
+  qsort(e, (size_t)k, sizeof *e, cmp_names);
+  *count = k;
+  return e;
+}
+
+static int lookup(const name_entry *e, int n, const char *name) {
+  if (!e || !name) return -1;
+  name_entry key = {name, 0};
+  const name_entry *r = bsearch(&key, e, (size_t)n, sizeof *e, cmp_names);
+  return r ? r->index : -1;
+}
+
+/* Frame and sizes of geometry g (mjCGeom::Compile). */
+static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, int nmesh) {
+  memcpy(g->csize, g->size, sizeof g->csize);
+  memcpy(g->cpos, g->pos, sizeof g->cpos);
+  if (g->has_fromto) {
+    if (g->type != MJCF_GEOM_CAPSULE && g->type != MJCF_GEOM_CYLINDER && g->type != MJCF_GEOM_ELLIPSOID &&
+        g->type != MJCF_GEOM_BOX) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "fromto requires a capsule, cylinder, box or ellipsoid", 0);
+      return;
+    }
+    if (g->pos[0] || g->pos[1] || g->pos[2]) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "both pos and fromto are given", 0);
+      return;
+    }
+    const double *f = g->fromto;
+    double vec[3] = {f[0] - f[3], f[1] - f[4], f[2] - f[5]};
+    g->csize[1] = normvec(vec, 3) / 2;
+    if (g->csize[1] < MJ_EPS) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "fromto points too close", 0);
+      return;
+    }
+    if (g->type == MJCF_GEOM_ELLIPSOID || g->type == MJCF_GEOM_BOX) {
+      g->csize[2] = g->csize[1];
+      g->csize[1] = g->csize[0];
+    }
+    for (int i = 0; i < 3; ++i) g->cpos[i] = (f[i] + f[i + 3]) / 2;
+    z2quat(g->cquat, vec);
+  } else {
+    const char *err = orient_quat(c, &g->ori, g->cquat);
+    if (err) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, err, 0);
+      return;
+    }
+  }
+  if (g->type == MJCF_GEOM_MESH) {
+    g->mesh_index = lookup(meshes, nmesh, g->mesh);
+    if (g->mesh_index < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "a mesh geometry needs the name of an <asset><mesh>", 0);
+      return;
+    }
+    const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
+    if (m->nvert < 4 || m->nvert > GRIT_CONVEX_MAX_VERTICES)
+      fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line, "the mesh needs 4 to 4096 vertices", 0);
+  } else if (g->mesh) {
+    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line, "fitting a primitive to a mesh is not supported", 0);
+  }
+  static const int nsize[] = {0, 1, 2, 3, 2, 3, 0};
+  for (int i = 0; i < nsize[g->type]; ++i)
+    if (!(g->csize[i] > 0)) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "sizes must be positive", 0);
+      return;
+    }
+  if (g->has_mass ? g->mass < 0 : g->density < 0)
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "mass and density must be >= 0", 0);
+}
+
+/* Mass and principal inertia of geometry g, for a body whose inertia comes from its geometries. */
+static void geom_mass(mjcf_ctx *c, mjcf_geom *g) {
+  if (g->type == MJCF_GEOM_MESH && !(g->has_mass && g->mass == 0)) {
+    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line,
+            "the mass of a mesh geometry is not computed: give its body an <inertial> (or the geom mass=\"0\")", 0);
+    return;
+  }
+  g->cmass = 0;
+  memset(g->cinertia, 0, sizeof g->cinertia);
+  const double vol = geom_volume(g);
+  if (g->has_mass) {
+    if (g->mass != 0 && vol > MJ_MINVAL) {
+      g->cmass = g->mass;
+      geom_inertia(g);
+    }
+  } else {
+    g->cmass = g->density * vol;
+    geom_inertia(g);
+  }
+  if (!isfinite(g->cmass) || !isfinite(g->cinertia[0] + g->cinertia[1] + g->cinertia[2]))
+    fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->line, "mass or inertia overflows", 0);
+}
+
+/* ---------------------------------------------------------------------------------- bodies */
+
+static int geom_body(const mjcf_ctx *c, int i) { return MJCF_AT(c->geoms, mjcf_geom, i)->body; }
+static int joint_body(const mjcf_ctx *c, int i) { return MJCF_AT(c->joints, mjcf_joint, i)->body; }
+static int body_parent(const mjcf_ctx *c, int i) { return i == 0 ? 0 : MJCF_AT(c->bodies, mjcf_body, i)->parent; }
+
+/* Groups n items by body (a counting sort that keeps document order): the items of body b are
+ * list[start[b] .. start[b+1]). */
+static int group_by_body(mjcf_ctx *c, int n, int (*body_of)(const mjcf_ctx *, int), int **start, int **list) {
+  const int nb = c->bodies.n;
+  *start = calloc((size_t)nb + 2, sizeof **start);
+  *list = malloc(sizeof **list * (size_t)(n + 1));
+  int *fill = calloc((size_t)nb + 1, sizeof *fill);
+  if (!*start || !*list || !fill) {
+    free(fill);
+    mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
+    return 0;
+  }
+  for (int i = 0; i < n; ++i) (*start)[body_of(c, i) + 1]++;
+  for (int b = 0; b < nb; ++b) (*start)[b + 1] += (*start)[b];
+  for (int i = 0; i < n; ++i) {
+    int b = body_of(c, i);
+    (*list)[(*start)[b] + fill[b]++] = i;
+  }
+  free(fill);
+  return 1;
+}
+
+typedef struct groups {
+  int *geom_start, *geom_list, *joint_start, *joint_list, *child_start, *child_list;
+} groups;
+
+/* Body mass properties from its geometries (mjCBody::GeomFrame): 0 if it has none in the group range. */
+static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_start, const int *geom_list) {
+  int sel[2] = {-1, -1}, sz = 0;
+  for (int k = geom_start[self]; k < geom_start[self + 1]; ++k) {
+    const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, geom_list[k]);
+    if (g->group >= c->igroup[0] && g->group <= c->igroup[1]) {
+      if (sz < 2) sel[sz] = geom_list[k];
+      sz++;
+    }
+  }
+  if (sz == 0) return 0;
+  if (sz == 1) {
+    mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, sel[0]);
+    geom_mass(c, g);
+    b->mass = g->cmass;
+    memcpy(b->com, g->cpos, sizeof b->com);
+    grit_inertia_from_principal(b->inertia, g->cinertia, g->cquat);
+    return 1;
+  }
+  double com[3] = {0, 0, 0}, toti[6] = {0, 0, 0, 0, 0, 0};
+  b->mass = 0;
+  for (int k = geom_start[self]; k < geom_start[self + 1] && c->status == GRIT_OK; ++k) {
+    mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, geom_list[k]);
+    if (g->group < c->igroup[0] || g->group > c->igroup[1]) continue;
+    geom_mass(c, g);
+    b->mass += g->cmass;
+    for (int i = 0; i < 3; ++i) com[i] += g->cmass * g->cpos[i];
+  }
+  if (c->status != GRIT_OK) return 1;
+  if (b->mass < MJ_MINVAL) {
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "body mass is too small to compute a centre of mass", 0);
+    return 1;
+  }
+  for (int i = 0; i < 3; ++i) b->com[i] = com[i] / b->mass;
+  for (int k = geom_start[self]; k < geom_start[self + 1]; ++k) {
+    const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, geom_list[k]);
+    if (g->group < c->igroup[0] || g->group > c->igroup[1]) continue;
+    double i0[6], i1[6], d[3] = {g->cpos[0] - b->com[0], g->cpos[1] - b->com[1], g->cpos[2] - b->com[2]};
+    globalinertia(i0, g->cinertia, g->cquat);
+    offcenter(i1, g->cmass, d);
+    for (int j = 0; j < 6; ++j) toti[j] = toti[j] + i0[j] + i1[j];
+  }
+  sym6_to_mat(b->inertia, toti);
+  return 1;
+}
+
+/* Body frame and mass properties (mjCBody::Compile). */
+static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_start, const int *geom_list) {
+  const char *err = orient_quat(c, &b->ori, b->quat);
+  if (err) {
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, err, 0);
+    return;
+  }
+  const int from_geoms = c->inertiafromgeom == 1 || (c->inertiafromgeom == 2 && !b->has_inertial);
+  if (from_geoms && body_from_geoms(c, b, self, geom_start, geom_list)) {
+    /* done */
+  } else if (b->has_inertial) {
+    b->mass = b->imass;
+    memcpy(b->com, b->ipos, sizeof b->com);
+    if (b->iori.kind == MJCF_ORI_FULLINERTIA) {
+      const double *f = b->iori.v; /* (xx, yy, zz, xy, xz, yz) */
+      sym6_to_mat(b->inertia, f);
+    } else {
+      double q[4];
+      err = orient_quat(c, &b->iori, q);
+      if (err) {
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "inertial", b->line, err, 0);
+        return;
+      }
+      const double *d = b->idiag;
+      if (d[0] < 0 || d[1] < 0 || d[2] < 0) {
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "inertia cannot be negative", 0);
+        return;
+      }
+      if (d[0] + d[1] < d[2] || d[0] + d[2] < d[1] || d[1] + d[2] < d[0]) {
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "inertia must satisfy A + B >= C", 0);
+        return;
+      }
+      grit_inertia_from_principal(b->inertia, d, q);
+    }
+  }
+  if (c->status != GRIT_OK) return;
+  if (b->mass < c->boundmass) b->mass = c->boundmass;
+  if (b->mass < 0) fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "mass cannot be negative", 0);
+}
+
+/* Positive mass and a positive definite inertia (Cholesky pivots above MuJoCo's mjMINVAL). */
+static int has_inertia(const mjcf_body *b) {
+  if (!(b->mass >= MJ_MINVAL)) return 0;
+  const double *I = b->inertia;
+  double l00 = I[0];
+  if (!(l00 >= MJ_MINVAL)) return 0;
+  double l10 = I[3] / sqrt(l00), l20 = I[6] / sqrt(l00);
+  double d1 = I[4] - l10 * l10;
+  if (!(d1 >= MJ_MINVAL)) return 0;
+  double l21 = (I[7] - l20 * l10) / sqrt(d1);
+  double d2 = I[8] - l20 * l20 - l21 * l21;
+  return d2 >= MJ_MINVAL;
+}
+
+/* Adds the mass properties of body k (its frame (pos, quat) in the parent p) to p's. */
+static void add_mass(mjcf_body *p, const mjcf_body *k) {
+  if (k->mass <= 0) return;
+  double R[9], ck[3], Ik[9], tmp[9];
+  quat2mat(R, k->quat);
+  for (int i = 0; i < 3; ++i) ck[i] = k->pos[i] + R[3 * i] * k->com[0] + R[3 * i + 1] * k->com[1] + R[3 * i + 2] * k->com[2];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      tmp[3 * i + j] = R[3 * i] * k->inertia[j] + R[3 * i + 1] * k->inertia[3 + j] + R[3 * i + 2] * k->inertia[6 + j];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) Ik[3 * i + j] = tmp[3 * i] * R[3 * j] + tmp[3 * i + 1] * R[3 * j + 1] + tmp[3 * i + 2] * R[3 * j + 2];
+  const double m = p->mass + k->mass;
+  double com[3], dp[3], dk[3], op[6], ok[6], I[9], Op[9], Ok[9];
+  for (int i = 0; i < 3; ++i) {
+    com[i] = (p->mass * p->com[i] + k->mass * ck[i]) / m;
+    dp[i] = p->com[i] - com[i];
+    dk[i] = ck[i] - com[i];
+  }
+  offcenter(op, p->mass > 0 ? p->mass : 0, dp);
+  offcenter(ok, k->mass, dk);
+  sym6_to_mat(Op, op);
+  sym6_to_mat(Ok, ok);
+  for (int i = 0; i < 9; ++i) I[i] = (p->mass > 0 ? p->inertia[i] : 0) + Op[i] + Ik[i] + Ok[i];
+  p->mass = m;
+  memcpy(p->com, com, sizeof com);
+  memcpy(p->inertia, I, sizeof I);
+}
+
+/* grit needs mass on every body: a massless body without joints is folded into its parent; a moving
+ * body without mass takes in its welded children (MuJoCo accepts a massless moving body when such a
+ * child carries the mass). Bodies are visited children first. */
+static void fold_bodies(mjcf_ctx *c, const groups *gr) {
+  mjcf_body *B = MJCF_AT(c->bodies, mjcf_body, 0);
+  for (int k = c->bodies.n - 1; k >= 1 && c->status == GRIT_OK; --k) {
+    mjcf_body *b = &B[k];
+    if (b->njoint > 0 && !has_inertia(b)) {
+      for (int i = gr->child_start[k]; i < gr->child_start[k + 1]; ++i) {
+        const int j = gr->child_list[i];
+        if (j != k && B[j].folded_into < 0 && B[j].njoint == 0) {
+          add_mass(b, &B[j]);
+          B[j].folded_into = k;
+        }
+      }
+      if (!has_inertia(b))
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line,
+                "a moving body needs positive mass and inertia (from <inertial>, its geometries or welded children)", 0);
+    } else if (b->njoint == 0 && !has_inertia(b)) {
+      if (b->parent > 0) add_mass(&B[b->parent], b);
+      b->folded_into = b->parent;
+    }
+  }
+}
+
+/* The frame (pos, quat) of body k's frame-child (pos, quat) in k's nearest unfolded ancestor-or-self;
+ * returns that ancestor. */
+static int unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]) {
+  while (k > 0 && B[k].folded_into >= 0) {
+    double R[9], p[3];
+    quat2mat(R, B[k].quat);
+    for (int i = 0; i < 3; ++i) p[i] = B[k].pos[i] + R[3 * i] * pos[0] + R[3 * i + 1] * pos[1] + R[3 * i + 2] * pos[2];
+    memcpy(pos, p, sizeof p);
+    mulquat(quat, B[k].quat, quat);
+    k = B[k].parent;
+  }
+  return k;
+}
+
+/* -------------------------------------------------------------------------------- building */
+
+static void builder_failed(mjcf_ctx *c, grit_status s, grit_builder *b, const char *element, int line) {
+  fail_at(c, s, element, line, "", grit_builder_last_error(b));
+}
+
+static int resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, int line,
+                           const char *attr) {
+  if (limited != 2) return limited;
+  const int has_range = !(range[0] == 0 && range[1] == 0);
+  if (has_range && !c->autolimits) {
+    char what[120];
+    snprintf(what, sizeof what, "'%srange' without '%slimited' (set compiler autolimits=\"true\")", attr, attr);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, element, line, what, 0);
+  }
+  return has_range;
+}
+
+static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int body) {
+  grit_joint_def d = grit_default_joint_def();
+  d.name = j->name;
+  d.type = (grit_joint_type)j->type;
+  const double deg = j->type == GRIT_JOINT_HINGE && c->degree ? PI / 180.0 : 1.0;
+  int limited = resolve_limited(c, j->limited, j->range, "joint", j->line, "");
+  if (j->type == GRIT_JOINT_HINGE || j->type == GRIT_JOINT_SLIDE) {
+    memcpy(d.pos, j->pos, sizeof d.pos);
+    memcpy(d.axis, j->axis, sizeof d.axis);
+    const double n = normvec(d.axis, 3);
+    if (!(n >= MJ_EPS) || !isfinite(n)) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "joint", j->line, n == 0 ? "axis too small" : "axis too large", 0);
+      return;
+    }
+    d.limited = limited;
+    if (limited) {
+      d.range[0] = j->range[0] * deg;
+      d.range[1] = j->range[1] * deg;
+    }
+    d.stiffness = j->stiffness;
+    d.spring_ref = j->springref * deg;
+    d.qpos0 = j->ref * deg;
+  } else {
+    if (j->type == GRIT_JOINT_BALL) memcpy(d.pos, j->pos, sizeof d.pos);
+    if (limited) warn_at(c, "joint", j->line, "limits of ball joints are not supported: ignored");
+    if (j->stiffness != 0) warn_at(c, "joint", j->line, "springs on ball and free joints are not supported: ignored");
+  }
+  d.damping = j->damping;
+  d.armature = j->armature;
+  if (c->status != GRIT_OK) return;
+  grit_status s = grit_builder_add_joint(gb, body, &d, NULL);
+  if (s != GRIT_OK) builder_failed(c, s, gb, "joint", j->line);
+}
+
+static void add_geom(mjcf_ctx *c, grit_builder *gb, const mjcf_geom *g, int body, const double pos[3],
+                     const double quat[4]) {
+  grit_geom_def d = grit_default_geom_def();
+  d.name = g->name;
+  d.body = body;
+  const double *s = g->csize;
+  switch (g->type) {
+    case MJCF_GEOM_PLANE: d.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0); break;
+    case MJCF_GEOM_SPHERE: d.shape = grit_shape_make(GRIT_GEOM_SPHERE, s[0], 0, 0); break;
+    case MJCF_GEOM_CAPSULE: d.shape = grit_shape_make(GRIT_GEOM_CAPSULE, s[0], s[1], 0); break;
+    case MJCF_GEOM_CYLINDER: d.shape = grit_shape_make(GRIT_GEOM_CYLINDER, s[0], s[1], 0); break;
+    case MJCF_GEOM_ELLIPSOID: d.shape = grit_shape_make(GRIT_GEOM_ELLIPSOID, s[0], s[1], s[2]); break;
+    case MJCF_GEOM_BOX: d.shape = grit_shape_make(GRIT_GEOM_BOX, s[0], s[1], s[2]); break;
+    default: {
+      const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
+      d.shape = grit_shape_convex(m->vert, m->nvert);
+    }
+  }
+  memcpy(d.pos, pos, sizeof d.pos);
+  memcpy(d.quat, quat, sizeof d.quat);
+  d.friction = g->condim == 1 ? 0 : g->friction;
+  if (g->condim > 3) warn_at(c, "geom", g->line, "condim 4 and 6 (torsional, rolling friction) are treated as 3");
+  d.stiffness = c->stiffness;
+  d.dissipation = c->dissipation;
+  d.tau_d = c->tau_d;
+  const grit_mjcf_load_options *o = &c->load;
+  if (o->friction >= 0) d.friction = o->friction;
+  if (o->stiffness > 0) d.stiffness = o->stiffness;
+  if (o->dissipation >= 0) d.dissipation = o->dissipation;
+  if (o->tau_d >= 0) d.tau_d = o->tau_d;
+  d.contype = c->no_contacts ? 0 : g->contype;
+  d.conaffinity = c->no_contacts ? 0 : g->conaffinity;
+  grit_status st = grit_builder_add_geom(gb, &d, NULL);
+  if (st != GRIT_OK) builder_failed(c, st, gb, "geom", g->line);
+}
+
+static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
+  int n = 0;
+  name_entry *names = name_index(c, c->joints.data, c->joints.n, sizeof(mjcf_joint), offsetof(mjcf_joint, name), &n);
+  if (!names) return;
+  for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
+    const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
+    if (!A->supported) continue;
+    const int j = lookup(names, n, A->joint);
+    if (j < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "motor", A->line, "unknown joint ", A->joint);
+      break;
+    }
+    grit_actuator_def d = grit_default_actuator_def();
+    d.name = A->name;
+    d.joint = grit_joint[j];
+    d.gear = A->gear * A->gain;
+    d.ctrl_limited = resolve_limited(c, A->ctrllimited, A->ctrlrange, "motor", A->line, "ctrl");
+    memcpy(d.ctrl_range, A->ctrlrange, sizeof d.ctrl_range);
+    if (resolve_limited(c, A->forcelimited, A->forcerange, "motor", A->line, "force"))
+      warn_at(c, "motor", A->line, "force limits are not supported: ignored (limit the control instead)");
+    if (c->status != GRIT_OK) break;
+    grit_status s = grit_builder_add_actuator(gb, &d, NULL);
+    if (s != GRIT_OK) builder_failed(c, s, gb, "motor", A->line);
+  }
+  free(names);
+}
+
+/* The keyframes' sizes must match the model (MuJoCo counts every actuator of the file). */
+static void check_keys(mjcf_ctx *c, const grit_model *m) {
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m);
+  for (int k = 0; k < c->keys.n && c->status == GRIT_OK; ++k) {
+    const mjcf_keyframe *K = MJCF_AT(c->keys, mjcf_keyframe, k);
+    char what[96];
+    if (K->nqpos && K->nqpos != nq) {
+      snprintf(what, sizeof what, "qpos has %d numbers, the model has nq = %d", K->nqpos, nq);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+    } else if (K->nqvel && K->nqvel != nv) {
+      snprintf(what, sizeof what, "qvel has %d numbers, the model has nv = %d", K->nqvel, nv);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+    } else if (K->nctrl && K->nctrl != c->acts.n) {
+      snprintf(what, sizeof what, "ctrl has %d numbers, the file has %d actuators", K->nctrl, c->acts.n);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+    }
+    for (int j = 0; j < grit_model_njoint(m) && K->nqpos && c->status == GRIT_OK; ++j) {
+      const int t = grit_model_joint_type(m, j);
+      if (t != GRIT_JOINT_FREE && t != GRIT_JOINT_BALL) continue;
+      const double *q = K->qpos + grit_model_joint_qposadr(m, j) + (t == GRIT_JOINT_FREE ? 3 : 0);
+      if (!isfinite(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]))
+        fail_at(c, GRIT_ERR_NOT_FINITE, "key", K->line, "a quaternion of qpos overflows", 0);
+    }
+  }
+}
+
+/* Keyframes into the info, completed with qpos0, zero velocity and zero control. */
+static void make_keys(mjcf_ctx *c, const grit_model *m) {
+  grit_mjcf_info *info = c->info;
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
+  info->nq = nq, info->nv = nv, info->nu = nu;
+  if (c->keys.n == 0) return;
+  info->keys = calloc((size_t)c->keys.n, sizeof *info->keys);
+  if (!info->keys) {
+    mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  for (int k = 0; k < c->keys.n; ++k) {
+    const mjcf_keyframe *K = MJCF_AT(c->keys, mjcf_keyframe, k);
+    grit_mjcf_key *out = &info->keys[k];
+    info->nkey = k + 1;
+    out->qpos = calloc((size_t)nq + 1, sizeof(double));
+    out->qvel = calloc((size_t)nv + 1, sizeof(double));
+    out->ctrl = nu ? calloc((size_t)nu, sizeof(double)) : NULL;
+    if (!out->qpos || !out->qvel || (nu && !out->ctrl)) {
+      mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
+      return;
+    }
+    if (K->name) snprintf(out->name, sizeof out->name, "%s", K->name);
+    out->time = K->time;
+    grit_model_qpos0(m, out->qpos);
+    if (K->nqpos) memcpy(out->qpos, K->qpos, sizeof(double) * (size_t)nq);
+    for (int j = 0; j < grit_model_njoint(m); ++j) { /* unit quaternions, as mju_normalize4 makes them */
+      const int t = grit_model_joint_type(m, j);
+      if (t != GRIT_JOINT_FREE && t != GRIT_JOINT_BALL) continue;
+      double *q = out->qpos + grit_model_joint_qposadr(m, j) + (t == GRIT_JOINT_FREE ? 3 : 0);
+      const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      if (norm < MJ_MINVAL) {
+        q[0] = 1, q[1] = q[2] = q[3] = 0;
+      } else {
+        const double inv = 1 / norm;
+        for (int i = 0; i < 4; ++i) q[i] *= inv;
+      }
+    }
+    if (K->nqvel) memcpy(out->qvel, K->qvel, sizeof(double) * (size_t)nv);
+    for (int a = 0, u = 0; a < K->nctrl; ++a)
+      if (MJCF_AT(c->acts, mjcf_actuator, a)->supported && u < nu) out->ctrl[u++] = K->ctrl[a];
+  }
+}
+
+static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *grit_joint) {
+  grit_options opt = c->opt;
+  if (c->load.timestep > 0) opt.timestep = c->load.timestep;
+  grit_status s = grit_builder_set_options(gb, &opt);
+  if (s != GRIT_OK) {
+    fail_at(c, s, "option", 0, "", grit_builder_last_error(gb));
+    return;
+  }
+  mjcf_body *B = MJCF_AT(c->bodies, mjcf_body, 0);
+  B[0].grit_index = 0;
+  int jnext = 0;
+  for (int k = 1; k < c->bodies.n && c->status == GRIT_OK; ++k) {
+    mjcf_body *b = &B[k];
+    if (b->folded_into >= 0) continue;
+    grit_body_def d = grit_default_body_def();
+    d.name = b->name;
+    memcpy(d.pos, b->pos, sizeof d.pos);
+    memcpy(d.quat, b->quat, sizeof d.quat);
+    d.parent = B[unfolded_frame(B, b->parent, d.pos, d.quat)].grit_index;
+    d.mass = b->mass;
+    memcpy(d.com, b->com, sizeof d.com);
+    memcpy(d.inertia, b->inertia, sizeof d.inertia);
+    s = grit_builder_add_body(gb, &d, &b->grit_index);
+    if (s != GRIT_OK) {
+      builder_failed(c, s, gb, "body", b->line);
+      return;
+    }
+    for (int i = gr->joint_start[k]; i < gr->joint_start[k + 1]; ++i) { /* in document order */
+      const int j = gr->joint_list[i];
+      add_joint(c, gb, MJCF_AT(c->joints, mjcf_joint, j), b->grit_index);
+      grit_joint[j] = jnext++;
+    }
+  }
+  for (int i = 0; i < c->geoms.n && c->status == GRIT_OK; ++i) { /* body by body, as MuJoCo numbers them */
+    const mjcf_geom *G = MJCF_AT(c->geoms, mjcf_geom, gr->geom_list[i]);
+    double pos[3], quat[4];
+    memcpy(pos, G->cpos, sizeof pos);
+    memcpy(quat, G->cquat, sizeof quat);
+    int body = unfolded_frame(B, G->body, pos, quat);
+    add_geom(c, gb, G, B[body].grit_index, pos, quat);
+  }
+  if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
+}
+
+void mjcf_build(mjcf_ctx *c, grit_model **model) {
+  groups gr;
+  memset(&gr, 0, sizeof gr);
+  int *grit_joint = NULL;
+  name_entry *mesh_names = NULL;
+  grit_builder *gb = NULL;
+  if (!group_by_body(c, c->geoms.n, geom_body, &gr.geom_start, &gr.geom_list) ||
+      !group_by_body(c, c->joints.n, joint_body, &gr.joint_start, &gr.joint_list) ||
+      !group_by_body(c, c->bodies.n, body_parent, &gr.child_start, &gr.child_list))
+    goto done;
+  int nmesh = 0;
+  mesh_names = name_index(c, c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name), &nmesh);
+  for (int i = 1; i < nmesh && mesh_names; ++i)
+    if (!strcmp(mesh_names[i].name, mesh_names[i - 1].name))
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "mesh", MJCF_AT(c->meshes, mjcf_mesh, mesh_names[i].index)->line,
+              "repeated mesh name ", mesh_names[i].name);
+  for (int g = 0; g < c->geoms.n && c->status == GRIT_OK; ++g)
+    compile_geom(c, MJCF_AT(c->geoms, mjcf_geom, g), mesh_names, nmesh);
+  for (int k = 1; k < c->bodies.n && c->status == GRIT_OK; ++k)
+    compile_body(c, MJCF_AT(c->bodies, mjcf_body, k), k, gr.geom_start, gr.geom_list);
+  MJCF_AT(c->bodies, mjcf_body, 0)->quat[0] = 1;
+  if (c->status == GRIT_OK) fold_bodies(c, &gr);
+  if (c->status != GRIT_OK) goto done;
+  grit_joint = calloc((size_t)c->joints.n + 1, sizeof *grit_joint);
+  grit_status s = grit_joint ? grit_builder_create(&gb) : GRIT_ERR_OUT_OF_MEMORY;
+  if (s != GRIT_OK) {
+    mjcf_fail(c, s, NULL, "out of memory");
+    goto done;
+  }
+  build_model(c, gb, &gr, grit_joint);
+  if (c->status == GRIT_OK) {
+    s = grit_builder_compile(gb, model);
+    if (s != GRIT_OK) mjcf_fail(c, s, NULL, "%s", grit_builder_last_error(gb));
+  }
+  if (c->status == GRIT_OK) check_keys(c, *model);
+  if (c->status == GRIT_OK && c->info) {
+    make_keys(c, *model);
+    c->info->settings = c->settings;
+    if (c->model_name) snprintf(c->info->model_name, sizeof c->info->model_name, "%s", c->model_name);
+  }
+  if (c->status != GRIT_OK) {
+    grit_model_free(*model);
+    *model = NULL;
+  }
+done:
+  grit_builder_free(gb);
+  free(gr.geom_start), free(gr.geom_list), free(gr.joint_start), free(gr.joint_list);
+  free(gr.child_start), free(gr.child_list);
+  free(grit_joint);
+  free(mesh_names);
+}

@@ -1,0 +1,179 @@
+/* mjcf_internal.h — the MJCF loader's pieces: an XML tree read with expat (mjcf_xml.c), the model
+ * description read from it (mjcf_parse.c), and its compilation into a grit_model (mjcf_build.c).
+ *
+ * Everything the loader allocates while reading lives in one pool freed at the end, so an error at
+ * any point only has to return. Errors are sticky: the first one is kept in the context and every
+ * reading function returns early once it is set. Sizes are bounded (MJCF_MAX_*) so that no input,
+ * however malformed, can exhaust memory, the stack or time. */
+#ifndef GRIT_MJCF_INTERNAL_H
+#define GRIT_MJCF_INTERNAL_H
+
+#include <stddef.h>
+
+#include "grit/mjcf.h"
+
+#define MJCF_MAX_BYTES ((size_t)64 << 20) /* input text */
+#define MJCF_MAX_DEPTH 100                 /* nesting of XML elements */
+#define MJCF_MAX_ELEMENTS 50000            /* XML elements */
+#define MJCF_MAX_NUMBERS 1000000           /* numbers in one attribute (mesh vertices) */
+#define MJCF_MAX_TOKEN 400                 /* characters of one number */
+
+/* ------------------------------------------------------------------------------ memory pool */
+
+typedef struct mjcf_block {
+  struct mjcf_block *next;
+  size_t size, used;
+  /* data follows, aligned for doubles */
+} mjcf_block;
+
+typedef struct mjcf_pool {
+  mjcf_block *head;
+} mjcf_pool;
+
+void *mjcf_alloc(mjcf_pool *pool, size_t bytes); /* zeroed, 16-byte aligned; NULL when out of memory */
+char *mjcf_strdup(mjcf_pool *pool, const char *s, size_t n);
+void mjcf_pool_free(mjcf_pool *pool);
+
+/* ------------------------------------------------------------------------------- XML tree */
+
+typedef struct mjcf_node {
+  const char *name;
+  int line;
+  int nattr;
+  const char **attr;   /* 2 nattr strings: name, value, name, value, ... */
+  unsigned char *used; /* nattr flags: the attribute was read (the others are reported as ignored) */
+  struct mjcf_node *parent, *child, *last_child, *next;
+} mjcf_node;
+
+/* Parses `size` bytes into a tree allocated in `pool`. On failure writes "name:line: ..." to msg. */
+grit_status mjcf_xml_parse(const char *data, size_t size, const char *name, mjcf_pool *pool, mjcf_node **root,
+                           char msg[GRIT_MESSAGE_SIZE]);
+
+/* ------------------------------------------------------------------------- model description */
+
+enum { MJCF_ORI_NONE, MJCF_ORI_QUAT, MJCF_ORI_AXISANGLE, MJCF_ORI_EULER, MJCF_ORI_XYAXES, MJCF_ORI_ZAXIS,
+       MJCF_ORI_FULLINERTIA };
+
+/* One of MJCF's ways to give an orientation (or, for <inertial>, fullinertia). */
+typedef struct mjcf_orient {
+  int kind;
+  double v[6];
+} mjcf_orient;
+
+enum { MJCF_GEOM_PLANE, MJCF_GEOM_SPHERE, MJCF_GEOM_CAPSULE, MJCF_GEOM_ELLIPSOID, MJCF_GEOM_CYLINDER,
+       MJCF_GEOM_BOX, MJCF_GEOM_MESH };
+
+typedef struct mjcf_joint {
+  const char *name;
+  int line, body;
+  int type; /* grit_joint_type */
+  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref;
+  int limited; /* 0 false, 1 true, 2 auto */
+} mjcf_joint;
+
+typedef struct mjcf_geom {
+  const char *name;
+  const char *mesh; /* asset name for type mesh */
+  int line, body;
+  int type; /* MJCF_GEOM_* */
+  double size[3], pos[3], fromto[6], mass, density, friction;
+  int has_fromto, has_mass, condim, group;
+  unsigned contype, conaffinity;
+  mjcf_orient ori;
+  /* compiled: frame in the body, sizes, mass and principal inertia along the geom's axes */
+  double cpos[3], cquat[4], csize[3], cmass, cinertia[3];
+  int mesh_index;
+} mjcf_geom;
+
+typedef struct mjcf_actuator {
+  const char *name, *joint;
+  int line;
+  double gear, gain, ctrlrange[2], forcerange[2];
+  int ctrllimited, forcelimited; /* 0 false, 1 true, 2 auto */
+  int supported;                 /* 0: skipped with a warning (not a joint transmission, not a motor) */
+} mjcf_actuator;
+
+typedef struct mjcf_default {
+  const char *name;
+  int parent;
+  mjcf_joint joint;
+  mjcf_geom geom;
+  mjcf_actuator act;
+} mjcf_default;
+
+typedef struct mjcf_body {
+  const char *name;
+  int line, parent, def; /* def: the default class of its elements (childclass, inherited) */
+  double pos[3];
+  mjcf_orient ori;
+  int has_inertial;
+  double ipos[3], imass, idiag[3];
+  mjcf_orient iori;
+  /* compiled */
+  double quat[4], mass, com[3], inertia[9];
+  int njoint, folded_into, grit_index;
+} mjcf_body;
+
+typedef struct mjcf_mesh {
+  const char *name;
+  int line, nvert;
+  double *vert;
+} mjcf_mesh;
+
+typedef struct mjcf_keyframe {
+  const char *name;
+  int line;
+  double time;
+  double *qpos, *qvel, *ctrl;
+  int nqpos, nqvel, nctrl;
+} mjcf_keyframe;
+
+/* A growable array of `size`-byte elements (realloc'd; freed by mjcf_ctx_free). */
+typedef struct mjcf_array {
+  void *data;
+  int n, cap;
+} mjcf_array;
+
+typedef struct mjcf_ctx {
+  const char *fname;
+  char *msg;
+  grit_status status; /* sticky: the first error */
+  grit_mjcf_info *info;
+  mjcf_pool pool;
+  grit_mjcf_load_options load;
+
+  /* <compiler> */
+  int degree, inertiafromgeom, autolimits, discardvisual, igroup[2], no_contacts;
+  char eulerseq[4];
+  double boundmass;
+  /* <option>, <custom> */
+  grit_options opt;
+  grit_step_settings settings;
+  double stiffness, dissipation, tau_d;
+
+  mjcf_array defs, bodies, joints, geoms, acts, meshes, keys; /* of the mjcf_* types above */
+  const char *model_name;
+} mjcf_ctx;
+
+void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed element, NULL on failure */
+#define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
+
+/* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */
+void mjcf_fail(mjcf_ctx *c, grit_status s, const mjcf_node *node, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void mjcf_warn(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Reads the tree into the context's description (mjcf_parse.c). */
+void mjcf_read(mjcf_ctx *c, mjcf_node *root);
+
+/* Compiles the description into a model and fills the info's keyframes (mjcf_build.c). */
+void mjcf_build(mjcf_ctx *c, grit_model **model);
+
+#endif /* GRIT_MJCF_INTERNAL_H */

@@ -1,0 +1,329 @@
+/* test_cli.c — the `grit` command-line tool, run as a separate process: the physics of
+ * tests/test_physics_contact.c reproduced from model files through the command line and read back
+ * from its CSV (resting penetration mg/k, rolling at 5/7 U0, a sliding box stopping after
+ * v0^2/(2 mu g), a box carried by a conveyor belt), the CSV and JSON formats, the overrides, and the
+ * exit status: 0 for good input, 1 for bad files and runtime errors, 2 for bad arguments, always with
+ * a one-line message and never by a signal. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef GRIT_CLI
+#error "GRIT_CLI (the path of the grit executable) must be defined"
+#endif
+#ifndef GRIT_SOURCE_DIR
+#error "GRIT_SOURCE_DIR must be defined"
+#endif
+
+extern char **environ;
+
+static const double G = 9.81;
+
+typedef struct run_result {
+  int status; /* exit status */
+  char out[1 << 14], err[1 << 14];
+} run_result;
+
+static void slurp(const char *path, char *buf, size_t n) {
+  FILE *f = fopen(path, "rb");
+  size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+  buf[k] = '\0';
+  if (f) fclose(f);
+}
+
+static char TMP[256];
+
+/* Removes the files of this test process (Criterion runs each test in its own process). */
+static void cleanup(void) {
+  if (!TMP[0]) return;
+  const char *names[] = {"stdout", "stderr", "rest.csv", "roll.csv", "box.csv", "belt.csv", "over.csv", "bad.xml",
+                         "trunc.xml"};
+  char p[512];
+  for (int i = 0; i < 9; ++i) {
+    snprintf(p, sizeof p, "%s/%s", TMP, names[i]);
+    unlink(p);
+  }
+  rmdir(TMP);
+}
+
+static void make_tmp(void) {
+  if (TMP[0]) return;
+  snprintf(TMP, sizeof TMP, "/tmp/grit_cli_XXXXXX");
+  cr_assert_not_null(mkdtemp(TMP));
+  atexit(cleanup);
+}
+
+static void tmp_path(char *out, size_t n, const char *name) {
+  make_tmp();
+  snprintf(out, n, "%s/%s", TMP, name);
+}
+
+/* Runs grit with the given arguments (NULL-terminated), stdout and stderr to files. */
+static void run(run_result *r, const char *const *args) {
+  char out[512], err[512];
+  tmp_path(out, sizeof out, "stdout");
+  tmp_path(err, sizeof err, "stderr");
+  const char *argv[64];
+  int n = 0;
+  argv[n++] = GRIT_CLI;
+  for (int i = 0; args[i] && n < 63; ++i) argv[n++] = args[i];
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  cr_assert_eq(posix_spawn(&pid, GRIT_CLI, &fa, NULL, (char *const *)argv, environ), 0, "cannot run %s", GRIT_CLI);
+  posix_spawn_file_actions_destroy(&fa);
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFEXITED(ws), "grit %s ended by signal %d", args[0] ? args[0] : "", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+  r->status = WEXITSTATUS(ws);
+  slurp(out, r->out, sizeof r->out);
+  slurp(err, r->err, sizeof r->err);
+}
+
+static void model_path(char *out, size_t n, const char *file) {
+  snprintf(out, n, "%s/examples/models/%s", GRIT_SOURCE_DIR, file);
+}
+
+/* The number after "key": in the last line of stdout (the JSON object). */
+static double json_number(const run_result *r, const char *key) {
+  const char *last = r->out, *p;
+  size_t len = strlen(r->out);
+  if (len > 1)
+    for (p = r->out + len - 2; p > r->out; --p)
+      if (*p == '\n') {
+        last = p + 1;
+        break;
+      }
+  cr_assert(last[0] == '{', "the last line of stdout is not a JSON object: %s", last);
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  p = strstr(last, pat);
+  cr_assert_not_null(p, "JSON lacks %s: %s", key, last);
+  return strtod(p + strlen(pat), NULL);
+}
+
+/* A CSV written by grit sim: rows x cols numbers after the header. */
+typedef struct csv {
+  int rows, cols;
+  char header[4096];
+  double *v;
+} csv;
+
+static void read_csv(const char *path, csv *c) {
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "no CSV at %s", path);
+  cr_assert_not_null(fgets(c->header, sizeof c->header, f));
+  c->cols = 1;
+  for (const char *p = c->header; *p; ++p) c->cols += *p == ',';
+  size_t cap = 1024, n = 0;
+  c->v = malloc(cap * sizeof *c->v);
+  double x;
+  int ch;
+  while (fscanf(f, "%lf", &x) == 1) {
+    if (n == cap) c->v = realloc(c->v, (cap *= 2) * sizeof *c->v);
+    c->v[n++] = x;
+    ch = fgetc(f);
+    if (ch != ',' && ch != '\n' && ch != EOF) cr_assert_fail("bad CSV separator %c", ch);
+  }
+  fclose(f);
+  cr_assert_eq(n % (size_t)c->cols, 0, "ragged CSV");
+  c->rows = (int)(n / (size_t)c->cols);
+}
+
+static double at(const csv *c, int row, int col) { return c->v[row * c->cols + col]; }
+
+/* ------------------------------------------------------------------------------- physics */
+
+/* A sphere resting on the ground sinks by mg/k (0.49 um): the fixed point of the discrete step.
+ * 1e-6 relative, as in test_physics_contact.c. */
+Test(cli, falling_sphere_rests_at_mg_over_k) {
+  char model[1024], out[512];
+  model_path(model, sizeof model, "falling_sphere.xml");
+  tmp_path(out, sizeof out, "rest.csv");
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *[]){"sim", model, "--key", "rest", "--steps", "3000", "--csv", out, NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_eq(json_number(r, "steps"), 3000);
+  cr_assert_eq(json_number(r, "nq"), 7);
+  cr_assert_eq(json_number(r, "failed_steps"), 0);
+  csv c;
+  read_csv(out, &c);
+  cr_assert_eq(c.rows, 3001);
+  cr_assert_eq(c.cols, 1 + 7 + 6);
+  cr_assert_str_eq(c.header, "t,q0,q1,q2,q3,q4,q5,q6,v0,v1,v2,v3,v4,v5\n");
+  const double pen = 0.025 - at(&c, c.rows - 1, 3), expect = 0.5 * G / 1e7;
+  cr_assert(fabs(pen - expect) <= 1e-6 * expect, "penetration %.9g, mg/k = %.9g", pen, expect);
+  cr_assert(fabs(at(&c, c.rows - 1, 0) - 3.0) <= 1e-12, "final time %.17g", at(&c, c.rows - 1, 0));
+  free(c.v);
+  free(r);
+}
+
+/* Launched sliding at U0 = 2 m/s, the sphere rolls at 5/7 U0 (to 1 mm/s, as in the physics test). */
+Test(cli, sliding_sphere_rolls_at_five_sevenths) {
+  char model[1024];
+  model_path(model, sizeof model, "falling_sphere.xml");
+  for (int k = 0; k < 3; ++k) {
+    const char *contact = k == 0 ? "lagged" : k == 1 ? "similar" : "sap";
+    char out[512];
+    tmp_path(out, sizeof out, "roll.csv");
+    run_result *r = malloc(sizeof *r);
+    run(r, (const char *[]){"sim", model, "--key", "launch", "--steps", "300", "--contact", contact, "--csv", out, NULL});
+    cr_assert_eq(r->status, 0, "%s", r->err);
+    csv c;
+    read_csv(out, &c);
+    cr_assert_eq(at(&c, 0, 8), 2.0); /* the key's qvel, the first row */
+    const double v = at(&c, c.rows - 1, 8);
+    cr_assert(fabs(v - 5.0 / 7.0 * 2.0) <= 1e-3, "%s: final speed %.6f, 5/7 U0 = %.6f", contact, v, 10.0 / 7.0);
+    free(c.v);
+    free(r);
+  }
+}
+
+/* A box launched at 1 m/s stops after v0^2 / (2 mu g) (1 %, as in the physics test); with the
+ * friction overridden to 0 it keeps sliding. */
+Test(cli, sliding_box_stops_at_v0_squared_over_2_mu_g) {
+  char model[1024], out[512];
+  model_path(model, sizeof model, "sliding_box.xml");
+  tmp_path(out, sizeof out, "box.csv");
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *[]){"sim", model, "--key", "launch", "--steps", "400", "--csv", out, NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  csv c;
+  read_csv(out, &c);
+  const double dist = at(&c, c.rows - 1, 1) - at(&c, 0, 1), expect = 1.0 / (2 * 0.5 * G);
+  cr_log_info("sliding box through the CLI: stopped after %.5f m (%+.3f %%)", dist, 100 * (dist - expect) / expect);
+  cr_assert(fabs(dist - expect) <= 0.01 * expect, "stopped after %.5f m, v0^2/(2 mu g) = %.5f m", dist, expect);
+  cr_assert(fabs(at(&c, c.rows - 1, 8)) < 1e-3, "still moving at %g m/s", at(&c, c.rows - 1, 8));
+  free(c.v);
+  run(r, (const char *[]){"sim", model, "--key", "launch", "--steps", "400", "--friction", "0", "--csv", out, NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  read_csv(out, &c);
+  cr_assert(fabs(at(&c, c.rows - 1, 8) - 1.0) <= 1e-6, "frictionless box at %.9g m/s", at(&c, c.rows - 1, 8));
+  free(c.v);
+  free(r);
+}
+
+/* The belt runs at 0.5 m/s under a box at rest: friction accelerates the box at mu g until it moves
+ * with the belt, after v/(mu g) = 72.8 ms, having slipped v^2/(2 mu g) = 18.2 mm behind it. With
+ * dt = 1 ms the slip phase has 73 steps: 2 % on the slip distance. */
+Test(cli, conveyor_belt_carries_the_box) {
+  char model[1024], out[512];
+  model_path(model, sizeof model, "conveyor.xml");
+  tmp_path(out, sizeof out, "belt.csv");
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *[]){"sim", model, "--key", "moving", "--dt", "0.001", "--steps", "300", "--csv", out, NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  csv c;
+  read_csv(out, &c);
+  cr_assert_eq(c.cols, 1 + 8 + 7);
+  const double mu = 0.7, v = 0.5;
+  /* during the slip the box speeds up by mu g dt per step */
+  const double a = (at(&c, 41, 10) - at(&c, 21, 10)) / 0.02;
+  cr_assert(fabs(a - mu * G) <= 0.01 * mu * G, "box acceleration %.5f, mu g = %.5f", a, mu * G);
+  const int last = c.rows - 1;
+  cr_assert(fabs(at(&c, last, 10) - at(&c, last, 9)) <= 1e-3, "box %.6f m/s, belt %.6f m/s", at(&c, last, 10),
+            at(&c, last, 9));
+  const double slip = (at(&c, last, 1) - at(&c, 0, 1)) - (at(&c, last, 2) - at(&c, 0, 2)), expect = v * v / (2 * mu * G);
+  cr_log_info("conveyor through the CLI: slipped %.5f m (%+.2f %%)", slip, 100 * (slip - expect) / expect);
+  cr_assert(fabs(slip - expect) <= 0.02 * expect, "slipped %.5f m, v^2/(2 mu g) = %.5f m", slip, expect);
+  free(c.v);
+  free(r);
+}
+
+/* -------------------------------------------------------------------------- overrides, bench */
+
+Test(cli, overrides_and_initial_state) {
+  char model[1024], out[512];
+  model_path(model, sizeof model, "falling_sphere.xml");
+  tmp_path(out, sizeof out, "over.csv");
+  run_result *r = malloc(sizeof *r);
+  /* a softer contact sinks deeper: mg/k with the overridden k */
+  run(r, (const char *[]){"sim", model, "--qpos", "0 0 0.025 1 0 0 0", "--stiffness", "1e5", "--dissipation", "10",
+                          "--dt", "0.002", "--steps", "1500", "--csv", out, NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  csv c;
+  read_csv(out, &c);
+  cr_assert_eq(at(&c, 1, 0), 0.002);
+  const double pen = 0.025 - at(&c, c.rows - 1, 3), expect = 0.5 * G / 1e5;
+  cr_assert(fabs(pen - expect) <= 1e-4 * expect, "penetration %.9g, mg/k = %.9g", pen, expect);
+  free(c.v);
+  /* --qvel and --ctrl, and the values written exactly (%.17g round trips) */
+  model_path(model, sizeof model, "conveyor.xml");
+  run(r, (const char *[]){"sim", model, "--qvel", "0.1 0 0 0 0 0 0.30000000000000004", "--ctrl", "1e6", "--steps", "0",
+                          "--csv", out, NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  read_csv(out, &c);
+  cr_assert_eq(c.rows, 1);
+  cr_assert_eq(at(&c, 0, 9), 0.1);
+  cr_assert_eq(at(&c, 0, 15), 0.30000000000000004);
+  free(c.v);
+  run(r, (const char *[]){"bench", model, "--steps", "50", "--ctrl", "1e6", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert(json_number(r, "step_us") > 0);
+  cr_assert_eq(json_number(r, "steps"), 50);
+  cr_assert(json_number(r, "mean_newton_iters") >= 1);
+  free(r);
+}
+
+/* ------------------------------------------------------------------------------ exit codes */
+
+static void expect_status(int status, const char *const *args, const char *part) {
+  run_result *r = malloc(sizeof *r);
+  run(r, args);
+  cr_assert_eq(r->status, status, "grit %s: status %d, expected %d; stderr: %s", args[0] ? args[0] : "", r->status,
+               status, r->err);
+  if (status != 0) {
+    const char *nl = strchr(r->err, '\n');
+    cr_assert(nl && nl[1] == '\0', "not one line on stderr: %s", r->err);
+    cr_assert(strstr(r->err, part) != NULL, "stderr '%s' lacks '%s'", r->err, part);
+  }
+  free(r);
+}
+
+Test(cli, exit_status) {
+  char good[1024], bad[512], trunc[512];
+  model_path(good, sizeof good, "sliding_box.xml");
+  tmp_path(bad, sizeof bad, "bad.xml");
+  tmp_path(trunc, sizeof trunc, "trunc.xml");
+  FILE *f = fopen(bad, "w");
+  fputs("<mujoco><worldbody><geom type='box' size='1'/></worldbody></mujoco>", f);
+  fclose(f);
+  f = fopen(trunc, "w");
+  fputs("<mujoco><worldbody><body>", f);
+  fclose(f);
+  expect_status(0, (const char *[]){"sim", good, "--steps", "10", NULL}, "");
+  expect_status(0, (const char *[]){"--help", NULL}, "");
+  expect_status(1, (const char *[]){"sim", "/nonexistent.xml", NULL}, "cannot open");
+  expect_status(1, (const char *[]){"sim", bad, NULL}, "bad.xml:1: <geom> sizes must be positive");
+  expect_status(1, (const char *[]){"sim", trunc, NULL}, "XML error");
+  expect_status(1, (const char *[]){"sim", good, "--csv", "/nonexistent/dir/x.csv", NULL}, "cannot write");
+  expect_status(2, (const char *[]){NULL}, "no command");
+  expect_status(2, (const char *[]){"simulate", good, NULL}, "unknown command");
+  expect_status(2, (const char *[]){"sim", NULL}, "needs a model file");
+  expect_status(2, (const char *[]){"sim", good, "--stpes", "10", NULL}, "unknown option '--stpes'");
+  expect_status(2, (const char *[]){"sim", good, "--steps", "-1", NULL}, "--steps");
+  expect_status(2, (const char *[]){"sim", good, "--steps", "1e99", NULL}, "--steps");
+  expect_status(2, (const char *[]){"sim", good, "--steps", NULL}, "needs a value");
+  expect_status(2, (const char *[]){"sim", good, "--dt", "nan", NULL}, "--dt");
+  expect_status(2, (const char *[]){"sim", good, "--friction", "-0.1", NULL}, "--friction");
+  expect_status(2, (const char *[]){"sim", good, "--stiffness", "0", NULL}, "--stiffness");
+  expect_status(2, (const char *[]){"sim", good, "--contact", "magic", NULL}, "--contact");
+  expect_status(2, (const char *[]){"sim", good, "--key", "nope", NULL}, "no keyframe 'nope'");
+  expect_status(2, (const char *[]){"sim", good, "--qpos", "1 2 3", NULL}, "--qpos needs 7");
+  expect_status(2, (const char *[]){"sim", good, "--qvel", "1 2 3 4 5 x", NULL}, "--qvel");
+  expect_status(2, (const char *[]){"sim", good, "--ctrl", "1", NULL}, "--ctrl needs 0");
+  expect_status(2, (const char *[]){"sim", good, good, NULL}, "unexpected argument");
+  expect_status(2, (const char *[]){"bench", good, "--csv", "x.csv", NULL}, "unknown option '--csv'");
+  expect_status(2, (const char *[]){"deriv", good, NULL}, "not yet available");
+}

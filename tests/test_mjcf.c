@@ -1,0 +1,418 @@
+/* test_mjcf.c — the MJCF loader on its own (its agreement with MuJoCo's compiler is
+ * test_mjcf_mujoco.c): the example and test files load without warnings; masses and inertias against
+ * closed forms; defaults, keyframes, grit's <custom> parameters and load options; warnings and errors
+ * naming the file, the line, the element and the attribute; size limits; and the fuzz corpus of
+ * tests/fuzz_mjcf (files named err_* must fail, warn_* must load with a warning; none may crash). */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "model_internal.h"
+
+#ifndef GRIT_SOURCE_DIR
+#error "GRIT_SOURCE_DIR must be defined"
+#endif
+
+static const double PI = 3.14159265358979323846;
+
+static grit_model *load(const char *xml, grit_mjcf_info *info) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m = NULL;
+  grit_status s = grit_mjcf_load_string(xml, &m, info, msg);
+  cr_assert_eq(s, GRIT_OK, "load failed (%s): %s", grit_status_string(s), msg);
+  return m;
+}
+
+/* Loading must fail with status s and a message containing `part` (and the line "<string>:line:"). */
+static void expect_error(const char *xml, grit_status s, const char *part) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m = (grit_model *)&m; /* garbage: must be set to NULL */
+  grit_status r = grit_mjcf_load_string(xml, &m, NULL, msg);
+  cr_assert_eq(r, s, "status %s, expected %s: %s (%s)", grit_status_string(r), grit_status_string(s), msg, xml);
+  cr_assert_null(m);
+  cr_assert(strstr(msg, part) != NULL, "message '%s' lacks '%s'", msg, part);
+  cr_assert(strncmp(msg, "<string>", 8) == 0, "message '%s' does not name the source", msg);
+}
+
+static int has_warning(const grit_mjcf_info *info, const char *part) {
+  for (int i = 0; i < info->nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i)
+    if (strstr(info->warnings[i], part)) return 1;
+  return 0;
+}
+
+static void path_of(char *out, size_t n, const char *rel) { snprintf(out, n, "%s/%s", GRIT_SOURCE_DIR, rel); }
+
+/* ----------------------------------------------------------------------------- valid files */
+
+Test(mjcf, example_and_test_files_load_without_warnings) {
+  const char *files[] = {"examples/models/falling_sphere.xml", "examples/models/sliding_box.xml",
+                         "examples/models/sliding_rod.xml",    "examples/models/conveyor.xml",
+                         "examples/models/clutter.xml",        "examples/models/arm7.xml",
+                         "tests/mjcf/defaults.xml",            "tests/mjcf/inertia.xml",
+                         "tests/mjcf/general.xml"};
+  const int nq[] = {7, 7, 7, 8, 280, 7, 9, 94, 4}, nu[] = {0, 0, 0, 1, 0, 7, 3, 0, 2};
+  for (int i = 0; i < 9; ++i) {
+    char path[1024], msg[GRIT_MESSAGE_SIZE];
+    path_of(path, sizeof path, files[i]);
+    grit_model *m;
+    grit_mjcf_info info;
+    cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(info.nwarnings, 0, "%s: %s", files[i], info.warnings[0]);
+    cr_assert_eq(grit_model_nq(m), nq[i], "%s: nq %d", files[i], grit_model_nq(m));
+    cr_assert_eq(grit_model_nu(m), nu[i], "%s: nu", files[i]);
+    cr_assert_eq(info.nq, nq[i]);
+    grit_mjcf_info_free(&info);
+    grit_model_free(m);
+  }
+}
+
+/* The examples' files are the scenes of examples/scenes.c. */
+Test(mjcf, falling_sphere_file_is_the_scene) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  path_of(path, sizeof path, "examples/models/falling_sphere.xml");
+  grit_model *m;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_str_eq(info.model_name, "falling_sphere");
+  cr_assert_eq(m->body_mass[1], 0.5);
+  const double I = 0.4 * 0.5 * 0.025 * 0.025;
+  for (int i = 0; i < 9; ++i) cr_assert(fabs(m->body_inertia[9 + i] - (i % 4 == 0 ? I : 0)) <= 1e-18);
+  double q[7];
+  grit_model_qpos0(m, q);
+  cr_assert_eq(q[2], 0.075);
+  cr_assert_eq(grit_model_options(m).timestep, 1e-3);
+  for (int g = 0; g < 2; ++g) {
+    grit_geom_def d;
+    grit_model_geom(m, g, &d);
+    cr_assert_eq(d.friction, 0.5);
+    cr_assert_eq(d.stiffness, 1e7);
+    cr_assert_eq(d.dissipation, 500);
+    cr_assert_eq(d.tau_d, 1e-3);
+  }
+  cr_assert_eq(info.nkey, 2);
+  cr_assert_eq(grit_mjcf_key_index(&info, "launch"), 1);
+  cr_assert_eq(grit_mjcf_key_index(&info, "nope"), -1);
+  cr_assert_eq(info.keys[1].qvel[0], 2.0);
+  cr_assert_eq(info.keys[1].qpos[2], 0.025);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_mjcf_apply_key(&info, 1, d), GRIT_OK);
+  cr_assert_eq(grit_data_qvel(d)[0], 2.0);
+  cr_assert_eq(grit_mjcf_apply_key(&info, 2, d), GRIT_ERR_INVALID_ARGUMENT);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+/* Masses from density and volume, inertias from MuJoCo's formulas, here against independent forms. */
+Test(mjcf, geometry_masses_and_inertias_match_closed_forms) {
+  grit_model *m = load("<mujoco><worldbody>"
+                       "<body><freejoint/><geom type='sphere' size='0.1'/></body>"
+                       "<body><freejoint/><geom type='box' size='0.1 0.2 0.3' density='500'/></body>"
+                       "<body><freejoint/><geom type='cylinder' size='0.1 0.2'/></body>"
+                       "<body><freejoint/><geom type='ellipsoid' size='0.1 0.2 0.3'/></body>"
+                       "<body><freejoint/><geom type='capsule' size='0.1 0.2' mass='3'/></body>"
+                       "<body><freejoint/><geom type='sphere' size='0.1' pos='0.3 0 0'/>"
+                       "<geom type='sphere' size='0.1' pos='-0.3 0 0'/></body>"
+                       "</worldbody></mujoco>",
+                       NULL);
+  const double r = 0.1, ms = 1000 * 4.0 / 3 * PI * r * r * r;
+  cr_assert(fabs(m->body_mass[1] - ms) <= 1e-15 * ms);
+  cr_assert(fabs(m->body_inertia[9 + 0] - 0.4 * ms * r * r) <= 1e-15);
+  const double mb = 500 * 0.2 * 0.4 * 0.6; /* box: full sides 0.2, 0.4, 0.6 */
+  cr_assert(fabs(m->body_mass[2] - mb) <= 1e-13);
+  cr_assert(fabs(m->body_inertia[18 + 0] - mb * (0.4 * 0.4 + 0.6 * 0.6) / 12) <= 1e-15);
+  cr_assert(fabs(m->body_inertia[18 + 8] - mb * (0.2 * 0.2 + 0.4 * 0.4) / 12) <= 1e-15);
+  const double mc = 1000 * PI * r * r * 0.4;
+  cr_assert(fabs(m->body_mass[3] - mc) <= 1e-12);
+  cr_assert(fabs(m->body_inertia[27 + 0] - mc * (3 * r * r + 0.4 * 0.4) / 12) <= 1e-15);
+  cr_assert(fabs(m->body_inertia[27 + 8] - mc * r * r / 2) <= 1e-15);
+  const double me = 1000 * 4.0 / 3 * PI * 0.1 * 0.2 * 0.3;
+  cr_assert(fabs(m->body_mass[4] - me) <= 1e-12);
+  cr_assert(fabs(m->body_inertia[36 + 4] - me * (0.01 + 0.09) / 5) <= 1e-15);
+  /* capsule: a cylinder (h = 0.4) and a sphere of radius r, the hemispheres' centres of mass 3r/8
+   * beyond the cylinder's ends (independent derivation of MuJoCo's formula) */
+  {
+    const double h = 0.4, vc = PI * r * r * h, vs = 4.0 / 3 * PI * r * r * r, M = 3, mcyl = M * vc / (vc + vs),
+                 msph = M - mcyl, d = h / 2 + 3 * r / 8;
+    const double Ihemi_own = 0.4 * (msph / 2) * r * r - (msph / 2) * (3 * r / 8) * (3 * r / 8);
+    const double Ixx = mcyl * (3 * r * r + h * h) / 12 + 2 * (Ihemi_own + (msph / 2) * d * d);
+    cr_assert(fabs(m->body_mass[5] - 3) <= 1e-15);
+    cr_assert(fabs(m->body_inertia[45 + 0] - Ixx) <= 1e-14 * Ixx, "capsule Ixx %.17g, expected %.17g",
+              m->body_inertia[45], Ixx);
+    cr_assert(fabs(m->body_inertia[45 + 8] - (mcyl * r * r / 2 + 0.4 * msph * r * r)) <= 1e-15);
+  }
+  /* two spheres: parallel axes */
+  cr_assert(fabs(m->body_mass[6] - 2 * ms) <= 1e-15 * ms);
+  cr_assert(fabs(m->body_inertia[54 + 4] - 2 * (0.4 * ms * r * r + ms * 0.09)) <= 1e-14);
+  cr_assert(fabs(m->body_inertia[54 + 0] - 2 * 0.4 * ms * r * r) <= 1e-15);
+  grit_model_free(m);
+}
+
+Test(mjcf, angles_defaults_and_joints) {
+  grit_mjcf_info info;
+  grit_model *m = load("<mujoco><compiler angle='degree'/>"
+                       "<default><joint damping='2'/><default class='x'><joint axis='1 0 0' armature='0.1'/>"
+                       "<default class='y'><joint damping='3'/></default></default></default>"
+                       "<worldbody><body name='a' euler='0 0 90' childclass='x'>"
+                       "<joint name='j1' range='-90 45' limited='true' ref='30' springref='60' stiffness='1'/>"
+                       "<joint name='j2' class='y' type='slide' range='-1 2'/>"
+                       "<geom size='0.1'/></body></worldbody></mujoco>",
+                       &info);
+  cr_assert_eq(info.nwarnings, 0, "%s", info.warnings[0]);
+  cr_assert(fabs(m->body_quat[4] - cos(PI / 4)) <= 1e-15 && fabs(m->body_quat[7] - sin(PI / 4)) <= 1e-15);
+  cr_assert_eq(m->jnt_axis[0], 1.0);
+  cr_assert_eq(m->dof_damping[0], 2.0);
+  cr_assert_eq(m->dof_armature[0], 0.1);
+  cr_assert_eq(m->dof_damping[1], 3.0);
+  cr_assert(fabs(m->jnt_range[0] + PI / 2) <= 1e-15 && fabs(m->jnt_range[1] - PI / 4) <= 1e-15);
+  cr_assert(fabs(m->qpos0[0] - PI / 6) <= 1e-15);
+  cr_assert(fabs(m->jnt_springref[0] - PI / 3) <= 1e-15);
+  cr_assert_eq(m->jnt_limited[1], 1); /* autolimits: a range limits */
+  cr_assert_eq(m->jnt_range[2 + 1], 2.0); /* slide: no degree conversion */
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+/* grit needs mass on every body: an empty frame is folded into its parent, a massless moving body
+ * takes in its welded children. */
+Test(mjcf, massless_bodies_are_folded) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  path_of(path, sizeof path, "tests/mjcf/general.xml");
+  grit_model *m;
+  cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_body_index(m, "frame"), -1);
+  cr_assert_eq(grit_model_body_index(m, "payload"), -1);
+  int carrier = grit_model_body_index(m, "carrier"), pendulum = grit_model_body_index(m, "pendulum");
+  cr_assert(carrier > 0 && pendulum > 0);
+  cr_assert_eq(m->body_parent[pendulum], 0);
+  cr_assert(fabs(m->body_mass[carrier] - 1000 * 0.1 * 0.08 * 0.06) <= 1e-13);
+  grit_model_free(m);
+  expect_error("<mujoco><worldbody><body><joint/></body></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
+               "positive mass");
+}
+
+Test(mjcf, custom_parameters_and_load_options) {
+  const char *xml = "<mujoco><custom>"
+                    "<numeric name='grit_stiffness' data='2e6'/><numeric name='grit_dissipation' data='7'/>"
+                    "<numeric name='grit_tau_d' data='0.002'/><numeric name='grit_stiction_tolerance' data='1e-3'/>"
+                    "<numeric name='grit_margin' data='0.05'/><numeric name='grit_rel_tol' data='1e-6'/>"
+                    "<numeric name='grit_max_newton_iters' data='40'/><numeric name='grit_max_contacts' data='99'/>"
+                    "<text name='grit_contact_model' data='sap'/><numeric name='user_thing' data='1 2 3'/>"
+                    "</custom><worldbody><geom type='plane' friction='0.3 0.1 0.1'/>"
+                    "<body pos='0 0 1'><freejoint/><geom size='0.1'/></body></worldbody></mujoco>";
+  grit_mjcf_info info;
+  grit_model *m = load(xml, &info);
+  cr_assert_eq(info.nwarnings, 0, "%s", info.warnings[0]);
+  grit_geom_def g;
+  grit_model_geom(m, 0, &g);
+  cr_assert(g.stiffness == 2e6 && g.dissipation == 7 && g.tau_d == 0.002 && g.friction == 0.3);
+  grit_model_geom(m, 1, &g);
+  cr_assert_eq(g.friction, 1.0);
+  cr_assert_eq(info.settings.contact_model, GRIT_CONTACT_SAP);
+  cr_assert_eq(info.settings.stiction_tolerance, 1e-3);
+  cr_assert_eq(info.settings.rel_tol, 1e-6);
+  cr_assert_eq(info.settings.max_newton_iters, 40);
+  cr_assert_eq(grit_model_options(m).contact_margin, 0.05);
+  cr_assert_eq(grit_model_options(m).max_contacts, 99);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.friction = 0.9, o.stiffness = 5e5, o.dissipation = 0, o.tau_d = 0.1, o.timestep = 0.004;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "x.xml", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  for (int k = 0; k < 2; ++k) {
+    grit_model_geom(m, k, &g);
+    cr_assert(g.friction == 0.9 && g.stiffness == 5e5 && g.dissipation == 0 && g.tau_d == 0.1);
+  }
+  cr_assert_eq(grit_model_options(m).timestep, 0.004);
+  grit_model_free(m);
+
+  grit_mjcf_info w;
+  m = load("<mujoco><custom><numeric name='grit_stifness' data='1'/></custom></mujoco>", &w);
+  cr_assert(has_warning(&w, "grit_stifness"), "%s", w.warnings[0]);
+  grit_model_free(m);
+  expect_error("<mujoco><custom><text name='grit_contact_model' data='fast'/></custom></mujoco>", GRIT_ERR_PARSE,
+               "lagged|similar|sap");
+  expect_error("<mujoco><custom><numeric name='grit_stiffness' data='-1'/></custom></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "grit_stiffness");
+}
+
+/* A mesh from a vertex list: a CONVEX shape (its mass is not computed: an <inertial> is needed). */
+Test(mjcf, mesh_from_vertex_list) {
+  const char *xml = "<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1' scale='0.1 0.1 0.1'/>"
+                    "</asset><worldbody><body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
+                    "<geom type='mesh' mesh='tet'/></body></worldbody></mujoco>";
+  grit_model *m = load(xml, NULL);
+  cr_assert_eq(m->geom_shape[0].type, GRIT_GEOM_CONVEX);
+  cr_assert_eq(m->geom_shape[0].nvert, 4);
+  cr_assert_eq(m->geom_shape[0].vertices[3], 0.1);
+  grit_model_free(m);
+  expect_error("<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1'/></asset>"
+               "<worldbody><body><freejoint/><geom type='mesh' mesh='tet'/></body></worldbody></mujoco>",
+               GRIT_ERR_UNSUPPORTED, "<inertial>");
+  expect_error("<mujoco><worldbody><geom type='mesh' mesh='nope'/></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
+               "mesh");
+}
+
+/* ---------------------------------------------------------------------- warnings and errors */
+
+Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
+  grit_mjcf_info info;
+  grit_model *m = load("<mujoco>\n<option integrator='RK4' viscosity='0.1'/>\n"
+                       "<worldbody>\n<body>\n<freejoint/>\n"
+                       "<geom size='0.1' solref='0.02 1' rgba='1 0 0 1' condim='6'/>\n"
+                       "<composite type='grid'/>\n</body>\n</worldbody>\n"
+                       "<tendon/>\n<actuator><position joint='x'/></actuator>\n</mujoco>",
+                       &info);
+  cr_assert(has_warning(&info, "<string>:2: <option> attribute 'viscosity'"), "%s", info.warnings[0]);
+  cr_assert(has_warning(&info, "<string>:2: <option> attribute 'integrator'"));
+  cr_assert(has_warning(&info, "<string>:6: <geom> attribute 'solref' is not supported"));
+  cr_assert(!has_warning(&info, "rgba"), "visual attributes are ignored silently");
+  cr_assert(has_warning(&info, "<string>:6: <geom> condim 4 and 6"));
+  cr_assert(has_warning(&info, "<string>:7: <composite>"));
+  cr_assert(has_warning(&info, "<string>:10: <tendon>"));
+  cr_assert(has_warning(&info, "<string>:11: <position>"));
+  cr_assert_eq(info.nwarnings, 7, "%d warnings", info.nwarnings);
+  cr_assert_eq(grit_model_nu(m), 0);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+Test(mjcf, malformed_input_is_an_error_with_file_and_line) {
+  expect_error("<mujoco>\n<worldbody>\n<body>\n</worldbody>\n</mujoco>", GRIT_ERR_PARSE, "<string>:4: XML error");
+  expect_error("", GRIT_ERR_PARSE, "XML error");
+  expect_error("<robot/>", GRIT_ERR_PARSE, "root element must be <mujoco>");
+  expect_error("<mujoco>\n<option timestep='nan'/></mujoco>", GRIT_ERR_PARSE, "<string>:2: <option> attribute 'timestep'");
+  expect_error("<mujoco><option timestep='1e999'/></mujoco>", GRIT_ERR_PARSE, "not a finite number");
+  expect_error("<mujoco><option timestep='-1'/></mujoco>", GRIT_ERR_INVALID_MODEL, "timestep");
+  expect_error("<mujoco><option gravity='0 0'/></mujoco>", GRIT_ERR_PARSE, "needs 3 numbers, has 2");
+  expect_error("<mujoco><option gravity='0 0 1 2'/></mujoco>", GRIT_ERR_PARSE, "more than 3 numbers");
+  expect_error("<mujoco><option gravity='0 0 1x'/></mujoco>", GRIT_ERR_PARSE, "'1x' is not a number");
+  expect_error("<mujoco><worldbody><geom class='nope'/></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
+               "unknown default class 'nope'");
+  expect_error("<mujoco><worldbody><geom type='tetrahedron'/></worldbody></mujoco>", GRIT_ERR_PARSE,
+               "is not one of plane|sphere");
+  expect_error("<mujoco><worldbody><geom type='sphere' fromto='0 0 0 1 1 1' size='1'/></worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "fromto requires");
+  expect_error("<mujoco><worldbody><geom size='0.1' quat='0 0 0 0'/></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
+               "quat is zero");
+  expect_error("<mujoco><worldbody><geom size='0.1' quat='1 0 0 0' euler='0 0 0'/></worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "both give the orientation");
+  expect_error("<mujoco><worldbody><geom type='box' size='0.1 0.1'/></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
+               "sizes must be positive");
+  expect_error("<mujoco><worldbody><body><joint/><joint/></body></worldbody><worldbody><joint/></worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "world body cannot have joints");
+  expect_error("<mujoco><worldbody><body><joint name='a'/><geom size='1'/></body></worldbody>"
+               "<actuator><motor joint='b'/></actuator></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "unknown joint b");
+  expect_error("<mujoco><worldbody><body><joint name='a' axis='0 0 0'/><geom size='1'/></body></worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "axis too small");
+  expect_error("<mujoco><worldbody><body><freejoint/><body><freejoint/><geom size='1'/></body><geom size='1'/>"
+               "</body></worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "free joint");
+  expect_error("<mujoco><worldbody><body name='a'><geom size='1'/></body><body name='a'><geom size='1'/></body>"
+               "</worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "share the name");
+  expect_error("<mujoco><worldbody><body><inertial mass='1' pos='0 0 0' diaginertia='1 1 3'/><freejoint/></body>"
+               "</worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "A + B >= C");
+  expect_error("<mujoco><keyframe><key qpos='1'/></keyframe></mujoco>", GRIT_ERR_INVALID_MODEL, "nq = 0");
+  expect_error("<!DOCTYPE m [<!ENTITY a 'aaaa'>]><mujoco/>", GRIT_ERR_PARSE, "entity");
+  expect_error("<mujoco><compiler coordinate='global'/></mujoco>", GRIT_ERR_UNSUPPORTED, "global");
+  expect_error("<mujoco><compiler autolimits='false'/><worldbody><body><joint range='0 1'/><geom size='1'/></body>"
+               "</worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "autolimits");
+  /* a zero byte inside the text is an error, not the end of the text */
+  const char buf[] = "<mujoco>\0</mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_buffer(buf, sizeof buf - 1, NULL, NULL, &m, NULL, msg), GRIT_ERR_PARSE);
+  cr_assert_eq(grit_mjcf_load_file("/nonexistent/model.xml", &m, NULL, msg), GRIT_ERR_IO);
+  cr_assert(strstr(msg, "/nonexistent/model.xml") != NULL);
+  cr_assert_eq(grit_mjcf_load_string(NULL, &m, NULL, msg), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_mjcf_load_string("<mujoco/>", NULL, NULL, msg), GRIT_ERR_INVALID_ARGUMENT);
+}
+
+/* Nesting, element counts and text size are bounded, so no input exhausts the stack or memory. */
+Test(mjcf, size_limits) {
+  const int depth = 150;
+  size_t n = 64 + (size_t)depth * 40;
+  char *xml = malloc(n), *p = xml;
+  p += sprintf(p, "<mujoco><worldbody>");
+  for (int i = 0; i < depth; ++i) p += sprintf(p, "<body>");
+  for (int i = 0; i < depth; ++i) p += sprintf(p, "</body>");
+  sprintf(p, "</worldbody></mujoco>");
+  expect_error(xml, GRIT_ERR_CAPACITY, "nested deeper than 100");
+  free(xml);
+
+  const int count = 60000;
+  xml = malloc(64 + (size_t)count * 8);
+  p = xml + sprintf(xml, "<mujoco><worldbody>");
+  for (int i = 0; i < count; ++i) p += sprintf(p, "<site/>");
+  sprintf(p, "</worldbody></mujoco>");
+  expect_error(xml, GRIT_ERR_CAPACITY, "more than 50000 elements");
+  free(xml);
+
+  /* a chain 90 bodies deep is fine (within the nesting limit) */
+  xml = malloc(64 + 90 * 80);
+  p = xml + sprintf(xml, "<mujoco><worldbody>");
+  for (int i = 0; i < 90; ++i) p += sprintf(p, "<body pos='0 0 0.1'><joint/><geom size='0.05'/>");
+  for (int i = 0; i < 90; ++i) p += sprintf(p, "</body>");
+  sprintf(p, "</worldbody></mujoco>");
+  grit_model *m = load(xml, NULL);
+  cr_assert_eq(grit_model_nv(m), 90);
+  grit_model_free(m);
+  free(xml);
+}
+
+/* ----------------------------------------------------------------------------- fuzz corpus */
+
+/* Every file of tests/fuzz_mjcf (written by its generate.py from the valid files by invalid bytes,
+ * truncations, huge and malformed numbers, deep nesting, missing quotes, binary garbage, renamed and
+ * unknown elements and attributes) must give an error (err_*), load with warnings (warn_*), or one of
+ * the two (bad_*), and never crash. */
+Test(mjcf, fuzz_corpus_errors_or_warnings_never_crashes) {
+  char dir[1024];
+  path_of(dir, sizeof dir, "tests/fuzz_mjcf");
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d, "no corpus at %s", dir);
+  int files = 0, errors = 0, warned = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const int err = !strncmp(e->d_name, "err_", 4), warn = !strncmp(e->d_name, "warn_", 5),
+              bad = !strncmp(e->d_name, "bad_", 4);
+    if (!err && !warn && !bad) continue;
+    char path[2048], msg[GRIT_MESSAGE_SIZE];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    grit_model *m;
+    grit_mjcf_info info;
+    grit_status s = grit_mjcf_load_file(path, &m, &info, msg);
+    files++;
+    if (err) {
+      cr_expect_neq(s, GRIT_OK, "%s loaded", e->d_name);
+      cr_expect(strlen(msg) > 0, "%s: no message", e->d_name);
+      errors += s != GRIT_OK;
+    } else if (warn) {
+      cr_expect_eq(s, GRIT_OK, "%s: %s", e->d_name, msg);
+      cr_expect_gt(info.nwarnings, 0, "%s: no warning", e->d_name);
+      warned += s == GRIT_OK && info.nwarnings > 0;
+    } else {
+      cr_expect(s != GRIT_OK || info.nwarnings > 0, "%s: loaded without a warning", e->d_name);
+      errors += s != GRIT_OK;
+      warned += s == GRIT_OK && info.nwarnings > 0;
+    }
+    grit_mjcf_info_free(&info);
+    grit_model_free(m);
+  }
+  closedir(d);
+  cr_assert_geq(files, 200, "the corpus has %d files", files);
+  cr_log_info("fuzz corpus: %d files, %d errors, %d loaded with warnings", files, errors, warned);
+}

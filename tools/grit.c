@@ -1,0 +1,344 @@
+/* grit — the command-line tool: simulate or time a model file (MJCF subset, docs/mjcf.md).
+ *
+ *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
+ *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
+ *                      [--csv FILE] [--quiet]
+ *   grit bench MODEL.xml [--steps N] [the options of sim except --csv]
+ *   grit deriv ...      (step derivatives: not yet available)
+ *
+ * sim runs N steps (default 1000) from the model's reference state, or from a keyframe, then the
+ * given qpos/qvel/ctrl (the control is held constant). The CSV has the header t,q0..,v0.. and one row
+ * for the initial state and one per step, numbers with 17 significant digits. The last line on stdout
+ * is one JSON object with the step count, sizes, Newton iteration statistics and timing. bench prints
+ * the median time per step instead. Exit status: 0 success, 1 model or runtime error, 2 usage error;
+ * each error is one line on stderr. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+
+enum { EXIT_MODEL = 1, EXIT_USAGE = 2 };
+
+static const char USAGE[] =
+    "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
+    "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
+    "                          [--stiffness K] [--dissipation D] [--csv FILE] [--quiet]\n"
+    "       grit bench MODEL.xml [--steps N] [the options of sim except --csv]\n"
+    "       grit deriv ...   (not yet available)\n"
+    "       grit --help | --version\n";
+
+typedef struct args {
+  const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv;
+  long steps;
+  int contact; /* -1: from the file */
+  int quiet;
+  grit_mjcf_load_options load;
+} args;
+
+static int usage_error(const char *fmt, const char *what) {
+  fprintf(stderr, "grit: usage error: ");
+  fprintf(stderr, fmt, what);
+  fprintf(stderr, " (see grit --help)\n");
+  return EXIT_USAGE;
+}
+
+/* A finite number; *ok = 0 otherwise. */
+static double number(const char *s, int *ok) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  *ok = end != s && *end == '\0' && isfinite(v);
+  return v;
+}
+
+/* Whitespace-separated numbers into out (at most n); the count, or -1 for a bad token. */
+static int numbers(const char *s, double *out, int n) {
+  int count = 0;
+  while (*s) {
+    char *end = NULL;
+    while (*s == ' ' || *s == '\t' || *s == ',') ++s;
+    if (!*s) break;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v) || (*end && *end != ' ' && *end != '\t' && *end != ',')) return -1;
+    if (count < n) out[count] = v;
+    count++;
+    s = end;
+  }
+  return count;
+}
+
+static int parse_args(int argc, char **argv, args *a) {
+  memset(a, 0, sizeof *a);
+  a->command = argv[1];
+  a->steps = 1000;
+  a->contact = -1;
+  a->load = grit_mjcf_default_load_options();
+  for (int i = 2; i < argc; ++i) {
+    const char *o = argv[i];
+    if (o[0] != '-') {
+      if (a->model) return usage_error("unexpected argument '%s'", o);
+      a->model = o;
+      continue;
+    }
+    if (!strcmp(o, "--quiet")) {
+      a->quiet = 1;
+      continue;
+    }
+    if (i + 1 >= argc) return usage_error("option '%s' needs a value", o);
+    const char *v = argv[++i];
+    int ok = 1;
+    if (!strcmp(o, "--steps")) {
+      double n = number(v, &ok);
+      if (!ok || n < 0 || n > 1e9 || n != floor(n)) return usage_error("--steps needs an integer in [0, 1e9], not '%s'", v);
+      a->steps = (long)n;
+    } else if (!strcmp(o, "--dt")) {
+      a->load.timestep = number(v, &ok);
+      if (!ok || !(a->load.timestep > 0)) return usage_error("--dt needs a positive number, not '%s'", v);
+    } else if (!strcmp(o, "--friction")) {
+      a->load.friction = number(v, &ok);
+      if (!ok || a->load.friction < 0) return usage_error("--friction needs a number >= 0, not '%s'", v);
+    } else if (!strcmp(o, "--stiffness")) {
+      a->load.stiffness = number(v, &ok);
+      if (!ok || !(a->load.stiffness > 0)) return usage_error("--stiffness needs a positive number, not '%s'", v);
+    } else if (!strcmp(o, "--dissipation")) {
+      a->load.dissipation = number(v, &ok);
+      if (!ok || a->load.dissipation < 0) return usage_error("--dissipation needs a number >= 0, not '%s'", v);
+    } else if (!strcmp(o, "--contact")) {
+      static const char *const names[] = {"lagged", "similar", "sap"};
+      for (int k = 0; k < 3; ++k)
+        if (!strcmp(v, names[k])) a->contact = k;
+      if (a->contact < 0) return usage_error("--contact needs lagged, similar or sap, not '%s'", v);
+    } else if (!strcmp(o, "--key")) {
+      a->key = v;
+    } else if (!strcmp(o, "--qpos")) {
+      a->qpos = v;
+    } else if (!strcmp(o, "--qvel")) {
+      a->qvel = v;
+    } else if (!strcmp(o, "--ctrl")) {
+      a->ctrl = v;
+    } else if (!strcmp(o, "--csv") && !strcmp(a->command, "sim")) {
+      a->csv = v;
+    } else {
+      return usage_error("unknown option '%s'", o);
+    }
+  }
+  if (!a->model) return usage_error("%s needs a model file", a->command);
+  return 0;
+}
+
+/* Sets one state vector from the command line; 0 or an exit status. */
+static int set_vector(grit_data *d, const char *what, const char *text, int n,
+                      grit_status (*set)(grit_data *, const double *, int)) {
+  double *v = calloc((size_t)n + 1, sizeof *v);
+  if (!v) {
+    fprintf(stderr, "grit: error: out of memory\n");
+    return EXIT_MODEL;
+  }
+  int count = numbers(text, v, n);
+  int rc = 0;
+  if (count < 0) {
+    fprintf(stderr, "grit: usage error: %s: '%s' holds something that is not a finite number (see grit --help)\n",
+            what, text);
+    rc = EXIT_USAGE;
+  } else if (count != n) {
+    fprintf(stderr, "grit: usage error: %s needs %d numbers (the model's size), got %d (see grit --help)\n", what, n,
+            count);
+    rc = EXIT_USAGE;
+  } else if (n > 0 && set(d, v, n) != GRIT_OK) {
+    fprintf(stderr, "grit: error: %s rejected: %s\n", what, grit_data_last_error(d));
+    rc = EXIT_MODEL;
+  }
+  free(v);
+  return rc;
+}
+
+/* Loads the model and prepares data at the requested initial state; 0 or an exit status. */
+static int prepare(const args *a, grit_model **m, grit_data **d) {
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  *m = NULL;
+  *d = NULL;
+  grit_status s = grit_mjcf_load_file_with(a->model, &a->load, m, &info, msg);
+  if (!a->quiet) {
+    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) fprintf(stderr, "grit: warning: %s\n", info.warnings[i]);
+    if (info.nwarnings > GRIT_MJCF_MAX_WARNINGS)
+      fprintf(stderr, "grit: warning: ... and %d more\n", info.nwarnings - GRIT_MJCF_MAX_WARNINGS);
+  }
+  if (s != GRIT_OK) {
+    fprintf(stderr, "grit: error: %s\n", msg);
+    grit_mjcf_info_free(&info);
+    return EXIT_MODEL;
+  }
+  int rc = 0;
+  if (grit_data_create(*m, d) != GRIT_OK) {
+    fprintf(stderr, "grit: error: cannot create the simulation data\n");
+    rc = EXIT_MODEL;
+  }
+  grit_step_settings st = info.settings;
+  if (a->contact >= 0) st.contact_model = (grit_contact_model)a->contact;
+  if (!rc && grit_data_set_step_settings(*d, &st) != GRIT_OK) {
+    fprintf(stderr, "grit: error: step settings rejected: %s\n", grit_data_last_error(*d));
+    rc = EXIT_MODEL;
+  }
+  if (!rc && a->key) {
+    int k = grit_mjcf_key_index(&info, a->key);
+    if (k < 0) {
+      fprintf(stderr, "grit: usage error: the model has no keyframe '%s' (see grit --help)\n", a->key);
+      rc = EXIT_USAGE;
+    } else if (grit_mjcf_apply_key(&info, k, *d) != GRIT_OK) {
+      fprintf(stderr, "grit: error: keyframe '%s' rejected: %s\n", a->key, grit_data_last_error(*d));
+      rc = EXIT_MODEL;
+    }
+  }
+  if (!rc && a->qpos) rc = set_vector(*d, "--qpos", a->qpos, grit_model_nq(*m), grit_data_set_qpos);
+  if (!rc && a->qvel) rc = set_vector(*d, "--qvel", a->qvel, grit_model_nv(*m), grit_data_set_qvel);
+  if (!rc && a->ctrl) rc = set_vector(*d, "--ctrl", a->ctrl, grit_model_nu(*m), grit_data_set_ctrl);
+  grit_mjcf_info_free(&info);
+  return rc;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void csv_row(FILE *f, const grit_data *d, int nq, int nv) {
+  fprintf(f, "%.17g", grit_data_time(d));
+  const double *q = grit_data_qpos(d), *v = grit_data_qvel(d);
+  for (int i = 0; i < nq; ++i) fprintf(f, ",%.17g", q[i]);
+  for (int i = 0; i < nv; ++i) fprintf(f, ",%.17g", v[i]);
+  fputc('\n', f);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL. */
+static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done, long *newton_sum, int *newton_max) {
+  const grit_model *m = grit_data_model(d);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m);
+  *done = 0;
+  *newton_sum = 0;
+  *newton_max = 0;
+  if (csv) csv_row(csv, d, nq, nv);
+  for (long k = 0; k < a->steps; ++k) {
+    double t0 = now();
+    grit_status s = grit_step(d);
+    double t1 = now();
+    if (s != GRIT_OK) {
+      fprintf(stderr, "grit: error: step %ld failed (%s): %s\n", k + 1, grit_status_string(s), grit_data_last_error(d));
+      return EXIT_MODEL;
+    }
+    if (times) times[k] = t1 - t0;
+    grit_step_stats st;
+    grit_data_step_stats(d, &st);
+    *newton_sum += st.newton_iters;
+    if (st.newton_iters > *newton_max) *newton_max = st.newton_iters;
+    ++*done;
+    if (csv) csv_row(csv, d, nq, nv);
+  }
+  return 0;
+}
+
+static int command_sim_or_bench(const args *a) {
+  const int bench = !strcmp(a->command, "bench");
+  grit_model *m;
+  grit_data *d;
+  int rc = prepare(a, &m, &d);
+  FILE *csv = NULL;
+  double *times = NULL;
+  if (!rc && a->csv && !(csv = fopen(a->csv, "w"))) {
+    fprintf(stderr, "grit: error: cannot write %s: %s\n", a->csv, strerror(errno));
+    rc = EXIT_MODEL;
+  }
+  if (!rc && csv) {
+    fprintf(csv, "t");
+    for (int i = 0; i < grit_model_nq(m); ++i) fprintf(csv, ",q%d", i);
+    for (int i = 0; i < grit_model_nv(m); ++i) fprintf(csv, ",v%d", i);
+    fputc('\n', csv);
+  }
+  if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
+    fprintf(stderr, "grit: error: out of memory\n");
+    rc = EXIT_MODEL;
+  }
+  if (rc) {
+    if (csv) fclose(csv);
+    grit_data_free(d);
+    grit_model_free(m);
+    return rc;
+  }
+  long done, newton_sum;
+  int newton_max;
+  const double t0 = now();
+  rc = run(a, d, csv, times, &done, &newton_sum, &newton_max);
+  const double wall = now() - t0;
+  if (csv && (fclose(csv) != 0) && !rc) {
+    fprintf(stderr, "grit: error: writing %s failed\n", a->csv);
+    rc = EXIT_MODEL;
+  }
+  const double mean_newton = done ? (double)newton_sum / (double)done : 0.0;
+  const int failed = rc == EXIT_MODEL && done < a->steps;
+  if (bench) {
+    double median = 0, mean = 0;
+    if (done) {
+      for (long k = 0; k < done; ++k) mean += times[k];
+      mean /= (double)done;
+      qsort(times, (size_t)done, sizeof *times, cmp_double);
+      median = done % 2 ? times[done / 2] : 0.5 * (times[done / 2 - 1] + times[done / 2]);
+    }
+    printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"step_us\":%.6g,\"mean_step_us\":%.6g,\"mean_newton_iters\":%.6g,"
+           "\"max_newton_iters\":%d,\"failed_steps\":%d}\n",
+           done, grit_model_nq(m), grit_model_nv(m), 1e6 * median, 1e6 * mean, mean_newton, newton_max, failed);
+  } else {
+    printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"mean_newton_iters\":%.6g,\"max_newton_iters\":%d,"
+           "\"failed_steps\":%d,\"wall_s\":%.6g,\"step_us\":%.6g}\n",
+           done, grit_model_nq(m), grit_model_nv(m), mean_newton, newton_max, failed, wall,
+           done ? 1e6 * wall / (double)done : 0.0);
+  }
+  free(times);
+  grit_data_free(d);
+  grit_model_free(m);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN); /* a closed stdout is an error to report, not a signal */
+  if (argc < 2) {
+    fprintf(stderr, "grit: usage error: no command (see grit --help)\n");
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  int rc;
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(USAGE, stdout);
+    rc = 0;
+  } else if (!strcmp(cmd, "--version")) {
+    puts("grit 0.1.0");
+    rc = 0;
+  } else if (!strcmp(cmd, "deriv")) {
+    fprintf(stderr, "grit: usage error: 'grit deriv' is not yet available (step derivatives from the command line "
+                    "come with a later version; use grit_step_derivatives from C)\n");
+    rc = EXIT_USAGE;
+  } else if (!strcmp(cmd, "sim") || !strcmp(cmd, "bench")) {
+    args a;
+    rc = parse_args(argc, argv, &a);
+    if (!rc) rc = command_sim_or_bench(&a);
+  } else {
+    rc = usage_error("unknown command '%s'", cmd);
+  }
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (!rc) fprintf(stderr, "grit: error: writing to stdout failed\n");
+    return rc ? rc : EXIT_MODEL;
+  }
+  return rc;
+}
