@@ -3,11 +3,12 @@
  * volume, body mass properties from <inertial> or summed over geometries with the parallel-axis
  * theorem, joint angles in degrees or radians, limits, actuators, and keyframes.
  *
- * The arithmetic of frames and inertias follows MuJoCo 2.2.2's compiler (user_objects.cc,
- * user_util.cc) operation for operation where that is cheap, so compiled quantities agree with
- * MuJoCo's to rounding. One deliberate difference: a body's inertia summed from several geometries
- * (or given as fullinertia) is passed to grit as the full matrix, where MuJoCo diagonalizes it with an
- * iterative eigensolver that stops at a tolerance (relative errors ~1e-10 in the reconstruction). */
+ * The arithmetic follows MuJoCo 2.2.2's compiler operation for operation (mjcf_frames.c; the steps
+ * below mirror mjCGeom::Compile, mjCBody::GeomFrame and mjCBody::Compile), so compiled quantities agree
+ * with MuJoCo's to rounding. One deliberate difference: an inertia summed over several geometries (or
+ * given as fullinertia) goes to grit as the exact matrix, where MuJoCo diagonalizes it with an
+ * iterative eigensolver that stops at a tolerance (up to ~1e-6 relative in its reconstruction; 1.9e-8
+ * measured in tests/test_mjcf_mujoco.c). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 
 static const double PI = 3.14159265358979323846;
 static const double MJ_EPS = 1e-14;    /* MuJoCo's mjEPS (user_util.h) */
-static const double MJ_MINVAL = 1e-15; /* MuJoCo's mjMINVAL */
+static const double MJ_MINVAL = 1e-15; /* MuJoCo's mjMINVAL (mjtnum.h) */
 
 /* An error at a line of the file, for stages that no longer have the XML node. */
 static void fail_at(mjcf_ctx *c, grit_status s, const char *element, int line, const char *what, const char *detail) {
@@ -36,224 +37,6 @@ static void warn_at(mjcf_ctx *c, const char *element, int line, const char *what
   n.name = element;
   n.line = line;
   mjcf_warn(c, &n, "%s", what);
-}
-
-/* ------------------------------------------------------------- MuJoCo's frame arithmetic */
-
-static double normvec(double *v, int n) { /* mjuu_normvec: unchanged and 0 when tiny */
-  double s = 0;
-  for (int i = 0; i < n; ++i) s += v[i] * v[i];
-  if (s < MJ_EPS) return 0;
-  s = sqrt(s);
-  for (int i = 0; i < n; ++i) v[i] /= s;
-  return s;
-}
-
-static void quat2mat(double *r, const double *q) {
-  double q00 = q[0] * q[0], q11 = q[1] * q[1], q22 = q[2] * q[2], q33 = q[3] * q[3];
-  r[0] = q00 + q11 - q22 - q33;
-  r[4] = q00 - q11 + q22 - q33;
-  r[8] = q00 - q11 - q22 + q33;
-  r[1] = 2 * (q[1] * q[2] - q[0] * q[3]);
-  r[2] = 2 * (q[1] * q[3] + q[0] * q[2]);
-  r[3] = 2 * (q[1] * q[2] + q[0] * q[3]);
-  r[5] = 2 * (q[2] * q[3] - q[0] * q[1]);
-  r[6] = 2 * (q[1] * q[3] - q[0] * q[2]);
-  r[7] = 2 * (q[2] * q[3] + q[0] * q[1]);
-}
-
-static void mulquat(double *res, const double *a, const double *b) { /* normalized, as mjuu_mulquat */
-  double r[4] = {a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-                 a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-                 a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-                 a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]};
-  normvec(r, 4);
-  memcpy(res, r, sizeof r);
-}
-
-static void cross(double *a, const double *b, const double *c) {
-  a[0] = b[1] * c[2] - b[2] * c[1];
-  a[1] = b[2] * c[0] - b[0] * c[2];
-  a[2] = b[0] * c[1] - b[1] * c[0];
-}
-
-static void z2quat(double *q, const double *vec) { /* minimal rotation from z to vec */
-  const double z[3] = {0, 0, 1};
-  cross(q + 1, z, vec);
-  double s = normvec(q + 1, 3);
-  if (s < 1e-10) {
-    q[1] = 1;
-    q[2] = q[3] = 0;
-  }
-  double ang = atan2(s, vec[2]);
-  q[0] = cos(ang / 2);
-  q[1] *= sin(ang / 2);
-  q[2] *= sin(ang / 2);
-  q[3] *= sin(ang / 2);
-}
-
-static void frame2quat(double *q, const double *x, const double *y, const double *z) {
-  const double *m[3] = {x, y, z}; /* m[column][row] */
-  if (m[0][0] + m[1][1] + m[2][2] > 0) {
-    q[0] = 0.5 * sqrt(1 + m[0][0] + m[1][1] + m[2][2]);
-    q[1] = 0.25 * (m[1][2] - m[2][1]) / q[0];
-    q[2] = 0.25 * (m[2][0] - m[0][2]) / q[0];
-    q[3] = 0.25 * (m[0][1] - m[1][0]) / q[0];
-  } else if (m[0][0] > m[1][1] && m[0][0] > m[2][2]) {
-    q[1] = 0.5 * sqrt(1 + m[0][0] - m[1][1] - m[2][2]);
-    q[0] = 0.25 * (m[1][2] - m[2][1]) / q[1];
-    q[2] = 0.25 * (m[1][0] + m[0][1]) / q[1];
-    q[3] = 0.25 * (m[2][0] + m[0][2]) / q[1];
-  } else if (m[1][1] > m[2][2]) {
-    q[2] = 0.5 * sqrt(1 - m[0][0] + m[1][1] - m[2][2]);
-    q[0] = 0.25 * (m[2][0] - m[0][2]) / q[2];
-    q[1] = 0.25 * (m[1][0] + m[0][1]) / q[2];
-    q[3] = 0.25 * (m[2][1] + m[1][2]) / q[2];
-  } else {
-    q[3] = 0.5 * sqrt(1 - m[0][0] - m[1][1] + m[2][2]);
-    q[0] = 0.25 * (m[0][1] - m[1][0]) / q[3];
-    q[1] = 0.25 * (m[2][0] + m[0][2]) / q[3];
-    q[2] = 0.25 * (m[2][1] + m[1][2]) / q[3];
-  }
-  normvec(q, 4);
-}
-
-/* mjuu_globalinertia: R diag(d) R^T as (xx, yy, zz, xy, xz, yz). */
-static void globalinertia(double *g, const double *d, const double *q) {
-  double m[9];
-  quat2mat(m, q);
-  double t[9] = {m[0] * d[0], m[3] * d[0], m[6] * d[0], m[1] * d[1], m[4] * d[1],
-                 m[7] * d[1], m[2] * d[2], m[5] * d[2], m[8] * d[2]};
-  g[0] = m[0] * t[0] + m[1] * t[3] + m[2] * t[6];
-  g[1] = m[3] * t[1] + m[4] * t[4] + m[5] * t[7];
-  g[2] = m[6] * t[2] + m[7] * t[5] + m[8] * t[8];
-  g[3] = m[0] * t[1] + m[1] * t[4] + m[2] * t[7];
-  g[4] = m[0] * t[2] + m[1] * t[5] + m[2] * t[8];
-  g[5] = m[3] * t[2] + m[4] * t[5] + m[5] * t[8];
-}
-
-static void offcenter(double *r, double mass, const double *v) { /* the parallel-axis term */
-  r[0] = mass * (v[1] * v[1] + v[2] * v[2]);
-  r[1] = mass * (v[0] * v[0] + v[2] * v[2]);
-  r[2] = mass * (v[0] * v[0] + v[1] * v[1]);
-  r[3] = -mass * v[0] * v[1];
-  r[4] = -mass * v[0] * v[2];
-  r[5] = -mass * v[1] * v[2];
-}
-
-static void sym6_to_mat(double *I, const double *s) {
-  const double m[9] = {s[0], s[3], s[4], s[3], s[1], s[5], s[4], s[5], s[2]};
-  memcpy(I, m, sizeof m);
-}
-
-/* The quaternion of an MJCF orientation (mjCAlternative::Set); 0 and an error message on failure. */
-static const char *orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]) {
-  double v[6];
-  memcpy(v, o->v, sizeof v);
-  switch (o->kind) {
-    case MJCF_ORI_QUAT:
-      memcpy(q, v, 4 * sizeof *q);
-      if (normvec(q, 4) == 0) return "quat is zero";
-      return NULL;
-    case MJCF_ORI_AXISANGLE: {
-      if (c->degree) v[3] = v[3] / 180.0 * PI;
-      if (normvec(v, 3) < MJ_EPS) return "axisangle too small";
-      double a = v[3] / 2;
-      q[0] = cos(a);
-      q[1] = sin(a) * v[0];
-      q[2] = sin(a) * v[1];
-      q[3] = sin(a) * v[2];
-      return NULL;
-    }
-    case MJCF_ORI_XYAXES: {
-      if (normvec(v, 3) < MJ_EPS) return "xaxis too small";
-      double d = v[0] * v[3] + v[1] * v[4] + v[2] * v[5];
-      v[3] -= v[0] * d;
-      v[4] -= v[1] * d;
-      v[5] -= v[2] * d;
-      if (normvec(v + 3, 3) < MJ_EPS) return "yaxis too small";
-      double z[3];
-      cross(z, v, v + 3);
-      if (normvec(z, 3) < MJ_EPS) return "cross(xaxis, yaxis) too small";
-      frame2quat(q, v, v + 3, z);
-      return NULL;
-    }
-    case MJCF_ORI_ZAXIS:
-      if (normvec(v, 3) < MJ_EPS) return "zaxis too small";
-      z2quat(q, v);
-      return NULL;
-    case MJCF_ORI_EULER: {
-      if (c->degree)
-        for (int i = 0; i < 3; ++i) v[i] = v[i] / 180.0 * PI;
-      q[0] = 1, q[1] = q[2] = q[3] = 0;
-      for (int i = 0; i < 3; ++i) {
-        double tmp[4], r[4] = {cos(v[i] / 2), 0, 0, 0}, sa = sin(v[i] / 2);
-        const char s = c->eulerseq[i];
-        r[s == 'x' || s == 'X' ? 1 : s == 'y' || s == 'Y' ? 2 : 3] = sa;
-        if (s == 'x' || s == 'y' || s == 'z')
-          mulquat(tmp, q, r); /* moving axes */
-        else
-          mulquat(tmp, r, q); /* fixed axes */
-        memcpy(q, tmp, sizeof tmp);
-      }
-      normvec(q, 4);
-      return NULL;
-    }
-    default:
-      q[0] = 1, q[1] = q[2] = q[3] = 0;
-      return NULL;
-  }
-}
-
-/* ------------------------------------------------------------------------------ geometries */
-
-static double geom_volume(const mjcf_geom *g) {
-  const double *s = g->csize;
-  switch (g->type) {
-    case MJCF_GEOM_SPHERE: return 4 * PI * s[0] * s[0] * s[0] / 3;
-    case MJCF_GEOM_CAPSULE: return PI * (s[0] * s[0] * (2 * s[1]) + 4 * s[0] * s[0] * s[0] / 3);
-    case MJCF_GEOM_CYLINDER: return PI * s[0] * s[0] * (2 * s[1]);
-    case MJCF_GEOM_ELLIPSOID: return 4 * PI * s[0] * s[1] * s[2] / 3;
-    case MJCF_GEOM_BOX: return s[0] * s[1] * s[2] * 8;
-    default: return 0;
-  }
-}
-
-/* Principal inertia of the geometry's mass along its axes (mjCGeom::SetInertia). */
-static void geom_inertia(mjcf_geom *g) {
-  const double *s = g->csize, m = g->cmass;
-  double *I = g->cinertia;
-  switch (g->type) {
-    case MJCF_GEOM_SPHERE: I[0] = I[1] = I[2] = 2 * m * s[0] * s[0] / 5; return;
-    case MJCF_GEOM_CAPSULE: { /* a cylinder and two hemispheres displaced along the axis */
-      double h = 2 * s[1], r = s[0];
-      double ms = m * 4 * r / (4 * r + 3 * h), mc = m - ms;
-      I[0] = I[1] = mc * (3 * r * r + h * h) / 12;
-      I[2] = mc * r * r / 2;
-      double is = 2 * ms * r * r / 5;
-      I[0] += is + ms * h * (3 * r + 2 * h) / 8;
-      I[1] += is + ms * h * (3 * r + 2 * h) / 8;
-      I[2] += is;
-      return;
-    }
-    case MJCF_GEOM_CYLINDER: {
-      double h = 2 * s[1];
-      I[0] = I[1] = m * (3 * s[0] * s[0] + h * h) / 12;
-      I[2] = m * s[0] * s[0] / 2;
-      return;
-    }
-    case MJCF_GEOM_ELLIPSOID:
-      I[0] = m * (s[1] * s[1] + s[2] * s[2]) / 5;
-      I[1] = m * (s[0] * s[0] + s[2] * s[2]) / 5;
-      I[2] = m * (s[0] * s[0] + s[1] * s[1]) / 5;
-      return;
-    case MJCF_GEOM_BOX:
-      I[0] = m * (s[1] * s[1] + s[2] * s[2]) / 3;
-      I[1] = m * (s[0] * s[0] + s[2] * s[2]) / 3;
-      I[2] = m * (s[0] * s[0] + s[1] * s[1]) / 3;
-      return;
-    default: I[0] = I[1] = I[2] = 0; return;
-  }
 }
 
 typedef struct name_entry {
@@ -306,7 +89,7 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     }
     const double *f = g->fromto;
     double vec[3] = {f[0] - f[3], f[1] - f[4], f[2] - f[5]};
-    g->csize[1] = normvec(vec, 3) / 2;
+    g->csize[1] = mjcf_normvec(vec, 3) / 2;
     if (g->csize[1] < MJ_EPS) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "fromto points too close", 0);
       return;
@@ -316,9 +99,9 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
       g->csize[1] = g->csize[0];
     }
     for (int i = 0; i < 3; ++i) g->cpos[i] = (f[i] + f[i + 3]) / 2;
-    z2quat(g->cquat, vec);
+    mjcf_z2quat(g->cquat, vec);
   } else {
-    const char *err = orient_quat(c, &g->ori, g->cquat);
+    const char *err = mjcf_orient_quat(c, &g->ori, g->cquat);
     if (err) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, err, 0);
       return;
@@ -355,15 +138,15 @@ static void geom_mass(mjcf_ctx *c, mjcf_geom *g) {
   }
   g->cmass = 0;
   memset(g->cinertia, 0, sizeof g->cinertia);
-  const double vol = geom_volume(g);
+  const double vol = mjcf_geom_volume(g);
   if (g->has_mass) {
     if (g->mass != 0 && vol > MJ_MINVAL) {
       g->cmass = g->mass;
-      geom_inertia(g);
+      mjcf_geom_inertia(g);
     }
   } else {
     g->cmass = g->density * vol;
-    geom_inertia(g);
+    mjcf_geom_inertia(g);
   }
   if (!isfinite(g->cmass) || !isfinite(g->cinertia[0] + g->cinertia[1] + g->cinertia[2]))
     fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->line, "mass or inertia overflows", 0);
@@ -439,17 +222,17 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
     const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, geom_list[k]);
     if (g->group < c->igroup[0] || g->group > c->igroup[1]) continue;
     double i0[6], i1[6], d[3] = {g->cpos[0] - b->com[0], g->cpos[1] - b->com[1], g->cpos[2] - b->com[2]};
-    globalinertia(i0, g->cinertia, g->cquat);
-    offcenter(i1, g->cmass, d);
+    mjcf_globalinertia(i0, g->cinertia, g->cquat);
+    mjcf_offcenter(i1, g->cmass, d);
     for (int j = 0; j < 6; ++j) toti[j] = toti[j] + i0[j] + i1[j];
   }
-  sym6_to_mat(b->inertia, toti);
+  mjcf_sym6_to_mat(b->inertia, toti);
   return 1;
 }
 
 /* Body frame and mass properties (mjCBody::Compile). */
 static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_start, const int *geom_list) {
-  const char *err = orient_quat(c, &b->ori, b->quat);
+  const char *err = mjcf_orient_quat(c, &b->ori, b->quat);
   if (err) {
     fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, err, 0);
     return;
@@ -462,10 +245,10 @@ static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_st
     memcpy(b->com, b->ipos, sizeof b->com);
     if (b->iori.kind == MJCF_ORI_FULLINERTIA) {
       const double *f = b->iori.v; /* (xx, yy, zz, xy, xz, yz) */
-      sym6_to_mat(b->inertia, f);
+      mjcf_sym6_to_mat(b->inertia, f);
     } else {
       double q[4];
-      err = orient_quat(c, &b->iori, q);
+      err = mjcf_orient_quat(c, &b->iori, q);
       if (err) {
         fail_at(c, GRIT_ERR_INVALID_MODEL, "inertial", b->line, err, 0);
         return;
@@ -505,7 +288,7 @@ static int has_inertia(const mjcf_body *b) {
 static void add_mass(mjcf_body *p, const mjcf_body *k) {
   if (k->mass <= 0) return;
   double R[9], ck[3], Ik[9], tmp[9];
-  quat2mat(R, k->quat);
+  mjcf_quat2mat(R, k->quat);
   for (int i = 0; i < 3; ++i) ck[i] = k->pos[i] + R[3 * i] * k->com[0] + R[3 * i + 1] * k->com[1] + R[3 * i + 2] * k->com[2];
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
@@ -519,10 +302,10 @@ static void add_mass(mjcf_body *p, const mjcf_body *k) {
     dp[i] = p->com[i] - com[i];
     dk[i] = ck[i] - com[i];
   }
-  offcenter(op, p->mass > 0 ? p->mass : 0, dp);
-  offcenter(ok, k->mass, dk);
-  sym6_to_mat(Op, op);
-  sym6_to_mat(Ok, ok);
+  mjcf_offcenter(op, p->mass > 0 ? p->mass : 0, dp);
+  mjcf_offcenter(ok, k->mass, dk);
+  mjcf_sym6_to_mat(Op, op);
+  mjcf_sym6_to_mat(Ok, ok);
   for (int i = 0; i < 9; ++i) I[i] = (p->mass > 0 ? p->inertia[i] : 0) + Op[i] + Ik[i] + Ok[i];
   p->mass = m;
   memcpy(p->com, com, sizeof com);
@@ -559,10 +342,10 @@ static void fold_bodies(mjcf_ctx *c, const groups *gr) {
 static int unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]) {
   while (k > 0 && B[k].folded_into >= 0) {
     double R[9], p[3];
-    quat2mat(R, B[k].quat);
+    mjcf_quat2mat(R, B[k].quat);
     for (int i = 0; i < 3; ++i) p[i] = B[k].pos[i] + R[3 * i] * pos[0] + R[3 * i + 1] * pos[1] + R[3 * i + 2] * pos[2];
     memcpy(pos, p, sizeof p);
-    mulquat(quat, B[k].quat, quat);
+    mjcf_mulquat(quat, B[k].quat, quat);
     k = B[k].parent;
   }
   return k;
@@ -595,7 +378,7 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
   if (j->type == GRIT_JOINT_HINGE || j->type == GRIT_JOINT_SLIDE) {
     memcpy(d.pos, j->pos, sizeof d.pos);
     memcpy(d.axis, j->axis, sizeof d.axis);
-    const double n = normvec(d.axis, 3);
+    const double n = mjcf_normvec(d.axis, 3);
     if (!(n >= MJ_EPS) || !isfinite(n)) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, "joint", j->line, n == 0 ? "axis too small" : "axis too large", 0);
       return;

@@ -1,5 +1,6 @@
 /* mjcf_internal.h — the MJCF loader's pieces: an XML tree read with expat (mjcf_xml.c), the model
- * description read from it (mjcf_parse.c), and its compilation into a grit_model (mjcf_build.c).
+ * description read from it (mjcf_parse.c), and its compilation into a grit_model (mjcf_build.c, with
+ * MuJoCo's compiler arithmetic in mjcf_frames.c); entry points, errors and warnings in mjcf.c.
  *
  * Everything the loader allocates while reading lives in one pool freed at the end, so an error at
  * any point only has to return. Errors are sticky: the first one is kept in the context and every
@@ -169,6 +170,23 @@ void mjcf_warn(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* MuJoCo's compiler arithmetic (mjcf_frames.c). Quaternions (w, x, y, z); matrices row-major;
+ * symmetric 3x3 matrices as 6 numbers (xx, yy, zz, xy, xz, yz). */
+double mjcf_normvec(double *v, int n); /* normalizes; returns the norm, or 0 (v unchanged) when tiny */
+void mjcf_quat2mat(double *r, const double *q);
+void mjcf_mulquat(double *res, const double *a, const double *b); /* a b, normalized */
+void mjcf_cross(double *a, const double *b, const double *c);
+void mjcf_z2quat(double *q, const double *vec);                   /* minimal rotation from z to vec */
+void mjcf_frame2quat(double *q, const double *x, const double *y, const double *z);
+void mjcf_globalinertia(double *g, const double *d, const double *q); /* R(q) diag(d) R^T, 6 numbers */
+void mjcf_offcenter(double *r, double mass, const double *v);        /* mass (|v|^2 I - v v^T), 6 numbers */
+void mjcf_sym6_to_mat(double *I, const double *s);
+/* The quaternion of an MJCF orientation (angles in the context's unit and Euler sequence); NULL, or
+ * MuJoCo's message when it is degenerate. */
+const char *mjcf_orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]);
+double mjcf_geom_volume(const mjcf_geom *g); /* from the compiled sizes csize */
+void mjcf_geom_inertia(mjcf_geom *g);        /* principal inertia cinertia of the mass cmass */
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

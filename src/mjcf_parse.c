@@ -177,16 +177,16 @@ static int read_bool(mjcf_ctx *c, const mjcf_node *n, const char *name, int *out
   return read_enum(c, n, name, BOOL_NAMES, 2, out);
 }
 
-/* A name: non-empty, at most 1000 characters. */
+/* A name of at most 1000 characters; an empty one is no name (NULL). */
 static const char *read_name(mjcf_ctx *c, const mjcf_node *n, const char *name) {
   const char *s = attr(n, name);
   if (!s || c->status != GRIT_OK) return NULL;
   size_t len = strlen(s);
-  if (len == 0 || len > 1000) {
-    mjcf_fail(c, GRIT_ERR_PARSE, n, "attribute '%s' must have 1 to 1000 characters", name);
+  if (len > 1000) {
+    mjcf_fail(c, GRIT_ERR_PARSE, n, "attribute '%s' is longer than 1000 characters", name);
     return NULL;
   }
-  return s;
+  return len ? s : NULL;
 }
 
 /* quat | axisangle | euler | xyaxes | zaxis (| fullinertia): at most one; replaces *o if present. */
