@@ -66,6 +66,24 @@ static name_entry *name_index(mjcf_ctx *c, const void *base, int n, size_t strid
   return e;
 }
 
+/* Names must be unique among the elements of one kind: an error at the second use. */
+static void check_names(mjcf_ctx *c, const char *element, const void *base, int n, size_t stride, size_t name_offset,
+                        size_t line_offset) {
+  int k = 0;
+  if (c->status != GRIT_OK) return;
+  name_entry *e = name_index(c, base, n, stride, name_offset, &k);
+  for (int i = 1; e && i < k && c->status == GRIT_OK; ++i)
+    if (!strcmp(e[i].name, e[i - 1].name)) {
+      const int a = e[i].index < e[i - 1].index ? e[i].index : e[i - 1].index, b = e[i].index ^ e[i - 1].index ^ a;
+      const int la = *(const int *)((const char *)base + (size_t)a * stride + line_offset);
+      const int lb = *(const int *)((const char *)base + (size_t)b * stride + line_offset);
+      char what[96];
+      snprintf(what, sizeof what, "the name is also used at line %d: ", la);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, element, lb, what, e[i].name);
+    }
+  free(e);
+}
+
 static int lookup(const name_entry *e, int n, const char *name) {
   if (!e || !name) return -1;
   name_entry key = {name, 0};
@@ -590,12 +608,19 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
       !group_by_body(c, c->joints.n, joint_body, &gr.joint_start, &gr.joint_list) ||
       !group_by_body(c, c->bodies.n, body_parent, &gr.child_start, &gr.child_list))
     goto done;
+  check_names(c, "body", c->bodies.data, c->bodies.n, sizeof(mjcf_body), offsetof(mjcf_body, name),
+              offsetof(mjcf_body, line));
+  check_names(c, "joint", c->joints.data, c->joints.n, sizeof(mjcf_joint), offsetof(mjcf_joint, name),
+              offsetof(mjcf_joint, line));
+  check_names(c, "geom", c->geoms.data, c->geoms.n, sizeof(mjcf_geom), offsetof(mjcf_geom, name),
+              offsetof(mjcf_geom, line));
+  check_names(c, "motor", c->acts.data, c->acts.n, sizeof(mjcf_actuator), offsetof(mjcf_actuator, name),
+              offsetof(mjcf_actuator, line));
+  check_names(c, "mesh", c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name),
+              offsetof(mjcf_mesh, line));
   int nmesh = 0;
-  mesh_names = name_index(c, c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name), &nmesh);
-  for (int i = 1; i < nmesh && mesh_names; ++i)
-    if (!strcmp(mesh_names[i].name, mesh_names[i - 1].name))
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "mesh", MJCF_AT(c->meshes, mjcf_mesh, mesh_names[i].index)->line,
-              "repeated mesh name ", mesh_names[i].name);
+  if (c->status == GRIT_OK)
+    mesh_names = name_index(c, c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name), &nmesh);
   for (int g = 0; g < c->geoms.n && c->status == GRIT_OK; ++g)
     compile_geom(c, MJCF_AT(c->geoms, mjcf_geom, g), mesh_names, nmesh);
   for (int k = 1; k < c->bodies.n && c->status == GRIT_OK; ++k)

@@ -515,10 +515,12 @@ static void read_compiler(mjcf_ctx *c, const mjcf_node *n) {
   read_enum(c, n, "inertiafromgeom", TFAUTO_NAMES, 3, &c->inertiafromgeom);
   double r[2];
   if (read_numbers(c, n, "inertiagrouprange", r, 2, 2)) {
-    if (r[0] != floor(r[0]) || r[1] != floor(r[1]) || fabs(r[0]) > 1e6 || fabs(r[1]) > 1e6)
+    if (r[0] != floor(r[0]) || r[1] != floor(r[1]) || fabs(r[0]) > 1e6 || fabs(r[1]) > 1e6) {
       mjcf_fail(c, GRIT_ERR_PARSE, n, "attribute 'inertiagrouprange' needs two integers");
-    c->igroup[0] = (int)r[0];
-    c->igroup[1] = (int)r[1];
+    } else {
+      c->igroup[0] = (int)r[0];
+      c->igroup[1] = (int)r[1];
+    }
   }
   read_bool(c, n, "autolimits", &c->autolimits);
   read_bool(c, n, "discardvisual", &c->discardvisual);

@@ -318,9 +318,9 @@ Test(mjcf, malformed_input_is_an_error_with_file_and_line) {
   expect_error("<mujoco><worldbody><body><freejoint/><body><freejoint/><geom size='1'/></body><geom size='1'/>"
                "</body></worldbody></mujoco>",
                GRIT_ERR_INVALID_MODEL, "free joint");
-  expect_error("<mujoco><worldbody><body name='a'><geom size='1'/></body><body name='a'><geom size='1'/></body>"
+  expect_error("<mujoco><worldbody><body name='a'><geom size='1'/></body>\n<body name='a'><geom size='1'/></body>"
                "</worldbody></mujoco>",
-               GRIT_ERR_INVALID_MODEL, "share the name");
+               GRIT_ERR_INVALID_MODEL, "<string>:2: <body> the name is also used at line 1: a");
   expect_error("<mujoco><worldbody><body><inertial mass='1' pos='0 0 0' diaginertia='1 1 3'/><freejoint/></body>"
                "</worldbody></mujoco>",
                GRIT_ERR_INVALID_MODEL, "A + B >= C");
