@@ -3,15 +3,19 @@
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
  *                      [--csv FILE] [--quiet]
- *   grit bench MODEL.xml [--steps N] [the options of sim except --csv]
- *   grit deriv ...      (step derivatives: not yet available)
+ *   grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]
+ *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *
  * sim runs N steps (default 1000) from the model's reference state, or from a keyframe, then the
  * given qpos/qvel/ctrl (the control is held constant). The CSV has the header t,q0..,v0.. and one row
  * for the initial state and one per step, numbers with 17 significant digits. The last line on stdout
  * is one JSON object with the step count, sizes, Newton iteration statistics and timing. bench prints
- * the median time per step instead. Exit status: 0 success, 1 model or runtime error, 2 usage error;
- * each error is one line on stderr. */
+ * the median time per step instead, and with --deriv-every K the median time of the Jacobians A and B
+ * computed after every K-th step (the step excluded). deriv takes one step from the given state and
+ * prints the step's Jacobians A = dx+/dx (2nv x 2nv, tangent space) and B = dx+/du (2nv x nu) as one JSON
+ * object; --check adds central differences of the whole step (step 1e-6, scaled by each column's
+ * magnitude; both solved to rel_tol 1e-10) and their relative Frobenius errors. Exit status: 0 success,
+ * 1 model or runtime error, 2 usage error; each error is one line on stderr. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -30,15 +34,15 @@ static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--csv FILE] [--quiet]\n"
-    "       grit bench MODEL.xml [--steps N] [the options of sim except --csv]\n"
-    "       grit deriv ...   (not yet available)\n"
+    "       grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]\n"
+    "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
     "       grit --help | --version\n";
 
 typedef struct args {
   const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv;
-  long steps;
+  long steps, deriv_every;
   int contact; /* -1: from the file */
-  int quiet;
+  int quiet, check;
   grit_mjcf_load_options load;
 } args;
 
@@ -91,10 +95,18 @@ static int parse_args(int argc, char **argv, args *a) {
       a->quiet = 1;
       continue;
     }
+    if (!strcmp(a->command, "deriv") && (!strcmp(o, "--json") || !strcmp(o, "--check"))) {
+      if (!strcmp(o, "--check")) a->check = 1; /* --json: the output is JSON in any case */
+      continue;
+    }
     if (i + 1 >= argc) return usage_error("option '%s' needs a value", o);
     const char *v = argv[++i];
     int ok = 1;
-    if (!strcmp(o, "--steps")) {
+    if (!strcmp(o, "--deriv-every") && !strcmp(a->command, "bench")) {
+      double n = number(v, &ok);
+      if (!ok || n < 1 || n > 1e9 || n != floor(n)) return usage_error("--deriv-every needs an integer >= 1, not '%s'", v);
+      a->deriv_every = (long)n;
+    } else if (!strcmp(o, "--steps") && strcmp(a->command, "deriv")) {
       double n = number(v, &ok);
       if (!ok || n < 0 || n > 1e9 || n != floor(n)) return usage_error("--steps needs an integer in [0, 1e9], not '%s'", v);
       a->steps = (long)n;
@@ -223,11 +235,14 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL. */
-static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done, long *newton_sum, int *newton_max) {
+/* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL, and with
+ * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
+static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done, long *newton_sum, int *newton_max,
+               double *dtimes, long *nd, double *A, double *B) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
+  if (nd) *nd = 0;
   *newton_sum = 0;
   *newton_max = 0;
   if (csv) csv_row(csv, d, nq, nv);
@@ -240,6 +255,15 @@ static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done
       return EXIT_MODEL;
     }
     if (times) times[k] = t1 - t0;
+    if (dtimes && (k + 1) % a->deriv_every == 0) {
+      double t2 = now();
+      s = grit_step_derivatives(d, A, grit_model_nu(m) ? B : NULL, NULL, 0, NULL);
+      if (s != GRIT_OK) {
+        fprintf(stderr, "grit: error: derivatives after step %ld failed: %s\n", k + 1, grit_data_last_error(d));
+        return EXIT_MODEL;
+      }
+      dtimes[(*nd)++] = now() - t2;
+    }
     grit_step_stats st;
     grit_data_step_stats(d, &st);
     *newton_sum += st.newton_iters;
@@ -267,20 +291,29 @@ static int command_sim_or_bench(const args *a) {
     for (int i = 0; i < grit_model_nv(m); ++i) fprintf(csv, ",v%d", i);
     fputc('\n', csv);
   }
+  double *dtimes = NULL, *A = NULL, *B = NULL;
+  const size_t nx = 2 * (size_t)grit_model_nv(m);
   if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
+    fprintf(stderr, "grit: error: out of memory\n");
+    rc = EXIT_MODEL;
+  }
+  if (!rc && bench && a->deriv_every &&
+      (!(dtimes = malloc(sizeof *dtimes * (size_t)(a->steps / a->deriv_every + 1))) ||
+       !(A = malloc(sizeof *A * (nx * nx + 1))) || !(B = malloc(sizeof *B * (nx * (size_t)grit_model_nu(m) + 1))))) {
     fprintf(stderr, "grit: error: out of memory\n");
     rc = EXIT_MODEL;
   }
   if (rc) {
     if (csv) fclose(csv);
+    free(times), free(dtimes), free(A), free(B);
     grit_data_free(d);
     grit_model_free(m);
     return rc;
   }
-  long done, newton_sum;
+  long done, newton_sum, nd = 0;
   int newton_max;
   const double t0 = now();
-  rc = run(a, d, csv, times, &done, &newton_sum, &newton_max);
+  rc = run(a, d, csv, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B);
   const double wall = now() - t0;
   if (csv && (fclose(csv) != 0) && !rc) {
     fprintf(stderr, "grit: error: writing %s failed\n", a->csv);
@@ -296,16 +329,151 @@ static int command_sim_or_bench(const args *a) {
       qsort(times, (size_t)done, sizeof *times, cmp_double);
       median = done % 2 ? times[done / 2] : 0.5 * (times[done / 2 - 1] + times[done / 2]);
     }
+    double dmedian = 0;
+    if (nd) {
+      qsort(dtimes, (size_t)nd, sizeof *dtimes, cmp_double);
+      dmedian = nd % 2 ? dtimes[nd / 2] : 0.5 * (dtimes[nd / 2 - 1] + dtimes[nd / 2]);
+    }
     printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"step_us\":%.6g,\"mean_step_us\":%.6g,\"mean_newton_iters\":%.6g,"
-           "\"max_newton_iters\":%d,\"failed_steps\":%d}\n",
+           "\"max_newton_iters\":%d,\"failed_steps\":%d",
            done, grit_model_nq(m), grit_model_nv(m), 1e6 * median, 1e6 * mean, mean_newton, newton_max, failed);
+    if (a->deriv_every) printf(",\"deriv_us\":%.6g,\"deriv_samples\":%ld", 1e6 * dmedian, nd);
+    printf("}\n");
   } else {
     printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"mean_newton_iters\":%.6g,\"max_newton_iters\":%d,"
            "\"failed_steps\":%d,\"wall_s\":%.6g,\"step_us\":%.6g}\n",
            done, grit_model_nq(m), grit_model_nv(m), mean_newton, newton_max, failed, wall,
            done ? 1e6 * wall / (double)done : 0.0);
   }
-  free(times);
+  free(times), free(dtimes), free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+  return rc;
+}
+
+/* Prints a row-major r x c matrix as a JSON array of rows. */
+static void json_matrix(const char *name, const double *x, int r, int c) {
+  printf("\"%s\":[", name);
+  for (int i = 0; i < r; ++i) {
+    printf("%s[", i ? "," : "");
+    for (int j = 0; j < c; ++j) printf("%s%.17g", j ? "," : "", x[(size_t)i * c + j]);
+    printf("]");
+  }
+  printf("]");
+}
+
+/* One step from the prepared state: x+ relative to qref in the tangent space into out (2 nv). */
+static int fd_step(const args *a, const double *q, const double *v, const double *u, const double *qref, double *out) {
+  grit_model *m;
+  grit_data *d;
+  args b = *a;
+  b.qpos = b.qvel = b.ctrl = b.key = NULL;
+  b.quiet = 1;
+  int rc = prepare(&b, &m, &d);
+  if (rc) return rc;
+  grit_step_settings st = grit_data_step_settings(d);
+  st.rel_tol = 1e-10;
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
+  if (grit_data_set_step_settings(d, &st) != GRIT_OK || grit_data_set_qpos(d, q, nq) != GRIT_OK ||
+      grit_data_set_qvel(d, v, nv) != GRIT_OK || (nu && grit_data_set_ctrl(d, u, nu) != GRIT_OK) ||
+      grit_step(d) != GRIT_OK) {
+    fprintf(stderr, "grit: error: a finite-difference step failed: %s\n", grit_data_last_error(d));
+    rc = EXIT_MODEL;
+  } else {
+    grit_position_difference(m, qref, grit_data_qpos(d), out);
+    memcpy(out + nv, grit_data_qvel(d), sizeof(double) * (size_t)nv);
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+  return rc;
+}
+
+/* Central differences of the step for the columns of A and B; writes the relative Frobenius errors. */
+static int check_jacobians(const args *a, const grit_model *m, const double *q0, const double *v0, const double *u0,
+                           const double *qref, const double *A, const double *B, double *errA, double *errB) {
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *qp = malloc(sizeof(double) * (size_t)(nq + 1)), *vp = malloc(sizeof(double) * (size_t)(nv + 1));
+  double *up = malloc(sizeof(double) * (size_t)(nu + 1)), *xp = malloc(sizeof(double) * (size_t)(nx + 1));
+  double *xm = malloc(sizeof(double) * (size_t)(nx + 1)), *e = calloc((size_t)nv + 1, sizeof(double));
+  double num[2] = {0, 0}, den[2] = {0, 0};
+  int rc = (!qp || !vp || !up || !xp || !xm || !e) ? EXIT_MODEL : 0;
+  for (int col = 0; !rc && col < nx + nu; ++col) {
+    double h = 1e-6;
+    for (int sgn = -1; sgn <= 1 && !rc; sgn += 2) {
+      memcpy(qp, q0, sizeof(double) * (size_t)nq);
+      memcpy(vp, v0, sizeof(double) * (size_t)nv);
+      if (nu) memcpy(up, u0, sizeof(double) * (size_t)nu);
+      if (col < nv) {
+        e[col] = sgn * h;
+        grit_integrate_positions(m, qp, e, 1.0);
+        e[col] = 0;
+      } else if (col < nx) {
+        h = 1e-6 * fmax(1.0, fabs(v0[col - nv]));
+        vp[col - nv] += sgn * h;
+      } else {
+        h = 1e-6 * fmax(1.0, fabs(u0[col - nx]));
+        up[col - nx] += sgn * h;
+      }
+      rc = fd_step(a, qp, vp, up, qref, sgn > 0 ? xp : xm);
+    }
+    for (int i = 0; !rc && i < nx; ++i) {
+      const double fd = (xp[i] - xm[i]) / (2 * h), an = col < nx ? A[(size_t)i * nx + col] : B[(size_t)i * nu + col - nx];
+      num[col >= nx] += (an - fd) * (an - fd);
+      den[col >= nx] += fd * fd;
+    }
+  }
+  *errA = den[0] > 0 ? sqrt(num[0] / den[0]) : sqrt(num[0]);
+  *errB = den[1] > 0 ? sqrt(num[1] / den[1]) : sqrt(num[1]);
+  free(qp), free(vp), free(up), free(xp), free(xm), free(e);
+  if (rc == EXIT_MODEL && !qp) fprintf(stderr, "grit: error: out of memory\n");
+  return rc;
+}
+
+static int command_deriv(const args *a) {
+  grit_model *m;
+  grit_data *d;
+  int rc = prepare(a, &m, &d);
+  if (rc) {
+    grit_data_free(d);
+    grit_model_free(m);
+    return rc;
+  }
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A = calloc((size_t)nx * nx + 1, sizeof(double)), *B = calloc((size_t)nx * nu + 1, sizeof(double));
+  double *q0 = malloc(sizeof(double) * (size_t)(nq + 1)), *v0 = malloc(sizeof(double) * (size_t)(nv + 1));
+  double *u0 = malloc(sizeof(double) * (size_t)(nu + 1)), *qref = malloc(sizeof(double) * (size_t)(nq + 1));
+  if (!A || !B || !q0 || !v0 || !u0 || !qref) {
+    fprintf(stderr, "grit: error: out of memory\n");
+    rc = EXIT_MODEL;
+  }
+  if (!rc && a->check) { /* the nominal step solved as tightly as the finite differences */
+    grit_step_settings st = grit_data_step_settings(d);
+    st.rel_tol = 1e-10;
+    grit_data_set_step_settings(d, &st);
+  }
+  if (!rc) {
+    memcpy(q0, grit_data_qpos(d), sizeof(double) * (size_t)nq);
+    memcpy(v0, grit_data_qvel(d), sizeof(double) * (size_t)nv);
+    if (nu) memcpy(u0, grit_data_ctrl(d), sizeof(double) * (size_t)nu);
+    grit_status s = grit_step(d);
+    if (s == GRIT_OK) s = grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL);
+    if (s != GRIT_OK) {
+      fprintf(stderr, "grit: error: %s: %s\n", grit_status_string(s), grit_data_last_error(d));
+      rc = EXIT_MODEL;
+    }
+    memcpy(qref, grit_data_qpos(d), sizeof(double) * (size_t)nq);
+  }
+  double errA = 0, errB = 0;
+  if (!rc && a->check) rc = check_jacobians(a, m, q0, v0, u0, qref, A, B, &errA, &errB);
+  if (!rc) {
+    printf("{\"nq\":%d,\"nv\":%d,\"nu\":%d,", nq, nv, nu);
+    json_matrix("A", A, nx, nx);
+    printf(",");
+    json_matrix("B", B, nx, nu);
+    if (a->check) printf(",\"check\":{\"fd_step\":1e-06,\"A_rel_err\":%.3g,\"B_rel_err\":%.3g}", errA, errB);
+    printf("}\n");
+  }
+  free(A), free(B), free(q0), free(v0), free(u0), free(qref);
   grit_data_free(d);
   grit_model_free(m);
   return rc;
@@ -326,9 +494,9 @@ int main(int argc, char **argv) {
     puts("grit 0.1.0");
     rc = 0;
   } else if (!strcmp(cmd, "deriv")) {
-    fprintf(stderr, "grit: usage error: 'grit deriv' is not yet available (step derivatives from the command line "
-                    "come with a later version; use grit_step_derivatives from C)\n");
-    rc = EXIT_USAGE;
+    args a;
+    rc = parse_args(argc, argv, &a);
+    if (!rc) rc = command_deriv(&a);
   } else if (!strcmp(cmd, "sim") || !strcmp(cmd, "bench")) {
     args a;
     rc = parse_args(argc, argv, &a);
