@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collision_narrow.h"
+#include "contact_geometry.h"
 #include "grit/math.h"
 
 /* Gathers candidates in the caller's order: a pair function works on (a', b') = (a, b) or (b, a). */
@@ -395,9 +396,101 @@ static void plane_convex(const grit_placed_shape *a, const grit_placed_shape *b,
 
 /* ---------------------------------------------------------------------------- dispatch */
 
+/* The feature of shape x that its witness point w lies on, n being the outward normal there (pointing
+ * from x towards the other shape): a sphere's centre, a capsule's axis or end with the radius, a box's
+ * face, edge or corner, a cylinder's axis (its side, with the radius) or cap plane; otherwise (a
+ * cylinder's rim, an ellipsoid, a convex) the point itself. Storage for the core and direction is given. */
+static feature infer_feature(const grit_placed_shape *x, const double w[3], const double n[3], double core[3],
+                             double dir[3]) {
+  const double *h = x->shape->size;
+  switch (x->shape->type) {
+    case GRIT_GEOM_SPHERE:
+      return point_feature(x->p, h[0]);
+    case GRIT_GEOM_CAPSULE: {
+      double u[3], d[3];
+      column(u, x->R, 2);
+      grit_v3_addscl(core, w, n, -h[0]); /* back to the axis */
+      grit_v3_sub(d, core, x->p);
+      const double t = grit_v3_dot(d, u);
+      if (fabs(t) < h[1] * (1.0 - 1e-9)) {
+        grit_v3_copy(dir, u);
+        feature f = {GRIT_FEATURE_LINE, core, dir, h[0]};
+        return f;
+      }
+      grit_v3_addscl(core, x->p, u, t < 0.0 ? -h[1] : h[1]);
+      return point_feature(core, h[0]);
+    }
+    case GRIT_GEOM_BOX: {
+      double l[3];
+      grit_tf_apply_inv(l, x->p, x->R, w);
+      int on[3], k = 0;
+      for (int j = 0; j < 3; ++j) {
+        on[j] = fabs(fabs(l[j]) - h[j]) <= 1e-9 * (h[0] + h[1] + h[2]);
+        k += on[j];
+      }
+      if (k == 1) { /* a face: its outward normal */
+        int j = on[0] ? 0 : on[1] ? 1 : 2;
+        column(dir, x->R, j);
+        grit_v3_scale(dir, dir, l[j] < 0.0 ? -1.0 : 1.0);
+        feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0};
+        return f;
+      }
+      if (k == 2) { /* an edge: along the free axis */
+        int j = !on[0] ? 0 : !on[1] ? 1 : 2;
+        column(dir, x->R, j);
+        feature f = {GRIT_FEATURE_LINE, w, dir, 0.0};
+        return f;
+      }
+      return point_feature(w, 0.0);
+    }
+    case GRIT_GEOM_CYLINDER: { /* the side: the axis with the radius; a cap: its plane; the rim: itself */
+      double l[3], u[3];
+      grit_tf_apply_inv(l, x->p, x->R, w);
+      column(u, x->R, 2);
+      const double radial = hypot(l[0], l[1]), r = h[0], hl = h[1];
+      const int side = fabs(radial - r) <= 1e-9 * r, cap = fabs(fabs(l[2]) - hl) <= 1e-9 * hl;
+      if (side && !cap) {
+        grit_v3_addscl(core, x->p, u, l[2]);
+        grit_v3_copy(dir, u);
+        feature f = {GRIT_FEATURE_LINE, core, dir, r};
+        return f;
+      }
+      if (cap && !side) {
+        grit_v3_scale(dir, u, l[2] < 0.0 ? -1.0 : 1.0);
+        feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0};
+        return f;
+      }
+      return point_feature(w, 0.0);
+    }
+    default:
+      return point_feature(w, 0.0);
+  }
+}
+
+/* The general path: GJK/EPA's candidate, with the features of its witness points inferred from the
+ * shapes. Re-evaluated from those features (in the pair's canonical order, so swapping the shapes
+ * changes nothing), the candidate must agree with GJK/EPA (phi and n to 1e-9) and keep pb - pa = phi n
+ * to round-off; it is then snapped to that re-evaluation, which the derivatives reproduce exactly.
+ * Otherwise the witness points are held as material points. */
 static void general(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  double phi, n[3], wa[3], wb[3];
-  if (grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) emit(c, phi, n, wa, wb);
+  double phi, n[3], wa[3], wb[3], nn[3], ka[3], kb[3], ua[3], ub[3];
+  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
+  grit_v3_scale(nn, n, -1.0);
+  const feature fa = infer_feature(a, wa, n, ka, ua), fb = infer_feature(b, wb, nn, kb, ub);
+  grit_contact_point tmp;
+  collector canon = {&tmp, 1, 0, 0, 0, a->p, a->R, b->p, b->R};
+  emit_features(&canon, phi, n, wa, wb, fa, fb);
+  grit_contact_geom g;
+  grit_contact_reevaluate(&tmp, a->p, a->R, b->p, b->R, &g);
+  double dn[3], gap[3];
+  grit_v3_sub(dn, g.n, n);
+  grit_v3_sub(gap, g.pb, g.pa); /* the snapped witness points must still satisfy pb - pa = phi n */
+  grit_v3_addscl(gap, gap, g.n, -g.phi);
+  const double scale = fmax(1.0, fabs(phi));
+  if (fabs(g.phi - phi) <= 1e-9 * scale && grit_v3_norm(dn) <= 1e-9 && grit_v3_norm(gap) <= 1e-14 * scale)
+    emit_features(c, g.phi, g.n, g.pa, g.pb, fa, fb);
+  else
+    emit(c, phi, n, wa, wb); /* features that do not reproduce the candidate: material points */
 }
 
 /* The face of box x whose outward normal is most aligned with dir: its axis k, sign s, normal (world)
