@@ -11,5 +11,6 @@
 #include "grit/step.h"
 #include "grit/derivatives.h"
 #include "grit/geometry.h"
+#include "grit/mjcf.h"
 
 #endif
