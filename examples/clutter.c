@@ -15,59 +15,46 @@
 #include "grit/grit.h"
 #include "scenes.h"
 
-int main(int argc, char **argv) {
-  const char *csv_path = NULL;
-  grit_contact_model model = GRIT_CONTACT_LAGGED;
-  int regularize = 0, objects = 40;
-  double dt = 2e-3, T = 3.0;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
-    else if (!strcmp(argv[i], "--dt") && i + 1 < argc) dt = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--time") && i + 1 < argc) T = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--objects") && i + 1 < argc) objects = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--regularize")) regularize = 1;
-    else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
-      const char *name = argv[++i];
-      if (!strcmp(name, "lagged")) model = GRIT_CONTACT_LAGGED;
-      else if (!strcmp(name, "similar")) model = GRIT_CONTACT_SIMILAR;
-      else if (!strcmp(name, "sap")) model = GRIT_CONTACT_SAP;
-      else {
-        fprintf(stderr, "clutter: unknown model '%s' (lagged, similar, sap)\n", name);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "usage: %s [--model lagged|similar|sap] [--regularize] [--objects N] [--dt S] [--time T] "
-                      "[--csv FILE]\n", argv[0]);
-      return 2;
-    }
+/* clutter's own options. */
+typedef struct clutter_options {
+  int regularize, objects;
+  double time;
+} clutter_options;
+
+static int clutter_option(int argc, char **argv, int i, void *ctx) {
+  clutter_options *c = ctx;
+  if (!strcmp(argv[i], "--regularize")) {
+    c->regularize = 1;
+    return 1;
   }
-  if (!(dt > 0 && dt <= 0.05) || !(T > 0 && T <= 1000) || objects < 1 || objects > 4000) {
-    fprintf(stderr, "clutter: need 0 < dt <= 0.05, 0 < time <= 1000, 1 <= objects <= 4000\n");
+  if (i + 1 >= argc) return 0;
+  if (!strcmp(argv[i], "--objects")) c->objects = atoi(argv[i + 1]);
+  else if (!strcmp(argv[i], "--time")) c->time = atof(argv[i + 1]);
+  else return 0;
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  scene_options o = {GRIT_CONTACT_LAGGED, 2e-3, NULL};
+  clutter_options c = {0, 40, 3.0};
+  int rc = scene_parse_options(argc, argv, 0.05, &o, clutter_option, &c, " [--regularize] [--objects N] [--time T]");
+  if (rc) return rc;
+  if (!(c.time > 0 && c.time <= 1000) || c.objects < 1 || c.objects > 4000) {
+    fprintf(stderr, "clutter: need 0 < time <= 1000 and 1 <= objects <= 4000\n");
     return 2;
   }
+  const double dt = o.dt, T = c.time;
+  const int objects = c.objects;
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
+  FILE *csv = NULL;
   grit_status s = scene_clutter(objects, dt, &m, msg);
-  if (s == GRIT_OK) s = grit_data_create(m, &d);
-  grit_step_settings settings = grit_default_step_settings();
-  settings.contact_model = model;
-  settings.regularize_lagged = regularize;
-  if (s == GRIT_OK) s = grit_data_set_step_settings(d, &settings);
-  if (s != GRIT_OK) {
-    fprintf(stderr, "clutter: %s: %s\n", grit_status_string(s), msg[0] ? msg : grit_data_last_error(d));
-    grit_data_free(d);
-    grit_model_free(m);
+  if (scene_start("clutter", s, msg, &m, &o, &d, &csv, "t,newton_iters,ls_iters,contacts,cond_estimate,kinetic_energy"))
     return 1;
-  }
-  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-  if (csv_path && !csv) {
-    fprintf(stderr, "clutter: cannot write %s\n", csv_path);
-    grit_data_free(d);
-    grit_model_free(m);
-    return 1;
-  }
-  if (csv) fprintf(csv, "t,newton_iters,ls_iters,contacts,cond_estimate,kinetic_energy\n");
+  grit_step_settings settings = grit_data_step_settings(d);
+  settings.regularize_lagged = c.regularize;
+  grit_data_set_step_settings(d, &settings);
   const int steps = (int)(T / dt + 0.5);
   long newton_sum = 0;
   int newton_max = 0, contacts_max = 0;
@@ -94,9 +81,8 @@ int main(int argc, char **argv) {
   if (csv) fclose(csv);
   grit_energy(d, &ke, NULL);
   const double wall = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
-  const char *names[] = {"lagged", "similar", "sap"};
-  printf("clutter (seed 000 XII-A), %d objects, model %s%s, dt = %g s, %g s simulated\n", objects, names[model],
-         regularize ? " (regularized, eq. 26)" : "", dt, T);
+  printf("clutter (seed 000 XII-A), %d objects, model %s%s, dt = %g s, %g s simulated\n", objects,
+         scene_model_name(o.model), c.regularize ? " (regularized, eq. 26)" : "", dt, T);
   printf("  Newton iterations per step: mean %.2f, max %d; contacts (candidates) up to %d\n",
          (double)newton_sum / steps, newton_max, contacts_max);
   printf("  kinetic energy at the end %.3g J (%s); %.3g ms per step\n", ke, ke < 1e-3 ? "at rest" : "moving",

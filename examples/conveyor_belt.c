@@ -27,54 +27,18 @@ static const double BOX_HALF = SCENE_BOX_HALF, BOX_MASS = SCENE_BOX_MASS, MU = S
 
 
 int main(int argc, char **argv) {
-  const char *csv_path = NULL;
-  grit_contact_model model = GRIT_CONTACT_LAGGED;
-  double dt = 0.01;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (!strcmp(argv[i], "--dt") && i + 1 < argc) {
-      dt = atof(argv[++i]);
-    } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
-      const char *name = argv[++i];
-      if (!strcmp(name, "lagged")) model = GRIT_CONTACT_LAGGED;
-      else if (!strcmp(name, "similar")) model = GRIT_CONTACT_SIMILAR;
-      else if (!strcmp(name, "sap")) model = GRIT_CONTACT_SAP;
-      else {
-        fprintf(stderr, "conveyor_belt: unknown model '%s' (lagged, similar, sap)\n", name);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "usage: %s [--model lagged|similar|sap] [--dt S] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (!(dt > 0 && dt <= 0.05)) {
-    fprintf(stderr, "conveyor_belt: --dt must be in (0, 0.05]\n");
-    return 2;
-  }
+  scene_options o = {GRIT_CONTACT_LAGGED, 0.01, NULL};
+  int rc = scene_parse_options(argc, argv, 0.05, &o, NULL, NULL, NULL);
+  if (rc) return rc;
+  const double dt = o.dt;
+  const grit_contact_model model = o.model;
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
+  FILE *csv = NULL;
   grit_status s = scene_conveyor_belt(dt, &m, msg);
-  if (s == GRIT_OK) s = grit_data_create(m, &d);
-  grit_step_settings settings = grit_default_step_settings();
-  settings.contact_model = model;
-  if (s == GRIT_OK) s = grit_data_set_step_settings(d, &settings);
-  if (s != GRIT_OK) {
-    fprintf(stderr, "conveyor_belt: %s: %s\n", grit_status_string(s), msg[0] ? msg : grit_data_last_error(d));
-    grit_data_free(d);
-    grit_model_free(m);
+  if (scene_start("conveyor_belt", s, msg, &m, &o, &d, &csv, "t,belt_x,belt_v,box_x,box_z,box_vx,box_vz,slip,normal_force"))
     return 1;
-  }
-  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-  if (csv_path && !csv) {
-    fprintf(stderr, "conveyor_belt: cannot write %s\n", csv_path);
-    grit_data_free(d);
-    grit_model_free(m);
-    return 1;
-  }
-  if (csv) fprintf(csv, "t,belt_x,belt_v,box_x,box_z,box_vx,box_vz,slip,normal_force\n");
 
   /* qpos: belt x (1), box pos (3) + quat (4); qvel: belt v (1), box lin (3) + ang (3) */
   /* box centre height at rest: four corner contacts share the weight */
@@ -113,8 +77,7 @@ int main(int argc, char **argv) {
               q[3], qv[1], qv[3], slip, fn);
   }
   if (csv) fclose(csv);
-  const char *names[] = {"lagged", "similar", "sap"};
-  printf("conveyor_belt (seed 000 XI-A), model %s, dt = %g s, %d steps\n", names[model], dt, steps);
+  printf("conveyor_belt (seed 000 XI-A), model %s, dt = %g s, %d steps\n", scene_model_name(model), dt, steps);
   printf("  steps in slip (t > 1 s, |v_t| > 2 cm/s): %d\n", slip_steps);
   printf("  during slip: max |normal velocity| %.3g m/s, max height offset %.3g m\n", max_vz_slip, max_offset);
   if (model != GRIT_CONTACT_LAGGED && slip_steps > 0)

@@ -24,57 +24,19 @@ static const double RADIUS = SCENE_SPHERE_RADIUS, HEIGHT = SCENE_SPHERE_HEIGHT, 
 
 
 int main(int argc, char **argv) {
-  const char *csv_path = NULL;
-  grit_contact_model model = GRIT_CONTACT_LAGGED;
-  double dt = 1e-3;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (!strcmp(argv[i], "--dt") && i + 1 < argc) {
-      dt = atof(argv[++i]);
-    } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
-      const char *name = argv[++i];
-      if (!strcmp(name, "lagged")) model = GRIT_CONTACT_LAGGED;
-      else if (!strcmp(name, "similar")) model = GRIT_CONTACT_SIMILAR;
-      else if (!strcmp(name, "sap")) model = GRIT_CONTACT_SAP;
-      else {
-        fprintf(stderr, "falling_sphere: unknown model '%s' (lagged, similar, sap)\n", name);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "usage: %s [--model lagged|similar|sap] [--dt S] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (!(dt > 0 && dt <= 0.1)) {
-    fprintf(stderr, "falling_sphere: --dt must be in (0, 0.1]\n");
-    return 2;
-  }
-
+  scene_options o = {GRIT_CONTACT_LAGGED, 1e-3, NULL};
+  int rc = scene_parse_options(argc, argv, 0.1, &o, NULL, NULL, NULL);
+  if (rc) return rc;
+  const double dt = o.dt;
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
+  FILE *csv = NULL;
   grit_status s = scene_falling_sphere(dt, &m, msg);
-  if (s == GRIT_OK) s = grit_data_create(m, &d);
-  grit_step_settings settings = grit_default_step_settings();
-  settings.contact_model = model;
-  if (s == GRIT_OK) s = grit_data_set_step_settings(d, &settings);
+  if (scene_start("falling_sphere", s, msg, &m, &o, &d, &csv, "t,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,normal_impulse"))
+    return 1;
   const double v0[6] = {U0, 0, 0, 0, 0, 0};
-  if (s == GRIT_OK) s = grit_data_set_qvel(d, v0, 6);
-  if (s != GRIT_OK) {
-    fprintf(stderr, "falling_sphere: %s: %s\n", grit_status_string(s), msg[0] ? msg : grit_data_last_error(d));
-    grit_data_free(d);
-    grit_model_free(m);
-    return 1;
-  }
-  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-  if (csv_path && !csv) {
-    fprintf(stderr, "falling_sphere: cannot write %s\n", csv_path);
-    grit_data_free(d);
-    grit_model_free(m);
-    return 1;
-  }
-  if (csv) fprintf(csv, "t,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,normal_impulse\n");
+  grit_data_set_qvel(d, v0, 6);
 
   /* Step 0.4 s; record first contact (a positive normal impulse), the vertical speed just before it,
    * and the first time the contact point's slip speed |v_x - r w_y| stays below 1 mm/s. */
@@ -117,9 +79,8 @@ int main(int argc, char **argv) {
   }
   if (csv) fclose(csv);
 
-  const char *names[] = {"lagged", "similar", "sap"};
   const double t_slide = 2 * U0 / (7 * MU * g), t_slide_impact = (2 * U0 / 7 - MU * vz_impact) / (MU * g);
-  printf("falling_sphere (seed 000 XI-B), model %s, dt = %g s, %d steps\n", names[model], dt, steps);
+  printf("falling_sphere (seed 000 XI-B), model %s, dt = %g s, %d steps\n", scene_model_name(o.model), dt, steps);
   printf("  first contact at t = %.4f s, impact speed %.3f m/s (free fall: %.3f m/s)\n", t_contact, vz_impact,
          sqrt(2 * g * HEIGHT));
   printf("  rolling after %.4f s of contact; closed form with the impact impulse %.4f s (without: %.4f s)\n",

@@ -3,22 +3,34 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const double PI = 3.14159265358979323846;
+
+/* A builder with the time step dt, and the contact parameters every geometry of the scene shares. */
+static grit_status scene_begin(double dt, double mu, double k, double d, double tau_d, grit_builder **b,
+                               grit_geom_def *contact) {
+  grit_status s = grit_builder_create(b);
+  if (s != GRIT_OK) return s;
+  grit_options opt = grit_default_options();
+  opt.timestep = dt;
+  s = grit_builder_set_options(*b, &opt);
+  *contact = grit_default_geom_def();
+  contact->friction = mu;
+  contact->stiffness = k;
+  contact->dissipation = d;
+  contact->tau_d = tau_d;
+  if (s != GRIT_OK) grit_builder_free(*b);
+  return s;
+}
 
 /* Ground plane and a sphere on a free joint, with the contact parameters of section XI-B. */
 grit_status scene_falling_sphere(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
-  grit_status s = grit_builder_create(&b);
+  grit_geom_def contact;
+  grit_status s = scene_begin(dt, SCENE_SPHERE_MU, 1e7, 500, 1e-3, &b, &contact);
   if (s != GRIT_OK) return s;
-  grit_options opt = grit_default_options();
-  opt.timestep = dt;
-  s = grit_builder_set_options(b, &opt);
-  grit_geom_def contact = grit_default_geom_def();
-  contact.friction = SCENE_SPHERE_MU;
-  contact.stiffness = 1e7;
-  contact.dissipation = 500;
-  contact.tau_d = 1e-3;
   grit_geom_def ground = contact;
   ground.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
   if (s == GRIT_OK) s = grit_builder_add_geom(b, &ground, NULL);
@@ -44,16 +56,9 @@ grit_status scene_falling_sphere(double dt, grit_model **m, char msg[GRIT_MESSAG
 
 grit_status scene_conveyor_belt(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
-  grit_status s = grit_builder_create(&b);
+  grit_geom_def contact;
+  grit_status s = scene_begin(dt, SCENE_BOX_MU, 1e7, 500, 1e-3, &b, &contact);
   if (s != GRIT_OK) return s;
-  grit_options opt = grit_default_options();
-  opt.timestep = dt;
-  s = grit_builder_set_options(b, &opt);
-  grit_geom_def contact = grit_default_geom_def();
-  contact.friction = SCENE_BOX_MU;
-  contact.stiffness = 1e7;
-  contact.dissipation = 500;
-  contact.tau_d = 1e-3;
   /* the belt: a heavy body on a slide joint along x with a 1 Hz spring */
   grit_body_def belt = grit_default_body_def();
   belt.name = "belt";
@@ -102,16 +107,9 @@ double scene_conveyor_belt_force(double t, double dt) {
 
 grit_status scene_sliding_rod(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
-  grit_status s = grit_builder_create(&b);
+  grit_geom_def contact;
+  grit_status s = scene_begin(dt, SCENE_ROD_MU, 1e7, 0, 0, &b, &contact);
   if (s != GRIT_OK) return s;
-  grit_options opt = grit_default_options();
-  opt.timestep = dt;
-  s = grit_builder_set_options(b, &opt);
-  grit_geom_def contact = grit_default_geom_def();
-  contact.friction = SCENE_ROD_MU;
-  contact.stiffness = 1e7;
-  contact.dissipation = 0;
-  contact.tau_d = 0;
   grit_geom_def ground = contact;
   ground.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
   if (s == GRIT_OK) s = grit_builder_add_geom(b, &ground, NULL);
@@ -153,16 +151,9 @@ double scene_sliding_rod_clearance(const double *q) {
 
 grit_status scene_clutter(int n_objects, double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
-  grit_status s = grit_builder_create(&b);
+  grit_geom_def contact;
+  grit_status s = scene_begin(dt, 1.0, 1e7, 10, 1e-4, &b, &contact);
   if (s != GRIT_OK) return s;
-  grit_options opt = grit_default_options();
-  opt.timestep = dt;
-  s = grit_builder_set_options(b, &opt);
-  grit_geom_def contact = grit_default_geom_def();
-  contact.friction = 1.0;
-  contact.stiffness = 1e7;
-  contact.dissipation = 10;
-  contact.tau_d = 1e-4;
   /* the open box: a floor and four walls facing inwards, 0.4 m from the centre */
   const double half = 0.4, c45 = cos(0.25 * PI);
   const double wall_quat[4][4] = {{c45, 0, c45, 0}, {c45, 0, -c45, 0}, {c45, -c45, 0, 0}, {c45, c45, 0, 0}};
@@ -206,4 +197,67 @@ grit_status scene_clutter(int n_objects, double dt, grit_model **m, char msg[GRI
   if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
   grit_builder_free(b);
   return s;
+}
+
+/* ------------------------------------------------------------------- the examples' plumbing */
+
+const char *scene_model_name(grit_contact_model model) {
+  static const char *const names[] = {"lagged", "similar", "sap"};
+  return model >= GRIT_CONTACT_LAGGED && model <= GRIT_CONTACT_SAP ? names[model] : "?";
+}
+
+int scene_parse_options(int argc, char **argv, double dt_max, scene_options *o, scene_extra_option extra, void *ctx,
+                        const char *extra_usage) {
+  for (int i = 1; i < argc; ++i) {
+    const int has_value = i + 1 < argc;
+    int used = extra ? extra(argc, argv, i, ctx) : 0;
+    if (used > 0) {
+      i += used - 1;
+    } else if (!strcmp(argv[i], "--csv") && has_value) {
+      o->csv = argv[++i];
+    } else if (!strcmp(argv[i], "--dt") && has_value) {
+      o->dt = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--model") && has_value) {
+      const char *name = argv[++i];
+      int k = 0;
+      while (k < 3 && strcmp(name, scene_model_name((grit_contact_model)k))) k++;
+      if (k == 3) {
+        fprintf(stderr, "%s: unknown model '%s' (lagged, similar, sap)\n", argv[0], name);
+        return 2;
+      }
+      o->model = (grit_contact_model)k;
+    } else {
+      fprintf(stderr, "usage: %s [--model lagged|similar|sap] [--dt S] [--csv FILE]%s\n", argv[0],
+              extra_usage ? extra_usage : "");
+      return 2;
+    }
+  }
+  if (!(o->dt > 0 && o->dt <= dt_max)) {
+    fprintf(stderr, "%s: --dt must be in (0, %g]\n", argv[0], dt_max);
+    return 2;
+  }
+  return 0;
+}
+
+int scene_start(const char *prog, grit_status s, const char *msg, grit_model **m, const scene_options *o,
+                grit_data **d, FILE **csv, const char *csv_header) {
+  *d = NULL;
+  *csv = NULL;
+  if (s == GRIT_OK) s = grit_data_create(*m, d);
+  grit_step_settings settings = grit_default_step_settings();
+  settings.contact_model = o->model;
+  if (s == GRIT_OK) s = grit_data_set_step_settings(*d, &settings);
+  if (s != GRIT_OK) {
+    fprintf(stderr, "%s: %s: %s\n", prog, grit_status_string(s), msg && msg[0] ? msg : grit_data_last_error(*d));
+  } else if (o->csv && !(*csv = fopen(o->csv, "w"))) {
+    fprintf(stderr, "%s: cannot write %s\n", prog, o->csv);
+  } else {
+    if (*csv) fprintf(*csv, "%s\n", csv_header);
+    return 0;
+  }
+  grit_data_free(*d);
+  grit_model_free(*m);
+  *d = NULL;
+  *m = NULL;
+  return 1;
 }

@@ -4,7 +4,36 @@
 #ifndef GRIT_EXAMPLES_SCENES_H
 #define GRIT_EXAMPLES_SCENES_H
 
+#include <stdio.h>
+
 #include "grit/grit.h"
+
+/* ---------------------------------------------------------------------- the examples' plumbing */
+
+/* The options every example takes: --model lagged|similar|sap, --dt S, --csv FILE. */
+typedef struct scene_options {
+  grit_contact_model model;
+  double dt;
+  const char *csv;
+} scene_options;
+
+/* Further options of one example: returns how many arguments it consumed at argv[i] (0: unknown). */
+typedef int (*scene_extra_option)(int argc, char **argv, int i, void *ctx);
+
+/* Parses argv into o (whose defaults stay where no option is given), with extra (may be NULL) for
+ * the example's own options, described by extra_usage. dt must be in (0, dt_max]. Returns 0, or 2 after
+ * a one-line usage error on stderr. */
+int scene_parse_options(int argc, char **argv, double dt_max, scene_options *o, scene_extra_option extra, void *ctx,
+                        const char *extra_usage);
+
+/* Creates the data for m (built with status s, message msg) with o's contact model, and opens o's CSV
+ * file with the given header if asked. Returns 0, or 1 after a one-line error on stderr (m and the data
+ * are then freed). */
+int scene_start(const char *prog, grit_status s, const char *msg, grit_model **m, const scene_options *o,
+                grit_data **d, FILE **csv, const char *csv_header);
+
+/* "lagged", "similar" or "sap". */
+const char *scene_model_name(grit_contact_model model);
 
 /* Section XI-B: a 0.5 kg steel sphere, 5 cm in diameter, 5 cm above a ground plane (its lowest point);
  * mu = 0.5, k = 1e7 N/m, d = 500 s/m, tau_d = 1e-3 s. qpos = sphere (pos, quat). */

@@ -22,56 +22,17 @@
 #include "scenes.h"
 
 int main(int argc, char **argv) {
-  const char *csv_path = NULL;
-  grit_contact_model model = GRIT_CONTACT_LAGGED;
-  double dt = 1.6e-4;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (!strcmp(argv[i], "--dt") && i + 1 < argc) {
-      dt = atof(argv[++i]);
-    } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
-      const char *name = argv[++i];
-      if (!strcmp(name, "lagged")) model = GRIT_CONTACT_LAGGED;
-      else if (!strcmp(name, "similar")) model = GRIT_CONTACT_SIMILAR;
-      else if (!strcmp(name, "sap")) model = GRIT_CONTACT_SAP;
-      else {
-        fprintf(stderr, "sliding_rod: unknown model '%s' (lagged, similar, sap)\n", name);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "usage: %s [--model lagged|similar|sap] [--dt S] [--csv FILE]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (!(dt > 0 && dt <= 0.01)) {
-    fprintf(stderr, "sliding_rod: --dt must be in (0, 0.01]\n");
-    return 2;
-  }
+  scene_options o = {GRIT_CONTACT_LAGGED, 1.6e-4, NULL};
+  int rc = scene_parse_options(argc, argv, 0.01, &o, NULL, NULL, NULL);
+  if (rc) return rc;
+  const double dt = o.dt, U0 = 10.0, v0[6] = {U0, 0, 0, 0, 0, 0};
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
+  FILE *csv = NULL;
   grit_status s = scene_sliding_rod(dt, &m, msg);
-  if (s == GRIT_OK) s = grit_data_create(m, &d);
-  grit_step_settings settings = grit_default_step_settings();
-  settings.contact_model = model;
-  if (s == GRIT_OK) s = grit_data_set_step_settings(d, &settings);
-  const double U0 = 10.0, v0[6] = {U0, 0, 0, 0, 0, 0};
-  if (s == GRIT_OK) s = grit_data_set_qvel(d, v0, 6);
-  if (s != GRIT_OK) {
-    fprintf(stderr, "sliding_rod: %s: %s\n", grit_status_string(s), msg[0] ? msg : grit_data_last_error(d));
-    grit_data_free(d);
-    grit_model_free(m);
-    return 1;
-  }
-  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-  if (csv_path && !csv) {
-    fprintf(stderr, "sliding_rod: cannot write %s\n", csv_path);
-    grit_data_free(d);
-    grit_model_free(m);
-    return 1;
-  }
-  if (csv) fprintf(csv, "t,x,z,vx,vz,clearance,normal_force\n");
+  if (scene_start("sliding_rod", s, msg, &m, &o, &d, &csv, "t,x,z,vx,vz,clearance,normal_force")) return 1;
+  grit_data_set_qvel(d, v0, 6);
   const int steps = (int)(0.1 / dt + 0.5);
   int newton_sum = 0, newton_max = 0;
   double t_jam = -1, t_air = -1, vx_air = 0, vz_air = 0, max_force = 0;
@@ -102,8 +63,7 @@ int main(int argc, char **argv) {
     if (csv) fprintf(csv, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", t, q[0], q[2], v[0], v[2], clear, fn);
   }
   if (csv) fclose(csv);
-  const char *names[] = {"lagged", "similar", "sap"};
-  printf("sliding_rod (seed 000 XI-C), model %s, dt = %g s, %d steps\n", names[model], dt, steps);
+  printf("sliding_rod (seed 000 XI-C), model %s, dt = %g s, %d steps\n", scene_model_name(o.model), dt, steps);
   printf("  jammed (horizontal speed < U0/2) at t = %.4f s; peak contact force %.4g N (weight %.3g N)\n", t_jam,
          max_force, SCENE_ROD_MASS * 9.81);
   printf("  airborne (1 cm clear) at t = %.4f s, leaving at vx = %.3f m/s, vz = %.3f m/s\n", t_air, vx_air, vz_air);

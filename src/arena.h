@@ -25,4 +25,20 @@ static inline void *grit_carve(grit_carver *c, size_t count, size_t size) {
 
 #define GRIT_CARVE(c, ptr, count) ((ptr) = grit_carve((c), (size_t)(count), sizeof *(ptr)))
 
+/* Carves the arrays of a kinematics struct (grit_kin or grit_kin_dual: the element sizes follow the
+ * pointers' types) for model m. */
+#define GRIT_CARVE_KIN(c, kin, m)                  \
+  do {                                             \
+    GRIT_CARVE(c, (kin).xpos, 3 * (m)->nbody);     \
+    GRIT_CARVE(c, (kin).xquat, 4 * (m)->nbody);    \
+    GRIT_CARVE(c, (kin).xmat, 9 * (m)->nbody);     \
+    GRIT_CARVE(c, (kin).xipos, 3 * (m)->nbody);    \
+    GRIT_CARVE(c, (kin).xanchor, 3 * (m)->njnt);   \
+    GRIT_CARVE(c, (kin).xaxis, 3 * (m)->njnt);     \
+    GRIT_CARVE(c, (kin).cdof, 6 * (m)->nv);        \
+    GRIT_CARVE(c, (kin).cinert, (m)->nbody);       \
+    GRIT_CARVE(c, (kin).cvel, 6 * (m)->nbody);     \
+    GRIT_CARVE(c, (kin).cdof_dot, 6 * (m)->nv);    \
+  } while (0)
+
 #endif

@@ -15,20 +15,11 @@ static void refresh_kinematics(grit_data *d) {
 }
 
 static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
-  const int nb = m->nbody, nj = m->njnt, nv = m->nv;
+  const int nb = m->nbody, nv = m->nv;
   GRIT_CARVE(c, d->qpos, m->nq);
   GRIT_CARVE(c, d->qvel, nv);
   GRIT_CARVE(c, d->ctrl, m->nu);
-  GRIT_CARVE(c, d->kin.xpos, 3 * nb);
-  GRIT_CARVE(c, d->kin.xquat, 4 * nb);
-  GRIT_CARVE(c, d->kin.xmat, 9 * nb);
-  GRIT_CARVE(c, d->kin.xipos, 3 * nb);
-  GRIT_CARVE(c, d->kin.xanchor, 3 * nj);
-  GRIT_CARVE(c, d->kin.xaxis, 3 * nj);
-  GRIT_CARVE(c, d->kin.cdof, 6 * nv);
-  GRIT_CARVE(c, d->kin.cinert, nb);
-  GRIT_CARVE(c, d->kin.cvel, 6 * nb);
-  GRIT_CARVE(c, d->kin.cdof_dot, 6 * nv);
+  GRIT_CARVE_KIN(c, d->kin, m);
   GRIT_CARVE(c, d->M, m->nM);
   GRIT_CARVE(c, d->A, m->nM);
   GRIT_CARVE(c, d->Achol, m->nM);

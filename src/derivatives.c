@@ -49,16 +49,7 @@ struct grit_deriv_ws {
 
 static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv, nj = m->njnt;
-  GRIT_CARVE(c, w->kin.xpos, 3 * nb);
-  GRIT_CARVE(c, w->kin.xquat, 4 * nb);
-  GRIT_CARVE(c, w->kin.xmat, 9 * nb);
-  GRIT_CARVE(c, w->kin.xipos, 3 * nb);
-  GRIT_CARVE(c, w->kin.xanchor, 3 * nj);
-  GRIT_CARVE(c, w->kin.xaxis, 3 * nj);
-  GRIT_CARVE(c, w->kin.cdof, 6 * nv);
-  GRIT_CARVE(c, w->kin.cinert, nb);
-  GRIT_CARVE(c, w->kin.cvel, 6 * nb);
-  GRIT_CARVE(c, w->kin.cdof_dot, 6 * nv);
+  GRIT_CARVE_KIN(c, w->kin, m);
   GRIT_CARVE(c, w->mass, nb);
   GRIT_CARVE(c, w->com, 3 * nb);
   GRIT_CARVE(c, w->inertia, 9 * nb);

@@ -406,6 +406,7 @@ typedef struct {
 
 static void dual_ws_init(dual_ws *w, const grit_model *m) {
   const size_t nb = (size_t)m->nbody, nj = (size_t)m->njnt + 1, nv = (size_t)m->nv + 1;
+  memset(w, 0, sizeof *w); /* every field, the kinematics' tree mask included (NULL: every tree) */
   w->kin.xpos = calloc(3 * nb, sizeof(grit_dual));
   w->kin.xquat = calloc(4 * nb, sizeof(grit_dual));
   w->kin.xmat = calloc(9 * nb, sizeof(grit_dual));
