@@ -60,9 +60,8 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   const double margin = m->opt.contact_margin;
   for (int g = 0; g < ng; ++g) {
     const int b = m->geom_body[g];
-    double R[9];
-    grit_quat_to_mat(R, m->geom_quat + 4 * g);
-    grit_tf_compose(col->gpos + 3 * g, col->gmat + 9 * g, xpos + 3 * b, xmat + 9 * b, m->geom_pos + 3 * g, R);
+    grit_tf_compose(col->gpos + 3 * g, col->gmat + 9 * g, xpos + 3 * b, xmat + 9 * b, m->geom_pos + 3 * g,
+                    m->geom_mat + 9 * g);
     grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, margin, col->aabb + 6 * g,
                           col->aabb + 6 * g + 3);
   }

@@ -239,11 +239,9 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
       grit_dual gp[2][3], gR[2][9];
       for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
         const int g = cand->geom[s], b = cand->body[s];
-        double R[9];
-        grit_quat_to_mat(R, m->geom_quat + 4 * g);
         grit_dual lp[3], lR[9];
         for (int t = 0; t < 3; ++t) lp[t] = grit_dual_const(m->geom_pos[3 * g + t]);
-        for (int t = 0; t < 9; ++t) lR[t] = grit_dual_const(R[t]);
+        for (int t = 0; t < 9; ++t) lR[t] = grit_dual_const(m->geom_mat[9 * g + t]);
         grit_tf_compose_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, lp, lR);
       }
       grit_contact_geom_dual geo;

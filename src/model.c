@@ -441,6 +441,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->geom_shape, m->ngeom);
   GRIT_CARVE(c, m->geom_pos, 3 * m->ngeom);
   GRIT_CARVE(c, m->geom_quat, 4 * m->ngeom);
+  GRIT_CARVE(c, m->geom_mat, 9 * m->ngeom);
   GRIT_CARVE(c, m->geom_friction, m->ngeom);
   GRIT_CARVE(c, m->geom_stiffness, m->ngeom);
   GRIT_CARVE(c, m->geom_dissipation, m->ngeom);
@@ -663,6 +664,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     }
     memcpy(m->geom_pos + 3 * g, d->pos, sizeof d->pos);
     memcpy(m->geom_quat + 4 * g, d->quat, sizeof d->quat);
+    grit_quat_to_mat(m->geom_mat + 9 * g, d->quat);
     m->geom_friction[g] = d->friction;
     m->geom_stiffness[g] = d->stiffness;
     m->geom_dissipation[g] = d->dissipation;

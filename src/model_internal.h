@@ -69,6 +69,7 @@ struct grit_model {
   grit_shape *geom_shape;     /* type, sizes, and for CONVEX vertices pointing into geom_vert */
   double *geom_pos;           /* (3) in the body frame */
   double *geom_quat;          /* (4) in the body frame */
+  double *geom_mat;           /* (9) the same orientation as a rotation matrix (computed once) */
   double *geom_friction;
   double *geom_stiffness;
   double *geom_dissipation;
