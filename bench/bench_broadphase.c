@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "broadphase.h"
 
 static double uniform(unsigned long long *s, double lo, double hi) {
@@ -16,11 +18,6 @@ static double uniform(unsigned long long *s, double lo, double hi) {
   *s ^= *s << 25;
   *s ^= *s >> 27;
   return lo + (hi - lo) * (double)((*s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 int main(void) {
@@ -44,13 +41,11 @@ int main(void) {
     int np = 0;
     long tests = 0;
     for (int r = 0; r < 9; ++r) {
-      struct timespec a, b;
-      clock_gettime(CLOCK_MONOTONIC, &a);
+      const double t0 = now_us();
       grit_broadphase_pairs(bp, aabb, NULL, NULL, pairs, 16 * n, &np, &tests);
-      clock_gettime(CLOCK_MONOTONIC, &b);
-      t[r] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) * 1e-3;
+      t[r] = now_us() - t0;
     }
-    qsort(t, 9, sizeof t[0], cmp);
+    qsort(t, 9, sizeof t[0], bench_cmp);
     printf("%8d %14ld %14ld %10d %12.1f %10.1f\n", n, tests, (long)n * (n - 1) / 2, np, (double)tests / n, t[4]);
     grit_broadphase_free(bp);
     free(aabb);

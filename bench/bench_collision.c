@@ -9,18 +9,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "../tests/collision_test_util.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 enum { NCONF = 2000 };
 
@@ -69,16 +60,16 @@ int main(void) {
       }
       double t[5], sink = 0.0;
       for (int r = 0; r < 5; ++r) {
-        double t0 = now();
+        double t0 = 1e-6 * now_us();
         for (int i = 0; i < NCONF; ++i) {
           grit_contact_point c[GRIT_COLLIDE_MAX_POINTS];
           int n;
           grit_collide(&A[i], PA[i].p, PA[i].R, &B[i], PB[i].p, PB[i].R, 0.5, c, GRIT_COLLIDE_MAX_POINTS, &n);
           if (n) sink += c[0].phi;
         }
-        t[r] = (now() - t0) / NCONF * 1e9;
+        t[r] = (1e-6 * now_us() - t0) / NCONF * 1e9;
       }
-      qsort(t, 5, sizeof t[0], cmp);
+      qsort(t, 5, sizeof t[0], bench_cmp);
       char name[32];
       snprintf(name, sizeof name, "%s-%s", names[ta], names[tb]);
       if (ta == GRIT_GEOM_PLANE) printf("%-20s %10.0f %10s %10s %10s\n", name, t[2], "-", "-", "-");

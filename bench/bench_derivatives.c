@@ -9,19 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "grit/grit.h"
 #include "scenes.h"
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Steps `warm` times, then measures `reps` pairs (step, derivatives) and prints the medians. */
 static void measure(const char *name, grit_model *m, grit_data *d, int warm, int reps) {
@@ -46,8 +37,8 @@ static void measure(const char *name, grit_model *m, grit_data *d, int warm, int
     grit_data_step_stats(d, &st);
     iters += st.newton_iters;
   }
-  qsort(ts, (size_t)reps, sizeof(double), cmp);
-  qsort(td, (size_t)reps, sizeof(double), cmp);
+  qsort(ts, (size_t)reps, sizeof(double), bench_cmp);
+  qsort(td, (size_t)reps, sizeof(double), bench_cmp);
   printf("%-34s nv %4d  step %9.1f us  (Newton %.1f)  A,B %9.1f us  ratio %.2f\n", name, nv, ts[reps / 2],
          (double)iters / reps, td[reps / 2], td[reps / 2] / ts[reps / 2]);
   free(A), free(B), free(ts), free(td);

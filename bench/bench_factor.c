@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "grit/grit.h"
 #include "hessian.h"
 #include "model_internal.h"
@@ -20,17 +22,6 @@ static double uniform(unsigned long long *s, double lo, double hi) {
   *s ^= *s << 25;
   *s ^= *s >> 27;
   return lo + (hi - lo) * (double)((*s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-}
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 static grit_model *bodies(int n) {
@@ -72,7 +63,7 @@ static double time_path(grit_hessian *h, const grit_model *m, const double *A, i
     grit_hessian_solve(h, x, 1);
     t[r] = now_us() - t0;
   }
-  qsort(t, (size_t)reps, sizeof t[0], cmp);
+  qsort(t, (size_t)reps, sizeof t[0], bench_cmp);
   double med = t[reps / 2];
   free(t);
   free(x);

@@ -13,24 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "grit/grit.h"
 #include "grit/mjcf.h"
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp);
-  return n ? x[n / 2] : 0.0;
-}
 
 static int bench(const char *path, int warm, int steps, int deriv_every) {
   char msg[GRIT_MESSAGE_SIZE], err[1000];
@@ -86,7 +72,8 @@ static int bench(const char *path, int warm, int steps, int deriv_every) {
       td_m[kd++] = t5 - t4;
     }
   }
-  const double sg = median(ts_g, steps), sm = median(ts_m, steps), dg = median(td_g, kd), dm = median(td_m, kd);
+  const double sg = bench_median(ts_g, steps), sm = bench_median(ts_m, steps);
+  const double dg = bench_median(td_g, kd), dm = bench_median(td_m, kd);
   printf("%-22s nv %4d | step: grit %9.1f us (Newton %.1f)  MuJoCo %9.1f us  ratio %5.2f | "
          "A,B: grit %10.1f us  MuJoCo FD %10.1f us  speed-up %6.1fx  grit A,B/step %5.2f\n",
          strrchr(path, '/') ? strrchr(path, '/') + 1 : path, nv, sg, (double)newton / steps, sm, sg / sm, dg, dm, dm / dg,

@@ -1,0 +1,28 @@
+/* bench_util.h — what every benchmark program needs: a monotonic clock and medians. (Include after
+ * defining _POSIX_C_SOURCE, for clock_gettime.) */
+#ifndef GRIT_BENCH_UTIL_H
+#define GRIT_BENCH_UTIL_H
+
+#include <stdlib.h>
+#include <time.h>
+
+/* Monotonic time in microseconds. */
+static inline double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+/* qsort comparison of doubles. */
+static inline int bench_cmp(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of x[0..n-1] (sorts x in place); 0 for n = 0. */
+static inline double bench_median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, bench_cmp);
+  return n ? x[n / 2] : 0.0;
+}
+
+#endif
