@@ -25,6 +25,29 @@ static grit_status scene_begin(double dt, double mu, double k, double d, double 
   return s;
 }
 
+/* Adds a body on a free joint, with one geometry of the given shape and the scene's contact parameters. */
+static grit_status scene_free_body(grit_builder *b, const grit_body_def *bd, const grit_geom_def *contact,
+                                   grit_shape shape) {
+  int body = 0;
+  grit_status s = grit_builder_add_body(b, bd, &body);
+  grit_joint_def free_joint = grit_default_joint_def();
+  free_joint.type = GRIT_JOINT_FREE;
+  if (s == GRIT_OK) s = grit_builder_add_joint(b, body, &free_joint, NULL);
+  grit_geom_def g = *contact;
+  g.body = body;
+  g.shape = shape;
+  if (s == GRIT_OK) s = grit_builder_add_geom(b, &g, NULL);
+  return s;
+}
+
+/* Compiles the scene if every step succeeded (else copies the builder's message), and frees the builder. */
+static grit_status scene_finish(grit_builder *b, grit_status s, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
+  if (s == GRIT_OK) s = grit_builder_compile(b, m);
+  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return s;
+}
+
 /* Ground plane and a sphere on a free joint, with the contact parameters of section XI-B. */
 grit_status scene_falling_sphere(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
@@ -39,19 +62,8 @@ grit_status scene_falling_sphere(double dt, grit_model **m, char msg[GRIT_MESSAG
   body.mass = SCENE_SPHERE_MASS;
   for (int i = 0; i < 3; ++i) body.inertia[4 * i] = 0.4 * SCENE_SPHERE_MASS * SCENE_SPHERE_RADIUS * SCENE_SPHERE_RADIUS;
   body.pos[2] = SCENE_SPHERE_HEIGHT + SCENE_SPHERE_RADIUS;
-  int sphere = 0;
-  if (s == GRIT_OK) s = grit_builder_add_body(b, &body, &sphere);
-  grit_joint_def free_joint = grit_default_joint_def();
-  free_joint.type = GRIT_JOINT_FREE;
-  if (s == GRIT_OK) s = grit_builder_add_joint(b, sphere, &free_joint, NULL);
-  grit_geom_def ball = contact;
-  ball.body = sphere;
-  ball.shape = grit_shape_make(GRIT_GEOM_SPHERE, SCENE_SPHERE_RADIUS, 0, 0);
-  if (s == GRIT_OK) s = grit_builder_add_geom(b, &ball, NULL);
-  if (s == GRIT_OK) s = grit_builder_compile(b, m);
-  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
-  grit_builder_free(b);
-  return s;
+  if (s == GRIT_OK) s = scene_free_body(b, &body, &contact, grit_shape_make(GRIT_GEOM_SPHERE, SCENE_SPHERE_RADIUS, 0, 0));
+  return scene_finish(b, s, m, msg);
 }
 
 grit_status scene_conveyor_belt(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
@@ -59,7 +71,7 @@ grit_status scene_conveyor_belt(double dt, grit_model **m, char msg[GRIT_MESSAGE
   grit_geom_def contact;
   grit_status s = scene_begin(dt, SCENE_BOX_MU, 1e7, 500, 1e-3, &b, &contact);
   if (s != GRIT_OK) return s;
-  /* the belt: a heavy body on a slide joint along x with a 1 Hz spring */
+  /* the belt: a heavy body on an actuated slide joint along x (scene_conveyor_belt_force drives it) */
   grit_body_def belt = grit_default_body_def();
   belt.name = "belt";
   belt.mass = SCENE_BELT_MASS;
@@ -85,19 +97,8 @@ grit_status scene_conveyor_belt(double dt, grit_model **m, char msg[GRIT_MESSAGE
   box.mass = SCENE_BOX_MASS;
   for (int i = 0; i < 3; ++i) box.inertia[4 * i] = SCENE_BOX_MASS * (2 * SCENE_BOX_HALF) * (2 * SCENE_BOX_HALF) / 6.0;
   box.pos[2] = SCENE_BOX_HALF;
-  int box_body = 0;
-  if (s == GRIT_OK) s = grit_builder_add_body(b, &box, &box_body);
-  grit_joint_def free_joint = grit_default_joint_def();
-  free_joint.type = GRIT_JOINT_FREE;
-  if (s == GRIT_OK) s = grit_builder_add_joint(b, box_body, &free_joint, NULL);
-  grit_geom_def cube = contact;
-  cube.body = box_body;
-  cube.shape = grit_shape_make(GRIT_GEOM_BOX, SCENE_BOX_HALF, SCENE_BOX_HALF, SCENE_BOX_HALF);
-  if (s == GRIT_OK) s = grit_builder_add_geom(b, &cube, NULL);
-  if (s == GRIT_OK) s = grit_builder_compile(b, m);
-  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
-  grit_builder_free(b);
-  return s;
+  if (s == GRIT_OK) s = scene_free_body(b, &box, &contact, grit_shape_make(GRIT_GEOM_BOX, SCENE_BOX_HALF, SCENE_BOX_HALF, SCENE_BOX_HALF));
+  return scene_finish(b, s, m, msg);
 }
 
 double scene_conveyor_belt_force(double t, double dt) {
@@ -127,19 +128,8 @@ grit_status scene_sliding_rod(double dt, grit_model **m, char msg[GRIT_MESSAGE_S
   rod.pos[2] = r + hl * sin(a); /* lower end's sphere touching the ground */
   rod.quat[0] = cos(0.5 * phi);
   rod.quat[2] = sin(0.5 * phi);
-  int body = 0;
-  if (s == GRIT_OK) s = grit_builder_add_body(b, &rod, &body);
-  grit_joint_def free_joint = grit_default_joint_def();
-  free_joint.type = GRIT_JOINT_FREE;
-  if (s == GRIT_OK) s = grit_builder_add_joint(b, body, &free_joint, NULL);
-  grit_geom_def capsule = contact;
-  capsule.body = body;
-  capsule.shape = grit_shape_make(GRIT_GEOM_CAPSULE, r, hl, 0);
-  if (s == GRIT_OK) s = grit_builder_add_geom(b, &capsule, NULL);
-  if (s == GRIT_OK) s = grit_builder_compile(b, m);
-  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
-  grit_builder_free(b);
-  return s;
+  if (s == GRIT_OK) s = scene_free_body(b, &rod, &contact, grit_shape_make(GRIT_GEOM_CAPSULE, r, hl, 0));
+  return scene_finish(b, s, m, msg);
 }
 
 double scene_sliding_rod_clearance(const double *q) {
@@ -183,20 +173,10 @@ grit_status scene_clutter(int n_objects, double dt, grit_model **m, char msg[GRI
     bd.quat[0] = cos(tilt);
     bd.quat[1] = sin(tilt) * 0.6;
     bd.quat[2] = sin(tilt) * 0.8;
-    int body = 0;
-    s = grit_builder_add_body(b, &bd, &body);
-    grit_joint_def fj = grit_default_joint_def();
-    fj.type = GRIT_JOINT_FREE;
-    if (s == GRIT_OK) s = grit_builder_add_joint(b, body, &fj, NULL);
-    grit_geom_def og = contact;
-    og.body = body;
-    og.shape = sphere ? grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0) : grit_shape_make(GRIT_GEOM_BOX, r, r, r);
-    if (s == GRIT_OK) s = grit_builder_add_geom(b, &og, NULL);
+    s = scene_free_body(b, &bd, &contact,
+                        sphere ? grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0) : grit_shape_make(GRIT_GEOM_BOX, r, r, r));
   }
-  if (s == GRIT_OK) s = grit_builder_compile(b, m);
-  if (s != GRIT_OK) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_builder_last_error(b));
-  grit_builder_free(b);
-  return s;
+  return scene_finish(b, s, m, msg);
 }
 
 /* ------------------------------------------------------------------- the examples' plumbing */
