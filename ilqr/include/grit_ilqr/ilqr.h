@@ -1,8 +1,29 @@
-/* grit_ilqr/ilqr.h — trajectory optimization by iLQR on top of grit.
- * The solver itself arrives with its issue; for now this package exposes its version so that the
- * target, its headers and its install rules exist and are exercised by the build. */
+/* grit_ilqr/ilqr.h — trajectory optimization by iterative LQR (iLQR) over any discrete dynamics.
+ *
+ * The problem, over a horizon of N steps (N + 1 states x_0..x_N, N controls u_0..u_{N-1}):
+ *
+ *     minimize  sum_{k<N} l(x_k, u_k, k) + l_N(x_N)     subject to  x_{k+1} = f(x_k, u_k),  x_0 given,
+ *                                                                   u_min <= u_k <= u_max (optional)
+ *
+ * States may live on a manifold (quaternions): the dynamics give the difference of two states in a
+ * tangent space of dimension ndx, and Jacobians and cost derivatives are taken in that space.
+ *
+ * The cost is a quadratic part,
+ *     l(x, u, k) = 1/2 e' Q e + 1/2 (u - u_ref)' R (u - u_ref),   l_N(x) = 1/2 e' Qf e,   e = x (-) x_goal,
+ * plus an optional general cost given by a callback with its gradient and Hessian.
+ *
+ * The method (docs/ilqr.md): a backward pass with Levenberg–Marquardt regularization of Q_uu and,
+ * with control limits, a box-constrained QP per knot solved by projected Newton (Tassa, Mansard and
+ * Todorov 2014) giving feedforward and feedback gains; a forward pass with a backtracking line search
+ * accepted on the ratio of actual to expected cost reduction (never on a cost increase). The Jacobians
+ * of the N steps of a rollout are independent given the rollout and are computed on several threads.
+ *
+ * Every fallible function returns a grit_status; the solver keeps a message (grit_ilqr_last_error).
+ * Matrices are row-major. */
 #ifndef GRIT_ILQR_H
 #define GRIT_ILQR_H
+
+#include "grit/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,7 +32,160 @@ extern "C" {
 /* The package version as "MAJOR.MINOR.PATCH". */
 const char *grit_ilqr_version(void);
 
+/* ------------------------------------------------------------------------------------ dynamics */
+
+/* Discrete dynamics. The solver keeps two rollouts, the current one and a candidate; `slot` (0 or 1)
+ * says which one a call belongs to, so that an implementation may keep per-knot work (for grit: the
+ * step's factorization) between `step` and `jacobians`. Callbacks return 0 on success, nonzero on
+ * failure (a failed candidate rollout is rejected by the line search; a failure elsewhere ends the
+ * solve with GRIT_ERR_NUMERICAL). */
+typedef struct grit_ilqr_dynamics {
+  int nx;  /* size of a state vector */
+  int ndx; /* size of its tangent space (= nx for vector states) */
+  int nu;  /* number of controls */
+  void *ctx;
+  /* x_next = f(x, u) at knot k of rollout `slot`. Called for k = 0, 1, ..., N-1 in order, from the
+   * thread that called grit_ilqr_solve. */
+  int (*step)(void *ctx, int slot, int k, const double *x, const double *u, double *x_next);
+  /* fx = df/dx (ndx x ndx) and fu = df/du (ndx x nu) at knot k of rollout `slot`, whose step was the
+   * last one taken for that (slot, k). Called after the rollout, concurrently from `nthreads` threads
+   * for different k; `thread` (0..nthreads-1) names the calling thread's share of any workspace. */
+  int (*jacobians)(void *ctx, int slot, int k, int thread, const double *x, const double *u, double *fx,
+                   double *fu);
+  /* dx = xb (-) xa in the tangent space (ndx numbers). NULL: plain subtraction (requires nx == ndx). */
+  void (*difference)(void *ctx, const double *xa, const double *xb, double *dx);
+} grit_ilqr_dynamics;
+
+/* ---------------------------------------------------------------------------------------- costs */
+
+/* A general cost term, added to the quadratic one. At a running knot (k < N) it receives u; at the
+ * final knot (k == N) u is NULL and lu, luu, lux are NULL. It must write *l and, when the pointers are
+ * not NULL, the gradient lx (ndx), lu (nu) and the Hessian lxx (ndx x ndx), luu (nu x nu), lux (nu x ndx)
+ * with respect to a tangent-space perturbation of x. The solver wants lxx and luu positive
+ * semidefinite (a Gauss–Newton approximation is fine). Return 0, or nonzero on failure. */
+typedef int (*grit_ilqr_cost_fn)(void *ctx, int k, const double *x, const double *u, double *l, double *lx,
+                                 double *lu, double *lxx, double *luu, double *lux);
+
+/* ---------------------------------------------------------------------------------------- problem */
+
+typedef struct grit_ilqr_problem {
+  grit_ilqr_dynamics dynamics;
+  int horizon;          /* N >= 1 */
+  const double *x0;     /* the initial state (nx) */
+  /* Quadratic cost; every pointer may be NULL (that term is zero). All are copied. */
+  const double *x_goal; /* nx; required if Q or Qf is given */
+  const double *Q;      /* ndx x ndx, symmetric positive semidefinite: running state weight */
+  const double *Qf;     /* ndx x ndx: final state weight */
+  const double *R;      /* nu x nu, symmetric positive semidefinite: control weight */
+  const double *u_ref;  /* nu: the control the weight R pulls towards (NULL: zero) */
+  grit_ilqr_cost_fn cost; /* optional general cost */
+  void *cost_ctx;
+  /* Control box; NULL for none. u_min < u_max componentwise (+-INFINITY allowed). Copied. */
+  const double *u_min;
+  const double *u_max;
+} grit_ilqr_problem;
+
+/* --------------------------------------------------------------------------------------- options */
+
+/* One iteration, as reported to the log callback. */
+typedef struct grit_ilqr_iteration {
+  int iteration;         /* 1, 2, ... */
+  double cost;           /* the cost after this iteration */
+  double actual;         /* actual reduction of the cost (0 if no step was accepted) */
+  double expected;       /* reduction the quadratic model predicted for the accepted step */
+  double alpha;          /* accepted line-search step (0: none accepted) */
+  double regularization; /* mu added to Q_uu's diagonal in the backward pass that produced the step */
+  double feedforward;    /* size of the feedforward step: mean over knots of max_i |k_i| / (|u_i| + 1) */
+  int line_search_trials;
+  int clamped;           /* knots where a control limit was active in the backward pass */
+  double t_rollout;      /* seconds in rollouts (line search included) */
+  double t_derivatives;  /* seconds in dynamics Jacobians and cost derivatives */
+  double t_backward;     /* seconds in the backward pass */
+} grit_ilqr_iteration;
+
+typedef void (*grit_ilqr_log_fn)(void *ctx, const grit_ilqr_iteration *it);
+
+typedef struct grit_ilqr_options {
+  int max_iterations;    /* default 100 */
+  double tol_cost;       /* stop when the accepted step reduces the cost by less than tol_cost * cost
+                            (relative), default 1e-6 */
+  double tol_feedforward;/* stop when the feedforward size (see grit_ilqr_iteration) is below this,
+                            default 1e-6 */
+  double reg_init;       /* initial regularization mu, default 1e-6 */
+  double reg_min;        /* below this mu is set to zero, default 1e-8 */
+  double reg_max;        /* give up (not converged) when mu would exceed this, default 1e10 */
+  double reg_factor;     /* the schedule's growth factor (Tassa et al.), default 1.6 */
+  double ls_decrease;    /* line-search step factor in (0, 1), default 0.5 */
+  int ls_max_trials;     /* line-search trials before the step is rejected, default 10 */
+  double ls_accept;      /* accept when actual/expected reduction >= ls_accept (> 0), default 1e-4 */
+  int nthreads;          /* threads for the Jacobians, default 1 */
+  grit_ilqr_log_fn log;  /* called after each iteration (may be NULL) */
+  void *log_ctx;
+} grit_ilqr_options;
+
+grit_ilqr_options grit_ilqr_default_options(void);
+
+/* ---------------------------------------------------------------------------------------- solver */
+
+typedef struct grit_ilqr grit_ilqr;
+
+/* Why a solve stopped. */
+typedef enum grit_ilqr_stop {
+  GRIT_ILQR_CONVERGED_COST = 0,        /* relative cost reduction below tol_cost */
+  GRIT_ILQR_CONVERGED_FEEDFORWARD = 1, /* feedforward step below tol_feedforward */
+  GRIT_ILQR_MAX_ITERATIONS = 2,        /* max_iterations reached */
+  GRIT_ILQR_NO_PROGRESS = 3            /* regularization exceeded reg_max: no descent step found */
+} grit_ilqr_stop;
+
+typedef struct grit_ilqr_result {
+  int iterations;      /* iterations performed in this solve */
+  int converged;       /* nonzero for the two CONVERGED stops */
+  grit_ilqr_stop stop;
+  double initial_cost; /* cost of the rollout of the initial controls */
+  double cost;         /* final cost */
+  double t_rollout, t_derivatives, t_backward, t_total; /* seconds spent in this solve */
+} grit_ilqr_result;
+
+/* Creates a solver for the problem (every array is copied; the dynamics' ctx must outlive the
+ * solver). All workspaces are allocated here. The initial controls are u_ref (or zero), clamped to the
+ * box. On error *solver is NULL and msg (may be NULL, GRIT_MESSAGE_SIZE bytes) says why. */
+grit_status grit_ilqr_create(const grit_ilqr_problem *problem, const grit_ilqr_options *options,
+                             grit_ilqr **solver, char *msg);
+void grit_ilqr_free(grit_ilqr *solver); /* NULL is allowed */
+
+/* The message of the solver's last error ("" if none). */
+const char *grit_ilqr_last_error(const grit_ilqr *solver);
+
+grit_status grit_ilqr_set_options(grit_ilqr *solver, const grit_ilqr_options *options);
+
+/* Replaces the initial state x_0 (nx numbers), e.g. with a measured state in receding-horizon use. */
+grit_status grit_ilqr_set_initial_state(grit_ilqr *solver, const double *x0);
+
+/* Replaces the control sequence (N x nu, row k = u_k), clamped to the box: the next solve starts there
+ * (warm start). */
+grit_status grit_ilqr_set_controls(grit_ilqr *solver, const double *u);
+
+/* Receding horizon: drops u_0 and moves u_1..u_{N-1} one knot earlier, repeating the last control;
+ * the feedback gains are shifted with them. Call after grit_ilqr_set_initial_state with the state the
+ * first control led to, then solve with a small max_iterations. */
+grit_status grit_ilqr_shift(grit_ilqr *solver);
+
+/* Runs iLQR from the current controls. Returns GRIT_OK when the iterations ran (converged or not:
+ * see result), or an error if the dynamics or the cost failed on the initial rollout or a Jacobian. */
+grit_status grit_ilqr_solve(grit_ilqr *solver, grit_ilqr_result *result);
+
+/* Views of the current solution: states ((N + 1) x nx), controls (N x nu), feedback gains
+ * (N x nu x ndx: u_k = u_k* + K_k (x (-) x_k*)) and feedforward terms (N x nu) of the last backward
+ * pass. Valid until the next call that changes the solver. */
+const double *grit_ilqr_states(const grit_ilqr *solver);
+const double *grit_ilqr_controls(const grit_ilqr *solver);
+const double *grit_ilqr_gains(const grit_ilqr *solver);
+int grit_ilqr_horizon(const grit_ilqr *solver);
+
+/* The cost of the current solution. */
+double grit_ilqr_cost(const grit_ilqr *solver);
+
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* GRIT_ILQR_H */

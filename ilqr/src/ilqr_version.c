@@ -1,4 +1,0 @@
-/* ilqr_version.c — the package version. */
-#include "grit_ilqr/ilqr.h"
-
-const char *grit_ilqr_version(void) { return "0.1.0"; }
