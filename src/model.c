@@ -728,6 +728,18 @@ int grit_model_geom_index(const grit_model *m, const char *name) {
   return m ? find_name(m->geom_name, m->ngeom, name) : -1;
 }
 
+grit_status grit_model_actuator(const grit_model *m, int a, grit_actuator_def *def) {
+  if (!m || !def || a < 0 || a >= m->nu) return GRIT_ERR_INVALID_ARGUMENT;
+  memset(def, 0, sizeof *def);
+  def->name = m->act_name[a];
+  def->joint = m->act_jnt[a];
+  def->gear = m->act_gear[a];
+  def->ctrl_limited = m->act_limited[a];
+  def->ctrl_range[0] = m->act_range[2 * a];
+  def->ctrl_range[1] = m->act_range[2 * a + 1];
+  return GRIT_OK;
+}
+
 grit_status grit_model_geom(const grit_model *m, int g, grit_geom_def *def) {
   if (!m || !def || g < 0 || g >= m->ngeom) return GRIT_ERR_INVALID_ARGUMENT;
   memset(def, 0, sizeof *def);

@@ -300,6 +300,17 @@ Test(model_validation, actuators) {
   int a;
   cr_assert_eq(grit_builder_add_actuator(b, &ad, &a), GRIT_OK);
   cr_assert_eq(a, 0);
+  /* the compiled model gives the definition back */
+  grit_model *m = NULL;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_actuator_def back;
+  cr_assert_eq(grit_model_actuator(m, 0, &back), GRIT_OK);
+  cr_assert_eq(back.joint, 0);
+  cr_assert_eq(back.gear, 2);
+  cr_assert(back.ctrl_limited && back.ctrl_range[0] == -1 && back.ctrl_range[1] == 1);
+  cr_assert_eq(grit_model_actuator(m, 1, &back), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_model_actuator(m, -1, &back), GRIT_ERR_INVALID_ARGUMENT);
+  grit_model_free(m);
   grit_builder_free(b);
 }
 

@@ -176,6 +176,9 @@ int grit_model_geom_index(const grit_model *m, const char *name);
 /* The definition geometry g was added with (its name and vertices point into the model). */
 grit_status grit_model_geom(const grit_model *m, int geom, grit_geom_def *def);
 
+/* The definition actuator a was added with (its name points into the model). */
+grit_status grit_model_actuator(const grit_model *m, int actuator, grit_actuator_def *def);
+
 /* Mass of body b (kg); the world (b = 0) has mass 0. -1 for a bad index. */
 double grit_model_body_mass(const grit_model *m, int body);
 
