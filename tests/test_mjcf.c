@@ -55,9 +55,9 @@ Test(mjcf, example_and_test_files_load_without_warnings) {
                          "examples/models/sliding_rod.xml",    "examples/models/conveyor.xml",
                          "examples/models/clutter.xml",        "examples/models/arm7.xml",
                          "tests/mjcf/defaults.xml",            "tests/mjcf/inertia.xml",
-                         "tests/mjcf/general.xml"};
-  const int nq[] = {7, 7, 7, 8, 280, 7, 9, 94, 4}, nu[] = {0, 0, 0, 1, 0, 7, 3, 0, 2};
-  for (int i = 0; i < 9; ++i) {
+                         "tests/mjcf/general.xml",             "examples/models/arm_push_ball.xml"};
+  const int nq[] = {7, 7, 7, 8, 280, 7, 9, 94, 4, 14}, nu[] = {0, 0, 0, 1, 0, 7, 3, 0, 2, 7};
+  for (int i = 0; i < 10; ++i) {
     char path[1024], msg[GRIT_MESSAGE_SIZE];
     path_of(path, sizeof path, files[i]);
     grit_model *m;
@@ -105,6 +105,82 @@ Test(mjcf, falling_sphere_file_is_the_scene) {
   cr_assert_eq(grit_mjcf_apply_key(&info, 1, d), GRIT_OK);
   cr_assert_eq(grit_data_qvel(d)[0], 2.0);
   cr_assert_eq(grit_mjcf_apply_key(&info, 2, d), GRIT_ERR_INVALID_ARGUMENT);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+/* The Kinova Gen3 pushing a ball (seed 000, XII-D): sizes, the published masses and effort limits, the
+ * ball, the collision filter, the keys; and zero torque lets the arm fall while the torques of the
+ * bias forces hold it and the ball (at rest on the ground) where they are. */
+Test(mjcf, arm_push_ball_file_is_the_reference_scene) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  path_of(path, sizeof path, "examples/models/arm_push_ball.xml");
+  grit_model *m;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_nq(m), 14);
+  cr_assert_eq(grit_model_nv(m), 13);
+  cr_assert_eq(grit_model_nu(m), 7);
+  cr_assert_eq(grit_model_options(m).timestep, 0.01);
+  const double link_mass[8] = {1.3773, 1.1636, 1.1636, 0.9302, 0.6781, 0.6781, 0.5006, 0.3638};
+  const char *links[8] = {"shoulder_link",          "half_arm_1_link",        "half_arm_2_link", "forearm_link",
+                          "spherical_wrist_1_link", "spherical_wrist_2_link", "bracelet_link",   "end_effector"};
+  for (int i = 0; i < 8; ++i) {
+    const int b = grit_model_body_index(m, links[i]);
+    cr_assert(b > 0, "%s", links[i]);
+    cr_assert_eq(grit_model_body_mass(m, b), link_mass[i], "%s", links[i]);
+  }
+  const int ball = grit_model_body_index(m, "ball");
+  cr_assert_eq(grit_model_body_mass(m, ball), 0.1);
+  for (int a = 0; a < 7; ++a) {
+    grit_actuator_def act;
+    cr_assert_eq(grit_model_actuator(m, a, &act), GRIT_OK);
+    cr_assert_eq(act.gear, 1.0);
+    cr_assert(act.ctrl_limited);
+    cr_assert_eq(act.ctrl_range[1], a < 4 ? 39.0 : 9.0);
+    cr_assert_eq(act.ctrl_range[0], -act.ctrl_range[1]);
+  }
+  /* Arm geometries (contype 2, conaffinity 1) never pair with each other; they pair with the ball and
+   * the ground, and the ball with the ground. */
+  grit_geom_def ground, arm, ball_geom;
+  cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, "ground"), &ground), GRIT_OK);
+  cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, "end_effector"), &arm), GRIT_OK);
+  cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, "ball"), &ball_geom), GRIT_OK);
+#define PAIRS(a, b) (((a).contype & (b).conaffinity) || ((b).contype & (a).conaffinity))
+  cr_assert(!PAIRS(arm, arm));
+  cr_assert(PAIRS(arm, ball_geom) && PAIRS(arm, ground) && PAIRS(ball_geom, ground));
+#undef PAIRS
+  cr_assert_eq(ball_geom.friction, 0.5);
+  cr_assert_eq(ball_geom.stiffness, 2e4);
+
+  const int start = grit_mjcf_key_index(&info, "start");
+  cr_assert(start >= 0 && grit_mjcf_key_index(&info, "push") >= 0);
+  const double q_start[14] = {0, PI / 4 + 0.15, PI, 4.4 - 2 * PI, 0, 1.2, PI / 2, 0.5, 0, 0.1, 1, 0, 0, 0};
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  double c[13], u[7];
+  for (int hold = 0; hold < 2; ++hold) {
+    cr_assert_eq(grit_mjcf_apply_key(&info, start, d), GRIT_OK);
+    for (int i = 0; i < 14; ++i) cr_assert(fabs(grit_data_qpos(d)[i] - q_start[i]) <= 1e-15, "q[%d]", i);
+    for (int k = 0; k < 50; ++k) {
+      cr_assert_eq(grit_bias_forces(d, c), GRIT_OK);
+      for (int i = 0; i < 7; ++i) u[i] = hold ? c[i] : 0;
+      cr_assert_eq(grit_data_set_ctrl(d, u, 7), GRIT_OK);
+      cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    }
+    const double *q = grit_data_qpos(d);
+    double arm_moved = 0, ball_moved = 0;
+    for (int i = 0; i < 7; ++i) arm_moved = fmax(arm_moved, fabs(q[i] - q_start[i]));
+    for (int i = 7; i < 10; ++i) ball_moved = fmax(ball_moved, fabs(q[i] - q_start[i]));
+    if (hold) {
+      cr_assert(arm_moved < 1e-6, "held arm moved %g rad", arm_moved);
+      cr_assert(ball_moved < 1e-4, "resting ball moved %g m", ball_moved); /* it settles mg/k = 0.05 mm */
+    } else {
+      cr_assert(arm_moved > 0.1, "the arm did not fall (%g rad)", arm_moved);
+    }
+  }
   grit_data_free(d);
   grit_mjcf_info_free(&info);
   grit_model_free(m);

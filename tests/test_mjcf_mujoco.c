@@ -351,6 +351,13 @@ Test(mjcf_mujoco, general_actuators_and_folded_bodies) { compare_file("tests/mjc
 
 Test(mjcf_mujoco, example_arm7) { compare_file("examples/models/arm7.xml", "link1 link2 link3 link6 link7"); }
 
+/* The Kinova Gen3 pushing a ball: every link's URDF inertia is a full matrix. */
+#define GEN3_FULL_INERTIA_BODIES \
+  "shoulder_link half_arm_1_link half_arm_2_link forearm_link spherical_wrist_1_link spherical_wrist_2_link " \
+  "bracelet_link"
+
+Test(mjcf_mujoco, example_arm_push_ball) { compare_file("examples/models/arm_push_ball.xml", GEN3_FULL_INERTIA_BODIES); }
+
 Test(mjcf_mujoco, example_scenes) {
   compare_file("examples/models/falling_sphere.xml", NULL);
   compare_file("examples/models/sliding_box.xml", NULL);
@@ -405,6 +412,7 @@ Test(mjcf_mujoco, zz_report) {
   compare_file("tests/mjcf/general.xml", "hand");
   compare_file("examples/models/arm7.xml", "link1 link2 link3 link6 link7");
   compare_file("examples/models/clutter.xml", NULL);
+  compare_file("examples/models/arm_push_ball.xml", GEN3_FULL_INERTIA_BODIES);
   cr_log_info("largest deviations from MuJoCo 2.2.2: frames and centres of mass %.2e, masses %.2e (relative), "
               "inertias %.2e (relative; where MuJoCo diagonalizes: moments and axes %.2e, its reconstruction error "
               "%.2e), joints %.2e, geometries %.2e, mass matrix %.2e (relative)",
