@@ -43,6 +43,10 @@ struct grit_deriv_ws {
   int *act_ptr, *act;                     /* actuators by tree: (ntree + 1), (nu) */
   char *active;                           /* (ntree) the trees seeded in the current pass */
   int cap_edges;
+  int *lag_ptr, *lag;                     /* Lagged contacts by tree: (ntree + 1), (cap_edges) */
+  double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact */
+  int params_dirty;                       /* the inertial and geometry inputs may hold seeds (or no values) */
+  int partials_dirty;                     /* a call stopped before clearing the partials of its passes */
   double *Dq, *Dv;                        /* (36 njnt) integration Jacobians, a 6x6 block per joint */
   void *arena;
 };
@@ -79,6 +83,9 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->act_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->act, m->nu);
   GRIT_CARVE(c, w->active, m->ntree);
+  GRIT_CARVE(c, w->lag_ptr, m->ntree + 1);
+  GRIT_CARVE(c, w->lag, w->cap_edges);
+  GRIT_CARVE(c, w->lag_g, 3 * (w->cap_edges / 2 + 1));
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
 }
@@ -106,6 +113,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->geom.stiffness = w->gparam + ng;
   w->geom.dissipation = w->gparam + 2 * ng;
   w->geom.tau_d = w->gparam + 3 * ng;
+  w->params_dirty = 1;
   *out = w;
   return GRIT_OK;
 }
@@ -119,7 +127,8 @@ void grit_deriv_ws_free(grit_deriv_ws *w) {
 /* ------------------------------------------------------------------------------ the columns */
 
 /* The columns of theta: 0..nv-1 dq0, nv..2nv-1 v0, then the nu controls, then the np parameters.
- * Sets every dual input to its value with zero partials (seed_column then seeds). */
+ * Sets every dual input to its value with zero partials (seed_column then seeds). The inertial and
+ * geometry parameters are the model's, constant: they are reset only after parameter passes seeded them. */
 static void clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   const int nv = m->nv, nu = m->nu, ng = m->ngeom;
   for (int i = 0; i < nv; ++i) {
@@ -127,6 +136,8 @@ static void clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws 
     w->v0[i] = grit_dual_const(d->vprev[i]);
   }
   for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->uprev[i]);
+  if (!w->params_dirty) return;
+  w->params_dirty = 0;
   for (int b = 0; b < m->nbody; ++b) {
     w->mass[b] = grit_dual_const(m->body_mass[b]);
     for (int i = 0; i < 3; ++i) w->com[3 * b + i] = grit_dual_const(m->body_com[3 * b + i]);
@@ -197,25 +208,48 @@ static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const cha
   }
 }
 
+/* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
+ * joint limits, and Lagged contacts with the regularization on. Lagged and Similar contacts without
+ * limits do not, and the residual then needs neither A's dual factor nor the estimates. */
+static int uses_delassus(const grit_data *d) {
+  if (d->settings.contact_model == GRIT_CONTACT_SAP) return 1;
+  if (d->settings.contact_model == GRIT_CONTACT_LAGGED && d->settings.regularize_lagged) return 1;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int i = d->ncontacts; i < d->stats.nconstraints; ++i)
+    if (c[i].kind == GRIT_CONSTRAINT_LIMIT) return 1;
+  return 0;
+}
+
 /* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. With a
- * tree mask `active`, only those trees' kinematics and dynamics are recomputed: the other trees must
- * hold constant values from an earlier pass (see clear_tree_partials). */
-static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active) {
+ * tree mask `active` (the seeded trees), only the partials of the rows of those trees and of the trees
+ * their constraints couple them to are meaningful: only those trees' kinematics and dynamics are
+ * recomputed, the other trees must hold constant values from an earlier pass (see
+ * clear_tree_partials), and only the constraints that touch them are evaluated. With `kin_all`, the
+ * positions of every tree are recomputed first (and, if the constraints use Delassus estimates, the
+ * mass matrices and factors): the constant values of the trees not seeded. */
+static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
   for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
   grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
-  w->kin.tree_mask = active; /* only the seeded trees change; the others keep their constant values */
+  const int need_w = uses_delassus(d);
+  /* only the seeded trees change; the others keep their constant values */
+  const char *const kmask = kin_all ? NULL : active, *const mmask = kin_all && need_w ? NULL : active;
+  w->kin.tree_mask = kmask;
   grit_kin_positions_dual(m, w->q, &w->inertial, &w->kin);
-  grit_kin_velocities_dual(m, w->v0, &w->kin);
+  w->kin.tree_mask = mmask;
   grit_crba_dual(m, &w->kin, w->crb, w->M);
   grit_implicit_operator_dual(m, w->M, h, w->A);
-  for (int t = 0; t < m->ntree; ++t)
-    if (!active || active[t])
-      for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
-        w->Achol[i] = w->A[i];
-  grit_block_cholesky_dual(m, w->Achol, active);
+  if (need_w) {
+    for (int t = 0; t < m->ntree; ++t)
+      if (!mmask || mmask[t])
+        for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
+          w->Achol[i] = w->A[i];
+    grit_block_cholesky_dual(m, w->Achol, mmask);
+  }
+  w->kin.tree_mask = active;
+  grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
@@ -273,12 +307,122 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
                          : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
-    grit_dual wd = grit_delassus_dual(m, w->Achol, k->dim, k->ntree, k->tree, Jc, w->tmp);
+    const grit_dual wd = need_w ? grit_delassus_dual(m, w->Achol, k->dim, k->ntree, k->tree, Jc, w->tmp)
+                                : grit_dual_const(k->w); /* unused by the constraint's model */
     grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];
     apply_jacobian(m, k->dim, k->ntree, k->tree, Jc, d->vsol, k->b, vc);
     grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
     subtract_jt_gamma(m, k->dim, k->ntree, k->tree, Jc, gamma, w->r);
+  }
+}
+
+/* The residual's dependence on v0 and u, at constant positions (every tree's position-dependent
+ * quantities hold constant values from the position passes). v0 enters through A (v - v0), the bias
+ * forces' velocity terms, damping and springs, and the Lagged model's gamma_n0(v_n0); u only through
+ * the actuator forces. Nothing else in r moves with v0 or u: a contact's velocity J v + b is taken at
+ * the solution v, its Jacobian, distance and parameters depend on positions only. So a velocity pass
+ * recomputes only the seeded trees' twists and bias forces (the Lagged terms are added column by column
+ * by lagged_rhs), and a control pass (controls_only) only the smooth force. Only r's partials are used;
+ * they stay within each seeded tree's rows, so every tree shares the same directions. */
+static void velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                              int controls_only) {
+  const double h = m->opt.timestep;
+  const int nv = m->nv;
+  for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
+  grit_kin_integrate_dual(m, w->q, w->dq, 1.0); /* the value the position passes used (dq unseeded here) */
+  if (controls_only) {
+    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
+    return;
+  }
+  w->kin.tree_mask = active;
+  grit_kin_velocities_dual(m, w->v0, &w->kin);
+  grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+  grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
+  grit_block_mulv_dual(m, w->A, w->tmp, w->r);
+  for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+}
+
+/* The Lagged model's gamma_n0 depends on v0 through v_n0 = (J v0)_n only, so each Lagged contact adds
+ * a rank-one term to dr/dv0: -J^T g (J_n), g = d gamma / d v_n0 (through gamma_n0 and, when the
+ * regularization is on, eps). g comes from the contact's parameters, Jacobian and velocity at the step
+ * (one dual direction); the contacts are listed by tree. */
+static void lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nt = m->ntree;
+  for (int t = 0; t <= nt; ++t) w->lag_ptr[t] = 0;
+  if (d->settings.contact_model != GRIT_CONTACT_LAGGED) return;
+  const double h = m->opt.timestep;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  const int nc = d->stats.nconstraints;
+  int ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || constraint_inert(k)) continue;
+    for (int q = 0; q < k->ntree; ++q) w->lag_ptr[k->tree[q] + 1]++;
+    ne += k->ntree;
+    double vn0 = 0.0;
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) vn0 += J[2 * n + j] * d->vprev[adr + j];
+    }
+    grit_contact_params_dual p;
+    p.phi0 = grit_dual_const(k->p.phi0);
+    p.k = grit_dual_const(k->p.k);
+    p.d = grit_dual_const(k->p.d);
+    p.mu = grit_dual_const(k->p.mu);
+    p.tau_d = grit_dual_const(k->p.tau_d);
+    p.eps = grit_dual_const(k->p.eps);
+    p.Rn = grit_dual_const(k->p.Rn);
+    p.vhat = grit_dual_const(k->p.vhat);
+    p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, grit_dual_var(vn0, 0));
+    grit_params_finalize_dual(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
+    grit_dual vc[3], gamma[3], G[9];
+    for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->vc[q]);
+    grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+    for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = gamma[q].d[0];
+  }
+  for (int t = 0; t < nt; ++t) w->lag_ptr[t + 1] += w->lag_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->lag_ptr[t];
+  ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || constraint_inert(k)) continue;
+    for (int q = 0; q < k->ntree; ++q) w->lag[w->stamp[k->tree[q]]++] = i;
+    ne += k->ntree;
+  }
+}
+
+/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof]. */
+static void lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x) {
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  for (int e = w->lag_ptr[t]; e < w->lag_ptr[t + 1]; ++e) {
+    const grit_constraint *k = &c[w->lag[e]];
+    const int qt = k->tree[0] == t ? 0 : 1, nt = m->tree_dofnum[t];
+    const double s = jstore[k->joff[qt] + 2 * nt + dof - m->tree_dofadr[t]];
+    if (s == 0.0) continue;
+    const double *g = w->lag_g + 3 * w->lag[e];
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) x[adr + j] += s * (J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2]);
+    }
+  }
+}
+
+/* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
+static void clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  for (int b = 1; b < m->nbody; ++b)
+    if (m->body_tree[b] >= 0 && active[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!active[t]) continue;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
+    zero_partials(w->bias + adr, n);
   }
 }
 
@@ -385,21 +529,16 @@ static int colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *
   return ncolour;
 }
 
-/* A tree's local columns: its dq0 and v0 (for A), then its actuators' controls (for B). */
-static int local_columns(const grit_model *m, const grit_deriv_ws *w, int t, const double *A, const double *B) {
-  return (A ? 2 * m->tree_dofnum[t] : 0) + (B ? w->act_ptr[t + 1] - w->act_ptr[t] : 0);
+/* A tree's local columns, in three classes: its dq0 (position passes; for A), its v0 (velocity passes;
+ * for A), its actuators' controls (control passes; for B). */
+static int local_columns(const grit_model *m, const grit_deriv_ws *w, int t, int kind, const double *A, const double *B) {
+  if (kind == 2) return B ? w->act_ptr[t + 1] - w->act_ptr[t] : 0;
+  return A ? m->tree_dofnum[t] : 0;
 }
 
-static int local_column_id(const grit_model *m, const grit_deriv_ws *w, int t, int l, const double *A,
-                           const double *B) {
-  (void)B;
-  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
-  if (A) {
-    if (l < n) return adr + l;
-    if (l < 2 * n) return m->nv + adr + l - n;
-    l -= 2 * n;
-  }
-  return 2 * m->nv + w->act[w->act_ptr[t] + l];
+static int local_column_id(const grit_model *m, const grit_deriv_ws *w, int t, int kind, int l) {
+  if (kind == 2) return 2 * m->nv + w->act[w->act_ptr[t] + l];
+  return kind * m->nv + m->tree_dofadr[t] + l;
 }
 
 /* Seeds column id `col` of theta in direction j (after clear_inputs). */
@@ -413,6 +552,7 @@ static void seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param 
     w->u[col - 2 * nv].d[j] = 1.0;
   } else {
     const grit_param *p = &params[col - 2 * nv - nu];
+    w->params_dirty = 1;
     if (p->kind == GRIT_PARAM_MASS) {
       /* mass and rotational inertia scale together: d inertia / d mass = inertia / mass */
       const int b = p->index;
@@ -424,6 +564,14 @@ static void seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param 
         if (p->index < 0 || p->index == g) arr[g].d[j] = 1.0;
     }
   }
+}
+
+/* Undoes seed_column for a state or control column. */
+static void unseed_column(const grit_model *m, grit_deriv_ws *w, int col, int j) {
+  const int nv = m->nv;
+  if (col < nv) w->dq[col].d[j] = 0.0;
+  else if (col < 2 * nv) w->v0[col - nv].d[j] = 0.0;
+  else w->u[col - 2 * nv].d[j] = 0.0;
 }
 
 typedef struct batch {
@@ -461,10 +609,10 @@ static grit_status flush(grit_data *d, grit_deriv_ws *w, batch *bt, double *A, d
   return GRIT_OK;
 }
 
-/* Adds -dr/dtheta of direction j as the right-hand side of column `col`: the rows of tree t and of the
- * trees its constraints couple it to (t < 0: every row). */
-static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, int j, int t, double *A, double *B,
-                           double *P, int np) {
+/* Adds -dr/dtheta of direction j as the right-hand side of column `col`: the rows of tree t and, if
+ * `coupled`, of the trees its constraints couple it to (t < 0: every row). */
+static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, int j, int t, int coupled, double *A,
+                           double *B, double *P, int np) {
   const grit_model *m = d->model;
   const int nv = m->nv;
   double *x = w->rhs + (size_t)bt->n * nv;
@@ -472,10 +620,12 @@ static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, i
     for (int i = 0; i < nv; ++i) x[i] = -w->r[i].d[j];
   } else {
     for (int i = 0; i < nv; ++i) x[i] = 0.0;
-    for (int e = w->adj_ptr[t] - 1; e < w->adj_ptr[t + 1]; ++e) { /* t itself, then its neighbours */
+    const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
+    for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
       const int u = e < w->adj_ptr[t] ? t : w->adj[e];
       for (int i = m->tree_dofadr[u]; i < m->tree_dofadr[u] + m->tree_dofnum[u]; ++i) x[i] = -w->r[i].d[j];
     }
+    if (col >= nv && col < 2 * nv) lagged_rhs(m, d, w, t, col - nv, x);
   }
   w->ids[bt->n++] = col;
   return bt->n == RHS_BATCH ? flush(d, w, bt, A, B, P, np) : GRIT_OK;
@@ -509,34 +659,62 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     integration_jacobians(m, d->qprev, d->vsol, m->opt.timestep, jn, w->Dq + 36 * jn, w->Dv + 36 * jn);
 
   batch bt = {0};
-  /* State and control columns, by colours of trees: the columns of a tree reach only the residual rows
-   * of that tree and of the trees a constraint couples it to, so trees at distance >= 3 in the
-   * constraint graph share dual directions (Curtis-Powell-Reid at the level of trees), and a pass only
-   * evaluates the constraints that touch its trees. */
+  /* State and control columns, in three kinds of passes.
+   *  - Position passes seed dq0, by colours of trees: a tree's dq0 reaches only the residual rows of that
+   *    tree and of the trees a constraint couples it to, so trees at distance >= 3 in the graph of the
+   *    step's constraints share dual directions (Curtis-Powell-Reid at the level of trees), and a pass
+   *    recomputes the kinematics, mass matrix and bias forces of its trees only and evaluates only the
+   *    constraints that touch them. The first also recomputes every tree's positions: the constant
+   *    values of the trees it does not seed.
+   *  - Velocity passes seed v0 at constant positions: twists and bias forces of every tree, whose
+   *    partials stay in the tree's own rows, so all trees share the directions; the Lagged contacts'
+   *    coupling through gamma_n0(v_n0) is a rank-one term per contact (lagged_rhs).
+   *  - Control passes seed u: the actuator forces alone, all trees sharing the directions. */
+  if (w->partials_dirty) { /* an earlier call failed half-way: every tree starts from zero partials */
+    for (int t = 0; t < m->ntree; ++t) w->active[t] = 1;
+    clear_tree_partials(m, w, w->active);
+  }
+  w->partials_dirty = 1;
   if (A || B) {
     const int ncolour = colour_trees(m, d, w);
-    clear_inputs(m, d, w); /* one unseeded pass: every tree's constant values */
-    dual_residual(m, d, w, NULL);
-    for (int k = 0; k < ncolour; ++k) {
-      int width = 0; /* the most local columns of a tree of this colour */
-      for (int t = 0; t < m->ntree; ++t) {
-        w->active[t] = w->colour[t] == k;
-        if (w->active[t]) width = width > local_columns(m, w, t, A, B) ? width : local_columns(m, w, t, A, B);
+    lagged_prepare(m, d, w);
+    int first = 1;
+    clear_inputs(m, d, w);
+    for (int kind = 0; kind < 3; ++kind) {
+      if (kind > 0 && first) { /* no position pass ran (B only): one unseeded pass for the constant values */
+        dual_residual(m, d, w, NULL, 1);
+        first = 0;
       }
-      for (int base = 0; base < width; base += GRIT_DUAL_N) {
-        clear_inputs(m, d, w);
-        for (int t = 0; t < m->ntree; ++t)
-          if (w->active[t])
-            for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, A, B); ++j)
-              seed_column(m, w, params, local_column_id(m, w, t, base + j, A, B), j);
-        dual_residual(m, d, w, w->active);
-        for (int t = 0; t < m->ntree; ++t)
-          if (w->active[t])
-            for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, A, B); ++j) {
-              s = add_rhs(d, w, &bt, local_column_id(m, w, t, base + j, A, B), j, t, A, B, P, np);
-              if (s != GRIT_OK) return s;
-            }
-        clear_tree_partials(m, w, w->active);
+      const int coupled = kind == 0, ngroups = coupled ? ncolour : 1;
+      for (int k = 0; k < ngroups; ++k) {
+        int width = 0; /* the most local columns of a tree of this group */
+        for (int t = 0; t < m->ntree; ++t) {
+          w->active[t] = !coupled || w->colour[t] == k;
+          const int nl = local_columns(m, w, t, kind, A, B);
+          if (w->active[t] && nl > width) width = nl;
+        }
+        for (int base = 0; base < width; base += GRIT_DUAL_N) {
+          for (int t = 0; t < m->ntree; ++t)
+            if (w->active[t])
+              for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, kind, A, B); ++j)
+                seed_column(m, w, params, local_column_id(m, w, t, kind, base + j), j);
+          if (kind == 0) {
+            dual_residual(m, d, w, w->active, first);
+            first = 0;
+          } else {
+            velocity_residual(m, d, w, w->active, kind == 2);
+          }
+          for (int t = 0; t < m->ntree; ++t)
+            if (w->active[t])
+              for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, kind, A, B); ++j) {
+                const int col = local_column_id(m, w, t, kind, base + j);
+                s = add_rhs(d, w, &bt, col, j, t, coupled, A, B, P, np);
+                if (s != GRIT_OK) return s;
+                unseed_column(m, w, col, j);
+              }
+          if (kind == 0) clear_tree_partials(m, w, w->active);
+          else if (kind == 1) clear_velocity_partials(m, w, w->active);
+        }
       }
     }
   }
@@ -545,13 +723,16 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     const int count = np - base < GRIT_DUAL_N ? np - base : GRIT_DUAL_N;
     clear_inputs(m, d, w);
     for (int j = 0; j < count; ++j) seed_column(m, w, params, nx + nu + base + j, j);
-    dual_residual(m, d, w, NULL);
+    dual_residual(m, d, w, NULL, 1);
     for (int j = 0; j < count; ++j) {
-      s = add_rhs(d, w, &bt, nx + nu + base + j, j, -1, A, B, P, np);
+      s = add_rhs(d, w, &bt, nx + nu + base + j, j, -1, 1, A, B, P, np);
       if (s != GRIT_OK) return s;
     }
+    for (int t = 0; t < m->ntree; ++t) w->active[t] = 1; /* the next call's passes start from zero partials */
+    clear_tree_partials(m, w, w->active);
   }
   s = flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;
+  w->partials_dirty = 0;
   return GRIT_OK;
 }
