@@ -209,14 +209,15 @@ static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const cha
 }
 
 /* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
- * joint limits, and Lagged contacts with the regularization on. Lagged and Similar contacts without
- * limits do not, and the residual then needs neither A's dual factor nor the estimates. */
+ * joint limits with a nonzero impulse, and Lagged contacts with the regularization on. Lagged and
+ * Similar contacts without such limits do not, and the residual then needs neither A's dual factor nor
+ * the estimates (an inert limit, zero impulse, is skipped by the residual). */
 static int uses_delassus(const grit_data *d) {
   if (d->settings.contact_model == GRIT_CONTACT_SAP) return 1;
   if (d->settings.contact_model == GRIT_CONTACT_LAGGED && d->settings.regularize_lagged) return 1;
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   for (int i = d->ncontacts; i < d->stats.nconstraints; ++i)
-    if (c[i].kind == GRIT_CONSTRAINT_LIMIT) return 1;
+    if (c[i].kind == GRIT_CONSTRAINT_LIMIT && !constraint_inert(&c[i])) return 1;
   return 0;
 }
 
@@ -329,8 +330,7 @@ static void velocity_residual(const grit_model *m, const grit_data *d, grit_deri
                               int controls_only) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
-  for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
-  grit_kin_integrate_dual(m, w->q, w->dq, 1.0); /* the value the position passes used (dq unseeded here) */
+  zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
   if (controls_only) {
     grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
@@ -589,6 +589,10 @@ static void write_column(const grit_model *m, const grit_deriv_ws *w, int col, c
   for (int jn = 0; jn < m->njnt; ++jn) {
     const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
     const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+    if (nvj == 1) { /* hinge, slide: Dq = 1, Dv = h */
+      out[(size_t)da * stride + c] = Dv[0] * X[da] + (col == da ? Dq[0] : 0.0);
+      continue;
+    }
     for (int r = 0; r < nvj; ++r) {
       double x = 0.0;
       for (int k = 0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];

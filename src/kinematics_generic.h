@@ -56,8 +56,16 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
         case GRIT_JOINT_BALL:
         case GRIT_JOINT_HINGE: {
           GS rot[4];
-          GS_NAME(grit_quat_rotate)(anchor, quat, jpos);
-          GS_NAME(grit_v3_add)(anchor, anchor, pos);
+          /* a joint at the body origin (the usual case) has its anchor at pos: the rotations of the
+           * zero offset below are skipped, with the same result */
+          const double *jp = m->jnt_pos + 3 * j;
+          const int at_origin = jp[0] == 0.0 && jp[1] == 0.0 && jp[2] == 0.0;
+          if (at_origin) {
+            GS_NAME(grit_v3_copy)(anchor, pos);
+          } else {
+            GS_NAME(grit_quat_rotate)(anchor, quat, jpos);
+            GS_NAME(grit_v3_add)(anchor, anchor, pos);
+          }
           GS_NAME(grit_quat_rotate)(axis, quat, jaxis);
           if (m->jnt_type[j] == GRIT_JOINT_BALL) {
             GS_NAME(kin_quat_unit)(rot, q + qa);
@@ -67,8 +75,10 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
           GS_NAME(grit_quat_mul)(quat, quat, rot);
           GS_NAME(grit_quat_normalize)(quat);
           /* keep the anchor fixed: pos = anchor - R(quat) jpos */
-          GS_NAME(grit_quat_rotate)(t, quat, jpos);
-          GS_NAME(grit_v3_sub)(pos, anchor, t);
+          if (!at_origin) {
+            GS_NAME(grit_quat_rotate)(t, quat, jpos);
+            GS_NAME(grit_v3_sub)(pos, anchor, t);
+          }
           GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, anchor);
           GS_NAME(grit_v3_copy)(k->xaxis + 3 * j, axis);
           break;
