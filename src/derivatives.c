@@ -47,6 +47,9 @@ struct grit_deriv_ws {
   double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact */
   int params_dirty;                       /* the inertial and geometry inputs may hold seeds (or no values) */
   int partials_dirty;                     /* a call stopped before clearing the partials of its passes */
+  char *qconst;                           /* (ntree) a free body with its centre of mass at its origin */
+  char *mask2, *mask3;                    /* (ntree) scratch tree masks */
+  double *Ad;                             /* (nM) scratch: A's blocks in double */
   double *Dq, *Dv;                        /* (36 njnt) integration Jacobians, a 6x6 block per joint */
   void *arena;
 };
@@ -86,6 +89,10 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->lag_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->lag, w->cap_edges);
   GRIT_CARVE(c, w->lag_g, 3 * (w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->qconst, m->ntree);
+  GRIT_CARVE(c, w->mask2, m->ntree);
+  GRIT_CARVE(c, w->mask3, m->ntree);
+  GRIT_CARVE(c, w->Ad, m->nM);
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
 }
@@ -114,6 +121,18 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->geom.dissipation = w->gparam + 2 * ng;
   w->geom.tau_d = w->gparam + 3 * ng;
   w->params_dirty = 1;
+  /* Trees whose mass matrix and bias forces do not depend on the configuration: one body on a free joint
+   * with its centre of mass at the body origin. In grit's coordinates (the origin's velocity in the
+   * world, the angular velocity in the body frame) M = diag(m, m, m, I_body) and c = (-m g, w x I_body w):
+   * position passes need only their kinematics. */
+  for (int t = 0; t < m->ntree; ++t) {
+    int nb = 0, body = -1;
+    for (int b = 1; b < m->nbody; ++b)
+      if (m->body_tree[b] == t) nb++, body = b;
+    w->qconst[t] = nb == 1 && m->body_jntnum[body] == 1 &&
+                   m->jnt_type[m->body_jnt[m->body_jntadr[body]]] == GRIT_JOINT_FREE &&
+                   m->body_com[3 * body] == 0.0 && m->body_com[3 * body + 1] == 0.0 && m->body_com[3 * body + 2] == 0.0;
+  }
   *out = w;
   return GRIT_OK;
 }
@@ -228,7 +247,8 @@ static int uses_delassus(const grit_data *d) {
  * clear_tree_partials), and only the constraints that touch them are evaluated. With `kin_all`, the
  * positions of every tree are recomputed first (and, if the constraints use Delassus estimates, the
  * mass matrices and factors): the constant values of the trees not seeded. */
-static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all) {
+static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
+                          int skip_qconst) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
@@ -236,12 +256,26 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
   const int need_w = uses_delassus(d);
   /* only the seeded trees change; the others keep their constant values */
-  const char *const kmask = kin_all ? NULL : active, *const mmask = kin_all && need_w ? NULL : active;
+  const char *const kmask = kin_all ? NULL : active;
+  const char *mmask = kin_all && need_w ? NULL : active, *vmask = active;
+  if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
+    for (int t = 0; t < m->ntree; ++t) {
+      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t];
+      w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t];
+    }
+    mmask = w->mask2;
+    vmask = w->mask3;
+  }
   w->kin.tree_mask = kmask;
   grit_kin_positions_dual(m, w->q, &w->inertial, &w->kin);
   w->kin.tree_mask = mmask;
   grit_crba_dual(m, &w->kin, w->crb, w->M);
   grit_implicit_operator_dual(m, w->M, h, w->A);
+  if (skip_qconst) /* the operator was formed for every tree: the constant blocks back */
+    for (int t = 0; t < m->ntree; ++t)
+      if (w->qconst[t])
+        for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
+          w->A[i] = grit_dual_const(d->Aprev[i]);
   if (need_w) {
     for (int t = 0; t < m->ntree; ++t)
       if (!mmask || mmask[t])
@@ -249,9 +283,10 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
           w->Achol[i] = w->A[i];
     grit_block_cholesky_dual(m, w->Achol, mmask);
   }
-  w->kin.tree_mask = active;
+  w->kin.tree_mask = vmask;
   grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+  w->kin.tree_mask = active;
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
   grit_block_mulv_dual(m, w->A, w->tmp, w->r);
@@ -684,9 +719,26 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     lagged_prepare(m, d, w);
     int first = 1;
     clear_inputs(m, d, w);
+    if (A) { /* the constant A (the step's) and its factor of the trees position passes leave out */
+      int any = 0;
+      for (int t = 0; t < m->ntree; ++t) {
+        if (!w->qconst[t]) continue;
+        any = 1;
+        const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
+        for (int i = a0; i < a0 + nn; ++i) w->A[i] = grit_dual_const(d->Aprev[i]), w->Ad[i] = d->Aprev[i];
+      }
+      if (any && uses_delassus(d)) {
+        grit_block_cholesky(m, w->Ad, w->qconst);
+        for (int t = 0; t < m->ntree; ++t) {
+          if (!w->qconst[t]) continue;
+          const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
+          for (int i = a0; i < a0 + nn; ++i) w->Achol[i] = grit_dual_const(w->Ad[i]);
+        }
+      }
+    }
     for (int kind = 0; kind < 3; ++kind) {
       if (kind > 0 && first) { /* no position pass ran (B only): one unseeded pass for the constant values */
-        dual_residual(m, d, w, NULL, 1);
+        dual_residual(m, d, w, NULL, 1, 0);
         first = 0;
       }
       const int coupled = kind == 0, ngroups = coupled ? ncolour : 1;
@@ -703,7 +755,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
               for (int j = 0; j < GRIT_DUAL_N && base + j < local_columns(m, w, t, kind, A, B); ++j)
                 seed_column(m, w, params, local_column_id(m, w, t, kind, base + j), j);
           if (kind == 0) {
-            dual_residual(m, d, w, w->active, first);
+            dual_residual(m, d, w, w->active, first, 1);
             first = 0;
           } else {
             velocity_residual(m, d, w, w->active, kind == 2);
@@ -727,7 +779,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     const int count = np - base < GRIT_DUAL_N ? np - base : GRIT_DUAL_N;
     clear_inputs(m, d, w);
     for (int j = 0; j < count; ++j) seed_column(m, w, params, nx + nu + base + j, j);
-    dual_residual(m, d, w, NULL, 1);
+    dual_residual(m, d, w, NULL, 1, 0);
     for (int j = 0; j < count; ++j) {
       s = add_rhs(d, w, &bt, nx + nu + base + j, j, -1, 1, A, B, P, np);
       if (s != GRIT_OK) return s;
