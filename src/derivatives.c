@@ -198,7 +198,7 @@ static void zero_partials(grit_dual *x, int n) {
 
 /* After a pass seeded in the trees of `active`: their kinematic and dynamic quantities keep their
  * values but lose the pass's partials, so that the next pass may use them as constants. */
-static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
+static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
     zero_partials(w->kin.xpos + 3 * b, 3);
@@ -219,6 +219,7 @@ static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const cha
     if (!active[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     zero_partials(w->kin.cdof + 6 * adr, 6 * n);
+    if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
     zero_partials(w->M + m->tree_madr[t], n * n);
@@ -468,7 +469,7 @@ static void clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const
  * q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
 static void integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
                                   double Dq[36], double Dv[36]) {
-  const int t = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+  const int t = m->jnt_type[j], da = m->jnt_dofadr[j];
   for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
   if (t == GRIT_JOINT_HINGE || t == GRIT_JOINT_SLIDE) {
     Dq[0] = 1.0;
@@ -483,25 +484,30 @@ static void integration_jacobians(const grit_model *m, const double *q0, const d
     }
     r0 = 3;
   }
-  const double *qq = q0 + qa + (t == GRIT_JOINT_FREE ? 3 : 0), *w = v + da + r0;
-  grit_dual th0[3], om[3], q[4], e[4], qplus[4], diff[3];
-  for (int i = 0; i < 3; ++i) {
-    th0[i] = grit_dual_var(0.0, i);
-    om[i] = grit_dual_var(w[i], 3 + i);
+  /* q+ = q0 exp(phi), phi = h omega (body frame). Perturbed, q0 exp(dth0) exp(phi + h domega) =
+   * q+ exp(R(phi)^T dth0 + Jr(phi) h domega) to first order: Dq = R(phi)^T, Dv = h Jr(phi), with
+   * R(phi) = I + a [phi]x + b [phi]x^2 and Jr(phi) = I - b [phi]x + c [phi]x^2,
+   * a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3, t = |phi| (series below 1e-2 rad). */
+  (void)q0;
+  const double *w = v + da + r0, ph[3] = {h * w[0], h * w[1], h * w[2]};
+  const double t2 = ph[0] * ph[0] + ph[1] * ph[1] + ph[2] * ph[2];
+  double a, b, c;
+  if (t2 < 1e-4) {
+    a = 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0));
+    b = 0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0)));
+    c = (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0))) / 6.0;
+  } else {
+    const double t = sqrt(t2), st = sin(t), ct = cos(t);
+    a = st / t;
+    b = (1.0 - ct) / t2;
+    c = (t - st) / (t2 * t);
   }
-  for (int i = 0; i < 4; ++i) q[i] = grit_dual_const(qq[i]);
-  grit_quat_exp_dual(e, th0);
-  grit_quat_mul_dual(q, q, e);
-  grit_quat_integrate_dual(q, om, h);
-  double qd[4] = {qq[0], qq[1], qq[2], qq[3]}, wd[3] = {w[0], w[1], w[2]};
-  grit_quat_normalize(qd);
-  grit_quat_integrate(qd, wd, h);
-  for (int i = 0; i < 4; ++i) qplus[i] = grit_dual_const(qd[i]);
-  grit_quat_diff_dual(diff, qplus, q);
+  const double K[9] = {0, -ph[2], ph[1], ph[2], 0, -ph[0], -ph[1], ph[0], 0}; /* [phi]x */
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) {
-      Dq[6 * (r0 + r) + r0 + c] = diff[r].d[c];
-      Dv[6 * (r0 + r) + r0 + c] = diff[r].d[3 + c];
+    for (int k = 0; k < 3; ++k) {
+      const double K2 = ph[r] * ph[k] - (r == k ? t2 : 0.0), I = r == k ? 1.0 : 0.0; /* [phi]x^2 */
+      Dq[6 * (r0 + r) + r0 + k] = I - a * K[3 * r + k] + b * K2; /* R(phi)^T: [phi]x changes sign */
+      Dv[6 * (r0 + r) + r0 + k] = h * (I - b * K[3 * r + k] + c * K2);
     }
 }
 
@@ -628,10 +634,15 @@ static void write_column(const grit_model *m, const grit_deriv_ws *w, int col, c
       out[(size_t)da * stride + c] = Dv[0] * X[da] + (col == da ? Dq[0] : 0.0);
       continue;
     }
-    for (int r = 0; r < nvj; ++r) {
+    /* a free joint's translation rows are diagonal (h, 1) and its blocks do not mix translation and
+     * rotation: only the rotation block is summed */
+    const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : 0;
+    for (int r = 0; r < r0; ++r)
+      out[(size_t)(da + r) * stride + c] = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
+    for (int r = r0; r < nvj; ++r) {
       double x = 0.0;
-      for (int k = 0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
-      if (col < nv && col >= da && col < da + nvj) x += Dq[6 * r + col - da];
+      for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+      if (col < nv && col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
       out[(size_t)(da + r) * stride + c] = x;
     }
   }
@@ -711,7 +722,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
    *  - Control passes seed u: the actuator forces alone, all trees sharing the directions. */
   if (w->partials_dirty) { /* an earlier call failed half-way: every tree starts from zero partials */
     for (int t = 0; t < m->ntree; ++t) w->active[t] = 1;
-    clear_tree_partials(m, w, w->active);
+    clear_tree_partials(m, w, w->active, 1);
   }
   w->partials_dirty = 1;
   if (A || B) {
@@ -768,7 +779,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
                 if (s != GRIT_OK) return s;
                 unseed_column(m, w, col, j);
               }
-          if (kind == 0) clear_tree_partials(m, w, w->active);
+          if (kind == 0) clear_tree_partials(m, w, w->active, 0);
           else if (kind == 1) clear_velocity_partials(m, w, w->active);
         }
       }
@@ -785,7 +796,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
       if (s != GRIT_OK) return s;
     }
     for (int t = 0; t < m->ntree; ++t) w->active[t] = 1; /* the next call's passes start from zero partials */
-    clear_tree_partials(m, w, w->active);
+    clear_tree_partials(m, w, w->active, 1);
   }
   s = flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;
