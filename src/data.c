@@ -37,6 +37,9 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->uprev, m->nu);
   GRIT_CARVE(c, d->vsol, nv);
   GRIT_CARVE(c, d->Aprev, m->nM);
+  GRIT_CARVE(c, d->qsave, m->nq);
+  GRIT_CARVE(c, d->vsave, nv);
+  GRIT_CARVE(c, d->usave, m->nu);
 }
 
 grit_status grit_data_create(const grit_model *m, grit_data **out) {

@@ -48,6 +48,9 @@ struct grit_data {
   double *Aprev;          /* (nM) its implicit operator */
   grit_deriv_ws *deriv;   /* dual-number workspace */
 
+  /* grit_linearize's copy of the state and controls it replaces, restored if it fails */
+  double *qsave, *vsave, *usave; /* (nq, nv, nu) */
+
   char message[GRIT_MESSAGE_SIZE];
   void *arena;
 };

@@ -10,6 +10,7 @@
 #include "grit/dynamics.h"
 #include "grit/step.h"
 #include "grit/derivatives.h"
+#include "grit/linearize.h"
 #include "grit/geometry.h"
 #include "grit/mjcf.h"
 
