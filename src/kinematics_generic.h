@@ -32,20 +32,17 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
   for (int b = 1; b < m->nbody; ++b) {
     if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     const int p = m->body_parent[b];
-    GS pos[3], quat[4], off[3], oq[4], R[9];
-    /* place the frame by its offset in the parent */
-    GS_NAME(kin_v3_const)(off, m->body_pos + 3 * b);
-    for (int i = 0; i < 4; ++i) oq[i] = GS_C(m->body_quat[4 * b + i]);
-    GS_NAME(grit_quat_rotate)(pos, k->xquat + 4 * p, off);
+    GS pos[3], quat[4], R[9];
+    /* place the frame by its offset in the parent (constants of the model) */
+    GS_NAME(grit_quat_rotate_c)(pos, k->xquat + 4 * p, m->body_pos + 3 * b);
     GS_NAME(grit_v3_add)(pos, pos, k->xpos + 3 * p);
-    GS_NAME(grit_quat_mul)(quat, k->xquat + 4 * p, oq);
+    GS_NAME(grit_quat_mul_c)(quat, k->xquat + 4 * p, m->body_quat + 4 * b);
 
     for (int n = 0; n < m->body_jntnum[b]; ++n) {
       const int j = m->body_jnt[m->body_jntadr[b] + n];
       const int qa = m->jnt_qposadr[j];
-      GS jpos[3], jaxis[3], anchor[3], axis[3], t[3];
-      GS_NAME(kin_v3_const)(jpos, m->jnt_pos + 3 * j);
-      GS_NAME(kin_v3_const)(jaxis, m->jnt_axis + 3 * j);
+      const double *jpos = m->jnt_pos + 3 * j, *jaxis = m->jnt_axis + 3 * j;
+      GS anchor[3], axis[3], t[3];
       switch (m->jnt_type[j]) {
         case GRIT_JOINT_FREE:
           GS_NAME(grit_v3_copy)(pos, q + qa);
@@ -58,25 +55,24 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
           GS rot[4];
           /* a joint at the body origin (the usual case) has its anchor at pos: the rotations of the
            * zero offset below are skipped, with the same result */
-          const double *jp = m->jnt_pos + 3 * j;
-          const int at_origin = jp[0] == 0.0 && jp[1] == 0.0 && jp[2] == 0.0;
+          const int at_origin = jpos[0] == 0.0 && jpos[1] == 0.0 && jpos[2] == 0.0;
           if (at_origin) {
             GS_NAME(grit_v3_copy)(anchor, pos);
           } else {
-            GS_NAME(grit_quat_rotate)(anchor, quat, jpos);
+            GS_NAME(grit_quat_rotate_c)(anchor, quat, jpos);
             GS_NAME(grit_v3_add)(anchor, anchor, pos);
           }
-          GS_NAME(grit_quat_rotate)(axis, quat, jaxis);
+          GS_NAME(grit_quat_rotate_c)(axis, quat, jaxis);
           if (m->jnt_type[j] == GRIT_JOINT_BALL) {
             GS_NAME(kin_quat_unit)(rot, q + qa);
           } else {
-            GS_NAME(grit_quat_from_axis_angle)(rot, jaxis, GS_ADDC(q[qa], -m->qpos0[qa]));
+            GS_NAME(grit_quat_from_axis_angle_c)(rot, jaxis, GS_ADDC(q[qa], -m->qpos0[qa]));
           }
           GS_NAME(grit_quat_mul)(quat, quat, rot);
           GS_NAME(grit_quat_normalize)(quat);
           /* keep the anchor fixed: pos = anchor - R(quat) jpos */
           if (!at_origin) {
-            GS_NAME(grit_quat_rotate)(t, quat, jpos);
+            GS_NAME(grit_quat_rotate_c)(t, quat, jpos);
             GS_NAME(grit_v3_sub)(pos, anchor, t);
           }
           GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, anchor);
@@ -85,9 +81,9 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
         }
         case GRIT_JOINT_SLIDE:
         default:
-          GS_NAME(grit_quat_rotate)(axis, quat, jaxis);
+          GS_NAME(grit_quat_rotate_c)(axis, quat, jaxis);
           GS_NAME(grit_v3_addscl)(pos, pos, axis, GS_ADDC(q[qa], -m->qpos0[qa]));
-          GS_NAME(grit_quat_rotate)(anchor, quat, jpos);
+          GS_NAME(grit_quat_rotate_c)(anchor, quat, jpos);
           GS_NAME(grit_v3_add)(anchor, anchor, pos);
           GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, anchor);
           GS_NAME(grit_v3_copy)(k->xaxis + 3 * j, axis);

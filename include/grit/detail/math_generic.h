@@ -176,6 +176,16 @@ static inline void GS_NAME(grit_quat_mul)(GS r[4], const GS a[4], const GS b[4])
   GS_NAME(grit_quat_copy)(r, t);
 }
 
+/* r = a ⊗ b for a constant b: the same values as grit_quat_mul, with products by constants. */
+static inline void GS_NAME(grit_quat_mul_c)(GS r[4], const GS a[4], const double b[4]) {
+  GS t[4];
+  t[0] = GS_SUB(GS_SUB(GS_SUB(GS_SCALE(a[0], b[0]), GS_SCALE(a[1], b[1])), GS_SCALE(a[2], b[2])), GS_SCALE(a[3], b[3]));
+  t[1] = GS_SUB(GS_ADD(GS_ADD(GS_SCALE(a[0], b[1]), GS_SCALE(a[1], b[0])), GS_SCALE(a[2], b[3])), GS_SCALE(a[3], b[2]));
+  t[2] = GS_ADD(GS_ADD(GS_SUB(GS_SCALE(a[0], b[2]), GS_SCALE(a[1], b[3])), GS_SCALE(a[2], b[0])), GS_SCALE(a[3], b[1]));
+  t[3] = GS_ADD(GS_SUB(GS_ADD(GS_SCALE(a[0], b[3]), GS_SCALE(a[1], b[2])), GS_SCALE(a[2], b[1])), GS_SCALE(a[3], b[0]));
+  GS_NAME(grit_quat_copy)(r, t);
+}
+
 /* Normalizes q in place and returns its former norm; a zero quaternion becomes the identity. */
 static inline GS GS_NAME(grit_quat_normalize)(GS q[4]) {
   GS n = GS_SQRT(GS_FMA(q[0], q[0], GS_FMA(q[1], q[1], GS_FMA(q[2], q[2], GS_MUL(q[3], q[3])))));
@@ -193,9 +203,21 @@ static inline void GS_NAME(grit_quat_rotate)(GS r[3], const GS q[4], const GS x[
   /* x + 2 w (u x x) + 2 u x (u x x), with u the vector part. */
   GS t[3], u[3] = {q[1], q[2], q[3]}, ut[3];
   GS_NAME(grit_v3_cross)(t, u, x);
-  GS_NAME(grit_v3_scale)(t, t, GS_C(2.0));
+  for (int i = 0; i < 3; ++i) t[i] = GS_SCALE(t[i], 2.0);
   GS_NAME(grit_v3_cross)(ut, u, t);
   for (int i = 0; i < 3; ++i) r[i] = GS_ADD(GS_FMA(q[0], t[i], x[i]), ut[i]);
+}
+
+/* The same for a constant vector x (a model's offset or axis): the same values, and for dual numbers
+ * products by a constant in place of full products. */
+static inline void GS_NAME(grit_quat_rotate_c)(GS r[3], const GS q[4], const double x[3]) {
+  GS t[3], u[3] = {q[1], q[2], q[3]}, ut[3];
+  t[0] = GS_SUB(GS_SCALE(u[1], x[2]), GS_SCALE(u[2], x[1]));
+  t[1] = GS_SUB(GS_SCALE(u[2], x[0]), GS_SCALE(u[0], x[2]));
+  t[2] = GS_SUB(GS_SCALE(u[0], x[1]), GS_SCALE(u[1], x[0]));
+  for (int i = 0; i < 3; ++i) t[i] = GS_SCALE(t[i], 2.0);
+  GS_NAME(grit_v3_cross)(ut, u, t);
+  for (int i = 0; i < 3; ++i) r[i] = GS_ADD(GS_FMA(q[0], t[i], GS_C(x[i])), ut[i]);
 }
 
 /* r = R(q)^T x: the inverse rotation. */
@@ -331,6 +353,13 @@ static inline void GS_NAME(grit_quat_from_axis_angle)(GS q[4], const GS axis[3],
   GS h = GS_SCALE(angle, 0.5), s = GS_SIN(h);
   q[0] = GS_COS(h);
   for (int i = 0; i < 3; ++i) q[i + 1] = GS_MUL(axis[i], s);
+}
+
+/* The same about a constant axis. */
+static inline void GS_NAME(grit_quat_from_axis_angle_c)(GS q[4], const double axis[3], GS angle) {
+  GS h = GS_SCALE(angle, 0.5), s = GS_SIN(h);
+  q[0] = GS_COS(h);
+  for (int i = 0; i < 3; ++i) q[i + 1] = GS_SCALE(s, axis[i]);
 }
 
 /* -------------------------------------------------------------------------------- rigid transform */
