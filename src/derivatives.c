@@ -27,6 +27,7 @@
 struct grit_deriv_ws {
   grit_kin_dual kin;
   grit_inertial_dual inertial;
+  const grit_inertial_dual *inertial_in; /* &inertial, or NULL: the model's values as constants */
   grit_dual *mass, *com, *inertia;        /* (nbody, 3 nbody, 9 nbody) */
   grit_geom_params_dual geom;
   grit_dual *gparam;                      /* (4 ngeom) friction, stiffness, dissipation, tau_d */
@@ -115,6 +116,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->inertial.mass = w->mass;
   w->inertial.com = w->com;
   w->inertial.inertia = w->inertia;
+  w->inertial_in = &w->inertial;
   const int ng = m->ngeom;
   w->geom.friction = w->gparam;
   w->geom.stiffness = w->gparam + ng;
@@ -268,7 +270,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     vmask = w->mask3;
   }
   w->kin.tree_mask = kmask;
-  grit_kin_positions_dual(m, w->q, &w->inertial, &w->kin);
+  grit_kin_positions_dual(m, w->q, w->inertial_in, &w->kin);
   w->kin.tree_mask = mmask;
   grit_crba_dual(m, &w->kin, w->crb, w->M);
   grit_implicit_operator_dual(m, w->M, h, w->A);
@@ -310,10 +312,8 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
       grit_dual gp[2][3], gR[2][9];
       for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
         const int g = cand->geom[s], b = cand->body[s];
-        grit_dual lp[3], lR[9];
-        for (int t = 0; t < 3; ++t) lp[t] = grit_dual_const(m->geom_pos[3 * g + t]);
-        for (int t = 0; t < 9; ++t) lR[t] = grit_dual_const(m->geom_mat[9 * g + t]);
-        grit_tf_compose_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, lp, lR);
+        grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
+                               m->geom_mat + 9 * g);
       }
       grit_contact_geom_dual geo;
       grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
@@ -725,6 +725,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     clear_tree_partials(m, w, w->active, 1);
   }
   w->partials_dirty = 1;
+  w->inertial_in = NULL; /* state and control passes seed no inertial parameter: the model's constants */
   if (A || B) {
     const int ncolour = colour_trees(m, d, w);
     lagged_prepare(m, d, w);
@@ -786,6 +787,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     }
   }
   /* parameter columns reach every tree: GRIT_DUAL_N per pass over the whole residual */
+  w->inertial_in = &w->inertial; /* masses may be seeded */
   for (int base = 0; P && base < np; base += GRIT_DUAL_N) {
     const int count = np - base < GRIT_DUAL_N ? np - base : GRIT_DUAL_N;
     clear_inputs(m, d, w);

@@ -31,7 +31,8 @@ static inline int GS_NAME(kin_body_on)(const grit_model *m, const GS_NAME(grit_k
   return !k->tree_mask || m->body_tree[b] < 0 || k->tree_mask[m->body_tree[b]];
 }
 
-/* Poses, joint frames, motion subspaces and spatial inertias at configuration q. */
+/* Poses, joint frames, motion subspaces and spatial inertias at configuration q. `in` NULL: the model's
+ * inertial parameters, as constants (the same values; for dual numbers, fewer products). */
 void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME(grit_inertial) * in,
                                  GS_NAME(grit_kin) * k);
 

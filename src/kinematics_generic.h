@@ -97,11 +97,17 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
 
     /* centre of mass and spatial inertia in the world */
     GS c[3], Iw[9];
-    GS_NAME(grit_tf_apply)(c, pos, R, in->com + 3 * b);
+    if (!in) { /* the model's own values, as constants: products by constants */
+      GS_NAME(grit_tf_apply_c)(c, pos, R, m->body_com + 3 * b);
+      GS_NAME(grit_m3_mul_c)(Iw, R, m->body_inertia + 9 * b);
+    } else {
+      GS_NAME(grit_tf_apply)(c, pos, R, in->com + 3 * b);
+      GS_NAME(grit_m3_mul)(Iw, R, in->inertia + 9 * b);
+    }
     GS_NAME(grit_v3_copy)(k->xipos + 3 * b, c);
-    GS_NAME(grit_m3_mul)(Iw, R, in->inertia + 9 * b);
     GS_NAME(grit_m3_mult)(Iw, Iw, R);
-    GS_NAME(grit_si_from_body)(&k->cinert[b], in->mass[b], c, Iw);
+    if (!in) GS_NAME(grit_si_from_body_c)(&k->cinert[b], m->body_mass[b], c, Iw);
+    else GS_NAME(grit_si_from_body)(&k->cinert[b], in->mass[b], c, Iw);
 
     /* motion subspaces: (axis; anchor x axis) for rotations about a line through the anchor */
     for (int n = 0; n < m->body_jntnum[b]; ++n) {

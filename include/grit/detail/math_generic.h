@@ -101,6 +101,16 @@ static inline void GS_NAME(grit_m3_mul)(GS r[9], const GS a[9], const GS b[9]) {
   GS_NAME(grit_m3_copy)(r, t);
 }
 
+/* r = a b for a constant b: the same values, products by constants. */
+static inline void GS_NAME(grit_m3_mul_c)(GS r[9], const GS a[9], const double b[9]) {
+  GS t[9];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      t[3 * i + j] = GS_ADD(GS_SCALE(a[3 * i], b[j]),
+                            GS_ADD(GS_SCALE(a[3 * i + 1], b[3 + j]), GS_SCALE(a[3 * i + 2], b[6 + j])));
+  GS_NAME(grit_m3_copy)(r, t);
+}
+
 /* r = a^T b. */
 static inline void GS_NAME(grit_m3_tmul)(GS r[9], const GS a[9], const GS b[9]) {
   GS t[9];
@@ -373,6 +383,24 @@ static inline void GS_NAME(grit_tf_compose)(GS p[3], GS R[9], const GS p1[3], co
   GS_NAME(grit_m3_mul)(R, R1, R2);
 }
 
+/* grit_tf_compose for a constant (p2, R2), e.g. a geometry's pose in its body: the same values. */
+static inline void GS_NAME(grit_tf_compose_c)(GS p[3], GS R[9], const GS p1[3], const GS R1[9], const double p2[3],
+                                               const double R2[9]) {
+  GS t[3];
+  for (int i = 0; i < 3; ++i)
+    t[i] = GS_ADD(GS_SCALE(R1[3 * i], p2[0]), GS_ADD(GS_SCALE(R1[3 * i + 1], p2[1]), GS_SCALE(R1[3 * i + 2], p2[2])));
+  GS_NAME(grit_v3_add)(p, t, p1);
+  GS_NAME(grit_m3_mul_c)(R, R1, R2);
+}
+
+/* y = p + R x for a constant x: the same values as grit_tf_apply. y must not alias p or R. */
+static inline void GS_NAME(grit_tf_apply_c)(GS y[3], const GS p[3], const GS R[9], const double x[3]) {
+  GS t[3];
+  for (int i = 0; i < 3; ++i)
+    t[i] = GS_ADD(GS_SCALE(R[3 * i], x[0]), GS_ADD(GS_SCALE(R[3 * i + 1], x[1]), GS_SCALE(R[3 * i + 2], x[2])));
+  GS_NAME(grit_v3_add)(y, t, p);
+}
+
 /* y = p + R x. y may alias x. */
 static inline void GS_NAME(grit_tf_apply)(GS y[3], const GS p[3], const GS R[9], const GS x[3]) {
   GS_NAME(grit_m3_mulv)(y, R, x);
@@ -439,6 +467,19 @@ typedef struct GS_NAME(grit_sinertia) {
 
 /* The spatial inertia of a body of mass m, centre of mass c (world), and rotational inertia about the
  * centre of mass Ic (world frame, mat3). */
+/* grit_si_from_body for a constant mass: the same values. */
+static inline void GS_NAME(grit_si_from_body_c)(GS_NAME(grit_sinertia) * s, double m, const GS c[3], const GS Ic[9]) {
+  s->m = GS_C(m);
+  for (int i = 0; i < 3; ++i) s->h[i] = GS_SCALE(c[i], m);
+  GS c2 = GS_NAME(grit_v3_norm2)(c);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      GS t = GS_MUL(c[i], c[j]);
+      if (i == j) t = GS_SUB(t, c2);
+      s->I[3 * i + j] = GS_SUB(Ic[3 * i + j], GS_SCALE(t, m));
+    }
+}
+
 static inline void GS_NAME(grit_si_from_body)(GS_NAME(grit_sinertia) * s, GS m, const GS c[3], const GS Ic[9]) {
   s->m = m;
   GS_NAME(grit_v3_scale)(s->h, c, m);
