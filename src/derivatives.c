@@ -361,7 +361,10 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
  * the solution v, its Jacobian, distance and parameters depend on positions only. So a velocity pass
  * recomputes only the seeded trees' twists and bias forces (the Lagged terms are added column by column
  * by lagged_rhs), and a control pass (controls_only) only the smooth force. Only r's partials are used;
- * they stay within each seeded tree's rows, so every tree shares the same directions. */
+ * they stay within each seeded tree's rows, so every tree shares the same directions.
+ * This split, and the free bodies left out of position passes (qconst), follow the step's smooth force
+ * grit_smooth_force(q0, v0, u, c(q0, v0)): a step force that depends on v0 through positions (e.g. a
+ * bias at a predicted end configuration) must be seeded here through those positions too. */
 static void velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
                               int controls_only) {
   const double h = m->opt.timestep;
