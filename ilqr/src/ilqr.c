@@ -5,7 +5,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "dense.h"
+#include "message.h"
 #include "riccati.h"
 
 #define MAX_THREADS 64
@@ -45,16 +45,6 @@ struct grit_ilqr {
 
 const char *grit_ilqr_version(void) { return "0.2.0"; }
 
-static grit_status fail(char *msg, grit_status s, const char *fmt, ...) {
-  if (msg) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, GRIT_MESSAGE_SIZE, fmt, ap);
-    va_end(ap);
-  }
-  return s;
-}
-
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -85,20 +75,20 @@ grit_ilqr_options grit_ilqr_default_options(void) {
 }
 
 static grit_status check_options(const grit_ilqr_options *o, char *msg) {
-  if (o->max_iterations < 1) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "max_iterations %d < 1", o->max_iterations);
+  if (o->max_iterations < 1) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "max_iterations %d < 1", o->max_iterations);
   if (!(o->tol_cost >= 0) || !(o->tol_feedforward >= 0))
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "tolerances must be >= 0");
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "tolerances must be >= 0");
   if (!(o->reg_min >= 0) || !(o->reg_init >= 0) || !(o->reg_max > o->reg_min) || !isfinite(o->reg_max))
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "regularization bounds: need 0 <= reg_min < reg_max < inf, reg_init >= 0");
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "regularization bounds: need 0 <= reg_min < reg_max < inf, reg_init >= 0");
   if (!(o->reg_factor > 1) || !isfinite(o->reg_factor))
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "reg_factor %g must be > 1", o->reg_factor);
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "reg_factor %g must be > 1", o->reg_factor);
   if (!(o->ls_decrease > 0 && o->ls_decrease < 1))
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_decrease %g must be in (0, 1)", o->ls_decrease);
-  if (o->ls_max_trials < 1) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_max_trials %d < 1", o->ls_max_trials);
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_decrease %g must be in (0, 1)", o->ls_decrease);
+  if (o->ls_max_trials < 1) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_max_trials %d < 1", o->ls_max_trials);
   if (!(o->ls_accept > 0 && o->ls_accept < 1))
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_accept %g must be in (0, 1)", o->ls_accept);
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_accept %g must be in (0, 1)", o->ls_accept);
   if (o->nthreads < 1 || o->nthreads > MAX_THREADS)
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "nthreads %d not in [1, %d]", o->nthreads, MAX_THREADS);
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "nthreads %d not in [1, %d]", o->nthreads, MAX_THREADS);
   return GRIT_OK;
 }
 
@@ -137,25 +127,25 @@ static void clamp_controls(const grit_ilqr *s, double *u) {
 grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options *options, grit_ilqr **out,
                              char *msg) {
   if (msg) msg[0] = 0;
-  if (!out) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "solver pointer is NULL");
+  if (!out) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "solver pointer is NULL");
   *out = NULL;
-  if (!p) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "problem is NULL");
+  if (!p) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "problem is NULL");
   const grit_ilqr_dynamics *d = &p->dynamics;
   if (d->nx < 1 || d->ndx < 1 || d->nu < 1)
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "dynamics sizes nx %d, ndx %d, nu %d must be >= 1", d->nx, d->ndx,
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "dynamics sizes nx %d, ndx %d, nu %d must be >= 1", d->nx, d->ndx,
                 d->nu);
-  if (!d->step || !d->jacobians) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "dynamics step or jacobians is NULL");
+  if (!d->step || !d->jacobians) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "dynamics step or jacobians is NULL");
   if (!d->difference && d->nx != d->ndx)
-    return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "nx %d != ndx %d needs a difference function", d->nx, d->ndx);
-  if (p->horizon < 1) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "horizon %d < 1", p->horizon);
-  if (!p->x0) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "x0 is NULL");
-  if (!all_finite(p->x0, d->nx)) return fail(msg, GRIT_ERR_NOT_FINITE, "x0 has a non-finite entry");
-  if ((p->Q || p->Qf) && !p->x_goal) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "Q or Qf given without x_goal");
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "nx %d != ndx %d needs a difference function", d->nx, d->ndx);
+  if (p->horizon < 1) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "horizon %d < 1", p->horizon);
+  if (!p->x0) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "x0 is NULL");
+  if (!all_finite(p->x0, d->nx)) return grit_ilqr_fail(msg, GRIT_ERR_NOT_FINITE, "x0 has a non-finite entry");
+  if ((p->Q || p->Qf) && !p->x_goal) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "Q or Qf given without x_goal");
   const int nx = d->nx, n = d->ndx, m = d->nu, N = p->horizon;
   if ((p->x_goal && !all_finite(p->x_goal, nx)) || (p->Q && !all_finite(p->Q, n * n)) ||
       (p->Qf && !all_finite(p->Qf, n * n)) || (p->R && !all_finite(p->R, m * m)) ||
       (p->u_ref && !all_finite(p->u_ref, m)))
-    return fail(msg, GRIT_ERR_NOT_FINITE, "a cost weight or reference has a non-finite entry");
+    return grit_ilqr_fail(msg, GRIT_ERR_NOT_FINITE, "a cost weight or reference has a non-finite entry");
   const double *mats[3] = {p->Q, p->Qf, p->R};
   const int dims[3] = {n, n, m};
   const char *names[3] = {"Q", "Qf", "R"};
@@ -163,26 +153,26 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
     if (!mats[t]) continue;
     for (int i = 0; i < dims[t]; ++i) {
       if (mats[t][i * dims[t] + i] < 0)
-        return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "%s[%d][%d] = %g < 0: the weight must be positive semidefinite",
+        return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "%s[%d][%d] = %g < 0: the weight must be positive semidefinite",
                     names[t], i, i, mats[t][i * dims[t] + i]);
       for (int j = 0; j < i; ++j)
         if (fabs(mats[t][i * dims[t] + j] - mats[t][j * dims[t] + i]) >
             1e-12 * (fabs(mats[t][i * dims[t] + j]) + fabs(mats[t][j * dims[t] + i]) + 1e-300))
-          return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "%s is not symmetric at (%d, %d)", names[t], i, j);
+          return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "%s is not symmetric at (%d, %d)", names[t], i, j);
     }
   }
-  if (!p->u_min != !p->u_max) return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "give both u_min and u_max, or neither");
+  if (!p->u_min != !p->u_max) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "give both u_min and u_max, or neither");
   if (p->u_min)
     for (int i = 0; i < m; ++i)
       if (isnan(p->u_min[i]) || isnan(p->u_max[i]) || !(p->u_min[i] <= p->u_max[i]))
-        return fail(msg, GRIT_ERR_INVALID_ARGUMENT, "control %d: limits [%g, %g] are not an interval", i, p->u_min[i],
+        return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "control %d: limits [%g, %g] are not an interval", i, p->u_min[i],
                     p->u_max[i]);
   grit_ilqr_options o = options ? *options : grit_ilqr_default_options();
   grit_status st = check_options(&o, msg);
   if (st) return st;
 
   grit_ilqr *s = calloc(1, sizeof *s);
-  if (!s) return fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
+  if (!s) return grit_ilqr_fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
   s->dyn = *d;
   s->N = N;
   s->nx = nx;
@@ -226,7 +216,7 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
   s->work = zeros((size_t)GRIT_ILQR_RICCATI_WORK(n, m), &ok);
   if (!ok) {
     grit_ilqr_free(s);
-    return fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory for a horizon of %d", N);
+    return grit_ilqr_fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory for a horizon of %d", N);
   }
   for (int k = 0; k < N; ++k) {
     double *u = s->us[0] + (size_t)k * m;
@@ -249,8 +239,8 @@ grit_status grit_ilqr_set_options(grit_ilqr *s, const grit_ilqr_options *o) {
 
 grit_status grit_ilqr_set_initial_state(grit_ilqr *s, const double *x0) {
   if (!s) return GRIT_ERR_INVALID_ARGUMENT;
-  if (!x0) return fail(s->msg, GRIT_ERR_INVALID_ARGUMENT, "x0 is NULL");
-  if (!all_finite(x0, s->nx)) return fail(s->msg, GRIT_ERR_NOT_FINITE, "x0 has a non-finite entry");
+  if (!x0) return grit_ilqr_fail(s->msg, GRIT_ERR_INVALID_ARGUMENT, "x0 is NULL");
+  if (!all_finite(x0, s->nx)) return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "x0 has a non-finite entry");
   memcpy(s->x0, x0, sizeof(double) * (size_t)s->nx);
   s->have_rollout = 0;
   return GRIT_OK;
@@ -258,8 +248,8 @@ grit_status grit_ilqr_set_initial_state(grit_ilqr *s, const double *x0) {
 
 grit_status grit_ilqr_set_controls(grit_ilqr *s, const double *u) {
   if (!s) return GRIT_ERR_INVALID_ARGUMENT;
-  if (!u) return fail(s->msg, GRIT_ERR_INVALID_ARGUMENT, "controls are NULL");
-  if (!all_finite(u, s->N * s->nu)) return fail(s->msg, GRIT_ERR_NOT_FINITE, "a control is not finite");
+  if (!u) return grit_ilqr_fail(s->msg, GRIT_ERR_INVALID_ARGUMENT, "controls are NULL");
+  if (!all_finite(u, s->N * s->nu)) return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "a control is not finite");
   double *us = s->us[s->slot];
   memcpy(us, u, sizeof(double) * (size_t)(s->N * s->nu));
   for (int k = 0; k < s->N; ++k) clamp_controls(s, us + (size_t)k * s->nu);
@@ -444,12 +434,12 @@ static grit_status derivatives(grit_ilqr *s) {
   jac_worker(&args[0]);
   for (int t = 1; t <= started; ++t) pthread_join(threads[t], NULL);
   const int bad = atomic_load(&job.failed);
-  if (bad) return fail(s->msg, GRIT_ERR_NUMERICAL, "the dynamics Jacobians failed at knot %d", bad - 1);
+  if (bad) return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the dynamics Jacobians failed at knot %d", bad - 1);
   const double *x = s->xs[s->slot], *u = s->us[s->slot];
   double l;
   for (int k = 0; k <= s->N; ++k)
     if (knot_cost(s, k, x + (size_t)k * s->nx, k < s->N ? u + (size_t)k * s->nu : NULL, &l, 1))
-      return fail(s->msg, GRIT_ERR_NUMERICAL, "the cost or its derivatives failed at knot %d", k);
+      return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the cost or its derivatives failed at knot %d", k);
   return GRIT_OK;
 }
 
@@ -513,7 +503,7 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
     r.t_rollout += now_s() - t0;
     if (bad) {
       if (res) *res = r;
-      return fail(s->msg, GRIT_ERR_NUMERICAL, "the rollout of the initial controls failed (dynamics or cost)");
+      return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the rollout of the initial controls failed (dynamics or cost)");
     }
     s->have_rollout = 1;
   }
