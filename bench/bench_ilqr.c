@@ -66,22 +66,14 @@ int main(int argc, char **argv) {
     int iters = 0;
     double err = 0;
     for (int rep = 0; rep < repeats; ++rep) {
-      grit_ilqr_grit *a = NULL;
-      if (grit_ilqr_grit_create(pp.model, pp.N, &pp.settings, &a, msg)) {
-        fprintf(stderr, "bench_ilqr: %s\n", msg);
-        return 1;
-      }
-      grit_ilqr_problem p = push_problem_ilqr(&pp, grit_ilqr_grit_dynamics(a));
-      grit_ilqr_options o = grit_ilqr_default_options();
-      o.tol_cost = 1e-4;
-      o.nthreads = threads;
+      grit_ilqr_options o = push_problem_options(threads);
       memset(&s, 0, sizeof s);
       o.log = record;
       o.log_ctx = &s;
+      grit_ilqr_grit *a = NULL;
       grit_ilqr *solver = NULL;
       grit_ilqr_result r;
-      if (grit_ilqr_create(&p, &o, &solver, msg) || grit_ilqr_set_controls(solver, pp.u_guess) ||
-          grit_ilqr_solve(solver, &r)) {
+      if (push_problem_solver(&pp, &o, &a, &solver, msg) || grit_ilqr_solve(solver, &r)) {
         fprintf(stderr, "bench_ilqr: solve failed: %s\n", solver ? grit_ilqr_last_error(solver) : msg);
         return 1;
       }
@@ -102,22 +94,14 @@ int main(int argc, char **argv) {
 
   /* Receding horizon: solve once, then per control period measure, shift, re-solve a little, apply u_0. */
   for (int per = 1; per <= 2; ++per) {
+    grit_ilqr_options o = push_problem_options(2);
     grit_ilqr_grit *a = NULL;
-    grit_data *plant = NULL;
-    if (grit_ilqr_grit_create(pp.model, pp.N, &pp.settings, &a, msg) || grit_data_create(pp.model, &plant) ||
-        grit_data_set_step_settings(plant, &pp.settings)) {
-      fprintf(stderr, "bench_ilqr: setup failed\n");
-      return 1;
-    }
-    grit_ilqr_problem p = push_problem_ilqr(&pp, grit_ilqr_grit_dynamics(a));
-    grit_ilqr_options o = grit_ilqr_default_options();
-    o.tol_cost = 1e-4;
-    o.nthreads = 2;
     grit_ilqr *solver = NULL;
+    grit_data *plant = NULL;
     grit_ilqr_result r;
-    if (grit_ilqr_create(&p, &o, &solver, msg) || grit_ilqr_set_controls(solver, pp.u_guess) ||
-        grit_ilqr_solve(solver, &r)) {
-      fprintf(stderr, "bench_ilqr: solve failed\n");
+    if (push_problem_solver(&pp, &o, &a, &solver, msg) || grit_ilqr_solve(solver, &r) ||
+        grit_data_create(pp.model, &plant) || grit_data_set_step_settings(plant, &pp.settings)) {
+      fprintf(stderr, "bench_ilqr: setup failed\n");
       return 1;
     }
     o.max_iterations = per;

@@ -28,6 +28,7 @@
 #include "grit_ilqr/grit_dynamics.h"
 #include "grit_ilqr/ilqr.h"
 #include "push_problem.h"
+#include "scenes.h"
 
 #ifndef GRIT_MODELS_DIR
 #define GRIT_MODELS_DIR "examples/models"
@@ -87,10 +88,6 @@ static int parse(int argc, char **argv, args *a) {
   return 0;
 }
 
-static const char *contact_name(grit_contact_model c) {
-  return c == GRIT_CONTACT_SAP ? "sap" : c == GRIT_CONTACT_SIMILAR ? "similar" : "lagged";
-}
-
 static void log_iteration(void *ctx, const grit_ilqr_iteration *it) {
   if (*(const int *)ctx) return;
   printf("iter %3d  cost %11.6f  reduction %10.3e (expected %10.3e)  alpha %5.3f  mu %8.1e  ff %8.2e  "
@@ -118,28 +115,22 @@ int main(int argc, char **argv) {
     return 1;
   }
   const int N = pp.N, nx = pp.nx, nq = pp.nq, nv = pp.nv, nu = pp.nu;
+  grit_ilqr_options o = push_problem_options(a.threads);
+  o.max_iterations = a.max_iter;
+  o.tol_cost = a.tol;
+  o.log = log_iteration;
+  o.log_ctx = &a.quiet;
   grit_ilqr_grit *adapter = NULL;
-  if (grit_ilqr_grit_create(pp.model, N, &pp.settings, &adapter, msg) != GRIT_OK) {
+  grit_ilqr *solver = NULL;
+  grit_ilqr_result r;
+  if (push_problem_solver(&pp, &o, &adapter, &solver, msg)) {
     fprintf(stderr, "arm_push_ball: %s\n", msg);
     push_problem_free(&pp);
     return 1;
   }
-  grit_ilqr_problem p = push_problem_ilqr(&pp, grit_ilqr_grit_dynamics(adapter));
-  grit_ilqr_options o = grit_ilqr_default_options();
-  o.max_iterations = a.max_iter;
-  o.tol_cost = a.tol;
-  o.nthreads = a.threads;
-  o.log = log_iteration;
-  o.log_ctx = &a.quiet;
-  grit_ilqr *solver = NULL;
-  grit_ilqr_result r;
-  if (grit_ilqr_create(&p, &o, &solver, msg) != GRIT_OK || grit_ilqr_set_controls(solver, pp.u_guess) != GRIT_OK) {
-    fprintf(stderr, "arm_push_ball: %s\n", msg[0] ? msg : grit_ilqr_last_error(solver));
-    return 1;
-  }
   if (!a.quiet)
     printf("arm_push_ball: %d-joint arm, ball %.2f m -> %.2f m, %d steps of %g s, contact model %s, %d thread(s)\n",
-           pp.arm_dofs, pp.ball_start[0], pp.ball_target[0], N, pp.dt, contact_name(a.contact), a.threads);
+           pp.arm_dofs, pp.ball_start[0], pp.ball_target[0], N, pp.dt, scene_model_name(a.contact), a.threads);
   if (grit_ilqr_solve(solver, &r) != GRIT_OK) {
     fprintf(stderr, "arm_push_ball: %s (%s)\n", grit_ilqr_last_error(solver), grit_ilqr_grit_last_error(adapter));
     return 1;
@@ -179,7 +170,7 @@ int main(int argc, char **argv) {
            ball[0], ball[1], ball[2], N * pp.dt, 1e3 * err, r.t_total, r.t_rollout, r.t_derivatives, r.t_backward);
   printf("{\"arm_dofs\":%d,\"iterations\":%d,\"converged\":%s,\"final_cost\":%.6g,\"ball_target_error_m\":%.6g,"
          "\"wall_s\":%.4g,\"contact_model\":\"%s\"}\n",
-         pp.arm_dofs, r.iterations, r.converged ? "true" : "false", r.cost, err, wall, contact_name(a.contact));
+         pp.arm_dofs, r.iterations, r.converged ? "true" : "false", r.cost, err, wall, scene_model_name(a.contact));
 
   grit_ilqr_free(solver);
   grit_ilqr_grit_free(adapter);

@@ -117,6 +117,29 @@ grit_ilqr_problem push_problem_ilqr(const push_problem *p, grit_ilqr_dynamics dy
   return q;
 }
 
+grit_ilqr_options push_problem_options(int nthreads) {
+  grit_ilqr_options o = grit_ilqr_default_options();
+  o.tol_cost = 1e-4;
+  o.nthreads = nthreads;
+  return o;
+}
+
+int push_problem_solver(const push_problem *p, const grit_ilqr_options *o, grit_ilqr_grit **adapter,
+                        grit_ilqr **solver, char msg[GRIT_MESSAGE_SIZE]) {
+  *solver = NULL;
+  if (grit_ilqr_grit_create(p->model, p->N, &p->settings, adapter, msg) != GRIT_OK) return 1;
+  grit_ilqr_problem q = push_problem_ilqr(p, grit_ilqr_grit_dynamics(*adapter));
+  if (grit_ilqr_create(&q, o, solver, msg) != GRIT_OK || grit_ilqr_set_controls(*solver, p->u_guess) != GRIT_OK) {
+    if (*solver) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_ilqr_last_error(*solver));
+    grit_ilqr_free(*solver);
+    grit_ilqr_grit_free(*adapter);
+    *solver = NULL;
+    *adapter = NULL;
+    return 1;
+  }
+  return 0;
+}
+
 double push_ball_error(const push_problem *p, const double *x) {
   double s = 0;
   for (int i = 0; i < 3; ++i) s += pow(x[p->ball_q + i] - p->ball_target[i], 2);

@@ -9,6 +9,7 @@
 #define GRIT_EXAMPLES_PUSH_PROBLEM_H
 
 #include "grit/grit.h"
+#include "grit_ilqr/grit_dynamics.h"
 #include "grit_ilqr/ilqr.h"
 
 typedef struct push_problem {
@@ -29,6 +30,15 @@ void push_problem_free(push_problem *p);
 
 /* A grit_ilqr_problem over the given dynamics (pointers into p). */
 grit_ilqr_problem push_problem_ilqr(const push_problem *p, grit_ilqr_dynamics dynamics);
+
+/* The solver options the example, its benchmark and its test share: grit_ilqr's defaults with a relative
+ * cost tolerance of 1e-4 (far below what moves the ball a millimetre) and `nthreads` threads. */
+grit_ilqr_options push_problem_options(int nthreads);
+
+/* Creates the grit adapter (*adapter) and the iLQR solver (*solver) for p with options o, started from
+ * p's guess. Returns 0, or 1 with the reason in msg (nothing is left allocated). */
+int push_problem_solver(const push_problem *p, const grit_ilqr_options *o, grit_ilqr_grit **adapter,
+                        grit_ilqr **solver, char msg[GRIT_MESSAGE_SIZE]);
 
 /* Distance (m) of the ball's centre in state x from the target. */
 double push_ball_error(const push_problem *p, const double *x);

@@ -23,15 +23,10 @@ static void solve(grit_contact_model contact, const char *name) {
   push_problem pp;
   cr_assert_eq(push_problem_setup(&pp, GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", contact, 0.5, msg), 0,
                "%s", msg);
+  grit_ilqr_options o = push_problem_options(2);
   grit_ilqr_grit *a = NULL;
-  cr_assert_eq(grit_ilqr_grit_create(pp.model, pp.N, &pp.settings, &a, msg), GRIT_OK, "%s", msg);
-  grit_ilqr_problem p = push_problem_ilqr(&pp, grit_ilqr_grit_dynamics(a));
-  grit_ilqr_options o = grit_ilqr_default_options();
-  o.tol_cost = 1e-4;
-  o.nthreads = 2;
   grit_ilqr *s = NULL;
-  cr_assert_eq(grit_ilqr_create(&p, &o, &s, msg), GRIT_OK, "%s", msg);
-  cr_assert_eq(grit_ilqr_set_controls(s, pp.u_guess), GRIT_OK);
+  cr_assert_eq(push_problem_solver(&pp, &o, &a, &s, msg), 0, "%s", msg);
   grit_ilqr_result r;
   cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK, "%s", grit_ilqr_last_error(s));
   const double err = push_ball_error(&pp, grit_ilqr_states(s) + (size_t)pp.N * pp.nx);
