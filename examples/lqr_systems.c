@@ -17,15 +17,17 @@ static grit_status finish_model(grit_builder *b, grit_status s, grit_model **m, 
   return s;
 }
 
-static grit_status builder_with_dt(double dt, grit_builder **b) {
+static grit_status builder_with_dt(double dt, grit_builder **b, char msg[GRIT_MESSAGE_SIZE]) {
   grit_status s = grit_builder_create(b);
-  if (s != GRIT_OK) return s;
-  grit_options opt = grit_default_options();
-  opt.timestep = dt;
-  s = grit_builder_set_options(*b, &opt);
+  if (s == GRIT_OK) {
+    grit_options opt = grit_default_options();
+    opt.timestep = dt;
+    s = grit_builder_set_options(*b, &opt);
+  }
   if (s != GRIT_OK) {
     grit_builder_free(*b);
     *b = NULL;
+    snprintf(msg, GRIT_MESSAGE_SIZE, "model: %s", grit_status_string(s));
   }
   return s;
 }
@@ -41,11 +43,8 @@ static const double CARTPOLE_R = 0.1;
 
 grit_status lqr_cartpole_model(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
-  grit_status s = builder_with_dt(dt, &b);
-  if (s != GRIT_OK) {
-    snprintf(msg, GRIT_MESSAGE_SIZE, "model: %s", grit_status_string(s));
-    return s;
-  }
+  grit_status s = builder_with_dt(dt, &b, msg);
+  if (s != GRIT_OK) return s;
   grit_body_def cart = grit_default_body_def();
   cart.name = "cart";
   cart.mass = LQR_CARTPOLE_CART_MASS;
@@ -157,11 +156,8 @@ enum { BP_PLATE_BODY = 2, BP_BALL_BODY = 3 };
 
 static grit_status ball_plate_model(double dt, grit_model **m, char msg[GRIT_MESSAGE_SIZE]) {
   grit_builder *b = NULL;
-  grit_status s = builder_with_dt(dt, &b);
-  if (s != GRIT_OK) {
-    snprintf(msg, GRIT_MESSAGE_SIZE, "model: %s", grit_status_string(s));
-    return s;
-  }
+  grit_status s = builder_with_dt(dt, &b, msg);
+  if (s != GRIT_OK) return s;
   /* The gimbal's frame: pitch about world y. Its inertia is a small ring's. */
   grit_body_def frame = grit_default_body_def();
   frame.name = "frame";

@@ -360,14 +360,19 @@ Test(derivatives, resting_box_in_stiction_all_models) {
  * material points gave 3.4e-2 ("home") and 1.09 ("reach"). */
 static const char *ARM7 = GRIT_SOURCE_DIR "/examples/models/arm7.xml";
 
-static grit_model *arm7_build(const double prm[4]) {
-  (void)prm;
+/* A model file's model, as the file gives it (no parameter columns). */
+static grit_model *load_model_file(const char *path) {
   grit_model *m;
   grit_mjcf_info info;
   char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_file(ARM7, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
   grit_mjcf_info_free(&info);
   return m;
+}
+
+static grit_model *arm7_build(const double prm[4]) {
+  (void)prm;
+  return load_model_file(ARM7);
 }
 
 static void apply_file_key(const char *path, grit_data *d, const char *key) {
@@ -400,12 +405,7 @@ static const char *ARM_PUSH_BALL = GRIT_SOURCE_DIR "/examples/models/arm_push_ba
 
 static grit_model *arm_push_ball_build(const double prm[4]) {
   (void)prm;
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_file(ARM_PUSH_BALL, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  return m;
+  return load_model_file(ARM_PUSH_BALL);
 }
 static void arm_push_ball_key(grit_data *d) { apply_file_key(ARM_PUSH_BALL, d, "push"); }
 
