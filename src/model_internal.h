@@ -90,6 +90,10 @@ struct grit_model {
   void *arena;          /* every array above lives in this one allocation */
 };
 
+/* A new model equal to m, in its own allocation: the library's way to derive a model with changed
+ * parameters (the copy may be written before it is shared, e.g. by sysid.c). */
+grit_status grit_model_copy(const grit_model *m, grit_model **out);
+
 /* Number of position / velocity coordinates of a joint type. */
 static inline int grit_joint_nq(int type) {
   return type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1;

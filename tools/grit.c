@@ -5,6 +5,7 @@
  *                      [--csv FILE] [--quiet]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
+ *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
  *
  * sim runs N steps (default 1000) from the model's reference state, or from a keyframe, then the
  * given qpos/qvel/ctrl (the control is held constant). The CSV has the header t,q0..,v0.. and one row
@@ -27,6 +28,7 @@
 
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "grit_fit.h"
 
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2 };
 
@@ -36,6 +38,7 @@ static const char USAGE[] =
     "                          [--stiffness K] [--dissipation D] [--csv FILE] [--quiet]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
+    GRIT_FIT_USAGE
     "       grit --help | --version\n";
 
 typedef struct args {
@@ -497,6 +500,8 @@ int main(int argc, char **argv) {
     args a;
     rc = parse_args(argc, argv, &a);
     if (!rc) rc = command_deriv(&a);
+  } else if (!strcmp(cmd, "fit")) {
+    rc = grit_fit_command(argc, argv);
   } else if (!strcmp(cmd, "sim") || !strcmp(cmd, "bench")) {
     args a;
     rc = parse_args(argc, argv, &a);
