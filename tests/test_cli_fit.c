@@ -1,0 +1,234 @@
+/* test_cli_fit.c — `grit fit` (tools/grit_fit.c) run as a separate process on the CSV that `grit sim`
+ * writes: the thrown ball's friction, stiffness and dissipation recovered from guesses 2x off, control
+ * columns u0.. read and used (a box pushed by a motor over the ground), the JSON keys, and the exit
+ * status: 0 for a fit, 1 for bad files, 2 for bad arguments, each error one line on stderr. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef GRIT_CLI
+#error "GRIT_CLI (the path of the grit executable) must be defined"
+#endif
+#ifndef GRIT_SOURCE_DIR
+#error "GRIT_SOURCE_DIR must be defined"
+#endif
+#define BALL GRIT_SOURCE_DIR "/examples/models/thrown_ball.xml"
+
+extern char **environ;
+
+typedef struct run_result {
+  int status;
+  char out[1 << 14], err[1 << 14];
+} run_result;
+
+static char TMP[256];
+static const char *const FILES[] = {"stdout", "stderr", "ball.csv", "box.xml", "box.csv", "box_u.csv", "bad.csv", "dt.csv"};
+
+static void cleanup(void) {
+  char p[512];
+  for (size_t i = 0; i < sizeof FILES / sizeof *FILES; ++i) {
+    snprintf(p, sizeof p, "%s/%s", TMP, FILES[i]);
+    unlink(p);
+  }
+  rmdir(TMP);
+}
+
+static void path(char *out, size_t n, const char *name) {
+  if (!TMP[0]) {
+    snprintf(TMP, sizeof TMP, "/tmp/grit_cli_fit_XXXXXX");
+    cr_assert_not_null(mkdtemp(TMP));
+    atexit(cleanup);
+  }
+  snprintf(out, n, "%s/%s", TMP, name);
+}
+
+static void slurp(const char *p, char *buf, size_t n) {
+  FILE *f = fopen(p, "rb");
+  size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+  buf[k] = '\0';
+  if (f) fclose(f);
+}
+
+static void write_file(const char *p, const char *text) {
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Runs grit with the arguments (NULL-terminated), stdout and stderr to files. */
+static void run(run_result *r, const char *const *args) {
+  char out[512], err[512];
+  path(out, sizeof out, "stdout");
+  path(err, sizeof err, "stderr");
+  const char *argv[64];
+  int n = 0;
+  argv[n++] = GRIT_CLI;
+  for (int i = 0; args[i] && n < 63; ++i) argv[n++] = args[i];
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid;
+  cr_assert_eq(posix_spawn(&pid, GRIT_CLI, &fa, NULL, (char *const *)argv, environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int ws;
+  cr_assert_eq(waitpid(pid, &ws, 0), pid);
+  cr_assert(WIFEXITED(ws), "grit was killed by a signal");
+  r->status = WEXITSTATUS(ws);
+  slurp(out, r->out, sizeof r->out);
+  slurp(err, r->err, sizeof r->err);
+}
+
+/* The number after "key": in the JSON object on stdout (NAN if absent). */
+static double json_number(const run_result *r, const char *key) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(r->out, pat);
+  return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* Appends a column u0 = u to every row of a grit sim CSV. */
+static void add_control_column(const char *in, const char *out, double u) {
+  static char buf[1 << 20];
+  slurp(in, buf, sizeof buf);
+  FILE *f = fopen(out, "w");
+  cr_assert_not_null(f);
+  int header = 1;
+  for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+    if (header) fprintf(f, "%s,u0\n", line);
+    else fprintf(f, "%s,%.17g\n", line, u);
+    header = 0;
+  }
+  fclose(f);
+}
+
+/* Data from grit sim (steps solved to rel_tol 1e-5; the fit's rollouts use 1e-8): measured errors
+ * 2e-8, asserted 1e-4. */
+Test(cli_fit, recovers_the_thrown_balls_contact_parameters) {
+  char csv[512];
+  path(csv, sizeof csv, "ball.csv");
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *const[]){"sim", BALL, "--key", "throw", "--steps", "800", "--csv", csv, "--quiet", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  run(r, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=0.6", "--param", "stiffness=4e4", "--param",
+                               "dissipation=0.25", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  const char *keys[] = {"friction", "stiffness", "dissipation"};
+  const double truth[] = {0.3, 2e4, 0.5};
+  for (int i = 0; i < 3; ++i) {
+    const double v = json_number(r, keys[i]);
+    cr_expect_lt(fabs(v - truth[i]), 1e-4 * truth[i], "%s %.9g: %s", keys[i], v, r->out);
+    char k[64];
+    snprintf(k, sizeof k, "%s_std", keys[i]);
+    cr_expect(isfinite(json_number(r, k)) && json_number(r, k) >= 0, "%s", r->out);
+  }
+  cr_expect_neq(strstr(r->out, "\"converged\":true"), NULL, "%s", r->out);
+  cr_expect_geq(json_number(r, "iterations"), 1);
+  cr_expect_lt(json_number(r, "residual"), 1e-3, "%s", r->out); /* exact data: far below the noise weights */
+  cr_expect_eq(json_number(r, "samples"), 801);
+  cr_expect_eq(r->out[strlen(r->out) - 1], '\n');
+  cr_expect_eq(strchr(r->out, '\n'), r->out + strlen(r->out) - 1, "one line: %s", r->out);
+  /* a geometry by name: the pair's friction is max(ball, ground), so the ball's own value (below the
+   * ground's 0.3) is not determined by the data; the ground's is */
+  run(r, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction:ground=0.5", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_expect_lt(fabs(json_number(r, "friction:ground") - 0.3), 1e-4, "%s", r->out);
+  free(r);
+}
+
+static const char BOX_XML[] =
+    "<mujoco model=\"pushed_box\">\n"
+    "  <option timestep=\"0.002\"/>\n"
+    "  <custom><numeric name=\"grit_stiffness\" data=\"1e5\"/><numeric name=\"grit_dissipation\" data=\"1\"/></custom>\n"
+    "  <worldbody>\n"
+    "    <geom name=\"ground\" type=\"plane\" size=\"1 1 0.1\" friction=\"0.2\"/>\n"
+    "    <body name=\"box\" pos=\"0 0 0.05\">\n"
+    "      <joint name=\"x\" type=\"slide\" axis=\"1 0 0\"/><joint name=\"z\" type=\"slide\" axis=\"0 0 1\"/>\n"
+    "      <geom name=\"box\" type=\"box\" size=\"0.05 0.05 0.05\" mass=\"1\" friction=\"0.2\"/>\n"
+    "    </body>\n"
+    "  </worldbody>\n"
+    "  <actuator><motor name=\"push\" joint=\"x\"/></actuator>\n"
+    "</mujoco>\n";
+
+/* A 1 kg box pushed by 3 N over the ground (mu = 0.2: it slides at 3 - mu m g = 1.04 m/s^2): with the
+ * u0 column (or the same --ctrl) the fit finds mu; without the push the data cannot be fitted. */
+Test(cli_fit, reads_and_uses_control_columns) {
+  char xml[512], csv[512], csvu[512];
+  path(xml, sizeof xml, "box.xml");
+  path(csv, sizeof csv, "box.csv");
+  path(csvu, sizeof csvu, "box_u.csv");
+  write_file(xml, BOX_XML);
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *const[]){"sim", xml, "--steps", "300", "--ctrl", "3", "--csv", csv, "--quiet", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  add_control_column(csv, csvu, 3.0);
+  run(r, (const char *const[]){"fit", xml, "--data", csvu, "--param", "friction=0.5", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  const double with_u = json_number(r, "friction");
+  cr_expect_lt(fabs(with_u - 0.2), 1e-4, "%s", r->out);
+  run(r, (const char *const[]){"fit", xml, "--data", csv, "--ctrl", "3", "--param", "friction=0.5", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_expect_eq(json_number(r, "friction"), with_u, "%s", r->out);
+  run(r, (const char *const[]){"fit", xml, "--data", csv, "--param", "friction=0.5", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_expect_gt(fabs(json_number(r, "friction") - 0.2), 0.05, "without the push: %s", r->out);
+  cr_expect_gt(json_number(r, "residual"), 1.0, "%s", r->out);
+  free(r);
+}
+
+static void expect_status(int status, const char *const *args, const char *part) {
+  run_result *r = malloc(sizeof *r);
+  run(r, args);
+  cr_expect_eq(r->status, status, "%s %s: status %d, stderr %s", args[0], args[1], r->status, r->err);
+  cr_expect_neq(strstr(r->err, part), NULL, "stderr '%s' should contain '%s'", r->err, part);
+  cr_expect_eq(strchr(r->err, '\n'), r->err + strlen(r->err) - 1, "one line: %s", r->err);
+  cr_expect_eq(r->out[0], '\0', "nothing on stdout: %s", r->out);
+  free(r);
+}
+
+Test(cli_fit, exit_status) {
+  char csv[512], bad[512], dt[512];
+  path(csv, sizeof csv, "ball.csv");
+  path(bad, sizeof bad, "bad.csv");
+  path(dt, sizeof dt, "dt.csv");
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *const[]){"sim", BALL, "--key", "throw", "--steps", "20", "--csv", csv, "--quiet", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  free(r);
+  write_file(bad, "t,q0,q1\n0,1,2\n");
+  write_file(dt, "t,q0,q1,q2,q3,q4,q5,q6,v0,v1,v2,v3,v4,v5\n0,0,0,0.2,1,0,0,0,0,0,0,0,0,0\n"
+                 "0.002,0,0,0.2,1,0,0,0,0,0,0,0,0,0\n");
+  /* usage errors: 2 */
+  expect_status(2, (const char *const[]){"fit", BALL, "--param", "friction=1", NULL}, "--data");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, NULL}, "--param");
+  expect_status(2, (const char *const[]){"fit", "--data", csv, "--param", "friction=1", NULL}, "model file");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "grip=1", NULL}, "friction, stiffness");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=0", NULL}, "positive");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction", NULL}, "NAME[:WHICH]=GUESS");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "mass=1", NULL}, "mass needs :BODY");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=1", "--segment", "0", NULL},
+                "--segment");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=1", "--frob", "1", NULL},
+                "unknown option");
+  /* bad files and references: 1 */
+  expect_status(1, (const char *const[]){"fit", BALL, "--data", "/nonexistent/x.csv", "--param", "friction=1", NULL},
+                "cannot read");
+  expect_status(1, (const char *const[]){"fit", "/nonexistent/m.xml", "--data", csv, "--param", "friction=1", NULL},
+                "error");
+  expect_status(1, (const char *const[]){"fit", BALL, "--data", bad, "--param", "friction=1", NULL}, "lacks column q2");
+  expect_status(1, (const char *const[]){"fit", BALL, "--data", dt, "--param", "friction=1", NULL}, "timestep");
+  expect_status(1, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction:wall=1", NULL},
+                "no geometry 'wall'");
+  expect_status(1, (const char *const[]){"fit", BALL, "--data", csv, "--param", "mass:7=1", NULL}, "no body '7'");
+  expect_status(1, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=1", "--param", "friction:ball=1", NULL},
+                "both set the friction");
+}
