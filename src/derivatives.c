@@ -289,6 +289,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   w->kin.tree_mask = vmask;
   grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+  grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   w->kin.tree_mask = active;
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
@@ -378,6 +379,7 @@ static void velocity_residual(const grit_model *m, const grit_data *d, grit_deri
   w->kin.tree_mask = active;
   grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+  grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
   grit_block_mulv_dual(m, w->A, w->tmp, w->r);

@@ -12,6 +12,21 @@ void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAM
 void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *acc, GS *frc,
                             GS *bias);
 
+/* The step's momentum correction (docs/theory.md, "Ball and free bodies: the discrete momentum
+ * balance"): adds to bias, for every body moved by a ball or free joint, the generalized force of
+ *   the couple  R [ (L - exp(-h w~) L) / h  -  w x L ],   L = I w,
+ * w the body's angular velocity and I its rotational inertia about its centre of mass (body frame),
+ * R its orientation and w~ = w - h I^-1 (w x L) its own explicit prediction of its end angular
+ * velocity; and, for a root body (parent: the world), of
+ *   the force at its COM  m R [ (exp(h w~) - 1)(w~ x r) / h  -  w x (w x r) ],
+ * r the COM about the joint's anchor (body frame). bias + correction replaces the explicit
+ * velocity-product terms of these bodies by the discrete balance of their momentum over the step, so a
+ * free body keeps its linear and angular momentum to O(h^2) instead of O(h). After grit_rne_bias, at
+ * the same kinematics; in: NULL for the model's inertial parameters. Workspace frc (6 nbody) is
+ * overwritten. */
+void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_kin) * k,
+                                       const GS_NAME(grit_inertial) * in, double h, GS *frc, GS *bias);
+
 /* The implicit operator of the step, A = M + h D + h^2 K (D damping, K joint stiffness, both diagonal),
  * in the same tree-block storage as M. A may alias M. */
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A);

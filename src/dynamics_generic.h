@@ -49,6 +49,91 @@ void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, co
     if (!k->tree_mask || k->tree_mask[m->dof_tree[d]]) bias[d] = GS_NAME(grit_sv_dot)(k->cdof + 6 * d, frc + 6 * m->dof_body[d]);
 }
 
+/* Whether body b turns about a ball or free joint (a quaternion coordinate). */
+static inline int GS_NAME(dyn_body_spins)(const grit_model *m, int b) {
+  for (int j = m->body_jntadr[b]; j >= 0 && j < m->body_jntadr[b] + m->body_jntnum[b]; ++j)
+    if (m->jnt_type[m->body_jnt[j]] == GRIT_JOINT_BALL || m->jnt_type[m->body_jnt[j]] == GRIT_JOINT_FREE) return 1;
+  return 0;
+}
+
+/* x = S^-1 b for a symmetric positive definite 3x3 S (the adjugate over the determinant). */
+static inline void GS_NAME(dyn_sym3_solve)(GS x[3], const GS S[9], const GS b[3]) {
+  GS c[9];
+  c[0] = GS_SUB(GS_MUL(S[4], S[8]), GS_MUL(S[5], S[7]));
+  c[1] = GS_SUB(GS_MUL(S[2], S[7]), GS_MUL(S[1], S[8]));
+  c[2] = GS_SUB(GS_MUL(S[1], S[5]), GS_MUL(S[2], S[4]));
+  c[4] = GS_SUB(GS_MUL(S[0], S[8]), GS_MUL(S[2], S[6]));
+  c[5] = GS_SUB(GS_MUL(S[2], S[3]), GS_MUL(S[0], S[5]));
+  c[8] = GS_SUB(GS_MUL(S[0], S[4]), GS_MUL(S[1], S[3]));
+  c[3] = c[1];
+  c[6] = c[2];
+  c[7] = c[5];
+  GS det = GS_FMA(S[0], c[0], GS_FMA(S[1], c[3], GS_MUL(S[2], c[6])));
+  GS_NAME(grit_m3_mulv)(x, c, b);
+  for (int i = 0; i < 3; ++i) x[i] = GS_DIV(x[i], det);
+}
+
+void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_kin) * k,
+                                       const GS_NAME(grit_inertial) * in, double h, GS *frc, GS *bias) {
+  int any = 0;
+  for (int b = 0; b < m->nbody; ++b)
+    for (int i = 0; i < 6; ++i) frc[6 * b + i] = GS_C(0.0);
+  for (int b = 1; b < m->nbody; ++b) {
+    if (!GS_NAME(kin_body_on)(m, k, b) || !GS_NAME(dyn_body_spins)(m, b)) continue;
+    const GS *R = k->xmat + 9 * b;
+    GS I[9], w[3], L[3], g[3], wp[3], th[3], dq[4], Lr[3], tb[3], *f = frc + 6 * b;
+    if (in)
+      for (int i = 0; i < 9; ++i) I[i] = in->inertia[9 * b + i];
+    else
+      for (int i = 0; i < 9; ++i) I[i] = GS_C(m->body_inertia[9 * b + i]);
+    GS_NAME(grit_m3_tmulv)(w, R, k->cvel + 6 * b); /* body-frame angular velocity */
+    GS_NAME(grit_m3_mulv)(L, I, w);
+    GS_NAME(grit_v3_cross)(g, w, L); /* the explicit gyroscopic torque */
+    GS_NAME(dyn_sym3_solve)(wp, I, g); /* w~ = w - h I^-1 g */
+    for (int i = 0; i < 3; ++i) {
+      wp[i] = GS_SUB(w[i], GS_SCALE(wp[i], h));
+      th[i] = GS_SCALE(wp[i], -h);
+    }
+    GS_NAME(grit_quat_exp)(dq, th); /* exp(-h w~) */
+    GS_NAME(grit_quat_rotate)(Lr, dq, L);
+    for (int i = 0; i < 3; ++i) tb[i] = GS_SUB(GS_SCALE(GS_SUB(L[i], Lr[i]), 1.0 / h), g[i]);
+    GS_NAME(grit_m3_mulv)(f, R, tb); /* the couple, world frame */
+    if (m->body_parent[b] == 0) {
+      /* A root body also carries its centre of mass around the joint's anchor: the COM velocity
+       * R (w x r) changes over the step by (R~1 - R) (w~ x r) with R~1 = R exp(h w~), where the
+       * explicit step takes h R (w x (w x r)). The difference, times the mass, is a force at the COM. */
+      const int j = m->body_jnt[m->body_jntadr[b]];
+      GS rw[3], r[3], y[3], yr[3], c1[3], a[3], fb[3], fw[3], n[3];
+      const GS mass = in ? in->mass[b] : GS_C(m->body_mass[b]);
+      GS_NAME(grit_v3_sub)(rw, k->xipos + 3 * b, k->xanchor + 3 * j);
+      GS_NAME(grit_m3_tmulv)(r, R, rw); /* COM about the anchor, body frame */
+      GS_NAME(grit_v3_cross)(y, wp, r);
+      for (int i = 0; i < 3; ++i) th[i] = GS_NEG(th[i]);
+      GS_NAME(grit_quat_exp)(dq, th); /* exp(h w~) */
+      GS_NAME(grit_quat_rotate)(yr, dq, y);
+      GS_NAME(grit_v3_cross)(c1, w, r);
+      GS_NAME(grit_v3_cross)(a, w, c1);
+      for (int i = 0; i < 3; ++i) fb[i] = GS_MUL(mass, GS_SUB(GS_SCALE(GS_SUB(yr[i], y[i]), 1.0 / h), a[i]));
+      GS_NAME(grit_m3_mulv)(fw, R, fb);
+      GS_NAME(grit_v3_cross)(n, k->xipos + 3 * b, fw); /* its moment about the world origin */
+      for (int i = 0; i < 3; ++i) {
+        f[i] = GS_ADD(f[i], n[i]);
+        f[3 + i] = fw[i];
+      }
+    }
+    any = 1;
+  }
+  if (!any) return;
+  /* A wrench on a body is felt by every dof that moves it: sum over subtrees, then project on each
+   * dof's motion subspace (world-origin coordinates, as in grit_rne_bias). */
+  for (int b = m->nbody - 1; b > 0; --b)
+    if (m->body_parent[b] > 0 && GS_NAME(kin_body_on)(m, k, b))
+      GS_NAME(grit_sv_add)(frc + 6 * m->body_parent[b], frc + 6 * m->body_parent[b], frc + 6 * b);
+  for (int d = 0; d < m->nv; ++d)
+    if (!k->tree_mask || k->tree_mask[m->dof_tree[d]])
+      bias[d] = GS_ADD(bias[d], GS_NAME(grit_sv_dot)(k->cdof + 6 * d, frc + 6 * m->dof_body[d]));
+}
+
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A) {
   if (A != M)
     for (int i = 0; i < m->nM; ++i) A[i] = M[i];

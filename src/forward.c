@@ -87,6 +87,7 @@ grit_status grit_compute_free_motion(grit_data *d) {
   grit_kin_velocities(m, d->qvel, &d->kin);
   grit_crba(m, &d->kin, d->crb, d->M);
   grit_rne_bias(m, &d->kin, d->qvel, d->acc, d->frc, d->bias);
+  grit_momentum_correction(m, &d->kin, &d->inertial, h, d->frc, d->bias);
   grit_implicit_operator(m, d->M, h, d->A);
   grit_smooth_force(m, d->qpos, d->qvel, d->ctrl, d->bias, h, d->force);
   for (int i = 0; i < m->nv; ++i) {

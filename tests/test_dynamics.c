@@ -7,7 +7,8 @@
  *     space, where the body-frame angular velocities of ball and free joints add omega x dT/domega);
  *   - Newton-Euler closed forms for a free body and a ball-jointed body (gyroscopic term, gravity);
  *   - the dual instantiation against central differences of the double one;
- *   - v* against a dense solve of (M + h D + h^2 K)(v* - v0) = h (tau - c - D v0 - K (q0 + h v0 - q_ref)). */
+ *   - v* against a dense solve of (M + h D + h^2 K)(v* - v0) = h (tau - c - s - D v0 - K (q0 + h v0 - q_ref)),
+ *     s the spin correction of ball and free bodies, recomputed here by another route. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -27,6 +28,70 @@ static void m_and_c(grit_data *d, const double *q, const double *v, double *M, d
   cr_assert_eq(grit_data_set_qvel(d, v, m->nv), GRIT_OK);
   if (M) cr_assert_eq(grit_mass_matrix(d, M), GRIT_OK);
   if (c) cr_assert_eq(grit_bias_forces(d, c), GRIT_OK);
+}
+
+/* The step's momentum correction (dynamics_decl_generic.h), computed independently: the couple of each
+ * ball/free body mapped through its angular-velocity Jacobian and a root body's COM force through its
+ * COM Jacobian (not through subtree sums of world-origin wrenches), the rotations exp(-+h w~) as a
+ * Rodrigues matrix and its transpose (not quaternions). Adds to c; after m_and_c at the same state. */
+static void add_momentum_correction(grit_data *d, double h, const double *v, double *c) {
+  const grit_model *m = grit_data_model(d);
+  const int nv = m->nv;
+  double *jacp = dalloc(3 * nv), *jacr = dalloc(3 * nv);
+  for (int b = 1; b < m->nbody; ++b) {
+    int spins = 0;
+    for (int j = m->body_jntadr[b]; j >= 0 && j < m->body_jntadr[b] + m->body_jntnum[b]; ++j)
+      spins |= m->jnt_type[m->body_jnt[j]] == GRIT_JOINT_BALL || m->jnt_type[m->body_jnt[j]] == GRIT_JOINT_FREE;
+    if (!spins) continue;
+    double pos[3], qt[4], R[9], ww[3] = {0, 0, 0}, w[3], L[3], g[3], wp[3], a[3], Ra[9], Lr[3], tb[3], tw[3];
+    cr_assert_eq(grit_body_pose(d, b, pos, qt), GRIT_OK);
+    cr_assert_eq(grit_point_jacobian(d, b, pos, jacp, jacr), GRIT_OK);
+    const double *I = m->body_inertia + 9 * b;
+    const double qw = qt[0], qx = qt[1], qy = qt[2], qz = qt[3];
+    const double Rq[9] = {1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz),     2 * (qx * qz + qw * qy),
+                          2 * (qx * qy + qw * qz),     1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx),
+                          2 * (qx * qz - qw * qy),     2 * (qy * qz + qw * qx),     1 - 2 * (qx * qx + qy * qy)};
+    memcpy(R, Rq, sizeof R);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < nv; ++k) ww[r] += jacr[r * nv + k] * v[k];
+    for (int r = 0; r < 3; ++r) w[r] = R[r] * ww[0] + R[3 + r] * ww[1] + R[6 + r] * ww[2];
+    for (int r = 0; r < 3; ++r) L[r] = I[3 * r] * w[0] + I[3 * r + 1] * w[1] + I[3 * r + 2] * w[2];
+    g[0] = w[1] * L[2] - w[2] * L[1], g[1] = w[2] * L[0] - w[0] * L[2], g[2] = w[0] * L[1] - w[1] * L[0];
+    tu_solve(I, g, wp, 3);
+    for (int r = 0; r < 3; ++r) a[r] = -h * (w[r] - h * wp[r]);
+    const double th = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    const double s1 = th > 0 ? sin(th) / th : 1.0, s2 = th > 0 ? (1 - cos(th)) / (th * th) : 0.5;
+    const double K[9] = {0, -a[2], a[1], a[2], 0, -a[0], -a[1], a[0], 0};
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) {
+        double k2 = 0;
+        for (int l = 0; l < 3; ++l) k2 += K[3 * r + l] * K[3 * l + k];
+        Ra[3 * r + k] = (r == k) + s1 * K[3 * r + k] + s2 * k2;
+      }
+    for (int r = 0; r < 3; ++r) Lr[r] = Ra[3 * r] * L[0] + Ra[3 * r + 1] * L[1] + Ra[3 * r + 2] * L[2];
+    for (int r = 0; r < 3; ++r) tb[r] = (L[r] - Lr[r]) / h - g[r];
+    for (int r = 0; r < 3; ++r) tw[r] = R[3 * r] * tb[0] + R[3 * r + 1] * tb[1] + R[3 * r + 2] * tb[2];
+    for (int k = 0; k < nv; ++k) c[k] += jacr[k] * tw[0] + jacr[nv + k] * tw[1] + jacr[2 * nv + k] * tw[2];
+    if (m->body_parent[b] != 0) continue;
+    /* a root body: m R [(exp(h w~) - 1)(w~ x r)/h - w x (w x r)] at the COM, r = R^T (com - anchor) */
+    const int j = m->body_jnt[m->body_jntadr[b]];
+    const double *jp = m->jnt_pos + 3 * j;
+    double com[3], anc[3], rw[3], r[3], y[3], yr[3], c1[3], acc[3], fb[3], fw[3];
+    cr_assert_eq(grit_body_com(d, b, com), GRIT_OK);
+    for (int i = 0; i < 3; ++i) anc[i] = pos[i] + R[3 * i] * jp[0] + R[3 * i + 1] * jp[1] + R[3 * i + 2] * jp[2];
+    for (int i = 0; i < 3; ++i) rw[i] = com[i] - anc[i];
+    for (int i = 0; i < 3; ++i) r[i] = R[i] * rw[0] + R[3 + i] * rw[1] + R[6 + i] * rw[2];
+    for (int i = 0; i < 3; ++i) wp[i] = -a[i] / h; /* w~ */
+    y[0] = wp[1] * r[2] - wp[2] * r[1], y[1] = wp[2] * r[0] - wp[0] * r[2], y[2] = wp[0] * r[1] - wp[1] * r[0];
+    for (int i = 0; i < 3; ++i) yr[i] = Ra[i] * y[0] + Ra[3 + i] * y[1] + Ra[6 + i] * y[2]; /* Ra^T = exp(h w~) */
+    c1[0] = w[1] * r[2] - w[2] * r[1], c1[1] = w[2] * r[0] - w[0] * r[2], c1[2] = w[0] * r[1] - w[1] * r[0];
+    acc[0] = w[1] * c1[2] - w[2] * c1[1], acc[1] = w[2] * c1[0] - w[0] * c1[2], acc[2] = w[0] * c1[1] - w[1] * c1[0];
+    for (int i = 0; i < 3; ++i) fb[i] = m->body_mass[b] * ((yr[i] - y[i]) / h - acc[i]);
+    for (int i = 0; i < 3; ++i) fw[i] = R[3 * i] * fb[0] + R[3 * i + 1] * fb[1] + R[3 * i + 2] * fb[2];
+    cr_assert_eq(grit_point_jacobian(d, b, com, jacp, NULL), GRIT_OK);
+    for (int k = 0; k < nv; ++k) c[k] += jacp[k] * fw[0] + jacp[nv + k] * fw[1] + jacp[2 * nv + k] * fw[2];
+  }
+  free(jacp), free(jacr);
 }
 
 static double T_at(grit_data *d, const double *q, const double *v) {
@@ -629,6 +694,7 @@ Test(dynamics, free_motion_velocity_solves_the_implicit_step) {
     tu_random_state(&rng, m, q, v, 2.0);
     for (int a = 0; a < nu; ++a) u[a] = tu_uniform(&rng, -3, 3);
     m_and_c(d, q, v, M, c);
+    add_momentum_correction(d, h, v, c);
     cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
     /* A = M + h D + h^2 K and the right-hand side, from the model's parameters */
     for (int i = 0; i < nv; ++i) {
