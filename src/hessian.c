@@ -281,6 +281,8 @@ static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
   double lo = INFINITY, hi = 0.0;
   for (int i = 0; i < nv; ++i) {
     double d = H[(size_t)i * nv + i];
+    if (!isfinite(d)) /* dpotrf passes an infinite entry (and OpenBLAS's a NaN) as a positive pivot */
+      return grit_set_error(message, GRIT_ERR_NUMERICAL, "Hessian factorization: non-finite pivot %d", i);
     lo = fmin(lo, d);
     hi = fmax(hi, d);
   }
@@ -350,7 +352,9 @@ static grit_status factor_sparse(grit_hessian *h, double *cond, char *message) {
   if (h->cc.status < CHOLMOD_OK)
     return grit_set_error(message, GRIT_ERR_NUMERICAL, "CHOLMOD factorization failed (status %d)", h->cc.status);
   double rc = cholmod_rcond(h->L, &h->cc);
-  *cond = rc > 0 ? 1.0 / rc : INFINITY;
+  if (!(rc > 0)) /* a NaN or infinite entry passes CHOLMOD's pivot test; its factor's diagonal shows it */
+    return grit_set_error(message, GRIT_ERR_NUMERICAL, "Hessian factorization: non-finite or zero pivot (CHOLMOD)");
+  *cond = 1.0 / rc;
   return GRIT_OK;
 }
 

@@ -158,6 +158,20 @@ static int all_finite(const double *x, int n) {
   return 1;
 }
 
+/* The name of the first of a definition's numeric fields holding a NaN or infinity, or NULL: error
+ * messages name the offending field. */
+typedef struct field {
+  const char *name;
+  const double *x;
+  int n;
+} field;
+
+static const char *nonfinite_field(const field *f, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!all_finite(f[i].x, f[i].n)) return f[i].name;
+  return NULL;
+}
+
 grit_status grit_builder_set_options(grit_builder *b, const grit_options *o) {
   if (!b || !o) return GRIT_ERR_INVALID_ARGUMENT;
   if (!isfinite(o->timestep))
@@ -246,8 +260,9 @@ grit_status grit_builder_add_body(grit_builder *b, const grit_body_def *def, int
   if (def->parent < 0 || def->parent >= b->nbody)
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "body %d: parent %d does not exist (bodies 0..%d)", id,
                           def->parent, b->nbody - 1);
-  if (!all_finite(def->pos, 3) || !all_finite(def->quat, 4) || !all_finite(def->com, 3))
-    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "body %d: pos, quat or com is not finite", id);
+  const field fields[] = {{"pos", def->pos, 3}, {"quat", def->quat, 4}, {"com", def->com, 3}};
+  const char *bad = nonfinite_field(fields, 3);
+  if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "body %d: %s is not finite", id, bad);
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
   if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "body %d: quat has zero norm", id);
@@ -279,12 +294,15 @@ grit_status grit_builder_add_joint(grit_builder *b, int body, const grit_joint_d
                           b->nbody - 1);
   if (def->type < GRIT_JOINT_FREE || def->type > GRIT_JOINT_HINGE)
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "joint %d: unknown type %d", id, (int)def->type);
-  if (!all_finite(def->pos, 3) || !all_finite(def->axis, 3) || !isfinite(def->damping) ||
-      !isfinite(def->armature) || !isfinite(def->stiffness) || !isfinite(def->spring_ref) ||
-      !all_finite(def->range, 2) || !isfinite(def->qpos0))
-    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "joint %d: a parameter is not finite", id);
-  if (def->damping < 0 || def->armature < 0 || def->stiffness < 0)
-    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "joint %d: damping, armature and stiffness must be >= 0", id);
+  const field fields[] = {{"pos", def->pos, 3},         {"axis", def->axis, 3},          {"damping", &def->damping, 1},
+                          {"armature", &def->armature, 1}, {"stiffness", &def->stiffness, 1},
+                          {"spring_ref", &def->spring_ref, 1}, {"range", def->range, 2}, {"qpos0", &def->qpos0, 1}};
+  const char *bad = nonfinite_field(fields, 8);
+  if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "joint %d: %s is not finite", id, bad);
+  for (int i = 2; i < 5; ++i)
+    if (*fields[i].x < 0)
+      return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "joint %d: %s %g must be >= 0", id, fields[i].name,
+                            *fields[i].x);
   int nj_body = 0, has_multi = 0;
   for (int j = 0; j < b->njnt; ++j)
     if (b->joints[j].body == body) {
@@ -338,7 +356,8 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
   if (t != GRIT_JOINT_HINGE && t != GRIT_JOINT_SLIDE)
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: only hinge and slide joints can be actuated", id);
   if (!isfinite(def->gear) || !all_finite(def->ctrl_range, 2))
-    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "actuator %d: gear or ctrl_range is not finite", id);
+    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "actuator %d: %s is not finite", id,
+                          isfinite(def->gear) ? "ctrl_range" : "gear");
   if (def->ctrl_limited && !(def->ctrl_range[0] < def->ctrl_range[1]))
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: ctrl_range [%g, %g] is empty", id,
                           def->ctrl_range[0], def->ctrl_range[1]);
@@ -363,13 +382,17 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   char smsg[GRIT_MESSAGE_SIZE];
   if (grit_shape_validate(&def->shape, smsg) != GRIT_OK)
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: %s", id, smsg);
-  if (!all_finite(def->pos, 3) || !all_finite(def->quat, 4) || !isfinite(def->friction) ||
-      !isfinite(def->dissipation) || !isfinite(def->tau_d) || isnan(def->stiffness))
-    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "geom %d: a parameter is not finite", id);
-  if (def->friction < 0 || !(def->stiffness > 0) || !isfinite(def->stiffness) || def->dissipation < 0 ||
-      def->tau_d < 0)
-    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL,
-                          "geom %d: friction, dissipation and tau_d must be >= 0 and stiffness > 0 and finite", id);
+  const field fields[] = {{"pos", def->pos, 3},           {"quat", def->quat, 4},
+                          {"friction", &def->friction, 1}, {"stiffness", &def->stiffness, 1},
+                          {"dissipation", &def->dissipation, 1}, {"tau_d", &def->tau_d, 1}};
+  const char *bad = nonfinite_field(fields, 6);
+  if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "geom %d: %s is not finite", id, bad);
+  if (!(def->stiffness > 0))
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: stiffness %g must be positive", id, def->stiffness);
+  for (int i = 2; i < 6; ++i)
+    if (*fields[i].x < 0)
+      return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: %s %g must be >= 0", id, fields[i].name,
+                            *fields[i].x);
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
   if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: quat has zero norm", id);

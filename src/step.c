@@ -60,7 +60,10 @@ grit_status grit_step(grit_data *d) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
   const double h = m->opt.timestep;
-  d->has_prev = 0; /* the workspaces below are about to change: derivatives of this step only */
+  /* The workspaces below (candidates, constraints, the factor) are about to change: the derivatives and
+   * contacts are of this step only, and a failed step leaves none (docs/errors.md). */
+  d->has_prev = 0;
+  d->ncontacts = 0;
 
   /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
   grit_status s = grit_compute_free_motion(d);

@@ -349,3 +349,112 @@ Test(cli, deriv_prints_jacobians_and_checks_them) {
   cr_assert(json_number(r, "deriv_us") > 0 && json_number(r, "deriv_samples") == 4);
   free(r);
 }
+
+/* ------------------------------------------------------------------ malformed files and arguments */
+
+/* Writes falling_sphere.xml with the first `from` replaced by `to` (or its first `truncate` bytes when
+ * from is NULL) to TMP/name; the path goes to out. */
+static void variant(char *out, size_t n, const char *name, const char *from, const char *to, size_t truncate) {
+  char src[1024];
+  model_path(src, sizeof src, "falling_sphere.xml");
+  char *text = calloc(1 << 16, 1);
+  slurp(src, text, 1 << 16);
+  tmp_path(out, n, name);
+  FILE *f = fopen(out, "wb");
+  cr_assert_not_null(f);
+  if (!from) {
+    fwrite(text, 1, truncate < strlen(text) ? truncate : strlen(text), f);
+  } else {
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "falling_sphere.xml lacks '%s'", from);
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+  }
+  fclose(f);
+  free(text);
+}
+
+/* Every malformed model file exits with status 1 and one line naming the problem (with the file's line
+ * where there is one), every bad argument with status 2; never a signal (run() asserts WIFEXITED). */
+Test(cli, malformed_files_and_arguments_exit_1_or_2_with_a_message) {
+  static const struct {
+    const char *name, *from, *to, *part;
+  } files[] = {
+      {"m_nanmass.xml", "mass=\"0.5\"", "mass=\"nan\"", "m_nanmass.xml:18:"},
+      {"m_infmu.xml", "friction=\"0.5\"", "friction=\"inf\"", "m_infmu.xml:15:"},
+      {"m_hugesize.xml", "size=\"0.025\"", "size=\"1e400\"", "m_hugesize.xml:18:"},
+      {"m_overflow.xml", "size=\"0.025\"", "size=\"1e300\"", "m_overflow.xml:18:"},
+      {"m_negsize.xml", "size=\"0.025\"", "size=\"-0.025\"", "m_negsize.xml:18:"},
+      {"m_negmass.xml", "mass=\"0.5\"", "mass=\"-0.5\"", "m_negmass.xml:18:"},
+      {"m_negdt.xml", "timestep=\"0.001\"", "timestep=\"-0.001\"", "m_negdt.xml:7:"},
+      {"m_nandt.xml", "timestep=\"0.001\"", "timestep=\"nan\"", "m_nandt.xml:7:"},
+      {"m_negmu.xml", "friction=\"0.5\"", "friction=\"-1\"", "m_negmu.xml:15:"},
+      {"m_badnum.xml", "size=\"0.025\"", "size=\"0.025abc\"", "m_badnum.xml:18:"},
+      {"m_nank.xml", "data=\"1e7\"", "data=\"nan\"", "m_nank.xml:9:"},
+      {"m_badtag.xml", "<worldbody>", "<worldbody><body><unknown", "XML error"},
+      /* accepted by the loader, then numerical trouble in the first step: a status, not NaN */
+      {"m_hugek.xml", "data=\"1e7\"", "data=\"1e300\"", "step 1 failed"},
+      {"m_hugeg.xml", "gravity=\"0 0 -9.81\"", "gravity=\"0 0 -1e308\"", "step 1 failed"},
+  };
+  char path[512];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+    variant(path, sizeof path, files[i].name, files[i].from, files[i].to, 0);
+    expect_status(1, (const char *[]){"sim", path, "--quiet", "--steps", "5", NULL}, files[i].part);
+    unlink(path);
+  }
+  /* truncated at several places, empty, binary junk, NUL bytes, 10000 nested bodies */
+  for (size_t cut = 0; cut < 1200; cut += 150) {
+    variant(path, sizeof path, "m_trunc.xml", NULL, NULL, cut);
+    expect_status(1, (const char *[]){"sim", path, "--quiet", NULL}, "m_trunc.xml");
+  }
+  unlink(path);
+  tmp_path(path, sizeof path, "m_junk.xml");
+  FILE *f = fopen(path, "wb");
+  unsigned long long x = 88172645463325252ULL;
+  for (int i = 0; i < 4096; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    fputc((int)(x & 0xff), f);
+  }
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", path, NULL}, "m_junk.xml");
+  f = fopen(path, "wb");
+  fwrite("<mujoco>\0\0\0</mujoco>", 1, 20, f);
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", path, NULL}, "m_junk.xml");
+  f = fopen(path, "wb");
+  fputs("<mujoco><worldbody>", f);
+  for (int i = 0; i < 10000; ++i) fputs("<body>", f);
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", path, NULL}, "m_junk.xml");
+  f = fopen(path, "wb");
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", path, NULL}, "m_junk.xml");
+  unlink(path);
+  /* not a model file at all */
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/examples/models", GRIT_SOURCE_DIR);
+  expect_status(1, (const char *[]){"sim", dir, NULL}, "models");
+  expect_status(1, (const char *[]){"deriv", "/nonexistent/model.xml", NULL}, "cannot open");
+  expect_status(1, (const char *[]){"bench", "/dev/null", NULL}, "/dev/null");
+
+  /* bad arguments on a good file */
+  char good[1024];
+  model_path(good, sizeof good, "falling_sphere.xml");
+  static const char *const bad_args[][4] = {
+      {"--steps", "abc"},         {"--steps", "1.5"},      {"--steps", "-3"},        {"--steps", ""},
+      {"--dt", "0"},              {"--dt", "-1e-3"},       {"--dt", "inf"},          {"--dt", "1e400"},
+      {"--dt", "0.001x"},         {"--friction", "nan"},   {"--stiffness", "-1"},    {"--dissipation", "x"},
+      {"--qpos", "nan 0 0 1 0 0 0"}, {"--qvel", "1 2 3 4 5 6 7"}, {"--qvel", "1e999 0 0 0 0 0"},
+      {"--ctrl", "1"},            {"--contact", "LAGGED"}, {"--key", "nope"},         {"--bogus", "1"},
+      {"-", NULL},                {"--", NULL},            {"--csv", NULL},           {"--deriv-every", "2"},
+  };
+  for (size_t i = 0; i < sizeof bad_args / sizeof bad_args[0]; ++i)
+    expect_status(2, (const char *[]){"sim", good, bad_args[i][0], bad_args[i][1], NULL}, "usage error");
+  expect_status(2, (const char *[]){"bench", good, "--deriv-every", "0", NULL}, "--deriv-every");
+  expect_status(2, (const char *[]){"bench", good, "--deriv-every", "many", NULL}, "--deriv-every");
+  expect_status(2, (const char *[]){"", NULL}, "unknown command");
+  expect_status(2, (const char *[]){"sim", "--steps", "3", NULL}, "needs a model file");
+  /* well-formed numbers the model rejects: status 1 with the setter's reason */
+  expect_status(1, (const char *[]){"sim", good, "--qpos", "0 0 1 0 0 0 0", NULL}, "zero norm");
+}

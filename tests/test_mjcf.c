@@ -492,3 +492,82 @@ Test(mjcf, fuzz_corpus_errors_or_warnings_never_crashes) {
   cr_assert_geq(files, 200, "the corpus has %d files", files);
   cr_log_info("fuzz corpus: %d files, %d errors, %d loaded with warnings", files, errors, warned);
 }
+
+/* Every numeric field of a small model, made NaN, infinite or out of its physical range: an error whose
+ * message names the file, the line of the offending element and the attribute (or quantity). The
+ * template loads; each case changes one attribute. */
+Test(mjcf, every_bad_number_is_an_error_naming_the_line) {
+  static const char base[] =
+      "<mujoco>\n"                                                                          /* 1 */
+      "<option timestep='0.001' gravity='0 0 -9.81'/>\n"                                    /* 2 */
+      "<custom><numeric name='grit_stiffness' data='1e6'/>\n"                               /* 3 */
+      "<numeric name='grit_dissipation' data='10'/></custom>\n"                             /* 4 */
+      "<worldbody><geom type='plane' size='1 1 0.1' friction='1'/>\n"                      /* 5 */
+      "<body pos='0 0 1' quat='1 0 0 0'>\n"                                                 /* 6 */
+      "<joint name='j' type='hinge' axis='0 1 0' damping='0.1' armature='0.01' stiffness='1' range='-1 1'/>\n"
+      "<geom type='capsule' size='0.05 0.2' mass='1' friction='0.5'/>\n"                    /* 8 */
+      "<body pos='0 0 0.5'><inertial pos='0 0 0' mass='2' diaginertia='0.1 0.1 0.1'/>\n"   /* 9 */
+      "<joint type='slide' axis='1 0 0'/></body>\n"                                        /* 10 */
+      "</body></worldbody>\n"                                                               /* 11 */
+      "<actuator><motor joint='j' gear='2' ctrlrange='-1 1' ctrllimited='true'/></actuator>\n"
+      "<keyframe><key qpos='0.1 0' qvel='0 0'/></keyframe>\n"                               /* 13 */
+      "</mujoco>\n";
+  static const struct {
+    const char *from, *to;
+    int line;
+    const char *part;
+  } cases[] = {
+      {"timestep='0.001'", "timestep='nan'", 2, "timestep"},
+      {"timestep='0.001'", "timestep='0'", 2, "timestep"},
+      {"gravity='0 0 -9.81'", "gravity='0 inf -9.81'", 2, "gravity"},
+      {"data='1e6'", "data='nan'", 3, "data"},
+      {"data='1e6'", "data='-1'", 3, "grit_stiffness"},
+      {"data='10'", "data='-inf'", 4, "data"},
+      {"friction='1'", "friction='nan'", 5, "friction"},
+      {"friction='1'", "friction='-1'", 5, "friction"},
+      {"size='1 1 0.1'", "size='1 1 1e999'", 5, "size"},
+      {"pos='0 0 1'", "pos='0 nan 1'", 6, "pos"},
+      {"quat='1 0 0 0'", "quat='1 0 0 inf'", 6, "quat"},
+      {"quat='1 0 0 0'", "quat='0 0 0 0'", 6, "quat"},
+      {"axis='0 1 0'", "axis='0 nan 0'", 7, "axis"},
+      {"damping='0.1'", "damping='nan'", 7, "damping"},
+      {"damping='0.1'", "damping='-0.1'", 7, "damping"},
+      {"armature='0.01'", "armature='-1'", 7, "armature"},
+      {"stiffness='1'", "stiffness='inf'", 7, "stiffness"},
+      {"stiffness='1'", "stiffness='-1'", 7, "stiffness"},
+      {"range='-1 1'", "range='-1 nan'", 7, "range"},
+      {"range='-1 1'", "range='1 -1'", 7, "range"},
+      {"size='0.05 0.2'", "size='0.05 nan'", 8, "size"},
+      {"size='0.05 0.2'", "size='-0.05 0.2'", 8, "size"},
+      {"mass='1'", "mass='nan'", 8, "mass"},
+      {"mass='1'", "mass='-1'", 8, "mass"},
+      {"friction='0.5'", "friction='inf'", 8, "friction"},
+      {"mass='2'", "mass='0'", 9, "mass"},
+      {"mass='2'", "mass='1e999'", 9, "mass"},
+      {"diaginertia='0.1 0.1 0.1'", "diaginertia='0.1 0.1 0.3'", 9, "A + B >= C"},
+      {"diaginertia='0.1 0.1 0.1'", "diaginertia='0.1 -0.1 0.1'", 9, "inertia"},
+      {"diaginertia='0.1 0.1 0.1'", "diaginertia='0.1 nan 0.1'", 9, "diaginertia"},
+      {"axis='1 0 0'", "axis='0 0 0'", 10, "axis"},
+      {"gear='2'", "gear='nan'", 12, "gear"},
+      {"ctrlrange='-1 1'", "ctrlrange='1 -1'", 12, "ctrl_range"},
+      {"qpos='0.1 0'", "qpos='0.1 nan'", 13, "qpos"},
+      {"qvel='0 0'", "qvel='inf 0'", 13, "qvel"},
+      {"qvel='0 0'", "qvel='0 0 0'", 13, "qvel"},
+  };
+  grit_model *m = load(base, NULL);
+  grit_model_free(m);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char xml[sizeof base + 64], line[32], msg[GRIT_MESSAGE_SIZE];
+    const char *at = strstr(base, cases[i].from);
+    cr_assert_not_null(at, "case %zu", i);
+    snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - base), base, cases[i].to, at + strlen(cases[i].from));
+    m = (grit_model *)&m;
+    grit_status s = grit_mjcf_load_string(xml, &m, NULL, msg);
+    cr_expect_neq(s, GRIT_OK, "%s loaded", cases[i].to);
+    cr_expect_null(m);
+    snprintf(line, sizeof line, "<string>:%d:", cases[i].line);
+    cr_expect(strstr(msg, line) != NULL, "%s: message '%s' does not name line %d", cases[i].to, msg, cases[i].line);
+    cr_expect(strstr(msg, cases[i].part) != NULL, "%s: message '%s' does not name '%s'", cases[i].to, msg,
+              cases[i].part);
+  }
+}

@@ -3,6 +3,7 @@
  * tree, depth first), and the data's state setters. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "grit/grit.h"
@@ -107,7 +108,8 @@ Test(model_validation, principal_moments_obey_triangle_inequality) {
 
 Test(model_validation, non_finite_body_fields) {
   const double nan = NAN;
-  for (int field = 0; field < 6; ++field) {
+  static const char *const names[] = {"mass", "inertia", "pos", "quat", "com", "mass", "inertia", "pos"};
+  for (int field = 0; field < 8; ++field) {
     grit_body_def bd = body_on(2);
     switch (field) {
       case 0: bd.mass = nan; break;
@@ -115,9 +117,11 @@ Test(model_validation, non_finite_body_fields) {
       case 2: bd.pos[1] = nan; break;
       case 3: bd.quat[2] = nan; break;
       case 4: bd.com[0] = nan; break;
-      default: bd.mass = INFINITY; break;
+      case 5: bd.mass = INFINITY; break;
+      case 6: bd.inertia[8] = -INFINITY; break;
+      default: bd.pos[2] = INFINITY; break;
     }
-    expect_bad_body(&bd, GRIT_ERR_NOT_FINITE, NULL);
+    expect_bad_body(&bd, GRIT_ERR_NOT_FINITE, names[field]);
   }
 }
 
@@ -238,7 +242,9 @@ Test(model_validation, joint_parameters) {
   jd = grit_default_joint_def();
   jd.stiffness = -1;
   expect_bad_joint(b, 1, &jd, GRIT_ERR_INVALID_MODEL, "joint 0", "stiffness");
-  /* non-finite: every field */
+  /* non-finite: every field, named in the message */
+  static const char *const names[] = {"pos", "axis", "damping", "armature", "stiffness", "spring_ref", "range",
+                                      "qpos0"};
   for (int field = 0; field < 8; ++field) {
     jd = grit_default_joint_def();
     switch (field) {
@@ -251,7 +257,7 @@ Test(model_validation, joint_parameters) {
       case 6: jd.range[1] = NAN; break;
       default: jd.qpos0 = NAN; break;
     }
-    expect_bad_joint(b, 1, &jd, GRIT_ERR_NOT_FINITE, "joint 0", NULL);
+    expect_bad_joint(b, 1, &jd, GRIT_ERR_NOT_FINITE, "joint 0", names[field]);
   }
   /* the world and non-existent bodies cannot carry joints */
   jd = grit_default_joint_def();
@@ -288,7 +294,12 @@ Test(model_validation, actuators) {
   ad.joint = 0;
   ad.gear = NAN;
   cr_assert_eq(grit_builder_add_actuator(b, &ad, NULL), GRIT_ERR_NOT_FINITE);
-  expect_message(b, "actuator 0", NULL);
+  expect_message(b, "actuator 0", "gear");
+  ad.gear = 1;
+  ad.ctrl_range[0] = -INFINITY;
+  cr_assert_eq(grit_builder_add_actuator(b, &ad, NULL), GRIT_ERR_NOT_FINITE);
+  expect_message(b, "actuator 0", "ctrl_range");
+  ad.ctrl_range[0] = 0;
   ad.gear = 2;
   ad.ctrl_limited = 1;
   ad.ctrl_range[0] = 1;
@@ -323,11 +334,120 @@ Test(model_validation, options) {
   o.timestep = NAN;
   cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_NOT_FINITE);
   expect_message(b, "timestep", NULL);
+  o.timestep = INFINITY;
+  cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_NOT_FINITE);
+  o.timestep = -1e-3;
+  cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_INVALID_MODEL);
+  expect_message(b, "timestep", NULL);
   o = grit_default_options();
   o.gravity[2] = NAN;
   cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_NOT_FINITE);
   expect_message(b, "gravity", NULL);
+  o.gravity[2] = -INFINITY;
+  cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_NOT_FINITE);
+  expect_message(b, "gravity", NULL);
+  o = grit_default_options();
+  o.contact_margin = -0.01;
+  cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_INVALID_MODEL);
+  expect_message(b, "contact_margin", NULL);
+  o.contact_margin = NAN;
+  cr_assert_neq(grit_builder_set_options(b, &o), GRIT_OK);
+  expect_message(b, "contact_margin", NULL);
+  o = grit_default_options();
+  o.max_contacts = -1;
+  cr_assert_eq(grit_builder_set_options(b, &o), GRIT_ERR_INVALID_MODEL);
+  expect_message(b, "max_contacts", NULL);
+  /* nothing was applied: the model has the default options */
+  good_body(b, 0);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  const grit_options got = grit_model_options(m), def = grit_default_options();
+  cr_assert(got.timestep == def.timestep && got.contact_margin == def.contact_margin &&
+                memcmp(got.gravity, def.gravity, sizeof got.gravity) == 0,
+            "a rejected option was applied");
+  grit_model_free(m);
   grit_builder_free(b);
+}
+
+/* Expects adding `gd` as geom 1 (after a good one) to fail with `status`, naming "geom 1" and `what`;
+ * the failed add changes nothing (the next good geom is geom 1). */
+static void expect_bad_geom(const grit_geom_def *gd, grit_status status, const char *what) {
+  grit_builder *b = builder();
+  good_body(b, 0);
+  grit_geom_def good = grit_default_geom_def();
+  good.body = 1;
+  cr_assert_eq(grit_builder_add_geom(b, &good, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  int g = -7;
+  grit_status s = grit_builder_add_geom(b, gd, &g);
+  cr_assert_eq(s, status, "got %s: %s", grit_status_string(s), grit_builder_last_error(b));
+  cr_assert_eq(g, -7, "the index output must not be written on failure");
+  expect_message(b, "geom 1", what);
+  cr_assert_eq(grit_builder_add_geom(b, &good, &g), GRIT_OK);
+  cr_assert_eq(g, 1);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  cr_assert_eq(grit_model_ngeom(m), 2);
+  grit_model_free(m);
+  grit_builder_free(b);
+}
+
+Test(model_validation, geometry_parameters) {
+  /* non-finite: every numeric field, named in the message */
+  static const char *const names[] = {"pos", "quat", "friction", "stiffness", "dissipation", "tau_d", "stiffness"};
+  for (int field = 0; field < 7; ++field) {
+    grit_geom_def gd = grit_default_geom_def();
+    switch (field) {
+      case 0: gd.pos[2] = NAN; break;
+      case 1: gd.quat[0] = INFINITY; break;
+      case 2: gd.friction = NAN; break;
+      case 3: gd.stiffness = NAN; break;
+      case 4: gd.dissipation = INFINITY; break;
+      case 5: gd.tau_d = NAN; break;
+      default: gd.stiffness = INFINITY; break;
+    }
+    expect_bad_geom(&gd, GRIT_ERR_NOT_FINITE, names[field]);
+  }
+  /* out of range */
+  grit_geom_def gd = grit_default_geom_def();
+  gd.friction = -0.1;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "friction");
+  gd = grit_default_geom_def();
+  gd.stiffness = 0;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "stiffness");
+  gd.stiffness = -1e6;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "stiffness");
+  gd = grit_default_geom_def();
+  gd.dissipation = -1;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "dissipation");
+  gd = grit_default_geom_def();
+  gd.tau_d = -1e-3;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "tau_d");
+  gd = grit_default_geom_def();
+  gd.quat[0] = 0;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "quat");
+  gd = grit_default_geom_def();
+  gd.body = 5;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_ARGUMENT, "body 5");
+  /* shape sizes: zero, negative, NaN, infinite */
+  const double sizes[] = {0, -0.1, NAN, INFINITY};
+  for (int i = 0; i < 4; ++i) {
+    gd = grit_default_geom_def();
+    gd.shape = grit_shape_make(GRIT_GEOM_BOX, 0.1, 0.1, sizes[i]);
+    expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "size");
+    gd.shape = grit_shape_make(GRIT_GEOM_SPHERE, sizes[i], 0, 0);
+    expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "radius");
+  }
+  /* a convex shape with a non-finite vertex, or too few */
+  double v[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  gd = grit_default_geom_def();
+  gd.shape.type = GRIT_GEOM_CONVEX;
+  gd.shape.vertices = v;
+  gd.shape.nvert = 4;
+  v[7] = NAN;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "convex");
+  v[7] = 1;
+  gd.shape.nvert = 3;
+  expect_bad_geom(&gd, GRIT_ERR_INVALID_MODEL, "convex");
 }
 
 Test(model_validation, duplicate_names) {
@@ -456,6 +576,99 @@ Test(data, state_setters_validate) {
   v[5] = INFINITY;
   cr_assert_eq(grit_data_set_qvel(d, v, 6), GRIT_ERR_NOT_FINITE);
   cr_assert_eq(grit_data_set_time(d, NAN), GRIT_ERR_NOT_FINITE);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* Every setter on a model with a hinge (actuated), a ball joint and a free joint: wrong lengths, NULL,
+ * NaN and infinity anywhere, zero and near-zero quaternions are rejected with a message naming the
+ * vector and the entry or joint, and change nothing (bitwise); other quaternions are normalized. */
+Test(data, setters_reject_bad_input_and_change_nothing) {
+  grit_builder *b = builder();
+  good_body(b, 0);
+  good_body(b, 1);
+  good_body(b, 0);
+  grit_joint_def jd = grit_default_joint_def();
+  cr_assert_eq(grit_builder_add_joint(b, 1, &jd, NULL), GRIT_OK);
+  jd.type = GRIT_JOINT_BALL;
+  cr_assert_eq(grit_builder_add_joint(b, 2, &jd, NULL), GRIT_OK);
+  jd.type = GRIT_JOINT_FREE;
+  cr_assert_eq(grit_builder_add_joint(b, 3, &jd, NULL), GRIT_OK);
+  grit_actuator_def ad = grit_default_actuator_def();
+  cr_assert_eq(grit_builder_add_actuator(b, &ad, NULL), GRIT_OK);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  cr_assert_eq(grit_model_nq(m), 12);
+  cr_assert_eq(grit_model_nv(m), 10);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  /* a good state first */
+  double q[12] = {0.3, 0, 2, 0, 0, 1, 2, 3, 0, 0, 0, 4}, v[10], u[1] = {0.5};
+  for (int i = 0; i < 10; ++i) v[i] = 0.1 * i;
+  cr_assert_eq(grit_data_set_qpos(d, q, 12), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d, v, 10), GRIT_OK);
+  cr_assert_eq(grit_data_set_ctrl(d, u, 1), GRIT_OK);
+  cr_assert_eq(grit_data_set_time(d, 1.5), GRIT_OK);
+  const int ball = grit_model_joint_qposadr(m, 1), free_q = grit_model_joint_qposadr(m, 2) + 3;
+  cr_assert_float_eq(grit_data_qpos(d)[ball], 0.0, 1e-15);
+  cr_assert_float_eq(grit_data_qpos(d)[ball + 1], 1.0, 1e-15, "ball quaternion (0 2 0 0) normalized");
+  cr_assert_float_eq(grit_data_qpos(d)[free_q + 3], 1.0, 1e-15, "free quaternion (0 0 0 4) normalized");
+  double q0[12], v0[10], u0[1], t0 = grit_data_time(d);
+  memcpy(q0, grit_data_qpos(d), sizeof q0);
+  memcpy(v0, grit_data_qvel(d), sizeof v0);
+  memcpy(u0, grit_data_ctrl(d), sizeof u0);
+  const double bad[] = {NAN, INFINITY, -INFINITY};
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 12; ++i) {
+      double x[12];
+      memcpy(x, q0, sizeof x);
+      x[i] = bad[k];
+      cr_assert_eq(grit_data_set_qpos(d, x, 12), GRIT_ERR_NOT_FINITE);
+      char name[32];
+      snprintf(name, sizeof name, "qpos[%d]", i);
+      cr_assert(strstr(grit_data_last_error(d), name), "message '%s' lacks %s", grit_data_last_error(d), name);
+    }
+    for (int i = 0; i < 10; ++i) {
+      double x[10];
+      memcpy(x, v0, sizeof x);
+      x[i] = bad[k];
+      cr_assert_eq(grit_data_set_qvel(d, x, 10), GRIT_ERR_NOT_FINITE);
+      cr_assert(strstr(grit_data_last_error(d), "qvel["));
+    }
+    double x[1] = {bad[k]};
+    cr_assert_eq(grit_data_set_ctrl(d, x, 1), GRIT_ERR_NOT_FINITE);
+    cr_assert(strstr(grit_data_last_error(d), "ctrl[0]"));
+    cr_assert_eq(grit_data_set_time(d, bad[k]), GRIT_ERR_NOT_FINITE);
+  }
+  /* zero and near-zero quaternions of the ball and the free joint */
+  for (int j = 0; j < 2; ++j)
+    for (int k = 0; k < 2; ++k) {
+      double x[12];
+      memcpy(x, q0, sizeof x);
+      double *qq = x + (j == 0 ? ball : free_q);
+      qq[0] = k ? 1e-12 : 0, qq[1] = qq[2] = qq[3] = 0;
+      cr_assert_eq(grit_data_set_qpos(d, x, 12), GRIT_ERR_INVALID_ARGUMENT);
+      char name[32];
+      snprintf(name, sizeof name, "joint %d", j + 1);
+      cr_assert(strstr(grit_data_last_error(d), name), "message '%s' lacks %s", grit_data_last_error(d), name);
+    }
+  /* lengths and NULL */
+  cr_assert_eq(grit_data_set_qpos(d, q0, 11), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(grit_data_last_error(d), "length 11"));
+  cr_assert_eq(grit_data_set_qpos(d, q0, 13), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_qvel(d, v0, 12), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_qvel(d, v0, -1), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_ctrl(d, u0, 0), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_qpos(d, NULL, 12), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_qvel(d, NULL, 10), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_ctrl(d, NULL, 1), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_data_set_qpos(NULL, q0, 12), GRIT_ERR_INVALID_ARGUMENT);
+  /* nothing changed */
+  cr_assert(memcmp(q0, grit_data_qpos(d), sizeof q0) == 0, "a rejected qpos changed q");
+  cr_assert(memcmp(v0, grit_data_qvel(d), sizeof v0) == 0, "a rejected qvel changed v");
+  cr_assert(memcmp(u0, grit_data_ctrl(d), sizeof u0) == 0, "a rejected ctrl changed u");
+  cr_assert(grit_data_time(d) == t0);
   grit_data_free(d);
   grit_model_free(m);
 }
