@@ -2,6 +2,7 @@
  * section X; ARCHITECTURE.md, The Newton solver). */
 #include "solver.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,22 +223,29 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     for (int i = 0; i < nv; ++i) s->e[i] = v[i] - vstar[i];
     grit_block_mulv(m, A, s->e, s->Ae);
     double ccost = eval_constraints(s, m, dt, nc, v);
-    double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0;
+    double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, dv_ = 0.0, ds_ = 0.0;
     for (int i = 0; i < nv; ++i) {
       s->r[i] = s->Ae[i] - s->jtg[i];
       rn += (s->dinv[i] * s->r[i]) * (s->dinv[i] * s->r[i]);
       an += (s->dinv[i] * s->Ae[i]) * (s->dinv[i] * s->Ae[i]);
       jn += (s->dinv[i] * s->jtg[i]) * (s->dinv[i] * s->jtg[i]);
       ee += s->e[i] * s->Ae[i];
+      dv_ = fmax(dv_, fabs(v[i]) / s->dinv[i]);     /* |D^-1 v|: the size of the terms of A v */
+      ds_ = fmax(ds_, fabs(vstar[i]) / s->dinv[i]); /* and of A v* */
     }
     st.residual = sqrt(rn);
     st.residual_ref = fmax(sqrt(an), sqrt(jn));
+    /* The round-off floor of r = A (v - v*) - J^T gamma: each entry is a difference of sums whose terms
+     * are as large as D A v, D A v* and D J^T gamma, so it cannot be computed below a few ulps of them
+     * (scaled by D, the terms of A v are about D^-1 v). When the reference itself is tiny (a body at rest
+     * under balanced forces), abs_tol alone can lie below that floor and Newton would stall on noise. */
+    const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)nv) * fmax(fmax(dv_, ds_), sqrt(jn));
     st.cost = 0.5 * ee + ccost;
     if (!isfinite(st.residual))
       return grit_set_error(message, GRIT_ERR_NOT_FINITE, "solver: non-finite residual at iteration %d", iter);
     /* Converged: the scaled criterion, checked after at least one factorization so that the kept
      * factor is of H near the solution. */
-    if (iter > 0 && st.residual <= opt->abs_tol + opt->rel_tol * st.residual_ref) break;
+    if (iter > 0 && st.residual <= opt->abs_tol + opt->rel_tol * st.residual_ref + floor_) break;
     if (iter >= opt->max_iters) {
       if (stats) *stats = st;
       return grit_set_error(message, GRIT_ERR_NOT_CONVERGED,
@@ -258,6 +266,16 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     for (int i = 0; i < nv; ++i) s->dv[i] = -s->r[i];
     grit_hessian_solve(s->H, s->dv, 1);
     st.newton_iters++;
+    /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
+     * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor
+     * above when the constraints' own terms cancel (a stiff contact at the edge of separation: k phi
+     * and k h v_n of 1e2 cancelling to 1e-14). */
+    double dvmax = 0.0, vmax = 0.0;
+    for (int i = 0; i < nv; ++i) {
+      dvmax = fmax(dvmax, fabs(s->dv[i]) / s->dinv[i]);
+      vmax = fmax(vmax, fabs(v[i]) / s->dinv[i]);
+    }
+    if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * vmax) break;
 
     /* exact line search along dv */
     grit_block_mulv(m, A, s->dv, s->Adv);

@@ -36,7 +36,8 @@ typedef struct grit_step_stats {
   int ls_iters;          /* line-search iterations, summed over Newton iterations */
   double residual;       /* ||D r|| at convergence, D = diag(A)^-1/2 */
   double residual_ref;   /* max(||D A (v - v*)||, ||D J^T gamma||): the criterion is residual <=
-                            abs_tol + rel_tol * residual_ref */
+                            abs_tol + rel_tol * residual_ref + the round-off floor of r (a few ulps
+                            of its terms' size, docs/contact.md) */
   double cond_estimate;  /* cheap estimate of the condition number of the Hessian */
   int used_sparse;       /* the Hessian was factored by CHOLMOD (1) or LAPACK (0) */
 } grit_step_stats;
