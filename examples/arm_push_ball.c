@@ -12,10 +12,13 @@
  * factors 2 below.
  *
  * Prints one line per iteration and, last, one JSON object; writes the optimal trajectory as CSV
- * (t, q[nq], v[nv], u[nu] per knot; the last row has no control).
+ * (t, q[nq], v[nv], u[nu] per knot; the last row has no control) and as a replay page (--html; default:
+ * the CSV's name with .html): the arm, the ball and the target in 3-D with the contact forces of each step
+ * (recomputed by stepping from each knot), and plots of the iLQR cost and regularization per iteration,
+ * the joint torques and the ball's distance to the target (docs/viewer.md).
  *
  *   arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] [--max-iter N]
- *                 [--csv FILE] [--model FILE.xml] [--quiet]
+ *                 [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -25,6 +28,7 @@
 #include <time.h>
 
 #include "grit/grit.h"
+#include "grit/replay.h"
 #include "grit_ilqr/grit_dynamics.h"
 #include "grit_ilqr/ilqr.h"
 #include "push_problem.h"
@@ -39,13 +43,19 @@ typedef struct args {
   double horizon_s;
   int threads, max_iter, quiet;
   double tol;
-  const char *csv, *model;
+  const char *csv, *model, *html; /* html NULL: from csv; "": none */
 } args;
+
+/* The iterations as the log callback saw them, for the replay's plots. */
+typedef struct iter_log {
+  int quiet, n, cap;
+  double *cost, *regularization;
+} iter_log;
 
 static int usage(const char *why) {
   fprintf(stderr,
           "arm_push_ball: %s\nusage: arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] "
-          "[--max-iter N] [--csv FILE] [--model FILE.xml] [--quiet]\n",
+          "[--max-iter N] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
           why);
   return 2;
 }
@@ -79,6 +89,8 @@ static int parse(int argc, char **argv, args *a) {
       if (*end || !(a->tol >= 0 && a->tol < 1)) return usage("--tol must be in [0, 1)");
     } else if (!strcmp(o, "--csv")) {
       a->csv = v;
+    } else if (!strcmp(o, "--html")) {
+      a->html = v;
     } else if (!strcmp(o, "--model")) {
       a->model = v;
     } else {
@@ -89,12 +101,102 @@ static int parse(int argc, char **argv, args *a) {
 }
 
 static void log_iteration(void *ctx, const grit_ilqr_iteration *it) {
-  if (*(const int *)ctx) return;
+  iter_log *l = ctx;
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    double *c = realloc(l->cost, sizeof(double) * (size_t)cap), *r = c ? realloc(l->regularization, sizeof(double) * (size_t)cap) : NULL;
+    if (c) l->cost = c;
+    if (r) l->regularization = r, l->cap = cap;
+  }
+  if (l->n < l->cap) {
+    l->cost[l->n] = it->cost;
+    l->regularization[l->n++] = it->regularization;
+  }
+  if (l->quiet) return;
   printf("iter %3d  cost %11.6f  reduction %10.3e (expected %10.3e)  alpha %5.3f  mu %8.1e  ff %8.2e  "
          "clamped %2d  ms rollout/deriv/backward %6.1f %6.1f %5.1f\n",
          it->iteration, it->cost, it->actual, it->expected, it->alpha, it->regularization, it->feedforward,
          it->clamped, 1e3 * it->t_rollout, 1e3 * it->t_derivatives, 1e3 * it->t_backward);
   fflush(stdout);
+}
+
+/* The plan as a replay page: the knots' positions, each step's contacts recomputed from its knot with its
+ * control (the solver's rollout is the same step, so these are the plan's contacts), the target as a marker,
+ * and plots. Returns 0, or 1 with the reason in msg. */
+static int write_replay(const push_problem *pp, const double *xs, const double *us, const iter_log *log,
+                        grit_contact_model contact, const char *path, char msg[GRIT_MESSAGE_SIZE]) {
+  const int N = pp->N, nx = pp->nx, nq = pp->nq, nv = pp->nv, nu = pp->nu;
+  const grit_model *m = pp->model;
+  grit_replay *r = NULL;
+  grit_data *d = NULL;
+  double *t = malloc(sizeof(double) * (size_t)(N + 1)), *y = malloc(sizeof(double) * (size_t)(N + 1) * (size_t)(nu + 1));
+  double *iters = malloc(sizeof(double) * (size_t)(log->n + 1));
+  int rc = 0;
+  if (!t || !y || !iters || grit_replay_create(m, &r) != GRIT_OK || grit_data_create(m, &d) != GRIT_OK ||
+      grit_data_set_step_settings(d, &pp->settings) != GRIT_OK) {
+    snprintf(msg, GRIT_MESSAGE_SIZE, "replay: out of memory");
+    rc = 1;
+  }
+  char title[128];
+  snprintf(title, sizeof title, "arm_push_ball: the iLQR plan (%s contact model)", scene_model_name(contact));
+  if (!rc) grit_replay_set_title(r, title);
+  /* colours: the arm steel blue, the ball orange, the target a translucent green ball */
+  const int ball_geom = grit_model_geom_index(m, "ball");
+  grit_geom_def ball_def = grit_default_geom_def();
+  if (ball_geom >= 0) grit_model_geom(m, ball_geom, &ball_def);
+  for (int g = 0; !rc && g < grit_model_ngeom(m); ++g) {
+    grit_geom_def def;
+    grit_model_geom(m, g, &def);
+    static const double arm[4] = {0.42, 0.52, 0.66, 1}, ball[4] = {0.95, 0.50, 0.10, 1};
+    if (g == ball_geom) grit_replay_set_geom_color(r, g, ball);
+    else if (def.body != 0 || def.shape.type != GRIT_GEOM_PLANE) grit_replay_set_geom_color(r, g, arm);
+  }
+  grit_replay_marker target = {"target", GRIT_GEOM_SPHERE, {ball_def.shape.size[0], 0, 0}, {0, 0, 0}, {1, 0, 0, 0},
+                               {0.15, 0.75, 0.30, 0.35}};
+  memcpy(target.pos, pp->ball_target, sizeof target.pos);
+  if (!rc && grit_replay_add_marker(r, &target) != GRIT_OK) rc = 1;
+  if (!rc && grit_replay_add_frame(r, 0, xs, nq, NULL, 0, -1) != GRIT_OK) rc = 1;
+  for (int k = 0; !rc && k < N; ++k) {
+    const double *x = xs + (size_t)k * nx, *x1 = x + nx;
+    grit_status s = grit_data_set_qpos(d, x, nq);
+    if (s == GRIT_OK) s = grit_data_set_qvel(d, x + nq, nv);
+    if (s == GRIT_OK) s = grit_data_set_ctrl(d, us + (size_t)k * nu, nu);
+    if (s == GRIT_OK) s = grit_step(d);
+    if (s == GRIT_OK) s = grit_data_set_time(d, (k + 1) * pp->dt);
+    if (s == GRIT_OK) s = grit_data_set_qpos(d, x1, nq);
+    s = s == GRIT_OK ? grit_replay_add_data(r, d, 1) : grit_replay_add_frame(r, (k + 1) * pp->dt, x1, nq, NULL, 0, -1);
+    if (s != GRIT_OK) rc = 1;
+  }
+  /* plots: the solver's iterations, the torques, the ball's distance to the target */
+  for (int i = 0; !rc && i < log->n; ++i) iters[i] = i + 1;
+  const grit_replay_series cost = {"cost", iters, log->cost, log->n}, reg = {"mu", iters, log->regularization, log->n};
+  if (!rc && log->n > 0 &&
+      (grit_replay_add_plot(r, "iLQR cost per iteration", "iteration", "cost", GRIT_REPLAY_LOG_Y, &cost, 1) != GRIT_OK ||
+       grit_replay_add_plot(r, "iLQR regularization per iteration (zero: no point)", "iteration", "mu",
+                            GRIT_REPLAY_LOG_Y, &reg, 1) != GRIT_OK))
+    rc = 1;
+  grit_replay_series torque[16];
+  char names[16][16];
+  for (int k = 0; k <= N; ++k) t[k] = k * pp->dt;
+  for (int i = 0; !rc && i < nu && i < 16; ++i) {
+    for (int k = 0; k < N; ++k) y[(size_t)i * N + k] = us[(size_t)k * nu + i];
+    snprintf(names[i], sizeof names[i], "joint %d", i + 1);
+    torque[i] = (grit_replay_series){names[i], t, y + (size_t)i * N, N};
+  }
+  if (!rc && nu > 0 &&
+      grit_replay_add_plot(r, "Joint torques", "t (s)", "torque (N m)", GRIT_REPLAY_TIME_AXIS, torque, nu < 16 ? nu : 16) != GRIT_OK)
+    rc = 1;
+  for (int k = 0; !rc && k <= N; ++k) y[k] = 1e3 * push_ball_error(pp, xs + (size_t)k * nx);
+  const grit_replay_series dist = {"ball to target", t, y, N + 1};
+  if (!rc && grit_replay_add_plot(r, "Ball's distance to the target", "t (s)", "distance (mm)", GRIT_REPLAY_TIME_AXIS,
+                                  &dist, 1) != GRIT_OK)
+    rc = 1;
+  if (!rc && grit_replay_write_html(r, path) != GRIT_OK) rc = 1;
+  if (rc && r && !msg[0]) snprintf(msg, GRIT_MESSAGE_SIZE, "%s", grit_replay_last_error(r));
+  grit_replay_free(r);
+  grit_data_free(d);
+  free(t), free(y), free(iters);
+  return rc;
 }
 
 static double now_s(void) {
@@ -104,7 +206,7 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, 100, 0, 1e-4, "arm_push_ball.csv", GRIT_MODELS_DIR "/arm_push_ball.xml"};
+  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, 100, 0, 1e-4, "arm_push_ball.csv", GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
   const double t_start = now_s();
@@ -119,7 +221,8 @@ int main(int argc, char **argv) {
   o.max_iterations = a.max_iter;
   o.tol_cost = a.tol;
   o.log = log_iteration;
-  o.log_ctx = &a.quiet;
+  iter_log ilog = {a.quiet, 0, 0, NULL, NULL};
+  o.log_ctx = &ilog;
   grit_ilqr_grit *adapter = NULL;
   grit_ilqr *solver = NULL;
   grit_ilqr_result r;
@@ -164,6 +267,24 @@ int main(int argc, char **argv) {
       fclose(f);
     }
   }
+  /* the page: --html, or the CSV's name with .html, or arm_push_ball.html */
+  char html[4096];
+  if (a.html) snprintf(html, sizeof html, "%s", a.html);
+  else if (a.csv && a.csv[0]) {
+    snprintf(html, sizeof html, "%s", a.csv);
+    char *dot = strrchr(html, '.'), *slash = strrchr(html, '/');
+    if (dot && (!slash || dot > slash)) *dot = '\0';
+    strncat(html, ".html", sizeof html - strlen(html) - 1);
+  } else snprintf(html, sizeof html, "arm_push_ball.html");
+  if (html[0]) {
+    msg[0] = '\0';
+    if (write_replay(&pp, xs, us, &ilog, a.contact, html, msg)) {
+      fprintf(stderr, "arm_push_ball: cannot write %s: %s\n", html, msg);
+      rc_out = 1;
+    } else if (!a.quiet) {
+      printf("replay page: %s\n", html);
+    }
+  }
   if (!a.quiet)
     printf("ball at (%.4f, %.4f, %.4f) m after %.2f s, %.1f mm from the target; solve %.2f s (rollout %.2f, "
            "derivatives %.2f, backward %.2f)\n",
@@ -175,5 +296,6 @@ int main(int argc, char **argv) {
   grit_ilqr_free(solver);
   grit_ilqr_grit_free(adapter);
   push_problem_free(&pp);
+  free(ilog.cost), free(ilog.regularization);
   return rc_out;
 }

@@ -2,14 +2,16 @@
  *
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
- *                      [--csv FILE] [--quiet]
+ *                      [--csv FILE] [--html FILE] [--quiet]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
+ *   grit replay MODEL.xml --csv TRAJ.csv -o OUT.html [...]   (tools/grit_replay.c)
  *
  * sim runs N steps (default 1000) from the model's reference state, or from a keyframe, then the
  * given qpos/qvel/ctrl (the control is held constant). The CSV has the header t,q0..,v0.. and one row
- * for the initial state and one per step, numbers with 17 significant digits. The last line on stdout
+ * for the initial state and one per step, numbers with 17 significant digits; --html writes the run as
+ * one replay page (3-D view, contact forces, plots: docs/viewer.md). The last line on stdout
  * is one JSON object with the step count, sizes, Newton iteration statistics and timing. bench prints
  * the median time per step instead, and with --deriv-every K the median time of the Jacobians A and B
  * computed after every K-th step (the step excluded). deriv takes one step from the given state and
@@ -29,20 +31,23 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "grit_fit.h"
+#include "grit/replay.h"
+#include "grit_replay.h"
 
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2 };
 
 static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
-    "                          [--stiffness K] [--dissipation D] [--csv FILE] [--quiet]\n"
+    "                          [--stiffness K] [--dissipation D] [--csv FILE] [--html FILE] [--quiet]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
+    GRIT_REPLAY_USAGE
     GRIT_FIT_USAGE
     "       grit --help | --version\n";
 
 typedef struct args {
-  const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv;
+  const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv, *html;
   long steps, deriv_every;
   int contact; /* -1: from the file */
   int quiet, check;
@@ -140,6 +145,8 @@ static int parse_args(int argc, char **argv, args *a) {
       a->ctrl = v;
     } else if (!strcmp(o, "--csv") && !strcmp(a->command, "sim")) {
       a->csv = v;
+    } else if (!strcmp(o, "--html") && !strcmp(a->command, "sim")) {
+      a->html = v;
     } else {
       return usage_error("unknown option '%s'", o);
     }
@@ -240,8 +247,8 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL, and with
  * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
-static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done, long *newton_sum, int *newton_max,
-               double *dtimes, long *nd, double *A, double *B) {
+static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *times, long *done, long *newton_sum,
+               int *newton_max, double *dtimes, long *nd, double *A, double *B) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
@@ -249,6 +256,7 @@ static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done
   *newton_sum = 0;
   *newton_max = 0;
   if (csv) csv_row(csv, d, nq, nv);
+  if (rp && grit_replay_add_data(rp, d, 0) != GRIT_OK) rp = NULL;
   for (long k = 0; k < a->steps; ++k) {
     double t0 = now();
     grit_status s = grit_step(d);
@@ -273,6 +281,7 @@ static int run(const args *a, grit_data *d, FILE *csv, double *times, long *done
     if (st.newton_iters > *newton_max) *newton_max = st.newton_iters;
     ++*done;
     if (csv) csv_row(csv, d, nq, nv);
+    if (rp && grit_replay_add_data(rp, d, 1) != GRIT_OK) rp = NULL; /* reported when writing */
   }
   return 0;
 }
@@ -316,8 +325,15 @@ static int command_sim_or_bench(const args *a) {
   long done, newton_sum, nd = 0;
   int newton_max;
   const double t0 = now();
-  rc = run(a, d, csv, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B);
+  grit_replay *rp = NULL;
+  if (a->html && grit_replay_create(m, &rp) == GRIT_OK) grit_replay_set_title(rp, a->model);
+  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B);
   const double wall = now() - t0;
+  if (a->html && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) {
+    fprintf(stderr, "grit: error: --html %s: %s\n", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
+    if (!rc) rc = EXIT_MODEL;
+  }
+  grit_replay_free(rp);
   if (csv && (fclose(csv) != 0) && !rc) {
     fprintf(stderr, "grit: error: writing %s failed\n", a->csv);
     rc = EXIT_MODEL;
@@ -500,6 +516,8 @@ int main(int argc, char **argv) {
     args a;
     rc = parse_args(argc, argv, &a);
     if (!rc) rc = command_deriv(&a);
+  } else if (!strcmp(cmd, "replay")) {
+    rc = grit_cli_replay(argc, argv);
   } else if (!strcmp(cmd, "fit")) {
     rc = grit_fit_command(argc, argv);
   } else if (!strcmp(cmd, "sim") || !strcmp(cmd, "bench")) {
