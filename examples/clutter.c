@@ -3,7 +3,7 @@
  * Prints the Newton iterations per step (mean and max), the contacts, the time per step, and whether
  * the pile came to rest; optionally the time series (iterations, contacts, kinetic energy) as CSV.
  *
- *   clutter [--model lagged|similar|sap] [--regularize] [--objects N] [--dt S] [--time T] [--csv FILE]
+ *   clutter [--model lagged|similar|sap] [--regularize] [--objects N] [--dt S] [--time T] [--csv FILE] [--html FILE]
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
@@ -13,16 +13,19 @@
 #include <time.h>
 
 #include "grit/grit.h"
+#include "scene_replay.h"
 #include "scenes.h"
 
 /* clutter's own options. */
 typedef struct clutter_options {
   int regularize, objects;
   double time;
+  const char *html;
 } clutter_options;
 
 static int clutter_option(int argc, char **argv, int i, void *ctx) {
   clutter_options *c = ctx;
+  if (scene_html_option(argc, argv, i, &c->html)) return 2;
   if (!strcmp(argv[i], "--regularize")) {
     c->regularize = 1;
     return 1;
@@ -36,8 +39,8 @@ static int clutter_option(int argc, char **argv, int i, void *ctx) {
 
 int main(int argc, char **argv) {
   scene_options o = {GRIT_CONTACT_LAGGED, 2e-3, NULL};
-  clutter_options c = {0, 40, 3.0};
-  int rc = scene_parse_options(argc, argv, 0.05, &o, clutter_option, &c, " [--regularize] [--objects N] [--time T]");
+  clutter_options c = {0, 40, 3.0, NULL};
+  int rc = scene_parse_options(argc, argv, 0.05, &o, clutter_option, &c, " [--regularize] [--objects N] [--time T]" SCENE_HTML_USAGE);
   if (rc) return rc;
   if (!(c.time > 0 && c.time <= 1000) || c.objects < 1 || c.objects > 4000) {
     fprintf(stderr, "clutter: need 0 < time <= 1000 and 1 <= objects <= 4000\n");
@@ -59,6 +62,8 @@ int main(int argc, char **argv) {
   long newton_sum = 0;
   int newton_max = 0, contacts_max = 0;
   double ke = 0;
+  scene_replay sr;
+  scene_replay_begin(&sr, c.html, d, "clutter (seed 000 XII-A)");
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int n = 0; n < steps; ++n) {
@@ -66,6 +71,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "clutter: step %d (t = %.3f s) failed: %s\n", n, grit_data_time(d), grit_data_last_error(d));
       break;
     }
+    scene_replay_frame(&sr, d);
     grit_step_stats st;
     grit_data_step_stats(d, &st);
     newton_sum += st.newton_iters;
@@ -87,7 +93,8 @@ int main(int argc, char **argv) {
          (double)newton_sum / steps, newton_max, contacts_max);
   printf("  kinetic energy at the end %.3g J (%s); %.3g ms per step\n", ke, ke < 1e-3 ? "at rest" : "moving",
          1e3 * wall / steps);
+  rc = scene_replay_end(&sr, "clutter", c.html);
   grit_data_free(d);
   grit_model_free(m);
-  return s == GRIT_OK ? 0 : 1;
+  return s == GRIT_OK && !rc ? 0 : 1;
 }

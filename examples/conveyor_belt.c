@@ -13,7 +13,7 @@
  * resting height), while Similar and SAP lift it by their gliding offsets mu dt |v_t| and
  * mu (dt + tau_d) |v_t|. The program prints the offsets against those predictions.
  *
- *   conveyor_belt [--model lagged|similar|sap] [--dt S] [--csv FILE]
+ *   conveyor_belt [--model lagged|similar|sap] [--dt S] [--csv FILE] [--html FILE]
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "grit/grit.h"
+#include "scene_replay.h"
 #include "scenes.h"
 
 static const double BOX_HALF = SCENE_BOX_HALF, BOX_MASS = SCENE_BOX_MASS, MU = SCENE_BOX_MU;
@@ -28,7 +29,8 @@ static const double BOX_HALF = SCENE_BOX_HALF, BOX_MASS = SCENE_BOX_MASS, MU = S
 
 int main(int argc, char **argv) {
   scene_options o = {GRIT_CONTACT_LAGGED, 0.01, NULL};
-  int rc = scene_parse_options(argc, argv, 0.05, &o, NULL, NULL, NULL);
+  const char *html = NULL;
+  int rc = scene_parse_options(argc, argv, 0.05, &o, scene_html_option, &html, SCENE_HTML_USAGE);
   if (rc) return rc;
   const double dt = o.dt;
   const grit_contact_model model = o.model;
@@ -45,6 +47,8 @@ int main(int argc, char **argv) {
   const double T = 3.0, k = 1e7, rest = BOX_HALF - BOX_MASS * 9.81 / (4 * k);
   const double tau = model == GRIT_CONTACT_SAP ? 1e-3 : 0.0;
   int steps = (int)(T / dt + 0.5), slip_steps = 0, newton_sum = 0, newton_max = 0;
+  scene_replay sr;
+  scene_replay_begin(&sr, html, d, "conveyor_belt (seed 000 XI-A)");
   double max_vz_slip = 0, sum_ratio = 0, max_offset = 0;
   for (int n = 0; n < steps && s == GRIT_OK; ++n) {
     double u = scene_conveyor_belt_force(grit_data_time(d), dt);
@@ -53,6 +57,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "conveyor_belt: step %d failed: %s\n", n, grit_data_last_error(d));
       break;
     }
+    scene_replay_frame(&sr, d);
     grit_step_stats st;
     grit_data_step_stats(d, &st);
     newton_sum += st.newton_iters;
@@ -84,7 +89,8 @@ int main(int argc, char **argv) {
     printf("  mean offset / (mu (dt%s) |v_t|) = %.3f (gliding artifact; 1 = the paper's estimate)\n",
            model == GRIT_CONTACT_SAP ? " + tau_d" : "", sum_ratio / slip_steps);
   printf("  Newton iterations per step: mean %.2f, max %d\n", (double)newton_sum / steps, newton_max);
+  rc = scene_replay_end(&sr, "conveyor_belt", html);
   grit_data_free(d);
   grit_model_free(m);
-  return s == GRIT_OK ? 0 : 1;
+  return s == GRIT_OK && !rc ? 0 : 1;
 }

@@ -10,7 +10,7 @@
  * impulse mu m v_z at once (the impact is nearly plastic at d = 500 s/m), which shortens the slide to
  * (2 U0 / 7 - mu v_z) / (mu g). Either way the final speed is 5/7 U0.
  *
- *   falling_sphere [--model lagged|similar|sap] [--dt S] [--csv FILE]
+ *   falling_sphere [--model lagged|similar|sap] [--dt S] [--csv FILE] [--html FILE]
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "grit/grit.h"
+#include "scene_replay.h"
 #include "scenes.h"
 
 static const double RADIUS = SCENE_SPHERE_RADIUS, HEIGHT = SCENE_SPHERE_HEIGHT, U0 = 2.0, MU = SCENE_SPHERE_MU;
@@ -25,7 +26,8 @@ static const double RADIUS = SCENE_SPHERE_RADIUS, HEIGHT = SCENE_SPHERE_HEIGHT, 
 
 int main(int argc, char **argv) {
   scene_options o = {GRIT_CONTACT_LAGGED, 1e-3, NULL};
-  int rc = scene_parse_options(argc, argv, 0.1, &o, NULL, NULL, NULL);
+  const char *html = NULL;
+  int rc = scene_parse_options(argc, argv, 0.1, &o, scene_html_option, &html, SCENE_HTML_USAGE);
   if (rc) return rc;
   const double dt = o.dt;
   char msg[GRIT_MESSAGE_SIZE] = "";
@@ -43,12 +45,15 @@ int main(int argc, char **argv) {
   const double g = 9.81, T = 0.4;
   double t_contact = -1, t_roll = -1, vz_impact = 0, max_pen = 0;
   int steps = (int)(T / dt + 0.5), newton_sum = 0, newton_max = 0;
+  scene_replay sr;
+  scene_replay_begin(&sr, html, d, "falling_sphere (seed 000 XI-B)");
   for (int k = 0; k < steps; ++k) {
     const double vz_before = grit_data_qvel(d)[2];
     if ((s = grit_step(d)) != GRIT_OK) {
       fprintf(stderr, "falling_sphere: step %d failed: %s\n", k, grit_data_last_error(d));
       break;
     }
+    scene_replay_frame(&sr, d);
     grit_step_stats st;
     grit_data_step_stats(d, &st);
     newton_sum += st.newton_iters;
@@ -88,7 +93,8 @@ int main(int argc, char **argv) {
   printf("  final speed %.4f m/s; closed form 5/7 U0 = %.4f m/s\n", grit_data_qvel(d)[0], 5.0 / 7.0 * U0);
   printf("  max penetration %.3g m; Newton iterations per step: mean %.2f, max %d\n", max_pen,
          (double)newton_sum / steps, newton_max);
+  rc = scene_replay_end(&sr, "falling_sphere", html);
   grit_data_free(d);
   grit_model_free(m);
-  return s == GRIT_OK ? 0 : 1;
+  return s == GRIT_OK && !rc ? 0 : 1;
 }

@@ -11,7 +11,7 @@
  * practical steps Similar and SAP jam within the first steps: their gliding offset mu dt |v_t|
  * (several mm at 10 m/s) acts as a deep penetration.
  *
- *   sliding_rod [--model lagged|similar|sap] [--dt S] [--csv FILE]
+ *   sliding_rod [--model lagged|similar|sap] [--dt S] [--csv FILE] [--html FILE]
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,11 +19,13 @@
 #include <string.h>
 
 #include "grit/grit.h"
+#include "scene_replay.h"
 #include "scenes.h"
 
 int main(int argc, char **argv) {
   scene_options o = {GRIT_CONTACT_LAGGED, 1.6e-4, NULL};
-  int rc = scene_parse_options(argc, argv, 0.01, &o, NULL, NULL, NULL);
+  const char *html = NULL;
+  int rc = scene_parse_options(argc, argv, 0.01, &o, scene_html_option, &html, SCENE_HTML_USAGE);
   if (rc) return rc;
   const double dt = o.dt, U0 = 10.0, v0[6] = {U0, 0, 0, 0, 0, 0};
   char msg[GRIT_MESSAGE_SIZE] = "";
@@ -35,12 +37,15 @@ int main(int argc, char **argv) {
   grit_data_set_qvel(d, v0, 6);
   const int steps = (int)(0.1 / dt + 0.5);
   int newton_sum = 0, newton_max = 0;
+  scene_replay sr;
+  scene_replay_begin(&sr, html, d, "sliding_rod (seed 000 XI-C)");
   double t_jam = -1, t_air = -1, vx_air = 0, vz_air = 0, max_force = 0;
   for (int n = 0; n < steps; ++n) {
     if ((s = grit_step(d)) != GRIT_OK) {
       fprintf(stderr, "sliding_rod: step %d failed: %s\n", n, grit_data_last_error(d));
       break;
     }
+    scene_replay_frame(&sr, d);
     grit_step_stats st;
     grit_data_step_stats(d, &st);
     newton_sum += st.newton_iters;
@@ -68,7 +73,8 @@ int main(int argc, char **argv) {
          max_force, SCENE_ROD_MASS * 9.81);
   printf("  airborne (1 cm clear) at t = %.4f s, leaving at vx = %.3f m/s, vz = %.3f m/s\n", t_air, vx_air, vz_air);
   printf("  Newton iterations per step: mean %.2f, max %d\n", (double)newton_sum / steps, newton_max);
+  rc = scene_replay_end(&sr, "sliding_rod", html);
   grit_data_free(d);
   grit_model_free(m);
-  return s == GRIT_OK ? 0 : 1;
+  return s == GRIT_OK && !rc ? 0 : 1;
 }
