@@ -34,8 +34,6 @@
 
 extern char **environ;
 
-static const double PI = 3.14159265358979323846;
-
 /* ------------------------------------------------------------------------------------------ files */
 
 static char TMP[256];
@@ -569,6 +567,10 @@ static int find_chromium(char *path, size_t n) {
   return 0;
 }
 
+/* The browser test needs the example's page and zlib for the screenshots; its helpers exist only then. */
+#if defined(GRIT_ARM_PUSH_BALL) && GRIT_HAVE_ZLIB
+static const double PI = 3.14159265358979323846;
+
 /* The window, and the 3-D view's height fixed by the URL: --dump-dom lays the page out in a shorter
  * viewport than --screenshot, so a height relative to the window would move the scene between the two. */
 enum { WIN_W = 900, WIN_H = 700, VIEW_H = 460 };
@@ -611,7 +613,6 @@ static void read_probe(const char *dom_path, jv *probe) {
   free(dom);
 }
 
-#if GRIT_HAVE_ZLIB
 typedef struct image {
   int w, h;
   unsigned char *rgb; /* w*h*3 */
@@ -714,13 +715,13 @@ static const jv *probe_geom(const jv *probe, const char *name) {
     if (!strcmp(jget(&g->items[i], "name")->str, name)) return &g->items[i];
   return NULL;
 }
-#endif
 
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+#endif
 
 Test(browser, arm_push_ball_page_draws_and_animates, .timeout = 600) {
   char exe[1024];
