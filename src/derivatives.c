@@ -808,5 +808,15 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   s = flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;
   w->partials_dirty = 0;
+  /* Overflow in the dual residual (huge velocities or parameters) must come back as a status, not as
+   * a NaN in a Jacobian the caller trusts (docs/errors.md). */
+  const double *const out[3] = {A, B, P};
+  const int cols[3] = {nx, nu, np};
+  static const char *const names[3] = {"A", "B", "P"};
+  for (int k = 0; k < 3; ++k)
+    for (int i = 0; out[k] && i < nx * cols[k]; ++i)
+      if (!isfinite(out[k][i]))
+        return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "derivatives: %s[%d][%d] is not finite", names[k],
+                              i / cols[k], i % cols[k]);
   return GRIT_OK;
 }

@@ -365,3 +365,24 @@ Test(robustness, one_model_many_threads_matches_serial_runs) {
   grit_mjcf_info_free(&ia), grit_mjcf_info_free(&ic);
   grit_model_free(arm), grit_model_free(clutter);
 }
+
+/* The Jacobians are checked before they are returned: an overflow in the dual residual is
+ * GRIT_ERR_NOT_FINITE naming the entry, not a NaN the caller trusts. The kept solution is corrupted
+ * here (internal) to a velocity whose products overflow, as a diverging trajectory would make them. */
+Test(robustness, non_finite_jacobians_are_reported) {
+  grit_mjcf_info info;
+  grit_model *m = load("arm_push_ball.xml", NULL, &info);
+  grit_data *d = data_of(m, &info, "push");
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *A = malloc(sizeof(double) * (size_t)nx * nx), *B = malloc(sizeof(double) * (size_t)nx * nu);
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  for (int i = 0; i < m->nv; ++i) d->vsol[i] = 1e300;
+  grit_status s = grit_step_derivatives(d, A, B, NULL, 0, NULL);
+  cr_assert_eq(s, GRIT_ERR_NOT_FINITE, "got %s: %s", grit_status_string(s), grit_data_last_error(d));
+  cr_assert(strstr(grit_data_last_error(d), "] is not finite"), "message: %s", grit_data_last_error(d));
+  free(A), free(B);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
