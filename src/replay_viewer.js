@@ -290,29 +290,36 @@
     if (txt !== lastProbe) { probe.textContent = txt; lastProbe = txt; }
   }
 
-  playBtn.addEventListener('click', () => { if (span > 0) st.playing = !st.playing; apply(); });
-  slider.addEventListener('input', () => { st.playing = false; st.t = clampT(parseFloat(slider.value)); apply(); });
-  speedSel.addEventListener('change', () => { st.speed = parseFloat(speedSel.value) || 1; });
+  /* The playback clock: the time is the anchor's plus the wall time since, times the speed (so it follows
+   * timers and frames alike, however seldom frames come); every change of time, speed or state re-anchors. */
+  let anchorT = st.t, anchorWall = performance.now();
+  function reanchor() { anchorT = st.t; anchorWall = performance.now(); }
+  function clock() {
+    if (!st.playing) return;
+    let t = anchorT + (performance.now() - anchorWall) / 1000 * st.speed;
+    if (t > t1) t = t0 + (t - t0) % span; /* loop */
+    st.t = t;
+  }
+  function toggle() { clock(); if (span > 0) st.playing = !st.playing; reanchor(); apply(); }
+
+  playBtn.addEventListener('click', toggle);
+  slider.addEventListener('input', () => { st.playing = false; st.t = clampT(parseFloat(slider.value)); reanchor(); apply(); });
+  speedSel.addEventListener('change', () => { clock(); st.speed = parseFloat(speedSel.value) || 1; reanchor(); });
   forcesBox.addEventListener('change', () => { st.forces = forcesBox.checked; apply(); });
-  window.addEventListener('hashchange', () => { readHash(); resize(); apply(); });
+  window.addEventListener('hashchange', () => { readHash(); reanchor(); resize(); apply(); });
   window.addEventListener('keydown', (e) => {
     if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT')) return;
-    if (e.key === ' ') { e.preventDefault(); if (span > 0) st.playing = !st.playing; apply(); }
+    if (e.key === ' ') { e.preventDefault(); toggle(); }
     if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
       st.playing = false;
       st.t = T[Math.min(nf - 1, Math.max(0, frame + (e.key === 'ArrowRight' ? 1 : -1)))];
+      reanchor();
       apply();
     }
   });
 
-  let last = null;
-  function tick(now) {
-    if (last !== null && st.playing) {
-      st.t += Math.min(0.25, (now - last) / 1000) * st.speed;
-      if (st.t > t1) st.t = t0 + (st.t - t1) % span; /* loop */
-      apply();
-    }
-    last = now;
+  function tick() {
+    if (st.playing) { clock(); apply(); }
     if (renderer && dirty) {
       placeCamera();
       renderer.render(scene3, camera);
@@ -322,6 +329,8 @@
     writeProbe();
     requestAnimationFrame(tick);
   }
+  /* the clock also runs on a timer: the time label, plot cursors and probe follow without frames */
+  setInterval(() => { if (st.playing) { clock(); apply(); writeProbe(); } }, 100);
   resize();
   apply();
   requestAnimationFrame(tick);
