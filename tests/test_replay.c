@@ -541,6 +541,17 @@ Test(replay, cli_replay_and_sim_html) {
   snprintf(bad, sizeof bad, "%s", tmp_path("bad.csv"));
   char *badq[] = {GRIT_CLI, "replay", model, "--csv", bad, "-o", html, NULL};
   cr_assert_eq(run(badq, NULL), 1);
+  char *unwritable[] = {GRIT_CLI, "sim", model, "--steps", "2", "--html", "/nonexistent-dir/x.html", "--quiet", NULL};
+  cr_assert_eq(run(unwritable, NULL), 1, "grit sim reports a page it cannot write");
+  /* --no-contacts: frames only */
+  char *plain[] = {GRIT_CLI, "replay", model, "--csv", csv, "-o", html, "--no-contacts", NULL};
+  cr_assert_eq(run(plain, tmp_path("plain.json")), 0);
+  out = slurp(tmp_path("plain.json"), NULL);
+  cr_assert_neq(strstr(out, "\"contacts\":false"), NULL, "%s", out);
+  free(out);
+  load_scene(html, &a, NULL);
+  for (int f = 0; f < 301; ++f) cr_assert_eq(jget(&a, "contacts")->items[f].n, 0);
+  jfree(&a);
 }
 #endif
 
