@@ -389,7 +389,7 @@ static void write_scene_json(replay_out *o, const grit_replay *r) {
   out_array(o, hi, 3);
   /* Arrows: the largest force is drawn a third of the scene's size long. */
   replay_printf(o, "},\"max_force\":%.6g,\"force_scale\":%.6g,\"geoms\":[", fmax_n, fmax_n > 0 ? size / 3 / fmax_n : 0.0);
-  int *faces = malloc(sizeof(int) * 3 * 8 * HULL_MAX_VERTICES * HULL_MAX_VERTICES);
+  int *faces = NULL; /* for convex hulls, allocated at the first */
   for (int g = 0; g < r->ngeom; ++g) {
     grit_geom_def def;
     grit_model_geom(r->m, g, &def);
@@ -407,8 +407,11 @@ static void write_scene_json(replay_out *o, const grit_replay *r) {
       replay_printf(o, ",\"vertices\":");
       out_array(o, def.shape.vertices, 3 * def.shape.nvert);
       int nf = 0;
-      if (faces && def.shape.nvert <= HULL_MAX_VERTICES)
-        nf = hull_faces(def.shape.vertices, def.shape.nvert, faces, 8 * HULL_MAX_VERTICES * HULL_MAX_VERTICES);
+      if (def.shape.nvert <= HULL_MAX_VERTICES) {
+        if (!faces) faces = malloc(sizeof(int) * 3 * 8 * HULL_MAX_VERTICES * HULL_MAX_VERTICES);
+        if (faces) nf = hull_faces(def.shape.vertices, def.shape.nvert, faces, 8 * HULL_MAX_VERTICES * HULL_MAX_VERTICES);
+        else o->error = 1; /* out of memory: the write fails */
+      }
       replay_printf(o, ",\"faces\":[");
       for (int i = 0; i < 3 * nf; ++i) replay_printf(o, "%s%d", i ? "," : "", faces[i]);
       replay_putc(o, ']');
