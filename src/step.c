@@ -22,7 +22,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.regularize_lagged = 0;
   s.sigma = 1e-3;
   s.rel_tol = 1e-5;
-  s.max_newton_iters = 100;
+  s.max_newton_iters = 300;
   s.dense_max_nv = grit_solver_default_options().dense_max_nv;
   return s;
 }

@@ -24,7 +24,7 @@ typedef struct grit_step_settings {
   int regularize_lagged;            /* nonzero: Lagged uses eps_s = max(v_s, sigma w mu gamma_n0) (eq. 26) */
   double sigma;                     /* regularization factor of SAP's R_t = sigma w and of eq. 26; 1e-3 */
   double rel_tol;                   /* relative tolerance of the Newton solver, > 0; default 1e-5 */
-  int max_newton_iters;             /* iterations before the step reports GRIT_ERR_NOT_CONVERGED; 100 */
+  int max_newton_iters;             /* iterations before the step reports GRIT_ERR_NOT_CONVERGED; 300 */
   int dense_max_nv;                 /* dense LAPACK factorization up to this nv, CHOLMOD above */
 } grit_step_settings;
 
