@@ -1,22 +1,34 @@
-/* bench_mujoco — grit and MuJoCo 2.2.2 side by side on the same MJCF files, in one run: time per step
- * and grit's Newton iterations, and the time of the one-step Jacobians A = dx+/dx, B = dx+/du: grit's
- * implicit derivatives against MuJoCo's mjd_transitionFD (centered, eps = 1e-6). Medians over the
- * measured steps; each engine steps its own trajectory from the same initial state (a keyframe's, with
- * its controls held, or the file's qpos0) after a warm-up, repeated from that state `repeats` times.
- * Prints, per scene, grit's (A,B time)/(step time) and MuJoCo FD time / grit A,B time (issue #7: at
- * most 3 and at least 10 on the arm-and-ball and clutter scenes), from the medians and, for a machine
- * shared with other work, from the minima.
+/* bench_mujoco — grit and MuJoCo 2.2.2 side by side on the same MJCF files, in one run (issue #10).
  *
- *   bench_mujoco [MODEL.xml[@KEY] ...]   (default: the falling sphere sliding into rolling, the Kinova
- *                                          arm pushing the ball, the 40-object clutter falling)
+ * Per scene: the median time per step of each engine, Newton iterations per step (grit's and MuJoCo's
+ * solver iterations), contacts (grit's candidates within the margin and those with a normal impulse;
+ * MuJoCo's contacts and constraint rows), the time of the one-step Jacobians A = dx+/dx, B = dx+/du
+ * (grit's implicit derivatives against MuJoCo's mjd_transitionFD, centered, eps = 1e-6), the ratios, and
+ * where grit's step time goes (a second pass with the step's phase timing on: dynamics, collision,
+ * constraints, Newton's evaluations, assembly, factorization, solves and line search), with the FLOP
+ * count of one factorization against its measured time.
+ *
+ * Each engine steps its own trajectory from the same initial state (a keyframe's, with its controls
+ * held, or the file's qpos0) after a warm-up, repeated from that state `repeats` times; the two
+ * engines' steps alternate, so both see the same load of a shared machine. grit runs at its default
+ * tolerance (rel_tol 1e-5), MuJoCo at the file's options (its Newton solver by default); both at the
+ * file's time step. MuJoCo 2.2.2 preallocates its contact and constraint buffers (nconmax, njmax); they
+ * are raised here until it reports no overflow, so that it computes every contact.
+ *
+ *   bench_mujoco [--series] [--quick] [MODEL.xml[@KEY] ...]
+ *     default: the falling sphere launched sliding (@launch), the Kinova arm pushing the ball (@push),
+ *              the 40-object clutter, then the scaling series (clutter of 10, 40, 160, 640 objects);
+ *     --series: the scaling series only;  --quick: fewer steps (a smoke run).
  *
  * MuJoCo is a reference peer here, never a dependency of the library. */
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <mujoco/mujoco.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 
@@ -26,7 +38,20 @@
 typedef struct scene {
   const char *path, *key; /* key NULL: the file's qpos0 */
   int warm, steps, deriv_every, repeats;
+  const char *label; /* NULL: the file name */
 } scene;
+
+typedef struct result {
+  int nv;
+  double step_g, step_m, min_g, min_m;  /* medians and minima of the step time, us */
+  double ab_g, ab_m;                    /* medians of the Jacobians' time, us */
+  double newton_g, iter_m;              /* mean Newton iterations per step */
+  double cand_g, active_g, ncon_m, nefc_m;
+  double phase[9], total, flops, factors; /* grit's phase split: mean us per step; flops per factor */
+} result;
+
+static const char *const PHASE_NAMES[9] = {"dynamics", "collision", "constraints", "eval", "assembly",
+                                           "factor", "solve", "linesearch", "other"};
 
 /* Both engines at the scene's initial state. */
 static int reset(const scene *sc, const grit_mjcf_info *info, grit_data *gd, const mjModel *mm, mjData *md) {
@@ -44,12 +69,43 @@ static int reset(const scene *sc, const grit_mjcf_info *info, grit_data *gd, con
   return 0;
 }
 
-static int bench(const scene *sc) {
+/* MuJoCo's buffers: room for `per_geom` contacts per movable geom (raised while they overflow; not
+ * more than needed: MuJoCo 2.2 keeps rows x rows in efc_AR and its buffer size is an int). */
+static void mujoco_capacity(mjModel *mm, double per_geom) {
+  int movable = 0;
+  for (int g = 0; g < mm->ngeom; ++g) movable += mm->geom_bodyid[g] != 0;
+  const int ncon = (int)(per_geom * movable) + 16;
+  const int njmax0 = mm->njmax, nstack0 = mm->nstack;
+  if (mm->nconmax < ncon) mm->nconmax = ncon;
+  const int njmax = 4 * mm->nconmax + 2 * mm->njnt; /* pyramidal cones: 2 (condim - 1) rows per contact */
+  if (mm->njmax < njmax) mm->njmax = njmax;
+  /* the stack as MuJoCo sizes it by default, scaled with the rows */
+  const long nstack = (long)nstack0 * mm->njmax / (njmax0 > 0 ? njmax0 : 1);
+  if (nstack > mm->nstack) mm->nstack = nstack > 100000000L ? 100000000 : (int)nstack;
+}
+
+static int mujoco_overflowed(const mjData *md) {
+  return md->warning[mjWARN_CONTACTFULL].number > 0 || md->warning[mjWARN_CNSTRFULL].number > 0;
+}
+
+/* Contacts of grit's last step with a positive normal impulse. */
+static int grit_active_contacts(const grit_data *gd) {
+  int n = 0;
+  for (int i = 0; i < grit_data_ncontacts(gd); ++i) {
+    grit_contact_info ci;
+    if (grit_data_contact(gd, i, &ci) == GRIT_OK && ci.impulse[2] > 0) ++n;
+  }
+  return n;
+}
+
+/* Returns 0, 1 on error, 2 when MuJoCo's buffers overflowed (call again with a larger scale). */
+static int bench(const scene *sc, double scale, result *res) {
   const char *path = sc->path;
   const int warm = sc->warm, steps = sc->steps * sc->repeats, deriv_every = sc->deriv_every;
   char msg[GRIT_MESSAGE_SIZE], err[1000];
   grit_model *gm;
   grit_mjcf_info info;
+  memset(res, 0, sizeof *res);
   if (grit_mjcf_load_file(path, &gm, &info, msg) != GRIT_OK) {
     fprintf(stderr, "bench_mujoco: grit: %s\n", msg);
     return 1;
@@ -59,95 +115,256 @@ static int bench(const scene *sc) {
     fprintf(stderr, "bench_mujoco: MuJoCo: %s\n", err);
     return 1;
   }
+  mujoco_capacity(mm, scale);
   grit_data *gd;
   grit_data_create(gm, &gd);
-  grit_data_set_step_settings(gd, &info.settings);
+  grit_step_settings settings = info.settings;
+  settings.timing = 0;
+  grit_data_set_step_settings(gd, &settings);
   mjData *md = mj_makeData(mm);
+  if (!md) {
+    fprintf(stderr, "bench_mujoco: MuJoCo cannot allocate its data for %d contacts, %d rows\n", mm->nconmax, mm->njmax);
+    return 1;
+  }
   const int nv = grit_model_nv(gm), nu = grit_model_nu(gm), nx = 2 * nv;
+  res->nv = nv;
   double *ts_g = malloc(sizeof(double) * steps), *ts_m = malloc(sizeof(double) * steps);
-  int nd = steps / deriv_every + 1;
+  int nd = deriv_every ? steps / deriv_every + 1 : 1;
   double *td_g = malloc(sizeof(double) * nd), *td_m = malloc(sizeof(double) * nd);
   double *A = malloc(sizeof(double) * nx * nx), *B = malloc(sizeof(double) * (nx * nu + 1));
-  mjtNum *Am = malloc(sizeof(mjtNum) * (2 * mm->nv + mm->na) * (2 * mm->nv + mm->na));
-  mjtNum *Bm = malloc(sizeof(mjtNum) * ((2 * mm->nv + mm->na) * mm->nu + 1));
-  long newton = 0, constraints = 0;
-  int kd = 0;
-  for (int i = 0; i < steps; ++i) {
+  const int nxm = 2 * mm->nv + mm->na;
+  mjtNum *Am = deriv_every ? malloc(sizeof(mjtNum) * nxm * nxm) : NULL;
+  mjtNum *Bm = deriv_every ? malloc(sizeof(mjtNum) * (nxm * mm->nu + 1)) : NULL;
+  long newton = 0, iter_m = 0, cand = 0, active = 0, ncon = 0, nefc = 0;
+  int kd = 0, rc = 0;
+  for (int i = 0; i < steps && !rc; ++i) {
     if (i % sc->steps == 0) { /* a repetition: from the initial state, after the warm-up */
-      if (reset(sc, &info, gd, mm, md)) return 1;
-      for (int k = 0; k < warm; ++k) {
-        grit_step(gd);
+      if (reset(sc, &info, gd, mm, md)) rc = 1;
+      for (int k = 0; k < warm && !rc; ++k) {
+        if (grit_step(gd) != GRIT_OK) rc = 1;
         mj_step(mm, md);
       }
     }
-    double t0 = now_us();
-    if (grit_step(gd) != GRIT_OK) {
-      fprintf(stderr, "bench_mujoco: grit step failed: %s\n", grit_data_last_error(gd));
-      return 1;
-    }
-    double t1 = now_us();
+    const double t0 = now_us();
+    if (!rc && grit_step(gd) != GRIT_OK) rc = 1;
+    const double t1 = now_us();
     mj_step(mm, md);
-    double t2 = now_us();
+    const double t2 = now_us();
+    if (rc) {
+      fprintf(stderr, "bench_mujoco: grit step failed: %s\n", grit_data_last_error(gd));
+      break;
+    }
     ts_g[i] = t1 - t0;
     ts_m[i] = t2 - t1;
     grit_step_stats st;
     grit_data_step_stats(gd, &st);
     newton += st.newton_iters;
-    constraints += st.nconstraints;
-    if (i % deriv_every == 0) {
-      double t3 = now_us();
+    cand += st.ncontacts;
+    active += grit_active_contacts(gd);
+    iter_m += md->solver_iter;
+    ncon += md->ncon;
+    nefc += md->nefc;
+    if (deriv_every && i % deriv_every == 0) {
+      const double t3 = now_us();
       grit_step_derivatives(gd, A, nu ? B : NULL, NULL, 0, NULL);
-      double t4 = now_us();
+      const double t4 = now_us();
       mjd_transitionFD(mm, md, 1e-6, 1, Am, mm->nu ? Bm : NULL, NULL, NULL);
-      double t5 = now_us();
+      const double t5 = now_us();
       td_g[kd] = t4 - t3;
       td_m[kd++] = t5 - t4;
     }
   }
-  const double sg = bench_median(ts_g, steps), sm = bench_median(ts_m, steps);
-  const double dg = bench_median(td_g, kd), dm = bench_median(td_m, kd);
-  /* bench_median sorted the samples: the minima, less sensitive to other work on a shared machine */
-  const double sg0 = ts_g[0], dg0 = td_g[0], dm0 = td_m[0];
-  char label[1100];
-  snprintf(label, sizeof label, "%s%s%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path, sc->key ? "@" : "",
-           sc->key ? sc->key : "");
-  printf("%-26s nv %4d nc %5.1f | step: grit %9.1f us (Newton %4.1f)  MuJoCo %9.1f us  ratio %5.2f | "
-         "A,B: grit %9.1f us  MuJoCo FD %10.1f us  speed-up %6.1fx | grit A,B/step %5.2f | minima: speed-up %6.1fx, "
-         "A,B/step %5.2f\n",
-         label, nv, (double)constraints / steps, sg, (double)newton / steps, sm, sg / sm, dg, dm, dm / dg, dg / sg,
-         dm0 / dg0, dg0 / sg0);
+  if (!rc && mujoco_overflowed(md)) rc = 2;
+  if (!rc) {
+    res->step_g = bench_median(ts_g, steps), res->step_m = bench_median(ts_m, steps);
+    res->min_g = ts_g[0], res->min_m = ts_m[0]; /* sorted by bench_median */
+    res->ab_g = bench_median(td_g, kd), res->ab_m = bench_median(td_m, kd);
+    res->newton_g = (double)newton / steps, res->iter_m = (double)iter_m / steps;
+    res->cand_g = (double)cand / steps, res->active_g = (double)active / steps;
+    res->ncon_m = (double)ncon / steps, res->nefc_m = (double)nefc / steps;
+    /* the phase split: the same trajectory again with the step's timing on (its clock calls would
+     * otherwise be part of the times above) */
+    settings.timing = 1;
+    grit_data_set_step_settings(gd, &settings);
+    long nfac = 0;
+    for (int i = 0; i < steps && !rc; ++i) {
+      if (i % sc->steps == 0) {
+        if (reset(sc, &info, gd, mm, md)) rc = 1;
+        for (int k = 0; k < warm && !rc; ++k)
+          if (grit_step(gd) != GRIT_OK) rc = 1;
+      }
+      if (!rc && grit_step(gd) != GRIT_OK) rc = 1;
+      grit_step_stats st;
+      grit_data_step_stats(gd, &st);
+      const double p[8] = {st.time_dynamics, st.time_collision, st.time_constraints, st.time_eval,
+                           st.time_assembly, st.time_factor,   st.time_solve,       st.time_linesearch};
+      double other = st.time_total;
+      for (int k = 0; k < 8; ++k) res->phase[k] += p[k] / steps, other -= p[k];
+      res->phase[8] += other / steps;
+      res->total += st.time_total / steps;
+      if (st.newton_iters > 0) res->flops += st.factor_flops * st.newton_iters, nfac += st.newton_iters;
+    }
+    res->factors = (double)nfac / steps;
+    res->flops = nfac ? res->flops / nfac : 0.0;
+  }
   free(ts_g), free(ts_m), free(td_g), free(td_m), free(A), free(B), free(Am), free(Bm);
   mj_deleteData(md);
   mj_deleteModel(mm);
   grit_data_free(gd);
   grit_model_free(gm);
   grit_mjcf_info_free(&info);
+  return rc;
+}
+
+/* bench() with MuJoCo's buffers raised until nothing overflows. */
+static int bench_fit(const scene *sc, result *res) {
+  for (double per_geom = 2.0; per_geom <= 64; per_geom *= 1.4) {
+    const int rc = bench(sc, per_geom, res);
+    if (rc != 2) return rc;
+    fprintf(stderr, "bench_mujoco: MuJoCo's contact buffer overflowed at %.1f contacts per object: again\n", per_geom);
+  }
+  fprintf(stderr, "bench_mujoco: MuJoCo's buffers overflow even at 64 contacts per object\n");
+  return 1;
+}
+
+static void print_result(const char *label, const result *r, int with_deriv) {
+  printf("%-22s nv %4d | step: grit %9.1f us (Newton %5.2f)  MuJoCo %9.1f us (iter %5.2f)  ratio %5.2f "
+         "(minima %5.2f) | contacts: grit %6.1f cand %6.1f active, MuJoCo %6.1f (%6.1f rows)",
+         label, r->nv, r->step_g, r->newton_g, r->step_m, r->iter_m, r->step_g / r->step_m, r->min_g / r->min_m,
+         r->cand_g, r->active_g, r->ncon_m, r->nefc_m);
+  if (with_deriv)
+    printf(" | A,B: grit %9.1f us  MuJoCo FD %10.1f us  speed-up %6.1fx  grit A,B/step %5.2f", r->ab_g, r->ab_m,
+           r->ab_m / r->ab_g, r->ab_g / r->step_g);
+  printf("\n");
+  printf("%-22s grit phases (mean us/step of %.1f, %%):", "", r->total);
+  for (int k = 0; k < 9; ++k) printf(" %s %.1f (%.0f%%)", PHASE_NAMES[k], r->phase[k], 100 * r->phase[k] / r->total);
+  if (r->factors > 0)
+    printf("\n%-22s factorization: %.3g flop each, %.2f per step, %.2f us each = %.2f GFLOP/s\n", "", r->flops,
+           r->factors, r->phase[5] / r->factors, r->flops / (1e3 * r->phase[5] / r->factors));
+  else
+    printf("\n");
+}
+
+/* A clutter of n objects (n = 10 s^2): s x s columns of 10 levels, spheres and boxes of 10 cm
+ * alternating, in cells of 40 x 40 cm inside an open box (floor and four walls); s = 2 is
+ * examples/models/clutter.xml's layout. Written as MJCF to a temporary file, read by both engines. */
+static int write_clutter(int n, char *path, size_t size) {
+  const int s = (int)(sqrt(n / 10.0) + 0.5), ncol = s * s;
+  if (ncol * 10 != n) return 1;
+  snprintf(path, size, "/tmp/grit_bench_clutter%d_XXXXXX", n);
+  const int fd = mkstemp(path);
+  if (fd < 0) return 1;
+  FILE *f = fdopen(fd, "w");
+  if (!f) return 1;
+  const double half = 0.2 * s;
+  fprintf(f, "<mujoco model=\"clutter%d\">\n  <option timestep=\"0.002\"/>\n  <custom>\n"
+             "    <numeric name=\"grit_stiffness\" data=\"1e7\"/>\n    <numeric name=\"grit_dissipation\" data=\"10\"/>\n"
+             "    <numeric name=\"grit_tau_d\" data=\"1e-4\"/>\n  </custom>\n"
+             "  <default>\n    <geom friction=\"1\" density=\"1000\"/>\n  </default>\n  <worldbody>\n",
+          n);
+  const double c45 = sqrt(0.5);
+  fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\"/>\n", half, half);
+  fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\" pos=\"%g 0 0\" quat=\"%.17g 0 %.17g 0\"/>\n", half, half, -half,
+          c45, c45);
+  fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\" pos=\"%g 0 0\" quat=\"%.17g 0 %.17g 0\"/>\n", half, half, half,
+          c45, -c45);
+  fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\" pos=\"0 %g 0\" quat=\"%.17g %.17g 0 0\"/>\n", half, half, -half,
+          c45, -c45);
+  fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\" pos=\"0 %g 0\" quat=\"%.17g %.17g 0 0\"/>\n", half, half, half,
+          c45, c45);
+  for (int k = 0; k < n; ++k) {
+    const int c = k % ncol, level = k / ncol, sphere = (level + c) % 2 == 0;
+    const double x = -half + 0.2 + 0.4 * (c % s) + 0.004 * sin(1.7 * k);
+    const double y = -half + 0.2 + 0.4 * (c / s) + 0.004 * cos(2.3 * k);
+    const double tilt = 0.05 * sin(3.1 * k);
+    fprintf(f, "    <body pos=\"%.17g %.17g %.17g\" quat=\"%.17g %.17g %.17g 0\">\n      <freejoint/>\n", x, y,
+            0.1 + 0.12 * level, cos(tilt), 0.6 * sin(tilt), 0.8 * sin(tilt));
+    fprintf(f, sphere ? "      <geom type=\"sphere\" size=\"0.05\"/>\n" : "      <geom type=\"box\" size=\"0.05 0.05 0.05\"/>\n");
+    fprintf(f, "    </body>\n");
+  }
+  fprintf(f, "  </worldbody>\n</mujoco>\n");
+  return fclose(f) != 0;
+}
+
+/* The scaling series: step time of each engine against the number of objects, and the growth
+ * exponents p of t ~ n^p between successive sizes and by least squares over the series. */
+static int series(int quick) {
+  const int ns[4] = {10, 40, 160, 640};
+  double tg[4], tm[4];
+  printf("\nscaling series: clutter of n objects in n/10 columns (dt 2 ms; %s)\n",
+         quick ? "quick: 20 steps after 20" : "200 steps after a 200-step warm-up: falling and piling up");
+  for (int i = 0; i < 4; ++i) {
+    char path[256], label[64];
+    if (write_clutter(ns[i], path, sizeof path)) {
+      fprintf(stderr, "bench_mujoco: cannot write a clutter file\n");
+      return 1;
+    }
+    scene sc = {path, NULL, quick ? 20 : 200, quick ? 20 : 200, 0, 1, NULL};
+    result r;
+    const int rc = bench_fit(&sc, &r);
+    remove(path);
+    if (rc) return 1;
+    snprintf(label, sizeof label, "clutter n=%d", ns[i]);
+    print_result(label, &r, 0);
+    fflush(stdout);
+    tg[i] = r.step_g, tm[i] = r.step_m;
+  }
+  printf("growth exponents p (t ~ n^p):       ");
+  for (int i = 1; i < 4; ++i)
+    printf(" %d->%d: grit %.2f MuJoCo %.2f |", ns[i - 1], ns[i], log(tg[i] / tg[i - 1]) / log(4.0),
+           log(tm[i] / tm[i - 1]) / log(4.0));
+  double sx = 0, sgy = 0, smy = 0, sxx = 0, sxg = 0, sxm = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double x = log((double)ns[i]), yg = log(tg[i]), ym = log(tm[i]);
+    sx += x, sgy += yg, smy += ym, sxx += x * x, sxg += x * yg, sxm += x * ym;
+  }
+  const double den = 4 * sxx - sx * sx;
+  printf(" least squares: grit %.2f MuJoCo %.2f\n", (4 * sxg - sx * sgy) / den, (4 * sxm - sx * smy) / den);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  /* The issue's three scenes: the sphere launched sliding (it rolls after 0.117 s: contact throughout),
-   * the arm pressing on the rolling ball (contact lasts about 0.4 s with the key's torques: 30 steps
-   * from the key, ten times), the clutter's objects falling and piling up. */
+  /* The issue's scenes: the sphere launched sliding (it rolls after 0.117 s: contact throughout), the
+   * arm pressing on the rolling ball (contact lasts about 0.4 s with the key's torques: 30 steps from
+   * the key, ten times), the clutter's objects falling and piling up. */
+  int only_series = 0, quick = 0, first = 1;
+  while (first < argc && argv[first][0] == '-') {
+    if (!strcmp(argv[first], "--series")) only_series = 1;
+    else if (!strcmp(argv[first], "--quick")) quick = 1;
+    else {
+      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [MODEL.xml[@KEY] ...]\n");
+      return 2;
+    }
+    ++first;
+  }
   const scene defaults[] = {
-      {GRIT_SOURCE_DIR "/examples/models/falling_sphere.xml", "launch", 200, 500, 10, 1},
-      {GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", "push", 0, 30, 1, 10},
-      {GRIT_SOURCE_DIR "/examples/models/clutter.xml", NULL, 200, 500, 10, 1},
+      {GRIT_SOURCE_DIR "/examples/models/falling_sphere.xml", "launch", 200, 500, 10, 1, NULL},
+      {GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", "push", 0, 30, 1, 10, NULL},
+      {GRIT_SOURCE_DIR "/examples/models/clutter.xml", NULL, 200, 500, 10, 1, NULL},
   };
-  const int n = argc > 1 ? argc - 1 : 3;
-  printf("grit vs MuJoCo %s, medians; ratio = grit/MuJoCo; nc = grit's mean constraints per step\n", mj_versionString());
+  const int n = first < argc ? argc - first : only_series ? 0 : 3;
+  printf("grit %s vs MuJoCo %s, medians over steps; ratio = grit/MuJoCo; grit at rel_tol 1e-5\n", "(this tree)",
+         mj_versionString());
   for (int i = 0; i < n; ++i) {
-    scene sc = {NULL, NULL, 200, 500, 10, 1};
+    scene sc;
     char buf[1024];
-    if (argc > 1) {
-      snprintf(buf, sizeof buf, "%s", argv[i + 1]);
+    if (first < argc) {
+      snprintf(buf, sizeof buf, "%s", argv[first + i]);
+      sc = (scene){buf, NULL, 200, 500, 10, 1, NULL};
       char *at = strrchr(buf, '@');
       if (at) *at = 0, sc.key = at + 1, sc.warm = 0, sc.steps = 30, sc.deriv_every = 1, sc.repeats = 10;
-      sc.path = buf;
     } else {
       sc = defaults[i];
     }
-    if (bench(&sc)) return 1;
+    if (quick) sc.repeats = 1, sc.warm = sc.warm < 20 ? sc.warm : 20, sc.steps = sc.steps < 50 ? sc.steps : 50;
+    result r;
+    if (bench_fit(&sc, &r)) return 1;
+    char label[1100];
+    snprintf(label, sizeof label, "%s%s%s", strrchr(sc.path, '/') ? strrchr(sc.path, '/') + 1 : sc.path,
+             sc.key ? "@" : "", sc.key ? sc.key : "");
+    print_result(label, &r, 1);
+    fflush(stdout);
   }
+  if (first >= argc && series(quick)) return 1;
   return 0;
 }

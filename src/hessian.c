@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blockchol.h"
 #include "status_internal.h"
 
 /* The dense buffer is allocated up to this nv (8 MB); beyond it only the sparse path exists. */
@@ -15,7 +16,7 @@
 
 struct grit_hessian {
   const grit_model *m;
-  int nv, dense_max_nv, force; /* force: -1 automatic, 0 dense, 1 sparse */
+  int nv, dense_max_nv, force; /* force: -1 automatic, 0 dense, 1 block-sparse, 2 CHOLMOD */
 
   double *diag; /* (nM) tree blocks of H */
 
@@ -32,17 +33,22 @@ struct grit_hessian {
   /* dense path */
   double *Hd; /* nv x nv, column-major */
 
-  /* sparse path */
+  /* block-sparse path (blockchol.h) */
+  grit_blockchol *bc;
+
+  /* CHOLMOD path (for comparison) */
   cholmod_common cc;
   cholmod_sparse *Hs;
   cholmod_factor *L;
   cholmod_dense *X, *Y, *E;
-  int sym_npairs; /* pattern of the current symbolic analysis: npairs and its pairs */
+  int sym_npairs; /* pattern of the current symbolic analysis: npairs and its pairs (sorted) */
   int *sym_pa, *sym_pb;
   int sym_valid;
+  int sym_path;   /* the path (1 block, 2 CHOLMOD) whose analysis that is */
+  double sym_flops; /* CHOLMOD's flop count of the analysed pattern's factorization */
 
   int factored;    /* a factor of the current H exists */
-  int last_sparse; /* it was computed by the sparse path */
+  int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
 };
 
 grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_max_nv, grit_hessian **out,
@@ -77,12 +83,17 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
+  grit_status bs = grit_blockchol_create(m, &h->bc, message);
+  if (bs != GRIT_OK) {
+    grit_hessian_free(h);
+    return bs;
+  }
   cholmod_start(&h->cc);
   h->cc.print = 0;
   h->cc.nmethods = 1;
   h->cc.method[0].ordering = CHOLMOD_AMD;
   h->cc.postorder = 1;
-  h->cc.supernodal = CHOLMOD_SUPERNODAL;
+  h->cc.supernodal = getenv("GRIT_SIMPL") ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
   *out = h;
   return GRIT_OK;
 }
@@ -94,7 +105,8 @@ void grit_hessian_free(grit_hessian *h) {
   if (h->X) cholmod_free_dense(&h->X, &h->cc);
   if (h->Y) cholmod_free_dense(&h->Y, &h->cc);
   if (h->E) cholmod_free_dense(&h->E, &h->cc);
-  cholmod_finish(&h->cc);
+  if (h->bc) cholmod_finish(&h->cc); /* started right after the block factor was created */
+  grit_blockchol_free(h->bc);
   free(h->diag);
   free(h->pa);
   free(h->pb);
@@ -111,7 +123,12 @@ void grit_hessian_free(grit_hessian *h) {
 }
 
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
-int grit_hessian_is_sparse(const grit_hessian *h) { return h->last_sparse; }
+int grit_hessian_is_sparse(const grit_hessian *h) { return h->last_path != 0; }
+double grit_hessian_flops(const grit_hessian *h) {
+  return h->last_path == 1   ? grit_blockchol_flops(h->bc)
+         : h->last_path == 2 ? h->sym_flops
+                             : (double)h->nv * h->nv * h->nv / 3.0;
+}
 
 /* ----------------------------------------------------------------------------------- pattern */
 
@@ -247,10 +264,12 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
 
 /* ------------------------------------------------------------------------------ factorization */
 
-static int use_sparse(const grit_hessian *h) {
-  if (h->force == 1 || !h->Hd) return 1;
+/* The path: 0 dense, 1 block-sparse, 2 CHOLMOD. */
+static int choose_path(const grit_hessian *h) {
+  if (h->force >= 1) return h->force;
+  if (!h->Hd) return 1;
   if (h->force == 0) return 0;
-  return h->nv > h->dense_max_nv;
+  return h->nv > h->dense_max_nv ? 1 : 0;
 }
 
 static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
@@ -322,12 +341,14 @@ static grit_status analyze_sparse(grit_hessian *h, char *message) {
     h->sym_pb[q] = h->pb[h->tree_pairs[q]];
   }
   h->sym_valid = 1;
+  h->sym_path = 2;
+  h->sym_flops = h->cc.fl;
   return GRIT_OK;
 }
 
 static grit_status factor_sparse(grit_hessian *h, double *cond, char *message) {
   const grit_model *m = h->m;
-  if (!h->sym_valid) {
+  if (!h->sym_valid || h->sym_path != 2) {
     grit_status s = analyze_sparse(h, message);
     if (s != GRIT_OK) return s;
   }
@@ -358,12 +379,31 @@ static grit_status factor_sparse(grit_hessian *h, double *cond, char *message) {
   return GRIT_OK;
 }
 
+/* The block-sparse path: analysis when the pattern changed, then the numeric factor. */
+static grit_status factor_block(grit_hessian *h, double *cond, char *message) {
+  if (!h->sym_valid || h->sym_path != 1) {
+    for (int q = 0; q < h->npairs; ++q) { /* the pairs in their sorted order, as the pattern check */
+      h->sym_pa[q] = h->pa[h->tree_pairs[q]];
+      h->sym_pb[q] = h->pb[h->tree_pairs[q]];
+    }
+    grit_status s = grit_blockchol_analyze(h->bc, h->npairs, h->sym_pa, h->sym_pb, message);
+    if (s != GRIT_OK) return s;
+    h->sym_npairs = h->npairs;
+    h->sym_valid = 1;
+    h->sym_path = 1;
+  }
+  return grit_blockchol_factor(h->bc, h->diag, h->cblock, h->poff, h->tree_pairs, cond, message);
+}
+
 grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message) {
   double c = 1.0;
-  int sparse = use_sparse(h);
-  grit_status s = h->nv == 0 ? GRIT_OK : sparse ? factor_sparse(h, &c, message) : factor_dense(h, &c, message);
+  const int path = choose_path(h);
+  grit_status s = h->nv == 0    ? GRIT_OK
+                  : path == 1 ? factor_block(h, &c, message)
+                  : path == 2 ? factor_sparse(h, &c, message)
+                              : factor_dense(h, &c, message);
   h->factored = s == GRIT_OK;
-  h->last_sparse = sparse;
+  h->last_path = path;
   if (cond) *cond = c;
   return s;
 }
@@ -408,11 +448,15 @@ static void small_solve(int n, const double *L, double *B, int nrhs) {
 grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs) {
   if (!h->factored) return GRIT_ERR_STATE;
   if (h->nv == 0 || nrhs <= 0) return GRIT_OK;
-  if (!h->last_sparse && h->nv <= SMALL_SOLVE_MAX_NV && nrhs >= 2) {
+  if (h->last_path == 0 && h->nv <= SMALL_SOLVE_MAX_NV && nrhs >= 2) {
     small_solve(h->nv, h->Hd, B, nrhs);
     return GRIT_OK;
   }
-  if (!h->last_sparse) {
+  if (h->last_path == 1) {
+    grit_blockchol_solve(h->bc, B, nrhs);
+    return GRIT_OK;
+  }
+  if (h->last_path == 0) {
     lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', h->nv, nrhs, h->Hd, h->nv, B, h->nv);
     return info == 0 ? GRIT_OK : GRIT_ERR_NUMERICAL;
   }

@@ -4,8 +4,9 @@
  * H is stored by blocks that follow the model's cliques: one dense block per tree (A's blocks plus the
  * contributions of constraints on that tree) and one dense coupling block per pair of trees that a
  * constraint touches together. The factorization is dense (LAPACK dpotrf on the expanded matrix) for
- * small nv, otherwise CHOLMOD's supernodal Cholesky under an AMD ordering; CHOLMOD's symbolic analysis
- * is redone only when the set of coupled pairs changes. The last numeric factor is kept and serves any
+ * small nv, otherwise the block-sparse Cholesky of blockchol.h (CHOLMOD's supernodal Cholesky under AMD
+ * remains as a third path for comparison: grit_hessian_force_path(h, 2)). The symbolic analysis is
+ * redone only when the set of coupled pairs changes. The last numeric factor is kept and serves any
  * number of right-hand sides. */
 #ifndef GRIT_HESSIAN_H
 #define GRIT_HESSIAN_H
@@ -40,10 +41,15 @@ grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message);
 /* Solves H X = B in place for nrhs columns of length nv (column-major), with the last factor. */
 grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs);
 
-/* Whether the last factorization used the sparse (CHOLMOD) path. */
+/* Floating-point operations of the last factorization: n^3/3 on the dense path, the block factor's
+ * count of its pattern, CHOLMOD's count from its symbolic analysis. */
+double grit_hessian_flops(const grit_hessian *h);
+
+/* Whether the last factorization used a sparse path (block-sparse or CHOLMOD). */
 int grit_hessian_is_sparse(const grit_hessian *h);
 
-/* Forces the sparse (1) or dense (0) path, or automatic choice (-1), for benchmarks and tests. */
+/* Forces the dense (0), block-sparse (1) or CHOLMOD (2) path, or the automatic choice (-1), for
+ * benchmarks and tests. */
 void grit_hessian_force_path(grit_hessian *h, int path);
 
 #endif

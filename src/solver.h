@@ -3,9 +3,10 @@
  * Minimizes l(v) = 1/2 (v - v*)^T A (v - v*) + sum_i l_i(J_i v + b_i) by Newton's method with an exact
  * line search (seed 000 section X). The Hessian H = A + sum_i J_i^T G_i J_i has the block structure of
  * the model: a dense block per tree (clique), plus a coupling block between the two trees a contact
- * touches. It is factored densely (LAPACK) for small nv and by CHOLMOD's supernodal Cholesky (AMD
- * ordering, symbolic analysis reused while the coupling pattern is unchanged) otherwise. The factor of
- * the last Newton iteration is kept for the derivatives. */
+ * touches. It is factored densely (LAPACK) for small nv and by a block-sparse Cholesky on the tree
+ * graph (blockchol.h: minimum-degree order of the trees, symbolic analysis reused while the coupling
+ * pattern of the active constraints is unchanged) otherwise. The factor of the last Newton iteration is
+ * kept for the derivatives. */
 #ifndef GRIT_SOLVER_H
 #define GRIT_SOLVER_H
 
@@ -42,6 +43,7 @@ typedef struct grit_solver_options {
   int max_iters;       /* Newton iterations before reporting non-convergence (100) */
   int max_ls_iters;    /* line-search iterations per Newton iteration (100) */
   int dense_max_nv;    /* the dense LAPACK path is used up to this nv */
+  int timing;          /* nonzero: fill the stats' phase times (clock calls around each phase) */
 } grit_solver_options;
 
 /* What one solve did. */
@@ -53,6 +55,13 @@ typedef struct grit_solver_stats {
   double cond_estimate; /* (max diag / min diag)^2 of the last Cholesky factor: a cheap lower bound */
   double cost;
   int used_sparse;
+  /* with options.timing: wall time per phase summed over the iterations, microseconds */
+  double t_eval;       /* constraint evaluations, residual, convergence test */
+  double t_assembly;   /* H = A + sum J^T G J in blocks (and the coupling pattern) */
+  double t_factor;     /* Cholesky factorization (dense: expansion into the matrix included) */
+  double t_solve;      /* the triangular solves for the Newton step */
+  double t_linesearch; /* A dv, J dv and the exact line search */
+  double factor_flops; /* floating-point operations of the last factorization (grit_hessian_flops) */
 } grit_solver_stats;
 
 typedef struct grit_solver grit_solver;

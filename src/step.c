@@ -5,6 +5,7 @@
  *   6   the convex Newton solve for v, keeping the factor of H  (solver.c)
  *   7   q = q0 + dt N(q0) v on the manifold                     (kinematics_generic.h)
  * A failed step leaves the state as it was. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
 #include <math.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "grit/step.h"
 #include "kinematics.h"
 #include "status_internal.h"
+#include "timing.h"
 
 grit_step_settings grit_default_step_settings(void) {
   grit_step_settings s;
@@ -24,6 +26,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.rel_tol = 1e-5;
   s.max_newton_iters = 300;
   s.dense_max_nv = grit_solver_default_options().dense_max_nv;
+  s.timing = 0;
   return s;
 }
 
@@ -64,10 +67,14 @@ grit_status grit_step(grit_data *d) {
    * contacts are of this step only, and a failed step leaves none (docs/errors.md). */
   d->has_prev = 0;
   d->ncontacts = 0;
+  const int tm = d->settings.timing;
+  double tk[4] = {0.0, 0.0, 0.0, 0.0}; /* clock at the start and after phases 1-3, 4, 5 */
+  if (tm) tk[0] = grit_clock_us();
 
   /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
   grit_status s = grit_compute_free_motion(d);
   if (s != GRIT_OK) return s;
+  if (tm) tk[1] = grit_clock_us();
 
   /* 4: contact candidates at the poses of the start of the step. */
   int ncand = 0;
@@ -76,6 +83,7 @@ grit_status grit_step(grit_data *d) {
     if (s != GRIT_OK) return s;
     ncand = d->collision->n;
   }
+  if (tm) tk[2] = grit_clock_us();
 
   /* 5: constraints: contacts first (candidate i is constraint i), then joint limits. */
   grit_constraint *c = grit_solver_constraints(d->solver, NULL);
@@ -85,12 +93,14 @@ grit_status grit_step(grit_data *d) {
                                  jstore, &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, c, &nc, jstore, &joff);
   grit_finalize_constraints(m, c, nc, jstore, d->Achol, h, &d->settings, d->vnext);
+  if (tm) tk[3] = grit_clock_us();
 
   /* 6: the convex solve, warm-started from the previous velocity. */
   grit_solver_options opt = grit_solver_default_options();
   opt.rel_tol = d->settings.rel_tol;
   opt.max_iters = d->settings.max_newton_iters;
   opt.dense_max_nv = d->settings.dense_max_nv;
+  opt.timing = tm;
   grit_solver_stats ss;
   memcpy(d->vnext, d->qvel, sizeof(double) * (size_t)m->nv);
   s = grit_solver_solve(d->solver, m, &opt, h, d->A, d->Achol, d->vstar, nc, d->vnext, &ss, d->message);
@@ -127,6 +137,16 @@ grit_status grit_step(grit_data *d) {
   d->stats.residual_ref = ss.residual_ref;
   d->stats.cond_estimate = ss.cond_estimate;
   d->stats.used_sparse = ss.used_sparse;
+  d->stats.factor_flops = nc > 0 ? ss.factor_flops : 0.0;
+  d->stats.time_dynamics = tk[1] - tk[0];
+  d->stats.time_collision = tk[2] - tk[1];
+  d->stats.time_constraints = tk[3] - tk[2];
+  d->stats.time_eval = ss.t_eval;
+  d->stats.time_assembly = ss.t_assembly;
+  d->stats.time_factor = ss.t_factor;
+  d->stats.time_solve = ss.t_solve;
+  d->stats.time_linesearch = ss.t_linesearch;
+  d->stats.time_total = tm ? grit_clock_us() - tk[0] : 0.0;
   return GRIT_OK;
 }
 

@@ -25,7 +25,9 @@ typedef struct grit_step_settings {
   double sigma;                     /* regularization factor of SAP's R_t = sigma w and of eq. 26; 1e-3 */
   double rel_tol;                   /* relative tolerance of the Newton solver, > 0; default 1e-5 */
   int max_newton_iters;             /* iterations before the step reports GRIT_ERR_NOT_CONVERGED; 300 */
-  int dense_max_nv;                 /* dense LAPACK factorization up to this nv, CHOLMOD above */
+  int dense_max_nv;                 /* dense LAPACK factorization up to this nv, block-sparse above */
+  int timing;                       /* nonzero: the stats get the step's time per phase (a few clock
+                                       calls per Newton iteration); default 0 */
 } grit_step_settings;
 
 /* What the last step did. */
@@ -39,7 +41,20 @@ typedef struct grit_step_stats {
                             abs_tol + rel_tol * residual_ref + the round-off floor of r (a few ulps
                             of its terms' size, docs/contact.md) */
   double cond_estimate;  /* cheap estimate of the condition number of the Hessian */
-  int used_sparse;       /* the Hessian was factored by CHOLMOD (1) or LAPACK (0) */
+  int used_sparse;       /* the Hessian was factored by the block-sparse Cholesky (1) or LAPACK (0) */
+  double factor_flops;   /* floating-point operations of the last factorization of H (n^3/3 dense, the
+                            block factor's count of its fill); 0 without constraints */
+  /* With settings.timing: the step's wall time by phase, microseconds (all 0 otherwise). Newton's
+     phases are summed over its iterations (docs/performance.md). */
+  double time_total;       /* the whole step */
+  double time_dynamics;    /* kinematics, mass matrix, bias forces, free motion v* */
+  double time_collision;   /* broad and narrow phase */
+  double time_constraints; /* contact Jacobians, parameters, Delassus estimates, joint limits */
+  double time_eval;        /* Newton: constraint evaluations, residual, convergence tests */
+  double time_assembly;    /* Newton: the block assembly of H */
+  double time_factor;      /* Newton: Cholesky factorization of H */
+  double time_solve;       /* Newton: triangular solves for the Newton step */
+  double time_linesearch;  /* Newton: A dv, J dv and the exact line search */
 } grit_step_stats;
 
 grit_step_settings grit_default_step_settings(void);

@@ -1,0 +1,424 @@
+/* blockchol.c — block-sparse Cholesky on the tree graph. See blockchol.h. */
+#include "blockchol.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status_internal.h"
+
+struct grit_blockchol {
+  const grit_model *m;
+  int nt, words;     /* trees; 64-bit words of one adjacency row */
+  int *order, *pos;  /* (nt) elimination order: tree of position p, position of tree t */
+  int *deg;          /* (nt) weighted degree (dofs of the neighbours) during the analysis */
+  unsigned char *done;
+  uint64_t *adj;     /* (nt x words) the elimination graph's adjacency during the analysis */
+  int *colptr;       /* (nt + 1) column p's blocks: entries colptr[p] .. colptr[p+1]-1 */
+  int *doff;         /* (nt) offset of position p's diagonal block (n x n, row-major, lower used) */
+  int *rows, *roff;  /* (entries) row position of each off-diagonal block, its offset (n_row x n_col) */
+  int cap_rows, cap_roff;
+  int npairs;        /* the analysed coupled pairs */
+  struct pair_map {  /* (pairs) where each coupling block goes */
+    int dst;         /* offset of its block in Lx */
+    int na, nb;      /* dofs of the pair's trees a < b: the caller's block is nb x na */
+    int transposed;  /* the block in L is (rows a, cols b): the caller's block transposed */
+  } *pairs;
+  int cap_pairs;
+  double *Lx;        /* the factor's blocks */
+  size_t cap_x;
+  double flops;
+  double *T;         /* (nv x RHS_CHUNK) right-hand sides transposed, for the many-column solves */
+  double *inv;       /* (largest tree) reciprocals of a diagonal block's pivots */
+};
+
+/* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
+#define RHS_CHUNK 32
+
+grit_status grit_blockchol_create(const grit_model *m, grit_blockchol **out, char *message) {
+  *out = NULL;
+  grit_blockchol *b = calloc(1, sizeof *b);
+  if (!b) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
+  b->m = m;
+  b->nt = m->ntree;
+  b->words = (m->ntree + 63) / 64;
+  const size_t nt = (size_t)m->ntree + 1;
+  b->order = calloc(nt, sizeof(int));
+  b->pos = calloc(nt, sizeof(int));
+  b->deg = calloc(nt, sizeof(int));
+  b->done = calloc(nt, 1);
+  b->adj = calloc(nt * (size_t)(b->words ? b->words : 1), sizeof(uint64_t));
+  b->colptr = calloc(nt + 1, sizeof(int));
+  b->doff = calloc(nt, sizeof(int));
+  b->T = calloc((size_t)m->nv * RHS_CHUNK + 1, sizeof(double));
+  b->inv = calloc((size_t)m->nv + 1, sizeof(double));
+  if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv) {
+    grit_blockchol_free(b);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
+  }
+  *out = b;
+  return GRIT_OK;
+}
+
+void grit_blockchol_free(grit_blockchol *b) {
+  if (!b) return;
+  free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
+  free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv);
+  free(b);
+}
+
+/* Grows *p (elements of `size` bytes) to hold at least n, by doubling; 0 on failure (*p unchanged). */
+static int grow(void **p, int *cap, int n, size_t size) {
+  if (n <= *cap) return 1;
+  int c = *cap > 0 ? *cap : 16;
+  while (c < n) c *= 2;
+  void *q = realloc(*p, (size_t)c * size);
+  if (!q) return 0;
+  *p = q;
+  *cap = c;
+  return 1;
+}
+
+static int weighted_degree(const grit_blockchol *b, const uint64_t *row) {
+  int d = 0;
+  for (int w = 0; w < b->words; ++w)
+    for (uint64_t x = row[w]; x; x &= x - 1) d += b->m->tree_dofnum[64 * w + __builtin_ctzll(x)];
+  return d;
+}
+
+grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
+  const grit_model *m = b->m;
+  const int nt = b->nt, W = b->words;
+  const int *dim = m->tree_dofnum;
+  memset(b->adj, 0, sizeof(uint64_t) * (size_t)nt * (size_t)W);
+  memset(b->done, 0, (size_t)nt);
+  for (int k = 0; k < npairs; ++k) {
+    b->adj[(size_t)pa[k] * W + pb[k] / 64] |= 1ull << (pb[k] % 64);
+    b->adj[(size_t)pb[k] * W + pa[k] / 64] |= 1ull << (pa[k] % 64);
+  }
+  for (int t = 0; t < nt; ++t) b->deg[t] = weighted_degree(b, b->adj + (size_t)t * W);
+  /* Minimum degree: eliminate the tree with the fewest neighbouring dofs (ties: the lowest index, for
+   * determinism); its neighbours become a clique. Column p's blocks are its neighbours then. */
+  int ne = 0, p = 0, nleft = 0;
+  int *left = b->colptr; /* the trees still to order, in index order (colptr is free until the end) */
+  for (int t = 0; t < nt; ++t) { /* trees coupled to none first: no fill, no search */
+    if (b->deg[t] > 0) {
+      left[nleft++] = t;
+      continue;
+    }
+    b->order[p] = t;
+    b->pos[t] = p;
+    b->done[t] = 1;
+    b->doff[p++] = 0; /* column p is empty: doff holds the columns' starts until the end */
+  }
+  for (; p < nt; ++p) {
+    int kk = 0;
+    for (int i = 1; i < nleft; ++i)
+      if (b->deg[left[i]] < b->deg[left[kk]]) kk = i;
+    const int k = left[kk];
+    memmove(left + kk, left + kk + 1, sizeof(int) * (size_t)(nleft - kk - 1)); /* keep index order: ties */
+    --nleft;
+    b->order[p] = k;
+    b->pos[k] = p;
+    b->done[k] = 1;
+    b->doff[p] = ne;
+    uint64_t *rk = b->adj + (size_t)k * W;
+    for (int w = 0; w < W; ++w)
+      for (uint64_t x = rk[w]; x; x &= x - 1) {
+        const int u = 64 * w + __builtin_ctzll(x);
+        if (!grow((void **)&b->rows, &b->cap_rows, ne + 1, sizeof(int)))
+          return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
+        b->rows[ne++] = u; /* a tree for now; its position once all are ordered */
+        uint64_t *ru = b->adj + (size_t)u * W;
+        for (int v = 0; v < W; ++v) ru[v] |= rk[v];
+        ru[u / 64] &= ~(1ull << (u % 64));
+        ru[k / 64] &= ~(1ull << (k % 64));
+        b->deg[u] = weighted_degree(b, ru);
+      }
+  }
+  b->colptr[nt] = ne;
+  for (int q = 0; q < nt; ++q) b->colptr[q] = b->doff[q];
+  if (!grow((void **)&b->roff, &b->cap_roff, ne, sizeof(int)))
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
+  /* rows as positions, ascending in each column; block offsets; the FLOP count */
+  size_t nx = 0;
+  double fl = 0.0;
+  for (int p = 0; p < nt; ++p) {
+    const int n = dim[b->order[p]];
+    int *r = b->rows + b->colptr[p];
+    const int len = b->colptr[p + 1] - b->colptr[p];
+    for (int i = 0; i < len; ++i) r[i] = b->pos[r[i]];
+    for (int i = 1; i < len; ++i) { /* insertion sort: columns are short */
+      const int x = r[i];
+      int j = i;
+      while (j > 0 && r[j - 1] > x) r[j] = r[j - 1], --j;
+      r[j] = x;
+    }
+    b->doff[p] = (int)nx;
+    nx += (size_t)n * n;
+    int mrows = 0;
+    for (int i = 0; i < len; ++i) {
+      const int mi = dim[b->order[r[i]]];
+      b->roff[b->colptr[p] + i] = (int)nx;
+      nx += (size_t)mi * n;
+      mrows += mi;
+    }
+    /* n^3/3 for the diagonal block, m n^2 for the triangular solves, m^2 n for the update (lower half
+     * of the m x m Schur complement, two operations per multiply-add) */
+    fl += (double)n * n * n / 3.0 + (double)mrows * n * n + (double)mrows * mrows * n;
+  }
+  if (nx > (size_t)INT32_MAX)
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: the factor's fill is too large");
+  if (nx > b->cap_x) {
+    size_t c = b->cap_x ? b->cap_x : 1024;
+    while (c < nx) c *= 2;
+    double *q = realloc(b->Lx, c * sizeof(double));
+    if (!q) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the factor");
+    b->Lx = q;
+    b->cap_x = c;
+  }
+  b->flops = fl;
+  /* where each coupling block lands: in the column of the pair's earlier tree */
+  if (!grow((void **)&b->pairs, &b->cap_pairs, npairs, sizeof *b->pairs))
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory");
+  b->npairs = npairs;
+  for (int k = 0; k < npairs; ++k) {
+    const int qa = b->pos[pa[k]], qb = b->pos[pb[k]];
+    const int col = qa < qb ? qa : qb, row = qa < qb ? qb : qa;
+    int e = b->colptr[col];
+    while (b->rows[e] != row) ++e; /* present by construction */
+    b->pairs[k].dst = b->roff[e];
+    b->pairs[k].na = dim[pa[k]];
+    b->pairs[k].nb = dim[pb[k]];
+    b->pairs[k].transposed = qa > qb;
+  }
+  return GRIT_OK;
+}
+
+/* ------------------------------------------------------------------------------- numeric */
+
+/* In-place Cholesky of the n x n row-major block L (lower triangle read and written). Returns the
+ * failing column, or -1. */
+static int chol_block(double *L, int n) {
+  for (int j = 0; j < n; ++j) {
+    double *lj = L + (size_t)j * n;
+    double d = lj[j];
+    for (int k = 0; k < j; ++k) d -= lj[k] * lj[k];
+    if (!(d > 0.0) || !isfinite(d)) return j; /* not positive, NaN or infinite */
+    const double r = sqrt(d), inv = 1.0 / r;
+    lj[j] = r;
+    for (int i = j + 1; i < n; ++i) {
+      double *li = L + (size_t)i * n;
+      double s = li[j];
+      for (int k = 0; k < j; ++k) s -= li[k] * lj[k];
+      li[j] = s * inv;
+    }
+  }
+  return -1;
+}
+
+grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const double *cblock, const int *poff,
+                                  const int *idx, double *cond, char *message) {
+  const grit_model *m = b->m;
+  const int nt = b->nt, *dim = m->tree_dofnum;
+  double *Lx = b->Lx;
+  /* H into the factor's blocks: off-diagonal blocks zero (fill), then the tree and coupling blocks */
+  for (int p = 0; p < nt; ++p) {
+    const int t = b->order[p], n = dim[t];
+    memcpy(Lx + b->doff[p], diag + m->tree_madr[t], sizeof(double) * (size_t)n * n);
+    const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
+    if (e1 > e0) {
+      const size_t end = (size_t)b->roff[e1 - 1] + (size_t)dim[b->order[b->rows[e1 - 1]]] * n;
+      memset(Lx + b->roff[e0], 0, sizeof(double) * (end - (size_t)b->roff[e0]));
+    }
+  }
+  for (int k = 0; k < b->npairs; ++k) {
+    const struct pair_map *q = &b->pairs[k];
+    const double *C = cblock + poff[idx[k]]; /* nb x na, row-major */
+    double *D = Lx + q->dst;
+    if (!q->transposed) {
+      memcpy(D, C, sizeof(double) * (size_t)q->na * q->nb);
+    } else {
+      for (int i = 0; i < q->na; ++i)
+        for (int j = 0; j < q->nb; ++j) D[i * q->nb + j] = C[j * q->na + i];
+    }
+  }
+  /* right-looking: factor the diagonal block, solve the column's blocks, update the later blocks */
+  double lo = INFINITY, hi = 0.0;
+  for (int p = 0; p < nt; ++p) {
+    const int n = dim[b->order[p]];
+    double *L = Lx + b->doff[p];
+    const int bad = chol_block(L, n);
+    if (bad >= 0)
+      return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                            "Hessian factorization: not positive definite or not finite (block Cholesky, tree %d, "
+                            "dof %d)",
+                            b->order[p], m->tree_dofadr[b->order[p]] + bad);
+    double *inv = b->inv;
+    for (int j = 0; j < n; ++j) {
+      lo = fmin(lo, L[j * n + j]);
+      hi = fmax(hi, L[j * n + j]);
+      inv[j] = 1.0 / L[j * n + j]; /* multiplications below: a division per entry was a third of the time */
+    }
+    const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
+    for (int e = e0; e < e1; ++e) { /* X := X L^-T, row by row (a forward substitution each) */
+      const int mi = dim[b->order[b->rows[e]]];
+      double *X = Lx + b->roff[e];
+      for (int r = 0; r < mi; ++r) {
+        double *x = X + (size_t)r * n;
+        for (int j = 0; j < n; ++j) {
+          const double *lj = L + (size_t)j * n;
+          double s = x[j];
+          for (int k = 0; k < j; ++k) s -= lj[k] * x[k];
+          x[j] = s * inv[j];
+        }
+      }
+    }
+    for (int ea = e0; ea < e1; ++ea) { /* the Schur complement, block by block */
+      const int qa = b->rows[ea], ma = dim[b->order[qa]];
+      const double *Xa = Lx + b->roff[ea];
+      double *T = Lx + b->doff[qa]; /* the diagonal block of qa, lower half */
+      for (int r = 0; r < ma; ++r)
+        for (int c = 0; c <= r; ++c) {
+          double s = 0.0;
+          for (int k = 0; k < n; ++k) s += Xa[r * n + k] * Xa[c * n + k];
+          T[r * ma + c] -= s;
+        }
+      int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
+      for (int eb = ea + 1; eb < e1; ++eb) {
+        const int qb = b->rows[eb], mb = dim[b->order[qb]];
+        while (b->rows[f] != qb) ++f;
+        const double *Xb = Lx + b->roff[eb];
+        double *U = Lx + b->roff[f]; /* mb x ma */
+        for (int r = 0; r < mb; ++r)
+          for (int c = 0; c < ma; ++c) {
+            double s = 0.0;
+            for (int k = 0; k < n; ++k) s += Xb[r * n + k] * Xa[c * n + k];
+            U[r * ma + c] -= s;
+          }
+      }
+    }
+  }
+  *cond = nt > 0 && lo > 0 ? (hi / lo) * (hi / lo) : 1.0;
+  return GRIT_OK;
+}
+
+/* Many right-hand sides: the substitutions on RHS_CHUNK columns at once, transposed into rows of T
+ * (row i holds dof i of every column), so that each multiply-add runs along a contiguous row. */
+static void solve_many(grit_blockchol *b, double *B, int nrhs) {
+  const grit_model *m = b->m;
+  const int nt = b->nt, nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
+  const double *Lx = b->Lx;
+  double *T = b->T;
+  enum { C = RHS_CHUNK };
+  for (int c0 = 0; c0 < nrhs; c0 += C) {
+    const int nc = nrhs - c0 < C ? nrhs - c0 : C;
+    for (int k = 0; k < nc; ++k)
+      for (int i = 0; i < nv; ++i) T[(size_t)i * C + k] = B[(size_t)(c0 + k) * nv + i];
+    for (int p = 0; p < nt; ++p) { /* L y = b */
+      const int t = b->order[p], n = dim[t];
+      const double *L = Lx + b->doff[p];
+      double *Y = T + (size_t)adr[t] * C;
+      for (int j = 0; j < n; ++j) {
+        double *yj = Y + j * C;
+        for (int k = 0; k < j; ++k) {
+          const double l = L[j * n + k], *yk = Y + k * C;
+          for (int q = 0; q < nc; ++q) yj[q] -= l * yk[q];
+        }
+        const double inv = 1.0 / L[j * n + j];
+        for (int q = 0; q < nc; ++q) yj[q] *= inv;
+      }
+      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+        const int ti = b->order[b->rows[e]], mi = dim[ti];
+        const double *X = Lx + b->roff[e];
+        double *Z = T + (size_t)adr[ti] * C;
+        for (int r = 0; r < mi; ++r)
+          for (int k = 0; k < n; ++k) {
+            const double x = X[r * n + k], *yk = Y + k * C;
+            double *zr = Z + r * C;
+            for (int q = 0; q < nc; ++q) zr[q] -= x * yk[q];
+          }
+      }
+    }
+    for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
+      const int t = b->order[p], n = dim[t];
+      const double *L = Lx + b->doff[p];
+      double *Y = T + (size_t)adr[t] * C;
+      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+        const int ti = b->order[b->rows[e]], mi = dim[ti];
+        const double *X = Lx + b->roff[e];
+        const double *Z = T + (size_t)adr[ti] * C;
+        for (int r = 0; r < mi; ++r)
+          for (int k = 0; k < n; ++k) {
+            const double x = X[r * n + k], *zr = Z + r * C;
+            double *yk = Y + k * C;
+            for (int q = 0; q < nc; ++q) yk[q] -= x * zr[q];
+          }
+      }
+      for (int j = n - 1; j >= 0; --j) {
+        double *yj = Y + j * C;
+        for (int i = j + 1; i < n; ++i) {
+          const double l = L[i * n + j], *yi = Y + i * C;
+          for (int q = 0; q < nc; ++q) yj[q] -= l * yi[q];
+        }
+        const double inv = 1.0 / L[j * n + j];
+        for (int q = 0; q < nc; ++q) yj[q] *= inv;
+      }
+    }
+    for (int k = 0; k < nc; ++k)
+      for (int i = 0; i < nv; ++i) B[(size_t)(c0 + k) * nv + i] = T[(size_t)i * C + k];
+  }
+}
+
+void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs) {
+  if (nrhs >= 4) {
+    solve_many(b, B, nrhs);
+    return;
+  }
+  const grit_model *m = b->m;
+  const int nt = b->nt, nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
+  const double *Lx = b->Lx;
+  for (int c = 0; c < nrhs; ++c) {
+    double *x = B + (size_t)c * nv;
+    for (int p = 0; p < nt; ++p) { /* L y = b, by columns */
+      const int t = b->order[p], n = dim[t];
+      const double *L = Lx + b->doff[p];
+      double *y = x + adr[t];
+      for (int j = 0; j < n; ++j) {
+        double s = y[j];
+        for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
+        y[j] = s / L[j * n + j];
+      }
+      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+        const int ti = b->order[b->rows[e]], mi = dim[ti];
+        const double *X = Lx + b->roff[e];
+        double *z = x + adr[ti];
+        for (int r = 0; r < mi; ++r) {
+          double s = 0.0;
+          for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
+          z[r] -= s;
+        }
+      }
+    }
+    for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
+      const int t = b->order[p], n = dim[t];
+      const double *L = Lx + b->doff[p];
+      double *y = x + adr[t];
+      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+        const int ti = b->order[b->rows[e]], mi = dim[ti];
+        const double *X = Lx + b->roff[e];
+        const double *z = x + adr[ti];
+        for (int r = 0; r < mi; ++r)
+          for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
+      }
+      for (int j = n - 1; j >= 0; --j) {
+        double s = y[j];
+        for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
+        y[j] = s / L[j * n + j];
+      }
+    }
+  }
+}
+
+double grit_blockchol_flops(const grit_blockchol *b) { return b->flops; }

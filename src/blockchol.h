@@ -1,0 +1,39 @@
+/* blockchol.h — sparse Cholesky of the contact Hessian by dense blocks of the model's trees (internal).
+ *
+ * H has one dense block per kinematic tree and one dense coupling block per pair of trees that a
+ * constraint touches together (hessian.h). Its factor L keeps that block structure: the trees are
+ * eliminated in a minimum-degree order of the graph whose nodes are the trees and whose edges are the
+ * coupled pairs, and eliminating a tree couples its remaining neighbours (the fill, also by blocks).
+ * The symbolic analysis (order, fill pattern, block offsets, FLOP count) is redone only when the set of
+ * coupled pairs changes; it is the only place that allocates, and its arrays only grow. The numeric
+ * factorization and the solves are plain loops over small dense blocks: no threads, no allocation,
+ * no index scatter per entry. See docs/performance.md for why this replaced CHOLMOD as the sparse path. */
+#ifndef GRIT_BLOCKCHOL_H
+#define GRIT_BLOCKCHOL_H
+
+#include "model_internal.h"
+
+typedef struct grit_blockchol grit_blockchol;
+
+grit_status grit_blockchol_create(const grit_model *m, grit_blockchol **b, char *message);
+void grit_blockchol_free(grit_blockchol *b);
+
+/* Symbolic analysis for the coupled tree pairs (pa[k], pb[k]), pa[k] < pb[k], k < npairs (each pair
+ * once). GRIT_ERR_OUT_OF_MEMORY if the fill does not fit in memory. */
+grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message);
+
+/* Factors H given its tree blocks `diag` (tree-block storage of grit_model: row-major n x n at
+ * tree_madr) and, for each analysed pair k, its coupling block at cblock + poff[idx[k]] (rows: tree
+ * pb[k], columns: tree pa[k], row-major). GRIT_ERR_NUMERICAL if H is not positive definite or not finite.
+ * *cond gets (max / min diagonal of L)^2, a cheap lower bound of the condition number. */
+grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const double *cblock, const int *poff,
+                                  const int *idx, double *cond, char *message);
+
+/* Solves H X = B in place for nrhs columns of length nv (column-major) with the last factor (b's
+ * scratch is used for many columns, hence not const). */
+void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs);
+
+/* Floating-point operations of one numeric factorization of the analysed pattern. */
+double grit_blockchol_flops(const grit_blockchol *b);
+
+#endif
