@@ -15,10 +15,11 @@
  * file's time step. MuJoCo 2.2.2 preallocates its contact and constraint buffers (nconmax, njmax); they
  * are raised here until it reports no overflow, so that it computes every contact.
  *
- *   bench_mujoco [--series] [--quick] [MODEL.xml[@KEY] ...]
+ *   bench_mujoco [--series] [--quick] [--dense-max-nv N] [MODEL.xml[@KEY] ...]
  *     default: the falling sphere launched sliding (@launch), the Kinova arm pushing the ball (@push),
  *              the 40-object clutter, then the scaling series (clutter of 10, 40, 160, 640 objects);
- *     --series: the scaling series only;  --quick: fewer steps (a smoke run).
+ *     --series: the scaling series only;  --quick: fewer steps (a smoke run);
+ *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's).
  *
  * MuJoCo is a reference peer here, never a dependency of the library. */
 #define _POSIX_C_SOURCE 200809L
@@ -99,6 +100,8 @@ static int grit_active_contacts(const grit_data *gd) {
 }
 
 /* Returns 0, 1 on error, 2 when MuJoCo's buffers overflowed (call again with a larger scale). */
+static int g_dense_max_nv = -1; /* --dense-max-nv: grit's dense/block-sparse switch (-1: the default) */
+
 static int bench(const scene *sc, double scale, result *res) {
   const char *path = sc->path;
   const int warm = sc->warm, steps = sc->steps * sc->repeats, deriv_every = sc->deriv_every;
@@ -120,6 +123,7 @@ static int bench(const scene *sc, double scale, result *res) {
   grit_data_create(gm, &gd);
   grit_step_settings settings = info.settings;
   settings.timing = 0;
+  if (g_dense_max_nv >= 0) settings.dense_max_nv = g_dense_max_nv;
   grit_data_set_step_settings(gd, &settings);
   mjData *md = mj_makeData(mm);
   if (!md) {
@@ -331,8 +335,9 @@ int main(int argc, char **argv) {
   while (first < argc && argv[first][0] == '-') {
     if (!strcmp(argv[first], "--series")) only_series = 1;
     else if (!strcmp(argv[first], "--quick")) quick = 1;
+    else if (!strcmp(argv[first], "--dense-max-nv") && first + 1 < argc) g_dense_max_nv = atoi(argv[++first]);
     else {
-      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [MODEL.xml[@KEY] ...]\n");
+      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
       return 2;
     }
     ++first;

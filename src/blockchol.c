@@ -36,7 +36,7 @@ struct grit_blockchol {
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
 #define RHS_CHUNK 32
 
-grit_status grit_blockchol_create(const grit_model *m, grit_blockchol **out, char *message) {
+grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_blockchol **out, char *message) {
   *out = NULL;
   grit_blockchol *b = calloc(1, sizeof *b);
   if (!b) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -53,7 +53,22 @@ grit_status grit_blockchol_create(const grit_model *m, grit_blockchol **out, cha
   b->doff = calloc(nt, sizeof(int));
   b->T = calloc((size_t)m->nv * RHS_CHUNK + 1, sizeof(double));
   b->inv = calloc((size_t)m->nv + 1, sizeof(double));
-  if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv) {
+  /* Room for the fill up front, so that the step allocates nothing: every block of the lower triangle
+   * for up to 64 trees, else 32 blocks per tree on average (the clutter's 40 objects need at most 4);
+   * a fill beyond that grows the arrays in the analysis. */
+  const long long all = (long long)m->ntree * (m->ntree - 1) / 2, per = 32LL * m->ntree;
+  const int entries = (int)(m->ntree <= 64 || all < per ? all : per) + 1;
+  int maxn = 0;
+  for (int t = 0; t < m->ntree; ++t) maxn = m->tree_dofnum[t] > maxn ? m->tree_dofnum[t] : maxn;
+  b->rows = malloc(sizeof(int) * (size_t)entries);
+  b->roff = malloc(sizeof(int) * (size_t)entries);
+  b->cap_rows = b->cap_roff = entries;
+  b->cap_x = (size_t)m->nM + (size_t)entries * (size_t)maxn * (size_t)maxn;
+  b->Lx = malloc(sizeof(double) * b->cap_x);
+  b->cap_pairs = max_pairs > 0 ? max_pairs : 1;
+  b->pairs = malloc(sizeof *b->pairs * (size_t)b->cap_pairs);
+  if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv ||
+      !b->rows || !b->roff || !b->Lx || !b->pairs) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
   }

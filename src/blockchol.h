@@ -5,7 +5,8 @@
  * eliminated in a minimum-degree order of the graph whose nodes are the trees and whose edges are the
  * coupled pairs, and eliminating a tree couples its remaining neighbours (the fill, also by blocks).
  * The symbolic analysis (order, fill pattern, block offsets, FLOP count) is redone only when the set of
- * coupled pairs changes; it is the only place that allocates, and its arrays only grow. The numeric
+ * coupled pairs changes; it is the only place that may allocate (when the fill outgrows the room
+ * reserved at creation), and its arrays only grow. The numeric
  * factorization and the solves are plain loops over small dense blocks: no threads, no allocation,
  * no index scatter per entry. See docs/performance.md for why this replaced CHOLMOD as the sparse path. */
 #ifndef GRIT_BLOCKCHOL_H
@@ -15,7 +16,9 @@
 
 typedef struct grit_blockchol grit_blockchol;
 
-grit_status grit_blockchol_create(const grit_model *m, grit_blockchol **b, char *message);
+/* Room for `max_pairs` coupled pairs and, up front, for the fill of up to 64 trees completely coupled
+ * or of 32 blocks per tree on average (the analysis grows the arrays only beyond that). */
+grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_blockchol **b, char *message);
 void grit_blockchol_free(grit_blockchol *b);
 
 /* Symbolic analysis for the coupled tree pairs (pa[k], pb[k]), pa[k] < pb[k], k < npairs (each pair

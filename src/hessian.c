@@ -83,7 +83,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
-  grit_status bs = grit_blockchol_create(m, &h->bc, message);
+  grit_status bs = grit_blockchol_create(m, h->cap_pairs, &h->bc, message);
   if (bs != GRIT_OK) {
     grit_hessian_free(h);
     return bs;
