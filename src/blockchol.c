@@ -272,8 +272,8 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
                             b->order[p], m->tree_dofadr[b->order[p]] + bad);
     double *inv = b->inv;
     for (int j = 0; j < n; ++j) {
-      lo = fmin(lo, L[j * n + j]);
-      hi = fmax(hi, L[j * n + j]);
+      lo = L[j * n + j] < lo ? L[j * n + j] : lo; /* pivots are positive and finite here */
+      hi = L[j * n + j] > hi ? L[j * n + j] : hi;
       inv[j] = 1.0 / L[j * n + j]; /* multiplications below: a division per entry was a third of the time */
     }
     const int e0 = b->colptr[p], e1 = b->colptr[p + 1];

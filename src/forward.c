@@ -83,8 +83,9 @@ grit_status grit_bias_forces(grit_data *d, double *c) {
 grit_status grit_compute_free_motion(grit_data *d) {
   const grit_model *m = d->model;
   const double h = m->opt.timestep;
-  grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
-  grit_kin_velocities(m, d->qvel, &d->kin);
+  /* d->kin already holds the poses and twists of (qpos, qvel): every change of the state recomputes
+   * them (the setters, reset, the end of a step, grit_linearize's restore), so they are not computed a
+   * second time here (a tenth of the arm-and-ball step; docs/performance.md). */
   grit_crba(m, &d->kin, d->crb, d->M);
   grit_rne_bias(m, &d->kin, d->qvel, d->acc, d->frc, d->bias);
   grit_momentum_correction(m, &d->kin, &d->inertial, h, d->frc, d->bias);

@@ -212,6 +212,46 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   h->factored = 0;
 }
 
+/* The common case of grit_hessian_add: trees of up to 64 dofs, G J in scratch, plain loops (the
+ * generic code's per-entry test of where G J lives was most of the assembly's time). The same sums in
+ * the same order as the generic code. */
+static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+  const grit_model *m = h->m;
+  double GJ[2][3 * 64];
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]];
+    const double *Jk = J[k];
+    double *gj = GJ[k];
+    for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + c];
+        gj[r * n + c] = s;
+      }
+    double *D = h->diag + m->tree_madr[tree[k]];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = 0.0;
+        for (int r = 0; r < dim; ++r) s += Jk[r * n + i] * gj[r * n + j];
+        D[i * n + j] += s;
+        if (j != i) D[j * n + i] += s;
+      }
+  }
+  if (ntree == 2 && pair >= 0) {
+    const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
+    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
+    const double *Jb = J[kb], *gja = GJ[ka];
+    double *C = h->cblock + h->poff[pair];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += Jb[q * nb + r] * gja[q * na + c];
+        C[r * na + c] += s;
+      }
+  }
+}
+
 void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                       const double *G, int pair) {
   const grit_model *m = h->m;
@@ -219,6 +259,10 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   for (int i = 0; i < dim * dim; ++i) zero &= G[i] == 0.0;
   h->factored = 0;
   if (zero) return;
+  if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
+    add_small(h, dim, ntree, tree, J, G, pair);
+    return;
+  }
   double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs */
   double *GJbig[2] = {NULL, NULL};
   for (int k = 0; k < ntree; ++k) {

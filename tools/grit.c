@@ -3,7 +3,7 @@
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
  *                      [--csv FILE] [--html FILE] [--quiet]
- *   grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]
+ *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
  *   grit replay MODEL.xml --csv TRAJ.csv -o OUT.html [...]   (tools/grit_replay.c)
@@ -14,7 +14,9 @@
  * one replay page (3-D view, contact forces, plots: docs/viewer.md). The last line on stdout
  * is one JSON object with the step count, sizes, Newton iteration statistics and timing. bench prints
  * the median time per step instead, and with --deriv-every K the median time of the Jacobians A and B
- * computed after every K-th step (the step excluded). deriv takes one step from the given state and
+ * computed after every K-th step (the step excluded); --phases turns on the step's phase timing and adds
+ * the mean time per step of each phase (dynamics, collision, constraints, Newton's evaluations, assembly,
+ * factorization, solves, line search) and the mean FLOP count of a factorization. deriv takes one step from the given state and
  * prints the step's Jacobians A = dx+/dx (2nv x 2nv, tangent space) and B = dx+/du (2nv x nu) as one JSON
  * object; --check adds central differences of the whole step (step 1e-6, scaled by each column's
  * magnitude; both solved to rel_tol 1e-10) and their relative Frobenius errors. Exit status: 0 success,
@@ -40,7 +42,7 @@ static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--csv FILE] [--html FILE] [--quiet]\n"
-    "       grit bench MODEL.xml [--steps N] [--deriv-every K] [the options of sim except --csv]\n"
+    "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
     GRIT_REPLAY_USAGE
     GRIT_FIT_USAGE
@@ -50,7 +52,7 @@ typedef struct args {
   const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv, *html;
   long steps, deriv_every;
   int contact; /* -1: from the file */
-  int quiet, check;
+  int quiet, check, phases;
   grit_mjcf_load_options load;
 } args;
 
@@ -101,6 +103,10 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     if (!strcmp(o, "--quiet")) {
       a->quiet = 1;
+      continue;
+    }
+    if (!strcmp(o, "--phases") && !strcmp(a->command, "bench")) {
+      a->phases = 1;
       continue;
     }
     if (!strcmp(a->command, "deriv") && (!strcmp(o, "--json") || !strcmp(o, "--check"))) {
@@ -248,7 +254,7 @@ static int cmp_double(const void *a, const void *b) {
 /* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL, and with
  * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
 static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *times, long *done, long *newton_sum,
-               int *newton_max, double *dtimes, long *nd, double *A, double *B) {
+               int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10]) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
@@ -279,6 +285,12 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     grit_data_step_stats(d, &st);
     *newton_sum += st.newton_iters;
     if (st.newton_iters > *newton_max) *newton_max = st.newton_iters;
+    if (phase_sum) { /* with the step's timing on: sums of the phases, and of FLOPs per factorization */
+      const double p[10] = {st.time_dynamics, st.time_collision, st.time_constraints, st.time_eval,
+                            st.time_assembly, st.time_factor,   st.time_solve,       st.time_linesearch,
+                            st.time_total,    st.factor_flops * st.newton_iters};
+      for (int i = 0; i < 10; ++i) phase_sum[i] += p[i];
+    }
     ++*done;
     if (csv) csv_row(csv, d, nq, nv);
     if (rp && grit_replay_add_data(rp, d, 1) != GRIT_OK) rp = NULL; /* reported when writing */
@@ -327,7 +339,13 @@ static int command_sim_or_bench(const args *a) {
   const double t0 = now();
   grit_replay *rp = NULL;
   if (a->html && grit_replay_create(m, &rp) == GRIT_OK) grit_replay_set_title(rp, a->model);
-  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B);
+  double phase_sum[10] = {0};
+  if (bench && a->phases) {
+    grit_step_settings ss = grit_data_step_settings(d);
+    ss.timing = 1;
+    grit_data_set_step_settings(d, &ss);
+  }
+  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL);
   const double wall = now() - t0;
   if (a->html && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) {
     fprintf(stderr, "grit: error: --html %s: %s\n", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
@@ -357,6 +375,13 @@ static int command_sim_or_bench(const args *a) {
            "\"max_newton_iters\":%d,\"failed_steps\":%d",
            done, grit_model_nq(m), grit_model_nv(m), 1e6 * median, 1e6 * mean, mean_newton, newton_max, failed);
     if (a->deriv_every) printf(",\"deriv_us\":%.6g,\"deriv_samples\":%ld", 1e6 * dmedian, nd);
+    if (a->phases && done) {
+      static const char *const names[9] = {"dynamics", "collision", "constraints", "eval", "assembly",
+                                           "factor",   "solve",     "linesearch",  "total"};
+      printf(",\"phases_us\":{");
+      for (int i = 0; i < 9; ++i) printf("%s\"%s\":%.6g", i ? "," : "", names[i], phase_sum[i] / (double)done);
+      printf("},\"factor_flops\":%.6g", newton_sum ? phase_sum[9] / (double)newton_sum : 0.0);
+    }
     printf("}\n");
   } else {
     printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"mean_newton_iters\":%.6g,\"max_newton_iters\":%d,"
