@@ -117,7 +117,11 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
                                const double *Achol, double dt, const grit_step_settings *settings, double *tmp) {
   for (int i = 0; i < nc; ++i) {
     const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
-    c[i].w = grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
+    /* Only SAP, joint limits and Lagged with eq. 26's regularization read w (grit_params_finalize); the
+     * forward substitutions are skipped for the others (a tenth of the clutter's step) and w is 0. */
+    const int uses_w = c[i].kind == GRIT_CONSTRAINT_SAP || c[i].kind == GRIT_CONSTRAINT_LIMIT ||
+                       (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged);
+    c[i].w = uses_w ? grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp) : 0.0;
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }
 }

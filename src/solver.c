@@ -89,14 +89,15 @@ double *grit_solver_jstore(grit_solver *s, int *capacity) {
 
 /* ------------------------------------------------------------------------- constraint algebra */
 
-/* y = J x + (with_bias ? b : 0) for constraint c. */
-static void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
-                             int with_bias, double *y) {
-  for (int r = 0; r < c->dim; ++r) y[r] = with_bias ? c->b[r] : 0.0;
+/* Rows r0 .. r1-1 of y = J x + (with_bias ? b : 0) for constraint c (each row the same sums whichever
+ * rows are asked for). */
+static void constraint_apply_rows(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
+                                  int with_bias, double *y, int r0, int r1) {
+  for (int r = r0; r < r1; ++r) y[r] = with_bias ? c->b[r] : 0.0;
   for (int k = 0; k < c->ntree; ++k) {
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
-    for (int r = 0; r < c->dim; ++r) {
+    for (int r = r0; r < r1; ++r) {
       double s = 0.0;
       for (int j = 0; j < n; ++j) s += J[r * n + j] * x[adr + j];
       y[r] += s;
@@ -104,14 +105,32 @@ static void constraint_apply(const grit_model *m, const grit_constraint *c, cons
   }
 }
 
-/* y += J^T f for constraint c. */
+/* A Lagged contact without friction (gamma_n0 = 0: it was not pressed at the start of the step, as most
+ * of a clutter's candidates) depends on its normal velocity only: its tangential rows can be left out of
+ * J x (set to 0) during the solve. */
+static int normal_only(const grit_constraint *c) { return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0; }
+
+/* y = J x + (with_bias ? b : 0) for constraint c (for a normal-only contact its normal row, 0 else). */
+static void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
+                             int with_bias, double *y) {
+  if (normal_only(c)) {
+    y[0] = y[1] = 0.0;
+    constraint_apply_rows(m, c, jstore, x, with_bias, y, 2, 3);
+  } else {
+    constraint_apply_rows(m, c, jstore, x, with_bias, y, 0, c->dim);
+  }
+}
+
+/* y += J^T f for constraint c (rows with f = 0 add nothing and are skipped). */
 static void constraint_apply_transpose(const grit_model *m, const grit_constraint *c, const double *jstore,
                                        const double *f, double *y) {
   for (int k = 0; k < c->ntree; ++k) {
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
-    for (int r = 0; r < c->dim; ++r)
+    for (int r = 0; r < c->dim; ++r) {
+      if (f[r] == 0.0) continue;
       for (int j = 0; j < n; ++j) y[adr + j] += J[r * n + j] * f[r];
+    }
   }
 }
 
@@ -168,6 +187,11 @@ static int ls_ends(grit_solver *s, double dt, int nc, double a_max, double dAe, 
     const grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
+    if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat) */
+      double vhat = -c->p.phi0 * (1.0 / dt);
+      if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
+      if (!(c->vc[2] < vhat) && !(vc[2] < vhat)) continue;
+    }
     grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
     for (int r = 0; r < c->dim; ++r) {
       s0 -= c->gamma[r] * c->dvc[r];
@@ -377,6 +401,10 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     lap(tm, &st.t_linesearch, &tc);
     if (alpha == 0.0 && iter > 0) break; /* no descent left: at the minimizer to round-off */
   }
+  /* the normal-only contacts' tangential velocities at the solution, so that every constraint's vc is
+   * complete for the derivatives */
+  for (int i = 0; i < nc; ++i)
+    if (normal_only(&s->c[i])) constraint_apply_rows(m, &s->c[i], s->jstore, v, 1, s->c[i].vc, 0, 2);
   lap(tm, &st.t_eval, &tc);
   st.used_sparse = grit_hessian_is_sparse(s->H);
   st.factor_flops = grit_hessian_flops(s->H);

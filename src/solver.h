@@ -31,7 +31,7 @@ typedef struct grit_constraint {
   int joff[2];              /* J block of tree[k]: dim x tree_dofnum, row-major, at jstore + joff[k] */
   double b[3];              /* constraint velocity bias: v_c = J v + b */
   grit_contact_params p;    /* model parameters (limits use phi0, Rn, vhat) */
-  double w;                 /* Delassus estimate trace(J A^-1 J^T) / dim */
+  double w;                 /* Delassus estimate trace(J A^-1 J^T) / dim (0 where the model does not use it) */
   double vc[3], gamma[3], G[9], dvc[3];
   double cost;
 } grit_constraint;
