@@ -30,7 +30,7 @@ struct grit_blockchol {
   size_t cap_x;
   double flops;
   double *T;         /* (nv x RHS_CHUNK) right-hand sides transposed, for the many-column solves */
-  double *inv;       /* (largest tree) reciprocals of a diagonal block's pivots */
+  double *inv;       /* (nv) reciprocals of the pivots, by dof */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -215,7 +215,7 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
 
 /* In-place Cholesky of the n x n row-major block L (lower triangle read and written). Returns the
  * failing column, or -1. */
-static int chol_block(double *L, int n) {
+static inline int chol_block(double *L, int n) {
   for (int j = 0; j < n; ++j) {
     double *lj = L + (size_t)j * n;
     double d = lj[j];
@@ -228,6 +228,63 @@ static int chol_block(double *L, int n) {
       double s = li[j];
       for (int k = 0; k < j; ++k) s -= li[k] * lj[k];
       li[j] = s * inv;
+    }
+  }
+  return -1;
+}
+
+/* Column p of the factor (its tree has n dofs): the diagonal block's Cholesky, X := X L^-T for the
+ * column's blocks, and their Schur complement into the later blocks. Returns the failing pivot or -1.
+ * Inlined with constant n for the common tree sizes. */
+static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, double *hi) {
+  const int *dim = b->m->tree_dofnum;
+  double *Lx = b->Lx;
+  double *L = Lx + b->doff[p];
+  const int bad = chol_block(L, n);
+  if (bad >= 0) return bad;
+  double *inv = b->inv + b->m->tree_dofadr[b->order[p]];
+  for (int j = 0; j < n; ++j) {
+    *lo = L[j * n + j] < *lo ? L[j * n + j] : *lo; /* pivots are positive and finite here */
+    *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
+    inv[j] = 1.0 / L[j * n + j]; /* multiplications below: a division per entry was a third of the time */
+  }
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
+  for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
+                                     that the rows' independent chains overlap */
+    const int mi = dim[b->order[b->rows[e]]];
+    double *X = Lx + b->roff[e];
+    for (int j = 0; j < n; ++j) {
+      const double *lj = L + (size_t)j * n;
+      for (int r = 0; r < mi; ++r) {
+        double *x = X + (size_t)r * n;
+        double s = x[j];
+        for (int k = 0; k < j; ++k) s -= lj[k] * x[k];
+        x[j] = s * inv[j];
+      }
+    }
+  }
+  for (int ea = e0; ea < e1; ++ea) { /* the Schur complement, block by block */
+    const int qa = b->rows[ea], ma = dim[b->order[qa]];
+    const double *Xa = Lx + b->roff[ea];
+    double *T = Lx + b->doff[qa]; /* the diagonal block of qa, lower half */
+    for (int r = 0; r < ma; ++r)
+      for (int c = 0; c <= r; ++c) {
+        double s = 0.0;
+        for (int k = 0; k < n; ++k) s += Xa[r * n + k] * Xa[c * n + k];
+        T[r * ma + c] -= s;
+      }
+    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
+    for (int eb = ea + 1; eb < e1; ++eb) {
+      const int qb = b->rows[eb], mb = dim[b->order[qb]];
+      while (b->rows[f] != qb) ++f;
+      const double *Xb = Lx + b->roff[eb];
+      double *U = Lx + b->roff[f]; /* mb x ma */
+      for (int r = 0; r < mb; ++r)
+        for (int c = 0; c < ma; ++c) {
+          double s = 0.0;
+          for (int k = 0; k < n; ++k) s += Xb[r * n + k] * Xa[c * n + k];
+          U[r * ma + c] -= s;
+        }
     }
   }
   return -1;
@@ -263,57 +320,15 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   double lo = INFINITY, hi = 0.0;
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
-    double *L = Lx + b->doff[p];
-    const int bad = chol_block(L, n);
+    /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
+    const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi)
+                    : n == 7 ? factor_column(b, p, 7, &lo, &hi)
+                             : factor_column(b, p, n, &lo, &hi);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
                             "Hessian factorization: not positive definite or not finite (block Cholesky, tree %d, "
                             "dof %d)",
                             b->order[p], m->tree_dofadr[b->order[p]] + bad);
-    double *inv = b->inv;
-    for (int j = 0; j < n; ++j) {
-      lo = L[j * n + j] < lo ? L[j * n + j] : lo; /* pivots are positive and finite here */
-      hi = L[j * n + j] > hi ? L[j * n + j] : hi;
-      inv[j] = 1.0 / L[j * n + j]; /* multiplications below: a division per entry was a third of the time */
-    }
-    const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
-    for (int e = e0; e < e1; ++e) { /* X := X L^-T, row by row (a forward substitution each) */
-      const int mi = dim[b->order[b->rows[e]]];
-      double *X = Lx + b->roff[e];
-      for (int r = 0; r < mi; ++r) {
-        double *x = X + (size_t)r * n;
-        for (int j = 0; j < n; ++j) {
-          const double *lj = L + (size_t)j * n;
-          double s = x[j];
-          for (int k = 0; k < j; ++k) s -= lj[k] * x[k];
-          x[j] = s * inv[j];
-        }
-      }
-    }
-    for (int ea = e0; ea < e1; ++ea) { /* the Schur complement, block by block */
-      const int qa = b->rows[ea], ma = dim[b->order[qa]];
-      const double *Xa = Lx + b->roff[ea];
-      double *T = Lx + b->doff[qa]; /* the diagonal block of qa, lower half */
-      for (int r = 0; r < ma; ++r)
-        for (int c = 0; c <= r; ++c) {
-          double s = 0.0;
-          for (int k = 0; k < n; ++k) s += Xa[r * n + k] * Xa[c * n + k];
-          T[r * ma + c] -= s;
-        }
-      int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
-      for (int eb = ea + 1; eb < e1; ++eb) {
-        const int qb = b->rows[eb], mb = dim[b->order[qb]];
-        while (b->rows[f] != qb) ++f;
-        const double *Xb = Lx + b->roff[eb];
-        double *U = Lx + b->roff[f]; /* mb x ma */
-        for (int r = 0; r < mb; ++r)
-          for (int c = 0; c < ma; ++c) {
-            double s = 0.0;
-            for (int k = 0; k < n; ++k) s += Xb[r * n + k] * Xa[c * n + k];
-            U[r * ma + c] -= s;
-          }
-      }
-    }
   }
   *cond = nt > 0 && lo > 0 ? (hi / lo) * (hi / lo) : 1.0;
   return GRIT_OK;
@@ -400,10 +415,11 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs) {
       const int t = b->order[p], n = dim[t];
       const double *L = Lx + b->doff[p];
       double *y = x + adr[t];
+      const double *inv = b->inv + adr[t];
       for (int j = 0; j < n; ++j) {
         double s = y[j];
         for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
-        y[j] = s / L[j * n + j];
+        y[j] = s * inv[j];
       }
       for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
         const int ti = b->order[b->rows[e]], mi = dim[ti];
@@ -427,10 +443,11 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs) {
         for (int r = 0; r < mi; ++r)
           for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
       }
+      const double *inv = b->inv + adr[t];
       for (int j = n - 1; j >= 0; --j) {
         double s = y[j];
         for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
-        y[j] = s / L[j * n + j];
+        y[j] = s * inv[j];
       }
     }
   }
