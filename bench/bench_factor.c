@@ -1,11 +1,11 @@
-/* bench_factor — where the dense LAPACK factorization of the contact Hessian stops paying off.
+/* bench_factor — the contact Hessian's factorization on its three paths: dense LAPACK, the block-sparse
+ * Cholesky on the tree graph (blockchol.h, grit's default) and CHOLMOD's supernodal Cholesky (AMD).
  *
  * For scenes of N free bodies (nv = 6 N, one 6x6 clique each) with about 1.5 contacts per body
  * between random neighbours (as in a settled pile), assembles H = A + sum J^T G J and times the
- * factorization plus one solve on the dense (LAPACK dpotrf) and sparse (CHOLMOD supernodal, AMD)
- * paths, median of repeats, and prints the ratio. The default switch point (grit's dense_max_nv = 200)
- * is chosen from this table: on the 2-core development machine dense was faster up to nv = 180
- * (0.76x CHOLMOD's time) and even at nv = 240 (1.03x), and 1.8x slower at nv = 360. */
+ * factorization plus one solve on each path, median of repeats, with the block factor's FLOP count.
+ * Before the block path existed the dense/CHOLMOD crossover was nv = 180-240 on the 2-core development
+ * machine (docs/performance.md has the current table). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +71,8 @@ static double time_path(grit_hessian *h, const grit_model *m, const double *A, i
 }
 
 int main(void) {
-  printf("%6s %6s %10s %12s %12s %14s\n", "bodies", "nv", "contacts", "dense_us", "cholmod_us", "dense/cholmod");
+  printf("%6s %6s %10s %12s %12s %12s %12s %14s\n", "bodies", "nv", "contacts", "dense_us", "block_us", "cholmod_us",
+         "block_flops", "cholmod/block");
   const int sizes[] = {2, 4, 8, 12, 16, 20, 25, 30, 40, 60, 80, 120, 160};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
     const int n = sizes[k];
@@ -102,8 +103,10 @@ int main(void) {
     grit_hessian_pattern_commit(h);
     const int reps = n < 40 ? 201 : 31;
     double td = time_path(h, m, A, nc, tr, J, G, 0, reps);
-    double ts = time_path(h, m, A, nc, tr, J, G, 1, reps);
-    printf("%6d %6d %10d %12.2f %12.2f %14.2f\n", n, m->nv, nc, td, ts, td / ts);
+    double tb = time_path(h, m, A, nc, tr, J, G, 1, reps);
+    const double fl = grit_hessian_flops(h);
+    double tc = time_path(h, m, A, nc, tr, J, G, 2, reps);
+    printf("%6d %6d %10d %12.2f %12.2f %12.2f %12.3g %14.2f\n", n, m->nv, nc, td, tb, tc, fl, tc / tb);
     grit_hessian_free(h);
     grit_model_free(m);
     free(tr);

@@ -34,7 +34,7 @@ struct grit_blockchol {
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
-#define RHS_CHUNK 32
+#define RHS_CHUNK 64
 
 grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_blockchol **out, char *message) {
   *out = NULL;
