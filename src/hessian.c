@@ -215,12 +215,12 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
 /* The common case of grit_hessian_add: trees of up to 64 dofs, G J in scratch, plain loops (the
  * generic code's per-entry test of where G J lives was most of the assembly's time). The same sums in
  * the same order as the generic code. */
-static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                      const double *G, int pair) {
+static inline void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                                const double *G, int pair, int n0, int n1) {
   const grit_model *m = h->m;
   double GJ[2][3 * 64];
   for (int k = 0; k < ntree; ++k) {
-    const int n = m->tree_dofnum[tree[k]];
+    const int n = k == 0 ? n0 : n1;
     const double *Jk = J[k];
     double *gj = GJ[k];
     for (int r = 0; r < dim; ++r)
@@ -240,7 +240,7 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
   }
   if (ntree == 2 && pair >= 0) {
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
-    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
+    const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *Jb = J[kb], *gja = GJ[ka];
     double *C = h->cblock + h->poff[pair];
     for (int r = 0; r < nb; ++r)
@@ -250,6 +250,16 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
         C[r * na + c] += s;
       }
   }
+}
+
+/* add_small_n with the dimensions of a contact between free bodies (3 rows, 6 dofs) as constants, so
+ * that the compiler unrolls its loops, else as variables. */
+static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+  const int n0 = h->m->tree_dofnum[tree[0]], n1 = ntree == 2 ? h->m->tree_dofnum[tree[1]] : 0;
+  if (dim == 3 && n0 == 6 && ntree == 1) add_small_n(h, 3, 1, tree, J, G, pair, 6, 0);
+  else if (dim == 3 && n0 == 6 && ntree == 2 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 6, 6);
+  else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1);
 }
 
 void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
