@@ -36,7 +36,7 @@ struct grit_hessian {
   /* block-sparse path (blockchol.h) */
   grit_blockchol *bc;
 
-  /* CHOLMOD path (for comparison) */
+  /* CHOLMOD path (grit_step_settings.sparse_factor = GRIT_FACTOR_CHOLMOD) */
   cholmod_common cc;
   cholmod_sparse *Hs;
   cholmod_factor *L;
@@ -123,7 +123,7 @@ void grit_hessian_free(grit_hessian *h) {
 }
 
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
-int grit_hessian_is_sparse(const grit_hessian *h) { return h->last_path != 0; }
+int grit_hessian_path(const grit_hessian *h) { return h->last_path; }
 double grit_hessian_flops(const grit_hessian *h) {
   return h->last_path == 1   ? grit_blockchol_flops(h->bc)
          : h->last_path == 2 ? h->sym_flops

@@ -45,8 +45,8 @@ grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs);
  * count of its pattern, CHOLMOD's count from its symbolic analysis. */
 double grit_hessian_flops(const grit_hessian *h);
 
-/* Whether the last factorization used a sparse path (block-sparse or CHOLMOD). */
-int grit_hessian_is_sparse(const grit_hessian *h);
+/* The path of the last factorization: 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD. */
+int grit_hessian_path(const grit_hessian *h);
 
 /* Forces the dense (0), block-sparse (1) or CHOLMOD (2) path, or the automatic choice (-1), for
  * benchmarks and tests. */

@@ -37,6 +37,7 @@ grit_solver_options grit_solver_default_options(void) {
    * 0.65 vs 0.9 us (arm and ball, nv 13: two trees), 9 us vs ~1 ms (clutter, nv 240) against dense
    * LAPACK (bench_mujoco --dense-max-nv; docs/performance.md). */
   o.dense_max_nv = 0;
+  o.sparse_path = 1;
   o.timing = 0;
   return o;
 }
@@ -320,7 +321,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     return GRIT_OK;
   }
   s->factor_is_A = 0;
-  grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : 1);
+  grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
 
   lap(tm, &st.t_assembly, &tc);
 
@@ -406,7 +407,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   for (int i = 0; i < nc; ++i)
     if (normal_only(&s->c[i])) constraint_apply_rows(m, &s->c[i], s->jstore, v, 1, s->c[i].vc, 0, 2);
   lap(tm, &st.t_eval, &tc);
-  st.used_sparse = grit_hessian_is_sparse(s->H);
+  st.used_sparse = grit_hessian_path(s->H);
   st.factor_flops = grit_hessian_flops(s->H);
   if (stats) *stats = st;
   return GRIT_OK;

@@ -43,6 +43,7 @@ typedef struct grit_solver_options {
   int max_iters;       /* Newton iterations before reporting non-convergence (100) */
   int max_ls_iters;    /* line-search iterations per Newton iteration (100) */
   int dense_max_nv;    /* the dense LAPACK path is used up to this nv */
+  int sparse_path;     /* above it: 1 block-sparse Cholesky (default), 2 CHOLMOD */
   int timing;          /* nonzero: fill the stats' phase times (clock calls around each phase) */
 } grit_solver_options;
 
@@ -54,7 +55,7 @@ typedef struct grit_solver_stats {
   double residual_ref;  /* max(||D A (v - v*)||, ||D J^T gamma||) at exit */
   double cond_estimate; /* (max diag / min diag)^2 of the last Cholesky factor: a cheap lower bound */
   double cost;
-  int used_sparse;
+  int used_sparse;     /* the path of the last factorization: 0 dense, 1 block-sparse, 2 CHOLMOD */
   /* with options.timing: wall time per phase summed over the iterations, microseconds */
   double t_eval;       /* constraint evaluations, residual, convergence test */
   double t_assembly;   /* H = A + sum J^T G J in blocks (and the coupling pattern) */

@@ -26,6 +26,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.rel_tol = 1e-5;
   s.max_newton_iters = 300;
   s.dense_max_nv = grit_solver_default_options().dense_max_nv;
+  s.sparse_factor = GRIT_FACTOR_BLOCK;
   s.timing = 0;
   return s;
 }
@@ -45,6 +46,9 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
                           s->rel_tol);
   if (s->max_newton_iters < 1)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: max_newton_iters must be >= 1");
+  if (s->sparse_factor != GRIT_FACTOR_BLOCK && s->sparse_factor != GRIT_FACTOR_CHOLMOD)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown sparse_factor %d",
+                          (int)s->sparse_factor);
   d->settings = *s;
   return GRIT_OK;
 }
@@ -100,6 +104,7 @@ grit_status grit_step(grit_data *d) {
   opt.rel_tol = d->settings.rel_tol;
   opt.max_iters = d->settings.max_newton_iters;
   opt.dense_max_nv = d->settings.dense_max_nv;
+  opt.sparse_path = d->settings.sparse_factor == GRIT_FACTOR_CHOLMOD ? 2 : 1;
   opt.timing = tm;
   grit_solver_stats ss;
   memcpy(d->vnext, d->qvel, sizeof(double) * (size_t)m->nv);

@@ -2,7 +2,7 @@
  *
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
- *                      [--csv FILE] [--html FILE] [--quiet]
+ *                      [--factor block|cholmod|dense] [--csv FILE] [--html FILE] [--quiet]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
@@ -11,7 +11,8 @@
  * sim runs N steps (default 1000) from the model's reference state, or from a keyframe, then the
  * given qpos/qvel/ctrl (the control is held constant). The CSV has the header t,q0..,v0.. and one row
  * for the initial state and one per step, numbers with 17 significant digits; --html writes the run as
- * one replay page (3-D view, contact forces, plots: docs/viewer.md). The last line on stdout
+ * one replay page (3-D view, contact forces, plots: docs/viewer.md); --factor picks the factorization of the
+ * Newton Hessian (grit_step_settings: block-sparse, the default; CHOLMOD; dense LAPACK). The last line on stdout
  * is one JSON object with the step count, sizes, Newton iteration statistics and timing. bench prints
  * the median time per step instead, and with --deriv-every K the median time of the Jacobians A and B
  * computed after every K-th step (the step excluded); --phases turns on the step's phase timing and adds
@@ -41,7 +42,8 @@ enum { EXIT_MODEL = 1, EXIT_USAGE = 2 };
 static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
-    "                          [--stiffness K] [--dissipation D] [--csv FILE] [--html FILE] [--quiet]\n"
+    "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
+    "                          [--csv FILE] [--html FILE] [--quiet]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
     GRIT_REPLAY_USAGE
@@ -52,6 +54,7 @@ typedef struct args {
   const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv, *html;
   long steps, deriv_every;
   int contact; /* -1: from the file */
+  int factor;  /* -1: the default; 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
   int quiet, check, phases;
   grit_mjcf_load_options load;
 } args;
@@ -93,6 +96,7 @@ static int parse_args(int argc, char **argv, args *a) {
   a->command = argv[1];
   a->steps = 1000;
   a->contact = -1;
+  a->factor = -1;
   a->load = grit_mjcf_default_load_options();
   for (int i = 2; i < argc; ++i) {
     const char *o = argv[i];
@@ -141,6 +145,11 @@ static int parse_args(int argc, char **argv, args *a) {
       for (int k = 0; k < 3; ++k)
         if (!strcmp(v, names[k])) a->contact = k;
       if (a->contact < 0) return usage_error("--contact needs lagged, similar or sap, not '%s'", v);
+    } else if (!strcmp(o, "--factor")) {
+      static const char *const names[] = {"dense", "block", "cholmod"};
+      for (int k = 0; k < 3; ++k)
+        if (!strcmp(v, names[k])) a->factor = k;
+      if (a->factor < 0) return usage_error("--factor needs block, cholmod or dense, not '%s'", v);
     } else if (!strcmp(o, "--key")) {
       a->key = v;
     } else if (!strcmp(o, "--qpos")) {
@@ -211,6 +220,8 @@ static int prepare(const args *a, grit_model **m, grit_data **d) {
   }
   grit_step_settings st = info.settings;
   if (a->contact >= 0) st.contact_model = (grit_contact_model)a->contact;
+  if (a->factor == 0) st.dense_max_nv = grit_model_nv(*m); /* dense at this size */
+  if (a->factor >= 1) st.dense_max_nv = 0, st.sparse_factor = a->factor == 2 ? GRIT_FACTOR_CHOLMOD : GRIT_FACTOR_BLOCK;
   if (!rc && grit_data_set_step_settings(*d, &st) != GRIT_OK) {
     fprintf(stderr, "grit: error: step settings rejected: %s\n", grit_data_last_error(*d));
     rc = EXIT_MODEL;

@@ -17,6 +17,14 @@ typedef enum grit_contact_model {
   GRIT_CONTACT_SAP = 2
 } grit_contact_model;
 
+/* The sparse factorization of the Newton Hessian (docs/contact.md). Both keep the factor for the
+ * derivatives and give the same steps to round-off. GRIT_FACTOR_BLOCK, grit's block Cholesky on the
+ * graph of kinematic trees, is the faster on the scenes measured (5-10x per factorization from 2 to 160
+ * bodies, bench/bench_factor) and allocates nothing in the step; GRIT_FACTOR_CHOLMOD is SuiteSparse
+ * CHOLMOD's supernodal Cholesky under an AMD ordering, which allocates its workspace on every
+ * factorization and runs its BLAS on several threads. */
+typedef enum grit_sparse_factor { GRIT_FACTOR_BLOCK = 0, GRIT_FACTOR_CHOLMOD = 1 } grit_sparse_factor;
+
 /* Settings of the time step, per data (so one model can be simulated with several contact models). */
 typedef struct grit_step_settings {
   grit_contact_model contact_model; /* default GRIT_CONTACT_LAGGED */
@@ -25,7 +33,8 @@ typedef struct grit_step_settings {
   double sigma;                     /* regularization factor of SAP's R_t = sigma w and of eq. 26; 1e-3 */
   double rel_tol;                   /* relative tolerance of the Newton solver, > 0; default 1e-5 */
   int max_newton_iters;             /* iterations before the step reports GRIT_ERR_NOT_CONVERGED; 300 */
-  int dense_max_nv;                 /* dense LAPACK factorization up to this nv, block-sparse above */
+  int dense_max_nv;                 /* dense LAPACK factorization up to this nv, sparse above; default 0 */
+  grit_sparse_factor sparse_factor; /* the sparse factorization; default GRIT_FACTOR_BLOCK */
   int timing;                       /* nonzero: the stats get the step's time per phase (a few clock
                                        calls per Newton iteration); default 0 */
 } grit_step_settings;
@@ -41,7 +50,7 @@ typedef struct grit_step_stats {
                             abs_tol + rel_tol * residual_ref + the round-off floor of r (a few ulps
                             of its terms' size, docs/contact.md) */
   double cond_estimate;  /* cheap estimate of the condition number of the Hessian */
-  int used_sparse;       /* the Hessian was factored by the block-sparse Cholesky (1) or LAPACK (0) */
+  int used_sparse;       /* the Hessian's last factorization: 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
   double factor_flops;   /* floating-point operations of the last factorization of H (n^3/3 dense, the
                             block factor's count of its fill); 0 without constraints */
   /* With settings.timing: the step's wall time by phase, microseconds (all 0 otherwise). Newton's
