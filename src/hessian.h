@@ -4,8 +4,8 @@
  * H is stored by blocks that follow the model's cliques: one dense block per tree (A's blocks plus the
  * contributions of constraints on that tree) and one dense coupling block per pair of trees that a
  * constraint touches together. The factorization is dense (LAPACK dpotrf on the expanded matrix) for
- * small nv, otherwise the block-sparse Cholesky of blockchol.h (CHOLMOD's supernodal Cholesky under AMD
- * remains as a third path for comparison: grit_hessian_force_path(h, 2)). The symbolic analysis is
+ * small nv, otherwise the block-sparse Cholesky of blockchol.h or, when the step settings ask for it,
+ * CHOLMOD's supernodal Cholesky under AMD (grit_hessian_force_path picks the path). The symbolic analysis is
  * redone only when the set of coupled pairs changes. The last numeric factor is kept and serves any
  * number of right-hand sides. */
 #ifndef GRIT_HESSIAN_H
