@@ -28,10 +28,11 @@ typedef struct feature {
   int kind;
   const double *p, *u;
   double r;
+  double q[3]; /* RIM, SUPPORT: grit_contact_point.fa_q */
 } feature;
 
 static feature point_feature(const double p[3], double r) {
-  feature f = {GRIT_FEATURE_POINT, p, NULL, r};
+  feature f = {GRIT_FEATURE_POINT, p, NULL, r, {0.0, 0.0, 0.0}};
   return f;
 }
 
@@ -54,13 +55,14 @@ static void emit_features(collector *c, double phi, const double n[3], const dou
   const feature *f[2] = {c->flip ? &fb : &fa, c->flip ? &fa : &fb};
   const double *pose_p[2] = {c->pa, c->pb}, *pose_R[2] = {c->Ra, c->Rb};
   int *kind[2] = {&o->fa, &o->fb};
-  double *fp[2] = {o->fa_p, o->fb_p}, *fu[2] = {o->fa_u, o->fb_u}, *r[2] = {&o->ra, &o->rb};
+  double *fp[2] = {o->fa_p, o->fb_p}, *fu[2] = {o->fa_u, o->fb_u}, *fq[2] = {o->fa_q, o->fb_q}, *r[2] = {&o->ra, &o->rb};
   for (int k = 0; k < 2; ++k) {
     *kind[k] = f[k]->kind;
     grit_tf_apply_inv(fp[k], pose_p[k], pose_R[k], f[k]->p);
     if (f[k]->u) grit_m3_tmulv(fu[k], pose_R[k], f[k]->u);
     else grit_v3_zero(fu[k]);
     *r[k] = f[k]->r;
+    grit_v3_copy(fq[k], f[k]->q);
   }
   o->clip = 0;
 }
@@ -96,8 +98,8 @@ static void sphere_pair(collector *c, const double ca[3], double ra, const doubl
   else grit_v3_copy(n, fallback);
   grit_v3_addscl(wa, ca, n, ra);
   grit_v3_addscl(wb, cb, n, -rb);
-  feature fa = {ua ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, ca, ua, ra};
-  feature fb = {ub ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, cb, ub, rb};
+  feature fa = {ua ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, ca, ua, ra, {0.0, 0.0, 0.0}};
+  feature fb = {ub ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, cb, ub, rb, {0.0, 0.0, 0.0}};
   emit_features(c, phi, n, wa, wb, fa, fb);
 }
 
@@ -241,29 +243,22 @@ static double plane_height(const grit_placed_shape *pl, const double x[3]) {
 
 /* Emits the point x of b (world) against plane a: phi = height of x. x is the point of b's core k at
  * distance r below it (r = 0: x is a vertex or a point of a face, its own core). */
-static void plane_round_point(const grit_placed_shape *pl, const double x[3], const double k[3], double r,
-                              double margin, collector *c) {
+static void plane_emit(const grit_placed_shape *pl, const double x[3], feature fb, double margin, collector *c) {
   double z[3], wa[3], phi = plane_height(pl, x);
   if (!(phi < margin)) return;
   column(z, pl->R, 2);
   grit_v3_addscl(wa, x, z, -phi);
-  feature fa = {GRIT_FEATURE_PLANE, wa, z, 0.0};
-  emit_features(c, phi, z, wa, x, fa, point_feature(k, r));
+  feature fa = {GRIT_FEATURE_PLANE, wa, z, 0.0, {0.0, 0.0, 0.0}};
+  emit_features(c, phi, z, wa, x, fa, fb);
+}
+
+static void plane_round_point(const grit_placed_shape *pl, const double x[3], const double k[3], double r,
+                              double margin, collector *c) {
+  plane_emit(pl, x, point_feature(k, r), margin, c);
 }
 
 static void plane_point(const grit_placed_shape *pl, const double x[3], double margin, collector *c) {
   plane_round_point(pl, x, x, 0.0, margin, c);
-}
-
-/* Emits the point of b that supports b in the direction -z: the deepest point of a convex b. */
-static void plane_support(const grit_placed_shape *pl, const grit_placed_shape *b, double margin, collector *c) {
-  double z[3], dl[3], xl[3], x[3];
-  column(z, pl->R, 2);
-  grit_v3_scale(z, z, -1.0);
-  grit_m3_tmulv(dl, b->R, z);
-  grit_shape_support(b->shape, dl, xl);
-  grit_tf_apply(x, b->p, b->R, xl);
-  plane_point(pl, x, margin, c);
 }
 
 static void plane_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
@@ -273,8 +268,16 @@ static void plane_sphere(const grit_placed_shape *a, const grit_placed_shape *b,
   plane_round_point(a, x, b->p, b->shape->size[0], margin, c);
 }
 
+/* The support point in -z, as a SUPPORT feature: it slides over the ellipsoid as it turns. */
 static void plane_ellipsoid(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  plane_support(a, b, margin, c);
+  double z[3], dl[3], xl[3], x[3];
+  column(z, a->R, 2);
+  grit_v3_scale(z, z, -1.0);
+  grit_m3_tmulv(dl, b->R, z);
+  grit_shape_support(b->shape, dl, xl);
+  grit_tf_apply(x, b->p, b->R, xl);
+  feature fb = {GRIT_FEATURE_SUPPORT, b->p, NULL, 0.0, {b->shape->size[0], b->shape->size[1], b->shape->size[2]}};
+  plane_emit(a, x, fb, margin, c);
 }
 
 /* Both end caps: the deepest point of each end sphere (a capsule lying flat rests on two points). */
@@ -317,29 +320,37 @@ static void plane_box(const grit_placed_shape *a, const grit_placed_shape *b, do
 }
 
 /* The deepest rim point of each end face; and on the lower face two more rim points, 120 degrees either
- * side of its deepest, so that an upright cylinder stands on a triangle. */
+ * side of its deepest, so that an upright cylinder stands on a triangle. On a tilted cylinder the points
+ * are RIM features: they slide along the rim as the cylinder turns (as a rolling cylinder's contact
+ * stays at the bottom), and their derivatives follow. Nearly upright (the axis within 1e-3 rad of the
+ * normal) the deepest rim point turns around the rim at a rate of 1/tilt: the points are held as
+ * material points instead, the face's support being the same whichever way the triangle points. */
 static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   const double r = b->shape->size[0], h = b->shape->size[1];
-  double u[3], z[3], w[3], v[3], x[4][3];
+  double u[3], z[3], w[3], v[3], x[4][3], ctr[4][3];
   column(u, b->R, 2);
   column(z, a->R, 2);
   grit_v3_scale(w, z, -1.0);
   grit_v3_addscl(w, w, u, grit_v3_dot(z, u)); /* -z without its axial part */
-  if (grit_v3_normalize(w) <= 1e-12) column(w, b->R, 0); /* upright: every rim point is as deep */
+  const double tilt = grit_v3_normalize(w);
+  if (tilt <= 1e-12) column(w, b->R, 0); /* upright: every rim point is as deep */
   grit_v3_cross(v, u, w);
   for (int k = 0; k < 2; ++k) {
-    grit_v3_addscl(x[k], b->p, u, k ? h : -h);
-    grit_v3_addscl(x[k], x[k], w, r);
+    grit_v3_addscl(ctr[k], b->p, u, k ? h : -h);
+    grit_v3_addscl(x[k], ctr[k], w, r);
   }
   const int low = plane_height(a, x[1]) < plane_height(a, x[0]) ? 1 : 0;
   const double s120 = 0.86602540378443864676; /* sin(120 deg); cos(120 deg) = -1/2 */
   for (int k = 0; k < 2; ++k) {
-    grit_v3_addscl(x[2 + k], b->p, u, low ? h : -h);
-    grit_v3_addscl(x[2 + k], x[2 + k], w, -0.5 * r);
+    grit_v3_copy(ctr[2 + k], ctr[low]);
+    grit_v3_addscl(x[2 + k], ctr[2 + k], w, -0.5 * r);
     grit_v3_addscl(x[2 + k], x[2 + k], v, k ? -s120 * r : s120 * r);
   }
-  const int sel[4] = {1, 1, 1, 1};
-  plane_points(a, (const double(*)[3])x, sel, 4, margin, c);
+  const double phase[4][2] = {{1.0, 0.0}, {1.0, 0.0}, {-0.5, s120}, {-0.5, -s120}};
+  for (int i = 0; i < 4; ++i) {
+    feature f = {GRIT_FEATURE_RIM, ctr[i], u, 0.0, {r, phase[i][0], phase[i][1]}};
+    plane_emit(a, x[i], tilt >= 1e-3 ? f : point_feature(x[i], 0.0), margin, c);
+  }
 }
 
 /* Vertices below the margin; beyond 4 of them, 4 chosen to spread the support: the deepest, then each
@@ -414,7 +425,7 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
       const double t = grit_v3_dot(d, u);
       if (fabs(t) < h[1] * (1.0 - 1e-9)) {
         grit_v3_copy(dir, u);
-        feature f = {GRIT_FEATURE_LINE, core, dir, h[0]};
+        feature f = {GRIT_FEATURE_LINE, core, dir, h[0], {0.0, 0.0, 0.0}};
         return f;
       }
       grit_v3_addscl(core, x->p, u, t < 0.0 ? -h[1] : h[1]);
@@ -432,13 +443,13 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
         int j = on[0] ? 0 : on[1] ? 1 : 2;
         column(dir, x->R, j);
         grit_v3_scale(dir, dir, l[j] < 0.0 ? -1.0 : 1.0);
-        feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0};
+        feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0, {0.0, 0.0, 0.0}};
         return f;
       }
       if (k == 2) { /* an edge: along the free axis */
         int j = !on[0] ? 0 : !on[1] ? 1 : 2;
         column(dir, x->R, j);
-        feature f = {GRIT_FEATURE_LINE, w, dir, 0.0};
+        feature f = {GRIT_FEATURE_LINE, w, dir, 0.0, {0.0, 0.0, 0.0}};
         return f;
       }
       return point_feature(w, 0.0);
@@ -452,12 +463,12 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
       if (side && !cap) {
         grit_v3_addscl(core, x->p, u, l[2]);
         grit_v3_copy(dir, u);
-        feature f = {GRIT_FEATURE_LINE, core, dir, r};
+        feature f = {GRIT_FEATURE_LINE, core, dir, r, {0.0, 0.0, 0.0}};
         return f;
       }
       if (cap && !side) {
         grit_v3_scale(dir, u, l[2] < 0.0 ? -1.0 : 1.0);
-        feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0};
+        feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0, {0.0, 0.0, 0.0}};
         return f;
       }
       return point_feature(w, 0.0);
@@ -655,7 +666,7 @@ static void box_box(const grit_placed_shape *a, const grit_placed_shape *b, doub
       grit_v3_sub(d, foot, v->x);
       const double dist = grit_v3_dot(d, ni);
       grit_v3_addscl(proj, foot, ni, -dist);
-      feature fpt = point_feature(foot, 0.0), fpl = {GRIT_FEATURE_PLANE, proj, ni, 0.0};
+      feature fpt = point_feature(foot, 0.0), fpl = {GRIT_FEATURE_PLANE, proj, ni, 0.0, {0.0, 0.0, 0.0}};
       if (ref_is_a) {
         grit_v3_scale(nrm, ni, -1.0); /* from a (reference) towards b (incident) */
         emit_features(c, dist, nrm, foot, proj, fpt, fpl);
@@ -664,7 +675,7 @@ static void box_box(const grit_placed_shape *a, const grit_placed_shape *b, doub
       }
       continue;
     }
-    feature fref = {GRIT_FEATURE_PLANE, foot, nr, 0.0};
+    feature fref = {GRIT_FEATURE_PLANE, foot, nr, 0.0, {0.0, 0.0, 0.0}};
     feature finc = point_feature(v->x, 0.0);
     if (v->cuts == 1) { /* an incident edge crossing a side of the reference face */
       finc.kind = GRIT_FEATURE_LINE;

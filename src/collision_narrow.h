@@ -22,7 +22,11 @@
 typedef enum grit_feature_kind {
   GRIT_FEATURE_POINT = 0,
   GRIT_FEATURE_LINE = 1,
-  GRIT_FEATURE_PLANE = 2
+  GRIT_FEATURE_PLANE = 2,
+  /* Against a plane only, points that slide over the shape as it turns: */
+  GRIT_FEATURE_RIM = 3,    /* a point of a circle (a cylinder's rim: centre p, axis u, q = (radius, cos,
+                              sin)) at the given angle from the circle's point deepest into the plane */
+  GRIT_FEATURE_SUPPORT = 4 /* an ellipsoid's point deepest into the plane (centre p, q = semi-axes) */
 } grit_feature_kind;
 
 /* One contact candidate between shape a and shape b. pb - pa = phi n (to round-off). */
@@ -37,7 +41,8 @@ typedef struct grit_contact_point {
   /* features for derivatives, in each shape's local frame */
   int fa, fb;         /* grit_feature_kind of a's and b's witness points */
   double fa_p[3], fb_p[3]; /* a point of the feature (the core point found), m */
-  double fa_u[3], fb_u[3]; /* LINE: its unit direction; PLANE: its unit normal, pointing out of the shape */
+  double fa_u[3], fb_u[3]; /* LINE, RIM: its unit direction; PLANE: its unit normal, pointing out of the shape */
+  double fa_q[3], fb_q[3]; /* RIM: radius, cos and sin of its angle; SUPPORT: the semi-axes (local) */
   double ra, rb;      /* radii: pa = core_a + ra n, pb = core_b - rb n, m */
   /* A LINE feature may be cut by a plane held by the other shape (where a box edge crosses the side of
    * the face it rests on): its core is then the line's intersection with that plane. */

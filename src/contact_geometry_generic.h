@@ -66,6 +66,31 @@ static inline void GS_NAME(line_plane)(GS out[3], const GS p[3], const GS u[3], 
   GS_NAME(grit_v3_addscl)(out, p, u, t);
 }
 
+/* The core of a RIM or SUPPORT feature (centre P, axis U in the world, local data q of the shape at
+ * rotation R) deepest along the unit direction s: on a circle, the point at the feature's angle from the
+ * one deepest along s; on an ellipsoid with semi-axes D, its support point P + R D^2 d / |D d|, d = R^T s. */
+static inline void GS_NAME(sliding_core)(GS out[3], int kind, const double q[3], const GS P[3], const GS U[3],
+                                          const GS R[9], const GS s[3]) {
+  if (kind == GRIT_FEATURE_RIM) {
+    GS w[3], v[3];
+    GS_NAME(grit_v3_addscl)(w, s, U, GS_NEG(GS_NAME(grit_v3_dot)(s, U))); /* s without its axial part */
+    GS_NAME(grit_v3_normalize)(w);
+    GS_NAME(grit_v3_cross)(v, U, w);
+    GS_NAME(grit_v3_addscl)(out, P, w, GS_C(q[0] * q[1]));
+    GS_NAME(grit_v3_addscl)(out, out, v, GS_C(q[0] * q[2]));
+  } else {
+    GS d[3], e[3], x[3];
+    GS_NAME(grit_m3_tmulv)(d, R, s);
+    for (int k = 0; k < 3; ++k) e[k] = GS_SCALE(d[k], q[k]);
+    GS n = GS_NAME(grit_v3_norm)(e);
+    for (int k = 0; k < 3; ++k) x[k] = GS_DIV(GS_SCALE(e[k], q[k]), n);
+    GS_NAME(grit_m3_mulv)(e, R, x);
+    GS_NAME(grit_v3_add)(out, P, e);
+  }
+}
+
+static inline int GS_NAME(is_sliding)(int kind) { return kind == GRIT_FEATURE_RIM || kind == GRIT_FEATURE_SUPPORT; }
+
 void GS_NAME(grit_contact_reevaluate)(const grit_contact_point *c, const GS pa[3], const GS Ra[9], const GS pb[3],
                                       const GS Rb[9], GS_NAME(grit_contact_geom) * out) {
   GS Pa[3], Ua[3], Pb[3], Ub[3], ca[3], cb[3], d[3];
@@ -85,12 +110,22 @@ void GS_NAME(grit_contact_reevaluate)(const grit_contact_point *c, const GS pa[3
       GS_NAME(grit_v3_addscl)(cb, Pb, Ub, t);
     }
   } else if (c->fa == GRIT_FEATURE_PLANE) {
+    if (GS_NAME(is_sliding)(c->fb)) { /* b's point deepest into the plane: along -Ua */
+      GS s[3];
+      GS_NAME(grit_v3_scale)(s, Ua, GS_C(-1.0));
+      GS_NAME(sliding_core)(cb, c->fb, c->fb_q, Pb, Ub, Rb, s);
+    }
     if (c->fb == GRIT_FEATURE_LINE) {
       if (c->clip) GS_NAME(line_plane)(cb, Pb, Ub, c->clip_p, c->clip_n, pa, Ra);
       else GS_NAME(line_nearest)(cb, Pb, Ub, Pa);
     }
     GS_NAME(plane_nearest)(ca, Pa, Ua, cb);
   } else if (c->fb == GRIT_FEATURE_PLANE) {
+    if (GS_NAME(is_sliding)(c->fa)) { /* a's point deepest into the plane: along -Ub */
+      GS s[3];
+      GS_NAME(grit_v3_scale)(s, Ub, GS_C(-1.0));
+      GS_NAME(sliding_core)(ca, c->fa, c->fa_q, Pa, Ua, Ra, s);
+    }
     if (c->fa == GRIT_FEATURE_LINE) {
       if (c->clip) GS_NAME(line_plane)(ca, Pa, Ua, c->clip_p, c->clip_n, pb, Rb);
       else GS_NAME(line_nearest)(ca, Pa, Ua, Pb);
