@@ -409,8 +409,9 @@ static void plane_convex(const grit_placed_shape *a, const grit_placed_shape *b,
 
 /* The feature of shape x that its witness point w lies on, n being the outward normal there (pointing
  * from x towards the other shape): a sphere's centre, a capsule's axis or end with the radius, a box's
- * face, edge or corner, a cylinder's axis (its side, with the radius) or cap plane; otherwise (a
- * cylinder's rim, an ellipsoid, a convex) the point itself. Storage for the core and direction is given. */
+ * face, edge or corner, a cylinder's axis (its side, with the radius) or cap plane, a cylinder's rim (a
+ * RIM at angle 0) or an ellipsoid's point (SUPPORT), these two valid against a plane feature only (the
+ * caller checks); otherwise (a convex) the point itself. Storage for the core and direction is given. */
 static feature infer_feature(const grit_placed_shape *x, const double w[3], const double n[3], double core[3],
                              double dir[3]) {
   const double *h = x->shape->size;
@@ -471,7 +472,17 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
         feature f = {GRIT_FEATURE_PLANE, w, dir, 0.0, {0.0, 0.0, 0.0}};
         return f;
       }
+      if (cap && side) { /* the rim: the point of the cap's circle deepest along -n */
+        grit_v3_addscl(core, x->p, u, l[2] < 0.0 ? -hl : hl);
+        grit_v3_copy(dir, u);
+        feature f = {GRIT_FEATURE_RIM, core, dir, 0.0, {r, 1.0, 0.0}};
+        return f;
+      }
       return point_feature(w, 0.0);
+    }
+    case GRIT_GEOM_ELLIPSOID: {
+      feature f = {GRIT_FEATURE_SUPPORT, x->p, NULL, 0.0, {h[0], h[1], h[2]}};
+      return f;
     }
     default:
       return point_feature(w, 0.0);
@@ -487,7 +498,11 @@ static void general(const grit_placed_shape *a, const grit_placed_shape *b, doub
   double phi, n[3], wa[3], wb[3], nn[3], ka[3], kb[3], ua[3], ub[3];
   if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
   grit_v3_scale(nn, n, -1.0);
-  const feature fa = infer_feature(a, wa, n, ka, ua), fb = infer_feature(b, wb, nn, kb, ub);
+  feature fa = infer_feature(a, wa, n, ka, ua), fb = infer_feature(b, wb, nn, kb, ub);
+  /* a sliding point (RIM, SUPPORT) is the shape's point deepest into a plane: against anything else, the
+   * material point */
+  if ((fa.kind == GRIT_FEATURE_RIM || fa.kind == GRIT_FEATURE_SUPPORT) && fb.kind != GRIT_FEATURE_PLANE) fa = point_feature(wa, 0.0);
+  if ((fb.kind == GRIT_FEATURE_RIM || fb.kind == GRIT_FEATURE_SUPPORT) && fa.kind != GRIT_FEATURE_PLANE) fb = point_feature(wb, 0.0);
   grit_contact_point tmp;
   collector canon = {&tmp, 1, 0, 0, 0, a->p, a->R, b->p, b->R};
   emit_features(&canon, phi, n, wa, wb, fa, fb);
