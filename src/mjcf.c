@@ -104,9 +104,11 @@ static grit_status check_load_options(const grit_mjcf_load_options *o, char *msg
   return GRIT_OK;
 }
 
-grit_status grit_mjcf_load_buffer(const char *data, size_t size, const char *name,
-                                  const grit_mjcf_load_options *options, grit_model **model, grit_mjcf_info *info,
-                                  char msg[GRIT_MESSAGE_SIZE]) {
+/* Loads from memory; mesh files are read relative to base_dir (NULL: they are refused, as a buffer has no
+ * directory of its own). */
+static grit_status load(const char *data, size_t size, const char *name, const char *base_dir,
+                        const grit_mjcf_load_options *options, grit_model **model, grit_mjcf_info *info,
+                        char msg[GRIT_MESSAGE_SIZE]) {
   if (msg) msg[0] = '\0';
   if (info) info_reset(info);
   if (!model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model is NULL");
@@ -118,6 +120,7 @@ grit_status grit_mjcf_load_buffer(const char *data, size_t size, const char *nam
   mjcf_ctx c;
   memset(&c, 0, sizeof c);
   c.fname = name ? name : "<buffer>";
+  c.base_dir = base_dir;
   c.msg = msg;
   c.info = info;
   c.load = options ? *options : grit_mjcf_default_load_options();
@@ -138,6 +141,12 @@ grit_status grit_mjcf_load_buffer(const char *data, size_t size, const char *nam
     memcpy(info->warnings, w, sizeof w);
   }
   return s;
+}
+
+grit_status grit_mjcf_load_buffer(const char *data, size_t size, const char *name,
+                                  const grit_mjcf_load_options *options, grit_model **model, grit_mjcf_info *info,
+                                  char msg[GRIT_MESSAGE_SIZE]) {
+  return load(data, size, name, NULL, options, model, info, msg);
 }
 
 grit_status grit_mjcf_load_string(const char *xml, grit_model **model, grit_mjcf_info *info,
@@ -200,7 +209,21 @@ grit_status grit_mjcf_load_file_with(const char *path, const grit_mjcf_load_opti
   size_t size;
   grit_status s = read_file(path, &data, &size, msg);
   if (s != GRIT_OK) return s;
-  s = grit_mjcf_load_buffer(data, size, path, options, model, info, msg);
+  /* the file's directory, for its mesh files */
+  const char *slash = strrchr(path, '/');
+  char *dir = malloc(slash ? (size_t)(slash - path) + 2 : 3);
+  if (!dir) {
+    free(data);
+    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  if (slash) {
+    memcpy(dir, path, (size_t)(slash - path) + 1);
+    dir[slash - path + 1] = '\0';
+  } else {
+    strcpy(dir, "./");
+  }
+  s = load(data, size, path, dir, options, model, info, msg);
+  free(dir);
   free(data);
   return s;
 }

@@ -137,6 +137,7 @@ typedef struct mjcf_array {
 
 typedef struct mjcf_ctx {
   const char *fname;
+  const char *base_dir; /* the model file's directory, for mesh files; NULL when loading a buffer */
   char *msg;
   grit_status status; /* sticky: the first error */
   grit_mjcf_info *info;
@@ -145,6 +146,7 @@ typedef struct mjcf_ctx {
 
   /* <compiler> */
   int degree, inertiafromgeom, autolimits, discardvisual, igroup[2], no_contacts;
+  const char *meshdir, *assetdir; /* where mesh files are, relative to base_dir (NULL: base_dir) */
   char eulerseq[4];
   double boundmass;
   /* <option>, <custom> */
@@ -157,6 +159,10 @@ typedef struct mjcf_ctx {
 } mjcf_ctx;
 
 void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed element, NULL on failure */
+
+/* The distinct vertices (4 to 4096) of a mesh file (.stl, binary or ASCII; .obj), in `pool`. On failure
+ * writes why to msg (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
+grit_status mjcf_mesh_file_vertices(const char *path, mjcf_pool *pool, double **vert, int *nvert, char *msg);
 #define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
 
 /* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -526,8 +527,10 @@ static void read_compiler(mjcf_ctx *c, const mjcf_node *n) {
   read_bool(c, n, "discardvisual", &c->discardvisual);
   if (read_numbers(c, n, "boundmass", &c->boundmass, 1, 1) && c->boundmass < 0)
     mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "attribute 'boundmass' must be >= 0");
-  const char *files[] = {"meshdir", "texturedir", "assetdir", "strippath"}; /* files are not read */
-  for (int i = 0; i < 4; ++i) mark(n, files[i]);
+  c->meshdir = attr(n, "meshdir"); /* mesh files are read; textures are not */
+  c->assetdir = attr(n, "assetdir");
+  const char *files[] = {"texturedir", "strippath"};
+  for (int i = 0; i < 2; ++i) mark(n, files[i]);
   finish(c, n);
   for (const mjcf_node *e = n->child; e; e = e->next) mjcf_warn(c, e, "element is not supported: ignored");
 }
@@ -609,6 +612,30 @@ static void read_custom(mjcf_ctx *c, const mjcf_node *n) {
   }
 }
 
+/* The vertices of mesh m from its file: the path is taken as it is when absolute, else relative to the
+ * model file's directory and the compiler's meshdir (or assetdir), as MuJoCo does. */
+static void read_mesh_file(mjcf_ctx *c, const mjcf_node *e, const char *file, mjcf_mesh *m) {
+  if (!c->base_dir) {
+    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "mesh files are read only when the model is loaded from a file");
+    return;
+  }
+  const char *sub = c->meshdir ? c->meshdir : c->assetdir ? c->assetdir : "";
+  char path[4096];
+  int len;
+  if (file[0] == '/') len = snprintf(path, sizeof path, "%s", file);
+  else if (sub[0] == '/') len = snprintf(path, sizeof path, "%s%s%s", sub, sub[strlen(sub) - 1] == '/' ? "" : "/", file);
+  else
+    len = snprintf(path, sizeof path, "%s%s%s%s", c->base_dir, sub, sub[0] && sub[strlen(sub) - 1] != '/' ? "/" : "",
+                   file);
+  if (len < 0 || (size_t)len >= sizeof path) {
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the mesh file's path is too long");
+    return;
+  }
+  char why[GRIT_MESSAGE_SIZE];
+  grit_status s = mjcf_mesh_file_vertices(path, &c->pool, &m->vert, &m->nvert, why);
+  if (s != GRIT_OK) mjcf_fail(c, s, e, "%s", why);
+}
+
 static void read_asset(mjcf_ctx *c, const mjcf_node *n) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
     if (!strcmp(e->name, "texture") || !strcmp(e->name, "material") || !strcmp(e->name, "skin")) continue;
@@ -620,9 +647,13 @@ static void read_asset(mjcf_ctx *c, const mjcf_node *n) {
     if (!m) return;
     m->line = e->line;
     m->name = read_name(c, e, "name");
-    if (attr(e, "file")) mjcf_warn(c, e, "mesh files are not supported (only 'vertex' lists): file ignored");
     int count = 0;
-    if (read_array(c, e, "vertex", &m->vert, &count)) {
+    const char *file = attr(e, "file");
+    if (file && attr(e, "vertex")) {
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a mesh takes 'file' or 'vertex', not both");
+    } else if (file) {
+      read_mesh_file(c, e, file, m);
+    } else if (read_array(c, e, "vertex", &m->vert, &count)) {
       if (count % 3 || count < 12)
         mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "attribute 'vertex' needs at least 4 points of 3 numbers");
       m->nvert = count / 3;

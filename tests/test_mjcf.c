@@ -6,6 +6,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +339,142 @@ Test(mjcf, mesh_from_vertex_list) {
                GRIT_ERR_UNSUPPORTED, "<inertial>");
   expect_error("<mujoco><worldbody><geom type='mesh' mesh='nope'/></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
                "mesh");
+}
+
+/* A mesh file in a temporary directory: dir/sub/name, written from `len` bytes. */
+static void write_file(const char *dir, const char *name, const void *data, size_t len) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "cannot write %s", path);
+  cr_assert_eq(fwrite(data, 1, len, f), len);
+  fclose(f);
+}
+
+/* The 12 triangles of a cube of half-size 0.05 m. */
+static const double CUBE_V[8][3] = {{-.05, -.05, -.05}, {-.05, -.05, .05}, {-.05, .05, -.05}, {-.05, .05, .05},
+                                    {.05, -.05, -.05},  {.05, -.05, .05},  {.05, .05, -.05},  {.05, .05, .05}};
+static const int CUBE_F[12][3] = {{0, 1, 3}, {0, 3, 2}, {4, 6, 7}, {4, 7, 5}, {0, 4, 5}, {0, 5, 1},
+                                  {2, 3, 7}, {2, 7, 6}, {0, 2, 6}, {0, 6, 4}, {1, 5, 7}, {1, 7, 3}};
+
+static void put_f32(unsigned char *p, float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(u >> 8 * k);
+}
+
+/* The cube as a binary STL (whose header, as many exporters write, begins with "solid"), an ASCII STL and
+ * an OBJ, loaded through <compiler meshdir> from a model file in the directory above: each geometry is
+ * the cube's 8 corners (merged from the STL's 36), scaled where asked, and rests on the ground at its
+ * half-size. Errors: a missing file (its path), an unknown format, 'file' with 'vertex', a vertex line
+ * without three numbers, more than 4096 distinct vertices, and a model loaded from memory, which has no
+ * directory to read mesh files from. */
+Test(mjcf, mesh_files_stl_and_obj) {
+  char dir[] = "/tmp/grit_mesh_XXXXXX", sub[1100], model[1100];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(sub, sizeof sub, "%s/assets", dir);
+  cr_assert_eq(mkdir(sub, 0700), 0);
+  unsigned char bin[84 + 12 * 50];
+  memset(bin, 0, sizeof bin);
+  memcpy(bin, "solid exported by a tool", 24);
+  bin[80] = 12;
+  for (int t = 0; t < 12; ++t)
+    for (int k = 0; k < 3; ++k)
+      for (int j = 0; j < 3; ++j) put_f32(bin + 84 + 50 * t + 12 + 12 * k + 4 * j, (float)CUBE_V[CUBE_F[t][k]][j]);
+  write_file(sub, "cube.stl", bin, sizeof bin);
+  char text[8192];
+  int n = snprintf(text, sizeof text, "solid cube\n");
+  for (int t = 0; t < 12; ++t) {
+    n += snprintf(text + n, sizeof text - (size_t)n, " facet normal 0 0 0\n  outer loop\n");
+    for (int k = 0; k < 3; ++k)
+      n += snprintf(text + n, sizeof text - (size_t)n, "   vertex %.17g %.17g %.17g\n", CUBE_V[CUBE_F[t][k]][0],
+                    CUBE_V[CUBE_F[t][k]][1], CUBE_V[CUBE_F[t][k]][2]);
+    n += snprintf(text + n, sizeof text - (size_t)n, "  endloop\n endfacet\n");
+  }
+  n += snprintf(text + n, sizeof text - (size_t)n, "endsolid cube\n");
+  write_file(sub, "cube_text.STL", text, (size_t)n);
+  n = snprintf(text, sizeof text, "# a cube\nvn 0 0 1\n");
+  for (int i = 0; i < 8; ++i) n += snprintf(text + n, sizeof text - (size_t)n, "v %.17g %.17g %.17g\n", CUBE_V[i][0], CUBE_V[i][1], CUBE_V[i][2]);
+  for (int t = 0; t < 12; ++t) n += snprintf(text + n, sizeof text - (size_t)n, "f %d %d %d\n", CUBE_F[t][0] + 1, CUBE_F[t][1] + 1, CUBE_F[t][2] + 1);
+  write_file(sub, "cube.obj", text, (size_t)n);
+  write_file(sub, "bad.obj", "v 1 2\n", 6);
+  write_file(sub, "cube.ply", "ply\n", 4);
+  {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/many.obj", sub);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 4097; ++i) fprintf(f, "v %d %d %d\n", i % 17, (i / 17) % 17, i / 289);
+    fclose(f);
+  }
+
+  static const char *const MODEL =
+      "<mujoco><compiler meshdir='assets'/><asset>\n"
+      "<mesh name='bin' file='cube.stl'/>\n<mesh name='txt' file='cube_text.STL' scale='2 2 2'/>\n"
+      "<mesh name='obj' file='cube.obj'/>\n</asset><worldbody><geom type='plane' size='1 1 .1'/>\n"
+      "<body pos='0 0 .2'><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='.002 .002 .002'/><geom type='mesh' mesh='bin'/></body>\n"
+      "<body pos='.5 0 .2'><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='.002 .002 .002'/><geom type='mesh' mesh='txt'/></body>\n"
+      "<body pos='-.5 0 .2'><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='.002 .002 .002'/><geom type='mesh' mesh='obj'/></body>\n"
+      "</worldbody></mujoco>\n";
+  snprintf(model, sizeof model, "%s/scene.xml", dir);
+  write_file(dir, "scene.xml", MODEL, strlen(MODEL));
+  grit_model *m = NULL;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_file(model, &m, &info, msg), GRIT_OK, "%s", msg);
+  for (int g = 1; g <= 3; ++g) {
+    const grit_shape *s = &m->geom_shape[g];
+    cr_assert_eq(s->type, GRIT_GEOM_CONVEX);
+    cr_assert_eq(s->nvert, 8, "geometry %d: %d vertices", g, s->nvert);
+    const double h = g == 2 ? 0.1 : 0.05;
+    for (int i = 0; i < 24; ++i)
+      cr_assert(fabs(fabs(s->vertices[i]) - h) <= (g == 1 ? 1e-8 : 1e-16), "geometry %d: coordinate %.17g", g, s->vertices[i]);
+  }
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  for (int k = 0; k < 1000; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const double *q = grit_data_qpos(d);
+  /* resting on 4 corners of stiffness k = 1e6 N/m each: half-size less m g / (4 k) = 2.4525e-6 m */
+  for (int b = 0; b < 3; ++b)
+    cr_assert(fabs(q[7 * b + 2] - ((b == 1 ? 0.1 : 0.05) - 9.81 / 4e6)) <= 1e-9, "body %d rests at z = %.12f", b, q[7 * b + 2]);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+
+  struct { const char *mesh, *part; grit_status s; } bad[] = {
+      {"<mesh name='a' file='missing.stl'/>", "missing.stl", GRIT_ERR_IO},
+      {"<mesh name='a' file='cube.ply'/>", "only .stl and .obj", GRIT_ERR_UNSUPPORTED},
+      {"<mesh name='a' file='cube.obj' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/>", "not both", GRIT_ERR_INVALID_MODEL},
+      {"<mesh name='a' file='bad.obj'/>", "three numbers", GRIT_ERR_PARSE},
+      {"<mesh name='a' file='many.obj'/>", "4097 distinct vertices", GRIT_ERR_UNSUPPORTED},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    char xml[1024];
+    snprintf(xml, sizeof xml,
+             "<mujoco><compiler meshdir='assets'/><asset>\n%s</asset><worldbody><body><freejoint/>"
+             "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/><geom type='mesh' mesh='a'/></body></worldbody></mujoco>",
+             bad[i].mesh);
+    write_file(dir, "bad.xml", xml, strlen(xml));
+    char path[1200];
+    snprintf(path, sizeof path, "%s/bad.xml", dir);
+    m = (grit_model *)&m;
+    grit_status s = grit_mjcf_load_file(path, &m, NULL, msg);
+    cr_assert_eq(s, bad[i].s, "case %zu: %s: %s", i, grit_status_string(s), msg);
+    cr_assert_null(m);
+    cr_assert(strstr(msg, bad[i].part) && strstr(msg, "bad.xml:2: <mesh>"), "case %zu: message '%s'", i, msg);
+  }
+  expect_error("<mujoco><asset><mesh name='a' file='cube.stl'/></asset></mujoco>", GRIT_ERR_UNSUPPORTED,
+               "loaded from a file");
+  const char *files[] = {"assets/cube.stl", "assets/cube_text.STL", "assets/cube.obj", "assets/bad.obj", "assets/cube.ply",
+                         "assets/many.obj", "scene.xml", "bad.xml"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    remove(path);
+  }
+  rmdir(sub);
+  rmdir(dir);
 }
 
 /* ---------------------------------------------------------------------- warnings and errors */
