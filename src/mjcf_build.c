@@ -147,11 +147,54 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "mass and density must be >= 0", 0);
 }
 
+/* A mesh's mass from the solid its file's triangles bound (density, or the given mass), its centre and
+ * its inertia about it, turned into the body frame (g->mcom, g->mfull). A mesh without faces (a 'vertex'
+ * list) or whose faces enclose no volume has no mass computed: its body needs an <inertial>. */
+static void mesh_mass(mjcf_ctx *c, mjcf_geom *g) {
+  const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
+  double V, com[3], I[9], R[9];
+  const int ok = m->ntri ? mjcf_mesh_mass_properties(m->vert, m->tri, m->ntri, &V, com, I) : 0;
+  if (ok < 0) {
+    fail_at(c, GRIT_ERR_OUT_OF_MEMORY, "geom", g->line, "out of memory", 0);
+    return;
+  }
+  if (!ok) {
+    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line,
+            m->ntri ? "the mesh's faces do not close a solid, so its mass is not computed: give its body an <inertial>"
+                    : "the mass of a mesh without faces (a 'vertex' list) is not computed: give its body an <inertial> "
+                      "(or the geom mass=\"0\")",
+            0);
+    return;
+  }
+  g->cmass = g->has_mass ? g->mass : g->density * V;
+  const double rho = g->cmass / V;
+  mjcf_quat2mat(R, g->cquat);
+  double RI[9];
+  for (int i = 0; i < 3; ++i) {
+    g->mcom[i] = g->cpos[i];
+    for (int k = 0; k < 3; ++k) g->mcom[i] += R[3 * i + k] * com[k];
+    for (int j = 0; j < 3; ++j) {
+      RI[3 * i + j] = 0;
+      for (int k = 0; k < 3; ++k) RI[3 * i + j] += R[3 * i + k] * I[3 * k + j];
+    }
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double s = 0;
+      for (int k = 0; k < 3; ++k) s += RI[3 * i + k] * R[3 * j + k];
+      g->mfull[3 * i + j] = rho * s;
+    }
+  g->mesh_mass = 1;
+  if (!isfinite(g->cmass) || !isfinite(g->mfull[0] + g->mfull[4] + g->mfull[8]))
+    fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->line, "mass or inertia overflows", 0);
+}
+
 /* Mass and principal inertia of geometry g, for a body whose inertia comes from its geometries. */
 static void geom_mass(mjcf_ctx *c, mjcf_geom *g) {
+  g->mesh_mass = 0;
   if (g->type == MJCF_GEOM_MESH && !(g->has_mass && g->mass == 0)) {
-    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line,
-            "the mass of a mesh geometry is not computed: give its body an <inertial> (or the geom mass=\"0\")", 0);
+    memset(g->cinertia, 0, sizeof g->cinertia);
+    mesh_mass(c, g);
     return;
   }
   g->cmass = 0;
@@ -217,8 +260,13 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
     mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, sel[0]);
     geom_mass(c, g);
     b->mass = g->cmass;
-    memcpy(b->com, g->cpos, sizeof b->com);
-    grit_inertia_from_principal(b->inertia, g->cinertia, g->cquat);
+    if (g->mesh_mass) {
+      memcpy(b->com, g->mcom, sizeof b->com);
+      memcpy(b->inertia, g->mfull, sizeof b->inertia);
+    } else {
+      memcpy(b->com, g->cpos, sizeof b->com);
+      grit_inertia_from_principal(b->inertia, g->cinertia, g->cquat);
+    }
     return 1;
   }
   double com[3] = {0, 0, 0}, toti[6] = {0, 0, 0, 0, 0, 0};
@@ -228,7 +276,8 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
     if (g->group < c->igroup[0] || g->group > c->igroup[1]) continue;
     geom_mass(c, g);
     b->mass += g->cmass;
-    for (int i = 0; i < 3; ++i) com[i] += g->cmass * g->cpos[i];
+    const double *gc = g->mesh_mass ? g->mcom : g->cpos;
+    for (int i = 0; i < 3; ++i) com[i] += g->cmass * gc[i];
   }
   if (c->status != GRIT_OK) return 1;
   if (b->mass < MJ_MINVAL) {
@@ -239,8 +288,15 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
   for (int k = geom_start[self]; k < geom_start[self + 1]; ++k) {
     const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, geom_list[k]);
     if (g->group < c->igroup[0] || g->group > c->igroup[1]) continue;
-    double i0[6], i1[6], d[3] = {g->cpos[0] - b->com[0], g->cpos[1] - b->com[1], g->cpos[2] - b->com[2]};
-    mjcf_globalinertia(i0, g->cinertia, g->cquat);
+    const double *gc = g->mesh_mass ? g->mcom : g->cpos;
+    double i0[6], i1[6], d[3] = {gc[0] - b->com[0], gc[1] - b->com[1], gc[2] - b->com[2]};
+    if (g->mesh_mass) {
+      const double *F = g->mfull;
+      const double s6[6] = {F[0], F[4], F[8], F[1], F[2], F[5]};
+      memcpy(i0, s6, sizeof s6);
+    } else {
+      mjcf_globalinertia(i0, g->cinertia, g->cquat);
+    }
     mjcf_offcenter(i1, g->cmass, d);
     for (int j = 0; j < 6; ++j) toti[j] = toti[j] + i0[j] + i1[j];
   }

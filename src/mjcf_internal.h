@@ -83,6 +83,8 @@ typedef struct mjcf_geom {
   mjcf_orient ori;
   /* compiled: frame in the body, sizes, mass and principal inertia along the geom's axes */
   double cpos[3], cquat[4], csize[3], cmass, cinertia[3];
+  int mesh_mass;             /* a mesh's mass from its faces: its centre and inertia are the two below */
+  double mcom[3], mfull[9];  /* its centre and inertia about it, in the body frame */
   int mesh_index;
 } mjcf_geom;
 
@@ -117,8 +119,9 @@ typedef struct mjcf_body {
 
 typedef struct mjcf_mesh {
   const char *name;
-  int line, nvert;
+  int line, nvert, ntri;
   double *vert;
+  int *tri; /* (ntri x 3) from a mesh file's faces, for its mass (none from a 'vertex' list) */
 } mjcf_mesh;
 
 typedef struct mjcf_keyframe {
@@ -160,9 +163,15 @@ typedef struct mjcf_ctx {
 
 void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed element, NULL on failure */
 
-/* The distinct vertices (4 to 4096) of a mesh file (.stl, binary or ASCII; .obj), in `pool`. On failure
- * writes why to msg (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
-grit_status mjcf_mesh_file_vertices(const char *path, mjcf_pool *pool, double **vert, int *nvert, char *msg);
+/* The distinct vertices (4 to 4096) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
+ * (indices into them; none if the file has no faces), in `pool`. On failure writes why to msg
+ * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
+grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
+                                char *msg);
+/* Volume, centre and inertia about the centre (unit density) of a closed triangle mesh; 0 if it
+ * encloses no volume. */
+int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double *volume, double com[3],
+                              double inertia[9]);
 #define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
 
 /* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */

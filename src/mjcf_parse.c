@@ -632,7 +632,7 @@ static void read_mesh_file(mjcf_ctx *c, const mjcf_node *e, const char *file, mj
     return;
   }
   char why[GRIT_MESSAGE_SIZE];
-  grit_status s = mjcf_mesh_file_vertices(path, &c->pool, &m->vert, &m->nvert, why);
+  grit_status s = mjcf_mesh_file_read(path, &c->pool, &m->vert, &m->nvert, &m->tri, &m->ntri, why);
   if (s != GRIT_OK) mjcf_fail(c, s, e, "%s", why);
 }
 

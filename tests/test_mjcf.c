@@ -398,6 +398,10 @@ Test(mjcf, mesh_files_stl_and_obj) {
   for (int t = 0; t < 12; ++t) n += snprintf(text + n, sizeof text - (size_t)n, "f %d %d %d\n", CUBE_F[t][0] + 1, CUBE_F[t][1] + 1, CUBE_F[t][2] + 1);
   write_file(sub, "cube.obj", text, (size_t)n);
   write_file(sub, "bad.obj", "v 1 2\n", 6);
+  n = snprintf(text, sizeof text, "# the cube without its last face\n");
+  for (int i = 0; i < 8; ++i) n += snprintf(text + n, sizeof text - (size_t)n, "v %.17g %.17g %.17g\n", CUBE_V[i][0], CUBE_V[i][1], CUBE_V[i][2]);
+  for (int t = 0; t < 10; ++t) n += snprintf(text + n, sizeof text - (size_t)n, "f %d %d %d\n", CUBE_F[t][0] + 1, CUBE_F[t][1] + 1, CUBE_F[t][2] + 1);
+  write_file(sub, "open.obj", text, (size_t)n);
   write_file(sub, "cube.ply", "ply\n", 4);
   {
     char path[1200];
@@ -442,6 +446,41 @@ Test(mjcf, mesh_files_stl_and_obj) {
   grit_mjcf_info_free(&info);
   grit_model_free(m);
 
+
+  /* Mass from the faces: with no <inertial>, a mesh geometry weighs density x the volume its triangles
+   * bound, at their centroid, with their inertia. The cube mesh scaled to half-sizes 0.05, 0.1, 0.15,
+   * placed off the body origin and turned, with a sphere beside it, against the same body built with a
+   * box geometry: the same mass, centre and inertia to round-off. */
+  static const char *const MASS =
+      "<mujoco><compiler meshdir='assets'/><asset><mesh name='c' file='cube.obj' scale='1 2 3'/></asset><worldbody>\n"
+      "<body name='m'><freejoint/><geom type='mesh' mesh='c' pos='.1 .2 .3' euler='30 40 50' density='700'/>"
+      "<geom size='.05' pos='-.2 0 0'/></body>\n"
+      "<body name='b' pos='1 0 0'><freejoint/><geom type='box' size='.05 .1 .15' pos='.1 .2 .3' euler='30 40 50' density='700'/>"
+      "<geom size='.05' pos='-.2 0 0'/></body>\n"
+      "<body name='one' pos='2 0 0'><freejoint/><geom type='mesh' mesh='c' mass='2'/></body>\n"
+      "</worldbody></mujoco>\n";
+  write_file(dir, "mass.xml", MASS, strlen(MASS));
+  snprintf(model, sizeof model, "%s/mass.xml", dir);
+  cr_assert_eq(grit_mjcf_load_file(model, &m, NULL, msg), GRIT_OK, "%s", msg);
+  const int bm = grit_model_body_index(m, "m"), bb = grit_model_body_index(m, "b"), b1 = grit_model_body_index(m, "one");
+  cr_assert(fabs(m->body_mass[bm] - m->body_mass[bb]) <= 1e-14 * m->body_mass[bb], "mass %.17g vs %.17g", m->body_mass[bm],
+            m->body_mass[bb]);
+  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * bm + i] - m->body_com[3 * bb + i]) <= 1e-15, "centre %d", i);
+  for (int i = 0; i < 9; ++i)
+    cr_assert(fabs(m->body_inertia[9 * bm + i] - m->body_inertia[9 * bb + i]) <= 1e-13 * m->body_inertia[9 * bb],
+              "inertia %d: %.17g vs %.17g", i, m->body_inertia[9 * bm + i], m->body_inertia[9 * bb + i]);
+  /* alone, with a given mass: the box of sides 0.1, 0.2, 0.3 (the mesh's scale) and mass 2 has
+   * I = m (b^2 + c^2) / 12 and so on, at its centre (the body origin) */
+  const double sides[3] = {0.1, 0.2, 0.3};
+  cr_assert(fabs(m->body_mass[b1] - 2.0) <= 1e-15);
+  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * b1 + i]) <= 1e-17, "centre %d", i);
+  for (int i = 0; i < 9; ++i) {
+    const double s2 = sides[(i / 3 + 1) % 3] * sides[(i / 3 + 1) % 3] + sides[(i / 3 + 2) % 3] * sides[(i / 3 + 2) % 3];
+    cr_assert(fabs(m->body_inertia[9 * b1 + i] - (i % 4 == 0 ? 2.0 * s2 / 12 : 0.0)) <= 1e-16, "inertia %d: %.17g", i,
+              m->body_inertia[9 * b1 + i]);
+  }
+  grit_model_free(m);
+
   struct { const char *mesh, *part; grit_status s; } bad[] = {
       {"<mesh name='a' file='missing.stl'/>", "missing.stl", GRIT_ERR_IO},
       {"<mesh name='a' file='cube.ply'/>", "only .stl and .obj", GRIT_ERR_UNSUPPORTED},
@@ -464,10 +503,20 @@ Test(mjcf, mesh_files_stl_and_obj) {
     cr_assert_null(m);
     cr_assert(strstr(msg, bad[i].part) && strstr(msg, "bad.xml:2: <mesh>"), "case %zu: message '%s'", i, msg);
   }
+  /* an open surface has no volume to weigh: its body needs an <inertial> */
+  static const char *const OPEN = "<mujoco><compiler meshdir='assets'/><asset><mesh name='a' file='open.obj'/></asset>\n"
+                                  "<worldbody><body><freejoint/><geom type='mesh' mesh='a'/></body></worldbody></mujoco>";
+  write_file(dir, "bad.xml", OPEN, strlen(OPEN));
+  {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/bad.xml", dir);
+    cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_ERR_UNSUPPORTED, "%s", msg);
+    cr_assert(strstr(msg, "do not close a solid") && strstr(msg, "bad.xml:2: <geom>"), "message '%s'", msg);
+  }
   expect_error("<mujoco><asset><mesh name='a' file='cube.stl'/></asset></mujoco>", GRIT_ERR_UNSUPPORTED,
                "loaded from a file");
   const char *files[] = {"assets/cube.stl", "assets/cube_text.STL", "assets/cube.obj", "assets/bad.obj", "assets/cube.ply",
-                         "assets/many.obj", "scene.xml", "bad.xml"};
+                         "assets/many.obj", "assets/open.obj", "scene.xml", "bad.xml", "mass.xml"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, files[i]);
