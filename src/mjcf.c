@@ -1,5 +1,4 @@
 /* mjcf.c — the MJCF loader's entry points, its context (errors, warnings, arrays) and keyframes. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,46 +158,6 @@ grit_status grit_mjcf_load_string(const char *xml, grit_model **model, grit_mjcf
   return grit_mjcf_load_buffer(xml, strlen(xml), "<string>", NULL, model, info, msg);
 }
 
-/* The whole file into memory (at most MJCF_MAX_BYTES + 1 bytes are read: larger is an error). */
-static grit_status read_file(const char *path, char **data, size_t *size, char *msg) {
-  *data = NULL;
-  *size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return grit_set_error(msg, GRIT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    if (n == cap) {
-      if (cap > MJCF_MAX_BYTES) break;
-      char *p = realloc(buf, 2 * cap);
-      if (!p) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = p;
-      cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
-  if (err) {
-    free(buf);
-    return grit_set_error(msg, GRIT_ERR_IO, "%s: read error", path);
-  }
-  if (n > MJCF_MAX_BYTES) {
-    free(buf);
-    return grit_set_error(msg, GRIT_ERR_CAPACITY, "%s: larger than 64 MiB", path);
-  }
-  *data = buf;
-  *size = n;
-  return GRIT_OK;
-}
-
 grit_status grit_mjcf_load_file_with(const char *path, const grit_mjcf_load_options *options, grit_model **model,
                                      grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
   if (msg) msg[0] = '\0';
@@ -207,7 +166,7 @@ grit_status grit_mjcf_load_file_with(const char *path, const grit_mjcf_load_opti
   if (!path || !model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "path or model is NULL");
   char *data;
   size_t size;
-  grit_status s = read_file(path, &data, &size, msg);
+  grit_status s = mjcf_read_file(path, &data, &size, msg);
   if (s != GRIT_OK) return s;
   /* the file's directory, for its mesh files */
   const char *slash = strrchr(path, '/');

@@ -163,6 +163,9 @@ typedef struct mjcf_ctx {
 
 void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed element, NULL on failure */
 
+/* A whole file into memory (at most 64 MiB), for the model file and its mesh files; on failure writes
+ * "path: why" to msg. (mjcf_mesh.c) */
+grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *msg);
 /* The distinct vertices (4 to 4096) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
  * (indices into them; none if the file has no faces), in `pool`. On failure writes why to msg
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */

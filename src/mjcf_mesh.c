@@ -13,18 +13,19 @@
 #include "mjcf_internal.h"
 #include "status_internal.h"
 
-/* The whole file into memory, at most MJCF_MAX_BYTES (a larger file is an error). */
-static grit_status slurp(const char *path, unsigned char **data, size_t *size, char *msg) {
+/* The whole file into memory (at most MJCF_MAX_BYTES + 1 bytes are read: larger is an error); the model
+ * file and its mesh files are read by this one function. */
+grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *msg) {
   *data = NULL;
   *size = 0;
   FILE *f = fopen(path, "rb");
-  if (!f) return grit_set_error(msg, GRIT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+  if (!f) return grit_set_error(msg, GRIT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   size_t cap = 1 << 16, n = 0;
-  unsigned char *buf = malloc(cap);
+  char *buf = malloc(cap);
   while (buf) {
     if (n == cap) {
       if (cap > MJCF_MAX_BYTES) break;
-      unsigned char *p = realloc(buf, 2 * cap);
+      char *p = realloc(buf, 2 * cap);
       if (!p) {
         free(buf);
         buf = NULL;
@@ -39,11 +40,14 @@ static grit_status slurp(const char *path, unsigned char **data, size_t *size, c
   }
   const int err = ferror(f);
   fclose(f);
-  if (!buf) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory reading '%s'", path);
-  if (err || n > MJCF_MAX_BYTES) {
+  if (!buf) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
+  if (err) {
     free(buf);
-    return err ? grit_set_error(msg, GRIT_ERR_IO, "cannot read '%s'", path)
-               : grit_set_error(msg, GRIT_ERR_CAPACITY, "'%s' is larger than 64 MiB", path);
+    return grit_set_error(msg, GRIT_ERR_IO, "%s: read error", path);
+  }
+  if (n > MJCF_MAX_BYTES) {
+    free(buf);
+    return grit_set_error(msg, GRIT_ERR_CAPACITY, "%s: larger than 64 MiB", path);
   }
   *data = buf;
   *size = n;
@@ -165,9 +169,10 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
   *ntri = 0;
   const int stl = ends_with(path, ".stl"), obj = ends_with(path, ".obj");
   if (!stl && !obj) return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "mesh file '%s': only .stl and .obj are read", path);
-  unsigned char *data;
+  char *text;
   size_t size;
-  grit_status s = slurp(path, &data, &size, msg);
+  grit_status s = mjcf_read_file(path, &text, &size, msg);
+  const unsigned char *data = (const unsigned char *)text;
   if (s != GRIT_OK) return s;
   double *v = NULL;
   int *t = NULL;
@@ -209,7 +214,7 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
       p = eol + 1;
     }
   }
-  free(data);
+  free(text);
   if (!oom && !bad)
     for (size_t i = 0; i < 3 * n && !bad; ++i)
       if (!isfinite(v[i])) bad = 3;
