@@ -13,8 +13,9 @@
 #include "mjcf_internal.h"
 #include "status_internal.h"
 
-/* The whole file into memory (at most MJCF_MAX_BYTES + 1 bytes are read: larger is an error); the model
- * file and its mesh files are read by this one function. */
+/* The whole file into memory (at most MJCF_MAX_BYTES + 1 bytes are read: larger is an error), followed by
+ * a zero byte so that text parsers stop at its end; the model file and its mesh files are read by this
+ * one function. */
 grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *msg) {
   *data = NULL;
   *size = 0;
@@ -49,6 +50,15 @@ grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *ms
     free(buf);
     return grit_set_error(msg, GRIT_ERR_CAPACITY, "%s: larger than 64 MiB", path);
   }
+  if (n == cap) { /* room for the terminating zero */
+    char *p = realloc(buf, n + 1);
+    if (!p) {
+      free(buf);
+      return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
+    }
+    buf = p;
+  }
+  buf[n] = '\0';
   *data = buf;
   *size = n;
   return GRIT_OK;
