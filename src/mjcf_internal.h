@@ -171,6 +171,10 @@ grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *ms
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
                                 char *msg);
+/* The same from `size` bytes of a file's content (followed by a zero byte), STL if `stl`, else OBJ;
+ * `path` names it in messages. */
+grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *path, mjcf_pool *pool, double **vert,
+                            int *nvert, int **tri, int *ntri, char *msg);
 /* Volume, centre and inertia about the centre (unit density) of a closed triangle mesh; 0 if it
  * encloses no volume. */
 int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double *volume, double com[3],

@@ -182,8 +182,20 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
   char *text;
   size_t size;
   grit_status s = mjcf_read_file(path, &text, &size, msg);
-  const unsigned char *data = (const unsigned char *)text;
   if (s != GRIT_OK) return s;
+  s = mjcf_mesh_parse(text, size, stl, path, pool, vert, nvert, tri, ntri, msg);
+  free(text);
+  return s;
+}
+
+grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *path, mjcf_pool *pool, double **vert,
+                            int *nvert, int **tri, int *ntri, char *msg) {
+  *vert = NULL;
+  *nvert = 0;
+  *tri = NULL;
+  *ntri = 0;
+  const int obj = !stl;
+  const unsigned char *data = (const unsigned char *)text;
   double *v = NULL;
   int *t = NULL;
   size_t n = 0, cap = 0, nt = 0, tcap = 0;
@@ -224,7 +236,6 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
       p = eol + 1;
     }
   }
-  free(text);
   if (!oom && !bad)
     for (size_t i = 0; i < 3 * n && !bad; ++i)
       if (!isfinite(v[i])) bad = 3;
