@@ -34,6 +34,10 @@ typedef struct grit_constraint {
   double w;                 /* Delassus estimate trace(J A^-1 J^T) / dim (0 where the model does not use it) */
   double vc[3], gamma[3], G[9], dvc[3];
   double cost;
+  /* Newton's bookkeeping (solver.c): the tangential velocity at the previous iterate, and whether this
+   * iteration's Hessian takes Lagged friction's isotropic form for this contact */
+  double vt_prev[2];
+  int isotropic;
 } grit_constraint;
 
 /* Solver settings. */
