@@ -23,6 +23,11 @@ GS GS_NAME(grit_contact_similar)(const GS_NAME(grit_contact_params) * p, double 
 GS GS_NAME(grit_contact_sap)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[3], GS gamma[3],
                              GS G[9]);
 
+/* The Lagged model without friction (gamma_n0 = 0): the cost -N(v_n), the normal impulse n(v_n) and
+ * -n'(v_n), the only nonzero entries of gamma and G (the soft norm is not evaluated). */
+GS GS_NAME(grit_contact_lagged_frictionless)(const GS_NAME(grit_contact_params) * p, double dt, GS vn, GS *gamma_n,
+                                             GS *G_nn);
+
 /* The Lagged model's gamma_n0 = dt k (-phi0)+ (1 - d v_n0)+ from the previous state. */
 GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0);
 

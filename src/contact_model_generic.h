@@ -87,6 +87,14 @@ GS GS_NAME(grit_contact_lagged)(const GS_NAME(grit_contact_params) * p, double d
   return GS_FMA(mg, sn, GS_NEG(N));
 }
 
+GS GS_NAME(grit_contact_lagged_frictionless)(const GS_NAME(grit_contact_params) * p, double dt, GS vn, GS *gamma_n,
+                                             GS *G_nn) {
+  GS N, dn;
+  GS_NAME(hc_normal)(p, dt, vn, &N, gamma_n, &dn);
+  *G_nn = GS_NEG(dn);
+  return GS_NEG(N);
+}
+
 /* ---------------------------------------------------------------------------------- Similar */
 
 /* l = -N(z) with z = v_n - mu ||v_t||_s (eq. 21): gamma = n(z) (-mu t_s; 1) and

@@ -141,15 +141,25 @@ static inline double maxd(double a, double b) { return a > b || b != b ? a : b; 
 
 /* ----------------------------------------------------------------------------------- Newton */
 
-/* Evaluates every constraint at v: vc, cost, gamma, G; J^T gamma into s->jtg; returns the total
- * constraint cost. */
-static double eval_constraints(grit_solver *s, const grit_model *m, double dt, int nc, const double *v) {
+/* The cost, impulse and Hessian of constraint c at the constraint velocity vc (a normal-only contact's
+ * without evaluating its friction, which is zero: the same numbers as grit_constraint_eval). */
+static double constraint_eval(const grit_constraint *c, double dt, const double vc[3], double g[3], double G[9]) {
+  if (!normal_only(c)) return grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
+  for (int k = 0; k < 8; ++k) G[k] = 0.0;
+  g[0] = g[1] = 0.0;
+  return grit_contact_lagged_frictionless(&c->p, dt, vc[2], &g[2], &G[8]);
+}
+
+/* Evaluates every constraint at v: cost, gamma, G; J^T gamma into s->jtg; returns the total constraint
+ * cost. With compute_vc, vc = J v + b first; else each vc is already at v (updated by the steps). */
+static double eval_constraints(grit_solver *s, const grit_model *m, double dt, int nc, const double *v,
+                               int compute_vc) {
   double cost = 0.0;
   memset(s->jtg, 0, sizeof(double) * (size_t)s->nv);
   for (int i = 0; i < nc; ++i) {
     grit_constraint *c = &s->c[i];
-    constraint_apply(m, c, s->jstore, v, 1, c->vc);
-    c->cost = grit_constraint_eval(c->kind, &c->p, dt, c->vc, c->gamma, c->G);
+    if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
+    c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     cost += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
@@ -165,7 +175,7 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
     const grit_constraint *c = &s->c[idx[k]];
     double vc[3], g[3], G[9];
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
-    grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
+    constraint_eval(c, dt, vc, g, G);
     for (int r = 0; r < c->dim; ++r) {
       f1 -= g[r] * c->dvc[r];
       for (int q = 0; q < c->dim; ++q) f2 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];
@@ -193,7 +203,7 @@ static int ls_ends(grit_solver *s, double dt, int nc, double a_max, double dAe, 
       if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
       if (!(c->vc[2] < vhat) && !(vc[2] < vhat)) continue;
     }
-    grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
+    constraint_eval(c, dt, vc, g, G);
     for (int r = 0; r < c->dim; ++r) {
       s0 -= c->gamma[r] * c->dvc[r];
       s1 -= g[r] * c->dvc[r];
@@ -357,7 +367,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     /* residual r = A (v - v*) - J^T gamma, the gradient of l */
     for (int i = 0; i < nv; ++i) s->e[i] = v[i] - vstar[i];
     grit_block_mulv(m, A, s->e, s->Ae);
-    double ccost = eval_constraints(s, m, dt, nc, v);
+    double ccost = eval_constraints(s, m, dt, nc, v, iter == 0);
     double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, dv_ = 0.0, ds_ = 0.0;
     for (int i = 0; i < nv; ++i) {
       s->r[i] = s->Ae[i] - s->jtg[i];
@@ -420,6 +430,11 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     double alpha = line_search(s, dt, nc, opt->max_ls_iters, &lsi);
     st.ls_iters += lsi;
     for (int i = 0; i < nv; ++i) v[i] += alpha * s->dv[i];
+    /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
+    for (int i = 0; i < nc; ++i) {
+      grit_constraint *c = &s->c[i];
+      for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
+    }
     last_alpha = alpha;
     lap(tm, &st.t_linesearch, &tc);
     if (alpha == 0.0 && iter > 0) break; /* no descent left: at the minimizer to round-off */
