@@ -27,13 +27,17 @@ int grit_limit_capacity(const grit_model *m, int *jstore) {
   return n;
 }
 
-void grit_build_limit_constraints(const grit_model *m, const double *q, grit_constraint *c, int *nc,
-                                  double *jstore, int *joff) {
+void grit_build_limit_constraints(const grit_model *m, const double *q, const double *v0, const double *vstar,
+                                  double dt, grit_constraint *c, int *nc, double *jstore, int *joff) {
   for (int j = 0; j < m->njnt; ++j) {
     if (!m->jnt_limited[j]) continue;
     const int dof = m->jnt_dofadr[j], t = m->dof_tree[dof], n = m->tree_dofnum[t];
     const double x = q[m->jnt_qposadr[j]];
+    /* the window the coordinate can plausibly reach in this step */
+    const double reach = GRIT_LIMIT_WINDOW * dt * fmax(fabs(v0[dof]), fabs(vstar[dof]));
     for (int side = 0; side < 2; ++side) {
+      const double gap = side == 0 ? x - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - x;
+      if (gap > reach) continue;
       grit_constraint *k = &c[(*nc)++];
       memset(k, 0, sizeof *k);
       k->kind = GRIT_CONSTRAINT_LIMIT;
@@ -46,7 +50,7 @@ void grit_build_limit_constraints(const grit_model *m, const double *q, grit_con
       for (int i = 0; i < n; ++i) J[i] = 0.0;
       J[dof - m->tree_dofadr[t]] = side == 0 ? 1.0 : -1.0;
       *joff += n;
-      k->p.phi0 = side == 0 ? x - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - x;
+      k->p.phi0 = gap;
     }
   }
 }

@@ -73,7 +73,9 @@ Test(limits, a_fast_swing_is_stopped_without_passing_through) {
   cr_assert(grit_data_qpos(d)[0] <= hi + 1e-4 && grit_data_qpos(d)[0] >= -0.3 - 1e-4);
   grit_step_stats st;
   grit_data_step_stats(d, &st);
-  cr_assert_eq(st.nconstraints, 2);
+  /* at rest against the upper limit only that limit lies within the step's window (constraints.h);
+   * the lower one, 0.6 rad away, does not enter the problem */
+  cr_assert_eq(st.nconstraints, 1);
   cr_assert(st.newton_iters >= 1);
   grit_data_free(d);
   grit_model_free(model);
