@@ -5,7 +5,9 @@
  * seeded, GRIT_DUAL_N columns per pass; H dv/dtheta = -dr/dtheta is solved with the factor of H at the
  * solution; then q+ = q0 (+) dt v is differentiated in the tangent space, joint by joint. The
  * residual is built from the same scalar-generic code as the step (kinematics, dynamics, contact
- * geometry, constraint glue, contact models); only the loop that assembles it is written here. */
+ * geometry, constraint glue, contact models); only the loop that assembles it is written here, and,
+ * for trees of one-joint bodies, the position passes' kinematic partials, which are rigid motions
+ * (rigid_body: the same derivatives as the dual kinematics, at a fraction of the cost). */
 #include "derivatives.h"
 
 #include <math.h>
@@ -52,6 +54,13 @@ struct grit_deriv_ws {
   char *mask2, *mask3;                    /* (ntree) scratch tree masks */
   double *Ad;                             /* (nM) scratch: A's blocks in double */
   double *Dq, *Dv;                        /* (36 njnt) integration Jacobians, a 6x6 block per joint */
+  grit_kin kd;                            /* double kinematics at q0 (+) 0: the position passes' values */
+  double *qd;                             /* (nq) q0 (+) 0 */
+  int qd_valid, kd_valid;                 /* qd, kd hold this call's values */
+  int nonfinite;                          /* a value written out this call is not finite */
+  char *rigid;                            /* (ntree) position partials in closed form (rigid_body) */
+  char *mask4;                            /* (ntree) scratch tree mask */
+  grit_dual *twist;                       /* (6 nbody) body twists along the seed directions (rigid_body) */
   void *arena;
 };
 
@@ -96,6 +105,11 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->Ad, m->nM);
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
+  GRIT_CARVE_KIN(c, w->kd, m);
+  GRIT_CARVE(c, w->qd, m->nq);
+  GRIT_CARVE(c, w->rigid, m->ntree);
+  GRIT_CARVE(c, w->mask4, m->ntree);
+  GRIT_CARVE(c, w->twist, 6 * m->nbody);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
@@ -134,6 +148,15 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
     w->qconst[t] = nb == 1 && m->body_jntnum[body] == 1 &&
                    m->jnt_type[m->body_jnt[m->body_jntadr[body]]] == GRIT_JOINT_FREE &&
                    m->body_com[3 * body] == 0.0 && m->body_com[3 * body + 1] == 0.0 && m->body_com[3 * body + 2] == 0.0;
+  }
+  /* Trees whose position partials have a closed form (rigid_body): one joint per body at most, a free
+   * joint only on a child of the world. */
+  for (int t = 0; t < m->ntree; ++t) w->rigid[t] = 1;
+  for (int b = 1; b < m->nbody; ++b) {
+    const int t = m->body_tree[b], nj = m->body_jntnum[b];
+    if (t < 0) continue;
+    if (nj > 1 || (nj == 1 && m->jnt_type[m->body_jnt[m->body_jntadr[b]]] == GRIT_JOINT_FREE && m->body_parent[b] != 0))
+      w->rigid[t] = 0;
   }
   *out = w;
   return GRIT_OK;
@@ -230,6 +253,213 @@ static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const cha
   }
 }
 
+/* ------------------------------------------------------------- position partials in closed form */
+
+/* Position passes seed dq0, the tangent perturbation of q0 -> q0 (+) dq0. In a tree whose bodies have at
+ * most one joint (a free joint only on a child of the world), moving dof k moves every body after it
+ * rigidly, to first order, with the twist cdof_k at q0 (world-origin coordinates): hinge and slide by
+ * q + e, ball and free by q (x) exp(e) in the body frame, a rotation about the body axis through the
+ * anchor. Along seed direction j, body b so moves with the twist s = (w; v) = sum over the dofs k
+ * before it of cdof_k dq_k.d[j] (its velocity at joint velocities dq.d[j]), and the partials of its
+ * kinematics follow from their values: a point x moves at w x x + v, a direction a at w x a, an
+ * orientation R at [w] R (its quaternion at (0, w)/2 (x) q), a spatial inertia (m, h, I) at
+ * (0, w x h + m v, [w] I - I [w] + 2 (h.v) 1 - v h^T - h v^T), a motion subspace c at s xm c. These are
+ * the derivatives grit_kin_positions_dual takes through every rotation, normalization and product
+ * (equal up to round-off), at a fraction of its cost. */
+
+/* The twists are dual numbers of value 0 whose partials are the twist's components along the seed
+ * directions, so that the partials of a quantity follow by dual arithmetic; each result then takes
+ * its value from kd. a * ca - b * cb: */
+static inline grit_dual lin2(grit_dual a, double ca, grit_dual b, double cb) {
+  return grit_dual_sub(grit_dual_scale(a, ca), grit_dual_scale(b, cb));
+}
+
+/* s[0] c0 + s[1] c1 + s[2] c2 */
+static inline grit_dual comb3(const grit_dual *s, double c0, double c1, double c2) {
+  return grit_dual_add(grit_dual_add(grit_dual_scale(s[0], c0), grit_dual_scale(s[1], c1)), grit_dual_scale(s[2], c2));
+}
+
+static inline grit_dual with_value(grit_dual a, double v) {
+  a.v = v;
+  return a;
+}
+
+/* A point x0 moving with twist s: partials w x x0 + v (none for s NULL). */
+static void rate_point(grit_dual x[3], const double x0[3], const grit_dual *s) {
+  if (!s) {
+    for (int i = 0; i < 3; ++i) x[i] = grit_dual_const(x0[i]);
+    return;
+  }
+  x[0] = with_value(grit_dual_add(lin2(s[1], x0[2], s[2], x0[1]), s[3]), x0[0]);
+  x[1] = with_value(grit_dual_add(lin2(s[2], x0[0], s[0], x0[2]), s[4]), x0[1]);
+  x[2] = with_value(grit_dual_add(lin2(s[0], x0[1], s[1], x0[0]), s[5]), x0[2]);
+}
+
+/* A direction a0 turning with s: partials w x a0 (none for s NULL). */
+static void rate_dir(grit_dual a[3], const double a0[3], const grit_dual *s) {
+  if (!s) {
+    for (int i = 0; i < 3; ++i) a[i] = grit_dual_const(a0[i]);
+    return;
+  }
+  a[0] = with_value(lin2(s[1], a0[2], s[2], a0[1]), a0[0]);
+  a[1] = with_value(lin2(s[2], a0[0], s[0], a0[2]), a0[1]);
+  a[2] = with_value(lin2(s[0], a0[1], s[1], a0[0]), a0[2]);
+}
+
+/* A motion subspace c = (a; b): partials s xm c = (w x a; w x b + v x a) (none for s NULL). */
+static void rate_motion(grit_dual cd[6], const double c[6], const grit_dual *s) {
+  rate_dir(cd, c, s);
+  if (!s) {
+    for (int i = 3; i < 6; ++i) cd[i] = grit_dual_const(c[i]);
+    return;
+  }
+  cd[3] = with_value(grit_dual_add(lin2(s[1], c[5], s[2], c[4]), lin2(s[4], c[2], s[5], c[1])), c[3]);
+  cd[4] = with_value(grit_dual_add(lin2(s[2], c[3], s[0], c[5]), lin2(s[5], c[0], s[3], c[2])), c[4]);
+  cd[5] = with_value(grit_dual_add(lin2(s[0], c[4], s[1], c[3]), lin2(s[3], c[1], s[4], c[0])), c[5]);
+}
+
+static void set_const(grit_dual *x, const double *x0, int n) {
+  for (int i = 0; i < n; ++i) x[i] = grit_dual_const(x0[i]);
+}
+
+/* Body b's pose and spatial inertia (constant for s NULL). */
+static void rate_body(grit_kin_dual *k, const grit_kin *kd, int b, const grit_dual *s) {
+  if (!s) {
+    set_const(k->xpos + 3 * b, kd->xpos + 3 * b, 3);
+    set_const(k->xquat + 4 * b, kd->xquat + 4 * b, 4);
+    set_const(k->xmat + 9 * b, kd->xmat + 9 * b, 9);
+    set_const(k->xipos + 3 * b, kd->xipos + 3 * b, 3);
+    k->cinert[b].m = grit_dual_const(kd->cinert[b].m);
+    set_const(k->cinert[b].h, kd->cinert[b].h, 3);
+    set_const(k->cinert[b].I, kd->cinert[b].I, 9);
+    return;
+  }
+  rate_point(k->xpos + 3 * b, kd->xpos + 3 * b, s);
+  rate_point(k->xipos + 3 * b, kd->xipos + 3 * b, s);
+  const double *q = kd->xquat + 4 * b, *R = kd->xmat + 9 * b;
+  grit_dual *kq = k->xquat + 4 * b, *kR = k->xmat + 9 * b;
+  /* (0, w)/2 (x) q = (-w.u, q0 w + w x u)/2, u = q[1..3] */
+  kq[0] = with_value(grit_dual_scale(comb3(s, q[1], q[2], q[3]), -0.5), q[0]);
+  kq[1] = with_value(grit_dual_scale(comb3(s, q[0], q[3], -q[2]), 0.5), q[1]);
+  kq[2] = with_value(grit_dual_scale(comb3(s, -q[3], q[0], q[1]), 0.5), q[2]);
+  kq[3] = with_value(grit_dual_scale(comb3(s, q[2], -q[1], q[0]), 0.5), q[3]);
+  for (int col = 0; col < 3; ++col) { /* [w] R, column by column */
+    const double Rc[3] = {R[col], R[3 + col], R[6 + col]};
+    grit_dual Xc[3];
+    rate_dir(Xc, Rc, s);
+    for (int r = 0; r < 3; ++r) kR[3 * r + col] = Xc[r];
+  }
+  const grit_sinertia *S = &kd->cinert[b];
+  grit_sinertia_dual *T = &k->cinert[b];
+  const double *h = S->h, *I = S->I;
+  T->m = grit_dual_const(S->m);
+  T->h[0] = with_value(grit_dual_add(lin2(s[1], h[2], s[2], h[1]), grit_dual_scale(s[3], S->m)), h[0]);
+  T->h[1] = with_value(grit_dual_add(lin2(s[2], h[0], s[0], h[2]), grit_dual_scale(s[4], S->m)), h[1]);
+  T->h[2] = with_value(grit_dual_add(lin2(s[0], h[1], s[1], h[0]), grit_dual_scale(s[5], S->m)), h[2]);
+  const grit_dual hv2 = grit_dual_scale(comb3(s + 3, h[0], h[1], h[2]), 2.0);
+  for (int r = 0; r < 3; ++r)
+    for (int col = r; col < 3; ++col) { /* I' is symmetric: the upper triangle, mirrored */
+      /* (w x I[:, col])_r + (w x I[r, :])_col - v_r h_col - h_r v_col + 2 (h.v) [r == col] */
+      const int r1 = (r + 1) % 3, r2 = (r + 2) % 3, c1 = (col + 1) % 3, c2 = (col + 2) % 3;
+      grit_dual x = grit_dual_add(lin2(s[r1], I[3 * r2 + col], s[r2], I[3 * r1 + col]),
+                                  lin2(s[c1], I[3 * r + c2], s[c2], I[3 * r + c1]));
+      x = grit_dual_sub(x, grit_dual_add(grit_dual_scale(s[3 + r], h[col]), grit_dual_scale(s[3 + col], h[r])));
+      if (r == col) x = grit_dual_add(x, hv2);
+      T->I[3 * r + col] = with_value(x, I[3 * r + col]);
+      T->I[3 * col + r] = with_value(x, I[3 * col + r]);
+    }
+}
+
+static int partials_zero(const grit_dual *x, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < GRIT_DUAL_N; ++j)
+      if (x[i].d[j] != 0.0) return 0;
+  return 1;
+}
+
+/* Body b's kinematics (pose, inertia, its joint's frame and motion subspaces) at q0 (+) dq from the
+ * double values kd and the seeds of dq, after its parent's: its twist along direction j is its parent's
+ * plus its own dofs' cdof dq.d[j]. Its joint's anchor and axis move with the parent's twist (a slide or
+ * free joint translates its anchor: the body's twist), a hinge or slide's motion subspace with the
+ * parent's, a ball or free joint's rotations with the body's (they turn each other's body axes); a
+ * free joint's axis and translations are world-fixed. */
+static void rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
+  grit_dual *const tb = w->twist + 6 * b;
+  const grit_dual *const tp = w->twist + 6 * (b > 0 ? m->body_parent[b] : 0);
+  const int moving = m->body_tree[b] >= 0; /* not the world or welded to it */
+  for (int r = 0; r < 6; ++r) tb[r] = moving ? tp[r] : grit_dual_const(0.0);
+  for (int dof = m->body_dofadr[b]; moving && dof >= 0 && dof < m->body_dofadr[b] + m->body_dofnum[b]; ++dof)
+    for (int r = 0; r < 6; ++r) tb[r] = grit_dual_add(tb[r], grit_dual_scale(w->dq[dof], w->kd.cdof[6 * dof + r]));
+  /* a twist without partials (no seed reaches the body, as in the trees a pass does not seed) is
+   * passed as NULL: constants, without the arithmetic */
+  const grit_dual *const S = partials_zero(tb, 6) ? NULL : tb, *const Sp = b == 0 || partials_zero(tp, 6) ? NULL : tp;
+  rate_body(&w->kin, &w->kd, b, S);
+  if (m->body_jntnum[b] == 0) return;
+  const int jn = m->body_jnt[m->body_jntadr[b]], type = m->jnt_type[jn], da = m->jnt_dofadr[jn];
+  const int slide = type == GRIT_JOINT_SLIDE, free_ = type == GRIT_JOINT_FREE, ball = type == GRIT_JOINT_BALL;
+  rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, slide || free_ ? S : Sp);
+  rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, free_ ? NULL : Sp);
+  for (int i = 0; i < grit_joint_nv(type); ++i)
+    rate_motion(w->kin.cdof + 6 * (da + i), w->kd.cdof + 6 * (da + i), free_ && i < 3 ? NULL : ball || free_ ? S : Sp);
+}
+
+/* w->q = q0 (+) dq (grit_kin_integrate_dual). The exponential map of a ball or free joint's quaternion
+ * is needed only by the dual kinematics (trees that are not rigid, passes that seed masses): in the
+ * rigid trees that quaternion keeps the value of q0 (+) 0, its partials read by nothing (limits and
+ * springs are on hinges and slides only). The first pass of a call maps every joint and keeps the
+ * values, qd. */
+static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  if (!w->qd_valid) {
+    for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
+    grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
+    for (int i = 0; i < m->nq; ++i) w->qd[i] = w->q[i].v;
+    w->qd_valid = 1;
+    return;
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    const int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    const int nlin = type == GRIT_JOINT_FREE ? 3 : type == GRIT_JOINT_BALL ? 0 : 1; /* q + dq */
+    for (int i = 0; i < nlin; ++i) w->q[qa + i] = grit_dual_add(grit_dual_const(w->qd[qa + i]), w->dq[da + i]);
+    if (nlin == 1) continue;
+    grit_dual *quat = w->q + qa + nlin;
+    if (w->rigid[m->dof_tree[da]] && !w->inertial_in) {
+      for (int i = 0; i < 4; ++i) quat[i] = grit_dual_const(w->qd[qa + nlin + i]);
+    } else {
+      for (int i = 0; i < 4; ++i) quat[i] = grit_dual_const(d->qprev[qa + nlin + i]);
+      grit_quat_integrate_dual(quat, w->dq + da + nlin, 1.0);
+    }
+  }
+}
+
+/* grit_kin_positions_dual at w->q = q0 (+) dq for the trees of kmask (NULL: all), the world and the
+ * bodies welded to it: in closed form for the rigid trees when the inertial parameters are the
+ * model's (state passes), else through the dual kinematics. */
+static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *kmask) {
+  if (w->inertial_in) { /* masses may be seeded */
+    w->kin.tree_mask = kmask;
+    grit_kin_positions_dual(m, w->q, w->inertial_in, &w->kin);
+    return;
+  }
+  if (!w->kd_valid) { /* the values, once per call: those of the dual kinematics, bit for bit */
+    grit_kin_positions(m, w->qd, NULL, &w->kd);
+    w->kd_valid = 1;
+  }
+  int any = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    w->mask4[t] = (!kmask || kmask[t]) && !w->rigid[t];
+    any |= w->mask4[t];
+  }
+  if (any) {
+    w->kin.tree_mask = w->mask4;
+    grit_kin_positions_dual(m, w->q, NULL, &w->kin);
+  }
+  for (int b = 0; b < m->nbody; ++b) {
+    const int t = m->body_tree[b];
+    if (t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) rigid_body(m, w, b);
+  }
+  w->kin.tree_mask = kmask;
+}
+
 /* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
  * joint limits with a nonzero impulse, and Lagged contacts with the regularization on. Lagged and
  * Similar contacts without such limits do not, and the residual then needs neither A's dual factor nor
@@ -255,26 +485,30 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   const double h = m->opt.timestep;
   const int nv = m->nv;
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
-  for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
-  grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
+  seed_positions(m, d, w);
   const int need_w = uses_delassus(d);
   /* only the seeded trees change; the others keep their constant values */
   const char *const kmask = kin_all ? NULL : active;
   const char *mmask = kin_all && need_w ? NULL : active, *vmask = active;
+  int any_m = 1, any_v = 1; /* whether any tree's M, c are recomputed */
   if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
+    any_m = any_v = 0;
     for (int t = 0; t < m->ntree; ++t) {
       w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t];
       w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t];
+      any_m |= w->mask2[t];
+      any_v |= w->mask3[t];
     }
     mmask = w->mask2;
     vmask = w->mask3;
   }
-  w->kin.tree_mask = kmask;
-  grit_kin_positions_dual(m, w->q, w->inertial_in, &w->kin);
+  positions_dual(m, w, kmask);
   w->kin.tree_mask = mmask;
-  grit_crba_dual(m, &w->kin, w->crb, w->M);
-  grit_implicit_operator_dual(m, w->M, h, w->A);
-  if (skip_qconst) /* the operator was formed for every tree: the constant blocks back */
+  if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
+    grit_crba_dual(m, &w->kin, w->crb, w->M);
+    grit_implicit_operator_dual(m, w->M, h, w->A);
+  }
+  if (skip_qconst && any_m) /* the operator was formed for every tree: the constant blocks back */
     for (int t = 0; t < m->ntree; ++t)
       if (w->qconst[t])
         for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
@@ -287,9 +521,11 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     grit_block_cholesky_dual(m, w->Achol, mmask);
   }
   w->kin.tree_mask = vmask;
-  grit_kin_velocities_dual(m, w->v0, &w->kin);
-  grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
-  grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+  if (any_v) {
+    grit_kin_velocities_dual(m, w->v0, &w->kin);
+    grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+    grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+  }
   w->kin.tree_mask = active;
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
@@ -624,42 +860,59 @@ typedef struct batch {
   int n;
 } batch;
 
-/* Writes the solution X = dv/dtheta of column `col` into A, B or P, with the q rows
- * Dq e_col (dq0 columns) + Dv X. */
-static void write_column(const grit_model *m, const grit_deriv_ws *w, int col, const double *X, double *A, double *B,
-                         double *P, int np) {
+/* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
+ * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Row by row over the batch: its columns are
+ * scattered over the outputs, and a large model's A does not fit in cache; so each row's cache lines
+ * are touched once per batch, not once per column. Notes in w->nonfinite whether a value written is not
+ * finite (x - x is 0 for a finite x, NaN otherwise), so that a finite result is not read again. */
+static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A, double *B, double *P, int np) {
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
-  double *out = col < nx ? A : col < nx + nu ? B : P;
-  const int stride = col < nx ? nx : col < nx + nu ? nu : np, c = col < nx ? col : col < nx + nu ? col - nx : col - nx - nu;
-  for (int i = 0; i < nv; ++i) out[(size_t)(nv + i) * stride + c] = X[i];
+  double *out[RHS_BATCH]; /* the output's entry in row 0 of each column, and its row stride */
+  size_t stride[RHS_BATCH];
+  for (int j = 0; j < n; ++j) {
+    const int col = w->ids[j];
+    out[j] = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
+    stride[j] = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+  }
+  double check = 0.0;
+  for (int i = 0; i < nv; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double x = w->rhs[(size_t)j * nv + i];
+      out[j][(size_t)(nv + i) * stride[j]] = x;
+      check += x - x;
+    }
   for (int jn = 0; jn < m->njnt; ++jn) {
     const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
     const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
-    if (nvj == 1) { /* hinge, slide: Dq = 1, Dv = h */
-      out[(size_t)da * stride + c] = Dv[0] * X[da] + (col == da ? Dq[0] : 0.0);
-      continue;
-    }
     /* a free joint's translation rows are diagonal (h, 1) and its blocks do not mix translation and
-     * rotation: only the rotation block is summed */
-    const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : 0;
-    for (int r = 0; r < r0; ++r)
-      out[(size_t)(da + r) * stride + c] = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
-    for (int r = r0; r < nvj; ++r) {
-      double x = 0.0;
-      for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
-      if (col < nv && col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
-      out[(size_t)(da + r) * stride + c] = x;
+     * rotation: only the rotation block is summed (hinge, slide: Dq = 1, Dv = h) */
+    const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
+    for (int j = 0; j < n; ++j) {
+      const int col = w->ids[j];
+      const double *X = w->rhs + (size_t)j * nv;
+      for (int r = 0; r < r0; ++r) {
+        const double x = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
+        out[j][(size_t)(da + r) * stride[j]] = x;
+        check += x - x;
+      }
+      for (int r = r0; r < nvj; ++r) {
+        double x = 0.0;
+        for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+        if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
+        out[j][(size_t)(da + r) * stride[j]] = x;
+        check += x - x;
+      }
     }
   }
+  if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
 }
 
 /* Solves the batch of right-hand sides with the kept factor and writes the columns out. */
 static grit_status flush(grit_data *d, grit_deriv_ws *w, batch *bt, double *A, double *B, double *P, int np) {
   if (bt->n == 0) return GRIT_OK;
-  const int nv = d->model->nv;
   grit_status s = grit_solver_factor_solve(d->solver, w->rhs, bt->n);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
-  for (int j = 0; j < bt->n; ++j) write_column(d->model, w, w->ids[j], w->rhs + (size_t)j * nv, A, B, P, np);
+  write_batch(d->model, w, bt->n, A, B, P, np);
   bt->n = 0;
   return GRIT_OK;
 }
@@ -705,6 +958,7 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
                             i, (int)p->kind, p->index);
   }
   grit_deriv_ws *w = d->deriv;
+  w->qd_valid = w->kd_valid = w->nonfinite = 0;
   /* the factor of H at the solution */
   grit_status s = grit_solver_refactor(d->solver, d->Aprev, d->stats.nconstraints, d->message);
   if (s != GRIT_OK) return s;
@@ -809,7 +1063,9 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   w->partials_dirty = 0;
   /* Overflow in the dual residual (huge velocities or parameters) must come back as a status, not as
-   * a NaN in a Jacobian the caller trusts (docs/errors.md). */
+   * a NaN in a Jacobian the caller trusts (docs/errors.md). write_batch wrote every entry and noted
+   * whether one is not finite; only then are the outputs searched for the first. */
+  if (!w->nonfinite) return GRIT_OK;
   const double *const out[3] = {A, B, P};
   const int cols[3] = {nx, nu, np};
   static const char *const names[3] = {"A", "B", "P"};
