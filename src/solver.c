@@ -274,34 +274,34 @@ static void lagged_global_hessian(const grit_constraint *c, double Gm[9]) {
   Gm[0] = g, Gm[1] = 0.0, Gm[3] = 0.0, Gm[4] = g;
 }
 
-/* Which Lagged contacts take the isotropic Hessian in this iteration besides the global phase: those
- * whose slip (faster than 4 eps) turned by more than 90 degrees since the previous iterate. Such a slip
- * is passing through stiction; with the exact Hessian, flat along the new slip, the next step would run
- * past the kink again and the line search would cut it for every other contact too (on the Kinova arm
- * pushing the ball: alpha 0.05-0.14 in the second iteration of each step). Then records each contact's
- * slip for the next iteration. Mean Newton iterations over the scaling series of clutters: 7.9, 13.2,
- * 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). */
-static void mark_turned_slips(grit_solver *s, int nc, int iter) {
+/* Which Lagged contacts (with friction) take the isotropic Hessian of lagged_global_hessian in this
+ * iteration: all of them in the global phase, else those whose slip (faster than 4 eps) turned by more
+ * than 90 degrees since the previous iterate. Such a slip is passing through stiction; with the exact
+ * Hessian, flat along the new slip, the next step would run past the kink again and the line search
+ * would cut it for every other contact too. Mean Newton iterations over the scaling series of clutters:
+ * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). Then records each contact's
+ * slip for the next iteration. */
+static void choose_isotropic(grit_solver *s, int nc, int iter, int global) {
   for (int i = 0; i < nc; ++i) {
     grit_constraint *c = &s->c[i];
     c->isotropic = 0;
-    if (iter > 0 && c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
+    if (c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
       const double *a = c->vt_prev, *b = c->vc;
       const double bb = b[0] * b[0] + b[1] * b[1];
-      c->isotropic = bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0;
+      c->isotropic = global || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
     }
     c->vt_prev[0] = c->vc[0];
     c->vt_prev[1] = c->vc[1];
   }
 }
 
-/* H = A + sum J^T G J at the constraints' current G (with `global`, and for the contacts marked
- * isotropic, Lagged friction's as lagged_global_hessian). The coupling pattern is that of the constraints
+/* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
+ * friction's as lagged_global_hessian). The coupling pattern is that of the constraints
  * with a nonzero G only: a candidate out of contact (G = 0, most of a clutter's: 16 of 100 coupled
  * pairs were active on average) adds no block, and leaving its pair out of the pattern keeps the
  * factor's fill to the trees actually pressed together. The pattern can change between iterations;
  * the symbolic analysis is redone only when it does (grit_hessian_pattern_commit). */
-static grit_status assemble(grit_solver *s, const double *A, int nc, int global, char *message) {
+static grit_status assemble(grit_solver *s, const double *A, int nc, char *message) {
   grit_hessian_pattern_reset(s->H);
   for (int i = 0; i < nc; ++i) {
     grit_constraint *c = &s->c[i];
@@ -321,9 +321,8 @@ static grit_status assemble(grit_solver *s, const double *A, int nc, int global,
     if (zero) continue; /* adds nothing */
     const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
     double Gm[9];
-    const int mod = (global || c->isotropic) && c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0;
-    if (mod) lagged_global_hessian(c, Gm);
-    grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, mod ? Gm : c->G, pair);
+    if (c->isotropic) lagged_global_hessian(c, Gm);
+    grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->isotropic ? Gm : c->G, pair);
   }
   return GRIT_OK;
 }
@@ -401,8 +400,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     /* H = A + sum J^T G J, factor, dv = -H^-1 r */
     lap(tm, &st.t_eval, &tc);
     /* the global phase: the first iteration, and any after a line search that cut the step below half */
-    mark_turned_slips(s, nc, iter);
-    grit_status as = assemble(s, A, nc, last_alpha < 0.5, message);
+    choose_isotropic(s, nc, iter, last_alpha < 0.5);
+    grit_status as = assemble(s, A, nc, message);
     if (as != GRIT_OK) return as;
     lap(tm, &st.t_assembly, &tc);
     grit_status fs = grit_hessian_factor(s->H, &st.cond_estimate, message);
@@ -452,8 +451,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
-  for (int i = 0; i < nc; ++i) s->c[i].isotropic = 0;
-  grit_status as = assemble(s, A, nc, 0, message); /* the exact Hessian, for the derivatives */
+  for (int i = 0; i < nc; ++i) s->c[i].isotropic = 0; /* the exact Hessian, for the derivatives */
+  grit_status as = assemble(s, A, nc, message);
   if (as != GRIT_OK) return as;
   double cond;
   return grit_hessian_factor(s->H, &cond, message);
