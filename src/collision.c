@@ -1,6 +1,7 @@
 /* collision.c — the per-step collision query: poses, broad phase, narrow phase. See collision.h. */
 #include "collision.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,13 +22,17 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->gpos = calloc(3 * (size_t)ng + 1, sizeof(double));
   col->gmat = calloc(9 * (size_t)ng + 1, sizeof(double));
   col->aabb = calloc(6 * (size_t)ng + 1, sizeof(double));
+  col->gmargin = calloc((size_t)ng + 1, sizeof(double));
+  col->grad = calloc((size_t)ng + 1, sizeof(double));
+  col->twist = calloc(6 * (size_t)m->nbody + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->pairs || !col->c ||
+  if (!col->gpos || !col->gmat || !col->aabb || !col->gmargin || !col->grad || !col->twist || !col->pairs || !col->c ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
   }
+  for (int g = 0; g < ng; ++g) col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
   *out = col;
   return GRIT_OK;
 }
@@ -38,6 +43,9 @@ void grit_collision_free(grit_collision *col) {
   free(col->gpos);
   free(col->gmat);
   free(col->aabb);
+  free(col->gmargin);
+  free(col->grad);
+  free(col->twist);
   free(col->pairs);
   free(col->c);
   free(col);
@@ -54,17 +62,54 @@ int grit_geom_pair_allowed(const grit_model *m, int g1, int g2) {
 
 static int pair_filter(const void *ctx, int i, int j) { return grit_geom_pair_allowed(ctx, i, j); }
 
+/* A bound on the speed of the points of a geometry with origin c and bounding radius r on a body with
+ * twist t = (w; v_O): |v_O + w x c| + |w| r (0 for a body at rest, even an unbounded plane). */
+static double geom_speed(const double t[6], const double c[3], double r) {
+  double vc[3];
+  grit_v3_cross(vc, t, c);
+  for (int i = 0; i < 3; ++i) vc[i] += t[3 + i];
+  const double w = grit_v3_norm(t), v = grit_v3_norm(vc);
+  return w > 0.0 ? v + w * r : v;
+}
+
+/* Each geometry's speculative margin (grit_collision_detect), capped at the model's margin. */
+static void speculative_margins(grit_collision *col, const grit_model *m, const grit_collision_motion *mo) {
+  const double cap = m->opt.contact_margin;
+  /* body twists at v*, root to leaves (a parent's index is below its children's) */
+  for (int i = 0; i < 6; ++i) col->twist[i] = 0.0;
+  for (int b = 1; b < m->nbody; ++b) {
+    double *t = col->twist + 6 * b;
+    const double *tp = col->twist + 6 * m->body_parent[b];
+    for (int i = 0; i < 6; ++i) t[i] = tp[i];
+    for (int k = 0; k < m->body_dofnum[b]; ++k) {
+      const int dof = m->body_dofadr[b] + k;
+      for (int i = 0; i < 6; ++i) t[i] += mo->cdof[6 * dof + i] * mo->vstar[dof];
+    }
+  }
+  for (int g = 0; g < m->ngeom; ++g) {
+    const int b = m->geom_body[g];
+    const double *c = col->gpos + 3 * g, r = col->grad[g];
+    const double s = fmax(geom_speed(mo->cvel + 6 * b, c, r), geom_speed(col->twist + 6 * b, c, r));
+    const double mg = mo->window * s;
+    col->gmargin[g] = mg < cap ? mg : cap; /* an infinite or NaN bound gives the cap */
+  }
+}
+
 grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
-                                  char *message) {
+                                  const grit_collision_motion *motion, char *message) {
   const int ng = m->ngeom;
-  const double margin = m->opt.contact_margin;
+  const double cap = m->opt.contact_margin;
   for (int g = 0; g < ng; ++g) {
     const int b = m->geom_body[g];
     grit_tf_compose(col->gpos + 3 * g, col->gmat + 9 * g, xpos + 3 * b, xmat + 9 * b, m->geom_pos + 3 * g,
                     m->geom_mat + 9 * g);
-    grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, margin, col->aabb + 6 * g,
-                          col->aabb + 6 * g + 3);
   }
+  if (motion) speculative_margins(col, m, motion);
+  else
+    for (int g = 0; g < ng; ++g) col->gmargin[g] = cap;
+  for (int g = 0; g < ng; ++g)
+    grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
+                          col->aabb + 6 * g + 3);
   int np = 0;
   grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, m, col->pairs, col->cap_pairs, &np, NULL);
   if (s != GRIT_OK)
@@ -81,6 +126,8 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     }
     grit_contact_point pts[GRIT_COLLIDE_MAX_POINTS];
     int npts = 0;
+    /* the pair's margin: the sum of the two (each capped, so at most the boxes' inflation), capped */
+    const double sum = col->gmargin[ga] + col->gmargin[gb], margin = sum < cap ? sum : cap;
     s = grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
                      col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts);
     if (s != GRIT_OK)

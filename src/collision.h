@@ -16,10 +16,22 @@ typedef struct grit_contact_candidate {
   grit_contact_point pt;
 } grit_contact_candidate;
 
+/* What bounds how far the geometries can move in a step, for the speculative margins of
+ * grit_collision_detect: body twists at the start velocity and at the free-motion velocity v*. */
+typedef struct grit_collision_motion {
+  const double *cdof;  /* (6 nv) motion subspaces (grit_kin, at the step's poses) */
+  const double *cvel;  /* (6 nbody) body twists at the start velocity (grit_kin) */
+  const double *vstar; /* (nv) the free-motion velocity */
+  double window;       /* s: a geometry's margin is window times its speed bound */
+} grit_collision_motion;
+
 typedef struct grit_collision {
   double *gpos;     /* (3 ngeom) geometry origins, world */
   double *gmat;     /* (9 ngeom) geometry orientations, world */
   double *aabb;     /* (6 ngeom) margin-inflated boxes */
+  double *gmargin;  /* (ngeom) each geometry's margin in the last query */
+  double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
+  double *twist;    /* (6 nbody) scratch: body twists at v* */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;
@@ -37,8 +49,14 @@ void grit_collision_free(grit_collision *col);
 int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
 
 /* Finds the candidates at the body poses (xpos, xmat as in grit_kin). GRIT_ERR_CAPACITY when the
- * workspace is too small (the message says how many were needed at least). */
+ * workspace is too small (the message says how many were needed at least).
+ *
+ * Without `motion` every allowed pair closer than options.contact_margin is a candidate. With it the
+ * margins are speculative: geometry g gets m_g = window x s_g, where s_g bounds the speed of its
+ * points at the start velocity and at v* (|v_c + w x c| + |w| r_g over both twists), and a pair is a
+ * candidate when closer than min(contact_margin, m_a + m_b): the pairs a step can close at up to
+ * `window / dt` times the bodies' free-motion speeds (docs/collision.md). */
 grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
-                                  char *message);
+                                  const grit_collision_motion *motion, char *message);
 
 #endif

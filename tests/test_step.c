@@ -157,7 +157,7 @@ Test(step, collision_query_matches_brute_force_on_200_bodies) {
   grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
   grit_forward_kinematics(d);
   char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, NULL, msg), GRIT_OK, "%s", msg);
   const grit_collision *col = d->collision;
   /* brute force: every allowed pair through the narrow phase, at the poses the query computed */
   int brute = 0, matched = 0;
@@ -182,6 +182,56 @@ Test(step, collision_query_matches_brute_force_on_200_bodies) {
   cr_assert(matched > 50, "only %d touching pairs: the scene does not exercise the query", matched);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* One free sphere (r = 5 cm) over the ground plane with its lowest point `gap` above it, velocity v
+ * (linear, then angular); returns the number of contact candidates of one step at dt = 1 ms without
+ * gravity, and the speed the step ends with along z (through *vz). */
+static int candidates_after_one_step(grit_contact_model model, double gap, const double v[6], double *vz) {
+  const scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  const double zero[3] = {0, 0, 0}, pos[3] = {0, 0, 0.05 + gap};
+  grit_builder *b = scene_builder(1e-3, zero);
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  grit_builder_add_geom(b, &ground, NULL);
+  const int body = scene_free_body(b, 1, 1e-3, 1e-3, 1e-3, pos);
+  grit_geom_def ball = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_SPHERE, 0.05, 0, 0));
+  cr_assert_eq(grit_builder_add_geom(b, &ball, NULL), GRIT_OK);
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, model);
+  cr_assert_eq(grit_data_set_qvel(d, v, 6), GRIT_OK);
+  scene_step(d);
+  const int n = grit_data_ncontacts(d);
+  *vz = grit_data_qvel(d)[2];
+  grit_data_free(d);
+  grit_model_free(m);
+  return n;
+}
+
+/* Speculative margins (src/step.c, speculative_window): a pair enters the step when its gap is below
+ * 2 dt (x (1 + mu) for Similar, 2 (dt + tau_d)(1 + mu) for SAP) times the speed bound of its points,
+ * capped at options.contact_margin (0.1 m). At dt = 1 ms a sphere falling at 2 m/s has 4 mm (Lagged);
+ * a gap of 1.9 mm, which the step closes, is in the problem and brakes the fall; 4.1 mm is not; a sphere
+ * at rest has no candidate 1 mm away; a spin counts through the bounding radius (50 rad/s x 5 cm). */
+Test(step, speculative_margin_keeps_the_pairs_a_step_can_close) {
+  double vz;
+  const double fall[6] = {0, 0, -2, 0, 0, 0}, rest[6] = {0}, spin[6] = {0, 0, 0, 50, 0, 0};
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 1.9e-3, fall, &vz), 1);
+  cr_assert_gt(vz, -2.0 + 1e-3, "the contact the step closes must act within it (vz = %g, -2 without)", vz);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 3.9e-3, fall, &vz), 1);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 4.1e-3, fall, &vz), 0);
+  cr_assert_eq(vz, -2.0, "no contact, no gravity: the velocity is unchanged");
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 1e-3, rest, &vz), 0);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 4.9e-3, spin, &vz), 1); /* 2 dt 2.5 m/s = 5 mm */
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 5.1e-3, spin, &vz), 0);
+  /* Similar: 2 dt (1 + 0.5) 2 m/s = 6 mm; SAP: 2 (dt + 1 ms)(1 + 0.5) 2 m/s = 12 mm */
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_SIMILAR, 5.9e-3, fall, &vz), 1);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_SIMILAR, 6.1e-3, fall, &vz), 0);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_SAP, 11.9e-3, fall, &vz), 1);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_SAP, 12.1e-3, fall, &vz), 0);
+  /* fast: the cap (100 m/s x 2 ms = 0.2 m > 0.1 m) */
+  const double fast[6] = {0, 0, -100, 0, 0, 0};
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 0.099, fast, &vz), 1);
+  cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 0.101, fast, &vz), 0);
 }
 
 /* A box face on a box face gives four contacts (one point would let the top box rock); an edge on a

@@ -100,8 +100,11 @@ typedef struct grit_geom_def {
 typedef struct grit_options {
   double timestep;        /* s, > 0; default 1e-3 */
   double gravity[3];      /* m/s^2, default (0, 0, -9.81) */
-  double contact_margin;  /* pairs closer than this (m, >= 0) are contact candidates; default 0.1
-                             (seed 000: phi < 10 cm): the first-order model phi0 + dt v_n does the rest */
+  double contact_margin;  /* the largest gap (m, >= 0) at which a pair is a contact candidate; default
+                             0.1 (seed 000: phi < 10 cm). Within it a step keeps the pairs its motion
+                             can close: gap below 2 dt times the two geometries' speed bounds at the
+                             start and free-motion velocities (docs/collision.md, speculative margins);
+                             the first-order model phi0 + dt v_n does the rest */
   int max_contacts;       /* capacity of the contact workspace (> 0), or 0 for automatic:
                              16 per geometry + 64; a step that finds more reports GRIT_ERR_CAPACITY */
 } grit_options;

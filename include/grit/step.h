@@ -42,7 +42,7 @@ typedef struct grit_step_settings {
 /* What the last step did. */
 typedef struct grit_step_stats {
   int nconstraints;      /* constraints in the problem: contacts and active-candidate joint limits */
-  int ncontacts;         /* contact candidates (within the margin) */
+  int ncontacts;         /* contact candidates (within the step's speculative margins) */
   int newton_iters;      /* Newton iterations */
   int ls_iters;          /* line-search iterations, summed over Newton iterations */
   double residual;       /* ||D r|| at convergence, D = diag(A)^-1/2 */
@@ -85,7 +85,8 @@ typedef struct grit_contact_info {
   double impulse[3];  /* impulse on geom[1]'s body over the step in (t1, t2, n), N s; minus on geom[0]'s */
 } grit_contact_info;
 
-/* Number of contact candidates of the last step (within the contact margin; active or not). */
+/* Number of contact candidates of the last step (within its speculative margins, docs/collision.md;
+ * active or not). */
 int grit_data_ncontacts(const grit_data *data);
 
 /* Contact i (0 <= i < grit_data_ncontacts) of the last step. */
