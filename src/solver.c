@@ -274,6 +274,15 @@ static void lagged_global_hessian(const grit_constraint *c, double Gm[9]) {
   Gm[0] = g, Gm[1] = 0.0, Gm[3] = 0.0, Gm[4] = g;
 }
 
+/* The global phase ends for good once the residual is below this fraction of its reference. Near the
+ * solution, contacts at the edge of activation flip in and out: the isotropic step (too short along
+ * slips) deactivates them, the exact step (without their stiffness) pushes them back in and is cut,
+ * and a phase chosen by the last step's length alone alternated the two for hundreds of iterations
+ * (alpha 1.5, 0.02, 1.5, ...; a clutter of 640 objects failed to converge in 300). Measured over
+ * clutters of 40 / 160 / 640 objects (mean Newton iterations in 200 steps of piling up):
+ * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
+#define GLOBAL_RESIDUAL 0.3
+
 /* Which Lagged contacts (with friction) take the isotropic Hessian of lagged_global_hessian in this
  * iteration: all of them in the global phase, else those whose slip (faster than 4 eps) turned by more
  * than 90 degrees since the previous iterate. Such a slip is passing through stiction; with the exact
@@ -399,8 +408,9 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 
     /* H = A + sum J^T G J, factor, dv = -H^-1 r */
     lap(tm, &st.t_eval, &tc);
-    /* the global phase: the first iteration, and any after a line search that cut the step below half */
-    choose_isotropic(s, nc, iter, last_alpha < 0.5);
+    /* the global phase: the first iteration, and any after a line search that cut the step below half
+     * while the residual is above GLOBAL_RESIDUAL of its reference (docs/contact.md) */
+    choose_isotropic(s, nc, iter, last_alpha < 0.5 && st.residual > GLOBAL_RESIDUAL * st.residual_ref);
     grit_status as = assemble(s, A, nc, message);
     if (as != GRIT_OK) return as;
     lap(tm, &st.t_assembly, &tc);

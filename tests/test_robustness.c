@@ -160,19 +160,22 @@ Test(robustness, newton_failure_leaves_data_unchanged) {
 }
 
 /* Seed 000 (section XII-A, Fig. 18): at k = 1e13 N/m and dt = 5 ms the clutter's solve fails by
- * round-off. grit must say so with a status (not converged, numerical or not finite), keep every
- * committed state finite, and leave the data of the failing step as it was. */
-Test(robustness, clutter_at_k_1e13_reports_round_off_and_leaves_data_unchanged) {
+ * round-off. grit's Newton method used to fail there too (within 200 steps); since its global phase
+ * ends once the residual is small (src/solver.c, GLOBAL_RESIDUAL) it converges in every one of the
+ * 200 steps (mean 38 iterations, the worst under the cap of 300). Either outcome must be sound: a step
+ * that returns OK leaves every object finite and inside the open box (no one falls through a wall or
+ * the floor at this stiffness); a step that fails says so with a status (not converged, numerical or
+ * not finite) and a message, and leaves the data of the failing step as it was. */
+Test(robustness, clutter_at_k_1e13_converges_or_reports_round_off) {
   grit_mjcf_info info;
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.stiffness = 1e13;
   o.timestep = 0.005;
   grit_model *m = load("clutter.xml", &o, &info);
-  grit_data *d = data_of(m, &info, NULL), *twin = data_of(m, &info, NULL);
+  grit_data *d = data_of(m, &info, NULL);
   grit_step_settings s = grit_data_step_settings(d);
   s.contact_model = GRIT_CONTACT_LAGGED;
   grit_data_set_step_settings(d, &s);
-  grit_data_set_step_settings(twin, &s);
   grit_status st = GRIT_OK;
   snapshot before = {0};
   int steps = 0;
@@ -181,17 +184,22 @@ Test(robustness, clutter_at_k_1e13_reports_round_off_and_leaves_data_unchanged) 
     take(&before, d);
     st = grit_step(d);
     if (st != GRIT_OK) break;
-    cr_assert(all_finite(grit_data_qpos(d), m->nq) && all_finite(grit_data_qvel(d), m->nv), "step %d", steps);
-    cr_assert_eq(grit_step(twin), GRIT_OK);
+    const double *q = grit_data_qpos(d);
+    cr_assert(all_finite(q, m->nq) && all_finite(grit_data_qvel(d), m->nv), "step %d", steps);
+    for (int b = 0; b < m->nq / 7; ++b) /* free bodies: position, then quaternion; the box is 0.8 m wide */
+      cr_assert(fabs(q[7 * b]) < 0.4 && fabs(q[7 * b + 1]) < 0.4 && q[7 * b + 2] > 0.0,
+                "step %d: object %d left the box at (%g, %g, %g)", steps, b, q[7 * b], q[7 * b + 1], q[7 * b + 2]);
   }
-  cr_log_info("k = 1e13: step %d: %s: %s", steps + 1, grit_status_string(st), grit_data_last_error(d));
-  cr_assert(st == GRIT_ERR_NOT_CONVERGED || st == GRIT_ERR_NUMERICAL || st == GRIT_ERR_NOT_FINITE,
-            "k = 1e13 ran 200 steps (%s) without the round-off failure seed 000 reports", grit_status_string(st));
-  cr_assert(strlen(grit_data_last_error(d)) > 0);
-  expect_unchanged(&before, d);
+  cr_log_info("k = 1e13: %d steps, last %s: %s", steps, grit_status_string(st), grit_data_last_error(d));
+  if (st != GRIT_OK) {
+    cr_assert(st == GRIT_ERR_NOT_CONVERGED || st == GRIT_ERR_NUMERICAL || st == GRIT_ERR_NOT_FINITE,
+              "step %d failed with %s", steps + 1, grit_status_string(st));
+    cr_assert(strlen(grit_data_last_error(d)) > 0);
+    expect_unchanged(&before, d);
+    expect_no_trace(d, NULL); /* the retry would fail the same way */
+  }
   release(&before);
-  expect_no_trace(d, NULL); /* the retry would fail the same way */
-  grit_data_free(d), grit_data_free(twin);
+  grit_data_free(d);
   grit_mjcf_info_free(&info);
   grit_model_free(m);
 }
