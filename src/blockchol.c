@@ -31,6 +31,10 @@ struct grit_blockchol {
   double flops;
   double *T;         /* (nv x RHS_CHUNK) right-hand sides transposed, for the many-column solves */
   double *inv;       /* (nv) reciprocals of the pivots, by dof */
+  int nparts;        /* connected components of the factor's graph (parts): H has no block between two */
+  int *part;         /* (nt) the part of each tree */
+  int *part_ptr;     /* (nt + 1) part k's positions: part_pos[part_ptr[k]] .. [part_ptr[k+1]-1], ascending */
+  int *part_pos;     /* (nt) */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -53,6 +57,9 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->doff = calloc(nt, sizeof(int));
   b->T = calloc((size_t)m->nv * RHS_CHUNK + 1, sizeof(double));
   b->inv = calloc((size_t)m->nv + 1, sizeof(double));
+  b->part = calloc(nt, sizeof(int));
+  b->part_ptr = calloc(nt + 1, sizeof(int));
+  b->part_pos = calloc(nt, sizeof(int));
   /* Room for the fill up front, so that the step allocates nothing: every block of the lower triangle
    * for up to 64 trees, else 32 blocks per tree on average (the clutter's 40 objects need at most 4);
    * a fill beyond that grows the arrays in the analysis. */
@@ -68,7 +75,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->cap_pairs = max_pairs > 0 ? max_pairs : 1;
   b->pairs = malloc(sizeof *b->pairs * (size_t)b->cap_pairs);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv ||
-      !b->rows || !b->roff || !b->Lx || !b->pairs) {
+      !b->part || !b->part_ptr || !b->part_pos || !b->rows || !b->roff || !b->Lx || !b->pairs) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
   }
@@ -80,6 +87,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   if (!b) return;
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv);
+  free(b->part), free(b->part_ptr), free(b->part_pos);
   free(b);
 }
 
@@ -100,6 +108,31 @@ static int weighted_degree(const grit_blockchol *b, const uint64_t *row) {
   for (int w = 0; w < b->words; ++w)
     for (uint64_t x = row[w]; x; x &= x - 1) d += b->m->tree_dofnum[64 * w + __builtin_ctzll(x)];
   return d;
+}
+
+/* The parts of the factor: its graph's connected components (the fill stays within a component of
+ * H's graph, so they are H's). A column's first off-diagonal block is its parent in the elimination
+ * tree, a later position; a part is the set of positions under one root. part_ptr first maps each
+ * root to its part's number, then becomes the parts' offsets into part_pos, where a counting sort lists
+ * each part's positions in ascending order (the order of the substitutions). */
+static void find_parts(grit_blockchol *b) {
+  const int nt = b->nt;
+  int *root = b->part_pos; /* scratch until the listing: the root position of each position */
+  for (int p = nt - 1; p >= 0; --p) root[p] = b->colptr[p + 1] > b->colptr[p] ? root[b->rows[b->colptr[p]]] : p;
+  int np = 0;
+  for (int p = 0; p < nt; ++p) b->part_ptr[p] = -1;
+  for (int p = 0; p < nt; ++p) { /* parts numbered by their first position */
+    const int r = root[p];
+    if (b->part_ptr[r] < 0) b->part_ptr[r] = np++;
+    b->part[b->order[p]] = b->part_ptr[r];
+  }
+  for (int k = 0; k <= np; ++k) b->part_ptr[k] = 0;
+  for (int t = 0; t < nt; ++t) b->part_ptr[b->part[t] + 1]++;
+  for (int k = 0; k < np; ++k) b->part_ptr[k + 1] += b->part_ptr[k];
+  int *fill = b->deg; /* free after the analysis */
+  for (int k = 0; k < np; ++k) fill[k] = b->part_ptr[k];
+  for (int p = 0; p < nt; ++p) b->part_pos[fill[b->part[b->order[p]]]++] = p;
+  b->nparts = np;
 }
 
 grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
@@ -194,6 +227,7 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     b->cap_x = c;
   }
   b->flops = fl;
+  find_parts(b);
   /* where each coupling block lands: in the column of the pair's earlier tree */
   if (!grow((void **)&b->pairs, &b->cap_pairs, npairs, sizeof *b->pairs))
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory");
@@ -334,70 +368,112 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   return GRIT_OK;
 }
 
-/* Many right-hand sides: the substitutions on RHS_CHUNK columns at once, transposed into rows of T
- * (row i holds dof i of every column), so that each multiply-add runs along a contiguous row. */
-static void solve_many(grit_blockchol *b, double *B, int nrhs) {
+/* Many right-hand sides: the substitutions on the columns cols[0..nc-1] of B (nc <= RHS_CHUNK) at once,
+ * over the positions pos[0..npos-1] (ascending; NULL: every position), transposed into rows of T (row
+ * i holds dof i of every column), so that each multiply-add runs along a contiguous row.
+ * Rows outside those positions' trees are neither read nor written: with pos a part, the columns must
+ * be zero there (their solution is). */
+static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos) {
   const grit_model *m = b->m;
-  const int nt = b->nt, nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
+  const int nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
   const double *Lx = b->Lx;
   double *T = b->T;
   enum { C = RHS_CHUNK };
-  for (int c0 = 0; c0 < nrhs; c0 += C) {
-    const int nc = nrhs - c0 < C ? nrhs - c0 : C;
-    for (int k = 0; k < nc; ++k)
-      for (int i = 0; i < nv; ++i) T[(size_t)i * C + k] = B[(size_t)(c0 + k) * nv + i];
-    for (int p = 0; p < nt; ++p) { /* L y = b */
-      const int t = b->order[p], n = dim[t];
-      const double *L = Lx + b->doff[p];
-      double *Y = T + (size_t)adr[t] * C;
-      for (int j = 0; j < n; ++j) {
-        double *yj = Y + j * C;
-        for (int k = 0; k < j; ++k) {
-          const double l = L[j * n + k], *yk = Y + k * C;
-          for (int q = 0; q < nc; ++q) yj[q] -= l * yk[q];
-        }
-        const double inv = 1.0 / L[j * n + j];
-        for (int q = 0; q < nc; ++q) yj[q] *= inv;
-      }
-      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-        const int ti = b->order[b->rows[e]], mi = dim[ti];
-        const double *X = Lx + b->roff[e];
-        double *Z = T + (size_t)adr[ti] * C;
-        for (int r = 0; r < mi; ++r)
-          for (int k = 0; k < n; ++k) {
-            const double x = X[r * n + k], *yk = Y + k * C;
-            double *zr = Z + r * C;
-            for (int q = 0; q < nc; ++q) zr[q] -= x * yk[q];
-          }
-      }
+  for (int k = 0; k < nc; ++k) { /* in: every row, or the rows of the positions' trees */
+    const double *x = B + (size_t)cols[k] * nv;
+    for (int i = 0; i < (pos ? npos : 1); ++i) {
+      const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+      for (int j = j0; j < j1; ++j) T[(size_t)j * C + k] = x[j];
     }
-    for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
-      const int t = b->order[p], n = dim[t];
-      const double *L = Lx + b->doff[p];
-      double *Y = T + (size_t)adr[t] * C;
-      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-        const int ti = b->order[b->rows[e]], mi = dim[ti];
-        const double *X = Lx + b->roff[e];
-        const double *Z = T + (size_t)adr[ti] * C;
-        for (int r = 0; r < mi; ++r)
-          for (int k = 0; k < n; ++k) {
-            const double x = X[r * n + k], *zr = Z + r * C;
-            double *yk = Y + k * C;
-            for (int q = 0; q < nc; ++q) yk[q] -= x * zr[q];
-          }
+  }
+  for (int i = 0; i < npos; ++i) { /* L y = b */
+    const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
+    const double *L = Lx + b->doff[p];
+    double *Y = T + (size_t)adr[t] * C;
+    for (int j = 0; j < n; ++j) {
+      double *yj = Y + j * C;
+      for (int k = 0; k < j; ++k) {
+        const double l = L[j * n + k], *yk = Y + k * C;
+        for (int q = 0; q < nc; ++q) yj[q] -= l * yk[q];
       }
-      for (int j = n - 1; j >= 0; --j) {
-        double *yj = Y + j * C;
-        for (int i = j + 1; i < n; ++i) {
-          const double l = L[i * n + j], *yi = Y + i * C;
-          for (int q = 0; q < nc; ++q) yj[q] -= l * yi[q];
-        }
-        const double inv = 1.0 / L[j * n + j];
-        for (int q = 0; q < nc; ++q) yj[q] *= inv;
-      }
+      const double inv = 1.0 / L[j * n + j];
+      for (int q = 0; q < nc; ++q) yj[q] *= inv;
     }
-    for (int k = 0; k < nc; ++k)
-      for (int i = 0; i < nv; ++i) B[(size_t)(c0 + k) * nv + i] = T[(size_t)i * C + k];
+    for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+      const int ti = b->order[b->rows[e]], mi = dim[ti];
+      const double *X = Lx + b->roff[e];
+      double *Z = T + (size_t)adr[ti] * C;
+      for (int r = 0; r < mi; ++r)
+        for (int k = 0; k < n; ++k) {
+          const double x = X[r * n + k], *yk = Y + k * C;
+          double *zr = Z + r * C;
+          for (int q = 0; q < nc; ++q) zr[q] -= x * yk[q];
+        }
+    }
+  }
+  for (int i = npos - 1; i >= 0; --i) { /* L^T x = y */
+    const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
+    const double *L = Lx + b->doff[p];
+    double *Y = T + (size_t)adr[t] * C;
+    for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+      const int ti = b->order[b->rows[e]], mi = dim[ti];
+      const double *X = Lx + b->roff[e];
+      const double *Z = T + (size_t)adr[ti] * C;
+      for (int r = 0; r < mi; ++r)
+        for (int k = 0; k < n; ++k) {
+          const double x = X[r * n + k], *zr = Z + r * C;
+          double *yk = Y + k * C;
+          for (int q = 0; q < nc; ++q) yk[q] -= x * zr[q];
+        }
+    }
+    for (int j = n - 1; j >= 0; --j) {
+      double *yj = Y + j * C;
+      for (int k = j + 1; k < n; ++k) {
+        const double l = L[k * n + j], *yk = Y + k * C;
+        for (int q = 0; q < nc; ++q) yj[q] -= l * yk[q];
+      }
+      const double inv = 1.0 / L[j * n + j];
+      for (int q = 0; q < nc; ++q) yj[q] *= inv;
+    }
+  }
+  for (int k = 0; k < nc; ++k) { /* out: the same rows */
+    double *x = B + (size_t)cols[k] * nv;
+    for (int i = 0; i < (pos ? npos : 1); ++i) {
+      const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+      for (int j = j0; j < j1; ++j) x[j] = T[(size_t)j * C + k];
+    }
+  }
+}
+
+static void solve_many(grit_blockchol *b, double *B, int nrhs) {
+  int cols[RHS_CHUNK];
+  for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
+    const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
+    for (int k = 0; k < nc; ++k) cols[k] = c0 + k;
+    solve_chunk(b, B, cols, nc, NULL, b->nt);
+  }
+}
+
+const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts) {
+  if (nparts) *nparts = b->nparts;
+  return b->part;
+}
+
+void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
+  int cols[RHS_CHUNK];
+  unsigned char done[RHS_CHUNK];
+  for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
+    const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
+    memset(done, 0, sizeof done);
+    for (int k = 0; k < nc; ++k) { /* the chunk's columns of k's part together */
+      if (done[k]) continue;
+      const int pk = part[c0 + k];
+      int n = 0;
+      for (int l = k; l < nc; ++l)
+        if (!done[l] && part[c0 + l] == pk) cols[n++] = c0 + l, done[l] = 1;
+      if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
+      else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
+    }
   }
 }
 

@@ -36,6 +36,15 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
  * scratch is used for many columns, hence not const). */
 void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs);
 
+/* The parts of the analysed pattern: the connected components of H's graph of trees, between which H
+ * (and its factor) has no block. Returns the part of each tree (ntree), and sets *nparts. */
+const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts);
+
+/* grit_blockchol_solve for columns that each lie in one part: column k is zero outside the trees of
+ * part[k] (from grit_blockchol_parts; -1: anywhere), and so is its solution. Only those rows are read
+ * and written, and the work is that of the part alone. */
+void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part);
+
 /* Floating-point operations of one numeric factorization of the analysed pattern. */
 double grit_blockchol_flops(const grit_blockchol *b);
 

@@ -42,6 +42,9 @@ struct grit_deriv_ws {
   grit_dual *scratch;                     /* (3 nv) */
   double *rhs;                            /* (nv x RHS_BATCH) right-hand sides, column-major */
   int *ids;                               /* (RHS_BATCH) the column id of each */
+  int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
+  const int *tree_part;                   /* the kept factor's part of each tree (NULL: one part) */
+  int *col_part;                          /* (ntree) the part a tree's columns lie in (-1: several) */
   int *colour, *adj_ptr, *adj, *stamp;    /* tree colouring: (ntree), (ntree + 1), (2 cap), (ntree) */
   int *act_ptr, *act;                     /* actuators by tree: (ntree + 1), (nu) */
   char *active;                           /* (ntree) the trees seeded in the current pass */
@@ -89,6 +92,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->scratch, 3 * nv);
   GRIT_CARVE(c, w->rhs, nv * RHS_BATCH);
   GRIT_CARVE(c, w->ids, RHS_BATCH);
+  GRIT_CARVE(c, w->part, RHS_BATCH);
+  GRIT_CARVE(c, w->col_part, m->ntree);
   GRIT_CARVE(c, w->colour, m->ntree);
   GRIT_CARVE(c, w->adj_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->adj, w->cap_edges);
@@ -860,48 +865,95 @@ typedef struct batch {
   int n;
 } batch;
 
+/* Where a batch column goes: its solution X, its output's entry in row 0 and row stride, its id. */
+typedef struct out_column {
+  const double *X;
+  double *out;
+  size_t stride;
+  int col;
+} out_column;
+
+/* Rows nv + i, i0 <= i < i1, of the columns c[0..nc-1]: their X. Returns the sum of x - x (0 if all
+ * are finite, NaN otherwise). */
+static double write_v_rows(const out_column *c, int nc, int nv, int i0, int i1) {
+  double check = 0.0;
+  for (int i = i0; i < i1; ++i)
+    for (int l = 0; l < nc; ++l) {
+      const double x = c[l].X[i];
+      c[l].out[(size_t)(nv + i) * c[l].stride] = x;
+      check += x - x;
+    }
+  return check;
+}
+
+/* The q rows of joint jn of the columns c[0..nc-1]: Dq e_col (dq0 columns) + Dv X. Returns the sum of
+ * x - x. */
+static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, const out_column *c, int nc) {
+  const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
+  const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+  /* a free joint's translation rows are diagonal (h, 1) and its blocks do not mix translation and
+   * rotation: only the rotation block is summed (hinge, slide: Dq = 1, Dv = h) */
+  const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
+  double check = 0.0;
+  for (int l = 0; l < nc; ++l) {
+    const int col = c[l].col;
+    const double *X = c[l].X;
+    for (int r = 0; r < r0; ++r) {
+      const double x = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
+      c[l].out[(size_t)(da + r) * c[l].stride] = x;
+      check += x - x;
+    }
+    for (int r = r0; r < nvj; ++r) {
+      double x = 0.0;
+      for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+      if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
+      c[l].out[(size_t)(da + r) * c[l].stride] = x;
+      check += x - x;
+    }
+  }
+  return check;
+}
+
+/* The batch's columns (all n in `all`) that may be nonzero in the rows of tree u, into `reach`: those of
+ * u's part of the factor, or of no part. Returns their number. */
+static int columns_reaching(const grit_deriv_ws *w, const out_column *all, int n, int u, out_column *reach) {
+  int nl = 0;
+  for (int j = 0; j < n; ++j)
+    if (w->part[j] < 0 || w->part[j] == w->tree_part[u]) reach[nl++] = all[j];
+  return nl;
+}
+
 /* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
  * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Row by row over the batch: its columns are
  * scattered over the outputs, and a large model's A does not fit in cache; so each row's cache lines
- * are touched once per batch, not once per column. Notes in w->nonfinite whether a value written is not
- * finite (x - x is 0 for a finite x, NaN otherwise), so that a finite result is not read again. */
+ * are touched once per batch, not once per column. With parts, a column lying in one is zero outside
+ * its trees' rows, which the caller has zeroed in A and B: each tree's rows get only the columns of its
+ * part (and those of none). Notes in w->nonfinite whether a value written is not finite (x - x is 0
+ * for a finite x, NaN otherwise), so that a finite result is not read again. */
 static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A, double *B, double *P, int np) {
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
-  double *out[RHS_BATCH]; /* the output's entry in row 0 of each column, and its row stride */
-  size_t stride[RHS_BATCH];
+  out_column all[RHS_BATCH], c[RHS_BATCH];
   for (int j = 0; j < n; ++j) {
     const int col = w->ids[j];
-    out[j] = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
-    stride[j] = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+    all[j].X = w->rhs + (size_t)j * nv;
+    all[j].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
+    all[j].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+    all[j].col = col;
   }
   double check = 0.0;
-  for (int i = 0; i < nv; ++i)
-    for (int j = 0; j < n; ++j) {
-      const double x = w->rhs[(size_t)j * nv + i];
-      out[j][(size_t)(nv + i) * stride[j]] = x;
-      check += x - x;
+  if (!w->tree_part) {
+    check += write_v_rows(all, n, nv, 0, nv);
+    for (int jn = 0; jn < m->njnt; ++jn) check += write_q_rows(m, w, jn, all, n);
+  } else {
+    for (int u = 0; u < m->ntree; ++u) {
+      const int nl = columns_reaching(w, all, n, u, c);
+      check += write_v_rows(c, nl, nv, m->tree_dofadr[u], m->tree_dofadr[u] + m->tree_dofnum[u]);
     }
-  for (int jn = 0; jn < m->njnt; ++jn) {
-    const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
-    const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
-    /* a free joint's translation rows are diagonal (h, 1) and its blocks do not mix translation and
-     * rotation: only the rotation block is summed (hinge, slide: Dq = 1, Dv = h) */
-    const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
-    for (int j = 0; j < n; ++j) {
-      const int col = w->ids[j];
-      const double *X = w->rhs + (size_t)j * nv;
-      for (int r = 0; r < r0; ++r) {
-        const double x = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
-        out[j][(size_t)(da + r) * stride[j]] = x;
-        check += x - x;
-      }
-      for (int r = r0; r < nvj; ++r) {
-        double x = 0.0;
-        for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
-        if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
-        out[j][(size_t)(da + r) * stride[j]] = x;
-        check += x - x;
-      }
+    int nl = 0;
+    for (int jn = 0, u = -1; jn < m->njnt; ++jn) {
+      const int t = m->dof_tree[m->jnt_dofadr[jn]];
+      if (t != u) nl = columns_reaching(w, all, n, u = t, c);
+      check += write_q_rows(m, w, jn, c, nl);
     }
   }
   if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
@@ -910,9 +962,17 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
 /* Solves the batch of right-hand sides with the kept factor and writes the columns out. */
 static grit_status flush(grit_data *d, grit_deriv_ws *w, batch *bt, double *A, double *B, double *P, int np) {
   if (bt->n == 0) return GRIT_OK;
-  grit_status s = grit_solver_factor_solve(d->solver, w->rhs, bt->n);
+  const grit_model *m = d->model;
+  const int nx = 2 * m->nv;
+  for (int j = 0; w->tree_part && j < bt->n; ++j) { /* state and control columns: their tree's */
+    const int col = w->ids[j];
+    w->part[j] = col < nx ? w->col_part[m->dof_tree[col % m->nv]]
+                 : col < nx + m->nu ? w->col_part[m->dof_tree[m->act_dof[col - nx]]]
+                                    : -1;
+  }
+  grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
-  write_batch(d->model, w, bt->n, A, B, P, np);
+  write_batch(m, w, bt->n, A, B, P, np);
   bt->n = 0;
   return GRIT_OK;
 }
@@ -962,6 +1022,14 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   /* the factor of H at the solution */
   grit_status s = grit_solver_refactor(d->solver, d->Aprev, d->stats.nconstraints, d->message);
   if (s != GRIT_OK) return s;
+  /* Columns of A and B lie in the part of the factor of their tree (and its neighbours): zero outside
+   * its rows, so A and B are zeroed once and the solves and write_batch touch those rows only. With a
+   * single part (the arm and ball in contact) there is nothing to skip: the plain solves and writes. */
+  int nparts;
+  w->tree_part = grit_solver_factor_parts(d->solver, &nparts);
+  if (nparts <= 1) w->tree_part = NULL;
+  if (w->tree_part && A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
+  if (w->tree_part && B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
 
   /* tangent-space Jacobians of the integration, joint by joint */
   for (int jn = 0; jn < m->njnt; ++jn)
@@ -987,6 +1055,13 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   w->inertial_in = NULL; /* state and control passes seed no inertial parameter: the model's constants */
   if (A || B) {
     const int ncolour = colour_trees(m, d, w);
+    /* A tree's columns are written in its rows and its neighbours' (add_rhs, lagged_rhs): they lie in
+     * one part of the factor if all of those trees do. */
+    for (int t = 0; w->tree_part && t < m->ntree; ++t) {
+      w->col_part[t] = w->tree_part[t];
+      for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e)
+        if (w->tree_part[w->adj[e]] != w->tree_part[t]) w->col_part[t] = -1;
+    }
     lagged_prepare(m, d, w);
     int first = 1;
     clear_inputs(m, d, w);

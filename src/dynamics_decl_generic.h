@@ -46,3 +46,5 @@ int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_ma
 
 /* Solves L L^T x = b in place (x holds b on entry), with the factor from grit_block_cholesky. */
 void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x);
+/* The same for tree t's rows of x alone (the factor is block diagonal). */
+void GS_NAME(grit_block_cholesky_solve_tree)(const grit_model *m, const GS *L, int t, GS *x);

@@ -195,20 +195,27 @@ int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_ma
   return -1;
 }
 
-void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x) {
-  for (int t = 0; t < m->ntree; ++t) {
-    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    const GS *Lt = L + m->tree_madr[t];
-    GS *xt = x + adr;
-    for (int i = 0; i < n; ++i) { /* L y = b */
-      GS s = xt[i];
-      for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * n + k], xt[k]));
-      xt[i] = GS_DIV(s, Lt[i * n + i]);
-    }
-    for (int i = n - 1; i >= 0; --i) { /* L^T x = y */
-      GS s = xt[i];
-      for (int k = i + 1; k < n; ++k) s = GS_SUB(s, GS_MUL(Lt[k * n + i], xt[k]));
-      xt[i] = GS_DIV(s, Lt[i * n + i]);
-    }
+/* Tree t's substitutions, inlined into both callers (the step's solve loops over every tree). */
+static inline void GS_NAME(block_cholesky_solve_one)(const grit_model *m, const GS *L, int t, GS *x) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const GS *Lt = L + m->tree_madr[t];
+  GS *xt = x + adr;
+  for (int i = 0; i < n; ++i) { /* L y = b */
+    GS s = xt[i];
+    for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * n + k], xt[k]));
+    xt[i] = GS_DIV(s, Lt[i * n + i]);
   }
+  for (int i = n - 1; i >= 0; --i) { /* L^T x = y */
+    GS s = xt[i];
+    for (int k = i + 1; k < n; ++k) s = GS_SUB(s, GS_MUL(Lt[k * n + i], xt[k]));
+    xt[i] = GS_DIV(s, Lt[i * n + i]);
+  }
+}
+
+void GS_NAME(grit_block_cholesky_solve_tree)(const grit_model *m, const GS *L, int t, GS *x) {
+  GS_NAME(block_cholesky_solve_one)(m, L, t, x);
+}
+
+void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x) {
+  for (int t = 0; t < m->ntree; ++t) GS_NAME(block_cholesky_solve_one)(m, L, t, x);
 }

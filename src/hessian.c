@@ -527,3 +527,16 @@ grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs) {
   memcpy(B, h->X->x, sizeof(double) * b.nzmax);
   return GRIT_OK;
 }
+
+const int *grit_hessian_parts(const grit_hessian *h, int *nparts) {
+  if (h->factored && h->last_path == 1 && h->nv > 0) return grit_blockchol_parts(h->bc, nparts);
+  *nparts = 1;
+  return NULL;
+}
+
+grit_status grit_hessian_solve_parts(grit_hessian *h, double *B, int nrhs, const int *part) {
+  int np;
+  if (!part || !grit_hessian_parts(h, &np)) return grit_hessian_solve(h, B, nrhs);
+  if (nrhs > 0) grit_blockchol_solve_parts(h->bc, B, nrhs, part);
+  return GRIT_OK;
+}

@@ -41,6 +41,15 @@ grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message);
 /* Solves H X = B in place for nrhs columns of length nv (column-major), with the last factor. */
 grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs);
 
+/* The parts of the last factor: tree t's part, H having no block between trees of different parts
+ * (grit_blockchol_parts), on the block-sparse path; NULL on the others (a single part). Sets *nparts. */
+const int *grit_hessian_parts(const grit_hessian *h, int *nparts);
+
+/* grit_hessian_solve for columns that each lie in one part of the last factor: column k is zero
+ * outside the trees of part[k] (-1: anywhere), and so is its solution; only those rows are touched.
+ * part NULL, or a path without parts: every column is solved whole. */
+grit_status grit_hessian_solve_parts(grit_hessian *h, double *B, int nrhs, const int *part);
+
 /* Floating-point operations of the last factorization: n^3/3 on the dense path, the block factor's
  * count of its pattern, CHOLMOD's count from its symbolic analysis. */
 double grit_hessian_flops(const grit_hessian *h);

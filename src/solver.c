@@ -21,6 +21,7 @@ struct grit_solver {
   grit_hessian *H;
   int factor_is_A; /* nc == 0: the kept factor is A's tree-block Cholesky */
   const double *Achol;
+  int *tree_id; /* (ntree) t at t: A's factor has a part per tree */
   const grit_model *m;
   /* vectors of nv */
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
@@ -54,8 +55,11 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->c = calloc((size_t)max_constraints + 1, sizeof *s->c);
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
+  s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
+  if (s->tree_id)
+    for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx;
+  int ok = s->c && s->jstore && s->lsidx && s->tree_id;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
@@ -73,6 +77,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->c);
   free(s->jstore);
   free(s->lsidx);
+  free(s->tree_id);
   double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->tmp};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) free(vecs[i]);
   free(s);
@@ -475,4 +480,22 @@ grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
     return GRIT_OK;
   }
   return grit_hessian_solve(s->H, b, nrhs);
+}
+
+const int *grit_solver_factor_parts(const grit_solver *s, int *nparts) {
+  if (!s->factor_is_A) return grit_hessian_parts(s->H, nparts);
+  *nparts = s->m->ntree;
+  return s->tree_id;
+}
+
+grit_status grit_solver_factor_solve_parts(grit_solver *s, double *b, int nrhs, const int *part) {
+  if (!part) return grit_solver_factor_solve(s, b, nrhs);
+  if (!s->factor_is_A) return grit_hessian_solve_parts(s->H, b, nrhs, part);
+  if (!s->Achol) return GRIT_ERR_STATE;
+  for (int k = 0; k < nrhs; ++k) {
+    double *x = b + (size_t)k * s->nv;
+    if (part[k] < 0) grit_block_cholesky_solve(s->m, s->Achol, x);
+    else grit_block_cholesky_solve_tree(s->m, s->Achol, part[k], x);
+  }
+  return GRIT_OK;
 }

@@ -98,4 +98,14 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
  * (nrhs columns of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs);
 
+/* The parts of the kept factor: tree t's part, H having no block between trees of different parts
+ * (with nc == 0, H = A: a part per tree); sets *nparts. NULL: a single part. Valid until the next
+ * solve or refactor. */
+const int *grit_solver_factor_parts(const grit_solver *s, int *nparts);
+
+/* grit_solver_factor_solve for columns that each lie in one part: column k is zero outside the trees
+ * of part[k] (-1: anywhere), and so is its solution; only those rows are touched, at the cost of that
+ * part alone. part NULL: as grit_solver_factor_solve. */
+grit_status grit_solver_factor_solve_parts(grit_solver *s, double *b, int nrhs, const int *part);
+
 #endif
