@@ -24,15 +24,18 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->aabb = calloc(6 * (size_t)ng + 1, sizeof(double));
   col->gmargin = calloc((size_t)ng + 1, sizeof(double));
   col->grad = calloc((size_t)ng + 1, sizeof(double));
-  col->twist = calloc(6 * (size_t)m->nbody + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->gmargin || !col->grad || !col->twist || !col->pairs || !col->c ||
+  if (!col->gpos || !col->gmat || !col->aabb || !col->gmargin || !col->grad || !col->pairs || !col->c ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
   }
-  for (int g = 0; g < ng; ++g) col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
+  for (int g = 0; g < ng; ++g) {
+    col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
+    col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
+    col->taud_max = fmax(col->taud_max, m->geom_taud[g]);
+  }
   *out = col;
   return GRIT_OK;
 }
@@ -45,7 +48,6 @@ void grit_collision_free(grit_collision *col) {
   free(col->aabb);
   free(col->gmargin);
   free(col->grad);
-  free(col->twist);
   free(col->pairs);
   free(col->c);
   free(col);
@@ -75,21 +77,10 @@ static double geom_speed(const double t[6], const double c[3], double r) {
 /* Each geometry's speculative margin (grit_collision_detect), capped at the model's margin. */
 static void speculative_margins(grit_collision *col, const grit_model *m, const grit_collision_motion *mo) {
   const double cap = m->opt.contact_margin;
-  /* body twists at v*, root to leaves (a parent's index is below its children's) */
-  for (int i = 0; i < 6; ++i) col->twist[i] = 0.0;
-  for (int b = 1; b < m->nbody; ++b) {
-    double *t = col->twist + 6 * b;
-    const double *tp = col->twist + 6 * m->body_parent[b];
-    for (int i = 0; i < 6; ++i) t[i] = tp[i];
-    for (int k = 0; k < m->body_dofnum[b]; ++k) {
-      const int dof = m->body_dofadr[b] + k;
-      for (int i = 0; i < 6; ++i) t[i] += mo->cdof[6 * dof + i] * mo->vstar[dof];
-    }
-  }
   for (int g = 0; g < m->ngeom; ++g) {
     const int b = m->geom_body[g];
     const double *c = col->gpos + 3 * g, r = col->grad[g];
-    const double s = fmax(geom_speed(mo->cvel + 6 * b, c, r), geom_speed(col->twist + 6 * b, c, r));
+    const double s = fmax(geom_speed(mo->cvel + 6 * b, c, r), geom_speed(mo->cvel_star + 6 * b, c, r));
     const double mg = mo->window * s;
     col->gmargin[g] = mg < cap ? mg : cap; /* an infinite or NaN bound gives the cap */
   }

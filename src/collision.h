@@ -19,10 +19,9 @@ typedef struct grit_contact_candidate {
 /* What bounds how far the geometries can move in a step, for the speculative margins of
  * grit_collision_detect: body twists at the start velocity and at the free-motion velocity v*. */
 typedef struct grit_collision_motion {
-  const double *cdof;  /* (6 nv) motion subspaces (grit_kin, at the step's poses) */
-  const double *cvel;  /* (6 nbody) body twists at the start velocity (grit_kin) */
-  const double *vstar; /* (nv) the free-motion velocity */
-  double window;       /* s: a geometry's margin is window times its speed bound */
+  const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin) */
+  const double *cvel_star; /* (6 nbody) body twists at v* (grit_kin_twists) */
+  double window;           /* s: a geometry's margin is window times its speed bound */
 } grit_collision_motion;
 
 typedef struct grit_collision {
@@ -31,7 +30,7 @@ typedef struct grit_collision {
   double *aabb;     /* (6 ngeom) margin-inflated boxes */
   double *gmargin;  /* (ngeom) each geometry's margin in the last query */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
-  double *twist;    /* (6 nbody) scratch: body twists at v* */
+  double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;

@@ -26,6 +26,7 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->bias, nv);
   GRIT_CARVE(c, d->force, nv);
   GRIT_CARVE(c, d->vstar, nv);
+  GRIT_CARVE(c, d->cvel_star, 6 * nb);
   GRIT_CARVE(c, d->crb, nb);
   GRIT_CARVE(c, d->acc, 6 * nb);
   GRIT_CARVE(c, d->frc, 6 * nb);

@@ -26,6 +26,7 @@ struct grit_data {
   double *bias;           /* (nv) bias forces c(q, v) */
   double *force;          /* (nv) smooth generalized force of the step */
   double *vstar;          /* (nv) free-motion velocity */
+  double *cvel_star;      /* (6 nbody) body twists at v*, for the collision's speculative margins */
 
   /* scratch */
   grit_sinertia *crb;     /* (nbody) composite inertias */

@@ -39,6 +39,10 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
 /* Body twists and cdof_dot at velocity v (after grit_kin_positions). */
 void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit_kin) * k);
 
+/* Body twists (6 nbody) at velocity v into tw, from k's motion subspaces (after grit_kin_positions);
+ * k itself is left as it is (its cvel stays that of its own velocity). */
+void GS_NAME(grit_kin_twists)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *tw);
+
 /* The 3 x nv Jacobian of the velocity of a point p (world) fixed to `body`: v_p = jac v, row-major;
  * and, if jacr is not NULL, of the body's angular velocity. Columns of dofs that do not move the body
  * are zero. */

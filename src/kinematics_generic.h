@@ -169,6 +169,18 @@ void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit
   }
 }
 
+void GS_NAME(grit_kin_twists)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *tw) {
+  GS_NAME(grit_sv_zero)(tw);
+  for (int b = 1; b < m->nbody; ++b) { /* a parent's index is below its children's */
+    GS *t = tw + 6 * b;
+    for (int i = 0; i < 6; ++i) t[i] = tw[6 * m->body_parent[b] + i];
+    for (int n = 0; n < m->body_dofnum[b]; ++n) {
+      const int dof = m->body_dofadr[b] + n;
+      for (int r = 0; r < 6; ++r) t[r] = GS_FMA(k->cdof[6 * dof + r], v[dof], t[r]);
+    }
+  }
+}
+
 void GS_NAME(grit_kin_point_jacobian_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, int body,
                                            const GS p[3], int col0, int ncol, GS *jac, GS *jacr) {
   for (int i = 0; i < 3 * ncol; ++i) jac[i] = GS_C(0.0);

@@ -70,15 +70,11 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
  * and slip at most at the sum of the two geometries' speed bounds s_a + s_b, so a gap above
  * T (s_a + s_b) with T = dt, dt (1 + mu), (dt + tau_d)(1 + mu) cannot close at those speeds; the factor
  * 2 leaves room for contact within the step to double them. A pair closed faster than that is caught
- * at the next step. Model-wide maxima of mu and tau_d keep the bound per geometry. */
-static double speculative_window(const grit_model *m, grit_contact_model model, double h) {
+ * at the next step. Model-wide maxima of mu and tau_d (found once, grit_collision_create) keep the
+ * bound per geometry. */
+static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {
   if (model == GRIT_CONTACT_LAGGED) return 2.0 * h;
-  double mu = 0.0, taud = 0.0;
-  for (int g = 0; g < m->ngeom; ++g) {
-    mu = fmax(mu, m->geom_friction[g]);
-    taud = fmax(taud, m->geom_taud[g]);
-  }
-  return 2.0 * (model == GRIT_CONTACT_SAP ? h + taud : h) * (1.0 + mu);
+  return 2.0 * (model == GRIT_CONTACT_SAP ? h + col->taud_max : h) * (1.0 + col->mu_max);
 }
 
 grit_status grit_step(grit_data *d) {
@@ -101,8 +97,9 @@ grit_status grit_step(grit_data *d) {
   /* 4: contact candidates at the poses of the start of the step. */
   int ncand = 0;
   if (m->ngeom > 1) {
-    const grit_collision_motion motion = {d->kin.cdof, d->kin.cvel, d->vstar,
-                                          speculative_window(m, d->settings.contact_model, h)};
+    grit_kin_twists(m, &d->kin, d->vstar, d->cvel_star);
+    const grit_collision_motion motion = {d->kin.cvel, d->cvel_star,
+                                          speculative_window(d->collision, d->settings.contact_model, h)};
     s = grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, &motion, d->message);
     if (s != GRIT_OK) return s;
     ncand = d->collision->n;
