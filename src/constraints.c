@@ -34,7 +34,7 @@ void grit_build_limit_constraints(const grit_model *m, const double *q, const do
     const int dof = m->jnt_dofadr[j], t = m->dof_tree[dof], n = m->tree_dofnum[t];
     const double x = q[m->jnt_qposadr[j]];
     /* the window the coordinate can plausibly reach in this step */
-    const double reach = GRIT_LIMIT_WINDOW * dt * fmax(fabs(v0[dof]), fabs(vstar[dof]));
+    const double reach = GRIT_STEP_REACH * dt * fmax(fabs(v0[dof]), fabs(vstar[dof]));
     for (int side = 0; side < 2; ++side) {
       const double gap = side == 0 ? x - m->jnt_range[2 * j] : m->jnt_range[2 * j + 1] - x;
       if (gap > reach) continue;

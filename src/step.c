@@ -68,13 +68,13 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
  * velocity is below v_hat = -phi0 / dt (Lagged), or its normal velocity less mu times its slip is
  * (Similar: z = v_n - mu |v_t|), with dt + tau_d in place of dt for SAP. The points of a pair approach
  * and slip at most at the sum of the two geometries' speed bounds s_a + s_b, so a gap above
- * T (s_a + s_b) with T = dt, dt (1 + mu), (dt + tau_d)(1 + mu) cannot close at those speeds; the factor
- * 2 leaves room for contact within the step to double them. A pair closed faster than that is caught
- * at the next step. Model-wide maxima of mu and tau_d (found once, grit_collision_create) keep the
- * bound per geometry. */
+ * T (s_a + s_b) with T = dt, dt (1 + mu), (dt + tau_d)(1 + mu) cannot close at those speeds; the
+ * factor GRIT_STEP_REACH (2) leaves room for contact within the step to double them. A pair closed
+ * faster than that is caught at the next step. Model-wide maxima of mu and tau_d (found once,
+ * grit_collision_create) keep the bound per geometry. */
 static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {
-  if (model == GRIT_CONTACT_LAGGED) return 2.0 * h;
-  return 2.0 * (model == GRIT_CONTACT_SAP ? h + col->taud_max : h) * (1.0 + col->mu_max);
+  if (model == GRIT_CONTACT_LAGGED) return GRIT_STEP_REACH * h;
+  return GRIT_STEP_REACH * (model == GRIT_CONTACT_SAP ? h + col->taud_max : h) * (1.0 + col->mu_max);
 }
 
 grit_status grit_step(grit_data *d) {
