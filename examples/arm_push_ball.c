@@ -8,8 +8,9 @@
  *     sum_k dt (e_k' Q e_k + u_k' R u_k) + e_N' Qf e_N,   e = x (-) x_goal,
  * with Q weighing the ball's position 100, the arm's joint rates 1 and the ball's velocity 0.1 (x 10 in
  * Qf), R = 0.01 I; initial guess 0.9 x gravity compensation, so that the arm sags onto the ball (there is
- * no gradient through a contact that never happens). grit_ilqr's costs carry a factor 1/2, hence the
- * factors 2 below.
+ * no gradient through a contact that never happens). The ball's final position is a constraint (met to
+ * 1 mm by grit_ilqr's augmented Lagrangian): under the cost alone the cheapest plans leave the ball
+ * 8-19 cm short (docs/ilqr.md); --unconstrained solves that problem instead.
  *
  * Prints one line per iteration and, last, one JSON object; writes the optimal trajectory as CSV
  * (t, q[nq], v[nv], u[nu] per knot; the last row has no control) and as a replay page (--html; default:
@@ -17,8 +18,8 @@
  * (recomputed by stepping from each knot), and plots of the iLQR cost and regularization per iteration,
  * the joint torques and the ball's distance to the target (docs/viewer.md).
  *
- *   arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] [--max-iter N]
- *                 [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]
+ *   arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] [--max-iter N] [--tol T]
+ *                 [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -41,7 +42,7 @@
 typedef struct args {
   grit_contact_model contact;
   double horizon_s;
-  int threads, max_iter, quiet;
+  int threads, max_iter, quiet, unconstrained;
   double tol;
   const char *csv, *model, *html; /* html NULL: from csv; "": none */
 } args;
@@ -55,7 +56,7 @@ typedef struct iter_log {
 static int usage(const char *why) {
   fprintf(stderr,
           "arm_push_ball: %s\nusage: arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] "
-          "[--max-iter N] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
+          "[--max-iter N] [--tol T] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
           why);
   return 2;
 }
@@ -64,8 +65,8 @@ static int parse(int argc, char **argv, args *a) {
   for (int i = 1; i < argc; ++i) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
-    if (!strcmp(o, "--quiet")) {
-      a->quiet = 1;
+    if (!strcmp(o, "--quiet") || !strcmp(o, "--unconstrained")) {
+      *(o[2] == 'q' ? &a->quiet : &a->unconstrained) = 1;
       continue;
     }
     if (!v) return usage("an option is missing its value");
@@ -114,9 +115,9 @@ static void log_iteration(void *ctx, const grit_ilqr_iteration *it) {
   }
   if (l->quiet) return;
   printf("iter %3d  cost %11.6f  reduction %10.3e (expected %10.3e)  alpha %5.3f  mu %8.1e  ff %8.2e  "
-         "clamped %2d  ms rollout/deriv/backward %6.1f %6.1f %5.1f\n",
+         "clamped %2d  target miss %8.2e m (rho %7.1e)  ms rollout/deriv/backward %6.1f %6.1f %5.1f\n",
          it->iteration, it->cost, it->actual, it->expected, it->alpha, it->regularization, it->feedforward,
-         it->clamped, 1e3 * it->t_rollout, 1e3 * it->t_derivatives, 1e3 * it->t_backward);
+         it->clamped, it->violation, it->penalty, 1e3 * it->t_rollout, 1e3 * it->t_derivatives, 1e3 * it->t_backward);
   fflush(stdout);
 }
 
@@ -206,7 +207,8 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, 100, 0, 1e-4, "arm_push_ball.csv", GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
+  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, 1e-4, "arm_push_ball.csv",
+            GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
   const double t_start = now_s();
@@ -217,6 +219,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   const int N = pp.N, nx = pp.nx, nq = pp.nq, nv = pp.nv, nu = pp.nu;
+  pp.constrain = !a.unconstrained;
   grit_ilqr_options o = push_problem_options(a.threads);
   o.max_iterations = a.max_iter;
   o.tol_cost = a.tol;
@@ -236,6 +239,10 @@ int main(int argc, char **argv) {
            pp.arm_dofs, pp.ball_start[0], pp.ball_target[0], N, pp.dt, scene_model_name(a.contact), a.threads);
   if (grit_ilqr_solve(solver, &r) != GRIT_OK) {
     fprintf(stderr, "arm_push_ball: %s (%s)\n", grit_ilqr_last_error(solver), grit_ilqr_grit_last_error(adapter));
+    grit_ilqr_free(solver);
+    grit_ilqr_grit_free(adapter);
+    push_problem_free(&pp);
+    free(ilog.cost), free(ilog.regularization);
     return 1;
   }
   const double wall = now_s() - t_start;
@@ -286,9 +293,10 @@ int main(int argc, char **argv) {
     }
   }
   if (!a.quiet)
-    printf("ball at (%.4f, %.4f, %.4f) m after %.2f s, %.1f mm from the target; solve %.2f s (rollout %.2f, "
-           "derivatives %.2f, backward %.2f)\n",
-           ball[0], ball[1], ball[2], N * pp.dt, 1e3 * err, r.t_total, r.t_rollout, r.t_derivatives, r.t_backward);
+    printf("ball at (%.4f, %.4f, %.4f) m after %.2f s, %.1f mm from the target, moving at %.3f m/s; %d multiplier "
+           "updates; solve %.2f s (rollout %.2f, derivatives %.2f, backward %.2f)\n",
+           ball[0], ball[1], ball[2], N * pp.dt, 1e3 * err, hypot(hypot(xN[nq + pp.ball_v], xN[nq + pp.ball_v + 1]),
+           xN[nq + pp.ball_v + 2]), r.multiplier_updates, r.t_total, r.t_rollout, r.t_derivatives, r.t_backward);
   printf("{\"arm_dofs\":%d,\"iterations\":%d,\"converged\":%s,\"final_cost\":%.6g,\"ball_target_error_m\":%.6g,"
          "\"wall_s\":%.4g,\"contact_model\":\"%s\"}\n",
          pp.arm_dofs, r.iterations, r.converged ? "true" : "false", r.cost, err, wall, scene_model_name(a.contact));

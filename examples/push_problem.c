@@ -13,7 +13,7 @@ void push_problem_free(push_problem *p) {
   grit_mjcf_info_free(&p->info);
   grit_model_free(p->model);
   free(p->x0), free(p->goal), free(p->Q), free(p->Qf), free(p->R), free(p->u_guess), free(p->u_min);
-  free(p->u_max);
+  free(p->u_max), free(p->C_final);
   memset(p, 0, sizeof *p);
 }
 
@@ -55,12 +55,13 @@ int push_problem_setup(push_problem *p, const char *path, grit_contact_model con
   p->Q = calloc((size_t)(ndx * ndx), sizeof(double));
   p->Qf = calloc((size_t)(ndx * ndx), sizeof(double));
   p->R = calloc((size_t)(nu * nu), sizeof(double));
+  p->C_final = calloc((size_t)(3 * ndx), sizeof(double));
   p->u_guess = calloc((size_t)(N * nu), sizeof(double));
   p->u_min = calloc((size_t)nu, sizeof(double));
   p->u_max = calloc((size_t)nu, sizeof(double));
   double *bias = calloc((size_t)nv, sizeof(double));
   grit_data *d = NULL;
-  if (!p->x0 || !p->goal || !p->Q || !p->Qf || !p->R || !p->u_guess || !p->u_min || !p->u_max || !bias ||
+  if (!p->x0 || !p->goal || !p->Q || !p->Qf || !p->R || !p->C_final || !p->u_guess || !p->u_min || !p->u_max || !bias ||
       grit_data_create(m, &d) != GRIT_OK || grit_mjcf_apply_key(&p->info, key, d) != GRIT_OK) {
     snprintf(msg, GRIT_MESSAGE_SIZE, "cannot set up the problem: %s", d ? grit_data_last_error(d) : "out of memory");
     free(bias);
@@ -85,6 +86,10 @@ int push_problem_setup(push_problem *p, const char *path, grit_contact_model con
     p->Qf[(nv + i) * ndx + nv + i] = 2 * (is_ball ? 10 * wv : wv);
   }
   for (int i = 0; i < nu; ++i) p->R[i * nu + i] = 2 * p->dt * 0.01;
+  /* The task: the ball's centre at the target at the end, as a constraint (its rows pick the ball's
+   * position out of the tangent-space error). */
+  for (int i = 0; i < 3; ++i) p->C_final[i * ndx + p->ball_v + i] = 1;
+  p->constrain = 1;
 
   /* Effort limits, and the guess: 0.9 x the torques holding the arm still against gravity (the bias
    * forces at zero velocity), through each motor's gear. */
@@ -114,12 +119,18 @@ grit_ilqr_problem push_problem_ilqr(const push_problem *p, grit_ilqr_dynamics dy
   q.R = p->R;
   q.u_min = p->u_min;
   q.u_max = p->u_max;
+  if (p->constrain) {
+    q.nc_final = 3;
+    q.C_final = p->C_final;
+  }
   return q;
 }
 
 grit_ilqr_options push_problem_options(int nthreads) {
   grit_ilqr_options o = grit_ilqr_default_options();
+  o.max_iterations = PUSH_MAX_ITERATIONS;
   o.tol_cost = 1e-4;
+  o.tol_constraint = 1e-3; /* m: the ball within 1 mm of the target */
   o.nthreads = nthreads;
   return o;
 }

@@ -69,73 +69,85 @@ static void record(void *ctx, const grit_ilqr_iteration *it) {
   }
 }
 
-Test(ilqr, linear_quadratic_converges_in_one_iteration_to_the_lqr_solution) {
-  unsigned seed = 7;
+/* A random linear system with a quadratic cost, and the problem written over the stacked controls U:
+ * x_k = a_k + G_k U, cost 1/2 U'H U + g'U + const (the reference the solver is checked against). */
+enum { NU = LH * LM };
+typedef struct lq_case {
   linear_sys sys;
-  for (int i = 0; i < LN * LN; ++i) sys.A[i] = (i % (LN + 1) == 0 ? 1.0 : 0.0) + 0.2 * rnd(&seed);
-  for (int i = 0; i < LN * LM; ++i) sys.B[i] = rnd(&seed);
-  double Q[LN * LN] = {0}, Qf[LN * LN] = {0}, R[LM * LM] = {0}, x0[LN], goal[LN];
+  double Q[LN * LN], Qf[LN * LN], R[LM * LM], x0[LN], goal[LN];
+  double G[LH + 1][LN][NU], a[LH + 1][LN], H[NU * NU], g[NU];
+} lq_case;
+
+static void lq_case_make(lq_case *c) {
+  memset(c, 0, sizeof *c);
+  unsigned seed = 7;
+  linear_sys *sys = &c->sys;
+  for (int i = 0; i < LN * LN; ++i) sys->A[i] = (i % (LN + 1) == 0 ? 1.0 : 0.0) + 0.2 * rnd(&seed);
+  for (int i = 0; i < LN * LM; ++i) sys->B[i] = rnd(&seed);
   /* Q = C'C (positive semidefinite), Qf diagonal, R = diag + coupling (positive definite) */
   double C[LN * LN];
   for (int i = 0; i < LN * LN; ++i) C[i] = rnd(&seed);
   for (int i = 0; i < LN; ++i)
     for (int j = 0; j < LN; ++j)
-      for (int p = 0; p < LN; ++p) Q[i * LN + j] += C[p * LN + i] * C[p * LN + j];
-  for (int i = 0; i < LN; ++i) Qf[i * LN + i] = 10.0 + i;
-  R[0] = 0.5, R[1] = R[2] = 0.1, R[3] = 0.3;
+      for (int p = 0; p < LN; ++p) c->Q[i * LN + j] += C[p * LN + i] * C[p * LN + j];
+  for (int i = 0; i < LN; ++i) c->Qf[i * LN + i] = 10.0 + i;
+  c->R[0] = 0.5, c->R[1] = c->R[2] = 0.1, c->R[3] = 0.3;
   for (int i = 0; i < LN; ++i) {
-    x0[i] = rnd(&seed);
-    goal[i] = 0.3 * rnd(&seed);
+    c->x0[i] = rnd(&seed);
+    c->goal[i] = 0.3 * rnd(&seed);
   }
-
-  /* The reference: stack U, write x_k = a_k + G_k U, solve the normal equations of the quadratic. */
-  enum { NU = LH * LM };
-  static double G[LH + 1][LN][NU], a[LH + 1][LN], H[NU * NU], g[NU];
-  memset(G, 0, sizeof G);
-  memset(H, 0, sizeof H);
-  memset(g, 0, sizeof g);
-  memcpy(a[0], x0, sizeof x0);
+  memcpy(c->a[0], c->x0, sizeof c->x0);
   for (int k = 0; k < LH; ++k) {
     for (int i = 0; i < LN; ++i) {
-      a[k + 1][i] = 0;
-      for (int j = 0; j < LN; ++j) a[k + 1][i] += sys.A[i * LN + j] * a[k][j];
-      for (int c = 0; c < NU; ++c) {
+      for (int j = 0; j < LN; ++j) c->a[k + 1][i] += sys->A[i * LN + j] * c->a[k][j];
+      for (int col = 0; col < NU; ++col) {
         double v = 0;
-        for (int j = 0; j < LN; ++j) v += sys.A[i * LN + j] * G[k][j][c];
-        G[k + 1][i][c] = v;
+        for (int j = 0; j < LN; ++j) v += sys->A[i * LN + j] * c->G[k][j][col];
+        c->G[k + 1][i][col] = v;
       }
-      for (int j = 0; j < LM; ++j) G[k + 1][i][k * LM + j] += sys.B[i * LM + j];
+      for (int j = 0; j < LM; ++j) c->G[k + 1][i][k * LM + j] += sys->B[i * LM + j];
     }
   }
   for (int k = 1; k <= LH; ++k) {
-    const double *W = k == LH ? Qf : Q;
+    const double *W = k == LH ? c->Qf : c->Q;
     for (int r = 0; r < NU; ++r)
       for (int i = 0; i < LN; ++i) {
-        if (G[k][i][r] == 0) continue;
+        if (c->G[k][i][r] == 0) continue;
         for (int j = 0; j < LN; ++j) {
-          const double wij = G[k][i][r] * W[i * LN + j];
-          g[r] += wij * (a[k][j] - goal[j]);
-          for (int c = 0; c < NU; ++c) H[r * NU + c] += wij * G[k][j][c];
+          const double wij = c->G[k][i][r] * W[i * LN + j];
+          c->g[r] += wij * (c->a[k][j] - c->goal[j]);
+          for (int col = 0; col < NU; ++col) c->H[r * NU + col] += wij * c->G[k][j][col];
         }
       }
   }
   for (int k = 0; k < LH; ++k)
     for (int i = 0; i < LM; ++i)
-      for (int j = 0; j < LM; ++j) H[(k * LM + i) * NU + k * LM + j] += R[i * LM + j];
+      for (int j = 0; j < LM; ++j) c->H[(k * LM + i) * NU + k * LM + j] += c->R[i * LM + j];
+}
+
+static grit_ilqr_problem lq_problem(lq_case *c) {
+  grit_ilqr_problem p;
+  memset(&p, 0, sizeof p);
+  p.dynamics = (grit_ilqr_dynamics){LN, LN, LM, &c->sys, lin_step, lin_jac, NULL};
+  p.horizon = LH;
+  p.x0 = c->x0;
+  p.x_goal = c->goal;
+  p.Q = c->Q;
+  p.Qf = c->Qf;
+  p.R = c->R;
+  return p;
+}
+
+Test(ilqr, linear_quadratic_converges_in_one_iteration_to_the_lqr_solution) {
+  static lq_case lq;
+  lq_case_make(&lq);
+  double *H = lq.H, *g = lq.g;
   double ustar[NU];
   for (int i = 0; i < NU; ++i) ustar[i] = -g[i];
   /* LAPACK's Cholesky solve: a reference independent of the package's own kernels */
   cr_assert_eq(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', NU, 1, H, NU, ustar, 1), 0);
 
-  grit_ilqr_problem p;
-  memset(&p, 0, sizeof p);
-  p.dynamics = (grit_ilqr_dynamics){LN, LN, LM, &sys, lin_step, lin_jac, NULL};
-  p.horizon = LH;
-  p.x0 = x0;
-  p.x_goal = goal;
-  p.Q = Q;
-  p.Qf = Qf;
-  p.R = R;
+  grit_ilqr_problem p = lq_problem(&lq);
   grit_ilqr_options o = grit_ilqr_default_options();
   o.reg_init = 0; /* the exact Newton step: no regularization */
   o.max_iterations = 1;
@@ -160,6 +172,84 @@ Test(ilqr, linear_quadratic_converges_in_one_iteration_to_the_lqr_solution) {
   cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK);
   cr_assert(r.converged);
   cr_assert_leq(r.iterations, 2);
+  grit_ilqr_free(s);
+}
+
+/* With a final equality constraint C (x_N - goal) = 0 the optimum solves the KKT system
+ *     [ H     M' ] [U ]   [ -g                ]
+ *     [ M     0  ] [nu] = [ -C (a_N - goal)   ],   M = C G_N,
+ * and the augmented Lagrangian's multipliers must converge to nu. */
+Test(ilqr, final_equality_constraint_reaches_the_kkt_solution_of_the_constrained_lq_problem) {
+  enum { NC = 2, NK = NU + NC };
+  static lq_case lq;
+  static double K[NK * NK];
+  lq_case_make(&lq);
+  double Cf[NC * LN] = {1, 0, 0.5, 0, 0, 1, 0, -0.7}, rhs[NK];
+  memset(K, 0, sizeof K);
+  for (int r = 0; r < NU; ++r) {
+    for (int c = 0; c < NU; ++c) K[r * NK + c] = lq.H[r * NU + c];
+    rhs[r] = -lq.g[r];
+  }
+  for (int i = 0; i < NC; ++i) {
+    double ci = 0;
+    for (int j = 0; j < LN; ++j) ci += Cf[i * LN + j] * (lq.a[LH][j] - lq.goal[j]);
+    rhs[NU + i] = -ci;
+    for (int c = 0; c < NU; ++c) {
+      double m = 0;
+      for (int j = 0; j < LN; ++j) m += Cf[i * LN + j] * lq.G[LH][j][c];
+      K[(NU + i) * NK + c] = K[c * NK + NU + i] = m;
+    }
+  }
+  lapack_int piv[NK];
+  cr_assert_eq(LAPACKE_dgesv(LAPACK_ROW_MAJOR, NK, 1, K, NK, piv, rhs, 1), 0);
+
+  grit_ilqr_problem p = lq_problem(&lq);
+  p.nc_final = NC;
+  p.C_final = Cf;
+  grit_ilqr_options o = grit_ilqr_default_options();
+  /* c to 1e-10 asks for controls resolved far below the default feedforward tolerance (1e-6 relative) */
+  o.tol_constraint = 1e-10;
+  o.tol_feedforward = 1e-12;
+  cost_log log = {0};
+  o.log = record;
+  o.log_ctx = &log;
+  grit_ilqr *s = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_ilqr_create(&p, &o, &s, msg), GRIT_OK, "%s", msg);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK, "%s", grit_ilqr_last_error(s));
+  const double *u = grit_ilqr_controls(s), *lambda = grit_ilqr_multipliers(s);
+  double err = 0, scale = 0, lerr = 0, lscale = 0;
+  for (int i = 0; i < NU; ++i) {
+    err = fmax(err, fabs(u[i] - rhs[i]));
+    scale = fmax(scale, fabs(rhs[i]));
+  }
+  for (int i = 0; i < NC; ++i) {
+    lerr = fmax(lerr, fabs(lambda[i] - rhs[NU + i]));
+    lscale = fmax(lscale, fabs(rhs[NU + i]));
+  }
+  /* the final state, from the solver's own rollout */
+  const double *xN = grit_ilqr_states(s) + LH * LN;
+  double viol = 0;
+  for (int i = 0; i < NC; ++i) {
+    double ci = 0;
+    for (int j = 0; j < LN; ++j) ci += Cf[i * LN + j] * (xN[j] - lq.goal[j]);
+    viol = fmax(viol, fabs(ci));
+  }
+  cr_log_info("constrained LQ: %d iterations, %d multiplier updates, max|c| %.2g, |u - u*| %.2g (|u*| %.2g), "
+              "|lambda - nu| %.2g (|nu| %.2g)",
+              r.iterations, r.multiplier_updates, r.violation, err, scale, lerr, lscale);
+  cr_assert(r.converged);
+  cr_assert_geq(r.multiplier_updates, 1);
+  cr_assert_leq(r.violation, 1e-10);
+  cr_assert_float_eq(viol, r.violation, 1e-15, "the reported violation is the final state's");
+  /* |c| <= 1e-10 leaves U and lambda off the optimum by about cond(KKT) x 1e-10 (measured: 2e-11 and 6e-9
+   * relative) */
+  cr_assert(err <= 1e-8 * scale, "U is off the constrained optimum by %g", err);
+  cr_assert(lerr <= 1e-6 * lscale, "the multipliers are off by %g", lerr);
+  /* The reported cost is the problem's (no augmented-Lagrangian terms): 1/2 U'HU + g'U + const at U. */
+  cr_assert_float_eq(r.cost, grit_ilqr_cost(s), 1e-12);
+  for (int i = 1; i < log.n; ++i) cr_assert(log.actual[i] >= 0, "iteration %d increased the cost", i + 1);
   grit_ilqr_free(s);
 }
 
@@ -317,7 +407,26 @@ Test(ilqr, bad_problems_are_rejected_with_a_message) {
   q = p;
   q.dynamics.nx = 3; /* a manifold state needs a difference function */
   expect_rejected(&q, NULL, GRIT_ERR_INVALID_ARGUMENT, NULL);
+  const double C_zero_row[4] = {1, 0, 0, 0}, C_nan[2] = {NAN, 1};
+  q = p;
+  q.x_goal = goal;
+  q.nc_final = 1; /* no C_final */
+  expect_rejected(&q, NULL, GRIT_ERR_INVALID_ARGUMENT, "C_final");
+  q.nc_final = 3; /* more rows than ndx */
+  q.C_final = C_zero_row;
+  expect_rejected(&q, NULL, GRIT_ERR_INVALID_ARGUMENT, "nc_final");
+  q.nc_final = 2;
+  expect_rejected(&q, NULL, GRIT_ERR_INVALID_ARGUMENT, "row 1 is zero");
+  q.nc_final = 1;
+  q.C_final = C_nan;
+  expect_rejected(&q, NULL, GRIT_ERR_NOT_FINITE, "C_final");
+  q.C_final = C_zero_row;
+  q.x_goal = NULL;
+  expect_rejected(&q, NULL, GRIT_ERR_INVALID_ARGUMENT, "x_goal");
   grit_ilqr_options o = grit_ilqr_default_options();
+  o.penalty_factor = 1;
+  expect_rejected(&p, &o, GRIT_ERR_INVALID_ARGUMENT, "penalty_factor");
+  o = grit_ilqr_default_options();
   o.ls_decrease = 1.5;
   expect_rejected(&p, &o, GRIT_ERR_INVALID_ARGUMENT, "ls_decrease");
   grit_ilqr *s = NULL;

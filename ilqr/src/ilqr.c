@@ -21,13 +21,17 @@ struct grit_ilqr {
   grit_ilqr_dynamics dyn;
   int N, nx, ndx, nu;
   double *x0, *x_goal, *Q, *Qf, *R, *u_ref, *u_min, *u_max; /* NULL where absent */
+  int nc;            /* rows of the final constraint c = C (x_N (-) x_goal) = 0 (0: none) */
+  double *C, *lambda, *c; /* nc x ndx, its multipliers, and scratch for c */
+  double rho;        /* its penalty */
+  double violation, al_term; /* max|c| and lambda' c + rho/2 |c|^2 at the current solution */
   grit_ilqr_cost_fn cost;
   void *cost_ctx;
   grit_ilqr_options opt;
 
   int slot;          /* the rollout slot holding the current solution */
   int have_rollout;  /* xs[slot] is the rollout of us[slot] from x0 */
-  double J;          /* its cost */
+  double J;          /* its cost, with the constraint's augmented-Lagrangian terms */
   double *xs[2];     /* (N + 1) x nx per slot */
   double *us[2];     /* N x nu per slot */
   double *fx, *fu;   /* N x ndx x ndx, N x ndx x nu */
@@ -43,7 +47,7 @@ struct grit_ilqr {
   char msg[GRIT_MESSAGE_SIZE];
 };
 
-const char *grit_ilqr_version(void) { return "0.2.0"; }
+const char *grit_ilqr_version(void) { return "0.3.0"; }
 
 static double now_s(void) {
   struct timespec ts;
@@ -71,6 +75,10 @@ grit_ilqr_options grit_ilqr_default_options(void) {
   o.ls_max_trials = 10;
   o.ls_accept = 1e-4;
   o.nthreads = 1;
+  o.tol_constraint = 1e-6;
+  o.penalty_init = 1;
+  o.penalty_factor = 10;
+  o.penalty_max = 1e8;
   return o;
 }
 
@@ -87,6 +95,11 @@ static grit_status check_options(const grit_ilqr_options *o, char *msg) {
   if (o->ls_max_trials < 1) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_max_trials %d < 1", o->ls_max_trials);
   if (!(o->ls_accept > 0 && o->ls_accept < 1))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "ls_accept %g must be in (0, 1)", o->ls_accept);
+  if (!(o->tol_constraint >= 0) || !(o->penalty_init > 0) || !(o->penalty_max >= o->penalty_init) ||
+      !isfinite(o->penalty_max) || !(o->penalty_factor > 1) || !isfinite(o->penalty_factor))
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
+                          "constraint options: need tol_constraint >= 0, 0 < penalty_init <= penalty_max < inf, "
+                          "penalty_factor > 1");
   if (o->nthreads < 1 || o->nthreads > MAX_THREADS)
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "nthreads %d not in [1, %d]", o->nthreads, MAX_THREADS);
   return GRIT_OK;
@@ -114,7 +127,8 @@ void grit_ilqr_free(grit_ilqr *s) {
   if (!s) return;
   double *arrays[] = {s->x0, s->x_goal, s->Q, s->Qf, s->R, s->u_ref, s->u_min, s->u_max, s->xs[0], s->xs[1],
                       s->us[0], s->us[1], s->fx, s->fu, s->lx, s->lxx, s->lu, s->luu, s->lux, s->kff, s->K,
-                      s->Vx, s->Vxx, s->Vx1, s->Vxx1, s->dlo, s->dhi, s->e, s->du, s->cb, s->work};
+                      s->Vx, s->Vxx, s->Vx1, s->Vxx1, s->dlo, s->dhi, s->e, s->du, s->cb, s->work,
+                      s->C, s->lambda, s->c};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) free(arrays[i]);
   free(s);
 }
@@ -142,6 +156,19 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
   if (!all_finite(p->x0, d->nx)) return grit_ilqr_fail(msg, GRIT_ERR_NOT_FINITE, "x0 has a non-finite entry");
   if ((p->Q || p->Qf) && !p->x_goal) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "Q or Qf given without x_goal");
   const int nx = d->nx, n = d->ndx, m = d->nu, N = p->horizon;
+  if (p->nc_final < 0 || p->nc_final > n || (p->nc_final > 0) != (p->C_final != NULL))
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
+                          "final constraint: nc_final %d must be in [0, ndx = %d], with C_final given iff nc_final > 0",
+                          p->nc_final, n);
+  if (p->nc_final > 0 && !p->x_goal)
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "a final constraint needs x_goal");
+  if (p->nc_final > 0 && !all_finite(p->C_final, p->nc_final * n))
+    return grit_ilqr_fail(msg, GRIT_ERR_NOT_FINITE, "C_final has a non-finite entry");
+  for (int i = 0; i < p->nc_final; ++i) {
+    double row = 0;
+    for (int j = 0; j < n; ++j) row += fabs(p->C_final[i * n + j]);
+    if (row == 0) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "C_final row %d is zero", i);
+  }
   if ((p->x_goal && !all_finite(p->x_goal, nx)) || (p->Q && !all_finite(p->Q, n * n)) ||
       (p->Qf && !all_finite(p->Qf, n * n)) || (p->R && !all_finite(p->R, m * m)) ||
       (p->u_ref && !all_finite(p->u_ref, m)))
@@ -190,6 +217,13 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
   s->u_ref = dup_array(p->u_ref, m, &ok);
   s->u_min = dup_array(p->u_min, m, &ok);
   s->u_max = dup_array(p->u_max, m, &ok);
+  s->nc = p->nc_final;
+  s->rho = o.penalty_init;
+  if (s->nc) {
+    s->C = dup_array(p->C_final, s->nc * n, &ok);
+    s->lambda = zeros((size_t)s->nc, &ok);
+    s->c = zeros((size_t)s->nc, &ok);
+  }
   const size_t Nn = (size_t)N;
   for (int t = 0; t < 2; ++t) {
     s->xs[t] = zeros((Nn + 1) * (size_t)nx, &ok);
@@ -274,7 +308,7 @@ const double *grit_ilqr_states(const grit_ilqr *s) { return s ? s->xs[s->slot] :
 const double *grit_ilqr_controls(const grit_ilqr *s) { return s ? s->us[s->slot] : NULL; }
 const double *grit_ilqr_gains(const grit_ilqr *s) { return s ? s->K : NULL; }
 int grit_ilqr_horizon(const grit_ilqr *s) { return s ? s->N : 0; }
-double grit_ilqr_cost(const grit_ilqr *s) { return s ? s->J : NAN; }
+const double *grit_ilqr_multipliers(const grit_ilqr *s) { return s ? s->lambda : NULL; }
 
 /* ------------------------------------------------------------------------------------------ cost */
 
@@ -284,6 +318,37 @@ static void state_error(grit_ilqr *s, const double *x, double *e) {
   else
     for (int i = 0; i < s->nx; ++i) e[i] = x[i] - s->x_goal[i];
 }
+
+/* The final constraint c = C e at the error e into s->c; returns max_i |c_i|. */
+static double constraint_value(grit_ilqr *s, const double *e) {
+  double worst = 0;
+  for (int i = 0; i < s->nc; ++i) {
+    double v = 0;
+    for (int j = 0; j < s->ndx; ++j) v += s->C[i * s->ndx + j] * e[j];
+    s->c[i] = v;
+    worst = fmax(worst, fabs(v));
+  }
+  return worst;
+}
+
+/* The augmented-Lagrangian term lambda' c + rho/2 |c|^2 at the c in s->c. */
+static double constraint_term(const grit_ilqr *s) {
+  double t = 0;
+  for (int i = 0; i < s->nc; ++i) t += (s->lambda[i] + 0.5 * s->rho * s->c[i]) * s->c[i];
+  return t;
+}
+
+/* The final constraint at the current solution: c into s->c, max|c| into s->violation, and its
+ * augmented-Lagrangian term (part of s->J) into s->al_term. */
+static void refresh_constraint(grit_ilqr *s) {
+  s->violation = s->al_term = 0;
+  if (!s->nc) return;
+  state_error(s, s->xs[s->slot] + (size_t)s->N * s->nx, s->e);
+  s->violation = constraint_value(s, s->e);
+  s->al_term = constraint_term(s);
+}
+
+double grit_ilqr_cost(const grit_ilqr *s) { return s ? s->J - s->al_term : NAN; }
 
 /* The cost of knot k (u NULL at k == N) and, if derivs, its derivatives into the knot's arrays.
  * Returns 0, or nonzero if the cost callback failed or gave a non-finite value. */
@@ -303,10 +368,24 @@ static int knot_cost(grit_ilqr *s, int k, const double *x, const double *u, doub
       memset(lux, 0, sizeof(double) * (size_t)(m * n));
     }
   }
+  /* The error's Jacobian is taken as the identity: exact for vector states, and for rotations the
+   * first-order term at small error (the usual tangent-space convention). */
+  if (W || (final && s->nc)) state_error(s, x, s->e);
+  if (final && s->nc) {
+    /* lambda' c + rho/2 |c|^2 with c = C e: gradient C' (lambda + rho c), Hessian rho C' C */
+    constraint_value(s, s->e);
+    c += constraint_term(s);
+    if (derivs)
+      for (int i = 0; i < s->nc; ++i) {
+        const double *Ci = s->C + (size_t)i * n, g = s->lambda[i] + s->rho * s->c[i];
+        for (int a = 0; a < n; ++a) {
+          if (Ci[a] == 0) continue;
+          lx[a] += Ci[a] * g;
+          for (int b = 0; b < n; ++b) lxx[a * n + b] += s->rho * Ci[a] * Ci[b];
+        }
+      }
+  }
   if (W) {
-    /* The error's Jacobian is taken as the identity: exact for vector states, and for rotations the
-     * first-order term at small error (the usual tangent-space convention). */
-    state_error(s, x, s->e);
     for (int i = 0; i < n; ++i) {
       double we = 0;
       for (int j = 0; j < n; ++j) we += W[i * n + j] * s->e[j];
@@ -489,35 +568,24 @@ static int backward(grit_ilqr *s, double mu, double *ff) {
 
 /* --------------------------------------------------------------------------------------- solve */
 
-grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
-  if (!s) return GRIT_ERR_INVALID_ARGUMENT;
-  grit_ilqr_result r;
-  memset(&r, 0, sizeof r);
-  s->msg[0] = 0;
-  const double t_start = now_s();
+/* Runs iLQR iterations on the current (augmented) cost until they converge or stop, at most `budget`
+ * of them; r's iteration count and times accumulate, r->stop and r->converged say how this run ended. */
+static grit_status iterate(grit_ilqr *s, grit_ilqr_result *r, int budget, int *steps) {
   const grit_ilqr_options *o = &s->opt;
-  if (!s->have_rollout) {
-    /* the current controls, open loop */
-    const double t0 = now_s();
-    int bad = rollout(s, s->slot, 0, 0, &s->J);
-    r.t_rollout += now_s() - t0;
-    if (bad) {
-      if (res) *res = r;
-      return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the rollout of the initial controls failed (dynamics or cost)");
-    }
-    s->have_rollout = 1;
-  }
-  r.initial_cost = s->J;
-  r.stop = GRIT_ILQR_MAX_ITERATIONS;
+  *steps = 0;
   double mu = o->reg_init, delta = 1;
-  grit_status status = GRIT_OK;
-  for (int iter = 1; iter <= o->max_iterations; ++iter) {
+  r->stop = GRIT_ILQR_MAX_ITERATIONS;
+  r->converged = 0;
+  for (int run = 1; run <= budget; ++run) {
     grit_ilqr_iteration it;
     memset(&it, 0, sizeof it);
-    it.iteration = iter;
+    it.iteration = ++r->iterations;
+    it.penalty = s->nc ? s->rho : 0;
     double t0 = now_s();
-    if ((status = derivatives(s)) != GRIT_OK) break;
+    grit_status status = derivatives(s);
+    if (status != GRIT_OK) return status;
     it.t_derivatives = now_s() - t0;
+    r->t_derivatives += it.t_derivatives;
 
     /* Backward pass; on a non-positive-definite Quu, grow mu (Tassa, Erez and Todorov 2012). */
     t0 = now_s();
@@ -532,25 +600,17 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
       }
     }
     it.t_backward = now_s() - t0;
+    r->t_backward += it.t_backward;
     it.regularization = mu;
     it.feedforward = ff;
     it.clamped = s->clamped;
     it.cost = s->J;
-    r.iterations = iter;
-    if (gave_up) {
-      r.stop = GRIT_ILQR_NO_PROGRESS;
-      r.t_derivatives += it.t_derivatives;
-      r.t_backward += it.t_backward;
+    it.violation = s->violation;
+    if (gave_up || ff < o->tol_feedforward) {
+      r->stop = gave_up ? GRIT_ILQR_NO_PROGRESS : GRIT_ILQR_CONVERGED_FEEDFORWARD;
+      r->converged = !gave_up;
       if (o->log) o->log(o->log_ctx, &it);
-      break;
-    }
-    if (ff < o->tol_feedforward) {
-      r.stop = GRIT_ILQR_CONVERGED_FEEDFORWARD;
-      r.converged = 1;
-      r.t_derivatives += it.t_derivatives;
-      r.t_backward += it.t_backward;
-      if (o->log) o->log(o->log_ctx, &it);
-      break;
+      return GRIT_OK;
     }
 
     /* Forward pass: backtracking on alpha, accepted on the ratio of actual to expected reduction. */
@@ -569,9 +629,7 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
       }
     }
     it.t_rollout = now_s() - t0;
-    r.t_rollout += it.t_rollout;
-    r.t_derivatives += it.t_derivatives;
-    r.t_backward += it.t_backward;
+    r->t_rollout += it.t_rollout;
     if (accepted) {
       const double actual = s->J - Jnew;
       it.actual = actual;
@@ -580,26 +638,86 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
       it.cost = Jnew;
       s->slot = cand;
       s->J = Jnew;
+      ++*steps;
+      refresh_constraint(s);
+      it.violation = s->violation;
       delta = fmin(delta / o->reg_factor, 1 / o->reg_factor);
       mu = mu * delta;
       if (mu < o->reg_min) mu = 0;
       if (o->log) o->log(o->log_ctx, &it);
       if (actual <= o->tol_cost * fabs(Jnew)) {
-        r.stop = GRIT_ILQR_CONVERGED_COST;
-        r.converged = 1;
-        break;
+        r->stop = GRIT_ILQR_CONVERGED_COST;
+        r->converged = 1;
+        return GRIT_OK;
       }
     } else {
       if (o->log) o->log(o->log_ctx, &it);
       delta = fmax(o->reg_factor, delta * o->reg_factor);
       mu = fmax(o->reg_min, mu * delta);
       if (mu > o->reg_max) {
-        r.stop = GRIT_ILQR_NO_PROGRESS;
-        break;
+        r->stop = GRIT_ILQR_NO_PROGRESS;
+        return GRIT_OK;
       }
     }
   }
-  r.cost = s->J;
+  return GRIT_OK;
+}
+
+/* The augmented-Lagrangian update after converged iterations: lambda += rho c; rho grows unless the
+ * violation fell below a quarter of the last one (Bertsekas 1982; the schedule of Nocedal and Wright's
+ * Algorithm 17.4 reduced to a fixed factor). The cost of the unchanged solution is re-priced. */
+static void update_multipliers(grit_ilqr *s, double *last_violation) {
+  refresh_constraint(s); /* s->c may hold a rejected candidate's value */
+  for (int i = 0; i < s->nc; ++i) s->lambda[i] += s->rho * s->c[i];
+  if (s->violation > 0.25 * *last_violation) s->rho = fmin(s->rho * s->opt.penalty_factor, s->opt.penalty_max);
+  *last_violation = s->violation;
+  const double old_term = s->al_term;
+  refresh_constraint(s);
+  s->J += s->al_term - old_term;
+}
+
+grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
+  if (!s) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_ilqr_result r;
+  memset(&r, 0, sizeof r);
+  s->msg[0] = 0;
+  const double t_start = now_s();
+  if (!s->have_rollout) {
+    /* the current controls, open loop */
+    const double t0 = now_s();
+    int bad = rollout(s, s->slot, 0, 0, &s->J);
+    r.t_rollout += now_s() - t0;
+    if (bad) {
+      if (res) *res = r;
+      return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the rollout of the initial controls failed (dynamics or cost)");
+    }
+    s->have_rollout = 1;
+    refresh_constraint(s);
+  }
+  r.initial_cost = s->J - s->al_term;
+  grit_status status = GRIT_OK;
+  double last_violation = INFINITY;
+  for (;;) {
+    int steps;
+    status = iterate(s, &r, s->opt.max_iterations - r.iterations, &steps);
+    if (status != GRIT_OK || !s->nc || !r.converged) break;
+    if (s->violation <= s->opt.tol_constraint) break;
+    if (!steps && s->rho >= s->opt.penalty_max && r.multiplier_updates > 0) {
+      /* the largest penalty moves the controls by less than the tolerances resolve: c cannot shrink */
+      r.stop = GRIT_ILQR_NO_PROGRESS;
+      break;
+    }
+    if (r.iterations >= s->opt.max_iterations) {
+      r.converged = 0;
+      r.stop = GRIT_ILQR_MAX_ITERATIONS;
+      break;
+    }
+    update_multipliers(s, &last_violation);
+    ++r.multiplier_updates;
+  }
+  if (s->nc && s->violation > s->opt.tol_constraint) r.converged = 0;
+  r.cost = s->J - s->al_term;
+  r.violation = s->violation;
   r.t_total = now_s() - t_start;
   if (res) *res = r;
   return status;

@@ -3,7 +3,8 @@
  * The problem, over a horizon of N steps (N + 1 states x_0..x_N, N controls u_0..u_{N-1}):
  *
  *     minimize  sum_{k<N} l(x_k, u_k, k) + l_N(x_N)     subject to  x_{k+1} = f(x_k, u_k),  x_0 given,
- *                                                                   u_min <= u_k <= u_max (optional)
+ *                                                                   u_min <= u_k <= u_max (optional),
+ *                                                                   C (x_N (-) x_goal) = 0 (optional)
  *
  * States may live on a manifold (quaternions): the dynamics give the difference of two states in a
  * tangent space of dimension ndx, and Jacobians and cost derivatives are taken in that space.
@@ -17,6 +18,8 @@
  * Todorov 2014) giving feedforward and feedback gains; a forward pass with a backtracking line search
  * accepted on the ratio of actual to expected cost reduction (never on a cost increase). The Jacobians
  * of the N steps of a rollout are independent given the rollout and are computed on several threads.
+ * A final equality constraint is met by an augmented Lagrangian: runs of these iterations on the cost
+ * plus a multiplier and a penalty term, with the multipliers updated between runs.
  *
  * Every fallible function returns a grit_status; the solver keeps a message (grit_ilqr_last_error).
  * Matrices are row-major. */
@@ -83,6 +86,12 @@ typedef struct grit_ilqr_problem {
   /* Control box; NULL for none. u_min < u_max componentwise (+-INFINITY allowed). Copied. */
   const double *u_min;
   const double *u_max;
+  /* Optional final equality constraint  C_final (x_N (-) x_goal) = 0  (nc_final rows of ndx columns;
+   * e.g. rows of the identity to make chosen components of the final state reach the goal exactly),
+   * enforced by an augmented Lagrangian around the iLQR iterations (docs/ilqr.md). nc_final = 0 and
+   * C_final = NULL: no constraint. Needs x_goal. Copied. */
+  int nc_final;
+  const double *C_final;
 } grit_ilqr_problem;
 
 /* --------------------------------------------------------------------------------------- options */
@@ -101,6 +110,8 @@ typedef struct grit_ilqr_iteration {
   double t_rollout;      /* seconds in rollouts (line search included) */
   double t_derivatives;  /* seconds in dynamics Jacobians and cost derivatives */
   double t_backward;     /* seconds in the backward pass */
+  double violation;      /* final constraint: max_i |c_i| after this iteration (0 without one) */
+  double penalty;        /* its augmented-Lagrangian penalty rho during this iteration (0 without one) */
 } grit_ilqr_iteration;
 
 typedef void (*grit_ilqr_log_fn)(void *ctx, const grit_ilqr_iteration *it);
@@ -119,6 +130,14 @@ typedef struct grit_ilqr_options {
   int ls_max_trials;     /* line-search trials before the step is rejected, default 10 */
   double ls_accept;      /* accept when actual/expected reduction >= ls_accept (> 0), default 1e-4 */
   int nthreads;          /* threads for the Jacobians, default 1 */
+  /* The final constraint's augmented Lagrangian: the iterations minimize cost + lambda' c + rho/2 |c|^2
+   * until they converge; then lambda += rho c, and rho *= penalty_factor (up to penalty_max) unless
+   * max|c| fell below a quarter of its previous value. A solve converges when the iterations converge
+   * with max|c| <= tol_constraint. lambda and rho persist between solves (a warm start). */
+  double tol_constraint; /* in the units of c, default 1e-6 */
+  double penalty_init;   /* rho at creation, default 1 */
+  double penalty_factor; /* default 10 */
+  double penalty_max;    /* default 1e8 */
   grit_ilqr_log_fn log;  /* called after each iteration (may be NULL) */
   void *log_ctx;
 } grit_ilqr_options;
@@ -139,10 +158,14 @@ typedef enum grit_ilqr_stop {
 
 typedef struct grit_ilqr_result {
   int iterations;      /* iterations performed in this solve */
-  int converged;       /* nonzero for the two CONVERGED stops */
-  grit_ilqr_stop stop;
-  double initial_cost; /* cost of the rollout of the initial controls */
-  double cost;         /* final cost */
+  int converged;       /* nonzero for the two CONVERGED stops (with a final constraint: and max|c| <=
+                          tol_constraint) */
+  grit_ilqr_stop stop; /* why the last run of iterations stopped */
+  double initial_cost; /* cost of the rollout of the initial controls (the problem's cost: without the
+                          constraint's augmented-Lagrangian terms) */
+  double cost;         /* final cost (likewise) */
+  double violation;    /* final constraint: max_i |c_i| at the end (0 without one) */
+  int multiplier_updates; /* augmented-Lagrangian updates of lambda in this solve */
   double t_rollout, t_derivatives, t_backward, t_total; /* seconds spent in this solve */
 } grit_ilqr_result;
 
@@ -182,8 +205,12 @@ const double *grit_ilqr_controls(const grit_ilqr *solver);
 const double *grit_ilqr_gains(const grit_ilqr *solver);
 int grit_ilqr_horizon(const grit_ilqr *solver);
 
-/* The cost of the current solution. */
+/* The cost of the current solution (the problem's cost, without the constraint's augmented-Lagrangian
+ * terms). */
 double grit_ilqr_cost(const grit_ilqr *solver);
+
+/* The final constraint's multipliers lambda (nc_final numbers; NULL without a constraint). */
+const double *grit_ilqr_multipliers(const grit_ilqr *solver);
 
 #ifdef __cplusplus
 }
