@@ -99,7 +99,8 @@ typedef struct grit_ilqr_problem {
 /* One iteration, as reported to the log callback. */
 typedef struct grit_ilqr_iteration {
   int iteration;         /* 1, 2, ... */
-  double cost;           /* the cost after this iteration */
+  double cost;           /* the cost after this iteration (with a final constraint: plus its
+                            augmented-Lagrangian terms, the function the line search decreases) */
   double actual;         /* actual reduction of the cost (0 if no step was accepted) */
   double expected;       /* reduction the quadratic model predicted for the accepted step */
   double alpha;          /* accepted line-search step (0: none accepted) */
