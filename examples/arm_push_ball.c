@@ -65,8 +65,12 @@ static int parse(int argc, char **argv, args *a) {
   for (int i = 1; i < argc; ++i) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
-    if (!strcmp(o, "--quiet") || !strcmp(o, "--unconstrained")) {
-      *(o[2] == 'q' ? &a->quiet : &a->unconstrained) = 1;
+    if (!strcmp(o, "--quiet")) {
+      a->quiet = 1;
+      continue;
+    }
+    if (!strcmp(o, "--unconstrained")) {
+      a->unconstrained = 1;
       continue;
     }
     if (!v) return usage("an option is missing its value");

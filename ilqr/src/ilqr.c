@@ -672,7 +672,7 @@ static void update_multipliers(grit_ilqr *s, double *last_violation) {
   if (s->violation > 0.25 * *last_violation) s->rho = fmin(s->rho * s->opt.penalty_factor, s->opt.penalty_max);
   *last_violation = s->violation;
   const double old_term = s->al_term;
-  refresh_constraint(s);
+  s->al_term = constraint_term(s); /* same c, new lambda and rho */
   s->J += s->al_term - old_term;
 }
 
@@ -707,8 +707,7 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
       r.stop = GRIT_ILQR_NO_PROGRESS;
       break;
     }
-    if (r.iterations >= s->opt.max_iterations) {
-      r.converged = 0;
+    if (r.iterations >= s->opt.max_iterations) { /* not converged: c is above its tolerance (below) */
       r.stop = GRIT_ILQR_MAX_ITERATIONS;
       break;
     }
