@@ -24,6 +24,7 @@ struct grit_blockchol {
     int dst;         /* offset of its block in Lx */
     int na, nb;      /* dofs of the pair's trees a < b: the caller's block is nb x na */
     int transposed;  /* the block in L is (rows a, cols b): the caller's block transposed */
+    int tree;        /* tree a */
   } *pairs;
   int cap_pairs;
   double *Lx;        /* the factor's blocks */
@@ -241,6 +242,7 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     b->pairs[k].na = dim[pa[k]];
     b->pairs[k].nb = dim[pb[k]];
     b->pairs[k].transposed = qa > qb;
+    b->pairs[k].tree = pa[k];
   }
   return GRIT_OK;
 }
@@ -325,13 +327,14 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
 }
 
 grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const double *cblock, const int *poff,
-                                  const int *idx, double *cond, char *message) {
+                                  const int *idx, const unsigned char *tree_on, double *cond, char *message) {
   const grit_model *m = b->m;
   const int nt = b->nt, *dim = m->tree_dofnum;
   double *Lx = b->Lx;
   /* H into the factor's blocks: off-diagonal blocks zero (fill), then the tree and coupling blocks */
   for (int p = 0; p < nt; ++p) {
     const int t = b->order[p], n = dim[t];
+    if (tree_on && !tree_on[t]) continue;
     memcpy(Lx + b->doff[p], diag + m->tree_madr[t], sizeof(double) * (size_t)n * n);
     const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
     if (e1 > e0) {
@@ -339,8 +342,9 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
       memset(Lx + b->roff[e0], 0, sizeof(double) * (end - (size_t)b->roff[e0]));
     }
   }
-  for (int k = 0; k < b->npairs; ++k) {
+  for (int k = 0; k < b->npairs; ++k) { /* (a pair's trees are both on or both off) */
     const struct pair_map *q = &b->pairs[k];
+    if (tree_on && !tree_on[q->tree]) continue;
     const double *C = cblock + poff[idx[k]]; /* nb x na, row-major */
     double *D = Lx + q->dst;
     if (!q->transposed) {
@@ -354,6 +358,7 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   double lo = INFINITY, hi = 0.0;
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
+    if (tree_on && !tree_on[b->order[p]]) continue;
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
     const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi)
                     : n == 7 ? factor_column(b, p, 7, &lo, &hi)
@@ -477,8 +482,8 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
   }
 }
 
-void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs) {
-  if (nrhs >= 4) {
+void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned char *tree_on) {
+  if (nrhs >= 4 && !tree_on) {
     solve_many(b, B, nrhs);
     return;
   }
@@ -489,6 +494,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs) {
     double *x = B + (size_t)c * nv;
     for (int p = 0; p < nt; ++p) { /* L y = b, by columns */
       const int t = b->order[p], n = dim[t];
+      if (tree_on && !tree_on[t]) continue;
       const double *L = Lx + b->doff[p];
       double *y = x + adr[t];
       const double *inv = b->inv + adr[t];
@@ -510,6 +516,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs) {
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
       const int t = b->order[p], n = dim[t];
+      if (tree_on && !tree_on[t]) continue;
       const double *L = Lx + b->doff[p];
       double *y = x + adr[t];
       for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {

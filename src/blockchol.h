@@ -28,13 +28,16 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
 /* Factors H given its tree blocks `diag` (tree-block storage of grit_model: row-major n x n at
  * tree_madr) and, for each analysed pair k, its coupling block at cblock + poff[idx[k]] (rows: tree
  * pb[k], columns: tree pa[k], row-major). GRIT_ERR_NUMERICAL if H is not positive definite or not finite.
- * *cond gets (max / min diagonal of L)^2, a cheap lower bound of the condition number. */
+ * *cond gets (max / min diagonal of L)^2, a cheap lower bound of the condition number.
+ * tree_on (NULL: every tree): only the trees t with tree_on[t] are factored, the others' blocks are
+ * left as they are; no analysed pair may join a tree that is on to one that is off. */
 grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const double *cblock, const int *poff,
-                                  const int *idx, double *cond, char *message);
+                                  const int *idx, const unsigned char *tree_on, double *cond, char *message);
 
 /* Solves H X = B in place for nrhs columns of length nv (column-major) with the last factor (b's
- * scratch is used for many columns, hence not const). */
-void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs);
+ * scratch is used for many columns, hence not const). tree_on (NULL: every tree): only the rows of
+ * the trees that are on are read and written (their system is closed, as in grit_blockchol_factor). */
+void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned char *tree_on);
 
 /* The parts of the analysed pattern: the connected components of H's graph of trees, between which H
  * (and its factor) has no block. Returns the part of each tree (ntree), and sets *nparts. */

@@ -47,6 +47,7 @@ struct grit_hessian {
   int sym_path;   /* the path (1 block, 2 CHOLMOD) whose analysis that is */
   double sym_flops; /* CHOLMOD's flop count of the analysed pattern's factorization */
 
+  const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
   int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
 };
@@ -206,8 +207,18 @@ static double gj_entry(const double *G, int dim, const double *J, int n, int r, 
   return s;
 }
 
+void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->tree_on = tree_on; }
+
+/* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
+static const unsigned char *trees_on(const grit_hessian *h);
+
 void grit_hessian_begin(grit_hessian *h, const double *A) {
-  memcpy(h->diag, A, sizeof(double) * (size_t)h->m->nM);
+  const grit_model *m = h->m;
+  const unsigned char *on = trees_on(h);
+  if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
+  else
+    for (int t = 0; t < m->ntree; ++t)
+      if (on[t]) memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
   memset(h->cblock, 0, sizeof(double) * h->cblock_used);
   h->factored = 0;
 }
@@ -325,6 +336,8 @@ static int choose_path(const grit_hessian *h) {
   if (h->force == 0) return 0;
   return h->nv > h->dense_max_nv ? 1 : 0;
 }
+
+static const unsigned char *trees_on(const grit_hessian *h) { return choose_path(h) == 1 ? h->tree_on : NULL; }
 
 static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
   const grit_model *m = h->m;
@@ -446,7 +459,7 @@ static grit_status factor_block(grit_hessian *h, double *cond, char *message) {
     h->sym_valid = 1;
     h->sym_path = 1;
   }
-  return grit_blockchol_factor(h->bc, h->diag, h->cblock, h->poff, h->tree_pairs, cond, message);
+  return grit_blockchol_factor(h->bc, h->diag, h->cblock, h->poff, h->tree_pairs, h->tree_on, cond, message);
 }
 
 grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message) {
@@ -507,7 +520,7 @@ grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs) {
     return GRIT_OK;
   }
   if (h->last_path == 1) {
-    grit_blockchol_solve(h->bc, B, nrhs);
+    grit_blockchol_solve(h->bc, B, nrhs, h->tree_on);
     return GRIT_OK;
   }
   if (h->last_path == 0) {

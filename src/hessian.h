@@ -26,6 +26,13 @@ void grit_hessian_pattern_reset(grit_hessian *h);
 int grit_hessian_pattern_pair(grit_hessian *h, int tree_a, int tree_b);
 void grit_hessian_pattern_commit(grit_hessian *h);
 
+/* Restricts the coming assembly, factorization and solves to the trees t with tree_on[t] (NULL: all;
+ * the array must stay valid while set). No declared pair may join a tree that is on to one that is
+ * off: the trees that are on form a closed system, and on the block-sparse path the others' blocks
+ * are neither rebuilt nor factored, and their rows are left alone by the solves. The dense and CHOLMOD
+ * paths factor every tree (those that are off as their A block). */
+void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on);
+
 /* Starts a new numeric H = A (tree-block storage, as in grit_model), couplings zero. */
 void grit_hessian_begin(grit_hessian *h, const double *A);
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "dynamics.h"
 #include "constraints.h"
@@ -26,7 +27,26 @@ struct grit_solver {
   /* vectors of nv */
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
   int *lsidx; /* (cap_c) the constraints a line search must evaluate */
+  /* Islands: the connected components of the graph of trees linked by a constraint (candidates
+   * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
+   * convex problem (find_islands). */
+  int nisl;
+  int *tree_isl;     /* (ntree) tree t's island */
+  int *uf;           /* (ntree) union-find scratch */
+  int *isl_start;    /* (ntree + 1) island k's constraints: isl_con[isl_start[k] .. isl_start[k+1]-1] */
+  int *isl_con;      /* (cap_c) */
+  int *isl_tstart;   /* (ntree + 1) island k's trees: isl_tree[isl_tstart[k] .. isl_tstart[k+1]-1] */
+  int *isl_tree;     /* (ntree) */
+  int *act;          /* (ntree) the islands an iteration works on */
+  unsigned char *tree_on; /* (ntree) whether tree t's island takes this iteration's Newton step */
+  double *isl;       /* (ISL_FIELDS x ntree) per-island numbers, below */
 };
+
+/* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
+ * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
+ * |D^-1 v*| (round-off floor), and its last line-search step. */
+enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_FIELDS };
+#define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
 
 grit_solver_options grit_solver_default_options(void) {
   grit_solver_options o;
@@ -56,10 +76,20 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
+  s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
+  s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
+  s->isl_start = calloc((size_t)m->ntree + 2, sizeof(int));
+  s->isl_con = calloc((size_t)max_constraints + 1, sizeof(int));
+  s->isl_tstart = calloc((size_t)m->ntree + 2, sizeof(int));
+  s->isl_tree = calloc((size_t)m->ntree + 1, sizeof(int));
+  s->act = calloc((size_t)m->ntree + 1, sizeof(int));
+  s->tree_on = calloc((size_t)m->ntree + 1, 1);
+  s->isl = calloc((size_t)ISL_FIELDS * (size_t)m->ntree + 1, sizeof(double));
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->tree_id;
+  int ok = s->c && s->jstore && s->lsidx && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
+           s->isl_tstart && s->isl_tree && s->act && s->tree_on;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
@@ -78,6 +108,15 @@ void grit_solver_free(grit_solver *s) {
   free(s->jstore);
   free(s->lsidx);
   free(s->tree_id);
+  free(s->tree_isl);
+  free(s->uf);
+  free(s->isl_start);
+  free(s->isl_con);
+  free(s->isl);
+  free(s->isl_tstart);
+  free(s->isl_tree);
+  free(s->act);
+  free(s->tree_on);
   double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->tmp};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) free(vecs[i]);
   free(s);
@@ -144,6 +183,45 @@ static void constraint_apply_transpose(const grit_model *m, const grit_constrain
  * a tenth of the solver's own time on the arm): the larger of a and b, and a when b is NaN, as fmax. */
 static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
 
+/* ---------------------------------------------------------------------------------- islands */
+
+static int uf_find(int *uf, int t) {
+  while (uf[t] != t) t = uf[t] = uf[uf[t]]; /* path halving */
+  return t;
+}
+
+/* The islands of the first nc constraints: trees linked by a constraint, directly or through others,
+ * share one. A is block diagonal by trees and each constraint lies in one island, so l(v) is a sum of
+ * one term per island: each island's Newton step, line search and convergence need nothing from the
+ * others. Sets s->nisl, tree_isl, and each island's constraints and trees (counting sorts). O(nc + ntree). */
+static void find_islands(grit_solver *s, int nc) {
+  const int nt = s->m->ntree;
+  int *uf = s->uf;
+  for (int t = 0; t < nt; ++t) uf[t] = t;
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    if (c->ntree != 2) continue;
+    const int a = uf_find(uf, c->tree[0]), b = uf_find(uf, c->tree[1]);
+    if (a != b) uf[a < b ? b : a] = a < b ? a : b; /* the root is the island's first tree */
+  }
+  int n = 0;
+  for (int t = 0; t < nt; ++t) {
+    const int r = uf_find(uf, t);
+    s->tree_isl[t] = r == t ? n++ : s->tree_isl[r];
+  }
+  s->nisl = n;
+  int *cs = s->isl_start, *ts = s->isl_tstart;
+  memset(cs, 0, sizeof(int) * (size_t)(n + 1));
+  memset(ts, 0, sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < nc; ++i) cs[s->tree_isl[s->c[i].tree[0]] + 1]++;
+  for (int t = 0; t < nt; ++t) ts[s->tree_isl[t] + 1]++;
+  for (int k = 0; k < n; ++k) cs[k + 1] += cs[k], ts[k + 1] += ts[k];
+  for (int i = 0; i < nc; ++i) s->isl_con[cs[s->tree_isl[s->c[i].tree[0]]]++] = i;
+  for (int t = 0; t < nt; ++t) s->isl_tree[ts[s->tree_isl[t]]++] = t;
+  for (int k = n; k > 0; --k) cs[k] = cs[k - 1], ts[k] = ts[k - 1]; /* the fill advanced each start */
+  cs[0] = ts[0] = 0;
+}
+
 /* ----------------------------------------------------------------------------------- Newton */
 
 /* The cost, impulse and Hessian of constraint c at the constraint velocity vc (a normal-only contact's
@@ -155,20 +233,55 @@ static double constraint_eval(const grit_constraint *c, double dt, const double 
   return grit_contact_lagged_frictionless(&c->p, dt, vc[2], &g[2], &G[8]);
 }
 
-/* Evaluates every constraint at v: cost, gamma, G; J^T gamma into s->jtg; returns the total constraint
- * cost. With compute_vc, vc = J v + b first; else each vc is already at v (updated by the steps). */
-static double eval_constraints(grit_solver *s, const grit_model *m, double dt, int nc, const double *v,
-                               int compute_vc) {
-  double cost = 0.0;
-  memset(s->jtg, 0, sizeof(double) * (size_t)s->nv);
-  for (int i = 0; i < nc; ++i) {
-    grit_constraint *c = &s->c[i];
+/* y_t = A_t x_t for tree t's block of A. */
+static void tree_mulv(const grit_model *m, const double *A, int t, const double *x, double *y) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const double *At = A + m->tree_madr[t];
+  for (int i = 0; i < n; ++i) {
+    double sum = 0.0;
+    for (int j = 0; j < n; ++j) sum += At[i * n + j] * x[adr + j];
+    y[adr + i] = sum;
+  }
+}
+
+/* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
+ * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
+ * s->jtg and the residual r = A e - J^T gamma, the gradient of l; and the island's ISL numbers. */
+static void eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
+                        double dt, int k, int compute_vc) {
+  const int *trees = s->isl_tree + s->isl_tstart[k], ntr = s->isl_tstart[k + 1] - s->isl_tstart[k];
+  for (int q = 0; q < ntr; ++q) {
+    const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+    for (int i = adr; i < end; ++i) {
+      s->e[i] = v[i] - vstar[i];
+      s->jtg[i] = 0.0;
+    }
+    tree_mulv(m, A, t, s->e, s->Ae);
+  }
+  double cc = 0.0;
+  for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
+    grit_constraint *c = &s->c[s->isl_con[q]];
     if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
-    cost += c->cost;
+    cc += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
-  return cost;
+  double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, vmax = 0.0, smax = 0.0;
+  for (int q = 0; q < ntr; ++q) {
+    const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+    for (int i = adr; i < end; ++i) {
+      const double d = s->dinv[i];
+      s->r[i] = s->Ae[i] - s->jtg[i];
+      rn += (d * s->r[i]) * (d * s->r[i]);
+      an += (d * s->Ae[i]) * (d * s->Ae[i]);
+      jn += (d * s->jtg[i]) * (d * s->jtg[i]);
+      ee += s->e[i] * s->Ae[i];
+      vmax = maxd(vmax, fabs(v[i]) / d);     /* |D^-1 v|: the size of the terms of A v */
+      smax = maxd(smax, fabs(vstar[i]) / d); /* and of A v* */
+    }
+  }
+  ISL(s, ISL_RN)[k] = rn, ISL(s, ISL_AN)[k] = an, ISL(s, ISL_JN)[k] = jn;
+  ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax, ISL(s, ISL_SMAX)[k] = smax;
 }
 
 /* The first and second derivatives of l(v + a dv) with respect to a, given dv^T A e and dv^T A dv
@@ -195,11 +308,12 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
  * slope along dv, -gamma . dvc, is exactly 0 at both ends has, l_i being convex (its slope along a line
  * non-decreasing), slope 0 and curvature 0 everywhere between, so it adds nothing to d1 and d2 there
  * (the candidates out of contact, most of a clutter's). Returns the list's length. */
-static int ls_ends(grit_solver *s, double dt, int nc, double a_max, double dAe, double dAd, double *d0, double *d1,
-                   double *h1) {
+static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a_max, double dAe, double dAd,
+                   double *d0, double *d1, double *h1) {
   double f0 = dAe, f1 = dAe + a_max * dAd, f2 = dAd;
   int n = 0;
-  for (int i = 0; i < nc; ++i) {
+  for (int k = 0; k < ncon; ++k) {
+    const int i = con[k];
     const grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
@@ -223,20 +337,17 @@ static int ls_ends(grit_solver *s, double dt, int nc, double a_max, double dAe, 
   return n;
 }
 
-/* Exact line search: the minimizer of the convex l(v + a dv) over a in (0, a_max], by a safeguarded
- * Newton iteration on dl/da with bracketing and bisection (Numerical Recipes' rtsafe). Costs O(nc)
- * per iteration given J dv and A dv. Returns the step; *iters gets the iterations used. */
-static double line_search(grit_solver *s, double dt, int nc, int max_iters, int *iters) {
-  const int nv = s->nv;
-  double dAe = 0.0, dAd = 0.0; /* dv^T A e, dv^T A dv with e = v - v* */
-  for (int i = 0; i < nv; ++i) {
-    dAe += s->dv[i] * s->Ae[i];
-    dAd += s->dv[i] * s->Adv[i];
-  }
+/* Exact line search on one island: the minimizer of the convex l(v + a dv) restricted to the island's
+ * dofs and its constraints con[0..ncon-1], over a in (0, a_max], by a safeguarded Newton iteration on
+ * dl/da with bracketing and bisection (Numerical Recipes' rtsafe). dAe = dv^T A e and dAd = dv^T A dv
+ * over the island's dofs (e = v - v*). Costs O(ncon) per iteration given J dv. Returns the step;
+ * *iters gets the iterations used. */
+static double line_search(grit_solver *s, double dt, const int *con, int ncon, double dAe, double dAd,
+                          int max_iters, int *iters) {
   const double a_max = 1.5; /* as Drake's SAP: allows a little more than the Newton step */
   double d0, d1, h1;
   *iters = 0;
-  const int n = ls_ends(s, dt, nc, a_max, dAe, dAd, &d0, &d1, &h1);
+  const int n = ls_ends(s, dt, con, ncon, a_max, dAe, dAd, &d0, &d1, &h1);
   if (!(d0 < 0.0)) return 0.0; /* not a descent direction (converged to round-off) */
   (*iters)++;
   if (d1 <= 0.0) return a_max;
@@ -295,9 +406,9 @@ static void lagged_global_hessian(const grit_constraint *c, double Gm[9]) {
  * would cut it for every other contact too. Mean Newton iterations over the scaling series of clutters:
  * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). Then records each contact's
  * slip for the next iteration. */
-static void choose_isotropic(grit_solver *s, int nc, int iter, int global) {
-  for (int i = 0; i < nc; ++i) {
-    grit_constraint *c = &s->c[i];
+static void choose_isotropic(grit_solver *s, int k, int iter, int global) {
+  for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
+    grit_constraint *c = &s->c[s->isl_con[q]];
     c->isotropic = 0;
     if (c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
       const double *a = c->vt_prev, *b = c->vc;
@@ -309,15 +420,25 @@ static void choose_isotropic(grit_solver *s, int nc, int iter, int global) {
   }
 }
 
+/* The constraint at position q of a walk over the islands act[0..nact-1] (act NULL: over all nc
+ * constraints, q = 0 .. nc-1), for assemble's loops. */
+#define FOR_CONSTRAINTS(s, nc, act, nact, i)                                                             \
+  for (int a_ = 0; a_ < ((act) ? (nact) : 1); ++a_)                                                      \
+    for (int q_ = (act) ? (s)->isl_start[(act)[a_]] : 0, q1_ = (act) ? (s)->isl_start[(act)[a_] + 1] : (nc); \
+         q_ < q1_; ++q_)                                                                                 \
+      for (int i = (act) ? (s)->isl_con[q_] : q_, once_ = 1; once_; once_ = 0)
+
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
- * friction's as lagged_global_hessian). The coupling pattern is that of the constraints
+ * friction's as lagged_global_hessian), over the islands act[0..nact-1] (their trees marked in
+ * s->tree_on), or over everything (act NULL). The coupling pattern is that of the constraints
  * with a nonzero G only: a candidate out of contact (G = 0, most of a clutter's: 16 of 100 coupled
  * pairs were active on average) adds no block, and leaving its pair out of the pattern keeps the
  * factor's fill to the trees actually pressed together. The pattern can change between iterations;
  * the symbolic analysis is redone only when it does (grit_hessian_pattern_commit). */
-static grit_status assemble(grit_solver *s, const double *A, int nc, char *message) {
+static grit_status assemble(grit_solver *s, const double *A, int nc, const int *act, int nact, char *message) {
+  grit_hessian_restrict(s->H, act ? s->tree_on : NULL);
   grit_hessian_pattern_reset(s->H);
-  for (int i = 0; i < nc; ++i) {
+  FOR_CONSTRAINTS(s, nc, act, nact, i) {
     grit_constraint *c = &s->c[i];
     if (c->ntree != 2) continue;
     int zero = 1;
@@ -327,7 +448,7 @@ static grit_status assemble(grit_solver *s, const double *A, int nc, char *messa
   }
   grit_hessian_pattern_commit(s->H);
   grit_hessian_begin(s->H, A);
-  for (int i = 0; i < nc; ++i) {
+  FOR_CONSTRAINTS(s, nc, act, nact, i) {
     const grit_constraint *c = &s->c[i];
     const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
     int zero = 1;
@@ -375,21 +496,20 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
   }
 
-  double last_alpha = 0.0; /* the previous line search's step */
+  find_islands(s, nc);
+  const int nisl = s->nisl;
+  double *irn = ISL(s, ISL_RN), *ian = ISL(s, ISL_AN), *ijn = ISL(s, ISL_JN), *iee = ISL(s, ISL_EE),
+         *icc = ISL(s, ISL_CC), *ivmax = ISL(s, ISL_VMAX), *ismax = ISL(s, ISL_SMAX),
+         *ialpha = ISL(s, ISL_ALPHA);
+  int *act = s->act, nact = nisl; /* the islands to evaluate: all at first, then those that moved */
+  for (int k = 0; k < nisl; ++k) act[k] = k, ialpha[k] = 0.0;
   for (int iter = 0;; ++iter) {
-    /* residual r = A (v - v*) - J^T gamma, the gradient of l */
-    for (int i = 0; i < nv; ++i) s->e[i] = v[i] - vstar[i];
-    grit_block_mulv(m, A, s->e, s->Ae);
-    double ccost = eval_constraints(s, m, dt, nc, v, iter == 0);
-    double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, dv_ = 0.0, ds_ = 0.0;
-    for (int i = 0; i < nv; ++i) {
-      s->r[i] = s->Ae[i] - s->jtg[i];
-      rn += (s->dinv[i] * s->r[i]) * (s->dinv[i] * s->r[i]);
-      an += (s->dinv[i] * s->Ae[i]) * (s->dinv[i] * s->Ae[i]);
-      jn += (s->dinv[i] * s->jtg[i]) * (s->dinv[i] * s->jtg[i]);
-      ee += s->e[i] * s->Ae[i];
-      dv_ = maxd(dv_, fabs(v[i]) / s->dinv[i]);     /* |D^-1 v|: the size of the terms of A v */
-      ds_ = maxd(ds_, fabs(vstar[i]) / s->dinv[i]); /* and of A v* */
+    for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, act[a], iter == 0);
+    double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, ccost = 0.0, vmax = 0.0, smax = 0.0;
+    for (int k = 0; k < nisl; ++k) {
+      rn += irn[k], an += ian[k], jn += ijn[k], ee += iee[k], ccost += icc[k];
+      vmax = maxd(vmax, ivmax[k]);
+      smax = maxd(smax, ismax[k]);
     }
     st.residual = sqrt(rn);
     st.residual_ref = fmax(sqrt(an), sqrt(jn));
@@ -397,13 +517,14 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
      * are as large as D A v, D A v* and D J^T gamma, so it cannot be computed below a few ulps of them
      * (scaled by D, the terms of A v are about D^-1 v). When the reference itself is tiny (a body at rest
      * under balanced forces), abs_tol alone can lie below that floor and Newton would stall on noise. */
-    const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)nv) * fmax(fmax(dv_, ds_), sqrt(jn));
+    const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)nv) * fmax(fmax(vmax, smax), sqrt(jn));
     st.cost = 0.5 * ee + ccost;
     if (!isfinite(st.residual))
       return grit_set_error(message, GRIT_ERR_NOT_FINITE, "solver: non-finite residual at iteration %d", iter);
     /* Converged: the scaled criterion, checked after at least one factorization so that the kept
      * factor is of H near the solution. */
-    if (iter > 0 && st.residual <= opt->abs_tol + opt->rel_tol * st.residual_ref + floor_) break;
+    const double tol = opt->abs_tol + opt->rel_tol * st.residual_ref + floor_;
+    if (iter > 0 && st.residual <= tol) break;
     if (iter >= opt->max_iters) {
       if (stats) *stats = st;
       return grit_set_error(message, GRIT_ERR_NOT_CONVERGED,
@@ -411,47 +532,80 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
                             opt->max_iters, st.residual, st.residual_ref);
     }
 
-    /* H = A + sum J^T G J, factor, dv = -H^-1 r */
+    /* The islands that take this iteration's step: those not yet done. An island is done when its
+     * residual is within its share of the tolerance, |D r_k|^2 <= tol^2 ref_k^2 / sum_j ref_j^2 with
+     * ref_k^2 = max(|D A e_k|^2, |D J^T gamma_k|^2): the shares sum to tol^2, so once every island is
+     * within its own the whole residual is within tol. A done island is left as it is (it is not
+     * assembled, factored, solved or searched), which makes an iteration's cost that of the islands
+     * still converging: in a clutter, the piles at rest converge in a few iterations, a toppling one
+     * takes more (docs/performance.md). */
+    double refsum = 0.0;
+    for (int k = 0; k < nisl; ++k) refsum += fmax(ian[k], ijn[k]);
+    nact = 0;
+    for (int k = 0; k < nisl; ++k) {
+      const int done = iter > 0 && irn[k] * refsum <= tol * tol * fmax(ian[k], ijn[k]);
+      if (!done) act[nact++] = k;
+      for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) s->tree_on[s->isl_tree[q]] = !done;
+    }
+    /* the global phase, island by island: its first iteration, and any after a line search that cut
+     * its step below half while its residual is above GLOBAL_RESIDUAL of its reference (docs/contact.md) */
+    for (int a = 0; a < nact; ++a) {
+      const int k = act[a];
+      choose_isotropic(s, k, iter, ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * fmax(ian[k], ijn[k]));
+    }
     lap(tm, &st.t_eval, &tc);
-    /* the global phase: the first iteration, and any after a line search that cut the step below half
-     * while the residual is above GLOBAL_RESIDUAL of its reference (docs/contact.md) */
-    choose_isotropic(s, nc, iter, last_alpha < 0.5 && st.residual > GLOBAL_RESIDUAL * st.residual_ref);
-    grit_status as = assemble(s, A, nc, message);
+
+    /* H = A + sum J^T G J over those islands, factor, dv = -H^-1 r */
+    grit_status as = assemble(s, A, nc, act, nact, message);
     if (as != GRIT_OK) return as;
     lap(tm, &st.t_assembly, &tc);
     grit_status fs = grit_hessian_factor(s->H, &st.cond_estimate, message);
     if (fs != GRIT_OK) return fs;
     lap(tm, &st.t_factor, &tc);
-    for (int i = 0; i < nv; ++i) s->dv[i] = -s->r[i];
+    for (int i = 0; i < nv; ++i) s->dv[i] = s->tree_on[m->dof_tree[i]] ? -s->r[i] : 0.0;
     grit_hessian_solve(s->H, s->dv, 1);
     st.newton_iters++;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
      * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor
      * above when the constraints' own terms cancel (a stiff contact at the edge of separation: k phi
      * and k h v_n of 1e2 cancelling to 1e-14). */
-    double dvmax = 0.0, vmax = 0.0;
-    for (int i = 0; i < nv; ++i) {
-      dvmax = maxd(dvmax, fabs(s->dv[i]) / s->dinv[i]);
-      vmax = maxd(vmax, fabs(v[i]) / s->dinv[i]);
-    }
+    double dvmax = 0.0;
+    for (int i = 0; i < nv; ++i) dvmax = maxd(dvmax, fabs(s->dv[i]) / s->dinv[i]);
     lap(tm, &st.t_solve, &tc);
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * vmax) break;
 
-    /* exact line search along dv */
-    grit_block_mulv(m, A, s->dv, s->Adv);
-    for (int i = 0; i < nc; ++i) constraint_apply(m, &s->c[i], s->jstore, s->dv, 0, s->c[i].dvc);
-    int lsi = 0;
-    double alpha = line_search(s, dt, nc, opt->max_ls_iters, &lsi);
-    st.ls_iters += lsi;
-    for (int i = 0; i < nv; ++i) v[i] += alpha * s->dv[i];
-    /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
-    for (int i = 0; i < nc; ++i) {
-      grit_constraint *c = &s->c[i];
-      for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
+    /* Exact line search along dv, island by island: each takes its own step, so that an island whose
+     * step must be cut (a contact entering, a slip turning) does not hold back the others. */
+    int moved = 0;
+    for (int a = 0; a < nact; ++a) {
+      const int k = act[a];
+      double dAe = 0.0, dAd = 0.0;
+      for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+        const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+        tree_mulv(m, A, t, s->dv, s->Adv);
+        for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
+      }
+      const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
+      for (int q = 0; q < ncon; ++q) constraint_apply(m, &s->c[con[q]], s->jstore, s->dv, 0, s->c[con[q]].dvc);
+      int lsi = 0;
+      const double alpha = line_search(s, dt, con, ncon, dAe, dAd, opt->max_ls_iters, &lsi);
+      st.ls_iters += lsi;
+      ialpha[k] = alpha;
+      if (alpha == 0.0) continue;
+      for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+        const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+        for (int i = adr; i < end; ++i) v[i] += alpha * s->dv[i];
+      }
+      /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
+      for (int q = 0; q < ncon; ++q) {
+        grit_constraint *c = &s->c[con[q]];
+        for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
+      }
+      act[moved++] = k; /* to evaluate again */
     }
-    last_alpha = alpha;
+    nact = moved;
     lap(tm, &st.t_linesearch, &tc);
-    if (alpha == 0.0 && iter > 0) break; /* no descent left: at the minimizer to round-off */
+    if (!moved && iter > 0) break; /* no descent left: at the minimizer to round-off */
   }
   /* the normal-only contacts' tangential velocities at the solution, so that every constraint's vc is
    * complete for the derivatives */
@@ -467,7 +621,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = 0; /* the exact Hessian, for the derivatives */
-  grit_status as = assemble(s, A, nc, message);
+  grit_status as = assemble(s, A, nc, NULL, 0, message);
   if (as != GRIT_OK) return as;
   double cond;
   return grit_hessian_factor(s->H, &cond, message);
