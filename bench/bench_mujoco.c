@@ -206,7 +206,7 @@ static int bench(const scene *sc, double scale, result *res) {
       for (int k = 0; k < 8; ++k) res->phase[k] += p[k] / steps, other -= p[k];
       res->phase[8] += other / steps;
       res->total += st.time_total / steps;
-      if (st.newton_iters > 0) res->flops += st.factor_flops * st.newton_iters, nfac += st.newton_iters;
+      if (st.newton_iters > 0) res->flops += st.factor_flops, nfac += st.newton_iters;
     }
     res->factors = (double)nfac / steps;
     res->flops = nfac ? res->flops / nfac : 0.0;

@@ -48,7 +48,7 @@ const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts);
  * and written, and the work is that of the part alone. */
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part);
 
-/* Floating-point operations of one numeric factorization of the analysed pattern. */
+/* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 
 #endif

@@ -58,7 +58,7 @@ const int *grit_hessian_parts(const grit_hessian *h, int *nparts);
 grit_status grit_hessian_solve_parts(grit_hessian *h, double *B, int nrhs, const int *part);
 
 /* Floating-point operations of the last factorization: n^3/3 on the dense path, the block factor's
- * count of its pattern, CHOLMOD's count from its symbolic analysis. */
+ * count of its pattern (the trees it factored), CHOLMOD's count from its symbolic analysis. */
 double grit_hessian_flops(const grit_hessian *h);
 
 /* The path of the last factorization: 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD. */

@@ -555,14 +555,16 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     }
     lap(tm, &st.t_eval, &tc);
 
-    /* H = A + sum J^T G J over those islands, factor, dv = -H^-1 r */
-    grit_status as = assemble(s, A, nc, act, nact, message);
+    /* H = A + sum J^T G J over those islands, factor, dv = -H^-1 r (with all of them, as one system) */
+    const int all = nact == nisl;
+    grit_status as = assemble(s, A, nc, all ? NULL : act, nact, message);
     if (as != GRIT_OK) return as;
     lap(tm, &st.t_assembly, &tc);
     grit_status fs = grit_hessian_factor(s->H, &st.cond_estimate, message);
     if (fs != GRIT_OK) return fs;
+    st.factor_flops += grit_hessian_flops(s->H);
     lap(tm, &st.t_factor, &tc);
-    for (int i = 0; i < nv; ++i) s->dv[i] = s->tree_on[m->dof_tree[i]] ? -s->r[i] : 0.0;
+    for (int i = 0; i < nv; ++i) s->dv[i] = all || s->tree_on[m->dof_tree[i]] ? -s->r[i] : 0.0;
     grit_hessian_solve(s->H, s->dv, 1);
     st.newton_iters++;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
@@ -613,7 +615,6 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     if (normal_only(&s->c[i])) constraint_apply_rows(m, &s->c[i], s->jstore, v, 1, s->c[i].vc, 0, 2);
   lap(tm, &st.t_eval, &tc);
   st.used_sparse = grit_hessian_path(s->H);
-  st.factor_flops = grit_hessian_flops(s->H);
   if (stats) *stats = st;
   return GRIT_OK;
 }

@@ -66,7 +66,7 @@ typedef struct grit_solver_stats {
   double t_factor;     /* Cholesky factorization (dense: expansion into the matrix included) */
   double t_solve;      /* the triangular solves for the Newton step */
   double t_linesearch; /* A dv, J dv and the exact line search */
-  double factor_flops; /* floating-point operations of the last factorization (grit_hessian_flops) */
+  double factor_flops; /* floating-point operations of the factorizations, summed over the iterations */
 } grit_solver_stats;
 
 typedef struct grit_solver grit_solver;

@@ -299,7 +299,7 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     if (phase_sum) { /* with the step's timing on: sums of the phases, and of FLOPs per factorization */
       const double p[10] = {st.time_dynamics, st.time_collision, st.time_constraints, st.time_eval,
                             st.time_assembly, st.time_factor,   st.time_solve,       st.time_linesearch,
-                            st.time_total,    st.factor_flops * st.newton_iters};
+                            st.time_total,    st.factor_flops};
       for (int i = 0; i < 10; ++i) phase_sum[i] += p[i];
     }
     ++*done;

@@ -51,8 +51,9 @@ typedef struct grit_step_stats {
                             of its terms' size, docs/contact.md) */
   double cond_estimate;  /* cheap estimate of the condition number of the Hessian */
   int used_sparse;       /* the Hessian's last factorization: 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
-  double factor_flops;   /* floating-point operations of the last factorization of H (n^3/3 dense, the
-                            block factor's count of its fill); 0 without constraints */
+  double factor_flops;   /* floating-point operations of the step's factorizations of H, summed over
+                            the Newton iterations (n^3/3 dense, the block factor's count of the fill
+                            of the islands it factored); 0 without constraints */
   /* With settings.timing: the step's wall time by phase, microseconds (all 0 otherwise). Newton's
      phases are summed over its iterations (docs/performance.md). */
   double time_total;       /* the whole step */
