@@ -44,8 +44,8 @@ struct grit_solver {
 
 /* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
  * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
- * |D^-1 v*| (round-off floor), and its last line-search step. */
-enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_FIELDS };
+ * |D^-1 v*| (round-off floor), its last line-search step, and its number of dofs. */
+enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_FIELDS };
 #define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
 
 grit_solver_options grit_solver_default_options(void) {
@@ -500,9 +500,12 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   const int nisl = s->nisl;
   double *irn = ISL(s, ISL_RN), *ian = ISL(s, ISL_AN), *ijn = ISL(s, ISL_JN), *iee = ISL(s, ISL_EE),
          *icc = ISL(s, ISL_CC), *ivmax = ISL(s, ISL_VMAX), *ismax = ISL(s, ISL_SMAX),
-         *ialpha = ISL(s, ISL_ALPHA);
+         *ialpha = ISL(s, ISL_ALPHA), *indof = ISL(s, ISL_NDOF);
   int *act = s->act, nact = nisl; /* the islands to evaluate: all at first, then those that moved */
-  for (int k = 0; k < nisl; ++k) act[k] = k, ialpha[k] = 0.0;
+  for (int k = 0; k < nisl; ++k) {
+    act[k] = k, ialpha[k] = 0.0, indof[k] = 0.0;
+    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) indof[k] += m->tree_dofnum[s->isl_tree[q]];
+  }
   for (int iter = 0;; ++iter) {
     for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, act[a], iter == 0);
     double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, ccost = 0.0, vmax = 0.0, smax = 0.0;
@@ -533,17 +536,21 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     }
 
     /* The islands that take this iteration's step: those not yet done. An island is done when its
-     * residual is within its share of the tolerance, |D r_k|^2 <= tol^2 ref_k^2 / sum_j ref_j^2 with
-     * ref_k^2 = max(|D A e_k|^2, |D J^T gamma_k|^2): the shares sum to tol^2, so once every island is
-     * within its own the whole residual is within tol. A done island is left as it is (it is not
+     * residual is within its share of the tolerance,
+     *   |D r_k|^2 <= (abs_tol + rel_tol ref)^2 ref_k^2 / sum_j ref_j^2 + rho_k^2,
+     * ref_k^2 = max(|D A e_k|^2, |D J^T gamma_k|^2), rho_k the round-off floor computed over the
+     * island's own n_k dofs and terms (so that an island with nothing to do, free motion reached to
+     * round-off, is done too). The shares sum to at most tol^2, so once every island is within its
+     * own the whole residual is within tol. A done island is left as it is (it is not evaluated,
      * assembled, factored, solved or searched), which makes an iteration's cost that of the islands
-     * still converging: in a clutter, the piles at rest converge in a few iterations, a toppling one
-     * takes more (docs/performance.md). */
+     * still converging (docs/contact.md, Islands). */
+    const double rtol = opt->abs_tol + opt->rel_tol * st.residual_ref;
     double refsum = 0.0;
     for (int k = 0; k < nisl; ++k) refsum += fmax(ian[k], ijn[k]);
     nact = 0;
     for (int k = 0; k < nisl; ++k) {
-      const int done = iter > 0 && irn[k] * refsum <= tol * tol * fmax(ian[k], ijn[k]);
+      const double fk = 64.0 * DBL_EPSILON * fmax(fmax(ivmax[k], ismax[k]), sqrt(ijn[k]));
+      const int done = iter > 0 && irn[k] * refsum <= rtol * rtol * fmax(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
       if (!done) act[nact++] = k;
       for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) s->tree_on[s->isl_tree[q]] = !done;
     }
