@@ -524,8 +524,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     st.cost = 0.5 * ee + ccost;
     if (!isfinite(st.residual))
       return grit_set_error(message, GRIT_ERR_NOT_FINITE, "solver: non-finite residual at iteration %d", iter);
-    /* Converged: the scaled criterion, checked after at least one factorization so that the kept
-     * factor is of H near the solution. */
+    /* Converged: the scaled criterion, checked after at least one Newton step. */
     const double tol = opt->abs_tol + opt->rel_tol * st.residual_ref + floor_;
     if (iter > 0 && st.residual <= tol) break;
     if (iter >= opt->max_iters) {

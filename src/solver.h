@@ -5,8 +5,10 @@
  * the model: a dense block per tree (clique), plus a coupling block between the two trees a contact
  * touches. It is factored densely (LAPACK) for small nv and by a block-sparse Cholesky on the tree
  * graph (blockchol.h: minimum-degree order of the trees, symbolic analysis reused while the coupling
- * pattern of the active constraints is unchanged) otherwise. The factor of the last Newton iteration is
- * kept for the derivatives. */
+ * pattern of the active constraints is unchanged) otherwise. Newton works island by island (the
+ * components of the trees' graph of constraints: separate problems), so its last factorization may
+ * cover only some trees; grit_solver_refactor factors H at the solution, over every tree, and that
+ * factor is kept for the derivatives. */
 #ifndef GRIT_SOLVER_H
 #define GRIT_SOLVER_H
 
@@ -94,8 +96,9 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
  * the solution after a converged solve), so the kept factor is that of H at the solution. */
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message);
 
-/* Solves H x = b in place with the factor kept from the last Newton iteration of the last solve
- * (nrhs columns of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */
+/* Solves H x = b in place with the kept factor: grit_solver_refactor's after a solve with
+ * constraints (the last Newton iteration's may cover only some islands), A's without (nrhs columns
+ * of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs);
 
 /* The parts of the kept factor: tree t's part, H having no block between trees of different parts
