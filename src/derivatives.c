@@ -484,7 +484,9 @@ static int uses_delassus(const grit_data *d) {
  * recomputed, the other trees must hold constant values from an earlier pass (see
  * clear_tree_partials), and only the constraints that touch them are evaluated. With `kin_all`, the
  * positions of every tree are recomputed first (and, if the constraints use Delassus estimates, the
- * mass matrices and factors): the constant values of the trees not seeded. */
+ * mass matrices and factors): the constant values of the trees not seeded. With `skip_qconst` (position
+ * passes: only dq0 seeded), the qconst trees' M and c are left out, and r's values are then not
+ * meaningful either: only its partials are read. */
 static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
                           int skip_qconst) {
   const double h = m->opt.timestep;
@@ -532,10 +534,16 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   }
   w->kin.tree_mask = active;
-  grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
-  grit_block_mulv_dual(m, w->A, w->tmp, w->r);
-  for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  if (skip_qconst && !any_v) {
+    /* Every seeded tree is a qconst one: its A and bias are constants, it has no springs (free joints),
+     * and v0 and u are not seeded, so A (v - v0) - h force has no partials; only r's partials are read. */
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
+  } else {
+    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
+    grit_block_mulv_dual(m, w->A, w->tmp, w->r);
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  }
 
   /* constraints, in the step's order: contacts (candidate i is constraint i), then limits */
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
