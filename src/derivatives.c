@@ -631,8 +631,20 @@ static void velocity_residual(const grit_model *m, const grit_data *d, grit_deri
   grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
-  grit_block_mulv_dual(m, w->A, w->tmp, w->r);
-  for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
+   * qconst trees, whose dual blocks position passes neither form nor need (the same operations as
+   * grit_block_mulv_dual with constant blocks) */
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+    for (int i = 0; i < n; ++i) {
+      grit_dual s = grit_dual_const(0.0);
+      for (int j = 0; j < n; ++j) {
+        const double a = w->qconst[t] ? d->Aprev[a0 + i * n + j] : w->A[a0 + i * n + j].v;
+        s = grit_dual_fma(grit_dual_const(a), w->tmp[adr + j], s);
+      }
+      w->r[adr + i] = grit_dual_sub(s, grit_dual_scale(w->force[adr + i], h));
+    }
+  }
 }
 
 /* The Lagged model's gamma_n0 depends on v0 through v_n0 = (J v0)_n only, so each Lagged contact adds
@@ -1073,15 +1085,15 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     lagged_prepare(m, d, w);
     int first = 1;
     clear_inputs(m, d, w);
-    if (A) { /* the constant A (the step's) and its factor of the trees position passes leave out */
+    if (A && uses_delassus(d)) { /* the constant factor of A (the step's) of the trees position passes leave out */
       int any = 0;
       for (int t = 0; t < m->ntree; ++t) {
         if (!w->qconst[t]) continue;
         any = 1;
         const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-        for (int i = a0; i < a0 + nn; ++i) w->A[i] = grit_dual_const(d->Aprev[i]), w->Ad[i] = d->Aprev[i];
+        for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = d->Aprev[i];
       }
-      if (any && uses_delassus(d)) {
+      if (any) {
         grit_block_cholesky(m, w->Ad, w->qconst);
         for (int t = 0; t < m->ntree; ++t) {
           if (!w->qconst[t]) continue;
