@@ -45,6 +45,7 @@ struct grit_deriv_ws {
   int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
   const int *tree_part;                   /* the kept factor's part of each tree (NULL: one part) */
   int *col_part;                          /* (ntree) the part a tree's columns lie in (-1: several) */
+  int *ptree_ptr, *ptree;                 /* the trees by part: (ntree + 1), (ntree) */
   int *colour, *adj_ptr, *adj, *stamp;    /* tree colouring: (ntree), (ntree + 1), (2 cap), (ntree) */
   int *act_ptr, *act;                     /* actuators by tree: (ntree + 1), (nu) */
   char *active;                           /* (ntree) the trees seeded in the current pass */
@@ -94,6 +95,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->ids, RHS_BATCH);
   GRIT_CARVE(c, w->part, RHS_BATCH);
   GRIT_CARVE(c, w->col_part, m->ntree);
+  GRIT_CARVE(c, w->ptree_ptr, m->ntree + 1);
+  GRIT_CARVE(c, w->ptree, m->ntree);
   GRIT_CARVE(c, w->colour, m->ntree);
   GRIT_CARVE(c, w->adj_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->adj, w->cap_edges);
@@ -881,6 +884,16 @@ static void unseed_column(const grit_model *m, grit_deriv_ws *w, int col, int j)
   else w->u[col - 2 * nv].d[j] = 0.0;
 }
 
+/* The part of the factor column `col` of theta lies in (-1: several, or the factor has one part; a
+ * parameter reaches every tree). */
+static int column_part(const grit_model *m, const grit_deriv_ws *w, int col) {
+  const int nx = 2 * m->nv;
+  if (!w->tree_part) return -1;
+  if (col < nx) return w->col_part[m->dof_tree[col % m->nv]];
+  if (col < nx + m->nu) return w->col_part[m->dof_tree[m->act_dof[col - nx]]];
+  return -1;
+}
+
 typedef struct batch {
   int n;
 } batch;
@@ -934,47 +947,44 @@ static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, 
   return check;
 }
 
-/* The batch's columns (all n in `all`) that may be nonzero in the rows of tree u, into `reach`: those of
- * u's part of the factor, or of no part. Returns their number. */
-static int columns_reaching(const grit_deriv_ws *w, const out_column *all, int n, int u, out_column *reach) {
-  int nl = 0;
-  for (int j = 0; j < n; ++j)
-    if (w->part[j] < 0 || w->part[j] == w->tree_part[u]) reach[nl++] = all[j];
-  return nl;
+/* The rows of tree u of the columns c[0..nc-1]: v rows, then q rows joint by joint. */
+static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u, const out_column *c, int nc) {
+  const int adr = m->tree_dofadr[u], end = adr + m->tree_dofnum[u];
+  double check = write_v_rows(c, nc, m->nv, adr, end);
+  for (int i = adr; i < end; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]])) check += write_q_rows(m, w, m->dof_jnt[i], c, nc);
+  return check;
 }
 
 /* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
- * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Row by row over the batch: its columns are
- * scattered over the outputs, and a large model's A does not fit in cache; so each row's cache lines
- * are touched once per batch, not once per column. With parts, a column lying in one is zero outside
- * its trees' rows, which the caller has zeroed in A and B: each tree's rows get only the columns of its
- * part (and those of none). Notes in w->nonfinite whether a value written is not finite (x - x is 0
- * for a finite x, NaN otherwise), so that a finite result is not read again. */
+ * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Part by part: a column lying in one part of the
+ * factor is zero outside its trees' rows, which the caller has zeroed in A and B, so each group of the
+ * batch's columns of one part is written in that part's rows only (a column of several parts, or of
+ * P, in every row). Row by row within a group: its columns are scattered over the outputs, and a large
+ * model's A does not fit in cache; so each row's cache lines are touched once per group, not once per
+ * column. Notes in w->nonfinite whether a value written is not finite (x - x is 0 for a finite x, NaN
+ * otherwise), so that a finite result is not read again. */
 static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A, double *B, double *P, int np) {
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
-  out_column all[RHS_BATCH], c[RHS_BATCH];
-  for (int j = 0; j < n; ++j) {
-    const int col = w->ids[j];
-    all[j].X = w->rhs + (size_t)j * nv;
-    all[j].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
-    all[j].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
-    all[j].col = col;
-  }
+  out_column c[RHS_BATCH];
+  char done[RHS_BATCH] = {0};
   double check = 0.0;
-  if (!w->tree_part) {
-    check += write_v_rows(all, n, nv, 0, nv);
-    for (int jn = 0; jn < m->njnt; ++jn) check += write_q_rows(m, w, jn, all, n);
-  } else {
-    for (int u = 0; u < m->ntree; ++u) {
-      const int nl = columns_reaching(w, all, n, u, c);
-      check += write_v_rows(c, nl, nv, m->tree_dofadr[u], m->tree_dofadr[u] + m->tree_dofnum[u]);
+  for (int j = 0; j < n; ++j) {
+    if (done[j]) continue;
+    const int p = w->part[j];
+    int nc = 0;
+    for (int l = j; l < n; ++l) { /* the batch's columns of part p */
+      if (done[l] || w->part[l] != p) continue;
+      const int col = w->ids[l];
+      done[l] = 1;
+      c[nc].X = w->rhs + (size_t)l * nv;
+      c[nc].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
+      c[nc].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+      c[nc++].col = col;
     }
-    int nl = 0;
-    for (int jn = 0, u = -1; jn < m->njnt; ++jn) {
-      const int t = m->dof_tree[m->jnt_dofadr[jn]];
-      if (t != u) nl = columns_reaching(w, all, n, u = t, c);
-      check += write_q_rows(m, w, jn, c, nl);
-    }
+    if (p < 0)
+      for (int u = 0; u < m->ntree; ++u) check += write_tree_rows(m, w, u, c, nc);
+    else
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) check += write_tree_rows(m, w, w->ptree[e], c, nc);
   }
   if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
 }
@@ -983,13 +993,7 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
 static grit_status flush(grit_data *d, grit_deriv_ws *w, batch *bt, double *A, double *B, double *P, int np) {
   if (bt->n == 0) return GRIT_OK;
   const grit_model *m = d->model;
-  const int nx = 2 * m->nv;
-  for (int j = 0; w->tree_part && j < bt->n; ++j) { /* state and control columns: their tree's */
-    const int col = w->ids[j];
-    w->part[j] = col < nx ? w->col_part[m->dof_tree[col % m->nv]]
-                 : col < nx + m->nu ? w->col_part[m->dof_tree[m->act_dof[col - nx]]]
-                                    : -1;
-  }
+  for (int j = 0; j < bt->n; ++j) w->part[j] = column_part(m, w, w->ids[j]);
   grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
   write_batch(m, w, bt->n, A, B, P, np);
@@ -1007,7 +1011,14 @@ static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, i
   if (t < 0) {
     for (int i = 0; i < nv; ++i) x[i] = -w->r[i].d[j];
   } else {
-    for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    const int p = column_part(m, w, col); /* the rows the solve reads: those of p's trees */
+    if (p < 0) {
+      for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    } else {
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e)
+        for (int i = m->tree_dofadr[w->ptree[e]]; i < m->tree_dofadr[w->ptree[e]] + m->tree_dofnum[w->ptree[e]]; ++i)
+          x[i] = 0.0;
+    }
     const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
     for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
       const int u = e < w->adj_ptr[t] ? t : w->adj[e];
@@ -1048,6 +1059,14 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   int nparts;
   w->tree_part = grit_solver_factor_parts(d->solver, &nparts);
   if (nparts <= 1) w->tree_part = NULL;
+  if (w->tree_part) { /* the trees by part: counts, starts, fill (ptree_ptr[p] runs to p's end), back */
+    for (int p = 0; p <= nparts; ++p) w->ptree_ptr[p] = 0;
+    for (int t = 0; t < m->ntree; ++t) w->ptree_ptr[w->tree_part[t] + 1]++;
+    for (int p = 0; p < nparts; ++p) w->ptree_ptr[p + 1] += w->ptree_ptr[p];
+    for (int t = 0; t < m->ntree; ++t) w->ptree[w->ptree_ptr[w->tree_part[t]]++] = t;
+    for (int p = nparts; p > 0; --p) w->ptree_ptr[p] = w->ptree_ptr[p - 1];
+    w->ptree_ptr[0] = 0;
+  }
   if (w->tree_part && A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
   if (w->tree_part && B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
 
