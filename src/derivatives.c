@@ -52,6 +52,8 @@ struct grit_deriv_ws {
   int cap_edges;
   int *lag_ptr, *lag;                     /* Lagged contacts by tree: (ntree + 1), (cap_edges) */
   double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact */
+  double *lag_y;                          /* (2 maxn max_constraints) J^T lag_g of each, tree by tree */
+  int maxn;                               /* the most dofs of a tree */
   int params_dirty;                       /* the inertial and geometry inputs may hold seeds (or no values) */
   int partials_dirty;                     /* a call stopped before clearing the partials of its passes */
   char *qconst;                           /* (ntree) a free body with its centre of mass at its origin */
@@ -107,6 +109,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->lag_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->lag, w->cap_edges);
   GRIT_CARVE(c, w->lag_g, 3 * (w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->lag_y, 2 * w->maxn * (w->cap_edges / 2 + 1));
   GRIT_CARVE(c, w->qconst, m->ntree);
   GRIT_CARVE(c, w->mask2, m->ntree);
   GRIT_CARVE(c, w->mask3, m->ntree);
@@ -125,6 +128,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   grit_deriv_ws *w = calloc(1, sizeof *w);
   if (!w) return GRIT_ERR_OUT_OF_MEMORY;
   w->cap_edges = 2 * max_constraints;
+  for (int t = 0; t < m->ntree; ++t) w->maxn = m->tree_dofnum[t] > w->maxn ? m->tree_dofnum[t] : w->maxn;
   grit_carver c = {NULL, 0};
   layout(m, w, &c);
   w->arena = calloc(1, c.used + 64);
@@ -688,7 +692,13 @@ static void lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_w
     grit_dual vc[3], gamma[3], G[9];
     for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->vc[q]);
     grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
-    for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = gamma[q].d[0];
+    double *g = w->lag_g + 3 * i, *y = w->lag_y + (size_t)2 * w->maxn * i;
+    for (int q = 0; q < 3; ++q) g[q] = gamma[q].d[0];
+    for (int q = 0; q < k->ntree; ++q) { /* J^T g, the same for every dof of the contact's trees */
+      const int n = m->tree_dofnum[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) y[q * w->maxn + j] = J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2];
+    }
   }
   for (int t = 0; t < nt; ++t) w->lag_ptr[t + 1] += w->lag_ptr[t];
   for (int t = 0; t < nt; ++t) w->stamp[t] = w->lag_ptr[t];
@@ -701,7 +711,7 @@ static void lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_w
   }
 }
 
-/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof]. */
+/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof], J^T g kept. */
 static void lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x) {
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   const double *jstore = grit_solver_jstore(d->solver, NULL);
@@ -710,11 +720,10 @@ static void lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv
     const int qt = k->tree[0] == t ? 0 : 1, nt = m->tree_dofnum[t];
     const double s = jstore[k->joff[qt] + 2 * nt + dof - m->tree_dofadr[t]];
     if (s == 0.0) continue;
-    const double *g = w->lag_g + 3 * w->lag[e];
+    const double *y = w->lag_y + (size_t)2 * w->maxn * w->lag[e]; /* J^T g (lagged_prepare) */
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-      const double *J = jstore + k->joff[q];
-      for (int j = 0; j < n; ++j) x[adr + j] += s * (J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2]);
+      for (int j = 0; j < n; ++j) x[adr + j] += s * y[q * w->maxn + j];
     }
   }
 }
