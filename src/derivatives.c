@@ -45,12 +45,15 @@ struct grit_deriv_ws {
   int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
   const int *tree_part;                   /* the kept factor's part of each tree (NULL: one part) */
   int *col_part;                          /* (ntree) the part a tree's columns lie in (-1: several) */
+  int *ptree_ptr, *ptree;                 /* the trees by part: (ntree + 1), (ntree) */
   int *colour, *adj_ptr, *adj, *stamp;    /* tree colouring: (ntree), (ntree + 1), (2 cap), (ntree) */
   int *act_ptr, *act;                     /* actuators by tree: (ntree + 1), (nu) */
   char *active;                           /* (ntree) the trees seeded in the current pass */
   int cap_edges;
   int *lag_ptr, *lag;                     /* Lagged contacts by tree: (ntree + 1), (cap_edges) */
   double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact */
+  double *lag_y;                          /* (2 maxn max_constraints) J^T lag_g of each, tree by tree */
+  int maxn;                               /* the most dofs of a tree */
   int params_dirty;                       /* the inertial and geometry inputs may hold seeds (or no values) */
   int partials_dirty;                     /* a call stopped before clearing the partials of its passes */
   char *qconst;                           /* (ntree) a free body with its centre of mass at its origin */
@@ -94,6 +97,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->ids, RHS_BATCH);
   GRIT_CARVE(c, w->part, RHS_BATCH);
   GRIT_CARVE(c, w->col_part, m->ntree);
+  GRIT_CARVE(c, w->ptree_ptr, m->ntree + 1);
+  GRIT_CARVE(c, w->ptree, m->ntree);
   GRIT_CARVE(c, w->colour, m->ntree);
   GRIT_CARVE(c, w->adj_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->adj, w->cap_edges);
@@ -104,6 +109,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->lag_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->lag, w->cap_edges);
   GRIT_CARVE(c, w->lag_g, 3 * (w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->lag_y, 2 * w->maxn * (w->cap_edges / 2 + 1));
   GRIT_CARVE(c, w->qconst, m->ntree);
   GRIT_CARVE(c, w->mask2, m->ntree);
   GRIT_CARVE(c, w->mask3, m->ntree);
@@ -122,6 +128,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   grit_deriv_ws *w = calloc(1, sizeof *w);
   if (!w) return GRIT_ERR_OUT_OF_MEMORY;
   w->cap_edges = 2 * max_constraints;
+  for (int t = 0; t < m->ntree; ++t) w->maxn = m->tree_dofnum[t] > w->maxn ? m->tree_dofnum[t] : w->maxn;
   grit_carver c = {NULL, 0};
   layout(m, w, &c);
   w->arena = calloc(1, c.used + 64);
@@ -484,7 +491,9 @@ static int uses_delassus(const grit_data *d) {
  * recomputed, the other trees must hold constant values from an earlier pass (see
  * clear_tree_partials), and only the constraints that touch them are evaluated. With `kin_all`, the
  * positions of every tree are recomputed first (and, if the constraints use Delassus estimates, the
- * mass matrices and factors): the constant values of the trees not seeded. */
+ * mass matrices and factors): the constant values of the trees not seeded. With `skip_qconst` (position
+ * passes: only dq0 seeded), the qconst trees' M and c are left out, and r's values are then not
+ * meaningful either: only its partials are read. */
 static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
                           int skip_qconst) {
   const double h = m->opt.timestep;
@@ -532,10 +541,16 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   }
   w->kin.tree_mask = active;
-  grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
-  grit_block_mulv_dual(m, w->A, w->tmp, w->r);
-  for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  if (skip_qconst && !any_v) {
+    /* Every seeded tree is a qconst one: its A and bias are constants, it has no springs (free joints),
+     * and v0 and u are not seeded, so A (v - v0) - h force has no partials; only r's partials are read. */
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
+  } else {
+    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
+    grit_block_mulv_dual(m, w->A, w->tmp, w->r);
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  }
 
   /* constraints, in the step's order: contacts (candidate i is constraint i), then limits */
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
@@ -623,8 +638,20 @@ static void velocity_residual(const grit_model *m, const grit_data *d, grit_deri
   grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
-  grit_block_mulv_dual(m, w->A, w->tmp, w->r);
-  for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
+   * qconst trees, whose dual blocks position passes neither form nor need (the same operations as
+   * grit_block_mulv_dual with constant blocks) */
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+    for (int i = 0; i < n; ++i) {
+      grit_dual s = grit_dual_const(0.0);
+      for (int j = 0; j < n; ++j) {
+        const double a = w->qconst[t] ? d->Aprev[a0 + i * n + j] : w->A[a0 + i * n + j].v;
+        s = grit_dual_fma(grit_dual_const(a), w->tmp[adr + j], s);
+      }
+      w->r[adr + i] = grit_dual_sub(s, grit_dual_scale(w->force[adr + i], h));
+    }
+  }
 }
 
 /* The Lagged model's gamma_n0 depends on v0 through v_n0 = (J v0)_n only, so each Lagged contact adds
@@ -665,7 +692,13 @@ static void lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_w
     grit_dual vc[3], gamma[3], G[9];
     for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->vc[q]);
     grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
-    for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = gamma[q].d[0];
+    double *g = w->lag_g + 3 * i, *y = w->lag_y + (size_t)2 * w->maxn * i;
+    for (int q = 0; q < 3; ++q) g[q] = gamma[q].d[0];
+    for (int q = 0; q < k->ntree; ++q) { /* J^T g, the same for every dof of the contact's trees */
+      const int n = m->tree_dofnum[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) y[q * w->maxn + j] = J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2];
+    }
   }
   for (int t = 0; t < nt; ++t) w->lag_ptr[t + 1] += w->lag_ptr[t];
   for (int t = 0; t < nt; ++t) w->stamp[t] = w->lag_ptr[t];
@@ -678,7 +711,7 @@ static void lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_w
   }
 }
 
-/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof]. */
+/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof], J^T g kept. */
 static void lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x) {
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   const double *jstore = grit_solver_jstore(d->solver, NULL);
@@ -687,11 +720,10 @@ static void lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv
     const int qt = k->tree[0] == t ? 0 : 1, nt = m->tree_dofnum[t];
     const double s = jstore[k->joff[qt] + 2 * nt + dof - m->tree_dofadr[t]];
     if (s == 0.0) continue;
-    const double *g = w->lag_g + 3 * w->lag[e];
+    const double *y = w->lag_y + (size_t)2 * w->maxn * w->lag[e]; /* J^T g (lagged_prepare) */
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-      const double *J = jstore + k->joff[q];
-      for (int j = 0; j < n; ++j) x[adr + j] += s * (J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2]);
+      for (int j = 0; j < n; ++j) x[adr + j] += s * y[q * w->maxn + j];
     }
   }
 }
@@ -861,6 +893,16 @@ static void unseed_column(const grit_model *m, grit_deriv_ws *w, int col, int j)
   else w->u[col - 2 * nv].d[j] = 0.0;
 }
 
+/* The part of the factor column `col` of theta lies in (-1: several, or the factor has one part; a
+ * parameter reaches every tree). */
+static int column_part(const grit_model *m, const grit_deriv_ws *w, int col) {
+  const int nx = 2 * m->nv;
+  if (!w->tree_part) return -1;
+  if (col < nx) return w->col_part[m->dof_tree[col % m->nv]];
+  if (col < nx + m->nu) return w->col_part[m->dof_tree[m->act_dof[col - nx]]];
+  return -1;
+}
+
 typedef struct batch {
   int n;
 } batch;
@@ -914,47 +956,44 @@ static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, 
   return check;
 }
 
-/* The batch's columns (all n in `all`) that may be nonzero in the rows of tree u, into `reach`: those of
- * u's part of the factor, or of no part. Returns their number. */
-static int columns_reaching(const grit_deriv_ws *w, const out_column *all, int n, int u, out_column *reach) {
-  int nl = 0;
-  for (int j = 0; j < n; ++j)
-    if (w->part[j] < 0 || w->part[j] == w->tree_part[u]) reach[nl++] = all[j];
-  return nl;
+/* The rows of tree u of the columns c[0..nc-1]: v rows, then q rows joint by joint. */
+static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u, const out_column *c, int nc) {
+  const int adr = m->tree_dofadr[u], end = adr + m->tree_dofnum[u];
+  double check = write_v_rows(c, nc, m->nv, adr, end);
+  for (int i = adr; i < end; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]])) check += write_q_rows(m, w, m->dof_jnt[i], c, nc);
+  return check;
 }
 
 /* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
- * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Row by row over the batch: its columns are
- * scattered over the outputs, and a large model's A does not fit in cache; so each row's cache lines
- * are touched once per batch, not once per column. With parts, a column lying in one is zero outside
- * its trees' rows, which the caller has zeroed in A and B: each tree's rows get only the columns of its
- * part (and those of none). Notes in w->nonfinite whether a value written is not finite (x - x is 0
- * for a finite x, NaN otherwise), so that a finite result is not read again. */
+ * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Part by part: a column lying in one part of the
+ * factor is zero outside its trees' rows, which the caller has zeroed in A and B, so each group of the
+ * batch's columns of one part is written in that part's rows only (a column of several parts, or of
+ * P, in every row). Row by row within a group: its columns are scattered over the outputs, and a large
+ * model's A does not fit in cache; so each row's cache lines are touched once per group, not once per
+ * column. Notes in w->nonfinite whether a value written is not finite (x - x is 0 for a finite x, NaN
+ * otherwise), so that a finite result is not read again. */
 static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A, double *B, double *P, int np) {
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
-  out_column all[RHS_BATCH], c[RHS_BATCH];
-  for (int j = 0; j < n; ++j) {
-    const int col = w->ids[j];
-    all[j].X = w->rhs + (size_t)j * nv;
-    all[j].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
-    all[j].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
-    all[j].col = col;
-  }
+  out_column c[RHS_BATCH];
+  char done[RHS_BATCH] = {0};
   double check = 0.0;
-  if (!w->tree_part) {
-    check += write_v_rows(all, n, nv, 0, nv);
-    for (int jn = 0; jn < m->njnt; ++jn) check += write_q_rows(m, w, jn, all, n);
-  } else {
-    for (int u = 0; u < m->ntree; ++u) {
-      const int nl = columns_reaching(w, all, n, u, c);
-      check += write_v_rows(c, nl, nv, m->tree_dofadr[u], m->tree_dofadr[u] + m->tree_dofnum[u]);
+  for (int j = 0; j < n; ++j) {
+    if (done[j]) continue;
+    const int p = w->part[j];
+    int nc = 0;
+    for (int l = j; l < n; ++l) { /* the batch's columns of part p */
+      if (done[l] || w->part[l] != p) continue;
+      const int col = w->ids[l];
+      done[l] = 1;
+      c[nc].X = w->rhs + (size_t)l * nv;
+      c[nc].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
+      c[nc].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+      c[nc++].col = col;
     }
-    int nl = 0;
-    for (int jn = 0, u = -1; jn < m->njnt; ++jn) {
-      const int t = m->dof_tree[m->jnt_dofadr[jn]];
-      if (t != u) nl = columns_reaching(w, all, n, u = t, c);
-      check += write_q_rows(m, w, jn, c, nl);
-    }
+    if (p < 0)
+      for (int u = 0; u < m->ntree; ++u) check += write_tree_rows(m, w, u, c, nc);
+    else
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) check += write_tree_rows(m, w, w->ptree[e], c, nc);
   }
   if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
 }
@@ -963,13 +1002,7 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
 static grit_status flush(grit_data *d, grit_deriv_ws *w, batch *bt, double *A, double *B, double *P, int np) {
   if (bt->n == 0) return GRIT_OK;
   const grit_model *m = d->model;
-  const int nx = 2 * m->nv;
-  for (int j = 0; w->tree_part && j < bt->n; ++j) { /* state and control columns: their tree's */
-    const int col = w->ids[j];
-    w->part[j] = col < nx ? w->col_part[m->dof_tree[col % m->nv]]
-                 : col < nx + m->nu ? w->col_part[m->dof_tree[m->act_dof[col - nx]]]
-                                    : -1;
-  }
+  for (int j = 0; j < bt->n; ++j) w->part[j] = column_part(m, w, w->ids[j]);
   grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
   write_batch(m, w, bt->n, A, B, P, np);
@@ -987,7 +1020,14 @@ static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, i
   if (t < 0) {
     for (int i = 0; i < nv; ++i) x[i] = -w->r[i].d[j];
   } else {
-    for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    const int p = column_part(m, w, col); /* the rows the solve reads: those of p's trees */
+    if (p < 0) {
+      for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    } else {
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e)
+        for (int i = m->tree_dofadr[w->ptree[e]]; i < m->tree_dofadr[w->ptree[e]] + m->tree_dofnum[w->ptree[e]]; ++i)
+          x[i] = 0.0;
+    }
     const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
     for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
       const int u = e < w->adj_ptr[t] ? t : w->adj[e];
@@ -1028,6 +1068,14 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
   int nparts;
   w->tree_part = grit_solver_factor_parts(d->solver, &nparts);
   if (nparts <= 1) w->tree_part = NULL;
+  if (w->tree_part) { /* the trees by part: counts, starts, fill (ptree_ptr[p] runs to p's end), back */
+    for (int p = 0; p <= nparts; ++p) w->ptree_ptr[p] = 0;
+    for (int t = 0; t < m->ntree; ++t) w->ptree_ptr[w->tree_part[t] + 1]++;
+    for (int p = 0; p < nparts; ++p) w->ptree_ptr[p + 1] += w->ptree_ptr[p];
+    for (int t = 0; t < m->ntree; ++t) w->ptree[w->ptree_ptr[w->tree_part[t]]++] = t;
+    for (int p = nparts; p > 0; --p) w->ptree_ptr[p] = w->ptree_ptr[p - 1];
+    w->ptree_ptr[0] = 0;
+  }
   if (w->tree_part && A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
   if (w->tree_part && B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
 
@@ -1065,15 +1113,15 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
     lagged_prepare(m, d, w);
     int first = 1;
     clear_inputs(m, d, w);
-    if (A) { /* the constant A (the step's) and its factor of the trees position passes leave out */
+    if (A && uses_delassus(d)) { /* the constant factor of A (the step's) of the trees position passes leave out */
       int any = 0;
       for (int t = 0; t < m->ntree; ++t) {
         if (!w->qconst[t]) continue;
         any = 1;
         const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-        for (int i = a0; i < a0 + nn; ++i) w->A[i] = grit_dual_const(d->Aprev[i]), w->Ad[i] = d->Aprev[i];
+        for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = d->Aprev[i];
       }
-      if (any && uses_delassus(d)) {
+      if (any) {
         grit_block_cholesky(m, w->Ad, w->qconst);
         for (int t = 0; t < m->ntree; ++t) {
           if (!w->qconst[t]) continue;

@@ -98,11 +98,15 @@ void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_k
     GS_NAME(grit_quat_rotate)(Lr, dq, L);
     for (int i = 0; i < 3; ++i) tb[i] = GS_SUB(GS_SCALE(GS_SUB(L[i], Lr[i]), 1.0 / h), g[i]);
     GS_NAME(grit_m3_mulv)(f, R, tb); /* the couple, world frame */
-    if (m->body_parent[b] == 0) {
+    const int j = m->body_jnt[m->body_jntadr[b]];
+    /* a free joint's anchor is the body origin: with the model's centre of mass there (in == NULL),
+     * xipos == xanchor bit for bit, r = 0 and the force below is exactly zero */
+    const int com_at_anchor = !in && m->jnt_type[j] == GRIT_JOINT_FREE && m->body_com[3 * b] == 0.0 &&
+                              m->body_com[3 * b + 1] == 0.0 && m->body_com[3 * b + 2] == 0.0;
+    if (m->body_parent[b] == 0 && !com_at_anchor) {
       /* A root body also carries its centre of mass around the joint's anchor: the COM velocity
        * R (w x r) changes over the step by (R~1 - R) (w~ x r) with R~1 = R exp(h w~), where the
        * explicit step takes h R (w x (w x r)). The difference, times the mass, is a force at the COM. */
-      const int j = m->body_jnt[m->body_jntadr[b]];
       GS rw[3], r[3], y[3], yr[3], c1[3], a[3], fb[3], fw[3], n[3];
       const GS mass = in ? in->mass[b] : GS_C(m->body_mass[b]);
       GS_NAME(grit_v3_sub)(rw, k->xipos + 3 * b, k->xanchor + 3 * j);
