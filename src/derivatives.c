@@ -247,9 +247,10 @@ static void clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const cha
     zero_partials(w->kin.cinert[b].h, 3);
     zero_partials(w->kin.cinert[b].I, 9);
     for (int n = 0; n < m->body_jntnum[b]; ++n) {
-      const int j = m->body_jnt[m->body_jntadr[b] + n];
+      const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
       zero_partials(w->kin.xanchor + 3 * j, 3);
       zero_partials(w->kin.xaxis + 3 * j, 3);
+      zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
     }
   }
   for (int t = 0; t < m->ntree; ++t) {
@@ -420,7 +421,7 @@ static void rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
  * rigid trees that quaternion keeps the value of q0 (+) 0, its partials read by nothing (limits and
  * springs are on hinges and slides only). The first pass of a call maps every joint and keeps the
  * values, qd. */
-static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *kmask) {
   if (!w->qd_valid) {
     for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
     grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
@@ -430,6 +431,7 @@ static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_w
   }
   for (int j = 0; j < m->njnt; ++j) {
     const int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    if (kmask && !kmask[m->dof_tree[da]]) continue; /* q0 (+) 0 since the first pass (clear_tree_partials) */
     const int nlin = type == GRIT_JOINT_FREE ? 3 : type == GRIT_JOINT_BALL ? 0 : 1; /* q + dq */
     for (int i = 0; i < nlin; ++i) w->q[qa + i] = grit_dual_add(grit_dual_const(w->qd[qa + i]), w->dq[da + i]);
     if (nlin == 1) continue;
@@ -499,7 +501,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   const double h = m->opt.timestep;
   const int nv = m->nv;
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
-  seed_positions(m, d, w);
+  seed_positions(m, d, w, kin_all ? NULL : active);
   const int need_w = uses_delassus(d);
   /* only the seeded trees change; the others keep their constant values */
   const char *const kmask = kin_all ? NULL : active;
