@@ -39,6 +39,9 @@ void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0,
 /* y = M x (or A x) for tree-block storage; y must not alias x. */
 void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS *y);
 
+/* The rows of tree t of grit_block_mulv: y_t = M_t x_t. */
+void GS_NAME(grit_tree_mulv)(const grit_model *m, const GS *M, int t, const GS *x, GS *y);
+
 /* Cholesky factorization in place of each tree block of A (lower triangle L, A = L L^T), of the trees
  * in tree_mask (NULL: all). Returns the index of the first tree whose block is not positive definite,
  * or -1. */

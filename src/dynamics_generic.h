@@ -166,16 +166,18 @@ void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0,
   }
 }
 
-void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS *y) {
-  for (int t = 0; t < m->ntree; ++t) {
-    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    const GS *Mt = M + m->tree_madr[t];
-    for (int i = 0; i < n; ++i) {
-      GS s = GS_C(0.0);
-      for (int j = 0; j < n; ++j) s = GS_FMA(Mt[i * n + j], x[adr + j], s);
-      y[adr + i] = s;
-    }
+void GS_NAME(grit_tree_mulv)(const grit_model *m, const GS *M, int t, const GS *x, GS *y) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const GS *Mt = M + m->tree_madr[t];
+  for (int i = 0; i < n; ++i) {
+    GS s = GS_C(0.0);
+    for (int j = 0; j < n; ++j) s = GS_FMA(Mt[i * n + j], x[adr + j], s);
+    y[adr + i] = s;
   }
+}
+
+void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS *y) {
+  for (int t = 0; t < m->ntree; ++t) GS_NAME(grit_tree_mulv)(m, M, t, x, y);
 }
 
 int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_mask) {

@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "dynamics.h"
 #include "constraints.h"
@@ -193,7 +192,8 @@ static int uf_find(int *uf, int t) {
 /* The islands of the first nc constraints: trees linked by a constraint, directly or through others,
  * share one. A is block diagonal by trees and each constraint lies in one island, so l(v) is a sum of
  * one term per island: each island's Newton step, line search and convergence need nothing from the
- * others. Sets s->nisl, tree_isl, and each island's constraints and trees (counting sorts). O(nc + ntree). */
+ * others. Sets s->nisl, tree_isl, each island's constraints and trees (counting sorts) and its number
+ * of dofs. O(nc + ntree). */
 static void find_islands(grit_solver *s, int nc) {
   const int nt = s->m->ntree;
   int *uf = s->uf;
@@ -220,6 +220,9 @@ static void find_islands(grit_solver *s, int nc) {
   for (int t = 0; t < nt; ++t) s->isl_tree[ts[s->tree_isl[t]]++] = t;
   for (int k = n; k > 0; --k) cs[k] = cs[k - 1], ts[k] = ts[k - 1]; /* the fill advanced each start */
   cs[0] = ts[0] = 0;
+  double *ndof = ISL(s, ISL_NDOF);
+  for (int k = 0; k < n; ++k) ndof[k] = 0.0;
+  for (int t = 0; t < nt; ++t) ndof[s->tree_isl[t]] += s->m->tree_dofnum[t];
 }
 
 /* ----------------------------------------------------------------------------------- Newton */
@@ -231,17 +234,6 @@ static double constraint_eval(const grit_constraint *c, double dt, const double 
   for (int k = 0; k < 8; ++k) G[k] = 0.0;
   g[0] = g[1] = 0.0;
   return grit_contact_lagged_frictionless(&c->p, dt, vc[2], &g[2], &G[8]);
-}
-
-/* y_t = A_t x_t for tree t's block of A. */
-static void tree_mulv(const grit_model *m, const double *A, int t, const double *x, double *y) {
-  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  const double *At = A + m->tree_madr[t];
-  for (int i = 0; i < n; ++i) {
-    double sum = 0.0;
-    for (int j = 0; j < n; ++j) sum += At[i * n + j] * x[adr + j];
-    y[adr + i] = sum;
-  }
 }
 
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
@@ -256,7 +248,7 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
       s->e[i] = v[i] - vstar[i];
       s->jtg[i] = 0.0;
     }
-    tree_mulv(m, A, t, s->e, s->Ae);
+    grit_tree_mulv(m, A, t, s->e, s->Ae);
   }
   double cc = 0.0;
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
@@ -420,45 +412,41 @@ static void choose_isotropic(grit_solver *s, int k, int iter, int global) {
   }
 }
 
-/* The constraint at position q of a walk over the islands act[0..nact-1] (act NULL: over all nc
- * constraints, q = 0 .. nc-1), for assemble's loops. */
-#define FOR_CONSTRAINTS(s, nc, act, nact, i)                                                             \
-  for (int a_ = 0; a_ < ((act) ? (nact) : 1); ++a_)                                                      \
-    for (int q_ = (act) ? (s)->isl_start[(act)[a_]] : 0, q1_ = (act) ? (s)->isl_start[(act)[a_] + 1] : (nc); \
-         q_ < q1_; ++q_)                                                                                 \
-      for (int i = (act) ? (s)->isl_con[q_] : q_, once_ = 1; once_; once_ = 0)
-
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
- * friction's as lagged_global_hessian), over the islands act[0..nact-1] (their trees marked in
- * s->tree_on), or over everything (act NULL). The coupling pattern is that of the constraints
+ * friction's as lagged_global_hessian), over the islands act[0..nact-1]: all of them (every tree), or
+ * some, whose trees s->tree_on marks. The islands' constraints keep their index order, so each block
+ * receives its terms in the same order either way. The coupling pattern is that of the constraints
  * with a nonzero G only: a candidate out of contact (G = 0, most of a clutter's: 16 of 100 coupled
  * pairs were active on average) adds no block, and leaving its pair out of the pattern keeps the
  * factor's fill to the trees actually pressed together. The pattern can change between iterations;
  * the symbolic analysis is redone only when it does (grit_hessian_pattern_commit). */
-static grit_status assemble(grit_solver *s, const double *A, int nc, const int *act, int nact, char *message) {
-  grit_hessian_restrict(s->H, act ? s->tree_on : NULL);
+static grit_status assemble(grit_solver *s, const double *A, const int *act, int nact, char *message) {
+  const int *con = s->isl_con;
+  grit_hessian_restrict(s->H, nact == s->nisl ? NULL : s->tree_on);
   grit_hessian_pattern_reset(s->H);
-  FOR_CONSTRAINTS(s, nc, act, nact, i) {
-    grit_constraint *c = &s->c[i];
-    if (c->ntree != 2) continue;
-    int zero = 1;
-    for (int k = 0; k < c->dim * c->dim; ++k) zero &= c->G[k] == 0.0;
-    if (!zero && grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
-      return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
-  }
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
+      const grit_constraint *c = &s->c[con[q]];
+      if (c->ntree != 2) continue;
+      int zero = 1;
+      for (int k = 0; k < c->dim * c->dim; ++k) zero &= c->G[k] == 0.0;
+      if (!zero && grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
+        return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
+    }
   grit_hessian_pattern_commit(s->H);
   grit_hessian_begin(s->H, A);
-  FOR_CONSTRAINTS(s, nc, act, nact, i) {
-    const grit_constraint *c = &s->c[i];
-    const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-    int zero = 1;
-    for (int k = 0; k < c->dim * c->dim; ++k) zero &= c->G[k] == 0.0;
-    if (zero) continue; /* adds nothing */
-    const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
-    double Gm[9];
-    if (c->isotropic) lagged_global_hessian(c, Gm);
-    grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->isotropic ? Gm : c->G, pair);
-  }
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
+      const grit_constraint *c = &s->c[con[q]];
+      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      int zero = 1;
+      for (int k = 0; k < c->dim * c->dim; ++k) zero &= c->G[k] == 0.0;
+      if (zero) continue; /* adds nothing */
+      const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
+      double Gm[9];
+      if (c->isotropic) lagged_global_hessian(c, Gm);
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->isotropic ? Gm : c->G, pair);
+    }
   return GRIT_OK;
 }
 
@@ -502,10 +490,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
          *icc = ISL(s, ISL_CC), *ivmax = ISL(s, ISL_VMAX), *ismax = ISL(s, ISL_SMAX),
          *ialpha = ISL(s, ISL_ALPHA), *indof = ISL(s, ISL_NDOF);
   int *act = s->act, nact = nisl; /* the islands to evaluate: all at first, then those that moved */
-  for (int k = 0; k < nisl; ++k) {
-    act[k] = k, ialpha[k] = 0.0, indof[k] = 0.0;
-    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) indof[k] += m->tree_dofnum[s->isl_tree[q]];
-  }
+  for (int k = 0; k < nisl; ++k) act[k] = k, ialpha[k] = 0.0;
   for (int iter = 0;; ++iter) {
     for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, act[a], iter == 0);
     double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, ccost = 0.0, vmax = 0.0, smax = 0.0;
@@ -563,7 +548,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 
     /* H = A + sum J^T G J over those islands, factor, dv = -H^-1 r (with all of them, as one system) */
     const int all = nact == nisl;
-    grit_status as = assemble(s, A, nc, all ? NULL : act, nact, message);
+    grit_status as = assemble(s, A, act, nact, message);
     if (as != GRIT_OK) return as;
     lap(tm, &st.t_assembly, &tc);
     grit_status fs = grit_hessian_factor(s->H, &st.cond_estimate, message);
@@ -590,7 +575,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
       double dAe = 0.0, dAd = 0.0;
       for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
         const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-        tree_mulv(m, A, t, s->dv, s->Adv);
+        grit_tree_mulv(m, A, t, s->dv, s->Adv);
         for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
       }
       const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
@@ -628,7 +613,9 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = 0; /* the exact Hessian, for the derivatives */
-  grit_status as = assemble(s, A, nc, NULL, 0, message);
+  find_islands(s, nc); /* every island: the whole H */
+  for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
+  grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;
   double cond;
   return grit_hessian_factor(s->H, &cond, message);

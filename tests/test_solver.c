@@ -85,6 +85,29 @@ static void make_constraints(grit_solver *s, const grit_model *m, int nc, int ki
   }
 }
 
+/* A random problem: the scene of make_scene, a solver with room for 64 constraints, and nc random
+ * constraints of `kind` (make_constraints). */
+typedef struct random_problem {
+  grit_model *m;
+  grit_data *d;
+  grit_solver *s;
+} random_problem;
+
+static random_problem make_trial(int nc, int kind, unsigned long long *seed) {
+  random_problem t;
+  char msg[GRIT_MESSAGE_SIZE];
+  make_scene(&t.m, &t.d, seed);
+  cr_assert_eq(grit_solver_create(t.m, 64, 64 * 36, &t.s, msg), GRIT_OK);
+  make_constraints(t.s, t.m, nc, kind, seed);
+  return t;
+}
+
+static void free_trial(random_problem *t) {
+  grit_solver_free(t->s);
+  grit_data_free(t->d);
+  grit_model_free(t->m);
+}
+
 static double total_cost(grit_solver *s, const grit_model *m, const double *A, const double *vstar, int nc,
                          const double *v) {
   double e[6 * NB], Ae[6 * NB], cost = 0.0;
@@ -110,14 +133,12 @@ static double total_cost(grit_solver *s, const grit_model *m, const double *A, c
 static void run_case(int kind) {
   unsigned long long seed = 0x1234567ULL + (unsigned long long)kind;
   for (int trial = 0; trial < 20; ++trial) {
-    grit_model *m;
-    grit_data *d;
-    make_scene(&m, &d, &seed);
-    char msg[GRIT_MESSAGE_SIZE];
-    grit_solver *s;
-    cr_assert_eq(grit_solver_create(m, 64, 64 * 36, &s, msg), GRIT_OK);
     const int nc = 4 + trial % 8;
-    make_constraints(s, m, nc, kind, &seed);
+    random_problem t = make_trial(nc, kind, &seed);
+    grit_model *m = t.m;
+    grit_data *d = t.d;
+    grit_solver *s = t.s;
+    char msg[GRIT_MESSAGE_SIZE];
     grit_solver_options opt = grit_solver_default_options();
     double vd[6 * NB], vs[6 * NB];
     grit_solver_stats sd, ss;
@@ -151,9 +172,7 @@ static void run_case(int kind) {
       cr_assert(total_cost(s, m, d->A, d->vstar, nc, vp) >= c0 - 1e-12 * fabs(c0), "not a minimizer");
     }
     cr_assert(ss.newton_iters >= 1 && ss.newton_iters < 50, "newton iterations %d", ss.newton_iters);
-    grit_solver_free(s);
-    grit_data_free(d);
-    grit_model_free(m);
+    free_trial(&t);
   }
 }
 
@@ -170,14 +189,12 @@ Test(solver, sap_dense_and_sparse_agree_at_the_minimizer) { run_case(GRIT_CONSTR
 static void run_islands(int kind) {
   unsigned long long seed = 0xabcdefULL + (unsigned long long)kind;
   for (int trial = 0; trial < 20; ++trial) {
-    grit_model *m;
-    grit_data *d;
-    make_scene(&m, &d, &seed);
-    char msg[GRIT_MESSAGE_SIZE];
-    grit_solver *s;
-    cr_assert_eq(grit_solver_create(m, 64, 64 * 36, &s, msg), GRIT_OK);
     const int nc = 6 + trial % 8;
-    make_constraints(s, m, nc, kind, &seed);
+    random_problem t = make_trial(nc, kind, &seed);
+    grit_model *m = t.m;
+    grit_data *d = t.d;
+    grit_solver *s = t.s;
+    char msg[GRIT_MESSAGE_SIZE];
     grit_constraint *c = grit_solver_constraints(s, NULL), saved[64];
     for (int i = 0; i < nc; ++i) { /* fold each constraint's trees into the half of its first */
       const int half = c[i].tree[0] < NB / 2 ? 0 : NB / 2;
@@ -213,9 +230,7 @@ static void run_islands(int kind) {
     const int slower = sh[0].newton_iters > sh[1].newton_iters ? sh[0].newton_iters : sh[1].newton_iters;
     cr_assert(st.newton_iters <= slower + 1, "trial %d: %d Newton iterations for the whole, %d and %d for the halves",
               trial, st.newton_iters, sh[0].newton_iters, sh[1].newton_iters);
-    grit_solver_free(s);
-    grit_data_free(d);
-    grit_model_free(m);
+    free_trial(&t);
   }
 }
 
