@@ -201,10 +201,12 @@ static int bench(const scene *sc, double scale, result *res) {
      * loop. The Jacobians go to a ring of buffers larger than the last-level cache, as an optimizer
      * keeps one A and B per time step: the output is written to memory not in cache. */
     if (deriv_every) {
-      const size_t asz = (size_t)nx * nx + 1, ring = (size_t)(64u << 20) / (sizeof(double) * asz) + 1;
-      const size_t nring = ring < (size_t)nd ? ring : (size_t)nd;
-      double *Ar = malloc(sizeof(double) * asz * nring);
-      if (!Ar) rc = 1;
+      const size_t asz = (size_t)nx * nx + 1, nring = (size_t)(64u << 20) / (sizeof(double) * asz) + 1;
+      double *Ar = malloc(sizeof(double) * asz * nring); /* 64 MB: twice this machine's L3 */
+      if (!Ar) {
+        fprintf(stderr, "bench_mujoco: no memory for %zu Jacobians of %d x %d\n", nring, nx, nx);
+        rc = 1;
+      }
       for (size_t k = 0; Ar && k < asz * nring; k += 512) Ar[k] = 0.0; /* map the pages */
       int ka = 0;
       for (int i = 0; i < steps && !rc; ++i) {
