@@ -78,6 +78,17 @@ static int reset(const scene *sc, const grit_mjcf_info *info, grit_data *gd, con
   return 0;
 }
 
+/* grit alone replaying the scene's trajectory: at step i that starts a repetition, back to the
+ * initial state and through the warm-up (as the side-by-side loop does for both engines). */
+static int replay_begin(const scene *sc, const grit_mjcf_info *info, grit_data *gd, const mjModel *mm, mjData *md,
+                        int i) {
+  if (i % sc->steps != 0) return 0;
+  if (reset(sc, info, gd, mm, md)) return 1;
+  for (int k = 0; k < sc->warm; ++k)
+    if (grit_step(gd) != GRIT_OK) return 1;
+  return 0;
+}
+
 /* MuJoCo's buffers: room for `per_geom` contacts per movable geom (raised while they overflow; not
  * more than needed: MuJoCo 2.2 keeps rows x rows in efc_AR and its buffer size is an int). */
 static void mujoco_capacity(mjModel *mm, double per_geom) {
@@ -208,26 +219,22 @@ static int bench(const scene *sc, double scale, result *res) {
         rc = 1;
       }
       for (size_t k = 0; Ar && k < asz * nring; k += 512) Ar[k] = 0.0; /* map the pages */
-      int ka = 0;
+      size_t ka = 0;
       for (int i = 0; i < steps && !rc; ++i) {
-        if (i % sc->steps == 0) {
-          if (reset(sc, &info, gd, mm, md)) rc = 1;
-          for (int k = 0; k < warm && !rc; ++k)
-            if (grit_step(gd) != GRIT_OK) rc = 1;
-        }
+        if (replay_begin(sc, &info, gd, mm, md, i)) rc = 1;
         const double t0 = now_us();
         if (!rc && grit_step(gd) != GRIT_OK) rc = 1;
         const double t1 = now_us();
         ts_g[i] = t1 - t0;
         if (!rc && i % deriv_every == 0) {
-          double *Ak = Ar + asz * (size_t)(ka % (int)nring);
+          double *Ak = Ar + asz * (ka % nring);
           const double t2 = now_us();
           grit_step_derivatives(gd, Ak, nu ? B : NULL, NULL, 0, NULL);
           td_g[ka++] = now_us() - t2;
         }
       }
       free(Ar);
-      if (!rc) res->alone_step = bench_median(ts_g, steps), res->alone_ab = bench_median(td_g, ka);
+      if (!rc) res->alone_step = bench_median(ts_g, steps), res->alone_ab = bench_median(td_g, (int)ka);
     }
     /* the phase split: the same trajectory again with the step's timing on (its clock calls would
      * otherwise be part of the times above) */
@@ -235,11 +242,7 @@ static int bench(const scene *sc, double scale, result *res) {
     grit_data_set_step_settings(gd, &settings);
     long nfac = 0;
     for (int i = 0; i < steps && !rc; ++i) {
-      if (i % sc->steps == 0) {
-        if (reset(sc, &info, gd, mm, md)) rc = 1;
-        for (int k = 0; k < warm && !rc; ++k)
-          if (grit_step(gd) != GRIT_OK) rc = 1;
-      }
+      if (replay_begin(sc, &info, gd, mm, md, i)) rc = 1;
       if (!rc && grit_step(gd) != GRIT_OK) rc = 1;
       grit_step_stats st;
       grit_data_step_stats(gd, &st);
