@@ -265,7 +265,8 @@ static int cmp_double(const void *a, const void *b) {
 /* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL, and with
  * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
 static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *times, long *done, long *newton_sum,
-               int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10]) {
+               int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10],
+               grit_contact_diagnostics *diag) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
@@ -296,6 +297,11 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     grit_data_step_stats(d, &st);
     *newton_sum += st.newton_iters;
     if (st.newton_iters > *newton_max) *newton_max = st.newton_iters;
+    grit_contact_diagnostics g; /* seed 001's criteria: maxima over the run */
+    grit_data_step_diagnostics(d, &g);
+    diag->signorini_violation = fmax(diag->signorini_violation, g.signorini_violation);
+    diag->coulomb_violation = fmax(diag->coulomb_violation, g.coulomb_violation);
+    diag->dissipation_violation = fmax(diag->dissipation_violation, g.dissipation_violation);
     if (phase_sum) { /* with the step's timing on: sums of the phases, and of FLOPs per factorization */
       const double p[10] = {st.time_dynamics, st.time_collision, st.time_constraints, st.time_eval,
                             st.time_assembly, st.time_factor,   st.time_solve,       st.time_linesearch,
@@ -356,7 +362,9 @@ static int command_sim_or_bench(const args *a) {
     ss.timing = 1;
     grit_data_set_step_settings(d, &ss);
   }
-  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL);
+  grit_contact_diagnostics diag = {0};
+  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL,
+           &diag);
   const double wall = now() - t0;
   if (a->html && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) {
     fprintf(stderr, "grit: error: --html %s: %s\n", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
@@ -396,9 +404,11 @@ static int command_sim_or_bench(const args *a) {
     printf("}\n");
   } else {
     printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"mean_newton_iters\":%.6g,\"max_newton_iters\":%d,"
-           "\"failed_steps\":%d,\"wall_s\":%.6g,\"step_us\":%.6g}\n",
+           "\"failed_steps\":%d,\"wall_s\":%.6g,\"step_us\":%.6g,\"signorini_violation_max\":%.6g,"
+           "\"coulomb_violation_max\":%.6g,\"dissipation_violation_max\":%.6g}\n",
            done, grit_model_nq(m), grit_model_nv(m), mean_newton, newton_max, failed, wall,
-           done ? 1e6 * wall / (double)done : 0.0);
+           done ? 1e6 * wall / (double)done : 0.0, diag.signorini_violation, diag.coulomb_violation,
+           diag.dissipation_violation);
   }
   free(times), free(dtimes), free(A), free(B);
   grit_data_free(d);
