@@ -2,7 +2,8 @@
  *
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
- *                      [--factor block|cholmod|dense] [--csv FILE] [--html FILE] [--quiet]
+ *                      [--factor block|cholmod|dense] [--integrator euler|variational]
+ *                      [--csv FILE] [--html FILE] [--quiet]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
@@ -43,6 +44,7 @@ static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
+    "                          [--integrator euler|variational]\n"
     "                          [--csv FILE] [--html FILE] [--quiet]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
@@ -55,6 +57,7 @@ typedef struct args {
   long steps, deriv_every;
   int contact; /* -1: from the file */
   int factor;  /* -1: the default; 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
+  int integrator; /* -1: the default (Euler); else a grit_integrator */
   int quiet, check, phases;
   grit_mjcf_load_options load;
 } args;
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, args *a) {
   a->steps = 1000;
   a->contact = -1;
   a->factor = -1;
+  a->integrator = -1;
   a->load = grit_mjcf_default_load_options();
   for (int i = 2; i < argc; ++i) {
     const char *o = argv[i];
@@ -150,6 +154,11 @@ static int parse_args(int argc, char **argv, args *a) {
       for (int k = 0; k < 3; ++k)
         if (!strcmp(v, names[k])) a->factor = k;
       if (a->factor < 0) return usage_error("--factor needs block, cholmod or dense, not '%s'", v);
+    } else if (!strcmp(o, "--integrator")) {
+      static const char *const names[] = {"euler", "variational"};
+      for (int k = 0; k < 2; ++k)
+        if (!strcmp(v, names[k])) a->integrator = k;
+      if (a->integrator < 0) return usage_error("--integrator needs euler or variational, not '%s'", v);
     } else if (!strcmp(o, "--key")) {
       a->key = v;
     } else if (!strcmp(o, "--qpos")) {
@@ -221,6 +230,7 @@ static int prepare(const args *a, grit_model **m, grit_data **d) {
   grit_step_settings st = info.settings;
   if (a->contact >= 0) st.contact_model = (grit_contact_model)a->contact;
   if (a->factor == 0) st.dense_max_nv = grit_model_nv(*m); /* dense at this size */
+  if (a->integrator >= 0) st.integrator = (grit_integrator)a->integrator;
   if (a->factor >= 1) st.dense_max_nv = 0, st.sparse_factor = a->factor == 2 ? GRIT_FACTOR_CHOLMOD : GRIT_FACTOR_BLOCK;
   if (!rc && grit_data_set_step_settings(*d, &st) != GRIT_OK) {
     fprintf(stderr, "grit: error: step settings rejected: %s\n", grit_data_last_error(*d));
