@@ -14,5 +14,7 @@
 #include "grit/sysid.h"
 #include "grit/geometry.h"
 #include "grit/mjcf.h"
+#include "grit/urdf.h"
+#include "grit/load.h"
 
 #endif
