@@ -191,6 +191,71 @@ static void check_tree(urdf_ctx *c) {
   if (c->status == GRIT_OK && root < 0) urdf_fail(c, GRIT_ERR_INVALID_MODEL, 0, "the file has no <link>");
 }
 
+/* ------------------------------------------------------------------- MuJoCo's <mujoco> extension */
+
+typedef struct text {
+  char *s;
+  size_t n, cap;
+  int oom;
+} text;
+
+static void put(text *t, const char *s, size_t n) {
+  if (t->oom) return;
+  if (t->n + n + 1 > t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 256;
+    while (cap < t->n + n + 1) cap *= 2;
+    char *p = realloc(t->s, cap);
+    if (!p) {
+      t->oom = 1;
+      return;
+    }
+    t->s = p, t->cap = cap;
+  }
+  memcpy(t->s + t->n, s, n);
+  t->n += n;
+  t->s[t->n] = '\0';
+}
+
+static void puts_escaped(text *t, const char *s) {
+  for (; *s; ++s) {
+    if (*s == '"') put(t, "&quot;", 6);
+    else if (*s == '&') put(t, "&amp;", 5);
+    else if (*s == '<') put(t, "&lt;", 4);
+    else put(t, s, 1);
+  }
+}
+
+/* An element and its children as XML text (the parser kept no text content; MJCF uses none). */
+static void serialize(text *t, const mjcf_node *n) {
+  put(t, "<", 1), put(t, n->name, strlen(n->name));
+  for (int i = 0; i < n->nattr; ++i) {
+    put(t, " ", 1), put(t, n->attr[2 * i], strlen(n->attr[2 * i])), put(t, "=\"", 2);
+    puts_escaped(t, n->attr[2 * i + 1]);
+    put(t, "\"", 1);
+  }
+  put(t, ">", 1);
+  for (const mjcf_node *k = n->child; k; k = k->next) serialize(t, k);
+  put(t, "</", 2), put(t, n->name, strlen(n->name)), put(t, ">", 1);
+}
+
+/* <robot><mujoco>: MuJoCo's URDF import reads its <compiler>, <option> and <size>; grit takes <option>
+ * (timestep, gravity, contact flag) and <custom> (grit's contact parameters), and warns about the rest. */
+static void mujoco_section(urdf_ctx *c, const mjcf_node *m) {
+  text t = {0};
+  for (const mjcf_node *k = m->child; k; k = k->next) {
+    if (!strcmp(k->name, "option") || !strcmp(k->name, "custom"))
+      serialize(&t, k);
+    else
+      urdf_warn(c, k->line, "<mujoco><%.40s> is not used by grit's URDF loader: ignored", k->name);
+  }
+  if (t.oom) {
+    free(t.s);
+    urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
+    return;
+  }
+  c->mujoco = t.s;
+}
+
 static void prescan(urdf_ctx *c, const mjcf_node *root) {
   if (strcmp(root->name, "robot")) {
     urdf_fail(c, GRIT_ERR_PARSE, root->line, "the root element must be <robot>, not <%.40s>", root->name);
@@ -212,6 +277,8 @@ static void prescan(urdf_ctx *c, const mjcf_node *root) {
   for (const mjcf_node *k = root->child; k && c->status == GRIT_OK; k = k->next)
     if (!strcmp(k->name, "joint")) scan_joint(c, c->njoint++, k);
   if (c->status == GRIT_OK) check_tree(c);
+  const mjcf_node *m = child(root, "mujoco");
+  if (m && c->status == GRIT_OK) mujoco_section(c, m);
 }
 
 /* ------------------------------------------------------------------------------ urdfdom */
@@ -274,6 +341,7 @@ grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *nam
   if (c.status == GRIT_OK) read_values(&c, data, size);
   if (c.status == GRIT_OK) urdf_build(&c, model);
   urdf_robot_free(c.robot);
+  free(c.mujoco);
   mjcf_pool_free(&c.pool);
   if (c.status != GRIT_OK && info) {
     const grit_mjcf_info keep = *info;

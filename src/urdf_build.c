@@ -190,18 +190,30 @@ typedef struct defaults {
 } defaults;
 
 static void mjcf_defaults(urdf_ctx *c, defaults *d) {
-  static const char XML[] = "<mujoco><worldbody><geom size=\"1\"/></worldbody></mujoco>";
+  static const char HEAD[] = "<mujoco>", TAIL[] = "<worldbody><geom size=\"1\"/></worldbody></mujoco>";
+  const size_t nm = c->mujoco ? strlen(c->mujoco) : 0;
+  char *xml = malloc(sizeof HEAD + nm + sizeof TAIL);
+  if (!xml) {
+    urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
+    return;
+  }
+  memcpy(xml, HEAD, sizeof HEAD - 1);
+  memcpy(xml + sizeof HEAD - 1, c->mujoco ? c->mujoco : "", nm);
+  memcpy(xml + sizeof HEAD - 1 + nm, TAIL, sizeof TAIL);
   grit_model *m = NULL;
   grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  grit_status s = grit_mjcf_load_buffer(XML, sizeof XML - 1, "<defaults>", &c->opt.model, &m, &info, msg);
+  char msg[GRIT_MESSAGE_SIZE], name[160];
+  snprintf(name, sizeof name, "%.120s <mujoco>", c->fname);
+  grit_status s = grit_mjcf_load_buffer(xml, strlen(xml), name, &c->opt.model, &m, &info, msg);
+  free(xml);
   if (s == GRIT_OK) s = grit_model_geom(m, 0, &d->geom);
   if (s != GRIT_OK) {
-    urdf_fail(c, s, 0, "load options: %s", msg);
+    urdf_fail(c, s, 0, "%s", msg);
   } else {
     d->opt = grit_model_options(m);
     d->settings = info.settings;
     d->geom.name = NULL;
+    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) urdf_warn(c, 0, "%s", info.warnings[i]);
   }
   grit_mjcf_info_free(&info);
   grit_model_free(m);

@@ -34,6 +34,8 @@ typedef struct urdf_ctx {
   urdf_link_info *links;   /* document order */
   urdf_joint_info *joints; /* document order */
   urdf_robot *robot;       /* urdfdom's values, same order */
+  char *mujoco;            /* MuJoCo's extension <robot><mujoco>: its <option> and <custom> as MJCF text
+                              (malloc'd; NULL when absent) */
 } urdf_ctx;
 
 /* Errors ("file:line: ...", no line when line <= 0; the first one is kept) and warnings (into info). */

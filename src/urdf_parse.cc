@@ -135,7 +135,9 @@ int parse(const char *data, size_t size, int nlink, const char *const *link_name
     }
     console_bridge::restorePreviousOutputHandler();
   }
-  if (!model) {
+  /* urdfdom logs some errors and still returns a model without the bad part (a link whose <inertial>
+   * it could not read comes back massless): any error is a failure. */
+  if (!model || !log.text.empty()) {
     set_msg(msg, msg_size, log.text.empty() ? std::string("urdfdom refused the file") : log.text);
     return 1;
   }
