@@ -147,6 +147,15 @@ static void scan_joint(urdf_ctx *c, int index, const mjcf_node *n) {
     urdf_fail(c, GRIT_ERR_UNSUPPORTED, n->line, "joint '%s': planar joints are not supported", j->name);
     return;
   }
+  const mjcf_node *mimic = child(n, "mimic");
+  if (mimic && !c->opt.lenient) {
+    urdf_fail(c, GRIT_ERR_UNSUPPORTED, mimic->line,
+              "joint '%s': <mimic> (a coupling constraint) is not supported (the lenient option makes the joint "
+              "independent, as MuJoCo 2.2.2 does)",
+              j->name);
+    return;
+  }
+  if (mimic) urdf_warn(c, mimic->line, "joint '%s': <mimic> ignored: the joint moves independently", j->name);
   j->parent = joint_link(c, n, j->name, "parent");
   if (c->status == GRIT_OK) j->child = joint_link(c, n, j->name, "child");
   if (c->status != GRIT_OK) return;

@@ -199,6 +199,18 @@ Test(urdf, joint_friction_is_an_error_unless_lenient) {
   cr_assert(strstr(info.warnings[0], "friction") != NULL, "%s", info.warnings[0]);
 }
 
+Test(urdf, mimic_is_an_error_unless_lenient) {
+  const char *body = "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                     "<mimic joint=\"x\" multiplier=\"2\"/></joint>\n";
+  expect_error(body, GRIT_ERR_UNSUPPORTED, ":6:", "mimic");
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.lenient = 1;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_info info;
+  cr_assert_eq(load_text(body, &o, msg, &info), GRIT_OK, "%s", msg);
+  cr_assert_eq(info.nwarnings, 1);
+}
+
 /* package://PKG/PATH: DIR/PKG/PATH for DIR in the option's path, then in ROS_PACKAGE_PATH. */
 Test(urdf, package_uris) {
   const char *body = "<collision><geometry><mesh filename=\"package://iiwa_description/meshes/collision/"
