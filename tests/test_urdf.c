@@ -186,6 +186,34 @@ Test(urdf, bad_input_names_the_line) {
                GRIT_ERR_PARSE, ":5:", "urdfdom");
 }
 
+/* Every prefix of the arm's file, and the file with each of its characters replaced by a quote: errors
+ * (or a model), never a crash; every error has a message. */
+Test(urdf, truncated_and_damaged_files) {
+  FILE *f = fopen(DATA "arm.urdf", "rb");
+  cr_assert_not_null(f);
+  static char text[1 << 14], copy[1 << 14];
+  const size_t n = fread(text, 1, sizeof text, f);
+  fclose(f);
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.mesh_dir = DATA;
+  int errors = 0;
+  for (size_t k = 0; k < 2 * n; ++k) {
+    size_t size = k < n ? k : n;
+    memcpy(copy, text, n);
+    if (k >= n) copy[k - n] = '"';
+    grit_model *m = NULL;
+    char msg[GRIT_MESSAGE_SIZE] = "";
+    const grit_status s = grit_urdf_load_buffer(copy, size, "arm.urdf", &o, &m, NULL, msg);
+    cr_assert_eq(s == GRIT_OK, m != NULL);
+    if (s != GRIT_OK) {
+      cr_assert_gt(strlen(msg), 10, "status %d without a message at %zu", s, k);
+      ++errors;
+    }
+    grit_model_free(m);
+  }
+  cr_assert_gt(errors, (int)n);
+}
+
 Test(urdf, joint_friction_is_an_error_unless_lenient) {
   const char *body = "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
                      "<dynamics damping=\"0.1\" friction=\"0.3\"/></joint>\n";
