@@ -41,7 +41,6 @@ pkg_check_modules(URDFDOM urdfdom)
 if(NOT URDFDOM_FOUND)
   message(FATAL_ERROR "grit: urdfdom not found (pkg-config urdfdom); install it with: apt-get install -y liburdfdom-dev")
 endif()
-string(REPLACE ";" " " GRIT_URDF_PC_LIBS "${URDFDOM_LDFLAGS}")
 
 set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR} ${EXPAT_INCLUDE_DIR}
     ${URDFDOM_INCLUDE_DIRS})
