@@ -36,10 +36,17 @@ grit_require_library(EXPAT_LIBRARY expat libexpat1-dev)
 
 find_library(MATH_LIBRARY m)
 
-set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR} ${EXPAT_INCLUDE_DIR})
+# urdfdom (C++, with console_bridge and tinyxml), for the URDF loader (src/urdf_parse.cc).
+pkg_check_modules(URDFDOM urdfdom)
+if(NOT URDFDOM_FOUND)
+  message(FATAL_ERROR "grit: urdfdom not found (pkg-config urdfdom); install it with: apt-get install -y liburdfdom-dev")
+endif()
+
+set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR} ${EXPAT_INCLUDE_DIR}
+    ${URDFDOM_INCLUDE_DIRS})
 list(REMOVE_DUPLICATES GRIT_DEP_INCLUDE_DIRS)
 set(GRIT_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
-    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${EXPAT_LIBRARY} ${MATH_LIBRARY})
+    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${EXPAT_LIBRARY} ${URDFDOM_LINK_LIBRARIES} ${MATH_LIBRARY})
 
 # Criterion, only for the tests.
 if(GRIT_BUILD_TESTS)

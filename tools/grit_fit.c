@@ -29,7 +29,7 @@
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2, MAX_PARAMS = 16 };
 
 typedef struct fit_args {
-  const char *model, *data, *ctrl;
+  const char *model, *data, *ctrl, *package_path;
   const char *spec[MAX_PARAMS]; /* NAME[:WHICH] as given */
   double guess[MAX_PARAMS];
   int np, contact, quiet;
@@ -83,6 +83,8 @@ static int parse(int argc, char **argv, fit_args *a) {
     int ok = 1;
     if (!strcmp(o, "--data")) {
       a->data = v;
+    } else if (!strcmp(o, "--package-path")) {
+      a->package_path = v;
     } else if (!strcmp(o, "--ctrl")) {
       a->ctrl = v;
     } else if (!strcmp(o, "--param")) {
@@ -305,12 +307,13 @@ int grit_fit_command(int argc, char **argv) {
   fit_args a;
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
-  grit_mjcf_load_options lo = grit_mjcf_default_load_options();
-  lo.timestep = a.dt;
+  grit_load_options lo = grit_default_load_options(); /* MJCF or URDF, by the file's content */
+  lo.mjcf.timestep = lo.urdf.model.timestep = a.dt;
+  lo.urdf.package_path = a.package_path;
   grit_model *m = NULL;
   grit_mjcf_info info;
   char msg[GRIT_MESSAGE_SIZE];
-  grit_status s = grit_mjcf_load_file_with(a.model, &lo, &m, &info, msg);
+  grit_status s = grit_load_file(a.model, &lo, &m, &info, msg);
   if (!a.quiet)
     for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) fprintf(stderr, "grit: warning: %s\n", info.warnings[i]);
   if (s != GRIT_OK) {

@@ -6,7 +6,7 @@
 #define GRIT_FIT_USAGE                                                                                        \
   "       grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... [--contact lagged|similar|sap]\n" \
   "                [--dt S] [--ctrl \"...\"] [--segment K] [--reset] [--sigma-q S] [--sigma-v S]\n"          \
-  "                [--max-iters N] [--quiet]   (NAME: friction, stiffness, dissipation, mass:BODY)\n"
+  "                [--max-iters N] [--package-path DIR] [--quiet]   (NAME: friction, stiffness, dissipation, mass:BODY)\n"
 
 /* Runs `grit fit` with the whole command line (argv[1] is "fit"); returns the exit status: 0 success,
  * 1 a bad model or data file or a failed fit, 2 a usage error. */

@@ -24,7 +24,7 @@
 enum { EXIT_MODEL = 1, EXIT_USAGE = 2 };
 
 typedef struct replay_args {
-  const char *model, *csv, *out, *title, *ctrl;
+  const char *model, *csv, *out, *title, *ctrl, *package_path;
   int contact, no_contacts, quiet;
   grit_mjcf_load_options load;
 } replay_args;
@@ -62,6 +62,8 @@ static int parse(int argc, char **argv, replay_args *a) {
     const int num = end != v && *end == '\0' && isfinite(x);
     if (!strcmp(o, "--csv")) {
       a->csv = v;
+    } else if (!strcmp(o, "--package-path")) {
+      a->package_path = v;
     } else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
       a->out = v;
     } else if (!strcmp(o, "--title")) {
@@ -190,7 +192,10 @@ int grit_cli_replay(int argc, char **argv) {
   grit_model *m = NULL;
   grit_mjcf_info info;
   char msg[GRIT_MESSAGE_SIZE];
-  if (grit_mjcf_load_file_with(a.model, &a.load, &m, &info, msg) != GRIT_OK) {
+  grit_load_options lo = grit_default_load_options(); /* MJCF or URDF, by the file's content */
+  lo.mjcf = lo.urdf.model = a.load;
+  lo.urdf.package_path = a.package_path;
+  if (grit_load_file(a.model, &lo, &m, &info, msg) != GRIT_OK) {
     fprintf(stderr, "grit: error: %s\n", msg);
     grit_mjcf_info_free(&info);
     return EXIT_MODEL;

@@ -9,6 +9,7 @@ int grit_cli_replay(int argc, char **argv);
 /* The usage lines of the command, for grit --help. */
 #define GRIT_REPLAY_USAGE \
   "       grit replay MODEL.xml --csv TRAJ.csv -o OUT.html [--title T] [--no-contacts] [--ctrl \"...\"]\n" \
-  "                   [--contact lagged|similar|sap] [--dt S] [--friction MU] [--stiffness K] [--dissipation D]\n"
+  "                   [--contact lagged|similar|sap] [--dt S] [--friction MU] [--stiffness K] [--dissipation D]\n" \
+  "                   [--package-path DIR]\n"
 
 #endif

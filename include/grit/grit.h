@@ -15,5 +15,7 @@
 #include "grit/sysid.h"
 #include "grit/geometry.h"
 #include "grit/mjcf.h"
+#include "grit/urdf.h"
+#include "grit/load.h"
 
 #endif

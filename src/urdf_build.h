@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* urdf_build.h — the URDF loader's context: the file's structure from the pre-scan (urdf.c), the values
+ * from urdfdom (urdf_parse.cc), and the compilation into a grit_model (urdf_build.c). */
+#ifndef GRIT_URDF_BUILD_H
+#define GRIT_URDF_BUILD_H
+
+#include "grit/urdf.h"
+#include "mjcf_internal.h"
+#include "urdf_internal.h"
+
+typedef struct urdf_link_info {
+  const char *name;
+  const mjcf_node *node;
+  int parent_joint;               /* -1 for a root */
+  int ncollision;
+  const mjcf_node **collisions;   /* the <collision> elements, in document order */
+} urdf_link_info;
+
+typedef struct urdf_joint_info {
+  const char *name;
+  const mjcf_node *node;
+  int type, parent, child; /* URDF_JOINT_*, link indices */
+} urdf_joint_info;
+
+typedef struct urdf_ctx {
+  const char *fname;
+  const char *base_dir; /* relative mesh file names; NULL: refused */
+  char *msg;
+  grit_status status; /* sticky: the first error */
+  grit_mjcf_info *info;
+  grit_urdf_load_options opt;
+  mjcf_pool pool;
+  int nlink, njoint;
+  urdf_link_info *links;   /* document order */
+  urdf_joint_info *joints; /* document order */
+  urdf_robot *robot;       /* urdfdom's values, same order */
+  char *mujoco;            /* MuJoCo's extension <robot><mujoco>: its <option> and <custom> as MJCF text
+                              (malloc'd; NULL when absent) */
+} urdf_ctx;
+
+/* Errors ("file:line: ...", no line when line <= 0; the first one is kept) and warnings (into info). */
+void urdf_fail(urdf_ctx *c, grit_status s, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void urdf_warn(urdf_ctx *c, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The convex shape of a collision mesh (urdf_mesh.c): file resolved, read, scaled; nvert = 0 when the
+ * lenient option drops a mesh format grit does not read. */
+grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shape *shape);
+
+/* Orders, fuses and builds the model (urdf_build.c). */
+void urdf_build(urdf_ctx *c, grit_model **model);
+
+#endif /* GRIT_URDF_BUILD_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* urdf_mesh.c — a URDF collision mesh: its file name resolved (package://PKG/PATH against the package
+ * search path and ROS_PACKAGE_PATH, file:// URIs, absolute names, names relative to the mesh directory),
+ * read by the MJCF loader's mesh reader (STL, OBJ), scaled, and made a convex shape (its hull). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urdf_build.h"
+
+static int readable(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  fclose(f);
+  return 1;
+}
+
+/* dir/a/b into the pool (a may be NULL); NULL when out of memory. */
+static char *join(urdf_ctx *c, const char *dir, size_t ndir, const char *a, size_t na, const char *b) {
+  const size_t nb = strlen(b);
+  char *p = mjcf_alloc(&c->pool, ndir + na + nb + 3);
+  if (!p) return NULL;
+  size_t n = 0;
+  memcpy(p, dir, ndir), n = ndir;
+  if (n && p[n - 1] != '/') p[n++] = '/';
+  if (a) memcpy(p + n, a, na), n += na, p[n++] = '/';
+  memcpy(p + n, b, nb + 1);
+  return p;
+}
+
+/* PATH of package PKG in the ':'-separated directories `dirs`: DIR/PKG/PATH, or DIR/PATH when DIR is the
+ * package itself (its last component is PKG). */
+static char *find_in(urdf_ctx *c, const char *dirs, const char *pkg, size_t npkg, const char *path) {
+  for (const char *d = dirs; d && *d;) {
+    const char *e = strchr(d, ':');
+    size_t n = e ? (size_t)(e - d) : strlen(d);
+    while (n > 1 && d[n - 1] == '/') --n;
+    if (n > 0) {
+      char *p = join(c, d, n, pkg, npkg, path);
+      if (p && readable(p)) return p;
+      if (n >= npkg && !strncmp(d + n - npkg, pkg, npkg) && (n == npkg || d[n - npkg - 1] == '/')) {
+        p = join(c, d, n, NULL, 0, path);
+        if (p && readable(p)) return p;
+      }
+    }
+    d = e ? e + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* The file a mesh name designates; NULL (and an error) when it cannot be found. */
+static const char *resolve(urdf_ctx *c, const char *name, int line) {
+  if (!strncmp(name, "package://", 10)) {
+    const char *pkg = name + 10, *slash = strchr(pkg, '/');
+    if (!slash || slash == pkg) {
+      urdf_fail(c, GRIT_ERR_PARSE, line, "mesh '%s': expected package://PACKAGE/PATH", name);
+      return NULL;
+    }
+    char *p = find_in(c, c->opt.package_path, pkg, (size_t)(slash - pkg), slash + 1);
+    if (!p) p = find_in(c, getenv("ROS_PACKAGE_PATH"), pkg, (size_t)(slash - pkg), slash + 1);
+    if (!p)
+      urdf_fail(c, GRIT_ERR_IO, line,
+                "mesh '%s': package '%.*s' not found in the package path (--package-path) or ROS_PACKAGE_PATH", name,
+                (int)(slash - pkg), pkg);
+    return p;
+  }
+  if (!strncmp(name, "file://", 7)) return name + 7;
+  if (name[0] == '/') return name;
+  if (strstr(name, "://")) {
+    urdf_fail(c, GRIT_ERR_UNSUPPORTED, line, "mesh '%s': only package:// and file:// URIs are resolved", name);
+    return NULL;
+  }
+  if (!c->base_dir) {
+    urdf_fail(c, GRIT_ERR_IO, line, "mesh '%s': a relative file name needs a mesh directory", name);
+    return NULL;
+  }
+  const char *p = join(c, c->base_dir, strlen(c->base_dir), NULL, 0, name);
+  if (!p) urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, line, "out of memory");
+  return p;
+}
+
+/* The mesh's convex shape (vertices in the pool, scaled); nvert = 0 when the lenient option drops a
+ * format grit does not read. */
+grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shape *shape) {
+  *shape = grit_shape_convex(NULL, 0);
+  const char *path = resolve(c, g->filename, line);
+  if (!path) return c->status;
+  double *v;
+  int *tri, nv, nt;
+  char why[GRIT_MESSAGE_SIZE];
+  grit_status s = mjcf_mesh_file_read(path, &c->pool, &v, &nv, &tri, &nt, why);
+  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) {
+    urdf_warn(c, line, "<mesh> %s: the collision geometry is dropped", why);
+    return GRIT_OK;
+  }
+  if (s != GRIT_OK) {
+    urdf_fail(c, s, line, "<mesh> %s", why);
+    return s;
+  }
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < 3; ++k) v[3 * i + k] *= g->scale[k];
+  *shape = grit_shape_convex(v, nv);
+  return GRIT_OK;
+}

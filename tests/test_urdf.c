@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_urdf.c — the URDF loader (src/urdf*.c, docs/urdf.md) and the format dispatcher (grit/load.h):
+ * the same arm written in URDF and in MJCF gives the same trajectory to round-off; a real public URDF
+ * (Drake's KUKA iiwa14) loads with its 7 dofs; package:// names; bad input gives errors with the line;
+ * grit sim loads a URDF by content and prints the sizes. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "grit/grit.h"
+#include "grit/load.h"
+#include "grit/urdf.h"
+
+#ifndef GRIT_SOURCE_DIR
+#error "GRIT_SOURCE_DIR must be defined"
+#endif
+#define DATA GRIT_SOURCE_DIR "/tests/urdf/"
+
+/* Runs `steps` steps from (qvel, ctrl) at the reference configuration; q and v of every step into out
+ * (steps x (nq + nv)). */
+static void rollout(const grit_model *m, const grit_step_settings *st, const double *qvel, const double *ctrl,
+                    int steps, double *out) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, st), GRIT_OK);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m);
+  cr_assert_eq(grit_data_set_qvel(d, qvel, nv), GRIT_OK);
+  cr_assert_eq(grit_data_set_ctrl(d, ctrl, grit_model_nu(m)), GRIT_OK);
+  for (int k = 0; k < steps; ++k) {
+    cr_assert_eq(grit_step(d), GRIT_OK, "step %d: %s", k, grit_data_last_error(d));
+    memcpy(out + (size_t)k * (size_t)(nq + nv), grit_data_qpos(d), sizeof(double) * (size_t)nq);
+    memcpy(out + (size_t)k * (size_t)(nq + nv) + nq, grit_data_qvel(d), sizeof(double) * (size_t)nv);
+  }
+  grit_data_free(d);
+}
+
+static grit_model *load_urdf(const char *path, const grit_urdf_load_options *o, grit_mjcf_info *info) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_status s = grit_urdf_load_file(path, o, &m, info, msg);
+  cr_assert_eq(s, GRIT_OK, "%s: %s", path, msg);
+  return m;
+}
+
+/* The twin files: bodies at the joint origins, the base welded to the world, rpy as extrinsic XYZ Euler
+ * angles, motors limited to +-effort. 600 steps (0.6 s) from a fast start under constant torques, with
+ * the j1 and j4 limits reached: the two models must agree to round-off. (Later, a contact between the
+ * spinning links makes the motion sensitive enough that 1e-16 differences in the inputs grow.) */
+Test(urdf, same_trajectory_as_the_mjcf_twin) {
+  grit_mjcf_info ui, xi;
+  grit_model *u = load_urdf(DATA "arm.urdf", NULL, &ui);
+  grit_model *x = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_load_file(DATA "arm.xml", NULL, &x, &xi, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(ui.nwarnings, 0, "%s", ui.warnings[0]);
+  cr_assert_str_eq(ui.model_name, "urdf_arm");
+  cr_assert_eq(grit_model_nq(u), 4);
+  cr_assert_eq(grit_model_nv(u), 4);
+  cr_assert_eq(grit_model_nu(u), 4);
+  cr_assert_eq(grit_model_nq(x), 4);
+  cr_assert_eq(grit_model_nbody(u), 5); /* world, link1, link2, link3 (+ tip fused), link4 */
+  cr_assert_eq(grit_model_nbody(x), 6); /* tip a welded body of its own */
+  cr_assert_eq(grit_model_ngeom(u), 7);
+  cr_assert_eq(grit_model_ngeom(x), 7);
+  cr_assert_eq(grit_model_joint_index(u, "j3"), 2);
+  cr_assert_eq(grit_model_joint_type(u, 2), GRIT_JOINT_SLIDE);
+  cr_assert_eq(grit_model_body_mass(u, grit_model_body_index(u, "link3")), 0.8 + 0.3);
+  grit_actuator_def a;
+  cr_assert_eq(grit_model_actuator(u, 1, &a), GRIT_OK);
+  cr_assert_str_eq(a.name, "j2");
+  cr_assert(a.ctrl_limited && a.ctrl_range[0] == -15 && a.ctrl_range[1] == 15);
+  const grit_options ou = grit_model_options(u), ox = grit_model_options(x);
+  cr_assert_eq(ou.timestep, ox.timestep); /* the MJCF loader's defaults */
+  cr_assert_eq(ou.gravity[2], ox.gravity[2]);
+
+  enum { STEPS = 600 };
+  const double qvel[4] = {1, -2, 0.5, 3}, ctrl[4] = {2, -1, 3, 0.5};
+  double *ru = malloc(sizeof(double) * 8 * STEPS), *rx = malloc(sizeof(double) * 8 * STEPS);
+  rollout(u, &ui.settings, qvel, ctrl, STEPS, ru);
+  rollout(x, &xi.settings, qvel, ctrl, STEPS, rx);
+  double worst = 0;
+  for (int i = 0; i < 8 * STEPS; ++i) worst = fmax(worst, fabs(ru[i] - rx[i]));
+  cr_log_info("URDF vs MJCF twin, %d steps: max |dq|, |dv| = %.3g\n", STEPS, worst);
+  cr_assert_lt(worst, 1e-12, "max difference %g", worst);
+  cr_assert_gt(fabs(ru[8 * (STEPS - 1)] - 2), 0); /* it moved */
+  cr_assert_lt(fabs(ru[8 * (STEPS - 1)] - 2), 1e-3, "j1 rests at its upper limit 2, not %g", ru[8 * (STEPS - 1)]);
+  free(ru), free(rx);
+  grit_mjcf_info_free(&ui), grit_mjcf_info_free(&xi);
+  grit_model_free(u), grit_model_free(x);
+}
+
+Test(urdf, floating_base_option) {
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.floating_base = 1;
+  o.motors = 0;
+  grit_model *m = load_urdf(DATA "arm.urdf", &o, NULL);
+  cr_assert_eq(grit_model_nq(m), 7 + 4);
+  cr_assert_eq(grit_model_nv(m), 6 + 4);
+  cr_assert_eq(grit_model_nu(m), 0);
+  cr_assert_eq(grit_model_nbody(m), 6); /* the base is a body now */
+  cr_assert_eq(grit_model_joint_type(m, 0), GRIT_JOINT_FREE);
+  grit_model_free(m);
+}
+
+/* Drake's KUKA iiwa14 (tests/urdf/iiwa_description, PROVENANCE): 7 revolute joints, fixed links fused;
+ * MuJoCo 2.2.2 reports nq = nv = 7, nbody = 8, ngeom = 13 for the spheres variant. */
+Test(urdf, real_iiwa14) {
+  grit_mjcf_info info;
+  grit_model *m = load_urdf(DATA "iiwa_description/urdf/iiwa14_spheres_collision.urdf", NULL, &info);
+  cr_assert_eq(grit_model_nq(m), 7);
+  cr_assert_eq(grit_model_nv(m), 7);
+  cr_assert_eq(grit_model_nu(m), 7);
+  cr_assert_eq(grit_model_nbody(m), 8);
+  cr_assert_eq(grit_model_ngeom(m), 13);
+  cr_assert_str_eq(info.model_name, "iiwa14");
+  grit_actuator_def a;
+  cr_assert_eq(grit_model_actuator(m, 0, &a), GRIT_OK);
+  cr_assert_eq(a.ctrl_range[1], 300); /* effort */
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+  /* the polytope variant: one collision mesh at "../meshes/collision/link_7_polytope.obj" */
+  m = load_urdf(DATA "iiwa_description/urdf/iiwa14_polytope_collision.urdf", NULL, NULL);
+  cr_assert_eq(grit_model_nv(m), 7);
+  cr_assert_eq(grit_model_ngeom(m), 1);
+  grit_geom_def g;
+  cr_assert_eq(grit_model_geom(m, 0, &g), GRIT_OK);
+  cr_assert_eq(g.shape.type, GRIT_GEOM_CONVEX);
+  grit_model_free(m);
+}
+
+static const char *const HEAD = "<robot name=\"r\">\n"
+                                "<link name=\"a\"><inertial><mass value=\"1\"/>"
+                                "<inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+                                "<link name=\"b\"><inertial><mass value=\"1\"/>"
+                                "<inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>\n";
+
+/* Loads HEAD + body + "</robot>" from a file; returns the status, the message in msg. */
+static grit_status load_text(const char *body, const grit_urdf_load_options *o, char *msg, grit_mjcf_info *info) {
+  char path[] = "/tmp/grit_urdf_XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s%s</robot>\n", HEAD, body);
+  fclose(f);
+  grit_model *m = NULL;
+  const grit_status s = grit_urdf_load_file(path, o, &m, info, msg);
+  cr_assert_eq(s == GRIT_OK, m != NULL);
+  grit_model_free(m);
+  remove(path);
+  return s;
+}
+
+static void expect_error(const char *body, grit_status want, const char *line, const char *text) {
+  char msg[GRIT_MESSAGE_SIZE];
+  const grit_status s = load_text(body, NULL, msg, NULL);
+  cr_expect_eq(s, want, "status %d (%s), wanted %d", s, msg, want);
+  cr_expect(strstr(msg, line) != NULL, "no '%s' in: %s", line, msg);
+  cr_expect(strstr(msg, text) != NULL, "no '%s' in: %s", text, msg);
+}
+
+#define HINGE(name, p, c) "<joint name=\"" name "\" type=\"continuous\"><parent link=\"" p "\"/><child link=\"" c "\"/></joint>\n"
+
+Test(urdf, bad_input_names_the_line) {
+  expect_error("</link>\n" HINGE("j", "a", "nope"), GRIT_ERR_INVALID_MODEL, ":5:", "unknown child link 'nope'");
+  expect_error("<collision><geometry><mesh filename=\"no_such.stl\"/></geometry></collision></link>\n" HINGE("j", "a", "b"),
+               GRIT_ERR_IO, ":4:", "no_such.stl");
+  expect_error("</link>\n<link name=\"c\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" "
+               "ixz=\"0\" iyz=\"0\"/></inertial></link>\n<link name=\"r\"/>\n" HINGE("j0", "r", "a") HINGE("j1", "b", "c")
+                   HINGE("j2", "c", "b"),
+               GRIT_ERR_INVALID_MODEL, ":", "cycle");
+  expect_error("</link>\n<joint name=\"p\" type=\"planar\"><parent link=\"a\"/><child link=\"b\"/></joint>\n",
+               GRIT_ERR_UNSUPPORTED, ":5:", "planar");
+  expect_error("</link>\n" HINGE("j", "a", "b") HINGE("k", "a", "b"), GRIT_ERR_INVALID_MODEL, ":6:", "two parents");
+  expect_error("</link>\n", GRIT_ERR_INVALID_MODEL, ":3:", "second root");
+  expect_error("</lnk>\n", GRIT_ERR_PARSE, ":4:", "XML");
+  expect_error("</link>\n<link name=\"c\"/>\n" HINGE("j", "a", "b") HINGE("k", "b", "c"), GRIT_ERR_INVALID_MODEL, ":5:",
+               "link 'c' moves but has no mass");
+  /* a value urdfdom refuses: its message, at the line of the element it names */
+  expect_error("</link>\n<link name=\"c\"><inertial><mass value=\"heavy\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" "
+               "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n" HINGE("j", "a", "b")
+                   HINGE("k", "b", "c"),
+               GRIT_ERR_PARSE, ":5:", "urdfdom");
+}
+
+/* Every prefix of the arm's file, and the file with each of its characters replaced by a quote: errors
+ * (or a model), never a crash; every error has a message. */
+Test(urdf, truncated_and_damaged_files) {
+  FILE *f = fopen(DATA "arm.urdf", "rb");
+  cr_assert_not_null(f);
+  static char text[1 << 14], copy[1 << 14];
+  const size_t n = fread(text, 1, sizeof text, f);
+  fclose(f);
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.mesh_dir = DATA;
+  int errors = 0;
+  for (size_t k = 0; k < 2 * n; ++k) {
+    size_t size = k < n ? k : n;
+    memcpy(copy, text, n);
+    if (k >= n) copy[k - n] = '"';
+    grit_model *m = NULL;
+    char msg[GRIT_MESSAGE_SIZE] = "";
+    const grit_status s = grit_urdf_load_buffer(copy, size, "arm.urdf", &o, &m, NULL, msg);
+    cr_assert_eq(s == GRIT_OK, m != NULL);
+    if (s != GRIT_OK) {
+      cr_assert_gt(strlen(msg), 10, "status %d without a message at %zu", s, k);
+      ++errors;
+    }
+    grit_model_free(m);
+  }
+  cr_assert_gt(errors, (int)n);
+}
+
+Test(urdf, joint_friction_is_an_error_unless_lenient) {
+  const char *body = "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
+                     "<dynamics damping=\"0.1\" friction=\"0.3\"/></joint>\n";
+  expect_error(body, GRIT_ERR_UNSUPPORTED, ":5:", "friction");
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.lenient = 1;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_info info;
+  cr_assert_eq(load_text(body, &o, msg, &info), GRIT_OK, "%s", msg);
+  cr_assert_eq(info.nwarnings, 1);
+  cr_assert(strstr(info.warnings[0], "friction") != NULL, "%s", info.warnings[0]);
+}
+
+Test(urdf, mimic_is_an_error_unless_lenient) {
+  const char *body = "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                     "<mimic joint=\"x\" multiplier=\"2\"/></joint>\n";
+  expect_error(body, GRIT_ERR_UNSUPPORTED, ":6:", "mimic");
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.lenient = 1;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_info info;
+  cr_assert_eq(load_text(body, &o, msg, &info), GRIT_OK, "%s", msg);
+  cr_assert_eq(info.nwarnings, 1);
+}
+
+/* package://PKG/PATH: DIR/PKG/PATH for DIR in the option's path, then in ROS_PACKAGE_PATH. */
+Test(urdf, package_uris) {
+  const char *body = "<collision><geometry><mesh filename=\"package://iiwa_description/meshes/collision/"
+                     "link_7_polytope.obj\" scale=\"2 2 2\"/></geometry></collision></link>\n" HINGE("j", "a", "b");
+  char msg[GRIT_MESSAGE_SIZE];
+  unsetenv("ROS_PACKAGE_PATH");
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_ERR_IO);
+  cr_assert(strstr(msg, ":4:") && strstr(msg, "iiwa_description"), "%s", msg);
+  o.package_path = "/nonexistent:" DATA;
+  cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_OK, "%s", msg);
+  o.package_path = DATA "iiwa_description"; /* a directory that is the package itself */
+  cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_OK, "%s", msg);
+  o.package_path = NULL;
+  setenv("ROS_PACKAGE_PATH", DATA, 1);
+  cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_OK, "%s", msg);
+  unsetenv("ROS_PACKAGE_PATH");
+}
+
+Test(urdf, dispatch_by_content_not_name) {
+  /* a URDF called .xml and an MJCF called .urdf load by their root elements */
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_file_format_of(DATA "arm.urdf"), GRIT_FORMAT_URDF);
+  cr_assert_eq(grit_file_format_of(DATA "arm.xml"), GRIT_FORMAT_MJCF);
+  const char *pairs[2][2] = {{DATA "arm.urdf", "/tmp/grit_urdf_as.xml"}, {DATA "arm.xml", "/tmp/grit_mjcf_as.urdf"}};
+  for (int i = 0; i < 2; ++i) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", pairs[i][0], pairs[i][1]);
+    cr_assert_eq(system(cmd), 0);
+  }
+  grit_model *m = NULL;
+  grit_load_options o = grit_default_load_options();
+  o.urdf.mesh_dir = DATA;
+  o.mjcf.timestep = 0.002;
+  cr_assert_eq(grit_load_file("/tmp/grit_urdf_as.xml", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_nbody(m), 5);
+  grit_model_free(m);
+  cr_assert_eq(grit_file_format_of("/tmp/grit_mjcf_as.urdf"), GRIT_FORMAT_MJCF);
+  remove("/tmp/grit_urdf_as.xml"), remove("/tmp/grit_mjcf_as.urdf");
+  FILE *f = fopen("/tmp/grit_other.xml", "w");
+  fputs("<?xml version=\"1.0\"?>\n<!-- c -->\n<sdf version=\"1.6\"/>\n", f);
+  fclose(f);
+  cr_assert_eq(grit_load_file("/tmp/grit_other.xml", NULL, &m, NULL, msg), GRIT_ERR_PARSE);
+  cr_assert(strstr(msg, ":3:") && strstr(msg, "<sdf>"), "%s", msg);
+  cr_assert_null(m);
+  remove("/tmp/grit_other.xml");
+}
+
+/* grit sim on a URDF: exit 0 and the sizes in the JSON line; a bad URDF: exit 1 with file:line. */
+Test(urdf, cli_sim) {
+  char cmd[800], line[1024] = "";
+  snprintf(cmd, sizeof cmd, "'%s' sim '%s' --steps 10 --quiet", GRIT_CLI, DATA "arm.urdf");
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  while (fgets(line, sizeof line, p)) {
+  }
+  cr_assert_eq(pclose(p), 0);
+  cr_assert(strstr(line, "\"nq\":4,\"nv\":4,\"nu\":4,\"nbody\":5,\"ngeom\":7") != NULL, "%s", line);
+  FILE *f = fopen("/tmp/grit_bad.urdf", "w");
+  fprintf(f, "%s</link>\n%s</robot>\n", HEAD, HINGE("j", "a", "nope"));
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s' sim /tmp/grit_bad.urdf 2>&1", GRIT_CLI);
+  p = popen(cmd, "r");
+  cr_assert(fgets(line, sizeof line, p) != NULL);
+  const int status = pclose(p);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
+  cr_assert(strstr(line, "grit_bad.urdf:5:") != NULL, "%s", line);
+  remove("/tmp/grit_bad.urdf");
+}
