@@ -28,7 +28,8 @@ void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size) {
 }
 
 static void format_at(char *out, const char *fname, const mjcf_node *node, const char *fmt, va_list ap) {
-  int n = node ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: <%.40s> ", fname, node->line, node->name)
+  int n = node ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: <%.40s> ", node->file ? node->file : fname, node->line,
+                         node->name)
                : snprintf(out, GRIT_MESSAGE_SIZE, "%.120s: ", fname);
   if (n < 0 || n >= GRIT_MESSAGE_SIZE) return;
   vsnprintf(out + n, (size_t)(GRIT_MESSAGE_SIZE - n), fmt, ap);

@@ -131,9 +131,6 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
       fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "a mesh geometry needs the name of an <asset><mesh>", 0);
       return;
     }
-    const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
-    if (m->nvert < 4 || m->nvert > GRIT_CONVEX_MAX_VERTICES)
-      fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line, "the mesh needs 4 to 4096 vertices", 0);
   } else if (g->mesh) {
     fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line, "fitting a primitive to a mesh is not supported", 0);
   }
@@ -149,21 +146,18 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
 
 /* A mesh's mass from the solid its file's triangles bound (density, or the given mass), its centre and
  * its inertia about it, turned into the body frame (g->mcom, g->mfull). A mesh without faces (a 'vertex'
- * list) or whose faces enclose no volume has no mass computed: its body needs an <inertial>. */
+ * list) or whose faces do not close a solid has the mass of its convex hull, as in MuJoCo. */
 static void mesh_mass(mjcf_ctx *c, mjcf_geom *g) {
   const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
   double V, com[3], I[9], R[9];
-  const int ok = m->ntri ? mjcf_mesh_mass_properties(m->vert, m->tri, m->ntri, &V, com, I) : 0;
+  int ok = m->ntri ? mjcf_mesh_mass_properties(m->vert, m->tri, m->ntri, &V, com, I) : 0;
+  if (ok == 0) ok = mjcf_mesh_mass_properties(m->hvert, m->htri, m->nhtri, &V, com, I);
   if (ok < 0) {
     fail_at(c, GRIT_ERR_OUT_OF_MEMORY, "geom", g->line, "out of memory", 0);
     return;
   }
   if (!ok) {
-    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line,
-            m->ntri ? "the mesh's faces do not close a solid, so its mass is not computed: give its body an <inertial>"
-                    : "the mass of a mesh without faces (a 'vertex' list) is not computed: give its body an <inertial> "
-                      "(or the geom mass=\"0\")",
-            0);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "the mesh encloses no volume: its mass cannot be computed", 0);
     return;
   }
   g->cmass = g->has_mass ? g->mass : g->density * V;
@@ -492,7 +486,7 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, const mjcf_geom *g, int body
     case MJCF_GEOM_BOX: d.shape = grit_shape_make(GRIT_GEOM_BOX, s[0], s[1], s[2]); break;
     default: {
       const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
-      d.shape = grit_shape_convex(m->vert, m->nvert);
+      d.shape = grit_shape_convex(m->hvert, m->nhvert);
     }
   }
   memcpy(d.pos, pos, sizeof d.pos);

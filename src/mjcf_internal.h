@@ -39,6 +39,7 @@ void mjcf_pool_free(mjcf_pool *pool);
 
 typedef struct mjcf_node {
   const char *name;
+  const char *file; /* the file it was read from, for messages (NULL: the model file) */
   int line;
   int nattr;
   const char **attr;   /* 2 nattr strings: name, value, name, value, ... */
@@ -102,6 +103,7 @@ typedef struct mjcf_default {
   mjcf_joint joint;
   mjcf_geom geom;
   mjcf_actuator act;
+  double mesh_scale[3]; /* <mesh scale> */
 } mjcf_default;
 
 typedef struct mjcf_body {
@@ -122,6 +124,9 @@ typedef struct mjcf_mesh {
   int line, nvert, ntri;
   double *vert;
   int *tri; /* (ntri x 3) from a mesh file's faces, for its mass (none from a 'vertex' list) */
+  int nhvert, nhtri; /* the convex hull (mjcf_mesh_hull): the collision shape, and the mass where the faces */
+  double *hvert;     /* do not close a solid (as MuJoCo) */
+  int *htri;
 } mjcf_mesh;
 
 typedef struct mjcf_keyframe {
@@ -166,7 +171,7 @@ void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed elemen
 /* A whole file into memory (at most 64 MiB), for the model file and its mesh files; on failure writes
  * "path: why" to msg. (mjcf_mesh.c) */
 grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *msg);
-/* The distinct vertices (4 to 4096) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
+/* The distinct vertices (at least 4, any number) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
  * (indices into them; none if the file has no faces), in `pool`. On failure writes why to msg
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
@@ -179,6 +184,12 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
  * encloses no volume. */
 int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double *volume, double com[3],
                               double inertia[9]);
+/* The convex hull of n points (Qhull): its vertices (copies of input points, at most max_vert: a hull
+ * with more is approximated by the max_vert points farthest out, *reduced = 1) and its triangles, oriented
+ * outwards, in `pool`. GRIT_ERR_INVALID_MODEL when the points span no volume (coplanar, collinear).
+ * (mjcf_hull.c) */
+grit_status mjcf_mesh_hull(const double *v, int n, int max_vert, mjcf_pool *pool, double **hv, int *nhv, int **ht,
+                           int *nht, int *reduced, char *msg);
 #define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
 
 /* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */
@@ -209,6 +220,31 @@ void mjcf_sym6_to_mat(double *I, const double *s);
 const char *mjcf_orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]);
 double mjcf_geom_volume(const mjcf_geom *g); /* from the compiled sizes csize */
 void mjcf_geom_inertia(mjcf_geom *g);        /* principal inertia cinertia of the mass cmass */
+
+/* Attribute values (mjcf_attr.c). Each reader marks the attribute as read and, on a bad value, sets the
+ * context's error naming the element, the attribute and the line; they return 0 when the attribute is
+ * absent or after an error. */
+extern const char *const MJCF_BOOL_NAMES[2];   /* false, true */
+extern const char *const MJCF_TFAUTO_NAMES[3]; /* false, true, auto */
+int mjcf_attr_index(const mjcf_node *n, const char *name);
+const char *mjcf_attr(const mjcf_node *n, const char *name); /* the raw value, or NULL */
+void mjcf_mark(const mjcf_node *n, const char *name);        /* read and deliberately unused */
+void mjcf_finish(mjcf_ctx *c, const mjcf_node *n);           /* reports the attributes nothing read */
+int mjcf_read_numbers(mjcf_ctx *c, const mjcf_node *n, const char *name, double *out, int nmin, int nmax);
+int mjcf_read_array(mjcf_ctx *c, const mjcf_node *n, const char *name, double **out, int *count);
+int mjcf_read_int(mjcf_ctx *c, const mjcf_node *n, const char *name, long lo, long hi, long *out);
+int mjcf_read_enum(mjcf_ctx *c, const mjcf_node *n, const char *name, const char *const *names, int count, int *out);
+int mjcf_read_bool(mjcf_ctx *c, const mjcf_node *n, const char *name, int *out);
+const char *mjcf_read_name(mjcf_ctx *c, const mjcf_node *n, const char *name); /* NULL if absent or empty */
+void mjcf_read_orientation(mjcf_ctx *c, const mjcf_node *n, mjcf_orient *o, int allow_fullinertia);
+
+/* <asset>: meshes (their files and convex hulls), textures and materials (ignored) (mjcf_asset.c). */
+void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n);
+
+/* Replaces every <include file="..."> of the tree by the children of the included file's root, read
+ * relative to the including file's directory; cycles, missing files and includes in a model loaded from
+ * memory are errors naming the <include>'s file and line (mjcf_include.c). */
+void mjcf_expand_includes(mjcf_ctx *c, mjcf_node *root);
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

@@ -1,7 +1,8 @@
 /* mjcf_mesh.c — the vertices and triangles of an <asset><mesh file="..."> (STL, binary or ASCII, and
  * Wavefront OBJ), and a closed triangle mesh's volume, centre and inertia, for the MJCF loader. grit
- * collides with the convex hull of a mesh's vertices (GRIT_GEOM_CONVEX); repeated vertices (an STL lists
- * every triangle's three) are merged and the triangles renumbered onto the merged ones. */
+ * collides with the convex hull of a mesh's vertices (GRIT_GEOM_CONVEX, computed by mjcf_hull.c);
+ * repeated vertices (an STL lists every triangle's three) are merged and the triangles renumbered onto
+ * the merged ones. Any number of vertices is read (time O(n log n)). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -155,20 +156,48 @@ static int line_numbers(const char *s, const char *end, double out[3]) {
   return k;
 }
 
-typedef struct indexed_vertex {
-  double x[3];
-  int index; /* in the file */
-} indexed_vertex;
-
-static int cmp_vertex(const void *a, const void *b) {
-  const double *x = ((const indexed_vertex *)a)->x, *y = ((const indexed_vertex *)b)->x;
-  for (int k = 0; k < 3; ++k)
-    if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
-  return ((const indexed_vertex *)a)->index - ((const indexed_vertex *)b)->index; /* deterministic */
+/* A 64-bit hash of a vertex's three coordinates (FNV-1a over their bits, mixed). */
+static uint64_t hash_vertex(const double *x) {
+  uint64_t h = 1469598103934665603ULL;
+  for (int k = 0; k < 3; ++k) {
+    uint64_t u;
+    memcpy(&u, &x[k], sizeof u);
+    h = (h ^ u) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return h;
 }
 
-static int same_vertex(const indexed_vertex *a, const indexed_vertex *b) {
-  return a->x[0] == b->x[0] && a->x[1] == b->x[1] && a->x[2] == b->x[2];
+/* Merges exact copies among the n vertices of v in place (first occurrences kept, in order; -0 and +0
+ * are one coordinate), writing each input vertex's new index to map; returns the number kept, or -1 when
+ * out of memory. A hash table: linear in n. */
+static long merge_vertices(double *v, size_t n, int *map) {
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  int *table = malloc(sizeof(int) * cap);
+  if (!table) return -1;
+  memset(table, 0xff, sizeof(int) * cap); /* -1: empty */
+  size_t u = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double x[3] = {v[3 * i] + 0.0, v[3 * i + 1] + 0.0, v[3 * i + 2] + 0.0};
+    size_t slot = (size_t)hash_vertex(x) & (cap - 1);
+    for (;; slot = (slot + 1) & (cap - 1)) {
+      const int k = table[slot];
+      if (k < 0) {
+        table[slot] = (int)u;
+        memcpy(v + 3 * u, x, sizeof x);
+        map[i] = (int)u++;
+        break;
+      }
+      const double *y = v + 3 * (size_t)k;
+      if (y[0] == x[0] && y[1] == x[1] && y[2] == x[2]) {
+        map[i] = k;
+        break;
+      }
+    }
+  }
+  free(table);
+  return (long)u;
 }
 
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
@@ -203,9 +232,27 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   const uint32_t nbin = size >= 84 ? (uint32_t)data[80] | (uint32_t)data[81] << 8 | (uint32_t)data[82] << 16 |
                                          (uint32_t)data[83] << 24
                                    : 0;
-  if (stl && size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0) {
+  /* binary unless it reads as text: "solid" first and no zero byte at its start (some binary files also
+   * begin with "solid": a size that matches their triangle count, or the zeros of their header or count,
+   * tell them apart) */
+  size_t lead = 0;
+  while (lead < size && isspace(data[lead])) ++lead;
+  const int ascii = size - lead >= 5 && !memcmp(data + lead, "solid", 5) &&
+                    !(size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0) &&
+                    !memchr(data, 0, size < 134 ? size : 134);
+  if (stl && !ascii && (size < 84 || (size - 84) / 50 < nbin))
+    return size < 84 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a binary STL shorter than its 84-byte header",
+                                      path)
+                     : grit_set_error(msg, GRIT_ERR_PARSE,
+                                      "mesh file '%s': binary STL truncated: %lu triangles announced, %zu bytes hold %zu",
+                                      path, (unsigned long)nbin, size, (size - 84) / 50);
+  if (stl && !ascii) {
     /* binary STL: an 80-byte header, the triangle count, then per triangle a normal, three vertices
-     * (little-endian floats) and two attribute bytes */
+     * (little-endian floats) and two attribute bytes; the arrays sized once */
+    cap = 3 * (size_t)nbin, tcap = nbin;
+    v = malloc(sizeof(double) * 3 * (cap ? cap : 1));
+    t = malloc(sizeof(int) * 3 * (tcap ? tcap : 1));
+    oom = !v || !t;
     for (uint32_t f = 0; f < nbin && !oom; ++f) {
       for (int k = 0; k < 3 && !oom; ++k) {
         const unsigned char *p = data + 84 + 50 * (size_t)f + 12 + 12 * (size_t)k;
@@ -239,39 +286,33 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   if (!oom && !bad)
     for (size_t i = 0; i < 3 * n && !bad; ++i)
       if (!isfinite(v[i])) bad = 3;
-  indexed_vertex *iv = oom || bad || n == 0 ? NULL : malloc(sizeof *iv * n);
-  int *map = iv ? malloc(sizeof *map * n) : NULL;
+  int *map = oom || bad || n == 0 ? NULL : malloc(sizeof *map * n);
   if (!oom && !bad && n > 0 && !map) oom = 1;
+  const long merged = oom || bad || n == 0 ? 0 : merge_vertices(v, n, map);
+  if (merged < 0) oom = 1;
   if (oom || bad) {
-    free(v), free(t), free(iv), free(map);
+    free(v), free(t), free(map);
     return oom        ? grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory reading mesh file '%s'", path)
            : bad == 1 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a vertex without three numbers", path)
            : bad == 2 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a face with a bad vertex index", path)
                       : grit_set_error(msg, GRIT_ERR_NOT_FINITE, "mesh file '%s': a vertex is not finite", path);
   }
-  /* merge repeated vertices (exact copies), renumbering the triangles */
-  for (size_t i = 0; i < n; ++i) memcpy(iv[i].x, v + 3 * i, sizeof iv[i].x), iv[i].index = (int)i;
-  if (n > 0) qsort(iv, n, sizeof *iv, cmp_vertex);
-  size_t u = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (u == 0 || !same_vertex(&iv[i], &iv[u - 1])) iv[u++] = iv[i];
-    map[iv[i].index] = (int)u - 1;
-  }
-  free(v);
-  if (u < 4 || u > 4096) {
-    free(t), free(iv), free(map);
-    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "mesh file '%s' has %zu distinct vertices: grit needs 4 to 4096", path,
-                          u);
+  /* repeated vertices (exact copies) merged, the triangles renumbered */
+  const size_t u = (size_t)merged;
+  if (u < 4) {
+    free(v), free(t), free(map);
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "mesh file '%s' has %zu distinct vertices: a mesh needs at least 4",
+                          path, u);
   }
   double *out = mjcf_alloc(pool, sizeof(double) * 3 * u);
   int *tout = nt ? mjcf_alloc(pool, sizeof(int) * 3 * nt) : NULL;
   if (!out || (nt && !tout)) {
-    free(t), free(iv), free(map);
+    free(v), free(t), free(map);
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory reading mesh file '%s'", path);
   }
-  for (size_t i = 0; i < u; ++i) memcpy(out + 3 * i, iv[i].x, sizeof iv[i].x);
+  memcpy(out, v, sizeof(double) * 3 * u);
   for (size_t i = 0; i < 3 * nt; ++i) tout[i] = map[t[i]];
-  free(t), free(iv), free(map);
+  free(v), free(t), free(map);
   *vert = out;
   *nvert = (int)u;
   *tri = tout;
@@ -279,27 +320,35 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   return GRIT_OK;
 }
 
-static int cmp_edge(const void *a, const void *b) {
-  const int *x = a, *y = b;
-  return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
-}
-
 /* Whether every directed edge of the triangles has its reverse: a closed, consistently oriented
  * surface, without which the divergence theorem below would give a volume that depends on the origin.
- * -1 when out of memory. */
+ * A hash set of the directed edges: linear in the triangles. -1 when out of memory. */
 static int closed_surface(const int *tri, int ntri) {
   const size_t ne = 3 * (size_t)ntri;
-  int *e = malloc(sizeof(int) * 2 * ne);
-  if (!e) return -1;
-  for (int f = 0; f < ntri; ++f)
-    for (int k = 0; k < 3; ++k) e[2 * (3 * f + k)] = tri[3 * f + k], e[2 * (3 * f + k) + 1] = tri[3 * f + (k + 1) % 3];
-  qsort(e, ne, sizeof(int) * 2, cmp_edge);
+  size_t cap = 16;
+  while (cap < 2 * ne) cap *= 2;
+  uint64_t *set = malloc(sizeof(uint64_t) * cap);
+  if (!set) return -1;
+  const uint64_t EMPTY = ~(uint64_t)0;
+  memset(set, 0xff, sizeof(uint64_t) * cap);
+#define EDGE_KEY(a, b) ((uint64_t)(uint32_t)(a) << 32 | (uint32_t)(b))
+#define EDGE_SLOT(key) ((size_t)(((key) * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1))
+  for (size_t i = 0; i < ne; ++i) {
+    const uint64_t key = EDGE_KEY(tri[i], tri[i % 3 == 2 ? i - 2 : i + 1]);
+    size_t slot = EDGE_SLOT(key);
+    while (set[slot] != EMPTY && set[slot] != key) slot = (slot + 1) & (cap - 1);
+    set[slot] = key;
+  }
   int closed = 1;
   for (size_t i = 0; i < ne && closed; ++i) {
-    const int rev[2] = {e[2 * i + 1], e[2 * i]};
-    closed = bsearch(rev, e, ne, sizeof(int) * 2, cmp_edge) != NULL;
+    const uint64_t rev = EDGE_KEY(tri[i % 3 == 2 ? i - 2 : i + 1], tri[i]);
+    size_t slot = EDGE_SLOT(rev);
+    while (set[slot] != EMPTY && set[slot] != rev) slot = (slot + 1) & (cap - 1);
+    closed = set[slot] == rev;
   }
-  free(e);
+#undef EDGE_KEY
+#undef EDGE_SLOT
+  free(set);
   return closed;
 }
 

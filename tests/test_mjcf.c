@@ -324,19 +324,28 @@ Test(mjcf, custom_parameters_and_load_options) {
                GRIT_ERR_INVALID_MODEL, "grit_stiffness");
 }
 
-/* A mesh from a vertex list: a CONVEX shape (its mass is not computed: an <inertial> is needed). */
+/* A mesh from a vertex list: a CONVEX shape, the hull of the points (an interior point is not a vertex);
+ * without an <inertial> its mass is the hull's, as in MuJoCo: density x the tetrahedron's volume
+ * 0.1^3 / 6 (exact in binary to round-off). A flat list has no hull: an error with the line. */
 Test(mjcf, mesh_from_vertex_list) {
-  const char *xml = "<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1' scale='0.1 0.1 0.1'/>"
+  const char *xml = "<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1  .1 .1 .1' scale='0.1 0.1 0.1'/>"
                     "</asset><worldbody><body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
                     "<geom type='mesh' mesh='tet'/></body></worldbody></mujoco>";
   grit_model *m = load(xml, NULL);
   cr_assert_eq(m->geom_shape[0].type, GRIT_GEOM_CONVEX);
   cr_assert_eq(m->geom_shape[0].nvert, 4);
-  cr_assert_eq(m->geom_shape[0].vertices[3], 0.1);
+  double sum = 0;
+  for (int i = 0; i < 12; ++i) sum += m->geom_shape[0].vertices[i];
+  cr_assert(fabs(sum - 0.3) <= 1e-15, "the corners: coordinates sum to %.17g", sum);
   grit_model_free(m);
-  expect_error("<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1'/></asset>"
-               "<worldbody><body><freejoint/><geom type='mesh' mesh='tet'/></body></worldbody></mujoco>",
-               GRIT_ERR_UNSUPPORTED, "<inertial>");
+  m = load("<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1' scale='.1 .1 .1'/></asset>"
+           "<worldbody><body><freejoint/><geom type='mesh' mesh='tet'/></body></worldbody></mujoco>",
+           NULL);
+  cr_assert(fabs(m->body_mass[1] - 1000 * 1e-3 / 6) <= 1e-15, "mass %.17g", m->body_mass[1]);
+  grit_model_free(m);
+  expect_error("<mujoco><asset>\n<mesh name='flat' vertex='0 0 0  1 0 0  0 1 0  1 1 0'/></asset>"
+               "<worldbody><body><freejoint/><geom type='mesh' mesh='flat'/></body></worldbody></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "<string>:2: <mesh> the vertices are degenerate");
   expect_error("<mujoco><worldbody><geom type='mesh' mesh='nope'/></worldbody></mujoco>", GRIT_ERR_INVALID_MODEL,
                "mesh");
 }
@@ -367,7 +376,7 @@ static void put_f32(unsigned char *p, float x) {
  * an OBJ, loaded through <compiler meshdir> from a model file in the directory above: each geometry is
  * the cube's 8 corners (merged from the STL's 36), scaled where asked, and rests on the ground at its
  * half-size. Errors: a missing file (its path), an unknown format, 'file' with 'vertex', a vertex line
- * without three numbers, more than 4096 distinct vertices, and a model loaded from memory, which has no
+ * without three numbers, a flat mesh, a truncated binary STL, and a model loaded from memory, which has no
  * directory to read mesh files from. */
 Test(mjcf, mesh_files_stl_and_obj) {
   char dir[] = "/tmp/grit_mesh_XXXXXX", sub[1100], model[1100];
@@ -410,7 +419,13 @@ Test(mjcf, mesh_files_stl_and_obj) {
     cr_assert_not_null(f);
     for (int i = 0; i < 4097; ++i) fprintf(f, "v %d %d %d\n", i % 17, (i / 17) % 17, i / 289);
     fclose(f);
+    snprintf(path, sizeof path, "%s/flat.obj", sub);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 100; ++i) fprintf(f, "v %d %d 0\n", i % 10, i / 10);
+    fclose(f);
   }
+  write_file(sub, "short.stl", bin, sizeof bin - 50);
 
   static const char *const MODEL =
       "<mujoco><compiler meshdir='assets'/><asset>\n"
@@ -486,7 +501,8 @@ Test(mjcf, mesh_files_stl_and_obj) {
       {"<mesh name='a' file='cube.ply'/>", "only .stl and .obj", GRIT_ERR_UNSUPPORTED},
       {"<mesh name='a' file='cube.obj' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/>", "not both", GRIT_ERR_INVALID_MODEL},
       {"<mesh name='a' file='bad.obj'/>", "three numbers", GRIT_ERR_PARSE},
-      {"<mesh name='a' file='many.obj'/>", "4097 distinct vertices", GRIT_ERR_UNSUPPORTED},
+      {"<mesh name='a' file='flat.obj'/>", "'flat.obj': the vertices are degenerate", GRIT_ERR_INVALID_MODEL},
+      {"<mesh name='a' file='short.stl'/>", "binary STL truncated: 12 triangles announced", GRIT_ERR_PARSE},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     char xml[1024];
@@ -503,20 +519,36 @@ Test(mjcf, mesh_files_stl_and_obj) {
     cr_assert_null(m);
     cr_assert(strstr(msg, bad[i].part) && strstr(msg, "bad.xml:2: <mesh>"), "case %zu: message '%s'", i, msg);
   }
-  /* an open surface has no volume to weigh: its body needs an <inertial> */
+  /* 4097 vertices on a grid (15 layers, the last one of 3 rows): any number is read; the hull has the
+   * corners of the box and of the top rows, coplanar grid points are not vertices */
+  static const char *const MANY = "<mujoco><compiler meshdir='assets'/><asset><mesh file='many.obj'/></asset>\n"
+                                  "<worldbody><body><freejoint/><geom type='mesh' mesh='many'/></body></worldbody></mujoco>";
+  write_file(dir, "bad.xml", MANY, strlen(MANY));
+  {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/bad.xml", dir);
+    cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(m->geom_shape[0].nvert, 10, "%d hull vertices", m->geom_shape[0].nvert); /* 8 + the top row's ends */
+    /* between the full layers' box (16 x 16 x 13) and the box with the partial top layer */
+    cr_assert(m->body_mass[1] > 1000.0 * 16 * 16 * 13 && m->body_mass[1] < 1000.0 * 16 * 16 * 14, "mass %g",
+              m->body_mass[1]);
+    grit_model_free(m);
+  }
+  /* an open surface weighs as its convex hull (MuJoCo's rule): the cube's 1 kg */
   static const char *const OPEN = "<mujoco><compiler meshdir='assets'/><asset><mesh name='a' file='open.obj'/></asset>\n"
                                   "<worldbody><body><freejoint/><geom type='mesh' mesh='a'/></body></worldbody></mujoco>";
   write_file(dir, "bad.xml", OPEN, strlen(OPEN));
   {
     char path[1200];
     snprintf(path, sizeof path, "%s/bad.xml", dir);
-    cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_ERR_UNSUPPORTED, "%s", msg);
-    cr_assert(strstr(msg, "do not close a solid") && strstr(msg, "bad.xml:2: <geom>"), "message '%s'", msg);
+    cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert(fabs(m->body_mass[1] - 1.0) <= 1e-12, "mass %.17g", m->body_mass[1]);
+    grit_model_free(m);
   }
   expect_error("<mujoco><asset><mesh name='a' file='cube.stl'/></asset></mujoco>", GRIT_ERR_UNSUPPORTED,
                "loaded from a file");
   const char *files[] = {"assets/cube.stl", "assets/cube_text.STL", "assets/cube.obj", "assets/bad.obj", "assets/cube.ply",
-                         "assets/many.obj", "assets/open.obj", "scene.xml", "bad.xml", "mass.xml"};
+                         "assets/many.obj", "assets/open.obj", "assets/flat.obj", "assets/short.stl", "scene.xml", "bad.xml", "mass.xml"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, files[i]);
