@@ -70,7 +70,7 @@ static void place_vertices(mjcf_ctx *c, const mjcf_node *e, mjcf_mesh *m, const 
 static void read_mesh(mjcf_ctx *c, const mjcf_node *e) {
   mjcf_mesh *m = mjcf_push(c, &c->meshes, sizeof *m);
   if (!m) return;
-  m->line = e->line;
+  m->line = e->line, m->file = e->file;
   m->name = mjcf_read_name(c, e, "name");
   const char *cls = mjcf_attr(e, "class");
   int def = 0;
@@ -113,8 +113,14 @@ static void read_mesh(mjcf_ctx *c, const mjcf_node *e) {
   int reduced = 0;
   grit_status s = mjcf_mesh_hull(m->vert, m->nvert, GRIT_CONVEX_MAX_VERTICES, &c->pool, &m->hvert, &m->nhvert, &m->htri,
                                  &m->nhtri, &reduced, why);
-  if (s != GRIT_OK && file) mjcf_fail(c, s, e, "mesh file '%.200s': %s", file, why);
-  else if (s != GRIT_OK) mjcf_fail(c, s, e, "%s", why);
+  if (s == GRIT_ERR_OUT_OF_MEMORY) mjcf_fail(c, s, e, "%s", why);
+  else if (s != GRIT_OK) { /* an error only if a colliding geometry, or a mass, needs the hull */
+    char full[2 * GRIT_MESSAGE_SIZE];
+    if (file) snprintf(full, sizeof full, "mesh file '%.200s': %s", file, why);
+    else snprintf(full, sizeof full, "%s", why);
+    m->hull_error = mjcf_strdup(&c->pool, full, strlen(full));
+    if (!m->hull_error) mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, e, "out of memory");
+  }
   if (reduced)
     mjcf_warn(c, e, "the convex hull has more than %d vertices: collision uses the %d farthest out",
               GRIT_CONVEX_MAX_VERTICES, GRIT_CONVEX_MAX_VERTICES);

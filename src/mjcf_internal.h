@@ -66,20 +66,21 @@ enum { MJCF_GEOM_PLANE, MJCF_GEOM_SPHERE, MJCF_GEOM_CAPSULE, MJCF_GEOM_ELLIPSOID
        MJCF_GEOM_BOX, MJCF_GEOM_MESH };
 
 typedef struct mjcf_joint {
-  const char *name;
+  const char *name, *file; /* file: where it was written (an included file), for messages; NULL: the model */
   int line, body;
   int type; /* grit_joint_type */
-  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref;
+  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, frictionloss;
   int limited; /* 0 false, 1 true, 2 auto */
 } mjcf_joint;
 
 typedef struct mjcf_geom {
-  const char *name;
+  const char *name, *file;
   const char *mesh; /* asset name for type mesh */
   int line, body;
   int type; /* MJCF_GEOM_* */
   double size[3], pos[3], fromto[6], mass, density, friction;
   int has_fromto, has_mass, condim, group;
+  int in_pair; /* named by a <contact><pair>: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
   /* compiled: frame in the body, sizes, mass and principal inertia along the geom's axes */
@@ -87,10 +88,11 @@ typedef struct mjcf_geom {
   int mesh_mass;             /* a mesh's mass from its faces: its centre and inertia are the two below */
   double mcom[3], mfull[9];  /* its centre and inertia about it, in the body frame */
   int mesh_index;
+  int grit_index; /* in grit's model (-1: not in it, never colliding) */
 } mjcf_geom;
 
 typedef struct mjcf_actuator {
-  const char *name, *joint;
+  const char *name, *joint, *file;
   int line;
   double gear, gain, ctrlrange[2], forcerange[2];
   int ctrllimited, forcelimited; /* 0 false, 1 true, 2 auto */
@@ -107,7 +109,7 @@ typedef struct mjcf_default {
 } mjcf_default;
 
 typedef struct mjcf_body {
-  const char *name;
+  const char *name, *file;
   int line, parent, def; /* def: the default class of its elements (childclass, inherited) */
   double pos[3];
   mjcf_orient ori;
@@ -120,17 +122,24 @@ typedef struct mjcf_body {
 } mjcf_body;
 
 typedef struct mjcf_mesh {
-  const char *name;
+  const char *name, *file;
   int line, nvert, ntri;
   double *vert;
   int *tri; /* (ntri x 3) from a mesh file's faces, for its mass (none from a 'vertex' list) */
   int nhvert, nhtri; /* the convex hull (mjcf_mesh_hull): the collision shape, and the mass where the faces */
   double *hvert;     /* do not close a solid (as MuJoCo) */
   int *htri;
+  const char *hull_error; /* why there is no hull (flat vertices): an error where the hull is needed */
 } mjcf_mesh;
 
+/* A <contact><exclude> (two body names) or <pair> (two geom names). */
+typedef struct mjcf_contact {
+  const char *a, *b, *file;
+  int line;
+} mjcf_contact;
+
 typedef struct mjcf_keyframe {
-  const char *name;
+  const char *name, *file;
   int line;
   double time;
   double *qpos, *qvel, *ctrl;
@@ -156,13 +165,16 @@ typedef struct mjcf_ctx {
   int degree, inertiafromgeom, autolimits, discardvisual, igroup[2], no_contacts;
   const char *meshdir, *assetdir; /* where mesh files are, relative to base_dir (NULL: base_dir) */
   char eulerseq[4];
-  double boundmass;
+  double boundmass, boundinertia, settotalmass;
+  int balanceinertia;
   /* <option>, <custom> */
   grit_options opt;
   grit_step_settings settings;
   double stiffness, dissipation, tau_d;
 
   mjcf_array defs, bodies, joints, geoms, acts, meshes, keys; /* of the mjcf_* types above */
+  mjcf_array excludes, pairs;                                 /* of mjcf_contact */
+  int no_filter_parent, no_limits;                            /* <option><flag> */
   const char *model_name;
 } mjcf_ctx;
 
@@ -198,6 +210,13 @@ void mjcf_fail(mjcf_ctx *c, grit_status s, const mjcf_node *node, const char *fm
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Something valid that would change the dynamics and that grit does not simulate: an error
+ * (GRIT_ERR_UNSUPPORTED), or with the load option `lenient` a warning that it is ignored. */
+void mjcf_unsupported(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 void mjcf_warn(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -218,6 +237,11 @@ void mjcf_sym6_to_mat(double *I, const double *s);
 /* The quaternion of an MJCF orientation (angles in the context's unit and Euler sequence); NULL, or
  * MuJoCo's message when it is degenerate. */
 const char *mjcf_orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]);
+/* A <frame>'s placement f (pos, quat: 7 numbers) applied to an element's pos and orientation, which become
+ * the composition (the orientation as a quaternion); and to n points (3 numbers each) in place. */
+void mjcf_frame_apply(const mjcf_ctx *c, const double f[7], double pos[3], mjcf_orient *o);
+void mjcf_frame_points(const double f[7], double *p, int n);
+void mjcf_eig3(const double A[9], double w[3], double V[9]); /* symmetric A = V diag(w) V^T */
 double mjcf_geom_volume(const mjcf_geom *g); /* from the compiled sizes csize */
 void mjcf_geom_inertia(mjcf_geom *g);        /* principal inertia cinertia of the mass cmass */
 
@@ -245,6 +269,12 @@ void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n);
  * relative to the including file's directory; cycles, missing files and includes in a model loaded from
  * memory are errors naming the <include>'s file and line (mjcf_include.c). */
 void mjcf_expand_includes(mjcf_ctx *c, mjcf_node *root);
+
+/* <contact> (mjcf_contact.c): reading it; marking the geometries named by pairs (before the build);
+ * giving the builder the exclusions, the explicit pairs and the parent filter (after the geometries). */
+void mjcf_read_contact(mjcf_ctx *c, const mjcf_node *n);
+void mjcf_mark_pairs(mjcf_ctx *c);
+void mjcf_add_contact_filters(mjcf_ctx *c, grit_builder *gb);
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

@@ -40,6 +40,7 @@ static void read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   mjcf_read_numbers(c, n, "stiffness", &j->stiffness, 1, 1);
   mjcf_read_numbers(c, n, "springref", &j->springref, 1, 1);
   mjcf_read_numbers(c, n, "ref", &j->ref, 1, 1);
+  mjcf_read_numbers(c, n, "frictionloss", &j->frictionloss, 1, 1);
   mjcf_mark(n, "group");
   mjcf_mark(n, "user");
 }
@@ -78,6 +79,8 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   if (mesh) g->mesh = mesh;
   mjcf_mark(n, "rgba");
   mjcf_mark(n, "material");
+  mjcf_mark(n, "fluidshape"); /* fluid forces: only with <option density viscosity>, refused there */
+  mjcf_mark(n, "fluidcoef");
   mjcf_mark(n, "user");
 }
 
@@ -241,7 +244,8 @@ static void read_joint(mjcf_ctx *c, const mjcf_node *n, int body, int def, int f
     read_joint_attrs(c, n, &j);
   }
   j.name = mjcf_read_name(c, n, "name");
-  j.line = n->line;
+  j.line = n->line, j.file = n->file;
+  if (j.frictionloss > 0) mjcf_unsupported(c, n, "joint friction loss ('frictionloss') is not supported");
   j.body = body;
   mjcf_finish(c, n);
   mjcf_joint *p = c->status == GRIT_OK ? mjcf_push(c, &c->joints, sizeof *p) : NULL;
@@ -249,37 +253,47 @@ static void read_joint(mjcf_ctx *c, const mjcf_node *n, int body, int def, int f
   MJCF_AT(c->bodies, mjcf_body, body)->njoint++;
 }
 
-static void read_geom(mjcf_ctx *c, const mjcf_node *n, int body, int def) {
+static void read_geom(mjcf_ctx *c, const mjcf_node *n, int body, int def, const double *frame) {
   def = element_class(c, n, def);
   mjcf_geom g = MJCF_AT(c->defs, mjcf_default, def)->geom;
   read_geom_attrs(c, n, &g);
   g.name = mjcf_read_name(c, n, "name");
-  g.line = n->line;
+  g.line = n->line, g.file = n->file;
   g.body = body;
   mjcf_finish(c, n);
   if (c->status != GRIT_OK) return;
   if (g.type > MJCF_GEOM_MESH) {
-    mjcf_warn(c, n, "geometry type '%s' is not supported: geometry ignored", GEOM_TYPES[g.type]);
+    if (g.contype || g.conaffinity)
+      mjcf_unsupported(c, n, "geometry type '%s' is not supported", GEOM_TYPES[g.type]);
     return;
   }
+  if (frame && g.has_fromto) mjcf_frame_points(frame, g.fromto, 2);
+  else if (frame) mjcf_frame_apply(c, frame, g.pos, &g.ori);
   if (c->discardvisual && g.contype == 0 && g.conaffinity == 0) return;
   mjcf_geom *p = mjcf_push(c, &c->geoms, sizeof *p);
   if (p) *p = g;
 }
 
 /* The elements inside a body (or the world body, index 0) whose class is `def`. */
-static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int def);
+static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int def, const double *frame);
 
-static void read_body(mjcf_ctx *c, const mjcf_node *n, int parent, int def) {
+static void read_body(mjcf_ctx *c, const mjcf_node *n, int parent, int def, const double *frame) {
   mjcf_body *b = mjcf_push(c, &c->bodies, sizeof *b);
   if (!b) return;
   const int self = c->bodies.n - 1;
   b->parent = parent;
-  b->line = n->line;
+  b->line = n->line, b->file = n->file;
   b->folded_into = -1;
   b->name = mjcf_read_name(c, n, "name");
   mjcf_read_numbers(c, n, "pos", b->pos, 3, 3);
   mjcf_read_orientation(c, n, &b->ori, 0);
+  if (frame) mjcf_frame_apply(c, frame, b->pos, &b->ori);
+  const char *mocap = mjcf_attr(n, "mocap");
+  if (mocap && !strcmp(mocap, "true")) /* moved by the user between steps; in the dynamics a welded body */
+    mjcf_warn(c, n, "a mocap body is simulated as fixed to its parent (grit has no mocap input)");
+  double gravcomp = 0;
+  if (mjcf_read_numbers(c, n, "gravcomp", &gravcomp, 1, 1) && gravcomp != 0)
+    mjcf_unsupported(c, n, "attribute 'gravcomp' (gravity compensation, newer than MuJoCo 2.2.2) is not supported");
   const char *cls = mjcf_attr(n, "childclass");
   if (cls && c->status == GRIT_OK) {
     def = find_class(c, cls);
@@ -288,15 +302,44 @@ static void read_body(mjcf_ctx *c, const mjcf_node *n, int parent, int def) {
   b->def = def;
   mjcf_mark(n, "user");
   mjcf_finish(c, n);
-  if (c->status == GRIT_OK) read_body_children(c, n, self, def);
+  if (c->status == GRIT_OK) read_body_children(c, n, self, def, NULL);
 }
 
-static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int def) {
+/* A <frame> (MuJoCo >= 3.1): its pos and orientation compose with those of the elements inside it,
+ * which belong to the enclosing body; its childclass is theirs. */
+static void read_frame(mjcf_ctx *c, const mjcf_node *n, int body, int def, const double *outer) {
+  double f[7] = {0, 0, 0, 1, 0, 0, 0};
+  mjcf_orient o;
+  memset(&o, 0, sizeof o);
+  mjcf_read_numbers(c, n, "pos", f, 3, 3);
+  mjcf_read_orientation(c, n, &o, 0);
+  const char *err = c->status == GRIT_OK ? mjcf_orient_quat(c, &o, f + 3) : NULL;
+  if (err) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "%s", err);
+  if (outer) {
+    mjcf_orient q = {MJCF_ORI_QUAT, {f[3], f[4], f[5], f[6], 0, 0}};
+    mjcf_frame_apply(c, outer, f, &q);
+    memcpy(f + 3, q.v, sizeof(double) * 4);
+  }
+  const char *cls = mjcf_attr(n, "childclass");
+  if (cls && c->status == GRIT_OK) {
+    def = find_class(c, cls);
+    if (def < 0) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "unknown default childclass '%.60s'", cls);
+  }
+  mjcf_mark(n, "name");
+  mjcf_finish(c, n);
+  if (c->status == GRIT_OK) read_body_children(c, n, body, def, f);
+}
+
+static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int def, const double *frame) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
     if (!strcmp(e->name, "body"))
-      read_body(c, e, body, def);
+      read_body(c, e, body, def, frame);
     else if (!strcmp(e->name, "geom"))
-      read_geom(c, e, body, def);
+      read_geom(c, e, body, def, frame);
+    else if (!strcmp(e->name, "frame"))
+      read_frame(c, e, body, def, frame);
+    else if (frame && (!strcmp(e->name, "joint") || !strcmp(e->name, "freejoint") || !strcmp(e->name, "inertial")))
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a <frame> cannot hold this element");
     else if (!strcmp(e->name, "joint"))
       read_joint(c, e, body, def, 0);
     else if (!strcmp(e->name, "freejoint"))
@@ -308,6 +351,9 @@ static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int de
         read_inertial(c, e, MJCF_AT(c->bodies, mjcf_body, body));
     } else if (!strcmp(e->name, "site") || !strcmp(e->name, "camera") || !strcmp(e->name, "light"))
       continue; /* no physical effect by themselves */
+    else if (!strcmp(e->name, "composite") || !strcmp(e->name, "flexcomp") || !strcmp(e->name, "replicate") ||
+             !strcmp(e->name, "attach"))
+      mjcf_unsupported(c, e, "element is not supported");
     else
       mjcf_warn(c, e, "element is not supported: ignored with its contents");
   }
@@ -343,12 +389,25 @@ static void read_compiler(mjcf_ctx *c, const mjcf_node *n) {
   mjcf_read_bool(c, n, "discardvisual", &c->discardvisual);
   if (mjcf_read_numbers(c, n, "boundmass", &c->boundmass, 1, 1) && c->boundmass < 0)
     mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "attribute 'boundmass' must be >= 0");
+  if (mjcf_read_numbers(c, n, "boundinertia", &c->boundinertia, 1, 1) && c->boundinertia < 0)
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "attribute 'boundinertia' must be >= 0");
+  mjcf_read_numbers(c, n, "settotalmass", &c->settotalmass, 1, 1); /* applied when > 0, as MuJoCo */
+  mjcf_read_bool(c, n, "balanceinertia", &c->balanceinertia);
+  int fuse = 0;
+  if (mjcf_read_bool(c, n, "fusestatic", &fuse) && fuse)
+    mjcf_warn(c, n, "fusestatic=\"true\": grit keeps static bodies (the dynamics is the same; the body count is not)");
+  /* no effect on grit's model: grit always collides with the convex hull; threads; mesh inertia as 2.2.2 */
+  static const char *const quiet[] = {"convexhull", "usethread", "fitaabb", "exactmeshinertia", "saveinertial",
+                                      "alignfree"};
+  for (int i = 0; i < 6; ++i) mjcf_mark(n, quiet[i]);
   c->meshdir = mjcf_attr(n, "meshdir"); /* mesh files are read; textures are not */
   c->assetdir = mjcf_attr(n, "assetdir");
   const char *files[] = {"texturedir", "strippath"};
   for (int i = 0; i < 2; ++i) mjcf_mark(n, files[i]);
   mjcf_finish(c, n);
-  for (const mjcf_node *e = n->child; e; e = e->next) mjcf_warn(c, e, "element is not supported: ignored");
+  for (const mjcf_node *e = n->child; e; e = e->next)
+    if (strcmp(e->name, "lengthrange")) /* muscles' and tendons' length ranges */
+      mjcf_warn(c, e, "element is not supported: ignored");
 }
 
 static void read_option(mjcf_ctx *c, const mjcf_node *n) {
@@ -359,8 +418,25 @@ static void read_option(mjcf_ctx *c, const mjcf_node *n) {
   }
   mjcf_read_numbers(c, n, "gravity", c->opt.gravity, 3, 3);
   const char *integ = mjcf_attr(n, "integrator");
-  if (integ && strcmp(integ, "Euler"))
+  if (integ && !strcmp(integ, "implicitfast"))
+    mjcf_warn(c, n, "attribute 'integrator': 'implicitfast' (newer than MuJoCo 2.2.2) is taken as grit's step, "
+                    "semi-implicit Euler with implicit joint damping");
+  else if (integ && strcmp(integ, "Euler"))
     mjcf_warn(c, n, "attribute 'integrator': '%.20s' is not supported: grit's step is semi-implicit Euler", integ);
+  /* fluid forces change the dynamics */
+  static const char *const fluid[] = {"density", "viscosity", "wind"};
+  for (int i = 0; i < 3; ++i) {
+    double v[3] = {0, 0, 0};
+    if (mjcf_read_numbers(c, n, fluid[i], v, i < 2 ? 1 : 3, i < 2 ? 1 : 3) && (v[0] != 0 || v[1] != 0 || v[2] != 0))
+      mjcf_unsupported(c, n, "attribute '%s' (fluid forces) is not supported", fluid[i]);
+  }
+  /* MuJoCo's constraint solver and collision settings: grit has its own contact model and solver */
+  static const char *const solver[] = {"o_margin", "o_solref", "o_solimp", "o_friction", "impratio", "tolerance",
+                                       "ls_tolerance", "noslip_tolerance", "mpr_tolerance", "iterations",
+                                       "ls_iterations", "noslip_iterations", "mpr_iterations", "cone", "jacobian",
+                                       "solver", "collision", "magnetic", "sdf_iterations", "sdf_initpoints",
+                                       "ccd_iterations", "ccd_tolerance", "apirate"};
+  for (size_t i = 0; i < sizeof solver / sizeof solver[0]; ++i) mjcf_mark(n, solver[i]);
   mjcf_finish(c, n);
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
     if (strcmp(e->name, "flag")) {
@@ -371,6 +447,16 @@ static void read_option(mjcf_ctx *c, const mjcf_node *n) {
     int k;
     if (mjcf_read_enum(c, e, "gravity", ed, 2, &k) && k == 0) memset(c->opt.gravity, 0, sizeof c->opt.gravity);
     if (mjcf_read_enum(c, e, "contact", ed, 2, &k) && k == 0) c->no_contacts = 1;
+    if (mjcf_read_enum(c, e, "filterparent", ed, 2, &k) && k == 0) c->no_filter_parent = 1;
+    if (mjcf_read_enum(c, e, "limit", ed, 2, &k) && k == 0) c->no_limits = 1;
+    static const char *const off[] = {"constraint", "frictionloss", "passive", "actuation", "clampctrl"};
+    for (int i = 0; i < 5; ++i)
+      if (mjcf_read_enum(c, e, off[i], ed, 2, &k) && k == 0)
+        mjcf_unsupported(c, e, "flag '%s' disabled is not supported", off[i]);
+    static const char *const quiet[] = {"equality", "refsafe", "sensor", "midphase", "warmstart", "override", "energy",
+                                        "fwdinv", "invdiscrete", "sensornoise", "multiccd", "island", "eulerdamp",
+                                        "nativeccd", "autoreset"};
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; ++i) mjcf_mark(e, quiet[i]);
     mjcf_finish(c, e);
   }
 }
@@ -437,11 +523,11 @@ static void read_actuators(mjcf_ctx *c, const mjcf_node *n) {
       if (motor) a.gain = 1, a.supported = 1; /* a motor is a fixed unit gain whatever the class says */
       read_actuator_attrs(c, e, &a, general);
       a.joint = mjcf_read_name(c, e, "joint");
-      if (!a.supported) mjcf_warn(c, e, "only direct force actuators (fixed gain, no bias or dynamics) are supported: ignored");
+      if (!a.supported) mjcf_unsupported(c, e, "only direct force actuators (fixed gain, no bias or dynamics) are supported");
       const char *trn[] = {"jointinparent", "tendon", "site", "body", "cranksite"};
       for (int i = 0; i < 5 && a.supported; ++i)
         if (mjcf_attr(e, trn[i])) {
-          mjcf_warn(c, e, "transmission '%s' is not supported (only 'joint'): actuator ignored", trn[i]);
+          mjcf_unsupported(c, e, "transmission '%s' is not supported (only 'joint')", trn[i]);
           a.supported = 0;
         }
       if (a.supported && !a.joint && c->status == GRIT_OK)
@@ -451,9 +537,9 @@ static void read_actuators(mjcf_ctx *c, const mjcf_node *n) {
     } else {
       actuator_defaults(&a);
       a.supported = 0;
-      mjcf_warn(c, e, "actuator type is not supported (only motor and general): ignored");
+      mjcf_unsupported(c, e, "actuator type is not supported (only motor and general)");
     }
-    a.line = e->line;
+    a.line = e->line, a.file = e->file;
     mjcf_actuator *p = c->status == GRIT_OK ? mjcf_push(c, &c->acts, sizeof *p) : NULL;
     if (p) *p = a;
   }
@@ -467,7 +553,7 @@ static void read_keyframes(mjcf_ctx *c, const mjcf_node *n) {
     }
     mjcf_keyframe *k = mjcf_push(c, &c->keys, sizeof *k);
     if (!k) return;
-    k->line = e->line;
+    k->line = e->line, k->file = e->file;
     k->name = mjcf_read_name(c, e, "name");
     mjcf_read_numbers(c, e, "time", &k->time, 1, 1);
     mjcf_read_array(c, e, "qpos", &k->qpos, &k->nqpos);
@@ -491,6 +577,7 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
   c->igroup[0] = 0;
   c->igroup[1] = 5;
   c->opt = grit_default_options();
+  c->opt.timestep = 0.002; /* MuJoCo's default */
   c->settings = grit_default_step_settings();
   grit_geom_def g = grit_default_geom_def();
   c->stiffness = g.stiffness;
@@ -503,8 +590,8 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
   mjcf_body *world = mjcf_push(c, &c->bodies, sizeof *world);
   if (world) world->folded_into = -1, world->parent = -1, world->line = root->line;
   static const char *const order[] = {"compiler", "option", "default", "custom", "asset", "worldbody", "actuator",
-                                      "keyframe"};
-  for (int pass = 0; pass < 8; ++pass) {
+                                      "keyframe", "contact"};
+  for (int pass = 0; pass < 9; ++pass) {
     if (pass == 3 && c->defs.n == 0) { /* no <default>: make "main" with MuJoCo's defaults */
       mjcf_default *d = mjcf_push(c, &c->defs, sizeof *d);
       if (!d) return;
@@ -523,17 +610,24 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
         case 2: read_default(c, e, -1); break;
         case 3: read_custom(c, e); break;
         case 4: mjcf_read_asset(c, e); break;
-        case 5: mjcf_finish(c, e), read_body_children(c, e, 0, 0); break;
+        case 5: mjcf_finish(c, e), read_body_children(c, e, 0, 0, NULL); break;
         case 6: read_actuators(c, e); break;
-        default: read_keyframes(c, e); break;
+        case 7: read_keyframes(c, e); break;
+        default: mjcf_read_contact(c, e); break;
       }
     }
   }
-  static const char *const visual[] = {"size", "visual", "statistic"};
+  /* no effect on the dynamics: the picture, sizes, statistics, sensors (read-outs) */
+  static const char *const quiet[] = {"size", "visual", "statistic", "sensor"};
   for (const mjcf_node *e = root->child; e && c->status == GRIT_OK; e = e->next) {
     int known = 0;
-    for (int i = 0; i < 8; ++i) known |= !strcmp(e->name, order[i]);
-    for (int i = 0; i < 3; ++i) known |= !strcmp(e->name, visual[i]);
-    if (!known) mjcf_warn(c, e, "section is not supported: ignored with its contents");
+    for (int i = 0; i < 9; ++i) known |= !strcmp(e->name, order[i]);
+    for (int i = 0; i < 4; ++i) known |= !strcmp(e->name, quiet[i]);
+    if (known) continue;
+    if (!strcmp(e->name, "tendon") || !strcmp(e->name, "equality") || !strcmp(e->name, "deformable") ||
+        !strcmp(e->name, "extension")) {
+      if (e->child) mjcf_unsupported(c, e, "section is not supported");
+    } else
+      mjcf_warn(c, e, "section is not supported: ignored with its contents");
   }
 }

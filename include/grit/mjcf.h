@@ -68,6 +68,10 @@ typedef struct grit_mjcf_load_options {
   double stiffness;   /* > 0 to set every geometry's stiffness, N/m; default 0 (from the file) */
   double dissipation; /* >= 0 to set every geometry's dissipation, s/m; default -1 (from the file) */
   double tau_d;       /* >= 0 to set every geometry's SAP tau_d, s; default -1 (from the file) */
+  int lenient;        /* 0 (default): content that changes the dynamics and that grit does not simulate
+                         (tendons, equality constraints, actuators other than motors, ...) is an error
+                         (GRIT_ERR_UNSUPPORTED) naming the element and line; 1: it is ignored with a
+                         warning, and the model is the file's system without it */
 } grit_mjcf_load_options;
 
 grit_mjcf_load_options grit_mjcf_default_load_options(void);
