@@ -153,18 +153,19 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "mass and density must be >= 0", 0);
 }
 
-/* A mesh's mass from the solid its file's triangles bound (density, or the given mass), its centre and
+/* A mesh's mass as MuJoCo 2.2.2 computes it from its faces (density, or the given mass), its centre and
  * its inertia about it, turned into the body frame (g->mcom, g->mfull). A mesh without faces (a 'vertex'
- * list) or whose faces do not close a solid has the mass of its convex hull, as in MuJoCo. */
+ * list) is weighed by its convex hull's faces, as in MuJoCo. */
 static void mesh_mass(mjcf_ctx *c, mjcf_geom *g) {
   const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
   double V, com[3], I[9], R[9];
-  int ok = m->ntri ? mjcf_mesh_mass_properties(m->vert, m->tri, m->ntri, &V, com, I) : 0;
-  if (ok == 0 && m->hull_error) {
+  if (!m->ntri && m->hull_error) {
     fail_at(c, GRIT_ERR_INVALID_MODEL, "mesh", m->file, m->line, m->hull_error, 0);
     return;
   }
-  if (ok == 0) ok = mjcf_mesh_mass_properties(m->hvert, m->htri, m->nhtri, &V, com, I);
+  /* MuJoCo weighs the file's faces, or without faces those of the convex hull */
+  const int ok = m->ntri ? mjcf_mesh_mass_mujoco(m->vert, m->nvert, m->tri, m->ntri, c->exactmeshinertia, &V, com, I)
+                         : mjcf_mesh_mass_mujoco(m->hvert, m->nhvert, m->htri, m->nhtri, c->exactmeshinertia, &V, com, I);
   if (ok < 0) {
     fail_at(c, GRIT_ERR_OUT_OF_MEMORY, "geom", g->file, g->line, "out of memory", 0);
     return;
@@ -753,6 +754,7 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   if (c->status == GRIT_OK && c->info) {
     make_keys(c, *model);
     c->info->settings = c->settings;
+    c->info->nbody = c->bodies.n;
     if (c->model_name) snprintf(c->info->model_name, sizeof c->info->model_name, "%s", c->model_name);
   }
   if (c->status != GRIT_OK) {

@@ -69,7 +69,7 @@ typedef struct mjcf_joint {
   const char *name, *file; /* file: where it was written (an included file), for messages; NULL: the model */
   int line, body;
   int type; /* grit_joint_type */
-  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, frictionloss;
+  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, frictionloss, springdamper[2];
   int limited; /* 0 false, 1 true, 2 auto */
 } mjcf_joint;
 
@@ -166,7 +166,7 @@ typedef struct mjcf_ctx {
   const char *meshdir, *assetdir; /* where mesh files are, relative to base_dir (NULL: base_dir) */
   char eulerseq[4];
   double boundmass, boundinertia, settotalmass;
-  int balanceinertia;
+  int balanceinertia, exactmeshinertia;
   /* <option>, <custom> */
   grit_options opt;
   grit_step_settings settings;
@@ -202,6 +202,15 @@ int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double 
  * (mjcf_hull.c) */
 grit_status mjcf_mesh_hull(const double *v, int n, int max_vert, mjcf_pool *pool, double **hv, int *nhv, int **ht,
                            int *nht, int *reduced, char *msg);
+/* Volume, centre and inertia about the centre (unit density) of a mesh as MuJoCo 2.2.2's compiler computes
+ * them (mjCMesh::Process): pyramids from the area-weighted centroid of the faces, then from the centre,
+ * with single-precision vertices. By default (legacy) each pyramid's volume is taken positive and the
+ * volume returned is that of the equivalent inertia box (with the same moments per unit mass), as MuJoCo
+ * weighs a mesh geometry; with `exact` (<compiler exactmeshinertia="true">) the signed volume, the
+ * divergence theorem. Open surfaces are weighed so too. 0 if no volume, -1 when out of memory.
+ * (mjcf_mesh.c) */
+int mjcf_mesh_mass_mujoco(const double *v, int nv, const int *tri, int ntri, int exact, double *volume, double com[3],
+                          double inertia[9]);
 #define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
 
 /* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */

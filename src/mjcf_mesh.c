@@ -392,3 +392,85 @@ int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double 
   *volume = V;
   return 1;
 }
+
+/* A triangle's area, unit normal and centroid (0 and a zero normal when degenerate). */
+static double area_normal_centre(double n[3], double cen[3], const float *a, const float *b, const float *c) {
+  const double e1[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
+  const double e2[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+  n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+  const double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  for (int k = 0; k < 3; ++k) cen[k] = ((double)a[k] + b[k] + c[k]) / 3;
+  if (len < 1e-15) {
+    n[0] = n[1] = n[2] = 0;
+    return 0;
+  }
+  for (int k = 0; k < 3; ++k) n[k] /= len;
+  return len / 2;
+}
+
+int mjcf_mesh_mass_mujoco(const double *v, int nv, const int *tri, int ntri, int exact, double *volume, double com[3],
+                          double inertia[9]) {
+  float *f = malloc(sizeof(float) * 3 * (size_t)(nv > 0 ? nv : 1)); /* MuJoCo holds vertices in single precision */
+  if (!f) return -1;
+  for (int i = 0; i < 3 * nv; ++i) f[i] = (float)v[i];
+  double n[3], cen[3], fc[3] = {0, 0, 0}, area = 0;
+  for (int t = 0; t < ntri; ++t) { /* the area-weighted centroid of the faces: the pyramids' apex */
+    const double a = area_normal_centre(n, cen, f + 3 * tri[3 * t], f + 3 * tri[3 * t + 1], f + 3 * tri[3 * t + 2]);
+    for (int k = 0; k < 3; ++k) fc[k] += a * cen[k];
+    area += a;
+  }
+  int ok = area >= 1e-15;
+  double V = 0, c[3] = {0, 0, 0};
+  for (int k = 0; k < 3 && ok; ++k) fc[k] /= area;
+  for (int t = 0; t < ntri && ok; ++t) { /* volume and centre of the pyramids on the faces */
+    const double a = area_normal_centre(n, cen, f + 3 * tri[3 * t], f + 3 * tri[3 * t + 1], f + 3 * tri[3 * t + 2]);
+    double vol = ((cen[0] - fc[0]) * n[0] + (cen[1] - fc[1]) * n[1] + (cen[2] - fc[2]) * n[2]) * a / 3;
+    if (!exact) vol = fabs(vol);
+    V += vol;
+    for (int k = 0; k < 3; ++k) c[k] += vol * (cen[k] * 3.0 / 4.0 + fc[k] / 4.0);
+  }
+  ok = ok && V >= 1e-15;
+  for (int k = 0; k < 3 && ok; ++k) c[k] /= V;
+  for (int i = 0; i < nv && ok; ++i)
+    for (int k = 0; k < 3; ++k) f[3 * i + k] = (float)(f[3 * i + k] - c[k]); /* re-centred, in single precision */
+  static const int K[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  double P[6] = {0, 0, 0, 0, 0, 0};
+  V = 0;
+  for (int t = 0; t < ntri && ok; ++t) { /* second moments of the pyramids from the centre */
+    const float *D = f + 3 * tri[3 * t], *E = f + 3 * tri[3 * t + 1], *F = f + 3 * tri[3 * t + 2];
+    const double a = area_normal_centre(n, cen, D, E, F);
+    double vol = (cen[0] * n[0] + cen[1] * n[1] + cen[2] * n[2]) * a / 3;
+    if (!exact) vol = fabs(vol);
+    V += vol;
+    for (int j = 0; j < 6; ++j) {
+      const int p = K[j][0], q = K[j][1];
+      P[j] += vol / 20 *
+              (2 * ((double)D[p] * D[q] + (double)E[p] * E[q] + (double)F[p] * F[q]) + (double)D[p] * E[q] +
+               (double)D[q] * E[p] + (double)D[p] * F[q] + (double)D[q] * F[p] + (double)E[p] * F[q] + (double)E[q] * F[p]);
+    }
+  }
+  free(f);
+  if (!ok || !(V >= 1e-15) || !isfinite(V)) return 0;
+  inertia[0] = P[1] + P[2], inertia[4] = P[0] + P[2], inertia[8] = P[0] + P[1];
+  inertia[1] = inertia[3] = -P[3];
+  inertia[2] = inertia[6] = -P[4];
+  inertia[5] = inertia[7] = -P[5];
+  memcpy(com, c, sizeof c);
+  *volume = V;
+  if (exact) return 1;
+  /* MuJoCo's default (legacy) mass is that of the mesh's equivalent inertia box: half sizes
+   * b_i = sqrt(6 (e_j + e_k - e_i) / V) / 2 from the principal moments e (unit density), volume 8 b0 b1 b2,
+   * with the same moments per unit mass (mjCGeom::GetVolume, mjCMesh::Process) */
+  double e[3], R[9], b[3];
+  mjcf_eig3(inertia, e, R);
+  for (int i = 0; i < 3; ++i) {
+    const double d = e[(i + 1) % 3] + e[(i + 2) % 3] - e[i];
+    if (!(d >= 0) || !(e[i] > 0)) return 0;
+    b[i] = sqrt(6 * d / V) / 2;
+  }
+  const double box = 8 * b[0] * b[1] * b[2];
+  if (!(box >= 1e-15)) return 0;
+  for (int i = 0; i < 9; ++i) inertia[i] *= box / V;
+  *volume = box;
+  return 1;
+}

@@ -41,6 +41,7 @@ static void read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   mjcf_read_numbers(c, n, "springref", &j->springref, 1, 1);
   mjcf_read_numbers(c, n, "ref", &j->ref, 1, 1);
   mjcf_read_numbers(c, n, "frictionloss", &j->frictionloss, 1, 1);
+  mjcf_read_numbers(c, n, "springdamper", j->springdamper, 2, 2);
   mjcf_mark(n, "group");
   mjcf_mark(n, "user");
 }
@@ -246,6 +247,8 @@ static void read_joint(mjcf_ctx *c, const mjcf_node *n, int body, int def, int f
   j.name = mjcf_read_name(c, n, "name");
   j.line = n->line, j.file = n->file;
   if (j.frictionloss > 0) mjcf_unsupported(c, n, "joint friction loss ('frictionloss') is not supported");
+  if (j.springdamper[0] > 0 && j.springdamper[1] > 0) /* MuJoCo derives stiffness and damping from the mass */
+    mjcf_unsupported(c, n, "attribute 'springdamper' is not supported");
   j.body = body;
   mjcf_finish(c, n);
   mjcf_joint *p = c->status == GRIT_OK ? mjcf_push(c, &c->joints, sizeof *p) : NULL;
@@ -397,9 +400,9 @@ static void read_compiler(mjcf_ctx *c, const mjcf_node *n) {
   if (mjcf_read_bool(c, n, "fusestatic", &fuse) && fuse)
     mjcf_warn(c, n, "fusestatic=\"true\": grit keeps static bodies (the dynamics is the same; the body count is not)");
   /* no effect on grit's model: grit always collides with the convex hull; threads; mesh inertia as 2.2.2 */
-  static const char *const quiet[] = {"convexhull", "usethread", "fitaabb", "exactmeshinertia", "saveinertial",
-                                      "alignfree"};
-  for (int i = 0; i < 6; ++i) mjcf_mark(n, quiet[i]);
+  mjcf_read_bool(c, n, "exactmeshinertia", &c->exactmeshinertia);
+  static const char *const quiet[] = {"convexhull", "usethread", "fitaabb", "saveinertial", "alignfree"};
+  for (int i = 0; i < 5; ++i) mjcf_mark(n, quiet[i]);
   c->meshdir = mjcf_attr(n, "meshdir"); /* mesh files are read; textures are not */
   c->assetdir = mjcf_attr(n, "assetdir");
   const char *files[] = {"texturedir", "strippath"};

@@ -325,8 +325,9 @@ Test(mjcf, custom_parameters_and_load_options) {
 }
 
 /* A mesh from a vertex list: a CONVEX shape, the hull of the points (an interior point is not a vertex);
- * without an <inertial> its mass is the hull's, as in MuJoCo: density x the tetrahedron's volume
- * 0.1^3 / 6 (exact in binary to round-off). A flat list has no hull: an error with the line. */
+ * without an <inertial> its mass is the hull's, as in MuJoCo: with exactmeshinertia, density x the
+ * tetrahedron's volume 0.1^3 / 6 (single-precision vertices, as MuJoCo's). A flat list has no hull: an
+ * error with the line. */
 Test(mjcf, mesh_from_vertex_list) {
   const char *xml = "<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1  .1 .1 .1' scale='0.1 0.1 0.1'/>"
                     "</asset><worldbody><body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
@@ -338,10 +339,11 @@ Test(mjcf, mesh_from_vertex_list) {
   for (int i = 0; i < 12; ++i) sum += m->geom_shape[0].vertices[i];
   cr_assert(fabs(sum - 0.3) <= 1e-15, "the corners: coordinates sum to %.17g", sum);
   grit_model_free(m);
-  m = load("<mujoco><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1' scale='.1 .1 .1'/></asset>"
-           "<worldbody><body><freejoint/><geom type='mesh' mesh='tet'/></body></worldbody></mujoco>",
+  m = load("<mujoco><compiler exactmeshinertia='true'/><asset><mesh name='tet' vertex='0 0 0  1 0 0  0 1 0  0 0 1' "
+           "scale='.1 .1 .1'/></asset><worldbody><body><freejoint/><geom type='mesh' mesh='tet'/></body></worldbody>"
+           "</mujoco>",
            NULL);
-  cr_assert(fabs(m->body_mass[1] - 1000 * 1e-3 / 6) <= 1e-15, "mass %.17g", m->body_mass[1]);
+  cr_assert(fabs(m->body_mass[1] - 1000 * 1e-3 / 6) <= 3e-7 * m->body_mass[1], "mass %.17g", m->body_mass[1]);
   grit_model_free(m);
   expect_error("<mujoco><asset>\n<mesh name='flat' vertex='0 0 0  1 0 0  0 1 0  1 1 0'/></asset>"
                "<worldbody><body><freejoint/><geom type='mesh' mesh='flat'/></body></worldbody></mujoco>",
@@ -478,20 +480,21 @@ Test(mjcf, mesh_files_stl_and_obj) {
   snprintf(model, sizeof model, "%s/mass.xml", dir);
   cr_assert_eq(grit_mjcf_load_file(model, &m, NULL, msg), GRIT_OK, "%s", msg);
   const int bm = grit_model_body_index(m, "m"), bb = grit_model_body_index(m, "b"), b1 = grit_model_body_index(m, "one");
-  cr_assert(fabs(m->body_mass[bm] - m->body_mass[bb]) <= 1e-14 * m->body_mass[bb], "mass %.17g vs %.17g", m->body_mass[bm],
+  /* MuJoCo holds mesh vertices in single precision (grit too, to agree with it): 1e-7 relative */
+  cr_assert(fabs(m->body_mass[bm] - m->body_mass[bb]) <= 1e-7 * m->body_mass[bb], "mass %.17g vs %.17g", m->body_mass[bm],
             m->body_mass[bb]);
-  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * bm + i] - m->body_com[3 * bb + i]) <= 1e-15, "centre %d", i);
+  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * bm + i] - m->body_com[3 * bb + i]) <= 1e-8, "centre %d", i);
   for (int i = 0; i < 9; ++i)
-    cr_assert(fabs(m->body_inertia[9 * bm + i] - m->body_inertia[9 * bb + i]) <= 1e-13 * m->body_inertia[9 * bb],
+    cr_assert(fabs(m->body_inertia[9 * bm + i] - m->body_inertia[9 * bb + i]) <= 1e-7 * m->body_inertia[9 * bb],
               "inertia %d: %.17g vs %.17g", i, m->body_inertia[9 * bm + i], m->body_inertia[9 * bb + i]);
   /* alone, with a given mass: the box of sides 0.1, 0.2, 0.3 (the mesh's scale) and mass 2 has
    * I = m (b^2 + c^2) / 12 and so on, at its centre (the body origin) */
   const double sides[3] = {0.1, 0.2, 0.3};
   cr_assert(fabs(m->body_mass[b1] - 2.0) <= 1e-15);
-  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * b1 + i]) <= 1e-17, "centre %d", i);
+  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * b1 + i]) <= 1e-8, "centre %d", i);
   for (int i = 0; i < 9; ++i) {
     const double s2 = sides[(i / 3 + 1) % 3] * sides[(i / 3 + 1) % 3] + sides[(i / 3 + 2) % 3] * sides[(i / 3 + 2) % 3];
-    cr_assert(fabs(m->body_inertia[9 * b1 + i] - (i % 4 == 0 ? 2.0 * s2 / 12 : 0.0)) <= 1e-16, "inertia %d: %.17g", i,
+    cr_assert(fabs(m->body_inertia[9 * b1 + i] - (i % 4 == 0 ? 2.0 * s2 / 12 : 0.0)) <= 1e-7 * 2.0 * s2 / 12, "inertia %d: %.17g", i,
               m->body_inertia[9 * b1 + i]);
   }
   grit_model_free(m);
@@ -534,7 +537,8 @@ Test(mjcf, mesh_files_stl_and_obj) {
               m->body_mass[1]);
     grit_model_free(m);
   }
-  /* an open surface weighs as its convex hull (MuJoCo's rule): the cube's 1 kg */
+  /* an open surface loads and weighs as MuJoCo 2.2.2 weighs it: the pyramids on the faces it has, from
+   * their centroid (the cube without two faces: 0.952 kg where the closed cube has 1 kg) */
   static const char *const OPEN = "<mujoco><compiler meshdir='assets'/><asset><mesh name='a' file='open.obj'/></asset>\n"
                                   "<worldbody><body><freejoint/><geom type='mesh' mesh='a'/></body></worldbody></mujoco>";
   write_file(dir, "bad.xml", OPEN, strlen(OPEN));
@@ -542,7 +546,7 @@ Test(mjcf, mesh_files_stl_and_obj) {
     char path[1200];
     snprintf(path, sizeof path, "%s/bad.xml", dir);
     cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_OK, "%s", msg);
-    cr_assert(fabs(m->body_mass[1] - 1.0) <= 1e-12, "mass %.17g", m->body_mass[1]);
+    cr_assert(m->body_mass[1] > 0.9 && m->body_mass[1] < 1.0, "mass %.17g", m->body_mass[1]);
     grit_model_free(m);
   }
   expect_error("<mujoco><asset><mesh name='a' file='cube.stl'/></asset></mujoco>", GRIT_ERR_UNSUPPORTED,

@@ -56,6 +56,8 @@ typedef struct grit_mjcf_info {
   int nkey;                                              /* keyframes */
   grit_mjcf_key *keys;                                   /* nkey keyframes, in document order */
   int nq, nv, nu;                                        /* the sizes of the keys' arrays */
+  int nbody; /* the file's bodies, the world included: MuJoCo's nbody (grit_model_nbody may be smaller, as
+                bodies without joints and mass are folded into their parents) */
   grit_step_settings settings; /* grit's defaults, changed by grit_contact_model, grit_stiction_tolerance,
                                   grit_rel_tol and grit_max_newton_iters in <custom> */
 } grit_mjcf_info;
