@@ -99,9 +99,11 @@ int main(int argc, char **argv) {
     grit_model_free(m);
   }
   const int nvert = (rings - 1) * seg + 2;
+  /* MuJoCo's default mesh mass is its equivalent inertia box's: for a sphere of radius r, half sizes
+   * sqrt(2.4) r / 2, volume 8 (sqrt(2.4) / 2)^3 r^3 = 3.718 r^3 (the sphere's own is 4.189 r^3) */
   printf("mesh: %d distinct vertices, %ld triangles (binary STL); hull for collision: %d vertices; mass %.6g kg "
-         "(sphere 4/3 pi r^3 rho = %.6g)\n",
-         nvert, ntri, nhull, mass, 4.0 / 3 * 3.14159265358979 * 1e-3 * 1000);
+         "(MuJoCo's equivalent-box mass of the sphere: %.6g)\n",
+         nvert, ntri, nhull, mass, 8 * pow(sqrt(2.4) / 2, 3) * 1e-3 * 1000);
   printf("load time: median of 5 = %.1f ms wall, %.1f ms CPU (the machine's other load shows in the first)\n",
          bench_median(t, 5), bench_median(cpu, 5));
   remove(stl), remove(xml), rmdir(dir);
