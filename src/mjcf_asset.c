@@ -30,7 +30,13 @@ static void read_mesh_file(mjcf_ctx *c, const mjcf_node *e, const char *file, mj
   }
   char why[GRIT_MESSAGE_SIZE];
   grit_status s = mjcf_mesh_file_read(path, &c->pool, &m->vert, &m->nvert, &m->tri, &m->ntri, why);
-  if (s != GRIT_OK) mjcf_fail(c, s, e, "%s", why);
+  if (s == GRIT_ERR_UNSUPPORTED) { /* a format grit does not read (.msh, ...): an error only where it is used */
+    m->hull_error = mjcf_strdup(&c->pool, why, strlen(why));
+    m->hull_status = s;
+    if (!m->hull_error) mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, e, "out of memory");
+  } else if (s != GRIT_OK) {
+    mjcf_fail(c, s, e, "%s", why);
+  }
 }
 
 /* MuJoCo names a mesh without 'name' after its file: the file name without directory and extension. */
@@ -89,6 +95,14 @@ static void read_mesh(mjcf_ctx *c, const mjcf_node *e) {
   } else if (file) {
     read_mesh_file(c, e, file, m);
     if (!m->name) m->name = file_stem(c, file);
+    if (m->hull_error) { /* unreadable format, reported where the mesh is used */
+      mjcf_mark(e, "scale"), mjcf_mark(e, "refpos"), mjcf_mark(e, "refquat");
+      static const char *const rest[] = {"face", "normal", "texcoord", "smoothnormal", "content_type", "maxhullvert",
+                                         "inertia"};
+      for (int i = 0; i < 7; ++i) mjcf_mark(e, rest[i]);
+      mjcf_finish(c, e);
+      return;
+    }
   } else if (mjcf_read_array(c, e, "vertex", &m->vert, &count)) {
     if (count % 3 || count < 12)
       mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "attribute 'vertex' needs at least 4 points of 3 numbers");
@@ -119,6 +133,7 @@ static void read_mesh(mjcf_ctx *c, const mjcf_node *e) {
     if (file) snprintf(full, sizeof full, "mesh file '%.200s': %s", file, why);
     else snprintf(full, sizeof full, "%s", why);
     m->hull_error = mjcf_strdup(&c->pool, full, strlen(full));
+    m->hull_status = s;
     if (!m->hull_error) mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, e, "out of memory");
   }
   if (reduced)

@@ -139,7 +139,7 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
       return;
     }
     const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
-    if (m->hull_error && geom_collides(g)) fail_at(c, GRIT_ERR_INVALID_MODEL, "mesh", m->file, m->line, m->hull_error, 0);
+    if (m->hull_error && geom_collides(g)) fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
   } else if (g->mesh) {
     fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->file, g->line, "fitting a primitive to a mesh is not supported", 0);
   }
@@ -159,8 +159,8 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
 static void mesh_mass(mjcf_ctx *c, mjcf_geom *g) {
   const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
   double V, com[3], I[9], R[9];
-  if (!m->ntri && m->hull_error) {
-    fail_at(c, GRIT_ERR_INVALID_MODEL, "mesh", m->file, m->line, m->hull_error, 0);
+  if ((!m->ntri || m->hull_status == GRIT_ERR_UNSUPPORTED) && m->hull_error) {
+    fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
     return;
   }
   /* MuJoCo weighs the file's faces, or without faces those of the convex hull */

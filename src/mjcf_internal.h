@@ -129,7 +129,8 @@ typedef struct mjcf_mesh {
   int nhvert, nhtri; /* the convex hull (mjcf_mesh_hull): the collision shape, and the mass where the faces */
   double *hvert;     /* do not close a solid (as MuJoCo) */
   int *htri;
-  const char *hull_error; /* why there is no hull (flat vertices): an error where the hull is needed */
+  const char *hull_error; /* why there is no hull (flat vertices, a mesh format grit does not read): an */
+  grit_status hull_status; /* error only where a colliding geometry or a mass needs the mesh */
 } mjcf_mesh;
 
 /* A <contact><exclude> (two body names) or <pair> (two geom names). */
