@@ -34,6 +34,10 @@ grit_require_library(CCD_LIBRARY ccd libccd-dev)
 grit_require_header(EXPAT_INCLUDE_DIR expat.h libexpat1-dev)
 grit_require_library(EXPAT_LIBRARY expat libexpat1-dev)
 
+# Qhull (reentrant), for the convex hulls of mesh geometries (src/mjcf_hull.c).
+grit_require_header(QHULL_INCLUDE_DIR libqhull_r/libqhull_r.h libqhull-dev)
+grit_require_library(QHULL_LIBRARY qhull_r libqhull-dev)
+
 find_library(MATH_LIBRARY m)
 
 # urdfdom (C++, with console_bridge and tinyxml), for the URDF loader (src/urdf_parse.cc).
@@ -43,10 +47,10 @@ if(NOT URDFDOM_FOUND)
 endif()
 
 set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR} ${EXPAT_INCLUDE_DIR}
-    ${URDFDOM_INCLUDE_DIRS})
+    ${QHULL_INCLUDE_DIR} ${URDFDOM_INCLUDE_DIRS})
 list(REMOVE_DUPLICATES GRIT_DEP_INCLUDE_DIRS)
 set(GRIT_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
-    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${EXPAT_LIBRARY} ${URDFDOM_LINK_LIBRARIES} ${MATH_LIBRARY})
+    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${EXPAT_LIBRARY} ${QHULL_LIBRARY} ${URDFDOM_LINK_LIBRARIES} ${MATH_LIBRARY})
 
 # Criterion, only for the tests.
 if(GRIT_BUILD_TESTS)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "grit/math.h"
+#include "model_filter.h"
 #include "status_internal.h"
 
 int grit_contact_capacity(const grit_model *m) {
@@ -53,13 +54,34 @@ void grit_collision_free(grit_collision *col) {
   free(col);
 }
 
+/* MuJoCo's filter (mj_collideGeoms, mj_contactFilter, mj_collision): bodies welded together never
+ * collide (the same body, both static); nor a body and its parent, both taken by weld, unless one is
+ * welded to the world; nor two planes; nor excluded body pairs; then the bit masks decide. An explicit
+ * pair skips all of this: it is added by grit_collision_detect itself, so it is refused here. */
 int grit_geom_pair_allowed(const grit_model *m, int g1, int g2) {
   const int b1 = m->geom_body[g1], b2 = m->geom_body[g2];
-  if (b1 == b2) return 0;
-  if (m->body_lastdof[b1] < 0 && m->body_lastdof[b2] < 0) return 0; /* both static */
-  if ((m->body_parent[b1] == b2 && b2 != 0) || (m->body_parent[b2] == b1 && b1 != 0)) return 0;
+  const int w1 = m->body_weld[b1], w2 = m->body_weld[b2];
+  if (w1 == w2) return 0;
+  if (m->filter_parent && w1 && w2 && (m->body_weld[m->body_parent[w1]] == w2 || m->body_weld[m->body_parent[w2]] == w1))
+    return 0;
   if (m->geom_shape[g1].type == GRIT_GEOM_PLANE && m->geom_shape[g2].type == GRIT_GEOM_PLANE) return 0;
-  return (m->geom_contype[g1] & m->geom_conaffinity[g2]) || (m->geom_contype[g2] & m->geom_conaffinity[g1]);
+  if (!(m->geom_contype[g1] & m->geom_conaffinity[g2]) && !(m->geom_contype[g2] & m->geom_conaffinity[g1])) return 0;
+  if (m->nexclude && grit_model_bodies_excluded(m, b1, b2)) return 0;
+  return !(m->npair && grit_model_geoms_paired(m, g1, g2));
+}
+
+/* The explicit pairs whose margin-inflated boxes overlap, after the np broad-phase pairs. */
+static grit_status add_explicit_pairs(grit_collision *col, const grit_model *m, int *np) {
+  for (int k = 0; k < m->npair; ++k) {
+    const int g1 = m->pair[2 * k], g2 = m->pair[2 * k + 1];
+    const double *a = col->aabb + 6 * g1, *b = col->aabb + 6 * g2;
+    if (a[0] > b[3] || b[0] > a[3] || a[1] > b[4] || b[1] > a[4] || a[2] > b[5] || b[2] > a[5]) continue;
+    if (*np >= col->cap_pairs) return GRIT_ERR_CAPACITY;
+    col->pairs[2 * *np] = g1;
+    col->pairs[2 * *np + 1] = g2;
+    ++*np;
+  }
+  return GRIT_OK;
 }
 
 static int pair_filter(const void *ctx, int i, int j) { return grit_geom_pair_allowed(ctx, i, j); }
@@ -103,6 +125,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
                           col->aabb + 6 * g + 3);
   int np = 0;
   grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, m, col->pairs, col->cap_pairs, &np, NULL);
+  if (s == GRIT_OK) s = add_explicit_pairs(col, m, &np);
   if (s != GRIT_OK)
     return grit_set_error(message, s, "collision: more than %d broad-phase pairs (raise options.max_contacts)",
                           col->cap_pairs);

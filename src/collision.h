@@ -44,7 +44,8 @@ int grit_contact_capacity(const grit_model *m);
 grit_status grit_collision_create(const grit_model *m, grit_collision **col, char *message);
 void grit_collision_free(grit_collision *col);
 
-/* Whether geometries g1 and g2 may collide (bodies, static-ness, parent-child, bit masks). */
+/* Whether the broad phase may pair geometries g1 and g2 (welds, parent-child, bit masks, excluded body
+ * pairs; explicit pairs are added separately). */
 int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
 
 /* Finds the candidates at the body poses (xpos, xmat as in grit_kin). GRIT_ERR_CAPACITY when the

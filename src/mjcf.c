@@ -28,7 +28,8 @@ void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size) {
 }
 
 static void format_at(char *out, const char *fname, const mjcf_node *node, const char *fmt, va_list ap) {
-  int n = node ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: <%.40s> ", fname, node->line, node->name)
+  int n = node ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: <%.40s> ", node->file ? node->file : fname, node->line,
+                         node->name)
                : snprintf(out, GRIT_MESSAGE_SIZE, "%.120s: ", fname);
   if (n < 0 || n >= GRIT_MESSAGE_SIZE) return;
   vsnprintf(out + n, (size_t)(GRIT_MESSAGE_SIZE - n), fmt, ap);
@@ -55,6 +56,18 @@ void mjcf_warn(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...) {
   va_end(ap);
 }
 
+void mjcf_unsupported(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...) {
+  char what[GRIT_MESSAGE_SIZE];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (c->load.lenient) mjcf_warn(c, node, "%.300s: ignored (lenient loading)", what);
+  else
+    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, node, "%.300s: the model would not be the system in the file (load it leniently, "
+              "grit --lenient, to ignore it)", what);
+}
+
 static void ctx_free(mjcf_ctx *c) {
   free(c->defs.data);
   free(c->bodies.data);
@@ -63,6 +76,8 @@ static void ctx_free(mjcf_ctx *c) {
   free(c->acts.data);
   free(c->meshes.data);
   free(c->keys.data);
+  free(c->excludes.data);
+  free(c->pairs.data);
   mjcf_pool_free(&c->pool);
 }
 
@@ -75,6 +90,7 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   o.stiffness = 0;
   o.dissipation = -1;
   o.tau_d = -1;
+  o.lenient = 0;
   return o;
 }
 
@@ -126,7 +142,8 @@ static grit_status load(const char *data, size_t size, const char *name, const c
   mjcf_node *root = NULL;
   s = mjcf_xml_parse(data, size, c.fname, &c.pool, &root, msg);
   if (s == GRIT_OK) {
-    mjcf_read(&c, root);
+    mjcf_expand_includes(&c, root);
+    if (c.status == GRIT_OK) mjcf_read(&c, root);
     if (c.status == GRIT_OK) mjcf_build(&c, model);
     s = c.status;
   }

@@ -23,18 +23,21 @@ static const double MJ_EPS = 1e-14;    /* MuJoCo's mjEPS (user_util.h) */
 static const double MJ_MINVAL = 1e-15; /* MuJoCo's mjMINVAL (mjtnum.h) */
 
 /* An error at a line of the file, for stages that no longer have the XML node. */
-static void fail_at(mjcf_ctx *c, grit_status s, const char *element, int line, const char *what, const char *detail) {
+static void fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *what,
+                    const char *detail) {
   mjcf_node n;
   memset(&n, 0, sizeof n);
   n.name = element;
+  n.file = file;
   n.line = line;
   mjcf_fail(c, s, &n, "%s%s", what, detail ? detail : "");
 }
 
-static void warn_at(mjcf_ctx *c, const char *element, int line, const char *what) {
+static void warn_at(mjcf_ctx *c, const char *element, const char *file, int line, const char *what) {
   mjcf_node n;
   memset(&n, 0, sizeof n);
   n.name = element;
+  n.file = file;
   n.line = line;
   mjcf_warn(c, &n, "%s", what);
 }
@@ -79,7 +82,7 @@ static void check_names(mjcf_ctx *c, const char *element, const void *base, int 
       const int lb = *(const int *)((const char *)base + (size_t)b * stride + line_offset);
       char what[96];
       snprintf(what, sizeof what, "the name is also used at line %d: ", la);
-      fail_at(c, GRIT_ERR_INVALID_MODEL, element, lb, what, e[i].name);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, element, NULL, lb, what, e[i].name);
     }
   free(e);
 }
@@ -91,6 +94,10 @@ static int lookup(const name_entry *e, int n, const char *name) {
   return r ? r->index : -1;
 }
 
+/* Whether geometry g is in grit's model: it may collide. The others (contype = conaffinity = 0, the
+ * visual geometries of most robot files) only count for their body's mass. */
+static int geom_collides(const mjcf_geom *g) { return g->contype || g->conaffinity || g->in_pair; }
+
 /* Frame and sizes of geometry g (mjCGeom::Compile). */
 static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, int nmesh) {
   memcpy(g->csize, g->size, sizeof g->csize);
@@ -98,18 +105,18 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
   if (g->has_fromto) {
     if (g->type != MJCF_GEOM_CAPSULE && g->type != MJCF_GEOM_CYLINDER && g->type != MJCF_GEOM_ELLIPSOID &&
         g->type != MJCF_GEOM_BOX) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "fromto requires a capsule, cylinder, box or ellipsoid", 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "fromto requires a capsule, cylinder, box or ellipsoid", 0);
       return;
     }
     if (g->pos[0] || g->pos[1] || g->pos[2]) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "both pos and fromto are given", 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "both pos and fromto are given", 0);
       return;
     }
     const double *f = g->fromto;
     double vec[3] = {f[0] - f[3], f[1] - f[4], f[2] - f[5]};
     g->csize[1] = mjcf_normvec(vec, 3) / 2;
     if (g->csize[1] < MJ_EPS) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "fromto points too close", 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "fromto points too close", 0);
       return;
     }
     if (g->type == MJCF_GEOM_ELLIPSOID || g->type == MJCF_GEOM_BOX) {
@@ -121,49 +128,50 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
   } else {
     const char *err = mjcf_orient_quat(c, &g->ori, g->cquat);
     if (err) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, err, 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, err, 0);
       return;
     }
   }
   if (g->type == MJCF_GEOM_MESH) {
     g->mesh_index = lookup(meshes, nmesh, g->mesh);
     if (g->mesh_index < 0) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "a mesh geometry needs the name of an <asset><mesh>", 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "a mesh geometry needs the name of an <asset><mesh>", 0);
       return;
     }
     const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
-    if (m->nvert < 4 || m->nvert > GRIT_CONVEX_MAX_VERTICES)
-      fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line, "the mesh needs 4 to 4096 vertices", 0);
+    if (m->hull_error && geom_collides(g)) fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
   } else if (g->mesh) {
-    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line, "fitting a primitive to a mesh is not supported", 0);
+    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->file, g->line, "fitting a primitive to a mesh is not supported", 0);
   }
   static const int nsize[] = {0, 1, 2, 3, 2, 3, 0};
   for (int i = 0; i < nsize[g->type]; ++i)
     if (!(g->csize[i] > 0)) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "sizes must be positive", 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "sizes must be positive", 0);
       return;
     }
   if (g->has_mass ? g->mass < 0 : g->density < 0)
-    fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->line, "mass and density must be >= 0", 0);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "mass and density must be >= 0", 0);
 }
 
-/* A mesh's mass from the solid its file's triangles bound (density, or the given mass), its centre and
+/* A mesh's mass as MuJoCo 2.2.2 computes it from its faces (density, or the given mass), its centre and
  * its inertia about it, turned into the body frame (g->mcom, g->mfull). A mesh without faces (a 'vertex'
- * list) or whose faces enclose no volume has no mass computed: its body needs an <inertial>. */
+ * list) is weighed by its convex hull's faces, as in MuJoCo. */
 static void mesh_mass(mjcf_ctx *c, mjcf_geom *g) {
   const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
   double V, com[3], I[9], R[9];
-  const int ok = m->ntri ? mjcf_mesh_mass_properties(m->vert, m->tri, m->ntri, &V, com, I) : 0;
+  if ((!m->ntri || m->hull_status == GRIT_ERR_UNSUPPORTED) && m->hull_error) {
+    fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
+    return;
+  }
+  /* MuJoCo weighs the file's faces, or without faces those of the convex hull */
+  const int ok = m->ntri ? mjcf_mesh_mass_mujoco(m->vert, m->nvert, m->tri, m->ntri, c->exactmeshinertia, &V, com, I)
+                         : mjcf_mesh_mass_mujoco(m->hvert, m->nhvert, m->htri, m->nhtri, c->exactmeshinertia, &V, com, I);
   if (ok < 0) {
-    fail_at(c, GRIT_ERR_OUT_OF_MEMORY, "geom", g->line, "out of memory", 0);
+    fail_at(c, GRIT_ERR_OUT_OF_MEMORY, "geom", g->file, g->line, "out of memory", 0);
     return;
   }
   if (!ok) {
-    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->line,
-            m->ntri ? "the mesh's faces do not close a solid, so its mass is not computed: give its body an <inertial>"
-                    : "the mass of a mesh without faces (a 'vertex' list) is not computed: give its body an <inertial> "
-                      "(or the geom mass=\"0\")",
-            0);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "the mesh encloses no volume: its mass cannot be computed", 0);
     return;
   }
   g->cmass = g->has_mass ? g->mass : g->density * V;
@@ -186,7 +194,7 @@ static void mesh_mass(mjcf_ctx *c, mjcf_geom *g) {
     }
   g->mesh_mass = 1;
   if (!isfinite(g->cmass) || !isfinite(g->mfull[0] + g->mfull[4] + g->mfull[8]))
-    fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->line, "mass or inertia overflows", 0);
+    fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->file, g->line, "mass or inertia overflows", 0);
 }
 
 /* Mass and principal inertia of geometry g, for a body whose inertia comes from its geometries. */
@@ -210,7 +218,7 @@ static void geom_mass(mjcf_ctx *c, mjcf_geom *g) {
     mjcf_geom_inertia(g);
   }
   if (!isfinite(g->cmass) || !isfinite(g->cinertia[0] + g->cinertia[1] + g->cinertia[2]))
-    fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->line, "mass or inertia overflows", 0);
+    fail_at(c, GRIT_ERR_NOT_FINITE, "geom", g->file, g->line, "mass or inertia overflows", 0);
 }
 
 /* ---------------------------------------------------------------------------------- bodies */
@@ -281,7 +289,7 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
   }
   if (c->status != GRIT_OK) return 1;
   if (b->mass < MJ_MINVAL) {
-    fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "body mass is too small to compute a centre of mass", 0);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->file, b->line, "body mass is too small to compute a centre of mass", 0);
     return 1;
   }
   for (int i = 0; i < 3; ++i) b->com[i] = com[i] / b->mass;
@@ -304,11 +312,44 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
   return 1;
 }
 
+/* <compiler boundinertia balanceinertia>: a lower bound on the principal moments, and moments that
+ * violate A + B >= C replaced by their mean (mjCBody::Compile). Only then is the inertia diagonalized. */
+static void bound_inertia(const mjcf_ctx *c, mjcf_body *b) {
+  if (!(c->boundinertia > 0) && !c->balanceinertia) return;
+  double w[3], V[9];
+  mjcf_eig3(b->inertia, w, V);
+  int changed = 0;
+  for (int i = 0; i < 3; ++i)
+    if (w[i] < c->boundinertia) w[i] = c->boundinertia, changed = 1;
+  if (c->balanceinertia && (w[0] + w[1] < w[2] || w[0] + w[2] < w[1] || w[1] + w[2] < w[0])) {
+    const double mean = (w[0] + w[1] + w[2]) / 3;
+    w[0] = w[1] = w[2] = mean, changed = 1;
+  }
+  if (!changed) return; /* keep the exact matrix */
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      b->inertia[3 * i + j] = V[3 * i] * w[0] * V[3 * j] + V[3 * i + 1] * w[1] * V[3 * j + 1] + V[3 * i + 2] * w[2] * V[3 * j + 2];
+}
+
+/* <compiler settotalmass>: every body's mass and inertia scaled so that they sum to it (mjCModel). */
+static void set_total_mass(mjcf_ctx *c) {
+  if (!(c->settotalmass > 0)) return;
+  double total = 0;
+  for (int k = 1; k < c->bodies.n; ++k) total += MJCF_AT(c->bodies, mjcf_body, k)->mass;
+  if (!(total > MJ_MINVAL)) return;
+  const double scale = c->settotalmass / total;
+  for (int k = 1; k < c->bodies.n; ++k) {
+    mjcf_body *b = MJCF_AT(c->bodies, mjcf_body, k);
+    b->mass *= scale;
+    for (int i = 0; i < 9; ++i) b->inertia[i] *= scale;
+  }
+}
+
 /* Body frame and mass properties (mjCBody::Compile). */
 static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_start, const int *geom_list) {
   const char *err = mjcf_orient_quat(c, &b->ori, b->quat);
   if (err) {
-    fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, err, 0);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->file, b->line, err, 0);
     return;
   }
   const int from_geoms = c->inertiafromgeom == 1 || (c->inertiafromgeom == 2 && !b->has_inertial);
@@ -324,16 +365,16 @@ static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_st
       double q[4];
       err = mjcf_orient_quat(c, &b->iori, q);
       if (err) {
-        fail_at(c, GRIT_ERR_INVALID_MODEL, "inertial", b->line, err, 0);
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "inertial", b->file, b->line, err, 0);
         return;
       }
       const double *d = b->idiag;
       if (d[0] < 0 || d[1] < 0 || d[2] < 0) {
-        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "inertia cannot be negative", 0);
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->file, b->line, "inertia cannot be negative", 0);
         return;
       }
-      if (d[0] + d[1] < d[2] || d[0] + d[2] < d[1] || d[1] + d[2] < d[0]) {
-        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "inertia must satisfy A + B >= C", 0);
+      if (!c->balanceinertia && (d[0] + d[1] < d[2] || d[0] + d[2] < d[1] || d[1] + d[2] < d[0])) {
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->file, b->line, "inertia must satisfy A + B >= C", 0);
         return;
       }
       grit_inertia_from_principal(b->inertia, d, q);
@@ -341,7 +382,8 @@ static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_st
   }
   if (c->status != GRIT_OK) return;
   if (b->mass < c->boundmass) b->mass = c->boundmass;
-  if (b->mass < 0) fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line, "mass cannot be negative", 0);
+  bound_inertia(c, b);
+  if (b->mass < 0) fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->file, b->line, "mass cannot be negative", 0);
 }
 
 /* Positive mass and a positive definite inertia (Cholesky pivots above MuJoCo's mjMINVAL). */
@@ -402,7 +444,7 @@ static void fold_bodies(mjcf_ctx *c, const groups *gr) {
         }
       }
       if (!has_inertia(b))
-        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->line,
+        fail_at(c, GRIT_ERR_INVALID_MODEL, "body", b->file, b->line,
                 "a moving body needs positive mass and inertia (from <inertial>, its geometries or welded children)", 0);
     } else if (b->njoint == 0 && !has_inertia(b)) {
       if (b->parent > 0) add_mass(&B[b->parent], b);
@@ -427,18 +469,20 @@ static int unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[
 
 /* -------------------------------------------------------------------------------- building */
 
-static void builder_failed(mjcf_ctx *c, grit_status s, grit_builder *b, const char *element, int line) {
-  fail_at(c, s, element, line, "", grit_builder_last_error(b));
+static void builder_failed(mjcf_ctx *c, grit_status s, grit_builder *b, const char *element, const char *file,
+                           int line) {
+  fail_at(c, s, element, file, line, "", grit_builder_last_error(b));
 }
 
-static int resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, int line,
+static int resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, const char *file,
+                           int line,
                            const char *attr) {
   if (limited != 2) return limited;
   const int has_range = !(range[0] == 0 && range[1] == 0);
   if (has_range && !c->autolimits) {
     char what[120];
     snprintf(what, sizeof what, "'%srange' without '%slimited' (set compiler autolimits=\"true\")", attr, attr);
-    fail_at(c, GRIT_ERR_INVALID_MODEL, element, line, what, 0);
+    fail_at(c, GRIT_ERR_INVALID_MODEL, element, file, line, what, 0);
   }
   return has_range;
 }
@@ -448,13 +492,14 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
   d.name = j->name;
   d.type = (grit_joint_type)j->type;
   const double deg = j->type == GRIT_JOINT_HINGE && c->degree ? PI / 180.0 : 1.0;
-  int limited = resolve_limited(c, j->limited, j->range, "joint", j->line, "");
+  int limited = resolve_limited(c, j->limited, j->range, "joint", j->file, j->line, "");
+  if (c->no_limits) limited = 0; /* <flag limit="disable"> */
   if (j->type == GRIT_JOINT_HINGE || j->type == GRIT_JOINT_SLIDE) {
     memcpy(d.pos, j->pos, sizeof d.pos);
     memcpy(d.axis, j->axis, sizeof d.axis);
     const double n = mjcf_normvec(d.axis, 3);
     if (!(n >= MJ_EPS) || !isfinite(n)) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "joint", j->line, n == 0 ? "axis too small" : "axis too large", 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "joint", j->file, j->line, n == 0 ? "axis too small" : "axis too large", 0);
       return;
     }
     d.limited = limited;
@@ -467,17 +512,17 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
     d.qpos0 = j->ref * deg;
   } else {
     if (j->type == GRIT_JOINT_BALL) memcpy(d.pos, j->pos, sizeof d.pos);
-    if (limited) warn_at(c, "joint", j->line, "limits of ball joints are not supported: ignored");
-    if (j->stiffness != 0) warn_at(c, "joint", j->line, "springs on ball and free joints are not supported: ignored");
+    if (limited) warn_at(c, "joint", j->file, j->line, "limits of ball joints are not supported: ignored");
+    if (j->stiffness != 0) warn_at(c, "joint", j->file, j->line, "springs on ball and free joints are not supported: ignored");
   }
   d.damping = j->damping;
   d.armature = j->armature;
   if (c->status != GRIT_OK) return;
   grit_status s = grit_builder_add_joint(gb, body, &d, NULL);
-  if (s != GRIT_OK) builder_failed(c, s, gb, "joint", j->line);
+  if (s != GRIT_OK) builder_failed(c, s, gb, "joint", j->file, j->line);
 }
 
-static void add_geom(mjcf_ctx *c, grit_builder *gb, const mjcf_geom *g, int body, const double pos[3],
+static void add_geom(mjcf_ctx *c, grit_builder *gb, mjcf_geom *g, int body, const double pos[3],
                      const double quat[4]) {
   grit_geom_def d = grit_default_geom_def();
   d.name = g->name;
@@ -492,13 +537,13 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, const mjcf_geom *g, int body
     case MJCF_GEOM_BOX: d.shape = grit_shape_make(GRIT_GEOM_BOX, s[0], s[1], s[2]); break;
     default: {
       const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
-      d.shape = grit_shape_convex(m->vert, m->nvert);
+      d.shape = grit_shape_convex(m->hvert, m->nhvert);
     }
   }
   memcpy(d.pos, pos, sizeof d.pos);
   memcpy(d.quat, quat, sizeof d.quat);
   d.friction = g->condim == 1 ? 0 : g->friction;
-  if (g->condim > 3) warn_at(c, "geom", g->line, "condim 4 and 6 (torsional, rolling friction) are treated as 3");
+  if (g->condim > 3) warn_at(c, "geom", g->file, g->line, "condim 4 and 6 (torsional, rolling friction) are treated as 3");
   d.stiffness = c->stiffness;
   d.dissipation = c->dissipation;
   d.tau_d = c->tau_d;
@@ -509,8 +554,8 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, const mjcf_geom *g, int body
   if (o->tau_d >= 0) d.tau_d = o->tau_d;
   d.contype = c->no_contacts ? 0 : g->contype;
   d.conaffinity = c->no_contacts ? 0 : g->conaffinity;
-  grit_status st = grit_builder_add_geom(gb, &d, NULL);
-  if (st != GRIT_OK) builder_failed(c, st, gb, "geom", g->line);
+  grit_status st = grit_builder_add_geom(gb, &d, &g->grit_index);
+  if (st != GRIT_OK) builder_failed(c, st, gb, "geom", g->file, g->line);
 }
 
 static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
@@ -522,20 +567,25 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
     if (!A->supported) continue;
     const int j = lookup(names, n, A->joint);
     if (j < 0) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "motor", A->line, "unknown joint ", A->joint);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "motor", A->file, A->line, "unknown joint ", A->joint);
       break;
     }
     grit_actuator_def d = grit_default_actuator_def();
     d.name = A->name;
     d.joint = grit_joint[j];
     d.gear = A->gear * A->gain;
-    d.ctrl_limited = resolve_limited(c, A->ctrllimited, A->ctrlrange, "motor", A->line, "ctrl");
+    d.ctrl_limited = resolve_limited(c, A->ctrllimited, A->ctrlrange, "motor", A->file, A->line, "ctrl");
     memcpy(d.ctrl_range, A->ctrlrange, sizeof d.ctrl_range);
-    if (resolve_limited(c, A->forcelimited, A->forcerange, "motor", A->line, "force"))
-      warn_at(c, "motor", A->line, "force limits are not supported: ignored (limit the control instead)");
+    if (resolve_limited(c, A->forcelimited, A->forcerange, "motor", A->file, A->line, "force"))
+    {
+      mjcf_node n;
+      memset(&n, 0, sizeof n);
+      n.name = "motor", n.file = A->file, n.line = A->line;
+      mjcf_unsupported(c, &n, "force limits ('forcerange') are not supported (limit the control instead)");
+    }
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
-    if (s != GRIT_OK) builder_failed(c, s, gb, "motor", A->line);
+    if (s != GRIT_OK) builder_failed(c, s, gb, "motor", A->file, A->line);
   }
   free(names);
 }
@@ -548,20 +598,20 @@ static void check_keys(mjcf_ctx *c, const grit_model *m) {
     char what[96];
     if (K->nqpos && K->nqpos != nq) {
       snprintf(what, sizeof what, "qpos has %d numbers, the model has nq = %d", K->nqpos, nq);
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->file, K->line, what, 0);
     } else if (K->nqvel && K->nqvel != nv) {
       snprintf(what, sizeof what, "qvel has %d numbers, the model has nv = %d", K->nqvel, nv);
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->file, K->line, what, 0);
     } else if (K->nctrl && K->nctrl != c->acts.n) {
       snprintf(what, sizeof what, "ctrl has %d numbers, the file has %d actuators", K->nctrl, c->acts.n);
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->file, K->line, what, 0);
     }
     for (int j = 0; j < grit_model_njoint(m) && K->nqpos && c->status == GRIT_OK; ++j) {
       const int t = grit_model_joint_type(m, j);
       if (t != GRIT_JOINT_FREE && t != GRIT_JOINT_BALL) continue;
       const double *q = K->qpos + grit_model_joint_qposadr(m, j) + (t == GRIT_JOINT_FREE ? 3 : 0);
       if (!isfinite(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]))
-        fail_at(c, GRIT_ERR_NOT_FINITE, "key", K->line, "a quaternion of qpos overflows", 0);
+        fail_at(c, GRIT_ERR_NOT_FINITE, "key", K->file, K->line, "a quaternion of qpos overflows", 0);
     }
   }
 }
@@ -615,7 +665,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
   if (c->load.timestep > 0) opt.timestep = c->load.timestep;
   grit_status s = grit_builder_set_options(gb, &opt);
   if (s != GRIT_OK) {
-    fail_at(c, s, "option", 0, "", grit_builder_last_error(gb));
+    fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));
     return;
   }
   mjcf_body *B = MJCF_AT(c->bodies, mjcf_body, 0);
@@ -634,7 +684,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     memcpy(d.inertia, b->inertia, sizeof d.inertia);
     s = grit_builder_add_body(gb, &d, &b->grit_index);
     if (s != GRIT_OK) {
-      builder_failed(c, s, gb, "body", b->line);
+      builder_failed(c, s, gb, "body", b->file, b->line);
       return;
     }
     for (int i = gr->joint_start[k]; i < gr->joint_start[k + 1]; ++i) { /* in document order */
@@ -644,7 +694,9 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     }
   }
   for (int i = 0; i < c->geoms.n && c->status == GRIT_OK; ++i) { /* body by body, as MuJoCo numbers them */
-    const mjcf_geom *G = MJCF_AT(c->geoms, mjcf_geom, gr->geom_list[i]);
+    mjcf_geom *G = MJCF_AT(c->geoms, mjcf_geom, gr->geom_list[i]);
+    G->grit_index = -1;
+    if (!geom_collides(G)) continue;
     double pos[3], quat[4];
     memcpy(pos, G->cpos, sizeof pos);
     memcpy(quat, G->cquat, sizeof quat);
@@ -652,6 +704,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     add_geom(c, gb, G, B[body].grit_index, pos, quat);
   }
   if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
+  if (c->status == GRIT_OK) mjcf_add_contact_filters(c, gb);
 }
 
 void mjcf_build(mjcf_ctx *c, grit_model **model) {
@@ -675,6 +728,7 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   check_names(c, "mesh", c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name),
               offsetof(mjcf_mesh, line));
   int nmesh = 0;
+  if (c->status == GRIT_OK) mjcf_mark_pairs(c);
   if (c->status == GRIT_OK)
     mesh_names = name_index(c, c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name), &nmesh);
   for (int g = 0; g < c->geoms.n && c->status == GRIT_OK; ++g)
@@ -682,6 +736,7 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   for (int k = 1; k < c->bodies.n && c->status == GRIT_OK; ++k)
     compile_body(c, MJCF_AT(c->bodies, mjcf_body, k), k, gr.geom_start, gr.geom_list);
   MJCF_AT(c->bodies, mjcf_body, 0)->quat[0] = 1;
+  if (c->status == GRIT_OK) set_total_mass(c);
   if (c->status == GRIT_OK) fold_bodies(c, &gr);
   if (c->status != GRIT_OK) goto done;
   grit_joint = calloc((size_t)c->joints.n + 1, sizeof *grit_joint);
@@ -699,6 +754,7 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   if (c->status == GRIT_OK && c->info) {
     make_keys(c, *model);
     c->info->settings = c->settings;
+    c->info->nbody = c->bodies.n;
     if (c->model_name) snprintf(c->info->model_name, sizeof c->info->model_name, "%s", c->model_name);
   }
   if (c->status != GRIT_OK) {

@@ -224,3 +224,57 @@ void mjcf_geom_inertia(mjcf_geom *g) {
     default: I[0] = I[1] = I[2] = 0; return;
   }
 }
+
+void mjcf_frame_points(const double f[7], double *p, int n) {
+  double R[9];
+  mjcf_quat2mat(R, f + 3);
+  for (int k = 0; k < n; ++k) {
+    double *x = p + 3 * k, y[3];
+    for (int i = 0; i < 3; ++i) y[i] = f[i] + R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+    memcpy(x, y, sizeof y);
+  }
+}
+
+void mjcf_frame_apply(const mjcf_ctx *c, const double f[7], double pos[3], mjcf_orient *o) {
+  double q[4] = {1, 0, 0, 0};
+  if (o->kind != MJCF_ORI_NONE && mjcf_orient_quat(c, o, q)) return; /* degenerate: reported when compiled */
+  mjcf_frame_points(f, pos, 1);
+  mjcf_orient r;
+  memset(&r, 0, sizeof r);
+  r.kind = MJCF_ORI_QUAT;
+  mjcf_mulquat(r.v, f + 3, q);
+  *o = r;
+}
+
+/* Eigenvalues w and eigenvectors (the columns of V) of a symmetric 3x3 matrix A, by cyclic Jacobi
+ * rotations (converged to round-off in a few sweeps). */
+void mjcf_eig3(const double A[9], double w[3], double V[9]) {
+  double a[9];
+  memcpy(a, A, sizeof a);
+  for (int i = 0; i < 9; ++i) V[i] = i % 4 == 0 ? 1 : 0;
+  for (int sweep = 0; sweep < 50; ++sweep) {
+    const double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5], diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
+    if (off <= 1e-32 * diag || off == 0) break;
+    for (int p = 0; p < 2; ++p)
+      for (int q = p + 1; q < 3; ++q) {
+        const double apq = a[3 * p + q];
+        if (apq == 0) continue;
+        const double theta = (a[3 * q + q] - a[3 * p + p]) / (2 * apq);
+        const double t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+        const double cs = 1 / sqrt(t * t + 1), sn = t * cs;
+        for (int k = 0; k < 3; ++k) { /* a <- a J (columns p, q) */
+          const double akp = a[3 * k + p], akq = a[3 * k + q];
+          a[3 * k + p] = cs * akp - sn * akq, a[3 * k + q] = sn * akp + cs * akq;
+        }
+        for (int k = 0; k < 3; ++k) { /* a <- J^T a (rows p, q) */
+          const double apk = a[3 * p + k], aqk = a[3 * q + k];
+          a[3 * p + k] = cs * apk - sn * aqk, a[3 * q + k] = sn * apk + cs * aqk;
+        }
+        for (int k = 0; k < 3; ++k) {
+          const double vkp = V[3 * k + p], vkq = V[3 * k + q];
+          V[3 * k + p] = cs * vkp - sn * vkq, V[3 * k + q] = sn * vkp + cs * vkq;
+        }
+      }
+  }
+  for (int i = 0; i < 3; ++i) w[i] = a[4 * i];
+}

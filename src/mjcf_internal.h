@@ -39,6 +39,7 @@ void mjcf_pool_free(mjcf_pool *pool);
 
 typedef struct mjcf_node {
   const char *name;
+  const char *file; /* the file it was read from, for messages (NULL: the model file) */
   int line;
   int nattr;
   const char **attr;   /* 2 nattr strings: name, value, name, value, ... */
@@ -65,20 +66,21 @@ enum { MJCF_GEOM_PLANE, MJCF_GEOM_SPHERE, MJCF_GEOM_CAPSULE, MJCF_GEOM_ELLIPSOID
        MJCF_GEOM_BOX, MJCF_GEOM_MESH };
 
 typedef struct mjcf_joint {
-  const char *name;
+  const char *name, *file; /* file: where it was written (an included file), for messages; NULL: the model */
   int line, body;
   int type; /* grit_joint_type */
-  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref;
+  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, frictionloss, springdamper[2];
   int limited; /* 0 false, 1 true, 2 auto */
 } mjcf_joint;
 
 typedef struct mjcf_geom {
-  const char *name;
+  const char *name, *file;
   const char *mesh; /* asset name for type mesh */
   int line, body;
   int type; /* MJCF_GEOM_* */
   double size[3], pos[3], fromto[6], mass, density, friction;
   int has_fromto, has_mass, condim, group;
+  int in_pair; /* named by a <contact><pair>: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
   /* compiled: frame in the body, sizes, mass and principal inertia along the geom's axes */
@@ -86,10 +88,11 @@ typedef struct mjcf_geom {
   int mesh_mass;             /* a mesh's mass from its faces: its centre and inertia are the two below */
   double mcom[3], mfull[9];  /* its centre and inertia about it, in the body frame */
   int mesh_index;
+  int grit_index; /* in grit's model (-1: not in it, never colliding) */
 } mjcf_geom;
 
 typedef struct mjcf_actuator {
-  const char *name, *joint;
+  const char *name, *joint, *file;
   int line;
   double gear, gain, ctrlrange[2], forcerange[2];
   int ctrllimited, forcelimited; /* 0 false, 1 true, 2 auto */
@@ -102,10 +105,11 @@ typedef struct mjcf_default {
   mjcf_joint joint;
   mjcf_geom geom;
   mjcf_actuator act;
+  double mesh_scale[3]; /* <mesh scale> */
 } mjcf_default;
 
 typedef struct mjcf_body {
-  const char *name;
+  const char *name, *file;
   int line, parent, def; /* def: the default class of its elements (childclass, inherited) */
   double pos[3];
   mjcf_orient ori;
@@ -118,14 +122,25 @@ typedef struct mjcf_body {
 } mjcf_body;
 
 typedef struct mjcf_mesh {
-  const char *name;
+  const char *name, *file;
   int line, nvert, ntri;
   double *vert;
   int *tri; /* (ntri x 3) from a mesh file's faces, for its mass (none from a 'vertex' list) */
+  int nhvert, nhtri; /* the convex hull (mjcf_mesh_hull): the collision shape, and the mass where the faces */
+  double *hvert;     /* do not close a solid (as MuJoCo) */
+  int *htri;
+  const char *hull_error; /* why there is no hull (flat vertices, a mesh format grit does not read): an */
+  grit_status hull_status; /* error only where a colliding geometry or a mass needs the mesh */
 } mjcf_mesh;
 
+/* A <contact><exclude> (two body names) or <pair> (two geom names). */
+typedef struct mjcf_contact {
+  const char *a, *b, *file;
+  int line;
+} mjcf_contact;
+
 typedef struct mjcf_keyframe {
-  const char *name;
+  const char *name, *file;
   int line;
   double time;
   double *qpos, *qvel, *ctrl;
@@ -151,13 +166,16 @@ typedef struct mjcf_ctx {
   int degree, inertiafromgeom, autolimits, discardvisual, igroup[2], no_contacts;
   const char *meshdir, *assetdir; /* where mesh files are, relative to base_dir (NULL: base_dir) */
   char eulerseq[4];
-  double boundmass;
+  double boundmass, boundinertia, settotalmass;
+  int balanceinertia, exactmeshinertia;
   /* <option>, <custom> */
   grit_options opt;
   grit_step_settings settings;
   double stiffness, dissipation, tau_d;
 
   mjcf_array defs, bodies, joints, geoms, acts, meshes, keys; /* of the mjcf_* types above */
+  mjcf_array excludes, pairs;                                 /* of mjcf_contact */
+  int no_filter_parent, no_limits;                            /* <option><flag> */
   const char *model_name;
 } mjcf_ctx;
 
@@ -166,7 +184,7 @@ void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed elemen
 /* A whole file into memory (at most 64 MiB), for the model file and its mesh files; on failure writes
  * "path: why" to msg. (mjcf_mesh.c) */
 grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *msg);
-/* The distinct vertices (4 to 4096) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
+/* The distinct vertices (at least 4, any number) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
  * (indices into them; none if the file has no faces), in `pool`. On failure writes why to msg
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
@@ -179,12 +197,34 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
  * encloses no volume. */
 int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double *volume, double com[3],
                               double inertia[9]);
+/* The convex hull of n points (Qhull): its vertices (copies of input points, at most max_vert: a hull
+ * with more is approximated by the max_vert points farthest out, *reduced = 1) and its triangles, oriented
+ * outwards, in `pool`. GRIT_ERR_INVALID_MODEL when the points span no volume (coplanar, collinear).
+ * (mjcf_hull.c) */
+grit_status mjcf_mesh_hull(const double *v, int n, int max_vert, mjcf_pool *pool, double **hv, int *nhv, int **ht,
+                           int *nht, int *reduced, char *msg);
+/* Volume, centre and inertia about the centre (unit density) of a mesh as MuJoCo 2.2.2's compiler computes
+ * them (mjCMesh::Process): pyramids from the area-weighted centroid of the faces, then from the centre,
+ * with single-precision vertices. By default (legacy) each pyramid's volume is taken positive and the
+ * volume returned is that of the equivalent inertia box (with the same moments per unit mass), as MuJoCo
+ * weighs a mesh geometry; with `exact` (<compiler exactmeshinertia="true">) the signed volume, the
+ * divergence theorem. Open surfaces are weighed so too. 0 if no volume, -1 when out of memory.
+ * (mjcf_mesh.c) */
+int mjcf_mesh_mass_mujoco(const double *v, int nv, const int *tri, int ntri, int exact, double *volume, double com[3],
+                          double inertia[9]);
 #define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
 
 /* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */
 void mjcf_fail(mjcf_ctx *c, grit_status s, const mjcf_node *node, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Something valid that would change the dynamics and that grit does not simulate: an error
+ * (GRIT_ERR_UNSUPPORTED), or with the load option `lenient` a warning that it is ignored. */
+void mjcf_unsupported(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
 void mjcf_warn(mjcf_ctx *c, const mjcf_node *node, const char *fmt, ...)
@@ -207,8 +247,44 @@ void mjcf_sym6_to_mat(double *I, const double *s);
 /* The quaternion of an MJCF orientation (angles in the context's unit and Euler sequence); NULL, or
  * MuJoCo's message when it is degenerate. */
 const char *mjcf_orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]);
+/* A <frame>'s placement f (pos, quat: 7 numbers) applied to an element's pos and orientation, which become
+ * the composition (the orientation as a quaternion); and to n points (3 numbers each) in place. */
+void mjcf_frame_apply(const mjcf_ctx *c, const double f[7], double pos[3], mjcf_orient *o);
+void mjcf_frame_points(const double f[7], double *p, int n);
+void mjcf_eig3(const double A[9], double w[3], double V[9]); /* symmetric A = V diag(w) V^T */
 double mjcf_geom_volume(const mjcf_geom *g); /* from the compiled sizes csize */
 void mjcf_geom_inertia(mjcf_geom *g);        /* principal inertia cinertia of the mass cmass */
+
+/* Attribute values (mjcf_attr.c). Each reader marks the attribute as read and, on a bad value, sets the
+ * context's error naming the element, the attribute and the line; they return 0 when the attribute is
+ * absent or after an error. */
+extern const char *const MJCF_BOOL_NAMES[2];   /* false, true */
+extern const char *const MJCF_TFAUTO_NAMES[3]; /* false, true, auto */
+int mjcf_attr_index(const mjcf_node *n, const char *name);
+const char *mjcf_attr(const mjcf_node *n, const char *name); /* the raw value, or NULL */
+void mjcf_mark(const mjcf_node *n, const char *name);        /* read and deliberately unused */
+void mjcf_finish(mjcf_ctx *c, const mjcf_node *n);           /* reports the attributes nothing read */
+int mjcf_read_numbers(mjcf_ctx *c, const mjcf_node *n, const char *name, double *out, int nmin, int nmax);
+int mjcf_read_array(mjcf_ctx *c, const mjcf_node *n, const char *name, double **out, int *count);
+int mjcf_read_int(mjcf_ctx *c, const mjcf_node *n, const char *name, long lo, long hi, long *out);
+int mjcf_read_enum(mjcf_ctx *c, const mjcf_node *n, const char *name, const char *const *names, int count, int *out);
+int mjcf_read_bool(mjcf_ctx *c, const mjcf_node *n, const char *name, int *out);
+const char *mjcf_read_name(mjcf_ctx *c, const mjcf_node *n, const char *name); /* NULL if absent or empty */
+void mjcf_read_orientation(mjcf_ctx *c, const mjcf_node *n, mjcf_orient *o, int allow_fullinertia);
+
+/* <asset>: meshes (their files and convex hulls), textures and materials (ignored) (mjcf_asset.c). */
+void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n);
+
+/* Replaces every <include file="..."> of the tree by the children of the included file's root, read
+ * relative to the including file's directory; cycles, missing files and includes in a model loaded from
+ * memory are errors naming the <include>'s file and line (mjcf_include.c). */
+void mjcf_expand_includes(mjcf_ctx *c, mjcf_node *root);
+
+/* <contact> (mjcf_contact.c): reading it; marking the geometries named by pairs (before the build);
+ * giving the builder the exclusions, the explicit pairs and the parent filter (after the geometries). */
+void mjcf_read_contact(mjcf_ctx *c, const mjcf_node *n);
+void mjcf_mark_pairs(mjcf_ctx *c);
+void mjcf_add_contact_filters(mjcf_ctx *c, grit_builder *gb);
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

@@ -1,7 +1,8 @@
 /* mjcf_mesh.c — the vertices and triangles of an <asset><mesh file="..."> (STL, binary or ASCII, and
  * Wavefront OBJ), and a closed triangle mesh's volume, centre and inertia, for the MJCF loader. grit
- * collides with the convex hull of a mesh's vertices (GRIT_GEOM_CONVEX); repeated vertices (an STL lists
- * every triangle's three) are merged and the triangles renumbered onto the merged ones. */
+ * collides with the convex hull of a mesh's vertices (GRIT_GEOM_CONVEX, computed by mjcf_hull.c);
+ * repeated vertices (an STL lists every triangle's three) are merged and the triangles renumbered onto
+ * the merged ones. Any number of vertices is read (time O(n log n)). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -155,20 +156,48 @@ static int line_numbers(const char *s, const char *end, double out[3]) {
   return k;
 }
 
-typedef struct indexed_vertex {
-  double x[3];
-  int index; /* in the file */
-} indexed_vertex;
-
-static int cmp_vertex(const void *a, const void *b) {
-  const double *x = ((const indexed_vertex *)a)->x, *y = ((const indexed_vertex *)b)->x;
-  for (int k = 0; k < 3; ++k)
-    if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
-  return ((const indexed_vertex *)a)->index - ((const indexed_vertex *)b)->index; /* deterministic */
+/* A 64-bit hash of a vertex's three coordinates (FNV-1a over their bits, mixed). */
+static uint64_t hash_vertex(const double *x) {
+  uint64_t h = 1469598103934665603ULL;
+  for (int k = 0; k < 3; ++k) {
+    uint64_t u;
+    memcpy(&u, &x[k], sizeof u);
+    h = (h ^ u) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return h;
 }
 
-static int same_vertex(const indexed_vertex *a, const indexed_vertex *b) {
-  return a->x[0] == b->x[0] && a->x[1] == b->x[1] && a->x[2] == b->x[2];
+/* Merges exact copies among the n vertices of v in place (first occurrences kept, in order; -0 and +0
+ * are one coordinate), writing each input vertex's new index to map; returns the number kept, or -1 when
+ * out of memory. A hash table: linear in n. */
+static long merge_vertices(double *v, size_t n, int *map) {
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  int *table = malloc(sizeof(int) * cap);
+  if (!table) return -1;
+  memset(table, 0xff, sizeof(int) * cap); /* -1: empty */
+  size_t u = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double x[3] = {v[3 * i] + 0.0, v[3 * i + 1] + 0.0, v[3 * i + 2] + 0.0};
+    size_t slot = (size_t)hash_vertex(x) & (cap - 1);
+    for (;; slot = (slot + 1) & (cap - 1)) {
+      const int k = table[slot];
+      if (k < 0) {
+        table[slot] = (int)u;
+        memcpy(v + 3 * u, x, sizeof x);
+        map[i] = (int)u++;
+        break;
+      }
+      const double *y = v + 3 * (size_t)k;
+      if (y[0] == x[0] && y[1] == x[1] && y[2] == x[2]) {
+        map[i] = k;
+        break;
+      }
+    }
+  }
+  free(table);
+  return (long)u;
 }
 
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
@@ -203,9 +232,27 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   const uint32_t nbin = size >= 84 ? (uint32_t)data[80] | (uint32_t)data[81] << 8 | (uint32_t)data[82] << 16 |
                                          (uint32_t)data[83] << 24
                                    : 0;
-  if (stl && size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0) {
+  /* binary unless it reads as text: "solid" first and no zero byte at its start (some binary files also
+   * begin with "solid": a size that matches their triangle count, or the zeros of their header or count,
+   * tell them apart) */
+  size_t lead = 0;
+  while (lead < size && isspace(data[lead])) ++lead;
+  const int ascii = size - lead >= 5 && !memcmp(data + lead, "solid", 5) &&
+                    !(size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0) &&
+                    !memchr(data, 0, size < 134 ? size : 134);
+  if (stl && !ascii && (size < 84 || (size - 84) / 50 < nbin))
+    return size < 84 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a binary STL shorter than its 84-byte header",
+                                      path)
+                     : grit_set_error(msg, GRIT_ERR_PARSE,
+                                      "mesh file '%s': binary STL truncated: %lu triangles announced, %zu bytes hold %zu",
+                                      path, (unsigned long)nbin, size, (size - 84) / 50);
+  if (stl && !ascii) {
     /* binary STL: an 80-byte header, the triangle count, then per triangle a normal, three vertices
-     * (little-endian floats) and two attribute bytes */
+     * (little-endian floats) and two attribute bytes; the arrays sized once */
+    cap = 3 * (size_t)nbin, tcap = nbin;
+    v = malloc(sizeof(double) * 3 * (cap ? cap : 1));
+    t = malloc(sizeof(int) * 3 * (tcap ? tcap : 1));
+    oom = !v || !t;
     for (uint32_t f = 0; f < nbin && !oom; ++f) {
       for (int k = 0; k < 3 && !oom; ++k) {
         const unsigned char *p = data + 84 + 50 * (size_t)f + 12 + 12 * (size_t)k;
@@ -239,39 +286,33 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   if (!oom && !bad)
     for (size_t i = 0; i < 3 * n && !bad; ++i)
       if (!isfinite(v[i])) bad = 3;
-  indexed_vertex *iv = oom || bad || n == 0 ? NULL : malloc(sizeof *iv * n);
-  int *map = iv ? malloc(sizeof *map * n) : NULL;
+  int *map = oom || bad || n == 0 ? NULL : malloc(sizeof *map * n);
   if (!oom && !bad && n > 0 && !map) oom = 1;
+  const long merged = oom || bad || n == 0 ? 0 : merge_vertices(v, n, map);
+  if (merged < 0) oom = 1;
   if (oom || bad) {
-    free(v), free(t), free(iv), free(map);
+    free(v), free(t), free(map);
     return oom        ? grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory reading mesh file '%s'", path)
            : bad == 1 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a vertex without three numbers", path)
            : bad == 2 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a face with a bad vertex index", path)
                       : grit_set_error(msg, GRIT_ERR_NOT_FINITE, "mesh file '%s': a vertex is not finite", path);
   }
-  /* merge repeated vertices (exact copies), renumbering the triangles */
-  for (size_t i = 0; i < n; ++i) memcpy(iv[i].x, v + 3 * i, sizeof iv[i].x), iv[i].index = (int)i;
-  if (n > 0) qsort(iv, n, sizeof *iv, cmp_vertex);
-  size_t u = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (u == 0 || !same_vertex(&iv[i], &iv[u - 1])) iv[u++] = iv[i];
-    map[iv[i].index] = (int)u - 1;
-  }
-  free(v);
-  if (u < 4 || u > 4096) {
-    free(t), free(iv), free(map);
-    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "mesh file '%s' has %zu distinct vertices: grit needs 4 to 4096", path,
-                          u);
+  /* repeated vertices (exact copies) merged, the triangles renumbered */
+  const size_t u = (size_t)merged;
+  if (u < 4) {
+    free(v), free(t), free(map);
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "mesh file '%s' has %zu distinct vertices: a mesh needs at least 4",
+                          path, u);
   }
   double *out = mjcf_alloc(pool, sizeof(double) * 3 * u);
   int *tout = nt ? mjcf_alloc(pool, sizeof(int) * 3 * nt) : NULL;
   if (!out || (nt && !tout)) {
-    free(t), free(iv), free(map);
+    free(v), free(t), free(map);
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory reading mesh file '%s'", path);
   }
-  for (size_t i = 0; i < u; ++i) memcpy(out + 3 * i, iv[i].x, sizeof iv[i].x);
+  memcpy(out, v, sizeof(double) * 3 * u);
   for (size_t i = 0; i < 3 * nt; ++i) tout[i] = map[t[i]];
-  free(t), free(iv), free(map);
+  free(v), free(t), free(map);
   *vert = out;
   *nvert = (int)u;
   *tri = tout;
@@ -279,27 +320,35 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   return GRIT_OK;
 }
 
-static int cmp_edge(const void *a, const void *b) {
-  const int *x = a, *y = b;
-  return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
-}
-
 /* Whether every directed edge of the triangles has its reverse: a closed, consistently oriented
  * surface, without which the divergence theorem below would give a volume that depends on the origin.
- * -1 when out of memory. */
+ * A hash set of the directed edges: linear in the triangles. -1 when out of memory. */
 static int closed_surface(const int *tri, int ntri) {
   const size_t ne = 3 * (size_t)ntri;
-  int *e = malloc(sizeof(int) * 2 * ne);
-  if (!e) return -1;
-  for (int f = 0; f < ntri; ++f)
-    for (int k = 0; k < 3; ++k) e[2 * (3 * f + k)] = tri[3 * f + k], e[2 * (3 * f + k) + 1] = tri[3 * f + (k + 1) % 3];
-  qsort(e, ne, sizeof(int) * 2, cmp_edge);
+  size_t cap = 16;
+  while (cap < 2 * ne) cap *= 2;
+  uint64_t *set = malloc(sizeof(uint64_t) * cap);
+  if (!set) return -1;
+  const uint64_t EMPTY = ~(uint64_t)0;
+  memset(set, 0xff, sizeof(uint64_t) * cap);
+#define EDGE_KEY(a, b) ((uint64_t)(uint32_t)(a) << 32 | (uint32_t)(b))
+#define EDGE_SLOT(key) ((size_t)(((key) * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1))
+  for (size_t i = 0; i < ne; ++i) {
+    const uint64_t key = EDGE_KEY(tri[i], tri[i % 3 == 2 ? i - 2 : i + 1]);
+    size_t slot = EDGE_SLOT(key);
+    while (set[slot] != EMPTY && set[slot] != key) slot = (slot + 1) & (cap - 1);
+    set[slot] = key;
+  }
   int closed = 1;
   for (size_t i = 0; i < ne && closed; ++i) {
-    const int rev[2] = {e[2 * i + 1], e[2 * i]};
-    closed = bsearch(rev, e, ne, sizeof(int) * 2, cmp_edge) != NULL;
+    const uint64_t rev = EDGE_KEY(tri[i % 3 == 2 ? i - 2 : i + 1], tri[i]);
+    size_t slot = EDGE_SLOT(rev);
+    while (set[slot] != EMPTY && set[slot] != rev) slot = (slot + 1) & (cap - 1);
+    closed = set[slot] == rev;
   }
-  free(e);
+#undef EDGE_KEY
+#undef EDGE_SLOT
+  free(set);
   return closed;
 }
 
@@ -341,5 +390,87 @@ int mjcf_mesh_mass_properties(const double *v, const int *tri, int ntri, double 
   const double tr = C[0] + C[4] + C[8];
   for (int i = 0; i < 9; ++i) inertia[i] = (i % 4 == 0 ? tr : 0.0) - C[i];
   *volume = V;
+  return 1;
+}
+
+/* A triangle's area, unit normal and centroid (0 and a zero normal when degenerate). */
+static double area_normal_centre(double n[3], double cen[3], const float *a, const float *b, const float *c) {
+  const double e1[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
+  const double e2[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+  n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+  const double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  for (int k = 0; k < 3; ++k) cen[k] = ((double)a[k] + b[k] + c[k]) / 3;
+  if (len < 1e-15) {
+    n[0] = n[1] = n[2] = 0;
+    return 0;
+  }
+  for (int k = 0; k < 3; ++k) n[k] /= len;
+  return len / 2;
+}
+
+int mjcf_mesh_mass_mujoco(const double *v, int nv, const int *tri, int ntri, int exact, double *volume, double com[3],
+                          double inertia[9]) {
+  float *f = malloc(sizeof(float) * 3 * (size_t)(nv > 0 ? nv : 1)); /* MuJoCo holds vertices in single precision */
+  if (!f) return -1;
+  for (int i = 0; i < 3 * nv; ++i) f[i] = (float)v[i];
+  double n[3], cen[3], fc[3] = {0, 0, 0}, area = 0;
+  for (int t = 0; t < ntri; ++t) { /* the area-weighted centroid of the faces: the pyramids' apex */
+    const double a = area_normal_centre(n, cen, f + 3 * tri[3 * t], f + 3 * tri[3 * t + 1], f + 3 * tri[3 * t + 2]);
+    for (int k = 0; k < 3; ++k) fc[k] += a * cen[k];
+    area += a;
+  }
+  int ok = area >= 1e-15;
+  double V = 0, c[3] = {0, 0, 0};
+  for (int k = 0; k < 3 && ok; ++k) fc[k] /= area;
+  for (int t = 0; t < ntri && ok; ++t) { /* volume and centre of the pyramids on the faces */
+    const double a = area_normal_centre(n, cen, f + 3 * tri[3 * t], f + 3 * tri[3 * t + 1], f + 3 * tri[3 * t + 2]);
+    double vol = ((cen[0] - fc[0]) * n[0] + (cen[1] - fc[1]) * n[1] + (cen[2] - fc[2]) * n[2]) * a / 3;
+    if (!exact) vol = fabs(vol);
+    V += vol;
+    for (int k = 0; k < 3; ++k) c[k] += vol * (cen[k] * 3.0 / 4.0 + fc[k] / 4.0);
+  }
+  ok = ok && V >= 1e-15;
+  for (int k = 0; k < 3 && ok; ++k) c[k] /= V;
+  for (int i = 0; i < nv && ok; ++i)
+    for (int k = 0; k < 3; ++k) f[3 * i + k] = (float)(f[3 * i + k] - c[k]); /* re-centred, in single precision */
+  static const int K[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+  double P[6] = {0, 0, 0, 0, 0, 0};
+  V = 0;
+  for (int t = 0; t < ntri && ok; ++t) { /* second moments of the pyramids from the centre */
+    const float *D = f + 3 * tri[3 * t], *E = f + 3 * tri[3 * t + 1], *F = f + 3 * tri[3 * t + 2];
+    const double a = area_normal_centre(n, cen, D, E, F);
+    double vol = (cen[0] * n[0] + cen[1] * n[1] + cen[2] * n[2]) * a / 3;
+    if (!exact) vol = fabs(vol);
+    V += vol;
+    for (int j = 0; j < 6; ++j) {
+      const int p = K[j][0], q = K[j][1];
+      P[j] += vol / 20 *
+              (2 * ((double)D[p] * D[q] + (double)E[p] * E[q] + (double)F[p] * F[q]) + (double)D[p] * E[q] +
+               (double)D[q] * E[p] + (double)D[p] * F[q] + (double)D[q] * F[p] + (double)E[p] * F[q] + (double)E[q] * F[p]);
+    }
+  }
+  free(f);
+  if (!ok || !(V >= 1e-15) || !isfinite(V)) return 0;
+  inertia[0] = P[1] + P[2], inertia[4] = P[0] + P[2], inertia[8] = P[0] + P[1];
+  inertia[1] = inertia[3] = -P[3];
+  inertia[2] = inertia[6] = -P[4];
+  inertia[5] = inertia[7] = -P[5];
+  memcpy(com, c, sizeof c);
+  *volume = V;
+  if (exact) return 1;
+  /* MuJoCo's default (legacy) mass is that of the mesh's equivalent inertia box: half sizes
+   * b_i = sqrt(6 (e_j + e_k - e_i) / V) / 2 from the principal moments e (unit density), volume 8 b0 b1 b2,
+   * with the same moments per unit mass (mjCGeom::GetVolume, mjCMesh::Process) */
+  double e[3], R[9], b[3];
+  mjcf_eig3(inertia, e, R);
+  for (int i = 0; i < 3; ++i) {
+    const double d = e[(i + 1) % 3] + e[(i + 2) % 3] - e[i];
+    if (!(d >= 0) || !(e[i] > 0)) return 0;
+    b[i] = sqrt(6 * d / V) / 2;
+  }
+  const double box = 8 * b[0] * b[1] * b[2];
+  if (!(box >= 1e-15)) return 0;
+  for (int i = 0; i < 9; ++i) inertia[i] *= box / V;
+  *volume = box;
   return 1;
 }

@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "grit/math.h"
 #include "model_internal.h"
+#include "model_filter.h"
 #include "status_internal.h"
 
 /* ------------------------------------------------------------------------------ definitions */
@@ -94,6 +95,9 @@ struct grit_builder {
   grit_geom_def *geoms; /* name and CONVEX vertices owned (copied) */
   int nbody, njnt, nu, ngeom;
   int cap_body, cap_jnt, cap_act, cap_geom;
+  int *excl, nexcl, cap_excl;    /* (2 nexcl) excluded body pairs */
+  int *gpair, ngpair, cap_gpair; /* (2 ngpair) explicit geometry pairs */
+  int no_filter_parent;
   char message[GRIT_MESSAGE_SIZE];
 };
 
@@ -136,6 +140,8 @@ grit_status grit_builder_create(grit_builder **builder) {
 
 void grit_builder_free(grit_builder *b) {
   if (!b) return;
+  free(b->excl);
+  free(b->gpair);
   for (int i = 0; i < b->nbody; ++i) free((char *)b->bodies[i].def.name);
   for (int i = 0; i < b->njnt; ++i) free((char *)b->joints[i].def.name);
   for (int i = 0; i < b->nu; ++i) free((char *)b->acts[i].name);
@@ -418,6 +424,39 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   return GRIT_OK;
 }
 
+/* ----------------------------------------------------------------------- contact filters */
+
+static grit_status push_pair(grit_builder *b, int **arr, int *n, int *cap, int i, int j) {
+  if (!grow((void **)arr, cap, *n + 1, 2 * sizeof(int)))
+    return grit_set_error(b->message, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding a contact filter");
+  (*arr)[2 * *n] = i < j ? i : j;
+  (*arr)[2 * *n + 1] = i < j ? j : i;
+  ++*n;
+  return GRIT_OK;
+}
+
+grit_status grit_builder_exclude_bodies(grit_builder *b, int body1, int body2) {
+  if (!b) return GRIT_ERR_INVALID_ARGUMENT;
+  if (body1 < 0 || body2 < 0 || body1 >= b->nbody || body2 >= b->nbody || body1 == body2)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_ARGUMENT, "exclude: bodies %d and %d (need two of 0..%d)", body1,
+                          body2, b->nbody - 1);
+  return push_pair(b, &b->excl, &b->nexcl, &b->cap_excl, body1, body2);
+}
+
+grit_status grit_builder_add_geom_pair(grit_builder *b, int geom1, int geom2) {
+  if (!b) return GRIT_ERR_INVALID_ARGUMENT;
+  if (geom1 < 0 || geom2 < 0 || geom1 >= b->ngeom || geom2 >= b->ngeom || geom1 == geom2)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_ARGUMENT, "pair: geoms %d and %d (need two of 0..%d)", geom1,
+                          geom2, b->ngeom - 1);
+  return push_pair(b, &b->gpair, &b->ngpair, &b->cap_gpair, geom1, geom2);
+}
+
+grit_status grit_builder_set_filter_parent(grit_builder *b, int enabled) {
+  if (!b) return GRIT_ERR_INVALID_ARGUMENT;
+  b->no_filter_parent = !enabled;
+  return GRIT_OK;
+}
+
 /* -------------------------------------------------------------------------------- compiling */
 
 /* Carves every array of the model for the given sizes (measuring when c->base is NULL). */
@@ -474,6 +513,9 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->geom_vert, 3 * m->nvert);
   GRIT_CARVE(c, m->geom_name, m->ngeom);
   GRIT_CARVE(c, m->qpos0, m->nq);
+  GRIT_CARVE(c, m->body_weld, nb);
+  GRIT_CARVE(c, m->exclude, 2 * m->nexclude);
+  GRIT_CARVE(c, m->pair, 2 * m->npair);
   GRIT_CARVE(c, m->body_name, nb);
   GRIT_CARVE(c, m->jnt_name, nj);
   GRIT_CARVE(c, m->act_name, nu);
@@ -586,6 +628,8 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   }
   for (int c = 1; c < b->nbody; ++c)
     if (b->bodies[c].def.parent == 0 && subtree_dofs(b, c) > 0) sizes.ntree++;
+  sizes.nexclude = b->nexcl;
+  sizes.npair = b->ngpair;
   size_t names_bytes = 0;
   for (int i = 0; i < b->nbody; ++i)
     if (b->bodies[i].def.name) names_bytes += strlen(b->bodies[i].def.name) + 1;
@@ -696,6 +740,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->geom_conaffinity[g] = d->conaffinity;
     m->geom_name[g] = store_name(&names, d->name);
   }
+  grit_model_filters(m, b->excl, b->gpair, !b->no_filter_parent);
   *out = m;
   b->message[0] = '\0';
   return GRIT_OK;

@@ -79,6 +79,15 @@ struct grit_model {
   double *geom_vert;          /* (3 nvert_total) vertices of CONVEX geometries */
   int nvert;
 
+  /* contact filtering beyond the bit masks, as MuJoCo's (grit_geom_pair_allowed) */
+  int *body_weld;       /* (nbody) the body it is welded to: itself if it has joints, else its parent's
+                           (0: welded to the world) */
+  int filter_parent;    /* a body and its parent (by weld) do not collide unless one is welded to the world */
+  int nexclude;         /* body pairs that never collide (grit_builder_exclude_bodies) */
+  int *exclude;         /* (2 nexclude) (lo, hi) pairs, sorted */
+  int npair;            /* explicit geometry pairs (grit_builder_add_geom_pair): always candidates */
+  int *pair;            /* (2 npair) (lo, hi) pairs, sorted */
+
   double *qpos0;        /* (nq) reference configuration */
 
   /* names (may be NULL) */

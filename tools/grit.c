@@ -4,7 +4,7 @@
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
  *                      [--factor block|cholmod|dense] [--integrator euler|variational]
- *                      [--csv FILE] [--html FILE] [--quiet]
+ *                      [--csv FILE] [--html FILE] [--quiet] [--lenient]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
@@ -47,7 +47,7 @@ static const char USAGE[] =
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
     "                          [--integrator euler|variational]\n"
-    "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet]\n"
+    "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet] [--lenient]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
     GRIT_REPLAY_USAGE
@@ -114,6 +114,10 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     if (!strcmp(o, "--quiet")) {
       a->quiet = 1;
+      continue;
+    }
+    if (!strcmp(o, "--lenient")) { /* content grit does not simulate: warnings instead of errors */
+      a->load.lenient = 1;
       continue;
     }
     if (!strcmp(o, "--phases") && !strcmp(a->command, "bench")) {

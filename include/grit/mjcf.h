@@ -56,6 +56,8 @@ typedef struct grit_mjcf_info {
   int nkey;                                              /* keyframes */
   grit_mjcf_key *keys;                                   /* nkey keyframes, in document order */
   int nq, nv, nu;                                        /* the sizes of the keys' arrays */
+  int nbody; /* the file's bodies, the world included: MuJoCo's nbody (grit_model_nbody may be smaller, as
+                bodies without joints and mass are folded into their parents) */
   grit_step_settings settings; /* grit's defaults, changed by grit_contact_model, grit_stiction_tolerance,
                                   grit_rel_tol and grit_max_newton_iters in <custom> */
 } grit_mjcf_info;
@@ -68,6 +70,10 @@ typedef struct grit_mjcf_load_options {
   double stiffness;   /* > 0 to set every geometry's stiffness, N/m; default 0 (from the file) */
   double dissipation; /* >= 0 to set every geometry's dissipation, s/m; default -1 (from the file) */
   double tau_d;       /* >= 0 to set every geometry's SAP tau_d, s; default -1 (from the file) */
+  int lenient;        /* 0 (default): content that changes the dynamics and that grit does not simulate
+                         (tendons, equality constraints, actuators other than motors, ...) is an error
+                         (GRIT_ERR_UNSUPPORTED) naming the element and line; 1: it is ignored with a
+                         warning, and the model is the file's system without it */
 } grit_mjcf_load_options;
 
 grit_mjcf_load_options grit_mjcf_default_load_options(void);

@@ -79,8 +79,10 @@ typedef struct grit_actuator_def {
  * and its contact properties. A pair's properties combine the two geometries' (docs/collision.md):
  * friction max(mu_a, mu_b) (as MuJoCo), stiffness 2 k_a k_b / (k_a + k_b), dissipation and tau_d
  * their means, so that two equal geometries give their own values. Two geometries may collide when
- * (contype_a & conaffinity_b) || (contype_b & conaffinity_a), they are on different bodies, not both
- * static, not on a parent and its child (unless the parent is the world), and not both planes. A plane
+ * (contype_a & conaffinity_b) || (contype_b & conaffinity_a), they are on bodies not welded together
+ * (a body without joints is welded to its parent; static bodies to the world), not on a parent and its
+ * child by weld (unless one is welded to the world), not both planes, and not on an excluded body pair;
+ * an explicit pair (grit_builder_add_geom_pair) may always collide. A plane
  * may move (a conveyor belt on a slide joint): it is unbounded only along its own surface. */
 typedef struct grit_geom_def {
   const char *name;      /* optional, copied; unique if given */
@@ -142,6 +144,16 @@ grit_status grit_builder_add_actuator(grit_builder *builder, const grit_actuator
 
 /* Adds a geometry; its index (from 0) is written to *geom (may be NULL). Validates the shape. */
 grit_status grit_builder_add_geom(grit_builder *builder, const grit_geom_def *def, int *geom);
+
+/* Contact filters beyond the bit masks (MuJoCo's <contact> section; docs/collision.md). Bodies 0..nbody-1
+ * added so far: geometries of body1 and body2 never collide. */
+grit_status grit_builder_exclude_bodies(grit_builder *builder, int body1, int body2);
+/* Geometries geom1 and geom2 (added so far) are a contact candidate whenever their boxes overlap, whatever
+ * the other filters say (MuJoCo's <pair>). */
+grit_status grit_builder_add_geom_pair(grit_builder *builder, int geom1, int geom2);
+/* Whether a body and its parent may collide: by default (enabled = 1) not, unless one of them is welded to
+ * the world (MuJoCo's filterparent; bodies taken by weld: a body without joints counts as its parent). */
+grit_status grit_builder_set_filter_parent(grit_builder *builder, int enabled);
 
 /* Compiles the builder into a new immutable model. The builder stays valid (it can be changed and
  * compiled again). On failure *model is NULL and the builder's message says why. */

@@ -218,8 +218,10 @@ def mutate(rng, text, kind):
         return "warn", text[:e] + rng.choice(["<widget/>", "<composite type=\"grid\"/>", "<plugin/>",
                                               "<replicate count=\"2\"/>"]) + text[e:]
     if kind == "addsection":
-        sec = rng.choice(['<sensor><jointpos joint="x"/></sensor>', "<contact><exclude body1=\"a\" body2=\"b\"/></contact>",
-                          "<equality/>", "<tendon/>", "<extension/>", "<deformable/>"])
+        # sections grit does not simulate: loaded leniently, each is a warning
+        sec = rng.choice(['<widgets><widget/></widgets>', "<tendon><fixed name=\"t\"/></tendon>",
+                          "<equality><weld body1=\"a\"/></equality>", "<tendon><spatial/></tendon>",
+                          "<extension><plugin plugin=\"p\"/></extension>", "<deformable><skin/></deformable>"])
         return "warn", text[:end_root] + sec + "\n" + text[end_root:]
     raise ValueError(kind)
 

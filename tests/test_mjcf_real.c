@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_mjcf_real.c — real public model files (tests/models/dm_control_suite, unmodified) against MuJoCo
+ * 2.2.2 (a reference peer, used by tests only): the same nq, nv and number of bodies (MuJoCo's nbody,
+ * grit_mjcf_info.nbody), and with contact, gravity, limits, actuation and springs off in both, 1 s from
+ * a nonzero velocity with MuJoCo's Euler integrator at the file's time step, the same trajectory to
+ * 1e-4 (measured: 1e-15 for the files whose inertias are diagonal in a known frame, 1e-6 where MuJoCo
+ * diagonalizes summed inertias with its iterative mju_eig3, see test_mjcf_mujoco.c). And non-convex,
+ * open and vertex-only mesh files weigh as MuJoCo weighs them (its legacy equivalent-box mass). */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <mujoco/mujoco.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "model_internal.h"
+
+#ifndef GRIT_SOURCE_DIR
+#error "GRIT_SOURCE_DIR must be defined"
+#endif
+
+/* Max over joints of the coordinate error (quaternions up to sign) and of the velocity error. */
+static void state_error(const mjModel *mm, const mjData *md, const double *q, const double *v, double *eq, double *ev) {
+  *eq = *ev = 0;
+  for (int j = 0; j < mm->njnt; ++j) {
+    const int a = mm->jnt_qposadr[j], t = mm->jnt_type[j];
+    const int lin = t == mjJNT_FREE ? 3 : 0, quat = t == mjJNT_FREE || t == mjJNT_BALL;
+    for (int i = 0; i < lin; ++i) *eq = fmax(*eq, fabs(q[a + i] - md->qpos[a + i]));
+    if (quat) {
+      double p = 0, m = 0;
+      for (int i = 0; i < 4; ++i) {
+        p = fmax(p, fabs(q[a + lin + i] - md->qpos[a + lin + i]));
+        m = fmax(m, fabs(q[a + lin + i] + md->qpos[a + lin + i]));
+      }
+      *eq = fmax(*eq, fmin(p, m));
+    } else {
+      *eq = fmax(*eq, fabs(q[a] - md->qpos[a]));
+    }
+  }
+  for (int i = 0; i < mm->nv; ++i) *ev = fmax(*ev, fabs(v[i] - md->qvel[i]));
+}
+
+static void compare(const char *file) {
+  char path[1024], err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/tests/models/dm_control_suite/%s", GRIT_SOURCE_DIR, file);
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
+  cr_assert_not_null(mm, "MuJoCo: %s", err);
+  grit_model *gm;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(path, &gm, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(gm->nq, mm->nq, "%s", file);
+  cr_assert_eq(gm->nv, mm->nv, "%s", file);
+  cr_assert_eq(info.nbody, mm->nbody, "%s", file);
+  /* the same free motion in both */
+  mm->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_GRAVITY | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_EQUALITY;
+  mm->opt.integrator = mjINT_EULER;
+  for (int j = 0; j < mm->njnt; ++j) mm->jnt_stiffness[j] = 0;
+  for (int t = 0; t < mm->ntendon; ++t) mm->tendon_stiffness[t] = mm->tendon_damping[t] = 0;
+  memset(gm->opt.gravity, 0, sizeof gm->opt.gravity);
+  for (int g = 0; g < gm->ngeom; ++g) gm->geom_contype[g] = gm->geom_conaffinity[g] = 0;
+  gm->npair = 0;
+  for (int j = 0; j < gm->njnt; ++j) gm->jnt_limited[j] = 0, gm->jnt_stiffness[j] = 0;
+  for (int a = 0; a < gm->nu; ++a) gm->act_gear[a] = 0;
+  cr_assert_eq(gm->opt.timestep, mm->opt.timestep, "%s", file);
+  mjData *md = mj_makeData(mm);
+  grit_data *gd;
+  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
+  double *v0 = malloc(sizeof(double) * (size_t)mm->nv + 1);
+  for (int i = 0; i < mm->nv; ++i) v0[i] = 0.5 * sin(1.0 + i);
+  mju_copy(md->qvel, v0, mm->nv);
+  cr_assert_eq(grit_data_set_qvel(gd, v0, gm->nv), GRIT_OK);
+  const int steps = (int)lround(1.0 / mm->opt.timestep);
+  double eq = 0, ev = 0;
+  for (int k = 0; k < steps; ++k) {
+    mj_step(mm, md);
+    cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
+  }
+  state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &eq, &ev);
+  cr_log_info("%s: nq %d nv %d nbody %d (grit's model %d); %d steps of %g s: max |dq| %.3g, max |dv| %.3g", file, mm->nq,
+              mm->nv, mm->nbody, gm->nbody, steps, mm->opt.timestep, eq, ev);
+  cr_assert_lt(eq, 1e-4, "%s: q differs by %g", file, eq);
+  cr_assert_lt(ev, 1e-4, "%s: v differs by %g", file, ev);
+  free(v0);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  grit_data_free(gd);
+  grit_mjcf_info_free(&info);
+  grit_model_free(gm);
+}
+
+Test(mjcf_real, cheetah) { compare("cheetah.xml"); }
+Test(mjcf_real, humanoid_CMU) { compare("humanoid_CMU.xml"); }
+Test(mjcf_real, walker) { compare("walker.xml"); }
+Test(mjcf_real, hopper) { compare("hopper.xml"); }
+Test(mjcf_real, acrobot) { compare("acrobot.xml"); }
+
+/* ------------------------------------------------------------------------------ mesh masses */
+
+static void put_f32(unsigned char *p, float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(u >> 8 * k);
+}
+
+/* An L-shaped solid (three 10 cm cubes) as a binary STL of its outer faces, skipping the faces listed
+ * in `skip` (an open surface); returns the number of triangles written. */
+static int write_l_stl(const char *path, int nskip) {
+  static const int cells[3][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+  unsigned char buf[84 + 50 * 64];
+  memset(buf, 0, sizeof buf);
+  int nt = 0, nface = 0;
+  for (int c = 0; c < 3; ++c)
+    for (int ax = 0; ax < 3; ++ax)
+      for (int s = 0; s < 2; ++s) {
+        int nb[3] = {cells[c][0], cells[c][1], cells[c][2]};
+        nb[ax] += s ? 1 : -1;
+        int inside = 0;
+        for (int k = 0; k < 3; ++k) inside |= nb[0] == cells[k][0] && nb[1] == cells[k][1] && nb[2] == cells[k][2];
+        if (inside || nface++ < nskip) continue;
+        double o[3] = {cells[c][0], cells[c][1], cells[c][2]}, u[3] = {0, 0, 0}, w[3] = {0, 0, 0};
+        o[ax] += s;
+        u[(ax + 1) % 3] = 1, w[(ax + 2) % 3] = 1;
+        const double sign = s ? 1 : -1; /* outward: u x w is +axis */
+        double p[4][3];
+        for (int i = 0; i < 3; ++i)
+          p[0][i] = o[i], p[1][i] = o[i] + u[i], p[2][i] = o[i] + u[i] + w[i], p[3][i] = o[i] + w[i];
+        const int tri[2][3] = {{0, 1, 2}, {0, 2, 3}};
+        for (int h = 0; h < 2; ++h, ++nt)
+          for (int k = 0; k < 3; ++k) {
+            const int idx = sign > 0 ? tri[h][k] : tri[h][2 - k];
+            for (int i = 0; i < 3; ++i) put_f32(buf + 84 + 50 * nt + 12 + 12 * k + 4 * i, (float)(0.1 * p[idx][i]));
+          }
+      }
+  buf[80] = (unsigned char)nt;
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fwrite(buf, 1, 84 + 50 * (size_t)nt, f);
+  fclose(f);
+  return nt;
+}
+
+/* Closed non-convex, open, and vertex-only (the hull's faces) meshes, with and without exactmeshinertia:
+ * body mass, centre and inertia trace as MuJoCo 2.2.2's to 1e-6 relative (single-precision vertices). */
+Test(mjcf_real, mesh_masses_as_mujoco) {
+  char dir[] = "/tmp/grit_lmesh_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char p[1200];
+  snprintf(p, sizeof p, "%s/l.stl", dir);
+  cr_assert_eq(write_l_stl(p, 0), 28);
+  snprintf(p, sizeof p, "%s/open.stl", dir);
+  write_l_stl(p, 2);
+  snprintf(p, sizeof p, "%s/pts.obj", dir);
+  FILE *f = fopen(p, "w");
+  for (int i = 0; i < 40; ++i) fprintf(f, "v %.6f %.6f %.6f\n", 0.1 * cos(i), 0.07 * sin(1.3 * i), 0.05 * sin(2.1 * i + 1));
+  fclose(f);
+  const char *meshes[] = {"l.stl", "open.stl", "pts.obj"};
+  for (int exact = 0; exact < 2; ++exact)
+    for (int k = 0; k < 3; ++k) {
+      snprintf(p, sizeof p, "%s/model.xml", dir);
+      f = fopen(p, "w");
+      fprintf(f, "<mujoco><compiler exactmeshinertia='%s'/><asset><mesh name='m' file='%s' scale='1 1.5 .8'/></asset>"
+                 "<worldbody><body><freejoint/><geom type='mesh' mesh='m' density='700' pos='.1 0 0' euler='10 20 30'/>"
+                 "</body></worldbody></mujoco>\n",
+              exact ? "true" : "false", meshes[k]);
+      fclose(f);
+      char err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+      mjModel *mm = mj_loadXML(p, NULL, err, sizeof err);
+      cr_assert_not_null(mm, "%s: %s", meshes[k], err);
+      grit_model *gm;
+      cr_assert_eq(grit_mjcf_load_file(p, &gm, NULL, msg), GRIT_OK, "%s", msg);
+      const double m0 = mm->body_mass[1], m1 = gm->body_mass[1];
+      const double t0 = mm->body_inertia[3] + mm->body_inertia[4] + mm->body_inertia[5];
+      const double t1 = gm->body_inertia[9] + gm->body_inertia[13] + gm->body_inertia[17];
+      cr_log_info("%s (exact %d): mass %.9g vs MuJoCo %.9g", meshes[k], exact, m1, m0);
+      cr_expect(fabs(m1 - m0) <= 1e-6 * m0, "%s (exact %d): mass %.9g vs %.9g", meshes[k], exact, m1, m0);
+      cr_expect(fabs(t1 - t0) <= 1e-6 * t0, "%s (exact %d): inertia trace %.9g vs %.9g", meshes[k], exact, t1, t0);
+      for (int i = 0; i < 3; ++i)
+        cr_expect(fabs(gm->body_com[3 + i] - mm->body_ipos[3 + i]) <= 1e-7, "%s: centre %d", meshes[k], i);
+      mj_deleteModel(mm);
+      grit_model_free(gm);
+    }
+  const char *files[] = {"l.stl", "open.stl", "pts.obj", "model.xml"};
+  for (int i = 0; i < 4; ++i) {
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    remove(p);
+  }
+  rmdir(dir);
+}
