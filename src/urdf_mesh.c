@@ -99,6 +99,17 @@ grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shap
   }
   for (int i = 0; i < nv; ++i)
     for (int k = 0; k < 3; ++k) v[3 * i + k] *= g->scale[k];
-  *shape = grit_shape_convex(v, nv);
+  /* the collision shape is the convex hull (Qhull, as for MJCF meshes of any size) */
+  double *hv;
+  int *ht, nhv, nht, reduced = 0;
+  s = mjcf_mesh_hull(v, nv, GRIT_CONVEX_MAX_VERTICES, &c->pool, &hv, &nhv, &ht, &nht, &reduced, why);
+  if (s != GRIT_OK) {
+    urdf_fail(c, s, line, "<mesh> %s: %s", g->filename, why);
+    return s;
+  }
+  if (reduced)
+    urdf_warn(c, line, "<mesh> %s: its convex hull has more than %d vertices; the %d farthest out are kept",
+              g->filename, GRIT_CONVEX_MAX_VERTICES, GRIT_CONVEX_MAX_VERTICES);
+  *shape = grit_shape_convex(hv, nhv);
   return GRIT_OK;
 }

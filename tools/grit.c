@@ -224,6 +224,7 @@ static int prepare(const args *a, grit_model **m, grit_data **d) {
   lo.mjcf = a->load;
   lo.urdf.model = a->load;
   lo.urdf.package_path = a->package_path;
+  lo.urdf.lenient = a->load.lenient;
   grit_status s = grit_load_file(a->model, &lo, m, &info, msg);
   if (!a->quiet) {
     for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) fprintf(stderr, "grit: warning: %s\n", info.warnings[i]);
