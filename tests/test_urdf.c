@@ -47,7 +47,7 @@ static grit_model *load_urdf(const char *path, const grit_urdf_load_options *o, 
 }
 
 /* The twin files: bodies at the joint origins, the base welded to the world, rpy as extrinsic XYZ Euler
- * angles, motors limited to +-effort. 600 steps (0.6 s) from a fast start under constant torques, with
+ * angles, motors limited to +-effort. 0.6 s (at MuJoCo's default step of 2 ms) from a fast start under constant torques, with
  * the j1 and j4 limits reached: the two models must agree to round-off. (Later, a contact between the
  * spinning links makes the motion sensitive enough that 1e-16 differences in the inputs grow.) */
 Test(urdf, same_trajectory_as_the_mjcf_twin) {
@@ -77,7 +77,7 @@ Test(urdf, same_trajectory_as_the_mjcf_twin) {
   cr_assert_eq(ou.timestep, ox.timestep); /* the MJCF loader's defaults */
   cr_assert_eq(ou.gravity[2], ox.gravity[2]);
 
-  enum { STEPS = 600 };
+  const int STEPS = (int)lround(0.6 / ou.timestep);
   const double qvel[4] = {1, -2, 0.5, 3}, ctrl[4] = {2, -1, 3, 0.5};
   double *ru = malloc(sizeof(double) * 8 * STEPS), *rx = malloc(sizeof(double) * 8 * STEPS);
   rollout(u, &ui.settings, qvel, ctrl, STEPS, ru);
