@@ -28,6 +28,10 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
     return GRIT_ERR_INVALID_ARGUMENT;
   }
   *out = NULL;
+  if (grit_model_na(model) > 0) { /* the iLQR state is (q, v); activations are not part of it yet */
+    if (msg) snprintf(msg, GRIT_MESSAGE_SIZE, "ilqr: actuators with dynamics (na = %d) are not supported", grit_model_na(model));
+    return GRIT_ERR_UNSUPPORTED;
+  }
   grit_ilqr_grit *a = calloc(1, sizeof *a);
   if (!a || !(a->data = calloc((size_t)(2 * horizon), sizeof *a->data))) {
     free(a);
