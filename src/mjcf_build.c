@@ -520,22 +520,20 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
   for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
     const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
     if (!A->supported) continue;
-    const int j = lookup(names, n, A->joint);
-    if (j < 0) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "motor", A->line, "unknown joint ", A->joint);
+    if (A->tendon) { /* no tendons are read on this branch: every tendon is missing */
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->line, "unknown tendon ", A->tendon);
       break;
     }
-    grit_actuator_def d = grit_default_actuator_def();
-    d.name = A->name;
+    const int j = lookup(names, n, A->joint);
+    if (j < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->line, "unknown joint ", A->joint);
+      break;
+    }
+    grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
     d.joint = grit_joint[j];
-    d.gear = A->gear * A->gain;
-    d.ctrl_limited = resolve_limited(c, A->ctrllimited, A->ctrlrange, "motor", A->line, "ctrl");
-    memcpy(d.ctrl_range, A->ctrlrange, sizeof d.ctrl_range);
-    if (resolve_limited(c, A->forcelimited, A->forcerange, "motor", A->line, "force"))
-      warn_at(c, "motor", A->line, "force limits are not supported: ignored (limit the control instead)");
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
-    if (s != GRIT_OK) builder_failed(c, s, gb, "motor", A->line);
+    if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->line);
   }
   free(names);
 }
@@ -711,4 +709,14 @@ done:
   free(gr.child_start), free(gr.child_list);
   free(grit_joint);
   free(mesh_names);
+}
+
+/* ------------------------------------------------------------- for mjcf_actuator.c (issue 25) */
+
+int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, int line,
+                         const char *attr) {
+  return resolve_limited(c, limited, range, element, line, attr);
+}
+void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, int line, const char *what, const char *detail) {
+  fail_at(c, s, element, line, what, detail);
 }

@@ -94,6 +94,11 @@ typedef struct mjcf_actuator {
   double gear, gain, ctrlrange[2], forcerange[2];
   int ctrllimited, forcelimited; /* 0 false, 1 true, 2 auto */
   int supported;                 /* 0: skipped with a warning (not a joint transmission, not a motor) */
+  /* MuJoCo 2.2.2's general actuator, every shortcut folded into it (mjcf_actuator.c) */
+  const char *element;           /* the element's name, for messages */
+  const char *tendon;            /* a tendon transmission's tendon */
+  int dyntype, gaintype, biastype, actlimited; /* grit_actuator_dyn/gain/bias; actlimited 0, 1, 2 auto */
+  double dynprm[3], gainprm[3], biasprm[3], actrange[2];
 } mjcf_actuator;
 
 typedef struct mjcf_default {
@@ -209,6 +214,27 @@ void mjcf_sym6_to_mat(double *I, const double *s);
 const char *mjcf_orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]);
 double mjcf_geom_volume(const mjcf_geom *g); /* from the compiled sizes csize */
 void mjcf_geom_inertia(mjcf_geom *g);        /* principal inertia cinertia of the mass cmass */
+
+/* Actuators (mjcf_actuator.c): MuJoCo 2.2.2's defaults of a class's actuator; whether an element name is
+ * an actuator (motor, position, velocity, intvelocity, general; or one grit refuses, e.g. muscle); an
+ * element's attributes applied to `a` (in a default class or in <actuator>); the <actuator> section; the
+ * builder definition of an actuator (its transmission's joint left to the caller). */
+void mjcf_actuator_defaults(mjcf_actuator *a);
+int mjcf_is_actuator(const char *element);
+void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a);
+void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n);
+grit_actuator_def mjcf_actuator_def(mjcf_ctx *c, const mjcf_actuator *a);
+
+/* mjcf_parse.c's attribute readers and mjcf_build.c's helpers, for mjcf_actuator.c */
+const char *mjcf_attr(const mjcf_node *n, const char *name);
+int mjcf_read_numbers(mjcf_ctx *c, const mjcf_node *n, const char *name, double *out, int nmin, int nmax);
+int mjcf_read_enum(mjcf_ctx *c, const mjcf_node *n, const char *name, const char *const *names, int count, int *out);
+const char *mjcf_read_name(mjcf_ctx *c, const mjcf_node *n, const char *name);
+void mjcf_finish(mjcf_ctx *c, const mjcf_node *n);
+int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback);
+int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, int line,
+                         const char *attr);
+void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, int line, const char *what, const char *detail);
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

@@ -280,39 +280,6 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   mark(n, "user");
 }
 
-static void actuator_defaults(mjcf_actuator *a) {
-  memset(a, 0, sizeof *a);
-  a->gear = 1;
-  a->gain = 1;
-  a->ctrllimited = a->forcelimited = 2;
-  a->supported = 1;
-}
-
-/* Attributes common to <motor> and <general>; for <general>, the gain and the dynamics/bias types
- * (only dyntype none, gaintype fixed, biastype none make a direct force actuator). */
-static void read_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a, int general) {
-  read_enum(c, n, "ctrllimited", TFAUTO_NAMES, 3, &a->ctrllimited);
-  read_enum(c, n, "forcelimited", TFAUTO_NAMES, 3, &a->forcelimited);
-  read_numbers(c, n, "ctrlrange", a->ctrlrange, 2, 2);
-  read_numbers(c, n, "forcerange", a->forcerange, 2, 2);
-  double gear[6];
-  if (read_numbers(c, n, "gear", gear, 1, 6)) a->gear = gear[0]; /* a joint transmission uses gear[0] */
-  mark(n, "group");
-  mark(n, "user");
-  if (!general) return;
-  static const char *const dyn[] = {"none", "integrator", "filter", "muscle", "user"};
-  static const char *const gain[] = {"fixed", "muscle", "user"};
-  static const char *const bias[] = {"none", "affine", "muscle", "user"};
-  int k;
-  if (read_enum(c, n, "dyntype", dyn, 5, &k) && k != 0) a->supported = 0;
-  if (read_enum(c, n, "gaintype", gain, 3, &k) && k != 0) a->supported = 0;
-  if (read_enum(c, n, "biastype", bias, 4, &k) && k != 0) a->supported = 0;
-  double prm[10];
-  if (read_numbers(c, n, "gainprm", prm, 1, 10)) a->gain = prm[0];
-  mark(n, "dynprm"); /* unused with dyntype none */
-  mark(n, "biasprm"); /* unused with biastype none */
-}
-
 /* -------------------------------------------------------------------------------- defaults */
 
 #define MAX_CLASSES 1000
@@ -361,7 +328,7 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
     } else {
       joint_defaults(&d->joint);
       geom_defaults(&d->geom);
-      actuator_defaults(&d->act);
+      mjcf_actuator_defaults(&d->act);
     }
     d->name = name;
     d->parent = parent;
@@ -375,10 +342,8 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
       read_joint_attrs(c, e, &d->joint);
     else if (!strcmp(e->name, "geom"))
       read_geom_attrs(c, e, &d->geom);
-    else if (!strcmp(e->name, "motor"))
-      read_actuator_attrs(c, e, &d->act, 0);
-    else if (!strcmp(e->name, "general"))
-      read_actuator_attrs(c, e, &d->act, 1);
+    else if (mjcf_is_actuator(e->name))
+      mjcf_actuator_attrs(c, e, &d->act); /* mjcf_actuator.c */
     else if (!strcmp(e->name, "site") || !strcmp(e->name, "camera") || !strcmp(e->name, "light") ||
              !strcmp(e->name, "material"))
       continue; /* visual */
@@ -687,37 +652,6 @@ static void read_asset(mjcf_ctx *c, const mjcf_node *n) {
   }
 }
 
-static void read_actuators(mjcf_ctx *c, const mjcf_node *n) {
-  for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
-    const int motor = !strcmp(e->name, "motor"), general = !strcmp(e->name, "general");
-    mjcf_actuator a;
-    if (motor || general) {
-      a = MJCF_AT(c->defs, mjcf_default, element_class(c, e, 0))->act;
-      if (motor) a.gain = 1, a.supported = 1; /* a motor is a fixed unit gain whatever the class says */
-      read_actuator_attrs(c, e, &a, general);
-      a.joint = read_name(c, e, "joint");
-      if (!a.supported) mjcf_warn(c, e, "only direct force actuators (fixed gain, no bias or dynamics) are supported: ignored");
-      const char *trn[] = {"jointinparent", "tendon", "site", "body", "cranksite"};
-      for (int i = 0; i < 5 && a.supported; ++i)
-        if (attr(e, trn[i])) {
-          mjcf_warn(c, e, "transmission '%s' is not supported (only 'joint'): actuator ignored", trn[i]);
-          a.supported = 0;
-        }
-      if (a.supported && !a.joint && c->status == GRIT_OK)
-        mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs a transmission ('joint')");
-      a.name = read_name(c, e, "name");
-      finish(c, e);
-    } else {
-      actuator_defaults(&a);
-      a.supported = 0;
-      mjcf_warn(c, e, "actuator type is not supported (only motor and general): ignored");
-    }
-    a.line = e->line;
-    mjcf_actuator *p = c->status == GRIT_OK ? mjcf_push(c, &c->acts, sizeof *p) : NULL;
-    if (p) *p = a;
-  }
-}
-
 static void read_keyframes(mjcf_ctx *c, const mjcf_node *n) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
     if (strcmp(e->name, "key")) {
@@ -771,7 +705,7 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
       d->parent = -1;
       joint_defaults(&d->joint);
       geom_defaults(&d->geom);
-      actuator_defaults(&d->act);
+      mjcf_actuator_defaults(&d->act);
     }
     for (const mjcf_node *e = root->child; e && c->status == GRIT_OK; e = e->next) {
       if (strcmp(e->name, order[pass])) continue;
@@ -782,7 +716,7 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
         case 3: read_custom(c, e); break;
         case 4: read_asset(c, e); break;
         case 5: finish(c, e), read_body_children(c, e, 0, 0); break;
-        case 6: read_actuators(c, e); break;
+        case 6: mjcf_read_actuators(c, e); break; /* mjcf_actuator.c */
         default: read_keyframes(c, e); break;
       }
     }
@@ -795,3 +729,16 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
     if (!known) mjcf_warn(c, e, "section is not supported: ignored with its contents");
   }
 }
+
+/* ------------------------------------------------------------- for mjcf_actuator.c (issue 25) */
+
+const char *mjcf_attr(const mjcf_node *n, const char *name) { return attr(n, name); }
+int mjcf_read_numbers(mjcf_ctx *c, const mjcf_node *n, const char *name, double *out, int nmin, int nmax) {
+  return read_numbers(c, n, name, out, nmin, nmax);
+}
+int mjcf_read_enum(mjcf_ctx *c, const mjcf_node *n, const char *name, const char *const *names, int count, int *out) {
+  return read_enum(c, n, name, names, count, out);
+}
+const char *mjcf_read_name(mjcf_ctx *c, const mjcf_node *n, const char *name) { return read_name(c, n, name); }
+void mjcf_finish(mjcf_ctx *c, const mjcf_node *n) { finish(c, n); }
+int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback) { return element_class(c, n, fallback); }

@@ -235,9 +235,19 @@ static void compare_joints_actuators(const grit_model *gm, const mjModel *mm, co
   cr_assert_eq(grit_model_nu(gm), mm->nu, "%s: nu", file);
   for (int a = 0; a < mm->nu; ++a) {
     cr_assert_eq(gm->act_jnt[a], mm->actuator_trnid[2 * a], "%s: actuator %d joint", file, a);
-    const double gear = mm->actuator_gear[6 * a] * mm->actuator_gainprm[mjNGAIN * a];
-    cr_assert(fabs(gm->act_gear[a] - gear) <= TOL * fabs(gear), "%s: actuator %d gain x gear %.17g, MuJoCo %.17g",
-              file, a, gm->act_gear[a], gear);
+    const double gear = mm->actuator_gear[6 * a];
+    cr_assert(fabs(gm->act_gear[a] - gear) <= TOL * fabs(gear), "%s: actuator %d gear %.17g, MuJoCo %.17g", file, a,
+              gm->act_gear[a], gear);
+    cr_assert_eq(gm->act_dyntype[a], mm->actuator_dyntype[a], "%s: actuator %d dyntype", file, a);
+    cr_assert_eq(gm->act_gaintype[a], mm->actuator_gaintype[a], "%s: actuator %d gaintype", file, a);
+    cr_assert_eq(gm->act_biastype[a], mm->actuator_biastype[a], "%s: actuator %d biastype", file, a);
+    cr_assert(maxabs_diff(gm->act_gainprm + 3 * a, mm->actuator_gainprm + mjNGAIN * a, 3) <= TOL, "%s: actuator %d gainprm",
+              file, a);
+    if (mm->actuator_biastype[a] != mjBIAS_NONE)
+      cr_assert(maxabs_diff(gm->act_biasprm + 3 * a, mm->actuator_biasprm + mjNBIAS * a, 3) <= TOL,
+                "%s: actuator %d biasprm", file, a);
+    cr_assert_eq(gm->act_forcelimited[a], mm->actuator_forcelimited[a], "%s: actuator %d forcelimited", file, a);
+    cr_assert_eq(gm->act_actlimited[a], mm->actuator_actlimited[a], "%s: actuator %d actlimited", file, a);
     cr_assert_eq(gm->act_limited[a], mm->actuator_ctrllimited[a], "%s: actuator %d ctrllimited", file, a);
     if (mm->actuator_ctrllimited[a])
       cr_assert(maxabs_diff(gm->act_range + 2 * a, mm->actuator_ctrlrange + 2 * a, 2) <= TOL, "%s: actuator %d range",
