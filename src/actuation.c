@@ -10,17 +10,6 @@
 #include "data_internal.h"
 #include "status_internal.h"
 
-int grit_actuator_implicit(const grit_model *m, int a, double q, double v, double w) {
-  if (!m->act_forcelimited[a]) return 1;
-  const double g = m->act_gear[a], *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
-  const double len = q * g, vel = v * g;
-  double gain = gp[0], f;
-  if (m->act_gaintype[a] == GRIT_GAIN_AFFINE) gain = len * gp[1] + vel * gp[2] + gp[0];
-  f = gain * w;
-  if (m->act_biastype[a] == GRIT_BIAS_AFFINE) f += len * bp[1] + vel * bp[2] + bp[0];
-  return f >= m->act_forcerange[2 * a] && f <= m->act_forcerange[2 * a + 1];
-}
-
 void grit_actuator_slopes(const grit_model *m, int a, double *kq, double *kv) {
   const double g2 = m->act_gear[a] * m->act_gear[a], *bp = m->act_biasprm + 3 * a;
   const int affine = m->act_biastype[a] == GRIT_BIAS_AFFINE;
@@ -133,6 +122,26 @@ const double *grit_data_act(const grit_data *d) { return d ? d->act : NULL; }
 #include "grit/detail/scalar_double.h"
 #include "actuation_generic.h"
 #include "grit/detail/scalar_undef.h"
+
+/* (after the double instantiation: actuator_raw is its formula) */
+int grit_actuator_implicit(const grit_model *m, int a, double q, double v, double w) {
+  if (!m->act_forcelimited[a]) return 1;
+  const double g = m->act_gear[a], f = actuator_raw(m, a, q * g, v * g, w);
+  return f >= m->act_forcerange[2 * a] && f <= m->act_forcerange[2 * a + 1];
+}
+
+grit_status grit_actuator_forces(grit_data *d, double *force) {
+  if (!d || (!force && d->model->nu > 0)) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  grit_actuator_input(m, d->ctrl, d->act, d->actin);
+  for (int a = 0; a < m->nu; ++a) {
+    const double g = m->act_gear[a];
+    double f = actuator_raw(m, a, g * d->qpos[m->jnt_qposadr[m->act_jnt[a]]], g * d->qvel[m->act_dof[a]], d->actin[a]);
+    if (m->act_forcelimited[a]) f = fmin(fmax(f, m->act_forcerange[2 * a]), m->act_forcerange[2 * a + 1]);
+    force[a] = f;
+  }
+  return GRIT_OK;
+}
 
 #include "grit/detail/scalar_dual.h"
 #include "actuation_generic.h"

@@ -2,6 +2,16 @@
 /* actuation_generic.h — the actuators' forces, implicit terms and activation update, written once for
  * any scalar type; included by actuation.c once per scalar (double, grit_dual). docs/actuation.md. */
 
+/* Actuator a's force gain(l, l') w + bias(l, l'), unclamped: the one formula of MuJoCo 2.2.2's model. */
+static inline GS GS_NAME(actuator_raw)(const grit_model *m, int a, GS len, GS vel, GS w) {
+  const double *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
+  GS gain = GS_C(gp[0]), f;
+  if (m->act_gaintype[a] == GRIT_GAIN_AFFINE) gain = GS_ADDC(GS_ADD(GS_SCALE(len, gp[1]), GS_SCALE(vel, gp[2])), gp[0]);
+  f = GS_MUL(gain, w);
+  if (m->act_biastype[a] == GRIT_BIAS_AFFINE) f = GS_ADD(f, GS_ADDC(GS_ADD(GS_SCALE(len, bp[1]), GS_SCALE(vel, bp[2])), bp[0]));
+  return f;
+}
+
 void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS *act, GS *w) {
   for (int a = 0; a < m->nu; ++a) {
     if (m->act_actadr[a] >= 0) {
@@ -17,12 +27,9 @@ void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS 
 void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h, GS *force) {
   for (int a = 0; a < m->nu; ++a) {
     const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
-    const double g = m->act_gear[a], *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
-    const GS len = GS_SCALE(q0[qa], g), vel = GS_SCALE(v0[d], g);
-    GS gain = GS_C(gp[0]), f;
-    if (m->act_gaintype[a] == GRIT_GAIN_AFFINE) gain = GS_ADDC(GS_ADD(GS_SCALE(len, gp[1]), GS_SCALE(vel, gp[2])), gp[0]);
-    f = GS_MUL(gain, w[a]);
-    if (m->act_biastype[a] == GRIT_BIAS_AFFINE) f = GS_ADD(f, GS_ADDC(GS_ADD(GS_SCALE(len, bp[1]), GS_SCALE(vel, bp[2])), bp[0]));
+    const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+    const GS vel = GS_SCALE(v0[d], g);
+    GS f = GS_NAME(actuator_raw)(m, a, GS_SCALE(q0[qa], g), vel, w[a]);
     if (grit_actuator_implicit(m, a, GS_V(q0[qa]), GS_V(v0[d]), GS_V(w[a]))) {
       /* the stiffness at the predicted length len + h vel: its h^2 term is in A */
       if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));

@@ -94,3 +94,39 @@ Test(actuation_mujoco, one_second_against_mujoco) {
     }
   }
 }
+
+/* The actuators' forces at a state (grit_actuator_forces) are MuJoCo's actuator_force: the model is the
+ * same to round-off; random states, controls (some beyond ctrlrange) and activations. */
+Test(actuation_mujoco, actuator_forces_equal_mujocos) {
+  char path[1024], err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+  path_of(path, sizeof path, "tests/mjcf/actuators.xml");
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
+  cr_assert(mm, "%s", err);
+  mjData *md = mj_makeData(mm);
+  grit_model *gm;
+  cr_assert_eq(grit_mjcf_load_file(path, &gm, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *gd;
+  grit_data_create(gm, &gd);
+  unsigned s = 12345;
+  double e = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    for (int i = 0; i < mm->nq; ++i) md->qpos[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
+    for (int i = 0; i < mm->nv; ++i) md->qvel[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 4 - 2;
+    for (int i = 0; i < mm->nu; ++i) md->ctrl[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 3 - 1.5;
+    for (int i = 0; i < mm->na; ++i) md->act[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
+    mj_forward(mm, md);
+    grit_data_set_qpos(gd, md->qpos, mm->nq);
+    grit_data_set_qvel(gd, md->qvel, mm->nv);
+    grit_data_set_ctrl(gd, md->ctrl, mm->nu);
+    grit_data_set_act(gd, md->act, mm->na);
+    double f[16];
+    cr_assert_eq(grit_actuator_forces(gd, f), GRIT_OK);
+    for (int a = 0; a < mm->nu; ++a) e = fmax(e, fabs(f[a] - md->actuator_force[a]));
+  }
+  cr_log_info("actuator forces vs MuJoCo's actuator_force: max |diff| %.3g", e);
+  cr_assert_leq(e, 1e-12, "%g", e);
+  grit_data_free(gd);
+  grit_model_free(gm);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+}
