@@ -553,6 +553,9 @@ static void check_keys(mjcf_ctx *c, const grit_model *m) {
     } else if (K->nctrl && K->nctrl != c->acts.n) {
       snprintf(what, sizeof what, "ctrl has %d numbers, the file has %d actuators", K->nctrl, c->acts.n);
       fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
+    } else if (K->nact && K->nact != grit_model_na(m)) {
+      snprintf(what, sizeof what, "act has %d numbers, the model has na = %d", K->nact, grit_model_na(m));
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->line, what, 0);
     }
     for (int j = 0; j < grit_model_njoint(m) && K->nqpos && c->status == GRIT_OK; ++j) {
       const int t = grit_model_joint_type(m, j);
@@ -569,6 +572,8 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
   grit_mjcf_info *info = c->info;
   const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
   info->nq = nq, info->nv = nv, info->nu = nu;
+  const int na = grit_model_na(m);
+  info->na = na;
   if (c->keys.n == 0) return;
   info->keys = calloc((size_t)c->keys.n, sizeof *info->keys);
   if (!info->keys) {
@@ -582,7 +587,8 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
     out->qpos = calloc((size_t)nq + 1, sizeof(double));
     out->qvel = calloc((size_t)nv + 1, sizeof(double));
     out->ctrl = nu ? calloc((size_t)nu, sizeof(double)) : NULL;
-    if (!out->qpos || !out->qvel || (nu && !out->ctrl)) {
+    out->act = na ? calloc((size_t)na, sizeof(double)) : NULL;
+    if (!out->qpos || !out->qvel || (nu && !out->ctrl) || (na && !out->act)) {
       mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
       return;
     }
@@ -605,6 +611,7 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
     if (K->nqvel) memcpy(out->qvel, K->qvel, sizeof(double) * (size_t)nv);
     for (int a = 0, u = 0; a < K->nctrl; ++a)
       if (MJCF_AT(c->acts, mjcf_actuator, a)->supported && u < nu) out->ctrl[u++] = K->ctrl[a];
+    if (K->nact) memcpy(out->act, K->act, sizeof(double) * (size_t)na);
   }
 }
 

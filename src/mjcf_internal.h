@@ -135,6 +135,8 @@ typedef struct mjcf_keyframe {
   double time;
   double *qpos, *qvel, *ctrl;
   int nqpos, nqvel, nctrl;
+  double *act; /* activations (mjcf_actuator.c, issue 25) */
+  int nact;
 } mjcf_keyframe;
 
 /* A growable array of `size`-byte elements (realloc'd; freed by mjcf_ctx_free). */

@@ -666,6 +666,7 @@ static void read_keyframes(mjcf_ctx *c, const mjcf_node *n) {
     read_array(c, e, "qpos", &k->qpos, &k->nqpos);
     read_array(c, e, "qvel", &k->qvel, &k->nqvel);
     read_array(c, e, "ctrl", &k->ctrl, &k->nctrl);
+    read_array(c, e, "act", &k->act, &k->nact);
     finish(c, e);
   }
 }

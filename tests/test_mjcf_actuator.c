@@ -41,6 +41,17 @@ Test(mjcf_actuator, every_kind_with_its_class) {
   grit_model_actuator(m, grit_model_actuator_index(m, "i1"), &a);
   cr_assert(a.dyntype == GRIT_DYN_INTEGRATOR && a.act_limited && a.act_range[1] == 0.5 && a.biasprm[1] == -2);
   grit_model_free(m);
+  /* a keyframe's activations */
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(info.na, 2);
+  grit_data *d;
+  grit_data_create(m, &d);
+  cr_assert_eq(grit_mjcf_apply_key(&info, grit_mjcf_key_index(&info, "driven"), d), GRIT_OK);
+  cr_assert(grit_data_act(d)[0] == 0.25 && grit_data_act(d)[1] == -0.1);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
 }
 
 Test(mjcf_actuator, bad_input_is_an_error_with_file_and_line) {
@@ -62,4 +73,6 @@ Test(mjcf_actuator, bad_input_is_an_error_with_file_and_line) {
   expect_error(BODY "<general joint='a' forcelimited='true' forcerange='1 -1'/></actuator></mujoco>",
                GRIT_ERR_INVALID_MODEL, "force_range [1, -1] is empty");
   expect_error("<mujoco><default><muscle/></default></mujoco>", GRIT_ERR_UNSUPPORTED, "<muscle> actuators");
+  expect_error(BODY "<general joint='a' dyntype='integrator'/></actuator>\n<keyframe><key act='1 2'/></keyframe></mujoco>",
+               GRIT_ERR_INVALID_MODEL, "<string>:4: <key> act has 2 numbers, the model has na = 1");
 }

@@ -45,6 +45,7 @@ typedef struct grit_mjcf_key {
   double *qpos;                   /* nq numbers */
   double *qvel;                   /* nv numbers */
   double *ctrl;                   /* nu numbers (NULL when nu = 0) */
+  double *act;                    /* na activations (NULL when na = 0; zero when the key has none) */
 } grit_mjcf_key;
 
 /* What a load found besides the model. Filled completely by the loaders (no initialization needed);
@@ -58,6 +59,7 @@ typedef struct grit_mjcf_info {
   int nq, nv, nu;                                        /* the sizes of the keys' arrays */
   grit_step_settings settings; /* grit's defaults, changed by grit_contact_model, grit_stiction_tolerance,
                                   grit_rel_tol and grit_max_newton_iters in <custom> */
+  int na;                      /* the size of the keys' act arrays (actuator activations) */
 } grit_mjcf_info;
 
 /* Changes applied while loading (so the model is compiled once, with them). A field left at its value
