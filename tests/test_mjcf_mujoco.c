@@ -248,6 +248,14 @@ static void compare_joints_actuators(const grit_model *gm, const mjModel *mm, co
                 "%s: actuator %d biasprm", file, a);
     cr_assert_eq(gm->act_forcelimited[a], mm->actuator_forcelimited[a], "%s: actuator %d forcelimited", file, a);
     cr_assert_eq(gm->act_actlimited[a], mm->actuator_actlimited[a], "%s: actuator %d actlimited", file, a);
+    if (mm->actuator_dyntype[a] == mjDYN_FILTER)
+      cr_assert(fabs(gm->act_dynprm[3 * a] - mm->actuator_dynprm[mjNDYN * a]) <= TOL, "%s: actuator %d dynprm", file, a);
+    if (mm->actuator_forcelimited[a])
+      cr_assert(maxabs_diff(gm->act_forcerange + 2 * a, mm->actuator_forcerange + 2 * a, 2) <= TOL,
+                "%s: actuator %d forcerange", file, a);
+    if (mm->actuator_actlimited[a])
+      cr_assert(maxabs_diff(gm->act_actrange + 2 * a, mm->actuator_actrange + 2 * a, 2) <= TOL,
+                "%s: actuator %d actrange", file, a);
     cr_assert_eq(gm->act_limited[a], mm->actuator_ctrllimited[a], "%s: actuator %d ctrllimited", file, a);
     if (mm->actuator_ctrllimited[a])
       cr_assert(maxabs_diff(gm->act_range + 2 * a, mm->actuator_ctrlrange + 2 * a, 2) <= TOL, "%s: actuator %d range",
@@ -358,6 +366,9 @@ Test(mjcf_mujoco, inertia_from_geometries_and_inertial) {
 }
 
 Test(mjcf_mujoco, general_actuators_and_folded_bodies) { compare_file("tests/mjcf/general.xml", "hand"); }
+
+/* Every actuator kind and its class (issue 25): types, gains, biases, limits as MuJoCo compiles them. */
+Test(mjcf_mujoco, actuator_kinds_and_classes) { compare_file("tests/mjcf/actuators.xml", NULL); }
 
 Test(mjcf_mujoco, example_arm7) { compare_file("examples/models/arm7.xml", "link1 link2 link3 link6 link7"); }
 
