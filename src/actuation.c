@@ -125,6 +125,7 @@ const double *grit_data_act(const grit_data *d) { return d ? d->act : NULL; }
 
 /* (after the double instantiation: actuator_raw is its formula) */
 int grit_actuator_implicit(const grit_model *m, int a, double q, double v, double w) {
+  if (m->opt.explicit_actuation) return 0;
   if (!m->act_forcelimited[a]) return 1;
   const double g = m->act_gear[a], f = actuator_raw(m, a, q * g, v * g, w);
   return f >= m->act_forcerange[2 * a] && f <= m->act_forcerange[2 * a + 1];

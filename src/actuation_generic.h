@@ -33,7 +33,7 @@ void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v
     if (grit_actuator_implicit(m, a, GS_V(q0[qa]), GS_V(v0[d]), GS_V(w[a]))) {
       /* the stiffness at the predicted length len + h vel: its h^2 term is in A */
       if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
-    } else { /* saturated: clamped, explicit */
+    } else if (m->act_forcelimited[a]) { /* saturated (or explicit_actuation): clamped, explicit */
       f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
     }
     force[d] = GS_FMA(f, GS_C(g), force[d]);

@@ -75,6 +75,7 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   o.stiffness = 0;
   o.dissipation = -1;
   o.tau_d = -1;
+  o.explicit_actuation = 0;
   return o;
 }
 

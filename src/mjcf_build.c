@@ -618,6 +618,7 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
 static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *grit_joint) {
   grit_options opt = c->opt;
   if (c->load.timestep > 0) opt.timestep = c->load.timestep;
+  if (c->load.explicit_actuation) opt.explicit_actuation = 1;
   grit_status s = grit_builder_set_options(gb, &opt);
   if (s != GRIT_OK) {
     fail_at(c, s, "option", 0, "", grit_builder_last_error(gb));

@@ -23,11 +23,12 @@ static inline grit_actuator_def as_servo(int joint, double kp, double kv) {
  * 3, 2 general affine gain and bias (gear 1.5, force-limited, not saturated), 3 filter position servo
  * (tau 0.05), 4 integrator motor, 5 position kp 1000 force-limited to [-0.5, 0.5] (saturated), 6 motor
  * with ctrl_range [-0.2, 0.2]. */
-static inline grit_model *as_build(double dt) {
+static inline grit_model *as_build_ex(double dt, int explicit_actuation) {
   grit_builder *b;
   if (grit_builder_create(&b) != GRIT_OK) return NULL;
   grit_options o = grit_default_options();
   o.timestep = dt;
+  o.explicit_actuation = explicit_actuation;
   grit_builder_set_options(b, &o);
   for (int k = 1; k <= 4; ++k) {
     grit_body_def bd = grit_default_body_def();
@@ -69,6 +70,8 @@ static inline grit_model *as_build(double dt) {
   grit_builder_free(b);
   return m;
 }
+
+static inline grit_model *as_build(double dt) { return as_build_ex(dt, 0); }
 
 /* A state and control away from every kink: servo 5 saturated (its target 1 rad away), motor 6 clamped
  * (u = 0.5 > 0.2), servo 0 inside its range. */

@@ -35,8 +35,9 @@ static double rel_err(const double *X, const double *Y, int n) {
   return e / s;
 }
 
-Test(actuation, jacobians_with_activations_match_central_differences) {
-  grit_model *m = as_build(2e-3);
+/* Both treatments of the actuators: implicit servos (the default) and explicit_actuation. */
+static void check_jacobians(int explicit_actuation) {
+  grit_model *m = as_build_ex(2e-3, explicit_actuation);
   cr_assert(m);
   cr_assert_eq(grit_model_na(m), NA);
   grit_data *d;
@@ -68,7 +69,8 @@ Test(actuation, jacobians_with_activations_match_central_differences) {
     for (int i = 0; i < NX; ++i) Bfd[i * AS_NU + j] = (xp[i] - xm[i]) / (2 * eps);
   }
   const double ea = rel_err(A, Afd, NX * NX), eb = rel_err(B, Bfd, NX * AS_NU);
-  cr_log_info("actuated chain: A rel err %.3g, B rel err %.3g", ea, eb);
+  cr_log_info("actuated chain (%s): A rel err %.3g, B rel err %.3g", explicit_actuation ? "explicit" : "implicit", ea,
+              eb);
   cr_assert_lt(ea, 1e-5);
   cr_assert_lt(eb, 1e-5);
   /* the saturated servo (5) and the clamped motor (6) have no effect on the step: zero columns */
@@ -83,6 +85,11 @@ Test(actuation, jacobians_with_activations_match_central_differences) {
   cr_assert_float_eq(A[(2 * NQ) * NX + 2 * NQ], 1 - 2e-3 / 0.05, 1e-15); /* 1 - h / tau */
   grit_data_free(d);
   grit_model_free(m);
+}
+
+Test(actuation, jacobians_with_activations_match_central_differences) {
+  check_jacobians(0);
+  check_jacobians(1);
 }
 
 /* Parameter Jacobians through the actuated step: the mass of body 3 (its inertia scaled with it),

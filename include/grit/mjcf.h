@@ -70,6 +70,8 @@ typedef struct grit_mjcf_load_options {
   double stiffness;   /* > 0 to set every geometry's stiffness, N/m; default 0 (from the file) */
   double dissipation; /* >= 0 to set every geometry's dissipation, s/m; default -1 (from the file) */
   double tau_d;       /* >= 0 to set every geometry's SAP tau_d, s; default -1 (from the file) */
+  int explicit_actuation; /* nonzero: grit_options.explicit_actuation (MuJoCo's Euler treatment of the
+                             actuators); default 0 */
 } grit_mjcf_load_options;
 
 grit_mjcf_load_options grit_mjcf_default_load_options(void);

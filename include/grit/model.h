@@ -146,6 +146,9 @@ typedef struct grit_options {
                              the first-order model phi0 + dt v_n does the rest */
   int max_contacts;       /* capacity of the contact workspace (> 0), or 0 for automatic:
                              16 per geometry + 64; a step that finds more reports GRIT_ERR_CAPACITY */
+  int explicit_actuation; /* nonzero: every actuator force explicit at the step's start (q0, v0), as
+                             MuJoCo 2.2.2's Euler integrator; default 0: the servos' stabilizing slopes
+                             implicit in the step (docs/actuation.md) */
 } grit_options;
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the
