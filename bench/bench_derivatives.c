@@ -16,13 +16,13 @@
 
 /* Steps `warm` times, then measures `reps` pairs (step, derivatives) and prints the medians. */
 static void measure(const char *name, grit_model *m, grit_data *d, int warm, int reps) {
-  const int nv = grit_model_nv(m), nu = grit_model_nu(m);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m); /* x = (q, v, act) */
   for (int i = 0; i < warm; ++i)
     if (grit_step(d) != GRIT_OK) {
       fprintf(stderr, "%s: %s\n", name, grit_data_last_error(d));
       exit(1);
     }
-  double *A = malloc(sizeof(double) * 4 * nv * nv), *B = malloc(sizeof(double) * (2 * nv * nu + 1));
+  double *A = malloc(sizeof(double) * nx * nx), *B = malloc(sizeof(double) * (nx * nu + 1));
   double *ts = malloc(sizeof(double) * reps), *td = malloc(sizeof(double) * reps);
   long iters = 0;
   for (int r = 0; r < reps; ++r) {

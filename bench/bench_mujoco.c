@@ -149,7 +149,7 @@ static int bench(const scene *sc, double scale, result *res) {
     fprintf(stderr, "bench_mujoco: MuJoCo cannot allocate its data for %d contacts, %d rows\n", mm->nconmax, mm->njmax);
     return 1;
   }
-  const int nv = grit_model_nv(gm), nu = grit_model_nu(gm), nx = 2 * nv;
+  const int nv = grit_model_nv(gm), nu = grit_model_nu(gm), nx = 2 * nv + grit_model_na(gm); /* (q, v, act) */
   res->nv = nv;
   double *ts_g = malloc(sizeof(double) * steps), *ts_m = malloc(sizeof(double) * steps);
   int nd = deriv_every ? steps / deriv_every + 1 : 1;

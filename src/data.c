@@ -41,6 +41,11 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->qsave, m->nq);
   GRIT_CARVE(c, d->vsave, nv);
   GRIT_CARVE(c, d->usave, m->nu);
+  GRIT_CARVE(c, d->act, m->na);
+  GRIT_CARVE(c, d->actin, m->nu);
+  GRIT_CARVE(c, d->actprev, m->na);
+  GRIT_CARVE(c, d->actinprev, m->nu);
+  GRIT_CARVE(c, d->actsave, m->na);
 }
 
 grit_status grit_data_create(const grit_model *m, grit_data **out) {
@@ -103,6 +108,7 @@ void grit_data_reset(grit_data *d) {
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = m->qpos0[i];
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.0;
   for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0.0;
+  for (int i = 0; i < m->na; ++i) d->act[i] = 0.0;
   d->time = 0.0;
   memset(&d->stats, 0, sizeof d->stats);
   d->ncontacts = 0;

@@ -55,6 +55,12 @@ struct grit_data {
   /* grit_linearize's copy of the state and controls it replaces, restored if it fails */
   double *qsave, *vsave, *usave; /* (nq, nv, nu) */
 
+  /* actuation (actuation.c, issue 25) */
+  double *act;            /* (na) activations: the state's third part */
+  double *actin;          /* (nu) the actuators' force inputs at the state (clamped ctrl or act) */
+  double *actprev, *actinprev; /* (na, nu) the last step's activations and inputs */
+  double *actsave;        /* (na) grit_linearize's copy */
+
   char message[GRIT_MESSAGE_SIZE];
   void *arena;
 };

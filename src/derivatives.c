@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actuation.h"
 #include "arena.h"
 #include "constraints.h"
 #include "contact_geometry.h"
@@ -67,6 +68,8 @@ struct grit_deriv_ws {
   char *rigid;                            /* (ntree) position partials in closed form (rigid_body) */
   char *mask4;                            /* (ntree) scratch tree mask */
   grit_dual *twist;                       /* (6 nbody) body twists along the seed directions (rigid_body) */
+  grit_dual *uc, *wc, *ac, *an;           /* (nu, nu, na, na) actuation's chain rule (actuation_chain) */
+  double *Ai, *Bi;                        /* (2nv x 2nv, 2nv x nu) A and B of (q, v) when na > 0 */
   void *arena;
 };
 
@@ -121,6 +124,12 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->rigid, m->ntree);
   GRIT_CARVE(c, w->mask4, m->ntree);
   GRIT_CARVE(c, w->twist, 6 * m->nbody);
+  GRIT_CARVE(c, w->uc, m->nu);
+  GRIT_CARVE(c, w->wc, m->nu);
+  GRIT_CARVE(c, w->ac, m->na);
+  GRIT_CARVE(c, w->an, m->na);
+  GRIT_CARVE(c, w->Ai, m->na > 0 ? 4 * nv * nv : 0);
+  GRIT_CARVE(c, w->Bi, m->na > 0 ? 2 * nv * m->nu : 0);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
@@ -191,7 +200,7 @@ static void clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws 
     w->dq[i] = grit_dual_const(0.0);
     w->v0[i] = grit_dual_const(d->vprev[i]);
   }
-  for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->uprev[i]);
+  for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->actinprev[i]); /* the actuators' inputs */
   if (!w->params_dirty) return;
   w->params_dirty = 0;
   for (int b = 0; b < m->nbody; ++b) {
@@ -523,6 +532,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
   if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
     grit_crba_dual(m, &w->kin, w->crb, w->M);
     grit_implicit_operator_dual(m, w->M, h, w->A);
+    grit_actuator_operator_dual(m, d->qprev, d->vprev, d->actinprev, h, w->A);
   }
   if (skip_qconst && any_m) /* the operator was formed for every tree: the constant blocks back */
     for (int t = 0; t < m->ntree; ++t)
@@ -1041,8 +1051,9 @@ static grit_status add_rhs(grit_data *d, grit_deriv_ws *w, batch *bt, int col, i
   return bt->n == RHS_BATCH ? flush(d, w, bt, A, B, P, np) : GRIT_OK;
 }
 
-grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit_param *params, int np, double *P) {
-  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+/* The Jacobians of (q, v)+ with respect to (q, v), the actuators' inputs w (B's columns) and the
+ * parameters: A is 2nv x 2nv, B and P have 2nv rows (the first rows of the caller's B and P). */
+static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit_param *params, int np, double *P) {
   const grit_model *m = d->model;
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
   if (!d->has_prev)
@@ -1203,5 +1214,61 @@ grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit
       if (!isfinite(out[k][i]))
         return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "derivatives: %s[%d][%d] is not finite", names[k],
                               i / cols[k], i % cols[k]);
+  return GRIT_OK;
+}
+
+/* The chain rule of actuation (docs/actuation.md): derivatives_qv gives B's columns with respect to the
+ * actuators' force inputs w. A control enters w through its clamp (dw/du: 0 or 1, from the dual input
+ * function) when the actuator has no dynamics; an activation is w itself, so an actuator with dynamics
+ * moves its column to A's activation column, and its control reaches only the activation's row, through
+ * the activation update (dual: d act+ / d act, d act+ / d u). Writes the rows and columns of act. */
+static void actuation_chain(const grit_model *m, const grit_data *d, grit_deriv_ws *w, double *A, double *B) {
+  const int nv = m->nv, nu = m->nu, na = m->na, nx = 2 * nv, n = nx + na;
+  for (int a = 0; a < nu; ++a) w->uc[a] = grit_dual_var(d->uprev[a], 0);
+  for (int k = 0; k < na; ++k) w->ac[k] = grit_dual_var(d->actprev[k], 1);
+  grit_actuator_input_dual(m, w->uc, w->ac, w->wc);
+  grit_actuator_act_next_dual(m, w->uc, w->ac, m->opt.timestep, w->an);
+  const double *Bq = na > 0 ? w->Bi : B;
+  if (na > 0 && A) {
+    for (int i = 0; i < nx; ++i) {
+      memcpy(A + (size_t)i * n, w->Ai + (size_t)i * nx, sizeof(double) * (size_t)nx);
+      for (int k = 0; k < na; ++k) A[(size_t)i * n + nx + k] = 0.0;
+    }
+    for (int i = nx; i < n; ++i)
+      for (int j = 0; j < n; ++j) A[(size_t)i * n + j] = 0.0;
+  }
+  if (na > 0 && B)
+    for (int i = 0; i < n * nu; ++i) B[i] = 0.0;
+  for (int a = 0; a < nu; ++a) {
+    const int k = m->act_actadr[a];
+    if (k < 0) { /* B's column times dw/du */
+      if (!B) continue;
+      const double s = w->wc[a].d[0];
+      for (int i = 0; i < nx; ++i) B[(size_t)i * nu + a] = s * Bq[(size_t)i * nu + a];
+      continue;
+    }
+    if (A) {
+      for (int i = 0; i < nx; ++i) A[(size_t)i * n + nx + k] = Bq[(size_t)i * nu + a];
+      A[(size_t)(nx + k) * n + nx + k] = w->an[k].d[1];
+    }
+    if (B) B[(size_t)(nx + k) * nu + a] = w->an[k].d[0];
+  }
+}
+
+grit_status grit_step_derivatives(grit_data *d, double *A, double *B, const grit_param *params, int np, double *P) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  grit_deriv_ws *w = d->deriv;
+  if (m->na == 0) { /* the state is (q, v): A as it was; B's columns chained through the controls' clamps */
+    grit_status s = derivatives_qv(d, A, B, params, np, P);
+    if (s == GRIT_OK && B) actuation_chain(m, d, w, NULL, B);
+    return s;
+  }
+  /* x = (q, v, act): (q, v)'s A and B in the workspace, P's first 2nv rows in place, then the chain */
+  grit_status s = derivatives_qv(d, A || B ? w->Ai : NULL, A || B ? w->Bi : NULL, params, np, P);
+  if (s != GRIT_OK) return s;
+  if (P)
+    for (int i = 2 * m->nv * np; i < (2 * m->nv + m->na) * np; ++i) P[i] = 0.0;
+  actuation_chain(m, d, w, A, B);
   return GRIT_OK;
 }

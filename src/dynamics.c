@@ -1,6 +1,7 @@
 /* dynamics.c — instantiates the scalar-generic dynamics (dynamics_generic.h) for double and dual
  * numbers. */
 #include "dynamics.h"
+#include "actuation.h"
 
 #include <math.h>
 

@@ -32,7 +32,8 @@ void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_k
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A);
 
 /* The smooth generalized force of the step, so that the free-motion velocity solves
- * A (v* - v0) = h force:  force = gear clamp(u) - bias - D v0 - K (q0 - q_ref + h v0). */
+ * A (v* - v0) = h force:  force = actuators(q0, v0, u) - bias - D v0 - K (q0 - q_ref + h v0), with u the
+ * actuators' force inputs (grit_actuator_input) and their forces grit_actuator_force (actuation.h). */
 void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *u, const GS *bias, double h,
                                 GS *force);
 

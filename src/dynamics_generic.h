@@ -158,12 +158,8 @@ void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0,
     GS stretch = GS_ADDC(GS_FMA(v0[d], GS_C(h), q0[m->jnt_qposadr[j]]), -m->jnt_springref[j]);
     force[d] = GS_SUB(force[d], GS_SCALE(stretch, m->jnt_stiffness[j]));
   }
-  for (int a = 0; a < m->nu; ++a) {
-    GS ua = u[a];
-    if (m->act_limited[a])
-      ua = GS_FMIN(GS_FMAX(ua, GS_C(m->act_range[2 * a])), GS_C(m->act_range[2 * a + 1]));
-    force[m->act_dof[a]] = GS_FMA(ua, GS_C(m->act_gear[a]), force[m->act_dof[a]]);
-  }
+  /* u: the actuators' force inputs (grit_actuator_input: clamped controls or activations) */
+  GS_NAME(grit_actuator_force)(m, q0, v0, u, h, force);
 }
 
 void GS_NAME(grit_tree_mulv)(const grit_model *m, const GS *M, int t, const GS *x, GS *y) {

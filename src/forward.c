@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "actuation.h"
 #include "dynamics.h"
 #include "grit/dynamics.h"
 #include "status_internal.h"
@@ -90,7 +91,9 @@ grit_status grit_compute_free_motion(grit_data *d) {
   grit_rne_bias(m, &d->kin, d->qvel, d->acc, d->frc, d->bias);
   grit_momentum_correction(m, &d->kin, &d->inertial, h, d->frc, d->bias);
   grit_implicit_operator(m, d->M, h, d->A);
-  grit_smooth_force(m, d->qpos, d->qvel, d->ctrl, d->bias, h, d->force);
+  grit_actuator_input(m, d->ctrl, d->act, d->actin); /* the actuators' force inputs (actuation.c) */
+  grit_actuator_operator(m, d->qpos, d->qvel, d->actin, h, d->A);
+  grit_smooth_force(m, d->qpos, d->qvel, d->actin, d->bias, h, d->force);
   for (int i = 0; i < m->nv; ++i) {
     if (!isfinite(d->force[i]))
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "free motion: generalized force %d is not finite", i);

@@ -16,6 +16,7 @@ static void restore(grit_data *d, double t) {
   memcpy(d->qpos, d->qsave, sizeof(double) * (size_t)m->nq);
   memcpy(d->qvel, d->vsave, sizeof(double) * (size_t)m->nv);
   if (m->nu > 0) memcpy(d->ctrl, d->usave, sizeof(double) * (size_t)m->nu);
+  if (m->na > 0) memcpy(d->act, d->actsave, sizeof(double) * (size_t)m->na);
   d->time = t;
   /* A step that succeeded before a failure in the derivatives left its record: it no longer matches
    * the data's state, so it is dropped, exactly as a failed grit_step drops the previous one. */
@@ -32,6 +33,7 @@ grit_status grit_linearize(grit_data *d, const double *x, const double *u, doubl
   memcpy(d->qsave, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->vsave, d->qvel, sizeof(double) * (size_t)m->nv);
   if (m->nu > 0) memcpy(d->usave, d->ctrl, sizeof(double) * (size_t)m->nu);
+  if (m->na > 0) memcpy(d->actsave, d->act, sizeof(double) * (size_t)m->na);
   const double t0 = d->time;
 
   /* Each setter checks its input and changes nothing on error; the message it wrote is kept, with the
@@ -39,6 +41,7 @@ grit_status grit_linearize(grit_data *d, const double *x, const double *u, doubl
   const char *stage = "state";
   grit_status s = grit_data_set_qpos(d, x, m->nq);
   if (s == GRIT_OK) s = grit_data_set_qvel(d, x + m->nq, m->nv);
+  if (s == GRIT_OK && m->na > 0) s = grit_data_set_act(d, x + m->nq + m->nv, m->na);
   if (s == GRIT_OK && m->nu > 0) {
     stage = "control";
     s = grit_data_set_ctrl(d, u, m->nu);

@@ -91,6 +91,7 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   o.dissipation = -1;
   o.tau_d = -1;
   o.lenient = 0;
+  o.explicit_actuation = 0;
   return o;
 }
 
@@ -105,6 +106,7 @@ void grit_mjcf_info_free(grit_mjcf_info *info) {
     free(info->keys[k].qpos);
     free(info->keys[k].qvel);
     free(info->keys[k].ctrl);
+    free(info->keys[k].act);
   }
   free(info->keys);
   info_reset(info);
@@ -219,12 +221,14 @@ int grit_mjcf_key_index(const grit_mjcf_info *info, const char *name) {
 grit_status grit_mjcf_apply_key(const grit_mjcf_info *info, int key, grit_data *data) {
   if (!info || !data || key < 0 || key >= info->nkey) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = grit_data_model(data);
-  if (grit_model_nq(m) != info->nq || grit_model_nv(m) != info->nv || grit_model_nu(m) != info->nu)
+  if (grit_model_nq(m) != info->nq || grit_model_nv(m) != info->nv || grit_model_nu(m) != info->nu ||
+      grit_model_na(m) != info->na)
     return GRIT_ERR_INVALID_ARGUMENT;
   const grit_mjcf_key *k = &info->keys[key];
   grit_status s = grit_data_set_qpos(data, k->qpos, info->nq);
   if (s == GRIT_OK) s = grit_data_set_qvel(data, k->qvel, info->nv);
   if (s == GRIT_OK && info->nu) s = grit_data_set_ctrl(data, k->ctrl, info->nu);
+  if (s == GRIT_OK && info->na) s = grit_data_set_act(data, k->act, info->na);
   if (s == GRIT_OK) s = grit_data_set_time(data, k->time);
   return s;
 }

@@ -565,27 +565,20 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
   for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
     const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
     if (!A->supported) continue;
-    const int j = lookup(names, n, A->joint);
-    if (j < 0) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, "motor", A->file, A->line, "unknown joint ", A->joint);
+    if (A->tendon) { /* no tendons are read on this branch: every tendon is missing */
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown tendon ", A->tendon);
       break;
     }
-    grit_actuator_def d = grit_default_actuator_def();
-    d.name = A->name;
-    d.joint = grit_joint[j];
-    d.gear = A->gear * A->gain;
-    d.ctrl_limited = resolve_limited(c, A->ctrllimited, A->ctrlrange, "motor", A->file, A->line, "ctrl");
-    memcpy(d.ctrl_range, A->ctrlrange, sizeof d.ctrl_range);
-    if (resolve_limited(c, A->forcelimited, A->forcerange, "motor", A->file, A->line, "force"))
-    {
-      mjcf_node n;
-      memset(&n, 0, sizeof n);
-      n.name = "motor", n.file = A->file, n.line = A->line;
-      mjcf_unsupported(c, &n, "force limits ('forcerange') are not supported (limit the control instead)");
+    const int j = lookup(names, n, A->joint);
+    if (j < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown joint ", A->joint);
+      break;
     }
+    grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
+    d.joint = grit_joint[j];
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
-    if (s != GRIT_OK) builder_failed(c, s, gb, "motor", A->file, A->line);
+    if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);
   }
   free(names);
 }
@@ -605,6 +598,9 @@ static void check_keys(mjcf_ctx *c, const grit_model *m) {
     } else if (K->nctrl && K->nctrl != c->acts.n) {
       snprintf(what, sizeof what, "ctrl has %d numbers, the file has %d actuators", K->nctrl, c->acts.n);
       fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->file, K->line, what, 0);
+    } else if (K->nact && K->nact != grit_model_na(m)) {
+      snprintf(what, sizeof what, "act has %d numbers, the model has na = %d", K->nact, grit_model_na(m));
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "key", K->file, K->line, what, 0);
     }
     for (int j = 0; j < grit_model_njoint(m) && K->nqpos && c->status == GRIT_OK; ++j) {
       const int t = grit_model_joint_type(m, j);
@@ -621,6 +617,8 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
   grit_mjcf_info *info = c->info;
   const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
   info->nq = nq, info->nv = nv, info->nu = nu;
+  const int na = grit_model_na(m);
+  info->na = na;
   if (c->keys.n == 0) return;
   info->keys = calloc((size_t)c->keys.n, sizeof *info->keys);
   if (!info->keys) {
@@ -634,7 +632,8 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
     out->qpos = calloc((size_t)nq + 1, sizeof(double));
     out->qvel = calloc((size_t)nv + 1, sizeof(double));
     out->ctrl = nu ? calloc((size_t)nu, sizeof(double)) : NULL;
-    if (!out->qpos || !out->qvel || (nu && !out->ctrl)) {
+    out->act = na ? calloc((size_t)na, sizeof(double)) : NULL;
+    if (!out->qpos || !out->qvel || (nu && !out->ctrl) || (na && !out->act)) {
       mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
       return;
     }
@@ -657,12 +656,14 @@ static void make_keys(mjcf_ctx *c, const grit_model *m) {
     if (K->nqvel) memcpy(out->qvel, K->qvel, sizeof(double) * (size_t)nv);
     for (int a = 0, u = 0; a < K->nctrl; ++a)
       if (MJCF_AT(c->acts, mjcf_actuator, a)->supported && u < nu) out->ctrl[u++] = K->ctrl[a];
+    if (K->nact) memcpy(out->act, K->act, sizeof(double) * (size_t)na);
   }
 }
 
 static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *grit_joint) {
   grit_options opt = c->opt;
   if (c->load.timestep > 0) opt.timestep = c->load.timestep;
+  if (c->load.explicit_actuation) opt.explicit_actuation = 1;
   grit_status s = grit_builder_set_options(gb, &opt);
   if (s != GRIT_OK) {
     fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));
@@ -767,4 +768,15 @@ done:
   free(gr.child_start), free(gr.child_list);
   free(grit_joint);
   free(mesh_names);
+}
+
+/* ------------------------------------------------------------- for mjcf_actuator.c (issue 25) */
+
+int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, const char *file,
+                         int line, const char *attr) {
+  return resolve_limited(c, limited, range, element, file, line, attr);
+}
+void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *what,
+                  const char *detail) {
+  fail_at(c, s, element, file, line, what, detail);
 }

@@ -97,6 +97,11 @@ typedef struct mjcf_actuator {
   double gear, gain, ctrlrange[2], forcerange[2];
   int ctrllimited, forcelimited; /* 0 false, 1 true, 2 auto */
   int supported;                 /* 0: skipped with a warning (not a joint transmission, not a motor) */
+  /* MuJoCo 2.2.2's general actuator, every shortcut folded into it (mjcf_actuator.c) */
+  const char *element;           /* the element's name, for messages */
+  const char *tendon;            /* a tendon transmission's tendon */
+  int dyntype, gaintype, biastype, actlimited; /* grit_actuator_dyn/gain/bias; actlimited 0, 1, 2 auto */
+  double dynprm[3], gainprm[3], biasprm[3], actrange[2];
 } mjcf_actuator;
 
 typedef struct mjcf_default {
@@ -145,6 +150,8 @@ typedef struct mjcf_keyframe {
   double time;
   double *qpos, *qvel, *ctrl;
   int nqpos, nqvel, nctrl;
+  double *act; /* activations (mjcf_actuator.c, issue 25) */
+  int nact;
 } mjcf_keyframe;
 
 /* A growable array of `size`-byte elements (realloc'd; freed by mjcf_ctx_free). */
@@ -285,6 +292,23 @@ void mjcf_expand_includes(mjcf_ctx *c, mjcf_node *root);
 void mjcf_read_contact(mjcf_ctx *c, const mjcf_node *n);
 void mjcf_mark_pairs(mjcf_ctx *c);
 void mjcf_add_contact_filters(mjcf_ctx *c, grit_builder *gb);
+
+/* Actuators (mjcf_actuator.c): MuJoCo 2.2.2's defaults of a class's actuator; whether an element name is
+ * an actuator (motor, position, velocity, intvelocity, general; or one grit refuses, e.g. muscle); an
+ * element's attributes applied to `a` (in a default class or in <actuator>); the <actuator> section; the
+ * builder definition of an actuator (its transmission's joint left to the caller). */
+void mjcf_actuator_defaults(mjcf_actuator *a);
+int mjcf_is_actuator(const char *element);
+void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a);
+void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n);
+grit_actuator_def mjcf_actuator_def(mjcf_ctx *c, const mjcf_actuator *a);
+
+/* mjcf_parse.c's class lookup and mjcf_build.c's helpers, for mjcf_actuator.c */
+int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback);
+int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const char *element, const char *file,
+                         int line, const char *attr);
+void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *what,
+                  const char *detail);
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

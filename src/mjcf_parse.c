@@ -85,39 +85,6 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   mjcf_mark(n, "user");
 }
 
-static void actuator_defaults(mjcf_actuator *a) {
-  memset(a, 0, sizeof *a);
-  a->gear = 1;
-  a->gain = 1;
-  a->ctrllimited = a->forcelimited = 2;
-  a->supported = 1;
-}
-
-/* Attributes common to <motor> and <general>; for <general>, the gain and the dynamics/bias types
- * (only dyntype none, gaintype fixed, biastype none make a direct force actuator). */
-static void read_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a, int general) {
-  mjcf_read_enum(c, n, "ctrllimited", MJCF_TFAUTO_NAMES, 3, &a->ctrllimited);
-  mjcf_read_enum(c, n, "forcelimited", MJCF_TFAUTO_NAMES, 3, &a->forcelimited);
-  mjcf_read_numbers(c, n, "ctrlrange", a->ctrlrange, 2, 2);
-  mjcf_read_numbers(c, n, "forcerange", a->forcerange, 2, 2);
-  double gear[6];
-  if (mjcf_read_numbers(c, n, "gear", gear, 1, 6)) a->gear = gear[0]; /* a joint transmission uses gear[0] */
-  mjcf_mark(n, "group");
-  mjcf_mark(n, "user");
-  if (!general) return;
-  static const char *const dyn[] = {"none", "integrator", "filter", "muscle", "user"};
-  static const char *const gain[] = {"fixed", "muscle", "user"};
-  static const char *const bias[] = {"none", "affine", "muscle", "user"};
-  int k;
-  if (mjcf_read_enum(c, n, "dyntype", dyn, 5, &k) && k != 0) a->supported = 0;
-  if (mjcf_read_enum(c, n, "gaintype", gain, 3, &k) && k != 0) a->supported = 0;
-  if (mjcf_read_enum(c, n, "biastype", bias, 4, &k) && k != 0) a->supported = 0;
-  double prm[10];
-  if (mjcf_read_numbers(c, n, "gainprm", prm, 1, 10)) a->gain = prm[0];
-  mjcf_mark(n, "dynprm"); /* unused with dyntype none */
-  mjcf_mark(n, "biasprm"); /* unused with biastype none */
-}
-
 /* -------------------------------------------------------------------------------- defaults */
 
 #define MAX_CLASSES 1000
@@ -177,7 +144,7 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
     } else {
       joint_defaults(&d->joint);
       geom_defaults(&d->geom);
-      actuator_defaults(&d->act);
+      mjcf_actuator_defaults(&d->act);
       d->mesh_scale[0] = d->mesh_scale[1] = d->mesh_scale[2] = 1;
     }
     d->name = name;
@@ -192,10 +159,8 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
       read_joint_attrs(c, e, &d->joint);
     else if (!strcmp(e->name, "geom"))
       read_geom_attrs(c, e, &d->geom);
-    else if (!strcmp(e->name, "motor"))
-      read_actuator_attrs(c, e, &d->act, 0);
-    else if (!strcmp(e->name, "general"))
-      read_actuator_attrs(c, e, &d->act, 1);
+    else if (mjcf_is_actuator(e->name))
+      mjcf_actuator_attrs(c, e, &d->act); /* mjcf_actuator.c */
     else if (!strcmp(e->name, "mesh")) {
       mjcf_read_numbers(c, e, "scale", d->mesh_scale, 3, 3);
       static const char *const unused[] = {"smoothnormal", "maxhullvert", "inertia", "content_type"};
@@ -519,37 +484,6 @@ static void read_custom(mjcf_ctx *c, const mjcf_node *n) {
   }
 }
 
-static void read_actuators(mjcf_ctx *c, const mjcf_node *n) {
-  for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
-    const int motor = !strcmp(e->name, "motor"), general = !strcmp(e->name, "general");
-    mjcf_actuator a;
-    if (motor || general) {
-      a = MJCF_AT(c->defs, mjcf_default, element_class(c, e, 0))->act;
-      if (motor) a.gain = 1, a.supported = 1; /* a motor is a fixed unit gain whatever the class says */
-      read_actuator_attrs(c, e, &a, general);
-      a.joint = mjcf_read_name(c, e, "joint");
-      if (!a.supported) mjcf_unsupported(c, e, "only direct force actuators (fixed gain, no bias or dynamics) are supported");
-      const char *trn[] = {"jointinparent", "tendon", "site", "body", "cranksite"};
-      for (int i = 0; i < 5 && a.supported; ++i)
-        if (mjcf_attr(e, trn[i])) {
-          mjcf_unsupported(c, e, "transmission '%s' is not supported (only 'joint')", trn[i]);
-          a.supported = 0;
-        }
-      if (a.supported && !a.joint && c->status == GRIT_OK)
-        mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs a transmission ('joint')");
-      a.name = mjcf_read_name(c, e, "name");
-      mjcf_finish(c, e);
-    } else {
-      actuator_defaults(&a);
-      a.supported = 0;
-      mjcf_unsupported(c, e, "actuator type is not supported (only motor and general)");
-    }
-    a.line = e->line, a.file = e->file;
-    mjcf_actuator *p = c->status == GRIT_OK ? mjcf_push(c, &c->acts, sizeof *p) : NULL;
-    if (p) *p = a;
-  }
-}
-
 static void read_keyframes(mjcf_ctx *c, const mjcf_node *n) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
     if (strcmp(e->name, "key")) {
@@ -564,6 +498,7 @@ static void read_keyframes(mjcf_ctx *c, const mjcf_node *n) {
     mjcf_read_array(c, e, "qpos", &k->qpos, &k->nqpos);
     mjcf_read_array(c, e, "qvel", &k->qvel, &k->nqvel);
     mjcf_read_array(c, e, "ctrl", &k->ctrl, &k->nctrl);
+    mjcf_read_array(c, e, "act", &k->act, &k->nact);
     mjcf_finish(c, e);
   }
 }
@@ -604,7 +539,7 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
       d->parent = -1;
       joint_defaults(&d->joint);
       geom_defaults(&d->geom);
-      actuator_defaults(&d->act);
+      mjcf_actuator_defaults(&d->act);
       d->mesh_scale[0] = d->mesh_scale[1] = d->mesh_scale[2] = 1;
     }
     for (const mjcf_node *e = root->child; e && c->status == GRIT_OK; e = e->next) {
@@ -616,7 +551,7 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
         case 3: read_custom(c, e); break;
         case 4: mjcf_read_asset(c, e); break;
         case 5: mjcf_finish(c, e), read_body_children(c, e, 0, 0, NULL); break;
-        case 6: read_actuators(c, e); break;
+        case 6: mjcf_read_actuators(c, e); break; /* mjcf_actuator.c */
         case 7: read_keyframes(c, e); break;
         default: mjcf_read_contact(c, e); break;
       }
@@ -636,3 +571,6 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
       mjcf_warn(c, e, "section is not supported: ignored with its contents");
   }
 }
+
+/* for mjcf_actuator.c (issue 25) */
+int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback) { return element_class(c, n, fallback); }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actuation.h"
 #include "arena.h"
 #include "grit/math.h"
 #include "model_internal.h"
@@ -39,6 +40,8 @@ grit_actuator_def grit_default_actuator_def(void) {
   d.gear = 1.0;
   d.ctrl_range[0] = -1.0;
   d.ctrl_range[1] = 1.0;
+  d.dynprm[0] = 1.0;
+  d.gainprm[0] = 1.0;
   return d;
 }
 
@@ -61,6 +64,7 @@ grit_options grit_default_options(void) {
   o.timestep = 1e-3;
   o.contact_margin = 0.1;
   o.max_contacts = 0;
+  o.explicit_actuation = 0;
   o.gravity[0] = 0.0;
   o.gravity[1] = 0.0;
   o.gravity[2] = -9.81;
@@ -356,17 +360,11 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
   if (!b || !def) return GRIT_ERR_INVALID_ARGUMENT;
   char *msg = b->message;
   int id = b->nu;
-  if (def->joint < 0 || def->joint >= b->njnt)
+  if (def->trntype == GRIT_TRN_JOINT && (def->joint < 0 || def->joint >= b->njnt))
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: joint %d does not exist", id, def->joint);
-  int t = b->joints[def->joint].def.type;
-  if (t != GRIT_JOINT_HINGE && t != GRIT_JOINT_SLIDE)
-    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: only hinge and slide joints can be actuated", id);
-  if (!isfinite(def->gear) || !all_finite(def->ctrl_range, 2))
-    return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "actuator %d: %s is not finite", id,
-                          isfinite(def->gear) ? "ctrl_range" : "gear");
-  if (def->ctrl_limited && !(def->ctrl_range[0] < def->ctrl_range[1]))
-    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: ctrl_range [%g, %g] is empty", id,
-                          def->ctrl_range[0], def->ctrl_range[1]);
+  grit_status st = grit_actuator_check(def, id, def->trntype == GRIT_TRN_JOINT ? (int)b->joints[def->joint].def.type : -1,
+                                       0 /* tendons: none yet */, msg);
+  if (st != GRIT_OK) return st;
   if (!grow((void **)&b->acts, &b->cap_act, b->nu + 1, sizeof *b->acts))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding actuator %d", id);
   b->acts[id] = *def;
@@ -499,6 +497,19 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->act_limited, nu);
   GRIT_CARVE(c, m->act_gear, nu);
   GRIT_CARVE(c, m->act_range, 2 * nu);
+  GRIT_CARVE(c, m->act_trntype, nu);
+  GRIT_CARVE(c, m->act_tendon, nu);
+  GRIT_CARVE(c, m->act_dyntype, nu);
+  GRIT_CARVE(c, m->act_gaintype, nu);
+  GRIT_CARVE(c, m->act_biastype, nu);
+  GRIT_CARVE(c, m->act_actadr, nu);
+  GRIT_CARVE(c, m->act_forcelimited, nu);
+  GRIT_CARVE(c, m->act_actlimited, nu);
+  GRIT_CARVE(c, m->act_dynprm, 3 * nu);
+  GRIT_CARVE(c, m->act_gainprm, 3 * nu);
+  GRIT_CARVE(c, m->act_biasprm, 3 * nu);
+  GRIT_CARVE(c, m->act_forcerange, 2 * nu);
+  GRIT_CARVE(c, m->act_actrange, 2 * nu);
   GRIT_CARVE(c, m->geom_body, m->ngeom);
   GRIT_CARVE(c, m->geom_shape, m->ngeom);
   GRIT_CARVE(c, m->geom_pos, 3 * m->ngeom);
@@ -717,6 +728,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->act_gear[a] = d->gear;
     memcpy(m->act_range + 2 * a, d->ctrl_range, sizeof d->ctrl_range);
     m->act_name[a] = store_name(&names, d->name);
+    grit_actuator_compile(m, a, d);
   }
   /* geometries */
   int vadr = 0;
@@ -757,6 +769,7 @@ void grit_model_free(grit_model *m) {
 int grit_model_nq(const grit_model *m) { return m ? m->nq : 0; }
 int grit_model_nv(const grit_model *m) { return m ? m->nv : 0; }
 int grit_model_nu(const grit_model *m) { return m ? m->nu : 0; }
+int grit_model_na(const grit_model *m) { return m ? m->na : 0; }
 int grit_model_nbody(const grit_model *m) { return m ? m->nbody : 0; }
 int grit_model_njoint(const grit_model *m) { return m ? m->njnt : 0; }
 int grit_model_ntree(const grit_model *m) { return m ? m->ntree : 0; }
@@ -805,6 +818,7 @@ grit_status grit_model_actuator(const grit_model *m, int a, grit_actuator_def *d
   def->ctrl_limited = m->act_limited[a];
   def->ctrl_range[0] = m->act_range[2 * a];
   def->ctrl_range[1] = m->act_range[2 * a + 1];
+  grit_actuator_read(m, a, def);
   return GRIT_OK;
 }
 

@@ -61,7 +61,22 @@ struct grit_model {
   int *act_dof;
   int *act_limited;
   double *act_gear;
-  double *act_range;    /* (2) */
+  double *act_range;    /* (2) ctrl_range */
+  /* issue 25 (actuation.c): MuJoCo 2.2.2's actuator model */
+  int na;               /* activations: actuators with dynamics */
+  int *act_trntype;     /* grit_actuator_trn */
+  int *act_tendon;      /* tendon index (trntype TENDON) */
+  int *act_dyntype;     /* grit_actuator_dyn */
+  int *act_gaintype;    /* grit_actuator_gain */
+  int *act_biastype;    /* grit_actuator_bias */
+  int *act_actadr;      /* the activation's index in act (-1: none) */
+  int *act_forcelimited;
+  int *act_actlimited;
+  double *act_dynprm;   /* (3) */
+  double *act_gainprm;  /* (3) */
+  double *act_biasprm;  /* (3) */
+  double *act_forcerange; /* (2) */
+  double *act_actrange;   /* (2) */
 
   /* geometries (ngeom) */
   int ngeom;

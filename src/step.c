@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "actuation.h"
 #include "constraints.h"
 #include "contact_geometry.h"
 #include "forward.h"
@@ -151,6 +152,7 @@ grit_status grit_step(grit_data *d) {
   memcpy(d->qprev, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->vprev, d->qvel, sizeof(double) * (size_t)m->nv);
   if (m->nu > 0) memcpy(d->uprev, d->ctrl, sizeof(double) * (size_t)m->nu);
+  grit_actuation_commit(d); /* the inputs kept, the activations advanced (actuation.c) */
   memcpy(d->vsol, d->vnext, sizeof(double) * (size_t)m->nv);
   memcpy(d->Aprev, d->A, sizeof(double) * (size_t)m->nM);
   d->has_prev = 1;

@@ -221,6 +221,8 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
                                        double *states, double *S, double *Sx, char msg[GRIT_MESSAGE_SIZE]) {
   if (!model || !x0) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "rollout: model and x0 must not be NULL");
   if (nsteps < 0) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "rollout: nsteps %d < 0", nsteps);
+  if (model->na > 0) /* the state here is (q, v); activations are not part of it yet */
+    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "rollout: actuators with dynamics (na = %d) are not supported", model->na);
   if (np < 0 || (np > 0 && !params)) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "rollout: %d parameters need params", np);
   if (np > 0) {
     grit_status s = check_params(model, params, np, msg);
@@ -496,6 +498,8 @@ static grit_status check_inputs(const grit_model *model, const grit_trajectory *
                           "fit: options need segment_steps >= 1, max_iters >= 1 and positive finite tol, max_log_step, "
                           "position_sigma and velocity_sigma");
   const int nq = model->nq, nv = model->nv, nu = model->nu;
+  if (model->na > 0) /* the state here is (q, v); activations are not part of it yet */
+    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "fit: actuators with dynamics (na = %d) are not supported", model->na);
   for (int t = 0; t < ntraj; ++t) {
     const grit_trajectory *tr = &trajs[t];
     if (tr->nsteps < 1 || !tr->qpos || !tr->qvel)

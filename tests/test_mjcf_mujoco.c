@@ -235,9 +235,27 @@ static void compare_joints_actuators(const grit_model *gm, const mjModel *mm, co
   cr_assert_eq(grit_model_nu(gm), mm->nu, "%s: nu", file);
   for (int a = 0; a < mm->nu; ++a) {
     cr_assert_eq(gm->act_jnt[a], mm->actuator_trnid[2 * a], "%s: actuator %d joint", file, a);
-    const double gear = mm->actuator_gear[6 * a] * mm->actuator_gainprm[mjNGAIN * a];
-    cr_assert(fabs(gm->act_gear[a] - gear) <= TOL * fabs(gear), "%s: actuator %d gain x gear %.17g, MuJoCo %.17g",
-              file, a, gm->act_gear[a], gear);
+    const double gear = mm->actuator_gear[6 * a];
+    cr_assert(fabs(gm->act_gear[a] - gear) <= TOL * fabs(gear), "%s: actuator %d gear %.17g, MuJoCo %.17g", file, a,
+              gm->act_gear[a], gear);
+    cr_assert_eq(gm->act_dyntype[a], mm->actuator_dyntype[a], "%s: actuator %d dyntype", file, a);
+    cr_assert_eq(gm->act_gaintype[a], mm->actuator_gaintype[a], "%s: actuator %d gaintype", file, a);
+    cr_assert_eq(gm->act_biastype[a], mm->actuator_biastype[a], "%s: actuator %d biastype", file, a);
+    cr_assert(maxabs_diff(gm->act_gainprm + 3 * a, mm->actuator_gainprm + mjNGAIN * a, 3) <= TOL, "%s: actuator %d gainprm",
+              file, a);
+    if (mm->actuator_biastype[a] != mjBIAS_NONE)
+      cr_assert(maxabs_diff(gm->act_biasprm + 3 * a, mm->actuator_biasprm + mjNBIAS * a, 3) <= TOL,
+                "%s: actuator %d biasprm", file, a);
+    cr_assert_eq(gm->act_forcelimited[a], mm->actuator_forcelimited[a], "%s: actuator %d forcelimited", file, a);
+    cr_assert_eq(gm->act_actlimited[a], mm->actuator_actlimited[a], "%s: actuator %d actlimited", file, a);
+    if (mm->actuator_dyntype[a] == mjDYN_FILTER)
+      cr_assert(fabs(gm->act_dynprm[3 * a] - mm->actuator_dynprm[mjNDYN * a]) <= TOL, "%s: actuator %d dynprm", file, a);
+    if (mm->actuator_forcelimited[a])
+      cr_assert(maxabs_diff(gm->act_forcerange + 2 * a, mm->actuator_forcerange + 2 * a, 2) <= TOL,
+                "%s: actuator %d forcerange", file, a);
+    if (mm->actuator_actlimited[a])
+      cr_assert(maxabs_diff(gm->act_actrange + 2 * a, mm->actuator_actrange + 2 * a, 2) <= TOL,
+                "%s: actuator %d actrange", file, a);
     cr_assert_eq(gm->act_limited[a], mm->actuator_ctrllimited[a], "%s: actuator %d ctrllimited", file, a);
     if (mm->actuator_ctrllimited[a])
       cr_assert(maxabs_diff(gm->act_range + 2 * a, mm->actuator_ctrlrange + 2 * a, 2) <= TOL, "%s: actuator %d range",
@@ -246,24 +264,30 @@ static void compare_joints_actuators(const grit_model *gm, const mjModel *mm, co
 }
 
 static void compare_geoms(const grit_model *gm, grit_data *gd, const mjModel *mm, const mjData *md, const char *file) {
-  cr_assert_eq(grit_model_ngeom(gm), mm->ngeom, "%s: %d geoms, MuJoCo %d", file, grit_model_ngeom(gm), mm->ngeom);
+  /* grit leaves out the visual geometries (contype = conaffinity = 0): the others, in the same order */
+  int ncolliding = 0;
+  for (int g = 0; g < mm->ngeom; ++g) ncolliding += mm->geom_contype[g] || mm->geom_conaffinity[g];
+  cr_assert_eq(grit_model_ngeom(gm), ncolliding, "%s: %d geoms, MuJoCo %d colliding", file, grit_model_ngeom(gm),
+               ncolliding);
   static const int type_of[] = {[mjGEOM_PLANE] = GRIT_GEOM_PLANE,         [mjGEOM_SPHERE] = GRIT_GEOM_SPHERE,
                                 [mjGEOM_CAPSULE] = GRIT_GEOM_CAPSULE,     [mjGEOM_ELLIPSOID] = GRIT_GEOM_ELLIPSOID,
                                 [mjGEOM_CYLINDER] = GRIT_GEOM_CYLINDER,   [mjGEOM_BOX] = GRIT_GEOM_BOX};
   static const int nsize[] = {[GRIT_GEOM_PLANE] = 0,    [GRIT_GEOM_SPHERE] = 1, [GRIT_GEOM_CAPSULE] = 2,
                               [GRIT_GEOM_BOX] = 3,      [GRIT_GEOM_CYLINDER] = 2, [GRIT_GEOM_ELLIPSOID] = 3};
-  for (int g = 0; g < mm->ngeom; ++g) {
+  for (int g = 0, gg = -1; g < mm->ngeom; ++g) {
+    if (!mm->geom_contype[g] && !mm->geom_conaffinity[g]) continue;
+    ++gg;
     cr_assert(mm->geom_type[g] <= mjGEOM_BOX, "%s: geom %d has a type this test does not map", file, g);
-    const grit_shape *sh = &gm->geom_shape[g];
+    const grit_shape *sh = &gm->geom_shape[gg];
     cr_assert_eq((int)sh->type, type_of[mm->geom_type[g]], "%s: geom %d type", file, g);
     double e = maxabs_diff(sh->size, mm->geom_size + 3 * g, nsize[sh->type]);
     /* world pose: the grit body's pose composed with the geometry's frame in it */
     double bp[3], bq[4], R[9], p[3], q[4];
-    grit_body_pose(gd, gm->geom_body[g], bp, bq);
+    grit_body_pose(gd, gm->geom_body[gg], bp, bq);
     quat_to_mat(R, bq);
-    mju_mulMatVec(p, R, gm->geom_pos + 3 * g, 3, 3);
+    mju_mulMatVec(p, R, gm->geom_pos + 3 * gg, 3, 3);
     for (int i = 0; i < 3; ++i) p[i] += bp[i];
-    mju_mulQuat(q, bq, gm->geom_quat + 4 * g);
+    mju_mulQuat(q, bq, gm->geom_quat + 4 * gg);
     double xq[4];
     mju_mat2Quat(xq, md->geom_xmat + 9 * g);
     e = fmax(e, maxabs_diff(p, md->geom_xpos + 3 * g, 3));
@@ -271,9 +295,9 @@ static void compare_geoms(const grit_model *gm, grit_data *gd, const mjModel *mm
     track(&DEV.geom, e);
     cr_assert(e <= TOL, "%s: geom %d (%s) deviates by %.3g", file, g, mj_id2name(mm, mjOBJ_GEOM, g), e);
     if (mm->geom_condim[g] > 1)
-      cr_assert(gm->geom_friction[g] == mm->geom_friction[3 * g], "%s: geom %d friction", file, g);
-    cr_assert_eq((int)gm->geom_contype[g], mm->geom_contype[g], "%s: geom %d contype", file, g);
-    cr_assert_eq((int)gm->geom_conaffinity[g], mm->geom_conaffinity[g], "%s: geom %d conaffinity", file, g);
+      cr_assert(gm->geom_friction[gg] == mm->geom_friction[3 * g], "%s: geom %d friction", file, g);
+    cr_assert_eq((int)gm->geom_contype[gg], mm->geom_contype[g], "%s: geom %d contype", file, g);
+    cr_assert_eq((int)gm->geom_conaffinity[gg], mm->geom_conaffinity[g], "%s: geom %d conaffinity", file, g);
   }
 }
 
@@ -348,6 +372,9 @@ Test(mjcf_mujoco, inertia_from_geometries_and_inertial) {
 }
 
 Test(mjcf_mujoco, general_actuators_and_folded_bodies) { compare_file("tests/mjcf/general.xml", "hand"); }
+
+/* Every actuator kind and its class (issue 25): types, gains, biases, limits as MuJoCo compiles them. */
+Test(mjcf_mujoco, actuator_kinds_and_classes) { compare_file("tests/mjcf/actuators.xml", NULL); }
 
 Test(mjcf_mujoco, example_arm7) { compare_file("examples/models/arm7.xml", "link1 link2 link3 link6 link7"); }
 

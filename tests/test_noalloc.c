@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "grit/grit.h"
+#include "actuation_scene.h"
 #include "test_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -181,5 +182,32 @@ Test(noalloc, constrained_step_with_active_joint_limits) {
   cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
   grit_builder_free(b);
   check_model(m, "12-link chain with joint limits");
+  grit_model_free(m);
+}
+
+/* Actuators of every kind (servos implicit in the step, activations in the state), through the step,
+ * its derivatives and grit_linearize. */
+Test(noalloc, actuated_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  grit_model *m = as_build(2e-3);
+  cr_assert(m);
+  check_model(m, "actuated 4-link chain");
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m) + grit_model_na(m);
+  double x[10], u[AS_NU], *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * AS_NU), sizeof *B);
+  as_state(x, x + 4, x + 8, u);
+  cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+    bad |= grit_linearize(d, x, u, A, B) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%ld allocation calls in the actuated step and derivatives", n);
+  free(A), free(B);
+  grit_data_free(d);
   grit_model_free(m);
 }

@@ -357,7 +357,7 @@ static int command_sim_or_bench(const args *a) {
     fputc('\n', csv);
   }
   double *dtimes = NULL, *A = NULL, *B = NULL;
-  const size_t nx = 2 * (size_t)grit_model_nv(m);
+  const size_t nx = 2 * (size_t)grit_model_nv(m) + (size_t)grit_model_na(m); /* x = (q, v, act) */
   if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
     fprintf(stderr, "grit: error: out of memory\n");
     rc = EXIT_MODEL;
@@ -452,7 +452,8 @@ static void json_matrix(const char *name, const double *x, int r, int c) {
 }
 
 /* One step from the prepared state: x+ relative to qref in the tangent space into out (2 nv). */
-static int fd_step(const args *a, const double *q, const double *v, const double *u, const double *qref, double *out) {
+static int fd_step(const args *a, const double *q, const double *v, const double *act, const double *u,
+                   const double *qref, double *out) {
   grit_model *m;
   grit_data *d;
   args b = *a;
@@ -462,15 +463,16 @@ static int fd_step(const args *a, const double *q, const double *v, const double
   if (rc) return rc;
   grit_step_settings st = grit_data_step_settings(d);
   st.rel_tol = 1e-10;
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), na = grit_model_na(m);
   if (grit_data_set_step_settings(d, &st) != GRIT_OK || grit_data_set_qpos(d, q, nq) != GRIT_OK ||
       grit_data_set_qvel(d, v, nv) != GRIT_OK || (nu && grit_data_set_ctrl(d, u, nu) != GRIT_OK) ||
-      grit_step(d) != GRIT_OK) {
+      (na && grit_data_set_act(d, act, na) != GRIT_OK) || grit_step(d) != GRIT_OK) {
     fprintf(stderr, "grit: error: a finite-difference step failed: %s\n", grit_data_last_error(d));
     rc = EXIT_MODEL;
   } else {
     grit_position_difference(m, qref, grit_data_qpos(d), out);
     memcpy(out + nv, grit_data_qvel(d), sizeof(double) * (size_t)nv);
+    if (na) memcpy(out + 2 * nv, grit_data_act(d), sizeof(double) * (size_t)na);
   }
   grit_data_free(d);
   grit_model_free(m);
@@ -478,32 +480,39 @@ static int fd_step(const args *a, const double *q, const double *v, const double
 }
 
 /* Central differences of the step for the columns of A and B; writes the relative Frobenius errors. */
-static int check_jacobians(const args *a, const grit_model *m, const double *q0, const double *v0, const double *u0,
-                           const double *qref, const double *A, const double *B, double *errA, double *errB) {
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+static int check_jacobians(const args *a, const grit_model *m, const double *q0, const double *v0, const double *act0,
+                           const double *u0, const double *qref, const double *A, const double *B, double *errA,
+                           double *errB) {
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), na = grit_model_na(m),
+            nx = 2 * nv + na;
   double *qp = malloc(sizeof(double) * (size_t)(nq + 1)), *vp = malloc(sizeof(double) * (size_t)(nv + 1));
   double *up = malloc(sizeof(double) * (size_t)(nu + 1)), *xp = malloc(sizeof(double) * (size_t)(nx + 1));
   double *xm = malloc(sizeof(double) * (size_t)(nx + 1)), *e = calloc((size_t)nv + 1, sizeof(double));
+  double *ap = malloc(sizeof(double) * (size_t)(na + 1));
   double num[2] = {0, 0}, den[2] = {0, 0};
-  int rc = (!qp || !vp || !up || !xp || !xm || !e) ? EXIT_MODEL : 0;
+  int rc = (!qp || !vp || !up || !xp || !xm || !e || !ap) ? EXIT_MODEL : 0;
   for (int col = 0; !rc && col < nx + nu; ++col) {
     double h = 1e-6;
     for (int sgn = -1; sgn <= 1 && !rc; sgn += 2) {
       memcpy(qp, q0, sizeof(double) * (size_t)nq);
       memcpy(vp, v0, sizeof(double) * (size_t)nv);
+      if (na) memcpy(ap, act0, sizeof(double) * (size_t)na);
       if (nu) memcpy(up, u0, sizeof(double) * (size_t)nu);
       if (col < nv) {
         e[col] = sgn * h;
         grit_integrate_positions(m, qp, e, 1.0);
         e[col] = 0;
-      } else if (col < nx) {
+      } else if (col < 2 * nv) {
         h = 1e-6 * fmax(1.0, fabs(v0[col - nv]));
         vp[col - nv] += sgn * h;
+      } else if (col < nx) {
+        h = 1e-6 * fmax(1.0, fabs(act0[col - 2 * nv]));
+        ap[col - 2 * nv] += sgn * h;
       } else {
         h = 1e-6 * fmax(1.0, fabs(u0[col - nx]));
         up[col - nx] += sgn * h;
       }
-      rc = fd_step(a, qp, vp, up, qref, sgn > 0 ? xp : xm);
+      rc = fd_step(a, qp, vp, ap, up, qref, sgn > 0 ? xp : xm);
     }
     for (int i = 0; !rc && i < nx; ++i) {
       const double fd = (xp[i] - xm[i]) / (2 * h), an = col < nx ? A[(size_t)i * nx + col] : B[(size_t)i * nu + col - nx];
@@ -513,7 +522,7 @@ static int check_jacobians(const args *a, const grit_model *m, const double *q0,
   }
   *errA = den[0] > 0 ? sqrt(num[0] / den[0]) : sqrt(num[0]);
   *errB = den[1] > 0 ? sqrt(num[1] / den[1]) : sqrt(num[1]);
-  free(qp), free(vp), free(up), free(xp), free(xm), free(e);
+  free(qp), free(vp), free(up), free(xp), free(xm), free(e), free(ap);
   if (rc == EXIT_MODEL && !qp) fprintf(stderr, "grit: error: out of memory\n");
   return rc;
 }
@@ -527,11 +536,13 @@ static int command_deriv(const args *a) {
     grit_model_free(m);
     return rc;
   }
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), na = grit_model_na(m),
+            nx = 2 * nv + na; /* x = (q, v, act) */
   double *A = calloc((size_t)nx * nx + 1, sizeof(double)), *B = calloc((size_t)nx * nu + 1, sizeof(double));
+  double *act0 = calloc((size_t)na + 1, sizeof(double));
   double *q0 = malloc(sizeof(double) * (size_t)(nq + 1)), *v0 = malloc(sizeof(double) * (size_t)(nv + 1));
   double *u0 = malloc(sizeof(double) * (size_t)(nu + 1)), *qref = malloc(sizeof(double) * (size_t)(nq + 1));
-  if (!A || !B || !q0 || !v0 || !u0 || !qref) {
+  if (!A || !B || !q0 || !v0 || !u0 || !qref || !act0) {
     fprintf(stderr, "grit: error: out of memory\n");
     rc = EXIT_MODEL;
   }
@@ -544,6 +555,7 @@ static int command_deriv(const args *a) {
     memcpy(q0, grit_data_qpos(d), sizeof(double) * (size_t)nq);
     memcpy(v0, grit_data_qvel(d), sizeof(double) * (size_t)nv);
     if (nu) memcpy(u0, grit_data_ctrl(d), sizeof(double) * (size_t)nu);
+    if (na) memcpy(act0, grit_data_act(d), sizeof(double) * (size_t)na);
     grit_status s = grit_step(d);
     if (s == GRIT_OK) s = grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL);
     if (s != GRIT_OK) {
@@ -553,16 +565,17 @@ static int command_deriv(const args *a) {
     memcpy(qref, grit_data_qpos(d), sizeof(double) * (size_t)nq);
   }
   double errA = 0, errB = 0;
-  if (!rc && a->check) rc = check_jacobians(a, m, q0, v0, u0, qref, A, B, &errA, &errB);
+  if (!rc && a->check) rc = check_jacobians(a, m, q0, v0, act0, u0, qref, A, B, &errA, &errB);
   if (!rc) {
     printf("{\"nq\":%d,\"nv\":%d,\"nu\":%d,", nq, nv, nu);
+    if (na) printf("\"na\":%d,", na);
     json_matrix("A", A, nx, nx);
     printf(",");
     json_matrix("B", B, nx, nu);
     if (a->check) printf(",\"check\":{\"fd_step\":1e-06,\"A_rel_err\":%.3g,\"B_rel_err\":%.3g}", errA, errB);
     printf("}\n");
   }
-  free(A), free(B), free(q0), free(v0), free(u0), free(qref);
+  free(A), free(B), free(q0), free(v0), free(u0), free(qref), free(act0);
   grit_data_free(d);
   grit_model_free(m);
   return rc;

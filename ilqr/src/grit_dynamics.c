@@ -7,7 +7,7 @@
 
 struct grit_ilqr_grit {
   const grit_model *model;
-  int horizon, nq, nv, nu;
+  int horizon, nq, nv, nu, na;
   grit_data **data; /* 2 x horizon: data[slot * horizon + k] */
   char msg[GRIT_MESSAGE_SIZE];
 };
@@ -39,6 +39,7 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   a->nq = grit_model_nq(model);
   a->nv = grit_model_nv(model);
   a->nu = grit_model_nu(model);
+  a->na = grit_model_na(model);
   for (int i = 0; i < 2 * horizon; ++i) {
     grit_status s = grit_data_create(model, &a->data[i]);
     if (s == GRIT_OK && settings) s = grit_data_set_step_settings(a->data[i], settings);
@@ -63,9 +64,10 @@ const char *grit_ilqr_grit_last_error(const grit_ilqr_grit *a) { return a ? a->m
 
 void grit_ilqr_grit_state(const grit_data *d, double *x) {
   const grit_model *m = grit_data_model(d);
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), na = grit_model_na(m);
   memcpy(x, grit_data_qpos(d), sizeof(double) * (size_t)nq);
   memcpy(x + nq, grit_data_qvel(d), sizeof(double) * (size_t)nv);
+  if (na > 0) memcpy(x + nq + nv, grit_data_act(d), sizeof(double) * (size_t)na);
 }
 
 static int step_cb(void *ctx, int slot, int k, const double *x, const double *u, double *x_next) {
@@ -75,6 +77,7 @@ static int step_cb(void *ctx, int slot, int k, const double *x, const double *u,
   if (!d) s = GRIT_ERR_INVALID_ARGUMENT;
   if (!s) s = grit_data_set_qpos(d, x, a->nq);
   if (!s) s = grit_data_set_qvel(d, x + a->nq, a->nv);
+  if (!s && a->na > 0) s = grit_data_set_act(d, x + a->nq + a->nv, a->na);
   if (!s) s = grit_data_set_ctrl(d, u, a->nu);
   if (!s) s = grit_step(d);
   if (s) {
@@ -98,15 +101,15 @@ static int jacobians_cb(void *ctx, int slot, int k, int thread, const double *x,
 static void difference_cb(void *ctx, const double *xa, const double *xb, double *dx) {
   grit_ilqr_grit *a = ctx;
   grit_position_difference(a->model, xa, xb, dx);
-  for (int i = 0; i < a->nv; ++i) dx[a->nv + i] = xb[a->nq + i] - xa[a->nq + i];
+  for (int i = 0; i < a->nv + a->na; ++i) dx[a->nv + i] = xb[a->nq + i] - xa[a->nq + i]; /* v, then act */
 }
 
 grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *a) {
   grit_ilqr_dynamics d;
   memset(&d, 0, sizeof d);
   if (!a) return d;
-  d.nx = a->nq + a->nv;
-  d.ndx = 2 * a->nv;
+  d.nx = a->nq + a->nv + a->na; /* x = (q, v, act) */
+  d.ndx = 2 * a->nv + a->na;
   d.nu = a->nu;
   d.ctx = a;
   d.step = step_cb;

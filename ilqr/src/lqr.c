@@ -237,11 +237,12 @@ grit_status grit_ilqr_lqr_linearize_trajectory(grit_data *data, int horizon, con
   const int nq = grit_model_nq(model), nv = grit_model_nv(model), nu = grit_model_nu(model);
   if (nu > 0 && (!us || !B))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "lqr: linearize_trajectory needs us and B (nu = %d)", nu);
-  const size_t n = 2 * (size_t)nv;
+  const int na = grit_model_na(model); /* activations: x = (q, v, act), n = 2 nv + na */
+  const size_t n = 2 * (size_t)nv + (size_t)na;
   for (int k = 0; k < horizon; ++k) {
     const double *uk = nu > 0 ? us + (size_t)k * (size_t)nu : NULL;
     double *Bk = nu > 0 ? B + (size_t)k * n * (size_t)nu : NULL;
-    grit_status s = grit_linearize(data, xs + (size_t)k * (size_t)(nq + nv), uk, A + (size_t)k * n * n, Bk);
+    grit_status s = grit_linearize(data, xs + (size_t)k * (size_t)(nq + nv + na), uk, A + (size_t)k * n * n, Bk);
     if (s != GRIT_OK) return grit_ilqr_fail(msg, s, "lqr: knot %d: %s", k, grit_data_last_error(data));
   }
   return GRIT_OK;

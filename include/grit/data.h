@@ -38,6 +38,12 @@ const double *grit_data_qvel(const grit_data *data);
 const double *grit_data_ctrl(const grit_data *data);
 double grit_data_time(const grit_data *data);
 
+/* The activations of the actuators with dynamics (grit_model_na numbers, in actuator order; the third
+ * part of the state x = (q, v, act) when na > 0, docs/conventions.md). Reset sets them to 0. n must
+ * equal na; every value finite. */
+grit_status grit_data_set_act(grit_data *data, const double *act, int n);
+const double *grit_data_act(const grit_data *data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,9 @@
  *
  * The state is x = (q, v); its perturbations live in the tangent space of dimension 2 nv: dq (nv) then
  * dv (nv), with q (+) dq the exponential map for quaternions (body frame), as MuJoCo's
- * mjd_transitionFD. Matrices are row-major. */
+ * mjd_transitionFD. A model with activations (actuators with dynamics, na = grit_model_na > 0) has the
+ * state x = (q, v, act) and tangent dimension nx = 2 nv + na: dq, dv, then dact (docs/conventions.md).
+ * Matrices are row-major. */
 #ifndef GRIT_DERIVATIVES_H
 #define GRIT_DERIVATIVES_H
 
@@ -33,7 +35,7 @@ typedef struct grit_param {
 } grit_param;
 
 /* The Jacobians of the LAST step grit_step performed on this data, at its starting state x0, controls
- * u and parameters: A = dx+/dx0 (2nv x 2nv), B = dx+/du (2nv x nu), P = dx+/dparams (2nv x np) for the
+ * u and parameters: A = dx+/dx0 (nx x nx), B = dx+/du (nx x nu), P = dx+/dparams (nx x np) for the
  * np parameters listed in params. Any output may be NULL (then it is not computed). The step's own
  * inputs are kept, so setting the state or controls after the step does not change the result. Fails
  * with GRIT_ERR_STATE if no step was taken since the data was created or reset.

@@ -37,6 +37,13 @@ grit_status grit_mass_matrix(grit_data *data, double *M);
  * M dv/dt + c = applied forces. Computes kinematics first. */
 grit_status grit_bias_forces(grit_data *data, double *c);
 
+/* The actuators' scalar forces f (nu numbers) at the data's state, controls and activations, as MuJoCo
+ * 2.2.2 defines them (its actuator_force): gain(l, l') w + bias(l, l'), w the clamped control or the
+ * activation, clamped to force_range when force_limited (docs/actuation.md). The generalized force of
+ * actuator a is gear * f[a] on its joint's dof. This is the force at the state; a step applies it with
+ * the servos' slopes implicit (at O(dt) from it). */
+grit_status grit_actuator_forces(grit_data *data, double *force);
+
 /* The free-motion velocity v* of one time step from the data's state and controls: the velocity the
  * step would produce without contacts or limits (damping and springs implicit; seed 000 eq. 1-2). */
 grit_status grit_free_motion_velocity(grit_data *data, double *vstar);

@@ -14,9 +14,10 @@
 extern "C" {
 #endif
 
-/* Sets the data's state to x = (q, v) (nq + nv numbers) and its controls to u (nu numbers; may be NULL
- * when nu = 0), takes one grit_step and writes its Jacobians A = dx+/dx (2nv x 2nv) and B = dx+/du
- * (2nv x nu), row-major; A or B may be NULL (not computed).
+/* Sets the data's state to x = (q, v) (nq + nv numbers), or x = (q, v, act) (nq + nv + na numbers) for a
+ * model with activations (na = grit_model_na > 0), and its controls to u (nu numbers; may be NULL
+ * when nu = 0), takes one grit_step and writes its Jacobians A = dx+/dx (nx x nx, nx = 2nv + na) and
+ * B = dx+/du (nx x nu), row-major; A or B may be NULL (not computed).
  *
  * On success the data has taken that step: its state is x+ = f(x, u) (read it with grit_data_qpos and
  * grit_data_qvel), its time has advanced by the timestep, and its contacts and statistics are those of

@@ -45,6 +45,7 @@ typedef struct grit_mjcf_key {
   double *qpos;                   /* nq numbers */
   double *qvel;                   /* nv numbers */
   double *ctrl;                   /* nu numbers (NULL when nu = 0) */
+  double *act;                    /* na activations (NULL when na = 0; zero when the key has none) */
 } grit_mjcf_key;
 
 /* What a load found besides the model. Filled completely by the loaders (no initialization needed);
@@ -60,6 +61,7 @@ typedef struct grit_mjcf_info {
                 bodies without joints and mass are folded into their parents) */
   grit_step_settings settings; /* grit's defaults, changed by grit_contact_model, grit_stiction_tolerance,
                                   grit_rel_tol and grit_max_newton_iters in <custom> */
+  int na;                      /* the size of the keys' act arrays (actuator activations) */
 } grit_mjcf_info;
 
 /* Changes applied while loading (so the model is compiled once, with them). A field left at its value
@@ -74,6 +76,8 @@ typedef struct grit_mjcf_load_options {
                          (tendons, equality constraints, actuators other than motors, ...) is an error
                          (GRIT_ERR_UNSUPPORTED) naming the element and line; 1: it is ignored with a
                          warning, and the model is the file's system without it */
+  int explicit_actuation; /* nonzero: grit_options.explicit_actuation (MuJoCo's Euler treatment of the
+                             actuators); default 0 */
 } grit_mjcf_load_options;
 
 grit_mjcf_load_options grit_mjcf_default_load_options(void);

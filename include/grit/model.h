@@ -66,13 +66,52 @@ typedef struct grit_joint_def {
   double qpos0;          /* reference position of hinge/slide coordinate (default 0) */
 } grit_joint_def;
 
-/* A direct force/torque actuator on a hinge or slide joint: generalized force gear * clamp(u). */
+/* Actuator transmission, dynamics, gain and bias types (MuJoCo 2.2.2's mjtTrn, mjtDyn, mjtGain, mjtBias
+ * subsets; docs/actuation.md). */
+typedef enum grit_actuator_trn {
+  GRIT_TRN_JOINT = 0,  /* a hinge or slide joint: length gear * q, moment gear */
+  GRIT_TRN_TENDON = 1  /* a tendon (length gear * L(q)); needs the model's tendons (an error without) */
+} grit_actuator_trn;
+typedef enum grit_actuator_dyn {
+  GRIT_DYN_NONE = 0,       /* the force's input is the (clamped) control itself */
+  GRIT_DYN_INTEGRATOR = 1, /* an activation a with da/dt = u */
+  GRIT_DYN_FILTER = 2      /* an activation a with da/dt = (u - a) / dynprm[0] */
+} grit_actuator_dyn;
+typedef enum grit_actuator_gain {
+  GRIT_GAIN_FIXED = 0,  /* gain = gainprm[0] */
+  GRIT_GAIN_AFFINE = 1  /* gain = gainprm[0] + gainprm[1] length + gainprm[2] velocity */
+} grit_actuator_gain;
+typedef enum grit_actuator_bias {
+  GRIT_BIAS_NONE = 0,   /* bias = 0 */
+  GRIT_BIAS_AFFINE = 1  /* bias = biasprm[0] + biasprm[1] length + biasprm[2] velocity */
+} grit_actuator_bias;
+
+/* An actuator, as MuJoCo 2.2.2 defines one: scalar force f = gain * w + bias, with w the clamped control
+ * (dyntype NONE) or the activation (INTEGRATOR, FILTER), clamped to force_range if force_limited, applied
+ * through the transmission as the generalized force gear * f on the joint's dof. The defaults are a
+ * direct motor (gain 1, no bias, no dynamics): code that sets only joint, gear and ctrl_* keeps its
+ * meaning. A position servo is gainprm[0] = kp, bias AFFINE with biasprm = (0, -kp, -kv); a velocity
+ * servo gainprm[0] = kv, biasprm = (0, 0, -kv). The stabilizing slopes of the bias (biasprm[1],
+ * biasprm[2] <= 0) are implicit in the step, like joint springs and damping (docs/actuation.md). */
 typedef struct grit_actuator_def {
   const char *name;      /* optional, copied; unique if given */
-  int joint;             /* index of the actuated joint (hinge or slide) */
+  int joint;             /* index of the actuated joint (hinge or slide), for trntype JOINT */
   double gear;           /* transmission ratio, default 1 */
   int ctrl_limited;      /* nonzero: the control is clamped to ctrl_range (effort limit) */
   double ctrl_range[2];  /* control limits, ctrl_range[0] < ctrl_range[1] */
+  /* added with issue 25; the defaults keep the motor above */
+  grit_actuator_trn trntype;  /* default JOINT */
+  int tendon;                 /* the tendon's index, for trntype TENDON */
+  grit_actuator_dyn dyntype;  /* default NONE */
+  grit_actuator_gain gaintype;/* default FIXED */
+  grit_actuator_bias biastype;/* default NONE */
+  double dynprm[3];           /* FILTER: dynprm[0] = time constant tau > 0, s; default (1, 0, 0) */
+  double gainprm[3];          /* default (1, 0, 0) */
+  double biasprm[3];          /* default (0, 0, 0) */
+  int force_limited;          /* nonzero: the force f is clamped to force_range */
+  double force_range[2];      /* force_range[0] <= force_range[1] */
+  int act_limited;            /* nonzero: the activation is clamped to act_range after each step */
+  double act_range[2];        /* act_range[0] <= act_range[1] */
 } grit_actuator_def;
 
 /* A collision geometry attached to a body (or to the world, body 0) with a pose in the body frame,
@@ -109,6 +148,9 @@ typedef struct grit_options {
                              the first-order model phi0 + dt v_n does the rest */
   int max_contacts;       /* capacity of the contact workspace (> 0), or 0 for automatic:
                              16 per geometry + 64; a step that finds more reports GRIT_ERR_CAPACITY */
+  int explicit_actuation; /* nonzero: every actuator force explicit at the step's start (q0, v0), as
+                             MuJoCo 2.2.2's Euler integrator; default 0: the servos' stabilizing slopes
+                             implicit in the step (docs/actuation.md) */
 } grit_options;
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the
@@ -166,6 +208,7 @@ void grit_model_free(grit_model *model); /* NULL is allowed */
 int grit_model_nq(const grit_model *m);     /* number of position coordinates */
 int grit_model_nv(const grit_model *m);     /* number of velocity coordinates (degrees of freedom) */
 int grit_model_nu(const grit_model *m);     /* number of actuators (controls) */
+int grit_model_na(const grit_model *m);     /* number of activations (actuators with dynamics) */
 int grit_model_nbody(const grit_model *m);  /* number of bodies, including the world body 0 */
 int grit_model_njoint(const grit_model *m); /* number of joints */
 int grit_model_ntree(const grit_model *m);  /* number of kinematic trees (children of the world) */

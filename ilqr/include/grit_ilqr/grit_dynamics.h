@@ -1,7 +1,8 @@
 /* grit_ilqr/grit_dynamics.h — grit's time step as iLQR dynamics.
  *
  * The state is x = (q, v): nx = nq + nv numbers, with tangent space dx = (dq, dv) of 2 nv (quaternions
- * perturbed in the body frame, grit_position_difference), the convention of grit_step_derivatives. The
+ * perturbed in the body frame, grit_position_difference), the convention of grit_step_derivatives; with
+ * actuator activations (na = grit_model_na > 0) x = (q, v, act), nx = nq + nv + na, ndx = 2 nv + na. The
  * controls are grit's u (nu). One step is grit_step; its Jacobians come from grit_step_derivatives,
  * with the factorization the step kept: the adapter keeps one grit_data per knot and rollout slot, so
  * the Jacobians of a rollout need no second step and are computed on several threads at once. */
@@ -27,7 +28,7 @@ void grit_ilqr_grit_free(grit_ilqr_grit *adapter); /* NULL is allowed */
 /* The dynamics for grit_ilqr_problem (valid while the adapter lives). */
 grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *adapter);
 
-/* x = (q, v) of a data's current state, into x (nq + nv numbers). */
+/* x = (q, v) of a data's current state, into x (nq + nv numbers), or (q, v, act) (nq + nv + na) with activations. */
 void grit_ilqr_grit_state(const grit_data *data, double *x);
 
 /* The grit data that took the step of knot k in rollout slot `slot` (e.g. to read its contacts). */

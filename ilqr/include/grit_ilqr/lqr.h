@@ -82,9 +82,9 @@ grit_status grit_ilqr_lqr_closed_loop_radius(int n, int m, const double *A, cons
                                              double *radius, char *msg);
 
 /* grit's Jacobians along a trajectory, for grit_ilqr_lqr_time_varying: for k = 0..horizon-1, A_k and
- * B_k of the step from x_k = xs + k (nq + nv) with u_k = us + k nu, by grit_linearize on `data` (whose
- * state ends as the last step left it). A (horizon x 2nv x 2nv), B (horizon x 2nv x nu; us and B may be
- * NULL when nu = 0). On error the message names the knot and grit's reason. */
+ * B_k of the step from x_k = xs + k (nq + nv + na) with u_k = us + k nu, by grit_linearize on `data`
+ * (whose state ends as the last step left it). A (horizon x n x n), B (horizon x n x nu; us and B may be
+ * NULL when nu = 0), n = 2nv + na (na = 0 without actuator activations: x = (q, v)). On error the message names the knot and grit's reason. */
 grit_status grit_ilqr_lqr_linearize_trajectory(grit_data *data, int horizon, const double *xs, const double *us,
                                                double *A, double *B, char *msg);
 

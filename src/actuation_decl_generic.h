@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* actuation_decl_generic.h — prototypes of the scalar-generic actuation (actuation_generic.h),
+ * instantiated by actuation.h for double and for grit_dual. */
+
+/* w[a] = the input of actuator a's force: its activation (dyntype INTEGRATOR, FILTER) or its control,
+ * clamped to ctrl_range when ctrl_limited (NONE). ctrl (nu), act (na), w (nu). */
+void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS *act, GS *w);
+
+/* Adds the actuators' generalized forces for the step to force (nv): gear * f with f = gain(q0, v0) w +
+ * bias, the stabilizing slopes of the bias taken at the predicted position q0 + h v0 (their h and h^2
+ * terms are in A, grit_actuator_operator), a saturated actuator's force clamped and explicit. */
+void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h, GS *force);
+
+/* Adds the implicit actuators' terms h kv + h^2 kq (grit_actuator_slopes) to the implicit operator A
+ * (tree blocks), at the step's start (q0, v0) and inputs w (double values: they choose the implicit
+ * actuators). */
+void GS_NAME(grit_actuator_operator)(const grit_model *m, const double *q0, const double *v0, const double *w, double h,
+                                     GS *A);
+
+/* The activations after a step of h from act with controls ctrl: act + h da/dt (explicit, as MuJoCo
+ * 2.2.2's Euler), da/dt = u (INTEGRATOR) or (u - act) / tau (FILTER) with u the clamped control, then
+ * clamped to act_range when act_limited. act, out (na); out may not alias act. */
+void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const GS *act, double h, GS *out);

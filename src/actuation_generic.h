@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* actuation_generic.h — the actuators' forces, implicit terms and activation update, written once for
+ * any scalar type; included by actuation.c once per scalar (double, grit_dual). docs/actuation.md. */
+
+/* Actuator a's force gain(l, l') w + bias(l, l'), unclamped: the one formula of MuJoCo 2.2.2's model. */
+static inline GS GS_NAME(actuator_raw)(const grit_model *m, int a, GS len, GS vel, GS w) {
+  const double *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
+  GS gain = GS_C(gp[0]), f;
+  if (m->act_gaintype[a] == GRIT_GAIN_AFFINE) gain = GS_ADDC(GS_ADD(GS_SCALE(len, gp[1]), GS_SCALE(vel, gp[2])), gp[0]);
+  f = GS_MUL(gain, w);
+  if (m->act_biastype[a] == GRIT_BIAS_AFFINE) f = GS_ADD(f, GS_ADDC(GS_ADD(GS_SCALE(len, bp[1]), GS_SCALE(vel, bp[2])), bp[0]));
+  return f;
+}
+
+void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS *act, GS *w) {
+  for (int a = 0; a < m->nu; ++a) {
+    if (m->act_actadr[a] >= 0) {
+      w[a] = act[m->act_actadr[a]];
+      continue;
+    }
+    GS u = ctrl[a];
+    if (m->act_limited[a]) u = GS_FMIN(GS_FMAX(u, GS_C(m->act_range[2 * a])), GS_C(m->act_range[2 * a + 1]));
+    w[a] = u;
+  }
+}
+
+void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h, GS *force) {
+  for (int a = 0; a < m->nu; ++a) {
+    const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
+    const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+    const GS vel = GS_SCALE(v0[d], g);
+    GS f = GS_NAME(actuator_raw)(m, a, GS_SCALE(q0[qa], g), vel, w[a]);
+    if (grit_actuator_implicit(m, a, GS_V(q0[qa]), GS_V(v0[d]), GS_V(w[a]))) {
+      /* the stiffness at the predicted length len + h vel: its h^2 term is in A */
+      if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+    } else if (m->act_forcelimited[a]) { /* saturated (or explicit_actuation): clamped, explicit */
+      f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
+    }
+    force[d] = GS_FMA(f, GS_C(g), force[d]);
+  }
+}
+
+void GS_NAME(grit_actuator_operator)(const grit_model *m, const double *q0, const double *v0, const double *w, double h,
+                                     GS *A) {
+  for (int a = 0; a < m->nu; ++a) {
+    const int d = m->act_dof[a];
+    if (!grit_actuator_implicit(m, a, q0[m->jnt_qposadr[m->act_jnt[a]]], v0[d], w[a])) continue;
+    double kq, kv;
+    grit_actuator_slopes(m, a, &kq, &kv);
+    if (kq == 0.0 && kv == 0.0) continue;
+    const int t = m->dof_tree[d], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    GS *add = A + m->tree_madr[t] + (d - adr) * n + (d - adr);
+    *add = GS_ADDC(*add, h * kv + h * h * kq);
+  }
+}
+
+void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const GS *act, double h, GS *out) {
+  for (int a = 0; a < m->nu; ++a) {
+    const int k = m->act_actadr[a];
+    if (k < 0) continue;
+    GS u = ctrl[a], rate;
+    if (m->act_limited[a]) u = GS_FMIN(GS_FMAX(u, GS_C(m->act_range[2 * a])), GS_C(m->act_range[2 * a + 1]));
+    if (m->act_dyntype[a] == GRIT_DYN_FILTER)
+      rate = GS_SCALE(GS_SUB(u, act[k]), 1.0 / m->act_dynprm[3 * a]);
+    else
+      rate = u;
+    GS x = GS_FMA(rate, GS_C(h), act[k]);
+    if (m->act_actlimited[a]) x = GS_FMIN(GS_FMAX(x, GS_C(m->act_actrange[2 * a])), GS_C(m->act_actrange[2 * a + 1]));
+    out[k] = x;
+  }
+}
