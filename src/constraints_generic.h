@@ -42,20 +42,38 @@ GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntr
  * beta time steps; beta = 1. */
 #define GRIT_NEAR_RIGID_FACTOR (1.0 / (4.0 * 3.14159265358979323846 * 3.14159265358979323846))
 
+/* The Delassus estimate that the friction regularizations use: w, but no more than the value at which
+ * the regularized stiction velocity sigma w mu gamma_ref under the contact's static load gamma_ref =
+ * dt k (-phi0)+ reaches the stiction tolerance v_s. w is the inverse mass of the contact's own bodies;
+ * when the contact carries the weight of heavier bodies (a 1e3 kg box on a 1e-3 kg one), sigma w mu
+ * gamma_ref would let it creep at metres per second (docs/contact.md, "Extreme mass ratios"). */
+static inline GS GS_NAME(friction_w)(GS w, double dt, const grit_step_settings *st,
+                                     const GS_NAME(grit_contact_params) * p) {
+  GS load = GS_MUL(GS_MUL(p->mu, GS_SCALE(p->k, dt)), GS_FMAX(GS_NEG(p->phi0), GS_C(0.0)));
+  if (!(GS_V(load) > 0.0)) return w;
+  GS cap = GS_DIV(GS_C(st->stiction_tolerance / st->sigma), load);
+  return GS_FMIN(w, cap);
+}
+
 void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_settings *st,
                                    GS_NAME(grit_contact_params) * p) {
   switch (kind) {
     case GRIT_CONSTRAINT_SAP: {
       GS dtau = GS_ADDC(p->tau_d, dt);
-      p->eps = GS_SCALE(w, st->sigma);
-      p->Rn = GS_FMAX(GS_SCALE(w, GRIT_NEAR_RIGID_FACTOR), GS_DIV(GS_C(1.0), GS_MUL(GS_SCALE(p->k, dt), dtau)));
+      p->eps = GS_SCALE(GS_NAME(friction_w)(w, dt, st, p), st->sigma);
+      /* The user's compliance, exactly: no near-rigid bound on contacts, whose stiffness is always
+         finite in grit (docs/contact.md, "Extreme mass ratios": the bound from the light body's w
+         softened a contact loaded by a heavy body a thousandfold). */
+      p->Rn = GS_DIV(GS_C(1.0), GS_MUL(GS_SCALE(p->k, dt), dtau));
       p->vhat = GS_NEG(GS_DIV(p->phi0, dtau));
       break;
     }
     case GRIT_CONSTRAINT_LAGGED:
       p->eps = GS_C(st->stiction_tolerance);
-      if (st->regularize_lagged)
-        p->eps = GS_FMAX(p->eps, GS_MUL(GS_SCALE(w, st->sigma), GS_MUL(p->mu, p->gn0)));
+      if (st->regularize_lagged) {
+        GS we = GS_NAME(friction_w)(w, dt, st, p);
+        p->eps = GS_FMAX(p->eps, GS_MUL(GS_SCALE(we, st->sigma), GS_MUL(p->mu, p->gn0)));
+      }
       break;
     case GRIT_CONSTRAINT_SIMILAR:
       p->eps = GS_C(st->stiction_tolerance);

@@ -71,9 +71,11 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
                                      &d->solver, d->message);
   if (s == GRIT_OK) s = grit_collision_create(m, &d->collision, d->message);
   if (s == GRIT_OK) s = grit_deriv_ws_create(m, limits + contacts, &d->deriv);
+  if (s == GRIT_OK && !(d->variational = grit_variational_ws_create(m))) s = GRIT_ERR_OUT_OF_MEMORY;
   if (s != GRIT_OK) {
     grit_solver_free(d->solver);
     grit_collision_free(d->collision);
+    grit_deriv_ws_free(d->deriv);
     free(d->arena);
     free(d);
     return s;
@@ -92,6 +94,7 @@ void grit_data_free(grit_data *d) {
   grit_solver_free(d->solver);
   grit_collision_free(d->collision);
   grit_deriv_ws_free(d->deriv);
+  grit_variational_ws_free(d->variational);
   free(d->arena);
   free(d);
 }

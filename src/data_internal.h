@@ -9,6 +9,7 @@
 #include "grit/step.h"
 #include "kinematics.h"
 #include "solver.h"
+#include "variational.h"
 
 struct grit_data {
   const grit_model *model;
@@ -48,6 +49,8 @@ struct grit_data {
   double *vsol;           /* (nv) its solution */
   double *Aprev;          /* (nM) its implicit operator */
   grit_deriv_ws *deriv;   /* dual-number workspace */
+  grit_variational_ws *variational; /* the variational integrator's workspace (variational.h) */
+  int prev_integrator;    /* the integrator of the last step (its derivatives are Euler's only) */
 
   /* grit_linearize's copy of the state and controls it replaces, restored if it fails */
   double *qsave, *vsave, *usave; /* (nq, nv, nu) */

@@ -1058,6 +1058,10 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
   if (!d->has_prev)
     return grit_set_error(d->message, GRIT_ERR_STATE, "derivatives: no step was taken since creation or reset");
+  if (d->prev_integrator != GRIT_INTEGRATOR_EULER)
+    return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
+                          "derivatives: the last step used the variational integrator; its Jacobians are not "
+                          "implemented (use GRIT_INTEGRATOR_EULER)");
   if (np < 0 || (np > 0 && (!params || !P)))
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: %d parameters need params and P", np);
   for (int i = 0; i < np; ++i) {

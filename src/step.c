@@ -17,6 +17,7 @@
 #include "kinematics.h"
 #include "status_internal.h"
 #include "timing.h"
+#include "variational.h"
 
 grit_step_settings grit_default_step_settings(void) {
   grit_step_settings s;
@@ -29,6 +30,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.dense_max_nv = grit_solver_default_options().dense_max_nv;
   s.sparse_factor = GRIT_FACTOR_BLOCK;
   s.timing = 0;
+  s.integrator = GRIT_INTEGRATOR_EULER;
   return s;
 }
 
@@ -50,6 +52,9 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
   if (s->sparse_factor != GRIT_FACTOR_BLOCK && s->sparse_factor != GRIT_FACTOR_CHOLMOD)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown sparse_factor %d",
                           (int)s->sparse_factor);
+  if (s->integrator != GRIT_INTEGRATOR_EULER && s->integrator != GRIT_INTEGRATOR_VARIATIONAL)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown integrator %d",
+                          (int)s->integrator);
   d->settings = *s;
   return GRIT_OK;
 }
@@ -91,7 +96,8 @@ grit_status grit_step(grit_data *d) {
   if (tm) tk[0] = grit_clock_us();
 
   /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
-  grit_status s = grit_compute_free_motion(d);
+  grit_status s = d->settings.integrator == GRIT_INTEGRATOR_VARIATIONAL ? grit_variational_free_motion(d)
+                                                                         : grit_compute_free_motion(d);
   if (s != GRIT_OK) return s;
   if (tm) tk[1] = grit_clock_us();
 
@@ -132,6 +138,10 @@ grit_status grit_step(grit_data *d) {
   /* 7: q = q0 + h N(q0) v, on the manifold; commit only a finite result. */
   for (int i = 0; i < m->nq; ++i) d->qnext[i] = d->qpos[i];
   grit_kin_integrate(m, d->qnext, d->vnext, h);
+  if (d->settings.integrator == GRIT_INTEGRATOR_VARIATIONAL) {
+    s = grit_variational_end_velocity(d, d->qnext, d->vnext);
+    if (s != GRIT_OK) return s;
+  }
   for (int i = 0; i < m->nq; ++i)
     if (!isfinite(d->qnext[i]))
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "step: position %d became non-finite", i);
@@ -146,6 +156,7 @@ grit_status grit_step(grit_data *d) {
   memcpy(d->vsol, d->vnext, sizeof(double) * (size_t)m->nv);
   memcpy(d->Aprev, d->A, sizeof(double) * (size_t)m->nM);
   d->has_prev = 1;
+  d->prev_integrator = d->settings.integrator;
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = d->qnext[i];
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
   d->time += h;

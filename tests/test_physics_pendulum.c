@@ -294,3 +294,45 @@ Test(physics, free_body_angular_momentum_drift_is_second_order) {
               fast.drift / r.drift);
   cr_assert(fast.drift > r.drift);
 }
+
+/* ---------------------------------------------------------- 4. the variational integrator */
+
+/* With GRIT_INTEGRATOR_VARIATIONAL (the midpoint discrete Euler–Lagrange equations) the double
+ * pendulum's energy error is O(dt^2) and does not drift: over 10 s at dt = 1 ms it stays below 0.1 %
+ * of the available energy (the Euler step: 5 %) from both starts, and halving the step divides it by
+ * about 4. */
+static double variational_drift(double th1, double th2, double dt) {
+  grit_model *m = double_pendulum(dt);
+  grit_data *d = tu_data(m), *aux = tu_data(m);
+  grit_step_settings s = grit_default_step_settings();
+  s.integrator = GRIT_INTEGRATOR_VARIATIONAL;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double q0[2] = {th1, th2}, zero[2] = {0, 0};
+  grit_data_set_qpos(d, q0, 2);
+  const double E0 = energy_at(aux, q0, zero);
+  double worst = 0.0;
+  const long n = lround(10.0 / dt);
+  for (long k = 0; k < n; ++k) {
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    worst = fmax(worst, fabs(energy_at(aux, grit_data_qpos(d), grit_data_qvel(d)) - E0));
+  }
+  grit_data_free(d);
+  grit_data_free(aux);
+  grit_model_free(m);
+  return worst;
+}
+
+Test(physics, double_pendulum_variational_energy_is_second_order) {
+  const double start[2][2] = {{0.6, -0.4}, {TU_PI / 2, 0.0}};
+  for (int s = 0; s < 2; ++s) {
+    const double avail = available_energy(start[s][0], start[s][1]);
+    const double e = variational_drift(start[s][0], start[s][1], 1e-3);
+    cr_log_info("variational, from (%.3f, %.3f), dt = 1 ms, 10 s: max |E - E0| = %.3g J (%.4f%% of %.2f J)", start[s][0],
+                start[s][1], e, 100 * e / avail, avail);
+    cr_assert(e < 1e-3 * avail, "variational energy error %.4g J is %.4f%% of the available %.4g J", e, 100 * e / avail,
+              avail);
+  }
+  const double a = variational_drift(0.6, -0.4, 2e-3), b = variational_drift(0.6, -0.4, 1e-3);
+  cr_log_info("variational max energy error ratio dt=2ms / dt=1ms: %.3f (second order: 4)", a / b);
+  cr_assert(a / b > 3.5 && a / b < 4.5, "energy error ratio %.3f is not second order", a / b);
+}

@@ -2,7 +2,8 @@
  *
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
- *                      [--factor block|cholmod|dense] [--csv FILE] [--html FILE] [--quiet]
+ *                      [--factor block|cholmod|dense] [--integrator euler|variational]
+ *                      [--csv FILE] [--html FILE] [--quiet]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
@@ -43,6 +44,7 @@ static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
+    "                          [--integrator euler|variational]\n"
     "                          [--csv FILE] [--html FILE] [--quiet]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
@@ -55,6 +57,7 @@ typedef struct args {
   long steps, deriv_every;
   int contact; /* -1: from the file */
   int factor;  /* -1: the default; 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
+  int integrator; /* -1: the default (Euler); else a grit_integrator */
   int quiet, check, phases;
   grit_mjcf_load_options load;
 } args;
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, args *a) {
   a->steps = 1000;
   a->contact = -1;
   a->factor = -1;
+  a->integrator = -1;
   a->load = grit_mjcf_default_load_options();
   for (int i = 2; i < argc; ++i) {
     const char *o = argv[i];
@@ -150,6 +154,11 @@ static int parse_args(int argc, char **argv, args *a) {
       for (int k = 0; k < 3; ++k)
         if (!strcmp(v, names[k])) a->factor = k;
       if (a->factor < 0) return usage_error("--factor needs block, cholmod or dense, not '%s'", v);
+    } else if (!strcmp(o, "--integrator")) {
+      static const char *const names[] = {"euler", "variational"};
+      for (int k = 0; k < 2; ++k)
+        if (!strcmp(v, names[k])) a->integrator = k;
+      if (a->integrator < 0) return usage_error("--integrator needs euler or variational, not '%s'", v);
     } else if (!strcmp(o, "--key")) {
       a->key = v;
     } else if (!strcmp(o, "--qpos")) {
@@ -221,6 +230,7 @@ static int prepare(const args *a, grit_model **m, grit_data **d) {
   grit_step_settings st = info.settings;
   if (a->contact >= 0) st.contact_model = (grit_contact_model)a->contact;
   if (a->factor == 0) st.dense_max_nv = grit_model_nv(*m); /* dense at this size */
+  if (a->integrator >= 0) st.integrator = (grit_integrator)a->integrator;
   if (a->factor >= 1) st.dense_max_nv = 0, st.sparse_factor = a->factor == 2 ? GRIT_FACTOR_CHOLMOD : GRIT_FACTOR_BLOCK;
   if (!rc && grit_data_set_step_settings(*d, &st) != GRIT_OK) {
     fprintf(stderr, "grit: error: step settings rejected: %s\n", grit_data_last_error(*d));
@@ -265,7 +275,8 @@ static int cmp_double(const void *a, const void *b) {
 /* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL, and with
  * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
 static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *times, long *done, long *newton_sum,
-               int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10]) {
+               int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10],
+               grit_contact_diagnostics *diag) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
@@ -296,6 +307,11 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     grit_data_step_stats(d, &st);
     *newton_sum += st.newton_iters;
     if (st.newton_iters > *newton_max) *newton_max = st.newton_iters;
+    grit_contact_diagnostics g; /* seed 001's criteria: maxima over the run */
+    grit_data_step_diagnostics(d, &g);
+    diag->signorini_violation = fmax(diag->signorini_violation, g.signorini_violation);
+    diag->coulomb_violation = fmax(diag->coulomb_violation, g.coulomb_violation);
+    diag->dissipation_violation = fmax(diag->dissipation_violation, g.dissipation_violation);
     if (phase_sum) { /* with the step's timing on: sums of the phases, and of FLOPs per factorization */
       const double p[10] = {st.time_dynamics, st.time_collision, st.time_constraints, st.time_eval,
                             st.time_assembly, st.time_factor,   st.time_solve,       st.time_linesearch,
@@ -356,7 +372,9 @@ static int command_sim_or_bench(const args *a) {
     ss.timing = 1;
     grit_data_set_step_settings(d, &ss);
   }
-  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL);
+  grit_contact_diagnostics diag = {0};
+  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL,
+           &diag);
   const double wall = now() - t0;
   if (a->html && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) {
     fprintf(stderr, "grit: error: --html %s: %s\n", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
@@ -396,9 +414,11 @@ static int command_sim_or_bench(const args *a) {
     printf("}\n");
   } else {
     printf("{\"steps\":%ld,\"nq\":%d,\"nv\":%d,\"mean_newton_iters\":%.6g,\"max_newton_iters\":%d,"
-           "\"failed_steps\":%d,\"wall_s\":%.6g,\"step_us\":%.6g}\n",
+           "\"failed_steps\":%d,\"wall_s\":%.6g,\"step_us\":%.6g,\"signorini_violation_max\":%.6g,"
+           "\"coulomb_violation_max\":%.6g,\"dissipation_violation_max\":%.6g}\n",
            done, grit_model_nq(m), grit_model_nv(m), mean_newton, newton_max, failed, wall,
-           done ? 1e6 * wall / (double)done : 0.0);
+           done ? 1e6 * wall / (double)done : 0.0, diag.signorini_violation, diag.coulomb_violation,
+           diag.dissipation_violation);
   }
   free(times), free(dtimes), free(A), free(B);
   grit_data_free(d);

@@ -11,6 +11,7 @@
 #include "grit/step.h"
 #include "grit/derivatives.h"
 #include "grit/linearize.h"
+#include "grit/diagnostics.h"
 #include "grit/sysid.h"
 #include "grit/geometry.h"
 #include "grit/mjcf.h"
