@@ -1060,8 +1060,9 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
     return grit_set_error(d->message, GRIT_ERR_STATE, "derivatives: no step was taken since creation or reset");
   if (d->prev_integrator != GRIT_INTEGRATOR_EULER)
     return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
-                          "derivatives: the last step used the variational integrator; its Jacobians are not "
-                          "implemented (use GRIT_INTEGRATOR_EULER)");
+                          "derivatives: the last step used the %s integrator; its Jacobians are not "
+                          "implemented (use GRIT_INTEGRATOR_EULER)",
+                          d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC ? "quasistatic" : "variational");
   if (np < 0 || (np > 0 && (!params || !P)))
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: %d parameters need params and P", np);
   for (int i = 0; i < np; ++i) {

@@ -17,6 +17,7 @@
 #include "kinematics.h"
 #include "status_internal.h"
 #include "timing.h"
+#include "quasistatic.h"
 #include "variational.h"
 
 grit_step_settings grit_default_step_settings(void) {
@@ -31,6 +32,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.sparse_factor = GRIT_FACTOR_BLOCK;
   s.timing = 0;
   s.integrator = GRIT_INTEGRATOR_EULER;
+  s.quasistatic_inertia = 1e-6;
   return s;
 }
 
@@ -52,7 +54,10 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
   if (s->sparse_factor != GRIT_FACTOR_BLOCK && s->sparse_factor != GRIT_FACTOR_CHOLMOD)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown sparse_factor %d",
                           (int)s->sparse_factor);
-  if (s->integrator != GRIT_INTEGRATOR_EULER && s->integrator != GRIT_INTEGRATOR_VARIATIONAL)
+  if (!(s->quasistatic_inertia >= 0) || !isfinite(s->quasistatic_inertia))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: quasistatic_inertia %g must be finite and >= 0", s->quasistatic_inertia);
+  if (s->integrator < GRIT_INTEGRATOR_EULER || s->integrator > GRIT_INTEGRATOR_QUASISTATIC)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown integrator %d",
                           (int)s->integrator);
   d->settings = *s;
@@ -96,8 +101,10 @@ grit_status grit_step(grit_data *d) {
   if (tm) tk[0] = grit_clock_us();
 
   /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
-  grit_status s = d->settings.integrator == GRIT_INTEGRATOR_VARIATIONAL ? grit_variational_free_motion(d)
-                                                                         : grit_compute_free_motion(d);
+  const grit_integrator integ = d->settings.integrator;
+  grit_status s = integ == GRIT_INTEGRATOR_VARIATIONAL   ? grit_variational_free_motion(d)
+                  : integ == GRIT_INTEGRATOR_QUASISTATIC ? grit_quasistatic_free_motion(d)
+                                                         : grit_compute_free_motion(d);
   if (s != GRIT_OK) return s;
   if (tm) tk[1] = grit_clock_us();
 
@@ -117,10 +124,15 @@ grit_status grit_step(grit_data *d) {
   grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   double *jstore = grit_solver_jstore(d->solver, NULL);
   int nc = 0, joff = 0;
-  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, d->qvel, h, d->settings.contact_model, c, &nc,
-                                 jstore, &joff, d->jscratch);
-  grit_build_limit_constraints(m, d->qpos, d->qvel, d->vstar, h, c, &nc, jstore, &joff);
-  grit_finalize_constraints(m, c, nc, jstore, d->Achol, h, &d->settings, d->vnext);
+  /* the velocity at the start: none in quasistatic mode (d->vnext, zeroed by its free motion) */
+  const double *v0 = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->vnext : d->qvel;
+  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, v0, h, d->settings.contact_model, c, &nc, jstore,
+                                 &joff, d->jscratch);
+  if (integ == GRIT_INTEGRATOR_QUASISTATIC) grit_quasistatic_contacts(c, nc);
+  grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
+  /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
+  const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
+  grit_finalize_constraints(m, c, nc, jstore, Lw, h, &d->settings, d->vnext);
   if (tm) tk[3] = grit_clock_us();
 
   /* 6: the convex solve, warm-started from the previous velocity. */

@@ -46,7 +46,7 @@ static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
-    "                          [--integrator euler|variational]\n"
+    "                          [--integrator euler|variational|quasistatic] [--quasistatic]\n"
     "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet] [--lenient]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
@@ -120,6 +120,10 @@ static int parse_args(int argc, char **argv, args *a) {
       a->load.lenient = 1;
       continue;
     }
+    if (!strcmp(o, "--quasistatic")) { /* seed 002's quasistatic mode: --integrator quasistatic */
+      a->integrator = GRIT_INTEGRATOR_QUASISTATIC;
+      continue;
+    }
     if (!strcmp(o, "--phases") && !strcmp(a->command, "bench")) {
       a->phases = 1;
       continue;
@@ -162,10 +166,10 @@ static int parse_args(int argc, char **argv, args *a) {
         if (!strcmp(v, names[k])) a->factor = k;
       if (a->factor < 0) return usage_error("--factor needs block, cholmod or dense, not '%s'", v);
     } else if (!strcmp(o, "--integrator")) {
-      static const char *const names[] = {"euler", "variational"};
-      for (int k = 0; k < 2; ++k)
+      static const char *const names[] = {"euler", "variational", "quasistatic"};
+      for (int k = 0; k < 3; ++k)
         if (!strcmp(v, names[k])) a->integrator = k;
-      if (a->integrator < 0) return usage_error("--integrator needs euler or variational, not '%s'", v);
+      if (a->integrator < 0) return usage_error("--integrator needs euler, variational or quasistatic, not '%s'", v);
     } else if (!strcmp(o, "--package-path")) {
       a->package_path = v;
     } else if (!strcmp(o, "--key")) {

@@ -30,9 +30,16 @@ typedef enum grit_sparse_factor { GRIT_FACTOR_BLOCK = 0, GRIT_FACTOR_CHOLMOD = 1
  * O(dt). VARIATIONAL balances the momentum at the midpoints of the two intervals around each step (the
  * midpoint discrete Euler–Lagrange equations, solved by a fixed-point iteration): for smooth motion of
  * hinge and slide chains it is symplectic and its energy error stays O(dt^2) and bounded. Contacts enter
- * both the same way. The step's derivatives (grit_step_derivatives) are those of EULER only: with
- * VARIATIONAL they report GRIT_ERR_UNSUPPORTED. */
-typedef enum grit_integrator { GRIT_INTEGRATOR_EULER = 0, GRIT_INTEGRATOR_VARIATIONAL = 1 } grit_integrator;
+ * both the same way. QUASISTATIC is seed 002's convex quasistatic time stepping (docs/quasistatic.md):
+ * no inertia (the mass matrix scaled by quasistatic_inertia), no velocity carried over, the servos as
+ * impedances towards their commands, objects in force balance; stable at steps of 0.01-0.4 s. The
+ * step's derivatives (grit_step_derivatives) are those of EULER only: with VARIATIONAL or QUASISTATIC
+ * they report GRIT_ERR_UNSUPPORTED. */
+typedef enum grit_integrator {
+  GRIT_INTEGRATOR_EULER = 0,
+  GRIT_INTEGRATOR_VARIATIONAL = 1,
+  GRIT_INTEGRATOR_QUASISTATIC = 2
+} grit_integrator;
 
 /* Settings of the time step, per data (so one model can be simulated with several contact models). */
 typedef struct grit_step_settings {
@@ -47,6 +54,8 @@ typedef struct grit_step_settings {
   int timing;                       /* nonzero: the stats get the step's time per phase (a few clock
                                        calls per Newton iteration); default 0 */
   grit_integrator integrator;       /* default GRIT_INTEGRATOR_EULER */
+  double quasistatic_inertia;       /* QUASISTATIC: the fraction eps >= 0 of the mass matrix kept, which
+                                       makes the force balance strictly convex; default 1e-6 */
 } grit_step_settings;
 
 /* What the last step did. */
