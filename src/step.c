@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "forward.h"
 #include "grit/step.h"
@@ -113,6 +114,7 @@ grit_status grit_step(grit_data *d) {
   grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, d->qvel, h, d->settings.contact_model, c, &nc,
                                  jstore, &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, d->qvel, d->vstar, h, c, &nc, jstore, &joff);
+  grit_build_cx_constraints(m, &d->kin, d->qpos, d->qvel, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
   grit_finalize_constraints(m, c, nc, jstore, d->Achol, h, &d->settings, d->vnext);
   if (tm) tk[3] = grit_clock_us();
 

@@ -14,5 +14,6 @@
 #include "grit/sysid.h"
 #include "grit/geometry.h"
 #include "grit/mjcf.h"
+#include "grit/constraints.h"
 
 #endif
