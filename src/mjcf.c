@@ -63,6 +63,7 @@ static void ctx_free(mjcf_ctx *c) {
   free(c->acts.data);
   free(c->meshes.data);
   free(c->keys.data);
+  free(c->sites.data), free(c->eqs.data), free(c->tendons.data);
   mjcf_pool_free(&c->pool);
 }
 

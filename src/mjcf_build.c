@@ -413,7 +413,7 @@ static void fold_bodies(mjcf_ctx *c, const groups *gr) {
 
 /* The frame (pos, quat) of body k's frame-child (pos, quat) in k's nearest unfolded ancestor-or-self;
  * returns that ancestor. */
-static int unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]) {
+int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]) {
   while (k > 0 && B[k].folded_into >= 0) {
     double R[9], p[3];
     mjcf_quat2mat(R, B[k].quat);
@@ -463,6 +463,8 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
       d.range[1] = j->range[1] * deg;
     }
     d.stiffness = j->stiffness;
+    d.solreflimit[0] = j->solreflimit[0], d.solreflimit[1] = j->solreflimit[1];
+    d.limit_width = j->solimplimit[2];
     d.spring_ref = j->springref * deg;
     d.qpos0 = j->ref * deg;
   } else {
@@ -472,6 +474,7 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
   }
   d.damping = j->damping;
   d.armature = j->armature;
+  d.frictionloss = j->frictionloss;
   if (c->status != GRIT_OK) return;
   grit_status s = grit_builder_add_joint(gb, body, &d, NULL);
   if (s != GRIT_OK) builder_failed(c, s, gb, "joint", j->line);
@@ -628,7 +631,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     d.name = b->name;
     memcpy(d.pos, b->pos, sizeof d.pos);
     memcpy(d.quat, b->quat, sizeof d.quat);
-    d.parent = B[unfolded_frame(B, b->parent, d.pos, d.quat)].grit_index;
+    d.parent = B[mjcf_unfolded_frame(B, b->parent, d.pos, d.quat)].grit_index;
     d.mass = b->mass;
     memcpy(d.com, b->com, sizeof d.com);
     memcpy(d.inertia, b->inertia, sizeof d.inertia);
@@ -648,9 +651,10 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     double pos[3], quat[4];
     memcpy(pos, G->cpos, sizeof pos);
     memcpy(quat, G->cquat, sizeof quat);
-    int body = unfolded_frame(B, G->body, pos, quat);
+    int body = mjcf_unfolded_frame(B, G->body, pos, quat);
     add_geom(c, gb, G, B[body].grit_index, pos, quat);
   }
+  if (c->status == GRIT_OK) mjcf_cx_build(c, gb, grit_joint);
   if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
 }
 

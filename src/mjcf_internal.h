@@ -70,6 +70,7 @@ typedef struct mjcf_joint {
   int type; /* grit_joint_type */
   double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref;
   int limited; /* 0 false, 1 true, 2 auto */
+  double frictionloss, solreflimit[2], solimplimit[5]; /* (mjcf_cx.c) */
 } mjcf_joint;
 
 typedef struct mjcf_geom {
@@ -158,6 +159,7 @@ typedef struct mjcf_ctx {
   double stiffness, dissipation, tau_d;
 
   mjcf_array defs, bodies, joints, geoms, acts, meshes, keys; /* of the mjcf_* types above */
+  mjcf_array sites, eqs, tendons; /* mjcf_site, mjcf_equality, mjcf_tendon (mjcf_cx.c) */
   const char *model_name;
 } mjcf_ctx;
 
@@ -209,6 +211,50 @@ void mjcf_sym6_to_mat(double *I, const double *s);
 const char *mjcf_orient_quat(const mjcf_ctx *c, const mjcf_orient *o, double q[4]);
 double mjcf_geom_volume(const mjcf_geom *g); /* from the compiled sizes csize */
 void mjcf_geom_inertia(mjcf_geom *g);        /* principal inertia cinertia of the mass cmass */
+
+/* ------------------------------------------- sites, equality constraints, tendons (mjcf_cx.c) */
+
+typedef struct mjcf_site {
+  const char *name;
+  int line, body;
+  double pos[3];
+} mjcf_site;
+
+typedef struct mjcf_equality {
+  const char *name, *obj1, *obj2; /* body, joint or tendon names (obj2 NULL: the world / none) */
+  int line, type;                 /* grit_equality_type */
+  double anchor[3], relpose[7], polycoef[5], solref[2];
+} mjcf_equality;
+
+typedef struct mjcf_tendon {
+  const char *name;
+  int line, type, n; /* grit_tendon_type; path elements */
+  const char **obj;  /* (n) joint or site names */
+  int *obj_line;     /* (n) their lines */
+  double *coef;      /* (n) fixed: coefficients */
+  int limited;       /* 0 false, 1 true, 2 auto */
+  double range[2], solreflimit[2], solimplimit[5], stiffness, springlength, damping;
+} mjcf_tendon;
+
+/* The MJCF attributes of grit's joint friction and limits; defaults (MuJoCo's). */
+void mjcf_cx_joint_defaults(mjcf_joint *j);
+void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j);
+/* <site> in body `body`; the <tendon> and <equality> sections. */
+void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body);
+void mjcf_cx_read_tendons(mjcf_ctx *c, const mjcf_node *n);
+void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n);
+/* Adds the sites, tendons and equalities to the builder (after bodies and joints; grit_joint: the grit
+ * index of each MJCF joint). */
+void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint);
+/* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
+int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
+
+/* mjcf_parse.c's attribute readers, for the other readers (mjcf_cx.c). */
+const char *mjcf_attr(const mjcf_node *n, const char *name);
+void mjcf_finish(mjcf_ctx *c, const mjcf_node *n);
+int mjcf_read_numbers(mjcf_ctx *c, const mjcf_node *n, const char *name, double *out, int nmin, int nmax);
+int mjcf_read_enum(mjcf_ctx *c, const mjcf_node *n, const char *name, const char *const *names, int count, int *out);
+const char *mjcf_read_name(mjcf_ctx *c, const mjcf_node *n, const char *name);
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

@@ -225,6 +225,7 @@ static void joint_defaults(mjcf_joint *j) {
   j->type = GRIT_JOINT_HINGE;
   j->axis[2] = 1;
   j->limited = 2;
+  mjcf_cx_joint_defaults(j);
 }
 
 static void read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
@@ -239,6 +240,7 @@ static void read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   read_numbers(c, n, "stiffness", &j->stiffness, 1, 1);
   read_numbers(c, n, "springref", &j->springref, 1, 1);
   read_numbers(c, n, "ref", &j->ref, 1, 1);
+  mjcf_cx_read_joint_attrs(c, n, j);
   mark(n, "group");
   mark(n, "user");
 }
@@ -490,8 +492,10 @@ static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int de
         mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the world body cannot have an <inertial>");
       else
         read_inertial(c, e, MJCF_AT(c->bodies, mjcf_body, body));
-    } else if (!strcmp(e->name, "site") || !strcmp(e->name, "camera") || !strcmp(e->name, "light"))
-      continue; /* no physical effect by themselves */
+    } else if (!strcmp(e->name, "site"))
+      mjcf_cx_read_site(c, e, body);
+    else if (!strcmp(e->name, "camera") || !strcmp(e->name, "light"))
+      continue; /* no physical effect */
     else
       mjcf_warn(c, e, "element is not supported: ignored with its contents");
   }
@@ -761,9 +765,9 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
   /* the world body and the "main" default class always exist */
   mjcf_body *world = mjcf_push(c, &c->bodies, sizeof *world);
   if (world) world->folded_into = -1, world->parent = -1, world->line = root->line;
-  static const char *const order[] = {"compiler", "option", "default", "custom", "asset", "worldbody", "actuator",
-                                      "keyframe"};
-  for (int pass = 0; pass < 8; ++pass) {
+  static const char *const order[] = {"compiler", "option", "default", "custom",  "asset",
+                                      "worldbody", "tendon", "equality", "actuator", "keyframe"};
+  for (int pass = 0; pass < 10; ++pass) {
     if (pass == 3 && c->defs.n == 0) { /* no <default>: make "main" with MuJoCo's defaults */
       mjcf_default *d = mjcf_push(c, &c->defs, sizeof *d);
       if (!d) return;
@@ -782,7 +786,9 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
         case 3: read_custom(c, e); break;
         case 4: read_asset(c, e); break;
         case 5: finish(c, e), read_body_children(c, e, 0, 0); break;
-        case 6: read_actuators(c, e); break;
+        case 6: mjcf_cx_read_tendons(c, e); break;
+        case 7: mjcf_cx_read_equalities(c, e); break;
+        case 8: read_actuators(c, e); break;
         default: read_keyframes(c, e); break;
       }
     }
@@ -790,8 +796,19 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
   static const char *const visual[] = {"size", "visual", "statistic"};
   for (const mjcf_node *e = root->child; e && c->status == GRIT_OK; e = e->next) {
     int known = 0;
-    for (int i = 0; i < 8; ++i) known |= !strcmp(e->name, order[i]);
+    for (int i = 0; i < 10; ++i) known |= !strcmp(e->name, order[i]);
     for (int i = 0; i < 3; ++i) known |= !strcmp(e->name, visual[i]);
     if (!known) mjcf_warn(c, e, "section is not supported: ignored with its contents");
   }
 }
+
+/* The readers above, for mjcf_cx.c. */
+const char *mjcf_attr(const mjcf_node *n, const char *name) { return attr(n, name); }
+void mjcf_finish(mjcf_ctx *c, const mjcf_node *n) { finish(c, n); }
+int mjcf_read_numbers(mjcf_ctx *c, const mjcf_node *n, const char *name, double *out, int nmin, int nmax) {
+  return read_numbers(c, n, name, out, nmin, nmax);
+}
+int mjcf_read_enum(mjcf_ctx *c, const mjcf_node *n, const char *name, const char *const *names, int count, int *out) {
+  return read_enum(c, n, name, names, count, out);
+}
+const char *mjcf_read_name(mjcf_ctx *c, const mjcf_node *n, const char *name) { return read_name(c, n, name); }

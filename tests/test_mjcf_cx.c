@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_mjcf_cx.c — MJCF's joint frictionloss and limit attributes, <site>, <tendon> and <equality>:
+ * what the loader builds, its errors (with file and line), and, with MuJoCo 2.2.2 as a reference peer,
+ * the motion of models that use them. grit's constraints and MuJoCo's are compliant in different ways;
+ * with MuJoCo's made stiff (solref time constant 2 ms at dt = 1 ms) both approach the same rigid motion,
+ * and the test bounds their difference over 1 s to the order of that compliance. Springs differ by
+ * O(dt) (grit implicit, MuJoCo 2.2.2's Euler explicit). */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+
+#ifdef GRIT_HAVE_MUJOCO
+#include <mujoco/mujoco.h>
+#endif
+
+static grit_model *load(const char *xml) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  return m;
+}
+
+static void load_fails(const char *xml, grit_status want, const char *needle) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE] = "";
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), want, "%s", msg);
+  cr_assert(strstr(msg, needle), "message '%s' lacks '%s'", msg, needle);
+  cr_assert_null(m);
+}
+
+#define ARM2                                                                                                      \
+  "<body name='a'><joint name='j1' axis='0 1 0'/><inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>" \
+  "<body name='b' pos='0 0 -0.4'><joint name='j2' axis='0 1 0'/>"                                                \
+  "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/><site name='tip' pos='0.3 0 0'/></body></body>"
+
+Test(mjcf_cx, the_loader_builds_sites_tendons_and_equalities) {
+  grit_model *m = load("<mujoco><worldbody><site name='anchor' pos='0 0 0.5'/>" ARM2 "</worldbody>"
+                       "<tendon><fixed name='sum' limited='true' range='-0.2 0.2'><joint joint='j1' coef='1'/>"
+                       "<joint joint='j2' coef='1'/></fixed>"
+                       "<spatial name='rope' stiffness='10'><site site='anchor'/><site site='tip'/></spatial></tendon>"
+                       "<equality><joint joint1='j1' joint2='j2' polycoef='0 0.5 0 0 0'/></equality></mujoco>");
+  cr_assert_eq(grit_model_nsite(m), 2);
+  cr_assert_eq(grit_model_ntendon(m), 2);
+  cr_assert_eq(grit_model_nequality(m), 1);
+  cr_assert_eq(grit_model_tendon_index(m, "rope"), 1);
+  const double q[2] = {0.1, 0.2};
+  cr_assert(fabs(grit_model_tendon_length(m, 0, q) - 0.3) < 1e-15);
+  /* the rope from (0, 0, 0.5) to the tip: at q = 0 the tip is at (0.3, 0, -0.4) */
+  const double q0[2] = {0, 0};
+  cr_assert(fabs(grit_model_tendon_length(m, 1, q0) - sqrt(0.09 + 0.81)) < 1e-14);
+  grit_model_free(m);
+}
+
+Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
+  load_fails("<mujoco><worldbody>" ARM2 "</worldbody>\n<equality>\n<connect body1='a' body2='a' anchor='0 0 0'/>"
+             "</equality></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":3: <connect>");
+  load_fails("<mujoco><worldbody>" ARM2 "</worldbody>\n<equality><weld body1='a' body2='nobody'/></equality></mujoco>",
+             GRIT_ERR_INVALID_MODEL, "unknown body 'nobody'");
+  load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><spatial>\n<site site='tip'/>\n<site site='nowhere'/>"
+             "</spatial></tendon></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":3: <site> unknown site 'nowhere'");
+  load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><fixed><joint joint='j9' coef='1'/></fixed></tendon></mujoco>",
+             GRIT_ERR_INVALID_MODEL, "unknown joint 'j9'");
+  load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><spatial><site site='tip'/>\n<geom geom='g'/>"
+             "</spatial></tendon></mujoco>",
+             GRIT_ERR_UNSUPPORTED, ":2: <geom> tendon wrapping");
+}
+
+#ifdef GRIT_HAVE_MUJOCO
+
+static mjModel *mj_load(const char *xml) {
+  char path[] = "/tmp/grit_mjcf_cx_XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(xml, f);
+  fclose(f);
+  char err[1000] = "";
+  mjModel *m = mj_loadXML(path, NULL, err, sizeof err);
+  unlink(path);
+  cr_assert_not_null(m, "MuJoCo rejected the model: %s", err);
+  return m;
+}
+
+/* Steps both engines for `steps` from qpos0 (qvel v0 if given); returns max |dq| over the run (the
+ * free joint's quaternion left out: positions only for `npos` < nq). */
+static double compare(const char *xml, int steps, const double *v0, int npos, double *first_v_grit,
+                      double *first_v_mj) {
+  grit_model *gm = load(xml);
+  mjModel *mm = mj_load(xml);
+  grit_data *gd;
+  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
+  mjData *md = mj_makeData(mm);
+  const int nq = grit_model_nq(gm), nv = grit_model_nv(gm);
+  cr_assert_eq(mm->nq, nq);
+  if (v0) {
+    grit_data_set_qvel(gd, v0, nv);
+    for (int i = 0; i < nv; ++i) md->qvel[i] = v0[i];
+  }
+  double worst = 0;
+  for (int s = 0; s < steps; ++s) {
+    cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
+    mj_step(mm, md);
+    if (s == 0 && first_v_grit) *first_v_grit = grit_data_qvel(gd)[0], *first_v_mj = md->qvel[0];
+    for (int i = 0; i < (npos > 0 ? npos : nq); ++i) worst = fmax(worst, fabs(grit_data_qpos(gd)[i] - md->qpos[i]));
+  }
+  grit_data_free(gd);
+  grit_model_free(gm);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  return worst;
+}
+
+#define HEAD "<mujoco><option timestep='0.001'/><worldbody>"
+
+/* q1 = 0.5 q2 on a double pendulum: MuJoCo stiff (solref 2 ms) against grit with the same solref. */
+Test(mjcf_mujoco_cx, joint_coupling) {
+  const double d = compare(HEAD ARM2 "</worldbody><equality><joint joint1='j1' joint2='j2' polycoef='0 0.5 0 0 0' "
+                                     "solref='0.002 1'/></equality></mujoco>",
+                           1000, NULL, 0, NULL, NULL);
+  cr_log_info("joint coupling, 1 s: max |dq| grit vs MuJoCo (stiff) = %.3g rad", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* A free body hanging from the world by a connect (a ball pendulum). */
+Test(mjcf_mujoco_cx, connect) {
+  const double v0[6] = {0, 0.4, 0, 1.0, 0.5, 0};
+  const double d = compare(HEAD "<body name='p' pos='0.3 0 -0.4'><freejoint/>"
+                                "<inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/></body></worldbody>"
+                                "<equality><connect body1='p' anchor='-0.3 0 0.4' solref='0.002 1'/></equality></mujoco>",
+                           1000, v0, 3, NULL, NULL);
+  cr_log_info("connect, 1 s: max |dx| grit vs MuJoCo (stiff) = %.3g m", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* A free body welded to a swinging arm. */
+Test(mjcf_mujoco_cx, weld) {
+  const double d = compare(HEAD "<body name='a'><joint name='j1' axis='0 1 0'/>"
+                                "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/></body>"
+                                "<body name='p' pos='0.6 0 0'><freejoint/>"
+                                "<inertial pos='0 0 0' mass='0.5' diaginertia='0.01 0.01 0.01'/></body></worldbody>"
+                                "<equality><weld body1='a' body2='p' solref='0.002 1'/></equality></mujoco>",
+                           1000, NULL, 4, NULL, NULL);
+  cr_log_info("weld, 1 s: max |dq| (arm angle, body position) grit vs MuJoCo (stiff) = %.3g", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* An arm falling from horizontal against dry friction 2 N m (gravity's torque 2.9 N m at the start):
+ * it swings down and sticks. MuJoCo's friction is made stiff by its impedance (solimpfriction near 1). */
+Test(mjcf_mujoco_cx, frictionloss) {
+  const double d = compare(HEAD "<body name='a'><joint name='j1' axis='0 1 0' frictionloss='2' "
+                                "solreffriction='0.002 1' solimpfriction='0.99 0.999 0.001'/>"
+                                "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/></body></worldbody></mujoco>",
+                           1000, NULL, 0, NULL, NULL);
+  cr_log_info("frictionloss, 1 s: max |dq| grit vs MuJoCo (stiff) = %.3g rad", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* A fixed tendon 2 j1 limited to [-0.4, 0.4] on an arm falling from horizontal: it strikes the limit
+ * at 3 rad/s and rests on it. grit's tendon limit moves exactly as its joint limit does (the next
+ * test: the same 6.4e-3 rad); the difference to MuJoCo is that of the two limit formulations at the
+ * impact (grit's overdamped near-rigid stop, MuJoCo's stiff spring-damper). */
+Test(mjcf_mujoco_cx, fixed_tendon_limit) {
+  const double d = compare(HEAD "<body name='a'><joint name='j1' axis='0 1 0'/>"
+                                "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/></body></worldbody>"
+                                "<tendon><fixed limited='true' range='-0.4 0.4' solreflimit='0.002 1' "
+                                "solimplimit='0.99 0.999 0.001'><joint joint='j1' coef='2'/></fixed></tendon></mujoco>",
+                           1000, NULL, 0, NULL, NULL);
+  cr_log_info("fixed tendon limit, 1 s: max |dq| grit vs MuJoCo (stiff) = %.3g rad", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* The same arm against a joint limit at 0.2 rad. */
+Test(mjcf_mujoco_cx, joint_limit_for_reference) {
+  const double d = compare("<mujoco><option timestep='0.001'/><compiler angle='radian'/><worldbody>"
+                           "<body name='a'><joint name='j1' axis='0 1 0' limited='true' range='-0.2 0.2' "
+                                "solreflimit='0.002 1' solimplimit='0.99 0.999 0.001'/>"
+                                "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/></body></worldbody></mujoco>",
+                           1000, NULL, 0, NULL, NULL);
+  cr_log_info("joint limit, 1 s: max |dq| grit vs MuJoCo (stiff) = %.3g rad", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* A spatial tendon spring from a world site to the arm's tip: implicit (grit) against explicit
+ * (MuJoCo 2.2.2) springs, an O(dt) difference. */
+Test(mjcf_mujoco_cx, spatial_tendon_spring) {
+  const double d = compare(HEAD "<site name='anchor' pos='0 0 0.5'/>" ARM2 "</worldbody><tendon>"
+                                "<spatial stiffness='20' damping='0.5' springlength='1'><site site='anchor'/>"
+                                "<site site='tip'/></spatial></tendon></mujoco>",
+                           1000, NULL, 0, NULL, NULL);
+  cr_log_info("spatial tendon spring, 1 s: max |dq| grit (implicit) vs MuJoCo (explicit) = %.3g rad", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
+/* The dm_control hopper's knee: range [5, 150] degrees, starting at 0, dt = 5 ms, no gravity. MuJoCo
+ * 2.2.2's default solreflimit gives it 1.7 rad/s in the first step; grit 1.97 rad/s (test_limits.c),
+ * not the 8.5 rad/s of a one-step correction. */
+Test(mjcf_mujoco_cx, limit_kick) {
+  double vg = 0, vm = 0;
+  compare("<mujoco><option timestep='0.005' gravity='0 0 0'/><compiler angle='degree'/><worldbody>"
+          "<body><joint axis='0 1 0' range='5 150' limited='true' armature='0.2' damping='0.05'/>"
+          "<inertial pos='0 0 -0.16' mass='1.5' diaginertia='0.02 0.02 0.002'/></body></worldbody></mujoco>",
+          1, NULL, 0, &vg, &vm);
+  cr_log_info("limit kick (5 degrees out, 5 ms): grit %.3g rad/s, MuJoCo %.3g rad/s", vg, vm);
+  cr_assert(vg > 0.5 * vm && vg < 2.0 * vm, "grit %g, MuJoCo %g", vg, vm);
+}
+
+#endif
