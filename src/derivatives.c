@@ -807,6 +807,11 @@ static void integration_jacobians(const grit_model *m, const double *q0, const d
  * candidates kept by the margin but not touching are such constraints; skipping them keeps the
  * colouring to the trees that truly interact. */
 static int constraint_inert(const grit_constraint *c) {
+  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
+   * crossing, and their impulse's partials need not vanish there */
+  if (c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D ||
+      c->kind == GRIT_CONSTRAINT_TENDON_SPRING)
+    return 0;
   for (int r = 0; r < c->dim; ++r)
     if (c->gamma[r] != 0.0) return 0;
   return 1;

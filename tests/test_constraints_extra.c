@@ -460,3 +460,58 @@ Test(derivatives, through_joint_coupling_and_tendons) {
   check_deriv("joint coupling, spatial tendon spring, fixed tendon limit", m, q, v);
   grit_model_free(m);
 }
+
+/* An equality exactly satisfied at rest, without load: its impulse is exactly zero, yet its partials
+ * are not (a bilateral constraint has no inactive region): A still matches central differences. */
+Test(derivatives, through_an_equality_at_zero_impulse) {
+  grit_builder *b = builder(1e-3, 0);
+  int b1 = link(b, 0, 0, 0.3, YAXIS, NULL);
+  grit_body_def bd = grit_default_body_def();
+  bd.pos[0] = 0.5;
+  int b2;
+  grit_builder_add_body(b, &bd, &b2);
+  grit_joint_def jd = grit_default_joint_def();
+  jd.type = GRIT_JOINT_FREE;
+  grit_builder_add_joint(b, b2, &jd, NULL);
+  grit_equality_def e = grit_default_equality_def();
+  e.obj1 = b1, e.obj2 = b2, e.anchor[0] = 0.4;
+  cr_assert_eq(grit_builder_add_equality(b, &e, NULL), GRIT_OK);
+  grit_model *m = compile(b);
+  double q[8], v[7] = {0};
+  grit_model_qpos0(m, q);
+  check_deriv("connect at zero impulse", m, q, v);
+  grit_model_free(m);
+}
+
+/* Two fixed tendons coupled by a tendon equality L1 = 0.1 + 0.8 L2 + 0.3 L2^2 (three hinges, two
+ * trees); it holds while gravity swings them, and A matches central differences. */
+Test(derivatives, through_a_tendon_equality) {
+  grit_builder *b = builder(1e-3, -9.81);
+  int b1 = link(b, 0, 0, 0.3, YAXIS, NULL);
+  link(b, b1, -0.4, 0.3, YAXIS, NULL);
+  link(b, 0, 0, 0.3, ZAXIS, NULL);
+  grit_tendon_def t = grit_default_tendon_def();
+  const int j1[2] = {0, 1}, j2[1] = {2};
+  const double c1[2] = {1, 0.5}, c2[1] = {1};
+  t.n = 2, t.obj = j1, t.coef = c1;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  t.n = 1, t.obj = j2, t.coef = c2;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  grit_equality_def e = grit_default_equality_def();
+  e.type = GRIT_EQ_TENDON;
+  e.obj1 = 0, e.obj2 = 1;
+  e.polycoef[0] = 0.1, e.polycoef[1] = 0.8, e.polycoef[2] = 0.3;
+  cr_assert_eq(grit_builder_add_equality(b, &e, NULL), GRIT_OK);
+  grit_model *m = compile(b);
+  const double q[3] = {0.3, 0.1, 0.2}, v[3] = {0.2, -0.4, 0.3};
+  check_deriv("tendon equality", m, q, v);
+  grit_data *d = data(m, 1e-10);
+  grit_data_set_qpos(d, q, 3);
+  run(d, 1000);
+  const double *x = grit_data_qpos(d), L1 = x[0] + 0.5 * x[1], L2 = x[2];
+  const double err = L1 - (0.1 + 0.8 * L2 + 0.3 * L2 * L2);
+  cr_log_info("tendon equality after 1 s: error %.3g", err);
+  cr_assert(fabs(err) < 1e-3, "tendon coupling error %g", err);
+  grit_data_free(d);
+  grit_model_free(m);
+}
