@@ -10,10 +10,12 @@
 #include "grit/constraints.h"
 
 #include "grit/detail/scalar_double.h"
+#include "tendon_wrap_generic.h"
 #include "constraints_extra_generic.h"
 #include "grit/detail/scalar_undef.h"
 
 #include "grit/detail/scalar_dual.h"
+#include "tendon_wrap_generic.h"
 #include "constraints_extra_generic.h"
 #include "grit/detail/scalar_undef.h"
 

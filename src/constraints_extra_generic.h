@@ -9,6 +9,28 @@ static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * 
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->site_pos + 3 * s);
 }
 
+/* |y - x| for the points x of body bx and y of body by (world), and if J is not NULL, J += u^T (J_y - J_x)
+ * with u the unit vector from x to y. scratch: 3 nv. */
+static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
+                              int by, GS *J, GS *scratch) {
+  const int nv = m->nv;
+  GS d[3];
+  GS_NAME(grit_v3_sub)(d, y, x);
+  const GS len = GS_NAME(grit_v3_norm)(d);
+  if (!J || !(GS_V(len) > 0.0)) return len; /* coincident points: no direction, no force */
+  const GS u[3] = {GS_DIV(d[0], len), GS_DIV(d[1], len), GS_DIV(d[2], len)};
+  for (int s = 0; s < 2; ++s) {
+    const int body = s ? by : bx;
+    if (m->body_lastdof[body] < 0) continue; /* static */
+    GS_NAME(grit_kin_point_jacobian)(m, k, body, s ? y : x, scratch, NULL);
+    for (int i = 0; i < nv; ++i) {
+      const GS t = GS_FMA(u[0], scratch[i], GS_FMA(u[1], scratch[nv + i], GS_MUL(u[2], scratch[2 * nv + i])));
+      J[i] = s ? GS_ADD(J[i], t) : GS_SUB(J[i], t);
+    }
+  }
+  return len;
+}
+
 GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
                                         GS *J, GS *scratch) {
   const int adr = m->ten_adr[tendon], num = m->ten_num[tendon], nv = m->nv;
@@ -23,25 +45,30 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
     }
     return L;
   }
-  /* spatial: L = sum |p_{i+1} - p_i|, dL/dv = sum u_i^T (J_{p_{i+1}} - J_{p_i}), u_i the unit segment */
-  for (int e = adr; e + 1 < adr + num; ++e) {
-    GS a[3], b[3], d[3];
-    GS_NAME(cx_site_pos)(m, k, m->wrap_obj[e], a);
-    GS_NAME(cx_site_pos)(m, k, m->wrap_obj[e + 1], b);
-    GS_NAME(grit_v3_sub)(d, b, a);
-    const GS len = GS_NAME(grit_v3_norm)(d);
-    L = GS_ADD(L, len);
-    if (!J || !(GS_V(len) > 0.0)) continue; /* coincident sites: no direction, no force */
-    const GS u[3] = {GS_DIV(d[0], len), GS_DIV(d[1], len), GS_DIV(d[2], len)};
-    for (int s = 0; s < 2; ++s) {
-      const int site = m->wrap_obj[e + s], body = m->site_body[site];
-      if (m->body_lastdof[body] < 0) continue; /* static */
-      GS_NAME(grit_kin_point_jacobian)(m, k, body, s ? b : a, scratch, NULL);
-      for (int i = 0; i < nv; ++i) {
-        const GS t = GS_FMA(u[0], scratch[i], GS_FMA(u[1], scratch[nv + i], GS_MUL(u[2], scratch[2 * nv + i])));
-        J[i] = s ? GS_ADD(J[i], t) : GS_SUB(J[i], t);
+  /* spatial: straight segments between consecutive sites, or the path around a wrap geometry between
+   * two sites (its tangent points moving with the geometry: the arc between them is rigid, and the
+   * path's optimality makes their sliding second order) */
+  int e = adr;
+  while (e + 1 < adr + num) {
+    const int sa = m->wrap_obj[e], ba = m->site_body[sa];
+    GS a[3], b[3];
+    GS_NAME(cx_site_pos)(m, k, sa, a);
+    const int g = m->wrap_geom[e + 1], sb = m->wrap_obj[g >= 0 ? e + 2 : e + 1], bb = m->site_body[sb];
+    GS_NAME(cx_site_pos)(m, k, sb, b);
+    GS wl = GS_C(-1.0), w[6];
+    if (g >= 0) {
+      const int gb = m->geom_body[g], side = m->wrap_obj[e + 1];
+      GS gp[3], gR[9], sp[3];
+      GS_NAME(grit_tf_compose_c)(gp, gR, k->xpos + 3 * gb, k->xmat + 9 * gb, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      if (side >= 0) GS_NAME(cx_site_pos)(m, k, side, sp);
+      wl = GS_NAME(tendon_wrap)(m, g, gp, gR, a, b, side >= 0 ? sp : NULL, w);
+      if (GS_V(wl) >= 0.0) {
+        L = GS_ADD(L, GS_ADD(wl, GS_NAME(cx_segment)(m, k, a, ba, w, gb, J, scratch)));
+        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, J, scratch));
       }
     }
+    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, J, scratch));
+    e += g >= 0 ? 2 : 1;
   }
   return L;
 }

@@ -654,7 +654,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     int body = mjcf_unfolded_frame(B, G->body, pos, quat);
     add_geom(c, gb, G, B[body].grit_index, pos, quat);
   }
-  if (c->status == GRIT_OK) mjcf_cx_build(c, gb, grit_joint);
+  if (c->status == GRIT_OK) mjcf_cx_build(c, gb, grit_joint, gr->geom_list);
   if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
 }
 

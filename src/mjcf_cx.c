@@ -80,18 +80,27 @@ static void read_tendon(mjcf_ctx *c, const mjcf_node *n, int spatial) {
   mjcf_finish(c, n);
   for (const mjcf_node *e = n->child; e; e = e->next) t.n++;
   t.obj = mjcf_alloc(&c->pool, sizeof *t.obj * (size_t)(t.n + 1));
+  t.geom = mjcf_alloc(&c->pool, sizeof *t.geom * (size_t)(t.n + 1));
   t.obj_line = mjcf_alloc(&c->pool, sizeof *t.obj_line * (size_t)(t.n + 1));
   t.coef = mjcf_alloc(&c->pool, sizeof *t.coef * (size_t)(t.n + 1));
-  if (!t.obj || !t.obj_line || !t.coef) {
+  if (!t.obj || !t.obj_line || !t.coef || !t.geom) {
     mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, n, "out of memory");
     return;
   }
   int k = 0;
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next, ++k) {
     const char *want = spatial ? "site" : "joint";
-    if (spatial && (!strcmp(e->name, "geom") || !strcmp(e->name, "pulley"))) {
-      mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "tendon wrapping (<geom>) and pulleys are not supported");
+    t.obj_line[k] = e->line;
+    if (spatial && !strcmp(e->name, "pulley")) {
+      mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "tendon pulleys are not supported");
       return;
+    }
+    if (spatial && !strcmp(e->name, "geom")) { /* a wrap: between two sites, checked when added */
+      t.geom[k] = mjcf_read_name(c, e, "geom");
+      t.obj[k] = mjcf_read_name(c, e, "sidesite");
+      if (!t.geom[k] && c->status == GRIT_OK) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "attribute 'geom' is required");
+      mjcf_finish(c, e);
+      continue;
     }
     if (strcmp(e->name, want)) {
       mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a %s tendon's path takes <%s> elements", spatial ? "spatial" : "fixed",
@@ -209,16 +218,39 @@ static void add_sites(mjcf_ctx *c, grit_builder *gb) {
   }
 }
 
-static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
+/* grit's index of the MJCF geometry named `name` (-1: none). */
+static int geom_index(const mjcf_ctx *c, const int *geom_order, int ngrit, const char *name) {
+  const int g = find(&c->geoms, sizeof(mjcf_geom), offsetof(mjcf_geom, name), name);
+  for (int i = 0; g >= 0 && i < ngrit; ++i)
+    if (geom_order[i] == g) return i;
+  return -1;
+}
+
+static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order) {
   for (int i = 0; i < c->tendons.n && c->status == GRIT_OK; ++i) {
     const mjcf_tendon *t = MJCF_AT(c->tendons, mjcf_tendon, i);
     const int spatial = t->type == GRIT_TENDON_SPATIAL;
-    int *obj = malloc(sizeof(int) * (size_t)(t->n + 1));
-    if (!obj) {
+    int *obj = malloc(sizeof(int) * (size_t)(t->n + 1)), *geom = malloc(sizeof(int) * (size_t)(t->n + 1));
+    if (!obj || !geom) {
+      free(obj), free(geom);
       mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
       return;
     }
     for (int k = 0; k < t->n && c->status == GRIT_OK; ++k) {
+      geom[k] = -1;
+      if (t->geom[k]) { /* a wrap around a sphere or cylinder, with its side site */
+        geom[k] = geom_index(c, geom_order, c->geoms.n, t->geom[k]);
+        const int mg = find(&c->geoms, sizeof(mjcf_geom), offsetof(mjcf_geom, name), t->geom[k]);
+        if (geom[k] < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->obj_line[k], "unknown geom '%s'", t->geom[k]);
+        else if (MJCF_AT(c->geoms, mjcf_geom, mg)->type != MJCF_GEOM_SPHERE &&
+                 MJCF_AT(c->geoms, mjcf_geom, mg)->type != MJCF_GEOM_CYLINDER)
+          fail_line(c, GRIT_ERR_UNSUPPORTED, "geom", t->obj_line[k], "wrapping around '%s': only spheres and cylinders",
+                    t->geom[k]);
+        obj[k] = t->obj[k] ? find(&c->sites, sizeof(mjcf_site), offsetof(mjcf_site, name), t->obj[k]) : -1;
+        if (t->obj[k] && obj[k] < 0)
+          fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->obj_line[k], "unknown side site '%s'", t->obj[k]);
+        continue;
+      }
       const int idx = spatial ? find(&c->sites, sizeof(mjcf_site), offsetof(mjcf_site, name), t->obj[k])
                               : find(&c->joints, sizeof(mjcf_joint), offsetof(mjcf_joint, name), t->obj[k]);
       if (idx < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, spatial ? "site" : "joint", t->obj_line[k],
@@ -231,6 +263,7 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
     d.n = t->n;
     d.obj = obj;
     d.coef = t->coef;
+    d.geom = geom;
     d.limited = t->limited == 2 ? !(t->range[0] == 0 && t->range[1] == 0) : t->limited;
     memcpy(d.range, t->range, sizeof d.range);
     memcpy(d.solreflimit, t->solreflimit, sizeof d.solreflimit);
@@ -243,6 +276,7 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
       if (st != GRIT_OK) fail_line(c, st, spatial ? "spatial" : "fixed", t->line, "%s", grit_builder_last_error(gb));
     }
     free(obj);
+    free(geom);
   }
 }
 
@@ -304,8 +338,8 @@ static void add_equalities(mjcf_ctx *c, grit_builder *gb, const int *grit_joint)
   }
 }
 
-void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
+void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order) {
   add_sites(c, gb);
-  if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint);
+  if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint, geom_order);
   if (c->status == GRIT_OK) add_equalities(c, gb, grit_joint);
 }

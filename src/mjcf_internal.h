@@ -229,7 +229,8 @@ typedef struct mjcf_equality {
 typedef struct mjcf_tendon {
   const char *name;
   int line, type, n; /* grit_tendon_type; path elements */
-  const char **obj;  /* (n) joint or site names */
+  const char **obj;  /* (n) joint or site names (a wrap element: its side site, or NULL) */
+  const char **geom; /* (n) spatial: the wrap geometry's name, NULL for a site */
   int *obj_line;     /* (n) their lines */
   double *coef;      /* (n) fixed: coefficients */
   int limited;       /* 0 false, 1 true, 2 auto */
@@ -243,9 +244,9 @@ void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j);
 void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body);
 void mjcf_cx_read_tendons(mjcf_ctx *c, const mjcf_node *n);
 void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n);
-/* Adds the sites, tendons and equalities to the builder (after bodies and joints; grit_joint: the grit
- * index of each MJCF joint). */
-void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint);
+/* Adds the sites, tendons and equalities to the builder (after bodies, joints and geometries;
+ * grit_joint: the grit index of each MJCF joint; geom_order[i]: the MJCF geometry of grit's geometry i). */
+void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order);
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
 

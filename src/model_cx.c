@@ -73,6 +73,7 @@ void grit_builder_cx_free(grit_builder_cx *cx) {
     free((char *)cx->tens[i].name);
     free((int *)cx->tens[i].obj);
     free((double *)cx->tens[i].coef);
+    free((int *)cx->tens[i].geom);
   }
   free(cx->sites);
   free(cx->eqs);
@@ -154,7 +155,14 @@ grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def,
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: a %s tendon needs at least %d elements", id,
                           fixed ? "fixed" : "spatial", fixed ? 1 : 2);
   for (int i = 0; i < def->n; ++i) {
-    const int o = def->obj[i];
+    const int o = def->obj[i], wrap = !fixed && def->geom && def->geom[i] >= 0;
+    if (wrap) { /* between two sites; its side site optional (the geometry is checked at compile) */
+      if (i == 0 || i == def->n - 1 || def->geom[i - 1] >= 0 || def->geom[i + 1] >= 0)
+        return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: wrap element %d is not between two sites", id, i);
+      if (o < -1 || o >= cx->nsite)
+        return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "tendon %d: side site %d does not exist", id, o);
+      continue;
+    }
     if (fixed) {
       if (o < 0 || o >= grit_builder_njoint(b))
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "tendon %d: joint %d does not exist", id, o);
@@ -181,18 +189,23 @@ grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def,
   if (!grow((void **)&cx->tens, &cx->cap_ten, id + 1, sizeof *cx->tens))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding tendon %d", id);
   grit_tendon_def d = *def;
-  int *obj = malloc(sizeof(int) * (size_t)def->n);
+  int *obj = malloc(sizeof(int) * (size_t)def->n), *geom = malloc(sizeof(int) * (size_t)def->n);
   double *coef = malloc(sizeof(double) * (size_t)def->n);
   char *name = def->name ? dup_string(def->name) : NULL;
-  if (!obj || !coef || (def->name && !name)) {
+  if (!obj || !coef || !geom || (def->name && !name)) {
     free(obj);
     free(coef);
+    free(geom);
     free(name);
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding tendon %d", id);
   }
-  for (int i = 0; i < def->n; ++i) obj[i] = def->obj[i], coef[i] = fixed ? def->coef[i] : 0.0;
+  for (int i = 0; i < def->n; ++i) {
+    obj[i] = def->obj[i], coef[i] = fixed ? def->coef[i] : 0.0;
+    geom[i] = !fixed && def->geom ? def->geom[i] : -1;
+  }
   d.obj = obj;
   d.coef = coef;
+  d.geom = geom;
   d.name = name;
   cx->tens[id] = d;
   cx->nten++;
@@ -247,6 +260,7 @@ void grit_cx_layout(grit_model *m, grit_carver *c) {
   GRIT_CARVE(c, m->ten_tree, 2 * nt);
   GRIT_CARVE(c, m->wrap_obj, m->nwrap);
   GRIT_CARVE(c, m->wrap_coef, m->nwrap);
+  GRIT_CARVE(c, m->wrap_geom, m->nwrap);
   GRIT_CARVE(c, m->site_name, ns);
   GRIT_CARVE(c, m->eq_name, ne);
   GRIT_CARVE(c, m->ten_name, nt);
@@ -286,8 +300,7 @@ static void reference_poses(const grit_model *m, double *xpos, double *xquat) {
   }
 }
 
-static grit_status compile_tendons(const grit_builder_cx *cx, grit_model *m, char **names, const double *xpos,
-                                   const double *xquat, char *msg) {
+static grit_status compile_tendons(const grit_builder_cx *cx, grit_model *m, char **names, char *msg) {
   int adr = 0;
   for (int t = 0; t < m->ntendon; ++t) {
     const grit_tendon_def *d = &cx->tens[t];
@@ -307,30 +320,51 @@ static grit_status compile_tendons(const grit_builder_cx *cx, grit_model *m, cha
     for (int i = 0; i < d->n; ++i) {
       m->wrap_obj[adr + i] = d->obj[i];
       m->wrap_coef[adr + i] = d->coef[i];
+      const int g = m->wrap_geom[adr + i] = d->geom[i];
+      if (g >= m->ngeom || (g >= 0 && m->geom_shape[g].type != GRIT_GEOM_SPHERE &&
+                            m->geom_shape[g].type != GRIT_GEOM_CYLINDER))
+        return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "tendon %d: wrap geometry %d is not a sphere or cylinder", t, g);
+      if (g >= 0) { /* the wrap geometry's body moves the path too */
+        if (!add_tree(&m->ten_ntree[t], m->ten_tree + 2 * t, m->body_tree[m->geom_body[g]]))
+          return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "tendon %d: it spans more than two kinematic trees", t);
+        continue;
+      }
       const int body = d->type == GRIT_TENDON_FIXED ? m->jnt_body[d->obj[i]] : cx->sites[d->obj[i]].body;
       if (!add_tree(&m->ten_ntree[t], m->ten_tree + 2 * t, m->body_tree[body]))
         return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "tendon %d: it spans more than two kinematic trees", t);
       if (d->type == GRIT_TENDON_FIXED) {
         L += d->coef[i] * m->qpos0[m->jnt_qposadr[d->obj[i]]];
-      } else if (i > 0) { /* the segment from the previous site, at the reference poses */
-        double a[3], b[3];
-        for (int k = 0; k < 2; ++k) {
-          const grit_site_def *s = &cx->sites[d->obj[i - 1 + k]];
-          double r[3];
-          grit_quat_rotate(r, xquat + 4 * s->body, s->pos);
-          grit_v3_add(k ? b : a, xpos + 3 * s->body, r);
-        }
-        grit_v3_sub(a, b, a);
-        L += grit_v3_norm(a);
       }
     }
     if (m->ten_ntree[t] == 0 && (d->limited || d->stiffness > 0 || d->damping > 0))
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: nothing it passes through can move", t);
-    m->ten_length0[t] = L;
-    m->ten_springlength[t] = d->springlength < 0 ? L : d->springlength;
+    m->ten_length0[t] = L; /* spatial: set by spatial_lengths */
+    m->ten_springlength[t] = d->springlength;
     adr += d->n;
   }
   return GRIT_OK;
+}
+
+/* The spatial tendons' lengths at the reference configuration (their paths need the poses, and the
+ * wraps the geometries'); then the rest lengths given as negative. */
+static grit_status reference_lengths(grit_model *m, char *msg) {
+  grit_kin k;
+  grit_carver c = {NULL, 0};
+  GRIT_CARVE_KIN(&c, k, m);
+  void *arena = calloc(1, c.used + 64);
+  if (!arena) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory compiling the model");
+  c.base = arena;
+  c.used = 0;
+  GRIT_CARVE_KIN(&c, k, m);
+  k.tree_mask = NULL;
+  grit_kin_positions(m, m->qpos0, NULL, &k);
+  grit_status s = GRIT_OK;
+  for (int t = 0; t < m->ntendon && s == GRIT_OK; ++t) {
+    if (m->ten_type[t] == GRIT_TENDON_SPATIAL) m->ten_length0[t] = grit_tendon_length_jacobian(m, &k, m->qpos0, t, NULL, NULL);
+    if (m->ten_springlength[t] < 0) m->ten_springlength[t] = m->ten_length0[t];
+  }
+  free(arena);
+  return s;
 }
 
 static grit_status compile_equalities(const grit_builder_cx *cx, grit_model *m, char **names, const double *xpos,
@@ -405,7 +439,8 @@ grit_status grit_cx_compile(const grit_builder_cx *cx, grit_model *m, char **nam
   if (!xpos) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory compiling the model");
   double *xquat = xpos + 3 * m->nbody;
   reference_poses(m, xpos, xquat);
-  grit_status s = compile_tendons(cx, m, names, xpos, xquat, msg);
+  grit_status s = compile_tendons(cx, m, names, msg);
+  if (s == GRIT_OK) s = reference_lengths(m, msg);
   if (s == GRIT_OK) s = compile_equalities(cx, m, names, xpos, xquat, msg);
   free(xpos);
   return s;

@@ -105,7 +105,8 @@ struct grit_model {
   double *ten_range;        /* (2 ntendon) */
   double *ten_limit_taud, *ten_limit_width, *ten_stiffness, *ten_springlength, *ten_damping, *ten_length0; /* (ntendon) */
   int *ten_ntree, *ten_tree; /* (ntendon), (2 ntendon) the trees touched */
-  int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site */
+  int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */
+  int *wrap_geom;           /* (nwrap) SPATIAL: the wrap geometry (sphere, cylinder), -1 for a site */
   double *wrap_coef;        /* (nwrap) FIXED: coefficient */
   char **site_name, **eq_name, **ten_name;
 

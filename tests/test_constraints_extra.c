@@ -515,3 +515,54 @@ Test(derivatives, through_a_tendon_equality) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Spatial tendons wrapping a sphere on the world (with a side site) and a cylinder on the first link,
+ * with a spring and a length limit: A matches central differences (their lengths match MuJoCo's to
+ * 6e-16, tests/test_mjcf_cx.c). */
+Test(derivatives, through_wrapped_tendons) {
+  grit_builder *b = builder(1e-3, -9.81);
+  int b1 = link(b, 0, 0, 0.3, YAXIS, NULL);
+  int b2 = link(b, b1, -0.4, 0.3, YAXIS, NULL);
+  grit_geom_def g = grit_default_geom_def();
+  g.contype = g.conaffinity = 0;
+  g.shape = grit_shape_make(GRIT_GEOM_SPHERE, 0.1, 0, 0);
+  g.pos[0] = 0.25, g.pos[1] = 0.02, g.pos[2] = 0.1;
+  int ball, drum;
+  cr_assert_eq(grit_builder_add_geom(b, &g, &ball), GRIT_OK);
+  g = grit_default_geom_def();
+  g.contype = g.conaffinity = 0;
+  g.body = b1;
+  g.shape = grit_shape_make(GRIT_GEOM_CYLINDER, 0.06, 0.05, 0);
+  g.pos[2] = -0.4;
+  g.quat[0] = g.quat[1] = sqrt(0.5); /* its axis z along y */
+  cr_assert_eq(grit_builder_add_geom(b, &g, &drum), GRIT_OK);
+  const double sp[5][4] = {{0, -0.05, 0, 0.4}, {0, 0.5, 0, 0.3}, {1, 0.25, 0, -0.2}, {2, 0.3, 0, -0.1}, {1, -0.2, 0, -0.4}};
+  for (int i = 0; i < 5; ++i) {
+    grit_site_def s = grit_default_site_def();
+    s.body = i == 2 || i == 4 ? b1 : i == 3 ? b2 : 0;
+    for (int k = 0; k < 3; ++k) s.pos[k] = sp[i][1 + k];
+    cr_assert_eq(grit_builder_add_site(b, &s, NULL), GRIT_OK);
+  }
+  grit_tendon_def t = grit_default_tendon_def();
+  const int o1[3] = {0, 1, 3}, g1[3] = {-1, ball, -1}, o2[3] = {2, 4, 3}, g2[3] = {-1, drum, -1};
+  t.type = GRIT_TENDON_SPATIAL, t.n = 3, t.obj = o1, t.geom = g1, t.stiffness = 30, t.damping = 1;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  t = grit_default_tendon_def();
+  t.type = GRIT_TENDON_SPATIAL, t.n = 3, t.obj = o2, t.geom = g2, t.limited = 1, t.range[0] = 0.1, t.range[1] = 0.35;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  const int s1[2] = {0, 3}, s2[2] = {2, 3}; /* the same paths straight, for comparison (no forces) */
+  t = grit_default_tendon_def();
+  t.type = GRIT_TENDON_SPATIAL, t.n = 2, t.obj = s1;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  t.obj = s2;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  grit_model *m = compile(b);
+  for (int k = 0; k < 2; ++k) {
+    const double q[2][2] = {{-0.75, 0.9}, {0.5, -1.2}}, v[2][2] = {{0.4, -0.3}, {-0.2, -0.6}};
+    for (int i = 0; i < 2; ++i) /* both wrap at both states */
+      cr_assert(grit_model_tendon_length(m, i, q[k]) > grit_model_tendon_length(m, i + 2, q[k]) + 1e-3,
+                "tendon %d does not wrap at state %d", i, k);
+    check_deriv(k ? "wrapped tendons (state 2)" : "wrapped tendons (state 1)", m, q[k], v[k]);
+  }
+  grit_model_free(m);
+}

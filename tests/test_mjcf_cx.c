@@ -69,9 +69,13 @@ Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
              GRIT_ERR_INVALID_MODEL, ":3: <site> unknown site 'nowhere'");
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><fixed><joint joint='j9' coef='1'/></fixed></tendon></mujoco>",
              GRIT_ERR_INVALID_MODEL, "unknown joint 'j9'");
-  load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><spatial><site site='tip'/>\n<geom geom='g'/>"
+  load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><spatial><site site='tip'/>\n<pulley divisor='2'/>"
              "</spatial></tendon></mujoco>",
-             GRIT_ERR_UNSUPPORTED, ":2: <geom> tendon wrapping");
+             GRIT_ERR_UNSUPPORTED, ":2: <pulley> tendon pulleys");
+  load_fails("<mujoco><worldbody><geom name='box' type='box' size='.1 .1 .1'/><site name='s0' pos='0 0 1'/>" ARM2
+             "</worldbody><tendon><spatial><site site='s0'/>\n<geom geom='box'/><site site='tip'/>"
+             "</spatial></tendon></mujoco>",
+             GRIT_ERR_UNSUPPORTED, ":2: <geom> wrapping around 'box'");
 }
 
 #ifdef GRIT_HAVE_MUJOCO
@@ -117,6 +121,48 @@ static double compare(const char *xml, int steps, const double *v0, int npos, do
   mj_deleteData(md);
   mj_deleteModel(mm);
   return worst;
+}
+
+/* Spatial tendons wrapping a sphere on the world and a cylinder on the first link (its axis along the
+ * hinges'), with and without side sites: grit's lengths against MuJoCo's ten_length over a sweep of
+ * configurations (the same geometry evaluated twice in double precision). */
+Test(mjcf_mujoco_cx, wrapped_tendon_lengths) {
+  const char *xml =
+      "<mujoco><worldbody><site name='s0' pos='-0.05 0 0.4'/><site name='side0' pos='0.5 0 0.3'/>"
+      "<geom name='ball' type='sphere' size='0.1' pos='0.25 0.02 0.1' contype='0' conaffinity='0'/>"
+      "<body name='a'><joint name='j1' axis='0 1 0'/><inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>"
+      "<geom name='drum' type='cylinder' size='0.06 0.05' pos='0 0 -0.4' zaxis='0 1 0' contype='0' conaffinity='0'/>"
+      "<site name='s1' pos='0.25 0 -0.2'/><site name='side1' pos='-0.2 0 -0.4'/>"
+      "<body name='b' pos='0 0 -0.4'><joint name='j2' axis='0 1 0'/>"
+      "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/><site name='tip' pos='0.3 0 -0.1'/>"
+      "</body></body></worldbody><tendon>"
+      "<spatial name='over_ball'><site site='s0'/><geom geom='ball'/><site site='tip'/></spatial>"
+      "<spatial name='over_ball_side'><site site='s0'/><geom geom='ball' sidesite='side0'/><site site='tip'/></spatial>"
+      "<spatial name='round_drum'><site site='s1'/><geom geom='drum'/><site site='tip'/></spatial>"
+      "<spatial name='round_drum_side'><site site='s1'/><geom geom='drum' sidesite='side1'/><site site='tip'/>"
+      "</spatial></tendon></mujoco>";
+  grit_model *gm = load(xml);
+  mjModel *mm = mj_load(xml);
+  mjData *md = mj_makeData(mm);
+  double worst = 0;
+  int wrapped = 0;
+  for (int a = -6; a <= 6; ++a)
+    for (int b = -6; b <= 6; ++b) {
+      const double q[2] = {0.25 * a, 0.3 * b};
+      md->qpos[0] = q[0], md->qpos[1] = q[1];
+      mj_forward(mm, md);
+      for (int t = 0; t < 4; ++t) {
+        const double lg = grit_model_tendon_length(gm, t, q), lm = md->ten_length[t];
+        worst = fmax(worst, fabs(lg - lm));
+        wrapped += md->ten_wrapnum[t] > 2;
+      }
+    }
+  cr_log_info("wrapped tendon lengths: max |L grit - L MuJoCo| = %.3g m over 676 (tendon, q), %d wrapped", worst, wrapped);
+  cr_assert(wrapped > 200, "only %d wrapped configurations", wrapped);
+  cr_assert(worst < 1e-12, "%g", worst);
+  grit_model_free(gm);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
 }
 
 #define HEAD "<mujoco><option timestep='0.001'/><worldbody>"
@@ -208,6 +254,27 @@ Test(mjcf_mujoco_cx, joint_spring_implicit_against_explicit) {
                            1000, NULL, 0, NULL, NULL);
   cr_log_info("joint spring, 1 s: max |dq| grit (implicit) vs MuJoCo (explicit) = %.3g rad", d);
   cr_assert(d < 2e-2, "%g", d);
+}
+
+/* A tendon spring wrapping a sphere (with a side site): the motion against MuJoCo's, implicit against
+ * explicit springs: the difference is O(dt) (it halves with dt), so the wrapped path's length and
+ * Jacobian are MuJoCo's. */
+Test(mjcf_mujoco_cx, wrapped_tendon_spring) {
+  double d[2];
+  for (int k = 0; k < 2; ++k) {
+    char xml[2000];
+    snprintf(xml, sizeof xml,
+             "<mujoco><option timestep='%g'/><worldbody><site name='s0' pos='-0.05 0 0.4'/>"
+             "<site name='side0' pos='0.5 0 0.3'/><geom name='ball' type='sphere' size='0.1' pos='0.25 0.02 0.1' "
+             "contype='0' conaffinity='0'/>" ARM2 "</worldbody><tendon><spatial stiffness='30' damping='0.5'>"
+             "<site site='s0'/><geom geom='ball' sidesite='side0'/><site site='tip'/></spatial></tendon></mujoco>",
+             k ? 0.0005 : 0.001);
+    d[k] = compare(xml, k ? 2000 : 1000, NULL, 0, NULL, NULL);
+  }
+  cr_log_info("tendon spring wrapping a sphere, 1 s: max |dq| grit (implicit) vs MuJoCo (explicit) = %.3g rad at "
+              "dt = 1 ms, %.3g at 0.5 ms", d[0], d[1]);
+  cr_assert(d[0] < 2e-2, "%g", d[0]);
+  cr_assert(d[1] > 0.35 * d[0] && d[1] < 0.65 * d[0], "not O(dt): %g, %g", d[0], d[1]);
 }
 
 /* The dm_control hopper's knee: range [5, 150] degrees, starting at 0, dt = 5 ms, no gravity. MuJoCo

@@ -55,14 +55,17 @@ typedef enum grit_tendon_type {
 } grit_tendon_type;
 
 /* A tendon: a length L(q) with a limit, a spring and a damper (forces along J_L^T). It may touch at most
- * two kinematic trees. Spatial tendons are straight between their sites (wrapping around geometries is
- * not supported). */
+ * two kinematic trees. Spatial tendons are straight between their sites, or wrap around spheres and
+ * cylinders as MuJoCo's do (a side site inside the geometry's circle is not supported). */
 typedef struct grit_tendon_def {
   const char *name;      /* optional, copied; unique if given */
   grit_tendon_type type; /* default FIXED */
   int n;                 /* number of path elements (>= 1 fixed, >= 2 spatial) */
-  const int *obj;        /* (n) FIXED: joints; SPATIAL: sites, in path order (copied) */
+  const int *obj;        /* (n) FIXED: joints; SPATIAL: sites, in path order (copied); a wrap element's
+                            side site (-1: none) */
   const double *coef;    /* (n) FIXED: coefficients (copied); SPATIAL: unused */
+  const int *geom;       /* (n) SPATIAL, optional (NULL: all sites): geom[i] >= 0 makes element i a wrap
+                            around that sphere or cylinder (between two sites; its side site obj[i]) */
   int limited;           /* nonzero: range[0] <= L <= range[1], enforced as a joint limit is */
   double range[2];
   double solreflimit[2]; /* the limit's (tc, dr), as grit_joint_def's; default (0.02, 1) */
