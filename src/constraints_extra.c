@@ -38,7 +38,8 @@ int grit_cx_capacity(const grit_model *m, int *jstore) {
     js += parts * rows * trees_dofs(m, m->eq_ntree[e], m->eq_tree + 2 * e);
   }
   for (int t = 0; t < m->ntendon; ++t) {
-    const int k = 2 * (m->ten_limited[t] != 0) + (m->ten_stiffness[t] > 0.0 || m->ten_damping[t] > 0.0);
+    const int k = 2 * (m->ten_limited[t] != 0) + (m->ten_stiffness[t] > 0.0 || m->ten_damping[t] > 0.0) +
+                  (m->ten_frictionloss[t] > 0.0);
     n += k;
     js += k * trees_dofs(m, m->ten_ntree[t], m->ten_tree + 2 * t);
   }
@@ -92,6 +93,8 @@ void grit_build_cx_constraints(const grit_model *m, const grit_kin *k, const dou
     const int nt = m->ten_ntree[t], *tr = m->ten_tree + 2 * t;
     if (m->ten_stiffness[t] > 0.0 || m->ten_damping[t] > 0.0)
       add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch);
+    if (m->ten_frictionloss[t] > 0.0)
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch);
     if (!m->ten_limited[t]) continue;
     for (int side = 0; side < 2; ++side) {
       const int nc0 = *nc, joff0 = *joff;

@@ -12,7 +12,7 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
 
 /* The Jacobian blocks J[i] (dim x n_i on trees tree[0..ntree-1], as built) and the position-dependent
  * and model parameters (p->phi0 or p->phi, k, d, tau_d) of a constraint of kind FRICTION, EQUALITY,
- * EQUALITY_1D, TENDON_LIMIT or TENDON_SPRING with its `source` (grit_constraint). scratch: 6 nv. */
+ * EQUALITY_1D, TENDON_LIMIT, TENDON_SPRING or TENDON_FRICTION with its `source` (grit_constraint). scratch: 6 nv. */
 void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
                            int source, int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
                            GS *scratch);

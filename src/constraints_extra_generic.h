@@ -195,6 +195,13 @@ void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, con
       p->width = GS_C(m->ten_limit_width[t]);
       break;
     }
+    case GRIT_CONSTRAINT_TENDON_FRICTION: { /* J = dL/dv */
+      GS *row = scratch + 3 * m->nv;
+      (void)GS_NAME(grit_tendon_length_jacobian)(m, k, q, source, row, scratch);
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0));
+      p->k = GS_C(m->ten_frictionloss[source]);
+      break;
+    }
     default: { /* GRIT_CONSTRAINT_TENDON_SPRING: stretch x0 = L - rest length */
       GS *row = scratch + 3 * m->nv;
       const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q, source, row, scratch);

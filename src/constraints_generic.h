@@ -61,6 +61,7 @@ void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_se
       p->eps = GS_C(st->stiction_tolerance);
       break;
     case GRIT_CONSTRAINT_FRICTION: /* SAP's tangential regularization, R_t = sigma w */
+    case GRIT_CONSTRAINT_TENDON_FRICTION:
       p->Rn = GS_SCALE(w, st->sigma);
       break;
     case GRIT_CONSTRAINT_EQUALITY:
@@ -94,7 +95,8 @@ GS GS_NAME(grit_constraint_eval)(int kind, const GS_NAME(grit_contact_params) * 
     case GRIT_CONSTRAINT_LAGGED: return GS_NAME(grit_contact_lagged)(p, dt, vc, gamma, G);
     case GRIT_CONSTRAINT_SIMILAR: return GS_NAME(grit_contact_similar)(p, dt, vc, gamma, G);
     case GRIT_CONSTRAINT_SAP: return GS_NAME(grit_contact_sap)(p, dt, vc, gamma, G);
-    case GRIT_CONSTRAINT_FRICTION: return GS_NAME(grit_friction_cost)(p, dt, vc, gamma, G);
+    case GRIT_CONSTRAINT_FRICTION:
+    case GRIT_CONSTRAINT_TENDON_FRICTION: return GS_NAME(grit_friction_cost)(p, dt, vc, gamma, G);
     case GRIT_CONSTRAINT_EQUALITY: return GS_NAME(grit_bilateral_cost)(p, dt, 3, vc, gamma, G);
     case GRIT_CONSTRAINT_EQUALITY_1D: return GS_NAME(grit_bilateral_cost)(p, dt, 1, vc, gamma, G);
     case GRIT_CONSTRAINT_TENDON_SPRING: return GS_NAME(grit_spring_cost)(p, dt, vc, gamma, G);

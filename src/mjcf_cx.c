@@ -72,9 +72,7 @@ static void read_tendon(mjcf_ctx *c, const mjcf_node *n, int spatial) {
   mjcf_read_numbers(c, n, "damping", &t.damping, 1, 1);
   double sl[2];
   if (mjcf_read_numbers(c, n, "springlength", sl, 1, 2)) t.springlength = sl[0];
-  double fl = 0;
-  if (mjcf_read_numbers(c, n, "frictionloss", &fl, 1, 1) && fl != 0)
-    mjcf_warn(c, n, "tendon frictionloss is not supported: ignored");
+  mjcf_read_numbers(c, n, "frictionloss", &t.frictionloss, 1, 1);
   static const char *const visual[] = {"class", "width", "rgba", "group", "material", "user", "margin"};
   for (size_t i = 0; i < sizeof visual / sizeof visual[0]; ++i) (void)mjcf_attr(n, visual[i]);
   mjcf_finish(c, n);
@@ -271,6 +269,7 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, co
     d.stiffness = t->stiffness;
     d.damping = t->damping;
     d.springlength = t->springlength;
+    d.frictionloss = t->frictionloss;
     if (c->status == GRIT_OK) {
       grit_status st = grit_builder_add_tendon(gb, &d, NULL);
       if (st != GRIT_OK) fail_line(c, st, spatial ? "spatial" : "fixed", t->line, "%s", grit_builder_last_error(gb));

@@ -234,7 +234,7 @@ typedef struct mjcf_tendon {
   int *obj_line;     /* (n) their lines */
   double *coef;      /* (n) fixed: coefficients */
   int limited;       /* 0 false, 1 true, 2 auto */
-  double range[2], solreflimit[2], solimplimit[5], stiffness, springlength, damping;
+  double range[2], solreflimit[2], solimplimit[5], stiffness, springlength, damping, frictionloss;
 } mjcf_tendon;
 
 /* The MJCF attributes of grit's joint friction and limits; defaults (MuJoCo's). */

@@ -174,11 +174,13 @@ grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def,
       return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "tendon %d: site %d does not exist", id, o);
     }
   }
-  const double nums[5] = {def->stiffness, def->damping, def->range[0], def->range[1], def->limit_width};
-  if (!finite_n(nums, 5) || !isfinite(def->springlength))
+  const double nums[6] = {def->stiffness, def->damping, def->range[0], def->range[1], def->limit_width,
+                          def->frictionloss};
+  if (!finite_n(nums, 6) || !isfinite(def->springlength))
     return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "tendon %d: a parameter is not finite", id);
-  if (def->stiffness < 0 || def->damping < 0 || def->limit_width < 0)
-    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: stiffness, damping, limit_width must be >= 0", id);
+  if (def->stiffness < 0 || def->damping < 0 || def->limit_width < 0 || def->frictionloss < 0)
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL,
+                          "tendon %d: stiffness, damping, limit_width, frictionloss must be >= 0", id);
   if (def->limited && !(def->range[0] < def->range[1]))
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: range [%g, %g] is empty", id, def->range[0],
                           def->range[1]);
@@ -252,6 +254,7 @@ void grit_cx_layout(grit_model *m, grit_carver *c) {
   GRIT_CARVE(c, m->ten_range, 2 * nt);
   GRIT_CARVE(c, m->ten_limit_taud, nt);
   GRIT_CARVE(c, m->ten_limit_width, nt);
+  GRIT_CARVE(c, m->ten_frictionloss, nt);
   GRIT_CARVE(c, m->ten_stiffness, nt);
   GRIT_CARVE(c, m->ten_springlength, nt);
   GRIT_CARVE(c, m->ten_damping, nt);
@@ -312,6 +315,7 @@ static grit_status compile_tendons(const grit_builder_cx *cx, grit_model *m, cha
     m->ten_range[2 * t + 1] = d->range[1];
     m->ten_limit_taud[t] = 2.0 * d->solreflimit[0] * d->solreflimit[1] * d->solreflimit[1];
     m->ten_limit_width[t] = d->limit_width;
+    m->ten_frictionloss[t] = d->frictionloss;
     m->ten_stiffness[t] = d->stiffness;
     m->ten_damping[t] = d->damping;
     m->ten_name[t] = store_name(names, d->name);
@@ -336,7 +340,7 @@ static grit_status compile_tendons(const grit_builder_cx *cx, grit_model *m, cha
         L += d->coef[i] * m->qpos0[m->jnt_qposadr[d->obj[i]]];
       }
     }
-    if (m->ten_ntree[t] == 0 && (d->limited || d->stiffness > 0 || d->damping > 0))
+    if (m->ten_ntree[t] == 0 && (d->limited || d->stiffness > 0 || d->damping > 0 || d->frictionloss > 0))
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: nothing it passes through can move", t);
     m->ten_length0[t] = L; /* spatial: set by spatial_lengths */
     m->ten_springlength[t] = d->springlength;

@@ -103,6 +103,7 @@ struct grit_model {
   int *eq_ntree, *eq_tree;  /* (neq), (2 neq) the trees touched */
   int *ten_type, *ten_adr, *ten_num, *ten_limited; /* (ntendon); elements wrap_*[adr .. adr + num) */
   double *ten_range;        /* (2 ntendon) */
+  double *ten_frictionloss; /* (ntendon) */
   double *ten_limit_taud, *ten_limit_width, *ten_stiffness, *ten_springlength, *ten_damping, *ten_length0; /* (ntendon) */
   int *ten_ntree, *ten_tree; /* (ntendon), (2 ntendon) the trees touched */
   int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */

@@ -566,3 +566,49 @@ Test(derivatives, through_wrapped_tendons) {
   }
   grit_model_free(m);
 }
+
+/* A fixed tendon L = q on one hinge with frictionloss moves exactly as the joint's own frictionloss;
+ * and A through a tendon's friction (spatial, sliding) matches central differences. */
+Test(tendon, tendon_friction_is_the_joint_friction) {
+  double q[2];
+  for (int k = 0; k < 2; ++k) {
+    grit_builder *b = builder(1e-3, -9.81);
+    grit_joint_def jd = grit_default_joint_def();
+    if (k == 1) jd.frictionloss = 2.0;
+    link(b, 0, 0, 0.3, YAXIS, &jd);
+    if (k == 0) {
+      grit_tendon_def t = grit_default_tendon_def();
+      const int j = 0;
+      const double c = 1.0;
+      t.n = 1, t.obj = &j, t.coef = &c, t.frictionloss = 2.0;
+      cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+    }
+    grit_model *m = compile(b);
+    grit_data *d = data(m, 1e-12);
+    run(d, 1000);
+    q[k] = grit_data_qpos(d)[0];
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+  cr_assert(fabs(q[0] - q[1]) < 1e-9, "tendon %.12g vs joint %.12g", q[0], q[1]);
+  cr_assert(q[0] > 0.1, "did not move");
+}
+
+Test(derivatives, through_tendon_friction) {
+  grit_builder *b = builder(1e-3, -9.81);
+  int b1 = link(b, 0, 0, 0.3, YAXIS, NULL);
+  int b2 = link(b, b1, -0.4, 0.3, YAXIS, NULL);
+  grit_site_def s = grit_default_site_def();
+  s.pos[2] = 0.3;
+  grit_builder_add_site(b, &s, NULL);
+  s.body = b2, s.pos[0] = 0.3, s.pos[2] = 0;
+  grit_builder_add_site(b, &s, NULL);
+  grit_tendon_def t = grit_default_tendon_def();
+  const int sites[2] = {0, 1};
+  t.type = GRIT_TENDON_SPATIAL, t.n = 2, t.obj = sites, t.frictionloss = 1.5;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  grit_model *m = compile(b);
+  const double q[2] = {0.4, -0.3}, v[2] = {1.2, 0.7};
+  check_deriv("tendon friction", m, q, v);
+  grit_model_free(m);
+}

@@ -534,7 +534,7 @@ Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
                        "<worldbody>\n<body>\n<freejoint/>\n"
                        "<geom size='0.1' solref='0.02 1' rgba='1 0 0 1' condim='6'/>\n"
                        "<composite type='grid'/>\n</body>\n</worldbody>\n"
-                       "<tendon/>\n<actuator><position joint='x'/></actuator>\n</mujoco>",
+                       "<sensor/>\n<actuator><position joint='x'/></actuator>\n</mujoco>",
                        &info);
   cr_assert(has_warning(&info, "<string>:2: <option> attribute 'viscosity'"), "%s", info.warnings[0]);
   cr_assert(has_warning(&info, "<string>:2: <option> attribute 'integrator'"));
@@ -542,7 +542,7 @@ Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
   cr_assert(!has_warning(&info, "rgba"), "visual attributes are ignored silently");
   cr_assert(has_warning(&info, "<string>:6: <geom> condim 4 and 6"));
   cr_assert(has_warning(&info, "<string>:7: <composite>"));
-  cr_assert(has_warning(&info, "<string>:10: <tendon>"));
+  cr_assert(has_warning(&info, "<string>:10: <sensor>"));
   cr_assert(has_warning(&info, "<string>:11: <position>"));
   cr_assert_eq(info.nwarnings, 7, "%d warnings", info.nwarnings);
   cr_assert_eq(grit_model_nu(m), 0);

@@ -210,6 +210,17 @@ Test(mjcf_mujoco_cx, frictionloss) {
   cr_assert(d < 2e-2, "%g", d);
 }
 
+/* Dry friction on a fixed tendon 2 j1 (1 N, 2 N m on the joint), MuJoCo's made stiff as for joints. */
+Test(mjcf_mujoco_cx, tendon_frictionloss) {
+  const double d = compare(HEAD "<body name='a'><joint name='j1' axis='0 1 0'/>"
+                                "<inertial pos='0.3 0 0' mass='1' diaginertia='0.01 0.01 0.01'/></body></worldbody>"
+                                "<tendon><fixed frictionloss='1' solreffriction='0.002 1' "
+                                "solimpfriction='0.99 0.999 0.001'><joint joint='j1' coef='2'/></fixed></tendon></mujoco>",
+                           1000, NULL, 0, NULL, NULL);
+  cr_log_info("tendon frictionloss, 1 s: max |dq| grit vs MuJoCo (stiff) = %.3g rad", d);
+  cr_assert(d < 2e-2, "%g", d);
+}
+
 /* A fixed tendon 2 j1 limited to [-0.4, 0.4] on an arm falling from horizontal: it strikes the limit
  * at 3 rad/s and rests on it. grit's tendon limit moves exactly as its joint limit does (the next
  * test: the same 6.4e-3 rad); the difference to MuJoCo is that of the two limit formulations at the

@@ -73,6 +73,7 @@ typedef struct grit_tendon_def {
   double stiffness;      /* spring, N/m (or N m/rad), >= 0; implicit in the step */
   double springlength;   /* the spring's rest length; < 0 (the default -1): L at the reference config */
   double damping;        /* N s/m, >= 0; implicit in the step */
+  double frictionloss;   /* dry friction on the length, N, >= 0 (as a joint's frictionloss) */
 } grit_tendon_def;
 
 grit_site_def grit_default_site_def(void);         /* on the world at its origin */
