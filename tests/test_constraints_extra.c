@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "grit/grit.h"
+#include "model_internal.h" /* grit_model_copy */
 
 static const double PI = 3.14159265358979323846;
 
@@ -611,4 +612,31 @@ Test(derivatives, through_tendon_friction) {
   const double q[2] = {0.4, -0.3}, v[2] = {1.2, 0.7};
   check_deriv("tendon friction", m, q, v);
   grit_model_free(m);
+}
+
+/* A model copy (grit_model_copy, used by sysid) keeps the sites', equalities' and tendons' arrays and
+ * names in its own block: queries on the copy after the original is freed. */
+Test(tendon, a_model_copy_keeps_them) {
+  grit_builder *b = builder(1e-3, -9.81);
+  int b1 = link(b, 0, 0, 0.3, YAXIS, NULL);
+  grit_site_def s = grit_default_site_def();
+  s.name = "anchor", s.pos[2] = 0.5;
+  grit_builder_add_site(b, &s, NULL);
+  s.name = "tip", s.body = b1, s.pos[0] = 0.3, s.pos[2] = 0;
+  grit_builder_add_site(b, &s, NULL);
+  grit_tendon_def t = grit_default_tendon_def();
+  const int sites[2] = {0, 1};
+  t.name = "rope", t.type = GRIT_TENDON_SPATIAL, t.n = 2, t.obj = sites, t.stiffness = 10;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  grit_model *m = compile(b), *c = NULL;
+  cr_assert_eq(grit_model_copy(m, &c), GRIT_OK);
+  const double q = 0.3, L = grit_model_tendon_length(m, 0, &q);
+  grit_model_free(m);
+  cr_assert_eq(grit_model_tendon_index(c, "rope"), 0);
+  cr_assert_eq(grit_model_site_index(c, "tip"), 1);
+  cr_assert(grit_model_tendon_length(c, 0, &q) == L);
+  grit_data *d = data(c, 1e-8);
+  run(d, 10);
+  grit_data_free(d);
+  grit_model_free(c);
 }
