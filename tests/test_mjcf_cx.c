@@ -62,6 +62,11 @@ Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody>\n<equality>\n<connect body1='a' body2='a' anchor='0 0 0'/>"
              "</equality></mujoco>",
              GRIT_ERR_INVALID_MODEL, ":3: <connect>");
+  /* c has neither joint nor mass: it is merged into b, and a connect between them joins b to itself */
+  load_fails("<mujoco><worldbody><body name='b'><joint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
+             "<body name='c' pos='0 0 -1'/></body>"
+             "</worldbody>\n\n<equality><connect body1='b' body2='c' anchor='0 0 0'/></equality></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":3: <connect> equality 0: body 1 is constrained to itself");
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody>\n<equality><weld body1='a' body2='nobody'/></equality></mujoco>",
              GRIT_ERR_INVALID_MODEL, "unknown body 'nobody'");
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><spatial>\n<site site='tip'/>\n<site site='nowhere'/>"
