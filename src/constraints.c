@@ -51,6 +51,8 @@ void grit_build_limit_constraints(const grit_model *m, const double *q, const do
       J[dof - m->tree_dofadr[t]] = side == 0 ? 1.0 : -1.0;
       *joff += n;
       k->p.phi0 = gap;
+      k->p.tau_d = m->jnt_limit_taud[j]; /* a violated limit's correction (grit_params_finalize) */
+      k->p.width = m->jnt_limit_width[j];
     }
   }
 }
@@ -123,7 +125,8 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
     const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
     /* Only SAP, joint limits and Lagged with eq. 26's regularization read w (grit_params_finalize); the
      * forward substitutions are skipped for the others (a tenth of the clutter's step) and w is 0. */
-    const int uses_w = c[i].kind == GRIT_CONSTRAINT_SAP || c[i].kind == GRIT_CONSTRAINT_LIMIT ||
+    const int uses_w = c[i].kind == GRIT_CONSTRAINT_SAP || (c[i].kind >= GRIT_CONSTRAINT_LIMIT &&
+                                                             c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
                        (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged);
     c[i].w = uses_w ? grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp) : 0.0;
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);

@@ -12,6 +12,8 @@ typedef struct GS_NAME(grit_contact_params) {
   GS eps;  /* Lagged, Similar: stiction tolerance eps_s, m/s;  SAP: tangential regularization R_t */
   GS Rn;   /* SAP: normal regularization 1/(dt k (dt + tau_d)), bounded below for near-rigid contact */
   GS vhat; /* SAP: stabilization velocity -phi0/(dt + tau_d) */
+  GS phi[3]; /* equality constraints: the position error of each row (phi0 is unused) */
+  GS width;  /* limits: the violation band corrected within one step (solimplimit's width) */
 } GS_NAME(grit_contact_params);
 
 /* Each returns the cost l(v_c) and writes gamma = -dl/dv_c and G = d2l/dv_c2 (row-major 3x3) for the
@@ -33,3 +35,19 @@ GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params
 
 /* A one-sided 1-D constraint in SAP's form (joint limits): R = p->Rn, v_hat = p->vhat. */
 GS GS_NAME(grit_limit_cost)(const GS_NAME(grit_contact_params) * p, const GS vc[1], GS gamma[1], GS G[1]);
+
+/* Dry friction on one dof (joint frictionloss), SAP's regularized friction in 1-D: gamma is the
+ * projection of -v / R onto [-F, F], F = dt p->k (p->k the frictionloss force), R = p->Rn;
+ * l = v^2 / (2 R) within |v| <= R F, F |v| - R F^2 / 2 outside. Convex, C1. */
+GS GS_NAME(grit_friction_cost)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[1], GS gamma[1], GS G[1]);
+
+/* A bilateral (equality) constraint of `dim` rows in SAP's holonomic form: gamma = -(v - v_hat) / R,
+ * v_hat = -phi / (dt + tau_d) row by row (p->phi, p->tau_d), R = p->Rn; l = 1/2 R |gamma|^2,
+ * G = I / R (dim x dim). */
+GS GS_NAME(grit_bilateral_cost)(const GS_NAME(grit_contact_params) * p, double dt, int dim, const GS *vc, GS *gamma,
+                                GS *G);
+
+/* An implicit linear spring and damper on a 1-D coordinate (a tendon's): its impulse over the step
+ * gamma = -dt (k (x0 + dt v) + b v) with x0 = p->phi0 the stretch at the start, k = p->k, b = p->d;
+ * l = dt (k x0 v + (b + dt k) v^2 / 2), G = dt (b + dt k). */
+GS GS_NAME(grit_spring_cost)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[1], GS gamma[1], GS G[1]);

@@ -184,3 +184,39 @@ GS GS_NAME(grit_limit_cost)(const GS_NAME(grit_contact_params) * p, const GS vc[
   G[0] = GS_DIV(GS_C(1.0), p->Rn);
   return GS_SCALE(GS_MUL(p->Rn, GS_MUL(y, y)), 0.5);
 }
+
+/* ------------------------------------------------- joint friction, equalities, tendon springs */
+
+GS GS_NAME(grit_friction_cost)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[1], GS gamma[1], GS G[1]) {
+  const GS F = GS_SCALE(p->k, dt), R = p->Rn;
+  const GS y = GS_NEG(GS_DIV(vc[0], R));
+  if (GS_V(y) > GS_V(F) || GS_V(y) < -GS_V(F)) { /* sliding: the bound, no curvature */
+    gamma[0] = GS_V(y) > 0.0 ? F : GS_NEG(F);
+    G[0] = GS_C(0.0);
+    return GS_SUB(GS_MUL(F, GS_FABS(vc[0])), GS_SCALE(GS_MUL(R, GS_MUL(F, F)), 0.5));
+  }
+  gamma[0] = y; /* stiction: a stiff regularized damper */
+  G[0] = GS_DIV(GS_C(1.0), R);
+  return GS_SCALE(GS_MUL(R, GS_MUL(y, y)), 0.5);
+}
+
+GS GS_NAME(grit_bilateral_cost)(const GS_NAME(grit_contact_params) * p, double dt, int dim, const GS *vc, GS *gamma,
+                                GS *G) {
+  const GS iR = GS_DIV(GS_C(1.0), p->Rn), s = GS_DIV(GS_C(1.0), GS_ADDC(p->tau_d, dt));
+  GS l = GS_C(0.0);
+  for (int r = 0; r < dim; ++r) {
+    /* v - v_hat = v + phi / (dt + tau_d) */
+    gamma[r] = GS_NEG(GS_MUL(GS_FMA(p->phi[r], s, vc[r]), iR));
+    l = GS_FMA(gamma[r], gamma[r], l);
+    for (int c = 0; c < dim; ++c) G[r * dim + c] = r == c ? iR : GS_C(0.0);
+  }
+  return GS_SCALE(GS_MUL(p->Rn, l), 0.5);
+}
+
+GS GS_NAME(grit_spring_cost)(const GS_NAME(grit_contact_params) * p, double dt, const GS vc[1], GS gamma[1], GS G[1]) {
+  const GS g = GS_SCALE(GS_FMA(p->k, GS_C(dt), p->d), dt); /* dt (b + dt k) */
+  const GS f0 = GS_SCALE(GS_MUL(p->k, p->phi0), dt);     /* dt k x0 */
+  gamma[0] = GS_NEG(GS_FMA(g, vc[0], f0));
+  G[0] = g;
+  return GS_MUL(vc[0], GS_FMA(GS_SCALE(g, 0.5), vc[0], f0));
+}

@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "data_internal.h"
 #include "status_internal.h"
 
@@ -32,7 +33,7 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->frc, 6 * nb);
   GRIT_CARVE(c, d->qnext, m->nq);
   GRIT_CARVE(c, d->vnext, nv);
-  GRIT_CARVE(c, d->jscratch, 3 * nv);
+  GRIT_CARVE(c, d->jscratch, 6 * nv);
   GRIT_CARVE(c, d->qprev, m->nq);
   GRIT_CARVE(c, d->vprev, nv);
   GRIT_CARVE(c, d->uprev, m->nu);
@@ -65,7 +66,9 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
   c.used = 0;
   layout_data(m, d, &c);
   d->model = m;
-  int limit_jstore = 0, limits = grit_limit_capacity(m, &limit_jstore);
+  int limit_jstore = 0, limits = grit_limit_capacity(m, &limit_jstore), cx_jstore = 0;
+  limits += grit_cx_capacity(m, &cx_jstore); /* joint friction, equalities, tendons */
+  limit_jstore += cx_jstore;
   const int contacts = m->ngeom > 1 ? grit_contact_capacity(m) : 0;
   grit_status s = grit_solver_create(m, limits + contacts, limit_jstore + contacts * grit_contact_jstore_size(m),
                                      &d->solver, d->message);

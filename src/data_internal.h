@@ -41,7 +41,7 @@ struct grit_data {
   grit_solver *solver;    /* constraints, Jacobian storage, Hessian and its kept factor */
   grit_collision *collision; /* geometry poses, broad phase, contact candidates of the last step */
   int ncontacts;          /* contacts of the last successful step (the first constraints) */
-  double *jscratch;       /* (3 nv) a point Jacobian */
+  double *jscratch;       /* (6 nv) a point Jacobian; grit_cx_rows' scratch */
 
   /* the last step's inputs and solution, for grit_step_derivatives */
   int has_prev;           /* a step succeeded since creation or reset */

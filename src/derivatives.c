@@ -17,6 +17,7 @@
 #include "actuation.h"
 #include "arena.h"
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "data_internal.h"
 #include "dynamics.h"
@@ -40,7 +41,7 @@ struct grit_deriv_ws {
   grit_sinertia_dual *crb;                /* (nbody) */
   grit_dual *acc, *frc;                   /* (6 nbody) */
   grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
-  grit_dual *scratch;                     /* (3 nv) */
+  grit_dual *scratch;                     /* (6 nv) */
   double *rhs;                            /* (nv x RHS_BATCH) right-hand sides, column-major */
   int *ids;                               /* (RHS_BATCH) the column id of each */
   int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
@@ -95,7 +96,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->acc, 6 * nb);
   GRIT_CARVE(c, w->frc, 6 * nb);
   GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
-  GRIT_CARVE(c, w->scratch, 3 * nv);
+  GRIT_CARVE(c, w->scratch, 6 * nv); /* 3 nv for contacts, 6 nv for grit_cx_rows */
   GRIT_CARVE(c, w->rhs, nv * RHS_BATCH);
   GRIT_CARVE(c, w->ids, RHS_BATCH);
   GRIT_CARVE(c, w->part, RHS_BATCH);
@@ -492,7 +493,8 @@ static int uses_delassus(const grit_data *d) {
   if (d->settings.contact_model == GRIT_CONTACT_LAGGED && d->settings.regularize_lagged) return 1;
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   for (int i = d->ncontacts; i < d->stats.nconstraints; ++i)
-    if (c[i].kind == GRIT_CONSTRAINT_LIMIT && !constraint_inert(&c[i])) return 1;
+    if (c[i].kind >= GRIT_CONSTRAINT_LIMIT && c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING && !constraint_inert(&c[i]))
+      return 1;
   return 0;
 }
 
@@ -604,13 +606,17 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
         }
         p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, vc0[2]);
       }
-    } else { /* a joint limit: phi0 from the (dual) joint coordinate, J constant */
+    } else if (k->kind == GRIT_CONSTRAINT_LIMIT) { /* phi0 from the (dual) joint coordinate, J constant */
       const int jnt = k->source / 2, side = k->source % 2, n = m->tree_dofnum[k->tree[0]];
       const double *Jd = grit_solver_jstore(d->solver, NULL) + k->joff[0];
       for (int j = 0; j < n; ++j) J[0][j] = grit_dual_const(Jd[j]);
       const grit_dual x = w->q[m->jnt_qposadr[jnt]];
       p.phi0 = side == 0 ? grit_dual_addc(x, -m->jnt_range[2 * jnt])
                          : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));
+      p.tau_d = grit_dual_const(k->p.tau_d);
+      p.width = grit_dual_const(k->p.width);
+    } else { /* joint friction, equalities, tendons (constraints_extra_generic.h) */
+      grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
     const grit_dual wd = need_w ? grit_delassus_dual(m, w->Achol, k->dim, k->ntree, k->tree, Jc, w->tmp)
@@ -811,6 +817,11 @@ static void integration_jacobians(const grit_model *m, const double *q0, const d
  * candidates kept by the margin but not touching are such constraints; skipping them keeps the
  * colouring to the trees that truly interact. */
 static int constraint_inert(const grit_constraint *c) {
+  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
+   * crossing, and their impulse's partials need not vanish there */
+  if (c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D ||
+      c->kind == GRIT_CONSTRAINT_TENDON_SPRING)
+    return 0;
   for (int r = 0; r < c->dim; ++r)
     if (c->gamma[r] != 0.0) return 0;
   return 1;

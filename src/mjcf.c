@@ -78,6 +78,7 @@ static void ctx_free(mjcf_ctx *c) {
   free(c->keys.data);
   free(c->excludes.data);
   free(c->pairs.data);
+  free(c->sites.data), free(c->eqs.data), free(c->tendons.data);
   mjcf_pool_free(&c->pool);
 }
 

@@ -455,7 +455,7 @@ static void fold_bodies(mjcf_ctx *c, const groups *gr) {
 
 /* The frame (pos, quat) of body k's frame-child (pos, quat) in k's nearest unfolded ancestor-or-self;
  * returns that ancestor. */
-static int unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]) {
+int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]) {
   while (k > 0 && B[k].folded_into >= 0) {
     double R[9], p[3];
     mjcf_quat2mat(R, B[k].quat);
@@ -508,6 +508,8 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
       d.range[1] = j->range[1] * deg;
     }
     d.stiffness = j->stiffness;
+    d.solreflimit[0] = j->solreflimit[0], d.solreflimit[1] = j->solreflimit[1];
+    d.limit_width = j->solimplimit[2];
     d.spring_ref = j->springref * deg;
     d.qpos0 = j->ref * deg;
   } else {
@@ -517,6 +519,7 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
   }
   d.damping = j->damping;
   d.armature = j->armature;
+  d.frictionloss = j->frictionloss;
   if (c->status != GRIT_OK) return;
   grit_status s = grit_builder_add_joint(gb, body, &d, NULL);
   if (s != GRIT_OK) builder_failed(c, s, gb, "joint", j->file, j->line);
@@ -679,7 +682,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     d.name = b->name;
     memcpy(d.pos, b->pos, sizeof d.pos);
     memcpy(d.quat, b->quat, sizeof d.quat);
-    d.parent = B[unfolded_frame(B, b->parent, d.pos, d.quat)].grit_index;
+    d.parent = B[mjcf_unfolded_frame(B, b->parent, d.pos, d.quat)].grit_index;
     d.mass = b->mass;
     memcpy(d.com, b->com, sizeof d.com);
     memcpy(d.inertia, b->inertia, sizeof d.inertia);
@@ -701,9 +704,10 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     double pos[3], quat[4];
     memcpy(pos, G->cpos, sizeof pos);
     memcpy(quat, G->cquat, sizeof quat);
-    int body = unfolded_frame(B, G->body, pos, quat);
+    int body = mjcf_unfolded_frame(B, G->body, pos, quat);
     add_geom(c, gb, G, B[body].grit_index, pos, quat);
   }
+  if (c->status == GRIT_OK) mjcf_cx_build(c, gb, grit_joint, gr->geom_list);
   if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
   if (c->status == GRIT_OK) mjcf_add_contact_filters(c, gb);
 }
@@ -730,6 +734,7 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
               offsetof(mjcf_mesh, line));
   int nmesh = 0;
   if (c->status == GRIT_OK) mjcf_mark_pairs(c);
+  if (c->status == GRIT_OK) mjcf_cx_mark_wrap_geoms(c); /* a tendon's wrap geometry stays in the model */
   if (c->status == GRIT_OK)
     mesh_names = name_index(c, c->meshes.data, c->meshes.n, sizeof(mjcf_mesh), offsetof(mjcf_mesh, name), &nmesh);
   for (int g = 0; g < c->geoms.n && c->status == GRIT_OK; ++g)

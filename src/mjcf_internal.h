@@ -69,8 +69,9 @@ typedef struct mjcf_joint {
   const char *name, *file; /* file: where it was written (an included file), for messages; NULL: the model */
   int line, body;
   int type; /* grit_joint_type */
-  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, frictionloss, springdamper[2];
+  double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, springdamper[2];
   int limited; /* 0 false, 1 true, 2 auto */
+  double frictionloss, solreflimit[2], solimplimit[5]; /* (mjcf_cx.c) */
 } mjcf_joint;
 
 typedef struct mjcf_geom {
@@ -80,7 +81,7 @@ typedef struct mjcf_geom {
   int type; /* MJCF_GEOM_* */
   double size[3], pos[3], fromto[6], mass, density, friction;
   int has_fromto, has_mass, condim, group;
-  int in_pair; /* named by a <contact><pair>: in grit's model even if its bit masks never collide */
+  int in_pair; /* named by a <contact><pair> or wrapped by a tendon: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
   /* compiled: frame in the body, sizes, mass and principal inertia along the geom's axes */
@@ -183,6 +184,7 @@ typedef struct mjcf_ctx {
   mjcf_array defs, bodies, joints, geoms, acts, meshes, keys; /* of the mjcf_* types above */
   mjcf_array excludes, pairs;                                 /* of mjcf_contact */
   int no_filter_parent, no_limits;                            /* <option><flag> */
+  mjcf_array sites, eqs, tendons; /* mjcf_site, mjcf_equality, mjcf_tendon (mjcf_cx.c) */
   const char *model_name;
 } mjcf_ctx;
 
@@ -309,6 +311,46 @@ int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const 
                          int line, const char *attr);
 void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *what,
                   const char *detail);
+/* ------------------------------------------- sites, equality constraints, tendons (mjcf_cx.c) */
+
+typedef struct mjcf_site {
+  const char *name;
+  int line, body;
+  double pos[3];
+} mjcf_site;
+
+typedef struct mjcf_equality {
+  const char *name, *obj1, *obj2; /* body, joint or tendon names (obj2 NULL: the world / none) */
+  int line, type;                 /* grit_equality_type */
+  double anchor[3], relpose[7], polycoef[5], solref[2];
+} mjcf_equality;
+
+typedef struct mjcf_tendon {
+  const char *name;
+  int line, type, n; /* grit_tendon_type; path elements */
+  const char **obj;  /* (n) joint or site names (a wrap element: its side site, or NULL) */
+  const char **geom; /* (n) spatial: the wrap geometry's name, NULL for a site */
+  int *obj_line;     /* (n) their lines */
+  double *coef;      /* (n) fixed: coefficients */
+  int limited;       /* 0 false, 1 true, 2 auto */
+  double range[2], solreflimit[2], solimplimit[5], stiffness, springlength, damping, frictionloss;
+} mjcf_tendon;
+
+/* The MJCF attributes of grit's joint friction and limits; defaults (MuJoCo's). */
+void mjcf_cx_joint_defaults(mjcf_joint *j);
+void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j);
+/* <site> in body `body`; the <tendon> and <equality> sections. */
+void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body);
+void mjcf_cx_read_tendons(mjcf_ctx *c, const mjcf_node *n);
+void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n);
+/* Adds the sites, tendons and equalities to the builder (after bodies, joints and geometries;
+ * grit_joint: the grit index of each MJCF joint; geom_order[i]: the MJCF geometry of grit's geometry i). */
+/* Keeps the geometries that spatial tendons wrap around in grit's model (visual ones included). */
+void mjcf_cx_mark_wrap_geoms(mjcf_ctx *c);
+void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order);
+/* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
+int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
+
 
 /* Reads the tree into the context's description (mjcf_parse.c). */
 void mjcf_read(mjcf_ctx *c, mjcf_node *root);

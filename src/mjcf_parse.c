@@ -26,6 +26,7 @@ static void joint_defaults(mjcf_joint *j) {
   j->type = GRIT_JOINT_HINGE;
   j->axis[2] = 1;
   j->limited = 2;
+  mjcf_cx_joint_defaults(j);
 }
 
 static void read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
@@ -40,7 +41,7 @@ static void read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   mjcf_read_numbers(c, n, "stiffness", &j->stiffness, 1, 1);
   mjcf_read_numbers(c, n, "springref", &j->springref, 1, 1);
   mjcf_read_numbers(c, n, "ref", &j->ref, 1, 1);
-  mjcf_read_numbers(c, n, "frictionloss", &j->frictionloss, 1, 1);
+  mjcf_cx_read_joint_attrs(c, n, j); /* frictionloss, solreflimit, solimplimit (mjcf_cx.c) */
   mjcf_read_numbers(c, n, "springdamper", j->springdamper, 2, 2);
   mjcf_mark(n, "group");
   mjcf_mark(n, "user");
@@ -211,7 +212,6 @@ static void read_joint(mjcf_ctx *c, const mjcf_node *n, int body, int def, int f
   }
   j.name = mjcf_read_name(c, n, "name");
   j.line = n->line, j.file = n->file;
-  if (j.frictionloss > 0) mjcf_unsupported(c, n, "joint friction loss ('frictionloss') is not supported");
   if (j.springdamper[0] > 0 && j.springdamper[1] > 0) /* MuJoCo derives stiffness and damping from the mass */
     mjcf_unsupported(c, n, "attribute 'springdamper' is not supported");
   j.body = body;
@@ -317,8 +317,10 @@ static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int de
         mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the world body cannot have an <inertial>");
       else
         read_inertial(c, e, MJCF_AT(c->bodies, mjcf_body, body));
-    } else if (!strcmp(e->name, "site") || !strcmp(e->name, "camera") || !strcmp(e->name, "light"))
-      continue; /* no physical effect by themselves */
+    } else if (!strcmp(e->name, "site"))
+      mjcf_cx_read_site(c, e, body);
+    else if (!strcmp(e->name, "camera") || !strcmp(e->name, "light"))
+      continue; /* no physical effect */
     else if (!strcmp(e->name, "composite") || !strcmp(e->name, "flexcomp") || !strcmp(e->name, "replicate") ||
              !strcmp(e->name, "attach"))
       mjcf_unsupported(c, e, "element is not supported");
@@ -529,9 +531,9 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
   /* the world body and the "main" default class always exist */
   mjcf_body *world = mjcf_push(c, &c->bodies, sizeof *world);
   if (world) world->folded_into = -1, world->parent = -1, world->line = root->line;
-  static const char *const order[] = {"compiler", "option", "default", "custom", "asset", "worldbody", "actuator",
-                                      "keyframe", "contact"};
-  for (int pass = 0; pass < 9; ++pass) {
+  static const char *const order[] = {"compiler", "option",   "default",  "custom",   "asset",  "worldbody",
+                                      "tendon",   "equality", "actuator", "keyframe", "contact"};
+  for (int pass = 0; pass < 11; ++pass) {
     if (pass == 3 && c->defs.n == 0) { /* no <default>: make "main" with MuJoCo's defaults */
       mjcf_default *d = mjcf_push(c, &c->defs, sizeof *d);
       if (!d) return;
@@ -551,8 +553,10 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
         case 3: read_custom(c, e); break;
         case 4: mjcf_read_asset(c, e); break;
         case 5: mjcf_finish(c, e), read_body_children(c, e, 0, 0, NULL); break;
-        case 6: mjcf_read_actuators(c, e); break; /* mjcf_actuator.c */
-        case 7: read_keyframes(c, e); break;
+        case 6: mjcf_cx_read_tendons(c, e); break;
+        case 7: mjcf_cx_read_equalities(c, e); break;
+        case 8: mjcf_read_actuators(c, e); break; /* mjcf_actuator.c */
+        case 9: read_keyframes(c, e); break;
         default: mjcf_read_contact(c, e); break;
       }
     }
@@ -561,11 +565,10 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
   static const char *const quiet[] = {"size", "visual", "statistic", "sensor"};
   for (const mjcf_node *e = root->child; e && c->status == GRIT_OK; e = e->next) {
     int known = 0;
-    for (int i = 0; i < 9; ++i) known |= !strcmp(e->name, order[i]);
+    for (int i = 0; i < 11; ++i) known |= !strcmp(e->name, order[i]);
     for (int i = 0; i < 4; ++i) known |= !strcmp(e->name, quiet[i]);
     if (known) continue;
-    if (!strcmp(e->name, "tendon") || !strcmp(e->name, "equality") || !strcmp(e->name, "deformable") ||
-        !strcmp(e->name, "extension")) {
+    if (!strcmp(e->name, "deformable") || !strcmp(e->name, "extension")) {
       if (e->child) mjcf_unsupported(c, e, "section is not supported");
     } else
       mjcf_warn(c, e, "section is not supported: ignored with its contents");

@@ -8,6 +8,7 @@
 #include "actuation.h"
 #include "arena.h"
 #include "grit/math.h"
+#include "model_cx.h"
 #include "model_internal.h"
 #include "model_filter.h"
 #include "status_internal.h"
@@ -31,6 +32,9 @@ grit_joint_def grit_default_joint_def(void) {
   d.axis[2] = 1.0;
   d.range[0] = -1.0;
   d.range[1] = 1.0;
+  d.solreflimit[0] = 0.02; /* MuJoCo's default solreflimit */
+  d.solreflimit[1] = 1.0;
+  d.limit_width = 0.001; /* MuJoCo's default solimplimit width */
   return d;
 }
 
@@ -103,7 +107,14 @@ struct grit_builder {
   int *gpair, ngpair, cap_gpair; /* (2 ngpair) explicit geometry pairs */
   int no_filter_parent;
   char message[GRIT_MESSAGE_SIZE];
+  grit_builder_cx cx; /* sites, equality constraints, tendons (model_cx.c) */
 };
+
+grit_builder_cx *grit_builder_cx_of(grit_builder *b) { return &b->cx; }
+char *grit_builder_message(grit_builder *b) { return b->message; }
+int grit_builder_nbody(const grit_builder *b) { return b->nbody; }
+int grit_builder_njoint(const grit_builder *b) { return b->njnt; }
+int grit_builder_joint_type(const grit_builder *b, int j) { return b->joints[j].def.type; }
 
 static char *dup_string(const char *s) {
   if (!s) return NULL;
@@ -157,6 +168,7 @@ void grit_builder_free(grit_builder *b) {
   free(b->bodies);
   free(b->joints);
   free(b->acts);
+  grit_builder_cx_free(&b->cx);
   free(b);
 }
 
@@ -309,6 +321,14 @@ grit_status grit_builder_add_joint(grit_builder *b, int body, const grit_joint_d
                           {"spring_ref", &def->spring_ref, 1}, {"range", def->range, 2}, {"qpos0", &def->qpos0, 1}};
   const char *bad = nonfinite_field(fields, 8);
   if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "joint %d: %s is not finite", id, bad);
+  if (!(def->frictionloss >= 0) || !isfinite(def->frictionloss))
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "joint %d: frictionloss %g must be >= 0 and finite", id,
+                          def->frictionloss);
+  if (def->limited && (!(def->solreflimit[0] >= 0) || !(def->solreflimit[1] >= 0) || !isfinite(def->solreflimit[0]) ||
+                       !isfinite(def->solreflimit[1]) || !(def->limit_width >= 0) || !isfinite(def->limit_width)))
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL,
+                          "joint %d: solreflimit (%g, %g) and limit_width %g must be >= 0 and finite", id,
+                          def->solreflimit[0], def->solreflimit[1], def->limit_width);
   for (int i = 2; i < 5; ++i)
     if (*fields[i].x < 0)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "joint %d: %s %g must be >= 0", id, fields[i].name,
@@ -530,6 +550,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->body_name, nb);
   GRIT_CARVE(c, m->jnt_name, nj);
   GRIT_CARVE(c, m->act_name, nu);
+  grit_cx_layout(m, c);
   (void)grit_carve(c, names_bytes, 1);
 }
 
@@ -597,6 +618,7 @@ static void number_subtree(const grit_builder *b, grit_model *m, int body, int t
       m->dof_tree[dof] = tree;
       m->dof_damping[dof] = d->damping;
       m->dof_armature[dof] = d->armature;
+      m->dof_frictionloss[dof] = d->frictionloss;
       last_dof = dof;
     }
     m->body_dofnum[body] += nv;
@@ -650,6 +672,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     if (b->acts[i].name) names_bytes += strlen(b->acts[i].name) + 1;
   for (int i = 0; i < b->ngeom; ++i)
     if (b->geoms[i].name) names_bytes += strlen(b->geoms[i].name) + 1;
+  names_bytes += grit_cx_sizes(&b->cx, &sizes);
 
   grit_carver c = {NULL, 0};
   layout_model(&sizes, &c, names_bytes);
@@ -698,6 +721,8 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     memcpy(m->jnt_range + 2 * j, d->range, sizeof d->range);
     m->jnt_stiffness[j] = d->stiffness;
     m->jnt_springref[j] = d->spring_ref;
+    m->jnt_limit_taud[j] = 2.0 * d->solreflimit[0] * d->solreflimit[1] * d->solreflimit[1];
+    m->jnt_limit_width[j] = d->limit_width;
     m->jnt_name[j] = store_name(&names, d->name);
   }
 
@@ -753,6 +778,11 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->geom_name[g] = store_name(&names, d->name);
   }
   grit_model_filters(m, b->excl, b->gpair, !b->no_filter_parent);
+  s = grit_cx_compile(&b->cx, m, &names, b->message);
+  if (s != GRIT_OK) {
+    grit_model_free(m);
+    return s;
+  }
   *out = m;
   b->message[0] = '\0';
   return GRIT_OK;
@@ -861,7 +891,8 @@ grit_status grit_model_copy(const grit_model *m, grit_model **out) {
   *out = NULL;
   if (!m) return GRIT_ERR_INVALID_ARGUMENT;
   const size_t names_bytes = names_size(m->body_name, m->nbody) + names_size(m->jnt_name, m->njnt) +
-                             names_size(m->act_name, m->nu) + names_size(m->geom_name, m->ngeom);
+                             names_size(m->act_name, m->nu) + names_size(m->geom_name, m->ngeom) +
+                             grit_cx_names_size(m);
   grit_model sizes = *m;
   grit_carver c = {NULL, 0};
   layout_model(&sizes, &c, names_bytes);
@@ -888,6 +919,7 @@ grit_status grit_model_copy(const grit_model *m, grit_model **out) {
   for (int g = 0; g < r->ngeom; ++g)
     if (r->geom_shape[g].vertices)
       r->geom_shape[g].vertices = (const double *)(base + ((const char *)r->geom_shape[g].vertices - old));
+  grit_cx_relocate(r, old, base);
   *out = r;
   return GRIT_OK;
 }

@@ -111,8 +111,34 @@ struct grit_model {
   char **act_name;
   char **geom_name;
 
+  /* joint friction, limit time scales, sites, equality constraints, tendons (model_cx.c) */
+  double *dof_frictionloss; /* (nv) dry friction force (torque) bound */
+  double *jnt_limit_taud;   /* (njnt) a violated limit's correction time scale 2 tc dr^2 (solreflimit) */
+  double *jnt_limit_width;  /* (njnt) the violation band corrected within one step (solimplimit[2]) */
+  int nsite, neq, ntendon, nwrap;
+  int *site_body;           /* (nsite) */
+  double *site_pos;         /* (3 nsite) in the body frame */
+  int *eq_type;             /* (neq) grit_equality_type */
+  int *eq_obj;              /* (2 neq) */
+  double *eq_data;          /* (GRIT_EQ_NDATA neq) CONNECT: the point in obj1's and obj2's frames;
+                               WELD: obj2's pos (3) and quat (4) in obj1; JOINT/TENDON: polycoef (5),
+                               y0, x0 */
+  double *eq_taud;          /* (neq) the drift's time scale 2 tc dr^2 */
+  int *eq_ntree, *eq_tree;  /* (neq), (2 neq) the trees touched */
+  int *ten_type, *ten_adr, *ten_num, *ten_limited; /* (ntendon); elements wrap_*[adr .. adr + num) */
+  double *ten_range;        /* (2 ntendon) */
+  double *ten_frictionloss; /* (ntendon) */
+  double *ten_limit_taud, *ten_limit_width, *ten_stiffness, *ten_springlength, *ten_damping, *ten_length0; /* (ntendon) */
+  int *ten_ntree, *ten_tree; /* (ntendon), (2 ntendon) the trees touched */
+  int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */
+  int *wrap_geom;           /* (nwrap) SPATIAL: the wrap geometry (sphere, cylinder), -1 for a site */
+  double *wrap_coef;        /* (nwrap) FIXED: coefficient */
+  char **site_name, **eq_name, **ten_name;
+
   void *arena;          /* every array above lives in this one allocation */
 };
+
+#define GRIT_EQ_NDATA 13
 
 /* A new model equal to m, in its own allocation: the library's way to derive a model with changed
  * parameters (the copy may be written before it is shared, e.g. by sysid.c). */

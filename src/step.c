@@ -11,6 +11,7 @@
 
 #include "actuation.h"
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "forward.h"
 #include "grit/step.h"
@@ -130,6 +131,7 @@ grit_status grit_step(grit_data *d) {
                                  &joff, d->jscratch);
   if (integ == GRIT_INTEGRATOR_QUASISTATIC) grit_quasistatic_contacts(c, nc);
   grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
+  grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
   const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
   grit_finalize_constraints(m, c, nc, jstore, Lw, h, &d->settings, d->vnext);

@@ -571,7 +571,7 @@ Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
                             "<worldbody>\n<body>\n<freejoint/>\n"
                             "<geom size='0.1' solref='0.02 1' rgba='1 0 0 1' condim='6'/>\n"
                             "<composite type='grid'/>\n</body>\n</worldbody>\n"
-                            "<tendon><fixed/></tendon>\n</mujoco>";
+                            "<deformable><skin/></deformable>\n</mujoco>";
   expect_error(xml, GRIT_ERR_UNSUPPORTED, "<string>:2: <option> attribute 'viscosity'");
   grit_mjcf_info info;
   grit_model *m = NULL;
@@ -585,7 +585,7 @@ Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
   cr_assert(!has_warning(&info, "rgba"), "visual attributes are ignored silently");
   cr_assert(has_warning(&info, "<string>:6: <geom> condim 4 and 6"));
   cr_assert(has_warning(&info, "<string>:7: <composite>"));
-  cr_assert(has_warning(&info, "<string>:10: <tendon>"));
+  cr_assert(has_warning(&info, "<string>:10: <deformable>"));
   cr_assert_eq(info.nwarnings, 6, "%d warnings", info.nwarnings);
   cr_assert_eq(grit_model_nu(m), 0);
   grit_mjcf_info_free(&info);

@@ -211,3 +211,49 @@ Test(noalloc, actuated_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* A chain with dry joint friction, a connect, a weld and a joint coupling to a second chain, a fixed
+ * tendon with a limit and a spatial tendon with a spring: every constraint kind of grit/constraints.h
+ * in every step. */
+Test(noalloc, constrained_step_with_friction_equalities_and_tendons) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  grit_builder *b;
+  grit_builder_create(&b);
+  for (int k = 1; k <= 8; ++k) {
+    grit_body_def bd = grit_default_body_def();
+    bd.parent = k == 5 ? 0 : k - 1;
+    bd.pos[0] = k == 5 ? 0.5 : 0;
+    bd.pos[2] = -0.3;
+    bd.com[0] = 0.1;
+    grit_builder_add_body(b, &bd, NULL);
+    grit_joint_def jd = grit_default_joint_def();
+    jd.axis[0] = k % 2, jd.axis[1] = 1 - k % 2, jd.axis[2] = 0;
+    jd.frictionloss = 0.05 * k;
+    grit_builder_add_joint(b, k, &jd, NULL);
+  }
+  grit_site_def s = grit_default_site_def();
+  s.pos[2] = 0.5;
+  grit_builder_add_site(b, &s, NULL);
+  s.body = 4, s.pos[0] = 0.1, s.pos[2] = 0;
+  grit_builder_add_site(b, &s, NULL);
+  grit_equality_def e = grit_default_equality_def();
+  e.obj1 = 4, e.obj2 = 8, e.anchor[0] = 0.2;
+  cr_assert_eq(grit_builder_add_equality(b, &e, NULL), GRIT_OK);
+  e.type = GRIT_EQ_WELD, e.obj1 = 7, e.obj2 = 0;
+  cr_assert_eq(grit_builder_add_equality(b, &e, NULL), GRIT_OK);
+  e.type = GRIT_EQ_JOINT, e.obj1 = 1, e.obj2 = 5;
+  cr_assert_eq(grit_builder_add_equality(b, &e, NULL), GRIT_OK);
+  grit_tendon_def t = grit_default_tendon_def();
+  const int j[2] = {0, 2}, sites[2] = {0, 1};
+  const double c[2] = {1, -1};
+  t.n = 2, t.obj = j, t.coef = c, t.limited = 1, t.range[0] = -0.05, t.range[1] = 0.05;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  t = grit_default_tendon_def();
+  t.type = GRIT_TENDON_SPATIAL, t.n = 2, t.obj = sites, t.stiffness = 50, t.damping = 1;
+  cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  grit_model *m;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  check_model(m, "two chains with frictionloss, equalities and tendons");
+  grit_model_free(m);
+}

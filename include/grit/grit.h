@@ -17,5 +17,6 @@
 #include "grit/mjcf.h"
 #include "grit/urdf.h"
 #include "grit/load.h"
+#include "grit/constraints.h"
 
 #endif

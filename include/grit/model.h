@@ -64,6 +64,14 @@ typedef struct grit_joint_def {
   int limited;           /* nonzero: the position limit `range` is enforced (hinge/slide only) */
   double range[2];       /* position limits, range[0] < range[1] (rad or m) */
   double qpos0;          /* reference position of hinge/slide coordinate (default 0) */
+  double frictionloss;   /* dry friction per dof, N or N m, >= 0 (default 0): |tau| <= frictionloss,
+                            SAP's regularized friction in the step (grit/constraints.h) */
+  double solreflimit[2]; /* the limit's (time constant tc s, damping ratio dr) >= 0, default (0.02, 1)
+                            (MuJoCo's solreflimit), and */
+  double limit_width;    /* the violation band >= 0 removed within one step, default 0.001 (MuJoCo's
+                            solimplimit width): a violation phi < 0 within it is pulled back at
+                            -phi / (2 dt), its excess beyond it at excess / (dt + max(dt, 2 tc dr^2))
+                            (docs/contact.md, Joint limits) */
 } grit_joint_def;
 
 /* Actuator transmission, dynamics, gain and bias types (MuJoCo 2.2.2's mjtTrn, mjtDyn, mjtGain, mjtBias

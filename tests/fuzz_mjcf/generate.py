@@ -208,7 +208,7 @@ def mutate(rng, text, kind):
         cands = [(s, e) for name, s, e, attrs, sc in all_tags if name in CHECKED]
         s, e = rng.choice(cands)
         p = s + 1 + len(text[s + 1:e].split()[0].rstrip("/>"))
-        extra = rng.choice(['x_unknown="1"', 'solref="0.02 1"', 'margin="0.01"', 'frictionloss="0.1"', 'gap="0"'])
+        extra = rng.choice(['x_unknown="1"', 'solref="0.02 1"', 'margin="0.01"', 'solreffriction="0.02 1"', 'gap="0"'])
         return "warn", text[:p] + " " + extra + text[p:]
     if kind == "addelement":
         cands = [(s, e) for name, s, e, attrs, sc in all_tags if name in PARENTS and not sc]
@@ -218,10 +218,9 @@ def mutate(rng, text, kind):
         return "warn", text[:e] + rng.choice(["<widget/>", "<composite type=\"grid\"/>", "<plugin/>",
                                               "<replicate count=\"2\"/>"]) + text[e:]
     if kind == "addsection":
-        # sections grit does not simulate: loaded leniently, each is a warning
-        sec = rng.choice(['<widgets><widget/></widgets>', "<tendon><fixed name=\"t\"/></tendon>",
-                          "<equality><weld body1=\"a\"/></equality>", "<tendon><spatial/></tendon>",
-                          "<extension><plugin plugin=\"p\"/></extension>", "<deformable><skin/></deformable>"])
+        sec = rng.choice(['<sensor><jointpos joint="x"/></sensor>', "<contact><exclude body1=\"a\" body2=\"b\"/></contact>",
+                          "<equality><distance/></equality>", "<tendon><widget/></tendon>", "<extension/>",
+                          "<deformable/>"])
         return "warn", text[:end_root] + sec + "\n" + text[end_root:]
     raise ValueError(kind)
 

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* constraints_extra_generic.h — the rows of the joint-friction, equality and tendon constraints,
+ * written once for any scalar type (see constraints_extra_decl_generic.h); included by
+ * constraints_extra.c once per scalar. */
+
+/* The world position of site s. */
+static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * k, int s, GS p[3]) {
+  const int b = m->site_body[s];
+  GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->site_pos + 3 * s);
+}
+
+/* |y - x| for the points x of body bx and y of body by (world), and if J is not NULL, J += u^T (J_y - J_x)
+ * with u the unit vector from x to y. scratch: 3 nv. */
+static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
+                              int by, GS *J, GS *scratch) {
+  const int nv = m->nv;
+  GS d[3];
+  GS_NAME(grit_v3_sub)(d, y, x);
+  const GS len = GS_NAME(grit_v3_norm)(d);
+  if (!J || !(GS_V(len) > 0.0)) return len; /* coincident points: no direction, no force */
+  const GS u[3] = {GS_DIV(d[0], len), GS_DIV(d[1], len), GS_DIV(d[2], len)};
+  for (int s = 0; s < 2; ++s) {
+    const int body = s ? by : bx;
+    if (m->body_lastdof[body] < 0) continue; /* static */
+    GS_NAME(grit_kin_point_jacobian)(m, k, body, s ? y : x, scratch, NULL);
+    for (int i = 0; i < nv; ++i) {
+      const GS t = GS_FMA(u[0], scratch[i], GS_FMA(u[1], scratch[nv + i], GS_MUL(u[2], scratch[2 * nv + i])));
+      J[i] = s ? GS_ADD(J[i], t) : GS_SUB(J[i], t);
+    }
+  }
+  return len;
+}
+
+GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
+                                        GS *J, GS *scratch) {
+  const int adr = m->ten_adr[tendon], num = m->ten_num[tendon], nv = m->nv;
+  if (J)
+    for (int i = 0; i < nv; ++i) J[i] = GS_C(0.0);
+  GS L = GS_C(0.0);
+  if (m->ten_type[tendon] == GRIT_TENDON_FIXED) { /* L = sum coef_i q_i */
+    for (int e = adr; e < adr + num; ++e) {
+      const int j = m->wrap_obj[e];
+      L = GS_FMA(GS_C(m->wrap_coef[e]), q[m->jnt_qposadr[j]], L);
+      if (J) J[m->jnt_dofadr[j]] = GS_ADDC(J[m->jnt_dofadr[j]], m->wrap_coef[e]);
+    }
+    return L;
+  }
+  /* spatial: straight segments between consecutive sites, or the path around a wrap geometry between
+   * two sites (its tangent points moving with the geometry: the arc between them is rigid, and the
+   * path's optimality makes their sliding second order) */
+  int e = adr;
+  while (e + 1 < adr + num) {
+    const int sa = m->wrap_obj[e], ba = m->site_body[sa];
+    GS a[3], b[3];
+    GS_NAME(cx_site_pos)(m, k, sa, a);
+    const int g = m->wrap_geom[e + 1], sb = m->wrap_obj[g >= 0 ? e + 2 : e + 1], bb = m->site_body[sb];
+    GS_NAME(cx_site_pos)(m, k, sb, b);
+    GS wl = GS_C(-1.0), w[6];
+    if (g >= 0) {
+      const int gb = m->geom_body[g], side = m->wrap_obj[e + 1];
+      GS gp[3], gR[9], sp[3];
+      GS_NAME(grit_tf_compose_c)(gp, gR, k->xpos + 3 * gb, k->xmat + 9 * gb, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      if (side >= 0) GS_NAME(cx_site_pos)(m, k, side, sp);
+      wl = GS_NAME(tendon_wrap)(m, g, gp, gR, a, b, side >= 0 ? sp : NULL, w);
+      if (GS_V(wl) >= 0.0) {
+        L = GS_ADD(L, GS_ADD(wl, GS_NAME(cx_segment)(m, k, a, ba, w, gb, J, scratch)));
+        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, J, scratch));
+      }
+    }
+    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, J, scratch));
+    e += g >= 0 ? 2 : 1;
+  }
+  return L;
+}
+
+/* J[i] row r <- sign * the entries of the dense row `row` in tree tree[i]'s dofs (added). */
+static void GS_NAME(cx_scatter_row)(const grit_model *m, int ntree, const int tree[2], GS *const J[2], int dim, int r,
+                                    const GS *row, GS sign) {
+  for (int i = 0; i < ntree; ++i) {
+    const int n = m->tree_dofnum[tree[i]], adr = m->tree_dofadr[tree[i]];
+    for (int j = 0; j < n; ++j) J[i][r * n + j] = GS_FMA(sign, row[adr + j], J[i][r * n + j]);
+  }
+  (void)dim;
+}
+
+/* Adds sign * (3 x n) Jacobian of the point p (world) of `body` (rows: linear, or with `rot` the
+ * body's angular velocity) into the blocks J. scratch: 6 nv. */
+static void GS_NAME(cx_point_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3], int rot,
+                                   double sign, int ntree, const int tree[2], GS *const J[2], GS *scratch) {
+  if (m->body_lastdof[body] < 0) return; /* static: no columns */
+  const int nv = m->nv;
+  GS_NAME(grit_kin_point_jacobian)(m, k, body, p, scratch, scratch + 3 * nv);
+  const GS *src = rot ? scratch + 3 * nv : scratch;
+  for (int r = 0; r < 3; ++r) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 3, r, src + r * nv, GS_C(sign));
+}
+
+/* The polynomial a0 + a1 x + ... + a4 x^4 and its derivative. */
+static GS GS_NAME(cx_poly)(const double *a, GS x, GS *dp) {
+  GS p = GS_C(a[4]), d = GS_C(0.0);
+  for (int i = 3; i >= 0; --i) {
+    d = GS_FMA(d, x, p);
+    p = GS_FMA(p, x, GS_C(a[i]));
+  }
+  *dp = d;
+  return p;
+}
+
+/* A coupling y - y0 = poly(x - x0) of two coordinates with dense Jacobian rows Jy, Jx (Jx NULL: no x). */
+static void GS_NAME(cx_coupling)(const grit_model *m, const double *data, GS y, GS x, const GS *Jy, const GS *Jx,
+                                 int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p) {
+  GS dp = GS_C(0.0);
+  const GS px = Jx ? GS_NAME(cx_poly)(data, GS_ADDC(x, -data[6]), &dp) : GS_C(data[0]);
+  p->phi[0] = GS_SUB(GS_ADDC(y, -data[5]), px);
+  GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, Jy, GS_C(1.0));
+  if (Jx) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, Jx, GS_NEG(dp));
+}
+
+static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int eq, int part,
+                                 int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
+                                 GS *scratch) {
+  const int b1 = m->eq_obj[2 * eq], b2 = m->eq_obj[2 * eq + 1], nv = m->nv;
+  const double *data = m->eq_data + GRIT_EQ_NDATA * eq;
+  switch (m->eq_type[eq]) {
+    case GRIT_EQ_CONNECT: { /* phi = p2 - p1, the anchor on each body */
+      GS p1[3], p2[3];
+      GS_NAME(grit_tf_apply_c)(p1, k->xpos + 3 * b1, k->xmat + 9 * b1, data);
+      GS_NAME(grit_tf_apply_c)(p2, k->xpos + 3 * b2, k->xmat + 9 * b2, data + 3);
+      GS_NAME(grit_v3_sub)(p->phi, p2, p1);
+      GS_NAME(cx_point_rows)(m, k, b2, p2, 0, 1.0, ntree, tree, J, scratch);
+      GS_NAME(cx_point_rows)(m, k, b1, p1, 0, -1.0, ntree, tree, J, scratch);
+      break;
+    }
+    case GRIT_EQ_WELD:
+      if (part == 0) { /* body 2's origin at x1 + R1 relpos */
+        GS p1[3];
+        GS_NAME(grit_tf_apply_c)(p1, k->xpos + 3 * b1, k->xmat + 9 * b1, data);
+        GS_NAME(grit_v3_sub)(p->phi, k->xpos + 3 * b2, p1);
+        GS_NAME(cx_point_rows)(m, k, b2, k->xpos + 3 * b2, 0, 1.0, ntree, tree, J, scratch);
+        GS_NAME(cx_point_rows)(m, k, b1, p1, 0, -1.0, ntree, tree, J, scratch);
+      } else { /* body 2's orientation q1 relquat: phi = log(q2 (q1 relquat)^-1) in the world frame,
+                * whose rate is w2 - w1 to first order in phi */
+        GS qt[4], qc[4], qe[4];
+        GS_NAME(grit_quat_mul_c)(qt, k->xquat + 4 * b1, data + 3);
+        GS_NAME(grit_quat_conj)(qc, qt);
+        GS_NAME(grit_quat_mul)(qe, k->xquat + 4 * b2, qc);
+        if (GS_V(qe[0]) < 0.0) /* the shorter way round */
+          for (int i = 0; i < 4; ++i) qe[i] = GS_NEG(qe[i]);
+        GS_NAME(grit_quat_log)(p->phi, qe);
+        GS_NAME(cx_point_rows)(m, k, b2, k->xpos + 3 * b2, 1, 1.0, ntree, tree, J, scratch);
+        GS_NAME(cx_point_rows)(m, k, b1, k->xpos + 3 * b1, 1, -1.0, ntree, tree, J, scratch);
+      }
+      break;
+    case GRIT_EQ_JOINT: {
+      GS *Jy = scratch, *Jx = scratch + nv;
+      for (int i = 0; i < 2 * nv; ++i) scratch[i] = GS_C(0.0);
+      Jy[m->jnt_dofadr[b1]] = GS_C(1.0);
+      if (b2 >= 0) Jx[m->jnt_dofadr[b2]] = GS_C(1.0);
+      GS_NAME(cx_coupling)(m, data, q[m->jnt_qposadr[b1]], b2 >= 0 ? q[m->jnt_qposadr[b2]] : GS_C(0.0), Jy,
+                           b2 >= 0 ? Jx : NULL, ntree, tree, J, p);
+      break;
+    }
+    default: { /* GRIT_EQ_TENDON */
+      GS *Jy = scratch + 3 * nv, *Jx = scratch + 4 * nv;
+      const GS y = GS_NAME(grit_tendon_length_jacobian)(m, k, q, b1, Jy, scratch);
+      const GS x = b2 >= 0 ? GS_NAME(grit_tendon_length_jacobian)(m, k, q, b2, Jx, scratch) : GS_C(0.0);
+      GS_NAME(cx_coupling)(m, data, y, x, Jy, b2 >= 0 ? Jx : NULL, ntree, tree, J, p);
+      break;
+    }
+  }
+}
+
+void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
+                           int source, int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
+                           GS *scratch) {
+  int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
+  for (int i = 0; i < ntree; ++i)
+    for (int j = 0; j < dim * m->tree_dofnum[tree[i]]; ++j) J[i][j] = GS_C(0.0);
+  switch (kind) {
+    case GRIT_CONSTRAINT_FRICTION: /* J = e_dof */
+      J[0][source - m->tree_dofadr[tree[0]]] = GS_C(1.0);
+      p->k = GS_C(m->dof_frictionloss[source]);
+      break;
+    case GRIT_CONSTRAINT_EQUALITY:
+    case GRIT_CONSTRAINT_EQUALITY_1D:
+      GS_NAME(cx_equality)(m, k, q, source / 2, source % 2, ntree, tree, J, p, scratch);
+      p->tau_d = GS_C(fmax(m->eq_taud[source / 2], dt));
+      break;
+    case GRIT_CONSTRAINT_TENDON_LIMIT: { /* phi0 = L - lower or upper - L, J = +-dL/dv */
+      const int t = source / 2, side = source % 2;
+      GS *row = scratch + 3 * m->nv;
+      const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q, t, row, scratch);
+      p->phi0 = side == 0 ? GS_ADDC(L, -m->ten_range[2 * t]) : GS_NEG(GS_ADDC(L, -m->ten_range[2 * t + 1]));
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(side == 0 ? 1.0 : -1.0));
+      p->tau_d = GS_C(m->ten_limit_taud[t]);
+      p->width = GS_C(m->ten_limit_width[t]);
+      break;
+    }
+    case GRIT_CONSTRAINT_TENDON_FRICTION: { /* J = dL/dv */
+      GS *row = scratch + 3 * m->nv;
+      (void)GS_NAME(grit_tendon_length_jacobian)(m, k, q, source, row, scratch);
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0));
+      p->k = GS_C(m->ten_frictionloss[source]);
+      break;
+    }
+    default: { /* GRIT_CONSTRAINT_TENDON_SPRING: stretch x0 = L - rest length */
+      GS *row = scratch + 3 * m->nv;
+      const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q, source, row, scratch);
+      p->phi0 = GS_ADDC(L, -m->ten_springlength[source]);
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0));
+      p->k = GS_C(m->ten_stiffness[source]);
+      p->d = GS_C(m->ten_damping[source]);
+      break;
+    }
+  }
+}
