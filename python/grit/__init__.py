@@ -23,7 +23,7 @@ from . import _grit
 
 __all__ = [
     "Contacts", "Data", "Error", "FitResult", "ILQR", "ILQRResult", "Model", "Replay", "__version__",
-    "fit", "linearize", "load", "params", "replay", "rollout",
+    "fit", "linearize", "load", "params", "replay", "rollout", "with_params",
 ]
 
 # grit_param_kind (include/grit/derivatives.h)
@@ -69,6 +69,13 @@ def params(model, specs=True):
     if specs is True:
         return [(0, -1), (1, -1), (2, -1)] + [(3, b) for b in range(1, model.nbody)]
     return [_param(model, s) for s in specs]
+
+
+def with_params(model, values):
+    """A copy of model with parameters changed: values is a dict {spec: value} (specs as in grit.params:
+    'friction' sets every geometry's, 'friction:GEOM' one geometry's, 'mass:BODY' a body's mass with its
+    inertia scaled alike). Keyframes and the file's step settings carry over."""
+    return model.with_params([_param(model, s) for s in values], [float(x) for x in values.values()])
 
 
 def linearize(model, qpos, qvel, ctrl=None, contact="lagged", params=None):

@@ -3,6 +3,7 @@
  * settings; grit.load. */
 #include "pygrit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The one place a model file is read. Today every file is MJCF; a loader that dispatches on the file's
@@ -122,6 +123,63 @@ static PyObject *get_body_masses(PgModel *s, void *c) {
   return (PyObject *)a;
 }
 
+/* A deep copy of the keyframes (grit_mjcf_info_free frees them with free()). */
+static int copy_info(const grit_mjcf_info *from, grit_mjcf_info *to) {
+  *to = *from;
+  to->nkey = 0;
+  to->keys = from->nkey ? calloc((size_t)from->nkey, sizeof *to->keys) : NULL;
+  if (from->nkey && !to->keys) return -1;
+  for (int k = 0; k < from->nkey; ++k) {
+    grit_mjcf_key *a = &to->keys[k];
+    const grit_mjcf_key *b = &from->keys[k];
+    *a = *b;
+    a->qpos = malloc(sizeof(double) * (size_t)(from->nq + 1));
+    a->qvel = malloc(sizeof(double) * (size_t)(from->nv + 1));
+    a->ctrl = b->ctrl ? malloc(sizeof(double) * (size_t)(from->nu + 1)) : NULL;
+    to->nkey = k + 1;
+    if (!a->qpos || !a->qvel || (b->ctrl && !a->ctrl)) return -1;
+    memcpy(a->qpos, b->qpos, sizeof(double) * (size_t)from->nq);
+    memcpy(a->qvel, b->qvel, sizeof(double) * (size_t)from->nv);
+    if (b->ctrl) memcpy(a->ctrl, b->ctrl, sizeof(double) * (size_t)from->nu);
+  }
+  return 0;
+}
+
+/* with_params(params, values) -> Model: a copy with parameters changed (grit_model_with_params). */
+static PyObject *model_with_params(PgModel *self, PyObject *args) {
+  PyObject *pobj, *vobj;
+  if (!PyArg_ParseTuple(args, "OO:with_params", &pobj, &vobj)) return NULL;
+  int np = 0;
+  grit_param *params = pg_params(pobj, &np);
+  if (!params) return NULL;
+  npy_intp n = np;
+  PyArrayObject *v = pg_array(vobj, 1, &n, "with_params: values");
+  PgModel *out = v ? PyObject_New(PgModel, &PgModel_Type) : NULL;
+  if (out) {
+    out->model = NULL;
+    memset(&out->info, 0, sizeof out->info);
+    out->path = Py_NewRef(self->path);
+    char msg[GRIT_MESSAGE_SIZE] = "";
+    grit_status s = grit_model_with_params(self->model, params, PyArray_DATA(v), np, &out->model, msg);
+    if (s != GRIT_OK) {
+      Py_CLEAR(out);
+      pg_raise(s, msg);
+    } else if (copy_info(&self->info, &out->info) < 0) {
+      Py_CLEAR(out);
+      PyErr_NoMemory();
+    }
+  }
+  PyMem_Free(params);
+  Py_XDECREF(v);
+  return (PyObject *)out;
+}
+
+static PyMethodDef model_methods[] = {
+    {"with_params", (PyCFunction)model_with_params, METH_VARARGS,
+     "with_params(params, values) -> Model: a copy with parameters (kind, index) set to values "
+     "(grit.with_params takes names)."},
+    {NULL, NULL, 0, NULL}};
+
 #define GET(name, doc) {#name, (getter)get_##name, NULL, doc, NULL}
 static PyGetSetDef model_getset[] = {
     GET(nq, "number of position coordinates"),
@@ -156,4 +214,5 @@ PyTypeObject PgModel_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A compiled, immutable grit model (grit.load(path) makes one). Many grit.Data may share it.",
     .tp_getset = model_getset,
+    .tp_methods = model_methods,
 };
