@@ -42,7 +42,8 @@ for _ in range(2):
     data.step()
     u0 -= np.linalg.lstsq(B[nv:], data.qvel, rcond=None)[0]
 A, B = grit.linearize(model, q0, v0, u0)
-print(f"holding torques u0 = {np.array2string(u0, precision=3, suppress_small=True)} N m; |A| = {np.linalg.norm(A):.3f}, |B| = {np.linalg.norm(B):.3f}")
+print(f"holding torques u0 = {np.array2string(u0, precision=3, suppress_small=True)} N m; "
+      f"|A| = {np.linalg.norm(A):.3f}, |B| = {np.linalg.norm(B):.3f}")
 
 # --- 4. LQR on the arm's 14 states (the ball's do not depend on the arm's while they do not touch):
 # the discrete Riccati equation by fixed-point iteration, then the closed loop from a perturbed state.

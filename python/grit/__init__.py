@@ -79,7 +79,7 @@ def with_params(model, values):
 
 
 def linearize(model, qpos, qvel, ctrl=None, contact="lagged", params=None):
-    """(A, B) of one step from (qpos, qvel) under ctrl: A = dx+/dx (2nv, 2nv), B = dx+/du (2nv, nu), the
+    """(A, B) of one step from (qpos, qvel) under ctrl (None: zero): A = dx+/dx (2nv, 2nv), B = dx+/du (2nv, nu), the
     state's perturbation in the tangent space (dq then dv), exactly as `grit deriv --json`.
     params (True or a list of specs, see grit.params) adds P = dx+/dparams (2nv, np): (A, B, P)."""
     plist = None if params is None or params is False else globals()["params"](model, params)

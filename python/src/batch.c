@@ -40,7 +40,7 @@ PyObject *pg_linearize(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (!contact) st.contact_model = GRIT_CONTACT_LAGGED;
   npy_intp dq = nq, dv = nv, du = nu;
   PyArrayObject *q = pg_array(qo, 1, &dq, "qpos"), *v = q ? pg_array(vo, 1, &dv, "qvel") : NULL;
-  PyArrayObject *u = v && !(uo == Py_None && nu == 0) ? pg_array(uo, 1, &du, "ctrl") : NULL;
+  PyArrayObject *u = !v ? NULL : uo == Py_None ? pg_zeros(1, &du) : pg_array(uo, 1, &du, "ctrl"); /* None: zero */
   int np = 0;
   grit_param *params = NULL;
   PyArrayObject *A = NULL, *B = NULL, *P = NULL;
@@ -138,8 +138,8 @@ static void *rollout_worker(void *arg) {
   return NULL;
 }
 
-/* Runs the job on nthreads threads (the calling one included); returns 0 or -1 if threads could not
- * be started (then the remaining workers ran on the calling thread). */
+/* Runs the job on nthreads threads, the calling one included; a thread that cannot be started has its
+ * share run on the calling thread (the same results). */
 static void run_workers(rollout_job *proto) {
   const int nt = proto->nthreads;
   rollout_job jobs[256];

@@ -12,7 +12,9 @@
 
 static double *shadow_q(PgData *s) { return s->shadow; }
 static double *shadow_v(PgData *s) { return s->shadow + grit_model_nq(s->model->model); }
-static double *shadow_u(PgData *s) { return s->shadow + grit_model_nq(s->model->model) + grit_model_nv(s->model->model); }
+static double *shadow_u(PgData *s) {
+  return s->shadow + grit_model_nq(s->model->model) + grit_model_nv(s->model->model);
+}
 
 /* After grit changed the state: the shadow is the state again. */
 static void shadow_update(PgData *s) {
@@ -37,7 +39,7 @@ static int sync_one(PgData *s, const double *now, double *shadow, int n,
   return 0;
 }
 
-static int sync_views(PgData *s) {
+int pg_data_sync(PgData *s) {
   const grit_model *m = s->model->model;
   if (sync_one(s, grit_data_qpos(s->data), shadow_q(s), grit_model_nq(m), grit_data_set_qpos) < 0) return -1;
   if (sync_one(s, grit_data_qvel(s->data), shadow_v(s), grit_model_nv(m), grit_data_set_qvel) < 0) return -1;
@@ -97,7 +99,9 @@ static PyObject *view(PgData *s, const double *p, int n) {
   return a;
 }
 
-static int assign(PgData *s, PyObject *value, int n, const char *what,
+/* data.qpos = value and its siblings: through grit's setter at once. Only this buffer's shadow follows
+ * (values written through the other views stay pending, to be checked before the next step). */
+static int assign(PgData *s, PyObject *value, int n, const char *what, double *shadow, const double *buffer,
                   grit_status (*set)(grit_data *, const double *, int)) {
   if (check_idle(s) < 0) return -1;
   if (!value) return PyErr_Format(PyExc_AttributeError, "cannot delete data.%s", what), -1;
@@ -107,7 +111,7 @@ static int assign(PgData *s, PyObject *value, int n, const char *what,
   grit_status st = set(s->data, (const double *)PyArray_DATA(a), n);
   Py_DECREF(a);
   if (st != GRIT_OK) return pg_raise(st, grit_data_last_error(s->data)), -1;
-  shadow_update(s); /* what grit now holds (quaternions normalized) */
+  memcpy(shadow, buffer, sizeof(double) * (size_t)n); /* what grit now holds (quaternions normalized) */
   return 0;
 }
 
@@ -121,17 +125,16 @@ static PyObject *get_ctrl(PgData *s, void *c) {
   return (void)c, view(s, grit_data_ctrl(s->data), grit_model_nu(s->model->model));
 }
 static int set_qpos(PgData *s, PyObject *v, void *c) {
-  /* values written through views of the other buffers are checked first, so none is lost */
-  if ((void)c, check_idle(s) < 0 || sync_views(s) < 0) return -1;
-  return assign(s, v, grit_model_nq(s->model->model), "qpos", grit_data_set_qpos);
+  if ((void)c, check_idle(s) < 0) return -1;
+  return assign(s, v, grit_model_nq(s->model->model), "qpos", shadow_q(s), grit_data_qpos(s->data), grit_data_set_qpos);
 }
 static int set_qvel(PgData *s, PyObject *v, void *c) {
-  if ((void)c, check_idle(s) < 0 || sync_views(s) < 0) return -1;
-  return assign(s, v, grit_model_nv(s->model->model), "qvel", grit_data_set_qvel);
+  if ((void)c, check_idle(s) < 0) return -1;
+  return assign(s, v, grit_model_nv(s->model->model), "qvel", shadow_v(s), grit_data_qvel(s->data), grit_data_set_qvel);
 }
 static int set_ctrl(PgData *s, PyObject *v, void *c) {
-  if ((void)c, check_idle(s) < 0 || sync_views(s) < 0) return -1;
-  return assign(s, v, grit_model_nu(s->model->model), "ctrl", grit_data_set_ctrl);
+  if ((void)c, check_idle(s) < 0) return -1;
+  return assign(s, v, grit_model_nu(s->model->model), "ctrl", shadow_u(s), grit_data_ctrl(s->data), grit_data_set_ctrl);
 }
 static PyObject *get_time(PgData *s, void *c) { return (void)c, PyFloat_FromDouble(grit_data_time(s->data)); }
 static int set_time(PgData *s, PyObject *v, void *c) {
@@ -164,7 +167,7 @@ static PyObject *data_step(PgData *self, PyObject *args, PyObject *kwargs) {
   long n = 1;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|l:step", kw, &n)) return NULL;
   if (n < 0) return PyErr_SetString(PyExc_ValueError, "step: n must be >= 0"), NULL;
-  if (check_idle(self) < 0 || sync_views(self) < 0) return NULL;
+  if (check_idle(self) < 0 || pg_data_sync(self) < 0) return NULL;
   grit_data *d = self->data;
   grit_status s = GRIT_OK;
   long k = 0;

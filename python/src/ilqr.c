@@ -34,14 +34,16 @@ PyTypeObject PgILQRResult_Type;
 
 int pg_init_ilqr_types(void) { return PyStructSequence_InitType2(&PgILQRResult_Type, &result_desc); }
 
+/* The switch is on an int so that a reason added to grit_ilqr_stop later builds (as "other") until it is
+ * named here. */
 static const char *stop_name(grit_ilqr_stop s) {
-  switch (s) {
+  switch ((int)s) {
   case GRIT_ILQR_CONVERGED_COST: return "converged_cost";
   case GRIT_ILQR_CONVERGED_FEEDFORWARD: return "converged_feedforward";
   case GRIT_ILQR_MAX_ITERATIONS: return "max_iterations";
   case GRIT_ILQR_NO_PROGRESS: return "no_progress";
+  default: return "other";
   }
-  return "other"; /* a reason newer than this binding */
 }
 
 /* ---------------------------------------------------------------------------- options */
@@ -308,7 +310,8 @@ static PyGetSetDef ilqr_getset[] = {
     {"states", (getter)get_states, NULL, "(N + 1, nq + nv) states x = (q, v) of the current solution", NULL},
     {"controls", (getter)get_controls, NULL, "(N, nu) controls of the current solution", NULL},
     {"gains", (getter)get_gains, NULL, "(N, nu, 2 nv) feedback gains: u = u_k + K_k (x (-) x_k)", NULL},
-    {"multipliers", (getter)get_multipliers, NULL, "(nc,) the final constraint's multipliers, or None without one", NULL},
+    {"multipliers", (getter)get_multipliers, NULL, "(nc,) the final constraint's multipliers (None without one)",
+     NULL},
     {"cost", (getter)get_cost, NULL, "cost of the current solution", NULL},
     {"horizon", (getter)get_horizon, NULL, "N", NULL},
     {"nx", (getter)get_nx, NULL, "size of a state (nq + nv)", NULL},

@@ -31,10 +31,10 @@ typedef struct fit_option {
 } fit_option;
 #define FO_D(f) {#f, offsetof(grit_fit_options, f), 0}
 #define FO_I(f) {#f, offsetof(grit_fit_options, f), 1}
-static const fit_option fit_options[] = {FO_I(segment_steps),  FO_I(fit_initial_states), FO_D(position_sigma),
-                                         FO_D(velocity_sigma), FO_I(max_iters),          FO_D(tol),
-                                         FO_D(max_log_step),   {"rel_tol", offsetof(grit_fit_options, settings) +
-                                                                               offsetof(grit_step_settings, rel_tol), 0}};
+static const fit_option fit_options[] = {
+    FO_I(segment_steps), FO_I(fit_initial_states), FO_D(position_sigma), FO_D(velocity_sigma), FO_I(max_iters),
+    FO_D(tol), FO_D(max_log_step),
+    {"rel_tol", offsetof(grit_fit_options, settings) + offsetof(grit_step_settings, rel_tol), 0}};
 #undef FO_D
 #undef FO_I
 
@@ -207,6 +207,7 @@ static PyObject *replay_add_data(PgReplay *self, PyObject *args, PyObject *kwarg
   if (!d->data || d->model != self->model)
     return PyErr_SetString(PyExc_ValueError, "add_data: the data must be of the replay's model"), NULL;
   if (d->busy) return PyErr_SetString(PyExc_RuntimeError, "add_data: the data is in use by another thread"), NULL;
+  if (pg_data_sync(d) < 0) return NULL; /* positions written through data.qpos are drawn as grit holds them */
   return replay_status(self, grit_replay_add_data(self->replay, d->data, after));
 }
 
@@ -236,7 +237,8 @@ static PyObject *replay_add_marker(PgReplay *self, PyObject *args, PyObject *kwa
     return NULL;
   int k = 1;
   while (k < 6 && strcmp(shapes[k], shape)) ++k;
-  if (k == 6) return PyErr_Format(PyExc_ValueError, "add_marker: sphere, capsule, box, cylinder or ellipsoid, not '%s'", shape);
+  if (k == 6)
+    return PyErr_Format(PyExc_ValueError, "add_marker: sphere, capsule, box, cylinder or ellipsoid, not '%s'", shape);
   mk.type = (grit_geom_type)k;
   mk.name = name;
   return replay_status(self, grit_replay_add_marker(self->replay, &mk));

@@ -85,6 +85,10 @@ typedef struct PgData {
 } PgData;
 
 extern PyTypeObject PgData_Type;
+
+/* Passes values written through the state views to grit's setters (see data.c); -1 with grit.Error set
+ * when grit rejects them. */
+int pg_data_sync(PgData *d);
 extern PyTypeObject PgContacts_Type; /* grit.Contacts, a struct sequence */
 
 /* ------------------------------------------------------------------------------------- batch.c */

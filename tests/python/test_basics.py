@@ -144,3 +144,16 @@ def test_replay_page(tmp_path):
     assert (tmp_path / "p2.html").stat().st_size > 100000
     with pytest.raises(grit.Error):
         grit.Replay(m).write(str(tmp_path / "empty.html"))  # no frame
+
+
+def test_writes_through_views_stay_pending_until_the_step():
+    """Assigning one buffer does not validate (nor lose) what was written through another view."""
+    m = grit.load(model_path("arm7.xml"))
+    d = grit.Data(m)
+    d.ctrl[0] = math.nan
+    d.qpos = np.full(7, 0.1)  # accepted: qpos is fine
+    assert np.array_equal(d.qpos, np.full(7, 0.1))
+    with pytest.raises(grit.Error) as e:
+        d.step()
+    assert str(e.value) == "ctrl[0] is not finite"
+    assert np.array_equal(d.qpos, np.full(7, 0.1)) and d.time == 0

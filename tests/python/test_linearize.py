@@ -88,8 +88,10 @@ def test_linearize_errors():
         grit.linearize(m, q[:6], v, u)
     with pytest.raises(ValueError):
         grit.linearize(m, q, v, np.zeros(3))
+    A, B = grit.linearize(m, q, v, None)  # no controls: zero
+    assert np.array_equal(B, grit.linearize(m, q, v, u)[1])
     with pytest.raises(TypeError):
-        grit.linearize(m, q, v, None)
+        grit.linearize(m, q, None, u)
     with pytest.raises(grit.Error) as e:
         grit.linearize(m, q, v, np.full(7, np.inf))
     assert str(e.value) == "ctrl[0] is not finite"
