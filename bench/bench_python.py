@@ -58,19 +58,20 @@ def per_step_overhead(name, key, nchunks, chunk):
     return over
 
 
-def call_cost(name, n=200000):
+def call_cost(name, nchunks=400, chunk=1000):
     """data.step(0): the whole binding path of a call (parsing, the views' check, the GIL released and
-    re-acquired) without a step."""
+    re-acquired) without a step; the median over chunks of calls (robust to preemption)."""
     m = grit.load(os.path.join(MODELS, name))
     d = grit.Data(m)
     step = d.step
-    best = float("inf")
-    for _ in range(5):
+    times = []
+    for _ in range(nchunks):
         t0 = time.perf_counter()
-        for _ in range(n):
+        for _ in range(chunk):
             step(0)
-        best = min(best, (time.perf_counter() - t0) / n)
-    print(f"{name:20s} data.step(0), the binding alone: {best * 1e6:.3f} us per call (best of 5 x {n})")
+        times.append((time.perf_counter() - t0) / chunk)
+    print(f"{name:20s} data.step(0), the binding alone: median {statistics.median(times) * 1e6:.3f} us per call, "
+          f"min {min(times) * 1e6:.3f} us ({nchunks} chunks of {chunk})")
 
 
 def rollout_throughput(name, key, n, T, reps, noise):
@@ -83,28 +84,36 @@ def rollout_throughput(name, key, n, T, reps, noise):
     u = d.ctrl + noise * rng.standard_normal((n, T, m.nu))
     out = {}
     for threads in (1, 2):
-        times = []
+        times, cpu = [], []
         for _ in range(reps):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r = grit.rollout(m, q, v, u, threads=threads)
             times.append(time.perf_counter() - t0)
-        out[threads] = (statistics.median(times), r)
+            cpu.append((time.process_time() - c0) / times[-1])
+        out[threads] = (statistics.median(times), r, statistics.median(cpu))
     assert all(np.array_equal(a, b) for a, b in zip(out[1][1], out[2][1]))  # bitwise, any thread count
-    t1, t2 = out[1][0], out[2][0]
-    print(f"{name:20s} rollout {n} x {T} steps: 1 thread {n * T / t1:9.0f} steps/s ({t1 * 1e3:7.1f} ms), "
-          f"2 threads {n * T / t2:9.0f} steps/s ({t2 * 1e3:7.1f} ms), speed-up {t1 / t2:.2f}")
+    (t1, _, c1), (t2, _, c2) = out[1], out[2]
+    # CPU time / wall time: how many cores the process had on average (2 threads on an idle machine: ~2)
+    # and CPU time per step: equal on 1 and 2 threads when the threads add no work (then an idle machine's
+    # 2 cores give 2x the throughput, whatever this machine's other jobs leave of them)
+    steps = n * T
+    print(f"{name:20s} rollout {n} x {T} steps:\n"
+          f"    1 thread : {steps / t1:9.0f} steps/s ({t1 * 1e3:7.1f} ms, CPU/wall {c1:.2f}, "
+          f"CPU {c1 * t1 / steps * 1e6:.2f} us/step)\n"
+          f"    2 threads: {steps / t2:9.0f} steps/s ({t2 * 1e3:7.1f} ms, CPU/wall {c2:.2f}, "
+          f"CPU {c2 * t2 / steps * 1e6:.2f} us/step), speed-up {t1 / t2:.2f}")
 
 
 def main():
     print(f"grit {grit.__version__}, Python {sys.version.split()[0]}, numpy {np.__version__}, "
-          f"{os.cpu_count()} CPUs")
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     reps = 3 if QUICK else 9
     nchunks = 40 if QUICK else 400
     print("-- per-step overhead of data.step() (medians over %d chunks of 50 steps)" % nchunks)
     per_step_overhead("falling_sphere.xml", "launch", nchunks, 50)
     per_step_overhead("arm7.xml", "home", nchunks, 50)
     per_step_overhead("arm_push_ball.xml", "push", nchunks // 4, 50)
-    call_cost("arm_push_ball.xml", 20000 if QUICK else 200000)
+    call_cost("arm_push_ball.xml", 40 if QUICK else 400)
     print("-- rollout throughput (median of %d)" % reps)
     rollout_throughput("falling_sphere.xml", "launch", 64, 200 if QUICK else 1000, reps, 0.0)
     rollout_throughput("arm_push_ball.xml", "push", 16, 50 if QUICK else 100, reps, 0.1)
