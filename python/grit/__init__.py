@@ -6,6 +6,8 @@ file adds the pure-Python conveniences: parameter names for Jacobians and fittin
 options, replay pages from arrays. See docs/python.md.
 """
 
+import os as _os
+
 import numpy as _np
 
 from ._grit import (
@@ -123,14 +125,16 @@ def fit(model, trajectories, params, contact="lagged", **options):
 
     trajectories: a list of (qpos (T+1, nq), qvel (T+1, nv), ctrl (T, nu) or None), or of dicts with those
     keys, each sampled at the model's timestep (several trajectories are fitted together, by grit_fit
-    itself). params: a dict {spec: guess}, spec as in grit.params ('friction', 'stiffness:floor',
-    'mass:ball', ...). options: segment_steps, fit_initial_states, position_sigma, velocity_sigma,
+    itself). params: a dict {spec: guess} or a list of (spec, guess) pairs, spec as in grit.params
+    ('friction', 'stiffness:floor', 'mass:ball', ...). options: segment_steps, fit_initial_states, position_sigma, velocity_sigma,
     max_iters, tol, max_log_step, rel_tol. Returns a grit.FitResult whose values, std follow the order of
     params."""
-    if not isinstance(params, dict):
-        raise TypeError("params: a dict {spec: guess}, e.g. {'friction': 0.5, 'mass:ball': 1.0}")
-    plist = [_param(model, s) for s in params]
-    guesses = [float(g) for g in params.values()]
+    if isinstance(params, dict):
+        params = list(params.items())
+    if isinstance(params, (str, bytes)) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in params):
+        raise TypeError("params: a dict {spec: guess} or a list of (spec, guess), e.g. {'friction': 0.5}")
+    plist = [_param(model, s) for s, _ in params]
+    guesses = [float(g) for _, g in params]
     trajs = [_trajectory(t) for t in trajectories]
     return _grit.fit(model, trajs, plist, guesses, contact, options)
 
@@ -140,6 +144,8 @@ def replay(model, path, qpos, times=None, title=None):
     times (T,) (default: multiples of the model's timestep). Returns the grit.Replay (add markers or plots
     and write it again if needed). To draw contact forces, record frames yourself with
     Replay.add_data(data) after each step."""
+    if isinstance(qpos, (str, bytes, _os.PathLike)) and not isinstance(path, (str, bytes, _os.PathLike)):
+        path, qpos = qpos, path  # replay(model, qpos, path) works too
     qpos = _np.asarray(qpos, dtype=float)
     if qpos.ndim != 2:
         raise ValueError("replay: qpos must be (T, nq)")
@@ -148,5 +154,5 @@ def replay(model, path, qpos, times=None, title=None):
     r = Replay(model, title)
     for t, q in zip(times, qpos):
         r.add_frame(float(t), q)
-    r.write(path)
+    r.write(_os.fspath(path))
     return r

@@ -142,6 +142,8 @@ def test_replay_page(tmp_path):
     q = np.tile(m.qpos0, (10, 1))
     grit.replay(m, str(tmp_path / "p2.html"), q)
     assert (tmp_path / "p2.html").stat().st_size > 100000
+    grit.replay(m, q, tmp_path / "p3.html")  # either order, a path object
+    assert (tmp_path / "p3.html").read_text() == (tmp_path / "p2.html").read_text()
     with pytest.raises(grit.Error):
         grit.Replay(m).write(str(tmp_path / "empty.html"))  # no frame
 

@@ -124,5 +124,7 @@ def test_fit_errors():
         grit.fit(m, [{"qpos": t["qpos"], "qvel": t["qvel"][:5]}], {"friction": 0.5})
     with pytest.raises(TypeError):
         grit.fit(m, [t], ["friction"])
+    r = grit.fit(m, [t], [("friction", 0.3)])  # (spec, guess) pairs work too
+    assert r.values.shape == (1,)
     with pytest.raises(TypeError):
         grit.fit(m, [t], {"friction": 0.5}, iterations=3)
