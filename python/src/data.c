@@ -75,8 +75,12 @@ static int data_init(PgData *self, PyObject *args, PyObject *kwargs) {
   grit_status s = grit_data_create(m, &self->data);
   if (s != GRIT_OK) return pg_raise(s, "cannot create the simulation data"), -1;
   self->model = (PgModel *)Py_NewRef(model);
-  if ((s = grit_data_set_step_settings(self->data, &st)) != GRIT_OK)
-    return pg_raise(s, grit_data_last_error(self->data)), -1;
+  if ((s = grit_data_set_step_settings(self->data, &st)) != GRIT_OK) {
+    pg_raise(s, grit_data_last_error(self->data));
+    grit_data_free(self->data);
+    self->data = NULL; /* not initialized */
+    return -1;
+  }
   shadow_update(self);
   return 0;
 }
@@ -91,7 +95,6 @@ static void data_dealloc(PgData *self) {
 /* ------------------------------------------------------------------------------ state views */
 
 static PyObject *view(PgData *s, const double *p, int n) {
-  if (!s->data) return PyErr_SetString(PyExc_RuntimeError, "grit.Data is not initialized"), NULL;
   npy_intp dim = n;
   /* grit's buffers are heap memory of the grit_data, which is not const: the view may write them. */
   PyObject *a = PyArray_SimpleNewFromData(1, &dim, NPY_DOUBLE, (void *)(uintptr_t)p);
@@ -115,14 +118,19 @@ static int assign(PgData *s, PyObject *value, int n, const char *what, double *s
   return 0;
 }
 
+/* Getters of a Data whose __init__ did not run or failed raise instead of reading NULL. */
+static int initialized(PgData *s) {
+  return s->data ? 1 : (PyErr_SetString(PyExc_RuntimeError, "grit.Data is not initialized"), 0);
+}
+
 static PyObject *get_qpos(PgData *s, void *c) {
-  return (void)c, view(s, grit_data_qpos(s->data), grit_model_nq(s->model->model));
+  return (void)c, initialized(s) ? view(s, grit_data_qpos(s->data), grit_model_nq(s->model->model)) : NULL;
 }
 static PyObject *get_qvel(PgData *s, void *c) {
-  return (void)c, view(s, grit_data_qvel(s->data), grit_model_nv(s->model->model));
+  return (void)c, initialized(s) ? view(s, grit_data_qvel(s->data), grit_model_nv(s->model->model)) : NULL;
 }
 static PyObject *get_ctrl(PgData *s, void *c) {
-  return (void)c, view(s, grit_data_ctrl(s->data), grit_model_nu(s->model->model));
+  return (void)c, initialized(s) ? view(s, grit_data_ctrl(s->data), grit_model_nu(s->model->model)) : NULL;
 }
 static int set_qpos(PgData *s, PyObject *v, void *c) {
   if ((void)c, check_idle(s) < 0) return -1;
@@ -136,7 +144,9 @@ static int set_ctrl(PgData *s, PyObject *v, void *c) {
   if ((void)c, check_idle(s) < 0) return -1;
   return assign(s, v, grit_model_nu(s->model->model), "ctrl", shadow_u(s), grit_data_ctrl(s->data), grit_data_set_ctrl);
 }
-static PyObject *get_time(PgData *s, void *c) { return (void)c, PyFloat_FromDouble(grit_data_time(s->data)); }
+static PyObject *get_time(PgData *s, void *c) {
+  return (void)c, initialized(s) ? PyFloat_FromDouble(grit_data_time(s->data)) : NULL;
+}
 static int set_time(PgData *s, PyObject *v, void *c) {
   (void)c;
   if (check_idle(s) < 0) return -1;
@@ -146,9 +156,13 @@ static int set_time(PgData *s, PyObject *v, void *c) {
   grit_status st = grit_data_set_time(s->data, t);
   return st == GRIT_OK ? 0 : (pg_raise(st, grit_data_last_error(s->data)), -1);
 }
-static PyObject *get_model(PgData *s, void *c) { return (void)c, Py_NewRef((PyObject *)s->model); }
+static PyObject *get_model(PgData *s, void *c) {
+  return (void)c, initialized(s) ? Py_NewRef((PyObject *)s->model) : NULL;
+}
 static PyObject *get_contact(PgData *s, void *c) {
-  return (void)c, PyUnicode_FromString(pg_contact_name(grit_data_step_settings(s->data).contact_model));
+  (void)c;
+  if (!initialized(s)) return NULL;
+  return PyUnicode_FromString(pg_contact_name(grit_data_step_settings(s->data).contact_model));
 }
 
 static PyGetSetDef data_getset[] = {

@@ -159,3 +159,20 @@ def test_writes_through_views_stay_pending_until_the_step():
         d.step()
     assert str(e.value) == "ctrl[0] is not finite"
     assert np.array_equal(d.qpos, np.full(7, 0.1)) and d.time == 0
+
+
+def test_uninitialized_objects_raise():
+    d = grit.Data.__new__(grit.Data)
+    for use in (lambda: d.qpos, lambda: d.time, lambda: d.model, lambda: d.step(), lambda: d.contacts()):
+        with pytest.raises(RuntimeError):
+            use()
+    s = grit.ILQR.__new__(grit.ILQR)
+    with pytest.raises(RuntimeError):
+        s.solve()
+    with pytest.raises(RuntimeError):
+        s.states
+    r = grit.Replay.__new__(grit.Replay)
+    with pytest.raises(RuntimeError):
+        r.write("x.html")
+    with pytest.raises(TypeError):
+        grit.Model()  # only grit.load makes models
