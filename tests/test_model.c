@@ -1,6 +1,6 @@
 /* test_model.c — the model builder: validation of bodies, joints, actuators and options (each bad
  * input gives its status code and a message naming the offending item), coordinate numbering (tree by
- * tree, depth first), and the data's state setters. */
+ * tree, depth first), names by index and back, and the data's state setters. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -547,6 +547,17 @@ Test(model, names_and_welded_trees) {
   cr_assert_eq(grit_model_actuator_index(m, NULL), -1);
   cr_assert_eq(grit_model_ntree(m), 1);
   cr_assert_eq(grit_model_nu(m), 1);
+  /* names by index (grit/model_names.h): "" for an unnamed element (the world), NULL out of range */
+  cr_assert_str_eq(grit_model_body_name(m, 0), "");
+  cr_assert_str_eq(grit_model_body_name(m, 1), "base");
+  cr_assert_str_eq(grit_model_body_name(m, 2), "arm");
+  cr_assert_null(grit_model_body_name(m, 3));
+  cr_assert_null(grit_model_body_name(m, -1));
+  cr_assert_str_eq(grit_model_joint_name(m, 0), "shoulder");
+  cr_assert_null(grit_model_joint_name(m, 1));
+  cr_assert_str_eq(grit_model_actuator_name(m, 0), "motor");
+  cr_assert_null(grit_model_geom_name(m, 0));
+  cr_assert_null(grit_model_body_name(NULL, 0));
   grit_model_free(m);
 }
 

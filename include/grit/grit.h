@@ -6,6 +6,7 @@
 #include "grit/math.h"
 #include "grit/dual.h"
 #include "grit/model.h"
+#include "grit/model_names.h"
 #include "grit/data.h"
 #include "grit/dynamics.h"
 #include "grit/step.h"

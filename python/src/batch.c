@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* batch.c — functions over a model that make their own grit_data: linearize (one step and its Jacobians,
+ * as `grit deriv`) and rollout (a batch of trajectories on POSIX threads, one grit_data per thread).
+ *
+ * Determinism: each trajectory is simulated from a freshly reset grit_data by one thread, and grit's step
+ * depends only on the data's state and controls, so the results do not depend on the number of threads
+ * or on which thread took which trajectory. */
+#include "pygrit.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* A new grit_data of `m` with `settings`, or NULL with grit.Error set. */
+static grit_data *new_data(const grit_model *m, const grit_step_settings *settings) {
+  grit_data *d = NULL;
+  grit_status s = grit_data_create(m, &d);
+  if (s != GRIT_OK) return pg_raise(s, "cannot create the simulation data"), NULL;
+  if ((s = grit_data_set_step_settings(d, settings)) != GRIT_OK) {
+    pg_raise(s, grit_data_last_error(d));
+    grit_data_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+/* ------------------------------------------------------------------------------- linearize */
+
+PyObject *pg_linearize(PyObject *module, PyObject *args, PyObject *kwargs) {
+  (void)module;
+  static char *kw[] = {"model", "qpos", "qvel", "ctrl", "contact", "params", NULL};
+  PgModel *model;
+  PyObject *qo, *vo, *uo = Py_None, *contact = NULL, *pobj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|OOO:linearize", kw, &PgModel_Type, &model, &qo, &vo, &uo,
+                                   &contact, &pobj))
+    return NULL;
+  const grit_model *m = model->model;
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
+  grit_step_settings st;
+  if (pg_model_settings(model, contact, &st) < 0) return NULL;
+  if (!contact) st.contact_model = GRIT_CONTACT_LAGGED;
+  npy_intp dq = nq, dv = nv, du = nu;
+  PyArrayObject *q = pg_array(qo, 1, &dq, "qpos"), *v = q ? pg_array(vo, 1, &dv, "qvel") : NULL;
+  PyArrayObject *u = !v ? NULL : uo == Py_None ? pg_zeros(1, &du) : pg_array(uo, 1, &du, "ctrl"); /* None: zero */
+  int np = 0;
+  grit_param *params = NULL;
+  PyArrayObject *A = NULL, *B = NULL, *P = NULL;
+  grit_data *d = NULL;
+  PyObject *out = NULL;
+  if (!v || (!u && nu > 0)) goto done;
+  if (pobj != Py_None && !(params = pg_params(pobj, &np))) goto done;
+  npy_intp da[2] = {2 * nv, 2 * nv}, db[2] = {2 * nv, nu}, dp[2] = {2 * nv, np};
+  A = pg_zeros(2, da), B = pg_zeros(2, db), P = params ? pg_zeros(2, dp) : NULL;
+  if (!A || !B || (params && !P) || !(d = new_data(m, &st))) goto done;
+  grit_status s = grit_data_set_qpos(d, PyArray_DATA(q), nq);
+  if (s == GRIT_OK) s = grit_data_set_qvel(d, PyArray_DATA(v), nv);
+  if (s == GRIT_OK && nu) s = grit_data_set_ctrl(d, PyArray_DATA(u), nu);
+  if (s == GRIT_OK) {
+    /* grit deriv's sequence: the step from the given state, then its Jacobians */
+    Py_BEGIN_ALLOW_THREADS
+    s = grit_step(d);
+    if (s == GRIT_OK)
+      s = grit_step_derivatives(d, PyArray_DATA(A), nu ? PyArray_DATA(B) : NULL, params, np,
+                                np ? PyArray_DATA(P) : NULL);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != GRIT_OK) {
+    pg_raise(s, grit_data_last_error(d));
+    goto done;
+  }
+  out = P ? Py_BuildValue("(OOO)", A, B, P) : Py_BuildValue("(OO)", A, B);
+done:
+  grit_data_free(d);
+  PyMem_Free(params);
+  Py_XDECREF(q), Py_XDECREF(v), Py_XDECREF(u), Py_XDECREF(A), Py_XDECREF(B), Py_XDECREF(P);
+  return out;
+}
+
+/* --------------------------------------------------------------------------------- rollout */
+
+typedef struct rollout_job {
+  const grit_model *model;
+  const grit_step_settings *settings;
+  int n, T, nq, nv, nu, nthreads;
+  const double *q0, *v0, *ctrl; /* (n, nq), (n, nv), (n, T, nu) */
+  double *qt, *vt;              /* (n, T + 1, nq), (n, T + 1, nv) */
+  double *A, *B;                /* (n, T, 2nv, 2nv), (n, T, 2nv, nu), or NULL */
+  grit_status *status;          /* per trajectory */
+  int *failed_step;             /* per trajectory: the step that failed */
+  char (*message)[GRIT_MESSAGE_SIZE]; /* per trajectory */
+  int thread;                   /* this worker's index */
+} rollout_job;
+
+/* Trajectory i on data d (reset first, so that nothing of the previous trajectory carries over). */
+static void rollout_one(const rollout_job *j, grit_data *d, int i) {
+  const size_t nx = 2 * (size_t)j->nv, T = (size_t)j->T;
+  double *qt = j->qt + (size_t)i * (T + 1) * (size_t)j->nq, *vt = j->vt + (size_t)i * (T + 1) * (size_t)j->nv;
+  grit_data_reset(d);
+  grit_status s = grit_data_set_qpos(d, j->q0 + (size_t)i * (size_t)j->nq, j->nq);
+  if (s == GRIT_OK) s = grit_data_set_qvel(d, j->v0 + (size_t)i * (size_t)j->nv, j->nv);
+  int k = 0;
+  if (s == GRIT_OK) {
+    memcpy(qt, grit_data_qpos(d), sizeof(double) * (size_t)j->nq); /* quaternions as grit normalized them */
+    memcpy(vt, grit_data_qvel(d), sizeof(double) * (size_t)j->nv);
+  }
+  for (; s == GRIT_OK && k < j->T; ++k) {
+    if (j->nu) s = grit_data_set_ctrl(d, j->ctrl + ((size_t)i * T + (size_t)k) * (size_t)j->nu, j->nu);
+    if (s == GRIT_OK) s = grit_step(d);
+    if (s == GRIT_OK && j->A) {
+      const size_t at = (size_t)i * T + (size_t)k;
+      s = grit_step_derivatives(d, j->A + at * nx * nx, j->nu ? j->B + at * nx * (size_t)j->nu : NULL, NULL, 0, NULL);
+    }
+    if (s != GRIT_OK) break;
+    memcpy(qt + (size_t)(k + 1) * (size_t)j->nq, grit_data_qpos(d), sizeof(double) * (size_t)j->nq);
+    memcpy(vt + (size_t)(k + 1) * (size_t)j->nv, grit_data_qvel(d), sizeof(double) * (size_t)j->nv);
+  }
+  j->status[i] = s;
+  if (s != GRIT_OK) {
+    j->failed_step[i] = k;
+    snprintf(j->message[i], GRIT_MESSAGE_SIZE, "%s", grit_data_last_error(d));
+  }
+}
+
+/* A worker takes trajectories thread, thread + nthreads, ... (a fixed assignment: any works). */
+static void *rollout_worker(void *arg) {
+  const rollout_job *j = arg;
+  grit_data *d = NULL;
+  grit_status s = grit_data_create(j->model, &d);
+  if (s == GRIT_OK) s = grit_data_set_step_settings(d, j->settings);
+  for (int i = j->thread; i < j->n; i += j->nthreads) {
+    if (s == GRIT_OK) {
+      rollout_one(j, d, i);
+    } else {
+      j->status[i] = s, j->failed_step[i] = 0;
+      snprintf(j->message[i], GRIT_MESSAGE_SIZE, "%s", d ? grit_data_last_error(d) : "cannot create the data");
+    }
+  }
+  grit_data_free(d);
+  return NULL;
+}
+
+/* Runs the job on nthreads threads, the calling one included; a thread that cannot be started has its
+ * share run on the calling thread (the same results). */
+static void run_workers(rollout_job *proto) {
+  const int nt = proto->nthreads;
+  rollout_job jobs[256];
+  pthread_t tid[256];
+  int started[256] = {0};
+  for (int t = 0; t < nt; ++t) jobs[t] = *proto, jobs[t].thread = t;
+  for (int t = 1; t < nt; ++t) started[t] = pthread_create(&tid[t], NULL, rollout_worker, &jobs[t]) == 0;
+  rollout_worker(&jobs[0]);
+  for (int t = 1; t < nt; ++t) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else
+      rollout_worker(&jobs[t]); /* no thread: the same work here, the same results */
+  }
+}
+
+PyObject *pg_rollout(PyObject *module, PyObject *args, PyObject *kwargs) {
+  (void)module;
+  static char *kw[] = {"model", "qpos", "qvel", "ctrl", "contact", "threads", "derivatives", NULL};
+  PgModel *model;
+  PyObject *qo, *vo, *uo, *contact = NULL;
+  int threads = 0, derivs = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|Oip:rollout", kw, &PgModel_Type, &model, &qo, &vo, &uo,
+                                   &contact, &threads, &derivs))
+    return NULL;
+  const grit_model *m = model->model;
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
+  grit_step_settings st;
+  if (pg_model_settings(model, contact, &st) < 0) return NULL;
+  if (!contact) st.contact_model = GRIT_CONTACT_LAGGED;
+  if (threads < 0) return PyErr_SetString(PyExc_ValueError, "rollout: threads must be >= 0 (0: one per CPU)"), NULL;
+  npy_intp dq[2] = {-1, nq};
+  PyArrayObject *q = pg_array(qo, 2, dq, "qpos"), *v = NULL, *u = NULL;
+  PyArrayObject *qt = NULL, *vt = NULL, *A = NULL, *B = NULL;
+  PyObject *out = NULL;
+  rollout_job job = {0};
+  if (!q) goto done;
+  const npy_intp n = PyArray_DIM(q, 0);
+  npy_intp dv[2] = {n, nv}, du[3] = {n, -1, nu};
+  if (!(v = pg_array(vo, 2, dv, "qvel")) || !(u = pg_array(uo, 3, du, "ctrl"))) goto done;
+  const npy_intp T = PyArray_DIM(u, 1);
+  if (n > INT32_MAX || T > INT32_MAX) {
+    PyErr_SetString(PyExc_ValueError, "rollout: too many trajectories or steps");
+    goto done;
+  }
+  npy_intp dqt[3] = {n, T + 1, nq}, dvt[3] = {n, T + 1, nv}, da[4] = {n, T, 2 * nv, 2 * nv}, db[4] = {n, T, 2 * nv, nu};
+  qt = pg_zeros(3, dqt), vt = pg_zeros(3, dvt);
+  if (!qt || !vt || (derivs && (!(A = pg_zeros(4, da)) || !(B = pg_zeros(4, db))))) goto done;
+  job = (rollout_job){.model = m, .settings = &st, .n = (int)n, .T = (int)T, .nq = nq, .nv = nv, .nu = nu,
+                      .q0 = PyArray_DATA(q), .v0 = PyArray_DATA(v), .ctrl = PyArray_DATA(u),
+                      .qt = PyArray_DATA(qt), .vt = PyArray_DATA(vt), .A = A ? PyArray_DATA(A) : NULL,
+                      .B = B ? PyArray_DATA(B) : NULL};
+  job.nthreads = threads ? threads : pg_cpu_count();
+  if (job.nthreads > n) job.nthreads = n > 0 ? (int)n : 1;
+  if (job.nthreads > 256) job.nthreads = 256;
+  job.status = PyMem_Calloc((size_t)n + 1, sizeof(grit_status));
+  job.failed_step = PyMem_Calloc((size_t)n + 1, sizeof(int));
+  job.message = PyMem_Calloc((size_t)n + 1, GRIT_MESSAGE_SIZE);
+  if (!job.status || !job.failed_step || !job.message) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  Py_BEGIN_ALLOW_THREADS
+  run_workers(&job);
+  Py_END_ALLOW_THREADS
+  for (npy_intp i = 0; i < n; ++i) /* the first failure by trajectory: the same for any thread count */
+    if (job.status[i] != GRIT_OK) {
+      char msg[2 * GRIT_MESSAGE_SIZE];
+      snprintf(msg, sizeof msg, "trajectory %ld, step %d: %s", (long)i, job.failed_step[i], job.message[i]);
+      pg_raise(job.status[i], msg);
+      goto done;
+    }
+  out = A ? Py_BuildValue("(OOOO)", qt, vt, A, B) : Py_BuildValue("(OO)", qt, vt);
+done:
+  PyMem_Free(job.status), PyMem_Free(job.failed_step), PyMem_Free(job.message);
+  Py_XDECREF(q), Py_XDECREF(v), Py_XDECREF(u), Py_XDECREF(qt), Py_XDECREF(vt), Py_XDECREF(A), Py_XDECREF(B);
+  return out;
+}
