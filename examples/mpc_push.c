@@ -24,12 +24,10 @@
 #include "grit/grit.h"
 #include "grit_ilqr/grit_dynamics.h"
 #include "grit_ilqr/ilqr.h"
+#include "push_box_scene.h"
 
-#define BOX_HALF 0.05   /* m */
-#define FINGER_R 0.02   /* m */
 #define MU_NOMINAL 0.4  /* every geometry; a pair takes the larger of its two */
 #define TARGET_X 0.20   /* m: the box's target, from its start at the origin; yaw 0 */
-#define FORCE_MAX 20.0  /* N per finger axis */
 
 typedef struct args {
   double friction_scale, budget_ms, finger_y;
@@ -41,77 +39,6 @@ static double now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-
-/* The scene with friction mu on every geometry: the ground, the box (0.5 kg, free joint) at the origin
- * resting on the ground, and the finger (a 2 cm sphere on an x slide carrying a y slide, 0.2 kg per
- * stage) touching the box's -x face at the box's mid-height, finger_y off its centre line (then a push
- * also turns the box). Returns NULL with msg. */
-static grit_model *build(double mu, double finger_y, char msg[GRIT_MESSAGE_SIZE]) {
-  grit_builder *b = NULL;
-  if (grit_builder_create(&b) != GRIT_OK) return NULL;
-  grit_options opt = grit_default_options();
-  opt.timestep = 0.02;
-  grit_builder_set_options(b, &opt);
-  grit_geom_def floor = grit_default_geom_def();
-  floor.shape.type = GRIT_GEOM_PLANE;
-  floor.friction = mu;
-  grit_status s = grit_builder_add_geom(b, &floor, NULL);
-  int bx = 0, by = 0, box = 0, jx = 0, jy = 0;
-  grit_body_def stage = grit_default_body_def();
-  stage.parent = 0;
-  stage.pos[0] = -BOX_HALF - FINGER_R, stage.pos[1] = finger_y, stage.pos[2] = BOX_HALF;
-  stage.mass = 0.2;
-  memset(stage.inertia, 0, sizeof stage.inertia);
-  stage.inertia[0] = stage.inertia[4] = stage.inertia[8] = 1e-4;
-  if (!s) s = grit_builder_add_body(b, &stage, &bx);
-  grit_joint_def slide = grit_default_joint_def();
-  slide.type = GRIT_JOINT_SLIDE;
-  slide.axis[0] = 1, slide.axis[1] = 0, slide.axis[2] = 0;
-  slide.damping = 1.0;
-  if (!s) s = grit_builder_add_joint(b, bx, &slide, &jx);
-  stage.parent = bx;
-  stage.pos[0] = stage.pos[1] = stage.pos[2] = 0;
-  if (!s) s = grit_builder_add_body(b, &stage, &by);
-  slide.axis[0] = 0, slide.axis[1] = 1;
-  if (!s) s = grit_builder_add_joint(b, by, &slide, &jy);
-  grit_actuator_def act = grit_default_actuator_def();
-  act.ctrl_limited = 1;
-  act.ctrl_range[0] = -FORCE_MAX, act.ctrl_range[1] = FORCE_MAX;
-  act.joint = jx;
-  if (!s) s = grit_builder_add_actuator(b, &act, NULL);
-  act.joint = jy;
-  if (!s) s = grit_builder_add_actuator(b, &act, NULL);
-  grit_geom_def finger = grit_default_geom_def();
-  finger.shape.type = GRIT_GEOM_SPHERE;
-  finger.shape.size[0] = FINGER_R;
-  finger.body = by;
-  finger.friction = mu;
-  if (!s) s = grit_builder_add_geom(b, &finger, NULL);
-  grit_body_def bd = grit_default_body_def();
-  bd.parent = 0;
-  bd.pos[2] = BOX_HALF;
-  bd.mass = 0.5;
-  memset(bd.inertia, 0, sizeof bd.inertia);
-  bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.5 * (2 * BOX_HALF) * (2 * BOX_HALF) / 6;
-  if (!s) s = grit_builder_add_body(b, &bd, &box);
-  grit_joint_def free_joint = grit_default_joint_def();
-  free_joint.type = GRIT_JOINT_FREE;
-  if (!s) s = grit_builder_add_joint(b, box, &free_joint, NULL);
-  grit_geom_def cube = grit_default_geom_def();
-  cube.shape.type = GRIT_GEOM_BOX;
-  cube.shape.size[0] = cube.shape.size[1] = cube.shape.size[2] = BOX_HALF;
-  cube.body = box;
-  cube.friction = mu;
-  if (!s) s = grit_builder_add_geom(b, &cube, NULL);
-  grit_model *m = NULL;
-  if (!s) s = grit_builder_compile(b, &m);
-  if (s) snprintf(msg, GRIT_MESSAGE_SIZE, "model: %s", grit_builder_last_error(b));
-  grit_builder_free(b);
-  return s ? NULL : m;
-}
-
-/* Box yaw (rad) from its quaternion (w, x, y, z). */
-static double yaw_of(const double *q) { return atan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] * q[2] + q[3] * q[3])); }
 
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -141,7 +68,7 @@ static int parse(int argc, char **argv, args *a) {
       if (*end || !(a->friction_scale > 0 && a->friction_scale < 10)) return usage("--friction-scale must be in (0, 10)");
     } else if (!strcmp(o, "--finger-y")) {
       a->finger_y = strtod(v, &end);
-      if (*end || !(fabs(a->finger_y) < BOX_HALF)) return usage("--finger-y must be within the box's half width");
+      if (*end || !(fabs(a->finger_y) < PUSH_BOX_HALF)) return usage("--finger-y must be within the box's half width");
     } else if (!strcmp(o, "--periods")) {
       a->periods = (int)strtol(v, &end, 10);
       if (*end || a->periods < 1 || a->periods > 100000) return usage("--periods must be in [1, 100000]");
@@ -166,8 +93,8 @@ int main(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
   char msg[GRIT_MESSAGE_SIZE] = "";
-  grit_model *model = build(MU_NOMINAL, a.finger_y, msg);
-  grit_model *plant_model = model ? build(MU_NOMINAL * a.friction_scale, a.finger_y, msg) : NULL;
+  grit_model *model = push_box_build(MU_NOMINAL, 0, a.finger_y, msg);
+  grit_model *plant_model = model ? push_box_build(MU_NOMINAL * a.friction_scale, 0, a.finger_y, msg) : NULL;
   if (!plant_model) {
     fprintf(stderr, "mpc_push: %s\n", msg);
     grit_model_free(model);
@@ -182,7 +109,7 @@ int main(int argc, char **argv) {
   double *x = calloc((size_t)nx, sizeof(double)), *goal = calloc((size_t)nx, sizeof(double));
   double *Q = calloc((size_t)(ndx * ndx), sizeof(double)), *Qf = calloc((size_t)(ndx * ndx), sizeof(double));
   double *solve_ms = calloc((size_t)a.periods, sizeof(double));
-  double R[4] = {1e-2, 0, 0, 1e-2}, umin[2] = {-FORCE_MAX, -FORCE_MAX}, umax[2] = {FORCE_MAX, FORCE_MAX};
+  double R[4] = {1e-2, 0, 0, 1e-2}, umin[2] = {-PUSH_FORCE_MAX, -PUSH_FORCE_MAX}, umax[2] = {PUSH_FORCE_MAX, PUSH_FORCE_MAX};
   if (!x || !goal || !Q || !Qf || !solve_ms || grit_data_create(plant_model, &plant) != GRIT_OK ||
       grit_ilqr_grit_create(model, N, NULL, &adapter, msg) != GRIT_OK) {
     fprintf(stderr, "mpc_push: setup failed %s\n", msg);
@@ -190,7 +117,7 @@ int main(int argc, char **argv) {
   }
   grit_ilqr_grit_state(plant, x);
   memcpy(goal, x, sizeof(double) * (size_t)nx);
-  const int box_q = 2; /* the box's free joint in q: position (3), quaternion (4) */
+  const int box_q = PUSH_BOX_Q; /* the box's free joint in q: position (3), quaternion (4) */
   goal[box_q] += TARGET_X;
   /* the box's planar pose: x, y weighted, yaw (angular z) lighter; its velocity at the end */
   const double wpos = 20, wyaw = 1;
@@ -255,13 +182,13 @@ int main(int argc, char **argv) {
     if (!a.quiet && t % 25 == 0) {
       grit_ilqr_grit_state(plant, x);
       printf("t %5.2f s  box (%.4f, %.4f) m  yaw %+.4f rad  finger force (%+.2f, %+.2f) N\n", (t + 1) * 0.02,
-             x[box_q], x[box_q + 1], yaw_of(x + box_q + 3), grit_ilqr_controls(solver)[0],
+             x[box_q], x[box_q + 1], push_box_yaw(x + box_q + 3), grit_ilqr_controls(solver)[0],
              grit_ilqr_controls(solver)[1]);
     }
   }
   grit_ilqr_grit_state(plant, x);
   const double ex = x[box_q] - goal[box_q], ey = x[box_q + 1] - goal[box_q + 1], err = hypot(ex, ey);
-  const double yaw = yaw_of(x + box_q + 3);
+  const double yaw = push_box_yaw(x + box_q + 3);
   const int ns = a.periods - 1;
   qsort(solve_ms, (size_t)ns, sizeof(double), cmp_double);
   const double med = ns > 0 ? solve_ms[ns / 2] : 0, p90 = ns > 0 ? solve_ms[(9 * ns) / 10] : 0;

@@ -12,6 +12,7 @@ typedef struct GS_NAME(grit_contact_params) {
   GS eps;  /* Lagged, Similar: stiction tolerance eps_s, m/s;  SAP: tangential regularization R_t */
   GS Rn;   /* SAP: normal regularization 1/(dt k (dt + tau_d)), bounded below for near-rigid contact */
   GS vhat; /* SAP: stabilization velocity -phi0/(dt + tau_d) */
+  GS smooth; /* Lagged, Similar: gradient smoothing distance delta, m (0: the exact model) */
 } GS_NAME(grit_contact_params);
 
 /* Each returns the cost l(v_c) and writes gamma = -dl/dv_c and G = d2l/dv_c2 (row-major 3x3) for the

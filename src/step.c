@@ -28,6 +28,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.dense_max_nv = grit_solver_default_options().dense_max_nv;
   s.sparse_factor = GRIT_FACTOR_BLOCK;
   s.timing = 0;
+  s.gradient_smoothing = 0;
   return s;
 }
 
@@ -49,6 +50,12 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
   if (s->sparse_factor != GRIT_FACTOR_BLOCK && s->sparse_factor != GRIT_FACTOR_CHOLMOD)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown sparse_factor %d",
                           (int)s->sparse_factor);
+  if (!(s->gradient_smoothing >= 0) || !isfinite(s->gradient_smoothing))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing %g must be >= 0 and finite", s->gradient_smoothing);
+  if (s->gradient_smoothing > 0 && s->contact_model == GRIT_CONTACT_SAP)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing is defined for the Lagged and Similar models, not SAP");
   d->settings = *s;
   return GRIT_OK;
 }
@@ -99,7 +106,8 @@ grit_status grit_step(grit_data *d) {
   if (m->ngeom > 1) {
     grit_kin_twists(m, &d->kin, d->vstar, d->cvel_star);
     const grit_collision_motion motion = {d->kin.cvel, d->cvel_star,
-                                          speculative_window(d->collision, d->settings.contact_model, h)};
+                                          speculative_window(d->collision, d->settings.contact_model, h),
+                                          d->settings.gradient_smoothing};
     s = grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, &motion, d->message);
     if (s != GRIT_OK) return s;
     ncand = d->collision->n;
@@ -110,7 +118,8 @@ grit_status grit_step(grit_data *d) {
   grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   double *jstore = grit_solver_jstore(d->solver, NULL);
   int nc = 0, joff = 0;
-  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, d->qvel, h, d->settings.contact_model, c, &nc,
+  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, d->qvel, h, d->settings.contact_model,
+                                 d->settings.gradient_smoothing, c, &nc,
                                  jstore, &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, d->qvel, d->vstar, h, c, &nc, jstore, &joff);
   grit_finalize_constraints(m, c, nc, jstore, d->Achol, h, &d->settings, d->vnext);

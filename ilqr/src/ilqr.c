@@ -362,6 +362,12 @@ grit_status grit_ilqr_set_control_reference(grit_ilqr *s, const double *u_ref) {
   return GRIT_OK;
 }
 
+grit_status grit_ilqr_dynamics_changed(grit_ilqr *s) {
+  if (!s) return GRIT_ERR_INVALID_ARGUMENT;
+  cost_changed(s);
+  return GRIT_OK;
+}
+
 grit_status grit_ilqr_set_path_bounds(grit_ilqr *s, const double *d_path) {
   if (!s) return GRIT_ERR_INVALID_ARGUMENT;
   if (!s->np) return grit_ilqr_fail(s->msg, GRIT_ERR_INVALID_ARGUMENT, "the problem has no path constraints");

@@ -37,6 +37,12 @@ typedef struct grit_step_settings {
   grit_sparse_factor sparse_factor; /* the sparse factorization; default GRIT_FACTOR_BLOCK */
   int timing;                       /* nonzero: the stats get the step's time per phase (a few clock
                                        calls per Newton iteration); default 0 */
+  double gradient_smoothing;        /* m, >= 0; default 0: the exact contact model. With delta > 0 the
+                                       normal law of Lagged and Similar is the smoothed one of
+                                       docs/contact.md ("Gradient smoothing"): a force at a distance
+                                       below delta, so that a finger near a box feels it; the step
+                                       simulates that model and the derivatives are its exact ones.
+                                       Pairs within delta are contact candidates. Not for SAP. */
 } grit_step_settings;
 
 /* What the last step did. */

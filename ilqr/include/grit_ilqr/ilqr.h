@@ -287,6 +287,10 @@ grit_status grit_ilqr_set_goal(grit_ilqr *solver, const double *x_goal);
 grit_status grit_ilqr_set_weights(grit_ilqr *solver, const double *Q, const double *Qf, const double *R);
 grit_status grit_ilqr_set_control_reference(grit_ilqr *solver, const double *u_ref);
 
+/* Tells the solver that the dynamics changed (e.g. their gradient smoothing): the next solve rolls the
+ * current controls out again. */
+grit_status grit_ilqr_dynamics_changed(grit_ilqr *solver);
+
 /* Replaces the right-hand side d_path (nc_path numbers) of the path constraints; their multipliers are
  * kept (a warm start). */
 grit_status grit_ilqr_set_path_bounds(grit_ilqr *solver, const double *d_path);
