@@ -302,8 +302,12 @@ int main(int argc, char **argv) {
            ball[0], ball[1], ball[2], N * pp.dt, 1e3 * err, hypot(hypot(xN[nq + pp.ball_v], xN[nq + pp.ball_v + 1]),
            xN[nq + pp.ball_v + 2]), r.multiplier_updates, r.t_total, r.t_rollout, r.t_derivatives, r.t_backward);
   printf("{\"arm_dofs\":%d,\"iterations\":%d,\"converged\":%s,\"final_cost\":%.6g,\"ball_target_error_m\":%.6g,"
-         "\"wall_s\":%.4g,\"contact_model\":\"%s\"}\n",
-         pp.arm_dofs, r.iterations, r.converged ? "true" : "false", r.cost, err, wall, scene_model_name(a.contact));
+         "\"wall_s\":%.4g,\"contact_model\":\"%s\",\"stop\":%d,\"no_step_iterations\":%d,\"rollouts\":%d,"
+         "\"linearizations\":%d,\"rejected_line_searches\":%d,\"multiplier_updates\":%d,\"solve_s\":%.4g}\n",
+         pp.arm_dofs, r.iterations, r.converged ? "true" : "false", r.cost, err, wall, scene_model_name(a.contact),
+         (int)r.stop, r.no_step_iterations, r.rollouts, r.derivative_evaluations, r.rejected_line_searches,
+         r.multiplier_updates, r.t_total);
+  if (!a.quiet) printf("stop: %s\n", grit_ilqr_stop_string(r.stop));
 
   grit_ilqr_free(solver);
   grit_ilqr_grit_free(adapter);

@@ -105,6 +105,9 @@ static void speculative_margins(grit_collision *col, const grit_model *m, const 
     const double s = fmax(geom_speed(mo->cvel + 6 * b, c, r), geom_speed(mo->cvel_star + 6 * b, c, r));
     const double mg = mo->window * s;
     col->gmargin[g] = mg < cap ? mg : cap; /* an infinite or NaN bound gives the cap */
+    /* gradient smoothing: a force at a distance below min_margin, so such pairs must be found whatever
+     * their speed (each box grows by half, the pair's margin below is at least min_margin) */
+    if (mo->min_margin > 0) col->gmargin[g] = fmax(col->gmargin[g], 0.5 * mo->min_margin);
   }
 }
 
@@ -141,7 +144,9 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     grit_contact_point pts[GRIT_COLLIDE_MAX_POINTS];
     int npts = 0;
     /* the pair's margin: the sum of the two (each capped, so at most the boxes' inflation), capped */
-    const double sum = col->gmargin[ga] + col->gmargin[gb], margin = sum < cap ? sum : cap;
+    const double sum = col->gmargin[ga] + col->gmargin[gb];
+    double margin = sum < cap ? sum : cap;
+    if (motion && motion->min_margin > margin) margin = motion->min_margin;
     s = grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
                      col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts);
     if (s != GRIT_OK)

@@ -22,6 +22,7 @@ typedef struct grit_collision_motion {
   const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin) */
   const double *cvel_star; /* (6 nbody) body twists at v* (grit_kin_twists) */
   double window;           /* s: a geometry's margin is window times its speed bound */
+  double min_margin;       /* m: every pair within this distance is a candidate (gradient smoothing) */
 } grit_collision_motion;
 
 typedef struct grit_collision {

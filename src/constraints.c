@@ -78,7 +78,8 @@ int grit_body_tree(const grit_model *m, int body) {
 
 void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
                                     int ncand, const double *v0, double dt, grit_contact_model model,
-                                    grit_constraint *c, int *nc, double *jstore, int *joff, double *scratch) {
+                                    double smoothing, grit_constraint *c, int *nc, double *jstore, int *joff,
+                                    double *scratch) {
   static const int kind[3] = {GRIT_CONSTRAINT_LAGGED, GRIT_CONSTRAINT_SIMILAR, GRIT_CONSTRAINT_SAP};
   for (int i = 0; i < ncand; ++i) {
     const grit_contact_candidate *q = &cand[i];
@@ -108,6 +109,9 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     grit_contact_params *p = &x->p;
     grit_pair_params(&gp, q->geom[0], q->geom[1], p);
     p->phi0 = q->pt.phi;
+    /* gradient smoothing acts between moving bodies only: against a static support (the ground) the
+     * smoothed law's force at zero gap would float a resting object about delta above it */
+    p->smooth = grit_body_tree(m, q->body[0]) < 0 || grit_body_tree(m, q->body[1]) < 0 ? 0.0 : smoothing;
     if (x->kind == GRIT_CONSTRAINT_LAGGED) {
       double vn0 = 0.0; /* normal velocity at the previous state: row 3 of J times v0 */
       for (int kk = 0; kk < x->ntree; ++kk) {

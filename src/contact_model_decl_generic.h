@@ -14,6 +14,7 @@ typedef struct GS_NAME(grit_contact_params) {
   GS vhat; /* SAP: stabilization velocity -phi0/(dt + tau_d) */
   GS phi[3]; /* equality constraints: the position error of each row (phi0 is unused) */
   GS width;  /* limits: the violation band corrected within one step (solimplimit's width) */
+  GS smooth; /* Lagged, Similar: gradient smoothing distance delta, m (0: the exact model) */
 } GS_NAME(grit_contact_params);
 
 /* Each returns the cost l(v_c) and writes gamma = -dl/dv_c and G = d2l/dv_c2 (row-major 3x3) for the

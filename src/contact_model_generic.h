@@ -14,10 +14,81 @@ static inline GS GS_NAME(hc_vhat)(const GS_NAME(grit_contact_params) * p, double
   return v;
 }
 
+/* ------------------------------------------------------------------------- gradient smoothing */
+
+/* With the smoothing distance delta = p->smooth > 0 the penetration at the end of the step,
+ * x = -phi0 - dt v, enters the normal law through
+ *     s(x) = x (x >= delta),   (x + delta)^2 / (4 delta) (|x| < delta),   0 (x <= -delta)
+ * in place of x+ (docs/contact.md, "Gradient smoothing"): C1, convex, increasing, exact beyond delta of
+ * penetration, and a force at a distance up to delta. s(x) and ds/dx. */
+static inline GS GS_NAME(smooth_pen)(GS x, GS delta, GS *ds) {
+  if (GS_V(x) >= GS_V(delta)) {
+    *ds = GS_C(1.0);
+    return x;
+  }
+  if (GS_V(x) <= -GS_V(delta)) {
+    *ds = GS_C(0.0);
+    return GS_C(0.0);
+  }
+  GS a = GS_ADD(x, delta), inv = GS_DIV(GS_C(0.25), delta);
+  *ds = GS_SCALE(GS_MUL(a, inv), 2.0);
+  return GS_MUL(GS_MUL(a, a), inv);
+}
+
+/* The exact law's antiderivative N+(v) = dt k [ -v (phi0 + dt v / 2) + d v^2 / 2 (phi0 + 2 dt v / 3) ]. */
+static inline GS GS_NAME(hc_antiderivative)(const GS_NAME(grit_contact_params) * p, double dt, GS v) {
+  GS t1 = GS_MUL(GS_NEG(v), GS_ADD(p->phi0, GS_SCALE(v, 0.5 * dt)));
+  GS t2 = GS_MUL(GS_SCALE(GS_MUL(p->d, GS_MUL(v, v)), 0.5), GS_ADD(p->phi0, GS_SCALE(v, 2.0 * dt / 3.0)));
+  return GS_MUL(GS_SCALE(p->k, dt), GS_ADD(t1, t2));
+}
+
+/* The smoothed law's part where |x| < delta: with w = v2 - v, v2 = (delta - phi0) / dt (x = -delta),
+ * x + delta = dt w and n = dt k dt^2 w^2 / (4 delta) ((1 - d v2) + d w), whose antiderivative in v is
+ * -dt k dt^2 / (4 delta) [ (1 - d v2) w^3 / 3 + d w^4 / 4 ]. */
+static inline GS GS_NAME(hc_smooth_antiderivative)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS v2) {
+  GS w = GS_SUB(v2, v), w2 = GS_MUL(w, w);
+  GS c = GS_SUB(GS_C(1.0), GS_MUL(p->d, v2));
+  GS br = GS_ADD(GS_SCALE(GS_MUL(c, GS_MUL(w2, w)), 1.0 / 3.0), GS_SCALE(GS_MUL(p->d, GS_MUL(w2, w2)), 0.25));
+  GS f = GS_DIV(GS_SCALE(p->k, dt * dt * dt * 0.25), p->smooth);
+  return GS_NEG(GS_MUL(f, br));
+}
+
+/* The smoothed normal impulse n(v) = dt k s(-phi0 - dt v) (1 - d v) for v < v_hat = min(v2, 1/d), its
+ * antiderivative N(v) = F(min(v, v_hat)) (F: N+ up to v1 = (-phi0 - delta) / dt, where x = delta, then
+ * continued by the smooth part) and n'(v) = dt k [ -dt s'(x) (1 - d v) - d s(x) ] <= 0. */
+static inline void GS_NAME(hc_normal_smooth)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
+                                             GS *dn) {
+  const double idt = 1.0 / dt;
+  GS v1 = GS_SCALE(GS_NEG(GS_ADD(p->phi0, p->smooth)), idt), v2 = GS_SCALE(GS_SUB(p->smooth, p->phi0), idt);
+  GS vhat = v2;
+  if (GS_V(p->d) > 0.0) vhat = GS_FMIN(vhat, GS_DIV(GS_C(1.0), p->d));
+  GS vm = GS_FMIN(v, vhat);
+  if (GS_V(vm) <= GS_V(v1))
+    *N = GS_NAME(hc_antiderivative)(p, dt, vm);
+  else
+    *N = GS_ADD(GS_NAME(hc_antiderivative)(p, dt, v1), GS_SUB(GS_NAME(hc_smooth_antiderivative)(p, dt, vm, v2),
+                                                            GS_NAME(hc_smooth_antiderivative)(p, dt, v1, v2)));
+  if (GS_V(v) < GS_V(vhat)) {
+    GS ds, sx = GS_NAME(smooth_pen)(GS_SUB(GS_NEG(p->phi0), GS_SCALE(v, dt)), p->smooth, &ds);
+    GS b = GS_SUB(GS_C(1.0), GS_MUL(p->d, v));
+    GS kdt = GS_SCALE(p->k, dt);
+    *n = GS_MUL(kdt, GS_MUL(sx, b));
+    *dn = GS_NEG(GS_MUL(kdt, GS_ADD(GS_SCALE(GS_MUL(ds, b), dt), GS_MUL(p->d, sx))));
+  } else {
+    *n = GS_C(0.0);
+    *dn = GS_C(0.0);
+  }
+}
+
 /* Normal impulse n(v) = dt k (-phi0 - dt v)(1 - d v) for v < v_hat, else 0 (eqs. 7, 22), its
- * antiderivative N(v) = N+(min(v, v_hat)) and the derivative n'(v). */
+ * antiderivative N(v) = N+(min(v, v_hat)) and the derivative n'(v). With gradient smoothing, the
+ * smoothed law above. */
 static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
                                       GS *dn) {
+  if (GS_V(p->smooth) > 0.0) {
+    GS_NAME(hc_normal_smooth)(p, dt, v, N, n, dn);
+    return;
+  }
   GS vhat = GS_NAME(hc_vhat)(p, dt);
   GS vm = GS_FMIN(v, vhat);
   GS a = GS_SUB(GS_NEG(p->phi0), GS_SCALE(vm, dt)); /* -phi0 - dt v >= 0 */
@@ -39,7 +110,8 @@ static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, do
 
 /* The lagged normal impulse gamma_n0 = dt f_n(phi0, v_n0) = dt k (-phi0)+ (1 - d v_n0)+ (Lagged). */
 GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0) {
-  GS a = GS_FMAX(GS_NEG(p->phi0), GS_C(0.0));
+  GS ds, a = GS_V(p->smooth) > 0.0 ? GS_NAME(smooth_pen)(GS_NEG(p->phi0), p->smooth, &ds)
+                                   : GS_FMAX(GS_NEG(p->phi0), GS_C(0.0));
   GS b = GS_FMAX(GS_SUB(GS_C(1.0), GS_MUL(p->d, vn0)), GS_C(0.0));
   return GS_MUL(GS_SCALE(p->k, dt), GS_MUL(a, b));
 }

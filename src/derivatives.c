@@ -597,6 +597,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
       }
       grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
       p.phi0 = geo.phi;
+      p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       if (k->kind == GRIT_CONSTRAINT_LAGGED) {
         grit_dual vc0[3];
         for (int q = 0; q < 3; ++q) vc0[q] = grit_dual_const(0.0);
@@ -705,6 +706,7 @@ static void lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_w
     p.eps = grit_dual_const(k->p.eps);
     p.Rn = grit_dual_const(k->p.Rn);
     p.vhat = grit_dual_const(k->p.vhat);
+    p.smooth = grit_dual_const(k->p.smooth);
     p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, grit_dual_var(vn0, 0));
     grit_params_finalize_dual(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];

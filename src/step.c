@@ -34,6 +34,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.timing = 0;
   s.integrator = GRIT_INTEGRATOR_EULER;
   s.quasistatic_inertia = 1e-6;
+  s.gradient_smoothing = 0;
   return s;
 }
 
@@ -61,6 +62,12 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
   if (s->integrator < GRIT_INTEGRATOR_EULER || s->integrator > GRIT_INTEGRATOR_QUASISTATIC)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown integrator %d",
                           (int)s->integrator);
+  if (!(s->gradient_smoothing >= 0) || !isfinite(s->gradient_smoothing))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing %g must be >= 0 and finite", s->gradient_smoothing);
+  if (s->gradient_smoothing > 0 && s->contact_model == GRIT_CONTACT_SAP)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing is defined for the Lagged and Similar models, not SAP");
   d->settings = *s;
   return GRIT_OK;
 }
@@ -114,7 +121,8 @@ grit_status grit_step(grit_data *d) {
   if (m->ngeom > 1) {
     grit_kin_twists(m, &d->kin, d->vstar, d->cvel_star);
     const grit_collision_motion motion = {d->kin.cvel, d->cvel_star,
-                                          speculative_window(d->collision, d->settings.contact_model, h)};
+                                          speculative_window(d->collision, d->settings.contact_model, h),
+                                          d->settings.gradient_smoothing};
     s = grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, &motion, d->message);
     if (s != GRIT_OK) return s;
     ncand = d->collision->n;
@@ -127,8 +135,8 @@ grit_status grit_step(grit_data *d) {
   int nc = 0, joff = 0;
   /* the velocity at the start: none in quasistatic mode (d->vnext, zeroed by its free motion) */
   const double *v0 = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->vnext : d->qvel;
-  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, v0, h, d->settings.contact_model, c, &nc, jstore,
-                                 &joff, d->jscratch);
+  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, v0, h, d->settings.contact_model,
+                                 d->settings.gradient_smoothing, c, &nc, jstore, &joff, d->jscratch);
   if (integ == GRIT_INTEGRATOR_QUASISTATIC) grit_quasistatic_contacts(c, nc);
   grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
   grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);

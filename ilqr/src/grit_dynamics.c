@@ -1,6 +1,7 @@
 /* grit_dynamics.c — grit's step and its derivatives as iLQR dynamics (grit_ilqr/grit_dynamics.h). */
 #include "grit_ilqr/grit_dynamics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +117,63 @@ grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *a) {
   d.jacobians = jacobians_cb;
   d.difference = difference_cb;
   return d;
+}
+
+grit_status grit_ilqr_grit_set_smoothing(grit_ilqr_grit *a, double delta) {
+  if (!a || !(delta >= 0) || !isfinite(delta)) return GRIT_ERR_INVALID_ARGUMENT;
+  for (int i = 0; i < 2 * a->horizon; ++i) {
+    grit_step_settings st = grit_data_step_settings(a->data[i]);
+    st.gradient_smoothing = delta;
+    grit_status s = grit_data_set_step_settings(a->data[i], &st);
+    if (s) {
+      snprintf(a->msg, GRIT_MESSAGE_SIZE, "smoothing: %s", grit_data_last_error(a->data[i]));
+      return s;
+    }
+  }
+  return GRIT_OK;
+}
+
+/* r += one solve's counts and times (the stop and costs are set by the caller). */
+static void add_result(grit_ilqr_result *r, const grit_ilqr_result *x) {
+  r->iterations += x->iterations;
+  r->multiplier_updates += x->multiplier_updates;
+  r->rollouts += x->rollouts;
+  r->no_step_iterations += x->no_step_iterations;
+  r->rejected_line_searches += x->rejected_line_searches;
+  r->derivative_evaluations += x->derivative_evaluations;
+  r->t_rollout += x->t_rollout;
+  r->t_derivatives += x->t_derivatives;
+  r->t_backward += x->t_backward;
+  r->t_total += x->t_total;
+}
+
+grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *a, grit_ilqr *s, double delta0, double factor,
+                                          double delta_min, grit_ilqr_result *result) {
+  if (!a || !s || !(delta0 >= 0) || !(factor > 0 && factor < 1) || !(delta_min > 0)) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_ilqr_result total, r;
+  memset(&total, 0, sizeof total);
+  int first = 1;
+  grit_status st = GRIT_OK;
+  for (double delta = delta0;; delta = delta >= delta_min ? delta * factor : 0) {
+    const double use = delta >= delta_min ? delta : 0;
+    st = grit_ilqr_grit_set_smoothing(a, use);
+    if (!st) st = grit_ilqr_dynamics_changed(s);
+    if (!st) st = grit_ilqr_solve(s, &r);
+    if (st) break;
+    add_result(&total, &r);
+    if (first) total.initial_cost = r.initial_cost;
+    first = 0;
+    if (use == 0) {
+      total.stop = r.stop;
+      total.converged = r.converged;
+      total.cost = r.cost;
+      total.violation = r.violation;
+      total.path_violation = r.path_violation;
+      total.gradient = r.gradient;
+      break;
+    }
+  }
+  if (st) grit_ilqr_grit_set_smoothing(a, 0);
+  if (result) *result = total;
+  return st;
 }

@@ -15,6 +15,8 @@
 
 /* Doubles of workspace for n states (tangent) and m controls. */
 #define GRIT_ILQR_RICCATI_WORK(n, m) (5 * (n) * (n) + 4 * (n) * (m) + 4 * (m) * (m) + 2 * (n) + 8 * (m))
+/* After a call, the knot's unregularized Q_uu (m x m) is here in the workspace. */
+#define GRIT_ILQR_RICCATI_QUU(work, n, m) ((work) + 2 * (n) * (n) + 2 * (n) * (m))
 
 /* fx (n x n), fu (n x m); lx, lu, lxx, luu, lux may each be NULL (zero). Vx1, Vxx1: the next knot's
  * value function. dlo/dhi (m): bounds on du, or both NULL. k (m): on entry the box QP's starting

@@ -92,6 +92,17 @@ typedef struct grit_ilqr_problem {
    * C_final = NULL: no constraint. Needs x_goal. Copied. */
   int nc_final;
   const double *C_final;
+  /* Optional path inequality constraints at every running knot k < N (added after 0.3.0):
+   *     h_k = Cx_path (x_k (-) x_goal) + Cu_path u_k - d_path <= 0      (nc_path rows),
+   * on states and controls, met by an augmented Lagrangian like the final constraint (docs/ilqr.md).
+   * Cx_path (nc_path x ndx) may be NULL (no state part; then x_goal is not needed) and Cu_path
+   * (nc_path x nu) may be NULL (no control part); d_path (nc_path) is required when nc_path > 0.
+   * A problem zero-initialised or written before these fields existed has nc_path = 0: no
+   * constraint. Copied. */
+  int nc_path;
+  const double *Cx_path;
+  const double *Cu_path;
+  const double *d_path;
 } grit_ilqr_problem;
 
 /* --------------------------------------------------------------------------------------- options */
@@ -106,13 +117,25 @@ typedef struct grit_ilqr_iteration {
   double alpha;          /* accepted line-search step (0: none accepted) */
   double regularization; /* mu added to Q_uu's diagonal in the backward pass that produced the step */
   double feedforward;    /* size of the feedforward step: mean over knots of max_i |k_i| / (|u_i| + 1) */
-  int line_search_trials;
+  int line_search_trials; /* over all the line searches of this iteration */
   int clamped;           /* knots where a control limit was active in the backward pass */
   double t_rollout;      /* seconds in rollouts (line search included) */
   double t_derivatives;  /* seconds in dynamics Jacobians and cost derivatives */
   double t_backward;     /* seconds in the backward pass */
   double violation;      /* final constraint: max_i |c_i| after this iteration (0 without one) */
   double penalty;        /* its augmented-Lagrangian penalty rho during this iteration (0 without one) */
+  /* Added after 0.3.0: */
+  double gradient;       /* the first-order optimality measure of this iteration's linearization:
+                            sum_k max_i |g_ki| (|u_ki| + 1) / |J|, with g = dJ/du the exact gradient of
+                            the (augmented) cost by the adjoint recursion, projected on the control box
+                            (no regularization enters it) */
+  int rollouts;          /* rollouts this iteration (line-search trials that were rolled out) */
+  int backward_passes;   /* backward passes this iteration (> 1 when mu grew) */
+  int derivatives_reused;/* 1 when this iteration reused the Jacobians of the previous one (it took no
+                            step, so the linearization point did not change) */
+  int rejected;          /* line searches of this iteration that rejected every trial, each followed by
+                            a larger mu and a new backward pass on the same Jacobians */
+  double path_violation; /* path constraints: max_k,i max(h_ki, 0) after this iteration (0 without) */
 } grit_ilqr_iteration;
 
 typedef void (*grit_ilqr_log_fn)(void *ctx, const grit_ilqr_iteration *it);
@@ -139,8 +162,18 @@ typedef struct grit_ilqr_options {
   double penalty_init;   /* rho at creation, default 1 */
   double penalty_factor; /* default 10 */
   double penalty_max;    /* default 1e8 */
-  grit_ilqr_log_fn log;  /* called after each iteration (may be NULL) */
+  grit_ilqr_log_fn log;  /* called after each iteration (may be NULL); it may call
+                            grit_ilqr_request_stop to end the solve (GRIT_ILQR_USER_STOP) */
   void *log_ctx;
+  /* Added after 0.3.0 (grit_ilqr_default_options sets them; a zero-initialised struct means: no time
+   * budget, the default convergence thresholds below). */
+  double max_time;       /* wall-time budget of one grit_ilqr_solve in seconds (0: none). Checked before
+                            each iteration and each line-search trial: a solve ends with
+                            GRIT_ILQR_TIME_LIMIT and the best solution so far */
+  double tol_gradient;   /* converged needs the gradient measure (grit_ilqr_iteration) below this,
+                            default 1e-2 (0 in a zeroed struct: 1e-2) */
+  double alpha_converged;/* converged needs the accepted step to be at least this (a full or near-full
+                            step), default 0.5 (0 in a zeroed struct: 0.5) */
 } grit_ilqr_options;
 
 grit_ilqr_options grit_ilqr_default_options(void);
@@ -149,13 +182,32 @@ grit_ilqr_options grit_ilqr_default_options(void);
 
 typedef struct grit_ilqr grit_ilqr;
 
-/* Why a solve stopped. */
+/* Why a solve stopped (docs/ilqr.md, "Termination"). Only the two CONVERGED stops are convergence;
+ * grit_ilqr_stop_string gives a sentence a user can act on. */
 typedef enum grit_ilqr_stop {
-  GRIT_ILQR_CONVERGED_COST = 0,        /* relative cost reduction below tol_cost */
-  GRIT_ILQR_CONVERGED_FEEDFORWARD = 1, /* feedforward step below tol_feedforward */
+  GRIT_ILQR_CONVERGED_COST = 0,        /* an accepted step of alpha >= alpha_converged whose actual and
+                                          expected reductions are below tol_cost x cost, with the
+                                          gradient measure below tol_gradient */
+  GRIT_ILQR_CONVERGED_FEEDFORWARD = 1, /* feedforward below tol_feedforward with the gradient measure
+                                          below tol_gradient (the problem's first-order optimality) */
   GRIT_ILQR_MAX_ITERATIONS = 2,        /* max_iterations reached */
-  GRIT_ILQR_NO_PROGRESS = 3            /* regularization exceeded reg_max: no descent step found */
+  GRIT_ILQR_NO_PROGRESS = 3,           /* regularization exceeded reg_max: no descent step found */
+  GRIT_ILQR_REGULARIZATION_LIMIT = 3,  /* the same stop, by its cause */
+  GRIT_ILQR_LINE_SEARCH_STALLED = 4,   /* the accepted step reduced the cost by less than tol_cost x cost
+                                          but it was short (alpha < alpha_converged) or the gradient is
+                                          not small: the quadratic model does not predict the cost (a
+                                          kink, e.g. contact switching); not a local minimum */
+  GRIT_ILQR_ZERO_GRADIENT = 5,         /* the controls' gradient is exactly zero while the cost depends
+                                          on the states: the dynamics are locally flat (e.g. contact not
+                                          yet made) — consider gradient smoothing */
+  GRIT_ILQR_NOT_FINITE = 6,            /* a non-finite cost derivative or Jacobian (solve returns
+                                          GRIT_ERR_NOT_FINITE) */
+  GRIT_ILQR_TIME_LIMIT = 7,            /* options.max_time reached */
+  GRIT_ILQR_USER_STOP = 8              /* grit_ilqr_request_stop was called (e.g. from the log callback) */
 } grit_ilqr_stop;
+
+/* A sentence naming the stop and what to do about it (static storage). */
+const char *grit_ilqr_stop_string(grit_ilqr_stop stop);
 
 typedef struct grit_ilqr_result {
   int iterations;      /* iterations performed in this solve */
@@ -168,6 +220,13 @@ typedef struct grit_ilqr_result {
   double violation;    /* final constraint: max_i |c_i| at the end (0 without one) */
   int multiplier_updates; /* augmented-Lagrangian updates of lambda in this solve */
   double t_rollout, t_derivatives, t_backward, t_total; /* seconds spent in this solve */
+  /* Added after 0.3.0: */
+  int rollouts;           /* rollouts in this solve (the initial one and every line-search trial) */
+  int no_step_iterations; /* iterations that ended without a step (converged, or a stop) */
+  int rejected_line_searches; /* line searches that rejected every trial (then mu grew, same iteration) */
+  int derivative_evaluations; /* linearizations (Jacobians of all knots) in this solve */
+  double gradient;        /* the gradient measure (grit_ilqr_iteration) at the last linearization */
+  double path_violation;  /* path constraints: max max(h, 0) at the end (0 without) */
 } grit_ilqr_result;
 
 /* Creates a solver for the problem (every array is copied; the dynamics' ctx must outlive the
@@ -212,6 +271,32 @@ double grit_ilqr_cost(const grit_ilqr *solver);
 
 /* The final constraint's multipliers lambda (nc_final numbers; NULL without a constraint). */
 const double *grit_ilqr_multipliers(const grit_ilqr *solver);
+
+/* ------------------------------------------------------------- changing the problem (e.g. MPC) */
+
+/* Asks the running solve to stop after the current iteration (GRIT_ILQR_USER_STOP). Meant to be called
+ * from the log callback, on the thread running grit_ilqr_solve; the request is cleared when a solve
+ * starts. */
+void grit_ilqr_request_stop(grit_ilqr *solver);
+
+/* Replace the goal x_goal (nx numbers), the weights Q, Qf (ndx x ndx), R (nu x nu) or the control
+ * reference u_ref (nu) between solves, without re-creating the solver (checked like grit_ilqr_create;
+ * each pointer NULL: that term is removed). The next solve re-prices the current controls. Allocation
+ * happens here, never in a solve. A goal is needed while Q, Qf or a constraint uses it. */
+grit_status grit_ilqr_set_goal(grit_ilqr *solver, const double *x_goal);
+grit_status grit_ilqr_set_weights(grit_ilqr *solver, const double *Q, const double *Qf, const double *R);
+grit_status grit_ilqr_set_control_reference(grit_ilqr *solver, const double *u_ref);
+
+/* Tells the solver that the dynamics changed (e.g. their gradient smoothing): the next solve rolls the
+ * current controls out again. */
+grit_status grit_ilqr_dynamics_changed(grit_ilqr *solver);
+
+/* Replaces the right-hand side d_path (nc_path numbers) of the path constraints; their multipliers are
+ * kept (a warm start). */
+grit_status grit_ilqr_set_path_bounds(grit_ilqr *solver, const double *d_path);
+
+/* The path constraints' multipliers (N x nc_path; NULL without path constraints). */
+const double *grit_ilqr_path_multipliers(const grit_ilqr *solver);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ilqr_solve.c — the iLQR iterations: rollouts, the parallel Jacobian phase, the exact gradient by the
+ * adjoint recursion, the backward pass with its regularization schedule, the line search, the
+ * termination rules and the augmented-Lagrangian outer loop (grit_ilqr/ilqr.h, docs/ilqr.md). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (ilqr_internal.h) */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "ilqr_internal.h"
+#include "riccati.h"
+
+double grit_ilqr_cost(const grit_ilqr *s) { return s ? s->J - s->al_term : NAN; }
+
+/* --------------------------------------------------------------------------------------- rollout */
+
+/* Rolls out into `slot` from x0. With gains, u_k = clamp(ubar_k + alpha kff_k + K_k (x_k (-) xbar_k))
+ * around the current solution; without, the slot's own controls (clamped). Returns 0 with the cost in
+ * *J (and the slot's AL part and violations in Jal, Jviol, Jpviol), or 1 if the dynamics or the cost
+ * failed or produced a non-finite state. */
+static int rollout(grit_ilqr *s, int slot, int with_gains, double alpha, double *J) {
+  const int N = s->N, nx = s->nx, n = s->ndx, m = s->nu;
+  double *x = s->xs[slot], *u = s->us[slot];
+  const double *xbar = s->xs[s->slot], *ubar = s->us[s->slot];
+  memcpy(x, s->x0, sizeof(double) * (size_t)nx);
+  double cost = 0, al = 0, pviol = 0, l, a, v;
+  for (int k = 0; k < N; ++k) {
+    double *xk = x + (size_t)k * nx, *uk = u + (size_t)k * m;
+    if (with_gains) {
+      if (s->dyn.difference)
+        s->dyn.difference(s->dyn.ctx, xbar + (size_t)k * nx, xk, s->e);
+      else
+        for (int i = 0; i < n; ++i) s->e[i] = xk[i] - xbar[(size_t)k * nx + i];
+      const double *Kk = s->K + (size_t)k * m * n, *kk = s->kff + (size_t)k * m;
+      for (int i = 0; i < m; ++i) {
+        double w = ubar[(size_t)k * m + i] + alpha * kk[i];
+        for (int j = 0; j < n; ++j) w += Kk[i * n + j] * s->e[j];
+        uk[i] = w;
+      }
+    }
+    grit_ilqr_clamp(s, uk);
+    if (s->dyn.step(s->dyn.ctx, slot, k, xk, uk, xk + nx)) return 1;
+    if (!grit_ilqr_all_finite(xk + nx, nx)) return 1;
+    if (grit_ilqr_knot_cost(s, k, xk, uk, &l, &a, &v, 0)) return 1;
+    cost += l;
+    al += a;
+    pviol = fmax(pviol, v);
+  }
+  if (grit_ilqr_knot_cost(s, N, x + (size_t)N * nx, NULL, &l, &a, &v, 0)) return 1;
+  *J = cost + l;
+  s->Jal[slot] = al + a;
+  s->Jviol[slot] = v;
+  s->Jpviol[slot] = pviol;
+  return 0;
+}
+
+/* Makes `slot` the current solution with cost J. */
+static void take(grit_ilqr *s, int slot, double J) {
+  s->slot = slot;
+  s->J = J;
+  s->al_term = s->Jal[slot];
+  s->violation = s->Jviol[slot];
+  s->path_violation = s->Jpviol[slot];
+  s->have_derivs = 0;
+}
+
+/* ---------------------------------------------------------------------- Jacobians, on threads */
+
+typedef struct jac_job {
+  grit_ilqr *s;
+  atomic_int next;
+  atomic_int failed;   /* knot + 1 of a failed callback */
+  atomic_int infinite; /* knot + 1 of a non-finite Jacobian */
+} jac_job;
+
+typedef struct jac_arg {
+  jac_job *job;
+  int thread;
+} jac_arg;
+
+static void *jac_worker(void *p) {
+  jac_arg *a = p;
+  grit_ilqr *s = a->job->s;
+  const int n = s->ndx, m = s->nu, nx = s->nx;
+  const double *x = s->xs[s->slot], *u = s->us[s->slot];
+  for (;;) {
+    const int k = atomic_fetch_add(&a->job->next, 1);
+    if (k >= s->N || atomic_load(&a->job->failed) || atomic_load(&a->job->infinite)) break;
+    double *fx = s->fx + (size_t)k * n * n, *fu = s->fu + (size_t)k * n * m;
+    if (s->dyn.jacobians(s->dyn.ctx, s->slot, k, a->thread, x + (size_t)k * nx, u + (size_t)k * m, fx, fu))
+      atomic_store(&a->job->failed, k + 1);
+    else if (!grit_ilqr_all_finite(fx, n * n) || !grit_ilqr_all_finite(fu, n * m))
+      atomic_store(&a->job->infinite, k + 1);
+  }
+  return NULL;
+}
+
+static grit_status cost_derivatives(grit_ilqr *s);
+
+/* fx, fu at every knot of the current rollout (on opt.nthreads threads) unless they are still those of
+ * this rollout (s->have_derivs: the last step was rejected), and the cost's derivatives (always: the
+ * multipliers may have changed). A non-finite Jacobian or cost derivative is GRIT_ERR_NOT_FINITE; a
+ * failed callback GRIT_ERR_NUMERICAL. */
+static grit_status derivatives(grit_ilqr *s) {
+  if (s->have_derivs) return cost_derivatives(s);
+  jac_job job;
+  job.s = s;
+  atomic_init(&job.next, 0);
+  atomic_init(&job.failed, 0);
+  atomic_init(&job.infinite, 0);
+  int nt = s->opt.nthreads < s->N ? s->opt.nthreads : s->N;
+  pthread_t threads[MAX_THREADS];
+  jac_arg args[MAX_THREADS];
+  int started = 0;
+  for (int t = 1; t < nt; ++t) {
+    args[t].job = &job;
+    args[t].thread = t;
+    if (pthread_create(&threads[t], NULL, jac_worker, &args[t])) break;
+    ++started;
+  }
+  args[0].job = &job;
+  args[0].thread = 0;
+  jac_worker(&args[0]);
+  for (int t = 1; t <= started; ++t) pthread_join(threads[t], NULL);
+  int bad = atomic_load(&job.failed);
+  if (bad) return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the dynamics Jacobians failed at knot %d", bad - 1);
+  bad = atomic_load(&job.infinite);
+  if (bad) return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "a dynamics Jacobian is not finite at knot %d", bad - 1);
+  return cost_derivatives(s);
+}
+
+/* The cost's derivatives at every knot of the current solution. */
+static grit_status cost_derivatives(grit_ilqr *s) {
+  const double *x = s->xs[s->slot], *u = s->us[s->slot];
+  double l, a, v;
+  for (int k = 0; k <= s->N; ++k) {
+    const int rc = grit_ilqr_knot_cost(s, k, x + (size_t)k * s->nx, k < s->N ? u + (size_t)k * s->nu : NULL, &l, &a, &v, 1);
+    if (rc == 2) return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "a cost derivative is not finite at knot %d", k);
+    if (rc) return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the cost or its derivatives failed at knot %d", k);
+  }
+  return GRIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------ gradient */
+
+/* The exact gradient g_k = dJ/du_k of the (augmented) cost at the current linearization, by the adjoint
+ * recursion p_N = l_x(N), g_k = l_u(k) + f_u' p_{k+1}, p_k = l_x(k) + f_x' p_{k+1}; no regularization
+ * enters it. A component at a control bound that pushes outward is projected out. Returns the measure
+ * sum_k max_i |g_ki| (|u_ki| + 1) / |J| (NaN if anything is not finite); *gmax gets max |g| before the
+ * projection and *pmax max |p| (the cost's sensitivity to the states). */
+static double gradient(grit_ilqr *s, double *gmax, double *pmax) {
+  const int N = s->N, n = s->ndx, m = s->nu;
+  const double *ubar = s->us[s->slot];
+  double *p = s->Vx1, *pn = s->Vx; /* free before the backward pass */
+  memcpy(p, s->lx + (size_t)N * n, sizeof(double) * (size_t)n);
+  double sum = 0, gm = 0, pm = 0;
+  for (int i = 0; i < n; ++i) pm = fmax(pm, fabs(p[i]));
+  for (int k = N - 1; k >= 0; --k) {
+    const double *fx = s->fx + (size_t)k * n * n, *fu = s->fu + (size_t)k * n * m, *uk = ubar + (size_t)k * m;
+    double worst = 0;
+    for (int i = 0; i < m; ++i) {
+      double g = s->lu[(size_t)k * m + i];
+      for (int j = 0; j < n; ++j) g += fu[j * m + i] * p[j];
+      if (!isfinite(g)) return NAN;
+      gm = fmax(gm, fabs(g));
+      if (s->u_min && ((uk[i] <= s->u_min[i] && g > 0) || (uk[i] >= s->u_max[i] && g < 0))) g = 0;
+      worst = fmax(worst, fabs(g) * (fabs(uk[i]) + 1));
+    }
+    sum += worst;
+    for (int i = 0; i < n; ++i) {
+      double v = s->lx[(size_t)k * n + i];
+      for (int j = 0; j < n; ++j) v += fx[j * n + i] * p[j];
+      pn[i] = v;
+    }
+    double *t = p;
+    p = pn;
+    pn = t;
+    for (int i = 0; i < n; ++i) pm = fmax(pm, fabs(p[i]));
+  }
+  *gmax = gm;
+  *pmax = pm;
+  if (!isfinite(pm)) return NAN;
+  return sum / fmax(fabs(s->J), 1e-300);
+}
+
+/* ------------------------------------------------------------------------------- backward pass */
+
+/* Returns 0, or 1 if Quu + mu I was not positive definite at some knot (then mu must grow). Sets dV,
+ * the number of clamped knots, and the feedforward size in *ff (NaN if a step is not finite: a NaN is
+ * never dropped by a max). */
+static int backward(grit_ilqr *s, double mu, double *ff) {
+  const int N = s->N, n = s->ndx, m = s->nu;
+  memcpy(s->Vx1, s->lx + (size_t)N * n, sizeof(double) * (size_t)n);
+  memcpy(s->Vxx1, s->lxx + (size_t)N * n * n, sizeof(double) * (size_t)(n * n));
+  s->dV[0] = s->dV[1] = 0;
+  s->clamped = 0;
+  double ffsum = 0;
+  const double *ubar = s->us[s->slot];
+  for (int k = N - 1; k >= 0; --k) {
+    const double *uk = ubar + (size_t)k * m;
+    if (s->u_min)
+      for (int i = 0; i < m; ++i) {
+        s->dlo[i] = s->u_min[i] - uk[i];
+        s->dhi[i] = s->u_max[i] - uk[i];
+      }
+    double *kk = s->kff + (size_t)k * m, dv[2];
+    int nclamped = 0;
+    if (grit_ilqr_riccati_knot(n, m, s->fx + (size_t)k * n * n, s->fu + (size_t)k * n * m, s->lx + (size_t)k * n,
+                               s->lu + (size_t)k * m, s->lxx + (size_t)k * n * n, s->luu + (size_t)k * m * m,
+                               s->lux + (size_t)k * m * n, s->Vx1, s->Vxx1, mu, s->u_min ? s->dlo : NULL,
+                               s->u_min ? s->dhi : NULL, kk, s->K + (size_t)k * m * n, s->Vx, s->Vxx, dv,
+                               &nclamped, s->work))
+      return 1;
+    s->dV[0] += dv[0];
+    s->dV[1] += dv[1];
+    s->clamped += nclamped > 0;
+    const double *Quu = GRIT_ILQR_RICCATI_QUU(s->work, n, m);
+    double tr = 0;
+    for (int i = 0; i < m; ++i) tr += Quu[i * m + i];
+    s->quu_min = k == N - 1 ? tr / m : fmin(s->quu_min, tr / m);
+    double mx = 0;
+    for (int i = 0; i < m; ++i) {
+      const double v = fabs(kk[i]) / (fabs(uk[i]) + 1);
+      if (!(v <= mx)) mx = v; /* keeps a NaN */
+    }
+    ffsum += mx;
+    double *t = s->Vx1;
+    s->Vx1 = s->Vx;
+    s->Vx = t;
+    t = s->Vxx1;
+    s->Vxx1 = s->Vxx;
+    s->Vxx = t;
+  }
+  *ff = ffsum / N;
+  return 0;
+}
+
+/* ----------------------------------------------------------------------- regularization schedule */
+
+/* Tassa, Erez and Todorov 2012: mu grows by an accelerating factor delta after a failure, and never
+ * falls below reg_min (it does not restart from zero, which cost the arm 6-10 rejected iterations per
+ * climb back). */
+static void reg_increase(grit_ilqr *s) {
+  const grit_ilqr_options *o = &s->opt;
+  s->delta = fmax(o->reg_factor, s->delta * o->reg_factor);
+  s->mu = fmax(o->reg_min, s->mu * s->delta);
+  if (s->mu == 0) s->mu = o->reg_init > 0 ? o->reg_init : 1e-6;
+}
+
+/* After an accepted step: mu falls by the decreasing factor delta, down to reg_min (kept from one
+ * iteration, run and solve to the next). */
+static void reg_decrease(grit_ilqr *s) {
+  const grit_ilqr_options *o = &s->opt;
+  s->delta = fmin(s->delta / o->reg_factor, 1 / o->reg_factor);
+  s->mu = fmax(o->reg_min, s->mu * s->delta);
+}
+
+/* --------------------------------------------------------------------------------------- solve */
+
+typedef struct run_state {
+  grit_ilqr_result *r;
+  double t_start;
+  int steps; /* accepted steps in this run */
+} run_state;
+
+static int out_of_time(const grit_ilqr *s, const run_state *rs) {
+  return s->opt.max_time > 0 && grit_ilqr_now() - rs->t_start >= s->opt.max_time;
+}
+
+/* Ends the run with `stop`; logs the iteration. Returns GRIT_OK. */
+static grit_status finish(grit_ilqr *s, run_state *rs, grit_ilqr_iteration *it, grit_ilqr_stop stop, int converged) {
+  rs->r->stop = stop;
+  rs->r->converged = converged;
+  if (it && s->opt.log) s->opt.log(s->opt.log_ctx, it);
+  return GRIT_OK;
+}
+
+/* The line search on alpha = 1, ls_decrease, ...: accepted on the ratio of actual to expected reduction,
+ * never on an increase. Returns 1 with the accepted candidate's alpha, cost and expected reduction, or 0. */
+static int line_search(grit_ilqr *s, run_state *rs, grit_ilqr_iteration *it, double *alpha_out, double *Jnew,
+                       double *expected) {
+  const grit_ilqr_options *o = &s->opt;
+  const int cand = 1 - s->slot;
+  double alpha = 1;
+  for (int trial = 1; trial <= o->ls_max_trials; ++trial, alpha *= o->ls_decrease) {
+    if (trial > 1 && out_of_time(s, rs)) break;
+    ++it->line_search_trials;
+    ++it->rollouts;
+    ++rs->r->rollouts;
+    if (rollout(s, cand, 1, alpha, Jnew)) continue;
+    *expected = -(alpha * s->dV[0] + alpha * alpha * s->dV[1]);
+    const double actual = s->J - *Jnew;
+    if (actual > 0 && (*expected <= 0 || actual / *expected >= o->ls_accept)) {
+      *alpha_out = alpha;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The backward pass at the current mu, raising mu until Quu + mu I is positive definite. Returns 0, or
+ * 1 when mu passed reg_max. */
+static int backward_regularized(grit_ilqr *s, grit_ilqr_iteration *it, double *ff) {
+  for (;;) {
+    ++it->backward_passes;
+    if (!backward(s, s->mu, ff)) return 0;
+    reg_increase(s);
+    if (s->mu > s->opt.reg_max) return 1;
+  }
+}
+
+typedef enum step_outcome { STEP_ACCEPTED, STEP_CONVERGED, STEP_REG_LIMIT, STEP_TIME, STEP_NOT_FINITE } step_outcome;
+
+/* One iteration's search for a step on the current linearization: the backward pass, then the line
+ * search; when the line search rejects every trial, mu grows and only the backward pass and the line
+ * search run again (the Jacobians stay: the linearization point did not move). Ends with an accepted
+ * step, or converged (feedforward and first-order optimality small), or mu beyond reg_max, or the time
+ * budget, or a non-finite step. *first_order says whether the model's predictions measure optimality. */
+static step_outcome find_step(grit_ilqr *s, run_state *rs, grit_ilqr_iteration *it, double G, double *alpha,
+                              double *Jnew, double *expected, int *first_order) {
+  const grit_ilqr_options *o = &s->opt;
+  grit_ilqr_result *r = rs->r;
+  const double tol_grad = o->tol_gradient > 0 ? o->tol_gradient : 1e-2;
+  for (;;) {
+    double t0 = grit_ilqr_now(), ff = 0;
+    const int gave_up = backward_regularized(s, it, &ff);
+    const double tb = grit_ilqr_now() - t0;
+    it->t_backward += tb;
+    r->t_backward += tb;
+    it->regularization = s->mu;
+    it->feedforward = ff;
+    it->clamped = s->clamped;
+    if (gave_up) return STEP_REG_LIMIT;
+    if (!isfinite(ff) || !isfinite(s->dV[0]) || !isfinite(s->dV[1])) return STEP_NOT_FINITE;
+    /* The reductions the model predicts measure optimality only if mu hardly changed the model: mu at
+     * most 1e-3 of Q_uu's smallest mean diagonal. Under heavier regularization a small step says only
+     * that mu is large, and the gradient itself must be small. */
+    *first_order = s->mu <= 1e-3 * s->quu_min || G <= tol_grad;
+    if (ff < o->tol_feedforward && *first_order) return STEP_CONVERGED;
+    t0 = grit_ilqr_now();
+    const int accepted = line_search(s, rs, it, alpha, Jnew, expected);
+    const double tr = grit_ilqr_now() - t0;
+    it->t_rollout += tr;
+    r->t_rollout += tr;
+    if (accepted) return STEP_ACCEPTED;
+    ++it->rejected;
+    ++r->rejected_line_searches;
+    reg_increase(s);
+    if (out_of_time(s, rs)) return STEP_TIME;
+    if (s->mu > o->reg_max) return STEP_REG_LIMIT;
+  }
+}
+
+/* Runs iLQR iterations on the current (augmented) cost until they stop, at most `budget` of them;
+ * r's counts and times accumulate, r->stop and r->converged say how this run ended (docs/ilqr.md,
+ * "Termination"). */
+static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
+  const grit_ilqr_options *o = &s->opt;
+  grit_ilqr_result *r = rs->r;
+  const double alpha_conv = o->alpha_converged > 0 ? o->alpha_converged : 0.5;
+  rs->steps = 0;
+  r->stop = GRIT_ILQR_MAX_ITERATIONS;
+  r->converged = 0;
+  for (int run = 1; run <= budget; ++run) {
+    if (s->stop_requested) return finish(s, rs, NULL, GRIT_ILQR_USER_STOP, 0);
+    if (out_of_time(s, rs)) return finish(s, rs, NULL, GRIT_ILQR_TIME_LIMIT, 0);
+    grit_ilqr_iteration it;
+    memset(&it, 0, sizeof it);
+    it.iteration = ++r->iterations;
+    it.penalty = s->nc ? s->rho : 0;
+    it.cost = s->J;
+    it.violation = s->violation;
+    it.path_violation = s->path_violation;
+    double t0 = grit_ilqr_now();
+    it.derivatives_reused = s->have_derivs; /* the last step was rejected: same linearization point */
+    grit_status status = derivatives(s);
+    if (status != GRIT_OK) {
+      if (status == GRIT_ERR_NOT_FINITE) finish(s, rs, NULL, GRIT_ILQR_NOT_FINITE, 0);
+      return status;
+    }
+    if (!s->have_derivs) ++r->derivative_evaluations;
+    s->have_derivs = 1;
+    double gmax = 0, pmax = 0;
+    const double G = gradient(s, &gmax, &pmax);
+    it.gradient = r->gradient = G;
+    it.t_derivatives = grit_ilqr_now() - t0;
+    r->t_derivatives += it.t_derivatives;
+    if (!isfinite(G)) {
+      ++r->no_step_iterations;
+      finish(s, rs, &it, GRIT_ILQR_NOT_FINITE, 0);
+      return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "the cost's gradient is not finite");
+    }
+    if (gmax == 0) { /* exactly flat in every control: a minimum only if the states do not matter either */
+      ++r->no_step_iterations;
+      return finish(s, rs, &it, pmax > 0 ? GRIT_ILQR_ZERO_GRADIENT : GRIT_ILQR_CONVERGED_FEEDFORWARD, pmax == 0);
+    }
+
+    double alpha = 0, Jnew = 0, expected = 0;
+    int first_order = 0;
+    const step_outcome out = find_step(s, rs, &it, G, &alpha, &Jnew, &expected, &first_order);
+    if (out != STEP_ACCEPTED) {
+      ++r->no_step_iterations;
+      switch (out) {
+      case STEP_CONVERGED: return finish(s, rs, &it, GRIT_ILQR_CONVERGED_FEEDFORWARD, 1);
+      case STEP_REG_LIMIT: return finish(s, rs, &it, GRIT_ILQR_REGULARIZATION_LIMIT, 0);
+      case STEP_TIME: return finish(s, rs, &it, GRIT_ILQR_TIME_LIMIT, 0);
+      default:
+        finish(s, rs, &it, GRIT_ILQR_NOT_FINITE, 0);
+        return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "the backward pass produced a non-finite step");
+      }
+    }
+    const double Jold = s->J, actual = Jold - Jnew;
+    take(s, 1 - s->slot, Jnew);
+    ++rs->steps;
+    it.actual = actual;
+    it.expected = expected;
+    it.alpha = alpha;
+    it.cost = Jnew;
+    it.violation = s->violation;
+    it.path_violation = s->path_violation;
+    reg_decrease(s);
+    const double small = o->tol_cost * fabs(Jnew);
+    if (actual <= small) {
+      /* a full or near-full step, or one the model itself says cannot gain: even the full step's
+       * expected reduction is below the tolerance (round-off then decides the line search) */
+      const double expected_full = -(s->dV[0] + s->dV[1]);
+      const int conv = (alpha >= alpha_conv || expected_full <= small) && expected <= small && first_order;
+      return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
+    }
+    if (o->log) o->log(o->log_ctx, &it);
+  }
+  return GRIT_OK;
+}
+
+grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
+  if (!s) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_ilqr_result r;
+  memset(&r, 0, sizeof r);
+  s->msg[0] = 0;
+  s->stop_requested = 0;
+  run_state rs = {&r, grit_ilqr_now(), 0};
+  if (!s->have_rollout) {
+    /* the current controls, open loop */
+    const double t0 = grit_ilqr_now();
+    double J = 0;
+    ++r.rollouts;
+    int bad = rollout(s, s->slot, 0, 0, &J);
+    r.t_rollout += grit_ilqr_now() - t0;
+    if (bad) {
+      r.t_total = grit_ilqr_now() - rs.t_start;
+      if (res) *res = r;
+      return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the rollout of the initial controls failed (dynamics or cost)");
+    }
+    take(s, s->slot, J);
+    s->have_rollout = 1;
+  }
+  r.initial_cost = s->J - s->al_term;
+  grit_status status = GRIT_OK;
+  double last_violation = INFINITY, last_path = INFINITY;
+  const double tol = s->opt.tol_constraint;
+  for (;;) {
+    status = iterate(s, &rs, s->opt.max_iterations - r.iterations);
+    /* A run that converged or stalled ends an augmented-Lagrangian inner loop; every other stop ends
+     * the solve. */
+    const int inner_done = r.stop == GRIT_ILQR_CONVERGED_COST || r.stop == GRIT_ILQR_CONVERGED_FEEDFORWARD ||
+                           r.stop == GRIT_ILQR_LINE_SEARCH_STALLED;
+    if (status != GRIT_OK || (!s->nc && !s->np) || !inner_done) break;
+    if (s->violation <= tol && s->path_violation <= tol) break;
+    if (!rs.steps && s->rho >= s->opt.penalty_max && r.multiplier_updates > 0) {
+      /* the largest penalty moves the controls by less than the tolerances resolve: c cannot shrink */
+      r.stop = GRIT_ILQR_NO_PROGRESS;
+      r.converged = 0;
+      break;
+    }
+    if (r.iterations >= s->opt.max_iterations) { /* not converged: a constraint is above its tolerance */
+      r.stop = GRIT_ILQR_MAX_ITERATIONS;
+      r.converged = 0;
+      break;
+    }
+    grit_ilqr_update_multipliers(s, &last_violation, &last_path);
+    ++r.multiplier_updates;
+  }
+  if (s->violation > tol || s->path_violation > tol) r.converged = 0;
+  r.cost = s->J - s->al_term;
+  r.violation = s->violation;
+  r.path_violation = s->path_violation;
+  r.t_total = grit_ilqr_now() - rs.t_start;
+  if (res) *res = r;
+  return status;
+}
