@@ -129,7 +129,7 @@ def main(argv):
         with open(os.path.join(out, f"toss_{name}.csv"), "w") as f:
             f.write(header + "\n")
             for r in rows:
-                f.write(",".join(f"{x:.9g}" for x in r) + "\n")
+                f.write(",".join(f"{x:.7g}" for x in r) + "\n")
     return 0
 
 
