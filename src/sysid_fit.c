@@ -65,6 +65,9 @@ typedef struct fit {
   const grit_param *params;
   const grit_fit_options *o;
   int ntraj, np, nq, nv, nu, nx, nxs, nseg, m, shoot, nthreads;
+  int traj_offset, traj_total; /* this process's first trajectory among all processes', their count */
+  double *trow;                /* per local trajectory rows for ordered_sum (ntraj x (np^2 + 2 np + 3)) */
+  double *predt;               /* per local trajectory predicted decrease */
   double h, *wrow, *theta;
   traj_data *td;
   segment *seg;
@@ -78,6 +81,34 @@ typedef struct fit {
 /* Sums buf over the processes (nothing with one). */
 static void allsum(const fit *f, double *buf, int n) {
   if (f->o->allreduce_sum) f->o->allreduce_sum(buf, n, f->o->allreduce_ctx);
+}
+
+/* Every trajectory's row of K numbers (loc: this process's, ntraj x K) in one array over all processes
+ * (traj_total x K, allocated): each process places its rows at its trajectories' global indices in a
+ * zeroed array and the allreduce adds zeros to them, which is exact. NULL when out of memory (after
+ * taking part in the allreduce). */
+static double *gather_rows(const fit *f, const double *loc, int K) {
+  const size_t n = (size_t)f->traj_total * K;
+  double *all = calloc(n + 1, sizeof(double));
+  double dummy[1] = {0.0};
+  if (all) memcpy(all + (size_t)f->traj_offset * K, loc, sizeof(double) * (size_t)f->ntraj * K);
+  if (f->o->allreduce_sum) {
+    if (all) allsum(f, all, (int)n);
+    else
+      for (size_t i = 0; i < n; ++i) allsum(f, dummy, 1); /* keep the collective calls matched */
+  }
+  return all;
+}
+
+/* out = the sum of the rows in the global trajectory order: the same additions in the same order for
+ * any number of processes and threads, hence bitwise the same result. 0 when out of memory. */
+static int ordered_sum(const fit *f, const double *loc, int K, double *out) {
+  double *all = gather_rows(f, loc, K);
+  for (int k = 0; k < K; ++k) out[k] = 0.0;
+  for (int t = 0; all && t < f->traj_total; ++t)
+    for (int k = 0; k < K; ++k) out[k] += all[(size_t)t * K + k];
+  free(all);
+  return all != NULL;
 }
 
 static int rot_dof(const grit_model *m, int dof) {
@@ -212,9 +243,10 @@ static void *run_thread(void *arg) {
   return NULL;
 }
 
-/* Rolls every segment out at p (with the Jacobians when derivs); p->cost and *extra (may be NULL) are
- * summed over the processes. A failure anywhere fails every process. */
-static grit_status evaluate(fit *f, point *p, int derivs, double *extra, char *msg) {
+/* Rolls every segment out at p (with the Jacobians when derivs); p->cost and *pred (the predicted
+ * decreases predt of the local trajectories, may be NULL) are summed over the processes in the global
+ * trajectory order. A failure anywhere fails every process. */
+static grit_status evaluate(fit *f, point *p, int derivs, const double *predt, double *pred, char *msg) {
   for (int i = 0; i < f->np; ++i) f->theta[i] = exp(p->z[i]);
   grit_model *mp = NULL;
   grit_status s = f->nseg ? grit_model_with_params(f->model, f->params, f->theta, f->np, &mp, msg) : GRIT_OK;
@@ -245,9 +277,14 @@ static grit_status evaluate(fit *f, point *p, int derivs, double *extra, char *m
     f->nthreads = saveT;
     if (started != T - 1) s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: cannot start the threads");
   }
-  double cost = 0.0;
+  double *row = f->trow; /* per trajectory: cost, failure, predicted decrease */
+  memset(row, 0, sizeof(double) * 3 * (size_t)f->ntraj);
+  for (int t = 0; predt && t < f->ntraj; ++t) row[3 * t + 2] = predt[t];
+  if (s != GRIT_OK)
+    for (int t = 0; t < f->ntraj; ++t) row[3 * t + 1] = 1.0;
   for (int si = 0; s == GRIT_OK && si < f->nseg; ++si) { /* in segment order: any thread count, same sums */
     if (f->seg[si].status != GRIT_OK) {
+      row[3 * f->seg[si].traj + 1] = 1.0;
       s = f->seg[si].status;
       if (msg) {
         for (int t = 0; t < T; ++t) /* the thread that ran segment si holds its message */
@@ -255,16 +292,16 @@ static grit_status evaluate(fit *f, point *p, int derivs, double *extra, char *m
       }
       break;
     }
-    cost += f->seg[si].cost;
+    row[3 * f->seg[si].traj] += f->seg[si].cost;
   }
   for (int t = 0; t < T; ++t) grit_data_free(f->w[t].d), f->w[t].d = NULL;
   grit_model_free(mp);
-  double buf[3] = {cost, s != GRIT_OK ? 1.0 : 0.0, extra ? *extra : 0.0};
-  allsum(f, buf, 3);
+  double buf[3];
+  if (!ordered_sum(f, row, 3, buf)) buf[1] = 1.0;
   if (s == GRIT_OK && buf[1] > 0) s = grit_set_error(msg, GRIT_ERR_NOT_CONVERGED, "fit: a rollout failed on another process");
   if (s == GRIT_OK && !isfinite(buf[0])) s = grit_set_error(msg, GRIT_ERR_NOT_FINITE, "fit: the cost is not finite");
   p->cost = buf[0];
-  if (extra) *extra = buf[2];
+  if (pred) *pred = buf[2];
   return s;
 }
 
@@ -300,12 +337,12 @@ static void normal_blocks(fit *f, const point *p) {
  * diag U_j)^-1 Wm_j and g = -(c - sum_j Wm_j^T (...)^-1 b_j); each segment's solves stay in Y, y. buf:
  * scratch of np^2 + 2 np + 1. Returns 0 if a block is not positive definite on some process. */
 static int reduced_system(fit *f, double lambda, double *R, double *g, double *buf) {
-  const int np = f->np, nx = f->nx;
-  double *Rl = buf, *D = Rl + (size_t)np * np, *gl = D + np;
-  memset(buf, 0, sizeof(double) * ((size_t)np * np + 2 * (size_t)np + 1));
+  const int np = f->np, nx = f->nx, K = np * np + 2 * np + 1;
+  memset(f->trow, 0, sizeof(double) * (size_t)f->ntraj * K);
   int fail = 0;
   for (int si = 0; si < f->nseg && !fail; ++si) {
     segment *sg = &f->seg[si];
+    double *Rl = f->trow + (size_t)sg->traj * K, *D = Rl + (size_t)np * np, *gl = D + np;
     for (int i = 0; i < np * np; ++i) Rl[i] += sg->Vs[i];
     for (int i = 0; i < np; ++i) D[i] += sg->Vs[(size_t)i * np + i], gl[i] -= sg->cs[i];
     if (!f->shoot) continue;
@@ -314,6 +351,7 @@ static int reduced_system(fit *f, double lambda, double *R, double *g, double *b
     for (int i = 0; i < nx; ++i) L[(size_t)i * nx + i] += lambda * sg->U[(size_t)i * nx + i];
     if (grit_sysid_cholesky(L, nx) >= 0) {
       fail = 1;
+      Rl[K - 1] = 1.0;
       break;
     }
     memcpy(sg->Y, sg->Wm, sizeof(double) * (size_t)nx * np);
@@ -331,11 +369,11 @@ static int reduced_system(fit *f, double lambda, double *R, double *g, double *b
       gl[i] += s;
     }
   }
-  buf[(size_t)np * np + 2 * np] = fail;
-  allsum(f, buf, np * np + 2 * np + 1);
+  if (!ordered_sum(f, f->trow, K, buf)) buf[K - 1] = 1.0;
+  const double *Rl = buf, *D = Rl + (size_t)np * np, *gl = D + np;
   for (int i = 0; i < np * np; ++i) R[i] = Rl[i];
   for (int i = 0; i < np; ++i) R[(size_t)i * np + i] += lambda * D[i], g[i] = gl[i];
-  return buf[(size_t)np * np + 2 * np] == 0.0;
+  return buf[K - 1] == 0.0;
 }
 
 /* The step from the reduced system (R factored in place): dz, and the local segments' ds. */
@@ -355,12 +393,13 @@ static int solve_step(fit *f, double *R, const double *g, double *dz, double *ds
   return 1;
 }
 
-/* The local part of the decrease the linear model predicts, 1/2 |r|^2 - 1/2 |r + J delta|^2. */
-static double predicted(const fit *f, const point *p, const double *dz, const double *ds) {
+/* The decrease the linear model predicts, 1/2 |r|^2 - 1/2 |r + J delta|^2, of each local trajectory. */
+static void predicted(const fit *f, const point *p, const double *dz, const double *ds, double *predt) {
   const int np = f->np, nx = f->nx;
-  double pred = 0.0;
+  memset(predt, 0, sizeof(double) * (size_t)f->ntraj);
   for (int si = 0; si < f->nseg; ++si) {
     const segment *sg = &f->seg[si];
+    double pred = 0.0;
     const int rows = (sg->b - sg->first + 1) * nx;
     for (int k = sg->row0; k < sg->row0 + rows; ++k) {
       double jd = 0.0;
@@ -368,8 +407,8 @@ static double predicted(const fit *f, const point *p, const double *dz, const do
       for (int i = 0; f->shoot && i < nx; ++i) jd += p->Jx[(size_t)k * nx + i] * ds[(size_t)si * nx + i];
       pred -= p->r[k] * jd + 0.5 * jd * jd;
     }
+    predt[sg->traj] += pred;
   }
-  return pred;
 }
 
 /* ------------------------------------------------------------------------- setup */
@@ -405,6 +444,10 @@ static grit_status check_inputs(const grit_model *model, const grit_timed_trajec
                             grit_sysid_kind_name(params[i].kind), values[i]);
   if ((ntraj < 1 && !o->allreduce_sum) || ntraj < 0 || (ntraj > 0 && !trajs))
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: no trajectories (ntraj = %d)", ntraj);
+  if (o->allreduce_sum && (o->traj_offset < 0 || o->traj_total < 1 || o->traj_offset + ntraj > o->traj_total))
+    return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT,
+                          "fit: a distributed fit needs traj_offset >= 0 and traj_offset + ntraj <= traj_total (%d + %d, %d)",
+                          o->traj_offset, ntraj, o->traj_total);
   const double sig[4] = {o->position_sigma, o->velocity_sigma, o->orientation_sigma, o->angular_velocity_sigma};
   int bad = o->segment_steps < 0 || o->max_iters < 1 || !(o->tol > 0) || !isfinite(o->tol) || !(o->max_log_step > 0) ||
             !isfinite(o->max_log_step) || !(o->huber >= 0) || !isfinite(o->huber) ||
@@ -534,7 +577,7 @@ static void coarse_stage(fit *f, point *cur, point *trial, grit_fit_result *res)
     for (int i = 0; i < np; ++i) trial->z[i] = z0[i] + ls * (2.0 * idx[i] / (n - 1) - 1.0);
     char tmsg[GRIT_MESSAGE_SIZE];
     res->evaluations++;
-    if (evaluate(f, trial, 0, NULL, tmsg) == GRIT_OK && trial->cost < best) {
+    if (evaluate(f, trial, 0, NULL, NULL, tmsg) == GRIT_OK && trial->cost < best) {
       best = trial->cost;
       memcpy(cur->z, trial->z, sizeof(double) * (size_t)np);
     }
@@ -569,7 +612,8 @@ static grit_status levenberg_marquardt(fit *f, point *cur, point *trial, grit_fi
     const double scale = big > f->o->max_log_step ? f->o->max_log_step / big : 1.0;
     for (int i = 0; i < np; ++i) dz[i] *= scale;
     for (int i = 0; f->shoot && i < f->nseg * nx; ++i) ds[i] *= scale;
-    double pred = predicted(f, cur, dz, ds);
+    double pred = 0.0;
+    predicted(f, cur, dz, ds, f->predt);
     for (int i = 0; i < np; ++i) trial->z[i] = cur->z[i] + dz[i];
     for (int si = 0; f->shoot && si < f->nseg; ++si) {
       double *x = trial->x0 + (size_t)si * f->nxs;
@@ -578,7 +622,7 @@ static grit_status levenberg_marquardt(fit *f, point *cur, point *trial, grit_fi
       for (int i = 0; i < f->nv; ++i) x[f->nq + i] += ds[(size_t)si * nx + f->nv + i];
     }
     char tmsg[GRIT_MESSAGE_SIZE];
-    const grit_status ts = evaluate(f, trial, 1, &pred, tmsg);
+    const grit_status ts = evaluate(f, trial, 1, f->predt, &pred, tmsg);
     res->evaluations++;
     const double actual = ts == GRIT_OK ? cur->cost - trial->cost : -1.0;
     if (ts == GRIT_OK && actual > 0 && pred > 0) {
@@ -638,12 +682,12 @@ static void covariance(fit *f, grit_fit_result *res, double *work_np, const doub
       s[i] += v;
     }
   }
-  for (int t = 0; ok && t < f->ntraj; ++t)
+  double *all = gather_rows(f, sc, np); /* every trajectory's gradient, in the global order */
+  for (int t = 0; ok && all && t < f->traj_total; ++t)
     for (int i = 0; i < np; ++i)
-      for (int j = 0; j < np; ++j) M[(size_t)i * np + j] += sc[(size_t)t * np + i] * sc[(size_t)t * np + j];
-  double flag = ok ? 0.0 : 1.0;
-  if (M) allsum(f, M, np * np);
-  else allsum(f, buf, np * np); /* keep the collective calls matched */
+      for (int j = 0; j < np; ++j) M[(size_t)i * np + j] += all[(size_t)t * np + i] * all[(size_t)t * np + j];
+  double flag = ok && all ? 0.0 : 1.0;
+  free(all);
   allsum(f, &flag, 1);
   ok = ok && flag == 0.0;
   const int G = res->ntrajectories;
@@ -707,7 +751,7 @@ static void fit_free(fit *f, point *cur, point *trial) {
     free(k->S), free(k->Sx), free(k->A), free(k->P), free(k->tmp), free(k->R), free(k->E);
   }
   if (f->seg && f->nseg > 0) free(f->seg[0].U);
-  free(f->td), free(f->w), free(f->seg), free(f->wrow), free(f->theta);
+  free(f->td), free(f->w), free(f->seg), free(f->wrow), free(f->theta), free(f->trow), free(f->predt);
 }
 
 /* Allocates everything after the segments are known; 0 when out of memory. */
@@ -717,7 +761,9 @@ static int fit_alloc(fit *f, point *cur, point *trial) {
   f->wrow = malloc(sizeof(double) * (size_t)nx);
   f->theta = malloc(sizeof(double) * (size_t)np);
   f->w = calloc((size_t)f->nthreads, sizeof *f->w);
-  ok = ok && f->wrow && f->theta && f->w;
+  f->trow = malloc(sizeof(double) * ((size_t)f->ntraj * ((size_t)np * np + 2 * (size_t)np + 3) + 1));
+  f->predt = malloc(sizeof(double) * ((size_t)f->ntraj + 1));
+  ok = ok && f->wrow && f->theta && f->w && f->trow && f->predt;
   for (int t = 0; ok && t < f->nthreads; ++t) {
     work *k = &f->w[t];
     k->S = malloc(sizeof(double) * (size_t)nx * np);
@@ -758,6 +804,8 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
   f.shoot = o->fit_initial_states != 0;
   f.h = model->opt.timestep;
   f.nthreads = o->nthreads > 1 ? (o->nthreads < 64 ? o->nthreads : 64) : 1;
+  f.traj_offset = o->allreduce_sum ? o->traj_offset : 0;
+  f.traj_total = o->allreduce_sum ? o->traj_total : ntraj;
   const int nx = f.nx, nq = f.nq;
   f.td = calloc((size_t)ntraj + 1, sizeof *f.td);
   int ok = f.td != NULL;
@@ -800,11 +848,11 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
     memcpy(cur.x0 + (size_t)si * f.nxs + nq, trajs[sg->traj].qvel + (size_t)sg->a * f.nv, sizeof(double) * (size_t)f.nv);
   }
   res.evaluations = 1;
-  if ((s = evaluate(&f, &cur, 0, NULL, msg)) != GRIT_OK) goto done;
+  if ((s = evaluate(&f, &cur, 0, NULL, NULL, msg)) != GRIT_OK) goto done;
   res.initial_cost = res.coarse_cost = cur.cost;
   if (o->coarse_points > 1) coarse_stage(&f, &cur, &trial, &res);
   res.evaluations++;
-  if ((s = evaluate(&f, &cur, 1, NULL, msg)) != GRIT_OK) goto done;
+  if ((s = evaluate(&f, &cur, 1, NULL, NULL, msg)) != GRIT_OK) goto done;
   s = levenberg_marquardt(&f, &cur, &trial, &res, wnp, ds, msg);
   if (s != GRIT_OK) goto done;
   res.cost = cur.cost;

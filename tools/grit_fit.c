@@ -382,6 +382,7 @@ int grit_fit_command(int argc, char **argv) {
     fit_mpi_allreduce_sum(&bad, 1, NULL);
     if (bad > 0 && !rc) rc = EXIT_MODEL;
     a.opt.allreduce_sum = fit_mpi_allreduce_sum;
+    a.opt.traj_offset = dlo, a.opt.traj_total = nd;
   }
   if (!rc) {
     double val[MAX_PARAMS], std[MAX_PARAMS];

@@ -71,6 +71,11 @@ typedef struct grit_fit_options {
    * return the same result. Called collectively: the same calls in the same order on every process. */
   void (*allreduce_sum)(double *buf, int n, void *ctx);
   void *allreduce_ctx;
+  int traj_offset; /* with allreduce_sum: the index of this process's first trajectory among all the
+                      processes' (they hold consecutive blocks, in order) */
+  int traj_total;  /* with allreduce_sum: the trajectories of all processes. Sums are taken per
+                      trajectory and added in this global order, so the result is bitwise the same for
+                      any number of processes and threads */
 } grit_fit_options;
 
 /* Estimators of the parameters' covariance (grit_fit_options.covariance, docs/sysid.md). */
