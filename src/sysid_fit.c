@@ -373,6 +373,15 @@ static int reduced_system(fit *f, double lambda, double *R, double *g, double *b
   const double *Rl = buf, *D = Rl + (size_t)np * np, *gl = D + np;
   for (int i = 0; i < np * np; ++i) R[i] = Rl[i];
   for (int i = 0; i < np; ++i) R[(size_t)i * np + i] += lambda * D[i], g[i] = gl[i];
+  /* a parameter without effect on any residual (no information at all) is held where it is, so that
+   * it does not stop the others from moving (the covariance reports it as not identified) */
+  double dmax = 0.0;
+  for (int i = 0; i < np; ++i) dmax = fmax(dmax, D[i]);
+  for (int i = 0; lambda > 0 && i < np; ++i) {
+    if (D[i] > 1e-14 * dmax) continue;
+    for (int j = 0; j < np; ++j) R[(size_t)i * np + j] = R[(size_t)j * np + i] = 0.0;
+    R[(size_t)i * np + i] = 1.0, g[i] = 0.0;
+  }
   return buf[K - 1] == 0.0;
 }
 

@@ -314,7 +314,7 @@ static void validate_one(const grit_model *mfit, const grit_step_settings *st, c
 }
 
 static void print_fit(const fit_args *a, const double *val, const double *std, const int *ident,
-                      const grit_fit_result *res) {
+                      const grit_fit_result *res, int rows) {
   printf("{");
   for (int i = 0; i < a->np; ++i) {
     const int n = (int)strcspn(a->spec[i], "=");
@@ -323,10 +323,10 @@ static void print_fit(const fit_args *a, const double *val, const double *std, c
     else printf("\"unidentifiable\",");
   }
   printf("\"iterations\":%d,\"evaluations\":%d,\"residual\":%.6g,\"cost\":%.9g,\"initial_cost\":%.9g,"
-         "\"coarse_cost\":%.9g,\"sigma2\":%.6g,\"samples\":%d,\"segments\":%d,\"trajectories\":%d,\"covariance\":\"%s\","
+         "\"coarse_cost\":%.9g,\"sigma2\":%.6g,\"samples\":%d,\"residuals\":%d,\"segments\":%d,\"trajectories\":%d,\"covariance\":\"%s\","
          "\"identified\":%d,\"unidentifiable\":[",
          res->iterations, res->evaluations, res->rms, res->cost, res->initial_cost, res->coarse_cost, res->sigma2,
-         res->nresiduals, res->nsegments, res->ntrajectories,
+         rows, res->nresiduals, res->nsegments, res->ntrajectories,
          res->covariance == GRIT_FIT_COV_SANDWICH ? "sandwich" : "residual", res->nidentified);
   for (int i = 0, first = 1; i < a->np; ++i)
     if (!ident[i]) printf("%s\"%.*s\"", first ? "" : ",", (int)strcspn(a->spec[i], "="), a->spec[i]), first = 0;
@@ -394,7 +394,10 @@ int grit_fit_command(int argc, char **argv) {
       fprintf(stderr, "grit: error: fit failed (%s): %s\n", grit_status_string(s), msg);
       rc = EXIT_MODEL;
     } else {
-      if (mp.rank == 0) print_fit(&a, val, std, ident, &res);
+      double rows = 0; /* the data's rows over every process */
+      for (int i = 0; i < dhi - dlo; ++i) rows += dtab[i].rows;
+      if (mp.size > 1) fit_mpi_allreduce_sum(&rows, 1, NULL);
+      if (mp.rank == 0) print_fit(&a, val, std, ident, &res, (int)rows);
       if (a.nvalidate && grit_model_with_params(m, params, val, a.np, &mfit, msg) != GRIT_OK) rc = fail("%s", msg);
       int qa = -1;
       for (int j = 0; !rc && j < grit_model_njoint(m) && qa < 0; ++j)
