@@ -42,6 +42,8 @@ const char *grit_sysid_kind_name(grit_param_kind k) {
     case GRIT_PARAM_DISSIPATION: return "dissipation";
     case GRIT_PARAM_MASS: return "mass";
   }
+  if ((int)k == GRIT_PARAM_TAU_D) return "tau_d";
+  if ((int)k == GRIT_PARAM_INERTIA) return "inertia";
   return "unknown";
 }
 
@@ -51,11 +53,11 @@ grit_status grit_sysid_check_params(const grit_model *m, const grit_param *param
   if (np < 1 || !params) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "no parameters to fit (np = %d)", np);
   for (int i = 0; i < np; ++i) {
     const grit_param *p = &params[i];
-    if (p->kind == GRIT_PARAM_MASS) {
+    if (p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA) {
       if (p->index < 1 || p->index >= m->nbody)
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "parameter %d: mass of body %d: no such body (1..%d)", i,
                               p->index, m->nbody - 1);
-    } else if (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) {
+    } else if ((p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) || (int)p->kind == GRIT_PARAM_TAU_D) {
       if (p->index < -1 || p->index >= m->ngeom)
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT,
                               "parameter %d: %s of geometry %d: no such geometry (-1 for all, 0..%d)", i,
@@ -65,10 +67,10 @@ grit_status grit_sysid_check_params(const grit_model *m, const grit_param *param
     }
     for (int j = 0; j < i; ++j) {
       const grit_param *o = &params[j];
-      if (o->kind == p->kind &&
-          (o->index == p->index || (p->kind != GRIT_PARAM_MASS && (o->index < 0 || p->index < 0))))
+      const int body = p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA;
+      if (o->kind == p->kind && (o->index == p->index || (!body && (o->index < 0 || p->index < 0))))
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "parameters %d and %d both set the %s of %s %d", j, i,
-                              grit_sysid_kind_name(p->kind), p->kind == GRIT_PARAM_MASS ? "body" : "geometry", p->index);
+                              grit_sysid_kind_name(p->kind), body ? "body" : "geometry", p->index);
     }
   }
   return GRIT_OK;
@@ -83,8 +85,9 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: %d parameters need params and values", np);
   for (int i = 0; i < np; ++i) {
     const grit_param *p = &params[i];
-    const int ok = p->kind == GRIT_PARAM_MASS ? (p->index >= 1 && p->index < model->nbody)
-                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION)
+    const int body = p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA;
+    const int ok = body ? (p->index >= 1 && p->index < model->nbody)
+                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) || (int)p->kind == GRIT_PARAM_TAU_D
                        ? (p->index >= -1 && p->index < model->ngeom)
                        : 0;
     if (!ok)
@@ -92,7 +95,7 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
                             i, (int)p->kind, p->index);
     const double v = values[i];
     if (!isfinite(v)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "model_with_params: value %d is not finite", i);
-    const int strict = p->kind == GRIT_PARAM_STIFFNESS || p->kind == GRIT_PARAM_MASS;
+    const int strict = p->kind == GRIT_PARAM_STIFFNESS || p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA;
     if (strict ? !(v > 0) : !(v >= 0))
       return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: %s %g must be %s", grit_sysid_kind_name(p->kind), v,
                             strict ? "> 0" : ">= 0");
@@ -109,11 +112,24 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
       for (int k = 0; k < 9; ++k) r->body_inertia[9 * b + k] *= f;
       continue;
     }
-    double *arr = p->kind == GRIT_PARAM_FRICTION ? r->geom_friction
+    if ((int)p->kind == GRIT_PARAM_INERTIA) continue; /* after the masses, which scale it too */
+    double *arr = p->kind == GRIT_PARAM_FRICTION    ? r->geom_friction
                   : p->kind == GRIT_PARAM_STIFFNESS ? r->geom_stiffness
-                                                    : r->geom_dissipation;
+                  : (int)p->kind == GRIT_PARAM_TAU_D ? r->geom_taud
+                                                      : r->geom_dissipation;
     for (int g = 0; g < r->ngeom; ++g)
       if (p->index < 0 || p->index == g) arr[g] = values[i];
+  }
+  for (int i = 0; i < np; ++i) {
+    if ((int)params[i].kind != GRIT_PARAM_INERTIA) continue;
+    double *I = r->body_inertia + 9 * params[i].index;
+    const double mean = (I[0] + I[4] + I[8]) / 3.0;
+    if (!(mean > 0)) {
+      grit_model_free(r);
+      return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: body %d has no rotational inertia to scale",
+                            params[i].index);
+    }
+    for (int k = 0; k < 9; ++k) I[k] *= values[i] / mean;
   }
   *out = r;
   return GRIT_OK;
@@ -184,8 +200,98 @@ void grit_sysid_so3_jr_inverse(const double e[3], double J[9]) {
 
 /* One step of the data and its sensitivities: S <- A S + P (nx x np), Sx <- A Sx (nx x nx); either may
  * be NULL. A, P and tmp are scratch (nx*nx, nx*np, nx*max(nx,np)). */
+static int by_differences(const grit_param *p) {
+  return (int)p->kind == GRIT_PARAM_TAU_D || (int)p->kind == GRIT_PARAM_INERTIA;
+}
+
+/* The value parameter p has in model m (a contact kind for every geometry: geometry 0's). */
+static double param_value(const grit_model *m, const grit_param *p) {
+  const int g = p->index < 0 ? 0 : p->index;
+  switch ((int)p->kind) {
+    case GRIT_PARAM_FRICTION: return m->geom_friction[g];
+    case GRIT_PARAM_STIFFNESS: return m->geom_stiffness[g];
+    case GRIT_PARAM_DISSIPATION: return m->geom_dissipation[g];
+    case GRIT_PARAM_MASS: return m->body_mass[p->index];
+    case GRIT_PARAM_TAU_D: return m->geom_taud[g];
+    case GRIT_PARAM_INERTIA: {
+      const double *I = m->body_inertia + 9 * p->index;
+      return (I[0] + I[4] + I[8]) / 3.0;
+    }
+  }
+  return 0.0;
+}
+
+void grit_sysid_fd_free(grit_sysid_fd *fd) {
+  for (int i = 0; i < 2 * fd->n; ++i) {
+    if (fd->d) grit_data_free(fd->d[i]);
+    if (fd->m) grit_model_free(fd->m[i]);
+  }
+  free(fd->m), free(fd->d), free(fd->den), free(fd->pos), free(fd->an), free(fd->an_pos), free(fd->Pa), free(fd->col);
+  memset(fd, 0, sizeof *fd);
+}
+
+grit_status grit_sysid_fd_init(grit_sysid_fd *fd, const grit_model *m, const grit_param *params, int np,
+                               const grit_step_settings *st) {
+  memset(fd, 0, sizeof *fd);
+  int n = 0;
+  for (int i = 0; i < np; ++i) n += by_differences(&params[i]);
+  const int nx = 2 * m->nv;
+  fd->m = calloc((size_t)2 * n + 1, sizeof *fd->m);
+  fd->d = calloc((size_t)2 * n + 1, sizeof *fd->d);
+  fd->den = malloc(sizeof(double) * ((size_t)n + 1));
+  fd->pos = malloc(sizeof(int) * ((size_t)n + 1));
+  fd->an = malloc(sizeof(grit_param) * ((size_t)np + 1));
+  fd->an_pos = malloc(sizeof(int) * ((size_t)np + 1));
+  fd->Pa = malloc(sizeof(double) * ((size_t)nx * np + 1));
+  fd->col = malloc(sizeof(double) * ((size_t)nx + 1));
+  if (!fd->m || !fd->d || !fd->den || !fd->pos || !fd->an || !fd->an_pos || !fd->Pa || !fd->col) {
+    grit_sysid_fd_free(fd);
+    return GRIT_ERR_OUT_OF_MEMORY;
+  }
+  grit_status s = GRIT_OK;
+  for (int i = 0; i < np && s == GRIT_OK; ++i) {
+    if (!by_differences(&params[i])) {
+      fd->an[fd->nan] = params[i], fd->an_pos[fd->nan++] = i;
+      continue;
+    }
+    const double v = param_value(m, &params[i]), eps = 1e-4; /* relative: the step's tolerance 1e-8 / eps */
+    fd->pos[fd->n] = i, fd->den[fd->n] = v * 2 * eps;
+    for (int sgn = 0; sgn < 2 && s == GRIT_OK; ++sgn) {
+      const double val = v * exp(sgn ? -eps : eps);
+      grit_model **mm = &fd->m[2 * fd->n + sgn];
+      s = grit_model_with_params(m, &params[i], &val, 1, mm, NULL);
+      if (s == GRIT_OK) s = grit_data_create(*mm, &fd->d[2 * fd->n + sgn]);
+      if (s == GRIT_OK && st) s = grit_data_set_step_settings(fd->d[2 * fd->n + sgn], st);
+    }
+    fd->n++;
+  }
+  if (s != GRIT_OK) grit_sysid_fd_free(fd);
+  return s;
+}
+
+/* The columns of P of the parameters by differences: each model of the pair stepped from d's state. */
+static grit_status fd_columns(grit_sysid_fd *fd, const grit_data *d, const double *u, double *P, int np) {
+  const grit_model *m = grit_data_model(d);
+  const int nq = m->nq, nv = m->nv, nu = m->nu, nx = 2 * nv;
+  for (int i = 0; i < fd->n; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      grit_data *e = fd->d[2 * i + k];
+      grit_status s = grit_data_set_qpos(e, grit_data_qpos(d), nq);
+      if (s == GRIT_OK) s = grit_data_set_qvel(e, grit_data_qvel(d), nv);
+      if (s == GRIT_OK && nu > 0) s = grit_data_set_ctrl(e, u ? u : grit_data_ctrl(d), nu);
+      if (s == GRIT_OK) s = grit_step(e);
+      if (s != GRIT_OK) return s;
+    }
+    const grit_data *dp = fd->d[2 * i], *dm = fd->d[2 * i + 1];
+    grit_position_difference(m, grit_data_qpos(dm), grit_data_qpos(dp), fd->col);
+    for (int j = 0; j < nv; ++j) fd->col[nv + j] = grit_data_qvel(dp)[j] - grit_data_qvel(dm)[j];
+    for (int r = 0; r < nx; ++r) P[(size_t)r * np + fd->pos[i]] = fd->col[r] / fd->den[i];
+  }
+  return GRIT_OK;
+}
+
 grit_status grit_sysid_advance(grit_data *d, const double *u, const grit_param *params, int np, double *S, double *Sx,
-                           double *A, double *P, double *tmp) {
+                               double *A, double *P, double *tmp, grit_sysid_fd *fd) {
   const grit_model *m = grit_data_model(d);
   const int nx = 2 * m->nv, nu = m->nu;
   grit_status s = GRIT_OK;
@@ -197,10 +303,18 @@ grit_status grit_sysid_advance(grit_data *d, const double *u, const grit_param *
     }
     if (s != GRIT_OK) return s;
   }
+  const int diffs = S && fd && fd->n > 0;
+  if (diffs && (s = fd_columns(fd, d, u, P, np)) != GRIT_OK) return s; /* from the state before the step */
   s = grit_step(d);
   if (s != GRIT_OK) return s;
   if (!S && !Sx) return GRIT_OK;
-  s = grit_step_derivatives(d, A, NULL, S ? params : NULL, S ? np : 0, S ? P : NULL);
+  if (diffs) {
+    s = grit_step_derivatives(d, A, NULL, fd->nan ? fd->an : NULL, fd->nan, fd->nan ? fd->Pa : NULL);
+    for (int r = 0; s == GRIT_OK && r < nx; ++r)
+      for (int c = 0; c < fd->nan; ++c) P[(size_t)r * np + fd->an_pos[c]] = fd->Pa[(size_t)r * fd->nan + c];
+  } else {
+    s = grit_step_derivatives(d, A, NULL, S ? params : NULL, S ? np : 0, S ? P : NULL);
+  }
   if (s != GRIT_OK) return s;
   if (S) {
     grit_sysid_matmul(A, S, tmp, nx, nx, np);
@@ -243,11 +357,15 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
   }
   double *A = w, *P = A + (size_t)nx * nx, *tmp = P + (size_t)nx * (np + 1);
   double *Sc = tmp + (size_t)nx * (nx > np ? nx : np) + nu, *Sxc = Sc + (size_t)nx * np;
+  grit_sysid_fd fd;
+  memset(&fd, 0, sizeof fd);
   if (settings) s = grit_data_set_step_settings(d, settings);
+  if (s == GRIT_OK && S && np > 0) s = grit_sysid_fd_init(&fd, model, params, np, settings);
   if (s == GRIT_OK) s = grit_data_set_qpos(d, x0, nq);
   if (s == GRIT_OK) s = grit_data_set_qvel(d, x0 + nq, nv);
   if (s != GRIT_OK) {
     grit_set_error(msg, s, "rollout: %s", grit_data_last_error(d));
+    grit_sysid_fd_free(&fd);
     grit_data_free(d);
     free(w);
     return s;
@@ -263,12 +381,14 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
     if (S) memcpy(S + (size_t)k * nx * np, Sc, sizeof(double) * (size_t)nx * np);
     if (Sx) memcpy(Sx + (size_t)k * nx * nx, Sxc, sizeof(double) * (size_t)nx * nx);
     if (k == nsteps) break;
-    s = grit_sysid_advance(d, ctrl ? ctrl + (size_t)k * nu : NULL, params, np, S ? Sc : NULL, Sx ? Sxc : NULL, A, P, tmp);
+    s = grit_sysid_advance(d, ctrl ? ctrl + (size_t)k * nu : NULL, params, np, S ? Sc : NULL, Sx ? Sxc : NULL, A, P, tmp,
+                           &fd);
     if (s != GRIT_OK) {
       grit_set_error(msg, s, "rollout: step %d: %s", k + 1, grit_data_last_error(d));
       break;
     }
   }
+  grit_sysid_fd_free(&fd);
   grit_data_free(d);
   free(w);
   return s;

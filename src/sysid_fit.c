@@ -56,6 +56,7 @@ typedef struct point {
 typedef struct work {
   grit_data *d;
   double *S, *Sx, *A, *P, *tmp, *R, *E;
+  grit_sysid_fd fd; /* the parameters by differences, at the point being evaluated */
   char msg[GRIT_MESSAGE_SIZE];
 } work;
 
@@ -213,7 +214,7 @@ static grit_status run_segment(fit *f, work *k, point *p, int si) {
     const double time = td->t[sg->a] + j * f->h;
     while (ci < sg->b && td->t[ci + 1] <= time + 1e-9 * f->h) ci++; /* the control held at this time */
     s = grit_sysid_advance(k->d, tr->ctrl ? tr->ctrl + (size_t)ci * nu : NULL, f->params, f->derivs ? np : 0,
-                           f->derivs ? k->S : NULL, f->derivs && f->shoot ? k->Sx : NULL, k->A, k->P, k->tmp);
+                           f->derivs ? k->S : NULL, f->derivs && f->shoot ? k->Sx : NULL, k->A, k->P, k->tmp, &k->fd);
     if (s != GRIT_OK)
       return grit_set_error(k->msg, s, "fit: trajectory %d, step %d after sample %d: %s", sg->traj, j + 1, sg->a,
                             grit_data_last_error(k->d));
@@ -253,7 +254,9 @@ static grit_status evaluate(fit *f, point *p, int derivs, const double *predt, d
   int T = f->nthreads < f->nseg ? f->nthreads : f->nseg;
   for (int t = 0; s == GRIT_OK && t < T; ++t) {
     f->w[t].d = NULL;
-    if (grit_data_create(mp, &f->w[t].d) != GRIT_OK || grit_data_set_step_settings(f->w[t].d, &f->o->settings) != GRIT_OK)
+    memset(&f->w[t].fd, 0, sizeof f->w[t].fd);
+    if (grit_data_create(mp, &f->w[t].d) != GRIT_OK || grit_data_set_step_settings(f->w[t].d, &f->o->settings) != GRIT_OK ||
+        (derivs && grit_sysid_fd_init(&f->w[t].fd, mp, f->params, f->np, &f->o->settings) != GRIT_OK))
       s = grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: cannot create the simulation data (step settings?)");
   }
   for (int si = 0; si < f->nseg; ++si) f->seg[si].status = GRIT_ERR_INVALID_ARGUMENT, f->seg[si].cost = 0.0;
@@ -294,7 +297,7 @@ static grit_status evaluate(fit *f, point *p, int derivs, const double *predt, d
     }
     row[3 * f->seg[si].traj] += f->seg[si].cost;
   }
-  for (int t = 0; t < T; ++t) grit_data_free(f->w[t].d), f->w[t].d = NULL;
+  for (int t = 0; t < T; ++t) grit_data_free(f->w[t].d), f->w[t].d = NULL, grit_sysid_fd_free(&f->w[t].fd);
   grit_model_free(mp);
   double buf[3];
   if (!ordered_sum(f, row, 3, buf)) buf[1] = 1.0;

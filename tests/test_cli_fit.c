@@ -221,7 +221,7 @@ Test(cli_fit, exit_status) {
   expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "grip=1", NULL}, "friction, stiffness");
   expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=0", NULL}, "positive");
   expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction", NULL}, "NAME[:WHICH]=GUESS");
-  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "mass=1", NULL}, "mass needs :BODY");
+  expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "mass=1", NULL}, "need :BODY");
   expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=1", "--segment", "-1", NULL},
                 "--segment");
   expect_status(2, (const char *const[]){"fit", BALL, "--data", csv, "--param", "friction=1", "--tol", "0", NULL}, "--tol");

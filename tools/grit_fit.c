@@ -169,23 +169,23 @@ static int resolve(const grit_model *m, const char *spec, grit_param *p) {
     memcpy(which, spec + n + 1, w);
     which[w] = '\0';
   }
-  static const char *const kinds[] = {"friction", "stiffness", "dissipation", "mass"};
+  static const char *const kinds[] = {"friction", "stiffness", "dissipation", "mass", "tau_d", "inertia"};
   int kind = -1;
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < 6; ++k)
     if (!strcmp(name, kinds[k])) kind = k;
-  if (kind < 0) return usage("--param '%s': the name must be friction, stiffness, dissipation or mass", spec);
+  if (kind < 0) return usage("--param '%s': the name must be friction, stiffness, dissipation, tau_d, mass or inertia", spec);
   p->kind = (grit_param_kind)kind;
   p->index = -1;
-  if (kind == GRIT_PARAM_MASS && !which[0]) return usage("--param '%s': mass needs :BODY", spec);
+  const int body = kind == GRIT_PARAM_MASS || kind == GRIT_PARAM_INERTIA;
+  if (body && !which[0]) return usage("--param '%s': mass and inertia need :BODY", spec);
   if (which[0]) {
     int ok;
     const double idx = number(which, &ok);
-    p->index = kind == GRIT_PARAM_MASS ? grit_model_body_index(m, which) : grit_model_geom_index(m, which);
+    p->index = body ? grit_model_body_index(m, which) : grit_model_geom_index(m, which);
     if (p->index < 0 && ok && idx == floor(idx) && idx >= 0 && idx < 1e9) p->index = (int)idx;
-    const int count = kind == GRIT_PARAM_MASS ? grit_model_nbody(m) : grit_model_ngeom(m);
-    if (p->index < (kind == GRIT_PARAM_MASS ? 1 : 0) || p->index >= count) {
-      fprintf(stderr, "grit: error: --param '%s': the model has no %s '%s'\n", spec,
-              kind == GRIT_PARAM_MASS ? "body" : "geometry", which);
+    const int count = body ? grit_model_nbody(m) : grit_model_ngeom(m);
+    if (p->index < (body ? 1 : 0) || p->index >= count) {
+      fprintf(stderr, "grit: error: --param '%s': the model has no %s '%s'\n", spec, body ? "body" : "geometry", which);
       return EXIT_MODEL;
     }
   }

@@ -26,6 +26,15 @@
 extern "C" {
 #endif
 
+/* Parameter kinds the fit adds to grit_step_derivatives' (grit_param.kind), differentiated by central
+ * differences of each step (relative 1e-4 in log space: two more steps per such parameter and step).
+ * grit_step_derivatives itself does not take them. */
+/* SAP's dissipation time scale of geometry `index`, or of every geometry (-1), s */
+#define GRIT_PARAM_TAU_D ((grit_param_kind)4)
+/* the mean principal moment (trace / 3) of body `index`'s rotational inertia, kg m^2; the inertia is
+ * scaled, its shape and axes kept */
+#define GRIT_PARAM_INERTIA ((grit_param_kind)5)
+
 /* One observed trajectory of the model: nsteps + 1 states at times t0 + k h, h the model's timestep,
  * and the controls applied over each step. Arrays are row-major, one row per sample. */
 typedef struct grit_trajectory {
