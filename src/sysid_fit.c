@@ -576,28 +576,50 @@ static int point_alloc(point *p, const fit *f) {
 }
 
 /* The coarse stage: the cost on a log-spaced grid around the guesses (no derivatives); the best point
- * (the first of equal ones) replaces cur's z. Points whose rollouts fail are skipped. */
-static void coarse_stage(fit *f, point *cur, point *trial, grit_fit_result *res) {
+ * (the first of equal ones) replaces cur's z. The K best grid points other than the guesses themselves
+ * go to top (K x np, by increasing cost; *ntop of them) for multi-start. Points whose rollouts fail are
+ * skipped. */
+static void coarse_stage(fit *f, point *cur, point *trial, grit_fit_result *res, double *top, double *topc, int K,
+                         int *ntop) {
   const int np = f->np, n = f->o->coarse_points;
   const double ls = log(f->o->coarse_span);
   double best = cur->cost;
-  double *z0 = f->w[0].tmp; /* the guesses */
+  double *z0 = malloc(sizeof(double) * (size_t)np); /* the guesses */
+  *ntop = 0;
+  if (!z0) return;
   memcpy(z0, cur->z, sizeof(double) * (size_t)np);
   memcpy(trial->x0, cur->x0, sizeof(double) * (size_t)f->nseg * f->nxs);
   int idx[64] = {0};
   for (;;) {
-    for (int i = 0; i < np; ++i) trial->z[i] = z0[i] + ls * (2.0 * idx[i] / (n - 1) - 1.0);
+    int guess = 1;
+    for (int i = 0; i < np; ++i) {
+      const double a = 2.0 * idx[i] / (n - 1) - 1.0;
+      trial->z[i] = z0[i] + ls * a, guess &= a == 0.0;
+    }
     char tmsg[GRIT_MESSAGE_SIZE];
     res->evaluations++;
-    if (evaluate(f, trial, 0, NULL, NULL, tmsg) == GRIT_OK && trial->cost < best) {
-      best = trial->cost;
-      memcpy(cur->z, trial->z, sizeof(double) * (size_t)np);
+    if (evaluate(f, trial, 0, NULL, NULL, tmsg) == GRIT_OK) {
+      if (trial->cost < best) {
+        best = trial->cost;
+        memcpy(cur->z, trial->z, sizeof(double) * (size_t)np);
+      }
+      int at = *ntop; /* insertion into the K best */
+      while (!guess && at > 0 && trial->cost < topc[at - 1]) at--;
+      if (!guess && at < K) {
+        const int last = *ntop < K ? *ntop : K - 1;
+        memmove(topc + at + 1, topc + at, sizeof(double) * (size_t)(last - at));
+        memmove(top + (size_t)(at + 1) * np, top + (size_t)at * np, sizeof(double) * (size_t)(last - at) * np);
+        topc[at] = trial->cost;
+        memcpy(top + (size_t)at * np, trial->z, sizeof(double) * (size_t)np);
+        if (*ntop < K) (*ntop)++;
+      }
     }
     int i = 0;
     while (i < np && ++idx[i] == n) idx[i++] = 0;
     if (i == np) break;
   }
   res->coarse_cost = best;
+  free(z0);
 }
 
 /* Levenberg-Marquardt from cur (evaluated with derivatives); cur ends at the best point. */
@@ -862,11 +884,55 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
   res.evaluations = 1;
   if ((s = evaluate(&f, &cur, 0, NULL, NULL, msg)) != GRIT_OK) goto done;
   res.initial_cost = res.coarse_cost = cur.cost;
-  if (o->coarse_points > 1) coarse_stage(&f, &cur, &trial, &res);
-  res.evaluations++;
-  if ((s = evaluate(&f, &cur, 1, NULL, NULL, msg)) != GRIT_OK) goto done;
-  s = levenberg_marquardt(&f, &cur, &trial, &res, wnp, ds, msg);
+  const int S = o->starts > 1 ? (o->starts < 64 ? o->starts : 64) : 1;
+  const size_t nx0 = (size_t)f.nseg * f.nxs + 1;
+  int ntop = 0;
+  double *top = malloc(sizeof(double) * (size_t)S * np), *topc = malloc(sizeof(double) * (size_t)S);
+  double *x0obs = malloc(sizeof(double) * nx0), *bx0 = malloc(sizeof(double) * nx0);
+  double *zg = malloc(sizeof(double) * (size_t)np), *bz = malloc(sizeof(double) * (size_t)np);
+  if (!top || !topc || !x0obs || !bx0 || !zg || !bz) {
+    free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
+    s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
+    goto done;
+  }
+  memcpy(x0obs, cur.x0, sizeof(double) * nx0);
+  memcpy(zg, cur.z, sizeof(double) * (size_t)np);
+  if (o->coarse_points > 1) coarse_stage(&f, &cur, &trial, &res, top, topc, S - 1, &ntop);
+  /* one start (the coarse stage's best point, or the guesses), or multi-start: the guesses and the
+   * S - 1 best other grid points, each to the end of Levenberg-Marquardt; the lowest cost wins */
+  const int nstarts = S > 1 ? 1 + ntop : 1;
+  double best_cost = INFINITY;
+  grit_fit_result best = res;
+  for (int st = 0; st < nstarts && s == GRIT_OK; ++st) {
+    if (S > 1) {
+      memcpy(cur.z, st == 0 ? zg : top + (size_t)(st - 1) * np, sizeof(double) * (size_t)np);
+      memcpy(cur.x0, x0obs, sizeof(double) * nx0);
+    }
+    grit_fit_result r = res;
+    r.iterations = 0, r.converged = 0;
+    r.evaluations++;
+    char tmsg[GRIT_MESSAGE_SIZE];
+    grit_status es = evaluate(&f, &cur, 1, NULL, NULL, tmsg);
+    if (es == GRIT_OK) es = levenberg_marquardt(&f, &cur, &trial, &r, wnp, ds, tmsg);
+    res.evaluations = r.evaluations;
+    if (es != GRIT_OK && nstarts == 1) s = grit_set_error(msg, es, "%s", tmsg);
+    if (es == GRIT_OK && cur.cost < best_cost) {
+      best_cost = cur.cost, best = r, best.start = st;
+      memcpy(bz, cur.z, sizeof(double) * (size_t)np);
+      memcpy(bx0, cur.x0, sizeof(double) * nx0);
+    }
+  }
+  if (s == GRIT_OK && !(best_cost < INFINITY)) s = grit_set_error(msg, GRIT_ERR_NOT_CONVERGED, "fit: every start failed");
+  if (s == GRIT_OK && nstarts > 1) { /* back to the winner, its blocks for the covariance */
+    memcpy(cur.z, bz, sizeof(double) * (size_t)np);
+    memcpy(cur.x0, bx0, sizeof(double) * nx0);
+    res.evaluations++;
+    if ((s = evaluate(&f, &cur, 1, NULL, NULL, msg)) == GRIT_OK) normal_blocks(&f, &cur);
+  }
+  free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
   if (s != GRIT_OK) goto done;
+  res.iterations = best.iterations, res.converged = best.converged, res.stop = best.stop, res.start = best.start;
+  res.nstarts = nstarts;
   res.cost = cur.cost;
   res.rms = sqrt(2 * cur.cost / res.nresiduals);
   res.sigma2 = res.nresiduals > res.nunknowns ? 2 * cur.cost / (res.nresiduals - res.nunknowns) : NAN;

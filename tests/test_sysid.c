@@ -466,3 +466,32 @@ Test(sysid, difference_parameters_tau_d_and_inertia) {
   grit_model_free(m0);
   grit_model_free(s.m);
 }
+
+/* Multi-start after the coarse stage: Levenberg-Marquardt from the guesses (5x below the truth) and from
+ * the two best other grid points; the lowest final cost wins and is the truth (noisy data). */
+Test(sysid, multi_start_keeps_the_lowest_cost) {
+  scene s;
+  load(&s);
+  double *q = malloc(sizeof(double) * 801 * NQ), *v = malloc(sizeof(double) * 801 * NV);
+  make_data(&s, 1e-3, 1e-2, 4242, q, v);
+  const grit_timed_trajectory tr = {801, NULL, q, v, NULL};
+  grit_fit_options o = grit_default_fit_options();
+  o.settings = s.settings;
+  o.settings.rel_tol = 1e-8;
+  o.coarse_points = 3, o.starts = 3;
+  double val[3], std[3];
+  for (int i = 0; i < 3; ++i) val[i] = 0.2 * TRUTH[i];
+  grit_fit_result r;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_fit_timed(s.m, &tr, 1, CONTACT, 3, val, &o, &r, std, NULL, NULL, msg), GRIT_OK, "%s", msg);
+  cr_expect_eq(r.nstarts, 3);
+  cr_expect(r.start >= 0 && r.start < 3);
+  cr_expect(r.converged, "stop %s", grit_fit_stop_string(r.stop));
+  cr_expect_lt(fabs(r.sigma2 - 1.0), 0.1, "sigma2 %g", r.sigma2);
+  for (int i = 0; i < 3; ++i)
+    cr_expect_lt(fabs(val[i] - TRUTH[i]), 3 * std[i], "parameter %d: %.6g +- %.3g (truth %g)", i, val[i], std[i], TRUTH[i]);
+  cr_log_info("multi-start: start %d of %d won, %.6g %.6g %.6g, sigma2 %.3g", r.start, r.nstarts, val[0], val[1], val[2],
+              r.sigma2);
+  free(q), free(v);
+  grit_model_free(s.m);
+}

@@ -111,10 +111,11 @@ static int parse(int argc, char **argv, fit_args *a) {
       else if (!strcmp(o, "--width")) a->width = x;
       else if (!strcmp(o, "--sigma-r")) a->opt.orientation_sigma = x;
       else a->opt.angular_velocity_sigma = x;
-    } else if (!strcmp(o, "--coarse") || !strcmp(o, "--threads")) {
+    } else if (!strcmp(o, "--coarse") || !strcmp(o, "--threads") || !strcmp(o, "--starts")) {
       const double n = number(v, &ok);
       if (!ok || n < 1 || n > 64 || n != floor(n)) return usage("%s needs an integer from 1 to 64", o);
       if (!strcmp(o, "--coarse")) a->opt.coarse_points = (int)n;
+      else if (!strcmp(o, "--starts")) a->opt.starts = (int)n;
       else a->opt.nthreads = (int)n;
     } else if (!strcmp(o, "--ctrl")) {
       a->ctrl = v;
@@ -324,10 +325,10 @@ static void print_fit(const fit_args *a, const double *val, const double *std, c
   }
   printf("\"iterations\":%d,\"evaluations\":%d,\"residual\":%.6g,\"cost\":%.9g,\"initial_cost\":%.9g,"
          "\"coarse_cost\":%.9g,\"sigma2\":%.6g,\"samples\":%d,\"residuals\":%d,\"segments\":%d,\"trajectories\":%d,\"covariance\":\"%s\","
-         "\"identified\":%d,\"unidentifiable\":[",
+         "\"identified\":%d,\"starts\":%d,\"start\":%d,\"unidentifiable\":[",
          res->iterations, res->evaluations, res->rms, res->cost, res->initial_cost, res->coarse_cost, res->sigma2,
          rows, res->nresiduals, res->nsegments, res->ntrajectories,
-         res->covariance == GRIT_FIT_COV_SANDWICH ? "sandwich" : "residual", res->nidentified);
+         res->covariance == GRIT_FIT_COV_SANDWICH ? "sandwich" : "residual", res->nidentified, res->nstarts, res->start);
   for (int i = 0, first = 1; i < a->np; ++i)
     if (!ident[i]) printf("%s\"%.*s\"", first ? "" : ",", (int)strcspn(a->spec[i], "="), a->spec[i]), first = 0;
   printf("],\"converged\":%s,\"stop\":\"%s\",\"criteria\":\"%s\"", res->converged ? "true" : "false",

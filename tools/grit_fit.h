@@ -7,7 +7,7 @@
   "       grit fit MODEL.xml --data SRC ... --param NAME[:WHICH]=GUESS ... [--validate SRC ...]\n"          \
   "                [--contact lagged|similar|sap] [--dt S] [--ctrl \"...\"] [--segment K] [--reset]\n"       \
   "                [--sigma-q S] [--sigma-r S] [--sigma-v S] [--sigma-w S] [--huber D] [--tol T]\n"          \
-  "                [--max-iters N] [--coarse N] [--span S] [--covariance sandwich|residual]\n"              \
+  "                [--max-iters N] [--coarse N] [--span S] [--starts N] [--covariance sandwich|residual]\n"  \
   "                [--threads N] [--width W] [--quiet]   (SRC: a CSV file, a directory, a .txt/.list file;\n" \
   "                NAME: friction, stiffness, dissipation, tau_d, mass:BODY, inertia:BODY; mpirun -n K)\n"
 

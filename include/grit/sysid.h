@@ -71,6 +71,10 @@ typedef struct grit_fit_options {
                                     [guess / coarse_span, guess * coarse_span] (a grid of
                                     coarse_points^np), the best one starts the fit; <= 1 (default): none */
   double coarse_span;            /* > 1; default 10 */
+  int starts;                    /* multi-start (with the coarse stage): Levenberg-Marquardt from the
+                                    guesses and from the starts - 1 best other grid points, each to its
+                                    end; the lowest final cost wins. <= 1 (default): one run, from the
+                                    coarse stage's best point */
   int covariance;                /* grit_fit_covariance: how std and cov are estimated; default
                                     GRIT_FIT_COV_RESIDUAL */
   int nthreads;                  /* threads rolling the segments out; <= 1 (default): the caller's only.
@@ -133,6 +137,8 @@ typedef struct grit_fit_result {
   int covariance;      /* grit_fit_covariance the std and cov come from */
   int ntrajectories;   /* over every process */
   double coarse_cost;  /* the coarse stage's best cost (the guesses' cost without one) */
+  int nstarts;         /* Levenberg-Marquardt runs (multi-start) */
+  int start;           /* the one whose result this is: 0 the guesses, i the i-th best grid point */
 } grit_fit_result;
 
 /* Fits the np parameters params[] (kinds and indices as in grit_step_derivatives; each at most once,
