@@ -29,7 +29,8 @@ typedef struct run_result {
 } run_result;
 
 static char TMP[256];
-static const char *const FILES[] = {"stdout", "stderr", "ball.csv", "box.xml", "box.csv", "box_u.csv", "bad.csv", "dt.csv", "tosses.txt", "jitter.csv"};
+static const char *const FILES[] = {"stdout",  "stderr", "ball.csv", "box.xml",    "box.csv",
+                                    "box_u.csv", "bad.csv", "dt.csv",  "tosses.txt", "jitter.csv"};
 
 static void cleanup(void) {
   char p[512];

@@ -414,7 +414,9 @@ int grit_fit_command(int argc, char **argv) {
                (int)acc[4], (int)acc[5], w, acc[0] / n, w > 0 ? 100 * acc[0] / n / w : NAN, acc[1] / n * 180 / GRIT_FIT_PI,
                w > 0 ? 100 * acc[2] / n / w : NAN, acc[3] / n * 180 / GRIT_FIT_PI);
         if (!a.quiet)
-          fprintf(stderr, "grit: validation on %d trajectories (open loop): position error %.4g %% of the width %.4g m, rotation %.3g deg (final sample: %.4g %%, %.3g deg)\n",
+          fprintf(stderr,
+                  "grit: validation on %d trajectories (open loop): position error %.4g %% of the width %.4g m, "
+                  "rotation %.3g deg (final sample: %.4g %%, %.3g deg)\n",
                   (int)acc[4], 100 * acc[0] / n / (w > 0 ? w : 1), w, acc[1] / n * 180 / GRIT_FIT_PI, 100 * acc[2] / n / (w > 0 ? w : 1),
                   acc[3] / n * 180 / GRIT_FIT_PI);
       }
