@@ -18,7 +18,7 @@
 #include "grit/dynamics.h"
 #include "model_internal.h"
 #include "status_internal.h"
-#include "sysid_internal.h"
+#include "sysid_fit_internal.h"
 
 const char *grit_fit_stop_string(int stop) {
   switch (stop) {
@@ -30,57 +30,10 @@ const char *grit_fit_stop_string(int stop) {
   return "unknown";
 }
 
-typedef struct traj_data {
-  int ns;
-  double *t;        /* times (a copy, or k h) */
-  double *yq;       /* positions with unit quaternions (NaN rows kept) */
-  unsigned char *qok, *vok; /* the row's positions / velocities are finite (not masked) */
-  int *sj;          /* the step before the sample in its segment's grid */
-  double *sa;       /* its fraction of the next step (interpolation weight) */
-} traj_data;
 
-typedef struct segment {
-  int traj, a, b, first; /* trajectory, first and last samples, first sample with residual rows */
-  int nsteps, row0;      /* steps simulated, first residual row */
-  double cost;
-  grit_status status;
-  double *U, *Wm, *bv, *Y, *y, *Vs, *cs; /* Jx^T Jx, Jx^T Jz, Jx^T r, solves, Jz^T Jz, Jz^T r */
-} segment;
-
-typedef struct point {
-  double *z, *x0, *r, *Jz, *Jx;
-  double cost;
-} point;
-
-/* Per-thread scratch of the rollouts. */
-typedef struct work {
-  grit_data *d;
-  double *S, *Sx, *A, *P, *tmp, *R, *E;
-  grit_sysid_fd fd; /* the parameters by differences, at the point being evaluated */
-  char msg[GRIT_MESSAGE_SIZE];
-} work;
-
-typedef struct fit {
-  const grit_model *model;
-  const grit_timed_trajectory *trajs;
-  const grit_param *params;
-  const grit_fit_options *o;
-  int ntraj, np, nq, nv, nu, nx, nxs, nseg, m, shoot, nthreads;
-  int traj_offset, traj_total; /* this process's first trajectory among all processes', their count */
-  double *trow;                /* per local trajectory rows for ordered_sum (ntraj x (np^2 + 2 np + 3)) */
-  double *predt;               /* per local trajectory predicted decrease */
-  double h, *wrow, *theta;
-  traj_data *td;
-  segment *seg;
-  work *w;
-  /* the evaluation being run by the threads */
-  point *pt;
-  int derivs;
-  const grit_model *mp;
-} fit;
 
 /* Sums buf over the processes (nothing with one). */
-static void allsum(const fit *f, double *buf, int n) {
+void grit_sysid_allsum(const fit *f, double *buf, int n) {
   if (f->o->allreduce_sum) f->o->allreduce_sum(buf, n, f->o->allreduce_ctx);
 }
 
@@ -88,23 +41,23 @@ static void allsum(const fit *f, double *buf, int n) {
  * (traj_total x K, allocated): each process places its rows at its trajectories' global indices in a
  * zeroed array and the allreduce adds zeros to them, which is exact. NULL when out of memory (after
  * taking part in the allreduce). */
-static double *gather_rows(const fit *f, const double *loc, int K) {
+double *grit_sysid_gather_rows(const fit *f, const double *loc, int K) {
   const size_t n = (size_t)f->traj_total * K;
   double *all = calloc(n + 1, sizeof(double));
   double dummy[1] = {0.0};
   if (all) memcpy(all + (size_t)f->traj_offset * K, loc, sizeof(double) * (size_t)f->ntraj * K);
   if (f->o->allreduce_sum) {
-    if (all) allsum(f, all, (int)n);
+    if (all) grit_sysid_allsum(f, all, (int)n);
     else
-      for (size_t i = 0; i < n; ++i) allsum(f, dummy, 1); /* keep the collective calls matched */
+      for (size_t i = 0; i < n; ++i) grit_sysid_allsum(f, dummy, 1); /* keep the collective calls matched */
   }
   return all;
 }
 
 /* out = the sum of the rows in the global trajectory order: the same additions in the same order for
  * any number of processes and threads, hence bitwise the same result. 0 when out of memory. */
-static int ordered_sum(const fit *f, const double *loc, int K, double *out) {
-  double *all = gather_rows(f, loc, K);
+static int grit_sysid_ordered_sum(const fit *f, const double *loc, int K, double *out) {
+  double *all = grit_sysid_gather_rows(f, loc, K);
   for (int k = 0; k < K; ++k) out[k] = 0.0;
   for (int t = 0; all && t < f->traj_total; ++t)
     for (int k = 0; k < K; ++k) out[k] += all[(size_t)t * K + k];
@@ -247,7 +200,7 @@ static void *run_thread(void *arg) {
 /* Rolls every segment out at p (with the Jacobians when derivs); p->cost and *pred (the predicted
  * decreases predt of the local trajectories, may be NULL) are summed over the processes in the global
  * trajectory order. A failure anywhere fails every process. */
-static grit_status evaluate(fit *f, point *p, int derivs, const double *predt, double *pred, char *msg) {
+grit_status grit_sysid_evaluate(fit *f, point *p, int derivs, const double *predt, double *pred, char *msg) {
   for (int i = 0; i < f->np; ++i) f->theta[i] = exp(p->z[i]);
   grit_model *mp = NULL;
   grit_status s = f->nseg ? grit_model_with_params(f->model, f->params, f->theta, f->np, &mp, msg) : GRIT_OK;
@@ -300,7 +253,7 @@ static grit_status evaluate(fit *f, point *p, int derivs, const double *predt, d
   for (int t = 0; t < T; ++t) grit_data_free(f->w[t].d), f->w[t].d = NULL, grit_sysid_fd_free(&f->w[t].fd);
   grit_model_free(mp);
   double buf[3];
-  if (!ordered_sum(f, row, 3, buf)) buf[1] = 1.0;
+  if (!grit_sysid_ordered_sum(f, row, 3, buf)) buf[1] = 1.0;
   if (s == GRIT_OK && buf[1] > 0) s = grit_set_error(msg, GRIT_ERR_NOT_CONVERGED, "fit: a rollout failed on another process");
   if (s == GRIT_OK && !isfinite(buf[0])) s = grit_set_error(msg, GRIT_ERR_NOT_FINITE, "fit: the cost is not finite");
   p->cost = buf[0];
@@ -339,7 +292,7 @@ static void normal_blocks(fit *f, const point *p) {
 /* The reduced damped system over every process: R = V + lambda diag(V) - sum_j Wm_j^T (U_j + lambda
  * diag U_j)^-1 Wm_j and g = -(c - sum_j Wm_j^T (...)^-1 b_j); each segment's solves stay in Y, y. buf:
  * scratch of np^2 + 2 np + 1. Returns 0 if a block is not positive definite on some process. */
-static int reduced_system(fit *f, double lambda, double *R, double *g, double *buf) {
+int grit_sysid_reduced_system(fit *f, double lambda, double *R, double *g, double *buf) {
   const int np = f->np, nx = f->nx, K = np * np + 2 * np + 1;
   memset(f->trow, 0, sizeof(double) * (size_t)f->ntraj * K);
   int fail = 0;
@@ -372,7 +325,7 @@ static int reduced_system(fit *f, double lambda, double *R, double *g, double *b
       gl[i] += s;
     }
   }
-  if (!ordered_sum(f, f->trow, K, buf)) buf[K - 1] = 1.0;
+  if (!grit_sysid_ordered_sum(f, f->trow, K, buf)) buf[K - 1] = 1.0;
   const double *Rl = buf, *D = Rl + (size_t)np * np, *gl = D + np;
   for (int i = 0; i < np * np; ++i) R[i] = Rl[i];
   for (int i = 0; i < np; ++i) R[(size_t)i * np + i] += lambda * D[i], g[i] = gl[i];
@@ -575,53 +528,6 @@ static int point_alloc(point *p, const fit *f) {
   return p->z && p->x0 && p->r && p->Jz && p->Jx;
 }
 
-/* The coarse stage: the cost on a log-spaced grid around the guesses (no derivatives); the best point
- * (the first of equal ones) replaces cur's z. The K best grid points other than the guesses themselves
- * go to top (K x np, by increasing cost; *ntop of them) for multi-start. Points whose rollouts fail are
- * skipped. */
-static void coarse_stage(fit *f, point *cur, point *trial, grit_fit_result *res, double *top, double *topc, int K,
-                         int *ntop) {
-  const int np = f->np, n = f->o->coarse_points;
-  const double ls = log(f->o->coarse_span);
-  double best = cur->cost;
-  double *z0 = malloc(sizeof(double) * (size_t)np); /* the guesses */
-  *ntop = 0;
-  if (!z0) return;
-  memcpy(z0, cur->z, sizeof(double) * (size_t)np);
-  memcpy(trial->x0, cur->x0, sizeof(double) * (size_t)f->nseg * f->nxs);
-  int idx[64] = {0};
-  for (;;) {
-    int guess = 1;
-    for (int i = 0; i < np; ++i) {
-      const double a = 2.0 * idx[i] / (n - 1) - 1.0;
-      trial->z[i] = z0[i] + ls * a, guess &= a == 0.0;
-    }
-    char tmsg[GRIT_MESSAGE_SIZE];
-    res->evaluations++;
-    if (evaluate(f, trial, 0, NULL, NULL, tmsg) == GRIT_OK) {
-      if (trial->cost < best) {
-        best = trial->cost;
-        memcpy(cur->z, trial->z, sizeof(double) * (size_t)np);
-      }
-      int at = *ntop; /* insertion into the K best */
-      while (!guess && at > 0 && trial->cost < topc[at - 1]) at--;
-      if (!guess && at < K) {
-        const int last = *ntop < K ? *ntop : K - 1;
-        memmove(topc + at + 1, topc + at, sizeof(double) * (size_t)(last - at));
-        memmove(top + (size_t)(at + 1) * np, top + (size_t)at * np, sizeof(double) * (size_t)(last - at) * np);
-        topc[at] = trial->cost;
-        memcpy(top + (size_t)at * np, trial->z, sizeof(double) * (size_t)np);
-        if (*ntop < K) (*ntop)++;
-      }
-    }
-    int i = 0;
-    while (i < np && ++idx[i] == n) idx[i++] = 0;
-    if (i == np) break;
-  }
-  res->coarse_cost = best;
-  free(z0);
-}
-
 /* Levenberg-Marquardt from cur (evaluated with derivatives); cur ends at the best point. */
 static grit_status levenberg_marquardt(fit *f, point *cur, point *trial, grit_fit_result *res, double *work_np,
                                        double *ds, char *msg) {
@@ -636,7 +542,7 @@ static grit_status levenberg_marquardt(fit *f, point *cur, point *trial, grit_fi
       break;
     }
     res->iterations++;
-    if (!reduced_system(f, lambda, R, g, buf) || !solve_step(f, R, g, dz, ds)) {
+    if (!grit_sysid_reduced_system(f, lambda, R, g, buf) || !solve_step(f, R, g, dz, ds)) {
       lambda *= nu, nu *= 2;
       continue;
     }
@@ -656,7 +562,7 @@ static grit_status levenberg_marquardt(fit *f, point *cur, point *trial, grit_fi
       for (int i = 0; i < f->nv; ++i) x[f->nq + i] += ds[(size_t)si * nx + f->nv + i];
     }
     char tmsg[GRIT_MESSAGE_SIZE];
-    const grit_status ts = evaluate(f, trial, 1, f->predt, &pred, tmsg);
+    const grit_status ts = grit_sysid_evaluate(f, trial, 1, f->predt, &pred, tmsg);
     res->evaluations++;
     const double actual = ts == GRIT_OK ? cur->cost - trial->cost : -1.0;
     if (ts == GRIT_OK && actual > 0 && pred > 0) {
@@ -676,100 +582,6 @@ static grit_status levenberg_marquardt(fit *f, point *cur, point *trial, grit_fi
   }
   (void)msg;
   return GRIT_OK;
-}
-
-/* Inverse of the SPD matrix A (n x n) restricted to the rows in act (na of them), into Ai (na x na); 
- * -1 on success, else the position in act whose pivot failed. */
-static int inverse_active(const double *A, int n, const int *act, int na, double *L, double *Ai) {
-  for (int i = 0; i < na; ++i)
-    for (int j = 0; j < na; ++j) L[(size_t)i * na + j] = A[(size_t)act[i] * n + act[j]];
-  const int bad = grit_sysid_cholesky(L, na);
-  if (bad >= 0) return bad;
-  for (int i = 0; i < na * na; ++i) Ai[i] = i % (na + 1) == 0 ? 1.0 : 0.0;
-  grit_sysid_chol_solve(L, na, Ai, na);
-  return -1;
-}
-
-/* The covariance of z at the optimum (docs/sysid.md, Uncertainty) and which parameters the data
- * identify: one at a time, the parameter whose information is singular, or else the one with the
- * largest log-space variance above 1, is held fixed and the others' covariance recomputed. */
-static void covariance(fit *f, grit_fit_result *res, double *work_np, const double *values, double *std, double *cov,
-                       int *identified) {
-  const int np = f->np, nx = f->nx;
-  double *R = work_np, *g = R + (size_t)np * np, *buf = g + 2 * (size_t)np;
-  double *M = malloc(sizeof(double) * ((size_t)np * np * 4 + (size_t)np * (f->ntraj + 1) + 1));
-  int *act = malloc(sizeof(int) * (size_t)np + 1);
-  const int pd = reduced_system(f, 0.0, R, g, buf);
-  int ok = M && act && pd;
-  double *Ai = M + (size_t)np * np, *L = Ai + (size_t)np * np, *C = L + (size_t)np * np, *sc = C + (size_t)np * np;
-  /* the sandwich's meat: each trajectory's gradient with its initial states eliminated */
-  if (M) {
-    memset(M, 0, sizeof(double) * (size_t)np * np);
-    memset(sc, 0, sizeof(double) * (size_t)np * (f->ntraj + 1));
-  }
-  for (int si = 0; ok && si < f->nseg; ++si) {
-    const segment *sg = &f->seg[si];
-    double *s = sc + (size_t)sg->traj * np;
-    for (int i = 0; i < np; ++i) {
-      double v = sg->cs[i];
-      for (int k = 0; f->shoot && k < nx; ++k) v -= sg->Wm[(size_t)k * np + i] * sg->y[k];
-      s[i] += v;
-    }
-  }
-  double *all = gather_rows(f, sc, np); /* every trajectory's gradient, in the global order */
-  for (int t = 0; ok && all && t < f->traj_total; ++t)
-    for (int i = 0; i < np; ++i)
-      for (int j = 0; j < np; ++j) M[(size_t)i * np + j] += all[(size_t)t * np + i] * all[(size_t)t * np + j];
-  double flag = ok && all ? 0.0 : 1.0;
-  free(all);
-  allsum(f, &flag, 1);
-  ok = ok && flag == 0.0;
-  const int G = res->ntrajectories;
-  const int sandwich = f->o->covariance == GRIT_FIT_COV_SANDWICH && G > np;
-  res->covariance = sandwich ? GRIT_FIT_COV_SANDWICH : GRIT_FIT_COV_RESIDUAL;
-  int na = 0;
-  for (int i = 0; ok && i < np; ++i)
-    if (R[(size_t)i * np + i] > 0) act[na++] = i;
-  while (ok && na > 0) {
-    const int bad = inverse_active(R, np, act, na, L, Ai);
-    if (bad >= 0) {
-      memmove(act + bad, act + bad + 1, sizeof(int) * (size_t)(na - bad - 1));
-      na--;
-      continue;
-    }
-    if (sandwich) { /* Ai M Ai G/(G-1) */
-      for (int i = 0; i < na; ++i)
-        for (int j = 0; j < na; ++j) {
-          double s = 0.0;
-          for (int k = 0; k < na; ++k) s += M[(size_t)act[i] * np + act[k]] * Ai[(size_t)k * na + j];
-          L[(size_t)i * na + j] = s;
-        }
-      grit_sysid_matmul(Ai, L, C, na, na, na);
-      for (int i = 0; i < na * na; ++i) C[i] *= (double)G / (G - 1);
-    } else {
-      for (int i = 0; i < na * na; ++i) C[i] = res->sigma2 * Ai[i];
-    }
-    int worst = -1;
-    for (int i = 0; i < na; ++i)
-      if (!(C[(size_t)i * na + i] <= 1.0) && (worst < 0 || !(C[(size_t)i * na + i] <= C[(size_t)worst * na + worst]))) worst = i;
-    if (worst < 0) break;
-    memmove(act + worst, act + worst + 1, sizeof(int) * (size_t)(na - worst - 1));
-    na--;
-  }
-  if (!ok) na = 0;
-  res->nidentified = na;
-  for (int i = 0; i < np; ++i) {
-    if (std) std[i] = INFINITY;
-    if (identified) identified[i] = 0;
-    for (int j = 0; cov && j < np; ++j) cov[(size_t)i * np + j] = INFINITY;
-  }
-  for (int i = 0; i < na; ++i) {
-    const int a = act[i];
-    if (std) std[a] = values[a] * sqrt(C[(size_t)i * na + i]);
-    if (identified) identified[a] = 1;
-    for (int j = 0; cov && j < na; ++j) cov[(size_t)a * np + act[j]] = C[(size_t)i * na + j];
-  }
-  free(M), free(act);
 }
 
 /* ------------------------------------------------------------------------- grit_fit_timed */
@@ -861,7 +673,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
   memset(&res, 0, sizeof res);
   {
     double counts[3] = {used, f.nseg, ntraj};
-    allsum(&f, counts, 3);
+    grit_sysid_allsum(&f, counts, 3);
     res.nresiduals = (int)counts[0], res.nsegments = (int)counts[1], res.ntrajectories = (int)counts[2];
     res.nunknowns = np + (f.shoot ? nx * res.nsegments : 0);
   }
@@ -882,7 +694,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
     memcpy(cur.x0 + (size_t)si * f.nxs + nq, trajs[sg->traj].qvel + (size_t)sg->a * f.nv, sizeof(double) * (size_t)f.nv);
   }
   res.evaluations = 1;
-  if ((s = evaluate(&f, &cur, 0, NULL, NULL, msg)) != GRIT_OK) goto done;
+  if ((s = grit_sysid_evaluate(&f, &cur, 0, NULL, NULL, msg)) != GRIT_OK) goto done;
   res.initial_cost = res.coarse_cost = cur.cost;
   const int S = o->starts > 1 ? (o->starts < 64 ? o->starts : 64) : 1;
   const size_t nx0 = (size_t)f.nseg * f.nxs + 1;
@@ -897,7 +709,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
   }
   memcpy(x0obs, cur.x0, sizeof(double) * nx0);
   memcpy(zg, cur.z, sizeof(double) * (size_t)np);
-  if (o->coarse_points > 1) coarse_stage(&f, &cur, &trial, &res, top, topc, S - 1, &ntop);
+  if (o->coarse_points > 1) grit_sysid_coarse_stage(&f, &cur, &trial, &res, top, topc, S - 1, &ntop);
   /* one start (the coarse stage's best point, or the guesses), or multi-start: the guesses and the
    * S - 1 best other grid points, each to the end of Levenberg-Marquardt; the lowest cost wins */
   const int nstarts = S > 1 ? 1 + ntop : 1;
@@ -912,7 +724,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
     r.iterations = 0, r.converged = 0;
     r.evaluations++;
     char tmsg[GRIT_MESSAGE_SIZE];
-    grit_status es = evaluate(&f, &cur, 1, NULL, NULL, tmsg);
+    grit_status es = grit_sysid_evaluate(&f, &cur, 1, NULL, NULL, tmsg);
     if (es == GRIT_OK) es = levenberg_marquardt(&f, &cur, &trial, &r, wnp, ds, tmsg);
     res.evaluations = r.evaluations;
     if (es != GRIT_OK && nstarts == 1) s = grit_set_error(msg, es, "%s", tmsg);
@@ -927,7 +739,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
     memcpy(cur.z, bz, sizeof(double) * (size_t)np);
     memcpy(cur.x0, bx0, sizeof(double) * nx0);
     res.evaluations++;
-    if ((s = evaluate(&f, &cur, 1, NULL, NULL, msg)) == GRIT_OK) normal_blocks(&f, &cur);
+    if ((s = grit_sysid_evaluate(&f, &cur, 1, NULL, NULL, msg)) == GRIT_OK) normal_blocks(&f, &cur);
   }
   free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
   if (s != GRIT_OK) goto done;
@@ -937,7 +749,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
   res.rms = sqrt(2 * cur.cost / res.nresiduals);
   res.sigma2 = res.nresiduals > res.nunknowns ? 2 * cur.cost / (res.nresiduals - res.nunknowns) : NAN;
   for (int i = 0; i < np; ++i) values[i] = exp(cur.z[i]);
-  covariance(&f, &res, wnp, values, std, cov, identified);
+  grit_sysid_covariance(&f, &res, wnp, values, std, cov, identified);
   if (result) *result = res;
   if (msg) msg[0] = '\0';
 done:
