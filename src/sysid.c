@@ -16,6 +16,7 @@
 #include "grit/dynamics.h"
 #include "model_internal.h"
 #include "status_internal.h"
+#include "sysid_internal.h"
 
 grit_fit_options grit_default_fit_options(void) {
   grit_fit_options o;
@@ -29,43 +30,47 @@ grit_fit_options grit_default_fit_options(void) {
   o.max_iters = 100;
   o.tol = 1e-10;
   o.max_log_step = 1.0;
+  o.coarse_span = 10.0;
+  o.covariance = GRIT_FIT_COV_RESIDUAL;
   return o;
 }
 
-static const char *kind_name(grit_param_kind k) {
+const char *grit_sysid_kind_name(grit_param_kind k) {
   switch (k) {
     case GRIT_PARAM_FRICTION: return "friction";
     case GRIT_PARAM_STIFFNESS: return "stiffness";
     case GRIT_PARAM_DISSIPATION: return "dissipation";
     case GRIT_PARAM_MASS: return "mass";
   }
+  if ((int)k == GRIT_PARAM_TAU_D) return "tau_d";
+  if ((int)k == GRIT_PARAM_INERTIA) return "inertia";
   return "unknown";
 }
 
 /* Checks kinds and indices, and that no parameter is listed twice (a contact kind both for every
  * geometry and for one counts as twice: the two would not be separable). */
-static grit_status check_params(const grit_model *m, const grit_param *params, int np, char *msg) {
+grit_status grit_sysid_check_params(const grit_model *m, const grit_param *params, int np, char *msg) {
   if (np < 1 || !params) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "no parameters to fit (np = %d)", np);
   for (int i = 0; i < np; ++i) {
     const grit_param *p = &params[i];
-    if (p->kind == GRIT_PARAM_MASS) {
+    if (p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA) {
       if (p->index < 1 || p->index >= m->nbody)
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "parameter %d: mass of body %d: no such body (1..%d)", i,
                               p->index, m->nbody - 1);
-    } else if (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) {
+    } else if ((p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) || (int)p->kind == GRIT_PARAM_TAU_D) {
       if (p->index < -1 || p->index >= m->ngeom)
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT,
                               "parameter %d: %s of geometry %d: no such geometry (-1 for all, 0..%d)", i,
-                              kind_name(p->kind), p->index, m->ngeom - 1);
+                              grit_sysid_kind_name(p->kind), p->index, m->ngeom - 1);
     } else {
       return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "parameter %d: unknown kind %d", i, (int)p->kind);
     }
     for (int j = 0; j < i; ++j) {
       const grit_param *o = &params[j];
-      if (o->kind == p->kind &&
-          (o->index == p->index || (p->kind != GRIT_PARAM_MASS && (o->index < 0 || p->index < 0))))
+      const int body = p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA;
+      if (o->kind == p->kind && (o->index == p->index || (!body && (o->index < 0 || p->index < 0))))
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "parameters %d and %d both set the %s of %s %d", j, i,
-                              kind_name(p->kind), p->kind == GRIT_PARAM_MASS ? "body" : "geometry", p->index);
+                              grit_sysid_kind_name(p->kind), body ? "body" : "geometry", p->index);
     }
   }
   return GRIT_OK;
@@ -80,8 +85,9 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: %d parameters need params and values", np);
   for (int i = 0; i < np; ++i) {
     const grit_param *p = &params[i];
-    const int ok = p->kind == GRIT_PARAM_MASS ? (p->index >= 1 && p->index < model->nbody)
-                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION)
+    const int body = p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA;
+    const int ok = body ? (p->index >= 1 && p->index < model->nbody)
+                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) || (int)p->kind == GRIT_PARAM_TAU_D
                        ? (p->index >= -1 && p->index < model->ngeom)
                        : 0;
     if (!ok)
@@ -89,9 +95,9 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
                             i, (int)p->kind, p->index);
     const double v = values[i];
     if (!isfinite(v)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "model_with_params: value %d is not finite", i);
-    const int strict = p->kind == GRIT_PARAM_STIFFNESS || p->kind == GRIT_PARAM_MASS;
+    const int strict = p->kind == GRIT_PARAM_STIFFNESS || p->kind == GRIT_PARAM_MASS || (int)p->kind == GRIT_PARAM_INERTIA;
     if (strict ? !(v > 0) : !(v >= 0))
-      return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: %s %g must be %s", kind_name(p->kind), v,
+      return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: %s %g must be %s", grit_sysid_kind_name(p->kind), v,
                             strict ? "> 0" : ">= 0");
   }
   grit_model *r;
@@ -106,11 +112,24 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
       for (int k = 0; k < 9; ++k) r->body_inertia[9 * b + k] *= f;
       continue;
     }
-    double *arr = p->kind == GRIT_PARAM_FRICTION ? r->geom_friction
+    if ((int)p->kind == GRIT_PARAM_INERTIA) continue; /* after the masses, which scale it too */
+    double *arr = p->kind == GRIT_PARAM_FRICTION    ? r->geom_friction
                   : p->kind == GRIT_PARAM_STIFFNESS ? r->geom_stiffness
-                                                    : r->geom_dissipation;
+                  : (int)p->kind == GRIT_PARAM_TAU_D ? r->geom_taud
+                                                      : r->geom_dissipation;
     for (int g = 0; g < r->ngeom; ++g)
       if (p->index < 0 || p->index == g) arr[g] = values[i];
+  }
+  for (int i = 0; i < np; ++i) {
+    if ((int)params[i].kind != GRIT_PARAM_INERTIA) continue;
+    double *I = r->body_inertia + 9 * params[i].index;
+    const double mean = (I[0] + I[4] + I[8]) / 3.0;
+    if (!(mean > 0)) {
+      grit_model_free(r);
+      return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model_with_params: body %d has no rotational inertia to scale",
+                            params[i].index);
+    }
+    for (int k = 0; k < 9; ++k) I[k] *= values[i] / mean;
   }
   *out = r;
   return GRIT_OK;
@@ -119,7 +138,7 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
 /* ------------------------------------------------------------------------- small dense algebra */
 
 /* C (r x c) = A (r x k) B (k x c), row-major; C may not alias. */
-static void matmul(const double *A, const double *B, double *C, int r, int k, int c) {
+void grit_sysid_matmul(const double *A, const double *B, double *C, int r, int k, int c) {
   for (int i = 0; i < r; ++i) {
     double *ci = C + (size_t)i * c;
     for (int j = 0; j < c; ++j) ci[j] = 0.0;
@@ -132,13 +151,13 @@ static void matmul(const double *A, const double *B, double *C, int r, int k, in
   }
 }
 
-/* In-place Cholesky of the symmetric n x n matrix (lower triangle used and overwritten); 0 if it is not
- * positive definite. */
-static int cholesky(double *L, int n) {
+/* In-place Cholesky of the symmetric n x n matrix (lower triangle used and overwritten); -1 on success,
+ * else the column whose pivot is not positive. */
+int grit_sysid_cholesky(double *L, int n) {
   for (int j = 0; j < n; ++j) {
     double d = L[(size_t)j * n + j];
     for (int k = 0; k < j; ++k) d -= L[(size_t)j * n + k] * L[(size_t)j * n + k];
-    if (!(d > 0.0) || !isfinite(d)) return 0;
+    if (!(d > 0.0) || !isfinite(d)) return j;
     d = sqrt(d);
     L[(size_t)j * n + j] = d;
     for (int i = j + 1; i < n; ++i) {
@@ -147,11 +166,11 @@ static int cholesky(double *L, int n) {
       L[(size_t)i * n + j] = s / d;
     }
   }
-  return 1;
+  return -1;
 }
 
 /* Solves L L^T X = B in place for c right-hand sides stored as the columns of B (n x c, row-major). */
-static void chol_solve(const double *L, int n, double *B, int c) {
+void grit_sysid_chol_solve(const double *L, int n, double *B, int c) {
   for (int col = 0; col < c; ++col) {
     for (int i = 0; i < n; ++i) {
       double s = B[(size_t)i * c + col];
@@ -167,13 +186,13 @@ static void chol_solve(const double *L, int n, double *B, int c) {
 }
 
 /* The inverse right Jacobian of SO(3) at the rotation vector e: log(exp(e) exp(d)) = e + Jr^-1(e) d + O(d^2). */
-static void so3_right_jacobian_inverse(const double e[3], double J[9]) {
+void grit_sysid_so3_jr_inverse(const double e[3], double J[9]) {
   const double t2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2], t = sqrt(t2);
   /* 1/t^2 - (1 + cos t)/(2 t sin t), by its series below 1e-3 rad */
   const double c = t < 1e-3 ? 1.0 / 12.0 + t2 / 720.0 : 1.0 / t2 - (1.0 + cos(t)) / (2.0 * t * sin(t));
   const double K[9] = {0, -e[2], e[1], e[2], 0, -e[0], -e[1], e[0], 0};
   double K2[9];
-  matmul(K, K, K2, 3, 3, 3);
+  grit_sysid_matmul(K, K, K2, 3, 3, 3);
   for (int i = 0; i < 9; ++i) J[i] = (i % 4 == 0 ? 1.0 : 0.0) + 0.5 * K[i] + c * K2[i];
 }
 
@@ -181,8 +200,98 @@ static void so3_right_jacobian_inverse(const double e[3], double J[9]) {
 
 /* One step of the data and its sensitivities: S <- A S + P (nx x np), Sx <- A Sx (nx x nx); either may
  * be NULL. A, P and tmp are scratch (nx*nx, nx*np, nx*max(nx,np)). */
-static grit_status advance(grit_data *d, const double *u, const grit_param *params, int np, double *S, double *Sx,
-                           double *A, double *P, double *tmp) {
+static int by_differences(const grit_param *p) {
+  return (int)p->kind == GRIT_PARAM_TAU_D || (int)p->kind == GRIT_PARAM_INERTIA;
+}
+
+/* The value parameter p has in model m (a contact kind for every geometry: geometry 0's). */
+static double param_value(const grit_model *m, const grit_param *p) {
+  const int g = p->index < 0 ? 0 : p->index;
+  switch ((int)p->kind) {
+    case GRIT_PARAM_FRICTION: return m->geom_friction[g];
+    case GRIT_PARAM_STIFFNESS: return m->geom_stiffness[g];
+    case GRIT_PARAM_DISSIPATION: return m->geom_dissipation[g];
+    case GRIT_PARAM_MASS: return m->body_mass[p->index];
+    case GRIT_PARAM_TAU_D: return m->geom_taud[g];
+    case GRIT_PARAM_INERTIA: {
+      const double *I = m->body_inertia + 9 * p->index;
+      return (I[0] + I[4] + I[8]) / 3.0;
+    }
+  }
+  return 0.0;
+}
+
+void grit_sysid_fd_free(grit_sysid_fd *fd) {
+  for (int i = 0; i < 2 * fd->n; ++i) {
+    if (fd->d) grit_data_free(fd->d[i]);
+    if (fd->m) grit_model_free(fd->m[i]);
+  }
+  free(fd->m), free(fd->d), free(fd->den), free(fd->pos), free(fd->an), free(fd->an_pos), free(fd->Pa), free(fd->col);
+  memset(fd, 0, sizeof *fd);
+}
+
+grit_status grit_sysid_fd_init(grit_sysid_fd *fd, const grit_model *m, const grit_param *params, int np,
+                               const grit_step_settings *st) {
+  memset(fd, 0, sizeof *fd);
+  int n = 0;
+  for (int i = 0; i < np; ++i) n += by_differences(&params[i]);
+  const int nx = 2 * m->nv;
+  fd->m = calloc((size_t)2 * n + 1, sizeof *fd->m);
+  fd->d = calloc((size_t)2 * n + 1, sizeof *fd->d);
+  fd->den = malloc(sizeof(double) * ((size_t)n + 1));
+  fd->pos = malloc(sizeof(int) * ((size_t)n + 1));
+  fd->an = malloc(sizeof(grit_param) * ((size_t)np + 1));
+  fd->an_pos = malloc(sizeof(int) * ((size_t)np + 1));
+  fd->Pa = malloc(sizeof(double) * ((size_t)nx * np + 1));
+  fd->col = malloc(sizeof(double) * ((size_t)nx + 1));
+  if (!fd->m || !fd->d || !fd->den || !fd->pos || !fd->an || !fd->an_pos || !fd->Pa || !fd->col) {
+    grit_sysid_fd_free(fd);
+    return GRIT_ERR_OUT_OF_MEMORY;
+  }
+  grit_status s = GRIT_OK;
+  for (int i = 0; i < np && s == GRIT_OK; ++i) {
+    if (!by_differences(&params[i])) {
+      fd->an[fd->nan] = params[i], fd->an_pos[fd->nan++] = i;
+      continue;
+    }
+    const double v = param_value(m, &params[i]), eps = 1e-4; /* relative: the step's tolerance 1e-8 / eps */
+    fd->pos[fd->n] = i, fd->den[fd->n] = v * 2 * eps;
+    for (int sgn = 0; sgn < 2 && s == GRIT_OK; ++sgn) {
+      const double val = v * exp(sgn ? -eps : eps);
+      grit_model **mm = &fd->m[2 * fd->n + sgn];
+      s = grit_model_with_params(m, &params[i], &val, 1, mm, NULL);
+      if (s == GRIT_OK) s = grit_data_create(*mm, &fd->d[2 * fd->n + sgn]);
+      if (s == GRIT_OK && st) s = grit_data_set_step_settings(fd->d[2 * fd->n + sgn], st);
+    }
+    fd->n++;
+  }
+  if (s != GRIT_OK) grit_sysid_fd_free(fd);
+  return s;
+}
+
+/* The columns of P of the parameters by differences: each model of the pair stepped from d's state. */
+static grit_status fd_columns(grit_sysid_fd *fd, const grit_data *d, const double *u, double *P, int np) {
+  const grit_model *m = grit_data_model(d);
+  const int nq = m->nq, nv = m->nv, nu = m->nu, nx = 2 * nv;
+  for (int i = 0; i < fd->n; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      grit_data *e = fd->d[2 * i + k];
+      grit_status s = grit_data_set_qpos(e, grit_data_qpos(d), nq);
+      if (s == GRIT_OK) s = grit_data_set_qvel(e, grit_data_qvel(d), nv);
+      if (s == GRIT_OK && nu > 0) s = grit_data_set_ctrl(e, u ? u : grit_data_ctrl(d), nu);
+      if (s == GRIT_OK) s = grit_step(e);
+      if (s != GRIT_OK) return s;
+    }
+    const grit_data *dp = fd->d[2 * i], *dm = fd->d[2 * i + 1];
+    grit_position_difference(m, grit_data_qpos(dm), grit_data_qpos(dp), fd->col);
+    for (int j = 0; j < nv; ++j) fd->col[nv + j] = grit_data_qvel(dp)[j] - grit_data_qvel(dm)[j];
+    for (int r = 0; r < nx; ++r) P[(size_t)r * np + fd->pos[i]] = fd->col[r] / fd->den[i];
+  }
+  return GRIT_OK;
+}
+
+grit_status grit_sysid_advance(grit_data *d, const double *u, const grit_param *params, int np, double *S, double *Sx,
+                               double *A, double *P, double *tmp, grit_sysid_fd *fd) {
   const grit_model *m = grit_data_model(d);
   const int nx = 2 * m->nv, nu = m->nu;
   grit_status s = GRIT_OK;
@@ -194,17 +303,25 @@ static grit_status advance(grit_data *d, const double *u, const grit_param *para
     }
     if (s != GRIT_OK) return s;
   }
+  const int diffs = S && fd && fd->n > 0;
+  if (diffs && (s = fd_columns(fd, d, u, P, np)) != GRIT_OK) return s; /* from the state before the step */
   s = grit_step(d);
   if (s != GRIT_OK) return s;
   if (!S && !Sx) return GRIT_OK;
-  s = grit_step_derivatives(d, A, NULL, S ? params : NULL, S ? np : 0, S ? P : NULL);
+  if (diffs) {
+    s = grit_step_derivatives(d, A, NULL, fd->nan ? fd->an : NULL, fd->nan, fd->nan ? fd->Pa : NULL);
+    for (int r = 0; s == GRIT_OK && r < nx; ++r)
+      for (int c = 0; c < fd->nan; ++c) P[(size_t)r * np + fd->an_pos[c]] = fd->Pa[(size_t)r * fd->nan + c];
+  } else {
+    s = grit_step_derivatives(d, A, NULL, S ? params : NULL, S ? np : 0, S ? P : NULL);
+  }
   if (s != GRIT_OK) return s;
   if (S) {
-    matmul(A, S, tmp, nx, nx, np);
+    grit_sysid_matmul(A, S, tmp, nx, nx, np);
     for (int i = 0; i < nx * np; ++i) S[i] = tmp[i] + P[i];
   }
   if (Sx) {
-    matmul(A, Sx, tmp, nx, nx, nx);
+    grit_sysid_matmul(A, Sx, tmp, nx, nx, nx);
     memcpy(Sx, tmp, sizeof(double) * (size_t)nx * (size_t)nx);
   }
   return GRIT_OK;
@@ -225,7 +342,7 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "rollout: actuators with dynamics (na = %d) are not supported", model->na);
   if (np < 0 || (np > 0 && !params)) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "rollout: %d parameters need params", np);
   if (np > 0) {
-    grit_status s = check_params(model, params, np, msg);
+    grit_status s = grit_sysid_check_params(model, params, np, msg);
     if (s != GRIT_OK) return s;
   }
   const int nq = model->nq, nv = model->nv, nu = model->nu, nx = 2 * nv, nxs = nq + nv;
@@ -242,11 +359,15 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
   }
   double *A = w, *P = A + (size_t)nx * nx, *tmp = P + (size_t)nx * (np + 1);
   double *Sc = tmp + (size_t)nx * (nx > np ? nx : np) + nu, *Sxc = Sc + (size_t)nx * np;
+  grit_sysid_fd fd;
+  memset(&fd, 0, sizeof fd);
   if (settings) s = grit_data_set_step_settings(d, settings);
+  if (s == GRIT_OK && S && np > 0) s = grit_sysid_fd_init(&fd, model, params, np, settings);
   if (s == GRIT_OK) s = grit_data_set_qpos(d, x0, nq);
   if (s == GRIT_OK) s = grit_data_set_qvel(d, x0 + nq, nv);
   if (s != GRIT_OK) {
     grit_set_error(msg, s, "rollout: %s", grit_data_last_error(d));
+    grit_sysid_fd_free(&fd);
     grit_data_free(d);
     free(w);
     return s;
@@ -262,437 +383,48 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
     if (S) memcpy(S + (size_t)k * nx * np, Sc, sizeof(double) * (size_t)nx * np);
     if (Sx) memcpy(Sx + (size_t)k * nx * nx, Sxc, sizeof(double) * (size_t)nx * nx);
     if (k == nsteps) break;
-    s = advance(d, ctrl ? ctrl + (size_t)k * nu : NULL, params, np, S ? Sc : NULL, Sx ? Sxc : NULL, A, P, tmp);
+    s = grit_sysid_advance(d, ctrl ? ctrl + (size_t)k * nu : NULL, params, np, S ? Sc : NULL, Sx ? Sxc : NULL, A, P, tmp,
+                           &fd);
     if (s != GRIT_OK) {
       grit_set_error(msg, s, "rollout: step %d: %s", k + 1, grit_data_last_error(d));
       break;
     }
   }
+  grit_sysid_fd_free(&fd);
   grit_data_free(d);
   free(w);
   return s;
 }
 
-/* ------------------------------------------------------------------------- the fit */
+/* ------------------------------------------------------------------------- the fit (src/sysid_fit.c) */
 
-typedef struct segment {
-  int traj, a, nsteps; /* trajectory, first sample, steps simulated */
-  int row0;            /* first residual row */
-  double *x0;          /* (nq + nv) its initial state (multiple shooting) */
-  double *U, *Wm, *b;  /* Jx^T Jx (nx x nx), Jx^T Jz (nx x np), Jx^T r (nx) at the current point */
-  double *Y, *y;       /* (U + lambda D)^-1 Wm and (U + lambda D)^-1 b of the last solve */
-} segment;
-
-/* The current point or a trial: unknowns, residuals and Jacobian rows. */
-typedef struct point {
-  double *z;    /* (np) log-parameters */
-  double *x0;   /* (nseg (nq + nv)) segments' initial states */
-  double *r;    /* (m) weighted residuals */
-  double *Jz;   /* (m x np) */
-  double *Jx;   /* (m x nx) (multiple shooting) */
-  double cost;
-} point;
-
-typedef struct fit {
-  const grit_model *model;
-  const grit_trajectory *trajs;
-  const grit_param *params;
-  int np, nq, nv, nu, nx, nxs, nseg, m, shoot;
-  const grit_fit_options *o;
-  double **yq;  /* per trajectory, observed positions with unit quaternions */
-  segment *seg;
-  double *wrow; /* (nx) weights per residual row of a sample */
-  /* scratch */
-  double *S, *Sx, *A, *P, *tmp, *rows;
-  grit_data *data; /* of the model at the point being evaluated */
-} fit;
-
-/* Rolls every segment out at point p (its z and x0), writing residuals and Jacobian rows. */
-static grit_status evaluate(fit *f, point *p, char *msg) {
-  const grit_model *m0 = f->model;
-  const int np = f->np, nq = f->nq, nv = f->nv, nu = f->nu, nx = f->nx;
-  double theta[64];
-  double *th = np <= 64 ? theta : malloc(sizeof(double) * (size_t)np);
-  if (!th) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
-  for (int i = 0; i < np; ++i) th[i] = exp(p->z[i]);
-  grit_model *mp = NULL;
-  grit_data *d = NULL;
-  grit_status s = grit_model_with_params(m0, f->params, th, np, &mp, msg);
-  if (s == GRIT_OK && (s = grit_data_create(mp, &d)) != GRIT_OK) grit_set_error(msg, s, "fit: cannot create data");
-  if (s == GRIT_OK && (s = grit_data_set_step_settings(d, &f->o->settings)) != GRIT_OK)
-    grit_set_error(msg, s, "fit: step settings: %s", grit_data_last_error(d));
-  double cost = 0.0;
-  for (int si = 0; s == GRIT_OK && si < f->nseg; ++si) {
-    const segment *sg = &f->seg[si];
-    const grit_trajectory *tr = &f->trajs[sg->traj];
-    const double *yq = f->yq[sg->traj];
-    const double *start_q = f->shoot ? p->x0 + (size_t)si * f->nxs : yq + (size_t)sg->a * nq;
-    const double *start_v = f->shoot ? start_q + nq : tr->qvel + (size_t)sg->a * nv;
-    if ((s = grit_data_set_qpos(d, start_q, nq)) != GRIT_OK || (s = grit_data_set_qvel(d, start_v, nv)) != GRIT_OK) {
-      grit_set_error(msg, s, "fit: segment %d's initial state: %s", si, grit_data_last_error(d));
-      break;
-    }
-    memset(f->S, 0, sizeof(double) * (size_t)nx * np);
-    if (f->shoot) {
-      memset(f->Sx, 0, sizeof(double) * (size_t)nx * nx);
-      for (int i = 0; i < nx; ++i) f->Sx[(size_t)i * nx + i] = 1.0;
-    }
-    int row = sg->row0;
-    for (int j = 0; j <= sg->nsteps; ++j) {
-      const int k = sg->a + j;
-      if (f->shoot || j > 0) {
-        /* residual: (sim (-) obs), rows of [S diag(theta) | Sx] through the manifold difference */
-        double *r = p->r + row;
-        grit_position_difference(f->model, yq + (size_t)k * nq, grit_data_qpos(d), r);
-        const double *v = grit_data_qvel(d), *yv = tr->qvel + (size_t)k * nv;
-        for (int i = 0; i < nv; ++i) r[nv + i] = v[i] - yv[i];
-        const int nc = np + (f->shoot ? nx : 0);
-        double *R = f->rows; /* nx x nc */
-        for (int i = 0; i < nx; ++i) {
-          for (int c = 0; c < np; ++c) R[(size_t)i * nc + c] = f->S[(size_t)i * np + c] * th[c];
-          if (f->shoot)
-            for (int c = 0; c < nx; ++c) R[(size_t)i * nc + np + c] = f->Sx[(size_t)i * nx + c];
-        }
-        for (int jn = 0; jn < m0->njnt; ++jn) {
-          const int type = m0->jnt_type[jn];
-          if (type != GRIT_JOINT_FREE && type != GRIT_JOINT_BALL) continue;
-          const int r0 = m0->jnt_dofadr[jn] + (type == GRIT_JOINT_FREE ? 3 : 0);
-          double Ji[9];
-          so3_right_jacobian_inverse(r + r0, Ji);
-          matmul(Ji, R + (size_t)r0 * nc, f->tmp, 3, 3, nc);
-          memcpy(R + (size_t)r0 * nc, f->tmp, sizeof(double) * 3 * (size_t)nc);
-        }
-        for (int i = 0; i < nx; ++i) {
-          r[i] *= f->wrow[i];
-          cost += 0.5 * r[i] * r[i];
-          for (int c = 0; c < np; ++c) p->Jz[(size_t)(row + i) * np + c] = f->wrow[i] * R[(size_t)i * nc + c];
-          if (f->shoot)
-            for (int c = 0; c < nx; ++c) p->Jx[(size_t)(row + i) * nx + c] = f->wrow[i] * R[(size_t)i * nc + np + c];
-        }
-        row += nx;
-      }
-      if (j == sg->nsteps) break;
-      s = advance(d, tr->ctrl ? tr->ctrl + (size_t)k * nu : NULL, f->params, np, f->S, f->shoot ? f->Sx : NULL, f->A,
-                  f->P, f->tmp);
-      if (s != GRIT_OK) {
-        grit_set_error(msg, s, "fit: trajectory %d, step %d: %s", sg->traj, k + 1, grit_data_last_error(d));
-        break;
-      }
-    }
-  }
-  if (s == GRIT_OK && !isfinite(cost)) s = grit_set_error(msg, GRIT_ERR_NOT_FINITE, "fit: the cost is not finite");
-  p->cost = cost;
-  grit_data_free(d);
-  grit_model_free(mp);
-  if (th != theta) free(th);
-  return s;
-}
-
-/* The normal equations' blocks at point p: V = Jz^T Jz, c = Jz^T r, and per segment U, Wm, b. */
-static void normal_blocks(fit *f, const point *p, double *V, double *c) {
-  const int np = f->np, nx = f->nx;
-  memset(V, 0, sizeof(double) * (size_t)np * np);
-  memset(c, 0, sizeof(double) * (size_t)np);
-  for (int si = 0; si < f->nseg; ++si) {
-    segment *sg = &f->seg[si];
-    const int rows = (sg->nsteps + (f->shoot ? 1 : 0)) * nx;
-    if (f->shoot) {
-      memset(sg->U, 0, sizeof(double) * (size_t)nx * nx);
-      memset(sg->Wm, 0, sizeof(double) * (size_t)nx * np);
-      memset(sg->b, 0, sizeof(double) * (size_t)nx);
-    }
-    for (int k = sg->row0; k < sg->row0 + rows; ++k) {
-      const double *jz = p->Jz + (size_t)k * np, rk = p->r[k];
-      for (int i = 0; i < np; ++i) {
-        c[i] += jz[i] * rk;
-        for (int j = 0; j < np; ++j) V[(size_t)i * np + j] += jz[i] * jz[j];
-      }
-      if (!f->shoot) continue;
-      const double *jx = p->Jx + (size_t)k * nx;
-      for (int i = 0; i < nx; ++i) {
-        if (jx[i] == 0.0) continue;
-        sg->b[i] += jx[i] * rk;
-        for (int j = 0; j < nx; ++j) sg->U[(size_t)i * nx + j] += jx[i] * jx[j];
-        for (int j = 0; j < np; ++j) sg->Wm[(size_t)i * np + j] += jx[i] * jz[j];
-      }
-    }
-  }
-}
-
-/* Solves the damped normal equations (N + lambda diag(N)) delta = -g for the log-parameters dz and the
- * segments' corrections ds (nseg x nx); lambda = 0 with dz = NULL gives the reduced matrix R alone
- * (its Cholesky factor in R on success). Returns 0 if a block is not positive definite. */
-static int solve_normal(fit *f, const double *V, const double *c, double lambda, double *R, double *dz, double *ds) {
-  const int np = f->np, nx = f->nx;
-  double *g = f->tmp; /* np, then scratch */
-  for (int i = 0; i < np * np; ++i) R[i] = V[i];
-  for (int i = 0; i < np; ++i) {
-    R[(size_t)i * np + i] += lambda * V[(size_t)i * np + i];
-    g[i] = -c[i];
-  }
-  for (int si = 0; f->shoot && si < f->nseg; ++si) {
-    segment *sg = &f->seg[si];
-    double *L = f->A; /* nx x nx */
-    memcpy(L, sg->U, sizeof(double) * (size_t)nx * nx);
-    for (int i = 0; i < nx; ++i) L[(size_t)i * nx + i] += lambda * sg->U[(size_t)i * nx + i];
-    if (!cholesky(L, nx)) return 0;
-    memcpy(sg->Y, sg->Wm, sizeof(double) * (size_t)nx * np);
-    memcpy(sg->y, sg->b, sizeof(double) * (size_t)nx);
-    chol_solve(L, nx, sg->Y, np);
-    chol_solve(L, nx, sg->y, 1);
-    for (int i = 0; i < np; ++i) {
-      for (int j = 0; j < np; ++j) {
-        double s = 0.0;
-        for (int k = 0; k < nx; ++k) s += sg->Wm[(size_t)k * np + i] * sg->Y[(size_t)k * np + j];
-        R[(size_t)i * np + j] -= s;
-      }
-      double s = 0.0;
-      for (int k = 0; k < nx; ++k) s += sg->Wm[(size_t)k * np + i] * sg->y[k];
-      g[i] += s;
-    }
-  }
-  if (!cholesky(R, np)) return 0;
-  if (!dz) return 1;
-  memcpy(dz, g, sizeof(double) * (size_t)np);
-  chol_solve(R, np, dz, 1);
-  for (int si = 0; f->shoot && si < f->nseg; ++si) {
-    const segment *sg = &f->seg[si];
-    for (int i = 0; i < nx; ++i) {
-      double s = -sg->y[i];
-      for (int j = 0; j < np; ++j) s -= sg->Y[(size_t)i * np + j] * dz[j];
-      ds[(size_t)si * nx + i] = s;
-    }
-  }
-  return 1;
-}
-
-static void point_free(point *p) {
-  free(p->z), free(p->x0), free(p->r), free(p->Jz), free(p->Jx);
-}
-
-static int point_alloc(point *p, const fit *f) {
-  memset(p, 0, sizeof *p);
-  p->z = malloc(sizeof(double) * (size_t)f->np);
-  p->x0 = malloc(sizeof(double) * ((size_t)f->nseg * f->nxs + 1));
-  p->r = malloc(sizeof(double) * (size_t)f->m);
-  p->Jz = malloc(sizeof(double) * (size_t)f->m * f->np);
-  p->Jx = malloc(sizeof(double) * ((f->shoot ? (size_t)f->m * f->nx : 0) + 1));
-  return p->z && p->x0 && p->r && p->Jz && p->Jx;
-}
-
-static grit_status check_inputs(const grit_model *model, const grit_trajectory *trajs, int ntraj, const grit_param *params,
-                                int np, const double *values, const grit_fit_options *o, char *msg) {
-  if (!model || !values || !o) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: model, values and options must not be NULL");
-  grit_status s = check_params(model, params, np, msg);
-  if (s != GRIT_OK) return s;
-  for (int i = 0; i < np; ++i)
-    if (!isfinite(values[i]) || !(values[i] > 0))
-      return grit_set_error(msg, isfinite(values[i]) ? GRIT_ERR_INVALID_ARGUMENT : GRIT_ERR_NOT_FINITE,
-                            "fit: the guess of parameter %d (%s) is %g: it must be finite and > 0 (fitted in log space)", i,
-                            kind_name(params[i].kind), values[i]);
-  if (ntraj < 1 || !trajs) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: no trajectories (ntraj = %d)", ntraj);
-  if (o->segment_steps < 1 || o->max_iters < 1 || !(o->tol > 0) || !(o->max_log_step > 0) || !(o->position_sigma > 0) ||
-      !(o->velocity_sigma > 0) || !isfinite(o->tol) || !isfinite(o->max_log_step) || !isfinite(o->position_sigma) ||
-      !isfinite(o->velocity_sigma))
-    return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT,
-                          "fit: options need segment_steps >= 1, max_iters >= 1 and positive finite tol, max_log_step, "
-                          "position_sigma and velocity_sigma");
-  const int nq = model->nq, nv = model->nv, nu = model->nu;
-  if (model->na > 0) /* the state here is (q, v); activations are not part of it yet */
-    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "fit: actuators with dynamics (na = %d) are not supported", model->na);
-  for (int t = 0; t < ntraj; ++t) {
-    const grit_trajectory *tr = &trajs[t];
-    if (tr->nsteps < 1 || !tr->qpos || !tr->qvel)
-      return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: trajectory %d needs nsteps >= 1 (has %d), qpos and qvel", t,
-                            tr->nsteps);
-    const size_t ns = (size_t)tr->nsteps + 1;
-    if (!all_finite(tr->qpos, ns * nq) || !all_finite(tr->qvel, ns * nv) ||
-        (tr->ctrl && !all_finite(tr->ctrl, (size_t)tr->nsteps * nu)))
-      return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "fit: trajectory %d holds a number that is not finite", t);
-    for (int j = 0; j < model->njnt; ++j) {
-      const int type = model->jnt_type[j];
-      if (type != GRIT_JOINT_FREE && type != GRIT_JOINT_BALL) continue;
-      const int qa = model->jnt_qposadr[j] + (type == GRIT_JOINT_FREE ? 3 : 0);
-      for (size_t k = 0; k < ns; ++k) {
-        const double *q = tr->qpos + k * nq + qa;
-        if (!(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] > 1e-12))
-          return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: trajectory %d, sample %zu: joint %d's quaternion is zero", t,
-                                k, j);
-      }
-    }
-  }
-  return GRIT_OK;
-}
-
+/* Trajectories at the model's step are timed trajectories with t_k = k h; the engine never reads the
+ * control row of the last sample (no step starts there), so N rows of controls suffice. */
 grit_status grit_fit(const grit_model *model, const grit_trajectory *trajs, int ntraj, const grit_param *params,
                      int np, double *values, const grit_fit_options *options, grit_fit_result *result, double *std,
                      double *cov, char msg[GRIT_MESSAGE_SIZE]) {
-  const grit_fit_options defaults = grit_default_fit_options();
-  const grit_fit_options *o = options ? options : &defaults;
-  grit_status s = check_inputs(model, trajs, ntraj, params, np, values, o, msg);
-  if (s != GRIT_OK) return s;
-  fit f;
-  memset(&f, 0, sizeof f);
-  f.model = model, f.trajs = trajs, f.params = params, f.np = np, f.o = o;
-  f.nq = model->nq, f.nv = model->nv, f.nu = model->nu, f.nx = 2 * model->nv, f.nxs = f.nq + f.nv;
-  f.shoot = o->fit_initial_states != 0;
-  const int nx = f.nx, nq = f.nq, K = o->segment_steps;
-  /* segments: multiple shooting covers samples a..a+K (K steps), the next starts at a+K+1 (its initial
-   * state is free, so the step between them is not used); resetting restarts at the observed a+K */
-  for (int pass = 0; pass < 2; ++pass) {
-    int n = 0, rows = 0;
-    for (int t = 0; t < ntraj; ++t) {
-      const int N = trajs[t].nsteps;
-      for (int a = 0; f.shoot ? a <= N : a < N;) {
-        const int ns = K < N - a ? K : N - a;
-        if (pass) f.seg[n] = (segment){.traj = t, .a = a, .nsteps = ns, .row0 = rows};
-        rows += (ns + (f.shoot ? 1 : 0)) * nx;
-        n++;
-        a += f.shoot ? ns + 1 : ns;
-      }
-    }
-    f.nseg = n, f.m = rows;
-    if (!pass && !(f.seg = calloc((size_t)n, sizeof *f.seg))) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
-  }
-  const int nunk = np + (f.shoot ? nx * f.nseg : 0);
-  point cur, trial;
-  int ok = point_alloc(&cur, &f) & point_alloc(&trial, &f);
-  const size_t big = (size_t)(nx > np ? nx : np) + 1;
-  f.yq = calloc((size_t)ntraj, sizeof *f.yq);
-  f.wrow = malloc(sizeof(double) * (size_t)nx + 1);
-  f.S = malloc(sizeof(double) * (size_t)nx * np);
-  f.Sx = malloc(sizeof(double) * (size_t)nx * nx + 1);
-  f.A = malloc(sizeof(double) * (size_t)nx * nx + 1);
-  f.P = malloc(sizeof(double) * (size_t)nx * np);
-  f.tmp = malloc(sizeof(double) * (big * (size_t)(nx + np + 1) + (size_t)f.nu + (size_t)np * np + 1));
-  f.rows = malloc(sizeof(double) * (size_t)nx * (size_t)(np + nx));
-  double *V = malloc(sizeof(double) * (size_t)np * np), *c = malloc(sizeof(double) * (size_t)np);
-  double *R = malloc(sizeof(double) * (size_t)np * np), *dz = malloc(sizeof(double) * (size_t)np);
-  double *ds = malloc(sizeof(double) * ((size_t)f.nseg * nx + 1));
-  double *blocks = malloc(sizeof(double) * ((size_t)f.nseg * (f.shoot ? (size_t)nx * (2 * (size_t)nx + 2 * np + 2) : 0) + 1));
-  ok = ok && f.yq && f.wrow && f.S && f.Sx && f.A && f.P && f.tmp && f.rows && V && c && R && dz && ds && blocks;
-  for (int t = 0; ok && t < ntraj; ++t) ok = (f.yq[t] = malloc(sizeof(double) * (size_t)(trajs[t].nsteps + 1) * nq + 1)) != NULL;
-  if (!ok) {
-    s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
-    goto done;
-  }
-  for (int i = 0; i < nx; ++i) f.wrow[i] = 1.0 / (i < f.nv ? o->position_sigma : o->velocity_sigma);
-  for (int si = 0; f.shoot && si < f.nseg; ++si) {
-    double *b = blocks + (size_t)si * nx * (2 * (size_t)nx + 2 * np + 2);
-    f.seg[si].U = b, f.seg[si].Wm = b + (size_t)nx * nx, f.seg[si].b = f.seg[si].Wm + (size_t)nx * np;
-    f.seg[si].Y = f.seg[si].b + nx, f.seg[si].y = f.seg[si].Y + (size_t)nx * np;
-  }
-  /* observed positions with unit quaternions (the difference on the manifold needs them) */
+  if (!model || !values) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: model, values and options must not be NULL");
+  if (ntraj < 1 || !trajs) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: no trajectories (ntraj = %d)", ntraj);
+  if (options && options->segment_steps < 1)
+    return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: options need segment_steps >= 1");
+  grit_timed_trajectory *tt = malloc(sizeof *tt * (size_t)ntraj);
+  if (!tt) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
   for (int t = 0; t < ntraj; ++t) {
+    if (trajs[t].nsteps < 1) {
+      free(tt);
+      return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: trajectory %d needs nsteps >= 1 (has %d), qpos and qvel", t,
+                            trajs[t].nsteps);
+    }
     const size_t ns = (size_t)trajs[t].nsteps + 1;
-    memcpy(f.yq[t], trajs[t].qpos, sizeof(double) * ns * nq);
-    for (int j = 0; j < model->njnt; ++j) {
-      const int type = model->jnt_type[j];
-      if (type != GRIT_JOINT_FREE && type != GRIT_JOINT_BALL) continue;
-      const int qa = model->jnt_qposadr[j] + (type == GRIT_JOINT_FREE ? 3 : 0);
-      for (size_t k = 0; k < ns; ++k) {
-        double *q = f.yq[t] + k * nq + qa;
-        const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        for (int i = 0; i < 4; ++i) q[i] /= n;
-      }
+    /* grit_fit's contract: every number finite (grit_fit_timed masks NaN rows out instead) */
+    if (trajs[t].qpos && trajs[t].qvel &&
+        (!all_finite(trajs[t].qpos, ns * (size_t)model->nq) || !all_finite(trajs[t].qvel, ns * (size_t)model->nv))) {
+      free(tt);
+      return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "fit: trajectory %d holds a number that is not finite", t);
     }
+    tt[t] = (grit_timed_trajectory){trajs[t].nsteps + 1, NULL, trajs[t].qpos, trajs[t].qvel, trajs[t].ctrl};
   }
-  for (int i = 0; i < np; ++i) cur.z[i] = log(values[i]);
-  for (int si = 0; f.shoot && si < f.nseg; ++si) {
-    const segment *sg = &f.seg[si];
-    memcpy(cur.x0 + (size_t)si * f.nxs, f.yq[sg->traj] + (size_t)sg->a * nq, sizeof(double) * (size_t)nq);
-    memcpy(cur.x0 + (size_t)si * f.nxs + nq, trajs[sg->traj].qvel + (size_t)sg->a * f.nv, sizeof(double) * (size_t)f.nv);
-  }
-  s = evaluate(&f, &cur, msg);
-  if (s != GRIT_OK) goto done;
-  grit_fit_result res;
-  memset(&res, 0, sizeof res);
-  res.evaluations = 1;
-  res.initial_cost = cur.cost;
-  res.nresiduals = f.m, res.nunknowns = nunk, res.nsegments = f.nseg;
-  double lambda = 1e-3, nu = 2.0;
-  char tmsg[GRIT_MESSAGE_SIZE];
-  double *Jd = malloc(sizeof(double) * (size_t)f.m);
-  if (!Jd) {
-    s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
-    goto done;
-  }
-  normal_blocks(&f, &cur, V, c);
-  while (res.iterations < o->max_iters && !res.converged && lambda < 1e16) {
-    res.iterations++;
-    if (!solve_normal(&f, V, c, lambda, R, dz, ds)) {
-      lambda = lambda * nu, nu *= 2;
-      continue;
-    }
-    /* keep each log-parameter's change within max_log_step (a trust region on the relative change) */
-    double big_dz = 0.0;
-    for (int i = 0; i < np; ++i) big_dz = fmax(big_dz, fabs(dz[i]));
-    const double scale = big_dz > o->max_log_step ? o->max_log_step / big_dz : 1.0;
-    for (int i = 0; i < np; ++i) dz[i] *= scale;
-    for (int i = 0; f.shoot && i < f.nseg * nx; ++i) ds[i] *= scale;
-    /* the decrease the linear model predicts: 1/2 |r|^2 - 1/2 |r + J delta|^2 */
-    double pred = 0.0;
-    for (int k = 0; k < f.m; ++k) {
-      double jd = 0.0;
-      for (int i = 0; i < np; ++i) jd += cur.Jz[(size_t)k * np + i] * dz[i];
-      Jd[k] = jd;
-    }
-    for (int si = 0; f.shoot && si < f.nseg; ++si) {
-      const segment *sg = &f.seg[si];
-      const int rows = (sg->nsteps + 1) * nx;
-      for (int k = sg->row0; k < sg->row0 + rows; ++k)
-        for (int i = 0; i < nx; ++i) Jd[k] += cur.Jx[(size_t)k * nx + i] * ds[(size_t)si * nx + i];
-    }
-    for (int k = 0; k < f.m; ++k) pred -= cur.r[k] * Jd[k] + 0.5 * Jd[k] * Jd[k];
-    for (int i = 0; i < np; ++i) trial.z[i] = cur.z[i] + dz[i];
-    for (int si = 0; f.shoot && si < f.nseg; ++si) {
-      double *x = trial.x0 + (size_t)si * f.nxs;
-      memcpy(x, cur.x0 + (size_t)si * f.nxs, sizeof(double) * (size_t)f.nxs);
-      grit_integrate_positions(model, x, ds + (size_t)si * nx, 1.0);
-      for (int i = 0; i < f.nv; ++i) x[nq + i] += ds[(size_t)si * nx + f.nv + i];
-    }
-    const grit_status ts = evaluate(&f, &trial, tmsg);
-    res.evaluations++;
-    const double actual = ts == GRIT_OK ? cur.cost - trial.cost : -1.0;
-    if (ts == GRIT_OK && actual > 0 && pred > 0) {
-      const double rho = actual / pred;
-      const int small_step = big_dz * scale <= sqrt(o->tol), small_decrease = actual <= o->tol * cur.cost;
-      res.converged = lambda <= 1.0 && (small_step || small_decrease);
-      point t = cur;
-      cur = trial, trial = t;
-      normal_blocks(&f, &cur, V, c);
-      const double q = 2 * rho - 1;
-      lambda *= fmax(1.0 / 3.0, 1.0 - q * q * q);
-      nu = 2.0;
-    } else {
-      lambda *= nu, nu *= 2;
-    }
-  }
-  free(Jd);
-  res.cost = cur.cost;
-  res.rms = sqrt(2 * cur.cost / f.m);
-  res.sigma2 = f.m > nunk ? 2 * cur.cost / (f.m - nunk) : NAN;
-  for (int i = 0; i < np; ++i) values[i] = exp(cur.z[i]);
-  if (std || cov) {
-    /* C = sigma2 R^-1 with R the reduced Gauss-Newton matrix (the initial states eliminated) */
-    double *Ci = malloc(sizeof(double) * (size_t)np * np);
-    const int pd = Ci && solve_normal(&f, V, c, 0.0, R, NULL, NULL);
-    if (Ci && pd) {
-      for (int i = 0; i < np * np; ++i) Ci[i] = i % (np + 1) == 0 ? 1.0 : 0.0;
-      chol_solve(R, np, Ci, np);
-    }
-    for (int i = 0; i < np; ++i) {
-      if (std) std[i] = pd ? values[i] * sqrt(res.sigma2 * Ci[(size_t)i * np + i]) : INFINITY;
-      for (int j = 0; cov && j < np; ++j) cov[(size_t)i * np + j] = pd ? res.sigma2 * Ci[(size_t)i * np + j] : INFINITY;
-    }
-    free(Ci);
-  }
-  if (result) *result = res;
-  if (msg) msg[0] = '\0';
-done:
-  point_free(&cur), point_free(&trial);
-  for (int t = 0; f.yq && t < ntraj; ++t) free(f.yq[t]);
-  free(f.yq), free(f.wrow), free(f.S), free(f.Sx), free(f.A), free(f.P), free(f.tmp), free(f.rows);
-  free(V), free(c), free(R), free(dz), free(ds), free(blocks), free(f.seg);
+  const grit_status s = grit_fit_timed(model, tt, ntraj, params, np, values, options, result, std, cov, NULL, msg);
+  free(tt);
   return s;
 }

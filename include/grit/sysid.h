@@ -26,6 +26,15 @@
 extern "C" {
 #endif
 
+/* Parameter kinds the fit adds to grit_step_derivatives' (grit_param.kind), differentiated by central
+ * differences of each step (relative 1e-4 in log space: two more steps per such parameter and step).
+ * grit_step_derivatives itself does not take them. */
+/* SAP's dissipation time scale of geometry `index`, or of every geometry (-1), s */
+#define GRIT_PARAM_TAU_D ((grit_param_kind)4)
+/* the mean principal moment (trace / 3) of body `index`'s rotational inertia, kg m^2; the inertia is
+ * scaled, its shape and axes kept */
+#define GRIT_PARAM_INERTIA ((grit_param_kind)5)
+
 /* One observed trajectory of the model: nsteps + 1 states at times t0 + k h, h the model's timestep,
  * and the controls applied over each step. Arrays are row-major, one row per sample. */
 typedef struct grit_trajectory {
@@ -51,7 +60,60 @@ typedef struct grit_fit_options {
                                   > 0, default 1e-10 */
   double max_log_step;         /* largest change of a log-parameter per iteration (> 0; 1 = a factor
                                   e); the step is scaled down to it. Default 1 */
+  /* Added for measured data (grit_fit_timed; grit_fit uses them too). */
+  double orientation_sigma;      /* weight 1/sigma of the rotational position errors of free and ball
+                                    joints (rad); 0 (default): position_sigma */
+  double angular_velocity_sigma; /* their angular velocities' (rad/s); 0 (default): velocity_sigma */
+  double huber;                  /* > 0: Huber loss on each weighted residual with this threshold (in
+                                    units of sigma; robust to outliers); 0 (default): least squares */
+  int coarse_points;             /* coarse global stage before Levenberg-Marquardt: the cost at
+                                    coarse_points values per parameter, log-spaced over
+                                    [guess / coarse_span, guess * coarse_span] (a grid of
+                                    coarse_points^np), the best one starts the fit; <= 1 (default): none */
+  double coarse_span;            /* > 1; default 10 */
+  int starts;                    /* multi-start (with the coarse stage): Levenberg-Marquardt from the
+                                    guesses and from the starts - 1 best other grid points, each to its
+                                    end; the lowest final cost wins. <= 1 (default): one run, from the
+                                    coarse stage's best point */
+  int covariance;                /* grit_fit_covariance: how std and cov are estimated; default
+                                    GRIT_FIT_COV_RESIDUAL */
+  int nthreads;                  /* threads rolling the segments out; <= 1 (default): the caller's only.
+                                    Results are bitwise the same for any number (sums in a fixed order) */
+  /* Sums buf[0..n) over every process of a distributed fit in place (e.g. MPI_Allreduce with MPI_SUM);
+   * NULL (default): one process. Each process passes its own trajectories; all take the same steps and
+   * return the same result. Called collectively: the same calls in the same order on every process. */
+  void (*allreduce_sum)(double *buf, int n, void *ctx);
+  void *allreduce_ctx;
+  int traj_offset; /* with allreduce_sum: the index of this process's first trajectory among all the
+                      processes' (they hold consecutive blocks, in order) */
+  int traj_total;  /* with allreduce_sum: the trajectories of all processes. Sums are taken per
+                      trajectory and added in this global order, so the result is bitwise the same for
+                      any number of processes and threads */
 } grit_fit_options;
+
+/* Estimators of the parameters' covariance (grit_fit_options.covariance, docs/sysid.md). */
+typedef enum grit_fit_covariance {
+  GRIT_FIT_COV_RESIDUAL = 0, /* sigma2 (J^T J)^-1: exact when the residuals are independent with the
+                                weights' relative sizes; the residual's size is estimated (sigma2) */
+  GRIT_FIT_COV_SANDWICH = 1  /* (J^T J)^-1 (sum_t g_t g_t^T) (J^T J)^-1 with g_t the gradient of
+                                trajectory t (initial states eliminated) times G/(G-1), G trajectories:
+                                robust to misfit and to errors correlated within a trajectory; needs
+                                more trajectories than parameters (else the residual estimate is used) */
+} grit_fit_covariance;
+
+/* Why the fit stopped (grit_fit_result.stop). */
+typedef enum grit_fit_stop {
+  GRIT_FIT_STOP_SMALL_DECREASE = 0, /* converged: an accepted step with lambda <= 1 lowered the cost by
+                                       less than tol times the cost */
+  GRIT_FIT_STOP_SMALL_STEP = 1,     /* converged: an accepted step with lambda <= 1 changed no
+                                       log-parameter by more than sqrt(tol) */
+  GRIT_FIT_STOP_MAX_ITERS = 2,      /* not converged: max_iters reached */
+  GRIT_FIT_STOP_NO_DECREASE = 3     /* not converged: no step lowered the cost (lambda > 1e16), e.g. the
+                                       rollouts' own tolerance hides a decrease smaller than tol */
+} grit_fit_stop;
+
+/* A short text for a grit_fit_stop ("small_decrease", "small_step", "max_iters", "no_decrease"). */
+const char *grit_fit_stop_string(int stop);
 
 grit_fit_options grit_default_fit_options(void);
 
@@ -69,6 +131,14 @@ typedef struct grit_fit_result {
   int nresiduals;      /* weighted state errors (2 nv per sample used) */
   int nunknowns;       /* np + 2 nv per segment (multiple shooting) or np (resetting) */
   int nsegments;       /* shooting segments over all trajectories */
+  /* Added with grit_fit_timed. */
+  int stop;            /* grit_fit_stop: why it stopped (converged is stop <= GRIT_FIT_STOP_SMALL_STEP) */
+  int nidentified;     /* parameters the data determine (the others have an infinite std) */
+  int covariance;      /* grit_fit_covariance the std and cov come from */
+  int ntrajectories;   /* over every process */
+  double coarse_cost;  /* the coarse stage's best cost (the guesses' cost without one) */
+  int nstarts;         /* Levenberg-Marquardt runs (multi-start) */
+  int start;           /* the one whose result this is: 0 the guesses, i the i-th best grid point */
 } grit_fit_result;
 
 /* Fits the np parameters params[] (kinds and indices as in grit_step_derivatives; each at most once,
@@ -91,6 +161,31 @@ typedef struct grit_fit_result {
 grit_status grit_fit(const grit_model *model, const grit_trajectory *trajs, int ntraj, const grit_param *params,
                      int np, double *values, const grit_fit_options *options, grit_fit_result *result, double *std,
                      double *cov, char msg[GRIT_MESSAGE_SIZE]);
+
+/* One trajectory of measurements taken at their own times: jitter, clock drift, dropped samples and
+ * sample periods that are a multiple of the model's step are all accepted. Each sample is compared with
+ * the simulation at its own time, interpolated linearly between the two steps around it (in the tangent
+ * space). A row of qpos (or qvel) holding a NaN is left out of the loss (masked). */
+typedef struct grit_timed_trajectory {
+  int nsamples;       /* >= 2 */
+  const double *t;    /* nsamples times (s), increasing; NULL: t_k = k h */
+  const double *qpos; /* nsamples x nq (quaternions need not be exactly unit) */
+  const double *qvel; /* nsamples x nv */
+  const double *ctrl; /* nsamples x nu: row k is held from t_k until t_{k+1}; NULL: zero */
+} grit_timed_trajectory;
+
+/* grit_fit on timed trajectories, each its own initial state (the first sample without a NaN starts
+ * it). options->segment_steps = 0 makes each trajectory one segment (single shooting from a fitted
+ * initial state). Segments hold the samples within segment_steps steps of their first one.
+ * identified (np ints, may be NULL) receives 1 for a parameter the data determine, 0 for one they do
+ * not (its information is singular, or its log-space deviation exceeds 1: not even known within a
+ * factor e); an unidentified parameter gets an infinite std and is held at its value in the others'
+ * covariance. Other arguments and errors as grit_fit; ntraj may be 0 on a process of a distributed fit
+ * (options->allreduce_sum) when the others have trajectories. */
+grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory *trajs, int ntraj,
+                           const grit_param *params, int np, double *values, const grit_fit_options *options,
+                           grit_fit_result *result, double *std, double *cov, int *identified,
+                           char msg[GRIT_MESSAGE_SIZE]);
 
 /* A new model equal to `model` except that parameter params[i] has the value values[i]: a contact
  * kind with index -1 sets every geometry's value (friction >= 0, stiffness > 0, dissipation >= 0), with
