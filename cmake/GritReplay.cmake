@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The replay page writer (include/grit/replay.h, docs/viewer.md): library grit_replay, separate from libgrit
 # because it carries three.js. three.js (third_party/three) and the viewer script are embedded at build time
 # as byte arrays by cmake/embed_file.cmake: nothing is downloaded when building.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arm_push_ball — contact-implicit trajectory optimization (seed 000, section XII-D): a torque-controlled
  * 7-joint Kinova Gen3 arm pushes a ball 30 cm across the ground to a target, planned by iLQR over grit's
  * step and its exact derivatives, with no contact sequence given.

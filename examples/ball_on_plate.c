@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ball_on_plate — an LQR designed on grit's linearization at a rolling contact keeps a ball at the
  * centre of a tilting plate (docs/lqr.md).
  *

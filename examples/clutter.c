@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clutter — the clutter case of seed 000, section XII-A: 40 spheres and boxes of 10 cm dropped in four
  * columns into an 80 cm box; k = 1e7 N/m, d = 10 s/m (SAP: tau_d = 1e-4 s), mu = 1, dt = 2 ms, 3 s.
  * Prints the Newton iterations per step (mean and max), the contacts, the time per step, and whether

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conveyor_belt — the oscillating conveyor belt of seed 000, section XI-A.
  *
  * A 1 kg box with 5 cm sides rests on a belt that oscillates at 1 Hz with 0.2 m amplitude; mu = 0.7,

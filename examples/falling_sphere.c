@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* falling_sphere — the falling sphere of seed 000, section XI-B: build a model, make data, step, read
  * the state and the contacts, free.
  *

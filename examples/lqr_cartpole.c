@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lqr_cartpole — an LQR on grit's Jacobians balances a cart-pole (docs/lqr.md).
  *
  * The cart-pole is built with grit's builder: a cart on a slide joint with a motor, a pole on a hinge.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenes.c — the scenes of seed 000's test cases (see scenes.h). */
 #include "scenes.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenes.h — the scenes of seed 000's test cases, built with grit's C API, shared by the examples and
  * the physics validation tests (so both run exactly the same model). Each returns a compiled model; on
  * failure the builder's message is copied into msg. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sliding_rod — the sliding rod of seed 000, section XI-C: impact without collision (Painleve).
  *
  * A rod 0.5 m long, 1 cm in diameter, 0.3 kg, leaning at 30 degrees with its lower end on the ground

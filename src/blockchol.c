@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blockchol.c — block-sparse Cholesky on the tree graph. See blockchol.h. */
 #include "blockchol.h"
 

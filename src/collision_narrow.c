@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision_narrow.c — narrow phase dispatch and the closed-form pairs.
  *
  * Each pair is put in a canonical order (lower type first; equal types by pose) so that swapping the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision_narrow.h — narrow phase: contact candidates between two shapes at world poses (internal).
  *
  * grit_collide finds the candidates of a pair whose signed distance phi is below a margin, separated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_geometry.h — a contact's signed distance and frame re-evaluated from body-fixed features, for
  * double (grit_contact_reevaluate) and for dual numbers (grit_contact_reevaluate_dual) (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hessian.c — block-sparse assembly of the contact Hessian and its dense (LAPACK) or supernodal
  * (CHOLMOD, AMD ordering) Cholesky factorization. See hessian.h. */
 #include "hessian.h"

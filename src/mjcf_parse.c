@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_parse.c — reading the MJCF element tree into the loader's model description: attribute
  * values (every number checked: a whole token, finite, counted), default classes, the body tree,
  * actuators, keyframes, compiler/option settings and grit's <custom> contact parameters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_internal.h — the replay object, its output stream and plots, shared by replay.c (frames, scene
  * JSON, page) and replay_svg.c (plots). */
 #ifndef GRIT_REPLAY_INTERNAL_H

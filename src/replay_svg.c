@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_svg.c — the replay page's plots as inline SVG (replay_internal.h), and its output stream. */
 #include <math.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit replay viewer: plays the frames of the page's scene JSON (element #grit-scene, written by
  * src/replay.c) with three.js (the global THREE, inlined before this script). grit's frame is z-up, metres.
  * No dynamics here: every body pose comes from the JSON, interpolated between frames.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* solver.c — Newton's method with an exact line search for the convex contact problem (seed 000,
  * section X; ARCHITECTURE.md, The Newton solver). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status.c — names of status codes and the message helper used by every module. */
 #include "grit/status.h"
 

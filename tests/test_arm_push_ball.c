@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_arm_push_ball.c — issue #8's acceptance on the main example's problem (examples/push_problem.h,
  * the same code the example runs): for each contact model, iLQR from 0.9 x gravity compensation, with
  * the reference's cost and the ball's final position as a constraint, converges and brings the ball

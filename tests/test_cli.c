@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli.c — the `grit` command-line tool, run as a separate process: the physics of
  * tests/test_physics_contact.c reproduced from model files through the command line and read back
  * from its CSV (resting penetration mg/k, rolling at 5/7 U0, a sliding box stopping after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_replay.c — the replay page (grit/replay.h, src/replay*.c, tools/grit_replay.c, docs/viewer.md).
  *
  * Structure: the page's scene JSON parses (a strict parser below), has one time, one pose list and one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_fit.c — `grit fit`: contact parameters (and masses) fitted to a recorded trajectory (grit_fit,
  * grit/sysid.h, docs/sysid.md).
  *

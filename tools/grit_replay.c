@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit replay — the `replay` command of the grit tool: a CSV trajectory to one HTML page (docs/viewer.md).
  *
  *   grit replay MODEL.xml --csv TRAJ.csv -o OUT.html [--title T] [--no-contacts] [--ctrl "..."]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ilqr.c — the iLQR solver: rollouts, the parallel Jacobian phase, the backward pass with its
  * regularization schedule, the line search and the stopping rules (grit_ilqr/ilqr.h, docs/ilqr.md). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */

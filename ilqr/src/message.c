@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* message.c — the iLQR package's error messages (see message.h). */
 #include "message.h"
 

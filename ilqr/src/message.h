@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* message.h — the iLQR package's error messages: one formatter for every module. */
 #ifndef GRIT_ILQR_MESSAGE_H
 #define GRIT_ILQR_MESSAGE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/data.h — the mutable simulation data of one model: the state (q, v), the controls u, the
  * time, and every workspace, all allocated once by grit_data_create. One grit_data per thread; many
  * may share one model. The data keeps a pointer to its model, which must outlive it. */

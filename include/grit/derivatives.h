@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/derivatives.h — exact Jacobians of a time step (seed 000, section X-B).
  *
  * At the solution of a step the momentum residual vanishes, r(v; theta) = 0, so by the implicit function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/dynamics.h — kinematics and smooth dynamics of the model at the data's state: body poses,
  * point Jacobians, the mass matrix, bias forces, the free-motion velocity, and integration of positions
  * on the manifold. All results use the conventions of docs/conventions.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/geometry.h — collision shapes: types, validation, bounding boxes and support functions.
  *
  * A shape is described in its own local frame; a pose (p, R) places it in the world, a local point x

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/grit.h — everything of the public API in one include. */
 #ifndef GRIT_GRIT_H
 #define GRIT_GRIT_H

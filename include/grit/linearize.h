@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/linearize.h — the linearization of one time step at a given state and control, the input of a
  * linear controller design (LQR) or of any local analysis of the dynamics.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/mjcf.h — loading models from MuJoCo's XML format (a subset of MJCF), see docs/mjcf.md.
  *
  *   grit_model *m;  grit_mjcf_info info;  char msg[GRIT_MESSAGE_SIZE];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/model.h — building and inspecting a model: bodies, joints, actuators, options.
  *
  * A model is built with a grit_builder (mutable, Box2D-style definition structs with defaults), then

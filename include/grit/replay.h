@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/replay.h — a replay of a trajectory as one self-contained HTML page (library grit_replay).
  *
  * The page shows the model's geometries in 3-D (three.js, inlined: it works offline from a file:// URL),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/status.h — status codes returned by every fallible grit function.
  *
  * Convention: a function that can fail returns grit_status; GRIT_OK (zero) is success. Objects that

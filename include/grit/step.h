@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/step.h — the time step: kinematics -> dynamics -> free motion -> (contacts and limits, solved
  * by the convex contact solver) -> integration. */
 #ifndef GRIT_STEP_H

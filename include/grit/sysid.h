@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/sysid.h — system identification: contact parameters (friction, stiffness, Hunt & Crossley
  * dissipation, per geometry or for every geometry at once) and masses fitted to observed trajectories.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_ilqr/grit_dynamics.h — grit's time step as iLQR dynamics.
  *
  * The state is x = (q, v): nx = nq + nv numbers, with tangent space dx = (dq, dv) of 2 nv (quaternions

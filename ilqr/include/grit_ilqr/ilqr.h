@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_ilqr/ilqr.h — trajectory optimization by iterative LQR (iLQR) over any discrete dynamics.
  *
  * The problem, over a horizon of N steps (N + 1 states x_0..x_N, N controls u_0..u_{N-1}):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_ilqr/lqr.h — discrete-time linear-quadratic regulators (LQR) from dynamics Jacobians: a
  * stationary gain for an equilibrium, time-varying gains along a trajectory, and the closed loop's
  * spectral radius. docs/lqr.md walks through the method and two examples on grit's Jacobians.
