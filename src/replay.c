@@ -12,6 +12,7 @@
 #include "grit/dynamics.h"
 #include "grit/math.h"
 #include "grit/step.h"
+#include "outfile.h"
 #include "replay_internal.h"
 #include "status_internal.h"
 
@@ -490,8 +491,11 @@ grit_status grit_replay_write_html(grit_replay *r, const char *path) {
   if (!path) return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT, "grit_replay_write_html: NULL path");
   if (r->nframe == 0)
     return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT, "grit_replay_write_html: the replay has no frame");
-  FILE *f = fopen(path, "wb");
-  if (!f) return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: cannot write %s", path);
+  grit_outfile out; /* a temporary file, renamed onto path only when the whole page is written */
+  char why[GRIT_MESSAGE_SIZE];
+  if (grit_outfile_open(&out, path, why) != GRIT_OK)
+    return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: %s", why);
+  FILE *f = out.f;
   replay_out o = {f, 0};
   replay_printf(&o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
@@ -521,9 +525,12 @@ grit_status grit_replay_write_html(grit_replay *r, const char *path) {
   replay_printf(&o, "\n</script>\n<script>\n");
   replay_write(&o, grit_replay_viewer_js, grit_replay_viewer_js_size);
   replay_printf(&o, "\n</script>\n</body></html>\n");
-  const int failed = o.error | ferror(f);
-  if (fclose(f) != 0 || failed)
+  if (o.error) {
+    grit_outfile_abort(&out);
     return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: writing %s failed", path);
+  }
+  if (grit_outfile_commit(&out, why) != GRIT_OK)
+    return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: %s", why);
   r->message[0] = '\0';
   return GRIT_OK;
 }

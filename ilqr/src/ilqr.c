@@ -14,6 +14,7 @@
 
 #include "dense.h"
 #include "message.h"
+#include "grit/version.h"
 #include "riccati.h"
 
 #define MAX_THREADS 64
@@ -48,7 +49,7 @@ struct grit_ilqr {
   char msg[GRIT_MESSAGE_SIZE];
 };
 
-const char *grit_ilqr_version(void) { return "0.3.0"; }
+const char *grit_ilqr_version(void) { return GRIT_VERSION_STRING; }
 
 static double now_s(void) {
   struct timespec ts;

@@ -40,7 +40,7 @@ typedef struct grit_param {
  * with GRIT_ERR_STATE if no step was taken since the data was created or reset.
  * Uses the data's workspaces, allocated at creation; refactors the step's Hessian at the solution
  * when the last Newton iteration moved (one factorization). */
-grit_status grit_step_derivatives(grit_data *data, double *A, double *B, const grit_param *params, int np,
+GRIT_API grit_status grit_step_derivatives(grit_data *data, double *A, double *B, const grit_param *params, int np,
                                   double *P);
 
 #ifdef __cplusplus

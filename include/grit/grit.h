@@ -4,6 +4,7 @@
 #define GRIT_GRIT_H
 
 #include "grit/status.h"
+#include "grit/version.h"
 #include "grit/math.h"
 #include "grit/dual.h"
 #include "grit/model.h"

@@ -7,6 +7,8 @@
 #ifndef GRIT_STATUS_H
 #define GRIT_STATUS_H
 
+#include "grit/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,7 +29,7 @@ typedef enum grit_status {
 } grit_status;
 
 /* A short constant English name for a status, e.g. "invalid argument". Never NULL. */
-const char *grit_status_string(grit_status status);
+GRIT_API const char *grit_status_string(grit_status status);
 
 /* Size of the message buffers kept by grit objects, including the terminating zero. */
 #define GRIT_MESSAGE_SIZE 256

@@ -21,21 +21,21 @@ typedef struct grit_ilqr_grit grit_ilqr_grit;
 /* An adapter for `model` over `horizon` steps (2 x horizon grit_data are created here; the model must
  * outlive the adapter). settings may be NULL (grit's defaults). On error *adapter is NULL and msg (may
  * be NULL, GRIT_MESSAGE_SIZE bytes) says why. */
-grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const grit_step_settings *settings,
+GRIT_ILQR_API grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const grit_step_settings *settings,
                                   grit_ilqr_grit **adapter, char *msg);
-void grit_ilqr_grit_free(grit_ilqr_grit *adapter); /* NULL is allowed */
+GRIT_ILQR_API void grit_ilqr_grit_free(grit_ilqr_grit *adapter); /* NULL is allowed */
 
 /* The dynamics for grit_ilqr_problem (valid while the adapter lives). */
-grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *adapter);
+GRIT_ILQR_API grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *adapter);
 
 /* x = (q, v) of a data's current state, into x (nq + nv numbers). */
-void grit_ilqr_grit_state(const grit_data *data, double *x);
+GRIT_ILQR_API void grit_ilqr_grit_state(const grit_data *data, double *x);
 
 /* The grit data that took the step of knot k in rollout slot `slot` (e.g. to read its contacts). */
-grit_data *grit_ilqr_grit_knot_data(grit_ilqr_grit *adapter, int slot, int k);
+GRIT_ILQR_API grit_data *grit_ilqr_grit_knot_data(grit_ilqr_grit *adapter, int slot, int k);
 
 /* The message of the last failure inside a callback ("" if none). */
-const char *grit_ilqr_grit_last_error(const grit_ilqr_grit *adapter);
+GRIT_ILQR_API const char *grit_ilqr_grit_last_error(const grit_ilqr_grit *adapter);
 
 #ifdef __cplusplus
 }

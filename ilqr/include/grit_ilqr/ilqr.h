@@ -28,13 +28,14 @@
 #define GRIT_ILQR_H
 
 #include "grit/status.h"
+#include "grit_ilqr/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The package version as "MAJOR.MINOR.PATCH". */
-const char *grit_ilqr_version(void);
+/* The package version as "MAJOR.MINOR.PATCH": grit's version (grit_version(), grit/version.h); one number for all. */
+GRIT_ILQR_API const char *grit_ilqr_version(void);
 
 /* ------------------------------------------------------------------------------------ dynamics */
 
@@ -144,7 +145,7 @@ typedef struct grit_ilqr_options {
   void *log_ctx;
 } grit_ilqr_options;
 
-grit_ilqr_options grit_ilqr_default_options(void);
+GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
 
 /* ---------------------------------------------------------------------------------------- solver */
 
@@ -174,45 +175,45 @@ typedef struct grit_ilqr_result {
 /* Creates a solver for the problem (every array is copied; the dynamics' ctx must outlive the
  * solver). All workspaces are allocated here. The initial controls are u_ref (or zero), clamped to the
  * box. On error *solver is NULL and msg (may be NULL, GRIT_MESSAGE_SIZE bytes) says why. */
-grit_status grit_ilqr_create(const grit_ilqr_problem *problem, const grit_ilqr_options *options,
+GRIT_ILQR_API grit_status grit_ilqr_create(const grit_ilqr_problem *problem, const grit_ilqr_options *options,
                              grit_ilqr **solver, char *msg);
-void grit_ilqr_free(grit_ilqr *solver); /* NULL is allowed */
+GRIT_ILQR_API void grit_ilqr_free(grit_ilqr *solver); /* NULL is allowed */
 
 /* The message of the solver's last error ("" if none). */
-const char *grit_ilqr_last_error(const grit_ilqr *solver);
+GRIT_ILQR_API const char *grit_ilqr_last_error(const grit_ilqr *solver);
 
-grit_status grit_ilqr_set_options(grit_ilqr *solver, const grit_ilqr_options *options);
+GRIT_ILQR_API grit_status grit_ilqr_set_options(grit_ilqr *solver, const grit_ilqr_options *options);
 
 /* Replaces the initial state x_0 (nx numbers), e.g. with a measured state in receding-horizon use. */
-grit_status grit_ilqr_set_initial_state(grit_ilqr *solver, const double *x0);
+GRIT_ILQR_API grit_status grit_ilqr_set_initial_state(grit_ilqr *solver, const double *x0);
 
 /* Replaces the control sequence (N x nu, row k = u_k), clamped to the box: the next solve starts there
  * (warm start). */
-grit_status grit_ilqr_set_controls(grit_ilqr *solver, const double *u);
+GRIT_ILQR_API grit_status grit_ilqr_set_controls(grit_ilqr *solver, const double *u);
 
 /* Receding horizon: drops u_0 and moves u_1..u_{N-1} one knot earlier, repeating the last control;
  * the feedback gains are shifted with them. Call after grit_ilqr_set_initial_state with the state the
  * first control led to, then solve with a small max_iterations. */
-grit_status grit_ilqr_shift(grit_ilqr *solver);
+GRIT_ILQR_API grit_status grit_ilqr_shift(grit_ilqr *solver);
 
 /* Runs iLQR from the current controls. Returns GRIT_OK when the iterations ran (converged or not:
  * see result), or an error if the dynamics or the cost failed on the initial rollout or a Jacobian. */
-grit_status grit_ilqr_solve(grit_ilqr *solver, grit_ilqr_result *result);
+GRIT_ILQR_API grit_status grit_ilqr_solve(grit_ilqr *solver, grit_ilqr_result *result);
 
 /* Views of the current solution: states ((N + 1) x nx), controls (N x nu), feedback gains
  * (N x nu x ndx: u_k = u_k* + K_k (x (-) x_k*)) and feedforward terms (N x nu) of the last backward
  * pass. Valid until the next call that changes the solver. */
-const double *grit_ilqr_states(const grit_ilqr *solver);
-const double *grit_ilqr_controls(const grit_ilqr *solver);
-const double *grit_ilqr_gains(const grit_ilqr *solver);
-int grit_ilqr_horizon(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_states(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_controls(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_gains(const grit_ilqr *solver);
+GRIT_ILQR_API int grit_ilqr_horizon(const grit_ilqr *solver);
 
 /* The cost of the current solution (the problem's cost, without the constraint's augmented-Lagrangian
  * terms). */
-double grit_ilqr_cost(const grit_ilqr *solver);
+GRIT_ILQR_API double grit_ilqr_cost(const grit_ilqr *solver);
 
 /* The final constraint's multipliers lambda (nc_final numbers; NULL without a constraint). */
-const double *grit_ilqr_multipliers(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_multipliers(const grit_ilqr *solver);
 
 #ifdef __cplusplus
 }
