@@ -10,7 +10,7 @@
 #ifndef GRIT_CONTACT_GEOMETRY_H
 #define GRIT_CONTACT_GEOMETRY_H
 
-#include "collision_narrow.h"
+#include "contact_point.h"
 #include "grit/dual.h"
 
 #include "grit/detail/scalar_double.h"

@@ -189,6 +189,14 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
   return s;
 }
 
+/* An ASCII STL begins with "solid" (after blanks); a binary one whose size disagrees with its triangle
+ * count is truncated (reported as such, not as a mesh of no vertices). */
+static int starts_with_solid(const char *text, size_t size) {
+  size_t i = 0;
+  while (i < size && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
+  return size - i >= 5 && !memcmp(text + i, "solid", 5);
+}
+
 grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *path, mjcf_pool *pool, double **vert,
                             int *nvert, int **tri, int *ntri, char *msg) {
   *vert = NULL;
@@ -204,7 +212,15 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   const uint32_t nbin = size >= 84 ? (uint32_t)data[80] | (uint32_t)data[81] << 8 | (uint32_t)data[82] << 16 |
                                          (uint32_t)data[83] << 24
                                    : 0;
-  if (stl && size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0) {
+  const int binary = stl && size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0;
+  if (stl && !binary && !starts_with_solid(text, size) && size < 84) /* neither binary nor ASCII */
+    return grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a binary STL truncated (%zu bytes, shorter than "
+                          "its 84-byte header)", path, size);
+  if (stl && !binary && !starts_with_solid(text, size))
+    return grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a binary STL truncated or padded (%zu bytes; its "
+                          "header counts %lu triangles, which take %llu)", path, size, (unsigned long)nbin,
+                          84ULL + 50ULL * nbin);
+  if (binary) {
     /* binary STL: an 80-byte header, the triangle count, then per triangle a normal, three vertices
      * (little-endian floats) and two attribute bytes */
     for (uint32_t f = 0; f < nbin && !oom; ++f) {

@@ -458,18 +458,6 @@ static void write_scene_json(replay_out *o, const grit_replay *r) {
   replay_printf(o, "]}");
 }
 
-static void out_html_text(replay_out *o, const char *s) {
-  for (; s && *s; ++s) {
-    switch (*s) {
-      case '<': replay_printf(o, "&lt;"); break;
-      case '>': replay_printf(o, "&gt;"); break;
-      case '&': replay_printf(o, "&amp;"); break;
-      case '"': replay_printf(o, "&quot;"); break;
-      default: replay_putc(o, *s);
-    }
-  }
-}
-
 static const char CSS[] =
     "body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#222;background:#fafafa}"
     "header{padding:6px 12px;display:flex;gap:12px;align-items:baseline}"
@@ -500,9 +488,9 @@ grit_status grit_replay_write_html(grit_replay *r, const char *path) {
   replay_printf(&o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
                     "<meta name=\"generator\" content=\"grit replay\">\n<title>");
-  out_html_text(&o, r->title);
+  replay_html_text(&o, r->title);
   replay_printf(&o, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>", CSS);
-  out_html_text(&o, r->title);
+  replay_html_text(&o, r->title);
   replay_printf(&o, "</h1><span class=\"sub\">%d frames, %.4g s &middot; drag: orbit, shift/right-drag: pan, wheel: zoom, "
                     "space: play/pause</span></header>\n",
                 r->nframe, r->t[r->nframe - 1] - r->t[0]);

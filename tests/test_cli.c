@@ -47,7 +47,7 @@ static char TMP[256];
 static void cleanup(void) {
   if (!TMP[0]) return;
   const char *names[] = {"stdout", "stderr", "rest.csv", "roll.csv", "box.csv", "belt.csv", "over.csv", "bad.xml",
-                         "trunc.xml", "model.xml", "keep.csv"};
+                         "trunc.xml", "model.xml", "keep.csv", "short.stl", "mesh.xml", "iters.xml"};
   char p[512];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
     snprintf(p, sizeof p, "%s/%s", TMP, names[i]);
@@ -396,6 +396,30 @@ Test(cli, output_files_are_safe) {
   cr_assert_not_null(dir);
   for (struct dirent *e; (e = readdir(dir));) cr_assert(!strstr(e->d_name, ".tmp"), "a temporary file is left: %s", e->d_name);
   closedir(dir);
+}
+
+/* Hostile inputs of issue 26 get honest messages: a binary STL cut short is reported as truncated (not
+ * as a mesh of 0 vertices), and grit_max_newton_iters = 0 as needing a positive integer. */
+Test(cli, truncated_stl_and_zero_newton_iterations) {
+  char stl[512], mesh[512], iters[512];
+  tmp_path(stl, sizeof stl, "short.stl");
+  tmp_path(mesh, sizeof mesh, "mesh.xml");
+  tmp_path(iters, sizeof iters, "iters.xml");
+  unsigned char bytes[184] = {0};
+  bytes[80] = 12; /* the header counts 12 triangles (684 bytes); the file stops after two */
+  FILE *f = fopen(stl, "wb");
+  fwrite(bytes, 1, sizeof bytes, f);
+  fclose(f);
+  f = fopen(mesh, "w");
+  fputs("<mujoco><asset><mesh name='a' file='short.stl'/></asset><worldbody><body><freejoint/>"
+        "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/><geom type='mesh' mesh='a'/></body></worldbody></mujoco>", f);
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", mesh, "--steps", "1", NULL}, "binary STL truncated");
+  f = fopen(iters, "w");
+  fputs("<mujoco><custom><numeric name='grit_max_newton_iters' data='0'/></custom><worldbody><body><freejoint/>"
+        "<geom size='0.1'/></body></worldbody></mujoco>", f);
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", iters, "--steps", "1", NULL}, "must be a positive integer");
 }
 
 /* grit deriv: the step's Jacobians as JSON, of the documented sizes, and its --check agreeing with
