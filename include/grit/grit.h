@@ -16,5 +16,6 @@
 #include "grit/sysid.h"
 #include "grit/geometry.h"
 #include "grit/mjcf.h"
+#include "grit/defaults.h"
 
 #endif
