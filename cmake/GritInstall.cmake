@@ -9,10 +9,13 @@ include(CMakePackageConfigHelpers)
 set(GRIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/grit)
 
 # Shared libraries must resolve every symbol at link time (an internal function used across libraries
-# would otherwise fail only when a program loads them).
-foreach(t grit grit_ilqr_shared grit_replay_shared)
-  target_link_options(${t} PRIVATE -Wl,--no-undefined)
-endforeach()
+# would otherwise fail only when a program loads them). Not with sanitizers or libFuzzer: clang leaves
+# their runtime's symbols to the executable.
+if(NOT GRIT_SANITIZE AND NOT GRIT_FUZZ)
+  foreach(t grit grit_ilqr_shared grit_replay_shared)
+    target_link_options(${t} PRIVATE -Wl,--no-undefined)
+  endforeach()
+endif()
 
 install(TARGETS grit grit_static grit_ilqr grit_ilqr_shared grit_replay grit_replay_shared
         EXPORT gritTargets
