@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _POSIX_C_SOURCE 199309L
 /* bench_broadphase — how the broad phase's work grows with the number of objects.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_clutter — time per step and Newton iterations of the clutter case (seed 000 XII-A: 40
  * objects, dt = 2 ms) with the Hessian factored densely (LAPACK) and by the block-sparse Cholesky
  * (blockchol.h), for each contact model. Both paths solve the same problems to the same tolerance, so the trajectories (and the

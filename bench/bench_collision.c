@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _POSIX_C_SOURCE 199309L
 /* bench_collision — the cost of one narrow-phase query per pair type and path.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_derivatives — the cost of the step's Jacobians A = dx+/dx and B = dx+/du relative to the step,
  * on seed 000's falling sphere (rolling on the ground), and the clutter (40 objects, settled and in the
  * impact phase). Medians over repeats of: one step; then grit_step_derivatives for that step.

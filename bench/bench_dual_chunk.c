@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _POSIX_C_SOURCE 199309L
 /* bench_dual_chunk — what one directional derivative costs by dual numbers, per chunk size N.
  *

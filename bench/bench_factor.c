@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_factor — the contact Hessian's factorization on its three paths: dense LAPACK, the block-sparse
  * Cholesky on the tree graph (blockchol.h, grit's default) and CHOLMOD's supernodal Cholesky (AMD).
  *

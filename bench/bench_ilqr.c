@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_ilqr — iLQR on the arm pushing a ball (examples/push_problem.h): time per iteration split into
  * rollout (with line search) / dynamics Jacobians / backward pass, on 1 and 2 threads, and the rate of
  * warm-started receding-horizon re-solves (1 and 2 iterations per control period).

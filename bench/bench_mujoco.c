@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_mujoco — grit and MuJoCo 2.2.2 side by side on the same MJCF files, in one run (issue #10).
  *
  * Per scene: the median time per step of each engine, Newton iterations per step (grit's and MuJoCo's

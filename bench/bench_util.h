@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_util.h — what every benchmark program needs: a monotonic clock and medians. (Include after
  * defining _POSIX_C_SOURCE, for clock_gettime.) */
 #ifndef GRIT_BENCH_UTIL_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Finds grit's dependencies from Debian's packages and fails with the name of the missing package.
 # Sets GRIT_DEP_INCLUDE_DIRS and GRIT_DEP_LIBRARIES.
 find_package(PkgConfig)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The replay page writer (include/grit/replay.h, docs/viewer.md): library grit_replay, separate from libgrit
 # because it carries three.js. three.js (third_party/three) and the viewer script are embedded at build time
 # as byte arrays by cmake/embed_file.cmake: nothing is downloaded when building.
@@ -20,12 +21,18 @@ foreach(e ${GRIT_REPLAY_EMBEDS})
 endforeach()
 file(MAKE_DIRECTORY ${GRIT_REPLAY_GEN})
 
-add_library(grit_replay STATIC src/replay.c src/replay_svg.c ${GRIT_REPLAY_GENERATED})
-target_include_directories(grit_replay PUBLIC
-  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-  PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_link_libraries(grit_replay PUBLIC grit_static)
+add_library(grit_replay_objects OBJECT src/replay.c src/replay_svg.c src/message.c src/outfile.c ${GRIT_REPLAY_GENERATED})
+grit_visibility_hidden(grit_replay_objects)
+target_include_directories(grit_replay_objects PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_link_libraries(grit_replay_objects PRIVATE grit_static) # its include directories only
 # Warnings as errors for grit's own files; the generated arrays are plain data.
-set_source_files_properties(src/replay.c src/replay_svg.c PROPERTIES COMPILE_OPTIONS "${GRIT_WARNINGS}")
-install(TARGETS grit_replay ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set_source_files_properties(src/replay.c src/replay_svg.c src/message.c src/outfile.c PROPERTIES COMPILE_OPTIONS "${GRIT_WARNINGS}")
+
+add_library(grit_replay STATIC $<TARGET_OBJECTS:grit_replay_objects>)
+target_link_libraries(grit_replay PUBLIC grit_static)
+set_target_properties(grit_replay PROPERTIES EXPORT_NAME replay_static)
+add_library(grit_replay_shared SHARED $<TARGET_OBJECTS:grit_replay_objects>)
+target_link_libraries(grit_replay_shared PUBLIC grit PRIVATE m)
+set_target_properties(grit_replay_shared PROPERTIES OUTPUT_NAME grit_replay EXPORT_NAME replay
+  VERSION ${PROJECT_VERSION} SOVERSION ${GRIT_SOVERSION} INSTALL_RPATH "$ORIGIN")
+add_library(grit::replay ALIAS grit_replay_shared)

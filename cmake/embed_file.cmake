@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Embeds a file into C source as a byte array (portable: no xxd). Script mode:
 #   cmake -DINPUT=file -DOUTPUT=file.c -DSYMBOL=name -P embed_file.cmake
 # writes `const unsigned char name[]` (the bytes, then a terminating zero not counted) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arm_push_ball — contact-implicit trajectory optimization (seed 000, section XII-D): a torque-controlled
  * 7-joint Kinova Gen3 arm pushes a ball 30 cm across the ground to a target, planned by iLQR over grit's
  * step and its exact derivatives, with no contact sequence given.
@@ -256,9 +257,11 @@ int main(int argc, char **argv) {
   const double err = push_ball_error(&pp, xN);
   int rc_out = 0;
   if (a.csv && a.csv[0]) {
-    FILE *f = fopen(a.csv, "w");
+    grit_outfile out; /* renamed into place only once complete */
+    char why[GRIT_MESSAGE_SIZE];
+    FILE *f = grit_outfile_open(&out, a.csv, why) == GRIT_OK ? out.f : NULL;
     if (!f) {
-      fprintf(stderr, "arm_push_ball: cannot write %s\n", a.csv);
+      fprintf(stderr, "arm_push_ball: %s\n", why);
       rc_out = 1;
     } else {
       fprintf(f, "t");
@@ -275,7 +278,7 @@ int main(int argc, char **argv) {
         }
         fprintf(f, "\n");
       }
-      fclose(f);
+      rc_out = scene_csv_close("arm_push_ball", &out, 1);
     }
   }
   /* the page: --html, or the CSV's name with .html, or arm_push_ball.html */

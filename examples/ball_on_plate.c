@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ball_on_plate — an LQR designed on grit's linearization at a rolling contact keeps a ball at the
  * centre of a tilting plate (docs/lqr.md).
  *
@@ -57,17 +58,18 @@ int main(int argc, char **argv) {
   const char *names[2] = {"push 0.2 m/s from the centre", "start 5 cm from the centre"};
   int ok = 1;
   for (int i = 0; i < 2 && s == GRIT_OK; ++i) {
-    FILE *csv = NULL;
+    grit_outfile csv = {0}; /* renamed into place only after a good run */
+    char why[GRIT_MESSAGE_SIZE];
     if (i == 1 && o.csv) {
-      if (!(csv = fopen(o.csv, "w"))) {
-        fprintf(stderr, "ball_on_plate: cannot write %s\n", o.csv);
+      if (grit_outfile_open(&csv, o.csv, why) != GRIT_OK) {
+        fprintf(stderr, "ball_on_plate: %s\n", why);
         ok = 0;
         break;
       }
-      fprintf(csv, "t,pitch,roll,ball_x,ball_y,ball_z,u_pitch,u_roll,distance\n");
+      fprintf(csv.f, "t,pitch,roll,ball_x,ball_y,ball_z,u_pitch,u_roll,distance\n");
     }
-    s = lqr_ball_plate_simulate(&r, &runs[i], csv, msg);
-    if (csv) fclose(csv);
+    s = lqr_ball_plate_simulate(&r, &runs[i], csv.f, msg);
+    if (scene_csv_close("ball_on_plate", &csv, s == GRIT_OK)) ok = 0;
     if (s != GRIT_OK) {
       fprintf(stderr, "ball_on_plate: %s (%s)\n", msg, grit_status_string(s));
       ok = 0;

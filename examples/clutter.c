@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clutter — the clutter case of seed 000, section XII-A: 40 spheres and boxes of 10 cm dropped in four
  * columns into an 80 cm box; k = 1e7 N/m, d = 10 s/m (SAP: tau_d = 1e-4 s), mu = 1, dt = 2 ms, 3 s.
  * Prints the Newton iterations per step (mean and max), the contacts, the time per step, and whether
@@ -51,7 +52,7 @@ int main(int argc, char **argv) {
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
-  FILE *csv = NULL;
+  grit_outfile csv = {0}; /* --csv: renamed into place only after a good run */
   grit_status s = scene_clutter(objects, dt, &m, msg);
   if (scene_start("clutter", s, msg, &m, &o, &d, &csv, "t,newton_iters,ls_iters,contacts,cond_estimate,kinetic_energy"))
     return 1;
@@ -77,14 +78,14 @@ int main(int argc, char **argv) {
     newton_sum += st.newton_iters;
     newton_max = st.newton_iters > newton_max ? st.newton_iters : newton_max;
     contacts_max = st.ncontacts > contacts_max ? st.ncontacts : contacts_max;
-    if (csv) {
+    if (csv.f) {
       grit_energy(d, &ke, NULL);
-      fprintf(csv, "%.6f,%d,%d,%d,%.6g,%.9g\n", grit_data_time(d), st.newton_iters, st.ls_iters, st.ncontacts,
+      fprintf(csv.f, "%.6f,%d,%d,%d,%.6g,%.9g\n", grit_data_time(d), st.newton_iters, st.ls_iters, st.ncontacts,
               st.cond_estimate, ke);
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (csv) fclose(csv);
+  if (scene_csv_close("clutter", &csv, s == GRIT_OK) && s == GRIT_OK) s = GRIT_ERR_IO;
   grit_energy(d, &ke, NULL);
   const double wall = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   printf("clutter (seed 000 XII-A), %d objects, model %s%s, dt = %g s, %g s simulated\n", objects,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conveyor_belt — the oscillating conveyor belt of seed 000, section XI-A.
  *
  * A 1 kg box with 5 cm sides rests on a belt that oscillates at 1 Hz with 0.2 m amplitude; mu = 0.7,
@@ -37,7 +38,7 @@ int main(int argc, char **argv) {
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
-  FILE *csv = NULL;
+  grit_outfile csv = {0}; /* --csv: renamed into place only after a good run */
   grit_status s = scene_conveyor_belt(dt, &m, msg);
   if (scene_start("conveyor_belt", s, msg, &m, &o, &d, &csv, "t,belt_x,belt_v,box_x,box_z,box_vx,box_vz,slip,normal_force"))
     return 1;
@@ -77,11 +78,11 @@ int main(int argc, char **argv) {
       max_offset = fmax(max_offset, offset);
       sum_ratio += offset / (MU * (dt + tau) * fabs(slip));
     }
-    if (csv)
-      fprintf(csv, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", grit_data_time(d), q[0], qv[0], q[1],
+    if (csv.f)
+      fprintf(csv.f, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", grit_data_time(d), q[0], qv[0], q[1],
               q[3], qv[1], qv[3], slip, fn);
   }
-  if (csv) fclose(csv);
+  if (scene_csv_close("conveyor_belt", &csv, s == GRIT_OK) && s == GRIT_OK) s = GRIT_ERR_IO;
   printf("conveyor_belt (seed 000 XI-A), model %s, dt = %g s, %d steps\n", scene_model_name(model), dt, steps);
   printf("  steps in slip (t > 1 s, |v_t| > 2 cm/s): %d\n", slip_steps);
   printf("  during slip: max |normal velocity| %.3g m/s, max height offset %.3g m\n", max_vz_slip, max_offset);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* falling_sphere — the falling sphere of seed 000, section XI-B: build a model, make data, step, read
  * the state and the contacts, free.
  *
@@ -33,7 +34,7 @@ int main(int argc, char **argv) {
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
-  FILE *csv = NULL;
+  grit_outfile csv = {0}; /* --csv: renamed into place only after a good run */
   grit_status s = scene_falling_sphere(dt, &m, msg);
   if (scene_start("falling_sphere", s, msg, &m, &o, &d, &csv, "t,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,normal_impulse"))
     return 1;
@@ -75,14 +76,14 @@ int main(int argc, char **argv) {
     grit_quat_rotate(w, q + 3, v + 3);
     const double slip = fabs(v[0] - RADIUS * w[1]);
     if (t_contact >= 0 && t_roll < 0 && slip < 1e-3) t_roll = t;
-    if (csv) {
-      fprintf(csv, "%.17g", t);
-      for (int i = 0; i < 7; ++i) fprintf(csv, ",%.17g", q[i]);
-      for (int i = 0; i < 6; ++i) fprintf(csv, ",%.17g", v[i]);
-      fprintf(csv, ",%.17g\n", gn);
+    if (csv.f) {
+      fprintf(csv.f, "%.17g", t);
+      for (int i = 0; i < 7; ++i) fprintf(csv.f, ",%.17g", q[i]);
+      for (int i = 0; i < 6; ++i) fprintf(csv.f, ",%.17g", v[i]);
+      fprintf(csv.f, ",%.17g\n", gn);
     }
   }
-  if (csv) fclose(csv);
+  if (scene_csv_close("falling_sphere", &csv, s == GRIT_OK) && s == GRIT_OK) s = GRIT_ERR_IO;
 
   const double t_slide = 2 * U0 / (7 * MU * g), t_slide_impact = (2 * U0 / 7 - MU * vz_impact) / (MU * g);
   printf("falling_sphere (seed 000 XI-B), model %s, dt = %g s, %d steps\n", scene_model_name(o.model), dt, steps);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lqr_cartpole — an LQR on grit's Jacobians balances a cart-pole (docs/lqr.md).
  *
  * The cart-pole is built with grit's builder: a cart on a slide joint with a motor, a pole on a hinge.
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "lqr_systems.h"
+#include "scenes.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -42,17 +44,17 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  FILE *csv = NULL;
+  grit_outfile csv = {0}; /* renamed into place only after a good run */
+  char msg[GRIT_MESSAGE_SIZE];
   if (csv_path) {
-    if (!(csv = fopen(csv_path, "w"))) {
-      fprintf(stderr, "lqr_cartpole: cannot write %s\n", csv_path);
+    if (grit_outfile_open(&csv, csv_path, msg) != GRIT_OK) {
+      fprintf(stderr, "lqr_cartpole: %s\n", msg);
       return 1;
     }
-    fprintf(csv, "t,x,theta,xdot,thetadot,u\n");
+    fprintf(csv.f, "t,x,theta,xdot,thetadot,u\n");
   }
-  char msg[GRIT_MESSAGE_SIZE];
-  grit_status s = lqr_cartpole_run(&r, csv, msg);
-  if (csv) fclose(csv);
+  grit_status s = lqr_cartpole_run(&r, csv.f, msg);
+  if (scene_csv_close("lqr_cartpole", &csv, s == GRIT_OK)) return 1;
   if (s != GRIT_OK) {
     fprintf(stderr, "lqr_cartpole: %s (%s)\n", msg, grit_status_string(s));
     return 1;

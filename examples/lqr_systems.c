@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lqr_systems.c — the cart-pole and the ball on a plate, their LQR designs on grit's Jacobians and
  * their closed loops (see lqr_systems.h and docs/lqr.md). */
 #include "lqr_systems.h"

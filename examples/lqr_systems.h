@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lqr_systems.h — the two LQR examples (docs/lqr.md): their models built with grit's builder, the
  * LQR designed on grit's Jacobians, and the closed-loop simulations in grit. Shared by
  * examples/lqr_cartpole.c, examples/ball_on_plate.c and tests/test_lqr.c, so that the test checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* push_problem.c — the arm-pushes-ball problem (see push_problem.h). */
 #include "push_problem.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* push_problem.h — the arm-pushes-ball planning problem of seed 000's section XII-D, set up once for
  * the example (arm_push_ball.c) and the benchmark (bench/bench_ilqr.c), so both solve the same thing.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scene_replay.c — the examples' --html FILE option (scene_replay.h). */
 #include "scene_replay.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scene_replay.h — the examples' --html FILE option: the run as one replay page (docs/viewer.md). */
 #ifndef GRIT_EXAMPLES_SCENE_REPLAY_H
 #define GRIT_EXAMPLES_SCENE_REPLAY_H

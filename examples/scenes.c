@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenes.c — the scenes of seed 000's test cases (see scenes.h). */
 #include "scenes.h"
 
@@ -220,24 +221,37 @@ int scene_parse_options(int argc, char **argv, double dt_max, scene_options *o, 
 }
 
 int scene_start(const char *prog, grit_status s, const char *msg, grit_model **m, const scene_options *o,
-                grit_data **d, FILE **csv, const char *csv_header) {
+                grit_data **d, grit_outfile *csv, const char *csv_header) {
   *d = NULL;
-  *csv = NULL;
+  memset(csv, 0, sizeof *csv);
+  char why[GRIT_MESSAGE_SIZE];
   if (s == GRIT_OK) s = grit_data_create(*m, d);
   grit_step_settings settings = grit_default_step_settings();
   settings.contact_model = o->model;
   if (s == GRIT_OK) s = grit_data_set_step_settings(*d, &settings);
   if (s != GRIT_OK) {
     fprintf(stderr, "%s: %s: %s\n", prog, grit_status_string(s), msg && msg[0] ? msg : grit_data_last_error(*d));
-  } else if (o->csv && !(*csv = fopen(o->csv, "w"))) {
-    fprintf(stderr, "%s: cannot write %s\n", prog, o->csv);
+  } else if (o->csv && grit_outfile_open(csv, o->csv, why) != GRIT_OK) {
+    fprintf(stderr, "%s: %s\n", prog, why);
   } else {
-    if (*csv) fprintf(*csv, "%s\n", csv_header);
+    if (csv->f) fprintf(csv->f, "%s\n", csv_header);
     return 0;
   }
   grit_data_free(*d);
   grit_model_free(*m);
   *d = NULL;
   *m = NULL;
+  return 1;
+}
+
+int scene_csv_close(const char *prog, grit_outfile *csv, int ok) {
+  char why[GRIT_MESSAGE_SIZE];
+  if (!csv->f) return 0;
+  if (!ok) {
+    grit_outfile_abort(csv);
+    return 0;
+  }
+  if (grit_outfile_commit(csv, why) == GRIT_OK) return 0;
+  fprintf(stderr, "%s: %s\n", prog, why);
   return 1;
 }

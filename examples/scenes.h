@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenes.h — the scenes of seed 000's test cases, built with grit's C API, shared by the examples and
  * the physics validation tests (so both run exactly the same model). Each returns a compiled model; on
  * failure the builder's message is copied into msg. */
@@ -7,6 +8,7 @@
 #include <stdio.h>
 
 #include "grit/grit.h"
+#include "outfile.h" /* src/: the library's safe output files */
 
 /* ---------------------------------------------------------------------- the examples' plumbing */
 
@@ -27,10 +29,15 @@ int scene_parse_options(int argc, char **argv, double dt_max, scene_options *o, 
                         const char *extra_usage);
 
 /* Creates the data for m (built with status s, message msg) with o's contact model, and opens o's CSV
- * file with the given header if asked. Returns 0, or 1 after a one-line error on stderr (m and the data
- * are then freed). */
+ * file with the given header if asked (csv->f; NULL without --csv): a temporary file (src/outfile.h)
+ * that scene_csv_close renames onto the path. Returns 0, or 1 after a one-line error on stderr (m and the
+ * data are then freed). */
 int scene_start(const char *prog, grit_status s, const char *msg, grit_model **m, const scene_options *o,
-                grit_data **d, FILE **csv, const char *csv_header);
+                grit_data **d, grit_outfile *csv, const char *csv_header);
+
+/* Finishes the CSV of scene_start: renamed into place when ok, removed otherwise (an existing file
+ * stays as it was). Returns 0, or 1 after a one-line error on stderr. No-op without --csv. */
+int scene_csv_close(const char *prog, grit_outfile *csv, int ok);
 
 /* "lagged", "similar" or "sap". */
 const char *scene_model_name(grit_contact_model model);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sliding_rod — the sliding rod of seed 000, section XI-C: impact without collision (Painleve).
  *
  * A rod 0.5 m long, 1 cm in diameter, 0.3 kg, leaning at 30 degrees with its lower end on the ground
@@ -31,7 +32,7 @@ int main(int argc, char **argv) {
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *m = NULL;
   grit_data *d = NULL;
-  FILE *csv = NULL;
+  grit_outfile csv = {0}; /* --csv: renamed into place only after a good run */
   grit_status s = scene_sliding_rod(dt, &m, msg);
   if (scene_start("sliding_rod", s, msg, &m, &o, &d, &csv, "t,x,z,vx,vz,clearance,normal_force")) return 1;
   grit_data_set_qvel(d, v0, 6);
@@ -65,9 +66,9 @@ int main(int argc, char **argv) {
       vx_air = v[0];
       vz_air = v[2];
     }
-    if (csv) fprintf(csv, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", t, q[0], q[2], v[0], v[2], clear, fn);
+    if (csv.f) fprintf(csv.f, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", t, q[0], q[2], v[0], v[2], clear, fn);
   }
-  if (csv) fclose(csv);
+  if (scene_csv_close("sliding_rod", &csv, s == GRIT_OK) && s == GRIT_OK) s = GRIT_ERR_IO;
   printf("sliding_rod (seed 000 XI-C), model %s, dt = %g s, %d steps\n", scene_model_name(o.model), dt, steps);
   printf("  jammed (horizontal speed < U0/2) at t = %.4f s; peak contact force %.4g N (weight %.3g N)\n", t_jam,
          max_force, SCENE_ROD_MASS * 9.81);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sysid_contact — system identification of contact parameters (grit/sysid.h, docs/sysid.md).
  *
  * A ball thrown onto the ground with backspin (examples/models/thrown_ball.xml: it bounces, slides,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "data_internal.h"
+#include "grit/dynamics.h" /* grit_actuator_forces, exported */
 #include "status_internal.h"
 
 void grit_actuator_slopes(const grit_model *m, int a, double *kq, double *kv) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena.h — carving many arrays out of one allocation.
  *
  * Layout code runs twice: once with base == NULL to measure (every carve returns NULL and only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blockchol.c — block-sparse Cholesky on the tree graph. See blockchol.h. */
 #include "blockchol.h"
 
@@ -139,10 +140,9 @@ static void find_parts(grit_blockchol *b) {
   b->nparts = np;
 }
 
-grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
-  const grit_model *m = b->m;
+/* Analysis phase 1: the graph of trees coupled by the pairs (bit rows) and each tree's weighted degree. */
+static void build_graph(grit_blockchol *b, int npairs, const int *pa, const int *pb) {
   const int nt = b->nt, W = b->words;
-  const int *dim = m->tree_dofnum;
   memset(b->adj, 0, sizeof(uint64_t) * (size_t)nt * (size_t)W);
   memset(b->done, 0, (size_t)nt);
   for (int k = 0; k < npairs; ++k) {
@@ -150,17 +150,15 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     b->adj[(size_t)pb[k] * W + pa[k] / 64] |= 1ull << (pa[k] % 64);
   }
   for (int t = 0; t < nt; ++t) b->deg[t] = weighted_degree(b, b->adj + (size_t)t * W);
-  /* Minimum degree: eliminate the tree with the fewest neighbouring dofs (ties: the lowest index, for
-   * determinism); its neighbours become a clique. Column p's blocks are its neighbours then.
-   * Eliminating a tree changes degrees in its connected component only, so the components are ordered
-   * one after the other, each by its own search: within each the same order as one search over all
-   * trees (the same fill), at a cost of the sum of the components' squared sizes instead of the
-   * square of the number of coupled trees (a clutter of 640 objects in piles of ten). */
-  int ne = 0, p = 0;
-  int *left = b->colptr;  /* the coupled trees by component, in index order within each (colptr, part
-                             and part_ptr are free until the end of the analysis) */
-  int *comp = b->part;    /* union-find parents, then each tree's component root (its first tree) */
-  int *seg = b->part_ptr; /* component with root r: left[seg[r] .. seg[r+1]-1] */
+}
+
+/* Analysis phase 2: the coupled trees grouped by connected component, in index order within each:
+ * component with root r (its first tree) is left[seg[r] .. seg[r+1]-1] (left = b->colptr, seg =
+ * b->part_ptr; comp = b->part holds the union-find parents, then each tree's root; all three are free
+ * until the end of the analysis). */
+static void group_components(grit_blockchol *b, int npairs, const int *pa, const int *pb) {
+  const int nt = b->nt;
+  int *left = b->colptr, *comp = b->part, *seg = b->part_ptr;
   for (int t = 0; t < nt; ++t) comp[t] = t;
   for (int k = 0; k < npairs; ++k) {
     int x = pa[k], y = pb[k];
@@ -174,11 +172,48 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     if (b->deg[t] > 0) seg[comp[t] + 1]++;
   }
   for (int t = 0; t < nt; ++t) seg[t + 1] += seg[t];
-  for (int t = 0; t < nt; ++t) /* counting sort; b->pos is the cursor scratch, written for good below */
+  for (int t = 0; t < nt; ++t) /* counting sort; b->pos is the cursor scratch, written for good later */
     b->pos[t] = seg[t];
   for (int t = 0; t < nt; ++t)
     if (b->deg[t] > 0) left[b->pos[comp[t]]++] = t;
-  for (int t = 0; t < nt; ++t) { /* trees coupled to none first: no fill, no search */
+}
+
+/* Eliminates tree k at position p: its neighbours (the column's blocks, appended to rows as trees)
+ * become a clique. */
+static grit_status eliminate(grit_blockchol *b, int k, int p, int *ne, char *message) {
+  const int W = b->words;
+  b->order[p] = k;
+  b->pos[k] = p;
+  b->done[k] = 1;
+  b->doff[p] = *ne;
+  uint64_t *rk = b->adj + (size_t)k * W;
+  for (int w = 0; w < W; ++w)
+    for (uint64_t x = rk[w]; x; x &= x - 1) {
+      const int u = 64 * w + __builtin_ctzll(x);
+      if (!grow((void **)&b->rows, &b->cap_rows, *ne + 1, sizeof(int)))
+        return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
+      b->rows[(*ne)++] = u; /* a tree for now; its position once all are ordered */
+      uint64_t *ru = b->adj + (size_t)u * W;
+      for (int v = 0; v < W; ++v) ru[v] |= rk[v];
+      ru[u / 64] &= ~(1ull << (u % 64));
+      ru[k / 64] &= ~(1ull << (k % 64));
+      b->deg[u] = weighted_degree(b, ru);
+    }
+  return GRIT_OK;
+}
+
+/* Analysis phase 3, the elimination order by minimum degree: eliminate the tree with the fewest
+ * neighbouring dofs (ties: the lowest index, for determinism); its neighbours become a clique. Column p's
+ * blocks are its neighbours then. Eliminating a tree changes degrees in its connected component only, so
+ * the components are ordered one after the other, each by its own search: within each the same order as
+ * one search over all trees (the same fill), at a cost of the sum of the components' squared sizes
+ * instead of the square of the number of coupled trees (a clutter of 640 objects in piles of ten). Trees
+ * coupled to none come first (no fill, no search). *ne: the number of off-diagonal blocks. */
+static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
+  const int nt = b->nt;
+  int *left = b->colptr, *seg = b->part_ptr, p = 0;
+  *ne = 0;
+  for (int t = 0; t < nt; ++t) {
     if (b->deg[t] > 0) continue;
     b->order[p] = t;
     b->pos[t] = p;
@@ -193,32 +228,21 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
       const int k = left[kk];
       memmove(left + kk, left + kk + 1, sizeof(int) * (size_t)(c1 - kk - 1)); /* keep index order: ties */
       --c1;
-      b->order[p] = k;
-      b->pos[k] = p;
-      b->done[k] = 1;
-      b->doff[p] = ne;
-      uint64_t *rk = b->adj + (size_t)k * W;
-      for (int w = 0; w < W; ++w)
-        for (uint64_t x = rk[w]; x; x &= x - 1) {
-          const int u = 64 * w + __builtin_ctzll(x);
-          if (!grow((void **)&b->rows, &b->cap_rows, ne + 1, sizeof(int)))
-            return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
-          b->rows[ne++] = u; /* a tree for now; its position once all are ordered */
-          uint64_t *ru = b->adj + (size_t)u * W;
-          for (int v = 0; v < W; ++v) ru[v] |= rk[v];
-          ru[u / 64] &= ~(1ull << (u % 64));
-          ru[k / 64] &= ~(1ull << (k % 64));
-          b->deg[u] = weighted_degree(b, ru);
-        }
+      grit_status s = eliminate(b, k, p, ne, message);
+      if (s != GRIT_OK) return s;
     }
-  b->colptr[nt] = ne;
+  b->colptr[nt] = *ne;
   for (int q = 0; q < nt; ++q) b->colptr[q] = b->doff[q];
-  if (!grow((void **)&b->roff, &b->cap_roff, ne, sizeof(int)))
-    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
-  /* rows as positions, ascending in each column; block offsets; the FLOP count */
-  size_t nx = 0;
+  return GRIT_OK;
+}
+
+/* Analysis phase 4: rows as positions, ascending in each column; the blocks' offsets (*nx values in
+ * all); the FLOP count. */
+static void lay_out_columns(grit_blockchol *b, size_t *nx) {
+  const int *dim = b->m->tree_dofnum;
   double fl = 0.0;
-  for (int p = 0; p < nt; ++p) {
+  *nx = 0;
+  for (int p = 0; p < b->nt; ++p) {
     const int n = dim[b->order[p]];
     int *r = b->rows + b->colptr[p];
     const int len = b->colptr[p + 1] - b->colptr[p];
@@ -229,13 +253,13 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
       while (j > 0 && r[j - 1] > x) r[j] = r[j - 1], --j;
       r[j] = x;
     }
-    b->doff[p] = (int)nx;
-    nx += (size_t)n * n;
+    b->doff[p] = (int)*nx;
+    *nx += (size_t)n * n;
     int mrows = 0;
     for (int i = 0; i < len; ++i) {
       const int mi = dim[b->order[r[i]]];
-      b->roff[b->colptr[p] + i] = (int)nx;
-      nx += (size_t)mi * n;
+      b->roff[b->colptr[p] + i] = (int)*nx;
+      *nx += (size_t)mi * n;
       mrows += mi;
     }
     /* n^3/3 for the diagonal block, m n^2 for the triangular solves, m^2 n for the update (lower half
@@ -243,19 +267,26 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     b->col_flops[p] = (double)n * n * n / 3.0 + (double)mrows * n * n + (double)mrows * mrows * n;
     fl += b->col_flops[p];
   }
+  b->flops = fl;
+}
+
+/* Analysis phase 5: room for the factor's nx values. */
+static grit_status reserve_values(grit_blockchol *b, size_t nx, char *message) {
   if (nx > (size_t)INT32_MAX)
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: the factor's fill is too large");
-  if (nx > b->cap_x) {
-    size_t c = b->cap_x ? b->cap_x : 1024;
-    while (c < nx) c *= 2;
-    double *q = realloc(b->Lx, c * sizeof(double));
-    if (!q) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the factor");
-    b->Lx = q;
-    b->cap_x = c;
-  }
-  b->flops = fl;
-  find_parts(b);
-  /* where each coupling block lands: in the column of the pair's earlier tree */
+  if (nx <= b->cap_x) return GRIT_OK;
+  size_t c = b->cap_x ? b->cap_x : 1024;
+  while (c < nx) c *= 2;
+  double *q = realloc(b->Lx, c * sizeof(double));
+  if (!q) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the factor");
+  b->Lx = q;
+  b->cap_x = c;
+  return GRIT_OK;
+}
+
+/* Analysis phase 7: where each coupling block lands, in the column of the pair's earlier tree. */
+static grit_status place_pairs(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
+  const int *dim = b->m->tree_dofnum;
   if (!grow((void **)&b->pairs, &b->cap_pairs, npairs, sizeof *b->pairs))
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory");
   b->npairs = npairs;
@@ -271,6 +302,24 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     b->pairs[k].tree = pa[k];
   }
   return GRIT_OK;
+}
+
+/* The symbolic analysis in its phases: the graph, its components, the minimum-degree order with the
+ * fill, the columns' layout, the values' storage, the parts (find_parts), the pairs' destinations. */
+grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
+  build_graph(b, npairs, pa, pb);
+  group_components(b, npairs, pa, pb);
+  int ne;
+  grit_status s = order_min_degree(b, &ne, message);
+  if (s != GRIT_OK) return s;
+  if (!grow((void **)&b->roff, &b->cap_roff, ne, sizeof(int)))
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
+  size_t nx;
+  lay_out_columns(b, &nx);
+  s = reserve_values(b, nx, message);
+  if (s != GRIT_OK) return s;
+  find_parts(b);
+  return place_pairs(b, npairs, pa, pb, message);
 }
 
 /* ------------------------------------------------------------------------------- numeric */

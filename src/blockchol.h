@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blockchol.h — sparse Cholesky of the contact Hessian by dense blocks of the model's trees (internal).
  *
  * H has one dense block per kinematic tree and one dense coupling block per pair of trees that a

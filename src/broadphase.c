@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* broadphase.c — sort-and-sweep over axis-aligned boxes. See broadphase.h. */
 #include "broadphase.h"
 

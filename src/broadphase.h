@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* broadphase.h — candidate pairs of overlapping axis-aligned boxes by sort-and-sweep (internal).
  *
  * Boxes (already inflated by the contact margin) are sorted by their lower bound along the axis on

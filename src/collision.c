@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision.c — the per-step collision query: poses, broad phase, narrow phase. See collision.h. */
 #include "collision.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision.h — the collision query of a time step (internal): world poses of the geometries, the
  * broad phase on their margin-inflated boxes with the model's pair filter, and the narrow phase, into
  * a flat array of contact candidates sized once. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision_gjk.c — the general convex path of the narrow phase: GJK distance (separated cores) and EPA
  * penetration (overlapping cores), both on the shapes' core support functions, both allocation-free.
  *

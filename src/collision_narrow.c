@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision_narrow.c — narrow phase dispatch and the closed-form pairs.
  *
  * Each pair is put in a canonical order (lower type first; equal types by pose) so that swapping the
@@ -579,138 +580,177 @@ static int clip_polygon(const clip_vertex *in, int n, const double c[3], const d
  * them, spread out; edges crossing edges keep EPA's single point. Each point is a point of the incident
  * box (a corner, or where one of its edges crosses the reference face's side) over the reference face
  * (a plane feature). */
-static void box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  double phi, n[3], wa[3], wb[3], nn[3];
-  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
+/* The reference face (whose normal EPA found) and the incident box. */
+typedef struct box_reference {
+  const grit_placed_shape *ref, *inc;
+  int ref_is_a, kr, ki; /* whether a is the reference box; the reference and incident faces' axes */
+  double si;            /* the incident face's side (+1, -1) along its axis */
+  double nr[3], cr[3];  /* the reference face's outward normal and centre, world */
+} box_reference;
+
+/* Box-box phase 1: the reference face, when EPA's normal n is a face normal of one box (1.4e-3 rad; EPA
+ * is exact to ~1e-11 for boxes); 0 otherwise (edges crossing edges). */
+static int box_reference_face(const grit_placed_shape *a, const grit_placed_shape *b, const double n[3],
+                              box_reference *r) {
   int ka, kb;
-  double sa, sb, na[3], nb[3], ca[3], cb[3];
+  double sa, sb, na[3], nb[3], ca[3], cb[3], nn[3];
   grit_v3_scale(nn, n, -1.0);
   box_face(a, n, &ka, &sa, na, ca);  /* a's face towards b */
   box_face(b, nn, &kb, &sb, nb, cb); /* b's face towards a */
-  /* The reference face: the one whose normal EPA found (1.4e-3 rad; EPA is exact to ~1e-11 for boxes). */
   const double aligned = 1.0 - 1e-6, da = grit_v3_dot(na, n), db = -grit_v3_dot(nb, n);
-  if (da < aligned && db < aligned) {
-    emit(c, phi, n, wa, wb);
-    return;
-  }
-  const int ref_is_a = da >= db;
-  const grit_placed_shape *ref = ref_is_a ? a : b, *inc = ref_is_a ? b : a;
-  const int kr = ref_is_a ? ka : kb, ki = ref_is_a ? kb : ka;
-  const double si = ref_is_a ? sb : sa, *nr = ref_is_a ? na : nb, *cr = ref_is_a ? ca : cb;
-  /* the incident face as a polygon, corners in cyclic order */
-  clip_vertex poly[2][8];
-  const int i1 = (ki + 1) % 3, i2 = (ki + 2) % 3;
-  const double *hi = inc->shape->size, *hr = ref->shape->size;
+  if (da < aligned && db < aligned) return 0;
+  r->ref_is_a = da >= db;
+  r->ref = r->ref_is_a ? a : b, r->inc = r->ref_is_a ? b : a;
+  r->kr = r->ref_is_a ? ka : kb, r->ki = r->ref_is_a ? kb : ka;
+  r->si = r->ref_is_a ? sb : sa;
+  grit_v3_copy(r->nr, r->ref_is_a ? na : nb);
+  grit_v3_copy(r->cr, r->ref_is_a ? ca : cb);
+  return 1;
+}
+
+/* Box-box phase 2: the incident face as a polygon (corners in cyclic order) clipped to the reference
+ * face's rectangle; the count, the polygon in poly[*cur]. */
+static int box_clip_incident(const box_reference *r, clip_vertex poly[2][8], int *cur) {
+  const int ki = r->ki, i1 = (ki + 1) % 3, i2 = (ki + 2) % 3;
+  const double *hi = r->inc->shape->size, *hr = r->ref->shape->size;
   static const int corner[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
   for (int v = 0; v < 4; ++v) {
     double l[3];
-    l[ki] = si * hi[ki];
+    l[ki] = r->si * hi[ki];
     l[i1] = corner[v][0] * hi[i1];
     l[i2] = corner[v][1] * hi[i2];
-    grit_tf_apply(poly[0][v].x, inc->p, inc->R, l);
+    grit_tf_apply(poly[0][v].x, r->inc->p, r->inc->R, l);
     poly[0][v].cuts = 0;
     poly[0][v].orig_out = 1;
   }
-  int np = 4, cur = 0;
+  int np = 4;
+  *cur = 0;
   for (int j = 0; j < 3 && np > 0; ++j) { /* the reference face's four sides */
-    if (j == kr) continue;
+    if (j == r->kr) continue;
     double u[3], fc[3];
-    column(u, ref->R, j);
-    grit_v3_copy(fc, ref->p);
+    column(u, r->ref->R, j);
+    grit_v3_copy(fc, r->ref->p);
     for (int sgn = -1; sgn <= 1 && np > 0; sgn += 2) {
       double us[3];
       grit_v3_scale(us, u, (double)sgn);
-      np = clip_polygon(poly[cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - cur]);
-      cur = 1 - cur;
+      np = clip_polygon(poly[*cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - *cur]);
+      *cur = 1 - *cur;
     }
   }
-  /* the points within the margin (depth along the reference normal), then at most 4, spread out */
-  double depth[8];
-  int keep[8], nk = 0;
+  return np;
+}
+
+/* Box-box phase 3: the polygon's points within the margin (depth along the reference normal into
+ * depth[]), at most 4 of them into chosen[] (the deepest, then greedily the point farthest from those
+ * chosen; in polygon order: deterministic and symmetric). Their count. */
+static int box_choose_points(const box_reference *r, const clip_vertex *poly, int np, double margin, double depth[8],
+                             int chosen[4]) {
+  int keep[8], nk = 0, nc = 0;
   for (int i = 0; i < np; ++i) {
     double d[3];
-    grit_v3_sub(d, poly[cur][i].x, cr);
-    depth[i] = grit_v3_dot(d, nr);
+    grit_v3_sub(d, poly[i].x, r->cr);
+    depth[i] = grit_v3_dot(d, r->nr);
     if (depth[i] < margin) keep[nk++] = i;
   }
-  if (nk == 0) {
+  if (nk <= 4) {
+    for (int i = 0; i < nk; ++i) chosen[nc++] = keep[i];
+    return nc;
+  }
+  int best = keep[0];
+  for (int i = 1; i < nk; ++i)
+    if (depth[keep[i]] < depth[best]) best = keep[i];
+  chosen[nc++] = best;
+  while (nc < 4) {
+    int far = -1;
+    double fd = -1.0;
+    for (int i = 0; i < nk; ++i) {
+      double dmin = INFINITY;
+      for (int k = 0; k < nc; ++k) {
+        double d[3];
+        grit_v3_sub(d, poly[keep[i]].x, poly[chosen[k]].x);
+        dmin = fmin(dmin, grit_v3_norm(d));
+      }
+      if (dmin > fd) fd = dmin, far = keep[i];
+    }
+    chosen[nc++] = far;
+  }
+  for (int i = 1; i < nc; ++i)
+    for (int k = i; k > 0 && chosen[k] < chosen[k - 1]; --k) {
+      int t = chosen[k];
+      chosen[k] = chosen[k - 1];
+      chosen[k - 1] = t;
+    }
+  return nc;
+}
+
+/* Box-box phase 4: one manifold point v at depth_i; ni the incident face's outward normal. */
+static void box_emit_point(const box_reference *r, const clip_vertex *v, double depth_i, const double ni[3],
+                           collector *c) {
+  double foot[3], nrm[3];
+  grit_v3_addscl(foot, v->x, r->nr, -depth_i);
+  if (v->cuts == 2) {
+    /* a corner of the reference face over the incident face: the corner (a point of the reference
+     * box) against the incident face's plane, measured along the incident face's normal */
+    double d[3], proj[3];
+    grit_v3_sub(d, foot, v->x);
+    const double dist = grit_v3_dot(d, ni);
+    grit_v3_addscl(proj, foot, ni, -dist);
+    feature fpt = point_feature(foot, 0.0), fpl = {GRIT_FEATURE_PLANE, proj, ni, 0.0, {0.0, 0.0, 0.0}};
+    if (r->ref_is_a) {
+      grit_v3_scale(nrm, ni, -1.0); /* from a (reference) towards b (incident) */
+      emit_features(c, dist, nrm, foot, proj, fpt, fpl);
+    } else {
+      emit_features(c, dist, ni, proj, foot, fpl, fpt);
+    }
+    return;
+  }
+  feature fref = {GRIT_FEATURE_PLANE, foot, r->nr, 0.0, {0.0, 0.0, 0.0}};
+  feature finc = point_feature(v->x, 0.0);
+  if (v->cuts == 1) { /* an incident edge crossing a side of the reference face */
+    finc.kind = GRIT_FEATURE_LINE;
+    finc.u = v->edge;
+  }
+  if (r->ref_is_a) {
+    emit_features(c, depth_i, r->nr, foot, v->x, fref, finc);
+  } else {
+    grit_v3_scale(nrm, r->nr, -1.0); /* from a (incident) towards b (reference) */
+    emit_features(c, depth_i, nrm, v->x, foot, finc, fref);
+  }
+  if (v->cuts == 1) { /* the side plane cuts the edge; it is held by the reference box */
+    grit_contact_point *o = &c->out[c->n - 1];
+    const double *rp = r->ref_is_a ? c->pa : c->pb, *rR = r->ref_is_a ? c->Ra : c->Rb;
+    if (c->flip) rp = r->ref_is_a ? c->pb : c->pa, rR = r->ref_is_a ? c->Rb : c->Ra;
+    o->clip = 1;
+    grit_tf_apply_inv(o->clip_p, rp, rR, v->pc);
+    grit_m3_tmulv(o->clip_n, rR, v->pu);
+  }
+}
+
+/* Box-box: when EPA's normal is a face normal of one box (the reference face: a face, an edge or a
+ * corner of the other rests on it), the other box's face towards it (the incident face) is clipped to
+ * the reference face's rectangle and its points within the margin make the manifold, at most four of
+ * them, spread out; edges crossing edges keep EPA's single point. Each point is a point of the incident
+ * box (a corner, or where one of its edges crosses the reference face's side) over the reference face
+ * (a plane feature). */
+static void box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double phi, n[3], wa[3], wb[3];
+  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
+  box_reference r;
+  clip_vertex poly[2][8];
+  double depth[8];
+  int chosen[4], cur = 0, nc = 0;
+  if (box_reference_face(a, b, n, &r)) {
+    const int np = box_clip_incident(&r, poly, &cur);
+    nc = box_choose_points(&r, poly[cur], np, margin, depth, chosen);
+  }
+  if (nc == 0) { /* no face contact, or none of its points within the margin: EPA's single point */
     emit(c, phi, n, wa, wb);
     return;
   }
-  int chosen[4], nc = 0;
-  if (nk <= 4) {
-    for (int i = 0; i < nk; ++i) chosen[nc++] = keep[i];
-  } else { /* the deepest, then greedily the point farthest from those chosen */
-    int best = keep[0];
-    for (int i = 1; i < nk; ++i)
-      if (depth[keep[i]] < depth[best]) best = keep[i];
-    chosen[nc++] = best;
-    while (nc < 4) {
-      int far = -1;
-      double fd = -1.0;
-      for (int i = 0; i < nk; ++i) {
-        double dmin = INFINITY;
-        for (int k = 0; k < nc; ++k) {
-          double d[3];
-          grit_v3_sub(d, poly[cur][keep[i]].x, poly[cur][chosen[k]].x);
-          dmin = fmin(dmin, grit_v3_norm(d));
-        }
-        if (dmin > fd) fd = dmin, far = keep[i];
-      }
-      chosen[nc++] = far;
-    }
-    for (int i = 1; i < nc; ++i) /* emit in polygon order: deterministic and symmetric */
-      for (int k = i; k > 0 && chosen[k] < chosen[k - 1]; --k) {
-        int t = chosen[k];
-        chosen[k] = chosen[k - 1];
-        chosen[k - 1] = t;
-      }
-  }
   double ni[3]; /* the incident face's outward normal */
-  column(ni, inc->R, ki);
-  grit_v3_scale(ni, ni, si);
-  for (int i = 0; i < nc; ++i) {
-    const clip_vertex *v = &poly[cur][chosen[i]];
-    const double depth_i = depth[chosen[i]];
-    double foot[3], nrm[3];
-    grit_v3_addscl(foot, v->x, nr, -depth_i);
-    if (v->cuts == 2) {
-      /* a corner of the reference face over the incident face: the corner (a point of the reference
-       * box) against the incident face's plane, measured along the incident face's normal */
-      double d[3], proj[3];
-      grit_v3_sub(d, foot, v->x);
-      const double dist = grit_v3_dot(d, ni);
-      grit_v3_addscl(proj, foot, ni, -dist);
-      feature fpt = point_feature(foot, 0.0), fpl = {GRIT_FEATURE_PLANE, proj, ni, 0.0, {0.0, 0.0, 0.0}};
-      if (ref_is_a) {
-        grit_v3_scale(nrm, ni, -1.0); /* from a (reference) towards b (incident) */
-        emit_features(c, dist, nrm, foot, proj, fpt, fpl);
-      } else {
-        emit_features(c, dist, ni, proj, foot, fpl, fpt);
-      }
-      continue;
-    }
-    feature fref = {GRIT_FEATURE_PLANE, foot, nr, 0.0, {0.0, 0.0, 0.0}};
-    feature finc = point_feature(v->x, 0.0);
-    if (v->cuts == 1) { /* an incident edge crossing a side of the reference face */
-      finc.kind = GRIT_FEATURE_LINE;
-      finc.u = v->edge;
-    }
-    if (ref_is_a) {
-      emit_features(c, depth_i, nr, foot, v->x, fref, finc);
-    } else {
-      grit_v3_scale(nrm, nr, -1.0); /* from a (incident) towards b (reference) */
-      emit_features(c, depth_i, nrm, v->x, foot, finc, fref);
-    }
-    if (v->cuts == 1) { /* the side plane cuts the edge; it is held by the reference box */
-      grit_contact_point *o = &c->out[c->n - 1];
-      const double *rp = ref_is_a ? c->pa : c->pb, *rR = ref_is_a ? c->Ra : c->Rb;
-      if (c->flip) rp = ref_is_a ? c->pb : c->pa, rR = ref_is_a ? c->Rb : c->Ra;
-      o->clip = 1;
-      grit_tf_apply_inv(o->clip_p, rp, rR, v->pc);
-      grit_m3_tmulv(o->clip_n, rR, v->pu);
-    }
-  }
+  column(ni, r.inc->R, r.ki);
+  grit_v3_scale(ni, ni, r.si);
+  for (int i = 0; i < nc; ++i) box_emit_point(&r, &poly[cur][chosen[i]], depth[chosen[i]], ni, c);
 }
 
 /* The closed forms, indexed [lower type][higher type]; NULL: the general path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* constraints.c — joint-limit constraints and the Delassus-dependent parameters of all constraints. */
 #include "constraints.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* constraints.h — building the constraints of a step for the solver (internal): joint limits here,
  * contacts from the collision candidates; and the parameters that depend on the Delassus estimate. */
 #ifndef GRIT_CONSTRAINTS_H

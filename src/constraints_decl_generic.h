@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* constraints_decl_generic.h — prototypes of the scalar-generic constraint glue (contact Jacobians,
  * pair parameters, Delassus estimates, parameter finalization, model dispatch), instantiated by
  * constraints.h for double and for grit_dual. The step uses the double versions; the derivatives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* constraints_generic.h — the constraint glue written once for any scalar type (see
  * constraints_decl_generic.h); included by constraints.c once per scalar. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_geometry.c — instantiates the scalar-generic contact re-evaluation (contact_geometry_generic.h)
  * for double and for dual numbers. */
 #include "contact_geometry.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_geometry.h — a contact's signed distance and frame re-evaluated from body-fixed features, for
  * double (grit_contact_reevaluate) and for dual numbers (grit_contact_reevaluate_dual) (internal).
  *
@@ -9,7 +10,7 @@
 #ifndef GRIT_CONTACT_GEOMETRY_H
 #define GRIT_CONTACT_GEOMETRY_H
 
-#include "collision_narrow.h"
+#include "contact_point.h"
 #include "grit/dual.h"
 
 #include "grit/detail/scalar_double.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_geometry_decl_generic.h — types and prototypes of the scalar-generic contact re-evaluation,
  * instantiated by contact_geometry.h for double and for grit_dual. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_geometry_generic.h — a contact's signed distance and frame from body-fixed features, written
  * once for any scalar type; included by contact_geometry.c once per scalar (double, grit_dual).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_model.c — instantiates the scalar-generic contact potentials (contact_model_generic.h) for
  * double and for dual numbers. */
 #include "contact_model.h"

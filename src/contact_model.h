@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_model.h — the convex contact potentials (internal), for double (grit_contact_lagged, ...)
  * and for dual numbers (grit_contact_lagged_dual, ...). */
 #ifndef GRIT_CONTACT_MODEL_H

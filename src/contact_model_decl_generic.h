@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_model_decl_generic.h — types and prototypes of the scalar-generic contact models,
  * instantiated by contact_model.h for double and for grit_dual. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contact_model_generic.h — the convex contact potentials of seed 000 (Lagged, Similar, SAP), written
  * once for any scalar type; included by contact_model.c once per scalar (double, grit_dual).
  *

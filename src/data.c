@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* data.c — creating grit_data (one allocation for every workspace) and setting the state. */
 #include <math.h>
 #include <stdlib.h>

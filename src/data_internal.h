@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* data_internal.h — the layout of grit_data: state, controls, and every workspace, carved from one
  * allocation at creation (arena.h). Nothing here is allocated later. */
 #ifndef GRIT_DATA_INTERNAL_H

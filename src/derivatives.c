@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* derivatives.c — Jacobians of a step by the implicit function theorem (seed 000, section X-B).
  *
  * r(v; theta) = A(q0) (v - v0) - dt k(q0, v0, u) - sum_i J_i(q0)^T gamma_i(J_i v + b_i) = 0 at the

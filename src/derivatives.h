@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* derivatives.h — the dual-number workspace of grit_step_derivatives (internal). */
 #ifndef GRIT_DERIVATIVES_INTERNAL_H
 #define GRIT_DERIVATIVES_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamics.c — instantiates the scalar-generic dynamics (dynamics_generic.h) for double and dual
  * numbers. */
 #include "dynamics.h"

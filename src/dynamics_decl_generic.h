@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamics_decl_generic.h — prototypes of the scalar-generic dynamics, instantiated by dynamics.h for
  * double and for grit_dual. */
 

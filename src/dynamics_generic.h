@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamics_generic.h — the composite rigid body algorithm, recursive Newton-Euler, and the terms of
  * the implicit step, written once for any scalar type. Included by dynamics.c once per scalar.
  * All spatial quantities are in world coordinates, referred to the world origin, so that composite

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* forward.c — the public kinematics and smooth-dynamics queries of grit/dynamics.h, on the double
  * instantiation of the generic code. */
 #include <math.h>

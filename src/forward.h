@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* forward.h — smooth dynamics shared by the step and the public queries (internal). */
 #ifndef GRIT_FORWARD_H
 #define GRIT_FORWARD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* geometry.c — collision shapes: construction, validation, bounding boxes, support functions. */
 #include "geometry_internal.h"
 

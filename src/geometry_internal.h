@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* geometry_internal.h — the core-and-radius view of a shape used by the narrow phase (internal).
  *
  * A sphere is its centre point grown by its radius, a capsule its axis segment grown by its radius;

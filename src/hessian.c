@@ -1,14 +1,16 @@
-/* hessian.c — block-sparse assembly of the contact Hessian and its dense (LAPACK) or supernodal
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hessian.c — block-sparse assembly of the contact Hessian and its dense (densechol.c: not LAPACK, for
+ * results independent of BLAS threads), block (blockchol.c) or supernodal
  * (CHOLMOD, AMD ordering) Cholesky factorization. See hessian.h. */
 #include "hessian.h"
 
 #include <cholmod.h>
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blockchol.h"
+#include "densechol.h"
 #include "status_internal.h"
 
 /* The dense buffer is allocated up to this nv (8 MB); beyond it only the sparse path exists. */
@@ -360,15 +362,12 @@ static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
         H[(size_t)(ab + r) * nv + aa + c] = C[r * na + c];
       }
   }
-  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nv, H, nv);
-  if (info != 0)
-    return grit_set_error(message, GRIT_ERR_NUMERICAL,
-                          "Hessian factorization: not positive definite (LAPACK dpotrf info %d)", (int)info);
+  const int bad = grit_densechol_factor(H, nv); /* not LAPACK's: bitwise independent of BLAS threads */
+  if (bad >= 0)
+    return grit_set_error(message, GRIT_ERR_NUMERICAL, "Hessian factorization: not positive definite (pivot %d)", bad);
   double lo = INFINITY, hi = 0.0;
   for (int i = 0; i < nv; ++i) {
     double d = H[(size_t)i * nv + i];
-    if (!isfinite(d)) /* dpotrf passes an infinite entry (and OpenBLAS's a NaN) as a positive pivot */
-      return grit_set_error(message, GRIT_ERR_NUMERICAL, "Hessian factorization: non-finite pivot %d", i);
     lo = fmin(lo, d);
     hi = fmax(hi, d);
   }
@@ -524,8 +523,8 @@ grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs) {
     return GRIT_OK;
   }
   if (h->last_path == 0) {
-    lapack_int info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', h->nv, nrhs, h->Hd, h->nv, B, h->nv);
-    return info == 0 ? GRIT_OK : GRIT_ERR_NUMERICAL;
+    grit_densechol_solve(h->Hd, h->nv, B, nrhs);
+    return GRIT_OK;
   }
   cholmod_dense b;
   memset(&b, 0, sizeof b);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hessian.h — the block-sparse Hessian H = A + sum_i J_i^T G_i J_i of the contact problem, and its
  * Cholesky factorization (internal).
  *

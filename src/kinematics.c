@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kinematics.c — instantiates the scalar-generic kinematics (kinematics_generic.h) for double and for
  * dual numbers. */
 #include "kinematics.h"

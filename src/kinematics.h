@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kinematics.h — poses, motion subspaces, velocities and Jacobians of a multibody tree (internal),
  * for double (grit_kin_positions, ...) and for dual numbers (grit_kin_positions_dual, ...). */
 #ifndef GRIT_KINEMATICS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kinematics_decl_generic.h — types and prototypes of the scalar-generic kinematics, instantiated by
  * kinematics.h for double and for grit_dual (between scalar_<type>.h and scalar_undef.h). */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kinematics_generic.h — forward kinematics of a forest of kinematic trees, written once for any
  * scalar type (see grit/detail/scalar_double.h). Included by kinematics.c once per scalar.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* linearize.c — one step and its Jacobians from a given state and control (grit/linearize.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf.c — the MJCF loader's entry points, its context (errors, warnings, arrays) and keyframes. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_build.c — compiling the MJCF description into a grit_model, as MuJoCo's compiler does:
  * orientations from every MJCF form, geometry frames from fromto, geometry masses from density and
  * volume, body mass properties from <inertial> or summed over geometries with the parallel-axis

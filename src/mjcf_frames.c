@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_frames.c — MuJoCo 2.2.2's compiler arithmetic, reproduced operation for operation (from
  * user_util.cc and user_objects.cc) so that the loader's frames, masses and inertias agree with
  * MuJoCo's to rounding: vector normalization, quaternions from every MJCF orientation form, the

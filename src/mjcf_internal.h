@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_internal.h — the MJCF loader's pieces: an XML tree read with expat (mjcf_xml.c), the model
  * description read from it (mjcf_parse.c), and its compilation into a grit_model (mjcf_build.c, with
  * MuJoCo's compiler arithmetic in mjcf_frames.c); entry points, errors and warnings in mjcf.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_mesh.c — the vertices and triangles of an <asset><mesh file="..."> (STL, binary or ASCII, and
  * Wavefront OBJ), and a closed triangle mesh's volume, centre and inertia, for the MJCF loader. grit
  * collides with the convex hull of a mesh's vertices (GRIT_GEOM_CONVEX, computed by mjcf_hull.c);

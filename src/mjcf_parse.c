@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_parse.c — reading the MJCF element tree into the loader's model description: attribute
  * values (every number checked: a whole token, finite, counted), default classes, the body tree,
  * actuators, keyframes, compiler/option settings and grit's <custom> contact parameters.
@@ -452,7 +453,8 @@ static void read_custom_numeric(mjcf_ctx *c, const mjcf_node *n, const char *nam
   const int positive = k == 0 || k == 3 || k == 5 || k == 6, integer = k >= 6;
   if ((positive && !(v > 0)) || v < 0 || (integer && (v != floor(v) || v > 1e9))) {
     mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "'%s' = %g is out of range (%s)", name, v,
-              integer ? "a non-negative integer" : positive ? "must be > 0" : "must be >= 0");
+              integer ? (positive ? "must be a positive integer" : "must be a non-negative integer")
+              : positive ? "must be > 0" : "must be >= 0");
     return;
   }
   switch (k) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mjcf_xml.c — the MJCF loader's XML layer: a bounded memory pool and an element tree built with
  * expat's streaming parser (elements, attributes and line numbers; text content is not used by MJCF).
  * Entity declarations are refused, so no document can expand itself. */

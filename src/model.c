@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.c — the model builder: definitions with defaults, validation, and compilation into an
  * immutable grit_model whose arrays live in one allocation. */
 #include <math.h>

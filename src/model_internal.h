@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_internal.h — the layout of a compiled grit_model (read-only after compilation).
  *
  * Arrays in MuJoCo's style: one array per attribute, indexed by body, joint, dof, tree or actuator.

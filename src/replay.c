@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay.c — the HTML replay page (grit/replay.h): frames with body poses from forward kinematics, the
  * scene as JSON, the plots as SVG (replay_svg.c), three.js and the viewer script inlined (both embedded
  * at build time from third_party/three/three.min.js and src/replay_viewer.js). */
@@ -11,6 +12,7 @@
 #include "grit/dynamics.h"
 #include "grit/math.h"
 #include "grit/step.h"
+#include "outfile.h"
 #include "replay_internal.h"
 #include "status_internal.h"
 
@@ -456,18 +458,6 @@ static void write_scene_json(replay_out *o, const grit_replay *r) {
   replay_printf(o, "]}");
 }
 
-static void out_html_text(replay_out *o, const char *s) {
-  for (; s && *s; ++s) {
-    switch (*s) {
-      case '<': replay_printf(o, "&lt;"); break;
-      case '>': replay_printf(o, "&gt;"); break;
-      case '&': replay_printf(o, "&amp;"); break;
-      case '"': replay_printf(o, "&quot;"); break;
-      default: replay_putc(o, *s);
-    }
-  }
-}
-
 static const char CSS[] =
     "body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#222;background:#fafafa}"
     "header{padding:6px 12px;display:flex;gap:12px;align-items:baseline}"
@@ -489,15 +479,18 @@ grit_status grit_replay_write_html(grit_replay *r, const char *path) {
   if (!path) return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT, "grit_replay_write_html: NULL path");
   if (r->nframe == 0)
     return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT, "grit_replay_write_html: the replay has no frame");
-  FILE *f = fopen(path, "wb");
-  if (!f) return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: cannot write %s", path);
+  grit_outfile out; /* a temporary file, renamed onto path only when the whole page is written */
+  char why[GRIT_MESSAGE_SIZE];
+  if (grit_outfile_open(&out, path, why) != GRIT_OK)
+    return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: %s", why);
+  FILE *f = out.f;
   replay_out o = {f, 0};
   replay_printf(&o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                     "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
                     "<meta name=\"generator\" content=\"grit replay\">\n<title>");
-  out_html_text(&o, r->title);
+  replay_html_text(&o, r->title);
   replay_printf(&o, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>", CSS);
-  out_html_text(&o, r->title);
+  replay_html_text(&o, r->title);
   replay_printf(&o, "</h1><span class=\"sub\">%d frames, %.4g s &middot; drag: orbit, shift/right-drag: pan, wheel: zoom, "
                     "space: play/pause</span></header>\n",
                 r->nframe, r->t[r->nframe - 1] - r->t[0]);
@@ -520,9 +513,12 @@ grit_status grit_replay_write_html(grit_replay *r, const char *path) {
   replay_printf(&o, "\n</script>\n<script>\n");
   replay_write(&o, grit_replay_viewer_js, grit_replay_viewer_js_size);
   replay_printf(&o, "\n</script>\n</body></html>\n");
-  const int failed = o.error | ferror(f);
-  if (fclose(f) != 0 || failed)
+  if (o.error) {
+    grit_outfile_abort(&out);
     return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: writing %s failed", path);
+  }
+  if (grit_outfile_commit(&out, why) != GRIT_OK)
+    return grit_set_error(r->message, GRIT_ERR_IO, "grit_replay_write_html: %s", why);
   r->message[0] = '\0';
   return GRIT_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_internal.h — the replay object, its output stream and plots, shared by replay.c (frames, scene
  * JSON, page) and replay_svg.c (plots). */
 #ifndef GRIT_REPLAY_INTERNAL_H
@@ -62,6 +63,8 @@ typedef struct replay_out {
 
 void replay_putc(replay_out *o, char c);
 void replay_write(replay_out *o, const void *p, size_t n);
+/* Text escaped for HTML and SVG (< > & " as entities): the one escaper of the page (replay_svg.c). */
+void replay_html_text(replay_out *o, const char *s);
 void replay_printf(replay_out *o, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_svg.c — the replay page's plots as inline SVG (replay_internal.h), and its output stream. */
 #include <math.h>
 #include <stdarg.h>
@@ -72,7 +73,8 @@ void replay_plot_clear(replay_plot *p) {
   memset(p, 0, sizeof *p);
 }
 
-static void out_text(replay_out *o, const char *s) {
+/* Text in HTML and SVG (the one escaper, also the page's title): < > & " as entities. */
+void replay_html_text(replay_out *o, const char *s) {
   for (; s && *s; ++s) {
     switch (*s) {
       case '<': replay_printf(o, "&lt;"); break;
@@ -119,7 +121,7 @@ static void write_plot(replay_out *o, const replay_plot *p) {
                 p->time_axis ? " time" : "", W, h, W, h);
   if (!npts) {
     replay_printf(o, "><text class=\"title\" x=\"%d\" y=\"16\">", ML);
-    out_text(o, p->title);
+    replay_html_text(o, p->title);
     replay_printf(o, "</text><text x=\"%d\" y=\"%d\">no data</text></svg>\n", ML, MT + 40);
     return;
   }
@@ -144,7 +146,7 @@ static void write_plot(replay_out *o, const replay_plot *p) {
   if (p->time_axis) replay_printf(o, " data-x0=\"%.9g\" data-x1=\"%.9g\" data-px0=\"%d\" data-px1=\"%g\"", x0, x1, ML, ML + pw);
   replay_printf(o, "><rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>", W, h);
   replay_printf(o, "<text class=\"title\" x=\"%d\" y=\"16\">", ML);
-  out_text(o, p->title);
+  replay_html_text(o, p->title);
   replay_printf(o, "</text>\n");
 #define PX(x) (ML + pw * ((x) - x0) / (x1 - x0))
 #define PY(v) (MT + ph * (1 - ((p->log_y ? log10(v) : (v)) - y0) / (y1 - y0)))
@@ -162,9 +164,9 @@ static void write_plot(replay_out *o, const replay_plot *p) {
   }
   replay_printf(o, "\n<rect class=\"axis\" x=\"%d\" y=\"%d\" width=\"%g\" height=\"%g\" fill=\"none\"/>", ML, MT, pw, ph);
   replay_printf(o, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", ML + pw / 2, H - 6);
-  out_text(o, p->xlabel);
+  replay_html_text(o, p->xlabel);
   replay_printf(o, "</text><text transform=\"translate(14 %g) rotate(-90)\" text-anchor=\"middle\">", MT + ph / 2);
-  out_text(o, p->ylabel);
+  replay_html_text(o, p->ylabel);
   replay_printf(o, "</text>\n");
   /* the series: polylines broken at unusable points, dots when there are few points */
   for (int i = 0; i < p->nseries; ++i) {
@@ -197,12 +199,12 @@ static void write_plot(replay_out *o, const replay_plot *p) {
       replay_printf(o, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"%s\" stroke-width=\"2\"/>", ML, y - 4,
                     ML + 16, y - 4, COLORS[i % NCOLORS]);
       replay_printf(o, "<text x=\"%d\" y=\"%g\">", ML + 22, y);
-      out_text(o, p->series[i].name);
+      replay_html_text(o, p->series[i].name);
       replay_printf(o, "</text>");
     }
   } else if (named) {
     replay_printf(o, "<text x=\"%g\" y=\"16\" text-anchor=\"end\" fill=\"%s\">", ML + pw, COLORS[0]);
-    out_text(o, p->series[0].name);
+    replay_html_text(o, p->series[0].name);
     replay_printf(o, "</text>");
   }
   if (p->time_axis)

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit replay viewer: plays the frames of the page's scene JSON (element #grit-scene, written by
  * src/replay.c) with three.js (the global THREE, inlined before this script). grit's frame is z-up, metres.
  * No dynamics here: every body pose comes from the JSON, interpolated between frames.
  * URL hash (or query) parameters: t=SECONDS, paused=1, speed=X, forces=0, view=AZIMUTH_DEG,ELEVATION_DEG,
- * height=PIXELS (the 3-D view's height, otherwise a fraction of the window's).
+ * height=PIXELS (the 3-D view's height, otherwise a fraction of the window's), clock=SECONDS (the playback
+ * clock reads this many seconds of wall time since the page started instead of the real time: a hook for
+ * tests, so that the time shown does not depend on how fast the machine runs).
  * #grit-probe receives, on every change, a JSON summary of what was drawn (used by the tests). */
 (function () {
   'use strict';
@@ -16,6 +19,7 @@
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
   const center = [0, 1, 2].map((k) => 0.5 * (lo[k] + hi[k]));
   const st = { t: t0, playing: span > 0, speed: 1, forces: true, az: -70, el: 22, drawn: 0 };
+  let fixedWall = null; /* the clock=SECONDS parameter */
 
   function clampT(t) { return Math.min(t1, Math.max(t0, t)); }
 
@@ -26,6 +30,7 @@
     if (num('t') !== null) st.t = clampT(num('t'));
     if (h.has('paused')) st.playing = h.get('paused') === '0' && span > 0;
     if (num('speed') !== null && num('speed') > 0) st.speed = num('speed');
+    if (num('clock') !== null && num('clock') >= 0) fixedWall = num('clock');
     if (h.has('forces')) st.forces = h.get('forces') !== '0';
     if (num('height') !== null && num('height') >= 50) view.style.height = Math.round(num('height')) + 'px';
     if (h.has('view')) {
@@ -296,7 +301,8 @@
   function reanchor() { anchorT = st.t; anchorWall = performance.now(); }
   function clock() {
     if (!st.playing) return;
-    let t = anchorT + (performance.now() - anchorWall) / 1000 * st.speed;
+    const wall = fixedWall !== null ? fixedWall : (performance.now() - anchorWall) / 1000;
+    let t = anchorT + wall * st.speed;
     if (t > t1) t = t0 + (t - t0) % span; /* loop */
     st.t = t;
   }

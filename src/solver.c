@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* solver.c — Newton's method with an exact line search for the convex contact problem (seed 000,
  * section X; ARCHITECTURE.md, The Newton solver). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
@@ -458,6 +459,152 @@ static inline void lap(int timing, double *acc, double *t) {
   *t = now;
 }
 
+/* The sums over the islands of the convergence test's terms and the cost (in island order). */
+typedef struct island_sums {
+  double rn, an, jn, ee, cc, vmax, smax;
+} island_sums;
+
+static island_sums sum_islands(const grit_solver *s) {
+  const double *irn = ISL(s, ISL_RN), *ian = ISL(s, ISL_AN), *ijn = ISL(s, ISL_JN), *iee = ISL(s, ISL_EE),
+               *icc = ISL(s, ISL_CC), *ivmax = ISL(s, ISL_VMAX), *ismax = ISL(s, ISL_SMAX);
+  island_sums u = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  for (int k = 0; k < s->nisl; ++k) {
+    u.rn += irn[k], u.an += ian[k], u.jn += ijn[k], u.ee += iee[k], u.cc += icc[k];
+    u.vmax = maxd(u.vmax, ivmax[k]);
+    u.smax = maxd(u.smax, ismax[k]);
+  }
+  return u;
+}
+
+/* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */
+static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc) {
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
+  }
+  find_islands(s, nc);
+  double *ialpha = ISL(s, ISL_ALPHA);
+  for (int k = 0; k < s->nisl; ++k) s->act[k] = k, ialpha[k] = 0.0;
+}
+
+/* Phase 2 (convergence): 1 when converged, 0 to go on; an error status (< 0 never) through *status. The
+ * residual's round-off floor: each entry of r = A (v - v*) - J^T gamma is a difference of sums whose terms
+ * are as large as D A v, D A v* and D J^T gamma, so it cannot be computed below a few ulps of them
+ * (scaled by D, the terms of A v are about D^-1 v). When the reference itself is tiny (a body at rest
+ * under balanced forces), abs_tol alone can lie below that floor and Newton would stall on noise. */
+static int converged(const grit_solver *s, const grit_solver_options *opt, int iter, const island_sums *u,
+                     grit_solver_stats *st, grit_status *status, char *message) {
+  st->residual = sqrt(u->rn);
+  st->residual_ref = fmax(sqrt(u->an), sqrt(u->jn));
+  const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)s->nv) * fmax(fmax(u->vmax, u->smax), sqrt(u->jn));
+  st->cost = 0.5 * u->ee + u->cc;
+  *status = GRIT_OK;
+  if (!isfinite(st->residual)) {
+    *status = grit_set_error(message, GRIT_ERR_NOT_FINITE, "solver: non-finite residual at iteration %d", iter);
+    return 0;
+  }
+  /* the scaled criterion, checked after at least one Newton step */
+  const double tol = opt->abs_tol + opt->rel_tol * st->residual_ref + floor_;
+  if (iter > 0 && st->residual <= tol) return 1;
+  if (iter >= opt->max_iters)
+    *status = grit_set_error(message, GRIT_ERR_NOT_CONVERGED,
+                             "solver: no convergence in %d Newton iterations (residual %.3g, reference %.3g)",
+                             opt->max_iters, st->residual, st->residual_ref);
+  return 0;
+}
+
+/* Phase 3: the islands that take this iteration's step, those not yet done, into s->act (returns their
+ * count), and their global phase. An island is done when its residual is within its share of the
+ * tolerance,
+ *   |D r_k|^2 <= (abs_tol + rel_tol ref)^2 ref_k^2 / sum_j ref_j^2 + rho_k^2,
+ * ref_k^2 = max(|D A e_k|^2, |D J^T gamma_k|^2), rho_k the round-off floor computed over the island's own
+ * n_k dofs and terms (so that an island with nothing to do, free motion reached to round-off, is done
+ * too). The shares sum to at most tol^2, so once every island is within its own the whole residual is
+ * within tol. A done island is left as it is (it is not evaluated, assembled, factored, solved or
+ * searched), which makes an iteration's cost that of the islands still converging (docs/contact.md,
+ * Islands). The global phase, island by island: its first iteration, and any after a line search that
+ * cut its step below half while its residual is above GLOBAL_RESIDUAL of its reference. */
+static int choose_active(grit_solver *s, const grit_solver_options *opt, int iter, double residual_ref) {
+  const double *irn = ISL(s, ISL_RN), *ian = ISL(s, ISL_AN), *ijn = ISL(s, ISL_JN), *ivmax = ISL(s, ISL_VMAX),
+               *ismax = ISL(s, ISL_SMAX), *ialpha = ISL(s, ISL_ALPHA), *indof = ISL(s, ISL_NDOF);
+  const int nisl = s->nisl;
+  const double rtol = opt->abs_tol + opt->rel_tol * residual_ref;
+  double refsum = 0.0;
+  for (int k = 0; k < nisl; ++k) refsum += fmax(ian[k], ijn[k]);
+  int nact = 0;
+  for (int k = 0; k < nisl; ++k) {
+    const double fk = 64.0 * DBL_EPSILON * fmax(fmax(ivmax[k], ismax[k]), sqrt(ijn[k]));
+    const int done = iter > 0 && irn[k] * refsum <= rtol * rtol * fmax(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
+    if (!done) s->act[nact++] = k;
+    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) s->tree_on[s->isl_tree[q]] = !done;
+  }
+  for (int a = 0; a < nact; ++a) {
+    const int k = s->act[a];
+    choose_isotropic(s, k, iter, ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * fmax(ian[k], ijn[k]));
+  }
+  return nact;
+}
+
+/* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
+ * dv = -H^-1 r (with all of them, as one system). *dvmax: the largest |D^-1 dv|. */
+static grit_status newton_direction(grit_solver *s, const grit_model *m, const double *A, int nact,
+                                    grit_solver_stats *st, double *tc, int tm, double *dvmax, char *message) {
+  const int nv = s->nv, all = nact == s->nisl;
+  grit_status as = assemble(s, A, s->act, nact, message);
+  if (as != GRIT_OK) return as;
+  lap(tm, &st->t_assembly, tc);
+  grit_status fs = grit_hessian_factor(s->H, &st->cond_estimate, message);
+  if (fs != GRIT_OK) return fs;
+  st->factor_flops += grit_hessian_flops(s->H);
+  lap(tm, &st->t_factor, tc);
+  for (int i = 0; i < nv; ++i) s->dv[i] = all || s->tree_on[m->dof_tree[i]] ? -s->r[i] : 0.0;
+  grit_hessian_solve(s->H, s->dv, 1);
+  st->newton_iters++;
+  *dvmax = 0.0;
+  for (int i = 0; i < nv; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) / s->dinv[i]);
+  lap(tm, &st->t_solve, tc);
+  return GRIT_OK;
+}
+
+/* Phase 5: the exact line search along dv, island by island: each takes its own step, so that an island
+ * whose step must be cut (a contact entering, a slip turning) does not hold back the others. v and the
+ * constraint velocities move; the islands that moved are left in s->act (returns their count). */
+static int search_islands(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
+                          const double *A, int nact, double *v, grit_solver_stats *st) {
+  double *ialpha = ISL(s, ISL_ALPHA);
+  int moved = 0;
+  for (int a = 0; a < nact; ++a) {
+    const int k = s->act[a];
+    double dAe = 0.0, dAd = 0.0;
+    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      grit_tree_mulv(m, A, t, s->dv, s->Adv);
+      for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
+    }
+    const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
+    for (int q = 0; q < ncon; ++q) constraint_apply(m, &s->c[con[q]], s->jstore, s->dv, 0, s->c[con[q]].dvc);
+    int lsi = 0;
+    const double alpha = line_search(s, dt, con, ncon, dAe, dAd, opt->max_ls_iters, &lsi);
+    st->ls_iters += lsi;
+    ialpha[k] = alpha;
+    if (alpha == 0.0) continue;
+    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      for (int i = adr; i < end; ++i) v[i] += alpha * s->dv[i];
+    }
+    /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
+    for (int q = 0; q < ncon; ++q) {
+      grit_constraint *c = &s->c[con[q]];
+      for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
+    }
+    s->act[moved++] = k; /* to evaluate again */
+  }
+  return moved;
+}
+
+/* Newton's method on the convex problem, the way grit_step reads: begin, then per iteration evaluate the
+ * active islands, test convergence, choose the islands still converging, the Newton direction, the
+ * line search; at the end the normal-only contacts' tangential velocities. */
 grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
                               const double *A, const double *Achol, const double *vstar, int nc, double *v,
                               grit_solver_stats *stats, char *message) {
@@ -475,130 +622,31 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   }
   s->factor_is_A = 0;
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
-
   lap(tm, &st.t_assembly, &tc);
-
-  /* D = diag(A)^-1/2 for the scaled convergence criterion */
-  for (int t = 0; t < m->ntree; ++t) {
-    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
-  }
-
-  find_islands(s, nc);
-  const int nisl = s->nisl;
-  double *irn = ISL(s, ISL_RN), *ian = ISL(s, ISL_AN), *ijn = ISL(s, ISL_JN), *iee = ISL(s, ISL_EE),
-         *icc = ISL(s, ISL_CC), *ivmax = ISL(s, ISL_VMAX), *ismax = ISL(s, ISL_SMAX),
-         *ialpha = ISL(s, ISL_ALPHA), *indof = ISL(s, ISL_NDOF);
-  int *act = s->act, nact = nisl; /* the islands to evaluate: all at first, then those that moved */
-  for (int k = 0; k < nisl; ++k) act[k] = k, ialpha[k] = 0.0;
+  begin_solve(s, m, A, nc);
+  int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
-    for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, act[a], iter == 0);
-    double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, ccost = 0.0, vmax = 0.0, smax = 0.0;
-    for (int k = 0; k < nisl; ++k) {
-      rn += irn[k], an += ian[k], jn += ijn[k], ee += iee[k], ccost += icc[k];
-      vmax = maxd(vmax, ivmax[k]);
-      smax = maxd(smax, ismax[k]);
+    for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
+    const island_sums u = sum_islands(s);
+    grit_status status;
+    if (converged(s, opt, iter, &u, &st, &status, message)) break;
+    if (status != GRIT_OK) {
+      if (status == GRIT_ERR_NOT_CONVERGED && stats) *stats = st;
+      return status;
     }
-    st.residual = sqrt(rn);
-    st.residual_ref = fmax(sqrt(an), sqrt(jn));
-    /* The round-off floor of r = A (v - v*) - J^T gamma: each entry is a difference of sums whose terms
-     * are as large as D A v, D A v* and D J^T gamma, so it cannot be computed below a few ulps of them
-     * (scaled by D, the terms of A v are about D^-1 v). When the reference itself is tiny (a body at rest
-     * under balanced forces), abs_tol alone can lie below that floor and Newton would stall on noise. */
-    const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)nv) * fmax(fmax(vmax, smax), sqrt(jn));
-    st.cost = 0.5 * ee + ccost;
-    if (!isfinite(st.residual))
-      return grit_set_error(message, GRIT_ERR_NOT_FINITE, "solver: non-finite residual at iteration %d", iter);
-    /* Converged: the scaled criterion, checked after at least one Newton step. */
-    const double tol = opt->abs_tol + opt->rel_tol * st.residual_ref + floor_;
-    if (iter > 0 && st.residual <= tol) break;
-    if (iter >= opt->max_iters) {
-      if (stats) *stats = st;
-      return grit_set_error(message, GRIT_ERR_NOT_CONVERGED,
-                            "solver: no convergence in %d Newton iterations (residual %.3g, reference %.3g)",
-                            opt->max_iters, st.residual, st.residual_ref);
-    }
-
-    /* The islands that take this iteration's step: those not yet done. An island is done when its
-     * residual is within its share of the tolerance,
-     *   |D r_k|^2 <= (abs_tol + rel_tol ref)^2 ref_k^2 / sum_j ref_j^2 + rho_k^2,
-     * ref_k^2 = max(|D A e_k|^2, |D J^T gamma_k|^2), rho_k the round-off floor computed over the
-     * island's own n_k dofs and terms (so that an island with nothing to do, free motion reached to
-     * round-off, is done too). The shares sum to at most tol^2, so once every island is within its
-     * own the whole residual is within tol. A done island is left as it is (it is not evaluated,
-     * assembled, factored, solved or searched), which makes an iteration's cost that of the islands
-     * still converging (docs/contact.md, Islands). */
-    const double rtol = opt->abs_tol + opt->rel_tol * st.residual_ref;
-    double refsum = 0.0;
-    for (int k = 0; k < nisl; ++k) refsum += fmax(ian[k], ijn[k]);
-    nact = 0;
-    for (int k = 0; k < nisl; ++k) {
-      const double fk = 64.0 * DBL_EPSILON * fmax(fmax(ivmax[k], ismax[k]), sqrt(ijn[k]));
-      const int done = iter > 0 && irn[k] * refsum <= rtol * rtol * fmax(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
-      if (!done) act[nact++] = k;
-      for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) s->tree_on[s->isl_tree[q]] = !done;
-    }
-    /* the global phase, island by island: its first iteration, and any after a line search that cut
-     * its step below half while its residual is above GLOBAL_RESIDUAL of its reference (docs/contact.md) */
-    for (int a = 0; a < nact; ++a) {
-      const int k = act[a];
-      choose_isotropic(s, k, iter, ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * fmax(ian[k], ijn[k]));
-    }
+    nact = choose_active(s, opt, iter, st.residual_ref);
     lap(tm, &st.t_eval, &tc);
-
-    /* H = A + sum J^T G J over those islands, factor, dv = -H^-1 r (with all of them, as one system) */
-    const int all = nact == nisl;
-    grit_status as = assemble(s, A, act, nact, message);
-    if (as != GRIT_OK) return as;
-    lap(tm, &st.t_assembly, &tc);
-    grit_status fs = grit_hessian_factor(s->H, &st.cond_estimate, message);
-    if (fs != GRIT_OK) return fs;
-    st.factor_flops += grit_hessian_flops(s->H);
-    lap(tm, &st.t_factor, &tc);
-    for (int i = 0; i < nv; ++i) s->dv[i] = all || s->tree_on[m->dof_tree[i]] ? -s->r[i] : 0.0;
-    grit_hessian_solve(s->H, s->dv, 1);
-    st.newton_iters++;
+    double dvmax;
+    grit_status ns = newton_direction(s, m, A, nact, &st, &tc, tm, &dvmax, message);
+    if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
      * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor
      * above when the constraints' own terms cancel (a stiff contact at the edge of separation: k phi
      * and k h v_n of 1e2 cancelling to 1e-14). */
-    double dvmax = 0.0;
-    for (int i = 0; i < nv; ++i) dvmax = maxd(dvmax, fabs(s->dv[i]) / s->dinv[i]);
-    lap(tm, &st.t_solve, &tc);
-    if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * vmax) break;
-
-    /* Exact line search along dv, island by island: each takes its own step, so that an island whose
-     * step must be cut (a contact entering, a slip turning) does not hold back the others. */
-    int moved = 0;
-    for (int a = 0; a < nact; ++a) {
-      const int k = act[a];
-      double dAe = 0.0, dAd = 0.0;
-      for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-        const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-        grit_tree_mulv(m, A, t, s->dv, s->Adv);
-        for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
-      }
-      const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
-      for (int q = 0; q < ncon; ++q) constraint_apply(m, &s->c[con[q]], s->jstore, s->dv, 0, s->c[con[q]].dvc);
-      int lsi = 0;
-      const double alpha = line_search(s, dt, con, ncon, dAe, dAd, opt->max_ls_iters, &lsi);
-      st.ls_iters += lsi;
-      ialpha[k] = alpha;
-      if (alpha == 0.0) continue;
-      for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-        const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-        for (int i = adr; i < end; ++i) v[i] += alpha * s->dv[i];
-      }
-      /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
-      for (int q = 0; q < ncon; ++q) {
-        grit_constraint *c = &s->c[con[q]];
-        for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
-      }
-      act[moved++] = k; /* to evaluate again */
-    }
-    nact = moved;
+    if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
+    nact = search_islands(s, m, opt, dt, A, nact, v, &st);
     lap(tm, &st.t_linesearch, &tc);
-    if (!moved && iter > 0) break; /* no descent left: at the minimizer to round-off */
+    if (!nact && iter > 0) break; /* no descent left: at the minimizer to round-off */
   }
   /* the normal-only contacts' tangential velocities at the solution, so that every constraint's vc is
    * complete for the derivatives */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* solver.h — the convex Newton solver of the time step (internal).
  *
  * Minimizes l(v) = 1/2 (v - v*)^T A (v - v*) + sum_i l_i(J_i v + b_i) by Newton's method with an exact

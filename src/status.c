@@ -1,10 +1,6 @@
-/* status.c — names of status codes and the message helper used by every module. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* status.c — names of status codes (the message helper is src/message.c). */
 #include "grit/status.h"
-
-#include <stdarg.h>
-#include <stdio.h>
-
-#include "status_internal.h"
 
 const char *grit_status_string(grit_status status) {
   switch (status) {
@@ -22,14 +18,4 @@ const char *grit_status_string(grit_status status) {
     case GRIT_ERR_UNSUPPORTED: return "unsupported";
   }
   return "unknown status";
-}
-
-grit_status grit_set_error(char message[GRIT_MESSAGE_SIZE], grit_status status, const char *fmt, ...) {
-  if (message) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, GRIT_MESSAGE_SIZE, fmt, ap);
-    va_end(ap);
-  }
-  return status;
 }

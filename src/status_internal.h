@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status_internal.h — writing an error message into an object's message buffer. */
 #ifndef GRIT_STATUS_INTERNAL_H
 #define GRIT_STATUS_INTERNAL_H

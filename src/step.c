@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* step.c — the time step. It reads like ARCHITECTURE.md's pipeline:
  *   1-3 kinematics, dynamics and the free-motion velocity v*   (forward.c)
  *   4   contact candidates                                      (collision)

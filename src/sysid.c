@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sysid.c — fitting contact parameters and masses to observed trajectories (grit/sysid.h, docs/sysid.md).
  *
  * Unknowns: z = log(theta) (np numbers), then, with multiple shooting, one tangent-space correction of

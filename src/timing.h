@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* timing.h — a monotonic clock for the step's optional per-phase timing (internal). The step reads it
  * only when grit_step_settings.timing is set, so an ordinary step makes no clock calls. */
 #ifndef GRIT_TIMING_H

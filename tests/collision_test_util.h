@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collision_test_util.h — random poses and shapes shared by the collision tests (header-only). */
 #ifndef GRIT_COLLISION_TEST_UTIL_H
 #define GRIT_COLLISION_TEST_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* math_test_util.h — small helpers shared by the tests of the math core and the dual numbers
  * (test_dual.c, test_math.c, test_math_spatial.c, test_math_dual.c): a deterministic test-local PRNG,
  * random vectors and rotations, and comparisons. Header-only, static inline, no global state. */

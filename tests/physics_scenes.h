@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* physics_scenes.h — small scenes shared by the physics validation tests (header-only, test code). */
 #ifndef GRIT_TEST_PHYSICS_SCENES_H
 #define GRIT_TEST_PHYSICS_SCENES_H

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_arm_push_ball.c — issue #8's acceptance on the main example's problem (examples/push_problem.h,
  * the same code the example runs): for each contact model, iLQR from 0.9 x gravity compensation, with
  * the reference's cost and the ball's final position as a constraint, meets the constraint and brings the ball
- * within 2 cm of the target 30 cm from its start (speed is bench/bench_ilqr's, not a test's). The
- * solver's own tolerance on the constraint is 1 mm; the 2 cm asserted is the issue's. */
+ * within 2 cm of the target 30 cm from its start. The solver's own tolerance on the constraint is 1 mm; the
+ * 2 cm asserted is the issue's. The time is logged, not asserted (a loaded machine says nothing about the
+ * solver): the speed is measured by bench/bench_ilqr.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_broadphase.c — sort-and-sweep finds exactly the overlapping pairs that brute force finds. */
 #include <criterion/criterion.h>
 #include <stdlib.h>

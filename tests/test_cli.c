@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli.c — the `grit` command-line tool, run as a separate process: the physics of
  * tests/test_physics_contact.c reproduced from model files through the command line and read back
  * from its CSV (resting penetration mg/k, rolling at 5/7 U0, a sliding box stopping after
@@ -6,6 +7,7 @@
  * a one-line message and never by a signal. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <spawn.h>
@@ -45,9 +47,9 @@ static char TMP[256];
 static void cleanup(void) {
   if (!TMP[0]) return;
   const char *names[] = {"stdout", "stderr", "rest.csv", "roll.csv", "box.csv", "belt.csv", "over.csv", "bad.xml",
-                         "trunc.xml"};
+                         "trunc.xml", "model.xml", "keep.csv", "short.stl", "mesh.xml", "iters.xml"};
   char p[512];
-  for (int i = 0; i < 9; ++i) {
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
     snprintf(p, sizeof p, "%s/%s", TMP, names[i]);
     unlink(p);
   }
@@ -342,6 +344,82 @@ Test(cli, exit_status) {
   expect_status(0, (const char *[]){"deriv", good, NULL}, "");
   expect_status(2, (const char *[]){"deriv", good, "--steps", "3", NULL}, "unknown option");
   expect_status(2, (const char *[]){"deriv", NULL}, "needs a model file");
+}
+
+/* --help on every command: usage on stdout, exit 0 (issue 26). */
+Test(cli, help_on_every_command) {
+  const char *const commands[] = {"sim", "bench", "deriv", "replay", "fit"};
+  run_result *r = malloc(sizeof *r);
+  for (int i = 0; i < 5; ++i) {
+    run(r, (const char *[]){commands[i], "--help", NULL});
+    char want[64];
+    snprintf(want, sizeof want, "usage: grit %s MODEL.xml", commands[i]);
+    cr_assert_eq(r->status, 0, "grit %s --help: status %d; stderr: %s", commands[i], r->status, r->err);
+    cr_assert(!strncmp(r->out, want, strlen(want)), "grit %s --help printed '%s'", commands[i], r->out);
+    cr_assert_str_empty(r->err);
+  }
+  free(r);
+}
+
+/* Output files (docs/errors.md): an output naming an input is refused (also by another spelling of the
+ * same file); a failed run leaves an existing --csv file as it was; a good run replaces it and leaves no
+ * temporary file behind. */
+Test(cli, output_files_are_safe) {
+  char good[1024], model[512], alias[512], keep[512];
+  model_path(good, sizeof good, "sliding_box.xml");
+  tmp_path(model, sizeof model, "model.xml");
+  tmp_path(keep, sizeof keep, "keep.csv");
+  snprintf(alias, sizeof alias, "%s/./model.xml", TMP);
+  char text[1 << 14], again[1 << 14];
+  slurp(good, text, sizeof text);
+  FILE *f = fopen(model, "w");
+  fputs(text, f);
+  fclose(f);
+  expect_status(2, (const char *[]){"sim", model, "--steps", "2", "--csv", alias, NULL}, "refusing to overwrite");
+  expect_status(2, (const char *[]){"sim", model, "--steps", "2", "--html", model, NULL}, "refusing to overwrite");
+  expect_status(2, (const char *[]){"replay", model, "--csv", keep, "-o", alias, NULL}, "refusing to overwrite");
+  slurp(model, again, sizeof again);
+  cr_assert_str_eq(again, text, "the model file was changed");
+
+  f = fopen(keep, "w");
+  fputs("precious\n", f);
+  fclose(f);
+  /* the steps succeed, the page cannot be written: a failed run */
+  expect_status(1, (const char *[]){"sim", model, "--steps", "5", "--csv", keep, "--html", "/nonexistent/dir/x.html", NULL},
+                "cannot write");
+  slurp(keep, again, sizeof again);
+  cr_assert_str_eq(again, "precious\n", "a failed run changed the existing --csv file");
+  expect_status(0, (const char *[]){"sim", model, "--steps", "5", "--csv", keep, NULL}, "");
+  slurp(keep, again, sizeof again);
+  cr_assert(!strncmp(again, "t,q0", 4), "a good run did not write the --csv file: '%.40s'", again);
+  DIR *dir = opendir(TMP);
+  cr_assert_not_null(dir);
+  for (struct dirent *e; (e = readdir(dir));) cr_assert(!strstr(e->d_name, ".tmp"), "a temporary file is left: %s", e->d_name);
+  closedir(dir);
+}
+
+/* Hostile inputs of issue 26 get honest messages: a binary STL cut short is reported as truncated (not
+ * as a mesh of 0 vertices), and grit_max_newton_iters = 0 as needing a positive integer. */
+Test(cli, truncated_stl_and_zero_newton_iterations) {
+  char stl[512], mesh[512], iters[512];
+  tmp_path(stl, sizeof stl, "short.stl");
+  tmp_path(mesh, sizeof mesh, "mesh.xml");
+  tmp_path(iters, sizeof iters, "iters.xml");
+  unsigned char bytes[184] = {0};
+  bytes[80] = 12; /* the header counts 12 triangles (684 bytes); the file stops after two */
+  FILE *f = fopen(stl, "wb");
+  fwrite(bytes, 1, sizeof bytes, f);
+  fclose(f);
+  f = fopen(mesh, "w");
+  fputs("<mujoco><asset><mesh name='a' file='short.stl'/></asset><worldbody><body><freejoint/>"
+        "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/><geom type='mesh' mesh='a'/></body></worldbody></mujoco>", f);
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", mesh, "--steps", "1", NULL}, "binary STL truncated");
+  f = fopen(iters, "w");
+  fputs("<mujoco><custom><numeric name='grit_max_newton_iters' data='0'/></custom><worldbody><body><freejoint/>"
+        "<geom size='0.1'/></body></worldbody></mujoco>", f);
+  fclose(f);
+  expect_status(1, (const char *[]){"sim", iters, "--steps", "1", NULL}, "must be a positive integer");
 }
 
 /* grit deriv: the step's Jacobians as JSON, of the documented sizes, and its --check agreeing with

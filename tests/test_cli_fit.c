@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli_fit.c — `grit fit` (tools/grit_fit.c) run as a separate process on the CSV that `grit sim`
  * writes: the thrown ball's friction, stiffness and dissipation recovered from guesses 2x off, control
  * columns u0.. read and used (a box pushed by a motor over the ground), the JSON keys, and the exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_collision.c — the narrow phase: shapes, closed-form pairs against hand-made exact cases and
  * against the general GJK/EPA path, symmetry, margin and capacity rules. */
 #include <criterion/criterion.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_contact_geometry.c — re-evaluating contacts from body-fixed features: the contact frame, and the
  * derivative of phi with respect to the shapes' poses (dual numbers) against central finite differences
  * of the narrow phase itself. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_contact_model.c — the convex contact potentials (Lagged, Similar, SAP): impulses are minus the
  * gradient of the cost and Hessians minus the Jacobian of the impulse (checked with dual numbers, which
  * differentiate the cost code itself), every Hessian is PSD, costs and impulses are continuous across

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_derivatives.c — the step's Jacobians (implicit function theorem, dual-number residual) against
  * central finite differences of the whole step, in the tangent space of the state.
  *

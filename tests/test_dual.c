@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dual.c — every operation of grit/dual.h against finite differences, with all 8 partials seeded
  * at once, plus identities and the documented behaviour at non-smooth points.
  *

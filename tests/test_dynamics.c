@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dynamics.c — the mass matrix (CRBA), the bias forces (RNEA), their dual-number instantiation,
  * and the free-motion velocity, each against an independent computation:
  *   - M is symmetric positive definite on random trees and configurations, and M v = dT/dv with the

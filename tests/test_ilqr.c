@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ilqr.c — the iLQR solver (grit_ilqr/ilqr.h) on problems with known answers: a linear system with
  * quadratic cost (one iteration must give the optimum, checked against a direct solve of the
  * problem's normal equations), a torque-limited pendulum swing-up (converges; limits hold exactly; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_kinematics.c — forward kinematics: joint conventions (MuJoCo's) on hand-computed cases, body
  * twists and point Jacobians against finite differences of poses moved on the manifold by
  * grit_integrate_positions, and the integrate/difference pair. */

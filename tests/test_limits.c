@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_limits.c — joint position limits as near-rigid one-sided constraints in the convex step.
  *
  * Closed form at rest against a limit: the momentum balance gives the impulse gamma = I dt alpha

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_lqr.c — LQR from dynamics Jacobians (grit_ilqr/lqr.h, grit/linearize.h):
  *
  * - the stationary design against independent solutions of the discrete algebraic Riccati equation:

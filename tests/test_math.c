@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_math.c — the math core (grit/math.h) for double: vectors, matrices, quaternions and their exp/log
  * maps. Transforms and spatial algebra are tested in test_math_spatial.c, the dual instantiation
  * (grit/math_dual.h) in test_math_dual.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_math_dual.c — the math core instantiated for dual numbers (grit/math_dual.h) against the double
  * instantiation (grit/math.h): equal values, and derivatives equal to finite differences of the double
  * functions, for every function family, with all 8 partials seeded along random directions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_math_spatial.c — the math core (grit/math.h) for double, continued from test_math.c: rigid
  * transforms, spatial vectors (twists, wrenches, their cross products) and spatial inertias.
  *

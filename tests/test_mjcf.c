@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_mjcf.c — the MJCF loader on its own (its agreement with MuJoCo's compiler is
  * test_mjcf_mujoco.c): the example and test files load without warnings; masses and inertias against
  * closed forms; defaults, keyframes, grit's <custom> parameters and load options; warnings and errors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_mjcf_mujoco.c — the MJCF loader against MuJoCo 2.2.2's compiler (a reference peer, used by
  * this test only): the same files are loaded by both, and everything the loader computes is compared
  * with MuJoCo's compiled mjModel: sizes and addresses, options, qpos0, body frames (local, and world

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_model.c — the model builder: validation of bodies, joints, actuators and options (each bad
  * input gives its status code and a message naming the offending item), coordinate numbering (tree by
  * tree, depth first), names by index and back, and the data's state setters. */

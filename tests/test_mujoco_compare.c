@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_mujoco_compare.c — grit against MuJoCo (a reference peer, used by this test only): the SAME
  * models are built in both engines (grit with the builder, MuJoCo from an MJCF string written to a
  * temporary file), and on random states the mass matrix M(q) (MuJoCo: mj_fullM of qM after

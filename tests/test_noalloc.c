@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_noalloc.c — nothing in the time-step path allocates: this executable interposes malloc, calloc,
  * realloc, free and the aligned allocators (forwarding to glibc's __libc_* entry points) and counts the
  * calls made while grit_step, grit_mass_matrix, grit_bias_forces, grit_free_motion_velocity (and the

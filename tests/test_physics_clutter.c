@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_physics_clutter.c — seed 000's clutter case XII-A (40 objects, dt = 2 ms, 3 s) runs with every
  * step converged for each model, and the pile settles: the mean kinetic energy over the last 0.5 s is
  * under 1 % of the potential energy released by the fall. A long run: label "long". */

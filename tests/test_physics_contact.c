@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_physics_contact.c — the contact step against closed forms and seed 000's findings:
  * resting penetration mg/k, a sliding box's stopping distance v0^2/(2 mu g), a sliding sphere's
  * transition to rolling at 2 U0 / (7 mu g) and 5/7 U0, stiction and sliding on an incline. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_physics_free_body.c — the acceptance requirement on angular momentum: a free asymmetric body in
  * zero gravity keeps its world angular momentum to 0.1% over 2 s at dt = 1 ms, with a unit quaternion.
  *

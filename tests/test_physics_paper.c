@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_physics_paper.c — seed 000's test cases XI-A (oscillating conveyor belt) and XI-C (sliding
  * rod), on the same scenes the examples run (examples/scenes.c). */
 #include <criterion/criterion.h>

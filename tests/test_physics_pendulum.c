@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_physics_pendulum.c — physical validation of the time step (grit_step without contacts):
  *   1. a compound pendulum's period against the exact formula T = 4 sqrt(I_p / (m g l)) K(sin(theta0/2))
  *      (K by the arithmetic-geometric mean) at small and finite amplitude, and its O(dt^2) convergence;

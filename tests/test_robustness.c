@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_robustness.c — issue #11's contract across modules (docs/errors.md):
  *  - a step that fails (Newton non-convergence, round-off at k = 1e13, a non-finite residual) reports a
  *    clear status and leaves the state, controls, time, statistics and the previous step's kept inputs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_solver.c — the Newton solver on synthetic contact problems: several free bodies (one tree
  * each, so H has clique blocks and coupling blocks), random contact Jacobians and parameters, all
  * three models. Checks: the scaled optimality criterion holds at exit; the dense (LAPACK) and sparse

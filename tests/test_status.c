@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_status.c — status codes and their names. */
 #include <criterion/criterion.h>
 #include <string.h>

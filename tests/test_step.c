@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_step.c — the step's contract: settings validation, statistics, failure leaves the state as it
  * was, and the collision query finds exactly the pairs brute force finds. */
 #include <criterion/criterion.h>

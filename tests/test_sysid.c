@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sysid.c — system identification (grit/sysid.h): the forward sensitivities of whole rollouts
  * against central differences of whole rollouts (each parameter kind and the initial state, on the
  * thrown ball that bounces, slides and rolls), recovery of friction, stiffness and dissipation from

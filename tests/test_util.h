@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_util.h — helpers shared by the multibody tests: a deterministic PRNG, random rotations and
  * inertias, random kinematic trees (chains, branches, free bodies, ball joints, slides, bodies with
  * several joints, welded bodies), random states, the kinetic and potential energies computed

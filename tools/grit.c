@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit — the command-line tool: simulate or time a model file (MJCF subset, docs/mjcf.md, or URDF,
  * docs/urdf.md: the file's root element decides; --package-path DIR resolves URDF package:// names).
  *
@@ -40,19 +41,24 @@
 #include "grit/replay.h"
 #include "grit_replay.h"
 
-enum { EXIT_MODEL = 1, EXIT_USAGE = 2 };
+#include "cli.h"
+#include "outfile.h"
 
-static const char USAGE[] =
-    "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
-    "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
-    "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
-    "                          [--integrator euler|variational|quasistatic] [--quasistatic]\n"
-    "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet] [--lenient]\n"
-    "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
-    "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
-    GRIT_REPLAY_USAGE
-    GRIT_FIT_USAGE
-    "       grit --help | --version\n";
+enum { EXIT_MODEL = CLI_EXIT_MODEL, EXIT_USAGE = CLI_EXIT_USAGE };
+
+#define SIM_USAGE                                                                                         \
+  "       grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"      \
+  "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"           \
+  "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"          \
+  "                          [--integrator euler|variational|quasistatic] [--quasistatic] [--lenient]\n" \
+  "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet]\n"
+#define BENCH_USAGE \
+  "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv, --html]\n"
+#define DERIV_USAGE \
+  "       grit deriv MODEL.xml [the options of sim except --steps, --csv, --html] [--json] [--check]\n"
+
+static const char USAGE[] = SIM_USAGE BENCH_USAGE DERIV_USAGE GRIT_REPLAY_USAGE GRIT_FIT_USAGE
+    "       grit COMMAND --help | grit --help | grit --version\n";
 
 typedef struct args {
   const char *command, *model, *key, *qpos, *qvel, *ctrl, *csv, *html;
@@ -61,42 +67,15 @@ typedef struct args {
   int contact; /* -1: from the file */
   int factor;  /* -1: the default; 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
   int integrator; /* -1: the default (Euler); else a grit_integrator */
-  int quiet, check, phases;
+  int quiet, check, phases, json;
   grit_mjcf_load_options load;
 } args;
 
-static int usage_error(const char *fmt, const char *what) {
-  fprintf(stderr, "grit: usage error: ");
-  fprintf(stderr, fmt, what);
-  fprintf(stderr, " (see grit --help)\n");
-  return EXIT_USAGE;
-}
+static const char *const CONTACT_NAMES[] = {"lagged", "similar", "sap", NULL};
+static const char *const FACTOR_NAMES[] = {"dense", "block", "cholmod", NULL};
+static const char *const INTEGRATOR_NAMES[] = {"euler", "variational", "quasistatic", NULL};
 
-/* A finite number; *ok = 0 otherwise. */
-static double number(const char *s, int *ok) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  *ok = end != s && *end == '\0' && isfinite(v);
-  return v;
-}
-
-/* Whitespace-separated numbers into out (at most n); the count, or -1 for a bad token. */
-static int numbers(const char *s, double *out, int n) {
-  int count = 0;
-  while (*s) {
-    char *end = NULL;
-    while (*s == ' ' || *s == '\t' || *s == ',') ++s;
-    if (!*s) break;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || (*end && *end != ' ' && *end != '\t' && *end != ',')) return -1;
-    if (count < n) out[count] = v;
-    count++;
-    s = end;
-  }
-  return count;
-}
-
+/* The options of sim, bench and deriv (one table; each command leaves out what it does not take). */
 static int parse_args(int argc, char **argv, args *a) {
   memset(a, 0, sizeof *a);
   a->command = argv[1];
@@ -105,91 +84,42 @@ static int parse_args(int argc, char **argv, args *a) {
   a->factor = -1;
   a->integrator = -1;
   a->load = grit_mjcf_default_load_options();
-  for (int i = 2; i < argc; ++i) {
-    const char *o = argv[i];
-    if (o[0] != '-') {
-      if (a->model) return usage_error("unexpected argument '%s'", o);
-      a->model = o;
-      continue;
-    }
-    if (!strcmp(o, "--quiet")) {
-      a->quiet = 1;
-      continue;
-    }
-    if (!strcmp(o, "--lenient")) { /* content grit does not simulate: warnings instead of errors */
-      a->load.lenient = 1;
-      continue;
-    }
-    if (!strcmp(o, "--quasistatic")) { /* seed 002's quasistatic mode: --integrator quasistatic */
-      a->integrator = GRIT_INTEGRATOR_QUASISTATIC;
-      continue;
-    }
-    if (!strcmp(o, "--phases") && !strcmp(a->command, "bench")) {
-      a->phases = 1;
-      continue;
-    }
-    if (!strcmp(a->command, "deriv") && (!strcmp(o, "--json") || !strcmp(o, "--check"))) {
-      if (!strcmp(o, "--check")) a->check = 1; /* --json: the output is JSON in any case */
-      continue;
-    }
-    if (i + 1 >= argc) return usage_error("option '%s' needs a value", o);
-    const char *v = argv[++i];
-    int ok = 1;
-    if (!strcmp(o, "--deriv-every") && !strcmp(a->command, "bench")) {
-      double n = number(v, &ok);
-      if (!ok || n < 1 || n > 1e9 || n != floor(n)) return usage_error("--deriv-every needs an integer >= 1, not '%s'", v);
-      a->deriv_every = (long)n;
-    } else if (!strcmp(o, "--steps") && strcmp(a->command, "deriv")) {
-      double n = number(v, &ok);
-      if (!ok || n < 0 || n > 1e9 || n != floor(n)) return usage_error("--steps needs an integer in [0, 1e9], not '%s'", v);
-      a->steps = (long)n;
-    } else if (!strcmp(o, "--dt")) {
-      a->load.timestep = number(v, &ok);
-      if (!ok || !(a->load.timestep > 0)) return usage_error("--dt needs a positive number, not '%s'", v);
-    } else if (!strcmp(o, "--friction")) {
-      a->load.friction = number(v, &ok);
-      if (!ok || a->load.friction < 0) return usage_error("--friction needs a number >= 0, not '%s'", v);
-    } else if (!strcmp(o, "--stiffness")) {
-      a->load.stiffness = number(v, &ok);
-      if (!ok || !(a->load.stiffness > 0)) return usage_error("--stiffness needs a positive number, not '%s'", v);
-    } else if (!strcmp(o, "--dissipation")) {
-      a->load.dissipation = number(v, &ok);
-      if (!ok || a->load.dissipation < 0) return usage_error("--dissipation needs a number >= 0, not '%s'", v);
-    } else if (!strcmp(o, "--contact")) {
-      static const char *const names[] = {"lagged", "similar", "sap"};
-      for (int k = 0; k < 3; ++k)
-        if (!strcmp(v, names[k])) a->contact = k;
-      if (a->contact < 0) return usage_error("--contact needs lagged, similar or sap, not '%s'", v);
-    } else if (!strcmp(o, "--factor")) {
-      static const char *const names[] = {"dense", "block", "cholmod"};
-      for (int k = 0; k < 3; ++k)
-        if (!strcmp(v, names[k])) a->factor = k;
-      if (a->factor < 0) return usage_error("--factor needs block, cholmod or dense, not '%s'", v);
-    } else if (!strcmp(o, "--integrator")) {
-      static const char *const names[] = {"euler", "variational", "quasistatic"};
-      for (int k = 0; k < 3; ++k)
-        if (!strcmp(v, names[k])) a->integrator = k;
-      if (a->integrator < 0) return usage_error("--integrator needs euler, variational or quasistatic, not '%s'", v);
-    } else if (!strcmp(o, "--package-path")) {
-      a->package_path = v;
-    } else if (!strcmp(o, "--key")) {
-      a->key = v;
-    } else if (!strcmp(o, "--qpos")) {
-      a->qpos = v;
-    } else if (!strcmp(o, "--qvel")) {
-      a->qvel = v;
-    } else if (!strcmp(o, "--ctrl")) {
-      a->ctrl = v;
-    } else if (!strcmp(o, "--csv") && !strcmp(a->command, "sim")) {
-      a->csv = v;
-    } else if (!strcmp(o, "--html") && !strcmp(a->command, "sim")) {
-      a->html = v;
-    } else {
-      return usage_error("unknown option '%s'", o);
-    }
-  }
-  if (!a->model) return usage_error("%s needs a model file", a->command);
-  return 0;
+  const int sim = !strcmp(a->command, "sim"), bench = !strcmp(a->command, "bench"), deriv = !strcmp(a->command, "deriv");
+  cli_option options[40];
+  int n = 0;
+  options[n++] = (cli_option){.name = "--quiet", .kind = CLI_FLAG, .dest = &a->quiet, .value = 1};
+  options[n++] = (cli_option){.name = "--dt", .kind = CLI_NUMBER, .dest = &a->load.timestep, .max = 1};
+  options[n++] = (cli_option){.name = "--friction", .kind = CLI_NUMBER, .dest = &a->load.friction};
+  options[n++] = (cli_option){.name = "--stiffness", .kind = CLI_NUMBER, .dest = &a->load.stiffness, .max = 1};
+  options[n++] = (cli_option){.name = "--dissipation", .kind = CLI_NUMBER, .dest = &a->load.dissipation};
+  options[n++] = (cli_option){.name = "--contact", .kind = CLI_CHOICE, .dest = &a->contact, .choices = CONTACT_NAMES};
+  options[n++] = (cli_option){.name = "--factor", .kind = CLI_CHOICE, .dest = &a->factor, .choices = FACTOR_NAMES};
+  options[n++] = (cli_option){.name = "--key", .kind = CLI_TEXT, .dest = &a->key};
+  options[n++] = (cli_option){.name = "--integrator", .kind = CLI_CHOICE, .dest = &a->integrator, .choices = INTEGRATOR_NAMES};
+  /* seed 002's quasistatic mode: --integrator quasistatic */
+  options[n++] = (cli_option){.name = "--quasistatic", .kind = CLI_FLAG, .dest = &a->integrator, .value = GRIT_INTEGRATOR_QUASISTATIC};
+  /* content grit does not simulate: warnings instead of errors */
+  options[n++] = (cli_option){.name = "--lenient", .kind = CLI_FLAG, .dest = &a->load.lenient, .value = 1};
+  options[n++] = (cli_option){.name = "--package-path", .kind = CLI_TEXT, .dest = &a->package_path};
+  options[n++] = (cli_option){.name = "--qpos", .kind = CLI_TEXT, .dest = &a->qpos};
+  options[n++] = (cli_option){.name = "--qvel", .kind = CLI_TEXT, .dest = &a->qvel};
+  options[n++] = (cli_option){.name = "--ctrl", .kind = CLI_TEXT, .dest = &a->ctrl};
+  if (!deriv) options[n++] = (cli_option){.name = "--steps", .kind = CLI_INTEGER, .dest = &a->steps, .max = 1e9};
+  if (sim) options[n++] = (cli_option){.name = "--csv", .kind = CLI_TEXT, .dest = &a->csv};
+  if (sim) options[n++] = (cli_option){.name = "--html", .kind = CLI_TEXT, .dest = &a->html};
+  if (bench) options[n++] = (cli_option){.name = "--phases", .kind = CLI_FLAG, .dest = &a->phases, .value = 1};
+  if (bench)
+    options[n++] = (cli_option){.name = "--deriv-every", .kind = CLI_INTEGER, .dest = &a->deriv_every, .min = 1, .max = 1e9};
+  if (deriv) options[n++] = (cli_option){.name = "--check", .kind = CLI_FLAG, .dest = &a->check, .value = 1};
+  if (deriv) options[n++] = (cli_option){.name = "--json", .kind = CLI_FLAG, .dest = &a->json, .value = 1}; /* JSON anyway */
+  int rc = cli_parse(argc, argv, options, n, &a->model, sim ? SIM_USAGE : bench ? BENCH_USAGE : DERIV_USAGE);
+  if (rc) return rc;
+  if (!a->model) return cli_usage_error("%s needs a model file", a->command);
+  /* an output must not overwrite an input, nor the other output */
+  if (!rc) rc = cli_check_output("--csv", a->csv, "the model file", a->model);
+  if (!rc) rc = cli_check_output("--html", a->html, "the model file", a->model);
+  if (!rc) rc = cli_check_output("--html", a->html, "the --csv file", a->csv);
+  return rc;
 }
 
 /* Sets one state vector from the command line; 0 or an exit status. */
@@ -200,7 +130,7 @@ static int set_vector(grit_data *d, const char *what, const char *text, int n,
     fprintf(stderr, "grit: error: out of memory\n");
     return EXIT_MODEL;
   }
-  int count = numbers(text, v, n);
+  int count = cli_numbers(text, v, n);
   int rc = 0;
   if (count < 0) {
     fprintf(stderr, "grit: usage error: %s: '%s' holds something that is not a finite number (see grit --help)\n",
@@ -349,10 +279,12 @@ static int command_sim_or_bench(const args *a) {
   grit_data *d;
   int rc = prepare(a, &m, &d);
   FILE *csv = NULL;
+  grit_outfile csv_out = {0}; /* renamed onto --csv only after a successful run (docs/errors.md) */
+  char why[GRIT_MESSAGE_SIZE];
   double *times = NULL;
-  if (!rc && a->csv && !(csv = fopen(a->csv, "w"))) {
-    fprintf(stderr, "grit: error: cannot write %s: %s\n", a->csv, strerror(errno));
-    rc = EXIT_MODEL;
+  if (!rc && a->csv) {
+    if (grit_outfile_open(&csv_out, a->csv, why) != GRIT_OK) rc = cli_error("%s", why);
+    csv = csv_out.f;
   }
   if (!rc && csv) {
     fprintf(csv, "t");
@@ -373,7 +305,7 @@ static int command_sim_or_bench(const args *a) {
     rc = EXIT_MODEL;
   }
   if (rc) {
-    if (csv) fclose(csv);
+    grit_outfile_abort(&csv_out);
     free(times), free(dtimes), free(A), free(B);
     grit_data_free(d);
     grit_model_free(m);
@@ -394,15 +326,11 @@ static int command_sim_or_bench(const args *a) {
   rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL,
            &diag);
   const double wall = now() - t0;
-  if (a->html && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) {
-    fprintf(stderr, "grit: error: --html %s: %s\n", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
-    if (!rc) rc = EXIT_MODEL;
-  }
+  if (a->html && !rc && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) /* only after a good run */
+    rc = cli_error("--html %s: %s", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
   grit_replay_free(rp);
-  if (csv && (fclose(csv) != 0) && !rc) {
-    fprintf(stderr, "grit: error: writing %s failed\n", a->csv);
-    rc = EXIT_MODEL;
-  }
+  if (csv && !rc && grit_outfile_commit(&csv_out, why) != GRIT_OK) rc = cli_error("%s", why);
+  grit_outfile_abort(&csv_out); /* a failed run: the temporary file goes, an existing --csv stays */
   const double mean_newton = done ? (double)newton_sum / (double)done : 0.0;
   const int failed = rc == EXIT_MODEL && done < a->steps;
   if (bench) {
@@ -588,21 +516,20 @@ static int command_deriv(const args *a) {
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a closed stdout is an error to report, not a signal */
   if (argc < 2) {
-    fprintf(stderr, "grit: usage error: no command (see grit --help)\n");
-    return EXIT_USAGE;
+    return cli_usage_error("no command");
   }
   const char *cmd = argv[1];
   int rc;
   if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-    fputs(USAGE, stdout);
+    printf("usage: %s", USAGE + strspn(USAGE, " "));
     rc = 0;
   } else if (!strcmp(cmd, "--version")) {
-    puts("grit 0.1.0");
+    printf("grit %s\n", grit_version());
     rc = 0;
   } else if (!strcmp(cmd, "deriv")) {
     args a;
     rc = parse_args(argc, argv, &a);
-    if (!rc) rc = command_deriv(&a);
+    rc = rc == CLI_HELP ? 0 : rc ? rc : command_deriv(&a);
   } else if (!strcmp(cmd, "replay")) {
     rc = grit_cli_replay(argc, argv);
   } else if (!strcmp(cmd, "fit")) {
@@ -610,9 +537,9 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "sim") || !strcmp(cmd, "bench")) {
     args a;
     rc = parse_args(argc, argv, &a);
-    if (!rc) rc = command_sim_or_bench(&a);
+    rc = rc == CLI_HELP ? 0 : rc ? rc : command_sim_or_bench(&a);
   } else {
-    rc = usage_error("unknown command '%s'", cmd);
+    rc = cli_usage_error("unknown command '%s'", cmd);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {
     if (!rc) fprintf(stderr, "grit: error: writing to stdout failed\n");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_fit.c — `grit fit`: contact parameters (and masses) fitted to recorded trajectories
  * (grit_fit_timed, grit/sysid.h, docs/sysid.md).
  *
@@ -34,6 +35,7 @@ enum { EXIT_MODEL = 1, EXIT_USAGE = 2, MAX_PARAMS = 16 };
 
 typedef struct fit_args {
   const char *model, *ctrl, *package_path;
+  int help; /* --help: the usage on stdout, exit 0 */
   const char **data, **validate; /* the --data and --validate arguments */
   int ndata, nvalidate;
   const char *spec[MAX_PARAMS]; /* NAME[:WHICH] as given */
@@ -80,6 +82,10 @@ static int parse(int argc, char **argv, fit_args *a) {
       if (a->model) return usage("unexpected argument '%s'", o);
       a->model = o;
       continue;
+    }
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+      a->help = 1;
+      return 0;
     }
     if (!strcmp(o, "--quiet")) {
       a->quiet = 1;
@@ -346,6 +352,12 @@ int grit_fit_command(int argc, char **argv) {
   fit_mpi_begin(&argc, &argv, &mp);
   fit_args a;
   int rc = parse(argc, argv, &a);
+  if (!rc && a.help) { /* the usage lines without their indentation */
+    printf("usage: %s", GRIT_FIT_USAGE + 7);
+    free((void *)a.data), free((void *)a.validate);
+    fit_mpi_end(&mp);
+    return 0;
+  }
   grit_model *m = NULL, *mfit = NULL;
   char **dpaths = NULL, **vpaths = NULL;
   int nd = 0, nvd = 0, dlo = 0, dhi = 0, vlo = 0, vhi = 0;

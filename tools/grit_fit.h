@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_fit.h — the `grit fit` command of the command-line tool (tools/grit_fit.c). */
 #ifndef GRIT_TOOLS_FIT_H
 #define GRIT_TOOLS_FIT_H

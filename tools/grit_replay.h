@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_replay.h — the grit tool's `replay` command (tools/grit_replay.c). */
 #ifndef GRIT_TOOLS_REPLAY_H
 #define GRIT_TOOLS_REPLAY_H

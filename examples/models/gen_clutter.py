@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes clutter.xml: the scene of examples/scenes.c (scene_clutter, 40 objects) as MJCF."""
 import math
 

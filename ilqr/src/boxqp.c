@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxqp.c — projected-Newton box-constrained QP (see boxqp.h). */
 #include "boxqp.h"
 

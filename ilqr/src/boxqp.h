@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxqp.h — minimize 1/2 x' H x + g' x subject to lo <= x <= hi by projected Newton (Bertsekas 1982;
  * its use for control limits in iLQR: Tassa, Mansard and Todorov, "Control-limited differential dynamic
  * programming", ICRA 2014). Each iteration splits the variables into clamped ones (at a bound with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dense.c — small dense kernels for the iLQR package (see dense.h). */
 #include "dense.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dense.h — the few small dense linear-algebra kernels the iLQR package needs (row-major, no
  * allocation). The matrices of a backward pass are small (a state tangent of tens, a handful of
  * controls), so plain loops are as fast as a BLAS call here and keep the package free of it. */

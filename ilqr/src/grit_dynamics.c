@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_dynamics.c — grit's step and its derivatives as iLQR dynamics (grit_ilqr/grit_dynamics.h). */
 #include "grit_ilqr/grit_dynamics.h"
 

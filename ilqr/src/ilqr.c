@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ilqr.c — the iLQR solver's creation, options and setters (grit_ilqr/ilqr.h, docs/ilqr.md); the
  * iterations are in ilqr_solve.c, the cost in ilqr_cost.c. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime (ilqr_internal.h) */
@@ -7,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grit/version.h"
 #include "riccati.h"
 
-const char *grit_ilqr_version(void) { return "0.3.0"; }
+const char *grit_ilqr_version(void) { return GRIT_VERSION_STRING; }
 
 grit_ilqr_options grit_ilqr_default_options(void) {
   grit_ilqr_options o;

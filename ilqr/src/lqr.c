@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lqr.c — stationary and time-varying discrete LQR (grit_ilqr/lqr.h) on the shared Riccati knot. */
 #include "grit_ilqr/lqr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* riccati.c — one knot of the Riccati recursion (see riccati.h). */
 #include "riccati.h"
 

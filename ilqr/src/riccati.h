@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* riccati.h — one knot of the discrete Riccati recursion, the core of iLQR's backward pass and of the
  * (time-varying or stationary) LQR: shared by both, written once.
  *

@@ -76,24 +76,24 @@ typedef struct grit_tendon_def {
   double frictionloss;   /* dry friction on the length, N, >= 0 (as a joint's frictionloss) */
 } grit_tendon_def;
 
-grit_site_def grit_default_site_def(void);         /* on the world at its origin */
-grit_equality_def grit_default_equality_def(void); /* CONNECT body 1 to the world at body 1's origin */
-grit_tendon_def grit_default_tendon_def(void);     /* FIXED, no elements: set n, obj, coef */
+GRIT_API grit_site_def grit_default_site_def(void);         /* on the world at its origin */
+GRIT_API grit_equality_def grit_default_equality_def(void); /* CONNECT body 1 to the world at body 1's origin */
+GRIT_API grit_tendon_def grit_default_tendon_def(void);     /* FIXED, no elements: set n, obj, coef */
 
 /* Add them; the index (from 0) is written to the last argument (may be NULL). Objects are checked when
  * added (they must exist) and at compile (trees touched, lengths). */
-grit_status grit_builder_add_site(grit_builder *builder, const grit_site_def *def, int *site);
-grit_status grit_builder_add_equality(grit_builder *builder, const grit_equality_def *def, int *equality);
-grit_status grit_builder_add_tendon(grit_builder *builder, const grit_tendon_def *def, int *tendon);
+GRIT_API grit_status grit_builder_add_site(grit_builder *builder, const grit_site_def *def, int *site);
+GRIT_API grit_status grit_builder_add_equality(grit_builder *builder, const grit_equality_def *def, int *equality);
+GRIT_API grit_status grit_builder_add_tendon(grit_builder *builder, const grit_tendon_def *def, int *tendon);
 
-int grit_model_nsite(const grit_model *m);
-int grit_model_nequality(const grit_model *m);
-int grit_model_ntendon(const grit_model *m);
-int grit_model_site_index(const grit_model *m, const char *name);    /* -1 if none */
-int grit_model_tendon_index(const grit_model *m, const char *name);  /* -1 if none */
+GRIT_API int grit_model_nsite(const grit_model *m);
+GRIT_API int grit_model_nequality(const grit_model *m);
+GRIT_API int grit_model_ntendon(const grit_model *m);
+GRIT_API int grit_model_site_index(const grit_model *m, const char *name);    /* -1 if none */
+GRIT_API int grit_model_tendon_index(const grit_model *m, const char *name);  /* -1 if none */
 
 /* A tendon's length at positions q (nq numbers); NAN for a bad index. */
-double grit_model_tendon_length(const grit_model *m, int tendon, const double *q);
+GRIT_API double grit_model_tendon_length(const grit_model *m, int tendon, const double *q);
 
 #ifdef __cplusplus
 }

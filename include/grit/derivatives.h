@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/derivatives.h — exact Jacobians of a time step (seed 000, section X-B).
  *
  * At the solution of a step the momentum residual vanishes, r(v; theta) = 0, so by the implicit function
@@ -41,7 +42,7 @@ typedef struct grit_param {
  * with GRIT_ERR_STATE if no step was taken since the data was created or reset.
  * Uses the data's workspaces, allocated at creation; refactors the step's Hessian at the solution
  * when the last Newton iteration moved (one factorization). */
-grit_status grit_step_derivatives(grit_data *data, double *A, double *B, const grit_param *params, int np,
+GRIT_API grit_status grit_step_derivatives(grit_data *data, double *A, double *B, const grit_param *params, int np,
                                   double *P);
 
 #ifdef __cplusplus

@@ -32,11 +32,11 @@ typedef struct grit_contact_diagnostics {
 } grit_contact_diagnostics;
 
 /* The criteria of contact i (0 <= i < grit_data_ncontacts) of the last successful step. */
-grit_status grit_data_contact_diagnostics(const grit_data *data, int i, grit_contact_diagnostics *out);
+GRIT_API grit_status grit_data_contact_diagnostics(const grit_data *data, int i, grit_contact_diagnostics *out);
 
 /* The maxima of each criterion over the last successful step's contacts (all zero without contacts;
  * velocity and mu are zero). */
-grit_status grit_data_step_diagnostics(const grit_data *data, grit_contact_diagnostics *out);
+GRIT_API grit_status grit_data_step_diagnostics(const grit_data *data, grit_contact_diagnostics *out);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/dual.h — forward-mode dual numbers with a fixed chunk of partial derivatives.
  *
  * A dual number a = (v, d[0..N-1]) carries a value v and the directional derivatives d[i] of that value

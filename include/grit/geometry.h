@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/geometry.h — collision shapes: types, validation, bounding boxes and support functions.
  *
  * A shape is described in its own local frame; a pose (p, R) places it in the world, a local point x
@@ -41,35 +42,35 @@ typedef struct grit_shape {
 #define GRIT_CONVEX_MAX_VERTICES 4096
 
 /* A shape with all fields zero except type and size (vertices NULL, nvert 0). */
-grit_shape grit_shape_make(grit_geom_type type, double s0, double s1, double s2);
+GRIT_API grit_shape grit_shape_make(grit_geom_type type, double s0, double s1, double s2);
 
 /* A CONVEX shape over a caller-owned array of nvert points (3 doubles each, local frame, m). */
-grit_shape grit_shape_convex(const double *vertices, int nvert);
+GRIT_API grit_shape grit_shape_convex(const double *vertices, int nvert);
 
 /* Checks a shape: known type, positive finite sizes where used, and for CONVEX a non-NULL array of
  * 4..GRIT_CONVEX_MAX_VERTICES finite vertices spanning a volume. On failure writes a message naming
  * the problem to msg (if msg is not NULL) and returns GRIT_ERR_INVALID_ARGUMENT. */
-grit_status grit_shape_validate(const grit_shape *shape, char msg[GRIT_MESSAGE_SIZE]);
+GRIT_API grit_status grit_shape_validate(const grit_shape *shape, char msg[GRIT_MESSAGE_SIZE]);
 
 /* The shape's axis-aligned bounding box in its local frame, m: lo <= x <= hi for every point x of the
  * shape, tight for all types. The PLANE's box is infinite except hi[2] = 0. */
-void grit_shape_local_aabb(const grit_shape *shape, double lo[3], double hi[3]);
+GRIT_API void grit_shape_local_aabb(const grit_shape *shape, double lo[3], double hi[3]);
 
 /* The tight world-frame bounding box of the shape placed at (p, R), grown by `margin` (m) on every
  * side. Computed from the support function along the world axes. PLANE: infinite along the directions
  * in which the half-space is unbounded (every direction unless its normal is axis-aligned). */
-void grit_shape_world_aabb(const grit_shape *shape, const double p[3], const double R[9], double margin,
+GRIT_API void grit_shape_world_aabb(const grit_shape *shape, const double p[3], const double R[9], double margin,
                            double lo[3], double hi[3]);
 
 /* The support point of a convex shape in its local frame: a point s of the shape with
  * dir . s = max over the shape of dir . x (dir need not be unit; m). Where several points attain the
  * maximum (a face or an edge facing dir) a deterministic one is returned; for dir = 0, some point of the
  * shape. Returns GRIT_ERR_INVALID_ARGUMENT for a PLANE (its support is unbounded). */
-grit_status grit_shape_support(const grit_shape *shape, const double dir[3], double out[3]);
+GRIT_API grit_status grit_shape_support(const grit_shape *shape, const double dir[3], double out[3]);
 
 /* The radius of the smallest sphere about the local origin that contains the shape, m (infinite for a
  * PLANE). A length scale for tolerances and a broad-phase bound. */
-double grit_shape_bounding_radius(const grit_shape *shape);
+GRIT_API double grit_shape_bounding_radius(const grit_shape *shape);
 
 #ifdef __cplusplus
 }

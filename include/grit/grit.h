@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/grit.h — everything of the public API in one include. */
 #ifndef GRIT_GRIT_H
 #define GRIT_GRIT_H
 
 #include "grit/status.h"
+#include "grit/version.h"
 #include "grit/math.h"
 #include "grit/dual.h"
 #include "grit/model.h"
@@ -19,5 +21,6 @@
 #include "grit/urdf.h"
 #include "grit/load.h"
 #include "grit/constraints.h"
+#include "grit/defaults.h"
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/linearize.h — the linearization of one time step at a given state and control, the input of a
  * linear controller design (LQR) or of any local analysis of the dynamics.
  *
@@ -24,7 +25,7 @@ extern "C" {
  * the step. On error nothing is half done: the data's state, controls and time are those it had
  * before the call, the data's message says why, and no step is kept for grit_step_derivatives (as
  * after a failed grit_step). Allocates nothing. */
-grit_status grit_linearize(grit_data *data, const double *x, const double *u, double *A, double *B);
+GRIT_API grit_status grit_linearize(grit_data *data, const double *x, const double *u, double *A, double *B);
 
 #ifdef __cplusplus
 }

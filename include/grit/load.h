@@ -26,16 +26,16 @@ typedef struct grit_load_options {
   grit_urdf_load_options urdf; /* for URDF files (urdf.model: its timestep and contact overrides) */
 } grit_load_options;
 
-grit_load_options grit_default_load_options(void);
+GRIT_API grit_load_options grit_default_load_options(void);
 
 /* The format of the file at `path`, from the name of its first element (a prolog, comments and a
  * DOCTYPE are skipped). */
-grit_file_format grit_file_format_of(const char *path);
+GRIT_API grit_file_format grit_file_format_of(const char *path);
 
 /* Loads an MJCF or URDF file by its content (options may be NULL: the defaults). Another root element
  * is GRIT_ERR_PARSE "file:line: the root element must be <mujoco> (MJCF) or <robot> (URDF)". Otherwise
  * as grit_mjcf_load_file_with or grit_urdf_load_file. */
-grit_status grit_load_file(const char *path, const grit_load_options *options, grit_model **model,
+GRIT_API grit_status grit_load_file(const char *path, const grit_load_options *options, grit_model **model,
                            grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]);
 
 #ifdef __cplusplus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/math.h — the math core for double: 3-vectors, 3x3 matrices, quaternions, rigid transforms,
  * spatial vectors and spatial inertias. All functions are static inline.
  *

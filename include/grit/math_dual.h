@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/math_dual.h — the math core of grit/math.h instantiated for dual numbers (grit_dual): the same
  * functions with the suffix _dual, e.g. grit_quat_exp_dual. */
 #ifndef GRIT_MATH_DUAL_H

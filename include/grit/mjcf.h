@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/mjcf.h — loading models from MuJoCo's XML format (a subset of MJCF), see docs/mjcf.md.
  *
  *   grit_model *m;  grit_mjcf_info info;  char msg[GRIT_MESSAGE_SIZE];
@@ -80,7 +81,7 @@ typedef struct grit_mjcf_load_options {
                              actuators); default 0 */
 } grit_mjcf_load_options;
 
-grit_mjcf_load_options grit_mjcf_default_load_options(void);
+GRIT_API grit_mjcf_load_options grit_mjcf_default_load_options(void);
 
 /* Loads the MJCF file at `path` into a new model (*model, NULL on failure). `info` (may be NULL)
  * receives warnings, keyframes and step settings; `msg` (may be NULL) the reason of a failure:
@@ -88,31 +89,31 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void);
  * GRIT_ERR_INVALID_MODEL (a rule of MJCF or grit broken), GRIT_ERR_UNSUPPORTED (a valid construct
  * grit cannot represent), GRIT_ERR_CAPACITY (a size limit: 64 MiB of text, nesting depth 100,
  * 100000 elements), GRIT_ERR_OUT_OF_MEMORY. */
-grit_status grit_mjcf_load_file(const char *path, grit_model **model, grit_mjcf_info *info,
+GRIT_API grit_status grit_mjcf_load_file(const char *path, grit_model **model, grit_mjcf_info *info,
                                 char msg[GRIT_MESSAGE_SIZE]);
 
 /* The same from a zero-terminated string holding the XML text. */
-grit_status grit_mjcf_load_string(const char *xml, grit_model **model, grit_mjcf_info *info,
+GRIT_API grit_status grit_mjcf_load_string(const char *xml, grit_model **model, grit_mjcf_info *info,
                                   char msg[GRIT_MESSAGE_SIZE]);
 
 /* The general form: `size` bytes of XML (zero bytes are errors, not terminators), `name` used in
  * messages (may be NULL), and load options (may be NULL for none). */
-grit_status grit_mjcf_load_buffer(const char *data, size_t size, const char *name,
+GRIT_API grit_status grit_mjcf_load_buffer(const char *data, size_t size, const char *name,
                                   const grit_mjcf_load_options *options, grit_model **model,
                                   grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]);
 
 /* grit_mjcf_load_file with load options (may be NULL). */
-grit_status grit_mjcf_load_file_with(const char *path, const grit_mjcf_load_options *options,
+GRIT_API grit_status grit_mjcf_load_file_with(const char *path, const grit_mjcf_load_options *options,
                                      grit_model **model, grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]);
 
 /* Frees the keyframes of `info` and empties it (NULL is allowed). */
-void grit_mjcf_info_free(grit_mjcf_info *info);
+GRIT_API void grit_mjcf_info_free(grit_mjcf_info *info);
 
 /* Index of the keyframe called `name`, or -1. */
-int grit_mjcf_key_index(const grit_mjcf_info *info, const char *name);
+GRIT_API int grit_mjcf_key_index(const grit_mjcf_info *info, const char *name);
 
 /* Sets data's time, q, v and u to keyframe `key` of `info` (which must come from data's model). */
-grit_status grit_mjcf_apply_key(const grit_mjcf_info *info, int key, grit_data *data);
+GRIT_API grit_status grit_mjcf_apply_key(const grit_mjcf_info *info, int key, grit_data *data);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/model.h — building and inspecting a model: bodies, joints, actuators, options.
  *
  * A model is built with a grit_builder (mutable, Box2D-style definition structs with defaults), then
@@ -163,90 +164,90 @@ typedef struct grit_options {
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the
  * parent's origin; a hinge about z at the body origin; a unit-gear unlimited actuator on joint 0. */
-grit_body_def grit_default_body_def(void);
-grit_joint_def grit_default_joint_def(void);
-grit_actuator_def grit_default_actuator_def(void);
-grit_geom_def grit_default_geom_def(void); /* a 5 cm sphere on the world with the defaults above */
-grit_options grit_default_options(void);
+GRIT_API grit_body_def grit_default_body_def(void);
+GRIT_API grit_joint_def grit_default_joint_def(void);
+GRIT_API grit_actuator_def grit_default_actuator_def(void);
+GRIT_API grit_geom_def grit_default_geom_def(void); /* a 5 cm sphere on the world with the defaults above */
+GRIT_API grit_options grit_default_options(void);
 
 /* Rotational inertia from principal moments `diag` and the orientation `quat` of the principal axes in
  * the body frame (MuJoCo's diaginertia + inertial quat): inertia = R diag(d) R^T. */
-void grit_inertia_from_principal(double inertia[9], const double diag[3], const double quat[4]);
+GRIT_API void grit_inertia_from_principal(double inertia[9], const double diag[3], const double quat[4]);
 
 /* ------------------------------------------------------------------------------------ builder */
 
-grit_status grit_builder_create(grit_builder **builder);
-void grit_builder_free(grit_builder *builder); /* NULL is allowed */
+GRIT_API grit_status grit_builder_create(grit_builder **builder);
+GRIT_API void grit_builder_free(grit_builder *builder); /* NULL is allowed */
 
 /* The message describing the builder's last error ("" if none). */
-const char *grit_builder_last_error(const grit_builder *builder);
+GRIT_API const char *grit_builder_last_error(const grit_builder *builder);
 
-grit_status grit_builder_set_options(grit_builder *builder, const grit_options *options);
+GRIT_API grit_status grit_builder_set_options(grit_builder *builder, const grit_options *options);
 
 /* Adds a body; its index is written to *body (may be NULL). Validates the definition. */
-grit_status grit_builder_add_body(grit_builder *builder, const grit_body_def *def, int *body);
+GRIT_API grit_status grit_builder_add_body(grit_builder *builder, const grit_body_def *def, int *body);
 
 /* Adds a joint to `body` (>= 1); its index (from 0) is written to *joint (may be NULL). */
-grit_status grit_builder_add_joint(grit_builder *builder, int body, const grit_joint_def *def, int *joint);
+GRIT_API grit_status grit_builder_add_joint(grit_builder *builder, int body, const grit_joint_def *def, int *joint);
 
 /* Adds an actuator; its index (from 0) is written to *actuator (may be NULL). */
-grit_status grit_builder_add_actuator(grit_builder *builder, const grit_actuator_def *def, int *actuator);
+GRIT_API grit_status grit_builder_add_actuator(grit_builder *builder, const grit_actuator_def *def, int *actuator);
 
 /* Adds a geometry; its index (from 0) is written to *geom (may be NULL). Validates the shape. */
-grit_status grit_builder_add_geom(grit_builder *builder, const grit_geom_def *def, int *geom);
+GRIT_API grit_status grit_builder_add_geom(grit_builder *builder, const grit_geom_def *def, int *geom);
 
 /* Contact filters beyond the bit masks (MuJoCo's <contact> section; docs/collision.md). Bodies 0..nbody-1
  * added so far: geometries of body1 and body2 never collide. */
-grit_status grit_builder_exclude_bodies(grit_builder *builder, int body1, int body2);
+GRIT_API grit_status grit_builder_exclude_bodies(grit_builder *builder, int body1, int body2);
 /* Geometries geom1 and geom2 (added so far) are a contact candidate whenever their boxes overlap, whatever
  * the other filters say (MuJoCo's <pair>). */
-grit_status grit_builder_add_geom_pair(grit_builder *builder, int geom1, int geom2);
+GRIT_API grit_status grit_builder_add_geom_pair(grit_builder *builder, int geom1, int geom2);
 /* Whether a body and its parent may collide: by default (enabled = 1) not, unless one of them is welded to
  * the world (MuJoCo's filterparent; bodies taken by weld: a body without joints counts as its parent). */
-grit_status grit_builder_set_filter_parent(grit_builder *builder, int enabled);
+GRIT_API grit_status grit_builder_set_filter_parent(grit_builder *builder, int enabled);
 
 /* Compiles the builder into a new immutable model. The builder stays valid (it can be changed and
  * compiled again). On failure *model is NULL and the builder's message says why. */
-grit_status grit_builder_compile(grit_builder *builder, grit_model **model);
+GRIT_API grit_status grit_builder_compile(grit_builder *builder, grit_model **model);
 
 /* -------------------------------------------------------------------------------------- model */
 
-void grit_model_free(grit_model *model); /* NULL is allowed */
+GRIT_API void grit_model_free(grit_model *model); /* NULL is allowed */
 
-int grit_model_nq(const grit_model *m);     /* number of position coordinates */
-int grit_model_nv(const grit_model *m);     /* number of velocity coordinates (degrees of freedom) */
-int grit_model_nu(const grit_model *m);     /* number of actuators (controls) */
-int grit_model_na(const grit_model *m);     /* number of activations (actuators with dynamics) */
-int grit_model_nbody(const grit_model *m);  /* number of bodies, including the world body 0 */
-int grit_model_njoint(const grit_model *m); /* number of joints */
-int grit_model_ntree(const grit_model *m);  /* number of kinematic trees (children of the world) */
-int grit_model_ngeom(const grit_model *m);  /* number of geometries */
-grit_options grit_model_options(const grit_model *m);
+GRIT_API int grit_model_nq(const grit_model *m);     /* number of position coordinates */
+GRIT_API int grit_model_nv(const grit_model *m);     /* number of velocity coordinates (degrees of freedom) */
+GRIT_API int grit_model_nu(const grit_model *m);     /* number of actuators (controls) */
+GRIT_API int grit_model_na(const grit_model *m);     /* number of activations (actuators with dynamics) */
+GRIT_API int grit_model_nbody(const grit_model *m);  /* number of bodies, including the world body 0 */
+GRIT_API int grit_model_njoint(const grit_model *m); /* number of joints */
+GRIT_API int grit_model_ntree(const grit_model *m);  /* number of kinematic trees (children of the world) */
+GRIT_API int grit_model_ngeom(const grit_model *m);  /* number of geometries */
+GRIT_API grit_options grit_model_options(const grit_model *m);
 
 /* Where joint j's coordinates start in q and in v (grit numbers the coordinates tree by tree, each
  * tree depth first, so that every tree's dofs are contiguous; for bodies added in depth-first order,
  * as from a model file, this is the order of the joints). -1 for a bad index. */
-int grit_model_joint_qposadr(const grit_model *m, int joint);
-int grit_model_joint_dofadr(const grit_model *m, int joint);
-grit_joint_type grit_model_joint_type(const grit_model *m, int joint);
+GRIT_API int grit_model_joint_qposadr(const grit_model *m, int joint);
+GRIT_API int grit_model_joint_dofadr(const grit_model *m, int joint);
+GRIT_API grit_joint_type grit_model_joint_type(const grit_model *m, int joint);
 
 /* The reference configuration qpos0 (nq numbers) copied into q. */
-void grit_model_qpos0(const grit_model *m, double *q);
+GRIT_API void grit_model_qpos0(const grit_model *m, double *q);
 
 /* Index of the body / joint / actuator with that name, or -1. */
-int grit_model_body_index(const grit_model *m, const char *name);
-int grit_model_joint_index(const grit_model *m, const char *name);
-int grit_model_actuator_index(const grit_model *m, const char *name);
-int grit_model_geom_index(const grit_model *m, const char *name);
+GRIT_API int grit_model_body_index(const grit_model *m, const char *name);
+GRIT_API int grit_model_joint_index(const grit_model *m, const char *name);
+GRIT_API int grit_model_actuator_index(const grit_model *m, const char *name);
+GRIT_API int grit_model_geom_index(const grit_model *m, const char *name);
 
 /* The definition geometry g was added with (its name and vertices point into the model). */
-grit_status grit_model_geom(const grit_model *m, int geom, grit_geom_def *def);
+GRIT_API grit_status grit_model_geom(const grit_model *m, int geom, grit_geom_def *def);
 
 /* The definition actuator a was added with (its name points into the model). */
-grit_status grit_model_actuator(const grit_model *m, int actuator, grit_actuator_def *def);
+GRIT_API grit_status grit_model_actuator(const grit_model *m, int actuator, grit_actuator_def *def);
 
 /* Mass of body b (kg); the world (b = 0) has mass 0. -1 for a bad index. */
-double grit_model_body_mass(const grit_model *m, int body);
+GRIT_API double grit_model_body_mass(const grit_model *m, int body);
 
 #ifdef __cplusplus
 }

@@ -13,10 +13,10 @@ extern "C" {
 
 /* The name of body b (0 is the world), joint j, actuator a or geometry g: a zero-terminated string owned
  * by the model, "" when the element has no name, NULL for a bad index or a NULL model. */
-const char *grit_model_body_name(const grit_model *m, int body);
-const char *grit_model_joint_name(const grit_model *m, int joint);
-const char *grit_model_actuator_name(const grit_model *m, int actuator);
-const char *grit_model_geom_name(const grit_model *m, int geom);
+GRIT_API const char *grit_model_body_name(const grit_model *m, int body);
+GRIT_API const char *grit_model_joint_name(const grit_model *m, int joint);
+GRIT_API const char *grit_model_actuator_name(const grit_model *m, int actuator);
+GRIT_API const char *grit_model_geom_name(const grit_model *m, int geom);
 
 #ifdef __cplusplus
 }

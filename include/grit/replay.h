@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/replay.h — a replay of a trajectory as one self-contained HTML page (library grit_replay).
  *
  * The page shows the model's geometries in 3-D (three.js, inlined: it works offline from a file:// URL),
@@ -57,32 +58,32 @@ typedef struct grit_replay_series {
 } grit_replay_series;
 
 /* Creates an empty replay of `model` (no frames). */
-grit_status grit_replay_create(const grit_model *model, grit_replay **replay);
-void grit_replay_free(grit_replay *replay); /* NULL is allowed */
+GRIT_API grit_status grit_replay_create(const grit_model *model, grit_replay **replay);
+GRIT_API void grit_replay_free(grit_replay *replay); /* NULL is allowed */
 
 /* The message describing the replay's last error ("" if none). */
-const char *grit_replay_last_error(const grit_replay *replay);
+GRIT_API const char *grit_replay_last_error(const grit_replay *replay);
 
 /* The page's title (copied; default "grit replay"). */
-grit_status grit_replay_set_title(grit_replay *replay, const char *title);
+GRIT_API grit_status grit_replay_set_title(grit_replay *replay, const char *title);
 
 /* The colour of geometry `geom` (rgba each in [0, 1]); by default the world's geometries are grey and each
  * body's get a colour of a fixed palette by body index. */
-grit_status grit_replay_set_geom_color(grit_replay *replay, int geom, const double rgba[4]);
+GRIT_API grit_status grit_replay_set_geom_color(grit_replay *replay, int geom, const double rgba[4]);
 
 /* Adds a marker (copied). */
-grit_status grit_replay_add_marker(grit_replay *replay, const grit_replay_marker *marker);
+GRIT_API grit_status grit_replay_add_marker(grit_replay *replay, const grit_replay_marker *marker);
 
 /* Appends a frame: time t (s, not before the previous frame's), positions q (nq numbers, finite; ball and
  * free joints' quaternions are normalized), the contacts to draw (may be NULL when ncontacts is 0) and
  * the Newton iterations of the step that led here (-1: none or unknown). Computes the body poses. */
-grit_status grit_replay_add_frame(grit_replay *replay, double t, const double *q, int nq,
+GRIT_API grit_status grit_replay_add_frame(grit_replay *replay, double t, const double *q, int nq,
                                   const grit_replay_contact *contacts, int ncontacts, int newton_iters);
 
 /* Appends a frame at data's time and positions; with `after_step` nonzero also the contacts of data's last
  * step that carry an impulse (forces = impulses / the model's timestep) and its Newton iterations. `data`
  * must belong to the replay's model. */
-grit_status grit_replay_add_data(grit_replay *replay, const grit_data *data, int after_step);
+GRIT_API grit_status grit_replay_add_data(grit_replay *replay, const grit_data *data, int after_step);
 
 /* Flags of a plot: y on a log scale (non-positive values leave gaps); x is the trajectory's time (the page
  * then draws the current time as a cursor). */
@@ -91,16 +92,16 @@ enum { GRIT_REPLAY_LOG_Y = 1, GRIT_REPLAY_TIME_AXIS = 2 };
 /* Adds a plot of nseries series (copied) against a common x axis, with GRIT_REPLAY_* flags. Plots appear in
  * the order they are added, after the automatic ones (contact impulses and Newton iterations over time,
  * when the frames carry them). */
-grit_status grit_replay_add_plot(grit_replay *replay, const char *title, const char *xlabel, const char *ylabel,
+GRIT_API grit_status grit_replay_add_plot(grit_replay *replay, const char *title, const char *xlabel, const char *ylabel,
                                  int flags, const grit_replay_series *series, int nseries);
 
 /* Number of frames added so far. */
-int grit_replay_nframes(const grit_replay *replay);
+GRIT_API int grit_replay_nframes(const grit_replay *replay);
 
 /* Writes the page to `path`: HTML with three.js, the viewer script, the scene as JSON (in a
  * <script type="application/json" id="grit-scene"> element) and the plots as inline SVG. Fails with
  * GRIT_ERR_INVALID_ARGUMENT when there is no frame, GRIT_ERR_IO when the file cannot be written. */
-grit_status grit_replay_write_html(grit_replay *replay, const char *path);
+GRIT_API grit_status grit_replay_write_html(grit_replay *replay, const char *path);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/status.h — status codes returned by every fallible grit function.
  *
  * Convention: a function that can fail returns grit_status; GRIT_OK (zero) is success. Objects that
@@ -5,6 +6,8 @@
  * object's *_last_error() function. The library never aborts or exits on user input. */
 #ifndef GRIT_STATUS_H
 #define GRIT_STATUS_H
+
+#include "grit/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,7 +29,7 @@ typedef enum grit_status {
 } grit_status;
 
 /* A short constant English name for a status, e.g. "invalid argument". Never NULL. */
-const char *grit_status_string(grit_status status);
+GRIT_API const char *grit_status_string(grit_status status);
 
 /* Size of the message buffers kept by grit objects, including the terminating zero. */
 #define GRIT_MESSAGE_SIZE 256

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/step.h — the time step: kinematics -> dynamics -> free motion -> (contacts and limits, solved
  * by the convex contact solver) -> integration. */
 #ifndef GRIT_STEP_H
@@ -92,14 +93,14 @@ typedef struct grit_step_stats {
   double time_linesearch;  /* Newton: A dv, J dv and the exact line search */
 } grit_step_stats;
 
-grit_step_settings grit_default_step_settings(void);
+GRIT_API grit_step_settings grit_default_step_settings(void);
 
 /* Validates and applies settings to the data (nothing changes on error). */
-grit_status grit_data_set_step_settings(grit_data *data, const grit_step_settings *settings);
-grit_step_settings grit_data_step_settings(const grit_data *data);
+GRIT_API grit_status grit_data_set_step_settings(grit_data *data, const grit_step_settings *settings);
+GRIT_API grit_step_settings grit_data_step_settings(const grit_data *data);
 
 /* Statistics of the last successful step. */
-grit_status grit_data_step_stats(const grit_data *data, grit_step_stats *stats);
+GRIT_API grit_status grit_data_step_stats(const grit_data *data, grit_step_stats *stats);
 
 /* A contact of the last step (seed 000's contact frame: the normal is the third axis). */
 typedef struct grit_contact_info {
@@ -113,15 +114,15 @@ typedef struct grit_contact_info {
 
 /* Number of contact candidates of the last step (within its speculative margins, docs/collision.md;
  * active or not). */
-int grit_data_ncontacts(const grit_data *data);
+GRIT_API int grit_data_ncontacts(const grit_data *data);
 
 /* Contact i (0 <= i < grit_data_ncontacts) of the last step. */
-grit_status grit_data_contact(const grit_data *data, int i, grit_contact_info *info);
+GRIT_API grit_status grit_data_contact(const grit_data *data, int i, grit_contact_info *info);
 
 /* Advances the data's state by one time step of the model's timestep (symplectic Euler with implicit
  * damping and springs: seed 000 eq. 1). On failure the state is left as it was before the call and
  * the data's message says why. Allocates nothing. */
-grit_status grit_step(grit_data *data);
+GRIT_API grit_status grit_step(grit_data *data);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/sysid.h — system identification: contact parameters (friction, stiffness, Hunt & Crossley
  * dissipation, per geometry or for every geometry at once) and masses fitted to observed trajectories.
  *
@@ -113,9 +114,9 @@ typedef enum grit_fit_stop {
 } grit_fit_stop;
 
 /* A short text for a grit_fit_stop ("small_decrease", "small_step", "max_iters", "no_decrease"). */
-const char *grit_fit_stop_string(int stop);
+GRIT_API const char *grit_fit_stop_string(int stop);
 
-grit_fit_options grit_default_fit_options(void);
+GRIT_API grit_fit_options grit_default_fit_options(void);
 
 /* What grit_fit found. Costs are 1/2 the sum of the squared weighted residuals. */
 typedef struct grit_fit_result {
@@ -158,7 +159,7 @@ typedef struct grit_fit_result {
  * msg (may be NULL) says why. A trial step whose rollout fails is rejected like one that raises the
  * cost. When the iteration limit is reached the best values found are returned with GRIT_OK and
  * result->converged = 0. */
-grit_status grit_fit(const grit_model *model, const grit_trajectory *trajs, int ntraj, const grit_param *params,
+GRIT_API grit_status grit_fit(const grit_model *model, const grit_trajectory *trajs, int ntraj, const grit_param *params,
                      int np, double *values, const grit_fit_options *options, grit_fit_result *result, double *std,
                      double *cov, char msg[GRIT_MESSAGE_SIZE]);
 
@@ -182,7 +183,7 @@ typedef struct grit_timed_trajectory {
  * factor e); an unidentified parameter gets an infinite std and is held at its value in the others'
  * covariance. Other arguments and errors as grit_fit; ntraj may be 0 on a process of a distributed fit
  * (options->allreduce_sum) when the others have trajectories. */
-grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory *trajs, int ntraj,
+GRIT_API grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory *trajs, int ntraj,
                            const grit_param *params, int np, double *values, const grit_fit_options *options,
                            grit_fit_result *result, double *std, double *cov, int *identified,
                            char msg[GRIT_MESSAGE_SIZE]);
@@ -192,7 +193,7 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
  * an index that geometry's; GRIT_PARAM_MASS sets body index's mass (> 0) and scales its rotational
  * inertia by the same factor (grit_step_derivatives' meaning of a mass parameter). Free it with
  * grit_model_free. */
-grit_status grit_model_with_params(const grit_model *model, const grit_param *params, const double *values, int np,
+GRIT_API grit_status grit_model_with_params(const grit_model *model, const grit_param *params, const double *values, int np,
                                    grit_model **out, char msg[GRIT_MESSAGE_SIZE]);
 
 /* Simulates nsteps steps from x0 = (q, v) (nq + nv numbers) with controls ctrl (nsteps x nu, NULL:
@@ -201,7 +202,7 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
  * S (2nv x np per state, row-major, may be NULL) = dx_k/dparams, with S_0 = 0 and
  * S_{k+1} = A_k S_k + P_k, and Sx (2nv x 2nv per state, may be NULL) = dx_k/dx0, with Sx_0 = I and
  * Sx_{k+1} = A_k Sx_k. states may be NULL. */
-grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_settings *settings, const double *x0,
+GRIT_API grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_settings *settings, const double *x0,
                                        const double *ctrl, int nsteps, const grit_param *params, int np,
                                        double *states, double *S, double *Sx, char msg[GRIT_MESSAGE_SIZE]);
 

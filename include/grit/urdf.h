@@ -39,7 +39,7 @@ typedef struct grit_urdf_load_options {
                                    warnings (dropped) instead of errors; default 0 */
 } grit_urdf_load_options;
 
-grit_urdf_load_options grit_urdf_default_load_options(void);
+GRIT_API grit_urdf_load_options grit_urdf_default_load_options(void);
 
 /* Loads the URDF file at `path` into a new model (*model, NULL on failure). `options` may be NULL for the
  * defaults; `info` (may be NULL) receives warnings, the model name (<robot name>), nq/nv/nu and the step
@@ -47,12 +47,12 @@ grit_urdf_load_options grit_urdf_default_load_options(void);
  * GRIT_ERR_IO (cannot read the file or a mesh), GRIT_ERR_PARSE (not well-formed XML, a value urdfdom
  * refuses), GRIT_ERR_INVALID_MODEL (unknown link, cycle, two parents, two roots, a moving link without
  * mass, ...), GRIT_ERR_UNSUPPORTED (planar joints; joint friction unless lenient). */
-grit_status grit_urdf_load_file(const char *path, const grit_urdf_load_options *options, grit_model **model,
+GRIT_API grit_status grit_urdf_load_file(const char *path, const grit_urdf_load_options *options, grit_model **model,
                                 grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]);
 
 /* The same from `size` bytes of URDF text; `name` names it in messages (may be NULL); relative mesh
  * file names are read from options->mesh_dir (refused when it is NULL). */
-grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *name,
+GRIT_API grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *name,
                                   const grit_urdf_load_options *options, grit_model **model, grit_mjcf_info *info,
                                   char msg[GRIT_MESSAGE_SIZE]);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_mesh.c — libFuzzer target of the mesh file parser (STL, binary and ASCII, and OBJ) and of the
  * mass properties of the triangles it returns (src/mjcf_mesh.c; built with -DGRIT_FUZZ=ON and clang).
  * The first byte chooses the format ('s': STL, else OBJ), the rest is the file's content. Any input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_mjcf.c — libFuzzer target of the MJCF loader (built with -DGRIT_FUZZ=ON and clang; see
  * docs/mjcf.md). Any input must give a model or an error with a message, never a crash, a leak or
  * undefined behaviour; a model that loads is also stepped once, so what the loader accepts is usable. */

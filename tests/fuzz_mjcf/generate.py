@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the MJCF fuzz corpus of tests/test_mjcf.c into this directory, deterministically (fixed seed),
 by mutating the valid model files of the repository. Each file's prefix says what the loader must do:
 

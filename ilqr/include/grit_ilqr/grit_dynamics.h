@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_ilqr/grit_dynamics.h — grit's time step as iLQR dynamics.
  *
  * The state is x = (q, v): nx = nq + nv numbers, with tangent space dx = (dq, dv) of 2 nv (quaternions
@@ -21,34 +22,34 @@ typedef struct grit_ilqr_grit grit_ilqr_grit;
 /* An adapter for `model` over `horizon` steps (2 x horizon grit_data are created here; the model must
  * outlive the adapter). settings may be NULL (grit's defaults). On error *adapter is NULL and msg (may
  * be NULL, GRIT_MESSAGE_SIZE bytes) says why. */
-grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const grit_step_settings *settings,
+GRIT_ILQR_API grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const grit_step_settings *settings,
                                   grit_ilqr_grit **adapter, char *msg);
-void grit_ilqr_grit_free(grit_ilqr_grit *adapter); /* NULL is allowed */
+GRIT_ILQR_API void grit_ilqr_grit_free(grit_ilqr_grit *adapter); /* NULL is allowed */
 
 /* The dynamics for grit_ilqr_problem (valid while the adapter lives). */
-grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *adapter);
+GRIT_ILQR_API grit_ilqr_dynamics grit_ilqr_grit_dynamics(grit_ilqr_grit *adapter);
 
 /* x = (q, v) of a data's current state, into x (nq + nv numbers), or (q, v, act) (nq + nv + na) with activations. */
-void grit_ilqr_grit_state(const grit_data *data, double *x);
+GRIT_ILQR_API void grit_ilqr_grit_state(const grit_data *data, double *x);
 
 /* The grit data that took the step of knot k in rollout slot `slot` (e.g. to read its contacts). */
-grit_data *grit_ilqr_grit_knot_data(grit_ilqr_grit *adapter, int slot, int k);
+GRIT_ILQR_API grit_data *grit_ilqr_grit_knot_data(grit_ilqr_grit *adapter, int slot, int k);
 
 /* Gradient smoothing (grit_step_settings.gradient_smoothing, docs/contact.md): sets the distance delta
  * (m, >= 0; 0: the exact model) on every knot's data. Call between solves, then
  * grit_ilqr_dynamics_changed on the solver. */
-grit_status grit_ilqr_grit_set_smoothing(grit_ilqr_grit *adapter, double delta);
+GRIT_ILQR_API grit_status grit_ilqr_grit_set_smoothing(grit_ilqr_grit *adapter, double delta);
 
 /* Solves with gradient smoothing annealed to 0 (docs/ilqr.md): solves with delta0, then with delta
  * multiplied by `factor` (in (0, 1), e.g. 0.5) while it is at least delta_min, each from the last
  * solution, and finally with the exact model (delta 0), whose stop is the result's. The result's
  * iterations, counts and times add up all the solves; initial_cost is the first's. The adapter ends with
  * smoothing 0. Returns the first error. */
-grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta0, double factor,
+GRIT_ILQR_API grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta0, double factor,
                                           double delta_min, grit_ilqr_result *result);
 
 /* The message of the last failure inside a callback ("" if none). */
-const char *grit_ilqr_grit_last_error(const grit_ilqr_grit *adapter);
+GRIT_ILQR_API const char *grit_ilqr_grit_last_error(const grit_ilqr_grit *adapter);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_ilqr/ilqr.h — trajectory optimization by iterative LQR (iLQR) over any discrete dynamics.
  *
  * The problem, over a horizon of N steps (N + 1 states x_0..x_N, N controls u_0..u_{N-1}):
@@ -27,13 +28,14 @@
 #define GRIT_ILQR_H
 
 #include "grit/status.h"
+#include "grit_ilqr/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The package version as "MAJOR.MINOR.PATCH". */
-const char *grit_ilqr_version(void);
+/* The package version as "MAJOR.MINOR.PATCH": grit's version (grit_version(), grit/version.h); one number for all. */
+GRIT_ILQR_API const char *grit_ilqr_version(void);
 
 /* ------------------------------------------------------------------------------------ dynamics */
 
@@ -176,7 +178,7 @@ typedef struct grit_ilqr_options {
                             step), default 0.5 (0 in a zeroed struct: 0.5) */
 } grit_ilqr_options;
 
-grit_ilqr_options grit_ilqr_default_options(void);
+GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
 
 /* ---------------------------------------------------------------------------------------- solver */
 
@@ -207,7 +209,7 @@ typedef enum grit_ilqr_stop {
 } grit_ilqr_stop;
 
 /* A sentence naming the stop and what to do about it (static storage). */
-const char *grit_ilqr_stop_string(grit_ilqr_stop stop);
+GRIT_ILQR_API const char *grit_ilqr_stop_string(grit_ilqr_stop stop);
 
 typedef struct grit_ilqr_result {
   int iterations;      /* iterations performed in this solve */
@@ -232,71 +234,71 @@ typedef struct grit_ilqr_result {
 /* Creates a solver for the problem (every array is copied; the dynamics' ctx must outlive the
  * solver). All workspaces are allocated here. The initial controls are u_ref (or zero), clamped to the
  * box. On error *solver is NULL and msg (may be NULL, GRIT_MESSAGE_SIZE bytes) says why. */
-grit_status grit_ilqr_create(const grit_ilqr_problem *problem, const grit_ilqr_options *options,
+GRIT_ILQR_API grit_status grit_ilqr_create(const grit_ilqr_problem *problem, const grit_ilqr_options *options,
                              grit_ilqr **solver, char *msg);
-void grit_ilqr_free(grit_ilqr *solver); /* NULL is allowed */
+GRIT_ILQR_API void grit_ilqr_free(grit_ilqr *solver); /* NULL is allowed */
 
 /* The message of the solver's last error ("" if none). */
-const char *grit_ilqr_last_error(const grit_ilqr *solver);
+GRIT_ILQR_API const char *grit_ilqr_last_error(const grit_ilqr *solver);
 
-grit_status grit_ilqr_set_options(grit_ilqr *solver, const grit_ilqr_options *options);
+GRIT_ILQR_API grit_status grit_ilqr_set_options(grit_ilqr *solver, const grit_ilqr_options *options);
 
 /* Replaces the initial state x_0 (nx numbers), e.g. with a measured state in receding-horizon use. */
-grit_status grit_ilqr_set_initial_state(grit_ilqr *solver, const double *x0);
+GRIT_ILQR_API grit_status grit_ilqr_set_initial_state(grit_ilqr *solver, const double *x0);
 
 /* Replaces the control sequence (N x nu, row k = u_k), clamped to the box: the next solve starts there
  * (warm start). */
-grit_status grit_ilqr_set_controls(grit_ilqr *solver, const double *u);
+GRIT_ILQR_API grit_status grit_ilqr_set_controls(grit_ilqr *solver, const double *u);
 
 /* Receding horizon: drops u_0 and moves u_1..u_{N-1} one knot earlier, repeating the last control;
  * the feedback gains are shifted with them. Call after grit_ilqr_set_initial_state with the state the
  * first control led to, then solve with a small max_iterations. */
-grit_status grit_ilqr_shift(grit_ilqr *solver);
+GRIT_ILQR_API grit_status grit_ilqr_shift(grit_ilqr *solver);
 
 /* Runs iLQR from the current controls. Returns GRIT_OK when the iterations ran (converged or not:
  * see result), or an error if the dynamics or the cost failed on the initial rollout or a Jacobian. */
-grit_status grit_ilqr_solve(grit_ilqr *solver, grit_ilqr_result *result);
+GRIT_ILQR_API grit_status grit_ilqr_solve(grit_ilqr *solver, grit_ilqr_result *result);
 
 /* Views of the current solution: states ((N + 1) x nx), controls (N x nu), feedback gains
  * (N x nu x ndx: u_k = u_k* + K_k (x (-) x_k*)) and feedforward terms (N x nu) of the last backward
  * pass. Valid until the next call that changes the solver. */
-const double *grit_ilqr_states(const grit_ilqr *solver);
-const double *grit_ilqr_controls(const grit_ilqr *solver);
-const double *grit_ilqr_gains(const grit_ilqr *solver);
-int grit_ilqr_horizon(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_states(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_controls(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_gains(const grit_ilqr *solver);
+GRIT_ILQR_API int grit_ilqr_horizon(const grit_ilqr *solver);
 
 /* The cost of the current solution (the problem's cost, without the constraint's augmented-Lagrangian
  * terms). */
-double grit_ilqr_cost(const grit_ilqr *solver);
+GRIT_ILQR_API double grit_ilqr_cost(const grit_ilqr *solver);
 
 /* The final constraint's multipliers lambda (nc_final numbers; NULL without a constraint). */
-const double *grit_ilqr_multipliers(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_multipliers(const grit_ilqr *solver);
 
 /* ------------------------------------------------------------- changing the problem (e.g. MPC) */
 
 /* Asks the running solve to stop after the current iteration (GRIT_ILQR_USER_STOP). Meant to be called
  * from the log callback, on the thread running grit_ilqr_solve; the request is cleared when a solve
  * starts. */
-void grit_ilqr_request_stop(grit_ilqr *solver);
+GRIT_ILQR_API void grit_ilqr_request_stop(grit_ilqr *solver);
 
 /* Replace the goal x_goal (nx numbers), the weights Q, Qf (ndx x ndx), R (nu x nu) or the control
  * reference u_ref (nu) between solves, without re-creating the solver (checked like grit_ilqr_create;
  * each pointer NULL: that term is removed). The next solve re-prices the current controls. Allocation
  * happens here, never in a solve. A goal is needed while Q, Qf or a constraint uses it. */
-grit_status grit_ilqr_set_goal(grit_ilqr *solver, const double *x_goal);
-grit_status grit_ilqr_set_weights(grit_ilqr *solver, const double *Q, const double *Qf, const double *R);
-grit_status grit_ilqr_set_control_reference(grit_ilqr *solver, const double *u_ref);
+GRIT_ILQR_API grit_status grit_ilqr_set_goal(grit_ilqr *solver, const double *x_goal);
+GRIT_ILQR_API grit_status grit_ilqr_set_weights(grit_ilqr *solver, const double *Q, const double *Qf, const double *R);
+GRIT_ILQR_API grit_status grit_ilqr_set_control_reference(grit_ilqr *solver, const double *u_ref);
 
 /* Tells the solver that the dynamics changed (e.g. their gradient smoothing): the next solve rolls the
  * current controls out again. */
-grit_status grit_ilqr_dynamics_changed(grit_ilqr *solver);
+GRIT_ILQR_API grit_status grit_ilqr_dynamics_changed(grit_ilqr *solver);
 
 /* Replaces the right-hand side d_path (nc_path numbers) of the path constraints; their multipliers are
  * kept (a warm start). */
-grit_status grit_ilqr_set_path_bounds(grit_ilqr *solver, const double *d_path);
+GRIT_ILQR_API grit_status grit_ilqr_set_path_bounds(grit_ilqr *solver, const double *d_path);
 
 /* The path constraints' multipliers (N x nc_path; NULL without path constraints). */
-const double *grit_ilqr_path_multipliers(const grit_ilqr *solver);
+GRIT_ILQR_API const double *grit_ilqr_path_multipliers(const grit_ilqr *solver);
 
 #ifdef __cplusplus
 }

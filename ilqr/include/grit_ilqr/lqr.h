@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit_ilqr/lqr.h — discrete-time linear-quadratic regulators (LQR) from dynamics Jacobians: a
  * stationary gain for an equilibrium, time-varying gains along a trajectory, and the closed loop's
  * spectral radius. docs/lqr.md walks through the method and two examples on grit's Jacobians.
@@ -25,6 +26,7 @@
 #define GRIT_ILQR_LQR_H
 
 #include "grit/grit.h"
+#include "grit_ilqr/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,7 +43,7 @@ typedef struct grit_ilqr_lqr_options {
   double tol;
 } grit_ilqr_lqr_options;
 
-grit_ilqr_lqr_options grit_ilqr_lqr_default_options(void);
+GRIT_ILQR_API grit_ilqr_lqr_options grit_ilqr_lqr_default_options(void);
 
 /* What a stationary design did. */
 typedef struct grit_ilqr_lqr_info {
@@ -61,7 +63,7 @@ typedef struct grit_ilqr_lqr_info {
  * hold the last iterate) or GRIT_ERR_NOT_FINITE (P overflowed). GRIT_ERR_NUMERICAL: R + B'PB was not
  * positive definite. GRIT_ERR_INVALID_ARGUMENT: bad sizes, NULL, non-finite or non-symmetric input, Q
  * not positive semidefinite or R not positive definite. */
-grit_status grit_ilqr_lqr_stationary(int n, int m, const double *A, const double *B, const double *Q,
+GRIT_ILQR_API grit_status grit_ilqr_lqr_stationary(int n, int m, const double *A, const double *B, const double *Q,
                                      const double *R, const double *N, const grit_ilqr_lqr_options *options,
                                      double *K, double *P, grit_ilqr_lqr_info *info, char *msg);
 
@@ -71,21 +73,21 @@ grit_status grit_ilqr_lqr_stationary(int n, int m, const double *A, const double
  * deviation. The recursion runs backward from P_N = Qf. Writes the gains K (horizon x m x n: apply
  * u_k = u_ref,k + K_k (x_k (-) x_ref,k)) and, if P is not NULL, the value matrices P ((horizon + 1) x
  * n x n, P_0 first). Errors as for grit_ilqr_lqr_stationary (GRIT_ERR_NUMERICAL names the knot). */
-grit_status grit_ilqr_lqr_time_varying(int n, int m, int horizon, const double *A, const double *B,
+GRIT_ILQR_API grit_status grit_ilqr_lqr_time_varying(int n, int m, int horizon, const double *A, const double *B,
                                        const double *Q, const double *R, const double *N, const double *Qf,
                                        double *K, double *P, char *msg);
 
 /* The spectral radius (largest eigenvalue modulus) of the closed loop A + B K (A n x n, B n x m, K
  * m x n; B and K may both be NULL: the radius of A), by LAPACK's dgeev. A discrete closed loop is
  * asymptotically stable when it is below 1. */
-grit_status grit_ilqr_lqr_closed_loop_radius(int n, int m, const double *A, const double *B, const double *K,
+GRIT_ILQR_API grit_status grit_ilqr_lqr_closed_loop_radius(int n, int m, const double *A, const double *B, const double *K,
                                              double *radius, char *msg);
 
 /* grit's Jacobians along a trajectory, for grit_ilqr_lqr_time_varying: for k = 0..horizon-1, A_k and
  * B_k of the step from x_k = xs + k (nq + nv + na) with u_k = us + k nu, by grit_linearize on `data`
  * (whose state ends as the last step left it). A (horizon x n x n), B (horizon x n x nu; us and B may be
  * NULL when nu = 0), n = 2nv + na (na = 0 without actuator activations: x = (q, v)). On error the message names the knot and grit's reason. */
-grit_status grit_ilqr_lqr_linearize_trajectory(grit_data *data, int horizon, const double *xs, const double *us,
+GRIT_ILQR_API grit_status grit_ilqr_lqr_linearize_trajectory(grit_data *data, int horizon, const double *xs, const double *us,
                                                double *A, double *B, char *msg);
 
 #ifdef __cplusplus

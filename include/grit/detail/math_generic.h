@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/detail/math_generic.h — the math core, written once for any scalar type.
  *
  * Included by grit/math.h (double) and grit/math_dual.h (grit_dual) after the scalar macros of

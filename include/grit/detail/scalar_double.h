@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/detail/scalar_double.h — the scalar macros of grit's scalar-generic code, for double.
  *
  * Scalar-generic code (files named *_generic.h) is written once against these macros and included once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/detail/scalar_dual.h — the scalar macros of grit's scalar-generic code, for grit_dual.
  * See scalar_double.h for the pattern. */
 #include "grit/dual.h"

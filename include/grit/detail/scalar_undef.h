@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* grit/detail/scalar_undef.h — ends one instantiation of scalar-generic code. */
 #undef GS
 #undef GS_IS_DUAL
