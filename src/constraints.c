@@ -105,6 +105,7 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
     grit_contact_params *p = &x->p;
     grit_pair_params(&gp, q->geom[0], q->geom[1], p);
+    if (q->k_patch > 0) p->k = q->k_patch; /* a hydroelastic patch's own stiffness g A (hydro.h) */
     p->phi0 = q->pt.phi;
     if (x->kind == GRIT_CONSTRAINT_LAGGED) {
       double vn0 = 0.0; /* normal velocity at the previous state: row 3 of J times v0 */

@@ -63,6 +63,7 @@ static void ctx_free(mjcf_ctx *c) {
   free(c->acts.data);
   free(c->meshes.data);
   free(c->keys.data);
+  free(c->hydro.data);
   mjcf_pool_free(&c->pool);
 }
 
@@ -75,6 +76,7 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   o.stiffness = 0;
   o.dissipation = -1;
   o.tau_d = -1;
+  o.hydro_modulus = 0;
   return o;
 }
 

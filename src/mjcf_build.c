@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "grit/data.h"
+#include "hydro.h"
 #include "mjcf_internal.h"
 
 static const double PI = 3.14159265358979323846;
@@ -507,6 +508,14 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, const mjcf_geom *g, int body
   if (o->stiffness > 0) d.stiffness = o->stiffness;
   if (o->dissipation >= 0) d.dissipation = o->dissipation;
   if (o->tau_d >= 0) d.tau_d = o->tau_d;
+  for (int i = 0; i < c->hydro.n; ++i) { /* <custom> grit_hydro_modulus:NAME */
+    mjcf_hydro *h = MJCF_AT(c->hydro, mjcf_hydro, i);
+    if (g->name && !strcmp(g->name, h->geom)) {
+      d.hydro_modulus = h->modulus;
+      h->used = 1;
+    }
+  }
+  if (o->hydro_modulus > 0 && grit_hydro_shape_supported(d.shape.type)) d.hydro_modulus = o->hydro_modulus;
   d.contype = c->no_contacts ? 0 : g->contype;
   d.conaffinity = c->no_contacts ? 0 : g->conaffinity;
   grit_status st = grit_builder_add_geom(gb, &d, NULL);
@@ -650,6 +659,10 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     memcpy(quat, G->cquat, sizeof quat);
     int body = unfolded_frame(B, G->body, pos, quat);
     add_geom(c, gb, G, B[body].grit_index, pos, quat);
+  }
+  for (int i = 0; i < c->hydro.n && c->status == GRIT_OK; ++i) {
+    const mjcf_hydro *h = MJCF_AT(c->hydro, mjcf_hydro, i);
+    if (!h->used) fail_at(c, GRIT_ERR_INVALID_MODEL, "numeric", h->line, "grit_hydro_modulus: no geom is called ", h->geom);
   }
   if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
 }

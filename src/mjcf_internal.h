@@ -124,6 +124,13 @@ typedef struct mjcf_mesh {
   int *tri; /* (ntri x 3) from a mesh file's faces, for its mass (none from a 'vertex' list) */
 } mjcf_mesh;
 
+/* A geometry declared compliant-hydroelastic in <custom> (docs/hydroelastic.md). */
+typedef struct mjcf_hydro {
+  const char *geom; /* the geometry's name */
+  double modulus;   /* Pa, > 0 */
+  int line, used;
+} mjcf_hydro;
+
 typedef struct mjcf_keyframe {
   const char *name;
   int line;
@@ -158,6 +165,7 @@ typedef struct mjcf_ctx {
   double stiffness, dissipation, tau_d;
 
   mjcf_array defs, bodies, joints, geoms, acts, meshes, keys; /* of the mjcf_* types above */
+  mjcf_array hydro; /* of mjcf_hydro: <custom><numeric name="grit_hydro_modulus:GEOM" data="E"/> */
   const char *model_name;
 } mjcf_ctx;
 

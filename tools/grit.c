@@ -3,6 +3,7 @@
  *   grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos "..."] [--qvel "..."] [--ctrl "..."]
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
  *                      [--factor block|cholmod|dense] [--integrator euler|variational]
+ *                      [--hydroelastic E]
  *                      [--csv FILE] [--html FILE] [--quiet]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
@@ -44,7 +45,7 @@ static const char USAGE[] =
     "usage: grit sim MODEL.xml [--steps N] [--dt S] [--key NAME] [--qpos \"...\"] [--qvel \"...\"]\n"
     "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"
     "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"
-    "                          [--integrator euler|variational]\n"
+    "                          [--integrator euler|variational] [--hydroelastic E]\n"
     "                          [--csv FILE] [--html FILE] [--quiet]\n"
     "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]\n"
     "       grit deriv MODEL.xml [the options of sim except --steps and --csv] [--json] [--check]\n"
@@ -144,6 +145,9 @@ static int parse_args(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--dissipation")) {
       a->load.dissipation = number(v, &ok);
       if (!ok || a->load.dissipation < 0) return usage_error("--dissipation needs a number >= 0, not '%s'", v);
+    } else if (!strcmp(o, "--hydroelastic")) { /* docs/hydroelastic.md */
+      a->load.hydro_modulus = number(v, &ok);
+      if (!ok || !(a->load.hydro_modulus > 0)) return usage_error("--hydroelastic needs a modulus > 0 (Pa), not '%s'", v);
     } else if (!strcmp(o, "--contact")) {
       static const char *const names[] = {"lagged", "similar", "sap"};
       for (int k = 0; k < 3; ++k)

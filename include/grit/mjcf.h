@@ -68,6 +68,9 @@ typedef struct grit_mjcf_load_options {
   double stiffness;   /* > 0 to set every geometry's stiffness, N/m; default 0 (from the file) */
   double dissipation; /* >= 0 to set every geometry's dissipation, s/m; default -1 (from the file) */
   double tau_d;       /* >= 0 to set every geometry's SAP tau_d, s; default -1 (from the file) */
+  double hydro_modulus; /* > 0 to make every sphere, box, cylinder and ellipsoid compliant-hydroelastic
+                           with this modulus, Pa (planes stay rigid; capsules and meshes keep point
+                           contact); default 0 (from the file: grit_hydro_modulus:GEOM numerics) */
 } grit_mjcf_load_options;
 
 grit_mjcf_load_options grit_mjcf_default_load_options(void);
