@@ -4,6 +4,7 @@
  * the centre of mass), the sliding and spinning coin of seed 004 section V-A, and what is refused. */
 #include <stdio.h>
 
+#include "grit/mjcf.h"
 #include "physics_scenes.h"
 
 static const double G = 9.81;
@@ -169,5 +170,39 @@ Test(hydro, derivatives_refused) {
   cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_ERR_UNSUPPORTED);
   cr_assert(strstr(grit_data_last_error(d), "hydroelastic") != NULL, "%s", grit_data_last_error(d));
   grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* MJCF: <custom><numeric name="grit_hydro_modulus:GEOM" data="E"/>, a name that is not a geometry's is
+ * an error at its line; the load option makes every sphere, box, cylinder and ellipsoid compliant and
+ * leaves planes and capsules alone. */
+Test(hydro, mjcf) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/examples/models/coin_hydro.xml", GRIT_SOURCE_DIR);
+  grit_model *m = NULL;
+  cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_geom_def g;
+  cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, "coin"), &g), GRIT_OK);
+  cr_assert_eq(g.hydro_modulus, 1e9);
+  cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, "ground"), &g), GRIT_OK);
+  cr_assert_eq(g.hydro_modulus, 0.0);
+  grit_model_free(m);
+  const char *bad = "<mujoco><custom>\n<numeric name=\"grit_hydro_modulus:nope\" data=\"1e6\"/></custom>"
+                    "<worldbody><geom name=\"g\" type=\"plane\" size=\"1 1 1\"/></worldbody></mujoco>";
+  cr_assert_eq(grit_mjcf_load_string(bad, &m, NULL, msg), GRIT_ERR_INVALID_MODEL);
+  cr_assert(strstr(msg, ":2:") && strstr(msg, "nope"), "%s", msg);
+  const char *all = "<mujoco><worldbody><geom name=\"p\" type=\"plane\" size=\"1 1 1\"/>"
+                    "<body pos=\"0 0 1\"><freejoint/><geom name=\"s\" size=\"0.1\"/>"
+                    "<geom name=\"c\" type=\"capsule\" size=\"0.1 0.2\" pos=\"1 0 0\"/></body></worldbody></mujoco>";
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  cr_assert_eq(o.hydro_modulus, 0.0);
+  o.hydro_modulus = 3e6;
+  cr_assert_eq(grit_mjcf_load_buffer(all, strlen(all), "all", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  const char *names[3] = {"p", "s", "c"};
+  const double want[3] = {0, 3e6, 0};
+  for (int k = 0; k < 3; ++k) {
+    cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, names[k]), &g), GRIT_OK);
+    cr_assert_eq(g.hydro_modulus, want[k], "%s", names[k]);
+  }
   grit_model_free(m);
 }
