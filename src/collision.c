@@ -8,10 +8,11 @@
 
 #include "grit/math.h"
 #include "model_filter.h"
+#include "hydro.h"
 #include "status_internal.h"
 
 int grit_contact_capacity(const grit_model *m) {
-  return m->opt.max_contacts > 0 ? m->opt.max_contacts : 16 * m->ngeom + 64;
+  return m->opt.max_contacts > 0 ? m->opt.max_contacts : 16 * m->ngeom + 64 + grit_hydro_capacity(m);
 }
 
 grit_status grit_collision_create(const grit_model *m, grit_collision **out, char *message) {
@@ -142,6 +143,14 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
       ga = gb;
       gb = t;
     }
+    if (m->geom_shape[ga].type == GRIT_GEOM_PLANE && m->geom_hydro[gb] > 0) { /* pressure-field patches */
+      s = grit_hydro_plane_patches(m, ga, gb, col->gpos + 3 * ga, col->gmat + 9 * ga, col->gpos + 3 * gb,
+                                   col->gmat + 9 * gb, col->c, col->cap, &col->n);
+      if (s != GRIT_OK)
+        return grit_set_error(message, s, "collision: more than %d contact candidates (raise options.max_contacts)",
+                              col->cap);
+      continue;
+    }
     grit_contact_point pts[GRIT_COLLIDE_MAX_POINTS];
     int npts = 0;
     /* the pair's margin: the sum of the two (each capped, so at most the boxes' inflation), capped */
@@ -162,6 +171,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
       c->body[0] = m->geom_body[ga];
       c->body[1] = m->geom_body[gb];
       c->pt = pts[i];
+      c->k_patch = 0.0;
     }
   }
   return GRIT_OK;

@@ -15,6 +15,8 @@ typedef struct grit_contact_candidate {
   int geom[2];
   int body[2];
   grit_contact_point pt;
+  double k_patch; /* > 0: a hydroelastic patch (hydro.h) with this stiffness k = g A, N/m, in place of
+                     the pair's; 0: a point contact */
 } grit_contact_candidate;
 
 /* What bounds how far the geometries can move in a step, for the speculative margins of

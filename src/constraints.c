@@ -109,6 +109,7 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
     grit_contact_params *p = &x->p;
     grit_pair_params(&gp, q->geom[0], q->geom[1], p);
+    if (q->k_patch > 0) p->k = q->k_patch; /* a hydroelastic patch's own stiffness g A (hydro.h) */
     p->phi0 = q->pt.phi;
     /* gradient smoothing acts between moving bodies only: against a static support (the ground) the
      * smoothed law's force at zero gap would float a resting object about delta above it */

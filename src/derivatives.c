@@ -1077,6 +1077,11 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
                           "derivatives: the last step used the %s integrator; its Jacobians are not "
                           "implemented (use GRIT_INTEGRATOR_EULER)",
                           d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC ? "quasistatic" : "variational");
+  for (int i = 0; i < d->ncontacts; ++i)
+    if (d->collision->c[i].k_patch > 0)
+      return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
+                            "derivatives: the last step had hydroelastic contact patches; their Jacobians are "
+                            "not implemented yet (docs/hydroelastic.md)");
   if (np < 0 || (np > 0 && (!params || !P)))
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: %d parameters need params and P", np);
   for (int i = 0; i < np; ++i) {

@@ -80,6 +80,7 @@ static void ctx_free(mjcf_ctx *c) {
   free(c->excludes.data);
   free(c->pairs.data);
   free(c->sites.data), free(c->eqs.data), free(c->tendons.data);
+  free(c->hydro.data);
   mjcf_pool_free(&c->pool);
 }
 
@@ -94,6 +95,7 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   o.tau_d = -1;
   o.lenient = 0;
   o.explicit_actuation = 0;
+  o.hydro_modulus = 0;
   return o;
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "grit/data.h"
+#include "hydro.h"
 #include "mjcf_internal.h"
 
 static const double PI = 3.14159265358979323846;
@@ -556,6 +557,14 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, mjcf_geom *g, int body, cons
   if (o->stiffness > 0) d.stiffness = o->stiffness;
   if (o->dissipation >= 0) d.dissipation = o->dissipation;
   if (o->tau_d >= 0) d.tau_d = o->tau_d;
+  for (int i = 0; i < c->hydro.n; ++i) { /* <custom> grit_hydro_modulus:NAME */
+    mjcf_hydro *h = MJCF_AT(c->hydro, mjcf_hydro, i);
+    if (g->name && !strcmp(g->name, h->geom)) {
+      d.hydro_modulus = h->modulus;
+      h->used = 1;
+    }
+  }
+  if (o->hydro_modulus > 0 && grit_hydro_shape_supported(d.shape.type)) d.hydro_modulus = o->hydro_modulus;
   d.contype = c->no_contacts ? 0 : g->contype;
   d.conaffinity = c->no_contacts ? 0 : g->conaffinity;
   grit_status st = grit_builder_add_geom(gb, &d, &g->grit_index);
@@ -709,6 +718,10 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     add_geom(c, gb, G, B[body].grit_index, pos, quat);
   }
   if (c->status == GRIT_OK) mjcf_cx_build(c, gb, grit_joint, gr->geom_list);
+  for (int i = 0; i < c->hydro.n && c->status == GRIT_OK; ++i) {
+    const mjcf_hydro *h = MJCF_AT(c->hydro, mjcf_hydro, i);
+    if (!h->used) fail_at(c, GRIT_ERR_INVALID_MODEL, "numeric", NULL, h->line, "grit_hydro_modulus: no geom is called ", h->geom);
+  }
   if (c->status == GRIT_OK) add_actuators(c, gb, grit_joint);
   if (c->status == GRIT_OK) mjcf_add_contact_filters(c, gb);
 }

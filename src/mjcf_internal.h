@@ -145,6 +145,12 @@ typedef struct mjcf_contact {
   const char *a, *b, *file;
   int line;
 } mjcf_contact;
+/* A geometry declared compliant-hydroelastic in <custom> (docs/hydroelastic.md). */
+typedef struct mjcf_hydro {
+  const char *geom; /* the geometry's name */
+  double modulus;   /* Pa, > 0 */
+  int line, used;
+} mjcf_hydro;
 
 typedef struct mjcf_keyframe {
   const char *name, *file;
@@ -186,6 +192,7 @@ typedef struct mjcf_ctx {
   mjcf_array excludes, pairs;                                 /* of mjcf_contact */
   int no_filter_parent, no_limits;                            /* <option><flag> */
   mjcf_array sites, eqs, tendons; /* mjcf_site, mjcf_equality, mjcf_tendon (mjcf_cx.c) */
+  mjcf_array hydro; /* of mjcf_hydro: <custom><numeric name="grit_hydro_modulus:GEOM" data="E"/> */
   const char *model_name;
 } mjcf_ctx;
 

@@ -469,11 +469,38 @@ static void read_custom_numeric(mjcf_ctx *c, const mjcf_node *n, const char *nam
   }
 }
 
+/* A geometry's hydroelastic modulus: <numeric name="grit_hydro_modulus:GEOM" data="E"/> (MuJoCo keeps
+ * it as the user's data; docs/hydroelastic.md). The geometry is found by name when the model is built. */
+#define HYDRO_PREFIX "grit_hydro_modulus:"
+static void read_custom_hydro(mjcf_ctx *c, const mjcf_node *n, const char *geom) {
+  double v = 0;
+  if (!mjcf_read_numbers(c, n, "data", &v, 1, 1)) {
+    if (c->status == GRIT_OK) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "'%s%s' needs attribute 'data'", HYDRO_PREFIX, geom);
+    return;
+  }
+  if (!(v > 0) || !geom[0]) {
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "'%s%s' = %g: needs a geom name and a modulus > 0 (Pa)", HYDRO_PREFIX,
+              geom, v);
+    return;
+  }
+  mjcf_hydro *h = mjcf_push(c, &c->hydro, sizeof *h);
+  if (!h) {
+    mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, n, "out of memory");
+    return;
+  }
+  h->geom = geom;
+  h->modulus = v;
+  h->line = n->line;
+}
+
 static void read_custom(mjcf_ctx *c, const mjcf_node *n) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
     const char *name = mjcf_attr(e, "name");
     if (!name || strncmp(name, "grit_", 5)) continue; /* the user's own data */
-    if (!strcmp(e->name, "numeric")) {
+    if (!strcmp(e->name, "numeric") && !strncmp(name, HYDRO_PREFIX, strlen(HYDRO_PREFIX))) {
+      mjcf_mark(e, "size");
+      read_custom_hydro(c, e, name + strlen(HYDRO_PREFIX));
+    } else if (!strcmp(e->name, "numeric")) {
       mjcf_mark(e, "size");
       read_custom_numeric(c, e, name);
     } else if (!strcmp(e->name, "text") && !strcmp(name, "grit_contact_model")) {

@@ -12,6 +12,7 @@
 #include "model_cx.h"
 #include "model_internal.h"
 #include "model_filter.h"
+#include "hydro.h"
 #include "status_internal.h"
 
 /* ------------------------------------------------------------------------------ definitions */
@@ -409,15 +410,21 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: %s", id, smsg);
   const field fields[] = {{"pos", def->pos, 3},           {"quat", def->quat, 4},
                           {"friction", &def->friction, 1}, {"stiffness", &def->stiffness, 1},
-                          {"dissipation", &def->dissipation, 1}, {"tau_d", &def->tau_d, 1}};
-  const char *bad = nonfinite_field(fields, 6);
+                          {"dissipation", &def->dissipation, 1}, {"tau_d", &def->tau_d, 1},
+                          {"hydro_modulus", &def->hydro_modulus, 1}};
+  const char *bad = nonfinite_field(fields, 7);
   if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "geom %d: %s is not finite", id, bad);
   if (!(def->stiffness > 0))
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: stiffness %g must be positive", id, def->stiffness);
-  for (int i = 2; i < 6; ++i)
+  for (int i = 2; i < 7; ++i)
     if (*fields[i].x < 0)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: %s %g must be >= 0", id, fields[i].name,
                             *fields[i].x);
+  if (def->hydro_modulus > 0 && !grit_hydro_shape_supported(def->shape.type))
+    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
+                          "geom %d: hydro_modulus %g: only spheres, boxes, cylinders and ellipsoids can be "
+                          "compliant-hydroelastic (planes are the rigid partners)",
+                          id, def->hydro_modulus);
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
   if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: quat has zero norm", id);
@@ -543,6 +550,10 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->geom_contype, m->ngeom);
   GRIT_CARVE(c, m->geom_conaffinity, m->ngeom);
   GRIT_CARVE(c, m->geom_vert, 3 * m->nvert);
+  GRIT_CARVE(c, m->geom_hydro, m->ngeom);
+  GRIT_CARVE(c, m->geom_hydro_tetadr, m->ngeom);
+  GRIT_CARVE(c, m->geom_hydro_ntet, m->ngeom);
+  GRIT_CARVE(c, m->hydro_tet, GRIT_HYDRO_TET_STRIDE * (size_t)m->nhtet);
   GRIT_CARVE(c, m->geom_name, m->ngeom);
   GRIT_CARVE(c, m->qpos0, m->nq);
   GRIT_CARVE(c, m->body_weld, nb);
@@ -656,6 +667,8 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   sizes.ngeom = b->ngeom;
   for (int g = 0; g < b->ngeom; ++g)
     if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX) sizes.nvert += b->geoms[g].shape.nvert;
+  for (int g = 0; g < b->ngeom; ++g)
+    if (b->geoms[g].hydro_modulus > 0) sizes.nhtet += grit_hydro_tet_count(&b->geoms[g].shape);
   for (int j = 0; j < b->njnt; ++j) {
     sizes.nq += grit_joint_nq(b->joints[j].def.type);
     sizes.nv += grit_joint_nv(b->joints[j].def.type);
@@ -779,6 +792,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->geom_name[g] = store_name(&names, d->name);
   }
   grit_model_filters(m, b->excl, b->gpair, !b->no_filter_parent);
+  grit_hydro_compile(b->geoms, m);
   s = grit_cx_compile(&b->cx, m, &names, b->message);
   if (s != GRIT_OK) {
     grit_model_free(m);
@@ -867,6 +881,7 @@ grit_status grit_model_geom(const grit_model *m, int g, grit_geom_def *def) {
   def->tau_d = m->geom_taud[g];
   def->contype = m->geom_contype[g];
   def->conaffinity = m->geom_conaffinity[g];
+  def->hydro_modulus = m->geom_hydro[g];
   return GRIT_OK;
 }
 

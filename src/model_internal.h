@@ -94,6 +94,11 @@ struct grit_model {
   unsigned *geom_conaffinity;
   double *geom_vert;          /* (3 nvert_total) vertices of CONVEX geometries */
   int nvert;
+  double *geom_hydro;         /* hydroelastic modulus E, Pa (0: point contact; hydro.h) */
+  int *geom_hydro_tetadr;     /* first tetrahedron of the geometry's mesh in hydro_tet */
+  int *geom_hydro_ntet;       /* its number of tetrahedra (0 unless geom_hydro > 0) */
+  double *hydro_tet;          /* (GRIT_HYDRO_TET_STRIDE nhtet) the compliant geometries' meshes */
+  int nhtet;
 
   /* contact filtering beyond the bit masks, as MuJoCo's (grit_geom_pair_allowed) */
   int *body_weld;       /* (nbody) the body it is welded to: itself if it has joints, else its parent's

@@ -391,6 +391,7 @@ Test(mjcf_mujoco, example_scenes) {
   compare_file("examples/models/sliding_box.xml", NULL);
   compare_file("examples/models/sliding_rod.xml", NULL);
   compare_file("examples/models/clutter.xml", NULL);
+  compare_file("examples/models/coin_hydro.xml", NULL); /* grit_hydro_modulus:coin is MuJoCo user data */
 }
 
 /* grit's parameters are <custom> elements MuJoCo 2.2.2 loads unchanged (and ignores). */
