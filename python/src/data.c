@@ -53,13 +53,15 @@ static int check_idle(PgData *s) {
 }
 
 static int data_init(PgData *self, PyObject *args, PyObject *kwargs) {
-  static char *kw[] = {"model", "contact", "rel_tol", "max_newton_iters", "stiction_tolerance", NULL};
+  static char *kw[] = {"model", "contact", "rel_tol", "max_newton_iters", "stiction_tolerance", "integrator",
+                       "gradient_smoothing", NULL};
   PgModel *model;
   PyObject *contact = NULL;
-  double rel_tol = 0, stiction = 0;
+  double rel_tol = 0, stiction = 0, smoothing = 0;
   int max_iters = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O$did:Data", kw, &PgModel_Type, &model, &contact, &rel_tol,
-                                   &max_iters, &stiction))
+  const char *integrator = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O$didzd:Data", kw, &PgModel_Type, &model, &contact, &rel_tol,
+                                   &max_iters, &stiction, &integrator, &smoothing))
     return -1;
   if (self->data) return PyErr_SetString(PyExc_RuntimeError, "grit.Data is already initialized"), -1;
   grit_step_settings st;
@@ -68,6 +70,16 @@ static int data_init(PgData *self, PyObject *args, PyObject *kwargs) {
   if (rel_tol != 0) st.rel_tol = rel_tol;
   if (max_iters != 0) st.max_newton_iters = max_iters;
   if (stiction != 0) st.stiction_tolerance = stiction;
+  st.gradient_smoothing = smoothing;
+  if (integrator) { /* grit_step_settings.integrator (docs/theory.md, docs/quasistatic.md) */
+    static const char *const names[] = {"euler", "variational", "quasistatic"};
+    int k = 0;
+    while (k < 3 && strcmp(integrator, names[k])) ++k;
+    if (k == 3)
+      return PyErr_Format(PyExc_ValueError, "integrator must be 'euler', 'variational' or 'quasistatic', not '%s'",
+                          integrator), -1;
+    st.integrator = (grit_integrator)k;
+  }
   const grit_model *m = model->model;
   size_t n = (size_t)(grit_model_nq(m) + grit_model_nv(m) + grit_model_nu(m));
   self->shadow = PyMem_Malloc(sizeof(double) * (n + 1));
@@ -293,6 +305,52 @@ fail:
   return NULL;
 }
 
+/* Seed 001's criteria of the last step (grit/diagnostics.h): per contact arrays and their maxima. */
+static PyObject *data_diagnostics(PgData *self, PyObject *unused) {
+  (void)unused;
+  if (check_idle(self) < 0) return NULL;
+  static const char *const names[5] = {"signorini_violation", "penetration_violation", "coulomb_violation",
+                                       "dissipation_violation", "complementarity"};
+  const int n = grit_data_ncontacts(self->data);
+  npy_intp d1 = n;
+  PyArrayObject *arr[5] = {NULL};
+  PyObject *out = PyDict_New();
+  if (!out) return NULL;
+  for (int k = 0; k < 5; ++k)
+    if (!(arr[k] = pg_zeros(1, &d1))) goto fail;
+  for (int i = 0; i < n; ++i) {
+    grit_contact_diagnostics g;
+    grit_status s = grit_data_contact_diagnostics(self->data, i, &g);
+    if (s != GRIT_OK) {
+      pg_raise(s, grit_data_last_error(self->data));
+      goto fail;
+    }
+    const double v[5] = {g.signorini_violation, g.penetration_violation, g.coulomb_violation, g.dissipation_violation,
+                         g.complementarity};
+    for (int k = 0; k < 5; ++k) ((double *)PyArray_DATA(arr[k]))[i] = v[k];
+  }
+  grit_contact_diagnostics mx;
+  grit_data_step_diagnostics(self->data, &mx);
+  const double vmax[5] = {mx.signorini_violation, mx.penetration_violation, mx.coulomb_violation,
+                          mx.dissipation_violation, mx.complementarity};
+  for (int k = 0; k < 5; ++k) {
+    char key[64];
+    snprintf(key, sizeof key, "%s_max", names[k]);
+    PyObject *f = PyFloat_FromDouble(vmax[k]);
+    if (!f || PyDict_SetItemString(out, names[k], (PyObject *)arr[k]) < 0 || PyDict_SetItemString(out, key, f) < 0) {
+      Py_XDECREF(f);
+      goto fail;
+    }
+    Py_DECREF(f);
+  }
+  for (int k = 0; k < 5; ++k) Py_DECREF(arr[k]);
+  return out;
+fail:
+  for (int k = 0; k < 5; ++k) Py_XDECREF(arr[k]);
+  Py_DECREF(out);
+  return NULL;
+}
+
 static PyObject *data_stats(PgData *self, PyObject *unused) {
   (void)unused;
   if (check_idle(self) < 0) return NULL;
@@ -340,6 +398,10 @@ static PyMethodDef data_methods[] = {
     {"reset", PG_KW(data_reset), METH_VARARGS | METH_KEYWORDS,
      "reset(key=None): back to qpos0, zero velocity, control and time; or to a keyframe (name or index)."},
     {"contacts", (PyCFunction)data_contacts, METH_NOARGS, "contacts() -> grit.Contacts of the last step."},
+    {"diagnostics", (PyCFunction)data_diagnostics, METH_NOARGS,
+     "diagnostics() -> dict: seed 001's criteria of the last step's contacts ('signorini_violation', "
+     "'penetration_violation', 'coulomb_violation', 'dissipation_violation', 'complementarity': (n,) arrays) "
+     "and their maxima ('..._max'); docs/contact.md."},
     {"stats", (PyCFunction)data_stats, METH_NOARGS, "stats() -> dict: statistics of the last step."},
     {"derivatives", PG_KW(data_derivatives), METH_VARARGS | METH_KEYWORDS,
      "derivatives(params=None) -> (A, B) or (A, B, P): the Jacobians of the last step."},
@@ -356,7 +418,8 @@ PyTypeObject PgData_Type = {
     .tp_dealloc = (destructor)data_dealloc,
     .tp_repr = (reprfunc)data_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Data(model, contact=\"lagged\", *, rel_tol=None, max_newton_iters=None, stiction_tolerance=None)\n"
+    .tp_doc = "Data(model, contact=\"lagged\", *, rel_tol=None, max_newton_iters=None, stiction_tolerance=None,\n"
+              "     integrator=\"euler\", gradient_smoothing=0.0)\n"
               "The state, controls and workspaces of one simulation of a model (contact: \"lagged\", "
               "\"similar\", \"sap\", or None for the model file's).",
     .tp_methods = data_methods,
