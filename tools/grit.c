@@ -227,7 +227,7 @@ static int cmp_double(const void *a, const void *b) {
  * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
 static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *times, long *done, long *newton_sum,
                int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10],
-               grit_contact_diagnostics *diag) {
+               grit_contact_diagnostics *diag, double *crit) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
@@ -263,6 +263,11 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     diag->signorini_violation = fmax(diag->signorini_violation, g.signorini_violation);
     diag->coulomb_violation = fmax(diag->coulomb_violation, g.coulomb_violation);
     diag->dissipation_violation = fmax(diag->dissipation_violation, g.dissipation_violation);
+    if (crit) { /* per step, for the replay page's plots: t, Signorini, Coulomb, dissipation */
+      double *c = crit + 4 * *done;
+      c[0] = grit_data_time(d), c[1] = g.signorini_violation, c[2] = g.coulomb_violation;
+      c[3] = g.dissipation_violation;
+    }
     if (phase_sum) { /* with the step's timing on: sums of the phases, and of FLOPs per factorization */
       const double p[10] = {st.time_dynamics, st.time_collision, st.time_constraints, st.time_eval,
                             st.time_assembly, st.time_factor,   st.time_solve,       st.time_linesearch,
@@ -274,6 +279,23 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     if (rp && grit_replay_add_data(rp, d, 1) != GRIT_OK) rp = NULL; /* reported when writing */
   }
   return 0;
+}
+
+/* The replay page's plots of seed 001's criteria per step (docs/contact.md), from run()'s table of
+ * (t, Signorini, Coulomb, dissipation) rows. */
+static void plot_criteria(grit_replay *rp, const double *crit, long n) {
+  double *col = malloc(sizeof(double) * 4 * (size_t)(n + 1));
+  if (!col) return;
+  for (long k = 0; k < n; ++k)
+    for (int j = 0; j < 4; ++j) col[j * n + k] = crit[4 * k + j];
+  static const char *const title[3] = {"Signorini violation (max over contacts)", "Coulomb cone violation (max)",
+                                       "Max. dissipation violation (max)"};
+  static const char *const unit[3] = {"m", "N s", "J"};
+  for (int j = 0; j < 3; ++j) {
+    const grit_replay_series s = {NULL, col, col + (j + 1) * n, (int)n};
+    grit_replay_add_plot(rp, title[j], "t (s)", unit[j], GRIT_REPLAY_TIME_AXIS, &s, 1);
+  }
+  free(col);
 }
 
 static int command_sim_or_bench(const args *a) {
@@ -326,9 +348,12 @@ static int command_sim_or_bench(const args *a) {
     grit_data_set_step_settings(d, &ss);
   }
   grit_contact_diagnostics diag = {0};
+  double *crit = rp ? malloc(sizeof(double) * 4 * (size_t)(a->steps + 1)) : NULL;
   rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL,
-           &diag);
+           &diag, crit);
   const double wall = now() - t0;
+  if (rp && crit && !rc) plot_criteria(rp, crit, done);
+  free(crit);
   if (a->html && !rc && (!rp || grit_replay_write_html(rp, a->html) != GRIT_OK)) /* only after a good run */
     rc = cli_error("--html %s: %s", a->html, rp ? grit_replay_last_error(rp) : "out of memory");
   grit_replay_free(rp);
