@@ -118,7 +118,7 @@ int grit_builder_nbody(const grit_builder *b) { return b->nbody; }
 int grit_builder_njoint(const grit_builder *b) { return b->njnt; }
 int grit_builder_joint_type(const grit_builder *b, int j) { return b->joints[j].def.type; }
 
-static char *dup_string(const char *s) {
+char *grit_builder_strdup(const char *s) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
   char *r = malloc(n);
@@ -126,7 +126,7 @@ static char *dup_string(const char *s) {
   return r;
 }
 
-static int grow(void **array, int *cap, int need, size_t elem) {
+int grit_builder_grow(void **array, int *cap, int need, size_t elem) {
   if (need <= *cap) return 1;
   int ncap = *cap ? 2 * *cap : 8;
   while (ncap < need) ncap *= 2;
@@ -143,7 +143,7 @@ grit_status grit_builder_create(grit_builder **builder) {
   grit_builder *b = calloc(1, sizeof *b);
   if (!b) return GRIT_ERR_OUT_OF_MEMORY;
   b->opt = grit_default_options();
-  if (!grow((void **)&b->bodies, &b->cap_body, 1, sizeof *b->bodies)) {
+  if (!grit_builder_grow((void **)&b->bodies, &b->cap_body, 1, sizeof *b->bodies)) {
     free(b);
     return GRIT_ERR_OUT_OF_MEMORY;
   }
@@ -292,7 +292,7 @@ grit_status grit_builder_add_body(grit_builder *b, const grit_body_def *def, int
   if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "body %d: quat has zero norm", id);
   grit_status s = check_inertia(msg, id, def->mass, def->inertia);
   if (s != GRIT_OK) return s;
-  if (!grow((void **)&b->bodies, &b->cap_body, b->nbody + 1, sizeof *b->bodies))
+  if (!grit_builder_grow((void **)&b->bodies, &b->cap_body, b->nbody + 1, sizeof *b->bodies))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding body %d", id);
   body_entry *e = &b->bodies[id];
   e->def = *def;
@@ -302,7 +302,7 @@ grit_status grit_builder_add_body(grit_builder *b, const grit_body_def *def, int
     for (int j = i + 1; j < 3; ++j)
       e->def.inertia[3 * i + j] = e->def.inertia[3 * j + i] = 0.5 * (def->inertia[3 * i + j] + def->inertia[3 * j + i]);
   e->def.name = NULL;
-  if (def->name && !(e->def.name = dup_string(def->name)))
+  if (def->name && !(e->def.name = grit_builder_strdup(def->name)))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding body %d", id);
   b->nbody++;
   if (body) *body = id;
@@ -366,10 +366,10 @@ grit_status grit_builder_add_joint(grit_builder *b, int body, const grit_joint_d
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
                           "joint %d: limits and springs are supported on hinge and slide joints only", id);
   }
-  if (!grow((void **)&b->joints, &b->cap_jnt, b->njnt + 1, sizeof *b->joints))
+  if (!grit_builder_grow((void **)&b->joints, &b->cap_jnt, b->njnt + 1, sizeof *b->joints))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding joint %d", id);
   d.name = NULL;
-  if (def->name && !(d.name = dup_string(def->name)))
+  if (def->name && !(d.name = grit_builder_strdup(def->name)))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding joint %d", id);
   b->joints[id].def = d;
   b->joints[id].body = body;
@@ -387,11 +387,11 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
   grit_status st = grit_actuator_check(def, id, def->trntype == GRIT_TRN_JOINT ? (int)b->joints[def->joint].def.type : -1,
                                        0 /* tendons: none yet */, msg);
   if (st != GRIT_OK) return st;
-  if (!grow((void **)&b->acts, &b->cap_act, b->nu + 1, sizeof *b->acts))
+  if (!grit_builder_grow((void **)&b->acts, &b->cap_act, b->nu + 1, sizeof *b->acts))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding actuator %d", id);
   b->acts[id] = *def;
   b->acts[id].name = NULL;
-  if (def->name && !(b->acts[id].name = dup_string(def->name)))
+  if (def->name && !(b->acts[id].name = grit_builder_strdup(def->name)))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding actuator %d", id);
   b->nu++;
   if (actuator) *actuator = id;
@@ -428,7 +428,7 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
   if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: quat has zero norm", id);
-  if (!grow((void **)&b->geoms, &b->cap_geom, b->ngeom + 1, sizeof *b->geoms))
+  if (!grit_builder_grow((void **)&b->geoms, &b->cap_geom, b->ngeom + 1, sizeof *b->geoms))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
   grit_geom_def d = *def;
   for (int i = 0; i < 4; ++i) d.quat[i] = def->quat[i] / qn;
@@ -440,7 +440,7 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
     memcpy(v, def->shape.vertices, sizeof(double) * 3 * (size_t)def->shape.nvert);
     d.shape.vertices = v;
   }
-  if (def->name && !(d.name = dup_string(def->name))) {
+  if (def->name && !(d.name = grit_builder_strdup(def->name))) {
     free((double *)d.shape.vertices);
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
   }
@@ -453,7 +453,7 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
 /* ----------------------------------------------------------------------- contact filters */
 
 static grit_status push_pair(grit_builder *b, int **arr, int *n, int *cap, int i, int j) {
-  if (!grow((void **)arr, cap, *n + 1, 2 * sizeof(int)))
+  if (!grit_builder_grow((void **)arr, cap, *n + 1, 2 * sizeof(int)))
     return grit_set_error(b->message, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding a contact filter");
   (*arr)[2 * *n] = i < j ? i : j;
   (*arr)[2 * *n + 1] = i < j ? j : i;

@@ -41,25 +41,6 @@ grit_tendon_def grit_default_tendon_def(void) {
   return d;
 }
 
-static char *dup_string(const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *r = malloc(n);
-  if (r) memcpy(r, s, n);
-  return r;
-}
-
-static int grow(void **array, int *cap, int need, size_t elem) {
-  if (need <= *cap) return 1;
-  int ncap = *cap ? 2 * *cap : 8;
-  while (ncap < need) ncap *= 2;
-  void *p = realloc(*array, (size_t)ncap * elem);
-  if (!p) return 0;
-  *array = p;
-  *cap = ncap;
-  return 1;
-}
-
 static int finite_n(const double *x, int n) {
   for (int i = 0; i < n; ++i)
     if (!isfinite(x[i])) return 0;
@@ -89,11 +70,11 @@ grit_status grit_builder_add_site(grit_builder *b, const grit_site_def *def, int
   if (def->body < 0 || def->body >= grit_builder_nbody(b))
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "site %d: body %d does not exist", id, def->body);
   if (!finite_n(def->pos, 3)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "site %d: pos is not finite", id);
-  if (!grow((void **)&cx->sites, &cx->cap_site, id + 1, sizeof *cx->sites))
+  if (!grit_builder_grow((void **)&cx->sites, &cx->cap_site, id + 1, sizeof *cx->sites))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding site %d", id);
   cx->sites[id] = *def;
   cx->sites[id].name = NULL;
-  if (def->name && !(cx->sites[id].name = dup_string(def->name)))
+  if (def->name && !(cx->sites[id].name = grit_builder_strdup(def->name)))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding site %d", id);
   cx->nsite++;
   if (site) *site = id;
@@ -133,11 +114,11 @@ grit_status grit_builder_add_equality(grit_builder *b, const grit_equality_def *
     return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "equality %d: a parameter is not finite", id);
   grit_status s = check_solref(msg, "equality", id, def->solref);
   if (s != GRIT_OK) return s;
-  if (!grow((void **)&cx->eqs, &cx->cap_eq, id + 1, sizeof *cx->eqs))
+  if (!grit_builder_grow((void **)&cx->eqs, &cx->cap_eq, id + 1, sizeof *cx->eqs))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding equality %d", id);
   cx->eqs[id] = *def;
   cx->eqs[id].name = NULL;
-  if (def->name && !(cx->eqs[id].name = dup_string(def->name)))
+  if (def->name && !(cx->eqs[id].name = grit_builder_strdup(def->name)))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding equality %d", id);
   cx->neq++;
   if (equality) *equality = id;
@@ -188,12 +169,12 @@ grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def,
     grit_status s = check_solref(msg, "tendon", id, def->solreflimit);
     if (s != GRIT_OK) return s;
   }
-  if (!grow((void **)&cx->tens, &cx->cap_ten, id + 1, sizeof *cx->tens))
+  if (!grit_builder_grow((void **)&cx->tens, &cx->cap_ten, id + 1, sizeof *cx->tens))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding tendon %d", id);
   grit_tendon_def d = *def;
   int *obj = malloc(sizeof(int) * (size_t)def->n), *geom = malloc(sizeof(int) * (size_t)def->n);
   double *coef = malloc(sizeof(double) * (size_t)def->n);
-  char *name = def->name ? dup_string(def->name) : NULL;
+  char *name = def->name ? grit_builder_strdup(def->name) : NULL;
   if (!obj || !coef || !geom || (def->name && !name)) {
     free(obj);
     free(coef);

@@ -23,6 +23,10 @@ char *grit_builder_message(grit_builder *b);
 int grit_builder_nbody(const grit_builder *b);
 int grit_builder_njoint(const grit_builder *b);
 int grit_builder_joint_type(const grit_builder *b, int joint);
+/* The builder's copies of names and growth of its arrays (model.c): a copy of s (NULL for NULL or out of
+ * memory); 1 when *array holds need elements of elem bytes (doubled capacity), 0 out of memory. */
+char *grit_builder_strdup(const char *s);
+int grit_builder_grow(void **array, int *cap, int need, size_t elem);
 
 void grit_builder_cx_free(grit_builder_cx *cx);
 

@@ -48,43 +48,18 @@ static const char *stop_name(grit_ilqr_stop s) {
 
 /* ---------------------------------------------------------------------------- options */
 
-typedef struct option_field {
-  const char *name;
-  size_t offset;
-  int is_int;
-} option_field;
 
 #define OPT_D(f) {#f, offsetof(grit_ilqr_options, f), 0}
 #define OPT_I(f) {#f, offsetof(grit_ilqr_options, f), 1}
-static const option_field option_fields[] = {
+static const pg_option option_fields[] = {
     OPT_I(max_iterations), OPT_D(tol_cost),       OPT_D(tol_feedforward), OPT_D(reg_init),    OPT_D(reg_min),
     OPT_D(reg_max),        OPT_D(reg_factor),     OPT_D(ls_decrease),     OPT_I(ls_max_trials), OPT_D(ls_accept),
     OPT_I(nthreads),       OPT_D(tol_constraint), OPT_D(penalty_init),    OPT_D(penalty_factor), OPT_D(penalty_max)};
 #undef OPT_D
 #undef OPT_I
 
-/* Applies the entries of dict `kw` (may be NULL) to o; TypeError for an unknown name. */
 static int apply_options(PyObject *kw, grit_ilqr_options *o) {
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
-    const char *name = PyUnicode_AsUTF8(key);
-    if (!name) return -1;
-    size_t i = 0, n = sizeof option_fields / sizeof option_fields[0];
-    while (i < n && strcmp(option_fields[i].name, name)) ++i;
-    if (i == n) return PyErr_Format(PyExc_TypeError, "ILQR: unknown option '%s'", name), -1;
-    char *field = (char *)o + option_fields[i].offset;
-    if (option_fields[i].is_int) {
-      long x = PyLong_AsLong(value);
-      if (x == -1 && PyErr_Occurred()) return -1;
-      *(int *)field = (int)x;
-    } else {
-      double x = PyFloat_AsDouble(value);
-      if (x == -1.0 && PyErr_Occurred()) return -1;
-      *(double *)field = x;
-    }
-  }
-  return 0;
+  return pg_apply_options(kw, option_fields, sizeof option_fields / sizeof option_fields[0], o, "ILQR");
 }
 
 /* ---------------------------------------------------------------------------- arrays */

@@ -166,3 +166,26 @@ fail:
   Py_DECREF(m);
   return NULL;
 }
+
+int pg_apply_options(PyObject *kw, const pg_option *table, size_t n, void *options, const char *what) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
+    const char *name = PyUnicode_AsUTF8(key);
+    if (!name) return -1;
+    size_t i = 0;
+    while (i < n && strcmp(table[i].name, name)) ++i;
+    if (i == n) return PyErr_Format(PyExc_TypeError, "%s: unknown option '%s'", what, name), -1;
+    char *field = (char *)options + table[i].offset;
+    if (table[i].is_int) {
+      long x = PyLong_AsLong(value);
+      if (x == -1 && PyErr_Occurred()) return -1;
+      *(int *)field = (int)x;
+    } else {
+      double x = PyFloat_AsDouble(value);
+      if (x == -1.0 && PyErr_Occurred()) return -1;
+      *(double *)field = x;
+    }
+  }
+  return 0;
+}

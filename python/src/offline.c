@@ -24,14 +24,9 @@ static PyStructSequence_Field fit_fields[] = {
 static PyStructSequence_Desc fit_desc = {"grit.FitResult", "What grit.fit found.", fit_fields, 11};
 PyTypeObject PgFitResult_Type;
 
-typedef struct fit_option {
-  const char *name;
-  size_t offset;
-  int is_int;
-} fit_option;
 #define FO_D(f) {#f, offsetof(grit_fit_options, f), 0}
 #define FO_I(f) {#f, offsetof(grit_fit_options, f), 1}
-static const fit_option fit_options[] = {
+static const pg_option fit_options[] = {
     FO_I(segment_steps), FO_I(fit_initial_states), FO_D(position_sigma), FO_D(velocity_sigma), FO_I(max_iters),
     FO_D(tol), FO_D(max_log_step),
     {"rel_tol", offsetof(grit_fit_options, settings) + offsetof(grit_step_settings, rel_tol), 0}};
@@ -39,26 +34,7 @@ static const fit_option fit_options[] = {
 #undef FO_I
 
 static int apply_fit_options(PyObject *kw, grit_fit_options *o) {
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (kw && PyDict_Next(kw, &pos, &key, &value)) {
-    const char *name = PyUnicode_AsUTF8(key);
-    if (!name) return -1;
-    size_t i = 0, n = sizeof fit_options / sizeof fit_options[0];
-    while (i < n && strcmp(fit_options[i].name, name)) ++i;
-    if (i == n) return PyErr_Format(PyExc_TypeError, "fit: unknown option '%s'", name), -1;
-    char *field = (char *)o + fit_options[i].offset;
-    if (fit_options[i].is_int) {
-      long x = PyLong_AsLong(value);
-      if (x == -1 && PyErr_Occurred()) return -1;
-      *(int *)field = (int)x;
-    } else {
-      double x = PyFloat_AsDouble(value);
-      if (x == -1.0 && PyErr_Occurred()) return -1;
-      *(double *)field = x;
-    }
-  }
-  return 0;
+  return pg_apply_options(kw, fit_options, sizeof fit_options / sizeof fit_options[0], o, "fit");
 }
 
 /* The arrays of the trajectories, kept alive while grit_fit reads them: 3 per trajectory. */

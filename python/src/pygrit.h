@@ -43,6 +43,15 @@ PyObject *pg_raise(grit_status status, const char *msg);
 PyArrayObject *pg_array(PyObject *obj, int ndim, const npy_intp *dims, const char *what);
 
 /* A new C-contiguous float64 array of the given shape, zero-filled. */
+/* A numeric field of an options struct set by keyword (name, byte offset, int or double). */
+typedef struct pg_option {
+  const char *name;
+  size_t offset;
+  int is_int;
+} pg_option;
+/* Applies the entries of dict kw (may be NULL) to the struct at `options` through the table; TypeError
+ * naming `what` for an unknown name. 0 or -1 with an exception set. */
+int pg_apply_options(PyObject *kw, const pg_option *table, size_t n, void *options, const char *what);
 PyArrayObject *pg_zeros(int ndim, const npy_intp *dims);
 
 /* The contact model named by `obj` (None keeps *model; "lagged", "similar", "sap"); -1 with ValueError
