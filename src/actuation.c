@@ -4,6 +4,8 @@
  * forces (actuation_generic.h). docs/actuation.md. */
 #include "actuation.h"
 
+#include "constraints_extra.h" /* grit_tendon_length_jacobian */
+
 #include <math.h>
 #include <string.h>
 
@@ -29,15 +31,14 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
     if (def->tendon < 0 || def->tendon >= ntendon)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: tendon %d does not exist (%d tendons)", id,
                             def->tendon, ntendon);
-    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: tendon transmissions are not supported yet", id);
-  }
-  if (def->trntype != GRIT_TRN_JOINT)
+  } else if (def->trntype != GRIT_TRN_JOINT) {
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: unknown transmission type %d", id,
                           (int)def->trntype);
-  if (jtype != GRIT_JOINT_HINGE && jtype != GRIT_JOINT_SLIDE)
+  } else if (jtype != GRIT_JOINT_HINGE && jtype != GRIT_JOINT_SLIDE) {
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
                           "actuator %d: only hinge and slide joints can be actuated (ball and free joints are not supported)",
                           id);
+  }
   if (def->dyntype < GRIT_DYN_NONE || def->dyntype > GRIT_DYN_FILTER)
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: unknown or unsupported dynamics type %d", id,
                           (int)def->dyntype);
@@ -69,6 +70,28 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: the filter's time constant dynprm[0] = %g must be > 0",
                           id, def->dynprm[0]);
   return GRIT_OK;
+}
+
+grit_status grit_actuator_compile_tendons(grit_model *m, char *msg) {
+  for (int a = 0; a < m->nu; ++a) {
+    if (m->act_trntype[a] != GRIT_TRN_TENDON) continue;
+    const int t = m->act_tendon[a];
+    if (m->ten_ntree[t] != 1)
+      return grit_set_error(msg, m->ten_ntree[t] ? GRIT_ERR_UNSUPPORTED : GRIT_ERR_INVALID_MODEL,
+                            m->ten_ntree[t] ? "actuator %d: its tendon %d spans two kinematic trees (an actuated tendon "
+                                              "must move one tree)"
+                                            : "actuator %d: nothing its tendon %d passes through can move",
+                            a, t);
+    m->act_jnt[a] = -1;
+    m->act_dof[a] = m->tree_dofadr[m->ten_tree[2 * t]];
+  }
+  return GRIT_OK;
+}
+
+int grit_actuator_tendon_on_tree(const grit_model *m, int t) {
+  for (int a = 0; a < m->nu; ++a)
+    if (m->act_trntype[a] == GRIT_TRN_TENDON && m->dof_tree[m->act_dof[a]] == t) return 1;
+  return 0;
 }
 
 void grit_actuator_compile(grit_model *m, int a, const grit_actuator_def *d) {
@@ -125,11 +148,15 @@ const double *grit_data_act(const grit_data *d) { return d ? d->act : NULL; }
 #include "grit/detail/scalar_undef.h"
 
 /* (after the double instantiation: actuator_raw is its formula) */
-int grit_actuator_implicit(const grit_model *m, int a, double q, double v, double w) {
+int grit_actuator_implicit_at(const grit_model *m, int a, double len, double vel, double w) {
   if (m->opt.explicit_actuation) return 0;
   if (!m->act_forcelimited[a]) return 1;
-  const double g = m->act_gear[a], f = actuator_raw(m, a, q * g, v * g, w);
+  const double f = actuator_raw(m, a, len, vel, w);
   return f >= m->act_forcerange[2 * a] && f <= m->act_forcerange[2 * a + 1];
+}
+
+int grit_actuator_implicit(const grit_model *m, int a, double q, double v, double w) {
+  return grit_actuator_implicit_at(m, a, q * m->act_gear[a], v * m->act_gear[a], w);
 }
 
 grit_status grit_actuator_forces(grit_data *d, double *force) {
@@ -138,7 +165,18 @@ grit_status grit_actuator_forces(grit_data *d, double *force) {
   grit_actuator_input(m, d->ctrl, d->act, d->actin);
   for (int a = 0; a < m->nu; ++a) {
     const double g = m->act_gear[a];
-    double f = actuator_raw(m, a, g * d->qpos[m->jnt_qposadr[m->act_jnt[a]]], g * d->qvel[m->act_dof[a]], d->actin[a]);
+    double len, vel;
+    if (m->act_trntype[a] == GRIT_TRN_TENDON) { /* d->kin holds the poses of the data's state */
+      double *J = d->jscratch;
+      len = g * grit_tendon_length_jacobian(m, &d->kin, d->qpos, m->act_tendon[a], J, J + m->nv);
+      vel = 0.0;
+      for (int i = 0; i < m->nv; ++i) vel += J[i] * d->qvel[i];
+      vel *= g;
+    } else {
+      len = g * d->qpos[m->jnt_qposadr[m->act_jnt[a]]];
+      vel = g * d->qvel[m->act_dof[a]];
+    }
+    double f = actuator_raw(m, a, len, vel, d->actin[a]);
     if (m->act_forcelimited[a]) f = fmin(fmax(f, m->act_forcerange[2 * a]), m->act_forcerange[2 * a + 1]);
     force[a] = f;
   }

@@ -6,6 +6,7 @@
 #define GRIT_ACTUATION_H
 
 #include "grit/dual.h"
+#include "kinematics.h"
 #include "model_internal.h"
 
 /* Whether actuator a's force is treated implicitly in the step at joint position q, velocity v (of its
@@ -13,6 +14,9 @@
  * explicit: its force is clamp(f(q0, v0)) and adds nothing to A). One function of double values, read by
  * both the force and the operator, so the step and its derivatives make the same choice. */
 int grit_actuator_implicit(const grit_model *m, int a, double q, double v, double w);
+/* The same choice from the actuator's length l and velocity l' (gear included): the form a tendon
+ * transmission uses (l = g L(q), l' = g J v). */
+int grit_actuator_implicit_at(const grit_model *m, int a, double len, double vel, double w);
 
 /* The stabilizing slopes of actuator a's bias (>= 0): kq = -g^2 biasprm[1], kv = -g^2 biasprm[2] when
  * those are negative, else 0 (a destabilizing slope stays explicit: it would make A indefinite). */
@@ -21,6 +25,14 @@ void grit_actuator_slopes(const grit_model *m, int a, double *kq, double *kv);
 /* Checks an actuator definition for the builder: `jtype` is the joint's type for a joint transmission
  * (the joint exists), `ntendon` the number of tendons. */
 grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype, int ntendon, char *msg);
+
+/* After the tendons are compiled (model_cx.c): each tendon actuator's tree (its act_dof: the tree's first
+ * dof; act_jnt -1). Its tendon must move exactly one kinematic tree: A's tree blocks hold its implicit
+ * slopes g^2 J^T J, which would couple two trees. */
+grit_status grit_actuator_compile_tendons(grit_model *m, char *msg);
+
+/* Whether an actuator with a tendon transmission acts on tree t. */
+int grit_actuator_tendon_on_tree(const grit_model *m, int t);
 
 /* Fills actuator a's arrays of the model from its definition (joint numbering done); m->na counts. */
 void grit_actuator_compile(grit_model *m, int a, const grit_actuator_def *def);

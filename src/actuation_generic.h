@@ -26,6 +26,7 @@ void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS 
 
 void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h, GS *force) {
   for (int a = 0; a < m->nu; ++a) {
+    if (m->act_trntype[a] != GRIT_TRN_JOINT) continue; /* grit_actuator_tendon */
     const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
     const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
     const GS vel = GS_SCALE(v0[d], g);
@@ -43,6 +44,7 @@ void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v
 void GS_NAME(grit_actuator_operator)(const grit_model *m, const double *q0, const double *v0, const double *w, double h,
                                      GS *A) {
   for (int a = 0; a < m->nu; ++a) {
+    if (m->act_trntype[a] != GRIT_TRN_JOINT) continue; /* grit_actuator_tendon */
     const int d = m->act_dof[a];
     if (!grit_actuator_implicit(m, a, q0[m->jnt_qposadr[m->act_jnt[a]]], v0[d], w[a])) continue;
     double kq, kv;
@@ -67,5 +69,40 @@ void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const 
     GS x = GS_FMA(rate, GS_C(h), act[k]);
     if (m->act_actlimited[a]) x = GS_FMIN(GS_FMAX(x, GS_C(m->act_actrange[2 * a])), GS_C(m->act_actrange[2 * a + 1]));
     out[k] = x;
+  }
+}
+
+void GS_NAME(grit_actuator_tendon)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q0, const GS *v0,
+                                   const GS *w, double h, GS *force, GS *A, GS *scratch) {
+  GS *J = scratch;
+  for (int a = 0; a < m->nu; ++a) {
+    if (m->act_trntype[a] != GRIT_TRN_TENDON) continue;
+    const int ten = m->act_tendon[a], t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+    const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q0, ten, J, scratch + m->nv);
+    GS Ld = GS_C(0.0); /* J is zero outside the tendon's one tree (grit_actuator_compile_tendons) */
+    for (int i = adr; i < adr + n; ++i) Ld = GS_FMA(J[i], v0[i], Ld);
+    const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
+    const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
+    if (force) {
+      GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
+      if (implicit) {
+        if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+      } else if (m->act_forcelimited[a]) {
+        f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
+      }
+      const GS gf = GS_SCALE(f, g);
+      for (int i = adr; i < adr + n; ++i) force[i] = GS_FMA(gf, J[i], force[i]);
+    }
+    if (!A || !implicit) continue;
+    double kq, kv;
+    grit_actuator_slopes(m, a, &kq, &kv);
+    const double c = h * kv + h * h * kq;
+    if (c == 0.0) continue;
+    GS *At = A + m->tree_madr[t];
+    for (int i = 0; i < n; ++i) {
+      const GS ci = GS_SCALE(J[adr + i], c);
+      for (int j = 0; j < n; ++j) At[i * n + j] = GS_FMA(ci, J[adr + j], At[i * n + j]);
+    }
   }
 }

@@ -170,7 +170,8 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
       if (m->body_tree[b] == t) nb++, body = b;
     w->qconst[t] = nb == 1 && m->body_jntnum[body] == 1 &&
                    m->jnt_type[m->body_jnt[m->body_jntadr[body]]] == GRIT_JOINT_FREE &&
-                   m->body_com[3 * body] == 0.0 && m->body_com[3 * body + 1] == 0.0 && m->body_com[3 * body + 2] == 0.0;
+                   m->body_com[3 * body] == 0.0 && m->body_com[3 * body + 1] == 0.0 && m->body_com[3 * body + 2] == 0.0 &&
+                   !grit_actuator_tendon_on_tree(m, t); /* a tendon actuator's force moves with q */
   }
   /* Trees whose position partials have a closed form (rigid_body): one joint per body at most, a free
    * joint only on a child of the world. */
@@ -536,6 +537,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     grit_crba_dual(m, &w->kin, w->crb, w->M);
     grit_implicit_operator_dual(m, w->M, h, w->A);
     grit_actuator_operator_dual(m, d->qprev, d->vprev, d->actinprev, h, w->A);
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, NULL, w->A, w->scratch); /* tendon actuators */
   }
   if (skip_qconst && any_m) /* the operator was formed for every tree: the constant blocks back */
     for (int t = 0; t < m->ntree; ++t)
@@ -562,6 +564,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
   } else {
     grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
     for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     grit_block_mulv_dual(m, w->A, w->tmp, w->r);
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
@@ -649,6 +652,7 @@ static void velocity_residual(const grit_model *m, const grit_data *d, grit_deri
   zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
   if (controls_only) {
     grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
     return;
   }
@@ -657,6 +661,7 @@ static void velocity_residual(const grit_model *m, const grit_data *d, grit_deri
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
   grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+  grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
   /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
    * qconst trees, whose dual blocks position passes neither form nor need (the same operations as

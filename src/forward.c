@@ -95,6 +95,7 @@ grit_status grit_compute_free_motion(grit_data *d) {
   grit_actuator_input(m, d->ctrl, d->act, d->actin); /* the actuators' force inputs (actuation.c) */
   grit_actuator_operator(m, d->qpos, d->qvel, d->actin, h, d->A);
   grit_smooth_force(m, d->qpos, d->qvel, d->actin, d->bias, h, d->force);
+  grit_actuator_tendon(m, &d->kin, d->qpos, d->qvel, d->actin, h, d->force, d->A, d->jscratch); /* actuation.c */
   for (int i = 0; i < m->nv; ++i) {
     if (!isfinite(d->force[i]))
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "free motion: generalized force %d is not finite", i);

@@ -578,17 +578,15 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
   for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
     const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
     if (!A->supported) continue;
-    if (A->tendon) { /* no tendons are read on this branch: every tendon is missing */
-      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown tendon ", A->tendon);
-      break;
-    }
-    const int j = lookup(names, n, A->joint);
+    const int j = A->tendon ? mjcf_cx_tendon_index(c, A->tendon) : lookup(names, n, A->joint);
     if (j < 0) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown joint ", A->joint);
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, A->tendon ? "unknown tendon " : "unknown joint ",
+              A->tendon ? A->tendon : A->joint);
       break;
     }
     grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
-    d.joint = grit_joint[j];
+    if (A->tendon) d.trntype = GRIT_TRN_TENDON, d.tendon = j; /* the tendons are added in the file's order */
+    else d.joint = grit_joint[j];
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
     if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);

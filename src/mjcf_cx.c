@@ -217,14 +217,14 @@ static void add_sites(mjcf_ctx *c, grit_builder *gb) {
 }
 
 /* grit's index of the MJCF geometry named `name` (-1: none). */
-static int geom_index(const mjcf_ctx *c, const int *geom_order, int ngrit, const char *name) {
+/* grit's index of the geometry named `name` (its grit_index: geometries that collide with nothing are
+ * left out of grit's model, so it is not the position in the file's body-by-body order). */
+static int geom_index(const mjcf_ctx *c, const char *name) {
   const int g = find(&c->geoms, sizeof(mjcf_geom), offsetof(mjcf_geom, name), name);
-  for (int i = 0; g >= 0 && i < ngrit; ++i)
-    if (geom_order[i] == g) return i;
-  return -1;
+  return g < 0 ? -1 : MJCF_AT(c->geoms, mjcf_geom, g)->grit_index;
 }
 
-static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order) {
+static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
   for (int i = 0; i < c->tendons.n && c->status == GRIT_OK; ++i) {
     const mjcf_tendon *t = MJCF_AT(c->tendons, mjcf_tendon, i);
     const int spatial = t->type == GRIT_TENDON_SPATIAL;
@@ -237,7 +237,7 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, co
     for (int k = 0; k < t->n && c->status == GRIT_OK; ++k) {
       geom[k] = -1;
       if (t->geom[k]) { /* a wrap around a sphere or cylinder, with its side site */
-        geom[k] = geom_index(c, geom_order, c->geoms.n, t->geom[k]);
+        geom[k] = geom_index(c, t->geom[k]);
         const int mg = find(&c->geoms, sizeof(mjcf_geom), offsetof(mjcf_geom, name), t->geom[k]);
         if (geom[k] < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->obj_line[k], "unknown geom '%s'", t->geom[k]);
         else if (MJCF_AT(c->geoms, mjcf_geom, mg)->type != MJCF_GEOM_SPHERE &&
@@ -338,9 +338,14 @@ static void add_equalities(mjcf_ctx *c, grit_builder *gb, const int *grit_joint)
 }
 
 void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order) {
+  (void)geom_order; /* wrap geometries: their grit_index */
   add_sites(c, gb);
-  if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint, geom_order);
+  if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint);
   if (c->status == GRIT_OK) add_equalities(c, gb, grit_joint);
+}
+
+int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name) {
+  return find(&c->tendons, sizeof(mjcf_tendon), offsetof(mjcf_tendon, name), name);
 }
 
 void mjcf_cx_mark_wrap_geoms(mjcf_ctx *c) {

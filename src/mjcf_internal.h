@@ -356,6 +356,8 @@ void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n);
 /* Keeps the geometries that spatial tendons wrap around in grit's model (visual ones included). */
 void mjcf_cx_mark_wrap_geoms(mjcf_ctx *c);
 void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order);
+/* The index of the tendon named `name` (grit's: the file's order), -1 if there is none. */
+int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name);
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
 

@@ -385,7 +385,7 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
   if (def->trntype == GRIT_TRN_JOINT && (def->joint < 0 || def->joint >= b->njnt))
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: joint %d does not exist", id, def->joint);
   grit_status st = grit_actuator_check(def, id, def->trntype == GRIT_TRN_JOINT ? (int)b->joints[def->joint].def.type : -1,
-                                       0 /* tendons: none yet */, msg);
+                                       grit_builder_cx_of(b)->nten, msg);
   if (st != GRIT_OK) return st;
   if (!grit_builder_grow((void **)&b->acts, &b->cap_act, b->nu + 1, sizeof *b->acts))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding actuator %d", id);
@@ -761,8 +761,8 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   /* actuators */
   for (int a = 0; a < m->nu; ++a) {
     const grit_actuator_def *d = &b->acts[a];
-    m->act_jnt[a] = d->joint;
-    m->act_dof[a] = m->jnt_dofadr[d->joint];
+    m->act_jnt[a] = d->trntype == GRIT_TRN_JOINT ? d->joint : -1; /* tendons: grit_actuator_compile_tendons */
+    m->act_dof[a] = d->trntype == GRIT_TRN_JOINT ? m->jnt_dofadr[d->joint] : -1;
     m->act_limited[a] = d->ctrl_limited != 0;
     m->act_gear[a] = d->gear;
     memcpy(m->act_range + 2 * a, d->ctrl_range, sizeof d->ctrl_range);

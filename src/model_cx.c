@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actuation.h"
 #include "constraints_extra.h"
 #include "grit/math.h"
 #include "kinematics.h"
@@ -426,6 +427,7 @@ grit_status grit_cx_compile(const grit_builder_cx *cx, grit_model *m, char **nam
   reference_poses(m, xpos, xquat);
   grit_status s = compile_tendons(cx, m, names, msg);
   if (s == GRIT_OK) s = reference_lengths(m, msg);
+  if (s == GRIT_OK) s = grit_actuator_compile_tendons(m, msg); /* actuation.c */
   if (s == GRIT_OK) s = compile_equalities(cx, m, names, xpos, xquat, msg);
   free(xpos);
   return s;

@@ -34,6 +34,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
   grit_implicit_operator(m, d->M, h, d->A);
   grit_actuator_input(m, d->ctrl, d->act, d->actin);
   grit_actuator_operator(m, d->qpos, zero, d->actin, h, d->A);
+  grit_actuator_tendon(m, &d->kin, d->qpos, zero, d->actin, h, NULL, d->A, d->jscratch); /* tendon actuators */
   /* The physical operator's factor, for the constraints' Delassus estimates (d->Aprev is free until the
      step commits): the regularizations built on them (SAP's friction, grit_params_finalize) must see the
      bodies' real inertia, not the vanishing eps M, or a resting box would be frictionless. */
@@ -44,6 +45,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
                           "definite", bad);
   for (int i = 0; i < m->nM; ++i) d->A[i] -= (1.0 - eps) * d->M[i];
   grit_smooth_force(m, d->qpos, zero, d->actin, d->bias, h, d->force);
+  grit_actuator_tendon(m, &d->kin, d->qpos, zero, d->actin, h, d->force, NULL, d->jscratch); /* actuation.c */
   for (int i = 0; i < m->nv; ++i) {
     if (!isfinite(d->force[i]))
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "quasistatic: generalized force %d is not finite", i);

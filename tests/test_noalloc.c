@@ -252,9 +252,33 @@ Test(noalloc, constrained_step_with_friction_equalities_and_tendons) {
   t = grit_default_tendon_def();
   t.type = GRIT_TENDON_SPATIAL, t.n = 2, t.obj = sites, t.stiffness = 50, t.damping = 1;
   cr_assert_eq(grit_builder_add_tendon(b, &t, NULL), GRIT_OK);
+  grit_actuator_def a = grit_default_actuator_def(); /* a position servo and a motor on the tendons */
+  a.trntype = GRIT_TRN_TENDON, a.tendon = 0, a.gainprm[0] = 20, a.biastype = GRIT_BIAS_AFFINE, a.biasprm[1] = -20;
+  cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  a = grit_default_actuator_def();
+  a.trntype = GRIT_TRN_TENDON, a.tendon = 1;
+  cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
   grit_model *m;
   cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
   grit_builder_free(b);
-  check_model(m, "two chains with frictionloss, equalities and tendons");
+  check_model(m, "two chains with frictionloss, equalities, tendons and tendon actuators");
+  { /* and their derivatives (the tendon actuators' terms on dual numbers) */
+    grit_data *d = tu_data(m);
+    const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+    double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * nu), sizeof *B);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    window_open();
+    int bad = 0;
+    for (int k = 0; k < 10; ++k) {
+      bad |= grit_step(d) != GRIT_OK;
+      bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+    }
+    const long n = window_close();
+    cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+    cr_assert_eq(n, 0, "%ld allocation calls in the step and derivatives with tendon actuators", n);
+    free(A), free(B);
+    grit_data_free(d);
+  }
   grit_model_free(m);
 }
