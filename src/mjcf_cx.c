@@ -38,6 +38,7 @@ void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body) {
   memset(&s, 0, sizeof s);
   s.name = mjcf_read_name(c, n, "name");
   s.line = n->line;
+  s.file = n->file;
   s.body = body;
   double ft[6];
   if (mjcf_read_numbers(c, n, "fromto", ft, 6, 6))
@@ -59,6 +60,7 @@ static void read_tendon(mjcf_ctx *c, const mjcf_node *n, int spatial) {
   memset(&t, 0, sizeof t);
   t.name = mjcf_read_name(c, n, "name");
   t.line = n->line;
+  t.file = n->file;
   t.type = spatial ? GRIT_TENDON_SPATIAL : GRIT_TENDON_FIXED;
   t.limited = 2;
   t.solreflimit[0] = 0.02, t.solreflimit[1] = 1;
@@ -144,6 +146,7 @@ void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n) {
     memset(&q, 0, sizeof q);
     q.name = mjcf_read_name(c, e, "name");
     q.line = e->line;
+    q.file = e->file;
     q.type = type;
     q.obj1 = mjcf_read_name(c, e, o1[type]);
     q.obj2 = mjcf_read_name(c, e, o2[type]);
@@ -171,10 +174,13 @@ void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n) {
 
 /* ------------------------------------------------------------------------------------ build */
 
-static void fail_line(mjcf_ctx *c, grit_status s, const char *element, int line, const char *fmt, const char *what) {
+/* A failure at `line` of `file` (NULL: the model file): the element was read from an included file. */
+static void fail_line(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *fmt,
+                      const char *what) {
   mjcf_node n;
   memset(&n, 0, sizeof n);
   n.name = element;
+  n.file = file;
   n.line = line;
   mjcf_fail(c, s, &n, fmt, what);
 }
@@ -212,7 +218,7 @@ static void add_sites(mjcf_ctx *c, grit_builder *gb) {
     for (int k = 0; k < 3; ++k) d.pos[k] = p[k] + r[k];
     d.name = s->name;
     grit_status st = grit_builder_add_site(gb, &d, NULL);
-    if (st != GRIT_OK) fail_line(c, st, "site", s->line, "%s", grit_builder_last_error(gb));
+    if (st != GRIT_OK) fail_line(c, st, "site", s->file, s->line, "%s", grit_builder_last_error(gb));
   }
 }
 
@@ -239,19 +245,19 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
       if (t->geom[k]) { /* a wrap around a sphere or cylinder, with its side site */
         geom[k] = geom_index(c, t->geom[k]);
         const int mg = find(&c->geoms, sizeof(mjcf_geom), offsetof(mjcf_geom, name), t->geom[k]);
-        if (geom[k] < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->obj_line[k], "unknown geom '%s'", t->geom[k]);
+        if (geom[k] < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->file, t->obj_line[k], "unknown geom '%s'", t->geom[k]);
         else if (MJCF_AT(c->geoms, mjcf_geom, mg)->type != MJCF_GEOM_SPHERE &&
                  MJCF_AT(c->geoms, mjcf_geom, mg)->type != MJCF_GEOM_CYLINDER)
-          fail_line(c, GRIT_ERR_UNSUPPORTED, "geom", t->obj_line[k], "wrapping around '%s': only spheres and cylinders",
+          fail_line(c, GRIT_ERR_UNSUPPORTED, "geom", t->file, t->obj_line[k], "wrapping around '%s': only spheres and cylinders",
                     t->geom[k]);
         obj[k] = t->obj[k] ? find(&c->sites, sizeof(mjcf_site), offsetof(mjcf_site, name), t->obj[k]) : -1;
         if (t->obj[k] && obj[k] < 0)
-          fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->obj_line[k], "unknown side site '%s'", t->obj[k]);
+          fail_line(c, GRIT_ERR_INVALID_MODEL, "geom", t->file, t->obj_line[k], "unknown side site '%s'", t->obj[k]);
         continue;
       }
       const int idx = spatial ? find(&c->sites, sizeof(mjcf_site), offsetof(mjcf_site, name), t->obj[k])
                               : find(&c->joints, sizeof(mjcf_joint), offsetof(mjcf_joint, name), t->obj[k]);
-      if (idx < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, spatial ? "site" : "joint", t->obj_line[k],
+      if (idx < 0) fail_line(c, GRIT_ERR_INVALID_MODEL, spatial ? "site" : "joint", t->file, t->obj_line[k],
                              spatial ? "unknown site '%s'" : "unknown joint '%s'", t->obj[k]);
       else obj[k] = spatial ? idx : grit_joint[idx];
     }
@@ -272,7 +278,7 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
     d.frictionloss = t->frictionloss;
     if (c->status == GRIT_OK) {
       grit_status st = grit_builder_add_tendon(gb, &d, NULL);
-      if (st != GRIT_OK) fail_line(c, st, spatial ? "spatial" : "fixed", t->line, "%s", grit_builder_last_error(gb));
+      if (st != GRIT_OK) fail_line(c, st, spatial ? "spatial" : "fixed", t->file, t->line, "%s", grit_builder_last_error(gb));
     }
     free(obj);
     free(geom);
@@ -311,7 +317,7 @@ static void add_equalities(mjcf_ctx *c, grit_builder *gb, const int *grit_joint)
       if (idx[k] < 0) {
         const char *what = q->type <= GRIT_EQ_WELD ? "unknown body '%s'" : q->type == GRIT_EQ_JOINT ? "unknown joint '%s'"
                                                                                                      : "unknown tendon '%s'";
-        fail_line(c, GRIT_ERR_INVALID_MODEL, names[q->type], q->line, what, nm);
+        fail_line(c, GRIT_ERR_INVALID_MODEL, names[q->type], q->file, q->line, what, nm);
       }
     }
     if (c->status != GRIT_OK) return;
@@ -333,7 +339,7 @@ static void add_equalities(mjcf_ctx *c, grit_builder *gb, const int *grit_joint)
       d.obj1 = idx[0], d.obj2 = idx[1]; /* tendons are added in order */
     }
     grit_status st = grit_builder_add_equality(gb, &d, NULL);
-    if (st != GRIT_OK) fail_line(c, st, names[q->type], q->line, "%s", grit_builder_last_error(gb));
+    if (st != GRIT_OK) fail_line(c, st, names[q->type], q->file, q->line, "%s", grit_builder_last_error(gb));
   }
 }
 

@@ -322,19 +322,20 @@ void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *f
 /* ------------------------------------------- sites, equality constraints, tendons (mjcf_cx.c) */
 
 typedef struct mjcf_site {
-  const char *name;
+  const char *name, *file; /* file: the one it was read from (NULL: the model file) */
   int line, body;
   double pos[3];
 } mjcf_site;
 
 typedef struct mjcf_equality {
   const char *name, *obj1, *obj2; /* body, joint or tendon names (obj2 NULL: the world / none) */
+  const char *file;               /* the file it was read from (NULL: the model file) */
   int line, type;                 /* grit_equality_type */
   double anchor[3], relpose[7], polycoef[5], solref[2];
 } mjcf_equality;
 
 typedef struct mjcf_tendon {
-  const char *name;
+  const char *name, *file; /* file: the one it was read from (NULL: the model file) */
   int line, type, n; /* grit_tendon_type; path elements */
   const char **obj;  /* (n) joint or site names (a wrap element: its side site, or NULL) */
   const char **geom; /* (n) spatial: the wrap geometry's name, NULL for a site */

@@ -2,10 +2,12 @@
 /* test_tendon_actuation.c — actuators with tendon transmissions (src/actuation.c, grit_actuator_tendon):
  * the step's Jacobians through them against central differences, a stiff tendon servo stable at 2 ms,
  * bad definitions. The comparison with MuJoCo 2.2.2 is test_tendon_actuation_mujoco.c. */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grit/grit.h"
 #include "grit/mjcf.h"
@@ -183,4 +185,39 @@ Test(tendon_actuation, mjcf_bad_input_names_file_and_line) {
     cr_assert_eq(grit_mjcf_load_string(xml[i], &m, NULL, msg), GRIT_ERR_INVALID_MODEL, "%s", msg);
     cr_assert(strstr(msg, want[i]), "got '%s', want '%s'", msg, want[i]);
   }
+}
+
+/* The same errors in an included file name that file and its line. */
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  cr_assert(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+Test(tendon_actuation, errors_in_an_included_file_name_it) {
+  const char *inc[3] = {"<mujoco>\n<tendon><spatial name='t'><site site='s'/>\n<site site='nope'/></spatial></tendon>"
+                        "</mujoco>",
+                        "<mujoco>\n<equality>\n<connect body1='a' body2='a' anchor='0 0 0'/></equality></mujoco>",
+                        "<mujoco>\n<actuator>\n\n<position tendon='missing' kp='2'/></actuator></mujoco>"};
+  const char *want[3] = {"inc.xml:3: <site> unknown site 'nope'", "inc.xml:3: <connect> equality 0: body 1 is "
+                         "constrained to itself", "inc.xml:4: <position> unknown tendon missing"};
+  char dir[] = "/tmp/grit_tendon_actXXXXXX", main_path[256], inc_path[256];
+  cr_assert(mkdtemp(dir));
+  snprintf(main_path, sizeof main_path, "%s/main.xml", dir);
+  snprintf(inc_path, sizeof inc_path, "%s/inc.xml", dir);
+  write_file(main_path, "<mujoco><worldbody><body name='a'><joint name='j'/><geom size='0.1'/><site name='s'/></body>"
+                        "<body name='b' pos='1 0 0'><joint/><geom size='0.1'/></body></worldbody>\n"
+                        "<tendon><fixed name='f'><joint joint='j' coef='1'/></fixed></tendon>\n"
+                        "<include file='inc.xml'/></mujoco>");
+  for (int i = 0; i < 3; ++i) {
+    write_file(inc_path, inc[i]);
+    grit_model *m = NULL;
+    char msg[GRIT_MESSAGE_SIZE] = "";
+    cr_assert_eq(grit_mjcf_load_file(main_path, &m, NULL, msg), GRIT_ERR_INVALID_MODEL, "%s", msg);
+    cr_assert(strstr(msg, want[i]), "got '%s', want '%s'", msg, want[i]);
+  }
+  remove(inc_path);
+  remove(main_path);
+  rmdir(dir);
 }
