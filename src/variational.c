@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actuation.h" /* grit_actuator_tendon */
 #include "arena.h"
 #include "data_internal.h"
 #include "dynamics.h"
@@ -120,6 +121,7 @@ static void momentum_in(grit_data *d) {
   grit_crba(m, &d->kin, d->crb, d->M);
   grit_block_mulv(m, d->M, d->qvel, w->rhs0);
   grit_smooth_force(m, d->qpos, w->zero, d->ctrl, w->zero, h, w->tmp);
+  grit_actuator_tendon(m, &d->kin, d->qpos, w->zero, d->ctrl, h, w->tmp, NULL, d->jscratch); /* as the joint ones */
   for (int i = 0; i < m->nv; ++i) w->rhs0[i] += h * w->tmp[i];
 }
 
