@@ -41,7 +41,7 @@ GRIT_API grit_status grit_bias_forces(grit_data *data, double *c);
 /* The actuators' scalar forces f (nu numbers) at the data's state, controls and activations, as MuJoCo
  * 2.2.2 defines them (its actuator_force): gain(l, l') w + bias(l, l'), w the clamped control or the
  * activation, clamped to force_range when force_limited (docs/actuation.md). The generalized force of
- * actuator a is gear * f[a] on its joint's dof. This is the force at the state; a step applies it with
+ * actuator a is gear * f[a] on its joint's dof, or gear * J^T f[a] through its tendon (J = dL/dv). This is the force at the state; a step applies it with
  * the servos' slopes implicit (at O(dt) from it). */
 GRIT_API grit_status grit_actuator_forces(grit_data *data, double *force);
 

@@ -79,7 +79,7 @@ typedef struct grit_joint_def {
  * subsets; docs/actuation.md). */
 typedef enum grit_actuator_trn {
   GRIT_TRN_JOINT = 0,  /* a hinge or slide joint: length gear * q, moment gear */
-  GRIT_TRN_TENDON = 1  /* a tendon (length gear * L(q)); needs the model's tendons (an error without) */
+  GRIT_TRN_TENDON = 1  /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
 } grit_actuator_trn;
 typedef enum grit_actuator_dyn {
   GRIT_DYN_NONE = 0,       /* the force's input is the (clamped) control itself */
