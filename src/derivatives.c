@@ -199,6 +199,7 @@ static grit_status prepare_factor(grit_data *d, grit_deriv_ws *w, double *A, dou
     for (int p = nparts; p > 0; --p) w->ptree_ptr[p] = w->ptree_ptr[p - 1];
     w->ptree_ptr[0] = 0;
   }
+  if (w->blk) return GRIT_OK; /* the blocks are written whole */
   if (w->tree_part && A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
   if (w->tree_part && B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
   return GRIT_OK;
@@ -332,6 +333,13 @@ static grit_status parameter_columns(grit_data *d, grit_deriv_ws *w, grit_deriv_
 static grit_status check_finite(grit_data *d, const grit_deriv_ws *w, const double *A, const double *B,
                                 const double *P, int np) {
   if (!w->nonfinite) return GRIT_OK;
+  if (w->blk) { /* the block form: its values */
+    const grit_jacobian_blocks *J = w->blk;
+    for (size_t i = 0; i < J->aoff[J->nblock] + J->boff[J->nblock]; ++i)
+      if (!isfinite(i < J->aoff[J->nblock] ? J->A[i] : J->B[i - J->aoff[J->nblock]]))
+        return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "derivatives: a value of the blocks is not finite");
+    return GRIT_OK;
+  }
   const int nx = 2 * d->model->nv;
   const double *const out[3] = {A, B, P};
   const int cols[3] = {nx, d->model->nu, np};
@@ -369,6 +377,12 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   w->partials_dirty = 0;
   return check_finite(d, w, A, B, P, np); /* 6 */
+}
+
+/* derivatives_qv for derivatives_blocks.c, which sets w->blk (A and B then only say which columns to
+ * compute). */
+grit_status grit_deriv_qv(grit_data *d, double *A, double *B) {
+  return derivatives_qv(d, A, B, NULL, 0, NULL);
 }
 
 /* The chain rule of actuation (docs/actuation.md): derivatives_qv gives B's columns with respect to the

@@ -128,12 +128,16 @@ static int column_part(const grit_model *m, const grit_deriv_ws *w, int col) {
   return -1;
 }
 
-/* Where a batch column goes: its solution X, its output's entry in row 0 and row stride, its id. */
+/* Where a batch column goes: its solution X, its output's entry in row 0 and row stride, its id; for
+ * an island's block (grit_step_derivatives_blocks), the block's row of each dof (rmap) and the block's
+ * first v row (nloc); rmap NULL: the full state's rows. */
 typedef struct out_column {
   const double *X;
   double *out;
   size_t stride;
   int col;
+  const int *rmap;
+  int nloc;
 } out_column;
 
 /* Rows nv + i, i0 <= i < i1, of the columns c[0..nc-1]: their X. Returns the sum of x - x (0 if all
@@ -143,7 +147,7 @@ static double write_v_rows(const out_column *c, int nc, int nv, int i0, int i1) 
   for (int i = i0; i < i1; ++i)
     for (int l = 0; l < nc; ++l) {
       const double x = c[l].X[i];
-      c[l].out[(size_t)(nv + i) * c[l].stride] = x;
+      c[l].out[(size_t)(c[l].rmap ? c[l].nloc + c[l].rmap[i] : nv + i) * c[l].stride] = x;
       check += x - x;
     }
   return check;
@@ -163,14 +167,14 @@ static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, 
     const double *X = c[l].X;
     for (int r = 0; r < r0; ++r) {
       const double x = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
-      c[l].out[(size_t)(da + r) * c[l].stride] = x;
+      c[l].out[(size_t)(c[l].rmap ? c[l].rmap[da + r] : da + r) * c[l].stride] = x;
       check += x - x;
     }
     for (int r = r0; r < nvj; ++r) {
       double x = 0.0;
       for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
       if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
-      c[l].out[(size_t)(da + r) * c[l].stride] = x;
+      c[l].out[(size_t)(c[l].rmap ? c[l].rmap[da + r] : da + r) * c[l].stride] = x;
       check += x - x;
     }
   }
@@ -185,6 +189,45 @@ static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u
   return check;
 }
 
+/* write_batch for the block form: each column goes to its island's block, in the island's rows only
+ * (the rest of the full A and B is zero: grit/derivatives.h); grouped by island as write_batch groups
+ * by part. */
+static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
+  const int nv = m->nv, nx = 2 * nv;
+  grit_jacobian_blocks *J = w->blk;
+  out_column c[RHS_BATCH];
+  int isl[RHS_BATCH];
+  char done[RHS_BATCH] = {0};
+  double check = 0.0;
+  for (int l = 0; l < n; ++l) {
+    const int col = w->ids[l];
+    isl[l] = J->island[col < nx ? m->dof_tree[col % nv] : m->dof_tree[m->act_dof[col - nx]]];
+  }
+  for (int j = 0; j < n; ++j) {
+    if (done[j]) continue;
+    const int k = isl[j], nk = (J->bptr[k + 1] - J->bptr[k]) / 2, nuk = J->uptr[k + 1] - J->uptr[k];
+    int nc = 0;
+    for (int l = j; l < n; ++l) { /* the batch's columns of island k */
+      if (done[l] || isl[l] != k) continue;
+      const int col = w->ids[l];
+      done[l] = 1;
+      c[nc].X = w->rhs + (size_t)l * nv;
+      if (col < nx) {
+        c[nc].out = J->A + J->aoff[k] + (col < nv ? J->dof_pos[col] : nk + J->dof_pos[col - nv]);
+        c[nc].stride = (size_t)(2 * nk);
+      } else {
+        c[nc].out = J->B + J->boff[k] + J->act_pos[col - nx];
+        c[nc].stride = (size_t)nuk;
+      }
+      c[nc].rmap = J->dof_pos;
+      c[nc].nloc = nk;
+      c[nc++].col = col;
+    }
+    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) check += write_tree_rows(m, w, J->tree[e], c, nc);
+  }
+  if (check != 0.0) w->nonfinite = 1;
+}
+
 /* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
  * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Part by part: a column lying in one part of the
  * factor is zero outside its trees' rows, which the caller has zeroed in A and B, so each group of the
@@ -195,6 +238,10 @@ static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u
  * otherwise), so that a finite result is not read again. */
 static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A, double *B, double *P, int np) {
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
+  if (w->blk) {
+    write_batch_blocks(m, w, n);
+    return;
+  }
   out_column c[RHS_BATCH];
   char done[RHS_BATCH] = {0};
   double check = 0.0;
@@ -209,6 +256,8 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       c[nc].X = w->rhs + (size_t)l * nv;
       c[nc].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
       c[nc].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+      c[nc].rmap = NULL;
+      c[nc].nloc = 0;
       c[nc++].col = col;
     }
     if (p < 0)
@@ -249,6 +298,7 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
         for (int i = m->tree_dofadr[w->ptree[e]]; i < m->tree_dofadr[w->ptree[e]] + m->tree_dofnum[w->ptree[e]]; ++i)
           x[i] = 0.0;
     }
+    if (w->blk) grit_deriv_blocks_zero_rows(m, w->blk, t, x); /* an island wider than p: zero outside p */
     const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
     for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
       const int u = e < w->adj_ptr[t] ? t : w->adj[e];

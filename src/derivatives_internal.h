@@ -57,6 +57,7 @@ struct grit_deriv_ws {
   grit_dual *twist;                       /* (6 nbody) body twists along the seed directions (rigid_body) */
   grit_dual *uc, *wc, *ac, *an;           /* (nu, nu, na, na) actuation's chain rule (actuation_chain) */
   double *Ai, *Bi;                        /* (2nv x 2nv, 2nv x nu) A and B of (q, v) when na > 0 */
+  grit_jacobian_blocks *blk;              /* the block form being filled (NULL: dense) */
   void *arena;
 };
 
@@ -110,5 +111,28 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
                                int coupled, double *A, double *B, double *P, int np);
 grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B, double *P,
                              int np);
+
+/* ---- the block form (derivatives_blocks.c) */
+
+/* A model's block-sparse A and B (grit/derivatives.h): islands of trees, each a dense block. */
+struct grit_jacobian_blocks {
+  const grit_model *m;
+  int nblock;
+  int *island;          /* (ntree) the island of each tree */
+  int *tptr, *tree;     /* (ntree + 1), (ntree) the trees by island, ascending */
+  int *bptr, *state;    /* (ntree + 1), (2 nv) each block's state indices: its dofs' dq, then their dv */
+  int *uptr, *ctrl;     /* (ntree + 1), (nu) each block's actuators */
+  int *dof_pos;         /* (nv) a dof's position among its island's dofs */
+  int *act_pos;         /* (nu) an actuator's position among its island's */
+  size_t *aoff, *boff;  /* (ntree + 1) each block's start in A and B */
+  double *A, *B;        /* the blocks' values */
+  size_t capA, capB;    /* their room, in doubles */
+  void *arena;          /* the index arrays */
+};
+
+/* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form). */
+void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x);
+/* derivatives_qv (derivatives.c) with w->blk set by the caller. */
+grit_status grit_deriv_qv(grit_data *d, double *A, double *B);
 
 #endif
