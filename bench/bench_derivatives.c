@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_derivatives — the cost of the step's Jacobians A = dx+/dx and B = dx+/du relative to the step,
  * on seed 000's falling sphere (rolling on the ground), and the clutter (40 objects, settled and in the
- * impact phase). Medians over repeats of: one step; then grit_step_derivatives for that step.
+ * impact phase), then the arm pushing the ball (arm_push_ball.xml@push). Medians over repeats of: one
+ * step; then grit_step_derivatives for that step; then the same with the block form
+ * (grit_step_derivatives_blocks). Then the phase split of the dense call (medians over the repeats, with
+ * the step's timing on: refactorization and zeroing, setup, position residuals, velocity and control
+ * residuals, solves, writes, the rest).
+ *   bench_derivatives [FILE.xml[@KEY] ...]   (files: 200 warm-up steps, or 10 after a key)
  * (The side-by-side comparison with MuJoCo's mjd_transitionFD on the same MJCF files is
  * bench/bench_mujoco.c, with the model loader.) */
 #define _POSIX_C_SOURCE 199309L
@@ -12,8 +17,13 @@
 
 #include "bench_util.h"
 
+#include "derivatives_internal.h"
 #include "grit/grit.h"
+#include "grit/mjcf.h"
 #include "scenes.h"
+
+static const char *const PHASES[GRIT_DERIV_NPHASE] = {"factor", "setup", "position residuals", "velocity residuals",
+                                                       "solves", "writes", "rest"};
 
 /* Steps `warm` times, then measures `reps` pairs (step, derivatives) and prints the medians. */
 static void measure(const char *name, grit_model *m, grit_data *d, int warm, int reps) {
@@ -40,15 +50,80 @@ static void measure(const char *name, grit_model *m, grit_data *d, int warm, int
   }
   qsort(ts, (size_t)reps, sizeof(double), bench_cmp);
   qsort(td, (size_t)reps, sizeof(double), bench_cmp);
-  printf("%-34s nv %4d  step %9.1f us  (Newton %.1f)  A,B %9.1f us  ratio %.2f\n", name, nv, ts[reps / 2],
-         (double)iters / reps, td[reps / 2], td[reps / 2] / ts[reps / 2]);
+  const double step = ts[reps / 2], ab = td[reps / 2];
+  /* the block form, on the steps that follow */
+  grit_jacobian_blocks *J;
+  if (grit_jacobian_blocks_create(grit_data_model(d), &J) != GRIT_OK) exit(1);
+  double *tb = ts; /* reused */
+  for (int r = 0; r < reps; ++r) {
+    grit_step(d);
+    double t0 = now_us();
+    grit_step_derivatives_blocks(d, J);
+    tb[r] = now_us() - t0;
+  }
+  qsort(tb, (size_t)reps, sizeof(double), bench_cmp);
+  printf("%-34s nv %4d  step %9.1f us  (Newton %.1f)  A,B %9.1f us  ratio %.2f | blocks %9.1f us  ratio %.2f  (%d "
+         "blocks, %.3f MB)\n",
+         name, nv, step, (double)iters / reps, ab, ab / step, tb[reps / 2], tb[reps / 2] / step,
+         grit_jacobian_blocks_count(J), grit_jacobian_blocks_bytes(J) / 1048576.0);
+  grit_jacobian_blocks_free(J);
+  /* the phase split of the dense call, the step's timing on */
+  grit_step_settings st = grit_data_step_settings(d);
+  st.timing = 1;
+  grit_data_set_step_settings(d, &st);
+  /* medians per phase: on a shared machine a mean is the outliers' */
+  double *tp = malloc(sizeof(double) * (size_t)reps * GRIT_DERIV_NPHASE), sum[GRIT_DERIV_NPHASE], total = 0.0;
+  for (int r = 0; r < reps; ++r) {
+    grit_step(d);
+    grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL);
+    double t[GRIT_DERIV_NPHASE];
+    grit_deriv_phase_times(d, t);
+    for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) tp[(size_t)k * reps + r] = t[k];
+  }
+  for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) sum[k] = bench_median(tp + (size_t)k * reps, reps), total += sum[k];
+  free(tp);
+  st.timing = 0;
+  grit_data_set_step_settings(d, &st);
+  printf("%-34s phases (medians, us; their sum %.1f):", "", total);
+  for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) printf(" %s %.1f (%.0f%%)", PHASES[k], sum[k], 100 * sum[k] / total);
+  printf("\n");
   free(A), free(B), free(ts), free(td);
 }
 
-int main(void) {
+/* An MJCF file[@key]: 200 warm-up steps from qpos0, or 10 from the key. */
+static int measure_file(const char *arg) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s", arg);
+  char *at = strrchr(path, '@');
+  if (at) *at = 0;
+  grit_model *m;
+  grit_data *d;
+  grit_mjcf_info info;
+  if (grit_mjcf_load_file(path, &m, &info, msg) != GRIT_OK || grit_data_create(m, &d) != GRIT_OK) {
+    fprintf(stderr, "bench_derivatives: %s: %s\n", path, msg);
+    return 1;
+  }
+  grit_data_set_step_settings(d, &info.settings);
+  if (at && grit_mjcf_apply_key(&info, grit_mjcf_key_index(&info, at + 1), d) != GRIT_OK) {
+    fprintf(stderr, "bench_derivatives: %s has no key %s\n", path, at + 1);
+    return 1;
+  }
+  measure(strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg, m, d, at ? 10 : 200, at ? 15 : 51);
+  grit_data_free(d);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+  return 0;
+}
+
+int main(int argc, char **argv) {
   char msg[GRIT_MESSAGE_SIZE];
   grit_model *m;
   grit_data *d;
+  if (argc > 1) {
+    for (int i = 1; i < argc; ++i)
+      if (measure_file(argv[i])) return 1;
+    return 0;
+  }
   for (int model = 0; model < 3; ++model) {
     const char *names[] = {"lagged", "similar", "sap"};
     char label[64];
@@ -71,5 +146,5 @@ int main(void) {
     grit_data_free(d);
     grit_model_free(m);
   }
-  return 0;
+  return measure_file(GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml@push");
 }

@@ -16,6 +16,7 @@
  * The residual on dual numbers is derivatives_residual.c (with derivatives_rigid.c, the closed-form
  * position partials of trees of one-joint bodies); the batched solves and the writing of A, B and P
  * are derivatives_columns.c. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
 #include "derivatives.h"
 
 #include <math.h>
@@ -249,12 +250,14 @@ static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt
     if (w->active[t])
       for (int j = 0; j < GRIT_DUAL_N && base + j < grit_deriv_local_columns(m, w, t, kind, A, B); ++j)
         grit_deriv_seed_column(m, w, params, grit_deriv_local_column_id(m, w, t, kind, base + j), j);
+  const double t0 = grit_deriv_tick(w);
   if (kind == 0) {
     grit_deriv_dual_residual(m, d, w, w->active, *first, 1);
     *first = 0;
   } else {
     grit_deriv_velocity_residual(m, d, w, w->active, kind == 2);
   }
+  w->tphase[kind == 0 ? 2 : 3] += grit_deriv_tick(w) - t0;
   for (int t = 0; t < m->ntree; ++t)
     if (w->active[t])
       for (int j = 0; j < GRIT_DUAL_N && base + j < grit_deriv_local_columns(m, w, t, kind, A, B); ++j) {
@@ -282,7 +285,9 @@ static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt
 static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B,
                                          const grit_param *params, double *P, int np) {
   const grit_model *m = d->model;
+  const double t0 = grit_deriv_tick(w);
   const int ncolour = prepare_passes(d, w, A);
+  w->tphase[1] += grit_deriv_tick(w) - t0;
   int first = 1;
   for (int kind = 0; kind < 3; ++kind) {
     if (kind > 0 && first) { /* no position pass ran (B only): one unseeded pass for the constant values */
@@ -360,10 +365,16 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
   w->qd_valid = w->kd_valid = w->nonfinite = 0;
+  w->timing = d->settings.timing;
+  for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) w->tphase[k] = 0.0;
+  const double t0 = grit_deriv_tick(w);
   s = prepare_factor(d, w, A, B); /* 2 */
   if (s != GRIT_OK) return s;
+  const double t1 = grit_deriv_tick(w);
+  w->tphase[0] = t1 - t0;
   for (int jn = 0; jn < m->njnt; ++jn) /* 3: tangent-space Jacobians of the integration, joint by joint */
     grit_deriv_integration_jacobians(m, d->qprev, d->vsol, m->opt.timestep, jn, w->Dq + 36 * jn, w->Dv + 36 * jn);
+  w->tphase[1] = grit_deriv_tick(w) - t1;
   if (w->partials_dirty) { /* an earlier call failed half-way: every tree starts from zero partials */
     for (int t = 0; t < m->ntree; ++t) w->active[t] = 1;
     grit_deriv_clear_tree_partials(m, w, w->active, 1);
@@ -376,7 +387,16 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s == GRIT_OK) s = grit_deriv_flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;
   w->partials_dirty = 0;
-  return check_finite(d, w, A, B, P, np); /* 6 */
+  s = check_finite(d, w, A, B, P, np); /* 6 */
+  if (w->timing) { /* the rest: the call's time outside the phases above */
+    w->tphase[6] = grit_deriv_tick(w) - t0;
+    for (int k = 0; k < 6; ++k) w->tphase[6] -= w->tphase[k];
+  }
+  return s;
+}
+
+void grit_deriv_phase_times(const grit_data *d, double t[GRIT_DERIV_NPHASE]) {
+  for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) t[k] = d->deriv->timing ? d->deriv->tphase[k] : 0.0;
 }
 
 /* derivatives_qv for derivatives_blocks.c, which sets w->blk (A and B then only say which columns to

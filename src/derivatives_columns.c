@@ -3,6 +3,7 @@
  * q+ = q0 (+) dt v, the colouring of the trees that lets passes share dual directions, the columns each
  * pass seeds, and the batched solves with the kept factor of H (H dv/dtheta = -dr/dtheta) with the
  * writing of A, B and P. The residual whose partials form the right-hand sides: derivatives_residual.c. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +11,11 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "status_internal.h"
+#include "timing.h"
+
+double grit_deriv_tick(const grit_deriv_ws *w) {
+  return w->timing ? grit_clock_us() : 0.0;
+}
 
 /* ------------------------------------------------------------------------ q+ = q0 (+) dt v */
 
@@ -273,9 +279,13 @@ grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *b
   if (bt->n == 0) return GRIT_OK;
   const grit_model *m = d->model;
   for (int j = 0; j < bt->n; ++j) w->part[j] = column_part(m, w, w->ids[j]);
+  const double t0 = grit_deriv_tick(w);
   grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
+  const double t1 = grit_deriv_tick(w);
   write_batch(m, w, bt->n, A, B, P, np);
+  w->tphase[4] += t1 - t0;
+  w->tphase[5] += grit_deriv_tick(w) - t1;
   bt->n = 0;
   return GRIT_OK;
 }

@@ -10,6 +10,8 @@
 #include "data_internal.h"
 #include "grit/derivatives.h"
 
+enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
+
 /* Right-hand sides solved together with the kept factor. */
 #define RHS_BATCH 64
 
@@ -58,10 +60,23 @@ struct grit_deriv_ws {
   grit_dual *uc, *wc, *ac, *an;           /* (nu, nu, na, na) actuation's chain rule (actuation_chain) */
   double *Ai, *Bi;                        /* (2nv x 2nv, 2nv x nu) A and B of (q, v) when na > 0 */
   grit_jacobian_blocks *blk;              /* the block form being filled (NULL: dense) */
+  int timing;                             /* the step's settings.timing: time the phases (tphase) */
+  double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
   void *arena;
 };
 
 /* The right-hand sides gathered for the next solve. */
+/* The phases of a call timed when the step's settings.timing is on (bench/bench_derivatives.c): the
+ * refactorization (with zeroing A and B), the setup of the passes (integration Jacobians, colouring,
+ * Lagged terms), the position passes' residuals, the velocity and control passes' residuals, the solves,
+ * the writes of the columns, and the rest (seeding, right-hand sides, clearing partials, the chain). */
+
+/* The last call's phase times, us (zeros unless the data's step settings have timing on). */
+void grit_deriv_phase_times(const grit_data *d, double t[GRIT_DERIV_NPHASE]);
+
+/* The clock if the call is timed, else 0 (no clock call). */
+double grit_deriv_tick(const grit_deriv_ws *w);
+
 typedef struct grit_deriv_batch {
   int n;
 } grit_deriv_batch;

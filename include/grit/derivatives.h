@@ -58,6 +58,7 @@ GRIT_API grit_status grit_step_derivatives(grit_data *data, double *A, double *B
  * is 472 MB; docs/performance.md gives the blocks' size). Each block's entries are bit for bit those
  * of grit_step_derivatives' dense A and B; every entry of the dense A and B outside the blocks is zero.
  * Models with activations (na > 0) are not supported by the block form yet (GRIT_ERR_UNSUPPORTED). */
+#define GRIT_HAS_JACOBIAN_BLOCKS 1 /* this header declares the block form */
 typedef struct grit_jacobian_blocks grit_jacobian_blocks;
 
 /* One island's block, a view into the container (valid until its next fill or free). */
