@@ -6,7 +6,8 @@
  * (grit_step_derivatives_blocks). Then the phase split of the dense call (medians over the repeats, with
  * the step's timing on: refactorization and zeroing, setup, position residuals, velocity and control
  * residuals, solves, writes, the rest).
- *   bench_derivatives [FILE.xml[@KEY] ...]   (files: 200 warm-up steps, or 10 after a key)
+ *   bench_derivatives [--cpu-time] [FILE.xml[@KEY] ...]   (files: 200 warm-up steps, or 10 after a key;
+ *   --cpu-time: the thread's CPU clock, bench_util.h)
  * (The side-by-side comparison with MuJoCo's mjd_transitionFD on the same MJCF files is
  * bench/bench_mujoco.c, with the model loader.) */
 #define _POSIX_C_SOURCE 199309L
@@ -119,8 +120,10 @@ int main(int argc, char **argv) {
   char msg[GRIT_MESSAGE_SIZE];
   grit_model *m;
   grit_data *d;
-  if (argc > 1) {
-    for (int i = 1; i < argc; ++i)
+  int first = 1;
+  if (argc > 1 && !strcmp(argv[1], "--cpu-time")) bench_clock_cpu = 1, first = 2;
+  if (argc > first) {
+    for (int i = first; i < argc; ++i)
       if (measure_file(argv[i])) return 1;
     return 0;
   }

@@ -27,12 +27,13 @@
  * taking grit_step_derivatives_blocks instead, and prints its time, ratio to the step, block count and
  * largest size; the scaling series takes only the block form (the dense A at 640 objects is 472 MB).
  *
- *   bench_mujoco [--series] [--quick] [--no-fd] [--dense-max-nv N] [MODEL.xml[@KEY] ...]
+ *   bench_mujoco [--series] [--quick] [--no-fd] [--cpu-time] [--dense-max-nv N] [MODEL.xml[@KEY] ...]
  *     default: the falling sphere launched sliding (@launch), the Kinova arm pushing the ball (@push),
  *              the 40-object clutter, a soft clutter (k = 1e5) settling, the clutter of 160 objects
  *              (no FD), a pile of 50 boxes in one island, then the scaling series (clutter of 10, 40,
  *              160, 640 objects);
  *     --series: the scaling series only;  --quick: fewer steps (a smoke run);  --no-fd: no MuJoCo FD;
+ *     --cpu-time: time by the thread's CPU clock (a loaded machine's descheduling left out);
  *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's).
  *
  * MuJoCo is a reference peer here, never a dependency of the library. */
@@ -469,9 +470,10 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[first], "--series")) only_series = 1;
     else if (!strcmp(argv[first], "--quick")) quick = 1;
     else if (!strcmp(argv[first], "--no-fd")) g_no_fd = 1;
+    else if (!strcmp(argv[first], "--cpu-time")) bench_clock_cpu = 1;
     else if (!strcmp(argv[first], "--dense-max-nv") && first + 1 < argc) g_dense_max_nv = atoi(argv[++first]);
     else {
-      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [--no-fd] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
+      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [--no-fd] [--cpu-time] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
       return 2;
     }
     ++first;
