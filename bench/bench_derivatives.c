@@ -3,7 +3,7 @@
  * on seed 000's falling sphere (rolling on the ground), and the clutter (40 objects, settled and in the
  * impact phase), then the arm pushing the ball (arm_push_ball.xml@push). Medians over repeats of: one
  * step; then grit_step_derivatives for that step; then the same with the block form
- * (grit_step_derivatives_blocks). Then the phase split of the dense call (medians over the repeats, with
+ * (grit_step_derivatives_blocks). Then the phase split of each (medians over the repeats, with
  * the step's timing on: refactorization and zeroing, setup, position residuals, velocity and control
  * residuals, solves, writes, the rest).
  *   bench_derivatives [--cpu-time] [FILE.xml[@KEY] ...]   (files: 200 warm-up steps, or 10 after a key;
@@ -68,26 +68,32 @@ static void measure(const char *name, grit_model *m, grit_data *d, int warm, int
          name, nv, step, (double)iters / reps, ab, ab / step, tb[reps / 2], tb[reps / 2] / step,
          grit_jacobian_blocks_count(J), grit_jacobian_blocks_bytes(J) / 1048576.0);
   grit_jacobian_blocks_free(J);
-  /* the phase split of the dense call, the step's timing on */
+  /* the phase split of the dense and the block calls, the step's timing on */
   grit_step_settings st = grit_data_step_settings(d);
   st.timing = 1;
   grit_data_set_step_settings(d, &st);
-  /* medians per phase: on a shared machine a mean is the outliers' */
-  double *tp = malloc(sizeof(double) * (size_t)reps * GRIT_DERIV_NPHASE), sum[GRIT_DERIV_NPHASE], total = 0.0;
-  for (int r = 0; r < reps; ++r) {
-    grit_step(d);
-    grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL);
-    double t[GRIT_DERIV_NPHASE];
-    grit_deriv_phase_times(d, t);
-    for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) tp[(size_t)k * reps + r] = t[k];
+  /* medians per phase (on a shared machine a mean is the outliers'), dense then blocks */
+  double *tp = malloc(sizeof(double) * (size_t)reps * GRIT_DERIV_NPHASE);
+  if (grit_jacobian_blocks_create(grit_data_model(d), &J) != GRIT_OK) exit(1);
+  for (int form = 0; form < 2; ++form) {
+    double sum[GRIT_DERIV_NPHASE], total = 0.0;
+    for (int r = 0; r < reps; ++r) {
+      grit_step(d);
+      if (form == 0) grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL);
+      else grit_step_derivatives_blocks(d, J);
+      double t[GRIT_DERIV_NPHASE];
+      grit_deriv_phase_times(d, t);
+      for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) tp[(size_t)k * reps + r] = t[k];
+    }
+    for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) sum[k] = bench_median(tp + (size_t)k * reps, reps), total += sum[k];
+    printf("%-34s %s phases (medians, us; their sum %.1f):", "", form ? "blocks" : "dense", total);
+    for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) printf(" %s %.1f (%.0f%%)", PHASES[k], sum[k], 100 * sum[k] / total);
+    printf("\n");
   }
-  for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) sum[k] = bench_median(tp + (size_t)k * reps, reps), total += sum[k];
+  grit_jacobian_blocks_free(J);
   free(tp);
   st.timing = 0;
   grit_data_set_step_settings(d, &st);
-  printf("%-34s phases (medians, us; their sum %.1f):", "", total);
-  for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) printf(" %s %.1f (%.0f%%)", PHASES[k], sum[k], 100 * sum[k] / total);
-  printf("\n");
   free(A), free(B), free(ts), free(td);
 }
 

@@ -206,12 +206,14 @@ static grit_status prepare_factor(grit_data *d, grit_deriv_ws *w, double *A, dou
   return GRIT_OK;
 }
 
-/* Phase 4a: what the state and control passes share: the colouring, the trees' parts, the Lagged
- * terms, the inputs' values, and the constant factor of A (the step's) of the trees position passes
- * leave out when the constraints read Delassus estimates. Returns the number of colours. */
-static int prepare_passes(grit_data *d, grit_deriv_ws *w, const double *A) {
+/* Phase 4a: what the state and control passes share: the colouring, the trees' parts, the islands of
+ * the block form, the Lagged terms, the inputs' values, and the constant factor of A (the step's) of
+ * the trees position passes leave out when the constraints read Delassus estimates. The number of
+ * colours into *ncolour. */
+static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *A, int *ncolour_out) {
   const grit_model *m = d->model;
   const int ncolour = grit_deriv_colour_trees(m, d, w);
+  *ncolour_out = ncolour;
   /* A tree's columns are written in its rows and its neighbours' (add_rhs, lagged_rhs): they lie in
    * one part of the factor if all of those trees do. */
   for (int t = 0; w->tree_part && t < m->ntree; ++t) {
@@ -219,9 +221,13 @@ static int prepare_passes(grit_data *d, grit_deriv_ws *w, const double *A) {
     for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e)
       if (w->tree_part[w->adj[e]] != w->tree_part[t]) w->col_part[t] = -1;
   }
+  if (w->blk) {
+    grit_status s = grit_deriv_blocks_prepare(d, w);
+    if (s != GRIT_OK) return s;
+  }
   grit_deriv_lagged_prepare(m, d, w);
   grit_deriv_clear_inputs(m, d, w);
-  if (!A || !grit_deriv_uses_delassus(d)) return ncolour;
+  if (!A || !grit_deriv_uses_delassus(d)) return GRIT_OK;
   int any = 0;
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t]) continue;
@@ -229,14 +235,14 @@ static int prepare_passes(grit_data *d, grit_deriv_ws *w, const double *A) {
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = d->Aprev[i];
   }
-  if (!any) return ncolour;
+  if (!any) return GRIT_OK;
   grit_block_cholesky(m, w->Ad, w->qconst);
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t]) continue;
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
     for (int i = a0; i < a0 + nn; ++i) w->Achol[i] = grit_dual_const(w->Ad[i]);
   }
-  return ncolour;
+  return GRIT_OK;
 }
 
 /* Phase 4b: one pass of `kind` (0 dq0, 1 v0, 2 u) over the trees of w->active: seed local columns
@@ -286,7 +292,9 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
                                          const grit_param *params, double *P, int np) {
   const grit_model *m = d->model;
   const double t0 = grit_deriv_tick(w);
-  const int ncolour = prepare_passes(d, w, A);
+  int ncolour;
+  grit_status s = prepare_passes(d, w, A, &ncolour);
+  if (s != GRIT_OK) return s;
   w->tphase[1] += grit_deriv_tick(w) - t0;
   int first = 1;
   for (int kind = 0; kind < 3; ++kind) {
@@ -303,7 +311,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
         if (w->active[t] && nl > width) width = nl;
       }
       for (int base = 0; base < width; base += GRIT_DUAL_N) {
-        grit_status s = run_pass(d, w, bt, kind, base, &first, A, B, params, P, np);
+        s = run_pass(d, w, bt, kind, base, &first, A, B, params, P, np);
         if (s != GRIT_OK) return s;
       }
     }

@@ -83,18 +83,35 @@ static int find_root(int *parent, int t) {
   return t;
 }
 
-/* The islands of the last step: components of the trees joined by every constraint between two trees
- * (touching or not: a candidate's Hessian couples its trees in H even at zero impulse), numbered in the
- * order of their first tree; then each island's trees, dofs, actuators and blocks' offsets. */
-static void find_islands(const grit_model *m, const grit_data *d, grit_jacobian_blocks *J) {
+/* Joins trees a and b's sets (the smaller root becomes the root). */
+static void join(int *parent, int a, int b) {
+  a = find_root(parent, a), b = find_root(parent, b);
+  if (a != b) parent[a > b ? a : b] = a < b ? a : b;
+}
+
+/* The islands of the last step, numbered in the order of their first tree; then each island's trees,
+ * dofs, actuators and blocks' offsets. When the kept factor has parts (the components of H: a column
+ * of A or B is zero outside its part's rows), the islands are those parts, joined along the
+ * constraints that couple trees in the residual (w->adj; within a part, by construction). Else (one
+ * part: the dense path, or everything coupled) they are the components of the trees joined by every
+ * constraint between two trees, touching or not, so that no coupling of H is left out. */
+static void find_islands(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, grit_jacobian_blocks *J) {
   const int nt = m->ntree, nv = m->nv;
-  int *parent = J->tree; /* scratch until the trees are listed by island */
+  int *parent = J->tree, *first = J->bptr; /* scratch until the trees are listed by island */
   for (int t = 0; t < nt; ++t) parent[t] = t;
-  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
-  for (int i = 0; i < d->stats.nconstraints; ++i) {
-    if (c[i].ntree != 2) continue;
-    const int a = find_root(parent, c[i].tree[0]), b = find_root(parent, c[i].tree[1]);
-    if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the smaller tree is the root */
+  if (w->tree_part) {
+    for (int t = 0; t < nt; ++t) first[w->tree_part[t]] = -1;
+    for (int t = 0; t < nt; ++t) {
+      int *f = &first[w->tree_part[t]];
+      if (*f < 0) *f = t;
+      else join(parent, *f, t);
+    }
+    for (int t = 0; t < nt; ++t)
+      for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e) join(parent, t, w->adj[e]);
+  } else {
+    const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+    for (int i = 0; i < d->stats.nconstraints; ++i)
+      if (c[i].ntree == 2) join(parent, c[i].tree[0], c[i].tree[1]);
   }
   int nb = 0;
   for (int t = 0; t < nt; ++t) { /* a root is its island's first tree: islands in order of first tree */
@@ -129,6 +146,14 @@ static void find_islands(const grit_model *m, const grit_data *d, grit_jacobian_
   }
 }
 
+grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
+  grit_jacobian_blocks *J = w->blk;
+  find_islands(d->model, d, w, J);
+  grit_status s = grit_jacobian_blocks_reserve(J, J->aoff[J->nblock], J->boff[J->nblock]);
+  if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: no memory for the blocks");
+  return GRIT_OK;
+}
+
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x) {
   const int k = J->island[t];
   for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e)
@@ -159,14 +184,13 @@ grit_status grit_step_derivatives_blocks(grit_data *d, grit_jacobian_blocks *J) 
                           "derivatives: the block form does not support activations yet (na = %d); use "
                           "grit_step_derivatives",
                           m->na);
-  if (d->has_prev) { /* else grit_deriv_qv reports the error */
-    find_islands(m, d, J);
-    grit_status s = grit_jacobian_blocks_reserve(J, J->aoff[J->nblock], J->boff[J->nblock]);
-    if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: no memory for the blocks");
-  }
+  /* the islands and their room are set by the passes (grit_deriv_blocks_prepare): J->A and J->B here
+   * only say which columns to compute */
+  grit_status s = grit_jacobian_blocks_reserve(J, 1, m->nu > 0 ? 1 : 0);
+  if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: no memory for the blocks");
   grit_deriv_ws *w = d->deriv;
   w->blk = J;
-  grit_status s = grit_deriv_qv(d, J->A, m->nu > 0 ? J->B : NULL);
+  s = grit_deriv_qv(d, J->A, m->nu > 0 ? J->B : NULL);
   w->blk = NULL;
   if (s != GRIT_OK) {
     J->nblock = 0;

@@ -145,6 +145,8 @@ struct grit_jacobian_blocks {
   void *arena;          /* the index arrays */
 };
 
+/* The islands of the block form being filled (w->blk) and room for its values (may allocate). */
+grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w);
 /* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form). */
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x);
 /* derivatives_qv (derivatives.c) with w->blk set by the caller. */
