@@ -6,8 +6,8 @@
  * (grit_step_derivatives_blocks). Then the phase split of each (medians over the repeats, with
  * the step's timing on: refactorization and zeroing, setup, position residuals, velocity and control
  * residuals, solves, writes, the rest).
- *   bench_derivatives [--cpu-time] [FILE.xml[@KEY] ...]   (files: 200 warm-up steps, or 10 after a key;
- *   --cpu-time: the thread's CPU clock, bench_util.h)
+ *   bench_derivatives [--cpu-time] [--warm N] [FILE.xml[@KEY] ...]   (files: N warm-up steps, default 200,
+ *   or 10 after a key; --cpu-time: the thread's CPU clock, bench_util.h)
  * (The side-by-side comparison with MuJoCo's mjd_transitionFD on the same MJCF files is
  * bench/bench_mujoco.c, with the model loader.) */
 #define _POSIX_C_SOURCE 199309L
@@ -97,6 +97,8 @@ static void measure(const char *name, grit_model *m, grit_data *d, int warm, int
   free(A), free(B), free(ts), free(td);
 }
 
+static int g_warm = -1; /* --warm N: warm-up steps of the files (default 200, or 10 after a key) */
+
 /* An MJCF file[@key]: 200 warm-up steps from qpos0, or 10 from the key. */
 static int measure_file(const char *arg) {
   char path[1024], msg[GRIT_MESSAGE_SIZE];
@@ -115,7 +117,7 @@ static int measure_file(const char *arg) {
     fprintf(stderr, "bench_derivatives: %s has no key %s\n", path, at + 1);
     return 1;
   }
-  measure(strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg, m, d, at ? 10 : 200, at ? 15 : 51);
+  measure(strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg, m, d, g_warm >= 0 ? g_warm : at ? 10 : 200, at ? 15 : 51);
   grit_data_free(d);
   grit_model_free(m);
   grit_mjcf_info_free(&info);
@@ -127,7 +129,11 @@ int main(int argc, char **argv) {
   grit_model *m;
   grit_data *d;
   int first = 1;
-  if (argc > 1 && !strcmp(argv[1], "--cpu-time")) bench_clock_cpu = 1, first = 2;
+  for (;;) {
+    if (argc > first && !strcmp(argv[first], "--cpu-time")) bench_clock_cpu = 1, first++;
+    else if (argc > first + 1 && !strcmp(argv[first], "--warm")) g_warm = atoi(argv[first + 1]), first += 2;
+    else break;
+  }
   if (argc > first) {
     for (int i = first; i < argc; ++i)
       if (measure_file(argv[i])) return 1;

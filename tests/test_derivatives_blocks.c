@@ -141,3 +141,22 @@ Test(derivatives_blocks, errors) {
   grit_model_free(m);
   grit_model_free(m2);
 }
+
+Test(derivatives_blocks, activations_refused) {
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string("<mujoco><worldbody><body><joint name='a' type='hinge'/>"
+                                     "<geom type='sphere' size='0.1'/></body></worldbody><actuator>"
+                                     "<general joint='a' dyntype='filter' dynprm='0.05'/></actuator></mujoco>",
+                                     &m, NULL, NULL),
+               GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_step(d), GRIT_OK);
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_ERR_UNSUPPORTED);
+  cr_assert(strstr(grit_data_last_error(d), "activations") != NULL, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
