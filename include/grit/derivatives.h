@@ -51,8 +51,9 @@ GRIT_API grit_status grit_step_derivatives(grit_data *data, double *A, double *B
  *
  * Within a step, trees that no constraint couples cannot move each other: the Jacobian of one island's
  * next state with respect to another island's state or controls is zero. The islands here are the
- * connected components of the trees in the graph of the last step's constraints (every constraint
- * between two trees, touching or not). A and B are then block-diagonal after a permutation: one dense
+ * connected components of the trees coupled in the last step's Hessian H (the parts of its kept
+ * factor; when the factor is one dense part, the components of the graph of every constraint between
+ * two trees). A and B are then block-diagonal after a permutation: one dense
  * block per island over its own state tangent indices (its dofs' dq, then their dv) and its own
  * actuators, so memory and writing follow the coupling rather than nx^2 (at 640 objects the dense A
  * is 472 MB; docs/performance.md gives the blocks' size). Each block's entries are bit for bit those
