@@ -50,6 +50,15 @@ static void subtract_jt_gamma(const grit_model *m, int dim, int ntree, const int
   }
 }
 
+/* a b + c with b a plain double: grit_dual_fma(a, grit_dual_const(b), c) bit for bit (its a.v * 0 terms
+ * add nothing to a finite sum) at two thirds of the arithmetic. */
+static inline grit_dual fma_by_const(grit_dual a, double b, grit_dual c) {
+  grit_dual r;
+  r.v = a.v * b + c.v;
+  GRIT_DUAL_FOR(i) r.d[i] = a.d[i] * b + c.d[i];
+  return r;
+}
+
 /* J v + b with v (the solution) a plain double. */
 static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
                            const double *v, const double *b, grit_dual *vc) {
@@ -57,7 +66,7 @@ static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tr
     vc[q] = grit_dual_const(b ? b[q] : 0.0);
     for (int k = 0; k < ntree; ++k) {
       const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
-      for (int j = 0; j < n; ++j) vc[q] = grit_dual_fma(J[k][q * n + j], grit_dual_const(v[adr + j]), vc[q]);
+      for (int j = 0; j < n; ++j) vc[q] = fma_by_const(J[k][q * n + j], v[adr + j], vc[q]);
     }
   }
 }
