@@ -23,10 +23,17 @@
  * file's time step. MuJoCo 2.2.2 preallocates its contact and constraint buffers (nconmax, njmax); they
  * are raised here until it reports no overflow, so that it computes every contact.
  *
- *   bench_mujoco [--series] [--quick] [--dense-max-nv N] [MODEL.xml[@KEY] ...]
+ * With the block-sparse form (GRIT_HAS_JACOBIAN_BLOCKS), grit alone replays the trajectory once more
+ * taking grit_step_derivatives_blocks instead, and prints its time, ratio to the step, block count and
+ * largest size; the scaling series takes only the block form (the dense A at 640 objects is 472 MB).
+ *
+ *   bench_mujoco [--series] [--quick] [--no-fd] [--cpu-time] [--dense-max-nv N] [MODEL.xml[@KEY] ...]
  *     default: the falling sphere launched sliding (@launch), the Kinova arm pushing the ball (@push),
- *              the 40-object clutter, then the scaling series (clutter of 10, 40, 160, 640 objects);
- *     --series: the scaling series only;  --quick: fewer steps (a smoke run);
+ *              the 40-object clutter, a soft clutter (k = 1e5) settling, the clutter of 160 objects
+ *              (no FD), a pile of 50 boxes in one island, then the scaling series (clutter of 10, 40,
+ *              160, 640 objects);
+ *     --series: the scaling series only;  --quick: fewer steps (a smoke run);  --no-fd: no MuJoCo FD;
+ *     --cpu-time: time by the thread's CPU clock (a loaded machine's descheduling left out);
  *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's).
  *
  * MuJoCo is a reference peer here, never a dependency of the library. */
@@ -48,7 +55,11 @@ typedef struct scene {
   const char *path, *key; /* key NULL: the file's qpos0 */
   int warm, steps, deriv_every, repeats;
   const char *label; /* NULL: the file name */
+  int jac;           /* 0: dense A,B side by side with MuJoCo's FD; 1: no FD (grit alone only); 2: the block
+                        form only (no dense A: at 640 objects it is 472 MB) */
 } scene;
+
+static int g_no_fd = 0; /* --no-fd: no MuJoCo finite differences (scenes whose FD take seconds per call) */
 
 typedef struct result {
   int nv;
@@ -58,6 +69,8 @@ typedef struct result {
   double newton_g, iter_m;              /* mean Newton iterations per step */
   double cand_g, active_g, ncon_m, nefc_m;
   double phase[9], total, flops, factors; /* grit's phase split: mean us per step; flops per factor */
+  double blk_step, blk_ab, blk_mb;      /* grit alone with the block form: medians, us; its largest size, MB */
+  int blk_n;                            /* the blocks of that largest fill */
 } result;
 
 static const char *const PHASE_NAMES[9] = {"dynamics", "collision", "constraints", "eval", "assembly",
@@ -119,6 +132,37 @@ static int grit_active_contacts(const grit_data *gd) {
   return n;
 }
 
+#ifdef GRIT_HAS_JACOBIAN_BLOCKS
+/* grit alone with the block-sparse A and B (grit_step_derivatives_blocks): the same replay as the
+ * dense "grit alone" loop, the blocks in one container reused along the trajectory (as a controller
+ * would; an optimizer keeping one per time step pays the same writes into memory not in cache). */
+static int replay_blocks(const scene *sc, const grit_mjcf_info *info, grit_data *gd, const mjModel *mm, mjData *md,
+                         double *ts, double *td, result *res) {
+  const int steps = sc->steps * sc->repeats;
+  grit_jacobian_blocks *J;
+  if (grit_jacobian_blocks_create(grit_data_model(gd), &J) != GRIT_OK) return 1;
+  int rc = 0, kb = 0;
+  size_t most = 0;
+  for (int i = 0; i < steps && !rc; ++i) {
+    if (replay_begin(sc, info, gd, mm, md, i)) rc = 1;
+    const double t0 = now_us();
+    if (!rc && grit_step(gd) != GRIT_OK) rc = 1;
+    const double t1 = now_us();
+    ts[i] = t1 - t0;
+    if (!rc && i % sc->deriv_every == 0) {
+      const double t2 = now_us();
+      if (grit_step_derivatives_blocks(gd, J) != GRIT_OK) rc = 1;
+      td[kb++] = now_us() - t2;
+      if (grit_jacobian_blocks_bytes(J) > most) most = grit_jacobian_blocks_bytes(J), res->blk_n = grit_jacobian_blocks_count(J);
+    }
+  }
+  if (rc) fprintf(stderr, "bench_mujoco: grit (blocks) failed: %s\n", grit_data_last_error(gd));
+  res->blk_step = bench_median(ts, steps), res->blk_ab = bench_median(td, kb), res->blk_mb = most / 1048576.0;
+  grit_jacobian_blocks_free(J);
+  return rc;
+}
+#endif
+
 /* Returns 0, 1 on error, 2 when MuJoCo's buffers overflowed (call again with a larger scale). */
 static int g_dense_max_nv = -1; /* --dense-max-nv: grit's dense/block-sparse switch (-1: the default) */
 
@@ -155,7 +199,7 @@ static int bench(const scene *sc, double scale, result *res) {
   double *ts_g = malloc(sizeof(double) * steps), *ts_m = malloc(sizeof(double) * steps);
   int nd = deriv_every ? steps / deriv_every + 1 : 1;
   double *td_g = malloc(sizeof(double) * nd), *td_m = malloc(sizeof(double) * nd);
-  double *A = malloc(sizeof(double) * nx * nx), *B = malloc(sizeof(double) * (nx * nu + 1));
+  double *A = sc->jac < 2 ? malloc(sizeof(double) * nx * nx) : NULL, *B = malloc(sizeof(double) * (nx * nu + 1));
   const int nxm = 2 * mm->nv + mm->na;
   mjtNum *Am = deriv_every ? malloc(sizeof(mjtNum) * nxm * nxm) : NULL;
   mjtNum *Bm = deriv_every ? malloc(sizeof(mjtNum) * (nxm * mm->nu + 1)) : NULL;
@@ -188,7 +232,7 @@ static int bench(const scene *sc, double scale, result *res) {
     iter_m += md->solver_iter;
     ncon += md->ncon;
     nefc += md->nefc;
-    if (deriv_every && i % deriv_every == 0) {
+    if (deriv_every && sc->jac == 0 && i % deriv_every == 0) {
       const double t3 = now_us();
       grit_step_derivatives(gd, A, nu ? B : NULL, NULL, 0, NULL);
       const double t4 = now_us();
@@ -212,7 +256,7 @@ static int bench(const scene *sc, double scale, result *res) {
      * clutter), which leave grit's code and data out of cache; here both grit times are taken in one
      * loop. The Jacobians go to a ring of buffers larger than the last-level cache, as an optimizer
      * keeps one A and B per time step: the output is written to memory not in cache. */
-    if (deriv_every) {
+    if (deriv_every && sc->jac < 2) {
       const size_t asz = (size_t)nx * nx + 1, nring = (size_t)(64u << 20) / (sizeof(double) * asz) + 1;
       double *Ar = malloc(sizeof(double) * asz * nring); /* 64 MB: twice this machine's L3 */
       if (!Ar) {
@@ -237,6 +281,9 @@ static int bench(const scene *sc, double scale, result *res) {
       free(Ar);
       if (!rc) res->alone_step = bench_median(ts_g, steps), res->alone_ab = bench_median(td_g, (int)ka);
     }
+#ifdef GRIT_HAS_JACOBIAN_BLOCKS
+    if (deriv_every && !rc) rc = replay_blocks(sc, &info, gd, mm, md, ts_g, td_g, res);
+#endif
     /* the phase split: the same trajectory again with the step's timing on (its clock calls would
      * otherwise be part of the times above) */
     settings.timing = 1;
@@ -283,11 +330,17 @@ static void print_result(const char *label, const result *r, int with_deriv) {
          "(minima %5.2f) | contacts: grit %6.1f cand %6.1f active, MuJoCo %6.1f (%6.1f rows)",
          label, r->nv, r->step_g, r->newton_g, r->step_m, r->iter_m, r->step_g / r->step_m, r->min_g / r->min_m,
          r->cand_g, r->active_g, r->ncon_m, r->nefc_m);
-  if (with_deriv)
+  if (with_deriv && r->ab_m > 0)
     printf(" | A,B: grit %9.1f us  MuJoCo FD %10.1f us  speed-up %6.1fx  grit A,B/step %5.2f | grit alone: step "
            "%.1f us  A,B %.1f us  A,B/step %5.2f",
            r->ab_g, r->ab_m, r->ab_m / r->ab_g, r->ab_g / r->step_g, r->alone_step, r->alone_ab,
            r->alone_ab / r->alone_step);
+  if (with_deriv && r->ab_m <= 0 && r->alone_ab > 0)
+    printf(" | grit alone: step %.1f us  A,B %.1f us  A,B/step %5.2f", r->alone_step, r->alone_ab,
+           r->alone_ab / r->alone_step);
+  if (r->blk_ab > 0)
+    printf(" | blocks: step %.1f us  A,B %.1f us  A,B/step %5.2f  %d blocks %.2f MB", r->blk_step, r->blk_ab,
+           r->blk_ab / r->blk_step, r->blk_n, r->blk_mb);
   printf("\n");
   printf("%-22s grit phases (mean us/step of %.1f, %%):", "", r->total);
   for (int k = 0; k < 9; ++k) printf(" %s %.1f (%.0f%%)", PHASE_NAMES[k], r->phase[k], 100 * r->phase[k] / r->total);
@@ -301,7 +354,39 @@ static void print_result(const char *label, const result *r, int with_deriv) {
 /* A clutter of n objects (n = 10 s^2): s x s columns of 10 levels, spheres and boxes of 10 cm
  * alternating, in cells of 40 x 40 cm inside an open box (floor and four walls); s = 2 is
  * examples/models/clutter.xml's layout. Written as MJCF to a temporary file, read by both engines. */
+static int write_clutter_k(int n, double k, char *path, size_t size);
 static int write_clutter(int n, char *path, size_t size) {
+  return write_clutter_k(n, 1e7, path, size);
+}
+
+/* A pile of n boxes (10 cm, 1 kg) in layers of 5 x 5, each box 1 mm from its neighbours, so that every
+ * box is a candidate of its neighbours' from the start: one island of n trees as they settle. */
+static int write_pile(int n, char *path, size_t size) {
+  snprintf(path, size, "/tmp/grit_bench_pile%d_XXXXXX", n);
+  const int fd = mkstemp(path);
+  if (fd < 0) return 1;
+  FILE *f = fdopen(fd, "w");
+  if (!f) return 1;
+  fprintf(f, "<mujoco model=\"pile%d\">\n  <option timestep=\"0.002\"/>\n  <custom>\n"
+             "    <numeric name=\"grit_stiffness\" data=\"1e7\"/>\n    <numeric name=\"grit_dissipation\" data=\"10\"/>\n"
+             "    <numeric name=\"grit_tau_d\" data=\"1e-4\"/>\n  </custom>\n"
+             "  <default>\n    <geom friction=\"1\" density=\"1000\"/>\n  </default>\n  <worldbody>\n"
+             "    <geom type=\"plane\" size=\"2 2 0.1\"/>\n",
+          n);
+  for (int k = 0; k < n; ++k) {
+    const int level = k / 25, c = k % 25;
+    const double x = -0.202 + 0.101 * (c % 5) + 0.0005 * sin(1.7 * k), y = -0.202 + 0.101 * (c / 5);
+    const double tilt = 0.01 * sin(3.1 * k);
+    fprintf(f, "    <body pos=\"%.17g %.17g %.17g\" quat=\"%.17g %.17g %.17g 0\">\n      <freejoint/>\n", x, y,
+            0.0505 + 0.101 * level, cos(tilt), 0.6 * sin(tilt), 0.8 * sin(tilt));
+    fprintf(f, "      <geom type=\"box\" size=\"0.05 0.05 0.05\"/>\n    </body>\n");
+  }
+  fprintf(f, "  </worldbody>\n</mujoco>\n");
+  return fclose(f) != 0;
+}
+
+/* The clutter of n objects with contact stiffness k (1e7: the paper's; 1e5: soft, settling slowly). */
+static int write_clutter_k(int n, double kstiff, char *path, size_t size) {
   const int s = (int)(sqrt(n / 10.0) + 0.5), ncol = s * s;
   if (ncol * 10 != n) return 1;
   snprintf(path, size, "/tmp/grit_bench_clutter%d_XXXXXX", n);
@@ -311,10 +396,10 @@ static int write_clutter(int n, char *path, size_t size) {
   if (!f) return 1;
   const double half = 0.2 * s;
   fprintf(f, "<mujoco model=\"clutter%d\">\n  <option timestep=\"0.002\"/>\n  <custom>\n"
-             "    <numeric name=\"grit_stiffness\" data=\"1e7\"/>\n    <numeric name=\"grit_dissipation\" data=\"10\"/>\n"
+             "    <numeric name=\"grit_stiffness\" data=\"%g\"/>\n    <numeric name=\"grit_dissipation\" data=\"10\"/>\n"
              "    <numeric name=\"grit_tau_d\" data=\"1e-4\"/>\n  </custom>\n"
              "  <default>\n    <geom friction=\"1\" density=\"1000\"/>\n  </default>\n  <worldbody>\n",
-          n);
+          n, kstiff);
   const double c45 = sqrt(0.5);
   fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\"/>\n", half, half);
   fprintf(f, "    <geom type=\"plane\" size=\"%g %g 0.1\" pos=\"%g 0 0\" quat=\"%.17g 0 %.17g 0\"/>\n", half, half, -half,
@@ -352,13 +437,13 @@ static int series(int quick) {
       fprintf(stderr, "bench_mujoco: cannot write a clutter file\n");
       return 1;
     }
-    scene sc = {path, NULL, quick ? 20 : 200, quick ? 20 : 200, 0, 1, NULL};
+    scene sc = {path, NULL, quick ? 20 : 200, quick ? 20 : 200, 20, 1, NULL, 2}; /* the block form only */
     result r;
     const int rc = bench_fit(&sc, &r);
     remove(path);
     if (rc) return 1;
     snprintf(label, sizeof label, "clutter n=%d", ns[i]);
-    print_result(label, &r, 0);
+    print_result(label, &r, 1);
     fflush(stdout);
     tg[i] = r.step_g, tm[i] = r.step_m;
   }
@@ -384,19 +469,32 @@ int main(int argc, char **argv) {
   while (first < argc && argv[first][0] == '-') {
     if (!strcmp(argv[first], "--series")) only_series = 1;
     else if (!strcmp(argv[first], "--quick")) quick = 1;
+    else if (!strcmp(argv[first], "--no-fd")) g_no_fd = 1;
+    else if (!strcmp(argv[first], "--cpu-time")) bench_clock_cpu = 1;
     else if (!strcmp(argv[first], "--dense-max-nv") && first + 1 < argc) g_dense_max_nv = atoi(argv[++first]);
     else {
-      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
+      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [--no-fd] [--cpu-time] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
       return 2;
     }
     ++first;
   }
   const scene defaults[] = {
-      {GRIT_SOURCE_DIR "/examples/models/falling_sphere.xml", "launch", 200, 500, 10, 1, NULL},
-      {GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", "push", 0, 30, 1, 10, NULL},
-      {GRIT_SOURCE_DIR "/examples/models/clutter.xml", NULL, 200, 500, 10, 1, NULL},
+      {GRIT_SOURCE_DIR "/examples/models/falling_sphere.xml", "launch", 200, 500, 10, 1, NULL, 0},
+      {GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", "push", 0, 30, 1, 10, NULL, 0},
+      {GRIT_SOURCE_DIR "/examples/models/clutter.xml", NULL, 200, 500, 10, 1, NULL, 0},
+      /* issue #31's: a soft clutter settling (few Newton iterations per step), the clutter of 160
+       * objects (no FD: seconds per call), a pile of 50 boxes in one island */
+      {NULL, NULL, 600, 300, 10, 1, "clutter 40 soft, settling", 0},
+      {NULL, NULL, 400, 200, 20, 1, "clutter 160", 1},
+      {NULL, NULL, 300, 300, 10, 1, "pile of 50 boxes", 0},
   };
-  const int n = first < argc ? argc - first : only_series ? 0 : 3;
+  char gen[3][256]; /* the generated files of the last three */
+  if (write_clutter_k(40, 1e5, gen[0], sizeof gen[0]) || write_clutter(160, gen[1], sizeof gen[1]) ||
+      write_pile(50, gen[2], sizeof gen[2])) {
+    fprintf(stderr, "bench_mujoco: cannot write a generated scene\n");
+    return 1;
+  }
+  const int n = first < argc ? argc - first : only_series ? 0 : 6;
   printf("grit %s vs MuJoCo %s, medians over steps; ratio = grit/MuJoCo; grit at rel_tol 1e-5\n", "(this tree)",
          mj_versionString());
   for (int i = 0; i < n; ++i) {
@@ -404,21 +502,24 @@ int main(int argc, char **argv) {
     char buf[1024];
     if (first < argc) {
       snprintf(buf, sizeof buf, "%s", argv[first + i]);
-      sc = (scene){buf, NULL, 200, 500, 10, 1, NULL};
+      sc = (scene){buf, NULL, 200, 500, 10, 1, NULL, 0};
       char *at = strrchr(buf, '@');
       if (at) *at = 0, sc.key = at + 1, sc.warm = 0, sc.steps = 30, sc.deriv_every = 1, sc.repeats = 10;
     } else {
       sc = defaults[i];
+      if (!sc.path) sc.path = gen[i - 3];
     }
+    if (g_no_fd && sc.jac == 0) sc.jac = 1;
     if (quick) sc.repeats = 1, sc.warm = sc.warm < 20 ? sc.warm : 20, sc.steps = sc.steps < 50 ? sc.steps : 50;
     result r;
     if (bench_fit(&sc, &r)) return 1;
     char label[1100];
-    snprintf(label, sizeof label, "%s%s%s", strrchr(sc.path, '/') ? strrchr(sc.path, '/') + 1 : sc.path,
+    snprintf(label, sizeof label, "%s%s%s", sc.label ? sc.label : strrchr(sc.path, '/') ? strrchr(sc.path, '/') + 1 : sc.path,
              sc.key ? "@" : "", sc.key ? sc.key : "");
     print_result(label, &r, 1);
     fflush(stdout);
   }
+  for (int i = 0; i < 3; ++i) remove(gen[i]);
   if (first >= argc && series(quick)) return 1;
   return 0;
 }

@@ -15,6 +15,8 @@
 #ifndef GRIT_DERIVATIVES_H
 #define GRIT_DERIVATIVES_H
 
+#include <stddef.h>
+
 #include "grit/data.h"
 
 #ifdef __cplusplus
@@ -44,6 +46,53 @@ typedef struct grit_param {
  * when the last Newton iteration moved (one factorization). */
 GRIT_API grit_status grit_step_derivatives(grit_data *data, double *A, double *B, const grit_param *params, int np,
                                   double *P);
+
+/* ------------------------------------------------------------------ block-sparse A and B (issue #31)
+ *
+ * Within a step, trees that no constraint couples cannot move each other: the Jacobian of one island's
+ * next state with respect to another island's state or controls is zero. The islands here are the
+ * connected components of the trees coupled in the last step's Hessian H (the parts of its kept
+ * factor; when the factor is one dense part, the components of the graph of every constraint between
+ * two trees). A and B are then block-diagonal after a permutation: one dense
+ * block per island over its own state tangent indices (its dofs' dq, then their dv) and its own
+ * actuators, so memory and writing follow the coupling rather than nx^2 (at 640 objects the dense A
+ * is 472 MB; docs/performance.md gives the blocks' size). Each block's entries are bit for bit those
+ * of grit_step_derivatives' dense A and B; every entry of the dense A and B outside the blocks is zero.
+ * Models with activations (na > 0) are not supported by the block form yet (GRIT_ERR_UNSUPPORTED). */
+#define GRIT_HAS_JACOBIAN_BLOCKS 1 /* this header declares the block form */
+typedef struct grit_jacobian_blocks grit_jacobian_blocks;
+
+/* One island's block, a view into the container (valid until its next fill or free). */
+typedef struct grit_jacobian_block {
+  int nx;           /* the block's state dimension, 2 x its dofs */
+  int nu;           /* its actuators */
+  const int *state; /* (nx) the block's rows and columns as indices of the full state tangent (0 .. 2nv-1) */
+  const int *ctrl;  /* (nu) its actuators as indices of the full controls */
+  const double *A;  /* (nx x nx) row-major, rows and columns in the order of `state` */
+  const double *B;  /* (nx x nu) row-major, columns in the order of `ctrl` */
+} grit_jacobian_block;
+
+/* A container for a model's block-sparse Jacobians. Its index arrays are sized by the model; its value
+ * storage grows (geometrically) when a call needs more room than any earlier one, so that steady use
+ * allocates nothing; grit_jacobian_blocks_reserve sets it beforehand. */
+GRIT_API grit_status grit_jacobian_blocks_create(const grit_model *m, grit_jacobian_blocks **out);
+GRIT_API void grit_jacobian_blocks_free(grit_jacobian_blocks *J);
+/* Ensures room for na doubles of A's blocks and nb of B's. */
+GRIT_API grit_status grit_jacobian_blocks_reserve(grit_jacobian_blocks *J, size_t na, size_t nb);
+
+/* grit_step_derivatives' A and B of the last step, in block-sparse form, into J (made for this data's
+ * model). Same conditions and errors as grit_step_derivatives. */
+GRIT_API grit_status grit_step_derivatives_blocks(grit_data *data, grit_jacobian_blocks *J);
+
+/* The number of blocks of the last fill, and block k of it (GRIT_ERR_INVALID_ARGUMENT out of range). */
+GRIT_API int grit_jacobian_blocks_count(const grit_jacobian_blocks *J);
+GRIT_API grit_status grit_jacobian_blocks_get(const grit_jacobian_blocks *J, int k, grit_jacobian_block *out);
+/* The bytes of the values of the last fill (A's and B's blocks), and of the container's storage. */
+GRIT_API size_t grit_jacobian_blocks_bytes(const grit_jacobian_blocks *J);
+GRIT_API size_t grit_jacobian_blocks_capacity_bytes(const grit_jacobian_blocks *J);
+/* Scatters the last fill into dense row-major A (nx x nx) and B (nx x nu), zero outside the blocks
+ * (either may be NULL): the same matrices as grit_step_derivatives. */
+GRIT_API grit_status grit_jacobian_blocks_to_dense(const grit_jacobian_blocks *J, double *A, double *B);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_internal.h — the workspace of grit_step_derivatives and the functions its three parts
+ * share (internal): the residual on dual numbers (derivatives_residual.c, with the closed-form position
+ * partials of derivatives_rigid.c), the columns, solves and writes (derivatives_columns.c), and the
+ * driver that runs the passes (derivatives.c). */
+#ifndef GRIT_DERIVATIVES_PARTS_H
+#define GRIT_DERIVATIVES_PARTS_H
+
+#include "constraints.h"
+#include "data_internal.h"
+#include "grit/derivatives.h"
+
+enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
+
+/* Right-hand sides solved together with the kept factor. */
+#define RHS_BATCH 64
+
+/* Every dual array of one residual evaluation, sized at creation. */
+struct grit_deriv_ws {
+  grit_kin_dual kin;
+  grit_inertial_dual inertial;
+  const grit_inertial_dual *inertial_in; /* &inertial, or NULL: the model's values as constants */
+  grit_dual *mass, *com, *inertia;        /* (nbody, 3 nbody, 9 nbody) */
+  grit_geom_params_dual geom;
+  grit_dual *gparam;                      /* (4 ngeom) friction, stiffness, dissipation, tau_d */
+  grit_dual *q, *dq, *v0, *u;             /* (nq, nv, nv, nu) */
+  grit_dual *M, *A, *Achol;               /* (nM) */
+  grit_dual *bias, *force, *r, *tmp;      /* (nv) */
+  grit_sinertia_dual *crb;                /* (nbody) */
+  grit_dual *acc, *frc;                   /* (6 nbody) */
+  grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
+  grit_dual *scratch;                     /* (6 nv) */
+  double *rhs;                            /* (nv x RHS_BATCH) right-hand sides, column-major */
+  int *ids;                               /* (RHS_BATCH) the column id of each */
+  int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
+  const int *tree_part;                   /* the kept factor's part of each tree (NULL: one part) */
+  int *col_part;                          /* (ntree) the part a tree's columns lie in (-1: several) */
+  int *ptree_ptr, *ptree;                 /* the trees by part: (ntree + 1), (ntree) */
+  int *colour, *adj_ptr, *adj, *stamp;    /* tree colouring: (ntree), (ntree + 1), (2 cap), (ntree) */
+  int *act_ptr, *act;                     /* actuators by tree: (ntree + 1), (nu) */
+  char *active;                           /* (ntree) the trees seeded in the current pass */
+  int cap_edges;
+  int *lag_ptr, *lag;                     /* Lagged contacts by tree: (ntree + 1), (cap_edges) */
+  double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact */
+  double *lag_y;                          /* (2 maxn max_constraints) J^T lag_g of each, tree by tree */
+  int maxn;                               /* the most dofs of a tree */
+  int params_dirty;                       /* the inertial and geometry inputs may hold seeds (or no values) */
+  int partials_dirty;                     /* a call stopped before clearing the partials of its passes */
+  char *qconst;                           /* (ntree) a free body with its centre of mass at its origin */
+  char *mask2, *mask3;                    /* (ntree) scratch tree masks */
+  double *Ad;                             /* (nM) scratch: A's blocks in double */
+  double *Dq, *Dv;                        /* (36 njnt) integration Jacobians, a 6x6 block per joint */
+  grit_kin kd;                            /* double kinematics at q0 (+) 0: the position passes' values */
+  double *qd;                             /* (nq) q0 (+) 0 */
+  int qd_valid, kd_valid;                 /* qd, kd hold this call's values */
+  int nonfinite;                          /* a value written out this call is not finite */
+  char *rigid;                            /* (ntree) position partials in closed form (rigid_body) */
+  char *mask4;                            /* (ntree) scratch tree mask */
+  grit_dual *twist;                       /* (6 nbody) body twists along the seed directions (rigid_body) */
+  grit_dual *uc, *wc, *ac, *an;           /* (nu, nu, na, na) actuation's chain rule (actuation_chain) */
+  double *Ai, *Bi;                        /* (2nv x 2nv, 2nv x nu) A and B of (q, v) when na > 0 */
+  grit_jacobian_blocks *blk;              /* the block form being filled (NULL: dense) */
+  int timing;                             /* the step's settings.timing: time the phases (tphase) */
+  double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
+  void *arena;
+};
+
+/* The right-hand sides gathered for the next solve. */
+/* The phases of a call timed when the step's settings.timing is on (bench/bench_derivatives.c): the
+ * refactorization (with zeroing A and B), the setup of the passes (integration Jacobians, colouring,
+ * Lagged terms), the position passes' residuals, the velocity and control passes' residuals, the solves,
+ * the writes of the columns, and the rest (seeding, right-hand sides, clearing partials, the chain). */
+
+/* The last call's phase times, us (zeros unless the data's step settings have timing on). */
+void grit_deriv_phase_times(const grit_data *d, double t[GRIT_DERIV_NPHASE]);
+
+/* The clock if the call is timed, else 0 (no clock call). */
+double grit_deriv_tick(const grit_deriv_ws *w);
+
+typedef struct grit_deriv_batch {
+  int n;
+} grit_deriv_batch;
+
+/* ---- the residual (derivatives_residual.c) */
+
+/* Sets every dual input to its value with zero partials (the model's parameters only if seeded). */
+void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
+/* Seeds column id `col` of theta in direction j (after grit_deriv_clear_inputs); undoes it for a state
+ * or control column. */
+void grit_deriv_seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param *params, int col, int j);
+void grit_deriv_unseed_column(const grit_model *m, grit_deriv_ws *w, int col, int j);
+/* The position pass's residual (dq0 seeded in the trees of `active`), and the velocity or control
+ * pass's at constant positions: w->r. */
+void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                              int kin_all, int skip_qconst);
+void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                                  int controls_only);
+/* After a pass: the seeded trees' quantities lose its partials. */
+void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics);
+void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active);
+/* Whether the step's constraints read the Delassus estimate (the residual then needs A's dual factor). */
+int grit_deriv_uses_delassus(const grit_data *d);
+/* The Lagged contacts' rank-one terms of dr/dv0: prepared once per call, added per column. */
+void grit_deriv_lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
+void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x);
+/* A constraint with zero impulse inside its model's region of no contact: no part of r or dr/dtheta. */
+int grit_deriv_constraint_inert(const grit_constraint *c);
+/* Body b's kinematics at q0 (+) dq in closed form, after its parent's (derivatives_rigid.c). */
+void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b);
+
+/* ---- the columns (derivatives_columns.c) */
+
+/* The tangent-space Jacobians of q+ = q0 (+) h v for joint j (6x6 blocks). */
+void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
+                                      double Dq[36], double Dv[36]);
+/* Distance-2 colouring of the trees in the graph of the step's constraints; lists actuators by tree.
+ * Returns the number of colours. */
+int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
+/* A tree's local columns of one kind (0 dq0, 1 v0, 2 controls) and their ids in theta. */
+int grit_deriv_local_columns(const grit_model *m, const grit_deriv_ws *w, int t, int kind, const double *A,
+                             const double *B);
+int grit_deriv_local_column_id(const grit_model *m, const grit_deriv_ws *w, int t, int kind, int l);
+/* Adds -dr/dtheta of direction j as the right-hand side of column `col`, solving and writing the batch
+ * when full; grit_deriv_flush solves and writes what is gathered. */
+grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, int col, int j, int t,
+                               int coupled, double *A, double *B, double *P, int np);
+grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B, double *P,
+                             int np);
+
+/* ---- the block form (derivatives_blocks.c) */
+
+/* A model's block-sparse A and B (grit/derivatives.h): islands of trees, each a dense block. */
+struct grit_jacobian_blocks {
+  const grit_model *m;
+  int nblock;
+  int *island;          /* (ntree) the island of each tree */
+  int *tptr, *tree;     /* (ntree + 1), (ntree) the trees by island, ascending */
+  int *bptr, *state;    /* (ntree + 1), (2 nv) each block's state indices: its dofs' dq, then their dv */
+  int *uptr, *ctrl;     /* (ntree + 1), (nu) each block's actuators */
+  int *dof_pos;         /* (nv) a dof's position among its island's dofs */
+  int *act_pos;         /* (nu) an actuator's position among its island's */
+  size_t *aoff, *boff;  /* (ntree + 1) each block's start in A and B */
+  double *A, *B;        /* the blocks' values */
+  size_t capA, capB;    /* their room, in doubles */
+  void *arena;          /* the index arrays */
+};
+
+/* The islands of the block form being filled (w->blk) and room for its values (may allocate). */
+grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w);
+/* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form). */
+void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x);
+/* derivatives_qv (derivatives.c) with w->blk set by the caller. */
+grit_status grit_deriv_qv(grit_data *d, double *A, double *B);
+
+#endif

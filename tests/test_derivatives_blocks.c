@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_derivatives_blocks.c — the block-sparse A and B (grit_step_derivatives_blocks) against the dense
+ * ones of grit_step_derivatives, entry for entry and exactly: both come from the same passes and
+ * solves, the blocks writing each column into its island's block only. The dense Jacobians themselves
+ * are checked against central finite differences in test_derivatives.c. Scenes: the clutter of 40
+ * objects falling and piling up (many islands, Lagged and SAP), two actuated pendulums, one pushing a
+ * box and one swinging free, with a free box apart (islands with and without actuators), and the arm
+ * pushing the ball (one island). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "scenes.h"
+
+/* Takes the dense and the block Jacobians of the data's last step and compares them exactly (== , so
+ * that a zero of either sign is a zero). Returns the number of blocks. */
+static int compare(grit_data *d, const grit_model *m) {
+  const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+  double *A = malloc(sizeof(double) * (size_t)nx * nx), *B = malloc(sizeof(double) * ((size_t)nx * nu + 1));
+  double *A2 = malloc(sizeof(double) * (size_t)nx * nx), *B2 = malloc(sizeof(double) * ((size_t)nx * nu + 1));
+  cr_assert_eq(grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  for (int pass = 0; pass < 2; ++pass) { /* twice: the second reuses the storage */
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J, A2, nu ? B2 : NULL), GRIT_OK);
+    for (int i = 0; i < nx * nx; ++i) cr_assert(A2[i] == A[i], "A[%d][%d]: blocks %.17g, dense %.17g", i / nx, i % nx, A2[i], A[i]);
+    for (int i = 0; i < nx * nu; ++i) cr_assert(B2[i] == B[i], "B[%d][%d]: blocks %.17g, dense %.17g", i / nu, i % nu, B2[i], B[i]);
+  }
+  const int nb = grit_jacobian_blocks_count(J);
+  size_t total = 0; /* the blocks partition the state and the controls */
+  int nstate = 0, nctrl = 0;
+  for (int k = 0; k < nb; ++k) {
+    grit_jacobian_block b;
+    cr_assert_eq(grit_jacobian_blocks_get(J, k, &b), GRIT_OK);
+    nstate += b.nx;
+    nctrl += b.nu;
+    total += (size_t)b.nx * b.nx + (size_t)b.nx * b.nu;
+  }
+  cr_assert_eq(nstate, nx);
+  cr_assert_eq(nctrl, nu);
+  cr_assert_eq(grit_jacobian_blocks_bytes(J), sizeof(double) * total);
+  grit_jacobian_block b;
+  cr_assert_eq(grit_jacobian_blocks_get(J, nb, &b), GRIT_ERR_INVALID_ARGUMENT);
+  grit_jacobian_blocks_free(J);
+  free(A), free(B), free(A2), free(B2);
+  return nb;
+}
+
+Test(derivatives_blocks, clutter_islands_equal_dense_exactly) {
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int model = GRIT_CONTACT_LAGGED; model <= GRIT_CONTACT_SAP; model += 2) {
+    grit_model *m;
+    grit_data *d;
+    cr_assert_eq(scene_clutter(40, 2e-3, &m, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    grit_step_settings st = grit_default_step_settings();
+    st.contact_model = model;
+    cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_OK);
+    int multi = 0;
+    for (int s = 1; s <= 240; ++s) {
+      cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+      if (s % 60) continue;
+      const int nb = compare(d, m);
+      cr_assert(nb >= 1 && nb <= grit_model_ntree(m));
+      multi |= nb > 1 && nb < grit_model_ntree(m); /* islands of several trees and more than one island */
+    }
+    cr_assert(multi, "the clutter never had islands of several trees");
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
+
+static const char *k_pendulums =
+    "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='2 2 0.1'/>"
+    "<body pos='0 0 0.6'><joint name='a' type='hinge' axis='0 1 0' range='-2 2'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.5' size='0.03'/></body>"
+    "<body pos='0.13 0 0.05'><freejoint/><geom type='box' size='0.05 0.05 0.05'/></body>"
+    "<body pos='1 0 0.6'><joint name='b' type='hinge' axis='0 1 0'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.3' size='0.03'/>"
+    "<body pos='0 0 -0.3'><joint name='c' type='hinge' axis='0 1 0'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.2' size='0.03'/></body></body>"
+    "<body pos='-1 0 0.05'><freejoint/><geom type='box' size='0.05 0.05 0.05'/></body>"
+    "</worldbody><actuator><motor joint='a' ctrlrange='-3 3' ctrllimited='true'/><motor joint='c'/>"
+    "<motor joint='b'/></actuator></mujoco>";
+
+Test(derivatives_blocks, actuated_islands_equal_dense_exactly) {
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string(k_pendulums, &m, NULL, NULL), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[3] = {2.0, 5.0, -0.4}; /* the first clamped at 3: dw/du = 0 outside the range */
+  for (int s = 1; s <= 150; ++s) {
+    double uk[3] = {u[0] + 0.01 * s, u[1], u[2]};
+    cr_assert_eq(grit_data_set_ctrl(d, uk, 3), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    if (s % 50 == 0) cr_assert_geq(compare(d, m), 3); /* at least the free box and the double pendulum apart */
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_blocks, arm_and_ball_one_island) {
+  grit_model *m;
+  grit_data *d;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", &m, &info, NULL), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_mjcf_apply_key(&info, grit_mjcf_key_index(&info, "push"), d), GRIT_OK);
+  for (int s = 0; s < 10; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(compare(d, m), 1);
+  grit_mjcf_info_free(&info);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_blocks, errors) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m, *m2;
+  grit_data *d;
+  cr_assert_eq(scene_clutter(10, 2e-3, &m, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(scene_falling_sphere(1e-3, &m2, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_jacobian_blocks *J, *J2;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_jacobian_blocks_create(m2, &J2), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_ERR_STATE); /* no step yet */
+  cr_assert_eq(grit_step(d), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J2), GRIT_ERR_INVALID_ARGUMENT); /* another model's */
+  cr_assert_eq(grit_step_derivatives_blocks(NULL, J), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_jacobian_blocks_reserve(J, 1000, 10), GRIT_OK);
+  cr_assert_geq(grit_jacobian_blocks_capacity_bytes(J), sizeof(double) * 1010);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_count(J), grit_model_ntree(m)); /* falling apart: one per object */
+  grit_jacobian_blocks_free(J);
+  grit_jacobian_blocks_free(J2);
+  grit_data_free(d);
+  grit_model_free(m);
+  grit_model_free(m2);
+}
+
+Test(derivatives_blocks, activations_refused) {
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string("<mujoco><worldbody><body><joint name='a' type='hinge'/>"
+                                     "<geom type='sphere' size='0.1'/></body></worldbody><actuator>"
+                                     "<general joint='a' dyntype='filter' dynprm='0.05'/></actuator></mujoco>",
+                                     &m, NULL, NULL),
+               GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_step(d), GRIT_OK);
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_ERR_UNSUPPORTED);
+  cr_assert(strstr(grit_data_last_error(d), "activations") != NULL, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
