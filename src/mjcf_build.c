@@ -571,27 +571,49 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, mjcf_geom *g, int body, cons
   if (st != GRIT_OK) builder_failed(c, st, gb, "geom", g->file, g->line);
 }
 
+/* A tendon's index in the file, which is its index in grit's model (mjcf_cx.c adds them in file order);
+ * -1 if no tendon has that name. */
+static int tendon_index(const mjcf_ctx *c, const char *name) {
+  for (int i = 0; i < c->tendons.n; ++i) {
+    const char *t = MJCF_AT(c->tendons, mjcf_tendon, i)->name;
+    if (t && !strcmp(t, name)) return i;
+  }
+  return -1;
+}
+
 static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
   int n = 0;
   name_entry *names = name_index(c, c->joints.data, c->joints.n, sizeof(mjcf_joint), offsetof(mjcf_joint, name), &n);
   if (!names) return;
   for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
-    const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
+    mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
     if (!A->supported) continue;
-    if (A->tendon) { /* no tendons are read on this branch: every tendon is missing */
+    const int t = A->tendon ? tendon_index(c, A->tendon) : -1;
+    int j = -1;
+    if (A->tendon && t < 0) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown tendon ", A->tendon);
       break;
     }
-    const int j = lookup(names, n, A->joint);
-    if (j < 0) {
+    if (!A->tendon && (j = lookup(names, n, A->joint)) < 0) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown joint ", A->joint);
       break;
     }
     grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
-    d.joint = grit_joint[j];
+    if (t >= 0) d.trntype = GRIT_TRN_TENDON, d.tendon = t;
+    else d.joint = grit_joint[j];
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
-    if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);
+    /* the tendon exists (found above): a refusal of a tendon transmission is the engine's limit */
+    if (s == GRIT_ERR_UNSUPPORTED || (s != GRIT_OK && t >= 0)) {
+      mjcf_node at;
+      memset(&at, 0, sizeof at);
+      at.name = A->element, at.file = A->file, at.line = A->line;
+      if (t >= 0) mjcf_unsupported(c, &at, "the transmission through tendon '%.100s' is not supported", A->tendon);
+      else mjcf_unsupported(c, &at, "%.200s", grit_builder_last_error(gb));
+      A->supported = 0; /* not in the model: the keyframes' controls skip it */
+    } else if (s != GRIT_OK) {
+      builder_failed(c, s, gb, A->element, A->file, A->line);
+    }
   }
   free(names);
 }
@@ -677,6 +699,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
   grit_options opt = c->opt;
   if (c->load.timestep > 0) opt.timestep = c->load.timestep;
   if (c->load.explicit_actuation) opt.explicit_actuation = 1;
+  if (c->load.explicit_gyroscopic) opt.explicit_gyroscopic = 1;
   grit_status s = grit_builder_set_options(gb, &opt);
   if (s != GRIT_OK) {
     fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));
