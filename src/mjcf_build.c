@@ -142,8 +142,17 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     }
     const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
     if (m->hull_error && geom_collides(g)) fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
-  } else if (g->mesh) {
-    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->file, g->line, "fitting a primitive to a mesh is not supported", 0);
+  } else if (g->mesh) { /* a primitive fitted to the mesh, as MuJoCo */
+    const int k = lookup(meshes, nmesh, g->mesh);
+    const mjcf_mesh *m = k >= 0 ? MJCF_AT(c->meshes, mjcf_mesh, k) : NULL;
+    if (!m) fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "unknown mesh ", g->mesh);
+    else if (g->has_fromto)
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "'fromto' cannot be used with a mesh", 0);
+    else if (m->hull_error && !m->ntri) fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
+    else if (g->type == MJCF_GEOM_PLANE)
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "a plane cannot be fitted to a mesh", 0);
+    else mjcf_mesh_fit(c, m, g);
+    if (c->status != GRIT_OK) return;
   }
   static const int nsize[] = {0, 1, 2, 3, 2, 3, 0};
   for (int i = 0; i < nsize[g->type]; ++i)

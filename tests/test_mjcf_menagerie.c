@@ -188,7 +188,8 @@ Test(mjcf_menagerie, allegro_scene_include) {
   cr_expect_lt(r.ev, 1e-4, "max |dv| %g", r.ev);
 }
 
-/* The target robots of issue 24 in a Menagerie checkout (GRIT_MENAGERIE_DIR). `lenient`: the file
+/* The target robots of issue 24, and the other robots of that commit, in a Menagerie checkout
+ * (GRIT_MENAGERIE_DIR). `lenient`: the file
  * has actuators with tendon transmissions, which grit's engine does not simulate yet (left out with a
  * warning; actuation is off in the comparison anyway). */
 Test(mjcf_menagerie, checkout, .timeout = 600) {
@@ -204,6 +205,10 @@ Test(mjcf_menagerie, checkout, .timeout = 600) {
       {"agility_cassie", "cassie.xml", 0},           {"robotiq_2f85", "2f85.xml", 1},
       {"shadow_hand", "right_hand.xml", 1},          {"shadow_hand", "left_hand.xml", 1},
       {"wonik_allegro", "right_hand.xml", 0},        {"wonik_allegro", "left_hand.xml", 0},
+      /* the rest of that commit's robots */
+      {"anybotics_anymal_b", "anymal_b.xml", 0},     {"realsense_d435i", "d435i.xml", 0},
+      {"rethink_robotics_sawyer", "sawyer.xml", 0},  {"robotis_op3", "op3.xml", 0},
+      {"unitree_a1", "a1.xml", 0},                   {"unitree_go1", "go1.xml", 0},
   };
   for (size_t i = 0; i < sizeof robots / sizeof robots[0]; ++i) {
     const result r = compare_in(root, robots[i].dir, robots[i].file, robots[i].lenient);

@@ -285,3 +285,60 @@ Test(mjcf_real, explicit_gyroscopic_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Primitives fitted to a mesh (<geom type="box" mesh="...">): sphere, capsule, cylinder, box and ellipsoid
+ * by the mesh's equivalent inertia box and, with compiler fitaabb, by its bounding box in its principal
+ * frame, with fitscale, on an L-shaped solid placed off the geometry's origin and turned: sizes, the
+ * geometry's pose in its body (axes up to sign, the ones the shape distinguishes) and the body's mass as
+ * MuJoCo 2.2.2 has them. Tolerances: 1e-6 relative for sizes and mass, 1e-6 m and 1e-6 for positions
+ * and axes (MuJoCo's mju_eig3 stops at a rotation cosine within 1e-12 of 1: axes to ~1e-6). */
+Test(mjcf_real, primitives_fitted_to_meshes) {
+  char dir[] = "/tmp/grit_fit_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char p[1200];
+  snprintf(p, sizeof p, "%s/l.stl", dir);
+  write_l_stl(p, 0);
+  static const char *const types[] = {"sphere", "capsule", "cylinder", "box", "ellipsoid"};
+  double worst = 0;
+  for (int aabb = 0; aabb < 2; ++aabb)
+    for (int t = 0; t < 5; ++t) {
+      snprintf(p, sizeof p, "%s/model.xml", dir);
+      FILE *f = fopen(p, "w");
+      fprintf(f, "<mujoco><compiler fitaabb='%s'/><asset><mesh name='m' file='l.stl' scale='1 1.5 .8'/></asset>"
+                 "<worldbody><body><freejoint/><geom type='%s' mesh='m' fitscale='1.2' pos='.1 0 .02' "
+                 "euler='10 20 30'/></body></worldbody></mujoco>\n",
+              aabb ? "true" : "false", types[t]);
+      fclose(f);
+      char err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+      mjModel *mm = mj_loadXML(p, NULL, err, sizeof err);
+      cr_assert_not_null(mm, "%s: %s", types[t], err);
+      grit_model *gm;
+      cr_assert_eq(grit_mjcf_load_file(p, &gm, NULL, msg), GRIT_OK, "%s", msg);
+      cr_assert_eq(gm->ngeom, 1);
+      const int ns = t == 0 ? 1 : t < 3 ? 2 : 3;
+      double e = 0;
+      for (int i = 0; i < ns; ++i) e = fmax(e, fabs(gm->geom_shape[0].size[i] - mm->geom_size[i]) / mm->geom_size[i]);
+      for (int i = 0; i < 3; ++i) e = fmax(e, fabs(gm->geom_pos[i] - mm->geom_pos[i]));
+      double Rg[9], Rm[9];
+      mju_quat2Mat(Rg, gm->geom_quat);
+      mju_quat2Mat(Rm, mm->geom_quat);
+      for (int a = t == 0 ? 3 : t < 3 ? 2 : 0; a < 3; ++a) /* the axes the shape distinguishes, up to sign */
+        e = fmax(e, 1 - fabs(Rg[a] * Rm[a] + Rg[3 + a] * Rm[3 + a] + Rg[6 + a] * Rm[6 + a]));
+      e = fmax(e, fabs(gm->body_mass[1] - mm->body_mass[1]) / mm->body_mass[1]);
+      cr_log_info("%s (fitaabb %d): size %.9g %.9g %.9g vs MuJoCo %.9g %.9g %.9g; largest difference %.3g", types[t],
+                  aabb, gm->geom_shape[0].size[0], gm->geom_shape[0].size[1], gm->geom_shape[0].size[2],
+                  mm->geom_size[0], mm->geom_size[1], mm->geom_size[2], e);
+      cr_expect_lt(e, 1e-6, "%s (fitaabb %d): %g; pos %g %g %g vs %g %g %g, mass %g vs %g", types[t], aabb, e,
+                   gm->geom_pos[0], gm->geom_pos[1], gm->geom_pos[2], mm->geom_pos[0], mm->geom_pos[1],
+                   mm->geom_pos[2], gm->body_mass[1], mm->body_mass[1]);
+      worst = fmax(worst, e);
+      mj_deleteModel(mm);
+      grit_model_free(gm);
+    }
+  cr_log_info("fitted primitives: largest difference from MuJoCo %.3g", worst);
+  snprintf(p, sizeof p, "%s/l.stl", dir);
+  remove(p);
+  snprintf(p, sizeof p, "%s/model.xml", dir);
+  remove(p);
+  rmdir(dir);
+}
