@@ -79,6 +79,7 @@ void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_k
   int any = 0;
   for (int b = 0; b < m->nbody; ++b)
     for (int i = 0; i < 6; ++i) frc[6 * b + i] = GS_C(0.0);
+  if (m->opt.explicit_gyroscopic) return; /* MuJoCo's Euler: the bias c alone (grit_options) */
   for (int b = 1; b < m->nbody; ++b) {
     if (!GS_NAME(kin_body_on)(m, k, b) || !GS_NAME(dyn_body_spins)(m, b)) continue;
     const GS *R = k->xmat + 9 * b;

@@ -96,6 +96,7 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   o.lenient = 0;
   o.explicit_actuation = 0;
   o.hydro_modulus = 0;
+  o.explicit_gyroscopic = 0;
   return o;
 }
 

@@ -142,8 +142,17 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     }
     const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
     if (m->hull_error && geom_collides(g)) fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
-  } else if (g->mesh) {
-    fail_at(c, GRIT_ERR_UNSUPPORTED, "geom", g->file, g->line, "fitting a primitive to a mesh is not supported", 0);
+  } else if (g->mesh) { /* a primitive fitted to the mesh, as MuJoCo */
+    const int k = lookup(meshes, nmesh, g->mesh);
+    const mjcf_mesh *m = k >= 0 ? MJCF_AT(c->meshes, mjcf_mesh, k) : NULL;
+    if (!m) fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "unknown mesh ", g->mesh);
+    else if (g->has_fromto)
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "'fromto' cannot be used with a mesh", 0);
+    else if (m->hull_error && !m->ntri) fail_at(c, m->hull_status, "mesh", m->file, m->line, m->hull_error, 0);
+    else if (g->type == MJCF_GEOM_PLANE)
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "a plane cannot be fitted to a mesh", 0);
+    else mjcf_mesh_fit(c, m, g);
+    if (c->status != GRIT_OK) return;
   }
   static const int nsize[] = {0, 1, 2, 3, 2, 3, 0};
   for (int i = 0; i < nsize[g->type]; ++i)
@@ -576,20 +585,32 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
   name_entry *names = name_index(c, c->joints.data, c->joints.n, sizeof(mjcf_joint), offsetof(mjcf_joint, name), &n);
   if (!names) return;
   for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
-    const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
+    mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
     if (!A->supported) continue;
-    const int j = A->tendon ? mjcf_cx_tendon_index(c, A->tendon) : lookup(names, n, A->joint);
-    if (j < 0) {
-      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, A->tendon ? "unknown tendon " : "unknown joint ",
-              A->tendon ? A->tendon : A->joint);
+    const int t = A->tendon ? mjcf_cx_tendon_index(c, A->tendon) : -1;
+    int j = -1;
+    if (A->tendon && t < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown tendon ", A->tendon);
+      break;
+    }
+    if (!A->tendon && (j = lookup(names, n, A->joint)) < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown joint ", A->joint);
       break;
     }
     grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
-    if (A->tendon) d.trntype = GRIT_TRN_TENDON, d.tendon = j; /* the tendons are added in the file's order */
+    if (t >= 0) d.trntype = GRIT_TRN_TENDON, d.tendon = t;
     else d.joint = grit_joint[j];
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
-    if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);
+    if (s == GRIT_ERR_UNSUPPORTED) { /* the engine's limit (e.g. a tendon across two trees): lenient may skip it */
+      mjcf_node at;
+      memset(&at, 0, sizeof at);
+      at.name = A->element, at.file = A->file, at.line = A->line;
+      mjcf_unsupported(c, &at, "%.200s", grit_builder_last_error(gb));
+      A->supported = 0; /* not in the model: the keyframes' controls skip it */
+    } else if (s != GRIT_OK) {
+      builder_failed(c, s, gb, A->element, A->file, A->line);
+    }
   }
   free(names);
 }
@@ -675,6 +696,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
   grit_options opt = c->opt;
   if (c->load.timestep > 0) opt.timestep = c->load.timestep;
   if (c->load.explicit_actuation) opt.explicit_actuation = 1;
+  if (c->load.explicit_gyroscopic) opt.explicit_gyroscopic = 1;
   grit_status s = grit_builder_set_options(gb, &opt);
   if (s != GRIT_OK) {
     fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));

@@ -85,7 +85,8 @@ static mjcf_node *include_one(mjcf_ctx *c, mjcf_node *inc, mjcf_node *prev, cons
   }
   root->file = path;
   set_file(root->child, path);
-  mjcf_finish(c, root); /* its 'model' has no meaning here */
+  mjcf_mark(root, "model"); /* an included file's model name has no meaning, as in MuJoCo */
+  mjcf_finish(c, root);
   /* the included file's directory, for its own includes */
   const char *slash = strrchr(path, '/');
   char *sub = mjcf_strdup(&c->pool, path, slash ? (size_t)(slash - path) + 1 : 0);

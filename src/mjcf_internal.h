@@ -81,6 +81,7 @@ typedef struct mjcf_geom {
   int line, body;
   int type; /* MJCF_GEOM_* */
   double size[3], pos[3], fromto[6], mass, density, friction;
+  double fitscale; /* a primitive fitted to its mesh: the factor of the fitted sizes (default 1) */
   int has_fromto, has_mass, condim, group;
   int in_pair; /* named by a <contact><pair> or wrapped by a tendon: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
@@ -183,6 +184,7 @@ typedef struct mjcf_ctx {
   char eulerseq[4];
   double boundmass, boundinertia, settotalmass;
   int balanceinertia, exactmeshinertia;
+  int fitaabb; /* <compiler fitaabb>: primitives fitted to meshes by their bounding box */
   /* <option>, <custom> */
   grit_options opt;
   grit_step_settings settings;
@@ -229,6 +231,10 @@ grit_status mjcf_mesh_hull(const double *v, int n, int max_vert, mjcf_pool *pool
  * (mjcf_mesh.c) */
 int mjcf_mesh_mass_mujoco(const double *v, int nv, const int *tri, int ntri, int exact, double *volume, double com[3],
                           double inertia[9]);
+/* A primitive geometry g with a 'mesh' (MuJoCo's fitting): its sizes from the mesh's equivalent inertia
+ * box (or with compiler fitaabb its bounding box), times g->fitscale, and its frame (g->cpos, g->cquat)
+ * composed with the mesh's centre and principal axes. A failure is reported on c. (mjcf_mesh.c) */
+void mjcf_mesh_fit(mjcf_ctx *c, const mjcf_mesh *m, mjcf_geom *g);
 #define MJCF_AT(array, type, i) (((type *)(array).data) + (i))
 
 /* Errors and warnings, "file:line: <element> ..." (node may be NULL: no line). */

@@ -475,3 +475,96 @@ int mjcf_mesh_mass_mujoco(const double *v, int nv, const int *tri, int ntri, int
   *volume = box;
   return 1;
 }
+
+/* ------------------------------------------------------------- primitives fitted to meshes */
+
+/* compiler fitaabb="true": the sizes from the mesh's bounding box in its principal frame (vertices
+ * re-centred at `com` and turned onto the axes `ax`, in single precision as MuJoCo's mesh compiler holds
+ * them); the sphere and the capsule enclose the vertices. `off` receives the primitive's offset in the
+ * geometry's frame as MuJoCo 2.2.2 places it: minus the box's centre in principal coordinates (measured
+ * against 2.2.2, tests/test_mjcf_real.c; neither the mesh's centre nor the geometry's axes enter). */
+static void fit_aabb(const mjcf_mesh *m, mjcf_geom *g, const double com[3], double ax[3][3], double off[3]) {
+  double lo[3] = {1e10, 1e10, 1e10}, hi[3] = {-1e10, -1e10, -1e10};
+  float *p = malloc(sizeof(float) * 3 * (size_t)(m->nvert > 0 ? m->nvert : 1));
+  if (!p) return; /* sizes stay 0: reported as non-positive by the caller */
+  for (int i = 0; i < m->nvert; ++i) {
+    float r[3];
+    for (int k = 0; k < 3; ++k) r[k] = (float)((float)m->vert[3 * i + k] - com[k]);
+    for (int k = 0; k < 3; ++k) {
+      p[3 * i + k] = (float)(ax[k][0] * r[0] + ax[k][1] * r[1] + ax[k][2] * r[2]);
+      lo[k] = fmin(lo[k], p[3 * i + k]), hi[k] = fmax(hi[k], p[3 * i + k]);
+    }
+  }
+  double cen[3];
+  for (int k = 0; k < 3; ++k) cen[k] = (lo[k] + hi[k]) / 2, off[k] = -cen[k];
+  double r0 = 0, h = 0;
+  for (int i = 0; i < m->nvert; ++i) {
+    const double dx = p[3 * i] - cen[0], dy = p[3 * i + 1] - cen[1], dz = p[3 * i + 2] - cen[2];
+    if (g->type == MJCF_GEOM_SPHERE) r0 = fmax(r0, sqrt(dx * dx + dy * dy + dz * dz));
+    else r0 = fmax(r0, sqrt(dx * dx + dy * dy)), h = fmax(h, fabs(dz));
+  }
+  if (g->type == MJCF_GEOM_CAPSULE) { /* the caps are curved: the half length that encloses every vertex */
+    h = 0;
+    for (int i = 0; i < m->nvert; ++i) {
+      const double dx = p[3 * i] - cen[0], dy = p[3 * i + 1] - cen[1], dz = p[3 * i + 2] - cen[2];
+      const double dst = sqrt(dx * dx + dy * dy);
+      h = fmax(h, fabs(dz) - r0 * sin(acos(fmin(1, dst / r0))));
+    }
+  }
+  free(p);
+  g->csize[0] = r0, g->csize[1] = h;
+  if (g->type == MJCF_GEOM_BOX || g->type == MJCF_GEOM_ELLIPSOID)
+    for (int k = 0; k < 3; ++k) g->csize[k] = hi[k] - cen[k];
+}
+
+void mjcf_mesh_fit(mjcf_ctx *c, const mjcf_mesh *m, mjcf_geom *g) {
+  double V, com[3], I[9], e[3], R[9], b[3];
+  /* the mesh's volume, centre and inertia as MuJoCo's mesh compiler has them (the file's faces, or
+   * without faces its convex hull's) */
+  const int ok = m->ntri ? mjcf_mesh_mass_mujoco(m->vert, m->nvert, m->tri, m->ntri, c->exactmeshinertia, &V, com, I)
+                         : mjcf_mesh_mass_mujoco(m->hvert, m->nhvert, m->htri, m->nhtri, c->exactmeshinertia, &V, com, I);
+  if (ok <= 0) {
+    mjcf_fail_at(c, ok < 0 ? GRIT_ERR_OUT_OF_MEMORY : GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line,
+                 ok < 0 ? "out of memory" : "the mesh encloses no volume: no primitive can be fitted to it", 0);
+    return;
+  }
+  mjcf_eig3(I, e, R);
+  int o[3] = {0, 1, 2}; /* principal moments in decreasing order, as mju_eig3 returns them */
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2 - i; ++j)
+      if (e[o[j]] < e[o[j + 1]]) {
+        const int t = o[j];
+        o[j] = o[j + 1], o[j + 1] = t;
+      }
+  double ax[3][3];
+  for (int k = 0; k < 3; ++k)
+    for (int r = 0; r < 3; ++r) ax[k][r] = R[3 * r + o[k]];
+  double zc[3];
+  mjcf_cross(zc, ax[0], ax[1]); /* a right-handed frame: z = x cross y (the axes' signs do not matter) */
+  memcpy(ax[2], zc, sizeof zc);
+  for (int i = 0; i < 3; ++i) { /* the equivalent inertia box's half sizes */
+    const double d = e[o[(i + 1) % 3]] + e[o[(i + 2) % 3]] - e[o[i]];
+    b[i] = d > 0 ? sqrt(6 * d / V) / 2 : 0;
+  }
+  double off[3] = {com[0], com[1], com[2]}; /* the primitive's centre in the geometry's frame */
+  if (c->fitaabb) {
+    fit_aabb(m, g, com, ax, off);
+  } else if (g->type == MJCF_GEOM_SPHERE) {
+    g->csize[0] = (b[0] + b[1] + b[2]) / 3;
+  } else if (g->type == MJCF_GEOM_CAPSULE) {
+    g->csize[0] = (b[0] + b[1]) / 2;
+    g->csize[1] = fmax(0, b[2] - g->csize[0] / 2);
+  } else if (g->type == MJCF_GEOM_CYLINDER) {
+    g->csize[0] = (b[0] + b[1]) / 2, g->csize[1] = b[2];
+  } else { /* box, ellipsoid */
+    memcpy(g->csize, b, sizeof b);
+  }
+  for (int i = 0; i < 3; ++i) g->csize[i] *= g->fitscale;
+  /* the primitive sits in the mesh's principal frame: the geometry's frame composed with it */
+  double Rg[9], q[4], qp[4];
+  mjcf_quat2mat(Rg, g->cquat);
+  for (int i = 0; i < 3; ++i) g->cpos[i] += Rg[3 * i] * off[0] + Rg[3 * i + 1] * off[1] + Rg[3 * i + 2] * off[2];
+  mjcf_frame2quat(qp, ax[0], ax[1], ax[2]);
+  mjcf_mulquat(q, g->cquat, qp);
+  memcpy(g->cquat, q, sizeof q);
+}

@@ -52,6 +52,7 @@ static void geom_defaults(mjcf_geom *g) {
   memset(g, 0, sizeof *g);
   g->type = MJCF_GEOM_SPHERE;
   g->density = 1000;
+  g->fitscale = 1;
   g->friction = 1;
   g->contype = g->conaffinity = 1;
   g->condim = 3;
@@ -67,6 +68,8 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   if (mjcf_read_numbers(c, n, "fromto", g->fromto, 6, 6)) g->has_fromto = 1;
   if (mjcf_read_numbers(c, n, "mass", &g->mass, 1, 1)) g->has_mass = 1;
   mjcf_read_numbers(c, n, "density", &g->density, 1, 1);
+  if (mjcf_read_numbers(c, n, "fitscale", &g->fitscale, 1, 1) && !(g->fitscale > 0))
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "attribute 'fitscale' must be positive");
   double fr[3];
   if (mjcf_read_numbers(c, n, "friction", fr, 1, 3)) g->friction = fr[0]; /* torsional, rolling: unused */
   long v;
@@ -369,8 +372,9 @@ static void read_compiler(mjcf_ctx *c, const mjcf_node *n) {
     mjcf_warn(c, n, "fusestatic=\"true\": grit keeps static bodies (the dynamics is the same; the body count is not)");
   /* no effect on grit's model: grit always collides with the convex hull; threads; mesh inertia as 2.2.2 */
   mjcf_read_bool(c, n, "exactmeshinertia", &c->exactmeshinertia);
-  static const char *const quiet[] = {"convexhull", "usethread", "fitaabb", "saveinertial", "alignfree"};
-  for (int i = 0; i < 5; ++i) mjcf_mark(n, quiet[i]);
+  mjcf_read_bool(c, n, "fitaabb", &c->fitaabb);
+  static const char *const quiet[] = {"convexhull", "usethread", "saveinertial", "alignfree"};
+  for (int i = 0; i < 4; ++i) mjcf_mark(n, quiet[i]);
   c->meshdir = mjcf_attr(n, "meshdir"); /* mesh files are read; textures are not */
   c->assetdir = mjcf_attr(n, "assetdir");
   const char *files[] = {"texturedir", "strippath"};

@@ -71,6 +71,7 @@ grit_options grit_default_options(void) {
   o.contact_margin = 0.1;
   o.max_contacts = 0;
   o.explicit_actuation = 0;
+  o.explicit_gyroscopic = 0;
   o.gravity[0] = 0.0;
   o.gravity[1] = 0.0;
   o.gravity[2] = -9.81;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_mjcf_real.c — real public model files (tests/models/dm_control_suite, unmodified) against MuJoCo
  * 2.2.2 (a reference peer, used by tests only): the same nq, nv and number of bodies (MuJoCo's nbody,
- * grit_mjcf_info.nbody), and with contact, gravity, limits, actuation and springs off in both, 1 s from
- * a nonzero velocity with MuJoCo's Euler integrator at the file's time step, the same trajectory to
- * 1e-4 (measured: 1e-15 for the files whose inertias are diagonal in a known frame, 1e-6 where MuJoCo
- * diagonalizes summed inertias with its iterative mju_eig3, see test_mjcf_mujoco.c). And non-convex,
- * open and vertex-only mesh files weigh as MuJoCo weighs them (its legacy equivalent-box mass). */
+ * grit_mjcf_info.nbody), and with contact, gravity, limits, actuation, springs and fluid forces off in
+ * both, 1 s from a nonzero velocity with MuJoCo's Euler integrator at the file's time step and grit's
+ * explicit_gyroscopic option (MuJoCo's explicit velocity-product terms for free and ball bodies), the
+ * same trajectory to 1e-4 (measured: 2e-14 for all six files). Without the option grit's discrete
+ * momentum balance differs from MuJoCo's Euler by O(dt), by design (free_body_first_order). And
+ * non-convex, open and vertex-only mesh files weigh as MuJoCo weighs them (its legacy equivalent-box
+ * mass). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -18,54 +20,29 @@
 
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "mjcf_mujoco_util.h"
 #include "model_internal.h"
 
 #ifndef GRIT_SOURCE_DIR
 #error "GRIT_SOURCE_DIR must be defined"
 #endif
 
-/* Max over joints of the coordinate error (quaternions up to sign) and of the velocity error. */
-static void state_error(const mjModel *mm, const mjData *md, const double *q, const double *v, double *eq, double *ev) {
-  *eq = *ev = 0;
-  for (int j = 0; j < mm->njnt; ++j) {
-    const int a = mm->jnt_qposadr[j], t = mm->jnt_type[j];
-    const int lin = t == mjJNT_FREE ? 3 : 0, quat = t == mjJNT_FREE || t == mjJNT_BALL;
-    for (int i = 0; i < lin; ++i) *eq = fmax(*eq, fabs(q[a + i] - md->qpos[a + i]));
-    if (quat) {
-      double p = 0, m = 0;
-      for (int i = 0; i < 4; ++i) {
-        p = fmax(p, fabs(q[a + lin + i] - md->qpos[a + lin + i]));
-        m = fmax(m, fabs(q[a + lin + i] + md->qpos[a + lin + i]));
-      }
-      *eq = fmax(*eq, fmin(p, m));
-    } else {
-      *eq = fmax(*eq, fabs(q[a] - md->qpos[a]));
-    }
-  }
-  for (int i = 0; i < mm->nv; ++i) *ev = fmax(*ev, fabs(v[i] - md->qvel[i]));
-}
 
-static void compare(const char *file) {
+static void compare(const char *file, int lenient) {
   char path[1024], err[1000] = "", msg[GRIT_MESSAGE_SIZE];
   snprintf(path, sizeof path, "%s/tests/models/dm_control_suite/%s", GRIT_SOURCE_DIR, file);
   mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
   cr_assert_not_null(mm, "MuJoCo: %s", err);
   grit_model *gm;
   grit_mjcf_info info;
-  cr_assert_eq(grit_mjcf_load_file(path, &gm, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.explicit_gyroscopic = 1;
+  o.lenient = lenient;
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &gm, &info, msg), GRIT_OK, "%s", msg);
   cr_assert_eq(gm->nq, mm->nq, "%s", file);
   cr_assert_eq(gm->nv, mm->nv, "%s", file);
   cr_assert_eq(info.nbody, mm->nbody, "%s", file);
-  /* the same free motion in both */
-  mm->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_GRAVITY | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_EQUALITY;
-  mm->opt.integrator = mjINT_EULER;
-  for (int j = 0; j < mm->njnt; ++j) mm->jnt_stiffness[j] = 0;
-  for (int t = 0; t < mm->ntendon; ++t) mm->tendon_stiffness[t] = mm->tendon_damping[t] = 0;
-  memset(gm->opt.gravity, 0, sizeof gm->opt.gravity);
-  for (int g = 0; g < gm->ngeom; ++g) gm->geom_contype[g] = gm->geom_conaffinity[g] = 0;
-  gm->npair = 0;
-  for (int j = 0; j < gm->njnt; ++j) gm->jnt_limited[j] = 0, gm->jnt_stiffness[j] = 0;
-  for (int a = 0; a < gm->nu; ++a) gm->act_gear[a] = 0;
+  mjcmp_free_motion_only(mm, gm); /* the same free motion in both */
   cr_assert_eq(gm->opt.timestep, mm->opt.timestep, "%s", file);
   mjData *md = mj_makeData(mm);
   grit_data *gd;
@@ -80,7 +57,7 @@ static void compare(const char *file) {
     mj_step(mm, md);
     cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
   }
-  state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &eq, &ev);
+  mjcmp_state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &eq, &ev);
   cr_log_info("%s: nq %d nv %d nbody %d (grit's model %d); %d steps of %g s: max |dq| %.3g, max |dv| %.3g", file, mm->nq,
               mm->nv, mm->nbody, gm->nbody, steps, mm->opt.timestep, eq, ev);
   cr_assert_lt(eq, 1e-4, "%s: q differs by %g", file, eq);
@@ -93,11 +70,72 @@ static void compare(const char *file) {
   grit_model_free(gm);
 }
 
-Test(mjcf_real, cheetah) { compare("cheetah.xml"); }
-Test(mjcf_real, humanoid_CMU) { compare("humanoid_CMU.xml"); }
-Test(mjcf_real, walker) { compare("walker.xml"); }
-Test(mjcf_real, hopper) { compare("hopper.xml"); }
-Test(mjcf_real, acrobot) { compare("acrobot.xml"); }
+Test(mjcf_real, cheetah) { compare("cheetah.xml", 0); }
+Test(mjcf_real, humanoid_CMU) { compare("humanoid_CMU.xml", 0); }
+Test(mjcf_real, walker) { compare("walker.xml", 0); }
+Test(mjcf_real, hopper) { compare("hopper.xml", 0); }
+Test(mjcf_real, acrobot) { compare("acrobot.xml", 0); }
+/* a free body with small fins (fluid forces and the fins' position actuators: lenient) */
+Test(mjcf_real, fish) { compare("fish.xml", 1); }
+
+/* Why the free-body files differed from MuJoCo by up to 6.5e-4 before explicit_gyroscopic existed:
+ * grit's default step replaces a ball or free body's explicit gyroscopic torque by its discrete
+ * momentum balance (docs/theory.md), a different first-order discretization of the same equations.
+ * A single tumbling ellipsoid (diagonal inertia: no diagonalization involved): with the option the two
+ * agree to round-off; without it they differ by O(dt), halving with the step. */
+static double ellipsoid_error(double dt, int explicit_gyroscopic) {
+  char xml[400], err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+  snprintf(xml, sizeof xml,
+           "<mujoco><option timestep='%g'/><worldbody><body pos='0 0 .1'><freejoint/>"
+           "<geom type='ellipsoid' size='.03 .04 .02'/></body></worldbody></mujoco>",
+           dt);
+  char dir[] = "/tmp/grit_ellipsoid_XXXXXX", path[64];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/e.xml", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(xml, f);
+  fclose(f);
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
+  remove(path);
+  rmdir(dir);
+  cr_assert_not_null(mm, "%s", err);
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.explicit_gyroscopic = explicit_gyroscopic;
+  grit_model *gm;
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "ellipsoid", &o, &gm, NULL, msg), GRIT_OK, "%s", msg);
+  mm->opt.disableflags |= mjDSBL_GRAVITY;
+  mm->opt.integrator = mjINT_EULER;
+  memset(gm->opt.gravity, 0, sizeof gm->opt.gravity);
+  mjData *md = mj_makeData(mm);
+  grit_data *gd;
+  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
+  const double v0[6] = {0.1, -0.2, 0.3, 3.0, -2.0, 4.0};
+  mju_copy(md->qvel, v0, 6);
+  cr_assert_eq(grit_data_set_qvel(gd, v0, 6), GRIT_OK);
+  for (int k = 0; k < (int)lround(1.0 / dt); ++k) {
+    mj_step(mm, md);
+    cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
+  }
+  double eq, ev;
+  mjcmp_state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &eq, &ev);
+  mj_deleteData(md);
+  mj_deleteModel(mm);
+  grit_data_free(gd);
+  grit_model_free(gm);
+  return fmax(eq, ev);
+}
+
+Test(mjcf_real, free_body_first_order) {
+  const double e2 = ellipsoid_error(2e-3, 0), e1 = ellipsoid_error(1e-3, 0);
+  const double x2 = ellipsoid_error(2e-3, 1), x1 = ellipsoid_error(1e-3, 1);
+  cr_log_info("tumbling ellipsoid, 1 s: grit's default vs MuJoCo's Euler %.3g (2 ms), %.3g (1 ms); "
+              "explicit_gyroscopic %.3g, %.3g", e2, e1, x2, x1);
+  cr_expect_lt(x2, 1e-12, "%g", x2); /* round-off over 500 steps */
+  cr_expect_lt(x1, 1e-12, "%g", x1);
+  cr_expect_gt(e2, 1e-6, "%g", e2);  /* a real discretization difference... */
+  cr_expect(e2 / e1 > 1.8 && e2 / e1 < 2.2, "first order: ratio %g", e2 / e1); /* ...of first order */
+}
 
 /* ------------------------------------------------------------------------------ mesh masses */
 
@@ -189,5 +227,118 @@ Test(mjcf_real, mesh_masses_as_mujoco) {
     snprintf(p, sizeof p, "%s/%s", dir, files[i]);
     remove(p);
   }
+  rmdir(dir);
+}
+
+/* The step's Jacobians with explicit_gyroscopic (the dual instantiation skips the momentum balance as
+ * the double one does) against central differences of the step: a tumbling free ellipsoid with a
+ * ball-jointed capsule hanging from it, gravity on. Tolerance 1e-6 relative (differences of step 1e-6:
+ * truncation ~1e-12 relative to the curvature, round-off ~1e-10 / 1e-6). */
+Test(mjcf_real, explicit_gyroscopic_derivatives) {
+  static const char xml[] = "<mujoco><option timestep='0.002'/><worldbody><body pos='0 0 1'><freejoint/>"
+                            "<geom type='ellipsoid' size='.03 .04 .02'/><body pos='0 0 -.05'><joint type='ball'/>"
+                            "<geom type='capsule' fromto='0 0 0 .02 .01 -.1' size='.01'/></body></body></worldbody>"
+                            "</mujoco>";
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.explicit_gyroscopic = 1;
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "chain", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nx = 2 * nv;
+  cr_assert_eq(nv, 9);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  double x0[16 + 9], x[16 + 9], A[18 * 18], qa[16], qb[16], dq[9], e[9] = {0};
+  grit_model_qpos0(m, x0);
+  const double qball[4] = {0.9, 0.2, -0.3, 0.1}; /* a tilted ball joint (normalized by the step) */
+  const double n = sqrt(0.81 + 0.04 + 0.09 + 0.01);
+  for (int i = 0; i < 4; ++i) x0[7 + i] = qball[i] / n;
+  for (int i = 0; i < nv; ++i) x0[nq + i] = 2.0 * sin(1.0 + 1.7 * i);
+  cr_assert_eq(grit_linearize(d, x0, NULL, A, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  double num = 0, den = 0;
+  for (int col = 0; col < nx; ++col) {
+    double fp[18], fm[18];
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+      memcpy(x, x0, sizeof(double) * (size_t)(nq + nv));
+      if (col < nv) {
+        e[col] = sgn * 1e-6;
+        grit_integrate_positions(m, x, e, 1.0);
+        e[col] = 0;
+      } else {
+        x[nq + col - nv] += sgn * 1e-6;
+      }
+      cr_assert_eq(grit_linearize(d, x, NULL, NULL, NULL), GRIT_OK);
+      memcpy(qb, grit_data_qpos(d), sizeof(double) * (size_t)nq);
+      double *f = sgn > 0 ? fp : fm;
+      memcpy(f + nv, grit_data_qvel(d), sizeof(double) * (size_t)nv);
+      if (sgn < 0) memcpy(qa, qb, sizeof qa);
+      else grit_position_difference(m, qa, qb, dq); /* q+(+h) - q+(-h) in the tangent space */
+    }
+    for (int r = 0; r < nx; ++r) {
+      const double fd = r < nv ? dq[r] / 2e-6 : (fp[r] - fm[r]) / 2e-6;
+      num = fmax(num, fabs(fd - A[r * nx + col]));
+      den = fmax(den, fabs(A[r * nx + col]));
+    }
+  }
+  cr_log_info("explicit_gyroscopic: step Jacobian vs central differences: max error %.3g of max entry %.3g", num, den);
+  cr_expect_lt(num, 1e-6 * den, "%g of %g", num, den);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* Primitives fitted to a mesh (<geom type="box" mesh="...">): sphere, capsule, cylinder, box and ellipsoid
+ * by the mesh's equivalent inertia box and, with compiler fitaabb, by its bounding box in its principal
+ * frame, with fitscale, on an L-shaped solid placed off the geometry's origin and turned: sizes, the
+ * geometry's pose in its body (axes up to sign, the ones the shape distinguishes) and the body's mass as
+ * MuJoCo 2.2.2 has them. Tolerances: 1e-6 relative for sizes and mass, 1e-6 m and 1e-6 for positions
+ * and axes (MuJoCo's mju_eig3 stops at a rotation cosine within 1e-12 of 1: axes to ~1e-6). */
+Test(mjcf_real, primitives_fitted_to_meshes) {
+  char dir[] = "/tmp/grit_fit_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char p[1200];
+  snprintf(p, sizeof p, "%s/l.stl", dir);
+  write_l_stl(p, 0);
+  static const char *const types[] = {"sphere", "capsule", "cylinder", "box", "ellipsoid"};
+  double worst = 0;
+  for (int aabb = 0; aabb < 2; ++aabb)
+    for (int t = 0; t < 5; ++t) {
+      snprintf(p, sizeof p, "%s/model.xml", dir);
+      FILE *f = fopen(p, "w");
+      fprintf(f, "<mujoco><compiler fitaabb='%s'/><asset><mesh name='m' file='l.stl' scale='1 1.5 .8'/></asset>"
+                 "<worldbody><body><freejoint/><geom type='%s' mesh='m' fitscale='1.2' pos='.1 0 .02' "
+                 "euler='10 20 30'/></body></worldbody></mujoco>\n",
+              aabb ? "true" : "false", types[t]);
+      fclose(f);
+      char err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+      mjModel *mm = mj_loadXML(p, NULL, err, sizeof err);
+      cr_assert_not_null(mm, "%s: %s", types[t], err);
+      grit_model *gm;
+      cr_assert_eq(grit_mjcf_load_file(p, &gm, NULL, msg), GRIT_OK, "%s", msg);
+      cr_assert_eq(gm->ngeom, 1);
+      const int ns = t == 0 ? 1 : t < 3 ? 2 : 3;
+      double e = 0;
+      for (int i = 0; i < ns; ++i) e = fmax(e, fabs(gm->geom_shape[0].size[i] - mm->geom_size[i]) / mm->geom_size[i]);
+      for (int i = 0; i < 3; ++i) e = fmax(e, fabs(gm->geom_pos[i] - mm->geom_pos[i]));
+      double Rg[9], Rm[9];
+      mju_quat2Mat(Rg, gm->geom_quat);
+      mju_quat2Mat(Rm, mm->geom_quat);
+      for (int a = t == 0 ? 3 : t < 3 ? 2 : 0; a < 3; ++a) /* the axes the shape distinguishes, up to sign */
+        e = fmax(e, 1 - fabs(Rg[a] * Rm[a] + Rg[3 + a] * Rm[3 + a] + Rg[6 + a] * Rm[6 + a]));
+      e = fmax(e, fabs(gm->body_mass[1] - mm->body_mass[1]) / mm->body_mass[1]);
+      cr_log_info("%s (fitaabb %d): size %.9g %.9g %.9g vs MuJoCo %.9g %.9g %.9g; largest difference %.3g", types[t],
+                  aabb, gm->geom_shape[0].size[0], gm->geom_shape[0].size[1], gm->geom_shape[0].size[2],
+                  mm->geom_size[0], mm->geom_size[1], mm->geom_size[2], e);
+      cr_expect_lt(e, 1e-6, "%s (fitaabb %d): %g; pos %g %g %g vs %g %g %g, mass %g vs %g", types[t], aabb, e,
+                   gm->geom_pos[0], gm->geom_pos[1], gm->geom_pos[2], mm->geom_pos[0], mm->geom_pos[1],
+                   mm->geom_pos[2], gm->body_mass[1], mm->body_mass[1]);
+      worst = fmax(worst, e);
+      mj_deleteModel(mm);
+      grit_model_free(gm);
+    }
+  cr_log_info("fitted primitives: largest difference from MuJoCo %.3g", worst);
+  snprintf(p, sizeof p, "%s/l.stl", dir);
+  remove(p);
+  snprintf(p, sizeof p, "%s/model.xml", dir);
+  remove(p);
   rmdir(dir);
 }

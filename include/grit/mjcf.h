@@ -82,6 +82,8 @@ typedef struct grit_mjcf_load_options {
   double hydro_modulus; /* > 0 to make every sphere, box, cylinder and ellipsoid compliant-hydroelastic
                            with this modulus, Pa (planes stay rigid; capsules and meshes keep point
                            contact); default 0 (from the file: grit_hydro_modulus:GEOM numerics) */
+  int explicit_gyroscopic; /* nonzero: grit_options.explicit_gyroscopic (MuJoCo's Euler treatment of ball
+                              and free bodies' gyroscopic terms); default 0 */
 } grit_mjcf_load_options;
 
 GRIT_API grit_mjcf_load_options grit_mjcf_default_load_options(void);

@@ -164,6 +164,10 @@ typedef struct grit_options {
   int explicit_actuation; /* nonzero: every actuator force explicit at the step's start (q0, v0), as
                              MuJoCo 2.2.2's Euler integrator; default 0: the servos' stabilizing slopes
                              implicit in the step (docs/actuation.md) */
+  int explicit_gyroscopic; /* nonzero: the velocity-product (gyroscopic) terms of ball and free bodies
+                              explicit at the step's start, as MuJoCo 2.2.2's Euler integrator; default
+                              0: grit's discrete momentum balance (docs/theory.md), which keeps a tumbling
+                              body's angular momentum to O(dt^2) but differs from MuJoCo's Euler by O(dt) */
 } grit_options;
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the
