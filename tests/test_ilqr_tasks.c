@@ -166,6 +166,7 @@ static void task_alloc(task *t, grit_model *m, int N) {
   }
 }
 
+/* One line per iteration when TASKS_LOG is set (for looking into a solve). */
 static void log_it(void *ctx, const grit_ilqr_iteration *it) {
   (void)ctx;
   if (getenv("TASKS_LOG"))
