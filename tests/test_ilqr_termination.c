@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_ilqr_termination.c — grit_ilqr's stops (docs/ilqr.md, "Termination"): each reason on a small
  * problem built to produce it, including the four false convergences of issue 28 (a tiny accepted
- * step with a large feedforward, heavy regularization, an identically zero gradient, a NaN gradient),
+ * step with a large feedforward, heavy regularization, an identically zero gradient, a NaN gradient)
+ * and a numerically flat plateau,
  * the time budget, a stop requested from the log callback, the iteration cap and the regularization
  * limit; path inequality constraints; goals and weights changed between solves. */
 #include <criterion/criterion.h>
@@ -15,14 +16,15 @@
 typedef struct scalar_sys {
   double kink, stiffness; /* h(u) = u + stiffness max(0, u - kink): a "contact" past u = kink */
   double jac_scale;       /* the Jacobian reported is jac_scale h'(u) (1: exact) */
-  int flat;               /* 1: x' = x (the control has no effect: locally flat dynamics) */
+  int flat;               /* 1: x' = x (the control has no effect: locally flat dynamics); 2: x' = x + 1e-12 u
+                             (an effect only at round-off level: a plateau) */
   int nan_jacobian;
 } scalar_sys;
 
 static int sc_step(void *ctx, int slot, int k, const double *x, const double *u, double *xn) {
   (void)slot, (void)k;
   const scalar_sys *s = ctx;
-  xn[0] = s->flat ? x[0] : x[0] + u[0] + s->stiffness * fmax(0, u[0] - s->kink);
+  xn[0] = s->flat == 1 ? x[0] : s->flat == 2 ? x[0] + 1e-12 * u[0] : x[0] + u[0] + s->stiffness * fmax(0, u[0] - s->kink);
   return 0;
 }
 
@@ -30,7 +32,7 @@ static int sc_jac(void *ctx, int slot, int k, int thread, const double *x, const
   (void)slot, (void)k, (void)thread, (void)x;
   const scalar_sys *s = ctx;
   fx[0] = 1;
-  fu[0] = s->flat ? 0 : s->jac_scale * (1 + (u[0] > s->kink ? s->stiffness : 0));
+  fu[0] = s->flat == 1 ? 0 : s->flat == 2 ? 1e-12 : s->jac_scale * (1 + (u[0] > s->kink ? s->stiffness : 0));
   if (s->nan_jacobian) fu[0] = NAN;
   return 0;
 }
@@ -126,6 +128,25 @@ Test(ilqr_termination, identically_zero_gradient_is_reported_as_such) {
   cr_assert(!r.converged);
   cr_assert_eq(r.iterations, 1);
   cr_assert(strstr(grit_ilqr_stop_string(r.stop), "gradient smoothing"));
+  grit_ilqr_free(s);
+}
+
+/* A plateau: the control moves the state by 1e-12 per unit (a box resting on its support below the
+ * friction that would lift it, where only the contact's compliance responds). The gradient is tiny but
+ * not zero, so it passes tol_gradient, and a step too small to change the cost would read as converged
+ * with the goal 1 away (the gripper of test_ilqr_tasks.c was so reported). Numerically flat (the
+ * dynamics' part of the gradient is itself ~0 while the cost depends on the state) is no gradient. */
+Test(ilqr_termination, a_numerically_flat_plateau_is_no_gradient_not_convergence) {
+  scalar_sys sys = {0, 0, 1, 2, 0};
+  grit_ilqr_options o = grit_ilqr_default_options();
+  grit_ilqr *s = scalar_solver(&sys, 10, &o);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK, "%s", grit_ilqr_last_error(s));
+  cr_assert_eq(r.stop, GRIT_ILQR_ZERO_GRADIENT, "%s", grit_ilqr_stop_string(r.stop));
+  cr_assert(!r.converged);
+  cr_assert_eq(r.iterations, 1);
+  cr_assert_lt(r.gradient, 1e-6);
+  cr_assert_gt(r.gradient, 0);
   grit_ilqr_free(s);
 }
 

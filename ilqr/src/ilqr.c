@@ -383,7 +383,7 @@ grit_status grit_ilqr_set_path_bounds(grit_ilqr *s, const double *d_path) {
 const char *grit_ilqr_stop_string(grit_ilqr_stop stop) {
   switch (stop) {
   case GRIT_ILQR_CONVERGED_COST:
-    return "converged: a full step changed the cost by less than tol_cost and the gradient is small";
+    return "converged: the last step changed the cost by less than tol_cost and the gradient is small";
   case GRIT_ILQR_CONVERGED_FEEDFORWARD:
     return "converged: the feedforward step and the gradient are small";
   case GRIT_ILQR_MAX_ITERATIONS:
@@ -395,7 +395,8 @@ const char *grit_ilqr_stop_string(grit_ilqr_stop stop) {
     return "not converged: the line search stalled (only short steps decrease the cost, a kink such as a contact "
            "switch; not a local minimum)";
   case GRIT_ILQR_ZERO_GRADIENT:
-    return "no gradient: the dynamics are locally flat (e.g. no contact yet) — consider gradient smoothing";
+    return "no gradient: the dynamics are locally flat (e.g. no contact yet, or a load below the friction that "
+           "would move it) — consider gradient smoothing";
   case GRIT_ILQR_NOT_FINITE:
     return "error: a cost derivative or a Jacobian is not finite";
   case GRIT_ILQR_TIME_LIMIT:

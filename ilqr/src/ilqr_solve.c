@@ -148,25 +148,29 @@ static grit_status cost_derivatives(grit_ilqr *s) {
  * enters it. A component at a control bound that pushes outward is projected out. Returns the measure
  * sum_k max_i |g_ki| (|u_ki| + 1) / |J| (NaN if anything is not finite); *gmax gets max |g| before the
  * projection and *pmax max |p| (the cost's sensitivity to the states). */
-static double gradient(grit_ilqr *s, double *gmax, double *pmax) {
+static double gradient(grit_ilqr *s, double *gmax, double *pmax, double *gdyn) {
   const int N = s->N, n = s->ndx, m = s->nu;
   const double *ubar = s->us[s->slot];
   double *p = s->Vx1, *pn = s->Vx; /* free before the backward pass */
   memcpy(p, s->lx + (size_t)N * n, sizeof(double) * (size_t)n);
-  double sum = 0, gm = 0, pm = 0;
+  double sum = 0, gm = 0, pm = 0, dsum = 0;
   for (int i = 0; i < n; ++i) pm = fmax(pm, fabs(p[i]));
   for (int k = N - 1; k >= 0; --k) {
     const double *fx = s->fx + (size_t)k * n * n, *fu = s->fu + (size_t)k * n * m, *uk = ubar + (size_t)k * m;
-    double worst = 0;
+    double worst = 0, dworst = 0;
     for (int i = 0; i < m; ++i) {
-      double g = s->lu[(size_t)k * m + i];
-      for (int j = 0; j < n; ++j) g += fu[j * m + i] * p[j];
-      if (!isfinite(g)) return NAN;
+      double gd = 0; /* the dynamics' part f_u' p */
+      for (int j = 0; j < n; ++j) gd += fu[j * m + i] * p[j];
+      const double g0 = s->lu[(size_t)k * m + i] + gd;
+      if (!isfinite(g0)) return NAN;
+      double g = g0;
+      dworst = fmax(dworst, fabs(gd) * (fabs(uk[i]) + 1));
       gm = fmax(gm, fabs(g));
       if (s->u_min && ((uk[i] <= s->u_min[i] && g > 0) || (uk[i] >= s->u_max[i] && g < 0))) g = 0;
       worst = fmax(worst, fabs(g) * (fabs(uk[i]) + 1));
     }
     sum += worst;
+    dsum += dworst;
     for (int i = 0; i < n; ++i) {
       double v = s->lx[(size_t)k * n + i];
       for (int j = 0; j < n; ++j) v += fx[j * n + i] * p[j];
@@ -179,6 +183,7 @@ static double gradient(grit_ilqr *s, double *gmax, double *pmax) {
   }
   *gmax = gm;
   *pmax = pm;
+  *gdyn = dsum / fmax(fabs(s->J), 1e-300);
   if (!isfinite(pm)) return NAN;
   return sum / fmax(fabs(s->J), 1e-300);
 }
@@ -256,6 +261,10 @@ static void reg_decrease(grit_ilqr *s) {
 }
 
 /* --------------------------------------------------------------------------------------- solve */
+
+/* The gradient measure below which the controls are numerically without effect (docs/ilqr.md,
+ * "Termination"): a millionth of the cost over the whole horizon. */
+#define FLAT 1e-6
 
 typedef struct run_state {
   grit_ilqr_result *r;
@@ -358,6 +367,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
   const grit_ilqr_options *o = &s->opt;
   grit_ilqr_result *r = rs->r;
   const double alpha_conv = o->alpha_converged > 0 ? o->alpha_converged : 0.5;
+  const double tol_grad = o->tol_gradient > 0 ? o->tol_gradient : 1e-2;
   rs->steps = 0;
   r->stop = GRIT_ILQR_MAX_ITERATIONS;
   r->converged = 0;
@@ -380,8 +390,8 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
     }
     if (!s->have_derivs) ++r->derivative_evaluations;
     s->have_derivs = 1;
-    double gmax = 0, pmax = 0;
-    const double G = gradient(s, &gmax, &pmax);
+    double gmax = 0, pmax = 0, gdyn = 0;
+    const double G = gradient(s, &gmax, &pmax, &gdyn);
     it.gradient = r->gradient = G;
     it.t_derivatives = grit_ilqr_now() - t0;
     r->t_derivatives += it.t_derivatives;
@@ -393,6 +403,14 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
     if (gmax == 0) { /* exactly flat in every control: a minimum only if the states do not matter either */
       ++r->no_step_iterations;
       return finish(s, rs, &it, pmax > 0 ? GRIT_ILQR_ZERO_GRADIENT : GRIT_ILQR_CONVERGED_FEEDFORWARD, pmax == 0);
+    }
+    if (G <= FLAT && gdyn <= FLAT && pmax >= 1e-3 * fabs(s->J)) {
+      /* numerically flat: the cost depends on the states, but the controls reach them only through
+       * round-off or a contact's compliance. The dynamics' part f_u' p of the gradient is itself ~0, so
+       * this is not an optimum where the control cost balances it: a plateau, e.g. a box resting on its
+       * support below the friction that would lift it (docs/ilqr.md). */
+      ++r->no_step_iterations;
+      return finish(s, rs, &it, GRIT_ILQR_ZERO_GRADIENT, 0);
     }
 
     double alpha = 0, Jnew = 0, expected = 0;
@@ -424,7 +442,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       /* a full or near-full step, or one the model itself says cannot gain: even the full step's
        * expected reduction is below the tolerance (round-off then decides the line search) */
       const double expected_full = -(s->dV[0] + s->dV[1]);
-      const int conv = (alpha >= alpha_conv || expected_full <= small) && expected <= small && first_order;
+      const int conv = expected <= small && (((alpha >= alpha_conv || expected_full <= small) && first_order) || G <= tol_grad);
       return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
     }
     if (o->log) o->log(o->log_ctx, &it);

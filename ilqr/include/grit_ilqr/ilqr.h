@@ -187,9 +187,10 @@ typedef struct grit_ilqr grit_ilqr;
 /* Why a solve stopped (docs/ilqr.md, "Termination"). Only the two CONVERGED stops are convergence;
  * grit_ilqr_stop_string gives a sentence a user can act on. */
 typedef enum grit_ilqr_stop {
-  GRIT_ILQR_CONVERGED_COST = 0,        /* an accepted step of alpha >= alpha_converged whose actual and
-                                          expected reductions are below tol_cost x cost, with the
-                                          gradient measure below tol_gradient */
+  GRIT_ILQR_CONVERGED_COST = 0,        /* an accepted step whose actual and expected reductions are below
+                                          tol_cost x cost, either of alpha >= alpha_converged with
+                                          first-order optimality, or of any length with the gradient
+                                          measure below tol_gradient */
   GRIT_ILQR_CONVERGED_FEEDFORWARD = 1, /* feedforward below tol_feedforward with the gradient measure
                                           below tol_gradient (the problem's first-order optimality) */
   GRIT_ILQR_MAX_ITERATIONS = 2,        /* max_iterations reached */
@@ -199,9 +200,11 @@ typedef enum grit_ilqr_stop {
                                           but it was short (alpha < alpha_converged) or the gradient is
                                           not small: the quadratic model does not predict the cost (a
                                           kink, e.g. contact switching); not a local minimum */
-  GRIT_ILQR_ZERO_GRADIENT = 5,         /* the controls' gradient is exactly zero while the cost depends
-                                          on the states: the dynamics are locally flat (e.g. contact not
-                                          yet made) — consider gradient smoothing */
+  GRIT_ILQR_ZERO_GRADIENT = 5,         /* the controls' gradient is zero, or numerically zero (its
+                                          measure and that of its dynamics part f_u' p below 1e-6), while
+                                          the cost depends on the states: the dynamics are locally flat
+                                          (e.g. contact not yet made, or an object resting below the
+                                          friction that would lift it) — consider gradient smoothing */
   GRIT_ILQR_NOT_FINITE = 6,            /* a non-finite cost derivative or Jacobian (solve returns
                                           GRIT_ERR_NOT_FINITE) */
   GRIT_ILQR_TIME_LIMIT = 7,            /* options.max_time reached */
