@@ -7,18 +7,11 @@
 
 #include "broadphase.h"
 #include "collision_narrow.h"
+#include "contact_candidate.h"
 #include "model_internal.h"
 
 /* One candidate: the geometries and bodies of the pair (a first, the normal pointing from a to b),
  * and the narrow phase's result. */
-typedef struct grit_contact_candidate {
-  int geom[2];
-  int body[2];
-  grit_contact_point pt;
-  double k_patch; /* > 0: a hydroelastic patch (hydro.h) with this stiffness k = g A, N/m, in place of
-                     the pair's; 0: a point contact */
-} grit_contact_candidate;
-
 /* What bounds how far the geometries can move in a step, for the speculative margins of
  * grit_collision_detect: body twists at the start velocity and at the free-motion velocity v*. */
 typedef struct grit_collision_motion {

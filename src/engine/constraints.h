@@ -7,7 +7,7 @@
 #include "collision.h"
 #include "grit/step.h"
 #include "kinematics.h"
-#include "solver.h"
+#include "constraint.h"
 
 #include "grit/detail/scalar_double.h"
 #include "constraints_decl_generic.h"

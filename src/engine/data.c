@@ -6,9 +6,12 @@
 
 #include "arena.h"
 #include "constraints.h"
+#include "solver.h"
 #include "constraints_extra.h"
 #include "data_internal.h"
+#include "derivatives.h"
 #include "status_internal.h"
+#include "variational.h"
 
 /* Keeps the kinematic quantities (poses, twists) those of the current state. */
 static void refresh_kinematics(grit_data *d) {

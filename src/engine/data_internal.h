@@ -6,11 +6,14 @@
 
 #include "grit/data.h"
 #include "collision.h"
-#include "derivatives.h"
 #include "grit/step.h"
 #include "kinematics.h"
-#include "solver.h"
-#include "variational.h"
+
+/* Workspaces of modules that read the data: opaque here, so that this header includes none of them (no
+ * include cycle); data.c includes their headers to create them. */
+typedef struct grit_solver grit_solver;                 /* solver.h */
+typedef struct grit_deriv_ws grit_deriv_ws;             /* derivatives.h */
+typedef struct grit_variational_ws grit_variational_ws; /* variational.h */
 
 struct grit_data {
   const grit_model *model;

@@ -18,6 +18,7 @@
 #include "actuation.h"
 #include "arena.h"
 #include "constraints.h"
+#include "solver.h"
 #include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "data_internal.h"

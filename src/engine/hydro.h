@@ -5,7 +5,8 @@
 #ifndef GRIT_HYDRO_H
 #define GRIT_HYDRO_H
 
-#include "collision.h"
+#include "contact_candidate.h"
+#include "model_internal.h"
 
 /* One tetrahedron of a compliant geometry's mesh, in the shape's local frame: its four vertices (the
  * shape's centre first, where e = 1; the other three on the surface, where e = 0) and the gradient of

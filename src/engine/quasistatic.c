@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "constraint.h"
 #include "data_internal.h"
 #include "dynamics.h"
 #include "kinematics.h"

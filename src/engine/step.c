@@ -12,6 +12,7 @@
 
 #include "actuation.h"
 #include "constraints.h"
+#include "solver.h"
 #include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "forward.h"
