@@ -651,32 +651,26 @@ static int subtree_dofs(const grit_builder *b, int body) {
   return n;
 }
 
-grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
-  if (!out) return GRIT_ERR_INVALID_ARGUMENT;
-  *out = NULL;
-  if (!b) return GRIT_ERR_INVALID_ARGUMENT;
-  grit_status s = check_unique_names(b);
-  if (s != GRIT_OK) return s;
-
-  grit_model sizes;
-  memset(&sizes, 0, sizeof sizes);
-  sizes.opt = b->opt;
-  sizes.nbody = b->nbody;
-  sizes.njnt = b->njnt;
-  sizes.nu = b->nu;
-  sizes.ngeom = b->ngeom;
+/* Phase 1 of compiling: the model's sizes and the bytes of its names, from the builder. */
+static size_t compile_sizes(const grit_builder *b, grit_model *sizes) {
+  memset(sizes, 0, sizeof *sizes);
+  sizes->opt = b->opt;
+  sizes->nbody = b->nbody;
+  sizes->njnt = b->njnt;
+  sizes->nu = b->nu;
+  sizes->ngeom = b->ngeom;
   for (int g = 0; g < b->ngeom; ++g)
-    if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX) sizes.nvert += b->geoms[g].shape.nvert;
+    if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX) sizes->nvert += b->geoms[g].shape.nvert;
   for (int g = 0; g < b->ngeom; ++g)
-    if (b->geoms[g].hydro_modulus > 0) sizes.nhtet += grit_hydro_tet_count(&b->geoms[g].shape);
+    if (b->geoms[g].hydro_modulus > 0) sizes->nhtet += grit_hydro_tet_count(&b->geoms[g].shape);
   for (int j = 0; j < b->njnt; ++j) {
-    sizes.nq += grit_joint_nq(b->joints[j].def.type);
-    sizes.nv += grit_joint_nv(b->joints[j].def.type);
+    sizes->nq += grit_joint_nq(b->joints[j].def.type);
+    sizes->nv += grit_joint_nv(b->joints[j].def.type);
   }
   for (int c = 1; c < b->nbody; ++c)
-    if (b->bodies[c].def.parent == 0 && subtree_dofs(b, c) > 0) sizes.ntree++;
-  sizes.nexclude = b->nexcl;
-  sizes.npair = b->ngpair;
+    if (b->bodies[c].def.parent == 0 && subtree_dofs(b, c) > 0) sizes->ntree++;
+  sizes->nexclude = b->nexcl;
+  sizes->npair = b->ngpair;
   size_t names_bytes = 0;
   for (int i = 0; i < b->nbody; ++i)
     if (b->bodies[i].def.name) names_bytes += strlen(b->bodies[i].def.name) + 1;
@@ -686,25 +680,32 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     if (b->acts[i].name) names_bytes += strlen(b->acts[i].name) + 1;
   for (int i = 0; i < b->ngeom; ++i)
     if (b->geoms[i].name) names_bytes += strlen(b->geoms[i].name) + 1;
-  names_bytes += grit_cx_sizes(&b->cx, &sizes);
+  return names_bytes + grit_cx_sizes(&b->cx, sizes);
+}
 
+/* Phase 2: one allocation for the model's arrays (arena.h), laid out by layout_model; *names points at
+ * the string area at its end. NULL when out of memory. */
+static grit_model *compile_allocate(grit_model *sizes, size_t names_bytes, char **names) {
   grit_carver c = {NULL, 0};
-  layout_model(&sizes, &c, names_bytes);
+  layout_model(sizes, &c, names_bytes);
   grit_model *m = calloc(1, sizeof *m);
   void *arena = calloc(1, c.used + 64);
   if (!m || !arena) {
     free(m);
     free(arena);
-    return grit_set_error(b->message, GRIT_ERR_OUT_OF_MEMORY, "out of memory compiling the model");
+    return NULL;
   }
-  *m = sizes;
+  *m = *sizes;
   m->arena = arena;
   c.base = arena;
   c.used = 0;
   layout_model(m, &c, names_bytes);
-  char *names = (char *)arena + c.used - names_bytes;
+  *names = (char *)arena + c.used - names_bytes;
+  return m;
+}
 
-  /* bodies and joints */
+/* Phase 3: bodies (with the list of their joints) and joints. */
+static void compile_bodies_joints(const grit_builder *b, grit_model *m, char **names) {
   int jcount = 0;
   for (int i = 0; i < m->nbody; ++i) {
     const grit_body_def *d = &b->bodies[i].def;
@@ -716,7 +717,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->body_mass[i] = d->mass;
     memcpy(m->body_com + 3 * i, d->com, sizeof d->com);
     memcpy(m->body_inertia + 9 * i, d->inertia, sizeof d->inertia);
-    m->body_name[i] = store_name(&names, d->name);
+    m->body_name[i] = store_name(names, d->name);
     m->body_jntadr[i] = jcount;
     m->body_jntnum[i] = 0;
     for (int j = 0; j < b->njnt; ++j)
@@ -737,10 +738,13 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->jnt_springref[j] = d->spring_ref;
     m->jnt_limit_taud[j] = 2.0 * d->solreflimit[0] * d->solreflimit[1] * d->solreflimit[1];
     m->jnt_limit_width[j] = d->limit_width;
-    m->jnt_name[j] = store_name(&names, d->name);
+    m->jnt_name[j] = store_name(names, d->name);
   }
+}
 
-  /* coordinates, tree by tree */
+/* Phase 4: coordinates and dofs, tree by tree (a tree: a subtree of the world with dofs), and each
+ * body's last dof on its path to the root. */
+static void compile_coordinates(const grit_builder *b, grit_model *m) {
   int qadr = 0, dadr = 0, tree = 0, madr = 0;
   for (int r = 1; r < m->nbody; ++r) {
     if (m->body_parent[r] != 0) continue;
@@ -757,8 +761,10 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->body_lastdof[i] = i == 0 ? -1 : m->body_lastdof[m->body_parent[i]];
     if (m->body_dofnum[i] > 0) m->body_lastdof[i] = m->body_dofadr[i] + m->body_dofnum[i] - 1;
   }
+}
 
-  /* actuators */
+/* Phase 5: actuators (after the coordinates: an actuator's dof). */
+static void compile_actuators(const grit_builder *b, grit_model *m, char **names) {
   for (int a = 0; a < m->nu; ++a) {
     const grit_actuator_def *d = &b->acts[a];
     m->act_jnt[a] = d->joint;
@@ -766,10 +772,13 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->act_limited[a] = d->ctrl_limited != 0;
     m->act_gear[a] = d->gear;
     memcpy(m->act_range + 2 * a, d->ctrl_range, sizeof d->ctrl_range);
-    m->act_name[a] = store_name(&names, d->name);
+    m->act_name[a] = store_name(names, d->name);
     grit_actuator_compile(m, a, d);
   }
-  /* geometries */
+}
+
+/* Phase 6: geometries, convex vertices copied into the model's own array. */
+static void compile_geoms(const grit_builder *b, grit_model *m, char **names) {
   int vadr = 0;
   for (int g = 0; g < m->ngeom; ++g) {
     const grit_geom_def *d = &b->geoms[g];
@@ -789,8 +798,26 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
     m->geom_taud[g] = d->tau_d;
     m->geom_contype[g] = d->contype;
     m->geom_conaffinity[g] = d->conaffinity;
-    m->geom_name[g] = store_name(&names, d->name);
+    m->geom_name[g] = store_name(names, d->name);
   }
+}
+
+grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
+  if (!out) return GRIT_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (!b) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_status s = check_unique_names(b);
+  if (s != GRIT_OK) return s;
+
+  grit_model sizes;
+  size_t names_bytes = compile_sizes(b, &sizes);
+  char *names = NULL;
+  grit_model *m = compile_allocate(&sizes, names_bytes, &names);
+  if (!m) return grit_set_error(b->message, GRIT_ERR_OUT_OF_MEMORY, "out of memory compiling the model");
+  compile_bodies_joints(b, m, &names);
+  compile_coordinates(b, m);
+  compile_actuators(b, m, &names);
+  compile_geoms(b, m, &names);
   grit_model_filters(m, b->excl, b->gpair, !b->no_filter_parent);
   grit_hydro_compile(b->geoms, m);
   s = grit_cx_compile(&b->cx, m, &names, b->message);

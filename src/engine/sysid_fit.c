@@ -635,6 +635,112 @@ static int fit_alloc(fit *f, point *cur, point *trial) {
   return ok;
 }
 
+/* The fit's sizes and settings from the model, the trajectories and the options. */
+static void fit_init(fit *f, const grit_model *model, const grit_timed_trajectory *trajs, int ntraj,
+                     const grit_param *params, int np, const grit_fit_options *o) {
+  memset(f, 0, sizeof *f);
+  f->model = model, f->trajs = trajs, f->ntraj = ntraj, f->params = params, f->np = np, f->o = o;
+  f->nq = model->nq, f->nv = model->nv, f->nu = model->nu, f->nx = 2 * model->nv, f->nxs = f->nq + f->nv;
+  f->shoot = o->fit_initial_states != 0;
+  f->h = model->opt.timestep;
+  f->nthreads = o->nthreads > 1 ? (o->nthreads < 64 ? o->nthreads : 64) : 1;
+  f->traj_offset = o->allreduce_sum ? o->traj_offset : 0;
+  f->traj_total = o->allreduce_sum ? o->traj_total : ntraj;
+}
+
+/* The trajectories' samples, the segments and every workspace; *used: the residual rows. 0: out of memory. */
+static int fit_prepare(fit *f, point *cur, point *trial, int *used) {
+  f->td = calloc((size_t)f->ntraj + 1, sizeof *f->td);
+  int ok = f->td != NULL;
+  for (int t = 0; ok && t < f->ntraj; ++t) ok = prepare_traj(f, t);
+  *used = 0;
+  if (ok) {
+    f->nseg = make_segments(f, NULL, &f->m, used);
+    f->seg = calloc((size_t)f->nseg + 1, sizeof *f->seg);
+    if (f->seg) make_segments(f, f->seg, &f->m, used);
+    ok = f->seg && fit_alloc(f, cur, trial);
+  }
+  return ok;
+}
+
+/* The residual weights (1 / sigma per state row) and the starting point: log-parameters from the guesses,
+ * each segment's initial state from its first sample. */
+static void fit_start_point(fit *f, point *cur, const double *values) {
+  const grit_fit_options *o = f->o;
+  const int nq = f->nq;
+  for (int i = 0; i < f->nx; ++i) {
+    const int rot = rot_dof(f->model, i % f->nv), vel = i >= f->nv;
+    const double sp = rot && o->orientation_sigma > 0 ? o->orientation_sigma : o->position_sigma;
+    const double sv = rot && o->angular_velocity_sigma > 0 ? o->angular_velocity_sigma : o->velocity_sigma;
+    f->wrow[i] = 1.0 / (vel ? sv : sp);
+  }
+  for (int i = 0; i < f->np; ++i) cur->z[i] = log(values[i]);
+  for (int si = 0; si < f->nseg; ++si) {
+    const segment *sg = &f->seg[si];
+    memcpy(cur->x0 + (size_t)si * f->nxs, f->td[sg->traj].yq + (size_t)sg->a * nq, sizeof(double) * (size_t)nq);
+    memcpy(cur->x0 + (size_t)si * f->nxs + nq, f->trajs[sg->traj].qvel + (size_t)sg->a * f->nv,
+           sizeof(double) * (size_t)f->nv);
+  }
+}
+
+/* The starts: one (the coarse stage's best point, or the guesses), or multi-start (options->starts): the
+ * guesses and the best other grid points, each to the end of Levenberg-Marquardt; the lowest cost wins
+ * and is left in cur, with its normal blocks for the covariance. */
+static grit_status run_starts(fit *f, point *cur, point *trial, grit_fit_result *res, double *wnp, double *ds,
+                              char msg[GRIT_MESSAGE_SIZE]) {
+  const grit_fit_options *o = f->o;
+  const int np = f->np;
+  grit_status s = GRIT_OK;
+  const int S = o->starts > 1 ? (o->starts < 64 ? o->starts : 64) : 1;
+  const size_t nx0 = (size_t)f->nseg * f->nxs + 1;
+  int ntop = 0;
+  double *top = malloc(sizeof(double) * (size_t)S * np), *topc = malloc(sizeof(double) * (size_t)S);
+  double *x0obs = malloc(sizeof(double) * nx0), *bx0 = malloc(sizeof(double) * nx0);
+  double *zg = malloc(sizeof(double) * (size_t)np), *bz = malloc(sizeof(double) * (size_t)np);
+  if (!top || !topc || !x0obs || !bx0 || !zg || !bz) {
+    free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
+    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
+  }
+  memcpy(x0obs, cur->x0, sizeof(double) * nx0);
+  memcpy(zg, cur->z, sizeof(double) * (size_t)np);
+  if (o->coarse_points > 1) grit_sysid_coarse_stage(f, cur, trial, res, top, topc, S - 1, &ntop);
+  const int nstarts = S > 1 ? 1 + ntop : 1;
+  double best_cost = INFINITY;
+  grit_fit_result best = *res;
+  for (int st = 0; st < nstarts && s == GRIT_OK; ++st) {
+    if (S > 1) {
+      memcpy(cur->z, st == 0 ? zg : top + (size_t)(st - 1) * np, sizeof(double) * (size_t)np);
+      memcpy(cur->x0, x0obs, sizeof(double) * nx0);
+    }
+    grit_fit_result r = *res;
+    r.iterations = 0, r.converged = 0;
+    r.evaluations++;
+    char tmsg[GRIT_MESSAGE_SIZE];
+    grit_status es = grit_sysid_evaluate(f, cur, 1, NULL, NULL, tmsg);
+    if (es == GRIT_OK) es = levenberg_marquardt(f, cur, trial, &r, wnp, ds, tmsg);
+    res->evaluations = r.evaluations;
+    if (es != GRIT_OK && nstarts == 1) s = grit_set_error(msg, es, "%s", tmsg);
+    if (es == GRIT_OK && cur->cost < best_cost) {
+      best_cost = cur->cost, best = r, best.start = st;
+      memcpy(bz, cur->z, sizeof(double) * (size_t)np);
+      memcpy(bx0, cur->x0, sizeof(double) * nx0);
+    }
+  }
+  if (s == GRIT_OK && !(best_cost < INFINITY)) s = grit_set_error(msg, GRIT_ERR_NOT_CONVERGED, "fit: every start failed");
+  if (s == GRIT_OK && nstarts > 1) { /* back to the winner, its blocks for the covariance */
+    memcpy(cur->z, bz, sizeof(double) * (size_t)np);
+    memcpy(cur->x0, bx0, sizeof(double) * nx0);
+    res->evaluations++;
+    if ((s = grit_sysid_evaluate(f, cur, 1, NULL, NULL, msg)) == GRIT_OK) normal_blocks(f, cur);
+  }
+  free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
+  if (s == GRIT_OK) {
+    res->iterations = best.iterations, res->converged = best.converged, res->stop = best.stop;
+    res->start = best.start, res->nstarts = nstarts;
+  }
+  return s;
+}
+
 grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory *trajs, int ntraj,
                            const grit_param *params, int np, double *values, const grit_fit_options *options,
                            grit_fit_result *result, double *std, double *cov, int *identified,
@@ -644,29 +750,13 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
   grit_status s = check_inputs(model, trajs, ntraj, params, np, values, o, msg);
   if (s != GRIT_OK) return s;
   fit f;
-  memset(&f, 0, sizeof f);
   point cur, trial;
   memset(&cur, 0, sizeof cur), memset(&trial, 0, sizeof trial);
-  f.model = model, f.trajs = trajs, f.ntraj = ntraj, f.params = params, f.np = np, f.o = o;
-  f.nq = model->nq, f.nv = model->nv, f.nu = model->nu, f.nx = 2 * model->nv, f.nxs = f.nq + f.nv;
-  f.shoot = o->fit_initial_states != 0;
-  f.h = model->opt.timestep;
-  f.nthreads = o->nthreads > 1 ? (o->nthreads < 64 ? o->nthreads : 64) : 1;
-  f.traj_offset = o->allreduce_sum ? o->traj_offset : 0;
-  f.traj_total = o->allreduce_sum ? o->traj_total : ntraj;
-  const int nx = f.nx, nq = f.nq;
-  f.td = calloc((size_t)ntraj + 1, sizeof *f.td);
-  int ok = f.td != NULL;
-  for (int t = 0; ok && t < ntraj; ++t) ok = prepare_traj(&f, t);
+  fit_init(&f, model, trajs, ntraj, params, np, o);
   int used = 0;
-  if (ok) {
-    f.nseg = make_segments(&f, NULL, &f.m, &used);
-    f.seg = calloc((size_t)f.nseg + 1, sizeof *f.seg);
-    if (f.seg) make_segments(&f, f.seg, &f.m, &used);
-    ok = f.seg && fit_alloc(&f, &cur, &trial);
-  }
+  const int ok = fit_prepare(&f, &cur, &trial, &used);
   double *wnp = malloc(sizeof(double) * (3 * (size_t)np * np + 6 * (size_t)np + 4));
-  double *ds = malloc(sizeof(double) * ((size_t)f.nseg * nx + 1));
+  double *ds = malloc(sizeof(double) * ((size_t)f.nseg * f.nx + 1));
   if (!ok || !wnp || !ds) {
     s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
     goto done;
@@ -677,76 +767,17 @@ grit_status grit_fit_timed(const grit_model *model, const grit_timed_trajectory 
     double counts[3] = {used, f.nseg, ntraj};
     grit_sysid_allsum(&f, counts, 3);
     res.nresiduals = (int)counts[0], res.nsegments = (int)counts[1], res.ntrajectories = (int)counts[2];
-    res.nunknowns = np + (f.shoot ? nx * res.nsegments : 0);
+    res.nunknowns = np + (f.shoot ? f.nx * res.nsegments : 0);
   }
   if (res.nsegments == 0 || res.nresiduals == 0) {
     s = grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "fit: no sample without a NaN to start a segment or to compare");
     goto done;
   }
-  for (int i = 0; i < nx; ++i) {
-    const int rot = rot_dof(model, i % f.nv), vel = i >= f.nv;
-    const double sp = rot && o->orientation_sigma > 0 ? o->orientation_sigma : o->position_sigma;
-    const double sv = rot && o->angular_velocity_sigma > 0 ? o->angular_velocity_sigma : o->velocity_sigma;
-    f.wrow[i] = 1.0 / (vel ? sv : sp);
-  }
-  for (int i = 0; i < np; ++i) cur.z[i] = log(values[i]);
-  for (int si = 0; si < f.nseg; ++si) {
-    const segment *sg = &f.seg[si];
-    memcpy(cur.x0 + (size_t)si * f.nxs, f.td[sg->traj].yq + (size_t)sg->a * nq, sizeof(double) * (size_t)nq);
-    memcpy(cur.x0 + (size_t)si * f.nxs + nq, trajs[sg->traj].qvel + (size_t)sg->a * f.nv, sizeof(double) * (size_t)f.nv);
-  }
+  fit_start_point(&f, &cur, values);
   res.evaluations = 1;
   if ((s = grit_sysid_evaluate(&f, &cur, 0, NULL, NULL, msg)) != GRIT_OK) goto done;
   res.initial_cost = res.coarse_cost = cur.cost;
-  const int S = o->starts > 1 ? (o->starts < 64 ? o->starts : 64) : 1;
-  const size_t nx0 = (size_t)f.nseg * f.nxs + 1;
-  int ntop = 0;
-  double *top = malloc(sizeof(double) * (size_t)S * np), *topc = malloc(sizeof(double) * (size_t)S);
-  double *x0obs = malloc(sizeof(double) * nx0), *bx0 = malloc(sizeof(double) * nx0);
-  double *zg = malloc(sizeof(double) * (size_t)np), *bz = malloc(sizeof(double) * (size_t)np);
-  if (!top || !topc || !x0obs || !bx0 || !zg || !bz) {
-    free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
-    s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "fit: out of memory");
-    goto done;
-  }
-  memcpy(x0obs, cur.x0, sizeof(double) * nx0);
-  memcpy(zg, cur.z, sizeof(double) * (size_t)np);
-  if (o->coarse_points > 1) grit_sysid_coarse_stage(&f, &cur, &trial, &res, top, topc, S - 1, &ntop);
-  /* one start (the coarse stage's best point, or the guesses), or multi-start: the guesses and the
-   * S - 1 best other grid points, each to the end of Levenberg-Marquardt; the lowest cost wins */
-  const int nstarts = S > 1 ? 1 + ntop : 1;
-  double best_cost = INFINITY;
-  grit_fit_result best = res;
-  for (int st = 0; st < nstarts && s == GRIT_OK; ++st) {
-    if (S > 1) {
-      memcpy(cur.z, st == 0 ? zg : top + (size_t)(st - 1) * np, sizeof(double) * (size_t)np);
-      memcpy(cur.x0, x0obs, sizeof(double) * nx0);
-    }
-    grit_fit_result r = res;
-    r.iterations = 0, r.converged = 0;
-    r.evaluations++;
-    char tmsg[GRIT_MESSAGE_SIZE];
-    grit_status es = grit_sysid_evaluate(&f, &cur, 1, NULL, NULL, tmsg);
-    if (es == GRIT_OK) es = levenberg_marquardt(&f, &cur, &trial, &r, wnp, ds, tmsg);
-    res.evaluations = r.evaluations;
-    if (es != GRIT_OK && nstarts == 1) s = grit_set_error(msg, es, "%s", tmsg);
-    if (es == GRIT_OK && cur.cost < best_cost) {
-      best_cost = cur.cost, best = r, best.start = st;
-      memcpy(bz, cur.z, sizeof(double) * (size_t)np);
-      memcpy(bx0, cur.x0, sizeof(double) * nx0);
-    }
-  }
-  if (s == GRIT_OK && !(best_cost < INFINITY)) s = grit_set_error(msg, GRIT_ERR_NOT_CONVERGED, "fit: every start failed");
-  if (s == GRIT_OK && nstarts > 1) { /* back to the winner, its blocks for the covariance */
-    memcpy(cur.z, bz, sizeof(double) * (size_t)np);
-    memcpy(cur.x0, bx0, sizeof(double) * nx0);
-    res.evaluations++;
-    if ((s = grit_sysid_evaluate(&f, &cur, 1, NULL, NULL, msg)) == GRIT_OK) normal_blocks(&f, &cur);
-  }
-  free(top), free(topc), free(x0obs), free(bx0), free(zg), free(bz);
-  if (s != GRIT_OK) goto done;
-  res.iterations = best.iterations, res.converged = best.converged, res.stop = best.stop, res.start = best.start;
-  res.nstarts = nstarts;
+  if ((s = run_starts(&f, &cur, &trial, &res, wnp, ds, msg)) != GRIT_OK) goto done;
   res.cost = cur.cost;
   res.rms = sqrt(2 * cur.cost / res.nresiduals);
   res.sigma2 = res.nresiduals > res.nunknowns ? 2 * cur.cost / (res.nresiduals - res.nunknowns) : NAN;

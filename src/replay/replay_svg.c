@@ -100,18 +100,124 @@ enum { W = 460, H = 250, ML = 62, MR = 14, MT = 26, MB = 40 };
 
 static int usable(const replay_plot *p, double y) { return isfinite(y) && (!p->log_y || y > 0); }
 
-static void write_plot(replay_out *o, const replay_plot *p) {
-  const double pw = W - ML - MR, ph = H - MT - MB;
-  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+/* A plot's data range and axes: x0..x1, y0..y1 (log_y: in decades) with tick steps xs, ys. */
+typedef struct plot_axes {
+  double pw, ph, x0, x1, y0, y1, xs, ys;
+  int log_y;
+} plot_axes;
+
+static double px_of(const plot_axes *a, double x) { return ML + a->pw * (x - a->x0) / (a->x1 - a->x0); }
+static double py_of(const plot_axes *a, double v) {
+  return MT + a->ph * (1 - ((a->log_y ? log10(v) : v) - a->y0) / (a->y1 - a->y0));
+}
+
+/* The range of the usable points; returns their number. */
+static int plot_range(const replay_plot *p, plot_axes *a) {
+  a->x0 = INFINITY, a->x1 = -INFINITY, a->y0 = INFINITY, a->y1 = -INFINITY;
   int npts = 0;
   for (int i = 0; i < p->nseries; ++i)
     for (int k = 0; k < p->series[i].n; ++k) {
       const double x = p->series[i].x[k], y = p->series[i].y[k];
       if (!usable(p, y)) continue;
-      x0 = fmin(x0, x), x1 = fmax(x1, x);
-      y0 = fmin(y0, y), y1 = fmax(y1, y);
+      a->x0 = fmin(a->x0, x), a->x1 = fmax(a->x1, x);
+      a->y0 = fmin(a->y0, y), a->y1 = fmax(a->y1, y);
       npts++;
     }
+  return npts;
+}
+
+/* Round axes around the range: decades on a log axis, nice steps on a linear one. */
+static void plot_ticks(plot_axes *a) {
+  if (a->x0 == a->x1) a->x0 -= 0.5, a->x1 += 0.5;
+  if (a->log_y) {
+    a->y0 = floor(log10(a->y0));
+    a->y1 = ceil(log10(a->y1));
+    if (a->y0 == a->y1) a->y1 += 1;
+    a->ys = ceil((a->y1 - a->y0) / 6);
+  } else {
+    if (a->y0 > 0 && a->y0 < 0.5 * a->y1) a->y0 = 0; /* positive quantities from zero, unless they sit far from it */
+    if (a->y0 == a->y1) {
+      const double d = a->y0 != 0 ? 0.1 * fabs(a->y0) : 1;
+      a->y0 -= d, a->y1 += d;
+    }
+    a->ys = nice_step((a->y1 - a->y0) / 5);
+    a->y0 = floor(a->y0 / a->ys + 1e-9) * a->ys;
+    a->y1 = ceil(a->y1 / a->ys - 1e-9) * a->ys;
+  }
+  a->xs = nice_step((a->x1 - a->x0) / 6);
+}
+
+/* Grid lines, tick labels, the frame and the axis labels. */
+static void write_grid(replay_out *o, const replay_plot *p, const plot_axes *a) {
+  const double xs = a->xs, ys = a->ys;
+  for (double tx = ceil(a->x0 / xs - 1e-9) * xs; tx <= a->x1 + 1e-9 * xs; tx += xs) {
+    const double px = px_of(a, tx), v = fabs(tx) < 1e-9 * xs ? 0 : tx;
+    replay_printf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%g\"/>", px, MT, px, MT + a->ph);
+    replay_printf(o, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%g</text>", px, MT + a->ph + 14, v);
+  }
+  for (double ty = a->y0; ty <= a->y1 + 1e-9 * ys; ty += ys) {
+    const double v = a->log_y ? pow(10, ty) : (fabs(ty) < 1e-9 * ys ? 0 : ty);
+    const double py = py_of(a, v);
+    replay_printf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\"/>", ML, py, ML + a->pw, py);
+    replay_printf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>", ML - 4, py + 4, v);
+  }
+  replay_printf(o, "\n<rect class=\"axis\" x=\"%d\" y=\"%d\" width=\"%g\" height=\"%g\" fill=\"none\"/>", ML, MT, a->pw,
+                a->ph);
+  replay_printf(o, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", ML + a->pw / 2, H - 6);
+  replay_html_text(o, p->xlabel);
+  replay_printf(o, "</text><text transform=\"translate(14 %g) rotate(-90)\" text-anchor=\"middle\">", MT + a->ph / 2);
+  replay_html_text(o, p->ylabel);
+  replay_printf(o, "</text>\n");
+}
+
+/* The series: polylines broken at unusable points, dots when there are few points. */
+static void write_series(replay_out *o, const replay_plot *p, const plot_axes *a) {
+  for (int i = 0; i < p->nseries; ++i) {
+    const replay_series *s = &p->series[i];
+    const char *c = COLORS[i % NCOLORS];
+    int open = 0;
+    for (int k = 0; k < s->n; ++k) {
+      if (!usable(p, s->y[k])) {
+        if (open) replay_printf(o, "\"/>");
+        open = 0;
+        continue;
+      }
+      if (!open) replay_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", c);
+      replay_printf(o, "%s%.1f,%.1f", open ? " " : "", px_of(a, s->x[k]), py_of(a, s->y[k]));
+      open = 1;
+    }
+    if (open) replay_printf(o, "\"/>");
+    if (s->n <= 60)
+      for (int k = 0; k < s->n; ++k)
+        if (usable(p, s->y[k]))
+          replay_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"%s\"/>", px_of(a, s->x[k]),
+                        py_of(a, s->y[k]), c);
+    replay_printf(o, "\n");
+  }
+}
+
+/* The legend: one row per named series below the axes, or the one name at the top right. */
+static void write_legend(replay_out *o, const replay_plot *p, const plot_axes *a, int legend_rows, int named) {
+  if (legend_rows) {
+    for (int i = 0, row = 0; i < p->nseries; ++i) {
+      if (!p->series[i].name || !p->series[i].name[0]) continue;
+      const double y = H + 10 + 14 * row++;
+      replay_printf(o, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"%s\" stroke-width=\"2\"/>", ML, y - 4,
+                    ML + 16, y - 4, COLORS[i % NCOLORS]);
+      replay_printf(o, "<text x=\"%d\" y=\"%g\">", ML + 22, y);
+      replay_html_text(o, p->series[i].name);
+      replay_printf(o, "</text>");
+    }
+  } else if (named) {
+    replay_printf(o, "<text x=\"%g\" y=\"16\" text-anchor=\"end\" fill=\"%s\">", ML + a->pw, COLORS[0]);
+    replay_html_text(o, p->series[0].name);
+    replay_printf(o, "</text>");
+  }
+}
+
+static void write_plot(replay_out *o, const replay_plot *p) {
+  plot_axes a = {.pw = W - ML - MR, .ph = H - MT - MB, .log_y = p->log_y};
+  const int npts = plot_range(p, &a);
   /* a legend below the axes when several series have names, one per row */
   int named = 0;
   for (int i = 0; i < p->nseries; ++i) named += p->series[i].name && p->series[i].name[0];
@@ -125,90 +231,18 @@ static void write_plot(replay_out *o, const replay_plot *p) {
     replay_printf(o, "</text><text x=\"%d\" y=\"%d\">no data</text></svg>\n", ML, MT + 40);
     return;
   }
-  if (x0 == x1) x0 -= 0.5, x1 += 0.5;
-  double ys = 0; /* linear: tick step; log: decades per tick */
-  if (p->log_y) {
-    y0 = floor(log10(y0));
-    y1 = ceil(log10(y1));
-    if (y0 == y1) y1 += 1;
-    ys = ceil((y1 - y0) / 6);
-  } else {
-    if (y0 > 0 && y0 < 0.5 * y1) y0 = 0; /* positive quantities from zero, unless they sit far from it */
-    if (y0 == y1) {
-      const double d = y0 != 0 ? 0.1 * fabs(y0) : 1;
-      y0 -= d, y1 += d;
-    }
-    ys = nice_step((y1 - y0) / 5);
-    y0 = floor(y0 / ys + 1e-9) * ys;
-    y1 = ceil(y1 / ys - 1e-9) * ys;
-  }
-  const double xs = nice_step((x1 - x0) / 6);
-  if (p->time_axis) replay_printf(o, " data-x0=\"%.9g\" data-x1=\"%.9g\" data-px0=\"%d\" data-px1=\"%g\"", x0, x1, ML, ML + pw);
+  plot_ticks(&a);
+  if (p->time_axis)
+    replay_printf(o, " data-x0=\"%.9g\" data-x1=\"%.9g\" data-px0=\"%d\" data-px1=\"%g\"", a.x0, a.x1, ML, ML + a.pw);
   replay_printf(o, "><rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>", W, h);
   replay_printf(o, "<text class=\"title\" x=\"%d\" y=\"16\">", ML);
   replay_html_text(o, p->title);
   replay_printf(o, "</text>\n");
-#define PX(x) (ML + pw * ((x) - x0) / (x1 - x0))
-#define PY(v) (MT + ph * (1 - ((p->log_y ? log10(v) : (v)) - y0) / (y1 - y0)))
-  /* grid and tick labels */
-  for (double tx = ceil(x0 / xs - 1e-9) * xs; tx <= x1 + 1e-9 * xs; tx += xs) {
-    const double px = PX(tx), v = fabs(tx) < 1e-9 * xs ? 0 : tx;
-    replay_printf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%g\"/>", px, MT, px, MT + ph);
-    replay_printf(o, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%g</text>", px, MT + ph + 14, v);
-  }
-  for (double ty = y0; ty <= y1 + 1e-9 * ys; ty += ys) {
-    const double v = p->log_y ? pow(10, ty) : (fabs(ty) < 1e-9 * ys ? 0 : ty);
-    const double py = PY(v);
-    replay_printf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\"/>", ML, py, ML + pw, py);
-    replay_printf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>", ML - 4, py + 4, v);
-  }
-  replay_printf(o, "\n<rect class=\"axis\" x=\"%d\" y=\"%d\" width=\"%g\" height=\"%g\" fill=\"none\"/>", ML, MT, pw, ph);
-  replay_printf(o, "<text x=\"%g\" y=\"%d\" text-anchor=\"middle\">", ML + pw / 2, H - 6);
-  replay_html_text(o, p->xlabel);
-  replay_printf(o, "</text><text transform=\"translate(14 %g) rotate(-90)\" text-anchor=\"middle\">", MT + ph / 2);
-  replay_html_text(o, p->ylabel);
-  replay_printf(o, "</text>\n");
-  /* the series: polylines broken at unusable points, dots when there are few points */
-  for (int i = 0; i < p->nseries; ++i) {
-    const replay_series *s = &p->series[i];
-    const char *c = COLORS[i % NCOLORS];
-    int open = 0;
-    for (int k = 0; k < s->n; ++k) {
-      if (!usable(p, s->y[k])) {
-        if (open) replay_printf(o, "\"/>");
-        open = 0;
-        continue;
-      }
-      if (!open) replay_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", c);
-      replay_printf(o, "%s%.1f,%.1f", open ? " " : "", PX(s->x[k]), PY(s->y[k]));
-      open = 1;
-    }
-    if (open) replay_printf(o, "\"/>");
-    if (s->n <= 60)
-      for (int k = 0; k < s->n; ++k)
-        if (usable(p, s->y[k]))
-          replay_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"%s\"/>", PX(s->x[k]), PY(s->y[k]), c);
-    replay_printf(o, "\n");
-  }
-#undef PX
-#undef PY
-  if (legend_rows) {
-    for (int i = 0, row = 0; i < p->nseries; ++i) {
-      if (!p->series[i].name || !p->series[i].name[0]) continue;
-      const double y = H + 10 + 14 * row++;
-      replay_printf(o, "<line x1=\"%d\" y1=\"%g\" x2=\"%d\" y2=\"%g\" stroke=\"%s\" stroke-width=\"2\"/>", ML, y - 4,
-                    ML + 16, y - 4, COLORS[i % NCOLORS]);
-      replay_printf(o, "<text x=\"%d\" y=\"%g\">", ML + 22, y);
-      replay_html_text(o, p->series[i].name);
-      replay_printf(o, "</text>");
-    }
-  } else if (named) {
-    replay_printf(o, "<text x=\"%g\" y=\"16\" text-anchor=\"end\" fill=\"%s\">", ML + pw, COLORS[0]);
-    replay_html_text(o, p->series[0].name);
-    replay_printf(o, "</text>");
-  }
+  write_grid(o, p, &a);
+  write_series(o, p, &a);
+  write_legend(o, p, &a, legend_rows, named);
   if (p->time_axis)
-    replay_printf(o, "<line class=\"cursor\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%g\"/>", ML, MT, ML, MT + ph);
+    replay_printf(o, "<line class=\"cursor\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%g\"/>", ML, MT, ML, MT + a.ph);
   replay_printf(o, "</svg>\n");
 }
 
