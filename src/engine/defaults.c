@@ -10,3 +10,6 @@ grit_geom_def grit_model_default_geom_def(void) { return grit_default_geom_def()
 grit_options grit_model_default_options(void) { return grit_default_options(); }
 grit_step_settings grit_step_default_settings(void) { return grit_default_step_settings(); }
 grit_fit_options grit_sysid_default_fit_options(void) { return grit_default_fit_options(); }
+grit_site_def grit_constraints_default_site_def(void) { return grit_default_site_def(); }
+grit_equality_def grit_constraints_default_equality_def(void) { return grit_default_equality_def(); }
+grit_tendon_def grit_constraints_default_tendon_def(void) { return grit_default_tendon_def(); }

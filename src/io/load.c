@@ -23,6 +23,8 @@ grit_load_options grit_default_load_options(void) {
   return o;
 }
 
+grit_load_options grit_load_default_options(void) { return grit_default_load_options(); }
+
 /* Past the first `end` at or after p; NULL if there is none. */
 static const char *skip_block(const char *p, const char *end) {
   const char *e = strstr(p, end);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "grit/urdf.h"
+#include "markup.h"
 #include "mjcf_internal.h"
 #include "status_internal.h"
 #include "urdf_build.h"
@@ -227,9 +228,8 @@ static void put(text *t, const char *s, size_t n) {
 
 static void puts_escaped(text *t, const char *s) {
   for (; *s; ++s) {
-    if (*s == '"') put(t, "&quot;", 6);
-    else if (*s == '&') put(t, "&amp;", 5);
-    else if (*s == '<') put(t, "&lt;", 4);
+    const char *entity = grit_markup_entity(*s);
+    if (entity) put(t, entity, strlen(entity));
     else put(t, s, 1);
   }
 }

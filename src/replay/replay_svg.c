@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "markup.h"
 #include "replay_internal.h"
 
 void replay_putc(replay_out *o, char c) {
@@ -73,16 +74,12 @@ void replay_plot_clear(replay_plot *p) {
   memset(p, 0, sizeof *p);
 }
 
-/* Text in HTML and SVG (the one escaper, also the page's title): < > & " as entities. */
+/* Text in HTML and SVG (also the page's title), through the one escaper (markup.h). */
 void replay_html_text(replay_out *o, const char *s) {
   for (; s && *s; ++s) {
-    switch (*s) {
-      case '<': replay_printf(o, "&lt;"); break;
-      case '>': replay_printf(o, "&gt;"); break;
-      case '&': replay_printf(o, "&amp;"); break;
-      case '"': replay_printf(o, "&quot;"); break;
-      default: replay_putc(o, *s);
-    }
+    const char *entity = grit_markup_entity(*s);
+    if (entity) replay_printf(o, "%s", entity);
+    else replay_putc(o, *s);
   }
 }
 
