@@ -98,6 +98,30 @@ static double speculative_window(const grit_collision *col, grit_contact_model m
   return GRIT_STEP_REACH * (model == GRIT_CONTACT_SAP ? h + col->taud_max : h) * (1.0 + col->mu_max);
 }
 
+/* The step's statistics (grit_step_stats): sizes, the solver's, and the phases' times (tk: the clock at the
+ * start and after phases 1-3, 4, 5; timing off: zeros). */
+static void record_stats(grit_data *d, int nc, int ncand, const grit_solver_stats *ss, const double tk[4], int tm) {
+  d->stats.nconstraints = nc;
+  d->stats.ncontacts = ncand;
+  d->ncontacts = ncand;
+  d->stats.newton_iters = ss->newton_iters;
+  d->stats.ls_iters = ss->ls_iters;
+  d->stats.residual = ss->residual;
+  d->stats.residual_ref = ss->residual_ref;
+  d->stats.cond_estimate = ss->cond_estimate;
+  d->stats.used_sparse = ss->used_sparse;
+  d->stats.factor_flops = nc > 0 ? ss->factor_flops : 0.0;
+  d->stats.time_dynamics = tk[1] - tk[0];
+  d->stats.time_collision = tk[2] - tk[1];
+  d->stats.time_constraints = tk[3] - tk[2];
+  d->stats.time_eval = ss->t_eval;
+  d->stats.time_assembly = ss->t_assembly;
+  d->stats.time_factor = ss->t_factor;
+  d->stats.time_solve = ss->t_solve;
+  d->stats.time_linesearch = ss->t_linesearch;
+  d->stats.time_total = tm ? grit_clock_us() - tk[0] : 0.0;
+}
+
 grit_status grit_step(grit_data *d) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
@@ -187,25 +211,7 @@ grit_status grit_step(grit_data *d) {
   /* poses and twists of the new state, for the queries of grit/dynamics.h */
   grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
   grit_kin_velocities(m, d->qvel, &d->kin);
-  d->stats.nconstraints = nc;
-  d->stats.ncontacts = ncand;
-  d->ncontacts = ncand;
-  d->stats.newton_iters = ss.newton_iters;
-  d->stats.ls_iters = ss.ls_iters;
-  d->stats.residual = ss.residual;
-  d->stats.residual_ref = ss.residual_ref;
-  d->stats.cond_estimate = ss.cond_estimate;
-  d->stats.used_sparse = ss.used_sparse;
-  d->stats.factor_flops = nc > 0 ? ss.factor_flops : 0.0;
-  d->stats.time_dynamics = tk[1] - tk[0];
-  d->stats.time_collision = tk[2] - tk[1];
-  d->stats.time_constraints = tk[3] - tk[2];
-  d->stats.time_eval = ss.t_eval;
-  d->stats.time_assembly = ss.t_assembly;
-  d->stats.time_factor = ss.t_factor;
-  d->stats.time_solve = ss.t_solve;
-  d->stats.time_linesearch = ss.t_linesearch;
-  d->stats.time_total = tm ? grit_clock_us() - tk[0] : 0.0;
+  record_stats(d, nc, ncand, &ss, tk, tm);
   return GRIT_OK;
 }
 

@@ -218,18 +218,65 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
   return s;
 }
 
+/* The vertices and triangles read so far, and whether reading failed (oom; bad: 1 a vertex without three
+ * numbers, 2 a face with a bad index). */
+typedef struct mesh_buf {
+  double *v;
+  int *t;
+  size_t n, cap, nt, tcap;
+  int oom, bad;
+} mesh_buf;
+
+/* A binary STL: an 80-byte header, the triangle count, then per triangle a normal, three vertices
+ * (little-endian floats) and two attribute bytes; the arrays sized once. */
+static void parse_binary_stl(const unsigned char *data, uint32_t nbin, mesh_buf *b) {
+  b->cap = 3 * (size_t)nbin, b->tcap = nbin;
+  b->v = malloc(sizeof(double) * 3 * (b->cap ? b->cap : 1));
+  b->t = malloc(sizeof(int) * 3 * (b->tcap ? b->tcap : 1));
+  b->oom = !b->v || !b->t;
+  for (uint32_t f = 0; f < nbin && !b->oom; ++f) {
+    for (int k = 0; k < 3 && !b->oom; ++k) {
+      const unsigned char *p = data + 84 + 50 * (size_t)f + 12 + 12 * (size_t)k;
+      const double x[3] = {le_float(p), le_float(p + 4), le_float(p + 8)};
+      b->oom = !push(&b->v, &b->n, &b->cap, x);
+    }
+    if (!b->oom) b->oom = !push_tri(&b->t, &b->nt, &b->tcap, (int)(3 * f), (int)(3 * f + 1), (int)(3 * f + 2));
+  }
+}
+
+/* An ASCII STL ("vertex x y z") or OBJ ("v x y z", "f ..."), line by line. */
+static void parse_text(const char *p, size_t size, int stl, mesh_buf *b) {
+  const char *end = p + size;
+  const int obj = !stl;
+  while (p < end && !b->oom && !b->bad) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    const char *q = p;
+    while (q < eol && (*q == ' ' || *q == '\t')) ++q;
+    const char *kw = stl ? "vertex" : "v";
+    const size_t kl = strlen(kw);
+    if ((size_t)(eol - q) > kl && !strncmp(q, kw, kl) && (q[kl] == ' ' || q[kl] == '\t')) {
+      double x[3];
+      if (line_numbers(q + kl, eol, x) == 3) b->oom = !push(&b->v, &b->n, &b->cap, x);
+      else b->bad = 1;
+      /* an ASCII STL's vertices come in threes, one triangle each */
+      if (stl && !b->oom && !b->bad && b->n % 3 == 0)
+        b->oom = !push_tri(&b->t, &b->nt, &b->tcap, (int)b->n - 3, (int)b->n - 2, (int)b->n - 1);
+    } else if (obj && eol - q > 1 && q[0] == 'f' && (q[1] == ' ' || q[1] == '\t')) {
+      if (!obj_face(q + 1, eol, b->n, &b->t, &b->nt, &b->tcap, &b->oom)) b->bad = 2;
+    }
+    p = eol + 1;
+  }
+}
+
 grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *path, mjcf_pool *pool, double **vert,
                             int *nvert, int **tri, int *ntri, char *msg) {
   *vert = NULL;
   *nvert = 0;
   *tri = NULL;
   *ntri = 0;
-  const int obj = !stl;
   const unsigned char *data = (const unsigned char *)text;
-  double *v = NULL;
-  int *t = NULL;
-  size_t n = 0, cap = 0, nt = 0, tcap = 0;
-  int oom = 0, bad = 0;
+  mesh_buf mb = {NULL, NULL, 0, 0, 0, 0, 0, 0};
   const uint32_t nbin = size >= 84 ? (uint32_t)data[80] | (uint32_t)data[81] << 8 | (uint32_t)data[82] << 16 |
                                          (uint32_t)data[83] << 24
                                    : 0;
@@ -247,43 +294,12 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
                      : grit_set_error(msg, GRIT_ERR_PARSE,
                                       "mesh file '%s': binary STL truncated: %lu triangles announced, %zu bytes hold %zu",
                                       path, (unsigned long)nbin, size, (size - 84) / 50);
-  if (stl && !ascii) {
-    /* binary STL: an 80-byte header, the triangle count, then per triangle a normal, three vertices
-     * (little-endian floats) and two attribute bytes; the arrays sized once */
-    cap = 3 * (size_t)nbin, tcap = nbin;
-    v = malloc(sizeof(double) * 3 * (cap ? cap : 1));
-    t = malloc(sizeof(int) * 3 * (tcap ? tcap : 1));
-    oom = !v || !t;
-    for (uint32_t f = 0; f < nbin && !oom; ++f) {
-      for (int k = 0; k < 3 && !oom; ++k) {
-        const unsigned char *p = data + 84 + 50 * (size_t)f + 12 + 12 * (size_t)k;
-        const double x[3] = {le_float(p), le_float(p + 4), le_float(p + 8)};
-        oom = !push(&v, &n, &cap, x);
-      }
-      if (!oom) oom = !push_tri(&t, &nt, &tcap, (int)(3 * f), (int)(3 * f + 1), (int)(3 * f + 2));
-    }
-  } else {
-    /* ASCII STL ("vertex x y z") or OBJ ("v x y z"), line by line */
-    const char *p = (const char *)data, *end = p + size;
-    while (p < end && !oom && !bad) {
-      const char *eol = memchr(p, '\n', (size_t)(end - p));
-      if (!eol) eol = end;
-      const char *q = p;
-      while (q < eol && (*q == ' ' || *q == '\t')) ++q;
-      const char *kw = stl ? "vertex" : "v";
-      const size_t kl = strlen(kw);
-      if ((size_t)(eol - q) > kl && !strncmp(q, kw, kl) && (q[kl] == ' ' || q[kl] == '\t')) {
-        double x[3];
-        if (line_numbers(q + kl, eol, x) == 3) oom = !push(&v, &n, &cap, x);
-        else bad = 1;
-        /* an ASCII STL's vertices come in threes, one triangle each */
-        if (stl && !oom && !bad && n % 3 == 0) oom = !push_tri(&t, &nt, &tcap, (int)n - 3, (int)n - 2, (int)n - 1);
-      } else if (obj && eol - q > 1 && q[0] == 'f' && (q[1] == ' ' || q[1] == '\t')) {
-        if (!obj_face(q + 1, eol, n, &t, &nt, &tcap, &oom)) bad = 2;
-      }
-      p = eol + 1;
-    }
-  }
+  if (stl && !ascii) parse_binary_stl(data, nbin, &mb);
+  else parse_text((const char *)data, size, stl, &mb);
+  double *v = mb.v;
+  int *t = mb.t;
+  const size_t n = mb.n, nt = mb.nt;
+  int oom = mb.oom, bad = mb.bad;
   if (!oom && !bad)
     for (size_t i = 0; i < 3 * n && !bad; ++i)
       if (!isfinite(v[i])) bad = 3;
