@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* geometry.c — collision shapes: construction, validation, bounding boxes, support functions. */
 #include "geometry_internal.h"
+#include "status_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,15 +26,8 @@ grit_shape grit_shape_convex(const double *vertices, int nvert) {
 
 /* ------------------------------------------------------------------------------------ validation */
 
-static grit_status invalid(char *msg, const char *fmt, ...) {
-  if (msg) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, GRIT_MESSAGE_SIZE, fmt, ap);
-    va_end(ap);
-  }
-  return GRIT_ERR_INVALID_ARGUMENT;
-}
+/* A rejected shape: the one message formatter (status_internal.h) with GRIT_ERR_INVALID_ARGUMENT. */
+#define invalid(msg, ...) grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* Number of size entries each type uses (and requires positive and finite). */
 static int sizes_used(grit_geom_type t) {

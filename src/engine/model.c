@@ -3,6 +3,7 @@
  * immutable grit_model whose arrays live in one allocation. */
 #include <math.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,20 @@ int grit_builder_grow(void **array, int *cap, int need, size_t elem) {
   *array = p;
   *cap = ncap;
   return 1;
+}
+
+grit_status grit_builder_store(char *msg, const char *what, int id, void **array, int *cap, const void *def, size_t size,
+                               size_t name_offset) {
+  if (!grit_builder_grow(array, cap, id + 1, size))
+    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding %s %d", what, id);
+  char *e = (char *)*array + (size_t)id * size;
+  memcpy(e, def, size);
+  const char *name;
+  memcpy(&name, e + name_offset, sizeof name);
+  char *copy = name ? grit_builder_strdup(name) : NULL;
+  memcpy(e + name_offset, &copy, sizeof copy); /* the copy, or NULL (no name, or out of memory) */
+  if (name && !copy) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding %s %d", what, id);
+  return GRIT_OK;
 }
 
 grit_status grit_builder_create(grit_builder **builder) {
@@ -387,12 +402,9 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
   grit_status st = grit_actuator_check(def, id, def->trntype == GRIT_TRN_JOINT ? (int)b->joints[def->joint].def.type : -1,
                                        0 /* tendons: none yet */, msg);
   if (st != GRIT_OK) return st;
-  if (!grit_builder_grow((void **)&b->acts, &b->cap_act, b->nu + 1, sizeof *b->acts))
-    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding actuator %d", id);
-  b->acts[id] = *def;
-  b->acts[id].name = NULL;
-  if (def->name && !(b->acts[id].name = grit_builder_strdup(def->name)))
-    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding actuator %d", id);
+  st = grit_builder_store(msg, "actuator", id, (void **)&b->acts, &b->cap_act, def, sizeof *def,
+                          offsetof(grit_actuator_def, name));
+  if (st != GRIT_OK) return st;
   b->nu++;
   if (actuator) *actuator = id;
   return GRIT_OK;

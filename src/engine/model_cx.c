@@ -4,6 +4,7 @@
 #include "model_cx.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,12 +71,9 @@ grit_status grit_builder_add_site(grit_builder *b, const grit_site_def *def, int
   if (def->body < 0 || def->body >= grit_builder_nbody(b))
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "site %d: body %d does not exist", id, def->body);
   if (!finite_n(def->pos, 3)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "site %d: pos is not finite", id);
-  if (!grit_builder_grow((void **)&cx->sites, &cx->cap_site, id + 1, sizeof *cx->sites))
-    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding site %d", id);
-  cx->sites[id] = *def;
-  cx->sites[id].name = NULL;
-  if (def->name && !(cx->sites[id].name = grit_builder_strdup(def->name)))
-    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding site %d", id);
+  grit_status st = grit_builder_store(msg, "site", id, (void **)&cx->sites, &cx->cap_site, def, sizeof *def,
+                                      offsetof(grit_site_def, name));
+  if (st != GRIT_OK) return st;
   cx->nsite++;
   if (site) *site = id;
   return GRIT_OK;
@@ -114,12 +112,9 @@ grit_status grit_builder_add_equality(grit_builder *b, const grit_equality_def *
     return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "equality %d: a parameter is not finite", id);
   grit_status s = check_solref(msg, "equality", id, def->solref);
   if (s != GRIT_OK) return s;
-  if (!grit_builder_grow((void **)&cx->eqs, &cx->cap_eq, id + 1, sizeof *cx->eqs))
-    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding equality %d", id);
-  cx->eqs[id] = *def;
-  cx->eqs[id].name = NULL;
-  if (def->name && !(cx->eqs[id].name = grit_builder_strdup(def->name)))
-    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding equality %d", id);
+  s = grit_builder_store(msg, "equality", id, (void **)&cx->eqs, &cx->cap_eq, def, sizeof *def,
+                         offsetof(grit_equality_def, name));
+  if (s != GRIT_OK) return s;
   cx->neq++;
   if (equality) *equality = id;
   return GRIT_OK;

@@ -27,6 +27,11 @@ int grit_builder_joint_type(const grit_builder *b, int joint);
  * memory); 1 when *array holds need elements of elem bytes (doubled capacity), 0 out of memory. */
 char *grit_builder_strdup(const char *s);
 int grit_builder_grow(void **array, int *cap, int need, size_t elem);
+/* Stores *def (size bytes; its `const char *` name at name_offset, copied) as element id of the growable
+ * array *array; GRIT_OK, or GRIT_ERR_OUT_OF_MEMORY with "out of memory adding <what> <id>" (the element's
+ * name then NULL). */
+grit_status grit_builder_store(char *msg, const char *what, int id, void **array, int *cap, const void *def, size_t size,
+                               size_t name_offset);
 
 void grit_builder_cx_free(grit_builder_cx *cx);
 

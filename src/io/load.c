@@ -9,13 +9,6 @@
 #include "mjcf_internal.h"
 #include "status_internal.h"
 
-/* An info as the loaders leave it after a failure (the caller's may be uninitialized). */
-static void info_reset(grit_mjcf_info *info) {
-  if (!info) return;
-  memset(info, 0, sizeof *info);
-  info->settings = grit_default_step_settings();
-}
-
 grit_load_options grit_default_load_options(void) {
   grit_load_options o;
   o.mjcf = grit_mjcf_default_load_options();
@@ -77,7 +70,7 @@ grit_status grit_load_file(const char *path, const grit_load_options *options, g
                            grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
   if (model) *model = NULL;
   if (!path || !model) {
-    info_reset(info);
+    mjcf_info_reset(info);
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "path or model is NULL");
   }
   const grit_load_options o = options ? *options : grit_default_load_options();
@@ -86,14 +79,14 @@ grit_status grit_load_file(const char *path, const grit_load_options *options, g
   int line = 0;
   grit_status s = mjcf_read_file(path, &data, &size, msg);
   if (s != GRIT_OK) {
-    info_reset(info);
+    mjcf_info_reset(info);
     return s;
   }
   const grit_file_format f = format_of_text(data, name, sizeof name, &line);
   free(data);
   if (f == GRIT_FORMAT_MJCF) return grit_mjcf_load_file_with(path, &o.mjcf, model, info, msg);
   if (f == GRIT_FORMAT_URDF) return grit_urdf_load_file(path, &o.urdf, model, info, msg);
-  info_reset(info);
+  mjcf_info_reset(info);
   if (line > 0)
     return grit_set_error(msg, GRIT_ERR_PARSE, "%s:%d: the root element must be <mujoco> (MJCF) or <robot> (URDF), not <%s>",
                           path, line, name);

@@ -99,9 +99,19 @@ grit_mjcf_load_options grit_mjcf_default_load_options(void) {
   return o;
 }
 
-static void info_reset(grit_mjcf_info *info) {
+void mjcf_info_reset(grit_mjcf_info *info) {
+  if (!info) return;
   memset(info, 0, sizeof *info);
   info->settings = grit_default_step_settings();
+}
+
+grit_status mjcf_load_file_begin(const char *path, grit_model **model, grit_mjcf_info *info, char **data, size_t *size,
+                                 char msg[GRIT_MESSAGE_SIZE]) {
+  if (msg) msg[0] = '\0';
+  mjcf_info_reset(info);
+  if (model) *model = NULL;
+  if (!path || !model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "path or model is NULL");
+  return mjcf_read_file(path, data, size, msg);
 }
 
 void grit_mjcf_info_free(grit_mjcf_info *info) {
@@ -113,7 +123,7 @@ void grit_mjcf_info_free(grit_mjcf_info *info) {
     free(info->keys[k].act);
   }
   free(info->keys);
-  info_reset(info);
+  mjcf_info_reset(info);
 }
 
 static grit_status check_load_options(const grit_mjcf_load_options *o, char *msg) {
@@ -131,7 +141,7 @@ static grit_status load(const char *data, size_t size, const char *name, const c
                         const grit_mjcf_load_options *options, grit_model **model, grit_mjcf_info *info,
                         char msg[GRIT_MESSAGE_SIZE]) {
   if (msg) msg[0] = '\0';
-  if (info) info_reset(info);
+  mjcf_info_reset(info);
   if (!model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model is NULL");
   *model = NULL;
   if (!data && size) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "data is NULL");
@@ -175,7 +185,7 @@ grit_status grit_mjcf_load_string(const char *xml, grit_model **model, grit_mjcf
                                   char msg[GRIT_MESSAGE_SIZE]) {
   if (!xml) {
     if (model) *model = NULL;
-    if (info) info_reset(info);
+    mjcf_info_reset(info);
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "xml is NULL");
   }
   return grit_mjcf_load_buffer(xml, strlen(xml), "<string>", NULL, model, info, msg);
@@ -183,26 +193,14 @@ grit_status grit_mjcf_load_string(const char *xml, grit_model **model, grit_mjcf
 
 grit_status grit_mjcf_load_file_with(const char *path, const grit_mjcf_load_options *options, grit_model **model,
                                      grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
-  if (msg) msg[0] = '\0';
-  if (info) info_reset(info);
-  if (model) *model = NULL;
-  if (!path || !model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "path or model is NULL");
   char *data;
   size_t size;
-  grit_status s = mjcf_read_file(path, &data, &size, msg);
+  grit_status s = mjcf_load_file_begin(path, model, info, &data, &size, msg);
   if (s != GRIT_OK) return s;
-  /* the file's directory, for its mesh files */
-  const char *slash = strrchr(path, '/');
-  char *dir = malloc(slash ? (size_t)(slash - path) + 2 : 3);
+  char *dir = mjcf_dir_of(path); /* for its mesh files */
   if (!dir) {
     free(data);
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
-  }
-  if (slash) {
-    memcpy(dir, path, (size_t)(slash - path) + 1);
-    dir[slash - path + 1] = '\0';
-  } else {
-    strcpy(dir, "./");
   }
   s = load(data, size, path, dir, options, model, info, msg);
   free(dir);

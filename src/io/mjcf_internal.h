@@ -201,6 +201,14 @@ void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed elemen
 /* A whole file into memory (at most 64 MiB), for the model file and its mesh files; on failure writes
  * "path: why" to msg. (mjcf_mesh.c) */
 grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *msg);
+/* An info as the loaders leave it after a failure (the caller's may be uninitialized); NULL: nothing. And
+ * the start of loading a model file (MJCF or URDF): msg cleared, *info reset, *model NULL, the file read
+ * into *data. (mjcf.c) */
+void mjcf_info_reset(grit_mjcf_info *info);
+grit_status mjcf_load_file_begin(const char *path, grit_model **model, grit_mjcf_info *info, char **data, size_t *size,
+                                 char msg[GRIT_MESSAGE_SIZE]);
+/* The directory of path with its '/' ("./" for a bare name), malloc'ed; NULL out of memory. (mjcf_mesh.c) */
+char *mjcf_dir_of(const char *path);
 /* The distinct vertices (at least 4, any number) of a mesh file (.stl, binary or ASCII; .obj) and its triangles
  * (indices into them; none if the file has no faces), in `pool`. On failure writes why to msg
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */

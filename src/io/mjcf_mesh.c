@@ -15,6 +15,17 @@
 #include "mjcf_internal.h"
 #include "status_internal.h"
 
+/* The directory of a file's path with its '/' ("./" for a bare name): where its relative file names start. */
+char *mjcf_dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const size_t n = slash ? (size_t)(slash - path) + 1 : 2;
+  char *dir = malloc(n + 1);
+  if (!dir) return NULL;
+  memcpy(dir, slash ? path : "./", n);
+  dir[n] = '\0';
+  return dir;
+}
+
 /* The whole file into memory (at most MJCF_MAX_BYTES + 1 bytes are read: larger is an error), followed by
  * a zero byte so that text parsers stop at its end; the model file and its mesh files are read by this
  * one function. */

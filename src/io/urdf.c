@@ -324,16 +324,11 @@ static void read_values(urdf_ctx *c, const char *data, size_t size) {
 
 /* ------------------------------------------------------------------------------ entry points */
 
-static void info_reset(grit_mjcf_info *info) {
-  memset(info, 0, sizeof *info);
-  info->settings = grit_default_step_settings();
-}
-
 grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *name,
                                   const grit_urdf_load_options *options, grit_model **model, grit_mjcf_info *info,
                                   char msg[GRIT_MESSAGE_SIZE]) {
   if (msg) msg[0] = '\0';
-  if (info) info_reset(info);
+  mjcf_info_reset(info);
   if (!model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model is NULL");
   *model = NULL;
   if (!data && size) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "data is NULL");
@@ -354,7 +349,7 @@ grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *nam
   mjcf_pool_free(&c.pool);
   if (c.status != GRIT_OK && info) {
     const grit_mjcf_info keep = *info;
-    info_reset(info);
+    mjcf_info_reset(info);
     info->nwarnings = keep.nwarnings;
     memcpy(info->warnings, keep.warnings, sizeof keep.warnings);
   }
@@ -363,26 +358,17 @@ grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *nam
 
 grit_status grit_urdf_load_file(const char *path, const grit_urdf_load_options *options, grit_model **model,
                                 grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
-  if (msg) msg[0] = '\0';
-  if (info) info_reset(info);
-  if (model) *model = NULL;
-  if (!path || !model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "path or model is NULL");
   char *data;
   size_t size;
-  grit_status s = mjcf_read_file(path, &data, &size, msg);
+  grit_status s = mjcf_load_file_begin(path, model, info, &data, &size, msg);
   if (s != GRIT_OK) return s;
   grit_urdf_load_options o = options ? *options : grit_urdf_default_load_options();
   char *dir = NULL;
   if (!o.mesh_dir) { /* relative mesh file names from the file's directory */
-    const char *slash = strrchr(path, '/');
-    const size_t n = slash ? (size_t)(slash - path) + 1 : 0;
-    dir = malloc(n + 3);
-    if (!dir) {
+    if (!(dir = mjcf_dir_of(path))) {
       free(data);
       return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    memcpy(dir, slash ? path : "./", slash ? n : 2);
-    dir[slash ? n : 2] = '\0';
     o.mesh_dir = dir;
   }
   s = grit_urdf_load_buffer(data, size, path, &o, model, info, msg);
