@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* status.c — names of status codes (the message helper is src/message.c). */
+/* status.c — names of status codes (the message helper is src/base/message.c). */
 #include "grit/status.h"
 
 const char *grit_status_string(grit_status status) {

@@ -397,7 +397,7 @@ grit_status grit_rollout_sensitivities(const grit_model *model, const grit_step_
   return s;
 }
 
-/* ------------------------------------------------------------------------- the fit (src/sysid_fit.c) */
+/* ------------------------------------------------------------------------- the fit (src/engine/sysid_fit.c) */
 
 /* Trajectories at the model's step are timed trajectories with t_k = k h; the engine never reads the
  * control row of the last sample (no step starts there), so N rows of controls suffice. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sysid_fit_internal.h — the fit's state, shared by src/sysid_fit.c (rollouts, normal equations,
- * Levenberg-Marquardt, grit_fit_timed) and src/sysid_fit_stages.c (the coarse stage, the covariance and
+/* sysid_fit_internal.h — the fit's state, shared by src/engine/sysid_fit.c (rollouts, normal equations,
+ * Levenberg-Marquardt, grit_fit_timed) and src/engine/sysid_fit_stages.c (the coarse stage, the covariance and
  * identifiability). */
 #ifndef GRIT_SYSID_FIT_INTERNAL_H
 #define GRIT_SYSID_FIT_INTERNAL_H

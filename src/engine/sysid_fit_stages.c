@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sysid_fit_stages.c — the fit's coarse global stage and its covariance and identifiability
- * (grit_fit_timed, src/sysid_fit.c; docs/sysid.md). */
+ * (grit_fit_timed, src/engine/sysid_fit.c; docs/sysid.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

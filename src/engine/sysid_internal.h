@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sysid_internal.h — what src/sysid.c (parameters, rollouts, grit_fit) and src/sysid_fit.c (the fit's
+/* sysid_internal.h — what src/engine/sysid.c (parameters, rollouts, grit_fit) and src/engine/sysid_fit.c (the fit's
  * engine on timed trajectories) share: small dense algebra and the parameter checks. */
 #ifndef GRIT_SYSID_INTERNAL_H
 #define GRIT_SYSID_INTERNAL_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* replay.c — the HTML replay page (grit/replay.h): frames with body poses from forward kinematics, the
  * scene as JSON, the plots as SVG (replay_svg.c), three.js and the viewer script inlined (both embedded
- * at build time from third_party/three/three.min.js and src/replay_viewer.js). */
+ * at build time from third_party/three/three.min.js and src/replay/replay_viewer.js). */
 #include "grit/replay.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* grit replay viewer: plays the frames of the page's scene JSON (element #grit-scene, written by
- * src/replay.c) with three.js (the global THREE, inlined before this script). grit's frame is z-up, metres.
+ * src/replay/replay.c) with three.js (the global THREE, inlined before this script). grit's frame is z-up, metres.
  * No dynamics here: every body pose comes from the JSON, interpolated between frames.
  * URL hash (or query) parameters: t=SECONDS, paused=1, speed=X, forces=0, view=AZIMUTH_DEG,ELEVATION_DEG,
  * height=PIXELS (the 3-D view's height, otherwise a fraction of the window's), clock=SECONDS (the playback
