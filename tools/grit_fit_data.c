@@ -90,7 +90,7 @@ static int expand_list(const char *list, char ***paths, int *n, int *cap) {
     }
     free(p);
   }
-  if (got < 0) rc = cli_error("out of memory");
+  if (!rc && got == -2) rc = cli_error("out of memory");
   free(line);
   fclose(f);
   return rc;
