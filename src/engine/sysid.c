@@ -138,20 +138,6 @@ grit_status grit_model_with_params(const grit_model *model, const grit_param *pa
 
 /* ------------------------------------------------------------------------- small dense algebra */
 
-/* C (r x c) = A (r x k) B (k x c), row-major; C may not alias. */
-void grit_sysid_matmul(const double *A, const double *B, double *C, int r, int k, int c) {
-  for (int i = 0; i < r; ++i) {
-    double *ci = C + (size_t)i * c;
-    for (int j = 0; j < c; ++j) ci[j] = 0.0;
-    for (int l = 0; l < k; ++l) {
-      const double a = A[(size_t)i * k + l];
-      if (a == 0.0) continue;
-      const double *bl = B + (size_t)l * c;
-      for (int j = 0; j < c; ++j) ci[j] += a * bl[j];
-    }
-  }
-}
-
 /* In-place Cholesky of the symmetric n x n matrix (lower triangle used and overwritten); -1 on success,
  * else the column whose pivot is not positive. */
 int grit_sysid_cholesky(double *L, int n) {
@@ -193,7 +179,7 @@ void grit_sysid_so3_jr_inverse(const double e[3], double J[9]) {
   const double c = t < 1e-3 ? 1.0 / 12.0 + t2 / 720.0 : 1.0 / t2 - (1.0 + cos(t)) / (2.0 * t * sin(t));
   const double K[9] = {0, -e[2], e[1], e[2], 0, -e[0], -e[1], e[0], 0};
   double K2[9];
-  grit_sysid_matmul(K, K, K2, 3, 3, 3);
+  grit_matmul(K, K, K2, 3, 3, 3);
   for (int i = 0; i < 9; ++i) J[i] = (i % 4 == 0 ? 1.0 : 0.0) + 0.5 * K[i] + c * K2[i];
 }
 
@@ -318,11 +304,11 @@ grit_status grit_sysid_advance(grit_data *d, const double *u, const grit_param *
   }
   if (s != GRIT_OK) return s;
   if (S) {
-    grit_sysid_matmul(A, S, tmp, nx, nx, np);
+    grit_matmul(A, S, tmp, nx, nx, np);
     for (int i = 0; i < nx * np; ++i) S[i] = tmp[i] + P[i];
   }
   if (Sx) {
-    grit_sysid_matmul(A, Sx, tmp, nx, nx, nx);
+    grit_matmul(A, Sx, tmp, nx, nx, nx);
     memcpy(Sx, tmp, sizeof(double) * (size_t)nx * (size_t)nx);
   }
   return GRIT_OK;

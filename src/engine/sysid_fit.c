@@ -102,7 +102,7 @@ static void add_sample(fit *f, work *k, point *p, const segment *sg, int s, doub
     const int r0 = m0->jnt_dofadr[jn] + (type == GRIT_JOINT_FREE ? 3 : 0);
     double Ji[9];
     grit_sysid_so3_jr_inverse(E + r0, Ji);
-    grit_sysid_matmul(Ji, R + (size_t)r0 * nc, k->tmp, 3, 3, nc);
+    grit_matmul(Ji, R + (size_t)r0 * nc, k->tmp, 3, 3, nc);
     memcpy(R + (size_t)r0 * nc, k->tmp, sizeof(double) * 3 * (size_t)nc);
   }
   for (int i = 0; i < nx; ++i) {

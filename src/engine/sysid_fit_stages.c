@@ -120,7 +120,7 @@ void grit_sysid_covariance(fit *f, grit_fit_result *res, double *work_np, const 
           for (int k = 0; k < na; ++k) s += M[(size_t)act[i] * np + act[k]] * Ai[(size_t)k * na + j];
           L[(size_t)i * na + j] = s;
         }
-      grit_sysid_matmul(Ai, L, C, na, na, na);
+      grit_matmul(Ai, L, C, na, na, na);
       for (int i = 0; i < na * na; ++i) C[i] *= (double)G / (G - 1);
     } else {
       for (int i = 0; i < na * na; ++i) C[i] = res->sigma2 * Ai[i];

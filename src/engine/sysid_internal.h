@@ -5,9 +5,8 @@
 #define GRIT_SYSID_INTERNAL_H
 
 #include "grit/sysid.h"
+#include "matmul.h" /* grit_matmul: C = A B */
 
-/* C (r x c) = A (r x k) B (k x c), row-major; C may not alias. */
-void grit_sysid_matmul(const double *A, const double *B, double *C, int r, int k, int c);
 /* In-place Cholesky of the symmetric n x n matrix (lower triangle); -1 on success, else the column
  * whose pivot is not positive. */
 int grit_sysid_cholesky(double *L, int n);

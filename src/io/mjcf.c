@@ -105,6 +105,16 @@ void mjcf_info_reset(grit_mjcf_info *info) {
   info->settings = grit_default_step_settings();
 }
 
+grit_status mjcf_load_buffer_begin(const char *data, size_t size, grit_model **model, grit_mjcf_info *info,
+                                   char msg[GRIT_MESSAGE_SIZE]) {
+  if (msg) msg[0] = '\0';
+  mjcf_info_reset(info);
+  if (!model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model is NULL");
+  *model = NULL;
+  if (!data && size) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "data is NULL");
+  return GRIT_OK;
+}
+
 grit_status mjcf_load_file_begin(const char *path, grit_model **model, grit_mjcf_info *info, char **data, size_t *size,
                                  char msg[GRIT_MESSAGE_SIZE]) {
   if (msg) msg[0] = '\0';
@@ -140,12 +150,9 @@ static grit_status check_load_options(const grit_mjcf_load_options *o, char *msg
 static grit_status load(const char *data, size_t size, const char *name, const char *base_dir,
                         const grit_mjcf_load_options *options, grit_model **model, grit_mjcf_info *info,
                         char msg[GRIT_MESSAGE_SIZE]) {
-  if (msg) msg[0] = '\0';
-  mjcf_info_reset(info);
-  if (!model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model is NULL");
-  *model = NULL;
-  if (!data && size) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "data is NULL");
-  grit_status s = check_load_options(options, msg);
+  grit_status s = mjcf_load_buffer_begin(data, size, model, info, msg);
+  if (s != GRIT_OK) return s;
+  s = check_load_options(options, msg);
   if (s != GRIT_OK) return s;
 
   mjcf_ctx c;

@@ -207,6 +207,9 @@ grit_status mjcf_read_file(const char *path, char **data, size_t *size, char *ms
 void mjcf_info_reset(grit_mjcf_info *info);
 grit_status mjcf_load_file_begin(const char *path, grit_model **model, grit_mjcf_info *info, char **data, size_t *size,
                                  char msg[GRIT_MESSAGE_SIZE]);
+/* The start of loading from memory: msg cleared, *info reset, *model NULL, data checked. (mjcf.c) */
+grit_status mjcf_load_buffer_begin(const char *data, size_t size, grit_model **model, grit_mjcf_info *info,
+                                   char msg[GRIT_MESSAGE_SIZE]);
 /* The directory of path with its '/' ("./" for a bare name), malloc'ed; NULL out of memory. (mjcf_mesh.c) */
 char *mjcf_dir_of(const char *path);
 /* The distinct vertices (at least 4, any number) of a mesh file (.stl, binary or ASCII; .obj) and its triangles

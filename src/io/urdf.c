@@ -327,11 +327,8 @@ static void read_values(urdf_ctx *c, const char *data, size_t size) {
 grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *name,
                                   const grit_urdf_load_options *options, grit_model **model, grit_mjcf_info *info,
                                   char msg[GRIT_MESSAGE_SIZE]) {
-  if (msg) msg[0] = '\0';
-  mjcf_info_reset(info);
-  if (!model) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "model is NULL");
-  *model = NULL;
-  if (!data && size) return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "data is NULL");
+  const grit_status s0 = mjcf_load_buffer_begin(data, size, model, info, msg);
+  if (s0 != GRIT_OK) return s0;
   urdf_ctx c;
   memset(&c, 0, sizeof c);
   c.fname = name ? name : "<buffer>";
