@@ -16,3 +16,12 @@ grit_status grit_set_error(char message[GRIT_MESSAGE_SIZE], grit_status status, 
   }
   return status;
 }
+
+void grit_vformat_at(char out[GRIT_MESSAGE_SIZE], const char *file, int line, const char *element, const char *fmt,
+                     va_list ap) {
+  const int n = element    ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: <%.40s> ", file, line, element)
+                : line > 0 ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: ", file, line)
+                           : snprintf(out, GRIT_MESSAGE_SIZE, "%.120s: ", file);
+  if (n < 0 || n >= GRIT_MESSAGE_SIZE) return;
+  vsnprintf(out + n, (size_t)(GRIT_MESSAGE_SIZE - n), fmt, ap);
+}

@@ -28,12 +28,10 @@ void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size) {
   return e;
 }
 
+/* "file:line: <element> ..." through the loaders' one formatter (status_internal.h). */
 static void format_at(char *out, const char *fname, const mjcf_node *node, const char *fmt, va_list ap) {
-  int n = node ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: <%.40s> ", node->file ? node->file : fname, node->line,
-                         node->name)
-               : snprintf(out, GRIT_MESSAGE_SIZE, "%.120s: ", fname);
-  if (n < 0 || n >= GRIT_MESSAGE_SIZE) return;
-  vsnprintf(out + n, (size_t)(GRIT_MESSAGE_SIZE - n), fmt, ap);
+  if (node) grit_vformat_at(out, node->file ? node->file : fname, node->line, node->name, fmt, ap);
+  else grit_vformat_at(out, fname, 0, NULL, fmt, ap);
 }
 
 void mjcf_fail(mjcf_ctx *c, grit_status s, const mjcf_node *node, const char *fmt, ...) {

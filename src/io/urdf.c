@@ -26,10 +26,7 @@ grit_urdf_load_options grit_urdf_default_load_options(void) {
 /* ------------------------------------------------------------------------------ messages */
 
 static void vformat(char *out, const urdf_ctx *c, int line, const char *fmt, va_list ap) {
-  int n = line > 0 ? snprintf(out, GRIT_MESSAGE_SIZE, "%.120s:%d: ", c->fname, line)
-                   : snprintf(out, GRIT_MESSAGE_SIZE, "%.120s: ", c->fname);
-  if (n < 0 || n >= GRIT_MESSAGE_SIZE) return;
-  vsnprintf(out + n, (size_t)(GRIT_MESSAGE_SIZE - n), fmt, ap);
+  grit_vformat_at(out, c->fname, line, NULL, fmt, ap); /* the loaders' one formatter (status_internal.h) */
 }
 
 void urdf_fail(urdf_ctx *c, grit_status s, int line, const char *fmt, ...) {
