@@ -31,31 +31,38 @@ grit_require_library(LAPACKE_LIBRARY lapacke liblapacke-dev)
 grit_require_header(CCD_INCLUDE_DIR ccd/ccd.h libccd-dev)
 grit_require_library(CCD_LIBRARY ccd libccd-dev)
 
-# libexpat, for the MJCF model loader (src/mjcf_xml.c).
+# libexpat, for the MJCF model loader (src/io/mjcf_xml.c).
 grit_require_header(EXPAT_INCLUDE_DIR expat.h libexpat1-dev)
 grit_require_library(EXPAT_LIBRARY expat libexpat1-dev)
 
-# Qhull (reentrant), for the convex hulls of mesh geometries (src/mjcf_hull.c).
+# Qhull (reentrant), for the convex hulls of mesh geometries (src/io/mjcf_hull.c).
 grit_require_header(QHULL_INCLUDE_DIR libqhull_r/libqhull_r.h libqhull-dev)
 grit_require_library(QHULL_LIBRARY qhull_r libqhull-dev)
 
 find_library(MATH_LIBRARY m)
 
-# urdfdom (C++, with console_bridge and tinyxml), for the URDF loader (src/urdf_parse.cc).
+# urdfdom (C++, with console_bridge and tinyxml), for the URDF loader (src/io/urdf_parse.cc).
 pkg_check_modules(URDFDOM urdfdom)
 if(NOT URDFDOM_FOUND)
   message(FATAL_ERROR "grit: urdfdom not found (pkg-config urdfdom); install it with: apt-get install -y liburdfdom-dev")
 endif()
 
-set(GRIT_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR} ${EXPAT_INCLUDE_DIR}
-    ${QHULL_INCLUDE_DIR} ${URDFDOM_INCLUDE_DIRS})
+# The engine's dependencies (src/engine) and the file formats' (src/io: expat, Qhull, urdfdom), kept apart
+# so that the engine is compiled and linked without the formats' (CMakeLists.txt: grit_engine).
+set(GRIT_ENGINE_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR})
+list(REMOVE_DUPLICATES GRIT_ENGINE_DEP_INCLUDE_DIRS)
+set(GRIT_IO_DEP_INCLUDE_DIRS ${EXPAT_INCLUDE_DIR} ${QHULL_INCLUDE_DIR} ${URDFDOM_INCLUDE_DIRS})
+set(GRIT_ENGINE_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
+    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${MATH_LIBRARY})
+set(GRIT_IO_DEP_LIBRARIES ${EXPAT_LIBRARY} ${QHULL_LIBRARY} ${URDFDOM_LINK_LIBRARIES})
+set(GRIT_DEP_INCLUDE_DIRS ${GRIT_ENGINE_DEP_INCLUDE_DIRS} ${GRIT_IO_DEP_INCLUDE_DIRS})
 list(REMOVE_DUPLICATES GRIT_DEP_INCLUDE_DIRS)
-set(GRIT_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
-    ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${EXPAT_LIBRARY} ${QHULL_LIBRARY} ${URDFDOM_LINK_LIBRARIES} ${MATH_LIBRARY})
-# POSIX threads: grit_fit_timed rolls segments out on threads (src/sysid_fit.c).
+set(GRIT_DEP_LIBRARIES ${GRIT_ENGINE_DEP_LIBRARIES} ${GRIT_IO_DEP_LIBRARIES} ${MATH_LIBRARY})
+# POSIX threads: grit_fit_timed rolls segments out on threads (src/engine/sysid_fit.c).
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
 list(APPEND GRIT_DEP_LIBRARIES Threads::Threads)
+list(APPEND GRIT_ENGINE_DEP_LIBRARIES Threads::Threads)
 
 # Criterion, only for the tests.
 if(GRIT_BUILD_TESTS)

@@ -5,7 +5,7 @@
 set(GRIT_REPLAY_GEN ${CMAKE_CURRENT_BINARY_DIR}/replay_gen)
 set(GRIT_REPLAY_EMBEDS
   "${CMAKE_CURRENT_SOURCE_DIR}/third_party/three/three.min.js|grit_replay_three_js"
-  "${CMAKE_CURRENT_SOURCE_DIR}/src/replay_viewer.js|grit_replay_viewer_js")
+  "${CMAKE_CURRENT_SOURCE_DIR}/src/replay/replay_viewer.js|grit_replay_viewer_js")
 set(GRIT_REPLAY_GENERATED)
 foreach(e ${GRIT_REPLAY_EMBEDS})
   string(REPLACE "|" ";" e "${e}")
@@ -21,12 +21,13 @@ foreach(e ${GRIT_REPLAY_EMBEDS})
 endforeach()
 file(MAKE_DIRECTORY ${GRIT_REPLAY_GEN})
 
-add_library(grit_replay_objects OBJECT src/replay.c src/replay_svg.c src/message.c src/outfile.c ${GRIT_REPLAY_GENERATED})
+add_library(grit_replay_objects OBJECT src/replay/replay.c src/replay/replay_svg.c src/base/message.c src/base/outfile.c src/base/markup.c
+            ${GRIT_REPLAY_GENERATED})
 grit_visibility_hidden(grit_replay_objects)
-target_include_directories(grit_replay_objects PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_include_directories(grit_replay_objects PRIVATE ${GRIT_BASE_INCLUDE} ${CMAKE_CURRENT_SOURCE_DIR}/src/replay) # not the engine's: public API only
 target_link_libraries(grit_replay_objects PRIVATE grit_static) # its include directories only
 # Warnings as errors for grit's own files; the generated arrays are plain data.
-set_source_files_properties(src/replay.c src/replay_svg.c src/message.c src/outfile.c PROPERTIES COMPILE_OPTIONS "${GRIT_WARNINGS}")
+set_source_files_properties(src/replay/replay.c src/replay/replay_svg.c src/base/message.c src/base/outfile.c src/base/markup.c PROPERTIES COMPILE_OPTIONS "${GRIT_WARNINGS}")
 
 add_library(grit_replay STATIC $<TARGET_OBJECTS:grit_replay_objects>)
 target_link_libraries(grit_replay PUBLIC grit_static)

@@ -29,7 +29,7 @@ int scene_parse_options(int argc, char **argv, double dt_max, scene_options *o, 
                         const char *extra_usage);
 
 /* Creates the data for m (built with status s, message msg) with o's contact model, and opens o's CSV
- * file with the given header if asked (csv->f; NULL without --csv): a temporary file (src/outfile.h)
+ * file with the given header if asked (csv->f; NULL without --csv): a temporary file (src/base/outfile.h)
  * that scene_csv_close renames onto the path. Returns 0, or 1 after a one-line error on stderr (m and the
  * data are then freed). */
 int scene_start(const char *prog, grit_status s, const char *msg, grit_model **m, const scene_options *o,

@@ -30,7 +30,7 @@ def declared(headers):
 
 
 # The C++ run-time type information of a dependency's class (urdfdom's console_bridge::OutputHandler,
-# subclassed in src/urdf_parse.cc) is emitted as a weak, default-visibility symbol wherever the class is
+# subclassed in src/io/urdf_parse.cc) is emitted as a weak, default-visibility symbol wherever the class is
 # used: the dependency's ABI, not grit's API.
 def foreign_rtti(sym):
     return (sym.startswith('_ZTI') or sym.startswith('_ZTS')) and 'grit' not in sym

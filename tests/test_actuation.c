@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_actuation.c — actuators as MuJoCo 2.2.2 defines them (src/actuation.c): activations, the
+/* test_actuation.c — actuators as MuJoCo 2.2.2 defines them (src/engine/actuation.c): activations, the
  * implicit servos, the Jacobians with activations in the state against central differences, bad input. */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -24,4 +24,12 @@ Test(defaults, new_names_equal_the_old_ones) {
   SAME(s1, s0, contact_model); SAME(s1, s0, rel_tol); SAME(s1, s0, max_newton_iters); SAME(s1, s0, dense_max_nv);
   const grit_fit_options f1 = grit_sysid_default_fit_options(), f0 = grit_default_fit_options();
   SAME(f1, f0, segment_steps); SAME(f1, f0, fit_initial_states); SAME(f1, f0, settings.rel_tol);
+  const grit_site_def si1 = grit_constraints_default_site_def(), si0 = grit_default_site_def();
+  SAME(si1, si0, body); SAME(si1, si0, pos);
+  const grit_equality_def e1 = grit_constraints_default_equality_def(), e0 = grit_default_equality_def();
+  SAME(e1, e0, type); SAME(e1, e0, obj1); SAME(e1, e0, polycoef); SAME(e1, e0, solref);
+  const grit_tendon_def t1 = grit_constraints_default_tendon_def(), t0 = grit_default_tendon_def();
+  SAME(t1, t0, type); SAME(t1, t0, springlength); SAME(t1, t0, solreflimit); SAME(t1, t0, limit_width);
+  const grit_load_options l1 = grit_load_default_options(), l0 = grit_default_load_options();
+  SAME(l1, l0, mjcf.timestep); SAME(l1, l0, urdf.floating_base);
 }

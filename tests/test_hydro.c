@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_hydro.c — hydroelastic contact patches (seed 004; src/hydro.c): declaring a geometry
+/* test_hydro.c — hydroelastic contact patches (seed 004; src/engine/hydro.c): declaring a geometry
  * compliant, a sphere and a box resting on a plane (the weight carried, the centre of pressure under
  * the centre of mass), the sliding and spinning coin of seed 004 section V-A, and what is refused. */
 #include <stdio.h>

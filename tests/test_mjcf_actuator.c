@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_mjcf_actuator.c — MJCF actuators (src/mjcf_actuator.c): every supported kind and its default
+/* test_mjcf_actuator.c — MJCF actuators (src/io/mjcf_actuator.c): every supported kind and its default
  * class read as MuJoCo 2.2.2 reads them, and bad input reported with file and line. */
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -162,7 +162,7 @@ Test(robustness, newton_failure_leaves_data_unchanged) {
 
 /* Seed 000 (section XII-A, Fig. 18): at k = 1e13 N/m and dt = 5 ms the clutter's solve fails by
  * round-off. grit's Newton method used to fail there too (within 200 steps); since its global phase
- * ends once the residual is small (src/solver.c, GLOBAL_RESIDUAL) it converges in every one of the
+ * ends once the residual is small (src/engine/solver.c, GLOBAL_RESIDUAL) it converges in every one of the
  * 200 steps (mean 38 iterations, the worst under the cap of 300). Either outcome must be sound: a step
  * that returns OK leaves every object finite and inside the open box (no one falls through a wall or
  * the floor at this stiffness); a step that fails says so with a status (not converged, numerical or

@@ -208,7 +208,7 @@ static int candidates_after_one_step(grit_contact_model model, double gap, const
   return n;
 }
 
-/* Speculative margins (src/step.c, speculative_window): a pair enters the step when its gap is below
+/* Speculative margins (src/engine/step.c, speculative_window): a pair enters the step when its gap is below
  * 2 dt (x (1 + mu) for Similar, 2 (dt + tau_d)(1 + mu) for SAP) times the speed bound of its points,
  * capped at options.contact_margin (0.1 m). At dt = 1 ms a sphere falling at 2 m/s has 4 mm (Lagged);
  * a gap of 1.9 mm, which the step closes, is in the problem and brakes the fall; 4.1 mm is not; a sphere

@@ -33,6 +33,13 @@ int cli_error(const char *fmt, ...) {
   return CLI_EXIT_MODEL;
 }
 
+void cli_warning(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  message("grit: warning: ", "\n", fmt, ap);
+  va_end(ap);
+}
+
 double cli_number(const char *s, int *ok) {
   char *end = NULL;
   errno = 0;
@@ -118,8 +125,7 @@ int cli_parse(int argc, char **argv, const cli_option *options, int noptions, co
 
 /* ---------------------------------------------------------------------------------------- CSV */
 
-/* Reads one line of any length into *buf (grown as needed); its length, -1 at the end, -2 out of memory. */
-static long read_line(FILE *f, char **buf, size_t *cap) {
+long cli_read_line(FILE *f, char **buf, size_t *cap) {
   size_t n = 0;
   int c;
   while ((c = getc(f)) != EOF && c != '\n') {
@@ -153,8 +159,8 @@ static int slot_of(char *tok, int nq, int nv, int nu) {
 }
 
 /* The header into col[] (the slot of each column) and seen[] (count per slot); 0 or an exit status. */
-static int read_header(const char *path, char *line, int nq, int nv, int nu, int **col, int *ncol, int *seen,
-                       cli_table *tb) {
+static int read_header(const char *path, char *line, int nq, int nv, int nu, const cli_csv_rules *r, int **col,
+                       int *ncol, int *seen, cli_table *tb) {
   for (char *tok = line, *next; tok; tok = next) {
     next = strchr(tok, ',');
     if (next) *next++ = '\0';
@@ -171,6 +177,8 @@ static int read_header(const char *path, char *line, int nq, int nv, int nu, int
   int nvs = 0, nus = 0;
   for (int k = 0; k < nv; ++k) nvs += seen[1 + nq + k];
   for (int k = 0; k < nu; ++k) nus += seen[1 + nq + nv + k];
+  for (int k = 0; r->need_v && k < nv; ++k)
+    if (!seen[1 + nq + k]) return cli_error("%s: the header lacks column v%d (the model has nv = %d)", path, k, nv);
   if (nvs && nvs != nv) return cli_error("%s: %d of the model's %d velocity columns v0.. (all or none)", path, nvs, nv);
   if (nus && nus != nu) return cli_error("%s: %d of the model's %d control columns u0.. (all or none)", path, nus, nu);
   tb->has_v = nv > 0 && nvs == nv;
@@ -179,20 +187,22 @@ static int read_header(const char *path, char *line, int nq, int nv, int nu, int
 }
 
 /* One data row into vals[slot]; 0, or the 1-based column that is not a number. */
-static int read_row(char *line, const int *col, int ncol, double *vals, int allow_empty, int nq) {
+static int read_row(char *line, const int *col, int ncol, double *vals, const cli_csv_rules *r, int nq) {
   int c = 0;
   for (char *tok = line, *next; c < ncol; tok = next, ++c) {
     next = tok ? strchr(tok, ',') : NULL;
     if (next) *next++ = '\0';
+    if (!tok && r->nan_values) return c + 1; /* a short row: a missing field is not a masked one */
     while (tok && *tok == ' ') ++tok;
     double x = NAN;
+    const int masked_ok = col[c] > 0 && (r->nan_values || (r->empty_vu && col[c] > nq)); /* never t */
     if (tok && *tok) {
       char *end = NULL;
       x = strtod(tok, &end);
       while (*end == ' ') ++end;
-      if (end == tok || *end != '\0' || !isfinite(x)) return c + 1;
-    } else if (col[c] >= 0 && (!allow_empty || col[c] <= nq)) {
-      return c + 1; /* t and q are always required */
+      if (end == tok || *end != '\0' || isinf(x) || (isnan(x) && !(masked_ok && r->nan_values))) return c + 1;
+    } else if (col[c] >= 0 && !masked_ok) {
+      return c + 1; /* t (and q unless masks are allowed) are required */
     }
     if (col[c] >= 0) vals[col[c]] = x;
   }
@@ -214,39 +224,67 @@ static int grow(cli_table *tb, int *cap, int nq, int nv, int nu) {
   return t && q && v && u ? 0 : cli_error("out of memory");
 }
 
-int cli_read_table(const char *path, int nq, int nv, int nu, int allow_empty, cli_table *tb) {
+/* Appends the row in vals to tb; 0 or an exit status. */
+static int append_row(cli_table *tb, int *cap_rows, const double *vals, int nq, int nv, int nu) {
+  const int rc = grow(tb, cap_rows, nq, nv, nu);
+  if (rc) return rc;
+  tb->t[tb->rows] = vals[0];
+  memcpy(tb->q + (size_t)tb->rows * nq, vals + 1, sizeof(double) * (size_t)nq);
+  if (tb->has_v) memcpy(tb->v + (size_t)tb->rows * nv, vals + 1 + nq, sizeof(double) * (size_t)nv);
+  if (tb->has_u) memcpy(tb->u + (size_t)tb->rows * nu, vals + 1 + nq + nv, sizeof(double) * (size_t)nu);
+  tb->rows++;
+  return 0;
+}
+
+/* The data rows after the header; 0 or an exit status. */
+static int read_rows(FILE *f, const char *path, char **line, size_t *cap, const int *col, int ncol, double *vals,
+                     const cli_csv_rules *r, int nq, int nv, int nu, cli_table *tb) {
+  int rc = 0, cap_rows = 0;
+  long len = 0;
+  for (long lineno = 2; !rc && (len = cli_read_line(f, line, cap)) >= 0; ++lineno) {
+    if (len == 0) continue;
+    const int bad = read_row(*line, col, ncol, vals, r, nq);
+    if (bad)
+      return cli_error("%s:%ld: column %d is not a %s (or the row has fewer columns than the header)", path, lineno, bad,
+                       r->nan_values ? "number, nan or empty (times: finite numbers)" : "finite number");
+    if (r->increasing_t && tb->rows > 0 && !(vals[0] > tb->t[tb->rows - 1]))
+      return cli_error("%s:%ld: time %.9g does not follow %.9g: times must be increasing", path, lineno, vals[0],
+                       tb->t[tb->rows - 1]);
+    rc = append_row(tb, &cap_rows, vals, nq, nv, nu);
+  }
+  if (!rc && len == -2) rc = cli_error("out of memory");
+  if (!rc && ferror(f)) rc = cli_error("reading %s failed", path);
+  return rc;
+}
+
+int cli_read_csv(const char *path, int nq, int nv, int nu, const cli_csv_rules *r, cli_table *tb) {
   memset(tb, 0, sizeof *tb);
   FILE *f = fopen(path, "r");
   if (!f) return cli_error("cannot read %s: %s", path, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
-  int rc = 0, ncol = 0, *col = NULL, cap_rows = 0;
+  int rc = 0, ncol = 0, *col = NULL;
   const int nslots = 1 + nq + nv + nu;
   int *seen = calloc((size_t)nslots, sizeof *seen);
   double *vals = malloc(sizeof(double) * (size_t)nslots);
   if (!seen || !vals) rc = cli_error("out of memory");
-  long len = rc ? -1 : read_line(f, &line, &cap);
+  const long len = rc ? -1 : cli_read_line(f, &line, &cap);
   if (!rc && len < 0) rc = len == -2 ? cli_error("out of memory") : cli_error("%s: empty file (a header line t,q0,... was expected)", path);
-  if (!rc) rc = read_header(path, line, nq, nv, nu, &col, &ncol, seen, tb);
-  for (long lineno = 2; !rc && (len = read_line(f, &line, &cap)) >= 0; ++lineno) {
-    if (len == 0) continue;
-    const int bad = read_row(line, col, ncol, vals, allow_empty, nq);
-    if (bad) rc = cli_error("%s:%ld: column %d is not a finite number (or the row has fewer columns than the header)", path, lineno, bad);
-    if (!rc) rc = grow(tb, &cap_rows, nq, nv, nu);
-    if (rc) break;
-    tb->t[tb->rows] = vals[0];
-    memcpy(tb->q + (size_t)tb->rows * nq, vals + 1, sizeof(double) * (size_t)nq);
-    if (tb->has_v) memcpy(tb->v + (size_t)tb->rows * nv, vals + 1 + nq, sizeof(double) * (size_t)nv);
-    if (tb->has_u) memcpy(tb->u + (size_t)tb->rows * nu, vals + 1 + nq + nv, sizeof(double) * (size_t)nu);
-    tb->rows++;
-  }
-  if (!rc && len == -2) rc = cli_error("out of memory");
-  if (!rc && ferror(f)) rc = cli_error("reading %s failed", path);
-  if (!rc && tb->rows == 0) rc = cli_error("%s has no data rows", path);
+  if (!rc) rc = read_header(path, line, nq, nv, nu, r, &col, &ncol, seen, tb);
+  if (!rc) rc = read_rows(f, path, &line, &cap, col, ncol, vals, r, nq, nv, nu, tb);
+  const int min_rows = r->min_rows > 1 ? r->min_rows : 1;
+  if (!rc && tb->rows == 0 && min_rows == 1) rc = cli_error("%s has no data rows", path);
+  if (!rc && tb->rows < min_rows)
+    rc = cli_error("%s: %d samples; %s", path, tb->rows, r->min_rows_why ? r->min_rows_why : "too few");
   free(vals), free(seen), free(col), free(line);
   fclose(f);
   if (rc) cli_table_free(tb);
   return rc;
+}
+
+int cli_read_table(const char *path, int nq, int nv, int nu, int allow_empty, cli_table *tb) {
+  const cli_csv_rules rules = {.empty_vu = allow_empty, .min_rows = 1};
+  return cli_read_csv(path, nq, nv, nu, &rules, tb);
 }
 
 void cli_table_free(cli_table *tb) {

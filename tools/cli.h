@@ -15,6 +15,9 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "grit: error: <fmt>" on stderr; returns CLI_EXIT_MODEL. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* "grit: warning: <fmt>" on stderr. */
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A finite number filling all of s; *ok = 0 otherwise. */
 double cli_number(const char *s, int *ok);
 /* Numbers separated by spaces, tabs or commas into out (at most n); their count, or -1 for a bad token. */
@@ -55,10 +58,26 @@ typedef struct cli_table {
   double *t, *q, *v, *u; /* rows, rows x nq, rows x nv, rows x nu (v, u only when present) */
 } cli_table;
 
-/* Reads path into tb; 0 or CLI_EXIT_MODEL after a message with the file (and line). allow_empty: empty
- * v and u fields read as NAN (t and q are always required). */
+/* What a command accepts in its CSV files (the one reader serves grit replay and grit fit). */
+typedef struct cli_csv_rules {
+  int empty_vu;     /* an empty v or u field reads as NAN */
+  int nan_values;   /* a q, v or u field may be empty or "nan" (NAN: a masked sample); a row may not be short */
+  int need_v;       /* the velocity columns v0.. are required */
+  int increasing_t; /* each row's time must follow the previous one's */
+  int min_rows;     /* the fewest data rows accepted (>= 1), and why ("a fit needs ...") */
+  const char *min_rows_why;
+} cli_csv_rules;
+
+/* Reads path into tb under the rules; 0 or CLI_EXIT_MODEL after a message with the file (and line). t is
+ * always required and finite. */
+int cli_read_csv(const char *path, int nq, int nv, int nu, const cli_csv_rules *rules, cli_table *tb);
+/* cli_read_csv with the rules {empty_vu = allow_empty, min_rows = 1}. */
 int cli_read_table(const char *path, int nq, int nv, int nu, int allow_empty, cli_table *tb);
 void cli_table_free(cli_table *tb);
+
+/* Reads one line of any length into *buf (grown as needed, '\r' dropped); its length, -1 at the end of the
+ * file, -2 out of memory. */
+long cli_read_line(FILE *f, char **buf, size_t *cap);
 
 /* 0, or CLI_EXIT_USAGE with a message when the output path names the same file as the input
  * (what_out, what_in: the options, e.g. "--csv", "the model file"). */

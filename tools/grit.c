@@ -130,22 +130,18 @@ static int set_vector(grit_data *d, const char *what, const char *text, int n,
                       grit_status (*set)(grit_data *, const double *, int)) {
   double *v = calloc((size_t)n + 1, sizeof *v);
   if (!v) {
-    fprintf(stderr, "grit: error: out of memory\n");
-    return EXIT_MODEL;
+    return cli_error("out of memory");
   }
   int count = cli_numbers(text, v, n);
   int rc = 0;
   if (count < 0) {
-    fprintf(stderr, "grit: usage error: %s: '%s' holds something that is not a finite number (see grit --help)\n",
+    rc = cli_usage_error("%s: '%s' holds something that is not a finite number",
             what, text);
-    rc = EXIT_USAGE;
   } else if (count != n) {
-    fprintf(stderr, "grit: usage error: %s needs %d numbers (the model's size), got %d (see grit --help)\n", what, n,
+    rc = cli_usage_error("%s needs %d numbers (the model's size), got %d", what, n,
             count);
-    rc = EXIT_USAGE;
   } else if (n > 0 && set(d, v, n) != GRIT_OK) {
-    fprintf(stderr, "grit: error: %s rejected: %s\n", what, grit_data_last_error(d));
-    rc = EXIT_MODEL;
+    rc = cli_error("%s rejected: %s", what, grit_data_last_error(d));
   }
   free(v);
   return rc;
@@ -164,19 +160,17 @@ static int prepare(const args *a, grit_model **m, grit_data **d) {
   lo.urdf.lenient = a->load.lenient;
   grit_status s = grit_load_file(a->model, &lo, m, &info, msg);
   if (!a->quiet) {
-    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) fprintf(stderr, "grit: warning: %s\n", info.warnings[i]);
+    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) cli_warning("%s", info.warnings[i]);
     if (info.nwarnings > GRIT_MJCF_MAX_WARNINGS)
-      fprintf(stderr, "grit: warning: ... and %d more\n", info.nwarnings - GRIT_MJCF_MAX_WARNINGS);
+      cli_warning("... and %d more", info.nwarnings - GRIT_MJCF_MAX_WARNINGS);
   }
   if (s != GRIT_OK) {
-    fprintf(stderr, "grit: error: %s\n", msg);
     grit_mjcf_info_free(&info);
-    return EXIT_MODEL;
+    return cli_error("%s", msg);
   }
   int rc = 0;
   if (grit_data_create(*m, d) != GRIT_OK) {
-    fprintf(stderr, "grit: error: cannot create the simulation data\n");
-    rc = EXIT_MODEL;
+    rc = cli_error("cannot create the simulation data");
   }
   grit_step_settings st = info.settings;
   if (a->contact >= 0) st.contact_model = (grit_contact_model)a->contact;
@@ -184,17 +178,14 @@ static int prepare(const args *a, grit_model **m, grit_data **d) {
   if (a->integrator >= 0) st.integrator = (grit_integrator)a->integrator;
   if (a->factor >= 1) st.dense_max_nv = 0, st.sparse_factor = a->factor == 2 ? GRIT_FACTOR_CHOLMOD : GRIT_FACTOR_BLOCK;
   if (!rc && grit_data_set_step_settings(*d, &st) != GRIT_OK) {
-    fprintf(stderr, "grit: error: step settings rejected: %s\n", grit_data_last_error(*d));
-    rc = EXIT_MODEL;
+    rc = cli_error("step settings rejected: %s", grit_data_last_error(*d));
   }
   if (!rc && a->key) {
     int k = grit_mjcf_key_index(&info, a->key);
     if (k < 0) {
-      fprintf(stderr, "grit: usage error: the model has no keyframe '%s' (see grit --help)\n", a->key);
-      rc = EXIT_USAGE;
+      rc = cli_usage_error("the model has no keyframe '%s'", a->key);
     } else if (grit_mjcf_apply_key(&info, k, *d) != GRIT_OK) {
-      fprintf(stderr, "grit: error: keyframe '%s' rejected: %s\n", a->key, grit_data_last_error(*d));
-      rc = EXIT_MODEL;
+      rc = cli_error("keyframe '%s' rejected: %s", a->key, grit_data_last_error(*d));
     }
   }
   if (!rc && a->qpos) rc = set_vector(*d, "--qpos", a->qpos, grit_model_nq(*m), grit_data_set_qpos);
@@ -241,16 +232,14 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     grit_status s = grit_step(d);
     double t1 = now();
     if (s != GRIT_OK) {
-      fprintf(stderr, "grit: error: step %ld failed (%s): %s\n", k + 1, grit_status_string(s), grit_data_last_error(d));
-      return EXIT_MODEL;
+      return cli_error("step %ld failed (%s): %s", k + 1, grit_status_string(s), grit_data_last_error(d));
     }
     if (times) times[k] = t1 - t0;
     if (dtimes && (k + 1) % a->deriv_every == 0) {
       double t2 = now();
       s = grit_step_derivatives(d, A, grit_model_nu(m) ? B : NULL, NULL, 0, NULL);
       if (s != GRIT_OK) {
-        fprintf(stderr, "grit: error: derivatives after step %ld failed: %s\n", k + 1, grit_data_last_error(d));
-        return EXIT_MODEL;
+        return cli_error("derivatives after step %ld failed: %s", k + 1, grit_data_last_error(d));
       }
       dtimes[(*nd)++] = now() - t2;
     }
@@ -320,14 +309,12 @@ static int command_sim_or_bench(const args *a) {
   double *dtimes = NULL, *A = NULL, *B = NULL;
   const size_t nx = 2 * (size_t)grit_model_nv(m) + (size_t)grit_model_na(m); /* x = (q, v, act) */
   if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
-    fprintf(stderr, "grit: error: out of memory\n");
-    rc = EXIT_MODEL;
+    rc = cli_error("out of memory");
   }
   if (!rc && bench && a->deriv_every &&
       (!(dtimes = malloc(sizeof *dtimes * (size_t)(a->steps / a->deriv_every + 1))) ||
        !(A = malloc(sizeof *A * (nx * nx + 1))) || !(B = malloc(sizeof *B * (nx * (size_t)grit_model_nu(m) + 1))))) {
-    fprintf(stderr, "grit: error: out of memory\n");
-    rc = EXIT_MODEL;
+    rc = cli_error("out of memory");
   }
   if (rc) {
     grit_outfile_abort(&csv_out);
@@ -427,8 +414,7 @@ static int fd_step(const args *a, const double *q, const double *v, const double
   if (grit_data_set_step_settings(d, &st) != GRIT_OK || grit_data_set_qpos(d, q, nq) != GRIT_OK ||
       grit_data_set_qvel(d, v, nv) != GRIT_OK || (nu && grit_data_set_ctrl(d, u, nu) != GRIT_OK) ||
       (na && grit_data_set_act(d, act, na) != GRIT_OK) || grit_step(d) != GRIT_OK) {
-    fprintf(stderr, "grit: error: a finite-difference step failed: %s\n", grit_data_last_error(d));
-    rc = EXIT_MODEL;
+    rc = cli_error("a finite-difference step failed: %s", grit_data_last_error(d));
   } else {
     grit_position_difference(m, qref, grit_data_qpos(d), out);
     memcpy(out + nv, grit_data_qvel(d), sizeof(double) * (size_t)nv);
@@ -483,7 +469,7 @@ static int check_jacobians(const args *a, const grit_model *m, const double *q0,
   *errA = den[0] > 0 ? sqrt(num[0] / den[0]) : sqrt(num[0]);
   *errB = den[1] > 0 ? sqrt(num[1] / den[1]) : sqrt(num[1]);
   free(qp), free(vp), free(up), free(xp), free(xm), free(e), free(ap);
-  if (rc == EXIT_MODEL && !qp) fprintf(stderr, "grit: error: out of memory\n");
+  if (rc == EXIT_MODEL && !qp) cli_error("out of memory");
   return rc;
 }
 
@@ -503,8 +489,7 @@ static int command_deriv(const args *a) {
   double *q0 = malloc(sizeof(double) * (size_t)(nq + 1)), *v0 = malloc(sizeof(double) * (size_t)(nv + 1));
   double *u0 = malloc(sizeof(double) * (size_t)(nu + 1)), *qref = malloc(sizeof(double) * (size_t)(nq + 1));
   if (!A || !B || !q0 || !v0 || !u0 || !qref || !act0) {
-    fprintf(stderr, "grit: error: out of memory\n");
-    rc = EXIT_MODEL;
+    rc = cli_error("out of memory");
   }
   if (!rc && a->check) { /* the nominal step solved as tightly as the finite differences */
     grit_step_settings st = grit_data_step_settings(d);
@@ -519,8 +504,7 @@ static int command_deriv(const args *a) {
     grit_status s = grit_step(d);
     if (s == GRIT_OK) s = grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL);
     if (s != GRIT_OK) {
-      fprintf(stderr, "grit: error: %s: %s\n", grit_status_string(s), grit_data_last_error(d));
-      rc = EXIT_MODEL;
+      rc = cli_error("%s: %s", grit_status_string(s), grit_data_last_error(d));
     }
     memcpy(qref, grit_data_qpos(d), sizeof(double) * (size_t)nq);
   }
@@ -570,8 +554,7 @@ int main(int argc, char **argv) {
     rc = cli_usage_error("unknown command '%s'", cmd);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    if (!rc) fprintf(stderr, "grit: error: writing to stdout failed\n");
-    return rc ? rc : EXIT_MODEL;
+    return rc ? rc : cli_error("writing to stdout failed");
   }
   return rc;
 }

@@ -26,142 +26,95 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "grit/grit.h"
 #include "grit_fit_data.h"
 #include "grit_fit_mpi.h"
 
-enum { EXIT_MODEL = 1, EXIT_USAGE = 2, MAX_PARAMS = 16 };
+enum { MAX_PARAMS = 16 };
 #define GRIT_FIT_PI 3.14159265358979323846
 
 typedef struct fit_args {
   const char *model, *ctrl, *package_path;
-  int help; /* --help: the usage on stdout, exit 0 */
   const char **data, **validate; /* the --data and --validate arguments */
   int ndata, nvalidate;
   const char *spec[MAX_PARAMS]; /* NAME[:WHICH] as given */
   double guess[MAX_PARAMS];
-  int np, contact, quiet, cov_set;
+  int np, contact, quiet, covariance;
   grit_fit_options opt;
   double dt, width;
 } fit_args;
 
-static int usage(const char *fmt, const char *what) {
-  fprintf(stderr, "grit: usage error: ");
-  fprintf(stderr, fmt, what);
-  fprintf(stderr, " (see grit --help)\n");
-  return EXIT_USAGE;
+static int add_data(void *ctx, const char *option, const char *v) {
+  fit_args *a = ctx;
+  if (!strcmp(option, "--data")) a->data[a->ndata++] = v;
+  else a->validate[a->nvalidate++] = v;
+  return 0;
 }
 
-static int fail(const char *fmt, const char *what) {
-  fprintf(stderr, "grit: error: ");
-  fprintf(stderr, fmt, what);
-  fputc('\n', stderr);
-  return EXIT_MODEL;
+static int add_param(void *ctx, const char *option, const char *v) {
+  fit_args *a = ctx;
+  (void)option;
+  const char *eq = strchr(v, '=');
+  int ok = 1;
+  if (!eq || eq == v) return cli_usage_error("--param needs NAME[:WHICH]=GUESS, not '%s'", v);
+  for (const char *c = v; c < eq; ++c)
+    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+      return cli_usage_error("--param '%s': a name with a quote, backslash or control character", v);
+  if (a->np == MAX_PARAMS) return cli_usage_error("too many --param options at '%s' (at most 16)", v);
+  a->guess[a->np] = cli_number(eq + 1, &ok);
+  if (!ok || !(a->guess[a->np] > 0)) return cli_usage_error("--param needs a positive finite guess, not '%s'", v);
+  a->spec[a->np++] = v;
+  return 0;
 }
 
-static double number(const char *s, int *ok) {
-  char *end = NULL;
-  errno = 0;
-  const double v = strtod(s, &end);
-  *ok = end != s && *end == '\0' && isfinite(v);
-  return v;
-}
-
+/* The command line into a, on the tool's one option parser (cli.h); 0, CLI_HELP or an exit status. */
 static int parse(int argc, char **argv, fit_args *a) {
   memset(a, 0, sizeof *a);
   a->contact = -1;
   a->opt = grit_default_fit_options();
   a->opt.coarse_points = 3; /* the command's defaults: a coarse stage, the sandwich covariance */
-  a->opt.covariance = GRIT_FIT_COV_SANDWICH;
+  a->covariance = 0;
   a->data = calloc((size_t)argc, sizeof *a->data);
   a->validate = calloc((size_t)argc, sizeof *a->validate);
-  if (!a->data || !a->validate) return usage("%s", "out of memory");
-  for (int i = 2; i < argc; ++i) {
-    const char *o = argv[i];
-    if (o[0] != '-') {
-      if (a->model) return usage("unexpected argument '%s'", o);
-      a->model = o;
-      continue;
-    }
-    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-      a->help = 1;
-      return 0;
-    }
-    if (!strcmp(o, "--quiet")) {
-      a->quiet = 1;
-      continue;
-    }
-    if (!strcmp(o, "--reset")) {
-      a->opt.fit_initial_states = 0;
-      continue;
-    }
-    if (i + 1 >= argc) return usage("option '%s' needs a value", o);
-    const char *v = argv[++i];
-    int ok = 1;
-    if (!strcmp(o, "--data")) {
-      a->data[a->ndata++] = v;
-    } else if (!strcmp(o, "--validate")) {
-      a->validate[a->nvalidate++] = v;
-    } else if (!strcmp(o, "--covariance")) {
-      if (strcmp(v, "sandwich") && strcmp(v, "residual")) return usage("--covariance needs sandwich or residual, not '%s'", v);
-      a->opt.covariance = strcmp(v, "sandwich") ? GRIT_FIT_COV_RESIDUAL : GRIT_FIT_COV_SANDWICH;
-    } else if (!strcmp(o, "--tol") || !strcmp(o, "--huber") || !strcmp(o, "--span") || !strcmp(o, "--width") ||
-               !strcmp(o, "--sigma-r") || !strcmp(o, "--sigma-w")) {
-      const double x = number(v, &ok);
-      const int zero_ok = !strcmp(o, "--huber");
-      if (!ok || !(zero_ok ? x >= 0 : x > 0) || (!strcmp(o, "--span") && !(x > 1)))
-        return usage("%s needs a positive number (--huber: >= 0, --span: > 1)", o);
-      if (!strcmp(o, "--tol")) a->opt.tol = x;
-      else if (!strcmp(o, "--huber")) a->opt.huber = x;
-      else if (!strcmp(o, "--span")) a->opt.coarse_span = x;
-      else if (!strcmp(o, "--width")) a->width = x;
-      else if (!strcmp(o, "--sigma-r")) a->opt.orientation_sigma = x;
-      else a->opt.angular_velocity_sigma = x;
-    } else if (!strcmp(o, "--coarse") || !strcmp(o, "--threads") || !strcmp(o, "--starts")) {
-      const double n = number(v, &ok);
-      if (!ok || n < 1 || n > 64 || n != floor(n)) return usage("%s needs an integer from 1 to 64", o);
-      if (!strcmp(o, "--coarse")) a->opt.coarse_points = (int)n;
-      else if (!strcmp(o, "--starts")) a->opt.starts = (int)n;
-      else a->opt.nthreads = (int)n;
-    } else if (!strcmp(o, "--ctrl")) {
-      a->ctrl = v;
-    } else if (!strcmp(o, "--param")) {
-      const char *eq = strchr(v, '=');
-      if (!eq || eq == v) return usage("--param needs NAME[:WHICH]=GUESS, not '%s'", v);
-      for (const char *c = v; c < eq; ++c)
-        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) return usage("--param '%s': a name with a quote, backslash or control character", v);
-      if (a->np == MAX_PARAMS) return usage("too many --param options at '%s' (at most 16)", v);
-      a->guess[a->np] = number(eq + 1, &ok);
-      if (!ok || !(a->guess[a->np] > 0)) return usage("--param needs a positive finite guess, not '%s'", v);
-      a->spec[a->np++] = v;
-    } else if (!strcmp(o, "--contact")) {
-      static const char *const names[] = {"lagged", "similar", "sap"};
-      for (int k = 0; k < 3; ++k)
-        if (!strcmp(v, names[k])) a->contact = k;
-      if (a->contact < 0) return usage("--contact needs lagged, similar or sap, not '%s'", v);
-    } else if (!strcmp(o, "--package-path")) {
-      a->package_path = v;
-    } else if (!strcmp(o, "--dt")) {
-      a->dt = number(v, &ok);
-      if (!ok || !(a->dt > 0)) return usage("--dt needs a positive number, not '%s'", v);
-    } else if (!strcmp(o, "--segment") || !strcmp(o, "--max-iters")) {
-      const double n = number(v, &ok);
-      const double lo = !strcmp(o, "--segment") ? 0 : 1;
-      if (!ok || n < lo || n > 1e9 || n != floor(n)) return usage("%s needs an integer >= 1 (--segment: >= 0)", o);
-      if (!strcmp(o, "--segment")) a->opt.segment_steps = (int)n;
-      else a->opt.max_iters = (int)n;
-    } else if (!strcmp(o, "--sigma-q") || !strcmp(o, "--sigma-v")) {
-      const double s = number(v, &ok);
-      if (!ok || !(s > 0)) return usage("%s needs a positive number", o);
-      if (!strcmp(o, "--sigma-q")) a->opt.position_sigma = s;
-      else a->opt.velocity_sigma = s;
-    } else {
-      return usage("unknown option '%s'", o);
-    }
-  }
-  if (!a->model) return usage("%s needs a model file", "fit");
-  if (!a->ndata) return usage("%s needs --data FILE.csv (or a directory or list file)", "fit");
-  if (a->np == 0) return usage("%s needs at least one --param NAME=GUESS", "fit");
+  if (!a->data || !a->validate) return cli_usage_error("out of memory");
+  long coarse = a->opt.coarse_points, threads = a->opt.nthreads, starts = a->opt.starts;
+  long segment = a->opt.segment_steps, max_iters = a->opt.max_iters;
+  static const char *const contacts[] = {"lagged", "similar", "sap", NULL};
+  static const char *const covariances[] = {"sandwich", "residual", NULL};
+  const cli_option options[] = {
+      {"--data", NULL, CLI_CALL, NULL, 0, 0, 0, NULL, add_data, a},
+      {"--validate", NULL, CLI_CALL, NULL, 0, 0, 0, NULL, add_data, a},
+      {"--param", NULL, CLI_CALL, NULL, 0, 0, 0, NULL, add_param, a},
+      {"--quiet", NULL, CLI_FLAG, &a->quiet, 0, 0, 1, NULL, NULL, NULL},
+      {"--reset", NULL, CLI_FLAG, &a->opt.fit_initial_states, 0, 0, 0, NULL, NULL, NULL},
+      {"--covariance", NULL, CLI_CHOICE, &a->covariance, 0, 0, 0, covariances, NULL, NULL},
+      {"--contact", NULL, CLI_CHOICE, &a->contact, 0, 0, 0, contacts, NULL, NULL},
+      {"--tol", NULL, CLI_NUMBER, &a->opt.tol, 0, 1, 0, NULL, NULL, NULL},
+      {"--huber", NULL, CLI_NUMBER, &a->opt.huber, 0, 0, 0, NULL, NULL, NULL},
+      {"--span", NULL, CLI_NUMBER, &a->opt.coarse_span, 1, 1, 0, NULL, NULL, NULL},
+      {"--width", NULL, CLI_NUMBER, &a->width, 0, 1, 0, NULL, NULL, NULL},
+      {"--sigma-q", NULL, CLI_NUMBER, &a->opt.position_sigma, 0, 1, 0, NULL, NULL, NULL},
+      {"--sigma-v", NULL, CLI_NUMBER, &a->opt.velocity_sigma, 0, 1, 0, NULL, NULL, NULL},
+      {"--sigma-r", NULL, CLI_NUMBER, &a->opt.orientation_sigma, 0, 1, 0, NULL, NULL, NULL},
+      {"--sigma-w", NULL, CLI_NUMBER, &a->opt.angular_velocity_sigma, 0, 1, 0, NULL, NULL, NULL},
+      {"--dt", NULL, CLI_NUMBER, &a->dt, 0, 1, 0, NULL, NULL, NULL},
+      {"--coarse", NULL, CLI_INTEGER, &coarse, 1, 64, 0, NULL, NULL, NULL},
+      {"--threads", NULL, CLI_INTEGER, &threads, 1, 64, 0, NULL, NULL, NULL},
+      {"--starts", NULL, CLI_INTEGER, &starts, 1, 64, 0, NULL, NULL, NULL},
+      {"--segment", NULL, CLI_INTEGER, &segment, 0, 1e9, 0, NULL, NULL, NULL},
+      {"--max-iters", NULL, CLI_INTEGER, &max_iters, 1, 1e9, 0, NULL, NULL, NULL},
+      {"--ctrl", NULL, CLI_TEXT, &a->ctrl, 0, 0, 0, NULL, NULL, NULL},
+      {"--package-path", NULL, CLI_TEXT, &a->package_path, 0, 0, 0, NULL, NULL, NULL},
+  };
+  const int rc = cli_parse(argc, argv, options, (int)(sizeof options / sizeof options[0]), &a->model, GRIT_FIT_USAGE);
+  if (rc) return rc;
+  a->opt.coarse_points = (int)coarse, a->opt.nthreads = (int)threads, a->opt.starts = (int)starts;
+  a->opt.segment_steps = (int)segment, a->opt.max_iters = (int)max_iters;
+  a->opt.covariance = a->covariance ? GRIT_FIT_COV_RESIDUAL : GRIT_FIT_COV_SANDWICH;
+  if (!a->model) return cli_usage_error("fit needs a model file");
+  if (!a->ndata) return cli_usage_error("fit needs --data FILE.csv (or a directory or list file)");
+  if (a->np == 0) return cli_usage_error("fit needs at least one --param NAME=GUESS");
   return 0;
 }
 
@@ -169,12 +122,12 @@ static int parse(int argc, char **argv, fit_args *a) {
 static int resolve(const grit_model *m, const char *spec, grit_param *p) {
   char name[64], which[192] = "";
   const size_t n = strcspn(spec, ":=");
-  if (n >= sizeof name) return usage("unknown parameter in '%s'", spec);
+  if (n >= sizeof name) return cli_usage_error("unknown parameter in '%s'", spec);
   memcpy(name, spec, n);
   name[n] = '\0';
   if (spec[n] == ':') {
     const size_t w = strcspn(spec + n + 1, "=");
-    if (w == 0 || w >= sizeof which) return usage("--param '%s' names no geometry or body after ':'", spec);
+    if (w == 0 || w >= sizeof which) return cli_usage_error("--param '%s' names no geometry or body after ':'", spec);
     memcpy(which, spec + n + 1, w);
     which[w] = '\0';
   }
@@ -182,42 +135,28 @@ static int resolve(const grit_model *m, const char *spec, grit_param *p) {
   int kind = -1;
   for (int k = 0; k < 6; ++k)
     if (!strcmp(name, kinds[k])) kind = k;
-  if (kind < 0) return usage("--param '%s': the name must be friction, stiffness, dissipation, tau_d, mass or inertia", spec);
+  if (kind < 0) return cli_usage_error("--param '%s': the name must be friction, stiffness, dissipation, tau_d, mass or inertia", spec);
   p->kind = (grit_param_kind)kind;
   p->index = -1;
   const int body = kind == GRIT_PARAM_MASS || kind == GRIT_PARAM_INERTIA;
-  if (body && !which[0]) return usage("--param '%s': mass and inertia need :BODY", spec);
+  if (body && !which[0]) return cli_usage_error("--param '%s': mass and inertia need :BODY", spec);
   if (which[0]) {
     int ok;
-    const double idx = number(which, &ok);
+    const double idx = cli_number(which, &ok);
     p->index = body ? grit_model_body_index(m, which) : grit_model_geom_index(m, which);
     if (p->index < 0 && ok && idx == floor(idx) && idx >= 0 && idx < 1e9) p->index = (int)idx;
     const int count = body ? grit_model_nbody(m) : grit_model_ngeom(m);
-    if (p->index < (body ? 1 : 0) || p->index >= count) {
-      fprintf(stderr, "grit: error: --param '%s': the model has no %s '%s'\n", spec, body ? "body" : "geometry", which);
-      return EXIT_MODEL;
-    }
+    if (p->index < (body ? 1 : 0) || p->index >= count)
+      return cli_error("--param '%s': the model has no %s '%s'", spec, body ? "body" : "geometry", which);
   }
   return 0;
 }
 
 /* --ctrl: nu numbers; 0 or an exit status. */
 static int parse_ctrl(const char *text, int nu, double *u) {
-  int count = 0;
-  for (const char *p = text; *p;) {
-    char *end;
-    while (*p == ' ' || *p == ',' || *p == '\t') ++p;
-    if (!*p) break;
-    const double x = strtod(p, &end);
-    if (end == p || !isfinite(x)) return usage("--ctrl needs finite numbers, not '%s'", text);
-    if (count < nu) u[count] = x;
-    count++;
-    p = end;
-  }
-  if (count != nu) {
-    fprintf(stderr, "grit: usage error: --ctrl needs %d finite numbers (the model's nu) (see grit --help)\n", nu);
-    return EXIT_USAGE;
-  }
+  const int count = cli_numbers(text, u, nu);
+  if (count < 0) return cli_usage_error("--ctrl needs finite numbers, not '%s'", text);
+  if (count != nu) return cli_usage_error("--ctrl needs %d finite numbers (the model's nu)", nu);
   return 0;
 }
 
@@ -237,14 +176,14 @@ static int load_trajs(char **paths, int lo, int hi, const grit_model *m, const d
   *tabs = calloc((size_t)n + 1, sizeof **tabs);
   *trajs = calloc((size_t)n + 1, sizeof **trajs);
   *ctrl_store = NULL;
-  if (!*tabs || !*trajs) return fail("%s", "out of memory");
+  if (!*tabs || !*trajs) return cli_error("out of memory");
   int rc = 0, maxrows = 0;
   for (int i = 0; !rc && i < n; ++i) {
     rc = fit_read_table(paths[lo + i], m, &(*tabs)[i]);
     if (!rc && (*tabs)[i].rows > maxrows) maxrows = (*tabs)[i].rows;
   }
   if (!rc && uconst && nu > 0) {
-    if (!(*ctrl_store = malloc(sizeof(double) * (size_t)maxrows * nu + 1))) return fail("%s", "out of memory");
+    if (!(*ctrl_store = malloc(sizeof(double) * (size_t)maxrows * nu + 1))) return cli_error("out of memory");
     for (int k = 0; k < maxrows; ++k) memcpy(*ctrl_store + (size_t)k * nu, uconst, sizeof(double) * (size_t)nu);
   }
   for (int i = 0; !rc && i < n; ++i) {
@@ -347,105 +286,135 @@ static void print_fit(const fit_args *a, const double *val, const double *std, c
                                                  : "not converged: no step lowered the cost (try a larger --tol)");
 }
 
+/* What one run of the command holds: the model, the files of --data and --validate (this process's
+ * share lo..hi-1 of each) and their trajectories. */
+typedef struct fit_run {
+  grit_model *m, *mfit;
+  char **dpaths, **vpaths;
+  int nd, nvd, dlo, dhi, vlo, vhi;
+  fit_table *dtab, *vtab;
+  grit_timed_trajectory *dtr, *vtr;
+  double *dctrl, *vctrl, uconst[64];
+  grit_param params[MAX_PARAMS];
+} fit_run;
+
+/* The model (MJCF or URDF, by content) and the fit's step settings from it; 0 or an exit status. */
+static int load_model(fit_args *a, const fit_mpi *mp, grit_model **m) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_info info;
+  memset(&info, 0, sizeof info);
+  grit_load_options lo = grit_default_load_options();
+  lo.mjcf.timestep = lo.urdf.model.timestep = a->dt;
+  lo.urdf.package_path = a->package_path;
+  const grit_status s = grit_load_file(a->model, &lo, m, &info, msg);
+  if (!a->quiet && mp->rank == 0)
+    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) cli_warning("%s", info.warnings[i]);
+  int rc = 0;
+  if (s != GRIT_OK) rc = cli_error("%s", msg);
+  else {
+    a->opt.settings = info.settings;
+    if (a->opt.settings.rel_tol > 1e-8) a->opt.settings.rel_tol = 1e-8; /* smooth rollouts in the parameters */
+    if (a->contact >= 0) a->opt.settings.contact_model = (grit_contact_model)a->contact;
+  }
+  grit_mjcf_info_free(&info);
+  return rc;
+}
+
+/* The parameters, --ctrl, the files and trajectories of this process; 0 or an exit status (on every
+ * process when any one of them failed: a bad file must stop all before the collective fit). */
+static int load_inputs(fit_args *a, const fit_mpi *mp, fit_run *r) {
+  int rc = 0;
+  for (int i = 0; !rc && i < a->np; ++i) rc = resolve(r->m, a->spec[i], &r->params[i]);
+  const int nu = grit_model_nu(r->m);
+  if (!rc && a->ctrl && nu > 64) rc = cli_error("--ctrl: at most 64 controls");
+  if (!rc && a->ctrl && nu > 0) rc = parse_ctrl(a->ctrl, nu, r->uconst);
+  if (!rc) rc = gather(a->data, a->ndata, mp, &r->dpaths, &r->nd, &r->dlo, &r->dhi);
+  if (!rc) rc = gather(a->validate, a->nvalidate, mp, &r->vpaths, &r->nvd, &r->vlo, &r->vhi);
+  if (!rc && r->nd < mp->size) rc = cli_error("fewer trajectories than MPI processes");
+  const double *u = a->ctrl ? r->uconst : NULL;
+  if (!rc) rc = load_trajs(r->dpaths, r->dlo, r->dhi, r->m, u, &r->dtab, &r->dtr, &r->dctrl);
+  if (!rc) rc = load_trajs(r->vpaths, r->vlo, r->vhi, r->m, u, &r->vtab, &r->vtr, &r->vctrl);
+  if (mp->size > 1) {
+    double bad = rc ? 1.0 : 0.0;
+    fit_mpi_allreduce_sum(&bad, 1, NULL);
+    if (bad > 0 && !rc) rc = CLI_EXIT_MODEL;
+    a->opt.allreduce_sum = fit_mpi_allreduce_sum;
+    a->opt.traj_offset = r->dlo, a->opt.traj_total = r->nd;
+  }
+  return rc;
+}
+
+/* The held-out trajectories rolled out with the fitted values, the errors as JSON (and a line on stderr). */
+static int validate(const fit_args *a, const fit_mpi *mp, fit_run *r, const double *val) {
+  char msg[GRIT_MESSAGE_SIZE];
+  if (grit_model_with_params(r->m, r->params, val, a->np, &r->mfit, msg) != GRIT_OK) return cli_error("%s", msg);
+  int qa = -1;
+  for (int j = 0; j < grit_model_njoint(r->m) && qa < 0; ++j)
+    if (grit_model_joint_type(r->m, j) == GRIT_JOINT_FREE) qa = grit_model_joint_qposadr(r->m, j);
+  double acc[6] = {0};
+  for (int i = 0; qa >= 0 && i < r->vhi - r->vlo; ++i) validate_one(r->mfit, &a->opt.settings, &r->vtr[i], qa, acc);
+  if (mp->size > 1) fit_mpi_allreduce_sum(acc, 6, NULL);
+  if (mp->rank != 0) return 0;
+  const double w = a->width > 0 ? a->width : model_width(r->m), n = acc[4] > 0 ? acc[4] : 1;
+  printf(",\"validation\":{\"trajectories\":%d,\"failed\":%d,\"width\":%.6g,\"position_error\":%.6g,"
+         "\"position_error_pct\":%.4g,\"rotation_error_deg\":%.4g,\"final_position_error_pct\":%.4g,"
+         "\"final_rotation_error_deg\":%.4g}",
+         (int)acc[4], (int)acc[5], w, acc[0] / n, w > 0 ? 100 * acc[0] / n / w : NAN, acc[1] / n * 180 / GRIT_FIT_PI,
+         w > 0 ? 100 * acc[2] / n / w : NAN, acc[3] / n * 180 / GRIT_FIT_PI);
+  if (!a->quiet)
+    fprintf(stderr,
+            "grit: validation on %d trajectories (open loop): position error %.4g %% of the width %.4g m, "
+            "rotation %.3g deg (final sample: %.4g %%, %.3g deg)\n",
+            (int)acc[4], 100 * acc[0] / n / (w > 0 ? w : 1), w, acc[1] / n * 180 / GRIT_FIT_PI, 100 * acc[2] / n / (w > 0 ? w : 1),
+            acc[3] / n * 180 / GRIT_FIT_PI);
+  return 0;
+}
+
+/* The fit, its JSON and the validation; 0 or an exit status. */
+static int fit_and_report(fit_args *a, const fit_mpi *mp, fit_run *r) {
+  double val[MAX_PARAMS], std[MAX_PARAMS];
+  int ident[MAX_PARAMS];
+  char msg[GRIT_MESSAGE_SIZE];
+  memcpy(val, a->guess, sizeof val);
+  grit_fit_result res;
+  const grit_status s =
+      grit_fit_timed(r->m, r->dtr, r->dhi - r->dlo, r->params, a->np, val, &a->opt, &res, std, NULL, ident, msg);
+  if (s != GRIT_OK) return cli_error("fit failed (%s): %s", grit_status_string(s), msg);
+  double rows = 0; /* the data's rows over every process */
+  for (int i = 0; i < r->dhi - r->dlo; ++i) rows += r->dtab[i].rows;
+  if (mp->size > 1) fit_mpi_allreduce_sum(&rows, 1, NULL);
+  if (mp->rank == 0) print_fit(a, val, std, ident, &res, (int)rows);
+  const int rc = a->nvalidate ? validate(a, mp, r, val) : 0;
+  if (mp->rank == 0) printf("}\n");
+  return rc;
+}
+
+static void fit_run_free(fit_run *r) {
+  for (int i = 0; r->dtab && i < r->dhi - r->dlo; ++i) fit_table_free(&r->dtab[i]);
+  for (int i = 0; r->vtab && i < r->vhi - r->vlo; ++i) fit_table_free(&r->vtab[i]);
+  for (int i = 0; i < r->nd; ++i) free(r->dpaths[i]);
+  for (int i = 0; i < r->nvd; ++i) free(r->vpaths[i]);
+  free(r->dpaths), free(r->vpaths), free(r->dtab), free(r->vtab), free(r->dtr), free(r->vtr);
+  free(r->dctrl), free(r->vctrl);
+  grit_model_free(r->mfit);
+  grit_model_free(r->m);
+}
+
 int grit_fit_command(int argc, char **argv) {
   fit_mpi mp;
   fit_mpi_begin(&argc, &argv, &mp);
   fit_args a;
+  fit_run r;
+  memset(&r, 0, sizeof r);
   int rc = parse(argc, argv, &a);
-  if (!rc && a.help) { /* the usage lines without their indentation */
-    printf("usage: %s", GRIT_FIT_USAGE + 7);
-    free((void *)a.data), free((void *)a.validate);
-    fit_mpi_end(&mp);
-    return 0;
+  if (rc == CLI_HELP) rc = 0;
+  else if (!rc) {
+    rc = load_model(&a, &mp, &r.m);
+    if (!rc) rc = load_inputs(&a, &mp, &r);
+    if (!rc) rc = fit_and_report(&a, &mp, &r);
   }
-  grit_model *m = NULL, *mfit = NULL;
-  char **dpaths = NULL, **vpaths = NULL;
-  int nd = 0, nvd = 0, dlo = 0, dhi = 0, vlo = 0, vhi = 0;
-  fit_table *dtab = NULL, *vtab = NULL;
-  grit_timed_trajectory *dtr = NULL, *vtr = NULL;
-  double *dctrl = NULL, *vctrl = NULL, uconst[64];
-  char msg[GRIT_MESSAGE_SIZE];
-  grit_mjcf_info info;
-  memset(&info, 0, sizeof info);
-  if (!rc) {
-    grit_load_options lo = grit_default_load_options(); /* MJCF or URDF, by the file's content */
-    lo.mjcf.timestep = lo.urdf.model.timestep = a.dt;
-    lo.urdf.package_path = a.package_path;
-    const grit_status s = grit_load_file(a.model, &lo, &m, &info, msg);
-    if (!a.quiet && mp.rank == 0)
-      for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) fprintf(stderr, "grit: warning: %s\n", info.warnings[i]);
-    if (s != GRIT_OK) rc = fail("%s", msg);
-    else {
-      a.opt.settings = info.settings;
-      if (a.opt.settings.rel_tol > 1e-8) a.opt.settings.rel_tol = 1e-8; /* smooth rollouts in the parameters */
-      if (a.contact >= 0) a.opt.settings.contact_model = (grit_contact_model)a.contact;
-    }
-  }
-  grit_mjcf_info_free(&info);
-  grit_param params[MAX_PARAMS];
-  for (int i = 0; !rc && i < a.np; ++i) rc = resolve(m, a.spec[i], &params[i]);
-  const int nu = m ? grit_model_nu(m) : 0;
-  if (!rc && a.ctrl && nu > 64) rc = fail("%s", "--ctrl: at most 64 controls");
-  if (!rc && a.ctrl && nu > 0) rc = parse_ctrl(a.ctrl, nu, uconst);
-  if (!rc) rc = gather(a.data, a.ndata, &mp, &dpaths, &nd, &dlo, &dhi);
-  if (!rc) rc = gather(a.validate, a.nvalidate, &mp, &vpaths, &nvd, &vlo, &vhi);
-  if (!rc && nd < mp.size) rc = fail("%s", "fewer trajectories than MPI processes");
-  if (!rc) rc = load_trajs(dpaths, dlo, dhi, m, a.ctrl ? uconst : NULL, &dtab, &dtr, &dctrl);
-  if (!rc) rc = load_trajs(vpaths, vlo, vhi, m, a.ctrl ? uconst : NULL, &vtab, &vtr, &vctrl);
-  /* a failure on one process (a bad file) must stop all of them before the collective fit */
-  if (mp.size > 1) {
-    double bad = rc ? 1.0 : 0.0;
-    fit_mpi_allreduce_sum(&bad, 1, NULL);
-    if (bad > 0 && !rc) rc = EXIT_MODEL;
-    a.opt.allreduce_sum = fit_mpi_allreduce_sum;
-    a.opt.traj_offset = dlo, a.opt.traj_total = nd;
-  }
-  if (!rc) {
-    double val[MAX_PARAMS], std[MAX_PARAMS];
-    int ident[MAX_PARAMS];
-    memcpy(val, a.guess, sizeof val);
-    grit_fit_result res;
-    const grit_status s = grit_fit_timed(m, dtr, dhi - dlo, params, a.np, val, &a.opt, &res, std, NULL, ident, msg);
-    if (s != GRIT_OK) {
-      fprintf(stderr, "grit: error: fit failed (%s): %s\n", grit_status_string(s), msg);
-      rc = EXIT_MODEL;
-    } else {
-      double rows = 0; /* the data's rows over every process */
-      for (int i = 0; i < dhi - dlo; ++i) rows += dtab[i].rows;
-      if (mp.size > 1) fit_mpi_allreduce_sum(&rows, 1, NULL);
-      if (mp.rank == 0) print_fit(&a, val, std, ident, &res, (int)rows);
-      if (a.nvalidate && grit_model_with_params(m, params, val, a.np, &mfit, msg) != GRIT_OK) rc = fail("%s", msg);
-      int qa = -1;
-      for (int j = 0; !rc && j < grit_model_njoint(m) && qa < 0; ++j)
-        if (grit_model_joint_type(m, j) == GRIT_JOINT_FREE) qa = grit_model_joint_qposadr(m, j);
-      double acc[6] = {0};
-      for (int i = 0; !rc && qa >= 0 && i < vhi - vlo; ++i) validate_one(mfit, &a.opt.settings, &vtr[i], qa, acc);
-      if (mp.size > 1 && a.nvalidate) fit_mpi_allreduce_sum(acc, 6, NULL);
-      if (mp.rank == 0 && a.nvalidate) {
-        const double w = a.width > 0 ? a.width : model_width(m), n = acc[4] > 0 ? acc[4] : 1;
-        printf(",\"validation\":{\"trajectories\":%d,\"failed\":%d,\"width\":%.6g,\"position_error\":%.6g,"
-               "\"position_error_pct\":%.4g,\"rotation_error_deg\":%.4g,\"final_position_error_pct\":%.4g,"
-               "\"final_rotation_error_deg\":%.4g}",
-               (int)acc[4], (int)acc[5], w, acc[0] / n, w > 0 ? 100 * acc[0] / n / w : NAN, acc[1] / n * 180 / GRIT_FIT_PI,
-               w > 0 ? 100 * acc[2] / n / w : NAN, acc[3] / n * 180 / GRIT_FIT_PI);
-        if (!a.quiet)
-          fprintf(stderr,
-                  "grit: validation on %d trajectories (open loop): position error %.4g %% of the width %.4g m, "
-                  "rotation %.3g deg (final sample: %.4g %%, %.3g deg)\n",
-                  (int)acc[4], 100 * acc[0] / n / (w > 0 ? w : 1), w, acc[1] / n * 180 / GRIT_FIT_PI, 100 * acc[2] / n / (w > 0 ? w : 1),
-                  acc[3] / n * 180 / GRIT_FIT_PI);
-      }
-      if (mp.rank == 0) printf("}\n");
-    }
-  }
-  for (int i = 0; dtab && i < dhi - dlo; ++i) fit_table_free(&dtab[i]);
-  for (int i = 0; vtab && i < vhi - vlo; ++i) fit_table_free(&vtab[i]);
-  for (int i = 0; i < nd; ++i) free(dpaths[i]);
-  for (int i = 0; i < nvd; ++i) free(vpaths[i]);
-  free(dpaths), free(vpaths), free(dtab), free(vtab), free(dtr), free(vtr), free(dctrl), free(vctrl);
+  fit_run_free(&r);
   free((void *)a.data), free((void *)a.validate);
-  grit_model_free(mfit);
-  grit_model_free(m);
   fit_mpi_end(&mp);
   return rc;
 }

@@ -75,7 +75,7 @@ static int load_model(const replay_args *a, grit_model **m, grit_data **d) {
     return cli_error("%s", msg);
   }
   if (!a->quiet)
-    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) fprintf(stderr, "grit: warning: %s\n", info.warnings[i]);
+    for (int i = 0; i < info.nwarnings && i < GRIT_MJCF_MAX_WARNINGS; ++i) cli_warning("%s", info.warnings[i]);
   grit_step_settings settings = info.settings;
   if (a->contact >= 0) settings.contact_model = (grit_contact_model)a->contact;
   grit_mjcf_info_free(&info);
@@ -135,11 +135,11 @@ int grit_cli_replay(int argc, char **argv) {
     rc = cli_usage_error("--ctrl needs the model's nu numbers: '%s'", a.ctrl);
   if (!rc) rc = cli_read_table(a.csv, nq, nv, nu, 1, &tb);
   if (!rc && !a.no_contacts && !tb.has_v && !a.quiet)
-    fprintf(stderr, "grit: warning: %s has no velocity columns v0..v%d: no contacts are drawn\n", a.csv, nv - 1);
+    cli_warning("%s has no velocity columns v0..v%d: no contacts are drawn", a.csv, nv - 1);
   long failed = 0;
   for (int k = 0; !rc && k < tb.rows; ++k) rc = add_row(&a, &tb, k, u_default, u, d, r, &failed);
   if (!rc && failed && !a.quiet)
-    fprintf(stderr, "grit: warning: %ld recomputed steps failed; their frames show no contacts\n", failed);
+    cli_warning("%ld recomputed steps failed; their frames show no contacts", failed);
   if (!rc) {
     char title[512];
     if (a.title) snprintf(title, sizeof title, "%s", a.title);

@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "matmul.h"
+
 void grit_ilqr_mat_tmul(int k, int m, int n, const double *A, const double *B, double *C) {
   for (int i = 0; i < m * n; ++i) C[i] = 0;
   for (int r = 0; r < k; ++r) {
@@ -18,16 +20,7 @@ void grit_ilqr_mat_tmul(int k, int m, int n, const double *A, const double *B, d
 }
 
 void grit_ilqr_mat_mul(int m, int k, int n, const double *A, const double *B, double *C) {
-  for (int i = 0; i < m; ++i) {
-    double *c = C + (long)i * n;
-    for (int j = 0; j < n; ++j) c[j] = 0;
-    for (int r = 0; r < k; ++r) {
-      const double a = A[(long)i * k + r];
-      if (a == 0) continue;
-      const double *b = B + (long)r * n;
-      for (int j = 0; j < n; ++j) c[j] += a * b[j];
-    }
-  }
+  grit_matmul(A, B, C, m, k, n); /* grit's one small product (src/base/matmul.c) */
 }
 
 void grit_ilqr_mat_tvec(int k, int m, const double *A, const double *x, double *y) {

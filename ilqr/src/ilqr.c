@@ -134,12 +134,8 @@ static grit_status check_path(const grit_ilqr_problem *p, char *msg) {
   return GRIT_OK;
 }
 
-grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options *options, grit_ilqr **out,
-                             char *msg) {
-  if (msg) msg[0] = 0;
-  if (!out) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "solver pointer is NULL");
-  *out = NULL;
-  if (!p) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "problem is NULL");
+/* The problem's sizes, pointers and values; GRIT_OK or the first fault with its message. */
+static grit_status check_problem(const grit_ilqr_problem *p, char *msg) {
   const grit_ilqr_dynamics *d = &p->dynamics;
   if (d->nx < 1 || d->ndx < 1 || d->nu < 1)
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "dynamics sizes nx %d, ndx %d, nu %d must be >= 1", d->nx, d->ndx,
@@ -151,7 +147,7 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
   if (!p->x0) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "x0 is NULL");
   if (!grit_ilqr_all_finite(p->x0, d->nx)) return grit_ilqr_fail(msg, GRIT_ERR_NOT_FINITE, "x0 has a non-finite entry");
   if ((p->Q || p->Qf) && !p->x_goal) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "Q or Qf given without x_goal");
-  const int nx = d->nx, n = d->ndx, m = d->nu, N = p->horizon;
+  const int nx = d->nx, n = d->ndx, m = d->nu;
   if (p->nc_final < 0 || p->nc_final > n || (p->nc_final > 0) != (p->C_final != NULL))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
                           "final constraint: nc_final %d must be in [0, ndx = %d], with C_final given iff nc_final > 0",
@@ -178,12 +174,14 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
       if (isnan(p->u_min[i]) || isnan(p->u_max[i]) || !(p->u_min[i] <= p->u_max[i]))
         return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "control %d: limits [%g, %g] are not an interval", i, p->u_min[i],
                     p->u_max[i]);
-  grit_ilqr_options o = options ? *options : grit_ilqr_default_options();
-  grit_status st = check_options(&o, msg);
-  if (st) return st;
+  return GRIT_OK;
+}
 
-  grit_ilqr *s = calloc(1, sizeof *s);
-  if (!s) return grit_ilqr_fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
+/* The problem's data, copied into the solver (ok = 0 when out of memory). */
+static void copy_problem(grit_ilqr *s, const grit_ilqr_problem *p, const grit_ilqr_options *opt, int *okp) {
+  const grit_ilqr_dynamics *d = &p->dynamics;
+  const grit_ilqr_options o = *opt;
+  const int nx = d->nx, n = d->ndx, m = d->nu, N = p->horizon;
   s->dyn = *d;
   s->N = N;
   s->nx = nx;
@@ -192,57 +190,82 @@ grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options
   s->cost = p->cost;
   s->cost_ctx = p->cost_ctx;
   s->opt = o;
-  int ok = 1;
-  s->x0 = dup_array(p->x0, nx, &ok);
-  s->x_goal = dup_array(p->x_goal, nx, &ok);
-  s->Q = dup_array(p->Q, n * n, &ok);
-  s->Qf = dup_array(p->Qf, n * n, &ok);
-  s->R = dup_array(p->R, m * m, &ok);
-  s->u_ref = dup_array(p->u_ref, m, &ok);
-  s->u_min = dup_array(p->u_min, m, &ok);
-  s->u_max = dup_array(p->u_max, m, &ok);
+  s->x0 = dup_array(p->x0, nx, okp);
+  s->x_goal = dup_array(p->x_goal, nx, okp);
+  s->Q = dup_array(p->Q, n * n, okp);
+  s->Qf = dup_array(p->Qf, n * n, okp);
+  s->R = dup_array(p->R, m * m, okp);
+  s->u_ref = dup_array(p->u_ref, m, okp);
+  s->u_min = dup_array(p->u_min, m, okp);
+  s->u_max = dup_array(p->u_max, m, okp);
   s->nc = p->nc_final;
   s->rho = o.penalty_init;
   if (s->nc) {
-    s->C = dup_array(p->C_final, s->nc * n, &ok);
-    s->lambda = zeros((size_t)s->nc, &ok);
-    s->c = zeros((size_t)s->nc, &ok);
+    s->C = dup_array(p->C_final, s->nc * n, okp);
+    s->lambda = zeros((size_t)s->nc, okp);
+    s->c = zeros((size_t)s->nc, okp);
   }
   s->np = p->nc_path;
   s->rho_path = o.penalty_init;
   if (s->np) {
-    s->Cpx = dup_array(p->Cx_path, s->np * n, &ok);
-    s->Cpu = dup_array(p->Cu_path, s->np * m, &ok);
-    s->dp = dup_array(p->d_path, s->np, &ok);
-    s->mu_path = zeros((size_t)N * (size_t)s->np, &ok);
-    s->h = zeros((size_t)s->np, &ok);
+    s->Cpx = dup_array(p->Cx_path, s->np * n, okp);
+    s->Cpu = dup_array(p->Cu_path, s->np * m, okp);
+    s->dp = dup_array(p->d_path, s->np, okp);
+    s->mu_path = zeros((size_t)N * (size_t)s->np, okp);
+    s->h = zeros((size_t)s->np, okp);
   }
+}
+
+/* The iterations' workspaces: trajectories, derivatives, the backward pass's (ok = 0 when out of memory). */
+static void alloc_work(grit_ilqr *s, int *okp) {
+  const grit_ilqr_options o = s->opt;
+  const int nx = s->nx, n = s->ndx, m = s->nu, N = s->N;
   s->mu = o.reg_init;
   s->delta = 1;
   const size_t Nn = (size_t)N;
   for (int t = 0; t < 2; ++t) {
-    s->xs[t] = zeros((Nn + 1) * (size_t)nx, &ok);
-    s->us[t] = zeros(Nn * (size_t)m, &ok);
+    s->xs[t] = zeros((Nn + 1) * (size_t)nx, okp);
+    s->us[t] = zeros(Nn * (size_t)m, okp);
   }
-  s->fx = zeros(Nn * (size_t)(n * n), &ok);
-  s->fu = zeros(Nn * (size_t)(n * m), &ok);
-  s->lx = zeros((Nn + 1) * (size_t)n, &ok);
-  s->lxx = zeros((Nn + 1) * (size_t)(n * n), &ok);
-  s->lu = zeros(Nn * (size_t)m, &ok);
-  s->luu = zeros(Nn * (size_t)(m * m), &ok);
-  s->lux = zeros(Nn * (size_t)(m * n), &ok);
-  s->kff = zeros(Nn * (size_t)m, &ok);
-  s->K = zeros(Nn * (size_t)(m * n), &ok);
-  s->Vx = zeros((size_t)n, &ok);
-  s->Vx1 = zeros((size_t)n, &ok);
-  s->Vxx = zeros((size_t)(n * n), &ok);
-  s->Vxx1 = zeros((size_t)(n * n), &ok);
-  s->dlo = zeros((size_t)m, &ok);
-  s->dhi = zeros((size_t)m, &ok);
-  s->e = zeros((size_t)n, &ok);
-  s->du = zeros((size_t)m, &ok);
-  s->cb = zeros((size_t)(n + m + n * n + m * m + m * n), &ok);
-  s->work = zeros((size_t)GRIT_ILQR_RICCATI_WORK(n, m), &ok);
+  s->fx = zeros(Nn * (size_t)(n * n), okp);
+  s->fu = zeros(Nn * (size_t)(n * m), okp);
+  s->lx = zeros((Nn + 1) * (size_t)n, okp);
+  s->lxx = zeros((Nn + 1) * (size_t)(n * n), okp);
+  s->lu = zeros(Nn * (size_t)m, okp);
+  s->luu = zeros(Nn * (size_t)(m * m), okp);
+  s->lux = zeros(Nn * (size_t)(m * n), okp);
+  s->kff = zeros(Nn * (size_t)m, okp);
+  s->K = zeros(Nn * (size_t)(m * n), okp);
+  s->Vx = zeros((size_t)n, okp);
+  s->Vx1 = zeros((size_t)n, okp);
+  s->Vxx = zeros((size_t)(n * n), okp);
+  s->Vxx1 = zeros((size_t)(n * n), okp);
+  s->dlo = zeros((size_t)m, okp);
+  s->dhi = zeros((size_t)m, okp);
+  s->e = zeros((size_t)n, okp);
+  s->du = zeros((size_t)m, okp);
+  s->cb = zeros((size_t)(n + m + n * n + m * m + m * n), okp);
+  s->work = zeros((size_t)GRIT_ILQR_RICCATI_WORK(n, m), okp);
+}
+
+grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options *options, grit_ilqr **out,
+                             char *msg) {
+  if (msg) msg[0] = 0;
+  if (!out) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "solver pointer is NULL");
+  *out = NULL;
+  if (!p) return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "problem is NULL");
+  grit_status st = check_problem(p, msg);
+  if (st) return st;
+  grit_ilqr_options o = options ? *options : grit_ilqr_default_options();
+  st = check_options(&o, msg);
+  if (st) return st;
+
+  grit_ilqr *s = calloc(1, sizeof *s);
+  if (!s) return grit_ilqr_fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
+  int ok = 1;
+  copy_problem(s, p, &o, &ok);
+  alloc_work(s, &ok);
+  const int m = s->nu, N = s->N;
   if (!ok) {
     grit_ilqr_free(s);
     return grit_ilqr_fail(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory for a horizon of %d", N);

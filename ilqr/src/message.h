@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* message.h — the iLQR package's error messages: grit's one formatter (src/message.c, compiled into
+/* message.h — the iLQR package's error messages: grit's one formatter (src/base/message.c, compiled into
  * libgrit_ilqr too) under the package's name. */
 #ifndef GRIT_ILQR_MESSAGE_H
 #define GRIT_ILQR_MESSAGE_H

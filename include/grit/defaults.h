@@ -8,6 +8,7 @@
 #ifndef GRIT_DEFAULTS_H
 #define GRIT_DEFAULTS_H
 
+#include "grit/constraints.h"
 #include "grit/model.h"
 #include "grit/step.h"
 #include "grit/sysid.h"
@@ -23,6 +24,11 @@ GRIT_API grit_geom_def grit_model_default_geom_def(void);         /* = grit_defa
 GRIT_API grit_options grit_model_default_options(void);           /* = grit_default_options() */
 GRIT_API grit_step_settings grit_step_default_settings(void);     /* = grit_default_step_settings() */
 GRIT_API grit_fit_options grit_sysid_default_fit_options(void);   /* = grit_default_fit_options() */
+GRIT_API grit_site_def grit_constraints_default_site_def(void);         /* = grit_default_site_def() */
+GRIT_API grit_equality_def grit_constraints_default_equality_def(void); /* = grit_default_equality_def() */
+GRIT_API grit_tendon_def grit_constraints_default_tendon_def(void);     /* = grit_default_tendon_def() */
+/* grit_load_default_options (= grit_default_load_options) is declared in grit/load.h: the file formats'
+ * layer (src/io) defines it, so that the engine's defaults here need no loader. */
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,8 @@ typedef struct grit_load_options {
 } grit_load_options;
 
 GRIT_API grit_load_options grit_default_load_options(void);
+/* The same under the naming rule grit_<module>_default_<thing> (grit/defaults.h). */
+GRIT_API grit_load_options grit_load_default_options(void);
 
 /* The format of the file at `path`, from the name of its first element (a prolog, comments and a
  * DOCTYPE are skipped). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_mesh.c — libFuzzer target of the mesh file parser (STL, binary and ASCII, and OBJ) and of the
- * mass properties of the triangles it returns (src/mjcf_mesh.c; built with -DGRIT_FUZZ=ON and clang).
+ * mass properties of the triangles it returns (src/io/mjcf_mesh.c; built with -DGRIT_FUZZ=ON and clang).
  * The first byte chooses the format ('s': STL, else OBJ), the rest is the file's content. Any input
  * must give vertices or an error with a message, never a crash, a leak or undefined behaviour. */
 #include <stddef.h>

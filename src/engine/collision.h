@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* collision.h — the collision query of a time step (internal): world poses of the geometries, the
+ * broad phase on their margin-inflated boxes with the model's pair filter, and the narrow phase, into
+ * a flat array of contact candidates sized once. */
+#ifndef GRIT_COLLISION_H
+#define GRIT_COLLISION_H
+
+#include "broadphase.h"
+#include "collision_narrow.h"
+#include "contact_candidate.h"
+#include "model_internal.h"
+
+/* One candidate: the geometries and bodies of the pair (a first, the normal pointing from a to b),
+ * and the narrow phase's result. */
+/* What bounds how far the geometries can move in a step, for the speculative margins of
+ * grit_collision_detect: body twists at the start velocity and at the free-motion velocity v*. */
+typedef struct grit_collision_motion {
+  const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin) */
+  const double *cvel_star; /* (6 nbody) body twists at v* (grit_kin_twists) */
+  double window;           /* s: a geometry's margin is window times its speed bound */
+  double min_margin;       /* m: every pair within this distance is a candidate (gradient smoothing) */
+} grit_collision_motion;
+
+typedef struct grit_collision {
+  double *gpos;     /* (3 ngeom) geometry origins, world */
+  double *gmat;     /* (9 ngeom) geometry orientations, world */
+  double *aabb;     /* (6 ngeom) margin-inflated boxes */
+  double *gmargin;  /* (ngeom) each geometry's margin in the last query */
+  double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
+  double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
+  grit_broadphase *bp;
+  int *pairs;       /* (2 cap_pairs) broad-phase pairs */
+  int cap_pairs;
+  grit_contact_candidate *c; /* (cap) candidates of the last query */
+  int n, cap;
+} grit_collision;
+
+/* The capacity the model asks for (options.max_contacts, or 16 per geometry + 64). */
+int grit_contact_capacity(const grit_model *m);
+
+grit_status grit_collision_create(const grit_model *m, grit_collision **col, char *message);
+void grit_collision_free(grit_collision *col);
+
+/* Whether the broad phase may pair geometries g1 and g2 (welds, parent-child, bit masks, excluded body
+ * pairs; explicit pairs are added separately). */
+int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
+
+/* Finds the candidates at the body poses (xpos, xmat as in grit_kin). GRIT_ERR_CAPACITY when the
+ * workspace is too small (the message says how many were needed at least).
+ *
+ * Without `motion` every allowed pair closer than options.contact_margin is a candidate. With it the
+ * margins are speculative: geometry g gets m_g = window x s_g, where s_g bounds the speed of its
+ * points at the start velocity and at v* (|v_c + w x c| + |w| r_g over both twists), and a pair is a
+ * candidate when closer than min(contact_margin, m_a + m_b): the pairs a step can close at up to
+ * `window / dt` times the bodies' free-motion speeds (docs/collision.md). */
+grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
+                                  const grit_collision_motion *motion, char *message);
+
+#endif

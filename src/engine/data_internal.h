@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* data_internal.h — the layout of grit_data: state, controls, and every workspace, carved from one
+ * allocation at creation (arena.h). Nothing here is allocated later. */
+#ifndef GRIT_DATA_INTERNAL_H
+#define GRIT_DATA_INTERNAL_H
+
+#include "grit/data.h"
+#include "collision.h"
+#include "grit/step.h"
+#include "kinematics.h"
+
+/* Workspaces of modules that read the data: opaque here, so that this header includes none of them (no
+ * include cycle); data.c includes their headers to create them. */
+typedef struct grit_solver grit_solver;                 /* solver.h */
+typedef struct grit_deriv_ws grit_deriv_ws;             /* derivatives.h */
+typedef struct grit_variational_ws grit_variational_ws; /* variational.h */
+
+struct grit_data {
+  const grit_model *model;
+  double time;
+  double *qpos; /* (nq) */
+  double *qvel; /* (nv) */
+  double *ctrl; /* (nu) */
+
+  /* kinematics and dynamics at the state (double instantiation of the generic code) */
+  grit_inertial inertial; /* points at the model's inertial parameters */
+  grit_kin kin;
+  double *M;              /* (nM) mass matrix, tree blocks */
+  double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
+  double *Achol;          /* (nM) its tree-block Cholesky factor */
+  double *bias;           /* (nv) bias forces c(q, v) */
+  double *force;          /* (nv) smooth generalized force of the step */
+  double *vstar;          /* (nv) free-motion velocity */
+  double *cvel_star;      /* (6 nbody) body twists at v*, for the collision's speculative margins */
+
+  /* scratch */
+  grit_sinertia *crb;     /* (nbody) composite inertias */
+  double *acc, *frc;      /* (6 nbody) RNEA */
+  double *qnext;          /* (nq) candidate positions of a step */
+  double *vnext;          /* (nv) candidate velocities of a step */
+
+  /* the constrained step */
+  grit_step_settings settings;
+  grit_step_stats stats;  /* of the last successful step */
+  grit_solver *solver;    /* constraints, Jacobian storage, Hessian and its kept factor */
+  grit_collision *collision; /* geometry poses, broad phase, contact candidates of the last step */
+  int ncontacts;          /* contacts of the last successful step (the first constraints) */
+  double *jscratch;       /* (6 nv) a point Jacobian; grit_cx_rows' scratch */
+
+  /* the last step's inputs and solution, for grit_step_derivatives */
+  int has_prev;           /* a step succeeded since creation or reset */
+  double *qprev, *vprev, *uprev; /* (nq, nv, nu) the state and controls the step started from */
+  double *vsol;           /* (nv) its solution */
+  double *Aprev;          /* (nM) its implicit operator */
+  grit_deriv_ws *deriv;   /* dual-number workspace */
+  grit_variational_ws *variational; /* the variational integrator's workspace (variational.h) */
+  int prev_integrator;    /* the integrator of the last step (its derivatives are Euler's only) */
+
+  /* grit_linearize's copy of the state and controls it replaces, restored if it fails */
+  double *qsave, *vsave, *usave; /* (nq, nv, nu) */
+
+  /* actuation (actuation.c, issue 25) */
+  double *act;            /* (na) activations: the state's third part */
+  double *actin;          /* (nu) the actuators' force inputs at the state (clamped ctrl or act) */
+  double *actprev, *actinprev; /* (na, nu) the last step's activations and inputs */
+  double *actsave;        /* (na) grit_linearize's copy */
+
+  char message[GRIT_MESSAGE_SIZE];
+  void *arena;
+};
+
+#endif

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_blocks.c — the step's A and B in block-sparse form, one dense block per island
+ * (grit/derivatives.h). Within a step a tree moves only the trees its constraints connect it to, so the
+ * columns of one island's state and controls are zero outside its rows: the blocks hold all of A and
+ * B. The islands are found here from the last step's constraints; the columns are computed by the same
+ * passes and solves as the dense form (derivatives.c), which write each column into its island's
+ * block (derivatives_columns.c: write_batch_blocks), so every entry is bit for bit the dense one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "actuation.h"
+#include "arena.h"
+#include "derivatives_internal.h"
+#include "solver.h"
+#include "status_internal.h"
+
+static void blocks_layout(const grit_model *m, grit_jacobian_blocks *J, grit_carver *c) {
+  const int nt = m->ntree;
+  GRIT_CARVE(c, J->island, nt);
+  GRIT_CARVE(c, J->tptr, nt + 1);
+  GRIT_CARVE(c, J->tree, nt);
+  GRIT_CARVE(c, J->bptr, nt + 1);
+  GRIT_CARVE(c, J->state, 2 * m->nv);
+  GRIT_CARVE(c, J->uptr, nt + 1);
+  GRIT_CARVE(c, J->ctrl, m->nu);
+  GRIT_CARVE(c, J->dof_pos, m->nv);
+  GRIT_CARVE(c, J->act_pos, m->nu);
+  GRIT_CARVE(c, J->aoff, nt + 1);
+  GRIT_CARVE(c, J->boff, nt + 1);
+}
+
+grit_status grit_jacobian_blocks_create(const grit_model *m, grit_jacobian_blocks **out) {
+  if (!out) return GRIT_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (!m) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_jacobian_blocks *J = calloc(1, sizeof *J);
+  if (!J) return GRIT_ERR_OUT_OF_MEMORY;
+  grit_carver c = {NULL, 0};
+  blocks_layout(m, J, &c);
+  J->arena = calloc(1, c.used + 64);
+  if (!J->arena) {
+    free(J);
+    return GRIT_ERR_OUT_OF_MEMORY;
+  }
+  c.base = J->arena;
+  c.used = 0;
+  blocks_layout(m, J, &c);
+  J->m = m;
+  *out = J;
+  return GRIT_OK;
+}
+
+void grit_jacobian_blocks_free(grit_jacobian_blocks *J) {
+  if (!J) return;
+  free(J->A);
+  free(J->B);
+  free(J->arena);
+  free(J);
+}
+
+/* Grows one value array to at least n doubles (at least doubling, so that growth is rare). */
+static grit_status grow(double **v, size_t *cap, size_t n) {
+  if (n <= *cap) return GRIT_OK;
+  const size_t want = n > 2 * *cap ? n : 2 * *cap;
+  double *p = realloc(*v, sizeof(double) * (want > 0 ? want : 1));
+  if (!p) return GRIT_ERR_OUT_OF_MEMORY;
+  *v = p;
+  *cap = want;
+  return GRIT_OK;
+}
+
+grit_status grit_jacobian_blocks_reserve(grit_jacobian_blocks *J, size_t na, size_t nb) {
+  if (!J) return GRIT_ERR_INVALID_ARGUMENT;
+  grit_status s = grow(&J->A, &J->capA, na);
+  return s != GRIT_OK ? s : grow(&J->B, &J->capB, nb);
+}
+
+/* The root of tree t in the union-find forest `parent` (path halving). */
+static int find_root(int *parent, int t) {
+  while (parent[t] != t) {
+    parent[t] = parent[parent[t]];
+    t = parent[t];
+  }
+  return t;
+}
+
+/* Joins trees a and b's sets (the smaller root becomes the root). */
+static void join(int *parent, int a, int b) {
+  a = find_root(parent, a), b = find_root(parent, b);
+  if (a != b) parent[a > b ? a : b] = a < b ? a : b;
+}
+
+/* The islands of the last step, numbered in the order of their first tree; then each island's trees,
+ * dofs, actuators and blocks' offsets. When the kept factor has parts (the components of H: a column
+ * of A or B is zero outside its part's rows), the islands are those parts, joined along the
+ * constraints that couple trees in the residual (w->adj; within a part, by construction). Else (one
+ * part: the dense path, or everything coupled) they are the components of the trees joined by every
+ * constraint between two trees, touching or not, so that no coupling of H is left out. */
+static void find_islands(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, grit_jacobian_blocks *J) {
+  const int nt = m->ntree, nv = m->nv;
+  int *parent = J->tree, *first = J->bptr; /* scratch until the trees are listed by island */
+  for (int t = 0; t < nt; ++t) parent[t] = t;
+  if (w->tree_part) {
+    for (int t = 0; t < nt; ++t) first[w->tree_part[t]] = -1;
+    for (int t = 0; t < nt; ++t) {
+      int *f = &first[w->tree_part[t]];
+      if (*f < 0) *f = t;
+      else join(parent, *f, t);
+    }
+    for (int t = 0; t < nt; ++t)
+      for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e) join(parent, t, w->adj[e]);
+  } else {
+    const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+    for (int i = 0; i < d->stats.nconstraints; ++i)
+      if (c[i].ntree == 2) join(parent, c[i].tree[0], c[i].tree[1]);
+  }
+  int nb = 0;
+  for (int t = 0; t < nt; ++t) { /* a root is its island's first tree: islands in order of first tree */
+    const int r = find_root(parent, t);
+    J->island[t] = r == t ? nb++ : J->island[r];
+  }
+  J->nblock = nb;
+  for (int k = 0; k <= nb; ++k) J->tptr[k] = J->uptr[k] = 0;
+  for (int t = 0; t < nt; ++t) J->tptr[J->island[t] + 1]++;
+  for (int a = 0; a < m->nu; ++a) J->uptr[J->island[m->dof_tree[m->act_dof[a]]] + 1]++;
+  for (int k = 0; k < nb; ++k) J->tptr[k + 1] += J->tptr[k], J->uptr[k + 1] += J->uptr[k];
+  int *fill = J->bptr; /* scratch cursors */
+  for (int k = 0; k < nb; ++k) fill[k] = J->tptr[k];
+  for (int t = 0; t < nt; ++t) J->tree[fill[J->island[t]]++] = t;
+  for (int k = 0; k < nb; ++k) fill[k] = J->uptr[k];
+  for (int a = 0; a < m->nu; ++a) {
+    const int k = J->island[m->dof_tree[m->act_dof[a]]];
+    J->act_pos[a] = fill[k] - J->uptr[k];
+    J->ctrl[fill[k]++] = a;
+  }
+  J->bptr[0] = 0;
+  J->aoff[0] = J->boff[0] = 0;
+  for (int k = 0; k < nb; ++k) { /* the block's state: its dofs' dq, then their dv */
+    int n = 0;
+    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e)
+      for (int i = m->tree_dofadr[J->tree[e]]; i < m->tree_dofadr[J->tree[e]] + m->tree_dofnum[J->tree[e]]; ++i)
+        J->dof_pos[i] = n, J->state[J->bptr[k] + n++] = i;
+    for (int i = 0; i < n; ++i) J->state[J->bptr[k] + n + i] = nv + J->state[J->bptr[k] + i];
+    J->bptr[k + 1] = J->bptr[k] + 2 * n;
+    J->aoff[k + 1] = J->aoff[k] + (size_t)(2 * n) * (size_t)(2 * n);
+    J->boff[k + 1] = J->boff[k] + (size_t)(2 * n) * (size_t)(J->uptr[k + 1] - J->uptr[k]);
+  }
+}
+
+grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
+  grit_jacobian_blocks *J = w->blk;
+  find_islands(d->model, d, w, J);
+  grit_status s = grit_jacobian_blocks_reserve(J, J->aoff[J->nblock], J->boff[J->nblock]);
+  if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: no memory for the blocks");
+  return GRIT_OK;
+}
+
+void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x) {
+  const int k = J->island[t];
+  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e)
+    for (int i = m->tree_dofadr[J->tree[e]]; i < m->tree_dofadr[J->tree[e]] + m->tree_dofnum[J->tree[e]]; ++i)
+      x[i] = 0.0;
+}
+
+/* B's columns times the controls' clamps dw/du (actuation_chain in derivatives.c, without activations). */
+static void blocks_chain(const grit_model *m, const grit_data *d, grit_deriv_ws *w, grit_jacobian_blocks *J) {
+  for (int a = 0; a < m->nu; ++a) w->uc[a] = grit_dual_var(d->uprev[a], 0);
+  grit_actuator_input_dual(m, w->uc, w->ac, w->wc);
+  for (int a = 0; a < m->nu; ++a) {
+    const int k = J->island[m->dof_tree[m->act_dof[a]]], nx = J->bptr[k + 1] - J->bptr[k];
+    const int nuk = J->uptr[k + 1] - J->uptr[k];
+    const double s = w->wc[a].d[0];
+    double *col = J->B + J->boff[k] + J->act_pos[a];
+    for (int i = 0; i < nx; ++i) col[(size_t)i * nuk] = s * col[(size_t)i * nuk];
+  }
+}
+
+grit_status grit_step_derivatives_blocks(grit_data *d, grit_jacobian_blocks *J) {
+  if (!d || !J) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  if (J->m != m)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: the blocks were made for another model");
+  if (m->na > 0)
+    return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
+                          "derivatives: the block form does not support activations yet (na = %d); use "
+                          "grit_step_derivatives",
+                          m->na);
+  /* the islands and their room are set by the passes (grit_deriv_blocks_prepare): J->A and J->B here
+   * only say which columns to compute */
+  grit_status s = grit_jacobian_blocks_reserve(J, 1, m->nu > 0 ? 1 : 0);
+  if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: no memory for the blocks");
+  grit_deriv_ws *w = d->deriv;
+  w->blk = J;
+  s = grit_deriv_qv(d, J->A, m->nu > 0 ? J->B : NULL);
+  w->blk = NULL;
+  if (s != GRIT_OK) {
+    J->nblock = 0;
+    return s;
+  }
+  if (m->nu > 0) blocks_chain(m, d, w, J);
+  return GRIT_OK;
+}
+
+int grit_jacobian_blocks_count(const grit_jacobian_blocks *J) {
+  return J ? J->nblock : 0;
+}
+
+grit_status grit_jacobian_blocks_get(const grit_jacobian_blocks *J, int k, grit_jacobian_block *out) {
+  if (!J || !out || k < 0 || k >= J->nblock) return GRIT_ERR_INVALID_ARGUMENT;
+  out->nx = J->bptr[k + 1] - J->bptr[k];
+  out->nu = J->uptr[k + 1] - J->uptr[k];
+  out->state = J->state + J->bptr[k];
+  out->ctrl = J->ctrl + J->uptr[k];
+  out->A = J->A + J->aoff[k];
+  out->B = J->B ? J->B + J->boff[k] : NULL;
+  return GRIT_OK;
+}
+
+size_t grit_jacobian_blocks_bytes(const grit_jacobian_blocks *J) {
+  return J ? sizeof(double) * (J->aoff[J->nblock] + J->boff[J->nblock]) : 0;
+}
+
+size_t grit_jacobian_blocks_capacity_bytes(const grit_jacobian_blocks *J) {
+  return J ? sizeof(double) * (J->capA + J->capB) : 0;
+}
+
+grit_status grit_jacobian_blocks_to_dense(const grit_jacobian_blocks *J, double *A, double *B) {
+  if (!J) return GRIT_ERR_INVALID_ARGUMENT;
+  const int nx = 2 * J->m->nv, nu = J->m->nu;
+  if (A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
+  if (B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
+  for (int k = 0; k < J->nblock; ++k) {
+    grit_jacobian_block b;
+    grit_jacobian_blocks_get(J, k, &b);
+    for (int i = 0; i < b.nx; ++i) {
+      for (int j = 0; A && j < b.nx; ++j) A[(size_t)b.state[i] * nx + b.state[j]] = b.A[(size_t)i * b.nx + j];
+      for (int j = 0; B && j < b.nu; ++j) B[(size_t)b.state[i] * nu + b.ctrl[j]] = b.B[(size_t)i * b.nu + j];
+    }
+  }
+  return GRIT_OK;
+}

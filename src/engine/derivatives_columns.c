@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_columns.c — the columns of the step's Jacobians: the tangent-space Jacobians of
+ * q+ = q0 (+) dt v, the colouring of the trees that lets passes share dual directions, the columns each
+ * pass seeds, and the batched solves with the kept factor of H (H dv/dtheta = -dr/dtheta) with the
+ * writing of A, B and P. The residual whose partials form the right-hand sides: derivatives_residual.c. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
+#include <math.h>
+#include <string.h>
+
+#include "constraints.h"
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "solver.h"
+#include "status_internal.h"
+#include "timing.h"
+
+double grit_deriv_tick(const grit_deriv_ws *w) {
+  return w->timing ? grit_clock_us() : 0.0;
+}
+
+/* ------------------------------------------------------------------------ q+ = q0 (+) dt v */
+
+/* The tangent-space Jacobians of q+ = q0 (+) h v for joint j: Dq = d q+ / d dq0 and Dv = d q+ / d v,
+ * each nv_j x nv_j, row-major with stride 6. Rotations by dual numbers: seed dtheta0 and domega in
+ * q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
+void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
+                                  double Dq[36], double Dv[36]) {
+  const int t = m->jnt_type[j], da = m->jnt_dofadr[j];
+  for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
+  if (t == GRIT_JOINT_HINGE || t == GRIT_JOINT_SLIDE) {
+    Dq[0] = 1.0;
+    Dv[0] = h;
+    return;
+  }
+  int r0 = 0; /* first rotational dof within the joint */
+  if (t == GRIT_JOINT_FREE) {
+    for (int i = 0; i < 3; ++i) {
+      Dq[6 * i + i] = 1.0;
+      Dv[6 * i + i] = h;
+    }
+    r0 = 3;
+  }
+  /* q+ = q0 exp(phi), phi = h omega (body frame). Perturbed, q0 exp(dth0) exp(phi + h domega) =
+   * q+ exp(R(phi)^T dth0 + Jr(phi) h domega) to first order: Dq = R(phi)^T, Dv = h Jr(phi), with
+   * R(phi) = I + a [phi]x + b [phi]x^2 and Jr(phi) = I - b [phi]x + c [phi]x^2,
+   * a = sin t / t, b = (1 - cos t) / t^2, c = (t - sin t) / t^3, t = |phi| (series below 1e-2 rad). */
+  (void)q0;
+  const double *w = v + da + r0, ph[3] = {h * w[0], h * w[1], h * w[2]};
+  const double t2 = ph[0] * ph[0] + ph[1] * ph[1] + ph[2] * ph[2];
+  double a, b, c;
+  if (t2 < 1e-4) {
+    a = 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0));
+    b = 0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0)));
+    c = (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0 * (1.0 - t2 / 72.0))) / 6.0;
+  } else {
+    const double t = sqrt(t2), st = sin(t), ct = cos(t);
+    a = st / t;
+    b = (1.0 - ct) / t2;
+    c = (t - st) / (t2 * t);
+  }
+  const double K[9] = {0, -ph[2], ph[1], ph[2], 0, -ph[0], -ph[1], ph[0], 0}; /* [phi]x */
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) {
+      const double K2 = ph[r] * ph[k] - (r == k ? t2 : 0.0), I = r == k ? 1.0 : 0.0; /* [phi]x^2 */
+      Dq[6 * (r0 + r) + r0 + k] = I - a * K[3 * r + k] + b * K2; /* R(phi)^T: [phi]x changes sign */
+      Dv[6 * (r0 + r) + r0 + k] = h * (I - b * K[3 * r + k] + c * K2);
+    }
+}
+
+/* ----------------------------------------------------------------- colours, columns, batches */
+
+/* Greedy distance-2 colouring of the trees in the graph of the last step's constraints (an edge per
+ * constraint coupling two trees). Also lists each tree's actuators. Returns the number of colours. */
+int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nt = m->ntree, nc = d->stats.nconstraints;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int t = 0; t <= nt; ++t) w->adj_ptr[t] = 0;
+  int ne = 0;
+  for (int i = 0; i < nc; ++i)
+    if (c[i].ntree == 2 && !grit_deriv_constraint_inert(&c[i]) && ne + 2 <= w->cap_edges) {
+      w->adj_ptr[c[i].tree[0] + 1]++;
+      w->adj_ptr[c[i].tree[1] + 1]++;
+      ne += 2;
+    }
+  for (int t = 0; t < nt; ++t) w->adj_ptr[t + 1] += w->adj_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->adj_ptr[t]; /* fill cursors */
+  ne = 0;
+  for (int i = 0; i < nc; ++i)
+    if (c[i].ntree == 2 && !grit_deriv_constraint_inert(&c[i]) && ne + 2 <= w->cap_edges) {
+      w->adj[w->stamp[c[i].tree[0]]++] = c[i].tree[1];
+      w->adj[w->stamp[c[i].tree[1]]++] = c[i].tree[0];
+      ne += 2;
+    }
+  int ncolour = 0;
+  for (int t = 0; t < nt; ++t) w->stamp[t] = -1;
+  for (int t = 0; t < nt; ++t) { /* stamp[k] = t marks colour k as taken by t's distance-2 neighbours */
+    for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e) {
+      const int u = w->adj[e];
+      if (u < t) w->stamp[w->colour[u]] = t;
+      for (int f = w->adj_ptr[u]; f < w->adj_ptr[u + 1]; ++f)
+        if (w->adj[f] < t) w->stamp[w->colour[w->adj[f]]] = t;
+    }
+    int k = 0;
+    while (w->stamp[k] == t) k++;
+    w->colour[t] = k;
+    ncolour = k + 1 > ncolour ? k + 1 : ncolour;
+  }
+  for (int t = 0; t <= nt; ++t) w->act_ptr[t] = 0;
+  for (int a = 0; a < m->nu; ++a) w->act_ptr[m->dof_tree[m->act_dof[a]] + 1]++;
+  for (int t = 0; t < nt; ++t) w->act_ptr[t + 1] += w->act_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->act_ptr[t];
+  for (int a = 0; a < m->nu; ++a) w->act[w->stamp[m->dof_tree[m->act_dof[a]]]++] = a;
+  return ncolour;
+}
+
+/* A tree's local columns, in three classes: its dq0 (position passes; for A), its v0 (velocity passes;
+ * for A), its actuators' controls (control passes; for B). */
+int grit_deriv_local_columns(const grit_model *m, const grit_deriv_ws *w, int t, int kind, const double *A, const double *B) {
+  if (kind == 2) return B ? w->act_ptr[t + 1] - w->act_ptr[t] : 0;
+  return A ? m->tree_dofnum[t] : 0;
+}
+
+int grit_deriv_local_column_id(const grit_model *m, const grit_deriv_ws *w, int t, int kind, int l) {
+  if (kind == 2) return 2 * m->nv + w->act[w->act_ptr[t] + l];
+  return kind * m->nv + m->tree_dofadr[t] + l;
+}
+
+/* The part of the factor column `col` of theta lies in (-1: several, or the factor has one part; a
+ * parameter reaches every tree). */
+static int column_part(const grit_model *m, const grit_deriv_ws *w, int col) {
+  const int nx = 2 * m->nv;
+  if (!w->tree_part) return -1;
+  if (col < nx) return w->col_part[m->dof_tree[col % m->nv]];
+  if (col < nx + m->nu) return w->col_part[m->dof_tree[m->act_dof[col - nx]]];
+  return -1;
+}
+
+/* Where a batch column goes: its solution X, its output's entry in row 0 and row stride, its id; for
+ * an island's block (grit_step_derivatives_blocks), the block's row of each dof (rmap) and the block's
+ * first v row (nloc); rmap NULL: the full state's rows. */
+typedef struct out_column {
+  const double *X;
+  double *out;
+  size_t stride;
+  int col;
+  const int *rmap;
+  int nloc;
+} out_column;
+
+/* Rows nv + i, i0 <= i < i1, of the columns c[0..nc-1]: their X. Returns the sum of x - x (0 if all
+ * are finite, NaN otherwise). */
+static double write_v_rows(const out_column *c, int nc, int nv, int i0, int i1) {
+  double check = 0.0;
+  for (int i = i0; i < i1; ++i)
+    for (int l = 0; l < nc; ++l) {
+      const double x = c[l].X[i];
+      c[l].out[(size_t)(c[l].rmap ? c[l].nloc + c[l].rmap[i] : nv + i) * c[l].stride] = x;
+      check += x - x;
+    }
+  return check;
+}
+
+/* The q rows of joint jn of the columns c[0..nc-1]: Dq e_col (dq0 columns) + Dv X. Returns the sum of
+ * x - x. */
+static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, const out_column *c, int nc) {
+  const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
+  const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+  /* a free joint's translation rows are diagonal (h, 1) and its blocks do not mix translation and
+   * rotation: only the rotation block is summed (hinge, slide: Dq = 1, Dv = h) */
+  const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
+  double check = 0.0;
+  for (int l = 0; l < nc; ++l) {
+    const int col = c[l].col;
+    const double *X = c[l].X;
+    for (int r = 0; r < r0; ++r) {
+      const double x = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
+      c[l].out[(size_t)(c[l].rmap ? c[l].rmap[da + r] : da + r) * c[l].stride] = x;
+      check += x - x;
+    }
+    for (int r = r0; r < nvj; ++r) {
+      double x = 0.0;
+      for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+      if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
+      c[l].out[(size_t)(c[l].rmap ? c[l].rmap[da + r] : da + r) * c[l].stride] = x;
+      check += x - x;
+    }
+  }
+  return check;
+}
+
+/* The rows of tree u of the columns c[0..nc-1]: v rows, then q rows joint by joint. */
+static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u, const out_column *c, int nc) {
+  const int adr = m->tree_dofadr[u], end = adr + m->tree_dofnum[u];
+  double check = write_v_rows(c, nc, m->nv, adr, end);
+  for (int i = adr; i < end; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]])) check += write_q_rows(m, w, m->dof_jnt[i], c, nc);
+  return check;
+}
+
+/* write_batch for the block form: each column goes to its island's block, in the island's rows only
+ * (the rest of the full A and B is zero: grit/derivatives.h); grouped by island as write_batch groups
+ * by part. */
+static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
+  const int nv = m->nv, nx = 2 * nv;
+  grit_jacobian_blocks *J = w->blk;
+  out_column c[RHS_BATCH];
+  int isl[RHS_BATCH];
+  char done[RHS_BATCH] = {0};
+  double check = 0.0;
+  for (int l = 0; l < n; ++l) {
+    const int col = w->ids[l];
+    isl[l] = J->island[col < nx ? m->dof_tree[col % nv] : m->dof_tree[m->act_dof[col - nx]]];
+  }
+  for (int j = 0; j < n; ++j) {
+    if (done[j]) continue;
+    const int k = isl[j], nk = (J->bptr[k + 1] - J->bptr[k]) / 2, nuk = J->uptr[k + 1] - J->uptr[k];
+    int nc = 0;
+    for (int l = j; l < n; ++l) { /* the batch's columns of island k */
+      if (done[l] || isl[l] != k) continue;
+      const int col = w->ids[l];
+      done[l] = 1;
+      c[nc].X = w->rhs + (size_t)l * nv;
+      if (col < nx) {
+        c[nc].out = J->A + J->aoff[k] + (col < nv ? J->dof_pos[col] : nk + J->dof_pos[col - nv]);
+        c[nc].stride = (size_t)(2 * nk);
+      } else {
+        c[nc].out = J->B + J->boff[k] + J->act_pos[col - nx];
+        c[nc].stride = (size_t)nuk;
+      }
+      c[nc].rmap = J->dof_pos;
+      c[nc].nloc = nk;
+      c[nc++].col = col;
+    }
+    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) check += write_tree_rows(m, w, J->tree[e], c, nc);
+  }
+  if (check != 0.0) w->nonfinite = 1;
+}
+
+/* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
+ * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Part by part: a column lying in one part of the
+ * factor is zero outside its trees' rows, which the caller has zeroed in A and B, so each group of the
+ * batch's columns of one part is written in that part's rows only (a column of several parts, or of
+ * P, in every row). Row by row within a group: its columns are scattered over the outputs, and a large
+ * model's A does not fit in cache; so each row's cache lines are touched once per group, not once per
+ * column. Notes in w->nonfinite whether a value written is not finite (x - x is 0 for a finite x, NaN
+ * otherwise), so that a finite result is not read again. */
+static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A, double *B, double *P, int np) {
+  const int nv = m->nv, nu = m->nu, nx = 2 * nv;
+  if (w->blk) {
+    write_batch_blocks(m, w, n);
+    return;
+  }
+  out_column c[RHS_BATCH];
+  char done[RHS_BATCH] = {0};
+  double check = 0.0;
+  for (int j = 0; j < n; ++j) {
+    if (done[j]) continue;
+    const int p = w->part[j];
+    int nc = 0;
+    for (int l = j; l < n; ++l) { /* the batch's columns of part p */
+      if (done[l] || w->part[l] != p) continue;
+      const int col = w->ids[l];
+      done[l] = 1;
+      c[nc].X = w->rhs + (size_t)l * nv;
+      c[nc].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
+      c[nc].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
+      c[nc].rmap = NULL;
+      c[nc].nloc = 0;
+      c[nc++].col = col;
+    }
+    if (p < 0)
+      for (int u = 0; u < m->ntree; ++u) check += write_tree_rows(m, w, u, c, nc);
+    else
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) check += write_tree_rows(m, w, w->ptree[e], c, nc);
+  }
+  if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
+}
+
+/* Solves the batch of right-hand sides with the kept factor and writes the columns out. */
+grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B, double *P, int np) {
+  if (bt->n == 0) return GRIT_OK;
+  const grit_model *m = d->model;
+  for (int j = 0; j < bt->n; ++j) w->part[j] = column_part(m, w, w->ids[j]);
+  const double t0 = grit_deriv_tick(w);
+  grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
+  if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
+  const double t1 = grit_deriv_tick(w);
+  write_batch(m, w, bt->n, A, B, P, np);
+  w->tphase[4] += t1 - t0;
+  w->tphase[5] += grit_deriv_tick(w) - t1;
+  bt->n = 0;
+  return GRIT_OK;
+}
+
+/* Adds -dr/dtheta of direction j as the right-hand side of column `col`: the rows of tree t and, if
+ * `coupled`, of the trees its constraints couple it to (t < 0: every row). */
+grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, int col, int j, int t, int coupled, double *A,
+                           double *B, double *P, int np) {
+  const grit_model *m = d->model;
+  const int nv = m->nv;
+  double *x = w->rhs + (size_t)bt->n * nv;
+  if (t < 0) {
+    for (int i = 0; i < nv; ++i) x[i] = -w->r[i].d[j];
+  } else {
+    const int p = column_part(m, w, col); /* the rows the solve reads: those of p's trees */
+    if (p < 0) {
+      for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    } else {
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e)
+        for (int i = m->tree_dofadr[w->ptree[e]]; i < m->tree_dofadr[w->ptree[e]] + m->tree_dofnum[w->ptree[e]]; ++i)
+          x[i] = 0.0;
+    }
+    if (w->blk) grit_deriv_blocks_zero_rows(m, w->blk, t, x); /* an island wider than p: zero outside p */
+    const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
+    for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
+      const int u = e < w->adj_ptr[t] ? t : w->adj[e];
+      for (int i = m->tree_dofadr[u]; i < m->tree_dofadr[u] + m->tree_dofnum[u]; ++i) x[i] = -w->r[i].d[j];
+    }
+    if (col >= nv && col < 2 * nv) grit_deriv_lagged_rhs(m, d, w, t, col - nv, x);
+  }
+  w->ids[bt->n++] = col;
+  return bt->n == RHS_BATCH ? grit_deriv_flush(d, w, bt, A, B, P, np) : GRIT_OK;
+}

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_residual.c — the step's momentum residual r(v; theta) on dual numbers (seed 000, section X-B):
+ * the seeding of the columns of theta, the position passes (q0 (+) dq0: kinematics, mass matrix, bias
+ * forces, contact geometry re-evaluated from body-fixed features, constraint impulses), the velocity
+ * and control passes at constant positions, the Lagged contacts' rank-one terms, and the clearing of a
+ * pass's partials. The residual is built from the same scalar-generic code as the step; only the loop
+ * that assembles it is written here. grit_step_derivatives (derivatives.c) drives the passes;
+ * derivatives_columns.c solves and writes the columns. */
+#include <string.h>
+
+#include "actuation.h"
+#include "constraints.h"
+#include "constraints_extra.h"
+#include "contact_geometry.h"
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "dynamics.h"
+#include "solver.h"
+
+/* ------------------------------------------------------------------------------ the inputs */
+
+/* The columns of theta: 0..nv-1 dq0, nv..2nv-1 v0, then the nu controls, then the np parameters.
+ * Sets every dual input to its value with zero partials (seed_column then seeds). The inertial and
+ * geometry parameters are the model's, constant: they are reset only after parameter passes seeded them. */
+void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nv = m->nv, nu = m->nu, ng = m->ngeom;
+  for (int i = 0; i < nv; ++i) {
+    w->dq[i] = grit_dual_const(0.0);
+    w->v0[i] = grit_dual_const(d->vprev[i]);
+  }
+  for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->actinprev[i]); /* the actuators' inputs */
+  if (!w->params_dirty) return;
+  w->params_dirty = 0;
+  for (int b = 0; b < m->nbody; ++b) {
+    w->mass[b] = grit_dual_const(m->body_mass[b]);
+    for (int i = 0; i < 3; ++i) w->com[3 * b + i] = grit_dual_const(m->body_com[3 * b + i]);
+    for (int i = 0; i < 9; ++i) w->inertia[9 * b + i] = grit_dual_const(m->body_inertia[9 * b + i]);
+  }
+  const double *gsrc[4] = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
+  for (int k = 0; k < 4; ++k)
+    for (int g = 0; g < ng; ++g) w->gparam[k * ng + g] = grit_dual_const(gsrc[k][g]);
+}
+
+/* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks. */
+static void subtract_jt_gamma(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
+                              const grit_dual *gamma, grit_dual *r) {
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
+    for (int q = 0; q < dim; ++q)
+      for (int j = 0; j < n; ++j) r[adr + j] = grit_dual_sub(r[adr + j], grit_dual_mul(J[k][q * n + j], gamma[q]));
+  }
+}
+
+/* a b + c with b a plain double: grit_dual_fma(a, grit_dual_const(b), c) bit for bit (its a.v * 0 terms
+ * add nothing to a finite sum) at two thirds of the arithmetic. */
+static inline grit_dual fma_by_const(grit_dual a, double b, grit_dual c) {
+  grit_dual r;
+  r.v = a.v * b + c.v;
+  GRIT_DUAL_FOR(i) r.d[i] = a.d[i] * b + c.d[i];
+  return r;
+}
+
+/* J v + b with v (the solution) a plain double. */
+static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
+                           const double *v, const double *b, grit_dual *vc) {
+  for (int q = 0; q < dim; ++q) {
+    vc[q] = grit_dual_const(b ? b[q] : 0.0);
+    for (int k = 0; k < ntree; ++k) {
+      const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
+      for (int j = 0; j < n; ++j) vc[q] = fma_by_const(J[k][q * n + j], v[adr + j], vc[q]);
+    }
+  }
+}
+
+static void zero_partials(grit_dual *x, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < GRIT_DUAL_N; ++k) x[i].d[k] = 0.0;
+}
+
+/* After a pass seeded in the trees of `active`: their kinematic and dynamic quantities keep their
+ * values but lose the pass's partials, so that the next pass may use them as constants. */
+void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
+  for (int b = 1; b < m->nbody; ++b) {
+    if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
+    zero_partials(w->kin.xpos + 3 * b, 3);
+    zero_partials(w->kin.xquat + 4 * b, 4);
+    zero_partials(w->kin.xmat + 9 * b, 9);
+    zero_partials(w->kin.xipos + 3 * b, 3);
+    zero_partials(w->kin.cvel + 6 * b, 6);
+    zero_partials(&w->kin.cinert[b].m, 1);
+    zero_partials(w->kin.cinert[b].h, 3);
+    zero_partials(w->kin.cinert[b].I, 9);
+    for (int n = 0; n < m->body_jntnum[b]; ++n) {
+      const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
+      zero_partials(w->kin.xanchor + 3 * j, 3);
+      zero_partials(w->kin.xaxis + 3 * j, 3);
+      zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
+    }
+  }
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!active[t]) continue;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    zero_partials(w->kin.cdof + 6 * adr, 6 * n);
+    if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
+    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
+    zero_partials(w->bias + adr, n);
+    zero_partials(w->M + m->tree_madr[t], n * n);
+    zero_partials(w->A + m->tree_madr[t], n * n);
+    zero_partials(w->Achol + m->tree_madr[t], n * n);
+  }
+}
+
+/* w->q = q0 (+) dq (grit_kin_integrate_dual). The exponential map of a ball or free joint's quaternion
+ * is needed only by the dual kinematics (trees that are not rigid, passes that seed masses): in the
+ * rigid trees that quaternion keeps the value of q0 (+) 0, its partials read by nothing (limits and
+ * springs are on hinges and slides only). The first pass of a call maps every joint and keeps the
+ * values, qd. */
+static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *kmask) {
+  if (!w->qd_valid) {
+    for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
+    grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
+    for (int i = 0; i < m->nq; ++i) w->qd[i] = w->q[i].v;
+    w->qd_valid = 1;
+    return;
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    const int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
+    if (kmask && !kmask[m->dof_tree[da]]) continue; /* q0 (+) 0 since the first pass (clear_tree_partials) */
+    const int nlin = type == GRIT_JOINT_FREE ? 3 : type == GRIT_JOINT_BALL ? 0 : 1; /* q + dq */
+    for (int i = 0; i < nlin; ++i) w->q[qa + i] = grit_dual_add(grit_dual_const(w->qd[qa + i]), w->dq[da + i]);
+    if (nlin == 1) continue;
+    grit_dual *quat = w->q + qa + nlin;
+    if (w->rigid[m->dof_tree[da]] && !w->inertial_in) {
+      for (int i = 0; i < 4; ++i) quat[i] = grit_dual_const(w->qd[qa + nlin + i]);
+    } else {
+      for (int i = 0; i < 4; ++i) quat[i] = grit_dual_const(d->qprev[qa + nlin + i]);
+      grit_quat_integrate_dual(quat, w->dq + da + nlin, 1.0);
+    }
+  }
+}
+
+/* grit_kin_positions_dual at w->q = q0 (+) dq for the trees of kmask (NULL: all), the world and the
+ * bodies welded to it: in closed form for the rigid trees when the inertial parameters are the
+ * model's (state passes), else through the dual kinematics. */
+static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *kmask) {
+  if (w->inertial_in) { /* masses may be seeded */
+    w->kin.tree_mask = kmask;
+    grit_kin_positions_dual(m, w->q, w->inertial_in, &w->kin);
+    return;
+  }
+  if (!w->kd_valid) { /* the values, once per call: those of the dual kinematics, bit for bit */
+    grit_kin_positions(m, w->qd, NULL, &w->kd);
+    w->kd_valid = 1;
+  }
+  int any = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    w->mask4[t] = (!kmask || kmask[t]) && !w->rigid[t];
+    any |= w->mask4[t];
+  }
+  if (any) {
+    w->kin.tree_mask = w->mask4;
+    grit_kin_positions_dual(m, w->q, NULL, &w->kin);
+  }
+  for (int b = 0; b < m->nbody; ++b) {
+    const int t = m->body_tree[b];
+    if (t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) grit_deriv_rigid_body(m, w, b);
+  }
+  w->kin.tree_mask = kmask;
+}
+
+/* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
+ * joint limits with a nonzero impulse, and Lagged contacts with the regularization on. Lagged and
+ * Similar contacts without such limits do not, and the residual then needs neither A's dual factor nor
+ * the estimates (an inert limit, zero impulse, is skipped by the residual). */
+int grit_deriv_uses_delassus(const grit_data *d) {
+  if (d->settings.contact_model == GRIT_CONTACT_SAP) return 1;
+  if (d->settings.contact_model == GRIT_CONTACT_LAGGED && d->settings.regularize_lagged) return 1;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int i = d->ncontacts; i < d->stats.nconstraints; ++i)
+    if (c[i].kind >= GRIT_CONSTRAINT_LIMIT && c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING && !grit_deriv_constraint_inert(&c[i]))
+      return 1;
+  return 0;
+}
+
+/* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. With a
+ * tree mask `active` (the seeded trees), only the partials of the rows of those trees and of the trees
+ * their constraints couple them to are meaningful: only those trees' kinematics and dynamics are
+ * recomputed, the other trees must hold constant values from an earlier pass (see
+ * clear_tree_partials), and only the constraints that touch them are evaluated. With `kin_all`, the
+ * positions of every tree are recomputed first (and, if the constraints use Delassus estimates, the
+ * mass matrices and factors): the constant values of the trees not seeded. With `skip_qconst` (position
+ * passes: only dq0 seeded), the qconst trees' M and c are left out, and r's values are then not
+ * meaningful either: only its partials are read. */
+void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
+                          int skip_qconst) {
+  const double h = m->opt.timestep;
+  const int nv = m->nv;
+  /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
+  seed_positions(m, d, w, kin_all ? NULL : active);
+  const int need_w = grit_deriv_uses_delassus(d);
+  /* only the seeded trees change; the others keep their constant values */
+  const char *const kmask = kin_all ? NULL : active;
+  const char *mmask = kin_all && need_w ? NULL : active, *vmask = active;
+  int any_m = 1, any_v = 1; /* whether any tree's M, c are recomputed */
+  if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
+    any_m = any_v = 0;
+    for (int t = 0; t < m->ntree; ++t) {
+      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t];
+      w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t];
+      any_m |= w->mask2[t];
+      any_v |= w->mask3[t];
+    }
+    mmask = w->mask2;
+    vmask = w->mask3;
+  }
+  positions_dual(m, w, kmask);
+  w->kin.tree_mask = mmask;
+  if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
+    grit_crba_dual(m, &w->kin, w->crb, w->M);
+    grit_implicit_operator_dual(m, w->M, h, w->A);
+    grit_actuator_operator_dual(m, d->qprev, d->vprev, d->actinprev, h, w->A);
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, NULL, w->A, w->scratch); /* tendon actuators */
+  }
+  if (skip_qconst && any_m) /* the operator was formed for every tree: the constant blocks back */
+    for (int t = 0; t < m->ntree; ++t)
+      if (w->qconst[t])
+        for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
+          w->A[i] = grit_dual_const(d->Aprev[i]);
+  if (need_w) {
+    for (int t = 0; t < m->ntree; ++t)
+      if (!mmask || mmask[t])
+        for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
+          w->Achol[i] = w->A[i];
+    grit_block_cholesky_dual(m, w->Achol, mmask);
+  }
+  w->kin.tree_mask = vmask;
+  if (any_v) {
+    grit_kin_velocities_dual(m, w->v0, &w->kin);
+    grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+    grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+  }
+  w->kin.tree_mask = active;
+  if (skip_qconst && !any_v) {
+    /* Every seeded tree is a qconst one: its A and bias are constants, it has no springs (free joints),
+     * and v0 and u are not seeded, so A (v - v0) - h force has no partials; only r's partials are read. */
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
+  } else {
+    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
+    grit_block_mulv_dual(m, w->A, w->tmp, w->r);
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+  }
+
+  /* constraints, in the step's order: contacts (candidate i is constraint i), then limits */
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const int nc = d->stats.nconstraints, ncand = d->ncontacts;
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *k = &c[i];
+    if (active && !active[k->tree[0]] && !(k->ntree == 2 && active[k->tree[1]])) continue; /* no seed reaches it */
+    if (grit_deriv_constraint_inert(k)) continue;
+    grit_contact_params_dual p;
+    memset(&p, 0, sizeof p);
+    grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
+    for (int q = 0; q < k->ntree; ++q)
+      for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
+    if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
+      const grit_contact_candidate *cand = &d->collision->c[i];
+      grit_dual gp[2][3], gR[2][9];
+      for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
+        const int g = cand->geom[s], b = cand->body[s];
+        grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
+                               m->geom_mat + 9 * g);
+      }
+      grit_contact_geom_dual geo;
+      grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
+      for (int q = 0; q < k->ntree; ++q) {
+        const int t = k->tree[q];
+        if (t == grit_body_tree(m, cand->body[1]))
+          grit_contact_jacobian_add_dual(m, &w->kin, cand->body[1], geo.pb, t, geo.frame, 1.0, J[q], w->scratch);
+        if (t == grit_body_tree(m, cand->body[0]))
+          grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo.pa, t, geo.frame, -1.0, J[q], w->scratch);
+      }
+      grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
+      p.phi0 = geo.phi;
+      p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
+      if (k->kind == GRIT_CONSTRAINT_LAGGED) {
+        grit_dual vc0[3];
+        for (int q = 0; q < 3; ++q) vc0[q] = grit_dual_const(0.0);
+        for (int q = 0; q < k->ntree; ++q) { /* v_n0 = (J v0)_n with v0 dual */
+          const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+          for (int j = 0; j < n; ++j) vc0[2] = grit_dual_fma(J[q][2 * n + j], w->v0[adr + j], vc0[2]);
+        }
+        p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, vc0[2]);
+      }
+    } else if (k->kind == GRIT_CONSTRAINT_LIMIT) { /* phi0 from the (dual) joint coordinate, J constant */
+      const int jnt = k->source / 2, side = k->source % 2, n = m->tree_dofnum[k->tree[0]];
+      const double *Jd = grit_solver_jstore(d->solver, NULL) + k->joff[0];
+      for (int j = 0; j < n; ++j) J[0][j] = grit_dual_const(Jd[j]);
+      const grit_dual x = w->q[m->jnt_qposadr[jnt]];
+      p.phi0 = side == 0 ? grit_dual_addc(x, -m->jnt_range[2 * jnt])
+                         : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));
+      p.tau_d = grit_dual_const(k->p.tau_d);
+      p.width = grit_dual_const(k->p.width);
+    } else { /* joint friction, equalities, tendons (constraints_extra_generic.h) */
+      grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
+    }
+    const grit_dual *Jc[2] = {J[0], J[1]};
+    const grit_dual wd = need_w ? grit_delassus_dual(m, w->Achol, k->dim, k->ntree, k->tree, Jc, w->tmp)
+                                : grit_dual_const(k->w); /* unused by the constraint's model */
+    grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
+    grit_dual vc[3], gamma[3], G[9];
+    apply_jacobian(m, k->dim, k->ntree, k->tree, Jc, d->vsol, k->b, vc);
+    grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+    subtract_jt_gamma(m, k->dim, k->ntree, k->tree, Jc, gamma, w->r);
+  }
+}
+
+/* The residual's dependence on v0 and u, at constant positions (every tree's position-dependent
+ * quantities hold constant values from the position passes). v0 enters through A (v - v0), the bias
+ * forces' velocity terms, damping and springs, and the Lagged model's gamma_n0(v_n0); u only through
+ * the actuator forces. Nothing else in r moves with v0 or u: a contact's velocity J v + b is taken at
+ * the solution v, its Jacobian, distance and parameters depend on positions only. So a velocity pass
+ * recomputes only the seeded trees' twists and bias forces (the Lagged terms are added column by column
+ * by lagged_rhs), and a control pass (controls_only) only the smooth force. Only r's partials are used;
+ * they stay within each seeded tree's rows, so every tree shares the same directions.
+ * This split, and the free bodies left out of position passes (qconst), follow the step's smooth force
+ * grit_smooth_force(q0, v0, u, c(q0, v0)): a step force that depends on v0 through positions (e.g. a
+ * bias at a predicted end configuration) must be seeded here through those positions too. */
+void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                              int controls_only) {
+  const double h = m->opt.timestep;
+  const int nv = m->nv;
+  zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
+  if (controls_only) {
+    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
+    return;
+  }
+  w->kin.tree_mask = active;
+  grit_kin_velocities_dual(m, w->v0, &w->kin);
+  grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+  grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+  grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+  grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
+  /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
+   * qconst trees, whose dual blocks position passes neither form nor need (the same operations as
+   * grit_block_mulv_dual with constant blocks) */
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+    for (int i = 0; i < n; ++i) {
+      grit_dual s = grit_dual_const(0.0);
+      for (int j = 0; j < n; ++j) {
+        const double a = w->qconst[t] ? d->Aprev[a0 + i * n + j] : w->A[a0 + i * n + j].v;
+        s = grit_dual_fma(grit_dual_const(a), w->tmp[adr + j], s);
+      }
+      w->r[adr + i] = grit_dual_sub(s, grit_dual_scale(w->force[adr + i], h));
+    }
+  }
+}
+
+/* The Lagged model's gamma_n0 depends on v0 through v_n0 = (J v0)_n only, so each Lagged contact adds
+ * a rank-one term to dr/dv0: -J^T g (J_n), g = d gamma / d v_n0 (through gamma_n0 and, when the
+ * regularization is on, eps). g comes from the contact's parameters, Jacobian and velocity at the step
+ * (one dual direction); the contacts are listed by tree. */
+void grit_deriv_lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nt = m->ntree;
+  for (int t = 0; t <= nt; ++t) w->lag_ptr[t] = 0;
+  if (d->settings.contact_model != GRIT_CONTACT_LAGGED) return;
+  const double h = m->opt.timestep;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  const int nc = d->stats.nconstraints;
+  int ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || grit_deriv_constraint_inert(k)) continue;
+    for (int q = 0; q < k->ntree; ++q) w->lag_ptr[k->tree[q] + 1]++;
+    ne += k->ntree;
+    double vn0 = 0.0;
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) vn0 += J[2 * n + j] * d->vprev[adr + j];
+    }
+    grit_contact_params_dual p;
+    p.phi0 = grit_dual_const(k->p.phi0);
+    p.k = grit_dual_const(k->p.k);
+    p.d = grit_dual_const(k->p.d);
+    p.mu = grit_dual_const(k->p.mu);
+    p.tau_d = grit_dual_const(k->p.tau_d);
+    p.eps = grit_dual_const(k->p.eps);
+    p.Rn = grit_dual_const(k->p.Rn);
+    p.vhat = grit_dual_const(k->p.vhat);
+    p.smooth = grit_dual_const(k->p.smooth);
+    p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, grit_dual_var(vn0, 0));
+    grit_params_finalize_dual(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
+    grit_dual vc[3], gamma[3], G[9];
+    for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->vc[q]);
+    grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+    double *g = w->lag_g + 3 * i, *y = w->lag_y + (size_t)2 * w->maxn * i;
+    for (int q = 0; q < 3; ++q) g[q] = gamma[q].d[0];
+    for (int q = 0; q < k->ntree; ++q) { /* J^T g, the same for every dof of the contact's trees */
+      const int n = m->tree_dofnum[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) y[q * w->maxn + j] = J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2];
+    }
+  }
+  for (int t = 0; t < nt; ++t) w->lag_ptr[t + 1] += w->lag_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->lag_ptr[t];
+  ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || grit_deriv_constraint_inert(k)) continue;
+    for (int q = 0; q < k->ntree; ++q) w->lag[w->stamp[k->tree[q]]++] = i;
+    ne += k->ntree;
+  }
+}
+
+/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof], J^T g kept. */
+void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x) {
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  for (int e = w->lag_ptr[t]; e < w->lag_ptr[t + 1]; ++e) {
+    const grit_constraint *k = &c[w->lag[e]];
+    const int qt = k->tree[0] == t ? 0 : 1, nt = m->tree_dofnum[t];
+    const double s = jstore[k->joff[qt] + 2 * nt + dof - m->tree_dofadr[t]];
+    if (s == 0.0) continue;
+    const double *y = w->lag_y + (size_t)2 * w->maxn * w->lag[e]; /* J^T g (lagged_prepare) */
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      for (int j = 0; j < n; ++j) x[adr + j] += s * y[q * w->maxn + j];
+    }
+  }
+}
+
+/* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
+void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  for (int b = 1; b < m->nbody; ++b)
+    if (m->body_tree[b] >= 0 && active[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!active[t]) continue;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
+    zero_partials(w->bias + adr, n);
+  }
+}
+
+/* A constraint whose impulse is exactly zero at the solution lies strictly inside its model's region of
+ * no contact (each model's zero is a branch of its own, not a round-off accident), where the impulse
+ * stays zero under small changes of every input: it contributes nothing to r or to dr/dtheta. Contact
+ * candidates kept by the margin but not touching are such constraints; skipping them keeps the
+ * colouring to the trees that truly interact. */
+int grit_deriv_constraint_inert(const grit_constraint *c) {
+  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
+   * crossing, and their impulse's partials need not vanish there */
+  if (c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D ||
+      c->kind == GRIT_CONSTRAINT_TENDON_SPRING)
+    return 0;
+  for (int r = 0; r < c->dim; ++r)
+    if (c->gamma[r] != 0.0) return 0;
+  return 1;
+}
+
+
+/* Seeds column id `col` of theta in direction j (after clear_inputs). */
+void grit_deriv_seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param *params, int col, int j) {
+  const int nv = m->nv, nu = m->nu, ng = m->ngeom;
+  if (col < nv) {
+    w->dq[col].d[j] = 1.0;
+  } else if (col < 2 * nv) {
+    w->v0[col - nv].d[j] = 1.0;
+  } else if (col < 2 * nv + nu) {
+    w->u[col - 2 * nv].d[j] = 1.0;
+  } else {
+    const grit_param *p = &params[col - 2 * nv - nu];
+    w->params_dirty = 1;
+    if (p->kind == GRIT_PARAM_MASS) {
+      /* mass and rotational inertia scale together: d inertia / d mass = inertia / mass */
+      const int b = p->index;
+      w->mass[b].d[j] = 1.0;
+      for (int i = 0; i < 9; ++i) w->inertia[9 * b + i].d[j] = m->body_inertia[9 * b + i] / m->body_mass[b];
+    } else {
+      grit_dual *arr = w->gparam + (size_t)p->kind * ng;
+      for (int g = 0; g < ng; ++g)
+        if (p->index < 0 || p->index == g) arr[g].d[j] = 1.0;
+    }
+  }
+}
+
+/* Undoes seed_column for a state or control column. */
+void grit_deriv_unseed_column(const grit_model *m, grit_deriv_ws *w, int col, int j) {
+  const int nv = m->nv;
+  if (col < nv) w->dq[col].d[j] = 0.0;
+  else if (col < 2 * nv) w->v0[col - nv].d[j] = 0.0;
+  else w->u[col - 2 * nv].d[j] = 0.0;
+}

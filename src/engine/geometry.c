@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* geometry.c — collision shapes: construction, validation, bounding boxes, support functions. */
+#include "geometry_internal.h"
+#include "status_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+grit_shape grit_shape_make(grit_geom_type type, double s0, double s1, double s2) {
+  grit_shape s;
+  memset(&s, 0, sizeof s);
+  s.type = type;
+  s.size[0] = s0;
+  s.size[1] = s1;
+  s.size[2] = s2;
+  return s;
+}
+
+grit_shape grit_shape_convex(const double *vertices, int nvert) {
+  grit_shape s = grit_shape_make(GRIT_GEOM_CONVEX, 0.0, 0.0, 0.0);
+  s.vertices = vertices;
+  s.nvert = nvert;
+  return s;
+}
+
+/* ------------------------------------------------------------------------------------ validation */
+
+/* A rejected shape: the one message formatter (status_internal.h) with GRIT_ERR_INVALID_ARGUMENT. */
+#define invalid(msg, ...) grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* Number of size entries each type uses (and requires positive and finite). */
+static int sizes_used(grit_geom_type t) {
+  switch (t) {
+  case GRIT_GEOM_SPHERE: return 1;
+  case GRIT_GEOM_CAPSULE:
+  case GRIT_GEOM_CYLINDER: return 2;
+  case GRIT_GEOM_BOX:
+  case GRIT_GEOM_ELLIPSOID: return 3;
+  default: return 0;
+  }
+}
+
+static double dist2(const double *a, const double *b) {
+  double d0 = a[0] - b[0], d1 = a[1] - b[1], d2 = a[2] - b[2];
+  return d0 * d0 + d1 * d1 + d2 * d2;
+}
+
+/* Vertices must span a volume: the farthest point from v0, then from the line, then from the plane,
+ * each farther than 1e-9 of the extent (far above round-off, far below any meaningful feature). */
+static grit_status validate_convex(const grit_shape *s, char *msg) {
+  if (!s->vertices) return invalid(msg, "convex shape: vertices is NULL");
+  if (s->nvert < 4 || s->nvert > GRIT_CONVEX_MAX_VERTICES)
+    return invalid(msg, "convex shape: %d vertices, need 4 to %d", s->nvert, GRIT_CONVEX_MAX_VERTICES);
+  const double *v = s->vertices;
+  for (int i = 0; i < 3 * s->nvert; ++i)
+    if (!isfinite(v[i])) return invalid(msg, "convex shape: vertex %d is not finite", i / 3);
+  int i1 = 0;
+  double best = 0.0;
+  for (int i = 1; i < s->nvert; ++i)
+    if (dist2(v + 3 * i, v) > best) best = dist2(v + 3 * i, v), i1 = i;
+  const double extent = sqrt(best), tol = 1e-9 * extent;
+  if (extent == 0.0) return invalid(msg, "convex shape: all vertices coincide");
+  double e[3], nrm[3] = {0, 0, 0};
+  for (int k = 0; k < 3; ++k) e[k] = (v[3 * i1 + k] - v[k]) / extent;
+  double far2 = 0.0;
+  for (int i = 1; i < s->nvert; ++i) { /* farthest from the line v0 + t e */
+    double d[3], c[3];
+    for (int k = 0; k < 3; ++k) d[k] = v[3 * i + k] - v[k];
+    c[0] = e[1] * d[2] - e[2] * d[1];
+    c[1] = e[2] * d[0] - e[0] * d[2];
+    c[2] = e[0] * d[1] - e[1] * d[0];
+    double c2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+    if (c2 > far2) far2 = c2, memcpy(nrm, c, sizeof c);
+  }
+  if (sqrt(far2) <= tol) return invalid(msg, "convex shape: all vertices lie on one line");
+  const double nn = sqrt(far2);
+  double off = 0.0;
+  for (int i = 1; i < s->nvert; ++i) {
+    double h = 0.0;
+    for (int k = 0; k < 3; ++k) h += nrm[k] / nn * (v[3 * i + k] - v[k]);
+    if (fabs(h) > off) off = fabs(h);
+  }
+  if (off <= tol) return invalid(msg, "convex shape: all vertices lie in one plane");
+  return GRIT_OK;
+}
+
+grit_status grit_shape_validate(const grit_shape *s, char msg[GRIT_MESSAGE_SIZE]) {
+  static const char *const names[] = {"radius", "half-length", "third size"};
+  if (!s) return invalid(msg, "shape is NULL");
+  if ((int)s->type < 0 || s->type >= GRIT_GEOM_COUNT) return invalid(msg, "unknown shape type %d", (int)s->type);
+  if (s->type == GRIT_GEOM_CONVEX) return validate_convex(s, msg);
+  for (int i = 0; i < sizes_used(s->type); ++i)
+    if (!isfinite(s->size[i]) || !(s->size[i] > 0.0)) {
+      const char *what = (s->type == GRIT_GEOM_BOX || s->type == GRIT_GEOM_ELLIPSOID) ? "size" : names[i];
+      return invalid(msg, "shape type %d: %s (size[%d] = %g) must be positive and finite", (int)s->type, what, i,
+                     s->size[i]);
+    }
+  return GRIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------- supports */
+
+static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; } /* sign with sgn(0) = +1: deterministic ties */
+
+static void support_convex(const grit_shape *s, const double d[3], double out[3]) {
+  const double *v = s->vertices;
+  int best = 0;
+  double bv = d[0] * v[0] + d[1] * v[1] + d[2] * v[2];
+  for (int i = 1; i < s->nvert; ++i) {
+    double h = d[0] * v[3 * i] + d[1] * v[3 * i + 1] + d[2] * v[3 * i + 2];
+    if (h > bv) bv = h, best = i; /* strict: the lowest index wins ties */
+  }
+  memcpy(out, v + 3 * best, 3 * sizeof(double));
+}
+
+void grit_shape_core_support(const grit_shape *s, const double d[3], double out[3]) {
+  const double *z = s->size;
+  switch (s->type) {
+  case GRIT_GEOM_SPHERE:
+    out[0] = out[1] = out[2] = 0.0;
+    return;
+  case GRIT_GEOM_CAPSULE:
+    out[0] = out[1] = 0.0;
+    out[2] = sgn(d[2]) * z[1];
+    return;
+  case GRIT_GEOM_BOX:
+    for (int k = 0; k < 3; ++k) out[k] = sgn(d[k]) * z[k];
+    return;
+  case GRIT_GEOM_CYLINDER: {
+    double rho = hypot(d[0], d[1]);
+    out[0] = rho > 0.0 ? z[0] * d[0] / rho : 0.0; /* along the axis: the centre of the cap */
+    out[1] = rho > 0.0 ? z[0] * d[1] / rho : 0.0;
+    out[2] = sgn(d[2]) * z[1];
+    return;
+  }
+  case GRIT_GEOM_ELLIPSOID: { /* s = D^2 d / |D d|, D = diag(semi-axes) */
+    double e[3] = {z[0] * d[0], z[1] * d[1], z[2] * d[2]};
+    double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+    for (int k = 0; k < 3; ++k) out[k] = n > 0.0 ? z[k] * e[k] / n : 0.0;
+    return;
+  }
+  case GRIT_GEOM_CONVEX:
+    support_convex(s, d, out);
+    return;
+  default:
+    out[0] = out[1] = out[2] = 0.0;
+    return;
+  }
+}
+
+double grit_shape_core_radius(const grit_shape *s) {
+  return (s->type == GRIT_GEOM_SPHERE || s->type == GRIT_GEOM_CAPSULE) ? s->size[0] : 0.0;
+}
+
+int grit_shape_core_dim(const grit_shape *s) {
+  return s->type == GRIT_GEOM_SPHERE ? 0 : s->type == GRIT_GEOM_CAPSULE ? 1 : 3;
+}
+
+grit_status grit_shape_support(const grit_shape *s, const double d[3], double out[3]) {
+  if (!s || !d || !out || s->type == GRIT_GEOM_PLANE || (int)s->type < 0 || s->type >= GRIT_GEOM_COUNT)
+    return GRIT_ERR_INVALID_ARGUMENT;
+  grit_shape_core_support(s, d, out);
+  double r = grit_shape_core_radius(s), n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  if (r > 0.0 && n > 0.0)
+    for (int k = 0; k < 3; ++k) out[k] += r * d[k] / n;
+  return GRIT_OK;
+}
+
+/* ------------------------------------------------------------------------------- bounding boxes */
+
+void grit_shape_local_aabb(const grit_shape *s, double lo[3], double hi[3]) {
+  if (s->type == GRIT_GEOM_PLANE) {
+    for (int k = 0; k < 3; ++k) lo[k] = -INFINITY, hi[k] = INFINITY;
+    hi[2] = 0.0;
+    return;
+  }
+  for (int k = 0; k < 3; ++k) { /* the support along +-e_k gives the extreme coordinates: tight */
+    double d[3] = {0, 0, 0}, x[3];
+    d[k] = 1.0;
+    grit_shape_support(s, d, x);
+    hi[k] = x[k];
+    d[k] = -1.0;
+    grit_shape_support(s, d, x);
+    lo[k] = x[k];
+  }
+}
+
+void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                           double hi[3]) {
+  if (s->type == GRIT_GEOM_PLANE) {
+    const double nz[3] = {R[2], R[5], R[8]}; /* the outward normal in the world */
+    for (int k = 0; k < 3; ++k) lo[k] = -INFINITY, hi[k] = INFINITY;
+    for (int k = 0; k < 3; ++k) { /* bounded only along an exactly axis-aligned normal */
+      if (nz[(k + 1) % 3] != 0.0 || nz[(k + 2) % 3] != 0.0) continue;
+      if (nz[k] > 0.0) hi[k] = p[k] + margin;
+      if (nz[k] < 0.0) lo[k] = p[k] - margin;
+    }
+    return;
+  }
+  for (int k = 0; k < 3; ++k) {
+    /* max over the shape of e_k . (p + R x) = p_k + h(R^T e_k), R^T e_k = row k of R */
+    double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3];
+    grit_shape_support(s, d, x);
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    for (int j = 0; j < 3; ++j) d[j] = -d[j];
+    grit_shape_support(s, d, x);
+    lo[k] = p[k] - (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]) - margin;
+  }
+}
+
+double grit_shape_bounding_radius(const grit_shape *s) {
+  const double *z = s->size;
+  switch (s->type) {
+  case GRIT_GEOM_SPHERE: return z[0];
+  case GRIT_GEOM_CAPSULE: return z[0] + z[1];
+  case GRIT_GEOM_BOX: return sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
+  case GRIT_GEOM_CYLINDER: return hypot(z[0], z[1]);
+  case GRIT_GEOM_ELLIPSOID: return fmax(z[0], fmax(z[1], z[2]));
+  case GRIT_GEOM_CONVEX: {
+    double r2 = 0.0;
+    for (int i = 0; i < s->nvert; ++i) {
+      const double *v = s->vertices + 3 * i;
+      r2 = fmax(r2, v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+    return sqrt(r2);
+  }
+  default: return INFINITY;
+  }
+}

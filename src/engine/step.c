@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* step.c — the time step. It reads like ARCHITECTURE.md's pipeline:
+ *   1-3 kinematics, dynamics and the free-motion velocity v*   (forward.c)
+ *   4   contact candidates                                      (collision)
+ *   5   constraints: contacts and joint limits                  (constraints.c)
+ *   6   the convex Newton solve for v, keeping the factor of H  (solver.c)
+ *   7   q = q0 + dt N(q0) v on the manifold                     (kinematics_generic.h)
+ * A failed step leaves the state as it was. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
+#include <math.h>
+#include <string.h>
+
+#include "actuation.h"
+#include "constraints.h"
+#include "solver.h"
+#include "constraints_extra.h"
+#include "contact_geometry.h"
+#include "forward.h"
+#include "grit/step.h"
+#include "kinematics.h"
+#include "status_internal.h"
+#include "timing.h"
+#include "quasistatic.h"
+#include "variational.h"
+
+grit_step_settings grit_default_step_settings(void) {
+  grit_step_settings s;
+  s.contact_model = GRIT_CONTACT_LAGGED;
+  s.stiction_tolerance = 1e-4;
+  s.regularize_lagged = 0;
+  s.sigma = 1e-3;
+  s.rel_tol = 1e-5;
+  s.max_newton_iters = 300;
+  s.dense_max_nv = grit_solver_default_options().dense_max_nv;
+  s.sparse_factor = GRIT_FACTOR_BLOCK;
+  s.timing = 0;
+  s.integrator = GRIT_INTEGRATOR_EULER;
+  s.quasistatic_inertia = 1e-6;
+  s.gradient_smoothing = 0;
+  return s;
+}
+
+grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *s) {
+  if (!d || !s) return GRIT_ERR_INVALID_ARGUMENT;
+  if (s->contact_model < GRIT_CONTACT_LAGGED || s->contact_model > GRIT_CONTACT_SAP)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown contact model %d",
+                          (int)s->contact_model);
+  if (!(s->stiction_tolerance > 0) || !isfinite(s->stiction_tolerance))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: stiction_tolerance %g must be positive and finite", s->stiction_tolerance);
+  if (!(s->sigma > 0) || !isfinite(s->sigma))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: sigma %g must be positive", s->sigma);
+  if (!(s->rel_tol > 0) || !(s->rel_tol < 1))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: rel_tol %g must be in (0, 1)",
+                          s->rel_tol);
+  if (s->max_newton_iters < 1)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: max_newton_iters must be >= 1");
+  if (s->sparse_factor != GRIT_FACTOR_BLOCK && s->sparse_factor != GRIT_FACTOR_CHOLMOD)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown sparse_factor %d",
+                          (int)s->sparse_factor);
+  if (!(s->quasistatic_inertia >= 0) || !isfinite(s->quasistatic_inertia))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: quasistatic_inertia %g must be finite and >= 0", s->quasistatic_inertia);
+  if (s->integrator < GRIT_INTEGRATOR_EULER || s->integrator > GRIT_INTEGRATOR_QUASISTATIC)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown integrator %d",
+                          (int)s->integrator);
+  if (!(s->gradient_smoothing >= 0) || !isfinite(s->gradient_smoothing))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing %g must be >= 0 and finite", s->gradient_smoothing);
+  if (s->gradient_smoothing > 0 && s->contact_model == GRIT_CONTACT_SAP)
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing is defined for the Lagged and Similar models, not SAP");
+  d->settings = *s;
+  return GRIT_OK;
+}
+
+grit_step_settings grit_data_step_settings(const grit_data *d) {
+  return d ? d->settings : grit_default_step_settings();
+}
+
+grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
+  if (!d || !stats) return GRIT_ERR_INVALID_ARGUMENT;
+  *stats = d->stats;
+  return GRIT_OK;
+}
+
+/* The time over which a candidate's gap must be closable for it to enter the step (the speculative
+ * margins of grit_collision_detect): a contact with gap phi0 > 0 has an impulse only when its normal
+ * velocity is below v_hat = -phi0 / dt (Lagged), or its normal velocity less mu times its slip is
+ * (Similar: z = v_n - mu |v_t|), with dt + tau_d in place of dt for SAP. The points of a pair approach
+ * and slip at most at the sum of the two geometries' speed bounds s_a + s_b, so a gap above
+ * T (s_a + s_b) with T = dt, dt (1 + mu), (dt + tau_d)(1 + mu) cannot close at those speeds; the
+ * factor GRIT_STEP_REACH (2) leaves room for contact within the step to double them. A pair closed
+ * faster than that is caught at the next step. Model-wide maxima of mu and tau_d (found once,
+ * grit_collision_create) keep the bound per geometry. */
+static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {
+  if (model == GRIT_CONTACT_LAGGED) return GRIT_STEP_REACH * h;
+  return GRIT_STEP_REACH * (model == GRIT_CONTACT_SAP ? h + col->taud_max : h) * (1.0 + col->mu_max);
+}
+
+/* The step's statistics (grit_step_stats): sizes, the solver's, and the phases' times (tk: the clock at the
+ * start and after phases 1-3, 4, 5; timing off: zeros). */
+static void record_stats(grit_data *d, int nc, int ncand, const grit_solver_stats *ss, const double tk[4], int tm) {
+  d->stats.nconstraints = nc;
+  d->stats.ncontacts = ncand;
+  d->ncontacts = ncand;
+  d->stats.newton_iters = ss->newton_iters;
+  d->stats.ls_iters = ss->ls_iters;
+  d->stats.residual = ss->residual;
+  d->stats.residual_ref = ss->residual_ref;
+  d->stats.cond_estimate = ss->cond_estimate;
+  d->stats.used_sparse = ss->used_sparse;
+  d->stats.factor_flops = nc > 0 ? ss->factor_flops : 0.0;
+  d->stats.time_dynamics = tk[1] - tk[0];
+  d->stats.time_collision = tk[2] - tk[1];
+  d->stats.time_constraints = tk[3] - tk[2];
+  d->stats.time_eval = ss->t_eval;
+  d->stats.time_assembly = ss->t_assembly;
+  d->stats.time_factor = ss->t_factor;
+  d->stats.time_solve = ss->t_solve;
+  d->stats.time_linesearch = ss->t_linesearch;
+  d->stats.time_total = tm ? grit_clock_us() - tk[0] : 0.0;
+}
+
+grit_status grit_step(grit_data *d) {
+  if (!d) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_model *m = d->model;
+  const double h = m->opt.timestep;
+  /* The workspaces below (candidates, constraints, the factor) are about to change: the derivatives and
+   * contacts are of this step only, and a failed step leaves none (docs/errors.md). */
+  d->has_prev = 0;
+  d->ncontacts = 0;
+  const int tm = d->settings.timing;
+  double tk[4] = {0.0, 0.0, 0.0, 0.0}; /* clock at the start and after phases 1-3, 4, 5 */
+  if (tm) tk[0] = grit_clock_us();
+
+  /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
+  const grit_integrator integ = d->settings.integrator;
+  grit_status s = integ == GRIT_INTEGRATOR_VARIATIONAL   ? grit_variational_free_motion(d)
+                  : integ == GRIT_INTEGRATOR_QUASISTATIC ? grit_quasistatic_free_motion(d)
+                                                         : grit_compute_free_motion(d);
+  if (s != GRIT_OK) return s;
+  if (tm) tk[1] = grit_clock_us();
+
+  /* 4: contact candidates at the poses of the start of the step. */
+  int ncand = 0;
+  if (m->ngeom > 1) {
+    grit_kin_twists(m, &d->kin, d->vstar, d->cvel_star);
+    const grit_collision_motion motion = {d->kin.cvel, d->cvel_star,
+                                          speculative_window(d->collision, d->settings.contact_model, h),
+                                          d->settings.gradient_smoothing};
+    s = grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, &motion, d->message);
+    if (s != GRIT_OK) return s;
+    ncand = d->collision->n;
+  }
+  if (tm) tk[2] = grit_clock_us();
+
+  /* 5: constraints: contacts first (candidate i is constraint i), then joint limits. */
+  grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  double *jstore = grit_solver_jstore(d->solver, NULL);
+  int nc = 0, joff = 0;
+  /* the velocity at the start: none in quasistatic mode (d->vnext, zeroed by its free motion) */
+  const double *v0 = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->vnext : d->qvel;
+  grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, v0, h, d->settings.contact_model,
+                                 d->settings.gradient_smoothing, c, &nc, jstore, &joff, d->jscratch);
+  if (integ == GRIT_INTEGRATOR_QUASISTATIC) grit_quasistatic_contacts(c, nc);
+  grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
+  grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
+  /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
+  const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
+  grit_finalize_constraints(m, c, nc, jstore, Lw, h, &d->settings, d->vnext);
+  if (tm) tk[3] = grit_clock_us();
+
+  /* 6: the convex solve, warm-started from the previous velocity. */
+  grit_solver_options opt = grit_solver_default_options();
+  opt.rel_tol = d->settings.rel_tol;
+  opt.max_iters = d->settings.max_newton_iters;
+  opt.dense_max_nv = d->settings.dense_max_nv;
+  opt.sparse_path = d->settings.sparse_factor == GRIT_FACTOR_CHOLMOD ? 2 : 1;
+  opt.timing = tm;
+  grit_solver_stats ss;
+  memcpy(d->vnext, d->qvel, sizeof(double) * (size_t)m->nv);
+  s = grit_solver_solve(d->solver, m, &opt, h, d->A, d->Achol, d->vstar, nc, d->vnext, &ss, d->message);
+  if (s != GRIT_OK) return s;
+
+  /* 7: q = q0 + h N(q0) v, on the manifold; commit only a finite result. */
+  for (int i = 0; i < m->nq; ++i) d->qnext[i] = d->qpos[i];
+  grit_kin_integrate(m, d->qnext, d->vnext, h);
+  if (d->settings.integrator == GRIT_INTEGRATOR_VARIATIONAL) {
+    s = grit_variational_end_velocity(d, d->qnext, d->vnext);
+    if (s != GRIT_OK) return s;
+  }
+  for (int i = 0; i < m->nq; ++i)
+    if (!isfinite(d->qnext[i]))
+      return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "step: position %d became non-finite", i);
+  for (int i = 0; i < m->nv; ++i)
+    if (!isfinite(d->vnext[i]))
+      return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "step: velocity %d became non-finite", i);
+  /* keep the step's inputs and solution for the derivatives, then commit */
+  memcpy(d->qprev, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(d->vprev, d->qvel, sizeof(double) * (size_t)m->nv);
+  if (m->nu > 0) memcpy(d->uprev, d->ctrl, sizeof(double) * (size_t)m->nu);
+  grit_actuation_commit(d); /* the inputs kept, the activations advanced (actuation.c) */
+  memcpy(d->vsol, d->vnext, sizeof(double) * (size_t)m->nv);
+  memcpy(d->Aprev, d->A, sizeof(double) * (size_t)m->nM);
+  d->has_prev = 1;
+  d->prev_integrator = d->settings.integrator;
+  for (int i = 0; i < m->nq; ++i) d->qpos[i] = d->qnext[i];
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
+  d->time += h;
+  /* poses and twists of the new state, for the queries of grit/dynamics.h */
+  grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
+  grit_kin_velocities(m, d->qvel, &d->kin);
+  record_stats(d, nc, ncand, &ss, tk, tm);
+  return GRIT_OK;
+}
+
+int grit_data_ncontacts(const grit_data *d) { return d ? d->ncontacts : 0; }
+
+grit_status grit_data_contact(const grit_data *d, int i, grit_contact_info *info) {
+  if (!d || !info) return GRIT_ERR_INVALID_ARGUMENT;
+  if (i < 0 || i >= d->ncontacts)
+    return grit_set_error((char *)d->message, GRIT_ERR_INVALID_ARGUMENT, "contact %d does not exist (%d contacts)", i,
+                          d->ncontacts);
+  const grit_contact_candidate *q = &d->collision->c[i];
+  const grit_constraint *k = &grit_solver_constraints(d->solver, NULL)[i];
+  for (int j = 0; j < 2; ++j) {
+    info->geom[j] = q->geom[j];
+    info->body[j] = q->body[j];
+  }
+  info->phi0 = q->pt.phi;
+  for (int j = 0; j < 3; ++j) {
+    info->pos[j] = 0.5 * (q->pt.pa[j] + q->pt.pb[j]);
+    info->impulse[j] = k->gamma[j];
+  }
+  grit_contact_frame(q->pt.n, info->frame);
+  return GRIT_OK;
+}
