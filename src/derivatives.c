@@ -23,6 +23,7 @@
 #include "data_internal.h"
 #include "dynamics.h"
 #include "grit/derivatives.h"
+#include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
 
 /* Right-hand sides solved together with the kept factor. */
@@ -549,6 +550,8 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
           w->Achol[i] = w->A[i];
     grit_block_cholesky_dual(m, w->Achol, mmask);
   }
+  /* quasistatic: A = eps M + h D + h^2 K, once the factor of M + h D + h^2 K gave the Delassus estimates */
+  if (any_m && grit_quasistatic_last_step(d)) grit_quasistatic_inertia_dual(m, d->settings.quasistatic_inertia, w->M, w->A, mmask);
   w->kin.tree_mask = vmask;
   if (any_v) {
     grit_kin_velocities_dual(m, w->v0, &w->kin);
@@ -1072,11 +1075,10 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   const int nv = m->nv, nu = m->nu, nx = 2 * nv;
   if (!d->has_prev)
     return grit_set_error(d->message, GRIT_ERR_STATE, "derivatives: no step was taken since creation or reset");
-  if (d->prev_integrator != GRIT_INTEGRATOR_EULER)
+  if (d->prev_integrator == GRIT_INTEGRATOR_VARIATIONAL)
     return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
-                          "derivatives: the last step used the %s integrator; its Jacobians are not "
-                          "implemented (use GRIT_INTEGRATOR_EULER)",
-                          d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC ? "quasistatic" : "variational");
+                          "derivatives: the last step used the variational integrator; its Jacobians are not "
+                          "implemented (use GRIT_INTEGRATOR_EULER or GRIT_INTEGRATOR_QUASISTATIC)");
   for (int i = 0; i < d->ncontacts; ++i)
     if (d->collision->c[i].k_patch > 0)
       return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
@@ -1096,6 +1098,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   }
   grit_deriv_ws *w = d->deriv;
   w->qd_valid = w->kd_valid = w->nonfinite = 0;
+  w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   /* the factor of H at the solution */
   grit_status s = grit_solver_refactor(d->solver, d->Aprev, d->stats.nconstraints, d->message);
   if (s != GRIT_OK) return s;
@@ -1156,7 +1159,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
         if (!w->qconst[t]) continue;
         any = 1;
         const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-        for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = d->Aprev[i];
+        for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
       }
       if (any) {
         grit_block_cholesky(m, w->Ad, w->qconst);
@@ -1172,6 +1175,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
         dual_residual(m, d, w, NULL, 1, 0);
         first = 0;
       }
+      if (kind == 1 && grit_quasistatic_last_step(d)) continue; /* quasistatic: v0 = 0, not the state's */
       const int coupled = kind == 0, ngroups = coupled ? ncolour : 1;
       for (int k = 0; k < ngroups; ++k) {
         int width = 0; /* the most local columns of a tree of this group */
@@ -1221,6 +1225,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   }
   s = flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;
+  if (A && grit_quasistatic_last_step(d)) grit_quasistatic_velocity_columns(m, A); /* quasistatic */
   w->partials_dirty = 0;
   /* Overflow in the dual residual (huge velocities or parameters) must come back as a status, not as
    * a NaN in a Jacobian the caller trusts (docs/errors.md). write_batch wrote every entry and noted
