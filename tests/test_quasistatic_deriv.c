@@ -14,8 +14,9 @@
  * of the ball moves a finger by 0.5 um within the step (mu k / kp = 500), and the regularized friction
  * changes its slope over a slip of v_s h = 1 um (stiction tolerance 1e-4 m/s, h = 0.01 s). Measured, the
  * FD error falls as the square of the FD step towards the IFT values (truncation) until round-off:
- * slipping gripper 0.76 (1e-6), 6.6e-4 (1e-8), 6.5e-6 (1e-9); pushed box, Lagged 2.8e-5 (1e-6), 3e-9
- * (1e-8); SAP 5.9e-3 (1e-6), 5.7e-5 (1e-7), 5.7e-7 (1e-8). docs/quasistatic.md lists them. */
+ * slipping gripper 0.76 (1e-6), 6.6e-4 (1e-8), 6.5e-6 (1e-9), 1.6e-6 (5e-10); pushed box, Lagged 2.8e-5
+ * (1e-6), 3e-9 (1e-8); SAP 5.9e-3 (1e-6), 5.7e-5 (1e-7), 5.7e-7 (1e-8). Each scene's step lies where
+ * every block agrees (docs/quasistatic.md lists them; GRIT_FD_STEP overrides it for experiments). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -220,8 +221,8 @@ static void grip_ctrl(int i, double dt, double *u) {
 }
 
 static const qscene SQUEEZE = {"gripper squeezing", GRIP, 0.01, 1.0193679918450562, 1, 15, 1e-6, grip_ctrl};
-static const qscene HOLD = {"gripper holding a pull", GRIP, 0.01, 1.0193679918450562, 1, 60, 1e-7, grip_ctrl};
-static const qscene SLIP = {"gripper slipping", GRIP, 0.01, 1.0193679918450562, 1, 200, 1e-9, grip_ctrl};
+static const qscene HOLD = {"gripper holding a pull", GRIP, 0.01, 1.0193679918450562, 1, 60, 5e-8, grip_ctrl};
+static const qscene SLIP = {"gripper slipping", GRIP, 0.01, 1.0193679918450562, 1, 200, 5e-10, grip_ctrl};
 
 /* Squeezing (t = 0.16 s), holding against a pull below 2 mu f (stiction, t = 0.6 s), and slipping
  * (t = 2 s): the fingers slide down the ball held by the ground. */
