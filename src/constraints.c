@@ -79,8 +79,8 @@ int grit_body_tree(const grit_model *m, int body) {
 
 void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
                                     int ncand, const double *v0, double dt, grit_contact_model model,
-                                    double smoothing, int dissipation_free, grit_constraint *c, int *nc, double *jstore, int *joff,
-                                    double *scratch) {
+                                    double smoothing, int dissipation_free, grit_constraint *c, int *nc,
+                                    double *jstore, int *joff, double *scratch) {
   static const int kind[3] = {GRIT_CONSTRAINT_LAGGED, GRIT_CONSTRAINT_SIMILAR, GRIT_CONSTRAINT_SAP};
   for (int i = 0; i < ncand; ++i) {
     const grit_contact_candidate *q = &cand[i];

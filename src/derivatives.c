@@ -551,7 +551,8 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
     grit_block_cholesky_dual(m, w->Achol, mmask);
   }
   /* quasistatic: A = eps M + h D + h^2 K, once the factor of M + h D + h^2 K gave the Delassus estimates */
-  if (any_m && grit_quasistatic_last_step(d)) grit_quasistatic_inertia_dual(m, d->settings.quasistatic_inertia, w->M, w->A, mmask);
+  if (any_m && grit_quasistatic_last_step(d))
+    grit_quasistatic_inertia_dual(m, d->settings.quasistatic_inertia, w->M, w->A, mmask);
   w->kin.tree_mask = vmask;
   if (any_v) {
     grit_kin_velocities_dual(m, w->v0, &w->kin);

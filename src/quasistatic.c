@@ -60,7 +60,6 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
   return GRIT_OK;
 }
 
-
 /* ------------------------------------------------------------------ for the derivatives module */
 
 int grit_quasistatic_last_step(const grit_data *d) { return d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC; }

@@ -623,7 +623,8 @@ Test(cli, deriv_quasistatic_with_fd_step) {
   row += 5; /* the first row's [ */
   for (int i = 0; i < 8; ++i, row = strchr(row + 1, '[')) { /* 4 position columns, then 4 zero velocity columns */
     double x[8];
-    cr_assert_eq(sscanf(row, "[%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf]", x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7), 8);
+    const int got = sscanf(row, "[%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf]", x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7);
+    cr_assert_eq(got, 8);
     cr_assert(x[4] == 0 && x[5] == 0 && x[6] == 0 && x[7] == 0, "row %d: velocity columns not zero", i);
   }
   expect_status(2, (const char *[]){"deriv", model, "--fd-step", "0", NULL}, "--fd-step");
