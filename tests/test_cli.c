@@ -591,3 +591,42 @@ Test(cli, hydroelastic) {
   cr_assert_eq(r->status, 2);
   free(r);
 }
+
+/* grit deriv --quasistatic (docs/quasistatic.md): seed 002's gripper squeezing a sphere that rests on
+ * the ground; --check with --fd-step 1e-8 (the step is linear over a narrow range only: stiff contact
+ * against soft servos) agrees with the Jacobians (measured 2.6e-9 and 3.9e-10; 2.6e-5 at the default
+ * 1e-6, falling as the square of the FD step), and A's velocity columns are zero. */
+Test(cli, deriv_quasistatic_with_fd_step) {
+  char model[512];
+  tmp_path(model, sizeof model, "squeeze.xml");
+  FILE *f = fopen(model, "w");
+  cr_assert_not_null(f);
+  fputs("<mujoco><option timestep='0.01'/><worldbody><geom type='plane' size='1 1 0.1'/>"
+        "<body pos='0 0 0.1'><joint type='slide' axis='1 0 0'/><joint type='slide' axis='0 0 1'/>"
+        "<geom type='sphere' size='0.1' mass='1'/></body>"
+        "<body pos='-0.125 0 0.1'><joint name='lx' type='slide' axis='1 0 0'/>"
+        "<geom type='box' size='0.02 0.05 0.05' mass='0.01'/></body>"
+        "<body pos='0.125 0 0.1'><joint name='rx' type='slide' axis='1 0 0'/>"
+        "<geom type='box' size='0.02 0.05 0.05' mass='0.01'/></body></worldbody>"
+        "<actuator><position joint='lx' kp='1000'/><position joint='rx' kp='1000'/></actuator></mujoco>",
+        f);
+  fclose(f);
+  run_result *r = malloc(sizeof *r);
+  run(r, (const char *[]){"deriv", model, "--quasistatic", "--qpos", "0 -1e-5 0.00501 -0.00501", "--ctrl",
+                          "0.015 -0.015", "--check", "--fd-step", "1e-8", "--quiet", NULL});
+  cr_assert_eq(r->status, 0, "%s", r->err);
+  cr_assert_eq(json_number(r, "fd_step"), 1e-8);
+  cr_assert(json_number(r, "A_rel_err") <= 1e-5, "A_rel_err %g", json_number(r, "A_rel_err"));
+  cr_assert(json_number(r, "B_rel_err") <= 1e-5, "B_rel_err %g", json_number(r, "B_rel_err"));
+  const char *row = strstr(r->out, "\"A\":[[");
+  cr_assert_not_null(row);
+  row += 5; /* the first row's [ */
+  for (int i = 0; i < 8; ++i, row = strchr(row + 1, '[')) { /* 4 position columns, then 4 zero velocity columns */
+    double x[8];
+    const int got = sscanf(row, "[%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf]", x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7);
+    cr_assert_eq(got, 8);
+    cr_assert(x[4] == 0 && x[5] == 0 && x[6] == 0 && x[7] == 0, "row %d: velocity columns not zero", i);
+  }
+  expect_status(2, (const char *[]){"deriv", model, "--fd-step", "0", NULL}, "--fd-step");
+  free(r);
+}

@@ -282,3 +282,46 @@ Test(noalloc, constrained_step_with_friction_equalities_and_tendons) {
   }
   grit_model_free(m);
 }
+
+/* The quasistatic step (seed 002, docs/quasistatic.md) and its derivatives: seed 002's gripper
+ * squeezing a sphere on the ground. */
+Test(noalloc, quasistatic_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><option timestep='0.01'/><worldbody><geom type='plane' size='1 1 0.1'/>"
+      "<body pos='0 0 0.1'><joint type='slide' axis='1 0 0'/><joint type='slide' axis='0 0 1'/>"
+      "<geom type='sphere' size='0.1' mass='1'/></body>"
+      "<body pos='-0.125 0 0.1'><joint name='lx' type='slide' axis='1 0 0'/>"
+      "<geom type='box' size='0.02 0.05 0.05' mass='0.01'/></body>"
+      "<body pos='0.125 0 0.1'><joint name='rx' type='slide' axis='1 0 0'/>"
+      "<geom type='box' size='0.02 0.05 0.05' mass='0.01'/></body></worldbody>"
+      "<actuator><position joint='lx' kp='1000'/><position joint='rx' kp='1000'/></actuator></mujoco>";
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "gripper", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  grit_step_settings s = grit_default_step_settings();
+  s.integrator = GRIT_INTEGRATOR_QUASISTATIC;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double u[2] = {0.015, -0.015}; /* 1 cm into the sphere */
+  grit_data_set_ctrl(d, u, 2);
+  const int nx = 2 * grit_model_nv(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * 2), sizeof *B), P[2 * 4 * 2];
+  const grit_param prm[2] = {{GRIT_PARAM_FRICTION, -1}, {GRIT_PARAM_MASS, 1}};
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives(d, A, B, prm, 2, P), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, prm, 2, P) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%ld allocation calls in the quasistatic step and derivatives", n);
+  cr_assert(grit_data_ncontacts(d) > 0);
+  free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}

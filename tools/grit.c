@@ -7,7 +7,7 @@
  *                      [--factor block|cholmod|dense] [--integrator euler|variational]
  *                      [--csv FILE] [--html FILE] [--quiet] [--lenient]
  *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
- *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check]
+ *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check] [--fd-step H]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
  *   grit replay MODEL.xml --csv TRAJ.csv -o OUT.html [...]   (tools/grit_replay.c)
  *
@@ -22,7 +22,7 @@
  * the mean time per step of each phase (dynamics, collision, constraints, Newton's evaluations, assembly,
  * factorization, solves, line search) and the mean FLOP count of a factorization. deriv takes one step from the given state and
  * prints the step's Jacobians A = dx+/dx (2nv x 2nv, tangent space) and B = dx+/du (2nv x nu) as one JSON
- * object; --check adds central differences of the whole step (step 1e-6, scaled by each column's
+ * object; --check adds central differences of the whole step (step 1e-6 or --fd-step H, scaled by each column's
  * magnitude; both solved to rel_tol 1e-10) and their relative Frobenius errors. Exit status: 0 success,
  * 1 model or runtime error, 2 usage error; each error is one line on stderr. */
 #define _POSIX_C_SOURCE 200809L
@@ -56,7 +56,8 @@ enum { EXIT_MODEL = CLI_EXIT_MODEL, EXIT_USAGE = CLI_EXIT_USAGE };
 #define BENCH_USAGE \
   "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv, --html]\n"
 #define DERIV_USAGE \
-  "       grit deriv MODEL.xml [the options of sim except --steps, --csv, --html] [--json] [--check]\n"
+  "       grit deriv MODEL.xml [the options of sim except --steps, --csv, --html] [--json] [--check]\n" \
+  "                            [--fd-step H]\n"
 
 static const char USAGE[] = SIM_USAGE BENCH_USAGE DERIV_USAGE GRIT_REPLAY_USAGE GRIT_FIT_USAGE
     "       grit COMMAND --help | grit --help | grit --version\n";
@@ -69,6 +70,7 @@ typedef struct args {
   int factor;  /* -1: the default; 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
   int integrator; /* -1: the default (Euler); else a grit_integrator */
   int quiet, check, phases, json;
+  double fd_step; /* deriv --check: the central differences' step (default 1e-6) */
   grit_mjcf_load_options load;
 } args;
 
@@ -84,6 +86,7 @@ static int parse_args(int argc, char **argv, args *a) {
   a->contact = -1;
   a->factor = -1;
   a->integrator = -1;
+  a->fd_step = 1e-6;
   a->load = grit_mjcf_default_load_options();
   const int sim = !strcmp(a->command, "sim"), bench = !strcmp(a->command, "bench"), deriv = !strcmp(a->command, "deriv");
   cli_option options[40];
@@ -114,6 +117,8 @@ static int parse_args(int argc, char **argv, args *a) {
   if (bench)
     options[n++] = (cli_option){.name = "--deriv-every", .kind = CLI_INTEGER, .dest = &a->deriv_every, .min = 1, .max = 1e9};
   if (deriv) options[n++] = (cli_option){.name = "--check", .kind = CLI_FLAG, .dest = &a->check, .value = 1};
+  /* stiff quasistatic scenes are linear over a narrow range only (docs/quasistatic.md, Derivatives) */
+  if (deriv) options[n++] = (cli_option){.name = "--fd-step", .kind = CLI_NUMBER, .dest = &a->fd_step, .max = 1};
   if (deriv) options[n++] = (cli_option){.name = "--json", .kind = CLI_FLAG, .dest = &a->json, .value = 1}; /* JSON anyway */
   int rc = cli_parse(argc, argv, options, n, &a->model, sim ? SIM_USAGE : bench ? BENCH_USAGE : DERIV_USAGE);
   if (rc) return rc;
@@ -438,7 +443,7 @@ static int check_jacobians(const args *a, const grit_model *m, const double *q0,
   double num[2] = {0, 0}, den[2] = {0, 0};
   int rc = (!qp || !vp || !up || !xp || !xm || !e || !ap) ? EXIT_MODEL : 0;
   for (int col = 0; !rc && col < nx + nu; ++col) {
-    double h = 1e-6;
+    double h = a->fd_step;
     for (int sgn = -1; sgn <= 1 && !rc; sgn += 2) {
       memcpy(qp, q0, sizeof(double) * (size_t)nq);
       memcpy(vp, v0, sizeof(double) * (size_t)nv);
@@ -449,13 +454,13 @@ static int check_jacobians(const args *a, const grit_model *m, const double *q0,
         grit_integrate_positions(m, qp, e, 1.0);
         e[col] = 0;
       } else if (col < 2 * nv) {
-        h = 1e-6 * fmax(1.0, fabs(v0[col - nv]));
+        h = a->fd_step * fmax(1.0, fabs(v0[col - nv]));
         vp[col - nv] += sgn * h;
       } else if (col < nx) {
-        h = 1e-6 * fmax(1.0, fabs(act0[col - 2 * nv]));
+        h = a->fd_step * fmax(1.0, fabs(act0[col - 2 * nv]));
         ap[col - 2 * nv] += sgn * h;
       } else {
-        h = 1e-6 * fmax(1.0, fabs(u0[col - nx]));
+        h = a->fd_step * fmax(1.0, fabs(u0[col - nx]));
         up[col - nx] += sgn * h;
       }
       rc = fd_step(a, qp, vp, ap, up, qref, sgn > 0 ? xp : xm);
@@ -516,7 +521,8 @@ static int command_deriv(const args *a) {
     json_matrix("A", A, nx, nx);
     printf(",");
     json_matrix("B", B, nx, nu);
-    if (a->check) printf(",\"check\":{\"fd_step\":1e-06,\"A_rel_err\":%.3g,\"B_rel_err\":%.3g}", errA, errB);
+    if (a->check)
+      printf(",\"check\":{\"fd_step\":%.6g,\"A_rel_err\":%.3g,\"B_rel_err\":%.3g}", a->fd_step, errA, errB);
     printf("}\n");
   }
   free(A), free(B), free(q0), free(v0), free(u0), free(qref), free(act0);

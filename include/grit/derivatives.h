@@ -11,6 +11,9 @@
  * dv (nv), with q (+) dq the exponential map for quaternions (body frame), as MuJoCo's
  * mjd_transitionFD. A model with activations (actuators with dynamics, na = grit_model_na > 0) has the
  * state x = (q, v, act) and tangent dimension nx = 2 nv + na: dq, dv, then dact (docs/conventions.md).
+ * After a quasistatic step (GRIT_INTEGRATOR_QUASISTATIC) the layout is the same, but the step starts
+ * from v0 = 0 whatever the state's velocity: A's velocity columns (nv .. 2nv-1) are exactly zero
+ * (docs/quasistatic.md, "Derivatives"). After a variational step: GRIT_ERR_UNSUPPORTED.
  * Matrices are row-major. */
 #ifndef GRIT_DERIVATIVES_H
 #define GRIT_DERIVATIVES_H

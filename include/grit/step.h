@@ -34,8 +34,9 @@ typedef enum grit_sparse_factor { GRIT_FACTOR_BLOCK = 0, GRIT_FACTOR_CHOLMOD = 1
  * both the same way. QUASISTATIC is seed 002's convex quasistatic time stepping (docs/quasistatic.md):
  * no inertia (the mass matrix scaled by quasistatic_inertia), no velocity carried over, the servos as
  * impedances towards their commands, objects in force balance; stable at steps of 0.01-0.4 s. The
- * step's derivatives (grit_step_derivatives) are those of EULER only: with VARIATIONAL or QUASISTATIC
- * they report GRIT_ERR_UNSUPPORTED. */
+ * step's derivatives (grit_step_derivatives) are implemented for EULER and QUASISTATIC (whose state's
+ * velocity is not an input: A's velocity columns are zero, docs/quasistatic.md); with VARIATIONAL they
+ * report GRIT_ERR_UNSUPPORTED. */
 typedef enum grit_integrator {
   GRIT_INTEGRATOR_EULER = 0,
   GRIT_INTEGRATOR_VARIATIONAL = 1,

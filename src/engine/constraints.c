@@ -79,8 +79,8 @@ int grit_body_tree(const grit_model *m, int body) {
 
 void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
                                     int ncand, const double *v0, double dt, grit_contact_model model,
-                                    double smoothing, grit_constraint *c, int *nc, double *jstore, int *joff,
-                                    double *scratch) {
+                                    double smoothing, int dissipation_free, grit_constraint *c, int *nc,
+                                    double *jstore, int *joff, double *scratch) {
   static const int kind[3] = {GRIT_CONSTRAINT_LAGGED, GRIT_CONSTRAINT_SIMILAR, GRIT_CONSTRAINT_SAP};
   for (int i = 0; i < ncand; ++i) {
     const grit_contact_candidate *q = &cand[i];
@@ -106,7 +106,8 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
       if (t == ta) grit_contact_jacobian_add(m, k, q->body[0], q->pt.pa, t, F, -1.0, J, scratch);
     }
     /* the pair's parameters (docs/collision.md) */
-    const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
+    const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud,
+                                 dissipation_free};
     grit_contact_params *p = &x->p;
     grit_pair_params(&gp, q->geom[0], q->geom[1], p);
     if (q->k_patch > 0) p->k = q->k_patch; /* a hydroelastic patch's own stiffness g A (hydro.h) */

@@ -42,12 +42,12 @@ int grit_contact_jstore_size(const grit_model *m);
 /* Appends one contact constraint per candidate (in order, so candidate i is constraint i when the
  * contacts come first): the contact frame (t1, t2, n) from the normal, Jacobian blocks
  * J = frame^T (J_b(p_b) - J_a(p_a)) restricted to the trees of the two bodies, the pair's combined
- * parameters (with the gradient smoothing distance), and for Lagged the normal impulse gamma_n0 at the
- * previous velocity v0. scratch: 3 nv. */
+ * parameters (with the gradient smoothing distance; without dissipation if dissipation_free, as in the
+ * quasistatic step), and for Lagged the normal impulse gamma_n0 at the previous velocity v0. scratch: 3 nv. */
 void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
                                     int ncand, const double *v0, double dt, grit_contact_model model,
-                                    double smoothing, grit_constraint *c, int *nc, double *jstore, int *joff,
-                                    double *scratch);
+                                    double smoothing, int dissipation_free, grit_constraint *c, int *nc,
+                                    double *jstore, int *joff, double *scratch);
 
 /* The tree of a body (-1 for a static body). */
 int grit_body_tree(const grit_model *m, int body);

@@ -19,6 +19,7 @@ void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int 
   p->k = GS_DIV(GS_SCALE(GS_MUL(ka, kb), 2.0), GS_ADD(ka, kb));
   p->d = GS_SCALE(GS_ADD(g->dissipation[ga], g->dissipation[gb]), 0.5);
   p->tau_d = GS_SCALE(GS_ADD(g->tau_d[ga], g->tau_d[gb]), 0.5);
+  if (g->dissipation_free) p->d = p->tau_d = GS_C(0.0); /* quasistatic: no velocities to damp */
 }
 
 GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],

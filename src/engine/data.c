@@ -51,6 +51,7 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->actprev, m->na);
   GRIT_CARVE(c, d->actinprev, m->nu);
   GRIT_CARVE(c, d->actsave, m->na);
+  GRIT_CARVE(c, d->Aphys, m->nM);
 }
 
 grit_status grit_data_create(const grit_model *m, grit_data **out) {

@@ -54,7 +54,8 @@ struct grit_data {
   double *Aprev;          /* (nM) its implicit operator */
   grit_deriv_ws *deriv;   /* dual-number workspace */
   grit_variational_ws *variational; /* the variational integrator's workspace (variational.h) */
-  int prev_integrator;    /* the integrator of the last step (its derivatives are Euler's only) */
+  int prev_integrator;    /* the integrator of the last step (its derivatives: Euler's and quasistatic) */
+  double *Aphys;          /* (nM) a quasistatic step's physical operator M + h D + h^2 K (its Delassus estimates') */
 
   /* grit_linearize's copy of the state and controls it replaces, restored if it fails */
   double *qsave, *vsave, *usave; /* (nq, nv, nu) */

@@ -31,6 +31,7 @@
 #include "derivatives_internal.h"
 #include "dynamics.h"
 #include "grit/derivatives.h"
+#include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
 
 static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
@@ -157,11 +158,10 @@ static grit_status check_call(grit_data *d, const grit_param *params, int np, co
   const grit_model *m = d->model;
   if (!d->has_prev)
     return grit_set_error(d->message, GRIT_ERR_STATE, "derivatives: no step was taken since creation or reset");
-  if (d->prev_integrator != GRIT_INTEGRATOR_EULER)
+  if (d->prev_integrator == GRIT_INTEGRATOR_VARIATIONAL)
     return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
-                          "derivatives: the last step used the %s integrator; its Jacobians are not "
-                          "implemented (use GRIT_INTEGRATOR_EULER)",
-                          d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC ? "quasistatic" : "variational");
+                          "derivatives: the last step used the variational integrator; its Jacobians are not "
+                          "implemented (use GRIT_INTEGRATOR_EULER or GRIT_INTEGRATOR_QUASISTATIC)");
   for (int i = 0; i < d->ncontacts; ++i)
     if (d->collision->c[i].k_patch > 0)
       return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
@@ -235,7 +235,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
     if (!w->qconst[t]) continue;
     any = 1;
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-    for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = d->Aprev[i];
+    for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
   if (!any) return GRIT_OK;
   grit_block_cholesky(m, w->Ad, w->qconst);
@@ -304,6 +304,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
       grit_deriv_dual_residual(m, d, w, NULL, 1, 0);
       first = 0;
     }
+    if (kind == 1 && grit_quasistatic_last_step(d)) continue; /* quasistatic: v0 = 0, not the state's */
     const int coupled = kind == 0, ngroups = coupled ? ncolour : 1;
     for (int k = 0; k < ngroups; ++k) {
       int width = 0; /* the most local columns of a tree of this group */
@@ -375,6 +376,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
   w->qd_valid = w->kd_valid = w->nonfinite = 0;
+  w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   w->timing = d->settings.timing;
   for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) w->tphase[k] = 0.0;
   const double t0 = grit_deriv_tick(w);
@@ -396,6 +398,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s == GRIT_OK) s = parameter_columns(d, w, &bt, A, B, params, P, np); /* 5 */
   if (s == GRIT_OK) s = grit_deriv_flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;
+  if (A && !w->blk && grit_quasistatic_last_step(d)) grit_quasistatic_velocity_columns(m, A); /* quasistatic */
   w->partials_dirty = 0;
   s = check_finite(d, w, A, B, P, np); /* 6 */
   if (w->timing) { /* the rest: the call's time outside the phases above */

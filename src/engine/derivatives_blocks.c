@@ -185,6 +185,10 @@ grit_status grit_step_derivatives_blocks(grit_data *d, grit_jacobian_blocks *J) 
                           "derivatives: the block form does not support activations yet (na = %d); use "
                           "grit_step_derivatives",
                           m->na);
+  if (d->has_prev && d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC)
+    return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
+                          "derivatives: the block form does not support quasistatic steps yet; use "
+                          "grit_step_derivatives");
   /* the islands and their room are set by the passes (grit_deriv_blocks_prepare): J->A and J->B here
    * only say which columns to compute */
   grit_status s = grit_jacobian_blocks_reserve(J, 1, m->nu > 0 ? 1 : 0);

@@ -15,6 +15,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "dynamics.h"
+#include "quasistatic.h"
 #include "solver.h"
 
 /* ------------------------------------------------------------------------------ the inputs */
@@ -233,6 +234,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
           w->Achol[i] = w->A[i];
     grit_block_cholesky_dual(m, w->Achol, mmask);
   }
+  /* quasistatic: A = eps M + h D + h^2 K, once the factor of M + h D + h^2 K gave the Delassus estimates */
+  if (any_m && grit_quasistatic_last_step(d))
+    grit_quasistatic_inertia_dual(m, d->settings.quasistatic_inertia, w->M, w->A, mmask);
   w->kin.tree_mask = vmask;
   if (any_v) {
     grit_kin_velocities_dual(m, w->v0, &w->kin);

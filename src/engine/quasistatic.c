@@ -39,12 +39,12 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
   /* The physical operator's factor, for the constraints' Delassus estimates (d->Aprev is free until the
      step commits): the regularizations built on them (SAP's friction, grit_params_finalize) must see the
      bodies' real inertia, not the vanishing eps M, or a resting box would be frictionless. */
-  for (int i = 0; i < m->nM; ++i) d->Aprev[i] = d->A[i];
+  for (int i = 0; i < m->nM; ++i) d->Aprev[i] = d->Aphys[i] = d->A[i]; /* Aphys: for the derivatives */
   int bad = grit_block_cholesky(m, d->Aprev, NULL);
   if (bad >= 0)
     return grit_set_error(d->message, GRIT_ERR_NUMERICAL, "quasistatic: the mass matrix of tree %d is not positive "
                           "definite", bad);
-  for (int i = 0; i < m->nM; ++i) d->A[i] -= (1.0 - eps) * d->M[i];
+  grit_quasistatic_inertia(m, eps, d->M, d->A, NULL);
   grit_smooth_force(m, d->qpos, zero, d->actin, d->bias, h, d->force);
   grit_actuator_tendon(m, &d->kin, d->qpos, zero, d->actin, h, d->force, NULL, d->jscratch); /* actuation.c */
   for (int i = 0; i < m->nv; ++i) {
@@ -63,9 +63,24 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
   return GRIT_OK;
 }
 
-void grit_quasistatic_contacts(grit_constraint *c, int n) {
-  for (int i = 0; i < n; ++i) {
-    c[i].p.d = 0.0;
-    c[i].p.tau_d = 0.0;
-  }
+/* ------------------------------------------------------------------ for the derivatives module */
+
+int grit_quasistatic_last_step(const grit_data *d) { return d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC; }
+
+const double *grit_step_delassus_operator(const grit_data *d) {
+  return grit_quasistatic_last_step(d) ? d->Aphys : d->Aprev;
 }
+
+void grit_quasistatic_velocity_columns(const grit_model *m, double *A) {
+  const int nv = m->nv;
+  for (int i = 0; i < 2 * nv; ++i)
+    for (int j = nv; j < 2 * nv; ++j) A[(size_t)i * 2 * nv + j] = 0.0;
+}
+
+#include "grit/detail/scalar_double.h"
+#include "quasistatic_generic.h"
+#include "grit/detail/scalar_undef.h"
+
+#include "grit/detail/scalar_dual.h"
+#include "quasistatic_generic.h"
+#include "grit/detail/scalar_undef.h"

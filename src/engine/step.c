@@ -162,8 +162,8 @@ grit_status grit_step(grit_data *d) {
   /* the velocity at the start: none in quasistatic mode (d->vnext, zeroed by its free motion) */
   const double *v0 = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->vnext : d->qvel;
   grit_build_contact_constraints(m, &d->kin, d->collision->c, ncand, v0, h, d->settings.contact_model,
-                                 d->settings.gradient_smoothing, c, &nc, jstore, &joff, d->jscratch);
-  if (integ == GRIT_INTEGRATOR_QUASISTATIC) grit_quasistatic_contacts(c, nc);
+                                 d->settings.gradient_smoothing, integ == GRIT_INTEGRATOR_QUASISTATIC, c, &nc, jstore,
+                                 &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
   grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
@@ -199,6 +199,7 @@ grit_status grit_step(grit_data *d) {
   /* keep the step's inputs and solution for the derivatives, then commit */
   memcpy(d->qprev, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(d->vprev, d->qvel, sizeof(double) * (size_t)m->nv);
+  if (integ == GRIT_INTEGRATOR_QUASISTATIC) memset(d->vprev, 0, sizeof(double) * (size_t)m->nv); /* v0 = 0 */
   if (m->nu > 0) memcpy(d->uprev, d->ctrl, sizeof(double) * (size_t)m->nu);
   grit_actuation_commit(d); /* the inputs kept, the activations advanced (actuation.c) */
   memcpy(d->vsol, d->vnext, sizeof(double) * (size_t)m->nv);

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Seed 001's criteria from Python equal the C library's (the maxima grit sim prints), and the step's
 integrators are reachable from Python: the variational one conserves a double pendulum's energy, the
-quasistatic one moves a servo to its command in one step (docs/contact.md, theory.md, quasistatic.md)."""
+quasistatic one moves a servo to its command in one step and its Jacobians equal `grit deriv
+--quasistatic`'s (docs/contact.md, theory.md, quasistatic.md)."""
 import json
 
 import numpy as np
 import pytest
 
 import grit
-from conftest import model_path, run_cli
+from conftest import cli_deriv, model_path, run_cli
 
 
 @pytest.mark.parametrize("contact", ["lagged", "similar", "sap"])
@@ -76,3 +77,32 @@ def test_quasistatic_servo_reaches_its_command_in_one_step(tmp_path):
     d.ctrl = np.array([0.2])
     d.step()
     assert d.qpos[0] == pytest.approx(0.2, abs=1e-6)
+
+
+SQUEEZE = """<mujoco><option timestep='0.01'/><worldbody>
+<geom type='plane' size='1 1 0.1'/>
+<body name='ball' pos='0 0 0.1'><joint type='slide' axis='1 0 0'/><joint type='slide' axis='0 0 1'/>
+<geom type='sphere' size='0.1' mass='1'/></body>
+<body name='left' pos='-0.125 0 0.1'><joint name='lx' type='slide' axis='1 0 0'/>
+<geom type='box' size='0.02 0.05 0.05' mass='0.01'/></body>
+<body name='right' pos='0.125 0 0.1'><joint name='rx' type='slide' axis='1 0 0'/>
+<geom type='box' size='0.02 0.05 0.05' mass='0.01'/></body></worldbody>
+<actuator><position joint='lx' kp='1000'/><position joint='rx' kp='1000'/></actuator></mujoco>"""
+
+
+def test_quasistatic_derivatives_equal_grit_deriv(tmp_path):
+    """A gripper squeezing a sphere: Data.derivatives() after a quasistatic step equals
+    `grit deriv --quasistatic` bit for bit; the velocity columns are zero (docs/quasistatic.md)."""
+    path = tmp_path / "squeeze.xml"
+    path.write_text(SQUEEZE)
+    q, u = [0.0, 0.0, 0.006, -0.006], [0.015, -0.015]
+    d = grit.Data(grit.load(str(path)), integrator="quasistatic")
+    d.qpos, d.ctrl = np.array(q), np.array(u)
+    d.step()
+    assert len(d.contacts().distances) > 0
+    A, B = d.derivatives()
+    A_cli, B_cli = cli_deriv(str(path), "--quasistatic", "--qpos", " ".join(map(str, q)), "--ctrl",
+                             " ".join(map(str, u)))
+    assert np.array_equal(A, A_cli) and np.array_equal(B, B_cli)
+    assert not A[:, 4:].any()
+    assert np.abs(A[:, :4]).max() > 0 and np.abs(B).max() > 0
