@@ -142,21 +142,21 @@ static double coin_ratio(grit_contact_model model, double eps0) {
   return eps;
 }
 
-/* Measured with Lagged (docs/hydroelastic.md gives the numbers): every start ends near 0.64, from a
- * spread of 16 to one; the issue's band [0.634, 0.663] is not reached from eps0 = 0.25 and 0.5 (the
- * slow approach: eps is still rising when the friction's regularization takes over). The assertion is
- * what the model does: all within [0.58, 0.70] and within 0.06 of each other. */
+/* The issue's acceptance: from initial ratios 0.25 to 4 the coin ends within [0.634, 0.663] (the
+ * analytical 0.653 and seed 004's 152-triangle disk's 0.644, 1.5 % either way). With the seed's fan of
+ * 152 triangles per cap (hydro_mesh.c) the measured values are 0.640 ... 0.643 (docs/hydroelastic.md);
+ * they agree with each other to 0.003, asserted at 0.01. */
 Test(hydro, coin_sliding_and_spinning) {
   const double eps0[5] = {0.25, 0.5, 1, 2, 4};
   double lo = INFINITY, hi = -INFINITY;
   for (int k = 0; k < 5; ++k) {
     const double e = coin_ratio(GRIT_CONTACT_LAGGED, eps0[k]);
     printf("hydro: coin, lagged: eps0 %.2f -> eps %.4f\n", eps0[k], e);
-    cr_assert(e >= 0.58 && e <= 0.70, "eps0 %g: eps %g", eps0[k], e);
+    cr_assert(e >= 0.634 && e <= 0.663, "eps0 %g: eps %g", eps0[k], e);
     lo = fmin(lo, e);
     hi = fmax(hi, e);
   }
-  cr_assert(hi - lo <= 0.06, "spread %g", hi - lo);
+  cr_assert(hi - lo <= 0.01, "spread %g", hi - lo);
 }
 
 /* The Jacobians through patches are not written yet: the derivatives say so. */
