@@ -23,6 +23,7 @@
 #include "data_internal.h"
 #include "dynamics.h"
 #include "grit/derivatives.h"
+#include "hydro.h"
 #include "status_internal.h"
 
 /* Right-hand sides solved together with the kept factor. */
@@ -81,7 +82,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->mass, nb);
   GRIT_CARVE(c, w->com, 3 * nb);
   GRIT_CARVE(c, w->inertia, 9 * nb);
-  GRIT_CARVE(c, w->gparam, 4 * m->ngeom);
+  GRIT_CARVE(c, w->gparam, 7 * m->ngeom); /* by grit_param_kind; 6: hydroelastic moduli (hydro.h) */
   GRIT_CARVE(c, w->q, m->nq);
   GRIT_CARVE(c, w->dq, nv);
   GRIT_CARVE(c, w->v0, nv);
@@ -213,6 +214,7 @@ static void clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws 
   const double *gsrc[4] = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
   for (int k = 0; k < 4; ++k)
     for (int g = 0; g < ng; ++g) w->gparam[k * ng + g] = grit_dual_const(gsrc[k][g]);
+  grit_hydro_moduli_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * ng); /* hydro */
 }
 
 /* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks. */
@@ -588,7 +590,11 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
                                m->geom_mat + 9 * g);
       }
       grit_contact_geom_dual geo;
-      grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
+      grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
+      if (cand->k_patch > 0)
+        grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0],
+                                         gp[1], gR[1], &geo, &k_patch);
+      else grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
       for (int q = 0; q < k->ntree; ++q) {
         const int t = k->tree[q];
         if (t == grit_body_tree(m, cand->body[1]))
@@ -597,6 +603,7 @@ static void dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws
           grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo.pa, t, geo.frame, -1.0, J[q], w->scratch);
       }
       grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
+      if (cand->k_patch > 0) p.k = k_patch; /* hydro */
       p.phi0 = geo.phi;
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       if (k->kind == GRIT_CONSTRAINT_LAGGED) {
@@ -1077,17 +1084,13 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
                           "derivatives: the last step used the %s integrator; its Jacobians are not "
                           "implemented (use GRIT_INTEGRATOR_EULER)",
                           d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC ? "quasistatic" : "variational");
-  for (int i = 0; i < d->ncontacts; ++i)
-    if (d->collision->c[i].k_patch > 0)
-      return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
-                            "derivatives: the last step had hydroelastic contact patches; their Jacobians are "
-                            "not implemented yet (docs/hydroelastic.md)");
   if (np < 0 || (np > 0 && (!params || !P)))
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: %d parameters need params and P", np);
   for (int i = 0; i < np; ++i) {
     const grit_param *p = &params[i];
     const int ok = p->kind == GRIT_PARAM_MASS ? (p->index >= 1 && p->index < m->nbody)
-                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION)
+                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) ||
+                           p->kind == GRIT_PARAM_HYDRO_MODULUS /* hydro */
                        ? (p->index >= -1 && p->index < m->ngeom)
                        : 0;
     if (!ok)
