@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hydro.c — the contact surface of a compliant-hydroelastic geometry against a rigid plane (seed 004,
- * section III): the plane clipped by each tetrahedron it cuts is a triangle or a quad; the linear
+/* hydro.c — the contact surface of a compliant-hydroelastic geometry against a rigid plane, box or
+ * sphere (seed 004, section III): the rigid surface's faces clipped by each tetrahedron they cut (the
+ * face's plane cut by the tetrahedron, a triangle or a quad, then clipped to the face); the linear
  * pressure over it gives the polygon's force exactly at its centroid, f = A p0. Section IV turns each
  * polygon into one point constraint at the centroid, normal the plane's, with stiffness k = g A and
  * signed distance phi0 = -p0 / g, where g > 0 is the pressure's gradient along the normal into the
@@ -22,13 +23,80 @@
 #include "hydro_generic.h"
 #include "grit/detail/scalar_undef.h"
 
-int grit_hydro_capacity(const grit_model *m) {
-  int nplane = 0, ntet = 0;
-  for (int g = 0; g < m->ngeom; ++g) {
-    if (m->geom_shape[g].type == GRIT_GEOM_PLANE) nplane++;
-    if (m->geom_hydro[g] > 0) ntet += m->geom_hydro_ntet[g];
+static const double PI = 3.14159265358979323846;
+
+int grit_hydro_rigid_face_count(const grit_shape *sh) {
+  switch (sh->type) {
+    case GRIT_GEOM_PLANE: return 1;
+    case GRIT_GEOM_BOX: return 6;
+    case GRIT_GEOM_SPHERE: return GRIT_HYDRO_RIGID_LAT * GRIT_HYDRO_RIGID_LON;
+    default: return 0;
   }
-  return nplane * ntet;
+}
+
+/* A point of the sphere of radius r at polar angle band i (0: the +z pole) and longitude j. */
+static void sphere_point(double r, int i, int j, double x[3]) {
+  const double th = PI * i / GRIT_HYDRO_RIGID_LAT, ph = 2 * PI * j / GRIT_HYDRO_RIGID_LON;
+  x[0] = r * sin(th) * cos(ph);
+  x[1] = r * sin(th) * sin(ph);
+  x[2] = r * cos(th);
+}
+
+int grit_hydro_rigid_face_local(const grit_shape *sh, int f, double ln[3], double lv[4][3]) {
+  if (sh->type == GRIT_GEOM_PLANE) {
+    ln[0] = ln[1] = 0.0, ln[2] = 1.0;
+    return 0;
+  }
+  if (sh->type == GRIT_GEOM_BOX) { /* face f: axis f / 2, side + when f is odd */
+    const int ax = f / 2, u = (ax + 1) % 3, v = (ax + 2) % 3;
+    const double sg = f % 2 ? 1.0 : -1.0, cu[4] = {-1, 1, 1, -1}, cv[4] = {-1, -1, 1, 1};
+    for (int k = 0; k < 4; ++k) { /* counter-clockwise about +axis; reversed on the - side */
+      const int kk = sg > 0 ? k : 3 - k;
+      lv[k][ax] = sg * sh->size[ax];
+      lv[k][u] = cu[kk] * sh->size[u];
+      lv[k][v] = cv[kk] * sh->size[v];
+    }
+    ln[0] = ln[1] = ln[2] = 0.0;
+    ln[ax] = sg;
+    return 4;
+  }
+  /* the sphere's band i, longitude j: (i, j), (i+1, j), (i+1, j+1), (i, j+1), counter-clockwise seen
+   * from outside; at a pole two of them coincide and the face is a triangle */
+  const int i = f / GRIT_HYDRO_RIGID_LON, j = f % GRIT_HYDRO_RIGID_LON, ii[4] = {i, i + 1, i + 1, i},
+            jj[4] = {j, j, j + 1, j + 1};
+  int n = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int pole = ii[k] == 0 || ii[k] == GRIT_HYDRO_RIGID_LAT;
+    if (pole && k > 0 && (ii[k] == ii[k - 1] || (k == 3 && ii[3] == ii[0]))) continue; /* the pole again */
+    sphere_point(sh->size[0], ii[k], jj[k], lv[n++]);
+  }
+  double e1[3], e2[3];
+  grit_v3_sub(e1, lv[1], lv[0]);
+  grit_v3_sub(e2, lv[2], lv[0]);
+  grit_v3_cross(ln, e1, e2);
+  grit_v3_normalize(ln);
+  return n;
+}
+
+int grit_hydro_pair(const grit_model *m, int *ga, int *gb) {
+  const int ca = m->geom_hydro[*ga] > 0, cb = m->geom_hydro[*gb] > 0;
+  if (ca == cb) return 0;
+  if (ca) {
+    const int t = *ga;
+    *ga = *gb;
+    *gb = t;
+  }
+  return grit_hydro_rigid_face_count(&m->geom_shape[*ga]) > 0;
+}
+
+int grit_hydro_capacity(const grit_model *m) {
+  int nplane = 0, nother = 0, ntet = 0;
+  for (int g = 0; g < m->ngeom; ++g) {
+    if (m->geom_hydro[g] > 0) ntet += m->geom_hydro_ntet[g];
+    else if (m->geom_shape[g].type == GRIT_GEOM_PLANE) nplane++;
+    else if (grit_hydro_rigid_face_count(&m->geom_shape[g]) > 0) nother++;
+  }
+  return ntet * (nplane + 2 * nother);
 }
 
 static const double *tet_at(const grit_model *m, int g, int t) {
@@ -57,15 +125,62 @@ static grit_status push_patch(const grit_model *m, int gr, int gs, int t, int f,
   return GRIT_OK;
 }
 
-grit_status grit_hydro_plane_patches(const grit_model *m, int gp, int gs, const double pp[3], const double Rp[9],
-                                     const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap,
-                                     int *n) {
-  const double nrm[3] = {Rp[2], Rp[5], Rp[8]}; /* the plane's outward normal: its frame's z axis */
-  for (int t = 0; t < m->geom_hydro_ntet[gs]; ++t) {
-    grit_hydro_patch p;
-    if (!grit_hydro_tet_patch(tet_at(m, gs, t), m->geom_hydro[gs], ps, Rs, pp, nrm, NULL, 0, &p)) continue;
-    const grit_status s = push_patch(m, gp, gs, t, -1, &p, out, cap, n);
-    if (s != GRIT_OK) return s;
+/* The face (fo, fn, fv[nfv]) in the compliant shape's frame (ps, Rs): lo, ln, and the bounds of its
+ * vertices (flo, fhi). Returns 0 when the face's bounds miss the shape's (the face cannot cut it). */
+static int face_local(const grit_shape *sh, const double ps[3], const double Rs[9], const double fo[3],
+                      const double fn[3], const double fv[4][3], int nfv, double lo[3], double ln[3], double flo[3],
+                      double fhi[3]) {
+  double d[3], x[3], slo[3], shi[3];
+  grit_v3_sub(d, fo, ps);
+  grit_m3_tmulv(lo, Rs, d);
+  grit_m3_tmulv(ln, Rs, fn);
+  if (nfv == 0) return 1;
+  for (int i = 0; i < 3; ++i) flo[i] = INFINITY, fhi[i] = -INFINITY;
+  for (int k = 0; k < nfv; ++k) {
+    grit_v3_sub(d, fv[k], ps);
+    grit_m3_tmulv(x, Rs, d);
+    for (int i = 0; i < 3; ++i) flo[i] = fmin(flo[i], x[i]), fhi[i] = fmax(fhi[i], x[i]);
+  }
+  grit_shape_local_aabb(sh, slo, shi);
+  for (int i = 0; i < 3; ++i)
+    if (flo[i] > shi[i] || fhi[i] < slo[i]) return 0;
+  return 1;
+}
+
+/* Whether the tetrahedron (local) may cut the face: vertices on both sides of its plane and, for a
+ * bounded face, bounds that overlap the face's. A cheap test before the patch itself. */
+static int tet_may_cut(const double *tet, const double lo[3], const double ln[3], int bounded, const double flo[3],
+                       const double fhi[3]) {
+  int below = 0;
+  double tlo[3] = {INFINITY, INFINITY, INFINITY}, thi[3] = {-INFINITY, -INFINITY, -INFINITY}, d[3];
+  for (int j = 0; j < 4; ++j) {
+    grit_v3_sub(d, tet + 3 * j, lo);
+    below += grit_v3_dot(ln, d) < 0;
+    for (int i = 0; i < 3; ++i) tlo[i] = fmin(tlo[i], tet[3 * j + i]), thi[i] = fmax(thi[i], tet[3 * j + i]);
+  }
+  if (below == 0 || below == 4) return 0;
+  if (bounded)
+    for (int i = 0; i < 3; ++i)
+      if (tlo[i] > fhi[i] + 1e-12 || thi[i] < flo[i] - 1e-12) return 0;
+  return 1;
+}
+
+grit_status grit_hydro_patches(const grit_model *m, int gr, int gs, const double pr[3], const double Rr[9],
+                               const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap, int *n) {
+  const grit_shape *sh = &m->geom_shape[gr];
+  const int nf = grit_hydro_rigid_face_count(sh);
+  for (int f = 0; f < nf; ++f) {
+    double fo[3], fn[3], fv[4][3], lo[3], ln[3], flo[3] = {0, 0, 0}, fhi[3] = {0, 0, 0};
+    const int nfv = grit_hydro_rigid_face(sh, f, pr, Rr, fo, fn, fv);
+    if (!face_local(&m->geom_shape[gs], ps, Rs, fo, fn, (const double(*)[3])fv, nfv, lo, ln, flo, fhi)) continue;
+    for (int t = 0; t < m->geom_hydro_ntet[gs]; ++t) {
+      const double *tet = tet_at(m, gs, t);
+      if (!tet_may_cut(tet, lo, ln, nfv > 0, flo, fhi)) continue;
+      grit_hydro_patch p;
+      if (!grit_hydro_tet_patch(tet, m->geom_hydro[gs], ps, Rs, fo, fn, (const double *)fv, nfv, &p)) continue;
+      const grit_status s = push_patch(m, gr, gs, t, f, &p, out, cap, n);
+      if (s != GRIT_OK) return s;
+    }
   }
   return GRIT_OK;
 }
@@ -78,10 +193,11 @@ void grit_hydro_patch_reevaluate_dual(const grit_model *m, const grit_dual *modu
                                       const grit_dual pa[3], const grit_dual Ra[9], const grit_dual pb[3],
                                       const grit_dual Rb[9], grit_contact_geom_dual *geo, grit_dual *k) {
   const int gs = c->geom[1];
-  const grit_dual nrm[3] = {Ra[2], Ra[5], Ra[8]};
+  grit_dual fo[3], fn[3], fv[4][3];
+  const int nfv = grit_hydro_rigid_face_dual(&m->geom_shape[c->geom[0]], c->patch_face, pa, Ra, fo, fn, fv);
   grit_hydro_patch_dual p;
   memset(&p, 0, sizeof p);
-  grit_hydro_tet_patch_dual(tet_at(m, gs, c->patch_tet), moduli[gs], pb, Rb, pa, nrm, NULL, 0, &p);
+  grit_hydro_tet_patch_dual(tet_at(m, gs, c->patch_tet), moduli[gs], pb, Rb, fo, fn, (const grit_dual *)fv, nfv, &p);
   geo->phi = p.phi;
   for (int i = 0; i < 3; ++i) {
     geo->n[i] = p.n[i];

@@ -21,3 +21,9 @@ typedef struct GS_NAME(grit_hydro_patch) {
  * branch follows the values only, so the dual instance has the double one's topology. */
 int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const GS Rs[9], const GS fo[3],
                                   const GS fn[3], const GS *fv, int nfv, GS_NAME(grit_hydro_patch) * out);
+
+/* Face f (0 <= f < grit_hydro_rigid_face_count) of the rigid shape sh at (p, R), world: a point fo, the
+ * unit normal fn out of the shape, the vertices fv[4] counter-clockwise about fn; returns their number
+ * (0: a plane, unbounded). (hydro_generic.h) */
+int GS_NAME(grit_hydro_rigid_face)(const grit_shape *sh, int f, const GS p[3], const GS R[9], GS fo[3], GS fn[3],
+                                   GS fv[][3]);

@@ -115,4 +115,24 @@ int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const
   return 1;
 }
 
+/* Face f of a rigid shape at (p, R): a point fo on it, its unit normal fn out of the shape, its
+ * vertices fv (counter-clockwise about fn). Returns the vertex count, 0 for a plane (unbounded). The
+ * local geometry is constant (hydro_rigid_face_local in hydro.c); only the pose is GS. */
+int GS_NAME(grit_hydro_rigid_face)(const grit_shape *sh, int f, const GS p[3], const GS R[9], GS fo[3], GS fn[3],
+                                   GS fv[][3]) {
+  double ln[3], lv[4][3];
+  const int nfv = grit_hydro_rigid_face_local(sh, f, ln, lv);
+  GS loc[3];
+  for (int i = 0; i < 3; ++i) loc[i] = GS_C(ln[i]);
+  GS_NAME(grit_m3_mulv)(fn, R, loc);
+  for (int k = 0; k < nfv; ++k) {
+    for (int i = 0; i < 3; ++i) loc[i] = GS_C(lv[k][i]);
+    GS_NAME(grit_m3_mulv)(fv[k], R, loc);
+    GS_NAME(grit_v3_add)(fv[k], fv[k], p);
+  }
+  if (nfv > 0) GS_NAME(grit_v3_copy)(fo, fv[0]);
+  else GS_NAME(grit_v3_copy)(fo, p); /* a plane through its origin */
+  return nfv;
+}
+
 #undef HYDRO_MAX_POLY
