@@ -30,6 +30,7 @@ int grit_hydro_rigid_face_count(const grit_shape *sh) {
     case GRIT_GEOM_PLANE: return 1;
     case GRIT_GEOM_BOX: return 6;
     case GRIT_GEOM_SPHERE: return GRIT_HYDRO_RIGID_LAT * GRIT_HYDRO_RIGID_LON;
+    case GRIT_GEOM_CAPSULE: return (GRIT_HYDRO_RIGID_LAT + 1) * GRIT_HYDRO_RIGID_LON; /* + the side's band */
     default: return 0;
   }
 }
@@ -61,14 +62,26 @@ int grit_hydro_rigid_face_local(const grit_shape *sh, int f, double ln[3], doubl
     return 4;
   }
   /* the sphere's band i, longitude j: (i, j), (i+1, j), (i+1, j+1), (i, j+1), counter-clockwise seen
-   * from outside; at a pole two of them coincide and the face is a triangle */
-  const int i = f / GRIT_HYDRO_RIGID_LON, j = f % GRIT_HYDRO_RIGID_LON, ii[4] = {i, i + 1, i + 1, i},
-            jj[4] = {j, j, j + 1, j + 1};
-  int n = 0;
-  for (int k = 0; k < 4; ++k) {
+   * from outside; at a pole two of them coincide and the face is a triangle. A capsule (radius size[0],
+   * half-length size[1] along z): the upper bands raised by the half-length, the lower ones lowered,
+   * and its last LON faces the side between the two equators. */
+  const int L = GRIT_HYDRO_RIGID_LAT, capsule = sh->type == GRIT_GEOM_CAPSULE;
+  const int i = f / GRIT_HYDRO_RIGID_LON, j = f % GRIT_HYDRO_RIGID_LON, jj[4] = {j, j, j + 1, j + 1};
+  if (i == L) { /* the capsule's side */
+    const double zz[4] = {1, -1, -1, 1};
+    for (int k = 0; k < 4; ++k) {
+      sphere_point(sh->size[0], L / 2, jj[k], lv[k]);
+      lv[k][2] = zz[k] * sh->size[1];
+    }
+  }
+  const int ii[4] = {i, i + 1, i + 1, i};
+  int n = i == L ? 4 : 0;
+  for (int k = 0; k < 4 && i < L; ++k) {
     const int pole = ii[k] == 0 || ii[k] == GRIT_HYDRO_RIGID_LAT;
     if (pole && k > 0 && (ii[k] == ii[k - 1] || (k == 3 && ii[3] == ii[0]))) continue; /* the pole again */
-    sphere_point(sh->size[0], ii[k], jj[k], lv[n++]);
+    sphere_point(sh->size[0], ii[k], jj[k], lv[n]);
+    if (capsule) lv[n][2] += i < L / 2 ? sh->size[1] : -sh->size[1];
+    n++;
   }
   double e1[3], e2[3];
   grit_v3_sub(e1, lv[1], lv[0]);
@@ -134,6 +147,11 @@ static int face_local(const grit_shape *sh, const double ps[3], const double Rs[
   grit_v3_sub(d, fo, ps);
   grit_m3_tmulv(lo, Rs, d);
   grit_m3_tmulv(ln, Rs, fn);
+  grit_shape_local_aabb(sh, slo, shi);
+  double rad2 = 0.0; /* a ball about the shape's origin holding it */
+  for (int i = 0; i < 3; ++i) rad2 += fmax(slo[i] * slo[i], shi[i] * shi[i]);
+  const double off = grit_v3_dot(ln, lo); /* the origin's distance behind the face's plane */
+  if (off * off > rad2) return 0;          /* the shape lies wholly on one side of the plane */
   if (nfv == 0) return 1;
   for (int i = 0; i < 3; ++i) flo[i] = INFINITY, fhi[i] = -INFINITY;
   for (int k = 0; k < nfv; ++k) {
@@ -141,7 +159,6 @@ static int face_local(const grit_shape *sh, const double ps[3], const double Rs[
     grit_m3_tmulv(x, Rs, d);
     for (int i = 0; i < 3; ++i) flo[i] = fmin(flo[i], x[i]), fhi[i] = fmax(fhi[i], x[i]);
   }
-  grit_shape_local_aabb(sh, slo, shi);
   for (int i = 0; i < 3; ++i)
     if (flo[i] > shi[i] || fhi[i] < slo[i]) return 0;
   return 1;

@@ -19,7 +19,8 @@
 
 /* A rigid partner's surface as planar faces: a plane is one unbounded face, a box its six, a sphere the
  * GRIT_HYDRO_RIGID_LAT x GRIT_HYDRO_RIGID_LON faces of its inscribed latitude-longitude polyhedron
- * (trapezoids, triangles at the poles). 0 for a shape that cannot be a rigid partner (yet). */
+ * (trapezoids, triangles at the poles), a capsule the same with its hemispheres apart and a band of
+ * GRIT_HYDRO_RIGID_LON side faces between them. 0 for a shape that cannot be a rigid partner (yet). */
 #define GRIT_HYDRO_RIGID_LAT 12
 #define GRIT_HYDRO_RIGID_LON 24
 int grit_hydro_rigid_face_count(const grit_shape *sh);
@@ -56,7 +57,7 @@ void grit_hydro_compile(const grit_geom_def *defs, grit_model *m);
  * (options.max_contacts raises it). */
 int grit_hydro_capacity(const grit_model *m);
 
-/* Whether the pair (ga, gb) touches by patches: one compliant, the other a rigid plane, box or sphere
+/* Whether the pair (ga, gb) touches by patches: one compliant, the other a rigid plane, box, sphere or capsule
  * (grit_hydro_rigid_face_count > 0). Then puts the rigid one in *ga (the normal points out of it). */
 int grit_hydro_pair(const grit_model *m, int *ga, int *gb);
 
