@@ -135,6 +135,7 @@ static grit_status push_patch(const grit_model *m, int gr, int gs, int t, int f,
   q->k_patch = p->k;
   q->patch_tet = t;
   q->patch_face = f;
+  q->patch_area = p->area;
   return GRIT_OK;
 }
 
