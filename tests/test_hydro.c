@@ -79,6 +79,16 @@ Test(hydro, resting_sphere_carries_its_weight) {
            1e3 * (r - grit_data_qpos(d)[2]));
     cr_assert(grit_data_ncontacts(d) > 1, "several patches");
     cr_assert(fabs(sum - expect) <= 1e-6 * expect, "%s: %.12g vs %.12g", SCENE_MODEL_NAMES[model], sum, expect);
+    double pa = 0, area_sum = 0; /* grit_data_contact_patch: pressure x area x dt is the normal impulse */
+    for (int i = 0; i < grit_data_ncontacts(d); ++i) {
+      double a, p;
+      cr_assert_eq(grit_data_contact_patch(d, i, &a, &p), GRIT_OK);
+      cr_assert(a > 0, "a patch's area");
+      pa += p * a * 1e-3, area_sum += a;
+    }
+    cr_assert(fabs(pa - sum) <= 1e-12 * sum, "%.12g vs %.12g", pa, sum);
+    cr_assert(area_sum > 0.25 * 3.14159 * 2 * r * 2e-3, "contact area %g m^2", area_sum); /* ~ pi 2 r depth */
+    cr_assert_eq(grit_data_contact_patch(d, grit_data_ncontacts(d), NULL, NULL), GRIT_ERR_INVALID_ARGUMENT);
     grit_data_free(d);
     grit_model_free(m);
   }
