@@ -31,8 +31,10 @@ typedef enum grit_param_kind {
   GRIT_PARAM_FRICTION = 0,    /* friction of geometry `index`, or of every geometry at once (index -1) */
   GRIT_PARAM_STIFFNESS = 1,   /* contact stiffness, likewise */
   GRIT_PARAM_DISSIPATION = 2, /* Hunt & Crossley dissipation, likewise */
-  GRIT_PARAM_MASS = 3         /* mass of body `index` (>= 1), its rotational inertia scaled with it
+  GRIT_PARAM_MASS = 3,        /* mass of body `index` (>= 1), its rotational inertia scaled with it
                                  (the same shape, a uniformly denser material) */
+  GRIT_PARAM_HYDRO_MODULUS = 6 /* hydroelastic modulus of geometry `index`, or of every geometry (-1); a
+                                  point-contact geometry's (0) has no effect (docs/hydroelastic.md) */
 } grit_param_kind;
 
 typedef struct grit_param {

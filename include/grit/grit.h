@@ -22,5 +22,6 @@
 #include "grit/load.h"
 #include "grit/constraints.h"
 #include "grit/defaults.h"
+#include "grit/hydro.h"
 
 #endif

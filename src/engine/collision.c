@@ -143,9 +143,9 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
       ga = gb;
       gb = t;
     }
-    if (m->geom_shape[ga].type == GRIT_GEOM_PLANE && m->geom_hydro[gb] > 0) { /* pressure-field patches */
-      s = grit_hydro_plane_patches(m, ga, gb, col->gpos + 3 * ga, col->gmat + 9 * ga, col->gpos + 3 * gb,
-                                   col->gmat + 9 * gb, col->c, col->cap, &col->n);
+    if (grit_hydro_pair(m, &ga, &gb)) { /* pressure-field patches (hydro.h), the rigid geometry first */
+      s = grit_hydro_patches(m, ga, gb, col->gpos + 3 * ga, col->gmat + 9 * ga, col->gpos + 3 * gb,
+                             col->gmat + 9 * gb, col->c, col->cap, &col->n);
       if (s != GRIT_OK)
         return grit_set_error(message, s, "collision: more than %d contact candidates (raise options.max_contacts)",
                               col->cap);

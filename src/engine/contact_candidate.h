@@ -13,6 +13,9 @@ typedef struct grit_contact_candidate {
   grit_contact_point pt;
   double k_patch; /* > 0: a hydroelastic patch (hydro.h) with this stiffness k = g A, N/m, in place of
                      the pair's; 0: a point contact */
+  int patch_tet;  /* a patch's tetrahedron of the compliant geometry's mesh, and the rigid face it cuts */
+  int patch_face; /* (0 for a plane), for the derivatives' re-evaluation (hydro.h) */
+  double patch_area; /* the patch polygon's area, m^2 (grit_data_contact_patch) */
 } grit_contact_candidate;
 
 #endif

@@ -40,7 +40,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->mass, nb);
   GRIT_CARVE(c, w->com, 3 * nb);
   GRIT_CARVE(c, w->inertia, 9 * nb);
-  GRIT_CARVE(c, w->gparam, 4 * m->ngeom);
+  GRIT_CARVE(c, w->gparam, 7 * m->ngeom); /* by grit_param_kind; 6: hydroelastic moduli (hydro.h) */
   GRIT_CARVE(c, w->q, m->nq);
   GRIT_CARVE(c, w->dq, nv);
   GRIT_CARVE(c, w->v0, nv);
@@ -162,17 +162,13 @@ static grit_status check_call(grit_data *d, const grit_param *params, int np, co
     return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
                           "derivatives: the last step used the variational integrator; its Jacobians are not "
                           "implemented (use GRIT_INTEGRATOR_EULER or GRIT_INTEGRATOR_QUASISTATIC)");
-  for (int i = 0; i < d->ncontacts; ++i)
-    if (d->collision->c[i].k_patch > 0)
-      return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
-                            "derivatives: the last step had hydroelastic contact patches; their Jacobians are "
-                            "not implemented yet (docs/hydroelastic.md)");
   if (np < 0 || (np > 0 && (!params || !P)))
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: %d parameters need params and P", np);
   for (int i = 0; i < np; ++i) {
     const grit_param *p = &params[i];
     const int ok = p->kind == GRIT_PARAM_MASS ? (p->index >= 1 && p->index < m->nbody)
-                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION)
+                   : (p->kind >= GRIT_PARAM_FRICTION && p->kind <= GRIT_PARAM_DISSIPATION) ||
+                           p->kind == GRIT_PARAM_HYDRO_MODULUS /* hydro */
                        ? (p->index >= -1 && p->index < m->ngeom)
                        : 0;
     if (!ok)

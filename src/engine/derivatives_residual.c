@@ -15,6 +15,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "dynamics.h"
+#include "hydro.h"
 #include "quasistatic.h"
 #include "solver.h"
 
@@ -40,6 +41,7 @@ void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv
   const double *gsrc[4] = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
   for (int k = 0; k < 4; ++k)
     for (int g = 0; g < ng; ++g) w->gparam[k * ng + g] = grit_dual_const(gsrc[k][g]);
+  grit_hydro_moduli_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * ng); /* hydro */
 }
 
 /* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks. */
@@ -277,7 +279,11 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                                m->geom_mat + 9 * g);
       }
       grit_contact_geom_dual geo;
-      grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
+      grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
+      if (cand->k_patch > 0)
+        grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0],
+                                         gp[1], gR[1], &geo, &k_patch);
+      else grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
       for (int q = 0; q < k->ntree; ++q) {
         const int t = k->tree[q];
         if (t == grit_body_tree(m, cand->body[1]))
@@ -286,6 +292,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
           grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo.pa, t, geo.frame, -1.0, J[q], w->scratch);
       }
       grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
+      if (cand->k_patch > 0) p.k = k_patch; /* hydro */
       p.phi0 = geo.phi;
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       if (k->kind == GRIT_CONSTRAINT_LAGGED) {

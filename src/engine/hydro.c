@@ -1,115 +1,227 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hydro.c — the contact surface of a compliant-hydroelastic geometry against a rigid plane (seed 004,
- * section III): the plane clipped by each tetrahedron it cuts is a triangle or a quad; the linear
+/* hydro.c — the contact surface of a compliant-hydroelastic geometry against a rigid plane, box or
+ * sphere (seed 004, section III): the rigid surface's faces clipped by each tetrahedron they cut (the
+ * face's plane cut by the tetrahedron, a triangle or a quad, then clipped to the face); the linear
  * pressure over it gives the polygon's force exactly at its centroid, f = A p0. Section IV turns each
  * polygon into one point constraint at the centroid, normal the plane's, with stiffness k = g A and
  * signed distance phi0 = -p0 / g, where g > 0 is the pressure's gradient along the normal into the
- * compliant body: then k (-phi0) = A p0, and pressure changes at dp/dt = -g v_n. */
+ * compliant body: then k (-phi0) = A p0, and pressure changes at dp/dt = -g v_n. The polygon's
+ * quantities are scalar-generic (hydro_generic.h), instantiated here for double and for dual numbers. */
 #include "hydro.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "grit/math.h"
+#include "grit/math_dual.h"
 
-#define GRADIENT_FLOOR 1e-3 /* the least g / (E |grad e|) of a polygon that becomes a constraint */
+#include "grit/detail/scalar_double.h"
+#include "hydro_generic.h"
+#include "grit/detail/scalar_undef.h"
+
+#include "grit/detail/scalar_dual.h"
+#include "hydro_generic.h"
+#include "grit/detail/scalar_undef.h"
+
+static const double PI = 3.14159265358979323846;
+
+int grit_hydro_rigid_face_count(const grit_shape *sh) {
+  switch (sh->type) {
+    case GRIT_GEOM_PLANE: return 1;
+    case GRIT_GEOM_BOX: return 6;
+    case GRIT_GEOM_SPHERE: return GRIT_HYDRO_RIGID_LAT * GRIT_HYDRO_RIGID_LON;
+    case GRIT_GEOM_CAPSULE: return (GRIT_HYDRO_RIGID_LAT + 1) * GRIT_HYDRO_RIGID_LON; /* + the side's band */
+    default: return 0;
+  }
+}
+
+/* A point of the sphere of radius r at polar angle band i (0: the +z pole) and longitude j. */
+static void sphere_point(double r, int i, int j, double x[3]) {
+  const double th = PI * i / GRIT_HYDRO_RIGID_LAT, ph = 2 * PI * j / GRIT_HYDRO_RIGID_LON;
+  x[0] = r * sin(th) * cos(ph);
+  x[1] = r * sin(th) * sin(ph);
+  x[2] = r * cos(th);
+}
+
+int grit_hydro_rigid_face_local(const grit_shape *sh, int f, double ln[3], double lv[4][3]) {
+  if (sh->type == GRIT_GEOM_PLANE) {
+    ln[0] = ln[1] = 0.0, ln[2] = 1.0;
+    return 0;
+  }
+  if (sh->type == GRIT_GEOM_BOX) { /* face f: axis f / 2, side + when f is odd */
+    const int ax = f / 2, u = (ax + 1) % 3, v = (ax + 2) % 3;
+    const double sg = f % 2 ? 1.0 : -1.0, cu[4] = {-1, 1, 1, -1}, cv[4] = {-1, -1, 1, 1};
+    for (int k = 0; k < 4; ++k) { /* counter-clockwise about +axis; reversed on the - side */
+      const int kk = sg > 0 ? k : 3 - k;
+      lv[k][ax] = sg * sh->size[ax];
+      lv[k][u] = cu[kk] * sh->size[u];
+      lv[k][v] = cv[kk] * sh->size[v];
+    }
+    ln[0] = ln[1] = ln[2] = 0.0;
+    ln[ax] = sg;
+    return 4;
+  }
+  /* the sphere's band i, longitude j: (i, j), (i+1, j), (i+1, j+1), (i, j+1), counter-clockwise seen
+   * from outside; at a pole two of them coincide and the face is a triangle. A capsule (radius size[0],
+   * half-length size[1] along z): the upper bands raised by the half-length, the lower ones lowered,
+   * and its last LON faces the side between the two equators. */
+  const int L = GRIT_HYDRO_RIGID_LAT, capsule = sh->type == GRIT_GEOM_CAPSULE;
+  const int i = f / GRIT_HYDRO_RIGID_LON, j = f % GRIT_HYDRO_RIGID_LON, jj[4] = {j, j, j + 1, j + 1};
+  if (i == L) { /* the capsule's side */
+    const double zz[4] = {1, -1, -1, 1};
+    for (int k = 0; k < 4; ++k) {
+      sphere_point(sh->size[0], L / 2, jj[k], lv[k]);
+      lv[k][2] = zz[k] * sh->size[1];
+    }
+  }
+  const int ii[4] = {i, i + 1, i + 1, i};
+  int n = i == L ? 4 : 0;
+  for (int k = 0; k < 4 && i < L; ++k) {
+    const int pole = ii[k] == 0 || ii[k] == GRIT_HYDRO_RIGID_LAT;
+    if (pole && k > 0 && (ii[k] == ii[k - 1] || (k == 3 && ii[3] == ii[0]))) continue; /* the pole again */
+    sphere_point(sh->size[0], ii[k], jj[k], lv[n]);
+    if (capsule) lv[n][2] += i < L / 2 ? sh->size[1] : -sh->size[1];
+    n++;
+  }
+  double e1[3], e2[3];
+  grit_v3_sub(e1, lv[1], lv[0]);
+  grit_v3_sub(e2, lv[2], lv[0]);
+  grit_v3_cross(ln, e1, e2);
+  grit_v3_normalize(ln);
+  return n;
+}
+
+int grit_hydro_pair(const grit_model *m, int *ga, int *gb) {
+  const int ca = m->geom_hydro[*ga] > 0, cb = m->geom_hydro[*gb] > 0;
+  if (ca == cb) return 0;
+  if (ca) {
+    const int t = *ga;
+    *ga = *gb;
+    *gb = t;
+  }
+  return grit_hydro_rigid_face_count(&m->geom_shape[*ga]) > 0;
+}
 
 int grit_hydro_capacity(const grit_model *m) {
-  int nplane = 0, ntet = 0;
+  int nplane = 0, nother = 0, ntet = 0;
   for (int g = 0; g < m->ngeom; ++g) {
-    if (m->geom_shape[g].type == GRIT_GEOM_PLANE) nplane++;
     if (m->geom_hydro[g] > 0) ntet += m->geom_hydro_ntet[g];
+    else if (m->geom_shape[g].type == GRIT_GEOM_PLANE) nplane++;
+    else if (grit_hydro_rigid_face_count(&m->geom_shape[g]) > 0) nother++;
   }
-  return nplane * ntet;
+  return ntet * (nplane + 2 * nother);
 }
 
-/* The polygon where the plane (point o, normal n) cuts the tetrahedron x[4] (world), ordered around
- * its boundary: the points where the edges between the vertices below (s < 0) and above cross it.
- * Returns its number of vertices (3 or 4), 0 when the plane does not cut it. */
-static int clip_tet(const double x[4][3], const double s[4], double poly[4][3]) {
-  int lo[4], hi[4], nlo = 0, nhi = 0;
-  for (int i = 0; i < 4; ++i) {
-    if (s[i] < 0) lo[nlo++] = i;
-    else hi[nhi++] = i;
-  }
-  if (nlo == 0 || nhi == 0) return 0;
-  int e[4][2], ne = 0;
-  if (nlo == 1 || nhi == 1) { /* a triangle: the single vertex's three edges */
-    const int one = nlo == 1 ? lo[0] : hi[0];
-    const int *rest = nlo == 1 ? hi : lo;
-    for (int k = 0; k < 3; ++k) {
-      e[ne][0] = one;
-      e[ne++][1] = rest[k];
-    }
-  } else { /* a quad: around the cycle lo0-hi0, lo0-hi1, lo1-hi1, lo1-hi0 */
-    const int q[4][2] = {{lo[0], hi[0]}, {lo[0], hi[1]}, {lo[1], hi[1]}, {lo[1], hi[0]}};
-    memcpy(e, q, sizeof q);
-    ne = 4;
-  }
-  for (int k = 0; k < ne; ++k) {
-    const int a = e[k][0], b = e[k][1];
-    const double t = s[a] / (s[a] - s[b]);
-    for (int i = 0; i < 3; ++i) poly[k][i] = x[a][i] + t * (x[b][i] - x[a][i]);
-  }
-  return ne;
+static const double *tet_at(const grit_model *m, int g, int t) {
+  return m->hydro_tet + GRIT_HYDRO_TET_STRIDE * ((size_t)m->geom_hydro_tetadr[g] + (size_t)t);
 }
 
-/* Area and centroid of a planar convex polygon: a fan of triangles from its first vertex. */
-static double polygon_area(const double p[4][3], int n, double c[3]) {
-  double area = 0.0, acc[3] = {0.0, 0.0, 0.0};
-  for (int k = 1; k + 1 < n; ++k) {
-    double u[3], v[3], w[3];
-    grit_v3_sub(u, p[k], p[0]);
-    grit_v3_sub(v, p[k + 1], p[0]);
-    grit_v3_cross(w, u, v);
-    const double a = 0.5 * grit_v3_norm(w);
-    area += a;
-    for (int i = 0; i < 3; ++i) acc[i] += a * (p[0][i] + p[k][i] + p[k + 1][i]) / 3.0;
+/* Appends the patch p of tetrahedron t against face f of the rigid geometry gr (compliant gs). */
+static grit_status push_patch(const grit_model *m, int gr, int gs, int t, int f, const grit_hydro_patch *p,
+                              grit_contact_candidate *out, int cap, int *n) {
+  if (*n >= cap) return GRIT_ERR_CAPACITY;
+  grit_contact_candidate *q = &out[(*n)++];
+  memset(q, 0, sizeof *q);
+  q->geom[0] = gr;
+  q->geom[1] = gs;
+  q->body[0] = m->geom_body[gr];
+  q->body[1] = m->geom_body[gs];
+  q->pt.phi = p->phi;
+  for (int i = 0; i < 3; ++i) {
+    q->pt.n[i] = p->n[i];
+    q->pt.pa[i] = p->c[i];
+    q->pt.pb[i] = p->c[i];
   }
-  for (int i = 0; i < 3; ++i) c[i] = area > 0 ? acc[i] / area : p[0][i];
-  return area;
+  q->k_patch = p->k;
+  q->patch_tet = t;
+  q->patch_face = f;
+  q->patch_area = p->area;
+  return GRIT_OK;
 }
 
-grit_status grit_hydro_plane_patches(const grit_model *m, int gp, int gs, const double pp[3], const double Rp[9],
-                                     const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap,
-                                     int *n) {
-  const double E = m->geom_hydro[gs];
-  const double nrm[3] = {Rp[2], Rp[5], Rp[8]}; /* the plane's outward normal: its frame's z axis */
-  const double *tet = m->hydro_tet + GRIT_HYDRO_TET_STRIDE * (size_t)m->geom_hydro_tetadr[gs];
-  for (int t = 0; t < m->geom_hydro_ntet[gs]; ++t, tet += GRIT_HYDRO_TET_STRIDE) {
-    double x[4][3], s[4], poly[4][3], c[3], grad[3], d[3];
-    for (int j = 0; j < 4; ++j) {
-      grit_m3_mulv(x[j], Rs, tet + 3 * j);
-      grit_v3_add(x[j], x[j], ps);
-      grit_v3_sub(d, x[j], pp);
-      s[j] = grit_v3_dot(nrm, d);
+/* The face (fo, fn, fv[nfv]) in the compliant shape's frame (ps, Rs): lo, ln, and the bounds of its
+ * vertices (flo, fhi). Returns 0 when the face's bounds miss the shape's (the face cannot cut it). */
+static int face_local(const grit_shape *sh, const double ps[3], const double Rs[9], const double fo[3],
+                      const double fn[3], const double fv[4][3], int nfv, double lo[3], double ln[3], double flo[3],
+                      double fhi[3]) {
+  double d[3], x[3], slo[3], shi[3];
+  grit_v3_sub(d, fo, ps);
+  grit_m3_tmulv(lo, Rs, d);
+  grit_m3_tmulv(ln, Rs, fn);
+  grit_shape_local_aabb(sh, slo, shi);
+  double rad2 = 0.0; /* a ball about the shape's origin holding it */
+  for (int i = 0; i < 3; ++i) rad2 += fmax(slo[i] * slo[i], shi[i] * shi[i]);
+  const double off = grit_v3_dot(ln, lo); /* the origin's distance behind the face's plane */
+  if (off * off > rad2) return 0;          /* the shape lies wholly on one side of the plane */
+  if (nfv == 0) return 1;
+  for (int i = 0; i < 3; ++i) flo[i] = INFINITY, fhi[i] = -INFINITY;
+  for (int k = 0; k < nfv; ++k) {
+    grit_v3_sub(d, fv[k], ps);
+    grit_m3_tmulv(x, Rs, d);
+    for (int i = 0; i < 3; ++i) flo[i] = fmin(flo[i], x[i]), fhi[i] = fmax(fhi[i], x[i]);
+  }
+  for (int i = 0; i < 3; ++i)
+    if (flo[i] > shi[i] || fhi[i] < slo[i]) return 0;
+  return 1;
+}
+
+/* Whether the tetrahedron (local) may cut the face: vertices on both sides of its plane and, for a
+ * bounded face, bounds that overlap the face's. A cheap test before the patch itself. */
+static int tet_may_cut(const double *tet, const double lo[3], const double ln[3], int bounded, const double flo[3],
+                       const double fhi[3]) {
+  int below = 0;
+  double tlo[3] = {INFINITY, INFINITY, INFINITY}, thi[3] = {-INFINITY, -INFINITY, -INFINITY}, d[3];
+  for (int j = 0; j < 4; ++j) {
+    grit_v3_sub(d, tet + 3 * j, lo);
+    below += grit_v3_dot(ln, d) < 0;
+    for (int i = 0; i < 3; ++i) tlo[i] = fmin(tlo[i], tet[3 * j + i]), thi[i] = fmax(thi[i], tet[3 * j + i]);
+  }
+  if (below == 0 || below == 4) return 0;
+  if (bounded)
+    for (int i = 0; i < 3; ++i)
+      if (tlo[i] > fhi[i] + 1e-12 || thi[i] < flo[i] - 1e-12) return 0;
+  return 1;
+}
+
+grit_status grit_hydro_patches(const grit_model *m, int gr, int gs, const double pr[3], const double Rr[9],
+                               const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap, int *n) {
+  const grit_shape *sh = &m->geom_shape[gr];
+  const int nf = grit_hydro_rigid_face_count(sh);
+  for (int f = 0; f < nf; ++f) {
+    double fo[3], fn[3], fv[4][3], lo[3], ln[3], flo[3] = {0, 0, 0}, fhi[3] = {0, 0, 0};
+    const int nfv = grit_hydro_rigid_face(sh, f, pr, Rr, fo, fn, fv);
+    if (!face_local(&m->geom_shape[gs], ps, Rs, fo, fn, (const double(*)[3])fv, nfv, lo, ln, flo, fhi)) continue;
+    for (int t = 0; t < m->geom_hydro_ntet[gs]; ++t) {
+      const double *tet = tet_at(m, gs, t);
+      if (!tet_may_cut(tet, lo, ln, nfv > 0, flo, fhi)) continue;
+      grit_hydro_patch p;
+      if (!grit_hydro_tet_patch(tet, m->geom_hydro[gs], ps, Rs, fo, fn, (const double *)fv, nfv, &p)) continue;
+      const grit_status s = push_patch(m, gr, gs, t, f, &p, out, cap, n);
+      if (s != GRIT_OK) return s;
     }
-    const int nv = clip_tet((const double(*)[3])x, s, poly);
-    if (nv == 0) continue;
-    const double area = polygon_area((const double(*)[3])poly, nv, c);
-    grit_m3_mulv(grad, Rs, tet + 12);
-    const double g = E * grit_v3_dot(grad, nrm); /* dp/dn into the compliant body */
-    grit_v3_sub(d, c, x[0]);
-    const double p0 = E * (1.0 + grit_v3_dot(grad, d)); /* e = 1 at the centre x[0] */
-    /* Seed 004 keeps only polygons whose pressure grows into the body (k > 0). A tetrahedron on a side
-     * face standing on the plane (a coin's rim, a box's bottom edge) has its gradient along the plane, g
-     * zero to round-off: its polygon would be a force A p0 that no normal motion relieves (phi0 = -p0/g
-     * unbounded), which launched a coin dropped 10 um under SAP (no Hunt & Crossley cut-off). Such
-     * polygons are skipped: g must be at least GRADIENT_FLOOR of the steepest rate E |grad e|. */
-    if (!(area > 0) || !(g > GRADIENT_FLOOR * E * grit_v3_norm(grad)) || !(p0 > 0)) continue;
-    if (*n >= cap) return GRIT_ERR_CAPACITY;
-    grit_contact_candidate *q = &out[(*n)++];
-    memset(q, 0, sizeof *q);
-    q->geom[0] = gp;
-    q->geom[1] = gs;
-    q->body[0] = m->geom_body[gp];
-    q->body[1] = m->geom_body[gs];
-    q->pt.phi = -p0 / g;
-    for (int i = 0; i < 3; ++i) {
-      q->pt.n[i] = nrm[i];
-      q->pt.pa[i] = c[i];
-      q->pt.pb[i] = c[i];
-    }
-    q->k_patch = g * area;
   }
   return GRIT_OK;
+}
+
+void grit_hydro_moduli_dual(const grit_model *m, grit_dual *moduli) {
+  for (int g = 0; g < m->ngeom; ++g) moduli[g] = grit_dual_const(m->geom_hydro[g]);
+}
+
+void grit_hydro_patch_reevaluate_dual(const grit_model *m, const grit_dual *moduli, const grit_contact_candidate *c,
+                                      const grit_dual pa[3], const grit_dual Ra[9], const grit_dual pb[3],
+                                      const grit_dual Rb[9], grit_contact_geom_dual *geo, grit_dual *k) {
+  const int gs = c->geom[1];
+  grit_dual fo[3], fn[3], fv[4][3];
+  const int nfv = grit_hydro_rigid_face_dual(&m->geom_shape[c->geom[0]], c->patch_face, pa, Ra, fo, fn, fv);
+  grit_hydro_patch_dual p;
+  memset(&p, 0, sizeof p);
+  grit_hydro_tet_patch_dual(tet_at(m, gs, c->patch_tet), moduli[gs], pb, Rb, fo, fn, (const grit_dual *)fv, nfv, &p);
+  geo->phi = p.phi;
+  for (int i = 0; i < 3; ++i) {
+    geo->n[i] = p.n[i];
+    geo->pa[i] = p.c[i];
+    geo->pb[i] = p.c[i];
+  }
+  grit_contact_frame_dual(geo->n, geo->frame);
+  *k = p.k;
 }

@@ -6,12 +6,37 @@
 #define GRIT_HYDRO_H
 
 #include "contact_candidate.h"
+#include "contact_geometry.h"
+#include "grit/dual.h"
 #include "model_internal.h"
 
 /* One tetrahedron of a compliant geometry's mesh, in the shape's local frame: its four vertices (the
  * shape's centre first, where e = 1; the other three on the surface, where e = 0) and the gradient of
  * the linear field e over it, 1/m. The pressure is p = E e. */
 #define GRIT_HYDRO_TET_STRIDE 15
+
+/* The least g / (E |grad e|) of a polygon that becomes a constraint (hydro_generic.h). */
+#define GRIT_HYDRO_GRADIENT_FLOOR 1e-3
+
+/* A rigid partner's surface as planar faces: a plane is one unbounded face, a box its six, a sphere the
+ * GRIT_HYDRO_RIGID_LAT x GRIT_HYDRO_RIGID_LON faces of its inscribed latitude-longitude polyhedron
+ * (trapezoids, triangles at the poles), a capsule the same with its hemispheres apart and a band of
+ * GRIT_HYDRO_RIGID_LON side faces between them. 0 for a shape that cannot be a rigid partner (yet). */
+#define GRIT_HYDRO_RIGID_LAT 12
+#define GRIT_HYDRO_RIGID_LON 24
+int grit_hydro_rigid_face_count(const grit_shape *sh);
+
+/* Face f of sh in its local frame: unit normal ln out of the shape and the vertices lv (counter-
+ * clockwise about ln); returns their number (0 for a plane, whose face is z = 0, normal +z). */
+int grit_hydro_rigid_face_local(const grit_shape *sh, int f, double ln[3], double lv[4][3]);
+
+#include "grit/detail/scalar_double.h"
+#include "hydro_decl_generic.h"
+#include "grit/detail/scalar_undef.h"
+
+#include "grit/detail/scalar_dual.h"
+#include "hydro_decl_generic.h"
+#include "grit/detail/scalar_undef.h"
 
 /* Whether a shape type can be compliant-hydroelastic (sphere, box, cylinder, ellipsoid). */
 int grit_hydro_shape_supported(grit_geom_type type);
@@ -27,16 +52,32 @@ void grit_hydro_mesh_build(const grit_shape *shape, double *tets);
  * carved for m->nhtet tetrahedra) from the geometry definitions. (hydro_mesh.c) */
 void grit_hydro_compile(const grit_geom_def *defs, grit_model *m);
 
-/* The contact workspace the model's patches may need: for each compliant geometry, its tetrahedra
- * times the number of planes (0 for a model without compliant geometries). */
+/* The contact workspace the model's patches may need: the compliant geometries' tetrahedra times the
+ * planes plus twice the other rigid partners (a tetrahedron near a box's edge is cut by two faces); 0
+ * for a model without compliant geometries. A step that needs more fails with GRIT_ERR_CAPACITY
+ * (options.max_contacts raises it). */
 int grit_hydro_capacity(const grit_model *m);
 
-/* Appends to out[*n..] the patch candidates of the rigid plane geometry gp at (pp, Rp) against the
- * compliant geometry gs at (ps, Rs): one per tetrahedron that the plane cuts, with a positive pressure
- * at the polygon's centroid and a positive gradient g along the plane's normal. GRIT_ERR_CAPACITY when
- * more than `cap` candidates would be needed. No allocation. */
-grit_status grit_hydro_plane_patches(const grit_model *m, int gp, int gs, const double pp[3], const double Rp[9],
-                                     const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap,
-                                     int *n);
+/* Whether the pair (ga, gb) touches by patches: one compliant, the other a rigid plane, box, sphere or capsule
+ * (grit_hydro_rigid_face_count > 0). Then puts the rigid one in *ga (the normal points out of it). */
+int grit_hydro_pair(const grit_model *m, int *ga, int *gb);
+
+/* Appends to out[*n..] the patch candidates of the rigid geometry gr at (pr, Rr) against the compliant
+ * geometry gs at (ps, Rs): one per (face, tetrahedron) whose polygon has a positive area, pressure and
+ * gradient g along the face's normal. GRIT_ERR_CAPACITY when more than `cap` candidates would be
+ * needed. No allocation. */
+grit_status grit_hydro_patches(const grit_model *m, int gr, int gs, const double pr[3], const double Rr[9],
+                               const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap, int *n);
+
+/* Derivatives (derivatives.c): the patch candidate c re-evaluated by the same code in dual numbers at
+ * the poses (pa, Ra) of its rigid geometry c->geom[0] and (pb, Rb) of its compliant one c->geom[1],
+ * with the compliant geometry's modulus moduli[c->geom[1]] (dual: the modulus Jacobian): geo's phi
+ * (-p0/g), normal, frame and points (both the centroid), and *k = g A. */
+void grit_hydro_patch_reevaluate_dual(const grit_model *m, const grit_dual *moduli, const grit_contact_candidate *c,
+                                      const grit_dual pa[3], const grit_dual Ra[9], const grit_dual pb[3],
+                                      const grit_dual Rb[9], grit_contact_geom_dual *geo, grit_dual *k);
+
+/* The dual moduli of the model's geometries at their values (no partials), for derivatives.c. */
+void grit_hydro_moduli_dual(const grit_model *m, grit_dual *moduli);
 
 #endif

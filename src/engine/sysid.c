@@ -42,6 +42,7 @@ const char *grit_sysid_kind_name(grit_param_kind k) {
     case GRIT_PARAM_STIFFNESS: return "stiffness";
     case GRIT_PARAM_DISSIPATION: return "dissipation";
     case GRIT_PARAM_MASS: return "mass";
+    case GRIT_PARAM_HYDRO_MODULUS: return "hydro_modulus";
   }
   if ((int)k == GRIT_PARAM_TAU_D) return "tau_d";
   if ((int)k == GRIT_PARAM_INERTIA) return "inertia";

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "grit/dynamics.h"
+#include "grit/hydro.h"
 #include "grit/math.h"
 #include "grit/step.h"
 #include "outfile.h"
@@ -84,6 +85,7 @@ void grit_replay_free(grit_replay *r) {
   free(r->newton);
   free(r->contact_begin);
   free(r->contacts);
+  free(r->pressure);
   for (int i = 0; i < r->nmarker; ++i) free(r->markers[i].name);
   free(r->markers);
   for (int i = 0; i < r->nplot; ++i) replay_plot_clear(&r->plots[i]);
@@ -217,6 +219,23 @@ grit_status grit_replay_add_frame(grit_replay *r, double t, const double *q, int
   return GRIT_OK;
 }
 
+/* The pressures of the n contacts the last frame took from d (the same filter: a candidate that
+ * touched), in r->pressure; the contacts before them that have none get 0. */
+static grit_status add_pressures(grit_replay *r, const grit_data *d, int n) {
+  if (grow((void **)&r->pressure, &r->cap_pressure, r->ncontact, sizeof *r->pressure))
+    return grit_set_error(r->message, GRIT_ERR_OUT_OF_MEMORY, "grit_replay_add_data: out of memory");
+  for (int i = r->npressure; i < r->ncontact - n; ++i) r->pressure[i] = 0.0;
+  int k = r->ncontact - n;
+  for (int i = 0; i < grit_data_ncontacts(d) && k < r->ncontact; ++i) {
+    grit_contact_info ci;
+    if (grit_data_contact(d, i, &ci) != GRIT_OK) continue;
+    if (!(ci.impulse[2] > 0 || hypot(ci.impulse[0], ci.impulse[1]) > 0)) continue;
+    grit_data_contact_patch(d, i, NULL, &r->pressure[k++]);
+  }
+  r->npressure = r->ncontact;
+  return GRIT_OK;
+}
+
 grit_status grit_replay_add_data(grit_replay *r, const grit_data *d, int after_step) {
   if (!r) return GRIT_ERR_INVALID_ARGUMENT;
   if (!d || grit_data_model(d) != r->m)
@@ -250,6 +269,7 @@ grit_status grit_replay_add_data(grit_replay *r, const grit_data *d, int after_s
     }
   }
   grit_status s = grit_replay_add_frame(r, grit_data_time(d), grit_data_qpos(d), r->nq, c, n, newton);
+  if (s == GRIT_OK && n > 0) s = add_pressures(r, d, n);
   free(c);
   return s;
 }
@@ -454,6 +474,19 @@ static void write_scene_json(replay_out *o, const grit_replay *r) {
                     c->pos[2], c->force[0], c->force[1], c->force[2]);
     }
     replay_putc(o, ']');
+  }
+  /* patch_pressure[f]: per contact of frame f, a hydroelastic patch's pressure (Pa; 0 for a point
+   * contact); written only when some contact is a patch */
+  double pmax = 0;
+  for (int i = 0; i < r->npressure; ++i) pmax = fmax(pmax, r->pressure[i]);
+  if (pmax > 0) {
+    replay_printf(o, "],\"max_pressure\":%.6g,\"patch_pressure\":[", pmax);
+    for (int f = 0; f < r->nframe; ++f) {
+      replay_printf(o, "%s[", f ? ",\n" : "");
+      for (int i = r->contact_begin[f]; i < r->contact_begin[f + 1]; ++i)
+        replay_printf(o, "%s%.4g", i > r->contact_begin[f] ? "," : "", i < r->npressure ? r->pressure[i] : 0.0);
+      replay_putc(o, ']');
+    }
   }
   replay_printf(o, "]}");
 }

@@ -48,6 +48,8 @@ struct grit_replay {
   int *contact_begin; /* frame f's contacts are contacts[contact_begin[f] .. contact_begin[f+1]) */
   int ncontact, cap_contact;
   grit_replay_contact *contacts;
+  double *pressure;          /* (npressure) hydroelastic patches' mean pressure, Pa (0: a point contact) */
+  int npressure, cap_pressure; /* contacts past npressure have none (added by grit_replay_add_frame) */
   int nmarker, cap_marker;
   replay_marker *markers;
   int nplot, cap_plot;

@@ -49,7 +49,7 @@
     return [a, d > 0 ? Math.min(1, Math.max(0, (t - T[a]) / d)) : 0];
   }
 
-  let renderer = null, scene3, camera, groups = [], arrows = [], geomMeshes = [], markerMeshes = [];
+  let renderer = null, scene3, camera, groups = [], arrows = [], geomMeshes = [], markerMeshes = [], dots = [];
   const hasThree = typeof THREE !== 'undefined';
   if (!hasThree) msg.textContent = 'three.js did not load: the 3-D view is unavailable (the plots below still work).';
   if (hasThree) {
@@ -204,6 +204,20 @@
   if (S.force_scale > 0) {
     const n = 0.1 / S.force_scale;
     scaleLbl.textContent = 'arrows: 10 cm = ' + n.toPrecision(3) + ' N (largest ' + S.max_force.toPrecision(3) + ' N)';
+    if (S.max_pressure > 0)
+      scaleLbl.textContent += '; patches: blue 0 to red ' + S.max_pressure.toPrecision(3) + ' Pa';
+  }
+
+  /* hydroelastic patches: a dot at each polygon's centroid, coloured by its pressure (blue 0, red max) */
+  function dot(i) {
+    while (dots.length <= i) {
+      const m = new THREE.Mesh(new THREE.SphereGeometry(0.006 * size, 8, 6), new THREE.MeshBasicMaterial());
+      m.material.depthTest = false;
+      m.renderOrder = 9;
+      scene3.add(m);
+      dots.push(m);
+    }
+    return dots[i];
   }
 
   const plotCursors = Array.from(document.querySelectorAll('svg.grit-plot.time')).map((svg) => ({
@@ -243,6 +257,16 @@
         }
       }
       for (; k < arrows.length; ++k) arrows[k].visible = false;
+      let nd = 0;
+      const pp = S.patch_pressure ? S.patch_pressure[frame] : null;
+      for (let i = 0; pp && st.forces && i < pp.length; ++i) {
+        if (!(pp[i] > 0)) continue;
+        const dd = dot(nd++);
+        dd.position.set(c[6 * i], c[6 * i + 1], c[6 * i + 2]);
+        dd.material.color.setHSL(0.66 * (1 - Math.min(1, pp[i] / S.max_pressure)), 1, 0.5);
+        dd.visible = true;
+      }
+      for (; nd < dots.length; ++nd) dots[nd].visible = false;
     }
     slider.value = st.t;
     timeLbl.textContent = 't = ' + st.t.toFixed(3) + ' s (frame ' + frame + '/' + (nf - 1) + ')';
