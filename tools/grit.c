@@ -51,7 +51,7 @@ enum { EXIT_MODEL = CLI_EXIT_MODEL, EXIT_USAGE = CLI_EXIT_USAGE };
   "                          [--ctrl \"...\"] [--contact lagged|similar|sap] [--friction MU]\n"           \
   "                          [--stiffness K] [--dissipation D] [--factor block|cholmod|dense]\n"          \
   "                          [--integrator euler|variational|quasistatic] [--quasistatic] [--lenient]\n" \
-  "                          [--hydroelastic E]\n"                                                          \
+  "                          [--hydroelastic E] [--explicit-gyroscopic]\n"                                  \
   "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet]\n"
 #define BENCH_USAGE \
   "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv, --html]\n"
@@ -105,6 +105,8 @@ static int parse_args(int argc, char **argv, args *a) {
   /* content grit does not simulate: warnings instead of errors */
   options[n++] = (cli_option){.name = "--lenient", .kind = CLI_FLAG, .dest = &a->load.lenient, .value = 1};
   options[n++] = (cli_option){.name = "--package-path", .kind = CLI_TEXT, .dest = &a->package_path};
+  /* MuJoCo's Euler for free and ball bodies: gyroscopic terms explicit (docs/mjcf.md) */
+  options[n++] = (cli_option){.name = "--explicit-gyroscopic", .kind = CLI_FLAG, .dest = &a->load.explicit_gyroscopic, .value = 1};
   /* every non-plane geometry compliant-hydroelastic with this modulus, Pa (docs/hydroelastic.md) */
   options[n++] = (cli_option){.name = "--hydroelastic", .kind = CLI_NUMBER, .dest = &a->load.hydro_modulus, .max = 1};
   options[n++] = (cli_option){.name = "--qpos", .kind = CLI_TEXT, .dest = &a->qpos};
