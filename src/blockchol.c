@@ -559,56 +559,71 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
   }
 }
 
+/* Column p's forward substitution (its tree has n dofs): y := L_pp^-1 y, then the later trees' rows
+ * z -= X y. Inlined with constant n for the common tree sizes (grit_blockchol_solve). */
+static inline void solve_forward_column(const grit_blockchol *b, int p, int n, double *x) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
+  const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
+  double *y = x + adr[t];
+  for (int j = 0; j < n; ++j) {
+    double s = y[j];
+    for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
+    y[j] = s * inv[j];
+  }
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const double *X = Lx + b->roff[e];
+    double *z = x + adr[ti];
+    for (int r = 0; r < mi; ++r) {
+      double s = 0.0;
+      for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
+      z[r] -= s;
+    }
+  }
+}
+
+/* Column p's backward substitution: y -= X^T z over the later trees' rows, then y := L_pp^-T y. */
+static inline void solve_backward_column(const grit_blockchol *b, int p, int n, double *x) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
+  const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
+  double *y = x + adr[t];
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const double *X = Lx + b->roff[e];
+    const double *z = x + adr[ti];
+    for (int r = 0; r < mi; ++r)
+      for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    double s = y[j];
+    for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
+    y[j] = s * inv[j];
+  }
+}
+
 void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned char *tree_on) {
   if (nrhs >= 4 && !tree_on) {
     solve_many(b, B, nrhs);
     return;
   }
-  const grit_model *m = b->m;
-  const int nt = b->nt, nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
-  const double *Lx = b->Lx;
+  const int nt = b->nt, nv = b->m->nv, *dim = b->m->tree_dofnum;
+  /* a free body's 6 and a 7-joint arm's 7 as constants (the same sums in the same order): the
+   * arm-and-ball's Newton solve was 6 % of its step's instructions with variable sizes */
   for (int c = 0; c < nrhs; ++c) {
     double *x = B + (size_t)c * nv;
     for (int p = 0; p < nt; ++p) { /* L y = b, by columns */
-      const int t = b->order[p], n = dim[t];
-      if (tree_on && !tree_on[t]) continue;
-      const double *L = Lx + b->doff[p];
-      double *y = x + adr[t];
-      const double *inv = b->inv + adr[t];
-      for (int j = 0; j < n; ++j) {
-        double s = y[j];
-        for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
-        y[j] = s * inv[j];
-      }
-      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-        const int ti = b->order[b->rows[e]], mi = dim[ti];
-        const double *X = Lx + b->roff[e];
-        double *z = x + adr[ti];
-        for (int r = 0; r < mi; ++r) {
-          double s = 0.0;
-          for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
-          z[r] -= s;
-        }
-      }
+      const int n = dim[b->order[p]];
+      if (tree_on && !tree_on[b->order[p]]) continue;
+      if (n == 6) solve_forward_column(b, p, 6, x);
+      else if (n == 7) solve_forward_column(b, p, 7, x);
+      else solve_forward_column(b, p, n, x);
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
-      const int t = b->order[p], n = dim[t];
-      if (tree_on && !tree_on[t]) continue;
-      const double *L = Lx + b->doff[p];
-      double *y = x + adr[t];
-      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-        const int ti = b->order[b->rows[e]], mi = dim[ti];
-        const double *X = Lx + b->roff[e];
-        const double *z = x + adr[ti];
-        for (int r = 0; r < mi; ++r)
-          for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
-      }
-      const double *inv = b->inv + adr[t];
-      for (int j = n - 1; j >= 0; --j) {
-        double s = y[j];
-        for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
-        y[j] = s * inv[j];
-      }
+      const int n = dim[b->order[p]];
+      if (tree_on && !tree_on[b->order[p]]) continue;
+      if (n == 6) solve_backward_column(b, p, 6, x);
+      else if (n == 7) solve_backward_column(b, p, 7, x);
+      else solve_backward_column(b, p, n, x);
     }
   }
 }
