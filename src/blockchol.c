@@ -324,9 +324,9 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
 
 /* ------------------------------------------------------------------------------- numeric */
 
-/* In-place Cholesky of the n x n row-major block L (lower triangle read and written). Returns the
- * failing column, or -1. */
-static inline int chol_block(double *L, int n) {
+/* In-place Cholesky of the n x n row-major block L (lower triangle read and written), the reciprocal
+ * pivots into rinv (the divisions done once). Returns the failing column, or -1. */
+static inline int chol_block(double *L, int n, double *rinv) {
   for (int j = 0; j < n; ++j) {
     double *lj = L + (size_t)j * n;
     double d = lj[j];
@@ -334,6 +334,7 @@ static inline int chol_block(double *L, int n) {
     if (!(d > 0.0) || !isfinite(d)) return j; /* not positive, NaN or infinite */
     const double r = sqrt(d), inv = 1.0 / r;
     lj[j] = r;
+    rinv[j] = inv;
     for (int i = j + 1; i < n; ++i) {
       double *li = L + (size_t)i * n;
       double s = li[j];
@@ -351,13 +352,13 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
   const int *dim = b->m->tree_dofnum;
   double *Lx = b->Lx;
   double *L = Lx + b->doff[p];
-  const int bad = chol_block(L, n);
-  if (bad >= 0) return bad;
+  /* reciprocal pivots for the multiplications below (a division per entry was a third of the time) */
   double *inv = b->inv + b->m->tree_dofadr[b->order[p]];
+  const int bad = chol_block(L, n, inv);
+  if (bad >= 0) return bad;
   for (int j = 0; j < n; ++j) {
     *lo = L[j * n + j] < *lo ? L[j * n + j] : *lo; /* pivots are positive and finite here */
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
-    inv[j] = 1.0 / L[j * n + j]; /* multiplications below: a division per entry was a third of the time */
   }
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
