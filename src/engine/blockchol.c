@@ -324,9 +324,9 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
 
 /* ------------------------------------------------------------------------------- numeric */
 
-/* In-place Cholesky of the n x n row-major block L (lower triangle read and written). Returns the
- * failing column, or -1. */
-static inline int chol_block(double *L, int n) {
+/* In-place Cholesky of the n x n row-major block L (lower triangle read and written), the reciprocal
+ * pivots into rinv (the divisions done once). Returns the failing column, or -1. */
+static inline int chol_block(double *L, int n, double *rinv) {
   for (int j = 0; j < n; ++j) {
     double *lj = L + (size_t)j * n;
     double d = lj[j];
@@ -334,6 +334,7 @@ static inline int chol_block(double *L, int n) {
     if (!(d > 0.0) || !isfinite(d)) return j; /* not positive, NaN or infinite */
     const double r = sqrt(d), inv = 1.0 / r;
     lj[j] = r;
+    rinv[j] = inv;
     for (int i = j + 1; i < n; ++i) {
       double *li = L + (size_t)i * n;
       double s = li[j];
@@ -351,13 +352,13 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
   const int *dim = b->m->tree_dofnum;
   double *Lx = b->Lx;
   double *L = Lx + b->doff[p];
-  const int bad = chol_block(L, n);
-  if (bad >= 0) return bad;
+  /* reciprocal pivots for the multiplications below (a division per entry was a third of the time) */
   double *inv = b->inv + b->m->tree_dofadr[b->order[p]];
+  const int bad = chol_block(L, n, inv);
+  if (bad >= 0) return bad;
   for (int j = 0; j < n; ++j) {
     *lo = L[j * n + j] < *lo ? L[j * n + j] : *lo; /* pivots are positive and finite here */
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
-    inv[j] = 1.0 / L[j * n + j]; /* multiplications below: a division per entry was a third of the time */
   }
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
@@ -559,56 +560,71 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
   }
 }
 
+/* Column p's forward substitution (its tree has n dofs): y := L_pp^-1 y, then the later trees' rows
+ * z -= X y. Inlined with constant n for the common tree sizes (grit_blockchol_solve). */
+static inline void solve_forward_column(const grit_blockchol *b, int p, int n, double *x) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
+  const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
+  double *y = x + adr[t];
+  for (int j = 0; j < n; ++j) {
+    double s = y[j];
+    for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
+    y[j] = s * inv[j];
+  }
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const double *X = Lx + b->roff[e];
+    double *z = x + adr[ti];
+    for (int r = 0; r < mi; ++r) {
+      double s = 0.0;
+      for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
+      z[r] -= s;
+    }
+  }
+}
+
+/* Column p's backward substitution: y -= X^T z over the later trees' rows, then y := L_pp^-T y. */
+static inline void solve_backward_column(const grit_blockchol *b, int p, int n, double *x) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
+  const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
+  double *y = x + adr[t];
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const double *X = Lx + b->roff[e];
+    const double *z = x + adr[ti];
+    for (int r = 0; r < mi; ++r)
+      for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    double s = y[j];
+    for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
+    y[j] = s * inv[j];
+  }
+}
+
 void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned char *tree_on) {
   if (nrhs >= 4 && !tree_on) {
     solve_many(b, B, nrhs);
     return;
   }
-  const grit_model *m = b->m;
-  const int nt = b->nt, nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
-  const double *Lx = b->Lx;
+  const int nt = b->nt, nv = b->m->nv, *dim = b->m->tree_dofnum;
+  /* a free body's 6 and a 7-joint arm's 7 as constants (the same sums in the same order): the
+   * arm-and-ball's Newton solve was 6 % of its step's instructions with variable sizes */
   for (int c = 0; c < nrhs; ++c) {
     double *x = B + (size_t)c * nv;
     for (int p = 0; p < nt; ++p) { /* L y = b, by columns */
-      const int t = b->order[p], n = dim[t];
-      if (tree_on && !tree_on[t]) continue;
-      const double *L = Lx + b->doff[p];
-      double *y = x + adr[t];
-      const double *inv = b->inv + adr[t];
-      for (int j = 0; j < n; ++j) {
-        double s = y[j];
-        for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
-        y[j] = s * inv[j];
-      }
-      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-        const int ti = b->order[b->rows[e]], mi = dim[ti];
-        const double *X = Lx + b->roff[e];
-        double *z = x + adr[ti];
-        for (int r = 0; r < mi; ++r) {
-          double s = 0.0;
-          for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
-          z[r] -= s;
-        }
-      }
+      const int n = dim[b->order[p]];
+      if (tree_on && !tree_on[b->order[p]]) continue;
+      if (n == 6) solve_forward_column(b, p, 6, x);
+      else if (n == 7) solve_forward_column(b, p, 7, x);
+      else solve_forward_column(b, p, n, x);
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
-      const int t = b->order[p], n = dim[t];
-      if (tree_on && !tree_on[t]) continue;
-      const double *L = Lx + b->doff[p];
-      double *y = x + adr[t];
-      for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-        const int ti = b->order[b->rows[e]], mi = dim[ti];
-        const double *X = Lx + b->roff[e];
-        const double *z = x + adr[ti];
-        for (int r = 0; r < mi; ++r)
-          for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
-      }
-      const double *inv = b->inv + adr[t];
-      for (int j = n - 1; j >= 0; --j) {
-        double s = y[j];
-        for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
-        y[j] = s * inv[j];
-      }
+      const int n = dim[b->order[p]];
+      if (tree_on && !tree_on[b->order[p]]) continue;
+      if (n == 6) solve_backward_column(b, p, 6, x);
+      else if (n == 7) solve_backward_column(b, p, 7, x);
+      else solve_backward_column(b, p, n, x);
     }
   }
 }

@@ -136,17 +136,25 @@ double *grit_solver_jstore(grit_solver *s, int *capacity) {
 
 /* Rows r0 .. r1-1 of y = J x + (with_bias ? b : 0) for constraint c (each row the same sums whichever
  * rows are asked for). */
+/* y[r] += J_r x over rows r0 .. r1-1 of one tree's n columns; inlined with constant n for the common
+ * tree sizes (the same sums in the same order). */
+static inline void apply_tree_rows(const double *J, const double *x, int n, double *y, int r0, int r1) {
+  for (int r = r0; r < r1; ++r) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s += J[r * n + j] * x[j];
+    y[r] += s;
+  }
+}
+
 static void constraint_apply_rows(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
                                   int with_bias, double *y, int r0, int r1) {
   for (int r = r0; r < r1; ++r) y[r] = with_bias ? c->b[r] : 0.0;
   for (int k = 0; k < c->ntree; ++k) {
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
-    for (int r = r0; r < r1; ++r) {
-      double s = 0.0;
-      for (int j = 0; j < n; ++j) s += J[r * n + j] * x[adr + j];
-      y[r] += s;
-    }
+    if (n == 6) apply_tree_rows(J, x + adr, 6, y, r0, r1);
+    else if (n == 7) apply_tree_rows(J, x + adr, 7, y, r0, r1);
+    else apply_tree_rows(J, x + adr, n, y, r0, r1);
   }
 }
 
@@ -167,15 +175,21 @@ static void constraint_apply(const grit_model *m, const grit_constraint *c, cons
 }
 
 /* y += J^T f for constraint c (rows with f = 0 add nothing and are skipped). */
+static inline void apply_tree_transpose(const double *J, const double *f, int dim, int n, double *y) {
+  for (int r = 0; r < dim; ++r) {
+    if (f[r] == 0.0) continue;
+    for (int j = 0; j < n; ++j) y[j] += J[r * n + j] * f[r];
+  }
+}
+
 static void constraint_apply_transpose(const grit_model *m, const grit_constraint *c, const double *jstore,
                                        const double *f, double *y) {
   for (int k = 0; k < c->ntree; ++k) {
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
-    for (int r = 0; r < c->dim; ++r) {
-      if (f[r] == 0.0) continue;
-      for (int j = 0; j < n; ++j) y[adr + j] += J[r * n + j] * f[r];
-    }
+    if (c->dim == 3 && n == 6) apply_tree_transpose(J, f, 3, 6, y + adr);
+    else if (c->dim == 3 && n == 7) apply_tree_transpose(J, f, 3, 7, y + adr);
+    else apply_tree_transpose(J, f, c->dim, n, y + adr);
   }
 }
 
@@ -277,6 +291,15 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
   ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax, ISL(s, ISL_SMAX)[k] = smax;
 }
 
+/* *f1 -= g . dvc and *f2 += dvc^T G dvc, term by term (contacts' dim 3 as a constant: unrolled). */
+static inline void slope_curvature(const double *g, const double *G, const double *dvc, int dim, double *f1,
+                                   double *f2) {
+  for (int r = 0; r < dim; ++r) {
+    *f1 -= g[r] * dvc[r];
+    for (int q = 0; q < dim; ++q) *f2 += dvc[r] * G[r * dim + q] * dvc[q];
+  }
+}
+
 /* The first and second derivatives of l(v + a dv) with respect to a, given dv^T A e and dv^T A dv
  * (e = v - v*) and each constraint's vc and dvc = J dv: O(number of constraints in idx[0..n-1]). */
 static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, double a, double dAe, double dAd,
@@ -287,10 +310,8 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
     double vc[3], g[3], G[9];
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
     constraint_eval(c, dt, vc, g, G);
-    for (int r = 0; r < c->dim; ++r) {
-      f1 -= g[r] * c->dvc[r];
-      for (int q = 0; q < c->dim; ++q) f2 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];
-    }
+    if (c->dim == 3) slope_curvature(g, G, c->dvc, 3, &f1, &f2);
+    else slope_curvature(g, G, c->dvc, c->dim, &f1, &f2);
   }
   *d1 = f1;
   *d2 = f2;
