@@ -168,6 +168,11 @@ typedef struct grit_options {
                               explicit at the step's start, as MuJoCo 2.2.2's Euler integrator; default
                               0: grit's discrete momentum balance (docs/theory.md), which keeps a tumbling
                               body's angular momentum to O(dt^2) but differs from MuJoCo's Euler by O(dt) */
+  double density;         /* fluid density, kg/m^3, >= 0; default 0 (MuJoCo's option density) */
+  double viscosity;       /* fluid viscosity, Pa s, >= 0; default 0 (MuJoCo's option viscosity) */
+  double wind[3];         /* the fluid's velocity, m/s, world frame; default 0. density > 0 or viscosity
+                             > 0 switch on MuJoCo 2.2.2's inertia-box fluid forces on every body with
+                             mass, explicit at the step's start (docs/theory.md, Fluid forces) */
 } grit_options;
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the

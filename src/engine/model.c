@@ -73,6 +73,9 @@ grit_options grit_default_options(void) {
   o.max_contacts = 0;
   o.explicit_actuation = 0;
   o.explicit_gyroscopic = 0;
+  o.density = 0.0;
+  o.viscosity = 0.0;
+  o.wind[0] = o.wind[1] = o.wind[2] = 0.0;
   o.gravity[0] = 0.0;
   o.gravity[1] = 0.0;
   o.gravity[2] = -9.81;
@@ -226,6 +229,11 @@ grit_status grit_builder_set_options(grit_builder *b, const grit_options *o) {
   if (o->max_contacts < 0)
     return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: max_contacts %d must be >= 0",
                           o->max_contacts);
+  if (!isfinite(o->density) || !isfinite(o->viscosity) || !all_finite(o->wind, 3))
+    return grit_set_error(b->message, GRIT_ERR_NOT_FINITE, "options: density, viscosity or wind is not finite");
+  if (o->density < 0.0 || o->viscosity < 0.0)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: density %g and viscosity %g must be >= 0",
+                          o->density, o->viscosity);
   b->opt = *o;
   return GRIT_OK;
 }

@@ -702,6 +702,20 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));
     return;
   }
+  if (opt.density > 0 || opt.viscosity > 0) /* fluid forces on: grit has the inertia-box model only */
+    for (int i = 0; i < c->geoms.n; ++i) {
+      const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, i);
+      if (!g->fluid_ellipsoid) continue;
+      mjcf_node n;
+      memset(&n, 0, sizeof n);
+      n.name = "geom";
+      n.file = g->file;
+      n.line = g->line;
+      mjcf_unsupported(c, &n, "attribute 'fluidshape': the ellipsoid fluid model is not supported (grit has "
+                              "MuJoCo's inertia-box model)");
+      if (c->status != GRIT_OK) return;
+      break; /* lenient: one warning; every body then feels the inertia-box forces */
+    }
   mjcf_body *B = MJCF_AT(c->bodies, mjcf_body, 0);
   B[0].grit_index = 0;
   int jnext = 0;

@@ -83,6 +83,7 @@ typedef struct mjcf_geom {
   double size[3], pos[3], fromto[6], mass, density, friction;
   double fitscale; /* a primitive fitted to its mesh: the factor of the fitted sizes (default 1) */
   int has_fromto, has_mass, condim, group;
+  int fluid_ellipsoid; /* fluidshape="ellipsoid": MuJoCo's ellipsoid fluid model, not grit's */
   int in_pair; /* named by a <contact><pair> or wrapped by a tendon: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
