@@ -171,6 +171,27 @@ Test(fluid, step_derivatives_against_central_differences) {
   free(x0), free(x), free(A), free(Adry), free(B), free(fp), free(fm), free(qa), free(qb), free(e);
 }
 
+/* Only the Euler step simulates fluid forces: the other integrators are refused with a message. */
+Test(fluid, other_integrators_refused) {
+  char xml[sizeof scene + 64], msg[GRIT_MESSAGE_SIZE];
+  snprintf(xml, sizeof xml, scene, 1000.0, 0.0);
+  grit_status s;
+  grit_model *m = load(xml, 0, msg, &s, NULL);
+  cr_assert_eq(s, GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings st = grit_default_step_settings();
+  st.integrator = GRIT_INTEGRATOR_QUASISTATIC;
+  cr_expect_eq(grit_data_set_step_settings(d, &st), GRIT_ERR_UNSUPPORTED);
+  cr_expect(strstr(grit_data_last_error(d), "fluid"), "%s", grit_data_last_error(d));
+  st.integrator = GRIT_INTEGRATOR_VARIATIONAL;
+  cr_expect_eq(grit_data_set_step_settings(d, &st), GRIT_ERR_UNSUPPORTED);
+  st.integrator = GRIT_INTEGRATOR_EULER;
+  cr_expect_eq(grit_data_set_step_settings(d, &st), GRIT_OK);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* <option density viscosity wind> reach the options; fluidshape="ellipsoid" (MuJoCo's other model) is
  * refused with its file and line when the fluid is on, a warning when lenient, and harmless when off. */
 Test(fluid, mjcf_options_and_the_ellipsoid_model) {
