@@ -235,3 +235,19 @@ Test(fluid, mjcf_options_and_the_ellipsoid_model) {
   cr_expect(strstr(msg, "density"), "%s", msg);
   grit_model_free(m);
 }
+
+/* The builder checks the fluid options: finite, density and viscosity >= 0. */
+Test(fluid, builder_checks_the_options) {
+  grit_builder *b;
+  cr_assert_eq(grit_builder_create(&b), GRIT_OK);
+  grit_options o = grit_default_options();
+  o.density = 1000, o.viscosity = 1e-3, o.wind[1] = 2;
+  cr_expect_eq(grit_builder_set_options(b, &o), GRIT_OK);
+  o.viscosity = -1;
+  cr_expect_eq(grit_builder_set_options(b, &o), GRIT_ERR_INVALID_MODEL);
+  cr_expect(strstr(grit_builder_last_error(b), "viscosity"), "%s", grit_builder_last_error(b));
+  o.viscosity = 0, o.wind[2] = NAN;
+  cr_expect_eq(grit_builder_set_options(b, &o), GRIT_ERR_NOT_FINITE);
+  cr_expect(strstr(grit_builder_last_error(b), "wind"), "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+}
