@@ -29,7 +29,8 @@ Test(fluid, box_of_a_box) {
   double q[4];
   for (int i = 0; i < 4; ++i) q[i] = quat[i] / sqrt(n);
   grit_quat_to_mat(R, q);
-  grit_fluid_box(mass, I, box, axes);
+  const double none[4] = {0, 0, 0, 0};
+  grit_fluid_box(mass, I, none, box, axes);
   for (int i = 0; i < 3; ++i) { /* each found axis is parallel to the box axis of the same edge */
     int k = 0;
     for (int j = 1; j < 3; ++j)
@@ -41,7 +42,17 @@ Test(fluid, box_of_a_box) {
   }
   /* a diagonal inertia is kept as it is: axes I */
   const double Id[9] = {1, 0, 0, 0, 2, 0, 0, 0, 2.5};
-  grit_fluid_box(1.0, Id, box, axes);
+  grit_fluid_box(1.0, Id, none, box, axes);
+  for (int i = 0; i < 9; ++i) cr_expect_eq(axes[i], i % 4 == 0 ? 1.0 : 0.0);
+  /* given axes that diagonalize the inertia are kept (here a turn about z, in the plane of the equal
+   * moments 2, 2); axes that do not are ignored */
+  const double c = cos(0.3), s = sin(0.3), qz[4] = {cos(0.15), 0, 0, sin(0.15)}, qx[4] = {cos(0.15), sin(0.15), 0, 0};
+  const double Iz[9] = {2, 0, 0, 0, 2, 0, 0, 0, 1};
+  grit_fluid_box(1.0, Iz, qz, box, axes);
+  const double Rz[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
+  for (int i = 0; i < 9; ++i) cr_expect_lt(fabs(axes[i] - Rz[i]), 1e-15, "axes[%d] %g", i, axes[i]);
+  cr_expect_lt(fabs(box[2] - sqrt(6.0 * 3.0)), 1e-14, "%g", box[2]);
+  grit_fluid_box(1.0, Iz, qx, box, axes);
   for (int i = 0; i < 9; ++i) cr_expect_eq(axes[i], i % 4 == 0 ? 1.0 : 0.0);
 }
 

@@ -5,8 +5,9 @@
  * both, 1 s from a nonzero velocity with MuJoCo's Euler integrator at the file's time step and grit's
  * explicit_gyroscopic option (MuJoCo's explicit velocity-product terms for free and ball bodies), the
  * same trajectory to 1e-4 (measured: 2e-14 for all six files). With fluid forces on in both (MuJoCo
- * 2.2.2's inertia-box model: the fish in its density-5000 water, a free box in a viscous wind), the same
- * to 1e-4 too (measured: 1.5e-15 and 4.4e-15). Without the option grit's discrete
+ * 2.2.2's inertia-box model: the fish in its density-5000 water, a free box, a cylinder and an inertial
+ * with two equal moments in a viscous wind), the same to 1e-4 too (measured: 1.5e-15, 2.8e-15, 5.0e-15,
+ * 2.3e-15). Without the option grit's discrete
  * momentum balance differs from MuJoCo's Euler by O(dt), by design (free_body_first_order). And
  * non-convex, open and vertex-only mesh files weigh as MuJoCo weighs them (its legacy equivalent-box
  * mass). */
@@ -104,16 +105,15 @@ Test(mjcf_real, fish) { compare("fish.xml", 0); }
 /* the fish in its fluid (density 5000): MuJoCo 2.2.2's inertia-box fluid forces (src/engine/fluid.c) */
 Test(mjcf_real, fish_fluid) { compare_with("fish.xml", 0, 1, FISH_SPEED); }
 
-/* A free box in a dense, viscous fluid with wind, gravity on: turned and off its body's origin (so its
- * principal frame, which the inertia-box model works in, is neither the body's nor at its origin), 1 s
- * from a tumbling velocity at 2 ms, explicit_gyroscopic, against MuJoCo 2.2.2's Euler: the same
- * trajectory to 1e-4 (the forces' difference would be O(1): without the fluid MuJoCo ends > 0.1 away). */
-Test(mjcf_real, free_box_in_wind) {
-  static const char xml[] = "<mujoco><option timestep='0.002' density='1000' viscosity='0.05' wind='0.5 -0.3 0.2'/>"
-                            "<worldbody><body pos='0 0 1'><freejoint/><geom type='box' size='.1 .05 .02' "
-                            "euler='20 30 40' pos='.02 .01 -.01' contype='0' conaffinity='0'/></body></worldbody>"
-                            "</mujoco>";
-  char err[1000] = "", msg[GRIT_MESSAGE_SIZE], dir[] = "/tmp/grit_fluidbox_XXXXXX", path[64];
+/* A free body in a dense, viscous fluid with wind, gravity on, 1 s from a tumbling velocity at 2 ms,
+ * explicit_gyroscopic, against MuJoCo 2.2.2's Euler: the same trajectory to 1e-4 (the forces'
+ * difference would be O(1): without the fluid MuJoCo ends > 0.1 away). `inner`: the body's content. */
+static void fluid_body(const char *what, const char *inner) {
+  char xml[1000], err[1000] = "", msg[GRIT_MESSAGE_SIZE], dir[] = "/tmp/grit_fluidbody_XXXXXX", path[64];
+  snprintf(xml, sizeof xml,
+           "<mujoco><option timestep='0.002' density='1000' viscosity='0.05' wind='0.5 -0.3 0.2'/>"
+           "<worldbody><body pos='0 0 1'><freejoint/>%s</body></worldbody></mujoco>",
+           inner);
   cr_assert_not_null(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/b.xml", dir);
   FILE *f = fopen(path, "w");
@@ -127,7 +127,7 @@ Test(mjcf_real, free_box_in_wind) {
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.explicit_gyroscopic = 1;
   grit_model *gm;
-  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "box", &o, &gm, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), what, &o, &gm, NULL, msg), GRIT_OK, "%s", msg);
   mm->opt.integrator = mjINT_EULER;
   mjData *md = mj_makeData(mm), *dry = mj_makeData(mm);
   grit_data *gd;
@@ -145,16 +145,30 @@ Test(mjcf_real, free_box_in_wind) {
   mm->opt.density = mm->opt.viscosity = 0;
   for (int k = 0; k < 500; ++k) mj_step(mm, dry);
   mjcmp_state_error(mm, dry, grit_data_qpos(gd), grit_data_qvel(gd), &fq, &fv);
-  cr_log_info("free box in wind: 500 steps of 2 ms: max |dq| %.3g, max |dv| %.3g (without fluid forces MuJoCo is "
-              "%.3g, %.3g away)", eq, ev, fq, fv);
-  cr_expect_lt(eq, 1e-4, "q differs by %g", eq);
-  cr_expect_lt(ev, 1e-4, "v differs by %g", ev);
-  cr_expect_gt(fq, 0.1, "the fluid forces changed q by %g only", fq);
+  cr_log_info("%s in wind: 500 steps of 2 ms: max |dq| %.3g, max |dv| %.3g (without fluid forces MuJoCo is "
+              "%.3g, %.3g away)", what, eq, ev, fq, fv);
+  cr_expect_lt(eq, 1e-4, "%s: q differs by %g", what, eq);
+  cr_expect_lt(ev, 1e-4, "%s: v differs by %g", what, ev);
+  cr_expect_gt(fq, 0.1, "%s: the fluid forces changed q by %g only", what, fq);
   mj_deleteData(md);
   mj_deleteData(dry);
   mj_deleteModel(mm);
   grit_data_free(gd);
   grit_model_free(gm);
+}
+
+/* turned and off its body's origin: the principal frame, which the inertia-box model works in, is
+ * neither the body's nor at its origin */
+Test(mjcf_real, free_box_in_wind) {
+  fluid_body("box", "<geom type='box' size='.1 .05 .02' euler='20 30 40' pos='.02 .01 -.01' contype='0' "
+                    "conaffinity='0'/>");
+}
+
+/* two equal principal moments: the quadratic drag depends on the pair of axes taken in their plane,
+ * MuJoCo's being the geometry's frame or the inertial's quat (grit_body_def.inertia_quat) */
+Test(mjcf_real, symmetric_bodies_in_wind) {
+  fluid_body("cylinder", "<geom type='cylinder' size='.05 .1' euler='20 30 40' contype='0' conaffinity='0'/>");
+  fluid_body("inertial", "<inertial pos='.01 0 0' mass='2' diaginertia='.01 .01 .004' euler='-30 10 50'/>");
 }
 
 /* Why the free-body files differed from MuJoCo by up to 6.5e-4 before explicit_gyroscopic existed:

@@ -50,6 +50,10 @@ typedef struct grit_body_def {
   double com[3];       /* centre of mass in the body frame, m */
   double inertia[9];   /* rotational inertia about the centre of mass, body frame axes, kg m^2;
                           symmetric positive definite, principal moments obey the triangle inequality */
+  double inertia_quat[4]; /* optional: the orientation (w,x,y,z), in the body frame, of axes in which
+                             `inertia` is diagonal (MuJoCo's inertial quat); the fluid model's box is
+                             aligned with them (docs/theory.md, Fluid forces). Default (0,0,0,0): the
+                             axes are found from `inertia` (with two equal moments, one choice of many) */
 } grit_body_def;
 
 /* A joint between a body and its parent. Geometry is given in the child body's frame. */

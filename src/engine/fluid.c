@@ -51,9 +51,26 @@ static void principal(const double I[9], double lam[3], double v[9]) {
   for (int i = 0; i < 3; ++i) lam[i] = a[4 * i];
 }
 
-void grit_fluid_box(double mass, const double inertia[9], double box[3], double axes[9]) {
+/* The given axes (columns of R) when the inertia is diagonal in them to 1e-10 of its trace: the moments
+ * its diagonal there. Else 0. */
+static int given_axes(const double I[9], const double q[4], double lam[3], double R[9]) {
+  if (q[0] == 0.0 && q[1] == 0.0 && q[2] == 0.0 && q[3] == 0.0) return 0;
+  double IR[9], P[9];
+  grit_quat_to_mat(R, q);
+  grit_m3_mul(IR, I, R);
+  grit_m3_tmul(P, R, IR); /* R^T I R */
+  const double tol = 1e-10 * (fabs(I[0]) + fabs(I[4]) + fabs(I[8]));
+  if (fabs(P[1]) > tol || fabs(P[2]) > tol || fabs(P[5]) > tol) return 0;
+  for (int i = 0; i < 3; ++i) lam[i] = P[4 * i];
+  return 1;
+}
+
+void grit_fluid_box(double mass, const double inertia[9], const double iquat[4], double box[3], double axes[9]) {
+  /* With two equal moments the axes in their plane are any pair, and the quadratic drag is not the same
+   * for every pair: MuJoCo's are its compiler's (a single geometry's frame, the inertial's quat), which
+   * MJCF loading passes as inertia_quat. */
   double lam[3];
-  principal(inertia, lam, axes);
+  if (!given_axes(inertia, iquat, lam, axes)) principal(inertia, lam, axes);
   /* a box of edges b has moments mass/12 (b_j^2 + b_k^2): b_i^2 = 6 (l_j + l_k - l_i) / mass; MuJoCo
    * floors the difference at 1e-15 (mjMINVAL), which keeps a degenerate body's edge positive */
   for (int i = 0; i < 3; ++i) {

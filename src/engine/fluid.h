@@ -14,9 +14,10 @@
 int grit_fluid_on(const grit_model *m);
 
 /* The box with the mass and principal moments of a body: its edge lengths box[3] along the principal
- * axes, and those axes as the columns of axes[9] (body frame, row-major). From the model's constants,
- * so a plain double in either instantiation. */
-void grit_fluid_box(double mass, const double inertia[9], double box[3], double axes[9]);
+ * axes, and those axes as the columns of axes[9] (body frame, row-major). The axes are those of iquat
+ * (the body's inertia_quat, all 0: none) when the inertia is diagonal in them, else found from the
+ * inertia. From the model's constants, so a plain double in either instantiation. */
+void grit_fluid_box(double mass, const double inertia[9], const double iquat[4], double box[3], double axes[9]);
 
 #include "grit/detail/scalar_double.h"
 #include "fluid_decl_generic.h"

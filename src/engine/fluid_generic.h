@@ -19,12 +19,10 @@ void GS_NAME(grit_fluid_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, 
     /* a body welded to the world does not move and moves no dof: its wrench would reach nothing */
     if (m->body_tree[b] < 0 || !GS_NAME(kin_body_on)(m, k, b) || m->body_mass[b] < GRIT_FLUID_MIN_MASS) continue;
     double box[3], P[9];
-    grit_fluid_box(m->body_mass[b], m->body_inertia + 9 * b, box, P);
+    grit_fluid_box(m->body_mass[b], m->body_inertia + 9 * b, m->body_iquat + 4 * b, box, P);
     const GS *X = k->xmat + 9 * b, *tw = k->cvel + 6 * b, *c = k->xipos + 3 * b;
-    GS R[9]; /* the box's axes in the world: X P */
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j)
-        R[3 * i + j] = GS_FMA(X[3 * i], GS_C(P[j]), GS_FMA(X[3 * i + 1], GS_C(P[3 + j]), GS_SCALE(X[3 * i + 2], P[6 + j])));
+    GS R[9]; /* the box's axes in the world */
+    GS_NAME(grit_m3_mul_c)(R, X, P);
     GS vc[3], rel[3], wl[3], vl[3], tl[3], fl[3], T[3], F[3], n[3];
     GS_NAME(grit_v3_cross)(vc, tw, c); /* the twist is referred to the world origin: v_c = v_o + w x c */
     for (int i = 0; i < 3; ++i) rel[i] = GS_ADDC(GS_ADD(tw[3 + i], vc[i]), -m->opt.wind[i]);

@@ -285,6 +285,7 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
     } else {
       memcpy(b->com, g->cpos, sizeof b->com);
       grit_inertia_from_principal(b->inertia, g->cinertia, g->cquat);
+      memcpy(b->iquat, g->cquat, sizeof b->iquat); /* MuJoCo's body frame of inertia: the geometry's */
     }
     return 1;
   }
@@ -389,6 +390,7 @@ static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_st
         return;
       }
       grit_inertia_from_principal(b->inertia, d, q);
+      memcpy(b->iquat, q, sizeof b->iquat);
     }
   }
   if (c->status != GRIT_OK) return;
@@ -730,6 +732,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     d.mass = b->mass;
     memcpy(d.com, b->com, sizeof d.com);
     memcpy(d.inertia, b->inertia, sizeof d.inertia);
+    memcpy(d.inertia_quat, b->iquat, sizeof d.inertia_quat); /* the fluid model's axes (fluid.c) */
     s = grit_builder_add_body(gb, &d, &b->grit_index);
     if (s != GRIT_OK) {
       builder_failed(c, s, gb, "body", b->file, b->line);

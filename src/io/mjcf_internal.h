@@ -127,6 +127,7 @@ typedef struct mjcf_body {
   mjcf_orient iori;
   /* compiled */
   double quat[4], mass, com[3], inertia[9];
+  double iquat[4]; /* MuJoCo's inertial frame when known (one primitive geometry, <inertial quat>), else 0 */
   int njoint, folded_into, grit_index;
 } mjcf_body;
 
