@@ -247,7 +247,7 @@ Test(fluid, mjcf_options_and_the_ellipsoid_model) {
   grit_model_free(m);
 }
 
-/* The builder checks the fluid options: finite, density and viscosity >= 0. */
+/* The builder checks the fluid options (finite, density and viscosity >= 0) and a body's inertia_quat. */
 Test(fluid, builder_checks_the_options) {
   grit_builder *b;
   cr_assert_eq(grit_builder_create(&b), GRIT_OK);
@@ -260,5 +260,10 @@ Test(fluid, builder_checks_the_options) {
   o.viscosity = 0, o.wind[2] = NAN;
   cr_expect_eq(grit_builder_set_options(b, &o), GRIT_ERR_NOT_FINITE);
   cr_expect(strstr(grit_builder_last_error(b), "wind"), "%s", grit_builder_last_error(b));
+  grit_body_def bd = grit_default_body_def(); /* and the body's optional fluid axes */
+  cr_expect(bd.inertia_quat[0] == 0 && bd.inertia_quat[1] == 0 && bd.inertia_quat[2] == 0 && bd.inertia_quat[3] == 0);
+  bd.inertia_quat[0] = NAN;
+  cr_expect_eq(grit_builder_add_body(b, &bd, NULL), GRIT_ERR_NOT_FINITE);
+  cr_expect(strstr(grit_builder_last_error(b), "inertia_quat"), "%s", grit_builder_last_error(b));
   grit_builder_free(b);
 }
