@@ -43,6 +43,7 @@ static inline void mjcmp_free_motion_only(mjModel *mm, grit_model *gm) {
   for (int j = 0; j < mm->njnt; ++j) mm->jnt_stiffness[j] = 0;
   for (int t = 0; t < mm->ntendon; ++t) mm->tendon_stiffness[t] = mm->tendon_damping[t] = 0;
   memset(gm->opt.gravity, 0, sizeof gm->opt.gravity);
+  gm->opt.density = gm->opt.viscosity = 0;
   for (int g = 0; g < gm->ngeom; ++g) gm->geom_contype[g] = gm->geom_conaffinity[g] = 0;
   gm->npair = 0;
   gm->neq = 0;

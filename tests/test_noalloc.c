@@ -325,3 +325,40 @@ Test(noalloc, quasistatic_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Fluid forces (MuJoCo 2.2.2's inertia-box model) in the step, its derivatives and grit_linearize: a free
+ * box and a capsule with a hinged plate in a dense, viscous wind. */
+Test(noalloc, fluid_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><option timestep='0.002' density='1000' viscosity='0.5' wind='0.4 -0.3 0.2'/><worldbody>"
+      "<body pos='0 0 1'><freejoint/><geom type='box' size='.1 .05 .02' euler='20 30 40' contype='0' conaffinity='0'/>"
+      "</body><body pos='0 1 1'><freejoint/><geom type='capsule' fromto='0 0 0 .2 0 0' size='.03' contype='0' "
+      "conaffinity='0'/><body pos='.2 0 0'><joint name='h' type='hinge' axis='0 1 0'/><geom type='box' "
+      "size='.1 .03 .01' pos='.1 0 0' contype='0' conaffinity='0'/></body></body></worldbody>"
+      "<actuator><motor joint='h'/></actuator></mujoco>";
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "fluid", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  check_model(m, "bodies in a fluid");
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)nx, sizeof *B);
+  tu_rng rng = {11};
+  tu_set_random_state(&rng, d, 1.0);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%ld allocation calls in the fluid step and derivatives", n);
+  free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}

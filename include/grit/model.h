@@ -50,6 +50,10 @@ typedef struct grit_body_def {
   double com[3];       /* centre of mass in the body frame, m */
   double inertia[9];   /* rotational inertia about the centre of mass, body frame axes, kg m^2;
                           symmetric positive definite, principal moments obey the triangle inequality */
+  double inertia_quat[4]; /* optional: the orientation (w,x,y,z), in the body frame, of axes in which
+                             `inertia` is diagonal (MuJoCo's inertial quat); the fluid model's box is
+                             aligned with them (docs/theory.md, Fluid forces). Default (0,0,0,0): the
+                             axes are found from `inertia` (with two equal moments, one choice of many) */
 } grit_body_def;
 
 /* A joint between a body and its parent. Geometry is given in the child body's frame. */
@@ -168,6 +172,11 @@ typedef struct grit_options {
                               explicit at the step's start, as MuJoCo 2.2.2's Euler integrator; default
                               0: grit's discrete momentum balance (docs/theory.md), which keeps a tumbling
                               body's angular momentum to O(dt^2) but differs from MuJoCo's Euler by O(dt) */
+  double density;         /* fluid density, kg/m^3, >= 0; default 0 (MuJoCo's option density) */
+  double viscosity;       /* fluid viscosity, Pa s, >= 0; default 0 (MuJoCo's option viscosity) */
+  double wind[3];         /* the fluid's velocity, m/s, world frame; default 0. density > 0 or viscosity
+                             > 0 switch on MuJoCo 2.2.2's inertia-box fluid forces on every body with
+                             mass, explicit at the step's start (docs/theory.md, Fluid forces) */
 } grit_options;
 
 /* Definitions with their defaults: a unit-mass body with unit-sphere-like inertia 0.4*I at the

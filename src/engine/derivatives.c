@@ -30,6 +30,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "dynamics.h"
+#include "fluid.h"
 #include "grit/derivatives.h"
 #include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
@@ -130,7 +131,8 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
     w->qconst[t] = nb == 1 && m->body_jntnum[body] == 1 &&
                    m->jnt_type[m->body_jnt[m->body_jntadr[body]]] == GRIT_JOINT_FREE &&
                    m->body_com[3 * body] == 0.0 && m->body_com[3 * body + 1] == 0.0 && m->body_com[3 * body + 2] == 0.0 &&
-                   !grit_actuator_tendon_on_tree(m, t); /* a tendon actuator's force moves with q */
+                   !grit_actuator_tendon_on_tree(m, t) && /* a tendon actuator's force moves with q */
+                   !grit_fluid_on(m); /* so does the fluid force (the body's axes) */
   }
   /* Trees whose position partials have a closed form (rigid_body): one joint per body at most, a free
    * joint only on a child of the world. */

@@ -15,6 +15,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "dynamics.h"
+#include "fluid.h"
 #include "hydro.h"
 #include "quasistatic.h"
 #include "solver.h"
@@ -244,6 +245,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_kin_velocities_dual(m, w->v0, &w->kin);
     grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
     grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+  grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   }
   w->kin.tree_mask = active;
   if (skip_qconst && !any_v) {
@@ -353,6 +355,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
   grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+  grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);

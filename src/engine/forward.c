@@ -7,6 +7,7 @@
 #include "forward.h"
 #include "actuation.h"
 #include "dynamics.h"
+#include "fluid.h"
 #include "grit/dynamics.h"
 #include "status_internal.h"
 
@@ -91,6 +92,7 @@ grit_status grit_compute_free_motion(grit_data *d) {
   grit_crba(m, &d->kin, d->crb, d->M);
   grit_rne_bias(m, &d->kin, d->qvel, d->acc, d->frc, d->bias);
   grit_momentum_correction(m, &d->kin, &d->inertial, h, d->frc, d->bias);
+  grit_fluid_bias(m, &d->kin, d->frc, d->bias); /* fluid forces, explicit at the start (fluid.c) */
   grit_implicit_operator(m, d->M, h, d->A);
   grit_actuator_input(m, d->ctrl, d->act, d->actin); /* the actuators' force inputs (actuation.c) */
   grit_actuator_operator(m, d->qpos, d->qvel, d->actin, h, d->A);

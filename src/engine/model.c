@@ -73,6 +73,9 @@ grit_options grit_default_options(void) {
   o.max_contacts = 0;
   o.explicit_actuation = 0;
   o.explicit_gyroscopic = 0;
+  o.density = 0.0;
+  o.viscosity = 0.0;
+  o.wind[0] = o.wind[1] = o.wind[2] = 0.0;
   o.gravity[0] = 0.0;
   o.gravity[1] = 0.0;
   o.gravity[2] = -9.81;
@@ -226,6 +229,11 @@ grit_status grit_builder_set_options(grit_builder *b, const grit_options *o) {
   if (o->max_contacts < 0)
     return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: max_contacts %d must be >= 0",
                           o->max_contacts);
+  if (!isfinite(o->density) || !isfinite(o->viscosity) || !all_finite(o->wind, 3))
+    return grit_set_error(b->message, GRIT_ERR_NOT_FINITE, "options: density, viscosity or wind is not finite");
+  if (o->density < 0.0 || o->viscosity < 0.0)
+    return grit_set_error(b->message, GRIT_ERR_INVALID_MODEL, "options: density %g and viscosity %g must be >= 0",
+                          o->density, o->viscosity);
   b->opt = *o;
   return GRIT_OK;
 }
@@ -300,8 +308,9 @@ grit_status grit_builder_add_body(grit_builder *b, const grit_body_def *def, int
   if (def->parent < 0 || def->parent >= b->nbody)
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "body %d: parent %d does not exist (bodies 0..%d)", id,
                           def->parent, b->nbody - 1);
-  const field fields[] = {{"pos", def->pos, 3}, {"quat", def->quat, 4}, {"com", def->com, 3}};
-  const char *bad = nonfinite_field(fields, 3);
+  const field fields[] = {{"pos", def->pos, 3}, {"quat", def->quat, 4}, {"com", def->com, 3},
+                          {"inertia_quat", def->inertia_quat, 4}};
+  const char *bad = nonfinite_field(fields, 4);
   if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "body %d: %s is not finite", id, bad);
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
@@ -313,6 +322,9 @@ grit_status grit_builder_add_body(grit_builder *b, const grit_body_def *def, int
   body_entry *e = &b->bodies[id];
   e->def = *def;
   for (int i = 0; i < 4; ++i) e->def.quat[i] = def->quat[i] / qn;
+  const double *iq = def->inertia_quat; /* optional: all 0 stays all 0 */
+  const double iqn = sqrt(iq[0] * iq[0] + iq[1] * iq[1] + iq[2] * iq[2] + iq[3] * iq[3]);
+  for (int i = 0; i < 4; ++i) e->def.inertia_quat[i] = iqn > 1e-10 ? iq[i] / iqn : 0.0;
   /* Keep the inertia exactly symmetric. */
   for (int i = 0; i < 3; ++i)
     for (int j = i + 1; j < 3; ++j)
@@ -514,6 +526,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->body_mass, nb);
   GRIT_CARVE(c, m->body_com, 3 * nb);
   GRIT_CARVE(c, m->body_inertia, 9 * nb);
+  GRIT_CARVE(c, m->body_iquat, 4 * nb);
   GRIT_CARVE(c, m->jnt_type, nj);
   GRIT_CARVE(c, m->jnt_body, nj);
   GRIT_CARVE(c, m->jnt_qposadr, nj);
@@ -730,6 +743,7 @@ static void compile_bodies_joints(const grit_builder *b, grit_model *m, char **n
     m->body_mass[i] = d->mass;
     memcpy(m->body_com + 3 * i, d->com, sizeof d->com);
     memcpy(m->body_inertia + 9 * i, d->inertia, sizeof d->inertia);
+    memcpy(m->body_iquat + 4 * i, d->inertia_quat, sizeof d->inertia_quat);
     m->body_name[i] = store_name(names, d->name);
     m->body_jntadr[i] = jcount;
     m->body_jntnum[i] = 0;

@@ -30,6 +30,7 @@ struct grit_model {
   double *body_mass;    /* mass */
   double *body_com;     /* (3) centre of mass in the body frame */
   double *body_inertia; /* (9) rotational inertia about the centre of mass, body frame */
+  double *body_iquat;   /* (4) grit_body_def.inertia_quat, normalized; all 0: not given (fluid.c) */
 
   /* joints (njnt) */
   int *jnt_type;        /* grit_joint_type */

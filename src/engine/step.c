@@ -15,6 +15,7 @@
 #include "solver.h"
 #include "constraints_extra.h"
 #include "contact_geometry.h"
+#include "fluid.h"
 #include "forward.h"
 #include "grit/step.h"
 #include "kinematics.h"
@@ -64,6 +65,10 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
   if (s->integrator < GRIT_INTEGRATOR_EULER || s->integrator > GRIT_INTEGRATOR_QUASISTATIC)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "step settings: unknown integrator %d",
                           (int)s->integrator);
+  if (s->integrator != GRIT_INTEGRATOR_EULER && grit_fluid_on(d->model)) /* fluid.c: in the Euler step only */
+    return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
+                          "step settings: the variational and quasistatic integrators do not simulate fluid forces "
+                          "(options density, viscosity): use GRIT_INTEGRATOR_EULER");
   if (!(s->gradient_smoothing >= 0) || !isfinite(s->gradient_smoothing))
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
                           "step settings: gradient_smoothing %g must be >= 0 and finite", s->gradient_smoothing);

@@ -285,6 +285,7 @@ static int body_from_geoms(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_
     } else {
       memcpy(b->com, g->cpos, sizeof b->com);
       grit_inertia_from_principal(b->inertia, g->cinertia, g->cquat);
+      memcpy(b->iquat, g->cquat, sizeof b->iquat); /* MuJoCo's body frame of inertia: the geometry's */
     }
     return 1;
   }
@@ -389,6 +390,7 @@ static void compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_st
         return;
       }
       grit_inertia_from_principal(b->inertia, d, q);
+      memcpy(b->iquat, q, sizeof b->iquat);
     }
   }
   if (c->status != GRIT_OK) return;
@@ -702,6 +704,20 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));
     return;
   }
+  if (opt.density > 0 || opt.viscosity > 0) /* fluid forces on: grit has the inertia-box model only */
+    for (int i = 0; i < c->geoms.n; ++i) {
+      const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, i);
+      if (!g->fluid_ellipsoid) continue;
+      mjcf_node n;
+      memset(&n, 0, sizeof n);
+      n.name = "geom";
+      n.file = g->file;
+      n.line = g->line;
+      mjcf_unsupported(c, &n, "attribute 'fluidshape': the ellipsoid fluid model is not supported (grit has "
+                              "MuJoCo's inertia-box model)");
+      if (c->status != GRIT_OK) return;
+      break; /* lenient: one warning; every body then feels the inertia-box forces */
+    }
   mjcf_body *B = MJCF_AT(c->bodies, mjcf_body, 0);
   B[0].grit_index = 0;
   int jnext = 0;
@@ -716,6 +732,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     d.mass = b->mass;
     memcpy(d.com, b->com, sizeof d.com);
     memcpy(d.inertia, b->inertia, sizeof d.inertia);
+    memcpy(d.inertia_quat, b->iquat, sizeof d.inertia_quat); /* the fluid model's axes (fluid.c) */
     s = grit_builder_add_body(gb, &d, &b->grit_index);
     if (s != GRIT_OK) {
       builder_failed(c, s, gb, "body", b->file, b->line);

@@ -83,6 +83,7 @@ typedef struct mjcf_geom {
   double size[3], pos[3], fromto[6], mass, density, friction;
   double fitscale; /* a primitive fitted to its mesh: the factor of the fitted sizes (default 1) */
   int has_fromto, has_mass, condim, group;
+  int fluid_ellipsoid; /* fluidshape="ellipsoid": MuJoCo's ellipsoid fluid model, not grit's */
   int in_pair; /* named by a <contact><pair> or wrapped by a tendon: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
@@ -126,6 +127,7 @@ typedef struct mjcf_body {
   mjcf_orient iori;
   /* compiled */
   double quat[4], mass, com[3], inertia[9];
+  double iquat[4]; /* MuJoCo's inertial frame when known (one primitive geometry, <inertial quat>), else 0 */
   int njoint, folded_into, grit_index;
 } mjcf_body;
 

@@ -85,8 +85,11 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   if (mesh) g->mesh = mesh;
   mjcf_mark(n, "rgba");
   mjcf_mark(n, "material");
-  mjcf_mark(n, "fluidshape"); /* fluid forces: only with <option density viscosity>, refused there */
-  mjcf_mark(n, "fluidcoef");
+  /* the ellipsoid fluid model: refused when <option density viscosity> switch fluid forces on (build_model) */
+  static const char *const fluidshape[] = {"none", "ellipsoid"};
+  int shape;
+  if (mjcf_read_enum(c, n, "fluidshape", fluidshape, 2, &shape)) g->fluid_ellipsoid = shape;
+  mjcf_mark(n, "fluidcoef"); /* the ellipsoid model's coefficients */
   mjcf_mark(n, "user");
 }
 
@@ -398,13 +401,10 @@ static void read_option(mjcf_ctx *c, const mjcf_node *n) {
                     "semi-implicit Euler with implicit joint damping");
   else if (integ && strcmp(integ, "Euler"))
     mjcf_warn(c, n, "attribute 'integrator': '%.20s' is not supported: grit's step is semi-implicit Euler", integ);
-  /* fluid forces change the dynamics */
-  static const char *const fluid[] = {"density", "viscosity", "wind"};
-  for (int i = 0; i < 3; ++i) {
-    double v[3] = {0, 0, 0};
-    if (mjcf_read_numbers(c, n, fluid[i], v, i < 2 ? 1 : 3, i < 2 ? 1 : 3) && (v[0] != 0 || v[1] != 0 || v[2] != 0))
-      mjcf_unsupported(c, n, "attribute '%s' (fluid forces) is not supported", fluid[i]);
-  }
+  /* fluid forces: MuJoCo 2.2.2's inertia-box model (fluid.c); the builder checks density, viscosity >= 0 */
+  mjcf_read_numbers(c, n, "density", &c->opt.density, 1, 1);
+  mjcf_read_numbers(c, n, "viscosity", &c->opt.viscosity, 1, 1);
+  mjcf_read_numbers(c, n, "wind", c->opt.wind, 3, 3);
   /* MuJoCo's constraint solver and collision settings: grit has its own contact model and solver */
   static const char *const solver[] = {"o_margin", "o_solref", "o_solimp", "o_friction", "impratio", "tolerance",
                                        "ls_tolerance", "noslip_tolerance", "mpr_tolerance", "iterations",
