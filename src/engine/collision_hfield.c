@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collision_narrow.h"
+#include "contact_geometry.h"
 #include "grit/math.h"
 
 /* Candidates gathered over the prisms before the deepest are kept. */
@@ -97,6 +98,46 @@ static int hf_plane_points(const hf_grid *g, int r, int c, int t, const double *
   return kept;
 }
 
+/* The GJK/EPA candidate p of a prism (the field as a) holds its witness on the field as a material point.
+ * Where that point lies on one edge of the surface (a ridge, a valley), the edge's line is its feature:
+ * the contact point then slides along the edge as o moves, as the true closest point does (exact first
+ * derivatives, contact_geometry_generic.h). Kept only if the re-evaluation reproduces the candidate (phi
+ * and n to 1e-9), as the general path does; the candidate is then snapped to it. */
+static void hf_edge_feature(grit_contact_point *p, const double *v[3], double tol, const double ph[3],
+                            const double Rh[9], const double po[3], const double Ro[9]) {
+  int on = 0, edge = -1;
+  for (int e = 0; e < 3; ++e) {
+    const double *a = v[e], *b = v[(e + 1) % 3];
+    double ab[3], ap[3], x[3];
+    grit_v3_sub(ab, b, a);
+    grit_v3_sub(ap, p->pa_local, a);
+    double t = grit_v3_dot(ap, ab) / grit_v3_dot(ab, ab);
+    t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    grit_v3_addscl(x, a, ab, t);
+    grit_v3_sub(x, x, p->pa_local);
+    if (grit_v3_norm(x) <= tol) ++on, edge = e;
+  }
+  if (on != 1) return; /* inside a face, or at a vertex (two edges): the material point */
+  grit_contact_point q = *p;
+  q.fa = GRIT_FEATURE_LINE;
+  grit_v3_copy(q.fa_p, p->pa_local);
+  grit_v3_sub(q.fa_u, v[(edge + 1) % 3], v[edge]);
+  grit_v3_normalize(q.fa_u);
+  grit_contact_geom g;
+  grit_contact_reevaluate(&q, ph, Rh, po, Ro, &g);
+  double dn[3];
+  grit_v3_sub(dn, g.n, p->n);
+  if (!(fabs(g.phi - p->phi) <= 1e-9 * fmax(1.0, fabs(p->phi)) && grit_v3_norm(dn) <= 1e-9)) return;
+  q.phi = g.phi;
+  grit_v3_copy(q.n, g.n);
+  grit_v3_copy(q.pa, g.pa);
+  grit_v3_copy(q.pb, g.pb);
+  grit_tf_apply_inv(q.pa_local, ph, Rh, q.pa);
+  grit_tf_apply_inv(q.pb_local, po, Ro, q.pb);
+  grit_m3_tmulv(q.n_local, Rh, q.n);
+  *p = q;
+}
+
 /* Prism t of cell (r, c) against o. The triangle's own face gives the closed-form points of its plane
  * whose foot lies on it (a flat field: each corner of a box once, as a plane gives them). The prism's
  * GJK/EPA candidate adds what the faces miss, o against an edge or a vertex of the surface (a ridge, a
@@ -123,7 +164,9 @@ static int hf_prism(const hf_grid *g, int r, int c, int t, const double ph[3], c
   hf_plane_frame(v, T);
   grit_m3_tmulv(nl, Rh, out[k].n); /* the normal in the field's frame */
   const double on_face = nl[0] * T[2] + nl[1] * T[5] + nl[2] * T[8];
-  return on_face < 1.0 - 1e-8 && nl[2] > 1e-6 ? k + 1 : k;
+  if (!(on_face < 1.0 - 1e-8 && nl[2] > 1e-6)) return k;
+  hf_edge_feature(&out[k], v, 1e-9 * (g->dx + g->dy + g->h->size[2]), ph, Rh, po, Ro);
+  return k + 1;
 }
 
 /* Keeps the `keep` deepest of the n candidates in a[] (stable: ties keep their order), in a[0..]. */
