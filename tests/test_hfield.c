@@ -328,4 +328,14 @@ Test(hfield, elevation_is_normalized_as_mujoco_does) {
                     "<worldbody/></mujoco>";
   cr_assert_eq(grit_mjcf_load_string(png, &gm, NULL, msg), GRIT_ERR_UNSUPPORTED);
   cr_assert(strstr(msg, "terrain.png") && strstr(msg, ":1:"), "%s", msg);
+  const char *png_geom = "<mujoco><asset><hfield name='h' file='terrain.png' size='2 1 0.5 0.2'/></asset>\n"
+                         "<worldbody><geom type='hfield' hfield='h'/><body><freejoint/><geom size='0.1'/></body>"
+                         "</worldbody></mujoco>";
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_buffer(png_geom, strlen(png_geom), "png.xml", &o, &gm, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_ngeom(gm), 1); /* the sphere only */
+  grit_model_free(gm);
+  grit_mjcf_info_free(&info);
 }

@@ -2,7 +2,8 @@
 /* grit/geometry.h — collision shapes: types, validation, bounding boxes and support functions.
  *
  * A shape is described in its own local frame; a pose (p, R) places it in the world, a local point x
- * going to p + R x (R a 3x3 rotation, row-major). Every shape except the plane is convex and bounded and
+ * going to p + R x (R a 3x3 rotation, row-major). Every shape except the plane and the height field
+ * (a union of convex prisms, collided prism by prism: docs/collision.md) is convex and bounded and
  * is known to the narrow phase through one function, its support function: the point of the shape that
  * lies farthest in a given direction (libccd's interface). Adding a convex shape is adding its support
  * function, its bounding box and its validation. See docs/collision.md.
@@ -72,10 +73,10 @@ GRIT_API void grit_shape_local_aabb(const grit_shape *shape, double lo[3], doubl
 GRIT_API void grit_shape_world_aabb(const grit_shape *shape, const double p[3], const double R[9], double margin,
                            double lo[3], double hi[3]);
 
-/* The support point of a convex shape in its local frame: a point s of the shape with
+/* The support point of a convex shape (not a PLANE or HFIELD) in its local frame: a point s of the shape with
  * dir . s = max over the shape of dir . x (dir need not be unit; m). Where several points attain the
  * maximum (a face or an edge facing dir) a deterministic one is returned; for dir = 0, some point of the
- * shape. Returns GRIT_ERR_INVALID_ARGUMENT for a PLANE (its support is unbounded). */
+ * shape. Returns GRIT_ERR_INVALID_ARGUMENT for a PLANE (its support is unbounded) and a HFIELD. */
 GRIT_API grit_status grit_shape_support(const grit_shape *shape, const double dir[3], double out[3]);
 
 /* The radius of the smallest sphere about the local origin that contains the shape, m (infinite for a

@@ -154,9 +154,13 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     else mjcf_mesh_fit(c, m, g);
     if (c->status != GRIT_OK) return;
   }
-  if (g->type == MJCF_GEOM_HFIELD && mjcf_hfield_index(c, g->hfield) < 0) {
-    fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "a hfield geometry needs the name of an <asset><hfield>", 0);
-    return;
+  if (g->type == MJCF_GEOM_HFIELD) {
+    const int k = mjcf_hfield_index(c, g->hfield);
+    if (k < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "a hfield geometry needs the name of an <asset><hfield>", 0);
+      return;
+    }
+    if (!MJCF_AT(c->hfields, mjcf_hfield, k)->grid) g->contype = g->conaffinity = 0, g->in_pair = 0; /* left out */
   }
   static const int nsize[] = {0, 1, 2, 3, 2, 3, 0, 0};
   for (int i = 0; i < nsize[g->type]; ++i)

@@ -49,8 +49,10 @@ void mjcf_read_hfield(mjcf_ctx *c, const mjcf_node *e) {
   mjcf_mark(e, "content_type");
   mjcf_finish(c, e);
   if (c->status != GRIT_OK) return;
-  if (file) {
+  if (file) { /* lenient: kept without a grid, so that its geometries are left out (mjcf_build.c) */
     mjcf_unsupported(c, e, "height field file '%.200s': grit does not read PNG or binary height fields", file);
+    mjcf_hfield *p = c->status == GRIT_OK && h.name ? mjcf_push(c, &c->hfields, sizeof *p) : NULL;
+    if (p) *p = h;
     return;
   }
   int sizes_ok = 1;

@@ -147,7 +147,7 @@ typedef struct mjcf_hfield {
   const char *name, *file;
   int line, nrow, ncol;
   double size[4]; /* radius_x, radius_y, elevation_z, base_z */
-  double *grid;   /* (nrow x ncol x 3), in the pool */
+  double *grid;   /* (nrow x ncol x 3), in the pool; NULL: a file grit does not read (lenient loading) */
 } mjcf_hfield;
 
 /* A <contact><exclude> (two body names) or <pair> (two geom names). */
