@@ -202,11 +202,6 @@ grit_status grit_collide_hfield(const grit_shape *h, const double ph[3], const d
   grit_m3_tmulv(pr, Rh, d);
   grit_m3_tmul(Rr, Rh, Ro);
   grit_shape_world_aabb(o, pr, Rr, margin, lo, hi);
-  if (lo[2] > 0.0) { /* above the highest point of the cells? checked per prism below */
-    double top = 0.0;
-    for (int i = 0; i < h->nvert; ++i) top = fmax(top, h->vertices[3 * i + 2]);
-    if (lo[2] > top) return GRIT_OK;
-  }
   const int c0 = cell_index(lo[0] + h->size[0], g.dx, g.ncol), c1 = cell_index(hi[0] + h->size[0], g.dx, g.ncol);
   const int r0 = cell_index(lo[1] + h->size[1], g.dy, g.nrow), r1 = cell_index(hi[1] + h->size[1], g.dy, g.nrow);
   if (!(lo[0] <= h->size[0] && hi[0] >= -h->size[0] && lo[1] <= h->size[1] && hi[1] >= -h->size[1])) return GRIT_OK;

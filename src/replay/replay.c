@@ -128,8 +128,8 @@ grit_status grit_replay_set_geom_color(grit_replay *r, int geom, const double rg
 grit_status grit_replay_add_marker(grit_replay *r, const grit_replay_marker *mk) {
   if (!r) return GRIT_ERR_INVALID_ARGUMENT;
   if (!mk) return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT, "grit_replay_add_marker: NULL marker");
-  if (mk->type == GRIT_GEOM_PLANE || mk->type == GRIT_GEOM_CONVEX || mk->type == GRIT_GEOM_HFIELD || (int)mk->type < 0 ||
-      mk->type >= GRIT_GEOM_COUNT)
+  if (mk->type == GRIT_GEOM_PLANE || mk->type == GRIT_GEOM_CONVEX || mk->type == GRIT_GEOM_HFIELD ||
+      (int)mk->type < 0 || mk->type >= GRIT_GEOM_COUNT)
     return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT,
                           "grit_replay_add_marker: the type must be a sphere, capsule, box, cylinder or ellipsoid");
   grit_shape s = grit_shape_make(mk->type, mk->size[0], mk->size[1], mk->size[2]);
