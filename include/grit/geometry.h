@@ -41,6 +41,7 @@ typedef struct grit_shape {
   const double *vertices; /* CONVEX: nvert points, 3 coordinates each, local frame, m; else unused */
   int nvert;              /* CONVEX: number of vertices, >= 4, not all in one plane; HFIELD: nrow x ncol */
   int ncol;               /* HFIELD: number of grid columns (along x), >= 2; else unused */
+  double top;             /* HFIELD: the highest elevation of the grid, m (set by grit_shape_hfield); else unused */
 } grit_shape;
 
 /* Most vertices a CONVEX shape may have (support queries are linear in the vertex count). */

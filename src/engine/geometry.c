@@ -29,6 +29,7 @@ grit_shape grit_shape_hfield(const double *grid, int nrow, int ncol, double sx, 
   s.vertices = grid;
   s.nvert = nrow >= 2 && ncol >= 2 ? nrow * ncol : 0;
   s.ncol = ncol;
+  for (int i = 0; grid && i < s.nvert; ++i) s.top = fmax(s.top, grid[3 * i + 2]); /* once: bounding boxes are O(1) */
   return s;
 }
 
@@ -94,7 +95,7 @@ static grit_status validate_convex(const grit_shape *s, char *msg) {
 }
 
 /* A height field: positive sizes, a grid of at least 2 x 2 points placed as grit_shape_hfield says
- * (to 1e-9 of the extent), elevations finite and >= 0. */
+ * (to 1e-9 of the extent), elevations finite and >= 0, top their maximum. */
 static grit_status validate_hfield(const grit_shape *s, char msg[GRIT_MESSAGE_SIZE]) {
   for (int i = 0; i < 3; ++i)
     if (!isfinite(s->size[i]) || !(s->size[i] > 0.0))
@@ -104,6 +105,7 @@ static grit_status validate_hfield(const grit_shape *s, char msg[GRIT_MESSAGE_SI
     return invalid(msg, "height field: %d points in %d columns: need a grid of at least 2 x 2", s->nvert, s->ncol);
   const int nrow = s->nvert / s->ncol;
   const double tol = 1e-9 * (s->size[0] + s->size[1]);
+  double top = 0.0;
   for (int r = 0; r < nrow; ++r)
     for (int c = 0; c < s->ncol; ++c) {
       const double *v = s->vertices + 3 * (r * s->ncol + c);
@@ -111,7 +113,9 @@ static grit_status validate_hfield(const grit_shape *s, char msg[GRIT_MESSAGE_SI
       if (!(fabs(v[0] - x) <= tol) || !(fabs(v[1] - y) <= tol))
         return invalid(msg, "height field: point (%d, %d) is not on the grid", r, c);
       if (!isfinite(v[2]) || v[2] < 0.0) return invalid(msg, "height field: elevation (%d, %d) = %g", r, c, v[2]);
+      top = fmax(top, v[2]);
     }
+  if (top != s->top) return invalid(msg, "height field: top = %g is not the highest elevation %g", s->top, top);
   return GRIT_OK;
 }
 
@@ -210,8 +214,7 @@ void grit_shape_local_aabb(const grit_shape *s, double lo[3], double hi[3]) {
   if (s->type == GRIT_GEOM_HFIELD) { /* the grid's extent, from the base to the highest point */
     lo[0] = -s->size[0], hi[0] = s->size[0];
     lo[1] = -s->size[1], hi[1] = s->size[1];
-    lo[2] = -s->size[2], hi[2] = 0.0;
-    for (int i = 0; i < s->nvert; ++i) hi[2] = fmax(hi[2], s->vertices[3 * i + 2]);
+    lo[2] = -s->size[2], hi[2] = s->top;
     return;
   }
   for (int k = 0; k < 3; ++k) { /* the support along +-e_k gives the extreme coordinates: tight */
