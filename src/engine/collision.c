@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grit/math.h"
+#include "collision_hfield.h"
 #include "model_filter.h"
 #include "hydro.h"
 #include "status_internal.h"
@@ -56,6 +57,12 @@ void grit_collision_free(grit_collision *col) {
   free(col);
 }
 
+/* A height field never collides with a plane or another height field (MuJoCo has no such pair). */
+static int hfield_pair_unsupported(const grit_shape *a, const grit_shape *b) {
+  const int ha = a->type == GRIT_GEOM_HFIELD, hb = b->type == GRIT_GEOM_HFIELD;
+  return (ha || hb) && (ha + hb == 2 || a->type == GRIT_GEOM_PLANE || b->type == GRIT_GEOM_PLANE);
+}
+
 /* MuJoCo's filter (mj_collideGeoms, mj_contactFilter, mj_collision): bodies welded together never
  * collide (the same body, both static); nor a body and its parent, both taken by weld, unless one is
  * welded to the world; nor two planes; nor excluded body pairs; then the bit masks decide. An explicit
@@ -67,6 +74,7 @@ int grit_geom_pair_allowed(const grit_model *m, int g1, int g2) {
   if (m->filter_parent && w1 && w2 && (m->body_weld[m->body_parent[w1]] == w2 || m->body_weld[m->body_parent[w2]] == w1))
     return 0;
   if (m->geom_shape[g1].type == GRIT_GEOM_PLANE && m->geom_shape[g2].type == GRIT_GEOM_PLANE) return 0;
+  if (hfield_pair_unsupported(&m->geom_shape[g1], &m->geom_shape[g2])) return 0;
   if (!(m->geom_contype[g1] & m->geom_conaffinity[g2]) && !(m->geom_contype[g2] & m->geom_conaffinity[g1])) return 0;
   if (m->nexclude && grit_model_bodies_excluded(m, b1, b2)) return 0;
   return !(m->npair && grit_model_geoms_paired(m, g1, g2));
@@ -151,14 +159,24 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
                               col->cap);
       continue;
     }
-    grit_contact_point pts[GRIT_COLLIDE_MAX_POINTS];
+    grit_contact_point pts[GRIT_HFIELD_MAX_POINTS > GRIT_COLLIDE_MAX_POINTS ? GRIT_HFIELD_MAX_POINTS
+                                                                           : GRIT_COLLIDE_MAX_POINTS];
     int npts = 0;
     /* the pair's margin: the sum of the two (each capped, so at most the boxes' inflation), capped */
     const double sum = col->gmargin[ga] + col->gmargin[gb];
     double margin = sum < cap ? sum : cap;
     if (motion && motion->min_margin > margin) margin = motion->min_margin;
-    s = grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
-                     col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts);
+    if (m->geom_shape[gb].type == GRIT_GEOM_HFIELD) { /* the field first: the normal points out of it */
+      const int t = ga;
+      ga = gb;
+      gb = t;
+    }
+    if (m->geom_shape[ga].type == GRIT_GEOM_HFIELD)
+      s = grit_collide_hfield(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
+                              col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, &npts);
+    else
+      s = grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
+                       col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts);
     if (s != GRIT_OK)
       return grit_set_error(message, s, "collision: geoms %d and %d: %s", ga, gb, grit_status_string(s));
     for (int i = 0; i < npts; ++i) {

@@ -795,6 +795,7 @@ static grit_status collide(const grit_shape *a, const double pa[3], const double
       b->type >= GRIT_GEOM_COUNT)
     return GRIT_ERR_INVALID_ARGUMENT;
   if (a->type == GRIT_GEOM_PLANE && b->type == GRIT_GEOM_PLANE) return GRIT_ERR_UNSUPPORTED;
+  if (a->type == GRIT_GEOM_HFIELD || b->type == GRIT_GEOM_HFIELD) return GRIT_ERR_UNSUPPORTED; /* collision_hfield.h */
   if (general_only && (a->type == GRIT_GEOM_PLANE || b->type == GRIT_GEOM_PLANE)) return GRIT_ERR_UNSUPPORTED;
   const grit_placed_shape A = {a, pa, Ra}, B = {b, pb, Rb};
   collector c = {out, max_out, 0, 0, 0, pa, Ra, pb, Rb};

@@ -24,6 +24,15 @@ grit_shape grit_shape_convex(const double *vertices, int nvert) {
   return s;
 }
 
+grit_shape grit_shape_hfield(const double *grid, int nrow, int ncol, double sx, double sy, double base) {
+  grit_shape s = grit_shape_make(GRIT_GEOM_HFIELD, sx, sy, base);
+  s.vertices = grid;
+  s.nvert = nrow >= 2 && ncol >= 2 ? nrow * ncol : 0;
+  s.ncol = ncol;
+  for (int i = 0; grid && i < s.nvert; ++i) s.top = fmax(s.top, grid[3 * i + 2]); /* once: bounding boxes are O(1) */
+  return s;
+}
+
 /* ------------------------------------------------------------------------------------ validation */
 
 /* A rejected shape: the one message formatter (status_internal.h) with GRIT_ERR_INVALID_ARGUMENT. */
@@ -85,11 +94,37 @@ static grit_status validate_convex(const grit_shape *s, char *msg) {
   return GRIT_OK;
 }
 
+/* A height field: positive sizes, a grid of at least 2 x 2 points placed as grit_shape_hfield says
+ * (to 1e-9 of the extent), elevations finite and >= 0, top their maximum. */
+static grit_status validate_hfield(const grit_shape *s, char msg[GRIT_MESSAGE_SIZE]) {
+  for (int i = 0; i < 3; ++i)
+    if (!isfinite(s->size[i]) || !(s->size[i] > 0.0))
+      return invalid(msg, "height field: size[%d] = %g must be positive and finite", i, s->size[i]);
+  if (!s->vertices) return invalid(msg, "height field: grid is NULL");
+  if (s->ncol < 2 || s->nvert < 2 * s->ncol || s->nvert % s->ncol)
+    return invalid(msg, "height field: %d points in %d columns: need a grid of at least 2 x 2", s->nvert, s->ncol);
+  const int nrow = s->nvert / s->ncol;
+  const double tol = 1e-9 * (s->size[0] + s->size[1]);
+  double top = 0.0;
+  for (int r = 0; r < nrow; ++r)
+    for (int c = 0; c < s->ncol; ++c) {
+      const double *v = s->vertices + 3 * (r * s->ncol + c);
+      const double x = s->size[0] * (2.0 * c / (s->ncol - 1) - 1.0), y = s->size[1] * (2.0 * r / (nrow - 1) - 1.0);
+      if (!(fabs(v[0] - x) <= tol) || !(fabs(v[1] - y) <= tol))
+        return invalid(msg, "height field: point (%d, %d) is not on the grid", r, c);
+      if (!isfinite(v[2]) || v[2] < 0.0) return invalid(msg, "height field: elevation (%d, %d) = %g", r, c, v[2]);
+      top = fmax(top, v[2]);
+    }
+  if (top != s->top) return invalid(msg, "height field: top = %g is not the highest elevation %g", s->top, top);
+  return GRIT_OK;
+}
+
 grit_status grit_shape_validate(const grit_shape *s, char msg[GRIT_MESSAGE_SIZE]) {
   static const char *const names[] = {"radius", "half-length", "third size"};
   if (!s) return invalid(msg, "shape is NULL");
   if ((int)s->type < 0 || s->type >= GRIT_GEOM_COUNT) return invalid(msg, "unknown shape type %d", (int)s->type);
   if (s->type == GRIT_GEOM_CONVEX) return validate_convex(s, msg);
+  if (s->type == GRIT_GEOM_HFIELD) return validate_hfield(s, msg);
   for (int i = 0; i < sizes_used(s->type); ++i)
     if (!isfinite(s->size[i]) || !(s->size[i] > 0.0)) {
       const char *what = (s->type == GRIT_GEOM_BOX || s->type == GRIT_GEOM_ELLIPSOID) ? "size" : names[i];
@@ -158,7 +193,8 @@ int grit_shape_core_dim(const grit_shape *s) {
 }
 
 grit_status grit_shape_support(const grit_shape *s, const double d[3], double out[3]) {
-  if (!s || !d || !out || s->type == GRIT_GEOM_PLANE || (int)s->type < 0 || s->type >= GRIT_GEOM_COUNT)
+  if (!s || !d || !out || s->type == GRIT_GEOM_PLANE || s->type == GRIT_GEOM_HFIELD || (int)s->type < 0 ||
+      s->type >= GRIT_GEOM_COUNT)
     return GRIT_ERR_INVALID_ARGUMENT;
   grit_shape_core_support(s, d, out);
   double r = grit_shape_core_radius(s), n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
@@ -173,6 +209,12 @@ void grit_shape_local_aabb(const grit_shape *s, double lo[3], double hi[3]) {
   if (s->type == GRIT_GEOM_PLANE) {
     for (int k = 0; k < 3; ++k) lo[k] = -INFINITY, hi[k] = INFINITY;
     hi[2] = 0.0;
+    return;
+  }
+  if (s->type == GRIT_GEOM_HFIELD) { /* the grid's extent, from the base to the highest point */
+    lo[0] = -s->size[0], hi[0] = s->size[0];
+    lo[1] = -s->size[1], hi[1] = s->size[1];
+    lo[2] = -s->size[2], hi[2] = s->top;
     return;
   }
   for (int k = 0; k < 3; ++k) { /* the support along +-e_k gives the extreme coordinates: tight */
@@ -195,6 +237,19 @@ void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double 
       if (nz[(k + 1) % 3] != 0.0 || nz[(k + 2) % 3] != 0.0) continue;
       if (nz[k] > 0.0) hi[k] = p[k] + margin;
       if (nz[k] < 0.0) lo[k] = p[k] - margin;
+    }
+    return;
+  }
+  if (s->type == GRIT_GEOM_HFIELD) { /* the world box of the local box's eight corners */
+    double l[3], h[3];
+    grit_shape_local_aabb(s, l, h);
+    for (int k = 0; k < 3; ++k) {
+      double e = 0.0, c = p[k];
+      for (int j = 0; j < 3; ++j) {
+        c += R[3 * k + j] * 0.5 * (l[j] + h[j]);
+        e += fabs(R[3 * k + j]) * 0.5 * (h[j] - l[j]);
+      }
+      lo[k] = c - e - margin, hi[k] = c + e + margin;
     }
     return;
   }
@@ -224,6 +279,11 @@ double grit_shape_bounding_radius(const grit_shape *s) {
       r2 = fmax(r2, v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     }
     return sqrt(r2);
+  }
+  case GRIT_GEOM_HFIELD: {
+    double l[3], h[3];
+    grit_shape_local_aabb(s, l, h);
+    return sqrt(z[0] * z[0] + z[1] * z[1] + fmax(-l[2], h[2]) * fmax(-l[2], h[2]));
   }
   default: return INFINITY;
   }

@@ -459,7 +459,7 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   for (int i = 0; i < 4; ++i) d.quat[i] = def->quat[i] / qn;
   d.name = NULL;
   d.shape.vertices = NULL;
-  if (def->shape.type == GRIT_GEOM_CONVEX) {
+  if (def->shape.type == GRIT_GEOM_CONVEX || def->shape.type == GRIT_GEOM_HFIELD) { /* points copied */
     double *v = malloc(sizeof(double) * 3 * (size_t)def->shape.nvert);
     if (!v) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
     memcpy(v, def->shape.vertices, sizeof(double) * 3 * (size_t)def->shape.nvert);
@@ -686,7 +686,8 @@ static size_t compile_sizes(const grit_builder *b, grit_model *sizes) {
   sizes->nu = b->nu;
   sizes->ngeom = b->ngeom;
   for (int g = 0; g < b->ngeom; ++g)
-    if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX) sizes->nvert += b->geoms[g].shape.nvert;
+    if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX || b->geoms[g].shape.type == GRIT_GEOM_HFIELD)
+      sizes->nvert += b->geoms[g].shape.nvert;
   for (int g = 0; g < b->ngeom; ++g)
     if (b->geoms[g].hydro_modulus > 0) sizes->nhtet += grit_hydro_tet_count(&b->geoms[g].shape);
   for (int j = 0; j < b->njnt; ++j) {
@@ -811,7 +812,7 @@ static void compile_geoms(const grit_builder *b, grit_model *m, char **names) {
     const grit_geom_def *d = &b->geoms[g];
     m->geom_body[g] = d->body;
     m->geom_shape[g] = d->shape;
-    if (d->shape.type == GRIT_GEOM_CONVEX) {
+    if (d->shape.type == GRIT_GEOM_CONVEX || d->shape.type == GRIT_GEOM_HFIELD) {
       memcpy(m->geom_vert + 3 * vadr, d->shape.vertices, sizeof(double) * 3 * (size_t)d->shape.nvert);
       m->geom_shape[g].vertices = m->geom_vert + 3 * vadr;
       vadr += d->shape.nvert;

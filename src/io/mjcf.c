@@ -79,6 +79,7 @@ static void ctx_free(mjcf_ctx *c) {
   free(c->pairs.data);
   free(c->sites.data), free(c->eqs.data), free(c->tendons.data);
   free(c->hydro.data);
+  free(c->hfields.data);
   mjcf_pool_free(&c->pool);
 }
 

@@ -147,7 +147,7 @@ void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n) {
     else if (!strcmp(e->name, "texture") || !strcmp(e->name, "material") || !strcmp(e->name, "skin"))
       continue; /* visual */
     else if (!strcmp(e->name, "hfield"))
-      continue; /* only used by hfield geometries, which are reported where they are */
+      mjcf_read_hfield(c, e);
     else
       mjcf_warn(c, e, "element is not supported: ignored");
   }

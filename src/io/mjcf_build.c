@@ -154,7 +154,15 @@ static void compile_geom(mjcf_ctx *c, mjcf_geom *g, const name_entry *meshes, in
     else mjcf_mesh_fit(c, m, g);
     if (c->status != GRIT_OK) return;
   }
-  static const int nsize[] = {0, 1, 2, 3, 2, 3, 0};
+  if (g->type == MJCF_GEOM_HFIELD) {
+    const int k = mjcf_hfield_index(c, g->hfield);
+    if (k < 0) {
+      fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "a hfield geometry needs the name of an <asset><hfield>", 0);
+      return;
+    }
+    if (!MJCF_AT(c->hfields, mjcf_hfield, k)->grid) g->contype = g->conaffinity = 0, g->in_pair = 0; /* left out */
+  }
+  static const int nsize[] = {0, 1, 2, 3, 2, 3, 0, 0};
   for (int i = 0; i < nsize[g->type]; ++i)
     if (!(g->csize[i] > 0)) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, "geom", g->file, g->line, "sizes must be positive", 0);
@@ -551,6 +559,11 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, mjcf_geom *g, int body, cons
     case MJCF_GEOM_CYLINDER: d.shape = grit_shape_make(GRIT_GEOM_CYLINDER, s[0], s[1], 0); break;
     case MJCF_GEOM_ELLIPSOID: d.shape = grit_shape_make(GRIT_GEOM_ELLIPSOID, s[0], s[1], s[2]); break;
     case MJCF_GEOM_BOX: d.shape = grit_shape_make(GRIT_GEOM_BOX, s[0], s[1], s[2]); break;
+    case MJCF_GEOM_HFIELD: {
+      const mjcf_hfield *h = MJCF_AT(c->hfields, mjcf_hfield, mjcf_hfield_index(c, g->hfield));
+      d.shape = grit_shape_hfield(h->grid, h->nrow, h->ncol, h->size[0], h->size[1], h->size[3]);
+      break;
+    }
     default: {
       const mjcf_mesh *m = MJCF_AT(c->meshes, mjcf_mesh, g->mesh_index);
       d.shape = grit_shape_convex(m->hvert, m->nhvert);

@@ -64,7 +64,7 @@ typedef struct mjcf_orient {
 } mjcf_orient;
 
 enum { MJCF_GEOM_PLANE, MJCF_GEOM_SPHERE, MJCF_GEOM_CAPSULE, MJCF_GEOM_ELLIPSOID, MJCF_GEOM_CYLINDER,
-       MJCF_GEOM_BOX, MJCF_GEOM_MESH };
+       MJCF_GEOM_BOX, MJCF_GEOM_MESH, MJCF_GEOM_HFIELD };
 
 typedef struct mjcf_joint {
   const char *name, *file; /* file: where it was written (an included file), for messages; NULL: the model */
@@ -78,6 +78,7 @@ typedef struct mjcf_joint {
 typedef struct mjcf_geom {
   const char *name, *file;
   const char *mesh; /* asset name for type mesh */
+  const char *hfield; /* asset name for type hfield (mjcf_hfield.c) */
   int line, body;
   int type; /* MJCF_GEOM_* */
   double size[3], pos[3], fromto[6], mass, density, friction;
@@ -143,6 +144,14 @@ typedef struct mjcf_mesh {
   grit_status hull_status; /* error only where a colliding geometry or a mass needs the mesh */
 } mjcf_mesh;
 
+/* An <asset><hfield> (mjcf_hfield.c): its grid points in the geometry's frame (grit_shape_hfield). */
+typedef struct mjcf_hfield {
+  const char *name, *file;
+  int line, nrow, ncol;
+  double size[4]; /* radius_x, radius_y, elevation_z, base_z */
+  double *grid;   /* (nrow x ncol x 3), in the pool; NULL: a file grit does not read (lenient loading) */
+} mjcf_hfield;
+
 /* A <contact><exclude> (two body names) or <pair> (two geom names). */
 typedef struct mjcf_contact {
   const char *a, *b, *file;
@@ -197,6 +206,7 @@ typedef struct mjcf_ctx {
   int no_filter_parent, no_limits;                            /* <option><flag> */
   mjcf_array sites, eqs, tendons; /* mjcf_site, mjcf_equality, mjcf_tendon (mjcf_cx.c) */
   mjcf_array hydro; /* of mjcf_hydro: <custom><numeric name="grit_hydro_modulus:GEOM" data="E"/> */
+  mjcf_array hfields; /* of mjcf_hfield */
   const char *model_name;
 } mjcf_ctx;
 
@@ -310,6 +320,10 @@ void mjcf_read_orientation(mjcf_ctx *c, const mjcf_node *n, mjcf_orient *o, int 
 
 /* <asset>: meshes (their files and convex hulls), textures and materials (ignored) (mjcf_asset.c). */
 void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n);
+
+/* <asset><hfield>: read into c->hfields; the index of the named one, or -1 (mjcf_hfield.c). */
+void mjcf_read_hfield(mjcf_ctx *c, const mjcf_node *e);
+int mjcf_hfield_index(const mjcf_ctx *c, const char *name);
 
 /* Replaces every <include file="..."> of the tree by the children of the included file's root, read
  * relative to the including file's directory; cycles, missing files and includes in a model loaded from

@@ -83,6 +83,8 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   if (mjcf_read_int(c, n, "group", INT_MIN, INT_MAX, &v)) g->group = (int)v;
   const char *mesh = mjcf_attr(n, "mesh");
   if (mesh) g->mesh = mesh;
+  const char *hfield = mjcf_attr(n, "hfield");
+  if (hfield) g->hfield = hfield;
   mjcf_mark(n, "rgba");
   mjcf_mark(n, "material");
   /* the ellipsoid fluid model: refused when <option density viscosity> switch fluid forces on (build_model) */
@@ -237,9 +239,13 @@ static void read_geom(mjcf_ctx *c, const mjcf_node *n, int body, int def, const 
   g.body = body;
   mjcf_finish(c, n);
   if (c->status != GRIT_OK) return;
-  if (g.type > MJCF_GEOM_MESH) {
+  if (g.type > MJCF_GEOM_HFIELD) {
     if (g.contype || g.conaffinity)
       mjcf_unsupported(c, n, "geometry type '%s' is not supported", GEOM_TYPES[g.type]);
+    return;
+  }
+  if (g.type == MJCF_GEOM_HFIELD && body != 0) { /* static terrain only: no mass, no motion */
+    if (g.contype || g.conaffinity) mjcf_unsupported(c, n, "a height field on a body other than the world is not supported");
     return;
   }
   if (frame && g.has_fromto) mjcf_frame_points(frame, g.fromto, 2);

@@ -128,7 +128,8 @@ grit_status grit_replay_set_geom_color(grit_replay *r, int geom, const double rg
 grit_status grit_replay_add_marker(grit_replay *r, const grit_replay_marker *mk) {
   if (!r) return GRIT_ERR_INVALID_ARGUMENT;
   if (!mk) return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT, "grit_replay_add_marker: NULL marker");
-  if (mk->type == GRIT_GEOM_PLANE || mk->type == GRIT_GEOM_CONVEX || (int)mk->type < 0 || mk->type >= GRIT_GEOM_COUNT)
+  if (mk->type == GRIT_GEOM_PLANE || mk->type == GRIT_GEOM_CONVEX || mk->type == GRIT_GEOM_HFIELD ||
+      (int)mk->type < 0 || mk->type >= GRIT_GEOM_COUNT)
     return grit_set_error(r->message, GRIT_ERR_INVALID_ARGUMENT,
                           "grit_replay_add_marker: the type must be a sphere, capsule, box, cylinder or ellipsoid");
   grit_shape s = grit_shape_make(mk->type, mk->size[0], mk->size[1], mk->size[2]);
@@ -310,7 +311,7 @@ grit_status grit_replay_add_plot(grit_replay *r, const char *title, const char *
 /* ------------------------------------------------------------------------------------------- writing */
 
 static const char *const TYPE_NAMES[GRIT_GEOM_COUNT] = {"plane", "sphere", "capsule", "box", "cylinder", "ellipsoid",
-                                                        "convex"};
+                                                        "convex", "hfield"};
 
 /* The faces of a convex hull, by testing every triple of vertices (outward triangles whose plane has
  * every vertex on its inner side): cubic in the vertex count times the count, so only for small hulls;
@@ -373,7 +374,7 @@ static void scene_extent(const grit_replay *r, double lo[3], double hi[3]) {
   for (int g = 0; g < r->ngeom; ++g) {
     grit_geom_def def;
     grit_model_geom(r->m, g, &def);
-    if (def.shape.type == GRIT_GEOM_PLANE) continue;
+    if (def.shape.type == GRIT_GEOM_PLANE || def.shape.type == GRIT_GEOM_HFIELD) continue; /* not drawn */
     const double rad = grit_shape_bounding_radius(&def.shape);
     for (int f = 0; f < (def.body ? r->nframe : 1); ++f) {
       double c[3];
