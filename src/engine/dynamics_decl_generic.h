@@ -28,6 +28,10 @@ void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, co
 void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_kin) * k,
                                        const GS_NAME(grit_inertial) * in, double h, GS *frc, GS *bias);
 
+/* Adds to bias the generalized forces of the body wrenches frc (6 nbody, world-origin coordinates, the
+ * bodies of k's tree mask; frc is summed over subtrees in place): sum_b cdof_d . (subtree sum of frc). */
+void GS_NAME(grit_wrenches_to_dofs)(const grit_model *m, const GS_NAME(grit_kin) * k, GS *frc, GS *bias);
+
 /* The implicit operator of the step, A = M + h D + h^2 K (D damping, K joint stiffness, both diagonal),
  * in the same tree-block storage as M. A may alias M. */
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A);

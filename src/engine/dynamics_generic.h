@@ -130,8 +130,12 @@ void GS_NAME(grit_momentum_correction)(const grit_model *m, const GS_NAME(grit_k
     any = 1;
   }
   if (!any) return;
-  /* A wrench on a body is felt by every dof that moves it: sum over subtrees, then project on each
-   * dof's motion subspace (world-origin coordinates, as in grit_rne_bias). */
+  GS_NAME(grit_wrenches_to_dofs)(m, k, frc, bias);
+}
+
+/* A wrench on a body is felt by every dof that moves it: sum over subtrees, then project on each
+ * dof's motion subspace (world-origin coordinates, as in grit_rne_bias). */
+void GS_NAME(grit_wrenches_to_dofs)(const grit_model *m, const GS_NAME(grit_kin) * k, GS *frc, GS *bias) {
   for (int b = m->nbody - 1; b > 0; --b)
     if (m->body_parent[b] > 0 && GS_NAME(kin_body_on)(m, k, b))
       GS_NAME(grit_sv_add)(frc + 6 * m->body_parent[b], frc + 6 * m->body_parent[b], frc + 6 * b);

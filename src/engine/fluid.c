@@ -2,6 +2,7 @@
 /* fluid.c — the inertia-box fluid forces (fluid_generic.h) for double and dual numbers, and the box of
  * a body's mass and principal moments. */
 #include "fluid.h"
+#include "dynamics.h"
 
 #include <math.h>
 #include <string.h>

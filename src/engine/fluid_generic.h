@@ -44,11 +44,5 @@ void GS_NAME(grit_fluid_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, 
       frc[6 * b + 3 + i] = GS_NEG(F[i]);
     }
   }
-  /* as grit_momentum_correction: sum the wrenches over subtrees, project on each dof's motion */
-  for (int b = m->nbody - 1; b > 0; --b)
-    if (m->body_parent[b] > 0 && GS_NAME(kin_body_on)(m, k, b))
-      GS_NAME(grit_sv_add)(frc + 6 * m->body_parent[b], frc + 6 * m->body_parent[b], frc + 6 * b);
-  for (int d = 0; d < m->nv; ++d)
-    if (!k->tree_mask || k->tree_mask[m->dof_tree[d]])
-      bias[d] = GS_ADD(bias[d], GS_NAME(grit_sv_dot)(k->cdof + 6 * d, frc + 6 * m->dof_body[d]));
+  GS_NAME(grit_wrenches_to_dofs)(m, k, frc, bias); /* dynamics.h */
 }
