@@ -6,9 +6,29 @@
 
 #include <math.h>
 #include <mujoco/mujoco.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model_internal.h"
+
+/* MuJoCo's model of an MJCF text (2.2.2 reads files: through a temporary one); NULL with err on failure. */
+static inline mjModel *mjcmp_load_text(const char *xml, char *err, int nerr) {
+  char dir[] = "/tmp/grit_mjcmp_XXXXXX", path[64];
+  if (!mkdtemp(dir)) return NULL;
+  snprintf(path, sizeof path, "%s/m.xml", dir);
+  FILE *f = fopen(path, "w");
+  mjModel *mm = NULL;
+  if (f) {
+    fputs(xml, f);
+    fclose(f);
+    mm = mj_loadXML(path, NULL, err, nerr);
+    remove(path);
+  }
+  rmdir(dir);
+  return mm;
+}
 
 /* Max over joints of the coordinate error (quaternions up to sign) and of the velocity error. */
 static inline void mjcmp_state_error(const mjModel *mm, const mjData *md, const double *q, const double *v,

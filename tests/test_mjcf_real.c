@@ -109,20 +109,12 @@ Test(mjcf_real, fish_fluid) { compare_with("fish.xml", 0, 1, FISH_SPEED); }
  * explicit_gyroscopic, against MuJoCo 2.2.2's Euler: the same trajectory to 1e-4 (the forces'
  * difference would be O(1): without the fluid MuJoCo ends > 0.1 away). `inner`: the body's content. */
 static void fluid_body(const char *what, const char *inner) {
-  char xml[1000], err[1000] = "", msg[GRIT_MESSAGE_SIZE], dir[] = "/tmp/grit_fluidbody_XXXXXX", path[64];
+  char xml[1000], err[1000] = "", msg[GRIT_MESSAGE_SIZE];
   snprintf(xml, sizeof xml,
            "<mujoco><option timestep='0.002' density='1000' viscosity='0.05' wind='0.5 -0.3 0.2'/>"
            "<worldbody><body pos='0 0 1'><freejoint/>%s</body></worldbody></mujoco>",
            inner);
-  cr_assert_not_null(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/b.xml", dir);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs(xml, f);
-  fclose(f);
-  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
-  remove(path);
-  rmdir(dir);
+  mjModel *mm = mjcmp_load_text(xml, err, sizeof err);
   cr_assert_not_null(mm, "%s", err);
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.explicit_gyroscopic = 1;
@@ -182,16 +174,7 @@ static double ellipsoid_error(double dt, int explicit_gyroscopic) {
            "<mujoco><option timestep='%g'/><worldbody><body pos='0 0 .1'><freejoint/>"
            "<geom type='ellipsoid' size='.03 .04 .02'/></body></worldbody></mujoco>",
            dt);
-  char dir[] = "/tmp/grit_ellipsoid_XXXXXX", path[64];
-  cr_assert_not_null(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/e.xml", dir);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs(xml, f);
-  fclose(f);
-  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
-  remove(path);
-  rmdir(dir);
+  mjModel *mm = mjcmp_load_text(xml, err, sizeof err);
   cr_assert_not_null(mm, "%s", err);
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.explicit_gyroscopic = explicit_gyroscopic;
