@@ -6,34 +6,13 @@
 #include <string.h>
 
 #include "actuation_scene.h"
+#include "fd_jacobians.h"
 #include "grit/grit.h"
 #include "grit/sysid.h"
 #include "grit_ilqr/grit_dynamics.h"
 #include "grit_ilqr/lqr.h"
 
 enum { NQ = 4, NA = 2, NX = 2 * NQ + NA };
-
-/* One step from (q, v, act) with u, tightly solved; the next state into xn (NX numbers). */
-static void step_from(grit_data *d, const double *x, const double *u, double *xn) {
-  cr_assert_eq(grit_data_set_qpos(d, x, NQ), GRIT_OK);
-  cr_assert_eq(grit_data_set_qvel(d, x + NQ, NQ), GRIT_OK);
-  cr_assert_eq(grit_data_set_act(d, x + 2 * NQ, NA), GRIT_OK);
-  cr_assert_eq(grit_data_set_ctrl(d, u, AS_NU), GRIT_OK);
-  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  memcpy(xn, grit_data_qpos(d), sizeof(double) * NQ);
-  memcpy(xn + NQ, grit_data_qvel(d), sizeof(double) * NQ);
-  memcpy(xn + 2 * NQ, grit_data_act(d), sizeof(double) * NA);
-}
-
-/* max |X - Y| / max |Y| over an n-entry matrix */
-static double rel_err(const double *X, const double *Y, int n) {
-  double e = 0, s = 0;
-  for (int i = 0; i < n; ++i) {
-    e = fmax(e, fabs(X[i] - Y[i]));
-    s = fmax(s, fabs(Y[i]));
-  }
-  return e / s;
-}
 
 /* Both treatments of the actuators: implicit servos (the default) and explicit_actuation. */
 static void check_jacobians(int explicit_actuation) {
@@ -44,31 +23,14 @@ static void check_jacobians(int explicit_actuation) {
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   double x[NX], u[AS_NU];
   as_state(x, x + NQ, x + 2 * NQ, u);
-  double A[NX * NX], B[NX * AS_NU], xp[NX], xm[NX], Afd[NX * NX], Bfd[NX * AS_NU];
+  double A[NX * NX], B[NX * AS_NU], Afd[NX * NX], Bfd[NX * AS_NU];
   cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
   /* hinge coordinates only: the tangent space is the coordinates themselves. The step has no
    * constraints, so its solve is exact and the differences see only the step's smooth terms (step 1e-6:
    * truncation ~1e-12 relative, round-off ~1e-10). */
   const double eps = 1e-6;
-  for (int j = 0; j < NX; ++j) {
-    double xj[NX];
-    memcpy(xj, x, sizeof xj);
-    xj[j] = x[j] + eps;
-    step_from(d, xj, u, xp);
-    xj[j] = x[j] - eps;
-    step_from(d, xj, u, xm);
-    for (int i = 0; i < NX; ++i) Afd[i * NX + j] = (xp[i] - xm[i]) / (2 * eps);
-  }
-  for (int j = 0; j < AS_NU; ++j) {
-    double uj[AS_NU];
-    memcpy(uj, u, sizeof uj);
-    uj[j] = u[j] + eps;
-    step_from(d, x, uj, xp);
-    uj[j] = u[j] - eps;
-    step_from(d, x, uj, xm);
-    for (int i = 0; i < NX; ++i) Bfd[i * AS_NU + j] = (xp[i] - xm[i]) / (2 * eps);
-  }
-  const double ea = rel_err(A, Afd, NX * NX), eb = rel_err(B, Bfd, NX * AS_NU);
+  fdj_central(d, x, u, eps, Afd, Bfd);
+  const double ea = fdj_rel_err(A, Afd, NX * NX), eb = fdj_rel_err(B, Bfd, NX * AS_NU);
   cr_log_info("actuated chain (%s): A rel err %.3g, B rel err %.3g", explicit_actuation ? "explicit" : "implicit", ea,
               eb);
   cr_assert_lt(ea, 1e-5);
@@ -100,7 +62,7 @@ Test(actuation, mass_jacobian_of_the_actuated_step) {
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   double x[NX], u[AS_NU], P[NX], xp[NX], xm[NX];
   as_state(x, x + NQ, x + 2 * NQ, u);
-  step_from(d, x, u, xp);
+  fdj_step_from(d, x, u, xp);
   const grit_param prm = {GRIT_PARAM_MASS, 3};
   cr_assert_eq(grit_step_derivatives(d, NULL, NULL, &prm, 1, P), GRIT_OK, "%s", grit_data_last_error(d));
   const double mass = grit_model_body_mass(m, 3), eps = 1e-6 * mass;
@@ -112,12 +74,12 @@ Test(actuation, mass_jacobian_of_the_actuated_step) {
     cr_assert_eq(grit_model_with_params(m, &prm, &val, 1, &mc, msg), GRIT_OK, "%s", msg);
     grit_data *dc;
     grit_data_create(mc, &dc);
-    step_from(dc, x, u, sgn > 0 ? xp : xm);
+    fdj_step_from(dc, x, u, sgn > 0 ? xp : xm);
     grit_data_free(dc);
     grit_model_free(mc);
   }
   for (int i = 0; i < NX; ++i) fd[i] = (xp[i] - xm[i]) / (2 * eps);
-  const double e = rel_err(P, fd, NX);
+  const double e = fdj_rel_err(P, fd, NX);
   cr_log_info("actuated chain: P (mass) rel err %.3g", e);
   cr_assert_lt(e, 1e-5);
   for (int k = 0; k < NA; ++k) cr_assert_eq(P[2 * NQ + k], 0.0); /* masses do not move the activations */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fd_jacobians.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -40,26 +41,6 @@ static grit_model *load(int explicit_actuation, int gravity) {
   return m;
 }
 
-static void step_from(grit_data *d, const double *x, const double *u, double *xn) {
-  cr_assert_eq(grit_data_set_qpos(d, x, NQ), GRIT_OK);
-  cr_assert_eq(grit_data_set_qvel(d, x + NQ, NQ), GRIT_OK);
-  cr_assert_eq(grit_data_set_act(d, x + 2 * NQ, NA), GRIT_OK);
-  cr_assert_eq(grit_data_set_ctrl(d, u, NU), GRIT_OK);
-  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  memcpy(xn, grit_data_qpos(d), sizeof(double) * NQ);
-  memcpy(xn + NQ, grit_data_qvel(d), sizeof(double) * NQ);
-  memcpy(xn + 2 * NQ, grit_data_act(d), sizeof(double) * NA);
-}
-
-static double rel_err(const double *X, const double *Y, int n) {
-  double e = 0, s = 0;
-  for (int i = 0; i < n; ++i) {
-    e = fmax(e, fabs(X[i] - Y[i]));
-    s = fmax(s, fabs(Y[i]));
-  }
-  return e / s;
-}
-
 /* A, B of one step through the five tendon actuators (fixed, straight spatial, wrapped spatial; servo,
  * velocity, clamped motor, affine force-limited, filter) against central differences. No constraints:
  * the solve is exact, so the differences (step 1e-6) see the smooth terms only (~1e-10 relative). */
@@ -68,28 +49,11 @@ static void check_jacobians(int explicit_actuation, const double *u) {
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   const double x[NX] = {0.3, -0.4, 0.05, 0.7, 0.5, -0.8, 0.2, 1.1, 0.3};
-  double A[NX * NX], B[NX * NU], xp[NX], xm[NX], Afd[NX * NX], Bfd[NX * NU];
+  double A[NX * NX], B[NX * NU], Afd[NX * NX], Bfd[NX * NU];
   cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
   const double eps = 1e-6;
-  for (int j = 0; j < NX; ++j) {
-    double xj[NX];
-    memcpy(xj, x, sizeof xj);
-    xj[j] = x[j] + eps;
-    step_from(d, xj, u, xp);
-    xj[j] = x[j] - eps;
-    step_from(d, xj, u, xm);
-    for (int i = 0; i < NX; ++i) Afd[i * NX + j] = (xp[i] - xm[i]) / (2 * eps);
-  }
-  for (int j = 0; j < NU; ++j) {
-    double uj[NU];
-    memcpy(uj, u, sizeof uj);
-    uj[j] = u[j] + eps;
-    step_from(d, x, uj, xp);
-    uj[j] = u[j] - eps;
-    step_from(d, x, uj, xm);
-    for (int i = 0; i < NX; ++i) Bfd[i * NU + j] = (xp[i] - xm[i]) / (2 * eps);
-  }
-  const double ea = rel_err(A, Afd, NX * NX), eb = rel_err(B, Bfd, NX * NU);
+  fdj_central(d, x, u, eps, Afd, Bfd);
+  const double ea = fdj_rel_err(A, Afd, NX * NX), eb = fdj_rel_err(B, Bfd, NX * NU);
   printf("tendon actuators (%s): A rel err %.3g, B rel err %.3g\n", explicit_actuation ? "explicit" : "implicit", ea,
          eb);
   cr_assert_lt(ea, 1e-5);
