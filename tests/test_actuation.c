@@ -160,7 +160,7 @@ Test(actuation, bad_definitions_are_errors) {
   a.dyntype = GRIT_DYN_FILTER;
   a.dynprm[0] = 0;
   cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_ERR_INVALID_MODEL);
-  a.dyntype = (grit_actuator_dyn)3; /* MuJoCo's muscle */
+  a.dyntype = (grit_actuator_dyn)4; /* MuJoCo's user dynamics */
   cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_ERR_UNSUPPORTED);
   a = grit_default_actuator_def();
   a.joint = 1;

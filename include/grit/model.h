@@ -83,20 +83,28 @@ typedef struct grit_joint_def {
  * subsets; docs/actuation.md). */
 typedef enum grit_actuator_trn {
   GRIT_TRN_JOINT = 0,  /* a hinge or slide joint: length gear * q, moment gear */
-  GRIT_TRN_TENDON = 1  /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
+  GRIT_TRN_TENDON = 1, /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
+  /* issue 24, muscle/slider-crank branch: */
+  GRIT_TRN_SLIDERCRANK = 2 /* MuJoCo's slider-crank: crank_site, slider_site, crank_length (below) */
 } grit_actuator_trn;
 typedef enum grit_actuator_dyn {
   GRIT_DYN_NONE = 0,       /* the force's input is the (clamped) control itself */
   GRIT_DYN_INTEGRATOR = 1, /* an activation a with da/dt = u */
-  GRIT_DYN_FILTER = 2      /* an activation a with da/dt = (u - a) / dynprm[0] */
+  GRIT_DYN_FILTER = 2,     /* an activation a with da/dt = (u - a) / dynprm[0] */
+  /* issue 24, muscle/slider-crank branch: */
+  GRIT_DYN_MUSCLE = 3      /* MuJoCo 2.2.2's muscle activation: dynprm = (tau_act, tau_deact) */
 } grit_actuator_dyn;
 typedef enum grit_actuator_gain {
   GRIT_GAIN_FIXED = 0,  /* gain = gainprm[0] */
-  GRIT_GAIN_AFFINE = 1  /* gain = gainprm[0] + gainprm[1] length + gainprm[2] velocity */
+  GRIT_GAIN_AFFINE = 1, /* gain = gainprm[0] + gainprm[1] length + gainprm[2] velocity */
+  /* issue 24, muscle/slider-crank branch: */
+  GRIT_GAIN_MUSCLE = 2 /* MuJoCo 2.2.2's active muscle force-length-velocity curve (muscle_gainprm) */
 } grit_actuator_gain;
 typedef enum grit_actuator_bias {
   GRIT_BIAS_NONE = 0,   /* bias = 0 */
-  GRIT_BIAS_AFFINE = 1  /* bias = biasprm[0] + biasprm[1] length + biasprm[2] velocity */
+  GRIT_BIAS_AFFINE = 1, /* bias = biasprm[0] + biasprm[1] length + biasprm[2] velocity */
+  /* issue 24, muscle/slider-crank branch: */
+  GRIT_BIAS_MUSCLE = 2 /* MuJoCo 2.2.2's passive muscle force-length curve (muscle_biasprm) */
 } grit_actuator_bias;
 
 /* An actuator, as MuJoCo 2.2.2 defines one: scalar force f = gain * w + bias, with w the clamped control
@@ -125,6 +133,18 @@ typedef struct grit_actuator_def {
   double force_range[2];      /* force_range[0] <= force_range[1] */
   int act_limited;            /* nonzero: the activation is clamped to act_range after each step */
   double act_range[2];        /* act_range[0] <= act_range[1] */
+  /* added with issue 24 (muscles and the slider-crank; docs/actuation.md) */
+  double muscle_gainprm[9];   /* GAIN_MUSCLE: (range[0], range[1], force, scale, lmin, lmax, vmax, fpmax,
+                                 fvmax); default MuJoCo's (0.75, 1.05, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2);
+                                 force < 0: force = scale / acc0 (acc0 = |M(qpos0)^-1 moment(qpos0)|) */
+  double muscle_biasprm[9];   /* BIAS_MUSCLE: the same parameters; default as muscle_gainprm */
+  double length_range[2];     /* the actuator length's range the muscle curves normalize by; default (0, 0):
+                                 a muscle's is computed at compile from its joints' limits (docs/actuation.md) */
+  int crank_site;             /* SLIDERCRANK: the crank pin's site (grit/constraints.h), and */
+  int slider_site;            /* the slider's site; default -1 */
+  double crank_length;        /* SLIDERCRANK: the connecting rod's length, > 0 */
+  double slider_axis[3];      /* SLIDERCRANK: the slider's direction in slider_site's body frame (MuJoCo:
+                                 the site's z axis); default (0, 0, 1), normalized at compile */
 } grit_actuator_def;
 
 /* A collision geometry attached to a body (or to the world, body 0) with a pose in the body frame,

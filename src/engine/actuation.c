@@ -4,6 +4,8 @@
  * forces (actuation_generic.h). docs/actuation.md. */
 #include "actuation.h"
 
+#include "actuation_muscle.h" /* muscles and the slider-crank (issue 24) */
+
 #include "constraints_extra.h" /* grit_tendon_length_jacobian */
 
 #include <math.h>
@@ -31,6 +33,7 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
     if (def->tendon < 0 || def->tendon >= ntendon)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: tendon %d does not exist (%d tendons)", id,
                             def->tendon, ntendon);
+  } else if (def->trntype == GRIT_TRN_SLIDERCRANK) { /* its sites: grit_actuator_muscle_check */
   } else if (def->trntype != GRIT_TRN_JOINT) {
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: unknown transmission type %d", id,
                           (int)def->trntype);
@@ -39,13 +42,13 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
                           "actuator %d: only hinge and slide joints can be actuated (ball and free joints are not supported)",
                           id);
   }
-  if (def->dyntype < GRIT_DYN_NONE || def->dyntype > GRIT_DYN_FILTER)
+  if (def->dyntype < GRIT_DYN_NONE || def->dyntype > GRIT_DYN_MUSCLE)
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: unknown or unsupported dynamics type %d", id,
                           (int)def->dyntype);
-  if (def->gaintype < GRIT_GAIN_FIXED || def->gaintype > GRIT_GAIN_AFFINE)
+  if (def->gaintype < GRIT_GAIN_FIXED || def->gaintype > GRIT_GAIN_MUSCLE)
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: unknown or unsupported gain type %d", id,
                           (int)def->gaintype);
-  if (def->biastype < GRIT_BIAS_NONE || def->biastype > GRIT_BIAS_AFFINE)
+  if (def->biastype < GRIT_BIAS_NONE || def->biastype > GRIT_BIAS_MUSCLE)
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "actuator %d: unknown or unsupported bias type %d", id,
                           (int)def->biastype);
   const char *bad = !isfinite(def->gear)                ? "gear"
@@ -90,7 +93,7 @@ grit_status grit_actuator_compile_tendons(grit_model *m, char *msg) {
 
 int grit_actuator_tendon_on_tree(const grit_model *m, int t) {
   for (int a = 0; a < m->nu; ++a)
-    if (m->act_trntype[a] == GRIT_TRN_TENDON && m->dof_tree[m->act_dof[a]] == t) return 1;
+    if (grit_actuator_has_length_fn(m, a) && m->dof_tree[m->act_dof[a]] == t) return 1;
   return 0;
 }
 
@@ -108,6 +111,7 @@ void grit_actuator_compile(grit_model *m, int a, const grit_actuator_def *d) {
   memcpy(m->act_biasprm + 3 * a, d->biasprm, sizeof d->biasprm);
   memcpy(m->act_forcerange + 2 * a, d->force_range, sizeof d->force_range);
   memcpy(m->act_actrange + 2 * a, d->act_range, sizeof d->act_range);
+  grit_actuator_muscle_compile(m, a, d);
 }
 
 void grit_actuator_read(const grit_model *m, int a, grit_actuator_def *d) {
@@ -123,6 +127,7 @@ void grit_actuator_read(const grit_model *m, int a, grit_actuator_def *d) {
   memcpy(d->biasprm, m->act_biasprm + 3 * a, sizeof d->biasprm);
   memcpy(d->force_range, m->act_forcerange + 2 * a, sizeof d->force_range);
   memcpy(d->act_range, m->act_actrange + 2 * a, sizeof d->act_range);
+  grit_actuator_muscle_read(m, a, d);
 }
 
 /* ------------------------------------------------------------------------ the data's activations */
@@ -166,9 +171,9 @@ grit_status grit_actuator_forces(grit_data *d, double *force) {
   for (int a = 0; a < m->nu; ++a) {
     const double g = m->act_gear[a];
     double len, vel;
-    if (m->act_trntype[a] == GRIT_TRN_TENDON) { /* d->kin holds the poses of the data's state */
+    if (grit_actuator_has_length_fn(m, a)) { /* d->kin holds the poses of the data's state */
       double *J = d->jscratch;
-      len = g * grit_tendon_length_jacobian(m, &d->kin, d->qpos, m->act_tendon[a], J, J + m->nv);
+      len = g * grit_actuator_length_jacobian(m, &d->kin, d->qpos, a, J, J + m->nv);
       vel = 0.0;
       for (int i = 0; i < m->nv; ++i) vel += J[i] * d->qvel[i];
       vel *= g;

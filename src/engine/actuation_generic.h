@@ -7,8 +7,10 @@ static inline GS GS_NAME(actuator_raw)(const grit_model *m, int a, GS len, GS ve
   const double *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
   GS gain = GS_C(gp[0]), f;
   if (m->act_gaintype[a] == GRIT_GAIN_AFFINE) gain = GS_ADDC(GS_ADD(GS_SCALE(len, gp[1]), GS_SCALE(vel, gp[2])), gp[0]);
+  if (m->act_gaintype[a] == GRIT_GAIN_MUSCLE) gain = GS_NAME(grit_muscle_gain)(m, a, len, vel); /* actuation_muscle.c */
   f = GS_MUL(gain, w);
   if (m->act_biastype[a] == GRIT_BIAS_AFFINE) f = GS_ADD(f, GS_ADDC(GS_ADD(GS_SCALE(len, bp[1]), GS_SCALE(vel, bp[2])), bp[0]));
+  if (m->act_biastype[a] == GRIT_BIAS_MUSCLE) f = GS_ADD(f, GS_NAME(grit_muscle_bias)(m, a, len));
   return f;
 }
 
@@ -64,6 +66,8 @@ void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const 
     if (m->act_limited[a]) u = GS_FMIN(GS_FMAX(u, GS_C(m->act_range[2 * a])), GS_C(m->act_range[2 * a + 1]));
     if (m->act_dyntype[a] == GRIT_DYN_FILTER)
       rate = GS_SCALE(GS_SUB(u, act[k]), 1.0 / m->act_dynprm[3 * a]);
+    else if (m->act_dyntype[a] == GRIT_DYN_MUSCLE)
+      rate = GS_NAME(grit_muscle_rate)(m, a, u, act[k]);
     else
       rate = u;
     GS x = GS_FMA(rate, GS_C(h), act[k]);
@@ -76,10 +80,10 @@ void GS_NAME(grit_actuator_tendon)(const grit_model *m, const GS_NAME(grit_kin) 
                                    const GS *w, double h, GS *force, GS *A, GS *scratch) {
   GS *J = scratch;
   for (int a = 0; a < m->nu; ++a) {
-    if (m->act_trntype[a] != GRIT_TRN_TENDON) continue;
-    const int ten = m->act_tendon[a], t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    if (!grit_actuator_has_length_fn(m, a)) continue; /* a tendon or a slider-crank */
+    const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
-    const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q0, ten, J, scratch + m->nv);
+    const GS L = GS_NAME(grit_actuator_length_jacobian)(m, k, q0, a, J, scratch + m->nv);
     GS Ld = GS_C(0.0); /* J is zero outside the tendon's one tree (grit_actuator_compile_tendons) */
     for (int i = adr; i < adr + n; ++i) Ld = GS_FMA(J[i], v0[i], Ld);
     const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);

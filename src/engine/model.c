@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "actuation_muscle.h"
 #include "arena.h"
 #include "grit/math.h"
 #include "model_cx.h"
@@ -49,6 +50,11 @@ grit_actuator_def grit_default_actuator_def(void) {
   d.ctrl_range[1] = 1.0;
   d.dynprm[0] = 1.0;
   d.gainprm[0] = 1.0;
+  static const double muscle[9] = {0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2}; /* MuJoCo 2.2.2's */
+  memcpy(d.muscle_gainprm, muscle, sizeof muscle);
+  memcpy(d.muscle_biasprm, muscle, sizeof muscle);
+  d.crank_site = d.slider_site = -1;
+  d.slider_axis[2] = 1.0;
   return d;
 }
 
@@ -414,6 +420,7 @@ grit_status grit_builder_add_actuator(grit_builder *b, const grit_actuator_def *
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: joint %d does not exist", id, def->joint);
   grit_status st = grit_actuator_check(def, id, def->trntype == GRIT_TRN_JOINT ? (int)b->joints[def->joint].def.type : -1,
                                        grit_builder_cx_of(b)->nten, msg);
+  if (st == GRIT_OK) st = grit_actuator_muscle_check(def, id, grit_builder_cx_of(b)->nsite, msg); /* issue 24 */
   if (st != GRIT_OK) return st;
   st = grit_builder_store(msg, "actuator", id, (void **)&b->acts, &b->cap_act, def, sizeof *def,
                           offsetof(grit_actuator_def, name));
@@ -589,6 +596,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->jnt_name, nj);
   GRIT_CARVE(c, m->act_name, nu);
   grit_cx_layout(m, c);
+  grit_actuator_muscle_layout(m, c); /* actuation_muscle.c */
   (void)grit_carve(c, names_bytes, 1);
 }
 
@@ -849,6 +857,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   grit_model_filters(m, b->excl, b->gpair, !b->no_filter_parent);
   grit_hydro_compile(b->geoms, m);
   s = grit_cx_compile(&b->cx, m, &names, b->message);
+  if (s == GRIT_OK) s = grit_actuator_compile_const(m, b->message); /* acc0, muscle length ranges */
   if (s != GRIT_OK) {
     grit_model_free(m);
     return s;

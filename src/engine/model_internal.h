@@ -79,6 +79,13 @@ struct grit_model {
   double *act_biasprm;  /* (3) */
   double *act_forcerange; /* (2) */
   double *act_actrange;   /* (2) */
+  /* muscles and the slider-crank (issue 24; actuation_muscle.c lays them out and fills them) */
+  double *act_mgain;       /* (9) muscle_gainprm */
+  double *act_mbias;       /* (9) muscle_biasprm */
+  double *act_lengthrange; /* (2) given, or computed at compile for muscles */
+  double *act_acc0;        /* |M(qpos0)^-1 moment(qpos0)|, as MuJoCo's actuator_acc0 */
+  int *act_crank;          /* (2) SLIDERCRANK: crank site, slider site */
+  double *act_crankprm;    /* (4) SLIDERCRANK: rod length, slider axis in the slider site's body frame */
 
   /* geometries (ngeom) */
   int ngeom;

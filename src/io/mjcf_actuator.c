@@ -3,8 +3,11 @@
  * (docs/actuation.md): every element is a `general` actuator; the shortcuts motor, position, velocity
  * and intvelocity set its gain, bias and dynamics from their own attributes (kp, kv) over the class's
  * values, exactly as MuJoCo's reader does (checked against libmujoco 2.2.2: a <velocity> in a class
- * whose default is <position kp="5"/> has kv = 5). muscle, cylinder, adhesion and the non-joint
- * transmissions are errors naming them: grit would simulate another machine without them. */
+ * whose default is <position kp="5"/> has kv = 5). <muscle> and general's muscle types (issue 24) carry
+ * MuJoCo's 9 muscle parameters; the slider-crank transmission (cranksite, slidersite, cranklength) is
+ * resolved to sites in mjcf_build.c. cylinder, adhesion and the site and body transmissions are errors
+ * naming them: grit would simulate another machine without them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "mjcf_internal.h"
@@ -24,42 +27,58 @@ void mjcf_actuator_defaults(mjcf_actuator *a) {
   a->biastype = GRIT_BIAS_NONE;
 }
 
-enum { K_MOTOR, K_POSITION, K_VELOCITY, K_INTVELOCITY, K_GENERAL, K_REFUSED };
+enum { K_MOTOR, K_POSITION, K_VELOCITY, K_INTVELOCITY, K_GENERAL, K_MUSCLE, K_REFUSED };
 
 static int kind_of(const char *e) {
-  static const char *const supported[] = {"motor", "position", "velocity", "intvelocity", "general"};
-  static const char *const refused[] = {"muscle", "cylinder", "adhesion", "damper", "plugin"};
-  for (int i = 0; i < 5; ++i)
+  static const char *const supported[] = {"motor", "position", "velocity", "intvelocity", "general", "muscle"};
+  static const char *const refused[] = {"cylinder", "adhesion", "damper", "plugin"};
+  for (int i = 0; i < 6; ++i)
     if (!strcmp(e, supported[i])) return i;
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < 4; ++i)
     if (!strcmp(e, refused[i])) return K_REFUSED;
   return -1;
 }
 
 int mjcf_is_actuator(const char *element) { return kind_of(element) >= 0; }
 
-/* Up to 10 numbers (MuJoCo's mjNGAIN etc.) of which grit's affine types use the first 3. */
-static void read_prm(mjcf_ctx *c, const mjcf_node *n, const char *name, double out[3]) {
+/* Up to 10 numbers (MuJoCo's mjNGAIN etc.): the affine types use the first 3, the muscle types 9. */
+static void read_prm(mjcf_ctx *c, const mjcf_node *n, const char *name, double out[10]) {
   double v[10] = {0};
-  if (mjcf_read_numbers(c, n, name, v, 1, 10)) memcpy(out, v, 3 * sizeof(double));
+  if (mjcf_read_numbers(c, n, name, v, 1, 10)) memcpy(out, v, 10 * sizeof(double));
 }
 
-/* general's types; a muscle or user type is an error naming it */
+/* <muscle>: MuJoCo 2.2.2's defaults replace the global ones still in place (a class's own values stay),
+ * then its attributes; the bias takes the gain's parameters. */
+static void read_muscle(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
+  static const double def[9] = {0.75, 1.05, -1, 200, 0.5, 1.6, 1.5, 1.3, 1.2};
+  if (a->dynprm[0] == 1) a->dynprm[0] = 0.01;
+  if (a->dynprm[1] == 0) a->dynprm[1] = 0.04;
+  for (int i = 0; i < 9; ++i)
+    if (a->gainprm[i] == (i == 0 ? 1 : 0)) a->gainprm[i] = def[i];
+  static const char *const names[] = {"range", "force", "scale", "lmin", "lmax", "vmax", "fpmax", "fvmax"};
+  mjcf_read_numbers(c, n, "timeconst", a->dynprm, 2, 2);
+  mjcf_read_numbers(c, n, "range", a->gainprm, 2, 2);
+  for (int i = 1; i < 8; ++i) mjcf_read_numbers(c, n, names[i], a->gainprm + 1 + i, 1, 1);
+  memcpy(a->biasprm, a->gainprm, sizeof a->biasprm);
+  a->dyntype = GRIT_DYN_MUSCLE, a->gaintype = GRIT_GAIN_MUSCLE, a->biastype = GRIT_BIAS_MUSCLE;
+}
+
+/* general's types; a user type is an error naming it */
 static void read_types(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   static const char *const dyn[] = {"none", "integrator", "filter", "muscle", "user"};
   static const char *const gain[] = {"fixed", "affine", "muscle", "user"};
   static const char *const bias[] = {"none", "affine", "muscle", "user"};
   int k;
   if (mjcf_read_enum(c, n, "dyntype", dyn, 5, &k)) {
-    if (k > 2) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "dyntype '%s' is not supported (none, integrator, filter)", dyn[k]);
+    if (k > 3) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "dyntype '%s' is not supported (none, integrator, filter, muscle)", dyn[k]);
     a->dyntype = k;
   }
   if (mjcf_read_enum(c, n, "gaintype", gain, 4, &k)) {
-    if (k > 1) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "gaintype '%s' is not supported (fixed, affine)", gain[k]);
+    if (k > 2) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "gaintype '%s' is not supported (fixed, affine, muscle)", gain[k]);
     a->gaintype = k;
   }
   if (mjcf_read_enum(c, n, "biastype", bias, 4, &k)) {
-    if (k > 1) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "biastype '%s' is not supported (none, affine)", bias[k]);
+    if (k > 2) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "biastype '%s' is not supported (none, affine, muscle)", bias[k]);
     a->biastype = k;
   }
   read_prm(c, n, "dynprm", a->dynprm);
@@ -78,7 +97,7 @@ static double read_gain(mjcf_ctx *c, const mjcf_node *n, const char *name, doubl
 void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   const int kind = kind_of(n->name);
   if (kind == K_REFUSED) {
-    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "<%s> actuators are not supported (motor, position, velocity, intvelocity, general)",
+    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "<%s> actuators are not supported (motor, position, velocity, intvelocity, general, muscle)",
               n->name);
     return;
   }
@@ -90,7 +109,8 @@ void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   if (mjcf_read_numbers(c, n, "gear", gear, 1, 6)) a->gear = gear[0]; /* a hinge or slide uses gear[0] */
   (void)mjcf_attr(n, "group");
   (void)mjcf_attr(n, "user");
-  (void)mjcf_attr(n, "lengthrange");
+  mjcf_read_numbers(c, n, "lengthrange", a->lengthrange, 2, 2);
+  mjcf_read_numbers(c, n, "cranklength", &a->cranklength, 1, 1);
   switch (kind) {
     case K_MOTOR:
       a->gainprm[0] = 1;
@@ -114,6 +134,9 @@ void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
       a->biasprm[2] = -a->gainprm[0];
       a->gaintype = GRIT_GAIN_FIXED, a->biastype = GRIT_BIAS_AFFINE, a->dyntype = GRIT_DYN_NONE;
       break;
+    case K_MUSCLE:
+      read_muscle(c, n, a);
+      break;
     default: /* general */
       read_types(c, n, a);
       mjcf_read_enum(c, n, "actlimited", TFAUTO, 3, &a->actlimited);
@@ -134,11 +157,18 @@ void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n) {
     const char *jip = mjcf_read_name(c, e, "jointinparent"); /* the same as joint for hinges and slides */
     if (!a.joint) a.joint = jip;
     a.tendon = mjcf_read_name(c, e, "tendon");
-    static const char *const trn[] = {"site", "body", "cranksite", "refsite"};
-    for (int i = 0; i < 4 && c->status == GRIT_OK; ++i)
-      if (mjcf_attr(e, trn[i])) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon)", trn[i]);
-    if (c->status == GRIT_OK && !!a.joint + !!a.tendon != 1)
-      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs exactly one transmission ('joint' or 'tendon')");
+    a.cranksite = mjcf_read_name(c, e, "cranksite");
+    a.slidersite = mjcf_read_name(c, e, "slidersite");
+    static const char *const trn[] = {"site", "body", "refsite"};
+    for (int i = 0; i < 3 && c->status == GRIT_OK; ++i)
+      if (mjcf_attr(e, trn[i]))
+        mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon, cranksite)", trn[i]);
+    if (c->status == GRIT_OK && !!a.joint + !!a.tendon + !!a.cranksite != 1)
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs exactly one transmission ('joint', 'tendon' or 'cranksite')");
+    if (c->status == GRIT_OK && a.cranksite && !a.slidersite)
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a slider-crank needs its slider site ('slidersite')");
+    if (c->status == GRIT_OK && a.cranksite && !(a.cranklength > 0))
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a slider-crank needs cranklength > 0 (it is %g)", a.cranklength);
     a.name = mjcf_read_name(c, e, "name");
     a.element = e->name;
     a.line = e->line, a.file = e->file;
@@ -165,7 +195,53 @@ grit_actuator_def mjcf_actuator_def(mjcf_ctx *c, const mjcf_actuator *a) {
   memcpy(d.dynprm, a->dynprm, sizeof d.dynprm);
   memcpy(d.gainprm, a->gainprm, sizeof d.gainprm);
   memcpy(d.biasprm, a->biasprm, sizeof d.biasprm);
+  if (d.gaintype == GRIT_GAIN_MUSCLE) memcpy(d.muscle_gainprm, a->gainprm, sizeof d.muscle_gainprm);
+  if (d.biastype == GRIT_BIAS_MUSCLE) memcpy(d.muscle_biasprm, a->biasprm, sizeof d.muscle_biasprm);
+  memcpy(d.length_range, a->lengthrange, sizeof d.length_range);
+  d.crank_length = a->cranklength;
+  if (c->status == GRIT_OK && (d.gaintype == GRIT_GAIN_MUSCLE || d.biastype == GRIT_BIAS_MUSCLE)) {
+    for (int k = 0; k < 2; ++k) { /* MuJoCo's checks, with the element's line */
+      const double *p = k ? d.muscle_biasprm : d.muscle_gainprm;
+      if ((k ? d.biastype : d.gaintype) != (k ? GRIT_BIAS_MUSCLE : GRIT_GAIN_MUSCLE)) continue;
+      const char *bad = !(p[0] < p[1])                 ? "muscle range[0] < range[1] is required"
+                        : !(p[4] < 1 && p[5] > 1)       ? "muscle lmin < 1 < lmax is required"
+                        : !(p[3] > 0 && p[6] > 0 && p[7] > 0 && p[8] > 0) ? "muscle scale, vmax, fpmax, fvmax must be > 0"
+                                                                       : NULL;
+      if (bad) {
+        mjcf_fail_at(c, GRIT_ERR_INVALID_MODEL, a->element, a->file, a->line, bad, 0);
+        break;
+      }
+    }
+  }
   if (c->status == GRIT_OK && d.dyntype == GRIT_DYN_FILTER && !(d.dynprm[0] > 0))
     mjcf_fail_at(c, GRIT_ERR_INVALID_MODEL, a->element, a->file, a->line, "dynprm[0], the filter's time constant, must be > 0", 0);
   return d;
+}
+
+void mjcf_actuator_crank(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def *d) {
+  const int sc = mjcf_cx_site_index(c, a->cranksite), ss = mjcf_cx_site_index(c, a->slidersite);
+  if (sc < 0 || ss < 0) {
+    mjcf_fail_at(c, GRIT_ERR_INVALID_MODEL, a->element, a->file, a->line, sc < 0 ? "unknown crank site " : "unknown slider site ",
+                 sc < 0 ? a->cranksite : a->slidersite);
+    return;
+  }
+  d->trntype = GRIT_TRN_SLIDERCRANK;
+  d->crank_site = sc;
+  d->slider_site = ss;
+  const double *q = MJCF_AT(c->sites, mjcf_site, ss)->quat; /* R(q) (0, 0, 1): the third column */
+  d->slider_axis[0] = 2 * (q[1] * q[3] + q[0] * q[2]);
+  d->slider_axis[1] = 2 * (q[2] * q[3] - q[0] * q[1]);
+  d->slider_axis[2] = q[0] * q[0] - q[1] * q[1] - q[2] * q[2] + q[3] * q[3];
+}
+
+int mjcf_actuator_compile_error(mjcf_ctx *c, grit_status s, const char *msg) {
+  int id = -1, u = 0;
+  if (sscanf(msg, "actuator %d:", &id) != 1 || id < 0) return 0;
+  for (int a = 0; a < c->acts.n; ++a) { /* the id-th actuator in the model: the id-th supported one */
+    const mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
+    if (!A->supported || u++ != id) continue;
+    mjcf_fail_at(c, s, A->element, A->file, A->line, msg, NULL);
+    return 1;
+  }
+  return 0;
 }

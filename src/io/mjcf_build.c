@@ -608,6 +608,14 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
       fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown tendon ", A->tendon);
       break;
     }
+    if (A->cranksite) { /* the slider-crank (issue 24) */
+      grit_actuator_def d = mjcf_actuator_def(c, A);
+      if (c->status == GRIT_OK) mjcf_actuator_crank(c, A, &d); /* mjcf_actuator.c */
+      if (c->status != GRIT_OK) break;
+      grit_status s = grit_builder_add_actuator(gb, &d, NULL);
+      if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);
+      continue;
+    }
     if (!A->tendon && (j = lookup(names, n, A->joint)) < 0) {
       fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown joint ", A->joint);
       break;
@@ -818,7 +826,8 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   build_model(c, gb, &gr, grit_joint);
   if (c->status == GRIT_OK) {
     s = grit_builder_compile(gb, model);
-    if (s != GRIT_OK) mjcf_fail(c, s, NULL, "%s", grit_builder_last_error(gb));
+    if (s != GRIT_OK && !mjcf_actuator_compile_error(c, s, grit_builder_last_error(gb))) /* with its line */
+      mjcf_fail(c, s, NULL, "%s", grit_builder_last_error(gb));
   }
   if (c->status == GRIT_OK) check_keys(c, *model);
   if (c->status == GRIT_OK && c->info) {

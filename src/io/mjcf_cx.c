@@ -45,8 +45,12 @@ void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body) {
     for (int i = 0; i < 3; ++i) s.pos[i] = 0.5 * (ft[i] + ft[3 + i]);
   else
     mjcf_read_numbers(c, n, "pos", s.pos, 3, 3);
-  static const char *const visual[] = {"class", "type", "size", "group", "rgba", "material", "quat",
-                                       "axisangle", "xyaxes", "zaxis", "euler", "user"};
+  mjcf_orient ori = {MJCF_ORI_NONE, {0}}; /* the orientation matters to a slider-crank's slider site (issue 24) */
+  mjcf_read_orientation(c, n, &ori, 0);
+  s.quat[0] = 1;
+  const char *bad = ori.kind != MJCF_ORI_NONE ? mjcf_orient_quat(c, &ori, s.quat) : NULL;
+  if (bad && c->status == GRIT_OK) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "%s", bad);
+  static const char *const visual[] = {"class", "type", "size", "group", "rgba", "material", "user"};
   for (size_t i = 0; i < sizeof visual / sizeof visual[0]; ++i) (void)mjcf_attr(n, visual[i]);
   mjcf_finish(c, n);
   mjcf_site *p = c->status == GRIT_OK ? mjcf_push(c, &c->sites, sizeof *p) : NULL;
@@ -348,6 +352,10 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
   add_sites(c, gb);
   if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint);
   if (c->status == GRIT_OK) add_equalities(c, gb, grit_joint);
+}
+
+int mjcf_cx_site_index(const mjcf_ctx *c, const char *name) {
+  return find(&c->sites, sizeof(mjcf_site), offsetof(mjcf_site, name), name);
 }
 
 int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name) {

@@ -106,7 +106,10 @@ typedef struct mjcf_actuator {
   const char *element;           /* the element's name, for messages */
   const char *tendon;            /* a tendon transmission's tendon */
   int dyntype, gaintype, biastype, actlimited; /* grit_actuator_dyn/gain/bias; actlimited 0, 1, 2 auto */
-  double dynprm[3], gainprm[3], biasprm[3], actrange[2];
+  double dynprm[10], gainprm[10], biasprm[10], actrange[2]; /* MuJoCo's 10 each (muscles use 9) */
+  /* issue 24: muscles' length range, the slider-crank (mjcf_actuator.c) */
+  double lengthrange[2], cranklength;
+  const char *cranksite, *slidersite;
 } mjcf_actuator;
 
 typedef struct mjcf_default {
@@ -345,6 +348,11 @@ int mjcf_is_actuator(const char *element);
 void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a);
 void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n);
 grit_actuator_def mjcf_actuator_def(mjcf_ctx *c, const mjcf_actuator *a);
+/* A slider-crank's sites and slider axis (the slider site's z axis in its body frame) into d (issue 24). */
+void mjcf_actuator_crank(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def *d);
+/* A compile error of the builder that names an actuator ("actuator N: ...") reported at that actuator's
+ * element, file and line; 0 if msg names none. */
+int mjcf_actuator_compile_error(mjcf_ctx *c, grit_status s, const char *msg);
 
 /* mjcf_parse.c's class lookup and mjcf_build.c's helpers, for mjcf_actuator.c */
 int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback);
@@ -358,6 +366,7 @@ typedef struct mjcf_site {
   const char *name, *file; /* file: the one it was read from (NULL: the model file) */
   int line, body;
   double pos[3];
+  double quat[4]; /* its orientation in the body frame (a slider-crank's slider axis is its z axis) */
 } mjcf_site;
 
 typedef struct mjcf_equality {
@@ -392,6 +401,7 @@ void mjcf_cx_mark_wrap_geoms(mjcf_ctx *c);
 void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order);
 /* The index of the tendon named `name` (grit's: the file's order), -1 if there is none. */
 int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name);
+int mjcf_cx_site_index(const mjcf_ctx *c, const char *name); /* the grit site of that name, or -1 */
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
 
