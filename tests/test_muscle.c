@@ -165,8 +165,7 @@ Test(muscle, the_builder_checks_sites_and_parameters) {
 /* A, B of one step against central differences (step 1e-6; no constraint is active, the solve is exact):
  * the arm's muscles (activation dynamics, force-length-velocity curves on wrapped tendons) and the three
  * slider-cranks (implicit position servos whose moment turns with q). */
-static void check_jacobians(const char *path, const double *x, const double *u, double tol) {
-  grit_model *m = load(path, 0, 0);
+static void check_model_jacobians(grit_model *m, const char *what, const double *x, const double *u, double tol) {
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   const int nx = 2 * grit_model_nq(m) + grit_model_na(m), nu = grit_model_nu(m);
@@ -174,12 +173,35 @@ static void check_jacobians(const char *path, const double *x, const double *u, 
   cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
   fdj_central(d, x, u, 1e-6, Afd, Bfd);
   const double ea = fdj_rel_err(A, Afd, nx * nx), eb = fdj_rel_err(B, Bfd, nx * nu);
-  printf("%s: A rel err %.3g, B rel err %.3g\n", strrchr(path, '/') + 1, ea, eb);
+  printf("%s: A rel err %.3g, B rel err %.3g\n", what, ea, eb);
   cr_assert_lt(ea, tol);
   cr_assert_lt(eb, tol);
   free(A);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+static void check_jacobians(const char *path, const double *x, const double *u, double tol) {
+  check_model_jacobians(load(path, 0, 0), strrchr(path, '/') + 1, x, u, tol);
+}
+
+/* A muscle on a tendon through three sites, one on a joint (grit_actuator_force's path) and a slider-crank
+ * whose slider site is turned (zaxis), in one chain. */
+Test(muscle, joint_muscle_jacobians_match_central_differences) {
+  static const char xml[] =
+      "<mujoco><compiler angle='radian'/><option gravity='0 0 0'/><worldbody><site name='s0' pos='-.15 0 0'/>"
+      "<site name='sl' pos='0 -.1 0' zaxis='1 .5 0'/><body><joint name='a' range='0 2'/>"
+      "<geom type='capsule' fromto='0 0 0 .5 0 0' size='.04' contype='0' conaffinity='0'/><site name='s1' pos='.2 .05 0'/>"
+      "<site name='c' pos='.1 0 0'/><body pos='.5 0 0'><joint name='b' range='0 2' damping='.1'/><geom type='capsule' "
+      "fromto='0 0 0 .5 0 0' size='.03' contype='0' conaffinity='0'/><site name='s2' pos='.1 .05 0'/></body></body>"
+      "</worldbody><tendon><spatial name='t'><site site='s0'/><site site='s1'/><site site='s2'/></spatial></tendon>"
+      "<actuator><muscle tendon='t' ctrllimited='true' ctrlrange='0 1'/><muscle joint='b' ctrllimited='true' "
+      "ctrlrange='0 1' gear='0.05'/><position cranksite='c' slidersite='sl' cranklength='.2' kp='30'/></actuator></mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  const double x[6] = {0.6, 0.9, 0.2, -0.3, 0.3, 0.6}, u[3] = {0.7, 0.2, 0.05};
+  check_model_jacobians(m, "joint and tendon muscles, slider-crank", x, u, 1e-6);
 }
 
 Test(muscle, arm_jacobians_match_central_differences) {

@@ -402,3 +402,39 @@ Test(noalloc, height_field_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Muscles (activation dynamics, the force-length-velocity curves on a joint and on a spatial tendon) and a
+ * slider-crank position servo (issue 24): their step and derivatives allocate nothing. */
+Test(noalloc, muscle_and_slider_crank_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><compiler angle='radian'/><option gravity='0 0 0'/><worldbody><site name='s0' pos='-.15 0 0'/>"
+      "<site name='sl' pos='0 -.1 0' zaxis='1 .5 0'/><body><joint name='a' range='0 2'/>"
+      "<geom type='capsule' fromto='0 0 0 .5 0 0' size='.04' contype='0' conaffinity='0'/><site name='s1' pos='.2 .05 0'/>"
+      "<site name='c' pos='.1 0 0'/><body pos='.5 0 0'><joint name='b' range='0 2'/><geom type='capsule' "
+      "fromto='0 0 0 .5 0 0' size='.03' contype='0' conaffinity='0'/><site name='s2' pos='.1 .05 0'/></body></body>"
+      "</worldbody><tendon><spatial name='t'><site site='s0'/><site site='s1'/><site site='s2'/></spatial></tendon>"
+      "<actuator><muscle tendon='t' ctrllimited='true' ctrlrange='0 1'/><muscle joint='b' ctrllimited='true' "
+      "ctrlrange='0 1'/><position cranksite='c' slidersite='sl' cranklength='.2' kp='30'/></actuator></mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m) + grit_model_na(m);
+  double x[6] = {0.6, 0.9, 0.2, -0.3, 0.3, 0.6}, u[3] = {0.7, 0.2, 0.05};
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * 3), sizeof *B);
+  cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+    bad |= grit_linearize(d, x, u, A, B) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%ld allocation calls in the muscle and slider-crank step and derivatives", n);
+  free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}
