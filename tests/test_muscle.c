@@ -97,6 +97,28 @@ Test(muscle, an_explicit_lengthrange_is_kept) {
   grit_model_free(m);
 }
 
+/* <compiler><lengthrange>: uselimit takes the joint's range (MuJoCo copies it without the gear),
+ * useexisting="false" recomputes a given range; mode "none" is refused. */
+Test(muscle, compiler_lengthrange_options) {
+  static const char xml[] =
+      "<mujoco><compiler angle='radian'><lengthrange useexisting='%s' uselimit='%s' inttotal='5'/></compiler>"
+      "<worldbody><body><joint name='j' range='-1 1'/><geom type='capsule' size='.1' fromto='0 0 0 1 0 0'/></body>"
+      "</worldbody><actuator><muscle joint='j' gear='2' lengthrange='-0.5 0.75'/></actuator></mujoco>";
+  const char *opts[3][2] = {{"false", "true"}, {"false", "false"}, {"true", "true"}};
+  const double want[3][2] = {{-1, 1}, {-2, 2}, {-0.5, 0.75}};
+  for (int k = 0; k < 3; ++k) {
+    char buf[1024], msg[GRIT_MESSAGE_SIZE];
+    snprintf(buf, sizeof buf, xml, opts[k][0], opts[k][1]);
+    grit_model *m;
+    cr_assert_eq(grit_mjcf_load_string(buf, &m, NULL, msg), GRIT_OK, "%s", msg);
+    grit_actuator_def a;
+    grit_model_actuator(m, 0, &a);
+    cr_assert(fabs(a.length_range[0] - want[k][0]) < 1e-12 && fabs(a.length_range[1] - want[k][1]) < 1e-12,
+              "case %d: (%g, %g)", k, a.length_range[0], a.length_range[1]);
+    grit_model_free(m);
+  }
+}
+
 static void expect_error(const char *xml, grit_status want, const char *part) {
   grit_model *m = NULL;
   char msg[GRIT_MESSAGE_SIZE];
@@ -123,6 +145,8 @@ Test(muscle, bad_input_is_an_error_with_file_and_line) {
                GRIT_ERR_INVALID_MODEL, "<string>:3: <general> muscle scale, vmax, fpmax, fvmax must be > 0");
   expect_error(ONE "<muscle joint='j'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:3: <muscle> actuator 0: its muscle's length range needs its joints' limits");
+  expect_error("<mujoco><compiler><lengthrange mode='none'/></compiler></mujoco>", GRIT_ERR_UNSUPPORTED,
+               "<string>:1: <lengthrange> mode 'none' is not supported");
   expect_error(ONE "<position joint='j' cranksite='c' slidersite='s0' cranklength='.2'/></actuator></mujoco>",
                GRIT_ERR_INVALID_MODEL, "exactly one transmission");
 }

@@ -245,3 +245,34 @@ int mjcf_actuator_compile_error(mjcf_ctx *c, grit_status s, const char *msg) {
   }
   return 0;
 }
+
+void mjcf_read_lengthrange_options(mjcf_ctx *c, const mjcf_node *n) {
+  static const char *const modes[] = {"none", "muscle", "muscleuser", "all"};
+  int k;
+  if (mjcf_read_enum(c, n, "mode", modes, 4, &k) && k == 0)
+    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "mode 'none' is not supported (a muscle needs its length range)");
+  mjcf_read_bool(c, n, "useexisting", &c->lr_useexisting);
+  mjcf_read_bool(c, n, "uselimit", &c->lr_uselimit);
+  /* the options of MuJoCo's length-range simulation: grit searches the joint limits instead */
+  static const char *const sim[] = {"accel", "maxforce", "timeconst", "timestep", "inttotal", "inteval", "tolrange"};
+  for (int i = 0; i < 7; ++i) mjcf_mark(n, sim[i]);
+  mjcf_finish(c, n);
+}
+
+void mjcf_actuator_lengthrange(mjcf_ctx *c, int j, int t, grit_actuator_def *d) {
+  if (d->gaintype != GRIT_GAIN_MUSCLE && d->biastype != GRIT_BIAS_MUSCLE) return;
+  double *lr = d->length_range;
+  if (c->lr_useexisting && lr[0] < lr[1]) return;
+  lr[0] = lr[1] = 0; /* computed by the builder unless a limit gives it */
+  if (!c->lr_uselimit) return;
+  if (t >= 0) {
+    const mjcf_tendon *T = MJCF_AT(c->tendons, mjcf_tendon, t);
+    const int limited = T->limited == 2 ? !(T->range[0] == 0 && T->range[1] == 0) : T->limited;
+    if (limited) lr[0] = T->range[0], lr[1] = T->range[1];
+  } else if (j >= 0) {
+    const mjcf_joint *J = MJCF_AT(c->joints, mjcf_joint, j);
+    const int limited = J->limited == 2 ? !(J->range[0] == 0 && J->range[1] == 0) : J->limited;
+    const double deg = J->type == GRIT_JOINT_HINGE && c->degree ? 3.14159265358979323846 / 180.0 : 1.0;
+    if (limited) lr[0] = J->range[0] * deg, lr[1] = J->range[1] * deg;
+  }
+}

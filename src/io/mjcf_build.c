@@ -623,6 +623,7 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
     grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
     if (t >= 0) d.trntype = GRIT_TRN_TENDON, d.tendon = t;
     else d.joint = grit_joint[j];
+    mjcf_actuator_lengthrange(c, j, t, &d); /* the compiler's <lengthrange> options */
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);
     if (s == GRIT_ERR_UNSUPPORTED) { /* the engine's limit (e.g. a tendon across two trees): lenient may skip it */

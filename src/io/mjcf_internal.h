@@ -194,6 +194,7 @@ typedef struct mjcf_ctx {
 
   /* <compiler> */
   int degree, inertiafromgeom, autolimits, discardvisual, igroup[2], no_contacts;
+  int lr_useexisting, lr_uselimit; /* <compiler><lengthrange> (issue 24; mjcf_actuator.c) */
   const char *meshdir, *assetdir; /* where mesh files are, relative to base_dir (NULL: base_dir) */
   char eulerseq[4];
   double boundmass, boundinertia, settotalmass;
@@ -353,6 +354,13 @@ void mjcf_actuator_crank(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def 
 /* A compile error of the builder that names an actuator ("actuator N: ...") reported at that actuator's
  * element, file and line; 0 if msg names none. */
 int mjcf_actuator_compile_error(mjcf_ctx *c, grit_status s, const char *msg);
+/* <compiler><lengthrange>: mode, useexisting and uselimit read into c (the options of MuJoCo's simulation
+ * are accepted: grit does not simulate); mode "none" is refused (docs/actuation.md). */
+void mjcf_read_lengthrange_options(mjcf_ctx *c, const mjcf_node *n);
+/* The options' effect on a muscle's length range d->length_range: an explicit range dropped when not
+ * useexisting; with uselimit, its limited joint's range (as MuJoCo: without the gear) or its limited
+ * tendon's range (j, t: the mjcf joint and tendon indices, -1 if none). */
+void mjcf_actuator_lengthrange(mjcf_ctx *c, int j, int t, grit_actuator_def *d);
 
 /* mjcf_parse.c's class lookup and mjcf_build.c's helpers, for mjcf_actuator.c */
 int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback);

@@ -390,8 +390,8 @@ static void read_compiler(mjcf_ctx *c, const mjcf_node *n) {
   for (int i = 0; i < 2; ++i) mjcf_mark(n, files[i]);
   mjcf_finish(c, n);
   for (const mjcf_node *e = n->child; e; e = e->next)
-    if (strcmp(e->name, "lengthrange")) /* muscles' and tendons' length ranges */
-      mjcf_warn(c, e, "element is not supported: ignored");
+    if (strcmp(e->name, "lengthrange")) mjcf_warn(c, e, "element is not supported: ignored");
+    else mjcf_read_lengthrange_options(c, e); /* muscles' length ranges (mjcf_actuator.c) */
 }
 
 static void read_option(mjcf_ctx *c, const mjcf_node *n) {
@@ -552,6 +552,7 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
     return;
   }
   c->degree = 1;
+  c->lr_useexisting = 1; /* MuJoCo's <lengthrange> defaults */
   memcpy(c->eulerseq, "xyz", 4);
   c->inertiafromgeom = 2;
   c->autolimits = 1;
