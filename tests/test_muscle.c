@@ -79,11 +79,12 @@ Test(muscle, acc0_and_length_ranges_are_mujocos) {
   grit_model_free(m);
 }
 
-/* An explicit lengthrange is kept (MuJoCo's useexisting), and a muscle whose joints are not limited
- * needs one. */
+/* An explicit lengthrange is kept (MuJoCo's useexisting); a computed one needs the limits of the joints
+ * that move the muscle only (not those of a joint further out on the chain). */
 Test(muscle, an_explicit_lengthrange_is_kept) {
   static const char xml[] =
-      "<mujoco><compiler angle='radian'/><worldbody><body><joint name='j' range='-1 1'/><geom type='capsule' size='.1' fromto='0 0 0 1 0 0'/></body>"
+      "<mujoco><compiler angle='radian'/><worldbody><body><joint name='j' range='-1 1'/><geom type='capsule' size='.1' fromto='0 0 0 1 0 0'/>"
+      "<body pos='1 0 0'><joint limited='false'/><geom size='.1'/></body></body>" /* an unlimited joint below: no part */
       "</worldbody><actuator><muscle joint='j' lengthrange='-0.5 0.75'/><muscle joint='j' gear='2'/></actuator></mujoco>";
   grit_model *m;
   char msg[GRIT_MESSAGE_SIZE];

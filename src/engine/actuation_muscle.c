@@ -146,7 +146,7 @@ static grit_status compute_acc0(grit_model *m, grit_data *d, double *work, char 
 }
 
 /* The length range of a muscle whose range was not given: the extremes of its length over the box of
- * its tree's joint limits (MuJoCo 2.2.2 finds them by a short simulation pushing the actuator both ways
+ * the limits of the joints that move it (MuJoCo 2.2.2 finds them by a short simulation pushing the actuator both ways
  * against those limits; docs/actuation.md measures the difference). A grid over the box, then a
  * coordinate search from the best grid point with halving steps, for each side. */
 typedef struct lr_search {
@@ -178,11 +178,32 @@ static double lr_refine(const lr_search *s, double *x, double f, double sign, do
   return f;
 }
 
+/* Marks in `on` (nbody) the bodies whose motion moves actuator a's length: a joint's body, a fixed
+ * tendon's joints' bodies, a spatial tendon's sites' and wrap geometries' bodies, a slider-crank's two
+ * sites' bodies; then their ancestors. A joint moves the length only if its body is marked. */
+static void mark_bodies(const grit_model *m, int a, char *on) {
+  memset(on, 0, (size_t)m->nbody);
+  const int trn = m->act_trntype[a];
+  if (trn == GRIT_TRN_JOINT) on[m->jnt_body[m->act_jnt[a]]] = 1;
+  if (trn == GRIT_TRN_SLIDERCRANK) on[m->site_body[m->act_crank[2 * a]]] = on[m->site_body[m->act_crank[2 * a + 1]]] = 1;
+  if (trn == GRIT_TRN_TENDON) {
+    const int ten = m->act_tendon[a];
+    for (int e = m->ten_adr[ten]; e < m->ten_adr[ten] + m->ten_num[ten]; ++e) {
+      if (m->ten_type[ten] == GRIT_TENDON_FIXED) on[m->jnt_body[m->wrap_obj[e]]] = 1;
+      else if (m->wrap_geom[e] >= 0) on[m->geom_body[m->wrap_geom[e]]] = 1;
+      else on[m->site_body[m->wrap_obj[e]]] = 1;
+    }
+  }
+  for (int b = m->nbody - 1; b > 0; --b) /* parents come before their children */
+    if (on[b] && m->body_parent[b] > 0) on[m->body_parent[b]] = 1;
+}
+
 static grit_status length_range(grit_model *m, grit_data *d, int a, double *work, int *iwork, char *msg) {
-  const int t = m->dof_tree[m->act_dof[a]];
+  char *on = (char *)(iwork + 16);
+  mark_bodies(m, a, on);
   int k = 0;
   for (int j = 0; j < m->njnt; ++j) {
-    if (m->dof_tree[m->jnt_dofadr[j]] != t) continue;
+    if (!on[m->jnt_body[j]]) continue;
     if (m->jnt_type[j] != GRIT_JOINT_HINGE && m->jnt_type[j] != GRIT_JOINT_SLIDE)
       return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
                             "actuator %d: its muscle's length range cannot be computed over a ball or free joint (joint %d): "
@@ -238,7 +259,7 @@ grit_status grit_actuator_compile_const(grit_model *m, char *msg) {
   grit_data *d = NULL;
   const size_t nv = (size_t)m->nv;
   double *work = malloc(sizeof(double) * (nv * nv + nv + 80)); /* acc0: nv^2 + nv; a length range: 6 x 12 */
-  int *iwork = malloc(sizeof(int) * 16);
+  int *iwork = malloc(sizeof(int) * 16 + (size_t)m->nbody); /* 12 joints, then a mark per body */
   if (!work || !iwork || grit_data_create(m, &d) != GRIT_OK) {
     s = grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory compiling the actuators");
   } else {
