@@ -354,6 +354,15 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
   if (c->status == GRIT_OK) add_equalities(c, gb, grit_joint);
 }
 
+void mjcf_cx_site_default(mjcf_ctx *c, const mjcf_node *n) {
+  static const char *const placed[] = {"pos", "quat", "axisangle", "xyaxes", "zaxis", "euler", "fromto"};
+  for (int i = 0; i < 7; ++i)
+    if (mjcf_attr(n, placed[i])) {
+      mjcf_unsupported(c, n, "a default '%s' of sites is not supported", placed[i]);
+      return;
+    }
+}
+
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name) {
   return find(&c->sites, sizeof(mjcf_site), offsetof(mjcf_site, name), name);
 }

@@ -410,6 +410,9 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
 /* The index of the tendon named `name` (grit's: the file's order), -1 if there is none. */
 int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name);
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name); /* the grit site of that name, or -1 */
+/* A default class's <site>: its visual attributes are ignored; a position or orientation default (which
+ * would move tendon paths and turn slider axes) is not applied by grit: reported as unsupported. */
+void mjcf_cx_site_default(mjcf_ctx *c, const mjcf_node *n);
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
 

@@ -175,8 +175,10 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
       mjcf_read_numbers(c, e, "scale", d->mesh_scale, 3, 3);
       static const char *const unused[] = {"smoothnormal", "maxhullvert", "inertia", "content_type"};
       for (int i = 0; i < 4; ++i) mjcf_mark(e, unused[i]);
-    } else if (default_kind_ignored(e->name))
+    } else if (default_kind_ignored(e->name)) {
+      if (!strcmp(e->name, "site")) mjcf_cx_site_default(c, e); /* placement defaults are refused */
       continue; /* visual, or applied by elements that are reported where they are used */
+    }
     else {
       mjcf_warn(c, e, "defaults for this element are not supported: ignored");
       continue;
