@@ -120,6 +120,33 @@ Test(muscle, compiler_lengthrange_options) {
   }
 }
 
+/* A slider site inside a <frame> (MuJoCo >= 3.1) is placed and turned by it: the same crank as with the
+ * composed site written out. */
+Test(muscle, a_slider_site_in_a_frame) {
+  static const char xml[] =
+      "<mujoco><worldbody>%s<body><joint/><geom size='.01'/><site name='c' pos='.1 0 0'/></body></worldbody>"
+      "<actuator><position cranksite='c' slidersite='sl' cranklength='.2'/></actuator></mujoco>";
+  const char *sites[2] = {"<frame pos='0 -.1 0' euler='0 0 90'><site name='sl' pos='.02 0 0' zaxis='1 .5 0'/></frame>",
+                          "<site name='sl' pos='0 -.08 0' zaxis='-.5 1 0'/>"};
+  double len[2];
+  for (int k = 0; k < 2; ++k) {
+    char buf[1024], msg[GRIT_MESSAGE_SIZE];
+    snprintf(buf, sizeof buf, xml, sites[k]);
+    grit_model *m;
+    cr_assert_eq(grit_mjcf_load_string(buf, &m, NULL, msg), GRIT_OK, "%s", msg);
+    grit_data *d;
+    grit_data_create(m, &d);
+    const double q = 0.7;
+    grit_data_set_qpos(d, &q, 1);
+    grit_forward_kinematics(d);
+    double J[1];
+    len[k] = grit_actuator_length_jacobian(m, &d->kin, d->qpos, 0, J, d->jscratch);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+  cr_assert_lt(fabs(len[0] - len[1]), 1e-14, "%.17g vs %.17g", len[0], len[1]);
+}
+
 static void expect_error(const char *xml, grit_status want, const char *part) {
   grit_model *m = NULL;
   char msg[GRIT_MESSAGE_SIZE];

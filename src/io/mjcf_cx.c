@@ -33,7 +33,7 @@ void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   mjcf_read_numbers(c, n, "solimplimit", j->solimplimit, 3, 5); /* its width only (docs/contact.md) */
 }
 
-void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body) {
+void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, const double *frame) {
   mjcf_site s;
   memset(&s, 0, sizeof s);
   s.name = mjcf_read_name(c, n, "name");
@@ -47,6 +47,7 @@ void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body) {
     mjcf_read_numbers(c, n, "pos", s.pos, 3, 3);
   mjcf_orient ori = {MJCF_ORI_NONE, {0}}; /* the orientation matters to a slider-crank's slider site (issue 24) */
   mjcf_read_orientation(c, n, &ori, 0);
+  if (frame) mjcf_frame_apply(c, frame, s.pos, &ori); /* inside a <frame>: placed by it */
   s.quat[0] = 1;
   const char *bad = ori.kind != MJCF_ORI_NONE ? mjcf_orient_quat(c, &ori, s.quat) : NULL;
   if (bad && c->status == GRIT_OK) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "%s", bad);

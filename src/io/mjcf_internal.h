@@ -399,7 +399,7 @@ typedef struct mjcf_tendon {
 void mjcf_cx_joint_defaults(mjcf_joint *j);
 void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j);
 /* <site> in body `body`; the <tendon> and <equality> sections. */
-void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body);
+void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, const double *frame); /* frame: a <frame>'s or NULL */
 void mjcf_cx_read_tendons(mjcf_ctx *c, const mjcf_node *n);
 void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n);
 /* Adds the sites, tendons and equalities to the builder (after bodies, joints and geometries;

@@ -333,7 +333,7 @@ static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int de
       else
         read_inertial(c, e, MJCF_AT(c->bodies, mjcf_body, body));
     } else if (!strcmp(e->name, "site"))
-      mjcf_cx_read_site(c, e, body);
+      mjcf_cx_read_site(c, e, body, frame);
     else if (!strcmp(e->name, "camera") || !strcmp(e->name, "light"))
       continue; /* no physical effect */
     else if (!strcmp(e->name, "composite") || !strcmp(e->name, "flexcomp") || !strcmp(e->name, "replicate") ||
