@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actuation_muscle.h" /* grit_actuator_length_jacobian: the lengths and moments */
 #include "data_internal.h"
@@ -309,7 +310,16 @@ static void compare_forces(const char *path, double *worst_len, double *worst_mo
     grit_forward_kinematics(d);
     cr_assert_eq(grit_actuator_forces(d, f), GRIT_OK);
     for (int a = 0; a < nu; ++a) {
-      const double L = grit_actuator_length_jacobian(m, &d->kin, d->qpos, a, J, d->jscratch);
+      const double g = m->act_gear[a];
+      double L;
+      if (m->act_trntype[a] == GRIT_TRN_JOINT) {
+        L = q[m->jnt_qposadr[m->act_jnt[a]]];
+        for (int i = 0; i < nv; ++i) J[i] = i == m->act_dof[a];
+      } else {
+        L = grit_actuator_length_jacobian(m, &d->kin, d->qpos, a, J, d->jscratch); /* without the gear */
+      }
+      L *= g;
+      for (int i = 0; i < nv; ++i) J[i] *= g;
       *worst_len = fmax(*worst_len, fabs(L - md->actuator_length[a]));
       for (int i = 0; i < nv; ++i) *worst_mom = fmax(*worst_mom, fabs(J[i] - md->actuator_moment[a * nv + i]));
       *worst_f = fmax(*worst_f, fabs(f[a] - md->actuator_force[a]) / fmax(1.0, fabs(md->actuator_force[a])));
@@ -319,6 +329,34 @@ static void compare_forces(const char *path, double *worst_len, double *worst_mo
   grit_model_free(m);
   mj_deleteData(md);
   mj_deleteModel(mm);
+}
+
+/* <general> with the muscle types and different gain and bias parameters (a fixed peak force in the gain,
+ * the scale / acc0 rule in the bias), on a limited joint with gear: written to a temporary file. */
+Test(muscle, general_muscle_types_are_mujocos) {
+  static const char xml[] =
+      "<mujoco><worldbody><body><joint name='j' limited='true' range='-40 70'/><geom type='capsule' size='.05' "
+      "fromto='0 0 0 .5 0 0'/><body pos='.5 0 0'><joint name='k' limited='true' range='-30 90'/><geom type='capsule' "
+      "size='.04' fromto='0 0 0 .4 0 0'/></body></body></worldbody><actuator>"
+      "<general joint='j' gear='0.05' gaintype='muscle' gainprm='0.75 1.05 -1 200 0.5 1.6 1.5 1.3 1.2'/>"
+      "<general joint='k' gear='0.04' dyntype='muscle' dynprm='0.02 0.05' gaintype='muscle' biastype='muscle' "
+      "gainprm='0.6 1.2 300 200 0.4 1.7 2 1.5 1.4' biasprm='0.7 1.1 -1 150 0.5 1.5 1.5 1.2 1.3' ctrllimited='true' "
+      "ctrlrange='0 1'/></actuator></mujoco>"; /* MuJoCo 2.2.2: stateless actuators first */
+  char path[] = "/tmp/grit_muscle_XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(xml, f);
+  fclose(f);
+  char err[1000];
+  mjModel *mm = mj_loadXML(path, NULL, err, sizeof err);
+  cr_assert(mm, "%s", err);
+  mj_deleteModel(mm);
+  double el, em, ef;
+  compare_forces(path, &el, &em, &ef);
+  remove(path);
+  printf("general muscle types vs MuJoCo 2.2.2: length %.3g, moment %.3g, force (relative) %.3g\n", el, em, ef);
+  cr_assert(el < 1e-14 && em < 1e-13 && ef < 1e-12);
 }
 
 Test(muscle, lengths_moments_and_forces_are_mujocos) {
