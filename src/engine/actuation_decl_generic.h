@@ -22,9 +22,10 @@ void GS_NAME(grit_actuator_operator)(const grit_model *m, const double *q0, cons
  * clamped to act_range when act_limited. act, out (na); out may not alias act. */
 void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const GS *act, double h, GS *out);
 
-/* The tendon transmissions (the joint ones are in grit_actuator_force and grit_actuator_operator): actuator
- * a on tendon t has the length l = g L(q0) and velocity l' = g J v0 (J = dL/dv, the tendon's
- * grit_tendon_length_jacobian at the kinematics k of q0) and applies the generalized force g J^T f. If
+/* The tendon and slider-crank transmissions (the joint ones are in grit_actuator_force and
+ * grit_actuator_operator): actuator a on tendon t has the length l = g L(q0) and velocity l' = g J v0
+ * (J = dL/dv, the tendon's grit_tendon_length_jacobian at the kinematics k of q0; a slider-crank's from
+ * grit_actuator_length_jacobian, actuation_muscle_generic.h) and applies the generalized force g J^T f. If
  * force is not NULL, adds g J^T f with f as grit_actuator_force takes it (the bias's stabilizing position
  * slope at the predicted length l + h l'; a saturated actuator clamped and explicit); if A is not NULL,
  * adds the implicit slopes (h kv + h^2 kq) J^T J to the tendon's tree block. The choice of the implicit
