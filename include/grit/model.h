@@ -83,7 +83,11 @@ typedef struct grit_joint_def {
  * subsets; docs/actuation.md). */
 typedef enum grit_actuator_trn {
   GRIT_TRN_JOINT = 0,  /* a hinge or slide joint: length gear * q, moment gear */
-  GRIT_TRN_TENDON = 1  /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
+  GRIT_TRN_TENDON = 1, /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
+  GRIT_TRN_BODY = 5    /* adhesion (MuJoCo's mjTRN_BODY, its number): the generalized force
+                          -f / n sum_i J_n,i^T over the n contact candidates of `body`'s geometries within
+                          their margin, J_n,i the rate of candidate i's gap (docs/actuation.md, Adhesion);
+                          gain FIXED, bias NONE; the body must move */
 } grit_actuator_trn;
 typedef enum grit_actuator_dyn {
   GRIT_DYN_NONE = 0,       /* the force's input is the (clamped) control itself */
@@ -125,6 +129,7 @@ typedef struct grit_actuator_def {
   double force_range[2];      /* force_range[0] <= force_range[1] */
   int act_limited;            /* nonzero: the activation is clamped to act_range after each step */
   double act_range[2];        /* act_range[0] <= act_range[1] */
+  int body;                   /* the adhesive body, for trntype BODY (>= 1); default 0 */
 } grit_actuator_def;
 
 /* A collision geometry attached to a body (or to the world, body 0) with a pose in the body frame,
@@ -152,6 +157,15 @@ typedef struct grit_geom_def {
                             sphere, box, cylinder or ellipsoid compliant-hydroelastic: against a rigid
                             plane, box, sphere or capsule it touches by pressure-field patches
                             (docs/hydroelastic.md); against any other geometry, point contact */
+  /* MuJoCo's margin, gap, priority and condim (docs/collision.md, Margin and gap; Combining geometries) */
+  double margin;         /* >= 0, default 0: a pair is a contact candidate within the larger of its two
+                            geometries' margins, and adhesion (GRIT_TRN_BODY) counts it there */
+  double gap;            /* >= 0, default 0: the pair's force acts on phi - (margin - gap), margin and gap
+                            the larger of the pair's: margin = gap leaves a layer of force-free candidates */
+  int priority;          /* default 0: of a pair, the geometry of higher priority gives friction and
+                            condim; equal priorities: the larger of each */
+  int condim;            /* 1 (frictionless) or 3 (default; 4 and 6 are taken as 3): a pair whose condim
+                            is 1 has no friction */
 } grit_geom_def;
 
 /* Global options. */

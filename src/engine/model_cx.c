@@ -3,6 +3,8 @@
  * compilation into the model (grit/constraints.h). */
 #include "model_cx.h"
 
+#include "actuation_adhesion.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -449,6 +451,7 @@ grit_status grit_cx_compile(const grit_builder_cx *cx, grit_model *m, char **nam
   grit_status s = compile_tendons(cx, m, names, msg);
   if (s == GRIT_OK) s = reference_lengths(m, msg);
   if (s == GRIT_OK) s = grit_actuator_compile_tendons(m, msg); /* actuation.c */
+  if (s == GRIT_OK) s = grit_adhesion_compile(m, msg);          /* actuation_adhesion.c */
   if (s == GRIT_OK) s = compile_equalities(cx, m, names, xpos, xquat, msg);
   free(xpos);
   return s;

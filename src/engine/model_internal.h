@@ -67,7 +67,7 @@ struct grit_model {
   /* issue 25 (actuation.c): MuJoCo 2.2.2's actuator model */
   int na;               /* activations: actuators with dynamics */
   int *act_trntype;     /* grit_actuator_trn */
-  int *act_tendon;      /* tendon index (trntype TENDON) */
+  int *act_tendon;      /* tendon index (trntype TENDON); the adhesive body (trntype BODY) */
   int *act_dyntype;     /* grit_actuator_dyn */
   int *act_gaintype;    /* grit_actuator_gain */
   int *act_biastype;    /* grit_actuator_bias */
@@ -142,6 +142,10 @@ struct grit_model {
                                GRIT_WRAP_PULLEY for a pulley */
   double *wrap_coef;        /* (nwrap) FIXED: coefficient; SPATIAL: a pulley's divisor */
   char **site_name, **eq_name, **ten_name;
+
+  /* MuJoCo's geometry margin, gap, priority and condim (grit_geom_def; collision.c, constraints_generic.h) */
+  double *geom_margin, *geom_gap; /* (ngeom) */
+  int *geom_priority, *geom_condim; /* (ngeom) */
 
   void *arena;          /* every array above lives in this one allocation */
 };

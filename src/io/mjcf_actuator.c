@@ -77,6 +77,10 @@ static double read_gain(mjcf_ctx *c, const mjcf_node *n, const char *name, doubl
 
 void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   const int kind = kind_of(n->name);
+  if (!strcmp(n->name, "adhesion")) { /* a body transmission (mjcf_adhesion.c) */
+    mjcf_adhesion_attrs(c, n, a);
+    return;
+  }
   if (kind == K_REFUSED) {
     mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "<%s> actuators are not supported (motor, position, velocity, intvelocity, general)",
               n->name);
@@ -134,11 +138,13 @@ void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n) {
     const char *jip = mjcf_read_name(c, e, "jointinparent"); /* the same as joint for hinges and slides */
     if (!a.joint) a.joint = jip;
     a.tendon = mjcf_read_name(c, e, "tendon");
-    static const char *const trn[] = {"site", "body", "cranksite", "refsite"};
-    for (int i = 0; i < 4 && c->status == GRIT_OK; ++i)
-      if (mjcf_attr(e, trn[i])) mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon)", trn[i]);
-    if (c->status == GRIT_OK && !!a.joint + !!a.tendon != 1)
-      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs exactly one transmission ('joint' or 'tendon')");
+    a.body = mjcf_read_name(c, e, "body"); /* adhesion (mjcf_adhesion.c) */
+    static const char *const trn[] = {"site", "cranksite", "refsite"};
+    for (int i = 0; i < 3 && c->status == GRIT_OK; ++i)
+      if (mjcf_attr(e, trn[i]))
+        mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon, body)", trn[i]);
+    if (c->status == GRIT_OK && !!a.joint + !!a.tendon + !!a.body != 1)
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs exactly one transmission ('joint', 'tendon' or 'body')");
     a.name = mjcf_read_name(c, e, "name");
     a.element = e->name;
     a.line = e->line, a.file = e->file;
