@@ -189,6 +189,37 @@ Test(adhesion, active_adhesion_loads_strictly) {
   grit_model_free(m);
 }
 
+/* The file's own scene: the arm (servo "arm" at 1) lowers its four adhesive boxes onto the crate's box
+ * for 2 s, then rises (servo at 0) for 2 s with "adhere_arm" at 1 or 0; at 1 the box hangs under the
+ * arm, then falls back when the adhesion is switched off. qpos: the box's free joint at 4 (z at 6). */
+Test(adhesion, active_adhesion_arm_picks_up_the_box) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_file(AA_FILE, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_actuator_index(m, "arm"), 1);
+  cr_assert_eq(grit_model_actuator_index(m, "adhere_arm"), 2);
+  double z[2];
+  for (int on = 0; on < 2; ++on) {
+    grit_data *d = make_data(m, 1e-8);
+    const double lower[5] = {0, 1, on, 0, 0}, raise[5] = {0, 0, on, 0, 0}, release[5] = {0, 0, 0, 0, 0};
+    cr_assert_eq(grit_data_set_ctrl(d, lower, 5), GRIT_OK);
+    for (int k = 0; k < 1000; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_data_set_ctrl(d, raise, 5), GRIT_OK);
+    for (int k = 0; k < 1000; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    z[on] = grit_data_qpos(d)[6];
+    cr_assert_eq(grit_data_set_ctrl(d, release, 5), GRIT_OK);
+    for (int k = 0; k < 500; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(fabs(grit_data_qpos(d)[6] - 0.05) < 1e-3, "released: the box rests in the crate (z %g)",
+              grit_data_qpos(d)[6]);
+    grit_data_free(d);
+  }
+  cr_log_info("active_adhesion: the box's height after the arm rises: adhesion off %.4f m, on %.4f m (rest 0.05)",
+              z[0], z[1]);
+  cr_assert(fabs(z[0] - 0.05) < 1e-3, "without adhesion the box stays: %g", z[0]);
+  cr_assert(z[1] > 0.08, "with adhesion the box is lifted: %g", z[1]);
+  grit_model_free(m);
+}
+
 static void load_fails(const char *xml, grit_status want, const char *needle) {
   grit_model *m = NULL;
   char msg[GRIT_MESSAGE_SIZE] = "";

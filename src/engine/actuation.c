@@ -4,8 +4,6 @@
  * forces (actuation_generic.h). docs/actuation.md. */
 #include "actuation.h"
 
-#include "actuation_adhesion.h"
-
 #include "constraints_extra.h" /* grit_tendon_length_jacobian */
 
 #include <math.h>
@@ -33,9 +31,12 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
     if (def->tendon < 0 || def->tendon >= ntendon)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: tendon %d does not exist (%d tendons)", id,
                             def->tendon, ntendon);
-  } else if (def->trntype == GRIT_TRN_BODY) {
-    grit_status s = grit_adhesion_check(def, id, msg); /* actuation_adhesion.c */
-    if (s != GRIT_OK) return s;
+  } else if (def->trntype == GRIT_TRN_BODY) { /* adhesion (actuation_adhesion.c): the body is checked at compile */
+    if (def->gaintype != GRIT_GAIN_FIXED || def->biastype != GRIT_BIAS_NONE)
+      return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
+                            "actuator %d: an adhesion (body) transmission takes a fixed gain and no bias (it has no "
+                            "length)",
+                            id);
   } else if (def->trntype != GRIT_TRN_JOINT) {
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: unknown transmission type %d", id,
                           (int)def->trntype);

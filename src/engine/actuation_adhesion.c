@@ -13,14 +13,6 @@
 #include "grit/step.h"
 #include "status_internal.h"
 
-grit_status grit_adhesion_check(const grit_actuator_def *def, int id, char *msg) {
-  if (def->gaintype != GRIT_GAIN_FIXED || def->biastype != GRIT_BIAS_NONE)
-    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
-                          "actuator %d: an adhesion (body) transmission takes a fixed gain and no bias (it has no length)",
-                          id);
-  return GRIT_OK;
-}
-
 grit_status grit_adhesion_compile(grit_model *m, char *msg) {
   for (int a = 0; a < m->nu; ++a) {
     if (m->act_trntype[a] != GRIT_TRN_BODY) continue;

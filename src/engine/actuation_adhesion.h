@@ -14,9 +14,6 @@
 
 struct grit_data;
 
-/* The builder's check of a BODY transmission: gain FIXED, bias NONE (the actuator has no length). */
-grit_status grit_adhesion_check(const grit_actuator_def *def, int id, char *msg);
-
 /* After the actuators are compiled: each adhesion actuator's body exists and moves; its act_dof is its
  * tree's first dof (the derivatives list actuators by tree). */
 grit_status grit_adhesion_compile(grit_model *m, char *msg);
