@@ -241,6 +241,9 @@ Test(adhesion, bad_input_is_an_error_with_its_line) {
              GRIT_ERR_INVALID_MODEL, ":2: <adhesion> unknown body 'nobody'");
   load_fails("<mujoco>" BODY "<actuator>\n<adhesion body='w' ctrlrange='0 1'/></actuator></mujoco>",
              GRIT_ERR_UNSUPPORTED, ":2: <adhesion> adhesion on body 'w', which cannot move");
+  grit_model *cls = load("<mujoco><default><adhesion gain='2'/><default class='a'><adhesion ctrlrange='0 2' gain='3'/>"
+                         "</default></default>" BODY "<actuator><adhesion class='a' body='b'/></actuator></mujoco>");
+  grit_model_free(cls); /* ctrlrange from the class (later MuJoCo versions; dm_control's fruit fly) */
   grit_model *ok = load("<mujoco><worldbody><body><joint/><geom size='.1'/><body name='f'><geom size='.1'/></body>"
                         "</body></worldbody><actuator><adhesion body='f' ctrlrange='0 1'/></actuator></mujoco>");
   grit_model_free(ok); /* a body welded to a moving parent adheres with its own geometries */

@@ -18,7 +18,11 @@ void mjcf_adhesion_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   a->gainprm[0] = 1;
   mjcf_read_numbers(c, n, "gain", a->gainprm, 1, 1);
   if (c->status == GRIT_OK && a->gainprm[0] < 0) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "the adhesion gain must be >= 0");
-  if (!mjcf_read_numbers(c, n, "ctrlrange", a->ctrlrange, 2, 2) && c->status == GRIT_OK)
+  /* MuJoCo 2.2.2 requires ctrlrange on the element; later versions (dm_control's fruit fly) take it from
+   * the class: accepted when the class gave one, and not required of a class itself */
+  const int in_default = n->parent && !strcmp(n->parent->name, "default");
+  if (!mjcf_read_numbers(c, n, "ctrlrange", a->ctrlrange, 2, 2) && c->status == GRIT_OK && !in_default &&
+      a->ctrlrange[0] == 0 && a->ctrlrange[1] == 0)
     mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "attribute 'ctrlrange' is required");
   if (c->status == GRIT_OK && (a->ctrlrange[0] < 0 || a->ctrlrange[1] < 0))
     mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "the adhesion control range must be >= 0");
