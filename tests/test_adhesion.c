@@ -33,7 +33,7 @@ static const char *lift_xml(double pad_z, double gravity, char *buf, size_t n) {
            "<body name='gripper' pos='0 0 %.17g'><joint name='lift' type='slide' axis='0 0 1' damping='10'/>"
            "<geom name='pad' type='box' size='.05 .05 .005' margin='.01' gap='.01' mass='.5'/></body>"
            "<body name='box' pos='0 0 .1'><freejoint/><geom name='cube' type='box' size='.1 .1 .1' mass='.2'/></body>"
-           "</worldbody><actuator><position name='lift' joint='lift' kp='500' ctrlrange='-.1 .3'/>"
+           "</worldbody><actuator><position name='lift' joint='lift' kp='500' ctrlrange='-.1 .3' ctrllimited='true'/>"
            "<adhesion name='stick' body='gripper' gain='10' ctrlrange='0 1'/></actuator></mujoco>",
            gravity, pad_z);
   return buf;
@@ -316,6 +316,62 @@ Test(adhesion, active_adhesion_tendon_equals_mujocos) {
   grit_model_free(m);
   mj_deleteData(md);
   mj_deleteModel(mm);
+}
+
+/* active_adhesion's arm picking up the box (as active_adhesion_arm_picks_up_the_box) in both. */
+Test(adhesion, active_adhesion_pick_up_agrees_with_mujoco) {
+  char err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+  grit_model *m = NULL;
+  cr_assert_eq(grit_mjcf_load_file(AA_FILE, &m, NULL, msg), GRIT_OK, "%s", msg);
+  for (int on = 0; on < 2; ++on) {
+    mjModel *mm = mj_loadXML(AA_FILE, NULL, err, sizeof err);
+    cr_assert(mm, "%s", err);
+    mjData *md = mj_makeData(mm);
+    grit_data *d = make_data(m, 1e-8);
+    for (int ph = 0; ph < 2; ++ph) {
+      const double u[5] = {0, ph == 0 ? 1 : 0, on, 0, 0};
+      cr_assert_eq(grit_data_set_ctrl(d, u, 5), GRIT_OK);
+      memcpy(md->ctrl, u, sizeof u);
+      for (int k = 0; k < 1000; ++k) {
+        cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+        mj_step(mm, md);
+      }
+    }
+    const double zg = grit_data_qpos(d)[6], zm = md->qpos[6];
+    cr_log_info("active_adhesion, adhere_arm %d: the box's height after the arm rises: grit %.5f m, MuJoCo 2.2.2 %.5f m",
+                on, zg, zm);
+    cr_assert(fabs(zg - zm) < 5e-3, "adhere_arm %d: grit %g, MuJoCo %g", on, zg, zm);
+    grit_data_free(d);
+    mj_deleteData(md);
+    mj_deleteModel(mm);
+  }
+  grit_model_free(m);
+}
+
+/* The lifting scene in both: MuJoCo 2.2.2 and grit lift the cube with ctrl = 1 and leave it with ctrl = 0;
+ * the heights differ by the contact models' penetrations (MuJoCo's soft constraints sink mm, grit's
+ * stiff compliant law microns). */
+Test(adhesion, lifting_agrees_with_mujoco) {
+  char buf[2048], err[1000] = "";
+  const char *xml = lift_xml(0.205, -9.81, buf, sizeof buf);
+  for (int on = 0; on < 2; ++on) {
+    mjModel *mm = mjcmp_load_text(xml, err, sizeof err);
+    cr_assert(mm, "%s", err);
+    mjData *md = mj_makeData(mm);
+    md->ctrl[0] = 0.1, md->ctrl[1] = on;
+    for (int k = 0; k < 1000; ++k) mj_step(mm, md);
+    grit_model *m = load(xml);
+    grit_data *d = make_data(m, 1e-8);
+    const double u[2] = {0.1, on};
+    run(d, u, 1000);
+    const double zg = grit_data_qpos(d)[3], zm = md->qpos[3];
+    cr_log_info("ctrl %d: cube height after 2 s: grit %.5f m, MuJoCo 2.2.2 %.5f m", on, zg, zm);
+    cr_assert(fabs(zg - zm) < 5e-3, "ctrl %d: grit %g, MuJoCo %g", on, zg, zm);
+    grit_data_free(d);
+    grit_model_free(m);
+    mj_deleteData(md);
+    mj_deleteModel(mm);
+  }
 }
 
 /* A free sphere or level box, adhesive (margin = gap = 1 cm), 5 mm above the floor, gravity off: its
