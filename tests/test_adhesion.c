@@ -171,6 +171,33 @@ Test(adhesion, jacobians_match_central_differences) {
   grit_model_free(m);
 }
 
+/* The block-sparse form equals the dense A and B bit for bit when adhesion couples two trees through the
+ * force-free layer only (no contact force couples them in H: the islands must join them). */
+Test(adhesion, jacobian_blocks_equal_the_dense_ones) {
+  char buf[2048];
+  grit_model *m = load(lift_xml(0.21, 0.0, buf, sizeof buf));
+  grit_data *d = make_data(m, 1e-11);
+  const double hold[2] = {0.0, 0.7};
+  run(d, hold, 3);
+  const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * nu), sizeof *B);
+  double *A2 = calloc((size_t)(nx * nx), sizeof *A2), *B2 = calloc((size_t)(nx * nu), sizeof *B2);
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A2, B2), GRIT_OK);
+  cr_assert_eq(grit_jacobian_blocks_count(J), 1, "the pad and the cube are one island");
+  cr_assert(!memcmp(A, A2, sizeof(double) * (size_t)(nx * nx)) && !memcmp(B, B2, sizeof(double) * (size_t)(nx * nu)));
+  double bz = 0; /* the cube's vertical velocity moves with the adhesion's control */
+  for (int i = 0; i < nx; ++i) bz = fmax(bz, fabs(B[i * nu + 1]));
+  cr_assert(bz > 0 && fabs(B[(nx / 2 + 3) * nu + 1]) > 0, "B's adhesion column is zero on the cube");
+  grit_jacobian_blocks_free(J);
+  free(A), free(B), free(A2), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 Test(adhesion, active_adhesion_loads_strictly) {
   grit_model *m = NULL;
   char msg[GRIT_MESSAGE_SIZE];
