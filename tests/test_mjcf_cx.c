@@ -76,7 +76,7 @@ Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
              GRIT_ERR_INVALID_MODEL, "unknown joint 'j9'");
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody><tendon><spatial><site site='tip'/>\n<pulley divisor='2'/>"
              "</spatial></tendon></mujoco>",
-             GRIT_ERR_UNSUPPORTED, ":2: <pulley> tendon pulleys");
+             GRIT_ERR_INVALID_MODEL, "no neighbour that is not a pulley"); /* pulleys: tests/test_tendon_pulley.c */
   load_fails("<mujoco><worldbody><geom name='box' type='box' size='.1 .1 .1'/><site name='s0' pos='0 0 1'/>" ARM2
              "</worldbody><tendon><spatial><site site='s0'/>\n<geom geom='box'/><site site='tip'/>"
              "</spatial></tendon></mujoco>",

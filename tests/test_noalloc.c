@@ -438,3 +438,44 @@ Test(noalloc, muscle_and_slider_crank_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Adhesion (an <adhesion> pad holding a cube through margin = gap contacts, priority and condim 1) and a
+ * pulley tendon across two trees with its limit: the step, its derivatives and the adhesion's part
+ * allocate nothing. */
+Test(noalloc, adhesion_and_pulley_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='1 1 .1'/>"
+      "<body name='pad' pos='0 0 .205'><joint name='lift' type='slide' axis='0 0 1' damping='10'/>"
+      "<geom type='box' size='.05 .05 .005' margin='.01' gap='.01' mass='.5' priority='1'/><site name='s0'/></body>"
+      "<body pos='0 0 .1'><freejoint/><geom type='box' size='.1 .1 .1' mass='.2' condim='1'/></body>"
+      "<site name='p' pos='.3 0 .5'/><body pos='.3 0 .3'><freejoint/><geom size='.03' contype='0' conaffinity='0'/>"
+      "<site name='s1'/></body></worldbody><tendon><spatial limited='true' range='0 .53'><site site='s0'/>"
+      "<site site='p'/><pulley divisor='2'/><site site='p'/><site site='s1'/></spatial></tendon>"
+      "<actuator><position joint='lift' kp='500' ctrlrange='-.1 .3'/>"
+      "<adhesion body='pad' gain='10' ctrlrange='0 1'/></actuator></mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * nu), sizeof *B);
+  const double u[2] = {0.1, 1};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 2), GRIT_OK);
+  for (int k = 0; k < 100; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0, contacts = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+    contacts += grit_data_ncontacts(d);
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert(contacts > 0, "no contact");
+  cr_assert_eq(n, 0, "%ld allocation calls in the adhesion step and derivatives", n);
+  free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -74,6 +74,9 @@ typedef struct grit_tendon_def {
   double springlength;   /* the spring's rest length; < 0 (the default -1): L at the reference config */
   double damping;        /* N s/m, >= 0; implicit in the step */
   double frictionloss;   /* dry friction on the length, N, >= 0 (as a joint's frictionloss) */
+  const double *divisor; /* (n) SPATIAL, optional (NULL: no pulleys): divisor[i] > 0 makes element i a
+                            pulley (obj[i] unused): the path splits there into a new branch, and each
+                            later segment's length counts divided by divisor[i] (MuJoCo's <pulley>) */
 } grit_tendon_def;
 
 GRIT_API grit_site_def grit_default_site_def(void);         /* on the world at its origin */

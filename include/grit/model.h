@@ -84,26 +84,30 @@ typedef struct grit_joint_def {
 typedef enum grit_actuator_trn {
   GRIT_TRN_JOINT = 0,  /* a hinge or slide joint: length gear * q, moment gear */
   GRIT_TRN_TENDON = 1, /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
-  /* issue 24, muscle/slider-crank branch: */
-  GRIT_TRN_SLIDERCRANK = 2 /* MuJoCo's slider-crank: crank_site, slider_site, crank_length (below) */
+  /* muscles and the slider-crank (issue 24): */
+  GRIT_TRN_SLIDERCRANK = 2, /* MuJoCo's slider-crank: crank_site, slider_site, crank_length (below) */
+  GRIT_TRN_BODY = 5    /* adhesion (MuJoCo's mjTRN_BODY, its number): the generalized force
+                          -f / n sum_i J_n,i^T over the n contact candidates of `body`'s geometries within
+                          their margin, J_n,i the rate of candidate i's gap (docs/actuation.md, Adhesion);
+                          gain FIXED, bias NONE; the body must move */
 } grit_actuator_trn;
 typedef enum grit_actuator_dyn {
   GRIT_DYN_NONE = 0,       /* the force's input is the (clamped) control itself */
   GRIT_DYN_INTEGRATOR = 1, /* an activation a with da/dt = u */
   GRIT_DYN_FILTER = 2,     /* an activation a with da/dt = (u - a) / dynprm[0] */
-  /* issue 24, muscle/slider-crank branch: */
+  /* muscles and the slider-crank (issue 24): */
   GRIT_DYN_MUSCLE = 3      /* MuJoCo 2.2.2's muscle activation: dynprm = (tau_act, tau_deact) */
 } grit_actuator_dyn;
 typedef enum grit_actuator_gain {
   GRIT_GAIN_FIXED = 0,  /* gain = gainprm[0] */
   GRIT_GAIN_AFFINE = 1, /* gain = gainprm[0] + gainprm[1] length + gainprm[2] velocity */
-  /* issue 24, muscle/slider-crank branch: */
+  /* muscles and the slider-crank (issue 24): */
   GRIT_GAIN_MUSCLE = 2 /* MuJoCo 2.2.2's active muscle force-length-velocity curve (muscle_gainprm) */
 } grit_actuator_gain;
 typedef enum grit_actuator_bias {
   GRIT_BIAS_NONE = 0,   /* bias = 0 */
   GRIT_BIAS_AFFINE = 1, /* bias = biasprm[0] + biasprm[1] length + biasprm[2] velocity */
-  /* issue 24, muscle/slider-crank branch: */
+  /* muscles and the slider-crank (issue 24): */
   GRIT_BIAS_MUSCLE = 2 /* MuJoCo 2.2.2's passive muscle force-length curve (muscle_biasprm) */
 } grit_actuator_bias;
 
@@ -145,6 +149,7 @@ typedef struct grit_actuator_def {
   double crank_length;        /* SLIDERCRANK: the connecting rod's length, > 0 */
   double slider_axis[3];      /* SLIDERCRANK: the slider's direction in slider_site's body frame (MuJoCo:
                                  the site's z axis); default (0, 0, 1), normalized at compile */
+  int body;                   /* the adhesive body, for trntype BODY (>= 1); default 0 */
 } grit_actuator_def;
 
 /* A collision geometry attached to a body (or to the world, body 0) with a pose in the body frame,
@@ -172,6 +177,15 @@ typedef struct grit_geom_def {
                             sphere, box, cylinder or ellipsoid compliant-hydroelastic: against a rigid
                             plane, box, sphere or capsule it touches by pressure-field patches
                             (docs/hydroelastic.md); against any other geometry, point contact */
+  /* MuJoCo's margin, gap, priority and condim (docs/collision.md, Margin and gap; Combining geometries) */
+  double margin;         /* >= 0, default 0: a pair is a contact candidate within the larger of its two
+                            geometries' margins, and adhesion (GRIT_TRN_BODY) counts it there */
+  double gap;            /* >= 0, default 0: the pair's force acts on phi - (margin - gap), margin and gap
+                            the larger of the pair's: margin = gap leaves a layer of force-free candidates */
+  int priority;          /* default 0: of a pair, the geometry of higher priority gives friction and
+                            condim; equal priorities: the larger of each */
+  int condim;            /* 1 (frictionless) or 3 (default; 4 and 6 are taken as 3): a pair whose condim
+                            is 1 has no friction */
 } grit_geom_def;
 
 /* Global options. */

@@ -34,6 +34,12 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: tendon %d does not exist (%d tendons)", id,
                             def->tendon, ntendon);
   } else if (def->trntype == GRIT_TRN_SLIDERCRANK) { /* its sites: grit_actuator_muscle_check */
+  } else if (def->trntype == GRIT_TRN_BODY) { /* adhesion (actuation_adhesion.c): the body is checked at compile */
+    if (def->gaintype != GRIT_GAIN_FIXED || def->biastype != GRIT_BIAS_NONE)
+      return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
+                            "actuator %d: an adhesion (body) transmission takes a fixed gain and no bias (it has no "
+                            "length)",
+                            id);
   } else if (def->trntype != GRIT_TRN_JOINT) {
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "actuator %d: unknown transmission type %d", id,
                           (int)def->trntype);
@@ -99,7 +105,7 @@ int grit_actuator_tendon_on_tree(const grit_model *m, int t) {
 
 void grit_actuator_compile(grit_model *m, int a, const grit_actuator_def *d) {
   m->act_trntype[a] = d->trntype;
-  m->act_tendon[a] = d->trntype == GRIT_TRN_TENDON ? d->tendon : -1;
+  m->act_tendon[a] = d->trntype == GRIT_TRN_TENDON ? d->tendon : d->trntype == GRIT_TRN_BODY ? d->body : -1;
   m->act_dyntype[a] = d->dyntype;
   m->act_gaintype[a] = d->gaintype;
   m->act_biastype[a] = d->biastype;
@@ -116,7 +122,8 @@ void grit_actuator_compile(grit_model *m, int a, const grit_actuator_def *d) {
 
 void grit_actuator_read(const grit_model *m, int a, grit_actuator_def *d) {
   d->trntype = (grit_actuator_trn)m->act_trntype[a];
-  d->tendon = m->act_tendon[a];
+  d->tendon = m->act_trntype[a] == GRIT_TRN_BODY ? -1 : m->act_tendon[a];
+  if (m->act_trntype[a] == GRIT_TRN_BODY) d->body = m->act_tendon[a];
   d->dyntype = (grit_actuator_dyn)m->act_dyntype[a];
   d->gaintype = (grit_actuator_gain)m->act_gaintype[a];
   d->biastype = (grit_actuator_bias)m->act_biastype[a];
@@ -177,6 +184,8 @@ grit_status grit_actuator_forces(grit_data *d, double *force) {
       vel = 0.0;
       for (int i = 0; i < m->nv; ++i) vel += J[i] * d->qvel[i];
       vel *= g;
+    } else if (m->act_trntype[a] == GRIT_TRN_BODY) { /* adhesion: no length (MuJoCo's 0) */
+      len = vel = 0.0;
     } else {
       len = g * d->qpos[m->jnt_qposadr[m->act_jnt[a]]];
       vel = g * d->qvel[m->act_dof[a]];

@@ -2,6 +2,8 @@
 /* collision.c — the per-step collision query: poses, broad phase, narrow phase. See collision.h. */
 #include "collision.h"
 
+#include "contact_margin.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,8 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   if (motion) speculative_margins(col, m, motion);
   else
     for (int g = 0; g < ng; ++g) col->gmargin[g] = cap;
+  for (int g = 0; g < ng; ++g) /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap */
+    if (m->geom_margin[g] > col->gmargin[g]) col->gmargin[g] = m->geom_margin[g];
   for (int g = 0; g < ng; ++g)
     grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
                           col->aabb + 6 * g + 3);
@@ -166,6 +170,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     const double sum = col->gmargin[ga] + col->gmargin[gb];
     double margin = sum < cap ? sum : cap;
     if (motion && motion->min_margin > margin) margin = motion->min_margin;
+    margin = fmax(margin, grit_pair_margin(m, ga, gb)); /* within the pair's own margin: always a candidate */
     if (m->geom_shape[gb].type == GRIT_GEOM_HFIELD) { /* the field first: the normal points out of it */
       const int t = ga;
       ga = gb;

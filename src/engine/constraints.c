@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* constraints.c — joint-limit constraints and the Delassus-dependent parameters of all constraints. */
 #include "constraints.h"
+#include "contact_margin.h"
 
 #include <stddef.h>
 
@@ -107,11 +108,11 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     }
     /* the pair's parameters (docs/collision.md) */
     const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud,
-                                 dissipation_free};
+                                 dissipation_free, m->geom_priority, m->geom_condim};
     grit_contact_params *p = &x->p;
     grit_pair_params(&gp, q->geom[0], q->geom[1], p);
     if (q->k_patch > 0) p->k = q->k_patch; /* a hydroelastic patch's own stiffness g A (hydro.h) */
-    p->phi0 = q->pt.phi;
+    p->phi0 = q->pt.phi - grit_pair_inflation(m, q->geom[0], q->geom[1]); /* margin - gap (contact_margin.h) */
     /* gradient smoothing acts between moving bodies only: against a static support (the ground) the
      * smoothed law's force at zero gap would float a resting object about delta above it */
     p->smooth = grit_body_tree(m, q->body[0]) < 0 || grit_body_tree(m, q->body[1]) < 0 ? 0.0 : smoothing;

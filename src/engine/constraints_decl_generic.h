@@ -8,6 +8,7 @@
 typedef struct GS_NAME(grit_geom_params) {
   const GS *friction, *stiffness, *dissipation, *tau_d; /* (ngeom) each */
   int dissipation_free; /* quasistatic steps: every pair's d and tau_d are 0 (docs/quasistatic.md) */
+  const int *priority, *condim; /* (ngeom) MuJoCo's; NULL: equal priorities, condim 3 */
 } GS_NAME(grit_geom_params);
 
 /* Adds sign * F^T J_p into out (3 x n, row-major, n = tree t's dofs): J_p is the Jacobian of the
@@ -17,7 +18,9 @@ void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_
                                         int t, const GS F[9], double sign, GS *out, GS *scratch);
 
 /* The pair's parameters from its two geometries' (docs/collision.md): mu = max, k = 2 ka kb / (ka + kb),
- * d and tau_d the means (0 if g->dissipation_free). Sets p->mu, k, d, tau_d. */
+ * d and tau_d the means (0 if g->dissipation_free). Sets p->mu, k, d, tau_d. MuJoCo's combination of
+ * friction: the geometry of higher priority gives mu and condim, equal priorities the larger of each;
+ * condim 1 (frictionless) makes mu 0. */
 void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int gb, GS_NAME(grit_contact_params) * p);
 
 /* w = trace(J A^-1 J^T) / dim for a constraint with Jacobian blocks J[k] (dim x n_k) on trees tree[k],

@@ -9,16 +9,18 @@ static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * 
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->site_pos + 3 * s);
 }
 
-/* |y - x| for the points x of body bx and y of body by (world), and if J is not NULL, J += u^T (J_y - J_x)
- * with u the unit vector from x to y. scratch: 3 nv. */
+/* |y - x| / div for the points x of body bx and y of body by (world), and if J is not NULL,
+ * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor).
+ * scratch: 3 nv. */
 static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
-                              int by, GS *J, GS *scratch) {
+                              int by, double div, GS *J, GS *scratch) {
   const int nv = m->nv;
   GS d[3];
   GS_NAME(grit_v3_sub)(d, y, x);
   const GS len = GS_NAME(grit_v3_norm)(d);
-  if (!J || !(GS_V(len) > 0.0)) return len; /* coincident points: no direction, no force */
-  const GS u[3] = {GS_DIV(d[0], len), GS_DIV(d[1], len), GS_DIV(d[2], len)};
+  if (!J || !(GS_V(len) > 0.0)) return GS_SCALE(len, 1.0 / div); /* coincident points: no direction, no force */
+  const GS ld = GS_SCALE(len, div);
+  const GS u[3] = {GS_DIV(d[0], ld), GS_DIV(d[1], ld), GS_DIV(d[2], ld)};
   for (int s = 0; s < 2; ++s) {
     const int body = s ? by : bx;
     if (m->body_lastdof[body] < 0) continue; /* static */
@@ -28,7 +30,7 @@ static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, 
       J[i] = s ? GS_ADD(J[i], t) : GS_SUB(J[i], t);
     }
   }
-  return len;
+  return GS_SCALE(len, 1.0 / div);
 }
 
 GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
@@ -47,9 +49,16 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
   }
   /* spatial: straight segments between consecutive sites, or the path around a wrap geometry between
    * two sites (its tangent points moving with the geometry: the arc between them is rigid, and the
-   * path's optimality makes their sliding second order) */
+   * path's optimality makes their sliding second order); a pulley starts a new branch, whose segments
+   * count divided by its divisor, and no segment crosses it */
   int e = adr;
+  double div = 1.0;
   while (e + 1 < adr + num) {
+    if (m->wrap_geom[e] == GRIT_WRAP_PULLEY || m->wrap_geom[e + 1] == GRIT_WRAP_PULLEY) {
+      if (m->wrap_geom[e] == GRIT_WRAP_PULLEY) div = m->wrap_coef[e];
+      e++;
+      continue;
+    }
     const int sa = m->wrap_obj[e], ba = m->site_body[sa];
     GS a[3], b[3];
     GS_NAME(cx_site_pos)(m, k, sa, a);
@@ -63,11 +72,11 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
       if (side >= 0) GS_NAME(cx_site_pos)(m, k, side, sp);
       wl = GS_NAME(tendon_wrap)(m, g, gp, gR, a, b, side >= 0 ? sp : NULL, w);
       if (GS_V(wl) >= 0.0) {
-        L = GS_ADD(L, GS_ADD(wl, GS_NAME(cx_segment)(m, k, a, ba, w, gb, J, scratch)));
-        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, J, scratch));
+        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J, scratch)));
+        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J, scratch));
       }
     }
-    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, J, scratch));
+    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J, scratch));
     e += g >= 0 ? 2 : 1;
   }
   return L;

@@ -15,7 +15,10 @@ void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_
 
 void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int gb, GS_NAME(grit_contact_params) * p) {
   const GS ka = g->stiffness[ga], kb = g->stiffness[gb];
-  p->mu = GS_FMAX(g->friction[ga], g->friction[gb]);
+  const int pa = g->priority ? g->priority[ga] : 0, pb = g->priority ? g->priority[gb] : 0;
+  const int ca = g->condim && g->condim[ga] == 1 ? 1 : 3, cb = g->condim && g->condim[gb] == 1 ? 1 : 3;
+  const int cd = pa > pb ? ca : pb > pa ? cb : ca > cb ? ca : cb;
+  p->mu = cd == 1 ? GS_C(0.0) : pa > pb ? g->friction[ga] : pb > pa ? g->friction[gb] : GS_FMAX(g->friction[ga], g->friction[gb]);
   p->k = GS_DIV(GS_SCALE(GS_MUL(ka, kb), 2.0), GS_ADD(ka, kb));
   p->d = GS_SCALE(GS_ADD(g->dissipation[ga], g->dissipation[gb]), 0.5);
   p->tau_d = GS_SCALE(GS_ADD(g->tau_d[ga], g->tau_d[gb]), 0.5);

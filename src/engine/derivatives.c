@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "actuation_adhesion.h"
 #include "arena.h"
 #include "constraints.h"
 #include "solver.h"
@@ -119,6 +120,8 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->geom.stiffness = w->gparam + ng;
   w->geom.dissipation = w->gparam + 2 * ng;
   w->geom.tau_d = w->gparam + 3 * ng;
+  w->geom.priority = m->geom_priority;
+  w->geom.condim = m->geom_condim;
   w->params_dirty = 1;
   /* Trees whose mass matrix and bias forces do not depend on the configuration: one body on a free joint
    * with its centre of mass at the body origin. In grit's coordinates (the origin's velocity in the
@@ -132,7 +135,8 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
                    m->jnt_type[m->body_jnt[m->body_jntadr[body]]] == GRIT_JOINT_FREE &&
                    m->body_com[3 * body] == 0.0 && m->body_com[3 * body + 1] == 0.0 && m->body_com[3 * body + 2] == 0.0 &&
                    !grit_actuator_tendon_on_tree(m, t) && /* a tendon actuator's force moves with q */
-                   !grit_fluid_on(m); /* so does the fluid force (the body's axes) */
+                   !grit_fluid_on(m) && /* so does the fluid force (the body's axes) */
+                   !grit_adhesion_any(m); /* and adhesion (the contacts' normals and points) */
   }
   /* Trees whose position partials have a closed form (rigid_body): one joint per body at most, a free
    * joint only on a child of the world. */
@@ -251,7 +255,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
 static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, int kind, int base, int *first,
                             double *A, double *B, const grit_param *params, double *P, int np) {
   const grit_model *m = d->model;
-  const int coupled = kind == 0;
+  const int coupled = kind == 0 || (kind == 2 && grit_adhesion_any(m)); /* adhesion: controls reach partners */
   for (int t = 0; t < m->ntree; ++t)
     if (w->active[t])
       for (int j = 0; j < GRIT_DUAL_N && base + j < grit_deriv_local_columns(m, w, t, kind, A, B); ++j)
@@ -303,7 +307,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
       first = 0;
     }
     if (kind == 1 && grit_quasistatic_last_step(d)) continue; /* quasistatic: v0 = 0, not the state's */
-    const int coupled = kind == 0, ngroups = coupled ? ncolour : 1;
+    const int coupled = kind == 0 || (kind == 2 && grit_adhesion_any(m)), ngroups = coupled ? ncolour : 1;
     for (int k = 0; k < ngroups; ++k) {
       int width = 0; /* the most local columns of a tree of this group */
       for (int t = 0; t < m->ntree; ++t) {

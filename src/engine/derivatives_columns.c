@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "actuation_adhesion.h"
+#include "collision.h"
 #include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
@@ -69,6 +71,14 @@ void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, con
 
 /* ----------------------------------------------------------------- colours, columns, batches */
 
+/* Whether constraint i couples its two trees in the residual: its force can act, or it is a contact an
+ * adhesion actuator pulls through (a force-free candidate in the margin's layer; actuation_adhesion.h). */
+static int couples_trees(const grit_model *m, const grit_data *d, const grit_constraint *c, int i) {
+  if (c[i].ntree != 2) return 0;
+  if (!grit_deriv_constraint_inert(&c[i])) return 1;
+  return i < d->ncontacts && grit_adhesion_acts_on(m, &d->collision->c[i]);
+}
+
 /* Greedy distance-2 colouring of the trees in the graph of the last step's constraints (an edge per
  * constraint coupling two trees). Also lists each tree's actuators. Returns the number of colours. */
 int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
@@ -77,7 +87,7 @@ int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_
   for (int t = 0; t <= nt; ++t) w->adj_ptr[t] = 0;
   int ne = 0;
   for (int i = 0; i < nc; ++i)
-    if (c[i].ntree == 2 && !grit_deriv_constraint_inert(&c[i]) && ne + 2 <= w->cap_edges) {
+    if (couples_trees(m, d, c, i) && ne + 2 <= w->cap_edges) {
       w->adj_ptr[c[i].tree[0] + 1]++;
       w->adj_ptr[c[i].tree[1] + 1]++;
       ne += 2;
@@ -86,7 +96,7 @@ int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_
   for (int t = 0; t < nt; ++t) w->stamp[t] = w->adj_ptr[t]; /* fill cursors */
   ne = 0;
   for (int i = 0; i < nc; ++i)
-    if (c[i].ntree == 2 && !grit_deriv_constraint_inert(&c[i]) && ne + 2 <= w->cap_edges) {
+    if (couples_trees(m, d, c, i) && ne + 2 <= w->cap_edges) {
       w->adj[w->stamp[c[i].tree[0]]++] = c[i].tree[1];
       w->adj[w->stamp[c[i].tree[1]]++] = c[i].tree[0];
       ne += 2;

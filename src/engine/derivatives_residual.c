@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "actuation_adhesion.h"
+#include "collision.h"
 #include "constraints.h"
+#include "contact_margin.h"
 #include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "data_internal.h"
@@ -255,6 +258,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   } else {
     grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
     grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     grit_block_mulv_dual(m, w->A, w->tmp, w->r);
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
@@ -295,7 +299,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       }
       grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
       if (cand->k_patch > 0) p.k = k_patch; /* hydro */
-      p.phi0 = geo.phi;
+      p.phi0 = grit_dual_addc(geo.phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       if (k->kind == GRIT_CONSTRAINT_LAGGED) {
         grit_dual vc0[3];
@@ -348,6 +352,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   if (controls_only) {
     grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
     grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
     return;
   }
@@ -358,6 +363,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+  grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
   /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
    * qconst trees, whose dual blocks position passes neither form nor need (the same operations as

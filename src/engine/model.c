@@ -69,6 +69,7 @@ grit_geom_def grit_default_geom_def(void) {
   d.tau_d = 0.01;
   d.contype = 1;
   d.conaffinity = 1;
+  d.condim = 3;
   return d;
 }
 
@@ -443,12 +444,13 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   const field fields[] = {{"pos", def->pos, 3},           {"quat", def->quat, 4},
                           {"friction", &def->friction, 1}, {"stiffness", &def->stiffness, 1},
                           {"dissipation", &def->dissipation, 1}, {"tau_d", &def->tau_d, 1},
-                          {"hydro_modulus", &def->hydro_modulus, 1}};
-  const char *bad = nonfinite_field(fields, 7);
+                          {"hydro_modulus", &def->hydro_modulus, 1}, {"margin", &def->margin, 1},
+                          {"gap", &def->gap, 1}};
+  const char *bad = nonfinite_field(fields, 9);
   if (bad) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "geom %d: %s is not finite", id, bad);
   if (!(def->stiffness > 0))
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: stiffness %g must be positive", id, def->stiffness);
-  for (int i = 2; i < 7; ++i)
+  for (int i = 2; i < 9; ++i)
     if (*fields[i].x < 0)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: %s %g must be >= 0", id, fields[i].name,
                             *fields[i].x);
@@ -584,6 +586,10 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->geom_conaffinity, m->ngeom);
   GRIT_CARVE(c, m->geom_vert, 3 * m->nvert);
   GRIT_CARVE(c, m->geom_hydro, m->ngeom);
+  GRIT_CARVE(c, m->geom_margin, m->ngeom);
+  GRIT_CARVE(c, m->geom_gap, m->ngeom);
+  GRIT_CARVE(c, m->geom_priority, m->ngeom);
+  GRIT_CARVE(c, m->geom_condim, m->ngeom);
   GRIT_CARVE(c, m->geom_hydro_tetadr, m->ngeom);
   GRIT_CARVE(c, m->geom_hydro_ntet, m->ngeom);
   GRIT_CARVE(c, m->hydro_tet, GRIT_HYDRO_TET_STRIDE * (size_t)m->nhtet);
@@ -804,7 +810,7 @@ static void compile_actuators(const grit_builder *b, grit_model *m, char **names
   for (int a = 0; a < m->nu; ++a) {
     const grit_actuator_def *d = &b->acts[a];
     m->act_jnt[a] = d->trntype == GRIT_TRN_JOINT ? d->joint : -1; /* tendons: grit_actuator_compile_tendons */
-    m->act_dof[a] = d->trntype == GRIT_TRN_JOINT ? m->jnt_dofadr[d->joint] : -1;
+    m->act_dof[a] = d->trntype == GRIT_TRN_JOINT ? m->jnt_dofadr[d->joint] : -1; /* BODY: grit_adhesion_compile */
     m->act_limited[a] = d->ctrl_limited != 0;
     m->act_gear[a] = d->gear;
     memcpy(m->act_range + 2 * a, d->ctrl_range, sizeof d->ctrl_range);
@@ -832,6 +838,10 @@ static void compile_geoms(const grit_builder *b, grit_model *m, char **names) {
     m->geom_stiffness[g] = d->stiffness;
     m->geom_dissipation[g] = d->dissipation;
     m->geom_taud[g] = d->tau_d;
+    m->geom_margin[g] = d->margin;
+    m->geom_gap[g] = d->gap;
+    m->geom_priority[g] = d->priority;
+    m->geom_condim[g] = d->condim;
     m->geom_contype[g] = d->contype;
     m->geom_conaffinity[g] = d->conaffinity;
     m->geom_name[g] = store_name(names, d->name);

@@ -87,6 +87,10 @@ grit_status grit_model_geom(const grit_model *m, int g, grit_geom_def *def) {
   def->contype = m->geom_contype[g];
   def->conaffinity = m->geom_conaffinity[g];
   def->hydro_modulus = m->geom_hydro[g];
+  def->margin = m->geom_margin[g];
+  def->gap = m->geom_gap[g];
+  def->priority = m->geom_priority[g];
+  def->condim = m->geom_condim[g];
   return GRIT_OK;
 }
 

@@ -3,6 +3,8 @@
  * compilation into the model (grit/constraints.h). */
 #include "model_cx.h"
 
+#include "actuation_adhesion.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -121,6 +123,20 @@ grit_status grit_builder_add_equality(grit_builder *b, const grit_equality_def *
   return GRIT_OK;
 }
 
+/* Whether element i of a spatial tendon's path is a pulley. */
+static int tendon_pulley(const grit_tendon_def *def, int i) { return def->divisor && def->divisor[i] != 0.0; }
+
+/* A pulley: a positive finite divisor, not the path's last element, not right after another pulley. */
+static grit_status check_pulley(const grit_tendon_def *def, int id, int i, char *msg) {
+  if (!(def->divisor[i] > 0.0) || !isfinite(def->divisor[i]))
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: pulley %d's divisor %g is not positive and finite",
+                          id, i, def->divisor[i]);
+  if (i == def->n - 1) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: the path ends with a pulley", id);
+  if (i == 0 || tendon_pulley(def, i - 1))
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: pulley %d does not follow a site", id, i);
+  return GRIT_OK;
+}
+
 grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def, int *tendon) {
   if (!b || !def) return GRIT_ERR_INVALID_ARGUMENT;
   grit_builder_cx *cx = grit_builder_cx_of(b);
@@ -133,8 +149,17 @@ grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def,
                           fixed ? "fixed" : "spatial", fixed ? 1 : 2);
   for (int i = 0; i < def->n; ++i) {
     const int o = def->obj[i], wrap = !fixed && def->geom && def->geom[i] >= 0;
+    if (!fixed && tendon_pulley(def, i)) {
+      grit_status s = check_pulley(def, id, i, msg);
+      if (s != GRIT_OK) return s;
+      continue;
+    }
+    if (!fixed && (i == 0 || tendon_pulley(def, i - 1)) && (i == def->n - 1 || tendon_pulley(def, i + 1)))
+      return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: element %d has no neighbour that is not a pulley",
+                            id, i);
     if (wrap) { /* between two sites; its side site optional (the geometry is checked at compile) */
-      if (i == 0 || i == def->n - 1 || def->geom[i - 1] >= 0 || def->geom[i + 1] >= 0)
+      if (i == 0 || i == def->n - 1 || def->geom[i - 1] >= 0 || def->geom[i + 1] >= 0 || tendon_pulley(def, i - 1) ||
+          tendon_pulley(def, i + 1))
         return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: wrap element %d is not between two sites", id, i);
       if (o < -1 || o >= cx->nsite)
         return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "tendon %d: side site %d does not exist", id, o);
@@ -181,7 +206,9 @@ grit_status grit_builder_add_tendon(grit_builder *b, const grit_tendon_def *def,
   for (int i = 0; i < def->n; ++i) {
     obj[i] = def->obj[i], coef[i] = fixed ? def->coef[i] : 0.0;
     geom[i] = !fixed && def->geom ? def->geom[i] : -1;
+    if (!fixed && tendon_pulley(def, i)) obj[i] = -1, geom[i] = GRIT_WRAP_PULLEY, coef[i] = def->divisor[i];
   }
+  d.divisor = NULL; /* pulleys: geom GRIT_WRAP_PULLEY, coef the divisor */
   d.obj = obj;
   d.coef = coef;
   d.geom = geom;
@@ -302,6 +329,7 @@ static grit_status compile_tendons(const grit_builder_cx *cx, grit_model *m, cha
       m->wrap_obj[adr + i] = d->obj[i];
       m->wrap_coef[adr + i] = d->coef[i];
       const int g = m->wrap_geom[adr + i] = d->geom[i];
+      if (g == GRIT_WRAP_PULLEY) continue; /* moves nothing */
       if (g >= m->ngeom || (g >= 0 && m->geom_shape[g].type != GRIT_GEOM_SPHERE &&
                             m->geom_shape[g].type != GRIT_GEOM_CYLINDER))
         return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "tendon %d: wrap geometry %d is not a sphere or cylinder", t, g);
@@ -423,6 +451,7 @@ grit_status grit_cx_compile(const grit_builder_cx *cx, grit_model *m, char **nam
   grit_status s = compile_tendons(cx, m, names, msg);
   if (s == GRIT_OK) s = reference_lengths(m, msg);
   if (s == GRIT_OK) s = grit_actuator_compile_tendons(m, msg); /* actuation.c */
+  if (s == GRIT_OK) s = grit_adhesion_compile(m, msg);          /* actuation_adhesion.c */
   if (s == GRIT_OK) s = compile_equalities(cx, m, names, xpos, xquat, msg);
   free(xpos);
   return s;

@@ -67,7 +67,7 @@ struct grit_model {
   /* issue 25 (actuation.c): MuJoCo 2.2.2's actuator model */
   int na;               /* activations: actuators with dynamics */
   int *act_trntype;     /* grit_actuator_trn */
-  int *act_tendon;      /* tendon index (trntype TENDON) */
+  int *act_tendon;      /* tendon index (trntype TENDON); the adhesive body (trntype BODY) */
   int *act_dyntype;     /* grit_actuator_dyn */
   int *act_gaintype;    /* grit_actuator_gain */
   int *act_biastype;    /* grit_actuator_bias */
@@ -145,14 +145,20 @@ struct grit_model {
   double *ten_limit_taud, *ten_limit_width, *ten_stiffness, *ten_springlength, *ten_damping, *ten_length0; /* (ntendon) */
   int *ten_ntree, *ten_tree; /* (ntendon), (2 ntendon) the trees touched */
   int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */
-  int *wrap_geom;           /* (nwrap) SPATIAL: the wrap geometry (sphere, cylinder), -1 for a site */
-  double *wrap_coef;        /* (nwrap) FIXED: coefficient */
+  int *wrap_geom;           /* (nwrap) SPATIAL: the wrap geometry (sphere, cylinder), -1 for a site,
+                               GRIT_WRAP_PULLEY for a pulley */
+  double *wrap_coef;        /* (nwrap) FIXED: coefficient; SPATIAL: a pulley's divisor */
   char **site_name, **eq_name, **ten_name;
+
+  /* MuJoCo's geometry margin, gap, priority and condim (grit_geom_def; collision.c, constraints_generic.h) */
+  double *geom_margin, *geom_gap; /* (ngeom) */
+  int *geom_priority, *geom_condim; /* (ngeom) */
 
   void *arena;          /* every array above lives in this one allocation */
 };
 
 #define GRIT_EQ_NDATA 13
+#define GRIT_WRAP_PULLEY (-2) /* wrap_geom of a spatial tendon's pulley element */
 
 /* A new model equal to m, in its own allocation: the library's way to derive a model with changed
  * parameters (the copy may be written before it is shared, e.g. by sysid.c). */

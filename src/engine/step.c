@@ -22,6 +22,7 @@
 #include "status_internal.h"
 #include "timing.h"
 #include "quasistatic.h"
+#include "actuation_adhesion.h"
 #include "variational.h"
 
 grit_step_settings grit_default_step_settings(void) {
@@ -158,6 +159,8 @@ grit_status grit_step(grit_data *d) {
     if (s != GRIT_OK) return s;
     ncand = d->collision->n;
   }
+  s = grit_adhesion_apply(d, ncand); /* adhesion acts through the candidates (actuation_adhesion.c) */
+  if (s != GRIT_OK) return s;
   if (tm) tk[2] = grit_clock_us();
 
   /* 5: constraints: contacts first (candidate i is constraint i), then joint limits. */

@@ -96,6 +96,10 @@ static double read_gain(mjcf_ctx *c, const mjcf_node *n, const char *name, doubl
 
 void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   const int kind = kind_of(n->name);
+  if (!strcmp(n->name, "adhesion")) { /* a body transmission (mjcf_adhesion.c) */
+    mjcf_adhesion_attrs(c, n, a);
+    return;
+  }
   if (kind == K_REFUSED) {
     mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "<%s> actuators are not supported (motor, position, velocity, intvelocity, general, muscle)",
               n->name);
@@ -159,12 +163,14 @@ void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n) {
     a.tendon = mjcf_read_name(c, e, "tendon");
     a.cranksite = mjcf_read_name(c, e, "cranksite");
     a.slidersite = mjcf_read_name(c, e, "slidersite");
-    static const char *const trn[] = {"site", "body", "refsite"};
-    for (int i = 0; i < 3 && c->status == GRIT_OK; ++i)
+    a.body = mjcf_read_name(c, e, "body"); /* adhesion (mjcf_adhesion.c) */
+    static const char *const trn[] = {"site", "refsite"};
+    for (int i = 0; i < 2 && c->status == GRIT_OK; ++i)
       if (mjcf_attr(e, trn[i]))
-        mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon, cranksite)", trn[i]);
-    if (c->status == GRIT_OK && !!a.joint + !!a.tendon + !!a.cranksite != 1)
-      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the actuator needs exactly one transmission ('joint', 'tendon' or 'cranksite')");
+        mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon, cranksite, body)", trn[i]);
+    if (c->status == GRIT_OK && !!a.joint + !!a.tendon + !!a.cranksite + !!a.body != 1)
+      mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e,
+                "the actuator needs exactly one transmission ('joint', 'tendon', 'cranksite' or 'body')");
     if (c->status == GRIT_OK && a.cranksite && !a.slidersite)
       mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a slider-crank needs its slider site ('slidersite')");
     if (c->status == GRIT_OK && a.cranksite && !(a.cranklength > 0))

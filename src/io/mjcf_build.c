@@ -571,7 +571,11 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, mjcf_geom *g, int body, cons
   }
   memcpy(d.pos, pos, sizeof d.pos);
   memcpy(d.quat, quat, sizeof d.quat);
-  d.friction = g->condim == 1 ? 0 : g->friction;
+  d.friction = g->friction;
+  d.condim = g->condim == 1 ? 1 : 3; /* condim 1: frictionless pairs (the pair's condim: constraints_generic.h) */
+  d.margin = g->margin;
+  d.gap = g->gap;
+  d.priority = g->priority;
   if (g->condim > 3) warn_at(c, "geom", g->file, g->line, "condim 4 and 6 (torsional, rolling friction) are treated as 3");
   d.stiffness = c->stiffness;
   d.dissipation = c->dissipation;
@@ -602,6 +606,13 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
   for (int a = 0; a < c->acts.n && c->status == GRIT_OK; ++a) {
     mjcf_actuator *A = MJCF_AT(c->acts, mjcf_actuator, a);
     if (!A->supported) continue;
+    if (A->body) { /* adhesion (mjcf_adhesion.c) */
+      grit_actuator_def d = mjcf_actuator_def(c, A);
+      if (!mjcf_adhesion_body(c, A, &d)) break;
+      grit_status s = grit_builder_add_actuator(gb, &d, NULL);
+      if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);
+      continue;
+    }
     const int t = A->tendon ? mjcf_cx_tendon_index(c, A->tendon) : -1;
     int j = -1;
     if (A->tendon && t < 0) {

@@ -96,9 +96,13 @@ static void read_tendon(mjcf_ctx *c, const mjcf_node *n, int spatial) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next, ++k) {
     const char *want = spatial ? "site" : "joint";
     t.obj_line[k] = e->line;
-    if (spatial && !strcmp(e->name, "pulley")) {
-      mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "tendon pulleys are not supported");
-      return;
+    if (spatial && !strcmp(e->name, "pulley")) { /* the divisor in coef (unused by spatial tendons) */
+      if (!mjcf_read_numbers(c, e, "divisor", &t.coef[k], 1, 1) && c->status == GRIT_OK)
+        mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "attribute 'divisor' is required");
+      else if (c->status == GRIT_OK && !(t.coef[k] > 0.0))
+        mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a pulley's divisor must be positive");
+      mjcf_finish(c, e);
+      continue;
     }
     if (spatial && !strcmp(e->name, "geom")) { /* a wrap: between two sites, checked when added */
       t.geom[k] = mjcf_read_name(c, e, "geom");
@@ -247,6 +251,10 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
     }
     for (int k = 0; k < t->n && c->status == GRIT_OK; ++k) {
       geom[k] = -1;
+      if (spatial && t->coef[k] > 0.0) { /* a pulley (read_tendon) */
+        obj[k] = -1;
+        continue;
+      }
       if (t->geom[k]) { /* a wrap around a sphere or cylinder, with its side site */
         geom[k] = geom_index(c, t->geom[k]);
         const int mg = find(&c->geoms, sizeof(mjcf_geom), offsetof(mjcf_geom, name), t->geom[k]);
@@ -273,6 +281,7 @@ static void add_tendons(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) {
     d.obj = obj;
     d.coef = t->coef;
     d.geom = geom;
+    if (spatial) d.divisor = t->coef; /* nonzero at pulleys only */
     d.limited = t->limited == 2 ? !(t->range[0] == 0 && t->range[1] == 0) : t->limited;
     memcpy(d.range, t->range, sizeof d.range);
     memcpy(d.solreflimit, t->solreflimit, sizeof d.solreflimit);

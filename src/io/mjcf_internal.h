@@ -94,6 +94,8 @@ typedef struct mjcf_geom {
   double mcom[3], mfull[9];  /* its centre and inertia about it, in the body frame */
   int mesh_index;
   int grit_index; /* in grit's model (-1: not in it, never colliding) */
+  double margin, gap; /* MuJoCo's (mjcf_adhesion.c) */
+  int priority;
 } mjcf_geom;
 
 typedef struct mjcf_actuator {
@@ -110,6 +112,7 @@ typedef struct mjcf_actuator {
   /* issue 24: muscles' length range, the slider-crank (mjcf_actuator.c) */
   double lengthrange[2], cranklength;
   const char *cranksite, *slidersite;
+  const char *body;              /* an adhesion's body (mjcf_adhesion.c) */
 } mjcf_actuator;
 
 typedef struct mjcf_default {
@@ -368,6 +371,17 @@ int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const 
                          int line, const char *attr);
 void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *what,
                   const char *detail);
+
+/* ------------------------------------ adhesion, geometry margin, gap, priority (mjcf_adhesion.c) */
+
+/* <adhesion>'s attributes (an element or a default class) over the class's: gain >= 0, ctrlrange
+ * (required, >= 0; ctrllimited), fixed gain, no bias, no dynamics, as MuJoCo 2.2.2 reads them. */
+void mjcf_adhesion_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a);
+/* A geometry's margin, gap (>= 0) and priority. */
+void mjcf_geom_contact_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g);
+/* d's body transmission for actuator A (A->body set): the grit body of the MJCF body; 0 on failure
+ * (reported). */
+int mjcf_adhesion_body(mjcf_ctx *c, const mjcf_actuator *A, grit_actuator_def *d);
 /* ------------------------------------------- sites, equality constraints, tendons (mjcf_cx.c) */
 
 typedef struct mjcf_site {

@@ -92,6 +92,7 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   int shape;
   if (mjcf_read_enum(c, n, "fluidshape", fluidshape, 2, &shape)) g->fluid_ellipsoid = shape;
   mjcf_mark(n, "fluidcoef"); /* the ellipsoid model's coefficients */
+  mjcf_geom_contact_attrs(c, n, g); /* margin, gap, priority (mjcf_adhesion.c) */
   mjcf_mark(n, "user");
 }
 
