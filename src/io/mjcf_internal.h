@@ -324,6 +324,16 @@ void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n);
 /* <asset><hfield>: read into c->hfields; the index of the named one, or -1 (mjcf_hfield.c). */
 void mjcf_read_hfield(mjcf_ctx *c, const mjcf_node *e);
 int mjcf_hfield_index(const mjcf_ctx *c, const char *name);
+/* The path of an asset file relative to the model's directory and meshdir/assetdir, as MuJoCo; 0 with an
+ * error on c if none (mjcf_asset.c). A file's name without directory and extension, in the pool (NULL if
+ * empty), MuJoCo's name for an unnamed mesh or height field (mjcf_asset.c). */
+int mjcf_asset_path(mjcf_ctx *c, const mjcf_node *e, const char *file, char *path, size_t size);
+const char *mjcf_file_stem(mjcf_ctx *c, const char *file);
+/* The elevations of a height-field file as MuJoCo 2.2.2 reads them (a PNG's grey levels, or its binary
+ * format: int32 nrow, ncol, then nrow x ncol float32), row r at y from -radius_y, normalized to [0, 1]
+ * in single precision as MuJoCo stores them: nrow x ncol floats, malloc'ed (the caller frees). On
+ * failure writes why to msg (GRIT_MESSAGE_SIZE bytes), naming the file (mjcf_hfield_file.c). */
+grit_status mjcf_hfield_file_read(const char *path, float **data, int *nrow, int *ncol, char *msg);
 
 /* Replaces every <include file="..."> of the tree by the children of the included file's root, read
  * relative to the including file's directory; cycles, missing files and includes in a model loaded from

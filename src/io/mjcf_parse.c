@@ -244,10 +244,7 @@ static void read_geom(mjcf_ctx *c, const mjcf_node *n, int body, int def, const 
       mjcf_unsupported(c, n, "geometry type '%s' is not supported", GEOM_TYPES[g.type]);
     return;
   }
-  if (g.type == MJCF_GEOM_HFIELD && body != 0) { /* static terrain only: no mass, no motion */
-    if (g.contype || g.conaffinity) mjcf_unsupported(c, n, "a height field on a body other than the world is not supported");
-    return;
-  }
+  /* a height field may be on any body (no volume: no mass); MuJoCo 2.2.2 allows static bodies only */
   if (frame && g.has_fromto) mjcf_frame_points(frame, g.fromto, 2);
   else if (frame) mjcf_frame_apply(c, frame, g.pos, &g.ori);
   if (c->discardvisual && g.contype == 0 && g.conaffinity == 0) return;
