@@ -152,6 +152,12 @@ typedef struct grit_geom_def {
                             sphere, box, cylinder or ellipsoid compliant-hydroelastic: against a rigid
                             plane, box, sphere or capsule it touches by pressure-field patches
                             (docs/hydroelastic.md); against any other geometry, point contact */
+  int fluid_ellipsoid;   /* nonzero: with fluid forces on (options density or viscosity > 0), MuJoCo 2.2.2's
+                            ellipsoid fluid model on this geometry's equivalent ellipsoid (MJCF
+                            fluidshape="ellipsoid"); its body then has no inertia-box forces. A sphere,
+                            capsule, cylinder, ellipsoid or box; default 0 */
+  double fluid_coef[5];  /* the model's blunt drag, slender drag, angular drag, Kutta lift and Magnus lift
+                            coefficients (MJCF fluidcoef); default 0.5, 0.25, 1.5, 1, 1 as MuJoCo's */
 } grit_geom_def;
 
 /* Global options. */

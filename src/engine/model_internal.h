@@ -142,6 +142,10 @@ struct grit_model {
   double *wrap_coef;        /* (nwrap) FIXED: coefficient */
   char **site_name, **eq_name, **ten_name;
 
+  /* MuJoCo 2.2.2's ellipsoid fluid model (fluid.h) */
+  double *geom_fluid;       /* (GRIT_FLUID_NGEOM ngeom) grit_fluid_geom_compile's constants; [0] = 0: off */
+  int *body_fluid_ellipsoid; /* (nbody) a geometry of the body is in the ellipsoid model: no inertia box */
+
   void *arena;          /* every array above lives in this one allocation */
 };
 

@@ -84,7 +84,7 @@ typedef struct mjcf_geom {
   double size[3], pos[3], fromto[6], mass, density, friction;
   double fitscale; /* a primitive fitted to its mesh: the factor of the fitted sizes (default 1) */
   int has_fromto, has_mass, condim, group;
-  int fluid_ellipsoid; /* fluidshape="ellipsoid": MuJoCo's ellipsoid fluid model, not grit's */
+  int fluid_ellipsoid; /* fluidshape="ellipsoid": MuJoCo's ellipsoid fluid model (grit_geom_def.fluid_ellipsoid) */
   int in_pair; /* named by a <contact><pair> or wrapped by a tendon: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
@@ -94,6 +94,7 @@ typedef struct mjcf_geom {
   double mcom[3], mfull[9];  /* its centre and inertia about it, in the body frame */
   int mesh_index;
   int grit_index; /* in grit's model (-1: not in it, never colliding) */
+  double fluid_coef[5]; /* fluidcoef (grit_geom_def.fluid_coef) */
 } mjcf_geom;
 
 typedef struct mjcf_actuator {

@@ -57,6 +57,8 @@ static void geom_defaults(mjcf_geom *g) {
   g->contype = g->conaffinity = 1;
   g->condim = 3;
   g->mesh_index = -1;
+  const grit_geom_def d = grit_default_geom_def(); /* MuJoCo's fluidcoef */
+  memcpy(g->fluid_coef, d.fluid_coef, sizeof g->fluid_coef);
 }
 
 static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
@@ -87,11 +89,11 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   if (hfield) g->hfield = hfield;
   mjcf_mark(n, "rgba");
   mjcf_mark(n, "material");
-  /* the ellipsoid fluid model: refused when <option density viscosity> switch fluid forces on (build_model) */
+  /* the ellipsoid fluid model (fluid_ellipsoid.c), in effect when <option density viscosity> switch fluid on */
   static const char *const fluidshape[] = {"none", "ellipsoid"};
   int shape;
   if (mjcf_read_enum(c, n, "fluidshape", fluidshape, 2, &shape)) g->fluid_ellipsoid = shape;
-  mjcf_mark(n, "fluidcoef"); /* the ellipsoid model's coefficients */
+  mjcf_read_numbers(c, n, "fluidcoef", g->fluid_coef, 5, 5);
   mjcf_mark(n, "user");
 }
 
