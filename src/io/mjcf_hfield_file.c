@@ -145,11 +145,27 @@ static grit_status normalize(const char *path, float *e, size_t n, char *msg) {
     lo = e[i] < lo ? e[i] : lo;
     hi = e[i] > hi ? e[i] : hi;
   }
+  if (!(hi - lo - (hi - lo) == 0.0f)) /* the range itself overflows single precision */
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "height field file '%s': the range of its values overflows", path);
   for (size_t i = 0; i < n; ++i) {
     e[i] -= lo;
-    if (hi - lo > 1e-15f) e[i] /= hi - lo;
+    if ((double)(hi - lo) > 1e-15) e[i] /= hi - lo; /* MuJoCo compares with mjMINVAL, a double */
   }
   return GRIT_OK;
+}
+
+grit_status mjcf_hfield_parse(const char *path, const unsigned char *bytes, size_t size, int png, float **data,
+                              int *nrow, int *ncol, char *msg) {
+  *data = NULL;
+  *nrow = *ncol = 0;
+  grit_status s = png ? read_png(path, bytes, size, data, nrow, ncol, msg) : read_bin(path, bytes, size, data, nrow, ncol, msg);
+  if (s == GRIT_OK) s = normalize(path, *data, (size_t)*nrow * (size_t)*ncol, msg);
+  if (s != GRIT_OK) {
+    free(*data);
+    *data = NULL;
+    *nrow = *ncol = 0;
+  }
+  return s;
 }
 
 grit_status mjcf_hfield_file_read(const char *path, float **data, int *nrow, int *ncol, char *msg) {
@@ -161,10 +177,7 @@ grit_status mjcf_hfield_file_read(const char *path, float **data, int *nrow, int
   if (s != GRIT_OK) return s;
   const size_t len = strlen(path);
   const int png = len >= 4 && !strcasecmp(path + len - 4, ".png");
-  s = png ? read_png(path, (const unsigned char *)bytes, size, data, nrow, ncol, msg)
-          : read_bin(path, (const unsigned char *)bytes, size, data, nrow, ncol, msg);
+  s = mjcf_hfield_parse(path, (const unsigned char *)bytes, size, png, data, nrow, ncol, msg);
   free(bytes);
-  if (s == GRIT_OK) s = normalize(path, *data, (size_t)*nrow * (size_t)*ncol, msg);
-  if (s != GRIT_OK) free(*data), *data = NULL;
   return s;
 }

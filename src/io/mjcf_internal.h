@@ -335,6 +335,9 @@ const char *mjcf_file_stem(mjcf_ctx *c, const char *file);
  * in single precision as MuJoCo stores them: nrow x ncol floats, malloc'ed (the caller frees). On
  * failure writes why to msg (GRIT_MESSAGE_SIZE bytes), naming the file (mjcf_hfield_file.c). */
 grit_status mjcf_hfield_file_read(const char *path, float **data, int *nrow, int *ncol, char *msg);
+/* The same from a file's `size` bytes, a PNG if `png`, else the binary format; `path` names it in messages. */
+grit_status mjcf_hfield_parse(const char *path, const unsigned char *bytes, size_t size, int png, float **data,
+                              int *nrow, int *ncol, char *msg);
 
 /* Replaces every <include file="..."> of the tree by the children of the included file's root, read
  * relative to the including file's directory; cycles, missing files and includes in a model loaded from
