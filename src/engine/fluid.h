@@ -7,6 +7,7 @@
 #ifndef GRIT_FLUID_H
 #define GRIT_FLUID_H
 
+#include "fluid_ellipsoid.h"
 #include "kinematics.h"
 
 /* Bodies lighter than this feel no fluid force (MuJoCo's mjMINVAL). */
@@ -20,15 +21,6 @@ int grit_fluid_on(const grit_model *m);
  * (the body's inertia_quat, all 0: none) when the inertia is diagonal in them, else found from the
  * inertia. From the model's constants, so a plain double in either instantiation. */
 void grit_fluid_box(double mass, const double inertia[9], const double iquat[4], double box[3], double axes[9]);
-
-/* Per geometry (model->geom_fluid): on (1) or off (0), the five coefficients of grit_geom_def.fluid_coef,
- * the added mass (3) and added inertia (3) per unit density, the semi-axes (3). */
-#define GRIT_FLUID_NGEOM 15
-
-/* The ellipsoid model's constants of geometry `id` with definition d into out (all 0 when d leaves the
- * model off); GRIT_ERR_UNSUPPORTED for a shape without semi-axes (plane, convex, height field), with a
- * message in msg (GRIT_MESSAGE_SIZE). (fluid_ellipsoid.c) */
-grit_status grit_fluid_geom_compile(const grit_geom_def *d, int id, double out[GRIT_FLUID_NGEOM], char *msg);
 
 #include "grit/detail/scalar_double.h"
 #include "fluid_decl_generic.h"

@@ -13,7 +13,7 @@
  *   rho V/5 (b^2 - c^2)^2 |k_z - k_y| / |2 (b^2 - c^2) + (b^2 + c^2)(k_y - k_z)|
  * (V the ellipsoid's volume; cyclically for y and z), both with MuJoCo's floors of 1e-15 on the
  * denominators; rho is the option's density, applied in the force (fluid_ellipsoid_generic.h). */
-#include "fluid.h"
+#include "fluid_ellipsoid.h"
 
 #include <math.h>
 
@@ -45,7 +45,7 @@ static double lamb_k(double a, double b, double c) { return 2.0 / 3.0 * a * b * 
 /* The added-inertia factor of the axis whose two others have squared semi-axes p, q and coefficients kp, kq. */
 static double inertia_factor(double p, double q, double kp, double kq) {
   const double den = fabs(2.0 * (p - q) + (p + q) * (kp - kq));
-  return (p - q) * (p - q) * fabs(kq - kp) / fmax(GRIT_FLUID_MIN_MASS, den);
+  return (p - q) * (p - q) * fabs(kq - kp) / fmax(GRIT_FLUID_FLOOR, den);
 }
 
 /* The semi-axes of a shape's equivalent ellipsoid, as MuJoCo 2.2.2 takes them; 0 for a shape without. */
@@ -80,7 +80,7 @@ grit_status grit_fluid_geom_compile(const grit_geom_def *d, int id, double out[G
   for (int i = 0; i < 5; ++i) out[1 + i] = d->fluid_coef[i];
   for (int i = 0; i < 3; ++i) {
     const int j = (i + 1) % 3, l = (i + 2) % 3;
-    out[6 + i] = vol * k[i] / fmax(GRIT_FLUID_MIN_MASS, 2.0 - k[i]);
+    out[6 + i] = vol * k[i] / fmax(GRIT_FLUID_FLOOR, 2.0 - k[i]);
     out[9 + i] = vol / 5.0 * inertia_factor(s2[j], s2[l], k[j], k[l]);
     out[12 + i] = ax[i];
   }

@@ -35,8 +35,8 @@ static void GS_NAME(fluid_viscous)(const grit_model *m, const double *f, const G
     nrm[i] = GS_SCALE(lv[i], a2[i]);
   }
   const GS speed = GS_NAME(fluid_sqrt0)(GS_ADD(GS_ADD(vv[0], vv[1]), vv[2]));
-  const GS area = GS_SCALE(GS_NAME(fluid_sqrt0)(GS_DIV(den, GS_FMAX(num, GS_C(GRIT_FLUID_MIN_MASS)))), pi);
-  const GS cosa = GS_DIV(num, GS_FMAX(GS_MUL(speed, den), GS_C(GRIT_FLUID_MIN_MASS)));
+  const GS area = GS_SCALE(GS_NAME(fluid_sqrt0)(GS_DIV(den, GS_FMAX(num, GS_C(GRIT_FLUID_FLOOR)))), pi);
+  const GS cosa = GS_DIV(num, GS_FMAX(GS_MUL(speed, den), GS_C(GRIT_FLUID_FLOOR)));
   GS_NAME(grit_v3_cross)(circ, nrm, lv);
   GS_NAME(grit_v3_scale)(circ, circ, GS_SCALE(GS_MUL(cosa, area), f[4] * rho));
   GS_NAME(grit_v3_cross)(kutta, circ, lv);

@@ -9,7 +9,7 @@
 
 #include "actuation.h"
 #include "arena.h"
-#include "fluid.h"
+#include "fluid_ellipsoid.h"
 #include "grit/math.h"
 #include "model_cx.h"
 #include "model_internal.h"
