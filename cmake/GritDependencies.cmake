@@ -39,6 +39,12 @@ grit_require_library(EXPAT_LIBRARY expat libexpat1-dev)
 grit_require_header(QHULL_INCLUDE_DIR libqhull_r/libqhull_r.h libqhull-dev)
 grit_require_library(QHULL_LIBRARY qhull_r libqhull-dev)
 
+# libpng, for height fields read from PNG files (src/io/mjcf_hfield_file.c).
+pkg_check_modules(PNG libpng)
+if(NOT PNG_FOUND)
+  message(FATAL_ERROR "grit: libpng not found (pkg-config libpng); install it with: apt-get install -y libpng-dev")
+endif()
+
 find_library(MATH_LIBRARY m)
 
 # urdfdom (C++, with console_bridge and tinyxml), for the URDF loader (src/io/urdf_parse.cc).
@@ -51,10 +57,10 @@ endif()
 # so that the engine is compiled and linked without the formats' (CMakeLists.txt: grit_engine).
 set(GRIT_ENGINE_DEP_INCLUDE_DIRS ${CHOLMOD_INCLUDE_DIR} ${LAPACKE_INCLUDE_DIR} ${CCD_INCLUDE_DIR})
 list(REMOVE_DUPLICATES GRIT_ENGINE_DEP_INCLUDE_DIRS)
-set(GRIT_IO_DEP_INCLUDE_DIRS ${EXPAT_INCLUDE_DIR} ${QHULL_INCLUDE_DIR} ${URDFDOM_INCLUDE_DIRS})
+set(GRIT_IO_DEP_INCLUDE_DIRS ${EXPAT_INCLUDE_DIR} ${QHULL_INCLUDE_DIR} ${URDFDOM_INCLUDE_DIRS} ${PNG_INCLUDE_DIRS})
 set(GRIT_ENGINE_DEP_LIBRARIES ${CHOLMOD_LIBRARY} ${SUITESPARSECONFIG_LIBRARY} ${LAPACKE_LIBRARY}
     ${OPENBLAS_LIBRARY} ${CCD_LIBRARY} ${MATH_LIBRARY})
-set(GRIT_IO_DEP_LIBRARIES ${EXPAT_LIBRARY} ${QHULL_LIBRARY} ${URDFDOM_LINK_LIBRARIES})
+set(GRIT_IO_DEP_LIBRARIES ${EXPAT_LIBRARY} ${QHULL_LIBRARY} ${URDFDOM_LINK_LIBRARIES} ${PNG_LINK_LIBRARIES})
 set(GRIT_DEP_INCLUDE_DIRS ${GRIT_ENGINE_DEP_INCLUDE_DIRS} ${GRIT_IO_DEP_INCLUDE_DIRS})
 list(REMOVE_DUPLICATES GRIT_DEP_INCLUDE_DIRS)
 set(GRIT_DEP_LIBRARIES ${GRIT_ENGINE_DEP_LIBRARIES} ${GRIT_IO_DEP_LIBRARIES} ${MATH_LIBRARY})

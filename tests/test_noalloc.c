@@ -328,16 +328,17 @@ Test(noalloc, quasistatic_step_and_derivatives) {
   grit_model_free(m);
 }
 
-/* Fluid forces (MuJoCo 2.2.2's inertia-box model) in the step, its derivatives and grit_linearize: a free
- * box and a capsule with a hinged plate in a dense, viscous wind. */
+/* Fluid forces (MuJoCo 2.2.2's inertia-box model, and its ellipsoid model on the capsule and the plate) in
+ * the step, its derivatives and grit_linearize: a free box and a capsule with a hinged plate in a dense,
+ * viscous wind. */
 Test(noalloc, fluid_step_and_derivatives) {
   if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
   static const char xml[] =
       "<mujoco><option timestep='0.002' density='1000' viscosity='0.5' wind='0.4 -0.3 0.2'/><worldbody>"
       "<body pos='0 0 1'><freejoint/><geom type='box' size='.1 .05 .02' euler='20 30 40' contype='0' conaffinity='0'/>"
       "</body><body pos='0 1 1'><freejoint/><geom type='capsule' fromto='0 0 0 .2 0 0' size='.03' contype='0' "
-      "conaffinity='0'/><body pos='.2 0 0'><joint name='h' type='hinge' axis='0 1 0'/><geom type='box' "
-      "size='.1 .03 .01' pos='.1 0 0' contype='0' conaffinity='0'/></body></body></worldbody>"
+      "conaffinity='0' fluidshape='ellipsoid'/><body pos='.2 0 0'><joint name='h' type='hinge' axis='0 1 0'/>"
+      "<geom type='box' size='.1 .03 .01' pos='.1 0 0' contype='0' conaffinity='0' fluidshape='ellipsoid'/></body></body></worldbody>"
       "<actuator><motor joint='h'/></actuator></mujoco>";
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   grit_model *m;
@@ -398,6 +399,42 @@ Test(noalloc, height_field_step_and_derivatives) {
   cr_assert(contacts > 0, "no contact with the field");
   cr_assert_eq(n, 0, "%ld allocation calls in the height-field step and derivatives", n);
   cr_log_info("height field: 0 allocations in 20 steps and derivatives, %d contacts per step", contacts / 20);
+  free(A);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* A height field on a moving body: a tilted tray on a slide and a hinge carries the bumpy field, a sphere
+ * rests on it; the step and its derivatives with the field's pose moving allocate nothing. */
+Test(noalloc, height_field_on_a_moving_body) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  char xml[4096];
+  int len = snprintf(xml, sizeof xml, "<mujoco><asset><hfield name='h' nrow='9' ncol='9' size='1 1 0.2 0.1' "
+                                      "elevation='");
+  for (int i = 0; i < 81; ++i) len += snprintf(xml + len, sizeof xml - (size_t)len, "%d ", (i * 37) % 11);
+  snprintf(xml + len, sizeof xml - (size_t)len,
+           "'/></asset><worldbody><body euler='3 2 0'><joint type='slide' axis='1 0 0'/>"
+           "<joint type='hinge' axis='0 1 0' damping='5'/><geom type='hfield' hfield='h'/>"
+           "<geom type='box' size='0.9 0.9 0.02' pos='0 0 -0.15' mass='20'/></body>"
+           "<body pos='0.1 0.2 0.4'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>");
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A);
+  for (int k = 0; k < 150; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
+  window_open();
+  int bad = 0, contacts = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, NULL, NULL, 0, NULL) != GRIT_OK;
+    contacts += grit_data_ncontacts(d);
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert(contacts > 0, "no contact with the moving field");
+  cr_assert_eq(n, 0, "%ld allocation calls with a moving height field", n);
   free(A);
   grit_data_free(d);
   grit_model_free(m);

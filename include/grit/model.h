@@ -186,6 +186,12 @@ typedef struct grit_geom_def {
                             condim; equal priorities: the larger of each */
   int condim;            /* 1 (frictionless) or 3 (default; 4 and 6 are taken as 3): a pair whose condim
                             is 1 has no friction */
+  int fluid_ellipsoid;   /* nonzero: with fluid forces on (options density or viscosity > 0), MuJoCo 2.2.2's
+                            ellipsoid fluid model on this geometry's equivalent ellipsoid (MJCF
+                            fluidshape="ellipsoid"); its body then has no inertia-box forces. A sphere,
+                            capsule, cylinder, ellipsoid or box; default 0 */
+  double fluid_coef[5];  /* the model's blunt drag, slender drag, angular drag, Kutta lift and Magnus lift
+                            coefficients (MJCF fluidcoef); default 0.5, 0.25, 1.5, 1, 1 as MuJoCo's */
 } grit_geom_def;
 
 /* Global options. */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fluid.h — MuJoCo 2.2.2's inertia-box fluid forces (viscous and quadratic drag of each body in a
- * fluid of density opt.density, viscosity opt.viscosity moving at opt.wind; docs/theory.md), for double
- * (grit_fluid_bias) and for dual numbers (grit_fluid_bias_dual). Internal. */
+/* fluid.h — MuJoCo 2.2.2's fluid forces in a fluid of density opt.density, viscosity opt.viscosity moving
+ * at opt.wind (docs/theory.md): the inertia-box model (viscous and quadratic drag of each body's box) and,
+ * for a body with a geometry marked fluid_ellipsoid, the ellipsoid model on those geometries instead
+ * (added mass, drag, Magnus and Kutta lift; fluid_ellipsoid_generic.h), for double (grit_fluid_bias) and
+ * for dual numbers (grit_fluid_bias_dual). Internal. */
 #ifndef GRIT_FLUID_H
 #define GRIT_FLUID_H
 
+#include "fluid_ellipsoid.h"
 #include "kinematics.h"
 
 /* Bodies lighter than this feel no fluid force (MuJoCo's mjMINVAL). */

@@ -8,7 +8,11 @@
  * (i, j, k the three axes, b the box's edges, d their mean: the sphere of Stokes' law for the viscous
  * terms, the box's projected face and moment arms for the quadratic drag). The wrench acts at the centre
  * of mass. Every quantity that moves with the state (poses, twists) is a GS; the box and its axes are
- * the model's constants. */
+ * the model's constants. A body with a geometry in the ellipsoid model (MuJoCo: any of its geometries)
+ * has no box: its geometries in that model feel fluid_ellipsoid_generic.h's forces instead, the others
+ * none. */
+
+#include "fluid_ellipsoid_generic.h"
 
 void GS_NAME(grit_fluid_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, GS *frc, GS *bias) {
   if (!grit_fluid_on(m)) return;
@@ -18,6 +22,7 @@ void GS_NAME(grit_fluid_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, 
   for (int b = 1; b < m->nbody; ++b) {
     /* a body welded to the world does not move and moves no dof: its wrench would reach nothing */
     if (m->body_tree[b] < 0 || !GS_NAME(kin_body_on)(m, k, b) || m->body_mass[b] < GRIT_FLUID_MIN_MASS) continue;
+    if (m->body_fluid_ellipsoid[b]) continue;
     double box[3], P[9];
     grit_fluid_box(m->body_mass[b], m->body_inertia + 9 * b, m->body_iquat + 4 * b, box, P);
     const GS *X = k->xmat + 9 * b, *tw = k->cvel + 6 * b, *c = k->xipos + 3 * b;
@@ -43,6 +48,13 @@ void GS_NAME(grit_fluid_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, 
       frc[6 * b + i] = GS_NEG(GS_ADD(T[i], n[i]));
       frc[6 * b + 3 + i] = GS_NEG(F[i]);
     }
+  }
+  for (int g = 0; g < m->ngeom; ++g) { /* the ellipsoid model, geometry by geometry */
+    const int b = m->geom_body[g];
+    if (m->geom_fluid[GRIT_FLUID_NGEOM * g] == 0.0 || m->body_tree[b] < 0 || !GS_NAME(kin_body_on)(m, k, b) ||
+        m->body_mass[b] < GRIT_FLUID_MIN_MASS)
+      continue;
+    GS_NAME(fluid_ellipsoid_geom)(m, k, g, frc + 6 * b);
   }
   GS_NAME(grit_wrenches_to_dofs)(m, k, frc, bias); /* dynamics.h */
 }

@@ -10,6 +10,7 @@
 #include "actuation.h"
 #include "actuation_muscle.h"
 #include "arena.h"
+#include "fluid_ellipsoid.h"
 #include "grit/math.h"
 #include "model_cx.h"
 #include "model_internal.h"
@@ -70,6 +71,8 @@ grit_geom_def grit_default_geom_def(void) {
   d.contype = 1;
   d.conaffinity = 1;
   d.condim = 3;
+  const double fluid_coef[5] = {0.5, 0.25, 1.5, 1.0, 1.0}; /* MuJoCo 2.2.2's fluidcoef */
+  memcpy(d.fluid_coef, fluid_coef, sizeof fluid_coef);
   return d;
 }
 
@@ -462,6 +465,9 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
   if (qn < 1e-10) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "geom %d: quat has zero norm", id);
+  double fluid[GRIT_FLUID_NGEOM];
+  grit_status fs = grit_fluid_geom_compile(def, id, fluid, msg); /* fluid_ellipsoid.c */
+  if (fs != GRIT_OK) return fs;
   if (!grit_builder_grow((void **)&b->geoms, &b->cap_geom, b->ngeom + 1, sizeof *b->geoms))
     return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
   grit_geom_def d = *def;
@@ -601,6 +607,8 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->body_name, nb);
   GRIT_CARVE(c, m->jnt_name, nj);
   GRIT_CARVE(c, m->act_name, nu);
+  GRIT_CARVE(c, m->geom_fluid, GRIT_FLUID_NGEOM * (size_t)m->ngeom);
+  GRIT_CARVE(c, m->body_fluid_ellipsoid, nb);
   grit_cx_layout(m, c);
   grit_actuator_muscle_layout(m, c); /* actuation_muscle.c */
   (void)grit_carve(c, names_bytes, 1);
@@ -845,6 +853,8 @@ static void compile_geoms(const grit_builder *b, grit_model *m, char **names) {
     m->geom_contype[g] = d->contype;
     m->geom_conaffinity[g] = d->conaffinity;
     m->geom_name[g] = store_name(names, d->name);
+    (void)grit_fluid_geom_compile(d, g, m->geom_fluid + GRIT_FLUID_NGEOM * g, NULL); /* checked when added */
+    m->body_fluid_ellipsoid[d->body] |= d->fluid_ellipsoid != 0;
   }
 }
 

@@ -153,6 +153,9 @@ struct grit_model {
   /* MuJoCo's geometry margin, gap, priority and condim (grit_geom_def; collision.c, constraints_generic.h) */
   double *geom_margin, *geom_gap; /* (ngeom) */
   int *geom_priority, *geom_condim; /* (ngeom) */
+  /* MuJoCo 2.2.2's ellipsoid fluid model (fluid.h) */
+  double *geom_fluid;       /* (GRIT_FLUID_NGEOM ngeom) grit_fluid_geom_compile's constants; [0] = 0: off */
+  int *body_fluid_ellipsoid; /* (nbody) a geometry of the body is in the ellipsoid model: no inertia box */
 
   void *arena;          /* every array above lives in this one allocation */
 };

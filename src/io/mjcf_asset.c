@@ -9,25 +9,32 @@
 #include "grit/geometry.h"
 #include "mjcf_internal.h"
 
-/* The vertices of mesh m from its file: the path is taken as it is when absolute, else relative to the
- * model file's directory and the compiler's meshdir (or assetdir), as MuJoCo does. */
-static void read_mesh_file(mjcf_ctx *c, const mjcf_node *e, const char *file, mjcf_mesh *m) {
+/* The path of an asset file (a mesh, a height field): taken as it is when absolute, else relative to the
+ * model file's directory and the compiler's meshdir (or assetdir), as MuJoCo does. 0 (and an error on c)
+ * when the model was not loaded from a file or the path is too long. */
+int mjcf_asset_path(mjcf_ctx *c, const mjcf_node *e, const char *file, char *path, size_t size) {
   if (!c->base_dir) {
-    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "mesh files are read only when the model is loaded from a file");
-    return;
+    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "file '%.200s': asset files are read only when the model is loaded from a file",
+              file);
+    return 0;
   }
   const char *sub = c->meshdir ? c->meshdir : c->assetdir ? c->assetdir : "";
-  char path[4096];
   int len;
-  if (file[0] == '/') len = snprintf(path, sizeof path, "%s", file);
-  else if (sub[0] == '/') len = snprintf(path, sizeof path, "%s%s%s", sub, sub[strlen(sub) - 1] == '/' ? "" : "/", file);
+  if (file[0] == '/') len = snprintf(path, size, "%s", file);
+  else if (sub[0] == '/') len = snprintf(path, size, "%s%s%s", sub, sub[strlen(sub) - 1] == '/' ? "" : "/", file);
   else
-    len = snprintf(path, sizeof path, "%s%s%s%s", c->base_dir, sub, sub[0] && sub[strlen(sub) - 1] != '/' ? "/" : "",
-                   file);
-  if (len < 0 || (size_t)len >= sizeof path) {
-    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the mesh file's path is too long");
-    return;
+    len = snprintf(path, size, "%s%s%s%s", c->base_dir, sub, sub[0] && sub[strlen(sub) - 1] != '/' ? "/" : "", file);
+  if (len < 0 || (size_t)len >= size) {
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "the asset file's path is too long");
+    return 0;
   }
+  return 1;
+}
+
+/* The vertices of mesh m from its file (mjcf_asset_path). */
+static void read_mesh_file(mjcf_ctx *c, const mjcf_node *e, const char *file, mjcf_mesh *m) {
+  char path[4096];
+  if (!mjcf_asset_path(c, e, file, path, sizeof path)) return;
   char why[GRIT_MESSAGE_SIZE];
   grit_status s = mjcf_mesh_file_read(path, &c->pool, &m->vert, &m->nvert, &m->tri, &m->ntri, why);
   if (s == GRIT_ERR_UNSUPPORTED) { /* a format grit does not read (.msh, ...): an error only where it is used */
@@ -40,7 +47,7 @@ static void read_mesh_file(mjcf_ctx *c, const mjcf_node *e, const char *file, mj
 }
 
 /* MuJoCo names a mesh without 'name' after its file: the file name without directory and extension. */
-static const char *file_stem(mjcf_ctx *c, const char *file) {
+const char *mjcf_file_stem(mjcf_ctx *c, const char *file) {
   const char *base = strrchr(file, '/');
   base = base ? base + 1 : file;
   const char *dot = strrchr(base, '.');
@@ -94,7 +101,7 @@ static void read_mesh(mjcf_ctx *c, const mjcf_node *e) {
     mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a mesh takes 'file' or 'vertex', not both");
   } else if (file) {
     read_mesh_file(c, e, file, m);
-    if (!m->name) m->name = file_stem(c, file);
+    if (!m->name) m->name = mjcf_file_stem(c, file);
     if (m->hull_error) { /* unreadable format, reported where the mesh is used */
       mjcf_mark(e, "scale"), mjcf_mark(e, "refpos"), mjcf_mark(e, "refquat");
       static const char *const rest[] = {"face", "normal", "texcoord", "smoothnormal", "content_type", "maxhullvert",

@@ -593,6 +593,9 @@ static void add_geom(mjcf_ctx *c, grit_builder *gb, mjcf_geom *g, int body, cons
     }
   }
   if (o->hydro_modulus > 0 && grit_hydro_shape_supported(d.shape.type)) d.hydro_modulus = o->hydro_modulus;
+  /* MuJoCo 2.2.2's ellipsoid fluid model (fluid_ellipsoid.c), asked of grit only when the fluid is on */
+  d.fluid_ellipsoid = g->fluid_ellipsoid && (c->opt.density > 0 || c->opt.viscosity > 0);
+  memcpy(d.fluid_coef, g->fluid_coef, sizeof d.fluid_coef);
   d.contype = c->no_contacts ? 0 : g->contype;
   d.conaffinity = c->no_contacts ? 0 : g->conaffinity;
   grit_status st = grit_builder_add_geom(gb, &d, &g->grit_index);
@@ -737,20 +740,6 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     fail_at(c, s, "option", NULL, 0, "", grit_builder_last_error(gb));
     return;
   }
-  if (opt.density > 0 || opt.viscosity > 0) /* fluid forces on: grit has the inertia-box model only */
-    for (int i = 0; i < c->geoms.n; ++i) {
-      const mjcf_geom *g = MJCF_AT(c->geoms, mjcf_geom, i);
-      if (!g->fluid_ellipsoid) continue;
-      mjcf_node n;
-      memset(&n, 0, sizeof n);
-      n.name = "geom";
-      n.file = g->file;
-      n.line = g->line;
-      mjcf_unsupported(c, &n, "attribute 'fluidshape': the ellipsoid fluid model is not supported (grit has "
-                              "MuJoCo's inertia-box model)");
-      if (c->status != GRIT_OK) return;
-      break; /* lenient: one warning; every body then feels the inertia-box forces */
-    }
   mjcf_body *B = MJCF_AT(c->bodies, mjcf_body, 0);
   B[0].grit_index = 0;
   int jnext = 0;
@@ -780,7 +769,8 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
   for (int i = 0; i < c->geoms.n && c->status == GRIT_OK; ++i) { /* body by body, as MuJoCo numbers them */
     mjcf_geom *G = MJCF_AT(c->geoms, mjcf_geom, gr->geom_list[i]);
     G->grit_index = -1;
-    if (!geom_collides(G)) continue;
+    const int fluid = G->fluid_ellipsoid && (c->opt.density > 0 || c->opt.viscosity > 0); /* feels the fluid */
+    if (!geom_collides(G) && !fluid) continue;
     double pos[3], quat[4];
     memcpy(pos, G->cpos, sizeof pos);
     memcpy(quat, G->cquat, sizeof quat);

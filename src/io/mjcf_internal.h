@@ -84,7 +84,7 @@ typedef struct mjcf_geom {
   double size[3], pos[3], fromto[6], mass, density, friction;
   double fitscale; /* a primitive fitted to its mesh: the factor of the fitted sizes (default 1) */
   int has_fromto, has_mass, condim, group;
-  int fluid_ellipsoid; /* fluidshape="ellipsoid": MuJoCo's ellipsoid fluid model, not grit's */
+  int fluid_ellipsoid; /* fluidshape="ellipsoid": MuJoCo's ellipsoid fluid model (grit_geom_def.fluid_ellipsoid) */
   int in_pair; /* named by a <contact><pair> or wrapped by a tendon: in grit's model even if its bit masks never collide */
   unsigned contype, conaffinity;
   mjcf_orient ori;
@@ -96,6 +96,7 @@ typedef struct mjcf_geom {
   int grit_index; /* in grit's model (-1: not in it, never colliding) */
   double margin, gap; /* MuJoCo's (mjcf_adhesion.c) */
   int priority;
+  double fluid_coef[5]; /* fluidcoef (grit_geom_def.fluid_coef) */
 } mjcf_geom;
 
 typedef struct mjcf_actuator {
@@ -331,6 +332,19 @@ void mjcf_read_asset(mjcf_ctx *c, const mjcf_node *n);
 /* <asset><hfield>: read into c->hfields; the index of the named one, or -1 (mjcf_hfield.c). */
 void mjcf_read_hfield(mjcf_ctx *c, const mjcf_node *e);
 int mjcf_hfield_index(const mjcf_ctx *c, const char *name);
+/* The path of an asset file relative to the model's directory and meshdir/assetdir, as MuJoCo; 0 with an
+ * error on c if none (mjcf_asset.c). A file's name without directory and extension, in the pool (NULL if
+ * empty), MuJoCo's name for an unnamed mesh or height field (mjcf_asset.c). */
+int mjcf_asset_path(mjcf_ctx *c, const mjcf_node *e, const char *file, char *path, size_t size);
+const char *mjcf_file_stem(mjcf_ctx *c, const char *file);
+/* The elevations of a height-field file as MuJoCo 2.2.2 reads them (a PNG's grey levels, or its binary
+ * format: int32 nrow, ncol, then nrow x ncol float32), row r at y from -radius_y, normalized to [0, 1]
+ * in single precision as MuJoCo stores them: nrow x ncol floats, malloc'ed (the caller frees). On
+ * failure writes why to msg (GRIT_MESSAGE_SIZE bytes), naming the file (mjcf_hfield_file.c). */
+grit_status mjcf_hfield_file_read(const char *path, float **data, int *nrow, int *ncol, char *msg);
+/* The same from a file's `size` bytes, a PNG if `png`, else the binary format; `path` names it in messages. */
+grit_status mjcf_hfield_parse(const char *path, const unsigned char *bytes, size_t size, int png, float **data,
+                              int *nrow, int *ncol, char *msg);
 
 /* Replaces every <include file="..."> of the tree by the children of the included file's root, read
  * relative to the including file's directory; cycles, missing files and includes in a model loaded from

@@ -57,6 +57,8 @@ static void geom_defaults(mjcf_geom *g) {
   g->contype = g->conaffinity = 1;
   g->condim = 3;
   g->mesh_index = -1;
+  const grit_geom_def d = grit_default_geom_def(); /* MuJoCo's fluidcoef */
+  memcpy(g->fluid_coef, d.fluid_coef, sizeof g->fluid_coef);
 }
 
 static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
@@ -87,11 +89,11 @@ static void read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) {
   if (hfield) g->hfield = hfield;
   mjcf_mark(n, "rgba");
   mjcf_mark(n, "material");
-  /* the ellipsoid fluid model: refused when <option density viscosity> switch fluid forces on (build_model) */
+  /* the ellipsoid fluid model (fluid_ellipsoid.c), in effect when <option density viscosity> switch fluid on */
   static const char *const fluidshape[] = {"none", "ellipsoid"};
   int shape;
   if (mjcf_read_enum(c, n, "fluidshape", fluidshape, 2, &shape)) g->fluid_ellipsoid = shape;
-  mjcf_mark(n, "fluidcoef"); /* the ellipsoid model's coefficients */
+  mjcf_read_numbers(c, n, "fluidcoef", g->fluid_coef, 5, 5);
   mjcf_geom_contact_attrs(c, n, g); /* margin, gap, priority (mjcf_adhesion.c) */
   mjcf_mark(n, "user");
 }
@@ -247,10 +249,7 @@ static void read_geom(mjcf_ctx *c, const mjcf_node *n, int body, int def, const 
       mjcf_unsupported(c, n, "geometry type '%s' is not supported", GEOM_TYPES[g.type]);
     return;
   }
-  if (g.type == MJCF_GEOM_HFIELD && body != 0) { /* static terrain only: no mass, no motion */
-    if (g.contype || g.conaffinity) mjcf_unsupported(c, n, "a height field on a body other than the world is not supported");
-    return;
-  }
+  /* a height field may be on any body (no volume: no mass); MuJoCo 2.2.2 allows static bodies only */
   if (frame && g.has_fromto) mjcf_frame_points(frame, g.fromto, 2);
   else if (frame) mjcf_frame_apply(c, frame, g.pos, &g.ori);
   if (c->discardvisual && g.contype == 0 && g.conaffinity == 0) return;
