@@ -434,12 +434,13 @@ static void read_option(mjcf_ctx *c, const mjcf_node *n) {
     if (mjcf_read_enum(c, e, "filterparent", ed, 2, &k) && k == 0) c->no_filter_parent = 1;
     if (mjcf_read_enum(c, e, "limit", ed, 2, &k) && k == 0) c->no_limits = 1;
     if (mjcf_read_enum(c, e, "constraint", ed, 2, &k) && k == 0) /* grit's constraints: contacts and limits */
-      c->no_contacts = c->no_limits = 1;
+      c->no_contacts = c->no_limits = c->no_equality = 1;
+    if (mjcf_read_enum(c, e, "equality", ed, 2, &k) && k == 0) c->no_equality = 1;
     static const char *const off[] = {"frictionloss", "passive", "actuation", "clampctrl"};
     for (int i = 0; i < 4; ++i)
       if (mjcf_read_enum(c, e, off[i], ed, 2, &k) && k == 0)
         mjcf_unsupported(c, e, "flag '%s' disabled is not supported", off[i]);
-    static const char *const quiet[] = {"equality", "refsafe", "sensor", "midphase", "warmstart", "override", "energy",
+    static const char *const quiet[] = {"refsafe", "sensor", "midphase", "warmstart", "override", "energy",
                                         "fwdinv", "invdiscrete", "sensornoise", "multiccd", "island", "eulerdamp",
                                         "nativeccd", "autoreset"};
     for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; ++i) mjcf_mark(e, quiet[i]);
