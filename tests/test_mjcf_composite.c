@@ -139,20 +139,30 @@ Test(mjcf_composite, generated_names) {
 
 #include "mjcf_mujoco_util.h"
 
+/* A file's name, or of a model text its composite, for messages. */
+static const char *label(const char *file) {
+  const char *c = file[0] == '<' ? strstr(file, "<composite") : NULL;
+  return c ? c : file;
+}
+
 static void path_of(char *path, size_t n, const char *file) {
   snprintf(path, n, "%s/tests/models/mujoco_composite/%s", GRIT_SOURCE_DIR, file);
 }
 
-/* Both models of a file; grit's loaded strictly and with MuJoCo's sizes and names. */
+/* Both models of a file (or, where the name starts with '<', of that XML text); grit's loaded strictly
+ * and with MuJoCo's sizes and names. */
 static void load_both(const char *file, mjModel **mm, grit_model **gm) {
   char path[1024], err[1000] = "", msg[GRIT_MESSAGE_SIZE];
+  const int text = file[0] == '<';
   path_of(path, sizeof path, file);
-  *mm = mj_loadXML(path, NULL, err, sizeof err);
+  *mm = text ? mjcmp_load_text(file, err, sizeof err) : mj_loadXML(path, NULL, err, sizeof err);
   cr_assert_not_null(*mm, "MuJoCo: %s", err);
   grit_mjcf_info info;
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.explicit_gyroscopic = 1;
-  cr_assert_eq(grit_mjcf_load_file_with(path, &o, gm, &info, msg), GRIT_OK, "%s", msg);
+  const grit_status st = text ? grit_mjcf_load_buffer(file, strlen(file), "composite.xml", &o, gm, &info, msg)
+                              : grit_mjcf_load_file_with(path, &o, gm, &info, msg);
+  cr_assert_eq(st, GRIT_OK, "%s", msg);
   const mjModel *M = *mm;
   const grit_model *G = *gm;
   cr_assert_eq(G->nq, M->nq, "%s: nq", file);
@@ -176,8 +186,8 @@ static void load_both(const char *file, mjModel **mm, grit_model **gm) {
     const char *name = mj_id2name(M, mjOBJ_BODY, b);
     if (name) cr_assert_geq(grit_model_body_index(G, name), 0, "%s: body %s", file, name);
   }
-  cr_log_info("%s: nq %d nv %d nbody %d njnt %d nsite %d ntendon %d neq %d, as MuJoCo 2.2.2 (%d warnings)", file, M->nq,
-              M->nv, M->nbody, M->njnt, M->nsite, M->ntendon, M->neq, info.nwarnings);
+  cr_log_info("%.90s: nq %d nv %d nbody %d njnt %d nsite %d ntendon %d neq %d, as MuJoCo 2.2.2 (%d warnings)", label(file),
+              M->nq, M->nv, M->nbody, M->njnt, M->nsite, M->ntendon, M->neq, info.nwarnings);
   grit_mjcf_info_free(&info);
 }
 
@@ -202,7 +212,7 @@ static void free_motion(const char *file) {
   }
   double eq, ev;
   mjcmp_state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &eq, &ev);
-  cr_log_info("%s: %d steps of %g s: max |dq| %.3g, max |dv| %.3g", file, steps, mm->opt.timestep, eq, ev);
+  cr_log_info("%.90s: %d steps of %g s: max |dq| %.3g, max |dv| %.3g", label(file), steps, mm->opt.timestep, eq, ev);
   cr_assert_lt(eq, 1e-4, "%s: q differs by %g", file, eq);
   cr_assert_lt(ev, 1e-4, "%s: v differs by %g", file, ev);
   free(v0);
@@ -221,10 +231,25 @@ Test(mjcf_composite_mujoco, softbox) { free_motion("composite/softbox.xml"); }
 Test(mjcf_composite_mujoco, flag) { free_motion("flag/flag.xml"); }
 Test(mjcf_composite_mujoco, hammock) { free_motion("hammock/hammock.xml"); }
 
-/* grit's residual of equality e (joint or tendon) at q: y - y0 - poly(x - x0); NAN for other types. */
-static double eq_residual(const grit_model *gm, int e, const double *q) {
+/* A point p of body b in world coordinates at gd's state. */
+static void world_point(const grit_data *gd, int b, const double p[3], double w[3]) {
+  double x[3], q[4], R[9];
+  cr_assert_eq(grit_body_pose(gd, b, x, q), GRIT_OK);
+  mju_quat2Mat(R, q);
+  for (int i = 0; i < 3; ++i) w[i] = x[i] + R[3 * i] * p[0] + R[3 * i + 1] * p[1] + R[3 * i + 2] * p[2];
+}
+
+/* grit's residual of equality e at q (gd's state): joint or tendon, y - y0 - poly(x - x0); connect, row
+ * `row` of the anchor's place on body 1 minus its place on body 2; NAN for a weld. */
+static double eq_residual(const grit_model *gm, const grit_data *gd, int e, int row, const double *q) {
   const double *d = gm->eq_data + GRIT_EQ_NDATA * e;
   const int t = gm->eq_type[e], o1 = gm->eq_obj[2 * e], o2 = gm->eq_obj[2 * e + 1];
+  if (t == GRIT_EQ_CONNECT) {
+    double a[3], b[3];
+    world_point(gd, o1, d, a);
+    world_point(gd, o2, d + 3, b);
+    return a[row] - b[row];
+  }
   if (t != GRIT_EQ_JOINT && t != GRIT_EQ_TENDON) return NAN;
   const double y = t == GRIT_EQ_JOINT ? q[gm->jnt_qposadr[o1]] : grit_model_tendon_length(gm, o1, q);
   double x = 0;
@@ -241,6 +266,8 @@ static void constraints(const char *file) {
   mm->opt.disableflags &= ~(mjDSBL_CONSTRAINT | mjDSBL_EQUALITY); /* flag.xml's: its residuals all the same */
   mm->opt.jacobian = mjJAC_DENSE;                                   /* ten_J as a dense ntendon x nv matrix */
   mjData *md = mj_makeData(mm);
+  grit_data *gd;
+  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
   double *q = malloc(sizeof(double) * (size_t)mm->nq + 1), *qh = malloc(sizeof(double) * (size_t)mm->nq + 1);
   double dl = 0, dj = 0, dr = 0, scale = 0;
   int rows = 0;
@@ -272,11 +299,13 @@ static void constraints(const char *file) {
         scale = fmax(scale, fabs(Jm));
       }
     }
-    for (int r = 0; gm->neq > 0 && r < md->nefc; ++r) {
+    cr_assert_eq(grit_data_set_qpos(gd, q, mm->nq), GRIT_OK);
+    for (int r = 0, row = 0; gm->neq > 0 && r < md->nefc; ++r) {
       if (md->efc_type[r] != mjCNSTR_EQUALITY) continue;
       const int e = md->efc_id[r];
-      const double g = eq_residual(gm, e, q);
-      if (isnan(g)) continue; /* connect: three rows (loop.xml), its anchors checked at qpos0 below */
+      row = r > 0 && md->efc_type[r - 1] == mjCNSTR_EQUALITY && md->efc_id[r - 1] == e ? row + 1 : 0;
+      const double g = eq_residual(gm, gd, e, row, q);
+      if (isnan(g)) continue;
       dr = fmax(dr, fabs(g - md->efc_pos[r]));
       rows++;
     }
@@ -287,9 +316,9 @@ static void constraints(const char *file) {
   double r0 = 0;
   for (int r = 0; r < md->nefc; ++r)
     if (md->efc_type[r] == mjCNSTR_EQUALITY) r0 = fmax(r0, fabs(md->efc_pos[r]));
-  cr_log_info("%s: %d tendons, %d equalities: max |dL| %.3g, max |dJ| %.3g (|J| <= %.3g), %d residual rows max |d| "
-              "%.3g; MuJoCo's residuals at qpos0 <= %.3g",
-              file, mm->ntendon, mm->neq, dl, dj, scale, rows, dr, r0);
+  cr_log_info("%.90s: %d tendons, %d equalities: max |dL| %.3g, max |dJ| %.3g (|J| <= %.3g), %d residual rows max "
+              "|d| %.3g; MuJoCo's residuals at qpos0 <= %.3g",
+              label(file), mm->ntendon, mm->neq, dl, dj, scale, rows, dr, r0);
   cr_assert_lt(dl, 1e-12, "%s", file);
   cr_assert_lt(dj, 1e-7, "%s", file);
   cr_assert_lt(dr, 1e-12, "%s", file);
@@ -297,6 +326,7 @@ static void constraints(const char *file) {
   cr_assert(rows > 0 || gm->neq == 0, "%s", file);
   free(q);
   free(qh);
+  grit_data_free(gd);
   mj_deleteData(md);
   mj_deleteModel(mm);
   grit_model_free(gm);
@@ -307,5 +337,35 @@ Test(mjcf_composite_mujoco, cloth_constraints) { constraints("composite/cloth.xm
 Test(mjcf_composite_mujoco, softbox_constraints) { constraints("composite/softbox.xml"); }
 Test(mjcf_composite_mujoco, flag_constraints) { constraints("flag/flag.xml"); }
 Test(mjcf_composite_mujoco, hammock_constraints) { constraints("hammock/hammock.xml"); }
+
+/* The types and options the files above do not use: cylinder and ellipsoid shells, a 1D grid, twist and
+ * stretch joints, shear tendons, flat inertia with a given mass, prefixes, template attributes. */
+#define SYN(body) "<mujoco><option timestep='0.002'/><worldbody>" body "</worldbody></mujoco>"
+static const char *const SYNTHETIC[] = {
+    SYN("<body pos='0 0 1'><freejoint/><composite type='cylinder' count='5 5 4' spacing='0.05'>"
+        "<geom size='.01' density='300'/><joint kind='main' solreffix='0.04 1'/></composite></body>"),
+    SYN("<body pos='0 0 1'><freejoint/><composite prefix='e' type='ellipsoid' count='6 5 5' spacing='0.04'>"
+        "<geom type='capsule' size='.01 .02'/><tendon kind='main' solreffix='0.02 1'/></composite></body>"),
+    SYN("<body name='rB2' pos='0 0 1'><freejoint/><composite prefix='r' type='rope' count='6 1 1' spacing='.05'>"
+        "<joint kind='main' damping='.01' armature='.001'/><joint kind='twist' damping='.02'/>"
+        "<joint kind='stretch' solreffix='0.01 1'/><geom type='capsule' size='.01 .015' density='500'/>"
+        "</composite></body>"),
+    SYN("<body name='cB1_2' pos='0 0 1'><freejoint/><composite prefix='c' type='cloth' count='4 5 1' spacing='.05' "
+        "flatinertia='0.02'><joint kind='twist'/><joint kind='stretch' armature='0.01'/><tendon kind='shear' "
+        "stiffness='5'/><geom type='ellipsoid' size='.02 .01 .015' mass='0.01'/></composite></body>"),
+    SYN("<composite type='grid' count='6 1 1' spacing='.05' offset='0 0 1'><pin coord='0'/><geom size='.01'/>"
+        "<joint kind='main' damping='0.1'/></composite>"),
+    SYN("<body name='B3' pos='0 0 1'><freejoint/><composite type='loop' count='7 1 1' spacing='.05'>"
+        "<geom type='sphere' size='.01'/></composite></body>"),
+    SYN("<body pos='0 0 1'><composite type='particle' count='2 3 2' spacing='.1' offset='0 0 .2'>"
+        "<geom size='.02' condim='3' priority='0'/><joint kind='main' damping='0.3'/></composite></body>"),
+};
+
+Test(mjcf_composite_mujoco, every_type_and_option) {
+  for (size_t i = 0; i < sizeof SYNTHETIC / sizeof SYNTHETIC[0]; ++i) {
+    free_motion(SYNTHETIC[i]);
+    constraints(SYNTHETIC[i]);
+  }
+}
 
 #endif
