@@ -357,6 +357,10 @@ static const char *const SYNTHETIC[] = {
         "<joint kind='main' damping='0.1'/></composite>"),
     SYN("<body name='B3' pos='0 0 1'><freejoint/><composite type='loop' count='7 1 1' spacing='.05'>"
         "<geom type='sphere' size='.01'/></composite></body>"),
+    /* the file's default classes do not apply to a composite's elements (MuJoCo 2.2.2's own defaults) */
+    "<mujoco><default><geom density='10'/><joint damping='3'/></default><worldbody>"
+    "<body pos='0 0 1'><composite type='grid' count='3 3 1' spacing='.1'><geom size='.02'/>"
+    "<joint kind='main' armature='0.01'/></composite><geom size='.1'/><joint/></body></worldbody></mujoco>",
     SYN("<body pos='0 0 1'><composite type='particle' count='2 3 2' spacing='.1' offset='0 0 .2'>"
         "<geom size='.02' condim='3' priority='0'/><joint kind='main' damping='0.3'/></composite></body>"),
 };

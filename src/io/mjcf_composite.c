@@ -21,7 +21,9 @@ enum { T_PARTICLE, T_GRID, T_ROPE, T_LOOP, T_CLOTH, T_BOX, T_CYLINDER, T_ELLIPSO
 enum { K_JOINT, K_TWIST, K_STRETCH, K_TENDON, K_SHEAR, NKIND }; /* joint kinds main, twist, stretch; tendon kinds */
 
 static const char *const TYPES[] = {"particle", "grid", "rope", "loop", "cloth", "box", "cylinder", "ellipsoid"};
-#define MAX_ELEMENTS 100000 /* bodies a composite may generate: bounds memory and time */
+#define MAX_ELEMENTS 100000 /* particles a composite may generate: bounds memory and time */
+#define MAX_NAMED 10000     /* elements of the other types, whose named sites, joints and tendons the
+                               loader resolves by name (a search per reference) */
 static const double PI = 3.14159265358979323846;
 
 typedef struct comp_kind {
@@ -265,8 +267,9 @@ static int read_top(mjcf_ctx *c, comp *k, const mjcf_node *n) {
       return 0;
     }
   }
-  if (cnt[0] * cnt[1] * cnt[2] > MAX_ELEMENTS) {
-    mjcf_fail(c, GRIT_ERR_CAPACITY, n, "a composite of more than %d elements", MAX_ELEMENTS);
+  const int max = k->type == T_PARTICLE ? MAX_ELEMENTS : MAX_NAMED;
+  if (cnt[0] * cnt[1] * cnt[2] > max) {
+    mjcf_fail(c, GRIT_ERR_CAPACITY, n, "a composite of more than %d elements (%s)", max, TYPES[k->type]);
     return 0;
   }
   int first = 0;
