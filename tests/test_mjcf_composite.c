@@ -68,6 +68,8 @@ Test(mjcf_composite, bad_input_is_an_error_with_its_line) {
              GRIT_ERR_INVALID_MODEL, ":3: <skin> skin group must be between 0 and 5");
   load_fails(GRID("type='grid' count='3 1 1' spacing='0.1'", "<geom size='.02'/>\n<tendon kind='shear'/>"),
              GRIT_ERR_INVALID_MODEL, ":2: <composite> shear requires 2D grid");
+  load_fails(GRID("type='grid' count='3 3 1' spacing='0.1'", "<site/><geom size='.02'/>\n<site/>"),
+             GRIT_ERR_INVALID_MODEL, ":3: <site> a composite has at most one <site>");
   load_fails(GRID("type='grid' count='2000 2000 1' spacing='0.1'", "<geom size='.02'/>"), GRIT_ERR_CAPACITY,
              ":2: <composite> a composite of more than");
   /* a rope or cloth grows from its body, whose name gives the root element's coordinates */

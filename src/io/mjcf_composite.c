@@ -310,12 +310,14 @@ static void read_children(mjcf_ctx *c, comp *k, const mjcf_node *n) {
   for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next)
     if (!strcmp(e->name, "skin")) read_skin(c, k, e);
   static const char *const order[] = {"geom", "site", "joint", "tendon", "pin"};
+  int sites = 0;
   for (int pass = 0; pass < 5; ++pass)
     for (const mjcf_node *e = n->child; e && c->status == GRIT_OK; e = e->next) {
       if (strcmp(e->name, order[pass])) continue;
       if (pass == 0) read_geom_template(c, k, e);
       else if (pass == 1) {
         static const char *const site[] = {"group", "size", "material", "rgba"}; /* visual */
+        if (sites++) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a composite has at most one <site>");
         (void)schema(c, e, site, 4, site, 0);
       } else if (pass == 2) read_joint_template(c, k, e);
       else if (pass == 3) read_tendon_template(c, k, e);
