@@ -88,6 +88,9 @@ Test(mjcf_composite, bad_input_is_an_error_with_its_line) {
   load_fails("<mujoco><worldbody><frame>\n<composite type='particle' count='2 2 2' spacing='0.1'>"
              "<geom size='.01'/></composite></frame></worldbody></mujoco>",
              GRIT_ERR_INVALID_MODEL, ":2: <composite> a <frame> cannot hold a <composite>");
+  /* a shell on a body that does not move: its tendon would touch every element's tree (grit: two at most) */
+  load_fails(GRID("type='box' count='3 3 3' spacing='0.1'", "<geom size='.02'/>"), GRIT_ERR_UNSUPPORTED,
+             ":2: <composite> a box composite on a body without joints: its tendon 'T' would span");
   /* attributes and elements MuJoCo 2.2.2 does not have here: unsupported (newer MuJoCo's, or typos) */
   load_fails(GRID("type='grid' count='3 3 1' spacing='0.1' vertex='0 0 0'", "<geom size='.02'/>"), GRIT_ERR_UNSUPPORTED,
              ":2: <composite> attribute 'vertex' is not one of MuJoCo 2.2.2's");

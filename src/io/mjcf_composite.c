@@ -674,8 +674,15 @@ static void make_box(mjcf_ctx *c, const comp *k, int body) {
     return;
   }
   n = 0;
-  const int tendon = c->tendons.n;
-  add_tendon(c, k, K_TENDON, tname, 0, joints, 0); /* its joints are filled in below */
+  /* the fixed tendon couples the shell's bodies: one kinematic tree only if a joint above moves them all */
+  int moving = 0;
+  for (int b = body; b > 0 && !moving; b = MJCF_AT(c->bodies, mjcf_body, b)->parent)
+    moving = MJCF_AT(c->bodies, mjcf_body, b)->njoint > 0;
+  if (!moving)
+    mjcf_unsupported(c, k->n, "a %s composite on a body without joints: its tendon '%s' would span a kinematic tree "
+                     "per element, and grit's tendons touch at most two", TYPES[k->type], tname);
+  const int tendon = moving ? c->tendons.n : -1; /* leniently: without the tendon and its equality */
+  if (moving) add_tendon(c, k, K_TENDON, tname, 0, joints, 0); /* its joints are filled in below */
   for (int ix = 0; ix < k->count[0]; ++ix)
     for (int iy = 0; iy < k->count[1]; ++iy)
       for (int iz = 0; iz < k->count[2] && c->status == GRIT_OK; ++iz) {
@@ -705,7 +712,7 @@ static void make_box(mjcf_ctx *c, const comp *k, int body) {
             add_eq(c, k, GRIT_EQ_JOINT, jname, gname(c, k, "J%d_%d_%d", jx, jy, jz), k->solrefsmooth);
         }
       }
-  if (c->status != GRIT_OK) return;
+  if (c->status != GRIT_OK || tendon < 0) return;
   mjcf_tendon *t = MJCF_AT(c->tendons, mjcf_tendon, tendon);
   t->n = n;
   t->obj = joints;
