@@ -571,9 +571,9 @@ Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
   static const char xml[] = "<mujoco>\n<option integrator='RK4' viscosity='0.1'/>\n" /* fluid: supported */
                             "<worldbody>\n<body>\n<freejoint/>\n"
                             "<geom size='0.1' solref='0.02 1' rgba='1 0 0 1' condim='6'/>\n"
-                            "<composite type='grid'/>\n</body>\n</worldbody>\n"
+                            "<replicate count='2'/>\n</body>\n</worldbody>\n"
                             "<deformable><skin/></deformable>\n</mujoco>";
-  expect_error(xml, GRIT_ERR_UNSUPPORTED, "<string>:7: <composite> element is not supported");
+  expect_error(xml, GRIT_ERR_UNSUPPORTED, "<string>:7: <replicate> element is not supported");
   grit_mjcf_info info;
   grit_model *m = NULL;
   grit_mjcf_load_options lenient = grit_mjcf_default_load_options();
@@ -585,7 +585,7 @@ Test(mjcf, unsupported_input_is_reported_with_element_attribute_and_line) {
   cr_assert(has_warning(&info, "<string>:6: <geom> attribute 'solref' is not supported"));
   cr_assert(!has_warning(&info, "rgba"), "visual attributes are ignored silently");
   cr_assert(has_warning(&info, "<string>:6: <geom> condim 4 and 6"));
-  cr_assert(has_warning(&info, "<string>:7: <composite>"));
+  cr_assert(has_warning(&info, "<string>:7: <replicate>"));
   cr_assert(has_warning(&info, "<string>:10: <deformable>"));
   cr_assert_eq(info.nwarnings, 5, "%d warnings", info.nwarnings);
   cr_assert_eq(grit_model_nu(m), 0);

@@ -361,7 +361,7 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
   (void)geom_order; /* wrap geometries: their grit_index */
   add_sites(c, gb);
   if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint);
-  if (c->status == GRIT_OK) add_equalities(c, gb, grit_joint);
+  if (c->status == GRIT_OK && !c->no_equality) add_equalities(c, gb, grit_joint); /* <flag equality> */
 }
 
 void mjcf_cx_site_default(mjcf_ctx *c, const mjcf_node *n) {

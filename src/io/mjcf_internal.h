@@ -216,6 +216,7 @@ typedef struct mjcf_ctx {
   mjcf_array hydro; /* of mjcf_hydro: <custom><numeric name="grit_hydro_modulus:GEOM" data="E"/> */
   mjcf_array hfields; /* of mjcf_hfield */
   const char *model_name;
+  int no_equality; /* <option><flag equality="disable"> or constraint="disable": no equality constraints */
 } mjcf_ctx;
 
 void *mjcf_push(mjcf_ctx *c, mjcf_array *a, size_t size); /* a new zeroed element, NULL on failure */

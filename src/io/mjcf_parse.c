@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mjcf_composite.h"
 #include "mjcf_internal.h"
 
 /* ------------------------------------------------------------------------ element attributes */
@@ -336,7 +337,9 @@ static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int de
       mjcf_cx_read_site(c, e, body, frame);
     else if (!strcmp(e->name, "camera") || !strcmp(e->name, "light"))
       continue; /* no physical effect */
-    else if (!strcmp(e->name, "composite") || !strcmp(e->name, "flexcomp") || !strcmp(e->name, "replicate") ||
+    else if (!strcmp(e->name, "composite"))
+      mjcf_read_composite(c, e, body, frame != NULL); /* mjcf_composite.c */
+    else if (!strcmp(e->name, "flexcomp") || !strcmp(e->name, "replicate") ||
              !strcmp(e->name, "attach"))
       mjcf_unsupported(c, e, "element is not supported");
     else
@@ -433,12 +436,13 @@ static void read_option(mjcf_ctx *c, const mjcf_node *n) {
     if (mjcf_read_enum(c, e, "filterparent", ed, 2, &k) && k == 0) c->no_filter_parent = 1;
     if (mjcf_read_enum(c, e, "limit", ed, 2, &k) && k == 0) c->no_limits = 1;
     if (mjcf_read_enum(c, e, "constraint", ed, 2, &k) && k == 0) /* grit's constraints: contacts and limits */
-      c->no_contacts = c->no_limits = 1;
+      c->no_contacts = c->no_limits = c->no_equality = 1;
+    if (mjcf_read_enum(c, e, "equality", ed, 2, &k) && k == 0) c->no_equality = 1;
     static const char *const off[] = {"frictionloss", "passive", "actuation", "clampctrl"};
     for (int i = 0; i < 4; ++i)
       if (mjcf_read_enum(c, e, off[i], ed, 2, &k) && k == 0)
         mjcf_unsupported(c, e, "flag '%s' disabled is not supported", off[i]);
-    static const char *const quiet[] = {"equality", "refsafe", "sensor", "midphase", "warmstart", "override", "energy",
+    static const char *const quiet[] = {"refsafe", "sensor", "midphase", "warmstart", "override", "energy",
                                         "fwdinv", "invdiscrete", "sensornoise", "multiccd", "island", "eulerdamp",
                                         "nativeccd", "autoreset"};
     for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; ++i) mjcf_mark(e, quiet[i]);
@@ -619,3 +623,9 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root) {
 
 /* for mjcf_actuator.c (issue 25) */
 int mjcf_element_class(mjcf_ctx *c, const mjcf_node *n, int fallback) { return element_class(c, n, fallback); }
+
+/* for mjcf_composite.c: MuJoCo's built-in defaults and the attribute readers */
+void mjcf_joint_defaults(mjcf_joint *j) { joint_defaults(j); }
+void mjcf_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) { read_joint_attrs(c, n, j); }
+void mjcf_geom_defaults(mjcf_geom *g) { geom_defaults(g); }
+void mjcf_read_geom_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_geom *g) { read_geom_attrs(c, n, g); }

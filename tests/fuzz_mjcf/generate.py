@@ -216,7 +216,7 @@ def mutate(rng, text, kind):
         if not cands:
             return None
         s, e = rng.choice(cands)
-        return "warn", text[:e] + rng.choice(["<widget/>", "<composite type=\"grid\"/>", "<plugin/>",
+        return "warn", text[:e] + rng.choice(["<widget/>", "<replicate count=\"2\"/>", "<plugin/>",
                                               "<replicate count=\"2\"/>"]) + text[e:]
     if kind == "addsection":
         sec = rng.choice(['<sensor><jointpos joint="x"/></sensor>', "<contact><exclude body1=\"a\" body2=\"b\"/></contact>",
