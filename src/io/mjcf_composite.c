@@ -407,7 +407,8 @@ static void add_tendon(mjcf_ctx *c, const comp *k, int kind, const char *name, i
     mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, k->n, "out of memory");
     return;
   }
-  for (int i = 0; i < n; ++i) t.obj[i] = obj[i], t.obj_line[i] = k->n->line, t.coef[i] = 1;
+  /* a spatial tendon's coef marks pulleys (mjcf_cx.c): 0 on sites */
+  for (int i = 0; i < n; ++i) t.obj[i] = obj[i], t.obj_line[i] = k->n->line, t.coef[i] = spatial ? 0.0 : 1.0;
   mjcf_tendon *p = c->status == GRIT_OK ? mjcf_push(c, &c->tendons, sizeof *p) : NULL;
   if (p) *p = t;
 }
