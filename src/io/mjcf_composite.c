@@ -748,9 +748,7 @@ void mjcf_read_composite(mjcf_ctx *c, const mjcf_node *n, int body, int in_frame
               "a composite needs a template <geom> with a positive size");
     return;
   }
-  if (k.priority != 0) /* MuJoCo: the particles' own friction and condim decide their contacts */
-    mjcf_warn(c, n, "geometry priority %d (the composite's contact parameters win in MuJoCo) is not modeled: grit "
-                    "takes the larger friction of two geometries", k.priority);
+  k.geom.priority = k.priority; /* MuJoCo: the particles' own friction and condim decide their contacts */
   switch (k.type) {
     case T_PARTICLE: make_particle(c, &k, body); break;
     case T_GRID: make_grid(c, &k, body); break;
