@@ -252,7 +252,7 @@ static double gripper_plan(double extra, double squeeze, double delta0, grit_ilq
 }
 
 /* The task is feasible and the exact model's gradient finds the lift once the fingers grip: from a
- * 3 N squeeze (above m g / (2 mu)) the plan lifts the box to its goal. */
+ * 5 N squeeze (above m g / (2 mu) = 1.2 N) the plan lifts the box to its goal. */
 Test(ilqr_tasks, gripper_lifts_the_box_by_friction_from_a_grip) {
   grit_ilqr_result r;
   const double err = gripper_plan(2, 5, 0, &r);
