@@ -119,10 +119,12 @@ static void log_iteration(void *ctx, const grit_ilqr_iteration *it) {
     l->regularization[l->n++] = it->regularization;
   }
   if (l->quiet) return;
-  printf("iter %3d  cost %11.6f  reduction %10.3e (expected %10.3e)  alpha %5.3f  mu %8.1e  ff %8.2e  "
-         "clamped %2d  target miss %8.2e m (rho %7.1e)  ms rollout/deriv/backward %6.1f %6.1f %5.1f\n",
+  printf("iter %3d  cost %11.6f  reduction %10.3e (expected %10.3e)  alpha %8.6f  mu %8.1e  ff %8.2e  "
+         "gradient %8.2e  trials %2d  rejected %d  clamped %2d  target miss %8.2e m (rho %7.1e)  "
+         "ms rollout/deriv/backward %6.1f %6.1f %5.1f\n",
          it->iteration, it->cost, it->actual, it->expected, it->alpha, it->regularization, it->feedforward,
-         it->clamped, it->violation, it->penalty, 1e3 * it->t_rollout, 1e3 * it->t_derivatives, 1e3 * it->t_backward);
+         it->gradient, it->line_search_trials, it->rejected, it->clamped, it->violation, it->penalty,
+         1e3 * it->t_rollout, 1e3 * it->t_derivatives, 1e3 * it->t_backward);
   fflush(stdout);
 }
 

@@ -252,18 +252,17 @@ static double gripper_plan(double extra, double squeeze, double delta0, grit_ilq
 }
 
 /* The task is feasible and the exact model's gradient finds the lift once the fingers grip: from a
- * 3 N squeeze (above m g / (2 mu)) the plan lifts the box to its goal. */
+ * 5 N squeeze (above m g / (2 mu) = 1.2 N) the plan lifts the box to its goal. */
 Test(ilqr_tasks, gripper_lifts_the_box_by_friction_from_a_grip) {
   grit_ilqr_result r;
   const double err = gripper_plan(2, 5, 0, &r);
   cr_assert_lt(err, 0.01, "the box ends %.1f mm from its goal", 1e3 * err);
 }
 
-/* Issue 28's case: the gripper holding only its own weight, fingers open. Lifting needs a squeeze above
- * a friction threshold, below which the box rests on the ground and no control moves it (the plateau
- * of docs/ilqr.md). With gradient smoothing 0.05 m the lift is NOT reached yet: the smoothed force at
- * a distance throws the unloaded fingers out of the smoothing window. What is asserted is the honest
- * stop: no gradient, never "converged" short of the goal. */
+/* Issue 28's case: the gripper holding only its own weight, fingers open. NOT reached (docs/ilqr.md,
+ * "Why the gripper does not lift from its own weight"): the start is a saddle on a plateau (asserted
+ * by the next test), and gradient smoothing pushes the unloaded fingers out of its window. What is
+ * asserted is the honest stop: no gradient, never "converged" short of the goal. */
 Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_on_the_plateau) {
   grit_ilqr_result r;
   const double err = gripper_plan(0, 0, 0.05, &r);
@@ -271,6 +270,49 @@ Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_on_the_plateau) {
     cr_assert(!r.converged, "converged %.1f mm short of the goal", 1e3 * err);
     cr_assert_eq(r.stop, GRIT_ILQR_ZERO_GRADIENT, "%s", grit_ilqr_stop_string(r.stop));
   }
+}
+
+/* The gripper's plan with constant controls (lift: hold + extra; squeeze on each finger) for the whole
+ * horizon under gradient smoothing delta: the box's rise and the fingers' final gap to the box. */
+static void gripper_constant(double delta, double extra, double squeeze, double *rise, double *gap) {
+  grit_model *m = gripper_build();
+  grit_data *d = NULL;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings st = grit_data_step_settings(d);
+  st.gradient_smoothing = delta;
+  cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_OK, "%s", grit_data_last_error(d));
+  const double z0 = grit_data_qpos(d)[GRIP_BOX_Q + 2], u[3] = {0.5 * 9.81 + extra, squeeze, -squeeze};
+  for (int k = 0; k < GRIP_N; ++k) {
+    cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  const double *q = grit_data_qpos(d);
+  *rise = q[GRIP_BOX_Q + 2] - z0;
+  *gap = GRIP_GAP - q[1]; /* the left finger's slide is along +y, towards the box */
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* Why the gripper from its own weight has no gradient, measured (docs/ilqr.md): the box rises only
+ * when the squeeze gives friction above its weight AND the lift's extra force exceeds the box's weight
+ * (1.96 N); below either threshold it rests on the (exact, stiff) ground and no control moves it. The
+ * start (no squeeze, hold) is the corner of that plateau, so the exact gradient is zero in every
+ * control. Gradient smoothing 0.05 m gives a force at a distance, but an unloaded force-controlled
+ * finger is pushed out by it to beyond the smoothing distance, where the gradient is zero again. */
+Test(ilqr_tasks, gripper_at_its_own_weight_is_a_corner_of_a_plateau) {
+  double rise, gap;
+  const double cases[4][2] = {{5, 0}, {0, 3}, {1.5, 3}, {0, 0}}; /* (extra lift, squeeze) N: no rise */
+  for (int i = 0; i < 4; ++i) {
+    gripper_constant(0, cases[i][0], cases[i][1], &rise, &gap);
+    cr_assert_lt(fabs(rise), 1e-4, "lift +%g N, squeeze %g N: the box rose %g m", cases[i][0], cases[i][1], rise);
+  }
+  gripper_constant(0, 5, 3, &rise, &gap); /* above both thresholds */
+  cr_assert_gt(rise, 0.01, "lift +5 N, squeeze 3 N: the box rose only %g m", rise);
+  gripper_constant(0.05, 0, 0, &rise, &gap); /* smoothing: the open fingers are pushed out of the window */
+  cr_log_info("smoothing 0.05 m, no squeeze: the fingers end %.1f mm from the box (start %.0f mm)", 1e3 * gap,
+              1e3 * GRIP_GAP);
+  cr_assert_gt(gap, 0.05, "the fingers end %g m from the box", gap);
+  cr_assert_lt(fabs(rise), 1e-4);
 }
 
 /* ----------------------------------------------------------------------------------- cart-pole */

@@ -312,3 +312,56 @@ Test(ilqr_termination, path_inequalities_hold_and_goals_change_between_solves) {
   cr_assert_eq(grit_ilqr_set_goal(s, NULL), GRIT_ERR_INVALID_ARGUMENT); /* the path constraint uses it */
   grit_ilqr_free(s);
 }
+
+/* ------------------------------------------------------------------ the regularization schedule */
+
+typedef struct reg_log {
+  int n;
+  double mu[64];
+  int rejected[64], reused[64], backward[64];
+} reg_log;
+
+static void log_reg(void *ctx, const grit_ilqr_iteration *it) {
+  reg_log *l = ctx;
+  if (l->n < 64) {
+    l->mu[l->n] = it->regularization;
+    l->rejected[l->n] = it->rejected;
+    l->reused[l->n] = it->derivatives_reused;
+    l->backward[l->n] = it->backward_passes;
+    l->n++;
+  }
+}
+
+/* Tassa et al.'s schedule as docs/ilqr.md states it (issue 28): with a Jacobian 1000x too small every
+ * Newton step is 1000x too long, so mu must climb through rejected line searches. Once climbed it is
+ * kept: an accepted step lowers it by the factor delta <= 1/1.6 and never to zero or below reg_min,
+ * so the next iteration does not climb from the floor again; each iteration is one linearization (the
+ * rejected line searches rerun only the backward pass on the kept Jacobians). */
+Test(ilqr_termination, the_regularization_is_kept_after_an_accepted_step_and_never_zero) {
+  scalar_sys sys = {INFINITY, 0, 1e-3, 0, 0};
+  grit_ilqr_options o = grit_ilqr_default_options();
+  reg_log l;
+  memset(&l, 0, sizeof l);
+  o.log = log_reg;
+  o.log_ctx = &l;
+  o.max_iterations = 20;
+  grit_ilqr *s = scalar_solver(&sys, 4, &o);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK, "%s", grit_ilqr_last_error(s));
+  cr_log_info("schedule: %d iterations, %d rejected line searches, %d linearizations, mu %g ... %g, stop %d",
+              r.iterations, r.rejected_line_searches, r.derivative_evaluations, l.mu[0], l.mu[l.n - 1], (int)r.stop);
+  cr_assert_gt(l.n, 2);
+  cr_assert_gt(l.rejected[0], 0, "the first iteration had to raise mu");
+  cr_assert_eq(r.derivative_evaluations, r.iterations);
+  int climbs = 0;
+  for (int i = 0; i < l.n; ++i) {
+    if (!l.backward[i]) continue; /* a stop before the backward pass (e.g. a zero gradient) reports mu 0 */
+    cr_assert_geq(l.mu[i], o.reg_min, "iteration %d: mu %g below reg_min", i + 1, l.mu[i]);
+    cr_assert_eq(l.reused[i], 0);
+    climbs += l.rejected[i] > 0;
+  }
+  /* the second iteration starts where the first ended, divided by at most the factor 1.6 */
+  cr_assert_geq(l.mu[1], l.mu[0] / o.reg_factor * (1 - 1e-12), "mu restarted: %g after %g", l.mu[1], l.mu[0]);
+  cr_assert_lt(climbs, l.n, "every iteration climbed from the floor again");
+  grit_ilqr_free(s);
+}
