@@ -165,6 +165,9 @@ static inline grit_dual grit_dual_addc(grit_dual a, double c) {
   return a;
 }
 static inline grit_dual grit_dual_scale(grit_dual a, double c) { return grit_dual_chain(a.v * c, c, a); }
+/* a / c for a plain double c: the value is the double quotient; the partials grit_dual_div's for a
+ * constant divisor (only the sign of a zero may differ). */
+static inline grit_dual grit_dual_divc(grit_dual a, double c) { return grit_dual_chain(a.v / c, 1.0 / c, a); }
 
 /* r = a*b + c, fused to save a temporary in inner products. */
 static inline grit_dual grit_dual_fma(grit_dual a, grit_dual b, grit_dual c) {

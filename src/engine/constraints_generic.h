@@ -38,21 +38,32 @@ void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int 
   if (g->dissipation_free) p->d = p->tau_d = GS_C(0.0); /* quasistatic: no velocities to damp */
 }
 
-GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
-                          const GS *const J[2], GS *tmp) {
+GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
+                            int ntree, const int tree[2], const GS *const J[2], GS *tmp) {
   GS w = GS_C(0.0); /* sum over rows and trees of |L^-1 J_row^T|^2 */
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];
     const GS *L = Achol + m->tree_madr[t];
+    const double *C = cmask && cmask[t] ? Lc + m->tree_madr[t] : NULL;
     for (int r = 0; r < dim; ++r)
       for (int j = 0; j < n; ++j) { /* forward substitution L y = J_r^T */
         GS v = J[k][r * n + j];
-        for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
-        tmp[j] = GS_DIV(v, L[j * n + j]);
+        if (C) { /* L constant: L y and y / L with the same values (products commute) */
+          for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_SCALE(tmp[q], C[j * n + q]));
+          tmp[j] = GS_DIVC(v, C[j * n + j]);
+        } else {
+          for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
+          tmp[j] = GS_DIV(v, L[j * n + j]);
+        }
         w = GS_FMA(tmp[j], tmp[j], w);
       }
   }
   return GS_SCALE(w, 1.0 / dim);
+}
+
+GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
+                          const GS *const J[2], GS *tmp) {
+  return GS_NAME(grit_delassus_c)(m, Achol, NULL, NULL, dim, ntree, tree, J, tmp);
 }
 
 /* Near-rigid regime (SAP, Castro et al. 2022): a constraint's compliance is bounded below by
