@@ -27,6 +27,11 @@ void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int 
  * from the tree-block Cholesky factor of A. tmp: the largest tree's dofs. */
 GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
                           const GS *const J[2], GS *tmp);
+/* The same, with the factor of the trees t with cmask[t] read from Lc (doubles, same layout as Achol):
+ * the same values, at the cost of products by constants (the derivatives' position passes, where the
+ * free bodies' factors are constants). cmask NULL: grit_delassus. */
+GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
+                            int ntree, const int tree[2], const GS *const J[2], GS *tmp);
 
 /* The parameters that depend on w: SAP's R_t = sigma w, R_n with its near-rigid bound and v_hat; the
  * Lagged/Similar stiction tolerance (eq. 26 when regularized); the limits' near-rigid R and v_hat. */

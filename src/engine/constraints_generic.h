@@ -4,13 +4,29 @@
 
 void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
                                         int t, const GS F[9], double sign, GS *out, GS *scratch) {
-  const int n = m->tree_dofnum[t];
-  GS_NAME(grit_kin_point_jacobian_cols)(m, k, body, p, m->tree_dofadr[t], n, scratch, NULL);
-  for (int r = 0; r < 3; ++r) /* row r of F^T: column r of F */
-    for (int j = 0; j < n; ++j) {
-      GS s = GS_FMA(F[r], scratch[j], GS_FMA(F[3 + r], scratch[n + j], GS_MUL(F[6 + r], scratch[2 * n + j])));
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  (void)scratch;
+  /* column by column along the body's chain of dofs (the other columns of J_p are zero), column j of
+   * F^T J_p = F^T (cdof_j x p + its linear part) */
+  for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int j = dof - adr, jn = m->dof_jnt[dof];
+    if (j < 0 || j >= n) continue;
+    if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
+      /* A free joint's translation i moves the point along world axis i: the column is e_i and its
+       * image row i of F, the value the products below give for a finite p (x * 1 and x * 0 + y are
+       * exact; only the sign of a zero may differ), without them. On dual numbers these columns are
+       * a third of a free body's contact Jacobian's cost (the derivatives' position passes). */
+      const int i = dof - m->jnt_dofadr[jn];
+      for (int r = 0; r < 3; ++r) out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(F[3 * i + r], sign));
+      continue;
+    }
+    GS lin[3];
+    GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p);
+    for (int r = 0; r < 3; ++r) { /* row r of F^T: column r of F */
+      const GS s = GS_FMA(F[r], lin[0], GS_FMA(F[3 + r], lin[1], GS_MUL(F[6 + r], lin[2])));
       out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(s, sign));
     }
+  }
 }
 
 void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int gb, GS_NAME(grit_contact_params) * p) {
@@ -25,21 +41,32 @@ void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int 
   if (g->dissipation_free) p->d = p->tau_d = GS_C(0.0); /* quasistatic: no velocities to damp */
 }
 
-GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
-                          const GS *const J[2], GS *tmp) {
+GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
+                            int ntree, const int tree[2], const GS *const J[2], GS *tmp) {
   GS w = GS_C(0.0); /* sum over rows and trees of |L^-1 J_row^T|^2 */
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];
     const GS *L = Achol + m->tree_madr[t];
+    const double *C = cmask && cmask[t] ? Lc + m->tree_madr[t] : NULL;
     for (int r = 0; r < dim; ++r)
       for (int j = 0; j < n; ++j) { /* forward substitution L y = J_r^T */
         GS v = J[k][r * n + j];
-        for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
-        tmp[j] = GS_DIV(v, L[j * n + j]);
+        if (C) { /* L constant: L y and y / L with the same values (products commute) */
+          for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_SCALE(tmp[q], C[j * n + q]));
+          tmp[j] = GS_DIVC(v, C[j * n + j]);
+        } else {
+          for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
+          tmp[j] = GS_DIV(v, L[j * n + j]);
+        }
         w = GS_FMA(tmp[j], tmp[j], w);
       }
   }
   return GS_SCALE(w, 1.0 / dim);
+}
+
+GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
+                          const GS *const J[2], GS *tmp) {
+  return GS_NAME(grit_delassus_c)(m, Achol, NULL, NULL, dim, ntree, tree, J, tmp);
 }
 
 /* Near-rigid regime (SAP, Castro et al. 2022): a constraint's compliance is bounded below by

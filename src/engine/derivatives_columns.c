@@ -170,6 +170,14 @@ static double write_v_rows(const out_column *c, int nc, int nv, int i0, int i1) 
   return check;
 }
 
+/* Row r of Dv times X over the joint's rotation block, k0 <= k < k1: inlined with a free joint's
+ * constants (3, 6), so that the sum is unrolled (the same sum in the same order). */
+static inline double rotation_row(const double *Dv_r, const double *X, int k0, int k1) {
+  double x = 0.0;
+  for (int k = k0; k < k1; ++k) x += Dv_r[k] * X[k];
+  return x;
+}
+
 /* The q rows of joint jn of the columns c[0..nc-1]: Dq e_col (dq0 columns) + Dv X. Returns the sum of
  * x - x. */
 static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, const out_column *c, int nc) {
@@ -188,8 +196,7 @@ static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, 
       check += x - x;
     }
     for (int r = r0; r < nvj; ++r) {
-      double x = 0.0;
-      for (int k = r0; k < nvj; ++k) x += Dv[6 * r + k] * X[da + k];
+      double x = r0 == 3 && nvj == 6 ? rotation_row(Dv + 6 * r, X + da, 3, 6) : rotation_row(Dv + 6 * r, X + da, r0, nvj);
       if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
       c[l].out[(size_t)(c[l].rmap ? c[l].rmap[da + r] : da + r) * c[l].stride] = x;
       check += x - x;

@@ -323,7 +323,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
-    const grit_dual wd = need_w ? grit_delassus_dual(m, w->Achol, k->dim, k->ntree, k->tree, Jc, w->tmp)
+    /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
+    const grit_dual wd = need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
+                                                       k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
     grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];

@@ -16,6 +16,7 @@
 #define GS_NEG(a) (-(a))
 #define GS_ADDC(a, c) ((a) + (c))   /* a + double */
 #define GS_SCALE(a, c) ((a) * (c))  /* a * double */
+#define GS_DIVC(a, c) ((a) / (c))   /* a / double */
 #define GS_FMA(a, b, c) ((a) * (b) + (c))
 #define GS_SQRT(a) sqrt(a)
 #define GS_SIN(a) sin(a)

@@ -14,6 +14,7 @@
 #define GS_NEG(a) grit_dual_neg(a)
 #define GS_ADDC(a, c) grit_dual_addc((a), (c))
 #define GS_SCALE(a, c) grit_dual_scale((a), (c))
+#define GS_DIVC(a, c) grit_dual_divc((a), (c))
 #define GS_FMA(a, b, c) grit_dual_fma((a), (b), (c))
 #define GS_SQRT(a) grit_dual_sqrt(a)
 #define GS_SIN(a) grit_dual_sin(a)

@@ -12,6 +12,7 @@
 #undef GS_NEG
 #undef GS_ADDC
 #undef GS_SCALE
+#undef GS_DIVC
 #undef GS_FMA
 #undef GS_SQRT
 #undef GS_SIN
