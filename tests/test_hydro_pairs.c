@@ -209,3 +209,135 @@ Test(hydro_pairs, stiffer_box_penetrates_less) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* ---------------------------------------------------------------- derivatives through the new pairs */
+
+/* One step of scene s with parameters prm = (friction, dissipation, the base's modulus, the body's) from
+ * (q, v), tightly solved; x+ = (q+ - qref, v+) (q+ itself when qref is NULL). */
+static void fd_step(two_geoms s, grit_contact_model model, const double prm[4], const double *q, const double *v,
+                    const double *qref, double *x, grit_model **keep_m, grit_data **keep_d) {
+  s.mu = prm[0], s.d = prm[1], s.Eb = prm[2], s.E = prm[3];
+  grit_model *m = build(&s);
+  grit_data *d = make_data(m, model, 1e-12);
+  if (q) cr_assert_eq(grit_data_set_qpos(d, q, 7), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d, v, 6), GRIT_OK);
+  scene_step(d);
+  if (qref) grit_position_difference(m, qref, grit_data_qpos(d), x);
+  else memset(x, 0, sizeof(double) * 6);
+  memcpy(x + 6, grit_data_qvel(d), sizeof(double) * 6);
+  if (keep_d) {
+    *keep_m = m, *keep_d = d;
+  } else {
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
+
+/* A and the Jacobian of (friction, dissipation, both moduli) of one step of the free body of s moving
+ * with v0, against central differences: the worst relative Frobenius error of the two blocks (a
+ * parameter that is 0, a rigid geometry's modulus, is left out). FD steps as in test_hydro.c: 1e-9 in
+ * positions, 1e-7 in velocities, 1e-6 relative in the parameters, with the moduli low (1e5 Pa, a
+ * millimetre deep) so that no tetrahedron's vertex crosses a plane within them. */
+static double fd_check(const two_geoms *s, grit_contact_model model, const double v0[6], const char *what) {
+  const double prm[4] = {s->mu, s->d, s->Eb, s->E};
+  grit_model *m;
+  grit_data *d;
+  double xn[12], q0[7], A[144], P[48];
+  fd_step(*s, model, prm, NULL, v0, NULL, xn, &m, &d);
+  cr_assert(grit_data_ncontacts(d) > 3, "%s: patches: %d", what, grit_data_ncontacts(d));
+  for (int i = 0; i < grit_data_ncontacts(d); ++i) {
+    double area;
+    cr_assert_eq(grit_data_contact_patch(d, i, &area, NULL), GRIT_OK);
+    cr_assert(area > 0, "%s: contact %d is a patch", what, i);
+  }
+  double qref[7];
+  memcpy(qref, grit_data_qpos(d), sizeof qref);
+  {
+    grit_model *m2 = build(s);
+    grit_data *d2;
+    cr_assert_eq(grit_data_create(m2, &d2), GRIT_OK);
+    memcpy(q0, grit_data_qpos(d2), sizeof q0);
+    grit_data_free(d2);
+    grit_model_free(m2);
+  }
+  const grit_param params[4] = {
+      {GRIT_PARAM_FRICTION, -1}, {GRIT_PARAM_DISSIPATION, -1}, {GRIT_PARAM_HYDRO_MODULUS, 0}, {GRIT_PARAM_HYDRO_MODULUS, 1}};
+  cr_assert_eq(grit_step_derivatives(d, A, NULL, params, 4, P), GRIT_OK, "%s", grit_data_last_error(d));
+  double worst = 0, enum2 = 0, eden = 0; /* the moduli's columns alone, which must not vanish */
+  for (int block = 0; block < 2; ++block) {
+    const int ncol = block == 0 ? 12 : 4;
+    double num = 0, den = 0;
+    for (int col = 0; col < ncol; ++col) {
+      if (block == 1 && prm[col] == 0) continue;
+      double xs[2][12], hh = 0;
+      for (int sg = 0; sg < 2; ++sg) {
+        const double sgn = sg ? 1.0 : -1.0;
+        double q[7], v[6], p[4];
+        memcpy(q, q0, sizeof q), memcpy(v, v0, sizeof v), memcpy(p, prm, sizeof p);
+        if (block == 0 && col < 6) {
+          double e[6] = {0};
+          e[col] = sgn * (hh = 1e-9);
+          grit_integrate_positions(m, q, e, 1.0);
+        } else if (block == 0) {
+          v[col - 6] += sgn * (hh = 1e-7 * fmax(1.0, fabs(v0[col - 6])));
+        } else {
+          p[col] += sgn * (hh = 1e-6 * prm[col]);
+        }
+        fd_step(*s, model, p, q, v, qref, xs[sg], NULL, NULL);
+      }
+      for (int i = 0; i < 12; ++i) {
+        const double fd = (xs[1][i] - xs[0][i]) / (2 * hh), an = block == 0 ? A[i * 12 + col] : P[i * 4 + col];
+        num += (an - fd) * (an - fd);
+        den += fd * fd;
+        if (block == 1 && col >= 2) enum2 += (an - fd) * (an - fd), eden += fd * fd;
+      }
+    }
+    const double rel = sqrt(num) / fmax(sqrt(den), 1e-300);
+    printf("hydro pairs: derivatives, %s, %s, %s: relative error %.3g (|FD| %.3g), %d patches\n", what,
+           SCENE_MODEL_NAMES[model], block == 0 ? "A" : "P (mu, d, E0, E1)", rel, sqrt(den), grit_data_ncontacts(d));
+    worst = fmax(worst, rel);
+  }
+  printf("hydro pairs: derivatives, %s, %s, dx+/dE: relative error %.3g (|FD| %.3g per Pa)\n", what,
+         SCENE_MODEL_NAMES[model], sqrt(enum2 / eden), sqrt(eden));
+  cr_assert(sqrt(eden) > 1e-12, "%s: the moduli move the step", what);
+  worst = fmax(worst, sqrt(enum2 / eden));
+  grit_data_free(d);
+  grit_model_free(m);
+  return worst;
+}
+
+/* The issue's acceptance (relative error < 1e-4) on one new pair of each kind, sliding (0.3 m/s) and
+ * spinning (20 rad/s): a compliant capsule on a plane (a facet down), a compliant sphere on a rigid
+ * cylinder's cap (its fan of triangles clips the sections) and on a rigid convex mesh, and two compliant
+ * spheres pressing (different moduli; both moduli differentiated), each 0.1 to 1 mm deep and placed off
+ * the meshes' symmetries. */
+Test(hydro_pairs, derivatives) {
+  const double r = 0.05, I = 0.4 * 0.1 * r * r, D = 0.03 * cos(PI / 48 * 2), half = PI / 48;
+  const double cq[4] = {LYING[0] * cos(half), LYING[1] * cos(half), -LYING[1] * sin(half), LYING[0] * sin(half)};
+  const double tilt[4] = {cos(0.05), 0, 0, sin(0.05)};
+  double vb[24];
+  const double big[3] = {0.3, 0.3, 0.1};
+  box_points(big, vb);
+  two_geoms sc[4] = {
+      {.base = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0), .shape = grit_shape_make(GRIT_GEOM_CAPSULE, 0.03, 0.08, 0),
+       .E = 1e5, .mass = 0.2, .inertia = {1e-3, 1e-3, 1e-3}, .pos = {0.01, -0.02, D - 1e-4}, .mu = 0.2, .d = 5},
+      {.base = grit_shape_make(GRIT_GEOM_CYLINDER, 0.2, 0.1, 0), .base_pos = {0, 0, -0.1},
+       .shape = grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0), .E = 1e5, .mass = 0.1, .inertia = {I, I, I},
+       .pos = {0.013, -0.007, r - 1e-3}, .mu = 0.2, .d = 5},
+      {.base = grit_shape_convex(vb, 8), .base_pos = {0, 0, -0.1}, .shape = grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0),
+       .E = 1e5, .mass = 0.1, .inertia = {I, I, I}, .pos = {0.013, -0.007, r - 1e-3}, .mu = 0.2, .d = 5},
+      {.base = grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0), .Eb = 2e5, .shape = grit_shape_make(GRIT_GEOM_SPHERE, r, 0, 0),
+       .E = 1e5, .mass = 0.1, .inertia = {I, I, I}, .pos = {0.004, -0.003, 2 * r - 1e-3}, .mu = 0.2, .d = 5}};
+  static const char *const NAMES[4] = {"compliant capsule on a plane", "compliant sphere on a rigid cylinder",
+                                       "compliant sphere on a rigid convex mesh", "two compliant spheres"};
+  for (int k = 0; k < 4; ++k) {
+    memcpy(sc[k].base_quat, ID, sizeof ID);
+    memcpy(sc[k].quat, k == 0 ? cq : tilt, sizeof tilt);
+  }
+  const double v0[6] = {0.3, 0.05, 0, 0, 0, 20};
+  for (int k = 0; k < 4; ++k)
+    for (int model = 0; model < 3; ++model) {
+      const double e = fd_check(&sc[k], model, v0, NAMES[k]);
+      cr_assert(e < 1e-4, "%s, %s: %g", NAMES[k], SCENE_MODEL_NAMES[model], e);
+    }
+}
