@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hydro.c — the contact surface of a compliant-hydroelastic geometry against a rigid plane, box or
- * sphere (seed 004, section III): the rigid surface's faces clipped by each tetrahedron they cut (the
- * face's plane cut by the tetrahedron, a triangle or a quad, then clipped to the face); the linear
- * pressure over it gives the polygon's force exactly at its centroid, f = A p0. Section IV turns each
+/* hydro.c — the contact surface of a compliant-hydroelastic geometry against a rigid geometry (seed
+ * 004, section III): the rigid surface's faces (a plane, a box's, the inscribed polyhedra of spheres,
+ * ellipsoids, capsules and cylinders, a convex mesh's hull) clipped by each tetrahedron they cut (the
+ * face's plane cut by the tetrahedron, a triangle or a quad, then clipped to the face); and against
+ * another compliant geometry, the equal-pressure polygons of pairs of tetrahedra found by a broad phase
+ * (hydro_pair_generic.h). The linear pressure over a polygon gives its force exactly at its centroid,
+ * f = A p0. Section IV turns each
  * polygon into one point constraint at the centroid, normal the plane's, with stiffness k = g A and
  * signed distance phi0 = -p0 / g, where g > 0 is the pressure's gradient along the normal into the
  * compliant body: then k (-phi0) = A p0, and pressure changes at dp/dt = -g v_n. The polygon's

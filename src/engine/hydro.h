@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hydro.h — hydroelastic contact (seed 004), internal: the tetrahedral meshes of compliant geometries
- * with their linear pressure field, and the contact patches of such a geometry against a rigid plane,
- * each polygon one point constraint (k = g A, phi0 = -p0 / g). See docs/hydroelastic.md. */
+ * with their linear pressure field, and the contact patches of such a geometry against a rigid one or
+ * another compliant one, each polygon one point constraint (k = g A, phi0 = -p0 / g). See
+ * docs/hydroelastic.md. */
 #ifndef GRIT_HYDRO_H
 #define GRIT_HYDRO_H
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hydro_mesh.c — the tetrahedral meshes of compliant-hydroelastic primitives (see hydro.h): the
- * shape's surface is triangulated and every surface triangle is joined to the shape's centre. The
- * field e is 1 at the centre and 0 on the surface, linear on each tetrahedron, so under a flat face the
- * pressure grows linearly with depth, the same over the whole face (a coin's face presses uniformly,
- * the case of seed 004's analytical sliding and spinning disk). */
+/* hydro_mesh.c — the tetrahedral meshes of compliant-hydroelastic geometries (see hydro.h): a
+ * primitive's surface is triangulated and every surface triangle is joined to the shape's centre (a
+ * capsule's hemispheres to the ends of its axis, its side to the whole axis; a convex mesh's hull
+ * triangles to an interior point). The field e is 1 there and 0 on the surface, linear on each
+ * tetrahedron, so under a flat face the pressure grows linearly with depth, the same over the whole face
+ * (a coin's face presses uniformly, the case of seed 004's analytical sliding and spinning disk). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
