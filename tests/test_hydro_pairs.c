@@ -4,7 +4,9 @@
  * cylinder, ellipsoid and convex-mesh partners, and two compliant geometries pressing on each other
  * (the equal-pressure surface), with their derivatives against central differences. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "hydro.h"
 #include "physics_scenes.h"
 
 static const double G = 9.81, PI = 3.14159265358979323846;
@@ -80,6 +82,63 @@ static double rests(const two_geoms *s, grit_contact_model model, int steps, dou
   grit_data_free(d);
   grit_model_free(m);
   return c[2];
+}
+
+/* The hull's triangles: every point on or behind every triangle's plane (outward order), and the
+ * triangles close a surface (each directed edge's reverse is another triangle's). */
+static void check_hull(const double *p, int n, const int *tri, int nt, const char *what) {
+  for (int t = 0; t < nt; ++t) {
+    const double *a = p + 3 * tri[3 * t], *b = p + 3 * tri[3 * t + 1], *c = p + 3 * tri[3 * t + 2];
+    const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double nrm[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+    const double l = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+    cr_assert(l > 0, "%s: triangle %d has no area", what, t);
+    for (int i = 0; i < n; ++i) {
+      const double *x = p + 3 * i;
+      const double dist = (nrm[0] * (x[0] - a[0]) + nrm[1] * (x[1] - a[1]) + nrm[2] * (x[2] - a[2])) / l;
+      cr_assert(dist <= 1e-9, "%s: point %d is %g in front of triangle %d", what, i, dist, t);
+    }
+    for (int k = 0; k < 3; ++k) {
+      const int e0 = tri[3 * t + k], e1 = tri[3 * t + (k + 1) % 3];
+      int twins = 0;
+      for (int o = 0; o < nt; ++o)
+        for (int j = 0; j < 3; ++j) twins += tri[3 * o + j] == e1 && tri[3 * o + (j + 1) % 3] == e0;
+      cr_assert_eq(twins, 1, "%s: edge %d-%d of triangle %d", what, e0, e1, t);
+    }
+  }
+}
+
+/* The incremental hull of hydro_hull.c: a cube's corners (coplanar faces: 12 triangles), a cube with
+ * its centre and face centres (the interior and coplanar points are not vertices), 300 random points
+ * on a sphere (in general position: 2 n - 4 triangles); a flat set has none. */
+Test(hydro_pairs, convex_hull) {
+  double p[3 * 300];
+  int tri[3 * 600];
+  const double hs[3] = {1, 2, 3};
+  for (int k = 0; k < 8; ++k)
+    for (int i = 0; i < 3; ++i) p[3 * k + i] = (k >> i & 1 ? 1.0 : -1.0) * hs[i];
+  int nt = grit_hydro_hull(p, 8, tri, 600);
+  cr_assert_eq(nt, 12);
+  check_hull(p, 8, tri, nt, "cube");
+  for (int i = 0; i < 3; ++i) p[24 + i] = 0.0; /* the centre, then the six face centres */
+  for (int f = 0; f < 6; ++f)
+    for (int i = 0; i < 3; ++i) p[27 + 3 * f + i] = i == f / 2 ? (f % 2 ? hs[i] : -hs[i]) : 0.0;
+  nt = grit_hydro_hull(p, 15, tri, 600);
+  check_hull(p, 15, tri, nt, "cube with inner and face points");
+  int used = 0;
+  for (int k = 0; k < 3 * nt; ++k) used |= tri[k] >= 8;
+  cr_assert(!used, "only the corners are vertices");
+  srand(7);
+  for (int k = 0; k < 300; ++k) {
+    double x[3], l = 0;
+    for (int i = 0; i < 3; ++i) x[i] = 2.0 * rand() / RAND_MAX - 1.0, l += x[i] * x[i];
+    for (int i = 0; i < 3; ++i) p[3 * k + i] = x[i] / sqrt(l);
+  }
+  nt = grit_hydro_hull(p, 300, tri, 600);
+  cr_assert_eq(nt, 2 * 300 - 4);
+  check_hull(p, 300, tri, nt, "sphere points");
+  for (int k = 0; k < 10; ++k) p[3 * k + 2] = 0.0;
+  cr_assert_eq(grit_hydro_hull(p, 10, tri, 600), 0, "a flat set");
 }
 
 static const double ID[4] = {1, 0, 0, 0};

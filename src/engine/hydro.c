@@ -152,14 +152,17 @@ int grit_hydro_pair(const grit_model *m, int *ga, int *gb) {
 }
 
 int grit_hydro_capacity(const grit_model *m) {
-  int nplane = 0, nother = 0, ntet = 0, ncompliant = 0;
+  int nplane = 0, nother = 0, nface = 0, ntet = 0, ncompliant = 0;
   for (int g = 0; g < m->ngeom; ++g) {
     if (m->geom_hydro[g] > 0) ntet += m->geom_hydro_ntet[g], ncompliant++;
     else if (m->geom_shape[g].type == GRIT_GEOM_PLANE) nplane++;
-    else if (grit_hydro_rigid_face_count(m, g) > 0) nother++;
+    else if (grit_hydro_rigid_face_count(m, g) > 0) nother++, nface += grit_hydro_rigid_face_count(m, g);
   }
-  /* compliant pairs: a tetrahedron crossing the equal-pressure surface meets a few of the partner's */
-  return ntet * (nplane + 2 * nother) + (ncompliant > 1 ? GRIT_HYDRO_PAIR_CAPACITY * ntet : 0);
+  if (ntet == 0) return 0;
+  /* a rigid partner's faces smaller than the tetrahedra (a fine mesh) are each cut by a few of them;
+   * compliant pairs: a tetrahedron crossing the equal-pressure surface meets a few of the partner's */
+  return ntet * (nplane + 2 * nother) + GRIT_HYDRO_PAIR_CAPACITY * nface +
+         (ncompliant > 1 ? GRIT_HYDRO_PAIR_CAPACITY * ntet : 0);
 }
 
 /* Appends the patch p of tetrahedron t against face f of the rigid geometry gr (compliant gs). */

@@ -18,7 +18,8 @@
  * geometries has the same mesh, for its faces (the surface triangles, vertices 1..3). */
 #define GRIT_HYDRO_TET_STRIDE 21
 
-/* Patch candidates a pair of compliant geometries may need per tetrahedron (grit_hydro_capacity). */
+/* Patch candidates per compliant tetrahedron (pairs of compliant geometries) and per rigid face
+ * (grit_hydro_capacity). */
 #define GRIT_HYDRO_PAIR_CAPACITY 4
 
 /* The least g / (E |grad e|) of a polygon that becomes a constraint (hydro_generic.h). */
@@ -71,9 +72,10 @@ int grit_hydro_model_tets(const grit_geom_def *defs, int ngeom);
 void grit_hydro_compile(const grit_geom_def *defs, grit_model *m);
 
 /* The contact workspace the model's patches may need: the compliant geometries' tetrahedra times the
- * planes plus twice the other rigid partners (a tetrahedron near a box's edge is cut by two faces); 0
- * for a model without compliant geometries. A step that needs more fails with GRIT_ERR_CAPACITY
- * (options.max_contacts raises it). */
+ * planes plus twice the other rigid partners (a tetrahedron near a box's edge is cut by two faces), plus
+ * GRIT_HYDRO_PAIR_CAPACITY per rigid non-plane face and, with two compliant geometries or more, per
+ * compliant tetrahedron; 0 for a model without compliant geometries. A step that needs more fails with
+ * GRIT_ERR_CAPACITY (options.max_contacts raises it). */
 int grit_hydro_capacity(const grit_model *m);
 
 /* Whether the pair (ga, gb) touches by patches: both compliant (the equal-pressure surface), or one
