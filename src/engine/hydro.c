@@ -285,31 +285,74 @@ static int boxes_overlap(const double alo[3], const double ahi[3], const double 
   return 1;
 }
 
+/* The box, in the frame (q, Q), of the local box of shape sh at (p, R) (its eight corners). */
+static void shape_box_in(const grit_shape *sh, const double p[3], const double R[9], const double q[3],
+                         const double Q[9], double lo[3], double hi[3]) {
+  double llo[3], lhi[3];
+  grit_shape_local_aabb(sh, llo, lhi);
+  for (int i = 0; i < 3; ++i) lo[i] = INFINITY, hi[i] = -INFINITY;
+  for (int k = 0; k < 8; ++k) {
+    const double c[3] = {k & 1 ? lhi[0] : llo[0], k & 2 ? lhi[1] : llo[1], k & 4 ? lhi[2] : llo[2]};
+    double w[3], d[3], x[3];
+    grit_m3_mulv(w, R, c);
+    grit_v3_add(w, w, p);
+    grit_v3_sub(d, w, q);
+    grit_m3_tmulv(x, Q, d);
+    for (int i = 0; i < 3; ++i) lo[i] = fmin(lo[i], x[i]), hi[i] = fmax(hi[i], x[i]);
+  }
+}
+
+/* gb's tetrahedra are taken in chunks of this many (their indices on the stack: no allocation). */
+enum { PAIR_CHUNK = 1024 };
+
+/* The patches of ga's tetrahedron ta against gb's tetrahedra keep[0..nk). */
+static grit_status tet_against(const grit_model *m, int ga, int gb, int ta, const double pa[3], const double Ra[9],
+                               const double pb[3], const double Rb[9], const int *keep, int nk,
+                               grit_contact_candidate *out, int cap, int *n) {
+  const double *a = tet_at(m, ga, ta);
+  double lo[3], hi[3], x[4][3], pv[4];
+  tet_bounds_in(a, pa, Ra, pb, Rb, x, lo, hi);
+  for (int j = 0; j < 4; ++j) { /* a's pressure at its vertices */
+    double d[3];
+    grit_v3_sub(d, a + 3 * j, a);
+    pv[j] = m->geom_hydro[ga] * (1.0 + grit_v3_dot(a + 12, d));
+  }
+  for (int k = 0; k < nk; ++k) {
+    const double *b = tet_at(m, gb, keep[k]);
+    if (!boxes_overlap(lo, hi, b + 15, b + 18) || !pressures_cross(b, m->geom_hydro[gb], (const double(*)[3])x, pv))
+      continue;
+    grit_hydro_patch p;
+    if (!grit_hydro_tet_pair_patch(a, m->geom_hydro[ga], pa, Ra, b, m->geom_hydro[gb], pb, Rb, &p)) continue;
+    const grit_status s = push_patch(m, ga, gb, ta, keep[k], &p, out, cap, n);
+    if (s != GRIT_OK) return s;
+  }
+  return GRIT_OK;
+}
+
 /* Two compliant geometries ga at (pa, Ra) and gb at (pb, Rb): a broad phase over the tetrahedra by
- * bounding boxes in gb's frame (ga's tetrahedra against gb's shape box, then against gb's tetrahedra's
- * boxes, stored with the mesh), then the equal-pressure polygon of each overlapping pair. */
+ * bounding boxes in gb's frame (gb's tetrahedra whose boxes, stored with the mesh, meet ga's shape box;
+ * ga's tetrahedra whose boxes meet gb's shape box; then pairs of boxes, and the pressures' sign test),
+ * then the equal-pressure polygon of each remaining pair. */
 static grit_status pair_patches(const grit_model *m, int ga, int gb, const double pa[3], const double Ra[9],
                                 const double pb[3], const double Rb[9], grit_contact_candidate *out, int cap,
                                 int *n) {
-  double slo[3], shi[3];
+  double slo[3], shi[3], alo[3], ahi[3];
   grit_shape_local_aabb(&m->geom_shape[gb], slo, shi);
-  for (int ta = 0; ta < m->geom_hydro_ntet[ga]; ++ta) {
-    const double *a = tet_at(m, ga, ta);
-    double lo[3], hi[3], x[4][3], pv[4];
-    tet_bounds_in(a, pa, Ra, pb, Rb, x, lo, hi);
-    if (!boxes_overlap(lo, hi, slo, shi)) continue;
-    for (int j = 0; j < 4; ++j) { /* a's pressure at its vertices */
-      double d[3];
-      grit_v3_sub(d, a + 3 * j, a);
-      pv[j] = m->geom_hydro[ga] * (1.0 + grit_v3_dot(a + 12, d));
-    }
-    for (int tb = 0; tb < m->geom_hydro_ntet[gb]; ++tb) {
+  shape_box_in(&m->geom_shape[ga], pa, Ra, pb, Rb, alo, ahi);
+  int keep[PAIR_CHUNK];
+  const int ntb = m->geom_hydro_ntet[gb];
+  for (int c0 = 0; c0 < ntb; c0 += PAIR_CHUNK) {
+    int nk = 0;
+    for (int tb = c0; tb < ntb && tb < c0 + PAIR_CHUNK; ++tb) {
       const double *b = tet_at(m, gb, tb);
-      if (!boxes_overlap(lo, hi, b + 15, b + 18) || !pressures_cross(b, m->geom_hydro[gb], (const double(*)[3])x, pv))
-        continue;
-      grit_hydro_patch p;
-      if (!grit_hydro_tet_pair_patch(a, m->geom_hydro[ga], pa, Ra, b, m->geom_hydro[gb], pb, Rb, &p)) continue;
-      const grit_status s = push_patch(m, ga, gb, ta, tb, &p, out, cap, n);
+      if (boxes_overlap(alo, ahi, b + 15, b + 18)) keep[nk++] = tb;
+    }
+    for (int ta = 0; ta < m->geom_hydro_ntet[ga] && nk > 0; ++ta) {
+      const double *a = tet_at(m, ga, ta);
+      double lo[3], hi[3], x[4][3];
+      tet_bounds_in(a, pa, Ra, pb, Rb, x, lo, hi);
+      if (!boxes_overlap(lo, hi, slo, shi)) continue;
+      const grit_status s = tet_against(m, ga, gb, ta, pa, Ra, pb, Rb, keep, nk, out, cap, n);
       if (s != GRIT_OK) return s;
     }
   }
