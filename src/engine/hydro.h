@@ -92,9 +92,10 @@ grit_status grit_hydro_patches(const grit_model *m, int gr, int gs, const double
                                const double ps[3], const double Rs[9], grit_contact_candidate *out, int cap, int *n);
 
 /* Derivatives (derivatives.c): the patch candidate c re-evaluated by the same code in dual numbers at
- * the poses (pa, Ra) of its rigid geometry c->geom[0] and (pb, Rb) of its compliant one c->geom[1],
- * with the compliant geometry's modulus moduli[c->geom[1]] (dual: the modulus Jacobian): geo's phi
- * (-p0/g), normal, frame and points (both the centroid), and *k = g A. */
+ * the poses (pa, Ra) of its first geometry c->geom[0] (rigid, or compliant: then the pair's
+ * equal-pressure polygon) and (pb, Rb) of its compliant one c->geom[1], with the compliant geometries'
+ * moduli from `moduli` (dual: the modulus Jacobians): geo's phi (-p0/g), normal, frame and points (both
+ * the centroid), and *k = g A. */
 void grit_hydro_patch_reevaluate_dual(const grit_model *m, const grit_dual *moduli, const grit_contact_candidate *c,
                                       const grit_dual pa[3], const grit_dual Ra[9], const grit_dual pb[3],
                                       const grit_dual Rb[9], grit_contact_geom_dual *geo, grit_dual *k);
