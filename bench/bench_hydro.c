@@ -4,8 +4,9 @@
  * a row of eight spheres and boxes resting (Lagged; 1 ms; 200 settling steps, then 1000 timed). Prints the median step time over the run,
  * the contacts (patches) per step and the mean Newton iterations. Then the issue's benchmark: the arm
  * pushing a ball (examples/models/arm_push_ball.xml, key "push", its torques held; 10 ms steps) with
- * point contacts and with the ball compliant (E 1 MPa; the arm's capsules and the ground rigid): the
- * median step and the median A, B (grit_step_derivatives) over 100 steps. */
+ * point contacts and with every geometry but the ground plane compliant (the load option, E 1 MPa: the
+ * arm's capsules, its base and the ball): the median step and the median A, B (grit_step_derivatives)
+ * over 100 steps. */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -90,7 +91,7 @@ static void run(const char *name, const item *it, int n, double mu, const double
   }
 }
 
-/* The arm pushing the ball: point contacts (E = 0) or the ball compliant with modulus E. */
+/* The arm pushing the ball: point contacts (E = 0) or every geometry but the ground compliant, modulus E. */
 static void arm_push_ball(double E) {
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.hydro_modulus = E;

@@ -47,7 +47,7 @@ Test(hydro, declaring) {
   g.shape = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
   cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_ERR_UNSUPPORTED, "a compliant plane");
   g.shape = grit_shape_make(GRIT_GEOM_CAPSULE, 0.1, 0.2, 0);
-  cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_ERR_UNSUPPORTED, "a compliant capsule (not yet)");
+  cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "a compliant capsule");
   g.hydro_modulus = -1;
   g.shape = grit_shape_make(GRIT_GEOM_SPHERE, 0.1, 0, 0);
   cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_ERR_INVALID_MODEL);
@@ -57,7 +57,7 @@ Test(hydro, declaring) {
   cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
   grit_builder_free(b);
   grit_geom_def back;
-  cr_assert_eq(grit_model_geom(m, 0, &back), GRIT_OK);
+  cr_assert_eq(grit_model_geom(m, 1, &back), GRIT_OK);
   cr_assert_eq(back.hydro_modulus, 2e7);
   grit_model_free(m);
 }
@@ -404,8 +404,8 @@ Test(hydro, derivatives_through_patches) {
 }
 
 /* MJCF: <custom><numeric name="grit_hydro_modulus:GEOM" data="E"/>, a name that is not a geometry's is
- * an error at its line; the load option makes every sphere, box, cylinder and ellipsoid compliant and
- * leaves planes and capsules alone. */
+ * an error at its line; the load option makes every geometry but planes (and height fields) compliant,
+ * capsules and meshes too. */
 Test(hydro, mjcf) {
   char path[1024], msg[GRIT_MESSAGE_SIZE];
   snprintf(path, sizeof path, "%s/examples/models/coin_hydro.xml", GRIT_SOURCE_DIR);
@@ -421,16 +421,18 @@ Test(hydro, mjcf) {
                     "<worldbody><geom name=\"g\" type=\"plane\" size=\"1 1 1\"/></worldbody></mujoco>";
   cr_assert_eq(grit_mjcf_load_string(bad, &m, NULL, msg), GRIT_ERR_INVALID_MODEL);
   cr_assert(strstr(msg, ":2:") && strstr(msg, "nope"), "%s", msg);
-  const char *all = "<mujoco><worldbody><geom name=\"p\" type=\"plane\" size=\"1 1 1\"/>"
+  const char *all = "<mujoco><asset><mesh name=\"t\" vertex=\"0 0 0 .1 0 0 0 .1 0 0 0 .1\"/></asset>"
+                    "<worldbody><geom name=\"p\" type=\"plane\" size=\"1 1 1\"/>"
                     "<body pos=\"0 0 1\"><freejoint/><geom name=\"s\" size=\"0.1\"/>"
-                    "<geom name=\"c\" type=\"capsule\" size=\"0.1 0.2\" pos=\"1 0 0\"/></body></worldbody></mujoco>";
+                    "<geom name=\"c\" type=\"capsule\" size=\"0.1 0.2\" pos=\"1 0 0\"/>"
+                    "<geom name=\"m\" type=\"mesh\" mesh=\"t\" pos=\"0 1 0\"/></body></worldbody></mujoco>";
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   cr_assert_eq(o.hydro_modulus, 0.0);
   o.hydro_modulus = 3e6;
   cr_assert_eq(grit_mjcf_load_buffer(all, strlen(all), "all", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
-  const char *names[3] = {"p", "s", "c"};
-  const double want[3] = {0, 3e6, 0};
-  for (int k = 0; k < 3; ++k) {
+  const char *names[4] = {"p", "s", "c", "m"};
+  const double want[4] = {0, 3e6, 3e6, 3e6};
+  for (int k = 0; k < 4; ++k) {
     cr_assert_eq(grit_model_geom(m, grit_model_geom_index(m, names[k]), &g), GRIT_OK);
     cr_assert_eq(g.hydro_modulus, want[k], "%s", names[k]);
   }

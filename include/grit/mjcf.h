@@ -79,9 +79,9 @@ typedef struct grit_mjcf_load_options {
                          warning, and the model is the file's system without it */
   int explicit_actuation; /* nonzero: grit_options.explicit_actuation (MuJoCo's Euler treatment of the
                              actuators); default 0 */
-  double hydro_modulus; /* > 0 to make every sphere, box, cylinder and ellipsoid compliant-hydroelastic
-                           with this modulus, Pa (planes stay rigid; capsules and meshes keep point
-                           contact); default 0 (from the file: grit_hydro_modulus:GEOM numerics) */
+  double hydro_modulus; /* > 0 to make every sphere, box, cylinder, ellipsoid, capsule and mesh
+                           compliant-hydroelastic with this modulus, Pa (planes and height fields stay
+                           rigid); default 0 (from the file: grit_hydro_modulus:GEOM numerics) */
   int explicit_gyroscopic; /* nonzero: grit_options.explicit_gyroscopic (MuJoCo's Euler treatment of ball
                               and free bodies' gyroscopic terms); default 0 */
 } grit_mjcf_load_options;

@@ -174,9 +174,10 @@ typedef struct grit_geom_def {
   unsigned contype;      /* collision bit masks (MuJoCo's contype/conaffinity); default 1, 1 */
   unsigned conaffinity;
   double hydro_modulus;  /* hydroelastic modulus E, Pa, >= 0; default 0: point contact. E > 0 makes a
-                            sphere, box, cylinder or ellipsoid compliant-hydroelastic: against a rigid
-                            plane, box, sphere or capsule it touches by pressure-field patches
-                            (docs/hydroelastic.md); against any other geometry, point contact */
+                            sphere, box, cylinder, ellipsoid, capsule or convex mesh compliant-
+                            hydroelastic: against another compliant geometry or any rigid geometry but
+                            a height field it touches by pressure-field patches (docs/hydroelastic.md);
+                            against a height field, point contact */
   /* MuJoCo's margin, gap, priority and condim (docs/collision.md, Margin and gap; Combining geometries) */
   double margin;         /* >= 0, default 0: a pair is a contact candidate within the larger of its two
                             geometries' margins, and adhesion (GRIT_TRN_BODY) counts it there */

@@ -8,16 +8,25 @@
 
 /* The one place a model file is read. Today every file is MJCF; a loader that dispatches on the file's
  * content (MJCF or URDF) replaces this call when the C library has one. */
-static grit_status load_model_file(const char *path, grit_model **model, grit_mjcf_info *info,
+static grit_status load_model_file(const char *path, double hydroelastic, grit_model **model, grit_mjcf_info *info,
                                    char msg[GRIT_MESSAGE_SIZE]) {
-  return grit_load_file(path, NULL, model, info, msg); /* MJCF or URDF, by content (grit/load.h) */
+  grit_load_options o = grit_default_load_options();
+  o.mjcf.hydro_modulus = hydroelastic; /* every non-plane geometry compliant (docs/hydroelastic.md) */
+  return grit_load_file(path, &o, model, info, msg); /* MJCF or URDF, by content (grit/load.h) */
 }
 
 PyObject *pg_load(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
-  static char *kw[] = {"path", NULL};
+  static char *kw[] = {"path", "hydroelastic", NULL};
   PyObject *path = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&:load", kw, PyUnicode_FSDecoder, &path)) return NULL;
+  double hydroelastic = 0.0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$d:load", kw, PyUnicode_FSDecoder, &path, &hydroelastic))
+    return NULL;
+  if (!(hydroelastic >= 0)) {
+    Py_DECREF(path);
+    PyErr_SetString(PyExc_ValueError, "hydroelastic: a modulus >= 0 (Pa) is expected");
+    return NULL;
+  }
   PgModel *self = PyObject_New(PgModel, &PgModel_Type);
   if (!self) {
     Py_DECREF(path);
@@ -34,7 +43,7 @@ PyObject *pg_load(PyObject *module, PyObject *args, PyObject *kwargs) {
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_status s;
   Py_BEGIN_ALLOW_THREADS
-  s = load_model_file(PyBytes_AS_STRING(bytes), &self->model, &self->info, msg);
+  s = load_model_file(PyBytes_AS_STRING(bytes), hydroelastic, &self->model, &self->info, msg);
   Py_END_ALLOW_THREADS
   Py_DECREF(bytes);
   if (s != GRIT_OK) {

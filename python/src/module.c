@@ -121,7 +121,9 @@ int pg_cpu_count(void) {
 
 static PyMethodDef methods[] = {
     {"load", PG_KW(pg_load), METH_VARARGS | METH_KEYWORDS,
-     "load(path) -> Model: a model file (MJCF) with its keyframes and step settings."},
+     "load(path, *, hydroelastic=0.0) -> Model: a model file (MJCF or URDF) with its keyframes and step "
+     "settings; hydroelastic=E > 0 makes every geometry of an MJCF file but planes and height fields "
+     "compliant-hydroelastic with modulus E, Pa (docs/hydroelastic.md)."},
     {"linearize", PG_KW(pg_linearize), METH_VARARGS | METH_KEYWORDS,
      "linearize(model, qpos, qvel, ctrl, contact, params) -> (A, B) or (A, B, P): the Jacobians of one step."},
     {"rollout", PG_KW(pg_rollout), METH_VARARGS | METH_KEYWORDS,

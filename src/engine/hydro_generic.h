@@ -77,13 +77,23 @@ static GS GS_NAME(hydro_area)(const GS p[][3], int n, GS c[3]) {
   return area;
 }
 
-int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const GS Rs[9], const GS fo[3],
-                                  const GS fn[3], const GS *fv, int nfv, GS_NAME(grit_hydro_patch) * out) {
-  GS x[4][3], s[4], poly[HYDRO_MAX_POLY][3], d[3], loc[3], grad[3];
+/* The tetrahedron's vertices x and the gradient of its field e, world, at the pose (p, R). */
+static void GS_NAME(hydro_tet_world)(const double *tet, const GS p[3], const GS R[9], GS x[4][3], GS grad[3]) {
+  GS loc[3];
   for (int j = 0; j < 4; ++j) {
     for (int i = 0; i < 3; ++i) loc[i] = GS_C(tet[3 * j + i]);
-    GS_NAME(grit_m3_mulv)(x[j], Rs, loc);
-    GS_NAME(grit_v3_add)(x[j], x[j], ps);
+    GS_NAME(grit_m3_mulv)(x[j], R, loc);
+    GS_NAME(grit_v3_add)(x[j], x[j], p);
+  }
+  for (int i = 0; i < 3; ++i) loc[i] = GS_C(tet[12 + i]);
+  GS_NAME(grit_m3_mulv)(grad, R, loc);
+}
+
+int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const GS Rs[9], const GS fo[3],
+                                  const GS fn[3], const GS *fv, int nfv, GS_NAME(grit_hydro_patch) * out) {
+  GS x[4][3], s[4], poly[HYDRO_MAX_POLY][3], d[3], grad[3];
+  GS_NAME(hydro_tet_world)(tet, ps, Rs, x, grad);
+  for (int j = 0; j < 4; ++j) {
     GS_NAME(grit_v3_sub)(d, x[j], fo);
     s[j] = GS_NAME(grit_v3_dot)(fn, d);
   }
@@ -97,8 +107,6 @@ int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const
   }
   if (nv < 3) return 0;
   out->area = GS_NAME(hydro_area)((const GS(*)[3])poly, nv, out->c);
-  for (int i = 0; i < 3; ++i) loc[i] = GS_C(tet[12 + i]);
-  GS_NAME(grit_m3_mulv)(grad, Rs, loc);
   out->g = GS_MUL(E, GS_NAME(grit_v3_dot)(grad, fn)); /* dp/dn into the compliant body */
   GS_NAME(grit_v3_sub)(d, out->c, x[0]);
   out->p0 = GS_MUL(E, GS_ADDC(GS_NAME(grit_v3_dot)(grad, d), 1.0)); /* e = 1 at the centre x[0] */
@@ -118,10 +126,10 @@ int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const
 /* Face f of a rigid shape at (p, R): a point fo on it, its unit normal fn out of the shape, its
  * vertices fv (counter-clockwise about fn). Returns the vertex count, 0 for a plane (unbounded). The
  * local geometry is constant (hydro_rigid_face_local in hydro.c); only the pose is GS. */
-int GS_NAME(grit_hydro_rigid_face)(const grit_shape *sh, int f, const GS p[3], const GS R[9], GS fo[3], GS fn[3],
-                                   GS fv[][3]) {
+int GS_NAME(grit_hydro_rigid_face)(const grit_model *m, int g, int f, const GS p[3], const GS R[9], GS fo[3],
+                                   GS fn[3], GS fv[][3]) {
   double ln[3], lv[4][3];
-  const int nfv = grit_hydro_rigid_face_local(sh, f, ln, lv);
+  const int nfv = grit_hydro_rigid_face_local(m, g, f, ln, lv);
   GS loc[3];
   for (int i = 0; i < 3; ++i) loc[i] = GS_C(ln[i]);
   GS_NAME(grit_m3_mulv)(fn, R, loc);
@@ -134,5 +142,7 @@ int GS_NAME(grit_hydro_rigid_face)(const grit_shape *sh, int f, const GS p[3], c
   else GS_NAME(grit_v3_copy)(fo, p); /* a plane through its origin */
   return nfv;
 }
+
+#include "hydro_pair_generic.h"
 
 #undef HYDRO_MAX_POLY

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hydro_mesh.c — the tetrahedral meshes of compliant-hydroelastic primitives (see hydro.h): the
- * shape's surface is triangulated and every surface triangle is joined to the shape's centre. The
- * field e is 1 at the centre and 0 on the surface, linear on each tetrahedron, so under a flat face the
- * pressure grows linearly with depth, the same over the whole face (a coin's face presses uniformly,
- * the case of seed 004's analytical sliding and spinning disk). */
+/* hydro_mesh.c — the tetrahedral meshes of compliant-hydroelastic geometries (see hydro.h): a
+ * primitive's surface is triangulated and every surface triangle is joined to the shape's centre (a
+ * capsule's hemispheres to the ends of its axis, its side to the whole axis; a convex mesh's hull
+ * triangles to an interior point). The field e is 1 there and 0 on the surface, linear on each
+ * tetrahedron, so under a flat face the pressure grows linearly with depth, the same over the whole face
+ * (a coin's face presses uniformly, the case of seed 004's analytical sliding and spinning disk). */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "hydro.h"
 
@@ -21,7 +23,17 @@ enum { SPH_LAT = 12, SPH_LON = 24, CYL_SECT = 152, BOX_DIV = 4 };
 static const double PI = 3.14159265358979323846;
 
 int grit_hydro_shape_supported(grit_geom_type t) {
-  return t == GRIT_GEOM_SPHERE || t == GRIT_GEOM_BOX || t == GRIT_GEOM_CYLINDER || t == GRIT_GEOM_ELLIPSOID;
+  return t == GRIT_GEOM_SPHERE || t == GRIT_GEOM_BOX || t == GRIT_GEOM_CYLINDER || t == GRIT_GEOM_ELLIPSOID ||
+         t == GRIT_GEOM_CAPSULE || t == GRIT_GEOM_CONVEX;
+}
+
+/* The hull triangles of a convex shape (malloc'ed, NULL when degenerate); *nt their number. */
+static int *convex_hull(const grit_shape *s, int *nt) {
+  const int cap = 2 * s->nvert;
+  int *tri = malloc(sizeof(int) * 3 * (size_t)(cap > 4 ? cap : 4));
+  *nt = tri ? grit_hydro_hull(s->vertices, s->nvert, tri, cap) : 0;
+  if (*nt == 0) free(tri);
+  return *nt ? tri : NULL;
 }
 
 int grit_hydro_tet_count(const grit_shape *s) {
@@ -30,24 +42,52 @@ int grit_hydro_tet_count(const grit_shape *s) {
     case GRIT_GEOM_ELLIPSOID: return 2 * SPH_LON + 2 * SPH_LON * (SPH_LAT - 2);
     case GRIT_GEOM_CYLINDER: return 4 * CYL_SECT; /* two cap fans, the side's quads */
     case GRIT_GEOM_BOX: return 6 * 2 * BOX_DIV * BOX_DIV;
+    case GRIT_GEOM_CAPSULE: return 2 * SPH_LON + 2 * SPH_LON * (SPH_LAT - 2) + 3 * SPH_LON; /* + side wedges */
+    case GRIT_GEOM_CONVEX: {
+      int nt = 0;
+      free(convex_hull(s, &nt));
+      return nt;
+    }
     default: return 0;
   }
 }
 
-/* The tetrahedron (origin, a, b, c) and the gradient of the field that is 1 at the origin and 0 at a,
- * b, c: grad e = -(a x b + b x c + c x a) / (a . (b x c)), the inward normal of the face over the
- * centre's distance to it. */
-static double *put_tet(double *t, const double a[3], const double b[3], const double c[3]) {
-  const double *v[3] = {a, b, c};
-  for (int i = 0; i < 3; ++i) t[i] = 0.0;
+/* The tetrahedron x[4] with the field e[4], e[0] = 1 (vertex 0 is where the pressure is largest): its
+ * vertices, the gradient of the linear e, from grad . (x_i - x_0) = e_i - 1 (the inverse of the matrix
+ * of rows r_i = x_i - x_0 has the columns r2 x r3, r3 x r1, r1 x r2 over its determinant), and its
+ * bounding box. */
+static double *put_tet_e(double *t, const double *x[4], const double e[4]) {
+  double r[3][3], c[3][3];
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 3; ++i) t[3 * k + i] = x[k][i];
   for (int k = 0; k < 3; ++k)
-    for (int i = 0; i < 3; ++i) t[3 + 3 * k + i] = v[k][i];
-  const double bc[3] = {b[1] * c[2] - b[2] * c[1], b[2] * c[0] - b[0] * c[2], b[0] * c[1] - b[1] * c[0]};
-  const double ab[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-  const double ca[3] = {c[1] * a[2] - c[2] * a[1], c[2] * a[0] - c[0] * a[2], c[0] * a[1] - c[1] * a[0]};
-  const double vol6 = a[0] * bc[0] + a[1] * bc[1] + a[2] * bc[2];
-  for (int i = 0; i < 3; ++i) t[12 + i] = -(ab[i] + bc[i] + ca[i]) / vol6;
+    for (int i = 0; i < 3; ++i) r[k][i] = x[k + 1][i] - x[0][i];
+  for (int k = 0; k < 3; ++k) {
+    const double *a = r[(k + 1) % 3], *b = r[(k + 2) % 3];
+    c[k][0] = a[1] * b[2] - a[2] * b[1];
+    c[k][1] = a[2] * b[0] - a[0] * b[2];
+    c[k][2] = a[0] * b[1] - a[1] * b[0];
+  }
+  const double det = r[0][0] * c[0][0] + r[0][1] * c[0][1] + r[0][2] * c[0][2];
+  for (int i = 0; i < 3; ++i) t[12 + i] = ((e[1] - 1) * c[0][i] + (e[2] - 1) * c[1][i] + (e[3] - 1) * c[2][i]) / det;
+  for (int i = 0; i < 3; ++i) {
+    t[15 + i] = fmin(fmin(x[0][i], x[1][i]), fmin(x[2][i], x[3][i]));
+    t[18 + i] = fmax(fmax(x[0][i], x[1][i]), fmax(x[2][i], x[3][i]));
+  }
   return t + GRIT_HYDRO_TET_STRIDE;
+}
+
+/* The tetrahedron (o, a, b, c): e = 1 at o, 0 at the surface triangle a, b, c, so grad e is the
+ * triangle's inward normal over o's distance to its plane. */
+static double *put_fan(double *t, const double o[3], const double a[3], const double b[3], const double c[3]) {
+  const double *x[4] = {o, a, b, c}, e[4] = {1, 0, 0, 0};
+  return put_tet_e(t, x, e);
+}
+
+/* The tetrahedron (origin, a, b, c), the shape's centre first. */
+static double *put_tet(double *t, const double a[3], const double b[3], const double c[3]) {
+  static const double o[3] = {0, 0, 0};
+  return put_fan(t, o, a, b, c);
 }
 
 /* Two triangles of the quad (a, b, c, d). */
@@ -56,9 +96,11 @@ static double *put_quad(double *t, const double a[3], const double b[3], const d
   return put_tet(t, a, c, d);
 }
 
-/* Latitude-longitude sphere scaled by the semi-axes r. */
-static void ellipsoid_mesh(const double r[3], double *t) {
-  for (int i = 0; i < SPH_LAT; ++i) {
+/* Latitude-longitude sphere scaled by the semi-axes r, bands i0 <= i < i1, shifted by dz, fanned to
+ * (0, 0, dz). Returns the end of what it wrote. */
+static double *ellipsoid_bands(const double r[3], int i0, int i1, double dz, double *t) {
+  const double o[3] = {0, 0, dz};
+  for (int i = i0; i < i1; ++i) {
     const double t0 = PI * i / SPH_LAT, t1 = PI * (i + 1) / SPH_LAT;
     for (int j = 0; j < SPH_LON; ++j) {
       const double f0 = 2 * PI * j / SPH_LON, f1 = 2 * PI * (j + 1) / SPH_LON;
@@ -67,13 +109,55 @@ static void ellipsoid_mesh(const double r[3], double *t) {
       for (int k = 0; k < 4; ++k) {
         p[k][0] = r[0] * sin(th[k]) * cos(ph[k]);
         p[k][1] = r[1] * sin(th[k]) * sin(ph[k]);
-        p[k][2] = r[2] * cos(th[k]);
+        p[k][2] = r[2] * cos(th[k]) + dz;
       }
-      if (i == 0) t = put_tet(t, p[0], p[2], p[3]);                /* north cap: p0 = p1 = pole */
-      else if (i == SPH_LAT - 1) t = put_tet(t, p[0], p[1], p[2]); /* south cap: p2 = p3 = pole */
-      else t = put_quad(t, p[0], p[1], p[2], p[3]);
+      if (i == 0) t = put_fan(t, o, p[0], p[2], p[3]);                /* north cap: p0 = p1 = pole */
+      else if (i == SPH_LAT - 1) t = put_fan(t, o, p[0], p[1], p[2]); /* south cap: p2 = p3 = pole */
+      else t = put_fan(t, o, p[0], p[1], p[2]), t = put_fan(t, o, p[0], p[2], p[3]);
     }
   }
+  return t;
+}
+
+static void ellipsoid_mesh(const double r[3], double *t) { ellipsoid_bands(r, 0, SPH_LAT, 0.0, t); }
+
+/* A capsule (radius r, half-length h along z) with the field of the distance to its surface over r:
+ * e = 1 on the axis segment (its spine), 0 on the surface. Each hemisphere is fanned to its end of the
+ * spine (e = 1 - distance from that end / r); the side between the equators is, per longitude, the
+ * prism between the spine and the side's face, cut into three tetrahedra that all hold the lower end A
+ * of the spine (the third also the upper end B): on each the field is 1 minus the distance to the
+ * side's plane over the spine's distance to it, so a capsule lying on a plane presses uniformly along
+ * its length. The prisms' diagonals A-b(j+1) match their neighbours' (a conforming mesh). */
+static void capsule_mesh(double r, double h, double *t) {
+  const double rr[3] = {r, r, r};
+  t = ellipsoid_bands(rr, 0, SPH_LAT / 2, h, t);
+  t = ellipsoid_bands(rr, SPH_LAT / 2, SPH_LAT, -h, t);
+  const double A[3] = {0, 0, -h}, B[3] = {0, 0, h};
+  for (int j = 0; j < SPH_LON; ++j) {
+    const double f0 = 2 * PI * j / SPH_LON, f1 = 2 * PI * (j + 1) / SPH_LON;
+    const double a0[3] = {r * cos(f0), r * sin(f0), -h}, a1[3] = {r * cos(f1), r * sin(f1), -h};
+    const double b0[3] = {a0[0], a0[1], h}, b1[3] = {a1[0], a1[1], h};
+    t = put_fan(t, A, a0, a1, b1);
+    t = put_fan(t, A, a0, b1, b0);
+    const double *x[4] = {A, b0, b1, B}, e[4] = {1, 0, 0, 1};
+    t = put_tet_e(t, x, e);
+  }
+}
+
+/* A convex shape: its hull's triangles fanned to the mean of the hull's points (inside the hull), e = 1
+ * there. Under each face the field is 1 minus the depth over that point's distance to the face's plane
+ * (the distance field of a star-shaped body seen from one point); its triangles keep the hull's outward
+ * order, so a rigid convex partner's faces are its tetrahedra's surface triangles (hydro.c). */
+static void convex_mesh(const grit_shape *s, double *t) {
+  int nt = 0;
+  int *tri = convex_hull(s, &nt);
+  if (!tri) return;
+  double o[3] = {0, 0, 0};
+  for (int k = 0; k < 3 * nt; ++k)
+    for (int i = 0; i < 3; ++i) o[i] += s->vertices[3 * tri[k] + i] / (3.0 * nt);
+  for (int k = 0; k < nt; ++k)
+    t = put_fan(t, o, s->vertices + 3 * tri[3 * k], s->vertices + 3 * tri[3 * k + 1], s->vertices + 3 * tri[3 * k + 2]);
+  free(tri);
 }
 
 /* A point of a cylinder (radius r, half-length h) at height z: on the axis (k = 0) or the rim (k = 1),
@@ -135,14 +219,37 @@ void grit_hydro_mesh_build(const grit_shape *s, double *tets) {
     case GRIT_GEOM_ELLIPSOID: ellipsoid_mesh(s->size, tets); break;
     case GRIT_GEOM_CYLINDER: cylinder_mesh(s->size[0], s->size[1], tets); break;
     case GRIT_GEOM_BOX: box_mesh(s->size, tets); break;
+    case GRIT_GEOM_CAPSULE: capsule_mesh(s->size[0], s->size[1], tets); break;
+    case GRIT_GEOM_CONVEX: convex_mesh(s, tets); break;
     default: break;
   }
 }
 
+/* Whether any geometry is compliant: only then do rigid convex geometries get their hull (as tetrahedra
+ * whose surface triangles are the faces a compliant partner is clipped by). */
+static int any_compliant(const grit_geom_def *defs, int ngeom) {
+  for (int g = 0; g < ngeom; ++g)
+    if (defs[g].hydro_modulus > 0 && grit_hydro_shape_supported(defs[g].shape.type)) return 1;
+  return 0;
+}
+
+static int geom_tets(const grit_geom_def *d, int any) {
+  if (d->hydro_modulus > 0) return grit_hydro_tet_count(&d->shape);
+  return any && d->shape.type == GRIT_GEOM_CONVEX ? grit_hydro_tet_count(&d->shape) : 0;
+}
+
+int grit_hydro_model_tets(const grit_geom_def *defs, int ngeom) {
+  const int any = any_compliant(defs, ngeom);
+  int n = 0;
+  for (int g = 0; g < ngeom && any; ++g) n += geom_tets(&defs[g], any);
+  return n;
+}
+
 void grit_hydro_compile(const grit_geom_def *defs, grit_model *m) {
   int adr = 0;
+  const int any = any_compliant(defs, m->ngeom);
   for (int g = 0; g < m->ngeom; ++g) {
-    const int n = defs[g].hydro_modulus > 0 ? grit_hydro_tet_count(&defs[g].shape) : 0;
+    const int n = geom_tets(&defs[g], any);
     m->geom_hydro[g] = n > 0 ? defs[g].hydro_modulus : 0.0;
     m->geom_hydro_tetadr[g] = adr;
     m->geom_hydro_ntet[g] = n;

@@ -459,8 +459,8 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
                             *fields[i].x);
   if (def->hydro_modulus > 0 && !grit_hydro_shape_supported(def->shape.type))
     return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,
-                          "geom %d: hydro_modulus %g: only spheres, boxes, cylinders and ellipsoids can be "
-                          "compliant-hydroelastic (planes are the rigid partners)",
+                          "geom %d: hydro_modulus %g: only spheres, boxes, cylinders, ellipsoids, capsules and "
+                          "convex meshes can be compliant-hydroelastic (planes are the rigid partners)",
                           id, def->hydro_modulus);
   double qn = sqrt(def->quat[0] * def->quat[0] + def->quat[1] * def->quat[1] + def->quat[2] * def->quat[2] +
                    def->quat[3] * def->quat[3]);
@@ -710,8 +710,7 @@ static size_t compile_sizes(const grit_builder *b, grit_model *sizes) {
   for (int g = 0; g < b->ngeom; ++g)
     if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX || b->geoms[g].shape.type == GRIT_GEOM_HFIELD)
       sizes->nvert += b->geoms[g].shape.nvert;
-  for (int g = 0; g < b->ngeom; ++g)
-    if (b->geoms[g].hydro_modulus > 0) sizes->nhtet += grit_hydro_tet_count(&b->geoms[g].shape);
+  sizes->nhtet = grit_hydro_model_tets(b->geoms, b->ngeom);
   for (int j = 0; j < b->njnt; ++j) {
     sizes->nq += grit_joint_nq(b->joints[j].def.type);
     sizes->nv += grit_joint_nv(b->joints[j].def.type);
