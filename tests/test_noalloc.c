@@ -328,16 +328,17 @@ Test(noalloc, quasistatic_step_and_derivatives) {
   grit_model_free(m);
 }
 
-/* Fluid forces (MuJoCo 2.2.2's inertia-box model) in the step, its derivatives and grit_linearize: a free
- * box and a capsule with a hinged plate in a dense, viscous wind. */
+/* Fluid forces (MuJoCo 2.2.2's inertia-box model, and its ellipsoid model on the capsule and the plate) in
+ * the step, its derivatives and grit_linearize: a free box and a capsule with a hinged plate in a dense,
+ * viscous wind. */
 Test(noalloc, fluid_step_and_derivatives) {
   if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
   static const char xml[] =
       "<mujoco><option timestep='0.002' density='1000' viscosity='0.5' wind='0.4 -0.3 0.2'/><worldbody>"
       "<body pos='0 0 1'><freejoint/><geom type='box' size='.1 .05 .02' euler='20 30 40' contype='0' conaffinity='0'/>"
       "</body><body pos='0 1 1'><freejoint/><geom type='capsule' fromto='0 0 0 .2 0 0' size='.03' contype='0' "
-      "conaffinity='0'/><body pos='.2 0 0'><joint name='h' type='hinge' axis='0 1 0'/><geom type='box' "
-      "size='.1 .03 .01' pos='.1 0 0' contype='0' conaffinity='0'/></body></body></worldbody>"
+      "conaffinity='0' fluidshape='ellipsoid'/><body pos='.2 0 0'><joint name='h' type='hinge' axis='0 1 0'/>"
+      "<geom type='box' size='.1 .03 .01' pos='.1 0 0' contype='0' conaffinity='0' fluidshape='ellipsoid'/></body></body></worldbody>"
       "<actuator><motor joint='h'/></actuator></mujoco>";
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   grit_model *m;
@@ -398,49 +399,6 @@ Test(noalloc, height_field_step_and_derivatives) {
   cr_assert(contacts > 0, "no contact with the field");
   cr_assert_eq(n, 0, "%ld allocation calls in the height-field step and derivatives", n);
   cr_log_info("height field: 0 allocations in 20 steps and derivatives, %d contacts per step", contacts / 20);
-  free(A);
-  grit_data_free(d);
-  grit_model_free(m);
-}
-
-/* Hydroelastic patches of every kind (docs/hydroelastic.md): a compliant sphere on a rigid cylinder, a
- * compliant capsule and a compliant convex mesh on the plane, and a compliant sphere on a compliant box
- * (the equal-pressure surface): the patches go into the workspace sized at creation. */
-Test(noalloc, hydroelastic_step_and_derivatives) {
-  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
-  static const char xml[] =
-      "<mujoco><custom><numeric name='grit_hydro_modulus:s1' data='1e6'/><numeric name='grit_hydro_modulus:c' "
-      "data='1e7'/><numeric name='grit_hydro_modulus:m' data='1e7'/><numeric name='grit_hydro_modulus:s2' "
-      "data='1e6'/><numeric name='grit_hydro_modulus:b' data='2e6'/></custom><asset><mesh name='tet' "
-      "vertex='0 0 0  .1 0 0  0 .1 0  0 0 .1  .1 .1 .1'/></asset><worldbody><geom type='plane' size='2 2 .1'/>"
-      "<geom type='cylinder' size='.1 .05' pos='0 0 .05'/><geom name='b' type='box' size='.1 .1 .05' pos='1 1 .05'/>"
-      "<body pos='0 0 .149'><freejoint/><geom name='s1' size='.05'/></body>"
-      "<body pos='.5 0 .029' euler='90 0 0'><freejoint/><geom name='c' type='capsule' size='.03 .1'/></body>"
-      "<body pos='0 .5 .001'><freejoint/><geom name='m' type='mesh' mesh='tet'/></body>"
-      "<body pos='1 1 .149'><freejoint/><geom name='s2' size='.05'/></body></worldbody></mujoco>";
-  grit_model *m;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
-  grit_data *d = tu_data(m);
-  const int nx = 2 * grit_model_nv(m);
-  double *A = calloc((size_t)(nx * nx), sizeof *A);
-  for (int k = 0; k < 50; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
-  window_open();
-  int bad = 0, patches = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, NULL, NULL, 0, NULL) != GRIT_OK;
-    for (int i = 0; i < grit_data_ncontacts(d); ++i) {
-      double area = 0;
-      bad |= grit_data_contact_patch(d, i, &area, NULL) != GRIT_OK;
-      patches += area > 0;
-    }
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert(patches > 20 * 4, "patches: %d in 20 steps", patches);
-  cr_assert_eq(n, 0, "%ld allocation calls in the hydroelastic step and derivatives", n);
-  cr_log_info("hydroelastic: 0 allocations in 20 steps and derivatives, %d patches per step", patches / 20);
   free(A);
   grit_data_free(d);
   grit_model_free(m);
@@ -555,6 +513,49 @@ Test(noalloc, adhesion_and_pulley_step_and_derivatives) {
   cr_assert(contacts > 0, "no contact");
   cr_assert_eq(n, 0, "%ld allocation calls in the adhesion step and derivatives", n);
   free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* Hydroelastic patches of every kind (docs/hydroelastic.md): a compliant sphere on a rigid cylinder, a
+ * compliant capsule and a compliant convex mesh on the plane, and a compliant sphere on a compliant box
+ * (the equal-pressure surface): the patches go into the workspace sized at creation. */
+Test(noalloc, hydroelastic_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><custom><numeric name='grit_hydro_modulus:s1' data='1e6'/><numeric name='grit_hydro_modulus:c' "
+      "data='1e7'/><numeric name='grit_hydro_modulus:m' data='1e7'/><numeric name='grit_hydro_modulus:s2' "
+      "data='1e6'/><numeric name='grit_hydro_modulus:b' data='2e6'/></custom><asset><mesh name='tet' "
+      "vertex='0 0 0  .1 0 0  0 .1 0  0 0 .1  .1 .1 .1'/></asset><worldbody><geom type='plane' size='2 2 .1'/>"
+      "<geom type='cylinder' size='.1 .05' pos='0 0 .05'/><geom name='b' type='box' size='.1 .1 .05' pos='1 1 .05'/>"
+      "<body pos='0 0 .149'><freejoint/><geom name='s1' size='.05'/></body>"
+      "<body pos='.5 0 .029' euler='90 0 0'><freejoint/><geom name='c' type='capsule' size='.03 .1'/></body>"
+      "<body pos='0 .5 .001'><freejoint/><geom name='m' type='mesh' mesh='tet'/></body>"
+      "<body pos='1 1 .149'><freejoint/><geom name='s2' size='.05'/></body></worldbody></mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A);
+  for (int k = 0; k < 50; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
+  window_open();
+  int bad = 0, patches = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, NULL, NULL, 0, NULL) != GRIT_OK;
+    for (int i = 0; i < grit_data_ncontacts(d); ++i) {
+      double area = 0;
+      bad |= grit_data_contact_patch(d, i, &area, NULL) != GRIT_OK;
+      patches += area > 0;
+    }
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert(patches > 20 * 4, "patches: %d in 20 steps", patches);
+  cr_assert_eq(n, 0, "%ld allocation calls in the hydroelastic step and derivatives", n);
+  cr_log_info("hydroelastic: 0 allocations in 20 steps and derivatives, %d patches per step", patches / 20);
+  free(A);
   grit_data_free(d);
   grit_model_free(m);
 }
