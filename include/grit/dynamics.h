@@ -49,8 +49,8 @@ GRIT_API grit_status grit_actuator_forces(grit_data *data, double *force);
  * step would produce without contacts or limits (damping and springs implicit; seed 000 eq. 1-2). */
 GRIT_API grit_status grit_free_motion_velocity(grit_data *data, double *vstar);
 
-/* Kinetic energy 1/2 v^T M v and gravitational potential energy -sum m_b g.c_b plus spring energy,
- * at the data's state (J). Either output may be NULL. */
+/* Kinetic energy 1/2 v^T M v and gravitational potential energy -sum (1 - gravcomp_b) m_b g.c_b plus
+ * spring energy, at the data's state (J). Either output may be NULL. */
 GRIT_API grit_status grit_energy(grit_data *data, double *kinetic, double *potential);
 
 /* q <- q (+) h v on the manifold (nq and nv numbers): hinge/slide coordinates add, quaternions are

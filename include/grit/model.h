@@ -54,6 +54,9 @@ typedef struct grit_body_def {
                              `inertia` is diagonal (MuJoCo's inertial quat); the fluid model's box is
                              aligned with them (docs/theory.md, Fluid forces). Default (0,0,0,0): the
                              axes are found from `inertia` (with two equal moments, one choice of many) */
+  double gravcomp;     /* gravity compensation (MuJoCo's body gravcomp, newer than 2.2.2): a force
+                          -gravcomp mass gravity at the centre of mass, so 1 cancels the body's weight
+                          and 0.5 halves it; finite; default 0 */
 } grit_body_def;
 
 /* A joint between a body and its parent. Geometry is given in the child body's frame. */

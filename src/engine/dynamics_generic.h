@@ -42,6 +42,10 @@ void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, co
     GS_NAME(grit_si_apply)(mom, &k->cinert[b], k->cvel + 6 * b);
     GS_NAME(grit_sv_cross_force)(t, k->cvel + 6 * b, mom);
     GS_NAME(grit_sv_add)(f, f, t);
+    if (m->body_gravcomp[b] != 0.0) { /* -gravcomp m g at the centre of mass: that part of the weight off */
+      GS_NAME(grit_si_apply)(t, &k->cinert[b], acc); /* acc (the world's) is (0, -gravity) */
+      for (int i = 0; i < 6; ++i) f[i] = GS_FMA(t[i], GS_C(-m->body_gravcomp[b]), f[i]);
+    }
   }
   for (int b = m->nbody - 1; b > 0; --b)
     if (m->body_parent[b] > 0 && GS_NAME(kin_body_on)(m, k, b))

@@ -133,7 +133,8 @@ grit_status grit_energy(grit_data *d, double *kinetic, double *potential) {
   }
   if (potential) {
     double e = 0.0;
-    for (int b = 1; b < m->nbody; ++b) e -= m->body_mass[b] * grit_v3_dot(m->opt.gravity, d->kin.xipos + 3 * b);
+    for (int b = 1; b < m->nbody; ++b) /* the compensated part of a weight (gravcomp) stores no energy */
+      e -= (1.0 - m->body_gravcomp[b]) * m->body_mass[b] * grit_v3_dot(m->opt.gravity, d->kin.xipos + 3 * b);
     for (int j = 0; j < m->njnt; ++j) {
       double x = d->qpos[m->jnt_qposadr[j]] - m->jnt_springref[j];
       if (m->jnt_stiffness[j] > 0) e += 0.5 * m->jnt_stiffness[j] * x * x;

@@ -318,6 +318,7 @@ grit_status grit_builder_add_body(grit_builder *b, const grit_body_def *def, int
   if (def->parent < 0 || def->parent >= b->nbody)
     return grit_set_error(msg, GRIT_ERR_INVALID_ARGUMENT, "body %d: parent %d does not exist (bodies 0..%d)", id,
                           def->parent, b->nbody - 1);
+  if (!isfinite(def->gravcomp)) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "body %d: gravcomp is not finite", id);
   const field fields[] = {{"pos", def->pos, 3}, {"quat", def->quat, 4}, {"com", def->com, 3},
                           {"inertia_quat", def->inertia_quat, 4}};
   const char *bad = nonfinite_field(fields, 4);
@@ -539,6 +540,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->body_pos, 3 * nb);
   GRIT_CARVE(c, m->body_quat, 4 * nb);
   GRIT_CARVE(c, m->body_mass, nb);
+  GRIT_CARVE(c, m->body_gravcomp, nb);
   GRIT_CARVE(c, m->body_com, 3 * nb);
   GRIT_CARVE(c, m->body_inertia, 9 * nb);
   GRIT_CARVE(c, m->body_iquat, 4 * nb);
@@ -763,6 +765,7 @@ static void compile_bodies_joints(const grit_builder *b, grit_model *m, char **n
     memcpy(m->body_pos + 3 * i, d->pos, sizeof d->pos);
     memcpy(m->body_quat + 4 * i, d->quat, sizeof d->quat);
     m->body_mass[i] = d->mass;
+    m->body_gravcomp[i] = d->gravcomp;
     memcpy(m->body_com + 3 * i, d->com, sizeof d->com);
     memcpy(m->body_inertia + 9 * i, d->inertia, sizeof d->inertia);
     memcpy(m->body_iquat + 4 * i, d->inertia_quat, sizeof d->inertia_quat);

@@ -28,6 +28,7 @@ struct grit_model {
   double *body_pos;     /* (3) frame origin in the parent frame at the reference configuration */
   double *body_quat;    /* (4) frame orientation in the parent frame at the reference configuration */
   double *body_mass;    /* mass */
+  double *body_gravcomp; /* the compensated fraction of the body's weight (grit_body_def.gravcomp) */
   double *body_com;     /* (3) centre of mass in the body frame */
   double *body_inertia; /* (9) rotational inertia about the centre of mass, body frame */
   double *body_iquat;   /* (4) grit_body_def.inertia_quat, normalized; all 0: not given (fluid.c) */

@@ -449,6 +449,17 @@ static void add_mass(mjcf_body *p, const mjcf_body *k) {
   memcpy(p->inertia, I, sizeof I);
 }
 
+/* A weld folds body k into p: the merged body compensates its weight as k does where p has no mass yet;
+ * two masses compensated differently cannot be one body. */
+static void fold_gravcomp(mjcf_ctx *c, mjcf_body *p, const mjcf_body *k) {
+  if (!(k->mass > 0)) return;
+  if (!has_inertia(p)) p->gravcomp = k->gravcomp;
+  else if (p->gravcomp != k->gravcomp)
+    fail_at(c, GRIT_ERR_UNSUPPORTED, "body", k->file, k->line,
+            "a body welded into a massless moving parent with other welded bodies has a different gravcomp: grit "
+            "cannot merge them into one body", 0);
+}
+
 /* grit needs mass on every body: a massless body without joints is folded into its parent; a moving
  * body without mass takes in its welded children (MuJoCo accepts a massless moving body when such a
  * child carries the mass). Bodies are visited children first. */
@@ -460,6 +471,7 @@ static void fold_bodies(mjcf_ctx *c, const groups *gr) {
       for (int i = gr->child_start[k]; i < gr->child_start[k + 1]; ++i) {
         const int j = gr->child_list[i];
         if (j != k && B[j].folded_into < 0 && B[j].njoint == 0) {
+          fold_gravcomp(c, b, &B[j]);
           add_mass(b, &B[j]);
           B[j].folded_into = k;
         }
@@ -752,6 +764,7 @@ static void build_model(mjcf_ctx *c, grit_builder *gb, const groups *gr, int *gr
     memcpy(d.quat, b->quat, sizeof d.quat);
     d.parent = B[mjcf_unfolded_frame(B, b->parent, d.pos, d.quat)].grit_index;
     d.mass = b->mass;
+    d.gravcomp = b->gravcomp;
     memcpy(d.com, b->com, sizeof d.com);
     memcpy(d.inertia, b->inertia, sizeof d.inertia);
     memcpy(d.inertia_quat, b->iquat, sizeof d.inertia_quat); /* the fluid model's axes (fluid.c) */

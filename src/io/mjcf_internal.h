@@ -137,6 +137,7 @@ typedef struct mjcf_body {
   double quat[4], mass, com[3], inertia[9];
   double iquat[4]; /* MuJoCo's inertial frame when known (one primitive geometry, <inertial quat>), else 0 */
   int njoint, folded_into, grit_index;
+  double gravcomp; /* the compensated fraction of its weight (newer than MuJoCo 2.2.2; grit_body_def) */
 } mjcf_body;
 
 typedef struct mjcf_mesh {

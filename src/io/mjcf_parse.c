@@ -275,9 +275,7 @@ static void read_body(mjcf_ctx *c, const mjcf_node *n, int parent, int def, cons
   const char *mocap = mjcf_attr(n, "mocap");
   if (mocap && !strcmp(mocap, "true")) /* moved by the user between steps; in the dynamics a welded body */
     mjcf_warn(c, n, "a mocap body is simulated as fixed to its parent (grit has no mocap input)");
-  double gravcomp = 0;
-  if (mjcf_read_numbers(c, n, "gravcomp", &gravcomp, 1, 1) && gravcomp != 0)
-    mjcf_unsupported(c, n, "attribute 'gravcomp' (gravity compensation, newer than MuJoCo 2.2.2) is not supported");
+  mjcf_read_numbers(c, n, "gravcomp", &b->gravcomp, 1, 1); /* newer than MuJoCo 2.2.2: grit_body_def.gravcomp */
   const char *cls = mjcf_attr(n, "childclass");
   if (cls && c->status == GRIT_OK) {
     def = find_class(c, cls);
