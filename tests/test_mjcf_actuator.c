@@ -76,3 +76,40 @@ Test(mjcf_actuator, bad_input_is_an_error_with_file_and_line) {
   expect_error(BODY "<general joint='a' dyntype='integrator'/></actuator>\n<keyframe><key act='1 2'/></keyframe></mujoco>",
                GRIT_ERR_INVALID_MODEL, "<string>:4: <key> act has 2 numbers, the model has na = 1");
 }
+
+/* A joint's actuatorfrcrange (newer than MuJoCo 2.2.2) folds into its one actuator's force range,
+ * divided by the gear (a negative gear swaps the bounds; disjoint ranges give the joint's nearer bound). */
+Test(mjcf_actuator, actuatorfrcrange_clamps_the_joint_force) {
+  static const char xml[] =
+      "<mujoco><worldbody><body><joint name='a' actuatorfrcrange='-1 1.5'/><geom size='.1'/>"
+      "<body pos='1 0 0'><joint name='b' actuatorfrcrange='-2 2' actuatorfrclimited='true'/><geom size='.1'/>"
+      "<body pos='1 0 0'><joint name='c' actuatorfrcrange='-2 2'/><geom size='.1'/></body></body></body>"
+      "</worldbody><actuator><motor joint='a' gear='2'/><motor joint='b' gear='-4' forcerange='-0.1 1' "
+      "forcelimited='true'/><motor joint='c' forcerange='5 10'/></actuator></mujoco>";
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_actuator_def a;
+  grit_model_actuator(m, 0, &a);
+  cr_assert(a.force_limited && a.force_range[0] == -0.5 && a.force_range[1] == 0.75, "(%g, %g)", a.force_range[0],
+            a.force_range[1]);
+  grit_model_actuator(m, 1, &a); /* [-2, 2] / -4 = [-0.5, 0.5], with the actuator's own [-0.1, 1] */
+  cr_assert(a.force_limited && a.force_range[0] == -0.1 && a.force_range[1] == 0.5, "(%g, %g)", a.force_range[0],
+            a.force_range[1]);
+  grit_model_actuator(m, 2, &a); /* [5, 10] clamped into [-2, 2]: always 2 */
+  cr_assert(a.force_limited && a.force_range[0] == 2 && a.force_range[1] == 2, "(%g, %g)", a.force_range[0],
+            a.force_range[1]);
+  grit_data *d = NULL;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[3] = {3, 3, -7};
+  double f[3];
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  cr_assert_eq(grit_actuator_forces(d, f), GRIT_OK);
+  cr_assert(f[0] == 0.75 && f[1] == 0.5 && f[2] == 2, "forces (%g, %g, %g)", f[0], f[1], f[2]);
+  grit_data_free(d);
+  grit_model_free(m);
+  /* two actuators on one clamped joint: the clamp of their sum is not grit's */
+  expect_error("<mujoco><worldbody><body><joint name='a' actuatorfrcrange='-1 1'/><geom size='1'/></body>"
+               "</worldbody>\n<actuator>\n<motor joint='a'/><position joint='a' kp='3'/></actuator></mujoco>",
+               GRIT_ERR_UNSUPPORTED, "<string>:1: <joint> actuatorfrcrange");
+}

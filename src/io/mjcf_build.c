@@ -649,6 +649,7 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
     grit_actuator_def d = mjcf_actuator_def(c, A); /* mjcf_actuator.c */
     if (t >= 0) d.trntype = GRIT_TRN_TENDON, d.tendon = t;
     else d.joint = grit_joint[j];
+    if (t < 0) mjcf_actfrc_apply(c, A, MJCF_AT(c->joints, mjcf_joint, j), &d); /* actuatorfrcrange */
     mjcf_actuator_lengthrange(c, j, t, &d); /* the compiler's <lengthrange> options */
     if (c->status != GRIT_OK) break;
     grit_status s = grit_builder_add_actuator(gb, &d, NULL);

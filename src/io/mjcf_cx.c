@@ -17,6 +17,7 @@ void mjcf_cx_joint_defaults(mjcf_joint *j) {
   j->solreflimit[0] = 0.02, j->solreflimit[1] = 1;
   const double imp[5] = {0.9, 0.95, 0.001, 0.5, 2}; /* MuJoCo's default solimp */
   memcpy(j->solimplimit, imp, sizeof imp);
+  j->actfrclimited = 2;
 }
 
 /* solref's direct form (negative numbers: stiffness and damping) has no counterpart here. */
@@ -31,6 +32,8 @@ void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   mjcf_read_numbers(c, n, "frictionloss", &j->frictionloss, 1, 1);
   if (mjcf_read_numbers(c, n, "solreflimit", j->solreflimit, 2, 2)) check_solref(c, n, "solreflimit", j->solreflimit);
   mjcf_read_numbers(c, n, "solimplimit", j->solimplimit, 3, 5); /* its width only (docs/contact.md) */
+  mjcf_read_numbers(c, n, "actuatorfrcrange", j->actfrcrange, 2, 2); /* newer than 2.2.2 (mjcf_actfrc.c) */
+  mjcf_read_enum(c, n, "actuatorfrclimited", TFAUTO, 3, &j->actfrclimited);
 }
 
 void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, const double *frame) {

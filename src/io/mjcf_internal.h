@@ -73,6 +73,8 @@ typedef struct mjcf_joint {
   double pos[3], axis[3], range[2], damping, armature, stiffness, springref, ref, springdamper[2];
   int limited; /* 0 false, 1 true, 2 auto */
   double frictionloss, solreflimit[2], solimplimit[5]; /* (mjcf_cx.c) */
+  double actfrcrange[2]; /* actuatorfrcrange (newer than MuJoCo 2.2.2; mjcf_actfrc.c) */
+  int actfrclimited;     /* actuatorfrclimited: 0 false, 1 true, 2 auto */
 } mjcf_joint;
 
 typedef struct mjcf_geom {
@@ -424,6 +426,11 @@ typedef struct mjcf_tendon {
   int limited;       /* 0 false, 1 true, 2 auto */
   double range[2], solreflimit[2], solimplimit[5], stiffness, springlength, damping, frictionloss;
 } mjcf_tendon;
+
+/* A joint's actuatorfrcrange (newer than MuJoCo 2.2.2), the clamp of the actuators' total force on it,
+ * folded into the force range of joint actuator A's definition d when A is the one actuator that moves
+ * the joint; a clamp shared by several actuators is unsupported (mjcf_actfrc.c). */
+void mjcf_actfrc_apply(mjcf_ctx *c, const mjcf_actuator *A, const mjcf_joint *J, grit_actuator_def *d);
 
 /* The MJCF attributes of grit's joint friction and limits; defaults (MuJoCo's). */
 void mjcf_cx_joint_defaults(mjcf_joint *j);
