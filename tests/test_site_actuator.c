@@ -109,6 +109,53 @@ Test(site_actuator, jacobians_match_central_differences) {
   grit_model_free(m);
 }
 
+/* A site's length is identically 0, so a position servo's stiffness has nothing to act on implicitly: with
+ * kv = 0 the implicit step (explicit_actuation off) is the explicit one, to round-off, over 0.5 s. */
+Test(site_actuator, a_position_servo_has_no_implicit_stiffness) {
+  static const char xml[] =
+      "<mujoco><worldbody><body><joint axis='0 1 0'/><geom type='capsule' fromto='0 0 0 .5 0 0' size='.04'/>"
+      "<site name='s' pos='.5 0 0'/></body></worldbody><actuator><position site='s' kp='50' gear='0 0 1 0 0 0'/>"
+      "</actuator></mujoco>";
+  grit_model *m[2] = {load_string(xml, 0), load_string(xml, 1)};
+  grit_data *d[2];
+  const double u = 0.4;
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_data_create(m[k], &d[k]), GRIT_OK);
+    cr_assert_eq(grit_data_set_ctrl(d[k], &u, 1), GRIT_OK);
+    for (int i = 0; i < 500; ++i) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+  }
+  const double e = fabs(grit_data_qpos(d[0])[0] - grit_data_qpos(d[1])[0]);
+  cr_assert(fabs(grit_data_qpos(d[0])[0]) > 0.1, "it did not move: q = %g", grit_data_qpos(d[0])[0]);
+  cr_assert_lt(e, 1e-12, "implicit and explicit differ by %g", e);
+  for (int k = 0; k < 2; ++k) grit_data_free(d[k]), grit_model_free(m[k]);
+}
+
+/* The builder's checks: the site must exist and the gear be finite; a site on the world is an error at
+ * compile naming the actuator. */
+Test(site_actuator, the_builder_checks_the_site) {
+  grit_builder *b;
+  grit_builder_create(&b);
+  grit_body_def bd = grit_default_body_def();
+  grit_builder_add_body(b, &bd, NULL);
+  grit_joint_def jd = grit_default_joint_def();
+  grit_builder_add_joint(b, 1, &jd, NULL);
+  grit_site_def sd = grit_default_site_def();
+  sd.body = 0;
+  grit_builder_add_site(b, &sd, NULL);
+  grit_actuator_def a = grit_default_actuator_def();
+  cr_assert(a.site == -1 && a.site_gear[0] == 1 && a.site_gear[5] == 0);
+  a.trntype = GRIT_TRN_SITE;
+  cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_ERR_INVALID_MODEL); /* no site */
+  a.site = 0, a.site_gear[3] = NAN;
+  cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_ERR_NOT_FINITE);
+  a.site_gear[3] = 0, a.name = "thrust";
+  cr_assert_eq(grit_builder_add_actuator(b, &a, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_model *m = NULL;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_ERR_INVALID_MODEL);
+  cr_assert(strstr(grit_builder_last_error(b), "cannot move (actuator 'thrust')"), "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+}
+
 #ifdef GRIT_TEST_MUJOCO
 #include "mjcf_mujoco_util.h"
 
@@ -129,6 +176,8 @@ Test(site_actuator, moments_and_forces_are_mujocos) {
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   cr_assert(mm->nq == 8 && mm->nv == 7 && mm->nu == 5);
+  for (int a = 0; a < 5; ++a) /* acc0 = |M^-1 moment| at qpos0: the same computation */
+    cr_assert_lt(fabs(m->act_acc0[a] - mm->actuator_acc0[a]), 1e-13 * mm->actuator_acc0[a], "acc0[%d]", a);
   unsigned seed = 11;
   double q[8], v[7], u[5], f[5], J[7], qf[7], worst_mom = 0, worst_qfrc = 0;
   for (int trial = 0; trial < 100; ++trial) {
