@@ -66,7 +66,7 @@ Test(mjcf_actuator, bad_input_is_an_error_with_file_and_line) {
                "<string>:3: <cylinder> <cylinder> actuators are not supported");
   expect_error(BODY "<general joint='a' dyntype='user'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
                "dyntype 'user' is not supported");
-  expect_error(BODY "<general site='s'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED, "transmission 'site'");
+  expect_error(BODY "<general site='s' refsite='s'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED, "transmission 'refsite'");
   expect_error(BODY "<general/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "exactly one transmission");
   expect_error(BODY "<general joint='a' dyntype='filter' dynprm='0'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <general> dynprm[0]");

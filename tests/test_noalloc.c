@@ -559,3 +559,38 @@ Test(noalloc, hydroelastic_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Site transmissions (issue 24): a free body's thrust-and-yaw motors and a hinged link's site velocity
+ * servo; the step and its derivatives allocate nothing. */
+Test(noalloc, site_actuator_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><worldbody><body pos='0 0 1'><freejoint/><geom type='box' size='.1 .1 .02' contype='0' "
+      "conaffinity='0'/><site name='t1' pos='.1 .1 .03'/><site name='t2' pos='-.1 -.1 .03' euler='5 0 0'/>"
+      "<body pos='0 0 -.05'><joint axis='1 0 0'/><geom type='capsule' fromto='0 0 0 0 0 -.2' size='.01' "
+      "contype='0' conaffinity='0'/><site name='tip' pos='0 0 -.2'/></body></body></worldbody><actuator>"
+      "<motor site='t1' gear='0 0 1 0 0 -.02'/><motor site='t2' gear='0 0 1 0 0 .02'/>"
+      "<velocity site='tip' kv='.5' gear='0 1 0 .1 0 0'/></actuator></mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * nu), sizeof *B);
+  const double u[3] = {4, 4.1, 0.3};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%ld allocation calls in the site-actuator step and derivatives", n);
+  free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}

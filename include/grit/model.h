@@ -89,10 +89,14 @@ typedef enum grit_actuator_trn {
   GRIT_TRN_TENDON = 1, /* a tendon (length gear * L(q), force gear * J^T f); it must move one tree */
   /* muscles and the slider-crank (issue 24): */
   GRIT_TRN_SLIDERCRANK = 2, /* MuJoCo's slider-crank: crank_site, slider_site, crank_length (below) */
-  GRIT_TRN_BODY = 5    /* adhesion (MuJoCo's mjTRN_BODY, its number): the generalized force
+  GRIT_TRN_BODY = 5,   /* adhesion (MuJoCo's mjTRN_BODY, its number): the generalized force
                           -f / n sum_i J_n,i^T over the n contact candidates of `body`'s geometries within
                           their margin, J_n,i the rate of candidate i's gap (docs/actuation.md, Adhesion);
                           gain FIXED, bias NONE; the body must move */
+  GRIT_TRN_SITE = 4    /* MuJoCo's site transmission without refsite (mjTRN_SITE, its number): length 0,
+                          moment the generalized force of the wrench site_gear (force site_gear[0..2] at
+                          the site, torque site_gear[3..5]) turning with `site`'s body; the site must
+                          move. The scalar gear is not used (it reads back 1) */
 } grit_actuator_trn;
 typedef enum grit_actuator_dyn {
   GRIT_DYN_NONE = 0,       /* the force's input is the (clamped) control itself */
@@ -153,6 +157,10 @@ typedef struct grit_actuator_def {
   double slider_axis[3];      /* SLIDERCRANK: the slider's direction in slider_site's body frame (MuJoCo:
                                  the site's z axis); default (0, 0, 1), normalized at compile */
   int body;                   /* the adhesive body, for trntype BODY (>= 1); default 0 */
+  int site;                   /* the site, for trntype SITE; default -1 */
+  double site_gear[6];        /* SITE: the wrench per unit actuator force, (force, torque) in the site's
+                                 BODY frame (MJCF's gear is in the site frame: the loader rotates it);
+                                 default (1, 0, 0, 0, 0, 0) as MuJoCo's gear */
 } grit_actuator_def;
 
 /* A collision geometry attached to a body (or to the world, body 0) with a pose in the body frame,

@@ -18,7 +18,8 @@
 void grit_actuator_slopes(const grit_model *m, int a, double *kq, double *kv) {
   const double g2 = m->act_gear[a] * m->act_gear[a], *bp = m->act_biasprm + 3 * a;
   const int affine = m->act_biastype[a] == GRIT_BIAS_AFFINE;
-  *kq = affine && bp[1] < 0.0 ? -g2 * bp[1] : 0.0;
+  /* a site transmission's length is identically 0: no position stiffness to make implicit */
+  *kq = affine && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE ? -g2 * bp[1] : 0.0;
   *kv = affine && bp[2] < 0.0 ? -g2 * bp[2] : 0.0;
 }
 
@@ -33,7 +34,7 @@ grit_status grit_actuator_check(const grit_actuator_def *def, int id, int jtype,
     if (def->tendon < 0 || def->tendon >= ntendon)
       return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: tendon %d does not exist (%d tendons)", id,
                             def->tendon, ntendon);
-  } else if (def->trntype == GRIT_TRN_SLIDERCRANK) { /* its sites: grit_actuator_muscle_check */
+  } else if (def->trntype == GRIT_TRN_SLIDERCRANK || def->trntype == GRIT_TRN_SITE) { /* grit_actuator_muscle_check */
   } else if (def->trntype == GRIT_TRN_BODY) { /* adhesion (actuation_adhesion.c): the body is checked at compile */
     if (def->gaintype != GRIT_GAIN_FIXED || def->biastype != GRIT_BIAS_NONE)
       return grit_set_error(msg, GRIT_ERR_UNSUPPORTED,

@@ -90,8 +90,9 @@ void GS_NAME(grit_actuator_tendon)(const grit_model *m, const GS_NAME(grit_kin) 
     const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
     if (force) {
       GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
-      if (implicit) {
-        if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+      if (implicit) { /* (a site's length stays 0: no predicted stretch) */
+        if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
+          f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
       } else if (m->act_forcelimited[a]) {
         f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
       }

@@ -24,6 +24,8 @@ void grit_actuator_muscle_layout(grit_model *m, grit_carver *c) {
   GRIT_CARVE(c, m->act_acc0, nu);
   GRIT_CARVE(c, m->act_crank, 2 * nu);
   GRIT_CARVE(c, m->act_crankprm, 4 * nu);
+  GRIT_CARVE(c, m->act_site, nu);
+  GRIT_CARVE(c, m->act_sitegear, 6 * nu);
 }
 
 static grit_status check_muscle_prm(const double *p, int id, const char *which, char *msg) {
@@ -50,6 +52,12 @@ grit_status grit_actuator_muscle_check(const grit_actuator_def *def, int id, int
     return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "actuator %d: length_range is not finite", id);
   if (def->dyntype == GRIT_DYN_MUSCLE && !(def->dynprm[0] >= 0.0 && def->dynprm[1] >= 0.0))
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: the muscle's time constants dynprm[0..1] must be >= 0", id);
+  if (def->trntype == GRIT_TRN_SITE) {
+    if (def->site < 0 || def->site >= nsite)
+      return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: site %d does not exist (%d sites)", id, def->site, nsite);
+    for (int i = 0; i < 6; ++i)
+      if (!isfinite(def->site_gear[i])) return grit_set_error(msg, GRIT_ERR_NOT_FINITE, "actuator %d: site_gear is not finite", id);
+  }
   if (def->trntype != GRIT_TRN_SLIDERCRANK) return GRIT_OK;
   if (def->crank_site < 0 || def->crank_site >= nsite)
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: crank site %d does not exist (%d sites)", id, def->crank_site,
@@ -78,6 +86,10 @@ void grit_actuator_muscle_compile(grit_model *m, int a, const grit_actuator_def 
   const double *ax = d->slider_axis, n = crank ? sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]) : 1.0;
   p[0] = crank ? d->crank_length : 0.0;
   for (int i = 0; i < 3; ++i) p[1 + i] = crank ? ax[i] / n : (i == 2);
+  const int site = d->trntype == GRIT_TRN_SITE;
+  m->act_site[a] = site ? d->site : -1;
+  for (int i = 0; i < 6; ++i) m->act_sitegear[6 * a + i] = site ? d->site_gear[i] : (i == 0);
+  if (site) m->act_gear[a] = 1.0; /* the site's moment carries the gear (grit_actuator_length_jacobian) */
 }
 
 void grit_actuator_muscle_read(const grit_model *m, int a, grit_actuator_def *d) {
@@ -88,6 +100,8 @@ void grit_actuator_muscle_read(const grit_model *m, int a, grit_actuator_def *d)
   d->slider_site = m->act_crank[2 * a + 1];
   d->crank_length = m->act_crankprm[4 * a];
   memcpy(d->slider_axis, m->act_crankprm + 4 * a + 1, sizeof d->slider_axis);
+  d->site = m->act_site[a];
+  memcpy(d->site_gear, m->act_sitegear + 6 * a, sizeof d->site_gear);
 }
 
 /* ------------------------------------------------------------------- compile-time constants */
@@ -103,6 +117,17 @@ static grit_status crank_tree(grit_model *m, int a, char *msg) {
                           "actuator %d: the slider-crank's sites are on two kinematic trees (it must move one tree)", a);
   m->act_jnt[a] = -1;
   m->act_dof[a] = m->tree_dofadr[t0 >= 0 ? t0 : t1];
+  return GRIT_OK;
+}
+
+/* A site transmission's tree: its site's body must move (a wrench on the world moves nothing). */
+static grit_status site_tree(grit_model *m, int a, char *msg) {
+  const int s = m->act_site[a], t = m->body_tree[m->site_body[s]];
+  if (t < 0)
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "actuator %d: its site '%s' is on a body that cannot move (actuator '%s')", a,
+                          m->site_name[s] ? m->site_name[s] : "", m->act_name[a] ? m->act_name[a] : "");
+  m->act_jnt[a] = -1;
+  m->act_dof[a] = m->tree_dofadr[t];
   return GRIT_OK;
 }
 
@@ -255,6 +280,7 @@ grit_status grit_actuator_compile_const(grit_model *m, char *msg) {
   grit_status s = GRIT_OK;
   for (int a = 0; a < m->nu && s == GRIT_OK; ++a)
     if (m->act_trntype[a] == GRIT_TRN_SLIDERCRANK) s = crank_tree(m, a, msg);
+    else if (m->act_trntype[a] == GRIT_TRN_SITE) s = site_tree(m, a, msg);
   if (s != GRIT_OK || m->nu == 0) return s;
   grit_data *d = NULL;
   const size_t nv = (size_t)m->nv;

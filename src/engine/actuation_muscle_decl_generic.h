@@ -13,7 +13,8 @@ GS GS_NAME(grit_muscle_bias)(const grit_model *m, int a, GS len);
  * between the activation and deactivation time constants dynprm[0], dynprm[1]). */
 GS GS_NAME(grit_muscle_rate)(const grit_model *m, int a, GS u, GS act);
 
-/* The length L (gear not included) of actuator a's TENDON or SLIDERCRANK transmission at the kinematics k
+/* The length L (gear not included) of actuator a's TENDON, SLIDERCRANK or SITE (L = 0, J its wrench's
+ * generalized force, site_gear included) transmission at the kinematics k
  * of q, and J = dL/dv (nv; zero outside the transmission's tree). scratch: 3 nv (tendons). */
 GS GS_NAME(grit_actuator_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int a, GS *J,
                                           GS *scratch);

@@ -136,11 +136,30 @@ static GS GS_NAME(slider_crank)(const grit_model *m, const GS_NAME(grit_kin) * k
   return L;
 }
 
+/* MuJoCo 2.2.2's site transmission without a reference site: length 0 (it has none to measure from), and
+ * J the generalized force of the wrench (force f = R site_gear[0..2] at the site, torque R site_gear[3..5],
+ * R the site's body's rotation): J_dof = f . v_dof(p) + tau . w_dof. */
+static GS GS_NAME(site_moment)(const grit_model *m, const GS_NAME(grit_kin) * k, int a, GS *J) {
+  if (!J) return GS_C(0.0);
+  const int s = m->act_site[a], b = m->site_body[s];
+  const double *g = m->act_sitegear + 6 * a;
+  const GS *R = k->xmat + 9 * b;
+  GS p[3], f[3], tq[3];
+  GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, R, m->site_pos + 3 * s);
+  for (int i = 0; i < 3; ++i) {
+    f[i] = GS_FMA(R[3 * i], GS_C(g[0]), GS_FMA(R[3 * i + 1], GS_C(g[1]), GS_MUL(R[3 * i + 2], GS_C(g[2]))));
+    tq[i] = GS_FMA(R[3 * i], GS_C(g[3]), GS_FMA(R[3 * i + 1], GS_C(g[4]), GS_MUL(R[3 * i + 2], GS_C(g[5]))));
+  }
+  GS_NAME(crank_chain)(m, k, b, p, f, tq, 1.0, J);
+  return GS_C(0.0);
+}
+
 GS GS_NAME(grit_actuator_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int a, GS *J,
                                           GS *scratch) {
   if (m->act_trntype[a] == GRIT_TRN_TENDON) return GS_NAME(grit_tendon_length_jacobian)(m, k, q, m->act_tendon[a], J, scratch);
   if (J)
     for (int i = 0; i < m->nv; ++i) J[i] = GS_C(0.0);
+  if (m->act_trntype[a] == GRIT_TRN_SITE) return GS_NAME(site_moment)(m, k, a, J);
   return GS_NAME(slider_crank)(m, k, a, J);
 }
 

@@ -56,6 +56,8 @@ grit_actuator_def grit_default_actuator_def(void) {
   memcpy(d.muscle_biasprm, muscle, sizeof muscle);
   d.crank_site = d.slider_site = -1;
   d.slider_axis[2] = 1.0;
+  d.site = -1; /* the site transmission (issue 24) */
+  d.site_gear[0] = 1.0;
   return d;
 }
 

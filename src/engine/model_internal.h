@@ -87,6 +87,8 @@ struct grit_model {
   double *act_acc0;        /* |M(qpos0)^-1 moment(qpos0)|, as MuJoCo's actuator_acc0 */
   int *act_crank;          /* (2) SLIDERCRANK: crank site, slider site */
   double *act_crankprm;    /* (4) SLIDERCRANK: rod length, slider axis in the slider site's body frame */
+  int *act_site;           /* SITE: the site (-1 otherwise) */
+  double *act_sitegear;    /* (6) SITE: force and torque per unit actuator force, site's body frame */
 
   /* geometries (ngeom) */
   int ngeom;

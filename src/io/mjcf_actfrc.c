@@ -56,6 +56,7 @@ static int shared(const mjcf_ctx *c, const mjcf_actuator *A, const mjcf_joint *J
     if (O->joint && J->name && !strcmp(O->joint, J->name)) return 1;
     if (O->tendon && tendon_moves(c, J, O->tendon)) return 1;
     if (O->cranksite && (moves_site(c, J->body, O->cranksite) || moves_site(c, J->body, O->slidersite))) return 1;
+    if (O->site && moves_site(c, J->body, O->site)) return 1;
     if (O->body) return 1; /* adhesion: its contacts' partners are not known before the step */
   }
   return 0;

@@ -5,8 +5,9 @@
  * values, exactly as MuJoCo's reader does (checked against libmujoco 2.2.2: a <velocity> in a class
  * whose default is <position kp="5"/> has kv = 5). <muscle> and general's muscle types (issue 24) carry
  * MuJoCo's 9 muscle parameters; the slider-crank transmission (cranksite, slidersite, cranklength) is
- * resolved to sites in mjcf_build.c. cylinder, adhesion and the site and body transmissions are errors
- * naming them: grit would simulate another machine without them. */
+ * resolved to sites in mjcf_build.c, as is the site transmission (its gear, up to 6 numbers, a wrench in
+ * the site frame; refsite, which 2.2.2 lacks, is an error). cylinder is an error naming it: grit would
+ * simulate another machine without it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ static const char *const TFAUTO[] = {"false", "true", "auto"};
 void mjcf_actuator_defaults(mjcf_actuator *a) {
   memset(a, 0, sizeof *a);
   a->gear = 1;
+  a->gear6[0] = 1;
   a->gain = 1;
   a->ctrllimited = a->forcelimited = a->actlimited = 2;
   a->supported = 1;
@@ -110,7 +112,9 @@ void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
   mjcf_read_numbers(c, n, "ctrlrange", a->ctrlrange, 2, 2);
   mjcf_read_numbers(c, n, "forcerange", a->forcerange, 2, 2);
   double gear[6];
-  if (mjcf_read_numbers(c, n, "gear", gear, 1, 6)) a->gear = gear[0]; /* a hinge or slide uses gear[0] */
+  const int ngear = mjcf_read_numbers(c, n, "gear", gear, 1, 6);
+  if (ngear) a->gear = gear[0]; /* a hinge or slide uses gear[0] */
+  memcpy(a->gear6, gear, sizeof(double) * (size_t)ngear); /* as MuJoCo: the numbers not given stay */
   (void)mjcf_attr(n, "group");
   (void)mjcf_attr(n, "user");
   mjcf_read_numbers(c, n, "lengthrange", a->lengthrange, 2, 2);
@@ -164,13 +168,12 @@ void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n) {
     a.cranksite = mjcf_read_name(c, e, "cranksite");
     a.slidersite = mjcf_read_name(c, e, "slidersite");
     a.body = mjcf_read_name(c, e, "body"); /* adhesion (mjcf_adhesion.c) */
-    static const char *const trn[] = {"site", "refsite"};
-    for (int i = 0; i < 2 && c->status == GRIT_OK; ++i)
-      if (mjcf_attr(e, trn[i]))
-        mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission '%s' is not supported (joint, tendon, cranksite, body)", trn[i]);
-    if (c->status == GRIT_OK && !!a.joint + !!a.tendon + !!a.cranksite + !!a.body != 1)
+    a.site = mjcf_read_name(c, e, "site"); /* the site transmission (mjcf_actuator_site) */
+    if (c->status == GRIT_OK && mjcf_attr(e, "refsite")) /* MuJoCo 2.2.2 has none */
+      mjcf_fail(c, GRIT_ERR_UNSUPPORTED, e, "transmission 'refsite' is not supported (joint, tendon, cranksite, body, site)");
+    if (c->status == GRIT_OK && !!a.joint + !!a.tendon + !!a.cranksite + !!a.body + !!a.site != 1)
       mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e,
-                "the actuator needs exactly one transmission ('joint', 'tendon', 'cranksite' or 'body')");
+                "the actuator needs exactly one transmission ('joint', 'tendon', 'cranksite', 'body' or 'site')");
     if (c->status == GRIT_OK && a.cranksite && !a.slidersite)
       mjcf_fail(c, GRIT_ERR_INVALID_MODEL, e, "a slider-crank needs its slider site ('slidersite')");
     if (c->status == GRIT_OK && a.cranksite && !(a.cranklength > 0))
@@ -238,6 +241,21 @@ void mjcf_actuator_crank(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def 
   d->slider_axis[0] = 2 * (q[1] * q[3] + q[0] * q[2]);
   d->slider_axis[1] = 2 * (q[2] * q[3] - q[0] * q[1]);
   d->slider_axis[2] = q[0] * q[0] - q[1] * q[1] - q[2] * q[2] + q[3] * q[3];
+}
+
+void mjcf_actuator_site(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def *d) {
+  const int s = mjcf_cx_site_index(c, a->site);
+  if (s < 0) {
+    mjcf_fail_at(c, GRIT_ERR_INVALID_MODEL, a->element, a->file, a->line, "unknown site ", a->site);
+    return;
+  }
+  d->trntype = GRIT_TRN_SITE;
+  d->site = s;
+  double R[9];
+  mjcf_quat2mat(R, MJCF_AT(c->sites, mjcf_site, s)->quat); /* the site frame in its body frame */
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 3; ++i)
+      d->site_gear[3 * k + i] = R[3 * i] * a->gear6[3 * k] + R[3 * i + 1] * a->gear6[3 * k + 1] + R[3 * i + 2] * a->gear6[3 * k + 2];
 }
 
 int mjcf_actuator_compile_error(mjcf_ctx *c, grit_status s, const char *msg) {

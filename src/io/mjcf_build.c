@@ -634,9 +634,10 @@ static void add_actuators(mjcf_ctx *c, grit_builder *gb, const int *grit_joint) 
       fail_at(c, GRIT_ERR_INVALID_MODEL, A->element, A->file, A->line, "unknown tendon ", A->tendon);
       break;
     }
-    if (A->cranksite) { /* the slider-crank (issue 24) */
+    if (A->cranksite || A->site) { /* the slider-crank and the site transmission (issue 24) */
       grit_actuator_def d = mjcf_actuator_def(c, A);
-      if (c->status == GRIT_OK) mjcf_actuator_crank(c, A, &d); /* mjcf_actuator.c */
+      if (c->status == GRIT_OK && A->cranksite) mjcf_actuator_crank(c, A, &d); /* mjcf_actuator.c */
+      if (c->status == GRIT_OK && A->site) mjcf_actuator_site(c, A, &d);
       if (c->status != GRIT_OK) break;
       grit_status s = grit_builder_add_actuator(gb, &d, NULL);
       if (s != GRIT_OK) builder_failed(c, s, gb, A->element, A->file, A->line);

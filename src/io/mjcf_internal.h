@@ -116,6 +116,8 @@ typedef struct mjcf_actuator {
   double lengthrange[2], cranklength;
   const char *cranksite, *slidersite;
   const char *body;              /* an adhesion's body (mjcf_adhesion.c) */
+  const char *site;              /* a site transmission's site (mjcf_actuator.c) */
+  double gear6[6];               /* MuJoCo's full gear (site frame); default (1, 0, 0, 0, 0, 0) */
 } mjcf_actuator;
 
 typedef struct mjcf_default {
@@ -372,6 +374,8 @@ void mjcf_read_actuators(mjcf_ctx *c, const mjcf_node *n);
 grit_actuator_def mjcf_actuator_def(mjcf_ctx *c, const mjcf_actuator *a);
 /* A slider-crank's sites and slider axis (the slider site's z axis in its body frame) into d (issue 24). */
 void mjcf_actuator_crank(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def *d);
+/* A site transmission's site and its gear rotated from the site frame to the site's body frame into d. */
+void mjcf_actuator_site(mjcf_ctx *c, const mjcf_actuator *a, grit_actuator_def *d);
 /* A compile error of the builder that names an actuator ("actuator N: ...") reported at that actuator's
  * element, file and line; 0 if msg names none. */
 int mjcf_actuator_compile_error(mjcf_ctx *c, grit_status s, const char *msg);
