@@ -178,4 +178,8 @@ static inline int grit_joint_nv(int type) {
   return type == GRIT_JOINT_FREE ? 6 : type == GRIT_JOINT_BALL ? 3 : 1;
 }
 
+/* Whether a body's mass and inertia are physical: finite, mass > 0, inertia symmetric positive definite
+ * with principal moments obeying the triangle inequality; the message names body `body` (model_defs.c). */
+grit_status grit_check_inertia(char *msg, int body, double mass, const double I[9]);
+
 #endif /* GRIT_MODEL_INTERNAL_H */
