@@ -464,4 +464,9 @@ void mjcf_read(mjcf_ctx *c, mjcf_node *root);
 /* Compiles the description into a model and fills the info's keyframes (mjcf_build.c). */
 void mjcf_build(mjcf_ctx *c, grit_model **model);
 
+/* The keyframes against the compiled model (sizes, finite quaternions: errors with the key's line), and
+ * into c->info, completed with qpos0, zero velocity and control (mjcf_keys.c). */
+void mjcf_keys_check(mjcf_ctx *c, const grit_model *m);
+void mjcf_keys_make(mjcf_ctx *c, const grit_model *m);
+
 #endif /* GRIT_MJCF_INTERNAL_H */
