@@ -4,7 +4,7 @@
  * Each pair is put in a canonical order (lower type first; equal types by pose) so that swapping the
  * arguments runs the very same arithmetic: phi is identical and the output is flipped on the way out.
  * Pairs with a closed form: plane with every convex shape, sphere-sphere, sphere-capsule, sphere-box,
- * capsule-capsule. Every other pair takes the GJK/EPA path of collision_gjk.c. */
+ * capsule-capsule, box-box (collision_box.c). Every other pair takes the GJK/EPA path of collision_gjk.c. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -13,33 +13,14 @@
 #include "contact_geometry.h"
 #include "grit/math.h"
 
-/* Gathers candidates in the caller's order: a pair function works on (a', b') = (a, b) or (b, a). */
-typedef struct collector {
-  grit_contact_point *out;
-  int max, n, overflow;
-  int flip; /* 1 if the pair function's a' is the caller's b */
-  const double *pa, *Ra, *pb, *Rb; /* the caller's poses */
-} collector;
-
-typedef void (*pair_fn)(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
-
-/* A witness point's feature for derivatives, in world coordinates (see grit_feature_kind): the core
- * point p found, the line's direction or the plane's outward normal u, and the radius r. */
-typedef struct feature {
-  int kind;
-  const double *p, *u;
-  double r;
-  double q[3]; /* RIM, SUPPORT: grit_contact_point.fa_q */
-} feature;
-
-static feature point_feature(const double p[3], double r) {
+feature grit_narrow_point_feature(const double p[3], double r) {
   feature f = {GRIT_FEATURE_POINT, p, NULL, r, {0.0, 0.0, 0.0}};
   return f;
 }
 
 /* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b', and
  * the features of the two witness points (wa = core_a + ra n, wb = core_b - rb n). */
-static void emit_features(collector *c, double phi, const double n[3], const double wa[3], const double wb[3],
+void grit_narrow_emit_features(collector *c, double phi, const double n[3], const double wa[3], const double wb[3],
                           feature fa, feature fb) {
   if (c->n >= c->max) {
     c->overflow = 1;
@@ -70,18 +51,8 @@ static void emit_features(collector *c, double phi, const double n[3], const dou
 
 /* A candidate whose witness points are material points (the general path): point features of radius
  * 0; the re-evaluation then turns the normal with a. */
-static void emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]) {
-  emit_features(c, phi, n, wa, wb, point_feature(wa, 0.0), point_feature(wb, 0.0));
-}
-
-static void column(double u[3], const double R[9], int k) { grit_v3_set(u, R[k], R[3 + k], R[6 + k]); }
-
-/* A unit vector perpendicular to the unit u (deterministic). */
-static void perpendicular(double t[3], const double u[3]) {
-  double e[3] = {0, 0, 0};
-  e[fabs(u[0]) < 0.57 ? 0 : fabs(u[1]) < 0.57 ? 1 : 2] = 1.0;
-  grit_v3_cross(t, u, e);
-  grit_v3_normalize(t);
+void grit_narrow_emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]) {
+  grit_narrow_emit_features(c, phi, n, wa, wb, grit_narrow_point_feature(wa, 0.0), grit_narrow_point_feature(wb, 0.0));
 }
 
 /* --------------------------------------------------------------------------- round shapes */
@@ -101,7 +72,7 @@ static void sphere_pair(collector *c, const double ca[3], double ra, const doubl
   grit_v3_addscl(wb, cb, n, -rb);
   feature fa = {ua ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, ca, ua, ra, {0.0, 0.0, 0.0}};
   feature fb = {ub ? GRIT_FEATURE_LINE : GRIT_FEATURE_POINT, cb, ub, rb, {0.0, 0.0, 0.0}};
-  emit_features(c, phi, n, wa, wb, fa, fb);
+  grit_narrow_emit_features(c, phi, n, wa, wb, fa, fb);
 }
 
 static void sphere_sphere(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
@@ -218,7 +189,7 @@ static void sphere_box(const grit_placed_shape *a, const grit_placed_shape *b, d
   /* the box's feature: a face (one coordinate clamped, or inside), an edge (two) or a corner (three) */
   double out[3], edge[3];
   grit_v3_scale(out, n, -1.0);
-  feature fb = point_feature(wb, 0.0);
+  feature fb = grit_narrow_point_feature(wb, 0.0);
   if (inside || clamped == 1) {
     fb.kind = GRIT_FEATURE_PLANE;
     fb.u = out;
@@ -229,7 +200,7 @@ static void sphere_box(const grit_placed_shape *a, const grit_placed_shape *b, d
     fb.kind = GRIT_FEATURE_LINE;
     fb.u = edge;
   }
-  emit_features(c, phi, n, wa, wb, point_feature(a->p, r), fb);
+  grit_narrow_emit_features(c, phi, n, wa, wb, grit_narrow_point_feature(a->p, r), fb);
 }
 
 /* ------------------------------------------------------------------------------ plane pairs */
@@ -250,12 +221,12 @@ static void plane_emit(const grit_placed_shape *pl, const double x[3], feature f
   column(z, pl->R, 2);
   grit_v3_addscl(wa, x, z, -phi);
   feature fa = {GRIT_FEATURE_PLANE, wa, z, 0.0, {0.0, 0.0, 0.0}};
-  emit_features(c, phi, z, wa, x, fa, fb);
+  grit_narrow_emit_features(c, phi, z, wa, x, fa, fb);
 }
 
 static void plane_round_point(const grit_placed_shape *pl, const double x[3], const double k[3], double r,
                               double margin, collector *c) {
-  plane_emit(pl, x, point_feature(k, r), margin, c);
+  plane_emit(pl, x, grit_narrow_point_feature(k, r), margin, c);
 }
 
 static void plane_point(const grit_placed_shape *pl, const double x[3], double margin, collector *c) {
@@ -350,7 +321,7 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
   const double phase[4][2] = {{1.0, 0.0}, {1.0, 0.0}, {-0.5, s120}, {-0.5, -s120}};
   for (int i = 0; i < 4; ++i) {
     feature f = {GRIT_FEATURE_RIM, ctr[i], u, 0.0, {r, phase[i][0], phase[i][1]}};
-    plane_emit(a, x[i], tilt >= 1e-3 ? f : point_feature(x[i], 0.0), margin, c);
+    plane_emit(a, x[i], tilt >= 1e-3 ? f : grit_narrow_point_feature(x[i], 0.0), margin, c);
   }
 }
 
@@ -418,7 +389,7 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
   const double *h = x->shape->size;
   switch (x->shape->type) {
     case GRIT_GEOM_SPHERE:
-      return point_feature(x->p, h[0]);
+      return grit_narrow_point_feature(x->p, h[0]);
     case GRIT_GEOM_CAPSULE: {
       double u[3], d[3];
       column(u, x->R, 2);
@@ -431,7 +402,7 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
         return f;
       }
       grit_v3_addscl(core, x->p, u, t < 0.0 ? -h[1] : h[1]);
-      return point_feature(core, h[0]);
+      return grit_narrow_point_feature(core, h[0]);
     }
     case GRIT_GEOM_BOX: {
       double l[3];
@@ -454,7 +425,7 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
         feature f = {GRIT_FEATURE_LINE, w, dir, 0.0, {0.0, 0.0, 0.0}};
         return f;
       }
-      return point_feature(w, 0.0);
+      return grit_narrow_point_feature(w, 0.0);
     }
     case GRIT_GEOM_CYLINDER: { /* the side: the axis with the radius; a cap: its plane; the rim: itself */
       double l[3], u[3];
@@ -479,14 +450,14 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
         feature f = {GRIT_FEATURE_RIM, core, dir, 0.0, {r, 1.0, 0.0}};
         return f;
       }
-      return point_feature(w, 0.0);
+      return grit_narrow_point_feature(w, 0.0);
     }
     case GRIT_GEOM_ELLIPSOID: {
       feature f = {GRIT_FEATURE_SUPPORT, x->p, NULL, 0.0, {h[0], h[1], h[2]}};
       return f;
     }
     default:
-      return point_feature(w, 0.0);
+      return grit_narrow_point_feature(w, 0.0);
   }
 }
 
@@ -502,11 +473,11 @@ static void general(const grit_placed_shape *a, const grit_placed_shape *b, doub
   feature fa = infer_feature(a, wa, n, ka, ua), fb = infer_feature(b, wb, nn, kb, ub);
   /* a sliding point (RIM, SUPPORT) is the shape's point deepest into a plane: against anything else, the
    * material point */
-  if ((fa.kind == GRIT_FEATURE_RIM || fa.kind == GRIT_FEATURE_SUPPORT) && fb.kind != GRIT_FEATURE_PLANE) fa = point_feature(wa, 0.0);
-  if ((fb.kind == GRIT_FEATURE_RIM || fb.kind == GRIT_FEATURE_SUPPORT) && fa.kind != GRIT_FEATURE_PLANE) fb = point_feature(wb, 0.0);
+  if ((fa.kind == GRIT_FEATURE_RIM || fa.kind == GRIT_FEATURE_SUPPORT) && fb.kind != GRIT_FEATURE_PLANE) fa = grit_narrow_point_feature(wa, 0.0);
+  if ((fb.kind == GRIT_FEATURE_RIM || fb.kind == GRIT_FEATURE_SUPPORT) && fa.kind != GRIT_FEATURE_PLANE) fb = grit_narrow_point_feature(wb, 0.0);
   grit_contact_point tmp;
   collector canon = {&tmp, 1, 0, 0, 0, a->p, a->R, b->p, b->R};
-  emit_features(&canon, phi, n, wa, wb, fa, fb);
+  grit_narrow_emit_features(&canon, phi, n, wa, wb, fa, fb);
   grit_contact_geom g;
   grit_contact_reevaluate(&tmp, a->p, a->R, b->p, b->R, &g);
   double dn[3], gap[3];
@@ -515,242 +486,9 @@ static void general(const grit_placed_shape *a, const grit_placed_shape *b, doub
   grit_v3_addscl(gap, gap, g.n, -g.phi);
   const double scale = fmax(1.0, fabs(phi));
   if (fabs(g.phi - phi) <= 1e-9 * scale && grit_v3_norm(dn) <= 1e-9 && grit_v3_norm(gap) <= 1e-14 * scale)
-    emit_features(c, g.phi, g.n, g.pa, g.pb, fa, fb);
+    grit_narrow_emit_features(c, g.phi, g.n, g.pa, g.pb, fa, fb);
   else
-    emit(c, phi, n, wa, wb); /* features that do not reproduce the candidate: material points */
-}
-
-/* The face of box x whose outward normal is most aligned with dir: its axis k, sign s, normal (world)
- * and centre (world). */
-static void box_face(const grit_placed_shape *x, const double dir[3], int *k, double *s, double nrm[3], double ctr[3]) {
-  double best = -2.0;
-  for (int j = 0; j < 3; ++j) {
-    double u[3];
-    column(u, x->R, j);
-    double d = grit_v3_dot(u, dir);
-    if (fabs(d) > best) {
-      best = fabs(d);
-      *k = j;
-      *s = d < 0.0 ? -1.0 : 1.0;
-    }
-  }
-  column(nrm, x->R, *k);
-  grit_v3_scale(nrm, nrm, *s);
-  grit_v3_addscl(ctr, x->p, nrm, x->shape->size[*k]);
-}
-
-/* A vertex of a clipped face polygon: where it comes from, for its derivative features. cuts = 0: a
- * corner of the incident face; 1: an incident edge (direction edge) crossing a side plane (pc, pu);
- * 2: two side planes crossing the incident face (a corner of the reference face). orig_out: the
- * polygon edge leaving this vertex lies on an edge of the incident face (else on a side plane). */
-typedef struct clip_vertex {
-  double x[3], edge[3], pc[3], pu[3];
-  int cuts, orig_out;
-} clip_vertex;
-
-/* Sutherland-Hodgman: keeps the part of polygon in[0..n-1] with (x - c) . u <= h. Returns the count. */
-static int clip_polygon(const clip_vertex *in, int n, const double c[3], const double u[3], double h, clip_vertex *out) {
-  int m = 0;
-  for (int i = 0; i < n; ++i) {
-    const clip_vertex *p = &in[i], *q = &in[(i + 1) % n];
-    double dp[3], dq[3];
-    grit_v3_sub(dp, p->x, c);
-    grit_v3_sub(dq, q->x, c);
-    const double sp = grit_v3_dot(dp, u) - h, sq = grit_v3_dot(dq, u) - h;
-    if (sp <= 0.0) out[m++] = *p;
-    if ((sp < 0.0 && sq > 0.0) || (sp > 0.0 && sq < 0.0)) { /* the edge crosses the side plane */
-      clip_vertex *v = &out[m++];
-      double e[3];
-      grit_v3_sub(e, q->x, p->x);
-      grit_v3_addscl(v->x, p->x, e, sp / (sp - sq));
-      v->cuts = p->orig_out ? 1 : 2;
-      grit_v3_copy(v->edge, e);
-      grit_v3_normalize(v->edge);
-      grit_v3_addscl(v->pc, c, u, h); /* a point of the side plane */
-      grit_v3_copy(v->pu, u);
-      v->orig_out = sp > 0.0 ? p->orig_out : 0; /* entering: along p->q; leaving: along the side plane */
-    }
-  }
-  return m;
-}
-
-/* Box-box: when EPA's normal is a face normal of one box (the reference face: a face, an edge or a
- * corner of the other rests on it), the other box's face towards it (the incident face) is clipped to
- * the reference face's rectangle and its points within the margin make the manifold, at most four of
- * them, spread out; edges crossing edges keep EPA's single point. Each point is a point of the incident
- * box (a corner, or where one of its edges crosses the reference face's side) over the reference face
- * (a plane feature). */
-/* The reference face (whose normal EPA found) and the incident box. */
-typedef struct box_reference {
-  const grit_placed_shape *ref, *inc;
-  int ref_is_a, kr, ki; /* whether a is the reference box; the reference and incident faces' axes */
-  double si;            /* the incident face's side (+1, -1) along its axis */
-  double nr[3], cr[3];  /* the reference face's outward normal and centre, world */
-} box_reference;
-
-/* Box-box phase 1: the reference face, when EPA's normal n is a face normal of one box (1.4e-3 rad; EPA
- * is exact to ~1e-11 for boxes); 0 otherwise (edges crossing edges). */
-static int box_reference_face(const grit_placed_shape *a, const grit_placed_shape *b, const double n[3],
-                              box_reference *r) {
-  int ka, kb;
-  double sa, sb, na[3], nb[3], ca[3], cb[3], nn[3];
-  grit_v3_scale(nn, n, -1.0);
-  box_face(a, n, &ka, &sa, na, ca);  /* a's face towards b */
-  box_face(b, nn, &kb, &sb, nb, cb); /* b's face towards a */
-  const double aligned = 1.0 - 1e-6, da = grit_v3_dot(na, n), db = -grit_v3_dot(nb, n);
-  if (da < aligned && db < aligned) return 0;
-  r->ref_is_a = da >= db;
-  r->ref = r->ref_is_a ? a : b, r->inc = r->ref_is_a ? b : a;
-  r->kr = r->ref_is_a ? ka : kb, r->ki = r->ref_is_a ? kb : ka;
-  r->si = r->ref_is_a ? sb : sa;
-  grit_v3_copy(r->nr, r->ref_is_a ? na : nb);
-  grit_v3_copy(r->cr, r->ref_is_a ? ca : cb);
-  return 1;
-}
-
-/* Box-box phase 2: the incident face as a polygon (corners in cyclic order) clipped to the reference
- * face's rectangle; the count, the polygon in poly[*cur]. */
-static int box_clip_incident(const box_reference *r, clip_vertex poly[2][8], int *cur) {
-  const int ki = r->ki, i1 = (ki + 1) % 3, i2 = (ki + 2) % 3;
-  const double *hi = r->inc->shape->size, *hr = r->ref->shape->size;
-  static const int corner[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
-  for (int v = 0; v < 4; ++v) {
-    double l[3];
-    l[ki] = r->si * hi[ki];
-    l[i1] = corner[v][0] * hi[i1];
-    l[i2] = corner[v][1] * hi[i2];
-    grit_tf_apply(poly[0][v].x, r->inc->p, r->inc->R, l);
-    poly[0][v].cuts = 0;
-    poly[0][v].orig_out = 1;
-  }
-  int np = 4;
-  *cur = 0;
-  for (int j = 0; j < 3 && np > 0; ++j) { /* the reference face's four sides */
-    if (j == r->kr) continue;
-    double u[3], fc[3];
-    column(u, r->ref->R, j);
-    grit_v3_copy(fc, r->ref->p);
-    for (int sgn = -1; sgn <= 1 && np > 0; sgn += 2) {
-      double us[3];
-      grit_v3_scale(us, u, (double)sgn);
-      np = clip_polygon(poly[*cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - *cur]);
-      *cur = 1 - *cur;
-    }
-  }
-  return np;
-}
-
-/* Box-box phase 3: the polygon's points within the margin (depth along the reference normal into
- * depth[]), at most 4 of them into chosen[] (the deepest, then greedily the point farthest from those
- * chosen; in polygon order: deterministic and symmetric). Their count. */
-static int box_choose_points(const box_reference *r, const clip_vertex *poly, int np, double margin, double depth[8],
-                             int chosen[4]) {
-  int keep[8], nk = 0, nc = 0;
-  for (int i = 0; i < np; ++i) {
-    double d[3];
-    grit_v3_sub(d, poly[i].x, r->cr);
-    depth[i] = grit_v3_dot(d, r->nr);
-    if (depth[i] < margin) keep[nk++] = i;
-  }
-  if (nk <= 4) {
-    for (int i = 0; i < nk; ++i) chosen[nc++] = keep[i];
-    return nc;
-  }
-  int best = keep[0];
-  for (int i = 1; i < nk; ++i)
-    if (depth[keep[i]] < depth[best]) best = keep[i];
-  chosen[nc++] = best;
-  while (nc < 4) {
-    int far = -1;
-    double fd = -1.0;
-    for (int i = 0; i < nk; ++i) {
-      double dmin = INFINITY;
-      for (int k = 0; k < nc; ++k) {
-        double d[3];
-        grit_v3_sub(d, poly[keep[i]].x, poly[chosen[k]].x);
-        dmin = fmin(dmin, grit_v3_norm(d));
-      }
-      if (dmin > fd) fd = dmin, far = keep[i];
-    }
-    chosen[nc++] = far;
-  }
-  for (int i = 1; i < nc; ++i)
-    for (int k = i; k > 0 && chosen[k] < chosen[k - 1]; --k) {
-      int t = chosen[k];
-      chosen[k] = chosen[k - 1];
-      chosen[k - 1] = t;
-    }
-  return nc;
-}
-
-/* Box-box phase 4: one manifold point v at depth_i; ni the incident face's outward normal. */
-static void box_emit_point(const box_reference *r, const clip_vertex *v, double depth_i, const double ni[3],
-                           collector *c) {
-  double foot[3], nrm[3];
-  grit_v3_addscl(foot, v->x, r->nr, -depth_i);
-  if (v->cuts == 2) {
-    /* a corner of the reference face over the incident face: the corner (a point of the reference
-     * box) against the incident face's plane, measured along the incident face's normal */
-    double d[3], proj[3];
-    grit_v3_sub(d, foot, v->x);
-    const double dist = grit_v3_dot(d, ni);
-    grit_v3_addscl(proj, foot, ni, -dist);
-    feature fpt = point_feature(foot, 0.0), fpl = {GRIT_FEATURE_PLANE, proj, ni, 0.0, {0.0, 0.0, 0.0}};
-    if (r->ref_is_a) {
-      grit_v3_scale(nrm, ni, -1.0); /* from a (reference) towards b (incident) */
-      emit_features(c, dist, nrm, foot, proj, fpt, fpl);
-    } else {
-      emit_features(c, dist, ni, proj, foot, fpl, fpt);
-    }
-    return;
-  }
-  feature fref = {GRIT_FEATURE_PLANE, foot, r->nr, 0.0, {0.0, 0.0, 0.0}};
-  feature finc = point_feature(v->x, 0.0);
-  if (v->cuts == 1) { /* an incident edge crossing a side of the reference face */
-    finc.kind = GRIT_FEATURE_LINE;
-    finc.u = v->edge;
-  }
-  if (r->ref_is_a) {
-    emit_features(c, depth_i, r->nr, foot, v->x, fref, finc);
-  } else {
-    grit_v3_scale(nrm, r->nr, -1.0); /* from a (incident) towards b (reference) */
-    emit_features(c, depth_i, nrm, v->x, foot, finc, fref);
-  }
-  if (v->cuts == 1) { /* the side plane cuts the edge; it is held by the reference box */
-    grit_contact_point *o = &c->out[c->n - 1];
-    const double *rp = r->ref_is_a ? c->pa : c->pb, *rR = r->ref_is_a ? c->Ra : c->Rb;
-    if (c->flip) rp = r->ref_is_a ? c->pb : c->pa, rR = r->ref_is_a ? c->Rb : c->Ra;
-    o->clip = 1;
-    grit_tf_apply_inv(o->clip_p, rp, rR, v->pc);
-    grit_m3_tmulv(o->clip_n, rR, v->pu);
-  }
-}
-
-/* Box-box: when EPA's normal is a face normal of one box (the reference face: a face, an edge or a
- * corner of the other rests on it), the other box's face towards it (the incident face) is clipped to
- * the reference face's rectangle and its points within the margin make the manifold, at most four of
- * them, spread out; edges crossing edges keep EPA's single point. Each point is a point of the incident
- * box (a corner, or where one of its edges crosses the reference face's side) over the reference face
- * (a plane feature). */
-static void box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  double phi, n[3], wa[3], wb[3];
-  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
-  box_reference r;
-  clip_vertex poly[2][8];
-  double depth[8];
-  int chosen[4], cur = 0, nc = 0;
-  if (box_reference_face(a, b, n, &r)) {
-    const int np = box_clip_incident(&r, poly, &cur);
-    nc = box_choose_points(&r, poly[cur], np, margin, depth, chosen);
-  }
-  if (nc == 0) { /* no face contact, or none of its points within the margin: EPA's single point */
-    emit(c, phi, n, wa, wb);
-    return;
-  }
-  double ni[3]; /* the incident face's outward normal */
-  column(ni, r.inc->R, r.ki);
-  grit_v3_scale(ni, ni, r.si);
-  for (int i = 0; i < nc; ++i) box_emit_point(&r, &poly[cur][chosen[i]], depth[chosen[i]], ni, c);
+    grit_narrow_emit(c, phi, n, wa, wb); /* features that do not reproduce the candidate: material points */
 }
 
 /* The closed forms, indexed [lower type][higher type]; NULL: the general path. */
@@ -770,7 +508,7 @@ static pair_fn closed_form(grit_geom_type lo, grit_geom_type hi) {
   if (lo == GRIT_GEOM_SPHERE && hi == GRIT_GEOM_CAPSULE) return sphere_capsule;
   if (lo == GRIT_GEOM_SPHERE && hi == GRIT_GEOM_BOX) return sphere_box;
   if (lo == GRIT_GEOM_CAPSULE && hi == GRIT_GEOM_CAPSULE) return capsule_capsule;
-  if (lo == GRIT_GEOM_BOX && hi == GRIT_GEOM_BOX) return box_box;
+  if (lo == GRIT_GEOM_BOX && hi == GRIT_GEOM_BOX) return grit_narrow_box_box; /* collision_box.c */
   return NULL;
 }
 

@@ -12,7 +12,10 @@
 #ifndef GRIT_COLLISION_NARROW_H
 #define GRIT_COLLISION_NARROW_H
 
+#include <math.h>
+
 #include "contact_point.h"
+#include "grit/math.h"
 #include "grit/geometry.h"
 #include "grit/status.h"
 
@@ -59,5 +62,51 @@ typedef struct grit_gjk_info {
  * a to b. Returns 0 (and writes nothing) when phi >= margin is certain, else 1. info may be NULL. */
 int grit_gjk_epa(const grit_placed_shape *a, const grit_placed_shape *b, double margin, double *phi, double n[3],
                  double wa[3], double wb[3], grit_gjk_info *info);
+
+/* ------------------------------------------- shared by the closed-form pairs (collision_box.c) */
+
+/* Gathers candidates in the caller's order: a pair function works on (a', b') = (a, b) or (b, a). */
+typedef struct collector {
+  grit_contact_point *out;
+  int max, n, overflow;
+  int flip; /* 1 if the pair function's a' is the caller's b */
+  const double *pa, *Ra, *pb, *Rb; /* the caller's poses */
+} collector;
+
+typedef void (*pair_fn)(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
+
+/* A witness point's feature for derivatives, in world coordinates (see grit_feature_kind): the core
+ * point p found, the line's direction or the plane's outward normal u, and the radius r. */
+typedef struct feature {
+  int kind;
+  const double *p, *u;
+  double r;
+  double q[3]; /* RIM, SUPPORT: grit_contact_point.fa_q */
+} feature;
+
+/* A point feature at p of radius r. */
+feature grit_narrow_point_feature(const double p[3], double r);
+
+/* Records one candidate given in the pair function's order: n from a' to b', wa on a', wb on b', and
+ * the features of the two witness points (wa = core_a + ra n, wb = core_b - rb n). */
+void grit_narrow_emit_features(collector *c, double phi, const double n[3], const double wa[3], const double wb[3],
+                               feature fa, feature fb);
+
+/* A candidate whose witness points are material points (point features of radius 0). */
+void grit_narrow_emit(collector *c, double phi, const double n[3], const double wa[3], const double wb[3]);
+
+/* Box against box: the reference face's clipped incident face (collision_box.c). */
+void grit_narrow_box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
+
+static inline void column(double u[3], const double R[9], int k) { grit_v3_set(u, R[k], R[3 + k], R[6 + k]); }
+
+/* A unit vector perpendicular to the unit u (deterministic). */
+static inline void perpendicular(double t[3], const double u[3]) {
+  double e[3] = {0, 0, 0};
+  e[fabs(u[0]) < 0.57 ? 0 : fabs(u[1]) < 0.57 ? 1 : 2] = 1.0;
+  grit_v3_cross(t, u, e);
+  grit_v3_normalize(t);
+}
+
 
 #endif
