@@ -74,4 +74,25 @@ static inline void mjcmp_free_motion_only(mjModel *mm, grit_model *gm) {
   for (int a = 0; a < gm->nu; ++a) gm->act_gear[a] = 0;
 }
 
+/* 1 s of both from the same nonzero velocity (v_i = 0.5 sin(1 + i)) at MuJoCo's time step: the data
+ * after it into *pmd and *pgd (the caller frees them); the number of steps is returned. */
+static inline int mjcmp_free_motion_run(const mjModel *mm, const grit_model *gm, mjData **pmd, grit_data **pgd) {
+  mjData *md = mj_makeData(mm);
+  grit_data *gd;
+  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
+  double *v0 = malloc(sizeof(double) * (size_t)mm->nv + 1);
+  cr_assert(md && v0);
+  for (int i = 0; i < mm->nv; ++i) v0[i] = 0.5 * sin(1.0 + i);
+  mju_copy(md->qvel, v0, mm->nv);
+  cr_assert_eq(grit_data_set_qvel(gd, v0, gm->nv), GRIT_OK);
+  free(v0);
+  const int steps = (int)lround(1.0 / mm->opt.timestep);
+  for (int k = 0; k < steps; ++k) {
+    mj_step(mm, md);
+    cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
+  }
+  *pmd = md, *pgd = gd;
+  return steps;
+}
+
 #endif

@@ -205,24 +205,14 @@ static void free_motion(const char *file) {
   load_both(file, &mm, &gm);
   mjcmp_free_motion_only(mm, gm);
   cr_assert_eq(gm->opt.timestep, mm->opt.timestep, "%s", file);
-  mjData *md = mj_makeData(mm);
+  mjData *md;
   grit_data *gd;
-  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
-  double *v0 = malloc(sizeof(double) * (size_t)mm->nv + 1);
-  for (int i = 0; i < mm->nv; ++i) v0[i] = 0.5 * sin(1.0 + i);
-  mju_copy(md->qvel, v0, mm->nv);
-  cr_assert_eq(grit_data_set_qvel(gd, v0, gm->nv), GRIT_OK);
-  const int steps = (int)lround(1.0 / mm->opt.timestep);
-  for (int k = 0; k < steps; ++k) {
-    mj_step(mm, md);
-    cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
-  }
+  const int steps = mjcmp_free_motion_run(mm, gm, &md, &gd);
   double eq, ev;
   mjcmp_state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &eq, &ev);
   cr_log_info("%.90s: %d steps of %g s: max |dq| %.3g, max |dv| %.3g", label(file), steps, mm->opt.timestep, eq, ev);
   cr_assert_lt(eq, 1e-4, "%s: q differs by %g", file, eq);
   cr_assert_lt(ev, 1e-4, "%s: v differs by %g", file, ev);
-  free(v0);
   mj_deleteData(md);
   mj_deleteModel(mm);
   grit_data_free(gd);

@@ -54,23 +54,13 @@ static result compare(const char *path, const char *mj_path, int lenient) {
   cr_assert_eq(info.nbody, mm->nbody, "%s: nbody %d, MuJoCo %d", path, info.nbody, mm->nbody);
   cr_assert_eq(gm->opt.timestep, mm->opt.timestep, "%s", path);
   mjcmp_free_motion_only(mm, gm);
-  mjData *md = mj_makeData(mm);
+  mjData *md;
   grit_data *gd;
-  cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
-  double *v0 = malloc(sizeof(double) * (size_t)mm->nv + 1);
-  for (int i = 0; i < mm->nv; ++i) v0[i] = 0.5 * sin(1.0 + i);
-  mju_copy(md->qvel, v0, mm->nv);
-  cr_assert_eq(grit_data_set_qvel(gd, v0, gm->nv), GRIT_OK);
-  const int steps = (int)lround(1.0 / mm->opt.timestep);
-  for (int k = 0; k < steps; ++k) {
-    mj_step(mm, md);
-    cr_assert_eq(grit_step(gd), GRIT_OK, "%s", grit_data_last_error(gd));
-  }
+  const int steps = mjcmp_free_motion_run(mm, gm, &md, &gd);
   result r = {mm->nq, mm->nv, mm->nbody, 0, 0};
   mjcmp_state_error(mm, md, grit_data_qpos(gd), grit_data_qvel(gd), &r.eq, &r.ev);
   cr_log_info("%s: nq %d nv %d nbody %d (grit's model %d), %d warnings; %d steps of %g s: max |dq| %.3g, max |dv| %.3g",
               path, mm->nq, mm->nv, mm->nbody, gm->nbody, info.nwarnings, steps, mm->opt.timestep, r.eq, r.ev);
-  free(v0);
   mj_deleteData(md);
   mj_deleteModel(mm);
   grit_data_free(gd);

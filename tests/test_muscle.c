@@ -17,6 +17,7 @@
 #include "data_internal.h"
 #include "fd_jacobians.h"
 #include "grit/grit.h"
+#include "test_util.h"
 #include "grit/mjcf.h"
 #include "model_internal.h"
 
@@ -148,37 +149,29 @@ Test(muscle, a_slider_site_in_a_frame) {
   cr_assert_lt(fabs(len[0] - len[1]), 1e-14, "%.17g vs %.17g", len[0], len[1]);
 }
 
-static void expect_error(const char *xml, grit_status want, const char *part) {
-  grit_model *m = NULL;
-  char msg[GRIT_MESSAGE_SIZE];
-  const grit_status s = grit_mjcf_load_string(xml, &m, NULL, msg);
-  cr_assert_eq(s, want, "status %d for: %s (%s)", (int)s, xml, msg);
-  cr_assert(strstr(msg, part), "message '%s' lacks '%s'", msg, part);
-  cr_assert_null(m);
-}
 
 #define ONE "<mujoco><worldbody><site name='s0' pos='0 -.1 0'/><body><joint name='j'/><geom size='.1'/>" \
             "<site name='c' pos='.1 0 0'/></body></worldbody>\n<actuator>\n"
 
 Test(muscle, bad_input_is_an_error_with_file_and_line) {
-  expect_error(ONE "<position cranksite='c' cranklength='.2'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
+  tu_expect_load_error(ONE "<position cranksite='c' cranklength='.2'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <position> a slider-crank needs its slider site");
-  expect_error(ONE "<position cranksite='c' slidersite='s0'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
+  tu_expect_load_error(ONE "<position cranksite='c' slidersite='s0'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <position> a slider-crank needs cranklength > 0");
-  expect_error(ONE "<position cranksite='x' slidersite='s0' cranklength='.2'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
+  tu_expect_load_error(ONE "<position cranksite='x' slidersite='s0' cranklength='.2'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <position> unknown crank site x");
-  expect_error(ONE "<muscle joint='j' range='1 0.5'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
+  tu_expect_load_error(ONE "<muscle joint='j' range='1 0.5'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <muscle> muscle range[0] < range[1] is required");
-  expect_error(ONE "<muscle joint='j' lmax='0.9'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "lmin < 1 < lmax");
-  expect_error(ONE "<general joint='j' gaintype='muscle' gainprm='0.75 1.05 -1 0 0.5 1.6 1.5 1.3 1.2'/></actuator></mujoco>",
+  tu_expect_load_error(ONE "<muscle joint='j' lmax='0.9'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "lmin < 1 < lmax");
+  tu_expect_load_error(ONE "<general joint='j' gaintype='muscle' gainprm='0.75 1.05 -1 0 0.5 1.6 1.5 1.3 1.2'/></actuator></mujoco>",
                GRIT_ERR_INVALID_MODEL, "<string>:3: <general> muscle scale, vmax, fpmax, fvmax must be > 0");
-  expect_error(ONE "<muscle joint='j'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
+  tu_expect_load_error(ONE "<muscle joint='j'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:3: <muscle> actuator 0: its muscle's length range needs its joints' limits");
-  expect_error("<mujoco><default><site zaxis='1 0 0'/></default></mujoco>", GRIT_ERR_UNSUPPORTED,
+  tu_expect_load_error("<mujoco><default><site zaxis='1 0 0'/></default></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:1: <site> a default 'zaxis' of sites is not supported");
-  expect_error("<mujoco><compiler><lengthrange mode='none'/></compiler></mujoco>", GRIT_ERR_UNSUPPORTED,
+  tu_expect_load_error("<mujoco><compiler><lengthrange mode='none'/></compiler></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:1: <lengthrange> mode 'none' is not supported");
-  expect_error(ONE "<position joint='j' cranksite='c' slidersite='s0' cranklength='.2'/></actuator></mujoco>",
+  tu_expect_load_error(ONE "<position joint='j' cranksite='c' slidersite='s0' cranklength='.2'/></actuator></mujoco>",
                GRIT_ERR_INVALID_MODEL, "exactly one transmission");
 }
 

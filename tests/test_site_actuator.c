@@ -15,6 +15,7 @@
 #include "data_internal.h"
 #include "fd_jacobians.h"
 #include "grit/grit.h"
+#include "test_util.h"
 #include "grit/mjcf.h"
 #include "model_internal.h"
 
@@ -58,26 +59,18 @@ Test(site_actuator, the_quadrotor_loads_strictly) {
   grit_model_free(m);
 }
 
-static void expect_error(const char *xml, grit_status want, const char *part) {
-  grit_model *m = NULL;
-  char msg[GRIT_MESSAGE_SIZE];
-  const grit_status s = grit_mjcf_load_string(xml, &m, NULL, msg);
-  cr_assert_eq(s, want, "status %d for: %s (%s)", (int)s, xml, msg);
-  cr_assert(strstr(msg, part), "message '%s' lacks '%s'", msg, part);
-  cr_assert_null(m);
-}
 
 #define ONE "<mujoco><worldbody><site name='w'/><body><joint name='j'/><geom size='.1'/>" \
             "<site name='s'/></body></worldbody>\n<actuator>\n"
 
 Test(site_actuator, bad_input_is_an_error_with_file_and_line) {
-  expect_error(ONE "<motor site='s' refsite='w'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
+  tu_expect_load_error(ONE "<motor site='s' refsite='w'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:3: <motor> transmission 'refsite' is not supported");
-  expect_error(ONE "<motor name='fixed' site='w'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
+  tu_expect_load_error(ONE "<motor name='fixed' site='w'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <motor> actuator 0: its site 'w' is on a body that cannot move (actuator 'fixed')");
-  expect_error(ONE "<motor site='x'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "<string>:3: <motor> unknown site x");
-  expect_error(ONE "<motor site='s' joint='j'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "exactly one transmission");
-  expect_error(ONE "<motor site='s' gear='1 2 3 4 5 6 7'/></actuator></mujoco>", GRIT_ERR_PARSE, "more than 6 numbers");
+  tu_expect_load_error(ONE "<motor site='x'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "<string>:3: <motor> unknown site x");
+  tu_expect_load_error(ONE "<motor site='s' joint='j'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "exactly one transmission");
+  tu_expect_load_error(ONE "<motor site='s' gear='1 2 3 4 5 6 7'/></actuator></mujoco>", GRIT_ERR_PARSE, "more than 6 numbers");
 }
 
 /* A, B of one step against central differences (fd_jacobians.h needs nq = nv: hinges and a slide): site

@@ -398,4 +398,14 @@ static inline void tu_solve(const double *A, const double *b, double *x, int n) 
   free(a);
 }
 
+/* Loading the MJCF text fails with status `want` and a message containing `part`, and gives no model. */
+static inline void tu_expect_load_error(const char *xml, grit_status want, const char *part) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  const grit_status s = grit_mjcf_load_string(xml, &m, NULL, msg);
+  cr_assert_eq(s, want, "status %d for: %s (%s)", (int)s, xml, msg);
+  cr_assert(strstr(msg, part), "message '%s' lacks '%s'", msg, part);
+  cr_assert_null(m);
+}
+
 #endif /* GRIT_TEST_UTIL_H */
