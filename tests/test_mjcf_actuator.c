@@ -62,8 +62,8 @@ Test(mjcf_actuator, bad_input_is_an_error_with_file_and_line) {
   expect_error(BODY "<position joint='a' kp='-1'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL,
                "<string>:3: <position> attribute 'kp' = -1 must be >= 0");
   expect_error(BODY "<velocity joint='a' kv='-2'/></actuator></mujoco>", GRIT_ERR_INVALID_MODEL, "'kv' = -2");
-  expect_error(BODY "<cylinder joint='a'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
-               "<string>:3: <cylinder> <cylinder> actuators are not supported");
+  expect_error(BODY "<damper joint='a'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
+               "<string>:3: <damper> <damper> actuators are not supported");
   expect_error(BODY "<general joint='a' dyntype='user'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
                "dyntype 'user' is not supported");
   expect_error(BODY "<general site='s' refsite='s'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED, "transmission 'refsite'");
@@ -72,7 +72,7 @@ Test(mjcf_actuator, bad_input_is_an_error_with_file_and_line) {
                "<string>:3: <general> dynprm[0]");
   expect_error(BODY "<general joint='a' forcelimited='true' forcerange='1 -1'/></actuator></mujoco>",
                GRIT_ERR_INVALID_MODEL, "force_range [1, -1] is empty");
-  expect_error("<mujoco><default><cylinder/></default></mujoco>", GRIT_ERR_UNSUPPORTED, "<cylinder> actuators");
+  expect_error("<mujoco><default><damper/></default></mujoco>", GRIT_ERR_UNSUPPORTED, "<damper> actuators");
   expect_error(BODY "<general joint='a' dyntype='integrator'/></actuator>\n<keyframe><key act='1 2'/></keyframe></mujoco>",
                GRIT_ERR_INVALID_MODEL, "<string>:4: <key> act has 2 numbers, the model has na = 1");
 }

@@ -29,14 +29,15 @@ void mjcf_actuator_defaults(mjcf_actuator *a) {
   a->biastype = GRIT_BIAS_NONE;
 }
 
-enum { K_MOTOR, K_POSITION, K_VELOCITY, K_INTVELOCITY, K_GENERAL, K_MUSCLE, K_REFUSED };
+enum { K_MOTOR, K_POSITION, K_VELOCITY, K_INTVELOCITY, K_GENERAL, K_MUSCLE, K_CYLINDER, K_REFUSED };
 
 static int kind_of(const char *e) {
-  static const char *const supported[] = {"motor", "position", "velocity", "intvelocity", "general", "muscle"};
-  static const char *const refused[] = {"cylinder", "adhesion", "damper", "plugin"};
-  for (int i = 0; i < 6; ++i)
+  static const char *const supported[] = {"motor",   "position", "velocity", "intvelocity",
+                                          "general", "muscle",   "cylinder"};
+  static const char *const refused[] = {"adhesion", "damper", "plugin"};
+  for (int i = 0; i < 7; ++i)
     if (!strcmp(e, supported[i])) return i;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 3; ++i)
     if (!strcmp(e, refused[i])) return K_REFUSED;
   return -1;
 }
@@ -103,7 +104,8 @@ void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
     return;
   }
   if (kind == K_REFUSED) {
-    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "<%s> actuators are not supported (motor, position, velocity, intvelocity, general, muscle)",
+    mjcf_fail(c, GRIT_ERR_UNSUPPORTED, n, "<%s> actuators are not supported (motor, position, velocity, intvelocity, general, muscle, "
+              "cylinder, adhesion)",
               n->name);
     return;
   }
@@ -144,6 +146,14 @@ void mjcf_actuator_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_actuator *a) {
       break;
     case K_MUSCLE:
       read_muscle(c, n, a);
+      break;
+    case K_CYLINDER: /* MuJoCo 2.2.2's pneumatic cylinder: a filtered control times the area, plus bias */
+      mjcf_read_numbers(c, n, "timeconst", &a->dynprm[0], 1, 1);
+      mjcf_read_numbers(c, n, "bias", a->biasprm, 3, 3);
+      mjcf_read_numbers(c, n, "area", &a->gainprm[0], 1, 1);
+      double diameter;
+      if (mjcf_read_numbers(c, n, "diameter", &diameter, 1, 1)) a->gainprm[0] = 3.14159265358979323846 / 4 * diameter * diameter;
+      a->dyntype = GRIT_DYN_FILTER, a->gaintype = GRIT_GAIN_FIXED, a->biastype = GRIT_BIAS_AFFINE;
       break;
     default: /* general */
       read_types(c, n, a);
