@@ -151,6 +151,44 @@ static void check_model(grit_model *m, const char *what) {
   grit_data_free(d);
 }
 
+/* What check_steps_and_derivatives calls after each step: the derivatives into A, B (either may be NULL)
+ * with `nparam` parameters into P, then `extra` (grit_linearize, patch queries; NULL for none), which
+ * returns nonzero on failure. */
+typedef struct {
+  double *A, *B, *P;
+  const grit_param *prm;
+  int nparam;
+  int (*extra)(grit_data *d, void *ctx);
+  void *ctx;
+} window_calls;
+
+/* 20 steps, each followed by its derivatives and `extra`, inside the counting window: asserts that every
+ * call succeeded and none allocated; returns the contacts summed over the 20 steps. */
+static int check_steps_and_derivatives(grit_data *d, const window_calls *c, const char *what) {
+  window_open();
+  int bad = 0, contacts = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, c->A, c->B, c->prm, c->nparam, c->P) != GRIT_OK;
+    if (c->extra) bad |= c->extra(d, c->ctx) != 0;
+    contacts += grit_data_ncontacts(d);
+  }
+  const long n = window_close();
+  cr_assert(!bad, "%s: a call failed: %s", what, grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%s: %ld allocation calls in the step and its derivatives", what, n);
+  return contacts;
+}
+
+/* grit_linearize at a fixed point, as an `extra`. */
+typedef struct {
+  const double *x, *u;
+  double *A, *B;
+} linearize_at;
+static int call_linearize(grit_data *d, void *ctx) {
+  const linearize_at *l = ctx;
+  return grit_linearize(d, l->x, l->u, l->A, l->B) != GRIT_OK;
+}
+
 /* A mid-size random forest: ~20 bodies of every joint kind (free, ball, slide, multi-hinge, welded). */
 Test(noalloc, smooth_step_of_a_mid_size_model) {
   if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
@@ -200,16 +238,8 @@ Test(noalloc, actuated_step_and_derivatives) {
   double x[10], u[AS_NU], *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * AS_NU), sizeof *B);
   as_state(x, x + 4, x + 8, u);
   cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
-  window_open();
-  int bad = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
-    bad |= grit_linearize(d, x, u, A, B) != GRIT_OK;
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert_eq(n, 0, "%ld allocation calls in the actuated step and derivatives", n);
+  linearize_at l = {x, u, A, B};
+  check_steps_and_derivatives(d, &(window_calls){.A = A, .B = B, .extra = call_linearize, .ctx = &l}, "actuated chain");
   free(A), free(B);
   grit_data_free(d);
   grit_model_free(m);
@@ -313,16 +343,8 @@ Test(noalloc, quasistatic_step_and_derivatives) {
   const grit_param prm[2] = {{GRIT_PARAM_FRICTION, -1}, {GRIT_PARAM_MASS, 1}};
   cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(grit_step_derivatives(d, A, B, prm, 2, P), GRIT_OK, "%s", grit_data_last_error(d));
-  window_open();
-  int bad = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, B, prm, 2, P) != GRIT_OK;
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert_eq(n, 0, "%ld allocation calls in the quasistatic step and derivatives", n);
-  cr_assert(grit_data_ncontacts(d) > 0);
+  const window_calls c = {.A = A, .B = B, .P = P, .prm = prm, .nparam = 2};
+  cr_assert(check_steps_and_derivatives(d, &c, "quasistatic gripper") > 0, "no contact");
   free(A), free(B);
   grit_data_free(d);
   grit_model_free(m);
@@ -352,15 +374,7 @@ Test(noalloc, fluid_step_and_derivatives) {
   tu_set_random_state(&rng, d, 1.0);
   cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  window_open();
-  int bad = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert_eq(n, 0, "%ld allocation calls in the fluid step and derivatives", n);
+  check_steps_and_derivatives(d, &(window_calls){.A = A, .B = B}, "fluid");
   free(A), free(B);
   grit_data_free(d);
   grit_model_free(m);
@@ -387,17 +401,8 @@ Test(noalloc, height_field_step_and_derivatives) {
   const int nx = 2 * grit_model_nv(m);
   double *A = calloc((size_t)(nx * nx), sizeof *A);
   for (int k = 0; k < 150; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
-  window_open();
-  int bad = 0, contacts = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, NULL, NULL, 0, NULL) != GRIT_OK;
-    contacts += grit_data_ncontacts(d);
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  const int contacts = check_steps_and_derivatives(d, &(window_calls){.A = A}, "height field");
   cr_assert(contacts > 0, "no contact with the field");
-  cr_assert_eq(n, 0, "%ld allocation calls in the height-field step and derivatives", n);
   cr_log_info("height field: 0 allocations in 20 steps and derivatives, %d contacts per step", contacts / 20);
   free(A);
   grit_data_free(d);
@@ -424,17 +429,8 @@ Test(noalloc, height_field_on_a_moving_body) {
   const int nx = 2 * grit_model_nv(m);
   double *A = calloc((size_t)(nx * nx), sizeof *A);
   for (int k = 0; k < 150; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
-  window_open();
-  int bad = 0, contacts = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, NULL, NULL, 0, NULL) != GRIT_OK;
-    contacts += grit_data_ncontacts(d);
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert(contacts > 0, "no contact with the moving field");
-  cr_assert_eq(n, 0, "%ld allocation calls with a moving height field", n);
+  cr_assert(check_steps_and_derivatives(d, &(window_calls){.A = A}, "moving height field") > 0,
+            "no contact with the moving field");
   free(A);
   grit_data_free(d);
   grit_model_free(m);
@@ -461,16 +457,9 @@ Test(noalloc, muscle_and_slider_crank_step_and_derivatives) {
   double x[6] = {0.6, 0.9, 0.2, -0.3, 0.3, 0.6}, u[3] = {0.7, 0.2, 0.05};
   double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * 3), sizeof *B);
   cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
-  window_open();
-  int bad = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
-    bad |= grit_linearize(d, x, u, A, B) != GRIT_OK;
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert_eq(n, 0, "%ld allocation calls in the muscle and slider-crank step and derivatives", n);
+  linearize_at l = {x, u, A, B};
+  check_steps_and_derivatives(d, &(window_calls){.A = A, .B = B, .extra = call_linearize, .ctx = &l},
+                              "muscles and slider-crank");
   free(A), free(B);
   grit_data_free(d);
   grit_model_free(m);
@@ -501,20 +490,21 @@ Test(noalloc, adhesion_and_pulley_step_and_derivatives) {
   cr_assert_eq(grit_data_set_ctrl(d, u, 2), GRIT_OK);
   for (int k = 0; k < 100; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  window_open();
-  int bad = 0, contacts = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
-    contacts += grit_data_ncontacts(d);
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert(contacts > 0, "no contact");
-  cr_assert_eq(n, 0, "%ld allocation calls in the adhesion step and derivatives", n);
+  cr_assert(check_steps_and_derivatives(d, &(window_calls){.A = A, .B = B}, "adhesion and pulley") > 0, "no contact");
   free(A), free(B);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* Adds the step's contacts with a patch of positive area to *(int *)ctx, as an `extra`. */
+static int count_patches(grit_data *d, void *ctx) {
+  int bad = 0;
+  for (int i = 0; i < grit_data_ncontacts(d); ++i) {
+    double area = 0;
+    bad |= grit_data_contact_patch(d, i, &area, NULL) != GRIT_OK;
+    *(int *)ctx += area > 0;
+  }
+  return bad;
 }
 
 /* Hydroelastic patches of every kind (docs/hydroelastic.md): a compliant sphere on a rigid cylinder, a
@@ -539,21 +529,9 @@ Test(noalloc, hydroelastic_step_and_derivatives) {
   const int nx = 2 * grit_model_nv(m);
   double *A = calloc((size_t)(nx * nx), sizeof *A);
   for (int k = 0; k < 50; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
-  window_open();
-  int bad = 0, patches = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, NULL, NULL, 0, NULL) != GRIT_OK;
-    for (int i = 0; i < grit_data_ncontacts(d); ++i) {
-      double area = 0;
-      bad |= grit_data_contact_patch(d, i, &area, NULL) != GRIT_OK;
-      patches += area > 0;
-    }
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  int patches = 0;
+  check_steps_and_derivatives(d, &(window_calls){.A = A, .extra = count_patches, .ctx = &patches}, "hydroelastic");
   cr_assert(patches > 20 * 4, "patches: %d in 20 steps", patches);
-  cr_assert_eq(n, 0, "%ld allocation calls in the hydroelastic step and derivatives", n);
   cr_log_info("hydroelastic: 0 allocations in 20 steps and derivatives, %d patches per step", patches / 20);
   free(A);
   grit_data_free(d);
@@ -581,15 +559,7 @@ Test(noalloc, site_actuator_step_and_derivatives) {
   cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
   cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  window_open();
-  int bad = 0;
-  for (int k = 0; k < 20; ++k) {
-    bad |= grit_step(d) != GRIT_OK;
-    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
-  }
-  const long n = window_close();
-  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
-  cr_assert_eq(n, 0, "%ld allocation calls in the site-actuator step and derivatives", n);
+  check_steps_and_derivatives(d, &(window_calls){.A = A, .B = B}, "site actuators");
   free(A), free(B);
   grit_data_free(d);
   grit_model_free(m);
