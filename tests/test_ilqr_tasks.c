@@ -403,7 +403,7 @@ Test(ilqr_tasks, cartpole_swings_up_with_an_honest_stop) {
  *     contact period 2 pi sqrt(1.1 kg / k) = 38 ms spans four steps, so a step's Jacobian describes what
  *     the next steps do; with the default 1e6 N/m (6.6 ms, under one step) the line searches failed on
  *     most iterations and where the plan stalled (12 to 95 mm short) moved with the Newton tolerance;
- *   - the hip's range lets the torso lean only ~0.12 m past its foot, so 0.3 m needs the foot moved;
+ *   - the hip's range lets the torso lean only 0.12-0.14 m past its foot, so 0.3 m needs the foot moved;
  *   - the cost shapes the motion along the way: a running weight on the torso's distance from its goal,
  *     and the swing foot's clearance (HOP_CLEARANCE above the ground at the middle knots, a one-sided
  *     cost), without which the plan slides the foot forward 0.5 mm above the ground instead of hopping. */
