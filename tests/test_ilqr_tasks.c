@@ -5,7 +5,7 @@
  *   - a two-finger gripper, started holding only its own weight with the fingers 1 cm off a box,
  *     lifts the box 5 cm by friction (gradient smoothing 0.05 m, annealed to the exact model);
  *   - a cart-pole swings up from hanging to upright under a force limit;
- *   - a planar hopper (a body on a springy leg) hops forward. */
+ *   - a planar hopper (a body on a leg with a compliant foot) hops forward. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,9 +19,10 @@ static const double PI = 3.14159265358979323846;
 
 /* ------------------------------------------------------------------------------------- helpers */
 
-/* A body on a slide (or hinge) joint with an actuator of force limit `umax`; returns the body. */
-static int add_slide(grit_builder *b, int parent, const double pos[3], const double axis[3], double mass,
-                     double umax, double damping, int hinge) {
+/* A body on a slide (or hinge) joint with an actuator of force limit `umax` and, if `range` is given, a
+ * position limit; returns the body. */
+static int add_limited(grit_builder *b, int parent, const double pos[3], const double axis[3], double mass,
+                       double umax, double damping, int hinge, const double *range) {
   grit_body_def bd = grit_default_body_def();
   bd.parent = parent;
   memcpy(bd.pos, pos, sizeof bd.pos);
@@ -34,6 +35,7 @@ static int add_slide(grit_builder *b, int parent, const double pos[3], const dou
   j.type = hinge ? GRIT_JOINT_HINGE : GRIT_JOINT_SLIDE;
   memcpy(j.axis, axis, sizeof j.axis);
   j.damping = damping;
+  if (range) j.limited = 1, j.range[0] = range[0], j.range[1] = range[1];
   cr_assert_eq(grit_builder_add_joint(b, body, &j, &joint), GRIT_OK, "%s", grit_builder_last_error(b));
   if (umax > 0) {
     grit_actuator_def act = grit_default_actuator_def();
@@ -43,6 +45,11 @@ static int add_slide(grit_builder *b, int parent, const double pos[3], const dou
     cr_assert_eq(grit_builder_add_actuator(b, &act, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
   }
   return body;
+}
+
+static int add_slide(grit_builder *b, int parent, const double pos[3], const double axis[3], double mass,
+                     double umax, double damping, int hinge) {
+  return add_limited(b, parent, pos, axis, mass, umax, damping, hinge, NULL);
 }
 
 static void add_geom(grit_builder *b, int body, grit_geom_type type, double s0, double s1, double s2,
@@ -137,6 +144,7 @@ typedef struct task {
   grit_ilqr *s;
   int N, nx, ndx, nu;
   double *x0, *goal, *Q, *Qf, *R, *uref, *lo, *hi;
+  grit_ilqr_cost_fn cost; /* optional general cost (NULL: none) */
 } task;
 
 static void task_alloc(task *t, grit_model *m, int N) {
@@ -189,6 +197,7 @@ static void task_solver(task *t, const grit_ilqr_options *o) {
   p.Qf = t->Qf;
   p.R = t->R;
   p.u_ref = t->uref;
+  p.cost = t->cost;
   p.u_min = t->lo;
   p.u_max = t->hi;
   grit_ilqr_options oo = *o;
@@ -385,14 +394,27 @@ Test(ilqr_tasks, cartpole_swings_up_with_an_honest_stop) {
 /* -------------------------------------------------------------------------------------- hopper */
 
 /* A planar hopper: a 1 kg torso on x and z slides (unactuated), a 0.1 kg thigh on a hip hinge about y
- * (+-5 N m) and a 0.1 kg foot (a 3 cm sphere, friction 1) on a leg slide along the thigh (+-40 N),
- * standing with the foot on the ground 0.25 m below the hip. dt 10 ms, 0.8 s. The goal: the torso
- * 0.3 m forward at rest at its starting height; the guess holds the body up (leg force = weight). The
- * foot can only move forward in the air, so the plan must hop. q = (x, z, hip, leg). */
-enum { HOP_N = 80, HOP_FOOT_BODY = 4 };
+ * (+-5 N m, the angle limited to +-0.5 rad) and a 0.1 kg foot (a 3 cm sphere, friction 1) on a leg slide
+ * along the thigh (+-40 N), standing with the foot on the ground 0.25 m below the hip. dt 10 ms, 0.8 s.
+ * The goal: the torso 0.3 m forward at rest at its starting height; the guess holds the body up (leg
+ * force = weight). q = (x, z, hip, leg). Posed so that the plan must hop and iLQR finds it whatever the
+ * round-off (docs/ilqr.md, "The hopper, re-posed"):
+ *   - the foot is a compliant pad (contact stiffness 3e4 N/m, 0.4 mm under the hopper's weight): its
+ *     contact period 2 pi sqrt(1.1 kg / k) = 38 ms spans four steps, so a step's Jacobian describes what
+ *     the next steps do; with the default 1e6 N/m (6.6 ms, under one step) the line searches failed on
+ *     most iterations and where the plan stalled (12 to 95 mm short) moved with the Newton tolerance;
+ *   - the hip's range lets the torso lean only 0.12-0.14 m past its foot, so 0.3 m needs the foot moved;
+ *   - the cost shapes the motion along the way: a running weight on the torso's distance from its goal,
+ *     and the swing foot's clearance (HOP_CLEARANCE above the ground at the middle knots, a one-sided
+ *     cost), without which the plan slides the foot forward 0.5 mm above the ground instead of hopping. */
+enum { HOP_N = 80, HOP_FOOT_BODY = 4, HOP_SWING_K = HOP_N / 2, HOP_SWING_HALF = 2 };
 #define HOP_LEG 0.25
 #define HOP_R 0.03
 #define HOP_DX 0.3
+#define HOP_HIP_RANGE 0.5
+#define HOP_PAD_STIFFNESS 3e4
+#define HOP_CLEARANCE 0.02
+#define HOP_CLEARANCE_WEIGHT 1e4
 
 static grit_model *hopper_build(void) {
   grit_builder *b = NULL;
@@ -403,13 +425,45 @@ static grit_model *hopper_build(void) {
   add_geom(b, 0, GRIT_GEOM_PLANE, 0, 0, 0, NULL, 1.0);
   const double zero[3] = {0, 0, 0}, ex[3] = {1, 0, 0}, ey[3] = {0, 1, 0}, ez[3] = {0, 0, 1};
   const double hip[3] = {0, 0, HOP_LEG + HOP_R}, down[3] = {0, 0, -HOP_LEG};
+  const double hip_range[2] = {-HOP_HIP_RANGE, HOP_HIP_RANGE};
   const int carriage = add_slide(b, 0, hip, ex, 0.01, 0, 0, 0);
   const int torso = add_slide(b, carriage, zero, ez, 1.0, 0, 0, 0);
-  const int thigh = add_slide(b, torso, zero, ey, 0.1, 5, 0.01, 1);
+  const int thigh = add_limited(b, torso, zero, ey, 0.1, 5, 0.01, 1, hip_range);
   const int foot = add_slide(b, thigh, down, ez, 0.1, 40, 1.0, 0);
   cr_assert_eq(foot, HOP_FOOT_BODY);
-  add_geom(b, foot, GRIT_GEOM_SPHERE, HOP_R, 0, 0, zero, 1.0);
+  grit_geom_def pad = grit_default_geom_def();
+  pad.shape.type = GRIT_GEOM_SPHERE;
+  pad.shape.size[0] = HOP_R;
+  pad.body = foot;
+  pad.friction = 1.0;
+  pad.stiffness = HOP_PAD_STIFFNESS;
+  cr_assert_eq(grit_builder_add_geom(b, &pad, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
   return compile(b);
+}
+
+/* The swing foot's clearance: at knots HOP_SWING_K +- HOP_SWING_HALF (50 ms), w/2 (h - HOP_CLEARANCE)^2
+ * when the foot's height above the ground, h = L + z + (leg - L) cos(hip), is below HOP_CLEARANCE (its
+ * Gauss-Newton Hessian); zero elsewhere. */
+static int hopper_clearance(void *ctx, int k, const double *x, const double *u, double *l, double *lx, double *lu,
+                            double *lxx, double *luu, double *lux) {
+  (void)ctx, (void)u;
+  enum { n = 8, nu = 2 };
+  *l = 0;
+  if (lx) memset(lx, 0, sizeof(double) * n);
+  if (lxx) memset(lxx, 0, sizeof(double) * n * n);
+  if (lu) memset(lu, 0, sizeof(double) * nu);
+  if (luu) memset(luu, 0, sizeof(double) * nu * nu);
+  if (lux) memset(lux, 0, sizeof(double) * nu * n);
+  const double c = cos(x[2]), s = sin(x[2]);
+  const double e = HOP_LEG + x[1] + (x[3] - HOP_LEG) * c - HOP_CLEARANCE;
+  if (abs(k - HOP_SWING_K) > HOP_SWING_HALF || e >= 0) return 0;
+  const double g[4] = {0, 1, -(x[3] - HOP_LEG) * s, c}, w = HOP_CLEARANCE_WEIGHT;
+  *l = 0.5 * w * e * e;
+  for (int i = 0; i < 4; ++i) {
+    if (lx) lx[i] = w * e * g[i];
+    for (int j = 0; lxx && j < 4; ++j) lxx[i * n + j] = w * g[i] * g[j];
+  }
+  return 0;
 }
 
 Test(ilqr_tasks, hopper_hops_forward_with_an_honest_stop) {
@@ -417,11 +471,13 @@ Test(ilqr_tasks, hopper_hops_forward_with_an_honest_stop) {
   task_alloc(&t, hopper_build(), HOP_N);
   const int n = t.ndx, nv = n / 2;
   t.goal[0] = HOP_DX;
+  t.Q[0] = 1;          /* the torso's distance from its goal along the way */
   t.Q[1 * n + 1] = 10; /* the torso's height along the way */
   t.Qf[0] = t.Qf[1 * n + 1] = 1000;
   for (int i = 0; i < nv; ++i) t.Qf[(nv + i) * n + nv + i] = 10; /* at rest at the end */
   t.R[0] = t.R[1 * t.nu + 1] = 1e-3;
   t.uref[1] = -(0.01 + 1.0 + 0.1) * 9.81; /* the leg holding the body up */
+  t.cost = hopper_clearance;
   grit_ilqr_options o = grit_ilqr_default_options();
   o.max_iterations = 200;
   o.tol_cost = 1e-5;
@@ -441,12 +497,14 @@ Test(ilqr_tasks, hopper_hops_forward_with_an_honest_stop) {
   }
   const double *q = grit_data_qpos(d);
   cr_log_info("hopper: %d iterations, %d rollouts, %d rejected line searches, stop %d (%s), cost %.4g -> %.4g, "
-              "gradient %.2g; torso x %.4f m, z %.4f m; %.2f s in the air",
+              "gradient %.2g; torso x %.4f m, z %.4f m; foot x %.4f m; %.2f s in the air",
               r.iterations, r.rollouts, r.rejected_line_searches, (int)r.stop, grit_ilqr_stop_string(r.stop),
-              r.initial_cost, r.cost, r.gradient, q[0], q[1], flight);
+              r.initial_cost, r.cost, r.gradient, q[0], q[1], pos[0], flight);
   assert_honest(&r, "hopper");
   cr_assert_lt(fabs(q[0] - HOP_DX), 0.02, "the torso ends %.1f mm from its goal", 1e3 * (q[0] - HOP_DX));
   cr_assert_gt(flight, 0.02, "the foot was in the air %.2f s: not a hop", flight);
+  cr_assert_gt(pos[0], 0.1, "the foot ends %.0f mm ahead of its start: the torso leaned, it did not hop forward",
+               1e3 * pos[0]);
   grit_data_free(d);
   task_free(&t);
 }

@@ -38,7 +38,8 @@ typedef struct grit_constraint {
   double vc[3], gamma[3], G[9], dvc[3];
   double cost;
   /* Newton's bookkeeping (solver.c): the tangential velocity at the previous iterate, and whether this
-   * iteration's Hessian takes Lagged friction's isotropic form for this contact */
+   * iteration's Hessian takes Lagged friction's isotropic form for this contact (solver.c: 0 exact, 1 isotropic
+   * at its slip, 2 the model of stiction of the first iteration) */
   double vt_prev[2];
   int isotropic;
 } grit_constraint;

@@ -26,6 +26,9 @@ typedef struct grit_solver_options {
   int dense_max_nv;    /* the dense LAPACK path is used up to this nv */
   int sparse_path;     /* above it: 1 block-sparse Cholesky (default), 2 CHOLMOD */
   int timing;          /* nonzero: fill the stats' phase times (clock calls around each phase) */
+  int stick_start;     /* nonzero (default): the first Newton step models the Lagged contacts predicted to
+                          stick as stuck (solver.c, ISO_STICK); needs A to be the inertia the Delassus
+                          estimate reads (not in quasistatic mode) */
 } grit_solver_options;
 
 /* What one solve did. */

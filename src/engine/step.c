@@ -186,6 +186,7 @@ grit_status grit_step(grit_data *d) {
   opt.dense_max_nv = d->settings.dense_max_nv;
   opt.sparse_path = d->settings.sparse_factor == GRIT_FACTOR_CHOLMOD ? 2 : 1;
   opt.timing = tm;
+  opt.stick_start = integ != GRIT_INTEGRATOR_QUASISTATIC; /* the Delassus estimate reads A as inertia */
   grit_solver_stats ss;
   memcpy(d->vnext, d->qvel, sizeof(double) * (size_t)m->nv);
   s = grit_solver_solve(d->solver, m, &opt, h, d->A, d->Achol, d->vstar, nc, d->vnext, &ss, d->message);
