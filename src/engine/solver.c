@@ -161,7 +161,9 @@ static void constraint_apply_rows(const grit_model *m, const grit_constraint *c,
 /* A Lagged contact without friction (gamma_n0 = 0: it was not pressed at the start of the step, as most
  * of a clutter's candidates) depends on its normal velocity only: its tangential rows can be left out of
  * J x (set to 0) during the solve. */
-static int normal_only(const grit_constraint *c) { return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0; }
+static int normal_only(const grit_constraint *c) {
+  return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0; /* (gradient smoothing's grip is in gn0) */
+}
 
 /* y = J x + (with_bias ? b : 0) for constraint c (for a normal-only contact its normal row, 0 else). */
 static void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
@@ -332,7 +334,7 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat) */
-      double vhat = c->p.smooth > 0.0 ? (c->p.smooth - c->p.phi0) * (1.0 / dt) : -c->p.phi0 * (1.0 / dt);
+      double vhat = -c->p.phi0 * (1.0 / dt);
       if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
       if (!(c->vc[2] < vhat) && !(vc[2] < vhat)) continue;
     }
