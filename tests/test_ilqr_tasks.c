@@ -309,7 +309,7 @@ Test(ilqr_tasks, gripper_from_its_own_weight_lifts_the_box_under_smoothing) {
 /* Issue 28's case: the gripper holding only its own weight, fingers open, smoothing 0.05 m annealed to
  * the exact model. NOT reached (docs/ilqr.md, "Planning across separation"): the plan that lifts under
  * smoothing holds the box by the film's grip at a distance, which annealing removes (below delta of
- * about 2.8 cm it cannot hold the box even at contact), and the solves that must then find a squeeze
+ * about 2.7 cm it cannot hold the box even at contact), and the solves that must then find a squeeze
  * stall at contact kinks. What is asserted is the honest stop: never "converged" short of the goal. */
 Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_when_annealed) {
   grit_ilqr_result r;
