@@ -161,9 +161,7 @@ static void constraint_apply_rows(const grit_model *m, const grit_constraint *c,
 /* A Lagged contact without friction (gamma_n0 = 0: it was not pressed at the start of the step, as most
  * of a clutter's candidates) depends on its normal velocity only: its tangential rows can be left out of
  * J x (set to 0) during the solve. */
-static int normal_only(const grit_constraint *c) {
-  return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0; /* (gradient smoothing's grip is in gn0) */
-}
+static int normal_only(const grit_constraint *c) { return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0; }
 
 /* y = J x + (with_bias ? b : 0) for constraint c (for a normal-only contact its normal row, 0 else). */
 static void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
