@@ -5,6 +5,7 @@
  * the model's region boundaries, and the closed forms of seed 000 hold. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "contact_model.h"
 
@@ -25,6 +26,7 @@ static const double DT = 1e-3;
 
 static grit_contact_params random_params(unsigned long long *s, int sap) {
   grit_contact_params p;
+  memset(&p, 0, sizeof p); /* the exact model: no gradient smoothing (smooth, soft, visc, grip 0) */
   p.phi0 = uniform(s, -2e-3, 1e-3);
   p.k = pow(10.0, uniform(s, 3.0, 7.0));
   p.d = uniform(s, 0.0, 50.0);
@@ -40,6 +42,7 @@ static grit_contact_params random_params(unsigned long long *s, int sap) {
 
 static grit_contact_params_dual to_dual(const grit_contact_params *p) {
   grit_contact_params_dual q;
+  memset(&q, 0, sizeof q);
   q.phi0 = grit_dual_const(p->phi0);
   q.k = grit_dual_const(p->k);
   q.d = grit_dual_const(p->d);

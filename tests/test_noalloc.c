@@ -564,3 +564,42 @@ Test(noalloc, site_actuator_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Gradient smoothing (docs/contact.md): a finger on two slides 1 cm beside a free box resting on the
+ * ground, within the film's window, the box on the soft support; the step and its derivatives. */
+Test(noalloc, gradient_smoothing_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  static const char xml[] =
+      "<mujoco><option timestep='0.01'/><worldbody><geom type='plane' size='1 1 0.1'/>"
+      "<body pos='-0.07 0 0.04'><joint name='fx' type='slide' axis='1 0 0'/>"
+      "<joint name='fz' type='slide' axis='0 0 1'/><geom type='sphere' size='0.02' mass='0.1'/></body>"
+      "<body pos='0 0 0.04'><freejoint/><geom type='box' size='0.04 0.04 0.04' mass='0.2'/></body>"
+      "</worldbody><actuator><motor joint='fx'/><motor joint='fz'/></actuator></mujoco>";
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_buffer(xml, strlen(xml), "smoothing", &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d = tu_data(m);
+  grit_step_settings s = grit_default_step_settings();
+  s.gradient_smoothing = 0.05;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double u[2] = {0.5, 0.1 * 9.81 + 0.5}; /* towards the box and up */
+  grit_data_set_ctrl(d, u, 2);
+  const int nx = 2 * grit_model_nv(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A), *B = calloc((size_t)(nx * 2), sizeof *B);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  window_open();
+  int bad = 0;
+  for (int k = 0; k < 20; ++k) {
+    bad |= grit_step(d) != GRIT_OK;
+    bad |= grit_step_derivatives(d, A, B, NULL, 0, NULL) != GRIT_OK;
+  }
+  const long n = window_close();
+  cr_assert(!bad, "a call failed: %s", grit_data_last_error(d));
+  cr_assert_eq(n, 0, "%ld allocation calls in the smoothed step and derivatives", n);
+  cr_assert(grit_data_ncontacts(d) > 0);
+  free(A), free(B);
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_smoothing.c — gradient smoothing (grit_step_settings.gradient_smoothing, docs/contact.md): a
- * finger on an x slide 2 cm behind a box on an x slide (out of contact). Without smoothing the box's
- * next velocity does not depend on the finger's force (exactly 0); with delta = 5 cm the step
- * simulates the smoothed model, the pair is a contact candidate at rest, and grit_linearize's Jacobians
- * are the exact derivatives of that step: they match its central finite differences (Lagged and
- * Similar). Bad settings are refused. */
+/* test_smoothing.c — gradient smoothing (grit_step_settings.gradient_smoothing, docs/contact.md):
+ *  - a finger on an x slide 2 cm behind a box on an x slide (out of contact): without smoothing the
+ *    box's next velocity does not depend on the finger's force (exactly 0); with delta = 5 cm the film's
+ *    viscosity couples them, the pair is a contact candidate, and grit_linearize's Jacobians are the
+ *    exact derivatives of the smoothed step: they match its central finite differences;
+ *  - a finger (x, z slides) 1 cm beside a box (x, z slides) resting on the ground: the film's grip drags
+ *    the box up without a normal force, the box rests on the support's soft law, an unloaded finger is
+ *    not pushed away; the Jacobians match the central finite differences there too;
+ * for Lagged and Similar. Bad settings are refused. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -88,7 +91,7 @@ static void check_against_fd(grit_contact_model model, const char *name) {
   cr_assert_geq(stats.ncontacts, 1, "%s: the pair 2 cm apart must be a candidate", name);
   /* central differences of the smoothed step: O(h^2) truncation (the law is C1 with a piecewise-smooth
    * second derivative: the state stays inside one piece for h = 1e-6) */
-  const double h = 1e-6;
+  const double h = 1e-7;
   double err = 0, scale = 0, xp[4], xm[4], fp[4], fm[4];
   for (int j = 0; j < 5; ++j) {
     memcpy(xp, x, sizeof xp);
@@ -123,6 +126,124 @@ static void check_against_fd(grit_contact_model model, const char *name) {
 
 Test(smoothing, lagged_derivatives_are_those_of_the_smoothed_step) { check_against_fd(GRIT_CONTACT_LAGGED, "lagged"); }
 Test(smoothing, similar_derivatives_are_those_of_the_smoothed_step) { check_against_fd(GRIT_CONTACT_SIMILAR, "similar"); }
+
+/* ----------------------------------------------------- friction at a distance and a soft support */
+
+static int slide(grit_builder *b, int parent, const double pos[3], int axis, double mass, int actuated) {
+  grit_body_def body = grit_default_body_def();
+  body.parent = parent;
+  memcpy(body.pos, pos, sizeof body.pos);
+  body.mass = mass;
+  memset(body.inertia, 0, sizeof body.inertia);
+  body.inertia[0] = body.inertia[4] = body.inertia[8] = 1e-4;
+  int id = 0, j = 0;
+  cr_assert_eq(grit_builder_add_body(b, &body, &id), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_joint_def jd = grit_default_joint_def();
+  jd.type = GRIT_JOINT_SLIDE;
+  jd.axis[0] = jd.axis[1] = jd.axis[2] = 0;
+  jd.axis[axis] = 1;
+  jd.damping = 0.1;
+  cr_assert_eq(grit_builder_add_joint(b, id, &jd, &j), GRIT_OK, "%s", grit_builder_last_error(b));
+  if (actuated) {
+    grit_actuator_def act = grit_default_actuator_def();
+    act.joint = j;
+    cr_assert_eq(grit_builder_add_actuator(b, &act, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  return id;
+}
+
+static void geom(grit_builder *b, int body, grit_geom_type type, double size, double mu) {
+  grit_geom_def g = grit_default_geom_def();
+  g.shape.type = type;
+  g.shape.size[0] = g.shape.size[1] = g.shape.size[2] = size;
+  g.body = body;
+  g.friction = mu;
+  cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+}
+
+/* q = (finger x, finger z, box x, box z): a 2 cm sphere (0.1 kg; x, z slides, force-controlled) whose
+ * surface is 1 cm from a 4 cm box (0.2 kg; x, z slides) resting on the ground plane; dt 10 ms. */
+static grit_model *finger_beside_box(void) {
+  grit_builder *b = NULL;
+  cr_assert_eq(grit_builder_create(&b), GRIT_OK);
+  grit_options opt = grit_default_options();
+  opt.timestep = 0.01;
+  grit_builder_set_options(b, &opt);
+  geom(b, 0, GRIT_GEOM_PLANE, 0, 0.5);
+  const double fpos[3] = {-0.04 - 0.01 - 0.02, 0, 0.04}, bpos[3] = {0, 0, 0.04}, zero[3] = {0, 0, 0};
+  const int fx = slide(b, 0, fpos, 0, 0.05, 1), fz = slide(b, fx, zero, 2, 0.05, 1);
+  geom(b, fz, GRIT_GEOM_SPHERE, 0.02, 0.8);
+  const int bx = slide(b, 0, bpos, 0, 0.1, 0), bz = slide(b, bx, zero, 2, 0.1, 0);
+  geom(b, bz, GRIT_GEOM_BOX, 0.04, 0.8);
+  grit_model *m = NULL;
+  cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_builder_free(b);
+  return m;
+}
+
+/* max |A, B - central differences| of grit_linearize at (x, u) (n = nq = nv, nu), and the largest entry */
+static void fd_error(grit_data *d, int n, int nu, const double *x, const double *u, double *err, double *scale) {
+  double A[64], B[16], xp[8], xm[8], up[2], um[2], fp[8], fm[8];
+  cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
+  /* h = 1e-7: the soft support's second derivative is large near zero penetration (h = 1e-6 leaves a
+   * truncation error of 5.9e-5 against entries of 24; at 1e-7 the error is 5.9e-7, as h^2) */
+  const double h = 1e-7;
+  *err = *scale = 0;
+  for (int j = 0; j < 2 * n + nu; ++j) {
+    memcpy(xp, x, sizeof(double) * 2 * n), memcpy(xm, x, sizeof(double) * 2 * n);
+    memcpy(up, u, sizeof(double) * nu), memcpy(um, u, sizeof(double) * nu);
+    if (j < 2 * n) xp[j] += h, xm[j] -= h;
+    else up[j - 2 * n] += h, um[j - 2 * n] -= h;
+    cr_assert_eq(grit_linearize(d, xp, up, NULL, NULL), GRIT_OK);
+    memcpy(fp, grit_data_qpos(d), sizeof(double) * n), memcpy(fp + n, grit_data_qvel(d), sizeof(double) * n);
+    cr_assert_eq(grit_linearize(d, xm, um, NULL, NULL), GRIT_OK);
+    memcpy(fm, grit_data_qpos(d), sizeof(double) * n), memcpy(fm + n, grit_data_qvel(d), sizeof(double) * n);
+    for (int i = 0; i < 2 * n; ++i) {
+      const double fd = (fp[i] - fm[i]) / (2 * h), an = j < 2 * n ? A[i * 2 * n + j] : B[i * nu + j - 2 * n];
+      *err = fmax(*err, fabs(fd - an));
+      *scale = fmax(*scale, fabs(an));
+    }
+  }
+}
+
+static void check_grip(grit_contact_model model, const char *name) {
+  grit_model *m = finger_beside_box();
+  grit_data *d = data_with(m, model, 0.05);
+  /* the finger rising at 0.1 m/s beside the box, which rests 0.2 mm into the ground (the soft law) */
+  const double x[8] = {0, 0, 0, -2e-4, 0, 0.1, 0, 0}, u[2] = {0, 0.05 * 9.81 + 0.5};
+  double A[64], B[16];
+  cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
+  /* the box's next vertical velocity responds to the finger's lift: friction at a distance */
+  cr_assert_gt(B[7 * 2 + 1], 1e-3, "%s: dv_box,z/du_lift = %g", name, B[7 * 2 + 1]);
+  double err, scale;
+  fd_error(d, 4, 2, x, u, &err, &scale);
+  cr_log_info("%s (grip at a distance, soft support): dv_box,z/du_z = %.6g, max |A,B - FD| = %.3g (max entry %.3g)",
+              name, B[7 * 2 + 1], err, scale);
+  /* central differences of a C1 step with piecewise-smooth second derivatives: O(h^2) truncation plus
+   * the solver's 1e-12 relative tolerance over h */
+  cr_assert_lt(err, 1e-6 * scale, "%s: derivatives off the finite differences by %g", name, err);
+
+  /* at rest with no command the unloaded finger stays (no force at a distance pushes it) and the box
+   * sinks only within the soft law's band */
+  const double x0[8] = {0}, u0[2] = {0, 0.05 * 9.81};
+  grit_data_reset(d);
+  cr_assert_eq(grit_data_set_qpos(d, x0, 4), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d, x0 + 4, 4), GRIT_OK);
+  for (int k = 0; k < 50; ++k) {
+    cr_assert_eq(grit_data_set_ctrl(d, u0, 2), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  const double *q = grit_data_qpos(d);
+  cr_log_info("%s: after 0.5 s at rest the finger moved %.3g mm, the box sank %.3g mm", name, 1e3 * fabs(q[0]),
+              -1e3 * q[3]);
+  cr_assert_lt(fabs(q[0]), 1e-4, "%s: the finger moved %g m", name, q[0]);
+  cr_assert(q[3] < 0 && q[3] > -0.05, "%s: the box's height %g", name, q[3]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(smoothing, lagged_grip_at_a_distance_derivatives) { check_grip(GRIT_CONTACT_LAGGED, "lagged"); }
+Test(smoothing, similar_grip_at_a_distance_derivatives) { check_grip(GRIT_CONTACT_SIMILAR, "similar"); }
 
 Test(smoothing, bad_settings_are_refused) {
   grit_model *m = finger_and_box(0.02);

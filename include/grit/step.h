@@ -58,12 +58,15 @@ typedef struct grit_step_settings {
   grit_integrator integrator;       /* default GRIT_INTEGRATOR_EULER */
   double quasistatic_inertia;       /* QUASISTATIC: the fraction eps >= 0 of the mass matrix kept, which
                                        makes the force balance strictly convex; default 1e-6 */
-  double gradient_smoothing;        /* m, >= 0; default 0: the exact contact model. With delta > 0 the
-                                       normal law of Lagged and Similar is the smoothed one of
-                                       docs/contact.md ("Gradient smoothing"): a force at a distance
-                                       below delta, so that a finger near a box feels it; the step
-                                       simulates that model and the derivatives are its exact ones.
-                                       Pairs within delta are contact candidates. Not for SAP. */
+  double gradient_smoothing;        /* m, >= 0; default 0: the exact contact model. With delta > 0
+                                       Lagged and Similar pairs take the smoothed model of
+                                       docs/contact.md ("Gradient smoothing"): between moving bodies
+                                       within delta a film (a normal viscosity and a grip without a
+                                       normal force, scaled by the pair's effective mass), against
+                                       static bodies a soft normal law; so that a finger near a box
+                                       feels it. The step simulates that model and the derivatives
+                                       are its exact ones. Pairs within delta are contact candidates.
+                                       Not for SAP. */
 } grit_step_settings;
 
 /* What the last step did. */

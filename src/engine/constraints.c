@@ -113,9 +113,11 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     grit_pair_params(&gp, q->geom[0], q->geom[1], p);
     if (q->k_patch > 0) p->k = q->k_patch; /* a hydroelastic patch's own stiffness g A (hydro.h) */
     p->phi0 = q->pt.phi - grit_pair_inflation(m, q->geom[0], q->geom[1]); /* margin - gap (contact_margin.h) */
-    /* gradient smoothing acts between moving bodies only: against a static support (the ground) the
-     * smoothed law's force at zero gap would float a resting object about delta above it */
-    p->smooth = grit_body_tree(m, q->body[0]) < 0 || grit_body_tree(m, q->body[1]) < 0 ? 0.0 : smoothing;
+    /* gradient smoothing's film acts between moving bodies only: against a static support (the ground)
+     * its grip would hold a resting object and its viscosity damp every object on its support */
+    const int with_static = grit_body_tree(m, q->body[0]) < 0 || grit_body_tree(m, q->body[1]) < 0;
+    p->smooth = with_static ? 0.0 : smoothing;
+    p->soft = with_static ? smoothing : 0.0; /* a support's soft normal law: no force at a gap */
     if (x->kind == GRIT_CONSTRAINT_LAGGED) {
       double vn0 = 0.0; /* normal velocity at the previous state: row 3 of J times v0 */
       for (int kk = 0; kk < x->ntree; ++kk) {
@@ -131,11 +133,13 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
                                const double *Achol, double dt, const grit_step_settings *settings, double *tmp) {
   for (int i = 0; i < nc; ++i) {
     const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
-    /* Only SAP, joint limits and Lagged with eq. 26's regularization read w (grit_params_finalize); the
-     * forward substitutions are skipped for the others (a tenth of the clutter's step) and w is 0. */
+    /* Only SAP, joint limits, Lagged with eq. 26's regularization and gradient smoothing's pairs read w
+     * (grit_params_finalize); the forward substitutions are skipped for the others (a tenth of the
+     * clutter's step) and w is 0. */
     const int uses_w = c[i].kind == GRIT_CONSTRAINT_SAP || (c[i].kind >= GRIT_CONSTRAINT_LIMIT &&
                                                              c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
-                       (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged);
+                       (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
+                       (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0));
     c[i].w = uses_w ? grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp) : 0.0;
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }

@@ -16,6 +16,9 @@ typedef struct GS_NAME(grit_contact_params) {
   GS phi[3]; /* equality constraints: the position error of each row (phi0 is unused) */
   GS width;  /* limits: the violation band corrected within one step (solimplimit's width) */
   GS smooth; /* Lagged, Similar: gradient smoothing distance delta, m (0: the exact model) */
+  GS visc;   /* gradient smoothing: the film's normal viscosity, kg (grit_params_finalize) */
+  GS grip;   /* gradient smoothing: the film's grip, N s (grit_params_finalize) */
+  GS soft;   /* gradient smoothing, a pair with a static body: delta of its soft normal law (else 0) */
 } GS_NAME(grit_contact_params);
 
 /* Each returns the cost l(v_c) and writes gamma = -dl/dv_c and G = d2l/dv_c2 (row-major 3x3) for the
@@ -34,6 +37,10 @@ GS GS_NAME(grit_contact_lagged_frictionless)(const GS_NAME(grit_contact_params) 
 
 /* The Lagged model's gamma_n0 = dt k (-phi0)+ (1 - d v_n0)+ from the previous state. */
 GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0);
+
+/* Gradient smoothing's parameters of a Lagged or Similar pair from its Delassus estimate w: the film's
+ * visc and grip (p->smooth > 0), a support's soft stiffness (p->soft > 0). docs/contact.md. */
+void GS_NAME(grit_contact_smoothing_params)(GS_NAME(grit_contact_params) * p, GS w, double dt);
 
 /* A one-sided 1-D constraint in SAP's form (joint limits): R = p->Rn, v_hat = p->vhat. */
 GS GS_NAME(grit_limit_cost)(const GS_NAME(grit_contact_params) * p, const GS vc[1], GS gamma[1], GS G[1]);

@@ -15,13 +15,14 @@ static inline GS GS_NAME(hc_vhat)(const GS_NAME(grit_contact_params) * p, double
   return v;
 }
 
-/* ------------------------------------------------------------------------- gradient smoothing */
+/* ------------------------------------------------- gradient smoothing: a support's soft normal law */
 
-/* With the smoothing distance delta = p->smooth > 0 the penetration at the end of the step,
- * x = -phi0 - dt v, enters the normal law through
+/* Under gradient smoothing a pair with a static body (a support) takes the normal law with
  *     s(x) = x (x >= delta),   (x + delta)^2 / (4 delta) (|x| < delta),   0 (x <= -delta)
- * in place of x+ (docs/contact.md, "Gradient smoothing"): C1, convex, increasing, exact beyond delta of
- * penetration, and a force at a distance up to delta. s(x) and ds/dx. */
+ * of the penetration shifted by delta, s(x - delta), in place of x+ (docs/contact.md, "Gradient
+ * smoothing"): C1, convex, increasing, no force at a gap, softer within 2 delta of penetration, so that
+ * a resting object's height responds to a load below its weight. The functions below take the shifted
+ * phi0 + delta as p->phi0 and delta as p->smooth. s(x) and ds/dx. */
 static inline GS GS_NAME(smooth_pen)(GS x, GS delta, GS *ds) {
   if (GS_V(x) >= GS_V(delta)) {
     *ds = GS_C(1.0);
@@ -82,12 +83,15 @@ static inline void GS_NAME(hc_normal_smooth)(const GS_NAME(grit_contact_params) 
 }
 
 /* Normal impulse n(v) = dt k (-phi0 - dt v)(1 - d v) for v < v_hat, else 0 (eqs. 7, 22), its
- * antiderivative N(v) = N+(min(v, v_hat)) and the derivative n'(v). With gradient smoothing, the
- * smoothed law above. */
+ * antiderivative N(v) = N+(min(v, v_hat)) and the derivative n'(v); for a support under gradient
+ * smoothing (p->soft > 0) the soft law above. */
 static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
                                       GS *dn) {
-  if (GS_V(p->smooth) > 0.0) {
-    GS_NAME(hc_normal_smooth)(p, dt, v, N, n, dn);
+  if (GS_V(p->soft) > 0.0) { /* a support under gradient smoothing: the soft law above */
+    GS_NAME(grit_contact_params) q = *p;
+    q.phi0 = GS_ADD(p->phi0, p->soft);
+    q.smooth = p->soft;
+    GS_NAME(hc_normal_smooth)(&q, dt, v, N, n, dn);
     return;
   }
   GS vhat = GS_NAME(hc_vhat)(p, dt);
@@ -111,8 +115,8 @@ static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, do
 
 /* The lagged normal impulse gamma_n0 = dt f_n(phi0, v_n0) = dt k (-phi0)+ (1 - d v_n0)+ (Lagged). */
 GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0) {
-  GS ds, a = GS_V(p->smooth) > 0.0 ? GS_NAME(smooth_pen)(GS_NEG(p->phi0), p->smooth, &ds)
-                                   : GS_FMAX(GS_NEG(p->phi0), GS_C(0.0));
+  GS ds, a = GS_V(p->soft) > 0.0 ? GS_NAME(smooth_pen)(GS_SUB(GS_NEG(p->phi0), p->soft), p->soft, &ds)
+                                 : GS_FMAX(GS_NEG(p->phi0), GS_C(0.0));
   GS b = GS_FMAX(GS_SUB(GS_C(1.0), GS_MUL(p->d, vn0)), GS_C(0.0));
   return GS_MUL(GS_SCALE(p->k, dt), GS_MUL(a, b));
 }
@@ -138,6 +142,62 @@ static inline void GS_NAME(zero9)(GS G[9]) {
   for (int i = 0; i < 9; ++i) G[i] = GS_C(0.0);
 }
 
+/* ------------------------------------------------------------------------- gradient smoothing */
+
+/* Gradient smoothing's parameters of a Lagged or Similar pair (docs/contact.md, "Gradient smoothing"),
+ * from its Delassus estimate w (the pair's effective mass m_eff = 1 / w):
+ *  - between moving bodies (p->smooth = delta > 0), the film: the normal viscosity
+ *    visc = m_eff (1 - (phi0 / delta)^2)^2 within |phi0| < delta (C1, 1 at contact), and the grip
+ *    grip = m_eff sigma(-phi0) / dt, sigma(x) = s(x) - s(x - 2 delta) (0 at a gap of delta, C1,
+ *    increasing, delta / 4 at contact, 2 delta from 3 delta of penetration): the impulse that moves
+ *    m_eff by sigma in one step, a force scale of the pair's inertia, not of its stiffness;
+ *  - against a static body (p->soft = delta > 0), the soft normal law's stiffness
+ *    k_s = min(k, 4 pi^2 m_eff / dt^2), the stiffest spring the step resolves (a period of one step:
+ *    SAP's near-rigid bound), with gamma_n0 (already computed with k) scaled alike. */
+void GS_NAME(grit_contact_smoothing_params)(GS_NAME(grit_contact_params) * p, GS w, double dt) {
+  p->visc = p->grip = GS_C(0.0);
+  if (!(GS_V(w) > 0.0)) return;
+  if (GS_V(p->soft) > 0.0) { /* k_s = 4 pi^2 m_eff / dt^2 (SAP's near-rigid bound), if softer than k */
+    GS ks = GS_DIV(GS_C(4.0 * 3.14159265358979323846 * 3.14159265358979323846 / (dt * dt)), w);
+    if (GS_V(ks) < GS_V(p->k)) {
+      p->gn0 = GS_DIV(GS_MUL(p->gn0, ks), p->k); /* gamma_n0 is proportional to k */
+      p->k = ks;
+    }
+  }
+  if (!(GS_V(p->smooth) > 0.0)) return;
+  GS ds, x = GS_NEG(p->phi0), x2 = GS_SUB(x, GS_SCALE(p->smooth, 2.0));
+  GS sig = GS_SUB(GS_NAME(smooth_pen)(x, p->smooth, &ds), GS_NAME(smooth_pen)(x2, p->smooth, &ds)); /* sigma(x) */
+  p->grip = GS_DIV(GS_SCALE(sig, 1.0 / dt), w);
+  const GS u = GS_DIV(p->phi0, p->smooth);
+  if (GS_V(u) > -1.0 && GS_V(u) < 1.0) {
+    const GS a = GS_SUB(GS_C(1.0), GS_MUL(u, u));
+    p->visc = GS_DIV(GS_MUL(a, a), w);
+  }
+}
+
+/* The film of gradient smoothing, added to a Lagged or Similar pair's potential when p->grip > 0 (set
+ * by grit_contact_smoothing_params):  l_f = visc v_n^2 / 2 + mu grip ||v_t||_s,  a viscous coupling of
+ * the normal velocities and a friction that needs no normal force. Convex: both terms are. Lagged's
+ * grip is folded into its gamma_n0 (so that Newton's isotropic friction Hessian covers it, solver.c):
+ * with_grip 0 adds the viscosity only. */
+static inline GS GS_NAME(film_add)(const GS_NAME(grit_contact_params) * p, const GS vc[3], int with_grip, GS gamma[3],
+                                   GS G[9]) {
+  GS l = GS_SCALE(GS_MUL(p->visc, GS_MUL(vc[2], vc[2])), 0.5);
+  gamma[2] = GS_SUB(gamma[2], GS_MUL(p->visc, vc[2]));
+  G[8] = GS_ADD(G[8], p->visc);
+  if (!with_grip) return l;
+  GS ts[2], H[4];
+  GS sn = GS_NAME(soft_norm)(vc, p->eps, ts, H);
+  GS mg = GS_MUL(p->mu, p->grip);
+  gamma[0] = GS_SUB(gamma[0], GS_MUL(mg, ts[0]));
+  gamma[1] = GS_SUB(gamma[1], GS_MUL(mg, ts[1]));
+  G[0] = GS_FMA(mg, H[0], G[0]);
+  G[1] = GS_FMA(mg, H[1], G[1]);
+  G[3] = GS_FMA(mg, H[2], G[3]);
+  G[4] = GS_FMA(mg, H[3], G[4]);
+  return GS_FMA(mg, sn, l);
+}
+
 /* ----------------------------------------------------------------------------------- Lagged */
 
 /* l = -N(v_n) + mu gamma_n0 ||v_t||_s, with eps = p->eps (the stiction tolerance, possibly
@@ -157,7 +217,9 @@ GS GS_NAME(grit_contact_lagged)(const GS_NAME(grit_contact_params) * p, double d
   G[3] = GS_MUL(mg, H[2]);
   G[4] = GS_MUL(mg, H[3]);
   G[8] = GS_NEG(dn);
-  return GS_FMA(mg, sn, GS_NEG(N));
+  GS l = GS_FMA(mg, sn, GS_NEG(N));
+  if (GS_V(p->grip) > 0.0) l = GS_ADD(l, GS_NAME(film_add)(p, vc, 0, gamma, G));
+  return l;
 }
 
 GS GS_NAME(grit_contact_lagged_frictionless)(const GS_NAME(grit_contact_params) * p, double dt, GS vn, GS *gamma_n,
@@ -187,6 +249,7 @@ GS GS_NAME(grit_contact_similar)(const GS_NAME(grit_contact_params) * p, double 
   G[1] = GS_FMA(mn, H[1], G[1]);
   G[3] = GS_FMA(mn, H[2], G[3]);
   G[4] = GS_FMA(mn, H[3], G[4]);
+  if (GS_V(p->grip) > 0.0) return GS_ADD(GS_NEG(N), GS_NAME(film_add)(p, vc, 1, gamma, G));
   return GS_NEG(N);
 }
 

@@ -176,13 +176,17 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
 }
 
 /* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
- * joint limits with a nonzero impulse, and Lagged contacts with the regularization on. Lagged and
- * Similar contacts without such limits do not, and the residual then needs neither A's dual factor nor
- * the estimates (an inert limit, zero impulse, is skipped by the residual). */
+ * joint limits with a nonzero impulse, Lagged contacts with the regularization on, and gradient
+ * smoothing's pairs. Lagged and Similar contacts without such limits do not, and the residual then needs
+ * neither A's dual factor nor the estimates (an inert limit, zero impulse, is skipped by the residual). */
 int grit_deriv_uses_delassus(const grit_data *d) {
   if (d->settings.contact_model == GRIT_CONTACT_SAP) return 1;
   if (d->settings.contact_model == GRIT_CONTACT_LAGGED && d->settings.regularize_lagged) return 1;
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int i = 0; i < d->ncontacts; ++i) /* gradient smoothing: m_eff = 1 / w (docs/contact.md) */
+    if (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0) &&
+        !grit_deriv_constraint_inert(&c[i]))
+      return 1;
   for (int i = d->ncontacts; i < d->stats.nconstraints; ++i)
     if (c[i].kind >= GRIT_CONSTRAINT_LIMIT && c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING && !grit_deriv_constraint_inert(&c[i]))
       return 1;
@@ -301,6 +305,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       if (cand->k_patch > 0) p.k = k_patch; /* hydro */
       p.phi0 = grit_dual_addc(geo.phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
+      p.soft = grit_dual_const(k->p.soft);
       if (k->kind == GRIT_CONSTRAINT_LAGGED) {
         grit_dual vc0[3];
         for (int q = 0; q < 3; ++q) vc0[q] = grit_dual_const(0.0);
@@ -417,6 +422,7 @@ void grit_deriv_lagged_prepare(const grit_model *m, const grit_data *d, grit_der
     p.Rn = grit_dual_const(k->p.Rn);
     p.vhat = grit_dual_const(k->p.vhat);
     p.smooth = grit_dual_const(k->p.smooth);
+    p.soft = grit_dual_const(k->p.soft);
     p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, grit_dual_var(vn0, 0));
     grit_params_finalize_dual(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];
@@ -481,6 +487,8 @@ int grit_deriv_constraint_inert(const grit_constraint *c) {
   if (c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D ||
       c->kind == GRIT_CONSTRAINT_TENDON_SPRING)
     return 0;
+  /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
+  if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
   for (int r = 0; r < c->dim; ++r)
     if (c->gamma[r] != 0.0) return 0;
   return 1;

@@ -333,7 +333,7 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat) */
-      double vhat = c->p.smooth > 0.0 ? (c->p.smooth - c->p.phi0) * (1.0 / dt) : -c->p.phi0 * (1.0 / dt);
+      double vhat = -c->p.phi0 * (1.0 / dt);
       if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
       if (!(c->vc[2] < vhat) && !(vc[2] < vhat)) continue;
     }
