@@ -231,16 +231,21 @@ static double gripper_error(const task *t, const double *x) {
   return sqrt(e);
 }
 
+/* The gripper task with its solver (150 iterations, tol_cost 1e-4). */
+static void gripper_setup(task *t) {
+  gripper_task(t);
+  grit_ilqr_options o = grit_ilqr_default_options();
+  o.max_iterations = 150;
+  o.tol_cost = 1e-4;
+  task_solver(t, &o);
+}
+
 /* Plans the gripper from the guess (lift force hold + extra, squeeze each side) with gradient smoothing
  * delta0 annealed to the exact model (0: exact throughout); the result, and the box's distance from its
  * goal after the plan is replayed on the exact model. */
 static double gripper_plan(double extra, double squeeze, double delta0, grit_ilqr_result *r) {
   task t;
-  gripper_task(&t);
-  grit_ilqr_options o = grit_ilqr_default_options();
-  o.max_iterations = 150;
-  o.tol_cost = 1e-4;
-  task_solver(&t, &o);
+  gripper_setup(&t);
   double *u = calloc((size_t)(t.N * t.nu), sizeof(double)), x[64];
   for (int k = 0; k < t.N; ++k) u[k * t.nu] = t.uref[0] + extra, u[k * t.nu + 1] = squeeze, u[k * t.nu + 2] = -squeeze;
   cr_assert_eq(grit_ilqr_set_controls(t.s, u), GRIT_OK);
@@ -293,11 +298,7 @@ static double gripper_replay(const task *t, const double *u, double delta) {
  * (the plan replayed with the same smoothing). */
 Test(ilqr_tasks, gripper_from_its_own_weight_lifts_the_box_under_smoothing) {
   task t;
-  gripper_task(&t);
-  grit_ilqr_options o = grit_ilqr_default_options();
-  o.max_iterations = 150;
-  o.tol_cost = 1e-4;
-  task_solver(&t, &o);
+  gripper_setup(&t);
   double *u = calloc((size_t)(t.N * t.nu), sizeof(double));
   for (int k = 0; k < t.N; ++k) u[k * t.nu] = t.uref[0];
   cr_assert_eq(grit_ilqr_set_controls(t.s, u), GRIT_OK);
