@@ -41,6 +41,12 @@ struct grit_blockchol {
   int *part_pos;     /* (nt) */
 };
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
 #define RHS_CHUNK 64
 
@@ -469,19 +475,14 @@ static int rows_zero(const double *T, int n, int nc) {
   return 1;
 }
 
-static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos) {
-  const grit_model *m = b->m;
-  const int nv = m->nv, *dim = m->tree_dofnum, *adr = m->tree_dofadr;
+/* The substitutions L L^T X = Y on the nc columns held in b->T (row i: dof i of every column), over
+ * the positions pos[0..npos-1] (ascending; NULL: every position). Not inlined into solve_chunk: on its
+ * own it keeps its pointers in registers (callgrind, clutter 40 settled, Similar: the solves -4.8 %). */
+static NOINLINE void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
   const double *Lx = b->Lx;
   double *T = b->T;
   enum { C = RHS_CHUNK };
-  for (int k = 0; k < nc; ++k) { /* in: every row, or the rows of the positions' trees */
-    const double *x = B + (size_t)cols[k] * nv;
-    for (int i = 0; i < (pos ? npos : 1); ++i) {
-      const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
-      for (int j = j0; j < j1; ++j) T[(size_t)j * C + k] = x[j];
-    }
-  }
   for (int i = 0; i < npos; ++i) { /* L y = b */
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
     const double *L = Lx + b->doff[p];
@@ -533,13 +534,36 @@ static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, c
       for (int q = 0; q < nc; ++q) yj[q] *= inv;
     }
   }
-  for (int k = 0; k < nc; ++k) { /* out: the same rows */
-    double *x = B + (size_t)cols[k] * nv;
-    for (int i = 0; i < (pos ? npos : 1); ++i) {
-      const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
-      for (int j = j0; j < j1; ++j) x[j] = T[(size_t)j * C + k];
-    }
+}
+
+/* Columns cols[k0..k0+w-1] (w = 1 or 2) of B moved into (in) or out of (!in) columns k0.. of b->T, over
+ * the rows of the positions (every row if pos is NULL). Two columns at a time, so that each row of T
+ * is read or written as a pair (the transposition was a fifth of the solves' instructions one entry
+ * at a time). */
+static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *pos, int npos,
+                                int in) {
+  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+  double *x0 = B + (size_t)cols[k0] * nv, *x1 = B + (size_t)cols[k0 + w - 1] * nv;
+  for (int i = 0; i < (pos ? npos : 1); ++i) {
+    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+    double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
+    if (w == 2 && in)
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j], t[1] = x1[j];
+    else if (w == 2)
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) x0[j] = t[0], x1[j] = t[1];
+    else if (in)
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j];
+    else
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) x0[j] = t[0];
   }
+}
+
+static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos) {
+  for (int k = 0; k < nc; k += 2) /* in: every row, or the rows of the positions' trees */
+    move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, 1);
+  substitute(b, nc, pos, npos);
+  for (int k = 0; k < nc; k += 2) /* out: the same rows */
+    move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, 0);
 }
 
 static void solve_many(grit_blockchol *b, double *B, int nrhs) {
