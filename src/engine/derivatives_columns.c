@@ -213,41 +213,95 @@ static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u
   return check;
 }
 
+/* The q rows of joint jn of one column (col, its solution X), the joint's first row at o, rows `stride`
+ * apart: the values of write_q_rows. Returns the sum of x - x. */
+static double q_rows_column(const grit_model *m, const grit_deriv_ws *w, int jn, const double *X, int col, double *o,
+                            size_t stride) {
+  const int da = m->jnt_dofadr[jn], nvj = grit_joint_nv(m->jnt_type[jn]);
+  const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+  const int r0 = m->jnt_type[jn] == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
+  double check = 0.0;
+  for (int r = 0; r < r0; ++r) {
+    const double x = Dv[6 * r + r] * X[da + r] + (col == da + r ? Dq[6 * r + r] : 0.0);
+    o[(size_t)r * stride] = x;
+    check += x - x;
+  }
+  for (int r = r0; r < nvj; ++r) {
+    double x = r0 == 3 && nvj == 6 ? rotation_row(Dv + 6 * r, X + da, 3, 6) : rotation_row(Dv + 6 * r, X + da, r0, nvj);
+    if (col >= da + r0 && col < da + nvj) x += Dq[6 * r + col - da];
+    o[(size_t)r * stride] = x;
+    check += x - x;
+  }
+  return check;
+}
+
+/* The 12 rows of a free body (its only joint jn; its solution Xu, the column's index cl among its dofs,
+ * out of 0..5 if not one of its dq) of one column: its v rows at ov and its q rows at oq, `stride`
+ * apart. The values of write_tree_rows for a free joint, the same sums in the same order, unrolled.
+ * Returns the sum of x - x. */
+static double free_body_column(const grit_deriv_ws *w, int jn, const double *Xu, int cl, double *oq, double *ov,
+                               size_t stride) {
+  const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
+  double check = 0.0;
+  for (int r = 0; r < 6; ++r) {
+    ov[(size_t)r * stride] = Xu[r];
+    check += Xu[r] - Xu[r];
+  }
+  for (int r = 0; r < 3; ++r) {
+    const double x = Dv[7 * r] * Xu[r] + (cl == r ? Dq[7 * r] : 0.0);
+    oq[(size_t)r * stride] = x;
+    check += x - x;
+  }
+  for (int r = 3; r < 6; ++r) {
+    double x = 0.0;
+    x += Dv[6 * r + 3] * Xu[3];
+    x += Dv[6 * r + 4] * Xu[4];
+    x += Dv[6 * r + 5] * Xu[5];
+    if (cl >= 3 && cl < 6) x += Dq[6 * r + cl];
+    oq[(size_t)r * stride] = x;
+    check += x - x;
+  }
+  return check;
+}
+
 /* write_batch for the block form: each column goes to its island's block, in the island's rows only
- * (the rest of the full A and B is zero: grit/derivatives.h); grouped by island as write_batch groups
- * by part. */
+ * (the rest of the full A and B is zero: grit/derivatives.h). Column by column, tree by tree: a tree's
+ * rows are consecutive in its block (its dofs' positions), so each row's address is a step of the
+ * block's stride from the last, and the values are those of write_tree_rows (the same sums). The
+ * blocks are small (an island's), so the dense form's row-by-row order for the cache is not needed. */
 static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
   const int nv = m->nv, nx = 2 * nv;
   grit_jacobian_blocks *J = w->blk;
-  out_column c[RHS_BATCH];
-  int isl[RHS_BATCH];
-  char done[RHS_BATCH] = {0};
   double check = 0.0;
   for (int l = 0; l < n; ++l) {
     const int col = w->ids[l];
-    isl[l] = J->island[col < nx ? m->dof_tree[col % nv] : m->dof_tree[m->act_dof[col - nx]]];
-  }
-  for (int j = 0; j < n; ++j) {
-    if (done[j]) continue;
-    const int k = isl[j], nk = (J->bptr[k + 1] - J->bptr[k]) / 2, nuk = J->uptr[k + 1] - J->uptr[k];
-    int nc = 0;
-    for (int l = j; l < n; ++l) { /* the batch's columns of island k */
-      if (done[l] || isl[l] != k) continue;
-      const int col = w->ids[l];
-      done[l] = 1;
-      c[nc].X = w->rhs + (size_t)l * nv;
-      if (col < nx) {
-        c[nc].out = J->A + J->aoff[k] + (col < nv ? J->dof_pos[col] : nk + J->dof_pos[col - nv]);
-        c[nc].stride = (size_t)(2 * nk);
-      } else {
-        c[nc].out = J->B + J->boff[k] + J->act_pos[col - nx];
-        c[nc].stride = (size_t)nuk;
-      }
-      c[nc].rmap = J->dof_pos;
-      c[nc].nloc = nk;
-      c[nc++].col = col;
+    const int k = J->island[col < nx ? m->dof_tree[col % nv] : m->dof_tree[m->act_dof[col - nx]]];
+    const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2, nuk = J->uptr[k + 1] - J->uptr[k];
+    const double *X = w->rhs + (size_t)l * nv;
+    double *out;
+    size_t stride;
+    if (col < nx) {
+      out = J->A + J->aoff[k] + (col < nv ? J->dof_pos[col] : nk + J->dof_pos[col - nv]);
+      stride = (size_t)(2 * nk);
+    } else {
+      out = J->B + J->boff[k] + J->act_pos[col - nx];
+      stride = (size_t)nuk;
     }
-    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) check += write_tree_rows(m, w, J->tree[e], c, nc);
+    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
+      const int u = J->tree[e], adr = m->tree_dofadr[u], nu_ = m->tree_dofnum[u];
+      double *oq = out + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
+      if (nu_ == 6 && m->jnt_type[m->dof_jnt[adr]] == GRIT_JOINT_FREE) {
+        check += free_body_column(w, m->dof_jnt[adr], X + adr, col - adr, oq, ov, stride);
+        continue;
+      }
+      for (int r = 0; r < nu_; ++r) {
+        const double x = X[adr + r];
+        ov[(size_t)r * stride] = x;
+        check += x - x;
+      }
+      for (int i = adr; i < adr + nu_; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]]))
+        check += q_rows_column(m, w, m->dof_jnt[i], X, col, oq + (size_t)(i - adr) * stride, stride);
+    }
   }
   if (check != 0.0) w->nonfinite = 1;
 }
