@@ -42,6 +42,7 @@ typedef struct grit_constraint {
    * at its slip, 2 the model of stiction of the first iteration) */
   double vt_prev[2];
   int isotropic;
+  double gn_start; /* > 0: the first iteration models the contact pressed, with this normal curvature (solver.c) */
 } grit_constraint;
 
 #endif
