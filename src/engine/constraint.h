@@ -43,6 +43,7 @@ typedef struct grit_constraint {
   double vt_prev[2];
   int isotropic;
   double gn_start; /* > 0: the first iteration models the contact pressed, with this normal curvature (solver.c) */
+  int idle;        /* the last line search proved it without impulse along its whole step (solver.c) */
 } grit_constraint;
 
 #endif

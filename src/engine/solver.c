@@ -268,6 +268,11 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
   double cc = 0.0;
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
     grit_constraint *c = &s->c[s->isl_con[q]];
+    if (compute_vc) c->idle = 0;
+    if (c->idle) { /* no impulse at both ends of the last step, so none at v: gamma, G and cost as they were */
+      cc += c->cost;
+      continue;
+    }
     if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     cc += c->cost;
@@ -336,12 +341,15 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
   int n = 0;
   for (int k = 0; k < ncon; ++k) {
     const int i = con[k];
-    const grit_constraint *c = &s->c[i];
+    grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
-    if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat) */
+    c->idle = 0;
+    if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
+                             is linear in a, so none in between nor at the step's end (c->idle) */
       const double vhat = breaking_velocity(c, dt);
-      if (!(c->vc[2] < vhat) && !(vc[2] < vhat)) continue;
+      c->idle = !(c->vc[2] < vhat) && !(vc[2] < vhat);
+      if (c->idle) continue;
     }
     constraint_eval(c, dt, vc, g, G);
     for (int r = 0; r < c->dim; ++r) {
