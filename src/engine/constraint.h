@@ -44,6 +44,7 @@ typedef struct grit_constraint {
   int isotropic;
   double gn_start; /* > 0: the first iteration models the contact pressed, with this normal curvature (solver.c) */
   int idle;        /* the last line search proved it without impulse along its whole step (solver.c) */
+  int gnz;         /* G has a nonzero entry (solver.c, set with G) */
 } grit_constraint;
 
 #endif

@@ -275,6 +275,9 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
     }
     if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
+    int gnz = 0;
+    for (int r = 0; r < c->dim * c->dim; ++r) gnz |= c->G[r] != 0.0;
+    c->gnz = gnz;
     cc += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
@@ -544,8 +547,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
     const grit_constraint *c = &s->c[con[q]];
     if (c->ntree != 2) continue;
-    int zero = !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])); /* (a done island's is stale) */
-    for (int k = 0; k < c->dim * c->dim; ++k) zero &= c->G[k] == 0.0;
+    const int zero = !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])); /* (a done island's is stale) */
     if (!zero && grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
   }
@@ -555,9 +557,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[con[q]];
       const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      int zero = !(c->gn_start > 0.0);
-      for (int k = 0; k < c->dim * c->dim; ++k) zero &= c->G[k] == 0.0;
-      if (zero) continue; /* adds nothing */
+      if (!c->gnz && !(c->gn_start > 0.0)) continue; /* adds nothing */
       const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
       double Gm[9];
       if (c->isotropic) lagged_global_hessian(c, Gm);
@@ -721,12 +721,21 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
   if (fs != GRIT_OK) return fs;
   st->factor_flops += grit_hessian_flops(s->H);
   lap(tm, &st->t_factor, tc);
-  for (int i = 0; i < nv; ++i) s->dv[i] = all || s->tree_on[m->dof_tree[i]] ? -s->r[i] : 0.0;
+  if (!all) memset(s->dv, 0, sizeof(double) * (size_t)nv); /* the islands at rest: no step */
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) {
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      for (int i = adr; i < end; ++i) s->dv[i] = -s->r[i];
+    }
   stick_rhs(s, m, nact, dt);
   grit_hessian_solve(s->H, s->dv, 1);
   st->newton_iters++;
-  *dvmax = 0.0;
-  for (int i = 0; i < nv; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) / s->dinv[i]);
+  *dvmax = 0.0; /* (over the active islands: dv is zero elsewhere) */
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) {
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      for (int i = adr; i < end; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) / s->dinv[i]);
+    }
   lap(tm, &st->t_solve, tc);
   return GRIT_OK;
 }
