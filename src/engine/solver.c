@@ -603,6 +603,16 @@ static int island_free(const grit_solver *s, const grit_model *m, const double *
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
     const grit_constraint *c = &s->c[s->isl_con[q]];
     double vc[3], g[3], G[9];
+    if (c->kind == GRIT_CONSTRAINT_LAGGED) { /* the test without evaluating the model (a pressed contact,
+                                                slipping at v*, fails at its first two rows) */
+      if (c->p.gn0 != 0.0 && c->p.mu != 0.0) { /* friction -mu gamma_n0 t_s: zero only without slip */
+        constraint_apply_rows(m, c, s->jstore, vstar, 1, vc, 0, 2);
+        if (vc[0] != 0.0 || vc[1] != 0.0) return 0;
+      }
+      constraint_apply_rows(m, c, s->jstore, vstar, 1, vc, 2, 3);
+      if (vc[2] < breaking_velocity(c, dt)) return 0; /* a normal impulse */
+      continue;
+    }
     constraint_apply(m, c, s->jstore, vstar, 1, vc);
     constraint_eval(c, dt, vc, g, G);
     for (int r = 0; r < c->dim; ++r)
