@@ -77,7 +77,9 @@ Test(limits, a_fast_swing_is_stopped_without_passing_through) {
   /* at rest against the upper limit only that limit lies within the step's window (constraints.h);
    * the lower one, 0.6 rad away, does not enter the problem */
   cr_assert_eq(st.nconstraints, 1);
-  cr_assert(st.newton_iters >= 1);
+  /* at most one Newton iteration; none when the free motion v* is already the minimizer (the limit
+   * without impulse there: the solver starts such an island at v*, solver.c island_free) */
+  cr_assert(st.newton_iters <= 1, "%d Newton iterations at rest", st.newton_iters);
   grit_data_free(d);
   grit_model_free(model);
 }

@@ -42,6 +42,9 @@ typedef struct grit_constraint {
    * at its slip, 2 the model of stiction of the first iteration) */
   double vt_prev[2];
   int isotropic;
+  double gn_start; /* > 0: the first iteration models the contact pressed, with this normal curvature (solver.c) */
+  int idle;        /* the last line search proved it without impulse along its whole step (solver.c) */
+  int gnz;         /* G has a nonzero entry (solver.c, set with G) */
 } grit_constraint;
 
 #endif

@@ -221,7 +221,12 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   else
     for (int t = 0; t < m->ntree; ++t)
       if (on[t]) memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
-  memset(h->cblock, 0, sizeof(double) * h->cblock_used);
+  if (!on) memset(h->cblock, 0, sizeof(double) * h->cblock_used);
+  else /* only the coupling blocks of the trees rebuilt (the pattern may hold others' pairs) */
+    for (int k = 0; k < h->npairs; ++k)
+      if (on[h->pa[k]])
+        memset(h->cblock + h->poff[k], 0,
+               sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
   h->factored = 0;
 }
 
@@ -265,11 +270,50 @@ static inline void add_small_n(grit_hessian *h, int dim, int ntree, const int tr
   }
 }
 
+/* A contact whose G has only its normal entry (a Lagged contact without friction: most of a clutter's
+ * active contacts that were not pressed at the start of the step): g j j^T on each tree and g j_b j_a^T
+ * on the pair, j the normal row of J. The same values as add_small_n, whose other terms are exact
+ * zeros (only the signs of zeros can differ), at a third of its multiply-adds. */
+static inline void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
+                                int pair, int n0, int n1) {
+  const grit_model *m = h->m;
+  double gj[2][64];
+  for (int k = 0; k < ntree; ++k) {
+    const int n = k == 0 ? n0 : n1;
+    const double *j = J[k] + 2 * n;
+    for (int c = 0; c < n; ++c) gj[k][c] = g * j[c];
+    double *D = h->diag + m->tree_madr[tree[k]];
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c <= i; ++c) {
+        const double s = j[i] * gj[k][c];
+        D[i * n + c] += s;
+        if (c != i) D[c * n + i] += s;
+      }
+  }
+  if (ntree == 2 && pair >= 0) {
+    const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka;
+    const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
+    const double *jb = J[kb] + 2 * nb, *gja = gj[ka];
+    double *C = h->cblock + h->poff[pair];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) C[r * na + c] += jb[r] * gja[c];
+  }
+}
+
 /* add_small_n with the dimensions of a contact between free bodies (3 rows, 6 dofs) as constants, so
  * that the compiler unrolls its loops, else as variables. */
 static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                       const double *G, int pair) {
   const int n0 = h->m->tree_dofnum[tree[0]], n1 = ntree == 2 ? h->m->tree_dofnum[tree[1]] : 0;
+  if (dim == 3 && n0 == 6 && (ntree == 1 || n1 == 6)) {
+    int normal = 1;
+    for (int i = 0; i < 8; ++i) normal &= G[i] == 0.0;
+    if (normal) {
+      if (ntree == 1) add_normal_n(h, 1, tree, J, G[8], pair, 6, 0);
+      else add_normal_n(h, 2, tree, J, G[8], pair, 6, 6);
+      return;
+    }
+  }
   if (dim == 3 && n0 == 6 && ntree == 1) add_small_n(h, 3, 1, tree, J, G, pair, 6, 0);
   else if (dim == 3 && n0 == 6 && ntree == 2 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 6, 6);
   /* a 7-dof arm against a free body, either way round (the arm and ball: 18 % of its step's
