@@ -13,40 +13,8 @@
 #include "constraints.h"
 #include "hessian.h"
 #include "status_internal.h"
+#include "solver_state.h"
 #include "timing.h"
-
-struct grit_solver {
-  int nv, cap_c, cap_j;
-  grit_constraint *c;
-  double *jstore;
-  grit_hessian *H;
-  int factor_is_A; /* nc == 0: the kept factor is A's tree-block Cholesky */
-  const double *Achol;
-  int *tree_id; /* (ntree) t at t: A's factor has a part per tree */
-  const grit_model *m;
-  /* vectors of nv */
-  double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
-  int *lsidx; /* (cap_c) the constraints a line search must evaluate */
-  /* Islands: the connected components of the graph of trees linked by a constraint (candidates
-   * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
-   * convex problem (find_islands). */
-  int nisl;
-  int *tree_isl;     /* (ntree) tree t's island */
-  int *uf;           /* (ntree) union-find scratch */
-  int *isl_start;    /* (ntree + 1) island k's constraints: isl_con[isl_start[k] .. isl_start[k+1]-1] */
-  int *isl_con;      /* (cap_c) */
-  int *isl_tstart;   /* (ntree + 1) island k's trees: isl_tree[isl_tstart[k] .. isl_tstart[k+1]-1] */
-  int *isl_tree;     /* (ntree) */
-  int *act;          /* (ntree) the islands an iteration works on */
-  unsigned char *tree_on; /* (ntree) whether tree t's island takes this iteration's Newton step */
-  double *isl;       /* (ISL_FIELDS x ntree) per-island numbers, below */
-};
-
-/* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
- * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
- * |D^-1 v*| (round-off floor), its last line-search step, and its number of dofs. */
-enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_FIELDS };
-#define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
 
 grit_solver_options grit_solver_default_options(void) {
   grit_solver_options o;
@@ -133,71 +101,6 @@ double *grit_solver_jstore(grit_solver *s, int *capacity) {
   return s->jstore;
 }
 
-/* ------------------------------------------------------------------------- constraint algebra */
-
-/* Rows r0 .. r1-1 of y = J x + (with_bias ? b : 0) for constraint c (each row the same sums whichever
- * rows are asked for). */
-/* y[r] += J_r x over rows r0 .. r1-1 of one tree's n columns; inlined with constant n for the common
- * tree sizes (the same sums in the same order). */
-static inline void apply_tree_rows(const double *J, const double *x, int n, double *y, int r0, int r1) {
-  for (int r = r0; r < r1; ++r) {
-    double s = 0.0;
-    for (int j = 0; j < n; ++j) s += J[r * n + j] * x[j];
-    y[r] += s;
-  }
-}
-
-static void constraint_apply_rows(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
-                                  int with_bias, double *y, int r0, int r1) {
-  for (int r = r0; r < r1; ++r) y[r] = with_bias ? c->b[r] : 0.0;
-  for (int k = 0; k < c->ntree; ++k) {
-    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
-    const double *J = jstore + c->joff[k];
-    if (n == 6) apply_tree_rows(J, x + adr, 6, y, r0, r1);
-    else if (n == 7) apply_tree_rows(J, x + adr, 7, y, r0, r1);
-    else apply_tree_rows(J, x + adr, n, y, r0, r1);
-  }
-}
-
-/* A Lagged contact without friction (gamma_n0 = 0: it was not pressed at the start of the step, as most
- * of a clutter's candidates) depends on its normal velocity only: its tangential rows can be left out of
- * J x (set to 0) during the solve. */
-static int normal_only(const grit_constraint *c) { return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0; }
-
-/* y = J x + (with_bias ? b : 0) for constraint c (for a normal-only contact its normal row, 0 else). */
-static void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore, const double *x,
-                             int with_bias, double *y) {
-  if (normal_only(c)) {
-    y[0] = y[1] = 0.0;
-    constraint_apply_rows(m, c, jstore, x, with_bias, y, 2, 3);
-  } else {
-    constraint_apply_rows(m, c, jstore, x, with_bias, y, 0, c->dim);
-  }
-}
-
-/* y += J^T f for constraint c (rows with f = 0 add nothing and are skipped). */
-static inline void apply_tree_transpose(const double *J, const double *f, int dim, int n, double *y) {
-  for (int r = 0; r < dim; ++r) {
-    if (f[r] == 0.0) continue;
-    for (int j = 0; j < n; ++j) y[j] += J[r * n + j] * f[r];
-  }
-}
-
-static void constraint_apply_transpose(const grit_model *m, const grit_constraint *c, const double *jstore,
-                                       const double *f, double *y) {
-  for (int k = 0; k < c->ntree; ++k) {
-    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
-    const double *J = jstore + c->joff[k];
-    if (c->dim == 3 && n == 6) apply_tree_transpose(J, f, 3, 6, y + adr);
-    else if (c->dim == 3 && n == 7) apply_tree_transpose(J, f, 3, 7, y + adr);
-    else apply_tree_transpose(J, f, c->dim, n, y + adr);
-  }
-}
-
-/* fmax without the library call (the math library's fmax is not inlined without -ffast-math and was
- * a tenth of the solver's own time on the arm): the larger of a and b, and a when b is NaN, as fmax. */
-static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
-
 /* ---------------------------------------------------------------------------------- islands */
 
 static int uf_find(int *uf, int t) {
@@ -242,15 +145,6 @@ static void find_islands(grit_solver *s, int nc) {
 }
 
 /* ----------------------------------------------------------------------------------- Newton */
-
-/* The cost, impulse and Hessian of constraint c at the constraint velocity vc (a normal-only contact's
- * without evaluating its friction, which is zero: the same numbers as grit_constraint_eval). */
-static double constraint_eval(const grit_constraint *c, double dt, const double vc[3], double g[3], double G[9]) {
-  if (!normal_only(c)) return grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
-  for (int k = 0; k < 8; ++k) G[k] = 0.0;
-  g[0] = g[1] = 0.0;
-  return grit_contact_lagged_frictionless(&c->p, dt, vc[2], &g[2], &G[8]);
-}
 
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
  * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
@@ -323,14 +217,6 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
   }
   *d1 = f1;
   *d2 = f2;
-}
-
-/* A Lagged contact's normal breaking velocity, above which its normal impulse is zero (hc_vhat; with
- * gradient smoothing, where its support law ends too). */
-static double breaking_velocity(const grit_constraint *c, double dt) {
-  double vhat = -c->p.phi0 * (1.0 / dt); /* gradient smoothing's film and soft support break here too */
-  if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
-  return vhat;
 }
 
 /* The slope of l(v + a dv) at a = 0 from the constraints' impulses at v (already evaluated), its slope
@@ -410,27 +296,6 @@ static double line_search(grit_solver *s, double dt, const int *con, int ncon, d
   return a;
 }
 
-/* The Lagged friction term's Hessian for the global phase of Newton's method: mu gamma_n0 I / s with
- * s = sqrt(|v_t|^2 + eps^2), instead of the exact mu gamma_n0 (I - t_s t_s^T) / s, into G's tangential
- * block (the normal part is kept). While a contact slips (|v_t| >> eps) the exact Hessian has almost no
- * curvature along the slip, so the Newton step runs far past the stiction kink and the line search cuts
- * it to a few percent (alpha ~ 0.01-0.3 for ten and more iterations in a clutter). The isotropic matrix
- * is the exact one plus a PSD term, so the direction is still a descent direction and the exact line
- * search still decreases l; at a sticking contact (|v_t| << eps) the two agree to O(|v_t|^2 / eps^2). */
-/* grit_constraint.isotropic: the exact Hessian, the isotropic one at the contact's slip, or at the
- * stiction model's soft norm (ISO_STICK, below GLOBAL_RESIDUAL) */
-enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2 };
-#define STICK_SOFT_NORM 1.2
-static double stick_norm(const grit_constraint *c) { return STICK_SOFT_NORM * c->p.eps; }
-
-static void lagged_global_hessian(const grit_constraint *c, double Gm[9]) {
-  memcpy(Gm, c->G, sizeof(double) * 9);
-  const double s = c->isotropic == ISO_STICK ? stick_norm(c)
-                                             : sqrt(c->vc[0] * c->vc[0] + c->vc[1] * c->vc[1] + c->p.eps * c->p.eps);
-  const double g = c->p.mu * c->p.gn0 / s;
-  Gm[0] = g, Gm[1] = 0.0, Gm[3] = 0.0, Gm[4] = g;
-}
-
 /* The global phase ends for good once the residual is below this fraction of its reference. Near the
  * solution, contacts at the edge of activation flip in and out: the isotropic step (too short along
  * slips) deactivates them, the exact step (without their stiffness) pushes them back in and is cut,
@@ -440,97 +305,8 @@ static void lagged_global_hessian(const grit_constraint *c, double Gm[9]) {
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
-/* The first Newton step's model of a contact predicted to stick (ISO_STICK): a Lagged contact that was
- * pressed at the start of the step often ended the previous step sticking (slip below eps), yet starts
- * this one slipping at v = v0, because its Jacobian moved with the bodies (the arm pushing the ball:
- * 33 eps). The isotropic Hessian at that slip, mu gamma_n0 / s with s = 33 eps, models friction 33 times
- * softer than at stiction, so the first step removes a third of the slip only; the exact step that
- * follows runs past the stiction kink and is cut to alpha = 0.02-0.14 (docs/performance.md). Such a
- * contact's first step instead takes the quadratic model of stiction: friction as the linear damper
- * gamma_t = -mu gamma_n0 v_t / s_stick with s_stick = STICK_SOFT_NORM eps (its Hessian and, in the
- * right-hand side, its impulse; the normal row keeps its exact terms), whose minimizer is the stuck
- * contact's velocity when the slip at the solution is about eps. The exact line search along that
- * direction still minimizes the true l, so the problem, its solution and the stopping test are those
- * of every other step; only the path differs. A contact is predicted to stick when it was pressed
- * (gamma_n0 > 0), slips faster than STICK_MIN_SLIP eps at v0 (slower ones already have a stiff enough
- * isotropic Hessian) and an impulse within its friction cone stops that slip on its own bodies:
- * |v_t| <= w mu gamma_n0, w its Delassus estimate (trace(J A^-1 J^T) / 3, computed here for these
- * contacts only). A sliding contact fails this test (the launched sphere: |v_t| / w = 0.37 against
- * mu gamma_n0 = 0.0024; the arm's contact with the ball: 1.5e-4 against 0.011). STICK_SOFT_NORM 1.2
- * was chosen on the arm (1.0, 1.2, 1.41, 1.7, 2.0: 3.53, 2.87, 3.03, 3.00, 3.60 Newton iterations per
- * step, 3.87 without the rule). Off in quasistatic mode (options.stick_start), where A is not the
- * bodies' inertia over a step and the prediction means nothing (|v_t| / (w mu gamma_n0) ~ 1e-7 on a
- * slipping grip). */
-#define STICK_MIN_SLIP 4.0
-
-/* Whether contact c (Lagged, gamma_n0 > 0, squared slip bb at v0) is predicted to stick (above). */
-static int predict_stick(grit_solver *s, const grit_constraint *c, double bb) {
-  if (!s->Achol || !(bb > STICK_MIN_SLIP * STICK_MIN_SLIP * c->p.eps * c->p.eps)) return 0;
-  const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-  const double w = grit_delassus(s->m, s->Achol, 3, c->ntree, c->tree, J, s->tmp);
-  return sqrt(bb) <= w * c->p.mu * c->p.gn0;
-}
-
-/* The first Newton step's model of a contact predicted to be pressed (grit_constraint.gn_start): a
- * Lagged contact without normal impulse at v0 that was pressed at the start of the step (gamma_n0 > 0)
- * or has an impulse at the free motion v*. In the series' clutters most of a step's contacts that
- * engage during the solve are of this kind: objects resting on each other with a gap of microns at
- * the start and a separating velocity left from the previous step, which the bodies below, stopped by
- * their own contacts, run into within the step. The first Newton step, blind to them, lets the upper
- * bodies fall through by g dt, and the line search cuts it to alpha ~ 0.1-0.2 at the first contact
- * that engages; they then enter one iteration at a time. The model: the normal law's pressed branch
- * continued linearly past the breaking velocity v_hat, gamma_n = G_n (v_hat - v_n) with G_n its
- * curvature at v_hat (dt k (dt (1 - d v_hat) + d (-phi0 - dt v_hat))), in the Hessian and the
- * right-hand side, as the model of stiction (ISO_STICK) does for friction: only the direction changes,
- * the exact line search minimizes the true l along it. Not with gradient smoothing (another normal
- * law) nor where the stick start is off (quasistatic). Mean Newton iterations over 200 steps of the
- * series' clutters of 10 / 40 / 160 objects: 6.29 / 8.91 / 14.35 -> 6.15 / 8.36 / 13.79
- * (docs/performance.md). */
-static void predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact, int on) {
-  for (int a = 0; a < nact; ++a)
-    for (int q = s->isl_start[s->act[a]]; q < s->isl_start[s->act[a] + 1]; ++q) {
-      grit_constraint *c = &s->c[s->isl_con[q]];
-      c->gn_start = 0.0;
-      if (!on || c->kind != GRIT_CONSTRAINT_LAGGED || c->p.smooth > 0.0 || c->p.soft > 0.0 ||
-          c->gamma[2] != 0.0)
-        continue;
-      const double vhat = breaking_velocity(c, dt);
-      if (!(c->p.gn0 > 0.0)) {
-        double y[3];
-        constraint_apply_rows(m, c, s->jstore, vstar, 1, y, 2, 3);
-        if (!(y[2] < vhat)) continue;
-      }
-      const double pen = -c->p.phi0 - dt * vhat, damp = 1.0 - c->p.d * vhat;
-      const double g = c->p.k * dt * (dt * damp + c->p.d * pen);
-      if (g > 0.0 && isfinite(g)) c->gn_start = g;
-    }
-}
-
-/* Which Lagged contacts (with friction) take the isotropic Hessian of lagged_global_hessian in this
- * iteration: all of them in the global phase (in the first iteration, those predicted to stick the
- * model of stiction instead, ISO_STICK above), else those whose slip (faster than 4 eps) turned by more
- * than 90 degrees since the previous iterate. Such a slip is passing through stiction; with the exact
- * Hessian, flat along the new slip, the next step would run past the kink again and the line search
- * would cut it for every other contact too. Mean Newton iterations over the scaling series of clutters:
- * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). Then records each contact's
- * slip for the next iteration. */
-static void choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global) {
-  for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
-    grit_constraint *c = &s->c[s->isl_con[q]];
-    c->isotropic = 0;
-    if (c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
-      const double *a = c->vt_prev, *b = c->vc;
-      const double bb = b[0] * b[0] + b[1] * b[1];
-      c->isotropic = global || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
-      if (iter == 0 && stick_start && predict_stick(s, c, bb)) c->isotropic = ISO_STICK;
-    }
-    c->vt_prev[0] = c->vc[0];
-    c->vt_prev[1] = c->vc[1];
-  }
-}
-
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
- * friction's as lagged_global_hessian), over the islands act[0..nact-1]: all of them (every tree), or
+ * friction's as grit_solver_global_hessian), over the islands act[0..nact-1]: all of them (every tree), or
  * some, whose trees s->tree_on marks. The islands' constraints keep their index order, so each block
  * receives its terms in the same order either way. The coupling pattern is that of the constraints
  * with a nonzero G only: a candidate out of contact (G = 0, most of a clutter's: 16 of 100 coupled
@@ -562,7 +338,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       if (!c->gnz && !(c->gn_start > 0.0)) continue; /* adds nothing */
       const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
       double Gm[9];
-      if (c->isotropic) lagged_global_hessian(c, Gm);
+      if (c->isotropic) grit_solver_global_hessian(c, Gm);
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
       grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->isotropic || c->gn_start > 0.0 ? Gm : c->G, pair);
@@ -595,35 +371,6 @@ static island_sums sum_islands(const grit_solver *s) {
   return u;
 }
 
-/* Whether island k's minimizer is v* itself: every one of its constraints without impulse at v* (the
- * objects in free fall, their candidates not yet touching). There r(v*) = 0: v* is the minimizer of the
- * island's convex l, exactly. grit_solver_solve starts such an island there, and choose_active counts
- * it done at once, so that it takes no Newton iteration: it took one (assembly, factorization, solve,
- * line search and a second evaluation) to go from v0 to v*, in the series' clutters a fifth of the
- * islands' iterations. */
-static int island_free(const grit_solver *s, const grit_model *m, const double *vstar, double dt, int k) {
-  for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
-    const grit_constraint *c = &s->c[s->isl_con[q]];
-    double vc[3], g[3], G[9];
-    if (c->kind == GRIT_CONSTRAINT_LAGGED && !(c->p.smooth > 0.0)) { /* the test without evaluating the
-                                                model (a pressed contact, slipping at v*, fails at its first
-                                                two rows); gradient smoothing's film acts above v_hat */
-      if (c->p.gn0 != 0.0 && c->p.mu != 0.0) { /* friction -mu gamma_n0 t_s: zero only without slip */
-        constraint_apply_rows(m, c, s->jstore, vstar, 1, vc, 0, 2);
-        if (vc[0] != 0.0 || vc[1] != 0.0) return 0;
-      }
-      constraint_apply_rows(m, c, s->jstore, vstar, 1, vc, 2, 3);
-      if (vc[2] < breaking_velocity(c, dt)) return 0; /* a normal impulse */
-      continue;
-    }
-    constraint_apply(m, c, s->jstore, vstar, 1, vc);
-    constraint_eval(c, dt, vc, g, G);
-    for (int r = 0; r < c->dim; ++r)
-      if (g[r] != 0.0) return 0;
-  }
-  return 1;
-}
-
 /* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */
 static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc) {
   for (int t = 0; t < m->ntree; ++t) {
@@ -633,17 +380,6 @@ static void begin_solve(grit_solver *s, const grit_model *m, const double *A, in
   find_islands(s, nc);
   double *ialpha = ISL(s, ISL_ALPHA);
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k, ialpha[k] = 0.0;
-}
-
-/* The islands whose minimizer is v* (island_free) start there. */
-static void start_free_islands(grit_solver *s, const grit_model *m, const double *vstar, double dt, double *v) {
-  for (int k = 0; k < s->nisl; ++k) {
-    if (!island_free(s, m, vstar, dt, k)) continue;
-    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) v[i] = vstar[i];
-    }
-  }
 }
 
 /* Phase 2 (convergence): 1 when converged, 0 to go on; an error status (< 0 never) through *status. The
@@ -701,25 +437,10 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
   }
   for (int a = 0; a < nact; ++a) {
     const int k = s->act[a];
-    choose_isotropic(s, k, iter, opt->stick_start, ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * fmax(ian[k], ijn[k]));
+    const int global = ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * fmax(ian[k], ijn[k]);
+    grit_solver_choose_isotropic(s, k, iter, opt->stick_start, global);
   }
   return nact;
-}
-
-/* The right-hand side of the contacts modelled as stuck (ISO_STICK): their tangential impulse
- * -mu gamma_n0 v_t / s_stick in place of gamma_t, dv = -(r + J^T (gamma - gamma_stick)); and of those
- * modelled pressed (gn_start, predict_pressed): gn_start (v_hat - v_n) in place of their zero gamma_n. */
-static void stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt) {
-  for (int a = 0; a < nact; ++a)
-    for (int q = s->isl_start[s->act[a]]; q < s->isl_start[s->act[a] + 1]; ++q) {
-      const grit_constraint *c = &s->c[s->isl_con[q]];
-      const int stick = c->isotropic == ISO_STICK;
-      if (!stick && !(c->gn_start > 0.0)) continue;
-      const double k = stick ? c->p.mu * c->p.gn0 / stick_norm(c) : 0.0;
-      const double f[3] = {stick ? -(c->gamma[0] + k * c->vc[0]) : 0.0, stick ? -(c->gamma[1] + k * c->vc[1]) : 0.0,
-                           c->gn_start > 0.0 ? c->gn_start * (breaking_velocity(c, dt) - c->vc[2]) : 0.0};
-      constraint_apply_transpose(m, c, s->jstore, f, s->dv);
-    }
 }
 
 /* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
@@ -740,7 +461,7 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
       for (int i = adr; i < end; ++i) s->dv[i] = -s->r[i];
     }
-  stick_rhs(s, m, nact, dt);
+  grit_solver_stick_rhs(s, m, nact, dt);
   grit_hessian_solve(s->H, s->dv, 1);
   st->newton_iters++;
   *dvmax = 0.0; /* (over the active islands: dv is zero elsewhere) */
@@ -817,7 +538,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
   lap(tm, &st.t_assembly, &tc);
   begin_solve(s, m, A, nc);
-  start_free_islands(s, m, vstar, dt, v);
+  grit_solver_start_free_islands(s, m, vstar, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
     for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
@@ -832,7 +553,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     lap(tm, &st.t_eval, &tc);
     if (!nact) break; /* every island at its minimizer (iteration 0: all free) */
     double dvmax;
-    predict_pressed(s, m, vstar, dt, nact, iter == 0 && opt->stick_start);
+    grit_solver_predict_pressed(s, m, vstar, dt, nact, iter == 0 && opt->stick_start);
     grit_status ns = newton_direction(s, m, A, nact, dt, &st, &tc, tm, &dvmax, message);
     if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would

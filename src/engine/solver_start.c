@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* solver_start.c — how the Newton solver's islands start and which model of the Hessian a step takes
+ * besides the exact one (solver.c runs the iterations): the global phase's isotropic friction, the
+ * first step's predictions of contacts that stick or get pressed, and the islands whose minimizer is the
+ * free motion v*. Each changes the path only: the exact line search minimizes the true cost along any
+ * of these directions, and the stopping test is the same (docs/contact.md). */
+#include <math.h>
+#include <string.h>
+
+#include "dynamics.h"
+#include "solver_state.h"
+
+/* The Lagged friction term's Hessian for the global phase of Newton's method: mu gamma_n0 I / s with
+ * s = sqrt(|v_t|^2 + eps^2), instead of the exact mu gamma_n0 (I - t_s t_s^T) / s, into G's tangential
+ * block (the normal part is kept). While a contact slips (|v_t| >> eps) the exact Hessian has almost no
+ * curvature along the slip, so the Newton step runs far past the stiction kink and the line search cuts
+ * it to a few percent (alpha ~ 0.01-0.3 for ten and more iterations in a clutter). The isotropic matrix
+ * is the exact one plus a PSD term, so the direction is still a descent direction and the exact line
+ * search still decreases l; at a sticking contact (|v_t| << eps) the two agree to O(|v_t|^2 / eps^2). */
+#define STICK_SOFT_NORM 1.2
+static double stick_norm(const grit_constraint *c) { return STICK_SOFT_NORM * c->p.eps; }
+
+void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]) {
+  memcpy(Gm, c->G, sizeof(double) * 9);
+  const double s = c->isotropic == ISO_STICK ? stick_norm(c)
+                                             : sqrt(c->vc[0] * c->vc[0] + c->vc[1] * c->vc[1] + c->p.eps * c->p.eps);
+  const double g = c->p.mu * c->p.gn0 / s;
+  Gm[0] = g, Gm[1] = 0.0, Gm[3] = 0.0, Gm[4] = g;
+}
+
+/* The first Newton step's model of a contact predicted to stick (ISO_STICK): a Lagged contact that was
+ * pressed at the start of the step often ended the previous step sticking (slip below eps), yet starts
+ * this one slipping at v = v0, because its Jacobian moved with the bodies (the arm pushing the ball:
+ * 33 eps). The isotropic Hessian at that slip, mu gamma_n0 / s with s = 33 eps, models friction 33 times
+ * softer than at stiction, so the first step removes a third of the slip only; the exact step that
+ * follows runs past the stiction kink and is cut to alpha = 0.02-0.14 (docs/performance.md). Such a
+ * contact's first step instead takes the quadratic model of stiction: friction as the linear damper
+ * gamma_t = -mu gamma_n0 v_t / s_stick with s_stick = STICK_SOFT_NORM eps (its Hessian and, in the
+ * right-hand side, its impulse; the normal row keeps its exact terms), whose minimizer is the stuck
+ * contact's velocity when the slip at the solution is about eps. The exact line search along that
+ * direction still minimizes the true l, so the problem, its solution and the stopping test are those
+ * of every other step; only the path differs. A contact is predicted to stick when it was pressed
+ * (gamma_n0 > 0), slips faster than STICK_MIN_SLIP eps at v0 (slower ones already have a stiff enough
+ * isotropic Hessian) and an impulse within its friction cone stops that slip on its own bodies:
+ * |v_t| <= w mu gamma_n0, w its Delassus estimate (trace(J A^-1 J^T) / 3, computed here for these
+ * contacts only). A sliding contact fails this test (the launched sphere: |v_t| / w = 0.37 against
+ * mu gamma_n0 = 0.0024; the arm's contact with the ball: 1.5e-4 against 0.011). STICK_SOFT_NORM 1.2
+ * was chosen on the arm (1.0, 1.2, 1.41, 1.7, 2.0: 3.53, 2.87, 3.03, 3.00, 3.60 Newton iterations per
+ * step, 3.87 without the rule). Off in quasistatic mode (options.stick_start), where A is not the
+ * bodies' inertia over a step and the prediction means nothing (|v_t| / (w mu gamma_n0) ~ 1e-7 on a
+ * slipping grip). */
+#define STICK_MIN_SLIP 4.0
+
+/* Whether contact c (Lagged, gamma_n0 > 0, squared slip bb at v0) is predicted to stick (above). */
+static int predict_stick(grit_solver *s, const grit_constraint *c, double bb) {
+  if (!s->Achol || !(bb > STICK_MIN_SLIP * STICK_MIN_SLIP * c->p.eps * c->p.eps)) return 0;
+  const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+  const double w = grit_delassus(s->m, s->Achol, 3, c->ntree, c->tree, J, s->tmp);
+  return sqrt(bb) <= w * c->p.mu * c->p.gn0;
+}
+
+/* The first Newton step's model of a contact predicted to be pressed (grit_constraint.gn_start): a
+ * Lagged contact without normal impulse at v0 that was pressed at the start of the step (gamma_n0 > 0)
+ * or has an impulse at the free motion v*. In the series' clutters most of a step's contacts that
+ * engage during the solve are of this kind: objects resting on each other with a gap of microns at
+ * the start and a separating velocity left from the previous step, which the bodies below, stopped by
+ * their own contacts, run into within the step. The first Newton step, blind to them, lets the upper
+ * bodies fall through by g dt, and the line search cuts it to alpha ~ 0.1-0.2 at the first contact
+ * that engages; they then enter one iteration at a time. The model: the normal law's pressed branch
+ * continued linearly past the breaking velocity v_hat, gamma_n = G_n (v_hat - v_n) with G_n its
+ * curvature at v_hat (dt k (dt (1 - d v_hat) + d (-phi0 - dt v_hat))), in the Hessian and the
+ * right-hand side, as the model of stiction (ISO_STICK) does for friction: only the direction changes,
+ * the exact line search minimizes the true l along it. Not with gradient smoothing (another normal
+ * law) nor where the stick start is off (quasistatic). Mean Newton iterations over 200 steps of the
+ * series' clutters of 10 / 40 / 160 objects: 6.29 / 8.91 / 14.35 -> 6.15 / 8.36 / 13.79
+ * (docs/performance.md). */
+void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact,
+                                 int on) {
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_start[s->act[a]]; q < s->isl_start[s->act[a] + 1]; ++q) {
+      grit_constraint *c = &s->c[s->isl_con[q]];
+      c->gn_start = 0.0;
+      if (!on || c->kind != GRIT_CONSTRAINT_LAGGED || c->p.smooth > 0.0 || c->p.soft > 0.0 ||
+          c->gamma[2] != 0.0)
+        continue;
+      const double vhat = breaking_velocity(c, dt);
+      if (!(c->p.gn0 > 0.0)) {
+        double y[3];
+        constraint_apply_rows(m, c, s->jstore, vstar, 1, y, 2, 3);
+        if (!(y[2] < vhat)) continue;
+      }
+      const double pen = -c->p.phi0 - dt * vhat, damp = 1.0 - c->p.d * vhat;
+      const double g = c->p.k * dt * (dt * damp + c->p.d * pen);
+      if (g > 0.0 && isfinite(g)) c->gn_start = g;
+    }
+}
+
+/* Which Lagged contacts (with friction) take the isotropic Hessian of grit_solver_global_hessian in this
+ * iteration: all of them in the global phase (in the first iteration, those predicted to stick the
+ * model of stiction instead, ISO_STICK above), else those whose slip (faster than 4 eps) turned by more
+ * than 90 degrees since the previous iterate. Such a slip is passing through stiction; with the exact
+ * Hessian, flat along the new slip, the next step would run past the kink again and the line search
+ * would cut it for every other contact too. Mean Newton iterations over the scaling series of clutters:
+ * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). Then records each contact's
+ * slip for the next iteration. */
+void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global) {
+  for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
+    grit_constraint *c = &s->c[s->isl_con[q]];
+    c->isotropic = 0;
+    if (c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
+      const double *a = c->vt_prev, *b = c->vc;
+      const double bb = b[0] * b[0] + b[1] * b[1];
+      c->isotropic = global || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
+      if (iter == 0 && stick_start && predict_stick(s, c, bb)) c->isotropic = ISO_STICK;
+    }
+    c->vt_prev[0] = c->vc[0];
+    c->vt_prev[1] = c->vc[1];
+  }
+}
+
+/* Whether island k's minimizer is v* itself: every one of its constraints without impulse at v* (the
+ * objects in free fall, their candidates not yet touching). There r(v*) = 0: v* is the minimizer of the
+ * island's convex l, exactly. grit_solver_solve starts such an island there, and choose_active counts
+ * it done at once, so that it takes no Newton iteration: it took one (assembly, factorization, solve,
+ * line search and a second evaluation) to go from v0 to v*, in the series' clutters a fifth of the
+ * islands' iterations. */
+static int island_free(const grit_solver *s, const grit_model *m, const double *vstar, double dt, int k) {
+  for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
+    const grit_constraint *c = &s->c[s->isl_con[q]];
+    double vc[3], g[3], G[9];
+    if (c->kind == GRIT_CONSTRAINT_LAGGED && !(c->p.smooth > 0.0)) { /* the test without evaluating the
+                                                model (a pressed contact, slipping at v*, fails at its first
+                                                two rows); gradient smoothing's film acts above v_hat */
+      if (c->p.gn0 != 0.0 && c->p.mu != 0.0) { /* friction -mu gamma_n0 t_s: zero only without slip */
+        constraint_apply_rows(m, c, s->jstore, vstar, 1, vc, 0, 2);
+        if (vc[0] != 0.0 || vc[1] != 0.0) return 0;
+      }
+      constraint_apply_rows(m, c, s->jstore, vstar, 1, vc, 2, 3);
+      if (vc[2] < breaking_velocity(c, dt)) return 0; /* a normal impulse */
+      continue;
+    }
+    constraint_apply(m, c, s->jstore, vstar, 1, vc);
+    constraint_eval(c, dt, vc, g, G);
+    for (int r = 0; r < c->dim; ++r)
+      if (g[r] != 0.0) return 0;
+  }
+  return 1;
+}
+
+/* The islands whose minimizer is v* (island_free) start there. */
+void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *vstar, double dt, double *v) {
+  for (int k = 0; k < s->nisl; ++k) {
+    if (!island_free(s, m, vstar, dt, k)) continue;
+    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      for (int i = adr; i < end; ++i) v[i] = vstar[i];
+    }
+  }
+}
+
+/* The right-hand side of the contacts modelled as stuck (ISO_STICK): their tangential impulse
+ * -mu gamma_n0 v_t / s_stick in place of gamma_t, dv = -(r + J^T (gamma - gamma_stick)); and of those
+ * modelled pressed (gn_start, predict_pressed): gn_start (v_hat - v_n) in place of their zero gamma_n. */
+void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt) {
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_start[s->act[a]]; q < s->isl_start[s->act[a] + 1]; ++q) {
+      const grit_constraint *c = &s->c[s->isl_con[q]];
+      const int stick = c->isotropic == ISO_STICK;
+      if (!stick && !(c->gn_start > 0.0)) continue;
+      const double k = stick ? c->p.mu * c->p.gn0 / stick_norm(c) : 0.0;
+      const double f[3] = {stick ? -(c->gamma[0] + k * c->vc[0]) : 0.0, stick ? -(c->gamma[1] + k * c->vc[1]) : 0.0,
+                           c->gn_start > 0.0 ? c->gn_start * (breaking_velocity(c, dt) - c->vc[2]) : 0.0};
+      constraint_apply_transpose(m, c, s->jstore, f, s->dv);
+    }
+}

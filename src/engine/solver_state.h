@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* solver_state.h — the Newton solver's state and its constraint algebra, shared by solver.c (the
+ * iterations: islands, evaluation, convergence, direction, line search) and solver_start.c (the models
+ * of the direction other than the exact Hessian, and the islands that start at their minimizer). Not
+ * part of the public API. */
+#ifndef GRIT_SOLVER_STATE_H
+#define GRIT_SOLVER_STATE_H
+
+#include <math.h>
+
+#include "constraints.h"
+#include "hessian.h"
+
+typedef struct grit_solver grit_solver; /* as in solver.h, which this header does not include */
+
+struct grit_solver {
+  int nv, cap_c, cap_j;
+  grit_constraint *c;
+  double *jstore;
+  grit_hessian *H;
+  int factor_is_A; /* nc == 0: the kept factor is A's tree-block Cholesky */
+  const double *Achol;
+  int *tree_id; /* (ntree) t at t: A's factor has a part per tree */
+  const grit_model *m;
+  /* vectors of nv */
+  double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
+  int *lsidx; /* (cap_c) the constraints a line search must evaluate */
+  /* Islands: the connected components of the graph of trees linked by a constraint (candidates
+   * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
+   * convex problem (find_islands). */
+  int nisl;
+  int *tree_isl;     /* (ntree) tree t's island */
+  int *uf;           /* (ntree) union-find scratch */
+  int *isl_start;    /* (ntree + 1) island k's constraints: isl_con[isl_start[k] .. isl_start[k+1]-1] */
+  int *isl_con;      /* (cap_c) */
+  int *isl_tstart;   /* (ntree + 1) island k's trees: isl_tree[isl_tstart[k] .. isl_tstart[k+1]-1] */
+  int *isl_tree;     /* (ntree) */
+  int *act;          /* (ntree) the islands an iteration works on */
+  unsigned char *tree_on; /* (ntree) whether tree t's island takes this iteration's Newton step */
+  double *isl;       /* (ISL_FIELDS x ntree) per-island numbers, below */
+};
+
+/* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
+ * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
+ * |D^-1 v*| (round-off floor), its last line-search step, and its number of dofs. */
+enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_FIELDS };
+#define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
+
+/* ------------------------------------------------------------------------- constraint algebra */
+
+/* Rows r0 .. r1-1 of y = J x + (with_bias ? b : 0) for constraint c (each row the same sums whichever
+ * rows are asked for). */
+/* y[r] += J_r x over rows r0 .. r1-1 of one tree's n columns; inlined with constant n for the common
+ * tree sizes (the same sums in the same order). */
+static inline void apply_tree_rows(const double *J, const double *x, int n, double *y, int r0, int r1) {
+  for (int r = r0; r < r1; ++r) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s += J[r * n + j] * x[j];
+    y[r] += s;
+  }
+}
+
+static inline void constraint_apply_rows(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                         const double *x, int with_bias, double *y, int r0, int r1) {
+  for (int r = r0; r < r1; ++r) y[r] = with_bias ? c->b[r] : 0.0;
+  for (int k = 0; k < c->ntree; ++k) {
+    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
+    const double *J = jstore + c->joff[k];
+    if (n == 6) apply_tree_rows(J, x + adr, 6, y, r0, r1);
+    else if (n == 7) apply_tree_rows(J, x + adr, 7, y, r0, r1);
+    else apply_tree_rows(J, x + adr, n, y, r0, r1);
+  }
+}
+
+/* A Lagged contact without friction (gamma_n0 = 0: it was not pressed at the start of the step, as most
+ * of a clutter's candidates) depends on its normal velocity only: its tangential rows can be left out of
+ * J x (set to 0) during the solve. */
+static inline int normal_only(const grit_constraint *c) {
+  return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 == 0.0;
+}
+
+/* y = J x + (with_bias ? b : 0) for constraint c (for a normal-only contact its normal row, 0 else). */
+static inline void constraint_apply(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                    const double *x, int with_bias, double *y) {
+  if (normal_only(c)) {
+    y[0] = y[1] = 0.0;
+    constraint_apply_rows(m, c, jstore, x, with_bias, y, 2, 3);
+  } else {
+    constraint_apply_rows(m, c, jstore, x, with_bias, y, 0, c->dim);
+  }
+}
+
+/* y += J^T f for constraint c (rows with f = 0 add nothing and are skipped). */
+static inline void apply_tree_transpose(const double *J, const double *f, int dim, int n, double *y) {
+  for (int r = 0; r < dim; ++r) {
+    if (f[r] == 0.0) continue;
+    for (int j = 0; j < n; ++j) y[j] += J[r * n + j] * f[r];
+  }
+}
+
+static inline void constraint_apply_transpose(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                              const double *f, double *y) {
+  for (int k = 0; k < c->ntree; ++k) {
+    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
+    const double *J = jstore + c->joff[k];
+    if (c->dim == 3 && n == 6) apply_tree_transpose(J, f, 3, 6, y + adr);
+    else if (c->dim == 3 && n == 7) apply_tree_transpose(J, f, 3, 7, y + adr);
+    else apply_tree_transpose(J, f, c->dim, n, y + adr);
+  }
+}
+
+/* fmax without the library call (the math library's fmax is not inlined without -ffast-math and was
+ * a tenth of the solver's own time on the arm): the larger of a and b, and a when b is NaN, as fmax. */
+static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
+
+/* The cost, impulse and Hessian of constraint c at the constraint velocity vc (a normal-only contact's
+ * without evaluating its friction, which is zero: the same numbers as grit_constraint_eval). */
+static inline double constraint_eval(const grit_constraint *c, double dt, const double vc[3], double g[3],
+                                     double G[9]) {
+  if (!normal_only(c)) return grit_constraint_eval(c->kind, &c->p, dt, vc, g, G);
+  for (int k = 0; k < 8; ++k) G[k] = 0.0;
+  g[0] = g[1] = 0.0;
+  return grit_contact_lagged_frictionless(&c->p, dt, vc[2], &g[2], &G[8]);
+}
+
+/* A Lagged contact's normal breaking velocity, above which its normal impulse is zero (hc_vhat; with
+ * gradient smoothing, where its support law ends too). */
+static inline double breaking_velocity(const grit_constraint *c, double dt) {
+  double vhat = -c->p.phi0 * (1.0 / dt); /* gradient smoothing's film and soft support break here too */
+  if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
+  return vhat;
+}
+
+/* grit_constraint.isotropic: the exact Hessian, the isotropic one at the contact's slip, or at the
+ * stiction model's soft norm (ISO_STICK, below GLOBAL_RESIDUAL) */
+enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2 };
+
+/* solver_start.c */
+void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);
+void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global);
+void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact,
+                                 int on);
+void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *vstar, double dt, double *v);
+void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt);
+
+#endif
