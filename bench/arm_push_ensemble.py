@@ -16,10 +16,10 @@ only with its constraint met; the others end at the regularization limit or the 
 import argparse, json, statistics, subprocess, tempfile, os
 from concurrent.futures import ThreadPoolExecutor
 
-def run(exe, contact, scale, horizon):
+def run(exe, contact, scale, horizon, extra):
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run([exe, "--contact", contact, "--quiet", "--threads", "1", "--rel-tol-scale", str(scale),
-                              "--horizon", str(horizon), "--csv", os.path.join(tmp, "a.csv"), "--html", ""],
+                              "--horizon", str(horizon), "--csv", os.path.join(tmp, "a.csv"), "--html", ""] + extra,
                              capture_output=True, text=True)
     if out.returncode != 0:
         return {"scale": scale, "horizon": horizon, "error": out.stderr.strip()}
@@ -35,10 +35,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--scales", default="0.5,0.9,1,2")
     ap.add_argument("--horizons", default="0.45,0.5,0.55")
+    ap.add_argument("--inner-max", type=int, default=-1, help="the solver's inner_max_iterations (-1: its default)")
     a = ap.parse_args()
     cases = [(float(s), float(h)) for h in a.horizons.split(",") for s in a.scales.split(",")]
     with ThreadPoolExecutor(a.jobs) as ex:
-        res = list(ex.map(lambda c: run(a.exe, a.contact, *c), cases))
+        res = list(ex.map(lambda c: run(a.exe, a.contact, *c, [] if a.inner_max < 0 else ["--inner-max", str(a.inner_max)]), cases))
     its = []
     for r in res:
         if "error" in r:

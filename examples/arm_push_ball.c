@@ -43,7 +43,7 @@
 typedef struct args {
   grit_contact_model contact;
   double horizon_s;
-  int threads, max_iter, quiet, unconstrained;
+  int threads, max_iter, quiet, unconstrained, inner_max; /* inner_max < 0: the solver's default */
   double tol, rel_tol_scale; /* rel_tol_scale: the Newton rel_tol x this (a probe of the solve's sensitivity) */
   const char *csv, *model, *html; /* html NULL: from csv; "": none */
 } args;
@@ -57,7 +57,7 @@ typedef struct iter_log {
 static int usage(const char *why) {
   fprintf(stderr,
           "arm_push_ball: %s\nusage: arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] "
-          "[--max-iter N] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
+          "[--max-iter N] [--inner-max N] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
           why);
   return 2;
 }
@@ -90,6 +90,9 @@ static int parse(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--max-iter")) {
       a->max_iter = (int)strtol(v, &end, 10);
       if (*end || a->max_iter < 1) return usage("--max-iter must be >= 1");
+    } else if (!strcmp(o, "--inner-max")) {
+      a->inner_max = (int)strtol(v, &end, 10);
+      if (*end || a->inner_max < 0) return usage("--inner-max must be >= 0");
     } else if (!strcmp(o, "--tol")) {
       a->tol = strtod(v, &end);
       if (*end || !(a->tol >= 0 && a->tol < 1)) return usage("--tol must be in [0, 1)");
@@ -217,7 +220,7 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, 1e-4, 1, "arm_push_ball.csv",
+  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, -1, 1e-4, 1, "arm_push_ball.csv",
             GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
@@ -234,6 +237,7 @@ int main(int argc, char **argv) {
   grit_ilqr_options o = push_problem_options(a.threads);
   o.max_iterations = a.max_iter;
   o.tol_cost = a.tol;
+  if (a.inner_max >= 0) o.inner_max_iterations = a.inner_max;
   o.log = log_iteration;
   iter_log ilog = {a.quiet, 0, 0, NULL, NULL};
   o.log_ctx = &ilog;
