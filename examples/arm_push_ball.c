@@ -43,8 +43,8 @@
 typedef struct args {
   grit_contact_model contact;
   double horizon_s;
-  int threads, max_iter, quiet, unconstrained;
-  double tol;
+  int threads, max_iter, quiet, unconstrained, inner_max; /* inner_max < 0: the solver's default */
+  double tol, rel_tol_scale; /* rel_tol_scale: the Newton rel_tol x this (a probe of the solve's sensitivity) */
   const char *csv, *model, *html; /* html NULL: from csv; "": none */
 } args;
 
@@ -57,7 +57,7 @@ typedef struct iter_log {
 static int usage(const char *why) {
   fprintf(stderr,
           "arm_push_ball: %s\nusage: arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] "
-          "[--max-iter N] [--tol T] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
+          "[--max-iter N] [--inner-max N] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
           why);
   return 2;
 }
@@ -90,9 +90,15 @@ static int parse(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--max-iter")) {
       a->max_iter = (int)strtol(v, &end, 10);
       if (*end || a->max_iter < 1) return usage("--max-iter must be >= 1");
+    } else if (!strcmp(o, "--inner-max")) {
+      a->inner_max = (int)strtol(v, &end, 10);
+      if (*end || a->inner_max < 0) return usage("--inner-max must be >= 0");
     } else if (!strcmp(o, "--tol")) {
       a->tol = strtod(v, &end);
       if (*end || !(a->tol >= 0 && a->tol < 1)) return usage("--tol must be in [0, 1)");
+    } else if (!strcmp(o, "--rel-tol-scale")) {
+      a->rel_tol_scale = strtod(v, &end);
+      if (*end || !(a->rel_tol_scale > 0 && a->rel_tol_scale <= 1e3)) return usage("--rel-tol-scale must be in (0, 1000]");
     } else if (!strcmp(o, "--csv")) {
       a->csv = v;
     } else if (!strcmp(o, "--html")) {
@@ -214,7 +220,7 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, 1e-4, "arm_push_ball.csv",
+  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, -1, 1e-4, 1, "arm_push_ball.csv",
             GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
@@ -227,9 +233,11 @@ int main(int argc, char **argv) {
   }
   const int N = pp.N, nx = pp.nx, nq = pp.nq, nv = pp.nv, nu = pp.nu;
   pp.constrain = !a.unconstrained;
+  pp.settings.rel_tol *= a.rel_tol_scale;
   grit_ilqr_options o = push_problem_options(a.threads);
   o.max_iterations = a.max_iter;
   o.tol_cost = a.tol;
+  if (a.inner_max >= 0) o.inner_max_iterations = a.inner_max;
   o.log = log_iteration;
   iter_log ilog = {a.quiet, 0, 0, NULL, NULL};
   o.log_ctx = &ilog;

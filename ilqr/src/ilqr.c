@@ -34,6 +34,7 @@ grit_ilqr_options grit_ilqr_default_options(void) {
   o.max_time = 0;
   o.tol_gradient = 1e-2;
   o.alpha_converged = 0.5;
+  o.inner_max_iterations = 20;
   return o;
 }
 
@@ -55,6 +56,8 @@ static grit_status check_options(const grit_ilqr_options *o, char *msg) {
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
                           "constraint options: need tol_constraint >= 0, 0 < penalty_init <= penalty_max < inf, "
                           "penalty_factor > 1");
+  if (o->inner_max_iterations < 0)
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "inner_max_iterations %d < 0", o->inner_max_iterations);
   if (!(o->max_time >= 0) || !(o->tol_gradient >= 0) || !(o->alpha_converged >= 0 && o->alpha_converged <= 1))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
                           "need max_time >= 0, tol_gradient >= 0 and alpha_converged in [0, 1]");

@@ -477,11 +477,20 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
   double last_violation = INFINITY, last_path = INFINITY;
   const double tol = s->opt.tol_constraint;
   for (;;) {
-    status = iterate(s, &rs, s->opt.max_iterations - r.iterations);
+    /* Inexact augmented Lagrangian (as in ALTRO): while c is unmet, a run need not minimize the
+     * augmented cost to the end before the multipliers move; on the arm a run at one penalty otherwise
+     * spends ~50 iterations on short steps near contact kinks (docs/ilqr.md, stop 13). */
+    const int left = s->opt.max_iterations - r.iterations, cap = s->opt.inner_max_iterations;
+    const int capped = cap > 0 && cap < left && s->nc && s->violation > tol && s->rho < s->opt.penalty_max;
+    status = iterate(s, &rs, capped ? cap : left);
     /* A run that converged or stalled ends an augmented-Lagrangian inner loop; every other stop ends
      * the solve. */
-    const int inner_done = r.stop == GRIT_ILQR_CONVERGED_COST || r.stop == GRIT_ILQR_CONVERGED_FEEDFORWARD ||
-                           r.stop == GRIT_ILQR_LINE_SEARCH_STALLED;
+    int inner_done = r.stop == GRIT_ILQR_CONVERGED_COST || r.stop == GRIT_ILQR_CONVERGED_FEEDFORWARD ||
+                     r.stop == GRIT_ILQR_LINE_SEARCH_STALLED;
+    if (status == GRIT_OK && capped && r.stop == GRIT_ILQR_MAX_ITERATIONS) {
+      if (s->violation <= tol && s->path_violation <= tol) continue; /* met within the cap: finish uncapped */
+      inner_done = 1; /* the cap: update the multipliers as after a stall */
+    }
     if (status != GRIT_OK || (!s->nc && !s->np) || !inner_done) break;
     if (s->violation <= tol && s->path_violation <= tol) break;
     if (!rs.steps && s->rho >= s->opt.penalty_max && r.multiplier_updates > 0) {

@@ -176,6 +176,11 @@ typedef struct grit_ilqr_options {
                             default 1e-2 (0 in a zeroed struct: 1e-2) */
   double alpha_converged;/* converged needs the accepted step to be at least this (a full or near-full
                             step), default 0.5 (0 in a zeroed struct: 0.5) */
+  int inner_max_iterations; /* an inexact augmented Lagrangian: while the final constraint is above tol_constraint,
+                            a run of iterations ends after this many and the multipliers and penalty are
+                            updated as after a stalled run (a run that meets the constraint goes on
+                            uncapped). Default 20; 0 (a zeroed struct): each run until it converges or
+                            stalls (docs/ilqr.md, "The arm pushing a ball", stop 13) */
 } grit_ilqr_options;
 
 GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
