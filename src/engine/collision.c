@@ -117,8 +117,9 @@ static void speculative_margins(grit_collision *col, const grit_model *m, const 
     const double s = fmax(geom_speed(mo->cvel + 6 * b, c, r), geom_speed(mo->cvel_star + 6 * b, c, r));
     const double mg = mo->window * s;
     col->gmargin[g] = mg < cap ? mg : cap; /* an infinite or NaN bound gives the cap */
-    /* gradient smoothing: a force at a distance below min_margin, so such pairs must be found whatever
-     * their speed (each box grows by half, the pair's margin below is at least min_margin) */
+    /* gradient smoothing: pairs within min_margin feel each other (its film and soft supports), so they
+     * must be found whatever their speed (each box grows by half, the pair's margin below is at least
+     * min_margin) */
     if (mo->min_margin > 0) col->gmargin[g] = fmax(col->gmargin[g], 0.5 * mo->min_margin);
   }
 }
