@@ -77,6 +77,28 @@ static double run(const double *u, double dt, int integ) { return run_with(u, dt
 static const double U0[6] = {0, 0, 0, 0, 0, 0};
 static const double U1[6] = {1.5, 0.7, 0.4, 0.3, 1.0, 0.6};
 
+/* The largest |grit's actuator force - MuJoCo's actuator_force| over `trials` random states (positions,
+ * velocities, controls and activations from an LCG seeded with `seed`), set in both engines. */
+static double random_states_force_error(const mjModel *mm, mjData *md, grit_data *gd, unsigned seed, int trials) {
+  unsigned s = seed;
+  double e = 0, f[16];
+  cr_assert_leq(mm->nu, 16);
+  for (int trial = 0; trial < trials; ++trial) {
+    for (int i = 0; i < mm->nq; ++i) md->qpos[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
+    for (int i = 0; i < mm->nv; ++i) md->qvel[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 4 - 2;
+    for (int i = 0; i < mm->nu; ++i) md->ctrl[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 3 - 1.5;
+    for (int i = 0; i < mm->na; ++i) md->act[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
+    mj_forward(mm, md);
+    grit_data_set_qpos(gd, md->qpos, mm->nq);
+    grit_data_set_qvel(gd, md->qvel, mm->nv);
+    grit_data_set_ctrl(gd, md->ctrl, mm->nu);
+    grit_data_set_act(gd, md->act, mm->na);
+    cr_assert_eq(grit_actuator_forces(gd, f), GRIT_OK);
+    for (int a = 0; a < mm->nu; ++a) e = fmax(e, fabs(f[a] - md->actuator_force[a]));
+  }
+  return e;
+}
+
 Test(actuation_mujoco, one_second_against_mujoco) {
   const double dts[2] = {1e-3, 1e-5};
   double e[2][2][2]; /* [dt][controls][integrator] */
@@ -111,22 +133,7 @@ Test(actuation_mujoco, actuator_forces_equal_mujocos) {
   cr_assert_eq(grit_mjcf_load_file(path, &gm, NULL, msg), GRIT_OK, "%s", msg);
   grit_data *gd;
   grit_data_create(gm, &gd);
-  unsigned s = 12345;
-  double e = 0;
-  for (int trial = 0; trial < 50; ++trial) {
-    for (int i = 0; i < mm->nq; ++i) md->qpos[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
-    for (int i = 0; i < mm->nv; ++i) md->qvel[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 4 - 2;
-    for (int i = 0; i < mm->nu; ++i) md->ctrl[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 3 - 1.5;
-    for (int i = 0; i < mm->na; ++i) md->act[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
-    mj_forward(mm, md);
-    grit_data_set_qpos(gd, md->qpos, mm->nq);
-    grit_data_set_qvel(gd, md->qvel, mm->nv);
-    grit_data_set_ctrl(gd, md->ctrl, mm->nu);
-    grit_data_set_act(gd, md->act, mm->na);
-    double f[16];
-    cr_assert_eq(grit_actuator_forces(gd, f), GRIT_OK);
-    for (int a = 0; a < mm->nu; ++a) e = fmax(e, fabs(f[a] - md->actuator_force[a]));
-  }
+  const double e = random_states_force_error(mm, md, gd, 12345, 50);
   cr_log_info("actuator forces vs MuJoCo's actuator_force: max |diff| %.3g", e);
   cr_assert_leq(e, 1e-12, "%g", e);
   grit_data_free(gd);
@@ -169,21 +176,7 @@ Test(actuation_mujoco, cylinder_is_mujocos) {
   cr_assert_eq(grit_model_na(gm), mm->na);
   grit_data *gd;
   cr_assert_eq(grit_data_create(gm, &gd), GRIT_OK);
-  unsigned s = 777;
-  double e = 0, f[2];
-  for (int trial = 0; trial < 30; ++trial) {
-    for (int i = 0; i < mm->nq; ++i) md->qpos[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
-    for (int i = 0; i < mm->nv; ++i) md->qvel[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 4 - 2;
-    for (int i = 0; i < mm->nu; ++i) md->ctrl[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 3 - 1.5;
-    for (int i = 0; i < mm->na; ++i) md->act[i] = ((s = s * 1103515245u + 12345u) >> 8) / 16777216.0 * 2 - 1;
-    mj_forward(mm, md);
-    grit_data_set_qpos(gd, md->qpos, mm->nq);
-    grit_data_set_qvel(gd, md->qvel, mm->nv);
-    grit_data_set_ctrl(gd, md->ctrl, mm->nu);
-    grit_data_set_act(gd, md->act, mm->na);
-    cr_assert_eq(grit_actuator_forces(gd, f), GRIT_OK);
-    for (int a = 0; a < mm->nu; ++a) e = fmax(e, fabs(f[a] - md->actuator_force[a]));
-  }
+  const double e = random_states_force_error(mm, md, gd, 777, 30);
   cr_assert_leq(e, 1e-12, "cylinder forces differ from MuJoCo's by %g", e);
   mj_resetData(mm, md);
   grit_data_free(gd);

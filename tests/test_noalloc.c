@@ -380,23 +380,29 @@ Test(noalloc, fluid_step_and_derivatives) {
   grit_model_free(m);
 }
 
-/* A height field (a bumpy 9 x 9 grid) under a sphere, a box and a capsule that touch its faces, edges and
- * peaks: the prism-by-prism collision (collision_hfield.c) and the step's derivatives allocate nothing. */
-Test(noalloc, height_field_step_and_derivatives) {
-  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+/* A model with the bumpy 9 x 9 height field 'h' (elevations (37 i) mod 11) in its assets and `worldbody`
+ * (the contents of <worldbody>) as its bodies. */
+static grit_model *bumpy_field_model(const char *worldbody) {
   char xml[4096];
   int len = snprintf(xml, sizeof xml, "<mujoco><asset><hfield name='h' nrow='9' ncol='9' size='1 1 0.2 0.1' "
                                       "elevation='");
   for (int i = 0; i < 81; ++i) len += snprintf(xml + len, sizeof xml - (size_t)len, "%d ", (i * 37) % 11);
-  snprintf(xml + len, sizeof xml - (size_t)len,
-           "'/></asset><worldbody><geom type='hfield' hfield='h'/>"
-           "<body pos='0.1 0.2 0.3'><freejoint/><geom type='sphere' size='0.1'/></body>"
-           "<body pos='-0.3 -0.2 0.3'><freejoint/><geom type='box' size='0.1 0.15 0.05'/></body>"
-           "<body pos='0.4 -0.4 0.3' euler='0 90 0'><freejoint/><geom type='capsule' size='0.05 0.2'/></body>"
-           "</worldbody></mujoco>");
+  snprintf(xml + len, sizeof xml - (size_t)len, "'/></asset><worldbody>%s</worldbody></mujoco>", worldbody);
   grit_model *m;
   char msg[GRIT_MESSAGE_SIZE];
   cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  return m;
+}
+
+/* A height field (a bumpy 9 x 9 grid) under a sphere, a box and a capsule that touch its faces, edges and
+ * peaks: the prism-by-prism collision (collision_hfield.c) and the step's derivatives allocate nothing. */
+Test(noalloc, height_field_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  grit_model *m = bumpy_field_model(
+      "<geom type='hfield' hfield='h'/>"
+      "<body pos='0.1 0.2 0.3'><freejoint/><geom type='sphere' size='0.1'/></body>"
+      "<body pos='-0.3 -0.2 0.3'><freejoint/><geom type='box' size='0.1 0.15 0.05'/></body>"
+      "<body pos='0.4 -0.4 0.3' euler='0 90 0'><freejoint/><geom type='capsule' size='0.05 0.2'/></body>");
   grit_data *d = tu_data(m);
   const int nx = 2 * grit_model_nv(m);
   double *A = calloc((size_t)(nx * nx), sizeof *A);
@@ -413,18 +419,11 @@ Test(noalloc, height_field_step_and_derivatives) {
  * rests on it; the step and its derivatives with the field's pose moving allocate nothing. */
 Test(noalloc, height_field_on_a_moving_body) {
   if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
-  char xml[4096];
-  int len = snprintf(xml, sizeof xml, "<mujoco><asset><hfield name='h' nrow='9' ncol='9' size='1 1 0.2 0.1' "
-                                      "elevation='");
-  for (int i = 0; i < 81; ++i) len += snprintf(xml + len, sizeof xml - (size_t)len, "%d ", (i * 37) % 11);
-  snprintf(xml + len, sizeof xml - (size_t)len,
-           "'/></asset><worldbody><body euler='3 2 0'><joint type='slide' axis='1 0 0'/>"
-           "<joint type='hinge' axis='0 1 0' damping='5'/><geom type='hfield' hfield='h'/>"
-           "<geom type='box' size='0.9 0.9 0.02' pos='0 0 -0.15' mass='20'/></body>"
-           "<body pos='0.1 0.2 0.4'><freejoint/><geom type='sphere' size='0.1'/></body></worldbody></mujoco>");
-  grit_model *m;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_model *m = bumpy_field_model(
+      "<body euler='3 2 0'><joint type='slide' axis='1 0 0'/>"
+      "<joint type='hinge' axis='0 1 0' damping='5'/><geom type='hfield' hfield='h'/>"
+      "<geom type='box' size='0.9 0.9 0.02' pos='0 0 -0.15' mass='20'/></body>"
+      "<body pos='0.1 0.2 0.4'><freejoint/><geom type='sphere' size='0.1'/></body>");
   grit_data *d = tu_data(m);
   const int nx = 2 * grit_model_nv(m);
   double *A = calloc((size_t)(nx * nx), sizeof *A);
