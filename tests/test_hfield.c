@@ -194,56 +194,67 @@ static grit_data *slope_data(grit_model **m, double **g) {
   return d;
 }
 
-/* One step from (q, v): the state relative to qref in the tangent space. */
-static void step_from(const double *q, const double *v, const double *qref, double out[12]) {
+/* A scene's model and data, built afresh for every step so that no warm start carries over. */
+typedef grit_data *(*scene_fn)(grit_model **m, double **g);
+
+/* One step from (q, v) in a fresh copy of the scene: the state relative to qref in the tangent space
+ * (nv position differences, then nv velocities). */
+static void fresh_step(scene_fn make, const double *q, const double *v, const double *qref, double *out) {
   grit_model *m;
   double *g;
-  grit_data *d = slope_data(&m, &g);
-  cr_assert_eq(grit_data_set_qpos(d, q, 7), GRIT_OK);
-  cr_assert_eq(grit_data_set_qvel(d, v, 6), GRIT_OK);
+  grit_data *d = make(&m, &g);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m);
+  cr_assert_eq(grit_data_set_qpos(d, q, nq), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
   scene_step(d);
   grit_position_difference(m, qref, grit_data_qpos(d), out);
-  memcpy(out + 6, grit_data_qvel(d), 6 * sizeof(double));
+  memcpy(out + nv, grit_data_qvel(d), (size_t)nv * sizeof(double));
   grit_data_free(d);
   grit_model_free(m);
   free(g);
 }
 
-/* A = dx+/dx0 against central differences (h = 1e-6, as test_derivatives.c); returns the relative
- * Frobenius error. */
-static double deriv_error(const double q0[7]) {
-  double qref[7], A[144], fd[144], xp[12], xm[12];
+/* A = dx+/dx0 of one step from (q0, v0) against central differences (h = 1e-6, scaled by the speed for
+ * velocity columns, as test_derivatives.c); positions are perturbed in the tangent space. Returns the
+ * relative Frobenius error. */
+static double deriv_error(scene_fn make, const double *q0, const double *v0, const char *what) {
   grit_model *m;
   double *g;
-  grit_data *d = slope_data(&m, &g);
-  cr_assert_eq(grit_data_set_qpos(d, q0, 7), GRIT_OK);
-  cr_assert_eq(grit_data_set_qvel(d, DERIV_V, 6), GRIT_OK);
+  grit_data *d = make(&m, &g);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nx = 2 * nv;
+  double *buf = malloc(sizeof(double) * (size_t)(2 * nx * nx + 2 * nx + 3 * nq + 2 * nv));
+  cr_assert(buf);
+  double *A = buf, *fd = A + nx * nx, *xp = fd + nx * nx, *xm = xp + nx;
+  double *qref = xm + nx, *q = qref + nq, *v = q + nq, *e = v + nv;
+  cr_assert_eq(grit_data_set_qpos(d, q0, nq), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d, v0, nv), GRIT_OK);
   scene_step(d);
   cr_assert(grit_data_ncontacts(d) >= 1);
-  memcpy(qref, grit_data_qpos(d), sizeof qref);
+  memcpy(qref, grit_data_qpos(d), sizeof(double) * (size_t)nq);
   cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  for (int col = 0; col < 12; ++col) {
-    const double h = 1e-6 * (col < 6 ? 1.0 : fmax(1.0, fabs(DERIV_V[col - 6])));
+  for (int col = 0; col < nx; ++col) {
+    const double h = 1e-6 * (col < nv ? 1.0 : fmax(1.0, fabs(v0[col - nv])));
     for (int sgn = -1; sgn <= 1; sgn += 2) {
-      double q[7], v[6], e[6] = {0};
-      memcpy(q, q0, sizeof q);
-      memcpy(v, DERIV_V, sizeof v);
-      if (col < 6) {
+      memcpy(q, q0, sizeof(double) * (size_t)nq);
+      memcpy(v, v0, sizeof(double) * (size_t)nv);
+      memset(e, 0, sizeof(double) * (size_t)nv);
+      if (col < nv) {
         e[col] = sgn * h;
         grit_integrate_positions(m, q, e, 1.0);
       } else {
-        v[col - 6] += sgn * h;
+        v[col - nv] += sgn * h;
       }
-      step_from(q, v, qref, sgn > 0 ? xp : xm);
+      fresh_step(make, q, v, qref, sgn > 0 ? xp : xm);
     }
-    for (int i = 0; i < 12; ++i) fd[i * 12 + col] = (xp[i] - xm[i]) / (2 * h);
+    for (int i = 0; i < nx; ++i) fd[i * nx + col] = (xp[i] - xm[i]) / (2 * h);
   }
   double num = 0, den = 0;
-  for (int i = 0; i < 144; ++i) num += (A[i] - fd[i]) * (A[i] - fd[i]), den += fd[i] * fd[i];
+  for (int i = 0; i < nx * nx; ++i) num += (A[i] - fd[i]) * (A[i] - fd[i]), den += fd[i] * fd[i];
   grit_data_free(d);
   grit_model_free(m);
   free(g);
-  cr_log_info("relative Frobenius error of A %.3g (|FD| %.3g)", sqrt(num / den), sqrt(den));
+  free(buf);
+  cr_log_info("%s: relative Frobenius error of A %.3g (|FD| %.3g)", what, sqrt(num / den), sqrt(den));
   return sqrt(num / den);
 }
 
@@ -254,7 +265,7 @@ Test(hfield, derivatives_of_a_sphere_on_a_sloped_field) {
   memcpy(q0, DERIV_Q, sizeof q0);
   q0[2] = SLOPE * q0[1] + 0.1 * sqrt(1 + SLOPE * SLOPE) - 3e-4;
   deriv_field = valley;
-  const double e = deriv_error(q0);
+  const double e = deriv_error(slope_data, q0, DERIV_V, "sloped field");
   cr_assert(e < 1e-5, "relative error %g", e);
 }
 
@@ -266,7 +277,7 @@ Test(hfield, derivatives_of_a_sphere_on_a_ridge) {
   q0[1] = 0.01;
   q0[2] = SLOPE + 0.1 - 3e-4;
   deriv_field = ridge;
-  const double e = deriv_error(q0);
+  const double e = deriv_error(slope_data, q0, DERIV_V, "ridge");
   cr_assert(e < 1e-5, "relative error %g", e);
 }
 
@@ -308,66 +319,17 @@ static void tray_state(const double p[3], double q[14], double v[12]) {
   memcpy(v + 6, DERIV_V, sizeof DERIV_V);
 }
 
-/* One step from (q, v) in the tray scene: the state relative to qref in the tangent space. */
-static void tray_step_from(const double *q, const double *v, const double *qref, double out[24]) {
-  grit_model *m;
-  double *g;
-  grit_data *d = tray_data(&m, &g);
-  cr_assert_eq(grit_data_set_qpos(d, q, 14), GRIT_OK);
-  cr_assert_eq(grit_data_set_qvel(d, v, 12), GRIT_OK);
-  scene_step(d);
-  grit_position_difference(m, qref, grit_data_qpos(d), out);
-  memcpy(out + 12, grit_data_qvel(d), 12 * sizeof(double));
-  grit_data_free(d);
-  grit_model_free(m);
-  free(g);
-}
-
-static double tray_deriv_error(const double p[3]) {
-  double q0[14], v0[12], qref[14], xp[24], xm[24];
-  double *A = malloc(sizeof(double) * 24 * 24), *fd = malloc(sizeof(double) * 24 * 24);
+static double tray_deriv_error(const double p[3], const char *what) {
+  double q0[14], v0[12];
   tray_state(p, q0, v0);
-  grit_model *m;
-  double *g;
-  grit_data *d = tray_data(&m, &g);
-  cr_assert_eq(grit_data_set_qpos(d, q0, 14), GRIT_OK);
-  cr_assert_eq(grit_data_set_qvel(d, v0, 12), GRIT_OK);
-  scene_step(d);
-  cr_assert(grit_data_ncontacts(d) >= 1);
-  memcpy(qref, grit_data_qpos(d), sizeof qref);
-  cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  for (int col = 0; col < 24; ++col) {
-    const double h = 1e-6 * (col < 12 ? 1.0 : fmax(1.0, fabs(v0[col - 12])));
-    for (int sgn = -1; sgn <= 1; sgn += 2) {
-      double q[14], v[12], e[12] = {0};
-      memcpy(q, q0, sizeof q);
-      memcpy(v, v0, sizeof v);
-      if (col < 12) {
-        e[col] = sgn * h;
-        grit_integrate_positions(m, q, e, 1.0);
-      } else {
-        v[col - 12] += sgn * h;
-      }
-      tray_step_from(q, v, qref, sgn > 0 ? xp : xm);
-    }
-    for (int i = 0; i < 24; ++i) fd[i * 24 + col] = (xp[i] - xm[i]) / (2 * h);
-  }
-  double num = 0, den = 0;
-  for (int i = 0; i < 24 * 24; ++i) num += (A[i] - fd[i]) * (A[i] - fd[i]), den += fd[i] * fd[i];
-  grit_data_free(d);
-  grit_model_free(m);
-  free(g);
-  free(A);
-  free(fd);
-  cr_log_info("moving field: relative Frobenius error of A %.3g (|FD| %.3g)", sqrt(num / den), sqrt(den));
-  return sqrt(num / den);
+  return deriv_error(tray_data, q0, v0, what);
 }
 
 /* On the tray's sloped face (a PLANE feature of the moving field). Bound 1e-5 relative, as on the world. */
 Test(hfield, derivatives_of_a_sphere_on_a_moving_sloped_field) {
   deriv_field = valley;
   const double p[3] = {0.31, 0.12, SLOPE * 0.12 + 0.1 * sqrt(1 + SLOPE * SLOPE) - 3e-4};
-  const double e = tray_deriv_error(p);
+  const double e = tray_deriv_error(p, "moving sloped field");
   cr_assert(e < 1e-5, "relative error %g", e);
 }
 
@@ -375,7 +337,7 @@ Test(hfield, derivatives_of_a_sphere_on_a_moving_sloped_field) {
 Test(hfield, derivatives_of_a_sphere_on_a_moving_ridge) {
   deriv_field = ridge;
   const double p[3] = {0.31, 0.01, SLOPE + 0.1 - 3e-4};
-  const double e = tray_deriv_error(p);
+  const double e = tray_deriv_error(p, "moving ridge");
   cr_assert(e < 1e-5, "relative error %g", e);
 }
 
