@@ -3,7 +3,8 @@
  * only: a 2-dof finger starting at zero force 3 cm behind a free box (examples/push_box_scene.h) must
  * push it 10 cm to a pose. Without smoothing the solve stops at once with GRIT_ILQR_ZERO_GRADIENT; with
  * gradient_smoothing = 0.05 m annealed to 0 (grit_ilqr_grit_solve_annealed) the plan, checked on the
- * exact model, brings the box within 1 cm of the target. */
+ * exact model, brings the box within 1 cm of the target; so does derivative smoothing (exact rollouts,
+ * the Jacobians of the step smoothed by 0.05 m) followed by a solve with the exact Jacobians. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -106,6 +107,29 @@ Test(ilqr_smoothing, a_finger_3_cm_away_pushes_the_box_to_its_pose_with_smoothin
   cr_log_info("pusher with smoothing: %d iterations in all, last stop %d (%s), cost %.4g -> %.4g, box %.2f mm "
               "from the target",
               r.iterations, (int)r.stop, grit_ilqr_stop_string(r.stop), r.initial_cost, r.cost, 1e3 * err);
+  cr_assert_lt(err, 0.01, "the box ends %.1f mm from its target", 1e3 * err);
+  pusher_free(&p);
+}
+
+/* Derivative smoothing (grit_ilqr_grit_set_derivative_smoothing): every rollout on the exact model, the
+ * Jacobians those of the step smoothed by 0.05 m at the same states and controls. The plan, judged on
+ * the exact model throughout, reaches the pose; then a solve with the exact Jacobians finishes it. */
+Test(ilqr_smoothing, a_finger_3_cm_away_pushes_the_box_with_derivative_smoothing) {
+  pusher p;
+  pusher_make(&p);
+  grit_ilqr_result r, r2;
+  cr_assert_eq(grit_ilqr_grit_set_derivative_smoothing(p.a, 0.05), GRIT_OK, "%s", grit_ilqr_grit_last_error(p.a));
+  cr_assert_eq(grit_ilqr_dynamics_changed(p.s), GRIT_OK);
+  cr_assert_eq(grit_ilqr_solve(p.s, &r), GRIT_OK, "%s", grit_ilqr_last_error(p.s));
+  const double err1 = replay_error(&p);
+  cr_assert_eq(grit_ilqr_grit_set_derivative_smoothing(p.a, 0), GRIT_OK);
+  cr_assert_eq(grit_ilqr_dynamics_changed(p.s), GRIT_OK);
+  cr_assert_eq(grit_ilqr_solve(p.s, &r2), GRIT_OK, "%s", grit_ilqr_last_error(p.s));
+  const double err = replay_error(&p);
+  cr_log_info("pusher with derivative smoothing 0.05 m: %d iterations, stop %s, cost %.4g -> %.4g, box %.2f mm from "
+              "the target; then exact Jacobians: %d iterations, stop %s, cost %.4g, box %.2f mm",
+              r.iterations, grit_ilqr_stop_string(r.stop), r.initial_cost, r.cost, 1e3 * err1, r2.iterations,
+              grit_ilqr_stop_string(r2.stop), r2.cost, 1e3 * err);
   cr_assert_lt(err, 0.01, "the box ends %.1f mm from its target", 1e3 * err);
   pusher_free(&p);
 }

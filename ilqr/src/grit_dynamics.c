@@ -11,6 +11,8 @@ struct grit_ilqr_grit {
   const grit_model *model;
   int horizon, nq, nv, nu, na;
   grit_data **data; /* 2 x horizon: data[slot * horizon + k] */
+  grit_data **jdata; /* horizon, created on the first grit_ilqr_grit_set_derivative_smoothing > 0 */
+  double jdelta;     /* > 0: the Jacobians are those of the step smoothed by jdelta, taken at (x, u) */
   char msg[GRIT_MESSAGE_SIZE];
 };
 
@@ -19,6 +21,9 @@ void grit_ilqr_grit_free(grit_ilqr_grit *a) {
   if (a->data)
     for (int i = 0; i < 2 * a->horizon; ++i) grit_data_free(a->data[i]);
   free(a->data);
+  if (a->jdata)
+    for (int i = 0; i < a->horizon; ++i) grit_data_free(a->jdata[i]);
+  free(a->jdata);
   free(a);
 }
 
@@ -91,12 +96,26 @@ static int step_cb(void *ctx, int slot, int k, const double *x, const double *u,
   return 0;
 }
 
+/* The Jacobians of the smoothed step at (x, u) (derivative smoothing): knot k's own data takes the step
+ * again under smoothing a->jdelta; only this thread touches jdata[k]. */
+static int smoothed_jacobians(grit_ilqr_grit *a, int k, const double *x, const double *u, double *fx, double *fu) {
+  grit_data *d = a->jdata[k];
+  grit_status s = grit_data_set_qpos(d, x, a->nq);
+  if (!s) s = grit_data_set_qvel(d, x + a->nq, a->nv);
+  if (!s && a->na > 0) s = grit_data_set_act(d, x + a->nq + a->nv, a->na);
+  if (!s) s = grit_data_set_ctrl(d, u, a->nu);
+  if (!s) s = grit_step(d);
+  if (!s) s = grit_step_derivatives(d, fx, fu, NULL, 0, NULL);
+  return s != GRIT_OK;
+}
+
 static int jacobians_cb(void *ctx, int slot, int k, int thread, const double *x, const double *u, double *fx,
                         double *fu) {
   (void)thread;
-  (void)x;
-  (void)u; /* the knot's data took exactly this step: its derivatives need nothing else */
-  grit_data *d = grit_ilqr_grit_knot_data(ctx, slot, k);
+  grit_ilqr_grit *a = ctx;
+  if (a->jdelta > 0 && k >= 0 && k < a->horizon) return smoothed_jacobians(a, k, x, u, fx, fu);
+  /* the knot's data took exactly this step: its derivatives need nothing else */
+  grit_data *d = grit_ilqr_grit_knot_data(a, slot, k);
   return !d || grit_step_derivatives(d, fx, fu, NULL, 0, NULL) != GRIT_OK;
 }
 
@@ -132,6 +151,38 @@ grit_status grit_ilqr_grit_set_smoothing(grit_ilqr_grit *a, double delta) {
     }
   }
   return GRIT_OK;
+}
+
+/* Creates the Jacobians' knot data (derivative smoothing) once; on failure none. */
+static grit_status jdata_create(grit_ilqr_grit *a) {
+  if (a->jdata) return GRIT_OK;
+  if (!(a->jdata = calloc((size_t)a->horizon, sizeof *a->jdata))) return GRIT_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < a->horizon; ++i) {
+    grit_status s = grit_data_create(a->model, &a->jdata[i]);
+    if (s) {
+      snprintf(a->msg, GRIT_MESSAGE_SIZE, "derivative smoothing: knot data %d: %s", i, grit_status_string(s));
+      for (int j = 0; j < i; ++j) grit_data_free(a->jdata[j]);
+      free(a->jdata);
+      a->jdata = NULL;
+      return s;
+    }
+  }
+  return GRIT_OK;
+}
+
+grit_status grit_ilqr_grit_set_derivative_smoothing(grit_ilqr_grit *a, double delta) {
+  if (!a || !(delta >= 0) || !isfinite(delta)) return GRIT_ERR_INVALID_ARGUMENT;
+  a->jdelta = 0;
+  if (delta == 0) return GRIT_OK;
+  grit_status s = jdata_create(a);
+  for (int i = 0; i < a->horizon && !s; ++i) { /* the knot's settings, smoothed */
+    grit_step_settings st = grit_data_step_settings(a->data[i]);
+    st.gradient_smoothing = delta;
+    s = grit_data_set_step_settings(a->jdata[i], &st);
+    if (s) snprintf(a->msg, GRIT_MESSAGE_SIZE, "derivative smoothing: %s", grit_data_last_error(a->jdata[i]));
+  }
+  if (!s) a->jdelta = delta;
+  return s;
 }
 
 /* r += one solve's counts and times (the stop and costs are set by the caller). */

@@ -40,6 +40,12 @@ GRIT_ILQR_API grit_data *grit_ilqr_grit_knot_data(grit_ilqr_grit *adapter, int s
  * grit_ilqr_dynamics_changed on the solver. */
 GRIT_ILQR_API grit_status grit_ilqr_grit_set_smoothing(grit_ilqr_grit *adapter, double delta);
 
+/* Derivative smoothing: with delta > 0 the rollouts keep the knots' own model (e.g. the exact one) and
+ * the Jacobians are those of the step smoothed by delta taken at the same state and controls (a second
+ * grit_data per knot, created on the first call, takes that step); 0 restores the step's own. Call
+ * between solves, then grit_ilqr_dynamics_changed on the solver. docs/ilqr.md. */
+GRIT_ILQR_API grit_status grit_ilqr_grit_set_derivative_smoothing(grit_ilqr_grit *adapter, double delta);
+
 /* Solves with gradient smoothing annealed to 0 (docs/ilqr.md): solves with delta0, then with delta
  * multiplied by `factor` (in (0, 1), e.g. 0.5) while it is at least delta_min, each from the last
  * solution, and finally with the exact model (delta 0), whose stop is the result's. The result's
