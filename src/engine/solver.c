@@ -208,18 +208,24 @@ static inline int lagged_plain(const grit_constraint *c) {
   return c->kind == GRIT_CONSTRAINT_LAGGED && !(c->p.grip > 0.0);
 }
 
-/* *f1 -= gamma . dvc and *f2 += dvc^T G dvc for a plain Lagged contact at vc, without forming G: the
- * normal law's impulse and curvature (grit_contact_lagged_frictionless) times dvc_n and dvc_n^2, and
- * friction's along the line in closed form. With x = vc_t, y = dvc_t, s^2 = |x|^2 + eps^2 and
- * g = mu gamma_n0: gamma_t = -g x / s and G_t = g (I - x x^T / s^2) / s (the soft norm), so
- * -gamma_t . y = g (x . y) / s and y^T G_t y = g ((x1 y2 - x2 y1)^2 + eps^2 |y|^2) / s^3 (>= 0). The
- * same numbers as grit_contact_lagged followed by slope_curvature up to round-off, at about half the work:
- * no cost, no 3x3 G and no product with it (the line search's evaluations were 10-14 % of the series'
- * clutters' step). */
+/* *f1 -= gamma . dvc and *f2 += dvc^T G dvc for a plain Lagged contact at vc, without forming G or its
+ * cost. The normal law's impulse and curvature times dvc_n and dvc_n^2: Hunt & Crossley's law below v_hat
+ * written out with hc_normal's operations (so the same values), a support's soft law under gradient
+ * smoothing by grit_contact_lagged_frictionless. Friction's in closed form: with x = vc_t, y = dvc_t,
+ * s^2 = |x|^2 + eps^2 and g = mu gamma_n0, gamma_t = -g x / s and G_t = g (I - x x^T / s^2) / s (the
+ * soft norm), so -gamma_t . y = g (x . y) / s and y^T G_t y = g ((x1 y2 - x2 y1)^2 + eps^2 |y|^2) / s^3
+ * (>= 0). The same numbers as grit_contact_lagged followed by slope_curvature up to round-off, at a
+ * fraction of the work (the line search's evaluations were 10-14 % of the series' clutters' step). */
 static inline void lagged_directional(const grit_constraint *c, double dt, const double vc[3], const double dvc[3],
                                       double *f1, double *f2) {
-  double gn, gnn;
-  grit_contact_lagged_frictionless(&c->p, dt, vc[2], &gn, &gnn);
+  double gn = 0.0, gnn = 0.0;
+  if (c->p.soft > 0.0) {
+    grit_contact_lagged_frictionless(&c->p, dt, vc[2], &gn, &gnn);
+  } else if (vc[2] < breaking_velocity(c, dt)) { /* hc_normal's law below v_hat, the same operations */
+    const double a = -c->p.phi0 - vc[2] * dt, b = 1.0 - c->p.d * vc[2], kdt = c->p.k * dt;
+    gn = kdt * (a * b);
+    gnn = kdt * (b * dt + c->p.d * a);
+  }
   *f1 -= gn * dvc[2];
   *f2 += gnn * dvc[2] * dvc[2];
   const double g = c->p.mu * c->p.gn0;

@@ -127,7 +127,10 @@ static inline double constraint_eval(const grit_constraint *c, double dt, const 
  * gradient smoothing, where its support law ends too). */
 static inline double breaking_velocity(const grit_constraint *c, double dt) {
   double vhat = -c->p.phi0 * (1.0 / dt); /* gradient smoothing's film and soft support break here too */
-  if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
+  if (c->p.d > 0.0) {
+    const double b = 1.0 / c->p.d;
+    if (b < vhat || vhat != vhat) vhat = b; /* fmin without the library call (the line search's hot path) */
+  }
   return vhat;
 }
 
