@@ -53,12 +53,13 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->isl_tree = calloc((size_t)m->ntree + 1, sizeof(int));
   s->act = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_on = calloc((size_t)m->ntree + 1, 1);
+  s->tree_flag = calloc((size_t)m->ntree + 1, 1);
   s->isl = calloc((size_t)ISL_FIELDS * (size_t)m->ntree + 1, sizeof(double));
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
   int ok = s->c && s->jstore && s->lsidx && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
-           s->isl_tstart && s->isl_tree && s->act && s->tree_on;
+           s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
@@ -86,6 +87,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->isl_tree);
   free(s->act);
   free(s->tree_on);
+  free(s->tree_flag);
   double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->tmp};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) free(vecs[i]);
   free(s);

@@ -37,6 +37,7 @@ struct grit_solver {
   int *isl_tree;     /* (ntree) */
   int *act;          /* (ntree) the islands an iteration works on */
   unsigned char *tree_on; /* (ntree) whether tree t's island takes this iteration's Newton step */
+  unsigned char *tree_flag; /* (ntree) scratch of the first step's prediction (solver_start.c) */
   double *isl;       /* (ISL_FIELDS x ntree) per-island numbers, below */
 };
 
