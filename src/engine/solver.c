@@ -44,6 +44,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->c = calloc((size_t)max_constraints + 1, sizeof *s->c);
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
+  s->inpat = calloc((size_t)max_constraints + 1, 1);
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
   s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
@@ -58,7 +59,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
            s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
@@ -77,6 +78,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->c);
   free(s->jstore);
   free(s->lsidx);
+  free(s->inpat);
   free(s->tree_id);
   free(s->tree_isl);
   free(s->uf);
@@ -371,8 +373,10 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
     const grit_constraint *c = &s->c[con[q]];
     if (c->ntree != 2) continue;
-    const int zero = !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])); /* (a done island's is stale) */
-    if (!zero && grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
+    const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])); /* (a done island's is stale) */
+    if (zero) continue;
+    s->inpat[con[q]] = 1;
+    if (grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
   }
   grit_hessian_pattern_commit(s->H);
@@ -424,6 +428,7 @@ static void begin_solve(grit_solver *s, const grit_model *m, const double *A, in
     for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
   }
   find_islands(s, nc);
+  memset(s->inpat, 0, (size_t)nc);
   double *ialpha = ISL(s, ISL_ALPHA);
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k, ialpha[k] = 0.0;
 }
@@ -599,7 +604,9 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     lap(tm, &st.t_eval, &tc);
     if (!nact) break; /* every island at its minimizer (iteration 0: all free) */
     double dvmax;
-    grit_solver_predict_pressed(s, m, vstar, dt, nact, iter == 0 && opt->stick_start);
+    if (iter == 0) grit_solver_predict_pressed(s, m, vstar, dt, nact, opt->stick_start);
+    else if (iter == 1) /* the prediction is the first step's only */
+      for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
     grit_status ns = newton_direction(s, m, A, nact, dt, &st, &tc, tm, &dvmax, message);
     if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
@@ -625,6 +632,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
+  memset(s->inpat, 0, (size_t)nc);       /* the pattern of the solution's G alone */
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
   grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;
