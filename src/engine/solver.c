@@ -45,6 +45,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
   s->inpat = calloc((size_t)max_constraints + 1, 1);
+  s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
   s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
@@ -59,7 +60,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
            s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
@@ -79,6 +80,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->jstore);
   free(s->lsidx);
   free(s->inpat);
+  free(s->vhat);
   free(s->tree_id);
   free(s->tree_isl);
   free(s->uf);
@@ -174,7 +176,9 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
     if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
-    for (int r = 0; r < c->dim * c->dim; ++r) gnz |= c->G[r] != 0.0;
+    if (normal_only(c)) gnz = c->G[8] != 0.0; /* (its other entries are set to zero) */
+    else
+      for (int r = 0; r < c->dim * c->dim; ++r) gnz |= c->G[r] != 0.0;
     c->gnz = gnz;
     cc += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
@@ -220,12 +224,12 @@ static inline int lagged_plain(const grit_constraint *c) {
  * soft norm), so -gamma_t . y = g (x . y) / s and y^T G_t y = g ((x1 y2 - x2 y1)^2 + eps^2 |y|^2) / s^3
  * (>= 0). The same numbers as grit_contact_lagged followed by slope_curvature up to round-off, at a
  * fraction of the work (the line search's evaluations were 10-14 % of the series' clutters' step). */
-static inline void lagged_directional(const grit_constraint *c, double dt, const double vc[3], const double dvc[3],
-                                      double *f1, double *f2) {
+static inline void lagged_directional(const grit_constraint *c, double dt, double vhat, const double vc[3],
+                                      const double dvc[3], double *f1, double *f2) {
   double gn = 0.0, gnn = 0.0;
   if (c->p.soft > 0.0) {
     grit_contact_lagged_frictionless(&c->p, dt, vc[2], &gn, &gnn);
-  } else if (vc[2] < breaking_velocity(c, dt)) { /* hc_normal's law below v_hat, the same operations */
+  } else if (vc[2] < vhat) { /* hc_normal's law below v_hat (breaking_velocity), the same operations */
     const double a = -c->p.phi0 - vc[2] * dt, b = 1.0 - c->p.d * vc[2], kdt = c->p.k * dt;
     gn = kdt * (a * b);
     gnn = kdt * (b * dt + c->p.d * a);
@@ -238,8 +242,8 @@ static inline void lagged_directional(const grit_constraint *c, double dt, const
   const double xy = vc[0] * dvc[0] + vc[1] * dvc[1], yy = dvc[0] * dvc[0] + dvc[1] * dvc[1];
   const double xcy = vc[0] * dvc[1] - vc[1] * dvc[0];
   *f1 += g * xy * is;
-  *f2 += g * (xcy * xcy + e2 * yy) / s2 * is; /* (|y|^2 s^2 - (x . y)^2) / s^2 by Lagrange's identity: no
-                                                 cancellation when the line runs along a fast slip */
+  *f2 += g * (xcy * xcy + e2 * yy) * (is * is * is); /* |y|^2 s^2 - (x . y)^2 by Lagrange's identity: no
+                                                          cancellation when the line runs along a fast slip */
 }
 
 /* The first and second derivatives of l(v + a dv) with respect to a, given dv^T A e and dv^T A dv
@@ -252,7 +256,7 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
     double vc[3], g[3], G[9];
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
     if (lagged_plain(c)) {
-      lagged_directional(c, dt, vc, c->dvc, &f1, &f2);
+      lagged_directional(c, dt, s->vhat[idx[k]], vc, c->dvc, &f1, &f2);
       continue;
     }
     constraint_eval(c, dt, vc, g, G);
@@ -280,13 +284,13 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     c->idle = 0;
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
                              is linear in a, so none in between nor at the step's end (c->idle) */
-      const double vhat = breaking_velocity(c, dt);
+      const double vhat = s->vhat[i];
       c->idle = !(c->vc[2] < vhat) && !(vc[2] < vhat);
       if (c->idle) continue;
     }
     for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
     if (lagged_plain(c)) {
-      lagged_directional(c, dt, vc, c->dvc, &s1, &c1);
+      lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);
     } else {
       constraint_eval(c, dt, vc, g, G);
       for (int r = 0; r < c->dim; ++r) {
@@ -422,13 +426,15 @@ static island_sums sum_islands(const grit_solver *s) {
 }
 
 /* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */
-static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc) {
+static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc, double dt) {
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
   }
   find_islands(s, nc);
   memset(s->inpat, 0, (size_t)nc);
+  for (int i = 0; i < nc; ++i) /* the line search's hot paths read it: two divisions each time */
+    s->vhat[i] = s->c[i].kind == GRIT_CONSTRAINT_LAGGED ? breaking_velocity(&s->c[i], dt) : 0.0;
   double *ialpha = ISL(s, ISL_ALPHA);
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k, ialpha[k] = 0.0;
 }
@@ -497,7 +503,7 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
 /* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
  * dv = -H^-1 r (with all of them, as one system). *dvmax: the largest |D^-1 dv|. */
 static grit_status newton_direction(grit_solver *s, const grit_model *m, const double *A, int nact, double dt,
-                                    grit_solver_stats *st, double *tc, int tm, double *dvmax, char *message) {
+                                    int first, grit_solver_stats *st, double *tc, int tm, double *dvmax, char *message) {
   const int nv = s->nv, all = nact == s->nisl;
   grit_status as = assemble(s, A, s->act, nact, message);
   if (as != GRIT_OK) return as;
@@ -512,7 +518,7 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
       for (int i = adr; i < end; ++i) s->dv[i] = -s->r[i];
     }
-  grit_solver_stick_rhs(s, m, nact, dt);
+  if (first) grit_solver_stick_rhs(s, m, nact, dt); /* (its models are the first iteration's only) */
   grit_hessian_solve(s->H, s->dv, 1);
   st->newton_iters++;
   *dvmax = 0.0; /* (over the active islands: dv is zero elsewhere) */
@@ -588,7 +594,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   s->factor_is_A = 0;
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
   lap(tm, &st.t_assembly, &tc);
-  begin_solve(s, m, A, nc);
+  begin_solve(s, m, A, nc, dt);
   grit_solver_start_free_islands(s, m, vstar, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
@@ -607,7 +613,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     if (iter == 0) grit_solver_predict_pressed(s, m, vstar, dt, nact, opt->stick_start);
     else if (iter == 1) /* the prediction is the first step's only */
       for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
-    grit_status ns = newton_direction(s, m, A, nact, dt, &st, &tc, tm, &dvmax, message);
+    grit_status ns = newton_direction(s, m, A, nact, dt, iter == 0, &st, &tc, tm, &dvmax, message);
     if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
      * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor

@@ -26,6 +26,7 @@ struct grit_solver {
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
   int *lsidx; /* (cap_c) the constraints a line search must evaluate */
   unsigned char *inpat; /* (cap_c) the constraint's pair has been in the Hessian's pattern during this solve */
+  double *vhat;         /* (cap_c) a Lagged contact's breaking velocity, computed once per solve */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
