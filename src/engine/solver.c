@@ -60,8 +60,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
-           s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->tree_id && s->tree_isl && s->uf &&
+           s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
@@ -377,7 +377,9 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
     const grit_constraint *c = &s->c[con[q]];
     if (c->ntree != 2) continue;
-    const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])); /* (a done island's is stale) */
+    /* (a done island's gn_start is stale); a pair once in the pattern stays in it for the solve, its block
+     * zero while inactive, so that the symbolic analysis is not redone as contacts flip in and out */
+    const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]]));
     if (zero) continue;
     s->inpat[con[q]] = 1;
     if (grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
@@ -503,7 +505,8 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
 /* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
  * dv = -H^-1 r (with all of them, as one system). *dvmax: the largest |D^-1 dv|. */
 static grit_status newton_direction(grit_solver *s, const grit_model *m, const double *A, int nact, double dt,
-                                    int first, grit_solver_stats *st, double *tc, int tm, double *dvmax, char *message) {
+                                    int first, grit_solver_stats *st, double *tc, int tm, double *dvmax,
+                                    char *message) {
   const int nv = s->nv, all = nact == s->nisl;
   grit_status as = assemble(s, A, s->act, nact, message);
   if (as != GRIT_OK) return as;
