@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_physics_contact.c — the contact step against closed forms and seed 000's findings:
  * resting penetration mg/k, a sliding box's stopping distance v0^2/(2 mu g), a sliding sphere's
- * transition to rolling at 2 U0 / (7 mu g) and 5/7 U0, stiction and sliding on an incline. */
+ * transition to rolling at 2 U0 / (7 mu g) and 5/7 U0, stiction and sliding on an incline, a resting
+ * stack at the series clutters' stiffness coming to rest without reopening its contacts. */
 #include "physics_scenes.h"
 
 static const double G = 9.81;
@@ -239,4 +240,53 @@ Test(physics_contact, heavy_on_light_stack_sticks_sideways) {
     grit_data_free(d);
     grit_model_free(m);
   }
+}
+
+/* Two 1 kg boxes (0.1 m) stacked on the ground at the series' clutters' parameters (bench_mujoco: k =
+ * 1e7 N/m per contact point, d = 10 s/m, mu = 1, dt = 2 ms, Lagged), starting just touching. On a
+ * resting stack the step contracts: for one contact spring of mass m, (m + dt^2 k) v' = m v - dt k x, the
+ * map of (x, dt v) has eigenvalues of modulus 1/sqrt(1 + dt^2 k / m) (0.08 per step at the bottom box's
+ * four corners, dt^2 k / m = 160), so the stack must come to rest within a few steps and stay there:
+ * every contact pressed in every later step (no gap reopening, which would make the piles of the series
+ * chatter), the velocities at round-off, and the penetrations the static ones, 2 m g / (4 k) at the
+ * ground and m g / (4 k) between the boxes (each face on four corners). Measured: |v| below 1e-13 m/s
+ * after 10 steps, the penetrations to 1e-17 m. Bounds: 1e-9 m/s, 1e-11 m (the solver's tolerance on
+ * 0.5 um). */
+Test(physics_contact, resting_stack_comes_to_rest_without_reopening) {
+  scene_contact c = {.mu = 1, .k = 1e7, .d = 10, .tau_d = 1e-4};
+  grit_builder *b = scene_builder(2e-3, NULL);
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  cr_assert_eq(grit_builder_add_geom(b, &ground, NULL), GRIT_OK);
+  const double h = 0.05, mass = 1.0, I = mass * (2 * h) * (2 * h) / 6.0;
+  for (int k = 0; k < 2; ++k) {
+    const double pos[3] = {0, 0, h + 2 * h * k};
+    int body = scene_free_body(b, mass, I, I, I, pos);
+    grit_geom_def g = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_BOX, h, h, h));
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK);
+  }
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  for (int i = 0; i < 50; ++i) scene_step(d);
+  const double pen = mass * G / (4 * c.k);
+  for (int i = 0; i < 200; ++i) {
+    scene_step(d);
+    const int n = grit_data_ncontacts(d);
+    cr_assert_eq(n, 8, "step %d: %d contacts (four corners per face)", i, n);
+    for (int j = 0; j < n; ++j) {
+      grit_contact_info ci;
+      cr_assert_eq(grit_data_contact(d, j, &ci), GRIT_OK);
+      cr_assert(ci.impulse[2] > 0.0 && ci.phi0 < 0.0, "step %d: contact %d reopened (phi0 %.3g m)", i, j, ci.phi0);
+    }
+    double vmax = 0;
+    for (int k = 0; k < 12; ++k) vmax = fmax(vmax, fabs(grit_data_qvel(d)[k]));
+    cr_assert(vmax < 1e-9, "step %d: |v| %.3g at rest", i, vmax);
+  }
+  const double z0 = grit_data_qpos(d)[2], z1 = grit_data_qpos(d)[9];
+  cr_log_info("penetration errors %.3g m, %.3g m", (h - z0) - 2 * pen, (3 * h - z1) - 3 * pen);
+  cr_assert(fabs((h - z0) - 2 * pen) < 1e-11, "bottom box penetrates %.6g um, 2 m g / (4 k) = %.6g um", 1e6 * (h - z0),
+            2e6 * pen);
+  cr_assert(fabs((3 * h - z1) - 3 * pen) < 1e-11, "top box sinks %.6g um, 3 m g / (4 k) = %.6g um", 1e6 * (3 * h - z1),
+            3e6 * pen);
+  grit_data_free(d);
+  grit_model_free(m);
 }

@@ -44,6 +44,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->c = calloc((size_t)max_constraints + 1, sizeof *s->c);
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
+  s->inpat = calloc((size_t)max_constraints + 1, 1);
+  s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
   s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
@@ -53,12 +55,13 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->isl_tree = calloc((size_t)m->ntree + 1, sizeof(int));
   s->act = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_on = calloc((size_t)m->ntree + 1, 1);
+  s->tree_flag = calloc((size_t)m->ntree + 1, 1);
   s->isl = calloc((size_t)ISL_FIELDS * (size_t)m->ntree + 1, sizeof(double));
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->tree_id && s->tree_isl && s->uf && s->isl_start && s->isl_con && s->isl &&
-           s->isl_tstart && s->isl_tree && s->act && s->tree_on;
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->tree_id && s->tree_isl && s->uf &&
+           s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
@@ -76,6 +79,8 @@ void grit_solver_free(grit_solver *s) {
   free(s->c);
   free(s->jstore);
   free(s->lsidx);
+  free(s->inpat);
+  free(s->vhat);
   free(s->tree_id);
   free(s->tree_isl);
   free(s->uf);
@@ -86,6 +91,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->isl_tree);
   free(s->act);
   free(s->tree_on);
+  free(s->tree_flag);
   double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->tmp};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) free(vecs[i]);
   free(s);
@@ -170,7 +176,9 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
     if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
-    for (int r = 0; r < c->dim * c->dim; ++r) gnz |= c->G[r] != 0.0;
+    if (normal_only(c)) gnz = c->G[8] != 0.0; /* (its other entries are set to zero) */
+    else
+      for (int r = 0; r < c->dim * c->dim; ++r) gnz |= c->G[r] != 0.0;
     c->gnz = gnz;
     cc += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
@@ -202,6 +210,42 @@ static inline void slope_curvature(const double *g, const double *G, const doubl
   }
 }
 
+/* Whether constraint c's slope and curvature along a line can be taken by lagged_directional: a Lagged
+ * contact without gradient smoothing's film (whose viscosity and grip add terms of their own). */
+static inline int lagged_plain(const grit_constraint *c) {
+  return c->kind == GRIT_CONSTRAINT_LAGGED && !(c->p.grip > 0.0);
+}
+
+/* *f1 -= gamma . dvc and *f2 += dvc^T G dvc for a plain Lagged contact at vc, without forming G or its
+ * cost. The normal law's impulse and curvature times dvc_n and dvc_n^2: Hunt & Crossley's law below v_hat
+ * written out with hc_normal's operations (so the same values), a support's soft law under gradient
+ * smoothing by grit_contact_lagged_frictionless. Friction's in closed form: with x = vc_t, y = dvc_t,
+ * s^2 = |x|^2 + eps^2 and g = mu gamma_n0, gamma_t = -g x / s and G_t = g (I - x x^T / s^2) / s (the
+ * soft norm), so -gamma_t . y = g (x . y) / s and y^T G_t y = g ((x1 y2 - x2 y1)^2 + eps^2 |y|^2) / s^3
+ * (>= 0). The same numbers as grit_contact_lagged followed by slope_curvature up to round-off, at a
+ * fraction of the work (the line search's evaluations were 10-14 % of the series' clutters' step). */
+static inline void lagged_directional(const grit_constraint *c, double dt, double vhat, const double vc[3],
+                                      const double dvc[3], double *f1, double *f2) {
+  double gn = 0.0, gnn = 0.0;
+  if (c->p.soft > 0.0) {
+    grit_contact_lagged_frictionless(&c->p, dt, vc[2], &gn, &gnn);
+  } else if (vc[2] < vhat) { /* hc_normal's law below v_hat (breaking_velocity), the same operations */
+    const double a = -c->p.phi0 - vc[2] * dt, b = 1.0 - c->p.d * vc[2], kdt = c->p.k * dt;
+    gn = kdt * (a * b);
+    gnn = kdt * (b * dt + c->p.d * a);
+  }
+  *f1 -= gn * dvc[2];
+  *f2 += gnn * dvc[2] * dvc[2];
+  const double g = c->p.mu * c->p.gn0;
+  if (g == 0.0) return; /* without friction (a normal-only contact's tangential rows are not even set) */
+  const double e2 = c->p.eps * c->p.eps, s2 = vc[0] * vc[0] + vc[1] * vc[1] + e2, is = 1.0 / sqrt(s2);
+  const double xy = vc[0] * dvc[0] + vc[1] * dvc[1], yy = dvc[0] * dvc[0] + dvc[1] * dvc[1];
+  const double xcy = vc[0] * dvc[1] - vc[1] * dvc[0];
+  *f1 += g * xy * is;
+  *f2 += g * (xcy * xcy + e2 * yy) * (is * is * is); /* |y|^2 s^2 - (x . y)^2 by Lagrange's identity: no
+                                                          cancellation when the line runs along a fast slip */
+}
+
 /* The first and second derivatives of l(v + a dv) with respect to a, given dv^T A e and dv^T A dv
  * (e = v - v*) and each constraint's vc and dvc = J dv: O(number of constraints in idx[0..n-1]). */
 static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, double a, double dAe, double dAd,
@@ -211,6 +255,10 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
     const grit_constraint *c = &s->c[idx[k]];
     double vc[3], g[3], G[9];
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
+    if (lagged_plain(c)) {
+      lagged_directional(c, dt, s->vhat[idx[k]], vc, c->dvc, &f1, &f2);
+      continue;
+    }
     constraint_eval(c, dt, vc, g, G);
     if (c->dim == 3) slope_curvature(g, G, c->dvc, 3, &f1, &f2);
     else slope_curvature(g, G, c->dvc, c->dim, &f1, &f2);
@@ -236,15 +284,19 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     c->idle = 0;
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
                              is linear in a, so none in between nor at the step's end (c->idle) */
-      const double vhat = breaking_velocity(c, dt);
+      const double vhat = s->vhat[i];
       c->idle = !(c->vc[2] < vhat) && !(vc[2] < vhat);
       if (c->idle) continue;
     }
-    constraint_eval(c, dt, vc, g, G);
-    for (int r = 0; r < c->dim; ++r) {
-      s0 -= c->gamma[r] * c->dvc[r];
-      s1 -= g[r] * c->dvc[r];
-      for (int q = 0; q < c->dim; ++q) c1 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];
+    for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
+    if (lagged_plain(c)) {
+      lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);
+    } else {
+      constraint_eval(c, dt, vc, g, G);
+      for (int r = 0; r < c->dim; ++r) {
+        s1 -= g[r] * c->dvc[r];
+        for (int q = 0; q < c->dim; ++q) c1 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];
+      }
     }
     f0 += s0, f1 += s1, f2 += c1;
     if (s0 != 0.0 || s1 != 0.0) s->lsidx[n++] = i;
@@ -325,8 +377,12 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
     const grit_constraint *c = &s->c[con[q]];
     if (c->ntree != 2) continue;
-    const int zero = !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])); /* (a done island's is stale) */
-    if (!zero && grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
+    /* (a done island's gn_start is stale); a pair once in the pattern stays in it for the solve, its block
+     * zero while inactive, so that the symbolic analysis is not redone as contacts flip in and out */
+    const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]]));
+    if (zero) continue;
+    s->inpat[con[q]] = 1;
+    if (grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
   }
   grit_hessian_pattern_commit(s->H);
@@ -372,12 +428,15 @@ static island_sums sum_islands(const grit_solver *s) {
 }
 
 /* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */
-static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc) {
+static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc, double dt) {
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
   }
   find_islands(s, nc);
+  memset(s->inpat, 0, (size_t)nc);
+  for (int i = 0; i < nc; ++i) /* the line search's hot paths read it: two divisions each time */
+    s->vhat[i] = s->c[i].kind == GRIT_CONSTRAINT_LAGGED ? breaking_velocity(&s->c[i], dt) : 0.0;
   double *ialpha = ISL(s, ISL_ALPHA);
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k, ialpha[k] = 0.0;
 }
@@ -446,7 +505,8 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
 /* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
  * dv = -H^-1 r (with all of them, as one system). *dvmax: the largest |D^-1 dv|. */
 static grit_status newton_direction(grit_solver *s, const grit_model *m, const double *A, int nact, double dt,
-                                    grit_solver_stats *st, double *tc, int tm, double *dvmax, char *message) {
+                                    int first, grit_solver_stats *st, double *tc, int tm, double *dvmax,
+                                    char *message) {
   const int nv = s->nv, all = nact == s->nisl;
   grit_status as = assemble(s, A, s->act, nact, message);
   if (as != GRIT_OK) return as;
@@ -461,7 +521,7 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
       for (int i = adr; i < end; ++i) s->dv[i] = -s->r[i];
     }
-  grit_solver_stick_rhs(s, m, nact, dt);
+  if (first) grit_solver_stick_rhs(s, m, nact, dt); /* (its models are the first iteration's only) */
   grit_hessian_solve(s->H, s->dv, 1);
   st->newton_iters++;
   *dvmax = 0.0; /* (over the active islands: dv is zero elsewhere) */
@@ -537,7 +597,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   s->factor_is_A = 0;
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
   lap(tm, &st.t_assembly, &tc);
-  begin_solve(s, m, A, nc);
+  begin_solve(s, m, A, nc, dt);
   grit_solver_start_free_islands(s, m, vstar, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
@@ -553,8 +613,10 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     lap(tm, &st.t_eval, &tc);
     if (!nact) break; /* every island at its minimizer (iteration 0: all free) */
     double dvmax;
-    grit_solver_predict_pressed(s, m, vstar, dt, nact, iter == 0 && opt->stick_start);
-    grit_status ns = newton_direction(s, m, A, nact, dt, &st, &tc, tm, &dvmax, message);
+    if (iter == 0) grit_solver_predict_pressed(s, m, vstar, dt, nact, opt->stick_start);
+    else if (iter == 1) /* the prediction is the first step's only */
+      for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
+    grit_status ns = newton_direction(s, m, A, nact, dt, iter == 0, &st, &tc, tm, &dvmax, message);
     if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
      * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor
@@ -579,6 +641,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
+  memset(s->inpat, 0, (size_t)nc);       /* the pattern of the solution's G alone */
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
   grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;

@@ -25,6 +25,8 @@ struct grit_solver {
   /* vectors of nv */
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
   int *lsidx; /* (cap_c) the constraints a line search must evaluate */
+  unsigned char *inpat; /* (cap_c) the constraint's pair has been in the Hessian's pattern during this solve */
+  double *vhat;         /* (cap_c) a Lagged contact's breaking velocity, computed once per solve */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
@@ -37,6 +39,7 @@ struct grit_solver {
   int *isl_tree;     /* (ntree) */
   int *act;          /* (ntree) the islands an iteration works on */
   unsigned char *tree_on; /* (ntree) whether tree t's island takes this iteration's Newton step */
+  unsigned char *tree_flag; /* (ntree) scratch of the first step's prediction (solver_start.c) */
   double *isl;       /* (ISL_FIELDS x ntree) per-island numbers, below */
 };
 
@@ -127,7 +130,10 @@ static inline double constraint_eval(const grit_constraint *c, double dt, const 
  * gradient smoothing, where its support law ends too). */
 static inline double breaking_velocity(const grit_constraint *c, double dt) {
   double vhat = -c->p.phi0 * (1.0 / dt); /* gradient smoothing's film and soft support break here too */
-  if (c->p.d > 0.0) vhat = fmin(vhat, 1.0 / c->p.d);
+  if (c->p.d > 0.0) {
+    const double b = 1.0 / c->p.d;
+    if (b < vhat || vhat != vhat) vhat = b; /* fmin without the library call (the line search's hot path) */
+  }
   return vhat;
 }
 
