@@ -185,8 +185,8 @@ typedef struct grit_ilqr_options {
                             updated as after a stalled run (a run that meets the constraint goes on
                             uncapped). Default 20; 0 (a zeroed struct): each run until it converges or
                             stalls (docs/ilqr.md, "The arm pushing a ball", stop 13) */
-  /* Added at stop 14 (docs/ilqr.md, "Jacobians across a kink"; a zeroed struct: both off, the old
-   * behaviour): */
+  /* Added at stop 14 (docs/ilqr.md, "One iteration" item 6 and "The arm pushing a ball", stop 14; a
+   * zeroed struct: both off, the old behaviour): */
   double kink_alpha;     /* after an accepted step with alpha <= kink_alpha, the line search backtracked
                             from a trial alpha / ls_decrease that did not decrease the cost: a kink (a
                             contact event) lies within that factor of the new point. The next
