@@ -45,6 +45,7 @@ typedef struct args {
   double horizon_s;
   int threads, max_iter, quiet, unconstrained, inner_max; /* inner_max < 0: the solver's default */
   double tol, rel_tol_scale; /* rel_tol_scale: the Newton rel_tol x this (a probe of the solve's sensitivity) */
+  double kink_alpha;         /* grit_ilqr_options.kink_alpha (0: off) */
   const char *csv, *model, *html; /* html NULL: from csv; "": none */
 } args;
 
@@ -57,7 +58,7 @@ typedef struct iter_log {
 static int usage(const char *why) {
   fprintf(stderr,
           "arm_push_ball: %s\nusage: arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] "
-          "[--max-iter N] [--inner-max N] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
+          "[--max-iter N] [--inner-max N] [--kink-alpha A] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
           why);
   return 2;
 }
@@ -93,6 +94,9 @@ static int parse(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--inner-max")) {
       a->inner_max = (int)strtol(v, &end, 10);
       if (*end || a->inner_max < 0) return usage("--inner-max must be >= 0");
+    } else if (!strcmp(o, "--kink-alpha")) {
+      a->kink_alpha = strtod(v, &end);
+      if (*end || !(a->kink_alpha >= 0 && a->kink_alpha < 1)) return usage("--kink-alpha must be in [0, 1)");
     } else if (!strcmp(o, "--tol")) {
       a->tol = strtod(v, &end);
       if (*end || !(a->tol >= 0 && a->tol < 1)) return usage("--tol must be in [0, 1)");
@@ -220,7 +224,7 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, -1, 1e-4, 1, "arm_push_ball.csv",
+  args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, -1, 1e-4, 1, 0.0078125, "arm_push_ball.csv",
             GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
@@ -237,6 +241,8 @@ int main(int argc, char **argv) {
   grit_ilqr_options o = push_problem_options(a.threads);
   o.max_iterations = a.max_iter;
   o.tol_cost = a.tol;
+  /* Jacobians across a contact event after a short step (docs/ilqr.md, stop 14) */
+  o.kink_alpha = a.kink_alpha;
   if (a.inner_max >= 0) o.inner_max_iterations = a.inner_max;
   o.log = log_iteration;
   iter_log ilog = {a.quiet, 0, 0, NULL, NULL};

@@ -365,3 +365,36 @@ Test(ilqr_termination, the_regularization_is_kept_after_an_accepted_step_and_nev
   cr_assert_lt(climbs, l.n, "every iteration climbed from the floor again");
   grit_ilqr_free(s);
 }
+
+/* Jacobians across a kink (options.kink_alpha, docs/ilqr.md, stop 14): the kink at u = 0.002 lets only
+ * alpha = 2^-9 pass from u = 0, landing just short of it, where the exact Jacobian (slope 1) knows
+ * nothing of the stiffness 1e4 beyond. The next model averages it with the Jacobian at the rejected
+ * trial past the kink (slope 10001); the solve still converges to the optimum u* = 21 / 10001, and the
+ * extra linearization is counted apart. kink_alpha = 0, the default, is the old behaviour, bitwise. */
+Test(ilqr_termination, jacobians_across_a_kink_are_counted_and_keep_the_optimum) {
+  grit_ilqr_result r[3];
+  double u[3];
+  for (int v = 0; v < 3; ++v) {
+    scalar_sys sys = {0.002, 1e4, 1, 0, 0};
+    grit_ilqr_options o = grit_ilqr_default_options();
+    o.kink_alpha = v == 2 ? 0.0078125 : 0; /* v = 1: the field left as the default sets it */
+    if (v == 1) o = grit_ilqr_default_options();
+    grit_ilqr *s = scalar_solver(&sys, 1, &o);
+    cr_assert_eq(grit_ilqr_solve(s, &r[v]), GRIT_OK, "%s", grit_ilqr_last_error(s));
+    u[v] = grit_ilqr_controls(s)[0];
+    cr_log_info("kink_alpha %g: %d iterations, %d linearizations + %d across the kink, stop %d, u %.9g, cost %g",
+                o.kink_alpha, r[v].iterations, r[v].derivative_evaluations, r[v].kink_linearizations, (int)r[v].stop,
+                u[v], r[v].cost);
+    grit_ilqr_free(s);
+  }
+  const double ustar = 21.0 / 10001;
+  cr_assert_eq(r[0].kink_linearizations, 0);
+  cr_assert_eq(r[0].iterations, r[1].iterations);
+  cr_assert_eq(u[0], u[1]); /* the default is off */
+  cr_assert_gt(r[2].kink_linearizations, 0);
+  cr_assert_eq(r[2].derivative_evaluations, r[2].iterations); /* the kink's Jacobians are counted apart */
+  cr_assert(r[2].converged, "%s", grit_ilqr_stop_string(r[2].stop));
+  cr_assert_lt(fabs(u[2] - ustar), 1e-6 * ustar, "u %.9g, optimum %.9g", u[2], ustar);
+  cr_assert_lt(fabs(u[0] - ustar), 1e-6 * ustar, "u %.9g, optimum %.9g", u[0], ustar);
+  cr_assert(r[0].converged, "%s", grit_ilqr_stop_string(r[0].stop));
+}

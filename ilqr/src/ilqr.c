@@ -35,6 +35,8 @@ grit_ilqr_options grit_ilqr_default_options(void) {
   o.tol_gradient = 1e-2;
   o.alpha_converged = 0.5;
   o.inner_max_iterations = 20;
+  o.kink_alpha = 0; /* off: on a smooth optimum it can end a solve stalled instead of converged */
+  o.reg_limit_ends_inner = 1;
   return o;
 }
 
@@ -61,6 +63,8 @@ static grit_status check_options(const grit_ilqr_options *o, char *msg) {
   if (!(o->max_time >= 0) || !(o->tol_gradient >= 0) || !(o->alpha_converged >= 0 && o->alpha_converged <= 1))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
                           "need max_time >= 0, tol_gradient >= 0 and alpha_converged in [0, 1]");
+  if (!(o->kink_alpha >= 0 && o->kink_alpha < 1))
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "kink_alpha %g must be in [0, 1)", o->kink_alpha);
   if (o->nthreads < 1 || o->nthreads > MAX_THREADS)
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "nthreads %d not in [1, %d]", o->nthreads, MAX_THREADS);
   return GRIT_OK;
@@ -89,7 +93,7 @@ void grit_ilqr_free(grit_ilqr *s) {
   double *arrays[] = {s->x0, s->x_goal, s->Q, s->Qf, s->R, s->u_ref, s->u_min, s->u_max, s->xs[0], s->xs[1],
                       s->us[0], s->us[1], s->fx, s->fu, s->lx, s->lxx, s->lu, s->luu, s->lux, s->kff, s->K,
                       s->Vx, s->Vxx, s->Vx1, s->Vxx1, s->dlo, s->dhi, s->e, s->du, s->cb, s->work,
-                      s->C, s->lambda, s->c, s->Cpx, s->Cpu, s->dp, s->mu_path, s->h};
+                      s->C, s->lambda, s->c, s->Cpx, s->Cpu, s->dp, s->mu_path, s->h, s->fx2, s->fu2, s->xbk, s->ubk};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) free(arrays[i]);
   free(s);
 }
@@ -249,6 +253,11 @@ static void alloc_work(grit_ilqr *s, int *okp) {
   s->du = zeros((size_t)m, okp);
   s->cb = zeros((size_t)(n + m + n * n + m * m + m * n), okp);
   s->work = zeros((size_t)GRIT_ILQR_RICCATI_WORK(n, m), okp);
+  /* Jacobians across a kink (options.kink_alpha): allocated always, so that set_options may turn it on */
+  s->fx2 = zeros(Nn * (size_t)(n * n), okp);
+  s->fu2 = zeros(Nn * (size_t)(n * m), okp);
+  s->xbk = zeros((Nn + 1) * (size_t)nx, okp);
+  s->ubk = zeros(Nn * (size_t)m, okp);
 }
 
 grit_status grit_ilqr_create(const grit_ilqr_problem *p, const grit_ilqr_options *options, grit_ilqr **out,

@@ -54,6 +54,11 @@ struct grit_ilqr {
   int clamped;       /* knots with a clamped control in the last backward pass */
   double quu_min;    /* min over knots of the mean diagonal of the unregularized Q_uu (last pass) */
   double mu, delta;  /* the regularization schedule's state, kept between runs and solves */
+  /* Jacobians across a kink (options.kink_alpha; docs/ilqr.md) */
+  double *fx2, *fu2; /* the rejected trial's Jacobians; while mixed, the current point's exact ones */
+  double *xbk, *ubk; /* the previous linearization point, around which that trial is rolled out again */
+  double kink_trial; /* > 0: the last step was short, its rejected trial's alpha (gains still in kff, K) */
+  int kink_mixed;    /* fx, fu hold the mean; fx2, fu2 the exact Jacobians of the current point */
   int stop_requested;
   char msg[GRIT_MESSAGE_SIZE];
 };

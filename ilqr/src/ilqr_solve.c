@@ -15,13 +15,13 @@ double grit_ilqr_cost(const grit_ilqr *s) { return s ? s->J - s->al_term : NAN; 
 /* --------------------------------------------------------------------------------------- rollout */
 
 /* Rolls out into `slot` from x0. With gains, u_k = clamp(ubar_k + alpha kff_k + K_k (x_k (-) xbar_k))
- * around the current solution; without, the slot's own controls (clamped). Returns 0 with the cost in
- * *J (and the slot's AL part and violations in Jal, Jviol, Jpviol), or 1 if the dynamics or the cost
- * failed or produced a non-finite state. */
-static int rollout(grit_ilqr *s, int slot, int with_gains, double alpha, double *J) {
+ * around (xbar, ubar); without, the slot's own controls (clamped). Returns 0 with the cost in *J (and
+ * the slot's AL part and violations in Jal, Jviol, Jpviol), or 1 if the dynamics or the cost failed or
+ * produced a non-finite state. */
+static int rollout_around(grit_ilqr *s, int slot, int with_gains, double alpha, const double *xbar,
+                          const double *ubar, double *J) {
   const int N = s->N, nx = s->nx, n = s->ndx, m = s->nu;
   double *x = s->xs[slot], *u = s->us[slot];
-  const double *xbar = s->xs[s->slot], *ubar = s->us[s->slot];
   memcpy(x, s->x0, sizeof(double) * (size_t)nx);
   double cost = 0, al = 0, pviol = 0, l, a, v;
   for (int k = 0; k < N; ++k) {
@@ -54,6 +54,11 @@ static int rollout(grit_ilqr *s, int slot, int with_gains, double alpha, double 
   return 0;
 }
 
+/* The same around the current solution. */
+static int rollout(grit_ilqr *s, int slot, int with_gains, double alpha, double *J) {
+  return rollout_around(s, slot, with_gains, alpha, s->xs[s->slot], s->us[s->slot], J);
+}
+
 /* Makes `slot` the current solution with cost J. */
 static void take(grit_ilqr *s, int slot, double J) {
   s->slot = slot;
@@ -68,6 +73,8 @@ static void take(grit_ilqr *s, int slot, double J) {
 
 typedef struct jac_job {
   grit_ilqr *s;
+  int slot;         /* the rollout whose Jacobians are taken */
+  double *fx, *fu;  /* where they go */
   atomic_int next;
   atomic_int failed;   /* knot + 1 of a failed callback */
   atomic_int infinite; /* knot + 1 of a non-finite Jacobian */
@@ -82,12 +89,13 @@ static void *jac_worker(void *p) {
   jac_arg *a = p;
   grit_ilqr *s = a->job->s;
   const int n = s->ndx, m = s->nu, nx = s->nx;
-  const double *x = s->xs[s->slot], *u = s->us[s->slot];
+  const int slot = a->job->slot;
+  const double *x = s->xs[slot], *u = s->us[slot];
   for (;;) {
     const int k = atomic_fetch_add(&a->job->next, 1);
     if (k >= s->N || atomic_load(&a->job->failed) || atomic_load(&a->job->infinite)) break;
-    double *fx = s->fx + (size_t)k * n * n, *fu = s->fu + (size_t)k * n * m;
-    if (s->dyn.jacobians(s->dyn.ctx, s->slot, k, a->thread, x + (size_t)k * nx, u + (size_t)k * m, fx, fu))
+    double *fx = a->job->fx + (size_t)k * n * n, *fu = a->job->fu + (size_t)k * n * m;
+    if (s->dyn.jacobians(s->dyn.ctx, slot, k, a->thread, x + (size_t)k * nx, u + (size_t)k * m, fx, fu))
       atomic_store(&a->job->failed, k + 1);
     else if (!grit_ilqr_all_finite(fx, n * n) || !grit_ilqr_all_finite(fu, n * m))
       atomic_store(&a->job->infinite, k + 1);
@@ -97,14 +105,14 @@ static void *jac_worker(void *p) {
 
 static grit_status cost_derivatives(grit_ilqr *s);
 
-/* fx, fu at every knot of the current rollout (on opt.nthreads threads) unless they are still those of
- * this rollout (s->have_derivs: the last step was rejected), and the cost's derivatives (always: the
- * multipliers may have changed). A non-finite Jacobian or cost derivative is GRIT_ERR_NOT_FINITE; a
- * failed callback GRIT_ERR_NUMERICAL. */
-static grit_status derivatives(grit_ilqr *s) {
-  if (s->have_derivs) return cost_derivatives(s);
+/* The Jacobians of rollout `slot` at every knot into fxo, fuo, on opt.nthreads threads. A non-finite
+ * Jacobian is GRIT_ERR_NOT_FINITE; a failed callback GRIT_ERR_NUMERICAL. */
+static grit_status jacobians(grit_ilqr *s, int slot, double *fxo, double *fuo) {
   jac_job job;
   job.s = s;
+  job.slot = slot;
+  job.fx = fxo;
+  job.fu = fuo;
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
   atomic_init(&job.infinite, 0);
@@ -126,7 +134,17 @@ static grit_status derivatives(grit_ilqr *s) {
   if (bad) return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the dynamics Jacobians failed at knot %d", bad - 1);
   bad = atomic_load(&job.infinite);
   if (bad) return grit_ilqr_fail(s->msg, GRIT_ERR_NOT_FINITE, "a dynamics Jacobian is not finite at knot %d", bad - 1);
-  return cost_derivatives(s);
+  return GRIT_OK;
+}
+
+/* fx, fu at every knot of the current rollout unless they are still those of this rollout
+ * (s->have_derivs: the last step was rejected), and the cost's derivatives (always: the multipliers may
+ * have changed). A non-finite Jacobian or cost derivative is GRIT_ERR_NOT_FINITE; a failed callback
+ * GRIT_ERR_NUMERICAL. */
+static grit_status derivatives(grit_ilqr *s) {
+  if (s->have_derivs) return cost_derivatives(s);
+  const grit_status st = jacobians(s, s->slot, s->fx, s->fu);
+  return st != GRIT_OK ? st : cost_derivatives(s);
 }
 
 /* The cost's derivatives at every knot of the current solution. */
@@ -139,6 +157,61 @@ static grit_status cost_derivatives(grit_ilqr *s) {
     if (rc) return grit_ilqr_fail(s->msg, GRIT_ERR_NUMERICAL, "the cost or its derivatives failed at knot %d", k);
   }
   return GRIT_OK;
+}
+
+/* ------------------------------------------------------------------ Jacobians across a kink */
+
+/* A short accepted step (alpha <= kink_alpha) means the line search's trial alpha / ls_decrease raised
+ * the cost: a kink of the dynamics (a contact that starts or ends) lies between the new point and that
+ * trial, and the new point's Jacobians describe its own side only. Called right after the step is
+ * taken: the previous point (still in the other slot) is copied, and the trial is remembered; its
+ * Jacobians are computed only if another iteration follows (kink_jacobians). */
+static void kink_remember(grit_ilqr *s, double alpha) {
+  const int old = 1 - s->slot, N = s->N;
+  s->kink_trial = 0;
+  if (!(s->opt.kink_alpha > 0) || alpha > s->opt.kink_alpha) return;
+  memcpy(s->xbk, s->xs[old], sizeof(double) * (size_t)(N + 1) * (size_t)s->nx);
+  memcpy(s->ubk, s->us[old], sizeof(double) * (size_t)N * (size_t)s->nu);
+  s->kink_trial = alpha / s->opt.ls_decrease;
+}
+
+/* At the start of the iteration after a short step, with the current point's Jacobians in fx, fu: the
+ * rejected trial is rolled out again into the free slot (the same gains, still in kff and K, around
+ * the previous point) and its Jacobians go into fx2, fu2; fx, fu become the mean of the two sets (a
+ * two-sided model of the kink), and fx2, fu2 keep the exact ones for kink_unmix. Returns 1 when the
+ * model is mixed. A failed trial rollout or Jacobian leaves the exact model. */
+static int kink_jacobians(grit_ilqr *s, grit_ilqr_result *r) {
+  const double trial = s->kink_trial;
+  s->kink_trial = 0;
+  if (!(trial > 0)) return 0;
+  const int free_slot = 1 - s->slot;
+  double J;
+  ++r->rollouts;
+  if (rollout_around(s, free_slot, 1, trial, s->xbk, s->ubk, &J)) return 0;
+  if (jacobians(s, free_slot, s->fx2, s->fu2) != GRIT_OK) return 0;
+  ++r->kink_linearizations;
+  const size_t a = (size_t)s->N * s->ndx * s->ndx, b = (size_t)s->N * s->ndx * s->nu;
+  for (size_t i = 0; i < a; ++i) {
+    const double e = s->fx[i];
+    s->fx[i] = 0.5 * (e + s->fx2[i]);
+    s->fx2[i] = e;
+  }
+  for (size_t i = 0; i < b; ++i) {
+    const double e = s->fu[i];
+    s->fu[i] = 0.5 * (e + s->fu2[i]);
+    s->fu2[i] = e;
+  }
+  s->kink_mixed = 1;
+  return 1;
+}
+
+/* Back to the current point's exact Jacobians. Returns 1 if the model was mixed. */
+static int kink_unmix(grit_ilqr *s) {
+  if (!s->kink_mixed) return 0;
+  memcpy(s->fx, s->fx2, sizeof(double) * (size_t)s->N * s->ndx * s->ndx);
+  memcpy(s->fu, s->fu2, sizeof(double) * (size_t)s->N * s->ndx * s->nu);
+  s->kink_mixed = 0;
+  return 1;
 }
 
 /* ------------------------------------------------------------------------------------ gradient */
@@ -330,22 +403,33 @@ static step_outcome find_step(grit_ilqr *s, run_state *rs, grit_ilqr_iteration *
   const grit_ilqr_options *o = &s->opt;
   grit_ilqr_result *r = rs->r;
   const double tol_grad = o->tol_gradient > 0 ? o->tol_gradient : 1e-2;
+  const double mu_start = s->mu, delta_start = s->delta;
   for (;;) {
     double t0 = grit_ilqr_now(), ff = 0;
-    const int gave_up = backward_regularized(s, it, &ff);
+    int gave_up = backward_regularized(s, it, &ff);
     const double tb = grit_ilqr_now() - t0;
     it->t_backward += tb;
     r->t_backward += tb;
     it->regularization = s->mu;
     it->feedforward = ff;
     it->clamped = s->clamped;
+    if (gave_up && kink_unmix(s)) { /* the mean model across a kink found no step: back to the exact one */
+      it->kink = 2;
+      s->mu = mu_start;
+      s->delta = delta_start;
+      continue;
+    }
     if (gave_up) return STEP_REG_LIMIT;
     if (!isfinite(ff) || !isfinite(s->dV[0]) || !isfinite(s->dV[1])) return STEP_NOT_FINITE;
     /* The reductions the model predicts measure optimality only if mu hardly changed the model: mu at
      * most 1e-3 of Q_uu's smallest mean diagonal. Under heavier regularization a small step says only
      * that mu is large, and the gradient itself must be small. */
     *first_order = s->mu <= 1e-3 * s->quu_min || G <= tol_grad;
-    if (ff < o->tol_feedforward && *first_order) return STEP_CONVERGED;
+    if (ff < o->tol_feedforward && *first_order) {
+      if (!kink_unmix(s)) return STEP_CONVERGED;
+      it->kink = 2; /* convergence is judged on the exact Jacobians */
+      continue;
+    }
     t0 = grit_ilqr_now();
     const int accepted = line_search(s, rs, it, alpha, Jnew, expected);
     const double tr = grit_ilqr_now() - t0;
@@ -356,6 +440,12 @@ static step_outcome find_step(grit_ilqr *s, run_state *rs, grit_ilqr_iteration *
     ++r->rejected_line_searches;
     reg_increase(s);
     if (out_of_time(s, rs)) return STEP_TIME;
+    if (s->mu > o->reg_max && kink_unmix(s)) {
+      it->kink = 2;
+      s->mu = mu_start;
+      s->delta = delta_start;
+      continue;
+    }
     if (s->mu > o->reg_max) return STEP_REG_LIMIT;
   }
 }
@@ -388,11 +478,15 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       if (status == GRIT_ERR_NOT_FINITE) finish(s, rs, NULL, GRIT_ILQR_NOT_FINITE, 0);
       return status;
     }
-    if (!s->have_derivs) ++r->derivative_evaluations;
+    int fresh = !s->have_derivs;
+    if (fresh) ++r->derivative_evaluations;
     s->have_derivs = 1;
     double gmax = 0, pmax = 0, gdyn = 0;
     const double G = gradient(s, &gmax, &pmax, &gdyn);
     it.gradient = r->gradient = G;
+    /* the gradient measure (termination) is the exact one; the model may average across a kink */
+    if (fresh && isfinite(G) && gmax != 0 && kink_jacobians(s, r)) it.kink = 1;
+    s->kink_trial = 0;
     it.t_derivatives = grit_ilqr_now() - t0;
     r->t_derivatives += it.t_derivatives;
     if (!isfinite(G)) {
@@ -417,6 +511,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
     int first_order = 0;
     const step_outcome out = find_step(s, rs, &it, G, &alpha, &Jnew, &expected, &first_order);
     if (out != STEP_ACCEPTED) {
+      kink_unmix(s); /* the next run starts from the exact Jacobians of this point */
       ++r->no_step_iterations;
       switch (out) {
       case STEP_CONVERGED: return finish(s, rs, &it, GRIT_ILQR_CONVERGED_FEEDFORWARD, 1);
@@ -429,6 +524,8 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
     }
     const double Jold = s->J, actual = Jold - Jnew;
     take(s, 1 - s->slot, Jnew);
+    s->kink_mixed = 0;
+    kink_remember(s, alpha);
     ++rs->steps;
     it.actual = actual;
     it.expected = expected;
@@ -457,6 +554,8 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
   s->msg[0] = 0;
   s->stop_requested = 0;
   run_state rs = {&r, grit_ilqr_now(), 0};
+  s->kink_trial = 0; /* a kink remembered from an earlier solve belongs to other controls or states */
+  kink_unmix(s);
   if (!s->have_rollout) {
     /* the current controls, open loop */
     const double t0 = grit_ilqr_now();
@@ -490,6 +589,14 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
     if (status == GRIT_OK && capped && r.stop == GRIT_ILQR_MAX_ITERATIONS) {
       if (s->violation <= tol && s->path_violation <= tol) continue; /* met within the cap: finish uncapped */
       inner_done = 1; /* the cap: update the multipliers as after a stall */
+    }
+    if (status == GRIT_OK && r.stop == GRIT_ILQR_REGULARIZATION_LIMIT && s->opt.reg_limit_ends_inner && s->nc &&
+        s->violation > tol && rs.steps) {
+      /* no step at these multipliers, e.g. on a kink; moving them changes the cost the steps descend, and
+       * the schedule restarts (docs/ilqr.md, stop 14). A run without any step ends the solve as before. */
+      inner_done = 1;
+      s->mu = s->opt.reg_init;
+      s->delta = 1;
     }
     if (status != GRIT_OK || (!s->nc && !s->np) || !inner_done) break;
     if (s->violation <= tol && s->path_violation <= tol) break;

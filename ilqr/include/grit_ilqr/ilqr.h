@@ -138,6 +138,10 @@ typedef struct grit_ilqr_iteration {
   int rejected;          /* line searches of this iteration that rejected every trial, each followed by
                             a larger mu and a new backward pass on the same Jacobians */
   double path_violation; /* path constraints: max_k,i max(h_ki, 0) after this iteration (0 without) */
+  /* Added at stop 14: */
+  int kink;              /* 1 when this iteration's model averaged the Jacobians across a kink
+                            (options.kink_alpha) and its step came from that model; 2 when that model's
+                            line search failed and the exact Jacobians gave the step or the stop */
 } grit_ilqr_iteration;
 
 typedef void (*grit_ilqr_log_fn)(void *ctx, const grit_ilqr_iteration *it);
@@ -181,6 +185,20 @@ typedef struct grit_ilqr_options {
                             updated as after a stalled run (a run that meets the constraint goes on
                             uncapped). Default 20; 0 (a zeroed struct): each run until it converges or
                             stalls (docs/ilqr.md, "The arm pushing a ball", stop 13) */
+  /* Added at stop 14 (docs/ilqr.md, "One iteration" item 6 and "The arm pushing a ball", stop 14; a
+   * zeroed struct: both off, the old behaviour): */
+  double kink_alpha;     /* after an accepted step with alpha <= kink_alpha, the line search backtracked
+                            from a trial alpha / ls_decrease that did not decrease the cost: a kink (a
+                            contact event) lies within that factor of the new point. The next
+                            linearization then uses the mean of the Jacobians at the new point and at that
+                            rejected trial (rolled out again: one rollout and one Jacobian evaluation more,
+                            counted in the result's kink_linearizations); rollouts stay exact. If the mean
+                            model's line search rejects every trial, the iteration goes on with the exact
+                            Jacobians. Default 0 (off); examples/arm_push_ball uses 2^-7 (1/128) */
+  int reg_limit_ends_inner; /* nonzero: with a final constraint above tol_constraint, a run that reaches
+                            the regularization limit ends only its augmented-Lagrangian inner loop (lambda
+                            and rho are updated as after a stall, mu restarts from reg_init) instead of the
+                            solve. Default 1; 0: the solve ends there */
 } grit_ilqr_options;
 
 GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
@@ -237,6 +255,9 @@ typedef struct grit_ilqr_result {
   int derivative_evaluations; /* linearizations (Jacobians of all knots) in this solve */
   double gradient;        /* the gradient measure (grit_ilqr_iteration) at the last linearization */
   double path_violation;  /* path constraints: max max(h, 0) at the end (0 without) */
+  /* Added at stop 14: */
+  int kink_linearizations; /* Jacobian evaluations at rejected trials across a kink (options.kink_alpha),
+                              not counted in derivative_evaluations */
 } grit_ilqr_result;
 
 /* Creates a solver for the problem (every array is copied; the dynamics' ctx must outlive the
