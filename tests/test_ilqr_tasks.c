@@ -588,3 +588,101 @@ Test(ilqr_tasks, hopper_hops_forward_with_an_honest_stop) {
   grit_data_free(d);
   task_free(&t);
 }
+
+/* ------------------------------------------------------------------ gripper on an ensemble (exp) */
+#include "grit_ilqr/ensemble.h"
+
+/* The gripper's problem on an ensemble of two copies of the model under smoothings da and db. */
+typedef struct grip_ens {
+  grit_ilqr_grit *a[2];
+  grit_ilqr_ensemble *e;
+  grit_ilqr *s;
+  double *x0, *goal, *Q, *Qf, *R;
+} grip_ens;
+
+static void grip_ens_create(grip_ens *g, const task *t, const grit_ilqr_options *o) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_ilqr_dynamics dyn[2];
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(grit_ilqr_grit_create(t->m, t->N, NULL, &g->a[i], msg), GRIT_OK, "%s", msg);
+    dyn[i] = grit_ilqr_grit_dynamics(g->a[i]);
+  }
+  cr_assert_eq(grit_ilqr_ensemble_create(2, dyn, o->nthreads, &g->e, msg), GRIT_OK, "%s", msg);
+  const int n = 2 * t->ndx;
+  g->x0 = malloc(sizeof(double) * 2 * t->nx), g->goal = malloc(sizeof(double) * 2 * t->nx);
+  g->Q = malloc(sizeof(double) * n * n), g->Qf = malloc(sizeof(double) * n * n);
+  g->R = malloc(sizeof(double) * t->nu * t->nu);
+  cr_assert_eq(grit_ilqr_ensemble_stack_state(g->e, t->x0, g->x0), GRIT_OK);
+  cr_assert_eq(grit_ilqr_ensemble_stack_state(g->e, t->goal, g->goal), GRIT_OK);
+  cr_assert_eq(grit_ilqr_ensemble_stack_weight(g->e, t->Q, NULL, g->Q), GRIT_OK);
+  cr_assert_eq(grit_ilqr_ensemble_stack_weight(g->e, t->Qf, NULL, g->Qf), GRIT_OK);
+  for (int i = 0; i < t->nu * t->nu; ++i) g->R[i] = 2 * t->R[i];
+  grit_ilqr_problem p;
+  memset(&p, 0, sizeof p);
+  p.dynamics = grit_ilqr_ensemble_dynamics(g->e);
+  p.horizon = t->N;
+  p.x0 = g->x0, p.x_goal = g->goal, p.Q = g->Q, p.Qf = g->Qf, p.R = g->R;
+  p.u_ref = t->uref, p.u_min = t->lo, p.u_max = t->hi;
+  grit_ilqr_options oo = *o;
+  if (!oo.log) oo.log = log_it;
+  cr_assert_eq(grit_ilqr_create(&p, &oo, &g->s, msg), GRIT_OK, "%s", msg);
+}
+
+static void grip_ens_free(grip_ens *g) {
+  grit_ilqr_free(g->s);
+  grit_ilqr_ensemble_free(g->e);
+  grit_ilqr_grit_free(g->a[0]), grit_ilqr_grit_free(g->a[1]);
+  free(g->x0), free(g->goal), free(g->Q), free(g->Qf), free(g->R);
+}
+
+static double env_or(const char *name, double v) {
+  const char *s = getenv(name);
+  return s ? atof(s) : v;
+}
+
+/* One solve of the ensemble with its copies under smoothing da and db; its iterations. */
+static int grip_ens_stage(grip_ens *g, const task *t, double da, double db) {
+  cr_assert_eq(grit_ilqr_grit_set_smoothing(g->a[0], da), GRIT_OK);
+  cr_assert_eq(grit_ilqr_grit_set_smoothing(g->a[1], db), GRIT_OK);
+  cr_assert_eq(grit_ilqr_dynamics_changed(g->s), GRIT_OK);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(g->s, &r), GRIT_OK, "%s", grit_ilqr_last_error(g->s));
+  const double *u = grit_ilqr_controls(g->s);
+  const double e0 = gripper_replay(t, u, da), e1 = gripper_replay(t, u, db), ex = gripper_replay(t, u, 0);
+  cr_log_info("ensemble (%.4g, %.4g): %d it, stop %d, cost %.4g -> %.4g; box %.2f / %.2f mm, exact %.2f mm", da, db,
+              r.iterations, (int)r.stop, r.initial_cost, r.cost, 1e3 * e0, 1e3 * e1, 1e3 * ex);
+  return r.iterations;
+}
+
+Test(ilqr_tasks, gripper_ensemble_experiment) {
+  task t;
+  gripper_setup(&t);
+  grit_ilqr_options o = grit_ilqr_default_options();
+  o.max_iterations = (int)env_or("ENS_IT", 150);
+  o.tol_cost = 1e-4;
+  grip_ens g;
+  grip_ens_create(&g, &t, &o);
+  double *u = calloc((size_t)(t.N * t.nu), sizeof(double));
+  for (int k = 0; k < t.N; ++k) u[k * t.nu] = t.uref[0];
+  cr_assert_eq(grit_ilqr_set_controls(g.s, u), GRIT_OK);
+  const double d0 = env_or("ENS_D0", 0.05), ratio = env_or("ENS_RATIO", 0.5), factor = env_or("ENS_FACTOR", 0.5),
+               dmin = env_or("ENS_DMIN", 0.005);
+  int total = 0;
+  if (env_or("ENS_PRE", 1) > 0) total += grip_ens_stage(&g, &t, d0, d0);
+  for (double d = d0;; d *= factor) {
+    double db = d * ratio;
+    if (db < dmin) db = 0;
+    total += grip_ens_stage(&g, &t, d, db);
+    if (db == 0) break;
+  }
+  cr_assert_eq(grit_ilqr_set_controls(t.s, grit_ilqr_controls(g.s)), GRIT_OK);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(t.s, &r), GRIT_OK, "%s", grit_ilqr_last_error(t.s));
+  total += r.iterations;
+  const double err = gripper_replay(&t, grit_ilqr_controls(t.s), 0);
+  cr_log_info("exact: %d it, stop %s, cost %.4g -> %.4g; box %.2f mm; total %d it", r.iterations,
+              grit_ilqr_stop_string(r.stop), r.initial_cost, r.cost, 1e3 * err, total);
+  free(u);
+  grip_ens_free(&g);
+  task_free(&t);
+}
