@@ -109,7 +109,11 @@ enum { GRIP_N = 40, GRIP_BOX_Q = 3, GRIP_BOX_V = 3 };
 #define GRIP_GAP 0.01
 #define GRIP_LIFT 0.05
 
-static grit_model *gripper_build(void) {
+static grit_model *gripper_build_box(double box_mass);
+static grit_model *gripper_build(void) { return gripper_build_box(0.2); }
+
+/* The gripper with a box of mass box_mass (kg; the task's is 0.2). */
+static grit_model *gripper_build_box(double box_mass) {
   grit_builder *b = NULL;
   cr_assert_eq(grit_builder_create(&b), GRIT_OK);
   grit_options opt = grit_default_options();
@@ -127,9 +131,9 @@ static grit_model *gripper_build(void) {
   grit_body_def bd = grit_default_body_def();
   bd.parent = 0;
   bd.pos[2] = GRIP_HALF;
-  bd.mass = 0.2;
+  bd.mass = box_mass;
   memset(bd.inertia, 0, sizeof bd.inertia);
-  bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.2 * (2 * GRIP_HALF) * (2 * GRIP_HALF) / 6;
+  bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = box_mass * (2 * GRIP_HALF) * (2 * GRIP_HALF) / 6;
   int box = -1;
   cr_assert_eq(grit_builder_add_body(b, &bd, &box), GRIT_OK);
   grit_joint_def fj = grit_default_joint_def();
@@ -594,17 +598,25 @@ Test(ilqr_tasks, hopper_hops_forward_with_an_honest_stop) {
 
 /* The gripper's problem on an ensemble of two copies of the model under smoothings da and db. */
 typedef struct grip_ens {
+  grit_model *heavy; /* the second copy's model (a heavier box), or NULL: the task's */
   grit_ilqr_grit *a[2];
   grit_ilqr_ensemble *e;
   grit_ilqr *s;
   double *x0, *goal, *Q, *Qf, *R;
 } grip_ens;
 
+static double env_or(const char *name, double v) {
+  const char *s = getenv(name);
+  return s ? atof(s) : v;
+}
+
 static void grip_ens_create(grip_ens *g, const task *t, const grit_ilqr_options *o) {
   char msg[GRIT_MESSAGE_SIZE];
   grit_ilqr_dynamics dyn[2];
+  const double heavy = env_or("ENS_MASS", 0);
+  g->heavy = heavy > 0 ? gripper_build_box(heavy) : NULL;
   for (int i = 0; i < 2; ++i) {
-    cr_assert_eq(grit_ilqr_grit_create(t->m, t->N, NULL, &g->a[i], msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_ilqr_grit_create(i && g->heavy ? g->heavy : t->m, t->N, NULL, &g->a[i], msg), GRIT_OK, "%s", msg);
     dyn[i] = grit_ilqr_grit_dynamics(g->a[i]);
   }
   cr_assert_eq(grit_ilqr_ensemble_create(2, dyn, o->nthreads, &g->e, msg), GRIT_OK, "%s", msg);
@@ -632,13 +644,10 @@ static void grip_ens_free(grip_ens *g) {
   grit_ilqr_free(g->s);
   grit_ilqr_ensemble_free(g->e);
   grit_ilqr_grit_free(g->a[0]), grit_ilqr_grit_free(g->a[1]);
+  grit_model_free(g->heavy);
   free(g->x0), free(g->goal), free(g->Q), free(g->Qf), free(g->R);
 }
 
-static double env_or(const char *name, double v) {
-  const char *s = getenv(name);
-  return s ? atof(s) : v;
-}
 
 /* One solve of the ensemble with its copies under smoothing da and db; its iterations. */
 static int grip_ens_stage(grip_ens *g, const task *t, double da, double db) {
@@ -669,7 +678,7 @@ Test(ilqr_tasks, gripper_ensemble_experiment) {
                dmin = env_or("ENS_DMIN", 0.005);
   int total = 0;
   if (env_or("ENS_PRE", 1) > 0) total += grip_ens_stage(&g, &t, d0, d0);
-  for (double d = d0;; d *= factor) {
+  for (double d = d0 * env_or("ENS_START", 1);; d *= factor) {
     double db = d * ratio;
     if (db < dmin) db = 0;
     total += grip_ens_stage(&g, &t, d, db);
