@@ -4,7 +4,8 @@
  * on the exact model and that the solver's stop is honest: converged only with a small gradient.
  *   - a two-finger gripper lifting a box 5 cm by friction: from a grip on the exact model; from its
  *     own weight with the fingers 1 cm off the box under gradient smoothing 0.05 m (annealed to the
- *     exact model it is NOT reached, nor with derivative smoothing: the stops asserted honest);
+ *     exact model it is NOT reached, nor with derivative smoothing, nor on an ensemble of two
+ *     smoothings (grit_ilqr/ensemble.h): the stops asserted honest);
  *   - a cart-pole swings up from hanging to upright under a force limit;
  *   - a planar hopper (a body on a leg with a compliant foot) hops forward. */
 #include <criterion/criterion.h>
