@@ -207,7 +207,13 @@ Test(ilqr_ensemble, creation_checks_its_members) {
   cr_assert_eq(grit_ilqr_ensemble_create(2, m, 1, &e, msg), GRIT_OK, "%s", msg);
   double xs[5], W[4] = {1, 0, 0, 1}, Ws[16];
   cr_assert_eq(grit_ilqr_ensemble_stack_state(e, W, xs), GRIT_ERR_INVALID_ARGUMENT); /* sizes differ */
+  cr_assert_not_null(strstr(grit_ilqr_ensemble_last_error(e), "equal sizes"), "%s", grit_ilqr_ensemble_last_error(e));
   cr_assert_eq(grit_ilqr_ensemble_stack_weight(e, W, NULL, Ws), GRIT_ERR_INVALID_ARGUMENT);
+  const double bad[2] = {1, -1};
+  cr_assert_eq(grit_ilqr_ensemble_set_cost(e, member_cost, NULL, &p, bad), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_not_null(strstr(grit_ilqr_ensemble_last_error(e), "w[1]"), "%s", grit_ilqr_ensemble_last_error(e));
+  cr_assert_eq(grit_ilqr_ensemble_set_cost(e, member_cost, NULL, &p, NULL), GRIT_OK);
+  cr_assert_str_empty(grit_ilqr_ensemble_last_error(e));
   grit_ilqr_ensemble_free(e);
   grit_ilqr_ensemble_free(NULL);
 }

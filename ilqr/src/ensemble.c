@@ -21,7 +21,10 @@ struct grit_ilqr_ensemble {
   void **cost_ctx; /* K */
   double *w;       /* K */
   double *cws;     /* maxdx (lx) + nu + maxdx^2 + nu^2 + nu maxdx: one member's cost derivatives */
+  char msg[GRIT_MESSAGE_SIZE]; /* the last error of a stacking or cost setter ("" if none) */
 };
+
+const char *grit_ilqr_ensemble_last_error(const grit_ilqr_ensemble *e) { return e ? e->msg : "no ensemble"; }
 
 void grit_ilqr_ensemble_free(grit_ilqr_ensemble *e) {
   if (!e) return;
@@ -138,25 +141,37 @@ grit_ilqr_dynamics grit_ilqr_ensemble_dynamics(grit_ilqr_ensemble *e) {
 
 /* ------------------------------------------------------------------------------------ stacking */
 
-static int equal_sizes(const grit_ilqr_ensemble *e) {
+/* GRIT_OK when the arrays are given and every member has member 0's nx and ndx; else the message. */
+static grit_status stackable(grit_ilqr_ensemble *e, const void *a, const void *b) {
+  e->msg[0] = 0;
+  if (!a || !b) return grit_ilqr_fail(e->msg, GRIT_ERR_INVALID_ARGUMENT, "stacking needs an input and an output array");
   for (int i = 1; i < e->K; ++i)
-    if (e->m[i].nx != e->m[0].nx || e->m[i].ndx != e->m[0].ndx) return 0;
-  return 1;
+    if (e->m[i].nx != e->m[0].nx || e->m[i].ndx != e->m[0].ndx)
+      return grit_ilqr_fail(e->msg, GRIT_ERR_INVALID_ARGUMENT,
+                            "member %d has nx %d, ndx %d, member 0 nx %d, ndx %d: stacking one member's values needs "
+                            "equal sizes", i, e->m[i].nx, e->m[i].ndx, e->m[0].nx, e->m[0].ndx);
+  return GRIT_OK;
 }
 
-grit_status grit_ilqr_ensemble_stack_state(const grit_ilqr_ensemble *e, const double *x, double *xs) {
-  if (!e || !x || !xs || !equal_sizes(e)) return GRIT_ERR_INVALID_ARGUMENT;
+grit_status grit_ilqr_ensemble_stack_state(grit_ilqr_ensemble *e, const double *x, double *xs) {
+  if (!e) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_status st = stackable(e, x, xs);
+  if (st != GRIT_OK) return st;
   for (int i = 0; i < e->K; ++i) memcpy(xs + e->ox[i], x, (size_t)e->m[0].nx * sizeof *xs);
   return GRIT_OK;
 }
 
-grit_status grit_ilqr_ensemble_stack_weight(const grit_ilqr_ensemble *e, const double *W, const double *w, double *Ws) {
-  if (!e || !W || !Ws || !equal_sizes(e)) return GRIT_ERR_INVALID_ARGUMENT;
+grit_status grit_ilqr_ensemble_stack_weight(grit_ilqr_ensemble *e, const double *W, const double *w, double *Ws) {
+  if (!e) return GRIT_ERR_INVALID_ARGUMENT;
+  const grit_status st = stackable(e, W, Ws);
+  if (st != GRIT_OK) return st;
+  for (int i = 0; i < e->K; ++i)
+    if (w && !(w[i] >= 0))
+      return grit_ilqr_fail(e->msg, GRIT_ERR_INVALID_ARGUMENT, "member weight w[%d] = %g must be >= 0", i, w[i]);
   const size_t n = (size_t)e->ndx, ni = (size_t)e->m[0].ndx;
   memset(Ws, 0, n * n * sizeof *Ws);
   for (int i = 0; i < e->K; ++i) {
     const double wi = w ? w[i] : 1;
-    if (!(wi >= 0)) return GRIT_ERR_INVALID_ARGUMENT;
     const size_t o = (size_t)e->odx[i];
     for (size_t r = 0; r < ni; ++r)
       for (size_t c = 0; c < ni; ++c) Ws[(o + r) * n + o + c] = wi * W[r * ni + c];
@@ -168,9 +183,12 @@ grit_status grit_ilqr_ensemble_stack_weight(const grit_ilqr_ensemble *e, const d
 
 grit_status grit_ilqr_ensemble_set_cost(grit_ilqr_ensemble *e, grit_ilqr_cost_fn fn, void *const *member_ctx, void *ctx,
                                         const double *w) {
-  if (!e || !fn) return GRIT_ERR_INVALID_ARGUMENT;
+  if (!e) return GRIT_ERR_INVALID_ARGUMENT;
+  e->msg[0] = 0;
+  if (!fn) return grit_ilqr_fail(e->msg, GRIT_ERR_INVALID_ARGUMENT, "the member cost function is NULL");
   for (int i = 0; i < e->K; ++i)
-    if (w && !(w[i] >= 0)) return GRIT_ERR_INVALID_ARGUMENT;
+    if (w && !(w[i] >= 0))
+      return grit_ilqr_fail(e->msg, GRIT_ERR_INVALID_ARGUMENT, "member weight w[%d] = %g must be >= 0", i, w[i]);
   e->cost = fn;
   for (int i = 0; i < e->K; ++i) e->cost_ctx[i] = member_ctx ? member_ctx[i] : ctx, e->w[i] = w ? w[i] : 1;
   return GRIT_OK;

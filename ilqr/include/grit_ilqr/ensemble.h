@@ -48,10 +48,11 @@ GRIT_ILQR_API int grit_ilqr_ensemble_offset(const grit_ilqr_ensemble *ensemble, 
  * xs = (x, ..., x) (K nx numbers: an initial state or a goal), and Ws = diag(w_1 W, ..., w_K W)
  * ((K ndx)^2 numbers: a weight Q or Qf; W is ndx x ndx, w has K numbers >= 0, NULL: all 1). Then the
  * quadratic cost of the stacked problem is sum_i w_i times the member's, with R scaled by sum_i w_i
- * for the shared controls. Returns GRIT_ERR_INVALID_ARGUMENT when the members' sizes differ. */
-GRIT_ILQR_API grit_status grit_ilqr_ensemble_stack_state(const grit_ilqr_ensemble *ensemble, const double *x,
+ * for the shared controls. Returns GRIT_ERR_INVALID_ARGUMENT when the members' sizes differ or a weight
+ * is negative (grit_ilqr_ensemble_last_error says which). */
+GRIT_ILQR_API grit_status grit_ilqr_ensemble_stack_state(grit_ilqr_ensemble *ensemble, const double *x,
                                                          double *xs);
-GRIT_ILQR_API grit_status grit_ilqr_ensemble_stack_weight(const grit_ilqr_ensemble *ensemble, const double *W,
+GRIT_ILQR_API grit_status grit_ilqr_ensemble_stack_weight(grit_ilqr_ensemble *ensemble, const double *W,
                                                           const double *w, double *Ws);
 
 /* A general cost over the members: with grit_ilqr_ensemble_set_cost(ensemble, fn, ctx, w), the
@@ -65,6 +66,9 @@ GRIT_ILQR_API grit_status grit_ilqr_ensemble_set_cost(grit_ilqr_ensemble *ensemb
                                                       void *const *member_ctx, void *ctx, const double *w);
 GRIT_ILQR_API int grit_ilqr_ensemble_cost(void *ensemble, int k, const double *x, const double *u, double *l,
                                           double *lx, double *lu, double *lxx, double *luu, double *lux);
+
+/* The message of the last failed stacking or cost setter ("" if none). */
+GRIT_ILQR_API const char *grit_ilqr_ensemble_last_error(const grit_ilqr_ensemble *ensemble);
 
 #ifdef __cplusplus
 }
