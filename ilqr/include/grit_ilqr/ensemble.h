@@ -55,7 +55,7 @@ GRIT_ILQR_API grit_status grit_ilqr_ensemble_stack_state(grit_ilqr_ensemble *ens
 GRIT_ILQR_API grit_status grit_ilqr_ensemble_stack_weight(grit_ilqr_ensemble *ensemble, const double *W,
                                                           const double *w, double *Ws);
 
-/* A general cost over the members: with grit_ilqr_ensemble_set_cost(ensemble, fn, ctx, w), the
+/* A general cost over the members: with grit_ilqr_ensemble_set_cost(ensemble, fn, member_ctx, ctx, w), the
  * callback grit_ilqr_ensemble_cost (as the problem's cost, with cost_ctx = the ensemble) returns
  * sum_i w_i fn(ctx_i, k, x^i, u) with its gradient and Hessian in the stacked variables (lxx block
  * diagonal, lux stacked by columns, lu and luu summed), where fn is called with member i's state and
