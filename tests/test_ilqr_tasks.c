@@ -4,7 +4,8 @@
  * on the exact model and that the solver's stop is honest: converged only with a small gradient.
  *   - a two-finger gripper lifting a box 5 cm by friction: from a grip on the exact model; from its
  *     own weight with the fingers 1 cm off the box under gradient smoothing 0.05 m (annealed to the
- *     exact model it is NOT reached, nor with derivative smoothing: the stops asserted honest);
+ *     exact model it is NOT reached, nor with derivative smoothing, nor on an ensemble of two
+ *     smoothings (grit_ilqr/ensemble.h): the stops asserted honest);
  *   - a cart-pole swings up from hanging to upright under a force limit;
  *   - a planar hopper (a body on a leg with a compliant foot) hops forward. */
 #include <criterion/criterion.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "grit/grit.h"
+#include "grit_ilqr/ensemble.h"
 #include "grit_ilqr/grit_dynamics.h"
 #include "grit_ilqr/ilqr.h"
 
@@ -109,7 +111,12 @@ enum { GRIP_N = 40, GRIP_BOX_Q = 3, GRIP_BOX_V = 3 };
 #define GRIP_GAP 0.01
 #define GRIP_LIFT 0.05
 
-static grit_model *gripper_build(void) {
+static grit_model *gripper_build_box(double box_mass, double mu);
+static grit_model *gripper_build(void) { return gripper_build_box(0.2, 0.8); }
+
+/* The gripper with a box of mass box_mass (kg; the task's is 0.2) and friction mu on the fingers and the
+ * box (the task's: 0.8). */
+static grit_model *gripper_build_box(double box_mass, double mu) {
   grit_builder *b = NULL;
   cr_assert_eq(grit_builder_create(&b), GRIT_OK);
   grit_options opt = grit_default_options();
@@ -122,20 +129,20 @@ static grit_model *gripper_build(void) {
   for (int side = -1; side <= 1; side += 2) {
     const double p[3] = {0, side * (GRIP_HALF + GRIP_GAP + GRIP_R), 0};
     const int f = add_slide(b, lift, p, ey, 0.1, 20, 1.0, 0);
-    add_geom(b, f, GRIT_GEOM_SPHERE, GRIP_R, 0, 0, zero, 0.8);
+    add_geom(b, f, GRIT_GEOM_SPHERE, GRIP_R, 0, 0, zero, mu);
   }
   grit_body_def bd = grit_default_body_def();
   bd.parent = 0;
   bd.pos[2] = GRIP_HALF;
-  bd.mass = 0.2;
+  bd.mass = box_mass;
   memset(bd.inertia, 0, sizeof bd.inertia);
-  bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.2 * (2 * GRIP_HALF) * (2 * GRIP_HALF) / 6;
+  bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = box_mass * (2 * GRIP_HALF) * (2 * GRIP_HALF) / 6;
   int box = -1;
   cr_assert_eq(grit_builder_add_body(b, &bd, &box), GRIT_OK);
   grit_joint_def fj = grit_default_joint_def();
   fj.type = GRIT_JOINT_FREE;
   cr_assert_eq(grit_builder_add_joint(b, box, &fj, NULL), GRIT_OK);
-  add_geom(b, box, GRIT_GEOM_BOX, GRIP_HALF, GRIP_HALF, GRIP_HALF, zero, 0.8);
+  add_geom(b, box, GRIT_GEOM_BOX, GRIP_HALF, GRIP_HALF, GRIP_HALF, zero, mu);
   return compile(b);
 }
 
@@ -587,4 +594,134 @@ Test(ilqr_tasks, hopper_hops_forward_with_an_honest_stop) {
                1e3 * pos[0]);
   grit_data_free(d);
   task_free(&t);
+}
+
+/* ---------------------------------------------------------------------- gripper on an ensemble */
+
+/* A continuation on an ensemble (grit_ilqr/ensemble.h): the same controls drive two copies of the
+ * gripper, the first under smoothing delta, the second under a smaller one (ratio x delta, 0 below
+ * delta_min) and optionally with another box (mass, friction scale: a copy that needs more squeeze)
+ * and weight; the cost is the task's on each copy, weighted. Stages: both copies at delta0 (the plan
+ * that lifts under smoothing), then (delta, ratio delta) for delta = delta0, delta0 factor, ... until
+ * the second copy is exact (or, `direct`, none), then the task's own solver on the exact model alone
+ * from that plan. docs/ilqr.md (the gripper, stop 14) lists the variants measured. */
+typedef struct grip_ens_config {
+  double ratio, factor, delta_min; /* the second copy's smoothing relative to the first; the schedule */
+  double box_mass, mu_scale;       /* the second copy's box (0.2 kg, 1: the task's) */
+  double weight;                   /* the second copy's weight (the first's is 1) */
+  int direct;                      /* nonzero: from the delta0 stage straight to the exact solve */
+} grip_ens_config;
+
+typedef struct grip_ens {
+  grit_model *other; /* the second copy's model, or NULL: the task's */
+  grit_ilqr_grit *a[2];
+  grit_ilqr_ensemble *e;
+  grit_ilqr *s;
+  double *x0, *goal, *Q, *Qf, *R;
+} grip_ens;
+
+static void grip_ens_create(grip_ens *g, const task *t, const grip_ens_config *c) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_ilqr_options o = grit_ilqr_default_options();
+  o.max_iterations = 150;
+  o.tol_cost = 1e-4;
+  o.log = log_it;
+  g->other = c->box_mass != 0.2 || c->mu_scale != 1 ? gripper_build_box(c->box_mass, 0.8 * c->mu_scale) : NULL;
+  grit_ilqr_dynamics dyn[2];
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(grit_ilqr_grit_create(i && g->other ? g->other : t->m, t->N, NULL, &g->a[i], msg), GRIT_OK, "%s", msg);
+    dyn[i] = grit_ilqr_grit_dynamics(g->a[i]);
+  }
+  cr_assert_eq(grit_ilqr_ensemble_create(2, dyn, o.nthreads, &g->e, msg), GRIT_OK, "%s", msg);
+  const int n = 2 * t->ndx;
+  g->x0 = malloc(sizeof(double) * 2 * t->nx), g->goal = malloc(sizeof(double) * 2 * t->nx);
+  g->Q = malloc(sizeof(double) * n * n), g->Qf = malloc(sizeof(double) * n * n);
+  g->R = malloc(sizeof(double) * t->nu * t->nu);
+  const double w[2] = {1, c->weight};
+  cr_assert_eq(grit_ilqr_ensemble_stack_state(g->e, t->x0, g->x0), GRIT_OK);
+  cr_assert_eq(grit_ilqr_ensemble_stack_state(g->e, t->goal, g->goal), GRIT_OK);
+  cr_assert_eq(grit_ilqr_ensemble_stack_weight(g->e, t->Q, w, g->Q), GRIT_OK);
+  cr_assert_eq(grit_ilqr_ensemble_stack_weight(g->e, t->Qf, w, g->Qf), GRIT_OK);
+  for (int i = 0; i < t->nu * t->nu; ++i) g->R[i] = (w[0] + w[1]) * t->R[i];
+  grit_ilqr_problem p;
+  memset(&p, 0, sizeof p);
+  p.dynamics = grit_ilqr_ensemble_dynamics(g->e);
+  p.horizon = t->N;
+  p.x0 = g->x0, p.x_goal = g->goal, p.Q = g->Q, p.Qf = g->Qf, p.R = g->R;
+  p.u_ref = t->uref, p.u_min = t->lo, p.u_max = t->hi;
+  cr_assert_eq(grit_ilqr_create(&p, &o, &g->s, msg), GRIT_OK, "%s", msg);
+}
+
+static void grip_ens_free(grip_ens *g) {
+  grit_ilqr_free(g->s);
+  grit_ilqr_ensemble_free(g->e);
+  for (int i = 0; i < 2; ++i) grit_ilqr_grit_free(g->a[i]);
+  grit_model_free(g->other);
+  free(g->x0), free(g->goal), free(g->Q), free(g->Qf), free(g->R);
+}
+
+/* One solve of the ensemble with its copies under smoothing da and db; logs the box's distance from its
+ * goal on the task's model under da, db and exact, and the plan's mean squeeze and extra lift after the
+ * first 5 steps. Its iterations. */
+static int grip_ens_stage(grip_ens *g, const task *t, double da, double db) {
+  cr_assert_eq(grit_ilqr_grit_set_smoothing(g->a[0], da), GRIT_OK);
+  cr_assert_eq(grit_ilqr_grit_set_smoothing(g->a[1], db), GRIT_OK);
+  cr_assert_eq(grit_ilqr_dynamics_changed(g->s), GRIT_OK);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(g->s, &r), GRIT_OK, "%s", grit_ilqr_last_error(g->s));
+  assert_honest(&r, "gripper ensemble stage");
+  const double *u = grit_ilqr_controls(g->s);
+  const double e0 = gripper_replay(t, u, da), e1 = gripper_replay(t, u, db), ex = gripper_replay(t, u, 0);
+  double sq = 0, lift = 0;
+  for (int k = 5; k < t->N; ++k)
+    sq += 0.5 * (u[k * 3 + 1] - u[k * 3 + 2]) / (t->N - 5), lift += (u[k * 3] - t->uref[0]) / (t->N - 5);
+  cr_log_info("ensemble (%.4g, %.4g) m: %d iterations, %s, cost %.4g -> %.4g; the box %.2f / %.2f mm from its goal, "
+              "exact %.2f mm; squeeze %.2f N, lift +%.2f N", da, db, r.iterations, grit_ilqr_stop_string(r.stop),
+              r.initial_cost, r.cost, 1e3 * e0, 1e3 * e1, 1e3 * ex, sq, lift);
+  return r.iterations;
+}
+
+/* The gripper from its own weight planned by the ensemble continuation c from delta0 = 0.05 m; the
+ * final exact solve's result into r, the box's distance from its goal on the exact model returned. */
+static double gripper_plan_ensemble(const grip_ens_config *c, grit_ilqr_result *r) {
+  task t;
+  gripper_setup(&t);
+  grip_ens g;
+  grip_ens_create(&g, &t, c);
+  double *u = calloc((size_t)(t.N * t.nu), sizeof(double));
+  for (int k = 0; k < t.N; ++k) u[k * t.nu] = t.uref[0];
+  cr_assert_eq(grit_ilqr_set_controls(g.s, u), GRIT_OK);
+  const double d0 = 0.05;
+  int total = grip_ens_stage(&g, &t, d0, d0);
+  for (double d = d0; !c->direct; d *= c->factor) {
+    const double db = d * c->ratio < c->delta_min ? 0 : d * c->ratio;
+    total += grip_ens_stage(&g, &t, d, db);
+    if (db == 0) break;
+  }
+  cr_assert_eq(grit_ilqr_set_controls(t.s, grit_ilqr_controls(g.s)), GRIT_OK);
+  cr_assert_eq(grit_ilqr_solve(t.s, r), GRIT_OK, "%s", grit_ilqr_last_error(t.s));
+  total += r->iterations;
+  replay(t.m, t.N, grit_ilqr_controls(t.s), u);
+  const double err = gripper_error(&t, u);
+  cr_log_info("gripper from its own weight on the ensemble, then exact: %d iterations (%d in all), %s, cost %.4g -> "
+              "%.4g; the box %.2f mm from its goal on the exact model", r->iterations, total,
+              grit_ilqr_stop_string(r->stop), r->initial_cost, r->cost, 1e3 * err);
+  assert_honest(r, "gripper ensemble, exact");
+  free(u);
+  grip_ens_free(&g);
+  task_free(&t);
+  return err;
+}
+
+/* Issue 28's gripper from its own weight on an ensemble of two smoothings (delta, delta/2), so that each
+ * stage's plan must hold the box on the next stage's model too, halved to 5 mm, then exact. NOT reached
+ * (docs/ilqr.md, the gripper, stop 14): the stages hold the box on both copies down to (5, 2.5) cm with
+ * a squeeze well below the exact model's 1.23 N per finger, and lose it from (2.5, 1.25) cm on. Asserted:
+ * the honest stop. */
+Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_on_an_ensemble) {
+  const grip_ens_config c = {.ratio = 0.5, .factor = 0.5, .delta_min = 0.005, .box_mass = 0.2, .mu_scale = 1,
+                             .weight = 1, .direct = 0};
+  grit_ilqr_result r;
+  const double err = gripper_plan_ensemble(&c, &r);
+  if (err > 0.01) cr_assert(!r.converged, "converged %.1f mm short of the goal", 1e3 * err);
 }
