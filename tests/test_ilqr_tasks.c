@@ -299,27 +299,36 @@ static double gripper_replay(const task *t, const double *u, double delta) {
   return gripper_error(t, x);
 }
 
+/* The gripper from its own weight (fingers open, no squeeze, the lift at its holding force) solved once
+ * with a smoothing set by `set` (gradient or derivative smoothing) at delta; t is left for the caller
+ * to replay and free. */
+static void gripper_solve_from_own_weight(task *t, grit_status (*set)(grit_ilqr_grit *, double), double delta,
+                                          grit_ilqr_result *r) {
+  gripper_setup(t);
+  double *u = calloc((size_t)(t->N * t->nu), sizeof(double));
+  cr_assert(u);
+  for (int k = 0; k < t->N; ++k) u[k * t->nu] = t->uref[0];
+  cr_assert_eq(grit_ilqr_set_controls(t->s, u), GRIT_OK);
+  free(u);
+  cr_assert_eq(set(t->a, delta), GRIT_OK, "%s", grit_ilqr_grit_last_error(t->a));
+  cr_assert_eq(grit_ilqr_dynamics_changed(t->s), GRIT_OK);
+  cr_assert_eq(grit_ilqr_solve(t->s, r), GRIT_OK, "%s", grit_ilqr_last_error(t->s));
+}
+
 /* Under gradient smoothing 0.05 m the gripper from its own weight lifts the box: the film's grip
  * (docs/contact.md) needs no squeeze, the open fingers stay, and the box's height responds to the lift
  * on its soft support, so the start is neither a saddle nor a plateau. Asserted on the smoothed model
  * (the plan replayed with the same smoothing). */
 Test(ilqr_tasks, gripper_from_its_own_weight_lifts_the_box_under_smoothing) {
   task t;
-  gripper_setup(&t);
-  double *u = calloc((size_t)(t.N * t.nu), sizeof(double));
-  for (int k = 0; k < t.N; ++k) u[k * t.nu] = t.uref[0];
-  cr_assert_eq(grit_ilqr_set_controls(t.s, u), GRIT_OK);
-  cr_assert_eq(grit_ilqr_grit_set_smoothing(t.a, 0.05), GRIT_OK);
-  cr_assert_eq(grit_ilqr_dynamics_changed(t.s), GRIT_OK);
   grit_ilqr_result r;
-  cr_assert_eq(grit_ilqr_solve(t.s, &r), GRIT_OK, "%s", grit_ilqr_last_error(t.s));
+  gripper_solve_from_own_weight(&t, grit_ilqr_grit_set_smoothing, 0.05, &r);
   const double err = gripper_replay(&t, grit_ilqr_controls(t.s), 0.05);
   cr_log_info("gripper from its own weight, smoothing 0.05 m: %d iterations, stop %s, cost %.4g -> %.4g, the box "
               "%.2f mm from its goal on the smoothed model", r.iterations, grit_ilqr_stop_string(r.stop),
               r.initial_cost, r.cost, 1e3 * err);
   assert_honest(&r, "gripper under smoothing");
   cr_assert_lt(err, 0.01, "the box ends %.1f mm from its goal on the smoothed model", 1e3 * err);
-  free(u);
   task_free(&t);
 }
 
@@ -340,21 +349,14 @@ Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_when_annealed) {
  * exact cost. NOT reached either (docs/ilqr.md); asserted: the honest stop. */
 Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_with_derivative_smoothing) {
   task t;
-  gripper_setup(&t);
-  double *u = calloc((size_t)(t.N * t.nu), sizeof(double));
-  for (int k = 0; k < t.N; ++k) u[k * t.nu] = t.uref[0];
-  cr_assert_eq(grit_ilqr_set_controls(t.s, u), GRIT_OK);
-  cr_assert_eq(grit_ilqr_grit_set_derivative_smoothing(t.a, 0.05), GRIT_OK, "%s", grit_ilqr_grit_last_error(t.a));
-  cr_assert_eq(grit_ilqr_dynamics_changed(t.s), GRIT_OK);
   grit_ilqr_result r;
-  cr_assert_eq(grit_ilqr_solve(t.s, &r), GRIT_OK, "%s", grit_ilqr_last_error(t.s));
+  gripper_solve_from_own_weight(&t, grit_ilqr_grit_set_derivative_smoothing, 0.05, &r);
   const double err = gripper_replay(&t, grit_ilqr_controls(t.s), 0);
   cr_log_info("gripper from its own weight, derivative smoothing 0.05 m: %d iterations, stop %s, cost %.4g -> %.4g, "
               "the box %.2f mm from its goal", r.iterations, grit_ilqr_stop_string(r.stop), r.initial_cost, r.cost,
               1e3 * err);
   assert_honest(&r, "gripper with derivative smoothing");
   if (err > 0.01) cr_assert(!r.converged, "converged %.1f mm short of the goal", 1e3 * err);
-  free(u);
   task_free(&t);
 }
 
