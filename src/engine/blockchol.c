@@ -43,8 +43,20 @@ struct grit_blockchol {
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define NOINLINE
+#define ALWAYS_INLINE inline
+#endif
+
+/* The many-column substitutions are also compiled for AVX2 (4 columns per vector instead of SSE2's 2)
+ * and chosen at run time by the processor. The same operations on each column in the same order, no
+ * fused multiply-adds (-ffp-contract=off, and the AVX2 target does not include FMA): the same bits on
+ * any x86-64 processor. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define GRIT_BLOCKCHOL_AVX2 1
+#else
+#define GRIT_BLOCKCHOL_AVX2 0
 #endif
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -468,7 +480,7 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
  * blocks stay zero and are skipped (only the signs of zeros can differ from the full substitution).
  * Sorting a chunk's columns by their first nonzero position to skip per column as well (a staircase)
  * cost more in the search than it saved (callgrind, clutter 40 settled, Similar: +0.9 %). */
-static int rows_zero(const double *T, int n, int nc) {
+static ALWAYS_INLINE int rows_zero(const double *T, int n, int nc) {
   for (int j = 0; j < n; ++j)
     for (int q = 0; q < nc; ++q)
       if (T[(size_t)j * RHS_CHUNK + q] != 0.0) return 0;
@@ -480,7 +492,7 @@ static int rows_zero(const double *T, int n, int nc) {
  * as a constant, the products of one row unrolled and the columns in vector registers. */
 
 /* Z -= X Y over nc columns of T: X mi x n row-major, Y n rows, Z mi rows (k = 0 .. n-1 in order). */
-static inline void sub_xy(const double *restrict X, int mi, int n, const double *restrict Y, double *restrict Z, int nc) {
+static ALWAYS_INLINE void sub_xy(const double *restrict X, int mi, int n, const double *restrict Y, double *restrict Z, int nc) {
   for (int r = 0; r < mi; ++r) {
     const double *xr = X + r * n;
     double *zr = Z + (size_t)r * RHS_CHUNK;
@@ -493,7 +505,7 @@ static inline void sub_xy(const double *restrict X, int mi, int n, const double 
 }
 
 /* Y -= X^T Z over nc columns of T: X mi x n row-major, Z mi rows, Y n rows (r = 0 .. mi-1 in order). */
-static inline void sub_xtz(const double *restrict X, int mi, int n, const double *restrict Z, double *restrict Y, int nc) {
+static ALWAYS_INLINE void sub_xtz(const double *restrict X, int mi, int n, const double *restrict Z, double *restrict Y, int nc) {
   for (int k = 0; k < n; ++k) {
     double *yk = Y + (size_t)k * RHS_CHUNK;
     for (int q = 0; q < nc; ++q) {
@@ -506,7 +518,7 @@ static inline void sub_xtz(const double *restrict X, int mi, int n, const double
 
 /* Row yj := (yj - sum_k c[k cstride] Y[k]) * inv over nc columns, k = 0 .. cnt-1 in order (rows of T
  * other than yj's; cnt = 0: yj := yj * inv). */
-static inline void row_update(const double *restrict Y, const double *restrict c, int cstride, int cnt, double inv,
+static ALWAYS_INLINE void row_update(const double *restrict Y, const double *restrict c, int cstride, int cnt, double inv,
                               double *restrict yj, int nc) {
   for (int q = 0; q < nc; ++q) {
     double s = yj[q];
@@ -515,14 +527,14 @@ static inline void row_update(const double *restrict Y, const double *restrict c
   }
 }
 
-static inline void row_scale(double *yj, double inv, int nc) {
+static ALWAYS_INLINE void row_scale(double *yj, double inv, int nc) {
   for (int q = 0; q < nc; ++q) yj[q] *= inv;
 }
 
 /* Y := L^-1 Y (forward) or L^-T Y (backward) for a free body's 6 x 6 diagonal block L, over nc columns
  * of T: one call per row with constant bounds, so that each row's products are unrolled (forward: row j
  * less rows 0 .. j-1 times L's row j; backward: row j less rows j+1 .. 5 times L's column j). */
-static void diag_solve6(const double *L, double *Y, int nc, int forward) {
+static ALWAYS_INLINE void diag_solve6(const double *L, double *Y, int nc, int forward) {
 #define GRIT_FWD6(j) row_update(Y, L + (j) * 6, 1, j, 1.0 / L[(j) * 7], Y + (size_t)(j) * RHS_CHUNK, nc)
 #define GRIT_BWD6(j)                                                                                                \
   row_update(Y + (size_t)((j) + 1) * RHS_CHUNK, L + ((j) + 1) * 6 + (j), 6, 5 - (j), 1.0 / L[(j) * 7],            \
@@ -539,9 +551,10 @@ static void diag_solve6(const double *L, double *Y, int nc, int forward) {
 }
 
 /* The substitutions L L^T X = Y on the nc columns held in b->T (row i: dof i of every column), over
- * the positions pos[0..npos-1] (ascending; NULL: every position). Not inlined into solve_chunk: on its
- * own it keeps its pointers in registers (callgrind, clutter 40 settled, Similar: the solves -4.8 %). */
-static NOINLINE void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
+ * the positions pos[0..npos-1] (ascending; NULL: every position). Compiled twice (substitute_base and
+ * substitute_avx2, below), each not inlined into solve_chunk: on its own it keeps its pointers in
+ * registers (callgrind, clutter 40 settled, Similar: the solves -4.8 %). */
+static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *pos, int npos) {
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
   const double *Lx = b->Lx;
   double *T = b->T;
@@ -613,6 +626,27 @@ static NOINLINE void substitute(grit_blockchol *b, int nc, const int *pos, int n
       for (int q = 0; q < nc; ++q) yj[q] *= inv;
     }
   }
+}
+
+static NOINLINE void substitute_base(grit_blockchol *b, int nc, const int *pos, int npos) {
+  substitute_in(b, nc, pos, npos);
+}
+
+#if GRIT_BLOCKCHOL_AVX2
+static NOINLINE __attribute__((target("avx2"))) void substitute_avx2(grit_blockchol *b, int nc, const int *pos,
+                                                                      int npos) {
+  substitute_in(b, nc, pos, npos);
+}
+#endif
+
+static void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
+#if GRIT_BLOCKCHOL_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    substitute_avx2(b, nc, pos, npos);
+    return;
+  }
+#endif
+  substitute_base(b, nc, pos, npos);
 }
 
 /* Columns cols[k0..k0+w-1] (w = 1 or 2) of B moved into (in) or out of (!in) columns k0.. of b->T, over
