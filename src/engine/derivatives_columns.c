@@ -372,15 +372,18 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
   if (t < 0) {
     for (int i = 0; i < nv; ++i) x[i] = -w->r[i].d[j];
   } else {
-    const int p = column_part(m, w, col); /* the rows the solve reads: those of p's trees */
+    /* the rows the solve reads: those of p's trees (p < 0: every row); and in the block form those
+     * of t's island, which the writes read: the island holds p (it is p's trees joined to others) */
+    const int p = column_part(m, w, col);
     if (p < 0) {
       for (int i = 0; i < nv; ++i) x[i] = 0.0;
+    } else if (w->blk) {
+      grit_deriv_blocks_zero_rows(m, w->blk, t, x);
     } else {
       for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e)
         for (int i = m->tree_dofadr[w->ptree[e]]; i < m->tree_dofadr[w->ptree[e]] + m->tree_dofnum[w->ptree[e]]; ++i)
           x[i] = 0.0;
     }
-    if (w->blk) grit_deriv_blocks_zero_rows(m, w->blk, t, x); /* an island wider than p: zero outside p */
     const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
     for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
       const int u = e < w->adj_ptr[t] ? t : w->adj[e];
