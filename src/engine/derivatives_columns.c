@@ -275,17 +275,17 @@ static double free_body_column(const grit_deriv_ws *w, int jn, const double *Xu,
 
 #if GRIT_DERIV_AVX2
 /* free_body_column for four columns that lie in consecutive columns of their block (o + l for column l),
- * their solutions X + l nv and theta ids col[l], with AVX2: the body's 6 x 4 tile of X transposed in
+ * their solutions X[l] and theta ids col[l], with AVX2: the body's 6 x 4 tile of X transposed in
  * registers, each of the 12 rows computed for the four columns at once (the same operations per entry
  * in the same order, no fused multiply-adds) and stored as one vector. The Dq terms are added as 0.0
  * in the columns without one: a translation row's sum has + 0.0 in free_body_column too, and a
  * rotation row's sum starts at +0.0, so it is never -0.0 and x + 0.0 is x. Adds x - x of every value
  * to *chk. */
-static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws *w, int jn, const double *X, int nv,
+static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws *w, int jn, const double *const *X,
                                                             int adr, const int *col, double *oq, double *ov,
                                                             size_t stride, __m256d *chk) {
   const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
-  const double *x0 = X + adr, *x1 = x0 + nv, *x2 = x1 + nv, *x3 = x2 + nv;
+  const double *x0 = X[0] + adr, *x1 = X[1] + adr, *x2 = X[2] + adr, *x3 = X[3] + adr;
   __m256d v[6];
   { /* rows 0..3: a 4 x 4 transpose; rows 4, 5 gathered */
     const __m256d r0 = _mm256_loadu_pd(x0), r1 = _mm256_loadu_pd(x1), r2 = _mm256_loadu_pd(x2), r3 = _mm256_loadu_pd(x3);
@@ -328,10 +328,10 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
 }
 
 /* free_body_tile4 for two columns (SSE2 vectors of two). */
-static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *X, int nv, int adr, const int *col, double *oq,
+static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const *X, int adr, const int *col, double *oq,
                             double *ov, size_t stride, __m128d *chk) {
   const double *Dq = w->Dq + 36 * jn, *Dv = w->Dv + 36 * jn;
-  const double *x0 = X + adr, *x1 = x0 + nv;
+  const double *x0 = X[0] + adr, *x1 = X[1] + adr;
   __m128d v[6];
   for (int r = 0; r < 6; r += 2) { /* 2 x 2 transposes */
     const __m128d a = _mm_loadu_pd(x0 + r), b = _mm_loadu_pd(x1 + r);
@@ -375,7 +375,8 @@ static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m,
                                                             int nc, double *out, size_t stride, double *check) {
   const grit_jacobian_blocks *J = w->blk;
   const int nv = m->nv, nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
-  const double *X = w->rhs + (size_t)l0 * nv;
+  const double *X[4];
+  for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)(l0 + l) * nv;
   __m256d chk4 = _mm256_setzero_pd();
   __m128d chk2 = _mm_setzero_pd();
   int all = 1;
@@ -386,14 +387,41 @@ static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m,
       continue;
     }
     double *oq = out + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
-    if (nc == 4) free_body_tile4(w, m->dof_jnt[adr], X, nv, adr, w->ids + l0, oq, ov, stride, &chk4);
-    else free_body_tile2(w, m->dof_jnt[adr], X, nv, adr, w->ids + l0, oq, ov, stride, &chk2);
+    if (nc == 4) free_body_tile4(w, m->dof_jnt[adr], X, adr, w->ids + l0, oq, ov, stride, &chk4);
+    else free_body_tile2(w, m->dof_jnt[adr], X, adr, w->ids + l0, oq, ov, stride, &chk2);
   }
   double c[6];
   _mm256_storeu_pd(c, chk4);
   _mm_storeu_pd(c + 4, chk2);
   *check += c[0] + c[1] + c[2] + c[3] + c[4] + c[5];
   return all;
+}
+
+/* The dense form's tiles: the rows of the free bodies among the trees list[0..nt-1] (list NULL: every
+ * tree) of the columns c[t0[i] .. t0[i] + tw[i] - 1], i < ntile, each tile in consecutive columns of
+ * its output. Returns the sum of x - x. */
+static __attribute__((target("avx2"))) double dense_free_tiles(const grit_model *m, const grit_deriv_ws *w,
+                                                               const int *list, int nt, const out_column *c,
+                                                               const int *t0, const int *tw, int ntile) {
+  __m256d chk4 = _mm256_setzero_pd();
+  __m128d chk2 = _mm_setzero_pd();
+  for (int e = 0; e < nt; ++e) {
+    const int u = list ? list[e] : e, adr = m->tree_dofadr[u], jn = m->dof_jnt[adr];
+    if (m->tree_dofnum[u] != 6 || m->jnt_type[jn] != GRIT_JOINT_FREE) continue;
+    for (int i = 0; i < ntile; ++i) {
+      const out_column *ci = c + t0[i];
+      const double *X[4];
+      int col[4];
+      for (int l = 0; l < tw[i]; ++l) X[l] = ci[l].X, col[l] = ci[l].col;
+      double *oq = ci->out + (size_t)adr * ci->stride, *ov = ci->out + (size_t)(m->nv + adr) * ci->stride;
+      if (tw[i] == 4) free_body_tile4(w, jn, X, adr, col, oq, ov, ci->stride, &chk4);
+      else free_body_tile2(w, jn, X, adr, col, oq, ov, ci->stride, &chk2);
+    }
+  }
+  double s[6];
+  _mm256_storeu_pd(s, chk4);
+  _mm_storeu_pd(s + 4, chk2);
+  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5];
 }
 #endif
 
@@ -481,6 +509,16 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
   if (check != 0.0) w->nonfinite = 1;
 }
 
+#if GRIT_DERIV_AVX2
+/* Whether the group's columns c[a .. a + wdt - 1] lie in consecutive columns of one output. */
+static int dense_run(const out_column *c, int nc, int a, int wdt) {
+  if (a + wdt > nc) return 0;
+  for (int l = 1; l < wdt; ++l)
+    if (c[a + l].out != c[a].out + l || c[a + l].stride != c[a].stride) return 0;
+  return 1;
+}
+#endif
+
 /* Writes the batch's solutions X = dv/dtheta (column j of w->rhs, for column ids[j] of theta) into A, B
  * or P, with the q rows Dq e_col (dq0 columns) + Dv X. Part by part: a column lying in one part of the
  * factor is zero outside its trees' rows, which the caller has zeroed in A and B, so each group of the
@@ -498,6 +536,9 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
   out_column c[RHS_BATCH];
   char done[RHS_BATCH] = {0};
   double check = 0.0;
+#if GRIT_DERIV_AVX2
+  const int avx2 = __builtin_cpu_supports("avx2");
+#endif
   for (int j = 0; j < n; ++j) {
     if (done[j]) continue;
     const int p = w->part[j];
@@ -513,10 +554,27 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       c[nc].nloc = 0;
       c[nc++].col = col;
     }
-    if (p < 0)
-      for (int u = 0; u < m->ntree; ++u) check += write_tree_rows(m, w, u, c, nc);
-    else
-      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) check += write_tree_rows(m, w, w->ptree[e], c, nc);
+    const int *list = p < 0 ? NULL : w->ptree + w->ptree_ptr[p];
+    const int nt = p < 0 ? m->ntree : w->ptree_ptr[p + 1] - w->ptree_ptr[p];
+    out_column rest[RHS_BATCH]; /* the columns not in tiles */
+    int ntile = 0, nrest = 0;
+#if GRIT_DERIV_AVX2
+    /* with AVX2, the group's runs of four or two columns in consecutive columns of their output: the
+     * free bodies' rows as tiles (free_body_tile4), the other columns row by row as below */
+    int t0[RHS_BATCH], tw[RHS_BATCH];
+    for (int a = 0; avx2 && a < nc;) {
+      int wdt = 4;
+      while (wdt >= 2 && !dense_run(c, nc, a, wdt)) wdt -= 2;
+      if (wdt >= 2) t0[ntile] = a, tw[ntile++] = wdt, a += wdt;
+      else rest[nrest++] = c[a++];
+    }
+    if (ntile) check += dense_free_tiles(m, w, list, nt, c, t0, tw, ntile);
+#endif
+    for (int e = 0; e < nt; ++e) {
+      const int u = list ? list[e] : e;
+      const int tiled = ntile > 0 && m->tree_dofnum[u] == 6 && m->jnt_type[m->dof_jnt[m->tree_dofadr[u]]] == GRIT_JOINT_FREE;
+      check += tiled ? write_tree_rows(m, w, u, rest, nrest) : write_tree_rows(m, w, u, c, nc);
+    }
   }
   if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
 }
