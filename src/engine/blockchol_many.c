@@ -18,8 +18,8 @@
 /* The many-column substitutions are also compiled for AVX2 (4 columns per vector instead of SSE2's 2)
  * and chosen at run time by the processor. The same operations on each column in the same order, no
  * fused multiply-adds (-ffp-contract=off, and the AVX2 target does not include FMA): the same bits on
- * any x86-64 processor. */
-#if defined(__GNUC__) && defined(__x86_64__)
+ * any x86-64 processor (GRIT_NO_AVX2 compiles the baseline path only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #define GRIT_BLOCKCHOL_AVX2 1
 #include <immintrin.h>
 #else

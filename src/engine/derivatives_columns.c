@@ -17,8 +17,8 @@
 #include "timing.h"
 
 /* The block form's writes also have an AVX2 path, chosen at run time by the processor (the same
- * values: write_batch_blocks). */
-#if defined(__GNUC__) && defined(__x86_64__)
+ * values: write_batch_blocks; GRIT_NO_AVX2 compiles the baseline path only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #define GRIT_DERIV_AVX2 1
 #include <immintrin.h>
 #else
@@ -441,6 +441,7 @@ static int block_column(const grit_model *m, const grit_jacobian_blocks *J, int 
   return k;
 }
 
+#if GRIT_DERIV_AVX2
 /* Whether columns l0 .. l0 + nc - 1 of the batch lie in consecutive columns of one block (out + l). */
 static int tile_run(const grit_model *m, const grit_jacobian_blocks *J, const int *ids, int l0, int nc, int k,
                     const double *out, size_t stride) {
@@ -451,6 +452,7 @@ static int tile_run(const grit_model *m, const grit_jacobian_blocks *J, const in
   }
   return 1;
 }
+#endif
 
 /* write_batch for the block form: each column goes to its island's block, in the island's rows only
  * (the rest of the full A and B is zero: grit/derivatives.h). Column by column, tree by tree: a tree's
