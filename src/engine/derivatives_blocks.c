@@ -157,14 +157,7 @@ grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
 
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x) {
   const int k = J->island[t];
-  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
-    double *y = x + m->tree_dofadr[J->tree[e]];
-    const int n = m->tree_dofnum[J->tree[e]];
-    if (n == 6) /* a free body's: six stores, not a call of memset */
-      for (int i = 0; i < 6; ++i) y[i] = 0.0;
-    else
-      for (int i = 0; i < n; ++i) y[i] = 0.0;
-  }
+  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) grit_deriv_zero_tree_rows(m, J->tree[e], x);
 }
 
 /* B's columns times the controls' clamps dw/du (actuation_chain in derivatives.c, without activations). */

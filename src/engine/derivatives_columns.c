@@ -615,9 +615,7 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
     } else if (w->blk) {
       grit_deriv_blocks_zero_rows(m, w->blk, t, x);
     } else {
-      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e)
-        for (int i = m->tree_dofadr[w->ptree[e]]; i < m->tree_dofadr[w->ptree[e]] + m->tree_dofnum[w->ptree[e]]; ++i)
-          x[i] = 0.0;
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) grit_deriv_zero_tree_rows(m, w->ptree[e], x);
     }
     const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
     for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
