@@ -4,12 +4,19 @@
  * whether they enter H (G != 0) and the residual (impulse != 0). Also a harness for callgrind (N block
  * calls after the warm-up; --toggle-collect=grit_step_derivatives_blocks) and a writer of A and B
  * (dense, and the block form scattered to dense) for comparisons of results before and after a change.
- *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dump FILE] SCENE
+ * With --dense the N calls are of grit_step_derivatives (the dense A, B; callgrind:
+ * --toggle-collect=grit_step_derivatives). With --cpu-time the calls are timed by the thread's CPU clock (their median and quartiles: the same
+ * state every call, so that two builds of the library can be compared on one scene).
+ *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--dump FILE] SCENE
  *   SCENE: clutterN (scene_clutter(N), dt 2 ms; default warm-up 1200 steps) or FILE.xml (the file's
  *   settings, default warm-up 200 steps). */
+#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "bench_util.h"
 
 #include "constraint.h"
 #include "data_internal.h"
@@ -107,9 +114,15 @@ static void dump(grit_data *d, grit_jacobian_blocks *J, const char *path) {
 }
 
 int main(int argc, char **argv) {
-  int model = -1, warm = -1, calls = 0, a = 1;
+  int model = -1, warm = -1, calls = 0, dense = 0, a = 1;
   const char *out = NULL;
   for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
+    if (!strcmp(argv[a], "--cpu-time") || !strcmp(argv[a], "--dense")) {
+      if (argv[a][2] == 'c') bench_clock_cpu = 1;
+      else dense = 1;
+      a--;
+      continue;
+    }
     if (!strcmp(argv[a], "--model"))
       model = !strcmp(argv[a + 1], "lagged") ? 0 : !strcmp(argv[a + 1], "similar") ? 1 : !strcmp(argv[a + 1], "sap") ? 2 : -2;
     else if (!strcmp(argv[a], "--warm")) warm = atoi(argv[a + 1]);
@@ -118,7 +131,7 @@ int main(int argc, char **argv) {
     else model = -2;
   }
   if (a + 1 != argc || model < -1) {
-    fprintf(stderr, "usage: bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dump FILE] SCENE\n");
+    fprintf(stderr, "usage: bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--dump FILE] SCENE\n");
     return 2;
   }
   char msg[GRIT_MESSAGE_SIZE];
@@ -146,8 +159,22 @@ int main(int argc, char **argv) {
   grit_jacobian_blocks *J;
   if (grit_jacobian_blocks_create(m, &J) != GRIT_OK) fail("blocks", NULL);
   if (grit_step_derivatives_blocks(d, J) != GRIT_OK) fail("block derivatives", d);
-  for (int i = 0; i < calls; ++i)
-    if (grit_step_derivatives_blocks(d, J) != GRIT_OK) fail("block derivatives", d);
+  double *tc = malloc(sizeof(double) * (size_t)(calls + 1));
+  const size_t nx = 2 * (size_t)m->nv, nu = (size_t)m->nu;
+  double *A = dense ? malloc(sizeof(double) * nx * nx) : NULL, *B = dense ? malloc(sizeof(double) * (nx * nu + 1)) : NULL;
+  for (int i = 0; i < calls; ++i) {
+    const double t0 = bench_clock_cpu ? now_us() : 0.0;
+    if (dense ? grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL) : grit_step_derivatives_blocks(d, J))
+      fail("derivatives", d);
+    tc[i] = bench_clock_cpu ? now_us() - t0 : 0.0;
+  }
+  free(A), free(B);
+  if (bench_clock_cpu && calls > 0) {
+    qsort(tc, (size_t)calls, sizeof(double), bench_cmp);
+    printf("%s call: median %.1f us (quartiles %.1f, %.1f; tenth percentile %.1f) over %d calls\n",
+           dense ? "dense" : "block", tc[calls / 2], tc[calls / 4], tc[3 * calls / 4], tc[calls / 10], calls);
+  }
+  free(tc);
   report(d, J);
   if (out) dump(d, J, out);
   grit_jacobian_blocks_free(J);

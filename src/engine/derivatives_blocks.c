@@ -157,9 +157,7 @@ grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
 
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x) {
   const int k = J->island[t];
-  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e)
-    for (int i = m->tree_dofadr[J->tree[e]]; i < m->tree_dofadr[J->tree[e]] + m->tree_dofnum[J->tree[e]]; ++i)
-      x[i] = 0.0;
+  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) grit_deriv_zero_tree_rows(m, J->tree[e], x);
 }
 
 /* B's columns times the controls' clamps dw/du (actuation_chain in derivatives.c, without activations). */

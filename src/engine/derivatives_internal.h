@@ -147,6 +147,15 @@ struct grit_jacobian_blocks {
 
 /* The islands of the block form being filled (w->blk) and room for its values (may allocate). */
 grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w);
+/* Zeroes x's rows of tree u: a free body's six stores inline, not a call of memset per tree. */
+static inline void grit_deriv_zero_tree_rows(const grit_model *m, int u, double *x) {
+  double *y = x + m->tree_dofadr[u];
+  const int n = m->tree_dofnum[u];
+  if (n == 6)
+    for (int i = 0; i < 6; ++i) y[i] = 0.0;
+  else
+    for (int i = 0; i < n; ++i) y[i] = 0.0;
+}
 /* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form). */
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x);
 /* derivatives_qv (derivatives.c) with w->blk set by the caller. */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* blockchol_internal.h — the block Cholesky's state, shared by its factorization (blockchol.c) and its
+ * many-column solves (blockchol_many.c) (internal to those two files). */
+#ifndef GRIT_BLOCKCHOL_INTERNAL_H
+#define GRIT_BLOCKCHOL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model_internal.h"
+
+struct grit_blockchol {
+  const grit_model *m;
+  int nt, words;     /* trees; 64-bit words of one adjacency row */
+  int *order, *pos;  /* (nt) elimination order: tree of position p, position of tree t */
+  int *deg;          /* (nt) weighted degree (dofs of the neighbours) during the analysis */
+  unsigned char *done;
+  uint64_t *adj;     /* (nt x words) the elimination graph's adjacency during the analysis */
+  int *colptr;       /* (nt + 1) column p's blocks: entries colptr[p] .. colptr[p+1]-1 */
+  int *doff;         /* (nt) offset of position p's diagonal block (n x n, row-major, lower used) */
+  int *rows, *roff;  /* (entries) row position of each off-diagonal block, its offset (n_row x n_col) */
+  int cap_rows, cap_roff;
+  int npairs;        /* the analysed coupled pairs */
+  struct pair_map {  /* (pairs) where each coupling block goes */
+    int dst;         /* offset of its block in Lx */
+    int na, nb;      /* dofs of the pair's trees a < b: the caller's block is nb x na */
+    int transposed;  /* the block in L is (rows a, cols b): the caller's block transposed */
+    int tree;        /* tree a */
+  } *pairs;
+  int cap_pairs;
+  double *Lx;        /* the factor's blocks */
+  size_t cap_x;
+  double flops;      /* of a factorization of every tree */
+  double *col_flops; /* (nt) of each position's column */
+  double last_flops; /* of the last factorization (the trees it was asked for) */
+  double *T;         /* (nv x RHS_CHUNK) right-hand sides transposed, for the many-column solves */
+  double *inv;       /* (nv) reciprocals of the pivots, by dof */
+  int nparts;        /* connected components of the factor's graph (parts): H has no block between two */
+  int *part;         /* (nt) the part of each tree */
+  int *part_ptr;     /* (nt + 1) part k's positions: part_pos[part_ptr[k]] .. [part_ptr[k+1]-1], ascending */
+  int *part_pos;     /* (nt) */
+};
+
+/* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
+#define RHS_CHUNK 64
+
+/* grit_blockchol_solve for many columns (blockchol_many.c). */
+void grit_blockchol_solve_many(struct grit_blockchol *b, double *B, int nrhs);
+
+#endif

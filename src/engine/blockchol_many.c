@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* blockchol_many.c — the block Cholesky's solves of many right-hand sides at once (the derivatives'
+ * columns): transposed into rows of RHS_CHUNK columns, substituted by block kernels, moved back. See
+ * blockchol.h (grit_blockchol_solve, grit_blockchol_solve_parts). */
+#include <string.h>
+
+#include "blockchol.h"
+#include "blockchol_internal.h"
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define NOINLINE
+#define ALWAYS_INLINE inline
+#endif
+
+/* The many-column substitutions are also compiled for AVX2 (4 columns per vector instead of SSE2's 2)
+ * and chosen at run time by the processor. The same operations on each column in the same order, no
+ * fused multiply-adds (-ffp-contract=off, and the AVX2 target does not include FMA): the same bits on
+ * any x86-64 processor (GRIT_NO_AVX2 compiles the baseline path only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define GRIT_BLOCKCHOL_AVX2 1
+#include <immintrin.h>
+#else
+#define GRIT_BLOCKCHOL_AVX2 0
+#endif
+
+/* Many right-hand sides: the substitutions on the columns cols[0..nc-1] of B (nc <= RHS_CHUNK) at once,
+ * over the positions pos[0..npos-1] (ascending; NULL: every position), transposed into rows of T (row
+ * i holds dof i of every column), so that each multiply-add runs along a contiguous row.
+ * Rows outside those positions' trees are neither read nor written: with pos a part, the columns must
+ * be zero there (their solution is). */
+/* Whether rows 0..n-1 of T (stride RHS_CHUNK) are zero in columns 0..nc-1. The derivatives' right-hand
+ * sides are zero outside a tree and its neighbours, so the forward substitution meets zero blocks
+ * before the first of those trees and off the paths that lead from them to the part's root: those
+ * blocks stay zero and are skipped (only the signs of zeros can differ from the full substitution).
+ * Sorting a chunk's columns by their first nonzero position to skip per column as well (a staircase)
+ * cost more in the search than it saved (callgrind, clutter 40 settled, Similar: +0.9 %). */
+static ALWAYS_INLINE int rows_zero(const double *T, int n, int nc) {
+  for (int j = 0; j < n; ++j)
+    for (int q = 0; q < nc; ++q)
+      if (T[(size_t)j * RHS_CHUNK + q] != 0.0) return 0;
+  return 1;
+}
+
+/* The substitutions' block kernels, each row of the result loaded and stored once for all its products,
+ * which are subtracted in the order of the plain loops (the same bits): inlined with the free body's 6
+ * as a constant, the products of one row unrolled and the columns in vector registers. */
+
+/* Z -= X Y over nc columns of T: X mi x n row-major, Y n rows, Z mi rows (k = 0 .. n-1 in order). */
+static ALWAYS_INLINE void sub_xy(const double *restrict X, int mi, int n, const double *restrict Y, double *restrict Z, int nc) {
+  for (int r = 0; r < mi; ++r) {
+    const double *xr = X + r * n;
+    double *zr = Z + (size_t)r * RHS_CHUNK;
+    for (int q = 0; q < nc; ++q) {
+      double s = zr[q];
+      for (int k = 0; k < n; ++k) s -= xr[k] * Y[(size_t)k * RHS_CHUNK + q];
+      zr[q] = s;
+    }
+  }
+}
+
+/* Y -= X^T Z over nc columns of T: X mi x n row-major, Z mi rows, Y n rows (r = 0 .. mi-1 in order). */
+static ALWAYS_INLINE void sub_xtz(const double *restrict X, int mi, int n, const double *restrict Z, double *restrict Y, int nc) {
+  for (int k = 0; k < n; ++k) {
+    double *yk = Y + (size_t)k * RHS_CHUNK;
+    for (int q = 0; q < nc; ++q) {
+      double s = yk[q];
+      for (int r = 0; r < mi; ++r) s -= X[r * n + k] * Z[(size_t)r * RHS_CHUNK + q];
+      yk[q] = s;
+    }
+  }
+}
+
+/* Row yj := (yj - sum_k c[k cstride] Y[k]) * inv over nc columns, k = 0 .. cnt-1 in order (rows of T
+ * other than yj's; cnt = 0: yj := yj * inv). */
+static ALWAYS_INLINE void row_update(const double *restrict Y, const double *restrict c, int cstride, int cnt, double inv,
+                              double *restrict yj, int nc) {
+  for (int q = 0; q < nc; ++q) {
+    double s = yj[q];
+    for (int k = 0; k < cnt; ++k) s -= c[k * cstride] * Y[(size_t)k * RHS_CHUNK + q];
+    yj[q] = s * inv;
+  }
+}
+
+static ALWAYS_INLINE void row_scale(double *yj, double inv, int nc) {
+  for (int q = 0; q < nc; ++q) yj[q] *= inv;
+}
+
+/* Y := L^-1 Y (forward) or L^-T Y (backward) for a free body's 6 x 6 diagonal block L, over nc columns
+ * of T: one call per row with constant bounds, so that each row's products are unrolled (forward: row j
+ * less rows 0 .. j-1 times L's row j; backward: row j less rows j+1 .. 5 times L's column j). */
+static ALWAYS_INLINE void diag_solve6(const double *L, double *Y, int nc, int forward) {
+#define GRIT_FWD6(j) row_update(Y, L + (j) * 6, 1, j, 1.0 / L[(j) * 7], Y + (size_t)(j) * RHS_CHUNK, nc)
+#define GRIT_BWD6(j)                                                                                                \
+  row_update(Y + (size_t)((j) + 1) * RHS_CHUNK, L + ((j) + 1) * 6 + (j), 6, 5 - (j), 1.0 / L[(j) * 7],            \
+             Y + (size_t)(j) * RHS_CHUNK, nc)
+  if (forward) {
+    row_scale(Y, 1.0 / L[0], nc);
+    GRIT_FWD6(1), GRIT_FWD6(2), GRIT_FWD6(3), GRIT_FWD6(4), GRIT_FWD6(5);
+  } else {
+    row_scale(Y + (size_t)5 * RHS_CHUNK, 1.0 / L[35], nc);
+    GRIT_BWD6(4), GRIT_BWD6(3), GRIT_BWD6(2), GRIT_BWD6(1), GRIT_BWD6(0);
+  }
+#undef GRIT_FWD6
+#undef GRIT_BWD6
+}
+
+/* The substitutions L L^T X = Y on the nc columns held in b->T (row i: dof i of every column), over
+ * the positions pos[0..npos-1] (ascending; NULL: every position). Compiled twice (substitute_base and
+ * substitute_avx2, below), each not inlined into solve_chunk: on its own it keeps its pointers in
+ * registers (callgrind, clutter 40 settled, Similar: the solves -4.8 %). */
+static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *pos, int npos) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+  const double *Lx = b->Lx;
+  double *T = b->T;
+  enum { C = RHS_CHUNK };
+  for (int i = 0; i < npos; ++i) { /* L y = b */
+    const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
+    const double *L = Lx + b->doff[p];
+    double *Y = T + (size_t)adr[t] * C;
+    if (rows_zero(Y, n, nc)) continue; /* y = L^-1 0 = 0, and it subtracts nothing from later rows */
+    if (n == 6) {
+      diag_solve6(L, Y, nc, 1);
+    } else {
+      for (int j = 0; j < n; ++j) {
+        double *yj = Y + j * C;
+        for (int k = 0; k < j; ++k) {
+          const double l = L[j * n + k], *yk = Y + k * C;
+          for (int q = 0; q < nc; ++q) yj[q] -= l * yk[q];
+        }
+        const double inv = 1.0 / L[j * n + j];
+        for (int q = 0; q < nc; ++q) yj[q] *= inv;
+      }
+    }
+    for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+      const int ti = b->order[b->rows[e]], mi = dim[ti];
+      const double *X = Lx + b->roff[e];
+      double *Z = T + (size_t)adr[ti] * C;
+      if (n == 6) {
+        sub_xy(X, mi, 6, Y, Z, nc);
+        continue;
+      }
+      for (int r = 0; r < mi; ++r)
+        for (int k = 0; k < n; ++k) {
+          const double x = X[r * n + k], *yk = Y + k * C;
+          double *zr = Z + r * C;
+          for (int q = 0; q < nc; ++q) zr[q] -= x * yk[q];
+        }
+    }
+  }
+  for (int i = npos - 1; i >= 0; --i) { /* L^T x = y */
+    const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
+    const double *L = Lx + b->doff[p];
+    double *Y = T + (size_t)adr[t] * C;
+    for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+      const int ti = b->order[b->rows[e]], mi = dim[ti];
+      const double *X = Lx + b->roff[e];
+      const double *Z = T + (size_t)adr[ti] * C;
+      if (mi == 6) {
+        sub_xtz(X, 6, n, Z, Y, nc);
+        continue;
+      }
+      for (int r = 0; r < mi; ++r)
+        for (int k = 0; k < n; ++k) {
+          const double x = X[r * n + k], *zr = Z + r * C;
+          double *yk = Y + k * C;
+          for (int q = 0; q < nc; ++q) yk[q] -= x * zr[q];
+        }
+    }
+    if (n == 6) {
+      diag_solve6(L, Y, nc, 0);
+      continue;
+    }
+    for (int j = n - 1; j >= 0; --j) {
+      double *yj = Y + j * C;
+      for (int k = j + 1; k < n; ++k) {
+        const double l = L[k * n + j], *yk = Y + k * C;
+        for (int q = 0; q < nc; ++q) yj[q] -= l * yk[q];
+      }
+      const double inv = 1.0 / L[j * n + j];
+      for (int q = 0; q < nc; ++q) yj[q] *= inv;
+    }
+  }
+}
+
+static NOINLINE void substitute_base(grit_blockchol *b, int nc, const int *pos, int npos) {
+  substitute_in(b, nc, pos, npos);
+}
+
+#if GRIT_BLOCKCHOL_AVX2
+static NOINLINE __attribute__((target("avx2"))) void substitute_avx2(grit_blockchol *b, int nc, const int *pos,
+                                                                      int npos) {
+  substitute_in(b, nc, pos, npos);
+}
+#endif
+
+static void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
+#if GRIT_BLOCKCHOL_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    substitute_avx2(b, nc, pos, npos);
+    return;
+  }
+#endif
+  substitute_base(b, nc, pos, npos);
+}
+
+/* Columns cols[k0..k0+w-1] (w = 1 or 2) of B moved into (in) or out of (!in) columns k0.. of b->T, over
+ * the rows of the positions (every row if pos is NULL). Two columns at a time, so that each row of T
+ * is read or written as a pair (the transposition was a fifth of the solves' instructions one entry
+ * at a time). */
+static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *pos, int npos,
+                                int in) {
+  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+  double *x0 = B + (size_t)cols[k0] * nv, *x1 = B + (size_t)cols[k0 + w - 1] * nv;
+  for (int i = 0; i < (pos ? npos : 1); ++i) {
+    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+    double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
+    if (w == 2 && in)
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j], t[1] = x1[j];
+    else if (w == 2)
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) x0[j] = t[0], x1[j] = t[1];
+    else if (in)
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j];
+    else
+      for (int j = j0; j < j1; ++j, t += RHS_CHUNK) x0[j] = t[0];
+  }
+}
+
+#if GRIT_BLOCKCHOL_AVX2
+/* move_columns for four columns cols[k0..k0+3], with AVX2: each 4 x 4 tile (four rows of the four
+ * columns) loaded as four vectors, transposed in registers and stored as four (the copies of
+ * move_columns, in fewer instructions); the rows left over one at a time. */
+static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
+                                                          const int *pos, int npos, int in) {
+  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+  double *x[4];
+  for (int l = 0; l < 4; ++l) x[l] = B + (size_t)cols[k0 + l] * nv;
+  for (int i = 0; i < (pos ? npos : 1); ++i) {
+    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+    double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
+    int j = j0;
+    for (; j + 4 <= j1; j += 4, t += 4 * RHS_CHUNK) {
+      __m256d r[4];
+      for (int l = 0; l < 4; ++l) r[l] = _mm256_loadu_pd(in ? x[l] + j : t + (size_t)l * RHS_CHUNK);
+      const __m256d a = _mm256_unpacklo_pd(r[0], r[1]), c = _mm256_unpackhi_pd(r[0], r[1]);
+      const __m256d e = _mm256_unpacklo_pd(r[2], r[3]), g = _mm256_unpackhi_pd(r[2], r[3]);
+      const __m256d o[4] = {_mm256_permute2f128_pd(a, e, 0x20), _mm256_permute2f128_pd(c, g, 0x20),
+                            _mm256_permute2f128_pd(a, e, 0x31), _mm256_permute2f128_pd(c, g, 0x31)};
+      for (int l = 0; l < 4; ++l) _mm256_storeu_pd(in ? t + (size_t)l * RHS_CHUNK : x[l] + j, o[l]);
+    }
+    for (; j < j1; ++j, t += RHS_CHUNK)
+      for (int l = 0; l < 4; ++l) {
+        if (in) t[l] = x[l][j];
+        else x[l][j] = t[l];
+      }
+  }
+}
+#endif
+
+/* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two. */
+static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int in) {
+  int k = 0;
+#if GRIT_BLOCKCHOL_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    for (; k + 4 <= nc; k += 4) move_columns4(b, B, cols, k, pos, npos, in);
+#endif
+  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, in);
+}
+
+static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos) {
+  move_chunk(b, B, cols, nc, pos, npos, 1); /* in: every row, or the rows of the positions' trees */
+  substitute(b, nc, pos, npos);
+  move_chunk(b, B, cols, nc, pos, npos, 0); /* out: the same rows */
+}
+
+void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
+  int cols[RHS_CHUNK];
+  for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
+    const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
+    for (int k = 0; k < nc; ++k) cols[k] = c0 + k;
+    solve_chunk(b, B, cols, nc, NULL, b->nt);
+  }
+}
+
+void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
+  int cols[RHS_CHUNK];
+  unsigned char done[RHS_CHUNK];
+  for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
+    const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
+    memset(done, 0, sizeof done);
+    for (int k = 0; k < nc; ++k) { /* the chunk's columns of k's part together */
+      if (done[k]) continue;
+      const int pk = part[c0 + k];
+      int n = 0;
+      for (int l = k; l < nc; ++l)
+        if (!done[l] && part[c0 + l] == pk) cols[n++] = c0 + l, done[l] = 1;
+      if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
+      else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
+    }
+  }
+}
+
