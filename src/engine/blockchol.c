@@ -316,7 +316,7 @@ static inline int chol_block(double *L, int n, double *rinv) {
 /* Column p of the factor (its tree has n dofs): the diagonal block's Cholesky, X := X L^-T for the
  * column's blocks, and their Schur complement into the later blocks. Returns the failing pivot or -1.
  * Inlined with constant n for the common tree sizes. */
-static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, double *hi) {
+static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, double *hi, int avx2) {
   const int *dim = b->m->tree_dofnum;
   double *Lx = b->Lx;
   double *L = Lx + b->doff[p];
@@ -328,6 +328,7 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
     *lo = L[j * n + j] < *lo ? L[j * n + j] : *lo; /* pivots are positive and finite here */
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
   }
+  if (n == 6 && avx2 && grit_blockchol_column6_avx2(b, p, L, inv)) return -1; /* the same bits, vectorized */
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
                                      that the rows' independent chains overlap */
@@ -400,15 +401,16 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   }
   /* right-looking: factor the diagonal block, solve the column's blocks, update the later blocks */
   double lo = INFINITY, hi = 0.0;
+  const int avx2 = grit_blockchol_have_avx2();
   b->last_flops = 0.0;
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
     if (tree_on && !tree_on[b->order[p]]) continue;
     b->last_flops += b->col_flops[p];
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
-    const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi)
-                    : n == 7 ? factor_column(b, p, 7, &lo, &hi)
-                             : factor_column(b, p, n, &lo, &hi);
+    const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi, avx2)
+                    : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0)
+                             : factor_column(b, p, n, &lo, &hi, 0);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
                             "Hessian factorization: not positive definite or not finite (block Cholesky, tree %d, "

@@ -47,4 +47,12 @@ struct grit_blockchol {
 /* grit_blockchol_solve for many columns (blockchol_many.c). */
 void grit_blockchol_solve_many(struct grit_blockchol *b, double *B, int nrhs);
 
+/* Whether the processor runs the AVX2 kernels of blockchol_factor_simd.c (0 with GRIT_NO_AVX2). */
+int grit_blockchol_have_avx2(void);
+
+/* A free body's column p after its diagonal block L is factored (inv: its reciprocal pivots): the
+ * column's blocks solved and the Schur complement applied with AVX2, the same bits as factor_column's
+ * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
+int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+
 #endif

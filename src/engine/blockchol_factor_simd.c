@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* blockchol_factor_simd.c — the block Cholesky's numeric factorization of a free body's column with AVX
+ * (grit_blockchol_factor, blockchol.c): the off-diagonal blocks' triangular solves and the Schur
+ * complement's 6 x 6 block products, vectorized across independent entries.
+ *
+ * Each entry keeps its own sum in the order of the plain loops of blockchol.c (factor_column): a
+ * triangular solve's entry starts from its value and subtracts the products k = 0 .. j-1 in order, then
+ * is multiplied by the reciprocal pivot; a Schur product's entry sums its products k = 0 .. 5 in order
+ * from zero and is subtracted once. No fused multiply-adds (-ffp-contract=off, and the target does not
+ * include FMA): the same bits as the plain loops on any x86-64 processor. Chosen at run time by the
+ * processor (grit_blockchol_have_avx2); GRIT_NO_AVX2 compiles none of it. */
+#include "blockchol.h"
+#include "blockchol_internal.h"
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+
+int grit_blockchol_have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* Whether column p (a 6-dof tree) has only 6-dof trees below it (the kernels' block shapes). */
+static int all_six(const grit_blockchol *b, int p) {
+  const int *dim = b->m->tree_dofnum;
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e)
+    if (dim[b->order[b->rows[e]]] != 6) return 0;
+  return 1;
+}
+
+/* X := X L^-T for a 6 x 6 block X (row-major), L the factored diagonal block, inv its reciprocal
+ * pivots; the result also transposed into XT (row k: X's column k, 8 doubles a row, lanes 0..5 the
+ * rows of X), for the Schur products. Vectorized across X's rows (4 + 2 lanes). */
+static AVX2 void trsm6(double *restrict X, const double *restrict L, const double *restrict inv, double *restrict XT) {
+  for (int r = 0; r < 6; ++r)
+    for (int k = 0; k < 6; ++k) XT[k * 8 + r] = X[r * 6 + k];
+  for (int j = 0; j < 6; ++j) {
+    __m256d a = _mm256_loadu_pd(XT + j * 8);
+    __m128d c = _mm_loadu_pd(XT + j * 8 + 4);
+    for (int k = 0; k < j; ++k) { /* s -= l_jk x_k, k in order */
+      const double l = L[j * 6 + k];
+      a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_set1_pd(l), _mm256_loadu_pd(XT + k * 8)));
+      c = _mm_sub_pd(c, _mm_mul_pd(_mm_set1_pd(l), _mm_loadu_pd(XT + k * 8 + 4)));
+    }
+    a = _mm256_mul_pd(a, _mm256_set1_pd(inv[j]));
+    c = _mm_mul_pd(c, _mm_set1_pd(inv[j]));
+    _mm256_storeu_pd(XT + j * 8, a);
+    _mm_storeu_pd(XT + j * 8 + 4, c);
+  }
+  for (int r = 0; r < 6; ++r)
+    for (int k = 0; k < 6; ++k) X[r * 6 + k] = XT[k * 8 + r];
+}
+
+/* U -= Xb Xa^T for 6 x 6 blocks: Xb row-major, Xa given transposed (XaT, rows of 8); row r of U's
+ * entries summed together, each from zero over k = 0 .. 5 in order. diag: U is the diagonal block, only
+ * its lower triangle (c <= r) written. */
+static AVX2 void schur6(double *restrict U, const double *restrict Xb, const double *restrict XaT, int diag) {
+  for (int r = 0; r < 6; ++r) {
+    __m256d a = _mm256_setzero_pd();
+    __m128d c = _mm_setzero_pd();
+    for (int k = 0; k < 6; ++k) {
+      const double x = Xb[r * 6 + k];
+      a = _mm256_add_pd(a, _mm256_mul_pd(_mm256_set1_pd(x), _mm256_loadu_pd(XaT + k * 8)));
+      c = _mm_add_pd(c, _mm_mul_pd(_mm_set1_pd(x), _mm_loadu_pd(XaT + k * 8 + 4)));
+    }
+    double *u = U + r * 6;
+    const __m256d ua = _mm256_sub_pd(_mm256_loadu_pd(u), a);
+    const __m128d uc = _mm_sub_pd(_mm_loadu_pd(u + 4), c);
+    if (!diag || r >= 5) {
+      _mm256_storeu_pd(u, ua);
+      _mm_storeu_pd(u + 4, uc);
+    } else { /* lanes c <= r only: the upper triangle keeps its bits */
+      const __m256i mask = _mm256_set_epi64x(r >= 3 ? -1 : 0, r >= 2 ? -1 : 0, r >= 1 ? -1 : 0, -1);
+      _mm256_maskstore_pd(u, mask, ua);
+      if (r == 4) _mm_storel_pd(u + 4, uc);
+    }
+  }
+}
+
+/* The column's blocks solved and its Schur complement, as factor_column's loops for n = 6, when every
+ * block below is 6 x 6. Returns 0 (not done: the caller's plain loops run) or 1. Scratch: b->T (the
+ * many-column solves' buffer, 64 nv doubles; this needs 48 per block, at most 8 nv). */
+AVX2 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+  if (!all_six(b, p)) return 0;
+  double *Lx = b->Lx, *XT = b->T;
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
+  for (int e = e0; e < e1; ++e) trsm6(Lx + b->roff[e], L, inv, XT + (size_t)(e - e0) * 48);
+  for (int ea = e0; ea < e1; ++ea) {
+    const int qa = b->rows[ea];
+    const double *XaT = XT + (size_t)(ea - e0) * 48;
+    schur6(Lx + b->doff[qa], Lx + b->roff[ea], XaT, 1);
+    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
+    for (int eb = ea + 1; eb < e1; ++eb) {
+      const int qb = b->rows[eb];
+      while (b->rows[f] != qb) ++f;
+      schur6(Lx + b->roff[f], Lx + b->roff[eb], XaT, 0);
+    }
+  }
+  return 1;
+}
+
+#else
+int grit_blockchol_have_avx2(void) { return 0; }
+int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+  (void)b, (void)p, (void)L, (void)inv;
+  return 0;
+}
+#endif
