@@ -233,7 +233,7 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
 /* The common case of grit_hessian_add: trees of up to 64 dofs, G J in scratch, plain loops (the
  * generic code's per-entry test of where G J lives was most of the assembly's time). The same sums in
  * the same order as the generic code. */
-static inline void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                                 const double *G, int pair, int n0, int n1) {
   const grit_model *m = h->m;
   double GJ[2][3 * 64];
@@ -274,7 +274,7 @@ static inline void add_small_n(grit_hessian *h, int dim, int ntree, const int tr
  * active contacts that were not pressed at the start of the step): g j j^T on each tree and g j_b j_a^T
  * on the pair, j the normal row of J. The same values as add_small_n, whose other terms are exact
  * zeros (only the signs of zeros can differ), at a third of its multiply-adds. */
-static inline void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
+static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
                                 int pair, int n0, int n1) {
   const grit_model *m = h->m;
   double gj[2][64];
@@ -302,8 +302,8 @@ static inline void add_normal_n(grit_hessian *h, int ntree, const int tree[2], c
 
 /* add_small_n with the dimensions of a contact between free bodies (3 rows, 6 dofs) as constants, so
  * that the compiler unrolls its loops, else as variables. */
-static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                      const double *G, int pair) {
+static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, int dim, int ntree, const int tree[2],
+                                                               const double *const J[2], const double *G, int pair) {
   const int n0 = h->m->tree_dofnum[tree[0]], n1 = ntree == 2 ? h->m->tree_dofnum[tree[1]] : 0;
   if (dim == 3 && n0 == 6 && (ntree == 1 || n1 == 6)) {
     int normal = 1;
@@ -322,6 +322,31 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
   else if (dim == 3 && ntree == 2 && n0 == 6 && n1 == 7) add_small_n(h, 3, 2, tree, J, G, pair, 6, 7);
   else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1); /* contacts: 3 rows unrolled */
   else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1);
+}
+
+/* add_small_in compiled for the baseline and for AVX2, chosen at run time: the same C, so the same
+ * operations on each entry in the same order (no reassociation; no FMA: -ffp-contract=off and the
+ * target lacks it), the same bits; GRIT_NO_AVX2 compiles the baseline only. */
+static __attribute__((noinline)) void add_small_base(grit_hessian *h, int dim, int ntree, const int tree[2],
+                                                     const double *const J[2], const double *G, int pair) {
+  add_small_in(h, dim, ntree, tree, J, G, pair);
+}
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+static __attribute__((noinline, target("avx2"))) void add_small_avx2(grit_hessian *h, int dim, int ntree,
+                                                                   const int tree[2], const double *const J[2],
+                                                                   const double *G, int pair) {
+  add_small_in(h, dim, ntree, tree, J, G, pair);
+}
+#endif
+static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    add_small_avx2(h, dim, ntree, tree, J, G, pair);
+    return;
+  }
+#endif
+  add_small_base(h, dim, ntree, tree, J, G, pair);
 }
 
 void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
