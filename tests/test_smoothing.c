@@ -7,6 +7,9 @@
  *  - a finger (x, z slides) 1 cm beside a box (x, z slides) resting on the ground: the film's grip drags
  *    the box up without a normal force, the box rests on the support's soft law, an unloaded finger is
  *    not pushed away; the Jacobians match the central finite differences there too;
+ *  - the force at a distance (gradient_smoothing_barrier > 0): the finger beside the box pressed and
+ *    lifted; its Jacobians match the central finite differences of that model, and with smoothing 0 the
+ *    setting changes no bit;
  * for Lagged and Similar. Bad settings are refused. */
 #include <criterion/criterion.h>
 #include <math.h>
