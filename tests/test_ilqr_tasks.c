@@ -362,12 +362,14 @@ Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_with_derivative_smoo
 
 /* The gripper's plan with constant controls (lift: hold + extra; squeeze on each finger) for the whole
  * horizon under gradient smoothing delta: the box's rise and the fingers' final gap to the box. */
-static void gripper_constant(double delta, double extra, double squeeze, double *rise, double *gap) {
+static void gripper_constant_barrier(double delta, double kappa, double extra, double squeeze, double *rise,
+                                     double *gap) {
   grit_model *m = gripper_build();
   grit_data *d = NULL;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   grit_step_settings st = grit_data_step_settings(d);
   st.gradient_smoothing = delta;
+  st.gradient_smoothing_barrier = kappa;
   cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_OK, "%s", grit_data_last_error(d));
   const double z0 = grit_data_qpos(d)[GRIP_BOX_Q + 2], u[3] = {0.5 * 9.81 + extra, squeeze, -squeeze};
   for (int k = 0; k < GRIP_N; ++k) {
@@ -379,6 +381,10 @@ static void gripper_constant(double delta, double extra, double squeeze, double 
   *gap = GRIP_GAP - q[1]; /* the left finger's slide is along +y, towards the box */
   grit_data_free(d);
   grit_model_free(m);
+}
+
+static void gripper_constant(double delta, double extra, double squeeze, double *rise, double *gap) {
+  gripper_constant_barrier(delta, 0, extra, squeeze, rise, gap);
 }
 
 /* Why the gripper from its own weight has no gradient on the exact model, measured (docs/ilqr.md): the
@@ -413,6 +419,29 @@ Test(ilqr_tasks, gripper_at_its_own_weight_is_a_corner_of_a_plateau) {
   cr_assert_gt(rise, 0.05, "lift +2.5 N, no squeeze: the box rose only %g m under smoothing", rise);
 }
 
+/* The force at a distance (gradient_smoothing_barrier = 0.3, docs/contact.md) grips only through a
+ * normal force: under smoothing 0.05 m a lift of 2.5 N above holding without a squeeze, which the film
+ * carries the box with (above), leaves it behind, and a lift of 3 N raises it with a squeeze above
+ * m g / (2 mu) = 1.23 N per finger and not below, as on the exact model. The open, unloaded fingers are pushed out by the
+ * force at a distance (the price of a normal force at a gap: 72 mm from the box after 0.8 s). */
+Test(ilqr_tasks, gripper_under_the_force_at_a_distance_grips_only_by_a_squeeze) {
+  double rise, gap;
+  gripper_constant_barrier(0.05, 0.3, 2.5, 0, &rise, &gap);
+  cr_log_info("force at a distance 0.05 m: lift +2.5 N, no squeeze: the box rose %.2f mm, the fingers end %.1f mm "
+              "from it", 1e3 * rise, 1e3 * gap);
+  cr_assert_lt(rise, 0.01, "lift +2.5 N without a squeeze carried the box %g m", rise);
+  gripper_constant_barrier(0.05, 0.3, 0, 0, &rise, &gap);
+  cr_log_info("force at a distance 0.05 m, no squeeze: the fingers end %.1f mm from the box", 1e3 * gap);
+  cr_assert_gt(gap, GRIP_GAP, "the open fingers end %g m from the box", gap); /* pushed out (72 mm) */
+  /* the exact model's law: lift +3 N rises with a squeeze of 1.5 N per finger, not with 1.0 N (m g / (2 mu)
+   * = 1.23 N) */
+  gripper_constant_barrier(0.05, 0.3, 3, 1.0, &rise, &gap);
+  cr_log_info("force at a distance 0.05 m: lift +3 N, squeeze 1.0 N: the box rose %.1f mm", 1e3 * rise);
+  cr_assert_lt(rise, 0.001, "lift +3 N, squeeze 1.0 N: the box rose %g m", rise);
+  gripper_constant_barrier(0.05, 0.3, 3, 1.5, &rise, &gap);
+  cr_log_info("force at a distance 0.05 m: lift +3 N, squeeze 1.5 N: the box rose %.1f mm", 1e3 * rise);
+  cr_assert_gt(rise, 0.1, "lift +3 N, squeeze 1.5 N: the box rose only %g m", rise);
+}
 /* ----------------------------------------------------------------------------------- cart-pole */
 
 /* A 1 kg cart on a slide (+-15 N) carrying a 0.3 kg, 0.6 m rod on a hinge, hanging at q = 0; dt 20 ms,
@@ -727,3 +756,4 @@ Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_on_an_ensemble) {
   const double err = gripper_plan_ensemble(&c, &r);
   if (err > 0.01) cr_assert(!r.converged, "converged %.1f mm short of the goal", 1e3 * err);
 }
+

@@ -7,6 +7,9 @@
  *  - a finger (x, z slides) 1 cm beside a box (x, z slides) resting on the ground: the film's grip drags
  *    the box up without a normal force, the box rests on the support's soft law, an unloaded finger is
  *    not pushed away; the Jacobians match the central finite differences there too;
+ *  - the force at a distance (gradient_smoothing_barrier > 0): the finger beside the box pressed and
+ *    lifted; its Jacobians match the central finite differences of that model, and with smoothing 0 the
+ *    setting changes no bit;
  * for Lagged and Similar. Bad settings are refused. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -245,6 +248,54 @@ static void check_grip(grit_contact_model model, const char *name) {
 Test(smoothing, lagged_grip_at_a_distance_derivatives) { check_grip(GRIT_CONTACT_LAGGED, "lagged"); }
 Test(smoothing, similar_grip_at_a_distance_derivatives) { check_grip(GRIT_CONTACT_SIMILAR, "similar"); }
 
+/* ------------------------------------------------------------------- a force at a distance */
+
+/* gradient_smoothing_barrier = kappa > 0 (docs/contact.md, "A force at a distance"): the finger 1 cm
+ * beside the box resting on the ground, pressed towards it (x) and lifted (z) at once. Through the
+ * force at a distance the box's next velocity responds to the finger's squeeze (normal) and to its lift
+ * (friction bounded by mu times that force), and grit_linearize's Jacobians match the central finite
+ * differences of that model. With smoothing 0 the barrier setting changes nothing (bitwise). */
+static void check_barrier(grit_contact_model model, const char *name) {
+  grit_model *m = finger_beside_box();
+  grit_data *d = data_with(m, model, 0.05);
+  grit_step_settings st = grit_data_step_settings(d);
+  st.gradient_smoothing_barrier = 0.3;
+  cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_OK, "%s", grit_data_last_error(d));
+  const double x[8] = {0, 0, 0, -2e-4, 0.05, 0.1, 0, 0}, u[2] = {0.5, 0.05 * 9.81 + 0.5};
+  double A[64], B[16];
+  cr_assert_eq(grit_linearize(d, x, u, A, B), GRIT_OK, "%s", grit_data_last_error(d));
+  /* B's rows 4..7 are the next velocities (finger x, z, box x, z); columns u_x, u_z */
+  cr_assert_gt(B[6 * 2 + 0], 1e-4, "%s: dv_box,x/du_x = %g", name, B[6 * 2 + 0]);
+  /* the friction bound mu f_b grows as the finger closes in (Lagged: through gamma_n0 of the gap at the
+   * start of the step, so through the finger's position, not yet its force) */
+  cr_assert_gt(A[7 * 8 + 0], 1e-4, "%s: dv_box,z/dq_finger,x = %g (friction from the squeeze)", name, A[7 * 8 + 0]);
+  double err, scale;
+  fd_error(d, 4, 2, x, u, &err, &scale);
+  cr_log_info("%s (force at a distance): dv_box,x/du_x = %.4g, dv_box,z/dq_x = %.4g, dv_box,z/du_z = %.4g, max |A,B - "
+              "FD| = %.3g (max entry %.3g)", name, B[6 * 2 + 0], A[7 * 8 + 0], B[7 * 2 + 1], err, scale);
+  cr_assert_lt(err, 1e-6 * scale, "%s: derivatives off the finite differences by %g", name, err);
+  grit_data_free(d);
+
+  /* smoothing 0: the same bits with and without the barrier setting */
+  grit_data *d0 = data_with(m, model, 0), *d1 = data_with(m, model, 0);
+  st = grit_data_step_settings(d1);
+  st.gradient_smoothing_barrier = 0.3;
+  cr_assert_eq(grit_data_set_step_settings(d1, &st), GRIT_OK);
+  const double xc[8] = {0.0105, 0, 0, -1e-5, 0.05, 0.1, 0, 0};
+  double A0[64], A1[64], B0[16], B1[16];
+  cr_assert_eq(grit_linearize(d0, xc, u, A0, B0), GRIT_OK);
+  cr_assert_eq(grit_linearize(d1, xc, u, A1, B1), GRIT_OK);
+  cr_assert_eq(memcmp(A0, A1, sizeof A0), 0, "%s", name);
+  cr_assert_eq(memcmp(B0, B1, sizeof B0), 0, "%s", name);
+  cr_assert_eq(memcmp(grit_data_qvel(d0), grit_data_qvel(d1), 4 * sizeof(double)), 0, "%s", name);
+  grit_data_free(d0);
+  grit_data_free(d1);
+  grit_model_free(m);
+}
+
+Test(smoothing, lagged_force_at_a_distance_derivatives) { check_barrier(GRIT_CONTACT_LAGGED, "lagged"); }
+Test(smoothing, similar_force_at_a_distance_derivatives) { check_barrier(GRIT_CONTACT_SIMILAR, "similar"); }
+
 Test(smoothing, bad_settings_are_refused) {
   grit_model *m = finger_and_box(0.02);
   grit_data *d = NULL;
@@ -257,6 +308,10 @@ Test(smoothing, bad_settings_are_refused) {
   st.gradient_smoothing = NAN;
   cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_ERR_INVALID_ARGUMENT);
   st.gradient_smoothing = 0.05;
+  st.gradient_smoothing_barrier = -1;
+  cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert(strstr(grit_data_last_error(d), "gradient_smoothing_barrier"));
+  st.gradient_smoothing_barrier = 0;
   st.contact_model = GRIT_CONTACT_SAP;
   cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_ERR_INVALID_ARGUMENT);
   grit_data_free(d);

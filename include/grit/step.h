@@ -67,6 +67,13 @@ typedef struct grit_step_settings {
                                        feels it. The step simulates that model and the derivatives
                                        are its exact ones. Pairs within delta are contact candidates.
                                        Not for SAP. */
+  double gradient_smoothing_barrier; /* >= 0, dimensionless; default 0: gradient smoothing's film.
+                                       With kappa > 0 pairs of moving bodies within delta take a
+                                       force at a distance instead (docs/contact.md, "A force at a
+                                       distance"): kappa m_eff delta / dt^2 (1 - gap / delta)^2, exactly
+                                       0 from a gap of delta on, added to the exact normal law, and
+                                       Coulomb friction bounded by mu times that normal force (no grip
+                                       without a squeeze). Only read when gradient_smoothing > 0. */
 } grit_step_settings;
 
 /* What the last step did. */

@@ -90,8 +90,12 @@ static inline GS GS_NAME(friction_w)(GS w, double dt, const grit_step_settings *
 void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_settings *st,
                                    GS_NAME(grit_contact_params) * p) {
   if (kind == GRIT_CONSTRAINT_LAGGED || kind == GRIT_CONSTRAINT_SIMILAR) {
-    GS_NAME(grit_contact_smoothing_params)(p, w, dt);
-    if (kind == GRIT_CONSTRAINT_LAGGED && GS_V(p->grip) > 0.0) p->gn0 = GS_ADD(p->gn0, p->grip); /* film_add */
+    if (st->gradient_smoothing_barrier > 0.0 && GS_V(p->smooth) > 0.0) { /* a force at a distance */
+      GS_NAME(grit_contact_barrier_params)(p, w, dt, st->gradient_smoothing_barrier, kind == GRIT_CONSTRAINT_LAGGED);
+    } else {
+      GS_NAME(grit_contact_smoothing_params)(p, w, dt);
+      if (kind == GRIT_CONSTRAINT_LAGGED && GS_V(p->grip) > 0.0) p->gn0 = GS_ADD(p->gn0, p->grip); /* film_add */
+    }
   }
   switch (kind) {
     case GRIT_CONSTRAINT_SAP: {

@@ -19,6 +19,8 @@ typedef struct GS_NAME(grit_contact_params) {
   GS visc;   /* gradient smoothing: the film's normal viscosity, kg (grit_params_finalize) */
   GS grip;   /* gradient smoothing: the film's grip, N s (grit_params_finalize) */
   GS soft;   /* gradient smoothing, a pair with a static body: delta of its soft normal law (else 0) */
+  GS bar;    /* gradient smoothing's force at a distance (smooth = soft = delta > 0): its force at
+                contact, N (grit_params_finalize; else 0) */
 } GS_NAME(grit_contact_params);
 
 /* Each returns the cost l(v_c) and writes gamma = -dl/dv_c and G = d2l/dv_c2 (row-major 3x3) for the
@@ -41,6 +43,12 @@ GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params
 /* Gradient smoothing's parameters of a Lagged or Similar pair from its Delassus estimate w: the film's
  * visc and grip (p->smooth > 0), a support's soft stiffness (p->soft > 0). docs/contact.md. */
 void GS_NAME(grit_contact_smoothing_params)(GS_NAME(grit_contact_params) * p, GS w, double dt);
+
+/* The same with a force at a distance (kappa > 0, a pair of moving bodies: p->smooth > 0) in place of the
+ * film: sets p->soft = p->smooth (the mark of such a pair), p->bar and, if lagged, adds its lagged impulse
+ * to p->gn0. docs/contact.md, "A force at a distance". */
+void GS_NAME(grit_contact_barrier_params)(GS_NAME(grit_contact_params) * p, GS w, double dt, double kappa,
+                                          int lagged);
 
 /* A one-sided 1-D constraint in SAP's form (joint limits): R = p->Rn, v_hat = p->vhat. */
 GS GS_NAME(grit_limit_cost)(const GS_NAME(grit_contact_params) * p, const GS vc[1], GS gamma[1], GS G[1]);

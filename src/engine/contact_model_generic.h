@@ -82,11 +82,26 @@ static inline void GS_NAME(hc_normal_smooth)(const GS_NAME(grit_contact_params) 
   }
 }
 
+#include "contact_barrier_generic.h"
+
+static inline void GS_NAME(hc_normal_exact)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
+                                            GS *dn);
+
 /* Normal impulse n(v) = dt k (-phi0 - dt v)(1 - d v) for v < v_hat, else 0 (eqs. 7, 22), its
  * antiderivative N(v) = N+(min(v, v_hat)) and the derivative n'(v); for a support under gradient
- * smoothing (p->soft > 0) the soft law above. */
+ * smoothing (p->soft > 0) the soft law above; for a pair of moving bodies under the force at a distance
+ * (p->soft = p->smooth > 0) the exact law plus that force (contact_barrier_generic.h). */
 static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
                                       GS *dn) {
+  if (GS_V(p->soft) > 0.0 && GS_V(p->smooth) > 0.0) { /* the force at a distance */
+    GS Nb, nb, dnb;
+    GS_NAME(hc_normal_exact)(p, dt, v, N, n, dn);
+    GS_NAME(barrier_normal)(p, dt, v, &Nb, &nb, &dnb);
+    *N = GS_ADD(*N, Nb);
+    *n = GS_ADD(*n, nb);
+    *dn = GS_ADD(*dn, dnb);
+    return;
+  }
   if (GS_V(p->soft) > 0.0) { /* a support under gradient smoothing: the soft law above */
     GS_NAME(grit_contact_params) q = *p;
     q.phi0 = GS_ADD(p->phi0, p->soft);
@@ -94,6 +109,12 @@ static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, do
     GS_NAME(hc_normal_smooth)(&q, dt, v, N, n, dn);
     return;
   }
+  GS_NAME(hc_normal_exact)(p, dt, v, N, n, dn);
+}
+
+/* The exact law (hc_normal without smoothing). */
+static inline void GS_NAME(hc_normal_exact)(const GS_NAME(grit_contact_params) * p, double dt, GS v, GS *N, GS *n,
+                                            GS *dn) {
   GS vhat = GS_NAME(hc_vhat)(p, dt);
   GS vm = GS_FMIN(v, vhat);
   GS a = GS_SUB(GS_NEG(p->phi0), GS_SCALE(vm, dt)); /* -phi0 - dt v >= 0 */
@@ -115,7 +136,7 @@ static inline void GS_NAME(hc_normal)(const GS_NAME(grit_contact_params) * p, do
 
 /* The lagged normal impulse gamma_n0 = dt f_n(phi0, v_n0) = dt k (-phi0)+ (1 - d v_n0)+ (Lagged). */
 GS GS_NAME(grit_contact_lagged_normal_impulse)(const GS_NAME(grit_contact_params) * p, double dt, GS vn0) {
-  GS ds, a = GS_V(p->soft) > 0.0 ? GS_NAME(smooth_pen)(GS_SUB(GS_NEG(p->phi0), p->soft), p->soft, &ds)
+  GS ds, a = GS_V(p->soft) > 0.0 && !(GS_V(p->smooth) > 0.0) ? GS_NAME(smooth_pen)(GS_SUB(GS_NEG(p->phi0), p->soft), p->soft, &ds)
                                  : GS_FMAX(GS_NEG(p->phi0), GS_C(0.0));
   GS b = GS_FMAX(GS_SUB(GS_C(1.0), GS_MUL(p->d, vn0)), GS_C(0.0));
   return GS_MUL(GS_SCALE(p->k, dt), GS_MUL(a, b));
@@ -155,7 +176,7 @@ static inline void GS_NAME(zero9)(GS G[9]) {
  *    k_s = min(k, 4 pi^2 m_eff / dt^2), the stiffest spring the step resolves (a period of one step:
  *    SAP's near-rigid bound), with gamma_n0 (already computed with k) scaled alike. */
 void GS_NAME(grit_contact_smoothing_params)(GS_NAME(grit_contact_params) * p, GS w, double dt) {
-  p->visc = p->grip = GS_C(0.0);
+  p->visc = p->grip = p->bar = GS_C(0.0);
   if (!(GS_V(w) > 0.0)) return;
   if (GS_V(p->soft) > 0.0) { /* k_s = 4 pi^2 m_eff / dt^2 (SAP's near-rigid bound), if softer than k */
     GS ks = GS_DIV(GS_C(4.0 * 3.14159265358979323846 * 3.14159265358979323846 / (dt * dt)), w);

@@ -39,6 +39,7 @@ grit_step_settings grit_default_step_settings(void) {
   s.integrator = GRIT_INTEGRATOR_EULER;
   s.quasistatic_inertia = 1e-6;
   s.gradient_smoothing = 0;
+  s.gradient_smoothing_barrier = 0;
   return s;
 }
 
@@ -76,6 +77,10 @@ grit_status grit_data_set_step_settings(grit_data *d, const grit_step_settings *
   if (s->gradient_smoothing > 0 && s->contact_model == GRIT_CONTACT_SAP)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
                           "step settings: gradient_smoothing is defined for the Lagged and Similar models, not SAP");
+  if (!(s->gradient_smoothing_barrier >= 0) || !isfinite(s->gradient_smoothing_barrier))
+    return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT,
+                          "step settings: gradient_smoothing_barrier %g must be >= 0 and finite",
+                          s->gradient_smoothing_barrier);
   d->settings = *s;
   return GRIT_OK;
 }

@@ -36,8 +36,9 @@ GRIT_ILQR_API void grit_ilqr_grit_state(const grit_data *data, double *x);
 GRIT_ILQR_API grit_data *grit_ilqr_grit_knot_data(grit_ilqr_grit *adapter, int slot, int k);
 
 /* Gradient smoothing (grit_step_settings.gradient_smoothing, docs/contact.md): sets the distance delta
- * (m, >= 0; 0: the exact model) on every knot's data. Call between solves, then
- * grit_ilqr_dynamics_changed on the solver. */
+ * (m, >= 0; 0: the exact model) on every knot's data, keeping the other step settings given at creation
+ * (e.g. gradient_smoothing_barrier: the force at a distance instead of the film). Call between solves,
+ * then grit_ilqr_dynamics_changed on the solver. */
 GRIT_ILQR_API grit_status grit_ilqr_grit_set_smoothing(grit_ilqr_grit *adapter, double delta);
 
 /* Derivative smoothing: with delta > 0 the rollouts keep the knots' own model (e.g. the exact one) and
