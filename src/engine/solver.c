@@ -152,6 +152,23 @@ static void find_islands(grit_solver *s, int nc) {
 
 /* ----------------------------------------------------------------------------------- Newton */
 
+/* y = M_t x on tree t's dofs, as grit_tree_mulv (each entry summed from zero over j in order, the same
+ * operations, the same bits), with a free body's 6 dofs as a constant so that the loops unroll: A dv
+ * per tree and iteration was 3.3 % of the series' clutters' step in the generic loop. */
+static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int n) {
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s = Mt[i * n + j] * x[j] + s;
+    y[i] = s;
+  }
+}
+
+static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
+  else grit_tree_mulv(m, M, t, x, y);
+}
+
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
  * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
  * s->jtg and the residual r = A e - J^T gamma, the gradient of l; and the island's ISL numbers. */
@@ -163,7 +180,7 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
     for (int i = adr; i < end; ++i) s->jtg[i] = 0.0;
     if (!compute_vc) continue; /* e and A e were carried along the step (search_islands) */
     for (int i = adr; i < end; ++i) s->e[i] = v[i] - vstar[i];
-    grit_tree_mulv(m, A, t, s->e, s->Ae);
+    tree_mulv(m, A, t, s->e, s->Ae);
   }
   double cc = 0.0;
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
@@ -546,7 +563,7 @@ static int search_islands(grit_solver *s, const grit_model *m, const grit_solver
     double dAe = 0.0, dAd = 0.0;
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      grit_tree_mulv(m, A, t, s->dv, s->Adv);
+      tree_mulv(m, A, t, s->dv, s->Adv);
       for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
     }
     const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
