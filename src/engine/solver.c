@@ -210,12 +210,17 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
       an += (d * s->Ae[i]) * (d * s->Ae[i]);
       jn += (d * s->jtg[i]) * (d * s->jtg[i]);
       ee += s->e[i] * s->Ae[i];
-      vmax = maxd(vmax, fabs(v[i]) / d);     /* |D^-1 v|: the size of the terms of A v */
-      smax = maxd(smax, fabs(vstar[i]) / d); /* and of A v* */
+      vmax = maxd(vmax, fabs(v[i]) / d); /* |D^-1 v|: the size of the terms of A v */
     }
   }
+  if (compute_vc) /* |D^-1 v*|, the size of the terms of A v*: v* does not change during the solve */
+    for (int q = 0; q < ntr; ++q) {
+      const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      for (int i = adr; i < end; ++i) smax = maxd(smax, fabs(vstar[i]) / s->dinv[i]);
+    }
   ISL(s, ISL_RN)[k] = rn, ISL(s, ISL_AN)[k] = an, ISL(s, ISL_JN)[k] = jn;
-  ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax, ISL(s, ISL_SMAX)[k] = smax;
+  ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax;
+  if (compute_vc) ISL(s, ISL_SMAX)[k] = smax;
 }
 
 /* *f1 -= g . dvc and *f2 += dvc^T G dvc, term by term (contacts' dim 3 as a constant: unrolled). */
