@@ -153,8 +153,9 @@ static void find_islands(grit_solver *s, int nc) {
 /* ----------------------------------------------------------------------------------- Newton */
 
 /* y = M_t x on tree t's dofs, as grit_tree_mulv (each entry summed from zero over j in order, the same
- * operations, the same bits), with a free body's 6 dofs as a constant so that the loops unroll: A dv
- * per tree and iteration was 3.3 % of the series' clutters' step in the generic loop. */
+ * operations, the same bits), with a free body's 6 dofs (and a 7-joint arm's 7) as a constant so that
+ * the loops unroll: A dv per tree and iteration was 3.3 % of the series' clutters' step in the generic
+ * loop. */
 static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int n) {
   for (int i = 0; i < n; ++i) {
     double s = 0.0;
@@ -166,6 +167,7 @@ static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int
 static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
+  else if (n == 7) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 7); /* the arm */
   else grit_tree_mulv(m, M, t, x, y);
 }
 
