@@ -278,11 +278,13 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
   for (int k = 0; k < n; ++k) {
     const grit_constraint *c = &s->c[idx[k]];
     double vc[3], g[3], G[9];
-    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
-    if (lagged_plain(c)) {
+    if (lagged_plain(c)) { /* (the tangential rows only with friction: lagged_directional reads them then) */
+      vc[2] = c->vc[2] + a * c->dvc[2];
+      if (c->p.mu * c->p.gn0 != 0.0) vc[0] = c->vc[0] + a * c->dvc[0], vc[1] = c->vc[1] + a * c->dvc[1];
       lagged_directional(c, dt, s->vhat[idx[k]], vc, c->dvc, &f1, &f2);
       continue;
     }
+    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
     constraint_eval(c, dt, vc, g, G);
     if (c->dim == 3) slope_curvature(g, G, c->dvc, 3, &f1, &f2);
     else slope_curvature(g, G, c->dvc, c->dim, &f1, &f2);
