@@ -306,14 +306,14 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     const int i = con[k];
     grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
-    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
     c->idle = 0;
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
                              is linear in a, so none in between nor at the step's end (c->idle) */
       const double vhat = s->vhat[i];
-      c->idle = !(c->vc[2] < vhat) && !(vc[2] < vhat);
-      if (c->idle) continue;
+      c->idle = !(c->vc[2] < vhat) && !(c->vc[2] + a_max * c->dvc[2] < vhat);
+      if (c->idle) continue; /* (most of a clutter's candidates: their other rows are not needed) */
     }
+    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
     for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
     if (lagged_plain(c)) {
       lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);
@@ -560,6 +560,17 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
   return GRIT_OK;
 }
 
+/* v, e = v - v* and A e moved by alpha along dv on one tree's n dofs (the vectors do not overlap; inlined
+ * with a free body's 6 as a constant). */
+static inline void step_tree(double *restrict v, double *restrict e, double *restrict Ae, const double *restrict dv,
+                             const double *restrict Adv, double alpha, int n) {
+  for (int i = 0; i < n; ++i) {
+    v[i] += alpha * dv[i];
+    e[i] += alpha * dv[i];
+    Ae[i] += alpha * Adv[i];
+  }
+}
+
 /* Phase 5: the exact line search along dv, island by island: each takes its own step, so that an island
  * whose step must be cut (a contact entering, a slip turning) does not hold back the others. v and the
  * constraint velocities move; the islands that moved are left in s->act (returns their count). */
@@ -585,12 +596,9 @@ static int search_islands(grit_solver *s, const grit_model *m, const grit_solver
     /* e = v - v* and A e follow v as the constraint velocities below do (A dv is at hand): A e was
      * 8 % of the eval's time when recomputed */
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) {
-        v[i] += alpha * s->dv[i];
-        s->e[i] += alpha * s->dv[i];
-        s->Ae[i] += alpha * s->Adv[i];
-      }
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+      if (n == 6) step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, 6);
+      else step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, n);
     }
     /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
     for (int q = 0; q < ncon; ++q) {
