@@ -59,7 +59,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->isl = calloc((size_t)ISL_FIELDS * (size_t)m->ntree + 1, sizeof(double));
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
-  double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->tmp};
+  double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
   int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
@@ -92,7 +92,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->act);
   free(s->tree_on);
   free(s->tree_flag);
-  double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->tmp};
+  double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->dsq, s->tmp};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) free(vecs[i]);
   free(s);
 }
@@ -212,13 +212,13 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
       an += (d * s->Ae[i]) * (d * s->Ae[i]);
       jn += (d * s->jtg[i]) * (d * s->jtg[i]);
       ee += s->e[i] * s->Ae[i];
-      vmax = maxd(vmax, fabs(v[i]) / d); /* |D^-1 v|: the size of the terms of A v */
+      vmax = maxd(vmax, fabs(v[i]) * s->dsq[i]); /* |D^-1 v|: the size of the terms of A v */
     }
   }
   if (compute_vc) /* |D^-1 v*|, the size of the terms of A v*: v* does not change during the solve */
     for (int q = 0; q < ntr; ++q) {
       const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) smax = maxd(smax, fabs(vstar[i]) / s->dinv[i]);
+      for (int i = adr; i < end; ++i) smax = maxd(smax, fabs(vstar[i]) * s->dsq[i]);
     }
   ISL(s, ISL_RN)[k] = rn, ISL(s, ISL_AN)[k] = an, ISL(s, ISL_JN)[k] = jn;
   ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax;
@@ -457,7 +457,10 @@ static island_sums sum_islands(const grit_solver *s) {
 static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc, double dt) {
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    for (int i = 0; i < n; ++i) s->dinv[adr + i] = 1.0 / sqrt(A[m->tree_madr[t] + i * n + i]);
+    for (int i = 0; i < n; ++i) {
+      s->dsq[adr + i] = sqrt(A[m->tree_madr[t] + i * n + i]);
+      s->dinv[adr + i] = 1.0 / s->dsq[adr + i];
+    }
   }
   find_islands(s, nc);
   memset(s->inpat, 0, (size_t)nc);
@@ -554,7 +557,7 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) {
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) / s->dinv[i]);
+      for (int i = adr; i < end; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) * s->dsq[i]);
     }
   lap(tm, &st->t_solve, tc);
   return GRIT_OK;
