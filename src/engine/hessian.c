@@ -219,8 +219,14 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   const unsigned char *on = trees_on(h);
   if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
   else
-    for (int t = 0; t < m->ntree; ++t)
-      if (on[t]) memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
+    for (int t = 0; t < m->ntree; ++t) {
+      const int n = m->tree_dofnum[t];
+      if (!on[t]) continue;
+      if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
+        memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * 36);
+      else
+        memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)n * (size_t)n);
+    }
   if (!on) memset(h->cblock, 0, sizeof(double) * h->cblock_used);
   else /* only the coupling blocks of the trees rebuilt (the pattern may hold others' pairs) */
     for (int k = 0; k < h->npairs; ++k)

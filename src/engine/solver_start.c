@@ -137,8 +137,21 @@ void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const doub
  * than 90 degrees since the previous iterate. Such a slip is passing through stiction; with the exact
  * Hessian, flat along the new slip, the next step would run past the kink again and the line search
  * would cut it for every other contact too. Mean Newton iterations over the scaling series of clutters:
- * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). Then records each contact's
- * slip for the next iteration. */
+ * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). After the first iteration the
+ * global phase leaves out the contacts slipping faster than GLOBAL_MAX_SLIP eps (unless their slip
+ * turned): far from stiction the exact Hessian is the right model (the friction force is saturated,
+ * flat along the slip), while the isotropic one, mu gamma_n0 / |v_t| along the slip too, holds a fast
+ * slip back, so that its island's steps reached the line search's cap (alpha 1.5) and the slip took
+ * many iterations to grow to its value at the solution (a box sliding at 6600 eps while the contacts
+ * around it stick). From the same saved states, Newton iterations per step on the series' clutters of
+ * 10 / 40, bench_mujoco's clutter 160 and clutter.xml: 5.89 / 8.33 / 10.67 / 8.80 -> 5.77 / 7.95 /
+ * 9.91 / 8.38 (thresholds 10, 20, 30, 100, 300 eps: within 1-3 % of 50's, 10 and 300 the worst;
+ * docs/performance.md, stop 15). Plain Lagged contacts only: under gradient smoothing the film's grip
+ * and viscosity are not the saturated friction this reasons about (and on test_ilqr_tasks' annealed
+ * gripper the rule there moved the plan to an iLQR stop called converged 50 mm short of the goal).
+ * Then records each contact's slip for the next iteration. */
+#define GLOBAL_MAX_SLIP 50.0
+
 void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global) {
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
     grit_constraint *c = &s->c[s->isl_con[q]];
@@ -146,7 +159,8 @@ void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_sta
     if (c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
       const double *a = c->vt_prev, *b = c->vc;
       const double bb = b[0] * b[0] + b[1] * b[1];
-      c->isotropic = global || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
+      const int fast = iter > 0 && !(c->p.smooth > 0.0) && !(c->p.grip > 0.0) && bb > GLOBAL_MAX_SLIP * GLOBAL_MAX_SLIP * c->p.eps * c->p.eps;
+      c->isotropic = (global && !fast) || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
       if (iter == 0 && stick_start && predict_stick(s, c, bb)) c->isotropic = ISO_STICK;
     }
     c->vt_prev[0] = c->vc[0];

@@ -24,6 +24,7 @@ struct grit_solver {
   const grit_model *m;
   /* vectors of nv */
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
+  double *dsq; /* 1 / dinv = sqrt(diag A): |D^-1 x| by products, not divisions (the round-off floor's sizes) */
   int *lsidx; /* (cap_c) the constraints a line search must evaluate */
   unsigned char *inpat; /* (cap_c) the constraint's pair has been in the Hessian's pattern during this solve */
   double *vhat;         /* (cap_c) a Lagged contact's breaking velocity, computed once per solve */
