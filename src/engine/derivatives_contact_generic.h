@@ -26,10 +26,10 @@ void GS_NAME(grit_body_dof_twist)(const grit_model *m, const GS_NAME(grit_kin) *
   }
 }
 
-void GS_NAME(grit_contact_side_velocity)(const GS S[6], const GS p[3], const GS F[9], double sign, GS vc[3]) {
+void GS_NAME(grit_contact_side_velocity)(const GS S[6], const GS p[3], const GS F[9], double sign, int r0, GS vc[3]) {
   GS u[3];
   GS_NAME(grit_sv_point_velocity)(u, S, p);
-  for (int r = 0; r < 3; ++r) /* row r of F^T: column r of F */
+  for (int r = r0; r < 3; ++r) /* row r of F^T: column r of F */
     vc[r] = GS_ADD(vc[r], GS_SCALE(GS_FMA(F[r], u[0], GS_FMA(F[3 + r], u[1], GS_MUL(F[6 + r], u[2]))), sign));
 }
 

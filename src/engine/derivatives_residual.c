@@ -239,8 +239,8 @@ static const grit_dual *body_twist(const grit_model *m, const grit_data *d, grit
   return S;
 }
 
-/* The same sides without J: with `vel` (0 the solution, 1 v0), adds J v to vc; else adds the sides'
- * wrenches of gamma to their bodies' (subtracted from r by apply_wrenches). */
+/* The same sides without J: with `vel` (0 the solution; 1 v0, the normal row only), adds J v to vc; else
+ * adds the sides' wrenches of gamma to their bodies' (subtracted from r by apply_wrenches). */
 static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
                           const grit_contact_candidate *cand, const grit_constraint *k,
                           const grit_contact_geom_dual *geo, int vel, grit_dual *vc, const grit_dual *gamma) {
@@ -252,7 +252,7 @@ static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws
       const grit_dual *pt = s == 1 ? geo->pb : geo->pa;
       const double sign = s == 1 ? 1.0 : -1.0;
       if (!gamma) {
-        grit_contact_side_velocity_dual(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vc);
+        grit_contact_side_velocity_dual(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
         continue;
       }
       if (w->bwr_at[b] != w->eval_no) {
