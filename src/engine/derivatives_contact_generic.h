@@ -26,22 +26,27 @@ void GS_NAME(grit_body_dof_twist)(const grit_model *m, const GS_NAME(grit_kin) *
   }
 }
 
+/* a x b + c, written out: grit_v3_cross is not inlined here, and its copy through a temporary costs as
+ * much as the products */
+static inline void GS_NAME(cross_add)(GS r[3], const GS a[3], const GS b[3], const GS c[3]) {
+  r[0] = GS_ADD(GS_SUB(GS_MUL(a[1], b[2]), GS_MUL(a[2], b[1])), c[0]);
+  r[1] = GS_ADD(GS_SUB(GS_MUL(a[2], b[0]), GS_MUL(a[0], b[2])), c[1]);
+  r[2] = GS_ADD(GS_SUB(GS_MUL(a[0], b[1]), GS_MUL(a[1], b[0])), c[2]);
+}
+
 void GS_NAME(grit_contact_side_velocity)(const GS S[6], const GS p[3], const GS F[9], double sign, int r0, GS vc[3]) {
   GS u[3];
-  GS_NAME(grit_sv_point_velocity)(u, S, p);
+  GS_NAME(cross_add)(u, S, p, S + 3); /* S_w x p + S_v */
   for (int r = r0; r < 3; ++r) /* row r of F^T: column r of F */
     vc[r] = GS_ADD(vc[r], GS_SCALE(GS_FMA(F[r], u[0], GS_FMA(F[3 + r], u[1], GS_MUL(F[6 + r], u[2]))), sign));
 }
 
 void GS_NAME(grit_contact_side_wrench)(const GS p[3], const GS F[9], double sign, const GS gamma[3], GS W[6]) {
-  GS f[3], tq[3];
+  GS f[3];
   for (int i = 0; i < 3; ++i)
     f[i] = GS_SCALE(GS_FMA(F[3 * i], gamma[0], GS_FMA(F[3 * i + 1], gamma[1], GS_MUL(F[3 * i + 2], gamma[2]))), sign);
-  GS_NAME(grit_v3_cross)(tq, p, f);
-  for (int i = 0; i < 3; ++i) {
-    W[i] = GS_ADD(W[i], tq[i]);
-    W[3 + i] = GS_ADD(W[3 + i], f[i]);
-  }
+  GS_NAME(cross_add)(W, p, f, W); /* the torque p x f */
+  for (int i = 0; i < 3; ++i) W[3 + i] = GS_ADD(W[3 + i], f[i]);
 }
 
 void GS_NAME(grit_body_wrench_sub)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, int t, const GS W[6],
