@@ -76,6 +76,13 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->lag, w->cap_edges);
   GRIT_CARVE(c, w->lag_g, 3 * (w->cap_edges / 2 + 1));
   GRIT_CARVE(c, w->lag_y, 2 * w->maxn * (w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->bsv, 6 * nb);
+  GRIT_CARVE(c, w->bsv0, 6 * nb);
+  GRIT_CARVE(c, w->bwr, 6 * nb);
+  GRIT_CARVE(c, w->bsv_at, nb);
+  GRIT_CARVE(c, w->bsv0_at, nb);
+  GRIT_CARVE(c, w->bwr_at, nb);
+  GRIT_CARVE(c, w->bwr_list, nb);
   GRIT_CARVE(c, w->qconst, m->ntree);
   GRIT_CARVE(c, w->mask2, m->ntree);
   GRIT_CARVE(c, w->mask3, m->ntree);

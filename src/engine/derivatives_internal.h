@@ -60,6 +60,12 @@ struct grit_deriv_ws {
   grit_dual *uc, *wc, *ac, *an;           /* (nu, nu, na, na) actuation's chain rule (actuation_chain) */
   double *Ai, *Bi;                        /* (2nv x 2nv, 2nv x nu) A and B of (q, v) when na > 0 */
   grit_jacobian_blocks *blk;              /* the block form being filled (NULL: dense) */
+  /* contacts applied without J_c (derivatives_contact.c): the bodies' twists at the solution and at v0
+   * and the contact wrenches on them, each formed once per residual evaluation (stamped by eval_no) */
+  grit_dual *bsv, *bsv0, *bwr;            /* (6 nbody each) */
+  unsigned *bsv_at, *bsv0_at, *bwr_at;    /* (nbody) the evaluation each was formed in */
+  int *bwr_list, nbwr;                    /* (nbody) the bodies with a wrench in this evaluation */
+  unsigned eval_no;                       /* residual evaluations so far (the stamps' clock) */
   int timing;                             /* the step's settings.timing: time the phases (tphase) */
   double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
   void *arena;

@@ -5,7 +5,8 @@
  * and control passes at constant positions, the Lagged contacts' rank-one terms, and the clearing of a
  * pass's partials. The residual is built from the same scalar-generic code as the step; only the loop
  * that assembles it is written here. grit_step_derivatives (derivatives.c) drives the passes;
- * derivatives_columns.c solves and writes the columns. */
+ * derivatives_columns.c solves and writes the columns. Contacts that need no Delassus estimate apply
+ * J_c v and J_c^T gamma without forming J_c (derivatives_contact.c). */
 #include <string.h>
 
 #include "actuation.h"
@@ -16,6 +17,7 @@
 #include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "data_internal.h"
+#include "derivatives_contact.h"
 #include "derivatives_internal.h"
 #include "dynamics.h"
 #include "fluid.h"
@@ -193,6 +195,93 @@ int grit_deriv_uses_delassus(const grit_data *d) {
   return 0;
 }
 
+/* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
+ * features at the dual positions. */
+static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const grit_contact_candidate *cand,
+                           grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+  grit_dual gp[2][3], gR[2][9];
+  for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
+    const int g = cand->geom[s], b = cand->body[s];
+    grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
+                           m->geom_mat + 9 * g);
+  }
+  grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
+  if (cand->k_patch > 0)
+    grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0], gp[1],
+                                     gR[1], geo, &k_patch);
+  else grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], geo);
+  grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], p);
+  if (cand->k_patch > 0) p->k = k_patch; /* hydro */
+  p->phi0 = grit_dual_addc(geo->phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
+}
+
+/* The contact's Jacobian blocks J[q] (zeroed) of its trees: body 1's side +, body 0's side -. */
+static void contact_jacobian(const grit_model *m, grit_deriv_ws *w, const grit_contact_candidate *cand,
+                             const grit_constraint *k, const grit_contact_geom_dual *geo, grit_dual *const J[2]) {
+  for (int q = 0; q < k->ntree; ++q) {
+    const int t = k->tree[q];
+    if (t == grit_body_tree(m, cand->body[1]))
+      grit_contact_jacobian_add_dual(m, &w->kin, cand->body[1], geo->pb, t, geo->frame, 1.0, J[q], w->scratch);
+    if (t == grit_body_tree(m, cand->body[0]))
+      grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo->pa, t, geo->frame, -1.0, J[q], w->scratch);
+  }
+}
+
+/* Body b's twist under the solution's velocities (v0: the previous state's), formed once per residual
+ * evaluation. */
+static const grit_dual *body_twist(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0) {
+  unsigned *at = v0 ? w->bsv0_at : w->bsv_at;
+  grit_dual *S = (v0 ? w->bsv0 : w->bsv) + 6 * b;
+  if (at[b] != w->eval_no) {
+    grit_body_dof_twist_dual(m, &w->kin, b, grit_body_tree(m, b), v0 ? d->vprev : d->vsol, S);
+    at[b] = w->eval_no;
+  }
+  return S;
+}
+
+/* The same sides without J: with `vel` (0 the solution; 1 v0, the normal row only), adds J v to vc; else
+ * adds the sides' wrenches of gamma to their bodies' (subtracted from r by apply_wrenches). */
+static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
+                          const grit_contact_candidate *cand, const grit_constraint *k,
+                          const grit_contact_geom_dual *geo, int vel, grit_dual *vc, const grit_dual *gamma) {
+  for (int q = 0; q < k->ntree; ++q) {
+    const int t = k->tree[q];
+    for (int s = 1; s >= 0; --s) {
+      const int b = cand->body[s];
+      if (t != grit_body_tree(m, b)) continue;
+      const grit_dual *pt = s == 1 ? geo->pb : geo->pa;
+      const double sign = s == 1 ? 1.0 : -1.0;
+      if (!gamma) {
+        grit_contact_side_velocity_dual(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
+        continue;
+      }
+      if (w->bwr_at[b] != w->eval_no) {
+        for (int c = 0; c < 6; ++c) w->bwr[6 * b + c] = grit_dual_const(0.0);
+        w->bwr_at[b] = w->eval_no;
+        w->bwr_list[w->nbwr++] = b;
+      }
+      grit_contact_side_wrench_dual(pt, geo->frame, sign, gamma, w->bwr + 6 * b);
+    }
+  }
+}
+
+/* Subtracts the evaluation's contact wrenches, body by body, from r. */
+static void apply_wrenches(const grit_model *m, grit_deriv_ws *w) {
+  for (int i = 0; i < w->nbwr; ++i) {
+    const int b = w->bwr_list[i];
+    grit_body_wrench_sub_dual(m, &w->kin, b, grit_body_tree(m, b), w->bwr + 6 * b, w->r);
+  }
+  w->nbwr = 0;
+}
+
+/* A new residual evaluation: the stamps of the last one expire. */
+static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
+  w->nbwr = 0;
+  if (++w->eval_no != 0u) return;
+  for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = 0u; /* the clock wrapped */
+  w->eval_no = 1u;
+}
+
 /* The residual r(v; theta) on dual numbers at the data's last step, for the seeded inputs. With a
  * tree mask `active` (the seeded trees), only the partials of the rows of those trees and of the trees
  * their constraints couple them to are meaningful: only those trees' kinematics and dynamics are
@@ -206,6 +295,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                           int skip_qconst) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
+  next_evaluation(m, w);
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
   seed_positions(m, d, w, kin_all ? NULL : active);
   const int need_w = grit_deriv_uses_delassus(d);
@@ -278,40 +368,28 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_contact_params_dual p;
     memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
-    for (int q = 0; q < k->ntree; ++q)
+    /* a contact whose J_c is read only through J_c v and J_c^T gamma (no Delassus estimate) applies them
+     * side by side without forming J_c (derivatives_contact.c) */
+    const int jfree = i < ncand && !need_w && k->dim == 3;
+    for (int q = 0; q < k->ntree && !jfree; ++q)
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
+    grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      grit_dual gp[2][3], gR[2][9];
-      for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
-        const int g = cand->geom[s], b = cand->body[s];
-        grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
-                               m->geom_mat + 9 * g);
-      }
-      grit_contact_geom_dual geo;
-      grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
-      if (cand->k_patch > 0)
-        grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0],
-                                         gp[1], gR[1], &geo, &k_patch);
-      else grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], &geo);
-      for (int q = 0; q < k->ntree; ++q) {
-        const int t = k->tree[q];
-        if (t == grit_body_tree(m, cand->body[1]))
-          grit_contact_jacobian_add_dual(m, &w->kin, cand->body[1], geo.pb, t, geo.frame, 1.0, J[q], w->scratch);
-        if (t == grit_body_tree(m, cand->body[0]))
-          grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo.pa, t, geo.frame, -1.0, J[q], w->scratch);
-      }
-      grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], &p);
-      if (cand->k_patch > 0) p.k = k_patch; /* hydro */
-      p.phi0 = grit_dual_addc(geo.phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
+      contact_inputs(m, w, cand, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
+      if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);
       if (k->kind == GRIT_CONSTRAINT_LAGGED) {
         grit_dual vc0[3];
         for (int q = 0; q < 3; ++q) vc0[q] = grit_dual_const(0.0);
-        for (int q = 0; q < k->ntree; ++q) { /* v_n0 = (J v0)_n with v0 dual */
-          const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-          for (int j = 0; j < n; ++j) vc0[2] = grit_dual_fma(J[q][2 * n + j], w->v0[adr + j], vc0[2]);
+        if (jfree) { /* v0's partials are zero here (only velocity passes seed it): its values */
+          contact_sides(m, d, w, cand, k, &geo, 1, vc0, NULL);
+        } else {
+          for (int q = 0; q < k->ntree; ++q) { /* v_n0 = (J v0)_n with v0 dual */
+            const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+            for (int j = 0; j < n; ++j) vc0[2] = grit_dual_fma(J[q][2 * n + j], w->v0[adr + j], vc0[2]);
+          }
         }
         p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, vc0[2]);
       }
@@ -334,10 +412,19 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
     grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];
+    if (jfree) {
+      const grit_contact_candidate *cand = &d->collision->c[i];
+      for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->b[q]);
+      contact_sides(m, d, w, cand, k, &geo, 0, vc, NULL);
+      grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+      contact_sides(m, d, w, cand, k, &geo, 0, NULL, gamma);
+      continue;
+    }
     apply_jacobian(m, k->dim, k->ntree, k->tree, Jc, d->vsol, k->b, vc);
     grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
     subtract_jt_gamma(m, k->dim, k->ntree, k->tree, Jc, gamma, w->r);
   }
+  apply_wrenches(m, w);
 }
 
 /* The residual's dependence on v0 and u, at constant positions (every tree's position-dependent
