@@ -339,10 +339,14 @@ static void reg_decrease(grit_ilqr *s) {
  * "Termination"): a millionth of the cost over the whole horizon. */
 #define FLAT 1e-6
 
+/* A short step (options.stall_short_steps): the line search cut the model's step by 16 or more. */
+#define SHORT_ALPHA 0.0625
+
 typedef struct run_state {
   grit_ilqr_result *r;
   double t_start;
-  int steps; /* accepted steps in this run */
+  int steps;       /* accepted steps in this run */
+  int short_steps; /* consecutive accepted steps with alpha <= SHORT_ALPHA (options.stall_short_steps) */
 } run_state;
 
 static int out_of_time(const grit_ilqr *s, const run_state *rs) {
@@ -459,6 +463,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
   const double alpha_conv = o->alpha_converged > 0 ? o->alpha_converged : 0.5;
   const double tol_grad = o->tol_gradient > 0 ? o->tol_gradient : 1e-2;
   rs->steps = 0;
+  rs->short_steps = 0;
   r->stop = GRIT_ILQR_MAX_ITERATIONS;
   r->converged = 0;
   for (int run = 1; run <= budget; ++run) {
@@ -542,6 +547,12 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       const int conv = expected <= small && (((alpha >= alpha_conv || expected_full <= small) && first_order) || G <= tol_grad);
       return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
     }
+    rs->short_steps = alpha <= SHORT_ALPHA ? rs->short_steps + 1 : 0;
+    if (o->stall_short_steps > 0 && rs->short_steps >= o->stall_short_steps)
+      /* only short steps for a while: the model's step crosses contact events it does not see and the
+       * iterations creep along kinks. Stalled, not converged; with a constraint unmet this ends only
+       * the inner run (docs/ilqr.md, "The arm pushing a ball", stop 15) */
+      return finish(s, rs, &it, GRIT_ILQR_LINE_SEARCH_STALLED, 0);
     if (o->log) o->log(o->log_ctx, &it);
   }
   return GRIT_OK;
@@ -553,7 +564,7 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
   memset(&r, 0, sizeof r);
   s->msg[0] = 0;
   s->stop_requested = 0;
-  run_state rs = {&r, grit_ilqr_now(), 0};
+  run_state rs = {&r, grit_ilqr_now(), 0, 0};
   s->kink_trial = 0; /* a kink remembered from an earlier solve belongs to other controls or states */
   kink_unmix(s);
   if (!s->have_rollout) {
