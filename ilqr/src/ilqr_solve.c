@@ -548,10 +548,12 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
     }
     rs->short_steps = alpha <= SHORT_ALPHA ? rs->short_steps + 1 : 0;
-    if (o->stall_short_steps > 0 && rs->short_steps >= o->stall_short_steps)
+    const int unmet = s->violation > o->tol_constraint || s->path_violation > o->tol_constraint;
+    if (o->stall_short_steps > 0 && rs->short_steps >= o->stall_short_steps && !(unmet && s->rho >= o->penalty_max))
       /* only short steps for a while: the model's step crosses contact events it does not see and the
        * iterations creep along kinks. Stalled, not converged; with a constraint unmet this ends only
-       * the inner run (docs/ilqr.md, "The arm pushing a ball", stop 15) */
+       * the inner run, as the cap does, and like the cap not at penalty_max, where lambda += rho c after
+       * an inexact run throws the multipliers far (docs/ilqr.md, "The arm pushing a ball", stop 15) */
       return finish(s, rs, &it, GRIT_ILQR_LINE_SEARCH_STALLED, 0);
     if (o->log) o->log(o->log_ctx, &it);
   }
