@@ -339,18 +339,31 @@ static void reg_decrease(grit_ilqr *s) {
  * "Termination"): a millionth of the cost over the whole horizon. */
 #define FLAT 1e-6
 
-/* A short step (options.stall_short_steps): the line search cut the model's step by 16 or more. */
-#define SHORT_ALPHA 0.0625
+/* Short steps (options.stall_short_steps): the line search cut the model's step by 16 or more (log2). */
+#define SHORT_LOG_ALPHA (-4.0)
 
 typedef struct run_state {
   grit_ilqr_result *r;
   double t_start;
   int steps;       /* accepted steps in this run */
-  int short_steps; /* consecutive accepted steps with alpha <= SHORT_ALPHA (options.stall_short_steps) */
+  double log_alpha; /* log2 of the accepted alphas, averaged with weight 1 / options.stall_short_steps */
 } run_state;
 
 static int out_of_time(const grit_ilqr *s, const run_state *rs) {
   return s->opt.max_time > 0 && grit_ilqr_now() - rs->t_start >= s->opt.max_time;
+}
+
+/* options.stall_short_steps = W: after the run's accepted step alpha, is the exponentially weighted mean
+ * of log2 alpha (weight 1/W, a geometric mean over about the last W steps) at most log2(1/16), after at
+ * least W steps? A mean, not a count of short steps in a row: near contact events the steps alternate
+ * between about 1/8 and 1/256. With a constraint unmet at penalty_max it never ends the run, as the cap
+ * does not: lambda += rho c after an inexact run at the largest penalty throws the multipliers far. */
+static int short_steps(const grit_ilqr *s, run_state *rs, double alpha) {
+  const grit_ilqr_options *o = &s->opt;
+  const double w = 1.0 / o->stall_short_steps;
+  rs->log_alpha = rs->steps == 1 ? log2(alpha) : (1 - w) * rs->log_alpha + w * log2(alpha);
+  const int unmet = s->violation > o->tol_constraint || s->path_violation > o->tol_constraint;
+  return rs->steps >= o->stall_short_steps && rs->log_alpha <= SHORT_LOG_ALPHA && !(unmet && s->rho >= o->penalty_max);
 }
 
 /* Ends the run with `stop`; logs the iteration. Returns GRIT_OK. */
@@ -463,7 +476,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
   const double alpha_conv = o->alpha_converged > 0 ? o->alpha_converged : 0.5;
   const double tol_grad = o->tol_gradient > 0 ? o->tol_gradient : 1e-2;
   rs->steps = 0;
-  rs->short_steps = 0;
+  rs->log_alpha = 0;
   r->stop = GRIT_ILQR_MAX_ITERATIONS;
   r->converged = 0;
   for (int run = 1; run <= budget; ++run) {
@@ -547,13 +560,10 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       const int conv = expected <= small && (((alpha >= alpha_conv || expected_full <= small) && first_order) || G <= tol_grad);
       return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
     }
-    rs->short_steps = alpha <= SHORT_ALPHA ? rs->short_steps + 1 : 0;
-    const int unmet = s->violation > o->tol_constraint || s->path_violation > o->tol_constraint;
-    if (o->stall_short_steps > 0 && rs->short_steps >= o->stall_short_steps && !(unmet && s->rho >= o->penalty_max))
-      /* only short steps for a while: the model's step crosses contact events it does not see and the
-       * iterations creep along kinks. Stalled, not converged; with a constraint unmet this ends only
-       * the inner run, as the cap does, and like the cap not at penalty_max, where lambda += rho c after
-       * an inexact run throws the multipliers far (docs/ilqr.md, "The arm pushing a ball", stop 15) */
+    if (o->stall_short_steps > 0 && short_steps(s, rs, alpha))
+      /* the steps have been short for a while: the model's step crosses contact events it does not see
+       * and the iterations creep along kinks. Stalled, not converged; with a constraint unmet this ends
+       * only the inner run (docs/ilqr.md, "The arm pushing a ball", stop 15) */
       return finish(s, rs, &it, GRIT_ILQR_LINE_SEARCH_STALLED, 0);
     if (o->log) o->log(o->log_ctx, &it);
   }

@@ -201,12 +201,15 @@ typedef struct grit_ilqr_options {
                             solve. Default 1; 0: the solve ends there */
   /* Added at stop 15 (docs/ilqr.md, "Termination" and "The arm pushing a ball", stop 15; a zeroed
    * struct: off, the old behaviour): */
-  int stall_short_steps; /* nonzero W: a run whose last W accepted steps were all short (alpha <= 1/16:
-                            the line search cut the model's step by 16 or more, as where the step crosses
-                            contact events the linearization does not see) ends GRIT_ILQR_LINE_SEARCH_STALLED,
-                            never converged. With a final or path constraint above tol_constraint this ends
-                            only the augmented-Lagrangian inner run (the multipliers move); otherwise the
-                            solve. Default 0 (off); examples/arm_push_ball uses 10 */
+  int stall_short_steps; /* nonzero W: a run whose accepted steps have been short for about W iterations
+                            (after at least W steps, the mean of log2 alpha weighted exponentially by 1/W
+                            is at most -4: a geometric mean alpha <= 1/16, the line search cutting the
+                            model's step by 16 or more, as where it crosses contact events the
+                            linearization does not see) ends GRIT_ILQR_LINE_SEARCH_STALLED, never
+                            converged. With a final or path constraint above tol_constraint this ends only
+                            the augmented-Lagrangian inner run (the multipliers move), and not at all at
+                            penalty_max; otherwise it ends the solve. Default 0 (off: on a smooth problem
+                            such a stretch can precede convergence); examples/arm_push_ball uses 10 */
 } grit_ilqr_options;
 
 GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
