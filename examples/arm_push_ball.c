@@ -21,6 +21,9 @@
  *
  *   arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] [--max-iter N] [--tol T]
  *                 [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]
+ *                 [--inner-max N] [--kink-alpha A (default 2^-7)] [--stall-short N (default 10)] [--rel-tol-scale X]
+ * (the last four: grit_ilqr_options.inner_max_iterations, kink_alpha, stall_short_steps, and the Newton
+ * rel_tol x X, for bench/arm_push_ensemble.py; docs/ilqr.md, stops 13-15)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
