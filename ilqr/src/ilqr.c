@@ -38,6 +38,7 @@ grit_ilqr_options grit_ilqr_default_options(void) {
   o.kink_alpha = 0; /* off: on a smooth optimum it can end a solve stalled instead of converged */
   o.reg_limit_ends_inner = 1;
   o.stall_short_steps = 0; /* off: on a smooth problem a stretch of short steps can precede convergence */
+  o.reg_reset_on_update = 0; /* off: alone it moves the arm's counts both ways (docs/ilqr.md, stop 15) */
   return o;
 }
 

@@ -635,6 +635,12 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
       break;
     }
     grit_ilqr_update_multipliers(s, &last_violation, &last_path);
+    if (s->opt.reg_reset_on_update && s->mu > s->opt.reg_init) {
+      /* the cost the steps descend changed: the regularization that the last run climbed to (rejected
+       * line searches at one penalty) says nothing about the new one (docs/ilqr.md, stop 15) */
+      s->mu = s->opt.reg_init;
+      s->delta = 1;
+    }
     ++r.multiplier_updates;
   }
   if (s->violation > tol || s->path_violation > tol) r.converged = 0;

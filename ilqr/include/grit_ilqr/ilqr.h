@@ -210,6 +210,12 @@ typedef struct grit_ilqr_options {
                             the augmented-Lagrangian inner run (the multipliers move), and not at all at
                             penalty_max; otherwise it ends the solve. Default 0 (off: on a smooth problem
                             such a stretch can precede convergence); examples/arm_push_ball uses 10 */
+  int reg_reset_on_update; /* nonzero: after each multiplier update (final or path constraints) the
+                            regularization mu restarts from reg_init (if above it) and the schedule's
+                            factor from 1, as after reg_limit_ends_inner: the augmented cost changed, and a
+                            mu that rejected line searches raised at the old penalty would make the new
+                            run's steps tiny. Default 0 (off, as in a zeroed struct: mu is kept across
+                            runs); examples/arm_push_ball turns it on with stall_short_steps */
 } grit_ilqr_options;
 
 GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
