@@ -356,14 +356,15 @@ static int out_of_time(const grit_ilqr *s, const run_state *rs) {
 /* options.stall_short_steps = W: after the run's accepted step alpha, is the exponentially weighted mean
  * of log2 alpha (weight 1/W, a geometric mean over about the last W steps) at most log2(1/16), after at
  * least W steps? A mean, not a count of short steps in a row: near contact events the steps alternate
- * between about 1/8 and 1/256. With a constraint unmet at penalty_max it never ends the run, as the cap
- * does not: lambda += rho c after an inexact run at the largest penalty throws the multipliers far. */
+ * between about 1/8 and 1/256. With a constraint unmet at its penalty_max it never ends the run, as the
+ * cap does not: lambda += rho c after an inexact run at the largest penalty throws the multipliers far. */
 static int short_steps(const grit_ilqr *s, run_state *rs, double alpha) {
   const grit_ilqr_options *o = &s->opt;
   const double w = 1.0 / o->stall_short_steps;
   rs->log_alpha = rs->steps == 1 ? log2(alpha) : (1 - w) * rs->log_alpha + w * log2(alpha);
-  const int unmet = s->violation > o->tol_constraint || s->path_violation > o->tol_constraint;
-  return rs->steps >= o->stall_short_steps && rs->log_alpha <= SHORT_LOG_ALPHA && !(unmet && s->rho >= o->penalty_max);
+  const int at_max = (s->violation > o->tol_constraint && s->rho >= o->penalty_max) ||
+                     (s->path_violation > o->tol_constraint && s->rho_path >= o->penalty_max);
+  return rs->steps >= o->stall_short_steps && rs->log_alpha <= SHORT_LOG_ALPHA && !at_max;
 }
 
 /* Ends the run with `stop`; logs the iteration. Returns GRIT_OK. */
