@@ -8,6 +8,7 @@ and maximum, not on one run. Usage:
 
     bench/arm_push_ensemble.py [--exe build/examples/arm_push_ball] [--contact lagged] [--jobs 2]
                                [--scales 0.5,0.9,1,2] [--horizons 0.45,0.5,0.55] [--inner-max N] [--kink-alpha A]
+                               [--stall-short N] [--reg-reset 0|1]
 
 Prints one line per run and a summary (median and max iterations, rollouts, the worst final distance,
 how many runs missed 2 cm, and how many ended stalled or converged, which a constrained solve does
@@ -37,11 +38,15 @@ def main():
     ap.add_argument("--horizons", default="0.45,0.5,0.55")
     ap.add_argument("--inner-max", type=int, default=-1, help="the solver's inner_max_iterations (-1: its default)")
     ap.add_argument("--kink-alpha", type=float, default=-1, help="the solver's kink_alpha (-1: the example's default 2^-7; 0: off)")
+    ap.add_argument("--stall-short", type=int, default=-1, help="the solver's stall_short_steps (-1: the example's default 10; 0: off)")
+    ap.add_argument("--reg-reset", type=int, default=-1, help="the solver's reg_reset_on_update (-1: the example's default 1)")
     a = ap.parse_args()
     cases = [(float(s), float(h)) for h in a.horizons.split(",") for s in a.scales.split(",")]
     with ThreadPoolExecutor(a.jobs) as ex:
         extra = ([] if a.inner_max < 0 else ["--inner-max", str(a.inner_max)]) + \
-                ([] if a.kink_alpha < 0 else ["--kink-alpha", str(a.kink_alpha)])
+                ([] if a.kink_alpha < 0 else ["--kink-alpha", str(a.kink_alpha)]) + \
+                ([] if a.stall_short < 0 else ["--stall-short", str(a.stall_short)]) + \
+                ([] if a.reg_reset < 0 else ["--reg-reset", str(a.reg_reset)])
         res = list(ex.map(lambda c: run(a.exe, a.contact, *c, extra), cases))
     its = []
     for r in res:

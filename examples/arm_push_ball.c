@@ -21,6 +21,10 @@
  *
  *   arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] [--max-iter N] [--tol T]
  *                 [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]
+ *                 [--inner-max N] [--kink-alpha A (default 2^-7)] [--stall-short N (default 10)]
+ *                 [--reg-reset 0|1 (default 1)] [--rel-tol-scale X]
+ * (the last five: grit_ilqr_options.inner_max_iterations, kink_alpha, stall_short_steps,
+ * reg_reset_on_update, and the Newton rel_tol x X, for bench/arm_push_ensemble.py; docs/ilqr.md, stops 13-15)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -47,6 +51,8 @@ typedef struct args {
   double tol, rel_tol_scale; /* rel_tol_scale: the Newton rel_tol x this (a probe of the solve's sensitivity) */
   double kink_alpha;         /* grit_ilqr_options.kink_alpha (0: off) */
   const char *csv, *model, *html; /* html NULL: from csv; "": none */
+  int stall_short;                /* grit_ilqr_options.stall_short_steps (0: off) */
+  int reg_reset;                  /* grit_ilqr_options.reg_reset_on_update */
 } args;
 
 /* The iterations as the log callback saw them, for the replay's plots. */
@@ -58,7 +64,7 @@ typedef struct iter_log {
 static int usage(const char *why) {
   fprintf(stderr,
           "arm_push_ball: %s\nusage: arm_push_ball [--contact lagged|similar|sap] [--horizon S] [--threads N] "
-          "[--max-iter N] [--inner-max N] [--kink-alpha A] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
+          "[--max-iter N] [--inner-max N] [--kink-alpha A] [--stall-short N] [--reg-reset 0|1] [--tol T] [--rel-tol-scale X] [--unconstrained] [--csv FILE] [--html FILE] [--model FILE.xml] [--quiet]\n",
           why);
   return 2;
 }
@@ -97,6 +103,12 @@ static int parse(int argc, char **argv, args *a) {
     } else if (!strcmp(o, "--kink-alpha")) {
       a->kink_alpha = strtod(v, &end);
       if (*end || !(a->kink_alpha >= 0 && a->kink_alpha < 1)) return usage("--kink-alpha must be in [0, 1)");
+    } else if (!strcmp(o, "--stall-short")) {
+      a->stall_short = (int)strtol(v, &end, 10);
+      if (*end || a->stall_short < 0) return usage("--stall-short must be >= 0");
+    } else if (!strcmp(o, "--reg-reset")) {
+      a->reg_reset = (int)strtol(v, &end, 10);
+      if (*end || (a->reg_reset != 0 && a->reg_reset != 1)) return usage("--reg-reset must be 0 or 1");
     } else if (!strcmp(o, "--tol")) {
       a->tol = strtod(v, &end);
       if (*end || !(a->tol >= 0 && a->tol < 1)) return usage("--tol must be in [0, 1)");
@@ -225,7 +237,7 @@ static double now_s(void) {
 
 int main(int argc, char **argv) {
   args a = {GRIT_CONTACT_LAGGED, 0.5, 2, PUSH_MAX_ITERATIONS, 0, 0, -1, 1e-4, 1, 0.0078125, "arm_push_ball.csv",
-            GRIT_MODELS_DIR "/arm_push_ball.xml", NULL};
+            GRIT_MODELS_DIR "/arm_push_ball.xml", NULL, 10, 1};
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
   const double t_start = now_s();
@@ -243,6 +255,9 @@ int main(int argc, char **argv) {
   o.tol_cost = a.tol;
   /* Jacobians across a contact event after a short step (docs/ilqr.md, stop 14) */
   o.kink_alpha = a.kink_alpha;
+  /* a run of only short steps ends stalled: the inner run while the ball misses, else the solve (stop 15) */
+  o.stall_short_steps = a.stall_short;
+  o.reg_reset_on_update = a.reg_reset; /* and mu restarts when the multipliers move (stop 15) */
   if (a.inner_max >= 0) o.inner_max_iterations = a.inner_max;
   o.log = log_iteration;
   iter_log ilog = {a.quiet, 0, 0, NULL, NULL};

@@ -503,7 +503,20 @@ static grit_model *arm_and_ball(void) {
   return m;
 }
 
-static grit_ilqr_result solve_push(const grit_model *m, int nthreads, double *u_out, double *x_out) {
+/* The accepted step sizes, as the log callback saw them (stall_short_steps' test). */
+typedef struct alpha_log {
+  int n;
+  double alpha[64];
+} alpha_log;
+
+static void log_alpha(void *ctx, const grit_ilqr_iteration *it) {
+  alpha_log *l = ctx;
+  if (l->n < 64) l->alpha[l->n++] = it->alpha;
+}
+
+/* The paddle's solve; stall_short: options.stall_short_steps; alphas (may be NULL): each iteration's step. */
+static grit_ilqr_result solve_push(const grit_model *m, int nthreads, int stall_short, alpha_log *alphas,
+                                   double *u_out, double *x_out) {
   enum { H = 30 };
   grit_ilqr_grit *a = NULL;
   char msg[GRIT_MESSAGE_SIZE];
@@ -537,6 +550,11 @@ static grit_ilqr_result solve_push(const grit_model *m, int nthreads, double *u_
   grit_ilqr_options o = grit_ilqr_default_options();
   o.nthreads = nthreads;
   o.max_iterations = 60;
+  o.stall_short_steps = stall_short;
+  if (alphas) {
+    o.log = log_alpha;
+    o.log_ctx = alphas;
+  }
   grit_ilqr *s = NULL;
   cr_assert_eq(grit_ilqr_create(&p, &o, &s, msg), GRIT_OK, "%s", msg);
   /* Contact-implicit, but not clairvoyant: with no contact there is no gradient through the ball, so
@@ -557,8 +575,8 @@ static grit_ilqr_result solve_push(const grit_model *m, int nthreads, double *u_
 Test(ilqr, grit_adapter_pushes_a_ball_through_contact_and_threads_do_not_change_the_answer) {
   grit_model *m = arm_and_ball();
   double u1[30], u2[30], x1[16] = {0}, x2[16] = {0};
-  grit_ilqr_result r1 = solve_push(m, 1, u1, x1);
-  grit_ilqr_result r2 = solve_push(m, 2, u2, x2);
+  grit_ilqr_result r1 = solve_push(m, 1, 0, NULL, u1, x1);
+  grit_ilqr_result r2 = solve_push(m, 2, 0, NULL, u2, x2);
   cr_log_info("paddle pushes ball: %d iterations (stop %d), cost %.5g -> %.5g, ball x %.4f (goal 0.17 m)",
               r1.iterations, (int)r1.stop, r1.initial_cost, r1.cost, x1[1]);
   cr_assert(r1.converged, "stopped with %d", (int)r1.stop);
@@ -568,5 +586,36 @@ Test(ilqr, grit_adapter_pushes_a_ball_through_contact_and_threads_do_not_change_
   cr_assert_eq(r1.iterations, r2.iterations);
   cr_assert_eq(memcmp(u1, u2, sizeof u1), 0);
   cr_assert_eq(memcmp(x1, x2, sizeof x1), 0);
+  grit_model_free(m);
+}
+
+/* options.stall_short_steps: the paddle's solve (default: converged after 20 iterations) passes through a
+ * stretch of short steps (alpha <= 1/16) near its contact switch. With the option at 3 the run ends
+ * there: LINE_SEARCH_STALLED, never converged, at the first iteration (from the third on) where the mean
+ * of log2 alpha, weighted 1/3 (the first step's value to start), is at most -4. (That the rule can cut
+ * such a stretch short of a convergence is why it is off by default; docs/ilqr.md, "The arm pushing a
+ * ball", stop 15.) */
+Test(ilqr, stall_short_steps_ends_a_run_of_short_steps_stalled_never_converged) {
+  grit_model *m = arm_and_ball();
+  double u[30], x[16] = {0};
+  alpha_log l = {0};
+  const grit_ilqr_result r = solve_push(m, 1, 3, &l, u, x);
+  cr_log_info("paddle with stall_short_steps 3: %d iterations (stop %d), cost %.5g -> %.5g", r.iterations, (int)r.stop,
+              r.initial_cost, r.cost);
+  cr_assert_eq(r.stop, GRIT_ILQR_LINE_SEARCH_STALLED, "stop %d", (int)r.stop);
+  cr_assert(!r.converged);
+  cr_assert_eq(l.n, r.iterations, "every iteration logged once");
+  cr_assert_geq(r.iterations, 3);
+  double mean = 0;
+  for (int i = 0; i < l.n; ++i) {
+    cr_assert_gt(l.alpha[i], 0, "iteration %d took no step", i + 1);
+    const double w = 1.0 / 3;
+    mean = i == 0 ? log2(l.alpha[i]) : (1 - w) * mean + w * log2(l.alpha[i]);
+    /* the solver's own formula; 1e-12 only forgives a rounding difference at the threshold */
+    if (i + 1 >= 3 && i < l.n - 1)
+      cr_assert_gt(mean, -4 - 1e-12, "short on average at iteration %d (%g), but the solve went on", i + 1, mean);
+  }
+  cr_assert_leq(mean, -4 + 1e-12, "the solve ended with the mean log2 alpha at %g, not <= -4", mean);
+  cr_assert_lt(r.cost, r.initial_cost);
   grit_model_free(m);
 }

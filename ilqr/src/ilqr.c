@@ -37,6 +37,8 @@ grit_ilqr_options grit_ilqr_default_options(void) {
   o.inner_max_iterations = 20;
   o.kink_alpha = 0; /* off: on a smooth optimum it can end a solve stalled instead of converged */
   o.reg_limit_ends_inner = 1;
+  o.stall_short_steps = 0; /* off: on a smooth problem a stretch of short steps can precede convergence */
+  o.reg_reset_on_update = 0; /* off: alone it moves the arm's counts both ways (docs/ilqr.md, stop 15) */
   return o;
 }
 
@@ -63,6 +65,8 @@ static grit_status check_options(const grit_ilqr_options *o, char *msg) {
   if (!(o->max_time >= 0) || !(o->tol_gradient >= 0) || !(o->alpha_converged >= 0 && o->alpha_converged <= 1))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT,
                           "need max_time >= 0, tol_gradient >= 0 and alpha_converged in [0, 1]");
+  if (o->stall_short_steps < 0)
+    return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "stall_short_steps %d < 0", o->stall_short_steps);
   if (!(o->kink_alpha >= 0 && o->kink_alpha < 1))
     return grit_ilqr_fail(msg, GRIT_ERR_INVALID_ARGUMENT, "kink_alpha %g must be in [0, 1)", o->kink_alpha);
   if (o->nthreads < 1 || o->nthreads > MAX_THREADS)

@@ -339,14 +339,32 @@ static void reg_decrease(grit_ilqr *s) {
  * "Termination"): a millionth of the cost over the whole horizon. */
 #define FLAT 1e-6
 
+/* Short steps (options.stall_short_steps): the line search cut the model's step by 16 or more (log2). */
+#define SHORT_LOG_ALPHA (-4.0)
+
 typedef struct run_state {
   grit_ilqr_result *r;
   double t_start;
-  int steps; /* accepted steps in this run */
+  int steps;       /* accepted steps in this run */
+  double log_alpha; /* log2 of the accepted alphas, averaged with weight 1 / options.stall_short_steps */
 } run_state;
 
 static int out_of_time(const grit_ilqr *s, const run_state *rs) {
   return s->opt.max_time > 0 && grit_ilqr_now() - rs->t_start >= s->opt.max_time;
+}
+
+/* options.stall_short_steps = W: after the run's accepted step alpha, is the exponentially weighted mean
+ * of log2 alpha (weight 1/W, a geometric mean over about the last W steps) at most log2(1/16), after at
+ * least W steps? A mean, not a count of short steps in a row: near contact events the steps alternate
+ * between about 1/8 and 1/256. With a constraint unmet at its penalty_max it never ends the run, as the
+ * cap does not: lambda += rho c after an inexact run at the largest penalty throws the multipliers far. */
+static int short_steps(const grit_ilqr *s, run_state *rs, double alpha) {
+  const grit_ilqr_options *o = &s->opt;
+  const double w = 1.0 / o->stall_short_steps;
+  rs->log_alpha = rs->steps == 1 ? log2(alpha) : (1 - w) * rs->log_alpha + w * log2(alpha);
+  const int at_max = (s->violation > o->tol_constraint && s->rho >= o->penalty_max) ||
+                     (s->path_violation > o->tol_constraint && s->rho_path >= o->penalty_max);
+  return rs->steps >= o->stall_short_steps && rs->log_alpha <= SHORT_LOG_ALPHA && !at_max;
 }
 
 /* Ends the run with `stop`; logs the iteration. Returns GRIT_OK. */
@@ -459,6 +477,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
   const double alpha_conv = o->alpha_converged > 0 ? o->alpha_converged : 0.5;
   const double tol_grad = o->tol_gradient > 0 ? o->tol_gradient : 1e-2;
   rs->steps = 0;
+  rs->log_alpha = 0;
   r->stop = GRIT_ILQR_MAX_ITERATIONS;
   r->converged = 0;
   for (int run = 1; run <= budget; ++run) {
@@ -542,6 +561,11 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       const int conv = expected <= small && (((alpha >= alpha_conv || expected_full <= small) && first_order) || G <= tol_grad);
       return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
     }
+    if (o->stall_short_steps > 0 && short_steps(s, rs, alpha))
+      /* the steps have been short for a while: the model's step crosses contact events it does not see
+       * and the iterations creep along kinks. Stalled, not converged; with a constraint unmet this ends
+       * only the inner run (docs/ilqr.md, "The arm pushing a ball", stop 15) */
+      return finish(s, rs, &it, GRIT_ILQR_LINE_SEARCH_STALLED, 0);
     if (o->log) o->log(o->log_ctx, &it);
   }
   return GRIT_OK;
@@ -553,7 +577,7 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
   memset(&r, 0, sizeof r);
   s->msg[0] = 0;
   s->stop_requested = 0;
-  run_state rs = {&r, grit_ilqr_now(), 0};
+  run_state rs = {&r, grit_ilqr_now(), 0, 0};
   s->kink_trial = 0; /* a kink remembered from an earlier solve belongs to other controls or states */
   kink_unmix(s);
   if (!s->have_rollout) {
@@ -612,6 +636,12 @@ grit_status grit_ilqr_solve(grit_ilqr *s, grit_ilqr_result *res) {
       break;
     }
     grit_ilqr_update_multipliers(s, &last_violation, &last_path);
+    if (s->opt.reg_reset_on_update && s->mu > s->opt.reg_init) {
+      /* the cost the steps descend changed: the regularization that the last run climbed to (rejected
+       * line searches at one penalty) says nothing about the new one (docs/ilqr.md, stop 15) */
+      s->mu = s->opt.reg_init;
+      s->delta = 1;
+    }
     ++r.multiplier_updates;
   }
   if (s->violation > tol || s->path_violation > tol) r.converged = 0;

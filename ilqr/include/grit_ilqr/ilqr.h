@@ -199,6 +199,23 @@ typedef struct grit_ilqr_options {
                             the regularization limit ends only its augmented-Lagrangian inner loop (lambda
                             and rho are updated as after a stall, mu restarts from reg_init) instead of the
                             solve. Default 1; 0: the solve ends there */
+  /* Added at stop 15 (docs/ilqr.md, "Termination" and "The arm pushing a ball", stop 15; a zeroed
+   * struct: off, the old behaviour): */
+  int stall_short_steps; /* nonzero W: a run whose accepted steps have been short for about W iterations
+                            (after at least W steps, the mean of log2 alpha weighted exponentially by 1/W
+                            is at most -4: a geometric mean alpha <= 1/16, the line search cutting the
+                            model's step by 16 or more, as where it crosses contact events the
+                            linearization does not see) ends GRIT_ILQR_LINE_SEARCH_STALLED, never
+                            converged. With a final or path constraint above tol_constraint this ends only
+                            the augmented-Lagrangian inner run (the multipliers move), and not at all at
+                            penalty_max; otherwise it ends the solve. Default 0 (off: on a smooth problem
+                            such a stretch can precede convergence); examples/arm_push_ball uses 10 */
+  int reg_reset_on_update; /* nonzero: after each multiplier update (final or path constraints) the
+                            regularization mu restarts from reg_init (if above it) and the schedule's
+                            factor from 1, as after reg_limit_ends_inner: the augmented cost changed, and a
+                            mu that rejected line searches raised at the old penalty would make the new
+                            run's steps tiny. Default 0 (off, as in a zeroed struct: mu is kept across
+                            runs); examples/arm_push_ball turns it on with stall_short_steps */
 } grit_ilqr_options;
 
 GRIT_ILQR_API grit_ilqr_options grit_ilqr_default_options(void);
