@@ -20,7 +20,8 @@ typedef struct PgILQR {
 
 static PyStructSequence_Field result_fields[] = {
     {"stop", "why the last run of iterations stopped: \"converged_cost\", \"converged_feedforward\", "
-             "\"max_iterations\" or \"no_progress\""},
+             "\"max_iterations\", \"no_progress\" (the regularization limit), \"line_search_stalled\", "
+             "\"zero_gradient\", \"not_finite\", \"time_limit\" or \"user_stop\""},
     {"converged", "True for the two converged stops (with a final constraint: and it is met)"},
     {"iterations", "iterations of this solve"},
     {"initial_cost", "cost of the rollout of the initial controls"},
@@ -28,6 +29,7 @@ static PyStructSequence_Field result_fields[] = {
     {"violation", "final constraint: max |c_i| at the end (0 without one)"},
     {"multiplier_updates", "augmented-Lagrangian updates of the multipliers"},
     {"time", "seconds spent in this solve"},
+    {"reason", "the stop as a sentence a user can act on (grit_ilqr_stop_string); by name only"},
     {NULL, NULL}};
 static PyStructSequence_Desc result_desc = {"grit.ILQRResult", "What grit.ILQR.solve did.", result_fields, 8};
 PyTypeObject PgILQRResult_Type;
@@ -42,6 +44,11 @@ static const char *stop_name(grit_ilqr_stop s) {
   case GRIT_ILQR_CONVERGED_FEEDFORWARD: return "converged_feedforward";
   case GRIT_ILQR_MAX_ITERATIONS: return "max_iterations";
   case GRIT_ILQR_NO_PROGRESS: return "no_progress";
+  case GRIT_ILQR_LINE_SEARCH_STALLED: return "line_search_stalled";
+  case GRIT_ILQR_ZERO_GRADIENT: return "zero_gradient";
+  case GRIT_ILQR_NOT_FINITE: return "not_finite";
+  case GRIT_ILQR_TIME_LIMIT: return "time_limit";
+  case GRIT_ILQR_USER_STOP: return "user_stop";
   default: return "other";
   }
 }
@@ -54,7 +61,9 @@ static const char *stop_name(grit_ilqr_stop s) {
 static const pg_option option_fields[] = {
     OPT_I(max_iterations), OPT_D(tol_cost),       OPT_D(tol_feedforward), OPT_D(reg_init),    OPT_D(reg_min),
     OPT_D(reg_max),        OPT_D(reg_factor),     OPT_D(ls_decrease),     OPT_I(ls_max_trials), OPT_D(ls_accept),
-    OPT_I(nthreads),       OPT_D(tol_constraint), OPT_D(penalty_init),    OPT_D(penalty_factor), OPT_D(penalty_max)};
+    OPT_I(nthreads),       OPT_D(tol_constraint), OPT_D(penalty_init),    OPT_D(penalty_factor), OPT_D(penalty_max),
+    OPT_D(max_time),       OPT_D(tol_gradient),   OPT_D(alpha_converged), OPT_I(inner_max_iterations),
+    OPT_D(kink_alpha),     OPT_I(reg_limit_ends_inner), OPT_I(stall_short_steps), OPT_I(reg_reset_on_update)};
 #undef OPT_D
 #undef OPT_I
 
@@ -191,12 +200,12 @@ static PyObject *ilqr_solve(PgILQR *self, PyObject *args, PyObject *kwargs) {
   if (s != GRIT_OK) return pg_raise(s, grit_ilqr_last_error(self->solver));
   PyObject *out = PyStructSequence_New(&PgILQRResult_Type);
   if (!out) return NULL;
-  PyObject *items[8] = {PyUnicode_FromString(stop_name(r.stop)), PyBool_FromLong(r.converged),
+  PyObject *items[9] = {PyUnicode_FromString(stop_name(r.stop)), PyBool_FromLong(r.converged),
                         PyLong_FromLong(r.iterations), PyFloat_FromDouble(r.initial_cost), PyFloat_FromDouble(r.cost),
                         PyFloat_FromDouble(r.violation), PyLong_FromLong(r.multiplier_updates),
-                        PyFloat_FromDouble(r.t_total)};
+                        PyFloat_FromDouble(r.t_total), PyUnicode_FromString(grit_ilqr_stop_string(r.stop))};
   int ok = 1;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 9; ++i) {
     ok = ok && items[i];
     PyStructSequence_SetItem(out, i, items[i] ? items[i] : Py_NewRef(Py_None));
   }

@@ -31,7 +31,9 @@ def test_ilqr_tracks_a_feasible_goal():
                   u_ref=u0, u_min=-np.ones(m.nu), u_max=np.ones(m.nu), threads=2, max_iterations=8)
     r = s.solve()
     assert isinstance(r, grit.ILQRResult)
-    assert r.stop in ("converged_cost", "converged_feedforward", "max_iterations", "no_progress")
+    assert r.stop in ("converged_cost", "converged_feedforward", "max_iterations", "no_progress",
+                      "line_search_stalled")
+    assert isinstance(r.reason, str) and r.reason and len(r) == 8  # reason by name only
     assert 1 <= r.iterations <= 8 and r.cost < 0.5 * r.initial_cost and r.cost == pytest.approx(s.cost)
     X, U = s.states, s.controls
     assert X.shape == (N + 1, m.nq + m.nv) and U.shape == (N, m.nu) and s.gains.shape == (N, m.nu, ndx)
@@ -53,6 +55,24 @@ def test_ilqr_tracks_a_feasible_goal():
     # controls are clamped to the box
     s.set_controls(np.full((N, m.nu), 5.0))
     assert np.array_equal(s.controls, np.ones((N, m.nu)))
+
+
+def test_ilqr_stops_are_named_and_newer_options_apply():
+    m, x0, u0, goal = arm_problem()
+    ndx = 2 * m.nv
+    # three iterations with the newer options set end at a named stop (max_iterations here), never "other"
+    s = grit.ILQR(m, N, x0, x_goal=goal, Qf=np.full(ndx, 1e3), R=np.full(m.nu, 1e-3), u_ref=u0,
+                  max_iterations=3, stall_short_steps=10, reg_reset_on_update=1, kink_alpha=2.0 ** -7,
+                  tol_gradient=1e-2, max_time=60.0)
+    r = s.solve()
+    assert r.stop != "other" and r.reason
+    # a time budget of zero stops at once with its own name (docs/ilqr.md, "Termination")
+    s.set_options(max_time=1e-12, max_iterations=50)
+    s.set_controls(np.clip(u0 + 0.5, -1, 1)[None].repeat(N, axis=0))
+    r = s.solve()
+    assert r.stop == "time_limit" and not r.converged
+    with pytest.raises(TypeError):
+        s.set_options(stall_short=10)  # the option is stall_short_steps
 
 
 def test_ilqr_final_constraint():
