@@ -132,3 +132,23 @@ def test_hydroelastic_load_option_equals_grit_sim(tmp_path):
     assert d.stats()["nconstraints"] > 4 * point.stats()["nconstraints"]  # patches, not points
     with pytest.raises(ValueError):
         grit.load(path, hydroelastic=-1.0)
+
+
+def test_gradient_smoothing_barrier_reaches_the_step():
+    """grit_step_settings.gradient_smoothing_barrier (docs/contact.md, "A force at a distance"): only read
+    under gradient smoothing, refused when negative, and with smoothing it changes the arm's push of the
+    ball (two moving bodies within the smoothing distance) from the film's."""
+    m = grit.load(model_path("arm_push_ball.xml"))
+
+    def run(**kw):
+        d = grit.Data(m, **kw)
+        d.reset("push")
+        d.step(20)
+        return d.qvel.copy()
+
+    exact = run()
+    assert np.array_equal(run(gradient_smoothing_barrier=0.3), exact)  # no smoothing: not read
+    film, barrier = run(gradient_smoothing=0.05), run(gradient_smoothing=0.05, gradient_smoothing_barrier=0.3)
+    assert np.all(np.isfinite(barrier)) and not np.array_equal(film, barrier)
+    with pytest.raises(grit.Error):
+        grit.Data(m, gradient_smoothing=0.05, gradient_smoothing_barrier=-1.0)
