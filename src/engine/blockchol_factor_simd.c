@@ -18,6 +18,11 @@
 int grit_blockchol_have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 
 #define AVX2 __attribute__((target("avx2")))
+#ifndef __clang__
+#define UNROLL _Pragma("GCC unroll 8")
+#else
+#define UNROLL
+#endif
 
 /* Whether column p (a 6-dof tree) has only 6-dof trees below it (the kernels' block shapes). */
 static int all_six(const grit_blockchol *b, int p) {
@@ -33,10 +38,10 @@ static int all_six(const grit_blockchol *b, int p) {
 static AVX2 void trsm6(double *restrict X, const double *restrict L, const double *restrict inv, double *restrict XT) {
   for (int r = 0; r < 6; ++r)
     for (int k = 0; k < 6; ++k) XT[k * 8 + r] = X[r * 6 + k];
-  for (int j = 0; j < 6; ++j) {
+  UNROLL for (int j = 0; j < 6; ++j) { /* unrolled in full (the compiler leaves the triangle's loops) */
     __m256d a = _mm256_loadu_pd(XT + j * 8);
     __m128d c = _mm_loadu_pd(XT + j * 8 + 4);
-    for (int k = 0; k < j; ++k) { /* s -= l_jk x_k, k in order */
+    UNROLL for (int k = 0; k < j; ++k) { /* s -= l_jk x_k, k in order */
       const double l = L[j * 6 + k];
       a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_set1_pd(l), _mm256_loadu_pd(XT + k * 8)));
       c = _mm_sub_pd(c, _mm_mul_pd(_mm_set1_pd(l), _mm_loadu_pd(XT + k * 8 + 4)));
