@@ -292,21 +292,30 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
 
 /* ------------------------------------------------------------------------------- numeric */
 
+/* The triangular loops of a diagonal block unrolled in full when its size is a constant (6, 7): the
+ * compiler does not unroll loops whose bounds depend on the outer index by itself. The same operations
+ * in the same order (docs/performance.md, stop 15, branch newton2). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 8")
+#else
+#define UNROLL
+#endif
+
 /* In-place Cholesky of the n x n row-major block L (lower triangle read and written), the reciprocal
  * pivots into rinv (the divisions done once). Returns the failing column, or -1. */
 static inline int chol_block(double *L, int n, double *rinv) {
-  for (int j = 0; j < n; ++j) {
+  UNROLL for (int j = 0; j < n; ++j) {
     double *lj = L + (size_t)j * n;
     double d = lj[j];
-    for (int k = 0; k < j; ++k) d -= lj[k] * lj[k];
+    UNROLL for (int k = 0; k < j; ++k) d -= lj[k] * lj[k];
     if (!(d > 0.0) || !isfinite(d)) return j; /* not positive, NaN or infinite */
     const double r = sqrt(d), inv = 1.0 / r;
     lj[j] = r;
     rinv[j] = inv;
-    for (int i = j + 1; i < n; ++i) {
+    UNROLL for (int i = j + 1; i < n; ++i) {
       double *li = L + (size_t)i * n;
       double s = li[j];
-      for (int k = 0; k < j; ++k) s -= li[k] * lj[k];
+      UNROLL for (int k = 0; k < j; ++k) s -= li[k] * lj[k];
       li[j] = s * inv;
     }
   }
@@ -435,9 +444,9 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, d
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
   const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
   double *y = x + adr[t];
-  for (int j = 0; j < n; ++j) {
+  UNROLL for (int j = 0; j < n; ++j) {
     double s = y[j];
-    for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
+    UNROLL for (int k = 0; k < j; ++k) s -= L[j * n + k] * y[k];
     y[j] = s * inv[j];
   }
   for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
@@ -464,9 +473,9 @@ static inline void solve_backward_column(const grit_blockchol *b, int p, int n, 
     for (int r = 0; r < mi; ++r)
       for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
   }
-  for (int j = n - 1; j >= 0; --j) {
+  UNROLL for (int j = n - 1; j >= 0; --j) {
     double s = y[j];
-    for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
+    UNROLL for (int i = j + 1; i < n; ++i) s -= L[i * n + j] * y[i];
     y[j] = s * inv[j];
   }
 }

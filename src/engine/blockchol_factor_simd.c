@@ -18,6 +18,11 @@
 int grit_blockchol_have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 
 #define AVX2 __attribute__((target("avx2")))
+#ifndef __clang__
+#define UNROLL _Pragma("GCC unroll 8")
+#else
+#define UNROLL
+#endif
 
 /* Whether column p (a 6-dof tree) has only 6-dof trees below it (the kernels' block shapes). */
 static int all_six(const grit_blockchol *b, int p) {
@@ -27,16 +32,43 @@ static int all_six(const grit_blockchol *b, int p) {
   return 1;
 }
 
+/* d := s^T for 6 x 6 blocks, rows ss and ds doubles apart, in registers: a 4 x 4 tile by unpacks and
+ * lane permutes, the 4 x 2, 2 x 4 and 2 x 2 tiles by unpacks of pairs (moves only: the same bits; the
+ * scalar transpositions were a third of the kernel's instructions). */
+static AVX2 void transpose6(const double *restrict s, int ss, double *restrict d, int ds) {
+  const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ss), r2 = _mm256_loadu_pd(s + 2 * ss),
+                r3 = _mm256_loadu_pd(s + 3 * ss);
+  const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1), t2 = _mm256_unpacklo_pd(r2, r3),
+                t3 = _mm256_unpackhi_pd(r2, r3);
+  _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+  _mm256_storeu_pd(d + ds, _mm256_permute2f128_pd(t1, t3, 0x20));
+  _mm256_storeu_pd(d + 2 * ds, _mm256_permute2f128_pd(t0, t2, 0x31));
+  _mm256_storeu_pd(d + 3 * ds, _mm256_permute2f128_pd(t1, t3, 0x31));
+  for (int r = 0; r < 4; r += 2) { /* rows r, r+1's columns 4, 5 into d's rows 4, 5 */
+    const __m128d a = _mm_loadu_pd(s + r * ss + 4), b = _mm_loadu_pd(s + (r + 1) * ss + 4);
+    _mm_storeu_pd(d + 4 * ds + r, _mm_unpacklo_pd(a, b));
+    _mm_storeu_pd(d + 5 * ds + r, _mm_unpackhi_pd(a, b));
+  }
+  const __m256d r4 = _mm256_loadu_pd(s + 4 * ss), r5 = _mm256_loadu_pd(s + 5 * ss);
+  const __m256d lo = _mm256_unpacklo_pd(r4, r5), hi = _mm256_unpackhi_pd(r4, r5);
+  _mm_storeu_pd(d + 4, _mm256_castpd256_pd128(lo));
+  _mm_storeu_pd(d + ds + 4, _mm256_castpd256_pd128(hi));
+  _mm_storeu_pd(d + 2 * ds + 4, _mm256_extractf128_pd(lo, 1));
+  _mm_storeu_pd(d + 3 * ds + 4, _mm256_extractf128_pd(hi, 1));
+  const __m128d a = _mm_loadu_pd(s + 4 * ss + 4), b = _mm_loadu_pd(s + 5 * ss + 4);
+  _mm_storeu_pd(d + 4 * ds + 4, _mm_unpacklo_pd(a, b));
+  _mm_storeu_pd(d + 5 * ds + 4, _mm_unpackhi_pd(a, b));
+}
+
 /* X := X L^-T for a 6 x 6 block X (row-major), L the factored diagonal block, inv its reciprocal
  * pivots; the result also transposed into XT (row k: X's column k, 8 doubles a row, lanes 0..5 the
  * rows of X), for the Schur products. Vectorized across X's rows (4 + 2 lanes). */
 static AVX2 void trsm6(double *restrict X, const double *restrict L, const double *restrict inv, double *restrict XT) {
-  for (int r = 0; r < 6; ++r)
-    for (int k = 0; k < 6; ++k) XT[k * 8 + r] = X[r * 6 + k];
-  for (int j = 0; j < 6; ++j) {
+  transpose6(X, 6, XT, 8);
+  UNROLL for (int j = 0; j < 6; ++j) { /* unrolled in full (the compiler leaves the triangle's loops) */
     __m256d a = _mm256_loadu_pd(XT + j * 8);
     __m128d c = _mm_loadu_pd(XT + j * 8 + 4);
-    for (int k = 0; k < j; ++k) { /* s -= l_jk x_k, k in order */
+    UNROLL for (int k = 0; k < j; ++k) { /* s -= l_jk x_k, k in order */
       const double l = L[j * 6 + k];
       a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_set1_pd(l), _mm256_loadu_pd(XT + k * 8)));
       c = _mm_sub_pd(c, _mm_mul_pd(_mm_set1_pd(l), _mm_loadu_pd(XT + k * 8 + 4)));
@@ -46,8 +78,7 @@ static AVX2 void trsm6(double *restrict X, const double *restrict L, const doubl
     _mm256_storeu_pd(XT + j * 8, a);
     _mm_storeu_pd(XT + j * 8 + 4, c);
   }
-  for (int r = 0; r < 6; ++r)
-    for (int k = 0; k < 6; ++k) X[r * 6 + k] = XT[k * 8 + r];
+  transpose6(XT, 8, X, 6);
 }
 
 /* U -= Xb Xa^T for 6 x 6 blocks: Xb row-major, Xa given transposed (XaT, rows of 8); row r of U's

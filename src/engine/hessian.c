@@ -355,11 +355,18 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
   add_small_base(h, dim, ntree, tree, J, G, pair);
 }
 
+static inline int all_zero(const double *G, int n) {
+  int zero = 1;
+  for (int i = 0; i < n; ++i) zero &= G[i] == 0.0;
+  return zero;
+}
+
 void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                       const double *G, int pair) {
   const grit_model *m = h->m;
-  int zero = 1; /* a constraint in its model's zero region (G = 0: a candidate not touching) adds nothing */
-  for (int i = 0; i < dim * dim; ++i) zero &= G[i] == 0.0;
+  /* a constraint in its model's zero region (G = 0: a candidate not touching) adds nothing (a contact's
+   * 9 entries as a constant, unrolled: the loop was 1 % of the series' step) */
+  const int zero = dim == 3 ? all_zero(G, 9) : all_zero(G, dim * dim);
   h->factored = 0;
   if (zero) return;
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
