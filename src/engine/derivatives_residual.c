@@ -571,15 +571,20 @@ void grit_deriv_lagged_finish(const grit_model *m, const grit_data *d, grit_deri
 void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x) {
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   const double *jstore = grit_solver_jstore(d->solver, NULL);
-  for (int e = w->lag_ptr[t]; e < w->lag_ptr[t + 1]; ++e) {
-    const grit_constraint *k = &c[w->lag[e]];
-    const int qt = k->tree[0] == t ? 0 : 1, nt = m->tree_dofnum[t];
-    const double s = jstore[k->joff[qt] + 2 * nt + dof - m->tree_dofadr[t]];
+  /* the loop's invariants in locals: x may alias nothing read here, but the compiler cannot know */
+  const int nt = m->tree_dofnum[t], row = 2 * nt + dof - m->tree_dofadr[t], maxn = w->maxn;
+  const int *lag = w->lag, e0 = w->lag_ptr[t], e1 = w->lag_ptr[t + 1];
+  const double *lag_y = w->lag_y;
+  for (int e = e0; e < e1; ++e) {
+    const grit_constraint *k = &c[lag[e]];
+    const double s = jstore[k->joff[k->tree[0] == t ? 0 : 1] + row];
     if (s == 0.0) continue;
-    const double *y = w->lag_y + (size_t)2 * w->maxn * w->lag[e]; /* J^T g (lagged_prepare) */
+    const double *y = lag_y + (size_t)2 * maxn * lag[e]; /* J^T g (lagged_finish) */
     for (int q = 0; q < k->ntree; ++q) {
-      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-      for (int j = 0; j < n; ++j) x[adr + j] += s * y[q * w->maxn + j];
+      const int n = m->tree_dofnum[k->tree[q]];
+      double *xq = x + m->tree_dofadr[k->tree[q]];
+      const double *yq = y + q * maxn;
+      for (int j = 0; j < n; ++j) xq[j] += s * yq[j];
     }
   }
 }
