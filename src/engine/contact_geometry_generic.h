@@ -32,14 +32,21 @@ void GS_NAME(grit_contact_frame)(const GS n[3], GS C[9]) {
   C[8] = n[2];
 }
 
-/* A feature in world coordinates: its point and direction/normal moved with the shape. */
+/* R x for a constant x, row i: grit_m3_mulv's sums in its order, with products by the plain doubles of
+ * x (on duals the a.v * 0 terms of a product by a constant add nothing to a finite sum: the same
+ * numbers but for the sign of a zero, at half the arithmetic). */
+static inline GS GS_NAME(row_by_const)(const GS R[3], const double x[3]) {
+  return GS_ADD(GS_SCALE(R[0], x[0]), GS_ADD(GS_SCALE(R[1], x[1]), GS_SCALE(R[2], x[2])));
+}
+
+/* A feature in world coordinates: its point and direction/normal moved with the shape (grit_tf_apply
+ * and grit_m3_mulv by the feature's body-fixed, constant, point and direction). */
 static inline void GS_NAME(feature_world)(const double lp[3], const double lu[3], const GS p[3], const GS R[9],
                                          GS wp[3], GS wu[3]) {
-  GS t[3];
-  for (int k = 0; k < 3; ++k) t[k] = GS_C(lp[k]);
-  GS_NAME(grit_tf_apply)(wp, p, R, t);
-  for (int k = 0; k < 3; ++k) t[k] = GS_C(lu[k]);
-  GS_NAME(grit_m3_mulv)(wu, R, t);
+  for (int i = 0; i < 3; ++i) {
+    wp[i] = GS_ADD(GS_NAME(row_by_const)(R + 3 * i, lp), p[i]);
+    wu[i] = GS_NAME(row_by_const)(R + 3 * i, lu);
+  }
 }
 
 /* The point of a line (p, unit u) nearest x. */

@@ -269,7 +269,13 @@ static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt
         grit_deriv_seed_column(m, w, params, grit_deriv_local_column_id(m, w, t, kind, base + j), j);
   const double t0 = grit_deriv_tick(w);
   if (kind == 0) {
+    int width = 0; /* the lanes seeded: a spare one carries the Lagged contacts' d / d v_n0 */
+    for (int t = 0; t < m->ntree; ++t)
+      if (w->active[t] && grit_deriv_local_columns(m, w, t, kind, A, B) - base > width)
+        width = grit_deriv_local_columns(m, w, t, kind, A, B) - base;
+    w->lag_lane = width < GRIT_DUAL_N ? GRIT_DUAL_N - 1 : -1;
     grit_deriv_dual_residual(m, d, w, w->active, *first, 1);
+    w->lag_lane = -1;
     *first = 0;
   } else {
     grit_deriv_velocity_residual(m, d, w, w->active, kind == 2);
@@ -313,6 +319,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
       grit_deriv_dual_residual(m, d, w, NULL, 1, 0);
       first = 0;
     }
+    if (kind == 1) grit_deriv_lagged_finish(m, d, w); /* the rank-one terms the velocity columns add */
     if (kind == 1 && grit_quasistatic_last_step(d)) continue; /* quasistatic: v0 = 0, not the state's */
     const int coupled = kind == 0 || (kind == 2 && grit_adhesion_any(m)), ngroups = coupled ? ncolour : 1;
     for (int k = 0; k < ngroups; ++k) {

@@ -41,7 +41,9 @@ struct grit_deriv_ws {
   char *active;                           /* (ntree) the trees seeded in the current pass */
   int cap_edges;
   int *lag_ptr, *lag;                     /* Lagged contacts by tree: (ntree + 1), (cap_edges) */
-  double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact */
+  double *lag_g;                          /* (3 max_constraints) d gamma / d v_n0 of each Lagged contact
+                                           * (NaN until taken from a position pass's spare lane) */
+  int lag_lane;                           /* a position pass's unseeded dual lane, or -1 (lagged_finish) */
   double *lag_y;                          /* (2 maxn max_constraints) J^T lag_g of each, tree by tree */
   int maxn;                               /* the most dofs of a tree */
   int params_dirty;                       /* the inertial and geometry inputs may hold seeds (or no values) */
@@ -108,6 +110,7 @@ void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, c
 int grit_deriv_uses_delassus(const grit_data *d);
 /* The Lagged contacts' rank-one terms of dr/dv0: prepared once per call, added per column. */
 void grit_deriv_lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
+void grit_deriv_lagged_finish(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
 void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x);
 /* A constraint with zero impulse inside its model's region of no contact: no part of r or dr/dtheta. */
 int grit_deriv_constraint_inert(const grit_constraint *c);
