@@ -303,7 +303,7 @@ grit_status grit_ilqr_grit_squeeze_from_grip(grit_ilqr_grit *a, const double *x0
   const int nu = a->nu, nv = a->nv;
   grit_data *d = NULL;
   grit_status s = grit_data_create(a->model, &d);
-  double *w = calloc((size_t)(9 * nv + 4 * nu), sizeof(double)); /* J 6 nv, tau nv, f, b, uu; x 2 nv */
+  double *w = calloc((size_t)(7 * nv + 3 * nu + 1), sizeof(double)); /* J 6 nv, tau nv; f, b, uu nu */
   int *dof = calloc((size_t)(nu > 0 ? nu : 1), sizeof(int));
   if (!s && (!w || !dof)) s = GRIT_ERR_OUT_OF_MEMORY;
   double *J = w, *tau = w + 6 * nv, *f = tau + nv, *b = f + nu, *uu = b + nu;
@@ -330,31 +330,56 @@ grit_status grit_ilqr_grit_squeeze_from_grip(grit_ilqr_grit *a, const double *x0
   return s;
 }
 
+/* Whether the exact solve from the squeezed plan (b) did at least as well as the one from the plan as
+ * it was (a): a cost not higher, with constraints (final and path) violated no more than a's or than
+ * 1e-6 (grit_ilqr's default tol_constraint). */
+static int squeeze_kept(const grit_ilqr_result *a, const grit_ilqr_result *b) {
+  const double va = fmax(a->violation, a->path_violation), vb = fmax(b->violation, b->path_violation);
+  return vb <= fmax(va, 1e-6) && b->cost <= a->cost;
+}
+
+/* One exact solve from controls u (horizon x nu); its result into r, its final controls into u. */
+static grit_status exact_solve_from(grit_ilqr_grit *a, grit_ilqr *s, double *u, grit_ilqr_result *r) {
+  grit_status st = grit_ilqr_set_controls(s, u);
+  if (!st) st = grit_ilqr_dynamics_changed(s);
+  if (!st) st = grit_ilqr_solve(s, r);
+  if (!st) memcpy(u, grit_ilqr_controls(s), sizeof(double) * (size_t)a->horizon * (size_t)a->nu);
+  return st;
+}
+
 grit_status grit_ilqr_grit_solve_squeezed(grit_ilqr_grit *a, grit_ilqr *s, double delta, double margin,
                                           grit_ilqr_result *result) {
   if (!a || !s || !(delta > 0) || !isfinite(delta) || !(margin > 0) || !isfinite(margin))
     return GRIT_ERR_INVALID_ARGUMENT;
-  grit_ilqr_result r1, r2;
-  memset(&r1, 0, sizeof r1);
-  memset(&r2, 0, sizeof r2);
+  grit_ilqr_result r1, ra, rb, total;
+  memset(&r1, 0, sizeof r1), memset(&ra, 0, sizeof ra), memset(&rb, 0, sizeof rb), memset(&total, 0, sizeof total);
   const size_t n = (size_t)a->horizon * (size_t)a->nu;
-  double *u = malloc(sizeof(double) * (n > 0 ? n : 1));
-  grit_status st = u ? grit_ilqr_grit_set_smoothing(a, delta) : GRIT_ERR_OUT_OF_MEMORY;
+  double *ua = malloc(sizeof(double) * (2 * n + 1)), *ub = NULL;
+  grit_status st = ua ? grit_ilqr_grit_set_smoothing(a, delta) : GRIT_ERR_OUT_OF_MEMORY;
+  if (ua) ub = ua + n;
   if (!st) st = grit_ilqr_dynamics_changed(s);
   if (!st) st = grit_ilqr_solve(s, &r1);
-  if (!st) {
-    memcpy(u, grit_ilqr_controls(s), sizeof(double) * n);
-    st = grit_ilqr_grit_squeeze_from_grip(a, grit_ilqr_states(s), margin, u); /* row 0: x0 */
+  if (!st) { /* the smoothed plan (a) and its grip turned into a squeeze under delta (b) */
+    memcpy(ua, grit_ilqr_controls(s), sizeof(double) * n);
+    memcpy(ub, ua, sizeof(double) * n);
+    st = grit_ilqr_grit_squeeze_from_grip(a, grit_ilqr_states(s), margin, ub); /* row 0: x0 */
   }
-  if (!st) st = grit_ilqr_set_controls(s, u);
   if (!st) st = grit_ilqr_grit_set_smoothing(a, 0);
-  if (!st) st = grit_ilqr_dynamics_changed(s);
-  if (!st) st = grit_ilqr_solve(s, &r2);
-  free(u);
+  if (!st) st = exact_solve_from(a, s, ua, &ra);
+  if (!st) st = exact_solve_from(a, s, ub, &rb);
+  grit_ilqr_result *last = &rb;
+  if (!st && !squeeze_kept(&ra, &rb)) { /* the squeeze did worse on the exact model: back to plan a */
+    add_result(&total, &rb);
+    memset(&rb, 0, sizeof rb);
+    st = exact_solve_from(a, s, ua, &rb);
+  }
+  free(ua);
   if (st) grit_ilqr_grit_set_smoothing(a, 0);
-  if (result) { /* the exact solve's stop and cost; the counts and times of both */
-    *result = r2;
-    add_result(result, &r1);
+  if (result) { /* the last exact solve's stop and cost; the counts and times of all */
+    add_result(&total, &r1);
+    add_result(&total, &ra);
+    *result = *last;
+    add_result(result, &total);
     result->initial_cost = r1.initial_cost;
   }
   return st;

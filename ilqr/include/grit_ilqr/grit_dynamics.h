@@ -68,10 +68,14 @@ GRIT_ILQR_API grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *adapter,
 GRIT_ILQR_API grit_status grit_ilqr_grit_squeeze_from_grip(grit_ilqr_grit *adapter, const double *x0, double margin,
                                                            double *u);
 
-/* Solves with gradient smoothing delta (> 0), turns the plan's grip into a squeeze
- * (grit_ilqr_grit_squeeze_from_grip with `margin`, from the solver's x0), and solves on the exact model
- * (delta 0) from there, whose stop and cost are the result's (its counts and times add up both solves;
- * initial_cost is the first's). The adapter ends with smoothing 0. Returns the first error. */
+/* Solves with gradient smoothing delta (> 0), then on the exact model (delta 0) twice: from that plan
+ * as it is, and from the plan with its grip turned into a squeeze (grit_ilqr_grit_squeeze_from_grip with
+ * `margin` under delta, from the solver's x0), and keeps the second unless it ends at a higher cost or
+ * violates the constraints more (then the exact solve is run once more from the first's result, so
+ * that the solver holds that plan). The
+ * result's stop and cost are the last exact solve's; its counts and times add up all the solves;
+ * initial_cost is the first's. The adapter ends with smoothing 0. Returns the first error. For grasps
+ * planned from open fingers (docs/ilqr.md, the gripper: margin 3 with delta 3-8 cm). */
 GRIT_ILQR_API grit_status grit_ilqr_grit_solve_squeezed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta,
                                                         double margin, grit_ilqr_result *result);
 
