@@ -582,7 +582,7 @@ static inline void step_tree(double *restrict v, double *restrict e, double *res
  * line search spent its evaluations on a minimizer beyond 1 that the next iterations undo: from the same
  * saved states, Newton iterations per step on the series' clutters of 10 / 40, clutter.xml and the arm
  * 5.17 / 7.01 / 7.49 / 2.70 -> 5.00 / 6.57 / 7.06 / 2.70 and line-search evaluations 30.8 / 91.8 /
- * 107.4 / 9.3 -> 25.9 / 74.4 / 87.6 / 9.0, the pile of 50 boxes 71.8 -> 35.0 (docs/performance.md,
+ * 107.4 / 9.3 -> 25.2 / 71.7 / 84.1 / 8.1, the pile of 50 boxes 71.8 -> 38.9 (docs/performance.md,
  * stop 16). 0.9 or 1.2 were worse (the series of 40: 7.34, 7.04; the arm 4.63 at 0.9); so was 1 for every
  * iteration (the arm 2.97). */
 #define FIRST_ALPHA_MAX 1.0
