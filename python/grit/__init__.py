@@ -98,18 +98,27 @@ def rollout(model, qpos, qvel, ctrl, contact="lagged", threads=0, derivatives=Fa
 
 class ILQR(_grit.ILQR):
     """ILQR(model, horizon, x0, *, contact="lagged", x_goal=None, Q=None, Qf=None, R=None, u_ref=None,
-    u_min=None, u_max=None, C_final=None, threads=1, **options)
+    u_min=None, u_max=None, C_final=None, Cx_path=None, Cu_path=None, d_path=None, gradient_smoothing=0.0,
+    gradient_smoothing_barrier=0.0, log=None, threads=1, **options)
 
     iLQR over grit's step (ilqr/include/grit_ilqr/ilqr.h). States are x = (q, v) (nq + nv numbers) and
     their perturbations live in the tangent space (2 nv); Q, Qf are (2nv, 2nv) or their diagonals, R is
-    (nu, nu) or its diagonal. options: max_iterations, tol_cost, tol_feedforward, reg_init, reg_min,
+    (nu, nu) or its diagonal. Path constraints: Cx_path (nc, 2nv) (x_k (-) x_goal) + Cu_path (nc, nu) u_k
+    <= d_path (nc,) at every knot k < N. gradient_smoothing (m) smooths the contacts' derivatives
+    (docs/contact.md). log(iteration: dict) is called after each iteration; a true return stops the solve.
+    options: the fields of grit_ilqr_options (max_iterations, tol_cost, tol_feedforward, reg_init, reg_min,
     reg_max, reg_factor, ls_decrease, ls_max_trials, ls_accept, tol_constraint, penalty_init,
-    penalty_factor, penalty_max (docs/ilqr.md)."""
+    penalty_factor, penalty_max, max_time, tol_gradient, alpha_converged, inner_max_iterations, kink_alpha,
+    reg_limit_ends_inner, stall_short_steps, reg_reset_on_update; docs/ilqr.md)."""
 
     def __init__(self, model, horizon, x0, *, contact="lagged", x_goal=None, Q=None, Qf=None, R=None,
-                 u_ref=None, u_min=None, u_max=None, C_final=None, threads=1, **options):
+                 u_ref=None, u_min=None, u_max=None, C_final=None, Cx_path=None, Cu_path=None, d_path=None,
+                 gradient_smoothing=0.0, gradient_smoothing_barrier=0.0, log=None, threads=1, **options):
         super().__init__(model, horizon, x0, contact=contact, x_goal=x_goal, Q=Q, Qf=Qf, R=R, u_ref=u_ref,
-                         u_min=u_min, u_max=u_max, C_final=C_final, threads=threads, options=options)
+                         u_min=u_min, u_max=u_max, C_final=C_final, threads=threads, options=options,
+                         Cx_path=Cx_path, Cu_path=Cu_path, d_path=d_path,
+                         gradient_smoothing=float(gradient_smoothing),
+                         gradient_smoothing_barrier=float(gradient_smoothing_barrier), log=log)
 
 
 def _trajectory(t):
