@@ -406,6 +406,9 @@ static PyMethodDef data_methods[] = {
     {"stats", (PyCFunction)data_stats, METH_NOARGS, "stats() -> dict: statistics of the last step."},
     {"derivatives", PG_KW(data_derivatives), METH_VARARGS | METH_KEYWORDS,
      "derivatives(params=None) -> (A, B) or (A, B, P): the Jacobians of the last step."},
+    {"derivative_blocks", (PyCFunction)pg_data_derivative_blocks, METH_NOARGS,
+     "derivative_blocks() -> [(state, ctrl, A, B), ...]: A and B of the last step in block-sparse form, one "
+     "block per island (state, ctrl: int64 indices into the tangent state and the controls)."},
     {NULL, NULL, 0, NULL}};
 
 static PyObject *data_repr(PgData *s) {

@@ -328,3 +328,20 @@ def test_jacobians_match_central_differences_of_the_python_step(slider, contact)
     # a step solved to 1e-12 differenced over 1e-8: ~1e-4 per column (measured 1.1e-4 at most)
     assert np.linalg.norm(A - Afd) <= 1e-3 * np.linalg.norm(Afd)
     assert np.linalg.norm(B - Bfd) <= 1e-3 * np.linalg.norm(Bfd)
+
+
+def test_derivative_blocks_are_the_dense_jacobians_bitwise(slider, models):
+    for model in (slider, grit.load(models("clutter.xml"))):
+        d = grit.Data(model)
+        with pytest.raises(grit.Error, match="no step"):
+            d.derivative_blocks()
+        d.step(30)
+        A, B = d.derivatives()
+        blocks = d.derivative_blocks()
+        A2, B2 = np.zeros_like(A), np.zeros_like(B)
+        for state, ctrl, a, b in blocks:
+            assert state.dtype == np.int64 and a.shape == (len(state), len(state)) and b.shape == (len(state), len(ctrl))
+            A2[np.ix_(state, state)] = a
+            B2[np.ix_(state, ctrl)] = b
+        assert np.array_equal(A, A2) and np.array_equal(B, B2)
+    assert len(blocks) > 1  # the clutter's objects are islands of their own
