@@ -80,12 +80,14 @@ def with_params(model, values):
     return model.with_params([_param(model, s) for s in values], [float(x) for x in values.values()])
 
 
-def linearize(model, qpos, qvel, ctrl=None, contact="lagged", params=None):
+def linearize(model, qpos, qvel, ctrl=None, contact="lagged", params=None, act=None):
     """(A, B) of one step from (qpos, qvel) under ctrl (None: zero): A = dx+/dx (2nv, 2nv), B = dx+/du (2nv, nu), the
     state's perturbation in the tangent space (dq then dv), exactly as `grit deriv --json`.
-    params (True or a list of specs, see grit.params) adds P = dx+/dparams (2nv, np): (A, B, P)."""
+    params (True or a list of specs, see grit.params) adds P = dx+/dparams (2nv, np): (A, B, P).
+    With actuator activations (model.na > 0) the state is x = (q, v, act): act (na,) (None: zero), and
+    A, B, P have 2nv + na rows."""
     plist = None if params is None or params is False else globals()["params"](model, params)
-    return _grit.linearize(model, qpos, qvel, ctrl, contact, plist)
+    return _grit.linearize(model, qpos, qvel, ctrl, contact, plist, act)
 
 
 def rollout(model, qpos, qvel, ctrl, contact="lagged", threads=0, derivatives=False):

@@ -194,7 +194,9 @@ static int ilqr_init(PgILQR *self, PyObject *args, PyObject *kwargs) {
     return PyErr_SetString(PyExc_ValueError,
                            "ILQR: gradient_smoothing and gradient_smoothing_barrier must be finite and >= 0"), -1;
   const grit_model *m = model->model;
-  self->nx = grit_model_nq(m) + grit_model_nv(m), self->ndx = 2 * grit_model_nv(m), self->nu = grit_model_nu(m);
+  /* x = (q, v, act) with actuator activations (grit_ilqr/grit_dynamics.h) */
+  self->nx = grit_model_nq(m) + grit_model_nv(m) + grit_model_na(m);
+  self->ndx = 2 * grit_model_nv(m) + grit_model_na(m), self->nu = grit_model_nu(m);
   self->horizon = horizon;
   grit_step_settings st;
   if (pg_model_settings(model, contact, &st) < 0) return -1;

@@ -345,3 +345,52 @@ def test_derivative_blocks_are_the_dense_jacobians_bitwise(slider, models):
             B2[np.ix_(state, ctrl)] = b
         assert np.array_equal(A, A2) and np.array_equal(B, B2)
     assert len(blocks) > 1  # the clutter's objects are islands of their own
+
+
+FILTERED = """<mujoco model="filtered"><option timestep="0.01"/><worldbody>
+<body name="l"><joint name="j" type="hinge" axis="0 1 0" damping="0.1"/>
+<inertial pos="0 0 -0.25" mass="1" diaginertia="0.02 0.02 0.001"/></body></worldbody>
+<actuator><general joint="j" dyntype="filter" dynprm="0.05" gainprm="5" ctrlrange="-1 1" ctrllimited="true"/>
+</actuator></mujoco>"""
+
+
+def test_activations_size_every_jacobian_and_the_ilqr_state(tmp_path):
+    """With actuator activations the state is x = (q, v, act) (docs/actuation.md): the binding used to size
+    A as 2nv x 2nv while grit wrote (2nv + na)^2 numbers into it (heap corruption), and grit.ILQR read
+    x0, Q, ... with nq + nv numbers where grit's adapter wants nq + nv + na."""
+    p = tmp_path / "filtered.xml"
+    p.write_text(FILTERED)
+    m = grit.load(str(p))
+    assert (m.nq, m.nv, m.nu, m.na) == (1, 1, 1, 1)
+    d = grit.Data(m)
+    d.ctrl = [0.7]
+    d.step(10)
+    q, v, a = d.qpos.copy(), d.qvel.copy(), d.act.copy()
+    assert a[0] > 0
+    d.step()
+    A, B = d.derivatives()
+    assert A.shape == (3, 3) and B.shape == (3, 1)
+    A1, B1 = grit.linearize(m, q, v, [0.7], act=a)
+    assert np.array_equal(A, A1) and np.array_equal(B, B1)
+
+    def step(x, u):  # x = (q, v, act)
+        e = grit.Data(m)
+        e.qpos, e.qvel, e.act, e.ctrl = x[:1], x[1:2], x[2:], u
+        e.step()
+        return np.r_[e.qpos, e.qvel, e.act]
+    x0, h = np.r_[q, v, a], 1e-6
+    Afd = np.array([(step(x0 + h * e, [0.7]) - step(x0 - h * e, [0.7])) / (2 * h) for e in np.eye(3)]).T
+    Bfd = ((step(x0, [0.7 + h]) - step(x0, [0.7 - h])) / (2 * h))[:, None]
+    # smooth dynamics (no contact): central differences good to ~1e-8 relative
+    assert np.linalg.norm(A - Afd) <= 1e-7 * np.linalg.norm(Afd)
+    assert np.linalg.norm(B - Bfd) <= 1e-7 * np.linalg.norm(Bfd)
+    qt, vt, At, Bt = grit.rollout(m, np.zeros((2, 1)), np.zeros((2, 1)), np.ones((2, 4, 1)), derivatives=True)
+    assert At.shape == (2, 4, 3, 3) and Bt.shape == (2, 4, 3, 1)
+    with pytest.raises(ValueError, match=r"x0: shape \(3,\) needed"):
+        grit.ILQR(m, 10, np.zeros(2))
+    s = grit.ILQR(m, 20, np.zeros(3), x_goal=np.r_[0.5, 0, 0], Q=np.r_[1.0, 0.1, 0], Qf=np.r_[100.0, 1, 0],
+                  R=np.ones(1) * 1e-3, u_min=[-1], u_max=[1])
+    r = s.solve()
+    assert s.states.shape == (21, 3) and s.gains.shape == (20, 1, 3) and r.cost < r.initial_cost
+    with pytest.raises(grit.Error, match="not finite"):
+        d.act = [np.nan]
