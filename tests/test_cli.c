@@ -652,4 +652,8 @@ Test(cli, bench_blocks) {
   free(r);
   expect_status(2, (const char *[]){"bench", clutter, "--blocks", NULL}, "needs --deriv-every");
   expect_status(2, (const char *[]){"sim", clutter, "--blocks", NULL}, "unknown option '--blocks'");
+  char act[1024]; /* activations: refused before any step (the block form lacks them) */
+  snprintf(act, sizeof act, "%s/tests/mjcf/actuators.xml", GRIT_SOURCE_DIR);
+  expect_status(1, (const char *[]){"bench", act, "--steps", "5", "--deriv-every", "1", "--blocks", NULL},
+                "does not support actuator activations");
 }

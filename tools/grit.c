@@ -251,9 +251,7 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
       double t2 = now();
       s = J ? grit_step_derivatives_blocks(d, J) : grit_step_derivatives(d, A, grit_model_nu(m) ? B : NULL, NULL, 0, NULL);
       if (s != GRIT_OK) {
-        return cli_error("derivatives after step %ld failed: %s", k + 1,
-                         s == GRIT_ERR_UNSUPPORTED ? "the block form does not support this model (activations)"
-                                                   : grit_data_last_error(d));
+        return cli_error("derivatives after step %ld failed: %s", k + 1, grit_data_last_error(d));
       }
       dtimes[(*nd)++] = now() - t2;
     }
@@ -326,6 +324,9 @@ static int command_sim_or_bench(const args *a) {
   if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
     rc = cli_error("out of memory");
   }
+  if (!rc && a->blocks && grit_model_na(m) > 0) /* before any step: the JSON's counts stay the steps' own */
+    rc = cli_error("--blocks: the block form does not support actuator activations (na = %d); drop --blocks",
+                   grit_model_na(m));
   if (!rc && bench && a->deriv_every &&
       (!(dtimes = malloc(sizeof *dtimes * (size_t)(a->steps / a->deriv_every + 1))) ||
        (a->blocks ? grit_jacobian_blocks_create(m, &J) != GRIT_OK
