@@ -133,31 +133,38 @@ static PyObject *iteration_dict(const grit_ilqr_iteration *it) {
       "rejected", it->rejected, "path_violation", it->path_violation, "kink", it->kink);
 }
 
-/* grit_ilqr's log: calls the Python callable with the iteration's dict, on the thread running the solve
- * (the GIL taken for the call). A true return value stops the solve (grit_ilqr_request_stop); an
- * exception stops it too and is re-raised by solve(). */
+/* Keeps the pending exception for solve() to raise, and asks the solve to stop. */
+static void keep_exception(PgILQR *self) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  self->log_exc = value ? value : Py_NewRef(Py_None);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  grit_ilqr_request_stop(self->solver);
+}
+
+/* grit_ilqr's log, after every iteration, on the thread running the solve (the GIL taken here): calls
+ * the Python callable, if any, with the iteration's dict; a true return value stops the solve
+ * (grit_ilqr_request_stop), an exception stops it too and is re-raised by solve(). Then Python's
+ * signal handlers run (on the main thread), so that Ctrl-C ends a long solve after this iteration with
+ * KeyboardInterrupt instead of being deferred to its end. */
 static void log_callback(void *ctx, const grit_ilqr_iteration *it) {
   PgILQR *self = ctx;
   PyGILState_STATE g = PyGILState_Ensure();
-  if (self->log && self->log != Py_None && !self->log_exc) {
+  if (self->log && !self->log_exc) {
     PyObject *d = iteration_dict(it), *r = NULL;
     self->in_log = 1;
     if (d) r = PyObject_CallOneArg(self->log, d);
     self->in_log = 0;
-    int stop = r ? PyObject_IsTrue(r) : -1;
-    if (stop < 0) { /* keep the exception for solve() */
-      PyObject *type, *value, *tb;
-      PyErr_Fetch(&type, &value, &tb);
-      PyErr_NormalizeException(&type, &value, &tb);
-      if (tb && value) PyException_SetTraceback(value, tb);
-      self->log_exc = value ? value : Py_NewRef(Py_None);
-      Py_XDECREF(type);
-      Py_XDECREF(tb);
-    }
-    if (stop) grit_ilqr_request_stop(self->solver);
+    const int stop = r ? PyObject_IsTrue(r) : -1;
+    if (stop < 0) keep_exception(self);
+    else if (stop) grit_ilqr_request_stop(self->solver);
     Py_XDECREF(d);
     Py_XDECREF(r);
   }
+  if (!self->log_exc && PyErr_CheckSignals() < 0) keep_exception(self);
   PyGILState_Release(g);
 }
 
@@ -165,8 +172,8 @@ static int set_log(PgILQR *self, PyObject *log) {
   if (log && log != Py_None && !PyCallable_Check(log))
     return PyErr_SetString(PyExc_TypeError, "ILQR: log must be callable (or None)"), -1;
   Py_XSETREF(self->log, log && log != Py_None ? Py_NewRef(log) : NULL);
-  self->options.log = self->log ? log_callback : NULL;
-  self->options.log_ctx = self->log ? self : NULL;
+  self->options.log = log_callback; /* always: it also runs the signal handlers */
+  self->options.log_ctx = self;
   return 0;
 }
 
