@@ -219,16 +219,23 @@ static PyObject *data_step(PgData *self, PyObject *args, PyObject *kwargs) {
   grit_data *d = self->data;
   grit_status s = GRIT_OK;
   long k = 0;
+  int interrupted = 0;
   self->busy = 1;
-  Py_BEGIN_ALLOW_THREADS
-  for (; k < n; ++k)
-    if ((s = grit_step(d)) != GRIT_OK) break;
-  Py_END_ALLOW_THREADS
+  while (k < n && s == GRIT_OK && !interrupted) {
+    /* chunks of 64 steps without the GIL; between them Python's signal handlers run, so that Ctrl-C
+     * ends a long step(n) with KeyboardInterrupt (e.steps_done set) instead of waiting for its end */
+    const long end = n - k > 64 ? k + 64 : n;
+    Py_BEGIN_ALLOW_THREADS
+    for (; k < end; ++k)
+      if ((s = grit_step(d)) != GRIT_OK) break;
+    Py_END_ALLOW_THREADS
+    if (k < n && s == GRIT_OK) interrupted = PyErr_CheckSignals() < 0;
+  }
   self->busy = 0;
   shadow_update(self);
-  if (s != GRIT_OK) {
+  if (s != GRIT_OK || interrupted) {
     /* Each failed grit_step leaves the data as it was: the state is that after the k steps done. */
-    pg_raise(s, grit_data_last_error(d));
+    if (!interrupted) pg_raise(s, grit_data_last_error(d));
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);

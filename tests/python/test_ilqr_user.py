@@ -418,3 +418,21 @@ def test_ctrl_c_ends_a_long_solve_with_keyboard_interrupt(tmp_path):
         s.solve()
     timer.join()
     assert s.solve(max_iterations=2).stop == "max_iterations"
+
+
+def test_ctrl_c_ends_a_long_step_n(models):
+    """data.step(n) releases the GIL in chunks of 64 steps and runs Python's signal handlers between
+    them: SIGINT ends it with KeyboardInterrupt whose steps_done says how far it got (the data hold the
+    state after those steps), rather than after all n (here 1e7 steps, hours)."""
+    import os
+    import signal
+    m = grit.load(models("clutter.xml"))
+    d = grit.Data(m)
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt) as e:
+        d.step(10**7)
+    timer.join()
+    assert 0 < e.value.steps_done < 10**7
+    assert d.time == pytest.approx(e.value.steps_done * m.timestep, rel=1e-9)
+    d.step(2)  # still usable
