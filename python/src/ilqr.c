@@ -23,6 +23,7 @@ typedef struct PgILQR {
   PyObject *log;             /* the Python log callback (None: none) */
   PyObject *log_exc;         /* an exception the callback raised during a solve, re-raised after it */
   int in_log;                /* the callback is running (request_stop is allowed then) */
+  int stopping;              /* a stop was asked in this call of solve(): every later stage stops too */
 } PgILQR;
 
 /* ---------------------------------------------------------------------------- the result */
@@ -160,11 +161,13 @@ static void log_callback(void *ctx, const grit_ilqr_iteration *it) {
     self->in_log = 0;
     const int stop = r ? PyObject_IsTrue(r) : -1;
     if (stop < 0) keep_exception(self);
-    else if (stop) grit_ilqr_request_stop(self->solver);
+    else if (stop) self->stopping = 1;
     Py_XDECREF(d);
     Py_XDECREF(r);
   }
   if (!self->log_exc && PyErr_CheckSignals() < 0) keep_exception(self);
+  /* a solve_annealed runs further solves after a stop (each clears the request): stop each of them too */
+  if (self->log_exc || self->stopping) grit_ilqr_request_stop(self->solver);
   PyGILState_Release(g);
 }
 
@@ -331,6 +334,7 @@ static PyObject *run_solve(PgILQR *self, int max_iter, solve_fn run, const doubl
   }
   if (s == GRIT_OK) {
     self->busy = 1;
+    self->stopping = 0;
     Py_BEGIN_ALLOW_THREADS
     s = run(self, &r, args);
     Py_END_ALLOW_THREADS
@@ -524,6 +528,7 @@ static PyObject *ilqr_request_stop(PgILQR *self, PyObject *unused) {
     return PyErr_SetString(PyExc_RuntimeError, "request_stop: call it from the log callback (or return True from "
                                                "the callback); between solves there is nothing to stop"),
            NULL;
+  self->stopping = 1;
   grit_ilqr_request_stop(self->solver);
   Py_RETURN_NONE;
 }

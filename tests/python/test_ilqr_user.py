@@ -436,3 +436,22 @@ def test_ctrl_c_ends_a_long_step_n(models):
     assert 0 < e.value.steps_done < 10**7
     assert d.time == pytest.approx(e.value.steps_done * m.timestep, rel=1e-9)
     d.step(2)  # still usable
+
+
+def test_a_stop_from_the_log_ends_every_stage_of_an_annealed_solve(slider):
+    """grit_ilqr_grit_solve_annealed runs one solve per smoothing stage and each clears a stop request:
+    a true return from the log must end the whole annealed solve, every later stage after its first
+    iteration (5 stages here: 0.05, 0.025, 0.0125, 0.00625, then exact)."""
+    d = grit.Data(slider)
+    d.step(20)
+    x0 = np.r_[d.qpos, np.zeros(slider.nv)]
+    goal = x0.copy()
+    goal[2] += 0.10
+    Q = np.zeros(16)
+    Q[2] = Q[3] = 10
+    seen = []
+    s = grit.ILQR(slider, 30, x0, x_goal=goal, Q=Q, Qf=100 * Q, R=np.full(2, 1e-3), u_min=[-5, -5], u_max=[5, 5],
+                  max_iterations=50, log=lambda it: seen.append(it["iteration"]) or True)
+    r = s.solve_annealed(0.05, 0.5, 0.005)
+    assert r.stop == "user_stop" and not r.converged
+    assert r.iterations == len(seen) <= 5
