@@ -175,7 +175,18 @@ void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0,
 void GS_NAME(grit_tree_mulv)(const grit_model *m, const GS *M, int t, const GS *x, GS *y) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   const GS *Mt = M + m->tree_madr[t];
-  for (int i = 0; i < n; ++i) {
+  int i = 0;
+#if !GS_IS_DUAL
+  /* in double, four rows at a time: each entry summed from zero over j in order (the same bits), the
+   * four chains of additions overlapping (the solver's A dv on a 62-dof tree) */
+  for (; i + 4 <= n; i += 4) {
+    GS s[4] = {GS_C(0.0), GS_C(0.0), GS_C(0.0), GS_C(0.0)};
+    for (int j = 0; j < n; ++j)
+      for (int g = 0; g < 4; ++g) s[g] = GS_FMA(Mt[(i + g) * n + j], x[adr + j], s[g]);
+    for (int g = 0; g < 4; ++g) y[adr + i + g] = s[g];
+  }
+#endif
+  for (; i < n; ++i) {
     GS s = GS_C(0.0);
     for (int j = 0; j < n; ++j) s = GS_FMA(Mt[i * n + j], x[adr + j], s);
     y[adr + i] = s;
