@@ -403,6 +403,23 @@ static PyObject *ilqr_solve_annealed(PgILQR *self, PyObject *args, PyObject *kwa
   return run_solve(self, max_iter, annealed_solve, a);
 }
 
+static grit_status squeezed_solve(PgILQR *self, grit_ilqr_result *r, const double *a) {
+  return grit_ilqr_grit_solve_squeezed(self->adapter, self->solver, a[0], a[1], r);
+}
+
+static PyObject *ilqr_solve_squeezed(PgILQR *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"delta", "margin", "max_iterations", NULL};
+  double a[2] = {0, 3};
+  PyObject *mi = NULL;
+  int max_iter;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|dO:solve_squeezed", kw, &a[0], &a[1], &mi) || ready(self) < 0 ||
+      parse_max_iter(mi, &max_iter) < 0)
+    return NULL;
+  if (!(isfinite(a[0]) && a[0] > 0)) return value_error("solve_squeezed: delta must be a finite distance > 0 (m)", a[0]);
+  if (!(isfinite(a[1]) && a[1] > 0)) return value_error("solve_squeezed: margin must be finite and > 0", a[1]);
+  return run_solve(self, max_iter, squeezed_solve, a);
+}
+
 static PyObject *ilqr_set_options(PgILQR *self, PyObject *args, PyObject *kwargs) {
   if (PyTuple_GET_SIZE(args) || ready(self) < 0)
     return PyTuple_GET_SIZE(args) ? PyErr_Format(PyExc_TypeError, "set_options takes keywords only") : NULL;
@@ -609,6 +626,11 @@ static PyMethodDef ilqr_methods[] = {
      "solve_annealed(delta0, factor=0.5, delta_min=delta0/10, max_iterations=None) -> grit.ILQRResult: solves "
      "with gradient smoothing delta0 (m), then delta0*factor, ... while >= delta_min, then exact "
      "(grit_ilqr_grit_solve_annealed); the totals of all the solves, the last one's stop."},
+    {"solve_squeezed", PG_KW(ilqr_solve_squeezed), METH_VARARGS | METH_KEYWORDS,
+     "solve_squeezed(delta, margin=3, max_iterations=None) -> grit.ILQRResult: solves with gradient smoothing "
+     "delta (m), then on the exact model from that plan and from it with its grip turned into a squeeze of "
+     "`margin` times the friction it used, keeping the better (grit_ilqr_grit_solve_squeezed); the totals of all "
+     "the solves, the last one's stop."},
     {"set_goal", (PyCFunction)ilqr_set_goal, METH_O, "set_goal(x_goal): a new goal (nq + nv; None: none)."},
     {"set_weights", PG_KW(ilqr_set_weights), METH_VARARGS | METH_KEYWORDS,
      "set_weights(*, Q, Qf, R): new weights (matrices or diagonals); one not given keeps its value, None removes "
