@@ -58,6 +58,33 @@ Test(mjcf_cx, the_loader_builds_sites_tendons_and_equalities) {
   grit_model_free(m);
 }
 
+/* A site's position comes from its own attributes, else from the nearest <site> default up its class
+ * chain that gives one (nested classes inherit attribute by attribute; a body's childclass applies),
+ * as in MuJoCo; read here through spatial tendons' lengths, whose closed forms the comments give. */
+Test(mjcf_cx, sites_take_their_placement_from_default_classes) {
+  grit_model *m = load("<mujoco><default><site pos='0 0 0.3'/>"
+                       "<default class='a'><site pos='0.4 0 0' size='0.01'/>"
+                       "<default class='b'><site euler='0 0 90' rgba='1 0 0 1'/></default></default></default>"
+                       "<worldbody><site name='s0'/><site name='s1' class='a'/>"
+                       "<body name='m' pos='1 0 0'><joint type='slide' axis='0 0 1'/>"
+                       "<inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/>"
+                       "<site name='s2' class='b'/><site name='s3' class='a' pos='0 0 1'/></body>"
+                       "<body name='n' pos='0 2 0' childclass='a'><joint type='slide' axis='0 0 1'/>"
+                       "<inertial pos='0 0 0' mass='1' diaginertia='0.01 0.01 0.01'/><site name='s4'/></body>"
+                       "</worldbody><tendon>"
+                       "<spatial><site site='s0'/><site site='s1'/></spatial>"  /* (0,0,.3)-(.4,0,0): 0.5 */
+                       "<spatial><site site='s1'/><site site='s2'/></spatial>"  /* (.4,0,0)-(1.4,0,0): 1 */
+                       "<spatial><site site='s0'/><site site='s3'/></spatial>"  /* (0,0,.3)-(1,0,1) */
+                       "<spatial><site site='s1'/><site site='s4'/></spatial>"  /* (.4,0,0)-(.4,2,0): 2 */
+                       "</tendon></mujoco>");
+  const double q[2] = {0, 0};
+  cr_assert(fabs(grit_model_tendon_length(m, 0, q) - 0.5) < 1e-15);
+  cr_assert(fabs(grit_model_tendon_length(m, 1, q) - 1.0) < 1e-15);
+  cr_assert(fabs(grit_model_tendon_length(m, 2, q) - sqrt(1.49)) < 1e-15);
+  cr_assert(fabs(grit_model_tendon_length(m, 3, q) - 2.0) < 1e-15);
+  grit_model_free(m);
+}
+
 Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody>\n<equality>\n<connect body1='a' body2='a' anchor='0 0 0'/>"
              "</equality></mujoco>",

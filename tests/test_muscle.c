@@ -167,8 +167,6 @@ Test(muscle, bad_input_is_an_error_with_file_and_line) {
                GRIT_ERR_INVALID_MODEL, "<string>:3: <general> muscle scale, vmax, fpmax, fvmax must be > 0");
   tu_expect_load_error(ONE "<muscle joint='j'/></actuator></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:3: <muscle> actuator 0: its muscle's length range needs its joints' limits");
-  tu_expect_load_error("<mujoco><default><site zaxis='1 0 0'/></default></mujoco>", GRIT_ERR_UNSUPPORTED,
-               "<string>:1: <site> a default 'zaxis' of sites is not supported");
   tu_expect_load_error("<mujoco><compiler><lengthrange mode='none'/></compiler></mujoco>", GRIT_ERR_UNSUPPORTED,
                "<string>:1: <lengthrange> mode 'none' is not supported");
   tu_expect_load_error(ONE "<position joint='j' cranksite='c' slidersite='s0' cranklength='.2'/></actuator></mujoco>",

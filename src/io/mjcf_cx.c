@@ -36,25 +36,47 @@ void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j) {
   mjcf_read_enum(c, n, "actuatorfrclimited", TFAUTO, 3, &j->actfrclimited);
 }
 
-void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, const double *frame) {
+/* Whether n has any of the k attributes `names` (without marking them read). */
+static int has_any(const mjcf_node *n, const char *const *names, int k) {
+  for (int i = 0; i < k; ++i)
+    if (mjcf_attr_index(n, names[i]) >= 0) return 1;
+  return 0;
+}
+
+/* Where a site's attribute group `names` comes from: the site itself if it has one of them, else the
+ * nearest <site> default up its class chain that has one (MuJoCo's inheritance, attribute by
+ * attribute), else the site (nothing given: the built-in default). */
+static const mjcf_node *site_source(mjcf_ctx *c, const mjcf_node *n, int def, const char *const *names, int k) {
+  if (has_any(n, names, k)) return n;
+  for (int d = def; d >= 0; d = MJCF_AT(c->defs, mjcf_default, d)->parent) {
+    const mjcf_node *s = MJCF_AT(c->defs, mjcf_default, d)->site;
+    if (s && has_any(s, names, k)) return s;
+  }
+  return n;
+}
+
+void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, int def, const double *frame) {
+  static const char *const place[] = {"pos", "fromto"}, *const orient[] = {"quat", "axisangle", "xyaxes", "zaxis", "euler"};
   mjcf_site s;
   memset(&s, 0, sizeof s);
   s.name = mjcf_read_name(c, n, "name");
   s.line = n->line;
   s.file = n->file;
   s.body = body;
+  def = mjcf_element_class(c, n, def);
+  const mjcf_node *pn = site_source(c, n, def, place, 2), *on = site_source(c, n, def, orient, 5);
   double ft[6];
-  if (mjcf_read_numbers(c, n, "fromto", ft, 6, 6))
+  if (mjcf_read_numbers(c, pn, "fromto", ft, 6, 6))
     for (int i = 0; i < 3; ++i) s.pos[i] = 0.5 * (ft[i] + ft[3 + i]);
   else
-    mjcf_read_numbers(c, n, "pos", s.pos, 3, 3);
+    mjcf_read_numbers(c, pn, "pos", s.pos, 3, 3);
   mjcf_orient ori = {MJCF_ORI_NONE, {0}}; /* the orientation matters to a slider-crank's slider site (issue 24) */
-  mjcf_read_orientation(c, n, &ori, 0);
+  mjcf_read_orientation(c, on, &ori, 0);
   if (frame) mjcf_frame_apply(c, frame, s.pos, &ori); /* inside a <frame>: placed by it */
   s.quat[0] = 1;
   const char *bad = ori.kind != MJCF_ORI_NONE ? mjcf_orient_quat(c, &ori, s.quat) : NULL;
   if (bad && c->status == GRIT_OK) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "%s", bad);
-  static const char *const visual[] = {"class", "type", "size", "group", "rgba", "material", "user"};
+  static const char *const visual[] = {"type", "size", "group", "rgba", "material", "user"};
   for (size_t i = 0; i < sizeof visual / sizeof visual[0]; ++i) (void)mjcf_attr(n, visual[i]);
   mjcf_finish(c, n);
   mjcf_site *p = c->status == GRIT_OK ? mjcf_push(c, &c->sites, sizeof *p) : NULL;
@@ -365,15 +387,6 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
   add_sites(c, gb);
   if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint);
   if (c->status == GRIT_OK && !c->no_equality) add_equalities(c, gb, grit_joint); /* <flag equality> */
-}
-
-void mjcf_cx_site_default(mjcf_ctx *c, const mjcf_node *n) {
-  static const char *const placed[] = {"pos", "quat", "axisangle", "xyaxes", "zaxis", "euler", "fromto"};
-  for (int i = 0; i < 7; ++i)
-    if (mjcf_attr(n, placed[i])) {
-      mjcf_unsupported(c, n, "a default '%s' of sites is not supported", placed[i]);
-      return;
-    }
 }
 
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name) {

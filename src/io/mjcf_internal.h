@@ -127,6 +127,7 @@ typedef struct mjcf_default {
   mjcf_geom geom;
   mjcf_actuator act;
   double mesh_scale[3]; /* <mesh scale> */
+  const mjcf_node *site; /* the class's own <site> default (NULL: none; the parent class's apply) */
 } mjcf_default;
 
 typedef struct mjcf_body {
@@ -440,7 +441,8 @@ void mjcf_actfrc_apply(mjcf_ctx *c, const mjcf_actuator *A, const mjcf_joint *J,
 void mjcf_cx_joint_defaults(mjcf_joint *j);
 void mjcf_cx_read_joint_attrs(mjcf_ctx *c, const mjcf_node *n, mjcf_joint *j);
 /* <site> in body `body`; the <tendon> and <equality> sections. */
-void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, const double *frame); /* frame: a <frame>'s or NULL */
+/* def: the default class in force there (the body's childclass); frame: a <frame>'s or NULL. */
+void mjcf_cx_read_site(mjcf_ctx *c, const mjcf_node *n, int body, int def, const double *frame);
 void mjcf_cx_read_tendons(mjcf_ctx *c, const mjcf_node *n);
 void mjcf_cx_read_equalities(mjcf_ctx *c, const mjcf_node *n);
 /* Adds the sites, tendons and equalities to the builder (after bodies, joints and geometries;
@@ -451,9 +453,6 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
 /* The index of the tendon named `name` (grit's: the file's order), -1 if there is none. */
 int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name);
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name); /* the grit site of that name, or -1 */
-/* A default class's <site>: its visual attributes are ignored; a position or orientation default (which
- * would move tendon paths and turn slider axes) is not applied by grit: reported as unsupported. */
-void mjcf_cx_site_default(mjcf_ctx *c, const mjcf_node *n);
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
 

@@ -155,6 +155,7 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
     self = c->defs.n - 1;
     if (parent >= 0) {
       *d = *MJCF_AT(c->defs, mjcf_default, parent);
+      d->site = NULL; /* its own only: the parent's is found through `parent`, attribute by attribute */
     } else {
       joint_defaults(&d->joint);
       geom_defaults(&d->geom);
@@ -180,7 +181,7 @@ static void read_default(mjcf_ctx *c, const mjcf_node *n, int parent) {
       static const char *const unused[] = {"smoothnormal", "maxhullvert", "inertia", "content_type"};
       for (int i = 0; i < 4; ++i) mjcf_mark(e, unused[i]);
     } else if (default_kind_ignored(e->name)) {
-      if (!strcmp(e->name, "site")) mjcf_cx_site_default(c, e); /* placement defaults are refused */
+      if (!strcmp(e->name, "site")) d->site = e; /* read where a site uses it (mjcf_cx_read_site) */
       continue; /* visual, or applied by elements that are reported where they are used */
     }
     else {
@@ -332,7 +333,7 @@ static void read_body_children(mjcf_ctx *c, const mjcf_node *n, int body, int de
       else
         read_inertial(c, e, MJCF_AT(c->bodies, mjcf_body, body));
     } else if (!strcmp(e->name, "site"))
-      mjcf_cx_read_site(c, e, body, frame);
+      mjcf_cx_read_site(c, e, body, def, frame);
     else if (!strcmp(e->name, "camera") || !strcmp(e->name, "light"))
       continue; /* no physical effect */
     else if (!strcmp(e->name, "composite"))
