@@ -70,6 +70,7 @@ struct grit_deriv_ws {
   unsigned eval_no;                       /* residual evaluations so far (the stamps' clock) */
   int timing;                             /* the step's settings.timing: time the phases (tphase) */
   double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
+  int no_free_closed;                     /* nonzero: free bodies' velocity partials on duals too (tests) */
   void *arena;
 };
 
@@ -116,6 +117,11 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
 int grit_deriv_constraint_inert(const grit_constraint *c);
 /* Body b's kinematics at q0 (+) dq in closed form, after its parent's (derivatives_rigid.c). */
 void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b);
+
+/* Whether tree t's velocity partials are taken in closed form (a qconst tree without actuators, in the
+ * state passes: the model's inertias), after the call's colouring listed the actuators; and those partials: r's rows of t, lanes 0..5 = d r / d v0 of t's dofs (derivatives_free.c). */
+int grit_deriv_free_velocity_closed(const grit_model *m, const grit_deriv_ws *w, int t);
+void grit_deriv_free_velocity_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int t);
 
 /* ---- the columns (derivatives_columns.c) */
 

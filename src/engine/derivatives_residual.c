@@ -463,11 +463,20 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
     return;
   }
+  /* free bodies' rows in closed form (derivatives_free.c): left out of the dual twists and bias */
+  int any = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    w->mask3[t] = (!active || active[t]) && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
+    any |= w->mask3[t];
+  }
+  w->kin.tree_mask = w->mask3;
+  if (any) {
+    grit_kin_velocities_dual(m, w->v0, &w->kin);
+    grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+    grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+    grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
+  }
   w->kin.tree_mask = active;
-  grit_kin_velocities_dual(m, w->v0, &w->kin);
-  grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
-  grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
-  grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
   grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
@@ -477,6 +486,10 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
    * grit_block_mulv_dual with constant blocks) */
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+    if ((!active || active[t]) && !w->mask3[t]) {
+      grit_deriv_free_velocity_rows(m, d, w, t);
+      continue;
+    }
     for (int i = 0; i < n; ++i) {
       grit_dual s = grit_dual_const(0.0);
       for (int j = 0; j < n; ++j) {
@@ -591,10 +604,12 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
 
 /* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
 void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  for (int t = 0; t < m->ntree; ++t) /* the trees in closed form got none (velocity_residual) */
+    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
   for (int b = 1; b < m->nbody; ++b)
-    if (m->body_tree[b] >= 0 && active[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
+    if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
   for (int t = 0; t < m->ntree; ++t) {
-    if (!active[t]) continue;
+    if (!w->mask3[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
