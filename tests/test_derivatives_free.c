@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_derivatives_free.c — the free bodies' velocity partials in closed form (derivatives_free.c):
- * A against the dual velocity pass it replaces (every contact model, the momentum correction on and
- * off, both branches of its exponential map, joint damping), and A's velocity columns against central
- * differences of the step for a body spinning fast in flight. */
+/* test_derivatives_free.c — the free bodies' closed forms (derivatives_free.c): the velocity partials
+ * and SAP's Delassus estimates without J_c. A against the dual paths they replace (every contact model,
+ * the momentum correction on and off, both branches of its exponential map, joint damping), and A's
+ * velocity columns against central differences of the step for a body spinning fast in flight (the
+ * Delassus estimates' partials: test_derivatives' scenes of free bodies, SAP, against central
+ * differences). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -76,9 +78,11 @@ Test(derivatives_free, closed_form_matches_the_dual_pass) {
           cmax = fmax(cmax, fabs(A2[i * nx + j]));
           dmax = fmax(dmax, fabs(A1[i * nx + j] - A2[i * nx + j]));
         }
-        if (j < m->nv) cr_assert(dmax == 0.0, "model %d: position column %d unchanged", k, j);
+        if (j < m->nv && models[k] != GRIT_CONTACT_SAP) /* SAP's Delassus estimates (grit_free_side_delassus) */
+          cr_assert(dmax == 0.0, "model %d: position column %d unchanged", k, j);
         worst = fmax(worst, dmax / fmax(cmax, 1e-300));
       }
+      cr_log_info("model %d explicit_gyroscopic %d: %.3e", k, gyro, worst);
       cr_assert(worst <= 1e-12, "model %d explicit_gyroscopic %d: %.3e of a column's largest entry", k, gyro, worst);
       free(A1), free(A2);
       grit_data_free(d);

@@ -12,6 +12,8 @@
  * translation entries are round-off residues of terms that cancel: m v x w and its like). */
 #include <math.h>
 
+#include "collision.h"
+#include "derivatives_contact.h"
 #include "derivatives_internal.h"
 
 int grit_deriv_free_velocity_closed(const grit_model *m, const grit_deriv_ws *w, int t) {
@@ -120,4 +122,50 @@ void grit_deriv_free_velocity_rows(const grit_model *m, const grit_data *d, grit
       ri->d[j] = -d->Aprev[a0 + 6 * i + j] - f * h;
     }
   }
+}
+
+/* A^-1 of each qconst tree from its constant factor L (w->Ad, prepare_passes): L L^T X = I column by
+ * column, for the contacts' Delassus estimates without J_c (grit_deriv_free_delassus). */
+void grit_deriv_free_inverses(const grit_model *m, grit_deriv_ws *w) {
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!w->qconst[t]) continue;
+    const double *L = w->Ad + m->tree_madr[t];
+    double *G = w->Ainv + m->tree_madr[t];
+    for (int c = 0; c < 6; ++c) {
+      double x[6];
+      for (int i = 0; i < 6; ++i) { /* L y = e_c */
+        double s = i == c ? 1.0 : 0.0;
+        for (int q = 0; q < i; ++q) s -= L[6 * i + q] * x[q];
+        x[i] = s / L[6 * i + i];
+      }
+      for (int i = 5; i >= 0; --i) { /* L^T x = y */
+        double s = x[i];
+        for (int q = i + 1; q < 6; ++q) s -= L[6 * q + i] * x[q];
+        x[i] = s / L[6 * i + i];
+      }
+      for (int i = 0; i < 6; ++i) G[6 * i + c] = x[i];
+    }
+    for (int i = 0; i < 6; ++i) /* symmetric to the bit: the mean of the two solves' round-off */
+      for (int j = 0; j < i; ++j) G[6 * i + j] = G[6 * j + i] = 0.5 * (G[6 * i + j] + G[6 * j + i]);
+  }
+}
+
+int grit_deriv_free_delassus_ok(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k) {
+  (void)m;
+  if (w->no_free_closed || k->dim != 3) return 0;
+  for (int q = 0; q < k->ntree; ++q)
+    if (!w->qconst[k->tree[q]]) return 0;
+  return 1;
+}
+
+grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, const grit_contact_candidate *cand,
+                                   const grit_constraint *k, const grit_dual *pa, const grit_dual *pb) {
+  grit_dual s = grit_dual_const(0.0);
+  for (int q = 0; q < k->ntree; ++q) {
+    const int t = k->tree[q];
+    for (int side = 1; side >= 0; --side)
+      if (grit_body_tree(m, cand->body[side]) == t)
+        s = grit_dual_add(s, grit_free_side_delassus_dual(m, &w->kin, t, side ? pb : pa, w->Ainv + m->tree_madr[t]));
+  }
+  return grit_dual_scale(s, 1.0 / 3.0);
 }

@@ -379,7 +379,10 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
     /* a contact whose J_c is read only through J_c v and J_c^T gamma (no Delassus estimate) applies them
      * side by side without forming J_c (derivatives_contact.c) */
-    const int jfree = i < ncand && !need_w && k->dim == 3;
+    /* in position passes a contact between free bodies (and the world) takes its Delassus estimate
+     * from their constant A^-1 without J_c (derivatives_free.c) */
+    const int wfree = need_w && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
+    const int jfree = i < ncand && (!need_w || wfree) && k->dim == 3;
     for (int q = 0; q < k->ntree && !jfree; ++q)
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
@@ -418,7 +421,8 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
     /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
-    const grit_dual wd = need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
+    const grit_dual wd = wfree    ? grit_deriv_free_delassus(m, w, &d->collision->c[i], k, geo.pa, geo.pb)
+                         : need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
                                                        k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
     grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
