@@ -198,11 +198,22 @@ int grit_deriv_uses_delassus(const grit_data *d) {
 
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
  * features at the dual positions. */
-static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const grit_contact_candidate *cand,
-                           grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
+                           const grit_contact_candidate *cand, grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
   grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
-    const int g = cand->geom[s], b = cand->body[s];
+    const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
+    if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
+      /* a body the pass does not move (the world's, or a tree not seeded: its partials were cleared):
+       * its pose in plain doubles, the same operations on the values */
+      double xp[3], xR[9], pd[3], Rd[9];
+      for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
+      for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
+      grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      for (int i = 0; i < 3; ++i) gp[s][i] = grit_dual_const(pd[i]);
+      for (int i = 0; i < 9; ++i) gR[s][i] = grit_dual_const(Rd[i]);
+      continue;
+    }
     grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
                            m->geom_mat + 9 * g);
   }
@@ -388,7 +399,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      contact_inputs(m, w, cand, &geo, &p);
+      contact_inputs(m, w, active, cand, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
       if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);
