@@ -610,9 +610,12 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
     const double *y = lag_y + (size_t)2 * maxn * lag[e]; /* J^T g (lagged_finish) */
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]];
-      double *xq = x + m->tree_dofadr[k->tree[q]];
-      const double *yq = y + q * maxn;
-      for (int j = 0; j < n; ++j) xq[j] += s * yq[j];
+      double *restrict xq = x + m->tree_dofadr[k->tree[q]];
+      const double *restrict yq = y + q * maxn;
+      if (n == 6) /* a free body: a fixed count the compiler unrolls, the same operations */
+        for (int j = 0; j < 6; ++j) xq[j] += s * yq[j];
+      else
+        for (int j = 0; j < n; ++j) xq[j] += s * yq[j];
     }
   }
 }
