@@ -9,7 +9,9 @@
  * the translation rows and columns of dc/dv0 exactly zero. The dual velocity pass forms the same matrix
  * through the world-origin twists, the recursive Newton-Euler bias and the correction on 8-lane duals
  * (17 k instructions per body); here it is ~1 k. The values agree to round-off (the dual pass's
- * translation entries are round-off residues of terms that cancel: m v x w and its like). */
+ * translation entries are round-off residues of terms that cancel: m v x w and its like).
+ * Also, for SAP's contacts between such bodies (and the world), the Delassus estimate of a position pass
+ * from their constant A^-1 without forming J_c (grit_free_side_delassus, derivatives_contact_generic.h). */
 #include <math.h>
 
 #include "collision.h"
