@@ -10,7 +10,9 @@
 #include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_contact.h"
+#include "dynamics.h"
 #include "grit/grit.h"
+#include "grit/mjcf.h"
 #include "kinematics.h"
 #include "test_util.h"
 
@@ -68,4 +70,62 @@ Test(derivatives_contact, products_match_the_jacobian) {
     grit_data_free(d);
     grit_model_free(m);
   }
+}
+
+/* A free body's side of the Delassus estimate without J_c (grit_free_side_delassus) against
+ * grit_delassus_c's sum over the rows of sign F^T J_p (grit_contact_jacobian_add) with the factor of a
+ * random symmetric positive definite A: the frame drops out of the sum (F orthonormal), so the two
+ * differ by the order of the sums: a few ulps of terms of the size of the result. */
+Test(derivatives_contact, free_side_delassus_matches_the_jacobian) {
+  static const char *xml =
+      "<mujoco><worldbody>"
+      "<body pos='0.2 -0.1 0.5'><freejoint/><geom type='box' size='0.1 0.2 0.05'/></body>"
+      "<body pos='-1 0.3 0.2'><freejoint/><geom type='sphere' size='0.1'/></body>"
+      "</worldbody></mujoco>";
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d = tu_data(m);
+  tu_rng r = {0xde1a55u};
+  double q[14], v[12], A[72], L[72], G[72], J[18], tmp[6];
+  for (int trial = 0; trial < 20; ++trial) {
+    tu_random_state(&r, m, q, v, 1.0);
+    grit_inertial in = {m->body_mass, m->body_com, m->body_inertia};
+    grit_kin_positions(m, q, &in, &d->kin);
+    for (int t = 0; t < 2; ++t) { /* A = B B^T + I / 2 per tree */
+      double B[36];
+      for (int i = 0; i < 36; ++i) B[i] = tu_uniform(&r, -1.0, 1.0);
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          double s = i == j ? 0.5 : 0.0;
+          for (int l = 0; l < 6; ++l) s += B[6 * i + l] * B[6 * j + l];
+          A[36 * t + 6 * i + j] = L[36 * t + 6 * i + j] = s;
+        }
+      for (int c = 0; c < 6; ++c) {
+        double e[6] = {0, 0, 0, 0, 0, 0}, x[6];
+        e[c] = 1.0;
+        tu_solve(A + 36 * t, e, x, 6);
+        for (int i = 0; i < 6; ++i) G[36 * t + 6 * i + c] = x[i];
+      }
+    }
+    cr_assert_eq(grit_block_cholesky(m, L, NULL), -1);
+    for (int b = 1; b <= 2; ++b) {
+      const int t = grit_body_tree(m, b);
+      double p[3], quat[4], F[9];
+      for (int i = 0; i < 3; ++i) p[i] = d->kin.xpos[3 * b + i] + tu_uniform(&r, -0.3, 0.3);
+      tu_quat(&r, quat);
+      grit_quat_to_mat(F, quat);
+      for (int i = 0; i < 18; ++i) J[i] = 0.0;
+      grit_contact_jacobian_add(m, &d->kin, b, p, t, F, trial % 2 ? 1.0 : -1.0, J, NULL);
+      const int tree[2] = {t, -1};
+      const double *Jb[2] = {J, NULL};
+      const double ref = 3.0 * grit_delassus_c(m, L, NULL, NULL, 3, 1, tree, Jb, tmp);
+      const double got = grit_free_side_delassus(m, &d->kin, t, p, G + m->tree_madr[t]);
+      cr_assert(fabs(got - ref) <= 1e-12 * fabs(ref), "trial %d body %d: %.17g vs %.17g", trial, b, got, ref);
+    }
+  }
+  grit_data_free(d);
+  grit_model_free(m);
 }

@@ -87,6 +87,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->mask2, m->ntree);
   GRIT_CARVE(c, w->mask3, m->ntree);
   GRIT_CARVE(c, w->Ad, m->nM);
+  GRIT_CARVE(c, w->Ainv, m->nM);
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
   GRIT_CARVE_KIN(c, w->kd, m);
@@ -248,6 +249,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   }
   if (!any) return GRIT_OK;
   grit_block_cholesky(m, w->Ad, w->qconst);
+  grit_deriv_free_inverses(m, w); /* the contacts' Delassus estimates without J_c (derivatives_free.c) */
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t]) continue;
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];

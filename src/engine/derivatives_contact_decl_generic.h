@@ -20,3 +20,10 @@ void GS_NAME(grit_contact_side_wrench)(const GS p[3], const GS F[9], double sign
  * tree t). */
 void GS_NAME(grit_body_wrench_sub)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, int t, const GS W[6],
                                    GS *r);
+
+/* One side's term of a contact's Delassus estimate sum_rows |L^-1 J_r^T|^2 (grit_delassus_c) without J_c,
+ * for a side on the only body of tree t, on a free joint: tr(Phi G Phi^T), Phi = [I | u_j] the
+ * point Jacobian of p (world) in world axes (the contact frame drops out, being orthonormal), u_j the
+ * velocity of p under rotation dof j, G = A^-1 of the tree (6 x 6, row-major, constant). */
+GS GS_NAME(grit_free_side_delassus)(const grit_model *m, const GS_NAME(grit_kin) * k, int t, const GS p[3],
+                                    const double G[36]);

@@ -63,3 +63,24 @@ void GS_NAME(grit_body_wrench_sub)(const grit_model *m, const GS_NAME(grit_kin) 
     r[dof] = GS_SUB(r[dof], GS_ADD(GS_NAME(grit_v3_dot)(cd, W), GS_NAME(grit_v3_dot)(cd + 3, W + 3)));
   }
 }
+
+/* With Y = (u_0 u_1 u_2) (3 x 3), tr(Phi G Phi^T) = tr G_tt + sum_ij Y_ij (2 G_t,r + Y G_rr)_ij (G symmetric;
+ * t the translation block, r the rotation block). */
+GS GS_NAME(grit_free_side_delassus)(const grit_model *m, const GS_NAME(grit_kin) * k, int t, const GS p[3],
+                                    const double G[36]) {
+  const int adr = m->tree_dofadr[t];
+  GS Y[3][3];
+  for (int j = 0; j < 3; ++j) {
+    GS u[3];
+    GS_NAME(grit_sv_point_velocity)(u, k->cdof + 6 * (adr + 3 + j), p);
+    for (int i = 0; i < 3; ++i) Y[i][j] = u[i];
+  }
+  GS s = GS_C(G[0] + G[7] + G[14]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      GS z = GS_C(2.0 * G[6 * i + 3 + j]);
+      for (int l = 0; l < 3; ++l) z = GS_ADD(z, GS_SCALE(Y[i][l], G[6 * (3 + l) + 3 + j]));
+      s = GS_FMA(Y[i][j], z, s);
+    }
+  return s;
+}

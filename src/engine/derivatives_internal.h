@@ -70,6 +70,8 @@ struct grit_deriv_ws {
   unsigned eval_no;                       /* residual evaluations so far (the stamps' clock) */
   int timing;                             /* the step's settings.timing: time the phases (tphase) */
   double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
+  double *Ainv;                           /* (nM) A^-1 of the qconst trees (grit_deriv_free_inverses) */
+  int no_free_closed;                     /* nonzero: free bodies' closed forms off, the dual paths (tests) */
   void *arena;
 };
 
@@ -116,6 +118,19 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
 int grit_deriv_constraint_inert(const grit_constraint *c);
 /* Body b's kinematics at q0 (+) dq in closed form, after its parent's (derivatives_rigid.c). */
 void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b);
+
+/* Whether tree t's velocity partials are taken in closed form (a qconst tree without actuators, in the
+ * state passes: the model's inertias), after the call's colouring listed the actuators; and those partials: r's rows of t, lanes 0..5 = d r / d v0 of t's dofs (derivatives_free.c). */
+int grit_deriv_free_velocity_closed(const grit_model *m, const grit_deriv_ws *w, int t);
+void grit_deriv_free_velocity_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int t);
+/* A^-1 of the qconst trees from their constant factors w->Ad; and a contact's Delassus estimate from
+ * them without J_c, for a position pass (qconst trees' factors constant) and a contact whose trees are
+ * all qconst (grit_deriv_free_delassus_ok): pa, pb its dual points. */
+void grit_deriv_free_inverses(const grit_model *m, grit_deriv_ws *w);
+int grit_deriv_free_delassus_ok(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k);
+struct grit_contact_candidate;
+grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, const struct grit_contact_candidate *cand,
+                                   const grit_constraint *k, const grit_dual *pa, const grit_dual *pb);
 
 /* ---- the columns (derivatives_columns.c) */
 

@@ -198,11 +198,22 @@ int grit_deriv_uses_delassus(const grit_data *d) {
 
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
  * features at the dual positions. */
-static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const grit_contact_candidate *cand,
-                           grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
+                           const grit_contact_candidate *cand, grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
   grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
-    const int g = cand->geom[s], b = cand->body[s];
+    const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
+    if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
+      /* a body the pass does not move (the world's, or a tree not seeded: its partials were cleared):
+       * its pose in plain doubles, the same operations on the values */
+      double xp[3], xR[9], pd[3], Rd[9];
+      for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
+      for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
+      grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      for (int i = 0; i < 3; ++i) gp[s][i] = grit_dual_const(pd[i]);
+      for (int i = 0; i < 9; ++i) gR[s][i] = grit_dual_const(Rd[i]);
+      continue;
+    }
     grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
                            m->geom_mat + 9 * g);
   }
@@ -379,13 +390,16 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
     /* a contact whose J_c is read only through J_c v and J_c^T gamma (no Delassus estimate) applies them
      * side by side without forming J_c (derivatives_contact.c) */
-    const int jfree = i < ncand && !need_w && k->dim == 3;
+    /* in position passes a contact between free bodies (and the world) takes its Delassus estimate
+     * from their constant A^-1 without J_c (derivatives_free.c) */
+    const int wfree = need_w && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
+    const int jfree = i < ncand && (!need_w || wfree) && k->dim == 3;
     for (int q = 0; q < k->ntree && !jfree; ++q)
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      contact_inputs(m, w, cand, &geo, &p);
+      contact_inputs(m, w, active, cand, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
       if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);
@@ -418,7 +432,8 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
     /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
-    const grit_dual wd = need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
+    const grit_dual wd = wfree    ? grit_deriv_free_delassus(m, w, &d->collision->c[i], k, geo.pa, geo.pb)
+                         : need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
                                                        k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
     grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
@@ -463,11 +478,20 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
     return;
   }
+  /* free bodies' rows in closed form (derivatives_free.c): left out of the dual twists and bias */
+  int any = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    w->mask3[t] = (!active || active[t]) && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
+    any |= w->mask3[t];
+  }
+  w->kin.tree_mask = w->mask3;
+  if (any) {
+    grit_kin_velocities_dual(m, w->v0, &w->kin);
+    grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
+    grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
+    grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
+  }
   w->kin.tree_mask = active;
-  grit_kin_velocities_dual(m, w->v0, &w->kin);
-  grit_rne_bias_dual(m, &w->kin, w->v0, w->acc, w->frc, w->bias);
-  grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
-  grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
   grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
@@ -477,6 +501,10 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
    * grit_block_mulv_dual with constant blocks) */
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+    if ((!active || active[t]) && !w->mask3[t]) {
+      grit_deriv_free_velocity_rows(m, d, w, t);
+      continue;
+    }
     for (int i = 0; i < n; ++i) {
       grit_dual s = grit_dual_const(0.0);
       for (int j = 0; j < n; ++j) {
@@ -582,19 +610,24 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
     const double *y = lag_y + (size_t)2 * maxn * lag[e]; /* J^T g (lagged_finish) */
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]];
-      double *xq = x + m->tree_dofadr[k->tree[q]];
-      const double *yq = y + q * maxn;
-      for (int j = 0; j < n; ++j) xq[j] += s * yq[j];
+      double *restrict xq = x + m->tree_dofadr[k->tree[q]];
+      const double *restrict yq = y + q * maxn;
+      if (n == 6) /* a free body: a fixed count the compiler unrolls, the same operations */
+        for (int j = 0; j < 6; ++j) xq[j] += s * yq[j];
+      else
+        for (int j = 0; j < n; ++j) xq[j] += s * yq[j];
     }
   }
 }
 
 /* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
 void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  for (int t = 0; t < m->ntree; ++t) /* the trees in closed form got none (velocity_residual) */
+    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
   for (int b = 1; b < m->nbody; ++b)
-    if (m->body_tree[b] >= 0 && active[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
+    if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
   for (int t = 0; t < m->ntree; ++t) {
-    if (!active[t]) continue;
+    if (!w->mask3[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
