@@ -17,6 +17,7 @@ struct grit_ilqr_grit {
   grit_data **data; /* 2 x horizon: data[slot * horizon + k] */
   grit_data **jdata; /* horizon, created on the first grit_ilqr_grit_set_derivative_smoothing > 0 */
   double jdelta;     /* > 0: the Jacobians are those of the step smoothed by jdelta, taken at (x, u) */
+  double *ctrl_range; /* 2 nu: each actuator's ctrl_range if ctrl_limited, else (-inf, inf) */
   char msg[GRIT_MESSAGE_SIZE];
 };
 
@@ -28,6 +29,7 @@ void grit_ilqr_grit_free(grit_ilqr_grit *a) {
   if (a->jdata)
     for (int i = 0; i < a->horizon; ++i) grit_data_free(a->jdata[i]);
   free(a->jdata);
+  free(a->ctrl_range);
   free(a);
 }
 
@@ -40,7 +42,10 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   }
   *out = NULL;
   grit_ilqr_grit *a = calloc(1, sizeof *a);
-  if (!a || !(a->data = calloc((size_t)(2 * horizon), sizeof *a->data))) {
+  const int nu = grit_model_nu(model);
+  if (!a || !(a->data = calloc((size_t)(2 * horizon), sizeof *a->data)) ||
+      !(a->ctrl_range = malloc(sizeof(double) * (size_t)(2 * nu + 1)))) {
+    if (a) free(a->data);
     free(a);
     if (msg) snprintf(msg, GRIT_MESSAGE_SIZE, "out of memory");
     return GRIT_ERR_OUT_OF_MEMORY;
@@ -51,6 +56,12 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   a->nv = grit_model_nv(model);
   a->nu = grit_model_nu(model);
   a->na = grit_model_na(model);
+  for (int i = 0; i < nu; ++i) {
+    grit_actuator_def act;
+    const int lim = grit_model_actuator(model, i, &act) == GRIT_OK && act.ctrl_limited;
+    a->ctrl_range[2 * i] = lim ? act.ctrl_range[0] : -INFINITY;
+    a->ctrl_range[2 * i + 1] = lim ? act.ctrl_range[1] : INFINITY;
+  }
   for (int i = 0; i < 2 * horizon; ++i) {
     grit_status s = grit_data_create(model, &a->data[i]);
     if (s == GRIT_OK && settings) s = grit_data_set_step_settings(a->data[i], settings);
@@ -113,14 +124,33 @@ static int smoothed_jacobians(grit_ilqr_grit *a, int k, const double *x, const d
   return s != GRIT_OK;
 }
 
+/* A control exactly at its actuator's ctrl_range bound (where grit_ilqr_clamp puts a saturated control
+ * when the solver's bounds are the actuator's): the step clamps it, and the clamp's derivative at the tie
+ * is the mean of the two sides (grit_dual_fmax / fmin), half the column inside the range, whose other
+ * side is 0. The solver's box QP moves such a control only inward, so its column is the inner one-sided
+ * derivative: twice the mean. With the mean, the gradient at a saturated optimum read as pointing inward
+ * (R u against half of f_u' p) and the arm of docs/ilqr.md ("A smooth arm at its motor limits")
+ * stalled short of its optimum. */
+static void saturated_columns(const grit_ilqr_grit *a, const double *u, double *fu) {
+  const int n = 2 * a->nv + a->na, m = a->nu;
+  for (int i = 0; i < m; ++i)
+    if (u[i] == a->ctrl_range[2 * i] || u[i] == a->ctrl_range[2 * i + 1])
+      for (int r = 0; r < n; ++r) fu[r * m + i] *= 2;
+}
+
 static int jacobians_cb(void *ctx, int slot, int k, int thread, const double *x, const double *u, double *fx,
                         double *fu) {
   (void)thread;
   grit_ilqr_grit *a = ctx;
-  if (a->jdelta > 0 && k >= 0 && k < a->horizon) return smoothed_jacobians(a, k, x, u, fx, fu);
-  /* the knot's data took exactly this step: its derivatives need nothing else */
-  grit_data *d = grit_ilqr_grit_knot_data(a, slot, k);
-  return !d || grit_step_derivatives(d, fx, fu, NULL, 0, NULL) != GRIT_OK;
+  int bad;
+  if (a->jdelta > 0 && k >= 0 && k < a->horizon) {
+    bad = smoothed_jacobians(a, k, x, u, fx, fu);
+  } else { /* the knot's data took exactly this step: its derivatives need nothing else */
+    grit_data *d = grit_ilqr_grit_knot_data(a, slot, k);
+    bad = !d || grit_step_derivatives(d, fx, fu, NULL, 0, NULL) != GRIT_OK;
+  }
+  if (!bad) saturated_columns(a, u, fu);
+  return bad;
 }
 
 static void difference_cb(void *ctx, const double *xa, const double *xb, double *dx) {
