@@ -194,3 +194,61 @@ Test(ilqr_smoothing, squeeze_from_grip_presses_only_moving_contacts) {
   cr_assert_eq(grit_ilqr_grit_solve_squeezed(p.a, p.s, 0, 3, NULL), GRIT_ERR_INVALID_ARGUMENT);
   pusher_free(&p);
 }
+
+/* Counts the log's calls and asks the solver for a stop at each. */
+typedef struct stopper {
+  grit_ilqr *s;
+  int calls;
+} stopper;
+
+static void stop_now(void *ctx, const grit_ilqr_iteration *it) {
+  (void)it;
+  stopper *st = ctx;
+  ++st->calls;
+  grit_ilqr_request_stop(st->s);
+}
+
+/* A user stop or the time budget in one stage ends the whole annealed or squeezed solve (each stage is
+ * a grit_ilqr_solve, which clears a stop request; max_time is the whole solve's budget): one iteration
+ * in all, not one per stage (5 stages annealed, 3-4 solves squeezed), and the adapter back on the exact
+ * model. */
+Test(ilqr_smoothing, a_user_stop_or_the_time_budget_ends_a_multi_stage_solve) {
+  for (int squeezed = 0; squeezed < 2; ++squeezed) {
+    pusher p;
+    pusher_make(&p, 0);
+    stopper st = {p.s, 0};
+    grit_ilqr_options o = grit_ilqr_default_options();
+    o.max_iterations = 150;
+    o.tol_cost = 1e-4;
+    o.log = stop_now;
+    o.log_ctx = &st;
+    cr_assert_eq(grit_ilqr_set_options(p.s, &o), GRIT_OK);
+    grit_ilqr_result r;
+    const grit_status s = squeezed ? grit_ilqr_grit_solve_squeezed(p.a, p.s, 0.05, 3, &r)
+                                   : grit_ilqr_grit_solve_annealed(p.a, p.s, 0.05, 0.5, 0.005, &r);
+    cr_assert_eq(s, GRIT_OK, "%s", grit_ilqr_grit_last_error(p.a));
+    cr_assert_eq(r.stop, GRIT_ILQR_USER_STOP, "%s", grit_ilqr_stop_string(r.stop));
+    cr_assert(!r.converged);
+    cr_assert_eq(r.iterations, 1, "squeezed %d: %d iterations", squeezed, r.iterations);
+    cr_assert_eq(st.calls, 1);
+    /* the exact model again: the finger 3 cm away has no gradient */
+    o.log = NULL;
+    cr_assert_eq(grit_ilqr_set_options(p.s, &o), GRIT_OK);
+    double u[2 * H];
+    memset(u, 0, sizeof u);
+    cr_assert_eq(grit_ilqr_set_controls(p.s, u), GRIT_OK);
+    cr_assert_eq(grit_ilqr_solve(p.s, &r), GRIT_OK);
+    cr_assert_eq(r.stop, GRIT_ILQR_ZERO_GRADIENT, "%s", grit_ilqr_stop_string(r.stop));
+    /* a spent budget: the first stage's initial rollout, then TIME_LIMIT for the whole solve */
+    o.max_time = 1e-9;
+    cr_assert_eq(grit_ilqr_set_options(p.s, &o), GRIT_OK);
+    cr_assert_eq(grit_ilqr_dynamics_changed(p.s), GRIT_OK);
+    const grit_status s2 = squeezed ? grit_ilqr_grit_solve_squeezed(p.a, p.s, 0.05, 3, &r)
+                                    : grit_ilqr_grit_solve_annealed(p.a, p.s, 0.05, 0.5, 0.005, &r);
+    cr_assert_eq(s2, GRIT_OK);
+    cr_assert_eq(r.stop, GRIT_ILQR_TIME_LIMIT, "%s", grit_ilqr_stop_string(r.stop));
+    cr_assert_eq(r.iterations, 0);
+    cr_assert_eq(r.rollouts, 1, "squeezed %d: %d rollouts", squeezed, r.rollouts);
+    pusher_free(&p);
+  }
+}

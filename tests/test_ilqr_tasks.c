@@ -786,3 +786,112 @@ Test(ilqr_tasks, gripper_from_its_own_weight_stops_honestly_on_an_ensemble) {
   if (err > 0.01) cr_assert(!r.converged, "converged %.1f mm short of the goal", 1e3 * err);
 }
 
+
+/* ------------------------------------------------------------------------- a smooth 3-link arm */
+
+/* tests/python/test_ilqr_user.py's arm3 (found by the userqa helper): three links hanging from hinges
+ * about y (1, 0.7, 0.4 kg; 0.5 and 0.4 m apart; damping 0.05), unlimited motors, dt 10 ms, no contact.
+ * It swings from hanging at rest to (3 pi / 4, -0.5, 0.3) at rest in 0.8 s. */
+static grit_model *arm3_build(int limited) {
+  const double umax[3] = {20, 15, 8};
+  grit_builder *b = NULL;
+  cr_assert_eq(grit_builder_create(&b), GRIT_OK);
+  grit_options opt = grit_default_options();
+  opt.timestep = 0.01;
+  grit_builder_set_options(b, &opt);
+  const double mass[3] = {1, 0.7, 0.4}, off[3] = {0, -0.5, -0.4}, com[3] = {-0.25, -0.2, -0.15};
+  const double ixx[3] = {0.02, 0.01, 0.004}, izz[3] = {0.001, 0.001, 0.0005};
+  int parent = 0;
+  for (int i = 0; i < 3; ++i) {
+    grit_body_def bd = grit_default_body_def();
+    bd.parent = parent;
+    bd.pos[0] = bd.pos[1] = 0, bd.pos[2] = off[i];
+    bd.mass = mass[i];
+    bd.com[0] = bd.com[1] = 0, bd.com[2] = com[i];
+    memset(bd.inertia, 0, sizeof bd.inertia);
+    bd.inertia[0] = bd.inertia[4] = ixx[i], bd.inertia[8] = izz[i];
+    cr_assert_eq(grit_builder_add_body(b, &bd, &parent), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_joint_def j = grit_default_joint_def();
+    j.axis[0] = 0, j.axis[1] = 1, j.axis[2] = 0;
+    j.damping = 0.05;
+    int joint = -1;
+    cr_assert_eq(grit_builder_add_joint(b, parent, &j, &joint), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_actuator_def act = grit_default_actuator_def();
+    act.joint = joint;
+    if (limited) act.ctrl_limited = 1, act.ctrl_range[0] = -umax[i], act.ctrl_range[1] = umax[i];
+    cr_assert_eq(grit_builder_add_actuator(b, &act, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  return compile(b);
+}
+
+/* The arm to its pose; limited: the motors limited to +-20, 15, 8 N m (the solver's bounds too). */
+static void arm3_solve(int limited, grit_ilqr_result *r, task *t) {
+  task_alloc(t, arm3_build(limited), 80);
+  if (!limited) {
+    free(t->lo), free(t->hi);
+    t->lo = t->hi = NULL; /* unlimited motors */
+  }
+  const int n = t->ndx;
+  const double goal[3] = {0.75 * PI, -0.5, 0.3};
+  for (int i = 0; i < 3; ++i) {
+    t->goal[i] = goal[i];
+    t->Q[i * n + i] = 1, t->Q[(3 + i) * n + 3 + i] = 0.01;
+    t->Qf[i * n + i] = 1000, t->Qf[(3 + i) * n + 3 + i] = 100;
+    t->R[i * 3 + i] = 1e-3;
+  }
+  grit_ilqr_options o = grit_ilqr_default_options();
+  o.max_iterations = 200;
+  task_solver(t, &o);
+  cr_assert_eq(grit_ilqr_solve(t->s, r), GRIT_OK, "%s", grit_ilqr_last_error(t->s));
+  int saturated = 0;
+  for (int k = 0; limited && k < 80 * 3; ++k) saturated += fabs(grit_ilqr_controls(t->s)[k]) >= t->hi[k % 3];
+  cr_log_info("arm3 (limited %d): %d iterations, %d rollouts, %d rejected line searches, stop %s, cost %.10g -> %.10g, "
+              "gradient %.2g, %d controls at a limit",
+              limited, r->iterations, r->rollouts, r->rejected_line_searches, grit_ilqr_stop_string(r->stop),
+              r->initial_cost, r->cost, r->gradient, saturated);
+  assert_honest(r, "arm3");
+}
+
+/* The reference: the solve continued from its converged plan with every tolerance 0 (until no step
+ * lowers the cost); the converged cost must be within tol_cost (1e-6) relative of it, as its stop says. */
+static void arm3_reference(task *t, const grit_ilqr_result *r) {
+  grit_ilqr_options o = grit_ilqr_default_options();
+  o.max_iterations = 300;
+  o.tol_cost = o.tol_feedforward = 0;
+  o.tol_gradient = 1e-300;
+  o.log = log_it;
+  cr_assert_eq(grit_ilqr_set_options(t->s, &o), GRIT_OK);
+  grit_ilqr_result ref;
+  cr_assert_eq(grit_ilqr_solve(t->s, &ref), GRIT_OK, "%s", grit_ilqr_last_error(t->s));
+  cr_log_info("arm3 reference: %d more iterations, stop %s, cost %.10g", ref.iterations, grit_ilqr_stop_string(ref.stop),
+              ref.cost);
+  cr_assert_leq(ref.cost, r->cost);
+  cr_assert_lt(r->cost - ref.cost, 1e-6 * ref.cost, "converged at %.10g, the reference %.10g", r->cost, ref.cost);
+}
+
+/* The arm with its motors limited: 21 of 240 controls end at a limit. The Jacobian column of a control
+ * clamped exactly onto its actuator's ctrl_range used to be half the inner one (the clamp's derivative at
+ * the tie), so the gradient at the saturated optimum pointed inward: the solve stalled after 15
+ * iterations with G = 0.0136 > tol_gradient at cost 68.794237 (with every tolerance 0 it ended there,
+ * 68.79423668, after 41). Now it converges after 9, at 68.79206223, within 1e-6 of its reference. */
+Test(ilqr_tasks, smooth_arm3_at_its_motor_limits_converges) {
+  task t;
+  grit_ilqr_result r;
+  arm3_solve(1, &r, &t);
+  cr_assert(r.converged, "%s", grit_ilqr_stop_string(r.stop));
+  cr_assert_lt(r.iterations, 40);
+  arm3_reference(&t, &r);
+  cr_assert_lt(r.cost, 68.7942, "above the old stall");
+  task_free(&t);
+}
+
+/* Without limits: converged in 5 iterations (cost 3181.49 -> 62.3792). */
+Test(ilqr_tasks, smooth_arm3_converges) {
+  task t;
+  grit_ilqr_result r;
+  arm3_solve(0, &r, &t);
+  cr_assert(r.converged, "%s", grit_ilqr_stop_string(r.stop));
+  cr_assert_lt(r.iterations, 40);
+  arm3_reference(&t, &r);
+  task_free(&t);
+}

@@ -178,6 +178,55 @@ Test(ilqr_termination, a_numerically_flat_plateau_is_no_gradient_not_convergence
   grit_ilqr_free(s);
 }
 
+/* A box out of reach: a finger moves by u per step (x_f' = x_f + u), the box stays where it is (x_b' =
+ * x_b), and the cost prices only the box's final position, 1 from its goal, plus R (u - u_ref)^2 with
+ * u_ref = 0.2 and the controls starting at 0. The dynamics' part f_u' p of the gradient is exactly 0,
+ * but the control cost keeps G = 4e-6 above 1e-6, and the step to u_ref lowers the cost by less than
+ * tol_cost J: the old rules called this CONVERGED_COST after one iteration, the box 1 from its goal
+ * (the gripper of test_ilqr_tasks.c with its lift off the holding force). */
+static int reach_step(void *ctx, int slot, int k, const double *x, const double *u, double *xn) {
+  (void)ctx, (void)slot, (void)k;
+  xn[0] = x[0] + u[0];
+  xn[1] = x[1];
+  return 0;
+}
+
+static int reach_jac(void *ctx, int slot, int k, int thread, const double *x, const double *u, double *fx, double *fu) {
+  (void)ctx, (void)slot, (void)k, (void)thread, (void)x, (void)u;
+  fx[0] = 1, fx[1] = 0, fx[2] = 0, fx[3] = 1;
+  fu[0] = 1, fu[1] = 0;
+  return 0;
+}
+
+Test(ilqr_termination, a_plateau_held_above_flat_by_the_control_cost_is_no_gradient) {
+  static const double x0[2] = {0, 0}, goal[2] = {0, 1}, Qf[4] = {0, 0, 0, 1}, R[1] = {1e-6}, uref[1] = {0.2};
+  grit_ilqr_problem p;
+  memset(&p, 0, sizeof p);
+  p.dynamics = (grit_ilqr_dynamics){2, 2, 1, NULL, reach_step, reach_jac, NULL};
+  p.horizon = 10;
+  p.x0 = x0;
+  p.x_goal = goal;
+  p.Qf = Qf;
+  p.R = R;
+  p.u_ref = uref;
+  grit_ilqr_options o = grit_ilqr_default_options();
+  grit_ilqr *s = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_ilqr_create(&p, &o, &s, msg), GRIT_OK, "%s", msg);
+  double u0[10] = {0};
+  cr_assert_eq(grit_ilqr_set_controls(s, u0), GRIT_OK);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK, "%s", grit_ilqr_last_error(s));
+  cr_assert_eq(r.stop, GRIT_ILQR_ZERO_GRADIENT, "%s", grit_ilqr_stop_string(r.stop));
+  cr_assert(!r.converged);
+  cr_assert_leq(r.iterations, 2);
+  /* G = sum_k R |u - u_ref| (|u| + 1) / J = 10 x 1e-6 x 0.2 / 0.5: above the 1e-6 of the old rule */
+  cr_assert_float_eq(r.initial_cost, 0.5 + 10 * 0.5e-6 * 0.04, 1e-15);
+  cr_assert_gt(r.gradient, 1e-6);
+  cr_assert_float_eq(grit_ilqr_states(s)[2 * 10 + 1], 0.0, 0); /* the box did not move */
+  grit_ilqr_free(s);
+}
+
 /* A cost whose value is finite but whose gradient is NaN at the final knot. */
 static int nan_gradient_cost(void *ctx, int k, const double *x, const double *u, double *l, double *lx, double *lu,
                              double *lxx, double *luu, double *lux) {

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* grit_dynamics.c — grit's step and its derivatives as iLQR dynamics (grit_ilqr/grit_dynamics.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (ilqr_internal.h) */
 #include "grit_ilqr/grit_dynamics.h"
 
+#include "ilqr_internal.h" /* the solver's max_time, for a budget over all stages */
+
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,7 @@ struct grit_ilqr_grit {
   grit_data **data; /* 2 x horizon: data[slot * horizon + k] */
   grit_data **jdata; /* horizon, created on the first grit_ilqr_grit_set_derivative_smoothing > 0 */
   double jdelta;     /* > 0: the Jacobians are those of the step smoothed by jdelta, taken at (x, u) */
+  double *ctrl_range; /* 2 nu: each actuator's ctrl_range if ctrl_limited, else (-inf, inf) */
   char msg[GRIT_MESSAGE_SIZE];
 };
 
@@ -24,6 +29,7 @@ void grit_ilqr_grit_free(grit_ilqr_grit *a) {
   if (a->jdata)
     for (int i = 0; i < a->horizon; ++i) grit_data_free(a->jdata[i]);
   free(a->jdata);
+  free(a->ctrl_range);
   free(a);
 }
 
@@ -36,7 +42,10 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   }
   *out = NULL;
   grit_ilqr_grit *a = calloc(1, sizeof *a);
-  if (!a || !(a->data = calloc((size_t)(2 * horizon), sizeof *a->data))) {
+  const int nu = grit_model_nu(model);
+  if (!a || !(a->data = calloc((size_t)(2 * horizon), sizeof *a->data)) ||
+      !(a->ctrl_range = malloc(sizeof(double) * (size_t)(2 * nu + 1)))) {
+    if (a) free(a->data);
     free(a);
     if (msg) snprintf(msg, GRIT_MESSAGE_SIZE, "out of memory");
     return GRIT_ERR_OUT_OF_MEMORY;
@@ -47,6 +56,12 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   a->nv = grit_model_nv(model);
   a->nu = grit_model_nu(model);
   a->na = grit_model_na(model);
+  for (int i = 0; i < nu; ++i) {
+    grit_actuator_def act;
+    const int lim = grit_model_actuator(model, i, &act) == GRIT_OK && act.ctrl_limited;
+    a->ctrl_range[2 * i] = lim ? act.ctrl_range[0] : -INFINITY;
+    a->ctrl_range[2 * i + 1] = lim ? act.ctrl_range[1] : INFINITY;
+  }
   for (int i = 0; i < 2 * horizon; ++i) {
     grit_status s = grit_data_create(model, &a->data[i]);
     if (s == GRIT_OK && settings) s = grit_data_set_step_settings(a->data[i], settings);
@@ -109,14 +124,33 @@ static int smoothed_jacobians(grit_ilqr_grit *a, int k, const double *x, const d
   return s != GRIT_OK;
 }
 
+/* A control exactly at its actuator's ctrl_range bound (where grit_ilqr_clamp puts a saturated control
+ * when the solver's bounds are the actuator's): the step clamps it, and the clamp's derivative at the tie
+ * is the mean of the two sides (grit_dual_fmax / fmin), half the column inside the range, whose other
+ * side is 0. The solver's box QP moves such a control only inward, so its column is the inner one-sided
+ * derivative: twice the mean. With the mean, the gradient at a saturated optimum read as pointing inward
+ * (R u against half of f_u' p) and the arm of docs/ilqr.md ("A smooth arm at its motor limits")
+ * stalled short of its optimum. */
+static void saturated_columns(const grit_ilqr_grit *a, const double *u, double *fu) {
+  const int n = 2 * a->nv + a->na, m = a->nu;
+  for (int i = 0; i < m; ++i)
+    if (u[i] == a->ctrl_range[2 * i] || u[i] == a->ctrl_range[2 * i + 1])
+      for (int r = 0; r < n; ++r) fu[r * m + i] *= 2;
+}
+
 static int jacobians_cb(void *ctx, int slot, int k, int thread, const double *x, const double *u, double *fx,
                         double *fu) {
   (void)thread;
   grit_ilqr_grit *a = ctx;
-  if (a->jdelta > 0 && k >= 0 && k < a->horizon) return smoothed_jacobians(a, k, x, u, fx, fu);
-  /* the knot's data took exactly this step: its derivatives need nothing else */
-  grit_data *d = grit_ilqr_grit_knot_data(a, slot, k);
-  return !d || grit_step_derivatives(d, fx, fu, NULL, 0, NULL) != GRIT_OK;
+  int bad;
+  if (a->jdelta > 0 && k >= 0 && k < a->horizon) {
+    bad = smoothed_jacobians(a, k, x, u, fx, fu);
+  } else { /* the knot's data took exactly this step: its derivatives need nothing else */
+    grit_data *d = grit_ilqr_grit_knot_data(a, slot, k);
+    bad = !d || grit_step_derivatives(d, fx, fu, NULL, 0, NULL) != GRIT_OK;
+  }
+  if (!bad) saturated_columns(a, u, fu);
+  return bad;
 }
 
 static void difference_cb(void *ctx, const double *xa, const double *xb, double *dx) {
@@ -199,6 +233,24 @@ static void add_result(grit_ilqr_result *r, const grit_ilqr_result *x) {
   r->t_total += x->t_total;
 }
 
+/* One stage of a multi-stage solve (annealed, squeezed) begun at t_start: the solver's max_time is the
+ * whole solve's budget, so the stage gets what is left of it (with nothing left, its initial rollout
+ * and then TIME_LIMIT, as a solve with a spent budget). */
+static grit_status stage_solve(grit_ilqr *s, double t_start, grit_ilqr_result *r) {
+  const double budget = s->opt.max_time;
+  if (!(budget > 0)) return grit_ilqr_solve(s, r);
+  s->opt.max_time = fmax(budget - (grit_ilqr_now() - t_start), DBL_MIN); /* > 0: still a budget */
+  const grit_status st = grit_ilqr_solve(s, r);
+  s->opt.max_time = budget;
+  return st;
+}
+
+/* A stage's stop that ends the whole multi-stage solve: the user's stop request or the time budget
+ * (errors end it too). */
+static int ends_solve(const grit_ilqr_result *r) {
+  return r->stop == GRIT_ILQR_USER_STOP || r->stop == GRIT_ILQR_TIME_LIMIT;
+}
+
 grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *a, grit_ilqr *s, double delta0, double factor,
                                           double delta_min, grit_ilqr_result *result) {
   if (!a || !s || !(delta0 >= 0) || !(factor > 0 && factor < 1) || !(delta_min > 0)) return GRIT_ERR_INVALID_ARGUMENT;
@@ -206,16 +258,18 @@ grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *a, grit_ilqr *s, doubl
   memset(&total, 0, sizeof total);
   int first = 1;
   grit_status st = GRIT_OK;
+  const double t_start = grit_ilqr_now();
+  double use = 0;
   for (double delta = delta0;; delta = delta >= delta_min ? delta * factor : 0) {
-    const double use = delta >= delta_min ? delta : 0;
+    use = delta >= delta_min ? delta : 0;
     st = grit_ilqr_grit_set_smoothing(a, use);
     if (!st) st = grit_ilqr_dynamics_changed(s);
-    if (!st) st = grit_ilqr_solve(s, &r);
+    if (!st) st = stage_solve(s, t_start, &r);
     if (st) break;
     add_result(&total, &r);
     if (first) total.initial_cost = r.initial_cost;
     first = 0;
-    if (use == 0) {
+    if (use == 0 || ends_solve(&r)) { /* the exact stage, or a user stop or the time budget in any stage */
       total.stop = r.stop;
       total.converged = r.converged;
       total.cost = r.cost;
@@ -226,6 +280,10 @@ grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *a, grit_ilqr *s, doubl
     }
   }
   if (st) grit_ilqr_grit_set_smoothing(a, 0);
+  if (!st && use > 0) { /* ended in a smoothed stage (a stop): the adapter ends on the exact model */
+    st = grit_ilqr_grit_set_smoothing(a, 0);
+    if (!st) st = grit_ilqr_dynamics_changed(s);
+  }
   if (result) *result = total;
   return st;
 }
@@ -338,11 +396,12 @@ static int squeeze_kept(const grit_ilqr_result *a, const grit_ilqr_result *b) {
   return vb <= fmax(va, 1e-6) && b->cost <= a->cost;
 }
 
-/* One exact solve from controls u (horizon x nu); its result into r, its final controls into u. */
-static grit_status exact_solve_from(grit_ilqr_grit *a, grit_ilqr *s, double *u, grit_ilqr_result *r) {
+/* One exact solve (a stage begun at t_start) from controls u (horizon x nu); its result into r, its
+ * final controls into u. */
+static grit_status exact_solve_from(grit_ilqr_grit *a, grit_ilqr *s, double t_start, double *u, grit_ilqr_result *r) {
   grit_status st = grit_ilqr_set_controls(s, u);
   if (!st) st = grit_ilqr_dynamics_changed(s);
-  if (!st) st = grit_ilqr_solve(s, r);
+  if (!st) st = stage_solve(s, t_start, r);
   if (!st) memcpy(u, grit_ilqr_controls(s), sizeof(double) * (size_t)a->horizon * (size_t)a->nu);
   return st;
 }
@@ -354,30 +413,41 @@ grit_status grit_ilqr_grit_solve_squeezed(grit_ilqr_grit *a, grit_ilqr *s, doubl
   grit_ilqr_result r1, ra, rb, total;
   memset(&r1, 0, sizeof r1), memset(&ra, 0, sizeof ra), memset(&rb, 0, sizeof rb), memset(&total, 0, sizeof total);
   const size_t n = (size_t)a->horizon * (size_t)a->nu;
+  const double t_start = grit_ilqr_now();
   double *ua = malloc(sizeof(double) * (2 * n + 1)), *ub = NULL;
   grit_status st = ua ? grit_ilqr_grit_set_smoothing(a, delta) : GRIT_ERR_OUT_OF_MEMORY;
   if (ua) ub = ua + n;
   if (!st) st = grit_ilqr_dynamics_changed(s);
-  if (!st) st = grit_ilqr_solve(s, &r1);
-  if (!st) { /* the smoothed plan (a) and its grip turned into a squeeze under delta (b) */
+  if (!st) st = stage_solve(s, t_start, &r1);
+  grit_ilqr_result *last = &r1; /* a user stop or the time budget ends the solve at the stage it ended */
+  if (!st && !ends_solve(&r1)) { /* the smoothed plan (a) and its grip turned into a squeeze under delta (b) */
     memcpy(ua, grit_ilqr_controls(s), sizeof(double) * n);
     memcpy(ub, ua, sizeof(double) * n);
     st = grit_ilqr_grit_squeeze_from_grip(a, grit_ilqr_states(s), margin, ub); /* row 0: x0 */
-  }
-  if (!st) st = grit_ilqr_grit_set_smoothing(a, 0);
-  if (!st) st = exact_solve_from(a, s, ua, &ra);
-  if (!st) st = exact_solve_from(a, s, ub, &rb);
-  grit_ilqr_result *last = &rb;
-  if (!st && !squeeze_kept(&ra, &rb)) { /* the squeeze did worse on the exact model: back to plan a */
-    add_result(&total, &rb);
-    memset(&rb, 0, sizeof rb);
-    st = exact_solve_from(a, s, ua, &rb);
+    if (!st) st = grit_ilqr_grit_set_smoothing(a, 0);
+    if (!st) st = exact_solve_from(a, s, t_start, ua, &ra);
+    last = &ra;
+    if (!st && !ends_solve(&ra)) {
+      st = exact_solve_from(a, s, t_start, ub, &rb);
+      last = &rb;
+    }
+    if (!st && last == &rb && !ends_solve(&rb) && !squeeze_kept(&ra, &rb)) {
+      /* the squeeze did worse on the exact model: back to plan a */
+      add_result(&total, &rb);
+      memset(&rb, 0, sizeof rb);
+      st = exact_solve_from(a, s, t_start, ua, &rb);
+    }
   }
   free(ua);
   if (st) grit_ilqr_grit_set_smoothing(a, 0);
-  if (result) { /* the last exact solve's stop and cost; the counts and times of all */
-    add_result(&total, &r1);
-    add_result(&total, &ra);
+  if (!st && last == &r1) { /* stopped in the smoothed stage: the adapter ends on the exact model */
+    st = grit_ilqr_grit_set_smoothing(a, 0);
+    if (!st) st = grit_ilqr_dynamics_changed(s);
+  }
+  if (result) { /* the last solve's stop and cost; the counts and times of all */
+    grit_ilqr_result *parts[3] = {&r1, &ra, &rb};
+    for (int i = 0; i < 3; ++i)
+      if (parts[i] != last) add_result(&total, parts[i]);
     *result = *last;
     add_result(result, &total);
     result->initial_cost = r1.initial_cost;

@@ -431,8 +431,9 @@ const char *grit_ilqr_stop_string(grit_ilqr_stop stop) {
     return "not converged: the regularization reached reg_max without a descent step (the linearization does "
            "not predict the cost: check the Jacobians and the cost's derivatives)";
   case GRIT_ILQR_LINE_SEARCH_STALLED:
-    return "not converged: the line search stalled (only short steps decrease the cost, a kink such as a contact "
-           "switch; not a local minimum)";
+    return "not converged: the line search stalled (only short steps decrease the cost: the local model "
+           "predicts the cost poorly here, a kink or strong nonlinearity of the dynamics or cost; not shown to be "
+           "a local minimum)";
   case GRIT_ILQR_ZERO_GRADIENT:
     return "no gradient: the dynamics are locally flat (e.g. no contact yet, or a load below the friction that "
            "would move it) — consider gradient smoothing";

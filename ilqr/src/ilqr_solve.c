@@ -518,7 +518,11 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       ++r->no_step_iterations;
       return finish(s, rs, &it, pmax > 0 ? GRIT_ILQR_ZERO_GRADIENT : GRIT_ILQR_CONVERGED_FEEDFORWARD, pmax == 0);
     }
-    if (G <= FLAT && gdyn <= FLAT && pmax >= 1e-3 * fabs(s->J)) {
+    /* the dynamics' part of the gradient numerically zero while the cost depends on the states the
+     * controls move: with R > 0 an optimum there has f_u' p = -R (u - u_ref), not zero unless u = u_ref
+     * (and with R = 0, G is that part). A run that would converge here is on a plateau: no gradient. */
+    const int flat_dynamics = gdyn <= FLAT && pmax >= 1e-3 * fabs(s->J);
+    if (G <= FLAT && flat_dynamics) {
       /* numerically flat: the cost depends on the states, but the controls reach them only through
        * round-off or a contact's compliance. The dynamics' part f_u' p of the gradient is itself ~0, so
        * this is not an optimum where the control cost balances it: a plateau, e.g. a box resting on its
@@ -534,7 +538,9 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
       kink_unmix(s); /* the next run starts from the exact Jacobians of this point */
       ++r->no_step_iterations;
       switch (out) {
-      case STEP_CONVERGED: return finish(s, rs, &it, GRIT_ILQR_CONVERGED_FEEDFORWARD, 1);
+      case STEP_CONVERGED:
+        return flat_dynamics ? finish(s, rs, &it, GRIT_ILQR_ZERO_GRADIENT, 0)
+                             : finish(s, rs, &it, GRIT_ILQR_CONVERGED_FEEDFORWARD, 1);
       case STEP_REG_LIMIT: return finish(s, rs, &it, GRIT_ILQR_REGULARIZATION_LIMIT, 0);
       case STEP_TIME: return finish(s, rs, &it, GRIT_ILQR_TIME_LIMIT, 0);
       default:
@@ -560,6 +566,7 @@ static grit_status iterate(grit_ilqr *s, run_state *rs, int budget) {
        * expected reduction is below the tolerance (round-off then decides the line search) */
       const double expected_full = -(s->dV[0] + s->dV[1]);
       const int conv = expected <= small && (((alpha >= alpha_conv || expected_full <= small) && first_order) || G <= tol_grad);
+      if (conv && flat_dynamics) return finish(s, rs, &it, GRIT_ILQR_ZERO_GRADIENT, 0); /* a plateau (above) */
       return finish(s, rs, &it, conv ? GRIT_ILQR_CONVERGED_COST : GRIT_ILQR_LINE_SEARCH_STALLED, conv);
     }
     if (o->stall_short_steps > 0 && short_steps(s, rs, alpha))

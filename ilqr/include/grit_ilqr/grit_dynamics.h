@@ -6,7 +6,9 @@
  * actuator activations (na = grit_model_na > 0) x = (q, v, act), nx = nq + nv + na, ndx = 2 nv + na. The
  * controls are grit's u (nu). One step is grit_step; its Jacobians come from grit_step_derivatives,
  * with the factorization the step kept: the adapter keeps one grit_data per knot and rollout slot, so
- * the Jacobians of a rollout need no second step and are computed on several threads at once. */
+ * the Jacobians of a rollout need no second step and are computed on several threads at once. A control
+ * exactly at its actuator's ctrl_range bound gets the Jacobian column from inside the range (the box QP
+ * moves it only inward), not the clamp's two-sided mean, half of it (docs/ilqr.md). */
 #ifndef GRIT_ILQR_GRIT_DYNAMICS_H
 #define GRIT_ILQR_GRIT_DYNAMICS_H
 
@@ -50,8 +52,9 @@ GRIT_ILQR_API grit_status grit_ilqr_grit_set_derivative_smoothing(grit_ilqr_grit
 /* Solves with gradient smoothing annealed to 0 (docs/ilqr.md): solves with delta0, then with delta
  * multiplied by `factor` (in (0, 1), e.g. 0.5) while it is at least delta_min, each from the last
  * solution, and finally with the exact model (delta 0), whose stop is the result's. The result's
- * iterations, counts and times add up all the solves; initial_cost is the first's. The adapter ends with
- * smoothing 0. Returns the first error. */
+ * iterations, counts and times add up all the solves; initial_cost is the first's. A stage ending
+ * USER_STOP or TIME_LIMIT ends the whole solve with that stop; the solver's max_time is the budget of
+ * all stages together. The adapter ends with smoothing 0. Returns the first error. */
 GRIT_ILQR_API grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta0, double factor,
                                           double delta_min, grit_ilqr_result *result);
 
@@ -74,7 +77,8 @@ GRIT_ILQR_API grit_status grit_ilqr_grit_squeeze_from_grip(grit_ilqr_grit *adapt
  * violates the constraints more (then the exact solve is run once more from the first's result, so
  * that the solver holds that plan). The
  * result's stop and cost are the last exact solve's; its counts and times add up all the solves;
- * initial_cost is the first's. The adapter ends with smoothing 0. Returns the first error. For grasps
+ * initial_cost is the first's. A solve ending USER_STOP or TIME_LIMIT ends it all with that stop (max_time: the
+ * budget of all solves). The adapter ends with smoothing 0. Returns the first error. For grasps
  * planned from open fingers (docs/ilqr.md, the gripper: margin 3 with delta 3-8 cm). */
 GRIT_ILQR_API grit_status grit_ilqr_grit_solve_squeezed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta,
                                                         double margin, grit_ilqr_result *result);
