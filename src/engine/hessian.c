@@ -355,6 +355,83 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
   add_small_base(h, dim, ntree, tree, J, G, pair);
 }
 
+/* A constraint on one tree of many dofs (an articulated robot's foot, hand or joint limit) has J
+ * nonzero only on the dofs of its body's chain to the root: 12-21 of the CMU humanoid's 62 for a foot
+ * or hand, 1 for a limit. Its terms J^T G J on the other rows and columns are sums of exact zeros, so
+ * only the columns of J with a nonzero entry, idx[0..nc-1] (increasing), are multiplied: the same sums
+ * in the same order on those entries, the others left as they are (adding the zero would change only
+ * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
+#define CHAIN_MIN_NV 12
+
+static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, int dim, int tree, const double *J,
+                                                               const double *G, const int *idx, int nc) {
+  const int n = h->m->tree_dofnum[tree];
+  double Jc[3 * 64], gj[3 * 64], row[64];
+  for (int r = 0; r < dim; ++r)
+    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];
+  for (int r = 0; r < dim; ++r)
+    for (int c = 0; c < nc; ++c) {
+      double s = 0.0;
+      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
+      gj[r * nc + c] = s;
+    }
+  double *D = h->diag + h->m->tree_madr[tree];
+  for (int i = 0; i < nc; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      double s = 0.0;
+      for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];
+      row[j] = s;
+    }
+    double *Di = D + (size_t)idx[i] * n;
+    for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];
+    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];
+  }
+}
+
+static inline __attribute__((always_inline)) void add_chain_dim(grit_hessian *h, int dim, int tree, const double *J,
+                                                                const double *G, const int *idx, int nc) {
+  if (dim == 3) add_chain_in(h, 3, tree, J, G, idx, nc); /* contacts: 3 rows unrolled */
+  else if (dim == 1) add_chain_in(h, 1, tree, J, G, idx, nc); /* limits */
+  else add_chain_in(h, dim, tree, J, G, idx, nc);
+}
+
+static __attribute__((noinline)) void add_chain_base(grit_hessian *h, int dim, int tree, const double *J,
+                                                     const double *G, const int *idx, int nc) {
+  add_chain_dim(h, dim, tree, J, G, idx, nc);
+}
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessian *h, int dim, int tree,
+                                                                   const double *J, const double *G,
+                                                                   const int *idx, int nc) {
+  add_chain_dim(h, dim, tree, J, G, idx, nc);
+}
+#endif
+
+/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV to 64 dofs when J
+ * has zero columns; returns 0 (nothing added) otherwise. */
+static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                     const double *G) {
+  const int n = h->m->tree_dofnum[tree[0]];
+  if (ntree != 1 || n < CHAIN_MIN_NV || n > 64 || dim > 3) return 0;
+  int idx[64], nc = 0;
+  const double *J0 = J[0];
+  for (int c = 0; c < n; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  if (nc == n) return 0;
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    add_chain_avx2(h, dim, tree[0], J0, G, idx, nc);
+    return 1;
+  }
+#endif
+  add_chain_base(h, dim, tree[0], J0, G, idx, nc);
+  return 1;
+}
+
 static inline int all_zero(const double *G, int n) {
   int zero = 1;
   for (int i = 0; i < n; ++i) zero &= G[i] == 0.0;
@@ -370,7 +447,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   h->factored = 0;
   if (zero) return;
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
-    add_small(h, dim, ntree, tree, J, G, pair);
+    if (!add_chain(h, dim, ntree, tree, J, G)) add_small(h, dim, ntree, tree, J, G, pair);
     return;
   }
   double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs */
