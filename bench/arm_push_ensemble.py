@@ -7,7 +7,7 @@ tolerance) or 0.05 s of horizon moves it by +-50 %. A solver change is judged on
 and maximum, not on one run. Usage:
 
     bench/arm_push_ensemble.py [--exe build/examples/arm_push_ball] [--contact lagged] [--jobs 2]
-                               [--scales 0.5,0.9,1,2] [--horizons 0.45,0.5,0.55] [--inner-max N] [--kink-alpha A]
+                               [--scales 0.05,0.09,0.1,0.2] [--horizons 0.45,0.5,0.55] [--inner-max N] [--kink-alpha A]
                                [--stall-short N] [--reg-reset 0|1]
 
 Prints one line per run and a summary (median and max iterations, rollouts, the worst final distance,
@@ -34,7 +34,7 @@ def main():
     ap.add_argument("--exe", default="build/examples/arm_push_ball")
     ap.add_argument("--contact", default="lagged")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--scales", default="0.5,0.9,1,2")
+    ap.add_argument("--scales", default="0.05,0.09,0.1,0.2")  # around the example's 0.1 (stop 16)
     ap.add_argument("--horizons", default="0.45,0.5,0.55")
     ap.add_argument("--inner-max", type=int, default=-1, help="the solver's inner_max_iterations (-1: its default)")
     ap.add_argument("--kink-alpha", type=float, default=-1, help="the solver's kink_alpha (-1: the example's default 2^-7; 0: off)")
