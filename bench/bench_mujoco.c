@@ -27,12 +27,17 @@
  * taking grit_step_derivatives_blocks instead, and prints its time, ratio to the step, block count and
  * largest size; the scaling series takes only the block form (the dense A at 640 objects is 472 MB).
  *
- *   bench_mujoco [--series] [--quick] [--no-fd] [--cpu-time] [--dense-max-nv N] [MODEL.xml[@KEY] ...]
+ *   bench_mujoco [--series | --robots] [--quick] [--no-fd] [--cpu-time] [--lenient] [--dense-max-nv N]
+ *                [MODEL.xml[@KEY] ...]
  *     default: the falling sphere launched sliding (@launch), the Kinova arm pushing the ball (@push),
  *              the 40-object clutter, a soft clutter (k = 1e5) settling, the clutter of 160 objects
  *              (no FD), a pile of 50 boxes in one island, then the scaling series (clutter of 10, 40,
  *              160, 640 objects);
  *     --series: the scaling series only;  --quick: fewer steps (a smoke run);  --no-fd: no MuJoCo FD;
+ *     --robots: public robot scenes instead (tests/models: MuJoCo's and dm_control's humanoids, ANYmal C,
+ *              dm_control's quadruped, the Allegro hand with its cube, the planar stacker, cheetah,
+ *              walker, hopper, acrobot), each from its qpos0, no series;
+ *     --lenient: grit loads the files given leniently (what it refuses ignored with a warning);
  *     --cpu-time: time by the thread's CPU clock (a loaded machine's descheduling left out);
  *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's).
  *
@@ -58,9 +63,12 @@ typedef struct scene {
   const char *label; /* NULL: the file name */
   int jac;           /* 0: dense A,B side by side with MuJoCo's FD; 1: no FD (grit alone only); 2: the block
                         form only (no dense A: at 640 objects it is 472 MB) */
+  int lenient;       /* grit loads the file leniently (content without effect on the dynamics that grit
+                        refuses, e.g. dm_control's stacker's default site positions: a warning) */
 } scene;
 
 static int g_no_fd = 0; /* --no-fd: no MuJoCo finite differences (scenes whose FD take seconds per call) */
+static int g_lenient = 0; /* --lenient: grit loads the files given leniently (scene.lenient) */
 
 typedef struct result {
   int nv;
@@ -174,7 +182,9 @@ static int bench(const scene *sc, double scale, result *res) {
   grit_model *gm;
   grit_mjcf_info info;
   memset(res, 0, sizeof *res);
-  if (grit_mjcf_load_file(path, &gm, &info, msg) != GRIT_OK) {
+  grit_mjcf_load_options lopt = grit_mjcf_default_load_options();
+  lopt.lenient = sc->lenient;
+  if (grit_mjcf_load_file_with(path, &lopt, &gm, &info, msg) != GRIT_OK) {
     fprintf(stderr, "bench_mujoco: grit: %s\n", msg);
     return 1;
   }
@@ -184,6 +194,9 @@ static int bench(const scene *sc, double scale, result *res) {
     return 1;
   }
   mujoco_capacity(mm, scale);
+  /* the same model: grit steps semi-implicit Euler whatever the file asks (RK4: a warning at load), so
+   * MuJoCo does too (dm_control's acrobot and cartpole ask RK4: four evaluations per step) */
+  if (mm->opt.integrator == mjINT_RK4) mm->opt.integrator = mjINT_EULER;
   grit_data *gd;
   grit_data_create(gm, &gd);
   grit_step_settings settings = info.settings;
@@ -283,7 +296,8 @@ static int bench(const scene *sc, double scale, result *res) {
       if (!rc) res->alone_step = bench_median(ts_g, steps), res->alone_ab = bench_median(td_g, (int)ka);
     }
 #ifdef GRIT_HAS_JACOBIAN_BLOCKS
-    if (deriv_every && !rc) rc = replay_blocks(sc, &info, gd, mm, md, ts_g, td_g, res);
+    /* the block form has no activations yet (dm_control's quadruped: filter servos): dense only */
+    if (deriv_every && !rc && grit_model_na(gm) == 0) rc = replay_blocks(sc, &info, gd, mm, md, ts_g, td_g, res);
 #endif
     /* the phase split: the same trajectory again with the step's timing on (its clock calls would
      * otherwise be part of the times above) */
@@ -394,7 +408,7 @@ static int series(int quick) {
       fprintf(stderr, "bench_mujoco: cannot write a clutter file\n");
       return 1;
     }
-    scene sc = {path, NULL, quick ? 20 : 200, quick ? 20 : 200, 20, 1, NULL, 2}; /* the block form only */
+    scene sc = {path, NULL, quick ? 20 : 200, quick ? 20 : 200, 20, 1, NULL, 2, 0}; /* the block form only */
     result r;
     const int rc = bench_fit(&sc, &r);
     remove(path);
@@ -422,28 +436,31 @@ int main(int argc, char **argv) {
   /* The issue's scenes: the sphere launched sliding (it rolls after 0.117 s: contact throughout), the
    * arm pressing on the rolling ball (contact lasts about 0.4 s with the key's torques: 30 steps from
    * the key, ten times), the clutter's objects falling and piling up. */
-  int only_series = 0, quick = 0, first = 1;
+  int only_series = 0, quick = 0, first = 1, robots = 0;
   while (first < argc && argv[first][0] == '-') {
     if (!strcmp(argv[first], "--series")) only_series = 1;
     else if (!strcmp(argv[first], "--quick")) quick = 1;
     else if (!strcmp(argv[first], "--no-fd")) g_no_fd = 1;
     else if (!strcmp(argv[first], "--cpu-time")) bench_clock_cpu = 1;
+    else if (!strcmp(argv[first], "--robots")) robots = 1;
+    else if (!strcmp(argv[first], "--lenient")) g_lenient = 1;
     else if (!strcmp(argv[first], "--dense-max-nv") && first + 1 < argc) g_dense_max_nv = atoi(argv[++first]);
     else {
-      fprintf(stderr, "usage: bench_mujoco [--series] [--quick] [--no-fd] [--cpu-time] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
+      fprintf(stderr, "usage: bench_mujoco [--series | --robots] [--quick] [--no-fd] [--cpu-time] [--lenient] "
+                      "[--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
       return 2;
     }
     ++first;
   }
   const scene defaults[] = {
-      {GRIT_SOURCE_DIR "/examples/models/falling_sphere.xml", "launch", 200, 500, 10, 1, NULL, 0},
-      {GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", "push", 0, 30, 1, 10, NULL, 0},
-      {GRIT_SOURCE_DIR "/examples/models/clutter.xml", NULL, 200, 500, 10, 1, NULL, 0},
+      {GRIT_SOURCE_DIR "/examples/models/falling_sphere.xml", "launch", 200, 500, 10, 1, NULL, 0, 0},
+      {GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", "push", 0, 30, 1, 10, NULL, 0, 0},
+      {GRIT_SOURCE_DIR "/examples/models/clutter.xml", NULL, 200, 500, 10, 1, NULL, 0, 0},
       /* issue #31's: a soft clutter settling (few Newton iterations per step), the clutter of 160
        * objects (no FD: seconds per call), a pile of 50 boxes in one island */
-      {NULL, NULL, 600, 300, 10, 1, "clutter 40 soft, settling", 0},
-      {NULL, NULL, 400, 200, 20, 1, "clutter 160", 1},
-      {NULL, NULL, 300, 300, 10, 1, "pile of 50 boxes", 0},
+      {NULL, NULL, 600, 300, 10, 1, "clutter 40 soft, settling", 0, 0},
+      {NULL, NULL, 400, 200, 20, 1, "clutter 160", 1, 0},
+      {NULL, NULL, 300, 300, 10, 1, "pile of 50 boxes", 0, 0},
   };
   char gen[3][256]; /* the generated files of the last three */
   if (write_clutter_k(40, 1e5, gen[0], sizeof gen[0]) || write_clutter(160, gen[1], sizeof gen[1]) ||
@@ -451,7 +468,25 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_mujoco: cannot write a generated scene\n");
     return 1;
   }
-  const int n = first < argc ? argc - first : only_series ? 0 : 6;
+  /* issue #31's "scenes you have not seen": public robot files, each from its qpos0 (falling, landing
+   * and lying or standing on its floor), 200 steps of warm-up, then 500 (docs/performance.md, issue #31
+   * on public robot scenes) */
+#define ROBOT(file, label, lenient) {GRIT_SOURCE_DIR "/tests/models/" file, NULL, 200, 500, 10, 1, label, 0, lenient}
+  const scene robot_scenes[] = {
+      ROBOT("mujoco_model/humanoid.xml", "humanoid", 0),
+      ROBOT("dm_control_suite/humanoid_CMU.xml", "humanoid CMU", 0),
+      ROBOT("anymal_c/scene.xml", "ANYmal C", 0),
+      ROBOT("dm_control_suite/quadruped.xml", "quadruped (dm_c)", 0),
+      ROBOT("menagerie/wonik_allegro/scene_right.xml", "Allegro hand + cube", 0),
+      ROBOT("dm_control_suite/stacker.xml", "stacker (4 boxes)", 1),
+      ROBOT("dm_control_suite/cheetah.xml", "cheetah", 0),
+      ROBOT("dm_control_suite/walker.xml", "walker", 0),
+      ROBOT("dm_control_suite/hopper.xml", "hopper", 0),
+      ROBOT("dm_control_suite/acrobot.xml", "acrobot (no contact)", 0),
+  };
+#undef ROBOT
+  const int nrobots = (int)(sizeof robot_scenes / sizeof robot_scenes[0]);
+  const int n = first < argc ? argc - first : only_series ? 0 : robots ? nrobots : 6;
   printf("grit %s vs MuJoCo %s, medians over steps; ratio = grit/MuJoCo; grit at rel_tol 1e-5\n", "(this tree)",
          mj_versionString());
   for (int i = 0; i < n; ++i) {
@@ -459,9 +494,11 @@ int main(int argc, char **argv) {
     char buf[1024];
     if (first < argc) {
       snprintf(buf, sizeof buf, "%s", argv[first + i]);
-      sc = (scene){buf, NULL, 200, 500, 10, 1, NULL, 0};
+      sc = (scene){buf, NULL, 200, 500, 10, 1, NULL, 0, g_lenient};
       char *at = strrchr(buf, '@');
       if (at) *at = 0, sc.key = at + 1, sc.warm = 0, sc.steps = 30, sc.deriv_every = 1, sc.repeats = 10;
+    } else if (robots) {
+      sc = robot_scenes[i];
     } else {
       sc = defaults[i];
       if (!sc.path) sc.path = gen[i - 3];
@@ -477,6 +514,6 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   for (int i = 0; i < 3; ++i) remove(gen[i]);
-  if (first >= argc && series(quick)) return 1;
+  if (first >= argc && !robots && series(quick)) return 1;
   return 0;
 }

@@ -45,44 +45,60 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int usage(const char *why) {
-  fprintf(stderr,
-          "mpc_push: %s\nusage: mpc_push [--friction-scale S] [--periods N] [--horizon N] [--iterations N] "
-          "[--budget-ms T] [--finger-y M] [--quiet]\n",
-          why);
+#define MPC_PUSH_USAGE                                                                                    \
+  "usage: mpc_push [--friction-scale S] [--periods N] [--horizon N] [--iterations N] [--budget-ms T] "     \
+  "[--finger-y M] [--quiet]\n"
+
+/* A usage error: one line naming the option, then the usage; exit status 2. */
+static int usage(const char *option, const char *why) {
+  fprintf(stderr, "mpc_push: %s%s%s\n" MPC_PUSH_USAGE, option ? option : "", option ? " " : "", why);
   return 2;
 }
 
+/* A number filling all of v (strtod/strtol accept "" and trailing junk otherwise). */
+static int number(const char *v, double *x) {
+  char *end = NULL;
+  *x = strtod(v, &end);
+  return end != v && !*end;
+}
+
 static int parse(int argc, char **argv, args *a) {
+  static const char *const with_value[] = {"--friction-scale", "--finger-y", "--periods", "--horizon",
+                                           "--iterations",     "--budget-ms"};
   for (int i = 1; i < argc; ++i) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = NULL;
+    const char *o = argv[i];
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+      fputs(MPC_PUSH_USAGE, stdout);
+      return -1; /* exit 0 */
+    }
     if (!strcmp(o, "--quiet")) {
       a->quiet = 1;
       continue;
     }
-    if (!v) return usage("an option is missing its value");
-    ++i;
+    int known = 0;
+    for (size_t j = 0; j < sizeof with_value / sizeof *with_value; ++j) known |= !strcmp(o, with_value[j]);
+    if (!known) return usage(o, "is not an option");
+    if (i + 1 >= argc) return usage(o, "needs a value");
+    double x = 0;
+    if (!number(argv[++i], &x)) return usage(o, "needs a number");
     if (!strcmp(o, "--friction-scale")) {
-      a->friction_scale = strtod(v, &end);
-      if (*end || !(a->friction_scale > 0 && a->friction_scale < 10)) return usage("--friction-scale must be in (0, 10)");
+      if (!(x > 0 && x < 10)) return usage(o, "must be in (0, 10)");
+      a->friction_scale = x;
     } else if (!strcmp(o, "--finger-y")) {
-      a->finger_y = strtod(v, &end);
-      if (*end || !(fabs(a->finger_y) < PUSH_BOX_HALF)) return usage("--finger-y must be within the box's half width");
+      if (!(fabs(x) < PUSH_BOX_HALF)) return usage(o, "must be within the box's half width");
+      a->finger_y = x;
     } else if (!strcmp(o, "--periods")) {
-      a->periods = (int)strtol(v, &end, 10);
-      if (*end || a->periods < 1 || a->periods > 100000) return usage("--periods must be in [1, 100000]");
+      if (!(x >= 1 && x <= 100000) || x != floor(x)) return usage(o, "must be an integer in [1, 100000]");
+      a->periods = (int)x;
     } else if (!strcmp(o, "--horizon")) {
-      a->horizon = (int)strtol(v, &end, 10);
-      if (*end || a->horizon < 2 || a->horizon > 1000) return usage("--horizon must be in [2, 1000]");
+      if (!(x >= 2 && x <= 1000) || x != floor(x)) return usage(o, "must be an integer in [2, 1000]");
+      a->horizon = (int)x;
     } else if (!strcmp(o, "--iterations")) {
-      a->iterations = (int)strtol(v, &end, 10);
-      if (*end || a->iterations < 1) return usage("--iterations must be >= 1");
-    } else if (!strcmp(o, "--budget-ms")) {
-      a->budget_ms = strtod(v, &end);
-      if (*end || !(a->budget_ms >= 0)) return usage("--budget-ms must be >= 0");
-    } else {
-      return usage("unknown option");
+      if (!(x >= 1 && x <= 1000000) || x != floor(x)) return usage(o, "must be an integer in [1, 1000000]");
+      a->iterations = (int)x;
+    } else { /* --budget-ms */
+      if (!(x >= 0 && isfinite(x))) return usage(o, "must be a finite number >= 0 (0: no budget)");
+      a->budget_ms = x;
     }
   }
   return 0;
@@ -91,7 +107,7 @@ static int parse(int argc, char **argv, args *a) {
 int main(int argc, char **argv) {
   args a = {1.0, 0.0, 0.0, 150, 25, 1, 0};
   int rc = parse(argc, argv, &a);
-  if (rc) return rc;
+  if (rc) return rc < 0 ? 0 : rc;
   char msg[GRIT_MESSAGE_SIZE] = "";
   grit_model *model = push_box_build(MU_NOMINAL, 0, a.finger_y, msg);
   grit_model *plant_model = model ? push_box_build(MU_NOMINAL * a.friction_scale, 0, a.finger_y, msg) : NULL;

@@ -1019,3 +1019,74 @@ Test(dynamics, models_without_dofs) {
     grit_model_free(m);
   }
 }
+
+/* ------------------------------------------------------------------------------ block Cholesky */
+
+/* grit_block_cholesky factors the rows below each pivot in groups of four (their chains of
+ * subtractions overlapping); each entry's operations stay in the one-row order, so the factor is the
+ * one-row loop's (written out here) to the bit, on random trees' symmetric positive definite blocks. */
+Test(dynamics, block_cholesky_in_row_groups_matches_the_one_row_loop_to_the_bit) {
+  tu_rng rng = {0xc401u};
+  tu_tree_opts o = tu_default_tree_opts();
+  for (int trial = 0; trial < 30; ++trial) {
+    grit_model *m = tu_random_tree(&rng, 4 + tu_int(&rng, 12), TU_ALL, &o);
+    double *A = dalloc(m->nM), *ref = dalloc(m->nM);
+    for (int t = 0; t < m->ntree; ++t) { /* B B^T + n I */
+      const int n = m->tree_dofnum[t];
+      double *B = dalloc(n * n), *At = A + m->tree_madr[t];
+      for (int i = 0; i < n * n; ++i) B[i] = tu_uniform(&rng, -1.0, 1.0);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          double s = i == j ? n : 0.0;
+          for (int k = 0; k < n; ++k) s += B[i * n + k] * B[j * n + k];
+          At[i * n + j] = s;
+        }
+      free(B);
+    }
+    memcpy(ref, A, sizeof(double) * (size_t)m->nM);
+    for (int t = 0; t < m->ntree; ++t) {
+      const int n = m->tree_dofnum[t];
+      double *L = ref + m->tree_madr[t];
+      for (int j = 0; j < n; ++j) {
+        double d = L[j * n + j];
+        for (int k = 0; k < j; ++k) d = d - L[j * n + k] * L[j * n + k];
+        d = sqrt(d);
+        L[j * n + j] = d;
+        for (int i = j + 1; i < n; ++i) {
+          double s = L[i * n + j];
+          for (int k = 0; k < j; ++k) s = s - L[i * n + k] * L[j * n + k];
+          L[i * n + j] = s / d;
+        }
+      }
+    }
+    cr_assert_eq(grit_block_cholesky(m, A, NULL), -1);
+    cr_assert(memcmp(A, ref, sizeof(double) * (size_t)m->nM) == 0, "trial %d: the factors differ", trial);
+    free(A), free(ref);
+    grit_model_free(m);
+  }
+}
+
+/* grit_tree_mulv sums four rows at a time in double; each entry from zero over j in order, so the
+ * product is the one-row loop's to the bit. */
+Test(dynamics, tree_mulv_in_row_groups_matches_the_one_row_loop_to_the_bit) {
+  tu_rng rng = {0x3a1fu};
+  tu_tree_opts o = tu_default_tree_opts();
+  for (int trial = 0; trial < 30; ++trial) {
+    grit_model *m = tu_random_tree(&rng, 4 + tu_int(&rng, 12), TU_ALL, &o);
+    double *M = dalloc(m->nM), *x = dalloc(m->nv), *y = dalloc(m->nv), *ref = dalloc(m->nv);
+    for (int i = 0; i < m->nM; ++i) M[i] = tu_uniform(&rng, -1.0, 1.0);
+    for (int i = 0; i < m->nv; ++i) x[i] = tu_uniform(&rng, -1.0, 1.0);
+    for (int t = 0; t < m->ntree; ++t) {
+      const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+      for (int i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (int j = 0; j < n; ++j) s = M[m->tree_madr[t] + i * n + j] * x[adr + j] + s;
+        ref[adr + i] = s;
+      }
+    }
+    grit_block_mulv(m, M, x, y);
+    cr_assert(memcmp(y, ref, sizeof(double) * (size_t)m->nv) == 0, "trial %d: the products differ", trial);
+    free(M), free(x), free(y), free(ref);
+    grit_model_free(m);
+  }
+}

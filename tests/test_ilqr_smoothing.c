@@ -4,8 +4,9 @@
  * push it 10 cm to a pose. Without smoothing the solve stops at once with GRIT_ILQR_ZERO_GRADIENT; with
  * gradient_smoothing = 0.05 m annealed to 0 (grit_ilqr_grit_solve_annealed) the plan, checked on the
  * exact model, brings the box within 1 cm of the target; so does derivative smoothing (exact rollouts,
- * the Jacobians of the step smoothed by 0.05 m) followed by a solve with the exact Jacobians, and so does
- * the force at a distance (gradient_smoothing_barrier) in place of the film. */
+ * the Jacobians of the step smoothed by 0.05 m) followed by a solve with the exact Jacobians, so does
+ * the force at a distance (gradient_smoothing_barrier) in place of the film, and so does the schedule
+ * that turns the plan's grip into a squeeze (grit_ilqr_grit_solve_squeezed), made for grasps. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -150,4 +151,46 @@ Test(ilqr_smoothing, a_finger_3_cm_away_pushes_the_box_with_derivative_smoothing
  * annealed to the exact model, reaches the pose as with the film (0.17 mm, 17 iterations). */
 Test(ilqr_smoothing, a_finger_3_cm_away_pushes_the_box_with_the_force_at_a_distance) {
   pusher_reaches_its_pose_annealed(0.3, "the force at a distance");
+}
+
+/* Grip to squeeze on the pusher (grit_ilqr_grit_solve_squeezed: one solve at 0.05 m, then the exact
+ * model from that plan and from it with its grip turned into a squeeze with margin 3). The pusher's plan
+ * also leans on the film's grip (about 1.3 N of friction at rest against the box at the end), so the
+ * squeeze presses the finger by ~10 N and the exact solve from it ends worse (the box left alone,
+ * 100 mm; margins up to 2.2 do no harm); the schedule keeps the plan without the squeeze, and the pose
+ * is reached as with annealing. */
+Test(ilqr_smoothing, a_finger_3_cm_away_pushes_the_box_with_the_grip_squeezed) {
+  pusher p;
+  pusher_make(&p, 0);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_grit_solve_squeezed(p.a, p.s, 0.05, 3, &r), GRIT_OK, "%s / %s", grit_ilqr_last_error(p.s),
+               grit_ilqr_grit_last_error(p.a));
+  const double err = replay_error(&p);
+  cr_log_info("pusher, smoothing 0.05 m, grip squeezed (margin 3), then exact: %d iterations, stop %s, cost %.4g -> "
+              "%.4g, box %.2f mm from the target", r.iterations, grit_ilqr_stop_string(r.stop), r.initial_cost, r.cost,
+              1e3 * err);
+  cr_assert_lt(err, 0.01, "the box ends %.1f mm from its target", 1e3 * err);
+  cr_assert(r.stop != GRIT_ILQR_NOT_FINITE);
+  pusher_free(&p);
+}
+
+/* grit_ilqr_grit_squeeze_from_grip leaves controls alone where no two moving bodies touch (the finger at
+ * zero force stays 3 cm behind the box: nothing to press), and adds, where the finger presses the box,
+ * the force its friction needs times the margin (along the face's normal, here x: at margin 1 nothing,
+ * since a pushing contact's friction stays below mu times its normal impulse); it checks its arguments. */
+Test(ilqr_smoothing, squeeze_from_grip_presses_only_moving_contacts) {
+  pusher p;
+  pusher_make(&p, 0);
+  double u[2 * H], u0[2 * H];
+  memset(u, 0, sizeof u);
+  cr_assert_eq(grit_ilqr_grit_squeeze_from_grip(p.a, p.x0, 3, u), GRIT_OK, "%s", grit_ilqr_grit_last_error(p.a));
+  for (int i = 0; i < 2 * H; ++i) cr_assert_eq(u[i], 0.0, "control %d changed to %g without a contact", i, u[i]);
+  for (int k = 0; k < H; ++k) u[2 * k] = 5, u[2 * k + 1] = 0; /* a push along x */
+  memcpy(u0, u, sizeof u);
+  cr_assert_eq(grit_ilqr_grit_squeeze_from_grip(p.a, p.x0, 1, u), GRIT_OK);
+  for (int i = 0; i < 2 * H; ++i) cr_assert_float_eq(u[i], u0[i], 1e-9, "control %d: %g against %g", i, u[i], u0[i]);
+  cr_assert_eq(grit_ilqr_grit_squeeze_from_grip(p.a, p.x0, 0, u), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_ilqr_grit_squeeze_from_grip(p.a, NULL, 1, u), GRIT_ERR_INVALID_ARGUMENT);
+  cr_assert_eq(grit_ilqr_grit_solve_squeezed(p.a, p.s, 0, 3, NULL), GRIT_ERR_INVALID_ARGUMENT);
+  pusher_free(&p);
 }

@@ -131,6 +131,34 @@ Test(ilqr_termination, identically_zero_gradient_is_reported_as_such) {
   grit_ilqr_free(s);
 }
 
+/* A cost whose state term weighs only the fixed x_0 (a running Q over one knot, no Qf: x_0 = 0 is 1 from
+ * the goal) and whose control term is R u^2: u = 0 is the optimum, the gradient is exactly 0 there, and
+ * the states the controls move (x_1) are not priced. The sensitivity p_0 to the fixed x_0 is not a
+ * gradient the controls could follow: this is convergence, not "no gradient" (it was ZERO_GRADIENT). */
+Test(ilqr_termination, a_cost_on_the_fixed_initial_state_alone_converges) {
+  scalar_sys sys = {1e9, 0, 1, 0, 0};
+  static const double q_one[1] = {1}, r_one[1] = {1};
+  grit_ilqr_problem p;
+  memset(&p, 0, sizeof p);
+  p.dynamics = (grit_ilqr_dynamics){1, 1, 1, &sys, sc_step, sc_jac, NULL};
+  p.horizon = 1;
+  p.x0 = x0_zero;
+  p.x_goal = goal_one;
+  p.Q = q_one;
+  p.R = r_one;
+  grit_ilqr_options o = grit_ilqr_default_options();
+  grit_ilqr *s = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_ilqr_create(&p, &o, &s, msg), GRIT_OK, "%s", msg);
+  grit_ilqr_result r;
+  cr_assert_eq(grit_ilqr_solve(s, &r), GRIT_OK, "%s", grit_ilqr_last_error(s));
+  cr_assert_eq(r.stop, GRIT_ILQR_CONVERGED_FEEDFORWARD, "%s", grit_ilqr_stop_string(r.stop));
+  cr_assert(r.converged);
+  cr_assert_eq(grit_ilqr_controls(s)[0], 0);
+  cr_assert_eq(r.cost, 0.5); /* 1/2 (x_0 - 1)^2 */
+  grit_ilqr_free(s);
+}
+
 /* A plateau: the control moves the state by 1e-12 per unit (a box resting on its support below the
  * friction that would lift it, where only the contact's compliance responds). The gradient is tiny but
  * not zero, so it passes tol_gradient, and a step too small to change the cost would read as converged

@@ -6,7 +6,7 @@
  *                      [--contact lagged|similar|sap] [--friction MU] [--stiffness K] [--dissipation D]
  *                      [--factor block|cholmod|dense] [--integrator euler|variational]
  *                      [--csv FILE] [--html FILE] [--quiet] [--lenient]
- *   grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv]
+ *   grit bench MODEL.xml [--steps N] [--deriv-every K [--blocks]] [--phases] [the options of sim except --csv]
  *   grit deriv MODEL.xml [the state and model options of sim] [--json] [--check] [--fd-step H]
  *   grit fit MODEL.xml --data FILE.csv --param NAME[:WHICH]=GUESS ... (tools/grit_fit.c)
  *   grit replay MODEL.xml --csv TRAJ.csv -o OUT.html [...]   (tools/grit_replay.c)
@@ -18,7 +18,8 @@
  * Newton Hessian (grit_step_settings: block-sparse, the default; CHOLMOD; dense LAPACK). The last line on stdout
  * is one JSON object with the step count, sizes, Newton iteration statistics and timing. bench prints
  * the median time per step instead, and with --deriv-every K the median time of the Jacobians A and B
- * computed after every K-th step (the step excluded); --phases turns on the step's phase timing and adds
+ * computed after every K-th step (the step excluded; with --blocks in block-sparse form, grit_step_derivatives_blocks,
+ * reporting the blocks and their bytes); --phases turns on the step's phase timing and adds
  * the mean time per step of each phase (dynamics, collision, constraints, Newton's evaluations, assembly,
  * factorization, solves, line search) and the mean FLOP count of a factorization. deriv takes one step from the given state and
  * prints the step's Jacobians A = dx+/dx (2nv x 2nv, tangent space) and B = dx+/du (2nv x nu) as one JSON
@@ -54,7 +55,8 @@ enum { EXIT_MODEL = CLI_EXIT_MODEL, EXIT_USAGE = CLI_EXIT_USAGE };
   "                          [--hydroelastic E] [--explicit-gyroscopic]\n"                                  \
   "                          [--csv FILE] [--html FILE] [--package-path DIR] [--quiet]\n"
 #define BENCH_USAGE \
-  "       grit bench MODEL.xml [--steps N] [--deriv-every K] [--phases] [the options of sim except --csv, --html]\n"
+  "       grit bench MODEL.xml [--steps N] [--deriv-every K [--blocks]] [--phases] [the options of sim except --csv,\n" \
+  "                            --html]\n"
 #define DERIV_USAGE \
   "       grit deriv MODEL.xml [the options of sim except --steps, --csv, --html] [--json] [--check]\n" \
   "                            [--fd-step H]\n"
@@ -70,6 +72,7 @@ typedef struct args {
   int factor;  /* -1: the default; 0 dense LAPACK, 1 block-sparse, 2 CHOLMOD */
   int integrator; /* -1: the default (Euler); else a grit_integrator */
   int quiet, check, phases, json;
+  int blocks; /* bench --blocks: time A, B in block-sparse form (grit_step_derivatives_blocks) */
   double fd_step; /* deriv --check: the central differences' step (default 1e-6) */
   grit_mjcf_load_options load;
 } args;
@@ -118,6 +121,7 @@ static int parse_args(int argc, char **argv, args *a) {
   if (bench) options[n++] = (cli_option){.name = "--phases", .kind = CLI_FLAG, .dest = &a->phases, .value = 1};
   if (bench)
     options[n++] = (cli_option){.name = "--deriv-every", .kind = CLI_INTEGER, .dest = &a->deriv_every, .min = 1, .max = 1e9};
+  if (bench) options[n++] = (cli_option){.name = "--blocks", .kind = CLI_FLAG, .dest = &a->blocks, .value = 1};
   if (deriv) options[n++] = (cli_option){.name = "--check", .kind = CLI_FLAG, .dest = &a->check, .value = 1};
   /* stiff quasistatic scenes are linear over a narrow range only (docs/quasistatic.md, Derivatives) */
   if (deriv) options[n++] = (cli_option){.name = "--fd-step", .kind = CLI_NUMBER, .dest = &a->fd_step, .max = 1};
@@ -125,6 +129,7 @@ static int parse_args(int argc, char **argv, args *a) {
   int rc = cli_parse(argc, argv, options, n, &a->model, sim ? SIM_USAGE : bench ? BENCH_USAGE : DERIV_USAGE);
   if (rc) return rc;
   if (!a->model) return cli_usage_error("%s needs a model file", a->command);
+  if (a->blocks && !a->deriv_every) return cli_usage_error("--blocks times the Jacobians: it needs --deriv-every K");
   /* an output must not overwrite an input, nor the other output */
   if (!rc) rc = cli_check_output("--csv", a->csv, "the model file", a->model);
   if (!rc) rc = cli_check_output("--html", a->html, "the model file", a->model);
@@ -224,8 +229,8 @@ static int cmp_double(const void *a, const void *b) {
 /* Runs the steps (sim and bench); the times of the steps go to times[] when not NULL, and with
  * --deriv-every K the times of the Jacobians after every K-th step to dtimes[] (*nd of them). */
 static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *times, long *done, long *newton_sum,
-               int *newton_max, double *dtimes, long *nd, double *A, double *B, double phase_sum[10],
-               grit_contact_diagnostics *diag, double *crit) {
+               int *newton_max, double *dtimes, long *nd, double *A, double *B, grit_jacobian_blocks *J,
+               double phase_sum[10], grit_contact_diagnostics *diag, double *crit) {
   const grit_model *m = grit_data_model(d);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m);
   *done = 0;
@@ -244,7 +249,7 @@ static int run(const args *a, grit_data *d, FILE *csv, grit_replay *rp, double *
     if (times) times[k] = t1 - t0;
     if (dtimes && (k + 1) % a->deriv_every == 0) {
       double t2 = now();
-      s = grit_step_derivatives(d, A, grit_model_nu(m) ? B : NULL, NULL, 0, NULL);
+      s = J ? grit_step_derivatives_blocks(d, J) : grit_step_derivatives(d, A, grit_model_nu(m) ? B : NULL, NULL, 0, NULL);
       if (s != GRIT_OK) {
         return cli_error("derivatives after step %ld failed: %s", k + 1, grit_data_last_error(d));
       }
@@ -314,18 +319,25 @@ static int command_sim_or_bench(const args *a) {
     fputc('\n', csv);
   }
   double *dtimes = NULL, *A = NULL, *B = NULL;
+  grit_jacobian_blocks *J = NULL; /* --blocks: no dense A, B at all (at 640 objects A alone is 472 MB) */
   const size_t nx = 2 * (size_t)grit_model_nv(m) + (size_t)grit_model_na(m); /* x = (q, v, act) */
   if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
     rc = cli_error("out of memory");
   }
+  if (!rc && a->blocks && grit_model_na(m) > 0) /* before any step: the JSON's counts stay the steps' own */
+    rc = cli_error("--blocks: the block form does not support actuator activations (na = %d); drop --blocks",
+                   grit_model_na(m));
   if (!rc && bench && a->deriv_every &&
       (!(dtimes = malloc(sizeof *dtimes * (size_t)(a->steps / a->deriv_every + 1))) ||
-       !(A = malloc(sizeof *A * (nx * nx + 1))) || !(B = malloc(sizeof *B * (nx * (size_t)grit_model_nu(m) + 1))))) {
+       (a->blocks ? grit_jacobian_blocks_create(m, &J) != GRIT_OK
+                  : (!(A = malloc(sizeof *A * (nx * nx + 1))) ||
+                     !(B = malloc(sizeof *B * (nx * (size_t)grit_model_nu(m) + 1))))))) {
     rc = cli_error("out of memory");
   }
   if (rc) {
     grit_outfile_abort(&csv_out);
     free(times), free(dtimes), free(A), free(B);
+    grit_jacobian_blocks_free(J);
     grit_data_free(d);
     grit_model_free(m);
     return rc;
@@ -343,8 +355,8 @@ static int command_sim_or_bench(const args *a) {
   }
   grit_contact_diagnostics diag = {0};
   double *crit = rp ? malloc(sizeof(double) * 4 * (size_t)(a->steps + 1)) : NULL;
-  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, bench && a->phases ? phase_sum : NULL,
-           &diag, crit);
+  rc = run(a, d, csv, rp, times, &done, &newton_sum, &newton_max, dtimes, &nd, A, B, J,
+           bench && a->phases ? phase_sum : NULL, &diag, crit);
   const double wall = now() - t0;
   if (rp && crit && !rc) plot_criteria(rp, crit, done);
   free(crit);
@@ -372,6 +384,10 @@ static int command_sim_or_bench(const args *a) {
            "\"max_newton_iters\":%d,\"failed_steps\":%d",
            done, grit_model_nq(m), grit_model_nv(m), 1e6 * median, 1e6 * mean, mean_newton, newton_max, failed);
     if (a->deriv_every) printf(",\"deriv_us\":%.6g,\"deriv_samples\":%ld", 1e6 * dmedian, nd);
+    if (a->deriv_every) /* the values' memory: the last fill's blocks, or the dense A and B */
+      printf(",\"deriv_form\":\"%s\",\"deriv_bytes\":%.0f", J ? "blocks" : "dense",
+             J ? (double)grit_jacobian_blocks_bytes(J) : 8.0 * (double)nx * (double)(nx + (size_t)grit_model_nu(m)));
+    if (J && nd) printf(",\"deriv_blocks\":%d", grit_jacobian_blocks_count(J));
     if (a->phases && done) {
       static const char *const names[9] = {"dynamics", "collision", "constraints", "eval", "assembly",
                                            "factor",   "solve",     "linesearch",  "total"};
@@ -389,6 +405,7 @@ static int command_sim_or_bench(const args *a) {
            diag.coulomb_violation, diag.dissipation_violation);
   }
   free(times), free(dtimes), free(A), free(B);
+  grit_jacobian_blocks_free(J);
   grit_data_free(d);
   grit_model_free(m);
   return rc;

@@ -229,3 +229,158 @@ grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *a, grit_ilqr *s, doubl
   if (result) *result = total;
   return st;
 }
+
+/* ------------------------------------------------------------------------- grip to squeeze */
+
+/* Actuator a's hinge or slide dof and its generalized force per unit control at the data's state,
+ * b = gear d f_a / d u_a (a difference of grit_actuator_forces; the force is affine in the control),
+ * or -1 for another transmission or a force through an activation (b = 0). u is scratch (nu). */
+static int actuator_column(grit_data *d, const grit_model *m, int a, double *u, double *f, double *b) {
+  grit_actuator_def def;
+  *b = 0;
+  if (grit_model_actuator(m, a, &def) != GRIT_OK || def.trntype != GRIT_TRN_JOINT || def.joint < 0) return -1;
+  const grit_joint_type t = grit_model_joint_type(m, def.joint);
+  if (t != GRIT_JOINT_HINGE && t != GRIT_JOINT_SLIDE) return -1;
+  const int nu = grit_model_nu(m);
+  const double c0 = def.ctrl_limited ? 0.5 * (def.ctrl_range[0] + def.ctrl_range[1]) : 0;
+  const double h = def.ctrl_limited ? 0.25 * (def.ctrl_range[1] - def.ctrl_range[0]) : 1;
+  if (!(h > 0)) return -1;
+  memset(u, 0, sizeof(double) * (size_t)nu);
+  u[a] = c0;
+  if (grit_data_set_ctrl(d, u, nu) || grit_actuator_forces(d, f)) return -1;
+  const double f0 = f[a];
+  u[a] = c0 + h;
+  if (grit_data_set_ctrl(d, u, nu) || grit_actuator_forces(d, f)) return -1;
+  *b = def.gear * (f[a] - f0) / h;
+  return *b != 0 ? grit_model_joint_dofadr(m, def.joint) : -1;
+}
+
+/* tau (nv) += the generalized force that presses contact c's two bodies together by fn (N) along its
+ * normal: J0' n fn - J1' n fn (the normal points from body 0 to body 1). Returns 0 when either body
+ * is static (its point Jacobian is zero: a support, not a grip), 1 when added. J is scratch (6 nv). */
+static int press_pair(const grit_data *d, int nv, const grit_contact_info *c, double fn, double *J, double *tau) {
+  double *J1 = J + 3 * nv;
+  if (grit_point_jacobian(d, c->body[0], c->pos, J, NULL) || grit_point_jacobian(d, c->body[1], c->pos, J1, NULL))
+    return 0;
+  double s0 = 0, s1 = 0;
+  for (int i = 0; i < 3 * nv; ++i) s0 += fabs(J[i]), s1 += fabs(J1[i]);
+  if (s0 == 0 || s1 == 0) return 0;
+  const double n[3] = {c->frame[2], c->frame[5], c->frame[8]};
+  for (int j = 0; j < nv; ++j)
+    for (int r = 0; r < 3; ++r) tau[j] += (J[r * nv + j] - J1[r * nv + j]) * n[r] * fn;
+  return 1;
+}
+
+/* The generalized force (nv) that makes up, at every contact of two moving bodies in the data's last
+ * step, the normal force its friction used: (margin |gamma_t| / mu - gamma_n) / dt where positive. */
+static void grip_deficit(const grit_data *d, const grit_model *m, double margin, double *J, double *tau) {
+  const int nv = grit_model_nv(m), nc = grit_data_ncontacts(d);
+  const double dt = grit_model_options(m).timestep;
+  memset(tau, 0, sizeof(double) * (size_t)nv);
+  for (int i = 0; i < nc; ++i) {
+    grit_contact_info c;
+    grit_contact_diagnostics g;
+    if (grit_data_contact(d, i, &c) || grit_data_contact_diagnostics(d, i, &g) || !(g.mu > 0)) continue;
+    const double fn = (margin * hypot(c.impulse[0], c.impulse[1]) / g.mu - c.impulse[2]) / dt;
+    if (fn > 0) press_pair(d, nv, &c, fn, J, tau);
+  }
+}
+
+/* Knot k's controls u_k += the least-squares controls of the generalized force tau on the actuated
+ * dofs: actuator a on dof d gets b_a tau_d / sum of b^2 over d's actuators (each dof's own share). */
+static void add_controls(const int *dof, const double *b, int nu, const double *tau, double *uk) {
+  for (int a = 0; a < nu; ++a) {
+    if (dof[a] < 0) continue;
+    double s = 0;
+    for (int c = 0; c < nu; ++c)
+      if (dof[c] == dof[a]) s += b[c] * b[c];
+    uk[a] += b[a] * tau[dof[a]] / s;
+  }
+}
+
+grit_status grit_ilqr_grit_squeeze_from_grip(grit_ilqr_grit *a, const double *x0, double margin, double *u) {
+  if (!a || !x0 || !u || !(margin > 0) || !isfinite(margin)) return GRIT_ERR_INVALID_ARGUMENT;
+  const int nu = a->nu, nv = a->nv;
+  grit_data *d = NULL;
+  grit_status s = grit_data_create(a->model, &d);
+  double *w = calloc((size_t)(7 * nv + 3 * nu + 1), sizeof(double)); /* J 6 nv, tau nv; f, b, uu nu */
+  int *dof = calloc((size_t)(nu > 0 ? nu : 1), sizeof(int));
+  if (!s && (!w || !dof)) s = GRIT_ERR_OUT_OF_MEMORY;
+  double *J = w, *tau = w + 6 * nv, *f = tau + nv, *b = f + nu, *uu = b + nu;
+  if (!s) {
+    const grit_step_settings st = grit_data_step_settings(a->data[0]); /* the knots' own model */
+    s = grit_data_set_step_settings(d, &st);
+  }
+  if (!s) s = grit_data_set_qpos(d, x0, a->nq);
+  if (!s) s = grit_data_set_qvel(d, x0 + a->nq, nv);
+  if (!s && a->na > 0) s = grit_data_set_act(d, x0 + a->nq + nv, a->na);
+  for (int i = 0; i < nu && !s; ++i) dof[i] = actuator_column(d, a->model, i, uu, f, &b[i]);
+  for (int k = 0; k < a->horizon && !s; ++k) {
+    double *uk = u + (size_t)k * nu;
+    s = grit_data_set_ctrl(d, uk, nu);
+    if (!s) s = grit_step(d);
+    if (s) break;
+    grip_deficit(d, a->model, margin, J, tau);
+    add_controls(dof, b, nu, tau, uk);
+  }
+  if (s) snprintf(a->msg, GRIT_MESSAGE_SIZE, "squeeze from grip: %s", d ? grit_data_last_error(d) : grit_status_string(s));
+  grit_data_free(d);
+  free(w);
+  free(dof);
+  return s;
+}
+
+/* Whether the exact solve from the squeezed plan (b) did at least as well as the one from the plan as
+ * it was (a): a cost not higher, with constraints (final and path) violated no more than a's or than
+ * 1e-6 (grit_ilqr's default tol_constraint). */
+static int squeeze_kept(const grit_ilqr_result *a, const grit_ilqr_result *b) {
+  const double va = fmax(a->violation, a->path_violation), vb = fmax(b->violation, b->path_violation);
+  return vb <= fmax(va, 1e-6) && b->cost <= a->cost;
+}
+
+/* One exact solve from controls u (horizon x nu); its result into r, its final controls into u. */
+static grit_status exact_solve_from(grit_ilqr_grit *a, grit_ilqr *s, double *u, grit_ilqr_result *r) {
+  grit_status st = grit_ilqr_set_controls(s, u);
+  if (!st) st = grit_ilqr_dynamics_changed(s);
+  if (!st) st = grit_ilqr_solve(s, r);
+  if (!st) memcpy(u, grit_ilqr_controls(s), sizeof(double) * (size_t)a->horizon * (size_t)a->nu);
+  return st;
+}
+
+grit_status grit_ilqr_grit_solve_squeezed(grit_ilqr_grit *a, grit_ilqr *s, double delta, double margin,
+                                          grit_ilqr_result *result) {
+  if (!a || !s || !(delta > 0) || !isfinite(delta) || !(margin > 0) || !isfinite(margin))
+    return GRIT_ERR_INVALID_ARGUMENT;
+  grit_ilqr_result r1, ra, rb, total;
+  memset(&r1, 0, sizeof r1), memset(&ra, 0, sizeof ra), memset(&rb, 0, sizeof rb), memset(&total, 0, sizeof total);
+  const size_t n = (size_t)a->horizon * (size_t)a->nu;
+  double *ua = malloc(sizeof(double) * (2 * n + 1)), *ub = NULL;
+  grit_status st = ua ? grit_ilqr_grit_set_smoothing(a, delta) : GRIT_ERR_OUT_OF_MEMORY;
+  if (ua) ub = ua + n;
+  if (!st) st = grit_ilqr_dynamics_changed(s);
+  if (!st) st = grit_ilqr_solve(s, &r1);
+  if (!st) { /* the smoothed plan (a) and its grip turned into a squeeze under delta (b) */
+    memcpy(ua, grit_ilqr_controls(s), sizeof(double) * n);
+    memcpy(ub, ua, sizeof(double) * n);
+    st = grit_ilqr_grit_squeeze_from_grip(a, grit_ilqr_states(s), margin, ub); /* row 0: x0 */
+  }
+  if (!st) st = grit_ilqr_grit_set_smoothing(a, 0);
+  if (!st) st = exact_solve_from(a, s, ua, &ra);
+  if (!st) st = exact_solve_from(a, s, ub, &rb);
+  grit_ilqr_result *last = &rb;
+  if (!st && !squeeze_kept(&ra, &rb)) { /* the squeeze did worse on the exact model: back to plan a */
+    add_result(&total, &rb);
+    memset(&rb, 0, sizeof rb);
+    st = exact_solve_from(a, s, ua, &rb);
+  }
+  free(ua);
+  if (st) grit_ilqr_grit_set_smoothing(a, 0);
+  if (result) { /* the last exact solve's stop and cost; the counts and times of all */
+    add_result(&total, &r1);
+    add_result(&total, &ra);
+    *result = *last;
+    add_result(result, &total);
+    result->initial_cost = r1.initial_cost;
+  }
+  return st;
+}

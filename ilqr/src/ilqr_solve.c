@@ -220,15 +220,17 @@ static int kink_unmix(grit_ilqr *s) {
  * recursion p_N = l_x(N), g_k = l_u(k) + f_u' p_{k+1}, p_k = l_x(k) + f_x' p_{k+1}; no regularization
  * enters it. A component at a control bound that pushes outward is projected out. Returns the measure
  * sum_k max_i |g_ki| (|u_ki| + 1) / |J| (NaN if anything is not finite); *gmax gets max |g| before the
- * projection and *pmax max |p| (the cost's sensitivity to the states). */
+ * projection and *pmax max |p_k| over k >= 1 (the cost's sensitivity to the states the controls move: p_0,
+ * that of the fixed x_0, says nothing about them, and counting it called a cost that weighs only x_0, at its
+ * optimum, "no gradient"). */
 static double gradient(grit_ilqr *s, double *gmax, double *pmax, double *gdyn) {
   const int N = s->N, n = s->ndx, m = s->nu;
   const double *ubar = s->us[s->slot];
   double *p = s->Vx1, *pn = s->Vx; /* free before the backward pass */
   memcpy(p, s->lx + (size_t)N * n, sizeof(double) * (size_t)n);
   double sum = 0, gm = 0, pm = 0, dsum = 0;
-  for (int i = 0; i < n; ++i) pm = fmax(pm, fabs(p[i]));
   for (int k = N - 1; k >= 0; --k) {
+    for (int i = 0; i < n; ++i) pm = fmax(pm, fabs(p[i])); /* p = p_{k+1} */
     const double *fx = s->fx + (size_t)k * n * n, *fu = s->fu + (size_t)k * n * m, *uk = ubar + (size_t)k * m;
     double worst = 0, dworst = 0;
     for (int i = 0; i < m; ++i) {
@@ -252,7 +254,6 @@ static double gradient(grit_ilqr *s, double *gmax, double *pmax, double *gdyn) {
     double *t = p;
     p = pn;
     pn = t;
-    for (int i = 0; i < n; ++i) pm = fmax(pm, fabs(p[i]));
   }
   *gmax = gm;
   *pmax = pm;

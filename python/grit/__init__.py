@@ -80,12 +80,14 @@ def with_params(model, values):
     return model.with_params([_param(model, s) for s in values], [float(x) for x in values.values()])
 
 
-def linearize(model, qpos, qvel, ctrl=None, contact="lagged", params=None):
+def linearize(model, qpos, qvel, ctrl=None, contact="lagged", params=None, act=None):
     """(A, B) of one step from (qpos, qvel) under ctrl (None: zero): A = dx+/dx (2nv, 2nv), B = dx+/du (2nv, nu), the
     state's perturbation in the tangent space (dq then dv), exactly as `grit deriv --json`.
-    params (True or a list of specs, see grit.params) adds P = dx+/dparams (2nv, np): (A, B, P)."""
+    params (True or a list of specs, see grit.params) adds P = dx+/dparams (2nv, np): (A, B, P).
+    With actuator activations (model.na > 0) the state is x = (q, v, act): act (na,) (None: zero), and
+    A, B, P have 2nv + na rows."""
     plist = None if params is None or params is False else globals()["params"](model, params)
-    return _grit.linearize(model, qpos, qvel, ctrl, contact, plist)
+    return _grit.linearize(model, qpos, qvel, ctrl, contact, plist, act)
 
 
 def rollout(model, qpos, qvel, ctrl, contact="lagged", threads=0, derivatives=False):
@@ -98,18 +100,27 @@ def rollout(model, qpos, qvel, ctrl, contact="lagged", threads=0, derivatives=Fa
 
 class ILQR(_grit.ILQR):
     """ILQR(model, horizon, x0, *, contact="lagged", x_goal=None, Q=None, Qf=None, R=None, u_ref=None,
-    u_min=None, u_max=None, C_final=None, threads=1, **options)
+    u_min=None, u_max=None, C_final=None, Cx_path=None, Cu_path=None, d_path=None, gradient_smoothing=0.0,
+    gradient_smoothing_barrier=0.0, log=None, threads=1, **options)
 
     iLQR over grit's step (ilqr/include/grit_ilqr/ilqr.h). States are x = (q, v) (nq + nv numbers) and
     their perturbations live in the tangent space (2 nv); Q, Qf are (2nv, 2nv) or their diagonals, R is
-    (nu, nu) or its diagonal. options: max_iterations, tol_cost, tol_feedforward, reg_init, reg_min,
+    (nu, nu) or its diagonal. Path constraints: Cx_path (nc, 2nv) (x_k (-) x_goal) + Cu_path (nc, nu) u_k
+    <= d_path (nc,) at every knot k < N. gradient_smoothing (m) smooths the contacts' derivatives
+    (docs/contact.md). log(iteration: dict) is called after each iteration; a true return stops the solve.
+    options: the fields of grit_ilqr_options (max_iterations, tol_cost, tol_feedforward, reg_init, reg_min,
     reg_max, reg_factor, ls_decrease, ls_max_trials, ls_accept, tol_constraint, penalty_init,
-    penalty_factor, penalty_max (docs/ilqr.md)."""
+    penalty_factor, penalty_max, max_time, tol_gradient, alpha_converged, inner_max_iterations, kink_alpha,
+    reg_limit_ends_inner, stall_short_steps, reg_reset_on_update; docs/ilqr.md)."""
 
     def __init__(self, model, horizon, x0, *, contact="lagged", x_goal=None, Q=None, Qf=None, R=None,
-                 u_ref=None, u_min=None, u_max=None, C_final=None, threads=1, **options):
+                 u_ref=None, u_min=None, u_max=None, C_final=None, Cx_path=None, Cu_path=None, d_path=None,
+                 gradient_smoothing=0.0, gradient_smoothing_barrier=0.0, log=None, threads=1, **options):
         super().__init__(model, horizon, x0, contact=contact, x_goal=x_goal, Q=Q, Qf=Qf, R=R, u_ref=u_ref,
-                         u_min=u_min, u_max=u_max, C_final=C_final, threads=threads, options=options)
+                         u_min=u_min, u_max=u_max, C_final=C_final, threads=threads, options=options,
+                         Cx_path=Cx_path, Cu_path=Cu_path, d_path=d_path,
+                         gradient_smoothing=float(gradient_smoothing),
+                         gradient_smoothing_barrier=float(gradient_smoothing_barrier), log=log)
 
 
 def _trajectory(t):

@@ -27,33 +27,36 @@ static grit_data *new_data(const grit_model *m, const grit_step_settings *settin
 
 PyObject *pg_linearize(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
-  static char *kw[] = {"model", "qpos", "qvel", "ctrl", "contact", "params", NULL};
+  static char *kw[] = {"model", "qpos", "qvel", "ctrl", "contact", "params", "act", NULL};
   PgModel *model;
-  PyObject *qo, *vo, *uo = Py_None, *contact = NULL, *pobj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|OOO:linearize", kw, &PgModel_Type, &model, &qo, &vo, &uo,
-                                   &contact, &pobj))
+  PyObject *qo, *vo, *uo = Py_None, *contact = NULL, *pobj = Py_None, *ao = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO|OOOO:linearize", kw, &PgModel_Type, &model, &qo, &vo, &uo,
+                                   &contact, &pobj, &ao))
     return NULL;
   const grit_model *m = model->model;
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nu = grit_model_nu(m), na = grit_model_na(m);
   grit_step_settings st;
   if (pg_model_settings(model, contact, &st) < 0) return NULL;
   if (!contact) st.contact_model = GRIT_CONTACT_LAGGED;
-  npy_intp dq = nq, dv = nv, du = nu;
+  npy_intp dq = nq, dv = nv, du = nu, dact = na;
   PyArrayObject *q = pg_array(qo, 1, &dq, "qpos"), *v = q ? pg_array(vo, 1, &dv, "qvel") : NULL;
+  PyArrayObject *act = v && ao != Py_None ? pg_array(ao, 1, &dact, "act") : NULL; /* None: zero activations */
   PyArrayObject *u = !v ? NULL : uo == Py_None ? pg_zeros(1, &du) : pg_array(uo, 1, &du, "ctrl"); /* None: zero */
   int np = 0;
   grit_param *params = NULL;
   PyArrayObject *A = NULL, *B = NULL, *P = NULL;
   grit_data *d = NULL;
   PyObject *out = NULL;
-  if (!v || (!u && nu > 0)) goto done;
+  if (!v || (!u && nu > 0) || (ao != Py_None && !act)) goto done;
   if (pobj != Py_None && !(params = pg_params(pobj, &np))) goto done;
-  npy_intp da[2] = {2 * nv, 2 * nv}, db[2] = {2 * nv, nu}, dp[2] = {2 * nv, np};
+  const npy_intp nx = 2 * nv + na; /* x = (q, v, act) with activations (docs/actuation.md) */
+  npy_intp da[2] = {nx, nx}, db[2] = {nx, nu}, dp[2] = {nx, np};
   A = pg_zeros(2, da), B = pg_zeros(2, db), P = params ? pg_zeros(2, dp) : NULL;
   if (!A || !B || (params && !P) || !(d = new_data(m, &st))) goto done;
   grit_status s = grit_data_set_qpos(d, PyArray_DATA(q), nq);
   if (s == GRIT_OK) s = grit_data_set_qvel(d, PyArray_DATA(v), nv);
   if (s == GRIT_OK && nu) s = grit_data_set_ctrl(d, PyArray_DATA(u), nu);
+  if (s == GRIT_OK && act && na) s = grit_data_set_act(d, PyArray_DATA(act), na);
   if (s == GRIT_OK) {
     /* grit deriv's sequence: the step from the given state, then its Jacobians */
     Py_BEGIN_ALLOW_THREADS
@@ -71,7 +74,7 @@ PyObject *pg_linearize(PyObject *module, PyObject *args, PyObject *kwargs) {
 done:
   grit_data_free(d);
   PyMem_Free(params);
-  Py_XDECREF(q), Py_XDECREF(v), Py_XDECREF(u), Py_XDECREF(A), Py_XDECREF(B), Py_XDECREF(P);
+  Py_XDECREF(q), Py_XDECREF(v), Py_XDECREF(u), Py_XDECREF(A), Py_XDECREF(B), Py_XDECREF(P), Py_XDECREF(act);
   return out;
 }
 
@@ -81,6 +84,7 @@ typedef struct rollout_job {
   const grit_model *model;
   const grit_step_settings *settings;
   int n, T, nq, nv, nu, nthreads;
+  int nx; /* the Jacobians' state dimension: 2 nv + na */
   const double *q0, *v0, *ctrl; /* (n, nq), (n, nv), (n, T, nu) */
   double *qt, *vt;              /* (n, T + 1, nq), (n, T + 1, nv) */
   double *A, *B;                /* (n, T, 2nv, 2nv), (n, T, 2nv, nu), or NULL */
@@ -92,7 +96,7 @@ typedef struct rollout_job {
 
 /* Trajectory i on data d (reset first, so that nothing of the previous trajectory carries over). */
 static void rollout_one(const rollout_job *j, grit_data *d, int i) {
-  const size_t nx = 2 * (size_t)j->nv, T = (size_t)j->T;
+  const size_t nx = (size_t)j->nx, T = (size_t)j->T;
   double *qt = j->qt + (size_t)i * (T + 1) * (size_t)j->nq, *vt = j->vt + (size_t)i * (T + 1) * (size_t)j->nv;
   grit_data_reset(d);
   grit_status s = grit_data_set_qpos(d, j->q0 + (size_t)i * (size_t)j->nq, j->nq);
@@ -185,10 +189,11 @@ PyObject *pg_rollout(PyObject *module, PyObject *args, PyObject *kwargs) {
     PyErr_SetString(PyExc_ValueError, "rollout: too many trajectories or steps");
     goto done;
   }
-  npy_intp dqt[3] = {n, T + 1, nq}, dvt[3] = {n, T + 1, nv}, da[4] = {n, T, 2 * nv, 2 * nv}, db[4] = {n, T, 2 * nv, nu};
+  const int nx = 2 * nv + grit_model_na(m); /* x = (q, v, act) with activations (docs/actuation.md) */
+  npy_intp dqt[3] = {n, T + 1, nq}, dvt[3] = {n, T + 1, nv}, da[4] = {n, T, nx, nx}, db[4] = {n, T, nx, nu};
   qt = pg_zeros(3, dqt), vt = pg_zeros(3, dvt);
   if (!qt || !vt || (derivs && (!(A = pg_zeros(4, da)) || !(B = pg_zeros(4, db))))) goto done;
-  job = (rollout_job){.model = m, .settings = &st, .n = (int)n, .T = (int)T, .nq = nq, .nv = nv, .nu = nu,
+  job = (rollout_job){.model = m, .settings = &st, .n = (int)n, .T = (int)T, .nq = nq, .nv = nv, .nu = nu, .nx = nx,
                       .q0 = PyArray_DATA(q), .v0 = PyArray_DATA(v), .ctrl = PyArray_DATA(u),
                       .qt = PyArray_DATA(qt), .vt = PyArray_DATA(vt), .A = A ? PyArray_DATA(A) : NULL,
                       .B = B ? PyArray_DATA(B) : NULL};

@@ -157,6 +157,26 @@ static int set_ctrl(PgData *s, PyObject *v, void *c) {
   if ((void)c, check_idle(s) < 0) return -1;
   return assign(s, v, grit_model_nu(s->model->model), "ctrl", shadow_u(s), grit_data_ctrl(s->data), grit_data_set_ctrl);
 }
+/* The activations (na,): a copy (there is no shadow to sync a view with); assigned through grit's setter. */
+static PyObject *get_act(PgData *s, void *c) {
+  (void)c;
+  if (!initialized(s)) return NULL;
+  npy_intp n = grit_model_na(s->model->model);
+  PyArrayObject *a = pg_zeros(1, &n);
+  if (a && n) memcpy(PyArray_DATA(a), grit_data_act(s->data), sizeof(double) * (size_t)n);
+  return (PyObject *)a;
+}
+static int set_act(PgData *s, PyObject *v, void *c) {
+  (void)c;
+  if (check_idle(s) < 0) return -1;
+  if (!v) return PyErr_SetString(PyExc_AttributeError, "cannot delete data.act"), -1;
+  npy_intp n = grit_model_na(s->model->model);
+  PyArrayObject *a = pg_array(v, 1, &n, "act");
+  if (!a) return -1;
+  grit_status st = n ? grit_data_set_act(s->data, PyArray_DATA(a), (int)n) : GRIT_OK;
+  Py_DECREF(a);
+  return st == GRIT_OK ? 0 : (pg_raise(st, grit_data_last_error(s->data)), -1);
+}
 static PyObject *get_time(PgData *s, void *c) {
   return (void)c, initialized(s) ? PyFloat_FromDouble(grit_data_time(s->data)) : NULL;
 }
@@ -182,6 +202,7 @@ static PyGetSetDef data_getset[] = {
     {"qpos", (getter)get_qpos, (setter)set_qpos, "positions (nq,): a writable view of the data's own buffer", NULL},
     {"qvel", (getter)get_qvel, (setter)set_qvel, "velocities (nv,): a writable view", NULL},
     {"ctrl", (getter)get_ctrl, (setter)set_ctrl, "controls (nu,): a writable view", NULL},
+    {"act", (getter)get_act, (setter)set_act, "actuator activations (na,): a copy; assign to set them", NULL},
     {"time", (getter)get_time, (setter)set_time, "simulated time, s", NULL},
     {"model", (getter)get_model, NULL, "the grit.Model", NULL},
     {"contact", (getter)get_contact, NULL, "the contact model of the step", NULL},
@@ -198,16 +219,23 @@ static PyObject *data_step(PgData *self, PyObject *args, PyObject *kwargs) {
   grit_data *d = self->data;
   grit_status s = GRIT_OK;
   long k = 0;
+  int interrupted = 0;
   self->busy = 1;
-  Py_BEGIN_ALLOW_THREADS
-  for (; k < n; ++k)
-    if ((s = grit_step(d)) != GRIT_OK) break;
-  Py_END_ALLOW_THREADS
+  while (k < n && s == GRIT_OK && !interrupted) {
+    /* chunks of 64 steps without the GIL; between them Python's signal handlers run, so that Ctrl-C
+     * ends a long step(n) with KeyboardInterrupt (e.steps_done set) instead of waiting for its end */
+    const long end = n - k > 64 ? k + 64 : n;
+    Py_BEGIN_ALLOW_THREADS
+    for (; k < end; ++k)
+      if ((s = grit_step(d)) != GRIT_OK) break;
+    Py_END_ALLOW_THREADS
+    if (k < n && s == GRIT_OK) interrupted = PyErr_CheckSignals() < 0;
+  }
   self->busy = 0;
   shadow_update(self);
-  if (s != GRIT_OK) {
+  if (s != GRIT_OK || interrupted) {
     /* Each failed grit_step leaves the data as it was: the state is that after the k steps done. */
-    pg_raise(s, grit_data_last_error(d));
+    if (!interrupted) pg_raise(s, grit_data_last_error(d));
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
@@ -373,7 +401,8 @@ static PyObject *data_derivatives(PgData *self, PyObject *args, PyObject *kwargs
   grit_param *params = pobj == Py_None ? NULL : pg_params(pobj, &np);
   if (pobj != Py_None && !params) return NULL;
   const grit_model *m = self->model->model;
-  npy_intp da[2] = {2 * grit_model_nv(m), 2 * grit_model_nv(m)}, db[2] = {da[0], grit_model_nu(m)}, dp[2] = {da[0], np};
+  const npy_intp nx = 2 * grit_model_nv(m) + grit_model_na(m); /* x = (q, v, act) with activations */
+  npy_intp da[2] = {nx, nx}, db[2] = {nx, grit_model_nu(m)}, dp[2] = {nx, np};
   PyArrayObject *A = pg_zeros(2, da), *B = pg_zeros(2, db), *P = params ? pg_zeros(2, dp) : NULL;
   grit_status s = GRIT_ERR_OUT_OF_MEMORY;
   if (A && B && (P || !params)) {
@@ -406,6 +435,9 @@ static PyMethodDef data_methods[] = {
     {"stats", (PyCFunction)data_stats, METH_NOARGS, "stats() -> dict: statistics of the last step."},
     {"derivatives", PG_KW(data_derivatives), METH_VARARGS | METH_KEYWORDS,
      "derivatives(params=None) -> (A, B) or (A, B, P): the Jacobians of the last step."},
+    {"derivative_blocks", (PyCFunction)pg_data_derivative_blocks, METH_NOARGS,
+     "derivative_blocks() -> [(state, ctrl, A, B), ...]: A and B of the last step in block-sparse form, one "
+     "block per island (state, ctrl: int64 indices into the tangent state and the controls)."},
     {NULL, NULL, 0, NULL}};
 
 static PyObject *data_repr(PgData *s) {

@@ -82,6 +82,7 @@ static PyObject *names(const grit_model *m, int n, const char *(*name)(const gri
 static PyObject *get_nq(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_nq(s->model)); }
 static PyObject *get_nv(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_nv(s->model)); }
 static PyObject *get_nu(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_nu(s->model)); }
+static PyObject *get_na(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_na(s->model)); }
 static PyObject *get_nbody(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_nbody(s->model)); }
 static PyObject *get_njoint(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_njoint(s->model)); }
 static PyObject *get_ngeom(PgModel *s, void *c) { return (void)c, PyLong_FromLong(grit_model_ngeom(s->model)); }
@@ -194,6 +195,7 @@ static PyGetSetDef model_getset[] = {
     GET(nq, "number of position coordinates"),
     GET(nv, "number of velocity coordinates (degrees of freedom)"),
     GET(nu, "number of actuators (controls)"),
+    GET(na, "number of actuator activations (the state is x = (q, v, act) when > 0; docs/actuation.md)"),
     GET(nbody, "number of bodies, the world (body 0) included"),
     GET(njoint, "number of joints"),
     GET(ngeom, "number of collision geometries"),

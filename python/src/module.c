@@ -4,6 +4,7 @@
 #define PYGRIT_MODULE_C
 #include "pygrit.h"
 
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -181,11 +182,19 @@ int pg_apply_options(PyObject *kw, const pg_option *table, size_t n, void *optio
     char *field = (char *)options + table[i].offset;
     if (table[i].is_int) {
       long x = PyLong_AsLong(value);
-      if (x == -1 && PyErr_Occurred()) return -1;
+      if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return PyErr_Format(PyExc_TypeError, "%s: option '%s' needs an integer", what, name), -1;
+      }
+      if (x < INT_MIN || x > INT_MAX) /* (int) would wrap it silently */
+        return PyErr_Format(PyExc_ValueError, "%s: option '%s' = %ld is out of range", what, name, x), -1;
       *(int *)field = (int)x;
     } else {
       double x = PyFloat_AsDouble(value);
-      if (x == -1.0 && PyErr_Occurred()) return -1;
+      if (x == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return PyErr_Format(PyExc_TypeError, "%s: option '%s' needs a number", what, name), -1;
+      }
       *(double *)field = x;
     }
   }

@@ -98,6 +98,9 @@ extern PyTypeObject PgData_Type;
 /* Passes values written through the state views to grit's setters (see data.c); -1 with grit.Error set
  * when grit rejects them. */
 int pg_data_sync(PgData *d);
+
+/* blocks.c: Data.derivative_blocks() -> [(state, ctrl, A, B), ...] (grit_step_derivatives_blocks). */
+PyObject *pg_data_derivative_blocks(PgData *self, PyObject *unused);
 extern PyTypeObject PgContacts_Type; /* grit.Contacts, a struct sequence */
 
 /* ------------------------------------------------------------------------------------- batch.c */

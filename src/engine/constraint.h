@@ -39,12 +39,13 @@ typedef struct grit_constraint {
   double cost;
   /* Newton's bookkeeping (solver.c): the tangential velocity at the previous iterate, and whether this
    * iteration's Hessian takes Lagged friction's isotropic form for this contact (solver.c: 0 exact, 1 isotropic
-   * at its slip, 2 the model of stiction of the first iteration) */
+   * at its slip, 2 the model of stiction of the first iteration, 3 the primal-dual model with wt) */
   double vt_prev[2];
   int isotropic;
   double gn_start; /* > 0: the first iteration models the contact pressed, with this normal curvature (solver.c) */
   int idle;        /* the last line search proved it without impulse along its whole step (solver.c) */
   int gnz;         /* G has a nonzero entry (solver.c, set with G) */
+  double wt[2];    /* the dual estimate of friction's direction, v_t / s at the solution (solver_start.c, ISO_DUAL) */
 } grit_constraint;
 
 #endif

@@ -41,6 +41,36 @@ void GS_NAME(grit_pair_params)(const GS_NAME(grit_geom_params) * g, int ga, int 
   if (g->dissipation_free) p->d = p->tau_d = GS_C(0.0); /* quasistatic: no velocities to damp */
 }
 
+/* Exactly zero, partials included (a column of J off the contact's chain of dofs). */
+static inline int GS_NAME(delassus_zero)(GS a) {
+#if GS_IS_DUAL
+  int zero = a.v == 0.0;
+  for (int i = 0; i < GRIT_DUAL_N; ++i) zero &= a.d[i] == 0.0;
+  return zero;
+#else
+  return a == 0.0;
+#endif
+}
+
+/* Row i of the forward substitution for three rows at once: each row's operations in the order of the
+ * one-row loop, the factor's entry loaded once for the three (on duals it is 72 bytes; in double the
+ * three chains of subtractions overlap instead of waiting on each other). */
+static inline void GS_NAME(delassus_row3)(const GS *L, const double *C, int n, int j0, int j, GS v[3], GS y[3][64]) {
+  if (C) {
+    for (int q = j0; q < j; ++q) {
+      const double c = C[j * n + q];
+      for (int r = 0; r < 3; ++r) v[r] = GS_SUB(v[r], GS_SCALE(y[r][q], c));
+    }
+    for (int r = 0; r < 3; ++r) y[r][j] = GS_DIVC(v[r], C[j * n + j]);
+  } else {
+    for (int q = j0; q < j; ++q) {
+      const GS l = L[j * n + q];
+      for (int r = 0; r < 3; ++r) v[r] = GS_SUB(v[r], GS_MUL(l, y[r][q]));
+    }
+    for (int r = 0; r < 3; ++r) y[r][j] = GS_DIV(v[r], L[j * n + j]);
+  }
+}
+
 GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
                             int ntree, const int tree[2], const GS *const J[2], GS *tmp) {
   GS w = GS_C(0.0); /* sum over rows and trees of |L^-1 J_row^T|^2 */
@@ -48,14 +78,35 @@ GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *
     const int t = tree[k], n = m->tree_dofnum[t];
     const GS *L = Achol + m->tree_madr[t];
     const double *C = cmask && cmask[t] ? Lc + m->tree_madr[t] : NULL;
+    /* The columns before the first nonzero one of J (a joint limit's dofs before its own; a body's
+     * dofs before its chain) give y = 0 exactly, add 0 to w and subtract 0 from the later entries:
+     * skipped. w is the same to the bit (only the signs of zeros inside could differ, and w, a sum of
+     * squares from +0, never holds a -0; no division by them). */
+    int j0 = n;
     for (int r = 0; r < dim; ++r)
-      for (int j = 0; j < n; ++j) { /* forward substitution L y = J_r^T */
+      for (int j = 0; j < j0; ++j)
+        if (!GS_NAME(delassus_zero)(J[k][r * n + j])) {
+          j0 = j;
+          break;
+        }
+    if (dim == 3 && n <= 64) { /* a contact: the three rows in one pass over the factor */
+      GS y[3][64];
+      for (int j = j0; j < n; ++j) {
+        GS v[3] = {J[k][j], J[k][n + j], J[k][2 * n + j]};
+        GS_NAME(delassus_row3)(L, C, n, j0, j, v, y);
+      }
+      for (int r = 0; r < 3; ++r) /* w's sum in the one-row loop's order */
+        for (int j = j0; j < n; ++j) w = GS_FMA(y[r][j], y[r][j], w);
+      continue;
+    }
+    for (int r = 0; r < dim; ++r)
+      for (int j = j0; j < n; ++j) { /* forward substitution L y = J_r^T */
         GS v = J[k][r * n + j];
         if (C) { /* L constant: L y and y / L with the same values (products commute) */
-          for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_SCALE(tmp[q], C[j * n + q]));
+          for (int q = j0; q < j; ++q) v = GS_SUB(v, GS_SCALE(tmp[q], C[j * n + q]));
           tmp[j] = GS_DIVC(v, C[j * n + j]);
         } else {
-          for (int q = 0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
+          for (int q = j0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
           tmp[j] = GS_DIV(v, L[j * n + j]);
         }
         w = GS_FMA(tmp[j], tmp[j], w);

@@ -339,17 +339,18 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
  * over the island's dofs (e = v - v*). Costs O(ncon) per iteration given J dv. Returns the step;
  * *iters gets the iterations used. */
 static double line_search(grit_solver *s, double dt, const int *con, int ncon, double dAe, double dAd,
-                          int max_iters, int *iters) {
-  const double a_max = 1.5; /* as Drake's SAP: allows a little more than the Newton step */
+                          double a_max, int max_iters, int *iters) {
   double d0, d1, h1;
   *iters = 0;
   const int n = ls_ends(s, dt, con, ncon, a_max, dAe, dAd, &d0, &d1, &h1);
   if (!(d0 < 0.0)) return 0.0; /* not a descent direction (converged to round-off) */
   (*iters)++;
   if (d1 <= 0.0) return a_max;
-  double lo = 0.0, hi = a_max, a = 1.0, dx = hi - lo, dxold = dx, f, df;
-  ls_eval(s, dt, s->lsidx, n, a, dAe, dAd, &f, &df);
-  (*iters)++;
+  double lo = 0.0, hi = a_max, a = 1.0, dx = hi - lo, dxold = dx, f = d1, df = h1;
+  if (a != a_max) { /* (at a_max, the ends' slope and curvature are at hand) */
+    ls_eval(s, dt, s->lsidx, n, a, dAe, dAd, &f, &df);
+    (*iters)++;
+  }
   /* the slope to 1e-6 of its start: the step's test is on the residual, not on alpha, and 1e-10 cost
    * the series' clutters 12-18 % more line-search evaluations for the same Newton iterations */
   const double ftol = 1e-6 * fabs(d0);
@@ -574,11 +575,24 @@ static inline void step_tree(double *restrict v, double *restrict e, double *res
   }
 }
 
+/* The line search's upper bound: after the first iteration 1.5, as Drake's SAP (a little more than the
+ * Newton step); the first iteration's step, whose models predict the contacts' states (the global
+ * phase's isotropic friction, the models of stiction and of contacts pressed, solver_start.c), at most
+ * the whole step. Past it the first step ran into the contacts the prediction got wrong, and the exact
+ * line search spent its evaluations on a minimizer beyond 1 that the next iterations undo: from the same
+ * saved states, Newton iterations per step on the series' clutters of 10 / 40, clutter.xml and the arm
+ * 5.17 / 7.01 / 7.49 / 2.70 -> 5.00 / 6.57 / 7.06 / 2.70 and line-search evaluations 30.8 / 91.8 /
+ * 107.4 / 9.3 -> 25.2 / 71.7 / 84.1 / 8.1, the pile of 50 boxes 71.8 -> 38.9 (docs/performance.md,
+ * stop 16). 0.9 or 1.2 were worse (the series of 40: 7.34, 7.04; the arm 4.63 at 0.9); so was 1 for every
+ * iteration (the arm 2.97). */
+#define FIRST_ALPHA_MAX 1.0
+#define ALPHA_MAX 1.5
+
 /* Phase 5: the exact line search along dv, island by island: each takes its own step, so that an island
  * whose step must be cut (a contact entering, a slip turning) does not hold back the others. v and the
  * constraint velocities move; the islands that moved are left in s->act (returns their count). */
 static int search_islands(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
-                          const double *A, int nact, double *v, grit_solver_stats *st) {
+                          const double *A, int nact, int first, double *v, grit_solver_stats *st) {
   double *ialpha = ISL(s, ISL_ALPHA);
   int moved = 0;
   for (int a = 0; a < nact; ++a) {
@@ -592,7 +606,7 @@ static int search_islands(grit_solver *s, const grit_model *m, const grit_solver
     const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
     for (int q = 0; q < ncon; ++q) constraint_apply(m, &s->c[con[q]], s->jstore, s->dv, 0, s->c[con[q]].dvc);
     int lsi = 0;
-    const double alpha = line_search(s, dt, con, ncon, dAe, dAd, opt->max_ls_iters, &lsi);
+    const double alpha = line_search(s, dt, con, ncon, dAe, dAd, first ? FIRST_ALPHA_MAX : ALPHA_MAX, opt->max_ls_iters, &lsi);
     st->ls_iters += lsi;
     ialpha[k] = alpha;
     if (alpha == 0.0) continue;
@@ -660,7 +674,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
      * above when the constraints' own terms cancel (a stiff contact at the edge of separation: k phi
      * and k h v_n of 1e2 cancelling to 1e-14). */
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
-    nact = search_islands(s, m, opt, dt, A, nact, v, &st);
+    nact = search_islands(s, m, opt, dt, A, nact, iter == 0, v, &st);
     lap(tm, &st.t_linesearch, &tc);
     if (!nact && iter > 0) break; /* no descent left: at the minimizer to round-off */
   }

@@ -10,7 +10,8 @@
 #include "dynamics.h"
 #include "solver_state.h"
 
-/* The Lagged friction term's Hessian for the global phase of Newton's method: mu gamma_n0 I / s with
+/* The Lagged friction term's Hessian for the global phase of Newton's method (and the primal-dual model's,
+ * ISO_DUAL, below grit_solver_choose_isotropic): mu gamma_n0 I / s with
  * s = sqrt(|v_t|^2 + eps^2), instead of the exact mu gamma_n0 (I - t_s t_s^T) / s, into G's tangential
  * block (the normal part is kept). While a contact slips (|v_t| >> eps) the exact Hessian has almost no
  * curvature along the slip, so the Newton step runs far past the stiction kink and the line search cuts
@@ -22,6 +23,14 @@ static double stick_norm(const grit_constraint *c) { return STICK_SOFT_NORM * c-
 
 void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]) {
   memcpy(Gm, c->G, sizeof(double) * 9);
+  if (c->isotropic == ISO_DUAL) {
+    const double x0 = c->vc[0], x1 = c->vc[1], w0 = c->wt[0], w1 = c->wt[1];
+    const double s = sqrt(x0 * x0 + x1 * x1 + c->p.eps * c->p.eps), g = c->p.mu * c->p.gn0 / s, h = 0.5 / s;
+    Gm[0] = g * (1.0 - 2.0 * h * w0 * x0);
+    Gm[1] = Gm[3] = -g * h * (w0 * x1 + x0 * w1);
+    Gm[4] = g * (1.0 - 2.0 * h * w1 * x1);
+    return;
+  }
   const double s = c->isotropic == ISO_STICK ? stick_norm(c)
                                              : sqrt(c->vc[0] * c->vc[0] + c->vc[1] * c->vc[1] + c->p.eps * c->p.eps);
   const double g = c->p.mu * c->p.gn0 / s;
@@ -131,37 +140,78 @@ void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const doub
     }
 }
 
-/* Which Lagged contacts (with friction) take the isotropic Hessian of grit_solver_global_hessian in this
- * iteration: all of them in the global phase (in the first iteration, those predicted to stick the
- * model of stiction instead, ISO_STICK above), else those whose slip (faster than 4 eps) turned by more
- * than 90 degrees since the previous iterate. Such a slip is passing through stiction; with the exact
- * Hessian, flat along the new slip, the next step would run past the kink again and the line search
- * would cut it for every other contact too. Mean Newton iterations over the scaling series of clutters:
- * 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7 (docs/performance.md). After the first iteration the
- * global phase leaves out the contacts slipping faster than GLOBAL_MAX_SLIP eps (unless their slip
- * turned): far from stiction the exact Hessian is the right model (the friction force is saturated,
- * flat along the slip), while the isotropic one, mu gamma_n0 / |v_t| along the slip too, holds a fast
- * slip back, so that its island's steps reached the line search's cap (alpha 1.5) and the slip took
- * many iterations to grow to its value at the solution (a box sliding at 6600 eps while the contacts
- * around it stick). From the same saved states, Newton iterations per step on the series' clutters of
- * 10 / 40, bench_mujoco's clutter 160 and clutter.xml: 5.89 / 8.33 / 10.67 / 8.80 -> 5.77 / 7.95 /
- * 9.91 / 8.38 (thresholds 10, 20, 30, 100, 300 eps: within 1-3 % of 50's, 10 and 300 the worst;
- * docs/performance.md, stop 15). Plain Lagged contacts only: under gradient smoothing the film's grip
- * and viscosity are not the saturated friction this reasons about (and on test_ilqr_tasks' annealed
- * gripper the rule there moved the plan to an iLQR stop called converged 50 mm short of the goal).
- * Then records each contact's slip for the next iteration. */
-#define GLOBAL_MAX_SLIP 50.0
+/* The primal-dual model of Lagged friction (ISO_DUAL), after the first iteration, for every plain Lagged
+ * contact with friction (not under gradient smoothing, whose film's grip and viscosity are not the
+ * saturated friction this reasons about). Friction's impulse is -g w with w = v_t / s, s^2 = |v_t|^2 +
+ * eps^2, g = mu gamma_n0. Its exact Hessian g (I - x x^T / s^2) / s at x = v_t is almost flat along a fast
+ * slip, so a Newton step runs far past the stiction kink and the line search cuts it to a few percent;
+ * the isotropic one, g I / s, holds a fast slip back (its island's steps reach the line search's cap
+ * while the slip grows to its value). Chan, Golub & Mulet's primal-dual Newton for total variation (SIAM
+ * J. Sci. Comput. 20, 1999) meets the same kink: it carries w as a variable of its own, the dual estimate
+ * c->wt, and linearizes s w = x instead of x / s, which gives the Hessian
+ * g (I - (w x^T + x w^T) / (2 s)) / s (symmetrized; positive definite for |w| <= 1, since
+ * |x| < s), and steps w by the same linearization (dual_update). While a contact sticks or slides steadily
+ * w -> x / s and the model is the exact Hessian (quadratic convergence at the end); a slip that the step
+ * reverses meets w pointing the old way, where the model is stiff (up to 2 g / s along the slip) and the
+ * next step does not run past the kink. w = 0 is the isotropic model, w = x / s the exact one: the first
+ * iteration's models (the global phase's isotropic Hessian, the model of stiction) start it. Only the
+ * direction changes: the exact line search minimizes the true l along it and the stopping test is the
+ * same. From the same saved states, Newton iterations per step on the series' clutters of 10 / 40,
+ * clutter.xml, the soft clutter, clutter 160, the arm at push, arm7.xml: 5.79 / 8.07 / 8.77 / 5.83 / 10.02
+ * / 2.87 / 4.15 with the isotropic-or-exact choice of the global phase (below) -> 5.17 / 7.01 / 7.49 /
+ * 5.25 / 8.54 / 2.70 / 4.13 (docs/performance.md, stop 16). */
+/* The dual estimate's step (above): Newton's linearization of w = v_t / s(v_t) at the previous iterate x
+ * along the whole Newton direction d = J_t dv (c->dvc, not the line search's fraction of it: with that
+ * the series' clutter of 40 took 7.83 iterations instead of 7.01), with the previous model's w in place
+ * of x / s in its Jacobian, w+ = x / s + (d - w (x . d) / s) / s, scaled back onto the unit circle when
+ * outside it. After the model of stiction's step (ISO_STICK: friction the linear damper -g v_t / s_stick)
+ * the same with that model's impulse, w+ = (x + d) / s_stick (the arm at push: 3.23 iterations without
+ * this, 2.70 with). prev is the model the previous iteration took. */
+static void dual_update(grit_constraint *c, int prev) {
+  const double x0 = c->vt_prev[0], x1 = c->vt_prev[1], d0 = c->dvc[0], d1 = c->dvc[1];
+  double s = sqrt(x0 * x0 + x1 * x1 + c->p.eps * c->p.eps), xd = (x0 * d0 + x1 * d1) / s;
+  if (prev == ISO_STICK) s = stick_norm(c), xd = 0.0;
+  double w0 = (x0 + d0 - c->wt[0] * xd) / s, w1 = (x1 + d1 - c->wt[1] * xd) / s;
+  const double n = sqrt(w0 * w0 + w1 * w1);
+  if (n > 1.0) w0 /= n, w1 /= n;
+  c->wt[0] = w0, c->wt[1] = w1;
+}
 
+/* Which model of Lagged friction (with gamma_n0 > 0) each contact of island k takes in this iteration.
+ * After the first iteration a plain contact takes the primal-dual model (above). In the first iteration
+ * a plain contact slipping faster than STICK_MIN_SLIP eps at v0 and not predicted to stick (so predicted
+ * to slide) takes the exact Hessian, which the primal-dual model then starts from (from the same saved
+ * states, Newton iterations per step on the series' clutters of 10 / 40, clutter.xml, the soft clutter,
+ * clutter 160: 5.00 / 6.57 / 7.06 / 5.13 / 8.37 -> 4.95 / 6.47 / 6.98 / 5.09 / 8.31, the arms, the pile
+ * and the sphere unchanged; thresholds 10 and 50 eps the same, 1 eps worse). Otherwise the first
+ * iteration, and every iteration of a contact under gradient smoothing: the isotropic Hessian of
+ * grit_solver_global_hessian in the global phase (in the first iteration, those predicted to stick the
+ * model of stiction instead, ISO_STICK above), else the exact one, except for a slip (faster than 4 eps)
+ * that turned by more than 90 degrees since the previous iterate: such a slip is passing through
+ * stiction; with the exact Hessian, flat along the new slip, the next step would run past the kink again
+ * and the line search would cut it for every other contact too (mean Newton iterations over the scaling
+ * series of clutters: 7.9, 13.2, 27.1, 42.1 -> 7.6, 12.0, 23.4, 37.7, docs/performance.md). The first
+ * iteration's models set the dual estimate they stand for (x / s for the exact Hessian, 0 for the
+ * others). Then records each contact's slip for the next iteration. */
 void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global) {
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
     grit_constraint *c = &s->c[s->isl_con[q]];
+    const int prev = c->isotropic;
     c->isotropic = 0;
     if (c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0) {
       const double *a = c->vt_prev, *b = c->vc;
       const double bb = b[0] * b[0] + b[1] * b[1];
-      const int fast = iter > 0 && !(c->p.smooth > 0.0) && !(c->p.grip > 0.0) && bb > GLOBAL_MAX_SLIP * GLOBAL_MAX_SLIP * c->p.eps * c->p.eps;
-      c->isotropic = (global && !fast) || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
-      if (iter == 0 && stick_start && predict_stick(s, c, bb)) c->isotropic = ISO_STICK;
+      const int plain = !(c->p.smooth > 0.0) && !(c->p.grip > 0.0);
+      if (iter > 0 && plain) {
+        dual_update(c, prev);
+        c->isotropic = ISO_DUAL;
+      } else {
+        const int slides = plain && bb > STICK_MIN_SLIP * STICK_MIN_SLIP * c->p.eps * c->p.eps; /* (iteration 0) */
+        c->isotropic = (global && !slides) || (iter > 0 && bb > 16.0 * c->p.eps * c->p.eps && a[0] * b[0] + a[1] * b[1] < 0.0);
+        if (iter == 0 && stick_start && predict_stick(s, c, bb)) c->isotropic = ISO_STICK;
+        const double is = c->isotropic == ISO_EXACT ? 1.0 / sqrt(bb + c->p.eps * c->p.eps) : 0.0;
+        c->wt[0] = b[0] * is, c->wt[1] = b[1] * is;
+      }
     }
     c->vt_prev[0] = c->vc[0];
     c->vt_prev[1] = c->vc[1];

@@ -139,8 +139,9 @@ static inline double breaking_velocity(const grit_constraint *c, double dt) {
 }
 
 /* grit_constraint.isotropic: the exact Hessian, the isotropic one at the contact's slip, or at the
- * stiction model's soft norm (ISO_STICK, below GLOBAL_RESIDUAL) */
-enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2 };
+ * stiction model's soft norm (ISO_STICK, below GLOBAL_RESIDUAL), or the primal-dual model with the dual
+ * estimate grit_constraint.wt (ISO_DUAL, solver_start.c) */
+enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2, ISO_DUAL = 3 };
 
 /* solver_start.c */
 void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);

@@ -55,6 +55,30 @@ GRIT_ILQR_API grit_status grit_ilqr_grit_set_derivative_smoothing(grit_ilqr_grit
 GRIT_ILQR_API grit_status grit_ilqr_grit_solve_annealed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta0, double factor,
                                           double delta_min, grit_ilqr_result *result);
 
+/* Grip to squeeze (docs/ilqr.md, "Planning across separation"): a plan made under gradient smoothing
+ * may hold an object by a grip the exact model does not have (the film's friction without a normal
+ * force). This replays the controls u (horizon x nu, row k = u_k; changed in place) from x0 (nx) under
+ * the knots' current step settings and, after each step k, adds to u_k the controls that press every
+ * contact of two moving bodies with the normal force its friction used, times a safety factor:
+ * (margin |gamma_t| / mu - gamma_n) / dt where positive (gamma the contact's impulse, mu its friction
+ * coefficient), mapped to the actuators through their joints (hinge and slide transmissions, least
+ * squares on each dof; other actuators are left as they are). Contacts with a static body (supports)
+ * are skipped. margin > 0 (1: exactly the friction used; >= 2.5 measured to transfer the gripper of
+ * docs/ilqr.md). The result is not clamped (grit_ilqr_set_controls clamps). */
+GRIT_ILQR_API grit_status grit_ilqr_grit_squeeze_from_grip(grit_ilqr_grit *adapter, const double *x0, double margin,
+                                                           double *u);
+
+/* Solves with gradient smoothing delta (> 0), then on the exact model (delta 0) twice: from that plan
+ * as it is, and from the plan with its grip turned into a squeeze (grit_ilqr_grit_squeeze_from_grip with
+ * `margin` under delta, from the solver's x0), and keeps the second unless it ends at a higher cost or
+ * violates the constraints more (then the exact solve is run once more from the first's result, so
+ * that the solver holds that plan). The
+ * result's stop and cost are the last exact solve's; its counts and times add up all the solves;
+ * initial_cost is the first's. The adapter ends with smoothing 0. Returns the first error. For grasps
+ * planned from open fingers (docs/ilqr.md, the gripper: margin 3 with delta 3-8 cm). */
+GRIT_ILQR_API grit_status grit_ilqr_grit_solve_squeezed(grit_ilqr_grit *adapter, grit_ilqr *solver, double delta,
+                                                        double margin, grit_ilqr_result *result);
+
 /* The message of the last failure inside a callback ("" if none). */
 GRIT_ILQR_API const char *grit_ilqr_grit_last_error(const grit_ilqr_grit *adapter);
 
