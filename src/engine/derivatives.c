@@ -240,15 +240,18 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   grit_deriv_lagged_prepare(m, d, w);
   grit_deriv_clear_inputs(m, d, w);
   if (!A || !grit_deriv_uses_delassus(d)) return GRIT_OK;
+  /* every tree's factor when the position passes take Delassus estimates from it (derivatives_delassus.c) */
+  const int lin = grit_deriv_delassus_lin_on(d, w);
   int any = 0;
   for (int t = 0; t < m->ntree; ++t) {
-    if (!w->qconst[t]) continue;
-    any = 1;
+    if (!w->qconst[t] && !lin) continue;
+    any |= w->qconst[t];
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
+  if (lin) grit_block_cholesky(m, w->Ad, NULL);
   if (!any) return GRIT_OK;
-  grit_block_cholesky(m, w->Ad, w->qconst);
+  if (!lin) grit_block_cholesky(m, w->Ad, w->qconst);
   grit_deriv_free_inverses(m, w); /* the contacts' Delassus estimates without J_c (derivatives_free.c) */
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t]) continue;

@@ -72,6 +72,7 @@ struct grit_deriv_ws {
   double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
   double *Ainv;                           /* (nM) A^-1 of the qconst trees (grit_deriv_free_inverses) */
   int no_free_closed;                     /* nonzero: free bodies' closed forms off, the dual paths (tests) */
+  int no_delassus_lin;                    /* nonzero: position passes factor A in dual numbers (tests) */
   void *arena;
 };
 
@@ -131,6 +132,14 @@ int grit_deriv_free_delassus_ok(const grit_model *m, const grit_deriv_ws *w, con
 struct grit_contact_candidate;
 grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, const struct grit_contact_candidate *cand,
                                    const grit_constraint *k, const grit_dual *pa, const grit_dual *pb);
+
+/* The Delassus estimate of a constraint in a position pass from the double factor of A's values (w->Ad,
+ * every tree, prepare_passes) and A's dual partials in the trees of dmask (NULL: all), without A's dual
+ * factor (derivatives_delassus.c); whether this call's position passes use it (the constraints read
+ * Delassus estimates, not quasistatic: its A changes after the factor; trees of at most 64 dofs). */
+int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w);
+grit_dual grit_deriv_delassus_lin(const grit_model *m, const grit_deriv_ws *w, const char *dmask, int dim, int ntree,
+                                  const int tree[2], const grit_dual *const J[2]);
 
 /* ---- the columns (derivatives_columns.c) */
 
