@@ -88,6 +88,12 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->mask3, m->ntree);
   GRIT_CARVE(c, w->Ad, m->nM);
   GRIT_CARVE(c, w->Ainv, m->nM);
+  GRIT_CARVE(c, w->dsup, m->nM);
+  GRIT_CARVE(c, w->dsup_n, m->ntree);
+  GRIT_CARVE(c, w->dsup_at, m->ntree);
+  GRIT_CARVE(c, w->zc, (size_t)6 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->zc_w, w->cap_edges / 2 + 1);
+  GRIT_CARVE(c, w->zc_at, w->cap_edges / 2 + 1);
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
   GRIT_CARVE_KIN(c, w->kd, m);
@@ -242,6 +248,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   if (!A || !grit_deriv_uses_delassus(d)) return GRIT_OK;
   /* every tree's factor when the position passes take Delassus estimates from it (derivatives_delassus.c) */
   const int lin = grit_deriv_delassus_lin_on(d, w);
+  if (lin) grit_deriv_delassus_lin_begin(m, w);
   int any = 0;
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t] && !lin) continue;

@@ -299,6 +299,7 @@ static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
   w->nbwr = 0;
   if (++w->eval_no != 0u) return;
   for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = 0u; /* the clock wrapped */
+  for (int t = 0; t < m->ntree; ++t) w->dsup_at[t] = 0u;
   w->eval_no = 1u;
 }
 
@@ -436,7 +437,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const grit_dual *Jc[2] = {J[0], J[1]};
     /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
     const grit_dual wd = wfree    ? grit_deriv_free_delassus(m, w, &d->collision->c[i], k, geo.pa, geo.pb)
-                         : lin_w  ? grit_deriv_delassus_lin(m, w, mmask, k->dim, k->ntree, k->tree, Jc)
+                         : lin_w  ? grit_deriv_delassus_lin(m, w, mmask, i, k->dim, k->ntree, k->tree, Jc)
                          : need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
                                                        k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
