@@ -8,9 +8,9 @@
  * the same derivative the dual Cholesky factor and the dual substitutions give (forward mode of the
  * same algorithm), computed from the double factor of A's values: the dual factor of an n-dof tree
  * costs about n^3 / 6 dual operations in every position pass (a 62-dof humanoid: 18 % of A, B) and its
- * dual substitutions 3 n^2 / 2 per contact; here a contact costs 3 n^2 doubles for z and n^2 / 2
- * multiply-adds per lane for the contraction of dA's lower triangle (the half the factor reads) with
- * Z = sum_r z_r z_r^T. */
+ * dual substitutions 3 n^2 / 2 per contact; here a contact solves z in double once per call (kept
+ * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
+ * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
 #include "quasistatic.h"
 
