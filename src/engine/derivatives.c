@@ -88,6 +88,12 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->mask3, m->ntree);
   GRIT_CARVE(c, w->Ad, m->nM);
   GRIT_CARVE(c, w->Ainv, m->nM);
+  GRIT_CARVE(c, w->dsup, m->nM);
+  GRIT_CARVE(c, w->dsup_n, m->ntree);
+  GRIT_CARVE(c, w->dsup_at, m->ntree);
+  GRIT_CARVE(c, w->zc, (size_t)6 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->zc_w, w->cap_edges / 2 + 1);
+  GRIT_CARVE(c, w->zc_at, w->cap_edges / 2 + 1);
   GRIT_CARVE(c, w->Dq, 36 * nj);
   GRIT_CARVE(c, w->Dv, 36 * nj);
   GRIT_CARVE_KIN(c, w->kd, m);
@@ -240,15 +246,19 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   grit_deriv_lagged_prepare(m, d, w);
   grit_deriv_clear_inputs(m, d, w);
   if (!A || !grit_deriv_uses_delassus(d)) return GRIT_OK;
+  /* every tree's factor when the position passes take Delassus estimates from it (derivatives_delassus.c) */
+  const int lin = grit_deriv_delassus_lin_on(d, w);
+  if (lin) grit_deriv_delassus_lin_begin(m, w);
   int any = 0;
   for (int t = 0; t < m->ntree; ++t) {
-    if (!w->qconst[t]) continue;
-    any = 1;
+    if (!w->qconst[t] && !lin) continue;
+    any |= w->qconst[t];
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
+  if (lin) grit_block_cholesky(m, w->Ad, NULL);
   if (!any) return GRIT_OK;
-  grit_block_cholesky(m, w->Ad, w->qconst);
+  if (!lin) grit_block_cholesky(m, w->Ad, w->qconst);
   grit_deriv_free_inverses(m, w); /* the contacts' Delassus estimates without J_c (derivatives_free.c) */
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t]) continue;

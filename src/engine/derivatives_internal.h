@@ -72,6 +72,13 @@ struct grit_deriv_ws {
   double tphase[GRIT_DERIV_NPHASE];       /* the last call's phase times, us (grit_deriv_phase_times) */
   double *Ainv;                           /* (nM) A^-1 of the qconst trees (grit_deriv_free_inverses) */
   int no_free_closed;                     /* nonzero: free bodies' closed forms off, the dual paths (tests) */
+  int no_delassus_lin;                    /* nonzero: position passes factor A in dual numbers (tests) */
+  unsigned short *dsup;                   /* (nM) per tree, the lower-triangle entries i 64 + j of A with
+                                           * partials in this evaluation (derivatives_delassus.c) */
+  int *dsup_n;                            /* (ntree) their number */
+  unsigned *dsup_at;                      /* (ntree) the evaluation they were listed in (eval_no) */
+  double *zc, *zc_w;                      /* (6 maxn, 1 per constraint) A^-1 J^T of its rows and its w, */
+  unsigned *zc_at, call_no;               /* the same in every pass of a call: kept, stamped with the call */
   void *arena;
 };
 
@@ -131,6 +138,16 @@ int grit_deriv_free_delassus_ok(const grit_model *m, const grit_deriv_ws *w, con
 struct grit_contact_candidate;
 grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, const struct grit_contact_candidate *cand,
                                    const grit_constraint *k, const grit_dual *pa, const grit_dual *pb);
+
+/* The Delassus estimate of a constraint in a position pass from the double factor of A's values (w->Ad,
+ * every tree, prepare_passes) and A's dual partials in the trees of dmask (NULL: all), without A's dual
+ * factor (derivatives_delassus.c); whether this call's position passes use it (the constraints read
+ * Delassus estimates, not quasistatic: its A changes after the factor; trees of at most 64 dofs). */
+int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w);
+grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                  int ntree, const int tree[2], const grit_dual *const J[2]);
+/* A new call: the kept A^-1 J^T of the constraints (values, the same in every pass) expire. */
+void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w);
 
 /* ---- the columns (derivatives_columns.c) */
 

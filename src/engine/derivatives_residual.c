@@ -299,6 +299,7 @@ static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
   w->nbwr = 0;
   if (++w->eval_no != 0u) return;
   for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = 0u; /* the clock wrapped */
+  for (int t = 0; t < m->ntree; ++t) w->dsup_at[t] = 0u;
   w->eval_no = 1u;
 }
 
@@ -319,9 +320,12 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
   seed_positions(m, d, w, kin_all ? NULL : active);
   const int need_w = grit_deriv_uses_delassus(d);
+  /* position passes: Delassus estimates from A's double factor and dual partials (derivatives_delassus.c),
+   * no dual factor, so no tree but the seeded ones needs its dual A */
+  const int lin_w = need_w && skip_qconst && grit_deriv_delassus_lin_on(d, w);
   /* only the seeded trees change; the others keep their constant values */
   const char *const kmask = kin_all ? NULL : active;
-  const char *mmask = kin_all && need_w ? NULL : active, *vmask = active;
+  const char *mmask = kin_all && need_w && !lin_w ? NULL : active, *vmask = active;
   int any_m = 1, any_v = 1; /* whether any tree's M, c are recomputed */
   if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
     any_m = any_v = 0;
@@ -347,7 +351,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       if (w->qconst[t])
         for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
           w->A[i] = grit_dual_const(d->Aprev[i]);
-  if (need_w) {
+  if (need_w && !lin_w) {
     for (int t = 0; t < m->ntree; ++t)
       if (!mmask || mmask[t])
         for (int i = m->tree_madr[t]; i < m->tree_madr[t] + m->tree_dofnum[t] * m->tree_dofnum[t]; ++i)
@@ -433,6 +437,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const grit_dual *Jc[2] = {J[0], J[1]};
     /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
     const grit_dual wd = wfree    ? grit_deriv_free_delassus(m, w, &d->collision->c[i], k, geo.pa, geo.pb)
+                         : lin_w  ? grit_deriv_delassus_lin(m, w, mmask, i, k->dim, k->ntree, k->tree, Jc)
                          : need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
                                                        k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_delassus.c — a constraint's Delassus estimate on dual numbers without A's dual factor
+ * (position passes of grit_step_derivatives).
+ *
+ * w = (1/dim) sum_r J_r A^-1 J_r^T over the rows r of the constraint and the trees it touches. Its
+ * partials along any seeded direction are
+ *     dw = (1/dim) sum_r (2 dJ_r . z_r - z_r^T dA z_r),   z_r = A^-1 J_r^T (values only),
+ * the same derivative the dual Cholesky factor and the dual substitutions give (forward mode of the
+ * same algorithm), computed from the double factor of A's values: the dual factor of an n-dof tree
+ * costs about n^3 / 6 dual operations in every position pass (a 62-dof humanoid: 18 % of A, B) and its
+ * dual substitutions 3 n^2 / 2 per contact; here a contact solves z in double once per call (kept
+ * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
+ * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
+#include "derivatives_internal.h"
+#include "quasistatic.h"
+
+enum { ROWS = 3, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
+
+/* Tree t's lower-triangle entries of A with partials in this evaluation, listed once per evaluation:
+ * a pass seeds a few dofs, and A's entries of two dofs whose joints lie outside their chains do not
+ * move (a leg's dofs do not move the other legs' blocks), so on a many-limbed tree the contraction
+ * runs over a fraction of the triangle. */
+static const unsigned short *support(const grit_model *m, grit_deriv_ws *w, int t, int *count) {
+  const int n = m->tree_dofnum[t];
+  unsigned short *list = w->dsup + m->tree_madr[t];
+  if (w->dsup_at[t] != w->eval_no) {
+    const grit_dual *A = w->A + m->tree_madr[t];
+    int k = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        int moves = 0;
+        for (int l = 0; l < GRIT_DUAL_N; ++l) moves |= A[i * n + j].d[l] != 0.0;
+        if (moves) list[k++] = (unsigned short)(i * MAXN + j);
+      }
+    w->dsup_n[t] = k;
+    w->dsup_at[t] = w->eval_no;
+  }
+  *count = w->dsup_n[t];
+  return list;
+}
+
+/* z_r = A^-1 J_r^T of rows r0 .. r0 + nr - 1 of one tree slot (values), their |L^-1 J_r^T|^2 into *wv. */
+static void solve_rows(int n, const double *L, const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
+  for (int r = 0; r < nr; ++r) {
+    const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
+    double *y = z + r * ldz;
+    int j0 = 0; /* y is zero before J_r's first nonzero value */
+    while (j0 < n && Jr[j0].v == 0.0) y[j0++] = 0.0;
+    for (int j = j0; j < n; ++j) { /* L y = J_r^T */
+      double s = Jr[j].v;
+      for (int q = j0; q < j; ++q) s -= L[j * n + q] * y[q];
+      y[j] = s / L[j * n + j];
+      *wv += y[j] * y[j];
+    }
+    for (int j = n - 1; j >= 0; --j) { /* L^T z = y */
+      double s = y[j];
+      for (int q = j + 1; q < n; ++q) s -= L[q * n + j] * y[q];
+      y[j] = s / L[j * n + j];
+    }
+  }
+}
+
+/* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
+ * 2 dJ_r . z_r, and - z_r^T dA z_r over dA's nsup entries with partials sup (dA NULL: constant). */
+static void rows_partials(int n, const grit_dual *dA, const unsigned short *sup, int nsup, const grit_dual *J,
+                          int r0, int nr, const double *z, int ldz, double acc[GRIT_DUAL_N]) {
+  for (int r = 0; r < nr; ++r) {
+    const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
+    for (int j = 0; j < n; ++j) {
+      const double zj = 2.0 * z[r * ldz + j];
+      for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] += Jr[j].d[l] * zj;
+    }
+  }
+  if (!dA) return;
+  for (int e = 0; e < nsup; ++e) { /* - <dA, Z> over the lower triangle, the off-diagonal entries twice */
+    const int i = sup[e] / MAXN, j = sup[e] % MAXN;
+    double zz = 0.0;
+    for (int r = 0; r < nr; ++r) zz += z[r * ldz + i] * z[r * ldz + j];
+    zz = i == j ? -zz : -2.0 * zz;
+    const grit_dual *a = dA + i * n + j;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] += a->d[l] * zz;
+  }
+}
+
+int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w) {
+  return !w->no_delassus_lin && w->maxn <= MAXN && !grit_quasistatic_last_step(d) && grit_deriv_uses_delassus(d);
+}
+
+void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
+  (void)m;
+  if (++w->call_no != 0u) return;
+  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = 0u; /* the clock wrapped */
+  w->call_no = 1u;
+}
+
+grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                  int ntree, const int tree[2], const grit_dual *const J[2]) {
+  double wv = 0.0, acc[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
+  /* a constraint of at most three rows keeps its z from its first pass in the call (J's and A's values
+   * are the same in every pass: q0 (+) 0) */
+  const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
+  double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
+  const int fresh = !keep || w->zc_at[ic] != w->call_no;
+  for (int k = 0; k < ntree; ++k) {
+    const int t = tree[k], n = m->tree_dofnum[t];
+    const double *L = w->Ad + m->tree_madr[t];
+    const grit_dual *dA = !dmask || dmask[t] ? w->A + m->tree_madr[t] : NULL;
+    int nsup = 0;
+    const unsigned short *sup = dA ? support(m, w, t, &nsup) : NULL;
+    double zloc[ROWS * MAXN];
+    for (int r0 = 0; r0 < dim; r0 += ROWS) {
+      const int nr = dim - r0 < ROWS ? dim - r0 : ROWS;
+      double *z = keep ? zk + (size_t)k * ROWS * (size_t)ldz : zloc;
+      const int lz = keep ? ldz : MAXN;
+      if (fresh) solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
+      rows_partials(n, dA, sup, nsup, J[k], r0, nr, z, lz, acc);
+    }
+  }
+  if (keep && fresh) w->zc_w[ic] = wv, w->zc_at[ic] = w->call_no;
+  if (keep) wv = w->zc_w[ic];
+  grit_dual out = grit_dual_const(wv / dim);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) out.d[l] = acc[l] / dim;
+  return out;
+}
