@@ -195,7 +195,11 @@ static void log_it(void *ctx, const grit_ilqr_iteration *it) {
 /* The solver over the adapter (default step settings) with the task's weights; controls u_ref. */
 static void task_solver(task *t, const grit_ilqr_options *o) {
   char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_ilqr_grit_create(t->m, t->N, NULL, &t->a, msg), GRIT_OK, "%s", msg);
+  /* the rollouts solved ten times tighter than a simulation's steps, as examples/arm_push_ball's (a line
+   * search compares costs a looser solve's error moves: docs/ilqr.md, stop 16) */
+  grit_step_settings st = grit_default_step_settings();
+  st.rel_tol *= 0.1;
+  cr_assert_eq(grit_ilqr_grit_create(t->m, t->N, &st, &t->a, msg), GRIT_OK, "%s", msg);
   grit_ilqr_problem p;
   memset(&p, 0, sizeof p);
   p.dynamics = grit_ilqr_grit_dynamics(t->a);
