@@ -3,6 +3,7 @@
  * against the general GJK/EPA path, symmetry, margin and capacity rules. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "collision_test_util.h"
 #include "geometry_internal.h"
@@ -127,6 +128,49 @@ Test(collision, support_and_aabb) {
   double d[3] = {0, 0, 1}, x[3];
   grit_shape pl = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
   cr_expect_eq(grit_shape_support(&pl, d, x), GRIT_ERR_INVALID_ARGUMENT);
+}
+
+/* The sequential scan the convex support had before its four lanes (stop 17): the first vertex of
+ * greatest d.v. */
+static const double *support_reference(const double *v, int n, const double d[3]) {
+  int best = 0;
+  double bv = d[0] * v[0] + d[1] * v[1] + d[2] * v[2];
+  for (int i = 1; i < n; ++i) {
+    const double h = d[0] * v[3 * i] + d[1] * v[3 * i + 1] + d[2] * v[3 * i + 2];
+    if (h > bv) bv = h, best = i;
+  }
+  return v + 3 * best;
+}
+
+/* The convex support (four lanes) and world box (one pass) against the sequential scans, to the bit:
+ * vertex counts 4..23 (every remainder of the lanes), repeated vertices (ties: the first one wins) and
+ * directions along the axes (ties between vertices of a flat face). */
+Test(collision, convex_support_and_box_same_bits_as_scans) {
+  unsigned long long s = 7;
+  double v[24][3];
+  for (int n = 4; n <= 23; ++n) {
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k) v[i][k] = i >= 6 && i % 5 == 0 ? v[i - 3][k] : 0.1 * (double)(int)ct_uniform(&s, -4, 4);
+    const grit_shape c = grit_shape_convex(&v[0][0], n);
+    for (int trial = 0; trial < 60; ++trial) {
+      double d[3], x[3];
+      for (int k = 0; k < 3; ++k) d[k] = trial < 6 ? (k == trial % 3) * (trial < 3 ? 1.0 : -1.0) : ct_uniform(&s, -1, 1);
+      grit_shape_core_support(&c, d, x);
+      cr_assert(memcmp(x, support_reference(&v[0][0], n, d), sizeof x) == 0, "n = %d: support differs", n);
+      ct_pose P = ct_random_pose(&s, 1.0);
+      if (trial % 2) /* an axis-aligned pose: ties in the box's scans */
+        for (int k = 0; k < 9; ++k) P.R[k] = k % 4 == 0;
+      double lo[3], hi[3];
+      grit_shape_world_aabb(&c, P.p, P.R, 0.01, lo, hi);
+      for (int k = 0; k < 3; ++k) {
+        double e[3] = {P.R[3 * k], P.R[3 * k + 1], P.R[3 * k + 2]}, me[3] = {-e[0], -e[1], -e[2]};
+        const double *a = support_reference(&v[0][0], n, e), *b = support_reference(&v[0][0], n, me);
+        const double h = P.p[k] + e[0] * a[0] + e[1] * a[1] + e[2] * a[2] + 0.01;
+        const double l = P.p[k] - (me[0] * b[0] + me[1] * b[1] + me[2] * b[2]) - 0.01;
+        cr_assert(memcmp(&hi[k], &h, sizeof h) == 0 && memcmp(&lo[k], &l, sizeof l) == 0, "n = %d trial %d k %d: box differs: hi %.17g %.17g lo %.17g %.17g", n, trial, k, hi[k], h, lo[k], l);
+      }
+    }
+  }
 }
 
 /* --------------------------------------------------------------------- exact analytic cases */

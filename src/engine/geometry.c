@@ -138,15 +138,58 @@ grit_status grit_shape_validate(const grit_shape *s, char msg[GRIT_MESSAGE_SIZE]
 
 static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; } /* sign with sgn(0) = +1: deterministic ties */
 
+/* The first vertex of greatest d.v. Four lanes (vertex i in lane i mod 4) keep independent chains of
+ * comparisons (the sequential scan is one long dependency chain); each lane keeps its first maximum and
+ * the lanes merge by value, ties to the lower index: the same vertex as the sequential scan, whose
+ * strict > keeps the lowest index among equal values (for finite d; vertices are validated finite). */
 static void support_convex(const grit_shape *s, const double d[3], double out[3]) {
   const double *v = s->vertices;
-  int best = 0;
-  double bv = d[0] * v[0] + d[1] * v[1] + d[2] * v[2];
-  for (int i = 1; i < s->nvert; ++i) {
-    double h = d[0] * v[3 * i] + d[1] * v[3 * i + 1] + d[2] * v[3 * i + 2];
-    if (h > bv) bv = h, best = i; /* strict: the lowest index wins ties */
+  const int n = s->nvert;
+  double bv[4];
+  int best[4], lanes = n < 4 ? n : 4;
+  for (int j = 0; j < lanes; ++j) bv[j] = d[0] * v[3 * j] + d[1] * v[3 * j + 1] + d[2] * v[3 * j + 2], best[j] = j;
+  int i = 4;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) {
+      const double *w = v + 3 * (i + j);
+      const double h = d[0] * w[0] + d[1] * w[1] + d[2] * w[2];
+      if (h > bv[j]) bv[j] = h, best[j] = i + j;
+    }
+  for (int j = 0; i + j < n; ++j) {
+    const double *w = v + 3 * (i + j);
+    const double h = d[0] * w[0] + d[1] * w[1] + d[2] * w[2];
+    if (h > bv[j]) bv[j] = h, best[j] = i + j;
   }
-  memcpy(out, v + 3 * best, 3 * sizeof(double));
+  int b = 0;
+  for (int j = 1; j < lanes; ++j)
+    if (bv[j] > bv[b] || (bv[j] == bv[b] && best[j] < best[b])) b = j;
+  memcpy(out, v + 3 * best[b], 3 * sizeof(double));
+}
+
+/* A CONVEX shape's world box in one pass over its vertices: the six supports along +-(row k of R) that
+ * grit_shape_world_aabb takes, each the first vertex of greatest (least) d_k.v as support_convex picks
+ * it (-d.v is exactly -(d.v)), and the bounds from those vertices by the same expressions as there: the
+ * same bits as six scans. */
+static void convex_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                              double hi[3]) {
+  const double *v = s->vertices;
+  double hmax[3], hmin[3];
+  int imax[3] = {0, 0, 0}, imin[3] = {0, 0, 0};
+  for (int k = 0; k < 3; ++k) hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
+  for (int i = 1; i < s->nvert; ++i) {
+    const double *w = v + 3 * i;
+    for (int k = 0; k < 3; ++k) {
+      const double h = R[3 * k] * w[0] + R[3 * k + 1] * w[1] + R[3 * k + 2] * w[2];
+      if (h > hmax[k]) hmax[k] = h, imax[k] = i;
+      if (h < hmin[k]) hmin[k] = h, imin[k] = i;
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    const double *d = R + 3 * k, *x = v + 3 * imax[k], *y = v + 3 * imin[k];
+    const double nd[3] = {-d[0], -d[1], -d[2]};
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    lo[k] = p[k] - (nd[0] * y[0] + nd[1] * y[1] + nd[2] * y[2]) - margin;
+  }
 }
 
 void grit_shape_core_support(const grit_shape *s, const double d[3], double out[3]) {
@@ -251,6 +294,10 @@ void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double 
       }
       lo[k] = c - e - margin, hi[k] = c + e + margin;
     }
+    return;
+  }
+  if (s->type == GRIT_GEOM_CONVEX) {
+    convex_world_aabb(s, p, R, margin, lo, hi);
     return;
   }
   for (int k = 0; k < 3; ++k) {
