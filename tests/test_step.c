@@ -185,6 +185,47 @@ Test(step, collision_query_matches_brute_force_on_200_bodies) {
   grit_model_free(m);
 }
 
+/* The query keeps a CONVEX geometry's box while its place keeps its bits (collision.c, same_place): a
+ * fixed hull and three on free bodies, the bodies moved and moved back; every box must have the bits of
+ * one made afresh at the current place. */
+Test(step, collision_convex_boxes_follow_their_geometries) {
+  static double v[8][3];
+  for (int i = 0; i < 8; ++i)
+    for (int k = 0; k < 3; ++k) v[i][k] = (i >> k & 1) ? 0.05 * (k + 1) : -0.04 * (k + 1);
+  scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  grit_builder *b = scene_builder(1e-3, NULL);
+  grit_geom_def fixed = scene_geom(&c, 0, grit_shape_convex(&v[0][0], 8));
+  grit_builder_add_geom(b, &fixed, NULL);
+  for (int i = 0; i < 3; ++i) {
+    const double pos[3] = {0.3 * i, 0.1, 0.2};
+    grit_geom_def g = scene_geom(&c, scene_free_body(b, 1, 0.01, 0.01, 0.01, pos), grit_shape_convex(&v[0][0], 8));
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  grit_forward_kinematics(d);
+  double xpos[3 * 8], xmat[9 * 8];
+  cr_assert(m->nbody <= 8);
+  memcpy(xpos, d->kin.xpos, 3 * (size_t)m->nbody * sizeof(double));
+  memcpy(xmat, d->kin.xmat, 9 * (size_t)m->nbody * sizeof(double));
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int pass = 0; pass < 4; ++pass) {
+    if (pass % 2) xpos[3 * 2 + 1] += 0.01; /* body 2 moves (passes 1 and 3), back in pass 2 */
+    if (pass == 2) xpos[3 * 2 + 1] -= 0.02;
+    if (pass == 3) xmat[9 * 3] = -xmat[9 * 3], xmat[9 * 3 + 4] = -xmat[9 * 3 + 4]; /* body 3 turns by pi */
+    grit_collision *col = d->collision;
+    cr_assert_eq(grit_collision_detect(col, m, xpos, xmat, NULL, msg), GRIT_OK, "%s", msg);
+    for (int g = 0; g < m->ngeom; ++g) {
+      double lo[3], hi[3];
+      grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
+      cr_assert(!memcmp(lo, col->aabb + 6 * g, sizeof lo) && !memcmp(hi, col->aabb + 6 * g + 3, sizeof hi),
+                "pass %d geom %d: a stale box", pass, g);
+    }
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* One free sphere (r = 5 cm) over the ground plane with its lowest point `gap` above it, velocity v
  * (linear, then angular); returns the number of contact candidates of one step at dt = 1 ms without
  * gravity, and the speed the step ends with along z (through *vz). */

@@ -28,15 +28,17 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->gpos = calloc(3 * (size_t)ng + 1, sizeof(double));
   col->gmat = calloc(9 * (size_t)ng + 1, sizeof(double));
   col->aabb = calloc(6 * (size_t)ng + 1, sizeof(double));
+  col->aabb_key = malloc((13 * (size_t)ng + 1) * sizeof(double));
   col->gmargin = calloc((size_t)ng + 1, sizeof(double));
   col->grad = calloc((size_t)ng + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->gmargin || !col->grad || !col->pairs || !col->c ||
+  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->gmargin || !col->grad || !col->pairs || !col->c ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
   }
+  for (size_t i = 0; i < 13 * (size_t)ng; ++i) col->aabb_key[i] = NAN;
   for (int g = 0; g < ng; ++g) {
     col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
     col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
@@ -52,6 +54,7 @@ void grit_collision_free(grit_collision *col) {
   free(col->gpos);
   free(col->gmat);
   free(col->aabb);
+  free(col->aabb_key);
   free(col->gmargin);
   free(col->grad);
   free(col->pairs);
@@ -124,6 +127,20 @@ static void speculative_margins(grit_collision *col, const grit_model *m, const 
   }
 }
 
+/* Whether geometry g is where its box was last made, to the bit (then that box is still its box: a
+ * function of the shape, the pose and the margin; a CONVEX box costs a pass over the hull, and a
+ * geometry on a fixed or resting body keeps its place). Records the place otherwise. */
+static int same_place(grit_collision *col, int g) {
+  double *key = col->aabb_key + 13 * g;
+  if (!memcmp(key, col->gpos + 3 * g, 3 * sizeof(double)) && !memcmp(key + 3, col->gmat + 9 * g, 9 * sizeof(double)) &&
+      !memcmp(key + 12, col->gmargin + g, sizeof(double)))
+    return 1;
+  memcpy(key, col->gpos + 3 * g, 3 * sizeof(double));
+  memcpy(key + 3, col->gmat + 9 * g, 9 * sizeof(double));
+  key[12] = col->gmargin[g];
+  return 0;
+}
+
 grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
                                   const grit_collision_motion *motion, char *message) {
   const int ng = m->ngeom;
@@ -139,8 +156,9 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   for (int g = 0; g < ng; ++g) /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap */
     if (m->geom_margin[g] > col->gmargin[g]) col->gmargin[g] = m->geom_margin[g];
   for (int g = 0; g < ng; ++g)
-    grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
-                          col->aabb + 6 * g + 3);
+    if (m->geom_shape[g].type != GRIT_GEOM_CONVEX || !same_place(col, g))
+      grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
+                            col->aabb + 6 * g + 3);
   int np = 0;
   grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, m, col->pairs, col->cap_pairs, &np, NULL);
   if (s == GRIT_OK) s = add_explicit_pairs(col, m, &np);

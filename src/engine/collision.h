@@ -25,6 +25,8 @@ typedef struct grit_collision {
   double *gpos;     /* (3 ngeom) geometry origins, world */
   double *gmat;     /* (9 ngeom) geometry orientations, world */
   double *aabb;     /* (6 ngeom) margin-inflated boxes */
+  double *aabb_key; /* (13 ngeom) a CONVEX geometry's origin, orientation and margin its box was made at
+                       (NaN before the first: a margin is never NaN, so never equal), to reuse the box while they keep their bits */
   double *gmargin;  /* (ngeom) each geometry's margin in the last query */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
