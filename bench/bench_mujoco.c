@@ -36,7 +36,11 @@
  *     --series: the scaling series only;  --quick: fewer steps (a smoke run);  --no-fd: no MuJoCo FD;
  *     --robots: public robot scenes instead (tests/models: MuJoCo's and dm_control's humanoids, ANYmal C,
  *              dm_control's quadruped, the Allegro hand with its cube, the planar stacker, cheetah,
- *              walker, hopper, acrobot), each from its qpos0, no series;
+ *              walker, hopper, acrobot; since stop 17 also Menagerie's Go1, A1, ANYmal B, OP3, Panda and
+ *              UR5e on a box, dm_control's humanoid, manipulator, ball in cup and finger), each from its
+ *              qpos0, no series;
+ *     MODEL.xml ...: any files instead, each from its qpos0 as the robot scenes (200 steps of warm-up, 500
+ *              measured), or from key KEY with MODEL.xml@KEY (30 steps from the key, ten times);
  *     --lenient: grit loads the files given leniently (what it refuses ignored with a warning);
  *     --cpu-time: time by the thread's CPU clock (a loaded machine's descheduling left out);
  *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's).
@@ -483,6 +487,18 @@ int main(int argc, char **argv) {
       ROBOT("dm_control_suite/walker.xml", "walker", 0),
       ROBOT("dm_control_suite/hopper.xml", "hopper", 0),
       ROBOT("dm_control_suite/acrobot.xml", "acrobot (no contact)", 0),
+      /* stop 17: Menagerie's collision models (meshes of visual geometry left out, PROVENANCE) and four
+       * more of dm_control's suite */
+      ROBOT("menagerie_collision/unitree_go1/scene.xml", "Unitree Go1", 0),
+      ROBOT("menagerie_collision/unitree_a1/scene.xml", "Unitree A1", 0),
+      ROBOT("menagerie_collision/anybotics_anymal_b/scene.xml", "ANYmal B", 0),
+      ROBOT("menagerie_collision/robotis_op3/scene.xml", "ROBOTIS OP3 (hulls)", 0),
+      ROBOT("menagerie_collision/franka_emika_panda/scene.xml", "Panda (hulls)", 0),
+      ROBOT("menagerie_collision/universal_robots_ur5e/scene_box.xml", "UR5e on a box", 0),
+      ROBOT("dm_control_suite/humanoid.xml", "humanoid (dm_c)", 0),
+      ROBOT("dm_control_suite/manipulator.xml", "manipulator (dm_c)", 0),
+      ROBOT("dm_control_suite/ball_in_cup.xml", "ball in cup", 0),
+      ROBOT("dm_control_suite/finger.xml", "finger", 0),
   };
 #undef ROBOT
   const int nrobots = (int)(sizeof robot_scenes / sizeof robot_scenes[0]);
