@@ -5,6 +5,7 @@
  * chain and two-branch constraints, and a stepped trajectory against the dense path. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,4 +278,34 @@ Test(treechol, trajectory_matches_dense_path) {
   for (int i = 0; i < nq; ++i) worst = fmax(worst, fabs(qb[i] - qd[i]));
   cr_log_info("largest coordinate difference %.3g", worst);
   cr_expect(worst < 1e-8, "%.3g", worst);
+}
+
+/* A's pattern with tendon actuators: a position servo (implicit stiffness) on a fixed tendon along one
+ * leg keeps it, one across the two legs does not; a plain motor on that tendon adds nothing to A. */
+static int keeps_with_tendon(const char *joints, const char *actuator) {
+  char xml[2048];
+  snprintf(xml, sizeof xml,
+           "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.1'/>"
+           " <body><joint name='a1' type='hinge'/><geom type='sphere' size='0.05' pos='0 0 -0.1'/>"
+           "  <body><joint name='a2' type='hinge'/><geom type='sphere' size='0.05' pos='0 0 -0.2'/></body></body>"
+           " <body><joint name='b1' type='hinge'/><geom type='sphere' size='0.05' pos='0 0.1 -0.1'/></body>"
+           "</body></worldbody><tendon><fixed name='t'>%s</fixed></tendon>"
+           "<actuator>%s</actuator></mujoco>",
+           joints, actuator);
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  const int keeps = grit_treechol_a_keeps_pattern(m, 0);
+  grit_model_free(m);
+  return keeps;
+}
+
+Test(treechol, tendon_actuators_and_the_pattern) {
+  const char *leg = "<joint joint='a1' coef='1'/><joint joint='a2' coef='0.5'/>";
+  const char *across = "<joint joint='a2' coef='1'/><joint joint='b1' coef='-1'/>";
+  cr_expect(keeps_with_tendon(leg, "<position tendon='t' kp='50'/>"));
+  cr_expect(!keeps_with_tendon(across, "<position tendon='t' kp='50'/>"));
+  cr_expect(keeps_with_tendon(across, "<motor tendon='t'/>"));
 }

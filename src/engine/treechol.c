@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "actuation.h"
+#include "actuation_muscle.h"
+#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
 #include "status_internal.h"
 
 struct grit_treechol {
@@ -78,11 +81,31 @@ int grit_treechol_is_chain(const grit_model *m, int t, const int *idx, int nc) {
   return 1;
 }
 
+/* Whether fixed tendon k's joints' dofs lie on one path to the root (its J^T J keeps the pattern). */
+static int fixed_tendon_chain(const grit_model *m, int k) {
+  int idx[64], nc = 0, t = -1;
+  for (int w = m->ten_adr[k]; w < m->ten_adr[k] + m->ten_num[k]; ++w) {
+    const int d = m->jnt_dofadr[m->wrap_obj[w]];
+    if (nc == 64 || (t >= 0 && m->dof_tree[d] != t)) return 0;
+    t = m->dof_tree[d];
+    int i = nc++; /* insertion, ascending */
+    while (i > 0 && idx[i - 1] > d - m->tree_dofadr[t]) idx[i] = idx[i - 1], --i;
+    idx[i] = d - m->tree_dofadr[t];
+  }
+  return t < 0 || grit_treechol_is_chain(m, t, idx, nc);
+}
+
 int grit_treechol_a_keeps_pattern(const grit_model *m, int t) {
   for (int a = 0; a < m->nu; ++a) {
-    if (m->act_trntype[a] == GRIT_TRN_JOINT) continue; /* a diagonal term (grit_actuator_operator) */
-    const int d = m->act_dof[a];
-    if (d < 0 || m->dof_tree[d] == t) return 0; /* (a tree unknown: every tree, to be safe) */
+    if (!grit_actuator_has_length_fn(m, a)) continue; /* a joint's: diagonal (grit_actuator_operator); adhesion: none */
+    if (m->dof_tree[m->act_dof[a]] != t) continue;
+    double kq, kv;
+    grit_actuator_slopes(m, a, &kq, &kv);
+    if (kq == 0.0 && kv == 0.0) continue; /* never implicit: adds nothing to A (grit_actuator_tendon) */
+    const int k = m->act_tendon[a];
+    if (m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[k] == GRIT_TENDON_FIXED && fixed_tendon_chain(m, k))
+      continue;
+    return 0; /* a rank-one term over the moment's dofs, which may join two branches */
   }
   return 1;
 }

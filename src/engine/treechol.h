@@ -32,8 +32,9 @@ double grit_treechol_flops(const grit_treechol *tc, int t);
  * ancestor of (or is) the last. J^T G J of a constraint with those nonzero columns keeps the pattern. */
 int grit_treechol_is_chain(const grit_model *m, int t, const int *idx, int nc);
 
-/* Whether tree t's A (M plus the implicit step's diagonal terms) always has the mass matrix's pattern:
- * no actuator other than a joint's writes into it (a tendon actuator's rank-one term couples its dofs). */
+/* Whether tree t's A (M plus the implicit step's terms) always has the mass matrix's pattern: joint
+ * actuators add to the diagonal; a tendon, slider-crank or site actuator with an implicit slope adds a
+ * rank-one term over its moment's dofs, which keeps the pattern for a fixed tendon on one path only. */
 int grit_treechol_a_keeps_pattern(const grit_model *m, int t);
 
 /* The entries of the lower pattern (i, j), j an ancestor of i or i, of tree t's dense row-major n x n
