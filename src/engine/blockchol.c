@@ -396,8 +396,10 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     if (tree_on && !tree_on[t]) continue;
     /* a tree with its own sparsity and alone in its part: factored in tree order (treechol.h), which
      * gathers its pattern from diag itself (no copy of the block) */
-    b->tree_tc[t] = b->chain && b->chain[t] && b->part_ptr[b->part[t] + 1] - b->part_ptr[b->part[t]] == 1;
-    if (b->tree_tc[t]) continue;
+    if (b->chain) { /* (NULL: no tree may; tree_tc all zero) */
+      b->tree_tc[t] = b->chain[t] && b->part_ptr[b->part[t] + 1] - b->part_ptr[b->part[t]] == 1;
+      if (b->tree_tc[t]) continue;
+    }
     if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 1 % of the step) */
       memcpy(Lx + b->doff[p], diag + m->tree_madr[t], sizeof(double) * 36);
     else
@@ -427,7 +429,7 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
     if (tree_on && !tree_on[b->order[p]]) continue;
-    if (b->tree_tc[b->order[p]]) {
+    if (b->chain && b->tree_tc[b->order[p]]) {
       const int t = b->order[p], adr = m->tree_dofadr[t];
       b->last_flops += grit_treechol_flops(b->tc, t);
       const int bad = grit_treechol_factor(b->tc, t, diag + m->tree_madr[t], Lx + b->doff[p], b->inv + adr, &lo, &hi);
@@ -513,7 +515,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
     for (int p = 0; p < nt; ++p) { /* L y = b, by columns */
       const int n = dim[b->order[p]], t = b->order[p];
       if (tree_on && !tree_on[t]) continue;
-      if (b->tree_tc[t]) { /* alone in its part: both substitutions now */
+      if (b->chain && b->tree_tc[t]) { /* alone in its part: both substitutions now */
         grit_treechol_solve(b->tc, t, b->Lx + b->doff[p], b->inv + b->m->tree_dofadr[t], x + b->m->tree_dofadr[t]);
         continue;
       }
@@ -523,7 +525,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
       const int n = dim[b->order[p]];
-      if ((tree_on && !tree_on[b->order[p]]) || b->tree_tc[b->order[p]]) continue;
+      if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]])) continue;
       if (n == 6) solve_backward_column(b, p, 6, x);
       else if (n == 7) solve_backward_column(b, p, 7, x);
       else solve_backward_column(b, p, n, x);
@@ -531,6 +533,9 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
   }
 }
 
-void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) { b->chain = chain; }
+void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) {
+  b->chain = chain;
+  memset(b->tree_tc, 0, (size_t)b->nt); /* the factors to come decide (tested only while chain is set) */
+}
 
 double grit_blockchol_flops(const grit_blockchol *b) { return b->last_flops; }

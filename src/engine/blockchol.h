@@ -50,7 +50,8 @@ const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts);
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part);
 
 /* The trees whose block has the tree's own sparsity (every nonzero joins a dof to an ancestor) in the
- * coming factorizations (NULL: none; the array must stay valid while set): such a tree coupled to no
+ * coming factorizations (NULL: none, and no test of it; the array must stay valid while set; set it
+ * before a factorization, not between a factorization and its solves): such a tree coupled to no
  * other is factored in tree order without fill (treechol.h), and its solves follow. */
 void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain);
 

@@ -120,7 +120,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     grit_hessian_free(h);
     return bs;
   }
-  grit_blockchol_set_chain(h->bc, h->chain);
+  grit_blockchol_set_chain(h->bc, h->any_tc ? h->chain : NULL);
   cholmod_start(&h->cc);
   h->cc.print = 0;
   h->cc.nmethods = 1;
@@ -157,6 +157,14 @@ void grit_hessian_free(grit_hessian *h) {
 }
 
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
+  h->any_tc = 0;
+  if (allow) init_tree_order(h);
+  else memset(h->tc_ok, 0, (size_t)h->m->ntree);
+  memset(h->chain, 0, (size_t)h->m->ntree);
+  grit_blockchol_set_chain(h->bc, h->any_tc ? h->chain : NULL);
+  h->factored = 0;
+}
 int grit_hessian_path(const grit_hessian *h) { return h->last_path; }
 double grit_hessian_flops(const grit_hessian *h) {
   return h->last_path == 1   ? grit_blockchol_flops(h->bc)
@@ -468,7 +476,7 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
                      const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
   if (ntree != 1 || n < CHAIN_MIN_NV || n > 64 || dim > 3) {
-    for (int k = 0; k < ntree; ++k)
+    for (int k = 0; h->any_tc && k < ntree; ++k)
       if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
     return 0;
   }

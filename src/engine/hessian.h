@@ -69,4 +69,9 @@ int grit_hessian_path(const grit_hessian *h);
  * benchmarks and tests. */
 void grit_hessian_force_path(grit_hessian *h, int path);
 
+/* Allows (1, the default) or forbids (0) the tree-ordered factorization of a tree's block on the
+ * block-sparse path (treechol.h), for benchmarks and tests: forbidden, every tree takes the dense
+ * block path as before it existed. */
+void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
+
 #endif
