@@ -55,6 +55,7 @@ struct grit_hessian {
   unsigned char *chain; /* (ntree) every constraint added to it since begin kept the pattern */
   unsigned char *fresh; /* (ntree) its block in diag equals A off the lower pattern (no other term added) */
   int any_tc;           /* some tree may */
+  grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
@@ -110,6 +111,11 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
   init_tree_order(h);
+  grit_status ts = grit_treechol_create(m, &h->tcp, message);
+  if (ts != GRIT_OK) {
+    grit_hessian_free(h);
+    return ts;
+  }
   if (!h->diag || !h->pa || !h->pb || !h->poff || !h->sym_pa || !h->sym_pb || !h->cblock || !h->hash ||
       !h->tree_pairs || !h->tree_pairadr || !h->tree_fill || (h->nv <= GRIT_HESSIAN_DENSE_BUFFER_MAX_NV && !h->Hd)) {
     grit_hessian_free(h);
@@ -153,6 +159,7 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_fill);
   free(h->Hd);
   free(h->tc_ok), free(h->chain), free(h->fresh);
+  grit_treechol_free(h->tcp);
   free(h);
 }
 
@@ -262,7 +269,7 @@ static void begin_tree_order(grit_hessian *h, const double *A, const unsigned ch
   for (int t = 0; t < m->ntree; ++t) {
     const int n = m->tree_dofnum[t], a = m->tree_madr[t];
     if (on && !on[t]) continue;
-    if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(m, t, A + a, h->diag + a);
+    if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
     else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
     h->fresh[t] = 1;
     h->chain[t] = h->tc_ok[t];

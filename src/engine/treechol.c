@@ -110,10 +110,16 @@ int grit_treechol_a_keeps_pattern(const grit_model *m, int t) {
   return 1;
 }
 
-void grit_treechol_copy_pattern(const grit_model *m, int t, const double *S, double *D) {
+void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D) {
+  const grit_model *m = tc->m;
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  for (int i = 0; i < n; ++i)
-    for (int j = adr + i; j >= 0; j = m->dof_parent[j]) D[i * n + j - adr] = S[i * n + j - adr];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k = 0; k < n; ++k) { /* the compact rows' columns: contiguous, no walk over dof_parent */
+    const int *ck = col + rowadr[k];
+    const double *sk = S + (size_t)k * n;
+    double *dk = D + (size_t)k * n;
+    for (int e = 0; e < rownnz[k]; ++e) dk[ck[e]] = sk[ck[e]];
+  }
 }
 
 /* The factor's and the many-column solve's contiguous loops are also compiled for AVX2 (4 doubles per
