@@ -473,11 +473,13 @@ static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessia
 }
 #endif
 
-/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV to 64 dofs when J
- * has zero columns; returns 0 (nothing added) otherwise. */
 /* A term that may leave the tree's pattern: the tree's block is factored densely, and its next begin
  * copies it whole. */
 static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
+
+/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV to 64 dofs when J
+ * has zero columns; returns 0 (nothing added) otherwise. On the way it tells whether the constraint
+ * keeps a tree-ordered tree's pattern (off_pattern when it does not). */
 
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                      const double *G) {

@@ -7,8 +7,10 @@
  * constraint touches together. The factorization is dense (LAPACK dpotrf on the expanded matrix) for
  * small nv, otherwise the block-sparse Cholesky of blockchol.h or, when the step settings ask for it,
  * CHOLMOD's supernodal Cholesky under AMD (grit_hessian_force_path picks the path). The symbolic analysis is
- * redone only when the set of coupled pairs changes. The last numeric factor is kept and serves any
- * number of right-hand sides. */
+ * redone only when the set of coupled pairs changes. On the block-sparse path a tree of 12 to 64 dofs
+ * coupled to no other whose constraints are all chains to the root is factored in its own order
+ * without fill (treechol.h). The last numeric factor is kept and serves any number of right-hand
+ * sides. */
 #ifndef GRIT_HESSIAN_H
 #define GRIT_HESSIAN_H
 
