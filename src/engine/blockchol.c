@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "status_internal.h"
+#include "treechol.h"
 
 
 
@@ -47,8 +48,11 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->Lx = malloc(sizeof(double) * b->cap_x);
   b->cap_pairs = max_pairs > 0 ? max_pairs : 1;
   b->pairs = malloc(sizeof *b->pairs * (size_t)b->cap_pairs);
+  b->tree_tc = calloc(nt, 1);
+  const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
-      !b->part || !b->part_ptr || !b->part_pos || !b->rows || !b->roff || !b->Lx || !b->pairs) {
+      !b->part || !b->part_ptr || !b->part_pos || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
+      ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
   }
@@ -60,7 +64,8 @@ void grit_blockchol_free(grit_blockchol *b) {
   if (!b) return;
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
-  free(b->part), free(b->part_ptr), free(b->part_pos);
+  free(b->part), free(b->part_ptr), free(b->part_pos), free(b->tree_tc);
+  grit_treechol_free(b->tc);
   free(b);
 }
 
@@ -389,6 +394,12 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   for (int p = 0; p < nt; ++p) {
     const int t = b->order[p], n = dim[t];
     if (tree_on && !tree_on[t]) continue;
+    /* a tree with its own sparsity and alone in its part: factored in tree order (treechol.h), which
+     * gathers its pattern from diag itself (no copy of the block) */
+    if (b->chain) { /* (NULL: no tree may; tree_tc all zero) */
+      b->tree_tc[t] = b->chain[t] && b->part_ptr[b->part[t] + 1] - b->part_ptr[b->part[t]] == 1;
+      if (b->tree_tc[t]) continue;
+    }
     if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 1 % of the step) */
       memcpy(Lx + b->doff[p], diag + m->tree_madr[t], sizeof(double) * 36);
     else
@@ -418,6 +429,17 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
     if (tree_on && !tree_on[b->order[p]]) continue;
+    if (b->chain && b->tree_tc[b->order[p]]) {
+      const int t = b->order[p], adr = m->tree_dofadr[t];
+      b->last_flops += grit_treechol_flops(b->tc, t);
+      const int bad = grit_treechol_factor(b->tc, t, diag + m->tree_madr[t], Lx + b->doff[p], b->inv + adr, &lo, &hi);
+      if (bad >= 0)
+        return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                              "Hessian factorization: not positive definite or not finite (tree-ordered Cholesky, "
+                              "tree %d, dof %d)",
+                              t, adr + bad);
+      continue;
+    }
     b->last_flops += b->col_flops[p];
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
     const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi, avx2)
@@ -491,20 +513,29 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
   for (int c = 0; c < nrhs; ++c) {
     double *x = B + (size_t)c * nv;
     for (int p = 0; p < nt; ++p) { /* L y = b, by columns */
-      const int n = dim[b->order[p]];
-      if (tree_on && !tree_on[b->order[p]]) continue;
+      const int n = dim[b->order[p]], t = b->order[p];
+      if (tree_on && !tree_on[t]) continue;
+      if (b->chain && b->tree_tc[t]) { /* alone in its part: both substitutions now */
+        grit_treechol_solve(b->tc, t, b->Lx + b->doff[p], b->inv + b->m->tree_dofadr[t], x + b->m->tree_dofadr[t]);
+        continue;
+      }
       if (n == 6) solve_forward_column(b, p, 6, x);
       else if (n == 7) solve_forward_column(b, p, 7, x);
       else solve_forward_column(b, p, n, x);
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
       const int n = dim[b->order[p]];
-      if (tree_on && !tree_on[b->order[p]]) continue;
+      if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]])) continue;
       if (n == 6) solve_backward_column(b, p, 6, x);
       else if (n == 7) solve_backward_column(b, p, 7, x);
       else solve_backward_column(b, p, n, x);
     }
   }
+}
+
+void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) {
+  b->chain = chain;
+  memset(b->tree_tc, 0, (size_t)b->nt); /* the factors to come decide (tested only while chain is set) */
 }
 
 double grit_blockchol_flops(const grit_blockchol *b) { return b->last_flops; }

@@ -49,6 +49,12 @@ const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts);
  * and written, and the work is that of the part alone. */
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part);
 
+/* The trees whose block has the tree's own sparsity (every nonzero joins a dof to an ancestor) in the
+ * coming factorizations (NULL: none, and no test of it; the array must stay valid while set; set it
+ * before a factorization, not between a factorization and its solves): such a tree coupled to no
+ * other is factored in tree order without fill (treechol.h), and its solves follow. */
+void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

@@ -6,6 +6,7 @@
 
 #include "blockchol.h"
 #include "blockchol_internal.h"
+#include "treechol.h"
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
@@ -121,6 +122,10 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
     const double *L = Lx + b->doff[p];
     double *Y = T + (size_t)adr[t] * C;
     if (rows_zero(Y, n, nc)) continue; /* y = L^-1 0 = 0, and it subtracts nothing from later rows */
+    if (b->chain && b->tree_tc[t]) { /* tree-ordered, alone in its part: both substitutions now */
+      grit_treechol_solve_rows(b->tc, t, L, b->inv + adr[t], Y, C, nc);
+      continue;
+    }
     if (n == 6) {
       diag_solve6(L, Y, nc, 1);
     } else {
@@ -154,6 +159,7 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
     const double *L = Lx + b->doff[p];
     double *Y = T + (size_t)adr[t] * C;
+    if (b->chain && b->tree_tc[t]) continue; /* solved in the forward sweep */
     for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
       const int ti = b->order[b->rows[e]], mi = dim[ti];
       const double *X = Lx + b->roff[e];

@@ -12,6 +12,7 @@
 #include "blockchol.h"
 #include "densechol.h"
 #include "status_internal.h"
+#include "treechol.h"
 
 /* The dense buffer is allocated up to this nv (8 MB); beyond it only the sparse path exists. */
 #define GRIT_HESSIAN_DENSE_BUFFER_MAX_NV 1024
@@ -49,10 +50,31 @@ struct grit_hessian {
   int sym_path;   /* the path (1 block, 2 CHOLMOD) whose analysis that is */
   double sym_flops; /* CHOLMOD's flop count of the analysed pattern's factorization */
 
+  /* the tree-ordered factorization of a tree's block (treechol.h) on the block-sparse path */
+  unsigned char *tc_ok; /* (ntree) the tree may take it: TREECHOL_MIN_NV to 64 dofs, A with M's pattern */
+  unsigned char *chain; /* (ntree) every constraint added to it since begin kept the pattern */
+  unsigned char *fresh; /* (ntree) its block in diag equals A off the lower pattern (no other term added) */
+  int any_tc;           /* some tree may */
+  grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
+
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
   int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
 };
+
+/* Trees from this size on take the tree-ordered factorization when their constraints keep the pattern
+ * (the chain assembly below, from CHAIN_MIN_NV dofs, finds whether they do). Measured: see
+ * docs/performance.md (stop 17, branch treechol). */
+#define TREECHOL_MIN_NV 12
+
+static void init_tree_order(grit_hessian *h) {
+  const grit_model *m = h->m;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int n = m->tree_dofnum[t];
+    h->tc_ok[t] = n >= TREECHOL_MIN_NV && n <= 64 && grit_treechol_a_keeps_pattern(m, t);
+    h->any_tc |= h->tc_ok[t];
+  }
+}
 
 grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_max_nv, grit_hessian **out,
                                 char *message) {
@@ -81,6 +103,19 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   h->tree_pairadr = calloc((size_t)m->ntree + 1, sizeof(int));
   h->tree_fill = calloc((size_t)m->ntree + 1, sizeof(int));
   if (h->nv <= GRIT_HESSIAN_DENSE_BUFFER_MAX_NV) h->Hd = calloc((size_t)h->nv * h->nv + 1, sizeof(double));
+  h->tc_ok = calloc((size_t)m->ntree + 1, 1);
+  h->chain = calloc((size_t)m->ntree + 1, 1);
+  h->fresh = calloc((size_t)m->ntree + 1, 1);
+  if (!h->tc_ok || !h->chain || !h->fresh) {
+    grit_hessian_free(h);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
+  }
+  init_tree_order(h);
+  grit_status ts = grit_treechol_create(m, &h->tcp, message);
+  if (ts != GRIT_OK) {
+    grit_hessian_free(h);
+    return ts;
+  }
   if (!h->diag || !h->pa || !h->pb || !h->poff || !h->sym_pa || !h->sym_pb || !h->cblock || !h->hash ||
       !h->tree_pairs || !h->tree_pairadr || !h->tree_fill || (h->nv <= GRIT_HESSIAN_DENSE_BUFFER_MAX_NV && !h->Hd)) {
     grit_hessian_free(h);
@@ -91,6 +126,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     grit_hessian_free(h);
     return bs;
   }
+  grit_blockchol_set_chain(h->bc, h->any_tc ? h->chain : NULL);
   cholmod_start(&h->cc);
   h->cc.print = 0;
   h->cc.nmethods = 1;
@@ -122,10 +158,20 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_pairadr);
   free(h->tree_fill);
   free(h->Hd);
+  free(h->tc_ok), free(h->chain), free(h->fresh);
+  grit_treechol_free(h->tcp);
   free(h);
 }
 
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
+  h->any_tc = 0;
+  if (allow) init_tree_order(h);
+  else memset(h->tc_ok, 0, (size_t)h->m->ntree);
+  memset(h->chain, 0, (size_t)h->m->ntree);
+  grit_blockchol_set_chain(h->bc, h->any_tc ? h->chain : NULL);
+  h->factored = 0;
+}
 int grit_hessian_path(const grit_hessian *h) { return h->last_path; }
 double grit_hessian_flops(const grit_hessian *h) {
   return h->last_path == 1   ? grit_blockchol_flops(h->bc)
@@ -213,11 +259,29 @@ void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->t
 
 /* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
 static const unsigned char *trees_on(const grit_hessian *h);
+static int choose_path(const grit_hessian *h);
+
+/* grit_hessian_begin when some tree may be factored in tree order: such a tree's block whose entries
+ * off the lower pattern still equal A's (zero) gets only the pattern copied (the factor reads nothing
+ * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others whole. */
+static void begin_tree_order(grit_hessian *h, const double *A, const unsigned char *on) {
+  const grit_model *m = h->m;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int n = m->tree_dofnum[t], a = m->tree_madr[t];
+    if (on && !on[t]) continue;
+    if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
+    else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+    h->fresh[t] = 1;
+    h->chain[t] = h->tc_ok[t];
+  }
+}
 
 void grit_hessian_begin(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
   const unsigned char *on = trees_on(h);
-  if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
+  if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
+  if (h->any_tc && choose_path(h) == 1) begin_tree_order(h, A, on);
+  else if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
   else
     for (int t = 0; t < m->ntree; ++t) {
       const int n = m->tree_dofnum[t];
@@ -226,7 +290,9 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
         memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * 36);
       else
         memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)n * (size_t)n);
+      if (h->any_tc) h->fresh[t] = 1;
     }
+  if (h->any_tc && choose_path(h) != 1 && !on) memset(h->fresh, 1, (size_t)m->ntree);
   if (!on) memset(h->cblock, 0, sizeof(double) * h->cblock_used);
   else /* only the coupling blocks of the trees rebuilt (the pattern may hold others' pairs) */
     for (int k = 0; k < h->npairs; ++k)
@@ -407,12 +473,22 @@ static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessia
 }
 #endif
 
+/* A term that may leave the tree's pattern: the tree's block is factored densely, and its next begin
+ * copies it whole. */
+static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
+
 /* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV to 64 dofs when J
- * has zero columns; returns 0 (nothing added) otherwise. */
+ * has zero columns; returns 0 (nothing added) otherwise. On the way it tells whether the constraint
+ * keeps a tree-ordered tree's pattern (off_pattern when it does not). */
+
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                      const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
-  if (ntree != 1 || n < CHAIN_MIN_NV || n > 64 || dim > 3) return 0;
+  if (ntree != 1 || n < CHAIN_MIN_NV || n > 64 || dim > 3) {
+    for (int k = 0; h->any_tc && k < ntree; ++k)
+      if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
+    return 0;
+  }
   int idx[64], nc = 0;
   const double *J0 = J[0];
   for (int c = 0; c < n; ++c) {
@@ -421,6 +497,8 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
     idx[nc] = c;
     nc += nz;
   }
+  /* two branches (a contact of the tree with itself, a tendon): fill; a chain keeps the pattern */
+  if (h->tc_ok[tree[0]] && !grit_treechol_is_chain(h->m, tree[0], idx, nc)) off_pattern(h, tree[0]);
   if (nc == n) return 0;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {

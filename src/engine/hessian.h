@@ -7,8 +7,10 @@
  * constraint touches together. The factorization is dense (LAPACK dpotrf on the expanded matrix) for
  * small nv, otherwise the block-sparse Cholesky of blockchol.h or, when the step settings ask for it,
  * CHOLMOD's supernodal Cholesky under AMD (grit_hessian_force_path picks the path). The symbolic analysis is
- * redone only when the set of coupled pairs changes. The last numeric factor is kept and serves any
- * number of right-hand sides. */
+ * redone only when the set of coupled pairs changes. On the block-sparse path a tree of 12 to 64 dofs
+ * coupled to no other whose constraints are all chains to the root is factored in its own order
+ * without fill (treechol.h). The last numeric factor is kept and serves any number of right-hand
+ * sides. */
 #ifndef GRIT_HESSIAN_H
 #define GRIT_HESSIAN_H
 
@@ -68,5 +70,10 @@ int grit_hessian_path(const grit_hessian *h);
 /* Forces the dense (0), block-sparse (1) or CHOLMOD (2) path, or the automatic choice (-1), for
  * benchmarks and tests. */
 void grit_hessian_force_path(grit_hessian *h, int path);
+
+/* Allows (1, the default) or forbids (0) the tree-ordered factorization of a tree's block on the
+ * block-sparse path (treechol.h), for benchmarks and tests: forbidden, every tree takes the dense
+ * block path as before it existed. */
+void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
 
 #endif

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* treechol.c — the tree-ordered Cholesky without fill. See treechol.h. */
+#include "treechol.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "actuation.h"
+#include "actuation_muscle.h"
+#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
+#include "status_internal.h"
+
+struct grit_treechol {
+  const grit_model *m;
+  int *rowadr;   /* (nv) where dof i's compact row starts, from its tree's first value */
+  int *rownnz;   /* (nv) its values: its ancestors, then itself */
+  int *colind;   /* the rows' local columns, ascending (the dof itself last), at the tree's colind start */
+  int *treeadr;  /* (ntree) each tree's first entry in colind */
+  int *treesize; /* (ntree) each tree's number of values */
+  double *flops; /* (ntree) of a factorization */
+};
+
+grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char *message) {
+  *out = NULL;
+  grit_treechol *tc = calloc(1, sizeof *tc);
+  if (!tc) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
+  tc->m = m;
+  size_t total = 0;
+  for (int i = 0; i < m->nv; ++i)
+    for (int j = i; j >= 0; j = m->dof_parent[j]) ++total;
+  tc->rowadr = calloc((size_t)m->nv + 1, sizeof(int));
+  tc->rownnz = calloc((size_t)m->nv + 1, sizeof(int));
+  tc->colind = calloc(total + 1, sizeof(int));
+  tc->treeadr = calloc((size_t)m->ntree + 1, sizeof(int));
+  tc->treesize = calloc((size_t)m->ntree + 1, sizeof(int));
+  tc->flops = calloc((size_t)m->ntree + 1, sizeof(double));
+  if (!tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops) {
+    grit_treechol_free(tc);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
+  }
+  int pos = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    double fl = 0.0;
+    tc->treeadr[t] = pos;
+    for (int k = 0; k < n; ++k) {
+      int r = 0;
+      for (int j = adr + k; j >= 0; j = m->dof_parent[j]) ++r;
+      tc->rowadr[adr + k] = pos - tc->treeadr[t];
+      tc->rownnz[adr + k] = r;
+      int e = r;
+      for (int j = adr + k; j >= 0; j = m->dof_parent[j]) tc->colind[pos + --e] = j - adr; /* ascending */
+      pos += r;
+      fl += 2.0 * (double)(r - 1) * (double)r / 2.0 + (double)r; /* the updates, the scaling */
+    }
+    tc->treesize[t] = pos - tc->treeadr[t];
+    tc->flops[t] = fl;
+  }
+  *out = tc;
+  return GRIT_OK;
+}
+
+void grit_treechol_free(grit_treechol *tc) {
+  if (!tc) return;
+  free(tc->rowadr), free(tc->rownnz), free(tc->colind), free(tc->treeadr), free(tc->treesize), free(tc->flops);
+  free(tc);
+}
+
+int grit_treechol_size(const grit_treechol *tc, int t) { return tc->treesize[t]; }
+double grit_treechol_flops(const grit_treechol *tc, int t) { return tc->flops[t]; }
+
+int grit_treechol_is_chain(const grit_model *m, int t, const int *idx, int nc) {
+  if (nc <= 1) return 1;
+  const int adr = m->tree_dofadr[t];
+  int p = adr + idx[nc - 1];
+  for (int k = nc - 2; k >= 0; --k) {
+    const int want = adr + idx[k];
+    while (p > want) p = m->dof_parent[p]; /* ancestors have smaller indices; -1 ends the path */
+    if (p != want) return 0;
+  }
+  return 1;
+}
+
+/* Whether fixed tendon k's joints' dofs lie on one path to the root (its J^T J keeps the pattern). */
+static int fixed_tendon_chain(const grit_model *m, int k) {
+  int idx[64], nc = 0, t = -1;
+  for (int w = m->ten_adr[k]; w < m->ten_adr[k] + m->ten_num[k]; ++w) {
+    const int d = m->jnt_dofadr[m->wrap_obj[w]];
+    if (nc == 64 || (t >= 0 && m->dof_tree[d] != t)) return 0;
+    t = m->dof_tree[d];
+    int i = nc++; /* insertion, ascending */
+    while (i > 0 && idx[i - 1] > d - m->tree_dofadr[t]) idx[i] = idx[i - 1], --i;
+    idx[i] = d - m->tree_dofadr[t];
+  }
+  return t < 0 || grit_treechol_is_chain(m, t, idx, nc);
+}
+
+int grit_treechol_a_keeps_pattern(const grit_model *m, int t) {
+  for (int a = 0; a < m->nu; ++a) {
+    if (!grit_actuator_has_length_fn(m, a)) continue; /* a joint's: diagonal (grit_actuator_operator); adhesion: none */
+    if (m->dof_tree[m->act_dof[a]] != t) continue;
+    double kq, kv;
+    grit_actuator_slopes(m, a, &kq, &kv);
+    if (kq == 0.0 && kv == 0.0) continue; /* never implicit: adds nothing to A (grit_actuator_tendon) */
+    const int k = m->act_tendon[a];
+    if (m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[k] == GRIT_TENDON_FIXED && fixed_tendon_chain(m, k))
+      continue;
+    return 0; /* a rank-one term over the moment's dofs, which may join two branches */
+  }
+  return 1;
+}
+
+void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k = 0; k < n; ++k) { /* the compact rows' columns: contiguous, no walk over dof_parent */
+    const int *ck = col + rowadr[k];
+    const double *sk = S + (size_t)k * n;
+    double *dk = D + (size_t)k * n;
+    for (int e = 0; e < rownnz[k]; ++e) dk[ck[e]] = sk[ck[e]];
+  }
+}
+
+/* The factor's and the many-column solve's contiguous loops are also compiled for AVX2 (4 doubles per
+ * vector instead of SSE2's 2) and chosen at run time: the same operations in the same order, no fused
+ * multiply-adds (-ffp-contract=off, and the target does not include FMA), so the same bits on any
+ * x86-64 processor (GRIT_NO_AVX2: the baseline only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define TREECHOL_AVX2 1
+#else
+#define TREECHOL_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define TC_INLINE inline __attribute__((always_inline))
+#define TC_NOINLINE __attribute__((noinline))
+#else
+#define TC_INLINE inline
+#define TC_NOINLINE
+#endif
+
+static TC_INLINE int factor_in(const grit_treechol *tc, int t, const double *H, double *L, double *inv, double *lo,
+                               double *hi) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k = 0; k < n; ++k) { /* gather the lower pattern: the only copy of H's block */
+    const int *ck = col + rowadr[k];
+    double *lk = L + rowadr[k];
+    const double *hk = H + (size_t)k * n;
+    for (int e = 0; e < rownnz[k]; ++e) lk[e] = hk[ck[e]];
+  }
+  for (int k = n - 1; k >= 0; --k) { /* leaves first: row k's outer product into its ancestors' rows */
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    double *lk = L + rowadr[k];
+    const double d = lk[r];
+    if (!(d > 0.0) || !isfinite(d)) return k; /* not positive, NaN or infinite */
+    const double s = sqrt(d), iv = 1.0 / s;
+    lk[r] = s;
+    inv[k] = iv;
+    *lo = s < *lo ? s : *lo;
+    *hi = s > *hi ? s : *hi;
+    for (int e = 0; e < r; ++e) lk[e] *= iv;
+    for (int e = r - 1; e >= 0; --e) { /* ancestor i = ck[e]: its row is ck[0..e] (e ancestors, then i) */
+      double *li = L + rowadr[ck[e]];
+      const double a = lk[e];
+      for (int j = 0; j <= e; ++j) li[j] -= a * lk[j];
+    }
+  }
+  return -1;
+}
+
+static TC_NOINLINE int factor_base(const grit_treechol *tc, int t, const double *H, double *L, double *inv,
+                                   double *lo, double *hi) {
+  return factor_in(tc, t, H, L, inv, lo, hi);
+}
+#if TREECHOL_AVX2
+static TC_NOINLINE __attribute__((target("avx2"))) int factor_avx2(const grit_treechol *tc, int t, const double *H,
+                                                                   double *L, double *inv, double *lo, double *hi) {
+  return factor_in(tc, t, H, L, inv, lo, hi);
+}
+#endif
+
+int grit_treechol_factor(const grit_treechol *tc, int t, const double *H, double *L, double *inv, double *lo,
+                         double *hi) {
+#if TREECHOL_AVX2
+  if (__builtin_cpu_supports("avx2")) return factor_avx2(tc, t, H, L, inv, lo, hi);
+#endif
+  return factor_base(tc, t, H, L, inv, lo, hi);
+}
+
+void grit_treechol_solve(const grit_treechol *tc, int t, const double *L, const double *inv, double *x) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k = n - 1; k >= 0; --k) { /* L^T y = b: row k's value known once its descendants are done */
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    const double *lk = L + rowadr[k], y = x[k] * inv[k];
+    x[k] = y;
+    for (int e = 0; e < r; ++e) x[ck[e]] -= lk[e] * y;
+  }
+  for (int k = 0; k < n; ++k) { /* L x = y: ancestors first */
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    const double *lk = L + rowadr[k];
+    double s = x[k];
+    for (int e = 0; e < r; ++e) s -= lk[e] * x[ck[e]];
+    x[k] = s * inv[k];
+  }
+}
+
+static TC_INLINE void solve_rows_in(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
+                                    int stride, int nc) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k = n - 1; k >= 0; --k) {
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    const double *lk = L + rowadr[k], iv = inv[k];
+    double *xk = X + (size_t)k * stride;
+    for (int q = 0; q < nc; ++q) xk[q] *= iv;
+    for (int e = 0; e < r; ++e) {
+      const double l = lk[e];
+      double *xi = X + (size_t)ck[e] * stride;
+      for (int q = 0; q < nc; ++q) xi[q] -= l * xk[q];
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    const double *lk = L + rowadr[k], iv = inv[k];
+    double *xk = X + (size_t)k * stride;
+    for (int e = 0; e < r; ++e) {
+      const double l = lk[e], *xi = X + (size_t)ck[e] * stride;
+      for (int q = 0; q < nc; ++q) xk[q] -= l * xi[q];
+    }
+    for (int q = 0; q < nc; ++q) xk[q] *= iv;
+  }
+}
+
+static TC_NOINLINE void solve_rows_base(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
+                                        int stride, int nc) {
+  solve_rows_in(tc, t, L, inv, X, stride, nc);
+}
+#if TREECHOL_AVX2
+static TC_NOINLINE __attribute__((target("avx2"))) void solve_rows_avx2(const grit_treechol *tc, int t,
+                                                                        const double *L, const double *inv,
+                                                                        double *X, int stride, int nc) {
+  solve_rows_in(tc, t, L, inv, X, stride, nc);
+}
+#endif
+
+void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
+                              int stride, int nc) {
+#if TREECHOL_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    solve_rows_avx2(tc, t, L, inv, X, stride, nc);
+    return;
+  }
+#endif
+  solve_rows_base(tc, t, L, inv, X, stride, nc);
+}

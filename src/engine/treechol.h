@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* treechol.h — the Cholesky factorization H = L^T L of one tree's block in the tree's own order,
+ * without fill (internal).
+ *
+ * When every nonzero H_ij of a tree's block joins a dof i to one of its ancestors j (dof_parent), as in
+ * the mass matrix and in J^T G J of a constraint whose J is nonzero on one body's chain to the root only,
+ * eliminating the dofs from the last to the first (leaves before their ancestors) creates no fill: the
+ * factor L, lower triangular, has row i nonzero only at i and its ancestors. The work is
+ * sum_i depth_i^2 / 2 multiply-adds instead of n^3 / 6. Row i is stored compactly (its ancestors in
+ * ascending order, then the diagonal): row i's entries up to an ancestor j are then exactly row j's
+ * pattern, so the updates are contiguous loops. docs/solver.md (the factorization) and
+ * docs/performance.md (stop 17, branch treechol). */
+#ifndef GRIT_TREECHOL_H
+#define GRIT_TREECHOL_H
+
+#include "model_internal.h"
+
+typedef struct grit_treechol grit_treechol;
+
+/* The compact pattern of every tree (allocates; not during a step). */
+grit_status grit_treechol_create(const grit_model *m, grit_treechol **tc, char *message);
+void grit_treechol_free(grit_treechol *tc);
+
+/* Values of tree t's compact factor (sum over its dofs of depth + 1; at most n (n + 1) / 2). */
+int grit_treechol_size(const grit_treechol *tc, int t);
+
+/* Multiply-adds of a factorization of tree t (counted as two operations each, as the flop counts of
+ * the other factorizations). */
+double grit_treechol_flops(const grit_treechol *tc, int t);
+
+/* Whether the local columns idx[0..nc-1] (ascending) of tree t lie on one path to the root: each is an
+ * ancestor of (or is) the last. J^T G J of a constraint with those nonzero columns keeps the pattern. */
+int grit_treechol_is_chain(const grit_model *m, int t, const int *idx, int nc);
+
+/* Whether tree t's A (M plus the implicit step's terms) always has the mass matrix's pattern: joint
+ * actuators add to the diagonal; a tendon, slider-crank or site actuator with an implicit slope adds a
+ * rank-one term over its moment's dofs, which keeps the pattern for a fixed tendon on one path only. */
+int grit_treechol_a_keeps_pattern(const grit_model *m, int t);
+
+/* The entries of the lower pattern (i, j), j an ancestor of i or i, of tree t's dense row-major n x n
+ * block S copied into D (the same layout); the others are left alone. */
+void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D);
+
+/* Factors tree t's block given dense row-major in H (its lower pattern is read) into the compact factor
+ * L (grit_treechol_size values) and the reciprocal pivots inv (n). Updates *lo and *hi with the smallest
+ * and largest diagonal entries of L. Returns the failing local dof (pivot not positive or not finite),
+ * or -1. */
+int grit_treechol_factor(const grit_treechol *tc, int t, const double *H, double *L, double *inv, double *lo,
+                         double *hi);
+
+/* Solves H x = b in place for tree t's rows x[0..n-1] with the factor. */
+void grit_treechol_solve(const grit_treechol *tc, int t, const double *L, const double *inv, double *x);
+
+/* The same for nc columns held as rows: dof i's values of the columns at X + i * stride, nc of them. */
+void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
+                              int stride, int nc);
+
+#endif

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_treechol.c — the tree-ordered Cholesky without fill (treechol.c): factor and solves against the
+ * dense Cholesky on random SPD matrices with a branched tree's sparsity (free and ball joints'
+ * multi-dof bodies, hinges and a slide, armature), its use by the Hessian (hessian.c, blockchol.c) with
+ * chain and two-branch constraints, and a stepped trajectory against the dense path. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "densechol.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "hessian.h"
+#include "treechol.h"
+
+/* A floating torso (6 dofs), a ball-jointed head with a hinge (4), two legs of two hinges each with a
+ * slide in one (5) and two arms of two hinges (4): one tree of 19 dofs whose dofs branch at the torso,
+ * with armature on some; feet on the floor. */
+static const char *XML =
+    "<mujoco><option timestep='0.002'/>"
+    "<default><joint armature='0.01'/></default>"
+    "<worldbody><geom type='plane' size='3 3 0.1'/>"
+    "<body pos='0 0 0.62'><freejoint/><geom type='box' size='0.12 0.08 0.05' mass='4'/>"
+    " <body pos='0 0 0.08'><joint type='ball'/><geom type='sphere' size='0.05' mass='0.5'/>"
+    "  <body pos='0 0 0.05'><joint type='hinge' axis='1 0 0' armature='0.05'/>"
+    "   <geom type='sphere' size='0.03' mass='0.2'/></body></body>"
+    " <body pos='0 0.06 -0.05'><joint name='h1' type='hinge' axis='0 1 0' range='-60 60'/>"
+    "  <geom type='capsule' fromto='0 0 0 0.02 0 -0.25' size='0.03' mass='1'/>"
+    "  <body pos='0.02 0 -0.25'><joint name='k1' type='hinge' axis='0 1 0' range='-80 0'/>"
+    "   <geom type='capsule' fromto='0 0 0 -0.02 0 -0.2' size='0.025' mass='0.7'/>"
+    "   <body pos='-0.02 0 -0.2'><joint type='slide' axis='0 0 1' range='-0.02 0.02' stiffness='500'/>"
+    "    <geom type='capsule' fromto='0 0 0 0 0 -0.05' size='0.025' mass='0.2'/></body></body></body>"
+    " <body pos='0 -0.06 -0.05'><joint name='h2' type='hinge' axis='0.1 1 0' range='-60 60'/>"
+    "  <geom type='capsule' fromto='0 0 0 -0.03 0 -0.25' size='0.03' mass='1'/>"
+    "  <body pos='-0.03 0 -0.25'><joint name='k2' type='hinge' axis='0 1 0' range='-80 0'/>"
+    "   <geom type='capsule' fromto='0 0 0 0.01 0 -0.25' size='0.025' mass='0.7'/></body></body>"
+    " <body pos='0.1 0.1 0.03'><joint type='hinge' axis='1 0 0'/>"
+    "  <geom type='capsule' fromto='0 0 0 0 0.2 0' size='0.02' mass='0.4'/>"
+    "  <body pos='0 0.2 0'><joint type='hinge' axis='0 0 1'/>"
+    "   <geom type='capsule' fromto='0 0 0 0.15 0 0' size='0.02' mass='0.3'/></body></body>"
+    " <body pos='0.1 -0.1 0.03'><joint type='hinge' axis='1 0 0'/>"
+    "  <geom type='capsule' fromto='0 0 0 0 -0.2 0' size='0.02' mass='0.4'/>"
+    "  <body pos='0 -0.2 0'><joint type='hinge' axis='0 0 1'/>"
+    "   <geom type='capsule' fromto='0 0 0 0.15 0 0' size='0.02' mass='0.3'/></body></body>"
+    "</body></worldbody>"
+    "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/></actuator></mujoco>";
+
+static grit_model *load(void) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  cr_assert_eq(m->ntree, 1);
+  cr_assert_eq(m->nv, 19);
+  return m;
+}
+
+static double urand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
+}
+
+/* A random SPD n x n (row-major, both triangles) with the tree's sparsity: sum over dofs k of the
+ * outer product of a random vector on k's path to the root (the pattern of M and of a chain
+ * constraint's J^T G J), plus a positive diagonal (armature). */
+static void random_tree_spd(const grit_model *m, unsigned seed, double *H) {
+  const int n = m->nv;
+  memset(H, 0, sizeof(double) * (size_t)n * n);
+  double v[64];
+  for (int k = 0; k < n; ++k) {
+    memset(v, 0, sizeof v);
+    for (int j = k; j >= 0; j = m->dof_parent[j]) v[j] = urand(&seed);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) H[i * n + j] += v[i] * v[j];
+    H[k * n + k] += 0.05 + 0.5 * fabs(urand(&seed));
+  }
+}
+
+/* x = H^-1 b by the dense Cholesky (densechol.c, column-major: the symmetric H is its own transpose). */
+static void dense_solve(int n, const double *H, double *x, int nrhs) {
+  double *L = malloc(sizeof(double) * (size_t)n * n);
+  memcpy(L, H, sizeof(double) * (size_t)n * n);
+  cr_assert_eq(grit_densechol_factor(L, n), -1);
+  grit_densechol_solve(L, n, x, nrhs);
+  free(L);
+}
+
+static double rel_diff(const double *a, const double *b, int n) {
+  double d = 0.0, s = 0.0;
+  for (int i = 0; i < n; ++i) d = fmax(d, fabs(a[i] - b[i])), s = fmax(s, fabs(b[i]));
+  return d / s;
+}
+
+/* The factor's L^T L reproduces H on its pattern (H is zero elsewhere), and the solves agree with the
+ * dense Cholesky's to 1e-13 relative (these matrices' condition numbers are 1e2-1e4: round-off of a
+ * few 1e-16 times that). */
+Test(treechol, factor_and_solve_match_dense) {
+  grit_model *m = load();
+  grit_treechol *tc;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK);
+  const int n = m->nv, nrhs = 5;
+  double *H = malloc(sizeof(double) * n * n), *L = malloc(sizeof(double) * n * n), inv[64];
+  double x[5 * 64], y[5 * 64], rows[64 * 8];
+  int pattern = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = i; j >= 0; j = m->dof_parent[j]) ++pattern;
+  cr_assert_eq(grit_treechol_size(tc, 0), pattern);
+  cr_assert(pattern < n * (n + 1) / 2, "the tree branches");
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    random_tree_spd(m, seed, H);
+    double lo = INFINITY, hi = 0.0;
+    cr_assert_eq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
+    cr_assert(lo > 0.0 && hi >= lo);
+    /* L^T L against H, entry by entry: (L^T L)_ij = sum_k L_ki L_kj over rows k (dense copy of L) */
+    double Ld[64 * 64] = {0};
+    int e = 0;
+    for (int k = 0; k < n; ++k) {
+      int anc[64], na = 0;
+      for (int j = m->dof_parent[k]; j >= 0; j = m->dof_parent[j]) anc[na++] = j;
+      for (int a = na - 1; a >= 0; --a) Ld[k * n + anc[a]] = L[e++];
+      Ld[k * n + k] = L[e++];
+    }
+    double worst = 0.0, scale = 0.0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0.0;
+        for (int k = 0; k < n; ++k) s += Ld[k * n + i] * Ld[k * n + j];
+        worst = fmax(worst, fabs(s - H[i * n + j]));
+        scale = fmax(scale, fabs(H[i * n + j]));
+      }
+    cr_expect(worst < 1e-14 * scale, "seed %u: L^T L - H %.3g of %.3g", seed, worst, scale);
+    for (int i = 0; i < nrhs * n; ++i) x[i] = y[i] = urand(&seed);
+    for (int c = 0; c < nrhs; ++c) grit_treechol_solve(tc, 0, L, inv, x + c * n);
+    dense_solve(n, H, y, nrhs);
+    const double r = rel_diff(x, y, nrhs * n);
+    cr_expect(r < 1e-13, "seed %u: solve %.3g", seed, r);
+    /* many columns as rows (stride 8, 5 used) against the single solves */
+    for (int i = 0; i < nrhs * n; ++i) x[i] = urand(&seed);
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < nrhs; ++c) rows[i * 8 + c] = x[c * n + i];
+    for (int c = 0; c < nrhs; ++c) grit_treechol_solve(tc, 0, L, inv, x + c * n);
+    grit_treechol_solve_rows(tc, 0, L, inv, rows, 8, nrhs);
+    double rr = 0.0;
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < nrhs; ++c) rr = fmax(rr, fabs(rows[i * 8 + c] - x[c * n + i]));
+    cr_expect(rr < 1e-13 * (1.0 + fabs(x[0])), "seed %u: rows %.3g", seed, rr);
+  }
+  /* not positive definite: the failing dof is reported */
+  random_tree_spd(m, 7, H);
+  H[3 * n + 3] = -1.0;
+  double lo = INFINITY, hi = 0.0;
+  cr_expect_neq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
+  H[3 * n + 3] = NAN;
+  cr_expect_neq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
+  free(H), free(L);
+  grit_treechol_free(tc);
+  grit_model_free(m);
+}
+
+/* A chain's columns (a foot's path to the root) keep the pattern; two branches (a self-contact) do not. */
+Test(treechol, chain_columns) {
+  grit_model *m = load();
+  int path[64], np = 0, leaf = -1;
+  for (int i = 0; i < m->nv; ++i)
+    if (m->jnt_type[m->dof_jnt[i]] == GRIT_JOINT_SLIDE) leaf = i;
+  cr_assert(leaf > 0);
+  for (int j = leaf; j >= 0; j = m->dof_parent[j]) path[np++] = j;
+  int idx[64];
+  for (int k = 0; k < np; ++k) idx[k] = path[np - 1 - k];
+  cr_expect(grit_treechol_is_chain(m, 0, idx, np));
+  cr_expect(grit_treechol_is_chain(m, 0, idx + 2, np - 3), "a subset of a path");
+  int two[2] = {leaf, m->nv - 1}; /* the slide and the last arm's hinge */
+  cr_expect(!grit_treechol_is_chain(m, 0, two, 2));
+  cr_expect(grit_treechol_a_keeps_pattern(m, 0), "joint motors only");
+  grit_model_free(m);
+}
+
+/* The Hessian's block path with chain constraints (factored in tree order) and then with a two-branch
+ * one (the dense block fallback) against the dense path, on the same terms. */
+Test(treechol, hessian_paths_agree) {
+  grit_model *m = load();
+  const int n = m->nv;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_hessian *hb, *hd;
+  cr_assert_eq(grit_hessian_create(m, 4, 0, &hb, msg), GRIT_OK);
+  cr_assert_eq(grit_hessian_create(m, 4, 0, &hd, msg), GRIT_OK);
+  grit_hessian_force_path(hd, 0);
+  double *A = malloc(sizeof(double) * n * n), J[3 * 64], G[9], x[64], y[64];
+  unsigned seed = 99;
+  random_tree_spd(m, 3, A);
+  for (int round = 0; round < 3; ++round) { /* chain, two branches, chain again (the copy after a fill) */
+    grit_hessian *hs[2] = {hb, hd};
+    for (int w = 0; w < 2; ++w) {
+      grit_hessian_pattern_reset(hs[w]);
+      grit_hessian_pattern_commit(hs[w]);
+      grit_hessian_begin(hs[w], A);
+    }
+    for (int c = 0; c < 4; ++c) {
+      const int tip = round == 1 && c == 3 ? -1 : n - 1 - 5 * c; /* -1: two tips */
+      memset(J, 0, sizeof J);
+      for (int r = 0; r < 3; ++r) {
+        for (int j = tip >= 0 ? tip : n - 1; j >= 0; j = m->dof_parent[j]) J[r * n + j] = urand(&seed);
+        if (tip < 0)
+          for (int j = 12; j >= 0; j = m->dof_parent[j]) J[r * n + j] += urand(&seed);
+      }
+      memset(G, 0, sizeof G);
+      for (int r = 0; r < 3; ++r) G[r * 3 + r] = 1.0 + fabs(urand(&seed));
+      G[1] = G[3] = 0.2;
+      const int tree[2] = {0, 0};
+      const double *Jp[2] = {J, J};
+      for (int w = 0; w < 2; ++w) grit_hessian_add(hs[w], 3, 1, tree, Jp, G, -1);
+    }
+    double cb, cd;
+    cr_assert_eq(grit_hessian_factor(hb, &cb, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_hessian_factor(hd, &cd, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_hessian_path(hb), 1);
+    for (int i = 0; i < n; ++i) x[i] = y[i] = urand(&seed);
+    grit_hessian_solve(hb, x, 1);
+    grit_hessian_solve(hd, y, 1);
+    const double r = rel_diff(x, y, n);
+    cr_expect(r < 1e-12, "round %d: block vs dense %.3g", round, r);
+    double X[64 * 6], Y[64 * 6]; /* the many-column solve */
+    for (int i = 0; i < 6 * n; ++i) X[i] = Y[i] = urand(&seed);
+    grit_hessian_solve(hb, X, 6);
+    grit_hessian_solve(hd, Y, 6);
+    const double r6 = rel_diff(X, Y, 6 * n);
+    cr_expect(r6 < 1e-12, "round %d: six columns %.3g", round, r6);
+  }
+  free(A);
+  grit_hessian_free(hb);
+  grit_hessian_free(hd);
+  grit_model_free(m);
+}
+
+/* Steps the model in contact with its legs' motors on, on the block path (tree-ordered factor: the
+ * feet's contacts and the limits are chains) or the dense one; returns the factor's work of the last
+ * step in *flops. */
+static int run(int dense, int steps, double *q, double *flops) {
+  grit_model *m = load();
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.rel_tol = 1e-12;
+  s.dense_max_nv = dense ? 1000 : 0;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  *flops = 0.0;
+  for (int i = 0; i < steps; ++i) {
+    const double u[2] = {0.4 * sin(0.01 * i), -0.3 * cos(0.013 * i)};
+    cr_assert_eq(grit_data_set_ctrl(d, u, 2), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    grit_step_stats st;
+    grit_data_step_stats(d, &st);
+    if (st.factor_flops > 0.0) *flops = st.factor_flops / fmax(1.0, st.newton_iters + 1.0);
+  }
+  const int nq = m->nq;
+  memcpy(q, d->qpos, sizeof(double) * (size_t)nq);
+  grit_data_free(d);
+  grit_model_free(m);
+  return nq;
+}
+
+/* 300 steps (0.6 s: the torso drops onto its feet and the legs push) give the same trajectory on both
+ * paths up to the solver's tolerance: the factors differ at round-off, Newton stops at rel_tol 1e-12,
+ * and contact makes the map from one step's error to the next expansive for a few steps; measured
+ * largest difference of a coordinate 1.0e-12 (m or quaternion units), asserted 1e-8. */
+Test(treechol, trajectory_matches_dense_path) {
+  double qb[64], qd[64], fb, fd;
+  const int nq = run(0, 300, qb, &fb);
+  run(1, 300, qd, &fd);
+  cr_log_info("factor work per factorization: tree-ordered %.0f, dense %.0f", fb, fd);
+  cr_expect(fb > 0.0 && fb < 0.5 * fd, "the tree-ordered factor was used: %.0f vs %.0f", fb, fd);
+  double worst = 0.0;
+  for (int i = 0; i < nq; ++i) worst = fmax(worst, fabs(qb[i] - qd[i]));
+  cr_log_info("largest coordinate difference %.3g", worst);
+  cr_expect(worst < 1e-8, "%.3g", worst);
+}
+
+/* A's pattern with tendon actuators: a position servo (implicit stiffness) on a fixed tendon along one
+ * leg keeps it, one across the two legs does not; a plain motor on that tendon adds nothing to A. */
+static int keeps_with_tendon(const char *joints, const char *actuator) {
+  char xml[2048];
+  snprintf(xml, sizeof xml,
+           "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.1'/>"
+           " <body><joint name='a1' type='hinge'/><geom type='sphere' size='0.05' pos='0 0 -0.1'/>"
+           "  <body><joint name='a2' type='hinge'/><geom type='sphere' size='0.05' pos='0 0 -0.2'/></body></body>"
+           " <body><joint name='b1' type='hinge'/><geom type='sphere' size='0.05' pos='0 0.1 -0.1'/></body>"
+           "</body></worldbody><tendon><fixed name='t'>%s</fixed></tendon>"
+           "<actuator>%s</actuator></mujoco>",
+           joints, actuator);
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  const int keeps = grit_treechol_a_keeps_pattern(m, 0);
+  grit_model_free(m);
+  return keeps;
+}
+
+Test(treechol, tendon_actuators_and_the_pattern) {
+  const char *leg = "<joint joint='a1' coef='1'/><joint joint='a2' coef='0.5'/>";
+  const char *across = "<joint joint='a2' coef='1'/><joint joint='b1' coef='-1'/>";
+  cr_expect(keeps_with_tendon(leg, "<position tendon='t' kp='50'/>"));
+  cr_expect(!keeps_with_tendon(across, "<position tendon='t' kp='50'/>"));
+  cr_expect(keeps_with_tendon(across, "<motor tendon='t'/>"));
+}
