@@ -3,6 +3,7 @@
  * settings; grit.load. */
 #include "pygrit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,22 @@ static PyObject *get_body_masses(PgModel *s, void *c) {
   return (PyObject *)a;
 }
 
+/* (nu, 2): each actuator's control range where it is limited (MJCF ctrlrange with ctrllimited), else
+ * (-inf, inf); grit.ILQR takes it as its default control box. */
+static PyObject *get_ctrl_range(PgModel *s, void *c) {
+  (void)c;
+  npy_intp n[2] = {grit_model_nu(s->model), 2};
+  PyArrayObject *a = pg_zeros(2, n);
+  for (npy_intp i = 0; a && i < n[0]; ++i) {
+    grit_actuator_def def;
+    double *r = (double *)PyArray_DATA(a) + 2 * i;
+    const int limited = grit_model_actuator(s->model, (int)i, &def) == GRIT_OK && def.ctrl_limited;
+    r[0] = limited ? def.ctrl_range[0] : -INFINITY;
+    r[1] = limited ? def.ctrl_range[1] : INFINITY;
+  }
+  return (PyObject *)a;
+}
+
 /* A deep copy of the keyframes (grit_mjcf_info_free frees them with free()). */
 static int copy_info(const grit_mjcf_info *from, grit_mjcf_info *to) {
   *to = *from;
@@ -209,6 +226,8 @@ static PyGetSetDef model_getset[] = {
     GET(contact, "the contact model the file asks for (\"lagged\" unless it says otherwise)"),
     GET(qpos0, "the reference configuration (nq,)"),
     GET(body_masses, "body masses, kg (nbody,); the world's is 0"),
+    GET(ctrl_range, "each actuator's control range (nu, 2) where limited (ctrlrange), else (-inf, inf); "
+                    "grit.ILQR's default control box"),
     {NULL, NULL, NULL, NULL, NULL}};
 #undef GET
 
