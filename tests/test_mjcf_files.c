@@ -163,21 +163,21 @@ Test(mjcf_files, bad_mesh_files_exit_1_with_file_and_line) {
   snprintf(path, sizeof path, "%s/gone.xml", dir);
   cr_assert_eq(run_sim(path, NULL, err, sizeof err), 1);
   cr_assert(strstr(err, "gone.xml:3: <mesh>") && strstr(err, "gone.stl"), "%s", err);
-  /* a mesh format grit does not read (MuJoCo's .msh) is an error only where the mesh is used: a visual
-   * geometry of a body with an <inertial> loads */
-  write_file(dir, "v.msh", "binary");
-  write_file(dir, "msh.xml", "<mujoco><asset><mesh file='v.msh'/></asset><worldbody><body><freejoint/>"
+  /* a mesh format grit does not read (.ply) is an error only where the mesh is used: a visual geometry of
+   * a body with an <inertial> loads */
+  write_file(dir, "v.ply", "binary");
+  write_file(dir, "msh.xml", "<mujoco><asset><mesh file='v.ply'/></asset><worldbody><body><freejoint/>"
                              "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>\n"
                              "<geom type='mesh' mesh='v' contype='0' conaffinity='0'/></body></worldbody></mujoco>\n");
-  write_file(dir, "msh2.xml", "<mujoco><asset>\n<mesh file='v.msh'/></asset><worldbody><body><freejoint/>"
+  write_file(dir, "msh2.xml", "<mujoco><asset>\n<mesh file='v.ply'/></asset><worldbody><body><freejoint/>"
                               "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
                               "<geom type='mesh' mesh='v'/></body></worldbody></mujoco>\n");
   snprintf(path, sizeof path, "%s/msh.xml", dir);
   cr_assert_eq(run_sim(path, NULL, err, sizeof err), 0, "%s", err);
   snprintf(path, sizeof path, "%s/msh2.xml", dir);
   cr_assert_eq(run_sim(path, NULL, err, sizeof err), 1);
-  cr_assert(strstr(err, "msh2.xml:2: <mesh>") && strstr(err, "only .stl and .obj"), "%s", err);
-  const char *names[] = {"flat.obj", "flat.xml", "gone.xml", "v.msh", "msh.xml", "msh2.xml"};
+  cr_assert(strstr(err, "msh2.xml:2: <mesh>") && strstr(err, "only .stl, .obj and .msh"), "%s", err);
+  const char *names[] = {"flat.obj", "flat.xml", "gone.xml", "v.ply", "msh.xml", "msh2.xml"};
   remove_files(dir, names, 6);
 }
 

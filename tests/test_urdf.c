@@ -175,7 +175,6 @@ Test(urdf, bad_input_names_the_line) {
   expect_error("</link>\n<joint name=\"p\" type=\"planar\"><parent link=\"a\"/><child link=\"b\"/></joint>\n",
                GRIT_ERR_UNSUPPORTED, ":5:", "planar");
   expect_error("</link>\n" HINGE("j", "a", "b") HINGE("k", "a", "b"), GRIT_ERR_INVALID_MODEL, ":6:", "two parents");
-  expect_error("</link>\n", GRIT_ERR_INVALID_MODEL, ":3:", "second root");
   expect_error("</lnk>\n", GRIT_ERR_PARSE, ":4:", "XML");
   expect_error("</link>\n<link name=\"c\"/>\n" HINGE("j", "a", "b") HINGE("k", "b", "c"), GRIT_ERR_INVALID_MODEL, ":5:",
                "link 'c' moves but has no mass");
@@ -298,6 +297,31 @@ Test(urdf, mimic_is_a_joint_equality) {
   expect_error("</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n"
                "<mimic joint=\"x\" multiplier=\"two\"/></joint>\n",
                GRIT_ERR_PARSE, ":6:", "multiplier");
+}
+
+/* Links without a parent joint are each welded to the world, as MuJoCo 2.2.2's import puts them there (the
+ * first root first); with floating_base each gets its own free joint. */
+Test(urdf, several_roots) {
+  char path[] = "/tmp/grit_urdf_XXXXXX", msg[GRIT_MESSAGE_SIZE];
+  const int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s</link>\n<link name=\"c\"><inertial><mass value=\"2\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" "
+             "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n%s</robot>\n", HEAD, HINGE("j", "b", "c"));
+  fclose(f);
+  grit_model *m = NULL;
+  cr_assert_eq(grit_urdf_load_file(path, NULL, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_nv(m), 1); /* a and b welded to the world, c on its hinge */
+  cr_assert_eq(grit_model_nbody(m), 2);
+  grit_model_free(m);
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  o.floating_base = 1;
+  cr_assert_eq(grit_urdf_load_file(path, &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  remove(path);
+  cr_assert_eq(grit_model_nv(m), 13); /* a free, b free with c on its hinge */
+  cr_assert_str_eq(grit_model_body_name(m, 1), "a");
+  cr_assert_str_eq(grit_model_body_name(m, 2), "b");
+  cr_assert_str_eq(grit_model_body_name(m, 3), "c");
+  grit_model_free(m);
 }
 
 /* What urdfdom alone would refuse but MuJoCo 2.2.2 loads: a revolute or prismatic joint without <limit>

@@ -246,8 +246,9 @@ char *mjcf_dir_of(const char *path);
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
                                 char *msg);
-/* The same from `size` bytes of a file's content (followed by a zero byte), STL if `stl`, else OBJ;
- * `path` names it in messages. */
+/* The same from `size` bytes of a file's content (followed by a zero byte), STL if `stl` is 1, MuJoCo's
+ * binary MSH if it is MJCF_MESH_MSH, else OBJ; `path` names it in messages. */
+enum { MJCF_MESH_MSH = 2 };
 grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *path, mjcf_pool *pool, double **vert,
                             int *nvert, int **tri, int *ntri, char *msg);
 /* Volume, centre and inertia about the centre (unit density) of a closed triangle mesh; 0 if it

@@ -208,15 +208,11 @@ static void check_tree(urdf_ctx *c) {
                 c->links[i].name);
     }
   }
+  /* several roots are several trees, each welded to the world (floating with the floating_base option), as
+   * MuJoCo 2.2.2's import puts every link without a parent at the world */
   int root = -1;
-  for (int i = 0; i < c->nlink && c->status == GRIT_OK; ++i) {
-    if (c->links[i].parent_joint >= 0) continue;
-    if (root >= 0)
-      urdf_fail(c, GRIT_ERR_INVALID_MODEL, c->links[i].node->line,
-                "link '%s' is a second root (the first is '%s', line %d): a joint must connect it", c->links[i].name,
-                c->links[root].name, c->links[root].node->line);
-    root = i;
-  }
+  for (int i = 0; i < c->nlink && root < 0; ++i)
+    if (c->links[i].parent_joint < 0) root = i;
   if (c->status == GRIT_OK && root < 0) urdf_fail(c, GRIT_ERR_INVALID_MODEL, 0, "the file has no <link>");
 }
 
@@ -351,6 +347,21 @@ static void urdfdom_text(urdf_ctx *c, const mjcf_node *root, text *t) {
       put(t, synthetic, sizeof synthetic - 1);
     }
     put(t, "</", 2), put(t, k->name, strlen(k->name)), put(t, ">", 1);
+  }
+  /* urdfdom wants one root: more are tied to a link of its own by fixed joints (urdf_parse copies only the
+   * file's links and joints, so these are not seen further) */
+  int roots = 0;
+  for (int i = 0; i < c->nlink; ++i) roots += c->links[i].parent_joint < 0;
+  for (int i = 0, r = 0; roots > 1 && i < c->nlink; ++i) {
+    if (c->links[i].parent_joint >= 0) continue;
+    static const char link[] = "<link name=\"grit:roots\"/>", tail[] = "\"/></joint>";
+    if (r == 0) put(t, link, sizeof link - 1);
+    char head[80];
+    const int n = snprintf(head, sizeof head, "<joint name=\"grit:root%d\" type=\"fixed\"><parent link=\"grit:roots\"/>"
+                                              "<child link=\"", r++);
+    put(t, head, (size_t)n);
+    puts_escaped(t, c->links[i].name);
+    put(t, tail, sizeof tail - 1);
   }
   put(t, "</robot>", 8);
 }

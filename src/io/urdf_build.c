@@ -79,7 +79,7 @@ typedef struct tree {
   int nbody;
 } tree;
 
-/* Depth first from the root, children in the document order of their joints (no recursion: a chain of
+/* Depth first from each root in document order, children in the document order of their joints (no recursion: a chain of
  * links may be as long as the file allows). */
 static int depth_first(urdf_ctx *c, int *order) {
   const int n = c->nlink;
@@ -95,7 +95,7 @@ static int depth_first(urdf_ctx *c, int *order) {
     for (int j = 0; ok && j < c->njoint; ++j) list[next[c->joints[j].parent]++] = c->joints[j].child;
     free(next);
   }
-  for (int i = 0; ok && i < n; ++i)
+  for (int i = n - 1; ok && i >= 0; --i) /* the roots in reverse, so that the first is taken first */
     if (c->links[i].parent_joint < 0) stack[top++] = i;
   while (ok && top > 0) {
     const int k = stack[--top];
@@ -229,6 +229,18 @@ static void add_joint(urdf_ctx *c, grit_builder *gb, const body_acc *b) {
   if (b->joint < 0) {
     d.type = GRIT_JOINT_FREE;
     d.name = "floating_base";
+    for (int i = 0; i < b->link; ++i) /* a root after the first: floating_base:LINK */
+      if (c->links[i].parent_joint < 0) {
+        const char *link = c->links[b->link].name;
+        char *name = mjcf_alloc(&c->pool, strlen(link) + 15);
+        if (!name) {
+          urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
+          return;
+        }
+        snprintf(name, strlen(link) + 15, "floating_base:%s", link);
+        d.name = name;
+        break;
+      }
   } else {
     const urdf_joint_info *ji = &c->joints[b->joint];
     const urdf_joint *j = &c->robot->joints[b->joint];
