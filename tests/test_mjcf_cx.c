@@ -126,6 +126,14 @@ Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
              "</worldbody><tendon><spatial><site site='s0'/>\n<geom geom='box'/><site site='tip'/>"
              "</spatial></tendon></mujoco>",
              GRIT_ERR_UNSUPPORTED, ":2: <geom> wrapping around 'box'");
+  /* the builder's compile errors about a tendon or an equality name its element's line (MuJoCo's test
+   * models dofless_tendon_limited and dofless_weld: nothing they touch can move) */
+  load_fails("<mujoco><worldbody><site name='s0'/><site name='s1' pos='0 0 1'/>" ARM2 "</worldbody><tendon>\n"
+             "<spatial limited='true' range='0 1'><site site='s0'/><site site='s1'/></spatial></tendon></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":2: <spatial> tendon 0: nothing it passes through can move");
+  load_fails("<mujoco><worldbody><body name='s'><geom size='1'/></body>" ARM2 "</worldbody><equality>\n"
+             "<connect body1='a' body2='b' anchor='0 0 0'/>\n<weld body1='s'/></equality></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":3: <weld> equality 1: nothing it joins can move");
 }
 
 #ifdef GRIT_HAVE_MUJOCO

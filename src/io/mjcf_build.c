@@ -766,7 +766,8 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   build_model(c, gb, &gr, grit_joint);
   if (c->status == GRIT_OK) {
     s = grit_builder_compile(gb, model);
-    if (s != GRIT_OK && !mjcf_actuator_compile_error(c, s, grit_builder_last_error(gb))) /* with its line */
+    if (s != GRIT_OK && !mjcf_actuator_compile_error(c, s, grit_builder_last_error(gb)) && /* with its line */
+        !mjcf_cx_compile_error(c, s, grit_builder_last_error(gb)))
       mjcf_fail(c, s, NULL, "%s", grit_builder_last_error(gb));
   }
   if (c->status == GRIT_OK) mjcf_keys_check(c, *model); /* mjcf_keys.c */

@@ -453,6 +453,9 @@ void mjcf_cx_mark_wrap_geoms(mjcf_ctx *c);
 void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order);
 /* The index of the tendon named `name` (grit's: the file's order), -1 if there is none. */
 int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name);
+/* A builder compile error naming "tendon N:" or "equality N:" reported at that element's line; 0 when the
+ * message names neither. (mjcf_cx.c) */
+int mjcf_cx_compile_error(mjcf_ctx *c, grit_status s, const char *msg);
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name); /* the grit site of that name, or -1 */
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);
