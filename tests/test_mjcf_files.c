@@ -326,4 +326,19 @@ Test(mjcf_files, lenient_loading) {
   cr_assert_eq(run_sim(path, "--lenient", err, sizeof err), 0, "%s", err);
   const char *names[] = {"eq.xml"};
   remove_files(dir, names, 1);
+  /* MuJoCo 2.2.2 simulates a ball joint's limit and spring: grit does not (they were warnings, the model
+   * silently without them) */
+  static const char *const ball[2] = {
+      "<mujoco><worldbody><body><geom size='.1' pos='0 0 -1'/>\n<joint type='ball' range='0 30'/></body></worldbody>"
+      "</mujoco>",
+      "<mujoco><worldbody><body><geom size='.1' pos='0 0 -1'/>\n<joint type='ball' stiffness='3'/></body></worldbody>"
+      "</mujoco>"};
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(grit_mjcf_load_string(ball[i], &m, NULL, msg), GRIT_ERR_UNSUPPORTED, "%s", msg);
+    cr_assert(strstr(msg, "<string>:2: <joint>") && strstr(msg, i ? "springs on ball" : "limits of ball"), "%s", msg);
+    cr_assert_eq(grit_mjcf_load_buffer(ball[i], strlen(ball[i]), "<string>", &o, &m, &info, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(info.nwarnings, 1);
+    grit_mjcf_info_free(&info);
+    grit_model_free(m);
+  }
 }

@@ -547,8 +547,11 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
     d.qpos0 = j->ref * deg;
   } else {
     if (j->type == GRIT_JOINT_BALL) memcpy(d.pos, j->pos, sizeof d.pos);
-    if (limited) warn_at(c, "joint", j->file, j->line, "limits of ball joints are not supported: ignored");
-    if (j->stiffness != 0) warn_at(c, "joint", j->file, j->line, "springs on ball and free joints are not supported: ignored");
+    /* MuJoCo 2.2.2 simulates both: unsupported dynamics (an error; lenient: a warning, left out) */
+    mjcf_node at = {.name = "joint", .file = j->file, .line = j->line};
+    if (limited) mjcf_unsupported(c, &at, "limits of ball joints are not supported");
+    if (j->stiffness != 0 && c->status == GRIT_OK)
+      mjcf_unsupported(c, &at, "springs on ball and free joints are not supported");
   }
   d.damping = j->damping;
   d.armature = j->armature;
