@@ -7,30 +7,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The one place a model file is read. Today every file is MJCF; a loader that dispatches on the file's
- * content (MJCF or URDF) replaces this call when the C library has one. */
-static grit_status load_model_file(const char *path, double hydroelastic, grit_model **model, grit_mjcf_info *info,
-                                   char msg[GRIT_MESSAGE_SIZE]) {
+/* The one place a model file is read: MJCF or URDF by content (grit/load.h), with the CLI's --lenient and
+ * --package-path. */
+static grit_status load_model_file(const char *path, double hydroelastic, int lenient, const char *package_path,
+                                   grit_model **model, grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
   grit_load_options o = grit_default_load_options();
   o.mjcf.hydro_modulus = hydroelastic; /* every non-plane geometry compliant (docs/hydroelastic.md) */
-  return grit_load_file(path, &o, model, info, msg); /* MJCF or URDF, by content (grit/load.h) */
+  o.mjcf.lenient = o.urdf.lenient = lenient;
+  o.urdf.model.lenient = lenient;
+  o.urdf.package_path = package_path;
+  return grit_load_file(path, &o, model, info, msg);
 }
 
 PyObject *pg_load(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
-  static char *kw[] = {"path", "hydroelastic", NULL};
-  PyObject *path = NULL;
+  static char *kw[] = {"path", "hydroelastic", "lenient", "package_path", NULL};
+  PyObject *path = NULL, *pkg = NULL;
   double hydroelastic = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$d:load", kw, PyUnicode_FSDecoder, &path, &hydroelastic))
+  int lenient = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$dpO&:load", kw, PyUnicode_FSDecoder, &path, &hydroelastic,
+                                   &lenient, PyUnicode_FSConverter, &pkg))
     return NULL;
   if (!(hydroelastic >= 0)) {
     Py_DECREF(path);
+    Py_XDECREF(pkg);
     PyErr_SetString(PyExc_ValueError, "hydroelastic: a modulus >= 0 (Pa) is expected");
     return NULL;
   }
   PgModel *self = PyObject_New(PgModel, &PgModel_Type);
   if (!self) {
     Py_DECREF(path);
+    Py_XDECREF(pkg);
     return NULL;
   }
   self->model = NULL;
@@ -38,15 +45,18 @@ PyObject *pg_load(PyObject *module, PyObject *args, PyObject *kwargs) {
   self->path = path;
   PyObject *bytes = PyUnicode_EncodeFSDefault(path);
   if (!bytes) {
+    Py_XDECREF(pkg);
     Py_DECREF(self);
     return NULL;
   }
   char msg[GRIT_MESSAGE_SIZE] = "";
+  const char *pkgs = pkg ? PyBytes_AS_STRING(pkg) : NULL;
   grit_status s;
   Py_BEGIN_ALLOW_THREADS
-  s = load_model_file(PyBytes_AS_STRING(bytes), hydroelastic, &self->model, &self->info, msg);
+  s = load_model_file(PyBytes_AS_STRING(bytes), hydroelastic, lenient, pkgs, &self->model, &self->info, msg);
   Py_END_ALLOW_THREADS
   Py_DECREF(bytes);
+  Py_XDECREF(pkg);
   if (s != GRIT_OK) {
     Py_DECREF(self);
     return pg_raise(s, msg);
