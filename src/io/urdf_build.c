@@ -278,24 +278,24 @@ static void add_joint(urdf_ctx *c, grit_builder *gb, const body_acc *b) {
   if (b->joint >= 0) c->joints[b->joint].grit_joint = index;
 }
 
-/* The joint a <mimic> names, as a hinge or slide of the builder; -1 with an error. */
+/* The joint a <mimic> names, as a hinge or slide of the builder; -1 with a warning when there is none
+ * (an unknown joint, itself, a fixed or floating joint): the <mimic> is then ignored, as MuJoCo 2.2.2
+ * ignores every <mimic> (public files keep <mimic> on joints made fixed, e.g. a locked gripper). */
 static int mimicked(urdf_ctx *c, const urdf_joint_info *ji) {
   const int line = ji->mimic->line;
   for (int k = 0; k < c->njoint; ++k) {
     const urdf_joint_info *o = &c->joints[k];
     if (strcmp(o->name, ji->mimic_joint)) continue;
-    if (o == ji) return urdf_fail(c, GRIT_ERR_INVALID_MODEL, line, "joint '%s' mimics itself", ji->name), -1;
+    if (o == ji) return urdf_warn(c, line, "joint '%s' mimics itself: <mimic> ignored", ji->name), -1;
     if (o->grit_joint < 0 || o->type == URDF_JOINT_FLOATING)
-      return urdf_fail(c, GRIT_ERR_UNSUPPORTED, line,
-                       "joint '%s': <mimic> of joint '%s', which does not move as a hinge or slide (only those are "
-                       "coupled)",
+      return urdf_warn(c, line,
+                       "joint '%s': <mimic> of joint '%s', which is not a hinge or slide: ignored (the joint moves "
+                       "independently)",
                        ji->name, o->name),
              -1;
     return o->grit_joint;
   }
-  return urdf_fail(c, GRIT_ERR_INVALID_MODEL, line, "joint '%s': <mimic> of an unknown joint '%s'", ji->name,
-                   ji->mimic_joint),
-         -1;
+  return urdf_warn(c, line, "joint '%s': <mimic> of an unknown joint '%s': ignored", ji->name, ji->mimic_joint), -1;
 }
 
 /* Each <mimic> as a joint equality q = multiplier q_joint + offset (URDF's reference positions are 0, so
@@ -306,12 +306,11 @@ static void add_mimics(urdf_ctx *c, grit_builder *gb) {
     const urdf_joint_info *ji = &c->joints[i];
     if (!ji->mimic) continue;
     if (ji->grit_joint < 0 || ji->type == URDF_JOINT_FLOATING) {
-      urdf_fail(c, GRIT_ERR_UNSUPPORTED, ji->mimic->line,
-                "joint '%s': <mimic> on a joint that does not move as a hinge or slide", ji->name);
-      return;
+      urdf_warn(c, ji->mimic->line, "joint '%s': <mimic> on a joint that is not a hinge or slide: ignored", ji->name);
+      continue;
     }
     const int other = mimicked(c, ji);
-    if (other < 0) return;
+    if (other < 0) continue;
     grit_equality_def e = grit_default_equality_def();
     e.type = GRIT_EQ_JOINT;
     e.obj1 = ji->grit_joint, e.obj2 = other;
