@@ -96,6 +96,7 @@ typedef struct rollout_job {
   char (*message)[GRIT_MESSAGE_SIZE]; /* per trajectory */
   int thread;                   /* this worker's index */
   atomic_int *stop;             /* set by the calling thread on Ctrl-C: every worker ends at its next step */
+  atomic_long *steps_done;      /* steps taken by all workers (KeyboardInterrupt's steps_done) */
   struct rollout_sync *sync;    /* the count of finished workers, for the calling thread's wait */
 } rollout_job;
 
@@ -129,6 +130,7 @@ static void rollout_one(const rollout_job *j, grit_data *d, int i) {
       s = grit_step_derivatives(d, j->A + at * nx * nx, j->nu ? j->B + at * nx * (size_t)j->nu : NULL, NULL, 0, NULL);
     }
     if (s != GRIT_OK) break;
+    atomic_fetch_add_explicit(j->steps_done, 1, memory_order_relaxed);
     memcpy(qt + (size_t)(k + 1) * (size_t)j->nq, grit_data_qpos(d), sizeof(double) * (size_t)j->nq);
     memcpy(vt + (size_t)(k + 1) * (size_t)j->nv, grit_data_qvel(d), sizeof(double) * (size_t)j->nv);
   }
@@ -187,17 +189,18 @@ static void wait_workers(rollout_job *proto, int count, PyThreadState **ts) {
 /* Runs the job on nthreads worker threads while the calling thread (with the GIL on entry and on
  * return) waits and runs the signal handlers; a thread that cannot be started has its share run on the
  * calling thread (the same results; not interruptible). Returns 0, or -1 with the signal handler's
- * exception set (the results are then incomplete). */
+ * exception set, its attribute steps_done the steps all workers had taken (the results are dropped). */
 static int run_workers(rollout_job *proto) {
   const int nt = proto->nthreads;
   rollout_job jobs[256];
   pthread_t tid[256];
   int started[256] = {0};
   atomic_int stop = 0;
+  atomic_long steps_done = 0;
   rollout_sync sync = {.finished = 0};
   if (pthread_mutex_init(&sync.lock, NULL) != 0) return PyErr_NoMemory(), -1;
   if (pthread_cond_init(&sync.done, NULL) != 0) return pthread_mutex_destroy(&sync.lock), PyErr_NoMemory(), -1;
-  proto->stop = &stop, proto->sync = &sync;
+  proto->stop = &stop, proto->sync = &sync, proto->steps_done = &steps_done;
   PyThreadState *ts = PyEval_SaveThread();
   for (int t = 0; t < nt; ++t) jobs[t] = *proto, jobs[t].thread = t;
   for (int t = 0; t < nt; ++t) started[t] = pthread_create(&tid[t], NULL, rollout_worker, &jobs[t]) == 0;
@@ -208,7 +211,15 @@ static int run_workers(rollout_job *proto) {
     if (started[t]) pthread_join(tid[t], NULL);
   PyEval_RestoreThread(ts);
   pthread_cond_destroy(&sync.done), pthread_mutex_destroy(&sync.lock);
-  return atomic_load(&stop) ? -1 : 0;
+  if (!atomic_load(&stop)) return 0;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject *done = PyLong_FromLong(atomic_load(&steps_done));
+  if (value && done) PyObject_SetAttrString(value, "steps_done", done);
+  Py_XDECREF(done);
+  PyErr_Restore(type, value, tb);
+  return -1;
 }
 
 PyObject *pg_rollout(PyObject *module, PyObject *args, PyObject *kwargs) {

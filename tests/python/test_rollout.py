@@ -100,22 +100,21 @@ def test_rollout_errors():
 def test_ctrl_c_ends_a_long_rollout_with_keyboard_interrupt():
     """The calling thread waits for rollout's workers with the GIL released and wakes every 50 ms to run
     Python's signal handlers: SIGINT ends the batch (every worker stops at its next step) with
-    KeyboardInterrupt instead of after all of it (here 2 x 10^6 steps of the clutter, about an hour on
-    one core), and the model stays usable."""
+    KeyboardInterrupt, its steps_done the steps all workers took, instead of after all of it (here
+    2 x 10^5 steps of the clutter, about a minute on one core at the 0.2 to 0.5 ms a step measured here;
+    the result arrays, 0.8 GB, are touched only as far as the batch got); the model stays usable."""
     import os
     import signal
-    import time
     m = grit.load(model_path("clutter.xml"))
     d = grit.Data(m)
     q = np.tile(d.qpos, (2, 1))
     v = np.tile(d.qvel, (2, 1))
-    u = np.zeros((2, 10**6, m.nu))
+    u = np.zeros((2, 10**5, m.nu))
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    t0 = time.monotonic()
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as e:
         grit.rollout(m, q, v, u, threads=2)
     timer.join()
-    assert time.monotonic() - t0 < 60  # not the hour the batch would take (a bound, not a timing)
+    assert 0 <= e.value.steps_done < 2 * 10**5  # ended within the batch, not after it
     qt, vt = grit.rollout(m, q, v, u[:, :3], threads=2)  # still usable
     assert qt.shape == (2, 4, m.nq)
