@@ -375,6 +375,57 @@ static void put_f32(unsigned char *p, float x) {
   for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(u >> 8 * k);
 }
 
+static void put_i32(unsigned char *p, uint32_t u) {
+  for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(u >> 8 * k);
+}
+
+/* MuJoCo's binary MSH (read by MuJoCo 2.2.2, used by dm_control's assets): the cube with normals, without
+ * an <inertial>: its 8 corners, the mass density x volume = 1000 x 0.1^3 = 1 kg from its faces. Errors:
+ * a size that does not match the header, too few vertices, a face index out of range. */
+Test(mjcf, mesh_file_msh) {
+  char dir[] = "/tmp/grit_msh_XXXXXX", model[1100], msg[GRIT_MESSAGE_SIZE];
+  cr_assert_not_null(mkdtemp(dir));
+  unsigned char msh[16 + 8 * 12 + 8 * 12 + 12 * 12];
+  put_i32(msh, 8), put_i32(msh + 4, 8), put_i32(msh + 8, 0), put_i32(msh + 12, 12);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 3; ++j) {
+      put_f32(msh + 16 + 12 * i + 4 * j, (float)CUBE_V[i][j]);
+      put_f32(msh + 16 + 96 + 12 * i + 4 * j, (float)(CUBE_V[i][j] * 20)); /* normals, unused */
+    }
+  for (int t = 0; t < 12; ++t)
+    for (int k = 0; k < 3; ++k) put_i32(msh + 16 + 192 + 12 * t + 4 * k, (uint32_t)CUBE_F[t][k]);
+  write_file(dir, "cube.msh", msh, sizeof msh);
+  write_file(dir, "short.msh", msh, sizeof msh - 4);
+  put_i32(msh, 3);
+  write_file(dir, "three.msh", msh, sizeof msh);
+  put_i32(msh, 8);
+  put_i32(msh + 16 + 192 + 4, 8);
+  write_file(dir, "index.msh", msh, sizeof msh);
+  static const char *const MODEL = "<mujoco><asset><mesh name='m' file='%s'/></asset><worldbody>\n"
+                                   "<body><freejoint/><geom type='mesh' mesh='m'/></body></worldbody></mujoco>\n";
+  const char *files[4] = {"cube.msh", "short.msh", "three.msh", "index.msh"};
+  const char *errors[4] = {NULL, "size does not match", "vertices (>= 4)", "bad vertex index"};
+  for (int i = 0; i < 4; ++i) {
+    char text[400];
+    snprintf(text, sizeof text, MODEL, files[i]);
+    write_file(dir, "scene.xml", text, strlen(text));
+    snprintf(model, sizeof model, "%s/scene.xml", dir);
+    grit_model *m = NULL;
+    const grit_status s = grit_mjcf_load_file(model, &m, NULL, msg);
+    if (!errors[i]) {
+      cr_assert_eq(s, GRIT_OK, "%s", msg);
+      cr_assert_eq(m->geom_shape[0].nvert, 8);
+      cr_assert_float_eq(grit_model_body_mass(m, 1), 1.0, 1e-6); /* float32 corners */
+      grit_model_free(m);
+    } else {
+      cr_assert_eq(s, GRIT_ERR_PARSE, "%s: %d %s", files[i], s, msg);
+      cr_assert(strstr(msg, errors[i]) && strstr(msg, ":1:"), "%s", msg);
+    }
+  }
+  snprintf(model, sizeof model, "rm -r '%s'", dir);
+  cr_assert_eq(system(model), 0);
+}
+
 /* The cube as a binary STL (whose header, as many exporters write, begins with "solid"), an ASCII STL and
  * an OBJ, loaded through <compiler meshdir> from a model file in the directory above: each geometry is
  * the cube's 8 corners (merged from the STL's 36), scaled where asked, and rests on the ground at its
@@ -502,7 +553,7 @@ Test(mjcf, mesh_files_stl_and_obj) {
 
   struct { const char *mesh, *part; grit_status s; } bad[] = {
       {"<mesh name='a' file='missing.stl'/>", "missing.stl", GRIT_ERR_IO},
-      {"<mesh name='a' file='cube.ply'/>", "only .stl and .obj", GRIT_ERR_UNSUPPORTED},
+      {"<mesh name='a' file='cube.ply'/>", "only .stl, .obj and .msh", GRIT_ERR_UNSUPPORTED},
       {"<mesh name='a' file='cube.obj' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/>", "not both", GRIT_ERR_INVALID_MODEL},
       {"<mesh name='a' file='bad.obj'/>", "three numbers", GRIT_ERR_PARSE},
       {"<mesh name='a' file='flat.obj'/>", "'flat.obj': the vertices are degenerate", GRIT_ERR_INVALID_MODEL},

@@ -85,6 +85,24 @@ Test(mjcf_cx, sites_take_their_placement_from_default_classes) {
   grit_model_free(m);
 }
 
+/* A weld whose rotation no dof can change (MuJoCo's test model tfratio0_force_slide: a box on a vertical
+ * slide welded to a fixed box): the rotation rows' Jacobian is zero, their Delassus estimate w = 0, and the
+ * regularization R = w / (4 pi^2) made the first step's Hessian non-finite. Now the slide hangs in place:
+ * 1 s under gravity 1 moves it by the weld's compliance only (less than 1e-5 m; MuJoCo's softer weld:
+ * 1.5e-5 m). */
+Test(mjcf_cx, a_weld_whose_rotation_no_dof_moves) {
+  grit_model *m = load("<mujoco><option gravity='0 0 -1'/><default><geom size='0.05 0.05 0.05' type='box'/></default>"
+                       "<worldbody><body name='b1'><geom/></body><body name='b2' pos='0 0 -0.1'>"
+                       "<joint type='slide' axis='0 0 1'/><geom/></body></worldbody>"
+                       "<equality><weld body1='b1' body2='b2'/></equality></mujoco>");
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  for (int k = 0; k < 500; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "step %d: %s", k, grit_data_last_error(d));
+  cr_assert(isfinite(grit_data_qpos(d)[0]) && fabs(grit_data_qpos(d)[0]) < 1e-5, "q = %g", grit_data_qpos(d)[0]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
   load_fails("<mujoco><worldbody>" ARM2 "</worldbody>\n<equality>\n<connect body1='a' body2='a' anchor='0 0 0'/>"
              "</equality></mujoco>",
@@ -108,6 +126,14 @@ Test(mjcf_cx, bad_input_is_an_error_with_its_line) {
              "</worldbody><tendon><spatial><site site='s0'/>\n<geom geom='box'/><site site='tip'/>"
              "</spatial></tendon></mujoco>",
              GRIT_ERR_UNSUPPORTED, ":2: <geom> wrapping around 'box'");
+  /* the builder's compile errors about a tendon or an equality name its element's line (MuJoCo's test
+   * models dofless_tendon_limited and dofless_weld: nothing they touch can move) */
+  load_fails("<mujoco><worldbody><site name='s0'/><site name='s1' pos='0 0 1'/>" ARM2 "</worldbody><tendon>\n"
+             "<spatial limited='true' range='0 1'><site site='s0'/><site site='s1'/></spatial></tendon></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":2: <spatial> tendon 0: nothing it passes through can move");
+  load_fails("<mujoco><worldbody><body name='s'><geom size='1'/></body>" ARM2 "</worldbody><equality>\n"
+             "<connect body1='a' body2='b' anchor='0 0 0'/>\n<weld body1='s'/></equality></mujoco>",
+             GRIT_ERR_INVALID_MODEL, ":3: <weld> equality 1: nothing it joins can move");
 }
 
 #ifdef GRIT_HAVE_MUJOCO

@@ -163,21 +163,21 @@ Test(mjcf_files, bad_mesh_files_exit_1_with_file_and_line) {
   snprintf(path, sizeof path, "%s/gone.xml", dir);
   cr_assert_eq(run_sim(path, NULL, err, sizeof err), 1);
   cr_assert(strstr(err, "gone.xml:3: <mesh>") && strstr(err, "gone.stl"), "%s", err);
-  /* a mesh format grit does not read (MuJoCo's .msh) is an error only where the mesh is used: a visual
-   * geometry of a body with an <inertial> loads */
-  write_file(dir, "v.msh", "binary");
-  write_file(dir, "msh.xml", "<mujoco><asset><mesh file='v.msh'/></asset><worldbody><body><freejoint/>"
+  /* a mesh format grit does not read (.ply) is an error only where the mesh is used: a visual geometry of
+   * a body with an <inertial> loads */
+  write_file(dir, "v.ply", "binary");
+  write_file(dir, "msh.xml", "<mujoco><asset><mesh file='v.ply'/></asset><worldbody><body><freejoint/>"
                              "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>\n"
                              "<geom type='mesh' mesh='v' contype='0' conaffinity='0'/></body></worldbody></mujoco>\n");
-  write_file(dir, "msh2.xml", "<mujoco><asset>\n<mesh file='v.msh'/></asset><worldbody><body><freejoint/>"
+  write_file(dir, "msh2.xml", "<mujoco><asset>\n<mesh file='v.ply'/></asset><worldbody><body><freejoint/>"
                               "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>"
                               "<geom type='mesh' mesh='v'/></body></worldbody></mujoco>\n");
   snprintf(path, sizeof path, "%s/msh.xml", dir);
   cr_assert_eq(run_sim(path, NULL, err, sizeof err), 0, "%s", err);
   snprintf(path, sizeof path, "%s/msh2.xml", dir);
   cr_assert_eq(run_sim(path, NULL, err, sizeof err), 1);
-  cr_assert(strstr(err, "msh2.xml:2: <mesh>") && strstr(err, "only .stl and .obj"), "%s", err);
-  const char *names[] = {"flat.obj", "flat.xml", "gone.xml", "v.msh", "msh.xml", "msh2.xml"};
+  cr_assert(strstr(err, "msh2.xml:2: <mesh>") && strstr(err, "only .stl, .obj and .msh"), "%s", err);
+  const char *names[] = {"flat.obj", "flat.xml", "gone.xml", "v.ply", "msh.xml", "msh2.xml"};
   remove_files(dir, names, 6);
 }
 
@@ -326,4 +326,19 @@ Test(mjcf_files, lenient_loading) {
   cr_assert_eq(run_sim(path, "--lenient", err, sizeof err), 0, "%s", err);
   const char *names[] = {"eq.xml"};
   remove_files(dir, names, 1);
+  /* MuJoCo 2.2.2 simulates a ball joint's limit and spring: grit does not (they were warnings, the model
+   * silently without them) */
+  static const char *const ball[2] = {
+      "<mujoco><worldbody><body><geom size='.1' pos='0 0 -1'/>\n<joint type='ball' range='0 30'/></body></worldbody>"
+      "</mujoco>",
+      "<mujoco><worldbody><body><geom size='.1' pos='0 0 -1'/>\n<joint type='ball' stiffness='3'/></body></worldbody>"
+      "</mujoco>"};
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(grit_mjcf_load_string(ball[i], &m, NULL, msg), GRIT_ERR_UNSUPPORTED, "%s", msg);
+    cr_assert(strstr(msg, "<string>:2: <joint>") && strstr(msg, i ? "springs on ball" : "limits of ball"), "%s", msg);
+    cr_assert_eq(grit_mjcf_load_buffer(ball[i], strlen(ball[i]), "<string>", &o, &m, &info, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(info.nwarnings, 1);
+    grit_mjcf_info_free(&info);
+    grit_model_free(m);
+  }
 }

@@ -175,7 +175,6 @@ Test(urdf, bad_input_names_the_line) {
   expect_error("</link>\n<joint name=\"p\" type=\"planar\"><parent link=\"a\"/><child link=\"b\"/></joint>\n",
                GRIT_ERR_UNSUPPORTED, ":5:", "planar");
   expect_error("</link>\n" HINGE("j", "a", "b") HINGE("k", "a", "b"), GRIT_ERR_INVALID_MODEL, ":6:", "two parents");
-  expect_error("</link>\n", GRIT_ERR_INVALID_MODEL, ":3:", "second root");
   expect_error("</lnk>\n", GRIT_ERR_PARSE, ":4:", "XML");
   expect_error("</link>\n<link name=\"c\"/>\n" HINGE("j", "a", "b") HINGE("k", "b", "c"), GRIT_ERR_INVALID_MODEL, ":5:",
                "link 'c' moves but has no mass");
@@ -214,29 +213,154 @@ Test(urdf, truncated_and_damaged_files) {
   cr_assert_gt(errors, (int)n);
 }
 
-Test(urdf, joint_friction_is_an_error_unless_lenient) {
-  const char *body = "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
-                     "<dynamics damping=\"0.1\" friction=\"0.3\"/></joint>\n";
-  expect_error(body, GRIT_ERR_UNSUPPORTED, ":5:", "friction");
-  grit_urdf_load_options o = grit_urdf_default_load_options();
-  o.lenient = 1;
-  char msg[GRIT_MESSAGE_SIZE];
+/* Spins link b about x (unit inertia, its centre on the axis) from v0 for 1 s with damping 0 and friction
+ * f, returns the final velocity. */
+static double spin_down(const char *dynamics, double v0) {
+  char body[600], path[] = "/tmp/grit_urdf_XXXXXX", msg[GRIT_MESSAGE_SIZE];
+  snprintf(body, sizeof body, "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>%s"
+           "</joint>\n", dynamics);
+  const int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s%s</robot>\n", HEAD, body);
+  fclose(f);
+  grit_model *m = NULL;
   grit_mjcf_info info;
-  cr_assert_eq(load_text(body, &o, msg, &info), GRIT_OK, "%s", msg);
-  cr_assert_eq(info.nwarnings, 1);
-  cr_assert(strstr(info.warnings[0], "friction") != NULL, "%s", info.warnings[0]);
+  cr_assert_eq(grit_urdf_load_file(path, NULL, &m, &info, msg), GRIT_OK, "%s", msg);
+  remove(path);
+  cr_assert_eq(info.nwarnings, 0, "%s", info.warnings[0]);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d, &v0, 1), GRIT_OK);
+  const int steps = (int)lround(1.0 / grit_model_options(m).timestep);
+  for (int k = 0; k < steps; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const double v = grit_data_qvel(d)[0];
+  grit_data_free(d);
+  grit_model_free(m);
+  return v;
 }
 
-Test(urdf, mimic_is_an_error_unless_lenient) {
-  const char *body = "</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n"
-                     "<mimic joint=\"x\" multiplier=\"2\"/></joint>\n";
-  expect_error(body, GRIT_ERR_UNSUPPORTED, ":6:", "mimic");
+/* <dynamics friction> is the joint's dry friction (frictionloss), as MuJoCo 2.2.2's URDF import reads it:
+ * 0.3 N m on a unit inertia slows 1 rad/s to 0.7 rad/s in 1 s (Coulomb friction: a constant torque; the
+ * step's regularized friction is within 1e-3 of it), and to rest from 0.2 rad/s. */
+Test(urdf, joint_friction_is_dry_friction) {
+  cr_assert_float_eq(spin_down("<dynamics damping=\"0\" friction=\"0.3\"/>", 1.0), 0.7, 1e-3);
+  cr_assert_float_eq(spin_down("<dynamics damping=\"0\" friction=\"0.3\"/>", 0.2), 0.0, 1e-3);
+  cr_assert_float_eq(spin_down("<dynamics damping=\"0\"/>", 1.0), 1.0, 1e-12);
+  expect_error("</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
+               "<dynamics friction=\"-1\"/></joint>\n",
+               GRIT_ERR_INVALID_MODEL, ":5:", ">= 0");
+}
+
+/* <mimic joint multiplier offset> couples the joint to the other as a joint equality: k = 2 j + 0.1. The
+ * reference configuration (0, 0) violates it by 0.1, which the equality's drift correction (solref 0.02:
+ * a time scale of 0.04 s) removes; after 0.5 s from j spinning at 1 rad/s the coupling holds to 1e-4
+ * in q and in v. */
+Test(urdf, mimic_is_a_joint_equality) {
+  const char *body = "</link>\n<link name=\"c\"><inertial><mass value=\"1\"/>"
+                     "<inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+                     HINGE("j", "a", "b")
+                     "<joint name=\"k\" type=\"continuous\"><parent link=\"b\"/><child link=\"c\"/>\n"
+                     "<mimic joint=\"j\" multiplier=\"2\" offset=\"0.1\"/></joint>\n";
+  char path[] = "/tmp/grit_urdf_XXXXXX", msg[GRIT_MESSAGE_SIZE];
+  const int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s%s</robot>\n", HEAD, body);
+  fclose(f);
+  grit_model *m = NULL;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_urdf_load_file(path, NULL, &m, &info, msg), GRIT_OK, "%s", msg);
+  remove(path);
+  cr_assert_eq(info.nwarnings, 0, "%s", info.warnings[0]);
+  cr_assert_eq(grit_model_nequality(m), 1);
+  cr_assert_eq(grit_model_nv(m), 2);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double v0[2] = {1, 0};
+  cr_assert_eq(grit_data_set_qvel(d, v0, 2), GRIT_OK);
+  const int steps = (int)lround(0.5 / grit_model_options(m).timestep);
+  for (int k = 0; k < steps; ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const double *q = grit_data_qpos(d), *v = grit_data_qvel(d);
+  cr_assert_float_eq(q[1], 2 * q[0] + 0.1, 1e-4, "q = %g %g", q[0], q[1]);
+  cr_assert_float_eq(v[1], 2 * v[0], 1e-4, "v = %g %g", v[0], v[1]);
+  cr_assert_gt(q[0], 0.05); /* it moved */
+  grit_data_free(d);
+  grit_model_free(m);
+  /* a <mimic> with nothing to couple (an unknown joint, itself, a fixed joint) is ignored with a warning
+   * at its line, as MuJoCo 2.2.2 ignores every <mimic>; a bad number is an error */
+  const char *ignored[3] = {"<mimic joint=\"x\" multiplier=\"2\"/>", "<mimic joint=\"j\"/>", "<mimic joint=\"f\"/>"};
+  for (int i = 0; i < 3; ++i) {
+    char text[600];
+    snprintf(text, sizeof text,
+             "</link>\n<link name=\"c\"/><joint name=\"f\" type=\"fixed\"><parent link=\"b\"/><child link=\"c\"/>"
+             "</joint><joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n%s</joint>\n",
+             ignored[i]);
+    cr_assert_eq(load_text(text, NULL, msg, &info), GRIT_OK, "%s", msg);
+    cr_assert_eq(info.nwarnings, 1, "%s", ignored[i]);
+    cr_assert(strstr(info.warnings[0], ":6:") && strstr(info.warnings[0], "ignored"), "%s", info.warnings[0]);
+  }
+  expect_error("</link>\n<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n"
+               "<mimic joint=\"x\" multiplier=\"two\"/></joint>\n",
+               GRIT_ERR_PARSE, ":6:", "multiplier");
+}
+
+/* Links without a parent joint are each welded to the world, as MuJoCo 2.2.2's import puts them there (the
+ * first root first); with floating_base each gets its own free joint. */
+Test(urdf, several_roots) {
+  char path[] = "/tmp/grit_urdf_XXXXXX", msg[GRIT_MESSAGE_SIZE];
+  const int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s</link>\n<link name=\"c\"><inertial><mass value=\"2\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" "
+             "ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n%s</robot>\n", HEAD, HINGE("j", "b", "c"));
+  fclose(f);
+  grit_model *m = NULL;
+  cr_assert_eq(grit_urdf_load_file(path, NULL, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_nv(m), 1); /* a and b welded to the world, c on its hinge */
+  cr_assert_eq(grit_model_nbody(m), 2);
+  grit_model_free(m);
   grit_urdf_load_options o = grit_urdf_default_load_options();
-  o.lenient = 1;
+  o.floating_base = 1;
+  cr_assert_eq(grit_urdf_load_file(path, &o, &m, NULL, msg), GRIT_OK, "%s", msg);
+  remove(path);
+  cr_assert_eq(grit_model_nv(m), 13); /* a free, b free with c on its hinge */
+  cr_assert_str_eq(grit_model_body_name(m, 1), "a");
+  cr_assert_str_eq(grit_model_body_name(m, 2), "b");
+  cr_assert_str_eq(grit_model_body_name(m, 3), "c");
+  grit_model_free(m);
+}
+
+/* What urdfdom alone would refuse but MuJoCo 2.2.2 loads: a revolute or prismatic joint without <limit>
+ * (unlimited, its motor unlimited), a <visual> with a geometry urdfdom does not know (visuals are not
+ * read). */
+Test(urdf, what_mujoco_accepts_and_urdfdom_alone_does_not) {
   char msg[GRIT_MESSAGE_SIZE];
   grit_mjcf_info info;
-  cr_assert_eq(load_text(body, &o, msg, &info), GRIT_OK, "%s", msg);
-  cr_assert_eq(info.nwarnings, 1);
+  const char *body = "<visual><geometry><teapot size=\"1\"/></geometry></visual></link>\n"
+                     "<joint name=\"j\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/></joint>\n";
+  cr_assert_eq(load_text(body, NULL, msg, &info), GRIT_OK, "%s", msg);
+  cr_assert_eq(info.nwarnings, 0, "%s", info.warnings[0]);
+  char path[] = "/tmp/grit_urdf_XXXXXX";
+  const int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s%s</robot>\n", HEAD,
+          "</link>\n<joint name=\"j\" type=\"prismatic\"><parent link=\"a\"/><child link=\"b\"/></joint>\n");
+  fclose(f);
+  grit_model *m = NULL;
+  cr_assert_eq(grit_urdf_load_file(path, NULL, &m, &info, msg), GRIT_OK, "%s", msg);
+  remove(path);
+  cr_assert_eq(grit_model_nu(m), 1);
+  grit_actuator_def a;
+  cr_assert_eq(grit_model_actuator(m, 0, &a), GRIT_OK);
+  cr_assert_eq(a.ctrl_limited, 0);
+  grit_data *d; /* unlimited: 1 s at 1 m/s without gravity along x goes 1 m */
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double v0 = 1;
+  cr_assert_eq(grit_data_set_qvel(d, &v0, 1), GRIT_OK);
+  for (int k = 0; k < 500; ++k) cr_assert_eq(grit_step(d), GRIT_OK);
+  cr_assert_float_eq(grit_data_qpos(d)[0], 500 * grit_model_options(m).timestep, 1e-9);
+  grit_data_free(d);
+  grit_model_free(m);
 }
 
 /* package://PKG/PATH: DIR/PKG/PATH for DIR in the option's path, then in ROS_PACKAGE_PATH. */
@@ -256,6 +380,44 @@ Test(urdf, package_uris) {
   setenv("ROS_PACKAGE_PATH", DATA, 1);
   cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_OK, "%s", msg);
   unsetenv("ROS_PACKAGE_PATH");
+}
+
+/* A package is also a directory whose package.xml gives its <name> (a checkout named otherwise), and a
+ * package:// name not in the package path is looked for above the URDF file (the package holding it):
+ * D/checkout/{package.xml naming "mypkg", meshes/w.obj, urdf/r.urdf}. package:///PKG (a slip of some
+ * public files) is package://PKG. */
+Test(urdf, package_by_its_package_xml_and_above_the_file) {
+  char dir[] = "/tmp/grit_pkg_XXXXXX", cmd[1200], path[600], msg[GRIT_MESSAGE_SIZE];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s/checkout/meshes' '%s/checkout/urdf' && cp '%s' '%s/checkout/meshes/w.obj' && "
+           "printf '<package format=\"2\">\\n  <name> mypkg </name>\\n</package>\\n' > '%s/checkout/package.xml'",
+           dir, dir, DATA "meshes/wedge.obj", dir, dir);
+  cr_assert_eq(system(cmd), 0);
+  const char *uris[2] = {"package://mypkg/meshes/w.obj", "package:///mypkg/meshes/w.obj"};
+  for (int i = 0; i < 2; ++i) {
+    snprintf(path, sizeof path, "%s/checkout/urdf/r.urdf", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%s<collision><geometry><mesh filename=\"%s\"/></geometry></collision></link>\n%s</robot>\n", HEAD,
+            uris[i], HINGE("j", "a", "b"));
+    fclose(f);
+    grit_model *m = NULL;
+    cr_assert_eq(grit_urdf_load_file(path, NULL, &m, NULL, msg), GRIT_OK, "%s: %s", uris[i], msg);
+    cr_assert_eq(grit_model_ngeom(m), 1);
+    grit_model_free(m);
+  }
+  /* from elsewhere (a buffer has no file to look above): the package path's directory by its package.xml */
+  const char *body = "<collision><geometry><mesh filename=\"package://mypkg/meshes/w.obj\"/></geometry>"
+                     "</collision></link>\n" HINGE("j", "a", "b");
+  grit_urdf_load_options o = grit_urdf_default_load_options();
+  cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_ERR_IO);
+  cr_assert(strstr(msg, "above the file") != NULL, "%s", msg);
+  snprintf(path, sizeof path, "%s/checkout", dir);
+  o.package_path = path;
+  cr_assert_eq(load_text(body, &o, msg, NULL), GRIT_OK, "%s", msg);
+  snprintf(cmd, sizeof cmd, "rm -r '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
 }
 
 Test(urdf, dispatch_by_content_not_name) {

@@ -35,7 +35,7 @@ typedef struct grit_urdf_load_options {
   int floating_base;            /* nonzero: a root link gets a free joint; default 0 (welded, as URDF means) */
   int motors;                   /* nonzero (default): a motor (gear 1) on every revolute, continuous and
                                    prismatic joint, its control limited to +-effort when effort > 0 */
-  int lenient;                  /* nonzero: things grit cannot represent (joint friction, DAE meshes) are
+  int lenient;                  /* nonzero: things grit cannot represent (DAE meshes) are
                                    warnings (dropped) instead of errors; default 0 */
 } grit_urdf_load_options;
 
@@ -45,8 +45,8 @@ GRIT_API grit_urdf_load_options grit_urdf_default_load_options(void);
  * defaults; `info` (may be NULL) receives warnings, the model name (<robot name>), nq/nv/nu and the step
  * settings (no keyframes); `msg` (may be NULL) the reason of a failure, "file:line: ...":
  * GRIT_ERR_IO (cannot read the file or a mesh), GRIT_ERR_PARSE (not well-formed XML, a value urdfdom
- * refuses), GRIT_ERR_INVALID_MODEL (unknown link, cycle, two parents, two roots, a moving link without
- * mass, ...), GRIT_ERR_UNSUPPORTED (planar joints; joint friction unless lenient). */
+ * refuses), GRIT_ERR_INVALID_MODEL (unknown link, cycle, two parents, a moving link without mass, ...),
+ * GRIT_ERR_UNSUPPORTED (planar joints; mesh formats other than STL, OBJ, MSH unless lenient). */
 GRIT_API grit_status grit_urdf_load_file(const char *path, const grit_urdf_load_options *options, grit_model **model,
                                 grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]);
 

@@ -103,7 +103,9 @@ class ILQR(_grit.ILQR):
     u_min=None, u_max=None, C_final=None, Cx_path=None, Cu_path=None, d_path=None, gradient_smoothing=0.0,
     gradient_smoothing_barrier=0.0, log=None, threads=1, **options)
 
-    iLQR over grit's step (ilqr/include/grit_ilqr/ilqr.h). States are x = (q, v) (nq + nv numbers) and
+    iLQR over grit's step (ilqr/include/grit_ilqr/ilqr.h). Control box: u_min, u_max if given (both; +-inf
+    allowed), else the model's ctrl_range (the MJCF actuators' ctrlrange where ctrllimited) when any
+    actuator is limited, else none. States are x = (q, v) (nq + nv numbers) and
     their perturbations live in the tangent space (2 nv); Q, Qf are (2nv, 2nv) or their diagonals, R is
     (nu, nu) or its diagonal. Path constraints: Cx_path (nc, 2nv) (x_k (-) x_goal) + Cu_path (nc, nu) u_k
     <= d_path (nc,) at every knot k < N. gradient_smoothing (m) smooths the contacts' derivatives
@@ -116,6 +118,10 @@ class ILQR(_grit.ILQR):
     def __init__(self, model, horizon, x0, *, contact="lagged", x_goal=None, Q=None, Qf=None, R=None,
                  u_ref=None, u_min=None, u_max=None, C_final=None, Cx_path=None, Cu_path=None, d_path=None,
                  gradient_smoothing=0.0, gradient_smoothing_barrier=0.0, log=None, threads=1, **options):
+        if u_min is None and u_max is None:  # the file's ctrlrange (ctrllimited actuators) by default
+            r = model.ctrl_range
+            if r.size and _np.isfinite(r).any():
+                u_min, u_max = r[:, 0].copy(), r[:, 1].copy()
         super().__init__(model, horizon, x0, contact=contact, x_goal=x_goal, Q=Q, Qf=Qf, R=R, u_ref=u_ref,
                          u_min=u_min, u_max=u_max, C_final=C_final, threads=threads, options=options,
                          Cx_path=Cx_path, Cu_path=Cu_path, d_path=d_path,

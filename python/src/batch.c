@@ -7,8 +7,11 @@
  * or on which thread took which trajectory. */
 #include "pygrit.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 /* A new grit_data of `m` with `settings`, or NULL with grit.Error set. */
 static grit_data *new_data(const grit_model *m, const grit_step_settings *settings) {
@@ -92,7 +95,19 @@ typedef struct rollout_job {
   int *failed_step;             /* per trajectory: the step that failed */
   char (*message)[GRIT_MESSAGE_SIZE]; /* per trajectory */
   int thread;                   /* this worker's index */
+  atomic_int *stop;             /* set by the calling thread on Ctrl-C: every worker ends at its next step */
+  atomic_long *steps_done;      /* steps taken by all workers (KeyboardInterrupt's steps_done) */
+  struct rollout_sync *sync;    /* the count of finished workers, for the calling thread's wait */
 } rollout_job;
+
+/* The calling thread waits for the workers on this, waking every RUN_SIGNAL_PERIOD to run Python's signal
+ * handlers (a Ctrl-C then ends the batch within a step of each worker instead of after all of it). */
+typedef struct rollout_sync {
+  pthread_mutex_t lock;
+  pthread_cond_t done;
+  int finished;
+} rollout_sync;
+enum { RUN_SIGNAL_PERIOD_MS = 50 };
 
 /* Trajectory i on data d (reset first, so that nothing of the previous trajectory carries over). */
 static void rollout_one(const rollout_job *j, grit_data *d, int i) {
@@ -107,6 +122,7 @@ static void rollout_one(const rollout_job *j, grit_data *d, int i) {
     memcpy(vt, grit_data_qvel(d), sizeof(double) * (size_t)j->nv);
   }
   for (; s == GRIT_OK && k < j->T; ++k) {
+    if (atomic_load_explicit(j->stop, memory_order_relaxed)) return; /* interrupted: the results are dropped */
     if (j->nu) s = grit_data_set_ctrl(d, j->ctrl + ((size_t)i * T + (size_t)k) * (size_t)j->nu, j->nu);
     if (s == GRIT_OK) s = grit_step(d);
     if (s == GRIT_OK && j->A) {
@@ -114,6 +130,7 @@ static void rollout_one(const rollout_job *j, grit_data *d, int i) {
       s = grit_step_derivatives(d, j->A + at * nx * nx, j->nu ? j->B + at * nx * (size_t)j->nu : NULL, NULL, 0, NULL);
     }
     if (s != GRIT_OK) break;
+    atomic_fetch_add_explicit(j->steps_done, 1, memory_order_relaxed);
     memcpy(qt + (size_t)(k + 1) * (size_t)j->nq, grit_data_qpos(d), sizeof(double) * (size_t)j->nq);
     memcpy(vt + (size_t)(k + 1) * (size_t)j->nv, grit_data_qvel(d), sizeof(double) * (size_t)j->nv);
   }
@@ -130,7 +147,7 @@ static void *rollout_worker(void *arg) {
   grit_data *d = NULL;
   grit_status s = grit_data_create(j->model, &d);
   if (s == GRIT_OK) s = grit_data_set_step_settings(d, j->settings);
-  for (int i = j->thread; i < j->n; i += j->nthreads) {
+  for (int i = j->thread; i < j->n && !atomic_load_explicit(j->stop, memory_order_relaxed); i += j->nthreads) {
     if (s == GRIT_OK) {
       rollout_one(j, d, i);
     } else {
@@ -139,25 +156,70 @@ static void *rollout_worker(void *arg) {
     }
   }
   grit_data_free(d);
+  pthread_mutex_lock(&j->sync->lock);
+  j->sync->finished++;
+  pthread_cond_signal(&j->sync->done);
+  pthread_mutex_unlock(&j->sync->lock);
   return NULL;
 }
 
-/* Runs the job on nthreads threads, the calling one included; a thread that cannot be started has its
- * share run on the calling thread (the same results). */
-static void run_workers(rollout_job *proto) {
+/* Waits until `count` workers have finished; every RUN_SIGNAL_PERIOD_MS it takes the GIL and runs
+ * Python's signal handlers, and on an exception (KeyboardInterrupt) sets the stop flag. Called and
+ * returns without the GIL (`*ts` is the thread state Py_BEGIN_ALLOW_THREADS saved). */
+static void wait_workers(rollout_job *proto, int count, PyThreadState **ts) {
+  rollout_sync *sy = proto->sync;
+  pthread_mutex_lock(&sy->lock);
+  while (sy->finished < count) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += RUN_SIGNAL_PERIOD_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec += 1, until.tv_nsec -= 1000000000L;
+    if (pthread_cond_timedwait(&sy->done, &sy->lock, &until) != ETIMEDOUT ||
+        atomic_load_explicit(proto->stop, memory_order_relaxed))
+      continue;
+    pthread_mutex_unlock(&sy->lock);
+    PyEval_RestoreThread(*ts);
+    if (PyErr_CheckSignals() < 0) atomic_store(proto->stop, 1); /* the exception stays set for the caller */
+    *ts = PyEval_SaveThread();
+    pthread_mutex_lock(&sy->lock);
+  }
+  pthread_mutex_unlock(&sy->lock);
+}
+
+/* Runs the job on nthreads worker threads while the calling thread (with the GIL on entry and on
+ * return) waits and runs the signal handlers; a thread that cannot be started has its share run on the
+ * calling thread (the same results; not interruptible). Returns 0, or -1 with the signal handler's
+ * exception set, its attribute steps_done the steps all workers had taken (the results are dropped). */
+static int run_workers(rollout_job *proto) {
   const int nt = proto->nthreads;
   rollout_job jobs[256];
   pthread_t tid[256];
   int started[256] = {0};
+  atomic_int stop = 0;
+  atomic_long steps_done = 0;
+  rollout_sync sync = {.finished = 0};
+  if (pthread_mutex_init(&sync.lock, NULL) != 0) return PyErr_NoMemory(), -1;
+  if (pthread_cond_init(&sync.done, NULL) != 0) return pthread_mutex_destroy(&sync.lock), PyErr_NoMemory(), -1;
+  proto->stop = &stop, proto->sync = &sync, proto->steps_done = &steps_done;
+  PyThreadState *ts = PyEval_SaveThread();
   for (int t = 0; t < nt; ++t) jobs[t] = *proto, jobs[t].thread = t;
-  for (int t = 1; t < nt; ++t) started[t] = pthread_create(&tid[t], NULL, rollout_worker, &jobs[t]) == 0;
-  rollout_worker(&jobs[0]);
-  for (int t = 1; t < nt; ++t) {
-    if (started[t])
-      pthread_join(tid[t], NULL);
-    else
-      rollout_worker(&jobs[t]); /* no thread: the same work here, the same results */
-  }
+  for (int t = 0; t < nt; ++t) started[t] = pthread_create(&tid[t], NULL, rollout_worker, &jobs[t]) == 0;
+  for (int t = 0; t < nt; ++t)
+    if (!started[t]) rollout_worker(&jobs[t]); /* no thread: the same work here, the same results */
+  wait_workers(proto, nt, &ts);
+  for (int t = 0; t < nt; ++t)
+    if (started[t]) pthread_join(tid[t], NULL);
+  PyEval_RestoreThread(ts);
+  pthread_cond_destroy(&sync.done), pthread_mutex_destroy(&sync.lock);
+  if (!atomic_load(&stop)) return 0;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject *done = PyLong_FromLong(atomic_load(&steps_done));
+  if (value && done) PyObject_SetAttrString(value, "steps_done", done);
+  Py_XDECREF(done);
+  PyErr_Restore(type, value, tb);
+  return -1;
 }
 
 PyObject *pg_rollout(PyObject *module, PyObject *args, PyObject *kwargs) {
@@ -207,9 +269,7 @@ PyObject *pg_rollout(PyObject *module, PyObject *args, PyObject *kwargs) {
     PyErr_NoMemory();
     goto done;
   }
-  Py_BEGIN_ALLOW_THREADS
-  run_workers(&job);
-  Py_END_ALLOW_THREADS
+  if (run_workers(&job) < 0) goto done; /* Ctrl-C: KeyboardInterrupt */
   for (npy_intp i = 0; i < n; ++i) /* the first failure by trajectory: the same for any thread count */
     if (job.status[i] != GRIT_OK) {
       char msg[2 * GRIT_MESSAGE_SIZE];

@@ -3,33 +3,41 @@
  * settings; grit.load. */
 #include "pygrit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The one place a model file is read. Today every file is MJCF; a loader that dispatches on the file's
- * content (MJCF or URDF) replaces this call when the C library has one. */
-static grit_status load_model_file(const char *path, double hydroelastic, grit_model **model, grit_mjcf_info *info,
-                                   char msg[GRIT_MESSAGE_SIZE]) {
+/* The one place a model file is read: MJCF or URDF by content (grit/load.h), with the CLI's --lenient and
+ * --package-path. */
+static grit_status load_model_file(const char *path, double hydroelastic, int lenient, const char *package_path,
+                                   grit_model **model, grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
   grit_load_options o = grit_default_load_options();
   o.mjcf.hydro_modulus = hydroelastic; /* every non-plane geometry compliant (docs/hydroelastic.md) */
-  return grit_load_file(path, &o, model, info, msg); /* MJCF or URDF, by content (grit/load.h) */
+  o.mjcf.lenient = o.urdf.lenient = lenient;
+  o.urdf.model.lenient = lenient;
+  o.urdf.package_path = package_path;
+  return grit_load_file(path, &o, model, info, msg);
 }
 
 PyObject *pg_load(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
-  static char *kw[] = {"path", "hydroelastic", NULL};
-  PyObject *path = NULL;
+  static char *kw[] = {"path", "hydroelastic", "lenient", "package_path", NULL};
+  PyObject *path = NULL, *pkg = NULL;
   double hydroelastic = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$d:load", kw, PyUnicode_FSDecoder, &path, &hydroelastic))
+  int lenient = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$dpO&:load", kw, PyUnicode_FSDecoder, &path, &hydroelastic,
+                                   &lenient, PyUnicode_FSConverter, &pkg))
     return NULL;
   if (!(hydroelastic >= 0)) {
     Py_DECREF(path);
+    Py_XDECREF(pkg);
     PyErr_SetString(PyExc_ValueError, "hydroelastic: a modulus >= 0 (Pa) is expected");
     return NULL;
   }
   PgModel *self = PyObject_New(PgModel, &PgModel_Type);
   if (!self) {
     Py_DECREF(path);
+    Py_XDECREF(pkg);
     return NULL;
   }
   self->model = NULL;
@@ -37,15 +45,18 @@ PyObject *pg_load(PyObject *module, PyObject *args, PyObject *kwargs) {
   self->path = path;
   PyObject *bytes = PyUnicode_EncodeFSDefault(path);
   if (!bytes) {
+    Py_XDECREF(pkg);
     Py_DECREF(self);
     return NULL;
   }
   char msg[GRIT_MESSAGE_SIZE] = "";
+  const char *pkgs = pkg ? PyBytes_AS_STRING(pkg) : NULL;
   grit_status s;
   Py_BEGIN_ALLOW_THREADS
-  s = load_model_file(PyBytes_AS_STRING(bytes), hydroelastic, &self->model, &self->info, msg);
+  s = load_model_file(PyBytes_AS_STRING(bytes), hydroelastic, lenient, pkgs, &self->model, &self->info, msg);
   Py_END_ALLOW_THREADS
   Py_DECREF(bytes);
+  Py_XDECREF(pkg);
   if (s != GRIT_OK) {
     Py_DECREF(self);
     return pg_raise(s, msg);
@@ -133,6 +144,22 @@ static PyObject *get_body_masses(PgModel *s, void *c) {
   return (PyObject *)a;
 }
 
+/* (nu, 2): each actuator's control range where it is limited (MJCF ctrlrange with ctrllimited), else
+ * (-inf, inf); grit.ILQR takes it as its default control box. */
+static PyObject *get_ctrl_range(PgModel *s, void *c) {
+  (void)c;
+  npy_intp n[2] = {grit_model_nu(s->model), 2};
+  PyArrayObject *a = pg_zeros(2, n);
+  for (npy_intp i = 0; a && i < n[0]; ++i) {
+    grit_actuator_def def;
+    double *r = (double *)PyArray_DATA(a) + 2 * i;
+    const int limited = grit_model_actuator(s->model, (int)i, &def) == GRIT_OK && def.ctrl_limited;
+    r[0] = limited ? def.ctrl_range[0] : -INFINITY;
+    r[1] = limited ? def.ctrl_range[1] : INFINITY;
+  }
+  return (PyObject *)a;
+}
+
 /* A deep copy of the keyframes (grit_mjcf_info_free frees them with free()). */
 static int copy_info(const grit_mjcf_info *from, grit_mjcf_info *to) {
   *to = *from;
@@ -209,6 +236,8 @@ static PyGetSetDef model_getset[] = {
     GET(contact, "the contact model the file asks for (\"lagged\" unless it says otherwise)"),
     GET(qpos0, "the reference configuration (nq,)"),
     GET(body_masses, "body masses, kg (nbody,); the world's is 0"),
+    GET(ctrl_range, "each actuator's control range (nu, 2) where limited (ctrlrange), else (-inf, inf); "
+                    "grit.ILQR's default control box"),
     {NULL, NULL, NULL, NULL, NULL}};
 #undef GET
 

@@ -122,9 +122,11 @@ int pg_cpu_count(void) {
 
 static PyMethodDef methods[] = {
     {"load", PG_KW(pg_load), METH_VARARGS | METH_KEYWORDS,
-     "load(path, *, hydroelastic=0.0) -> Model: a model file (MJCF or URDF) with its keyframes and step "
-     "settings; hydroelastic=E > 0 makes every geometry of an MJCF file but planes and height fields "
-     "compliant-hydroelastic with modulus E, Pa (docs/hydroelastic.md)."},
+     "load(path, *, hydroelastic=0.0, lenient=False, package_path=None) -> Model: a model file (MJCF or URDF) "
+     "with its keyframes and step settings; hydroelastic=E > 0 makes every geometry of an MJCF file but planes "
+     "and height fields compliant-hydroelastic with modulus E, Pa (docs/hydroelastic.md); lenient: dynamics "
+     "grit does not simulate become warnings (grit --lenient); package_path: ':'-separated directories for "
+     "URDF package:// names (grit --package-path)."},
     {"linearize", PG_KW(pg_linearize), METH_VARARGS | METH_KEYWORDS,
      "linearize(model, qpos, qvel, ctrl, contact, params) -> (A, B) or (A, B, P): the Jacobians of one step."},
     {"rollout", PG_KW(pg_rollout), METH_VARARGS | METH_KEYWORDS,

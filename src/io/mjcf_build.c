@@ -547,8 +547,11 @@ static void add_joint(mjcf_ctx *c, grit_builder *gb, const mjcf_joint *j, int bo
     d.qpos0 = j->ref * deg;
   } else {
     if (j->type == GRIT_JOINT_BALL) memcpy(d.pos, j->pos, sizeof d.pos);
-    if (limited) warn_at(c, "joint", j->file, j->line, "limits of ball joints are not supported: ignored");
-    if (j->stiffness != 0) warn_at(c, "joint", j->file, j->line, "springs on ball and free joints are not supported: ignored");
+    /* MuJoCo 2.2.2 simulates both: unsupported dynamics (an error; lenient: a warning, left out) */
+    mjcf_node at = {.name = "joint", .file = j->file, .line = j->line};
+    if (limited) mjcf_unsupported(c, &at, "limits of ball joints are not supported");
+    if (j->stiffness != 0 && c->status == GRIT_OK)
+      mjcf_unsupported(c, &at, "springs on ball and free joints are not supported");
   }
   d.damping = j->damping;
   d.armature = j->armature;
@@ -766,7 +769,8 @@ void mjcf_build(mjcf_ctx *c, grit_model **model) {
   build_model(c, gb, &gr, grit_joint);
   if (c->status == GRIT_OK) {
     s = grit_builder_compile(gb, model);
-    if (s != GRIT_OK && !mjcf_actuator_compile_error(c, s, grit_builder_last_error(gb))) /* with its line */
+    if (s != GRIT_OK && !mjcf_actuator_compile_error(c, s, grit_builder_last_error(gb)) && /* with its line */
+        !mjcf_cx_compile_error(c, s, grit_builder_last_error(gb)))
       mjcf_fail(c, s, NULL, "%s", grit_builder_last_error(gb));
   }
   if (c->status == GRIT_OK) mjcf_keys_check(c, *model); /* mjcf_keys.c */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "grit/constraints.h"
@@ -387,6 +388,22 @@ void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const i
   add_sites(c, gb);
   if (c->status == GRIT_OK) add_tendons(c, gb, grit_joint);
   if (c->status == GRIT_OK && !c->no_equality) add_equalities(c, gb, grit_joint); /* <flag equality> */
+}
+
+int mjcf_cx_compile_error(mjcf_ctx *c, grit_status s, const char *msg) {
+  int id = -1;
+  if (sscanf(msg, "tendon %d:", &id) == 1 && id >= 0 && id < c->tendons.n) { /* tendons are built in order */
+    const mjcf_tendon *t = MJCF_AT(c->tendons, mjcf_tendon, id);
+    fail_line(c, s, t->type == GRIT_TENDON_FIXED ? "fixed" : "spatial", t->file, t->line, "%s", msg);
+    return 1;
+  }
+  if (sscanf(msg, "equality %d:", &id) == 1 && id >= 0 && id < c->eqs.n) { /* so are equalities */
+    static const char *const names[] = {"connect", "weld", "joint", "tendon"};
+    const mjcf_equality *q = MJCF_AT(c->eqs, mjcf_equality, id);
+    fail_line(c, s, names[q->type], q->file, q->line, "%s", msg);
+    return 1;
+  }
+  return 0;
 }
 
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name) {

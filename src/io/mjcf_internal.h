@@ -246,8 +246,9 @@ char *mjcf_dir_of(const char *path);
  * (GRIT_MESSAGE_SIZE bytes). (mjcf_mesh.c) */
 grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert, int *nvert, int **tri, int *ntri,
                                 char *msg);
-/* The same from `size` bytes of a file's content (followed by a zero byte), STL if `stl`, else OBJ;
- * `path` names it in messages. */
+/* The same from `size` bytes of a file's content (followed by a zero byte), STL if `stl` is 1, MuJoCo's
+ * binary MSH if it is MJCF_MESH_MSH, else OBJ; `path` names it in messages. */
+enum { MJCF_MESH_MSH = 2 };
 grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *path, mjcf_pool *pool, double **vert,
                             int *nvert, int **tri, int *ntri, char *msg);
 /* Volume, centre and inertia about the centre (unit density) of a closed triangle mesh; 0 if it
@@ -452,6 +453,9 @@ void mjcf_cx_mark_wrap_geoms(mjcf_ctx *c);
 void mjcf_cx_build(mjcf_ctx *c, grit_builder *gb, const int *grit_joint, const int *geom_order);
 /* The index of the tendon named `name` (grit's: the file's order), -1 if there is none. */
 int mjcf_cx_tendon_index(const mjcf_ctx *c, const char *name);
+/* A builder compile error naming "tendon N:" or "equality N:" reported at that element's line; 0 when the
+ * message names neither. (mjcf_cx.c) */
+int mjcf_cx_compile_error(mjcf_ctx *c, grit_status s, const char *msg);
 int mjcf_cx_site_index(const mjcf_ctx *c, const char *name); /* the grit site of that name, or -1 */
 /* The frame of body k's child (pos, quat) in k's nearest unfolded ancestor-or-self; returns it. */
 int mjcf_unfolded_frame(const mjcf_body *B, int k, double pos[3], double quat[4]);

@@ -218,13 +218,14 @@ grit_status mjcf_mesh_file_read(const char *path, mjcf_pool *pool, double **vert
   *nvert = 0;
   *tri = NULL;
   *ntri = 0;
-  const int stl = ends_with(path, ".stl"), obj = ends_with(path, ".obj");
-  if (!stl && !obj) return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "mesh file '%s': only .stl and .obj are read", path);
+  const int stl = ends_with(path, ".stl"), obj = ends_with(path, ".obj"), msh = ends_with(path, ".msh");
+  if (!stl && !obj && !msh)
+    return grit_set_error(msg, GRIT_ERR_UNSUPPORTED, "mesh file '%s': only .stl, .obj and .msh are read", path);
   char *text;
   size_t size;
   grit_status s = mjcf_read_file(path, &text, &size, msg);
   if (s != GRIT_OK) return s;
-  s = mjcf_mesh_parse(text, size, stl, path, pool, vert, nvert, tri, ntri, msg);
+  s = mjcf_mesh_parse(text, size, msh ? MJCF_MESH_MSH : stl, path, pool, vert, nvert, tri, ntri, msg);
   free(text);
   return s;
 }
@@ -253,6 +254,43 @@ static void parse_binary_stl(const unsigned char *data, uint32_t nbin, mesh_buf 
     }
     if (!b->oom) b->oom = !push_tri(&b->t, &b->nt, &b->tcap, (int)(3 * f), (int)(3 * f + 1), (int)(3 * f + 2));
   }
+}
+
+static uint32_t le_u32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* MuJoCo's binary MSH (2.2.2's mjCMesh::LoadMSH): four int32 counts (vertices, normals, texture
+ * coordinates, faces), then float32 vertices (3 each), normals (3), texture coordinates (2) and int32
+ * faces (3 indices); at least 4 vertices, normals and texture coordinates none or one per vertex, and
+ * the file exactly that long. Little-endian, as the files MuJoCo's tools write on x86. Returns 0, or an
+ * error message's number (4: bad header or sizes, 5: the size does not match, 2: a bad face index). */
+static int parse_msh(const unsigned char *data, size_t size, mesh_buf *b) {
+  if (size < 16) return 4;
+  const uint32_t nv = le_u32(data), nn = le_u32(data + 4), ntc = le_u32(data + 8), nf = le_u32(data + 12);
+  if (nv < 4 || nv > INT32_MAX / 3 || nf > INT32_MAX / 3 || (nn && nn != nv) || (ntc && ntc != nv)) return 4;
+  const uint64_t want = 16 + 12 * (uint64_t)nv + 12 * (uint64_t)nn + 8 * (uint64_t)ntc + 12 * (uint64_t)nf;
+  if (want != size) return 5;
+  b->cap = nv, b->tcap = nf;
+  b->v = malloc(sizeof(double) * 3 * b->cap);
+  b->t = malloc(sizeof(int) * 3 * (b->tcap ? b->tcap : 1));
+  if ((b->oom = !b->v || !b->t)) return 0;
+  for (uint32_t i = 0; i < nv; ++i) {
+    const unsigned char *p = data + 16 + 12 * (size_t)i;
+    const double x[3] = {le_float(p), le_float(p + 4), le_float(p + 8)};
+    push(&b->v, &b->n, &b->cap, x); /* within cap */
+  }
+  const unsigned char *f = data + 16 + 12 * (size_t)nv + 12 * (size_t)nn + 8 * (size_t)ntc;
+  for (uint32_t i = 0; i < nf; ++i) {
+    int k[3];
+    for (int j = 0; j < 3; ++j) {
+      const uint32_t u = le_u32(f + 12 * (size_t)i + 4 * (size_t)j);
+      if (u >= nv) return 2;
+      k[j] = (int)u;
+    }
+    push_tri(&b->t, &b->nt, &b->tcap, k[0], k[1], k[2]);
+  }
+  return 0;
 }
 
 /* An ASCII STL ("vertex x y z") or OBJ ("v x y z", "f ..."), line by line. */
@@ -299,14 +337,24 @@ grit_status mjcf_mesh_parse(const char *text, size_t size, int stl, const char *
   const int ascii = size - lead >= 5 && !memcmp(data + lead, "solid", 5) &&
                     !(size >= 84 && (size - 84) / 50 == nbin && (size - 84) % 50 == 0) &&
                     !memchr(data, 0, size < 134 ? size : 134);
-  if (stl && !ascii && (size < 84 || (size - 84) / 50 < nbin))
+  if (stl == MJCF_MESH_MSH) {
+    const int why = parse_msh(data, size, &mb);
+    if (why == 4 || why == 5) {
+      free(mb.v), free(mb.t);
+      return grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': %s", path,
+                            why == 4 ? "an MSH file needs a header of 4 counts: vertices (>= 4), normals and texture "
+                                       "coordinates (0 or one per vertex), faces"
+                                     : "an MSH file's size does not match the counts in its header");
+    }
+    mb.bad = why;
+  } else if (stl && !ascii && (size < 84 || (size - 84) / 50 < nbin))
     return size < 84 ? grit_set_error(msg, GRIT_ERR_PARSE, "mesh file '%s': a binary STL shorter than its 84-byte header",
                                       path)
                      : grit_set_error(msg, GRIT_ERR_PARSE,
                                       "mesh file '%s': binary STL truncated: %lu triangles announced, %zu bytes hold %zu",
                                       path, (unsigned long)nbin, size, (size - 84) / 50);
-  if (stl && !ascii) parse_binary_stl(data, nbin, &mb);
-  else parse_text((const char *)data, size, stl, &mb);
+  if (stl != MJCF_MESH_MSH && stl && !ascii) parse_binary_stl(data, nbin, &mb);
+  else if (stl != MJCF_MESH_MSH) parse_text((const char *)data, size, stl, &mb);
   double *v = mb.v;
   int *t = mb.t;
   const size_t n = mb.n, nt = mb.nt;

@@ -4,6 +4,9 @@
  * links, two parents, cycles, one root, joint types) so that errors name the line, and gives the
  * document order MuJoCo's URDF import numbers bodies in; urdfdom (urdf_parse.cc) then reads the values,
  * and urdf_build.c makes the model. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +122,31 @@ static int joint_link(urdf_ctx *c, const mjcf_node *j, const char *jname, const 
   return k;
 }
 
+/* A number attribute of <mimic> (its default when absent); 0 with an error when it is not a number. */
+static int mimic_number(urdf_ctx *c, const urdf_joint_info *j, const char *name, double fallback, double *out) {
+  const char *v = attr(j->mimic, name);
+  char *end = NULL;
+  *out = v ? strtod(v, &end) : fallback;
+  if (v && (end == v || *end || !isfinite(*out))) {
+    urdf_fail(c, GRIT_ERR_PARSE, j->mimic->line, "joint '%s': <mimic %s='%s'>: a finite number is expected", j->name,
+              name, v);
+    return 0;
+  }
+  return 1;
+}
+
+/* <mimic joint multiplier offset>: the coupling this joint = multiplier * joint + offset (urdf_build.c
+ * makes it a joint equality). */
+static int read_mimic(urdf_ctx *c, urdf_joint_info *j) {
+  j->mimic_joint = attr(j->mimic, "joint");
+  if (!j->mimic_joint || !*j->mimic_joint) {
+    urdf_fail(c, GRIT_ERR_PARSE, j->mimic->line, "joint '%s': <mimic> without a joint", j->name);
+    return 0;
+  }
+  return mimic_number(c, j, "multiplier", 1, &j->mimic_multiplier) &&
+         mimic_number(c, j, "offset", 0, &j->mimic_offset);
+}
+
 static void scan_joint(urdf_ctx *c, int index, const mjcf_node *n) {
   urdf_joint_info *j = &c->joints[index];
   j->node = n;
@@ -145,15 +173,9 @@ static void scan_joint(urdf_ctx *c, int index, const mjcf_node *n) {
     urdf_fail(c, GRIT_ERR_UNSUPPORTED, n->line, "joint '%s': planar joints are not supported", j->name);
     return;
   }
-  const mjcf_node *mimic = child(n, "mimic");
-  if (mimic && !c->opt.lenient) {
-    urdf_fail(c, GRIT_ERR_UNSUPPORTED, mimic->line,
-              "joint '%s': <mimic> (a coupling constraint) is not supported (the lenient option makes the joint "
-              "independent, as MuJoCo 2.2.2 does)",
-              j->name);
-    return;
-  }
-  if (mimic) urdf_warn(c, mimic->line, "joint '%s': <mimic> ignored: the joint moves independently", j->name);
+  j->grit_joint = -1;
+  j->no_limit = 0;
+  if ((j->mimic = child(n, "mimic")) && !read_mimic(c, j)) return;
   j->parent = joint_link(c, n, j->name, "parent");
   if (c->status == GRIT_OK) j->child = joint_link(c, n, j->name, "child");
   if (c->status != GRIT_OK) return;
@@ -186,15 +208,11 @@ static void check_tree(urdf_ctx *c) {
                 c->links[i].name);
     }
   }
+  /* several roots are several trees, each welded to the world (floating with the floating_base option), as
+   * MuJoCo 2.2.2's import puts every link without a parent at the world */
   int root = -1;
-  for (int i = 0; i < c->nlink && c->status == GRIT_OK; ++i) {
-    if (c->links[i].parent_joint >= 0) continue;
-    if (root >= 0)
-      urdf_fail(c, GRIT_ERR_INVALID_MODEL, c->links[i].node->line,
-                "link '%s' is a second root (the first is '%s', line %d): a joint must connect it", c->links[i].name,
-                c->links[root].name, c->links[root].node->line);
-    root = i;
-  }
+  for (int i = 0; i < c->nlink && root < 0; ++i)
+    if (c->links[i].parent_joint < 0) root = i;
   if (c->status == GRIT_OK && root < 0) urdf_fail(c, GRIT_ERR_INVALID_MODEL, 0, "the file has no <link>");
 }
 
@@ -303,7 +321,52 @@ static int line_of_message(const urdf_ctx *c, const char *text) {
   return 0;
 }
 
-static void read_values(urdf_ctx *c, const char *data, size_t size) {
+/* The file as urdfdom reads it: the links and joints only, without <visual> (grit does not use them, and
+ * MuJoCo 2.2.2's import does not fail on them), and a <limit effort="0" velocity="0"/> given to a
+ * revolute or prismatic joint without one (urdfdom refuses those; MuJoCo makes them unlimited, and so does
+ * urdf_build.c for a joint marked no_limit). The values reach urdfdom as written. */
+static void urdfdom_text(urdf_ctx *c, const mjcf_node *root, text *t) {
+  static const char robot[] = "<robot name=\"grit\">", synthetic[] = "<limit effort=\"0\" velocity=\"0\"/>";
+  put(t, robot, sizeof robot - 1);
+  int joint = 0;
+  for (const mjcf_node *k = root->child; k; k = k->next) {
+    const int is_link = !strcmp(k->name, "link"), is_joint = !strcmp(k->name, "joint");
+    if (!is_link && !is_joint) continue;
+    urdf_joint_info *j = is_joint ? &c->joints[joint++] : NULL;
+    put(t, "<", 1), put(t, k->name, strlen(k->name));
+    for (int i = 0; i < k->nattr; ++i) {
+      put(t, " ", 1), put(t, k->attr[2 * i], strlen(k->attr[2 * i])), put(t, "=\"", 2);
+      puts_escaped(t, k->attr[2 * i + 1]);
+      put(t, "\"", 1);
+    }
+    put(t, ">", 1);
+    for (const mjcf_node *e = k->child; e; e = e->next)
+      if (!is_link || strcmp(e->name, "visual")) serialize(t, e);
+    if (j && (j->type == URDF_JOINT_REVOLUTE || j->type == URDF_JOINT_PRISMATIC) && !child(k, "limit")) {
+      j->no_limit = 1;
+      put(t, synthetic, sizeof synthetic - 1);
+    }
+    put(t, "</", 2), put(t, k->name, strlen(k->name)), put(t, ">", 1);
+  }
+  /* urdfdom wants one root: more are tied to a link of its own by fixed joints (urdf_parse copies only the
+   * file's links and joints, so these are not seen further) */
+  int roots = 0;
+  for (int i = 0; i < c->nlink; ++i) roots += c->links[i].parent_joint < 0;
+  for (int i = 0, r = 0; roots > 1 && i < c->nlink; ++i) {
+    if (c->links[i].parent_joint >= 0) continue;
+    static const char link[] = "<link name=\"grit:roots\"/>", tail[] = "\"/></joint>";
+    if (r == 0) put(t, link, sizeof link - 1);
+    char head[80];
+    const int n = snprintf(head, sizeof head, "<joint name=\"grit:root%d\" type=\"fixed\"><parent link=\"grit:roots\"/>"
+                                              "<child link=\"", r++);
+    put(t, head, (size_t)n);
+    puts_escaped(t, c->links[i].name);
+    put(t, tail, sizeof tail - 1);
+  }
+  put(t, "</robot>", 8);
+}
+
+static void read_values(urdf_ctx *c, const mjcf_node *root) {
   const char **names = malloc(sizeof *names * (size_t)(c->nlink + c->njoint + 1));
   if (!names) {
     urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
@@ -311,19 +374,26 @@ static void read_values(urdf_ctx *c, const char *data, size_t size) {
   }
   for (int i = 0; i < c->nlink; ++i) names[i] = c->links[i].name;
   for (int i = 0; i < c->njoint; ++i) names[c->nlink + i] = c->joints[i].name;
+  text t = {0};
+  urdfdom_text(c, root, &t);
+  if (t.oom) {
+    free(names), free(t.s);
+    urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
+    return;
+  }
   char text[GRIT_MESSAGE_SIZE];
   text[0] = '\0';
-  const int r = urdf_parse(data, size, c->nlink, names, c->njoint, names + c->nlink, &c->robot, text, sizeof text);
-  free(names);
+  const int r = urdf_parse(t.s, t.n, c->nlink, names, c->njoint, names + c->nlink, &c->robot, text, sizeof text);
+  free(names), free(t.s);
   if (r == 2) urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
   if (r == 1) urdf_fail(c, GRIT_ERR_PARSE, line_of_message(c, text), "urdfdom: %s", text);
 }
 
 /* ------------------------------------------------------------------------------ entry points */
 
-grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *name,
-                                  const grit_urdf_load_options *options, grit_model **model, grit_mjcf_info *info,
-                                  char msg[GRIT_MESSAGE_SIZE]) {
+static grit_status load(const char *data, size_t size, const char *name, const char *file_dir,
+                        const grit_urdf_load_options *options, grit_model **model, grit_mjcf_info *info,
+                        char msg[GRIT_MESSAGE_SIZE]) {
   const grit_status s0 = mjcf_load_buffer_begin(data, size, model, info, msg);
   if (s0 != GRIT_OK) return s0;
   urdf_ctx c;
@@ -333,10 +403,11 @@ grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *nam
   c.info = info;
   c.opt = options ? *options : grit_urdf_default_load_options();
   c.base_dir = c.opt.mesh_dir;
+  c.file_dir = file_dir;
   mjcf_node *root = NULL;
   c.status = mjcf_xml_parse(data, size, c.fname, &c.pool, &root, msg);
   if (c.status == GRIT_OK) prescan(&c, root);
-  if (c.status == GRIT_OK) read_values(&c, data, size);
+  if (c.status == GRIT_OK) read_values(&c, root);
   if (c.status == GRIT_OK) urdf_build(&c, model);
   urdf_robot_free(c.robot);
   free(c.mujoco);
@@ -350,6 +421,12 @@ grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *nam
   return c.status;
 }
 
+grit_status grit_urdf_load_buffer(const char *data, size_t size, const char *name,
+                                  const grit_urdf_load_options *options, grit_model **model, grit_mjcf_info *info,
+                                  char msg[GRIT_MESSAGE_SIZE]) {
+  return load(data, size, name, NULL, options, model, info, msg);
+}
+
 grit_status grit_urdf_load_file(const char *path, const grit_urdf_load_options *options, grit_model **model,
                                 grit_mjcf_info *info, char msg[GRIT_MESSAGE_SIZE]) {
   char *data;
@@ -357,15 +434,14 @@ grit_status grit_urdf_load_file(const char *path, const grit_urdf_load_options *
   grit_status s = mjcf_load_file_begin(path, model, info, &data, &size, msg);
   if (s != GRIT_OK) return s;
   grit_urdf_load_options o = options ? *options : grit_urdf_default_load_options();
-  char *dir = NULL;
-  if (!o.mesh_dir) { /* relative mesh file names from the file's directory */
-    if (!(dir = mjcf_dir_of(path))) {
-      free(data);
-      return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    o.mesh_dir = dir;
+  char *dir = mjcf_dir_of(path);
+  if (!dir) {
+    free(data);
+    return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory");
   }
-  s = grit_urdf_load_buffer(data, size, path, &o, model, info, msg);
+  if (!o.mesh_dir) o.mesh_dir = dir; /* relative mesh file names from the file's directory */
+  char real[PATH_MAX]; /* the absolute directory, so that package:// names can be looked for above it */
+  s = load(data, size, path, realpath(dir, real) ? real : dir, &o, model, info, msg);
   free(dir);
   free(data);
   return s;

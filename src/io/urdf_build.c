@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grit/constraints.h"
 #include "grit/step.h"
 #include "urdf_build.h"
 
@@ -78,7 +79,7 @@ typedef struct tree {
   int nbody;
 } tree;
 
-/* Depth first from the root, children in the document order of their joints (no recursion: a chain of
+/* Depth first from each root in document order, children in the document order of their joints (no recursion: a chain of
  * links may be as long as the file allows). */
 static int depth_first(urdf_ctx *c, int *order) {
   const int n = c->nlink;
@@ -94,7 +95,7 @@ static int depth_first(urdf_ctx *c, int *order) {
     for (int j = 0; ok && j < c->njoint; ++j) list[next[c->joints[j].parent]++] = c->joints[j].child;
     free(next);
   }
-  for (int i = 0; ok && i < n; ++i)
+  for (int i = n - 1; ok && i >= 0; --i) /* the roots in reverse, so that the first is taken first */
     if (c->links[i].parent_joint < 0) stack[top++] = i;
   while (ok && top > 0) {
     const int k = stack[--top];
@@ -228,6 +229,18 @@ static void add_joint(urdf_ctx *c, grit_builder *gb, const body_acc *b) {
   if (b->joint < 0) {
     d.type = GRIT_JOINT_FREE;
     d.name = "floating_base";
+    for (int i = 0; i < b->link; ++i) /* a root after the first: floating_base:LINK */
+      if (c->links[i].parent_joint < 0) {
+        const char *link = c->links[b->link].name;
+        char *name = mjcf_alloc(&c->pool, strlen(link) + 15);
+        if (!name) {
+          urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, 0, "out of memory");
+          return;
+        }
+        snprintf(name, strlen(link) + 15, "floating_base:%s", link);
+        d.name = name;
+        break;
+      }
   } else {
     const urdf_joint_info *ji = &c->joints[b->joint];
     const urdf_joint *j = &c->robot->joints[b->joint];
@@ -237,7 +250,7 @@ static void add_joint(urdf_ctx *c, grit_builder *gb, const body_acc *b) {
              : ji->type == URDF_JOINT_FLOATING ? GRIT_JOINT_FREE
                                                 : GRIT_JOINT_HINGE;
     if (d.type != GRIT_JOINT_FREE) memcpy(d.axis, j->axis, sizeof d.axis);
-    if (ji->type != URDF_JOINT_CONTINUOUS && ji->type != URDF_JOINT_FLOATING && j->has_limit) {
+    if (ji->type != URDF_JOINT_CONTINUOUS && ji->type != URDF_JOINT_FLOATING && j->has_limit && !ji->no_limit) {
       if (j->lower < j->upper) {
         d.limited = 1;
         d.range[0] = j->lower, d.range[1] = j->upper;
@@ -245,22 +258,66 @@ static void add_joint(urdf_ctx *c, grit_builder *gb, const body_acc *b) {
         urdf_warn(c, line, "joint '%s': lower >= upper, so the joint is not limited (as in MuJoCo)", ji->name);
       }
     }
-    if (j->has_dynamics) {
+    if (j->has_dynamics) { /* as MuJoCo 2.2.2's URDF import: damping, and friction as dry friction */
       d.damping = j->damping;
-      if (j->friction != 0 && !c->opt.lenient)
-        urdf_fail(c, GRIT_ERR_UNSUPPORTED, line,
-                  "joint '%s': dry friction (dynamics friction) is not supported yet (the lenient option ignores it)",
-                  ji->name);
-      else if (j->friction != 0)
-        urdf_warn(c, line, "joint '%s': dry friction %g ignored (not supported yet)", ji->name, j->friction);
+      d.frictionloss = j->friction;
+      if (!(j->friction >= 0)) {
+        urdf_fail(c, GRIT_ERR_INVALID_MODEL, line, "joint '%s': <dynamics friction> must be >= 0, got %g", ji->name,
+                  j->friction);
+        return;
+      }
     }
     if (d.type == GRIT_JOINT_FREE && b->parent != 0)
       urdf_fail(c, GRIT_ERR_UNSUPPORTED, line, "joint '%s': a floating joint must attach its link to the world",
                 ji->name);
   }
   if (c->status != GRIT_OK) return;
-  grit_status s = grit_builder_add_joint(gb, b->grit, &d, NULL);
+  int index = -1;
+  grit_status s = grit_builder_add_joint(gb, b->grit, &d, &index);
   if (s != GRIT_OK) builder_failed(c, s, gb, b->joint >= 0 ? c->joints[b->joint].node->line : 0, "joint");
+  if (b->joint >= 0) c->joints[b->joint].grit_joint = index;
+}
+
+/* The joint a <mimic> names, as a hinge or slide of the builder; -1 with a warning when there is none
+ * (an unknown joint, itself, a fixed or floating joint): the <mimic> is then ignored, as MuJoCo 2.2.2
+ * ignores every <mimic> (public files keep <mimic> on joints made fixed, e.g. a locked gripper). */
+static int mimicked(urdf_ctx *c, const urdf_joint_info *ji) {
+  const int line = ji->mimic->line;
+  for (int k = 0; k < c->njoint; ++k) {
+    const urdf_joint_info *o = &c->joints[k];
+    if (strcmp(o->name, ji->mimic_joint)) continue;
+    if (o == ji) return urdf_warn(c, line, "joint '%s' mimics itself: <mimic> ignored", ji->name), -1;
+    if (o->grit_joint < 0 || o->type == URDF_JOINT_FLOATING)
+      return urdf_warn(c, line,
+                       "joint '%s': <mimic> of joint '%s', which is not a hinge or slide: ignored (the joint moves "
+                       "independently)",
+                       ji->name, o->name),
+             -1;
+    return o->grit_joint;
+  }
+  return urdf_warn(c, line, "joint '%s': <mimic> of an unknown joint '%s': ignored", ji->name, ji->mimic_joint), -1;
+}
+
+/* Each <mimic> as a joint equality q = multiplier q_joint + offset (URDF's reference positions are 0, so
+ * grit's polynomial about qpos0 is offset + multiplier x). MuJoCo 2.2.2's import ignores <mimic> (its
+ * joints move independently there); newer MuJoCo makes the same equality. */
+static void add_mimics(urdf_ctx *c, grit_builder *gb) {
+  for (int i = 0; i < c->njoint && c->status == GRIT_OK; ++i) {
+    const urdf_joint_info *ji = &c->joints[i];
+    if (!ji->mimic) continue;
+    if (ji->grit_joint < 0 || ji->type == URDF_JOINT_FLOATING) {
+      urdf_warn(c, ji->mimic->line, "joint '%s': <mimic> on a joint that is not a hinge or slide: ignored", ji->name);
+      continue;
+    }
+    const int other = mimicked(c, ji);
+    if (other < 0) continue;
+    grit_equality_def e = grit_default_equality_def();
+    e.type = GRIT_EQ_JOINT;
+    e.obj1 = ji->grit_joint, e.obj2 = other;
+    e.polycoef[0] = ji->mimic_offset, e.polycoef[1] = ji->mimic_multiplier;
+    grit_status s = grit_builder_add_equality(gb, &e, NULL);
+    if (s != GRIT_OK) builder_failed(c, s, gb, ji->mimic->line, "mimic");
+  }
 }
 
 static void add_motors(urdf_ctx *c, grit_builder *gb, const tree *t) {
@@ -271,7 +328,7 @@ static void add_motors(urdf_ctx *c, grit_builder *gb, const tree *t) {
     grit_actuator_def d = grit_default_actuator_def();
     d.name = c->joints[b->joint].name;
     d.joint = joint;
-    if (j->has_limit && j->effort > 0) {
+    if (j->has_limit && !c->joints[b->joint].no_limit && j->effort > 0) {
       d.ctrl_limited = 1;
       d.ctrl_range[0] = -j->effort, d.ctrl_range[1] = j->effort;
     }
@@ -340,6 +397,7 @@ static void build(urdf_ctx *c, grit_builder *gb, tree *t) {
     }
     add_joint(c, gb, b);
   }
+  if (c->status == GRIT_OK) add_mimics(c, gb);
   if (c->status == GRIT_OK && c->opt.motors) add_motors(c, gb, t);
   /* geometries body by body (the world's first), each body's links depth first, as MuJoCo numbers them */
   int *start = calloc((size_t)t->nbody + 1, sizeof *start), *list = malloc(sizeof *list * ((size_t)c->nlink + 1));

@@ -20,11 +20,18 @@ typedef struct urdf_joint_info {
   const char *name;
   const mjcf_node *node;
   int type, parent, child; /* URDF_JOINT_*, link indices */
+  const mjcf_node *mimic;   /* its <mimic>, or NULL */
+  const char *mimic_joint;  /* <mimic joint>: this joint = multiplier * that joint + offset */
+  double mimic_multiplier, mimic_offset;
+  int grit_joint;           /* its joint in the builder; -1 when fused (fixed) or not built yet */
+  int no_limit;             /* a revolute or prismatic joint without <limit>: unlimited, no effort limit */
 } urdf_joint_info;
 
 typedef struct urdf_ctx {
   const char *fname;
   const char *base_dir; /* relative mesh file names; NULL: refused */
+  const char *file_dir; /* the URDF file's directory (NULL for a buffer): package:// names are looked for in
+                           the package holding the file when the package path does not have them */
   char *msg;
   grit_status status; /* sticky: the first error */
   grit_mjcf_info *info;

@@ -28,8 +28,27 @@ static char *join(urdf_ctx *c, const char *dir, size_t ndir, const char *a, size
   return p;
 }
 
+/* Whether directory d (n characters) is package PKG: its last component is PKG, or its package.xml says
+ * <name>PKG</name> (ROS finds packages by that name; a checkout's directory is often named otherwise). */
+static int is_package(urdf_ctx *c, const char *d, size_t n, const char *pkg, size_t npkg) {
+  if (n >= npkg && !strncmp(d + n - npkg, pkg, npkg) && (n == npkg || d[n - npkg - 1] == '/')) return 1;
+  char *xml = join(c, d, n, NULL, 0, "package.xml");
+  FILE *f = xml ? fopen(xml, "rb") : NULL;
+  if (!f) return 0;
+  char buf[8192];
+  const size_t len = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[len] = 0;
+  const char *a = strstr(buf, "<name>"), *b = a ? strstr(a, "</name>") : NULL;
+  if (!b) return 0;
+  a += 6;
+  while (a < b && strchr(" \t\r\n", *a)) ++a;
+  while (b > a && strchr(" \t\r\n", b[-1])) --b;
+  return (size_t)(b - a) == npkg && !strncmp(a, pkg, npkg);
+}
+
 /* PATH of package PKG in the ':'-separated directories `dirs`: DIR/PKG/PATH, or DIR/PATH when DIR is the
- * package itself (its last component is PKG). */
+ * package itself. */
 static char *find_in(urdf_ctx *c, const char *dirs, const char *pkg, size_t npkg, const char *path) {
   for (const char *d = dirs; d && *d;) {
     const char *e = strchr(d, ':');
@@ -38,7 +57,7 @@ static char *find_in(urdf_ctx *c, const char *dirs, const char *pkg, size_t npkg
     if (n > 0) {
       char *p = join(c, d, n, pkg, npkg, path);
       if (p && readable(p)) return p;
-      if (n >= npkg && !strncmp(d + n - npkg, pkg, npkg) && (n == npkg || d[n - npkg - 1] == '/')) {
+      if (is_package(c, d, n, pkg, npkg)) {
         p = join(c, d, n, NULL, 0, path);
         if (p && readable(p)) return p;
       }
@@ -48,20 +67,43 @@ static char *find_in(urdf_ctx *c, const char *dirs, const char *pkg, size_t npkg
   return NULL;
 }
 
+/* PATH of package PKG found upwards from the URDF file's directory: the package that holds the file (a
+ * robot description's urdf/ next to its meshes/), or a sibling package of one of its ancestors. */
+static char *find_up(urdf_ctx *c, const char *pkg, size_t npkg, const char *path) {
+  if (!c->file_dir) return NULL;
+  size_t n = strlen(c->file_dir);
+  for (int depth = 0; n > 0 && depth < 64; ++depth) {
+    while (n > 1 && c->file_dir[n - 1] == '/') --n;
+    char *p = join(c, c->file_dir, n, pkg, npkg, path);
+    if (p && readable(p)) return p;
+    if (is_package(c, c->file_dir, n, pkg, npkg)) {
+      p = join(c, c->file_dir, n, NULL, 0, path);
+      if (p && readable(p)) return p;
+    }
+    while (n > 0 && c->file_dir[n - 1] != '/') --n; /* the parent directory */
+    if (n == 1) break;                                /* "/" done */
+  }
+  return NULL;
+}
+
 /* The file a mesh name designates; NULL (and an error) when it cannot be found. */
 static const char *resolve(urdf_ctx *c, const char *name, int line) {
   if (!strncmp(name, "package://", 10)) {
-    const char *pkg = name + 10, *slash = strchr(pkg, '/');
+    const char *pkg = name + 10;
+    while (*pkg == '/') ++pkg; /* package:///PKG/PATH, a slip seen in public files (Talos): the same place */
+    const char *slash = strchr(pkg, '/');
     if (!slash || slash == pkg) {
       urdf_fail(c, GRIT_ERR_PARSE, line, "mesh '%s': expected package://PACKAGE/PATH", name);
       return NULL;
     }
     char *p = find_in(c, c->opt.package_path, pkg, (size_t)(slash - pkg), slash + 1);
     if (!p) p = find_in(c, getenv("ROS_PACKAGE_PATH"), pkg, (size_t)(slash - pkg), slash + 1);
+    if (!p) p = find_up(c, pkg, (size_t)(slash - pkg), slash + 1);
     if (!p)
       urdf_fail(c, GRIT_ERR_IO, line,
-                "mesh '%s': package '%.*s' not found in the package path (--package-path) or ROS_PACKAGE_PATH", name,
-                (int)(slash - pkg), pkg);
+                "mesh '%s': package '%.*s' not found in the package path (--package-path), ROS_PACKAGE_PATH or "
+                "above the file",
+                name, (int)(slash - pkg), pkg);
     return p;
   }
   if (!strncmp(name, "file://", 7)) return name + 7;

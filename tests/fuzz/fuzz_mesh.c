@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fuzz_mesh.c — libFuzzer target of the mesh file parser (STL, binary and ASCII, and OBJ) and of the
+/* fuzz_mesh.c — libFuzzer target of the mesh file parser (STL, binary and ASCII, OBJ, MuJoCo's MSH) and of the
  * mass properties of the triangles it returns (src/io/mjcf_mesh.c; built with -DGRIT_FUZZ=ON and clang).
- * The first byte chooses the format ('s': STL, else OBJ), the rest is the file's content. Any input
+ * The first byte chooses the format ('s': STL, 'm': MSH, else OBJ), the rest is the file's content. Any input
  * must give vertices or an error with a message, never a crash, a leak or undefined behaviour. */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   double *v;
   int nv, *tri, ntri;
   char msg[GRIT_MESSAGE_SIZE] = "";
-  grit_status s = mjcf_mesh_parse(text, size - 1, data[0] == 's', "fuzz", &pool, &v, &nv, &tri, &ntri, msg);
+  grit_status s = mjcf_mesh_parse(text, size - 1, data[0] == 's' ? 1 : data[0] == 'm' ? MJCF_MESH_MSH : 0, "fuzz",
+                                  &pool, &v, &nv, &tri, &ntri, msg);
   if (s != GRIT_OK) {
     if (msg[0] == '\0' || v || tri) __builtin_trap(); /* a failure has a message and no output */
   } else {

@@ -176,3 +176,28 @@ def test_uninitialized_objects_raise():
         r.write("x.html")
     with pytest.raises(TypeError):
         grit.Model()  # only grit.load makes models
+
+
+def test_load_lenient_and_package_path(tmp_path):
+    """grit.load takes the CLI's --lenient (dynamics grit does not simulate become warnings) and
+    --package-path (URDF package:// names), and loads URDF files by content."""
+    p = tmp_path / "spring.xml"
+    p.write_text("<mujoco><worldbody><body><geom size='.1'/>\n<joint springdamper='0.1 1'/></body></worldbody>"
+                 "</mujoco>")
+    with pytest.raises(grit.Error, match=r"spring.xml:2: <joint>.*lenient"):
+        grit.load(str(p))
+    assert grit.load(str(p), lenient=True).nv == 1
+    pkg = tmp_path / "store" / "checkout"  # a package whose directory is named otherwise: found by package.xml
+    (pkg / "meshes").mkdir(parents=True)
+    (pkg / "package.xml").write_text("<package><name>boxes</name></package>")
+    v = [(x, y, z) for x in (0, 0.1) for y in (0, 0.1) for z in (0, 0.1)]
+    (pkg / "meshes" / "c.obj").write_text("".join(f"v {x} {y} {z}\n" for x, y, z in v))
+    inertia = '<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    u = tmp_path / "r.urdf"
+    u.write_text(f'<robot name="r"><link name="a"/><link name="b">{inertia}<collision><geometry>'
+                 '<mesh filename="package://boxes/meshes/c.obj"/></geometry></collision></link>'
+                 '<joint name="j" type="continuous"><parent link="a"/><child link="b"/></joint></robot>')
+    with pytest.raises(grit.Error, match="package 'boxes' not found"):
+        grit.load(str(u))
+    m = grit.load(str(u), package_path=str(pkg))
+    assert (m.nv, m.nu, m.ngeom) == (1, 1, 1)

@@ -411,7 +411,8 @@ def test_ctrl_c_ends_a_long_solve_with_keyboard_interrupt(tmp_path):
     goal = np.r_[np.pi * 0.75, -0.5, 0.3, 0, 0, 0]  # measured: 34884 iterations, 305 s, without the signal
     s = grit.ILQR(arm, 80, np.zeros(6), x_goal=goal, Q=np.r_[np.ones(3), np.full(3, 0.01)],
                   Qf=np.r_[np.full(3, 1000.0), np.full(3, 100.0)], R=np.full(3, 1e-3), max_iterations=10**6,
-                  tol_cost=0.0, tol_feedforward=0.0, tol_gradient=1e-300, max_time=60.0)
+                  tol_cost=0.0, tol_feedforward=0.0, tol_gradient=1e-300, max_time=60.0,
+                  u_min=np.full(3, -np.inf), u_max=np.full(3, np.inf))  # unbounded (the ctrlrange box ends it early)
     timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     with pytest.raises(KeyboardInterrupt):
@@ -455,3 +456,29 @@ def test_a_stop_from_the_log_ends_every_stage_of_an_annealed_solve(slider):
     r = s.solve_annealed(0.05, 0.5, 0.005)
     assert r.stop == "user_stop" and not r.converged
     assert r.iterations == len(seen) <= 5
+
+
+def test_ctrlrange_is_the_default_control_box(tmp_path):
+    """Model.ctrl_range is the actuators' ctrlrange where ctrllimited, else (-inf, inf); grit.ILQR takes it
+    as u_min, u_max when neither is given (the plan then never asks for a torque the step would clamp),
+    and explicit bounds win. The swing to GOAL asks for more than 3 N m on j1 unbounded (measured below)."""
+    p = tmp_path / "arm3_ctrlrange.xml"
+    p.write_text(ARM3.replace('<motor joint="j1"/><motor joint="j2"/>',
+                              '<motor joint="j1" ctrlrange="-3 3" ctrllimited="true"/>'
+                              '<motor joint="j2" ctrlrange="-2 2"/>'))
+    m = grit.load(str(p))
+    r = m.ctrl_range
+    assert r.shape == (3, 2)
+    assert np.array_equal(r[:2], [[-3, 3], [-2, 2]])  # ctrllimited "auto" (the default) with a range: limited
+    assert r[2, 0] == -np.inf and r[2, 1] == np.inf
+    s = arm_solver(m, max_iterations=30)
+    s.solve()
+    U = s.controls
+    assert np.all(U[:, 0] >= -3 - 1e-12) and np.all(U[:, 0] <= 3 + 1e-12)
+    assert np.all(np.abs(U[:, 1]) <= 2 + 1e-12)
+    free = arm_solver(m, max_iterations=30, u_min=np.full(3, -np.inf), u_max=np.full(3, np.inf))
+    free.solve()
+    assert np.max(np.abs(free.controls[:, 0])) > 3  # explicit bounds win: here none
+    wide = arm_solver(m, max_iterations=30, u_min=np.full(3, -1.0), u_max=np.full(3, 1.0))
+    wide.solve()
+    assert np.max(np.abs(wide.controls)) <= 1 + 1e-12

@@ -95,3 +95,26 @@ def test_rollout_errors():
         assert str(e.value) == "trajectory 2, step 4: ctrl[1] is not finite"
     qt, vt = grit.rollout(m, q[:, :], v, np.zeros((3, 0, 7)))  # T = 0: the initial states
     assert qt.shape == (3, 1, 7)
+
+
+def test_ctrl_c_ends_a_long_rollout_with_keyboard_interrupt():
+    """The calling thread waits for rollout's workers with the GIL released and wakes every 50 ms to run
+    Python's signal handlers: SIGINT ends the batch (every worker stops at its next step) with
+    KeyboardInterrupt, its steps_done the steps all workers took, instead of after all of it (here
+    2 x 10^5 steps of the clutter, about a minute on one core at the 0.2 to 0.5 ms a step measured here;
+    the result arrays, 0.8 GB, are touched only as far as the batch got); the model stays usable."""
+    import os
+    import signal
+    m = grit.load(model_path("clutter.xml"))
+    d = grit.Data(m)
+    q = np.tile(d.qpos, (2, 1))
+    v = np.tile(d.qvel, (2, 1))
+    u = np.zeros((2, 10**5, m.nu))
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt) as e:
+        grit.rollout(m, q, v, u, threads=2)
+    timer.join()
+    assert 0 <= e.value.steps_done < 2 * 10**5  # ended within the batch, not after it
+    qt, vt = grit.rollout(m, q, v, u[:, :3], threads=2)  # still usable
+    assert qt.shape == (2, 4, m.nq)
