@@ -107,6 +107,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->an, m->na);
   GRIT_CARVE(c, w->Ai, m->na > 0 ? 4 * nv * nv : 0);
   GRIT_CARVE(c, w->Bi, m->na > 0 ? 2 * nv * m->nu : 0);
+  GRIT_CARVE(c, w->rmask, m->ntree);
+  grit_rnea_layout(m, &w->rn, c);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
@@ -161,6 +163,8 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
     if (nj > 1 || (nj == 1 && m->jnt_type[m->body_jnt[m->body_jntadr[b]]] == GRIT_JOINT_FREE && m->body_parent[b] != 0))
       w->rigid[t] = 0;
   }
+  grit_rnea_trees(m, &w->rn); /* the analytic partials of the smooth dynamics (derivatives_rnea.c) */
+  for (int t = 0; t < m->ntree; ++t) w->rn.on[t] &= !w->qconst[t];
   *out = w;
   return GRIT_OK;
 }
@@ -403,7 +407,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   grit_status s = check_call(d, params, np, P); /* 1 */
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
-  w->qd_valid = w->kd_valid = w->nonfinite = 0;
+  w->qd_valid = w->kd_valid = w->nonfinite = w->rn_valid = 0;
   w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   w->timing = d->settings.timing;
   for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) w->tphase[k] = 0.0;
