@@ -49,12 +49,12 @@ static const char *TREE =
     "</body></worldbody>"
     "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/></actuator></mujoco>";
 
-/* A chain of three ball joints hanging from a fixed point, spinning, its end touching the floor, and
- * a hinge after a ball on the last link. */
+/* A chain of three ball joints hanging from a fixed point, spinning, its end on the floor, and a
+ * limited hinge on the last link. */
 static const char *BALLS =
     "<mujoco><option timestep='0.002'/>"
     "<worldbody><geom type='plane' size='3 3 0.1'/>"
-    "<body pos='0 0 0.75'><joint type='ball' damping='0.02'/>"
+    "<body pos='0 0 0.6'><joint type='ball' damping='0.02'/>"
     " <geom type='capsule' fromto='0 0 0 0.1 0 -0.25' size='0.03' mass='1'/>"
     " <body pos='0.1 0 -0.25' gravcomp='0.3'><joint type='ball'/><geom type='capsule' fromto='0 0 0 0 0.1 -0.2' size='0.03' mass='0.7'/>"
     "  <body pos='0 0.1 -0.2'><joint type='ball' armature='0.01'/><geom type='capsule' fromto='0 0 0 0.05 0 -0.15' size='0.025' "
@@ -104,9 +104,11 @@ static double col_diff(const double *X, const double *Y, int r, int c) {
 
 /* The same derivative in two orders of operations: the residual's partials agree to round-off (1e-16
  * of the terms summed), and the solve with the kept factor multiplies that by A's condition number at
- * most (mass ratios of about 50, stiff contacts and springs here): measured 0 .. 4e-14. 1e-12 leaves
- * 25 times that, while scaling the analytic dID/dq0 by 1.001 shows 3e-6 .. 1e-3 and h dc/dv0 by 1.001
- * 3e-6 .. 6e-5 (so every column kind is checked well above the tolerance). */
+ * most (mass ratios of about 50, stiff contacts and springs here): measured 0 .. 4e-14, and 3.4e-13 on
+ * the ball chain pressed into the floor under SAP. 2e-12 leaves 6 times that, while scaling the
+ * analytic dID/dq0 by 1.001 shows 3e-6 .. 1e-3, h dc/dv0 by 1.001 3e-6 .. 6e-5, and the Delassus
+ * estimates' z^T dM z (derivatives_delassus.c) by 1.01 3e-8 .. 5e-5: every term is checked well above
+ * the tolerance. */
 static void same_as_dual(const char *xml, grit_contact_model model, int steps, int want_contacts) {
   grit_model *m;
   grit_data *d = prepare(xml, &m, model, steps);
@@ -121,8 +123,8 @@ static void same_as_dual(const char *xml, grit_contact_model model, int steps, i
   cr_assert(!d->deriv->rn_valid, "the dual path ran");
   const double ea = col_diff(A1, A2, nx, nx), eb = nu ? col_diff(B1, B2, nx, nu) : 0.0;
   cr_log_info("model %d: A %.3g, B %.3g (largest difference relative to its column's largest entry)", model, ea, eb);
-  cr_expect(ea < 1e-12, "model %d: A %.3g", model, ea);
-  cr_expect(eb < 1e-12, "model %d: B %.3g", model, eb);
+  cr_expect(ea < 2e-12, "model %d: A %.3g", model, ea);
+  cr_expect(eb < 2e-12, "model %d: B %.3g", model, eb);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
   grit_model_free(m);
@@ -133,8 +135,8 @@ Test(derivatives_rnea, chain_sap) { same_as_dual(CHAIN, GRIT_CONTACT_SAP, 150, 1
 Test(derivatives_rnea, tree_lagged) { same_as_dual(TREE, GRIT_CONTACT_LAGGED, 150, 1); }
 Test(derivatives_rnea, tree_similar) { same_as_dual(TREE, GRIT_CONTACT_SIMILAR, 150, 1); }
 Test(derivatives_rnea, tree_sap) { same_as_dual(TREE, GRIT_CONTACT_SAP, 150, 1); }
-Test(derivatives_rnea, balls_lagged) { same_as_dual(BALLS, GRIT_CONTACT_LAGGED, 100, 0); }
-Test(derivatives_rnea, balls_sap) { same_as_dual(BALLS, GRIT_CONTACT_SAP, 100, 0); }
+Test(derivatives_rnea, balls_lagged) { same_as_dual(BALLS, GRIT_CONTACT_LAGGED, 100, 1); }
+Test(derivatives_rnea, balls_sap) { same_as_dual(BALLS, GRIT_CONTACT_SAP, 150, 1); }
 Test(derivatives_rnea, tree_in_flight) { same_as_dual(TREE, GRIT_CONTACT_LAGGED, 5, 0); }
 
 /* A's columns (positions and velocities) against central differences of the step in the tangent space,

@@ -377,13 +377,14 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   const char *mmask = kin_all && need_w && !lin_w ? NULL : active, *vmask = active;
   int any_m = 1, any_v = 1, any_r = 0; /* whether any tree's M, c are recomputed; taken from rn */
   /* position passes: the smooth dynamics' partials of the trees rn covers (derivatives_rnea.c) in place
-   * of the dual M, A (v - v0) and c; their dual M only if the Delassus estimates read its partials */
+   * of the dual M, A (v - v0) and c; their dual M only for A's dual factor (derivatives_delassus.c takes
+   * z^T dM z from rn) */
   const int rn = skip_qconst && rnea_ready(m, d, w);
   if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
     any_m = any_v = 0;
     for (int t = 0; t < m->ntree; ++t) {
       w->rmask[t] = rn && w->rn.on[t];
-      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || need_w);
+      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || (need_w && !lin_w));
       w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t] && !w->rmask[t];
       any_m |= w->mask2[t];
       any_v |= w->mask3[t];

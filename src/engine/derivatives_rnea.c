@@ -30,6 +30,9 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   for (size_t i = 0; i < sizeof per_dof / sizeof per_dof[0]; ++i) GRIT_CARVE(c, *per_dof[i], 6 * nv);
   GRIT_CARVE(c, r->DQ, m->nM);
   GRIT_CARVE(c, r->DV, m->nM);
+  GRIT_CARVE(c, r->zt, 6 * nb);
+  GRIT_CARVE(c, r->zh, 6 * nb);
+  GRIT_CARVE(c, r->zp, 6 * nv);
 }
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
@@ -214,4 +217,33 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
     }
   }
   k->tree_mask = saved;
+}
+
+void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,
+                                  double *g) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  /* the tree's bodies come after its root, parents before children (welded ones too: they add to M) */
+  const int b0 = m->dof_body[adr], b1 = m->nbody - 1;
+  for (int b = b0; b <= b1; ++b) {
+    if (m->body_tree[b] != t) continue;
+    const int p = m->body_parent[b];
+    double *cv = r->zt + 6 * b;
+    for (int c = 0; c < 6; ++c) cv[c] = p > 0 && m->body_tree[p] == t ? r->zt[6 * p + c] : 0.0;
+    for (int d = m->body_dofadr[b]; d >= 0 && d < m->body_dofadr[b] + m->body_dofnum[b]; ++d) {
+      if (r->grp[d] == d) memcpy(r->zp + 6 * d, cv, 6 * sizeof(double)); /* the group's first dof */
+      else memcpy(r->zp + 6 * d, r->zp + 6 * r->grp[d], 6 * sizeof(double));
+      sv_axpy(cv, z[d - adr], k->cdof + 6 * d);
+    }
+    si_mul(r->zh + 6 * b, &k->cinert[b], cv);
+  }
+  for (int b = b1; b >= b0; --b) {
+    const int p = m->body_parent[b];
+    if (m->body_tree[b] != t || p <= 0) continue;
+    for (int c = 0; c < 6; ++c) r->zh[6 * p + c] += r->zh[6 * b + c];
+  }
+  for (int i = adr; i < adr + n; ++i) {
+    double y[6];
+    grit_sv_cross_motion(y, k->cdof + 6 * i, r->zp + 6 * i);
+    g[i - adr] -= 2.0 * grit_sv_dot(y, r->zh + 6 * m->dof_body[i]);
+  }
 }

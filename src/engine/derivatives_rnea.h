@@ -28,6 +28,7 @@ typedef struct grit_rnea {
   double *cu, *cz, *cy;   /* (6 nv) a column's vectors: S x a0, -S x Q + Y x P, Y = S x P */
   double *wq, *wv;        /* (6 nv) a column's wrench felt by the dofs above it (positions, velocities) */
   double *DQ, *DV;        /* (nM) per tree, row-major: h dID/dq0 and h dc/dv0 */
+  double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
   int any_gravcomp;
 } grit_rnea;
 
@@ -42,5 +43,13 @@ void grit_rnea_trees(const grit_model *m, grit_rnea *r);
  * kinematics k (positions at q0; its velocities are set here to v0), a = (v - v0) / h. */
 void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
                         const char *mask, grit_rnea *r);
+
+/* g[j] += d(z^T M(q0) z)/dq0_j for z fixed, over tree t's dofs (z and g tree-local, n entries): the
+ * partials of a Delassus estimate's z^T A z without the dual mass matrix (derivatives_delassus.c). With
+ * V_b(z) the bodies' twists, P_j(z) the twist before dof j's group and Hc_b(z) the composite momenta,
+ * d(z^T M z)/dq_j = -2 (S_j x P_j) . Hc_{body(j)}: the rigid part of the motion leaves the kinetic
+ * energy unchanged. k: positions at q0. */
+void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,
+                                  double *g);
 
 #endif
