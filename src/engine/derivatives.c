@@ -108,6 +108,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->Ai, m->na > 0 ? 4 * nv * nv : 0);
   GRIT_CARVE(c, w->Bi, m->na > 0 ? 2 * nv * m->nu : 0);
   GRIT_CARVE(c, w->rmask, m->ntree);
+  GRIT_CARVE(c, w->rskip, m->ntree);
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   grit_rnea_layout(m, &w->rn, c);
 }

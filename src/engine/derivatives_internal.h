@@ -86,6 +86,7 @@ struct grit_deriv_ws {
   int rn_valid;                           /* rn holds this call's partials */
   int no_rnea;                            /* nonzero: the smooth dynamics' partials by dual numbers (tests) */
   char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
+  char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
   void *arena;
 };
 

@@ -114,6 +114,7 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
     if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
+    if (w->rskip[t] && !all_dynamics) continue; /* no dual M, A or factor in the pass (derivatives_rnea.c) */
     zero_partials(w->M + m->tree_madr[t], n * n);
     zero_partials(w->A + m->tree_madr[t], n * n);
     zero_partials(w->Achol + m->tree_madr[t], n * n);
@@ -323,8 +324,16 @@ static void rnea_bias(const grit_model *m, grit_deriv_ws *w, const char *active,
     any |= w->mask4[t];
   }
   if (!any) return;
+  /* the correction reads the twists of the ball and free bodies only: each as the sum over its chain
+   * (the root of a floating humanoid: its own six dofs), not the whole tree's dual twists */
+  for (int b = 1; b < m->nbody; ++b) {
+    if (m->body_tree[b] < 0 || !w->mask4[m->body_tree[b]] || !grit_rnea_body_spins(m, b)) continue;
+    grit_dual *cv = w->kin.cvel + 6 * b;
+    for (int r = 0; r < 6; ++r) cv[r] = grit_dual_const(0.0);
+    for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof])
+      for (int r = 0; r < 6; ++r) cv[r] = grit_dual_fma(w->kin.cdof[6 * dof + r], w->v0[dof], cv[r]);
+  }
   w->kin.tree_mask = w->mask4;
-  grit_kin_velocities_dual(m, w->v0, &w->kin);
   grit_momentum_correction_dual(m, &w->kin, NULL, h, w->frc, w->bias);
 }
 
@@ -380,6 +389,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
    * of the dual M, A (v - v0) and c; their dual M only for A's dual factor (derivatives_delassus.c takes
    * z^T dM z from rn) */
   const int rn = skip_qconst && rnea_ready(m, d, w);
+  for (int t = 0; t < m->ntree; ++t) w->rskip[t] = 0;
   if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
     any_m = any_v = 0;
     for (int t = 0; t < m->ntree; ++t) {
@@ -389,6 +399,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       any_m |= w->mask2[t];
       any_v |= w->mask3[t];
       any_r |= w->rmask[t] && (!active || active[t]);
+      w->rskip[t] = w->rmask[t] && !w->mask2[t];
     }
     mmask = w->mask2;
     vmask = w->mask3;

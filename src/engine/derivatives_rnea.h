@@ -32,6 +32,15 @@ typedef struct grit_rnea {
   int any_gravcomp;
 } grit_rnea;
 
+/* Whether body b turns about a ball or free joint (the momentum correction's bodies). */
+static inline int grit_rnea_body_spins(const grit_model *m, int b) {
+  for (int n = 0; n < m->body_jntnum[b]; ++n) {
+    const int type = m->jnt_type[m->body_jnt[m->body_jntadr[b] + n]];
+    if (type == GRIT_JOINT_BALL || type == GRIT_JOINT_FREE) return 1;
+  }
+  return 0;
+}
+
 /* Carves the arrays (arena.h: twice, measuring then carving). */
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
 
