@@ -15,7 +15,8 @@
 #include "grit/mjcf.h"
 
 /* A fixed-base arm: hinges about skew axes, a slide, springs, damping, armature, a limit, gravity
- * compensation on one link, motors, and its tip sphere pressed on the floor. */
+ * compensation on one link, motors and a servo on a fixed tendon, and its tip sphere pressed on the
+ * floor. */
 static const char *CHAIN =
     "<mujoco><option timestep='0.002'/>"
     "<worldbody><geom type='plane' size='3 3 0.1'/>"
@@ -29,7 +30,9 @@ static const char *CHAIN =
     "   <body pos='0.05 0 -0.2'><joint name='c' type='hinge' axis='1 0 0' range='-45 45'/>"
     "    <geom type='sphere' pos='0.02 0.03 -0.1' size='0.06' mass='0.4'/></body></body></body></body>"
     "</worldbody>"
-    "<actuator><motor joint='a' gear='2'/><motor joint='b'/><motor joint='s' gear='10'/></actuator></mujoco>";
+    "<tendon><fixed name='t'><joint joint='a' coef='0.5'/><joint joint='c' coef='-0.3'/></fixed></tendon>"
+    "<actuator><motor joint='a' gear='2'/><motor joint='b'/><motor joint='s' gear='10'/>"
+    "<position tendon='t' kp='5'/></actuator></mujoco>";
 
 /* A floating torso with a ball-jointed head and two legs of two hinges (limited knees), feet on the
  * floor, motors at the hips: one branched free-floating tree of 13 dofs. */
@@ -109,11 +112,8 @@ static double col_diff(const double *X, const double *Y, int r, int c) {
  * analytic dID/dq0 by 1.001 shows 3e-6 .. 1e-3, h dc/dv0 by 1.001 3e-6 .. 6e-5, and the Delassus
  * estimates' z^T dM z (derivatives_delassus.c) by 1.01 3e-8 .. 5e-5: every term is checked well above
  * the tolerance. */
-static void same_as_dual(const char *xml, grit_contact_model model, int steps, int want_contacts) {
-  grit_model *m;
-  grit_data *d = prepare(xml, &m, model, steps);
-  if (want_contacts) cr_assert(grit_data_ncontacts(d) > 0, "the scene is in contact");
-  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+static void compare(grit_model *m, grit_data *d, int model) {
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
   double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
   double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
@@ -126,9 +126,36 @@ static void same_as_dual(const char *xml, grit_contact_model model, int steps, i
   cr_expect(ea < 2e-12, "model %d: A %.3g", model, ea);
   cr_expect(eb < 2e-12, "model %d: B %.3g", model, eb);
   free(A1), free(A2), free(B1), free(B2);
+}
+
+static void same_as_dual(const char *xml, grit_contact_model model, int steps, int want_contacts) {
+  grit_model *m;
+  grit_data *d = prepare(xml, &m, model, steps);
+  if (want_contacts) cr_assert(grit_data_ncontacts(d) > 0, "the scene is in contact");
+  compare(m, d, model);
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Public robot files as bench_mujoco --robots loads them (the file's options), after 200 steps: the
+ * CMU humanoid (62 dofs, a free root and bodies of up to three hinges, Lagged with limits) and the
+ * dm_control quadruped (fixed-tendon servos with activations, so A has the activations' rows). */
+static void robot_same_as_dual(const char *path) {
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_load_options lo = grit_mjcf_default_load_options();
+  cr_assert_eq(grit_mjcf_load_file_with(path, &lo, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  for (int i = 0; i < 200; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(grit_data_ncontacts(d) > 0, "the robot is on the floor");
+  compare(m, d, grit_data_step_settings(d).contact_model);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_rnea, humanoid_cmu_file) { robot_same_as_dual(GRIT_SOURCE_DIR "/tests/models/dm_control_suite/humanoid_CMU.xml"); }
+Test(derivatives_rnea, quadruped_file) { robot_same_as_dual(GRIT_SOURCE_DIR "/tests/models/dm_control_suite/quadruped.xml"); }
 
 Test(derivatives_rnea, chain_lagged) { same_as_dual(CHAIN, GRIT_CONTACT_LAGGED, 150, 1); }
 Test(derivatives_rnea, chain_sap) { same_as_dual(CHAIN, GRIT_CONTACT_SAP, 150, 1); }

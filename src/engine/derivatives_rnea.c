@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "actuation_muscle.h"
 #include "derivatives_rnea.h"
 #include "fluid.h"
+#include "grit/constraints.h"
 
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv;
@@ -37,7 +39,11 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
   const int fluid = grit_fluid_on(m);
-  for (int t = 0; t < m->ntree; ++t) r->on[t] = !fluid && !grit_actuator_tendon_on_tree(m, t), r->spin[t] = 0;
+  for (int t = 0; t < m->ntree; ++t) r->on[t] = !fluid, r->spin[t] = 0;
+  for (int a = 0; a < m->nu; ++a) /* a fixed tendon's Jacobian is constant: its terms in A do not move */
+    if (grit_actuator_has_length_fn(m, a) &&
+        !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))
+      r->on[m->dof_tree[m->act_dof[a]]] = 0;
   r->any_gravcomp = 0;
   for (int b = 1; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
