@@ -9,7 +9,8 @@
  *   bench_derivatives [--cpu-time] [--dual-factor] [--dual-rnea] [--warm N] [FILE.xml[@KEY] ...]   (files: N warm-up
  *   steps, default 200, or 10 after a key; --cpu-time: the thread's CPU clock, bench_util.h; --dual-factor:
  *   the Delassus estimates' partials from A's dual factor, the path derivatives_delassus.c replaces;
- *   --dual-rnea: the smooth dynamics' partials by dual numbers, the path derivatives_rnea.c replaces)
+ *   --dual-rnea: the smooth dynamics' partials by dual numbers, the path derivatives_rnea.c replaces, and
+ *   the dual kinematics for trees with bodies of several joints, as before derivatives_rigid.c took them)
  * (The side-by-side comparison with MuJoCo's mjd_transitionFD on the same MJCF files is
  * bench/bench_mujoco.c, with the model loader.) */
 #define _POSIX_C_SOURCE 199309L
@@ -44,6 +45,9 @@ static void measure(const char *name, grit_model *m, grit_data *d, int warm, int
   grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL); /* creates the workspace */
   if (d->deriv) d->deriv->no_delassus_lin = g_dual_factor;
   if (d->deriv) d->deriv->no_rnea = g_dual_rnea;
+  const grit_model *mm = grit_data_model(d); /* --dual-rnea: and the dual kinematics of several-joint bodies */
+  for (int b = 1; d->deriv && g_dual_rnea && b < mm->nbody; ++b)
+    if (mm->body_jntnum[b] > 1) d->deriv->rigid[mm->body_tree[b]] = 0;
   double *ts = malloc(sizeof(double) * reps), *td = malloc(sizeof(double) * reps);
   long iters = 0;
   for (int r = 0; r < reps; ++r) {

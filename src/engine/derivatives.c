@@ -156,14 +156,18 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
                    !grit_fluid_on(m) && /* so does the fluid force (the body's axes) */
                    !grit_adhesion_any(m); /* and adhesion (the contacts' normals and points) */
   }
-  /* Trees whose position partials have a closed form (rigid_body): one joint per body at most, a free
-   * joint only on a child of the world. */
+  /* Trees whose position partials have a closed form (rigid_body): a ball or free joint alone on its
+   * body (several hinges and slides may share one), a free joint only on a child of the world. */
   for (int t = 0; t < m->ntree; ++t) w->rigid[t] = 1;
   for (int b = 1; b < m->nbody; ++b) {
     const int t = m->body_tree[b], nj = m->body_jntnum[b];
     if (t < 0) continue;
-    if (nj > 1 || (nj == 1 && m->jnt_type[m->body_jnt[m->body_jntadr[b]]] == GRIT_JOINT_FREE && m->body_parent[b] != 0))
-      w->rigid[t] = 0;
+    for (int n = 0; n < nj; ++n) {
+      const int type = m->jnt_type[m->body_jnt[m->body_jntadr[b] + n]];
+      if ((nj > 1 && (type == GRIT_JOINT_BALL || type == GRIT_JOINT_FREE)) ||
+          (type == GRIT_JOINT_FREE && m->body_parent[b] != 0))
+        w->rigid[t] = 0;
+    }
   }
   grit_rnea_trees(m, &w->rn); /* the analytic partials of the smooth dynamics (derivatives_rnea.c) */
   for (int t = 0; t < m->ntree; ++t) w->rn.on[t] &= !w->qconst[t];
