@@ -170,7 +170,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
     }
   }
   grit_rnea_trees(m, &w->rn); /* the analytic partials of the smooth dynamics (derivatives_rnea.c) */
-  for (int t = 0; t < m->ntree; ++t) w->rn.on[t] &= !w->qconst[t];
+  for (int t = 0; t < m->ntree; ++t) w->rn.on[t] &= !w->qconst[t], w->rn.any_on |= w->rn.on[t];
   *out = w;
   return GRIT_OK;
 }

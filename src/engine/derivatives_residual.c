@@ -299,7 +299,7 @@ static void take_lagged_lane(grit_deriv_ws *w, const grit_constraint *k, int i, 
  * model's inertias, not quasistatic: its A is eps M; the old path on request), computing them once per
  * call at the position passes' values kd. */
 static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
-  if (w->no_rnea || w->inertial_in || grit_quasistatic_last_step(d)) return 0;
+  if (!w->rn.any_on || w->no_rnea || w->inertial_in || grit_quasistatic_last_step(d)) return 0;
   if (!w->rn_valid) {
     if (!w->kd_valid) {
       if (!w->qd_valid) return 0;

@@ -30,6 +30,7 @@ typedef struct grit_rnea {
   double *DQ, *DV;        /* (nM) per tree, row-major: h dID/dq0 and h dc/dv0 */
   double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
   int any_gravcomp;
+  int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
 } grit_rnea;
 
 /* Whether body b turns about a ball or free joint (the momentum correction's bodies). */
