@@ -6,7 +6,9 @@
  * pass's partials. The residual is built from the same scalar-generic code as the step; only the loop
  * that assembles it is written here. grit_step_derivatives (derivatives.c) drives the passes;
  * derivatives_columns.c solves and writes the columns. Contacts that need no Delassus estimate apply
- * J_c v and J_c^T gamma without forming J_c (derivatives_contact.c). */
+ * J_c v and J_c^T gamma without forming J_c (derivatives_contact.c). The trees derivatives_rnea.c covers
+ * take the smooth dynamics' partials from its double matrices (rnea_rows) instead of the dual M, A (v - v0)
+ * and Newton-Euler pass. */
 #include <math.h>
 #include <string.h>
 
