@@ -6,9 +6,11 @@
  * (grit_step_derivatives_blocks). Then the phase split of each (medians over the repeats, with
  * the step's timing on: refactorization and zeroing, setup, position residuals, velocity and control
  * residuals, solves, writes, the rest).
- *   bench_derivatives [--cpu-time] [--dual-factor] [--warm N] [FILE.xml[@KEY] ...]   (files: N warm-up
+ *   bench_derivatives [--cpu-time] [--dual-factor] [--dual-rnea] [--warm N] [FILE.xml[@KEY] ...]   (files: N warm-up
  *   steps, default 200, or 10 after a key; --cpu-time: the thread's CPU clock, bench_util.h; --dual-factor:
- *   the Delassus estimates' partials from A's dual factor, the path derivatives_delassus.c replaces)
+ *   the Delassus estimates' partials from A's dual factor, the path derivatives_delassus.c replaces;
+ *   --dual-rnea: the smooth dynamics' partials by dual numbers, the path derivatives_rnea.c replaces, and
+ *   the dual kinematics for trees with bodies of several joints, as before derivatives_rigid.c took them)
  * (The side-by-side comparison with MuJoCo's mjd_transitionFD on the same MJCF files is
  * bench/bench_mujoco.c, with the model loader.) */
 #define _POSIX_C_SOURCE 199309L
@@ -29,6 +31,8 @@ static const char *const PHASES[GRIT_DERIV_NPHASE] = {"factor", "setup", "positi
 
 /* Steps `warm` times, then measures `reps` pairs (step, derivatives) and prints the medians. */
 static int g_dual_factor = 0; /* --dual-factor: position passes factor A in dual numbers (the path before) */
+static int g_dual_rnea = 0;   /* --dual-rnea: the smooth dynamics' partials by dual numbers (derivatives_rnea.c's
+                               * path before) */
 
 static void measure(const char *name, grit_model *m, grit_data *d, int warm, int reps) {
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m); /* x = (q, v, act) */
@@ -40,6 +44,10 @@ static void measure(const char *name, grit_model *m, grit_data *d, int warm, int
   double *A = malloc(sizeof(double) * nx * nx), *B = malloc(sizeof(double) * (nx * nu + 1));
   grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL); /* creates the workspace */
   if (d->deriv) d->deriv->no_delassus_lin = g_dual_factor;
+  if (d->deriv) d->deriv->no_rnea = g_dual_rnea;
+  const grit_model *mm = grit_data_model(d); /* --dual-rnea: and the dual kinematics of several-joint bodies */
+  for (int b = 1; d->deriv && g_dual_rnea && b < mm->nbody; ++b)
+    if (mm->body_jntnum[b] > 1) d->deriv->rigid[mm->body_tree[b]] = 0;
   double *ts = malloc(sizeof(double) * reps), *td = malloc(sizeof(double) * reps);
   long iters = 0;
   for (int r = 0; r < reps; ++r) {
@@ -137,6 +145,7 @@ int main(int argc, char **argv) {
   for (;;) {
     if (argc > first && !strcmp(argv[first], "--cpu-time")) bench_clock_cpu = 1, first++;
     else if (argc > first && !strcmp(argv[first], "--dual-factor")) g_dual_factor = 1, first++;
+    else if (argc > first && !strcmp(argv[first], "--dual-rnea")) g_dual_rnea = 1, first++;
     else if (argc > first + 1 && !strcmp(argv[first], "--warm")) g_warm = atoi(argv[first + 1]), first += 2;
     else break;
   }

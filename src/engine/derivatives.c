@@ -107,6 +107,10 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->an, m->na);
   GRIT_CARVE(c, w->Ai, m->na > 0 ? 4 * nv * nv : 0);
   GRIT_CARVE(c, w->Bi, m->na > 0 ? 2 * nv * m->nu : 0);
+  GRIT_CARVE(c, w->rmask, m->ntree);
+  GRIT_CARVE(c, w->rskip, m->ntree);
+  GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
+  grit_rnea_layout(m, &w->rn, c);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
@@ -152,15 +156,21 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
                    !grit_fluid_on(m) && /* so does the fluid force (the body's axes) */
                    !grit_adhesion_any(m); /* and adhesion (the contacts' normals and points) */
   }
-  /* Trees whose position partials have a closed form (rigid_body): one joint per body at most, a free
-   * joint only on a child of the world. */
+  /* Trees whose position partials have a closed form (rigid_body): a ball or free joint alone on its
+   * body (several hinges and slides may share one), a free joint only on a child of the world. */
   for (int t = 0; t < m->ntree; ++t) w->rigid[t] = 1;
   for (int b = 1; b < m->nbody; ++b) {
     const int t = m->body_tree[b], nj = m->body_jntnum[b];
     if (t < 0) continue;
-    if (nj > 1 || (nj == 1 && m->jnt_type[m->body_jnt[m->body_jntadr[b]]] == GRIT_JOINT_FREE && m->body_parent[b] != 0))
-      w->rigid[t] = 0;
+    for (int n = 0; n < nj; ++n) {
+      const int type = m->jnt_type[m->body_jnt[m->body_jntadr[b] + n]];
+      if ((nj > 1 && (type == GRIT_JOINT_BALL || type == GRIT_JOINT_FREE)) ||
+          (type == GRIT_JOINT_FREE && m->body_parent[b] != 0))
+        w->rigid[t] = 0;
+    }
   }
+  grit_rnea_trees(m, &w->rn); /* the analytic partials of the smooth dynamics (derivatives_rnea.c) */
+  for (int t = 0; t < m->ntree; ++t) w->rn.on[t] &= !w->qconst[t], w->rn.any_on |= w->rn.on[t];
   *out = w;
   return GRIT_OK;
 }
@@ -403,7 +413,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   grit_status s = check_call(d, params, np, P); /* 1 */
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
-  w->qd_valid = w->kd_valid = w->nonfinite = 0;
+  w->qd_valid = w->kd_valid = w->nonfinite = w->rn_valid = 0;
   w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   w->timing = d->settings.timing;
   for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) w->tphase[k] = 0.0;

@@ -106,6 +106,12 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     const int t = tree[k], n = m->tree_dofnum[t];
     const double *L = w->Ad + m->tree_madr[t];
     const grit_dual *dA = !dmask || dmask[t] ? w->A + m->tree_madr[t] : NULL;
+    /* a tree whose dual M the pass left out (derivatives_rnea.c): - z^T dM z from the gradient of
+     * z^T M z, kept with z */
+    const int quad = !dA && w->rmask[t];
+    double gloc[MAXN], *g = keep ? w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz : gloc;
+    if (quad && fresh)
+      for (int j = 0; j < n; ++j) g[j] = 0.0;
     int nsup = 0;
     const unsigned short *sup = dA ? support(m, w, t, &nsup) : NULL;
     double zloc[ROWS * MAXN];
@@ -115,6 +121,12 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       const int lz = keep ? ldz : MAXN;
       if (fresh) solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
       rows_partials(n, dA, sup, nsup, J[k], r0, nr, z, lz, acc);
+      for (int r = 0; quad && fresh && r < nr; ++r) grit_rnea_quadratic_gradient(m, &w->kd, &w->rn, t, z + r * lz, g);
+    }
+    for (int j = 0; quad && j < n; ++j) {
+      const grit_dual *s = &w->dq[m->tree_dofadr[t] + j];
+      if (g[j] != 0.0)
+        for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
     }
   }
   if (keep && fresh) w->zc_w[ic] = wv, w->zc_at[ic] = w->call_no;

@@ -8,6 +8,7 @@
 
 #include "constraints.h"
 #include "data_internal.h"
+#include "derivatives_rnea.h"
 #include "grit/derivatives.h"
 
 enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
@@ -79,6 +80,13 @@ struct grit_deriv_ws {
   unsigned *dsup_at;                      /* (ntree) the evaluation they were listed in (eval_no) */
   double *zc, *zc_w;                      /* (6 maxn, 1 per constraint) A^-1 J^T of its rows and its w, */
   unsigned *zc_at, call_no;               /* the same in every pass of a call: kept, stamped with the call */
+  double *zg;                             /* (2 maxn per constraint) the gradient of z^T M z over q0 of each
+                                           * tree slot, kept with zc (derivatives_rnea.c) */
+  grit_rnea rn;                           /* analytic partials of the smooth dynamics (derivatives_rnea.c) */
+  int rn_valid;                           /* rn holds this call's partials */
+  int no_rnea;                            /* nonzero: the smooth dynamics' partials by dual numbers (tests) */
+  char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
+  char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
   void *arena;
 };
 

@@ -6,7 +6,9 @@
  * pass's partials. The residual is built from the same scalar-generic code as the step; only the loop
  * that assembles it is written here. grit_step_derivatives (derivatives.c) drives the passes;
  * derivatives_columns.c solves and writes the columns. Contacts that need no Delassus estimate apply
- * J_c v and J_c^T gamma without forming J_c (derivatives_contact.c). */
+ * J_c v and J_c^T gamma without forming J_c (derivatives_contact.c). The trees derivatives_rnea.c covers
+ * take the smooth dynamics' partials from its double matrices (rnea_rows) instead of the dual M, A (v - v0)
+ * and Newton-Euler pass. */
 #include <math.h>
 #include <string.h>
 
@@ -114,6 +116,7 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
     if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
+    if (w->rskip[t] && !all_dynamics) continue; /* no dual M, A or factor in the pass (derivatives_rnea.c) */
     zero_partials(w->M + m->tree_madr[t], n * n);
     zero_partials(w->A + m->tree_madr[t], n * n);
     zero_partials(w->Achol + m->tree_madr[t], n * n);
@@ -294,6 +297,63 @@ static void take_lagged_lane(grit_deriv_ws *w, const grit_constraint *k, int i, 
   for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = gamma[q].d[w->lag_lane];
 }
 
+/* Whether this call's state passes take the smooth dynamics' partials from derivatives_rnea.c (the
+ * model's inertias, not quasistatic: its A is eps M; the old path on request), computing them once per
+ * call at the position passes' values kd. */
+static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  if (!w->rn.any_on || w->no_rnea || w->inertial_in || grit_quasistatic_last_step(d)) return 0;
+  if (!w->rn_valid) {
+    if (!w->kd_valid) {
+      if (!w->qd_valid) return 0;
+      grit_kin_positions(m, w->qd, NULL, &w->kd);
+      w->kd_valid = 1;
+    }
+    grit_rnea_partials(m, &w->kd, d->vprev, d->vsol, m->opt.timestep, NULL, &w->rn);
+    w->rn_valid = 1;
+  }
+  return 1;
+}
+
+/* The bias of the trees of w->rmask that `active` seeds, in a pass that takes their smooth dynamics
+ * from rn: zero, plus the momentum correction of their ball and free bodies (dual: it is not in rn),
+ * from their dual twists at v0. */
+static void rnea_bias(const grit_model *m, grit_deriv_ws *w, const char *active, double h) {
+  int any = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int on = w->rmask[t] && (!active || active[t]);
+    for (int i = m->tree_dofadr[t]; on && i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i) w->bias[i] = grit_dual_const(0.0);
+    w->mask4[t] = on && w->rn.spin[t] && !m->opt.explicit_gyroscopic;
+    any |= w->mask4[t];
+  }
+  if (!any) return;
+  /* the correction reads the twists of the ball and free bodies only: each as the sum over its chain
+   * (the root of a floating humanoid: its own six dofs), not the whole tree's dual twists */
+  for (int b = 1; b < m->nbody; ++b) {
+    if (m->body_tree[b] < 0 || !w->mask4[m->body_tree[b]] || !grit_rnea_body_spins(m, b)) continue;
+    grit_dual *cv = w->kin.cvel + 6 * b;
+    for (int r = 0; r < 6; ++r) cv[r] = grit_dual_const(0.0);
+    for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof])
+      for (int r = 0; r < 6; ++r) cv[r] = grit_dual_fma(w->kin.cdof[6 * dof + r], w->v0[dof], cv[r]);
+  }
+  w->kin.tree_mask = w->mask4;
+  grit_momentum_correction_dual(m, &w->kin, NULL, h, w->frc, w->bias);
+}
+
+/* Tree t's rows of r from rn: -h force, plus, along each lane, the seeded columns of D (h dID/dq0 in
+ * position passes; -A + h dc/dv0 in velocity passes, A the step's) times their seeds. */
+static void rnea_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int t, double h, int vel) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+  const grit_dual *seed = vel ? w->v0 : w->dq;
+  const double *D = (vel ? w->rn.DV : w->rn.DQ) + a0, *A = d->Aprev + a0;
+  for (int i = 0; i < n; ++i) w->r[adr + i] = grit_dual_scale(w->force[adr + i], -h);
+  for (int c = 0; c < n; ++c)
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      const double s = seed[adr + c].d[l];
+      if (s == 0.0) continue;
+      for (int i = 0; i < n; ++i) w->r[adr + i].d[l] += s * (vel ? D[i * n + c] - A[i * n + c] : D[i * n + c]);
+    }
+}
+
 /* A new residual evaluation: the stamps of the last one expire. */
 static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
   w->nbwr = 0;
@@ -326,14 +386,22 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   /* only the seeded trees change; the others keep their constant values */
   const char *const kmask = kin_all ? NULL : active;
   const char *mmask = kin_all && need_w && !lin_w ? NULL : active, *vmask = active;
-  int any_m = 1, any_v = 1; /* whether any tree's M, c are recomputed */
+  int any_m = 1, any_v = 1, any_r = 0; /* whether any tree's M, c are recomputed; taken from rn */
+  /* position passes: the smooth dynamics' partials of the trees rn covers (derivatives_rnea.c) in place
+   * of the dual M, A (v - v0) and c; their dual M only for A's dual factor (derivatives_delassus.c takes
+   * z^T dM z from rn) */
+  const int rn = skip_qconst && rnea_ready(m, d, w);
+  for (int t = 0; t < m->ntree; ++t) w->rskip[t] = 0;
   if (skip_qconst) { /* leave out the trees whose M and c are constants (set by the caller) */
     any_m = any_v = 0;
     for (int t = 0; t < m->ntree; ++t) {
-      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t];
-      w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t];
+      w->rmask[t] = rn && w->rn.on[t];
+      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || (need_w && !lin_w));
+      w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t] && !w->rmask[t];
       any_m |= w->mask2[t];
       any_v |= w->mask3[t];
+      any_r |= w->rmask[t] && (!active || active[t]);
+      w->rskip[t] = w->rmask[t] && !w->mask2[t];
     }
     mmask = w->mask2;
     vmask = w->mask3;
@@ -368,8 +436,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
   grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   }
+  if (any_r) rnea_bias(m, w, active, h);
   w->kin.tree_mask = active;
-  if (skip_qconst && !any_v) {
+  if (skip_qconst && !any_v && !any_r) {
     /* Every seeded tree is a qconst one: its A and bias are constants, it has no springs (free joints),
      * and v0 and u are not seeded, so A (v - v0) - h force has no partials; only r's partials are read. */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
@@ -378,8 +447,15 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
-    grit_block_mulv_dual(m, w->A, w->tmp, w->r);
-    for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+    for (int t = 0; t < m->ntree; ++t) {
+      if (skip_qconst && w->rmask[t]) {
+        rnea_rows(m, d, w, t, h, 0);
+        continue;
+      }
+      grit_tree_mulv_dual(m, w->A, t, w->tmp, w->r);
+      for (int i = m->tree_dofadr[t]; i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i)
+        w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
+    }
   }
 
   /* constraints, in the step's order: contacts (candidate i is constraint i), then limits */
@@ -484,10 +560,13 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
     return;
   }
   /* free bodies' rows in closed form (derivatives_free.c): left out of the dual twists and bias */
-  int any = 0;
+  int any = 0, any_r = 0;
+  const int rn = rnea_ready(m, d, w); /* the smooth dynamics' partials of the trees rn covers */
   for (int t = 0; t < m->ntree; ++t) {
-    w->mask3[t] = (!active || active[t]) && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
+    w->rmask[t] = rn && w->rn.on[t];
+    w->mask3[t] = (!active || active[t]) && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t)) && !w->rmask[t];
     any |= w->mask3[t];
+    any_r |= w->rmask[t] && (!active || active[t]);
   }
   w->kin.tree_mask = w->mask3;
   if (any) {
@@ -496,6 +575,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
     grit_momentum_correction_dual(m, &w->kin, w->inertial_in, h, w->frc, w->bias);
     grit_fluid_bias_dual(m, &w->kin, w->frc, w->bias); /* fluid forces (fluid.c) */
   }
+  if (any_r) rnea_bias(m, w, active, h);
   w->kin.tree_mask = active;
   grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
   grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
@@ -506,6 +586,10 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
    * grit_block_mulv_dual with constant blocks) */
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], a0 = m->tree_madr[t];
+    if ((!active || active[t]) && w->rmask[t]) {
+      rnea_rows(m, d, w, t, h, 1);
+      continue;
+    }
     if ((!active || active[t]) && !w->mask3[t]) {
       grit_deriv_free_velocity_rows(m, d, w, t);
       continue;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* derivatives_rigid.c — the position passes' kinematic partials in closed form, for trees of one-joint
- * bodies: rigid motions (the same derivatives as the dual kinematics, at a fraction of the cost). */
+ * bodies and of bodies with several hinges and slides: rigid motions (the same derivatives as the dual kinematics, at a fraction of the cost). */
 #include <stddef.h>
 
 #include "data_internal.h"
@@ -147,11 +147,27 @@ void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
    * passed as NULL: constants, without the arithmetic */
   const grit_dual *const S = partials_zero(tb, 6) ? NULL : tb, *const Sp = b == 0 || partials_zero(tp, 6) ? NULL : tp;
   rate_body(&w->kin, &w->kd, b, S);
-  if (m->body_jntnum[b] == 0) return;
-  const int jn = m->body_jnt[m->body_jntadr[b]], type = m->jnt_type[jn], da = m->jnt_dofadr[jn];
-  const int slide = type == GRIT_JOINT_SLIDE, free_ = type == GRIT_JOINT_FREE, ball = type == GRIT_JOINT_BALL;
-  rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, slide || free_ ? S : Sp);
-  rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, free_ ? NULL : Sp);
-  for (int i = 0; i < grit_joint_nv(type); ++i)
-    rate_motion(w->kin.cdof + 6 * (da + i), w->kd.cdof + 6 * (da + i), free_ && i < 3 ? NULL : ball || free_ ? S : Sp);
+  if (m->body_jntnum[b] == 1) {
+    const int jn = m->body_jnt[m->body_jntadr[b]], type = m->jnt_type[jn], da = m->jnt_dofadr[jn];
+    const int slide = type == GRIT_JOINT_SLIDE, free_ = type == GRIT_JOINT_FREE, ball = type == GRIT_JOINT_BALL;
+    rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, slide || free_ ? S : Sp);
+    rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, free_ ? NULL : Sp);
+    for (int i = 0; i < grit_joint_nv(type); ++i)
+      rate_motion(w->kin.cdof + 6 * (da + i), w->kd.cdof + 6 * (da + i), free_ && i < 3 ? NULL : ball || free_ ? S : Sp);
+    return;
+  }
+  /* several hinges and slides on one body (grit_deriv_ws_create admits no ball or free joint there):
+   * each joint's frame is placed after the joints before it on the body, so its anchor, axis and
+   * motion subspace move with the twist accumulated before it (a slide's anchor with its own too) */
+  grit_dual tn[6], tn1[6];
+  for (int r = 0; r < 6; ++r) tn[r] = moving ? tp[r] : grit_dual_const(0.0);
+  for (int n = 0; n < m->body_jntnum[b]; ++n) {
+    const int jn = m->body_jnt[m->body_jntadr[b] + n], da = m->jnt_dofadr[jn];
+    for (int r = 0; r < 6; ++r) tn1[r] = grit_dual_add(tn[r], grit_dual_scale(w->dq[da], w->kd.cdof[6 * da + r]));
+    const grit_dual *const before = partials_zero(tn, 6) ? NULL : tn, *const after = partials_zero(tn1, 6) ? NULL : tn1;
+    rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, m->jnt_type[jn] == GRIT_JOINT_SLIDE ? after : before);
+    rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, before);
+    rate_motion(w->kin.cdof + 6 * da, w->kd.cdof + 6 * da, before);
+    for (int r = 0; r < 6; ++r) tn[r] = tn1[r];
+  }
 }

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_rnea.h — analytic partials of the smooth dynamics for grit_step_derivatives (internal).
+ *
+ * The smooth part of the step's residual is M(q0) (v - v0) + h c(q0, v0) = h ID(q0, v0, a), a = (v - v0) / h,
+ * ID the inverse dynamics (recursive Newton-Euler with gravity and gravity compensation). This module
+ * gives, in doubles and for every column of a tree at once, h dID/dq0 in grit's tangent coordinates and
+ * h dc/dv0, by recursions over the tree in the spirit of Carpentier and Mansard (RSS 2018), written for
+ * grit's spatial vectors at the world origin (docs/theory.md, "Analytic partials of the smooth
+ * dynamics"). The position and velocity passes add their seeded columns to r's lanes in place of the
+ * dual mass matrix, A (v - v0) and the dual Newton-Euler pass (derivatives_residual.c). */
+#ifndef GRIT_DERIVATIVES_RNEA_H
+#define GRIT_DERIVATIVES_RNEA_H
+
+#include "arena.h"
+#include "dynamics.h"
+#include "kinematics.h"
+#include "model_internal.h"
+
+typedef struct grit_rnea {
+  char *on;               /* (ntree) the tree's dynamics are covered by the analytic partials */
+  char *spin;             /* (ntree) the tree has a ball or free joint (the momentum correction's bodies) */
+  int *grp;               /* (nv) first dof of the dof's group (a ball's or a free joint's rotation: 3) */
+  grit_sinertia *Ic, *Gc; /* (nbody) composite inertias, and of gravcomp * inertia */
+  double *Bc;             /* (36 nbody) composite d/dt of the inertias along the motion (symmetric) */
+  double *Hc, *Fc, *acc;  /* (6 nbody) composite momenta, composite forces, body accelerations */
+  double *P, *Q, *R;      /* (6 nv) twist and acceleration before the dof's group, twist after it */
+  double *g1, *g2, *g6;   /* (6 nv) Gc S, Ic S, Bc S - S x* Hc at the dof's body */
+  double *cu, *cz, *cy;   /* (6 nv) a column's vectors: S x a0, -S x Q + Y x P, Y = S x P */
+  double *wq, *wv;        /* (6 nv) a column's wrench felt by the dofs above it (positions, velocities) */
+  double *DQ, *DV;        /* (nM) per tree, row-major: h dID/dq0 and h dc/dv0 */
+  double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
+  int any_gravcomp;
+  int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
+} grit_rnea;
+
+/* Whether body b turns about a ball or free joint (the momentum correction's bodies). */
+static inline int grit_rnea_body_spins(const grit_model *m, int b) {
+  for (int n = 0; n < m->body_jntnum[b]; ++n) {
+    const int type = m->jnt_type[m->body_jnt[m->body_jntadr[b] + n]];
+    if (type == GRIT_JOINT_BALL || type == GRIT_JOINT_FREE) return 1;
+  }
+  return 0;
+}
+
+/* Carves the arrays (arena.h: twice, measuring then carving). */
+void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
+
+/* The trees the analytic partials cover: no actuator on a spatial tendon, a site or a slider-crank (its
+ * operator in A moves with q; a fixed tendon's does not), a free joint only on a child of the world;
+ * the whole model not if it has fluid forces. */
+void grit_rnea_trees(const grit_model *m, grit_rnea *r);
+
+/* DQ = h dID/dq0 and DV = h dc/dv0 of the trees of `mask` (NULL: the trees with r->on), at the
+ * kinematics k (positions at q0; its velocities are set here to v0), a = (v - v0) / h. */
+void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
+                        const char *mask, grit_rnea *r);
+
+/* g[j] += d(z^T M(q0) z)/dq0_j for z fixed, over tree t's dofs (z and g tree-local, n entries): the
+ * partials of a Delassus estimate's z^T A z without the dual mass matrix (derivatives_delassus.c). With
+ * V_b(z) the bodies' twists, P_j(z) the twist before dof j's group and Hc_b(z) the composite momenta,
+ * d(z^T M z)/dq_j = -2 (S_j x P_j) . Hc_{body(j)}: the rigid part of the motion leaves the kinetic
+ * energy unchanged. k: positions at q0. */
+void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,
+                                  double *g);
+
+#endif
