@@ -30,6 +30,7 @@
 #include "solver.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "derivatives_simd.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "grit/derivatives.h"
@@ -137,6 +138,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->geom.priority = m->geom_priority;
   w->geom.condim = m->geom_condim;
   w->params_dirty = 1;
+  w->fx = grit_deriv_dual_fns_get(1); /* the contacts' dual functions for this processor (derivatives_simd.h) */
   /* Trees whose mass matrix and bias forces do not depend on the configuration: one body on a free joint
    * with its centre of mass at the body origin. In grit's coordinates (the origin's velocity in the
    * world, the angular velocity in the body frame) M = diag(m, m, m, I_body) and c = (-m g, w x I_body w):

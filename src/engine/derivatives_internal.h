@@ -13,7 +13,7 @@
 enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
 
 /* Right-hand sides solved together with the kept factor. */
-#define RHS_BATCH 64
+#define RHS_BATCH 256
 
 /* Every dual array of one residual evaluation, sized at creation. */
 struct grit_deriv_ws {
@@ -79,6 +79,8 @@ struct grit_deriv_ws {
   unsigned *dsup_at;                      /* (ntree) the evaluation they were listed in (eval_no) */
   double *zc, *zc_w;                      /* (6 maxn, 1 per constraint) A^-1 J^T of its rows and its w, */
   unsigned *zc_at, call_no;               /* the same in every pass of a call: kept, stamped with the call */
+  const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
+                                           * compilation where the processor has it (derivatives_simd.h) */
   void *arena;
 };
 
