@@ -73,6 +73,7 @@ static const grit_deriv_dual_fns AVX2 = {
     grit_constraint_eval_dual,      grit_body_dof_twist_dual,
     grit_contact_side_velocity_dual, grit_contact_side_wrench_dual,
     grit_body_wrench_sub_dual,      grit_deriv_rigid_body,
+    grit_free_side_delassus_dual,
 };
 
 const grit_deriv_dual_fns *grit_deriv_dual_fns_avx2(void) {

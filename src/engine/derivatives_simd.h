@@ -31,6 +31,8 @@ typedef struct grit_deriv_dual_fns {
   void (*side_wrench)(const grit_dual p[3], const grit_dual F[9], double sign, const grit_dual gamma[3], grit_dual W[6]);
   void (*wrench_sub)(const grit_model *m, const grit_kin_dual *k, int body, int t, const grit_dual W[6], grit_dual *r);
   void (*rigid_body)(const grit_model *m, struct grit_deriv_ws *w, int b);
+  grit_dual (*free_side_delassus)(const grit_model *m, const grit_kin_dual *k, int t, const grit_dual p[3],
+                                  const double G[36]);
 } grit_deriv_dual_fns;
 
 /* The table for this processor: the AVX2 compilation if it has AVX2 and `allow_avx2`, else the baseline
