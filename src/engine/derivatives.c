@@ -37,6 +37,12 @@
 #include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
 
+/* The columns of a batch of right-hand sides (derivatives_internal.h, RHS_BATCH). */
+static int rhs_columns(int nv) {
+  const int fit = nv > 0 ? (int)(RHS_BATCH_BYTES / (sizeof(double) * (size_t)nv)) : RHS_BATCH;
+  return fit > RHS_BATCH ? RHS_BATCH : fit < 64 ? 64 : fit;
+}
+
 static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv, nj = m->njnt;
   GRIT_CARVE_KIN(c, w->kin, m);
@@ -60,7 +66,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->frc, 6 * nb);
   GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
   GRIT_CARVE(c, w->scratch, 6 * nv); /* 3 nv for contacts, 6 nv for grit_cx_rows */
-  GRIT_CARVE(c, w->rhs, nv * RHS_BATCH);
+  w->rhs_cap = rhs_columns(nv);
+  GRIT_CARVE(c, w->rhs, nv * w->rhs_cap);
   GRIT_CARVE(c, w->ids, RHS_BATCH);
   GRIT_CARVE(c, w->part, RHS_BATCH);
   GRIT_CARVE(c, w->col_part, m->ntree);
