@@ -56,7 +56,15 @@ extern "C" {
  * unchanged: the pairs are loaded and stored unaligned. GRIT_DUAL_NO_SIMD turns them off. */
 #if defined(__GNUC__) && defined(__SSE2__) && GRIT_DUAL_N % 2 == 0 && !defined(GRIT_DUAL_NO_SIMD)
 #define GRIT_DUAL_SIMD 1
-typedef double grit_dual_pair_ __attribute__((vector_size(16)));
+/* Where AVX is on (a translation unit compiled for AVX2 under `#pragma GCC target`, whose functions
+ * are called only on processors that have it: derivatives_avx2.c), four at a time in its registers: the
+ * same element-wise operations, the same bits. */
+#if defined(__AVX__) && GRIT_DUAL_N % 4 == 0
+#define GRIT_DUAL_W_ 4
+#else
+#define GRIT_DUAL_W_ 2
+#endif
+typedef double grit_dual_pair_ __attribute__((vector_size(8 * GRIT_DUAL_W_)));
 static inline grit_dual_pair_ grit_dual_ld_(const double *p) {
   grit_dual_pair_ x;
   __builtin_memcpy(&x, p, sizeof x);
@@ -64,11 +72,15 @@ static inline grit_dual_pair_ grit_dual_ld_(const double *p) {
 }
 static inline void grit_dual_st_(double *p, grit_dual_pair_ x) { __builtin_memcpy(p, &x, sizeof x); }
 static inline grit_dual_pair_ grit_dual_splat_(double x) {
+#if GRIT_DUAL_W_ == 4
+  const grit_dual_pair_ r = {x, x, x, x};
+#else
   const grit_dual_pair_ r = {x, x};
+#endif
   return r;
 }
-/* GRIT_DUAL_PAIRS(i) loops i over the partials two at a time */
-#define GRIT_DUAL_PAIRS(i) GRIT_DUAL_UNROLL for (int i = 0; i < GRIT_DUAL_N; i += 2)
+/* GRIT_DUAL_PAIRS(i) loops i over the partials two (or four) at a time */
+#define GRIT_DUAL_PAIRS(i) GRIT_DUAL_UNROLL for (int i = 0; i < GRIT_DUAL_N; i += GRIT_DUAL_W_)
 #else
 #define GRIT_DUAL_SIMD 0
 #endif

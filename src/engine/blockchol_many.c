@@ -290,21 +290,30 @@ void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
   }
 }
 
+/* The columns are grouped by part over windows of SOLVE_WINDOW columns (not only within each chunk of
+ * RHS_CHUNK): a batch of the derivatives' columns runs over the trees of a few colours, spread over
+ * many parts, and a wider window gives each part's chunk more columns to share its loops (each column's
+ * operations are the same, whichever chunk it is solved in). */
+enum { SOLVE_WINDOW = 4 * RHS_CHUNK };
+
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
   int cols[RHS_CHUNK];
-  unsigned char done[RHS_CHUNK];
-  for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
-    const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
+  unsigned char done[SOLVE_WINDOW];
+  for (int c0 = 0; c0 < nrhs; c0 += SOLVE_WINDOW) {
+    const int nw = nrhs - c0 < SOLVE_WINDOW ? nrhs - c0 : SOLVE_WINDOW;
     memset(done, 0, sizeof done);
-    for (int k = 0; k < nc; ++k) { /* the chunk's columns of k's part together */
+    for (int k = 0; k < nw; ++k) { /* the window's columns of k's part together, RHS_CHUNK at a time */
       if (done[k]) continue;
       const int pk = part[c0 + k];
-      int n = 0;
-      for (int l = k; l < nc; ++l)
-        if (!done[l] && part[c0 + l] == pk) cols[n++] = c0 + l, done[l] = 1;
-      if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
-      else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
+      for (int l0 = k; l0 < nw;) {
+        int n = 0, l = l0;
+        for (; l < nw && n < RHS_CHUNK; ++l)
+          if (!done[l] && part[c0 + l] == pk) cols[n++] = c0 + l, done[l] = 1;
+        if (n == 0) break;
+        if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
+        else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
+        l0 = l;
+      }
     }
   }
 }
-

@@ -30,11 +30,18 @@
 #include "solver.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "derivatives_simd.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "grit/derivatives.h"
 #include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
+
+/* The columns of a batch of right-hand sides (derivatives_internal.h, RHS_BATCH). */
+static int rhs_columns(int nv) {
+  const int fit = nv > 0 ? (int)(RHS_BATCH_BYTES / (sizeof(double) * (size_t)nv)) : RHS_BATCH;
+  return fit > RHS_BATCH ? RHS_BATCH : fit < 64 ? 64 : fit;
+}
 
 static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv, nj = m->njnt;
@@ -59,7 +66,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->frc, 6 * nb);
   GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
   GRIT_CARVE(c, w->scratch, 6 * nv); /* 3 nv for contacts, 6 nv for grit_cx_rows */
-  GRIT_CARVE(c, w->rhs, nv * RHS_BATCH);
+  w->rhs_cap = rhs_columns(nv);
+  GRIT_CARVE(c, w->rhs, nv * w->rhs_cap);
   GRIT_CARVE(c, w->ids, RHS_BATCH);
   GRIT_CARVE(c, w->part, RHS_BATCH);
   GRIT_CARVE(c, w->col_part, m->ntree);
@@ -141,6 +149,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->geom.priority = m->geom_priority;
   w->geom.condim = m->geom_condim;
   w->params_dirty = 1;
+  w->fx = grit_deriv_dual_fns_get(1); /* the contacts' dual functions for this processor (derivatives_simd.h) */
   /* Trees whose mass matrix and bias forces do not depend on the configuration: one body on a free joint
    * with its centre of mass at the body origin. In grit's coordinates (the origin's velocity in the
    * world, the angular velocity in the body frame) M = diag(m, m, m, I_body) and c = (-m g, w x I_body w):

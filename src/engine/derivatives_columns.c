@@ -625,5 +625,5 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
     if (col >= nv && col < 2 * nv) grit_deriv_lagged_rhs(m, d, w, t, col - nv, x);
   }
   w->ids[bt->n++] = col;
-  return bt->n == RHS_BATCH ? grit_deriv_flush(d, w, bt, A, B, P, np) : GRIT_OK;
+  return bt->n == w->rhs_cap ? grit_deriv_flush(d, w, bt, A, B, P, np) : GRIT_OK;
 }

@@ -17,6 +17,7 @@
 #include "collision.h"
 #include "derivatives_contact.h"
 #include "derivatives_internal.h"
+#include "derivatives_simd.h"
 
 int grit_deriv_free_velocity_closed(const grit_model *m, const grit_deriv_ws *w, int t) {
   (void)m;
@@ -171,7 +172,7 @@ grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, 
     const int t = k->tree[q];
     for (int side = 1; side >= 0; --side)
       if (grit_body_tree(m, cand->body[side]) == t)
-        s = grit_dual_add(s, grit_free_side_delassus_dual(m, &w->kin, t, side ? pb : pa, w->Ainv + m->tree_madr[t]));
+        s = grit_dual_add(s, w->fx->free_side_delassus(m, &w->kin, t, side ? pb : pa, w->Ainv + m->tree_madr[t]));
   }
   return grit_dual_scale(s, 1.0 / 3.0);
 }

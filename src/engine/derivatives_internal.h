@@ -13,8 +13,12 @@
 
 enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
 
-/* Right-hand sides solved together with the kept factor. */
-#define RHS_BATCH 64
+/* Right-hand sides solved together with the kept factor: at most RHS_BATCH, and as many as fit in
+ * RHS_BATCH_BYTES (rhs_cap, at least 64): a wider batch lets the solves group more of its columns by
+ * part of the factor (blockchol_many.c), but on a scene of thousands of dofs it would be larger than the
+ * caches. */
+#define RHS_BATCH 256
+#define RHS_BATCH_BYTES (2 << 20)
 
 /* Every dual array of one residual evaluation, sized at creation. */
 struct grit_deriv_ws {
@@ -31,7 +35,8 @@ struct grit_deriv_ws {
   grit_dual *acc, *frc;                   /* (6 nbody) */
   grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
   grit_dual *scratch;                     /* (6 nv) */
-  double *rhs;                            /* (nv x RHS_BATCH) right-hand sides, column-major */
+  double *rhs;                            /* (nv x rhs_cap) right-hand sides, column-major */
+  int rhs_cap;                            /* the columns of a batch (rhs_columns, derivatives.c) */
   int *ids;                               /* (RHS_BATCH) the column id of each */
   int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
   const int *tree_part;                   /* the kept factor's part of each tree (NULL: one part) */
@@ -87,6 +92,8 @@ struct grit_deriv_ws {
   int no_rnea;                            /* nonzero: the smooth dynamics' partials by dual numbers (tests) */
   char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
+  const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
+                                           * compilation where the processor has it (derivatives_simd.h) */
   void *arena;
 };
 

@@ -22,6 +22,7 @@
 #include "data_internal.h"
 #include "derivatives_contact.h"
 #include "derivatives_internal.h"
+#include "derivatives_simd.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "hydro.h"
@@ -176,7 +177,7 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   }
   for (int b = 0; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
-    if (t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) grit_deriv_rigid_body(m, w, b);
+    if (t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) w->fx->rigid_body(m, w, b);
   }
   w->kin.tree_mask = kmask;
 }
@@ -217,15 +218,15 @@ static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const ch
       for (int i = 0; i < 9; ++i) gR[s][i] = grit_dual_const(Rd[i]);
       continue;
     }
-    grit_tf_compose_c_dual(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
+    w->fx->compose(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
                            m->geom_mat + 9 * g);
   }
   grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
   if (cand->k_patch > 0)
     grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0], gp[1],
                                      gR[1], geo, &k_patch);
-  else grit_contact_reevaluate_dual(&cand->pt, gp[0], gR[0], gp[1], gR[1], geo);
-  grit_pair_params_dual(&w->geom, cand->geom[0], cand->geom[1], p);
+  else w->fx->reevaluate(&cand->pt, gp[0], gR[0], gp[1], gR[1], geo);
+  w->fx->pair_params(&w->geom, cand->geom[0], cand->geom[1], p);
   if (cand->k_patch > 0) p->k = k_patch; /* hydro */
   p->phi0 = grit_dual_addc(geo->phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
 }
@@ -236,9 +237,9 @@ static void contact_jacobian(const grit_model *m, grit_deriv_ws *w, const grit_c
   for (int q = 0; q < k->ntree; ++q) {
     const int t = k->tree[q];
     if (t == grit_body_tree(m, cand->body[1]))
-      grit_contact_jacobian_add_dual(m, &w->kin, cand->body[1], geo->pb, t, geo->frame, 1.0, J[q], w->scratch);
+      w->fx->jacobian_add(m, &w->kin, cand->body[1], geo->pb, t, geo->frame, 1.0, J[q], w->scratch);
     if (t == grit_body_tree(m, cand->body[0]))
-      grit_contact_jacobian_add_dual(m, &w->kin, cand->body[0], geo->pa, t, geo->frame, -1.0, J[q], w->scratch);
+      w->fx->jacobian_add(m, &w->kin, cand->body[0], geo->pa, t, geo->frame, -1.0, J[q], w->scratch);
   }
 }
 
@@ -248,7 +249,7 @@ static const grit_dual *body_twist(const grit_model *m, const grit_data *d, grit
   unsigned *at = v0 ? w->bsv0_at : w->bsv_at;
   grit_dual *S = (v0 ? w->bsv0 : w->bsv) + 6 * b;
   if (at[b] != w->eval_no) {
-    grit_body_dof_twist_dual(m, &w->kin, b, grit_body_tree(m, b), v0 ? d->vprev : d->vsol, S);
+    w->fx->body_twist(m, &w->kin, b, grit_body_tree(m, b), v0 ? d->vprev : d->vsol, S);
     at[b] = w->eval_no;
   }
   return S;
@@ -267,7 +268,7 @@ static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws
       const grit_dual *pt = s == 1 ? geo->pb : geo->pa;
       const double sign = s == 1 ? 1.0 : -1.0;
       if (!gamma) {
-        grit_contact_side_velocity_dual(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
+        w->fx->side_velocity(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
         continue;
       }
       if (w->bwr_at[b] != w->eval_no) {
@@ -275,7 +276,7 @@ static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws
         w->bwr_at[b] = w->eval_no;
         w->bwr_list[w->nbwr++] = b;
       }
-      grit_contact_side_wrench_dual(pt, geo->frame, sign, gamma, w->bwr + 6 * b);
+      w->fx->side_wrench(pt, geo->frame, sign, gamma, w->bwr + 6 * b);
     }
   }
 }
@@ -284,7 +285,7 @@ static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws
 static void apply_wrenches(const grit_model *m, grit_deriv_ws *w) {
   for (int i = 0; i < w->nbwr; ++i) {
     const int b = w->bwr_list[i];
-    grit_body_wrench_sub_dual(m, &w->kin, b, grit_body_tree(m, b), w->bwr + 6 * b, w->r);
+    w->fx->wrench_sub(m, &w->kin, b, grit_body_tree(m, b), w->bwr + 6 * b, w->r);
   }
   w->nbwr = 0;
 }
@@ -496,7 +497,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
         }
         /* a spare lane of the pass carries d / d v_n0 for lagged_finish (v_n0 is seeded nowhere else) */
         if (w->lag_lane >= 0 && w->lag_g[3 * i] != w->lag_g[3 * i]) vc0[2].d[w->lag_lane] = 1.0;
-        p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, vc0[2]);
+        p.gn0 = w->fx->lagged_gn0(&p, h, vc0[2]);
       }
     } else if (k->kind == GRIT_CONSTRAINT_LIMIT) { /* phi0 from the (dual) joint coordinate, J constant */
       const int jnt = k->source / 2, side = k->source % 2, n = m->tree_dofnum[k->tree[0]];
@@ -517,19 +518,19 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                          : need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
                                                        k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
-    grit_params_finalize_dual(k->kind, wd, h, &d->settings, &p);
+    w->fx->params_finalize(k->kind, wd, h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];
     if (jfree) {
       const grit_contact_candidate *cand = &d->collision->c[i];
       for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->b[q]);
       contact_sides(m, d, w, cand, k, &geo, 0, vc, NULL);
-      grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+      w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
       take_lagged_lane(w, k, i, gamma);
       contact_sides(m, d, w, cand, k, &geo, 0, NULL, gamma);
       continue;
     }
     apply_jacobian(m, k->dim, k->ntree, k->tree, Jc, d->vsol, k->b, vc);
-    grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+    w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
     take_lagged_lane(w, k, i, gamma);
     subtract_jt_gamma(m, k->dim, k->ntree, k->tree, Jc, gamma, w->r);
   }

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_simd.h — the dual-number functions of the position passes' contacts, reached through a
+ * table so that a processor with AVX2 runs a second compilation of the same sources whose dual numbers
+ * take their partials four at a time (derivatives_avx2.c) instead of two (internal). The same
+ * element-wise operations in the same order, nothing fused: the same bits on any x86-64 processor. */
+#ifndef GRIT_DERIVATIVES_SIMD_H
+#define GRIT_DERIVATIVES_SIMD_H
+
+#include "constraints.h"
+#include "contact_geometry.h"
+#include "contact_model.h"
+#include "derivatives_contact.h"
+
+struct grit_deriv_ws;
+
+typedef struct grit_deriv_dual_fns {
+  void (*reevaluate)(const grit_contact_point *c, const grit_dual pa[3], const grit_dual Ra[9], const grit_dual pb[3],
+                     const grit_dual Rb[9], grit_contact_geom_dual *out);
+  void (*compose)(grit_dual p[3], grit_dual R[9], const grit_dual p1[3], const grit_dual R1[9], const double p2[3],
+                  const double R2[9]);
+  void (*pair_params)(const grit_geom_params_dual *g, int ga, int gb, grit_contact_params_dual *p);
+  grit_dual (*lagged_gn0)(const grit_contact_params_dual *p, double dt, grit_dual vn0);
+  void (*jacobian_add)(const grit_model *m, const grit_kin_dual *k, int body, const grit_dual p[3], int t,
+                       const grit_dual F[9], double sign, grit_dual *out, grit_dual *scratch);
+  void (*params_finalize)(int kind, grit_dual w, double dt, const grit_step_settings *st, grit_contact_params_dual *p);
+  grit_dual (*constraint_eval)(int kind, const grit_contact_params_dual *p, double dt, const grit_dual *vc,
+                               grit_dual *gamma, grit_dual *G);
+  void (*body_twist)(const grit_model *m, const grit_kin_dual *k, int body, int t, const double *v, grit_dual S[6]);
+  void (*side_velocity)(const grit_dual S[6], const grit_dual p[3], const grit_dual F[9], double sign, int r0,
+                        grit_dual vc[3]);
+  void (*side_wrench)(const grit_dual p[3], const grit_dual F[9], double sign, const grit_dual gamma[3], grit_dual W[6]);
+  void (*wrench_sub)(const grit_model *m, const grit_kin_dual *k, int body, int t, const grit_dual W[6], grit_dual *r);
+  void (*rigid_body)(const grit_model *m, struct grit_deriv_ws *w, int b);
+  grit_dual (*free_side_delassus)(const grit_model *m, const grit_kin_dual *k, int t, const grit_dual p[3],
+                                  const double G[36]);
+} grit_deriv_dual_fns;
+
+/* The table for this processor: the AVX2 compilation if it has AVX2 and `allow_avx2`, else the baseline
+ * one (the library's own functions). */
+const grit_deriv_dual_fns *grit_deriv_dual_fns_get(int allow_avx2);
+
+/* The AVX2 compilation's table (derivatives_avx2.c), NULL where it is not built. */
+const grit_deriv_dual_fns *grit_deriv_dual_fns_avx2(void);
+
+#endif
