@@ -68,8 +68,8 @@ static int predict_stick(grit_solver *s, const grit_constraint *c, double bb) {
   return sqrt(bb) <= w * c->p.mu * c->p.gn0;
 }
 
-/* Marks in s->tree_flag the trees of the islands act[0..nact-1] that have a contact with a normal impulse
- * at v0 (supported: held up by what they press on), and clears the others. */
+/* Counts in s->tree_flag, for the trees of the islands act[0..nact-1], their contacts with a normal impulse
+ * at v0 (up to 255; nonzero: supported, held up by what they press on). */
 static void mark_supported(grit_solver *s, int nact) {
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) s->tree_flag[s->isl_tree[q]] = 0;
@@ -77,7 +77,7 @@ static void mark_supported(grit_solver *s, int nact) {
     for (int q = s->isl_start[s->act[a]]; q < s->isl_start[s->act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[s->isl_con[q]];
       if (c->kind > GRIT_CONSTRAINT_SAP || !(c->gamma[2] > 0.0)) continue; /* contacts only (dim 3, normal last) */
-      for (int k = 0; k < c->ntree; ++k) s->tree_flag[c->tree[k]] = 1;
+      for (int k = 0; k < c->ntree; ++k) s->tree_flag[c->tree[k]] += s->tree_flag[c->tree[k]] < 255;
     }
 }
 
@@ -117,7 +117,15 @@ static int one_side_closes(const grit_solver *s, const grit_model *m, const grit
  * law) nor where the stick start is off (quasistatic). Mean Newton iterations over 200 steps of the
  * series' clutters of 10 / 40 / 160 objects: 6.29 / 8.91 / 14.35 -> 6.15 / 8.36 / 13.79 (stop 13); with
  * one_side_closes, from the same 200 states of the clutters of 10 / 40: 6.11 / 8.38 -> 5.86 / 8.28
- * (docs/performance.md, stop 14). */
+ * (docs/performance.md, stop 14). A contact against the static world (one tree) whose tree presses on
+ * SUPPORT_MIN_CONTACTS or more contacts at v0 is not predicted from v*: a body held up at three points or
+ * more does not fall by g dt, and its candidates within g dt^2 of the floor stay open (a humanoid lying
+ * on the floor: MuJoCo's humanoid took a first step cut to alpha ~ 1e-3 in three steps of four, 2.21 ->
+ * 1.66 Newton iterations per step from the same states; with one or two contacts instead of three, the
+ * series' clutters of 10 / 40 took 5.38 / 6.75 and 5.26 / 6.70 instead of 5.23 / 6.69 (before: 5.24 /
+ * 6.67; four: 5.24 / 6.67): a body on one or two points tips onto its other candidates (docs/performance.md,
+ * stop 17). */
+#define SUPPORT_MIN_CONTACTS 3
 void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact,
                                  int on) {
   if (on) mark_supported(s, nact);
@@ -130,6 +138,7 @@ void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const doub
         continue;
       const double vhat = breaking_velocity(c, dt);
       if (!(c->p.gn0 > 0.0)) {
+        if (c->ntree == 1 && s->tree_flag[c->tree[0]] >= SUPPORT_MIN_CONTACTS) continue; /* held up: see above */
         double y[3];
         constraint_apply_rows(m, c, s->jstore, vstar, 1, y, 2, 3);
         if (!(y[2] < vhat) && !(c->ntree == 2 && one_side_closes(s, m, c, vhat))) continue;
