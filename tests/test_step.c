@@ -336,3 +336,25 @@ Test(step, box_stack_stays_level) {
     grit_model_free(m);
   }
 }
+
+/* With every bit mask zero (<flag contact="disable">) the step skips the collision query: two
+ * overlapping spheres then give no contact, and the same model with contact on gives some. */
+Test(step, no_query_when_no_geometries_may_collide) {
+  const char *fmt = "<mujoco><option timestep=\"0.01\">%s</option><worldbody>"
+                    "<body><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>"
+                    "<body pos=\"0.15 0 0\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>"
+                    "</worldbody></mujoco>";
+  for (int on = 0; on < 2; ++on) {
+    char xml[1024], msg[GRIT_MESSAGE_SIZE];
+    snprintf(xml, sizeof xml, fmt, on ? "" : "<flag contact=\"disable\"/>");
+    grit_model *m;
+    grit_data *d;
+    cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    cr_assert_eq(d->collision->may_collide, on);
+    cr_assert_eq(grit_step(d), GRIT_OK);
+    cr_assert_eq(grit_data_ncontacts(d) > 0, on, "contacts %d with contact %s", grit_data_ncontacts(d), on ? "on" : "off");
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}

@@ -18,6 +18,21 @@ int grit_contact_capacity(const grit_model *m) {
   return m->opt.max_contacts > 0 ? m->opt.max_contacts : 16 * m->ngeom + 64 + grit_hydro_capacity(m);
 }
 
+/* Whether any two geometries might pass the bit-mask test of grit_geom_pair_allowed, or an explicit pair
+ * exists. Conservative (a geometry whose masks only match its own counts), O(ngeom): a model where
+ * nothing may collide (all masks zero) skips the whole query, which then finds no candidate anyway. */
+static int may_collide(const grit_model *m) {
+  if (m->npair > 0) return 1;
+  unsigned types = 0, affinities = 0;
+  for (int g = 0; g < m->ngeom; ++g) {
+    types |= m->geom_contype[g];
+    affinities |= m->geom_conaffinity[g];
+  }
+  for (int g = 0; g < m->ngeom; ++g)
+    if ((m->geom_contype[g] & affinities) || (m->geom_conaffinity[g] & types)) return 1;
+  return 0;
+}
+
 grit_status grit_collision_create(const grit_model *m, grit_collision **out, char *message) {
   *out = NULL;
   grit_collision *col = calloc(1, sizeof *col);
@@ -44,6 +59,7 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
     col->taud_max = fmax(col->taud_max, m->geom_taud[g]);
   }
+  col->may_collide = may_collide(m);
   *out = col;
   return GRIT_OK;
 }

@@ -30,6 +30,8 @@ typedef struct grit_collision {
   double *gmargin;  /* (ngeom) each geometry's margin in the last query */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
+  int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and no two
+                       geometries' bit masks match, as with <flag contact="disable">): the query is then skipped */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;

@@ -155,7 +155,7 @@ grit_status grit_step(grit_data *d) {
 
   /* 4: contact candidates at the poses of the start of the step. */
   int ncand = 0;
-  if (m->ngeom > 1) {
+  if (m->ngeom > 1 && d->collision->may_collide) { /* none may: no candidate, nothing to find */
     grit_kin_twists(m, &d->kin, d->vstar, d->cvel_star);
     const grit_collision_motion motion = {d->kin.cvel, d->cvel_star,
                                           speculative_window(d->collision, d->settings.contact_model, h),
