@@ -37,7 +37,8 @@
  *     --robots: public robot scenes instead (tests/models: MuJoCo's and dm_control's humanoids, ANYmal C,
  *              dm_control's quadruped, the Allegro hand with its cube, the planar stacker, cheetah,
  *              walker, hopper, acrobot; since stop 17 also Menagerie's Go1, A1, ANYmal B, OP3, Panda and
- *              UR5e on a box, dm_control's humanoid, manipulator, ball in cup and finger), each from its
+ *              UR5e on a box, dm_control's humanoid, manipulator, ball in cup and finger, and, without
+ *              contact, the reacher, swimmer and cartpole), each from its
  *              qpos0, no series;
  *     MODEL.xml ...: any files instead, each from its qpos0 as the robot scenes (200 steps of warm-up, 500
  *              measured), or from key KEY with MODEL.xml@KEY (30 steps from the key, ten times);
@@ -499,6 +500,10 @@ int main(int argc, char **argv) {
       ROBOT("dm_control_suite/manipulator.xml", "manipulator (dm_c)", 0),
       ROBOT("dm_control_suite/ball_in_cup.xml", "ball in cup", 0),
       ROBOT("dm_control_suite/finger.xml", "finger", 0),
+      /* without contact: the step's fixed cost (docs/performance.md, stop 17, branch fixed) */
+      ROBOT("dm_control_suite/reacher.xml", "reacher", 0),
+      ROBOT("dm_control_suite/swimmer.xml", "swimmer", 0),
+      ROBOT("dm_control_suite/cartpole.xml", "cartpole", 0),
   };
 #undef ROBOT
   const int nrobots = (int)(sizeof robot_scenes / sizeof robot_scenes[0]);
