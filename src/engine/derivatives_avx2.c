@@ -66,15 +66,7 @@ static void compose(grit_dual p[3], grit_dual R[9], const grit_dual p1[3], const
   grit_tf_compose_c_dual(p, R, p1, R1, p2, R2);
 }
 
-static const grit_deriv_dual_fns AVX2 = {
-    grit_contact_reevaluate_dual,   compose,
-    grit_pair_params_dual,          grit_contact_lagged_normal_impulse_dual,
-    grit_contact_jacobian_add_dual, grit_params_finalize_dual,
-    grit_constraint_eval_dual,      grit_body_dof_twist_dual,
-    grit_contact_side_velocity_dual, grit_contact_side_wrench_dual,
-    grit_body_wrench_sub_dual,      grit_deriv_rigid_body,
-    grit_free_side_delassus_dual,
-};
+static const grit_deriv_dual_fns AVX2 = GRIT_DERIV_DUAL_FNS_INIT;
 
 const grit_deriv_dual_fns *grit_deriv_dual_fns_avx2(void) {
   __builtin_cpu_init();

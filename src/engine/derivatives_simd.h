@@ -35,6 +35,20 @@ typedef struct grit_deriv_dual_fns {
                                   const double G[36]);
 } grit_deriv_dual_fns;
 
+/* The table's initializer, written once for both compilations: in derivatives_avx2.c the names expand
+ * to their renamed AVX2 copies. `compose` is each translation unit's own static wrapper of the inline
+ * grit_tf_compose_c_dual. */
+#define GRIT_DERIV_DUAL_FNS_INIT \
+  {                                                                                                  \
+    grit_contact_reevaluate_dual,   compose,                                                         \
+    grit_pair_params_dual,          grit_contact_lagged_normal_impulse_dual,                         \
+    grit_contact_jacobian_add_dual, grit_params_finalize_dual,                                       \
+    grit_constraint_eval_dual,      grit_body_dof_twist_dual,                                        \
+    grit_contact_side_velocity_dual, grit_contact_side_wrench_dual,                                  \
+    grit_body_wrench_sub_dual,      grit_deriv_rigid_body,                                           \
+    grit_free_side_delassus_dual,                                                                    \
+  }
+
 /* The table for this processor: the AVX2 compilation if it has AVX2 and `allow_avx2`, else the baseline
  * one (the library's own functions). */
 const grit_deriv_dual_fns *grit_deriv_dual_fns_get(int allow_avx2);
