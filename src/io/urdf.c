@@ -249,8 +249,8 @@ static void puts_escaped(text *t, const char *s) {
   }
 }
 
-/* An element and its children as XML text (the parser kept no text content; MJCF uses none). */
-static void serialize(text *t, const mjcf_node *n) {
+/* An element's opening tag with its attributes. */
+static void serialize_open(text *t, const mjcf_node *n) {
   put(t, "<", 1), put(t, n->name, strlen(n->name));
   for (int i = 0; i < n->nattr; ++i) {
     put(t, " ", 1), put(t, n->attr[2 * i], strlen(n->attr[2 * i])), put(t, "=\"", 2);
@@ -258,6 +258,11 @@ static void serialize(text *t, const mjcf_node *n) {
     put(t, "\"", 1);
   }
   put(t, ">", 1);
+}
+
+/* An element and its children as XML text (the parser kept no text content; MJCF uses none). */
+static void serialize(text *t, const mjcf_node *n) {
+  serialize_open(t, n);
   for (const mjcf_node *k = n->child; k; k = k->next) serialize(t, k);
   put(t, "</", 2), put(t, n->name, strlen(n->name)), put(t, ">", 1);
 }
@@ -333,13 +338,7 @@ static void urdfdom_text(urdf_ctx *c, const mjcf_node *root, text *t) {
     const int is_link = !strcmp(k->name, "link"), is_joint = !strcmp(k->name, "joint");
     if (!is_link && !is_joint) continue;
     urdf_joint_info *j = is_joint ? &c->joints[joint++] : NULL;
-    put(t, "<", 1), put(t, k->name, strlen(k->name));
-    for (int i = 0; i < k->nattr; ++i) {
-      put(t, " ", 1), put(t, k->attr[2 * i], strlen(k->attr[2 * i])), put(t, "=\"", 2);
-      puts_escaped(t, k->attr[2 * i + 1]);
-      put(t, "\"", 1);
-    }
-    put(t, ">", 1);
+    serialize_open(t, k);
     for (const mjcf_node *e = k->child; e; e = e->next)
       if (!is_link || strcmp(e->name, "visual")) serialize(t, e);
     if (j && (j->type == URDF_JOINT_REVOLUTE || j->type == URDF_JOINT_PRISMATIC) && !child(k, "limit")) {
