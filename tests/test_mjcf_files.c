@@ -3,8 +3,8 @@
  * file; a missing file and a cycle are errors with file and line), the DeepMind Control Suite files of
  * tests/models/dm_control_suite loading unmodified, <contact><exclude> and <pair> with MuJoCo's filters
  * (an excluded pair that overlaps never makes a contact; the CMU humanoid lies flat), <frame>,
- * settotalmass, MuJoCo's default time step, the lenient load option, and through `grit sim`: exit 1 with
- * file and line for bad input, --lenient. The trajectories against MuJoCo are in test_mjcf_real.c. */
+ * settotalmass, MuJoCo's default time step, joint springdamper, the lenient load option, and through
+ * `grit sim`: exit 1 with file and line for bad input, --lenient. The trajectories against MuJoCo are in test_mjcf_real.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -302,7 +302,7 @@ Test(mjcf_files, settotalmass_default_timestep_and_frames) {
  * default; a warning with the lenient option and `grit sim --lenient` (exit 0). */
 Test(mjcf_files, lenient_loading) {
   static const char xml[] = "<mujoco><worldbody><body name='a'><geom size='.1'/>\n"
-                            "<joint name='j' springdamper='0.1 1'/></body></worldbody></mujoco>";
+                            "<joint name='j' type='ball' stiffness='1'/></body></worldbody></mujoco>";
   grit_model *m;
   char msg[GRIT_MESSAGE_SIZE];
   cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_ERR_UNSUPPORTED);
@@ -341,4 +341,25 @@ Test(mjcf_files, lenient_loading) {
     grit_mjcf_info_free(&info);
     grit_model_free(m);
   }
+}
+
+/* springdamper="timeconst dampratio" (MuJoCo 2.2.2): stiffness I / (tc dr)^2 and damping 2 I / tc, with I the
+ * joint's effective inertia at qpos0, 1 / (M^-1)_jj. A hinge through the centre of mass of a body with
+ * izz = 0.02 and armature 0.01: I = 0.03, so k = 0.03 / (0.1 * 0.5)^2 = 12 and b = 0.6 (rounding only).
+ * The explicit stiffness and damping are replaced, as in MuJoCo. A value <= 0 is an error at its line. */
+Test(mjcf_files, springdamper_from_the_effective_inertia) {
+  static const char xml[] =
+      "<mujoco><worldbody><body><inertial pos='0 0 0' mass='2' diaginertia='0.05 0.04 0.02'/>\n"
+      "<joint name='j' axis='0 0 1' armature='0.01' stiffness='7' damping='3' springdamper='0.1 0.5'/>"
+      "</body></worldbody></mujoco>";
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert(fabs(m->jnt_stiffness[0] - 12) <= 1e-13, "%.17g", m->jnt_stiffness[0]);
+  cr_assert(fabs(m->dof_damping[0] - 0.6) <= 1e-15, "%.17g", m->dof_damping[0]);
+  grit_model_free(m);
+  static const char bad[] = "<mujoco><worldbody><body><geom size='.1'/>\n<joint springdamper='0.1 0'/></body>"
+                            "</worldbody></mujoco>";
+  cr_assert_eq(grit_mjcf_load_string(bad, &m, NULL, msg), GRIT_ERR_INVALID_MODEL);
+  cr_assert(strstr(msg, "<string>:2: <joint>") && strstr(msg, "springdamper"), "%s", msg);
 }

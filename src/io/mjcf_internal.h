@@ -396,6 +396,17 @@ int mjcf_resolve_limited(mjcf_ctx *c, int limited, const double range[2], const 
 void mjcf_fail_at(mjcf_ctx *c, grit_status s, const char *element, const char *file, int line, const char *what,
                   const char *detail);
 
+/* Body mass properties (mjcf_inertia.c): body b's (index self; its geometries geom_list[geom_start[self]
+ * .. geom_start[self + 1])) from <inertial> or its geometries as the compiler's inertiafromgeom says, with
+ * boundmass and boundinertia; and <compiler settotalmass> applied to every body. */
+void mjcf_compile_body(mjcf_ctx *c, mjcf_body *b, int self, const int *geom_start, const int *geom_list);
+void mjcf_set_total_mass(mjcf_ctx *c);
+/* The bodies and joints into builder gb (mjcf_build.c); grit_joint[j]: the builder's index of joint j. */
+void mjcf_build_bodies(mjcf_ctx *c, grit_builder *gb, const int *joint_start, const int *joint_list, int *grit_joint);
+/* Joint springdamper="timeconst dampratio" into the joints' stiffness and damping, from the mass matrix at
+ * qpos0 of the compiled bodies and joints, as MuJoCo 2.2.2's compiler does (mjcf_springdamper.c). */
+void mjcf_springdamper(mjcf_ctx *c, const int *joint_start, const int *joint_list);
+
 /* ------------------------------------ adhesion, geometry margin, gap, priority (mjcf_adhesion.c) */
 
 /* <adhesion>'s attributes (an element or a default class) over the class's: gain >= 0, ctrlrange

@@ -228,8 +228,8 @@ static void read_joint(mjcf_ctx *c, const mjcf_node *n, int body, int def, int f
   }
   j.name = mjcf_read_name(c, n, "name");
   j.line = n->line, j.file = n->file;
-  if (j.springdamper[0] > 0 && j.springdamper[1] > 0) /* MuJoCo derives stiffness and damping from the mass */
-    mjcf_unsupported(c, n, "attribute 'springdamper' is not supported");
+  if ((j.springdamper[0] || j.springdamper[1]) && !(j.springdamper[0] > 0 && j.springdamper[1] > 0))
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, n, "springdamper: both values (time constant, damping ratio) must be positive");
   j.body = body;
   mjcf_finish(c, n);
   mjcf_joint *p = c->status == GRIT_OK ? mjcf_push(c, &c->joints, sizeof *p) : NULL;
