@@ -4,7 +4,8 @@
  * tests/models/dm_control_suite loading unmodified, <contact><exclude> and <pair> with MuJoCo's filters
  * (an excluded pair that overlaps never makes a contact; the CMU humanoid lies flat), <frame>,
  * settotalmass, MuJoCo's default time step, joint springdamper, the lenient load option, and through
- * `grit sim`: exit 1 with file and line for bad input, --lenient. The trajectories against MuJoCo are in test_mjcf_real.c. */
+ * `grit sim`: exit 1 with file and line for bad input, --lenient. The trajectories against MuJoCo are in
+ * test_mjcf_real.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -14,6 +14,7 @@
 #include "grit/grit.h"
 #include "grit/load.h"
 #include "grit/urdf.h"
+#include "model_internal.h"
 
 #ifndef GRIT_SOURCE_DIR
 #error "GRIT_SOURCE_DIR must be defined"
@@ -469,4 +470,42 @@ Test(urdf, cli_sim) {
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d", status);
   cr_assert(strstr(line, "grit_bad.urdf:5:") != NULL, "%s", line);
   remove("/tmp/grit_bad.urdf");
+}
+
+/* A link without <inertial> weighs its collision geometry at density 1000, as MuJoCo 2.2.2's URDF import
+ * does (the compiler's inertiafromgeom "auto"): a 0.2 x 0.1 x 0.05 m box is 1 kg, with its centre at the
+ * box's origin and the box's principal moments m (b^2 + c^2) / 12, ... (rounding only: 1e-15). A link on a
+ * fixed joint without <inertial> adds its geometry's mass to the body it is fused into (here a 0.05 m
+ * sphere on link c: 4/3 pi r^3 1000 kg). The comparison with MuJoCo on public files is in
+ * test_urdf_mujoco.c. */
+Test(urdf, link_without_inertial_weighs_its_collision_geometry) {
+  char path[] = "/tmp/grit_urdf_XXXXXX";
+  const int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "%s</link>\n<link name=\"c\"><collision><origin xyz=\"0.1 0 0\"/><geometry><box size=\"0.2 0.1 0.05\"/>"
+             "</geometry></collision></link>\n<link name=\"d\"><collision><geometry><sphere radius=\"0.05\"/>"
+             "</geometry></collision></link>\n%s%s<joint name=\"w\" type=\"fixed\"><parent link=\"c\"/>"
+             "<child link=\"d\"/><origin xyz=\"0 0 0.3\"/></joint>\n</robot>\n",
+          HEAD, HINGE("j", "a", "b"), HINGE("k", "b", "c"));
+  fclose(f);
+  grit_model *m = load_urdf(path, NULL, NULL);
+  remove(path);
+  const int c = grit_model_body_index(m, "c");
+  cr_assert_geq(c, 1);
+  const double box = 1.0, ball = 4.0 / 3.0 * 3.14159265358979323846 * 0.05 * 0.05 * 0.05 * 1000, mass = box + ball;
+  cr_assert(fabs(grit_model_body_mass(m, c) - mass) <= 1e-15 * mass, "%.17g", grit_model_body_mass(m, c));
+  const double com[3] = {0.1 * box / mass, 0, 0.3 * ball / mass};
+  double I[9] = {box * (0.01 + 0.0025) / 12 + 0.4 * ball * 0.0025, 0, 0, 0, box * (0.04 + 0.0025) / 12 + 0.4 * ball * 0.0025,
+                 0, 0, 0, box * (0.04 + 0.01) / 12 + 0.4 * ball * 0.0025};
+  const double d[2][3] = {{0.1 - com[0], 0, -com[2]}, {-com[0], 0, 0.3 - com[2]}}, dm[2] = {box, ball};
+  for (int k = 0; k < 2; ++k) /* parallel axes */
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        I[3 * i + j] += dm[k] * ((i == j ? d[k][0] * d[k][0] + d[k][2] * d[k][2] : 0) - d[k][i] * d[k][j]);
+  for (int i = 0; i < 3; ++i) cr_assert(fabs(m->body_com[3 * c + i] - com[i]) <= 1e-15, "com %d", i);
+  for (int i = 0; i < 9; ++i)
+    cr_assert(fabs(m->body_inertia[9 * c + i] - I[i]) <= 1e-15, "inertia %d: %.17g, expected %.17g", i,
+              m->body_inertia[9 * c + i], I[i]);
+  grit_model_free(m);
 }

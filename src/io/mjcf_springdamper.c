@@ -100,7 +100,8 @@ void mjcf_springdamper(mjcf_ctx *c, const int *joint_start, const int *joint_lis
   const int nv = model ? grit_model_nv(model) : 0;
   double *y = M ? malloc(sizeof *y * ((size_t)nv + 1)) : NULL;
   if (M && !y) mjcf_fail(c, GRIT_ERR_OUT_OF_MEMORY, NULL, "out of memory");
-  if (y && !cholesky(M, nv)) mjcf_fail(c, GRIT_ERR_INVALID_MODEL, NULL, "springdamper: the mass matrix at qpos0 is not positive definite");
+  if (y && !cholesky(M, nv))
+    mjcf_fail(c, GRIT_ERR_INVALID_MODEL, NULL, "springdamper: the mass matrix at qpos0 is not positive definite");
   for (int j = 0; j < c->joints.n && c->status == GRIT_OK; ++j) {
     mjcf_joint *J = MJCF_AT(c->joints, mjcf_joint, j);
     const double tc = J->springdamper[0], dr = J->springdamper[1];

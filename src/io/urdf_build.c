@@ -109,23 +109,33 @@ static int depth_first(urdf_ctx *c, int *order) {
 
 static int link_line(const urdf_ctx *c, int link) { return c->links[link].node->line; }
 
-/* Adds a link's inertial to its body's mass properties (mjCModel::FuseStatic's pairwise combination). */
-static void add_inertial(body_acc *b, const urdf_link *l, const double pos[3], const double quat[4]) {
-  if (!l->has_inertial || !(l->mass > 0)) return;
-  const double full[9] = {l->ixx, l->ixy, l->ixz, l->ixy, l->iyy, l->iyz, l->ixz, l->iyz, l->izz};
-  double I[9], c[3], q[4], in_link[9];
+/* Adds link k's mass properties (its <inertial>, or without one its collision geometries': urdf_inertia.c)
+ * to its body's (mjCModel::FuseStatic's pairwise combination); (pos, quat): the link frame in the body. */
+static void add_inertial(urdf_ctx *ctx, body_acc *b, int k, const double pos[3], const double quat[4]) {
+  const urdf_link *l = &ctx->robot->links[k];
+  double mass, I[9], c[3], q[4], in_link[9];
   memcpy(c, pos, sizeof c);
   memcpy(q, quat, sizeof q);
-  compose(c, q, l->inertial.pos, l->inertial.quat); /* the inertial frame in the body */
-  rotate_inertia(in_link, l->inertial.quat, full);
+  if (l->has_inertial) {
+    const double full[9] = {l->ixx, l->ixy, l->ixz, l->ixy, l->iyy, l->iyz, l->ixz, l->iyz, l->izz};
+    mass = l->mass;
+    compose(c, q, l->inertial.pos, l->inertial.quat); /* the inertial frame in the body */
+    rotate_inertia(in_link, l->inertial.quat, full);
+  } else {
+    double lc[3];
+    const double unit[4] = {1, 0, 0, 0};
+    urdf_link_geom_inertia(ctx, k, &mass, lc, in_link);
+    compose(c, q, lc, unit);
+  }
+  if (!(mass > 0)) return;
   rotate_inertia(I, quat, in_link);
   if (b->mass == 0) {
-    b->mass = l->mass;
+    b->mass = mass;
     memcpy(b->com, c, sizeof c);
     memcpy(b->inertia, I, sizeof I);
     return;
   }
-  const double m[2] = {b->mass, l->mass};
+  const double m[2] = {b->mass, mass};
   const double *cc[2] = {b->com, c};
   const double M = m[0] + m[1];
   double com[3], tot[9] = {0};
@@ -168,14 +178,14 @@ static void make_tree(urdf_ctx *c, tree *t) {
       memset(pos, 0, sizeof(double) * 3);
       quat[0] = 1, quat[1] = quat[2] = quat[3] = 0;
     }
-    if (t->body[k] > 0) add_inertial(&t->bodies[t->body[k]], &c->robot->links[k], pos, quat);
+    if (t->body[k] > 0) add_inertial(c, &t->bodies[t->body[k]], k, pos, quat);
   }
   for (int b = 1; b < t->nbody && c->status == GRIT_OK; ++b)
     if (!(t->bodies[b].mass > 0)) {
       const int k = t->bodies[b].link;
       urdf_fail(c, GRIT_ERR_INVALID_MODEL, link_line(c, k),
-                "link '%s' moves but has no mass: give it an <inertial> with a positive mass (MuJoCo would take "
-                "the mass of its collision geometry)",
+                "link '%s' moves but has no mass: give it an <inertial> with a positive mass, or collision "
+                "geometry (weighed at density 1000 when the link has no <inertial>, as MuJoCo does)",
                 c->links[k].name);
     }
 }
@@ -343,6 +353,11 @@ static const mjcf_node *geometry_node(const mjcf_node *collision) {
   for (const mjcf_node *k = collision ? collision->child : NULL; k; k = k->next)
     if (!strcmp(k->name, "geometry")) return k->child ? k->child : k;
   return collision;
+}
+
+int urdf_collision_line(const urdf_ctx *c, int k, int i) {
+  const mjcf_node *n = i < c->links[k].ncollision ? geometry_node(c->links[k].collisions[i]) : c->links[k].node;
+  return n ? n->line : 0;
 }
 
 static void add_geoms_of(urdf_ctx *c, grit_builder *gb, const tree *t, const defaults *df, int k) {

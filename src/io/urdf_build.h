@@ -60,6 +60,14 @@ void urdf_warn(urdf_ctx *c, int line, const char *fmt, ...)
 /* The convex shape of a collision mesh (urdf_mesh.c): file resolved, read, scaled; nvert = 0 when the
  * lenient option drops a mesh format grit does not read. */
 grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shape *shape);
+/* Its volume, centre and inertia about the centre per unit density, in the mesh frame, as MuJoCo weighs a
+ * mesh (urdf_mesh.c); *volume = 0 when the lenient option drops the format. */
+grit_status urdf_mesh_mass(urdf_ctx *c, const urdf_geom *g, int line, double *volume, double com[3], double I[9]);
+/* The mass, centre (link frame) and inertia about it (link frame) of link k's collision geometries at
+ * MuJoCo's density 1000, for a link without <inertial> (urdf_inertia.c); *mass = 0 when it has none. */
+void urdf_link_geom_inertia(urdf_ctx *c, int k, double *mass, double com[3], double I[9]);
+/* The line of link k's i-th collision geometry (its <geometry> child), for messages (urdf_build.c). */
+int urdf_collision_line(const urdf_ctx *c, int k, int i);
 
 /* Orders, fuses and builds the model (urdf_build.c). */
 void urdf_build(urdf_ctx *c, grit_model **model);

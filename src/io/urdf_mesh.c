@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* urdf_mesh.c — a URDF collision mesh: its file name resolved (package://PKG/PATH against the package
  * search path and ROS_PACKAGE_PATH, file:// URIs, absolute names, names relative to the mesh directory),
- * read by the MJCF loader's mesh reader (STL, OBJ), scaled, and made a convex shape (its hull). */
+ * read by the MJCF loader's mesh reader (STL, OBJ), scaled, and made a convex shape (its hull); and its
+ * volume, centre and inertia for a link without <inertial> (urdf_inertia.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,4 +155,40 @@ grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shap
               g->filename, GRIT_CONVEX_MAX_VERTICES, GRIT_CONVEX_MAX_VERTICES);
   *shape = grit_shape_convex(hv, nhv);
   return GRIT_OK;
+}
+
+/* The scaled mesh's volume, centre and inertia about it per unit density, in the mesh frame, weighed as
+ * MuJoCo 2.2.2 weighs a mesh geometry (its faces; without faces its convex hull's). *volume = 0 when the
+ * lenient option drops a mesh format grit does not read (its shape is dropped with a warning). */
+grit_status urdf_mesh_mass(urdf_ctx *c, const urdf_geom *g, int line, double *volume, double com[3], double I[9]) {
+  *volume = 0;
+  const char *path = resolve(c, g->filename, line);
+  if (!path) return c->status;
+  double *v;
+  int *tri, nv, nt;
+  char why[GRIT_MESSAGE_SIZE];
+  grit_status s = mjcf_mesh_file_read(path, &c->pool, &v, &nv, &tri, &nt, why);
+  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) return GRIT_OK;
+  if (s != GRIT_OK) {
+    urdf_fail(c, s, line, "<mesh> %s", why);
+    return s;
+  }
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < 3; ++k) v[3 * i + k] *= g->scale[k];
+  if (!nt) { /* a vertex cloud: its hull's faces */
+    double *hv;
+    int *ht, nhv, nht, reduced = 0;
+    s = mjcf_mesh_hull(v, nv, 1 << 30, &c->pool, &hv, &nhv, &ht, &nht, &reduced, why);
+    if (s != GRIT_OK) {
+      urdf_fail(c, s, line, "<mesh> %s: %s", g->filename, why);
+      return s;
+    }
+    v = hv, nv = nhv, tri = ht, nt = nht;
+  }
+  const int ok = mjcf_mesh_mass_mujoco(v, nv, tri, nt, 0, volume, com, I);
+  if (ok < 0) urdf_fail(c, GRIT_ERR_OUT_OF_MEMORY, line, "out of memory");
+  else if (!ok)
+    urdf_fail(c, GRIT_ERR_INVALID_MODEL, line, "<mesh> %s encloses no volume: the link's mass cannot be computed",
+              g->filename);
+  return c->status;
 }

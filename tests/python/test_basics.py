@@ -201,3 +201,33 @@ def test_load_lenient_and_package_path(tmp_path):
         grit.load(str(u))
     m = grit.load(str(u), package_path=str(pkg))
     assert (m.nv, m.nu, m.ngeom) == (1, 1, 1)
+
+
+def test_springdamper_and_urdf_links_without_inertial(tmp_path):
+    """Unseen files as MuJoCo 2.2.2 compiles them: an MJCF joint's springdamper="timeconst dampratio" loads
+    strictly as the stiffness I / (tc dr)^2 and damping 2 I / tc of its effective inertia I at qpos0 (here
+    izz 0.02 + armature 0.01: k = 12, b = 0.6, so its motion is that of the explicit spring, to rounding);
+    a bad springdamper is an error with file and line; a URDF link without <inertial> weighs its collision
+    geometry at density 1000 (a 0.2 x 0.1 x 0.05 m box: 1 kg)."""
+    body = ("<mujoco><option gravity='0 0 0'/><worldbody><body>"
+            "<inertial pos='0 0 0' mass='2' diaginertia='0.05 0.04 0.02'/>\n<joint axis='0 0 1' armature='0.01' {}/>"
+            "</body></worldbody></mujoco>")
+    paths = []
+    for name, attrs in (("sd", "springdamper='0.1 0.5'"), ("kb", "stiffness='12' damping='0.6'"),
+                        ("bad", "springdamper='0.1 -1'")):
+        paths.append(tmp_path / f"{name}.xml")
+        paths[-1].write_text(body.format(attrs))
+    with pytest.raises(grit.Error, match=r"bad.xml:2: <joint>.*springdamper"):
+        grit.load(str(paths[2]))
+    runs = []
+    for p in paths[:2]:
+        m = grit.load(str(p))
+        q, v = grit.rollout(m, np.array([[0.3]]), np.array([[0.0]]), np.zeros((1, 200, 0)))
+        runs.append(q[0, :, 0])
+    assert runs[0][-1] < 0.1 * 0.3  # it springs back and decays
+    np.testing.assert_allclose(runs[0], runs[1], rtol=0, atol=1e-12)
+    u = tmp_path / "box.urdf"
+    u.write_text('<robot name="r"><link name="a"/><link name="b"><collision><geometry><box size="0.2 0.1 0.05"/>'
+                 '</geometry></collision></link><joint name="j" type="continuous"><parent link="a"/>'
+                 '<child link="b"/></joint></robot>')
+    assert grit.load(str(u)).body_masses[1] == pytest.approx(1.0, rel=1e-15)
