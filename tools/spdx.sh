@@ -7,11 +7,12 @@ set -eu
 cd "$(git rev-parse --show-toplevel)"
 check=0
 [ "${1:-}" = "--check" ] && check=1
-missing=$(git ls-files -- '*.c' '*.h' '*.js' '*.py' '*.sh' '*.cmake' '*.in' 'CMakeLists.txt' '*/CMakeLists.txt' \
-    '.ci/run' ':!third_party' | sort -u | while IFS= read -r f; do
-  [ -f "$f" ] || continue
-  head -n 2 "$f" | grep -q 'SPDX-License-Identifier:' || echo "$f"
-done)
+# one awk over every file (a head | grep per file took most of a minute on a loaded machine)
+missing=$(git ls-files -z -- '*.c' '*.h' '*.js' '*.py' '*.sh' '*.cmake' '*.in' 'CMakeLists.txt' '*/CMakeLists.txt' \
+    '.ci/run' ':!third_party' | xargs -0 awk '
+  FNR == 1 { if (f != "" && !ok) print f; f = FILENAME; ok = 0 }
+  FNR <= 2 && /SPDX-License-Identifier:/ { ok = 1 }
+  END { if (f != "" && !ok) print f }' | sort -u)
 [ -z "$missing" ] && exit 0
 if [ "$check" = 1 ]; then
   echo "$missing" | sed 's/^/no SPDX line (tools\/spdx.sh adds it): /'
