@@ -87,8 +87,8 @@ int grit_deriv_chain_reads_w(const grit_data *d, const grit_constraint *k) {
   return k->p.smooth > 0.0 || k->p.soft > 0.0;
 }
 
-int grit_deriv_chain_w_read(const grit_data *d, const grit_deriv_ws *w, const grit_constraint *k, int contact) {
-  return w->no_chain || !contact || grit_deriv_chain_reads_w(d, k);
+int grit_deriv_chain_w_read(const grit_data *d, const grit_constraint *k, int contact) {
+  return !contact || grit_deriv_chain_reads_w(d, k);
 }
 
 void grit_deriv_chain_keep(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,

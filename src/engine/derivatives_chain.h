@@ -24,8 +24,9 @@ int grit_deriv_chain_body(const grit_model *m, grit_deriv_ws *w, int b);
 int grit_deriv_chain_reads_w(const grit_data *d, const grit_constraint *k);
 
 /* Whether constraint k (a contact: `contact`) needs its Delassus estimate in the residual: not a contact
- * whose law reads none (1 with ws->no_chain). */
-int grit_deriv_chain_w_read(const grit_data *d, const grit_deriv_ws *w, const grit_constraint *k, int contact);
+ * whose law reads none. Such a contact then needs no J_c either: the residual applies J_c v and
+ * J_c^T gamma side by side (derivatives_contact.c), as it does when no constraint reads w. */
+int grit_deriv_chain_w_read(const grit_data *d, const grit_constraint *k, int contact);
 
 /* The full path of contact i keeps the values of its parameters before params_finalize and of its
  * Jacobian blocks (J NULL: not formed), for the passes that do not move it. */

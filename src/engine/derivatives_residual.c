@@ -477,9 +477,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
      * side by side without forming J_c (derivatives_contact.c) */
     /* in position passes a contact between free bodies (and the world) takes its Delassus estimate
      * from their constant A^-1 without J_c (derivatives_free.c) */
-    const int wr = need_w && grit_deriv_chain_w_read(d, w, k, i < ncand); /* its law reads w (chain.c) */
+    const int wr = need_w && grit_deriv_chain_w_read(d, k, i < ncand); /* its law reads w (chain.c) */
     const int wfree = wr && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
-    const int jfree = i < ncand && (!need_w || wfree) && k->dim == 3;
+    const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
     for (int q = 0; q < k->ntree && !jfree; ++q)
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
