@@ -23,6 +23,10 @@ int grit_deriv_chain_body(const grit_model *m, grit_deriv_ws *w, int b);
  * with w). */
 int grit_deriv_chain_reads_w(const grit_data *d, const grit_constraint *k);
 
+/* Whether the last position pass moved body b (every body when its skipping was off): the others kept
+ * their zero partials, nothing to clear. */
+static inline int grit_deriv_chain_moved(const grit_deriv_ws *w, int b) { return !w->chain_on || w->bmoved[b]; }
+
 /* Whether constraint k (a contact: `contact`) needs its Delassus estimate in the residual: not a contact
  * whose law reads none. Such a contact then needs no J_c either: the residual applies J_c v and
  * J_c^T gamma side by side (derivatives_contact.c), as it does when no constraint reads w. */

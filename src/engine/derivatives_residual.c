@@ -96,6 +96,7 @@ static void zero_partials(grit_dual *x, int n) {
 void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
+    if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
     zero_partials(w->kin.xpos + 3 * b, 3);
     zero_partials(w->kin.xquat + 4 * b, 4);
     zero_partials(w->kin.xmat + 9 * b, 9);
