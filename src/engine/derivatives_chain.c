@@ -61,6 +61,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
   if (!w->chain_on) return;
   w->bmoved[0] = 0;
+  int still = 0; /* bodies of the seeded trees the pass does not move */
   for (int b = 1; b < m->nbody; ++b) { /* a parent's index is below its children's */
     const int t = m->body_tree[b];
     char moved = t >= 0 && active[t] && w->bmoved[m->body_parent[b]];
@@ -69,32 +70,21 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
          ++dof)
       moved = (char)seeded(&w->dq[dof]);
     w->bmoved[b] = moved;
+    still += t >= 0 && active[t] && !moved;
   }
+  /* none (free bodies, a tree's first pass): every contact the pass evaluates moves, nothing to leave
+   * out; the world's bodies are constants either way */
+  w->chain_on = still > 0;
 }
 
-int grit_deriv_chain_body(const grit_model *m, grit_deriv_ws *w, int b) {
-  (void)m;
-  if (!w->chain_on || w->bmoved[b]) return 1;
+int grit_deriv_chain_body_out(grit_deriv_ws *w, int b) {
   for (int r = 0; r < 6; ++r) w->twist[6 * b + r] = grit_dual_const(0.0); /* an earlier pass's, for its children */
   w->chain_skips[0]++;
   return 0;
 }
 
-int grit_deriv_chain_reads_w(const grit_data *d, const grit_constraint *k) {
-  if (k->kind == GRIT_CONSTRAINT_SAP) return 1;
-  if (k->kind == GRIT_CONSTRAINT_LAGGED && d->settings.regularize_lagged) return 1; /* friction_w */
-  /* gradient smoothing (the film or the force at a distance) reads w (grit_params_finalize) */
-  return k->p.smooth > 0.0 || k->p.soft > 0.0;
-}
-
-int grit_deriv_chain_w_read(const grit_data *d, const grit_constraint *k, int contact) {
-  return !contact || grit_deriv_chain_reads_w(d, k);
-}
-
-void grit_deriv_chain_keep(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
-                           const grit_contact_params_dual *p, const grit_dual *const J[2]) {
-  if (i >= keep_cap(w) || k->dim != 3 || !J || w->inertial_in) return;
-  if (w->ckeep_at[i] == w->ckeep_call) return; /* the same values in every pass */
+void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                               const grit_contact_params_dual *p, const grit_dual *const J[2]) {
   double *s = slot(w, i);
   grit_dual f[NPARAM];
   memcpy(f, p, sizeof f);
@@ -108,9 +98,9 @@ void grit_deriv_chain_keep(const grit_model *m, grit_deriv_ws *w, int i, const g
   w->ckeep_at[i] = w->ckeep_call;
 }
 
-int grit_deriv_chain_contact(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
-                             const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst) {
-  if (!w->chain_on || k->dim != 3) return 0;
+int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
+                                 const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst) {
+  if (k->dim != 3) return 0;
   const grit_contact_candidate *cand = &d->collision->c[i];
   if (w->bmoved[cand->body[0]] || w->bmoved[cand->body[1]]) return 0;
   /* a Lagged contact whose d gamma / d v_n0 this pass's spare lane is to carry: the full path */

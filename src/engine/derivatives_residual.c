@@ -179,7 +179,7 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   }
   for (int b = 0; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
-    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) && grit_deriv_chain_body(m, w, b)) /* moved (chain.c) */
+    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) && grit_deriv_chain_body(w, b)) /* moved (chain.c) */
       w->fx->rigid_body(m, w, b);
   }
   w->kin.tree_mask = kmask;
