@@ -98,32 +98,25 @@ void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, con
   w->ckeep_at[i] = w->ckeep_call;
 }
 
-int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
-                                 const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst) {
-  if (k->dim != 3) return 0;
-  const grit_contact_candidate *cand = &d->collision->c[i];
-  if (w->bmoved[cand->body[0]] || w->bmoved[cand->body[1]]) return 0;
-  /* a Lagged contact whose d gamma / d v_n0 this pass's spare lane is to carry: the full path */
-  if (k->kind == GRIT_CONSTRAINT_LAGGED && w->lag_lane >= 0 && w->lag_g[3 * i] != w->lag_g[3 * i]) return 0;
-  w->chain_skips[1]++;
-  if (!grit_deriv_chain_reads_w(d, k)) return 1; /* constant gamma: no partials */
-  if (i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call) return w->chain_skips[1]--, 0;
-  const double h = m->opt.timestep, *s = slot(w, i);
-  grit_contact_params_dual p;
+/* Contact i's kept parameters into p and its Jacobian blocks into w->J (zero partials); J's values, tree
+ * slot by slot, into js. */
+static void kept_inputs(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                        grit_contact_params_dual *p, grit_dual *J[2], const double *js[2]) {
+  const double *s = slot(w, i);
   grit_dual f[NPARAM];
   for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
-  memcpy(&p, f, sizeof p);
-  grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0)};
-  const double *js[2] = {s + NPARAM, s + NPARAM + (k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0)};
+  memcpy(p, f, sizeof *p);
+  const int n0 = k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0;
+  J[0] = w->J, J[1] = w->J + n0;
+  js[0] = s + NPARAM, js[1] = s + NPARAM + n0;
   for (int q = 0; q < k->ntree; ++q)
     for (int j = 0; j < 3 * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(js[q][j]);
-  const grit_dual *Jc[2] = {J[0], J[1]};
-  const grit_dual wd = lin_w ? grit_deriv_delassus_lin(m, w, mmask, i, 3, k->ntree, k->tree, Jc)
-                             : grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, 3, k->ntree,
-                                                    k->tree, Jc, w->tmp);
-  w->fx->params_finalize(k->kind, wd, h, &d->settings, &p);
-  grit_dual vc[3], gamma[3], G[9];
-  for (int r = 0; r < 3; ++r) { /* J v + b at the solution, as apply_jacobian's values */
+}
+
+/* J v + b at the solution: apply_jacobian's values, the same products and sums. */
+static void velocity(const grit_model *m, const grit_data *d, const grit_constraint *k, const double *const js[2],
+                     grit_dual vc[3]) {
+  for (int r = 0; r < 3; ++r) {
     double x = k->b[r];
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
@@ -131,16 +124,46 @@ int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_d
     }
     vc[r] = grit_dual_const(x);
   }
-  w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
-  for (int q = 0; q < k->ntree; ++q) { /* r -= J^T gamma, J constant */
+}
+
+/* r -= J^T gamma with J constant: subtract_jt_gamma's partials, J's own being zero. */
+static void subtract_jt(const grit_model *m, const grit_constraint *k, const double *const js[2],
+                        const grit_dual gamma[3], grit_dual *res) {
+  for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     for (int r = 0; r < 3; ++r)
       for (int j = 0; j < n; ++j) {
         const double a = js[q][r * n + j];
-        grit_dual *y = &w->r[adr + j];
+        grit_dual *y = &res[adr + j];
         y->v -= a * gamma[r].v;
         for (int l = 0; l < GRIT_DUAL_N; ++l) y->d[l] -= a * gamma[r].d[l];
       }
   }
+}
+
+int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
+                                 const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst) {
+  if (k->dim != 3) return 0;
+  const grit_contact_candidate *cand = &d->collision->c[i];
+  if (w->bmoved[cand->body[0]] || w->bmoved[cand->body[1]]) return 0;
+  /* a Lagged contact whose d gamma / d v_n0 this pass's spare lane is to carry: the full path */
+  if (k->kind == GRIT_CONSTRAINT_LAGGED && w->lag_lane >= 0 && w->lag_g[3 * i] != w->lag_g[3 * i]) return 0;
+  const int reads_w = grit_deriv_chain_reads_w(d, k);
+  if (reads_w && (i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call)) return 0; /* nothing kept */
+  w->chain_skips[1]++;
+  if (!reads_w) return 1; /* constant gamma: no partials */
+  const double h = m->opt.timestep, *js[2];
+  grit_contact_params_dual p;
+  grit_dual *J[2];
+  kept_inputs(m, w, i, k, &p, J, js);
+  const grit_dual *Jc[2] = {J[0], J[1]};
+  const grit_dual wd = lin_w ? grit_deriv_delassus_lin(m, w, mmask, i, 3, k->ntree, k->tree, Jc)
+                             : grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, 3, k->ntree,
+                                                    k->tree, Jc, w->tmp);
+  w->fx->params_finalize(k->kind, wd, h, &d->settings, &p);
+  grit_dual vc[3], gamma[3], G[9];
+  velocity(m, d, k, js, vc);
+  w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
+  subtract_jt(m, k, js, gamma, w->r);
   return 1;
 }
