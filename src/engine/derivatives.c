@@ -29,6 +29,7 @@
 #include "constraints.h"
 #include "solver.h"
 #include "data_internal.h"
+#include "derivatives_chain.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
 #include "dynamics.h"
@@ -119,6 +120,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->rskip, m->ntree);
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   grit_rnea_layout(m, &w->rn, c);
+  grit_deriv_chain_layout(m, w, c); /* derivatives_chain.c */
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {

@@ -92,6 +92,13 @@ struct grit_deriv_ws {
   int no_rnea;                            /* nonzero: the smooth dynamics' partials by dual numbers (tests) */
   char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
+  /* position passes that skip the bodies and contacts no seeded dof moves (derivatives_chain.c) */
+  char *bmoved;                           /* (nbody) the bodies the pass's seeds move */
+  int chain_on;                           /* this pass skips the others */
+  int no_chain;                           /* nonzero: every body and contact in every pass (tests) */
+  double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
+  unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
+  unsigned long chain_skips[2];           /* bodies and contact evaluations left out so far (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   void *arena;

@@ -20,6 +20,7 @@
 #include "constraints_extra.h"
 #include "contact_geometry.h"
 #include "data_internal.h"
+#include "derivatives_chain.h"
 #include "derivatives_contact.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
@@ -95,6 +96,7 @@ static void zero_partials(grit_dual *x, int n) {
 void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
+    if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
     zero_partials(w->kin.xpos + 3 * b, 3);
     zero_partials(w->kin.xquat + 4 * b, 4);
     zero_partials(w->kin.xmat + 9 * b, 9);
@@ -177,7 +179,8 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   }
   for (int b = 0; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
-    if (t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) w->fx->rigid_body(m, w, b);
+    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) && grit_deriv_chain_body(w, b)) /* moved (chain.c) */
+      w->fx->rigid_body(m, w, b);
   }
   w->kin.tree_mask = kmask;
 }
@@ -378,6 +381,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   const double h = m->opt.timestep;
   const int nv = m->nv;
   next_evaluation(m, w);
+  grit_deriv_chain_begin(m, w, active, kin_all, skip_qconst); /* the bodies the seeds move (derivatives_chain.c) */
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
   seed_positions(m, d, w, kin_all ? NULL : active);
   const int need_w = grit_deriv_uses_delassus(d);
@@ -466,6 +470,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const grit_constraint *k = &c[i];
     if (active && !active[k->tree[0]] && !(k->ntree == 2 && active[k->tree[1]])) continue; /* no seed reaches it */
     if (grit_deriv_constraint_inert(k)) continue;
+    if (i < ncand && grit_deriv_chain_contact(m, d, w, i, k, mmask, lin_w, skip_qconst)) continue; /* not moved */
     grit_contact_params_dual p;
     memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
@@ -473,8 +478,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
      * side by side without forming J_c (derivatives_contact.c) */
     /* in position passes a contact between free bodies (and the world) takes its Delassus estimate
      * from their constant A^-1 without J_c (derivatives_free.c) */
-    const int wfree = need_w && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
-    const int jfree = i < ncand && (!need_w || wfree) && k->dim == 3;
+    const int wr = need_w && grit_deriv_chain_w_read(d, k, i < ncand); /* its law reads w (chain.c) */
+    const int wfree = wr && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
+    const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
     for (int q = 0; q < k->ntree && !jfree; ++q)
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
@@ -514,10 +520,11 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const grit_dual *Jc[2] = {J[0], J[1]};
     /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
     const grit_dual wd = wfree    ? grit_deriv_free_delassus(m, w, &d->collision->c[i], k, geo.pa, geo.pb)
-                         : lin_w  ? grit_deriv_delassus_lin(m, w, mmask, i, k->dim, k->ntree, k->tree, Jc)
-                         : need_w ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
+                         : lin_w && wr ? grit_deriv_delassus_lin(m, w, mmask, i, k->dim, k->ntree, k->tree, Jc)
+                         : wr     ? grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, k->dim,
                                                        k->ntree, k->tree, Jc, w->tmp)
                                 : grit_dual_const(k->w); /* unused by the constraint's model */
+    if (i < ncand) grit_deriv_chain_keep(m, w, i, k, &p, jfree ? NULL : Jc); /* for the passes not moving it */
     w->fx->params_finalize(k->kind, wd, h, &d->settings, &p);
     grit_dual vc[3], gamma[3], G[9];
     if (jfree) {

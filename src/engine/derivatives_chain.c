@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_chain.c — what a position pass of grit_step_derivatives leaves out inside a seeded tree.
+ *
+ * A position pass seeds GRIT_DUAL_N dofs of a tree (base .. base + 7 of its local columns). A dof moves
+ * only the bodies of its subtree, so a body none of whose chain's dofs is seeded keeps its pose, frame,
+ * inertia and motion subspaces with zero partials; and a contact between two such bodies (or one and
+ * the world, or a tree the pass does not seed) keeps its distance, frame, Jacobian J and velocity
+ * J v + b. Its impulse gamma then moves only with its Delassus estimate w (through A(q): every dof of
+ * the tree moves A), and its part of r, -J^T gamma, has the partials -J^T dgamma. So such a pass:
+ *   - computes the closed-form kinematics (rigid_body) of the moved bodies only; the others keep the
+ *     values of the call's first pass and the zero partials that clear_tree_partials left them;
+ *   - skips a contact on unmoved bodies whose law reads no w (Lagged without its regularization,
+ *     Similar, without gradient smoothing): none of its inputs has partials;
+ *   - evaluates the others from constants kept by the call's first evaluation of the contact (in the
+ *     pass of the tree's first columns, which seeds its root and so moves every body): the parameters
+ *     before params_finalize and J's values. w's partials come as before (derivatives_delassus.c with
+ *     this constant J), then params_finalize and the law at the constant velocity: the same operations
+ *     on the same values as the full path, whose other partials are all zero, so the same bits (up to
+ *     the sign of zero partials).
+ * The values (q0 (+) 0) are the same in every pass of a call, which is what makes keeping them exact.
+ * ws->no_chain turns all of this off (tests compare both). */
+#include <string.h>
+
+#include "constraints.h"
+#include "contact_candidate.h"
+#include "data_internal.h"
+#include "derivatives_chain.h"
+#include "derivatives_simd.h"
+#include "solver.h"
+
+/* The kept parameters: the fields of grit_contact_params_dual, all dual numbers. */
+enum { NPARAM = (int)(sizeof(grit_contact_params_dual) / sizeof(grit_dual)) };
+_Static_assert(sizeof(grit_contact_params_dual) % sizeof(grit_dual) == 0, "the contact parameters are dual numbers");
+
+/* The constraints that can be kept: as many as derivatives_delassus.c keeps z for. */
+static int keep_cap(const grit_deriv_ws *w) { return w->cap_edges / 2 + 1; }
+
+/* A kept constraint's slot: its parameters, then J's blocks (3 rows by the dofs of each tree slot). */
+static double *slot(const grit_deriv_ws *w, int i) {
+  return w->ckeep + (size_t)i * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn);
+}
+
+void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
+  const size_t n = (size_t)keep_cap(w);
+  GRIT_CARVE(c, w->bmoved, m->nbody);
+  GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
+  GRIT_CARVE(c, w->ckeep_at, n);
+}
+
+static int seeded(const grit_dual *x) {
+  for (int l = 0; l < GRIT_DUAL_N; ++l)
+    if (x->d[l] != 0.0) return 1;
+  return 0;
+}
+
+void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
+  if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = 0u;
+    w->ckeep_call = 1u;
+  }
+  w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
+  if (!w->chain_on) return;
+  w->bmoved[0] = 0;
+  int still = 0; /* bodies of the seeded trees the pass does not move */
+  for (int b = 1; b < m->nbody; ++b) { /* a parent's index is below its children's */
+    const int t = m->body_tree[b];
+    char moved = t >= 0 && active[t] && w->bmoved[m->body_parent[b]];
+    for (int dof = m->body_dofadr[b]; t >= 0 && active[t] && !moved && dof >= 0 &&
+                                      dof < m->body_dofadr[b] + m->body_dofnum[b];
+         ++dof)
+      moved = (char)seeded(&w->dq[dof]);
+    w->bmoved[b] = moved;
+    still += t >= 0 && active[t] && !moved;
+  }
+  /* none (free bodies, a tree's first pass): every contact the pass evaluates moves, nothing to leave
+   * out; the world's bodies are constants either way */
+  w->chain_on = still > 0;
+}
+
+int grit_deriv_chain_body_out(grit_deriv_ws *w, int b) {
+  for (int r = 0; r < 6; ++r) w->twist[6 * b + r] = grit_dual_const(0.0); /* an earlier pass's, for its children */
+  w->chain_skips[0]++;
+  return 0;
+}
+
+void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                               const grit_contact_params_dual *p, const grit_dual *const J[2]) {
+  double *s = slot(w, i);
+  grit_dual f[NPARAM];
+  memcpy(f, p, sizeof f);
+  for (int j = 0; j < NPARAM; ++j) s[j] = f[j].v;
+  double *js = s + NPARAM;
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]];
+    for (int j = 0; j < 3 * n; ++j) js[j] = J[q][j].v;
+    js += 3 * n;
+  }
+  w->ckeep_at[i] = w->ckeep_call;
+}
+
+/* Contact i's kept parameters into p and its Jacobian blocks into w->J (zero partials); J's values, tree
+ * slot by slot, into js. */
+static void kept_inputs(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                        grit_contact_params_dual *p, grit_dual *J[2], const double *js[2]) {
+  const double *s = slot(w, i);
+  grit_dual f[NPARAM];
+  for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
+  memcpy(p, f, sizeof *p);
+  const int n0 = k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0;
+  J[0] = w->J, J[1] = w->J + n0;
+  js[0] = s + NPARAM, js[1] = s + NPARAM + n0;
+  for (int q = 0; q < k->ntree; ++q)
+    for (int j = 0; j < 3 * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(js[q][j]);
+}
+
+/* J v + b at the solution: apply_jacobian's values, the same products and sums. */
+static void velocity(const grit_model *m, const grit_data *d, const grit_constraint *k, const double *const js[2],
+                     grit_dual vc[3]) {
+  for (int r = 0; r < 3; ++r) {
+    double x = k->b[r];
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      for (int j = 0; j < n; ++j) x = js[q][r * n + j] * d->vsol[adr + j] + x;
+    }
+    vc[r] = grit_dual_const(x);
+  }
+}
+
+/* r -= J^T gamma with J constant: subtract_jt_gamma's partials, J's own being zero. */
+static void subtract_jt(const grit_model *m, const grit_constraint *k, const double *const js[2],
+                        const grit_dual gamma[3], grit_dual *res) {
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < 3; ++r)
+      for (int j = 0; j < n; ++j) {
+        const double a = js[q][r * n + j];
+        grit_dual *y = &res[adr + j];
+        y->v -= a * gamma[r].v;
+        for (int l = 0; l < GRIT_DUAL_N; ++l) y->d[l] -= a * gamma[r].d[l];
+      }
+  }
+}
+
+int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
+                                 const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst) {
+  if (k->dim != 3) return 0;
+  const grit_contact_candidate *cand = &d->collision->c[i];
+  if (w->bmoved[cand->body[0]] || w->bmoved[cand->body[1]]) return 0;
+  /* a Lagged contact whose d gamma / d v_n0 this pass's spare lane is to carry: the full path */
+  if (k->kind == GRIT_CONSTRAINT_LAGGED && w->lag_lane >= 0 && w->lag_g[3 * i] != w->lag_g[3 * i]) return 0;
+  const int reads_w = grit_deriv_chain_reads_w(d, k);
+  if (reads_w && (i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call)) return 0; /* nothing kept */
+  w->chain_skips[1]++;
+  if (!reads_w) return 1; /* constant gamma: no partials */
+  const double h = m->opt.timestep, *js[2];
+  grit_contact_params_dual p;
+  grit_dual *J[2];
+  kept_inputs(m, w, i, k, &p, J, js);
+  const grit_dual *Jc[2] = {J[0], J[1]};
+  const grit_dual wd = lin_w ? grit_deriv_delassus_lin(m, w, mmask, i, 3, k->ntree, k->tree, Jc)
+                             : grit_delassus_c_dual(m, w->Achol, w->Ad, skip_qconst ? w->qconst : NULL, 3, k->ntree,
+                                                    k->tree, Jc, w->tmp);
+  w->fx->params_finalize(k->kind, wd, h, &d->settings, &p);
+  grit_dual vc[3], gamma[3], G[9];
+  velocity(m, d, k, js, vc);
+  w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
+  subtract_jt(m, k, js, gamma, w->r);
+  return 1;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_chain.h — position passes that leave out, inside a seeded tree, the bodies and contacts
+ * that none of the pass's seeded dofs moves (internal; derivatives_chain.c). */
+#ifndef GRIT_DERIVATIVES_CHAIN_H
+#define GRIT_DERIVATIVES_CHAIN_H
+
+#include "arena.h"
+#include "derivatives_internal.h"
+
+/* The workspace's arrays of this module (grit_deriv_ws_create's layout). */
+void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c);
+
+/* A residual evaluation begins: in a state position pass after the call's first (kin_all 0, skip_qconst,
+ * the trees of `active` seeded), marks the bodies its seeds move (a seeded dof on their chain) and turns
+ * the skipping on; else off (every body and contact as before). kin_all starts a new call's keeping. */
+void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst);
+
+/* Whether positions_dual recomputes body b: 0 for a body the pass does not move, which keeps its
+ * values and the zero partials clear_tree_partials left (its twist is zeroed for its children). */
+int grit_deriv_chain_body_out(grit_deriv_ws *w, int b);
+static inline int grit_deriv_chain_body(grit_deriv_ws *w, int b) {
+  return !w->chain_on || w->bmoved[b] || grit_deriv_chain_body_out(w, b);
+}
+
+/* Whether contact constraint k's law reads the Delassus estimate w (else its impulse does not move
+ * with w). */
+static inline int grit_deriv_chain_reads_w(const grit_data *d, const grit_constraint *k) {
+  if (k->kind == GRIT_CONSTRAINT_SAP) return 1;
+  if (k->kind == GRIT_CONSTRAINT_LAGGED && d->settings.regularize_lagged) return 1; /* friction_w */
+  /* gradient smoothing (the film or the force at a distance) reads w (grit_params_finalize) */
+  return k->p.smooth > 0.0 || k->p.soft > 0.0;
+}
+
+/* Whether the last position pass moved body b (every body when its skipping was off): the others kept
+ * their zero partials, nothing to clear. */
+static inline int grit_deriv_chain_moved(const grit_deriv_ws *w, int b) { return !w->chain_on || w->bmoved[b]; }
+
+/* Whether constraint k (a contact: `contact`) needs its Delassus estimate in the residual: not a contact
+ * whose law reads none. Such a contact then needs no J_c either: the residual applies J_c v and
+ * J_c^T gamma side by side (derivatives_contact.c), as it does when no constraint reads w. */
+static inline int grit_deriv_chain_w_read(const grit_data *d, const grit_constraint *k, int contact) {
+  return !contact || grit_deriv_chain_reads_w(d, k);
+}
+
+/* The full path of contact i keeps the values of its parameters before params_finalize and of its
+ * Jacobian blocks (J NULL: not formed), for the passes that do not move it. */
+void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                               const grit_contact_params_dual *p, const grit_dual *const J[2]);
+static inline void grit_deriv_chain_keep(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                                         const grit_contact_params_dual *p, const grit_dual *const J[2]) {
+  /* the same values in every pass of a call: kept once */
+  if (J && k->dim == 3 && !w->inertial_in && i < w->cap_edges / 2 + 1 && w->ckeep_at[i] != w->ckeep_call)
+    grit_deriv_chain_keep_out(m, w, i, k, p, J);
+}
+
+/* Contact i in a pass that moves neither of its bodies: its J, distance, parameters and velocity are
+ * the kept constants, its impulse moves only with its Delassus estimate (a law that reads none: no
+ * partials, nothing to do). Subtracts J^T gamma from w->r and returns 1; 0 if the full path must run
+ * (skipping off, a body moved, nothing kept, or the Lagged lane to take). The estimate is chosen as the
+ * full path chooses it (lin_w: derivatives_delassus.c; else the dual factor). */
+int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
+                                 const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst);
+static inline int grit_deriv_chain_contact(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i,
+                                           const grit_constraint *k, const char *mmask, int lin_w, int skip_qconst) {
+  return w->chain_on && grit_deriv_chain_contact_out(m, d, w, i, k, mmask, lin_w, skip_qconst);
+}
+
+#endif

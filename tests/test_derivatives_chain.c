@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_derivatives_chain.c — position passes that leave out the bodies and contacts their seeded dofs
+ * do not move (derivatives_chain.c), on a branched tree in contact: A and B against the passes that
+ * recompute every body and contact (ws->no_chain), for the three contact models, and A's position
+ * columns against central differences of the step. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+
+/* A floating torso with six legs of two hinges each (limited knees), capsule feet on the floor, and
+ * motors at the hips: one tree of 18 dofs, so three position passes: the first seeds the root and the
+ * first leg (every body moves), the second legs 2-5 (the torso, legs 1 and 6 and their feet's contacts
+ * stay put), the third leg 6 (with a spare lane: the Lagged contacts take the full path there). */
+#define LEG(y, x, name)                                                                                  \
+  " <body pos='" x " " y " -0.05'><joint name='h" name "' type='hinge' axis='0 1 0' range='-60 60'/>"      \
+  "  <geom type='capsule' fromto='0 0 0 0.02 0 -0.25' size='0.03' mass='1'/>"                             \
+  "  <body pos='0.02 0 -0.25'><joint name='k" name "' type='hinge' axis='0.1 1 0' range='-80 0'/>"       \
+  "   <geom type='capsule' fromto='0 0 0 -0.02 0 -0.25' size='0.025' mass='0.7'/></body></body>"
+static const char *XML =
+    "<mujoco><option timestep='0.002'/>"
+    "<worldbody><geom type='plane' size='3 3 0.1'/>"
+    "<body pos='0 0 0.62'><freejoint/><geom type='box' size='0.25 0.1 0.05' mass='4'/>"
+    LEG("0.08", "0.2", "1") LEG("-0.08", "0.2", "2") LEG("0.08", "0", "3") LEG("-0.08", "0", "4")
+    LEG("0.08", "-0.2", "5") LEG("-0.08", "-0.2", "6")
+    "</body></worldbody>"
+    "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/><motor joint='h3' gear='5'/>"
+    "<motor joint='h4' gear='5'/><motor joint='h5' gear='5'/><motor joint='h6' gear='5'/></actuator></mujoco>";
+
+static grit_data *prepare(grit_model **m, grit_contact_model model) {
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML, m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = model;
+  s.rel_tol = 1e-10;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double u[6] = {0.0, 0.0, 0.1, -0.1, 0.0, 0.0};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 6), GRIT_OK);
+  for (int i = 0; i < 150; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+
+/* The same operations on the same values: A and B equal entry by entry (== : a zero partial may carry
+ * either sign), and the passes did leave out bodies and contacts. */
+static void same_as_full(grit_contact_model model, int regularize) {
+  grit_model *m;
+  grit_data *d = prepare(&m, model);
+  if (regularize) {
+    grit_step_settings s = d->settings;
+    s.regularize_lagged = 1;
+    cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK);
+  }
+  cr_assert(grit_data_ncontacts(d) >= 2, "feet touch: %d", grit_data_ncontacts(d));
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  cr_assert_eq(nv, 18);
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->chain_skips[0] > 0 && d->deriv->chain_skips[1] > 0, "bodies %lu, contacts %lu left out",
+            d->deriv->chain_skips[0], d->deriv->chain_skips[1]);
+  d->deriv->no_chain = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  int differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "model %d: %d entries differ", model, differ);
+  /* and again with the skipping: nothing of the passes without it is left behind */
+  d->deriv->no_chain = 0;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  cr_expect_eq(differ, 0, "model %d, second call: %d entries differ", model, differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_chain, sap_matches_the_full_passes) { same_as_full(GRIT_CONTACT_SAP, 0); }
+Test(derivatives_chain, lagged_matches_the_full_passes) { same_as_full(GRIT_CONTACT_LAGGED, 0); }
+Test(derivatives_chain, regularized_lagged_matches_the_full_passes) { same_as_full(GRIT_CONTACT_LAGGED, 1); }
+Test(derivatives_chain, similar_matches_the_full_passes) { same_as_full(GRIT_CONTACT_SIMILAR, 0); }
+
+/* A's position columns against central differences of the step in the tangent space, SAP (the
+ * contacts left out still move through w). Relative Frobenius error of the block: measured 1.1e-4,
+ * 1.1e-6, 1.7e-8 at h = 1e-6, 1e-7, 1e-8 (the differences' h^2 term); with the contacts on moved bodies
+ * wrongly left out too it is 0.065: 1e-5 at h = 1e-7 tells them apart. */
+Test(derivatives_chain, position_columns_match_central_differences) {
+  grit_model *m;
+  grit_data *d = prepare(&m, GRIT_CONTACT_SAP);
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nx = 2 * nv;
+  double *q0 = malloc(sizeof(double) * nq), *v0 = malloc(sizeof(double) * nv), *qref = malloc(sizeof(double) * nq);
+  memcpy(q0, grit_data_qpos(d), sizeof(double) * nq);
+  memcpy(v0, grit_data_qvel(d), sizeof(double) * nv);
+  cr_assert_eq(grit_step(d), GRIT_OK);
+  memcpy(qref, grit_data_qpos(d), sizeof(double) * nq);
+  double *A = calloc((size_t)nx * nx, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->chain_skips[1] > 0);
+  grit_model *m2;
+  grit_data *d2 = prepare(&m2, GRIT_CONTACT_SAP); /* the same history: the same warm start */
+  double *qp = malloc(sizeof(double) * nq), *e = malloc(sizeof(double) * nv), *x[2];
+  x[0] = malloc(sizeof(double) * nx), x[1] = malloc(sizeof(double) * nx);
+  const double h = 1e-7;
+  double num = 0.0, den = 0.0;
+  for (int col = 0; col < nv; ++col)
+    for (int sgn = 0; sgn < 2; ++sgn) {
+      memcpy(qp, q0, sizeof(double) * nq);
+      for (int i = 0; i < nv; ++i) e[i] = i == col ? (sgn ? h : -h) : 0.0;
+      grit_integrate_positions(m2, qp, e, 1.0);
+      cr_assert_eq(grit_data_set_qpos(d2, qp, nq), GRIT_OK);
+      cr_assert_eq(grit_data_set_qvel(d2, v0, nv), GRIT_OK);
+      cr_assert_eq(grit_step(d2), GRIT_OK);
+      grit_position_difference(m2, qref, grit_data_qpos(d2), x[sgn]);
+      memcpy(x[sgn] + nv, grit_data_qvel(d2), sizeof(double) * nv);
+      if (!sgn) continue;
+      for (int i = 0; i < nx; ++i) {
+        const double fd = (x[1][i] - x[0][i]) / (2 * h);
+        num += (A[i * nx + col] - fd) * (A[i * nx + col] - fd);
+        den += fd * fd;
+      }
+    }
+  const double rel = sqrt(num) / sqrt(den);
+  cr_log_info("position columns: relative Frobenius error %.3g (|FD| %.3g)", rel, sqrt(den));
+  cr_expect(rel < 1e-5, "%.3g", rel);
+  free(q0), free(v0), free(qref), free(A), free(qp), free(e), free(x[0]), free(x[1]);
+  grit_data_free(d), grit_data_free(d2);
+  grit_model_free(m), grit_model_free(m2);
+}
