@@ -193,12 +193,45 @@ static int check_graph(const grit_shape *s, const int *tri, int nt) {
   return 1;
 }
 
+typedef struct far_point {
+  double r2;
+  int i;
+} far_point;
+
+static int cmp_far(const void *a, const void *b) { /* farther first, then by index: a total order */
+  const far_point *x = a, *y = b;
+  return x->r2 != y->r2 ? (x->r2 < y->r2) - (x->r2 > y->r2) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The engine's hull of the points, taken farthest from their centroid first (an incremental hull with a
+ * tolerance is robust when the outer points come first: the inner ones are then rejected at once,
+ * before near-coplanar faces can mislead it), its triangles in the shape's own indices. */
+static int hull_far_first(const double *v, int n, int *tri) {
+  far_point *o = malloc(sizeof *o * (size_t)n);
+  double *p = malloc(sizeof(double) * 3 * (size_t)n), c[3] = {0, 0, 0};
+  int nt = 0;
+  if (o && p) {
+    for (int i = 0; i < 3 * n; ++i) c[i % 3] += v[i] / n;
+    for (int i = 0; i < n; ++i) {
+      const double x[3] = {v[3 * i] - c[0], v[3 * i + 1] - c[1], v[3 * i + 2] - c[2]};
+      o[i].r2 = dotv(x, x), o[i].i = i;
+    }
+    qsort(o, (size_t)n, sizeof *o, cmp_far);
+    for (int i = 0; i < n; ++i) memcpy(p + 3 * i, v + 3 * o[i].i, 3 * sizeof(double));
+    nt = grit_hydro_hull(p, n, tri, 2 * n);
+    for (int k = 0; k < 3 * nt; ++k) tri[k] = o[tri[k]].i;
+  }
+  free(o), free(p);
+  return nt;
+}
+
 int grit_hull_graph_build(const grit_shape *s, int *g) {
   const int n = s->nvert;
   if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
   const double *v = s->vertices;
   int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
-  const int nt = tri ? grit_hydro_hull(v, n, tri, 2 * n) : 0;
+  int nt = tri ? hull_far_first(v, n, tri) : 0;
+  if (tri && nt == 0) nt = grit_hydro_hull(v, n, tri, 2 * n); /* in the given order, where that fails */
   int *adr = g + HDR, *nbr = adr + n + 1;
   if (nt == 0 || !edges_from(tri, nt, n, adr, nbr)) {
     free(tri);

@@ -17,7 +17,7 @@
 
 /* Hulls with fewer vertices keep the four-lane scan (faster there: measured in docs/performance.md,
  * stop 18). */
-#define GRIT_HULL_CLIMB_MIN 32
+#define GRIT_HULL_CLIMB_MIN 16
 
 /* The ints the graph of an n-vertex hull needs at most (0 when n < GRIT_HULL_CLIMB_MIN: no graph). */
 size_t grit_hull_graph_ints(int n);
