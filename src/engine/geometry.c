@@ -177,42 +177,65 @@ static void support_convex(const grit_shape *s, const double d[3], double out[3]
  * grit_shape_world_aabb takes, each the first vertex of greatest (least) d_k.v as support_convex picks
  * it (-d.v is exactly -(d.v)), and the bounds from those vertices by the same expressions as there: the
  * same bits as six scans. */
-static void convex_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
-                              double hi[3]) {
-  const double *v = s->vertices;
-  double hmax[3], hmin[3];
-  int imax[3] = {0, 0, 0}, imin[3] = {0, 0, 0};
-  for (int k = 0; k < 3; ++k) hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
-  for (int i = 1; i < s->nvert; ++i) {
-    const double *w = v + 3 * i;
-    for (int k = 0; k < 3; ++k) {
-      const double h = R[3 * k] * w[0] + R[3 * k + 1] * w[1] + R[3 * k + 2] * w[2];
-      if (h > hmax[k]) hmax[k] = h, imax[k] = i;
-      if (h < hmin[k]) hmin[k] = h, imin[k] = i;
-    }
-  }
+/* After a box whose climbs would have ended in a scan (a face normal to an axis: a box-like hull near
+ * its resting orientation), the next boxes of that hull take the one pass without trying (measured on
+ * the 2F-85, whose fingers' hulls sit so: the failed climbs cost more than the pass). */
+#define BOX_RETRY 16
+
+/* The box from the six support vertices h[2k] (along row k of R) and h[2k+1] (against it). */
+static void box_from(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                     double hi[3], const int h[6]) {
   for (int k = 0; k < 3; ++k) {
-    const double *d = R + 3 * k, *x = v + 3 * imax[k], *y = v + 3 * imin[k];
+    const double *d = R + 3 * k, *x = s->vertices + 3 * h[2 * k], *y = s->vertices + 3 * h[2 * k + 1];
     const double nd[3] = {-d[0], -d[1], -d[2]};
     hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
     lo[k] = p[k] - (nd[0] * y[0] + nd[1] * y[1] + nd[2] * y[2]) - margin;
   }
 }
 
+static void convex_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                              double hi[3], int idx[6]) {
+  const double *v = s->vertices;
+  double hmax[3], hmin[3];
+  for (int k = 0; k < 3; ++k) {
+    hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
+    idx[2 * k] = idx[2 * k + 1] = 0;
+  }
+  for (int i = 1; i < s->nvert; ++i) {
+    const double *w = v + 3 * i;
+    for (int k = 0; k < 3; ++k) {
+      const double h = R[3 * k] * w[0] + R[3 * k + 1] * w[1] + R[3 * k + 2] * w[2];
+      if (h > hmax[k]) hmax[k] = h, idx[2 * k] = i;
+      if (h < hmin[k]) hmin[k] = h, idx[2 * k + 1] = i;
+    }
+  }
+  box_from(s, p, R, margin, lo, hi, idx);
+}
+
 void grit_shape_world_aabb_hint(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
-                                double hi[3], int hint[6]) {
-  if (s->type != GRIT_GEOM_CONVEX || !s->graph) {
+                                double hi[3], int hint[7], int same_R) {
+  if (s->type != GRIT_GEOM_CONVEX) {
     grit_shape_world_aabb(s, p, R, margin, lo, hi);
     return;
   }
-  for (int k = 0; k < 3; ++k) { /* the six supports of convex_world_aabb, climbed: the same vertices */
-    const double *d = R + 3 * k;
-    const double nd[3] = {-d[0], -d[1], -d[2]};
-    hint[2 * k] = grit_hull_support(s, d, hint[2 * k]);
-    hint[2 * k + 1] = grit_hull_support(s, nd, hint[2 * k + 1]);
-    const double *x = s->vertices + 3 * hint[2 * k], *y = s->vertices + 3 * hint[2 * k + 1];
-    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
-    lo[k] = p[k] - (nd[0] * y[0] + nd[1] * y[1] + nd[2] * y[2]) - margin;
+  if (same_R && hint[0] >= 0) { /* the supports depend on R alone: the last box's vertices */
+    box_from(s, p, R, margin, lo, hi, hint);
+    return;
+  }
+  int h[6], k = 0;
+  if (hint[6] > 0) hint[6]--; /* the climbs failed lately: the one pass for a while */
+  else
+    for (; s->graph && k < 6; ++k) { /* the six supports of the one pass, climbed: the same vertices */
+      const double *r = R + 3 * (k / 2), d[3] = {k % 2 ? -r[0] : r[0], k % 2 ? -r[1] : r[1], k % 2 ? -r[2] : r[2]};
+      if ((h[k] = grit_hull_support_try(s, d, hint[k])) < 0) { /* a face normal to an axis */
+        hint[6] = BOX_RETRY;
+        break;
+      }
+    }
+  if (k < 6) convex_world_aabb(s, p, R, margin, lo, hi, hint);
+  else {
+    memcpy(hint, h, sizeof h);
+    box_from(s, p, R, margin, lo, hi, h);
   }
 }
 
@@ -330,7 +353,8 @@ void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double 
     return;
   }
   if (s->type == GRIT_GEOM_CONVEX) {
-    convex_world_aabb(s, p, R, margin, lo, hi);
+    int idx[6];
+    convex_world_aabb(s, p, R, margin, lo, hi, idx);
     return;
   }
   for (int k = 0; k < 3; ++k) {

@@ -24,8 +24,10 @@ void grit_shape_core_support(const grit_shape *shape, const double dir[3], doubl
  * does not depend on *hint. Other shapes: grit_shape_core_support, *hint untouched. */
 void grit_shape_core_support_hint(const grit_shape *shape, const double dir[3], double out[3], int *hint);
 
-/* grit_shape_world_aabb, for a CONVEX shape with a graph by six climbs from hint[6] (the support
- * vertices along +-row k of R at the last box, -1: none; updated): the same box. */
+/* grit_shape_world_aabb for a CONVEX shape, from its six support vertices along +-(row k of R), kept
+ * in hint[0..5] (-1: none; updated; hint[6]: boxes left without climbing, initially 0): with same_R (R has the bits of the last box's) those vertices again,
+ * else climbed from them when the shape has a graph, else (or where a climb would end in a scan) one
+ * pass over the vertices. The same box as grit_shape_world_aabb; other shapes: that function. */
 void grit_shape_world_aabb_hint(const grit_shape *shape, const double p[3], const double R[9], double margin,
-                                double lo[3], double hi[3], int hint[6]);
+                                double lo[3], double hi[3], int hint[7], int same_R);
 #endif

@@ -29,6 +29,10 @@
 enum { HDR = 10, PLATEAU_MAX = 64, CHECK_FACES = 512, CHECK_RANDOM = 64 };
 #define HULL_TOL 1e-9      /* the plateau's width, times the scale and |d|_1 */
 #define HULL_INSIDE 1e-6   /* a point this far (times the extent) inside every face is never a support */
+/* A vertex with more edges is the hub of a large flat polygon fanned into triangles (the 2F-85's mount:
+ * 146): directions normal to it, which GJK meets on every resting contact, make the climb search the
+ * whole polygon for the scan's vertex and then scan anyway; such a hull keeps the scan (measured). */
+#define HULL_MAX_DEGREE 64
 
 static double dotv(const double d[3], const double *w) { return d[0] * w[0] + d[1] * w[1] + d[2] * w[2]; }
 
@@ -43,15 +47,20 @@ size_t grit_hull_graph_ints(int n) { return n < GRIT_HULL_CLIMB_MIN ? 0 : (size_
 /* ---------------------------------------------------------------------------------- the climb */
 
 /* Breadth-first search of the vertices within tol of the best value found, from cur (value hc): the
- * greatest value, lowest index among equals. *full when the buffer overflowed (the caller scans). */
+ * greatest value, lowest index among equals. *full when the buffer overflowed or the search's work
+ * passed a scan's (the caller scans). */
 static int plateau(const grit_shape *s, const int *adr, const int *nbr, const double d[3], int cur, double hc,
                    double tol, int *full) {
-  int list[PLATEAU_MAX], nl = 1, best = cur;
+  int list[PLATEAU_MAX], nl = 1, best = cur, work = 0;
   double hb = hc;
   list[0] = cur;
   for (int q = 0; q < nl; ++q)
     for (int k = adr[list[q]]; k < adr[list[q] + 1]; ++k) {
       const int w = nbr[k];
+      if ((work += nl) > s->nvert) { /* a flat face fanned from high-degree vertices: a scan costs less */
+        *full = 1;
+        return best;
+      }
       int seen = 0;
       for (int j = 0; j < nl && !seen; ++j) seen = list[j] == w;
       if (seen) continue;
@@ -68,6 +77,11 @@ static int plateau(const grit_shape *s, const int *adr, const int *nbr, const do
 }
 
 int grit_hull_support(const grit_shape *s, const double d[3], int start) {
+  const int i = grit_hull_support_try(s, d, start);
+  return i >= 0 ? i : grit_convex_scan(s, d);
+}
+
+int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
   const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
   const double *v = s->vertices;
   int cur = start;
@@ -94,7 +108,7 @@ int grit_hull_support(const grit_shape *s, const double d[3], int start) {
   if (near) {
     int full = 0;
     cur = plateau(s, adr, nbr, d, cur, hc, tol, &full);
-    if (full) return grit_convex_scan(s, d);
+    if (full) return -1;
     hc = dotv(d, v + 3 * cur);
   }
   for (int j = 0; j < g[1]; ++j) {
@@ -230,10 +244,13 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
   const double *v = s->vertices;
   int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
-  int nt = tri ? hull_far_first(v, n, tri) : 0;
-  if (tri && nt == 0) nt = grit_hydro_hull(v, n, tri, 2 * n); /* in the given order, where that fails */
-  int *adr = g + HDR, *nbr = adr + n + 1;
-  if (nt == 0 || !edges_from(tri, nt, n, adr, nbr)) {
+  int *adr = g + HDR, *nbr = adr + n + 1, nt = 0, ok = 0;
+  for (int order = 0; order < 2 && !ok && tri; ++order) { /* the given order, else farthest first */
+    nt = order ? hull_far_first(v, n, tri) : grit_hydro_hull(v, n, tri, 2 * n);
+    ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
+    for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
+  }
+  if (!ok) {
     free(tri);
     return 0;
   }
@@ -255,7 +272,7 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   }
   grit_shape t = *s;
   t.graph = g;
-  const int ok = g[4] >= 0 && check_graph(&t, tri, nt);
+  ok = g[4] >= 0 && check_graph(&t, tri, nt);
   free(tri);
   return ok;
 }

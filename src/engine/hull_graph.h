@@ -33,6 +33,10 @@ int grit_hull_graph_build(const grit_shape *shape, int *g);
  * a nearby direction), or -1 for the graph's own start for d's dominant axis. */
 int grit_hull_support(const grit_shape *shape, const double d[3], int start);
 
+/* The same, or -1 where it would end in a scan (a plateau of near-equal vertices too large to search:
+ * a flat face normal to d), for a caller with a cheaper scan of its own (the world box's one pass). */
+int grit_hull_support_try(const grit_shape *shape, const double d[3], int start);
+
 /* The bounding radius max |v| the graph keeps (grit_shape_bounding_radius's value). */
 double grit_hull_graph_radius(const int *g);
 
