@@ -330,6 +330,7 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   for (int i = 0; i < 4; ++i) d.quat[i] = def->quat[i] / qn;
   d.name = NULL;
   d.shape.vertices = NULL;
+  d.shape.graph = NULL; /* the model builds its own (hull_graph.h) */
   if (def->shape.type == GRIT_GEOM_CONVEX || def->shape.type == GRIT_GEOM_HFIELD) { /* points copied */
     double *v = malloc(sizeof(double) * 3 * (size_t)def->shape.nvert);
     if (!v) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
