@@ -42,6 +42,9 @@ typedef struct grit_shape {
   int nvert;              /* CONVEX: number of vertices, >= 4, not all in one plane; HFIELD: nrow x ncol */
   int ncol;               /* HFIELD: number of grid columns (along x), >= 2; else unused */
   double top;             /* HFIELD: the highest elevation of the grid, m (set by grit_shape_hfield); else unused */
+  const int *graph;       /* CONVEX: the hull's vertex adjacency, for a support by hill climbing instead of a
+                             scan; set by the model on its own shapes (grit_model_geom), ignored in a
+                             definition (the model builds it); NULL: the support scans every vertex */
 } grit_shape;
 
 /* Most vertices a CONVEX shape may have (support queries are linear in the vertex count). */

@@ -10,6 +10,7 @@
 
 #include "grit/math.h"
 #include "collision_hfield.h"
+#include "geometry_internal.h"
 #include "model_filter.h"
 #include "hydro.h"
 #include "status_internal.h"
@@ -45,15 +46,17 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->aabb = calloc(6 * (size_t)ng + 1, sizeof(double));
   col->aabb_key = malloc((13 * (size_t)ng + 1) * sizeof(double));
   col->gmargin = calloc((size_t)ng + 1, sizeof(double));
+  col->aabb_hint = malloc((7 * (size_t)ng + 1) * sizeof(int));
   col->grad = calloc((size_t)ng + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->gmargin || !col->grad || !col->pairs || !col->c ||
+  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->grad || !col->pairs || !col->c ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
   }
   for (size_t i = 0; i < 13 * (size_t)ng; ++i) col->aabb_key[i] = NAN;
+  for (size_t i = 0; i < 7 * (size_t)ng; ++i) col->aabb_hint[i] = i % 7 == 6 ? 0 : -1;
   for (int g = 0; g < ng; ++g) {
     col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
     col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
@@ -71,6 +74,7 @@ void grit_collision_free(grit_collision *col) {
   free(col->gmat);
   free(col->aabb);
   free(col->aabb_key);
+  free(col->aabb_hint);
   free(col->gmargin);
   free(col->grad);
   free(col->pairs);
@@ -171,10 +175,17 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     for (int g = 0; g < ng; ++g) col->gmargin[g] = cap;
   for (int g = 0; g < ng; ++g) /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap */
     if (m->geom_margin[g] > col->gmargin[g]) col->gmargin[g] = m->geom_margin[g];
-  for (int g = 0; g < ng; ++g)
-    if (m->geom_shape[g].type != GRIT_GEOM_CONVEX || !same_place(col, g))
+  for (int g = 0; g < ng; ++g) {
+    if (m->geom_shape[g].type != GRIT_GEOM_CONVEX) {
       grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
                             col->aabb + 6 * g + 3);
+      continue;
+    }
+    const int same_R = !memcmp(col->aabb_key + 13 * g + 3, col->gmat + 9 * g, 9 * sizeof(double));
+    if (!same_place(col, g)) /* a hull turned, or only moved (then its supports are the last box's) */
+      grit_shape_world_aabb_hint(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g],
+                                 col->aabb + 6 * g, col->aabb + 6 * g + 3, col->aabb_hint + 7 * g, same_R);
+  }
   int np = 0;
   grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, m, col->pairs, col->cap_pairs, &np, NULL);
   if (s == GRIT_OK) s = add_explicit_pairs(col, m, &np);

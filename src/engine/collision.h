@@ -27,6 +27,8 @@ typedef struct grit_collision {
   double *aabb;     /* (6 ngeom) margin-inflated boxes */
   double *aabb_key; /* (13 ngeom) a CONVEX geometry's origin, orientation and margin its box was made at
                        (NaN before the first: a margin is never NaN, so never equal), to reuse the box while they keep their bits */
+  int *aabb_hint;   /* (7 ngeom) a CONVEX geometry's six support vertices at its last box (-1: none), where
+                       the next box's climbs start, and its boxes left without climbing (geometry_internal.h) */
   double *gmargin;  /* (ngeom) each geometry's margin in the last query */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */

@@ -51,7 +51,8 @@
 typedef struct body {
   const grit_shape *s;
   const double *p, *R;
-  double r; /* core radius */
+  double r;  /* core radius */
+  int *hint; /* the last support vertex of a hull with a graph, where the next climb starts */
 } body;
 
 /* A vertex of D with the two core points that made it: w = a - b. */
@@ -68,7 +69,7 @@ typedef struct simplex {
 static void core_support_world(const body *x, const double d[3], double out[3]) {
   double dl[3], ol[3];
   grit_m3_tmulv(dl, x->R, d);
-  grit_shape_core_support(x->s, dl, ol);
+  grit_shape_core_support_hint(x->s, dl, ol, x->hint);
   grit_tf_apply(out, x->p, x->R, ol);
 }
 
@@ -446,7 +447,7 @@ static int polish_eval(const body *A, const body *B, double scale, const double 
   const double t = grit_v3_dot(nk, w.w) + POLISH_GAP * scale;
   double pt[3], v[3];
   grit_v3_addscl(pt, B->p, nk, t);
-  const body Bt = {B->s, pt, B->R, B->r};
+  const body Bt = {B->s, pt, B->R, B->r, B->hint};
   simplex s;
   int it;
   if (gjk(A, &Bt, INFINITY, scale, &s, v, &it) != GJK_SEPARATED) return 0;
@@ -546,8 +547,9 @@ static void make_parallel(double ca[3], double cb[3], const double v[3]) {
 
 int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, double margin, double *phi, double n[3],
                  double wa[3], double wb[3], grit_gjk_info *info) {
-  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape)};
-  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape)};
+  int ha = -1, hb = -1;
+  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha};
+  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb};
   const double scale = grit_shape_bounding_radius(A.s) + grit_shape_bounding_radius(B.s);
   simplex s;
   double v[3], ca[3], cb[3], dist;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* geometry.c — collision shapes: construction, validation, bounding boxes, support functions. */
 #include "geometry_internal.h"
+#include "hull_graph.h"
 #include "status_internal.h"
 
 #include <math.h>
@@ -142,7 +143,7 @@ static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; } /* sign with sgn(0)
  * comparisons (the sequential scan is one long dependency chain); each lane keeps its first maximum and
  * the lanes merge by value, ties to the lower index: the same vertex as the sequential scan, whose
  * strict > keeps the lowest index among equal values (for finite d; vertices are validated finite). */
-static void support_convex(const grit_shape *s, const double d[3], double out[3]) {
+int grit_convex_scan(const grit_shape *s, const double d[3]) {
   const double *v = s->vertices;
   const int n = s->nvert;
   double bv[4];
@@ -163,32 +164,78 @@ static void support_convex(const grit_shape *s, const double d[3], double out[3]
   int b = 0;
   for (int j = 1; j < lanes; ++j)
     if (bv[j] > bv[b] || (bv[j] == bv[b] && best[j] < best[b])) b = j;
-  memcpy(out, v + 3 * best[b], 3 * sizeof(double));
+  return best[b];
+}
+
+/* A hull with a graph (the model's, of GRIT_HULL_CLIMB_MIN vertices or more) climbs it: the same vertex. */
+static void support_convex(const grit_shape *s, const double d[3], double out[3]) {
+  const int i = s->graph ? grit_hull_support(s, d, -1) : grit_convex_scan(s, d);
+  memcpy(out, s->vertices + 3 * i, 3 * sizeof(double));
 }
 
 /* A CONVEX shape's world box in one pass over its vertices: the six supports along +-(row k of R) that
  * grit_shape_world_aabb takes, each the first vertex of greatest (least) d_k.v as support_convex picks
  * it (-d.v is exactly -(d.v)), and the bounds from those vertices by the same expressions as there: the
  * same bits as six scans. */
+/* After a box whose climbs would have ended in a scan (a face normal to an axis: a box-like hull near
+ * its resting orientation), the next boxes of that hull take the one pass without trying (measured on
+ * the 2F-85, whose fingers' hulls sit so: the failed climbs cost more than the pass). */
+#define BOX_RETRY 16
+
+/* The box from the six support vertices h[2k] (along row k of R) and h[2k+1] (against it). */
+static void box_from(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                     double hi[3], const int h[6]) {
+  for (int k = 0; k < 3; ++k) {
+    const double *d = R + 3 * k, *x = s->vertices + 3 * h[2 * k], *y = s->vertices + 3 * h[2 * k + 1];
+    const double nd[3] = {-d[0], -d[1], -d[2]};
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    lo[k] = p[k] - (nd[0] * y[0] + nd[1] * y[1] + nd[2] * y[2]) - margin;
+  }
+}
+
 static void convex_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
-                              double hi[3]) {
+                              double hi[3], int idx[6]) {
   const double *v = s->vertices;
   double hmax[3], hmin[3];
-  int imax[3] = {0, 0, 0}, imin[3] = {0, 0, 0};
-  for (int k = 0; k < 3; ++k) hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
+  for (int k = 0; k < 3; ++k) {
+    hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
+    idx[2 * k] = idx[2 * k + 1] = 0;
+  }
   for (int i = 1; i < s->nvert; ++i) {
     const double *w = v + 3 * i;
     for (int k = 0; k < 3; ++k) {
       const double h = R[3 * k] * w[0] + R[3 * k + 1] * w[1] + R[3 * k + 2] * w[2];
-      if (h > hmax[k]) hmax[k] = h, imax[k] = i;
-      if (h < hmin[k]) hmin[k] = h, imin[k] = i;
+      if (h > hmax[k]) hmax[k] = h, idx[2 * k] = i;
+      if (h < hmin[k]) hmin[k] = h, idx[2 * k + 1] = i;
     }
   }
-  for (int k = 0; k < 3; ++k) {
-    const double *d = R + 3 * k, *x = v + 3 * imax[k], *y = v + 3 * imin[k];
-    const double nd[3] = {-d[0], -d[1], -d[2]};
-    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
-    lo[k] = p[k] - (nd[0] * y[0] + nd[1] * y[1] + nd[2] * y[2]) - margin;
+  box_from(s, p, R, margin, lo, hi, idx);
+}
+
+void grit_shape_world_aabb_hint(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                                double hi[3], int hint[7], int same_R) {
+  if (s->type != GRIT_GEOM_CONVEX) {
+    grit_shape_world_aabb(s, p, R, margin, lo, hi);
+    return;
+  }
+  if (same_R && hint[0] >= 0) { /* the supports depend on R alone: the last box's vertices */
+    box_from(s, p, R, margin, lo, hi, hint);
+    return;
+  }
+  int h[6], k = 0;
+  if (hint[6] > 0) hint[6]--; /* the climbs failed lately: the one pass for a while */
+  else
+    for (; s->graph && k < 6; ++k) { /* the six supports of the one pass, climbed: the same vertices */
+      const double *r = R + 3 * (k / 2), d[3] = {k % 2 ? -r[0] : r[0], k % 2 ? -r[1] : r[1], k % 2 ? -r[2] : r[2]};
+      if ((h[k] = grit_hull_support_try(s, d, hint[k])) < 0) { /* a face normal to an axis */
+        hint[6] = BOX_RETRY;
+        break;
+      }
+    }
+  if (k < 6) convex_world_aabb(s, p, R, margin, lo, hi, hint);
+  else {
+    memcpy(hint, h, sizeof h);
+    box_from(s, p, R, margin, lo, hi, h);
   }
 }
 
@@ -225,6 +272,15 @@ void grit_shape_core_support(const grit_shape *s, const double d[3], double out[
     out[0] = out[1] = out[2] = 0.0;
     return;
   }
+}
+
+void grit_shape_core_support_hint(const grit_shape *s, const double d[3], double out[3], int *hint) {
+  if (s->type != GRIT_GEOM_CONVEX || !s->graph) {
+    grit_shape_core_support(s, d, out);
+    return;
+  }
+  *hint = grit_hull_support(s, d, *hint);
+  memcpy(out, s->vertices + 3 * *hint, 3 * sizeof(double));
 }
 
 double grit_shape_core_radius(const grit_shape *s) {
@@ -297,7 +353,8 @@ void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double 
     return;
   }
   if (s->type == GRIT_GEOM_CONVEX) {
-    convex_world_aabb(s, p, R, margin, lo, hi);
+    int idx[6];
+    convex_world_aabb(s, p, R, margin, lo, hi, idx);
     return;
   }
   for (int k = 0; k < 3; ++k) {
@@ -320,7 +377,8 @@ double grit_shape_bounding_radius(const grit_shape *s) {
   case GRIT_GEOM_CYLINDER: return hypot(z[0], z[1]);
   case GRIT_GEOM_ELLIPSOID: return fmax(z[0], fmax(z[1], z[2]));
   case GRIT_GEOM_CONVEX: { /* GJK/EPA take it per call (its scale): four lanes, the same maximum (of
-                             finite squares, in any order) as one chain of fmax calls */
+                             finite squares, in any order) as one chain of fmax calls; a graph keeps it */
+    if (s->graph) return grit_hull_graph_radius(s->graph);
     double r2[4] = {0.0, 0.0, 0.0, 0.0};
     int i = 0;
     for (; i + 4 <= s->nvert; i += 4)

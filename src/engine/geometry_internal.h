@@ -19,4 +19,15 @@ int grit_shape_core_dim(const grit_shape *shape);
 /* The support point of the core in the local frame (see grit_shape_support); not for PLANE. */
 void grit_shape_core_support(const grit_shape *shape, const double dir[3], double out[3]);
 
+/* The same, for a CONVEX shape with a graph climbing from *hint (a vertex index, -1: none), where the
+ * caller asks along nearby directions in turn (GJK, EPA); *hint becomes the support vertex. The result
+ * does not depend on *hint. Other shapes: grit_shape_core_support, *hint untouched. */
+void grit_shape_core_support_hint(const grit_shape *shape, const double dir[3], double out[3], int *hint);
+
+/* grit_shape_world_aabb for a CONVEX shape, from its six support vertices along +-(row k of R), kept
+ * in hint[0..5] (-1: none; updated; hint[6]: boxes left without climbing, initially 0): with same_R (R has the bits of the last box's) those vertices again,
+ * else climbed from them when the shape has a graph, else (or where a climb would end in a scan) one
+ * pass over the vertices. The same box as grit_shape_world_aabb; other shapes: that function. */
+void grit_shape_world_aabb_hint(const grit_shape *shape, const double p[3], const double R[9], double margin,
+                                double lo[3], double hi[3], int hint[7], int same_R);
 #endif

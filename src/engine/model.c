@@ -16,6 +16,7 @@
 #include "model_internal.h"
 #include "model_filter.h"
 #include "hydro.h"
+#include "hull_graph.h"
 #include "status_internal.h"
 
 /* ---------------------------------------------------------------------------------- builder */
@@ -329,6 +330,7 @@ grit_status grit_builder_add_geom(grit_builder *b, const grit_geom_def *def, int
   for (int i = 0; i < 4; ++i) d.quat[i] = def->quat[i] / qn;
   d.name = NULL;
   d.shape.vertices = NULL;
+  d.shape.graph = NULL; /* the model builds its own (hull_graph.h) */
   if (def->shape.type == GRIT_GEOM_CONVEX || def->shape.type == GRIT_GEOM_HFIELD) { /* points copied */
     double *v = malloc(sizeof(double) * 3 * (size_t)def->shape.nvert);
     if (!v) return grit_set_error(msg, GRIT_ERR_OUT_OF_MEMORY, "out of memory adding geom %d", id);
@@ -447,6 +449,7 @@ static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->geom_contype, m->ngeom);
   GRIT_CARVE(c, m->geom_conaffinity, m->ngeom);
   GRIT_CARVE(c, m->geom_vert, 3 * m->nvert);
+  GRIT_CARVE(c, m->geom_graph, m->ngraph);
   GRIT_CARVE(c, m->geom_hydro, m->ngeom);
   GRIT_CARVE(c, m->geom_margin, m->ngeom);
   GRIT_CARVE(c, m->geom_gap, m->ngeom);
@@ -566,6 +569,8 @@ static size_t compile_sizes(const grit_builder *b, grit_model *sizes) {
   for (int g = 0; g < b->ngeom; ++g)
     if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX || b->geoms[g].shape.type == GRIT_GEOM_HFIELD)
       sizes->nvert += b->geoms[g].shape.nvert;
+  for (int g = 0; g < b->ngeom; ++g)
+    if (b->geoms[g].shape.type == GRIT_GEOM_CONVEX) sizes->ngraph += (int)grit_hull_graph_ints(b->geoms[g].shape.nvert);
   sizes->nhtet = grit_hydro_model_tets(b->geoms, b->ngeom);
   for (int j = 0; j < b->njnt; ++j) {
     sizes->nq += grit_joint_nq(b->joints[j].def.type);
@@ -686,14 +691,20 @@ static void compile_actuators(const grit_builder *b, grit_model *m, char **names
 /* Phase 6: geometries, convex vertices copied into the model's own array. */
 static void compile_geoms(const grit_builder *b, grit_model *m, char **names) {
   int vadr = 0;
+  size_t gadr = 0;
   for (int g = 0; g < m->ngeom; ++g) {
     const grit_geom_def *d = &b->geoms[g];
     m->geom_body[g] = d->body;
     m->geom_shape[g] = d->shape;
+    m->geom_shape[g].graph = NULL;
     if (d->shape.type == GRIT_GEOM_CONVEX || d->shape.type == GRIT_GEOM_HFIELD) {
       memcpy(m->geom_vert + 3 * vadr, d->shape.vertices, sizeof(double) * 3 * (size_t)d->shape.nvert);
       m->geom_shape[g].vertices = m->geom_vert + 3 * vadr;
       vadr += d->shape.nvert;
+    }
+    if (d->shape.type == GRIT_GEOM_CONVEX && grit_hull_graph_ints(d->shape.nvert) > 0) {
+      if (grit_hull_graph_build(&m->geom_shape[g], m->geom_graph + gadr)) m->geom_shape[g].graph = m->geom_graph + gadr;
+      gadr += grit_hull_graph_ints(d->shape.nvert);
     }
     memcpy(m->geom_pos + 3 * g, d->pos, sizeof d->pos);
     memcpy(m->geom_quat + 4 * g, d->quat, sizeof d->quat);
@@ -788,6 +799,8 @@ grit_status grit_model_copy(const grit_model *m, grit_model **out) {
   for (int g = 0; g < r->ngeom; ++g)
     if (r->geom_shape[g].vertices)
       r->geom_shape[g].vertices = (const double *)(base + ((const char *)r->geom_shape[g].vertices - old));
+  for (int g = 0; g < r->ngeom; ++g)
+    if (r->geom_shape[g].graph) r->geom_shape[g].graph = (const int *)(base + ((const char *)r->geom_shape[g].graph - old));
   grit_cx_relocate(r, old, base);
   *out = r;
   return GRIT_OK;

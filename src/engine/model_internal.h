@@ -105,6 +105,8 @@ struct grit_model {
   unsigned *geom_conaffinity;
   double *geom_vert;          /* (3 nvert_total) vertices of CONVEX geometries */
   int nvert;
+  int *geom_graph;            /* the CONVEX geometries' hull graphs (hull_graph.h), each at a fixed size */
+  int ngraph;
   double *geom_hydro;         /* hydroelastic modulus E, Pa (0: point contact; hydro.h) */
   int *geom_hydro_tetadr;     /* first tetrahedron of the geometry's mesh in hydro_tet */
   int *geom_hydro_ntet;       /* its number of tetrahedra (0 unless geom_hydro > 0) */

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hull_graph.c — a CONVEX shape's vertex adjacency and its support by hill climbing (hull_graph.h).
+ *
+ * The graph, in the model's arena (ints, no pointers, so a model copy moves it as it is):
+ *   g[0] = n (vertices), g[1] = nl (loose vertices), g[2..3] = the bytes of a double, the bounding
+ *   radius max |v| (grit_shape_bounding_radius's, kept; the scale of d.v's round-off), g[4..9] = the start vertex for +x, -x, +y, -y, +z, -z,
+ *   then adr[0..n] (vertex i's neighbours are nbr[adr[i] .. adr[i+1])), nbr, and the loose list.
+ * The edges are those of the engine's own hull of the points (grit_hydro_hull, the triangles of
+ * hydroelastic meshes), which leaves out points within 1e-9 of its extent outside a face: those are the
+ * "loose" vertices, which every query scans after the climb (points clearly inside can never be a
+ * support and are dropped). A loader's Qhull hull gives the engine only hull vertices, so its loose
+ * list is empty or short.
+ *
+ * Ties and round-off. The scan returns the first vertex of greatest d.v as computed in floating point.
+ * The climb stops at a vertex none of whose neighbours computes strictly greater; if a neighbour comes
+ * within a tolerance (1e-9 of the scale, far above round-off), the vertices within it of the best (a
+ * face, an edge nearly normal to d) are searched breadth first for the greatest value and its lowest
+ * index. Since the vertices within any distance of a linear function's maximum are connected on a
+ * polytope's edge graph, that is the scan's vertex; a search that outgrows its stack buffer scans
+ * instead. The model checks each graph against the scan when it builds it (grit_hull_graph_build). */
+#include "hull_graph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hydro.h"
+
+enum { HDR = 10, PLATEAU_MAX = 64, CHECK_FACES = 512, CHECK_RANDOM = 64 };
+#define HULL_TOL 1e-9      /* the plateau's width, times the scale and |d|_1 */
+#define HULL_INSIDE 1e-6   /* a point this far (times the extent) inside every face is never a support */
+/* A vertex with more edges is the hub of a large flat polygon fanned into triangles (the 2F-85's mount:
+ * 146): directions normal to it, which GJK meets on every resting contact, make the climb search the
+ * whole polygon for the scan's vertex and then scan anyway; such a hull keeps the scan (measured). */
+#define HULL_MAX_DEGREE 64
+
+static double dotv(const double d[3], const double *w) { return d[0] * w[0] + d[1] * w[1] + d[2] * w[2]; }
+
+double grit_hull_graph_radius(const int *g) {
+  double r;
+  memcpy(&r, g + 2, sizeof r);
+  return r;
+}
+
+size_t grit_hull_graph_ints(int n) { return n < GRIT_HULL_CLIMB_MIN ? 0 : (size_t)HDR + 8 * (size_t)n + 1; }
+
+/* ---------------------------------------------------------------------------------- the climb */
+
+/* Breadth-first search of the vertices within tol of the best value found, from cur (value hc): the
+ * greatest value, lowest index among equals. *full when the buffer overflowed or the search's work
+ * passed a scan's (the caller scans). */
+static int plateau(const grit_shape *s, const int *adr, const int *nbr, const double d[3], int cur, double hc,
+                   double tol, int *full) {
+  int list[PLATEAU_MAX], nl = 1, best = cur, work = 0;
+  double hb = hc;
+  list[0] = cur;
+  for (int q = 0; q < nl; ++q)
+    for (int k = adr[list[q]]; k < adr[list[q] + 1]; ++k) {
+      const int w = nbr[k];
+      if ((work += nl) > s->nvert) { /* a flat face fanned from high-degree vertices: a scan costs less */
+        *full = 1;
+        return best;
+      }
+      int seen = 0;
+      for (int j = 0; j < nl && !seen; ++j) seen = list[j] == w;
+      if (seen) continue;
+      const double h = dotv(d, s->vertices + 3 * w);
+      if (h < hb - tol) continue;
+      if (nl == PLATEAU_MAX) {
+        *full = 1;
+        return best;
+      }
+      list[nl++] = w;
+      if (h > hb || (h == hb && w < best)) hb = h, best = w;
+    }
+  return best;
+}
+
+int grit_hull_support(const grit_shape *s, const double d[3], int start) {
+  const int i = grit_hull_support_try(s, d, start);
+  return i >= 0 ? i : grit_convex_scan(s, d);
+}
+
+int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
+  const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
+  const double *v = s->vertices;
+  int cur = start;
+  if (cur < 0 || cur >= n || adr[cur + 1] == adr[cur]) { /* the start for d's dominant axis */
+    const double a0 = fabs(d[0]), a1 = fabs(d[1]), a2 = fabs(d[2]);
+    const int k = a0 >= a1 && a0 >= a2 ? 0 : a1 >= a2 ? 1 : 2;
+    cur = g[4 + 2 * k + (d[k] < 0.0)];
+  }
+  const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
+  double hc = dotv(d, v + 3 * cur);
+  int near = 0;
+  for (;;) { /* steepest ascent; in its last round, near: a neighbour within tol */
+    int best = cur;
+    double hb = hc;
+    near = 0;
+    for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
+      const double h = dotv(d, v + 3 * nbr[k]);
+      if (h > hb) hb = h, best = nbr[k];
+      else if (h >= hc - tol) near = 1;
+    }
+    if (best == cur) break;
+    cur = best, hc = hb;
+  }
+  if (near) {
+    int full = 0;
+    cur = plateau(s, adr, nbr, d, cur, hc, tol, &full);
+    if (full) return -1;
+    hc = dotv(d, v + 3 * cur);
+  }
+  for (int j = 0; j < g[1]; ++j) {
+    const int i = loose[j];
+    const double h = dotv(d, v + 3 * i);
+    if (h > hc || (h == hc && i < cur)) hc = h, cur = i;
+  }
+  return cur;
+}
+
+/* ---------------------------------------------------------------------------------- the build */
+
+static int cmp_ll(const void *a, const void *b) {
+  const long long x = *(const long long *)a, y = *(const long long *)b;
+  return (x > y) - (x < y);
+}
+
+/* adr and nbr from the triangles: every edge both ways, sorted, without repeats. 0 if more than 6 n
+ * entries (not a closed triangulated surface). */
+static int edges_from(const int *tri, int nt, int n, int *adr, int *nbr) {
+  long long *e = malloc(sizeof *e * 6 * (size_t)nt);
+  if (!e) return 0;
+  int ne = 0;
+  for (int t = 0; t < nt; ++t)
+    for (int k = 0; k < 3; ++k) {
+      const int a = tri[3 * t + k], b = tri[3 * t + (k + 1) % 3];
+      e[ne++] = (long long)a * n + b;
+      e[ne++] = (long long)b * n + a;
+    }
+  qsort(e, (size_t)ne, sizeof *e, cmp_ll);
+  int m = 0;
+  memset(adr, 0, sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < ne; ++i) {
+    if (i > 0 && e[i] == e[i - 1]) continue;
+    if (m == 6 * n) {
+      free(e);
+      return 0;
+    }
+    const int a = (int)(e[i] / n), b = (int)(e[i] % n);
+    nbr[m++] = b;
+    adr[a + 1]++;
+  }
+  for (int i = 0; i < n; ++i) adr[i + 1] += adr[i];
+  free(e);
+  return 1;
+}
+
+/* Vertices on no edge and not clearly inside every face plane: the loose list. Returns its length. */
+static int loose_vertices(const grit_shape *s, const int *tri, int nt, const int *adr, double extent, int *loose) {
+  const double *v = s->vertices;
+  int nl = 0;
+  for (int i = 0; i < s->nvert; ++i) {
+    if (adr[i + 1] > adr[i]) continue;
+    double out = -INFINITY;
+    for (int t = 0; t < nt && out < -HULL_INSIDE * extent; ++t) {
+      const double *a = v + 3 * tri[3 * t], *b = v + 3 * tri[3 * t + 1], *c = v + 3 * tri[3 * t + 2];
+      const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+      const double nn[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+      const double l = sqrt(dotv(nn, nn)), x[3] = {v[3 * i] - a[0], v[3 * i + 1] - a[1], v[3 * i + 2] - a[2]};
+      out = fmax(out, l > 0.0 ? dotv(nn, x) / l : 0.0);
+    }
+    if (out >= -HULL_INSIDE * extent) loose[nl++] = i;
+  }
+  return nl;
+}
+
+/* The climb against the scan along d from three starts; 1 if all agree. */
+static int agrees(const grit_shape *s, const double d[3], int salt) {
+  const int ref = grit_convex_scan(s, d), n = s->nvert;
+  return grit_hull_support(s, d, -1) == ref && grit_hull_support(s, d, (salt * 7919 + 13) % n) == ref &&
+         grit_hull_support(s, d, (salt * 104729 + 5) % n) == ref;
+}
+
+static int check_graph(const grit_shape *s, const int *tri, int nt) {
+  const double *v = s->vertices;
+  for (int k = 0; k < 6; ++k) {
+    double d[3] = {0, 0, 0};
+    d[k / 2] = k % 2 ? -1.0 : 1.0;
+    if (!agrees(s, d, k)) return 0;
+  }
+  const int stride = nt / CHECK_FACES + 1;
+  for (int t = 0; t < nt; t += stride) { /* a face's normal both ways: the plateaus */
+    const double *a = v + 3 * tri[3 * t], *b = v + 3 * tri[3 * t + 1], *c = v + 3 * tri[3 * t + 2];
+    const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double nn[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+    if (!agrees(s, nn, t)) return 0;
+    for (int k = 0; k < 3; ++k) nn[k] = -nn[k];
+    if (!agrees(s, nn, t + 1)) return 0;
+  }
+  unsigned x = 12345u; /* fixed pseudo-random directions (a linear congruential generator) */
+  for (int r = 0; r < CHECK_RANDOM; ++r) {
+    double d[3];
+    for (int k = 0; k < 3; ++k) x = x * 1664525u + 1013904223u, d[k] = (double)(x >> 8) / 8388608.0 - 1.0;
+    if (!agrees(s, d, r)) return 0;
+  }
+  return 1;
+}
+
+typedef struct far_point {
+  double r2;
+  int i;
+} far_point;
+
+static int cmp_far(const void *a, const void *b) { /* farther first, then by index: a total order */
+  const far_point *x = a, *y = b;
+  return x->r2 != y->r2 ? (x->r2 < y->r2) - (x->r2 > y->r2) : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The engine's hull of the points, taken farthest from their centroid first (an incremental hull with a
+ * tolerance is robust when the outer points come first: the inner ones are then rejected at once,
+ * before near-coplanar faces can mislead it), its triangles in the shape's own indices. */
+static int hull_far_first(const double *v, int n, int *tri) {
+  far_point *o = malloc(sizeof *o * (size_t)n);
+  double *p = malloc(sizeof(double) * 3 * (size_t)n), c[3] = {0, 0, 0};
+  int nt = 0;
+  if (o && p) {
+    for (int i = 0; i < 3 * n; ++i) c[i % 3] += v[i] / n;
+    for (int i = 0; i < n; ++i) {
+      const double x[3] = {v[3 * i] - c[0], v[3 * i + 1] - c[1], v[3 * i + 2] - c[2]};
+      o[i].r2 = dotv(x, x), o[i].i = i;
+    }
+    qsort(o, (size_t)n, sizeof *o, cmp_far);
+    for (int i = 0; i < n; ++i) memcpy(p + 3 * i, v + 3 * o[i].i, 3 * sizeof(double));
+    nt = grit_hydro_hull(p, n, tri, 2 * n);
+    for (int k = 0; k < 3 * nt; ++k) tri[k] = o[tri[k]].i;
+  }
+  free(o), free(p);
+  return nt;
+}
+
+int grit_hull_graph_build(const grit_shape *s, int *g) {
+  const int n = s->nvert;
+  if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
+  const double *v = s->vertices;
+  int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
+  int *adr = g + HDR, *nbr = adr + n + 1, nt = 0, ok = 0;
+  for (int order = 0; order < 2 && !ok && tri; ++order) { /* the given order, else farthest first */
+    nt = order ? hull_far_first(v, n, tri) : grit_hydro_hull(v, n, tri, 2 * n);
+    ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
+    for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
+  }
+  if (!ok) {
+    free(tri);
+    return 0;
+  }
+  const double scale = grit_shape_bounding_radius(s); /* the scan's, before the graph is set */
+  double lo[3] = {v[0], v[1], v[2]}, hi[3] = {v[0], v[1], v[2]};
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) lo[k] = fmin(lo[k], v[3 * i + k]), hi[k] = fmax(hi[k], v[3 * i + k]);
+  const double extent = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                             (hi[2] - lo[2]) * (hi[2] - lo[2]));
+  g[0] = n;
+  g[1] = loose_vertices(s, tri, nt, adr, extent, nbr + adr[n]);
+  memcpy(g + 2, &scale, sizeof scale);
+  for (int k = 0; k < 6; ++k) { /* the starts: the greatest of +-x_k among the vertices on edges */
+    const double sg = k % 2 ? -1.0 : 1.0;
+    int best = -1;
+    for (int i = 0; i < n; ++i)
+      if (adr[i + 1] > adr[i] && (best < 0 || sg * v[3 * i + k / 2] > sg * v[3 * best + k / 2])) best = i;
+    g[4 + k] = best;
+  }
+  grit_shape t = *s;
+  t.graph = g;
+  ok = g[4] >= 0 && check_graph(&t, tri, nt);
+  free(tri);
+  return ok;
+}

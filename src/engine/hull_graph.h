@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hull_graph.h — a CONVEX shape's vertex adjacency (the edges of its hull) and the support by hill
+ * climbing on it (internal).
+ *
+ * A linear function on a convex polytope has no local maximum on the hull's edge graph that is not a
+ * global one, so the support walks from a start vertex to a neighbour of greater d.v until none is
+ * greater: a few neighbourhoods instead of every vertex. The model builds the graph once at compile
+ * (grit_hull_graph_build) for every CONVEX geometry of GRIT_HULL_CLIMB_MIN vertices or more; smaller
+ * hulls, and shapes made without a model, keep the scan. The result is the scan's vertex, ties included
+ * (the first vertex of greatest d.v in floating point): see grit_hull_support. */
+#ifndef GRIT_HULL_GRAPH_H
+#define GRIT_HULL_GRAPH_H
+
+#include <stddef.h>
+
+#include "grit/geometry.h"
+
+/* Hulls with fewer vertices keep the four-lane scan (faster there: measured in docs/performance.md,
+ * stop 18). */
+#define GRIT_HULL_CLIMB_MIN 16
+
+/* The ints the graph of an n-vertex hull needs at most (0 when n < GRIT_HULL_CLIMB_MIN: no graph). */
+size_t grit_hull_graph_ints(int n);
+
+/* Builds the graph of shape's vertices into g (grit_hull_graph_ints(nvert) ints) at model compile
+ * (allocates temporaries). Returns 1 if the graph is complete and gives the scan's vertex on every
+ * direction checked (the hull's face normals both ways, the axes, fixed random directions, from several
+ * starts), else 0: the shape then keeps the scan. */
+int grit_hull_graph_build(const grit_shape *shape, int *g);
+
+/* The index of the support vertex of a CONVEX shape with a graph along d: the first vertex (lowest
+ * index) of greatest d.v, as grit_convex_scan. start: the vertex to climb from (the last support along
+ * a nearby direction), or -1 for the graph's own start for d's dominant axis. */
+int grit_hull_support(const grit_shape *shape, const double d[3], int start);
+
+/* The same, or -1 where it would end in a scan (a plateau of near-equal vertices too large to search:
+ * a flat face normal to d), for a caller with a cheaper scan of its own (the world box's one pass). */
+int grit_hull_support_try(const grit_shape *shape, const double d[3], int start);
+
+/* The bounding radius max |v| the graph keeps (grit_shape_bounding_radius's value). */
+double grit_hull_graph_radius(const int *g);
+
+/* The same vertex by a scan over all vertices (four lanes; geometry.c). */
+int grit_convex_scan(const grit_shape *shape, const double d[3]);
+
+#endif

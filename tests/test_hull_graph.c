@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_hull_graph.c — a CONVEX shape's support by hill climbing on its hull's edges (hull_graph.c)
+ * against the scan over all its vertices: the same vertex, ties included, on the Panda's hulls and on
+ * degenerate point sets (flat, thin, many coplanar faces, repeated and interior points). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision_test_util.h"
+#include "geometry_internal.h"
+#include "grit/grit.h"
+#include "hull_graph.h"
+#include "model_internal.h"
+
+/* The climb from a random start, from no start, and the world box climbed from the last box's vertices,
+ * against the scan and grit_shape_world_aabb (itself tested against sequential scans, test_collision),
+ * on random directions, the axes, and the directions of the hull's vertices and of sums of two
+ * (near-normals of faces and edges: the ties). */
+static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
+  const int n = c->nvert;
+  int hint[7] = {-1, -1, -1, -1, -1, -1, 0};
+  for (int t = 0; t < ndir; ++t) {
+    double d[3];
+    const double *a = c->vertices + 3 * (t % n), *b = c->vertices + 3 * ((7 * t + 3) % n);
+    for (int k = 0; k < 3; ++k)
+      d[k] = t < 6    ? (k == t % 3) * (t < 3 ? 1.0 : -1.0)
+             : t % 3 == 0 ? a[k]
+             : t % 3 == 1 ? a[k] + b[k]
+                          : ct_uniform(s, -1, 1);
+    const int ref = grit_convex_scan(c, d), start = (int)ct_uniform(s, 0, n - 1e-9);
+    cr_assert_eq(grit_hull_support(c, d, start), ref, "n = %d direction %d: climbed from %d", n, t, start);
+    cr_assert_eq(grit_hull_support(c, d, -1), ref, "n = %d direction %d: climbed from the axis start", n, t);
+    double x[3];
+    grit_shape_core_support(c, d, x);
+    cr_assert(memcmp(x, c->vertices + 3 * ref, sizeof x) == 0);
+    ct_pose P = ct_random_pose(s, 1.0);
+    if (t % 4 == 0) /* axis-aligned: ties between the vertices of faces normal to the axes */
+      for (int k = 0; k < 9; ++k) P.R[k] = k % 4 == 0;
+    double lo[3], hi[3], lo2[3], hi2[3];
+    grit_shape_world_aabb_hint(c, P.p, P.R, 0.01, lo, hi, hint, 0);
+    grit_shape_world_aabb(c, P.p, P.R, 0.01, lo2, hi2); /* graph set: its scan pass */
+    cr_assert(memcmp(lo, lo2, sizeof lo) == 0 && memcmp(hi, hi2, sizeof hi) == 0, "n = %d direction %d: box", n, t);
+  }
+}
+
+/* Builds the graph of n points into a buffer owned by the caller; returns the shape (graph NULL when the
+ * build declined). */
+static grit_shape with_graph(const double *v, int n, int **buf) {
+  grit_shape c = grit_shape_convex(v, n);
+  *buf = calloc(grit_hull_graph_ints(n) + 1, sizeof(int));
+  cr_assert_not_null(*buf);
+  if (grit_hull_graph_build(&c, *buf)) c.graph = *buf;
+  return c;
+}
+
+Test(hull_graph, panda_hulls_climb_to_the_scans_vertex) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_status st = grit_load_file(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/franka_emika_panda/scene.xml",
+                                  NULL, &m, NULL, msg);
+  cr_assert_eq(st, GRIT_OK, "%s", msg);
+  unsigned long long s = 11;
+  int ngraph = 0;
+  for (int g = 0; g < grit_model_ngeom(m); ++g) {
+    grit_geom_def def;
+    cr_assert_eq(grit_model_geom(m, g, &def), GRIT_OK);
+    if (def.shape.type != GRIT_GEOM_CONVEX) continue;
+    cr_assert_eq(def.shape.graph != NULL, def.shape.nvert >= GRIT_HULL_CLIMB_MIN, "geom %d: %d vertices", g,
+                 def.shape.nvert);
+    if (!def.shape.graph) continue;
+    ngraph++;
+    cr_assert_eq(grit_hull_graph_radius(def.shape.graph), grit_shape_bounding_radius(&(grit_shape){
+                                                               .type = GRIT_GEOM_CONVEX,
+                                                               .vertices = def.shape.vertices,
+                                                               .nvert = def.shape.nvert}));
+    check_shape(&def.shape, &s, 600);
+  }
+  cr_assert_geq(ngraph, 10, "the Panda's hulls: %d with a graph", ngraph);
+  grit_model *copy = NULL; /* a copy's graphs point into its own arena */
+  cr_assert_eq(grit_model_copy(m, &copy), GRIT_OK);
+  grit_model_free(m);
+  for (int g = 0; g < grit_model_ngeom(copy); ++g) {
+    grit_geom_def def;
+    grit_model_geom(copy, g, &def);
+    if (def.shape.graph) check_shape(&def.shape, &s, 50);
+  }
+  grit_model_free(copy);
+}
+
+/* A box's surface sampled on a k x k grid per face (many coplanar vertices: the plateaus along the axes
+ * outgrow the search's buffer and scan), scaled flat or thin, with repeated points and interior points. */
+static int grid_box(double *v, int k, const double scale[3], int extra) {
+  int n = 0;
+  for (int f = 0; f < 6; ++f)
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < k; ++j) {
+        double p[3], u = -1.0 + 2.0 * i / (k - 1), w = -1.0 + 2.0 * j / (k - 1);
+        p[f / 2] = f % 2 ? -1.0 : 1.0, p[(f / 2 + 1) % 3] = u, p[(f / 2 + 2) % 3] = w;
+        for (int c = 0; c < 3; ++c) v[3 * n + c] = scale[c] * p[c];
+        n++;
+      }
+  for (int e = 0; e < extra; ++e, ++n) /* a repeat of an earlier point, then an interior point */
+    for (int c = 0; c < 3; ++c) v[3 * n + c] = e % 2 ? 0.3 * scale[c] * (c - 1) : v[3 * (5 * e) + c];
+  return n;
+}
+
+Test(hull_graph, degenerate_point_sets) {
+  static double v[3 * 700];
+  unsigned long long s = 5;
+  const double shapes[][3] = {{1, 1, 1}, {1, 1, 1e-4}, {1e-4, 1e-4, 1}, {0.02, 3, 0.5}};
+  int *buf, ngraph = 0;
+  for (int i = 0; i < 4; ++i)
+    for (int k = 3; k <= 9; k += 3) {
+      const int n = grid_box(v, k, shapes[i], 6);
+      const grit_shape c = with_graph(v, n, &buf);
+      if (c.graph) check_shape(&c, &s, 300), ngraph++;
+      free(buf);
+    }
+  cr_assert_geq(ngraph, 4, "grid boxes with a graph: %d of 12", ngraph);
+  for (int ns = 24; ns <= 200; ns += 88) { /* a cylinder of ns sides (cap plateaus of ns), flat and thin */
+    for (int flat = 0; flat < 2; ++flat) {
+      int n = 0;
+      for (int i = 0; i < ns; ++i)
+        for (int z = -1; z <= 1; z += 2, ++n) {
+          const double a = 6.283185307179586 * i / ns;
+          v[3 * n] = (flat ? 1.0 : 1e-3) * cos(a), v[3 * n + 1] = (flat ? 1.0 : 1e-3) * sin(a);
+          v[3 * n + 2] = (flat ? 1e-5 : 1.0) * z;
+        }
+      const grit_shape c = with_graph(v, n, &buf);
+      if (c.graph) check_shape(&c, &s, 300); /* caps fanned from one vertex keep the scan */
+      free(buf);
+    }
+  }
+  for (int n = 40; n <= 400; n *= 3) { /* points on a sphere, then the same with interior points mixed in */
+    for (int i = 0; i < n; ++i) {
+      double q[3], r;
+      do {
+        for (int k = 0; k < 3; ++k) q[k] = ct_uniform(&s, -1, 1);
+        r = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+      } while (r < 0.1 || r > 1.0);
+      for (int k = 0; k < 3; ++k) v[3 * i + k] = (i % 3 == 2 ? 0.5 : 1.0) * q[k] / r;
+    }
+    const grit_shape c = with_graph(v, n, &buf);
+    cr_assert_not_null(c.graph);
+    check_shape(&c, &s, 400);
+    free(buf);
+  }
+  const grit_shape c = with_graph(v, GRIT_HULL_CLIMB_MIN - 1, &buf); /* below the crossover: the scan */
+  cr_assert_null(c.graph);
+  cr_assert_eq(grit_hull_graph_ints(GRIT_HULL_CLIMB_MIN - 1), 0);
+  free(buf);
+}
