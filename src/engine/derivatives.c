@@ -119,6 +119,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->rskip, m->ntree);
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   grit_rnea_layout(m, &w->rn, c);
+  grit_deriv_smooth_layout(m, w->maxn, &w->sm, c);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
@@ -351,6 +352,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
       first = 0;
     }
     if (kind == 1) grit_deriv_lagged_finish(m, d, w); /* the rank-one terms the velocity columns add */
+    if (kind == 1) grit_deriv_smooth_prepare(m, w); /* the smooth force's partials (derivatives_smooth.c) */
     if (kind == 1 && grit_quasistatic_last_step(d)) continue; /* quasistatic: v0 = 0, not the state's */
     const int coupled = kind == 0 || (kind == 2 && grit_adhesion_any(m)), ngroups = coupled ? ncolour : 1;
     for (int k = 0; k < ngroups; ++k) {

@@ -9,6 +9,7 @@
 #include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_rnea.h"
+#include "derivatives_smooth.h"
 #include "grit/derivatives.h"
 
 enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
@@ -94,6 +95,8 @@ struct grit_deriv_ws {
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
+  grit_deriv_smooth sm;                   /* the smooth force's partials in v0 and u (derivatives_smooth.c) */
+  int no_smooth;                          /* nonzero: velocity and control passes evaluate the dual force (tests) */
   void *arena;
 };
 
