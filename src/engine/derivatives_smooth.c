@@ -174,6 +174,13 @@ void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
     memcpy(s->sup0, s->sup, sizeof *s->sup * (size_t)s->sup_ptr[m->nu]);
     s->valid = 1;
   }
+  /* worth it when its evaluations are fewer than the passes' (each evaluated the force once): the
+   * velocity passes' ceil(maxn / N) and the control passes' ceil(most actuators of a tree / N) */
+  int most = 0;
+  for (int t = 0; t < m->ntree; ++t) most = w->act_ptr[t + 1] - w->act_ptr[t] > most ? w->act_ptr[t + 1] - w->act_ptr[t] : most;
+  const int npass = (w->maxn + GRIT_DUAL_N - 1) / GRIT_DUAL_N + (most + GRIT_DUAL_N - 1) / GRIT_DUAL_N;
+  const int neval = s->ncolour > GRIT_DUAL_N ? (s->ncolour + GRIT_DUAL_N - 1) / GRIT_DUAL_N : 1;
+  if (neval >= npass) return; /* the swimmer's one velocity pass: as before */
   for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_const(0.0);
   for (int e = 0; e == 0 || e * GRIT_DUAL_N < s->ncolour; ++e) {
     for (int c = 0; c < ncol; ++c)

@@ -36,7 +36,9 @@ void grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_deriv_smooth *
 /* Before the velocity and control passes of a call, at constant positions (q0's and the kinematics'
  * partials zero, v0 and u unseeded): the sparsity of the columns (the transmissions' moments at q0),
  * a colouring of the columns by the rows they reach (Curtis-Powell-Reid), and one dual evaluation of
- * the force per GRIT_DUAL_N colours. Off (the old path) when w->no_smooth is set. */
+ * the force per GRIT_DUAL_N colours (after the call's colouring of the trees listed the actuators by
+ * tree). Off (the old path) when w->no_smooth is set or when those evaluations would not be fewer than
+ * the passes (a model of one short tree). */
 void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w);
 
 /* A velocity or control pass's w->force: -w->bias plus the smooth force with the partials along the
