@@ -579,7 +579,6 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   w->kin.tree_mask = active;
   grit_deriv_smooth_force(m, w, 0); /* the smooth force and tendon actuators (derivatives_smooth.c) */
   grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
-  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
   /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
    * qconst trees, whose dual blocks position passes neither form nor need (the same operations as
    * grit_block_mulv_dual with constant blocks) */
@@ -593,6 +592,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
       grit_deriv_free_velocity_rows(m, d, w, t);
       continue;
     }
+    for (int i = adr; i < adr + n; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int i = 0; i < n; ++i) {
       grit_dual s = grit_dual_const(0.0);
       for (int j = 0; j < n; ++j) {

@@ -37,8 +37,9 @@ void grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_deriv_smooth *
  * partials zero, v0 and u unseeded): the sparsity of the columns (the transmissions' moments at q0),
  * a colouring of the columns by the rows they reach (Curtis-Powell-Reid), and one dual evaluation of
  * the force per GRIT_DUAL_N colours (after the call's colouring of the trees listed the actuators by
- * tree). Off (the old path) when w->no_smooth is set or when those evaluations would not be fewer than
- * the passes (a model of one short tree). */
+ * tree). Off (the old path) when w->no_smooth > 0, or, with w->no_smooth 0, when those evaluations
+ * would not be fewer than the passes by two (a model of one short tree); w->no_smooth < 0: on always
+ * (tests). */
 void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w);
 
 /* A velocity or control pass's w->force: -w->bias plus the smooth force with the partials along the
