@@ -11,6 +11,7 @@
 
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "derivatives_smooth.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -94,14 +95,14 @@ static void compare(grit_model *m, grit_data *d, const char *name, int max_colou
   double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
   double *A3 = calloc((size_t)nx * nx, sizeof(double)), *B3 = calloc((size_t)nx * nu + 1, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A3, nu ? B3 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->sm.on == (max_colours >= 0), "%s: the stored partials used where worth it", name);
+  cr_assert(d->deriv->sm->on == (max_colours >= 0), "%s: the stored partials used where worth it", name);
   d->deriv->no_smooth = -1; /* on, worth it or not */
   cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->sm.on, "%s: the stored partials were used", name);
-  const int ncolour = d->deriv->sm.ncolour;
+  cr_assert(d->deriv->sm->on, "%s: the stored partials were used", name);
+  const int ncolour = d->deriv->sm->ncolour;
   d->deriv->no_smooth = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(!d->deriv->sm.on, "%s: the dual path ran", name);
+  cr_assert(!d->deriv->sm->on, "%s: the dual path ran", name);
   d->deriv->no_smooth = 0;
   const double ea = fmax(col_diff(A1, A2, nx, nx), col_diff(A3, A2, nx, nx));
   const double eb = nu ? fmax(col_diff(B1, B2, nx, nu), col_diff(B3, B2, nx, nu)) : 0.0;
@@ -173,7 +174,7 @@ static double against_fd(const char *xml, int steps, double hfd) {
   cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   d->deriv->no_smooth = -1; /* on (the workspace exists after a call): this arm's passes are few */
   cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->sm.on, "the stored partials were used");
+  cr_assert(d->deriv->sm->on, "the stored partials were used");
   grit_model *m2;
   grit_data *d2 = prepare(xml, &m2, steps); /* the same history: the same warm start */
   double *vp = malloc(sizeof(double) * nv), *x[2];

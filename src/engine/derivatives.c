@@ -31,6 +31,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
+#include "derivatives_smooth.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "grit/derivatives.h"
@@ -119,7 +120,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->rskip, m->ntree);
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   grit_rnea_layout(m, &w->rn, c);
-  grit_deriv_smooth_layout(m, w->maxn, &w->sm, c);
+  w->sm = grit_deriv_smooth_layout(m, w->maxn, c);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {

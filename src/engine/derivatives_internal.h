@@ -9,7 +9,6 @@
 #include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_rnea.h"
-#include "derivatives_smooth.h"
 #include "grit/derivatives.h"
 
 enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
@@ -95,7 +94,7 @@ struct grit_deriv_ws {
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
-  grit_deriv_smooth sm;                   /* the smooth force's partials in v0 and u (derivatives_smooth.c) */
+  struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
   int no_smooth;                          /* > 0: velocity and control passes evaluate the dual force; < 0: they
                                            * read the stored partials even where not worth it (tests) */
   void *arena;

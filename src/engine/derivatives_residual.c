@@ -23,6 +23,7 @@
 #include "derivatives_contact.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
+#include "derivatives_smooth.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "hydro.h"

@@ -29,8 +29,10 @@
 /* Whether actuator a's force is in grit_actuator_tendon (a moment J(q0) over its tree's dofs). */
 static int length_fn(const grit_model *m, int a) { return grit_actuator_has_length_fn(m, a); }
 
-void grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_deriv_smooth *s, grit_carver *c) {
+grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_carver *c) {
   const int nv = m->nv, nu = m->nu;
+  grit_deriv_smooth measure, *const out = grit_carve(c, 1, sizeof *out); /* zeroed by the calloc: off, not valid */
+  grit_deriv_smooth *s = out ? out : &measure;
   long cap = 0, cap_sup = 0;
   for (int t = 0; t < m->ntree; ++t) { /* a v0 column's rows lie in its tree */
     const long n = m->tree_dofnum[t];
@@ -55,12 +57,13 @@ void grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_deriv_smooth *
   GRIT_CARVE(c, s->sup0, cap_sup);
   GRIT_CARVE(c, s->stamp, nv);
   GRIT_CARVE(c, s->used, (size_t)nv * (size_t)s->nword);
+  return out;
 }
 
 /* Each length-fn actuator's support: the dofs of its tree where its moment J (at the constant
  * kinematics of the passes) is not zero. */
 static void supports(const grit_model *m, grit_deriv_ws *w) {
-  grit_deriv_smooth *s = &w->sm;
+  grit_deriv_smooth *s = w->sm;
   grit_dual *J = w->scratch;
   int ns = 0;
   s->sup_ptr[0] = 0;
@@ -161,7 +164,7 @@ static void force_dual(const grit_model *m, grit_deriv_ws *w, const grit_dual *b
 }
 
 void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
-  grit_deriv_smooth *s = &w->sm;
+  grit_deriv_smooth *s = w->sm;
   const int nv = m->nv, ncol = m->nv + m->nu;
   s->on = 0;
   if (w->no_smooth > 0) return;
@@ -202,7 +205,7 @@ void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
 }
 
 void grit_deriv_smooth_force(const grit_model *m, grit_deriv_ws *w, int controls) {
-  const grit_deriv_smooth *s = &w->sm;
+  const grit_deriv_smooth *s = w->sm;
   const int nv = m->nv, c0 = controls ? nv : 0, c1 = controls ? nv + m->nu : nv;
   if (!s->on) {
     force_dual(m, w, w->bias);

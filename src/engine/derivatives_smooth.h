@@ -30,8 +30,8 @@ typedef struct grit_deriv_smooth {
   uint64_t *used;    /* (nv nword) the colours of the columns listed in each row */
 } grit_deriv_smooth;
 
-/* The arrays of s for model m (maxn: the most dofs of a tree). */
-void grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_deriv_smooth *s, grit_carver *c);
+/* Carves the struct and its arrays for model m (maxn: the most dofs of a tree); NULL while measuring. */
+grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_carver *c);
 
 /* Before the velocity and control passes of a call, at constant positions (q0's and the kinematics'
  * partials zero, v0 and u unseeded): the sparsity of the columns (the transmissions' moments at q0),
