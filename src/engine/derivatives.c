@@ -32,6 +32,7 @@
 #include "derivatives_chain.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
+#include "derivatives_smooth.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "grit/derivatives.h"
@@ -121,6 +122,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   grit_rnea_layout(m, &w->rn, c);
   grit_deriv_chain_layout(m, w, c); /* derivatives_chain.c */
+  w->sm = grit_deriv_smooth_layout(m, w->maxn, c);
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {
@@ -353,6 +355,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
       first = 0;
     }
     if (kind == 1) grit_deriv_lagged_finish(m, d, w); /* the rank-one terms the velocity columns add */
+    if (kind == 1) grit_deriv_smooth_prepare(m, w); /* the smooth force's partials (derivatives_smooth.c) */
     if (kind == 1 && grit_quasistatic_last_step(d)) continue; /* quasistatic: v0 = 0, not the state's */
     const int coupled = kind == 0 || (kind == 2 && grit_adhesion_any(m)), ngroups = coupled ? ncolour : 1;
     for (int k = 0; k < ngroups; ++k) {

@@ -101,6 +101,9 @@ struct grit_deriv_ws {
   unsigned long chain_skips[2];           /* bodies and contact evaluations left out so far (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
+  struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
+  int no_smooth;                          /* > 0: velocity and control passes evaluate the dual force; < 0: they
+                                           * read the stored partials even where not worth it (tests) */
   void *arena;
 };
 

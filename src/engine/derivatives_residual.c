@@ -24,6 +24,7 @@
 #include "derivatives_contact.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
+#include "derivatives_smooth.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "hydro.h"
@@ -561,8 +562,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   const int nv = m->nv;
   zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
   if (controls_only) {
-    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    grit_deriv_smooth_force(m, w, 1); /* the smooth force and tendon actuators (derivatives_smooth.c) */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
     return;
@@ -585,10 +585,8 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   }
   if (any_r) rnea_bias(m, w, active, h);
   w->kin.tree_mask = active;
-  grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-  grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+  grit_deriv_smooth_force(m, w, 0); /* the smooth force and tendon actuators (derivatives_smooth.c) */
   grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
-  for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
   /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
    * qconst trees, whose dual blocks position passes neither form nor need (the same operations as
    * grit_block_mulv_dual with constant blocks) */
@@ -602,6 +600,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
       grit_deriv_free_velocity_rows(m, d, w, t);
       continue;
     }
+    for (int i = adr; i < adr + n; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int i = 0; i < n; ++i) {
       grit_dual s = grit_dual_const(0.0);
       for (int j = 0; j < n; ++j) {
