@@ -88,10 +88,10 @@ static void compare(grit_model *m, grit_data *d, const char *what) {
   double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
   double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->rn_valid && d->deriv->rn.momentum, "%s: the closed form ran", what);
+  cr_assert(d->deriv->rn_valid && d->deriv->rn.mom.on, "%s: the closed form ran", what);
   d->deriv->no_momentum_closed = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->rn_valid && !d->deriv->rn.momentum, "%s: the dual correction ran", what);
+  cr_assert(d->deriv->rn_valid && !d->deriv->rn.mom.on, "%s: the dual correction ran", what);
   d->deriv->no_momentum_closed = 0;
   const double ea = col_diff(A1, A2, nx, nx), eb = nu ? col_diff(B1, B2, nx, nu) : 0.0;
   cr_log_info("%s: A %.3g, B %.3g (largest difference relative to its column's largest entry)", what, ea, eb);
@@ -183,7 +183,7 @@ static double against_fd(const char *xml, grit_contact_model model, int steps, d
   memcpy(qref, grit_data_qpos(d), sizeof(double) * nq);
   double *A = calloc((size_t)nx * nx, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->rn_valid && d->deriv->rn.momentum, "the closed form ran");
+  cr_assert(d->deriv->rn_valid && d->deriv->rn.mom.on, "the closed form ran");
   grit_model *m2;
   grit_data *d2 = prepare(xml, &m2, model, steps, spin); /* the same history: the same warm start */
   double *qp = malloc(sizeof(double) * nq), *vp = malloc(sizeof(double) * nv), *e = malloc(sizeof(double) * nv), *x[2];

@@ -13,9 +13,18 @@
 #include <math.h>
 #include <string.h>
 
-void grit_momentum_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
-  GRIT_CARVE(c, r->Gm, 18 * m->nbody);
-  GRIT_CARVE(c, r->gm_on, m->nbody);
+void grit_momentum_layout(const grit_model *m, grit_momentum *mo, grit_carver *c) {
+  GRIT_CARVE(c, mo->Gm, 18 * m->nbody);
+  GRIT_CARVE(c, mo->gm_on, m->nbody);
+}
+
+/* Whether body b turns about a ball or free joint (grit_momentum_correction's bodies). */
+static int spins(const grit_model *m, int b) {
+  for (int n = 0; n < m->body_jntnum[b]; ++n) {
+    const int type = m->jnt_type[m->body_jnt[m->body_jntadr[b] + n]];
+    if (type == GRIT_JOINT_BALL || type == GRIT_JOINT_FREE) return 1;
+  }
+  return 0;
 }
 
 static void cross3(double r[3], const double a[3], const double b[3]) {
@@ -130,11 +139,11 @@ void grit_momentum_body(const double I[9], double mass, const double r[3], const
   }
 }
 
-void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, grit_rnea *r) {
-  if (!r->momentum) return;
-  memset(r->gm_on, 0, (size_t)m->nbody);
+void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, grit_momentum *mo, double *Fc) {
+  if (!mo->on) return;
+  memset(mo->gm_on, 0, (size_t)m->nbody);
   for (int b = 1; b < m->nbody; ++b) {
-    if (!kin_body_on(m, k, b) || !grit_rnea_body_spins(m, b)) continue;
+    if (!kin_body_on(m, k, b) || !spins(m, b)) continue;
     const double *R = k->xmat + 9 * b, *xc = k->xipos + 3 * b, *I = m->body_inertia + 9 * b;
     double w[3], rl[3], tb[3], Tt[9], fb[3], Tf[9];
     grit_m3_tmulv(w, R, k->cvel + 6 * b); /* body-frame angular velocity */
@@ -167,19 +176,19 @@ void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, gr
       for (int i = 0; i < 3; ++i) G[3 * i + c] = B[3 * i + c] + t[i], G[3 * (3 + i) + c] = col[i];
     }
     for (int a = b; a > 0; a = m->body_parent[a]) { /* the subtree sums of its ancestors */
-      double *Gm = r->Gm + 18 * a;
-      if (!r->gm_on[a]) memset(Gm, 0, 18 * sizeof(double)), r->gm_on[a] = 1;
+      double *Gm = mo->Gm + 18 * a;
+      if (!mo->gm_on[a]) memset(Gm, 0, 18 * sizeof(double)), mo->gm_on[a] = 1;
       for (int i = 0; i < 18; ++i) Gm[i] += G[i];
-      for (int i = 0; i < 6; ++i) r->Fc[6 * a + i] += W[i];
+      for (int i = 0; i < 6; ++i) Fc[6 * a + i] += W[i];
     }
   }
 }
 
-void grit_momentum_dof(const grit_model *m, const grit_kin *k, int i, grit_rnea *r) {
+void grit_momentum_dof(const grit_model *m, const grit_kin *k, int i, const grit_momentum *mo, const double *Y,
+                       double *g6, double *wq, double *wv) {
   const int kb = m->dof_body[i];
-  if (!r->momentum || !r->gm_on[kb]) return;
-  const double *G = r->Gm + 18 * kb, *S = k->cdof + 6 * i, *Y = r->cy + 6 * i; /* Y = S x P */
-  double *g6 = r->g6 + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
+  if (!mo->on || !mo->gm_on[kb]) return;
+  const double *G = mo->Gm + 18 * kb, *S = k->cdof + 6 * i;
   for (int c = 0; c < 3; ++c) { /* row vector: Gm^T S (rows moved by a column: -. Y_w, . S_w) */
     double s = 0.0;
     for (int q = 0; q < 6; ++q) s += G[3 * q + c] * S[q];

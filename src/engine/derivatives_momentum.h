@@ -15,19 +15,29 @@
 #ifndef GRIT_DERIVATIVES_MOMENTUM_H
 #define GRIT_DERIVATIVES_MOMENTUM_H
 
-#include "derivatives_rnea.h"
+#include "arena.h"
+#include "kinematics.h"
+#include "model_internal.h"
 
-/* Carves Gm and gm_on of r (arena.h), from grit_rnea_layout. */
-void grit_momentum_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
+/* The closed form's state, inside derivatives_rnea.c's grit_rnea (this module sees only its arrays). */
+typedef struct grit_momentum {
+  int on;      /* the partials include the correction (else the passes take it on duals) */
+  double *Gm;  /* (18 nbody) subtree sums of the correction wrenches' dW/dw (6 x 3 each) */
+  char *gm_on; /* (nbody) Gm of the body is set: a spinning body at or after it */
+} grit_momentum;
 
-/* After derivatives_rnea.c's forward recursion (composite Fc summed), with k's velocities at v0: adds
- * each spinning body's correction wrench W_b to Fc and G_b to Gm of it and its ancestors, for the
- * bodies of k's tree mask. Nothing when r->momentum is 0. */
-void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, grit_rnea *r);
+/* Carves Gm and gm_on (arena.h), from grit_rnea_layout. */
+void grit_momentum_layout(const grit_model *m, grit_momentum *mo, grit_carver *c);
+
+/* After derivatives_rnea.c's forward recursion (its composite forces Fc, 6 nbody, summed), with k's
+ * velocities at v0: adds each spinning body's correction wrench W_b to Fc and G_b to Gm of it and its
+ * ancestors, for the bodies of k's tree mask. Nothing when mo->on is 0. */
+void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, grit_momentum *mo, double *Fc);
 
 /* After dof i's vectors (dof_vectors): the correction's terms of its row vector g6 and its columns wq,
- * wv. Nothing when r->momentum is 0 or no spinning body is at or after dof i's body. */
-void grit_momentum_dof(const grit_model *m, const grit_kin *k, int i, grit_rnea *r);
+ * wv (6 each), Y = S_i x P_i. Nothing when mo->on is 0 or no spinning body is at or after dof i's body. */
+void grit_momentum_dof(const grit_model *m, const grit_kin *k, int i, const grit_momentum *mo, const double *Y,
+                       double *g6, double *wq, double *wv);
 
 /* The body-frame correction of one body and its Jacobian in w (row-major, dtb/dw and dfb/dw): the
  * couple tb and, with r non-NULL (a root body whose centre of mass is off its joint's anchor), the force

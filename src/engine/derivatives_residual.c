@@ -309,7 +309,7 @@ static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w)
       grit_kin_positions(m, w->qd, NULL, &w->kd);
       w->kd_valid = 1;
     }
-    w->rn.momentum = !w->no_momentum_closed && !m->opt.explicit_gyroscopic; /* derivatives_momentum.c */
+    w->rn.mom.on = !w->no_momentum_closed && !m->opt.explicit_gyroscopic; /* derivatives_momentum.c */
     grit_rnea_partials(m, &w->kd, d->vprev, d->vsol, m->opt.timestep, NULL, &w->rn);
     w->rn_valid = 1;
   }
@@ -324,7 +324,7 @@ static void rnea_bias(const grit_model *m, grit_deriv_ws *w, const char *active,
   for (int t = 0; t < m->ntree; ++t) {
     const int on = w->rmask[t] && (!active || active[t]);
     for (int i = m->tree_dofadr[t]; on && i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i) w->bias[i] = grit_dual_const(0.0);
-    w->mask4[t] = on && w->rn.spin[t] && !m->opt.explicit_gyroscopic && !w->rn.momentum; /* else in rn */
+    w->mask4[t] = on && w->rn.spin[t] && !m->opt.explicit_gyroscopic && !w->rn.mom.on; /* else in rn */
     any |= w->mask4[t];
   }
   if (!any) return;

@@ -13,7 +13,6 @@
 
 #include "actuation.h"
 #include "actuation_muscle.h"
-#include "derivatives_momentum.h"
 #include "derivatives_rnea.h"
 #include "fluid.h"
 #include "grit/constraints.h"
@@ -36,7 +35,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   GRIT_CARVE(c, r->zt, 6 * nb);
   GRIT_CARVE(c, r->zh, 6 * nb);
   GRIT_CARVE(c, r->zp, 6 * nv);
-  grit_momentum_layout(m, r, c);
+  grit_momentum_layout(m, &r->mom, c);
 }
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
@@ -75,41 +74,25 @@ static inline void si_scale_add(grit_sinertia *r, double a, const grit_sinertia 
   for (int i = 0; i < 9; ++i) r->I[i] += a * s->I[i];
 }
 
-/* y = B x for a matrix of inertia rates (add_inertia_rate), whose lower right block is zero. */
 static inline void mat6_mulv(double y[6], const double B[36], const double x[6]) {
   for (int i = 0; i < 6; ++i) {
     double s = 0.0;
-    for (int j = 0; j < (i < 3 ? 6 : 3); ++j) s += B[6 * i + j] * x[j];
+    for (int j = 0; j < 6; ++j) s += B[6 * i + j] * x[j];
     y[i] = s;
   }
 }
 
-/* Adds B = V x* I - I (V x) to Bc. With I's 6 x 6 matrix [[J, [h]x], [[h]x^T, m]] and V x = [[W, 0],
- * [Vx, W]] (W = [w]x, Vx = [v]x, V = (w, v)), V x* = -(V x)^T makes B = -(N + N^T), N = I (V x), whose
- * blocks are B11 = -(S + S^T) with S = J W + [h]x Vx = J W + v h^T - (h . v) 1, B12 = B21^T =
- * [m v + w x h]x (the commutator [h]x W - W [h]x = [h x w]x), and B22 = 0: about 60 flops in place of
- * twelve products by the inertia and twelve cross products column by column. */
+/* Adds B = V x* I - I (V x) to Bc (column by column: B e_c = V x* (I e_c) - I (V x e_c)). */
 static void add_inertia_rate(double Bc[36], const grit_sinertia *I, const double V[6]) {
-  const double *w = V, *v = V + 3, *h = I->h;
-  const double hv = h[0] * v[0] + h[1] * v[1] + h[2] * v[2];
-  double S[9], c[3];
-  for (int i = 0; i < 3; ++i) {
-    const double *J = I->I + 3 * i; /* row i of J times W */
-    S[3 * i] = J[1] * w[2] - J[2] * w[1];
-    S[3 * i + 1] = J[2] * w[0] - J[0] * w[2];
-    S[3 * i + 2] = J[0] * w[1] - J[1] * w[0];
-    for (int j = 0; j < 3; ++j) S[3 * i + j] += v[i] * h[j];
-    S[3 * i + i] -= hv;
+  for (int c = 0; c < 6; ++c) {
+    double e[6] = {0, 0, 0, 0, 0, 0}, Ie[6], a[6], t[6], u[6];
+    e[c] = 1.0;
+    si_mul(Ie, I, e);
+    grit_sv_cross_force(a, V, Ie);
+    grit_sv_cross_motion(t, V, e);
+    si_mul(u, I, t);
+    for (int i = 0; i < 6; ++i) Bc[6 * i + c] += a[i] - u[i];
   }
-  grit_v3_cross(c, w, h);
-  for (int i = 0; i < 3; ++i) c[i] += I->m * v[i];
-  const double C[9] = {0.0, -c[2], c[1], c[2], 0.0, -c[0], -c[1], c[0], 0.0};
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      Bc[6 * i + j] -= S[3 * i + j] + S[3 * j + i];
-      Bc[6 * i + 3 + j] += C[3 * i + j];
-      Bc[6 * (3 + i) + j] += C[3 * j + i];
-    }
 }
 
 /* Body accelerations (with a = (v - v0) / h), forces, the dofs' P, Q, R, and each body's own terms in
@@ -219,9 +202,12 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
   grit_kin_velocities(m, v0, k);
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
-  grit_momentum_wrenches(m, k, h, r); /* the momentum correction (derivatives_momentum.c) */
+  grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
   for (int i = 0; i < m->nv; ++i)
-    if (mk[m->dof_tree[i]]) dof_vectors(m, k, i, a0, r), grit_momentum_dof(m, k, i, r);
+    if (mk[m->dof_tree[i]]) {
+      dof_vectors(m, k, i, a0, r);
+      grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
+    }
   for (int t = 0; t < m->ntree; ++t) {
     if (!mk[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];

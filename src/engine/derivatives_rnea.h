@@ -12,6 +12,7 @@
 #define GRIT_DERIVATIVES_RNEA_H
 
 #include "arena.h"
+#include "derivatives_momentum.h"
 #include "dynamics.h"
 #include "kinematics.h"
 #include "model_internal.h"
@@ -31,9 +32,7 @@ typedef struct grit_rnea {
   double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
-  int momentum;           /* DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
-  double *Gm;             /* (18 nbody) subtree sums of the correction wrenches' dW/dw (6 x 3 each) */
-  char *gm_on;            /* (nbody) Gm of the body is set: a spinning body at or after it */
+  grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
 } grit_rnea;
 
 /* Whether body b turns about a ball or free joint (the momentum correction's bodies). */
