@@ -90,6 +90,7 @@ struct grit_deriv_ws {
   grit_rnea rn;                           /* analytic partials of the smooth dynamics (derivatives_rnea.c) */
   int rn_valid;                           /* rn holds this call's partials */
   int no_rnea;                            /* nonzero: the smooth dynamics' partials by dual numbers (tests) */
+  int no_momentum_closed;                 /* nonzero: the momentum correction on dual numbers in rnea_bias */
   char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
   /* position passes that skip the bodies and contacts no seeded dof moves (derivatives_chain.c) */

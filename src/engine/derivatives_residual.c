@@ -313,6 +313,7 @@ static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w)
       grit_kin_positions(m, w->qd, NULL, &w->kd);
       w->kd_valid = 1;
     }
+    w->rn.mom.on = !w->no_momentum_closed && !m->opt.explicit_gyroscopic; /* derivatives_momentum.c */
     grit_rnea_partials(m, &w->kd, d->vprev, d->vsol, m->opt.timestep, NULL, &w->rn);
     w->rn_valid = 1;
   }
@@ -320,14 +321,14 @@ static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w)
 }
 
 /* The bias of the trees of w->rmask that `active` seeds, in a pass that takes their smooth dynamics
- * from rn: zero, plus the momentum correction of their ball and free bodies (dual: it is not in rn),
- * from their dual twists at v0. */
+ * from rn: zero, plus, with ws->no_momentum_closed, the momentum correction of their ball and free
+ * bodies on duals from their twists at v0 (else rn holds its partials: derivatives_momentum.c). */
 static void rnea_bias(const grit_model *m, grit_deriv_ws *w, const char *active, double h) {
   int any = 0;
   for (int t = 0; t < m->ntree; ++t) {
     const int on = w->rmask[t] && (!active || active[t]);
     for (int i = m->tree_dofadr[t]; on && i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i) w->bias[i] = grit_dual_const(0.0);
-    w->mask4[t] = on && w->rn.spin[t] && !m->opt.explicit_gyroscopic;
+    w->mask4[t] = on && w->rn.spin[t] && !m->opt.explicit_gyroscopic && !w->rn.mom.on; /* else in rn */
     any |= w->mask4[t];
   }
   if (!any) return;

@@ -35,6 +35,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   GRIT_CARVE(c, r->zt, 6 * nb);
   GRIT_CARVE(c, r->zh, 6 * nb);
   GRIT_CARVE(c, r->zp, 6 * nv);
+  grit_momentum_layout(m, &r->mom, c);
 }
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
@@ -201,8 +202,12 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
   grit_kin_velocities(m, v0, k);
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
+  grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
   for (int i = 0; i < m->nv; ++i)
-    if (mk[m->dof_tree[i]]) dof_vectors(m, k, i, a0, r);
+    if (mk[m->dof_tree[i]]) {
+      dof_vectors(m, k, i, a0, r);
+      grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
+    }
   for (int t = 0; t < m->ntree; ++t) {
     if (!mk[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];

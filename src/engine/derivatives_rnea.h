@@ -12,6 +12,7 @@
 #define GRIT_DERIVATIVES_RNEA_H
 
 #include "arena.h"
+#include "derivatives_momentum.h"
 #include "dynamics.h"
 #include "kinematics.h"
 #include "model_internal.h"
@@ -31,6 +32,7 @@ typedef struct grit_rnea {
   double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
+  grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
 } grit_rnea;
 
 /* Whether body b turns about a ball or free joint (the momentum correction's bodies). */

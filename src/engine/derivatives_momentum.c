@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_momentum.c — the momentum correction's partials in closed form, in doubles, once per
+ * derivative call, inside derivatives_rnea.c's recursions (derivatives_momentum.h; docs/theory.md, "The
+ * momentum correction's partials"). Before, every position and velocity pass re-evaluated the correction
+ * on dual numbers (rnea_bias in derivatives_residual.c), 6-8 % of A,B on floating robots (issue #31).
+ *
+ * The body-frame correction depends on the body's angular velocity w alone; its 3 x 3 Jacobians follow
+ * the operations of grit_momentum_correction one direction e_k of w at a time (the chain rule through
+ * the adjugate solve, the exponential map with its series below GRIT_QUAT_SERIES_THETA2, and the
+ * quaternion rotation), so that they agree with the dual path to round-off. */
+#include "derivatives_momentum.h"
+
+#include <math.h>
+#include <string.h>
+
+void grit_momentum_layout(const grit_model *m, grit_momentum *mo, grit_carver *c) {
+  GRIT_CARVE(c, mo->Gm, 18 * m->nbody);
+  GRIT_CARVE(c, mo->gm_on, m->nbody);
+}
+
+/* Whether body b turns about a ball or free joint (grit_momentum_correction's bodies). */
+static int spins(const grit_model *m, int b) {
+  for (int n = 0; n < m->body_jntnum[b]; ++n) {
+    const int type = m->jnt_type[m->body_jnt[m->body_jntadr[b] + n]];
+    if (type == GRIT_JOINT_BALL || type == GRIT_JOINT_FREE) return 1;
+  }
+  return 0;
+}
+
+static void cross3(double r[3], const double a[3], const double b[3]) {
+  r[0] = a[1] * b[2] - a[2] * b[1];
+  r[1] = a[2] * b[0] - a[0] * b[2];
+  r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* r = M x, M row-major 3 x 3. */
+static void mulv3(double r[3], const double M[9], const double x[3]) {
+  for (int i = 0; i < 3; ++i) r[i] = M[3 * i] * x[0] + M[3 * i + 1] * x[1] + M[3 * i + 2] * x[2];
+}
+
+/* y = rot(exp(th)) x (grit_quat_exp, grit_quat_rotate) and its Jacobian Jy = dy/dw from Jth = dth/dw and
+ * Jx = dx/dw (all 3 x 3 row-major, column k the direction e_k of w). */
+static void rotate_exp(const double th[3], const double Jth[9], const double x[3], const double Jx[9], double y[3],
+                       double Jy[9]) {
+  const double t2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2];
+  double c, s, dc, ds; /* q = (c, s th); dc, ds: their derivatives in t2 */
+  if (t2 < GRIT_QUAT_SERIES_THETA2) {
+    c = t2 * (t2 * (1.0 / 384.0) - 1.0 / 8.0) + 1.0;
+    s = t2 * (t2 * (1.0 / 3840.0) - 1.0 / 48.0) + 0.5;
+    dc = t2 * (1.0 / 192.0) - 1.0 / 8.0;
+    ds = t2 * (1.0 / 1920.0) - 1.0 / 48.0;
+  } else {
+    const double tt = sqrt(t2), hh = 0.5 * tt, sn = sin(hh), cs = cos(hh);
+    c = cs;
+    s = sn / tt;
+    dc = -sn / (4.0 * tt);
+    ds = (0.5 * tt * cs - sn) / (2.0 * tt * t2);
+  }
+  double u[3], t[3], ut[3]; /* y = x + c t + u x t, t = 2 u x x */
+  for (int i = 0; i < 3; ++i) u[i] = s * th[i];
+  cross3(t, u, x);
+  for (int i = 0; i < 3; ++i) t[i] *= 2.0;
+  cross3(ut, u, t);
+  for (int i = 0; i < 3; ++i) y[i] = c * t[i] + x[i] + ut[i];
+  for (int k = 0; k < 3; ++k) {
+    const double dth[3] = {Jth[k], Jth[3 + k], Jth[6 + k]}, dx[3] = {Jx[k], Jx[3 + k], Jx[6 + k]};
+    const double dt2 = 2.0 * (th[0] * dth[0] + th[1] * dth[1] + th[2] * dth[2]);
+    double du[3], a[3], b[3], dt[3], dut[3];
+    for (int i = 0; i < 3; ++i) du[i] = s * dth[i] + ds * dt2 * th[i];
+    cross3(a, du, x);
+    cross3(b, u, dx);
+    for (int i = 0; i < 3; ++i) dt[i] = 2.0 * (a[i] + b[i]);
+    cross3(a, du, t);
+    cross3(b, u, dt);
+    for (int i = 0; i < 3; ++i) dut[i] = a[i] + b[i];
+    for (int i = 0; i < 3; ++i) Jy[3 * i + k] = dc * dt2 * t[i] + c * dt[i] + dx[i] + dut[i];
+  }
+}
+
+void grit_momentum_body(const double I[9], double mass, const double r[3], const double w[3], double h, double tb[3],
+                        double Tt[9], double fb[3], double Tf[9]) {
+  double L[3], g[3], adj[9], x[3], wp[3], th[3], Jg[9], Jwp[9], Jth[9], Lr[3], JLr[9];
+  mulv3(L, I, w);
+  cross3(g, w, L); /* the explicit gyroscopic torque */
+  adj[0] = I[4] * I[8] - I[5] * I[7]; /* I^-1 = adj / det (dyn_sym3_solve) */
+  adj[1] = I[2] * I[7] - I[1] * I[8];
+  adj[2] = I[1] * I[5] - I[2] * I[4];
+  adj[4] = I[0] * I[8] - I[2] * I[6];
+  adj[5] = I[2] * I[3] - I[0] * I[5];
+  adj[8] = I[0] * I[4] - I[1] * I[3];
+  adj[3] = adj[1];
+  adj[6] = adj[2];
+  adj[7] = adj[5];
+  const double det = I[0] * adj[0] + I[1] * adj[3] + I[2] * adj[6];
+  mulv3(x, adj, g);
+  for (int i = 0; i < 3; ++i) wp[i] = w[i] - h * (x[i] / det), th[i] = -h * wp[i]; /* w~, -h w~ */
+  for (int k = 0; k < 3; ++k) { /* dg = e_k x L + w x I e_k; dw~ = e_k - h I^-1 dg */
+    const double e[3] = {k == 0, k == 1, k == 2}, Ik[3] = {I[k], I[3 + k], I[6 + k]};
+    double a[3], b[3], dg[3], dx[3];
+    cross3(a, e, L);
+    cross3(b, w, Ik);
+    for (int i = 0; i < 3; ++i) dg[i] = a[i] + b[i];
+    mulv3(dx, adj, dg);
+    for (int i = 0; i < 3; ++i) {
+      Jg[3 * i + k] = dg[i];
+      Jwp[3 * i + k] = e[i] - h * (dx[i] / det);
+      Jth[3 * i + k] = -h * Jwp[3 * i + k];
+    }
+  }
+  rotate_exp(th, Jth, L, I, Lr, JLr); /* exp(-h w~) L, dL/dw = I */
+  for (int i = 0; i < 3; ++i) tb[i] = (L[i] - Lr[i]) * (1.0 / h) - g[i];
+  for (int i = 0; i < 9; ++i) Tt[i] = (I[i] - JLr[i]) * (1.0 / h) - Jg[i];
+  if (!r) {
+    for (int i = 0; i < 3; ++i) fb[i] = 0.0;
+    for (int i = 0; i < 9; ++i) Tf[i] = 0.0;
+    return;
+  }
+  double y[3], Jy[9], yr[3], Jyr[9], c1[3], a[3];
+  cross3(y, wp, r);
+  for (int k = 0; k < 3; ++k) { /* dy = dw~ x r */
+    const double dw[3] = {Jwp[k], Jwp[3 + k], Jwp[6 + k]};
+    double t[3];
+    cross3(t, dw, r);
+    for (int i = 0; i < 3; ++i) Jy[3 * i + k] = t[i];
+  }
+  for (int i = 0; i < 3; ++i) th[i] = -th[i];
+  for (int i = 0; i < 9; ++i) Jth[i] = -Jth[i];
+  rotate_exp(th, Jth, y, Jy, yr, Jyr); /* exp(h w~) (w~ x r) */
+  cross3(c1, w, r);
+  cross3(a, w, c1);
+  for (int i = 0; i < 3; ++i) fb[i] = mass * ((yr[i] - y[i]) * (1.0 / h) - a[i]);
+  for (int k = 0; k < 3; ++k) { /* da = e_k x (w x r) + w x (e_k x r) */
+    const double e[3] = {k == 0, k == 1, k == 2};
+    double p[3], q[3], t[3];
+    cross3(p, e, c1);
+    cross3(t, e, r);
+    cross3(q, w, t);
+    for (int i = 0; i < 3; ++i) Tf[3 * i + k] = mass * ((Jyr[3 * i + k] - Jy[3 * i + k]) * (1.0 / h) - (p[i] + q[i]));
+  }
+}
+
+void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, grit_momentum *mo, double *Fc) {
+  if (!mo->on) return;
+  memset(mo->gm_on, 0, (size_t)m->nbody);
+  for (int b = 1; b < m->nbody; ++b) {
+    if (!kin_body_on(m, k, b) || !spins(m, b)) continue;
+    const double *R = k->xmat + 9 * b, *xc = k->xipos + 3 * b, *I = m->body_inertia + 9 * b;
+    double w[3], rl[3], tb[3], Tt[9], fb[3], Tf[9];
+    grit_m3_tmulv(w, R, k->cvel + 6 * b); /* body-frame angular velocity */
+    const int j = m->body_jnt[m->body_jntadr[b]];
+    /* as grit_momentum_correction: the force for a root body whose centre of mass is off the anchor */
+    const int com_at_anchor = m->jnt_type[j] == GRIT_JOINT_FREE && m->body_com[3 * b] == 0.0 &&
+                              m->body_com[3 * b + 1] == 0.0 && m->body_com[3 * b + 2] == 0.0;
+    const int root = m->body_parent[b] == 0 && !com_at_anchor;
+    if (root) {
+      double rw[3];
+      grit_v3_sub(rw, xc, k->xanchor + 3 * j);
+      grit_m3_tmulv(rl, R, rw); /* COM about the anchor, body frame: fixed in the body */
+    }
+    grit_momentum_body(I, m->body_mass[b], root ? rl : NULL, w, h, tb, Tt, fb, Tf);
+    /* the world-origin wrench W = (R tb + xc x R fb, R fb) and G = dW/dw_world = (R Tt R^T + [xc]x R Tf
+     * R^T; R Tf R^T): w = R^T w_world */
+    double W[6], fw[3], n[3], G[18], A[9], B[9], C[9];
+    grit_m3_mulv(W, R, tb);
+    grit_m3_mulv(fw, R, fb);
+    cross3(n, xc, fw);
+    for (int i = 0; i < 3; ++i) W[i] += root ? n[i] : 0.0, W[3 + i] = root ? fw[i] : 0.0;
+    grit_m3_mul(A, R, Tt);
+    grit_m3_mult(B, A, R); /* R Tt R^T */
+    grit_m3_mul(A, R, Tf);
+    grit_m3_mult(C, A, R); /* R Tf R^T */
+    for (int c = 0; c < 3; ++c) {
+      const double col[3] = {C[c], C[3 + c], C[6 + c]};
+      double t[3];
+      cross3(t, xc, col);
+      for (int i = 0; i < 3; ++i) G[3 * i + c] = B[3 * i + c] + t[i], G[3 * (3 + i) + c] = col[i];
+    }
+    for (int a = b; a > 0; a = m->body_parent[a]) { /* the subtree sums of its ancestors */
+      double *Gm = mo->Gm + 18 * a;
+      if (!mo->gm_on[a]) memset(Gm, 0, 18 * sizeof(double)), mo->gm_on[a] = 1;
+      for (int i = 0; i < 18; ++i) Gm[i] += G[i];
+      for (int i = 0; i < 6; ++i) Fc[6 * a + i] += W[i];
+    }
+  }
+}
+
+void grit_momentum_dof(const grit_model *m, const grit_kin *k, int i, const grit_momentum *mo, const double *Y,
+                       double *g6, double *wq, double *wv) {
+  const int kb = m->dof_body[i];
+  if (!mo->on || !mo->gm_on[kb]) return;
+  const double *G = mo->Gm + 18 * kb, *S = k->cdof + 6 * i;
+  for (int c = 0; c < 3; ++c) { /* row vector: Gm^T S (rows moved by a column: -. Y_w, . S_w) */
+    double s = 0.0;
+    for (int q = 0; q < 6; ++q) s += G[3 * q + c] * S[q];
+    g6[c] += s;
+  }
+  for (int q = 0; q < 6; ++q) { /* columns: the bodies dof i moves turn their w by -Y_w (positions), S_w */
+    wq[q] -= G[3 * q] * Y[0] + G[3 * q + 1] * Y[1] + G[3 * q + 2] * Y[2];
+    wv[q] += G[3 * q] * S[0] + G[3 * q + 1] * S[1] + G[3 * q + 2] * S[2];
+  }
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_momentum.h — the partials of the step's momentum correction of ball and free bodies
+ * (grit_momentum_correction, docs/theory.md "Ball and free bodies: the discrete momentum balance") in
+ * closed form, folded into derivatives_rnea.c's recursions (internal).
+ *
+ * Each spinning body b adds to the bias the generalized forces of a world-origin wrench
+ * W_b = X*_b w_b(w), the body-frame wrench w_b = (tb, fb) at its centre of mass a function of its
+ * body-frame angular velocity w alone. So W_b moves with the tree like any body-attached wrench (a
+ * tangent perturbation S_j: S_j x* W_b), plus G_b dw, G_b = dW_b/dw_world (6 x 3) and, for the bodies
+ * dof j moves, dw_world = -(S_j x P_j)_w (P_j the twist before j's group) or, along v0_j, S_j's
+ * angular part. With the subtree sums Gm_k = sum G_b the partials enter derivatives_rnea.c's entries
+ * through four of its vectors: W_b into the composite forces Fc, Gm^T S_i into the row vector g6's
+ * angular part, -Gm (S_i x P_i)_w into the position column wq and Gm S_i,w into the velocity column
+ * wv (docs/theory.md, "The momentum correction's partials"). */
+#ifndef GRIT_DERIVATIVES_MOMENTUM_H
+#define GRIT_DERIVATIVES_MOMENTUM_H
+
+#include "arena.h"
+#include "kinematics.h"
+#include "model_internal.h"
+
+/* The closed form's state, inside derivatives_rnea.c's grit_rnea (this module sees only its arrays). */
+typedef struct grit_momentum {
+  int on;      /* the partials include the correction (else the passes take it on duals) */
+  double *Gm;  /* (18 nbody) subtree sums of the correction wrenches' dW/dw (6 x 3 each) */
+  char *gm_on; /* (nbody) Gm of the body is set: a spinning body at or after it */
+} grit_momentum;
+
+/* Carves Gm and gm_on (arena.h), from grit_rnea_layout. */
+void grit_momentum_layout(const grit_model *m, grit_momentum *mo, grit_carver *c);
+
+/* After derivatives_rnea.c's forward recursion (its composite forces Fc, 6 nbody, summed), with k's
+ * velocities at v0: adds each spinning body's correction wrench W_b to Fc and G_b to Gm of it and its
+ * ancestors, for the bodies of k's tree mask. Nothing when mo->on is 0. */
+void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, grit_momentum *mo, double *Fc);
+
+/* After dof i's vectors (dof_vectors): the correction's terms of its row vector g6 and its columns wq,
+ * wv (6 each), Y = S_i x P_i. Nothing when mo->on is 0 or no spinning body is at or after dof i's body. */
+void grit_momentum_dof(const grit_model *m, const grit_kin *k, int i, const grit_momentum *mo, const double *Y,
+                       double *g6, double *wq, double *wv);
+
+/* The body-frame correction of one body and its Jacobian in w (row-major, dtb/dw and dfb/dw): the
+ * couple tb and, with r non-NULL (a root body whose centre of mass is off its joint's anchor), the force
+ * fb of grit_momentum_correction, I its rotational inertia, mass its mass. Exposed for the tests. */
+void grit_momentum_body(const double I[9], double mass, const double r[3], const double w[3], double h, double tb[3],
+                        double Tt[9], double fb[3], double Tf[9]);
+
+#endif
