@@ -293,26 +293,33 @@ void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
 /* The columns are grouped by part over windows of SOLVE_WINDOW columns (not only within each chunk of
  * RHS_CHUNK): a batch of the derivatives' columns runs over the trees of a few colours, spread over
  * many parts, and a wider window gives each part's chunk more columns to share its loops (each column's
- * operations are the same, whichever chunk it is solved in). */
+ * operations are the same, whichever chunk it is solved in). The parts in the order of their first
+ * column in the window, each part's columns in order, RHS_CHUNK at a time: linked lists threaded
+ * through the window by one pass (part_tail: each part's last column so far), not a scan of the window
+ * per part (with many parts the scans were a sixth of the pile's solves). */
 enum { SOLVE_WINDOW = 4 * RHS_CHUNK };
 
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
-  int cols[RHS_CHUNK];
-  unsigned char done[SOLVE_WINDOW];
+  int cols[RHS_CHUNK], next[SOLVE_WINDOW], first[SOLVE_WINDOW];
+  int *tail = b->part_tail + 1; /* part -1: several parts */
   for (int c0 = 0; c0 < nrhs; c0 += SOLVE_WINDOW) {
     const int nw = nrhs - c0 < SOLVE_WINDOW ? nrhs - c0 : SOLVE_WINDOW;
-    memset(done, 0, sizeof done);
-    for (int k = 0; k < nw; ++k) { /* the window's columns of k's part together, RHS_CHUNK at a time */
-      if (done[k]) continue;
-      const int pk = part[c0 + k];
-      for (int l0 = k; l0 < nw;) {
-        int n = 0, l = l0;
-        for (; l < nw && n < RHS_CHUNK; ++l)
-          if (!done[l] && part[c0 + l] == pk) cols[n++] = c0 + l, done[l] = 1;
-        if (n == 0) break;
+    int nf = 0;
+    for (int l = 0; l < nw; ++l) {
+      const int pl = part[c0 + l];
+      next[l] = -1;
+      if (tail[pl] < 0) first[nf++] = l;
+      else next[tail[pl]] = l;
+      tail[pl] = l;
+    }
+    for (int f = 0; f < nf; ++f) {
+      const int pk = part[c0 + first[f]];
+      tail[pk] = -1;
+      for (int l = first[f]; l >= 0;) {
+        int n = 0;
+        for (; l >= 0 && n < RHS_CHUNK; l = next[l]) cols[n++] = c0 + l;
         if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
         else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
-        l0 = l;
       }
     }
   }

@@ -89,7 +89,8 @@ static int couples_trees(const grit_model *m, const grit_data *d, const grit_con
 }
 
 /* Greedy distance-2 colouring of the trees in the graph of the last step's constraints (an edge per
- * constraint coupling two trees). Also lists each tree's actuators. Returns the number of colours. */
+ * pair of trees a constraint couples; adj lists each tree's neighbours once, in order of first
+ * constraint). Also lists each tree's actuators. Returns the number of colours. */
 int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   const int nt = m->ntree, nc = d->stats.nconstraints;
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
@@ -110,6 +111,18 @@ int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_
       w->adj[w->stamp[c[i].tree[1]]++] = c[i].tree[0];
       ne += 2;
     }
+  /* each neighbour once (two trees in contact at several points share as many constraints): the
+   * right-hand sides copy the neighbours' rows (grit_deriv_add_rhs) once, not once per constraint */
+  for (int t = 0; t < nt; ++t) w->stamp[t] = -1;
+  ne = 0;
+  for (int t = 0, e0 = 0; t < nt; ++t) {
+    const int e1 = w->adj_ptr[t + 1];
+    w->adj_ptr[t] = ne;
+    for (int e = e0; e < e1; ++e)
+      if (w->stamp[w->adj[e]] != t) w->stamp[w->adj[e]] = t, w->adj[ne++] = w->adj[e];
+    e0 = e1;
+  }
+  w->adj_ptr[nt] = ne;
   int ncolour = 0;
   for (int t = 0; t < nt; ++t) w->stamp[t] = -1;
   for (int t = 0; t < nt; ++t) { /* stamp[k] = t marks colour k as taken by t's distance-2 neighbours */
@@ -305,13 +318,15 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
   }
   int cl[4], own = 0; /* own: one of the columns is one of the body's dq */
   for (int l = 0; l < 4; ++l) cl[l] = col[l] - adr, own |= (unsigned)cl[l] < 6u;
-  double e[6][4] = {{0.0}};
+  double e[6][4];
+  if (own) memset(e, 0, sizeof e); /* else not read: the translation rows add a zero vector */
   for (int l = 0; own && l < 4; ++l) {
     if (cl[l] >= 0 && cl[l] < 3) e[cl[l]][l] = Dq[7 * cl[l]];
     for (int r = 3; r < 6 && cl[l] >= 3 && cl[l] < 6; ++r) e[r][l] = Dq[6 * r + cl[l]];
   }
   for (int r = 0; r < 3; ++r) {
-    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(Dv[7 * r]), v[r]), _mm256_loadu_pd(e[r]));
+    const __m256d er = own ? _mm256_loadu_pd(e[r]) : _mm256_setzero_pd();
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(Dv[7 * r]), v[r]), er);
     _mm256_storeu_pd(oq + (size_t)r * stride, x);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
   }
@@ -426,13 +441,15 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
   }
   int cl[2], own = 0;
   for (int l = 0; l < 2; ++l) cl[l] = col[l] - adr, own |= (unsigned)cl[l] < 6u;
-  double e[6][2] = {{0.0}};
+  double e[6][2];
+  if (own) memset(e, 0, sizeof e); /* else not read: the translation rows add a zero vector */
   for (int l = 0; own && l < 2; ++l) {
     if (cl[l] >= 0 && cl[l] < 3) e[cl[l]][l] = Dq[7 * cl[l]];
     for (int r = 3; r < 6 && cl[l] >= 3 && cl[l] < 6; ++r) e[r][l] = Dq[6 * r + cl[l]];
   }
   for (int r = 0; r < 3; ++r) {
-    const __m128d x = _mm_add_pd(_mm_mul_pd(_mm_set1_pd(Dv[7 * r]), v[r]), _mm_loadu_pd(e[r]));
+    const __m128d er = own ? _mm_loadu_pd(e[r]) : _mm_setzero_pd();
+    const __m128d x = _mm_add_pd(_mm_mul_pd(_mm_set1_pd(Dv[7 * r]), v[r]), er);
     _mm_storeu_pd(oq + (size_t)r * stride, x);
     ck = _mm_add_pd(ck, _mm_sub_pd(x, x));
   }
