@@ -108,6 +108,32 @@ static ALWAYS_INLINE void diag_solve6(const double *L, double *Y, int nc, int fo
 #undef GRIT_BWD6
 }
 
+/* The forward substitution's column p of a free body (6 x 6 diagonal block L, its rows Y of T) over
+ * nc columns in groups of FWD_GROUP, a group skipped where its six rows are zero: a right-hand side
+ * of the derivatives is zero outside a few trees, so its forward solution is zero off their paths in
+ * the elimination tree, and a chunk's columns come tree by tree: a group of them meets few nonzero
+ * blocks where the whole chunk meets many. Each column's operations are those of the ungrouped loops,
+ * in the same order (the columns do not mix); only the signs of skipped zeros can differ. Parts of
+ * fewer than FWD_GROUP_MIN_POS trees keep the ungrouped loops: their short paths leave little to skip
+ * (callgrind, the pile of 50 boxes, parts of 2 to 8 trees: the solves +10 % grouped). */
+enum { FWD_GROUP = 8, FWD_GROUP_MIN_POS = 16 };
+
+static ALWAYS_INLINE void forward6_group(grit_blockchol *b, int p, const double *L, double *Y, int q0, int g) {
+  const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+  diag_solve6(L, Y + q0, g, 1);
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+    const int ti = b->order[b->rows[e]];
+    sub_xy(b->Lx + b->roff[e], dim[ti], 6, Y + q0, b->T + (size_t)adr[ti] * RHS_CHUNK + q0, g);
+  }
+}
+
+static ALWAYS_INLINE void forward6_groups(grit_blockchol *b, int p, const double *L, double *Y, int nc) {
+  int q0 = 0;
+  for (; q0 + FWD_GROUP <= nc; q0 += FWD_GROUP)
+    if (!rows_zero(Y + q0, 6, FWD_GROUP)) forward6_group(b, p, L, Y, q0, FWD_GROUP);
+  if (q0 < nc && !rows_zero(Y + q0, 6, nc - q0)) forward6_group(b, p, L, Y, q0, nc - q0);
+}
+
 /* The substitutions L L^T X = Y on the nc columns held in b->T (row i: dof i of every column), over
  * the positions pos[0..npos-1] (ascending; NULL: every position). Compiled twice (substitute_base and
  * substitute_avx2, below), each not inlined into solve_chunk: on its own it keeps its pointers in
@@ -124,6 +150,10 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
     if (rows_zero(Y, n, nc)) continue; /* y = L^-1 0 = 0, and it subtracts nothing from later rows */
     if (b->chain && b->tree_tc[t]) { /* tree-ordered, alone in its part: both substitutions now */
       grit_treechol_solve_rows(b->tc, t, L, b->inv + adr[t], Y, C, nc);
+      continue;
+    }
+    if (n == 6 && nc > FWD_GROUP && npos >= FWD_GROUP_MIN_POS) {
+      forward6_groups(b, p, L, Y, nc);
       continue;
     }
     if (n == 6) {
