@@ -162,6 +162,38 @@ Test(treechol, factor_and_solve_match_dense) {
   grit_model_free(m);
 }
 
+/* Many columns as rows (37: two groups of 16 and a tail, stride 40), half of them a unit vector at one
+ * dof (a control's right-hand side: zero off one row, so the first sweep skips the zero groups), half
+ * dense: the same values as the single solves, bit for bit (the same operations on each column in the
+ * same order; only a zero's sign may differ, and compares equal). */
+Test(treechol, solve_rows_many_sparse_columns) {
+  grit_model *m = load();
+  grit_treechol *tc;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK);
+  enum { NC = 37, S = 40 };
+  const int n = m->nv;
+  double *H = malloc(sizeof(double) * n * n), *L = malloc(sizeof(double) * n * n), inv[64];
+  double *x = calloc((size_t)NC * n, sizeof(double)), *rows = calloc((size_t)S * n, sizeof(double));
+  unsigned seed = 7;
+  random_tree_spd(m, 3, H);
+  double lo = INFINITY, hi = 0.0;
+  cr_assert_eq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
+  for (int c = 0; c < NC; ++c) /* columns 0..15 and 32..: units at dofs in order; 16..31 dense */
+    for (int i = 0; i < n; ++i) x[c * n + i] = c >= 16 && c < 32 ? urand(&seed) : (i == (c * 5) % n ? 1.0 : 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < NC; ++c) rows[i * S + c] = x[c * n + i];
+  for (int c = 0; c < NC; ++c) grit_treechol_solve(tc, 0, L, inv, x + c * n);
+  grit_treechol_solve_rows(tc, 0, L, inv, rows, S, NC);
+  int differ = 0;
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < NC; ++c) differ += rows[i * S + c] != x[c * n + i];
+  cr_expect_eq(differ, 0, "%d entries differ from the single solves", differ);
+  free(H), free(L), free(x), free(rows);
+  grit_treechol_free(tc);
+  grit_model_free(m);
+}
+
 /* A chain's columns (a foot's path to the root) keep the pattern; two branches (a self-contact) do not. */
 Test(treechol, chain_columns) {
   grit_model *m = load();

@@ -34,6 +34,8 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->part = calloc(nt, sizeof(int));
   b->part_ptr = calloc(nt + 1, sizeof(int));
   b->part_pos = calloc(nt, sizeof(int));
+  b->part_tail = malloc(sizeof(int) * (nt + 1));
+  for (size_t t = 0; b->part_tail && t <= nt; ++t) b->part_tail[t] = -1;
   /* Room for the fill up front, so that the step allocates nothing: every block of the lower triangle
    * for up to 64 trees, else 32 blocks per tree on average (the clutter's 40 objects need at most 4);
    * a fill beyond that grows the arrays in the analysis. */
@@ -51,7 +53,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->tree_tc = calloc(nt, 1);
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
-      !b->part || !b->part_ptr || !b->part_pos || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
+      !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -64,7 +66,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   if (!b) return;
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
-  free(b->part), free(b->part_ptr), free(b->part_pos), free(b->tree_tc);
+  free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
   grit_treechol_free(b->tc);
   free(b);
 }

@@ -39,6 +39,7 @@ struct grit_blockchol {
   int *part;         /* (nt) the part of each tree */
   int *part_ptr;     /* (nt + 1) part k's positions: part_pos[part_ptr[k]] .. [part_ptr[k+1]-1], ascending */
   int *part_pos;     /* (nt) */
+  int *part_tail;    /* (nt + 2) -1 between the many-column solves' groupings (grit_blockchol_solve_parts) */
   struct grit_treechol *tc;   /* the trees' compact patterns (treechol.h) */
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */

@@ -89,7 +89,8 @@ static int couples_trees(const grit_model *m, const grit_data *d, const grit_con
 }
 
 /* Greedy distance-2 colouring of the trees in the graph of the last step's constraints (an edge per
- * constraint coupling two trees). Also lists each tree's actuators. Returns the number of colours. */
+ * pair of trees a constraint couples; adj lists each tree's neighbours once, in order of first
+ * constraint). Also lists each tree's actuators. Returns the number of colours. */
 int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   const int nt = m->ntree, nc = d->stats.nconstraints;
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
@@ -110,6 +111,18 @@ int grit_deriv_colour_trees(const grit_model *m, const grit_data *d, grit_deriv_
       w->adj[w->stamp[c[i].tree[1]]++] = c[i].tree[0];
       ne += 2;
     }
+  /* each neighbour once (two trees in contact at several points share as many constraints): the
+   * right-hand sides copy the neighbours' rows (grit_deriv_add_rhs) once, not once per constraint */
+  for (int t = 0; t < nt; ++t) w->stamp[t] = -1;
+  ne = 0;
+  for (int t = 0, e0 = 0; t < nt; ++t) {
+    const int e1 = w->adj_ptr[t + 1];
+    w->adj_ptr[t] = ne;
+    for (int e = e0; e < e1; ++e)
+      if (w->stamp[w->adj[e]] != t) w->stamp[w->adj[e]] = t, w->adj[ne++] = w->adj[e];
+    e0 = e1;
+  }
+  w->adj_ptr[nt] = ne;
   int ncolour = 0;
   for (int t = 0; t < nt; ++t) w->stamp[t] = -1;
   for (int t = 0; t < nt; ++t) { /* stamp[k] = t marks colour k as taken by t's distance-2 neighbours */
@@ -305,13 +318,15 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
   }
   int cl[4], own = 0; /* own: one of the columns is one of the body's dq */
   for (int l = 0; l < 4; ++l) cl[l] = col[l] - adr, own |= (unsigned)cl[l] < 6u;
-  double e[6][4] = {{0.0}};
+  double e[6][4];
+  if (own) memset(e, 0, sizeof e); /* else not read: the translation rows add a zero vector */
   for (int l = 0; own && l < 4; ++l) {
     if (cl[l] >= 0 && cl[l] < 3) e[cl[l]][l] = Dq[7 * cl[l]];
     for (int r = 3; r < 6 && cl[l] >= 3 && cl[l] < 6; ++r) e[r][l] = Dq[6 * r + cl[l]];
   }
   for (int r = 0; r < 3; ++r) {
-    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(Dv[7 * r]), v[r]), _mm256_loadu_pd(e[r]));
+    const __m256d er = own ? _mm256_loadu_pd(e[r]) : _mm256_setzero_pd();
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(Dv[7 * r]), v[r]), er);
     _mm256_storeu_pd(oq + (size_t)r * stride, x);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
   }
@@ -323,6 +338,87 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
     if (own) x = _mm256_add_pd(x, _mm256_loadu_pd(e[r]));
     _mm256_storeu_pd(oq + (size_t)r * stride, x);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
+  }
+  *chk = ck;
+}
+
+/* The q rows of a joint (its Dq, Dv; its first dof da, nvj dofs, r0 rows without rotation: see
+ * write_q_rows) of four columns (theta ids col[0..3]) from their values v[0..nvj-1] (one vector per
+ * dof, a lane per column), row r at oq + r stride: the sums of q_rows_column in the same order, lane by
+ * lane (a translation row adds 0.0 where the column is not the row's dq, as q_rows_column does; a
+ * rotation row starts at +0.0, so adding 0.0 in the lanes without a Dq term leaves it unchanged). */
+static __attribute__((target("avx2"))) void joint_q_tile4(const double *Dq, const double *Dv, int da, int nvj, int r0,
+                                                         const int *col, const __m256d *v, double *oq, size_t stride,
+                                                         __m256d *ck) {
+  int cl[4], own = 0;
+  for (int l = 0; l < 4; ++l) cl[l] = col[l] - da, own |= (unsigned)cl[l] < (unsigned)nvj;
+  double e[6][4];
+  for (int r = 0; r < (own ? nvj : r0); ++r) e[r][0] = e[r][1] = e[r][2] = e[r][3] = 0.0;
+  for (int l = 0; own && l < 4; ++l) {
+    if (cl[l] >= 0 && cl[l] < r0) e[cl[l]][l] = Dq[7 * cl[l]];
+    for (int r = r0; r < nvj && cl[l] >= r0 && cl[l] < nvj; ++r) e[r][l] = Dq[6 * r + cl[l]];
+  }
+  for (int r = 0; r < r0; ++r) {
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(Dv[7 * r]), v[r]), _mm256_loadu_pd(e[r]));
+    _mm256_storeu_pd(oq + (size_t)r * stride, x);
+    *ck = _mm256_add_pd(*ck, _mm256_sub_pd(x, x));
+  }
+  for (int r = r0; r < nvj; ++r) {
+    __m256d x = _mm256_setzero_pd();
+    for (int k = r0; k < nvj; ++k) x = _mm256_add_pd(x, _mm256_mul_pd(_mm256_set1_pd(Dv[6 * r + k]), v[k]));
+    if (own) x = _mm256_add_pd(x, _mm256_loadu_pd(e[r]));
+    _mm256_storeu_pd(oq + (size_t)r * stride, x);
+    *ck = _mm256_add_pd(*ck, _mm256_sub_pd(x, x));
+  }
+}
+
+/* The rows of tree u of four columns (solutions X[l], theta ids col[l]) that lie in consecutive
+ * columns of their output (o + l), its q rows from oq and v rows from ov, `stride` apart, with AVX2:
+ * the tree's dofs transposed four at a time into vectors (a lane per column; TILE_SEG dofs at a time),
+ * stored as its v rows, and each joint's q rows computed from them (joint_q_tile4). The values of
+ * write_tree_rows, one store per row of the tile instead of one per entry. Adds x - x of every value
+ * to *chk. */
+enum { TILE_SEG = 64 };
+static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, const grit_deriv_ws *w, int u,
+                                                      const double *const *X, const int *col, double *oq, double *ov,
+                                                      size_t stride, __m256d *chk) {
+  const int adr = m->tree_dofadr[u], n = m->tree_dofnum[u];
+  __m256d V[TILE_SEG], ck = *chk;
+  int vb = 0, vt = 0; /* V[j] holds the tree's dof vb + j, vb <= dof < vt */
+  int cmin = col[0], cmax = col[0]; /* the columns' range of ids: a joint's dofs outside it have no Dq term */
+  for (int l = 1; l < 4; ++l) cmin = col[l] < cmin ? col[l] : cmin, cmax = col[l] > cmax ? col[l] : cmax;
+  for (int i = 0; i < n;) {
+    const int jn = m->dof_jnt[adr + i], type = m->jnt_type[jn], nvj = grit_joint_nv(type);
+    if (i + nvj > vt) { /* the next segment, from this joint on */
+      vb = i, vt = n - i < TILE_SEG ? n : i + TILE_SEG;
+      const double *x0 = X[0] + adr, *x1 = X[1] + adr, *x2 = X[2] + adr, *x3 = X[3] + adr;
+      int j = vb;
+      for (; j + 4 <= vt; j += 4) {
+        const __m256d r0 = _mm256_loadu_pd(x0 + j), r1 = _mm256_loadu_pd(x1 + j), r2 = _mm256_loadu_pd(x2 + j),
+                      r3 = _mm256_loadu_pd(x3 + j);
+        const __m256d a = _mm256_unpacklo_pd(r0, r1), c = _mm256_unpackhi_pd(r0, r1);
+        const __m256d e = _mm256_unpacklo_pd(r2, r3), g = _mm256_unpackhi_pd(r2, r3);
+        V[j - vb] = _mm256_permute2f128_pd(a, e, 0x20);
+        V[j - vb + 1] = _mm256_permute2f128_pd(c, g, 0x20);
+        V[j - vb + 2] = _mm256_permute2f128_pd(a, e, 0x31);
+        V[j - vb + 3] = _mm256_permute2f128_pd(c, g, 0x31);
+      }
+      for (; j < vt; ++j) V[j - vb] = _mm256_set_pd(x3[j], x2[j], x1[j], x0[j]);
+      for (j = vb; j < vt; ++j) {
+        _mm256_storeu_pd(ov + (size_t)j * stride, V[j - vb]);
+        ck = _mm256_add_pd(ck, _mm256_sub_pd(V[j - vb], V[j - vb]));
+      }
+    }
+    if (nvj == 1 && (adr + i < cmin || adr + i > cmax)) { /* a hinge or slide, none of its columns' dq */
+      const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(w->Dv[36 * jn]), V[i - vb]), _mm256_setzero_pd());
+      _mm256_storeu_pd(oq + (size_t)i * stride, x);
+      ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
+    } else {
+      const int r0 = type == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
+      joint_q_tile4(w->Dq + 36 * jn, w->Dv + 36 * jn, adr + i, nvj, r0, col, V + (i - vb), oq + (size_t)i * stride,
+                    stride, &ck);
+    }
+    i += nvj;
   }
   *chk = ck;
 }
@@ -345,13 +441,15 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
   }
   int cl[2], own = 0;
   for (int l = 0; l < 2; ++l) cl[l] = col[l] - adr, own |= (unsigned)cl[l] < 6u;
-  double e[6][2] = {{0.0}};
+  double e[6][2];
+  if (own) memset(e, 0, sizeof e); /* else not read: the translation rows add a zero vector */
   for (int l = 0; own && l < 2; ++l) {
     if (cl[l] >= 0 && cl[l] < 3) e[cl[l]][l] = Dq[7 * cl[l]];
     for (int r = 3; r < 6 && cl[l] >= 3 && cl[l] < 6; ++r) e[r][l] = Dq[6 * r + cl[l]];
   }
   for (int r = 0; r < 3; ++r) {
-    const __m128d x = _mm_add_pd(_mm_mul_pd(_mm_set1_pd(Dv[7 * r]), v[r]), _mm_loadu_pd(e[r]));
+    const __m128d er = own ? _mm_loadu_pd(e[r]) : _mm_setzero_pd();
+    const __m128d x = _mm_add_pd(_mm_mul_pd(_mm_set1_pd(Dv[7 * r]), v[r]), er);
     _mm_storeu_pd(oq + (size_t)r * stride, x);
     ck = _mm_add_pd(ck, _mm_sub_pd(x, x));
   }
@@ -367,10 +465,10 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
   *chk = ck;
 }
 
-/* The rows of island k's free bodies of nc = 4 or 2 columns of the batch (from l0) that lie in
- * consecutive columns of the block (out + l), as tiles (four columns with AVX2, two with SSE2); the
- * other trees' rows are left to the caller. Adds the sum of x - x to *check; returns whether every tree
- * of the island is a free body. */
+/* The rows of island k of nc = 4 or 2 columns of the batch (from l0) that lie in consecutive columns
+ * of the block (out + l), as tiles: four columns with AVX2, every tree (free bodies by
+ * free_body_tile4, the others by tree_tile4); two with SSE2, the free bodies only, the other trees'
+ * rows left to the caller. Adds the sum of x - x to *check; returns whether every tree is written. */
 static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m, const grit_deriv_ws *w, int k, int l0,
                                                             int nc, double *out, size_t stride, double *check) {
   const grit_jacobian_blocks *J = w->blk;
@@ -382,11 +480,12 @@ static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m,
   int all = 1;
   for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
     const int u = J->tree[e], adr = m->tree_dofadr[u];
+    double *oq = out + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
     if (m->tree_dofnum[u] != 6 || m->jnt_type[m->dof_jnt[adr]] != GRIT_JOINT_FREE) {
-      all = 0;
+      if (nc == 4) tree_tile4(m, w, u, X, w->ids + l0, oq, ov, stride, &chk4);
+      else all = 0;
       continue;
     }
-    double *oq = out + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
     if (nc == 4) free_body_tile4(w, m->dof_jnt[adr], X, adr, w->ids + l0, oq, ov, stride, &chk4);
     else free_body_tile2(w, m->dof_jnt[adr], X, adr, w->ids + l0, oq, ov, stride, &chk2);
   }
@@ -397,9 +496,9 @@ static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m,
   return all;
 }
 
-/* The dense form's tiles: the rows of the free bodies among the trees list[0..nt-1] (list NULL: every
- * tree) of the columns c[t0[i] .. t0[i] + tw[i] - 1], i < ntile, each tile in consecutive columns of
- * its output. Returns the sum of x - x. */
+/* The dense form's tiles: the rows of the trees list[0..nt-1] (list NULL: every tree) of the columns
+ * c[t0[i] .. t0[i] + tw[i] - 1], i < ntile, each tile in consecutive columns of its output: a free
+ * body's rows in every tile, another tree's in the tiles of four. Returns the sum of x - x. */
 static __attribute__((target("avx2"))) double dense_free_tiles(const grit_model *m, const grit_deriv_ws *w,
                                                                const int *list, int nt, const out_column *c,
                                                                const int *t0, const int *tw, int ntile) {
@@ -407,7 +506,17 @@ static __attribute__((target("avx2"))) double dense_free_tiles(const grit_model 
   __m128d chk2 = _mm_setzero_pd();
   for (int e = 0; e < nt; ++e) {
     const int u = list ? list[e] : e, adr = m->tree_dofadr[u], jn = m->dof_jnt[adr];
-    if (m->tree_dofnum[u] != 6 || m->jnt_type[jn] != GRIT_JOINT_FREE) continue;
+    if (m->tree_dofnum[u] != 6 || m->jnt_type[jn] != GRIT_JOINT_FREE) { /* tiles of four only */
+      for (int i = 0; i < ntile; ++i) {
+        const out_column *ci = c + t0[i];
+        if (tw[i] != 4) continue;
+        const double *X[4] = {ci[0].X, ci[1].X, ci[2].X, ci[3].X};
+        const int col[4] = {ci[0].col, ci[1].col, ci[2].col, ci[3].col};
+        tree_tile4(m, w, u, X, col, ci->out + (size_t)adr * ci->stride, ci->out + (size_t)(m->nv + adr) * ci->stride,
+                   ci->stride, &chk4);
+      }
+      continue;
+    }
     for (int i = 0; i < ntile; ++i) {
       const out_column *ci = c + t0[i];
       const double *X[4];
@@ -479,7 +588,7 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     for (int width = 4; avx2 && !tiled && width >= 2; width -= 2)
       if (l + width <= n && tile_run(m, J, w->ids, l, width, k, out, stride)) {
         nc = width, tiled = 1;
-        done = free_bodies_tile(m, w, k, l, width, out, stride, &check); /* only free bodies: all written */
+        done = free_bodies_tile(m, w, k, l, width, out, stride, &check); /* all written */
       }
 #endif
     if (done) {
@@ -558,8 +667,8 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
     }
     const int *list = p < 0 ? NULL : w->ptree + w->ptree_ptr[p];
     const int nt = p < 0 ? m->ntree : w->ptree_ptr[p + 1] - w->ptree_ptr[p];
-    out_column rest[RHS_BATCH]; /* the columns not in tiles */
-    int ntile = 0, nrest = 0;
+    out_column rest[RHS_BATCH], rest2[RHS_BATCH]; /* the columns not in tiles; not in tiles of four */
+    int ntile = 0, nrest = 0, nrest2 = 0;
 #if GRIT_DERIV_AVX2
     /* with AVX2, the group's runs of four or two columns in consecutive columns of their output: the
      * free bodies' rows as tiles (free_body_tile4), the other columns row by row as below */
@@ -569,13 +678,15 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       while (wdt >= 2 && !dense_run(c, nc, a, wdt)) wdt -= 2;
       if (wdt >= 2) t0[ntile] = a, tw[ntile++] = wdt, a += wdt;
       else rest[nrest++] = c[a++];
+      for (int l = a - (wdt >= 2 ? wdt : 1); wdt < 4 && l < a; ++l) rest2[nrest2++] = c[l];
     }
     if (ntile) check += dense_free_tiles(m, w, list, nt, c, t0, tw, ntile);
 #endif
     for (int e = 0; e < nt; ++e) {
       const int u = list ? list[e] : e;
       const int tiled = ntile > 0 && m->tree_dofnum[u] == 6 && m->jnt_type[m->dof_jnt[m->tree_dofadr[u]]] == GRIT_JOINT_FREE;
-      check += tiled ? write_tree_rows(m, w, u, rest, nrest) : write_tree_rows(m, w, u, c, nc);
+      check += tiled ? write_tree_rows(m, w, u, rest, nrest) : ntile ? write_tree_rows(m, w, u, rest2, nrest2)
+                                                                     : write_tree_rows(m, w, u, c, nc);
     }
   }
   if (check != 0.0) w->nonfinite = 1; /* NaN != 0 */
