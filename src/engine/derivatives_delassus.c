@@ -12,9 +12,11 @@
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
+#include "derivatives_quadgrad.h"
 #include "quasistatic.h"
+#include "treechol.h"
 
-enum { ROWS = 3, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
+enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
 
 /* Tree t's lower-triangle entries of A with partials in this evaluation, listed once per evaluation:
  * a pass seeds a few dofs, and A's entries of two dofs whose joints lie outside their chains do not
@@ -39,6 +41,25 @@ static const unsigned short *support(const grit_model *m, grit_deriv_ws *w, int 
   return list;
 }
 
+/* Tree t's dofs whose dq has partials in this evaluation, listed once per evaluation: a pass seeds a few
+ * of them, and the gradient's contraction with dq skips the others' zero lanes. */
+static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *count) {
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  int *list = w->dqs + adr;
+  if (w->dqs_at[t] != w->eval_no) {
+    int k = 0;
+    for (int j = 0; j < n; ++j) {
+      int moves = 0;
+      for (int l = 0; l < GRIT_DUAL_N; ++l) moves |= w->dq[adr + j].d[l] != 0.0;
+      if (moves) list[k++] = j;
+    }
+    w->dqs_n[t] = k;
+    w->dqs_at[t] = w->eval_no;
+  }
+  *count = w->dqs_n[t];
+  return list;
+}
+
 /* z_r = A^-1 J_r^T of rows r0 .. r0 + nr - 1 of one tree slot (values), their |L^-1 J_r^T|^2 into *wv. */
 static void solve_rows(int n, const double *L, const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
   for (int r = 0; r < nr; ++r) {
@@ -57,6 +78,28 @@ static void solve_rows(int n, const double *L, const grit_dual *J, int r0, int n
       for (int q = j + 1; q < n; ++q) s -= L[q * n + j] * y[q];
       y[j] = s / L[j * n + j];
     }
+  }
+}
+
+/* The same with tree t's tree-ordered factor (L, inv): z_r = A^-1 J_r^T and w's J_r z_r, the same
+ * number as |L^-1 J_r^T|^2 to round-off, in O(n depth). */
+static void solve_rows_tree(const grit_deriv_ws *w, int t, int n, const double *L, const double *inv,
+                            const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
+  for (int r = 0; r < nr; ++r) {
+    const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
+    double *y = z + r * ldz;
+    for (int j = 0; j < n; ++j) y[j] = Jr[j].v;
+    grit_treechol_solve_from(w->dtc, t, L, inv, y);
+    for (int j = 0; j < n; ++j) *wv += Jr[j].v * y[j];
+  }
+}
+
+void grit_deriv_delassus_lin_factor(const grit_model *m, grit_deriv_ws *w) {
+  for (int t = 0; t < m->ntree; ++t) {
+    double lo = 1e300, hi = 0.0;
+    const int a = m->tree_madr[t];
+    w->dt_ok[t] = m->tree_dofnum[t] <= MAXN && grit_treechol_a_keeps_pattern(m, t) &&
+                  grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
   }
 }
 
@@ -119,11 +162,17 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       const int nr = dim - r0 < ROWS ? dim - r0 : ROWS;
       double *z = keep ? zk + (size_t)k * ROWS * (size_t)ldz : zloc;
       const int lz = keep ? ldz : MAXN;
-      if (fresh) solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
+      if (fresh && w->dt_ok[t])
+        solve_rows_tree(w, t, n, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], J[k], r0, nr, &wv, z, lz);
+      else if (fresh)
+        solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
       rows_partials(n, dA, sup, nsup, J[k], r0, nr, z, lz, acc);
-      for (int r = 0; quad && fresh && r < nr; ++r) grit_rnea_quadratic_gradient(m, &w->kd, &w->rn, t, z + r * lz, g);
+      if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
-    for (int j = 0; quad && j < n; ++j) {
+    int ns = 0;
+    const int *sj = quad ? seeded(m, w, t, &ns) : NULL;
+    for (int e = 0; e < ns; ++e) { /* the dofs without partials add zeros */
+      const int j = sj[e];
       const grit_dual *s = &w->dq[m->tree_dofadr[t] + j];
       if (g[j] != 0.0)
         for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
