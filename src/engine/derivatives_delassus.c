@@ -85,12 +85,12 @@ static void solve_rows(int n, const double *L, const grit_dual *J, int r0, int n
  * number as |L^-1 J_r^T|^2 to round-off, in O(n depth). */
 static void solve_rows_tree(const grit_deriv_ws *w, int t, int n, const double *L, const double *inv,
                             const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
+  for (int r = 0; r < nr; ++r)
+    for (int j = 0; j < n; ++j) z[r * ldz + j] = J[(size_t)(r0 + r) * (size_t)n + (size_t)j].v;
+  grit_treechol_solve_from_rows(w->dtc, t, L, inv, z, ldz, nr);
   for (int r = 0; r < nr; ++r) {
     const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
-    double *y = z + r * ldz;
-    for (int j = 0; j < n; ++j) y[j] = Jr[j].v;
-    grit_treechol_solve_from(w->dtc, t, L, inv, y);
-    for (int j = 0; j < n; ++j) *wv += Jr[j].v * y[j];
+    for (int j = 0; j < n; ++j) *wv += Jr[j].v * z[r * ldz + j];
   }
 }
 

@@ -56,6 +56,12 @@ void grit_treechol_solve(const grit_treechol *tc, int t, const double *L, const 
  * its result in the second. The same numbers as grit_treechol_solve (the skipped terms are zeros). */
 void grit_treechol_solve_from(const grit_treechol *tc, int t, const double *L, const double *inv, double *x);
 
+/* grit_treechol_solve_from for nr (1 to 3) right-hand sides at x + r ldx, r < nr, sharing the walk over
+ * the pattern; a dof is skipped only where every row is zero, so the numbers equal the row-by-row solves
+ * up to the signs of zeros. */
+void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
+                                   int ldx, int nr);
+
 /* The same for nc columns held as rows: dof i's values of the columns at X + i * stride, nc of them. */
 void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
                               int stride, int nc);
