@@ -127,6 +127,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->dqs, nv);
   GRIT_CARVE(c, w->dqs_n, m->ntree);
   GRIT_CARVE(c, w->dqs_at, m->ntree);
+  GRIT_CARVE(c, w->dqf, nv);
   grit_rnea_layout(m, &w->rn, c);
 }
 
@@ -289,7 +290,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
-  if (lin) grit_deriv_delassus_lin_factor(m, w); /* the tree-ordered factor too (derivatives_delassus.c) */
+  if (lin) grit_deriv_delassus_lin_factor(m, d, w); /* the tree-ordered factor too (derivatives_delassus.c) */
   if (lin) grit_block_cholesky(m, w->Ad, NULL);
   if (!any) return GRIT_OK;
   if (!lin) grit_block_cholesky(m, w->Ad, w->qconst);

@@ -14,6 +14,7 @@
 #include "derivatives_internal.h"
 #include "derivatives_quadgrad.h"
 #include "quasistatic.h"
+#include "solver.h"
 #include "treechol.h"
 
 enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
@@ -52,6 +53,7 @@ static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *coun
       int moves = 0;
       for (int l = 0; l < GRIT_DUAL_N; ++l) moves |= w->dq[adr + j].d[l] != 0.0;
       if (moves) list[k++] = j;
+      w->dqf[adr + j] = (char)moves;
     }
     w->dqs_n[t] = k;
     w->dqs_at[t] = w->eval_no;
@@ -94,7 +96,9 @@ static void solve_rows_tree(const grit_deriv_ws *w, int t, int n, const double *
   }
 }
 
-void grit_deriv_delassus_lin_factor(const grit_model *m, grit_deriv_ws *w) {
+void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  w->dl_cand = d->collision->c, w->dl_ncand = d->ncontacts;
+  w->dl_con = grit_solver_constraints(d->solver, NULL);
   for (int t = 0; t < m->ntree; ++t) {
     double lo = 1e300, hi = 0.0;
     const int a = m->tree_madr[t];
@@ -103,13 +107,44 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, grit_deriv_ws *w) {
   }
 }
 
+/* The local columns of tree t where J of constraint ic can have partials, ascending, into ch (-1: any):
+ * a contact's J is nonzero only on its bodies' chains to the root (grit_contact_jacobian_add), whatever
+ * J's values there; a joint limit's J is constant (none). */
+static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t, int n, int ch[MAXN]) {
+  if (ic >= 0 && ic < w->dl_ncand) {
+    /* J (its chains' dofs' Jacobian at the contact's point and frame, which move with the same dofs) has
+     * no partials when the pass seeds none of those dofs */
+    int moves = 0;
+    for (int s = 0; s < 2 && !moves; ++s) {
+      const int b = w->dl_cand[ic].body[s], tb = m->body_tree[b];
+      int ns = 0;
+      if (tb >= 0) seeded(m, w, tb, &ns);
+      for (int dof = m->body_lastdof[b]; dof >= 0 && ns > 0 && !moves; dof = m->dof_parent[dof]) moves = w->dqf[dof];
+    }
+    if (!moves) return 0;
+    char mark[MAXN];
+    const int adr = m->tree_dofadr[t];
+    for (int j = 0; j < n; ++j) mark[j] = 0;
+    for (int s = 0; s < 2; ++s)
+      for (int dof = m->body_lastdof[w->dl_cand[ic].body[s]]; dof >= 0; dof = m->dof_parent[dof])
+        if (dof - adr >= 0 && dof - adr < n) mark[dof - adr] = 1;
+    int k = 0;
+    for (int j = 0; j < n; ++j)
+      if (mark[j]) ch[k++] = j;
+    return k;
+  }
+  return ic >= 0 && w->dl_con && w->dl_con[ic].kind == GRIT_CONSTRAINT_LIMIT ? 0 : -1;
+}
+
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
  * 2 dJ_r . z_r, and - z_r^T dA z_r over dA's nsup entries with partials sup (dA NULL: constant). */
 static void rows_partials(int n, const grit_dual *dA, const unsigned short *sup, int nsup, const grit_dual *J,
-                          int r0, int nr, const double *z, int ldz, double acc[GRIT_DUAL_N]) {
-  for (int r = 0; r < nr; ++r) {
+                          const int *ch, int nch, int r0, int nr, const double *z, int ldz,
+                          double acc[GRIT_DUAL_N]) {
+  for (int r = 0; r < nr; ++r) { /* over J's columns with partials (ch, nch; nch < 0: all) */
     const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
-    for (int j = 0; j < n; ++j) {
+    for (int e = 0; e < (nch < 0 ? n : nch); ++e) {
+      const int j = nch < 0 ? e : ch[e];
       const double zj = 2.0 * z[r * ldz + j];
       for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] += Jr[j].d[l] * zj;
     }
@@ -158,6 +193,8 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     int nsup = 0;
     const unsigned short *sup = dA ? support(m, w, t, &nsup) : NULL;
     double zloc[ROWS * MAXN];
+    int ch[MAXN];
+    const int nch = partial_columns(m, w, ic, t, n, ch);
     for (int r0 = 0; r0 < dim; r0 += ROWS) {
       const int nr = dim - r0 < ROWS ? dim - r0 : ROWS;
       double *z = keep ? zk + (size_t)k * ROWS * (size_t)ldz : zloc;
@@ -166,7 +203,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
         solve_rows_tree(w, t, n, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], J[k], r0, nr, &wv, z, lz);
       else if (fresh)
         solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
-      rows_partials(n, dA, sup, nsup, J[k], r0, nr, z, lz, acc);
+      rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
       if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
     int ns = 0;

@@ -5,10 +5,25 @@
 
 enum { NR = GRIT_QUADGRAD_ROWS, W = 6 * GRIT_QUADGRAD_ROWS };
 
+/* The sweep is also compiled for AVX2 and chosen at run time, as treechol.c's loops: the same
+ * operations in the same order, no fused multiply-adds (-ffp-contract=off; the target has no FMA), so
+ * the same bits on any x86-64 processor (GRIT_NO_AVX2: the baseline only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define QG_AVX2 1
+#else
+#define QG_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define QG_INLINE inline __attribute__((always_inline))
+#define QG_NOINLINE __attribute__((noinline))
+#else
+#define QG_INLINE inline
+#define QG_NOINLINE
+#endif
+
 /* The sweep for nr rows, nr a constant where it is inlined (the rows' loops unrolled). */
-static inline __attribute__((always_inline)) void sweep(const grit_model *m, const grit_kin *k, const grit_rnea *r,
-                                                        int t, const double *z, int ldz, const int nr, double *g,
-                                                        double *s) {
+static QG_INLINE void sweep(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const double *z,
+                            int ldz, const int nr, double *g, double *s) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   double *zt = s, *zh = s + (size_t)W * (size_t)m->nbody, *zp = zh + (size_t)W * (size_t)m->nbody;
   /* the tree's bodies come after its root, parents before children (welded ones too: they add to M) */
@@ -49,9 +64,33 @@ static inline __attribute__((always_inline)) void sweep(const grit_model *m, con
   }
 }
 
-void grit_rnea_quadratic_gradient_rows(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
-                                       const double *z, int ldz, int nr, double *g, double *s) {
+static QG_INLINE void sweep_nr(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const double *z,
+                               int ldz, int nr, double *g, double *s) {
   if (nr == 3) sweep(m, k, r, t, z, ldz, 3, g, s);
   else if (nr == 2) sweep(m, k, r, t, z, ldz, 2, g, s);
   else sweep(m, k, r, t, z, ldz, 1, g, s);
+}
+
+static QG_NOINLINE void sweep_base(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const double *z,
+                                   int ldz, int nr, double *g, double *s) {
+  sweep_nr(m, k, r, t, z, ldz, nr, g, s);
+}
+
+#if QG_AVX2
+static QG_NOINLINE __attribute__((target("avx2"))) void sweep_avx2(const grit_model *m, const grit_kin *k,
+                                                                   const grit_rnea *r, int t, const double *z,
+                                                                   int ldz, int nr, double *g, double *s) {
+  sweep_nr(m, k, r, t, z, ldz, nr, g, s);
+}
+#endif
+
+void grit_rnea_quadratic_gradient_rows(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
+                                       const double *z, int ldz, int nr, double *g, double *s) {
+#if QG_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    sweep_avx2(m, k, r, t, z, ldz, nr, g, s);
+    return;
+  }
+#endif
+  sweep_base(m, k, r, t, z, ldz, nr, g, s);
 }
