@@ -2,7 +2,7 @@
 /* test_derivatives_quadgrad.c — the Delassus estimates' kernels of the position passes: the gradient of
  * sum_r z_r^T M(q) z_r of up to three rows in one sweep (derivatives_quadgrad.c) against the row-by-row
  * sweep it replaces (bitwise) and against central differences of z^T M z; and the tree-ordered solve
- * for sparse right-hand sides (grit_treechol_solve_from, _rows) against grit_treechol_solve (bitwise)
+ * for sparse right-hand sides (grit_treechol_solve_from_rows, one row and three) against grit_treechol_solve (bitwise)
  * and against A x = b. A, B of the position passes against the dual-factor path: test_derivatives_articulated. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -150,7 +150,7 @@ Test(quadgrad, sparse_solves_equal_the_full_solve) {
   for (int c = 0; c < 3; ++c) {
     memcpy(x1, b[c], sizeof x1), memcpy(x2, b[c], sizeof x2);
     grit_treechol_solve(tc, 0, L, inv, x1);
-    grit_treechol_solve_from(tc, 0, L, inv, x2);
+    grit_treechol_solve_from_rows(tc, 0, L, inv, x2, 17, 1);
     for (int j = 0; j < n; ++j) cr_assert_eq(x1[j], x2[j], "case %d, dof %d: %.17g vs %.17g", c, j, x1[j], x2[j]);
     double res = 0.0, bmax = 0.0; /* the residual of A x = b, round-off of a well-conditioned system */
     for (int i = 0; i < n; ++i) {

@@ -259,30 +259,7 @@ void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, c
   solve_rows_base(tc, t, L, inv, X, stride, nc);
 }
 
-void grit_treechol_solve_from(const grit_treechol *tc, int t, const double *L, const double *inv, double *x) {
-  const grit_model *m = tc->m;
-  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
-  for (int k = n - 1; k >= 0; --k) { /* L^T y = b: y_k is zero where b is zero on k's subtree */
-    if (x[k] == 0.0) continue;
-    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
-    const double *lk = L + rowadr[k], y = x[k] * inv[k];
-    x[k] = y;
-    for (int e = 0; e < r; ++e) x[ck[e]] -= lk[e] * y;
-  }
-  int k0 = 0; /* L x = y: x is zero before y's first nonzero value */
-  while (k0 < n && x[k0] == 0.0) ++k0;
-  for (int k = k0; k < n; ++k) {
-    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
-    const double *lk = L + rowadr[k];
-    double s = x[k];
-    for (int e = 0; e < r; ++e) s -= lk[e] * x[ck[e]];
-    x[k] = s * inv[k];
-  }
-}
-
-/* grit_treechol_solve_from for nr rows at once (x + r ldx), nr a constant where it is inlined: the rows
- * share the walk over the pattern. */
+/* grit_treechol_solve_from_rows's body, nr a constant where it is inlined. */
 static inline __attribute__((always_inline)) void solve_from_rows(const grit_treechol *tc, int t, const double *L,
                                                                   const double *inv, double *x, int ldx,
                                                                   const int nr) {

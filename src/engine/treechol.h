@@ -51,19 +51,16 @@ int grit_treechol_factor(const grit_treechol *tc, int t, const double *H, double
 /* Solves H x = b in place for tree t's rows x[0..n-1] with the factor. */
 void grit_treechol_solve(const grit_treechol *tc, int t, const double *L, const double *inv, double *x);
 
-/* grit_treechol_solve for a sparse b (a constraint's row, nonzero on one chain): the dofs whose subtree
- * holds no nonzero of b are skipped in the first substitution, and the dofs before the first nonzero of
- * its result in the second. The same numbers as grit_treechol_solve (the skipped terms are zeros). */
-void grit_treechol_solve_from(const grit_treechol *tc, int t, const double *L, const double *inv, double *x);
-
-/* grit_treechol_solve_from for nr (1 to 3) right-hand sides at x + r ldx, r < nr, sharing the walk over
- * the pattern; a dof is skipped only where every row is zero, so the numbers equal the row-by-row solves
- * up to the signs of zeros. */
-void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
-                                   int ldx, int nr);
-
 /* The same for nc columns held as rows: dof i's values of the columns at X + i * stride, nc of them. */
 void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
                               int stride, int nc);
+
+/* grit_treechol_solve for nr (1 to 3) sparse right-hand sides at x + r ldx, r < nr (a constraint's rows,
+ * nonzero on its chains): the first substitution skips the dofs where every row is zero (no nonzero of
+ * b in their subtree), the second starts at the first dof where some row is nonzero; the rows share the
+ * walk over the pattern. The numbers of grit_treechol_solve (the skipped terms are zeros) up to the
+ * signs of zeros. */
+void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
+                                   int ldx, int nr);
 
 #endif
