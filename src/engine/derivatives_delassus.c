@@ -102,7 +102,7 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
   for (int t = 0; t < m->ntree; ++t) {
     double lo = 1e300, hi = 0.0;
     const int a = m->tree_madr[t];
-    w->dt_ok[t] = m->tree_dofnum[t] <= MAXN && grit_treechol_a_keeps_pattern(m, t) &&
+    w->dt_ok[t] = w->delassus_tree_solve && m->tree_dofnum[t] <= MAXN && grit_treechol_a_keeps_pattern(m, t) &&
                   grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
   }
 }

@@ -90,6 +90,9 @@ struct grit_deriv_ws {
   struct grit_treechol *dtc;              /* the trees' compact patterns (treechol.h), and per tree A's */
   double *dtL, *dtinv;                    /* (nM at tree_madr, nv) tree-ordered factor for z = A^-1 J^T */
   char *dt_ok;                            /* (ntree) in each call (derivatives_delassus.c) */
+  int delassus_tree_solve;                /* nonzero: z from that factor (faster; A, B then differ from the
+                                           * dense factor's at round-off, which moves chaotic optimizations
+                                           * such as test_ilqr_tasks' squeezed gripper: off by default) */
   const grit_contact_candidate *dl_cand;  /* the call's contacts (their bodies: J's chains) and */
   const grit_constraint *dl_con;          /* constraints (derivatives_delassus.c) */
   int dl_ncand;
