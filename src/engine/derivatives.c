@@ -31,8 +31,10 @@
 #include "data_internal.h"
 #include "derivatives_chain.h"
 #include "derivatives_internal.h"
+#include "derivatives_quadgrad.h"
 #include "derivatives_simd.h"
 #include "derivatives_smooth.h"
+#include "treechol.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "grit/derivatives.h"
@@ -120,6 +122,14 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->rmask, m->ntree);
   GRIT_CARVE(c, w->rskip, m->ntree);
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
+  GRIT_CARVE(c, w->dtL, m->nM);
+  GRIT_CARVE(c, w->dtinv, nv);
+  GRIT_CARVE(c, w->dt_ok, m->ntree);
+  GRIT_CARVE(c, w->qgs, grit_quadgrad_scratch(m));
+  GRIT_CARVE(c, w->dqs, nv);
+  GRIT_CARVE(c, w->dqs_n, m->ntree);
+  GRIT_CARVE(c, w->dqs_at, m->ntree);
+  GRIT_CARVE(c, w->dqf, nv);
   grit_rnea_layout(m, &w->rn, c);
   grit_deriv_chain_layout(m, w, c); /* derivatives_chain.c */
   w->sm = grit_deriv_smooth_layout(m, w->maxn, c);
@@ -141,6 +151,10 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   c.base = w->arena;
   c.used = 0;
   layout(m, w, &c);
+  if (grit_treechol_create(m, &w->dtc, NULL) != GRIT_OK) { /* derivatives_delassus.c's solves */
+    grit_deriv_ws_free(w);
+    return GRIT_ERR_OUT_OF_MEMORY;
+  }
   w->inertial.mass = w->mass;
   w->inertial.com = w->com;
   w->inertial.inertia = w->inertia;
@@ -190,6 +204,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
 
 void grit_deriv_ws_free(grit_deriv_ws *w) {
   if (!w) return;
+  grit_treechol_free(w->dtc);
   free(w->arena);
   free(w);
 }
@@ -279,6 +294,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
+  if (lin) grit_deriv_delassus_lin_factor(m, d, w); /* the tree-ordered factor too (derivatives_delassus.c) */
   if (lin) grit_block_cholesky(m, w->Ad, NULL);
   if (!any) return GRIT_OK;
   if (!lin) grit_block_cholesky(m, w->Ad, w->qconst);

@@ -12,9 +12,12 @@
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
+#include "derivatives_quadgrad.h"
 #include "quasistatic.h"
+#include "solver.h"
+#include "treechol.h"
 
-enum { ROWS = 3, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
+enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
 
 /* Tree t's lower-triangle entries of A with partials in this evaluation, listed once per evaluation:
  * a pass seeds a few dofs, and A's entries of two dofs whose joints lie outside their chains do not
@@ -39,6 +42,26 @@ static const unsigned short *support(const grit_model *m, grit_deriv_ws *w, int 
   return list;
 }
 
+/* Tree t's dofs whose dq has partials in this evaluation, listed once per evaluation: a pass seeds a few
+ * of them, and the gradient's contraction with dq skips the others' zero lanes. */
+static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *count) {
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  int *list = w->dqs + adr;
+  if (w->dqs_at[t] != w->eval_no) {
+    int k = 0;
+    for (int j = 0; j < n; ++j) {
+      int moves = 0;
+      for (int l = 0; l < GRIT_DUAL_N; ++l) moves |= w->dq[adr + j].d[l] != 0.0;
+      if (moves) list[k++] = j;
+      w->dqf[adr + j] = (char)moves;
+    }
+    w->dqs_n[t] = k;
+    w->dqs_at[t] = w->eval_no;
+  }
+  *count = w->dqs_n[t];
+  return list;
+}
+
 /* z_r = A^-1 J_r^T of rows r0 .. r0 + nr - 1 of one tree slot (values), their |L^-1 J_r^T|^2 into *wv. */
 static void solve_rows(int n, const double *L, const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
   for (int r = 0; r < nr; ++r) {
@@ -60,13 +83,68 @@ static void solve_rows(int n, const double *L, const grit_dual *J, int r0, int n
   }
 }
 
+/* The same with tree t's tree-ordered factor (L, inv): z_r = A^-1 J_r^T and w's J_r z_r, the same
+ * number as |L^-1 J_r^T|^2 to round-off, in O(n depth). */
+static void solve_rows_tree(const grit_deriv_ws *w, int t, int n, const double *L, const double *inv,
+                            const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
+  for (int r = 0; r < nr; ++r)
+    for (int j = 0; j < n; ++j) z[r * ldz + j] = J[(size_t)(r0 + r) * (size_t)n + (size_t)j].v;
+  grit_treechol_solve_from_rows(w->dtc, t, L, inv, z, ldz, nr);
+  for (int r = 0; r < nr; ++r) {
+    const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
+    for (int j = 0; j < n; ++j) *wv += Jr[j].v * z[r * ldz + j];
+  }
+}
+
+void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  w->dl_cand = d->collision->c, w->dl_ncand = d->ncontacts;
+  w->dl_con = grit_solver_constraints(d->solver, NULL);
+  for (int t = 0; t < m->ntree; ++t) {
+    double lo = 1e300, hi = 0.0;
+    const int a = m->tree_madr[t];
+    w->dt_ok[t] = w->delassus_tree_solve && m->tree_dofnum[t] <= MAXN && grit_treechol_a_keeps_pattern(m, t) &&
+                  grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
+  }
+}
+
+/* The local columns of tree t where J of constraint ic can have partials, ascending, into ch (-1: any):
+ * a contact's J is nonzero only on its bodies' chains to the root (grit_contact_jacobian_add), whatever
+ * J's values there; a joint limit's J is constant (none). */
+static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t, int n, int ch[MAXN]) {
+  if (ic >= 0 && ic < w->dl_ncand) {
+    /* J (its chains' dofs' Jacobian at the contact's point and frame, which move with the same dofs) has
+     * no partials when the pass seeds none of those dofs */
+    int moves = 0;
+    for (int s = 0; s < 2 && !moves; ++s) {
+      const int b = w->dl_cand[ic].body[s], tb = m->body_tree[b];
+      int ns = 0;
+      if (tb >= 0) seeded(m, w, tb, &ns);
+      for (int dof = m->body_lastdof[b]; dof >= 0 && ns > 0 && !moves; dof = m->dof_parent[dof]) moves = w->dqf[dof];
+    }
+    if (!moves) return 0;
+    char mark[MAXN];
+    const int adr = m->tree_dofadr[t];
+    for (int j = 0; j < n; ++j) mark[j] = 0;
+    for (int s = 0; s < 2; ++s)
+      for (int dof = m->body_lastdof[w->dl_cand[ic].body[s]]; dof >= 0; dof = m->dof_parent[dof])
+        if (dof - adr >= 0 && dof - adr < n) mark[dof - adr] = 1;
+    int k = 0;
+    for (int j = 0; j < n; ++j)
+      if (mark[j]) ch[k++] = j;
+    return k;
+  }
+  return ic >= 0 && w->dl_con && w->dl_con[ic].kind == GRIT_CONSTRAINT_LIMIT ? 0 : -1;
+}
+
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
  * 2 dJ_r . z_r, and - z_r^T dA z_r over dA's nsup entries with partials sup (dA NULL: constant). */
 static void rows_partials(int n, const grit_dual *dA, const unsigned short *sup, int nsup, const grit_dual *J,
-                          int r0, int nr, const double *z, int ldz, double acc[GRIT_DUAL_N]) {
-  for (int r = 0; r < nr; ++r) {
+                          const int *ch, int nch, int r0, int nr, const double *z, int ldz,
+                          double acc[GRIT_DUAL_N]) {
+  for (int r = 0; r < nr; ++r) { /* over J's columns with partials (ch, nch; nch < 0: all) */
     const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
-    for (int j = 0; j < n; ++j) {
+    for (int e = 0; e < (nch < 0 ? n : nch); ++e) {
+      const int j = nch < 0 ? e : ch[e];
       const double zj = 2.0 * z[r * ldz + j];
       for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] += Jr[j].d[l] * zj;
     }
@@ -115,15 +193,23 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     int nsup = 0;
     const unsigned short *sup = dA ? support(m, w, t, &nsup) : NULL;
     double zloc[ROWS * MAXN];
+    int ch[MAXN];
+    const int nch = partial_columns(m, w, ic, t, n, ch);
     for (int r0 = 0; r0 < dim; r0 += ROWS) {
       const int nr = dim - r0 < ROWS ? dim - r0 : ROWS;
       double *z = keep ? zk + (size_t)k * ROWS * (size_t)ldz : zloc;
       const int lz = keep ? ldz : MAXN;
-      if (fresh) solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
-      rows_partials(n, dA, sup, nsup, J[k], r0, nr, z, lz, acc);
-      for (int r = 0; quad && fresh && r < nr; ++r) grit_rnea_quadratic_gradient(m, &w->kd, &w->rn, t, z + r * lz, g);
+      if (fresh && w->dt_ok[t])
+        solve_rows_tree(w, t, n, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], J[k], r0, nr, &wv, z, lz);
+      else if (fresh)
+        solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
+      rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
+      if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
-    for (int j = 0; quad && j < n; ++j) {
+    int ns = 0;
+    const int *sj = quad ? seeded(m, w, t, &ns) : NULL;
+    for (int e = 0; e < ns; ++e) { /* the dofs without partials add zeros */
+      const int j = sj[e];
       const grit_dual *s = &w->dq[m->tree_dofadr[t] + j];
       if (g[j] != 0.0)
         for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];

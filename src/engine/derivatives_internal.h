@@ -87,6 +87,20 @@ struct grit_deriv_ws {
   unsigned *zc_at, call_no;               /* the same in every pass of a call: kept, stamped with the call */
   double *zg;                             /* (2 maxn per constraint) the gradient of z^T M z over q0 of each
                                            * tree slot, kept with zc (derivatives_rnea.c) */
+  struct grit_treechol *dtc;              /* the trees' compact patterns (treechol.h), and per tree A's */
+  double *dtL, *dtinv;                    /* (nM at tree_madr, nv) tree-ordered factor for z = A^-1 J^T */
+  char *dt_ok;                            /* (ntree) in each call (derivatives_delassus.c) */
+  int delassus_tree_solve;                /* nonzero: z from that factor (faster; A, B then differ from the
+                                           * dense factor's at round-off, which moves chaotic optimizations
+                                           * such as test_ilqr_tasks' squeezed gripper: off by default) */
+  const grit_contact_candidate *dl_cand;  /* the call's contacts (their bodies: J's chains) and */
+  const grit_constraint *dl_con;          /* constraints (derivatives_delassus.c) */
+  int dl_ncand;
+  double *qgs;                            /* grit_quadgrad_scratch doubles (derivatives_quadgrad.c) */
+  int *dqs, *dqs_n;                       /* (nv, ntree) per tree, the dofs whose dq has partials in this
+                                           * evaluation (derivatives_delassus.c) */
+  unsigned *dqs_at;                       /* (ntree) the evaluation they were listed in (eval_no) */
+  char *dqf;                              /* (nv) whether the dof is in its tree's list */
   grit_rnea rn;                           /* analytic partials of the smooth dynamics (derivatives_rnea.c) */
   int rn_valid;                           /* rn holds this call's partials */
   int no_rnea;                            /* nonzero: the smooth dynamics' partials by dual numbers (tests) */
@@ -174,6 +188,9 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
                                   int ntree, const int tree[2], const grit_dual *const J[2]);
 /* A new call: the kept A^-1 J^T of the constraints (values, the same in every pass) expire. */
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w);
+/* Factors each tree's block of w->Ad (A's values, before their dense factor) in tree order where A keeps
+ * the mass matrix's pattern (treechol.h): the solves for z then cost O(n depth). */
+void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
 
 /* ---- the columns (derivatives_columns.c) */
 

@@ -365,7 +365,7 @@ static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
   w->nbwr = 0;
   if (++w->eval_no != 0u) return;
   for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = 0u; /* the clock wrapped */
-  for (int t = 0; t < m->ntree; ++t) w->dsup_at[t] = 0u;
+  for (int t = 0; t < m->ntree; ++t) w->dsup_at[t] = w->dqs_at[t] = 0u;
   w->eval_no = 1u;
 }
 

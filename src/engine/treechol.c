@@ -330,3 +330,45 @@ void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, c
 #endif
   solve_rows_base(tc, t, L, inv, X, stride, nc);
 }
+
+/* grit_treechol_solve_from_rows's body, nr a constant where it is inlined. */
+static inline __attribute__((always_inline)) void solve_from_rows(const grit_treechol *tc, int t, const double *L,
+                                                                  const double *inv, double *x, int ldx,
+                                                                  const int nr) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k = n - 1; k >= 0; --k) { /* L^T y = b, skipping the dofs where every row is zero */
+    int any = 0;
+    for (int q = 0; q < nr; ++q) any |= x[q * ldx + k] != 0.0;
+    if (!any) continue;
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    const double *lk = L + rowadr[k];
+    double y[3];
+    for (int q = 0; q < nr; ++q) y[q] = x[q * ldx + k] * inv[k], x[q * ldx + k] = y[q];
+    for (int e = 0; e < r; ++e)
+      for (int q = 0; q < nr; ++q) x[q * ldx + ck[e]] -= lk[e] * y[q];
+  }
+  int k0 = n; /* L x = y from the first dof where some row is nonzero */
+  for (int q = 0; q < nr; ++q) {
+    int kq = 0;
+    while (kq < k0 && x[q * ldx + kq] == 0.0) ++kq;
+    k0 = kq;
+  }
+  for (int k = k0; k < n; ++k) {
+    const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+    const double *lk = L + rowadr[k];
+    double s[3];
+    for (int q = 0; q < nr; ++q) s[q] = x[q * ldx + k];
+    for (int e = 0; e < r; ++e)
+      for (int q = 0; q < nr; ++q) s[q] -= lk[e] * x[q * ldx + ck[e]];
+    for (int q = 0; q < nr; ++q) x[q * ldx + k] = s[q] * inv[k];
+  }
+}
+
+void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
+                                   int ldx, int nr) {
+  if (nr == 3) solve_from_rows(tc, t, L, inv, x, ldx, 3);
+  else if (nr == 2) solve_from_rows(tc, t, L, inv, x, ldx, 2);
+  else solve_from_rows(tc, t, L, inv, x, ldx, 1);
+}

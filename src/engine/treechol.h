@@ -55,4 +55,12 @@ void grit_treechol_solve(const grit_treechol *tc, int t, const double *L, const 
 void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *X,
                               int stride, int nc);
 
+/* grit_treechol_solve for nr (1 to 3) sparse right-hand sides at x + r ldx, r < nr (a constraint's rows,
+ * nonzero on its chains): the first substitution skips the dofs where every row is zero (no nonzero of
+ * b in their subtree), the second starts at the first dof where some row is nonzero; the rows share the
+ * walk over the pattern. The numbers of grit_treechol_solve (the skipped terms are zeros) up to the
+ * signs of zeros. */
+void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
+                                   int ldx, int nr);
+
 #endif

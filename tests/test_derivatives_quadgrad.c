@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_derivatives_quadgrad.c — the Delassus estimates' kernels of the position passes: the gradient of
+ * sum_r z_r^T M(q) z_r of up to three rows in one sweep (derivatives_quadgrad.c) against the row-by-row
+ * sweep it replaces (bitwise) and against central differences of z^T M z; and the tree-ordered solve
+ * for sparse right-hand sides (grit_treechol_solve_from_rows, one row and three) against grit_treechol_solve (bitwise)
+ * and against A x = b. A, B of the position passes against the dual-factor path: test_derivatives_articulated. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "derivatives_quadgrad.h"
+#include "dynamics.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "kinematics.h"
+#include "treechol.h"
+
+/* A floating torso with a ball-jointed head (a group of three dofs), two legs of a hinge pair and a
+ * knee, a welded foot on one of them and an arm: one branched tree of 17 dofs. */
+static const char *TREE =
+    "<mujoco><worldbody>"
+    "<body pos='0 0 0.62'><freejoint/><geom type='box' pos='0.01 0 0.02' size='0.12 0.08 0.05' mass='4'/>"
+    " <body pos='0 0 0.08'><joint type='ball'/><geom type='sphere' pos='0.02 0 0.08' size='0.05' mass='0.5'/></body>"
+    " <body pos='0 0.06 -0.05'><joint type='hinge' axis='0 1 0'/><joint type='hinge' pos='0 0.01 0' axis='1 0 0.2'/>"
+    "  <geom type='capsule' fromto='0 0 0 0.02 0 -0.25' size='0.03' mass='1'/>"
+    "  <body pos='0.02 0 -0.25'><joint type='hinge' axis='0 1 0'/>"
+    "   <geom type='capsule' fromto='0 0 0 -0.02 0 -0.25' size='0.025' mass='0.7'/>"
+    "   <body pos='0 0 -0.25'><geom type='box' pos='0.03 0 0' size='0.06 0.03 0.01' mass='0.2'/></body></body></body>"
+    " <body pos='0 -0.06 -0.05'><joint type='hinge' axis='0.1 1 0'/><joint type='slide' axis='0 0 1'/>"
+    "  <geom type='capsule' fromto='0 0 0 -0.03 0 -0.25' size='0.03' mass='1'/>"
+    "  <body pos='-0.03 0 -0.25'><joint type='hinge' axis='0 1 0'/>"
+    "   <geom type='capsule' fromto='0 0 0 0.01 0 -0.25' size='0.025' mass='0.7'/></body></body>"
+    " <body pos='0.1 0 0.05'><joint type='hinge' axis='1 0 0'/><joint type='hinge' axis='0 0 1'/>"
+    "  <geom type='capsule' fromto='0 0 0 0.2 0 0' size='0.02' mass='0.3'/></body>"
+    "</body></worldbody></mujoco>";
+
+typedef struct fixture {
+  grit_model *m;
+  grit_kin k;
+  grit_rnea r;
+  grit_sinertia *crb;
+  double *M, *q, *s;
+  void *arena;
+} fixture;
+
+static void carve(fixture *f, grit_carver *c) {
+  const grit_model *m = f->m;
+  GRIT_CARVE_KIN(c, f->k, m);
+  grit_rnea_layout(m, &f->r, c);
+  GRIT_CARVE(c, f->crb, m->nbody);
+  GRIT_CARVE(c, f->M, m->nM);
+  GRIT_CARVE(c, f->q, m->nq);
+  GRIT_CARVE(c, f->s, grit_quadgrad_scratch(m));
+}
+
+static void setup(fixture *f) {
+  memset(f, 0, sizeof *f);
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(TREE, &f->m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_carver c = {NULL, 0};
+  carve(f, &c);
+  f->arena = calloc(1, c.used + 64);
+  c.base = f->arena, c.used = 0;
+  carve(f, &c);
+  grit_rnea_trees(f->m, &f->r);
+  /* a generic configuration: qpos0 moved along every tangent direction */
+  const grit_model *m = f->m;
+  double *dq = calloc((size_t)m->nv, sizeof(double));
+  for (int i = 0; i < m->nq; ++i) f->q[i] = m->qpos0[i];
+  for (int j = 0; j < m->nv; ++j) dq[j] = 0.3 * sin(1.7 * j + 0.4);
+  grit_kin_integrate(m, f->q, dq, 1.0);
+  free(dq);
+  cr_assert_eq(m->ntree, 1);
+  cr_assert_eq(m->nv, 17);
+}
+
+static void teardown(fixture *f) {
+  free(f->arena);
+  grit_model_free(f->m);
+}
+
+/* sum_r z_r^T M(q (+) e dq_j) z_r. */
+static double energy(fixture *f, int j, double e, const double *z, int nr) {
+  const grit_model *m = f->m;
+  double *q = malloc(sizeof(double) * (size_t)m->nq), *dq = calloc((size_t)m->nv, sizeof(double));
+  memcpy(q, f->q, sizeof(double) * (size_t)m->nq);
+  if (j >= 0) dq[j] = e;
+  grit_kin_integrate(m, q, dq, 1.0);
+  grit_kin_positions(m, q, NULL, &f->k);
+  grit_crba(m, &f->k, f->crb, f->M);
+  const int n = m->nv;
+  double s = 0.0;
+  for (int r = 0; r < nr; ++r)
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) s += z[r * n + a] * f->M[a * n + b] * z[r * n + b];
+  free(q), free(dq);
+  return s;
+}
+
+Test(quadgrad, rows_in_one_sweep_equal_row_by_row_and_central_differences) {
+  fixture f;
+  setup(&f);
+  const grit_model *m = f.m;
+  const int n = m->nv;
+  double z[3 * 17], g1[17], g3[17], fd[17];
+  for (int i = 0; i < 3 * n; ++i) z[i] = cos(0.9 * i + 0.2) + (i % 5 == 0 ? 0.5 : 0.0);
+  for (int nr = 1; nr <= 3; ++nr) {
+    energy(&f, -1, 0.0, z, nr); /* kinematics at q */
+    for (int j = 0; j < n; ++j) g1[j] = g3[j] = 0.25 * j; /* both add to g */
+    for (int r = 0; r < nr; ++r) grit_rnea_quadratic_gradient(m, &f.k, &f.r, 0, z + r * n, g1);
+    grit_rnea_quadratic_gradient_rows(m, &f.k, &f.r, 0, z, n, nr, g3, f.s);
+    cr_assert(memcmp(g1, g3, sizeof g1) == 0, "one sweep differs from the row-by-row sweeps (nr %d)", nr);
+    /* central differences: the error is O(eps^2) times the third derivative, about 1e-8 of the scale */
+    const double eps = 1e-5;
+    double scale = 0.0, err = 0.0;
+    for (int j = 0; j < n; ++j) {
+      fd[j] = (energy(&f, j, eps, z, nr) - energy(&f, j, -eps, z, nr)) / (2.0 * eps);
+      scale = fmax(scale, fabs(fd[j]));
+      err = fmax(err, fabs((g3[j] - 0.25 * j) - fd[j]));
+    }
+    cr_assert_gt(scale, 1e-2);
+    cr_assert_lt(err, 1e-7 * scale, "nr %d: gradient error %g of scale %g", nr, err, scale);
+  }
+  teardown(&f);
+}
+
+Test(quadgrad, sparse_solves_equal_the_full_solve) {
+  fixture f;
+  setup(&f);
+  const grit_model *m = f.m;
+  const int n = m->nv;
+  grit_treechol *tc = NULL;
+  cr_assert_eq(grit_treechol_create(m, &tc, NULL), GRIT_OK);
+  energy(&f, -1, 0.0, NULL, 0);
+  for (int i = 0; i < n; ++i) f.M[i * n + i] += 0.01 * (1 + i % 3); /* armature-like, as A's diagonal */
+  double *L = calloc((size_t)grit_treechol_size(tc, 0), sizeof(double)), inv[17], lo = 1e300, hi = 0.0;
+  cr_assert_lt(grit_treechol_factor(tc, 0, f.M, L, inv, &lo, &hi), 0);
+  /* a contact's row on the second leg's chain (free joint, its hinge pair... the knee), a limit's e_j of
+   * the arm's last dof, and a dense row */
+  double b[3][17], x1[17], x2[17];
+  memset(b, 0, sizeof b);
+  for (int j = 0; j < 6; ++j) b[0][j] = 0.3 + 0.1 * j;
+  b[0][12] = 0.7, b[0][13] = -0.4, b[0][14] = 0.2;
+  b[1][16] = 1.0;
+  for (int j = 0; j < n; ++j) b[2][j] = sin(j + 1.0);
+  for (int c = 0; c < 3; ++c) {
+    memcpy(x1, b[c], sizeof x1), memcpy(x2, b[c], sizeof x2);
+    grit_treechol_solve(tc, 0, L, inv, x1);
+    grit_treechol_solve_from_rows(tc, 0, L, inv, x2, 17, 1);
+    for (int j = 0; j < n; ++j) cr_assert_eq(x1[j], x2[j], "case %d, dof %d: %.17g vs %.17g", c, j, x1[j], x2[j]);
+    double res = 0.0, bmax = 0.0; /* the residual of A x = b, round-off of a well-conditioned system */
+    for (int i = 0; i < n; ++i) {
+      double s = -b[c][i];
+      for (int j = 0; j < n; ++j) s += f.M[i * n + j] * x2[j];
+      res = fmax(res, fabs(s));
+      bmax = fmax(bmax, fabs(b[c][i]));
+    }
+    cr_assert_lt(res, 1e-10 * bmax, "case %d: residual %g", c, res);
+  }
+  /* the three rows at once: the row-by-row numbers (a dof is skipped only where every row is zero) */
+  double X[3][17];
+  memcpy(X, b, sizeof X);
+  grit_treechol_solve_from_rows(tc, 0, L, inv, &X[0][0], 17, 3);
+  for (int c = 0; c < 3; ++c) {
+    memcpy(x1, b[c], sizeof x1);
+    grit_treechol_solve(tc, 0, L, inv, x1);
+    for (int j = 0; j < n; ++j) cr_assert_eq(X[c][j], x1[j], "rows: case %d, dof %d", c, j);
+  }
+  free(L);
+  grit_treechol_free(tc);
+  teardown(&f);
+}
