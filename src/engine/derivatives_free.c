@@ -56,18 +56,7 @@ static void couple_jacobian(const double I[9], const double w[3], double h, doub
   for (int i = 0; i < 3; ++i) th[i] = -h * (w[i] - h * (x[i] / det));
   const double t2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2];
   double c, s, dc, ds; /* q = (c, s th); dc, ds: d c / d t2, d s / d t2 */
-  if (t2 < GRIT_QUAT_SERIES_THETA2) {
-    c = t2 * (t2 * (1.0 / 384.0) - 1.0 / 8.0) + 1.0;
-    s = t2 * (t2 * (1.0 / 3840.0) - 1.0 / 48.0) + 0.5;
-    dc = t2 * (1.0 / 192.0) - 1.0 / 8.0;
-    ds = t2 * (1.0 / 1920.0) - 1.0 / 48.0;
-  } else {
-    const double tt = sqrt(t2), hh = 0.5 * tt, sn = sin(hh), cs = cos(hh);
-    c = cs;
-    s = sn / tt;
-    dc = -sn / (4.0 * tt);
-    ds = (0.5 * tt * cs - sn) / (2.0 * tt * t2);
-  }
+  grit_quat_exp_coeffs(t2, &c, &s, &dc, &ds);
   double u[3], p[3];
   for (int i = 0; i < 3; ++i) u[i] = s * th[i];
   cross3(p, u, L);

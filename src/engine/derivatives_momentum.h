@@ -19,6 +19,26 @@
 #include "kinematics.h"
 #include "model_internal.h"
 
+#include <math.h>
+
+/* The exponential map q = (c, s th) of a rotation vector th, |th|^2 = t2 (grit_quat_exp: its series below
+ * GRIT_QUAT_SERIES_THETA2), and dc, ds: the derivatives of c and s in t2. Shared by the closed-form
+ * partials of the momentum correction and of the free bodies' rows (derivatives_free.c). */
+static inline void grit_quat_exp_coeffs(double t2, double *c, double *s, double *dc, double *ds) {
+  if (t2 < GRIT_QUAT_SERIES_THETA2) {
+    *c = t2 * (t2 * (1.0 / 384.0) - 1.0 / 8.0) + 1.0;
+    *s = t2 * (t2 * (1.0 / 3840.0) - 1.0 / 48.0) + 0.5;
+    *dc = t2 * (1.0 / 192.0) - 1.0 / 8.0;
+    *ds = t2 * (1.0 / 1920.0) - 1.0 / 48.0;
+  } else {
+    const double tt = sqrt(t2), hh = 0.5 * tt, sn = sin(hh), cs = cos(hh);
+    *c = cs;
+    *s = sn / tt;
+    *dc = -sn / (4.0 * tt);
+    *ds = (0.5 * tt * cs - sn) / (2.0 * tt * t2);
+  }
+}
+
 /* The closed form's state, inside derivatives_rnea.c's grit_rnea (this module sees only its arrays). */
 typedef struct grit_momentum {
   int on;      /* the partials include the correction (else the passes take it on duals) */
