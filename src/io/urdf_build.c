@@ -48,7 +48,7 @@ static void compose(double pos[3], double quat[4], const double p[3], const doub
 }
 
 /* R A R^T (R from quat; A unchanged for the identity). */
-static void rotate_inertia(double out[9], const double quat[4], const double A[9]) {
+void urdf_rotate_inertia(double out[9], const double quat[4], const double A[9]) {
   if (is_identity(quat)) {
     memcpy(out, A, sizeof(double) * 9);
     return;
@@ -120,7 +120,7 @@ static void add_inertial(urdf_ctx *ctx, body_acc *b, int k, const double pos[3],
     const double full[9] = {l->ixx, l->ixy, l->ixz, l->ixy, l->iyy, l->iyz, l->ixz, l->iyz, l->izz};
     mass = l->mass;
     compose(c, q, l->inertial.pos, l->inertial.quat); /* the inertial frame in the body */
-    rotate_inertia(in_link, l->inertial.quat, full);
+    urdf_rotate_inertia(in_link, l->inertial.quat, full);
   } else {
     double lc[3];
     const double unit[4] = {1, 0, 0, 0};
@@ -128,7 +128,7 @@ static void add_inertial(urdf_ctx *ctx, body_acc *b, int k, const double pos[3],
     compose(c, q, lc, unit);
   }
   if (!(mass > 0)) return;
-  rotate_inertia(I, quat, in_link);
+  urdf_rotate_inertia(I, quat, in_link);
   if (b->mass == 0) {
     b->mass = mass;
     memcpy(b->com, c, sizeof c);

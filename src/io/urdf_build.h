@@ -57,6 +57,9 @@ void urdf_warn(urdf_ctx *c, int line, const char *fmt, ...)
 #endif
     ;
 
+/* R A R^T for the rotation R of quaternion quat (w, x, y, z); A itself for the identity. */
+void urdf_rotate_inertia(double out[9], const double quat[4], const double A[9]);
+
 /* The convex shape of a collision mesh (urdf_mesh.c): file resolved, read, scaled; nvert = 0 when the
  * lenient option drops a mesh format grit does not read. */
 grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shape *shape);

@@ -13,16 +13,6 @@
 
 static const double DENSITY = 1000; /* MuJoCo's default geometry density, kg/m^3 */
 
-/* R A R^T for the rotation R of quaternion q. */
-static void rotate(double out[9], const double q[4], const double A[9]) {
-  double R[9], RA[9];
-  mjcf_quat2mat(R, q);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) RA[3 * i + j] = R[3 * i] * A[j] + R[3 * i + 1] * A[3 + j] + R[3 * i + 2] * A[6 + j];
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) out[3 * i + j] = RA[3 * i] * R[3 * j] + RA[3 * i + 1] * R[3 * j + 1] + RA[3 * i + 2] * R[3 * j + 2];
-}
-
 /* Geometry g's mass, centre and inertia about it in the link frame. */
 static void geom_inertia(urdf_ctx *c, const urdf_geom *g, int line, double *m, double com[3], double I[9]) {
   const double *p = g->origin.pos, *q = g->origin.quat;
@@ -35,7 +25,7 @@ static void geom_inertia(urdf_ctx *c, const urdf_geom *g, int line, double *m, d
     *m = DENSITY * V;
     mjcf_quat2mat(R, q);
     for (int i = 0; i < 3; ++i) com[i] = p[i] + R[3 * i] * mc[0] + R[3 * i + 1] * mc[1] + R[3 * i + 2] * mc[2];
-    rotate(I, q, mI);
+    urdf_rotate_inertia(I, q, mI);
     for (int i = 0; i < 9; ++i) I[i] *= DENSITY;
     return;
   }

@@ -122,26 +122,36 @@ static const char *resolve(urdf_ctx *c, const char *name, int line) {
   return p;
 }
 
-/* The mesh's convex shape (vertices in the pool, scaled); nvert = 0 when the lenient option drops a
- * format grit does not read. */
-grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shape *shape) {
-  *shape = grit_shape_convex(NULL, 0);
+/* The mesh file of g read into the pool, scaled. A format grit does not read gives GRIT_ERR_UNSUPPORTED
+ * without an error under the lenient option (the caller drops the mesh); other failures are reported. */
+static grit_status read_scaled(urdf_ctx *c, const urdf_geom *g, int line, double **v, int *nv, int **tri, int *nt,
+                               char why[GRIT_MESSAGE_SIZE]) {
   const char *path = resolve(c, g->filename, line);
   if (!path) return c->status;
-  double *v;
-  int *tri, nv, nt;
-  char why[GRIT_MESSAGE_SIZE];
-  grit_status s = mjcf_mesh_file_read(path, &c->pool, &v, &nv, &tri, &nt, why);
-  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) {
-    urdf_warn(c, line, "<mesh> %s: the collision geometry is dropped", why);
-    return GRIT_OK;
-  }
+  grit_status s = mjcf_mesh_file_read(path, &c->pool, v, nv, tri, nt, why);
+  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) return s;
   if (s != GRIT_OK) {
     urdf_fail(c, s, line, "<mesh> %s", why);
     return s;
   }
-  for (int i = 0; i < nv; ++i)
-    for (int k = 0; k < 3; ++k) v[3 * i + k] *= g->scale[k];
+  for (int i = 0; i < *nv; ++i)
+    for (int k = 0; k < 3; ++k) (*v)[3 * i + k] *= g->scale[k];
+  return GRIT_OK;
+}
+
+/* The mesh's convex shape (vertices in the pool, scaled); nvert = 0 when the lenient option drops a
+ * format grit does not read. */
+grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shape *shape) {
+  *shape = grit_shape_convex(NULL, 0);
+  double *v;
+  int *tri, nv, nt;
+  char why[GRIT_MESSAGE_SIZE];
+  grit_status s = read_scaled(c, g, line, &v, &nv, &tri, &nt, why);
+  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) {
+    urdf_warn(c, line, "<mesh> %s: the collision geometry is dropped", why);
+    return GRIT_OK;
+  }
+  if (s != GRIT_OK) return s;
   /* the collision shape is the convex hull (Qhull, as for MJCF meshes of any size) */
   double *hv;
   int *ht, nhv, nht, reduced = 0;
@@ -162,19 +172,12 @@ grit_status urdf_mesh_shape(urdf_ctx *c, const urdf_geom *g, int line, grit_shap
  * lenient option drops a mesh format grit does not read (its shape is dropped with a warning). */
 grit_status urdf_mesh_mass(urdf_ctx *c, const urdf_geom *g, int line, double *volume, double com[3], double I[9]) {
   *volume = 0;
-  const char *path = resolve(c, g->filename, line);
-  if (!path) return c->status;
   double *v;
   int *tri, nv, nt;
   char why[GRIT_MESSAGE_SIZE];
-  grit_status s = mjcf_mesh_file_read(path, &c->pool, &v, &nv, &tri, &nt, why);
-  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) return GRIT_OK;
-  if (s != GRIT_OK) {
-    urdf_fail(c, s, line, "<mesh> %s", why);
-    return s;
-  }
-  for (int i = 0; i < nv; ++i)
-    for (int k = 0; k < 3; ++k) v[3 * i + k] *= g->scale[k];
+  grit_status s = read_scaled(c, g, line, &v, &nv, &tri, &nt, why);
+  if (s == GRIT_ERR_UNSUPPORTED && c->opt.lenient) return GRIT_OK; /* the shape's warning says it is dropped */
+  if (s != GRIT_OK) return s;
   if (!nt) { /* a vertex cloud: its hull's faces */
     double *hv;
     int *ht, nhv, nht, reduced = 0;
