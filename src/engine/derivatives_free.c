@@ -42,16 +42,7 @@ static void couple_jacobian(const double I[9], const double w[3], double h, doub
   double L[3], g[3], adj[9], x[3], th[3];
   mulv3(L, I, w);
   cross3(g, w, L);
-  adj[0] = I[4] * I[8] - I[5] * I[7]; /* I^-1 = adj / det, I symmetric (dyn_sym3_solve) */
-  adj[1] = I[2] * I[7] - I[1] * I[8];
-  adj[2] = I[1] * I[5] - I[2] * I[4];
-  adj[4] = I[0] * I[8] - I[2] * I[6];
-  adj[5] = I[2] * I[3] - I[0] * I[5];
-  adj[8] = I[0] * I[4] - I[1] * I[3];
-  adj[3] = adj[1];
-  adj[6] = adj[2];
-  adj[7] = adj[5];
-  const double det = I[0] * adj[0] + I[1] * adj[3] + I[2] * adj[6];
+  const double det = grit_sym3_adjugate(I, adj); /* I^-1 = adj / det (dyn_sym3_solve) */
   mulv3(x, adj, g);
   for (int i = 0; i < 3; ++i) th[i] = -h * (w[i] - h * (x[i] / det));
   const double t2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2];

@@ -71,16 +71,7 @@ void grit_momentum_body(const double I[9], double mass, const double r[3], const
   double L[3], g[3], adj[9], x[3], wp[3], th[3], Jg[9], Jwp[9], Jth[9], Lr[3], JLr[9];
   mulv3(L, I, w);
   cross3(g, w, L); /* the explicit gyroscopic torque */
-  adj[0] = I[4] * I[8] - I[5] * I[7]; /* I^-1 = adj / det (dyn_sym3_solve) */
-  adj[1] = I[2] * I[7] - I[1] * I[8];
-  adj[2] = I[1] * I[5] - I[2] * I[4];
-  adj[4] = I[0] * I[8] - I[2] * I[6];
-  adj[5] = I[2] * I[3] - I[0] * I[5];
-  adj[8] = I[0] * I[4] - I[1] * I[3];
-  adj[3] = adj[1];
-  adj[6] = adj[2];
-  adj[7] = adj[5];
-  const double det = I[0] * adj[0] + I[1] * adj[3] + I[2] * adj[6];
+  const double det = grit_sym3_adjugate(I, adj); /* I^-1 = adj / det (dyn_sym3_solve) */
   mulv3(x, adj, g);
   for (int i = 0; i < 3; ++i) wp[i] = w[i] - h * (x[i] / det), th[i] = -h * wp[i]; /* w~, -h w~ */
   for (int k = 0; k < 3; ++k) { /* dg = e_k x L + w x I e_k; dw~ = e_k - h I^-1 dg */

@@ -21,6 +21,21 @@
 
 #include <math.h>
 
+/* The adjugate of a symmetric 3 x 3 matrix I (row-major) into adj, and its determinant: I^-1 = adj / det,
+ * the operations of the step's dyn_sym3_solve. Shared like grit_quat_exp_coeffs below. */
+static inline double grit_sym3_adjugate(const double I[9], double adj[9]) {
+  adj[0] = I[4] * I[8] - I[5] * I[7];
+  adj[1] = I[2] * I[7] - I[1] * I[8];
+  adj[2] = I[1] * I[5] - I[2] * I[4];
+  adj[4] = I[0] * I[8] - I[2] * I[6];
+  adj[5] = I[2] * I[3] - I[0] * I[5];
+  adj[8] = I[0] * I[4] - I[1] * I[3];
+  adj[3] = adj[1];
+  adj[6] = adj[2];
+  adj[7] = adj[5];
+  return I[0] * adj[0] + I[1] * adj[3] + I[2] * adj[6];
+}
+
 /* The exponential map q = (c, s th) of a rotation vector th, |th|^2 = t2 (grit_quat_exp: its series below
  * GRIT_QUAT_SERIES_THETA2), and dc, ds: the derivatives of c and s in t2. Shared by the closed-form
  * partials of the momentum correction and of the free bodies' rows (derivatives_free.c). */
