@@ -383,7 +383,7 @@ grit_status grit_builder_set_filter_parent(grit_builder *b, int enabled) {
 /* -------------------------------------------------------------------------------- compiling */
 
 /* Carves every array of the model for the given sizes (measuring when c->base is NULL). */
-static void layout_model(grit_model *m, grit_carver *c, size_t names_bytes) {
+void grit_model_layout(grit_model *m, grit_carver *c, size_t names_bytes) {
   int nb = m->nbody, nj = m->njnt, nv = m->nv, nt = m->ntree, nu = m->nu;
   GRIT_CARVE(c, m->body_parent, nb);
   GRIT_CARVE(c, m->body_tree, nb);
@@ -592,11 +592,11 @@ static size_t compile_sizes(const grit_builder *b, grit_model *sizes) {
   return names_bytes + grit_cx_sizes(&b->cx, sizes);
 }
 
-/* Phase 2: one allocation for the model's arrays (arena.h), laid out by layout_model; *names points at
+/* Phase 2: one allocation for the model's arrays (arena.h), laid out by grit_model_layout; *names points at
  * the string area at its end. NULL when out of memory. */
 static grit_model *compile_allocate(grit_model *sizes, size_t names_bytes, char **names) {
   grit_carver c = {NULL, 0};
-  layout_model(sizes, &c, names_bytes);
+  grit_model_layout(sizes, &c, names_bytes);
   grit_model *m = calloc(1, sizeof *m);
   void *arena = calloc(1, c.used + 64);
   if (!m || !arena) {
@@ -608,7 +608,7 @@ static grit_model *compile_allocate(grit_model *sizes, size_t names_bytes, char 
   m->arena = arena;
   c.base = arena;
   c.used = 0;
-  layout_model(m, &c, names_bytes);
+  grit_model_layout(m, &c, names_bytes);
   *names = (char *)arena + c.used - names_bytes;
   return m;
 }
@@ -751,57 +751,5 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   }
   *out = m;
   b->message[0] = '\0';
-  return GRIT_OK;
-}
-
-/* -------------------------------------------------------------------------------- copying */
-
-static size_t names_size(char *const *names, int n) {
-  size_t s = 0;
-  for (int i = 0; i < n; ++i)
-    if (names[i]) s += strlen(names[i]) + 1;
-  return s;
-}
-
-/* The arena holds every array at offsets fixed by the sizes, so a copy is one memcpy, the arrays laid
- * out again on the new block, and the pointers stored inside it (names, convex vertices) moved by the
- * distance between the blocks. */
-grit_status grit_model_copy(const grit_model *m, grit_model **out) {
-  if (!out) return GRIT_ERR_INVALID_ARGUMENT;
-  *out = NULL;
-  if (!m) return GRIT_ERR_INVALID_ARGUMENT;
-  const size_t names_bytes = names_size(m->body_name, m->nbody) + names_size(m->jnt_name, m->njnt) +
-                             names_size(m->act_name, m->nu) + names_size(m->geom_name, m->ngeom) +
-                             grit_cx_names_size(m);
-  grit_model sizes = *m;
-  grit_carver c = {NULL, 0};
-  layout_model(&sizes, &c, names_bytes);
-  grit_model *r = calloc(1, sizeof *r);
-  void *arena = calloc(1, c.used + 64);
-  if (!r || !arena) {
-    free(r);
-    free(arena);
-    return GRIT_ERR_OUT_OF_MEMORY;
-  }
-  memcpy(arena, m->arena, c.used);
-  *r = *m;
-  r->arena = arena;
-  c.base = arena;
-  c.used = 0;
-  layout_model(r, &c, names_bytes);
-  const char *old = m->arena;
-  char *base = arena;
-  char **lists[4] = {r->body_name, r->jnt_name, r->act_name, r->geom_name};
-  const int counts[4] = {r->nbody, r->njnt, r->nu, r->ngeom};
-  for (int k = 0; k < 4; ++k)
-    for (int i = 0; i < counts[k]; ++i)
-      if (lists[k][i]) lists[k][i] = base + (lists[k][i] - old);
-  for (int g = 0; g < r->ngeom; ++g)
-    if (r->geom_shape[g].vertices)
-      r->geom_shape[g].vertices = (const double *)(base + ((const char *)r->geom_shape[g].vertices - old));
-  for (int g = 0; g < r->ngeom; ++g)
-    if (r->geom_shape[g].graph) r->geom_shape[g].graph = (const int *)(base + ((const char *)r->geom_shape[g].graph - old));
-  grit_cx_relocate(r, old, base);
-  *out = r;
   return GRIT_OK;
 }

@@ -9,6 +9,8 @@
 #ifndef GRIT_MODEL_INTERNAL_H
 #define GRIT_MODEL_INTERNAL_H
 
+#include <stddef.h>
+
 #include "grit/model.h"
 
 struct grit_model {
@@ -171,6 +173,11 @@ struct grit_model {
 /* A new model equal to m, in its own allocation: the library's way to derive a model with changed
  * parameters (the copy may be written before it is shared, e.g. by sysid.c). */
 grit_status grit_model_copy(const grit_model *m, grit_model **out);
+
+/* Carves every array of the model for its sizes from c (measuring when c->base is NULL), names_bytes of
+ * names last: the one layout the compile (model.c) and the copy (model_copy.c) share. */
+struct grit_carver;
+void grit_model_layout(grit_model *m, struct grit_carver *c, size_t names_bytes);
 
 /* Number of position / velocity coordinates of a joint type. */
 static inline int grit_joint_nq(int type) {
