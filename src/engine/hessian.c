@@ -477,26 +477,29 @@ static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessia
  * copies it whole. */
 static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
 
-/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV to 64 dofs when J
- * has zero columns; returns 0 (nothing added) otherwise. On the way it tells whether the constraint
- * keeps a tree-ordered tree's pattern (off_pattern when it does not). */
+/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
+ * has zero columns and at most 64 nonzero ones; returns 0 (nothing added) otherwise. On the way it tells
+ * whether the constraint keeps a tree-ordered tree's pattern (off_pattern when it does not). */
 
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                      const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
-  if (ntree != 1 || n < CHAIN_MIN_NV || n > 64 || dim > 3) {
+  if (ntree != 1 || n < CHAIN_MIN_NV || dim > 3) {
     for (int k = 0; h->any_tc && k < ntree; ++k)
       if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
     return 0;
   }
-  int idx[64], nc = 0;
+  /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
+   * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
+  int idx[65], nc = 0;
   const double *J0 = J[0];
-  for (int c = 0; c < n; ++c) {
+  for (int c = 0; c < n && nc <= 64; ++c) {
     int nz = 0;
     for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
     idx[nc] = c;
     nc += nz;
   }
+  if (nc > 64) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
   /* two branches (a contact of the tree with itself, a tendon): fill; a chain keeps the pattern */
   if (h->tc_ok[tree[0]] && !grit_treechol_is_chain(h->m, tree[0], idx, nc)) off_pattern(h, tree[0]);
   if (nc == n) return 0;
@@ -528,6 +531,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
     if (!add_chain(h, dim, ntree, tree, J, G)) add_small(h, dim, ntree, tree, J, G, pair);
     return;
   }
+  if (add_chain(h, dim, ntree, tree, J, G)) return; /* a chain of at most 64 dofs in a larger tree */
   double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs */
   double *GJbig[2] = {NULL, NULL};
   for (int k = 0; k < ntree; ++k) {
