@@ -35,6 +35,7 @@ static void blocks_layout(const grit_model *m, grit_jacobian_blocks *J, grit_car
   GRIT_CARVE(c, J->xstate, 2 * m->nv + m->na);
   GRIT_CARVE(c, J->xaoff, nt + 1);
   GRIT_CARVE(c, J->xboff, nt + 1);
+  GRIT_CARVE(c, J->xdyn, m->nu);
 }
 
 grit_status grit_jacobian_blocks_create(const grit_model *m, grit_jacobian_blocks **out) {
@@ -108,8 +109,11 @@ static void act_layout(const grit_model *m, grit_jacobian_blocks *J) {
   for (int k = 0; k < J->nblock; ++k) {
     int *xs = J->xstate + J->xptr[k], n = J->bptr[k + 1] - J->bptr[k];
     memcpy(xs, J->state + J->bptr[k], sizeof(int) * (size_t)n);
+    int *pos = J->xdyn + J->uptr[k]; /* the actuators with dynamics, then the others */
     for (int e = J->uptr[k]; e < J->uptr[k + 1]; ++e)
-      if (m->act_actadr[J->ctrl[e]] >= 0) xs[n++] = 2 * m->nv + m->act_actadr[J->ctrl[e]];
+      if (m->act_actadr[J->ctrl[e]] >= 0) *pos++ = e - J->uptr[k], xs[n++] = 2 * m->nv + m->act_actadr[J->ctrl[e]];
+    for (int e = J->uptr[k]; e < J->uptr[k + 1]; ++e)
+      if (m->act_actadr[J->ctrl[e]] < 0) *pos++ = e - J->uptr[k];
     J->xptr[k + 1] = J->xptr[k] + n;
     J->xaoff[k + 1] = J->xaoff[k] + (size_t)n * (size_t)n;
     J->xboff[k + 1] = J->xboff[k] + (size_t)n * (size_t)(J->uptr[k + 1] - J->uptr[k]);
@@ -215,31 +219,41 @@ static void blocks_activations(const grit_model *m, const grit_data *d, grit_der
   grit_actuator_input_dual(m, w->uc, w->ac, w->wc);
   grit_actuator_act_next_dual(m, w->uc, w->ac, m->opt.timestep, w->an);
   for (int k = J->nblock - 1; k >= 0; --k) {
-    const int n = J->bptr[k + 1] - J->bptr[k], nx = J->xptr[k + 1] - J->xptr[k];
-    const int nuk = J->uptr[k + 1] - J->uptr[k], *ctrl = J->ctrl + J->uptr[k];
+    const int n = J->bptr[k + 1] - J->bptr[k], nx = J->xptr[k + 1] - J->xptr[k], np = nx - n;
+    const int nuk = J->uptr[k + 1] - J->uptr[k], *ctrl = J->ctrl + J->uptr[k], *dyn = J->xdyn + J->uptr[k];
     const double *Aq = J->A + J->aoff[k], *Bq = J->B + J->boff[k];
     double *A = J->A + J->xaoff[k], *B = J->B + J->xboff[k];
-    /* the activations' rows, after the passes' block: d act+ / d act and d act+ / d u */
-    memset(A + (size_t)n * nx, 0, sizeof(double) * (size_t)(nx - n) * (size_t)nx);
-    memset(B + (size_t)n * nuk, 0, sizeof(double) * (size_t)(nx - n) * (size_t)nuk);
-    for (int j = 0, p = n; j < nuk; ++j) {
-      const int ka = m->act_actadr[ctrl[j]];
-      if (ka < 0) continue;
-      A[(size_t)p * nx + p] = w->an[ka].d[1];
-      B[(size_t)p * nuk + j] = w->an[ka].d[0];
-      p++;
+    /* the activations' rows, after the passes' block: d act+ / d act and d act+ / d u (zeroed row by
+     * row: glibc's memset of a whole block turns to rep stosb, an instruction per byte under callgrind) */
+    for (int p = 0; p < np; ++p) {
+      const int ka = m->act_actadr[ctrl[dyn[p]]];
+      double *ra = A + (size_t)(n + p) * nx, *rb = B + (size_t)(n + p) * nuk;
+      memset(ra, 0, sizeof(double) * (size_t)nx);
+      memset(rb, 0, sizeof(double) * (size_t)nuk);
+      ra[n + p] = w->an[ka].d[1];
+      rb[dyn[p]] = w->an[ka].d[0];
     }
+    const int run = np > 0 && dyn[np - 1] - dyn[0] == np - 1; /* consecutive controls (all, often) */
     for (int i = n - 1; i >= 0; --i) { /* (q, v) rows: A's moved, then its activation columns from B */
       double *row = A + (size_t)i * nx;
+      const double *bq = Bq + (size_t)i * nuk;
       memmove(row, Aq + (size_t)i * n, sizeof(double) * (size_t)n);
-      for (int j = 0, p = n; j < nuk; ++j)
-        if (m->act_actadr[ctrl[j]] >= 0) row[p++] = Bq[(size_t)i * nuk + j];
+      if (run) memcpy(row + n, bq + dyn[0], sizeof(double) * (size_t)np);
+      else
+        for (int p = 0; p < np; ++p) row[n + p] = bq[dyn[p]];
     }
-    for (int i = n - 1; i >= 0; --i) /* then B's: zero for an activation's control, else times dw/du */
-      for (int j = nuk - 1; j >= 0; --j) {
-        const int a = ctrl[j];
-        B[(size_t)i * nuk + j] = m->act_actadr[a] >= 0 ? 0.0 : w->wc[a].d[0] * Bq[(size_t)i * nuk + j];
+    /* then B's: zero for an activation's control (its (q, v) columns were read above), else times dw/du */
+    const int *stat = dyn + np, ns = nuk - np;
+    for (int i = n - 1; i >= 0; --i) {
+      double *row = B + (size_t)i * nuk;
+      const double *bq = Bq + (size_t)i * nuk;
+      if (ns == 0) {
+        memset(row, 0, sizeof(double) * (size_t)nuk);
+        continue;
       }
+      for (int e = ns - 1; e >= 0; --e) row[stat[e]] = w->wc[ctrl[stat[e]]].d[0] * bq[stat[e]];
+      for (int p = 0; p < np; ++p) row[dyn[p]] = 0.0;
+    }
   }
 }
 

@@ -230,6 +230,8 @@ struct grit_jacobian_blocks {
    * activations these are the arrays above. */
   int *xptr, *xstate;    /* (ntree + 1), (2 nv + na) each block's state indices: dq, dv, then act */
   size_t *xaoff, *xboff; /* (ntree + 1) each block's start in A and B */
+  int *xdyn;             /* (nu; na > 0) by block (uptr): the positions in ctrl of its actuators with
+                            dynamics, then of the others, each ascending */
   double *A, *B;        /* the blocks' values */
   size_t capA, capB;    /* their room, in doubles */
   void *arena;          /* the index arrays */
