@@ -214,6 +214,39 @@ Test(derivatives_blocks, activation_islands_equal_dense_exactly) {
   grit_model_free(m);
 }
 
+/* An adhesion actuator with a filter (a body transmission: its control reaches the cube it holds
+ * through the contacts' layer, so its activation's column of A is nonzero in the cube's rows): the pad
+ * and the cube one island, its activation in their block (test_adhesion.c's lift, gravity off). */
+Test(derivatives_blocks, filtered_adhesion_equals_dense_exactly) {
+  static const char *xml =
+      "<mujoco><option timestep='0.002' gravity='0 0 0'/><worldbody>"
+      "<geom name='floor' type='plane' size='1 1 .1'/>"
+      "<body name='gripper' pos='0 0 0.21'><joint name='lift' type='slide' axis='0 0 1' damping='10'/>"
+      "<geom name='pad' type='box' size='.05 .05 .005' margin='.01' gap='.01' mass='.5'/></body>"
+      "<body name='box' pos='0 0 .1'><freejoint/><geom name='cube' type='box' size='.1 .1 .1' mass='.2'/></body>"
+      "</worldbody><actuator><position name='lift' joint='lift' kp='500' ctrlrange='-.1 .3' ctrllimited='true'/>"
+      "<general name='stick' body='gripper' dyntype='filter' dynprm='0.02' gainprm='10' ctrlrange='0 1' "
+      "ctrllimited='true'/></actuator></mujoco>";
+  grit_model *m;
+  grit_data *d;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_model_na(m), 1);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[2] = {0.0, 0.7};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 2), GRIT_OK);
+  for (int s = 0; s < 20; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(compare(d, m), 1, "the pad and the cube are one island");
+  const int nv = grit_model_nv(m), nx = 2 * nv + 1;
+  double *A = calloc((size_t)nx * nx, sizeof *A), B[2 * (2 * 7 + 1)];
+  cr_assert_eq(nv, 7);
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(A[(size_t)(nv + 3) * nx + 2 * nv] != 0.0, "the activation does not reach the cube's vertical velocity");
+  free(A);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* The muscle arm (six muscles on tendons), the chain of every actuator kind (filter and integrator among
  * servos, clamps and saturations) and dm_control's quadruped (twelve filter servos, on the floor). */
 Test(derivatives_blocks, activation_models_equal_dense_exactly) {
