@@ -97,13 +97,12 @@ static void report(grit_data *d, const grit_jacobian_blocks *J) {
 
 static void dump(grit_data *d, grit_jacobian_blocks *J, const char *path) {
   const grit_model *m = d->model;
-  const size_t nx = 2 * (size_t)m->nv + (size_t)m->na, nu = (size_t)m->nu; /* activations: dense only */
+  const size_t nx = 2 * (size_t)m->nv + (size_t)m->na, nu = (size_t)m->nu; /* x = (q, v, act) */
   double *A = malloc(sizeof(double) * nx * nx), *B = malloc(sizeof(double) * (nx * nu + 1));
   double *Ab = malloc(sizeof(double) * nx * nx), *Bb = malloc(sizeof(double) * (nx * nu + 1));
   if (grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL) != GRIT_OK) fail("derivatives", d);
-  if (m->na == 0 && grit_step_derivatives_blocks(d, J) != GRIT_OK) fail("block derivatives", d);
-  if (m->na == 0) grit_jacobian_blocks_to_dense(J, Ab, nu ? Bb : NULL);
-  else memcpy(Ab, A, sizeof(double) * nx * nx), memcpy(Bb, B, sizeof(double) * nx * nu);
+  if (grit_step_derivatives_blocks(d, J) != GRIT_OK) fail("block derivatives", d);
+  grit_jacobian_blocks_to_dense(J, Ab, nu ? Bb : NULL);
   FILE *f = fopen(path, "wb");
   if (!f) fail(path, NULL);
   fwrite(A, sizeof(double), nx * nx, f);
@@ -159,7 +158,7 @@ int main(int argc, char **argv) {
     if (grit_step(d) != GRIT_OK) fail("step", d);
   grit_jacobian_blocks *J;
   if (grit_jacobian_blocks_create(m, &J) != GRIT_OK) fail("blocks", NULL);
-  if (!(dense && m->na > 0) && grit_step_derivatives_blocks(d, J) != GRIT_OK) fail("block derivatives", d);
+  if (grit_step_derivatives_blocks(d, J) != GRIT_OK) fail("block derivatives", d);
   double *tc = malloc(sizeof(double) * (size_t)(calls + 1));
   const size_t nx = 2 * (size_t)m->nv + (size_t)m->na, nu = (size_t)m->nu; /* activations: (q, v, act) */
   double *A = dense ? malloc(sizeof(double) * nx * nx) : NULL, *B = dense ? malloc(sizeof(double) * (nx * nu + 1)) : NULL;

@@ -301,8 +301,7 @@ static int bench(const scene *sc, double scale, result *res) {
       if (!rc) res->alone_step = bench_median(ts_g, steps), res->alone_ab = bench_median(td_g, (int)ka);
     }
 #ifdef GRIT_HAS_JACOBIAN_BLOCKS
-    /* the block form has no activations yet (dm_control's quadruped: filter servos): dense only */
-    if (deriv_every && !rc && grit_model_na(gm) == 0) rc = replay_blocks(sc, &info, gd, mm, md, ts_g, td_g, res);
+    if (deriv_every && !rc) rc = replay_blocks(sc, &info, gd, mm, md, ts_g, td_g, res);
 #endif
     /* the phase split: the same trajectory again with the step's timing on (its clock calls would
      * otherwise be part of the times above) */

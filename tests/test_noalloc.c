@@ -245,6 +245,30 @@ Test(noalloc, actuated_step_and_derivatives) {
   grit_model_free(m);
 }
 
+/* grit_step_derivatives_blocks into a container made (and grown by one call) before, as an `extra`. */
+static int call_blocks(grit_data *d, void *ctx) {
+  return grit_step_derivatives_blocks(d, ctx) != GRIT_OK;
+}
+
+/* The block form with activations in the state: the chain's blocks moved to their layout in place. */
+Test(noalloc, actuated_step_and_block_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  grit_model *m = as_build(2e-3);
+  cr_assert(m && grit_model_na(m) > 0);
+  grit_data *d = tu_data(m);
+  double x[10], u[AS_NU];
+  as_state(x, x + 4, x + 8, u);
+  cr_assert_eq(grit_data_set_ctrl(d, u, AS_NU), GRIT_OK);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  check_steps_and_derivatives(d, &(window_calls){.extra = call_blocks, .ctx = J}, "actuated chain, blocks");
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* A chain with dry joint friction, a connect, a weld and a joint coupling to a second chain, a fixed
  * tendon with a limit and a spatial tendon with a spring: every constraint kind of grit/constraints.h
  * in every step. */

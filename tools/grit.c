@@ -324,9 +324,6 @@ static int command_sim_or_bench(const args *a) {
   if (!rc && bench && !(times = malloc(sizeof *times * (size_t)(a->steps + 1)))) {
     rc = cli_error("out of memory");
   }
-  if (!rc && a->blocks && grit_model_na(m) > 0) /* before any step: the JSON's counts stay the steps' own */
-    rc = cli_error("--blocks: the block form does not support actuator activations (na = %d); drop --blocks",
-                   grit_model_na(m));
   if (!rc && bench && a->deriv_every &&
       (!(dtimes = malloc(sizeof *dtimes * (size_t)(a->steps / a->deriv_every + 1))) ||
        (a->blocks ? grit_jacobian_blocks_create(m, &J) != GRIT_OK

@@ -59,19 +59,31 @@ GRIT_API grit_status grit_step_derivatives(grit_data *data, double *A, double *B
  * connected components of the trees coupled in the last step's Hessian H (the parts of its kept
  * factor; when the factor is one dense part, the components of the graph of every constraint between
  * two trees). A and B are then block-diagonal after a permutation: one dense
- * block per island over its own state tangent indices (its dofs' dq, then their dv) and its own
- * actuators, so memory and writing follow the coupling rather than nx^2 (at 640 objects the dense A
- * is 472 MB; docs/performance.md gives the blocks' size). Each block's entries are bit for bit those
- * of grit_step_derivatives' dense A and B; every entry of the dense A and B outside the blocks is zero.
- * Models with activations (na > 0) are not supported by the block form yet (GRIT_ERR_UNSUPPORTED). */
+ * block per island over its own state tangent indices (its dofs' dq, then their dv, then the
+ * activations of its actuators) and its own actuators, so memory and writing follow the coupling
+ * rather than nx^2 (at 640 objects the dense A is 472 MB; docs/performance.md gives the blocks' size).
+ * Each block's entries are bit for bit those of grit_step_derivatives' dense A and B; every entry of
+ * the dense A and B outside the blocks is zero.
+ *
+ * Activations (na > 0: filters, integrators, muscles): an actuator moves one kinematic tree, and its
+ * activation's update act+ = f(act, u) reads only its own activation and control, so the activation
+ * belongs to the island of its actuator's tree. Its state index is 2 nv + (its index in act), as in
+ * the dense x = (q, v, act); a block's activations come after its dv, in the order of the block's
+ * `ctrl` (the actuators without dynamics have none). In a block with p activations: A's last p rows
+ * hold d act+ / d act on their diagonal only, A's last p columns the (q, v) rows' d x+ / d act, and B's
+ * last p rows d act+ / d u in their actuator's column (an actuator with dynamics has zero (q, v) rows
+ * in B: its control reaches the forces one step later). Without activations nothing changes. */
 #define GRIT_HAS_JACOBIAN_BLOCKS 1 /* this header declares the block form */
+#define GRIT_HAS_JACOBIAN_BLOCKS_ACT 1 /* ... and it supports activations (na > 0), laid out as above */
 typedef struct grit_jacobian_blocks grit_jacobian_blocks;
 
 /* One island's block, a view into the container (valid until its next fill or free). */
 typedef struct grit_jacobian_block {
-  int nx;           /* the block's state dimension, 2 x its dofs */
+  int nx;           /* the block's state dimension, 2 x its dofs + its activations */
   int nu;           /* its actuators */
-  const int *state; /* (nx) the block's rows and columns as indices of the full state tangent (0 .. 2nv-1) */
+  const int *state; /* (nx) the block's rows and columns as indices of the full state tangent
+                       (0 .. 2nv+na-1): its dofs' dq (< nv), their dv (nv .. 2nv-1), its activations
+                       (>= 2nv) */
   const int *ctrl;  /* (nu) its actuators as indices of the full controls */
   const double *A;  /* (nx x nx) row-major, rows and columns in the order of `state` */
   const double *B;  /* (nx x nu) row-major, columns in the order of `ctrl` */
@@ -95,8 +107,8 @@ GRIT_API grit_status grit_jacobian_blocks_get(const grit_jacobian_blocks *J, int
 /* The bytes of the values of the last fill (A's and B's blocks), and of the container's storage. */
 GRIT_API size_t grit_jacobian_blocks_bytes(const grit_jacobian_blocks *J);
 GRIT_API size_t grit_jacobian_blocks_capacity_bytes(const grit_jacobian_blocks *J);
-/* Scatters the last fill into dense row-major A (nx x nx) and B (nx x nu), zero outside the blocks
- * (either may be NULL): the same matrices as grit_step_derivatives. */
+/* Scatters the last fill into dense row-major A (nx x nx) and B (nx x nu), nx = 2 nv + na, zero
+ * outside the blocks (either may be NULL): the same matrices as grit_step_derivatives. */
 GRIT_API grit_status grit_jacobian_blocks_to_dense(const grit_jacobian_blocks *J, double *A, double *B);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* blocks.c — grit.Data.derivative_blocks(): the Jacobians A, B of the last step in block-sparse form
  * (grit_step_derivatives_blocks, issue #31): one dense block per island of coupled trees, so that memory
- * follows the coupling rather than (2nv)^2. */
+ * follows the coupling rather than (2nv + na)^2; with activations a block's state ends with its
+ * actuators' activations (state indices 2nv + k, include/grit/derivatives.h). */
 #include "pygrit.h"
 
 #include <string.h>

@@ -27,6 +27,15 @@ static void blocks_layout(const grit_model *m, grit_jacobian_blocks *J, grit_car
   GRIT_CARVE(c, J->act_pos, m->nu);
   GRIT_CARVE(c, J->aoff, nt + 1);
   GRIT_CARVE(c, J->boff, nt + 1);
+  if (m->na == 0) { /* the caller's layout is the passes' */
+    J->xptr = J->bptr, J->xstate = J->state, J->xaoff = J->aoff, J->xboff = J->boff;
+    return;
+  }
+  GRIT_CARVE(c, J->xptr, nt + 1);
+  GRIT_CARVE(c, J->xstate, 2 * m->nv + m->na);
+  GRIT_CARVE(c, J->xaoff, nt + 1);
+  GRIT_CARVE(c, J->xboff, nt + 1);
+  GRIT_CARVE(c, J->xdyn, m->nu);
 }
 
 grit_status grit_jacobian_blocks_create(const grit_model *m, grit_jacobian_blocks **out) {
@@ -90,6 +99,27 @@ static void join(int *parent, int a, int b) {
   if (a != b) parent[a > b ? a : b] = a < b ? a : b;
 }
 
+/* The caller's layout with activations: block k's states are its (q, v) states, then the activations
+ * of its actuators (in the order of its controls), as indices 2 nv + act of the full state tangent; an
+ * activation moves only its own actuator's force, whose transmission moves one tree (actuation.c), so
+ * it couples to that tree's island alone. */
+static void act_layout(const grit_model *m, grit_jacobian_blocks *J) {
+  J->xptr[0] = 0;
+  J->xaoff[0] = J->xboff[0] = 0;
+  for (int k = 0; k < J->nblock; ++k) {
+    int *xs = J->xstate + J->xptr[k], n = J->bptr[k + 1] - J->bptr[k];
+    memcpy(xs, J->state + J->bptr[k], sizeof(int) * (size_t)n);
+    int *pos = J->xdyn + J->uptr[k]; /* the actuators with dynamics, then the others */
+    for (int e = J->uptr[k]; e < J->uptr[k + 1]; ++e)
+      if (m->act_actadr[J->ctrl[e]] >= 0) *pos++ = e - J->uptr[k], xs[n++] = 2 * m->nv + m->act_actadr[J->ctrl[e]];
+    for (int e = J->uptr[k]; e < J->uptr[k + 1]; ++e)
+      if (m->act_actadr[J->ctrl[e]] < 0) *pos++ = e - J->uptr[k];
+    J->xptr[k + 1] = J->xptr[k] + n;
+    J->xaoff[k + 1] = J->xaoff[k] + (size_t)n * (size_t)n;
+    J->xboff[k + 1] = J->xboff[k] + (size_t)n * (size_t)(J->uptr[k + 1] - J->uptr[k]);
+  }
+}
+
 /* The islands of the last step, numbered in the order of their first tree; then each island's trees,
  * dofs, actuators and blocks' offsets. When the kept factor has parts (the components of H: a column
  * of A or B is zero outside its part's rows), the islands are those parts, joined along the
@@ -145,12 +175,14 @@ static void find_islands(const grit_model *m, const grit_data *d, const grit_der
     J->aoff[k + 1] = J->aoff[k] + (size_t)(2 * n) * (size_t)(2 * n);
     J->boff[k + 1] = J->boff[k] + (size_t)(2 * n) * (size_t)(J->uptr[k + 1] - J->uptr[k]);
   }
+  if (m->na > 0) act_layout(m, J);
 }
 
 grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
   grit_jacobian_blocks *J = w->blk;
   find_islands(d->model, d, w, J);
-  grit_status s = grit_jacobian_blocks_reserve(J, J->aoff[J->nblock], J->boff[J->nblock]);
+  /* room for the caller's layout, which holds the passes' (activations only add rows and columns) */
+  grit_status s = grit_jacobian_blocks_reserve(J, J->xaoff[J->nblock], J->xboff[J->nblock]);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: no memory for the blocks");
   return GRIT_OK;
 }
@@ -173,16 +205,63 @@ static void blocks_chain(const grit_model *m, const grit_data *d, grit_deriv_ws 
   }
 }
 
+/* With activations (na > 0): the chain rule of actuation of the dense form (actuation_chain in
+ * derivatives.c) applied block by block, while the values move from the passes' layout to the caller's
+ * (act_layout). An actuator with dynamics has w = act: its (q, v) column of B becomes the activation's
+ * column of A, its control reaching only the activation's row (d act+ / d u), which has one more entry,
+ * d act+ / d act; any other actuator's column is scaled by its clamp's dw/du. The same products and
+ * copies as the dense form, so the same bits. In place, from the last block and row down: the caller's
+ * layout starts each block and row at or after the passes' (xaoff >= aoff, rows no shorter, B's rows the
+ * same length), so nothing is overwritten before it is read. */
+static void blocks_activations(const grit_model *m, const grit_data *d, grit_deriv_ws *w, grit_jacobian_blocks *J) {
+  for (int a = 0; a < m->nu; ++a) w->uc[a] = grit_dual_var(d->uprev[a], 0);
+  for (int k = 0; k < m->na; ++k) w->ac[k] = grit_dual_var(d->actprev[k], 1);
+  grit_actuator_input_dual(m, w->uc, w->ac, w->wc);
+  grit_actuator_act_next_dual(m, w->uc, w->ac, m->opt.timestep, w->an);
+  for (int k = J->nblock - 1; k >= 0; --k) {
+    const int n = J->bptr[k + 1] - J->bptr[k], nx = J->xptr[k + 1] - J->xptr[k], np = nx - n;
+    const int nuk = J->uptr[k + 1] - J->uptr[k], *ctrl = J->ctrl + J->uptr[k], *dyn = J->xdyn + J->uptr[k];
+    const double *Aq = J->A + J->aoff[k], *Bq = J->B + J->boff[k];
+    double *A = J->A + J->xaoff[k], *B = J->B + J->xboff[k];
+    /* the activations' rows, after the passes' block: d act+ / d act and d act+ / d u (zeroed row by
+     * row: glibc's memset of a whole block turns to rep stosb, an instruction per byte under callgrind) */
+    for (int p = 0; p < np; ++p) {
+      const int ka = m->act_actadr[ctrl[dyn[p]]];
+      double *ra = A + (size_t)(n + p) * nx, *rb = B + (size_t)(n + p) * nuk;
+      memset(ra, 0, sizeof(double) * (size_t)nx);
+      memset(rb, 0, sizeof(double) * (size_t)nuk);
+      ra[n + p] = w->an[ka].d[1];
+      rb[dyn[p]] = w->an[ka].d[0];
+    }
+    const int run = np > 0 && dyn[np - 1] - dyn[0] == np - 1; /* consecutive controls (all, often) */
+    for (int i = n - 1; i >= 0; --i) { /* (q, v) rows: A's moved, then its activation columns from B */
+      double *row = A + (size_t)i * nx;
+      const double *bq = Bq + (size_t)i * nuk;
+      memmove(row, Aq + (size_t)i * n, sizeof(double) * (size_t)n);
+      if (run) memcpy(row + n, bq + dyn[0], sizeof(double) * (size_t)np);
+      else
+        for (int p = 0; p < np; ++p) row[n + p] = bq[dyn[p]];
+    }
+    /* then B's: zero for an activation's control (its (q, v) columns were read above), else times dw/du */
+    const int *stat = dyn + np, ns = nuk - np;
+    for (int i = n - 1; i >= 0; --i) {
+      double *row = B + (size_t)i * nuk;
+      const double *bq = Bq + (size_t)i * nuk;
+      if (ns == 0) {
+        memset(row, 0, sizeof(double) * (size_t)nuk);
+        continue;
+      }
+      for (int e = ns - 1; e >= 0; --e) row[stat[e]] = w->wc[ctrl[stat[e]]].d[0] * bq[stat[e]];
+      for (int p = 0; p < np; ++p) row[dyn[p]] = 0.0;
+    }
+  }
+}
+
 grit_status grit_step_derivatives_blocks(grit_data *d, grit_jacobian_blocks *J) {
   if (!d || !J) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
   if (J->m != m)
     return grit_set_error(d->message, GRIT_ERR_INVALID_ARGUMENT, "derivatives: the blocks were made for another model");
-  if (m->na > 0)
-    return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
-                          "derivatives: the block form does not support activations yet (na = %d); use "
-                          "grit_step_derivatives",
-                          m->na);
   if (d->has_prev && d->prev_integrator == GRIT_INTEGRATOR_QUASISTATIC)
     return grit_set_error(d->message, GRIT_ERR_UNSUPPORTED,
                           "derivatives: the block form does not support quasistatic steps yet; use "
@@ -199,7 +278,8 @@ grit_status grit_step_derivatives_blocks(grit_data *d, grit_jacobian_blocks *J) 
     J->nblock = 0;
     return s;
   }
-  if (m->nu > 0) blocks_chain(m, d, w, J);
+  if (m->na > 0) blocks_activations(m, d, w, J);
+  else if (m->nu > 0) blocks_chain(m, d, w, J);
   return GRIT_OK;
 }
 
@@ -209,17 +289,17 @@ int grit_jacobian_blocks_count(const grit_jacobian_blocks *J) {
 
 grit_status grit_jacobian_blocks_get(const grit_jacobian_blocks *J, int k, grit_jacobian_block *out) {
   if (!J || !out || k < 0 || k >= J->nblock) return GRIT_ERR_INVALID_ARGUMENT;
-  out->nx = J->bptr[k + 1] - J->bptr[k];
+  out->nx = J->xptr[k + 1] - J->xptr[k];
   out->nu = J->uptr[k + 1] - J->uptr[k];
-  out->state = J->state + J->bptr[k];
+  out->state = J->xstate + J->xptr[k];
   out->ctrl = J->ctrl + J->uptr[k];
-  out->A = J->A + J->aoff[k];
-  out->B = J->B ? J->B + J->boff[k] : NULL;
+  out->A = J->A + J->xaoff[k];
+  out->B = J->B ? J->B + J->xboff[k] : NULL;
   return GRIT_OK;
 }
 
 size_t grit_jacobian_blocks_bytes(const grit_jacobian_blocks *J) {
-  return J ? sizeof(double) * (J->aoff[J->nblock] + J->boff[J->nblock]) : 0;
+  return J ? sizeof(double) * (J->xaoff[J->nblock] + J->xboff[J->nblock]) : 0;
 }
 
 size_t grit_jacobian_blocks_capacity_bytes(const grit_jacobian_blocks *J) {
@@ -228,7 +308,7 @@ size_t grit_jacobian_blocks_capacity_bytes(const grit_jacobian_blocks *J) {
 
 grit_status grit_jacobian_blocks_to_dense(const grit_jacobian_blocks *J, double *A, double *B) {
   if (!J) return GRIT_ERR_INVALID_ARGUMENT;
-  const int nx = 2 * J->m->nv, nu = J->m->nu;
+  const int nx = 2 * J->m->nv + J->m->na, nu = J->m->nu; /* x = (q, v, act) */
   if (A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
   if (B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
   for (int k = 0; k < J->nblock; ++k) {

@@ -224,6 +224,14 @@ struct grit_jacobian_blocks {
   int *dof_pos;         /* (nv) a dof's position among its island's dofs */
   int *act_pos;         /* (nu) an actuator's position among its island's */
   size_t *aoff, *boff;  /* (ntree + 1) each block's start in A and B */
+  /* The blocks as the caller reads them: (q, v)'s blocks above are the passes' layout (write_batch_blocks);
+   * with activations (na > 0) each block gets its island's activations after its dv, and the values are
+   * moved to this layout once the passes are done (derivatives_blocks.c: blocks_activations). Without
+   * activations these are the arrays above. */
+  int *xptr, *xstate;    /* (ntree + 1), (2 nv + na) each block's state indices: dq, dv, then act */
+  size_t *xaoff, *xboff; /* (ntree + 1) each block's start in A and B */
+  int *xdyn;             /* (nu; na > 0) by block (uptr): the positions in ctrl of its actuators with
+                            dynamics, then of the others, each ascending */
   double *A, *B;        /* the blocks' values */
   size_t capA, capB;    /* their room, in doubles */
   void *arena;          /* the index arrays */

@@ -354,6 +354,19 @@ FILTERED = """<mujoco model="filtered"><option timestep="0.01"/><worldbody>
 </actuator></mujoco>"""
 
 
+def test_derivative_blocks_with_activations_are_the_dense_jacobians_bitwise(tmp_path):
+    """The block form with x = (q, v, act): the activation's state index is 2nv + k, in its actuator's block."""
+    p = tmp_path / "filtered.xml"
+    p.write_text(FILTERED)
+    d = grit.Data(grit.load(str(p)))
+    d.ctrl = [0.7]
+    d.step(10)
+    A, B = d.derivatives()
+    (state, ctrl, a, b), = d.derivative_blocks()
+    assert list(state) == [0, 1, 2] and list(ctrl) == [0]
+    assert np.array_equal(A[np.ix_(state, state)], a) and np.array_equal(B[np.ix_(state, ctrl)], b)
+
+
 def test_activations_size_every_jacobian_and_the_ilqr_state(tmp_path):
     """With actuator activations the state is x = (q, v, act) (docs/actuation.md): the binding used to size
     A as 2nv x 2nv while grit wrote (2nv + na)^2 numbers into it (heap corruption), and grit.ILQR read
