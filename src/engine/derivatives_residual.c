@@ -98,18 +98,21 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
     if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
+    const int lean = all_dynamics ? 0 : w->klean[m->body_tree[b]]; /* fields it did not write (rigid.c) */
     zero_partials(w->kin.xpos + 3 * b, 3);
-    zero_partials(w->kin.xquat + 4 * b, 4);
+    if (!(lean & GRIT_KIN_LEAN_QUAT)) zero_partials(w->kin.xquat + 4 * b, 4);
     zero_partials(w->kin.xmat + 9 * b, 9);
-    zero_partials(w->kin.xipos + 3 * b, 3);
-    zero_partials(w->kin.cvel + 6 * b, 6);
-    zero_partials(&w->kin.cinert[b].m, 1);
-    zero_partials(w->kin.cinert[b].h, 3);
-    zero_partials(w->kin.cinert[b].I, 9);
+    if (!(lean & GRIT_KIN_LEAN_DYN)) {
+      zero_partials(w->kin.xipos + 3 * b, 3);
+      zero_partials(w->kin.cvel + 6 * b, 6);
+      zero_partials(&w->kin.cinert[b].m, 1);
+      zero_partials(w->kin.cinert[b].h, 3);
+      zero_partials(w->kin.cinert[b].I, 9);
+    }
     for (int n = 0; n < m->body_jntnum[b]; ++n) {
       const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
-      zero_partials(w->kin.xanchor + 3 * j, 3);
-      zero_partials(w->kin.xaxis + 3 * j, 3);
+      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xanchor + 3 * j, 3);
+      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xaxis + 3 * j, 3);
       zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
     }
   }
@@ -413,6 +416,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     mmask = w->mask2;
     vmask = w->mask3;
   }
+  grit_deriv_rigid_begin(m, w, kin_all, skip_qconst); /* what the closed-form kinematics leave out */
   positions_dual(m, w, kmask);
   w->kin.tree_mask = mmask;
   if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
