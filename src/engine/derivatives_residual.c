@@ -115,12 +115,15 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
       if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xaxis + 3 * j, 3);
       zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
     }
+    if (!all_dynamics && w->rigid[m->body_tree[b]] && m->body_dofnum[b] > 0) /* the moved bodies' (rigid_body) */
+      zero_partials(w->kin.cdof + 6 * m->body_dofadr[b], 6 * m->body_dofnum[b]);
   }
   for (int t = 0; t < m->ntree; ++t) {
     if (!active[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    zero_partials(w->kin.cdof + 6 * adr, 6 * n);
+    if (all_dynamics || !w->rigid[t]) zero_partials(w->kin.cdof + 6 * adr, 6 * n);
     if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
+    if (!all_dynamics && (w->klean[t] & GRIT_KIN_LEAN_DYN)) continue; /* nor in a lean pass: none written */
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
     if (w->rskip[t] && !all_dynamics) continue; /* no dual M, A or factor in the pass (derivatives_rnea.c) */
