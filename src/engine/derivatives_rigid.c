@@ -2,10 +2,18 @@
 /* derivatives_rigid.c — the position passes' kinematic partials in closed form, for trees of one-joint
  * bodies and of bodies with several hinges and slides: rigid motions (the same derivatives as the dual kinematics, at a fraction of the cost). */
 #include <stddef.h>
+#include <string.h>
 
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "grit/constraints.h"
+#ifndef GRIT_DERIV_AVX2
+#include "actuation_adhesion.h"
+#include "actuation_muscle.h"
+#include "collision.h"
+#include "contact_candidate.h"
+#include "fluid.h"
+#endif
 
 /* ------------------------------------------------------------- position partials in closed form */
 
@@ -42,6 +50,11 @@ typedef double rg_lanes;
 
 static void set_const(grit_dual *x, const double *x0, int n) {
   for (int i = 0; i < n; ++i) x[i] = grit_dual_const(x0[i]);
+}
+
+/* Values only, over partials known to be zero (w->kin_zero). */
+static void set_vals(grit_dual *x, const double *x0, int n) {
+  for (int i = 0; i < n; ++i) x[i].v = x0[i];
 }
 
 /* A point x0 moving with twist s: partials w x x0 + v (none for s NULL). */
@@ -158,36 +171,61 @@ static void rate_inertia(grit_sinertia_dual *T, const grit_sinertia *S, const gr
 /* Body b's pose and spatial inertia (constant for s NULL). `lean` (grit_deriv_rigid_begin): the fields
  * no consumer of the pass reads keep their values and zero partials (in the call's first pass they are
  * written, as constants). */
-static void rate_body(grit_kin_dual *k, const grit_kin *kd, int b, const grit_dual *s, int lean, int first) {
-  rate_point(k->xpos + 3 * b, kd->xpos + 3 * b, s);
-  rate_dirs(k->xmat + 9 * b, kd->xmat + 9 * b, 3, 3, s); /* [w] R, column by column */
+static void rate_body(grit_kin_dual *k, const grit_kin *kd, int b, const grit_dual *s, int lean, int first, int pose) {
+  if (pose) {
+    rate_point(k->xpos + 3 * b, kd->xpos + 3 * b, s);
+    rate_dirs(k->xmat + 9 * b, kd->xmat + 9 * b, 3, 3, s); /* [w] R, column by column */
+  }
   if (!(lean & GRIT_KIN_LEAN_QUAT)) rate_quat(k->xquat + 4 * b, kd->xquat + 4 * b, s);
-  else if (first) set_const(k->xquat + 4 * b, kd->xquat + 4 * b, 4);
+  else if (first) set_vals(k->xquat + 4 * b, kd->xquat + 4 * b, 4); /* (lean: kin_zero) */
   if (!(lean & GRIT_KIN_LEAN_DYN)) {
     rate_point(k->xipos + 3 * b, kd->xipos + 3 * b, s);
     rate_inertia(&k->cinert[b], &kd->cinert[b], s);
   } else if (first) {
-    set_const(k->xipos + 3 * b, kd->xipos + 3 * b, 3);
-    rate_inertia(&k->cinert[b], &kd->cinert[b], NULL);
+    set_vals(k->xipos + 3 * b, kd->xipos + 3 * b, 3);
+    set_vals(&k->cinert[b].m, &kd->cinert[b].m, 1);
+    set_vals(k->cinert[b].h, kd->cinert[b].h, 3);
+    set_vals(k->cinert[b].I, kd->cinert[b].I, 9);
   }
 }
 
-static int partials_zero(const grit_dual *x, int n) {
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < GRIT_DUAL_N; ++j)
-      if (x[i].d[j] != 0.0) return 0;
-  return 1;
+/* Body b's values alone, its partials known to be zero (kin_zero: a body no seed reaches in a state
+ * position pass; clear_tree_partials left them so): pose, inertia, its joints' frames and subspaces. */
+static void body_values(const grit_model *m, grit_kin_dual *k, const grit_kin *kd, int b) {
+  set_vals(k->xpos + 3 * b, kd->xpos + 3 * b, 3);
+  set_vals(k->xquat + 4 * b, kd->xquat + 4 * b, 4);
+  set_vals(k->xmat + 9 * b, kd->xmat + 9 * b, 9);
+  set_vals(k->xipos + 3 * b, kd->xipos + 3 * b, 3);
+  set_vals(&k->cinert[b].m, &kd->cinert[b].m, 1);
+  set_vals(k->cinert[b].h, kd->cinert[b].h, 3);
+  set_vals(k->cinert[b].I, kd->cinert[b].I, 9);
+  for (int n = 0; n < m->body_jntnum[b]; ++n) {
+    const int jn = m->body_jnt[m->body_jntadr[b] + n];
+    set_vals(k->xanchor + 3 * jn, kd->xanchor + 3 * jn, 3);
+    set_vals(k->xaxis + 3 * jn, kd->xaxis + 3 * jn, 3);
+  }
+  if (m->body_dofnum[b] > 0) set_vals(k->cdof + 6 * m->body_dofadr[b], kd->cdof + 6 * m->body_dofadr[b], 6 * m->body_dofnum[b]);
 }
 
-/* tb += dq cdof_dof (partials only: the twist's values are zero); whether dq has partials. A dof without
- * seeds adds c 0 = +-0 to each partial: nothing (a twist's partials are never -0), so it is skipped. */
-static int add_dof(grit_dual tb[6], const grit_dual *dq, const double *cdof) {
-  if (partials_zero(dq, 1)) return 0;
+/* Whether x[0..n) have no partials (+-0): the lanes' bits but the sign ORed, without a branch per lane. */
+static int partials_zero(const grit_dual *x, int n) {
+  unsigned long long u = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < GRIT_DUAL_N; ++j) {
+      unsigned long long bits;
+      memcpy(&bits, &x[i].d[j], sizeof bits);
+      u |= bits << 1;
+    }
+  return u == 0;
+}
+
+/* tb += dq cdof_dof (partials only: the twist's values are zero) for a seeded dof. A dof without seeds
+ * would add c 0 = +-0 to each partial: nothing (a twist's partials are never -0), so it is skipped. */
+static void add_dof(grit_dual tb[6], const grit_dual *dq, const double *cdof) {
   for (int r = 0; r < 6; ++r) {
     const rg_lanes c = RG_C(cdof[r]);
     RG_LANES(l) RG_ST(tb[r], l, RG_LD(tb[r], l) + c * RG_LD(*dq, l));
   }
-  return 1;
 }
 
 /* Body b's kinematics (pose, inertia, its joint's frame and motion subspaces) at q0 (+) dq from the
@@ -202,10 +240,10 @@ void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
   grit_dual *const tb = w->twist + 6 * b;
   const int t = m->body_tree[b], p = b > 0 ? m->body_parent[b] : 0;
   if (t < 0) { /* the world or welded to it: constants, written once per call */
-    w->twon[b] = 0;
+    w->twon[b] = 0, w->twsrc[b] = b;
     if (!w->kin_first && !w->no_kin_lean) return;
     for (int r = 0; r < 6; ++r) tb[r] = grit_dual_const(0.0);
-    rate_body(&w->kin, &w->kd, b, NULL, 0, 1);
+    rate_body(&w->kin, &w->kd, b, NULL, 0, 1, 1);
     for (int n = 0; n < m->body_jntnum[b]; ++n) { /* (a welded body has no joint) */
       const int jn = m->body_jnt[m->body_jntadr[b] + n];
       rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, NULL);
@@ -213,16 +251,26 @@ void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
     }
     return;
   }
-  const grit_dual *const tp = w->twist + 6 * p;
-  const int lean = w->klean[t], first = w->kin_first;
-  int on = w->twon[p]; /* the parent's twist has partials */
-  for (int r = 0; r < 6; ++r) tb[r] = tp[r];
-  for (int dof = m->body_dofadr[b]; dof >= 0 && dof < m->body_dofadr[b] + m->body_dofnum[b]; ++dof)
-    on |= add_dof(tb, &w->dq[dof], w->kd.cdof + 6 * dof);
-  on = on && !partials_zero(tb, 6); /* (a sum that cancels to zeros) */
-  w->twon[b] = (char)on;
-  const grit_dual *const S = on ? tb : NULL, *const Sp = w->twon[p] ? tp : NULL;
-  rate_body(&w->kin, &w->kd, b, S, lean, first);
+  /* the parent's twist, where it is held (w->twsrc: a body without seeded dofs has its parent's) */
+  const grit_dual *const tp = w->twist + 6 * w->twsrc[p];
+  const int lean = w->klean[t], first = w->kin_first, d0 = m->body_dofadr[b], nd = m->body_dofnum[b];
+  int own = 0; /* a dof of the body is seeded */
+  for (int dof = d0; dof >= 0 && dof < d0 + nd; ++dof) own |= !partials_zero(&w->dq[dof], 1);
+  int on = w->twon[p]; /* the twist has partials */
+  if (own) {
+    for (int r = 0; r < 6; ++r) tb[r] = tp[r];
+    for (int dof = d0; dof < d0 + nd; ++dof)
+      if (!partials_zero(&w->dq[dof], 1)) add_dof(tb, &w->dq[dof], w->kd.cdof + 6 * dof);
+    on = !partials_zero(tb, 6); /* (a sum that cancels to zeros) */
+  }
+  w->twon[b] = (char)on, w->twsrc[b] = own ? b : w->twsrc[p];
+  const grit_dual *const S = !on ? NULL : own ? tb : tp, *const Sp = w->twon[p] ? tp : NULL;
+  if (!S && !Sp && w->kin_zero) { /* constants over zero partials: their values, if this call's first pass */
+    if (first) body_values(m, &w->kin, &w->kd, b);
+    return;
+  }
+  const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3, cdofs = need & 2;
+  rate_body(&w->kin, &w->kd, b, S, lean, first, need & 1);
   /* the joints' anchors and axes: read only by the dual dynamics (momentum correction), so in a lean
    * pass as rate_body's lean fields */
   const int rates = !(lean & GRIT_KIN_LEAN_DYN), frames = rates || first;
@@ -233,44 +281,82 @@ void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
       rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, !rates ? NULL : slide || free_ ? S : Sp);
       rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, !rates || free_ ? NULL : Sp);
     }
-    for (int i = 0; i < grit_joint_nv(type); ++i)
+    /* a free joint's translations: world axes, constants written by the call's first pass */
+    for (int i = free_ && !first && !w->no_kin_lean ? 3 : 0; i < grit_joint_nv(type) && cdofs; ++i)
       rate_motion(w->kin.cdof + 6 * (da + i), w->kd.cdof + 6 * (da + i), free_ && i < 3 ? NULL : ball || free_ ? S : Sp);
     return;
   }
   /* several hinges and slides on one body (grit_deriv_ws_create admits no ball or free joint there):
    * each joint's frame is placed after the joints before it on the body, so its anchor, axis and
-   * motion subspace move with the twist accumulated before it (a slide's anchor with its own too) */
+   * motion subspace move with the twist accumulated before it (a slide's anchor with its own too);
+   * without a seeded dof on the body, the parent's twist throughout */
   grit_dual tn[6];
   int tn_on = w->twon[p];
-  for (int r = 0; r < 6; ++r) tn[r] = tp[r];
+  if (own)
+    for (int r = 0; r < 6; ++r) tn[r] = tp[r];
   for (int n = 0; n < m->body_jntnum[b]; ++n) {
     const int jn = m->body_jnt[m->body_jntadr[b] + n], da = m->jnt_dofadr[jn];
     const int slide = m->jnt_type[jn] == GRIT_JOINT_SLIDE;
-    const grit_dual *const before = tn_on && !partials_zero(tn, 6) ? tn : NULL;
-    rate_motion(w->kin.cdof + 6 * da, w->kd.cdof + 6 * da, before);
+    const grit_dual *const before = !own ? Sp : tn_on && !partials_zero(tn, 6) ? tn : NULL;
+    if (cdofs) rate_motion(w->kin.cdof + 6 * da, w->kd.cdof + 6 * da, before);
     if (frames) rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, rates ? before : NULL);
     if (frames && !slide) rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, rates ? before : NULL);
-    tn_on |= add_dof(tn, &w->dq[da], w->kd.cdof + 6 * da); /* the twist after this joint */
-    const grit_dual *const after = tn_on && !partials_zero(tn, 6) ? tn : NULL;
+    if (own && !partials_zero(&w->dq[da], 1)) { /* the twist after this joint */
+      add_dof(tn, &w->dq[da], w->kd.cdof + 6 * da);
+      tn_on = 1;
+    }
+    const grit_dual *const after = !own ? Sp : tn_on && !partials_zero(tn, 6) ? tn : NULL;
     if (frames && slide) rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, rates ? after : NULL);
   }
 }
 
 #ifndef GRIT_DERIV_AVX2 /* once: derivatives_avx2.c compiles this file again for the rest */
+/* Whether the contacts are the only readers of the kinematics besides the dual dynamics: no equality,
+ * spatial tendon (a fixed one reads q), actuator with a length function (tendon, site, slider-crank),
+ * adhesion or fluid. */
+static int contacts_only(const grit_model *m) {
+  if (m->neq > 0 || grit_adhesion_any(m) || grit_fluid_on(m)) return 0;
+  for (int i = 0; i < m->ntendon; ++i)
+    if (m->ten_type[i] != GRIT_TENDON_FIXED) return 0;
+  for (int a = 0; a < m->nu; ++a)
+    if (grit_actuator_has_length_fn(m, a)) return 0;
+  return 1;
+}
+
 /* A pass's lean trees: a state position pass (skip_qconst, the model's inertias) that forms no dual mass
  * matrix (mask2), Newton-Euler bias (mask3) or momentum correction (rnea_bias: a spinning tree whose
  * correction derivatives_momentum.c does not take) of the tree reads none of the fields GRIT_KIN_LEAN_DYN
- * leaves out: the contacts, equalities, tendons, muscles and adhesion read poses and motion subspaces. */
-void grit_deriv_rigid_begin(const grit_model *m, grit_deriv_ws *w, int kin_all, int skip_qconst) {
+ * leaves out: the contacts, equalities, tendons, muscles and adhesion read poses and motion subspaces.
+ * With contacts_only and after the call's first pass (which writes every value) the contacts of the
+ * seeded trees say which poses and motion subspaces are read: their bodies' poses (the geometry's
+ * re-evaluation) and the subspaces of the dofs on their chains (J_c, J_c v, J_c^T gamma). */
+void grit_deriv_rigid_begin(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
+                            int skip_qconst) {
   w->kin_first = kin_all;
   const int ok = !w->no_kin_lean && skip_qconst && !w->inertial_in;
+  /* in a state position pass every tree's kinematic partials start from zero: the call's passes so far
+   * cleared theirs (clear_tree_partials; the parameter passes, last in a call, every tree's; a call
+   * that failed half-way, at the next call's start) */
+  w->kin_zero = ok;
   int weld = 0;
   for (int e = 0; e < m->neq; ++e) weld |= m->eq_type[e] == GRIT_EQ_WELD;
+  const int pose = ok && !kin_all && active && contacts_only(m);
   for (int t = 0; t < m->ntree; ++t) {
     const int dyn = w->mask2[t] || w->mask3[t] ||
                     (w->rmask[t] && w->rn.spin[t] && !m->opt.explicit_gyroscopic && !w->rn.mom.on);
-    w->klean[t] = (char)(!ok ? 0 : (dyn ? 0 : GRIT_KIN_LEAN_DYN) | (weld ? 0 : GRIT_KIN_LEAN_QUAT));
+    w->klean[t] = (char)(!ok    ? 0
+                         : dyn ? (weld ? 0 : GRIT_KIN_LEAN_QUAT)
+                               : GRIT_KIN_LEAN_DYN | (weld ? 0 : GRIT_KIN_LEAN_QUAT) | (pose ? GRIT_KIN_LEAN_POSE : 0));
   }
+  if (!pose) return;
+  for (int b = 0; b < m->nbody; ++b) w->bneed[b] = 0;
+  for (int i = 0; i < d->ncontacts; ++i)
+    for (int s = 0; s < 2; ++s) {
+      const int b = d->collision->c[i].body[s], t = m->body_tree[b];
+      if (t < 0 || !active[t]) continue;
+      w->bneed[b] |= 1;
+      for (int x = b; x > 0 && !(w->bneed[x] & 2); x = m->body_parent[x]) w->bneed[x] |= 2;
+    }
 }
 #endif
 
