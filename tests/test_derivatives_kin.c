@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_derivatives_kin.c — the position passes' lean closed-form kinematics (derivatives_rigid.c): in a
  * pass that takes a tree's smooth dynamics from derivatives_rnea.c, the fields only the dual dynamics read
- * (centre of mass, spatial inertia, joint anchors and axes) and the orientation quaternion (read by weld
- * equalities only) are left out, and clear_tree_partials clears only what the pass wrote. A and B against
+ * (centre of mass, spatial inertia, joint anchors and axes), the orientation quaternion (read by weld
+ * equalities only) and, after the call's first pass, the poses and motion subspaces no contact reads are
+ * left out, and clear_tree_partials clears only what the pass wrote. A and B against
  * the passes that compute every field (ws->no_kin_lean), entry by entry, for the three contact models,
  * with and without a weld; and A's position columns against central differences of the step. */
 #include <criterion/criterion.h>
@@ -68,7 +69,8 @@ static void same_as_full(grit_contact_model model, int weld) {
   double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
   double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  const int want = GRIT_KIN_LEAN_DYN | (weld ? 0 : GRIT_KIN_LEAN_QUAT);
+  /* the last position pass is the second: with no weld, poses and subspaces only where contacts read them */
+  const int want = weld ? GRIT_KIN_LEAN_DYN : GRIT_KIN_LEAN_DYN | GRIT_KIN_LEAN_QUAT | GRIT_KIN_LEAN_POSE;
   cr_assert_eq(d->deriv->klean[0], want, "lean flags %d, expected %d", d->deriv->klean[0], want);
   d->deriv->no_kin_lean = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));

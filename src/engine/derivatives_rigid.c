@@ -344,7 +344,7 @@ void grit_deriv_rigid_begin(const grit_model *m, const grit_data *d, grit_deriv_
   for (int t = 0; t < m->ntree; ++t) {
     const int dyn = w->mask2[t] || w->mask3[t] ||
                     (w->rmask[t] && w->rn.spin[t] && !m->opt.explicit_gyroscopic && !w->rn.mom.on);
-    w->klean[t] = (char)(!ok    ? 0
+    w->klean[t] = (char)(!ok || !w->rigid[t] ? 0 /* (the dual kinematics write every field) */
                          : dyn ? (weld ? 0 : GRIT_KIN_LEAN_QUAT)
                                : GRIT_KIN_LEAN_DYN | (weld ? 0 : GRIT_KIN_LEAN_QUAT) | (pose ? GRIT_KIN_LEAN_POSE : 0));
   }
