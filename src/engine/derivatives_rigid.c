@@ -228,86 +228,111 @@ static void add_dof(grit_dual tb[6], const grit_dual *dq, const double *cdof) {
   }
 }
 
-/* Body b's kinematics (pose, inertia, its joint's frame and motion subspaces) at q0 (+) dq from the
- * double values kd and the seeds of dq, after its parent's: its twist along direction j is its parent's
- * plus its own dofs' cdof dq.d[j]. Its joint's anchor and axis move with the parent's twist (a slide or
- * free joint translates its anchor: the body's twist), a hinge or slide's motion subspace with the
- * parent's, a ball or free joint's rotations with the body's (they turn each other's body axes); a
- * free joint's axis and translations are world-fixed. A twist without partials (no seed reaches the
- * body, as in the trees a pass does not seed) is passed as NULL: constants, without the arithmetic;
- * w->twon[b] notes which for the children. */
-void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
-  grit_dual *const tb = w->twist + 6 * b;
-  const int t = m->body_tree[b], p = b > 0 ? m->body_parent[b] : 0;
-  if (t < 0) { /* the world or welded to it: constants, written once per call */
-    w->twon[b] = 0, w->twsrc[b] = b;
-    if (!w->kin_first && !w->no_kin_lean) return;
-    for (int r = 0; r < 6; ++r) tb[r] = grit_dual_const(0.0);
-    rate_body(&w->kin, &w->kd, b, NULL, 0, 1, 1);
-    for (int n = 0; n < m->body_jntnum[b]; ++n) { /* (a welded body has no joint) */
-      const int jn = m->body_jnt[m->body_jntadr[b] + n];
-      rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, NULL);
-      rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, NULL);
-    }
-    return;
+/* The world or a body welded to it: constants, written once per call. */
+static void welded_body(const grit_model *m, grit_deriv_ws *w, int b) {
+  w->twon[b] = 0, w->twsrc[b] = b;
+  if (!w->kin_first && !w->no_kin_lean) return;
+  for (int r = 0; r < 6; ++r) w->twist[6 * b + r] = grit_dual_const(0.0);
+  rate_body(&w->kin, &w->kd, b, NULL, 0, 1, 1);
+  for (int n = 0; n < m->body_jntnum[b]; ++n) { /* (a welded body has no joint) */
+    const int jn = m->body_jnt[m->body_jntadr[b] + n];
+    rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, NULL);
+    rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, NULL);
   }
-  /* the parent's twist, where it is held (w->twsrc: a body without seeded dofs has its parent's) */
-  const grit_dual *const tp = w->twist + 6 * w->twsrc[p];
-  const int lean = w->klean[t], first = w->kin_first, d0 = m->body_dofadr[b], nd = m->body_dofnum[b];
-  int own = 0; /* a dof of the body is seeded */
-  for (int dof = d0; dof >= 0 && dof < d0 + nd; ++dof) own |= !partials_zero(&w->dq[dof], 1);
-  int on = w->twon[p]; /* the twist has partials */
-  if (own) {
+}
+
+/* Body b's twist: its parent's (tp), plus its seeded dofs' cdof dq (*own: it has one; then held in
+ * w->twist of b, else the parent's stands for it). NULL if it has no partials. */
+static const grit_dual *twist_of(const grit_model *m, grit_deriv_ws *w, int b, const grit_dual *tp, int on, int *own) {
+  grit_dual *const tb = w->twist + 6 * b;
+  const int d0 = m->body_dofadr[b], nd = m->body_dofnum[b];
+  *own = 0;
+  for (int dof = d0; dof >= 0 && dof < d0 + nd; ++dof) *own |= !partials_zero(&w->dq[dof], 1);
+  if (*own) {
     for (int r = 0; r < 6; ++r) tb[r] = tp[r];
     for (int dof = d0; dof < d0 + nd; ++dof)
       if (!partials_zero(&w->dq[dof], 1)) add_dof(tb, &w->dq[dof], w->kd.cdof + 6 * dof);
     on = !partials_zero(tb, 6); /* (a sum that cancels to zeros) */
   }
-  w->twon[b] = (char)on, w->twsrc[b] = own ? b : w->twsrc[p];
-  const grit_dual *const S = !on ? NULL : own ? tb : tp, *const Sp = w->twon[p] ? tp : NULL;
-  if (!S && !Sp && w->kin_zero) { /* constants over zero partials: their values, if this call's first pass */
-    if (first) body_values(m, &w->kin, &w->kd, b);
-    return;
+  return !on ? NULL : *own ? tb : tp;
+}
+
+/* What a body's joints write: the frames' rates (else values only, in a first pass, or nothing), the
+ * motion subspaces. */
+typedef struct {
+  int rates, frames, cdofs, first;
+} joint_fields;
+
+/* One joint: its anchor and axis move with the parent's twist Sp (a slide or free joint translates
+ * its anchor: the body's twist S), a hinge or slide's motion subspace with Sp, a ball or free joint's
+ * rotations with S (they turn each other's body axes); a free joint's axis and translations are
+ * world-fixed (its translations' subspaces constants written by the call's first pass). */
+static void one_joint(const grit_model *m, grit_deriv_ws *w, int b, const grit_dual *S, const grit_dual *Sp,
+                      joint_fields f) {
+  const int jn = m->body_jnt[m->body_jntadr[b]], type = m->jnt_type[jn], da = m->jnt_dofadr[jn];
+  const int slide = type == GRIT_JOINT_SLIDE, free_ = type == GRIT_JOINT_FREE, ball = type == GRIT_JOINT_BALL;
+  if (f.frames) {
+    rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, !f.rates ? NULL : slide || free_ ? S : Sp);
+    rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, !f.rates || free_ ? NULL : Sp);
   }
-  const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3, cdofs = need & 2;
-  rate_body(&w->kin, &w->kd, b, S, lean, first, need & 1);
-  /* the joints' anchors and axes: read only by the dual dynamics (momentum correction), so in a lean
-   * pass as rate_body's lean fields */
-  const int rates = !(lean & GRIT_KIN_LEAN_DYN), frames = rates || first;
-  if (m->body_jntnum[b] == 1) {
-    const int jn = m->body_jnt[m->body_jntadr[b]], type = m->jnt_type[jn], da = m->jnt_dofadr[jn];
-    const int slide = type == GRIT_JOINT_SLIDE, free_ = type == GRIT_JOINT_FREE, ball = type == GRIT_JOINT_BALL;
-    if (frames) {
-      rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, !rates ? NULL : slide || free_ ? S : Sp);
-      rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, !rates || free_ ? NULL : Sp);
-    }
-    /* a free joint's translations: world axes, constants written by the call's first pass */
-    for (int i = free_ && !first && !w->no_kin_lean ? 3 : 0; i < grit_joint_nv(type) && cdofs; ++i)
-      rate_motion(w->kin.cdof + 6 * (da + i), w->kd.cdof + 6 * (da + i), free_ && i < 3 ? NULL : ball || free_ ? S : Sp);
-    return;
-  }
-  /* several hinges and slides on one body (grit_deriv_ws_create admits no ball or free joint there):
-   * each joint's frame is placed after the joints before it on the body, so its anchor, axis and
-   * motion subspace move with the twist accumulated before it (a slide's anchor with its own too);
-   * without a seeded dof on the body, the parent's twist throughout */
+  for (int i = free_ && !f.first && !w->no_kin_lean ? 3 : 0; i < grit_joint_nv(type) && f.cdofs; ++i)
+    rate_motion(w->kin.cdof + 6 * (da + i), w->kd.cdof + 6 * (da + i), free_ && i < 3 ? NULL : ball || free_ ? S : Sp);
+}
+
+/* Several hinges and slides on one body (grit_deriv_ws_create admits no ball or free joint there): each
+ * joint's frame is placed after the joints before it on the body, so its anchor, axis and motion
+ * subspace move with the twist accumulated before it (a slide's anchor with its own too); without a
+ * seeded dof on the body (!own), the parent's twist Sp throughout. */
+static void several_joints(const grit_model *m, grit_deriv_ws *w, int b, const grit_dual *tp, int tn_on, int own,
+                           const grit_dual *Sp, joint_fields f) {
   grit_dual tn[6];
-  int tn_on = w->twon[p];
   if (own)
     for (int r = 0; r < 6; ++r) tn[r] = tp[r];
   for (int n = 0; n < m->body_jntnum[b]; ++n) {
     const int jn = m->body_jnt[m->body_jntadr[b] + n], da = m->jnt_dofadr[jn];
     const int slide = m->jnt_type[jn] == GRIT_JOINT_SLIDE;
     const grit_dual *const before = !own ? Sp : tn_on && !partials_zero(tn, 6) ? tn : NULL;
-    if (cdofs) rate_motion(w->kin.cdof + 6 * da, w->kd.cdof + 6 * da, before);
-    if (frames) rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, rates ? before : NULL);
-    if (frames && !slide) rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, rates ? before : NULL);
+    if (f.cdofs) rate_motion(w->kin.cdof + 6 * da, w->kd.cdof + 6 * da, before);
+    if (f.frames) rate_dir(w->kin.xaxis + 3 * jn, w->kd.xaxis + 3 * jn, f.rates ? before : NULL);
+    if (f.frames && !slide) rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, f.rates ? before : NULL);
     if (own && !partials_zero(&w->dq[da], 1)) { /* the twist after this joint */
       add_dof(tn, &w->dq[da], w->kd.cdof + 6 * da);
       tn_on = 1;
     }
     const grit_dual *const after = !own ? Sp : tn_on && !partials_zero(tn, 6) ? tn : NULL;
-    if (frames && slide) rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, rates ? after : NULL);
+    if (f.frames && slide) rate_point(w->kin.xanchor + 3 * jn, w->kd.xanchor + 3 * jn, f.rates ? after : NULL);
   }
+}
+
+/* Body b's kinematics (pose, inertia, its joints' frames and motion subspaces) at q0 (+) dq from the
+ * double values kd and the seeds of dq, after its parent's: its twist along direction j is its parent's
+ * plus its own dofs' cdof dq.d[j]. A twist without partials (no seed reaches the body, as in the trees a
+ * pass does not seed) is passed as NULL: constants, without the arithmetic; w->twon[b] notes which for
+ * the children. The fields w->klean leaves out are not written (in the call's first pass, their values). */
+void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b) {
+  const int t = m->body_tree[b], p = b > 0 ? m->body_parent[b] : 0;
+  if (t < 0) {
+    welded_body(m, w, b);
+    return;
+  }
+  /* the parent's twist, where it is held (w->twsrc: a body without seeded dofs has its parent's) */
+  const grit_dual *const tp = w->twist + 6 * w->twsrc[p], *const Sp = w->twon[p] ? tp : NULL;
+  int own;
+  const grit_dual *const S = twist_of(m, w, b, tp, w->twon[p], &own);
+  w->twon[b] = S != NULL, w->twsrc[b] = own ? b : w->twsrc[p];
+  const int lean = w->klean[t], first = w->kin_first;
+  if (!S && !Sp && w->kin_zero) { /* constants over zero partials: their values, if this call's first pass */
+    if (first) body_values(m, &w->kin, &w->kd, b);
+    return;
+  }
+  const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3;
+  rate_body(&w->kin, &w->kd, b, S, lean, first, need & 1);
+  /* the joints' anchors and axes: read only by the dual dynamics (momentum correction), so in a lean
+   * pass as rate_body's lean fields */
+  const int rates = !(lean & GRIT_KIN_LEAN_DYN);
+  const joint_fields f = {rates, rates || first, need & 2, first};
+  if (m->body_jntnum[b] == 1) one_joint(m, w, b, S, Sp, f);
+  else several_joints(m, w, b, tp, w->twon[p], own, Sp, f);
 }
 
 #ifndef GRIT_DERIV_AVX2 /* once: derivatives_avx2.c compiles this file again for the rest */
