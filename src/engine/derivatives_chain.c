@@ -45,6 +45,10 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
+  GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
+  GRIT_CARVE(c, w->klean, m->ntree);
+  GRIT_CARVE(c, w->bneed, m->nbody);
+  GRIT_CARVE(c, w->twsrc, m->nbody);
 }
 
 static int seeded(const grit_dual *x) {
@@ -79,6 +83,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
 
 int grit_deriv_chain_body_out(grit_deriv_ws *w, int b) {
   for (int r = 0; r < 6; ++r) w->twist[6 * b + r] = grit_dual_const(0.0); /* an earlier pass's, for its children */
+  w->twon[b] = 0, w->twsrc[b] = b;
   w->chain_skips[0]++;
   return 0;
 }

@@ -114,6 +114,16 @@ struct grit_deriv_ws {
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[2];           /* bodies and contact evaluations left out so far (tests) */
+  /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
+  char *twon;                             /* (nbody) the body's twist has partials in the pass */
+  int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
+                                           * ancestor's where no dof between them is seeded) */
+  char *klean;                            /* (ntree) GRIT_KIN_LEAN_* flags of the tree in the last pass */
+  char *bneed;                            /* (nbody) with GRIT_KIN_LEAN_POSE: 1 the body's pose, 2 its dofs'
+                                           * motion subspaces are read in the last pass */
+  int kin_first;                          /* the pass is its call's first (every value is written) */
+  int kin_zero;                           /* the pass's trees' kinematic partials are all zero before it */
+  int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -165,6 +175,18 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
 int grit_deriv_constraint_inert(const grit_constraint *c);
 /* Body b's kinematics at q0 (+) dq in closed form, after its parent's (derivatives_rigid.c). */
 void grit_deriv_rigid_body(const grit_model *m, grit_deriv_ws *w, int b);
+/* What a position pass's closed-form kinematics may leave out in a tree (w->klean): the fields only the
+ * dual dynamics read (centre of mass, spatial inertia, the joints' anchors and axes; and the body twists
+ * cvel, which then have none either), when the pass takes the tree's dynamics from derivatives_rnea.c or
+ * leaves them out (qconst); the orientation quaternion, read only by weld equalities; and, after the
+ * call's first pass, where the contacts are the only other readers (no equality, spatial tendon,
+ * length-driven actuator, adhesion or fluid), the poses of the bodies no contact touches and the motion
+ * subspaces of the dofs that move none (w->bneed). */
+enum { GRIT_KIN_LEAN_DYN = 1, GRIT_KIN_LEAN_QUAT = 2, GRIT_KIN_LEAN_POSE = 4 };
+/* A residual evaluation's kinematics begin, once its tree masks (rskip, mask2, mask3, rmask) are set:
+ * sets w->klean, w->bneed and w->kin_first (derivatives_rigid.c). */
+void grit_deriv_rigid_begin(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
+                            int skip_qconst);
 
 /* Whether tree t's velocity partials are taken in closed form (a qconst tree without actuators, in the
  * state passes: the model's inertias), after the call's colouring listed the actuators; and those partials: r's rows of t, lanes 0..5 = d r / d v0 of t's dofs (derivatives_free.c). */

@@ -98,26 +98,33 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
     if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
-    zero_partials(w->kin.xpos + 3 * b, 3);
-    zero_partials(w->kin.xquat + 4 * b, 4);
-    zero_partials(w->kin.xmat + 9 * b, 9);
-    zero_partials(w->kin.xipos + 3 * b, 3);
-    zero_partials(w->kin.cvel + 6 * b, 6);
-    zero_partials(&w->kin.cinert[b].m, 1);
-    zero_partials(w->kin.cinert[b].h, 3);
-    zero_partials(w->kin.cinert[b].I, 9);
+    const int lean = all_dynamics ? 0 : w->klean[m->body_tree[b]]; /* fields it did not write (rigid.c) */
+    const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3;
+    if (need & 1) zero_partials(w->kin.xpos + 3 * b, 3);
+    if (!(lean & GRIT_KIN_LEAN_QUAT)) zero_partials(w->kin.xquat + 4 * b, 4);
+    if (need & 1) zero_partials(w->kin.xmat + 9 * b, 9);
+    if (!(lean & GRIT_KIN_LEAN_DYN)) {
+      zero_partials(w->kin.xipos + 3 * b, 3);
+      zero_partials(w->kin.cvel + 6 * b, 6);
+      zero_partials(&w->kin.cinert[b].m, 1);
+      zero_partials(w->kin.cinert[b].h, 3);
+      zero_partials(w->kin.cinert[b].I, 9);
+    }
     for (int n = 0; n < m->body_jntnum[b]; ++n) {
       const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
-      zero_partials(w->kin.xanchor + 3 * j, 3);
-      zero_partials(w->kin.xaxis + 3 * j, 3);
+      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xanchor + 3 * j, 3);
+      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xaxis + 3 * j, 3);
       zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
     }
+    if (!all_dynamics && w->rigid[m->body_tree[b]] && m->body_dofnum[b] > 0 && (need & 2)) /* rigid_body's */
+      zero_partials(w->kin.cdof + 6 * m->body_dofadr[b], 6 * m->body_dofnum[b]);
   }
   for (int t = 0; t < m->ntree; ++t) {
     if (!active[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    zero_partials(w->kin.cdof + 6 * adr, 6 * n);
+    if (all_dynamics || !w->rigid[t]) zero_partials(w->kin.cdof + 6 * adr, 6 * n);
     if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
+    if (!all_dynamics && (w->klean[t] & GRIT_KIN_LEAN_DYN)) continue; /* nor in a lean pass: none written */
     zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
     zero_partials(w->bias + adr, n);
     if (w->rskip[t] && !all_dynamics) continue; /* no dual M, A or factor in the pass (derivatives_rnea.c) */
@@ -413,6 +420,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     mmask = w->mask2;
     vmask = w->mask3;
   }
+  grit_deriv_rigid_begin(m, d, w, active, kin_all, skip_qconst); /* what the closed-form kinematics leave out */
   positions_dual(m, w, kmask);
   w->kin.tree_mask = mmask;
   if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
