@@ -66,16 +66,16 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
 static void supports(const grit_model *m, grit_deriv_ws *w) {
   grit_deriv_smooth *s = w->sm;
   grit_dual *J = w->scratch;
-  const grit_dual *J0 = w->tn->off ? NULL : grit_deriv_tendon_moments(m, w); /* kept by the call */
+  const int kept = !w->tn->off && grit_deriv_tendon_moments(m, w); /* J's nonzero entries kept by the call */
   int ns = 0;
   s->sup_ptr[0] = 0;
   for (int a = 0; a < m->nu; ++a) {
-    if (length_fn(m, a)) {
+    if (length_fn(m, a) && kept) {
+      const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], *nz = w->tn->nz0 + w->tn->ptr[a];
+      for (int k = 0; k < w->tn->nnz0[a]; ++k) s->sup[ns++] = adr + nz[k];
+    } else if (length_fn(m, a)) {
       const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-      if (J0)
-        for (int i = 0; i < n; ++i) J[adr + i] = J0[w->tn->ptr[a] + i];
-      else
-        grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, J, w->scratch + m->nv);
+      grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, J, w->scratch + m->nv);
       for (int i = adr; i < adr + n; ++i) {
         int nz = J[i].v != 0.0; /* NaN too: listed, its column carries it as before */
         GRIT_DUAL_FOR(l) nz |= J[i].d[l] != 0.0;

@@ -20,6 +20,10 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   GRIT_CARVE(c, s->J, cap);
   GRIT_CARVE(c, s->L0, nu);
   GRIT_CARVE(c, s->J0, cap);
+  GRIT_CARVE(c, s->nz, cap);
+  GRIT_CARVE(c, s->nnz, nu);
+  GRIT_CARVE(c, s->nz0, cap);
+  GRIT_CARVE(c, s->nnz0, nu);
   if (out) {
     int p = 0;
     for (int a = 0; a < nu; ++a) {
@@ -36,19 +40,33 @@ void grit_deriv_tendon_next(grit_deriv_ws *w, int kin_all) {
   if (kin_all) w->tn->ok0 = 0;
 }
 
-/* L and J of every length-fn actuator at w->kin, w->q (dual), into L, J; with keep, their values into
- * the call's constants. */
-static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, int keep) {
+/* Whether x is not an exact zero (NaN too: kept, so its terms carry it as before). */
+static int nonzero(const grit_dual *x) {
+  int nz = x->v != 0.0;
+  GRIT_DUAL_FOR(l) nz |= x->d[l] != 0.0;
+  return nz;
+}
+
+/* L and J of every length-fn actuator at w->kin, w->q (dual), into L, J with J's nonzero entries in nz,
+ * nnz; with keep, their values into the call's constants. */
+static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, int *nz, int *nnz, int keep) {
   grit_deriv_tendon *s = w->tn;
   grit_dual *Jd = w->scratch;
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
-    const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a];
+    const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
     L[a] = grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
-    for (int i = 0; i < n; ++i) J[s->ptr[a] + i] = Jd[adr + i];
+    int k = 0, k0 = 0;
+    for (int i = 0; i < n; ++i) {
+      if (!nonzero(&Jd[adr + i])) continue;
+      J[p + i] = Jd[adr + i];
+      nz[p + k++] = i;
+      if (keep && Jd[adr + i].v != 0.0) s->J0[p + i] = grit_dual_const(Jd[adr + i].v), s->nz0[p + k0++] = i;
+    }
+    nnz[a] = k;
     if (!keep) continue;
     s->L0[a] = grit_dual_const(L[a].v);
-    for (int i = 0; i < n; ++i) s->J0[s->ptr[a] + i] = grit_dual_const(Jd[adr + i].v);
+    s->nnz0[a] = k0;
   }
   if (keep) s->ok0 = 1;
 }
@@ -62,17 +80,18 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
     return;
   }
   if (!s->fresh) { /* the values are those of every pass of the call: q0's */
-    evaluate(m, w, s->L, s->J, 1);
+    evaluate(m, w, s->L, s->J, s->nz, s->nnz, !s->ok0);
     s->fresh = 1;
   }
   for (int a = 0; a < m->nu; ++a)
     if (grit_actuator_has_length_fn(m, a))
-      grit_actuator_tendon_apply_dual(m, a, s->L[a], s->J + s->ptr[a], w->v0, w->u, h, force, A);
+      grit_actuator_tendon_apply_dual(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h,
+                                      force, A);
 }
 
 const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w) {
   grit_deriv_tendon *s = w->tn;
-  if (!s->ok0) evaluate(m, w, s->L0, s->J0, 0), s->ok0 = 1; /* at constant q0: partials zero already */
+  if (!s->ok0) evaluate(m, w, s->L0, s->J0, s->nz0, s->nnz0, 0), s->ok0 = 1; /* at constant q0: partials zero */
   return s->J0;
 }
 
@@ -87,5 +106,6 @@ void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *f
   (void)grit_deriv_tendon_moments(m, w);
   for (int a = 0; a < m->nu; ++a)
     if (grit_actuator_has_length_fn(m, a))
-      grit_actuator_tendon_apply_dual(m, a, s->L0[a], s->J0 + s->ptr[a], w->v0, w->u, h, force, NULL);
+      grit_actuator_tendon_apply_dual(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u,
+                                      h, force, NULL);
 }

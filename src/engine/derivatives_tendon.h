@@ -22,6 +22,8 @@ typedef struct grit_deriv_tendon {
   int *ptr;             /* (nu + 1) actuator a's moment over its tree's dofs at ptr[a] .. ptr[a + 1] - 1 */
   grit_dual *L, *J;     /* (nu), (ptr[nu]) the last evaluation's L and J (dual) */
   grit_dual *L0, *J0;   /* the call's values as constants (partials zero) */
+  int *nz, *nnz;        /* (ptr[nu]), (nu) J's entries not exact zeros (value or a partial), packed as J */
+  int *nz0, *nnz0;      /* the same of J0 */
   int fresh;            /* L, J hold this residual evaluation's */
   int ok0;              /* L0, J0 hold this call's values */
   int off;              /* nonzero: every pass evaluates them in dual numbers, as before (tests) */
@@ -42,7 +44,8 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
  * force with the call's constant L and J (evaluated here if no position pass kept them). */
 void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *force);
 
-/* The call's constant moments (dual, partials zero), packed as ptr says; evaluated if needed. */
+/* The call's constant moments (dual, partials zero), packed as ptr says, their nonzero entries in nz0,
+ * nnz0 (only those are set); evaluated if needed. */
 const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w);
 
 #endif
