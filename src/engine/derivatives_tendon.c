@@ -7,6 +7,45 @@
 #include "actuation.h"
 #include "actuation_muscle.h"
 #include "derivatives_internal.h"
+#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
+
+#include <string.h>
+
+/* Marks the dofs on body b's path to the root. */
+static void mark_path(const grit_model *m, char *mark, int b) {
+  for (int dof = b >= 0 ? m->body_lastdof[b] : -1; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+}
+
+/* Actuator a's entries of J that may be nonzero (s->nz, s->nnz; increasing): a fixed tendon's joints'
+ * dofs; a spatial tendon's, slider-crank's or site's: the paths to the root of its sites' and wrap
+ * geometries' bodies (supersets: listing an entry that is zero only repeats the old operation). */
+static void structure(const grit_model *m, grit_deriv_tendon *s, int a) {
+  const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = m->tree_dofnum[m->dof_tree[m->act_dof[a]]];
+  memset(s->mark, 0, (size_t)m->nv);
+  if (m->act_trntype[a] == GRIT_TRN_TENDON) {
+    const int t = m->act_tendon[a];
+    for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+      if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+        const int j = m->wrap_obj[e];
+        for (int i = 0; i < grit_joint_nv(m->jnt_type[j]); ++i) s->mark[m->jnt_dofadr[j] + i] = 1;
+      } else if (m->wrap_geom[e] >= 0) {
+        mark_path(m, s->mark, m->geom_body[m->wrap_geom[e]]);
+        if (m->wrap_obj[e] >= 0) mark_path(m, s->mark, m->site_body[m->wrap_obj[e]]); /* a side site */
+      } else if (m->wrap_geom[e] == -1) {
+        mark_path(m, s->mark, m->site_body[m->wrap_obj[e]]);
+      }
+    }
+  } else if (m->act_trntype[a] == GRIT_TRN_SITE) {
+    mark_path(m, s->mark, m->site_body[m->act_site[a]]);
+  } else { /* slider-crank */
+    mark_path(m, s->mark, m->site_body[m->act_crank[2 * a]]);
+    mark_path(m, s->mark, m->site_body[m->act_crank[2 * a + 1]]);
+  }
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (s->mark[adr + i]) s->nz[s->ptr[a] + k++] = i;
+  s->nnz[a] = k;
+}
 
 grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c) {
   grit_deriv_tendon measure, *const out = grit_carve(c, 1, sizeof *out); /* zeroed by the calloc */
@@ -24,11 +63,13 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   GRIT_CARVE(c, s->nnz, nu);
   GRIT_CARVE(c, s->nz0, cap);
   GRIT_CARVE(c, s->nnz0, nu);
+  GRIT_CARVE(c, s->mark, m->nv);
   if (out) {
     int p = 0;
     for (int a = 0; a < nu; ++a) {
       s->ptr[a] = p;
       if (grit_actuator_has_length_fn(m, a)) p += m->tree_dofnum[m->dof_tree[m->act_dof[a]]], s->any = 1;
+      if (grit_actuator_has_length_fn(m, a)) structure(m, s, a);
     }
     s->ptr[nu] = p;
   }
@@ -47,25 +88,27 @@ static int nonzero(const grit_dual *x) {
   return nz;
 }
 
-/* L and J of every length-fn actuator at w->kin, w->q (dual), into L, J with J's nonzero entries in nz,
- * nnz; with keep, their values into the call's constants. */
-static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, int *nz, int *nnz, int keep) {
+/* L and J of every length-fn actuator at w->kin, w->q (dual): into L and the entries nz of J (position
+ * passes; with keep, their values also into the call's constants L0, J0 and J0's nonzero entries into
+ * nz0), or, with nz NULL, into L0, J0 and nz0 as they are (no position pass kept them: q0 and the
+ * kinematics are constants, partials zero as in the old evaluation). */
+static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, const int *nz, int keep) {
   grit_deriv_tendon *s = w->tn;
   grit_dual *Jd = w->scratch;
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
     const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
     L[a] = grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
-    int k = 0, k0 = 0;
-    for (int i = 0; i < n; ++i) {
-      if (!nonzero(&Jd[adr + i])) continue;
-      J[p + i] = Jd[adr + i];
-      nz[p + k++] = i;
-      if (keep && Jd[adr + i].v != 0.0) s->J0[p + i] = grit_dual_const(Jd[adr + i].v), s->nz0[p + k0++] = i;
-    }
-    nnz[a] = k;
+    if (nz)
+      for (int k = 0; k < s->nnz[a]; ++k) J[p + nz[p + k]] = Jd[adr + nz[p + k]];
     if (!keep) continue;
-    s->L0[a] = grit_dual_const(L[a].v);
+    int k0 = 0;
+    for (int i = 0; i < n; ++i)
+      if (nz ? Jd[adr + i].v != 0.0 : nonzero(&Jd[adr + i])) {
+        s->J0[p + i] = nz ? grit_dual_const(Jd[adr + i].v) : Jd[adr + i];
+        s->nz0[p + k0++] = i;
+      }
+    s->L0[a] = nz ? grit_dual_const(L[a].v) : L[a];
     s->nnz0[a] = k0;
   }
   if (keep) s->ok0 = 1;
@@ -80,7 +123,7 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
     return;
   }
   if (!s->fresh) { /* the values are those of every pass of the call: q0's */
-    evaluate(m, w, s->L, s->J, s->nz, s->nnz, !s->ok0);
+    evaluate(m, w, s->L, s->J, s->nz, !s->ok0);
     s->fresh = 1;
   }
   for (int a = 0; a < m->nu; ++a)
@@ -91,7 +134,7 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
 
 const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w) {
   grit_deriv_tendon *s = w->tn;
-  if (!s->ok0) evaluate(m, w, s->L0, s->J0, s->nz0, s->nnz0, 0), s->ok0 = 1; /* at constant q0: partials zero */
+  if (!s->ok0) evaluate(m, w, s->L0, s->J0, NULL, 1);
   return s->J0;
 }
 

@@ -22,8 +22,11 @@ typedef struct grit_deriv_tendon {
   int *ptr;             /* (nu + 1) actuator a's moment over its tree's dofs at ptr[a] .. ptr[a + 1] - 1 */
   grit_dual *L, *J;     /* (nu), (ptr[nu]) the last evaluation's L and J (dual) */
   grit_dual *L0, *J0;   /* the call's values as constants (partials zero) */
-  int *nz, *nnz;        /* (ptr[nu]), (nu) J's entries not exact zeros (value or a partial), packed as J */
-  int *nz0, *nnz0;      /* the same of J0 */
+  int *nz, *nnz;        /* (ptr[nu]), (nu) the entries of J that may be nonzero, packed as J: the dofs on
+                         * the paths to the root of the bodies the transmission passes through (the
+                         * others' point Jacobians, so J's entries, value and partials, are exact zeros) */
+  int *nz0, *nnz0;      /* J0's entries not exact zeros */
+  char *mark;           /* (nv) scratch of the layout */
   int fresh;            /* L, J hold this residual evaluation's */
   int ok0;              /* L0, J0 hold this call's values */
   int off;              /* nonzero: every pass evaluates them in dual numbers, as before (tests) */
