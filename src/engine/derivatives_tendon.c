@@ -7,7 +7,8 @@
 #include "actuation.h"
 #include "actuation_muscle.h"
 #include "derivatives_internal.h"
-#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
+#include "derivatives_simd.h" /* grit_deriv_dual_fns_get: whether the passes use the AVX2 compilation */
+#include "grit/constraints.h"   /* GRIT_TENDON_FIXED */
 
 #include <string.h>
 
@@ -72,8 +73,17 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
       if (grit_actuator_has_length_fn(m, a)) structure(m, s, a);
     }
     s->ptr[nu] = p;
+    s->avx2 = grit_deriv_tendon_fns_avx2();
   }
   return out;
+}
+
+static const grit_deriv_tendon_fns BASE = {grit_actuator_length_jacobian_dual, grit_actuator_tendon_apply_dual};
+
+/* The AVX2 compilation where the call's contact functions are the AVX2 ones (the processor has it and
+ * it is allowed), else the baseline. */
+static const grit_deriv_tendon_fns *fns(const grit_deriv_ws *w) {
+  return w->tn->avx2 && w->fx != grit_deriv_dual_fns_get(0) ? w->tn->avx2 : &BASE;
 }
 
 void grit_deriv_tendon_next(grit_deriv_ws *w, int kin_all) {
@@ -94,11 +104,12 @@ static int nonzero(const grit_dual *x) {
  * kinematics are constants, partials zero as in the old evaluation). */
 static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, const int *nz, int keep) {
   grit_deriv_tendon *s = w->tn;
+  const grit_deriv_tendon_fns *f = fns(w);
   grit_dual *Jd = w->scratch;
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
     const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
-    L[a] = grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
+    L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
     if (nz)
       for (int k = 0; k < s->nnz[a]; ++k) J[p + nz[p + k]] = Jd[adr + nz[p + k]];
     if (!keep) continue;
@@ -122,13 +133,14 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
     grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, force, A, w->scratch);
     return;
   }
+  const grit_deriv_tendon_fns *fx = fns(w);
   if (!s->fresh) { /* the values are those of every pass of the call: q0's */
     evaluate(m, w, s->L, s->J, s->nz, !s->ok0);
     s->fresh = 1;
   }
   for (int a = 0; a < m->nu; ++a)
     if (grit_actuator_has_length_fn(m, a))
-      grit_actuator_tendon_apply_dual(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h,
+      fx->apply(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h,
                                       force, A);
 }
 
@@ -147,8 +159,9 @@ void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *f
     return;
   }
   (void)grit_deriv_tendon_moments(m, w);
+  const grit_deriv_tendon_fns *fx = fns(w);
   for (int a = 0; a < m->nu; ++a)
     if (grit_actuator_has_length_fn(m, a))
-      grit_actuator_tendon_apply_dual(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u,
+      fx->apply(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u,
                                       h, force, NULL);
 }

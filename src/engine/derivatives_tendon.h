@@ -13,9 +13,24 @@
 
 #include "arena.h"
 #include "grit/dual.h"
+#include "kinematics.h"
 #include "model_internal.h"
 
 typedef struct grit_deriv_ws grit_deriv_ws;
+
+/* The dual functions the passes call: the baseline compilation's or, on processors with AVX2, those of
+ * derivatives_tendon_avx2.c (the same bits, the partials four at a time). */
+typedef struct grit_deriv_tendon_fns {
+  grit_dual (*length_jacobian)(const grit_model *m, const grit_kin_dual *k, const grit_dual *q, int a, grit_dual *J,
+                               grit_dual *scratch); /* grit_actuator_length_jacobian_dual */
+  void (*apply)(const grit_model *m, int a, grit_dual L, const grit_dual *Jt, const int *nz, int nnz,
+                const grit_dual *v0, const grit_dual *w, double h, grit_dual *force,
+                grit_dual *A); /* grit_actuator_tendon_apply_dual */
+} grit_deriv_tendon_fns;
+
+/* The AVX2 compilation's functions, NULL where the processor lacks AVX2 (or the build has no such
+ * compilation). */
+const grit_deriv_tendon_fns *grit_deriv_tendon_fns_avx2(void);
 
 typedef struct grit_deriv_tendon {
   int any;              /* the model has a length-fn actuator */
@@ -30,6 +45,7 @@ typedef struct grit_deriv_tendon {
   int fresh;            /* L, J hold this residual evaluation's */
   int ok0;              /* L0, J0 hold this call's values */
   int off;              /* nonzero: every pass evaluates them in dual numbers, as before (tests) */
+  const grit_deriv_tendon_fns *avx2; /* grit_deriv_tendon_fns_avx2(), used when w->fx is the AVX2 table */
 } grit_deriv_tendon;
 
 /* Carves the struct and its arrays for model m; NULL while measuring. */
