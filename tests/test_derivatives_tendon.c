@@ -26,8 +26,9 @@ static int count_diff(const double *X, const double *Y, size_t n) {
   return k;
 }
 
-/* A, B by the kept transmissions and by the old path, with no_smooth 1, 0 and -1 (the stored partials
- * never, where worth it, always): the same numbers. */
+/* A, B and P (the masses of bodies 1 and 2: parameter passes) by the kept transmissions, by the old
+ * path, and with every position pass evaluating every transmission (no_skip), with no_smooth 1, 0 and
+ * -1 (the stored partials never, where worth it, always): the same numbers. */
 static void same_as_old(const char *path, int steps) {
   grit_model *m;
   char msg[GRIT_MESSAGE_SIZE];
@@ -42,23 +43,28 @@ static void same_as_old(const char *path, int steps) {
   if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
   cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  const size_t na_ = (size_t)nx * nx, nb_ = (size_t)nx * nu + 1;
-  double *A0 = calloc(na_, sizeof(double)), *B0 = calloc(nb_, sizeof(double));
-  double *A1 = calloc(na_, sizeof(double)), *B1 = calloc(nb_, sizeof(double));
+  const size_t na_ = (size_t)nx * nx, nb_ = (size_t)nx * nu + 1, np_ = (size_t)nx * 2;
+  double *A0 = calloc(na_, sizeof(double)), *B0 = calloc(nb_, sizeof(double)), *P0 = calloc(np_, sizeof(double));
+  double *A1 = calloc(na_, sizeof(double)), *B1 = calloc(nb_, sizeof(double)), *P1 = calloc(np_, sizeof(double));
+  const grit_param prm[2] = {{GRIT_PARAM_MASS, 1}, {GRIT_PARAM_MASS, 2}};
   cr_assert_eq(grit_step_derivatives(d, A0, nu ? B0 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(d->deriv->tn->any, "%s: a length-fn actuator", path);
-  for (int s = 1; s >= -1; --s) {
-    d->deriv->no_smooth = s;
-    d->deriv->tn->off = 1;
-    cr_assert_eq(grit_step_derivatives(d, A0, nu ? B0 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    d->deriv->tn->off = 0;
-    cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    cr_assert(d->deriv->tn->ok0, "%s: the call's values were kept", path);
-    const int da = count_diff(A1, A0, na_), db = nu ? count_diff(B1, B0, (size_t)nx * nu) : 0;
-    cr_expect(da == 0 && db == 0, "%s (no_smooth %d): %d entries of A, %d of B differ", path, s, da, db);
-  }
+  for (int s = 1; s >= -1; --s)
+    for (int variant = 0; variant < 2; ++variant) { /* the old path; every transmission in every pass */
+      d->deriv->no_smooth = s;
+      d->deriv->tn->off = variant == 0;
+      d->deriv->tn->no_skip = variant == 1;
+      cr_assert_eq(grit_step_derivatives(d, A0, nu ? B0 : NULL, prm, 2, P0), GRIT_OK, "%s", grit_data_last_error(d));
+      d->deriv->tn->off = d->deriv->tn->no_skip = 0;
+      cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, prm, 2, P1), GRIT_OK, "%s", grit_data_last_error(d));
+      cr_assert(d->deriv->tn->ok0, "%s: the call's values were kept", path);
+      const int da = count_diff(A1, A0, na_), db = nu ? count_diff(B1, B0, (size_t)nx * nu) : 0;
+      const int dp = count_diff(P1, P0, np_);
+      cr_expect(da == 0 && db == 0 && dp == 0, "%s (no_smooth %d, %s): %d entries of A, %d of B, %d of P differ",
+                path, s, variant ? "no_skip" : "old path", da, db, dp);
+    }
   d->deriv->no_smooth = 0;
-  free(A0), free(B0), free(A1), free(B1), free(u), free(v);
+  free(A0), free(B0), free(P0), free(A1), free(B1), free(P1), free(u), free(v);
   grit_data_free(d);
   grit_model_free(m);
 }

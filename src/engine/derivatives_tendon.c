@@ -65,6 +65,7 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   GRIT_CARVE(c, s->nz0, cap);
   GRIT_CARVE(c, s->nnz0, nu);
   GRIT_CARVE(c, s->mark, m->nv);
+  GRIT_CARVE(c, s->use0, nu);
   if (out) {
     int p = 0;
     for (int a = 0; a < nu; ++a) {
@@ -98,10 +99,27 @@ static int nonzero(const grit_dual *x) {
   return nz;
 }
 
+/* Whether this evaluation's seeds of dq0 reach actuator a's L and J: a seed on one of its structural
+ * dofs (the paths of its bodies; a fixed tendon's joints). Nothing else the passes seed moves them
+ * (masses and contact parameters do not move positions), so where none is seeded their partials are
+ * exact zeros and their values the call's. */
+static int moved(const grit_model *m, const grit_deriv_ws *w, int a) {
+  const grit_deriv_tendon *s = w->tn;
+  const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]];
+  for (int k = 0; k < s->nnz[a]; ++k) {
+    const grit_dual *x = &w->dq[adr + s->nz[s->ptr[a] + k]];
+    int any = 0;
+    GRIT_DUAL_FOR(l) any |= x->d[l] != 0.0;
+    if (any) return 1;
+  }
+  return 0;
+}
+
 /* L and J of every length-fn actuator at w->kin, w->q (dual): into L and the entries nz of J (position
  * passes; with keep, their values also into the call's constants L0, J0 and J0's nonzero entries into
- * nz0), or, with nz NULL, into L0, J0 and nz0 as they are (no position pass kept them: q0 and the
- * kinematics are constants, partials zero as in the old evaluation). */
+ * nz0; without, the actuators the seeds do not move take the constants: s->use0), or, with nz NULL,
+ * into L0, J0 and nz0 as they are (no position pass kept them: q0 and the kinematics are constants,
+ * partials zero as in the old evaluation). */
 static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, const int *nz, int keep) {
   grit_deriv_tendon *s = w->tn;
   const grit_deriv_tendon_fns *f = fns(w);
@@ -109,6 +127,8 @@ static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_d
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
     const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
+    if (nz) s->use0[a] = !keep && !s->no_skip && !moved(m, w, a);
+    if (nz && s->use0[a]) continue;
     L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
     if (nz)
       for (int k = 0; k < s->nnz[a]; ++k) J[p + nz[p + k]] = Jd[adr + nz[p + k]];
@@ -138,10 +158,13 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
     evaluate(m, w, s->L, s->J, s->nz, !s->ok0);
     s->fresh = 1;
   }
-  for (int a = 0; a < m->nu; ++a)
-    if (grit_actuator_has_length_fn(m, a))
-      fx->apply(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h,
-                                      force, A);
+  for (int a = 0; a < m->nu; ++a) {
+    if (!grit_actuator_has_length_fn(m, a)) continue;
+    if (s->use0[a])
+      fx->apply(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u, h, force, A);
+    else
+      fx->apply(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h, force, A);
+  }
 }
 
 const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w) {

@@ -42,6 +42,8 @@ typedef struct grit_deriv_tendon {
                          * others' point Jacobians, so J's entries, value and partials, are exact zeros) */
   int *nz0, *nnz0;      /* J0's entries not exact zeros */
   char *mark;           /* (nv) scratch of the layout */
+  char *use0;           /* (nu) this evaluation's seeds do not move the actuator: L0, J0 serve (moved) */
+  int no_skip;          /* nonzero: every position pass evaluates every transmission (tests) */
   int fresh;            /* L, J hold this residual evaluation's */
   int ok0;              /* L0, J0 hold this call's values */
   int off;              /* nonzero: every pass evaluates them in dual numbers, as before (tests) */
