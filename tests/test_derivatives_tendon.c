@@ -64,6 +64,20 @@ static void same_as_old(const char *path, int steps) {
                 path, s, variant ? "no_skip" : "old path", da, db, dp);
     }
   d->deriv->no_smooth = 0;
+  /* the block form, where it takes the model (activations: where this build's block form has them) */
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  d->deriv->tn->off = 1;
+  const grit_status s0 = grit_step_derivatives_blocks(d, J);
+  d->deriv->tn->off = 0;
+  if (s0 == GRIT_OK) {
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J, A0, nu ? B0 : NULL), GRIT_OK);
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J, A1, nu ? B1 : NULL), GRIT_OK);
+    const int da = count_diff(A1, A0, na_), db = nu ? count_diff(B1, B0, (size_t)nx * nu) : 0;
+    cr_expect(da == 0 && db == 0, "%s (blocks): %d entries of A, %d of B differ", path, da, db);
+  }
+  grit_jacobian_blocks_free(J);
   free(A0), free(B0), free(P0), free(A1), free(B1), free(P1), free(u), free(v);
   grit_data_free(d);
   grit_model_free(m);
