@@ -32,3 +32,8 @@ void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const 
  * actuators is made from the double values (grit_actuator_implicit_at). scratch: 4 nv. */
 void GS_NAME(grit_actuator_tendon)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q0, const GS *v0,
                                    const GS *w, double h, GS *force, GS *A, GS *scratch);
+/* Actuator a's part of grit_actuator_tendon given its length L and moment Jt over its tree's dofs (Jt[i]:
+ * dof tree_dofadr + i): the same operations, for callers that keep L and J (derivatives_tendon.c). With
+ * nz (not NULL), only the entries nz[0 .. nnz - 1] of Jt (increasing), the others exact zeros. */
+void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
+                                         const GS *v0, const GS *w, double h, GS *force, GS *A);

@@ -76,38 +76,83 @@ void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const 
   }
 }
 
+/* grit_actuator_tendon_apply over the entries nz[0 .. nnz - 1] (increasing) of Jt alone: the same
+ * operations in the same order but for the terms of zero entries (a zero J_i, value and partials, adds
+ * an exact zero: only the sign of a zero sum may differ). */
+static void GS_NAME(actuator_tendon_sparse)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
+                                            const GS *v0, const GS *w, double h, GS *force, GS *A) {
+  const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+  GS Ld = GS_C(0.0);
+  for (int k = 0; k < nnz; ++k) Ld = GS_FMA(Jt[nz[k]], v0[adr + nz[k]], Ld);
+  const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
+  const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
+  if (force) {
+    GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
+    if (implicit) {
+      if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
+        f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+    } else if (m->act_forcelimited[a]) {
+      f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
+    }
+    const GS gf = GS_SCALE(f, g);
+    for (int k = 0; k < nnz; ++k) force[adr + nz[k]] = GS_FMA(gf, Jt[nz[k]], force[adr + nz[k]]);
+  }
+  if (!A || !implicit) return;
+  double kq, kv;
+  grit_actuator_slopes(m, a, &kq, &kv);
+  const double c = h * kv + h * h * kq;
+  if (c == 0.0) return;
+  GS *At = A + m->tree_madr[t];
+  for (int k = 0; k < nnz; ++k) {
+    const int i = nz[k];
+    const GS ci = GS_SCALE(Jt[i], c);
+    for (int l = 0; l < nnz; ++l) At[i * n + nz[l]] = GS_FMA(ci, Jt[nz[l]], At[i * n + nz[l]]);
+  }
+}
+
+void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
+                                         const GS *v0, const GS *w, double h, GS *force, GS *A) {
+  const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+  if (nz) { /* only the listed entries of J: the others are exact zeros, whose terms add nothing */
+    GS_NAME(actuator_tendon_sparse)(m, a, L, Jt, nz, nnz, v0, w, h, force, A);
+    return;
+  }
+  GS Ld = GS_C(0.0); /* J is zero outside the tendon's one tree (grit_actuator_compile_tendons) */
+  for (int i = 0; i < n; ++i) Ld = GS_FMA(Jt[i], v0[adr + i], Ld);
+  const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
+  const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
+  if (force) {
+    GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
+    if (implicit) { /* (a site's length stays 0: no predicted stretch) */
+      if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
+        f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+    } else if (m->act_forcelimited[a]) {
+      f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
+    }
+    const GS gf = GS_SCALE(f, g);
+    for (int i = 0; i < n; ++i) force[adr + i] = GS_FMA(gf, Jt[i], force[adr + i]);
+  }
+  if (!A || !implicit) return;
+  double kq, kv;
+  grit_actuator_slopes(m, a, &kq, &kv);
+  const double c = h * kv + h * h * kq;
+  if (c == 0.0) return;
+  GS *At = A + m->tree_madr[t];
+  for (int i = 0; i < n; ++i) {
+    const GS ci = GS_SCALE(Jt[i], c);
+    for (int j = 0; j < n; ++j) At[i * n + j] = GS_FMA(ci, Jt[j], At[i * n + j]);
+  }
+}
+
 void GS_NAME(grit_actuator_tendon)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q0, const GS *v0,
                                    const GS *w, double h, GS *force, GS *A, GS *scratch) {
   GS *J = scratch;
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue; /* a tendon or a slider-crank */
-    const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
     const GS L = GS_NAME(grit_actuator_length_jacobian)(m, k, q0, a, J, scratch + m->nv);
-    GS Ld = GS_C(0.0); /* J is zero outside the tendon's one tree (grit_actuator_compile_tendons) */
-    for (int i = adr; i < adr + n; ++i) Ld = GS_FMA(J[i], v0[i], Ld);
-    const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
-    const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
-    if (force) {
-      GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
-      if (implicit) { /* (a site's length stays 0: no predicted stretch) */
-        if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
-          f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
-      } else if (m->act_forcelimited[a]) {
-        f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
-      }
-      const GS gf = GS_SCALE(f, g);
-      for (int i = adr; i < adr + n; ++i) force[i] = GS_FMA(gf, J[i], force[i]);
-    }
-    if (!A || !implicit) continue;
-    double kq, kv;
-    grit_actuator_slopes(m, a, &kq, &kv);
-    const double c = h * kv + h * h * kq;
-    if (c == 0.0) continue;
-    GS *At = A + m->tree_madr[t];
-    for (int i = 0; i < n; ++i) {
-      const GS ci = GS_SCALE(J[adr + i], c);
-      for (int j = 0; j < n; ++j) At[i * n + j] = GS_FMA(ci, J[adr + j], At[i * n + j]);
-    }
+    GS_NAME(grit_actuator_tendon_apply)(m, a, L, J + m->tree_dofadr[m->dof_tree[m->act_dof[a]]], NULL, 0, v0, w, h,
+                                        force, A);
   }
 }

@@ -34,6 +34,7 @@
 #include "derivatives_quadgrad.h"
 #include "derivatives_simd.h"
 #include "derivatives_smooth.h"
+#include "derivatives_tendon.h"
 #include "treechol.h"
 #include "dynamics.h"
 #include "fluid.h"
@@ -133,6 +134,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   grit_rnea_layout(m, &w->rn, c);
   grit_deriv_chain_layout(m, w, c); /* derivatives_chain.c */
   w->sm = grit_deriv_smooth_layout(m, w->maxn, c);
+  w->tn = grit_deriv_tendon_layout(m, c); /* derivatives_tendon.c */
 }
 
 grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_deriv_ws **out) {

@@ -129,6 +129,8 @@ struct grit_deriv_ws {
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
   int no_smooth;                          /* > 0: velocity and control passes evaluate the dual force; < 0: they
                                            * read the stored partials even where not worth it (tests) */
+  struct grit_deriv_tendon *tn;           /* the transmissions' L, J kept (derivatives_tendon.h); tn->off: the
+                                           * old dual evaluation in every pass (tests) */
   void *arena;
 };
 

@@ -25,6 +25,7 @@
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
 #include "derivatives_smooth.h"
+#include "derivatives_tendon.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "hydro.h"
@@ -390,6 +391,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   const double h = m->opt.timestep;
   const int nv = m->nv;
   next_evaluation(m, w);
+  grit_deriv_tendon_next(w, kin_all); /* the transmissions' L, J: once per evaluation (derivatives_tendon.c) */
   grit_deriv_chain_begin(m, w, active, kin_all, skip_qconst); /* the bodies the seeds move (derivatives_chain.c) */
   /* smooth part: r = A (v - v0) - h force, at q = q0 (+) dq */
   seed_positions(m, d, w, kin_all ? NULL : active);
@@ -427,7 +429,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     grit_crba_dual(m, &w->kin, w->crb, w->M);
     grit_implicit_operator_dual(m, w->M, h, w->A);
     grit_actuator_operator_dual(m, d->qprev, d->vprev, d->actinprev, h, w->A);
-    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, NULL, w->A, w->scratch); /* tendon actuators */
+    grit_deriv_tendon_position(m, w, NULL, w->A); /* tendon actuators (derivatives_tendon.c) */
   }
   if (skip_qconst && any_m) /* the operator was formed for every tree: the constant blocks back */
     for (int t = 0; t < m->ntree; ++t)
@@ -459,7 +461,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
   } else {
     grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    grit_deriv_tendon_position(m, w, w->force, NULL); /* tendon actuators (derivatives_tendon.c) */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int t = 0; t < m->ntree; ++t) {

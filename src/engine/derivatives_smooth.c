@@ -24,6 +24,7 @@
 #include "actuation.h"
 #include "actuation_muscle.h"
 #include "derivatives_internal.h"
+#include "derivatives_tendon.h"
 #include "dynamics.h"
 
 /* Whether actuator a's force is in grit_actuator_tendon (a moment J(q0) over its tree's dofs). */
@@ -65,10 +66,14 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
 static void supports(const grit_model *m, grit_deriv_ws *w) {
   grit_deriv_smooth *s = w->sm;
   grit_dual *J = w->scratch;
+  const int kept = !w->tn->off && grit_deriv_tendon_moments(m, w); /* J's nonzero entries kept by the call */
   int ns = 0;
   s->sup_ptr[0] = 0;
   for (int a = 0; a < m->nu; ++a) {
-    if (length_fn(m, a)) {
+    if (length_fn(m, a) && kept) {
+      const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], *nz = w->tn->nz0 + w->tn->ptr[a];
+      for (int k = 0; k < w->tn->nnz0[a]; ++k) s->sup[ns++] = adr + nz[k];
+    } else if (length_fn(m, a)) {
       const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
       grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, J, w->scratch + m->nv);
       for (int i = adr; i < adr + n; ++i) {
@@ -160,7 +165,7 @@ static void seed(const grit_model *m, grit_deriv_ws *w, int c, int l, double x) 
 static void force_dual(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias) {
   const double h = m->opt.timestep;
   grit_smooth_force_dual(m, w->q, w->v0, w->u, bias, h, w->force);
-  grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+  grit_deriv_tendon_const(m, w, w->force); /* tendon actuators: L, J kept by the call (derivatives_tendon.c) */
 }
 
 void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {

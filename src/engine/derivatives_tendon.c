@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_tendon.c — the length-fn transmissions in the derivative call, evaluated once per
+ * residual evaluation in position passes and once per call for the velocity and control passes
+ * (derivatives_tendon.h says why this is exact). */
+#include "derivatives_tendon.h"
+
+#include "actuation.h"
+#include "actuation_muscle.h"
+#include "derivatives_internal.h"
+#include "derivatives_simd.h" /* grit_deriv_dual_fns_get: whether the passes use the AVX2 compilation */
+#include "grit/constraints.h"   /* GRIT_TENDON_FIXED */
+
+#include <string.h>
+
+/* Marks the dofs on body b's path to the root. */
+static void mark_path(const grit_model *m, char *mark, int b) {
+  for (int dof = b >= 0 ? m->body_lastdof[b] : -1; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+}
+
+/* Actuator a's entries of J that may be nonzero (s->nz, s->nnz; increasing): a fixed tendon's joints'
+ * dofs; a spatial tendon's, slider-crank's or site's: the paths to the root of its sites' and wrap
+ * geometries' bodies (supersets: listing an entry that is zero only repeats the old operation). */
+static void structure(const grit_model *m, grit_deriv_tendon *s, int a) {
+  const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = m->tree_dofnum[m->dof_tree[m->act_dof[a]]];
+  memset(s->mark, 0, (size_t)m->nv);
+  if (m->act_trntype[a] == GRIT_TRN_TENDON) {
+    const int t = m->act_tendon[a];
+    for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+      if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+        const int j = m->wrap_obj[e];
+        for (int i = 0; i < grit_joint_nv(m->jnt_type[j]); ++i) s->mark[m->jnt_dofadr[j] + i] = 1;
+      } else if (m->wrap_geom[e] >= 0) {
+        mark_path(m, s->mark, m->geom_body[m->wrap_geom[e]]);
+        if (m->wrap_obj[e] >= 0) mark_path(m, s->mark, m->site_body[m->wrap_obj[e]]); /* a side site */
+      } else if (m->wrap_geom[e] == -1) {
+        mark_path(m, s->mark, m->site_body[m->wrap_obj[e]]);
+      }
+    }
+  } else if (m->act_trntype[a] == GRIT_TRN_SITE) {
+    mark_path(m, s->mark, m->site_body[m->act_site[a]]);
+  } else { /* slider-crank */
+    mark_path(m, s->mark, m->site_body[m->act_crank[2 * a]]);
+    mark_path(m, s->mark, m->site_body[m->act_crank[2 * a + 1]]);
+  }
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (s->mark[adr + i]) s->nz[s->ptr[a] + k++] = i;
+  s->nnz[a] = k;
+}
+
+grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c) {
+  grit_deriv_tendon measure, *const out = grit_carve(c, 1, sizeof *out); /* zeroed by the calloc */
+  grit_deriv_tendon *s = out ? out : &measure;
+  const int nu = m->nu;
+  long cap = 0;
+  for (int a = 0; a < nu; ++a)
+    if (grit_actuator_has_length_fn(m, a)) cap += m->tree_dofnum[m->dof_tree[m->act_dof[a]]];
+  GRIT_CARVE(c, s->ptr, nu + 1);
+  GRIT_CARVE(c, s->L, nu);
+  GRIT_CARVE(c, s->J, cap);
+  GRIT_CARVE(c, s->L0, nu);
+  GRIT_CARVE(c, s->J0, cap);
+  GRIT_CARVE(c, s->nz, cap);
+  GRIT_CARVE(c, s->nnz, nu);
+  GRIT_CARVE(c, s->nz0, cap);
+  GRIT_CARVE(c, s->nnz0, nu);
+  GRIT_CARVE(c, s->mark, m->nv);
+  GRIT_CARVE(c, s->use0, nu);
+  if (out) {
+    int p = 0;
+    for (int a = 0; a < nu; ++a) {
+      s->ptr[a] = p;
+      if (grit_actuator_has_length_fn(m, a)) p += m->tree_dofnum[m->dof_tree[m->act_dof[a]]], s->any = 1;
+      if (grit_actuator_has_length_fn(m, a)) structure(m, s, a);
+    }
+    s->ptr[nu] = p;
+    s->avx2 = grit_deriv_tendon_fns_avx2();
+  }
+  return out;
+}
+
+static const grit_deriv_tendon_fns BASE = {grit_actuator_length_jacobian_dual, grit_actuator_tendon_apply_dual};
+
+/* The AVX2 compilation where the call's contact functions are the AVX2 ones (the processor has it and
+ * it is allowed), else the baseline. */
+static const grit_deriv_tendon_fns *fns(const grit_deriv_ws *w) {
+  return w->tn->avx2 && w->fx != grit_deriv_dual_fns_get(0) ? w->tn->avx2 : &BASE;
+}
+
+void grit_deriv_tendon_next(grit_deriv_ws *w, int kin_all) {
+  w->tn->fresh = 0;
+  if (kin_all) w->tn->ok0 = 0;
+}
+
+/* Whether x is not an exact zero (NaN too: kept, so its terms carry it as before). */
+static int nonzero(const grit_dual *x) {
+  int nz = x->v != 0.0;
+  GRIT_DUAL_FOR(l) nz |= x->d[l] != 0.0;
+  return nz;
+}
+
+/* Whether this evaluation's seeds of dq0 reach actuator a's L and J: a seed on one of its structural
+ * dofs (the paths of its bodies; a fixed tendon's joints). Nothing else the passes seed moves them
+ * (masses and contact parameters do not move positions), so where none is seeded their partials are
+ * exact zeros and their values the call's. */
+static int moved(const grit_model *m, const grit_deriv_ws *w, int a) {
+  const grit_deriv_tendon *s = w->tn;
+  const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]];
+  for (int k = 0; k < s->nnz[a]; ++k) {
+    const grit_dual *x = &w->dq[adr + s->nz[s->ptr[a] + k]];
+    int any = 0;
+    GRIT_DUAL_FOR(l) any |= x->d[l] != 0.0;
+    if (any) return 1;
+  }
+  return 0;
+}
+
+/* L and J of every length-fn actuator at w->kin, w->q (dual): into L and the entries nz of J (position
+ * passes; with keep, their values also into the call's constants L0, J0 and J0's nonzero entries into
+ * nz0; without, the actuators the seeds do not move take the constants: s->use0), or, with nz NULL,
+ * into L0, J0 and nz0 as they are (no position pass kept them: q0 and the kinematics are constants,
+ * partials zero as in the old evaluation). */
+static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_dual *J, const int *nz, int keep) {
+  grit_deriv_tendon *s = w->tn;
+  const grit_deriv_tendon_fns *f = fns(w);
+  grit_dual *Jd = w->scratch;
+  for (int a = 0; a < m->nu; ++a) {
+    if (!grit_actuator_has_length_fn(m, a)) continue;
+    const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
+    if (nz) s->use0[a] = !keep && !s->no_skip && !moved(m, w, a);
+    if (nz && s->use0[a]) continue;
+    L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
+    if (nz)
+      for (int k = 0; k < s->nnz[a]; ++k) J[p + nz[p + k]] = Jd[adr + nz[p + k]];
+    if (!keep) continue;
+    int k0 = 0;
+    for (int i = 0; i < n; ++i)
+      if (nz ? Jd[adr + i].v != 0.0 : nonzero(&Jd[adr + i])) {
+        s->J0[p + i] = nz ? grit_dual_const(Jd[adr + i].v) : Jd[adr + i];
+        s->nz0[p + k0++] = i;
+      }
+    s->L0[a] = nz ? grit_dual_const(L[a].v) : L[a];
+    s->nnz0[a] = k0;
+  }
+  if (keep) s->ok0 = 1;
+}
+
+void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual *force, grit_dual *A) {
+  grit_deriv_tendon *s = w->tn;
+  const double h = m->opt.timestep;
+  if (!s->any) return;
+  if (s->off) {
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, force, A, w->scratch);
+    return;
+  }
+  const grit_deriv_tendon_fns *fx = fns(w);
+  if (!s->fresh) { /* the values are those of every pass of the call: q0's */
+    evaluate(m, w, s->L, s->J, s->nz, !s->ok0);
+    s->fresh = 1;
+  }
+  for (int a = 0; a < m->nu; ++a) {
+    if (!grit_actuator_has_length_fn(m, a)) continue;
+    if (s->use0[a])
+      fx->apply(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u, h, force, A);
+    else
+      fx->apply(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h, force, A);
+  }
+}
+
+const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w) {
+  grit_deriv_tendon *s = w->tn;
+  if (!s->ok0) evaluate(m, w, s->L0, s->J0, NULL, 1);
+  return s->J0;
+}
+
+void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *force) {
+  grit_deriv_tendon *s = w->tn;
+  const double h = m->opt.timestep;
+  if (!s->any) return;
+  if (s->off) {
+    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, force, NULL, w->scratch);
+    return;
+  }
+  (void)grit_deriv_tendon_moments(m, w);
+  const grit_deriv_tendon_fns *fx = fns(w);
+  for (int a = 0; a < m->nu; ++a)
+    if (grit_actuator_has_length_fn(m, a))
+      fx->apply(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u,
+                                      h, force, NULL);
+}

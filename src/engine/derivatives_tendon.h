@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_tendon.h — the length-fn transmissions (tendons, slider-cranks, sites) in the derivative
+ * call, evaluated once where their inputs allow (internal; derivatives_tendon.c).
+ *
+ * An actuator's length L(q0) and moment J(q0) = dL/dv depend on positions alone. A position pass used
+ * to evaluate them (dual, in every lane) twice, for A's implicit slopes and for the force; a velocity
+ * or control pass, where q0 and the kinematics are constants, evaluated them again in dual numbers only
+ * to find zero partials. Now a position pass evaluates them once for both, and keeps their values as
+ * the call's constants; the velocity and control passes read those. Bit-identical: the same operations
+ * on the same values (grit_actuator_tendon_apply), a constant's partials exactly zero as before. */
+#ifndef GRIT_DERIVATIVES_TENDON_H
+#define GRIT_DERIVATIVES_TENDON_H
+
+#include "arena.h"
+#include "grit/dual.h"
+#include "kinematics.h"
+#include "model_internal.h"
+
+typedef struct grit_deriv_ws grit_deriv_ws;
+
+/* The dual functions the passes call: the baseline compilation's or, on processors with AVX2, those of
+ * derivatives_tendon_avx2.c (the same bits, the partials four at a time). */
+typedef struct grit_deriv_tendon_fns {
+  grit_dual (*length_jacobian)(const grit_model *m, const grit_kin_dual *k, const grit_dual *q, int a, grit_dual *J,
+                               grit_dual *scratch); /* grit_actuator_length_jacobian_dual */
+  void (*apply)(const grit_model *m, int a, grit_dual L, const grit_dual *Jt, const int *nz, int nnz,
+                const grit_dual *v0, const grit_dual *w, double h, grit_dual *force,
+                grit_dual *A); /* grit_actuator_tendon_apply_dual */
+} grit_deriv_tendon_fns;
+
+/* The AVX2 compilation's functions, NULL where the processor lacks AVX2 (or the build has no such
+ * compilation). */
+const grit_deriv_tendon_fns *grit_deriv_tendon_fns_avx2(void);
+
+typedef struct grit_deriv_tendon {
+  int any;              /* the model has a length-fn actuator */
+  int *ptr;             /* (nu + 1) actuator a's moment over its tree's dofs at ptr[a] .. ptr[a + 1] - 1 */
+  grit_dual *L, *J;     /* (nu), (ptr[nu]) the last evaluation's L and J (dual) */
+  grit_dual *L0, *J0;   /* the call's values as constants (partials zero) */
+  int *nz, *nnz;        /* (ptr[nu]), (nu) the entries of J that may be nonzero, packed as J: the dofs on
+                         * the paths to the root of the bodies the transmission passes through (the
+                         * others' point Jacobians, so J's entries, value and partials, are exact zeros) */
+  int *nz0, *nnz0;      /* J0's entries not exact zeros */
+  char *mark;           /* (nv) scratch of the layout */
+  char *use0;           /* (nu) this evaluation's seeds do not move the actuator: L0, J0 serve (moved) */
+  int no_skip;          /* nonzero: every position pass evaluates every transmission (tests) */
+  int fresh;            /* L, J hold this residual evaluation's */
+  int ok0;              /* L0, J0 hold this call's values */
+  int off;              /* nonzero: every pass evaluates them in dual numbers, as before (tests) */
+  const grit_deriv_tendon_fns *avx2; /* grit_deriv_tendon_fns_avx2(), used when w->fx is the AVX2 table */
+} grit_deriv_tendon;
+
+/* Carves the struct and its arrays for model m; NULL while measuring. */
+grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c);
+
+/* A new residual evaluation: the last one's L, J expire, and with kin_all (a call's first pass, or a
+ * parameter pass) the call's constants expire. */
+void grit_deriv_tendon_next(grit_deriv_ws *w, int kin_all);
+
+/* A position pass's grit_actuator_tendon_dual(.., force, A, ..): the transmissions evaluated once per
+ * residual evaluation (at w->kin, w->q) and kept for the call. */
+void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual *force, grit_dual *A);
+
+/* A velocity or control pass's (q0 and the kinematics constants): adds the tendon actuators' forces to
+ * force with the call's constant L and J (evaluated here if no position pass kept them). */
+void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *force);
+
+/* The call's constant moments (dual, partials zero), packed as ptr says, their nonzero entries in nz0,
+ * nnz0 (only those are set); evaluated if needed. */
+const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w);
+
+#endif
