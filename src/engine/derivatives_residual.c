@@ -307,6 +307,7 @@ static void take_lagged_lane(grit_deriv_ws *w, const grit_constraint *k, int i, 
  * call at the position passes' values kd. */
 static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   if (!w->rn.any_on || w->no_rnea || w->inertial_in || grit_quasistatic_last_step(d)) return 0;
+  if (w->no_fluid && grit_fluid_on(m)) return 0;
   if (!w->rn_valid) {
     if (!w->kd_valid) {
       if (!w->qd_valid) return 0;
@@ -315,6 +316,7 @@ static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w)
     }
     w->rn.mom.on = !w->no_momentum_closed && !m->opt.explicit_gyroscopic; /* derivatives_momentum.c */
     grit_rnea_partials(m, &w->kd, d->vprev, d->vsol, m->opt.timestep, NULL, &w->rn);
+    if (grit_fluid_on(m)) grit_fluid_partials_add(m, &w->kd, m->opt.timestep, &w->rn, &w->sm->fl); /* fluid_partials.c */
     w->rn_valid = 1;
   }
   return 1;

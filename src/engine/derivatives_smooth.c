@@ -57,6 +57,7 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
   GRIT_CARVE(c, s->sup0, cap_sup);
   GRIT_CARVE(c, s->stamp, nv);
   GRIT_CARVE(c, s->used, (size_t)nv * (size_t)s->nword);
+  grit_fluid_partials_layout(m, &s->fl, c);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "fluid_partials.h"
 #include "model_internal.h"
 
 typedef struct grit_deriv_ws grit_deriv_ws;
@@ -28,6 +29,7 @@ typedef struct grit_deriv_smooth {
   int valid;         /* ptr, row and colour hold the pattern of sup0 (formed once while it stays) */
   int *stamp;        /* (nv) the column that last listed the row */
   uint64_t *used;    /* (nv nword) the colours of the columns listed in each row */
+  grit_fluid_partials fl; /* the fluid forces' partials in q0 and v0 (fluid_partials.h) */
 } grit_deriv_smooth;
 
 /* Carves the struct and its arrays for model m (maxn: the most dofs of a tree); NULL while measuring. */
