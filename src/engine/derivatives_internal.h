@@ -119,6 +119,8 @@ struct grit_deriv_ws {
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
   int no_smooth;                          /* > 0: velocity and control passes evaluate the dual force; < 0: they
                                            * read the stored partials even where not worth it (tests) */
+  int no_smooth_q;                        /* nonzero: position passes evaluate every joint actuator's dual force,
+                                           * not only those reading their length (derivatives_smooth.c) */
   int no_fluid;                           /* nonzero: a model with fluid forces keeps the dual Newton-Euler
                                            * passes (else rn, with fluid_partials.c's terms) */
   void *arena;

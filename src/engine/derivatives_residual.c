@@ -452,8 +452,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
      * and v0 and u are not seeded, so A (v - v0) - h force has no partials; only r's partials are read. */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
   } else {
-    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-    grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+    grit_deriv_smooth_force_positions(m, w, skip_qconst); /* smooth force, tendon actuators (derivatives_smooth.c) */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int t = 0; t < m->ntree; ++t) {

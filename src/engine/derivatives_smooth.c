@@ -205,6 +205,19 @@ void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
   s->on = 1;
 }
 
+void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, int positions_only) {
+  if (!positions_only || w->no_smooth_q) {
+    force_dual(m, w, w->bias);
+    return;
+  }
+  /* the joint actuators that do not read their length add constants (v0 and u unseeded), leaving the
+   * partials as they are: 0 g + x is x, bit for bit */
+  const double h = m->opt.timestep;
+  grit_smooth_force_passive_dual(m, w->q, w->v0, w->bias, h, w->force);
+  grit_actuator_force_some_dual(m, w->q, w->v0, w->u, h, 1, w->force);
+  grit_actuator_tendon_dual(m, &w->kin, w->q, w->v0, w->u, h, w->force, NULL, w->scratch); /* tendon actuators */
+}
+
 void grit_deriv_smooth_force(const grit_model *m, grit_deriv_ws *w, int controls) {
   const grit_deriv_smooth *s = w->sm;
   const int nv = m->nv, c0 = controls ? nv : 0, c1 = controls ? nv + m->nu : nv;

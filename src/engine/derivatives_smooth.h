@@ -44,6 +44,12 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
  * (tests). */
 void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w);
 
+/* A residual evaluation's w->force = -w->bias + the smooth force and tendon actuators (the old path's
+ * grit_smooth_force_dual and grit_actuator_tendon_dual). With positions_only (a position pass: only q0
+ * seeded; its values are not read, only its partials), the joint actuators whose force does not read
+ * their length are left out: their partials are zero there. w->no_smooth_q: all, as before. */
+void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, int positions_only);
+
 /* A velocity or control pass's w->force: -w->bias plus the smooth force with the partials along the
  * seeds of v0 (controls 0) or u (controls 1, a control pass); from the stored columns when on, else by
  * the dual force as before. */
