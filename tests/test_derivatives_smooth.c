@@ -12,6 +12,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "derivatives_smooth.h"
+#include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -213,4 +214,50 @@ Test(derivatives_smooth, actuators_against_central_differences) {
   const double rel = against_fd(ACTS, 20, 1e-6);
   cr_log_info("actuators: relative Frobenius error %.3g", rel);
   cr_expect(rel < 5e-8, "%.3g", rel);
+}
+
+/* Position passes leave out the joint actuators whose force does not read their length (motors,
+ * velocity servos: constants there) and keep springs, position servos and the general actuator with
+ * length terms: A and B bit for bit those of the old path (ws->no_smooth_q), which evaluates every
+ * actuator on duals; and A's and B's columns, q0's included, against central differences. */
+static void positions_same(grit_model *m, grit_data *d, const char *name, int fd) {
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m) + grit_model_na(m);
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  d->deriv->no_smooth_q = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_expect(!memcmp(A1, A2, sizeof(double) * (size_t)nx * nx), "%s: A %.3g", name, col_diff(A1, A2, nx, nx));
+  cr_expect(!memcmp(B1, B2, sizeof(double) * (size_t)nx * nu), "%s: B %.3g", name, col_diff(B1, B2, nx, nu));
+  d->deriv->no_smooth_q = 0;
+  if (fd) {
+    const double e = fdt_check(d, 1e-6);
+    cr_log_info("%s: A, B against central differences %.3g", name, e);
+    cr_expect(e < 1e-6, "%s: %.3g", name, e);
+  }
+  free(A1), free(A2), free(B1), free(B2);
+}
+
+Test(derivatives_smooth, position_passes_same_as_dual) {
+  grit_model *m;
+  grit_data *d = prepare(ACTS, &m, 20);
+  positions_same(m, d, "actuators", 1);
+  grit_data_free(d);
+  grit_model_free(m);
+  const char *files[] = {FILE_PATH("mujoco_model/humanoid.xml"), FILE_PATH("dm_control_suite/quadruped.xml"),
+                         FILE_PATH("mujoco_model/arm26.xml")};
+  for (int f = 0; f < 3; ++f) {
+    char msg[GRIT_MESSAGE_SIZE];
+    cr_assert_eq(grit_mjcf_load_file(files[f], &m, NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    const int nu = grit_model_nu(m);
+    double *u = calloc((size_t)nu + 1, sizeof(double));
+    for (int i = 0; i < nu; ++i) u[i] = 0.4 * sin(0.9 * i + 0.3);
+    if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+    free(u);
+    for (int i = 0; i < 50; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    positions_same(m, d, files[f], 0);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
 }

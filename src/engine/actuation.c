@@ -98,6 +98,12 @@ grit_status grit_actuator_compile_tendons(grit_model *m, char *msg) {
   return GRIT_OK;
 }
 
+int grit_actuator_reads_length(const grit_model *m, int a) {
+  const double *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
+  return m->act_gaintype[a] == GRIT_GAIN_MUSCLE || m->act_biastype[a] == GRIT_BIAS_MUSCLE ||
+         (m->act_gaintype[a] == GRIT_GAIN_AFFINE && gp[1] != 0.0) || (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] != 0.0);
+}
+
 int grit_actuator_tendon_on_tree(const grit_model *m, int t) {
   for (int a = 0; a < m->nu; ++a)
     if (grit_actuator_has_length_fn(m, a) && m->dof_tree[m->act_dof[a]] == t) return 1;

@@ -18,6 +18,10 @@ int grit_actuator_implicit(const grit_model *m, int a, double q, double v, doubl
  * transmission uses (l = g L(q), l' = g J v). */
 int grit_actuator_implicit_at(const grit_model *m, int a, double len, double vel, double w);
 
+/* Whether actuator a's force reads its length (an affine gain or bias with a length term, a muscle): else
+ * gain(l') w + bias(l') does not move with the positions (a motor, a velocity servo). */
+int grit_actuator_reads_length(const grit_model *m, int a);
+
 /* The stabilizing slopes of actuator a's bias (>= 0): kq = -g^2 biasprm[1], kv = -g^2 biasprm[2] when
  * those are negative, else 0 (a destabilizing slope stays explicit: it would make A indefinite). */
 void grit_actuator_slopes(const grit_model *m, int a, double *kq, double *kv);

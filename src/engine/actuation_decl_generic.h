@@ -11,6 +11,11 @@ void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS 
  * terms are in A, grit_actuator_operator), a saturated actuator's force clamped and explicit. */
 void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h, GS *force);
 
+/* grit_actuator_force; with length_only, of the joint actuators whose force reads their length
+ * (grit_actuator_reads_length) only: the others' are constants where q0 alone is seeded. */
+void GS_NAME(grit_actuator_force_some)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h,
+                                       int length_only, GS *force);
+
 /* Adds the implicit actuators' terms h kv + h^2 kq (grit_actuator_slopes) to the implicit operator A
  * (tree blocks), at the step's start (q0, v0) and inputs w (double values: they choose the implicit
  * actuators). */

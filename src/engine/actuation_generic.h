@@ -27,8 +27,14 @@ void GS_NAME(grit_actuator_input)(const grit_model *m, const GS *ctrl, const GS 
 }
 
 void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h, GS *force) {
+  GS_NAME(grit_actuator_force_some)(m, q0, v0, w, h, 0, force);
+}
+
+void GS_NAME(grit_actuator_force_some)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h,
+                                       int length_only, GS *force) {
   for (int a = 0; a < m->nu; ++a) {
     if (m->act_trntype[a] != GRIT_TRN_JOINT) continue; /* grit_actuator_tendon */
+    if (length_only && !grit_actuator_reads_length(m, a)) continue;
     const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
     const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
     const GS vel = GS_SCALE(v0[d], g);

@@ -131,6 +131,10 @@ struct grit_deriv_ws {
                                            * read the stored partials even where not worth it (tests) */
   struct grit_deriv_tendon *tn;           /* the transmissions' L, J kept (derivatives_tendon.h); tn->off: the
                                            * old dual evaluation in every pass (tests) */
+  int no_smooth_q;                        /* nonzero: position passes evaluate every joint actuator's dual force,
+                                           * not only those reading their length (derivatives_smooth.c) */
+  int no_fluid;                           /* nonzero: a model with fluid forces keeps the dual Newton-Euler
+                                           * passes (else rn, with fluid_partials.c's terms) */
   void *arena;
 };
 

@@ -315,6 +315,7 @@ static void take_lagged_lane(grit_deriv_ws *w, const grit_constraint *k, int i, 
  * call at the position passes' values kd. */
 static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   if (!w->rn.any_on || w->no_rnea || w->inertial_in || grit_quasistatic_last_step(d)) return 0;
+  if (w->no_fluid && grit_fluid_on(m)) return 0;
   if (!w->rn_valid) {
     if (!w->kd_valid) {
       if (!w->qd_valid) return 0;
@@ -323,6 +324,7 @@ static int rnea_ready(const grit_model *m, const grit_data *d, grit_deriv_ws *w)
     }
     w->rn.mom.on = !w->no_momentum_closed && !m->opt.explicit_gyroscopic; /* derivatives_momentum.c */
     grit_rnea_partials(m, &w->kd, d->vprev, d->vsol, m->opt.timestep, NULL, &w->rn);
+    if (grit_fluid_on(m)) grit_fluid_partials_add(m, &w->kd, m->opt.timestep, &w->rn, &w->sm->fl); /* fluid_partials.c */
     w->rn_valid = 1;
   }
   return 1;
@@ -460,8 +462,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
      * and v0 and u are not seeded, so A (v - v0) - h force has no partials; only r's partials are read. */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
   } else {
-    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
-    grit_deriv_tendon_position(m, w, w->force, NULL); /* tendon actuators (derivatives_tendon.c) */
+    grit_deriv_smooth_force_positions(m, w, skip_qconst); /* smooth force, tendon actuators (derivatives_smooth.c) */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
     for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int t = 0; t < m->ntree; ++t) {

@@ -39,8 +39,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
 }
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
-  const int fluid = grit_fluid_on(m);
-  for (int t = 0; t < m->ntree; ++t) r->on[t] = !fluid, r->spin[t] = 0;
+  for (int t = 0; t < m->ntree; ++t) r->on[t] = 1, r->spin[t] = 0; /* fluid forces: fluid_partials.c adds theirs */
   for (int a = 0; a < m->nu; ++a) /* a fixed tendon's Jacobian is constant: its terms in A do not move */
     if (grit_actuator_has_length_fn(m, a) &&
         !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))

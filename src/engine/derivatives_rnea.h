@@ -49,7 +49,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
 
 /* The trees the analytic partials cover: no actuator on a spatial tendon, a site or a slider-crank (its
  * operator in A moves with q; a fixed tendon's does not), a free joint only on a child of the world;
- * the whole model not if it has fluid forces. */
+ * fluid forces are covered (fluid_partials.c adds their partials). */
 void grit_rnea_trees(const grit_model *m, grit_rnea *r);
 
 /* DQ = h dID/dq0 and DV = h dc/dv0 of the trees of `mask` (NULL: the trees with r->on), at the

@@ -58,6 +58,7 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
   GRIT_CARVE(c, s->sup0, cap_sup);
   GRIT_CARVE(c, s->stamp, nv);
   GRIT_CARVE(c, s->used, (size_t)nv * (size_t)s->nword);
+  grit_fluid_partials_layout(m, &s->fl, c);
   return out;
 }
 
@@ -207,6 +208,42 @@ void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
     }
   }
   s->on = 1;
+}
+
+/* grit_smooth_force_passive_dual where only q0 is seeded: -D v0 subtracts v0's partials times D >= 0,
+ * +0 each, and x - (+0) is x bit for bit, so the first term's partials are -bias's (a negative D: as
+ * there); the springs as there. */
+static void passive_positions(const grit_model *m, grit_deriv_ws *w) {
+  const double h = m->opt.timestep;
+  for (int i = 0; i < m->nv; ++i) {
+    if (!(m->dof_damping[i] >= 0.0)) {
+      w->force[i] = grit_dual_sub(grit_dual_neg(w->bias[i]), grit_dual_scale(w->v0[i], m->dof_damping[i]));
+      continue;
+    }
+    grit_dual f = grit_dual_neg(w->bias[i]);
+    f.v -= w->v0[i].v * m->dof_damping[i];
+    w->force[i] = f;
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_stiffness[j] == 0.0) continue;
+    const int d = m->jnt_dofadr[j];
+    const grit_dual x = grit_dual_fma(w->v0[d], grit_dual_const(h), w->q[m->jnt_qposadr[j]]);
+    w->force[d] = grit_dual_sub(w->force[d], grit_dual_scale(grit_dual_addc(x, -m->jnt_springref[j]), m->jnt_stiffness[j]));
+  }
+}
+
+void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, int positions_only) {
+  const double h = m->opt.timestep;
+  if (!positions_only || w->no_smooth_q) {
+    grit_smooth_force_dual(m, w->q, w->v0, w->u, w->bias, h, w->force);
+    grit_deriv_tendon_position(m, w, w->force, NULL); /* tendon actuators (derivatives_tendon.c) */
+    return;
+  }
+  /* the joint actuators that do not read their length add constants (v0 and u unseeded), leaving the
+   * partials as they are: 0 g + x is x, bit for bit */
+  passive_positions(m, w);
+  grit_actuator_force_some_dual(m, w->q, w->v0, w->u, h, 1, w->force);
+  grit_deriv_tendon_position(m, w, w->force, NULL); /* tendon actuators (derivatives_tendon.c) */
 }
 
 void grit_deriv_smooth_force(const grit_model *m, grit_deriv_ws *w, int controls) {

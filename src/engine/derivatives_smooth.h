@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "fluid_partials.h"
 #include "model_internal.h"
 
 typedef struct grit_deriv_ws grit_deriv_ws;
@@ -28,6 +29,7 @@ typedef struct grit_deriv_smooth {
   int valid;         /* ptr, row and colour hold the pattern of sup0 (formed once while it stays) */
   int *stamp;        /* (nv) the column that last listed the row */
   uint64_t *used;    /* (nv nword) the colours of the columns listed in each row */
+  grit_fluid_partials fl; /* the fluid forces' partials in q0 and v0 (fluid_partials.h) */
 } grit_deriv_smooth;
 
 /* Carves the struct and its arrays for model m (maxn: the most dofs of a tree); NULL while measuring. */
@@ -41,6 +43,12 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
  * would not be fewer than the passes by two (a model of one short tree); w->no_smooth < 0: on always
  * (tests). */
 void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w);
+
+/* A residual evaluation's w->force = -w->bias + the smooth force and tendon actuators (the old path's
+ * grit_smooth_force_dual and grit_actuator_tendon_dual). With positions_only (a position pass: only q0
+ * seeded; its values are not read, only its partials), the joint actuators whose force does not read
+ * their length are left out: their partials are zero there. w->no_smooth_q: all, as before. */
+void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, int positions_only);
 
 /* A velocity or control pass's w->force: -w->bias plus the smooth force with the partials along the
  * seeds of v0 (controls 0) or u (controls 1, a control pass); from the stored columns when on, else by

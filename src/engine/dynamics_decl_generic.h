@@ -42,6 +42,10 @@ void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h,
 void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *u, const GS *bias, double h,
                                 GS *force);
 
+/* grit_smooth_force without the actuators: force = -bias - D v0 - K (q0 - q_ref + h v0). */
+void GS_NAME(grit_smooth_force_passive)(const grit_model *m, const GS *q0, const GS *v0, const GS *bias, double h,
+                                        GS *force);
+
 /* y = M x (or A x) for tree-block storage; y must not alias x. */
 void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS *y);
 

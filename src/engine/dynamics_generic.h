@@ -159,8 +159,8 @@ void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h,
   }
 }
 
-void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *u, const GS *bias, double h,
-                                GS *force) {
+void GS_NAME(grit_smooth_force_passive)(const grit_model *m, const GS *q0, const GS *v0, const GS *bias, double h,
+                                        GS *force) {
   for (int i = 0; i < m->nv; ++i) force[i] = GS_SUB(GS_NEG(bias[i]), GS_SCALE(v0[i], m->dof_damping[i]));
   for (int j = 0; j < m->njnt; ++j) {
     if (m->jnt_stiffness[j] == 0.0) continue; /* springs only on hinge/slide (checked at build) */
@@ -168,6 +168,11 @@ void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0,
     GS stretch = GS_ADDC(GS_FMA(v0[d], GS_C(h), q0[m->jnt_qposadr[j]]), -m->jnt_springref[j]);
     force[d] = GS_SUB(force[d], GS_SCALE(stretch, m->jnt_stiffness[j]));
   }
+}
+
+void GS_NAME(grit_smooth_force)(const grit_model *m, const GS *q0, const GS *v0, const GS *u, const GS *bias, double h,
+                                GS *force) {
+  GS_NAME(grit_smooth_force_passive)(m, q0, v0, bias, h, force);
   /* u: the actuators' force inputs (grit_actuator_input: clamped controls or activations) */
   GS_NAME(grit_actuator_force)(m, q0, v0, u, h, force);
 }

@@ -57,14 +57,13 @@ static void GS_NAME(fluid_viscous)(const grit_model *m, const double *f, const G
 }
 
 /* Adds the fluid's wrench on geometry g (about the world origin, negated: bias is what the step subtracts)
- * to w (6: torque, force) of its body. */
-static void GS_NAME(fluid_ellipsoid_geom)(const grit_model *m, const GS_NAME(grit_kin) * k, int g, GS w[6]) {
+ * to w (6: torque, force) of its body, whose frame is (xpos, xmat) and twist tw. */
+static void GS_NAME(fluid_ellipsoid_geom)(const grit_model *m, const GS *xpos, const GS *xmat, const GS *tw, int g,
+                                          GS w[6]) {
   const double *f = m->geom_fluid + GRIT_FLUID_NGEOM * g, rho = m->opt.density;
-  const int b = m->geom_body[g];
-  const GS *tw = k->cvel + 6 * b;
   GS R[9], p[3], vp[3], rel[3], lw[3], lv[3], pl[3], pa[3], lf[3], lt[3], t2[3], F[3], T[3], n[3];
-  GS_NAME(grit_m3_mul_c)(R, k->xmat + 9 * b, m->geom_mat + 9 * g); /* the geometry's frame in the world */
-  GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->geom_pos + 3 * g);
+  GS_NAME(grit_m3_mul_c)(R, xmat, m->geom_mat + 9 * g); /* the geometry's frame in the world */
+  GS_NAME(grit_tf_apply_c)(p, xpos, xmat, m->geom_pos + 3 * g);
   GS_NAME(grit_v3_cross)(vp, tw, p); /* the twist is referred to the world origin: v_p = v_o + w x p */
   for (int i = 0; i < 3; ++i) rel[i] = GS_ADDC(GS_ADD(tw[3 + i], vp[i]), -m->opt.wind[i]);
   GS_NAME(grit_m3_tmulv)(lw, R, tw);

@@ -54,7 +54,11 @@ void GS_NAME(grit_fluid_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, 
     if (m->geom_fluid[GRIT_FLUID_NGEOM * g] == 0.0 || m->body_tree[b] < 0 || !GS_NAME(kin_body_on)(m, k, b) ||
         m->body_mass[b] < GRIT_FLUID_MIN_MASS)
       continue;
-    GS_NAME(fluid_ellipsoid_geom)(m, k, g, frc + 6 * b);
+    GS_NAME(fluid_ellipsoid_geom)(m, k->xpos + 3 * b, k->xmat + 9 * b, k->cvel + 6 * b, g, frc + 6 * b);
   }
   GS_NAME(grit_wrenches_to_dofs)(m, k, frc, bias); /* dynamics.h */
+}
+
+void GS_NAME(grit_fluid_geom_wrench)(const grit_model *m, const GS *xpos, const GS *xmat, const GS *tw, int g, GS w[6]) {
+  GS_NAME(fluid_ellipsoid_geom)(m, xpos, xmat, tw, g, w);
 }

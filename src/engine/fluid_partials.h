@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fluid_partials.h — the fluid forces' partials in q0 and v0 for grit_step_derivatives, in doubles and
+ * for every column of a tree at once (fluid_partials.c), added to the smooth dynamics' analytic partials
+ * of derivatives_rnea.c, so that a model with fluid forces takes that path too. Internal. */
+#ifndef GRIT_FLUID_PARTIALS_H
+#define GRIT_FLUID_PARTIALS_H
+
+#include "arena.h"
+#include "derivatives_rnea.h"
+
+typedef struct grit_fluid_partials {
+  double *g, *K;     /* (6 nbody), (36 nbody) a body's fluid wrench as bias holds it (negated, at the world
+                        origin) and its partials in the body's twist, row-major; then summed over subtrees */
+  double *y;         /* (6 nv) S x (P - W): what the twist of the bodies after a dof gains besides the rigid
+                        motion S x (.) (P the twist before the dof's group, W the wind as a twist) */
+  double *kr, *wq, *wv; /* (6 nv) K^T S (a row's), S x* g - K y and K S (a column's), K and g of the dof's body */
+} grit_fluid_partials;
+
+/* Carves the arrays (none without fluid forces). */
+void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, grit_carver *c);
+
+/* Adds h dc_f/dq0 and h dc_f/dv0, c_f the fluid forces' generalized force in the bias, to r->DQ and r->DV
+ * for the trees of r->on, after grit_rnea_partials (k: positions at q0, twists at v0; r->P, r->grp). A
+ * tangent step of dof j moves the bodies after it rigidly by S_j, and the fluid force is frame
+ * invariant given the twist relative to the wind, so a body's wrench changes by S_j x* g and by K
+ * times the part of its twist's change that is not rigid, -y_j; a dof above j sees the whole change,
+ * a dof after j (moving with it) the second part only (power invariance cancels the first). The twist's
+ * partial in v0_j is S_j. K: the inertia box's in closed form (a diagonal in the box's frame), the
+ * ellipsoid model's from one evaluation with the twist seeded on six dual lanes. */
+void grit_fluid_partials_add(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f);
+
+#endif

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_fluid_partials.c — the fluid forces' partials in q0 and v0 in closed form (fluid_partials.c, added
+ * to derivatives_rnea.c's): A and B against the dual Newton-Euler passes they replace (ws->no_fluid) and
+ * against central differences of the step, for the inertia box and the ellipsoid model, on hinges,
+ * slides, a ball joint, several joints on one body and free bodies, in a viscous wind; and on the public
+ * swimmer and fish. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "fd_tangent.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+
+/* The inertia box: a chain (hinge, then two hinges and a slide on one body, then a ball) whose bodies'
+ * inertias are turned off their frames and their centres of mass off their origins, and a free body; in
+ * a dense viscous fluid moving at a wind, gravity on, a motor on the root. */
+static const char *BOX =
+    "<mujoco><option timestep='0.002' density='800' viscosity='0.3' wind='0.4 -0.2 0.3'/>"
+    "<worldbody>"
+    "<body pos='0 0 1'><joint name='root' type='hinge' axis='0 0.3 1' damping='0.05'/>"
+    " <geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.04' mass='1' contype='0' conaffinity='0'/>"
+    " <body pos='0.3 0 0'><joint type='hinge' axis='0 1 0.2'/><joint type='hinge' pos='0.02 0 0' axis='1 0 0.3'/>"
+    "  <joint type='slide' axis='0.2 0 -1' stiffness='5'/>"
+    "  <geom type='box' size='0.12 0.04 0.02' pos='0.1 0.02 -0.03' euler='10 20 30' mass='0.8' contype='0' conaffinity='0'/>"
+    "  <body pos='0.2 0.05 -0.1'><joint type='ball' damping='0.02'/>"
+    "   <geom type='ellipsoid' size='0.1 0.05 0.03' pos='0.02 0.03 -0.1' euler='30 0 45' mass='0.4' contype='0' conaffinity='0'/>"
+    "  </body></body></body>"
+    "<body pos='1 0 1' euler='20 10 0'><freejoint/>"
+    " <geom type='box' size='0.1 0.06 0.03' pos='0.03 -0.02 0.01' euler='15 -25 40' mass='0.7' contype='0' conaffinity='0'/>"
+    "</body></worldbody>"
+    "<actuator><motor joint='root' gear='1'/></actuator></mujoco>";
+
+/* The ellipsoid model (added mass, drag, Magnus and Kutta lift) on the same kinds of joints. */
+static const char *ELLIPSOID =
+    "<mujoco><option timestep='0.002' density='1000' viscosity='0.05' wind='0.5 -0.3 0.2'/>"
+    "<default><geom contype='0' conaffinity='0' fluidshape='ellipsoid'/></default>"
+    "<worldbody>"
+    "<body pos='0 0 1'><joint type='hinge' axis='0 0.3 1'/><joint type='slide' axis='1 0 0'/>"
+    " <geom type='ellipsoid' size='.1 .05 .02' euler='20 30 40' pos='.02 .01 -.01' mass='0.5'/>"
+    " <geom type='capsule' size='.02 .06' pos='-.05 0 .03' euler='0 80 10' fluidcoef='.4 .3 1.2 .8 1.1' mass='0.2'/>"
+    " <body pos='0.2 0 0'><joint type='ball'/>"
+    "  <geom type='box' size='.08 .03 .02' pos='0.05 0 0' euler='10 0 20' mass='0.3'/>"
+    " </body></body>"
+    "<body pos='1 0 1'><freejoint/><geom type='ellipsoid' size='.1 .06 .03' pos='.01 0 .02' euler='5 15 25' mass='0.6'/>"
+    " <body pos='0.15 0 0'><joint type='hinge' axis='0 0 1'/><geom type='capsule' size='.02 .05' mass='0.1'/></body>"
+    "</body></worldbody></mujoco>";
+
+static grit_data *load(const char *xml, const char *path, grit_model **m) {
+  char msg[GRIT_MESSAGE_SIZE];
+  if (xml) cr_assert_eq(grit_mjcf_load_string(xml, m, NULL, msg), GRIT_OK, "%s", msg);
+  else cr_assert_eq(grit_mjcf_load_file(path, m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.rel_tol = 1e-10;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
+  double *x = calloc((size_t)(nu + nv) + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) x[i] = 0.4 * sin(0.9 * i + 0.3);
+  if (nu) cr_assert_eq(grit_data_set_ctrl(d, x, nu), GRIT_OK);
+  const double amp = xml ? 1.5 : 0.3; /* moving: the drag's partials are not zero (the fish's fins: slower) */
+  for (int i = 0; i < nv; ++i) x[i] = amp * sin(1.3 * i + 0.4);
+  cr_assert_eq(grit_data_set_qvel(d, x, nv), GRIT_OK);
+  free(x);
+  for (int i = 0; i < 30; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+
+/* The largest difference of two r x c row-major matrices relative to each column's largest entry. */
+static double col_diff(const double *X, const double *Y, int r, int c) {
+  double worst = 0.0;
+  for (int j = 0; j < c; ++j) {
+    double s = 1e-300;
+    for (int i = 0; i < r; ++i) s = fmax(s, fabs(Y[i * c + j]));
+    for (int i = 0; i < r; ++i) worst = fmax(worst, fabs(X[i * c + j] - Y[i * c + j]) / s);
+  }
+  return worst;
+}
+
+/* A, B (dense and block form) by the closed form and by the dual passes (no_fluid); the closed form's
+ * against central differences, no worse than the dual path's; and the fluid's share of A (not vacuous). */
+static void check(const char *xml, const char *path, const char *name) {
+  grit_model *m;
+  grit_data *d = load(xml, path, &m);
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m);
+  double *A[3], *B[3];
+  for (int k = 0; k < 3; ++k) A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives(d, A[0], nu ? B[0] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->rn_valid, "%s: the analytic partials were taken", name);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks_to_dense(J, A[2], nu ? B[2] : NULL);
+  d->deriv->no_fluid = 1;
+  cr_assert_eq(grit_step_derivatives(d, A[1], nu ? B[1] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(!d->deriv->rn_valid, "%s: the dual passes ran", name);
+  const double ea = fmax(col_diff(A[0], A[1], nx, nx), col_diff(A[2], A[1], nx, nx));
+  const double eb = nu ? fmax(col_diff(B[0], B[1], nx, nu), col_diff(B[2], B[1], nx, nu)) : 0.0;
+  const double fd_old = fdt_check(d, 1e-6);
+  d->deriv->no_fluid = 0;
+  const double fd_new = fdt_check(d, 1e-6);
+  const grit_options o = m->opt;
+  m->opt.density = m->opt.viscosity = 0.0;
+  cr_assert_eq(grit_step_derivatives(d, A[2], nu ? B[2] : NULL, NULL, 0, NULL), GRIT_OK);
+  m->opt = o;
+  const double share = col_diff(A[2], A[0], nx, nx);
+  cr_log_info("%s: closed form against dual: A %.3g, B %.3g; central differences %.3g (dual %.3g); fluid's share %.3g",
+              name, ea, eb, fd_new, fd_old, share);
+  /* the same partials summed in another order (round-off), times A's conditioning in the solve */
+  cr_expect(ea < 1e-12, "%s: A %.3g", name, ea);
+  cr_expect(eb < 1e-12, "%s: B %.3g", name, eb);
+  cr_expect(fd_new < 1e-6 && fd_new < 2.0 * fd_old + 1e-9, "%s: %.3g against %.3g", name, fd_new, fd_old);
+  cr_expect(share > 1e-4, "%s: the fluid's share %.3g", name, share);
+  for (int k = 0; k < 3; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(fluid_partials, inertia_box) { check(BOX, NULL, "inertia box"); }
+Test(fluid_partials, ellipsoid_model) { check(ELLIPSOID, NULL, "ellipsoid model"); }
+Test(fluid_partials, swimmer_file) { check(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/swimmer.xml", "swimmer"); }
+Test(fluid_partials, fish_file) { check(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/fish.xml", "fish"); }
