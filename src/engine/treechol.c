@@ -336,46 +336,58 @@ static TC_INLINE __attribute__((target("avx2"))) void v4_store(double *p, __m256
   else _mm256_storeu_pd(p, a);
 }
 
-/* The first sweep's row k over v = 1 or 2 vectors of columns from xk (masked: one partial vector):
- * skipped if zero (the lanes' OR is zero only where every lane is), else scaled and subtracted from
- * the ancestors' rows. */
-static TC_INLINE __attribute__((target("avx2"))) void fwd_vectors(double *xk, const double *lk, const int *ck, int r,
-                                                                 double *X, int stride, __m256d iv, int v, int masked,
-                                                                 __m256i mask) {
-  __m256d y0 = v4_load(xk, masked, mask), y1 = v == 2 ? _mm256_loadu_pd(xk + 4) : _mm256_setzero_pd();
-  if (!v4_nonzero(_mm256_or_pd(y0, y1))) return;
-  y0 = _mm256_mul_pd(y0, iv);
-  v4_store(xk, y0, masked, mask);
-  if (v == 2) y1 = _mm256_mul_pd(y1, iv), _mm256_storeu_pd(xk + 4, y1);
+/* The first sweep's row k over v = 1, 2 or 4 vectors of columns from xk, their values y (masked: one
+ * partial vector), not all zero: scaled and subtracted from the ancestors' rows. */
+static TC_INLINE __attribute__((target("avx2"))) void fwd_vectors(double *xk, __m256d *y, const double *lk, const int *ck,
+                                                                 int r, double *X, int stride, __m256d iv, int v,
+                                                                 int masked, __m256i mask) {
+  for (int j = 0; j < v; ++j) y[j] = _mm256_mul_pd(y[j], iv);
+  v4_store(xk, y[0], masked, mask);
+  for (int j = 1; j < v; ++j) _mm256_storeu_pd(xk + 4 * j, y[j]);
   for (int e = 0; e < r; ++e) {
     const __m256d l = _mm256_broadcast_sd(lk + e);
     double *xi = X + (size_t)ck[e] * stride;
-    v4_store(xi, _mm256_sub_pd(v4_load(xi, masked, mask), _mm256_mul_pd(l, y0)), masked, mask);
-    if (v == 2) _mm256_storeu_pd(xi + 4, _mm256_sub_pd(_mm256_loadu_pd(xi + 4), _mm256_mul_pd(l, y1)));
+    v4_store(xi, _mm256_sub_pd(v4_load(xi, masked, mask), _mm256_mul_pd(l, y[0])), masked, mask);
+    for (int j = 1; j < v; ++j) _mm256_storeu_pd(xi + 4 * j, _mm256_sub_pd(_mm256_loadu_pd(xi + 4 * j), _mm256_mul_pd(l, y[j])));
   }
 }
 
-/* The second sweep's row k over v = 1, 2 or 4 vectors of columns from xk (masked: one partial vector):
- * x_k := (x_k - sum_e l_e x_i) * iv, e in order, the sums in registers. */
+/* The first sweep's row k over the columns [0, 4 v) from xk (v = 1 or 2; masked: one partial vector),
+ * skipped if zero (the lanes' OR is zero only where every lane is). */
+static TC_INLINE __attribute__((target("avx2"))) void fwd_group(double *xk, const double *lk, const int *ck, int r,
+                                                               double *X, int stride, __m256d iv, int v, int masked,
+                                                               __m256i mask) {
+  __m256d y[2] = {v4_load(xk, masked, mask), v == 2 ? _mm256_loadu_pd(xk + 4) : _mm256_setzero_pd()};
+  if (v4_nonzero(_mm256_or_pd(y[0], y[1]))) fwd_vectors(xk, y, lk, ck, r, X, stride, iv, v, masked, mask);
+}
+
+/* Two groups of SOLVE_GROUP columns from xk: each skipped if zero, both nonzero in one walk over the
+ * ancestors (four vectors per row loaded and stored: fewer address computations and loop steps). */
+static TC_INLINE __attribute__((target("avx2"))) void fwd_pair(double *xk, const double *lk, const int *ck, int r,
+                                                              double *X, int stride, __m256d iv, __m256i mask) {
+  __m256d y[4] = {_mm256_loadu_pd(xk), _mm256_loadu_pd(xk + 4), _mm256_loadu_pd(xk + 8), _mm256_loadu_pd(xk + 12)};
+  const int z0 = !v4_nonzero(_mm256_or_pd(y[0], y[1])), z1 = !v4_nonzero(_mm256_or_pd(y[2], y[3]));
+  if (!z0 && !z1) fwd_vectors(xk, y, lk, ck, r, X, stride, iv, 4, 0, mask);
+  else if (!z0) fwd_vectors(xk, y, lk, ck, r, X, stride, iv, 2, 0, mask);
+  else if (!z1) fwd_vectors(xk + 8, y + 2, lk, ck, r, X + 8, stride, iv, 2, 0, mask);
+}
+
+/* The second sweep's row k over v = 1, 2, 4 or 8 vectors of columns from xk (masked: one partial
+ * vector): x_k := (x_k - sum_e l_e x_i) * iv, e in order, the sums in registers. */
 static TC_INLINE __attribute__((target("avx2"))) void bwd_vectors(double *xk, const double *lk, const int *ck, int r,
                                                                  const double *X, int stride, __m256d iv, int v,
                                                                  int masked, __m256i mask) {
-  __m256d s0 = v4_load(xk, masked, mask), s1 = s0, s2 = s0, s3 = s0;
-  if (v >= 2) s1 = _mm256_loadu_pd(xk + 4);
-  if (v == 4) s2 = _mm256_loadu_pd(xk + 8), s3 = _mm256_loadu_pd(xk + 12);
+  __m256d s[8];
+  s[0] = v4_load(xk, masked, mask);
+  for (int j = 1; j < v; ++j) s[j] = _mm256_loadu_pd(xk + 4 * j);
   for (int e = 0; e < r; ++e) {
     const __m256d l = _mm256_broadcast_sd(lk + e);
     const double *xi = X + (size_t)ck[e] * stride;
-    s0 = _mm256_sub_pd(s0, _mm256_mul_pd(l, v4_load(xi, masked, mask)));
-    if (v >= 2) s1 = _mm256_sub_pd(s1, _mm256_mul_pd(l, _mm256_loadu_pd(xi + 4)));
-    if (v == 4) {
-      s2 = _mm256_sub_pd(s2, _mm256_mul_pd(l, _mm256_loadu_pd(xi + 8)));
-      s3 = _mm256_sub_pd(s3, _mm256_mul_pd(l, _mm256_loadu_pd(xi + 12)));
-    }
+    s[0] = _mm256_sub_pd(s[0], _mm256_mul_pd(l, v4_load(xi, masked, mask)));
+    for (int j = 1; j < v; ++j) s[j] = _mm256_sub_pd(s[j], _mm256_mul_pd(l, _mm256_loadu_pd(xi + 4 * j)));
   }
-  v4_store(xk, _mm256_mul_pd(s0, iv), masked, mask);
-  if (v >= 2) _mm256_storeu_pd(xk + 4, _mm256_mul_pd(s1, iv));
-  if (v == 4) _mm256_storeu_pd(xk + 8, _mm256_mul_pd(s2, iv)), _mm256_storeu_pd(xk + 12, _mm256_mul_pd(s3, iv));
+  v4_store(xk, _mm256_mul_pd(s[0], iv), masked, mask);
+  for (int j = 1; j < v; ++j) _mm256_storeu_pd(xk + 4 * j, _mm256_mul_pd(s[j], iv));
 }
 
 static TC_NOINLINE __attribute__((target("avx2"))) void solve_rows_avx2(const grit_treechol *tc, int t,
@@ -392,9 +404,10 @@ static TC_NOINLINE __attribute__((target("avx2"))) void solve_rows_avx2(const gr
     const __m256d iv = _mm256_set1_pd(inv[k]);
     double *xk = X + (size_t)k * stride;
     int q0 = 0;
-    for (; q0 + SOLVE_GROUP <= nc; q0 += SOLVE_GROUP) fwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 2, 0, mask);
-    if (q0 < q4) fwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 1, 0, mask);
-    if (rem) fwd_vectors(xk + q4, lk, ck, r, X + q4, stride, iv, 1, 1, mask);
+    for (; q0 + 2 * SOLVE_GROUP <= nc; q0 += 2 * SOLVE_GROUP) fwd_pair(xk + q0, lk, ck, r, X + q0, stride, iv, mask);
+    if (q0 + SOLVE_GROUP <= nc) fwd_group(xk + q0, lk, ck, r, X + q0, stride, iv, 2, 0, mask), q0 += SOLVE_GROUP;
+    if (q0 < q4) fwd_group(xk + q0, lk, ck, r, X + q0, stride, iv, 1, 0, mask);
+    if (rem) fwd_group(xk + q4, lk, ck, r, X + q4, stride, iv, 1, 1, mask);
   }
   for (int k = 0; k < n; ++k) {
     const int r = rownnz[k] - 1, *ck = col + rowadr[k];
@@ -402,7 +415,8 @@ static TC_NOINLINE __attribute__((target("avx2"))) void solve_rows_avx2(const gr
     const __m256d iv = _mm256_set1_pd(inv[k]);
     double *xk = X + (size_t)k * stride;
     int q0 = 0;
-    for (; q0 + 2 * SOLVE_GROUP <= nc; q0 += 2 * SOLVE_GROUP) bwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 4, 0, mask);
+    for (; q0 + 4 * SOLVE_GROUP <= nc; q0 += 4 * SOLVE_GROUP) bwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 8, 0, mask);
+    if (q0 + 2 * SOLVE_GROUP <= nc) bwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 4, 0, mask), q0 += 2 * SOLVE_GROUP;
     if (q0 + SOLVE_GROUP <= q4) bwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 2, 0, mask), q0 += SOLVE_GROUP;
     if (q0 < q4) bwd_vectors(xk + q0, lk, ck, r, X + q0, stride, iv, 1, 0, mask);
     if (rem) bwd_vectors(xk + q4, lk, ck, r, X + q4, stride, iv, 1, 1, mask);
