@@ -162,33 +162,42 @@ Test(treechol, factor_and_solve_match_dense) {
   grit_model_free(m);
 }
 
-/* Many columns as rows (37: two groups of 16 and a tail, stride 40), half of them a unit vector at one
- * dof (a control's right-hand side: zero off one row, so the first sweep skips the zero groups), half
- * dense: the same values as the single solves, bit for bit (the same operations on each column in the
- * same order; only a zero's sign may differ, and compares equal). */
+/* Many columns as rows (37: groups of 32 or 16, four and a tail of one; also 64, 43, 11, 8, 3: every
+ * width of the AVX2 path's groups and masked tails; stride 68), half of them a unit vector at one dof (a
+ * control's right-hand side: zero off one row, so the first sweep skips the zero groups), half dense:
+ * the same values as the single solves, bit for bit (the same operations on each column in the same
+ * order; only a zero's sign may differ, and compares equal), and the stride's lanes past the columns
+ * untouched. */
 Test(treechol, solve_rows_many_sparse_columns) {
   grit_model *m = load();
   grit_treechol *tc;
   char msg[GRIT_MESSAGE_SIZE];
   cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK);
-  enum { NC = 37, S = 40 };
-  const int n = m->nv;
+  enum { MAXC = 64, S = 68 };
+  const int n = m->nv, widths[] = {37, 64, 43, 11, 8, 3};
   double *H = malloc(sizeof(double) * n * n), *L = malloc(sizeof(double) * n * n), inv[64];
-  double *x = calloc((size_t)NC * n, sizeof(double)), *rows = calloc((size_t)S * n, sizeof(double));
+  double *x = calloc((size_t)MAXC * n, sizeof(double)), *rows = calloc((size_t)S * n, sizeof(double));
   unsigned seed = 7;
   random_tree_spd(m, 3, H);
   double lo = INFINITY, hi = 0.0;
   cr_assert_eq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
-  for (int c = 0; c < NC; ++c) /* columns 0..15 and 32..: units at dofs in order; 16..31 dense */
-    for (int i = 0; i < n; ++i) x[c * n + i] = c >= 16 && c < 32 ? urand(&seed) : (i == (c * 5) % n ? 1.0 : 0.0);
-  for (int i = 0; i < n; ++i)
-    for (int c = 0; c < NC; ++c) rows[i * S + c] = x[c * n + i];
-  for (int c = 0; c < NC; ++c) grit_treechol_solve(tc, 0, L, inv, x + c * n);
-  grit_treechol_solve_rows(tc, 0, L, inv, rows, S, NC);
-  int differ = 0;
-  for (int i = 0; i < n; ++i)
-    for (int c = 0; c < NC; ++c) differ += rows[i * S + c] != x[c * n + i];
-  cr_expect_eq(differ, 0, "%d entries differ from the single solves", differ);
+  for (int wi = 0; wi < (int)(sizeof widths / sizeof widths[0]); ++wi) {
+    const int NC = widths[wi];
+    for (int c = 0; c < NC; ++c) /* columns 0..15 and 32..: units at dofs in order; 16..31 dense */
+      for (int i = 0; i < n; ++i) x[c * n + i] = c >= 16 && c < 32 ? urand(&seed) : (i == (c * 5) % n ? 1.0 : 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < S; ++c) rows[i * S + c] = c < NC ? x[c * n + i] : 1e300;
+    for (int c = 0; c < NC; ++c) grit_treechol_solve(tc, 0, L, inv, x + c * n);
+    grit_treechol_solve_rows(tc, 0, L, inv, rows, S, NC);
+    int differ = 0, touched = 0;
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < S; ++c) {
+        if (c < NC) differ += rows[i * S + c] != x[c * n + i];
+        else touched += rows[i * S + c] != 1e300;
+      }
+    cr_expect_eq(differ, 0, "%d columns: %d entries differ from the single solves", NC, differ);
+    cr_expect_eq(touched, 0, "%d columns: %d entries past them written", NC, touched);
+  }
   free(H), free(L), free(x), free(rows);
   grit_treechol_free(tc);
   grit_model_free(m);
