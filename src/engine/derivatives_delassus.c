@@ -109,7 +109,7 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
 
 /* The local columns of tree t where J of constraint ic can have partials, ascending, into ch (-1: any):
  * a contact's J is nonzero only on its bodies' chains to the root (grit_contact_jacobian_add), whatever
- * J's values there; a joint limit's J is constant (none). */
+ * J's values there; a joint limit's or friction's J is constant (none). */
 static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t, int n, int ch[MAXN]) {
   if (ic >= 0 && ic < w->dl_ncand) {
     /* J (its chains' dofs' Jacobian at the contact's point and frame, which move with the same dofs) has
@@ -133,7 +133,9 @@ static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t,
       if (mark[j]) ch[k++] = j;
     return k;
   }
-  return ic >= 0 && w->dl_con && w->dl_con[ic].kind == GRIT_CONSTRAINT_LIMIT ? 0 : -1;
+  /* a joint limit's and a joint friction's J (e_dof) are constants */
+  const int kind = ic >= 0 && w->dl_con ? w->dl_con[ic].kind : -1;
+  return kind == GRIT_CONSTRAINT_LIMIT || kind == GRIT_CONSTRAINT_FRICTION ? 0 : -1;
 }
 
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
