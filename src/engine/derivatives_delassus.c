@@ -11,6 +11,8 @@
  * dual substitutions 3 n^2 / 2 per contact; here a contact solves z in double once per call (kept
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
+#include <math.h>
+
 #include "derivatives_internal.h"
 #include "derivatives_quadgrad.h"
 #include "quasistatic.h"
@@ -99,6 +101,7 @@ static void solve_rows_tree(const grit_deriv_ws *w, int t, int n, const double *
 void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   w->dl_cand = d->collision->c, w->dl_ncand = d->ncontacts;
   w->dl_con = grit_solver_constraints(d->solver, NULL);
+  w->dl_jstore = grit_solver_jstore(d->solver, NULL), w->dl_nc = d->stats.nconstraints;
   for (int t = 0; t < m->ntree; ++t) {
     double lo = 1e300, hi = 0.0;
     const int a = m->tree_madr[t];
@@ -162,6 +165,118 @@ static void rows_partials(int n, const grit_dual *dA, const unsigned short *sup,
   }
 }
 
+/* ------------------------------------------------------------------------------ constant rows */
+/* Joint limits and joint frictions: one constant row J (the step's, e_dof or its negative) in one tree.
+ * A many-jointed robot has one per joint (frictionloss): their z = A^-1 J^T, w and gradient of z^T M z
+ * are computed LANES at a time when the first of them is needed in a call, the lanes' arithmetic each
+ * the one-row path's in its order (the same bits), the vectors across the rows. */
+enum { LANES = GRIT_QUADGRAD_LANES, AHEAD = 8 * GRIT_QUADGRAD_LANES };
+
+static int constant_row(const grit_deriv_ws *w, int ic) {
+  const grit_constraint *k = &w->dl_con[ic];
+  return k->dim == 1 && k->ntree == 1 && (k->kind == GRIT_CONSTRAINT_LIMIT || k->kind == GRIT_CONSTRAINT_FRICTION);
+}
+
+/* Whether row J's first nonzero entry is at j0 and no entry is a negative zero. */
+static int plain_row(int n, const double *J, int *j0) {
+  *j0 = n;
+  for (int j = n - 1; j >= 0; --j) {
+    if (J[j] == 0.0 && signbit(J[j])) return 0;
+    if (J[j] != 0.0) *j0 = j;
+  }
+  return 1;
+}
+
+/* solve_rows for nl rows J[l] side by side (y: n x LANES), each starting at jmin, the least first nonzero
+ * entry. A row's forward substitution then takes terms L_jq y_q = +-0 for q before its own first nonzero
+ * j0, where y_q = +0 (a sum +0 - +-0 is +0), and adds +0 to w: the values of its own loop from j0, as
+ * long as no entry of J is a negative zero (plain_row), where the sum would start at -0. */
+#if GRIT_QUADGRAD_HAVE_LANES
+typedef grit_lanes V;
+#define DL_INLINE inline __attribute__((always_inline))
+#define DL_NOINLINE __attribute__((noinline))
+static DL_INLINE void solve_lanes_in(int n, const double *L, const double *const *J, int nl, int jmin, V *y, V *wv) {
+  for (int j = 0; j < n; ++j)
+    for (int l = 0; l < LANES; ++l) y[j][l] = l < nl ? J[l][j] : 0.0;
+  for (int l = 0; l < LANES; ++l) (*wv)[l] = 0.0;
+  for (int j = jmin; j < n; ++j) { /* L y = J^T */
+    V s = y[j];
+    for (int q = jmin; q < j; ++q) s -= L[j * n + q] * y[q];
+    y[j] = s / L[j * n + j];
+    *wv += y[j] * y[j];
+  }
+  for (int j = n - 1; j >= 0; --j) { /* L^T z = y */
+    V s = y[j];
+    for (int q = j + 1; q < n; ++q) s -= L[q * n + j] * y[q];
+    y[j] = s / L[j * n + j];
+  }
+}
+
+/* Compiled also for AVX2 and chosen at run time (derivatives_quadgrad.c): the same operations. */
+static DL_NOINLINE void solve_lanes_base(int n, const double *L, const double *const *J, int nl, int jmin, V *y,
+                                         V *wv) {
+  solve_lanes_in(n, L, J, nl, jmin, y, wv);
+}
+#if defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+static DL_NOINLINE __attribute__((target("avx2"))) void solve_lanes_avx2(int n, const double *L, const double *const *J,
+                                                                         int nl, int jmin, V *y, V *wv) {
+  solve_lanes_in(n, L, J, nl, jmin, y, wv);
+}
+#endif
+static void solve_lanes(int n, const double *L, const double *const *J, int nl, int jmin, V *y, V *wv) {
+#if defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    solve_lanes_avx2(n, L, J, nl, jmin, y, wv);
+    return;
+  }
+#endif
+  solve_lanes_base(n, L, J, nl, jmin, y, wv);
+}
+#endif
+
+/* z, w and (quad) the gradient of constraint ic's row and of the next constant rows of its tree t not yet
+ * solved in this call (looked for among the next AHEAD constraints), kept as delassus_lin keeps them:
+ * each is evaluated later in the same pass (same tree, not inert). Returns 0 (nothing done) when ic's
+ * row is alone or not plain: the one-row path is then cheaper or needed. */
+static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad) {
+  const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1;
+  int list[LANES], nl = 0, jmin = n;
+  const double *J[LANES];
+  for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
+    if (i > ic && (i < w->dl_ncand || !constant_row(w, i) || w->dl_con[i].tree[0] != t ||
+                   w->zc_at[i] == w->call_no || grit_deriv_constraint_inert(&w->dl_con[i])))
+      continue;
+    int j0;
+    J[nl] = w->dl_jstore + w->dl_con[i].joff[0];
+    if (!plain_row(n, J[nl], &j0)) {
+      if (i == ic) return 0;
+      continue;
+    }
+    jmin = j0 < jmin ? j0 : jmin;
+    list[nl++] = i;
+  }
+#if GRIT_QUADGRAD_HAVE_LANES
+  if (nl < 2) return 0;
+  double *z[LANES], *g[LANES];
+  V y[MAXN], gl[MAXN], wv;
+  for (int l = 0; l < nl; ++l) {
+    z[l] = w->zc + (size_t)list[l] * 2 * ROWS * (size_t)ldz;
+    g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
+  }
+  solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, jmin, y, &wv);
+  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
+  for (int l = 0; l < nl; ++l) {
+    for (int j = 0; j < n; ++j) z[l][j] = y[j][l];
+    for (int j = 0; quad && j < n; ++j) g[l][j] = gl[j][l];
+    w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
+  }
+  return 1;
+#else
+  (void)list, (void)jmin, (void)quad;
+  return 0;
+#endif
+}
+
 int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w) {
   return !w->no_delassus_lin && w->maxn <= MAXN && !grit_quasistatic_last_step(d) && grit_deriv_uses_delassus(d);
 }
@@ -181,7 +296,11 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
    * are the same in every pass: q0 (+) 0) */
   const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
   double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
-  const int fresh = !keep || w->zc_at[ic] != w->call_no;
+  int fresh = !keep || w->zc_at[ic] != w->call_no;
+  if (fresh && keep && !w->no_lanes && ic >= w->dl_ncand && constant_row(w, ic) && !w->dt_ok[tree[0]]) {
+    const int t = tree[0];
+    fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t]); /* quad, as below */
+  }
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];
     const double *L = w->Ad + m->tree_madr[t];

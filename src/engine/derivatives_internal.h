@@ -95,7 +95,9 @@ struct grit_deriv_ws {
                                            * such as test_ilqr_tasks' squeezed gripper: off by default) */
   const grit_contact_candidate *dl_cand;  /* the call's contacts (their bodies: J's chains) and */
   const grit_constraint *dl_con;          /* constraints (derivatives_delassus.c) */
-  int dl_ncand;
+  const double *dl_jstore;                /* and the step's Jacobian blocks (constant rows: limits, friction) */
+  int dl_ncand, dl_nc;
+  int no_lanes;                           /* nonzero: constant rows solved one by one (the old path) */
   double *qgs;                            /* grit_quadgrad_scratch doubles (derivatives_quadgrad.c) */
   int *dqs, *dqs_n;                       /* (nv, ntree) per tree, the dofs whose dq has partials in this
                                            * evaluation (derivatives_delassus.c) */
