@@ -16,7 +16,8 @@
 #include "solver.h"
 
 /* A floating torso with two legs of three hinges each (six joint frictions: two groups of lanes, the
- * second partly filled), limited knees, capsule feet on the floor, motors at the hips. */
+ * second partly filled), limited knees, a fixed tendon's limit on one leg, capsule feet on the floor,
+ * motors at the hips. */
 static const char *XML =
     "<mujoco><option timestep='0.002'/>"
     "<default><joint damping='0.5' frictionloss='0.4' armature='0.01'/></default>"
@@ -33,6 +34,8 @@ static const char *XML =
     "  <body pos='-0.03 0 -0.25'><joint name='k2' type='hinge' axis='0 1 0' range='-80 0'/>"
     "   <geom type='capsule' fromto='0 0 0 0.01 0 -0.25' size='0.025' mass='0.7'/></body></body>"
     "</body></worldbody>"
+    "<tendon><fixed limited='true' range='-0.05 0.05'><joint joint='h1' coef='0.5'/><joint joint='k1' coef='-0.5'/>"
+    "</fixed></tendon>"
     "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/></actuator></mujoco>";
 
 static grit_data *prepare(grit_model **m, grit_contact_model model) {
@@ -58,11 +61,14 @@ static void same_bits(grit_contact_model model) {
   grit_data *d = prepare(&m, model);
   cr_assert(grit_data_ncontacts(d) > 0);
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
-  int nfriction = 0;
+  int nfriction = 0, ntendon = 0;
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
-  for (int i = 0; i < d->stats.nconstraints; ++i)
+  for (int i = 0; i < d->stats.nconstraints; ++i) {
     nfriction += c[i].kind == GRIT_CONSTRAINT_FRICTION && !grit_deriv_constraint_inert(&c[i]);
+    ntendon += c[i].kind == GRIT_CONSTRAINT_TENDON_LIMIT && !grit_deriv_constraint_inert(&c[i]);
+  }
   cr_assert(nfriction >= 2, "joint frictions with impulses: %d", nfriction);
+  cr_log_info("model %d: %d joint frictions, %d tendon limits with impulses", model, nfriction, ntendon);
   double *A[2], *B[2];
   for (int k = 0; k < 2; ++k) {
     A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu, sizeof(double));
