@@ -288,6 +288,10 @@ int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w) {
   return !w->no_delassus_lin && w->maxn <= MAXN && !grit_quasistatic_last_step(d) && grit_deriv_uses_delassus(d);
 }
 
+int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic) {
+  return ic >= 0 && ic < w->cap_edges / 2 + 1 && w->zc_at[ic] == w->call_no;
+}
+
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
   (void)m;
   if (++w->call_no != 0u) return;

@@ -566,6 +566,11 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                          : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));
       p.tau_d = grit_dual_const(k->p.tau_d);
       p.width = grit_dual_const(k->p.width);
+    } else if (k->kind == GRIT_CONSTRAINT_FRICTION && lin_w && wr && grit_deriv_delassus_lin_kept(w, i)) {
+      /* grit_cx_rows' J = e_dof and k, without zeroing the row: its other entries are read by nothing (its
+       * estimate's z is kept, J has no partials there, jacobian_span reads the dof's column) */
+      J[0][k->source - m->tree_dofadr[k->tree[0]]] = grit_dual_const(1.0);
+      p.k = grit_dual_const(m->dof_frictionloss[k->source]);
     } else { /* joint friction, equalities, tendons (constraints_extra_generic.h) */
       grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
     }
