@@ -13,6 +13,7 @@
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
 #include "derivatives_quadgrad.h"
+#include "grit/constraints.h"
 #include "quasistatic.h"
 #include "solver.h"
 #include "treechol.h"
@@ -99,6 +100,7 @@ static void solve_rows_tree(const grit_deriv_ws *w, int t, int n, const double *
 void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
   w->dl_cand = d->collision->c, w->dl_ncand = d->ncontacts;
   w->dl_con = grit_solver_constraints(d->solver, NULL);
+  w->dl_jstore = grit_solver_jstore(d->solver, NULL), w->dl_nc = d->stats.nconstraints;
   for (int t = 0; t < m->ntree; ++t) {
     double lo = 1e300, hi = 0.0;
     const int a = m->tree_madr[t];
@@ -107,9 +109,21 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
   }
 }
 
+/* Whether constraint k's J is a constant (no partials): a joint limit's or friction's (+-e_dof), a fixed
+ * tendon's limit or friction (its coefficients). */
+static int constant_jacobian(const grit_model *m, const grit_constraint *k) {
+  switch (k->kind) {
+    case GRIT_CONSTRAINT_LIMIT:
+    case GRIT_CONSTRAINT_FRICTION: return 1;
+    case GRIT_CONSTRAINT_TENDON_LIMIT: return m->ten_type[k->source / 2] == GRIT_TENDON_FIXED;
+    case GRIT_CONSTRAINT_TENDON_FRICTION: return m->ten_type[k->source] == GRIT_TENDON_FIXED;
+    default: return 0;
+  }
+}
+
 /* The local columns of tree t where J of constraint ic can have partials, ascending, into ch (-1: any):
  * a contact's J is nonzero only on its bodies' chains to the root (grit_contact_jacobian_add), whatever
- * J's values there; a joint limit's J is constant (none). */
+ * J's values there; a constant J (constant_jacobian) has none. */
 static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t, int n, int ch[MAXN]) {
   if (ic >= 0 && ic < w->dl_ncand) {
     /* J (its chains' dofs' Jacobian at the contact's point and frame, which move with the same dofs) has
@@ -133,7 +147,7 @@ static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t,
       if (mark[j]) ch[k++] = j;
     return k;
   }
-  return ic >= 0 && w->dl_con && w->dl_con[ic].kind == GRIT_CONSTRAINT_LIMIT ? 0 : -1;
+  return ic >= 0 && w->dl_con && constant_jacobian(m, &w->dl_con[ic]) ? 0 : -1;
 }
 
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
@@ -160,8 +174,122 @@ static void rows_partials(int n, const grit_dual *dA, const unsigned short *sup,
   }
 }
 
+/* ------------------------------------------------------------------------------ constant rows */
+/* Joint limits and frictions, fixed tendons' limits and frictions: one constant row J (the step's,
+ * kept in its store) in one tree. A many-jointed robot has one per joint (frictionloss): their
+ * z = A^-1 J^T, w and gradient of z^T M z are computed LANES at a time when the first of them is needed
+ * in a call, the lanes' arithmetic each the one-row path's in its order (the same bits), the vectors
+ * across the rows. */
+enum { LANES = GRIT_QUADGRAD_LANES, AHEAD = 8 * GRIT_QUADGRAD_LANES };
+
+static int constant_row(const grit_model *m, const grit_deriv_ws *w, int ic) {
+  const grit_constraint *k = &w->dl_con[ic];
+  return ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1 && constant_jacobian(m, k);
+}
+
+#if GRIT_QUADGRAD_HAVE_LANES
+typedef grit_lanes V;
+typedef long long VI __attribute__((vector_size(sizeof(V)))); /* a lane mask: all ones or zero */
+#define DL_INLINE inline __attribute__((always_inline))
+#define DL_NOINLINE __attribute__((noinline))
+
+/* solve_rows for the rows J[l] side by side (y: n x LANES, lanes past nl zero), from jmin, the least of
+ * the rows' first nonzero entries j0[l]. Each lane keeps solve_rows' values: before its own j0, y = +0
+ * and no w; within the forward sum, the terms of q < j0 left out (masked to +0: s - +0 is s, also for a
+ * sum s = -0 that a negative zero entry of J starts). */
+static DL_INLINE void solve_lanes_in(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin,
+                                     V *y, V *wv) {
+  V j0v;
+  for (int l = 0; l < LANES; ++l) j0v[l] = l < nl ? (double)j0[l] : (double)n;
+  for (int j = 0; j < n; ++j)
+    for (int l = 0; l < LANES; ++l) y[j][l] = l < nl ? J[l][j] : 0.0;
+  for (int l = 0; l < LANES; ++l) (*wv)[l] = 0.0;
+  for (int j = jmin; j < n; ++j) { /* L y = J^T */
+    V s = y[j];
+    for (int q = jmin; q < j; ++q) {
+      const VI on = (double)q >= j0v;
+      s -= (V)((VI)(L[j * n + q] * y[q]) & on);
+    }
+    const VI on = (double)j >= j0v;
+    y[j] = (V)((VI)(s / L[j * n + j]) & on);
+    *wv += (V)((VI)(y[j] * y[j]) & on);
+  }
+  for (int j = n - 1; j >= 0; --j) { /* L^T z = y */
+    V s = y[j];
+    for (int q = j + 1; q < n; ++q) s -= L[q * n + j] * y[q];
+    y[j] = s / L[j * n + j];
+  }
+}
+
+/* Compiled also for AVX2 and chosen at run time (derivatives_quadgrad.c): the same operations. */
+static DL_NOINLINE void solve_lanes_base(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin,
+                                         V *y, V *wv) {
+  solve_lanes_in(n, L, J, nl, j0, jmin, y, wv);
+}
+#if defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+static DL_NOINLINE __attribute__((target("avx2"))) void solve_lanes_avx2(int n, const double *L, const double *const *J,
+                                                                         int nl, const int *j0, int jmin, V *y,
+                                                                         V *wv) {
+  solve_lanes_in(n, L, J, nl, j0, jmin, y, wv);
+}
+#endif
+static void solve_lanes(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin, V *y, V *wv) {
+#if defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    solve_lanes_avx2(n, L, J, nl, j0, jmin, y, wv);
+    return;
+  }
+#endif
+  solve_lanes_base(n, L, J, nl, j0, jmin, y, wv);
+}
+#endif
+
+/* z, w and (quad) the gradient of constraint ic's row and of the next constant rows of its tree t not yet
+ * solved in this call (looked for among the next AHEAD constraints), kept as delassus_lin keeps them:
+ * each is evaluated later in the same pass (same tree, not inert). Returns 0 (nothing done) when ic's
+ * row is alone: the one-row path is then cheaper. */
+static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad) {
+#if GRIT_QUADGRAD_HAVE_LANES
+  const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1;
+  int list[LANES], j0[LANES], nl = 0, jmin = n;
+  const double *J[LANES];
+  for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
+    if (i > ic && (!constant_row(m, w, i) || w->dl_con[i].tree[0] != t || w->zc_at[i] == w->call_no ||
+                   grit_deriv_constraint_inert(&w->dl_con[i])))
+      continue;
+    J[nl] = w->dl_jstore + w->dl_con[i].joff[0];
+    j0[nl] = 0;
+    while (j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero */
+    jmin = j0[nl] < jmin ? j0[nl] : jmin;
+    list[nl++] = i;
+  }
+  if (nl < 2) return 0;
+  double *z[LANES], *g[LANES];
+  V y[MAXN], gl[MAXN], wv;
+  for (int l = 0; l < nl; ++l) {
+    z[l] = w->zc + (size_t)list[l] * 2 * ROWS * (size_t)ldz;
+    g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
+  }
+  solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv);
+  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
+  for (int l = 0; l < nl; ++l) {
+    for (int j = 0; j < n; ++j) z[l][j] = y[j][l];
+    for (int j = 0; quad && j < n; ++j) g[l][j] = gl[j][l];
+    w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
+  }
+  return 1;
+#else
+  (void)m, (void)w, (void)ic, (void)t, (void)quad;
+  return 0;
+#endif
+}
+
 int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w) {
   return !w->no_delassus_lin && w->maxn <= MAXN && !grit_quasistatic_last_step(d) && grit_deriv_uses_delassus(d);
+}
+
+int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic) {
+  return ic >= 0 && ic < w->cap_edges / 2 + 1 && w->zc_at[ic] == w->call_no;
 }
 
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
@@ -179,7 +307,11 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
    * are the same in every pass: q0 (+) 0) */
   const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
   double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
-  const int fresh = !keep || w->zc_at[ic] != w->call_no;
+  int fresh = !keep || w->zc_at[ic] != w->call_no;
+  if (fresh && keep && !w->no_lanes && constant_row(m, w, ic) && !w->dt_ok[tree[0]]) {
+    const int t = tree[0];
+    fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t]); /* quad, as below */
+  }
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];
     const double *L = w->Ad + m->tree_madr[t];

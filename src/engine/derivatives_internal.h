@@ -95,7 +95,9 @@ struct grit_deriv_ws {
                                            * such as test_ilqr_tasks' squeezed gripper: off by default) */
   const grit_contact_candidate *dl_cand;  /* the call's contacts (their bodies: J's chains) and */
   const grit_constraint *dl_con;          /* constraints (derivatives_delassus.c) */
-  int dl_ncand;
+  const double *dl_jstore;                /* and the step's Jacobian blocks (constant rows: limits, friction) */
+  int dl_ncand, dl_nc;
+  int no_lanes;                           /* nonzero: constant rows solved one by one (the old path) */
   double *qgs;                            /* grit_quadgrad_scratch doubles (derivatives_quadgrad.c) */
   int *dqs, *dqs_n;                       /* (nv, ntree) per tree, the dofs whose dq has partials in this
                                            * evaluation (derivatives_delassus.c) */
@@ -214,6 +216,9 @@ grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, 
 int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w);
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
                                   int ntree, const int tree[2], const grit_dual *const J[2]);
+/* Whether constraint ic's z, w (and gradient) are kept for this call: grit_deriv_delassus_lin then reads
+ * of a constant J (no partials, constant_jacobian) nothing but what its rows_partials' dA term needs (z). */
+int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic);
 /* A new call: the kept A^-1 J^T of the constraints (values, the same in every pass) expire. */
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w);
 /* Factors each tree's block of w->Ad (A's values, before their dense factor) in tree order where A keeps

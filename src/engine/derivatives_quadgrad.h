@@ -12,12 +12,24 @@
 
 #include "derivatives_rnea.h"
 
-enum { GRIT_QUADGRAD_ROWS = 3 }; /* rows per sweep */
+enum { GRIT_QUADGRAD_ROWS = 3 };  /* rows per sweep */
+enum { GRIT_QUADGRAD_LANES = 4 }; /* rows of as many constraints per sweep (..._lanes) */
 
-/* Scratch doubles for grit_rnea_quadratic_gradient_rows: 18 per body (twists), 18 per body (momenta),
- * 18 per dof (twists before the dofs' groups). */
+/* The lanes as one vector (GNU C's vector extension: element-wise IEEE operations, a scalar operand
+ * broadcast; no contraction under -ffp-contract=off), so that each operation of the one-row arithmetic
+ * is one operation across the lanes. Without it, the lanes' paths are left out (the one-row ones run). */
+#if defined(__GNUC__)
+#define GRIT_QUADGRAD_HAVE_LANES 1
+typedef double grit_lanes __attribute__((vector_size(GRIT_QUADGRAD_LANES * sizeof(double))));
+#else
+#define GRIT_QUADGRAD_HAVE_LANES 0
+#endif
+
+/* Scratch doubles for grit_rnea_quadratic_gradient_rows and _lanes: 6 per row (or lane) and body
+ * (twists), the same (momenta), 6 per row and dof (twists before the dofs' groups). */
 static inline size_t grit_quadgrad_scratch(const grit_model *m) {
-  return (size_t)GRIT_QUADGRAD_ROWS * 6 * (2 * (size_t)m->nbody + (size_t)m->nv);
+  const size_t w = (int)GRIT_QUADGRAD_LANES > (int)GRIT_QUADGRAD_ROWS ? GRIT_QUADGRAD_LANES : GRIT_QUADGRAD_ROWS;
+  return w * 6 * (2 * (size_t)m->nbody + (size_t)m->nv);
 }
 
 /* g[j] += d/dq0_j sum_r z_r^T M(q0) z_r over tree t's dofs for rows z_r = z + r ldz, r < nr (1..3; z and
@@ -25,5 +37,14 @@ static inline size_t grit_quadgrad_scratch(const grit_model *m) {
  * doubles. */
 void grit_rnea_quadratic_gradient_rows(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
                                        const double *z, int ldz, int nr, double *g, double *s);
+
+/* The same for GRIT_QUADGRAD_LANES single rows z[j][l] (rows of as many constraints; tree-local j), each
+ * its own gradient: g[j][l] = d/dq0_j z_l^T M(q0) z_l, as the one-row sweep forms it from g = 0. The rows
+ * are the lanes of one sweep; each lane's arithmetic is grit_rnea_quadratic_gradient_rows' for nr = 1, in
+ * the same order, so each lane of g is bitwise that sweep's. */
+#if GRIT_QUADGRAD_HAVE_LANES
+void grit_rnea_quadratic_gradient_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
+                                        const grit_lanes *z, grit_lanes *g, double *s);
+#endif
 
 #endif

@@ -57,13 +57,15 @@ void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv
   grit_hydro_moduli_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * ng); /* hydro */
 }
 
-/* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks. */
+/* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks, over
+ * the columns span[k][0] .. span[k][1] - 1 of each (jacobian_span: J is zero outside). */
 static void subtract_jt_gamma(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
-                              const grit_dual *gamma, grit_dual *r) {
+                              int span[2][2], const grit_dual *gamma, grit_dual *r) {
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
     for (int q = 0; q < dim; ++q)
-      for (int j = 0; j < n; ++j) r[adr + j] = grit_dual_sub(r[adr + j], grit_dual_mul(J[k][q * n + j], gamma[q]));
+      for (int j = span[k][0]; j < span[k][1]; ++j)
+        r[adr + j] = grit_dual_sub(r[adr + j], grit_dual_mul(J[k][q * n + j], gamma[q]));
   }
 }
 
@@ -76,15 +78,47 @@ static inline grit_dual fma_by_const(grit_dual a, double b, grit_dual c) {
   return r;
 }
 
-/* J v + b with v (the solution) a plain double. */
+/* J v + b with v (the solution) a plain double, over the columns of span (as subtract_jt_gamma). */
 static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tree[2], const grit_dual *const J[2],
-                           const double *v, const double *b, grit_dual *vc) {
+                           int span[2][2], const double *v, const double *b, grit_dual *vc) {
   for (int q = 0; q < dim; ++q) {
     vc[q] = grit_dual_const(b ? b[q] : 0.0);
     for (int k = 0; k < ntree; ++k) {
       const int n = m->tree_dofnum[tree[k]], adr = m->tree_dofadr[tree[k]];
-      for (int j = 0; j < n; ++j) vc[q] = fma_by_const(J[k][q * n + j], v[adr + j], vc[q]);
+      for (int j = span[k][0]; j < span[k][1]; ++j) vc[q] = fma_by_const(J[k][q * n + j], v[adr + j], vc[q]);
     }
+  }
+}
+
+static int dual_is_zero(const grit_dual *x) {
+  int nz = x->v != 0.0;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) nz |= x->d[l] != 0.0;
+  return !nz;
+}
+
+/* Each tree slot's columns [span[k][0], span[k][1]) outside which every row of J is exactly zero, value
+ * and partials: a joint's friction row is its dof's column, a joint limit's or a tendon's the range of
+ * its nonzero entries; a contact's (its bodies' chains) is left whole. Products with the zeros outside
+ * add only zeros (at most a zero's sign differs). */
+static void jacobian_span(const grit_model *m, const grit_constraint *k, int contact, const grit_dual *const J[2],
+                          int span[2][2]) {
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]];
+    span[q][0] = 0, span[q][1] = n;
+    if (contact) continue;
+    if (k->kind == GRIT_CONSTRAINT_FRICTION) { /* J = e_dof (grit_cx_rows) */
+      span[q][0] = k->source - m->tree_dofadr[k->tree[q]], span[q][1] = span[q][0] + 1;
+      continue;
+    }
+    int lo = n, hi = 0;
+    for (int r = 0; r < k->dim; ++r) {
+      const grit_dual *Jr = J[q] + (size_t)r * (size_t)n;
+      int a = 0, b = n;
+      while (a < b && dual_is_zero(&Jr[a])) ++a;
+      while (b > a && dual_is_zero(&Jr[b - 1])) --b;
+      if (a < b) lo = a < lo ? a : lo, hi = b > hi ? b : hi;
+    }
+    span[q][0] = lo < hi ? lo : 0, span[q][1] = lo < hi ? hi : 0;
   }
 }
 
@@ -310,6 +344,22 @@ static void take_lagged_lane(grit_deriv_ws *w, const grit_constraint *k, int i, 
   for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = gamma[q].d[w->lag_lane];
 }
 
+/* J v + b, the impulse and r -= J^T gamma of constraint i with its formed Jacobian blocks J (apart from
+ * the residual's loop: its registers are the contacts' without J). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_constraint *k, int i,
+                          int contact, const grit_dual *const J[2], const grit_contact_params_dual *p) {
+  grit_dual vc[3], gamma[3], G[9];
+  int span[2][2];
+  jacobian_span(m, k, contact, J, span);
+  apply_jacobian(m, k->dim, k->ntree, k->tree, J, span, d->vsol, k->b, vc);
+  w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
+  take_lagged_lane(w, k, i, gamma);
+  subtract_jt_gamma(m, k->dim, k->ntree, k->tree, J, span, gamma, w->r);
+}
+
 /* Whether this call's state passes take the smooth dynamics' partials from derivatives_rnea.c (the
  * model's inertias, not quasistatic: its A is eps M; the old path on request), computing them once per
  * call at the position passes' values kd. */
@@ -494,7 +544,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const int wr = need_w && grit_deriv_chain_w_read(d, k, i < ncand); /* its law reads w (chain.c) */
     const int wfree = wr && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
     const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
-    for (int q = 0; q < k->ntree && !jfree; ++q)
+    for (int q = 0; q < k->ntree && !jfree && i < ncand; ++q) /* a limit's J is written whole, cx_rows zeroes */
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
@@ -527,6 +577,11 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                          : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));
       p.tau_d = grit_dual_const(k->p.tau_d);
       p.width = grit_dual_const(k->p.width);
+    } else if (k->kind == GRIT_CONSTRAINT_FRICTION && lin_w && wr && grit_deriv_delassus_lin_kept(w, i)) {
+      /* grit_cx_rows' J = e_dof and k, without zeroing the row: its other entries are read by nothing (its
+       * estimate's z is kept, J has no partials there, jacobian_span reads the dof's column) */
+      J[0][k->source - m->tree_dofadr[k->tree[0]]] = grit_dual_const(1.0);
+      p.k = grit_dual_const(m->dof_frictionloss[k->source]);
     } else { /* joint friction, equalities, tendons (constraints_extra_generic.h) */
       grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
     }
@@ -549,10 +604,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       contact_sides(m, d, w, cand, k, &geo, 0, NULL, gamma);
       continue;
     }
-    apply_jacobian(m, k->dim, k->ntree, k->tree, Jc, d->vsol, k->b, vc);
-    w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
-    take_lagged_lane(w, k, i, gamma);
-    subtract_jt_gamma(m, k->dim, k->ntree, k->tree, Jc, gamma, w->r);
+    jacobian_rows(m, d, w, k, i, i < ncand, Jc, &p);
   }
   apply_wrenches(m, w);
 }
