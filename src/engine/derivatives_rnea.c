@@ -24,7 +24,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   GRIT_CARVE(c, r->grp, nv);
   GRIT_CARVE(c, r->Ic, nb);
   GRIT_CARVE(c, r->Gc, nb);
-  GRIT_CARVE(c, r->Bc, 36 * nb);
+  GRIT_CARVE(c, r->Bc, RATE_N * nb);
   GRIT_CARVE(c, r->Hc, 6 * nb);
   GRIT_CARVE(c, r->Fc, 6 * nb);
   GRIT_CARVE(c, r->acc, 6 * nb);
@@ -74,25 +74,50 @@ static inline void si_scale_add(grit_sinertia *r, double a, const grit_sinertia 
   for (int i = 0; i < 9; ++i) r->I[i] += a * s->I[i];
 }
 
-static inline void mat6_mulv(double y[6], const double B[36], const double x[6]) {
-  for (int i = 0; i < 6; ++i) {
-    double s = 0.0;
-    for (int j = 0; j < 6; ++j) s += B[6 * i + j] * x[j];
-    y[i] = s;
-  }
+/* The rate B = V x* I - I (V x) of a spatial inertia I moving with the twist V, as 18 numbers (RATE_N):
+ * its nonzero entries, each the very operations of the column-by-column product B e_c = V x* (I e_c) -
+ * I (V x e_c) with the products by the zeros and ones of e_c and of V x e_c left out (exact: a zero
+ * added, a factor one), so the same bits. B's lower-right 3 x 3 block is zero, and of its off-diagonal
+ * blocks (+-[m v + w x h]x in exact arithmetic) the entries that come out of the same operations are
+ * stored once: (1,3) = (3,1), (2,4) = (4,2), (0,5) = (5,0). Layout: the upper-left 3 x 3 (row-major),
+ * then (0,4) (0,5) (1,3) (1,5) (2,3) (2,4) (3,2) (4,0) (5,1). */
+void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]) {
+  const double i0 = s->I[0], i1 = s->I[1], i2 = s->I[2], i3 = s->I[3], i4 = s->I[4], i5 = s->I[5], i6 = s->I[6],
+               i7 = s->I[7], i8 = s->I[8], h0 = s->h[0], h1 = s->h[1], h2 = s->h[2], m = s->m;
+  const double v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
+  const double a01 = v4 * h1 + v5 * h2, a02 = v3 * h0 + v5 * h2, a12 = v3 * h0 + v4 * h1;
+  double b[RATE_N];
+  b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);
+  b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));
+  b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));
+  b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));
+  b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);
+  b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));
+  b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));
+  b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));
+  b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);
+  b[9] = (v1 * h0 - v5 * m) - v0 * h1;        /* (0,4) */
+  b[10] = (v2 * h0 + v4 * m) - v0 * h2;       /* (0,5) = (5,0) */
+  b[11] = (v0 * h1 + v5 * m) - v1 * h0;       /* (1,3) = (3,1) */
+  b[12] = (v2 * h1 - v3 * m) - v1 * h2;       /* (1,5) */
+  b[13] = (v0 * h2 - v4 * m) - v2 * h0;       /* (2,3) */
+  b[14] = (v1 * h2 + v3 * m) - v2 * h1;       /* (2,4) = (4,2) */
+  b[15] = -(v2 * h0 + (v4 * m - v0 * h2));    /* (3,2) */
+  b[16] = -(v0 * h1 + (v5 * m - v1 * h0));    /* (4,0) */
+  b[17] = -(v1 * h2 + (v3 * m - v2 * h1));    /* (5,1) */
+  for (int k = 0; k < RATE_N; ++k) B[k] += b[k];
 }
 
-/* Adds B = V x* I - I (V x) to Bc (column by column: B e_c = V x* (I e_c) - I (V x e_c)). */
-static void add_inertia_rate(double Bc[36], const grit_sinertia *I, const double V[6]) {
-  for (int c = 0; c < 6; ++c) {
-    double e[6] = {0, 0, 0, 0, 0, 0}, Ie[6], a[6], t[6], u[6];
-    e[c] = 1.0;
-    si_mul(Ie, I, e);
-    grit_sv_cross_force(a, V, Ie);
-    grit_sv_cross_motion(t, V, e);
-    si_mul(u, I, t);
-    for (int i = 0; i < 6; ++i) Bc[6 * i + c] += a[i] - u[i];
-  }
+/* y = B x for B in grit_rnea_inertia_rate's layout: the 6 x 6 product's sums in their order, without the
+ * zero entries' products (exact). */
+void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]) {
+  const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4], x5 = x[5];
+  y[0] = (((B[0] * x0 + B[1] * x1) + B[2] * x2) + B[9] * x4) + B[10] * x5;
+  y[1] = (((B[3] * x0 + B[4] * x1) + B[5] * x2) + B[11] * x3) + B[12] * x5;
+  y[2] = (((B[6] * x0 + B[7] * x1) + B[8] * x2) + B[13] * x3) + B[14] * x4;
+  y[3] = B[11] * x1 + B[15] * x2;
+  y[4] = B[16] * x0 + B[14] * x2;
+  y[5] = B[10] * x0 + B[17] * x1;
 }
 
 /* Body accelerations (with a = (v - v0) / h), forces, the dofs' P, Q, R, and each body's own terms in
@@ -133,15 +158,15 @@ static void forward(const grit_model *m, const grit_kin *k, const double *v0, co
       sv_axpy(f, -m->body_gravcomp[b], t);
       si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
     }
-    memset(r->Bc + 36 * b, 0, 36 * sizeof(double));
-    add_inertia_rate(r->Bc + 36 * b, I, V);
+    memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
+    grit_rnea_inertia_rate(r->Bc + RATE_N * b, I, V);
   }
   for (int b = m->nbody - 1; b > 0; --b) { /* composite (subtree) sums */
     const int p = m->body_parent[b];
     if (p <= 0 || !kin_body_on(m, k, b)) continue;
     si_scale_add(&r->Ic[p], 1.0, &r->Ic[b]);
     si_scale_add(&r->Gc[p], 1.0, &r->Gc[b]);
-    for (int i = 0; i < 36; ++i) r->Bc[36 * p + i] += r->Bc[36 * b + i];
+    for (int i = 0; i < RATE_N; ++i) r->Bc[RATE_N * p + i] += r->Bc[RATE_N * b + i];
     for (int i = 0; i < 6; ++i) r->Hc[6 * p + i] += r->Hc[6 * b + i], r->Fc[6 * p + i] += r->Fc[6 * b + i];
   }
 }
@@ -152,13 +177,13 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *P = r->P + 6 * i, *Q = r->Q + 6 * i, *R = r->R + 6 * i;
   const grit_sinertia *Ic = &r->Ic[kb], *Gc = &r->Gc[kb];
-  const double *Bc = r->Bc + 36 * kb, *Hc = r->Hc + 6 * kb, *Fc = r->Fc + 6 * kb;
-  double *g1 = r->g1 + 6 * i, *g2 = r->g2 + 6 * i, *g6 = r->g6 + 6 * i, t[6], t2[6];
+  const double *Bc = r->Bc + RATE_N * kb, *Hc = r->Hc + 6 * kb, *Fc = r->Fc + 6 * kb;
+  double *g1 = r->g1 + 6 * i, *g2 = r->g2 + 6 * i, *g6 = r->g6 + 6 * i, t[6], bs[6], sh[6];
   if (r->any_gravcomp) si_mul(g1, Gc, S);
   si_mul(g2, Ic, S);
-  mat6_mulv(g6, Bc, S);
-  grit_sv_cross_force(t, S, Hc);
-  for (int c = 0; c < 6; ++c) g6[c] -= t[c];
+  grit_rnea_rate_mulv(bs, Bc, S); /* Bc S and S x* Hc: in the row vector g6 and the velocity column wv */
+  grit_sv_cross_force(sh, S, Hc);
+  for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
   /* position column: u = S x a0, Y = S x P, z = -S x Q + Y x P; wq = S x* Fc + Gc u + Ic z - Bc Y - Y x* Hc */
   double *u = r->cu + 6 * i, *Y = r->cy + 6 * i, *z = r->cz + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
   grit_sv_cross_motion(u, S, a0);
@@ -173,7 +198,7 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   }
   si_mul(t, Ic, z);
   sv_axpy(wq, 1.0, t);
-  mat6_mulv(t, Bc, Y);
+  grit_rnea_rate_mulv(t, Bc, Y);
   sv_axpy(wq, -1.0, t);
   grit_sv_cross_force(t, Y, Hc);
   sv_axpy(wq, -1.0, t);
@@ -182,9 +207,7 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   grit_sv_cross_motion(t, S, R);
   for (int c = 0; c < 6; ++c) e[c] = k->cdof_dot[6 * i + c] - t[c];
   si_mul(wv, Ic, e);
-  mat6_mulv(t, Bc, S);
-  grit_sv_cross_force(t2, S, Hc);
-  for (int c = 0; c < 6; ++c) wv[c] += t[c] + t2[c];
+  for (int c = 0; c < 6; ++c) wv[c] += bs[c] + sh[c];
   memcpy(r->R + 6 * i, e, 6 * sizeof(double));  /* R is read no more: e in its place */
 }
 
@@ -211,9 +234,8 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
   for (int t = 0; t < m->ntree; ++t) {
     if (!mk[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    /* the entries of dofs not on one path are zero: the arena's calloc made them so, and no call writes them */
     double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];
-    memset(DQ, 0, sizeof(double) * (size_t)(n * n));
-    memset(DV, 0, sizeof(double) * (size_t)(n * n));
     for (int i = adr; i < adr + n; ++i) {
       for (int j = i; j >= 0; j = m->dof_parent[j]) { /* j on i's path to the root, i itself included */
         const int ii = i - adr, jj = j - adr;

@@ -17,12 +17,14 @@
 #include "kinematics.h"
 #include "model_internal.h"
 
+enum { RATE_N = 18 }; /* the numbers of an inertia's rate (grit_rnea_inertia_rate) */
+
 typedef struct grit_rnea {
   char *on;               /* (ntree) the tree's dynamics are covered by the analytic partials */
   char *spin;             /* (ntree) the tree has a ball or free joint (the momentum correction's bodies) */
   int *grp;               /* (nv) first dof of the dof's group (a ball's or a free joint's rotation: 3) */
   grit_sinertia *Ic, *Gc; /* (nbody) composite inertias, and of gravcomp * inertia */
-  double *Bc;             /* (36 nbody) composite d/dt of the inertias along the motion (symmetric) */
+  double *Bc;             /* (RATE_N nbody) composite d/dt of the inertias along the motion (grit_rnea_inertia_rate) */
   double *Hc, *Fc, *acc;  /* (6 nbody) composite momenta, composite forces, body accelerations */
   double *P, *Q, *R;      /* (6 nv) twist and acceleration before the dof's group, twist after it */
   double *g1, *g2, *g6;   /* (6 nv) Gc S, Ic S, Bc S - S x* Hc at the dof's body */
@@ -43,6 +45,15 @@ static inline int grit_rnea_body_spins(const grit_model *m, int b) {
   }
   return 0;
 }
+
+/* B += V x* I - I (V x), the rate of the spatial inertia s moving with the twist V, in RATE_N numbers: the
+ * nonzero entries of the 6 x 6 matrix, upper-left 3 x 3 row-major, then (0,4) (0,5) (1,3) (1,5) (2,3) (2,4)
+ * (3,2) (4,0) (5,1); (5,0) = (0,5), (3,1) = (1,3), (4,2) = (2,4); the lower-right 3 x 3 is zero. The
+ * same bits as the 6 x 6 product column by column, B e_c = V x* (s e_c) - s (V x e_c). */
+void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]);
+
+/* y = B x for B in grit_rnea_inertia_rate's layout, the bits of the 6 x 6 product's row sums. */
+void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]);
 
 /* Carves the arrays (arena.h: twice, measuring then carving). */
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
