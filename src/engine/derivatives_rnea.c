@@ -9,6 +9,7 @@
  * and acceleration Q_j of the body before j's group. Power invariance cancels the rigid part in the rows
  * of the moved dofs, so each entry is a few dot products of per-dof and per-column 6-vectors with
  * composite (subtree) sums: O(n depth) pairs, each about 24 multiply-adds. */
+#include <stdint.h>
 #include <string.h>
 
 #include "actuation.h"
@@ -16,6 +17,22 @@
 #include "derivatives_rnea.h"
 #include "fluid.h"
 #include "grit/constraints.h"
+
+/* The recursions are also compiled for AVX2 and chosen at run time, as derivatives_quadgrad.c's sweep:
+ * the same operations in the same order, no fused multiply-adds (-ffp-contract=off; the target has no
+ * FMA), so the same bits on any x86-64 processor (GRIT_NO_AVX2: the baseline only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define RN_AVX2 1
+#else
+#define RN_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define RN_INLINE inline __attribute__((always_inline))
+#define RN_NOINLINE __attribute__((noinline))
+#else
+#define RN_INLINE inline
+#define RN_NOINLINE
+#endif
 
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv;
@@ -81,7 +98,7 @@ static inline void si_scale_add(grit_sinertia *r, double a, const grit_sinertia 
  * blocks (+-[m v + w x h]x in exact arithmetic) the entries that come out of the same operations are
  * stored once: (1,3) = (3,1), (2,4) = (4,2), (0,5) = (5,0). Layout: the upper-left 3 x 3 (row-major),
  * then (0,4) (0,5) (1,3) (1,5) (2,3) (2,4) (3,2) (4,0) (5,1). */
-void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]) {
+static RN_INLINE void inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]) {
   const double i0 = s->I[0], i1 = s->I[1], i2 = s->I[2], i3 = s->I[3], i4 = s->I[4], i5 = s->I[5], i6 = s->I[6],
                i7 = s->I[7], i8 = s->I[8], h0 = s->h[0], h1 = s->h[1], h2 = s->h[2], m = s->m;
   const double v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
@@ -110,7 +127,7 @@ void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const doub
 
 /* y = B x for B in grit_rnea_inertia_rate's layout: the 6 x 6 product's sums in their order, without the
  * zero entries' products (exact). */
-void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]) {
+static RN_INLINE void rate_mulv(double y[6], const double B[RATE_N], const double x[6]) {
   const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4], x5 = x[5];
   y[0] = (((B[0] * x0 + B[1] * x1) + B[2] * x2) + B[9] * x4) + B[10] * x5;
   y[1] = (((B[3] * x0 + B[4] * x1) + B[5] * x2) + B[11] * x3) + B[12] * x5;
@@ -120,9 +137,13 @@ void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6])
   y[5] = B[10] * x0 + B[17] * x1;
 }
 
+void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]) { inertia_rate(B, s, V); }
+
+void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]) { rate_mulv(y, B, x); }
+
 /* Body accelerations (with a = (v - v0) / h), forces, the dofs' P, Q, R, and each body's own terms in
  * the composite arrays (the backward pass sums them). */
-static void forward(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
+static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
                     const double a0[6], grit_rnea *r) {
   for (int b = 1; b < m->nbody; ++b) {
     if (!kin_body_on(m, k, b)) continue;
@@ -159,7 +180,7 @@ static void forward(const grit_model *m, const grit_kin *k, const double *v0, co
       si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
     }
     memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
-    grit_rnea_inertia_rate(r->Bc + RATE_N * b, I, V);
+    inertia_rate(r->Bc + RATE_N * b, I, V);
   }
   for (int b = m->nbody - 1; b > 0; --b) { /* composite (subtree) sums */
     const int p = m->body_parent[b];
@@ -173,7 +194,7 @@ static void forward(const grit_model *m, const grit_kin *k, const double *v0, co
 
 /* Per dof i (body kb, S = S_i): the row vectors g1 = Gc S, g2 = Ic S, g6 = Bc S - S x* Hc, and the
  * column vectors of dof i as a column. */
-static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const double a0[6], grit_rnea *r) {
+static RN_INLINE void dof_vectors(const grit_model *m, const grit_kin *k, int i, const double a0[6], grit_rnea *r) {
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *P = r->P + 6 * i, *Q = r->Q + 6 * i, *R = r->R + 6 * i;
   const grit_sinertia *Ic = &r->Ic[kb], *Gc = &r->Gc[kb];
@@ -181,7 +202,7 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   double *g1 = r->g1 + 6 * i, *g2 = r->g2 + 6 * i, *g6 = r->g6 + 6 * i, t[6], bs[6], sh[6];
   if (r->any_gravcomp) si_mul(g1, Gc, S);
   si_mul(g2, Ic, S);
-  grit_rnea_rate_mulv(bs, Bc, S); /* Bc S and S x* Hc: in the row vector g6 and the velocity column wv */
+  rate_mulv(bs, Bc, S); /* Bc S and S x* Hc: in the row vector g6 and the velocity column wv */
   grit_sv_cross_force(sh, S, Hc);
   for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
   /* position column: u = S x a0, Y = S x P, z = -S x Q + Y x P; wq = S x* Fc + Gc u + Ic z - Bc Y - Y x* Hc */
@@ -198,7 +219,7 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   }
   si_mul(t, Ic, z);
   sv_axpy(wq, 1.0, t);
-  grit_rnea_rate_mulv(t, Bc, Y);
+  rate_mulv(t, Bc, Y);
   sv_axpy(wq, -1.0, t);
   grit_sv_cross_force(t, Y, Hc);
   sv_axpy(wq, -1.0, t);
@@ -213,16 +234,14 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
 
 /* Row i of column j's position entry when dof i moves with dof j (i after j in its subtree, or in its
  * group): the rigid part cancels, leaving the non-covariant terms. */
-static inline double moved_q(const grit_rnea *r, int i, int j) {
+static RN_INLINE double moved_q(const grit_rnea *r, int i, int j) {
   return (r->any_gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0) + grit_sv_dot(r->g2 + 6 * i, r->cz + 6 * j) -
          grit_sv_dot(r->g6 + 6 * i, r->cy + 6 * j);
 }
 
-void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
-                        const char *mask, grit_rnea *r) {
-  const char *mk = mask ? mask : r->on, *saved = k->tree_mask;
-  k->tree_mask = mk;
-  grit_kin_velocities(m, v0, k);
+/* The recursions and the entries of DQ, DV for the trees of mk. */
+static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
+                                 const char *mk, grit_rnea *r) {
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
@@ -249,7 +268,108 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
       }
     }
   }
+}
+
+static RN_NOINLINE void recursions_base(const grit_model *m, const grit_kin *k, const double *v0, const double *v,
+                                        double h, const char *mk, grit_rnea *r) {
+  recursions(m, k, v0, v, h, mk, r);
+}
+
+#if RN_AVX2
+static RN_NOINLINE __attribute__((target("avx2"))) void recursions_avx2(const grit_model *m, const grit_kin *k,
+                                                                        const double *v0, const double *v, double h,
+                                                                        const char *mk, grit_rnea *r) {
+  recursions(m, k, v0, v, h, mk, r);
+}
+#endif
+
+void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
+                        const char *mask, grit_rnea *r) {
+  const char *mk = mask ? mask : r->on, *saved = k->tree_mask;
+  k->tree_mask = mk;
+  grit_kin_velocities(m, v0, k);
+#if RN_AVX2
+  if (__builtin_cpu_supports("avx2")) recursions_avx2(m, k, v0, v, h, mk, r);
+  else
+#endif
+    recursions_base(m, k, v0, v, h, mk, r);
   k->tree_mask = saved;
+}
+
+/* Whether any of x's partials is nonzero (or NaN): the bits of the eight, sign dropped, or-ed. */
+static RN_INLINE int any_partial(const grit_dual *x) {
+  uint64_t acc = 0;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) {
+    uint64_t b;
+    memcpy(&b, &x->d[l], sizeof b);
+    acc |= b << 1;
+  }
+  return acc != 0;
+}
+
+/* res_i.d[l] += s * (D_ic - A_ic) over the seeds s = seed[c].d[l] != 0, A NULL: zero. The passes seed
+ * lane l with column c0 + l (derivatives.c's run_pass): then each row takes its lanes at once from a
+ * contiguous piece of D's row; any other seeding, column by column. Each entry gets the same one
+ * product and sum either way (a lane has one seeded column in the first case). */
+static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res) {
+  int col[GRIT_DUAL_N], lanes = 0, one = 1;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) col[l] = -1;
+  for (int c = 0; c < n; ++c) {
+    if (!any_partial(&seed[c])) continue;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      if (seed[c].d[l] == 0.0) continue;
+      one &= col[l] < 0; /* a second column in lane l */
+      col[l] = c;
+    }
+  }
+  while (lanes < GRIT_DUAL_N && col[lanes] >= 0) ++lanes;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) one &= l < lanes ? col[l] == col[0] + l : col[l] < 0;
+  if (!lanes) return;
+  if (!one) {
+    for (int c = 0; c < n; ++c)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) {
+        const double s = seed[c].d[l];
+        if (s == 0.0) continue;
+        for (int i = 0; i < n; ++i) res[i].d[l] += s * (A ? D[i * n + c] - A[i * n + c] : D[i * n + c]);
+      }
+    return;
+  }
+  const int c0 = col[0];
+  double s[GRIT_DUAL_N];
+  for (int l = 0; l < lanes; ++l) s[l] = seed[c0 + l].d[l];
+  for (int i = 0; i < n; ++i) {
+    const double *Di = D + i * n + c0, *Ai = A ? A + i * n + c0 : NULL;
+    double *ri = res[i].d;
+    if (lanes == GRIT_DUAL_N && Ai)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) ri[l] += s[l] * (Di[l] - Ai[l]);
+    else if (lanes == GRIT_DUAL_N)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) ri[l] += s[l] * Di[l];
+    else
+      for (int l = 0; l < lanes; ++l) ri[l] += s[l] * (Ai ? Di[l] - Ai[l] : Di[l]);
+  }
+}
+
+static RN_NOINLINE void add_columns_base(int n, const grit_dual *seed, const double *D, const double *A,
+                                         grit_dual *res) {
+  add_columns(n, seed, D, A, res);
+}
+
+#if RN_AVX2
+static RN_NOINLINE __attribute__((target("avx2"))) void add_columns_avx2(int n, const grit_dual *seed,
+                                                                         const double *D, const double *A,
+                                                                         grit_dual *res) {
+  add_columns(n, seed, D, A, res);
+}
+#endif
+
+void grit_rnea_add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res) {
+#if RN_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    add_columns_avx2(n, seed, D, A, res);
+    return;
+  }
+#endif
+  add_columns_base(n, seed, D, A, res);
 }
 
 void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,

@@ -68,6 +68,11 @@ void grit_rnea_trees(const grit_model *m, grit_rnea *r);
 void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
                         const char *mask, grit_rnea *r);
 
+/* The seeded columns of a tree's n x n row-major D (A non-NULL: of D - A) into its rows:
+ * res[i].d[l] += seed[c].d[l] (D_ic - A_ic) for every seed seed[c].d[l] != 0, each entry the same
+ * operations as column by column (derivatives_residual.c's rnea_rows). */
+void grit_rnea_add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res);
+
 /* g[j] += d(z^T M(q0) z)/dq0_j for z fixed, over tree t's dofs (z and g tree-local, n entries): the
  * partials of a Delassus estimate's z^T A z without the dual mass matrix (derivatives_delassus.c). With
  * V_b(z) the bodies' twists, P_j(z) the twist before dof j's group and Hc_b(z) the composite momenta,
