@@ -296,3 +296,27 @@ Test(derivatives_rnea, inertia_rate_same_bits_as_columns) {
     }
   }
 }
+
+/* The recursions' AVX2 build (the pairs four dot products at a time, grit_rnea_add_columns a row at a
+ * time) against the baseline build (rn.no_simd): the same operations, so A and B bit for bit, on the
+ * chain (gravity compensation, two hinges on a body), the tree (free and ball groups) and the balls. */
+static void same_bits_without_simd(const char *xml, grit_contact_model model, int steps) {
+  grit_model *m;
+  grit_data *d = prepare(xml, &m, model, steps);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->rn_valid, "the analytic path ran");
+  d->deriv->rn.no_simd = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(memcmp(A1, A2, sizeof(double) * (size_t)nx * nx) == 0, "A: the same bits");
+  cr_assert(memcmp(B1, B2, sizeof(double) * ((size_t)nx * nu + 1)) == 0, "B: the same bits");
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_rnea, chain_same_bits_without_simd) { same_bits_without_simd(CHAIN, GRIT_CONTACT_LAGGED, 150); }
+Test(derivatives_rnea, tree_same_bits_without_simd) { same_bits_without_simd(TREE, GRIT_CONTACT_SAP, 150); }
+Test(derivatives_rnea, balls_same_bits_without_simd) { same_bits_without_simd(BALLS, GRIT_CONTACT_LAGGED, 100); }

@@ -352,7 +352,7 @@ static void rnea_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
   const grit_dual *seed = vel ? w->v0 : w->dq;
   const double *D = (vel ? w->rn.DV : w->rn.DQ) + a0, *A = d->Aprev + a0;
   for (int i = 0; i < n; ++i) w->r[adr + i] = grit_dual_scale(w->force[adr + i], -h);
-  grit_rnea_add_columns(n, seed + adr, D, vel ? A : NULL, w->r + adr);
+  grit_rnea_add_columns(&w->rn, n, seed + adr, D, vel ? A : NULL, w->r + adr);
 }
 
 /* A new residual evaluation: the stamps of the last one expire. */

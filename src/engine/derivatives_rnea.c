@@ -52,6 +52,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   GRIT_CARVE(c, r->zt, 6 * nb);
   GRIT_CARVE(c, r->zh, 6 * nb);
   GRIT_CARVE(c, r->zp, 6 * nv);
+  GRIT_CARVE(c, r->pk, (size_t)PK_N * nv);
   grit_momentum_layout(m, &r->mom, c);
 }
 
@@ -239,9 +240,84 @@ static RN_INLINE double moved_q(const grit_rnea *r, int i, int j) {
          grit_sv_dot(r->g6 + 6 * i, r->cy + 6 * j);
 }
 
-/* The recursions and the entries of DQ, DV for the trees of mk. */
+/* The entries of DQ, DV of dof i and the dofs j on its path to the root (i itself included). */
+static RN_INLINE void pairs_scalar(const grit_model *m, const grit_kin *k, double h, int i, int adr, int n,
+                                   double *DQ, double *DV, const grit_rnea *r) {
+  for (int j = i; j >= 0; j = m->dof_parent[j]) {
+    const int ii = i - adr, jj = j - adr;
+    DQ[ii * n + jj] = h * moved_q(r, i, j);
+    DV[ii * n + jj] = h * (grit_sv_dot(r->g2 + 6 * i, r->R + 6 * j) + grit_sv_dot(r->g6 + 6 * i, k->cdof + 6 * j));
+    if (j == i) continue;
+    const double *Sj = k->cdof + 6 * j;
+    /* row j above column i: S_j moves with dof i only within a group (a ball's dofs turn each other) */
+    DQ[jj * n + ii] = h * (r->grp[j] == r->grp[i] ? moved_q(r, j, i) : grit_sv_dot(Sj, r->wq + 6 * i));
+    DV[jj * n + ii] = h * grit_sv_dot(Sj, r->wv + 6 * i);
+  }
+}
+
+#if RN_AVX2
+#include <immintrin.h>
+
+#define RN_AVX2_INLINE static inline __attribute__((always_inline, target("avx2")))
+
+/* The pairs of two 6-vectors x, y in the lanes of three 256-bit chunks: chunk k is (x_k, x_k+3, y_k, y_k+3). */
+static RN_INLINE void pack2(double *p, const double x[6], const double y[6]) {
+  for (int c = 0; c < 3; ++c) p[4 * c] = x[c], p[4 * c + 1] = x[c + 3], p[4 * c + 2] = y[c], p[4 * c + 3] = y[c + 3];
+}
+
+/* Dof i's vectors packed (pack2) for the SIMD pairs: the rows (g2, g6) and the columns (cz, cy),
+ * (R, S), (S, S) and (wq, wv). */
+static RN_INLINE void pack_dof(const grit_kin *k, int i, grit_rnea *r) {
+  double *p = r->pk + (size_t)PK_N * i;
+  const double *S = k->cdof + 6 * i;
+  pack2(p, r->g2 + 6 * i, r->g6 + 6 * i);
+  pack2(p + 12, r->cz + 6 * i, r->cy + 6 * i);
+  pack2(p + 24, r->R + 6 * i, S);
+  pack2(p + 36, S, S);
+  pack2(p + 48, r->wq + 6 * i, r->wv + 6 * i);
+}
+
+/* Two of grit_sv_dot's products of packed vectors in one: lane 0 (1) holds the top (bottom) three terms
+ * of the first dot, a0 b0 + (a1 b1 + a2 b2), lanes 2 and 3 the second's; the same operations. */
+RN_AVX2_INLINE __m256d dot2(const double *a, const double *b) {
+  __m256d p = _mm256_mul_pd(_mm256_loadu_pd(a + 8), _mm256_loadu_pd(b + 8));
+  p = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a + 4), _mm256_loadu_pd(b + 4)), p);
+  return _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a), _mm256_loadu_pd(b)), p);
+}
+
+/* pairs_scalar's entries of a tree (dofs adr .. adr + n - 1) in the same operations, four dot products
+ * at a time. Row i, column j (j on i's path): (g1.cu + g2.cz) - g6.cy, the gravcomp term 0.0 without
+ * gravity compensation as in moved_q (lane 1 adds -0.0: no change), and g2.R + g6.S; row j, column i:
+ * S.wq, S.wv. */
+static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
+                                                                        double *DQ, double *DV, const grit_rnea *r) {
+  const __m128d hh = _mm_set1_pd(h);
+  for (int i = adr; i < adr + n; ++i) {
+    const double *rg = r->pk + (size_t)PK_N * i, *wi = rg + 48;
+    for (int j = i; j >= 0; j = m->dof_parent[j]) {
+      const int ii = i - adr, jj = j - adr;
+      const double *pj = r->pk + (size_t)PK_N * j;
+      const __m256d t = _mm256_hadd_pd(dot2(rg, pj + 12), dot2(rg, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
+      const double g = r->any_gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
+      const __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(t), _mm_set_pd(-0.0, g)), hi = _mm256_extractf128_pd(t, 1);
+      const __m128d e = _mm_mul_pd(hh, _mm_blend_pd(_mm_sub_pd(lo, hi), _mm_add_pd(lo, hi), 2));
+      _mm_storel_pd(DQ + ii * n + jj, e);
+      _mm_storeh_pd(DV + ii * n + jj, e);
+      if (j == i) continue;
+      const __m256d u = dot2(pj + 36, wi), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
+      const __m128d f = _mm_mul_pd(hh, _mm_unpacklo_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1)));
+      if (r->grp[j] == r->grp[i]) DQ[jj * n + ii] = h * moved_q(r, j, i); /* a group's dofs turn each other */
+      else _mm_storel_pd(DQ + jj * n + ii, f);
+      _mm_storeh_pd(DV + jj * n + ii, f);
+    }
+  }
+}
+#endif
+
+/* The recursions and the entries of DQ, DV for the trees of mk; simd (a constant): the pairs four dot
+ * products at a time (the AVX2 build only). */
 static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
-                                 const char *mk, grit_rnea *r) {
+                                 const char *mk, grit_rnea *r, const int simd) {
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
@@ -249,37 +325,35 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
     if (mk[m->dof_tree[i]]) {
       dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
+#if RN_AVX2
+      if (simd) pack_dof(k, i, r);
+#endif
     }
   for (int t = 0; t < m->ntree; ++t) {
     if (!mk[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     /* the entries of dofs not on one path are zero: the arena's calloc made them so, and no call writes them */
     double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];
-    for (int i = adr; i < adr + n; ++i) {
-      for (int j = i; j >= 0; j = m->dof_parent[j]) { /* j on i's path to the root, i itself included */
-        const int ii = i - adr, jj = j - adr;
-        DQ[ii * n + jj] = h * moved_q(r, i, j);
-        DV[ii * n + jj] = h * (grit_sv_dot(r->g2 + 6 * i, r->R + 6 * j) + grit_sv_dot(r->g6 + 6 * i, k->cdof + 6 * j));
-        if (j == i) continue;
-        const double *Sj = k->cdof + 6 * j;
-        /* row j above column i: S_j moves with dof i only within a group (a ball's dofs turn each other) */
-        DQ[jj * n + ii] = h * (r->grp[j] == r->grp[i] ? moved_q(r, j, i) : grit_sv_dot(Sj, r->wq + 6 * i));
-        DV[jj * n + ii] = h * grit_sv_dot(Sj, r->wv + 6 * i);
-      }
+#if RN_AVX2
+    if (simd) {
+      tree_pairs_simd(m, h, adr, n, DQ, DV, r);
+      continue;
     }
+#endif
+    for (int i = adr; i < adr + n; ++i) pairs_scalar(m, k, h, i, adr, n, DQ, DV, r);
   }
 }
 
 static RN_NOINLINE void recursions_base(const grit_model *m, const grit_kin *k, const double *v0, const double *v,
                                         double h, const char *mk, grit_rnea *r) {
-  recursions(m, k, v0, v, h, mk, r);
+  recursions(m, k, v0, v, h, mk, r, 0);
 }
 
 #if RN_AVX2
 static RN_NOINLINE __attribute__((target("avx2"))) void recursions_avx2(const grit_model *m, const grit_kin *k,
                                                                         const double *v0, const double *v, double h,
                                                                         const char *mk, grit_rnea *r) {
-  recursions(m, k, v0, v, h, mk, r);
+  recursions(m, k, v0, v, h, mk, r, 1);
 }
 #endif
 
@@ -289,7 +363,7 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
   k->tree_mask = mk;
   grit_kin_velocities(m, v0, k);
 #if RN_AVX2
-  if (__builtin_cpu_supports("avx2")) recursions_avx2(m, k, v0, v, h, mk, r);
+  if (!r->no_simd && __builtin_cpu_supports("avx2")) recursions_avx2(m, k, v0, v, h, mk, r);
   else
 #endif
     recursions_base(m, k, v0, v, h, mk, r);
@@ -311,7 +385,8 @@ static RN_INLINE int any_partial(const grit_dual *x) {
  * lane l with column c0 + l (derivatives.c's run_pass): then each row takes its lanes at once from a
  * contiguous piece of D's row; any other seeding, column by column. Each entry gets the same one
  * product and sum either way (a lane has one seeded column in the first case). */
-static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res) {
+static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res,
+                                  int by_rows) {
   int col[GRIT_DUAL_N], lanes = 0, one = 1;
   for (int l = 0; l < GRIT_DUAL_N; ++l) col[l] = -1;
   for (int c = 0; c < n; ++c) {
@@ -325,7 +400,7 @@ static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D,
   while (lanes < GRIT_DUAL_N && col[lanes] >= 0) ++lanes;
   for (int l = 0; l < GRIT_DUAL_N; ++l) one &= l < lanes ? col[l] == col[0] + l : col[l] < 0;
   if (!lanes) return;
-  if (!one) {
+  if (!one || !by_rows) {
     for (int c = 0; c < n; ++c)
       for (int l = 0; l < GRIT_DUAL_N; ++l) {
         const double s = seed[c].d[l];
@@ -350,26 +425,27 @@ static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D,
 }
 
 static RN_NOINLINE void add_columns_base(int n, const grit_dual *seed, const double *D, const double *A,
-                                         grit_dual *res) {
-  add_columns(n, seed, D, A, res);
+                                         grit_dual *res, int by_rows) {
+  add_columns(n, seed, D, A, res, by_rows);
 }
 
 #if RN_AVX2
 static RN_NOINLINE __attribute__((target("avx2"))) void add_columns_avx2(int n, const grit_dual *seed,
                                                                          const double *D, const double *A,
                                                                          grit_dual *res) {
-  add_columns(n, seed, D, A, res);
+  add_columns(n, seed, D, A, res, 1);
 }
 #endif
 
-void grit_rnea_add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res) {
+void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, const double *D, const double *A,
+                           grit_dual *res) {
 #if RN_AVX2
-  if (__builtin_cpu_supports("avx2")) {
+  if (!r->no_simd && __builtin_cpu_supports("avx2")) {
     add_columns_avx2(n, seed, D, A, res);
     return;
   }
 #endif
-  add_columns_base(n, seed, D, A, res);
+  add_columns_base(n, seed, D, A, res, !r->no_simd);
 }
 
 void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,

@@ -18,6 +18,7 @@
 #include "model_internal.h"
 
 enum { RATE_N = 18 }; /* the numbers of an inertia's rate (grit_rnea_inertia_rate) */
+enum { PK_N = 60 };   /* a dof's vectors packed for the SIMD pairs (derivatives_rnea.c) */
 
 typedef struct grit_rnea {
   char *on;               /* (ntree) the tree's dynamics are covered by the analytic partials */
@@ -32,6 +33,8 @@ typedef struct grit_rnea {
   double *wq, *wv;        /* (6 nv) a column's wrench felt by the dofs above it (positions, velocities) */
   double *DQ, *DV;        /* (nM) per tree, row-major: h dID/dq0 and h dc/dv0 */
   double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
+  double *pk;             /* (PK_N nv) the dofs' vectors in pairs of lanes, for the SIMD pairs */
+  int no_simd;            /* the baseline build, scalar pairs, columns one by one (the tests: the same bits) */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
   grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
@@ -70,8 +73,9 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
 
 /* The seeded columns of a tree's n x n row-major D (A non-NULL: of D - A) into its rows:
  * res[i].d[l] += seed[c].d[l] (D_ic - A_ic) for every seed seed[c].d[l] != 0, each entry the same
- * operations as column by column (derivatives_residual.c's rnea_rows). */
-void grit_rnea_add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res);
+ * operations as column by column (derivatives_residual.c's rnea_rows; r->no_simd: column by column). */
+void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, const double *D, const double *A,
+                           grit_dual *res);
 
 /* g[j] += d(z^T M(q0) z)/dq0_j for z fixed, over tree t's dofs (z and g tree-local, n entries): the
  * partials of a Delassus estimate's z^T A z without the dual mass matrix (derivatives_delassus.c). With
