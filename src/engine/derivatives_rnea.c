@@ -292,13 +292,15 @@ RN_AVX2_INLINE __m256d dot2(const double *a, const double *b) {
 static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
                                                                         double *DQ, double *DV, const grit_rnea *r) {
   const __m128d hh = _mm_set1_pd(h);
+  const double *pk = r->pk;
+  const int *grp = r->grp, *parent = m->dof_parent, gravcomp = r->any_gravcomp;
   for (int i = adr; i < adr + n; ++i) {
-    const double *rg = r->pk + (size_t)PK_N * i, *wi = rg + 48;
-    for (int j = i; j >= 0; j = m->dof_parent[j]) {
+    const double *rg = pk + (size_t)PK_N * i, *wi = rg + 48;
+    for (int j = i; j >= 0; j = parent[j]) {
       const int ii = i - adr, jj = j - adr;
-      const double *pj = r->pk + (size_t)PK_N * j;
+      const double *pj = pk + (size_t)PK_N * j;
       const __m256d t = _mm256_hadd_pd(dot2(rg, pj + 12), dot2(rg, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
-      const double g = r->any_gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
+      const double g = gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
       const __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(t), _mm_set_pd(-0.0, g)), hi = _mm256_extractf128_pd(t, 1);
       const __m128d e = _mm_mul_pd(hh, _mm_blend_pd(_mm_sub_pd(lo, hi), _mm_add_pd(lo, hi), 2));
       _mm_storel_pd(DQ + ii * n + jj, e);
@@ -306,7 +308,7 @@ static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const gr
       if (j == i) continue;
       const __m256d u = dot2(pj + 36, wi), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
       const __m128d f = _mm_mul_pd(hh, _mm_unpacklo_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1)));
-      if (r->grp[j] == r->grp[i]) DQ[jj * n + ii] = h * moved_q(r, j, i); /* a group's dofs turn each other */
+      if (grp[j] == grp[i]) DQ[jj * n + ii] = h * moved_q(r, j, i); /* a group's dofs turn each other */
       else _mm_storel_pd(DQ + jj * n + ii, f);
       _mm_storeh_pd(DV + jj * n + ii, f);
     }
