@@ -374,13 +374,10 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
 
 /* Whether any of x's partials is nonzero (or NaN): the bits of the eight, sign dropped, or-ed. */
 static RN_INLINE int any_partial(const grit_dual *x) {
-  uint64_t acc = 0;
-  for (int l = 0; l < GRIT_DUAL_N; ++l) {
-    uint64_t b;
-    memcpy(&b, &x->d[l], sizeof b);
-    acc |= b << 1;
-  }
-  return acc != 0;
+  uint64_t b[GRIT_DUAL_N], acc = 0;
+  memcpy(b, x->d, sizeof b);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc |= b[l];
+  return (acc << 1) != 0;
 }
 
 /* res_i.d[l] += s * (D_ic - A_ic) over the seeds s = seed[c].d[l] != 0, A NULL: zero. The passes seed
@@ -414,15 +411,18 @@ static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D,
   const int c0 = col[0];
   double s[GRIT_DUAL_N];
   for (int l = 0; l < lanes; ++l) s[l] = seed[c0 + l].d[l];
+  if (lanes < GRIT_DUAL_N) {
+    for (int i = 0; i < n; ++i)
+      for (int l = 0; l < lanes; ++l) res[i].d[l] += s[l] * (A ? D[i * n + c0 + l] - A[i * n + c0 + l] : D[i * n + c0 + l]);
+    return;
+  }
+  /* every lane: whole rows through a local copy (no aliasing to rule out); D - 0 is D, bit for bit */
+  static const double zero[GRIT_DUAL_N];
   for (int i = 0; i < n; ++i) {
-    const double *Di = D + i * n + c0, *Ai = A ? A + i * n + c0 : NULL;
-    double *ri = res[i].d;
-    if (lanes == GRIT_DUAL_N && Ai)
-      for (int l = 0; l < GRIT_DUAL_N; ++l) ri[l] += s[l] * (Di[l] - Ai[l]);
-    else if (lanes == GRIT_DUAL_N)
-      for (int l = 0; l < GRIT_DUAL_N; ++l) ri[l] += s[l] * Di[l];
-    else
-      for (int l = 0; l < lanes; ++l) ri[l] += s[l] * (Ai ? Di[l] - Ai[l] : Di[l]);
+    const double *Di = D + i * n + c0, *Ai = A ? A + i * n + c0 : zero;
+    double t[GRIT_DUAL_N];
+    for (int l = 0; l < GRIT_DUAL_N; ++l) t[l] = res[i].d[l] + s[l] * (Di[l] - Ai[l]);
+    memcpy(res[i].d, t, sizeof t);
   }
 }
 
