@@ -320,6 +320,7 @@ static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const gr
  * products at a time (the AVX2 build only). */
 static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
                                  const char *mk, grit_rnea *r, const int simd) {
+  (void)simd; /* read only by the AVX2 build */
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
