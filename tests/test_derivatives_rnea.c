@@ -247,3 +247,76 @@ Test(derivatives_rnea, chain_in_contact_against_central_differences) {
   cr_log_info("chain in contact: relative Frobenius error %.3g", rel);
   cr_expect(rel < 5e-9, "%.3g", rel);
 }
+
+/* The inertia's rate in 18 numbers (grit_rnea_inertia_rate) and its product (grit_rnea_rate_mulv)
+ * against the 6 x 6 matrix formed column by column, B e_c = V x* (I e_c) - I (V x e_c), as the
+ * recursion did before: the same values, bit for bit, on random inertias and twists (some entries zero). */
+static double lcg(unsigned long long *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(*s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+Test(derivatives_rnea, inertia_rate_same_bits_as_columns) {
+  unsigned long long seed = 12345;
+  static const int pos[RATE_N][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2},
+                                     {0, 4}, {0, 5}, {1, 3}, {1, 5}, {2, 3}, {2, 4}, {3, 2}, {4, 0}, {5, 1}};
+  for (int trial = 0; trial < 2000; ++trial) {
+    grit_sinertia s;
+    double V[6], x[6], full[36] = {0}, B[RATE_N] = {0}, y[6], yf[6];
+    s.m = 1.0 + lcg(&seed);
+    for (int i = 0; i < 3; ++i) s.h[i] = lcg(&seed);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j <= i; ++j) s.I[3 * i + j] = s.I[3 * j + i] = (i == j ? 2.0 : 0.0) + lcg(&seed);
+    for (int i = 0; i < 6; ++i) V[i] = trial % 7 == i ? 0.0 : 3.0 * lcg(&seed), x[i] = lcg(&seed);
+    for (int c = 0; c < 6; ++c) {
+      double e[6] = {0, 0, 0, 0, 0, 0}, Ie[6], a[6], t[6], u[6];
+      e[c] = 1.0;
+      grit_si_apply(Ie, &s, e);
+      grit_sv_cross_force(a, V, Ie);
+      grit_sv_cross_motion(t, V, e);
+      grit_si_apply(u, &s, t);
+      for (int i = 0; i < 6; ++i) full[6 * i + c] += a[i] - u[i];
+    }
+    grit_rnea_inertia_rate(B, &s, V);
+    int stored[36] = {0};
+    for (int k = 0; k < RATE_N; ++k) {
+      const int i = pos[k][0], c = pos[k][1];
+      cr_assert(B[k] == full[6 * i + c], "trial %d entry (%d, %d): %.17g, columns %.17g", trial, i, c, B[k], full[6 * i + c]);
+      stored[6 * i + c] = 1;
+    }
+    cr_assert(B[10] == full[6 * 5] && B[11] == full[6 * 3 + 1] && B[14] == full[6 * 4 + 2], "trial %d: the shared entries", trial);
+    stored[6 * 5] = stored[6 * 3 + 1] = stored[6 * 4 + 2] = 1;
+    for (int i = 0; i < 36; ++i) cr_assert(stored[i] || full[i] == 0.0, "trial %d: entry %d is %.3g, not zero", trial, i, full[i]);
+    grit_rnea_rate_mulv(y, B, x);
+    for (int i = 0; i < 6; ++i) {
+      double acc = 0.0;
+      for (int j = 0; j < 6; ++j) acc += full[6 * i + j] * x[j];
+      yf[i] = acc;
+      cr_assert(y[i] == yf[i], "trial %d row %d: %.17g, 6 x 6 %.17g", trial, i, y[i], yf[i]);
+    }
+  }
+}
+
+/* The recursions' AVX2 build (the pairs four dot products at a time, grit_rnea_add_columns a row at a
+ * time) against the baseline build (rn.no_simd): the same operations, so A and B bit for bit, on the
+ * chain (gravity compensation, two hinges on a body), the tree (free and ball groups) and the balls. */
+static void same_bits_without_simd(const char *xml, grit_contact_model model, int steps) {
+  grit_model *m;
+  grit_data *d = prepare(xml, &m, model, steps);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->rn_valid, "the analytic path ran");
+  d->deriv->rn.no_simd = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(memcmp(A1, A2, sizeof(double) * (size_t)nx * nx) == 0, "A: the same bits");
+  cr_assert(memcmp(B1, B2, sizeof(double) * ((size_t)nx * nu + 1)) == 0, "B: the same bits");
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_rnea, chain_same_bits_without_simd) { same_bits_without_simd(CHAIN, GRIT_CONTACT_LAGGED, 150); }
+Test(derivatives_rnea, tree_same_bits_without_simd) { same_bits_without_simd(TREE, GRIT_CONTACT_SAP, 150); }
+Test(derivatives_rnea, balls_same_bits_without_simd) { same_bits_without_simd(BALLS, GRIT_CONTACT_LAGGED, 100); }

@@ -412,12 +412,7 @@ static void rnea_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
   const grit_dual *seed = vel ? w->v0 : w->dq;
   const double *D = (vel ? w->rn.DV : w->rn.DQ) + a0, *A = d->Aprev + a0;
   for (int i = 0; i < n; ++i) w->r[adr + i] = grit_dual_scale(w->force[adr + i], -h);
-  for (int c = 0; c < n; ++c)
-    for (int l = 0; l < GRIT_DUAL_N; ++l) {
-      const double s = seed[adr + c].d[l];
-      if (s == 0.0) continue;
-      for (int i = 0; i < n; ++i) w->r[adr + i].d[l] += s * (vel ? D[i * n + c] - A[i * n + c] : D[i * n + c]);
-    }
+  grit_rnea_add_columns(&w->rn, n, seed + adr, D, vel ? A : NULL, w->r + adr);
 }
 
 /* A new residual evaluation: the stamps of the last one expire. */

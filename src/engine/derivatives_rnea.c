@@ -9,6 +9,7 @@
  * and acceleration Q_j of the body before j's group. Power invariance cancels the rigid part in the rows
  * of the moved dofs, so each entry is a few dot products of per-dof and per-column 6-vectors with
  * composite (subtree) sums: O(n depth) pairs, each about 24 multiply-adds. */
+#include <stdint.h>
 #include <string.h>
 
 #include "actuation.h"
@@ -17,6 +18,22 @@
 #include "fluid.h"
 #include "grit/constraints.h"
 
+/* The recursions are also compiled for AVX2 and chosen at run time, as derivatives_quadgrad.c's sweep:
+ * the same operations in the same order, no fused multiply-adds (-ffp-contract=off; the target has no
+ * FMA), so the same bits on any x86-64 processor (GRIT_NO_AVX2: the baseline only). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define RN_AVX2 1
+#else
+#define RN_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define RN_INLINE inline __attribute__((always_inline))
+#define RN_NOINLINE __attribute__((noinline))
+#else
+#define RN_INLINE inline
+#define RN_NOINLINE
+#endif
+
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv;
   GRIT_CARVE(c, r->on, m->ntree);
@@ -24,7 +41,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   GRIT_CARVE(c, r->grp, nv);
   GRIT_CARVE(c, r->Ic, nb);
   GRIT_CARVE(c, r->Gc, nb);
-  GRIT_CARVE(c, r->Bc, 36 * nb);
+  GRIT_CARVE(c, r->Bc, RATE_N * nb);
   GRIT_CARVE(c, r->Hc, 6 * nb);
   GRIT_CARVE(c, r->Fc, 6 * nb);
   GRIT_CARVE(c, r->acc, 6 * nb);
@@ -35,6 +52,7 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   GRIT_CARVE(c, r->zt, 6 * nb);
   GRIT_CARVE(c, r->zh, 6 * nb);
   GRIT_CARVE(c, r->zp, 6 * nv);
+  GRIT_CARVE(c, r->pk, (size_t)PK_N * nv);
   grit_momentum_layout(m, &r->mom, c);
 }
 
@@ -73,30 +91,59 @@ static inline void si_scale_add(grit_sinertia *r, double a, const grit_sinertia 
   for (int i = 0; i < 9; ++i) r->I[i] += a * s->I[i];
 }
 
-static inline void mat6_mulv(double y[6], const double B[36], const double x[6]) {
-  for (int i = 0; i < 6; ++i) {
-    double s = 0.0;
-    for (int j = 0; j < 6; ++j) s += B[6 * i + j] * x[j];
-    y[i] = s;
-  }
+/* The rate B = V x* I - I (V x) of a spatial inertia I moving with the twist V, as 18 numbers (RATE_N):
+ * its nonzero entries, each the very operations of the column-by-column product B e_c = V x* (I e_c) -
+ * I (V x e_c) with the products by the zeros and ones of e_c and of V x e_c left out (exact: a zero
+ * added, a factor one), so the same bits. B's lower-right 3 x 3 block is zero, and of its off-diagonal
+ * blocks (+-[m v + w x h]x in exact arithmetic) the entries that come out of the same operations are
+ * stored once: (1,3) = (3,1), (2,4) = (4,2), (0,5) = (5,0). Layout: the upper-left 3 x 3 (row-major),
+ * then (0,4) (0,5) (1,3) (1,5) (2,3) (2,4) (3,2) (4,0) (5,1). */
+static RN_INLINE void inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]) {
+  const double i0 = s->I[0], i1 = s->I[1], i2 = s->I[2], i3 = s->I[3], i4 = s->I[4], i5 = s->I[5], i6 = s->I[6],
+               i7 = s->I[7], i8 = s->I[8], h0 = s->h[0], h1 = s->h[1], h2 = s->h[2], m = s->m;
+  const double v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
+  const double a01 = v4 * h1 + v5 * h2, a02 = v3 * h0 + v5 * h2, a12 = v3 * h0 + v4 * h1;
+  double b[RATE_N];
+  b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);
+  b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));
+  b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));
+  b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));
+  b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);
+  b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));
+  b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));
+  b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));
+  b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);
+  b[9] = (v1 * h0 - v5 * m) - v0 * h1;        /* (0,4) */
+  b[10] = (v2 * h0 + v4 * m) - v0 * h2;       /* (0,5) = (5,0) */
+  b[11] = (v0 * h1 + v5 * m) - v1 * h0;       /* (1,3) = (3,1) */
+  b[12] = (v2 * h1 - v3 * m) - v1 * h2;       /* (1,5) */
+  b[13] = (v0 * h2 - v4 * m) - v2 * h0;       /* (2,3) */
+  b[14] = (v1 * h2 + v3 * m) - v2 * h1;       /* (2,4) = (4,2) */
+  b[15] = -(v2 * h0 + (v4 * m - v0 * h2));    /* (3,2) */
+  b[16] = -(v0 * h1 + (v5 * m - v1 * h0));    /* (4,0) */
+  b[17] = -(v1 * h2 + (v3 * m - v2 * h1));    /* (5,1) */
+  for (int k = 0; k < RATE_N; ++k) B[k] += b[k];
 }
 
-/* Adds B = V x* I - I (V x) to Bc (column by column: B e_c = V x* (I e_c) - I (V x e_c)). */
-static void add_inertia_rate(double Bc[36], const grit_sinertia *I, const double V[6]) {
-  for (int c = 0; c < 6; ++c) {
-    double e[6] = {0, 0, 0, 0, 0, 0}, Ie[6], a[6], t[6], u[6];
-    e[c] = 1.0;
-    si_mul(Ie, I, e);
-    grit_sv_cross_force(a, V, Ie);
-    grit_sv_cross_motion(t, V, e);
-    si_mul(u, I, t);
-    for (int i = 0; i < 6; ++i) Bc[6 * i + c] += a[i] - u[i];
-  }
+/* y = B x for B in grit_rnea_inertia_rate's layout: the 6 x 6 product's sums in their order, without the
+ * zero entries' products (exact). */
+static RN_INLINE void rate_mulv(double y[6], const double B[RATE_N], const double x[6]) {
+  const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4], x5 = x[5];
+  y[0] = (((B[0] * x0 + B[1] * x1) + B[2] * x2) + B[9] * x4) + B[10] * x5;
+  y[1] = (((B[3] * x0 + B[4] * x1) + B[5] * x2) + B[11] * x3) + B[12] * x5;
+  y[2] = (((B[6] * x0 + B[7] * x1) + B[8] * x2) + B[13] * x3) + B[14] * x4;
+  y[3] = B[11] * x1 + B[15] * x2;
+  y[4] = B[16] * x0 + B[14] * x2;
+  y[5] = B[10] * x0 + B[17] * x1;
 }
+
+void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]) { inertia_rate(B, s, V); }
+
+void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]) { rate_mulv(y, B, x); }
 
 /* Body accelerations (with a = (v - v0) / h), forces, the dofs' P, Q, R, and each body's own terms in
  * the composite arrays (the backward pass sums them). */
-static void forward(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
+static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
                     const double a0[6], grit_rnea *r) {
   for (int b = 1; b < m->nbody; ++b) {
     if (!kin_body_on(m, k, b)) continue;
@@ -132,32 +179,32 @@ static void forward(const grit_model *m, const grit_kin *k, const double *v0, co
       sv_axpy(f, -m->body_gravcomp[b], t);
       si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
     }
-    memset(r->Bc + 36 * b, 0, 36 * sizeof(double));
-    add_inertia_rate(r->Bc + 36 * b, I, V);
+    memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
+    inertia_rate(r->Bc + RATE_N * b, I, V);
   }
   for (int b = m->nbody - 1; b > 0; --b) { /* composite (subtree) sums */
     const int p = m->body_parent[b];
     if (p <= 0 || !kin_body_on(m, k, b)) continue;
     si_scale_add(&r->Ic[p], 1.0, &r->Ic[b]);
     si_scale_add(&r->Gc[p], 1.0, &r->Gc[b]);
-    for (int i = 0; i < 36; ++i) r->Bc[36 * p + i] += r->Bc[36 * b + i];
+    for (int i = 0; i < RATE_N; ++i) r->Bc[RATE_N * p + i] += r->Bc[RATE_N * b + i];
     for (int i = 0; i < 6; ++i) r->Hc[6 * p + i] += r->Hc[6 * b + i], r->Fc[6 * p + i] += r->Fc[6 * b + i];
   }
 }
 
 /* Per dof i (body kb, S = S_i): the row vectors g1 = Gc S, g2 = Ic S, g6 = Bc S - S x* Hc, and the
  * column vectors of dof i as a column. */
-static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const double a0[6], grit_rnea *r) {
+static RN_INLINE void dof_vectors(const grit_model *m, const grit_kin *k, int i, const double a0[6], grit_rnea *r) {
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *P = r->P + 6 * i, *Q = r->Q + 6 * i, *R = r->R + 6 * i;
   const grit_sinertia *Ic = &r->Ic[kb], *Gc = &r->Gc[kb];
-  const double *Bc = r->Bc + 36 * kb, *Hc = r->Hc + 6 * kb, *Fc = r->Fc + 6 * kb;
-  double *g1 = r->g1 + 6 * i, *g2 = r->g2 + 6 * i, *g6 = r->g6 + 6 * i, t[6], t2[6];
+  const double *Bc = r->Bc + RATE_N * kb, *Hc = r->Hc + 6 * kb, *Fc = r->Fc + 6 * kb;
+  double *g1 = r->g1 + 6 * i, *g2 = r->g2 + 6 * i, *g6 = r->g6 + 6 * i, t[6], bs[6], sh[6];
   if (r->any_gravcomp) si_mul(g1, Gc, S);
   si_mul(g2, Ic, S);
-  mat6_mulv(g6, Bc, S);
-  grit_sv_cross_force(t, S, Hc);
-  for (int c = 0; c < 6; ++c) g6[c] -= t[c];
+  rate_mulv(bs, Bc, S); /* Bc S and S x* Hc: in the row vector g6 and the velocity column wv */
+  grit_sv_cross_force(sh, S, Hc);
+  for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
   /* position column: u = S x a0, Y = S x P, z = -S x Q + Y x P; wq = S x* Fc + Gc u + Ic z - Bc Y - Y x* Hc */
   double *u = r->cu + 6 * i, *Y = r->cy + 6 * i, *z = r->cz + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
   grit_sv_cross_motion(u, S, a0);
@@ -172,7 +219,7 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   }
   si_mul(t, Ic, z);
   sv_axpy(wq, 1.0, t);
-  mat6_mulv(t, Bc, Y);
+  rate_mulv(t, Bc, Y);
   sv_axpy(wq, -1.0, t);
   grit_sv_cross_force(t, Y, Hc);
   sv_axpy(wq, -1.0, t);
@@ -181,24 +228,98 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, int i, const dou
   grit_sv_cross_motion(t, S, R);
   for (int c = 0; c < 6; ++c) e[c] = k->cdof_dot[6 * i + c] - t[c];
   si_mul(wv, Ic, e);
-  mat6_mulv(t, Bc, S);
-  grit_sv_cross_force(t2, S, Hc);
-  for (int c = 0; c < 6; ++c) wv[c] += t[c] + t2[c];
+  for (int c = 0; c < 6; ++c) wv[c] += bs[c] + sh[c];
   memcpy(r->R + 6 * i, e, 6 * sizeof(double));  /* R is read no more: e in its place */
 }
 
 /* Row i of column j's position entry when dof i moves with dof j (i after j in its subtree, or in its
  * group): the rigid part cancels, leaving the non-covariant terms. */
-static inline double moved_q(const grit_rnea *r, int i, int j) {
+static RN_INLINE double moved_q(const grit_rnea *r, int i, int j) {
   return (r->any_gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0) + grit_sv_dot(r->g2 + 6 * i, r->cz + 6 * j) -
          grit_sv_dot(r->g6 + 6 * i, r->cy + 6 * j);
 }
 
-void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
-                        const char *mask, grit_rnea *r) {
-  const char *mk = mask ? mask : r->on, *saved = k->tree_mask;
-  k->tree_mask = mk;
-  grit_kin_velocities(m, v0, k);
+/* The entries of DQ, DV of dof i and the dofs j on its path to the root (i itself included). */
+static RN_INLINE void pairs_scalar(const grit_model *m, const grit_kin *k, double h, int i, int adr, int n,
+                                   double *DQ, double *DV, const grit_rnea *r) {
+  for (int j = i; j >= 0; j = m->dof_parent[j]) {
+    const int ii = i - adr, jj = j - adr;
+    DQ[ii * n + jj] = h * moved_q(r, i, j);
+    DV[ii * n + jj] = h * (grit_sv_dot(r->g2 + 6 * i, r->R + 6 * j) + grit_sv_dot(r->g6 + 6 * i, k->cdof + 6 * j));
+    if (j == i) continue;
+    const double *Sj = k->cdof + 6 * j;
+    /* row j above column i: S_j moves with dof i only within a group (a ball's dofs turn each other) */
+    DQ[jj * n + ii] = h * (r->grp[j] == r->grp[i] ? moved_q(r, j, i) : grit_sv_dot(Sj, r->wq + 6 * i));
+    DV[jj * n + ii] = h * grit_sv_dot(Sj, r->wv + 6 * i);
+  }
+}
+
+#if RN_AVX2
+#include <immintrin.h>
+
+#define RN_AVX2_INLINE static inline __attribute__((always_inline, target("avx2")))
+
+/* The pairs of two 6-vectors x, y in the lanes of three 256-bit chunks: chunk k is (x_k, x_k+3, y_k, y_k+3). */
+static RN_INLINE void pack2(double *p, const double x[6], const double y[6]) {
+  for (int c = 0; c < 3; ++c) p[4 * c] = x[c], p[4 * c + 1] = x[c + 3], p[4 * c + 2] = y[c], p[4 * c + 3] = y[c + 3];
+}
+
+/* Dof i's vectors packed (pack2) for the SIMD pairs: the rows (g2, g6) and the columns (cz, cy),
+ * (R, S), (S, S) and (wq, wv). */
+static RN_INLINE void pack_dof(const grit_kin *k, int i, grit_rnea *r) {
+  double *p = r->pk + (size_t)PK_N * i;
+  const double *S = k->cdof + 6 * i;
+  pack2(p, r->g2 + 6 * i, r->g6 + 6 * i);
+  pack2(p + 12, r->cz + 6 * i, r->cy + 6 * i);
+  pack2(p + 24, r->R + 6 * i, S);
+  pack2(p + 36, S, S);
+  pack2(p + 48, r->wq + 6 * i, r->wv + 6 * i);
+}
+
+/* Two of grit_sv_dot's products of packed vectors in one: lane 0 (1) holds the top (bottom) three terms
+ * of the first dot, a0 b0 + (a1 b1 + a2 b2), lanes 2 and 3 the second's; the same operations. */
+RN_AVX2_INLINE __m256d dot2(const double *a, const double *b) {
+  __m256d p = _mm256_mul_pd(_mm256_loadu_pd(a + 8), _mm256_loadu_pd(b + 8));
+  p = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a + 4), _mm256_loadu_pd(b + 4)), p);
+  return _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a), _mm256_loadu_pd(b)), p);
+}
+
+/* pairs_scalar's entries of a tree (dofs adr .. adr + n - 1) in the same operations, four dot products
+ * at a time. Row i, column j (j on i's path): (g1.cu + g2.cz) - g6.cy, the gravcomp term 0.0 without
+ * gravity compensation as in moved_q (lane 1 adds -0.0: no change), and g2.R + g6.S; row j, column i:
+ * S.wq, S.wv. */
+static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
+                                                                        double *DQ, double *DV, const grit_rnea *r) {
+  const __m128d hh = _mm_set1_pd(h);
+  const double *pk = r->pk;
+  const int *grp = r->grp, *parent = m->dof_parent, gravcomp = r->any_gravcomp;
+  for (int i = adr; i < adr + n; ++i) {
+    const double *rg = pk + (size_t)PK_N * i, *wi = rg + 48;
+    for (int j = i; j >= 0; j = parent[j]) {
+      const int ii = i - adr, jj = j - adr;
+      const double *pj = pk + (size_t)PK_N * j;
+      const __m256d t = _mm256_hadd_pd(dot2(rg, pj + 12), dot2(rg, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
+      const double g = gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
+      const __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(t), _mm_set_pd(-0.0, g)), hi = _mm256_extractf128_pd(t, 1);
+      const __m128d e = _mm_mul_pd(hh, _mm_blend_pd(_mm_sub_pd(lo, hi), _mm_add_pd(lo, hi), 2));
+      _mm_storel_pd(DQ + ii * n + jj, e);
+      _mm_storeh_pd(DV + ii * n + jj, e);
+      if (j == i) continue;
+      const __m256d u = dot2(pj + 36, wi), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
+      const __m128d f = _mm_mul_pd(hh, _mm_unpacklo_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1)));
+      if (grp[j] == grp[i]) DQ[jj * n + ii] = h * moved_q(r, j, i); /* a group's dofs turn each other */
+      else _mm_storel_pd(DQ + jj * n + ii, f);
+      _mm_storeh_pd(DV + jj * n + ii, f);
+    }
+  }
+}
+#endif
+
+/* The recursions and the entries of DQ, DV for the trees of mk; simd (a constant): the pairs four dot
+ * products at a time (the AVX2 build only). */
+static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
+                                 const char *mk, grit_rnea *r, const int simd) {
+  (void)simd; /* read only by the AVX2 build */
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
@@ -206,27 +327,127 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
     if (mk[m->dof_tree[i]]) {
       dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
+#if RN_AVX2
+      if (simd) pack_dof(k, i, r);
+#endif
     }
   for (int t = 0; t < m->ntree; ++t) {
     if (!mk[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    /* the entries of dofs not on one path are zero: the arena's calloc made them so, and no call writes them */
     double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];
-    memset(DQ, 0, sizeof(double) * (size_t)(n * n));
-    memset(DV, 0, sizeof(double) * (size_t)(n * n));
-    for (int i = adr; i < adr + n; ++i) {
-      for (int j = i; j >= 0; j = m->dof_parent[j]) { /* j on i's path to the root, i itself included */
-        const int ii = i - adr, jj = j - adr;
-        DQ[ii * n + jj] = h * moved_q(r, i, j);
-        DV[ii * n + jj] = h * (grit_sv_dot(r->g2 + 6 * i, r->R + 6 * j) + grit_sv_dot(r->g6 + 6 * i, k->cdof + 6 * j));
-        if (j == i) continue;
-        const double *Sj = k->cdof + 6 * j;
-        /* row j above column i: S_j moves with dof i only within a group (a ball's dofs turn each other) */
-        DQ[jj * n + ii] = h * (r->grp[j] == r->grp[i] ? moved_q(r, j, i) : grit_sv_dot(Sj, r->wq + 6 * i));
-        DV[jj * n + ii] = h * grit_sv_dot(Sj, r->wv + 6 * i);
-      }
+#if RN_AVX2
+    if (simd) {
+      tree_pairs_simd(m, h, adr, n, DQ, DV, r);
+      continue;
+    }
+#endif
+    for (int i = adr; i < adr + n; ++i) pairs_scalar(m, k, h, i, adr, n, DQ, DV, r);
+  }
+}
+
+static RN_NOINLINE void recursions_base(const grit_model *m, const grit_kin *k, const double *v0, const double *v,
+                                        double h, const char *mk, grit_rnea *r) {
+  recursions(m, k, v0, v, h, mk, r, 0);
+}
+
+#if RN_AVX2
+static RN_NOINLINE __attribute__((target("avx2"))) void recursions_avx2(const grit_model *m, const grit_kin *k,
+                                                                        const double *v0, const double *v, double h,
+                                                                        const char *mk, grit_rnea *r) {
+  recursions(m, k, v0, v, h, mk, r, 1);
+}
+#endif
+
+void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
+                        const char *mask, grit_rnea *r) {
+  const char *mk = mask ? mask : r->on, *saved = k->tree_mask;
+  k->tree_mask = mk;
+  grit_kin_velocities(m, v0, k);
+#if RN_AVX2
+  if (!r->no_simd && __builtin_cpu_supports("avx2")) recursions_avx2(m, k, v0, v, h, mk, r);
+  else
+#endif
+    recursions_base(m, k, v0, v, h, mk, r);
+  k->tree_mask = saved;
+}
+
+/* Whether any of x's partials is nonzero (or NaN): the bits of the eight, sign dropped, or-ed. */
+static RN_INLINE int any_partial(const grit_dual *x) {
+  uint64_t b[GRIT_DUAL_N], acc = 0;
+  memcpy(b, x->d, sizeof b);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc |= b[l];
+  return (acc << 1) != 0;
+}
+
+/* res_i.d[l] += s * (D_ic - A_ic) over the seeds s = seed[c].d[l] != 0, A NULL: zero. The passes seed
+ * lane l with column c0 + l (derivatives.c's run_pass): then each row takes its lanes at once from a
+ * contiguous piece of D's row; any other seeding, column by column. Each entry gets the same one
+ * product and sum either way (a lane has one seeded column in the first case). */
+static RN_INLINE void add_columns(int n, const grit_dual *seed, const double *D, const double *A, grit_dual *res,
+                                  int by_rows) {
+  int col[GRIT_DUAL_N], lanes = 0, one = 1;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) col[l] = -1;
+  for (int c = 0; c < n; ++c) {
+    if (!any_partial(&seed[c])) continue;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      if (seed[c].d[l] == 0.0) continue;
+      one &= col[l] < 0; /* a second column in lane l */
+      col[l] = c;
     }
   }
-  k->tree_mask = saved;
+  while (lanes < GRIT_DUAL_N && col[lanes] >= 0) ++lanes;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) one &= l < lanes ? col[l] == col[0] + l : col[l] < 0;
+  if (!lanes) return;
+  if (!one || !by_rows) {
+    for (int c = 0; c < n; ++c)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) {
+        const double s = seed[c].d[l];
+        if (s == 0.0) continue;
+        for (int i = 0; i < n; ++i) res[i].d[l] += s * (A ? D[i * n + c] - A[i * n + c] : D[i * n + c]);
+      }
+    return;
+  }
+  const int c0 = col[0];
+  double s[GRIT_DUAL_N];
+  for (int l = 0; l < lanes; ++l) s[l] = seed[c0 + l].d[l];
+  if (lanes < GRIT_DUAL_N) {
+    for (int i = 0; i < n; ++i)
+      for (int l = 0; l < lanes; ++l) res[i].d[l] += s[l] * (A ? D[i * n + c0 + l] - A[i * n + c0 + l] : D[i * n + c0 + l]);
+    return;
+  }
+  /* every lane: whole rows through a local copy (no aliasing to rule out); D - 0 is D, bit for bit */
+  static const double zero[GRIT_DUAL_N];
+  for (int i = 0; i < n; ++i) {
+    const double *Di = D + i * n + c0, *Ai = A ? A + i * n + c0 : zero;
+    double t[GRIT_DUAL_N];
+    for (int l = 0; l < GRIT_DUAL_N; ++l) t[l] = res[i].d[l] + s[l] * (Di[l] - Ai[l]);
+    memcpy(res[i].d, t, sizeof t);
+  }
+}
+
+static RN_NOINLINE void add_columns_base(int n, const grit_dual *seed, const double *D, const double *A,
+                                         grit_dual *res, int by_rows) {
+  add_columns(n, seed, D, A, res, by_rows);
+}
+
+#if RN_AVX2
+static RN_NOINLINE __attribute__((target("avx2"))) void add_columns_avx2(int n, const grit_dual *seed,
+                                                                         const double *D, const double *A,
+                                                                         grit_dual *res) {
+  add_columns(n, seed, D, A, res, 1);
+}
+#endif
+
+void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, const double *D, const double *A,
+                           grit_dual *res) {
+#if RN_AVX2
+  if (!r->no_simd && __builtin_cpu_supports("avx2")) {
+    add_columns_avx2(n, seed, D, A, res);
+    return;
+  }
+#endif
+  add_columns_base(n, seed, D, A, res, !r->no_simd);
 }
 
 void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,

@@ -17,12 +17,15 @@
 #include "kinematics.h"
 #include "model_internal.h"
 
+enum { RATE_N = 18 }; /* the numbers of an inertia's rate (grit_rnea_inertia_rate) */
+enum { PK_N = 60 };   /* a dof's vectors packed for the SIMD pairs (derivatives_rnea.c) */
+
 typedef struct grit_rnea {
   char *on;               /* (ntree) the tree's dynamics are covered by the analytic partials */
   char *spin;             /* (ntree) the tree has a ball or free joint (the momentum correction's bodies) */
   int *grp;               /* (nv) first dof of the dof's group (a ball's or a free joint's rotation: 3) */
   grit_sinertia *Ic, *Gc; /* (nbody) composite inertias, and of gravcomp * inertia */
-  double *Bc;             /* (36 nbody) composite d/dt of the inertias along the motion (symmetric) */
+  double *Bc;             /* (RATE_N nbody) composite d/dt of the inertias along the motion (grit_rnea_inertia_rate) */
   double *Hc, *Fc, *acc;  /* (6 nbody) composite momenta, composite forces, body accelerations */
   double *P, *Q, *R;      /* (6 nv) twist and acceleration before the dof's group, twist after it */
   double *g1, *g2, *g6;   /* (6 nv) Gc S, Ic S, Bc S - S x* Hc at the dof's body */
@@ -30,6 +33,8 @@ typedef struct grit_rnea {
   double *wq, *wv;        /* (6 nv) a column's wrench felt by the dofs above it (positions, velocities) */
   double *DQ, *DV;        /* (nM) per tree, row-major: h dID/dq0 and h dc/dv0 */
   double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
+  double *pk;             /* (PK_N nv) the dofs' vectors in pairs of lanes, for the SIMD pairs */
+  int no_simd;            /* the baseline build, scalar pairs, columns one by one (the tests: the same bits) */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
   grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
@@ -44,6 +49,15 @@ static inline int grit_rnea_body_spins(const grit_model *m, int b) {
   return 0;
 }
 
+/* B += V x* I - I (V x), the rate of the spatial inertia s moving with the twist V, in RATE_N numbers: the
+ * nonzero entries of the 6 x 6 matrix, upper-left 3 x 3 row-major, then (0,4) (0,5) (1,3) (1,5) (2,3) (2,4)
+ * (3,2) (4,0) (5,1); (5,0) = (0,5), (3,1) = (1,3), (4,2) = (2,4); the lower-right 3 x 3 is zero. The
+ * same bits as the 6 x 6 product column by column, B e_c = V x* (s e_c) - s (V x e_c). */
+void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const double V[6]);
+
+/* y = B x for B in grit_rnea_inertia_rate's layout, the bits of the 6 x 6 product's row sums. */
+void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]);
+
 /* Carves the arrays (arena.h: twice, measuring then carving). */
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
 
@@ -56,6 +70,12 @@ void grit_rnea_trees(const grit_model *m, grit_rnea *r);
  * kinematics k (positions at q0; its velocities are set here to v0), a = (v - v0) / h. */
 void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
                         const char *mask, grit_rnea *r);
+
+/* The seeded columns of a tree's n x n row-major D (A non-NULL: of D - A) into its rows:
+ * res[i].d[l] += seed[c].d[l] (D_ic - A_ic) for every seed seed[c].d[l] != 0, each entry the same
+ * operations as column by column (derivatives_residual.c's rnea_rows; r->no_simd: column by column). */
+void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, const double *D, const double *A,
+                           grit_dual *res);
 
 /* g[j] += d(z^T M(q0) z)/dq0_j for z fixed, over tree t's dofs (z and g tree-local, n entries): the
  * partials of a Delassus estimate's z^T A z without the dual mass matrix (derivatives_delassus.c). With
