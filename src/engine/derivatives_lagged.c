@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_lagged.c — the Lagged contacts' rank-one terms of dr/dv0 in the derivative call: listed by
+ * tree before the passes, their slopes g taken from a position pass's spare lane or evaluated here, and
+ * added to the velocity columns' right-hand sides. */
+#include <math.h>
+
+#include "constraints.h"
+#include "contact_model.h"
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "solver.h"
+
+/* The Lagged model's gamma_n0 depends on v0 through v_n0 = (J v0)_n only, so each Lagged contact adds
+ * a rank-one term to dr/dv0: -J^T g (J_n), g = d gamma / d v_n0 (through gamma_n0 and, when the
+ * regularization is on, eps). The contacts are listed by tree here; g is marked unknown (NaN), taken
+ * from a position pass's spare dual lane where there is one (grit_deriv_dual_residual), and evaluated
+ * by lagged_finish for the others. */
+void grit_deriv_lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nt = m->ntree;
+  w->lag_lane = -1;
+  for (int t = 0; t <= nt; ++t) w->lag_ptr[t] = 0;
+  if (d->settings.contact_model != GRIT_CONTACT_LAGGED) return;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const int nc = d->stats.nconstraints;
+  int ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || grit_deriv_constraint_inert(k)) continue;
+    for (int q = 0; q < k->ntree; ++q) w->lag_ptr[k->tree[q] + 1]++;
+    ne += k->ntree;
+    for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = NAN;
+  }
+  for (int t = 0; t < nt; ++t) w->lag_ptr[t + 1] += w->lag_ptr[t];
+  for (int t = 0; t < nt; ++t) w->stamp[t] = w->lag_ptr[t];
+  ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || grit_deriv_constraint_inert(k)) continue;
+    for (int q = 0; q < k->ntree; ++q) w->lag[w->stamp[k->tree[q]]++] = i;
+    ne += k->ntree;
+  }
+}
+
+/* g of the contacts no position pass gave (one dual direction: the contact's parameters, Jacobian and
+ * velocity at the step), and J^T g of each, before the velocity passes read them (lagged_rhs). */
+void grit_deriv_lagged_finish(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  w->lag_lane = -1;
+  if (d->settings.contact_model != GRIT_CONTACT_LAGGED) return;
+  const double h = m->opt.timestep;
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  const int nc = d->stats.nconstraints;
+  int ne = 0;
+  for (int i = 0; i < nc && ne + 2 <= w->cap_edges; ++i) {
+    const grit_constraint *k = &c[i];
+    if (k->kind != GRIT_CONSTRAINT_LAGGED || grit_deriv_constraint_inert(k)) continue;
+    ne += k->ntree;
+    double *g = w->lag_g + 3 * i, *y = w->lag_y + (size_t)2 * w->maxn * i;
+    if (g[0] != g[0]) {
+      double vn0 = 0.0;
+      for (int q = 0; q < k->ntree; ++q) {
+        const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+        const double *J = jstore + k->joff[q];
+        for (int j = 0; j < n; ++j) vn0 += J[2 * n + j] * d->vprev[adr + j];
+      }
+      grit_contact_params_dual p;
+      p.phi0 = grit_dual_const(k->p.phi0);
+      p.k = grit_dual_const(k->p.k);
+      p.d = grit_dual_const(k->p.d);
+      p.mu = grit_dual_const(k->p.mu);
+      p.tau_d = grit_dual_const(k->p.tau_d);
+      p.eps = grit_dual_const(k->p.eps);
+      p.Rn = grit_dual_const(k->p.Rn);
+      p.vhat = grit_dual_const(k->p.vhat);
+      p.smooth = grit_dual_const(k->p.smooth);
+      p.soft = grit_dual_const(k->p.soft);
+      p.gn0 = grit_contact_lagged_normal_impulse_dual(&p, h, grit_dual_var(vn0, 0));
+      grit_params_finalize_dual(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
+      grit_dual vc[3], gamma[3], G[9];
+      for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->vc[q]);
+      grit_constraint_eval_dual(k->kind, &p, h, vc, gamma, G);
+      for (int q = 0; q < 3; ++q) g[q] = gamma[q].d[0];
+    }
+    for (int q = 0; q < k->ntree; ++q) { /* J^T g, the same for every dof of the contact's trees */
+      const int n = m->tree_dofnum[k->tree[q]];
+      const double *J = jstore + k->joff[q];
+      for (int j = 0; j < n; ++j) y[q * w->maxn + j] = J[j] * g[0] + J[n + j] * g[1] + J[2 * n + j] * g[2];
+    }
+  }
+}
+
+/* Adds to x (= -dr/dv0 of dof `dof`, in tree t) the Lagged contacts' terms J^T g J_n[dof], J^T g kept. */
+void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x) {
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  /* the loop's invariants in locals: x may alias nothing read here, but the compiler cannot know */
+  const int nt = m->tree_dofnum[t], row = 2 * nt + dof - m->tree_dofadr[t], maxn = w->maxn;
+  const int *lag = w->lag, e0 = w->lag_ptr[t], e1 = w->lag_ptr[t + 1];
+  const double *lag_y = w->lag_y;
+  for (int e = e0; e < e1; ++e) {
+    const grit_constraint *k = &c[lag[e]];
+    const double s = jstore[k->joff[k->tree[0] == t ? 0 : 1] + row];
+    if (s == 0.0) continue;
+    const double *y = lag_y + (size_t)2 * maxn * lag[e]; /* J^T g (lagged_finish) */
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]];
+      double *restrict xq = x + m->tree_dofadr[k->tree[q]];
+      const double *restrict yq = y + q * maxn;
+      if (n == 6) /* a free body: a fixed count the compiler unrolls, the same operations */
+        for (int j = 0; j < 6; ++j) xq[j] += s * yq[j];
+      else
+        for (int j = 0; j < n; ++j) xq[j] += s * yq[j];
+    }
+  }
+}
