@@ -18,7 +18,9 @@
 #include "solver.h"
 #include "treechol.h"
 
-enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 64 }; /* rows per group: a contact's three share one contraction */
+/* ROWS: rows per group (a contact's three share one contraction). MAXN: the largest tree (the support
+ * lists encode an entry (i, j) as i MAXN + j in 16 bits; MuJoCo's composite cloth is one tree of 166) */
+enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 256 };
 
 /* Tree t's lower-triangle entries of A with partials in this evaluation, listed once per evaluation:
  * a pass seeds a few dofs, and A's entries of two dofs whose joints lie outside their chains do not
@@ -104,7 +106,7 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
   for (int t = 0; t < m->ntree; ++t) {
     double lo = 1e300, hi = 0.0;
     const int a = m->tree_madr[t];
-    w->dt_ok[t] = w->delassus_tree_solve && m->tree_dofnum[t] <= MAXN && grit_treechol_a_keeps_pattern(m, t) &&
+    w->dt_ok[t] = w->delassus_tree_solve && m->tree_dofnum[t] <= 64 && grit_treechol_a_keeps_pattern(m, t) &&
                   grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
   }
 }
