@@ -136,3 +136,57 @@ Test(derivatives_chain, position_columns_match_central_differences) {
   grit_data_free(d), grit_data_free(d2);
   grit_model_free(m), grit_model_free(m2);
 }
+
+/* Joint friction, equalities and tendons in a tree (grit_cx_rows): a pass moving none of the bodies
+ * their rows read takes the rows' kept values (derivatives_chain.c, cx_out). Six legs with feet sites,
+ * a spring tendon between two feet, a tendon held at its length between two others, two knees coupled
+ * by a joint equality and dry friction on a hip: A and B equal entry by entry to the full passes'. */
+#define SLEG(y, x, name)                                                                                 \
+  " <body pos='" x " " y " -0.05'><joint name='h" name "' type='hinge' axis='0 1 0' range='-60 60'"      \
+  " frictionloss='0.2'/><geom type='capsule' fromto='0 0 0 0.02 0 -0.25' size='0.03' mass='1'/>"       \
+  "  <body pos='0.02 0 -0.25'><joint name='k" name "' type='hinge' axis='0.1 1 0' range='-80 0'/>"       \
+  "   <geom type='capsule' fromto='0 0 0 -0.02 0 -0.25' size='0.025' mass='0.7'/>"                       \
+  "   <site name='f" name "' pos='-0.02 0 -0.25'/></body></body>"
+static const char *XML_CX =
+    "<mujoco><option timestep='0.002'/>"
+    "<worldbody><geom type='plane' size='3 3 0.1'/>"
+    "<body pos='0 0 0.62'><freejoint/><geom type='box' size='0.25 0.1 0.05' mass='4'/>"
+    SLEG("0.08", "0.2", "1") SLEG("-0.08", "0.2", "2") SLEG("0.08", "0", "3") SLEG("-0.08", "0", "4")
+    SLEG("0.08", "-0.2", "5") SLEG("-0.08", "-0.2", "6")
+    "</body></worldbody>"
+    "<tendon><spatial name='t1' stiffness='200' damping='2'><site site='f1'/><site site='f2'/></spatial>"
+    "<spatial name='t2'><site site='f5'/><site site='f6'/></spatial></tendon>"
+    "<equality><tendon tendon1='t2'/><joint joint1='k3' joint2='k4'/></equality>"
+    "<actuator><motor joint='h1' gear='5'/><motor joint='h3' gear='5'/><motor joint='h5' gear='5'/></actuator>"
+    "</mujoco>";
+
+Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = GRIT_CONTACT_SAP;
+  s.rel_tol = 1e-10;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double u[3] = {0.2, -0.1, 0.1};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  for (int i = 0; i < 150; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->chain_skips[2] > 0, "cx rows left out: %lu", d->deriv->chain_skips[2]);
+  d->deriv->no_chain = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  int differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}

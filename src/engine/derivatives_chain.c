@@ -26,6 +26,7 @@
 #include "data_internal.h"
 #include "derivatives_chain.h"
 #include "derivatives_simd.h"
+#include "grit/constraints.h"
 #include "solver.h"
 
 /* The kept parameters: the fields of grit_contact_params_dual, all dual numbers. */
@@ -170,5 +171,82 @@ int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_d
   velocity(m, d, k, js, vc);
   w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
   subtract_jt(m, k, js, gamma, w->r);
+  return 1;
+}
+
+/* ------------------------------------------------------------------ joint friction, equalities, tendons */
+
+static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
+  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+    if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+      if (w->bmoved[m->jnt_body[m->wrap_obj[e]]]) return 1;
+      continue;
+    }
+    if (m->wrap_obj[e] >= 0 && w->bmoved[m->site_body[m->wrap_obj[e]]]) return 1;
+    if (m->wrap_geom[e] >= 0 && w->bmoved[m->geom_body[m->wrap_geom[e]]]) return 1;
+  }
+  return 0;
+}
+
+/* Whether the pass moves a body the rows of constraint k read (1 when unsure: the full path). */
+static int cx_moved(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k) {
+  switch (k->kind) {
+    case GRIT_CONSTRAINT_FRICTION: return 0; /* J = e_dof, k: constants */
+    case GRIT_CONSTRAINT_EQUALITY:
+    case GRIT_CONSTRAINT_EQUALITY_1D: {
+      const int eq = k->source / 2, type = m->eq_type[eq];
+      for (int o = 0; o < 2; ++o) {
+        const int x = m->eq_obj[2 * eq + o];
+        if (x < 0) continue;
+        if (type == GRIT_EQ_CONNECT || type == GRIT_EQ_WELD) {
+          if (w->bmoved[x]) return 1;
+        } else if (type == GRIT_EQ_JOINT) {
+          if (w->bmoved[m->jnt_body[x]]) return 1;
+        } else if (type == GRIT_EQ_TENDON) {
+          if (tendon_moved(m, w, x)) return 1;
+        } else {
+          return 1;
+        }
+      }
+      return 0;
+    }
+    case GRIT_CONSTRAINT_TENDON_LIMIT: return tendon_moved(m, w, k->source / 2);
+    case GRIT_CONSTRAINT_TENDON_FRICTION:
+    case GRIT_CONSTRAINT_TENDON_SPRING: return tendon_moved(m, w, k->source);
+    default: return 1;
+  }
+}
+
+void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                              const grit_contact_params_dual *p, grit_dual *const J[2]) {
+  if (w->no_chain || w->inertial_in || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] == w->ckeep_call) return;
+  double *s = slot(w, i);
+  grit_dual f[NPARAM];
+  memcpy(f, p, sizeof f);
+  for (int j = 0; j < NPARAM; ++j) s[j] = f[j].v;
+  double *js = s + NPARAM;
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = k->dim * m->tree_dofnum[k->tree[q]];
+    for (int j = 0; j < n; ++j) js[j] = J[q][j].v;
+    js += n;
+  }
+  w->ckeep_at[i] = w->ckeep_call;
+}
+
+int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                            grit_contact_params_dual *p, grit_dual *const J[2]) {
+  if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
+    return 0;
+  const double *s = slot(w, i);
+  grit_dual f[NPARAM];
+  for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
+  memcpy(p, f, sizeof *p);
+  const double *js = s + NPARAM;
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = k->dim * m->tree_dofnum[k->tree[q]];
+    for (int j = 0; j < n; ++j) J[q][j] = grit_dual_const(js[j]);
+    js += n;
+  }
+  w->chain_skips[2]++;
   return 1;
 }

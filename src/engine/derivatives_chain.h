@@ -65,4 +65,15 @@ static inline int grit_deriv_chain_contact(const grit_model *m, const grit_data 
   return w->chain_on && grit_deriv_chain_contact_out(m, d, w, i, k, mmask, lin_w, skip_qconst);
 }
 
+/* Joint friction, equalities and tendons (grit_cx_rows): the full path keeps the values of the rows'
+ * parameters and of J's dim rows per tree once per call; a pass that moves none of the bodies the
+ * rows read (an equality's bodies, a joint's, a tendon's sites, wrapping geometries and joints) takes
+ * them as constants instead of evaluating the rows on dual numbers (whose partials would be zeros):
+ * cx_out fills p and J and returns 1, or returns 0 (skipping off, a body moved, nothing kept). The
+ * rest of the constraint's path (its Delassus estimate, law and J^T gamma) runs as before. */
+void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                              const grit_contact_params_dual *p, grit_dual *const J[2]);
+int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
+                            grit_contact_params_dual *p, grit_dual *const J[2]);
+
 #endif

@@ -115,7 +115,7 @@ struct grit_deriv_ws {
   int no_chain;                           /* nonzero: every body and contact in every pass (tests) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
-  unsigned long chain_skips[2];           /* bodies and contact evaluations left out so far (tests) */
+  unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an

@@ -577,8 +577,10 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
        * estimate's z is kept, J has no partials there, jacobian_span reads the dof's column) */
       J[0][k->source - m->tree_dofadr[k->tree[0]]] = grit_dual_const(1.0);
       p.k = grit_dual_const(m->dof_frictionloss[k->source]);
-    } else { /* joint friction, equalities, tendons (constraints_extra_generic.h) */
+    } else if (!grit_deriv_chain_cx_out(m, w, i, k, &p, J)) { /* else kept: a pass not moving its bodies */
+      /* joint friction, equalities, tendons (constraints_extra_generic.h) */
       grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
+      grit_deriv_chain_cx_keep(m, w, i, k, &p, J);
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
     /* position passes: the qconst trees' factor is the constant w->Ad (prepare_passes) */
