@@ -82,26 +82,33 @@ void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const 
   }
 }
 
+/* A length-driven actuator's force before the gear: the raw force, with the implicit damping's
+ * predicted stretch (a site's length stays 0: none) or, explicit, clamped to its range. */
+static GS GS_NAME(actuator_tendon_force)(const grit_model *m, int a, GS len, GS vel, GS act, double h, int implicit) {
+  const double *bp = m->act_biasprm + 3 * a;
+  GS f = GS_NAME(actuator_raw)(m, a, len, vel, act);
+  if (implicit) {
+    if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
+      f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+  } else if (m->act_forcelimited[a]) {
+    f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
+  }
+  return f;
+}
+
 /* grit_actuator_tendon_apply over the entries nz[0 .. nnz - 1] (increasing) of Jt alone: the same
  * operations in the same order but for the terms of zero entries (a zero J_i, value and partials, adds
  * an exact zero: only the sign of a zero sum may differ). */
 static void GS_NAME(actuator_tendon_sparse)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
                                             const GS *v0, const GS *w, double h, GS *force, GS *A) {
   const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+  const double g = m->act_gear[a];
   GS Ld = GS_C(0.0);
   for (int k = 0; k < nnz; ++k) Ld = GS_FMA(Jt[nz[k]], v0[adr + nz[k]], Ld);
   const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
   const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
   if (force) {
-    GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
-    if (implicit) {
-      if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
-        f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
-    } else if (m->act_forcelimited[a]) {
-      f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
-    }
-    const GS gf = GS_SCALE(f, g);
+    const GS gf = GS_SCALE(GS_NAME(actuator_tendon_force)(m, a, len, vel, w[a], h, implicit), g);
     for (int k = 0; k < nnz; ++k) force[adr + nz[k]] = GS_FMA(gf, Jt[nz[k]], force[adr + nz[k]]);
   }
   if (!A || !implicit) return;
@@ -120,7 +127,7 @@ static void GS_NAME(actuator_tendon_sparse)(const grit_model *m, int a, GS L, co
 void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
                                          const GS *v0, const GS *w, double h, GS *force, GS *A) {
   const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+  const double g = m->act_gear[a];
   if (nz) { /* only the listed entries of J: the others are exact zeros, whose terms add nothing */
     GS_NAME(actuator_tendon_sparse)(m, a, L, Jt, nz, nnz, v0, w, h, force, A);
     return;
@@ -130,14 +137,7 @@ void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const
   const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
   const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
   if (force) {
-    GS f = GS_NAME(actuator_raw)(m, a, len, vel, w[a]);
-    if (implicit) { /* (a site's length stays 0: no predicted stretch) */
-      if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0 && m->act_trntype[a] != GRIT_TRN_SITE)
-        f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
-    } else if (m->act_forcelimited[a]) {
-      f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
-    }
-    const GS gf = GS_SCALE(f, g);
+    const GS gf = GS_SCALE(GS_NAME(actuator_tendon_force)(m, a, len, vel, w[a], h, implicit), g);
     for (int i = 0; i < n; ++i) force[adr + i] = GS_FMA(gf, Jt[i], force[adr + i]);
   }
   if (!A || !implicit) return;

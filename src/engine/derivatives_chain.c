@@ -41,6 +41,18 @@ static double *slot(const grit_deriv_ws *w, int i) {
   return w->ckeep + (size_t)i * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn);
 }
 
+/* A constraint's parameters' values into a slot, and back as constants. */
+static void keep_params(double *s, const grit_contact_params_dual *p) {
+  grit_dual f[NPARAM];
+  memcpy(f, p, sizeof f);
+  for (int j = 0; j < NPARAM; ++j) s[j] = f[j].v;
+}
+static void kept_params(const double *s, grit_contact_params_dual *p) {
+  grit_dual f[NPARAM];
+  for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
+  memcpy(p, f, sizeof *p);
+}
+
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   const size_t n = (size_t)keep_cap(w);
   GRIT_CARVE(c, w->bmoved, m->nbody);
@@ -92,9 +104,7 @@ int grit_deriv_chain_body_out(grit_deriv_ws *w, int b) {
 void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                                const grit_contact_params_dual *p, const grit_dual *const J[2]) {
   double *s = slot(w, i);
-  grit_dual f[NPARAM];
-  memcpy(f, p, sizeof f);
-  for (int j = 0; j < NPARAM; ++j) s[j] = f[j].v;
+  keep_params(s, p);
   double *js = s + NPARAM;
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]];
@@ -109,9 +119,7 @@ void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, con
 static void kept_inputs(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                         grit_contact_params_dual *p, grit_dual *J[2], const double *js[2]) {
   const double *s = slot(w, i);
-  grit_dual f[NPARAM];
-  for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
-  memcpy(p, f, sizeof *p);
+  kept_params(s, p);
   const int n0 = k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0;
   J[0] = w->J, J[1] = w->J + n0;
   js[0] = s + NPARAM, js[1] = s + NPARAM + n0;
@@ -221,9 +229,7 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
                               const grit_contact_params_dual *p, grit_dual *const J[2]) {
   if (w->no_chain || w->inertial_in || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] == w->ckeep_call) return;
   double *s = slot(w, i);
-  grit_dual f[NPARAM];
-  memcpy(f, p, sizeof f);
-  for (int j = 0; j < NPARAM; ++j) s[j] = f[j].v;
+  keep_params(s, p);
   double *js = s + NPARAM;
   for (int q = 0; q < k->ntree; ++q) {
     const int n = k->dim * m->tree_dofnum[k->tree[q]];
@@ -238,9 +244,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
-  grit_dual f[NPARAM];
-  for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
-  memcpy(p, f, sizeof *p);
+  kept_params(s, p);
   const double *js = s + NPARAM;
   for (int q = 0; q < k->ntree; ++q) {
     const int n = k->dim * m->tree_dofnum[k->tree[q]];
