@@ -96,49 +96,27 @@ static GS GS_NAME(actuator_tendon_force)(const grit_model *m, int a, GS len, GS 
   return f;
 }
 
-/* grit_actuator_tendon_apply over the entries nz[0 .. nnz - 1] (increasing) of Jt alone: the same
- * operations in the same order but for the terms of zero entries (a zero J_i, value and partials, adds
- * an exact zero: only the sign of a zero sum may differ). */
-static void GS_NAME(actuator_tendon_sparse)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
-                                            const GS *v0, const GS *w, double h, GS *force, GS *A) {
-  const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  const double g = m->act_gear[a];
-  GS Ld = GS_C(0.0);
-  for (int k = 0; k < nnz; ++k) Ld = GS_FMA(Jt[nz[k]], v0[adr + nz[k]], Ld);
-  const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
-  const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
-  if (force) {
-    const GS gf = GS_SCALE(GS_NAME(actuator_tendon_force)(m, a, len, vel, w[a], h, implicit), g);
-    for (int k = 0; k < nnz; ++k) force[adr + nz[k]] = GS_FMA(gf, Jt[nz[k]], force[adr + nz[k]]);
-  }
-  if (!A || !implicit) return;
-  double kq, kv;
-  grit_actuator_slopes(m, a, &kq, &kv);
-  const double c = h * kv + h * h * kq;
-  if (c == 0.0) return;
-  GS *At = A + m->tree_madr[t];
-  for (int k = 0; k < nnz; ++k) {
-    const int i = nz[k];
-    const GS ci = GS_SCALE(Jt[i], c);
-    for (int l = 0; l < nnz; ++l) At[i * n + nz[l]] = GS_FMA(ci, Jt[nz[l]], At[i * n + nz[l]]);
-  }
-}
-
+/* With nz: only J's entries nz[0 .. nnz - 1] (increasing), the same operations in the same order but
+ * for the terms of zero entries (a zero J_i, value and partials, adds an exact zero: only the sign of a
+ * zero sum may differ); without: all n of the actuator's tree. */
 void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const GS *Jt, const int *nz, int nnz,
                                          const GS *v0, const GS *w, double h, GS *force, GS *A) {
   const int t = m->dof_tree[m->act_dof[a]], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int cnt = nz ? nnz : n; /* entry k is nz[k], or k */
   const double g = m->act_gear[a];
-  if (nz) { /* only the listed entries of J: the others are exact zeros, whose terms add nothing */
-    GS_NAME(actuator_tendon_sparse)(m, a, L, Jt, nz, nnz, v0, w, h, force, A);
-    return;
-  }
   GS Ld = GS_C(0.0); /* J is zero outside the tendon's one tree (grit_actuator_compile_tendons) */
-  for (int i = 0; i < n; ++i) Ld = GS_FMA(Jt[i], v0[adr + i], Ld);
+  for (int k = 0; k < cnt; ++k) {
+    const int i = nz ? nz[k] : k;
+    Ld = GS_FMA(Jt[i], v0[adr + i], Ld);
+  }
   const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
   const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
   if (force) {
     const GS gf = GS_SCALE(GS_NAME(actuator_tendon_force)(m, a, len, vel, w[a], h, implicit), g);
-    for (int i = 0; i < n; ++i) force[adr + i] = GS_FMA(gf, Jt[i], force[adr + i]);
+    for (int k = 0; k < cnt; ++k) {
+      const int i = nz ? nz[k] : k;
+      force[adr + i] = GS_FMA(gf, Jt[i], force[adr + i]);
+    }
   }
   if (!A || !implicit) return;
   double kq, kv;
@@ -146,9 +124,13 @@ void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const
   const double c = h * kv + h * h * kq;
   if (c == 0.0) return;
   GS *At = A + m->tree_madr[t];
-  for (int i = 0; i < n; ++i) {
+  for (int k = 0; k < cnt; ++k) {
+    const int i = nz ? nz[k] : k;
     const GS ci = GS_SCALE(Jt[i], c);
-    for (int j = 0; j < n; ++j) At[i * n + j] = GS_FMA(ci, Jt[j], At[i * n + j]);
+    for (int l = 0; l < cnt; ++l) {
+      const int j = nz ? nz[l] : l;
+      At[i * n + j] = GS_FMA(ci, Jt[j], At[i * n + j]);
+    }
   }
 }
 

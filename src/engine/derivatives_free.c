@@ -24,15 +24,7 @@ int grit_deriv_free_velocity_closed(const grit_model *m, const grit_deriv_ws *w,
   return w->qconst[t] && !w->no_free_closed && w->act_ptr[t] == w->act_ptr[t + 1];
 }
 
-static void cross3(double r[3], const double a[3], const double b[3]) {
-  r[0] = a[1] * b[2] - a[2] * b[1];
-  r[1] = a[2] * b[0] - a[0] * b[2];
-  r[2] = a[0] * b[1] - a[1] * b[0];
-}
 
-static void mulv3(double r[3], const double M[9], const double x[3]) {
-  for (int i = 0; i < 3; ++i) r[i] = M[3 * i] * x[0] + M[3 * i + 1] * x[1] + M[3 * i + 2] * x[2];
-}
 
 /* dtb/dw (row-major) of the couple of grit_momentum_correction for a body with its centre of mass at its
  * joint's anchor: L = I w, g = w x L, w~ = w - h I^-1 g, q = exp(-h w~) (grit_quat_exp, its series
@@ -40,34 +32,34 @@ static void mulv3(double r[3], const double M[9], const double x[3]) {
  * operations, one direction e_k of w at a time. */
 static void couple_jacobian(const double I[9], const double w[3], double h, double T[9]) {
   double L[3], g[3], adj[9], x[3], th[3];
-  mulv3(L, I, w);
-  cross3(g, w, L);
+  grit_dm_mulv3(L, I, w);
+  grit_dm_cross3(g, w, L);
   const double det = grit_sym3_adjugate(I, adj); /* I^-1 = adj / det (dyn_sym3_solve) */
-  mulv3(x, adj, g);
+  grit_dm_mulv3(x, adj, g);
   for (int i = 0; i < 3; ++i) th[i] = -h * (w[i] - h * (x[i] / det));
   const double t2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2];
   double c, s, dc, ds; /* q = (c, s th); dc, ds: d c / d t2, d s / d t2 */
   grit_quat_exp_coeffs(t2, &c, &s, &dc, &ds);
   double u[3], p[3];
   for (int i = 0; i < 3; ++i) u[i] = s * th[i];
-  cross3(p, u, L);
+  grit_dm_cross3(p, u, L);
   for (int k = 0; k < 3; ++k) {
     double dL[3], dg[3], a[3], b[3], dx[3], dth[3], du[3], dp[3], dr[3];
     for (int i = 0; i < 3; ++i) dL[i] = I[3 * i + k];
     const double e[3] = {k == 0, k == 1, k == 2};
-    cross3(a, e, L);
-    cross3(b, w, dL);
+    grit_dm_cross3(a, e, L);
+    grit_dm_cross3(b, w, dL);
     for (int i = 0; i < 3; ++i) dg[i] = a[i] + b[i];
-    mulv3(dx, adj, dg);
+    grit_dm_mulv3(dx, adj, dg);
     for (int i = 0; i < 3; ++i) dth[i] = -h * (e[i] - h * (dx[i] / det));
     const double dt2 = 2.0 * (th[0] * dth[0] + th[1] * dth[1] + th[2] * dth[2]);
     const double dcv = dc * dt2, dsv = ds * dt2;
     for (int i = 0; i < 3; ++i) du[i] = s * dth[i] + dsv * th[i];
-    cross3(a, du, L);
-    cross3(b, u, dL);
+    grit_dm_cross3(a, du, L);
+    grit_dm_cross3(b, u, dL);
     for (int i = 0; i < 3; ++i) dp[i] = a[i] + b[i];
-    cross3(a, du, p);
-    cross3(b, u, dp);
+    grit_dm_cross3(a, du, p);
+    grit_dm_cross3(b, u, dp);
     for (int i = 0; i < 3; ++i) dr[i] = dL[i] + 2.0 * (dcv * p[i] + c * dp[i] + a[i] + b[i]);
     for (int i = 0; i < 3; ++i) T[3 * i + k] = (dL[i] - dr[i]) * (1.0 / h) - dg[i];
   }
@@ -79,12 +71,12 @@ void grit_deriv_free_velocity_rows(const grit_model *m, const grit_data *d, grit
   const double *I = m->body_inertia + 9 * b, *wb = d->vprev + adr + 3;
   double C[9] = {0}; /* dc/dw: [w]x I - [I w]x (+ dtb/dw) */
   double L[3];
-  mulv3(L, I, wb);
+  grit_dm_mulv3(L, I, wb);
   for (int k = 0; k < 3; ++k) { /* column k: d (w x I w) / d w_k = e_k x L + w x I e_k */
     const double e[3] = {k == 0, k == 1, k == 2}, Ik[3] = {I[k], I[3 + k], I[6 + k]};
     double a[3], bb[3];
-    cross3(a, e, L);
-    cross3(bb, wb, Ik);
+    grit_dm_cross3(a, e, L);
+    grit_dm_cross3(bb, wb, Ik);
     for (int i = 0; i < 3; ++i) C[3 * i + k] = a[i] + bb[i];
   }
   if (!m->opt.explicit_gyroscopic) {

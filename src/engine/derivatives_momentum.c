@@ -27,16 +27,7 @@ static int spins(const grit_model *m, int b) {
   return 0;
 }
 
-static void cross3(double r[3], const double a[3], const double b[3]) {
-  r[0] = a[1] * b[2] - a[2] * b[1];
-  r[1] = a[2] * b[0] - a[0] * b[2];
-  r[2] = a[0] * b[1] - a[1] * b[0];
-}
 
-/* r = M x, M row-major 3 x 3. */
-static void mulv3(double r[3], const double M[9], const double x[3]) {
-  for (int i = 0; i < 3; ++i) r[i] = M[3 * i] * x[0] + M[3 * i + 1] * x[1] + M[3 * i + 2] * x[2];
-}
 
 /* y = rot(exp(th)) x (grit_quat_exp, grit_quat_rotate) and its Jacobian Jy = dy/dw from Jth = dth/dw and
  * Jx = dx/dw (all 3 x 3 row-major, column k the direction e_k of w). */
@@ -47,20 +38,20 @@ static void rotate_exp(const double th[3], const double Jth[9], const double x[3
   grit_quat_exp_coeffs(t2, &c, &s, &dc, &ds);
   double u[3], t[3], ut[3]; /* y = x + c t + u x t, t = 2 u x x */
   for (int i = 0; i < 3; ++i) u[i] = s * th[i];
-  cross3(t, u, x);
+  grit_dm_cross3(t, u, x);
   for (int i = 0; i < 3; ++i) t[i] *= 2.0;
-  cross3(ut, u, t);
+  grit_dm_cross3(ut, u, t);
   for (int i = 0; i < 3; ++i) y[i] = c * t[i] + x[i] + ut[i];
   for (int k = 0; k < 3; ++k) {
     const double dth[3] = {Jth[k], Jth[3 + k], Jth[6 + k]}, dx[3] = {Jx[k], Jx[3 + k], Jx[6 + k]};
     const double dt2 = 2.0 * (th[0] * dth[0] + th[1] * dth[1] + th[2] * dth[2]);
     double du[3], a[3], b[3], dt[3], dut[3];
     for (int i = 0; i < 3; ++i) du[i] = s * dth[i] + ds * dt2 * th[i];
-    cross3(a, du, x);
-    cross3(b, u, dx);
+    grit_dm_cross3(a, du, x);
+    grit_dm_cross3(b, u, dx);
     for (int i = 0; i < 3; ++i) dt[i] = 2.0 * (a[i] + b[i]);
-    cross3(a, du, t);
-    cross3(b, u, dt);
+    grit_dm_cross3(a, du, t);
+    grit_dm_cross3(b, u, dt);
     for (int i = 0; i < 3; ++i) dut[i] = a[i] + b[i];
     for (int i = 0; i < 3; ++i) Jy[3 * i + k] = dc * dt2 * t[i] + c * dt[i] + dx[i] + dut[i];
   }
@@ -69,18 +60,18 @@ static void rotate_exp(const double th[3], const double Jth[9], const double x[3
 void grit_momentum_body(const double I[9], double mass, const double r[3], const double w[3], double h, double tb[3],
                         double Tt[9], double fb[3], double Tf[9]) {
   double L[3], g[3], adj[9], x[3], wp[3], th[3], Jg[9], Jwp[9], Jth[9], Lr[3], JLr[9];
-  mulv3(L, I, w);
-  cross3(g, w, L); /* the explicit gyroscopic torque */
+  grit_dm_mulv3(L, I, w);
+  grit_dm_cross3(g, w, L); /* the explicit gyroscopic torque */
   const double det = grit_sym3_adjugate(I, adj); /* I^-1 = adj / det (dyn_sym3_solve) */
-  mulv3(x, adj, g);
+  grit_dm_mulv3(x, adj, g);
   for (int i = 0; i < 3; ++i) wp[i] = w[i] - h * (x[i] / det), th[i] = -h * wp[i]; /* w~, -h w~ */
   for (int k = 0; k < 3; ++k) { /* dg = e_k x L + w x I e_k; dw~ = e_k - h I^-1 dg */
     const double e[3] = {k == 0, k == 1, k == 2}, Ik[3] = {I[k], I[3 + k], I[6 + k]};
     double a[3], b[3], dg[3], dx[3];
-    cross3(a, e, L);
-    cross3(b, w, Ik);
+    grit_dm_cross3(a, e, L);
+    grit_dm_cross3(b, w, Ik);
     for (int i = 0; i < 3; ++i) dg[i] = a[i] + b[i];
-    mulv3(dx, adj, dg);
+    grit_dm_mulv3(dx, adj, dg);
     for (int i = 0; i < 3; ++i) {
       Jg[3 * i + k] = dg[i];
       Jwp[3 * i + k] = e[i] - h * (dx[i] / det);
@@ -96,25 +87,25 @@ void grit_momentum_body(const double I[9], double mass, const double r[3], const
     return;
   }
   double y[3], Jy[9], yr[3], Jyr[9], c1[3], a[3];
-  cross3(y, wp, r);
+  grit_dm_cross3(y, wp, r);
   for (int k = 0; k < 3; ++k) { /* dy = dw~ x r */
     const double dw[3] = {Jwp[k], Jwp[3 + k], Jwp[6 + k]};
     double t[3];
-    cross3(t, dw, r);
+    grit_dm_cross3(t, dw, r);
     for (int i = 0; i < 3; ++i) Jy[3 * i + k] = t[i];
   }
   for (int i = 0; i < 3; ++i) th[i] = -th[i];
   for (int i = 0; i < 9; ++i) Jth[i] = -Jth[i];
   rotate_exp(th, Jth, y, Jy, yr, Jyr); /* exp(h w~) (w~ x r) */
-  cross3(c1, w, r);
-  cross3(a, w, c1);
+  grit_dm_cross3(c1, w, r);
+  grit_dm_cross3(a, w, c1);
   for (int i = 0; i < 3; ++i) fb[i] = mass * ((yr[i] - y[i]) * (1.0 / h) - a[i]);
   for (int k = 0; k < 3; ++k) { /* da = e_k x (w x r) + w x (e_k x r) */
     const double e[3] = {k == 0, k == 1, k == 2};
     double p[3], q[3], t[3];
-    cross3(p, e, c1);
-    cross3(t, e, r);
-    cross3(q, w, t);
+    grit_dm_cross3(p, e, c1);
+    grit_dm_cross3(t, e, r);
+    grit_dm_cross3(q, w, t);
     for (int i = 0; i < 3; ++i) Tf[3 * i + k] = mass * ((Jyr[3 * i + k] - Jy[3 * i + k]) * (1.0 / h) - (p[i] + q[i]));
   }
 }
@@ -143,7 +134,7 @@ void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, gr
     double W[6], fw[3], n[3], G[18], A[9], B[9], C[9];
     grit_m3_mulv(W, R, tb);
     grit_m3_mulv(fw, R, fb);
-    cross3(n, xc, fw);
+    grit_dm_cross3(n, xc, fw);
     for (int i = 0; i < 3; ++i) W[i] += root ? n[i] : 0.0, W[3 + i] = root ? fw[i] : 0.0;
     grit_m3_mul(A, R, Tt);
     grit_m3_mult(B, A, R); /* R Tt R^T */
@@ -152,7 +143,7 @@ void grit_momentum_wrenches(const grit_model *m, const grit_kin *k, double h, gr
     for (int c = 0; c < 3; ++c) {
       const double col[3] = {C[c], C[3 + c], C[6 + c]};
       double t[3];
-      cross3(t, xc, col);
+      grit_dm_cross3(t, xc, col);
       for (int i = 0; i < 3; ++i) G[3 * i + c] = B[3 * i + c] + t[i], G[3 * (3 + i) + c] = col[i];
     }
     for (int a = b; a > 0; a = m->body_parent[a]) { /* the subtree sums of its ancestors */

@@ -21,6 +21,17 @@
 
 #include <math.h>
 
+/* r = a x b and r = M x (M row-major 3 x 3, each row summed left to right) on doubles, for the closed
+ * forms of the momentum correction and of the free bodies' rows (derivatives_free.c); r must not alias. */
+static inline void grit_dm_cross3(double r[3], const double a[3], const double b[3]) {
+  r[0] = a[1] * b[2] - a[2] * b[1];
+  r[1] = a[2] * b[0] - a[0] * b[2];
+  r[2] = a[0] * b[1] - a[1] * b[0];
+}
+static inline void grit_dm_mulv3(double r[3], const double M[9], const double x[3]) {
+  for (int i = 0; i < 3; ++i) r[i] = M[3 * i] * x[0] + M[3 * i + 1] * x[1] + M[3 * i + 2] * x[2];
+}
+
 /* The adjugate of a symmetric 3 x 3 matrix I (row-major) into adj, and its determinant: I^-1 = adj / det,
  * the operations of the step's dyn_sym3_solve. Shared like grit_quat_exp_coeffs below. */
 static inline double grit_sym3_adjugate(const double I[9], double adj[9]) {
