@@ -109,6 +109,9 @@ struct grit_deriv_ws {
   int no_momentum_closed;                 /* nonzero: the momentum correction on dual numbers in rnea_bias */
   char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
+  char *tnA;                              /* (ntree) a length-fn actuator's implicit slopes in the tree's
+                                           * block of A move with q0 (not a fixed tendon's): the analytic
+                                           * path adds their partials (grit_deriv_tendon_operator_rows) */
   /* position passes that skip the bodies and contacts no seeded dof moves (derivatives_chain.c) */
   char *bmoved;                           /* (nbody) the bodies the pass's seeds move */
   int chain_on;                           /* this pass skips the others */

@@ -459,7 +459,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     any_m = any_v = 0;
     for (int t = 0; t < m->ntree; ++t) {
       w->rmask[t] = rn && w->rn.on[t];
-      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || (need_w && !lin_w));
+      /* the Delassus estimates' partials take z^T dM z from rn (derivatives_delassus.c), not the tendons'
+       * moving slopes: a dual A for those trees */
+      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || (need_w && (!lin_w || w->tnA[t])));
       w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t] && !w->rmask[t];
       any_m |= w->mask2[t];
       any_v |= w->mask3[t];
@@ -513,6 +515,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     for (int t = 0; t < m->ntree; ++t) {
       if (skip_qconst && w->rmask[t]) {
         rnea_rows(m, d, w, t, h, 0);
+        if (w->tnA[t]) grit_deriv_tendon_operator_rows(m, w, t, d->vsol, d->vprev, w->r); /* A's tendon slopes */
         continue;
       }
       grit_tree_mulv_dual(m, w->A, t, w->tmp, w->r);

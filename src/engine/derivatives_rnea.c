@@ -58,10 +58,8 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
   for (int t = 0; t < m->ntree; ++t) r->on[t] = 1, r->spin[t] = 0; /* fluid forces: fluid_partials.c adds theirs */
-  for (int a = 0; a < m->nu; ++a) /* a fixed tendon's Jacobian is constant: its terms in A do not move */
-    if (grit_actuator_has_length_fn(m, a) &&
-        !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))
-      r->on[m->dof_tree[m->act_dof[a]]] = 0;
+  /* a tendon, slider-crank or site actuator's implicit slopes in A move with q0: the position passes add
+   * their partials from the transmissions' dual moments (derivatives_tendon.c, w->tnA) */
   r->any_gravcomp = 0;
   for (int b = 1; b < m->nbody; ++b) {
     const int t = m->body_tree[b];

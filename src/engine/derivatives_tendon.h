@@ -69,4 +69,13 @@ void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *f
  * nnz0 (only those are set); evaluated if needed. */
 const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w);
 
+/* A position pass on the analytic path (derivatives_rnea.c), tree t: adds to r's rows the partials of
+ * A_t(q) x, A_t the implicit slopes c J_a^T J_a of the tree's moved length-fn actuators that are not
+ * fixed tendons (c = g^2 (h kv + h^2 kq), where the step treated a implicitly), x = v - v0 (the solution
+ * and the state's velocities),
+ * with J_a this evaluation's dual moments (after grit_deriv_tendon_position). Only r's partials are
+ * meant: the values of these terms are in the step's A. */
+void grit_deriv_tendon_operator_rows(const grit_model *m, grit_deriv_ws *w, int t, const double *v, const double *v0,
+                                     grit_dual *r);
+
 #endif
