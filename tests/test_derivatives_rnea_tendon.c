@@ -13,6 +13,7 @@
 
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "derivatives_tendon.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -192,6 +193,46 @@ Test(derivatives_rnea_tendon, against_central_differences) {
     const double rel = against_fd(m, GRIT_CONTACT_LAGGED, 20, 1e-6);
     cr_log_info("model %d: relative Frobenius error of A, B %.3g", k, rel);
     cr_expect(rel < 1e-7, "model %d: %.3g", k, rel);
+    grit_model_free(m);
+  }
+}
+
+/* The spatial tendons' lengths and moments on four lanes (derivatives_tendon_narrow.c) against all eight
+ * (ws->tn->no_narrow): A and B the same bytes, dense and block form. */
+static void narrow_same(grit_model *m, int steps) {
+  grit_data *d;
+  start(m, &d, GRIT_CONTACT_LAGGED, steps);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+    d->deriv->tn->no_narrow = k;
+    const unsigned long before = d->deriv->tn->narrow_evals;
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(k == 1 || d->deriv->tn->narrow_evals > before, "the four lanes served");
+  }
+  cr_expect(memcmp(A[0], A[1], sizeof(double) * na) == 0, "A: the same bytes");
+  cr_expect(memcmp(B[0], B[1], sizeof(double) * (nb - 1)) == 0, "B: the same bytes");
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  for (int k = 0; k < 2; ++k) {
+    d->deriv->tn->no_narrow = k;
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
+  }
+  cr_expect(memcmp(A[0], A[1], sizeof(double) * na) == 0, "blocks: A the same bytes");
+  cr_expect(memcmp(B[0], B[1], sizeof(double) * (nb - 1)) == 0, "blocks: B the same bytes");
+  grit_jacobian_blocks_free(J);
+  free(A[0]), free(A[1]), free(B[0]), free(B[1]);
+  grit_data_free(d);
+}
+
+Test(derivatives_rnea_tendon, narrow_lanes_same_bytes) {
+  const char *files[2] = {GRIT_SOURCE_DIR "/tests/models/mujoco_model/arm26.xml", GRIT_SOURCE_DIR "/tests/mjcf/tendon_actuators.xml"};
+  for (int k = 0; k < 3; ++k) {
+    grit_model *m = k < 2 ? load(NULL, files[k]) : load(ARM, NULL);
+    narrow_same(m, 30);
     grit_model_free(m);
   }
 }

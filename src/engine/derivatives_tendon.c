@@ -66,6 +66,7 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   GRIT_CARVE(c, s->nnz0, nu);
   GRIT_CARVE(c, s->mark, m->nv);
   GRIT_CARVE(c, s->use0, nu);
+  GRIT_CARVE(c, s->nw, cap > 0 ? grit_deriv_tendon_narrow_size(m) / sizeof(double) + 1 : 0);
   if (out) {
     int p = 0;
     for (int a = 0; a < nu; ++a) {
@@ -75,6 +76,7 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
     }
     s->ptr[nu] = p;
     s->avx2 = grit_deriv_tendon_fns_avx2();
+    s->narrow_ok = grit_deriv_tendon_narrow_wide_ok(sizeof(grit_dual));
   }
   return out;
 }
@@ -124,12 +126,20 @@ static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_d
   grit_deriv_tendon *s = w->tn;
   const grit_deriv_tendon_fns *f = fns(w);
   grit_dual *Jd = w->scratch;
+  int narrow = -1; /* the four-lane evaluation: not tried yet (-1), not possible (0), ready (1) */
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
     const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
     if (nz) s->use0[a] = !keep && !s->no_skip && !moved(m, w, a);
     if (nz && s->use0[a]) continue;
-    L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
+    /* a spatial tendon (its wrapping geometry: the costly evaluations) on four lanes when the inputs'
+     * partials lie within them (a position pass of at most four seeds); the copies cost more than a
+     * slider-crank's or a site's evaluation saves */
+    const int spatial = m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] != GRIT_TENDON_FIXED;
+    if (narrow < 0 && spatial)
+      narrow = nz && s->narrow_ok && !s->no_narrow && grit_deriv_tendon_narrow_begin(m, &w->kin, w->q, s->nw);
+    if (narrow > 0 && spatial) grit_deriv_tendon_narrow_eval(m, s->nw, a, &L[a], Jd), s->narrow_evals++;
+    else L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
     if (nz)
       for (int k = 0; k < s->nnz[a]; ++k) J[p + nz[p + k]] = Jd[adr + nz[p + k]];
     if (!keep) continue;
