@@ -76,7 +76,7 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
     }
     s->ptr[nu] = p;
     s->avx2 = grit_deriv_tendon_fns_avx2();
-    s->narrow_ok = grit_deriv_tendon_narrow_wide_ok(sizeof(grit_dual));
+    s->narrow_ok = grit_deriv_tendon_narrow_wide_ok(sizeof(grit_dual), sizeof(grit_kin_dual));
   }
   return out;
 }

@@ -75,12 +75,13 @@ const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w
 
 /* The transmissions' length and moment on four lanes (derivatives_tendon_narrow.c), for evaluations
  * whose partials lie in the first four: the bytes of work they need; whether this build's wide dual
- * has wide_size bytes (its layout is spelled out there); the poses (xpos, xmat), motion subspaces and q
+ * and kinematics are the layouts read there; the poses (xpos, xmat), motion subspaces and q
  * of kin (a grit_kin_dual) and q (wide duals) copied to four lanes into work, 0 if a lane left out is
  * not an exact zero (then the wide evaluation serves); actuator a's L (one wide dual) and J (nv wide
- * duals, lanes above four zero) from them; returns L's value. */
+ * duals, lanes above four zero) from them; returns L's value. wide_ok: the sizes of grit_dual and
+ * grit_kin_dual as the caller sees them. */
 size_t grit_deriv_tendon_narrow_size(const grit_model *m);
-int grit_deriv_tendon_narrow_wide_ok(size_t wide_size);
+int grit_deriv_tendon_narrow_wide_ok(size_t wide_size, size_t kin_size);
 int grit_deriv_tendon_narrow_begin(const grit_model *m, const void *kin, const void *q, void *work);
 double grit_deriv_tendon_narrow_eval(const grit_model *m, void *work, int a, void *L, void *J);
 

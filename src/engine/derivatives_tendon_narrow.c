@@ -42,7 +42,7 @@
 #include "actuation_muscle_generic.h"
 #include "grit/detail/scalar_undef.h"
 
-/* The library's dual number (GRIT_DUAL_WIDE partials), as it lies in memory. */
+/* The library's dual number (eight partials), as it lies in memory (grit_deriv_tendon_narrow_wide_ok). */
 enum { WIDE = 8 };
 typedef struct wide_dual {
   double v;
@@ -76,14 +76,19 @@ size_t grit_deriv_tendon_narrow_size(const grit_model *m) {
   return sizeof(grit_dual) * (size_t)(12 * m->nbody + 6 * m->nv + m->nq + 7 * m->nv + 16);
 }
 
-int grit_deriv_tendon_narrow_wide_ok(size_t wide_size) { return wide_size == sizeof(wide_dual); }
+int grit_deriv_tendon_narrow_wide_ok(size_t wide_size, size_t kin_size) {
+  return wide_size == sizeof(wide_dual) && kin_size == sizeof(grit_kin_dual4);
+}
 
 int grit_deriv_tendon_narrow_begin(const grit_model *m, const void *kin, const void *q, void *work) {
-  const grit_kin_dual4 *k = kin; /* only its pointers are read, as the wide arrays they are */
+  /* kin is the library's grit_kin_dual: a struct of pointers laid out as grit_kin_dual4 (only the scalar
+   * type pointed at differs); its pointers copied out, and read as the wide arrays they are */
+  grit_kin_dual4 k;
+  memcpy(&k, kin, sizeof k);
   grit_dual *x = work;
-  int ok = narrow_n(k->xpos, x, 3 * m->nbody);
-  ok &= narrow_n(k->xmat, x + 3 * m->nbody, 9 * m->nbody);
-  ok &= narrow_n(k->cdof, x + 12 * m->nbody, 6 * m->nv);
+  int ok = narrow_n(k.xpos, x, 3 * m->nbody);
+  ok &= narrow_n(k.xmat, x + 3 * m->nbody, 9 * m->nbody);
+  ok &= narrow_n(k.cdof, x + 12 * m->nbody, 6 * m->nv);
   ok &= narrow_n(q, x + 12 * m->nbody + 6 * m->nv, m->nq);
   return ok;
 }
