@@ -197,7 +197,8 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
     int gnz = 0;
     if (normal_only(c)) gnz = c->G[8] != 0.0; /* (its other entries are set to zero) */
     else
-      for (int r = 0; r < c->dim * c->dim; ++r) gnz |= c->G[r] != 0.0;
+      for (int r = 0, n = c->dim * c->dim; r < n && !gnz; ++r) gnz = c->G[r] != 0.0; /* (a pressed contact's
+                                                                                         first entry: one test) */
     c->gnz = gnz;
     cc += c->cost;
     constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
@@ -479,8 +480,8 @@ static void begin_solve(grit_solver *s, const grit_model *m, const double *A, in
 static int converged(const grit_solver *s, const grit_solver_options *opt, int iter, const island_sums *u,
                      grit_solver_stats *st, grit_status *status, char *message) {
   st->residual = sqrt(u->rn);
-  st->residual_ref = fmax(sqrt(u->an), sqrt(u->jn));
-  const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)s->nv) * fmax(fmax(u->vmax, u->smax), sqrt(u->jn));
+  st->residual_ref = maxd(sqrt(u->an), sqrt(u->jn));
+  const double floor_ = 64.0 * DBL_EPSILON * sqrt((double)s->nv) * maxd(maxd(u->vmax, u->smax), sqrt(u->jn));
   st->cost = 0.5 * u->ee + u->cc;
   *status = GRIT_OK;
   if (!isfinite(st->residual)) {
@@ -514,19 +515,19 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
   const int nisl = s->nisl;
   const double rtol = opt->abs_tol + opt->rel_tol * residual_ref;
   double refsum = 0.0;
-  for (int k = 0; k < nisl; ++k) refsum += fmax(ian[k], ijn[k]);
+  for (int k = 0; k < nisl; ++k) refsum += maxd(ian[k], ijn[k]);
   int nact = 0;
   for (int k = 0; k < nisl; ++k) {
-    const double fk = 64.0 * DBL_EPSILON * fmax(fmax(ivmax[k], ismax[k]), sqrt(ijn[k]));
+    const double fk = 64.0 * DBL_EPSILON * maxd(maxd(ivmax[k], ismax[k]), sqrt(ijn[k]));
     /* (at iteration 0 too when its residual is exactly zero: the island is at its minimizer, v* of a
      * free island) */
-    const int done = (iter > 0 || irn[k] == 0.0) && irn[k] * refsum <= rtol * rtol * fmax(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
+    const int done = (iter > 0 || irn[k] == 0.0) && irn[k] * refsum <= rtol * rtol * maxd(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
     if (!done) s->act[nact++] = k;
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) s->tree_on[s->isl_tree[q]] = !done;
   }
   for (int a = 0; a < nact; ++a) {
     const int k = s->act[a];
-    const int global = ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * fmax(ian[k], ijn[k]);
+    const int global = ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * maxd(ian[k], ijn[k]);
     grit_solver_choose_isotropic(s, k, iter, opt->stick_start, global);
   }
   return nact;
