@@ -32,17 +32,20 @@ double grit_deriv_tick(const grit_deriv_ws *w) {
 /* ------------------------------------------------------------------------ q+ = q0 (+) dt v */
 
 /* The tangent-space Jacobians of q+ = q0 (+) h v for joint j: Dq = d q+ / d dq0 and Dv = d q+ / d v,
- * each nv_j x nv_j, row-major with stride 6. Rotations by dual numbers: seed dtheta0 and domega in
- * q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
+ * each nv_j x nv_j, row-major with stride 6. Only those entries are written (a hinge's one number, a
+ * ball's 3 x 3, a free joint's 6 x 6): the rest of the 36 is read by nobody, and zeroing it was most of
+ * the call's setup (a cache line per joint, written cold each call). Rotations by dual numbers: seed
+ * dtheta0 and domega in q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
 void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
                                   double Dq[36], double Dv[36]) {
   const int t = m->jnt_type[j], da = m->jnt_dofadr[j];
-  for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
   if (t == GRIT_JOINT_HINGE || t == GRIT_JOINT_SLIDE) {
     Dq[0] = 1.0;
     Dv[0] = h;
     return;
   }
+  if (t == GRIT_JOINT_FREE)
+    for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
   int r0 = 0; /* first rotational dof within the joint */
   if (t == GRIT_JOINT_FREE) {
     for (int i = 0; i < 3; ++i) {
