@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "actuation_scene.h"
+#include "data_internal.h"
+#include "derivatives_internal.h"
 #include "fd_jacobians.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
@@ -129,6 +131,37 @@ Test(derivatives_blocks, actuated_islands_equal_dense_exactly) {
   }
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* B's columns of controls inside their range (dw/du = 1) are left unscaled: the same bits as scaling
+ * them (ws->no_unit_clamp), with one control clamped (dw/du = 0: its column scaled to zero). */
+Test(derivatives_blocks, unit_clamps_skipped_same_bits) {
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string(k_pendulums, &m, NULL, NULL), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[3] = {3.5, 5.0, -0.4}; /* the first clamped at 3 */
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  for (int s = 1; s <= 60; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * grit_model_nv(m), nu = 3;
+  double *A1 = malloc(sizeof(double) * (size_t)nx * nx), *B1 = malloc(sizeof(double) * (size_t)nx * nu);
+  double *A2 = malloc(sizeof(double) * (size_t)nx * nx), *B2 = malloc(sizeof(double) * (size_t)nx * nu);
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A1, B1), GRIT_OK);
+  d->deriv->no_unit_clamp = 1;
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A2, B2), GRIT_OK);
+  cr_assert_eq(memcmp(A1, A2, sizeof(double) * (size_t)nx * nx), 0);
+  cr_assert_eq(memcmp(B1, B2, sizeof(double) * (size_t)nx * nu), 0);
+  int zero = 1, nonzero = 0; /* the clamped column is zero, the others are not */
+  for (int i = 0; i < nx; ++i) zero &= B1[i * nu] == 0.0, nonzero += B1[i * nu + 1] != 0.0 && B1[i * nu + 2] != 0.0;
+  cr_assert(zero && nonzero > 0);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+  free(A1), free(B1), free(A2), free(B2);
 }
 
 Test(derivatives_blocks, arm_and_ball_one_island) {

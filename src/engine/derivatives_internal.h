@@ -126,6 +126,7 @@ struct grit_deriv_ws {
   int kin_first;                          /* the pass is its call's first (every value is written) */
   int kin_zero;                           /* the pass's trees' kinematic partials are all zero before it */
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
+  int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
