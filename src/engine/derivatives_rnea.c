@@ -173,7 +173,7 @@ static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const doub
     grit_sv_cross_force(t, V, hb);
     for (int i = 0; i < 6; ++i) f[i] += t[i];
     r->Ic[b] = *I;
-    memset(&r->Gc[b], 0, sizeof r->Gc[b]);
+    if (r->any_gravcomp) memset(&r->Gc[b], 0, sizeof r->Gc[b]); /* Gc and cu are read with gravcomp only */
     if (m->body_gravcomp[b] != 0.0) {
       si_mul(t, I, a0);
       sv_axpy(f, -m->body_gravcomp[b], t);
@@ -186,7 +186,7 @@ static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const doub
     const int p = m->body_parent[b];
     if (p <= 0 || !kin_body_on(m, k, b)) continue;
     si_scale_add(&r->Ic[p], 1.0, &r->Ic[b]);
-    si_scale_add(&r->Gc[p], 1.0, &r->Gc[b]);
+    if (r->any_gravcomp) si_scale_add(&r->Gc[p], 1.0, &r->Gc[b]);
     for (int i = 0; i < RATE_N; ++i) r->Bc[RATE_N * p + i] += r->Bc[RATE_N * b + i];
     for (int i = 0; i < 6; ++i) r->Hc[6 * p + i] += r->Hc[6 * b + i], r->Fc[6 * p + i] += r->Fc[6 * b + i];
   }
@@ -207,7 +207,7 @@ static RN_INLINE void dof_vectors(const grit_model *m, const grit_kin *k, int i,
   for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
   /* position column: u = S x a0, Y = S x P, z = -S x Q + Y x P; wq = S x* Fc + Gc u + Ic z - Bc Y - Y x* Hc */
   double *u = r->cu + 6 * i, *Y = r->cy + 6 * i, *z = r->cz + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
-  grit_sv_cross_motion(u, S, a0);
+  if (r->any_gravcomp) grit_sv_cross_motion(u, S, a0);
   grit_sv_cross_motion(Y, S, P);
   grit_sv_cross_motion(t, S, Q);
   grit_sv_cross_motion(z, Y, P);
