@@ -403,18 +403,19 @@ static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const dou
 }
 
 /* The q rows of tree_tile4's hinges and slides i, i + 1, ... (tree-local dofs, up to vt) that have no
- * Dq term (dof outside [cmin, cmax]): x = Dv V_i + 0.0, as in q_rows_column. Returns the first dof not
- * of that kind (or vt). On its own, with few values live, its loop keeps them in registers. */
-static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jnt, const int *jnt_type,
-                                                               const double *Dv, const __m256d *Vs, int i, int vt,
-                                                               int cmin, int cmax, double *oq, size_t stride,
-                                                               __m256d *chk) {
+ * Dq term (dof outside [cmin, cmax]): x = Dv V_i + 0.0, as in q_rows_column, with Dv = h, the value
+ * grit_deriv_integration_jacobians gives every hinge and slide (the same bits, no lookup of the
+ * joint's Dv). Returns the first dof not of that kind (or vt). On its own, with few values live, its
+ * loop keeps them in registers. */
+static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jnt, const int *jnt_type, double h,
+                                                               const __m256d *Vs, int i, int vt, int cmin, int cmax,
+                                                               double *oq, size_t stride, __m256d *chk) {
   __m256d ck = *chk;
-  const __m256d zero = _mm256_setzero_pd();
+  const __m256d zero = _mm256_setzero_pd(), hv = _mm256_set1_pd(h);
   for (; i < vt; ++i) {
-    const int jn = dof_jnt[i], type = jnt_type[jn];
+    const int type = jnt_type[dof_jnt[i]];
     if (!(type == GRIT_JOINT_HINGE || type == GRIT_JOINT_SLIDE) || (i >= cmin && i <= cmax)) break;
-    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_broadcast_sd(Dv + 36 * jn), Vs[i]), zero);
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(hv, Vs[i]), zero);
     _mm256_storeu_pd(oq + (size_t)i * stride, x);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
   }
@@ -463,7 +464,7 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
       ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[j], Vs[j]));
     }
     for (int i = vb; i < vt;) {
-      i = hinge_run(dof_jnt, jnt_type, Dv, Vs, i, vt, cmin, cmax, oq, stride, &ck);
+      i = hinge_run(dof_jnt, jnt_type, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck);
       if (i == vt) break;
       const int jn = dof_jnt[i], type = jnt_type[jn];
       const int nvj = grit_joint_nv(type), r0 = type == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
