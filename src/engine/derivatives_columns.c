@@ -605,14 +605,11 @@ static int block_column(const grit_model *m, const grit_jacobian_blocks *J, int 
 }
 
 #if GRIT_DERIV_AVX2
-/* Whether columns l0 .. l0 + nc - 1 of the batch lie in consecutive columns of one block (out + l). */
-static int tile_run(const grit_model *m, const grit_jacobian_blocks *J, const int *ids, int l0, int nc, int k,
-                    const double *out, size_t stride) {
-  for (int l = 1; l < nc; ++l) {
-    double *o;
-    size_t s;
-    if (block_column(m, J, ids[l0 + l], &o, &s) != k || o != out + l || s != stride) return 0;
-  }
+/* Whether columns l0 .. l0 + nc - 1 of the batch lie in consecutive columns of one block (out + l), by
+ * their islands ks, entries outs and strides (block_column's, once per column). */
+static int tile_run(const int *ks, double *const *outs, const size_t *strides, int l0, int nc) {
+  for (int l = 1; l < nc; ++l)
+    if (ks[l0 + l] != ks[l0] || outs[l0 + l] != outs[l0] + l || strides[l0 + l] != strides[l0]) return 0;
   return 1;
 }
 #endif
@@ -632,15 +629,19 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
 #if GRIT_DERIV_AVX2
   const int avx2 = __builtin_cpu_supports("avx2");
 #endif
+  int ks[RHS_BATCH];
+  double *outs[RHS_BATCH];
+  size_t strides[RHS_BATCH];
+  for (int l = 0; l < n; ++l) ks[l] = block_column(m, J, w->ids[l], &outs[l], &strides[l]);
   for (int l = 0; l < n;) {
-    double *out;
-    size_t stride;
-    const int k = block_column(m, J, w->ids[l], &out, &stride);
+    double *const out = outs[l];
+    const size_t stride = strides[l];
+    const int k = ks[l];
     const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
     int nc = 1, tiled = 0, done = 0;
 #if GRIT_DERIV_AVX2
     for (int width = 4; avx2 && !tiled && width >= 2; width -= 2)
-      if (l + width <= n && tile_run(m, J, w->ids, l, width, k, out, stride)) {
+      if (l + width <= n && tile_run(ks, outs, strides, l, width)) {
         nc = width, tiled = 1;
         done = free_bodies_tile(m, w, k, l, width, out, stride, &check); /* all written */
       }
