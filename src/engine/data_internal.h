@@ -28,6 +28,8 @@ struct grit_data {
   double *M;              /* (nM) mass matrix, tree blocks */
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
   double *Achol;          /* (nM) its tree-block Cholesky factor */
+  int achol_fresh;        /* Achol is the factor of A as it stands (cleared where A is rewritten, set once
+                           * factored): a derivative call takes it for its own factor of the same A */
   double *bias;           /* (nv) bias forces c(q, v) */
   double *force;          /* (nv) smooth generalized force of the step */
   double *vstar;          /* (nv) free-motion velocity */

@@ -129,6 +129,8 @@ struct grit_deriv_ws {
   int kin_first;                          /* the pass is its call's first (every value is written) */
   int kin_zero;                           /* the pass's trees' kinematic partials are all zero before it */
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
+  int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
+  int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -231,6 +233,9 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
 /* ---- the columns (derivatives_columns.c) */
 
 /* The tangent-space Jacobians of q+ = q0 (+) h v for joint j (6x6 blocks). */
+/* w->Ad := the factor of the step's operator it holds, for the trees of mask (NULL: all): copied from
+ * the step's own factor while that is still the factor of the same matrix (derivatives_columns.c). */
+void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask);
 void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
                                       double Dq[36], double Dv[36]);
 /* Distance-2 colouring of the trees in the graph of the step's constraints; lists actuators by tree.

@@ -32,6 +32,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
   grit_kin_velocities(m, zero, &d->kin); /* no velocity: the bias is gravity alone */
   grit_crba(m, &d->kin, d->crb, d->M);
   grit_rne_bias(m, &d->kin, zero, d->acc, d->frc, d->bias);
+  d->achol_fresh = 0; /* A is rewritten below */
   grit_implicit_operator(m, d->M, h, d->A);
   grit_actuator_input(m, d->ctrl, d->act, d->actin);
   grit_actuator_operator(m, d->qpos, zero, d->actin, h, d->A);
@@ -59,6 +60,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
                           "quasistatic: the operator of tree %d is not positive definite (a dof without stiffness "
                           "and quasistatic_inertia 0?)",
                           bad);
+  d->achol_fresh = 1;
   grit_block_cholesky_solve(m, d->Achol, d->vstar);
   return GRIT_OK;
 }
