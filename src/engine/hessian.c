@@ -57,6 +57,12 @@ struct grit_hessian {
   int any_tc;           /* some tree may */
   grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
 
+  /* scratch for trees of more than 64 dofs (NULL when none): a constraint's nonzero columns (maxn),
+   * its J on them and G J (3 x maxn each), a row of J^T G J (maxn), G J of two trees (2 x 3 x maxn) */
+  int *big_idx;
+  double *big_jc, *big_gj, *big_row, *big_gjt;
+  int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
+
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
   int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
@@ -106,7 +112,15 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   h->tc_ok = calloc((size_t)m->ntree + 1, 1);
   h->chain = calloc((size_t)m->ntree + 1, 1);
   h->fresh = calloc((size_t)m->ntree + 1, 1);
-  if (!h->tc_ok || !h->chain || !h->fresh) {
+  if (maxn > 64) {
+    h->big_idx = malloc(sizeof(int) * (size_t)(maxn + 1));
+    h->big_jc = malloc(sizeof(double) * 3 * (size_t)maxn);
+    h->big_gj = malloc(sizeof(double) * 3 * (size_t)maxn);
+    h->big_row = malloc(sizeof(double) * (size_t)maxn);
+    h->big_gjt = malloc(sizeof(double) * 6 * (size_t)maxn);
+  }
+  const int big_ok = maxn <= 64 || (h->big_idx && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
+  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok) {
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
@@ -159,11 +173,17 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_fill);
   free(h->Hd);
   free(h->tc_ok), free(h->chain), free(h->fresh);
+  free(h->big_idx), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
   grit_treechol_free(h->tcp);
   free(h);
 }
 
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
+  h->no_big_chain = !allow;
+  //BIGK grit_blockchol_big_kernel(h->bc, allow);
+  h->factored = 0;
+}
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
   h->any_tc = 0;
   if (allow) init_tree_order(h);
@@ -430,9 +450,10 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
 #define CHAIN_MIN_NV 12
 
 static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, int dim, int tree, const double *J,
-                                                               const double *G, const int *idx, int nc) {
+                                                               const double *G, const int *idx, int nc,
+                                                               double *restrict Jc, double *restrict gj,
+                                                               double *restrict row) {
   const int n = h->m->tree_dofnum[tree];
-  double Jc[3 * 64], gj[3 * 64], row[64];
   for (int r = 0; r < dim; ++r)
     for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];
   for (int r = 0; r < dim; ++r)
@@ -454,11 +475,18 @@ static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, 
   }
 }
 
+/* Up to 64 columns: the scratch on the stack; more (a tendon across the branches of a composite's tree
+ * of hundreds of dofs): the Hessian's, sized by its largest tree at creation. */
 static inline __attribute__((always_inline)) void add_chain_dim(grit_hessian *h, int dim, int tree, const double *J,
                                                                 const double *G, const int *idx, int nc) {
-  if (dim == 3) add_chain_in(h, 3, tree, J, G, idx, nc); /* contacts: 3 rows unrolled */
-  else if (dim == 1) add_chain_in(h, 1, tree, J, G, idx, nc); /* limits */
-  else add_chain_in(h, dim, tree, J, G, idx, nc);
+  if (nc > 64) {
+    add_chain_in(h, dim, tree, J, G, idx, nc, h->big_jc, h->big_gj, h->big_row);
+    return;
+  }
+  double Jc[3 * 64], gj[3 * 64], row[64];
+  if (dim == 3) add_chain_in(h, 3, tree, J, G, idx, nc, Jc, gj, row); /* contacts: 3 rows unrolled */
+  else if (dim == 1) add_chain_in(h, 1, tree, J, G, idx, nc, Jc, gj, row); /* limits */
+  else add_chain_in(h, dim, tree, J, G, idx, nc, Jc, gj, row);
 }
 
 static __attribute__((noinline)) void add_chain_base(grit_hessian *h, int dim, int tree, const double *J,
@@ -478,9 +506,9 @@ static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessia
 static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
 
 /* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
- * has zero columns and at most 64 nonzero ones; returns 0 (nothing added) otherwise. On the way it tells
- * whether the constraint keeps a tree-ordered tree's pattern (off_pattern when it does not). */
-
+ * has zero columns (at most 64 nonzero ones when h->no_big_chain); returns 0 (nothing added) otherwise.
+ * On the way it tells whether the constraint keeps a tree-ordered tree's pattern (off_pattern when it
+ * does not). */
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                      const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
@@ -490,16 +518,18 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
     return 0;
   }
   /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
-   * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
-  int idx[65], nc = 0;
+   * its step), with any number of nonzero columns (a spatial tendon between two branches of the flag's
+   * tree of 340: the whole sum was 72 % of its step); h->no_big_chain: at most 64, as before */
+  int idx_small[65], *idx = n > 64 ? h->big_idx : idx_small, nc = 0;
+  const int most = n > 64 && !h->no_big_chain ? n : 64;
   const double *J0 = J[0];
-  for (int c = 0; c < n && nc <= 64; ++c) {
+  for (int c = 0; c < n && nc <= most; ++c) {
     int nz = 0;
     for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
     idx[nc] = c;
     nc += nz;
   }
-  if (nc > 64) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
+  if (nc > most) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
   /* two branches (a contact of the tree with itself, a tendon): fill; a chain keeps the pattern */
   if (h->tc_ok[tree[0]] && !grit_treechol_is_chain(h->m, tree[0], idx, nc)) off_pattern(h, tree[0]);
   if (nc == n) return 0;
@@ -532,12 +562,12 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
     return;
   }
   if (add_chain(h, dim, ntree, tree, J, G)) return; /* a chain of at most 64 dofs in a larger tree */
-  double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs */
+  double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs; larger ones in the Hessian's scratch */
   double *GJbig[2] = {NULL, NULL};
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]];
-    double *gj = n <= 64 ? GJ[k] : NULL;
-    if (!gj) continue; /* trees over 64 dofs: entries computed on the fly below, no scratch */
+    double *gj = n <= 64 ? GJ[k] : h->no_big_chain ? NULL : h->big_gjt + (size_t)k * 3 * (size_t)n;
+    if (!gj) continue; /* (no_big_chain: entries computed on the fly below, as before) */
     for (int r = 0; r < dim; ++r)
       for (int c = 0; c < n; ++c) {
         double s = 0.0;
