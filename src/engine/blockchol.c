@@ -308,6 +308,11 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
 #define UNROLL
 #endif
 
+/* Diagonal blocks from this size on are factored by grit_blockchol_chol_big (blockchol_big.c: the same
+ * bits, vectorized): measured on random SPD blocks (CPU time, AVX2), 0.8 vs 0.7 us at 20, 1.0 vs 1.3 us
+ * at 24, 1.7 vs 5.8 us at 32, 12 vs 48 us at 64, 0.76 vs 5.2 ms at 340 (the flag's tree). */
+#define BIG_MIN_NV 24
+
 /* In-place Cholesky of the n x n row-major block L (lower triangle read and written), the reciprocal
  * pivots into rinv (the divisions done once). Returns the failing column, or -1. */
 static inline int chol_block(double *L, int n, double *rinv) {
@@ -332,13 +337,13 @@ static inline int chol_block(double *L, int n, double *rinv) {
 /* Column p of the factor (its tree has n dofs): the diagonal block's Cholesky, X := X L^-T for the
  * column's blocks, and their Schur complement into the later blocks. Returns the failing pivot or -1.
  * Inlined with constant n for the common tree sizes. */
-static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, double *hi, int avx2) {
+static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, double *hi, int avx2, int avx2_any) {
   const int *dim = b->m->tree_dofnum;
   double *Lx = b->Lx;
   double *L = Lx + b->doff[p];
   /* reciprocal pivots for the multiplications below (a division per entry was a third of the time) */
   double *inv = b->inv + b->m->tree_dofadr[b->order[p]];
-  const int bad = chol_block(L, n, inv);
+  const int bad = n >= BIG_MIN_NV && !b->no_big ? grit_blockchol_chol_big(L, n, inv, avx2_any) : chol_block(L, n, inv);
   if (bad >= 0) return bad;
   for (int j = 0; j < n; ++j) {
     *lo = L[j * n + j] < *lo ? L[j * n + j] : *lo; /* pivots are positive and finite here */
@@ -444,9 +449,9 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     }
     b->last_flops += b->col_flops[p];
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
-    const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi, avx2)
-                    : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0)
-                             : factor_column(b, p, n, &lo, &hi, 0);
+    const int bad = n == 6 ? factor_column(b, p, 6, &lo, &hi, avx2, 0)
+                    : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0, 0)
+                             : factor_column(b, p, n, &lo, &hi, 0, avx2);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
                             "Hessian factorization: not positive definite or not finite (block Cholesky, tree %d, "
@@ -534,6 +539,8 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
     }
   }
 }
+
+void grit_blockchol_big_kernel(grit_blockchol *b, int allow) { b->no_big = !allow; }
 
 void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) {
   b->chain = chain;

@@ -181,7 +181,7 @@ void grit_hessian_free(grit_hessian *h) {
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
   h->no_big_chain = !allow;
-  //BIGK grit_blockchol_big_kernel(h->bc, allow);
+  grit_blockchol_big_kernel(h->bc, allow);
   h->factored = 0;
 }
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
@@ -449,49 +449,64 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
  * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
 #define CHAIN_MIN_NV 12
 
-static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, int dim, int tree, const double *J,
-                                                               const double *G, const int *idx, int nc,
-                                                               double *restrict Jc, double *restrict gj,
-                                                               double *restrict row) {
-  const int n = h->m->tree_dofnum[tree];
-  for (int r = 0; r < dim; ++r)
-    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];
-  for (int r = 0; r < dim; ++r)
-    for (int c = 0; c < nc; ++c) {
-      double s = 0.0;
-      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
-      gj[r * nc + c] = s;
-    }
-  double *D = h->diag + h->m->tree_madr[tree];
-  for (int i = 0; i < nc; ++i) {
-    for (int j = 0; j <= i; ++j) {
-      double s = 0.0;
-      for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];
-      row[j] = s;
-    }
-    double *Di = D + (size_t)idx[i] * n;
-    for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];
-    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];
+/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc). */
+#define CHAIN_SUMS                                                                                    \
+  const int n = h->m->tree_dofnum[tree];                                                              \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];                             \
+      gj[r * nc + c] = s;                                                                             \
+    }                                                                                                 \
+  double *D = h->diag + h->m->tree_madr[tree];                                                        \
+  for (int i = 0; i < nc; ++i) {                                                                      \
+    for (int j = 0; j <= i; ++j) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];                             \
+      row[j] = s;                                                                                     \
+    }                                                                                                 \
+    double *Di = D + (size_t)idx[i] * n;                                                              \
+    for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];                                                \
+    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                             \
   }
+
+/* Up to 64 columns: the scratch on the stack (as local arrays: through pointers the compiler's code for
+ * the robots' chains took 6 % more instructions). */
+static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, int dim, int tree, const double *J,
+                                                               const double *G, const int *idx, int nc) {
+  double Jc[3 * 64], gj[3 * 64], row[64];
+  CHAIN_SUMS
 }
 
-/* Up to 64 columns: the scratch on the stack; more (a tendon across the branches of a composite's tree
- * of hundreds of dofs): the Hessian's, sized by its largest tree at creation. */
+/* More than 64 columns (a tendon across the branches of a composite's tree of hundreds of dofs): the
+ * Hessian's scratch, sized by its largest tree at creation. */
+static inline __attribute__((always_inline)) void add_chain_big_in(grit_hessian *h, int dim, int tree,
+                                                                   const double *J, const double *G,
+                                                                   const int *idx, int nc) {
+  double *restrict Jc = h->big_jc, *restrict gj = h->big_gj, *restrict row = h->big_row;
+  CHAIN_SUMS
+}
+#undef CHAIN_SUMS
+
 static inline __attribute__((always_inline)) void add_chain_dim(grit_hessian *h, int dim, int tree, const double *J,
                                                                 const double *G, const int *idx, int nc) {
-  if (nc > 64) {
-    add_chain_in(h, dim, tree, J, G, idx, nc, h->big_jc, h->big_gj, h->big_row);
-    return;
-  }
-  double Jc[3 * 64], gj[3 * 64], row[64];
-  if (dim == 3) add_chain_in(h, 3, tree, J, G, idx, nc, Jc, gj, row); /* contacts: 3 rows unrolled */
-  else if (dim == 1) add_chain_in(h, 1, tree, J, G, idx, nc, Jc, gj, row); /* limits */
-  else add_chain_in(h, dim, tree, J, G, idx, nc, Jc, gj, row);
+  if (dim == 3) add_chain_in(h, 3, tree, J, G, idx, nc); /* contacts: 3 rows unrolled */
+  else if (dim == 1) add_chain_in(h, 1, tree, J, G, idx, nc); /* limits */
+  else add_chain_in(h, dim, tree, J, G, idx, nc);
+}
+
+static inline __attribute__((always_inline)) void add_chain_big(grit_hessian *h, int dim, int tree, const double *J,
+                                                                const double *G, const int *idx, int nc) {
+  if (dim == 1) add_chain_big_in(h, 1, tree, J, G, idx, nc); /* tendons */
+  else add_chain_big_in(h, dim, tree, J, G, idx, nc);
 }
 
 static __attribute__((noinline)) void add_chain_base(grit_hessian *h, int dim, int tree, const double *J,
                                                      const double *G, const int *idx, int nc) {
-  add_chain_dim(h, dim, tree, J, G, idx, nc);
+  if (nc > 64) add_chain_big(h, dim, tree, J, G, idx, nc);
+  else add_chain_dim(h, dim, tree, J, G, idx, nc);
 }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessian *h, int dim, int tree,
@@ -499,16 +514,45 @@ static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessia
                                                                    const int *idx, int nc) {
   add_chain_dim(h, dim, tree, J, G, idx, nc);
 }
+static __attribute__((noinline, target("avx2"))) void add_chain_big_avx2(grit_hessian *h, int dim, int tree,
+                                                                       const double *J, const double *G,
+                                                                       const int *idx, int nc) {
+  add_chain_big(h, dim, tree, J, G, idx, nc);
+}
 #endif
 
 /* A term that may leave the tree's pattern: the tree's block is factored densely, and its next begin
  * copies it whole. */
 static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
 
+/* add_chain on a tree of more than 64 dofs: J's nonzero columns, any number of them (a spatial tendon
+ * between two branches of the flag's tree of 340 dofs has about 150: the whole n^2 sum was 72 % of its
+ * step), in the Hessian's scratch; a constraint on every column takes the whole sum (the same). */
+static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *J, const double *G) {
+  const int n = h->m->tree_dofnum[tree];
+  int *idx = h->big_idx, nc = 0;
+  for (int c = 0; c < n; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  if (nc == n) return 0;
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    if (nc > 64) add_chain_big_avx2(h, dim, tree, J, G, idx, nc);
+    else add_chain_avx2(h, dim, tree, J, G, idx, nc);
+    return 1;
+  }
+#endif
+  add_chain_base(h, dim, tree, J, G, idx, nc);
+  return 1;
+}
+
 /* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
- * has zero columns (at most 64 nonzero ones when h->no_big_chain); returns 0 (nothing added) otherwise.
- * On the way it tells whether the constraint keeps a tree-ordered tree's pattern (off_pattern when it
- * does not). */
+ * has zero columns (on trees of up to 64 dofs, or with h->no_big_chain, at most 64 nonzero ones); returns
+ * 0 (nothing added) otherwise. On the way it tells whether the constraint keeps a tree-ordered tree's
+ * pattern (off_pattern when it does not). */
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                      const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
@@ -517,19 +561,18 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
       if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
     return 0;
   }
+  if (n > 64 && !h->no_big_chain) return add_chain_big_tree(h, dim, tree[0], J[0], G);
   /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
-   * its step), with any number of nonzero columns (a spatial tendon between two branches of the flag's
-   * tree of 340: the whole sum was 72 % of its step); h->no_big_chain: at most 64, as before */
-  int idx_small[65], *idx = n > 64 ? h->big_idx : idx_small, nc = 0;
-  const int most = n > 64 && !h->no_big_chain ? n : 64;
+   * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
+  int idx[65], nc = 0;
   const double *J0 = J[0];
-  for (int c = 0; c < n && nc <= most; ++c) {
+  for (int c = 0; c < n && nc <= 64; ++c) {
     int nz = 0;
     for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
     idx[nc] = c;
     nc += nz;
   }
-  if (nc > most) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
+  if (nc > 64) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
   /* two branches (a contact of the tree with itself, a tendon): fill; a chain keeps the pattern */
   if (h->tc_ok[tree[0]] && !grit_treechol_is_chain(h->m, tree[0], idx, nc)) off_pattern(h, tree[0]);
   if (nc == n) return 0;
