@@ -10,24 +10,24 @@ static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * 
 }
 
 /* |y - x| / div for the points x of body bx and y of body by (world), and if J is not NULL,
- * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor).
- * scratch: 3 nv. */
+ * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor). */
 static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
-                              int by, double div, GS *J, GS *scratch) {
-  const int nv = m->nv;
+                              int by, double div, GS *J) {
   GS d[3];
   GS_NAME(grit_v3_sub)(d, y, x);
   const GS len = GS_NAME(grit_v3_norm)(d);
   if (!J || !(GS_V(len) > 0.0)) return GS_SCALE(len, 1.0 / div); /* coincident points: no direction, no force */
   const GS ld = GS_SCALE(len, div);
   const GS u[3] = {GS_DIV(d[0], ld), GS_DIV(d[1], ld), GS_DIV(d[2], ld)};
+  /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
+   * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were */
   for (int s = 0; s < 2; ++s) {
-    const int body = s ? by : bx;
-    if (m->body_lastdof[body] < 0) continue; /* static */
-    GS_NAME(grit_kin_point_jacobian)(m, k, body, s ? y : x, scratch, NULL);
-    for (int i = 0; i < nv; ++i) {
-      const GS t = GS_FMA(u[0], scratch[i], GS_FMA(u[1], scratch[nv + i], GS_MUL(u[2], scratch[2 * nv + i])));
-      J[i] = s ? GS_ADD(J[i], t) : GS_SUB(J[i], t);
+    const GS *pt = s ? y : x;
+    for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
+      GS lin[3];
+      GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, pt);
+      const GS t = GS_FMA(u[0], lin[0], GS_FMA(u[1], lin[1], GS_MUL(u[2], lin[2])));
+      J[dof] = s ? GS_ADD(J[dof], t) : GS_SUB(J[dof], t);
     }
   }
   return GS_SCALE(len, 1.0 / div);
@@ -35,6 +35,7 @@ static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, 
 
 GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
                                         GS *J, GS *scratch) {
+  (void)scratch; /* (the segments' Jacobians walk the bodies' paths: no point Jacobian stored) */
   const int adr = m->ten_adr[tendon], num = m->ten_num[tendon], nv = m->nv;
   if (J)
     for (int i = 0; i < nv; ++i) J[i] = GS_C(0.0);
@@ -72,11 +73,11 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
       if (side >= 0) GS_NAME(cx_site_pos)(m, k, side, sp);
       wl = GS_NAME(tendon_wrap)(m, g, gp, gR, a, b, side >= 0 ? sp : NULL, w);
       if (GS_V(wl) >= 0.0) {
-        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J, scratch)));
-        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J, scratch));
+        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J)));
+        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J));
       }
     }
-    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J, scratch));
+    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J));
     e += g >= 0 ? 2 : 1;
   }
   return L;
