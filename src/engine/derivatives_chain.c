@@ -241,6 +241,7 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
 
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                             grit_contact_params_dual *p, grit_dual *const J[2]) {
+  w->cx_kept_ic = -1;
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
@@ -252,5 +253,6 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
     js += n;
   }
   w->chain_skips[2]++;
+  w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
   return 1;
 }
