@@ -351,6 +351,7 @@ __attribute__((noinline))
 #endif
 static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_constraint *k, int i,
                           int contact, const grit_dual *const J[2], const grit_contact_params_dual *p) {
+  if (!contact && grit_deriv_chain_cx_jacobian_rows(m, d, w, k, J, p)) return; /* cx rows: derivatives_chain.c */
   grit_dual vc[3], gamma[3], G[9];
   int span[2][2];
   jacobian_span(m, k, contact, J, span);
