@@ -374,5 +374,6 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
         *y = grit_dual_sub(*y, grit_dual_mul(J[q][r * n + list[e] - m->tree_dofadr[k->tree[q]]], gamma[r]));
       }
   }
+  w->cx_cols_used++;
   return 1;
 }

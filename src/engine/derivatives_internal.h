@@ -119,6 +119,7 @@ struct grit_deriv_ws {
   int *cxs_ptr, *cxs;                     /* (neq + ntendon + 1) each equality's, then tendon's, dofs where
                                            * its rows can be nonzero (value or partials), ascending, in cxs */
   int no_cx_cols;                         /* nonzero: the cx rows' J v and J^T gamma over the span (tests) */
+  unsigned long cx_cols_used;             /* the rows that took the structural columns so far (tests) */
   int cx_kept_ic;                         /* the cx row grit_deriv_chain_cx_out last took as constants (its J */
   unsigned cx_kept_eval;                  /* has no partials), in evaluation eval_no = cx_kept_eval; -1: none */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
