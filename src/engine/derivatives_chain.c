@@ -243,6 +243,22 @@ int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_d
 
 /* ------------------------------------------------------------------ joint friction, equalities, tendons */
 
+/* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
+static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
+  int s;
+  switch (k->kind) {
+    case GRIT_CONSTRAINT_EQUALITY:
+    case GRIT_CONSTRAINT_EQUALITY_1D: s = k->source / 2; break;
+    case GRIT_CONSTRAINT_TENDON_LIMIT: s = m->neq + k->source / 2; break;
+    case GRIT_CONSTRAINT_TENDON_FRICTION:
+    case GRIT_CONSTRAINT_TENDON_SPRING: s = m->neq + k->source; break;
+    default: return NULL;
+  }
+  *count = w->cxs_ptr[s + 1] - w->cxs_ptr[s];
+  return w->cxs + w->cxs_ptr[s];
+}
+
+
 static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
   for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
     if (m->ten_type[t] == GRIT_TENDON_FIXED) {
@@ -306,29 +322,23 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
   const double *s = slot(w, i);
   kept_params(s, p);
   const double *js = s + NPARAM;
+  int nl = 0;
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
   for (int q = 0; q < k->ntree; ++q) {
-    const int n = k->dim * m->tree_dofnum[k->tree[q]];
-    for (int j = 0; j < n; ++j) J[q][j] = grit_dual_const(js[j]);
-    js += n;
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    if (list) { /* off the structural columns the kept values are +0: grit_dual_const(+0)'s bytes, zeros */
+      memset(J[q], 0, sizeof(grit_dual) * (size_t)(k->dim * n));
+      for (int e = 0; e < nl; ++e)
+        if (list[e] >= adr && list[e] < adr + n)
+          for (int r = 0; r < k->dim; ++r) J[q][r * n + list[e] - adr] = grit_dual_const(js[r * n + list[e] - adr]);
+    } else {
+      for (int j = 0; j < k->dim * n; ++j) J[q][j] = grit_dual_const(js[j]);
+    }
+    js += k->dim * n;
   }
   w->chain_skips[2]++;
   w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
   return 1;
-}
-
-/* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
-static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
-  int s;
-  switch (k->kind) {
-    case GRIT_CONSTRAINT_EQUALITY:
-    case GRIT_CONSTRAINT_EQUALITY_1D: s = k->source / 2; break;
-    case GRIT_CONSTRAINT_TENDON_LIMIT: s = m->neq + k->source / 2; break;
-    case GRIT_CONSTRAINT_TENDON_FRICTION:
-    case GRIT_CONSTRAINT_TENDON_SPRING: s = m->neq + k->source; break;
-    default: return NULL;
-  }
-  *count = w->cxs_ptr[s + 1] - w->cxs_ptr[s];
-  return w->cxs + w->cxs_ptr[s];
 }
 
 /* a b + c with b a plain double (derivatives_residual.c's fma_by_const: the same operations) */
