@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "contact_candidate.h"
 #include "data_internal.h"
 #include "derivatives_chain.h"
@@ -339,6 +340,13 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
   w->chain_skips[2]++;
   w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
   return 1;
+}
+
+void grit_deriv_chain_cx_rows(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, double h,
+                              grit_dual *const J[2], grit_contact_params_dual *p) {
+  int nl = 0;
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  grit_cx_rows_cols_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, p, w->scratch, list, nl);
 }
 
 /* a b + c with b a plain double (derivatives_residual.c's fma_by_const: the same operations) */

@@ -580,7 +580,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       p.k = grit_dual_const(m->dof_frictionloss[k->source]);
     } else if (!grit_deriv_chain_cx_out(m, w, i, k, &p, J)) { /* else kept: a pass not moving its bodies */
       /* joint friction, equalities, tendons (constraints_extra_generic.h) */
-      grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
+      grit_deriv_chain_cx_rows(m, w, k, h, J, &p); /* grit_cx_rows_dual on the rows' columns (derivatives_chain.c) */
       grit_deriv_chain_cx_keep(m, w, i, k, &p, J);
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
