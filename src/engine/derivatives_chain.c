@@ -327,8 +327,8 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-    if (list) { /* off the structural columns the kept values are +0: grit_dual_const(+0)'s bytes, zeros */
-      memset(J[q], 0, sizeof(grit_dual) * (size_t)(k->dim * n));
+    if (list) { /* off the structural columns the kept values are +0 */
+      for (int j = 0; j < k->dim * n; ++j) J[q][j] = grit_dual_const(0.0);
       for (int e = 0; e < nl; ++e)
         if (list[e] >= adr && list[e] < adr + n)
           for (int r = 0; r < k->dim; ++r) J[q][r * n + list[e] - adr] = grit_dual_const(js[r * n + list[e] - adr]);
