@@ -196,7 +196,7 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
  * grit_deriv_chain_cx_jacobian_rows) against the span the residual scans (ws->no_cx_cols): the same
  * sums without their zero terms, so A and B equal entry by entry; on the legs above (spatial tendons,
  * a tendon and a joint equality, friction) and on MuJoCo's grid with pins (79 particles held by tendon
- * equalities: rows across two trees). */
+ * equalities: rows across two trees); and the constant rows in lanes against one by one (ws->no_lanes). */
 static void cx_columns_same(grit_model *m, int nstep) {
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
@@ -221,6 +221,15 @@ static void cx_columns_same(grit_model *m, int nstep) {
   for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
   for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
   cr_expect_eq(differ, 0, "%d entries differ", differ);
+  /* the linear joint and fixed-tendon couplings' constant rows solved with the other constant rows in
+   * lanes (derivatives_delassus.c) against one by one */
+  d->deriv->no_cx_cols = 0;
+  d->deriv->no_lanes = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "lanes: %d entries differ", differ);
   free(u), free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
 }

@@ -203,7 +203,7 @@ enum { LANES = GRIT_QUADGRAD_LANES, AHEAD = 8 * GRIT_QUADGRAD_LANES };
 
 static int constant_row(const grit_model *m, const grit_deriv_ws *w, int ic) {
   const grit_constraint *k = &w->dl_con[ic];
-  return ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1 && constant_jacobian(m, k);
+  return ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1 && (constant_jacobian(m, k) || constant_coupling(m, k));
 }
 
 #if GRIT_QUADGRAD_HAVE_LANES
