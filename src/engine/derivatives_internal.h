@@ -119,6 +119,12 @@ struct grit_deriv_ws {
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */
+  int *cxs_ptr, *cxs;                     /* (neq + ntendon + 1) each equality's, then tendon's, dofs where
+                                           * its rows can be nonzero (value or partials), ascending, in cxs */
+  int no_cx_cols;                         /* nonzero: the cx rows' J v and J^T gamma over the span (tests) */
+  unsigned long cx_cols_used;             /* the rows that took the structural columns so far (tests) */
+  int cx_kept_ic;                         /* the cx row grit_deriv_chain_cx_out last took as constants (its J */
+  unsigned cx_kept_eval;                  /* has no partials), in evaluation eval_no = cx_kept_eval; -1: none */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an

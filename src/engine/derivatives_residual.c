@@ -351,6 +351,7 @@ __attribute__((noinline))
 #endif
 static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_constraint *k, int i,
                           int contact, const grit_dual *const J[2], const grit_contact_params_dual *p) {
+  if (!contact && grit_deriv_chain_cx_jacobian_rows(m, d, w, k, J, p)) return; /* cx rows: derivatives_chain.c */
   grit_dual vc[3], gamma[3], G[9];
   int span[2][2];
   jacobian_span(m, k, contact, J, span);
@@ -582,7 +583,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       p.k = grit_dual_const(m->dof_frictionloss[k->source]);
     } else if (!grit_deriv_chain_cx_out(m, w, i, k, &p, J)) { /* else kept: a pass not moving its bodies */
       /* joint friction, equalities, tendons (constraints_extra_generic.h) */
-      grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
+      grit_deriv_chain_cx_rows(m, w, k, h, J, &p); /* grit_cx_rows_dual on the rows' columns (derivatives_chain.c) */
       grit_deriv_chain_cx_keep(m, w, i, k, &p, J);
     }
     const grit_dual *Jc[2] = {J[0], J[1]};
