@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hessian_assemble.c — the assembly of the contact Hessian H = A + sum J^T G J into its tree blocks and
+ * coupling blocks (the factorizations: hessian.c). See hessian.h. */
+#include <string.h>
+
+#include "hessian_internal.h"
+
+/* ---------------------------------------------------------------------------------- assembly */
+
+/* Entry (r, c) of G J for a J block of n columns. */
+static double gj_entry(const double *G, int dim, const double *J, int n, int r, int c) {
+  double s = 0.0;
+  for (int q = 0; q < dim; ++q) s += G[r * dim + q] * J[q * n + c];
+  return s;
+}
+
+void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->tree_on = tree_on; }
+
+/* grit_hessian_begin when some tree may be factored in tree order: such a tree's block whose entries
+ * off the lower pattern still equal A's (zero) gets only the pattern copied (the factor reads nothing
+ * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others whole. */
+static void begin_tree_order(grit_hessian *h, const double *A, const unsigned char *on) {
+  const grit_model *m = h->m;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int n = m->tree_dofnum[t], a = m->tree_madr[t];
+    if (on && !on[t]) continue;
+    if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
+    else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+    h->fresh[t] = 1;
+    h->chain[t] = h->tc_ok[t];
+  }
+}
+
+void grit_hessian_begin(grit_hessian *h, const double *A) {
+  const grit_model *m = h->m;
+  const unsigned char *on = grit_hessian_trees_on(h);
+  if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
+  if (h->any_tc && grit_hessian_choose_path(h) == 1) begin_tree_order(h, A, on);
+  else if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
+  else
+    for (int t = 0; t < m->ntree; ++t) {
+      const int n = m->tree_dofnum[t];
+      if (!on[t]) continue;
+      if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
+        memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * 36);
+      else
+        memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)n * (size_t)n);
+      if (h->any_tc) h->fresh[t] = 1;
+    }
+  if (h->any_tc && grit_hessian_choose_path(h) != 1 && !on) memset(h->fresh, 1, (size_t)m->ntree);
+  if (!on) memset(h->cblock, 0, sizeof(double) * h->cblock_used);
+  else /* only the coupling blocks of the trees rebuilt (the pattern may hold others' pairs) */
+    for (int k = 0; k < h->npairs; ++k)
+      if (on[h->pa[k]])
+        memset(h->cblock + h->poff[k], 0,
+               sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
+  h->factored = 0;
+}
+
+/* The common case of grit_hessian_add: trees of up to 64 dofs, G J in scratch, plain loops (the
+ * generic code's per-entry test of where G J lives was most of the assembly's time). The same sums in
+ * the same order as the generic code. */
+static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                                const double *G, int pair, int n0, int n1) {
+  const grit_model *m = h->m;
+  double GJ[2][3 * 64];
+  for (int k = 0; k < ntree; ++k) {
+    const int n = k == 0 ? n0 : n1;
+    const double *Jk = J[k];
+    double *gj = GJ[k];
+    for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + c];
+        gj[r * n + c] = s;
+      }
+    double *D = h->diag + m->tree_madr[tree[k]];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = 0.0;
+        for (int r = 0; r < dim; ++r) s += Jk[r * n + i] * gj[r * n + j];
+        D[i * n + j] += s;
+        if (j != i) D[j * n + i] += s;
+      }
+  }
+  if (ntree == 2 && pair >= 0) {
+    const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
+    const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
+    const double *Jb = J[kb], *gja = GJ[ka];
+    double *C = h->cblock + h->poff[pair];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += Jb[q * nb + r] * gja[q * na + c];
+        C[r * na + c] += s;
+      }
+  }
+}
+
+/* A contact whose G has only its normal entry (a Lagged contact without friction: most of a clutter's
+ * active contacts that were not pressed at the start of the step): g j j^T on each tree and g j_b j_a^T
+ * on the pair, j the normal row of J. The same values as add_small_n, whose other terms are exact
+ * zeros (only the signs of zeros can differ), at a third of its multiply-adds. */
+static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
+                                int pair, int n0, int n1) {
+  const grit_model *m = h->m;
+  double gj[2][64];
+  for (int k = 0; k < ntree; ++k) {
+    const int n = k == 0 ? n0 : n1;
+    const double *j = J[k] + 2 * n;
+    for (int c = 0; c < n; ++c) gj[k][c] = g * j[c];
+    double *D = h->diag + m->tree_madr[tree[k]];
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c <= i; ++c) {
+        const double s = j[i] * gj[k][c];
+        D[i * n + c] += s;
+        if (c != i) D[c * n + i] += s;
+      }
+  }
+  if (ntree == 2 && pair >= 0) {
+    const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka;
+    const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
+    const double *jb = J[kb] + 2 * nb, *gja = gj[ka];
+    double *C = h->cblock + h->poff[pair];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) C[r * na + c] += jb[r] * gja[c];
+  }
+}
+
+/* add_small_n with the dimensions of a contact between free bodies (3 rows, 6 dofs) as constants, so
+ * that the compiler unrolls its loops, else as variables. */
+static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, int dim, int ntree, const int tree[2],
+                                                               const double *const J[2], const double *G, int pair) {
+  const int n0 = h->m->tree_dofnum[tree[0]], n1 = ntree == 2 ? h->m->tree_dofnum[tree[1]] : 0;
+  if (dim == 3 && n0 == 6 && (ntree == 1 || n1 == 6)) {
+    int normal = 1;
+    for (int i = 0; i < 8; ++i) normal &= G[i] == 0.0;
+    if (normal) {
+      if (ntree == 1) add_normal_n(h, 1, tree, J, G[8], pair, 6, 0);
+      else add_normal_n(h, 2, tree, J, G[8], pair, 6, 6);
+      return;
+    }
+  }
+  if (dim == 3 && n0 == 6 && ntree == 1) add_small_n(h, 3, 1, tree, J, G, pair, 6, 0);
+  else if (dim == 3 && n0 == 6 && ntree == 2 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 6, 6);
+  /* a 7-dof arm against a free body, either way round (the arm and ball: 18 % of its step's
+   * instructions were this function with variable sizes) */
+  else if (dim == 3 && ntree == 2 && n0 == 7 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 7, 6);
+  else if (dim == 3 && ntree == 2 && n0 == 6 && n1 == 7) add_small_n(h, 3, 2, tree, J, G, pair, 6, 7);
+  /* particles of 3 dofs (MuJoCo's grid composites: the hammock's 95) tied by tendon equalities, or in
+   * contact (2.3 times the instructions with variable sizes) */
+  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 1) add_small_n(h, 1, 2, tree, J, G, pair, 3, 3);
+  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 3) add_small_n(h, 3, 2, tree, J, G, pair, 3, 3);
+  else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1); /* contacts: 3 rows unrolled */
+  else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1);
+}
+
+/* add_small_in compiled for the baseline and for AVX2, chosen at run time: the same C, so the same
+ * operations on each entry in the same order (no reassociation; no FMA: -ffp-contract=off and the
+ * target lacks it), the same bits; GRIT_NO_AVX2 compiles the baseline only. */
+static __attribute__((noinline)) void add_small_base(grit_hessian *h, int dim, int ntree, const int tree[2],
+                                                     const double *const J[2], const double *G, int pair) {
+  add_small_in(h, dim, ntree, tree, J, G, pair);
+}
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+static __attribute__((noinline, target("avx2"))) void add_small_avx2(grit_hessian *h, int dim, int ntree,
+                                                                   const int tree[2], const double *const J[2],
+                                                                   const double *G, int pair) {
+  add_small_in(h, dim, ntree, tree, J, G, pair);
+}
+#endif
+static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    add_small_avx2(h, dim, ntree, tree, J, G, pair);
+    return;
+  }
+#endif
+  add_small_base(h, dim, ntree, tree, J, G, pair);
+}
+
+/* A constraint on one tree of many dofs (an articulated robot's foot, hand or joint limit) has J
+ * nonzero only on the dofs of its body's chain to the root: 12-21 of the CMU humanoid's 62 for a foot
+ * or hand, 1 for a limit. Its terms J^T G J on the other rows and columns are sums of exact zeros, so
+ * only the columns of J with a nonzero entry, idx[0..nc-1] (increasing), are multiplied: the same sums
+ * in the same order on those entries, the others left as they are (adding the zero would change only
+ * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
+#define CHAIN_MIN_NV 12
+
+/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc). */
+#define CHAIN_SUMS                                                                                    \
+  const int n = h->m->tree_dofnum[tree];                                                              \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];                             \
+      gj[r * nc + c] = s;                                                                             \
+    }                                                                                                 \
+  double *D = h->diag + h->m->tree_madr[tree];                                                        \
+  for (int i = 0; i < nc; ++i) {                                                                      \
+    for (int j = 0; j <= i; ++j) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];                             \
+      row[j] = s;                                                                                     \
+    }                                                                                                 \
+    double *Di = D + (size_t)idx[i] * n;                                                              \
+    for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];                                                \
+    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                             \
+  }
+
+/* Up to 64 columns: the scratch on the stack (as local arrays: through pointers the compiler's code for
+ * the robots' chains took 6 % more instructions). */
+static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, int dim, int tree, const double *J,
+                                                               const double *G, const int *idx, int nc) {
+  double Jc[3 * 64], gj[3 * 64], row[64];
+  CHAIN_SUMS
+}
+
+/* More than 64 columns (a tendon across the branches of a composite's tree of hundreds of dofs): the
+ * Hessian's scratch, sized by its largest tree at creation. */
+static inline __attribute__((always_inline)) void add_chain_big_in(grit_hessian *h, int dim, int tree,
+                                                                   const double *J, const double *G,
+                                                                   const int *idx, int nc) {
+  double *restrict Jc = h->big_jc, *restrict gj = h->big_gj, *restrict row = h->big_row;
+  CHAIN_SUMS
+}
+#undef CHAIN_SUMS
+
+static inline __attribute__((always_inline)) void add_chain_dim(grit_hessian *h, int dim, int tree, const double *J,
+                                                                const double *G, const int *idx, int nc) {
+  if (dim == 3) add_chain_in(h, 3, tree, J, G, idx, nc); /* contacts: 3 rows unrolled */
+  else if (dim == 1) add_chain_in(h, 1, tree, J, G, idx, nc); /* limits */
+  else add_chain_in(h, dim, tree, J, G, idx, nc);
+}
+
+static inline __attribute__((always_inline)) void add_chain_big(grit_hessian *h, int dim, int tree, const double *J,
+                                                                const double *G, const int *idx, int nc) {
+  if (dim == 1) add_chain_big_in(h, 1, tree, J, G, idx, nc); /* tendons */
+  else add_chain_big_in(h, dim, tree, J, G, idx, nc);
+}
+
+static __attribute__((noinline)) void add_chain_base(grit_hessian *h, int dim, int tree, const double *J,
+                                                     const double *G, const int *idx, int nc) {
+  if (nc > 64) add_chain_big(h, dim, tree, J, G, idx, nc);
+  else add_chain_dim(h, dim, tree, J, G, idx, nc);
+}
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessian *h, int dim, int tree,
+                                                                   const double *J, const double *G,
+                                                                   const int *idx, int nc) {
+  add_chain_dim(h, dim, tree, J, G, idx, nc);
+}
+static __attribute__((noinline, target("avx2"))) void add_chain_big_avx2(grit_hessian *h, int dim, int tree,
+                                                                       const double *J, const double *G,
+                                                                       const int *idx, int nc) {
+  add_chain_big(h, dim, tree, J, G, idx, nc);
+}
+#endif
+
+/* A term that may leave the tree's pattern: the tree's block is factored densely, and its next begin
+ * copies it whole. */
+static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
+
+/* add_chain on a tree of more than 64 dofs: J's nonzero columns, any number of them (a spatial tendon
+ * between two branches of the flag's tree of 340 dofs has about 150: the whole n^2 sum was 72 % of its
+ * step), in the Hessian's scratch; a constraint on every column takes the whole sum (the same). */
+static inline __attribute__((always_inline)) int nonzero_columns(const double *J, int dim, int n, int *idx) {
+  int nc = 0;
+  for (int c = 0; c < n; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  return nc;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+/* nonzero_columns four columns at a time: a mask of the nonzero ones, their indices appended in order. */
+static __attribute__((target("avx2"))) int nonzero_columns_avx2(const double *J, int dim, int n, int *idx) {
+  int nc = 0, c = 0;
+  const __m256d zero = _mm256_setzero_pd();
+  for (; c + 4 <= n; c += 4) {
+    __m256d nz = _mm256_cmp_pd(_mm256_loadu_pd(J + c), zero, _CMP_NEQ_UQ);
+    for (int r = 1; r < dim; ++r) nz = _mm256_or_pd(nz, _mm256_cmp_pd(_mm256_loadu_pd(J + r * n + c), zero, _CMP_NEQ_UQ));
+    for (unsigned bits = (unsigned)_mm256_movemask_pd(nz); bits; bits &= bits - 1) idx[nc++] = c + __builtin_ctz(bits);
+  }
+  for (; c < n; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  return nc;
+}
+#endif
+
+static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *J, const double *G) {
+  const int n = h->m->tree_dofnum[tree];
+  int *idx = h->big_idx;
+  /* (a tendon's 1 row, a contact's 3 as constants or with AVX2: the scan over the softbox's 224 columns
+   * was 5 % of its step with the rows' loop variable) */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  const int nc = __builtin_cpu_supports("avx2") ? nonzero_columns_avx2(J, dim, n, idx)
+                 : dim == 1                    ? nonzero_columns(J, 1, n, idx)
+                 : dim == 3                    ? nonzero_columns(J, 3, n, idx)
+                                               : nonzero_columns(J, dim, n, idx);
+#else
+  const int nc = dim == 1 ? nonzero_columns(J, 1, n, idx) : dim == 3 ? nonzero_columns(J, 3, n, idx)
+                                                                     : nonzero_columns(J, dim, n, idx);
+#endif
+  if (nc == n) return 0;
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    if (nc > 64) add_chain_big_avx2(h, dim, tree, J, G, idx, nc);
+    else add_chain_avx2(h, dim, tree, J, G, idx, nc);
+    return 1;
+  }
+#endif
+  add_chain_base(h, dim, tree, J, G, idx, nc);
+  return 1;
+}
+
+/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
+ * has zero columns (on trees of up to 64 dofs, or with h->no_big_chain, at most 64 nonzero ones); returns
+ * 0 (nothing added) otherwise. On the way it tells whether the constraint keeps a tree-ordered tree's
+ * pattern (off_pattern when it does not). */
+static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                     const double *G) {
+  const int n = h->m->tree_dofnum[tree[0]];
+  if (ntree != 1 || n < CHAIN_MIN_NV || dim > 3) {
+    for (int k = 0; h->any_tc && k < ntree; ++k)
+      if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
+    return 0;
+  }
+  if (n > 64 && !h->no_big_chain) return add_chain_big_tree(h, dim, tree[0], J[0], G);
+  /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
+   * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
+  int idx[65], nc = 0;
+  const double *J0 = J[0];
+  for (int c = 0; c < n && nc <= 64; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  if (nc > 64) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
+  /* two branches (a contact of the tree with itself, a tendon): fill; a chain keeps the pattern */
+  if (h->tc_ok[tree[0]] && !grit_treechol_is_chain(h->m, tree[0], idx, nc)) off_pattern(h, tree[0]);
+  if (nc == n) return 0;
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    add_chain_avx2(h, dim, tree[0], J0, G, idx, nc);
+    return 1;
+  }
+#endif
+  add_chain_base(h, dim, tree[0], J0, G, idx, nc);
+  return 1;
+}
+
+static inline int all_zero(const double *G, int n) {
+  int zero = 1;
+  for (int i = 0; i < n; ++i) zero &= G[i] == 0.0;
+  return zero;
+}
+
+void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+  const grit_model *m = h->m;
+  /* a constraint in its model's zero region (G = 0: a candidate not touching) adds nothing (a contact's
+   * 9 entries as a constant, unrolled: the loop was 1 % of the series' step) */
+  const int zero = dim == 3 ? all_zero(G, 9) : all_zero(G, dim * dim);
+  h->factored = 0;
+  if (zero) return;
+  if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
+    if (!add_chain(h, dim, ntree, tree, J, G)) add_small(h, dim, ntree, tree, J, G, pair);
+    return;
+  }
+  if (add_chain(h, dim, ntree, tree, J, G)) return; /* a chain of at most 64 dofs in a larger tree */
+  double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs; larger ones in the Hessian's scratch */
+  double *GJbig[2] = {NULL, NULL};
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]];
+    double *gj = n <= 64 ? GJ[k] : h->no_big_chain ? NULL : h->big_gjt + (size_t)k * 3 * (size_t)n;
+    if (!gj) continue; /* (no_big_chain: entries computed on the fly below, as before) */
+    for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * J[k][q * n + c];
+        gj[r * n + c] = s;
+      }
+    GJbig[k] = gj;
+  }
+  /* GJ entry (r, c) of tree k, computed on the fly when the tree is too large for the scratch */
+#define GJ_AT(k, r, c)                                                                         \
+  (GJbig[k] ? GJbig[k][(r) * m->tree_dofnum[tree[k]] + (c)] : gj_entry(G, dim, J[k], m->tree_dofnum[tree[k]], r, c))
+  for (int k = 0; k < ntree; ++k) {
+    const int n = m->tree_dofnum[tree[k]];
+    double *D = h->diag + m->tree_madr[tree[k]];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = 0.0;
+        for (int r = 0; r < dim; ++r) s += J[k][r * n + i] * GJ_AT(k, r, j);
+        D[i * n + j] += s;
+        if (j != i) D[j * n + i] += s;
+      }
+  }
+  if (ntree == 2 && pair >= 0) {
+    int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
+    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
+    double *C = h->cblock + h->poff[pair];
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < na; ++c) {
+        double s = 0.0;
+        for (int q = 0; q < dim; ++q) s += J[kb][q * nb + r] * GJ_AT(ka, q, c);
+        C[r * na + c] += s;
+      }
+  }
+#undef GJ_AT
+  h->factored = 0;
+}

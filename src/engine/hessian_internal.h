@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hessian_internal.h — the Hessian's state shared by its assembly (hessian_assemble.c) and its
+ * factorizations (hessian.c) (internal). See hessian.h. */
+#ifndef GRIT_HESSIAN_INTERNAL_H
+#define GRIT_HESSIAN_INTERNAL_H
+
+#include <cholmod.h>
+
+#include "blockchol.h"
+#include "hessian.h"
+#include "treechol.h"
+
+/* The dense buffer is allocated up to this nv (8 MB); beyond it only the sparse path exists. */
+#define GRIT_HESSIAN_DENSE_BUFFER_MAX_NV 1024
+
+struct grit_hessian {
+  const grit_model *m;
+  int nv, dense_max_nv, force; /* force: -1 automatic, 0 dense, 1 block-sparse, 2 CHOLMOD */
+
+  double *diag; /* (nM) tree blocks of H */
+
+  /* coupled pairs (a < b), in insertion order; block (b rows x a cols) at cblock + poff[k] */
+  int npairs, cap_pairs;
+  int *pa, *pb, *poff;
+  double *cblock;
+  size_t cblock_used, cblock_cap;
+  int *hash;        /* open addressing: pair index + 1, 0 empty; 2 cap_pairs slots */
+  int *tree_pairs;  /* per tree, the pairs with pa == tree, sorted by pb: CSR over trees */
+  int *tree_pairadr;
+  int *tree_fill;    /* scratch: pairs placed per tree */
+
+  /* dense path */
+  double *Hd; /* nv x nv, column-major */
+
+  /* block-sparse path (blockchol.h) */
+  grit_blockchol *bc;
+
+  /* CHOLMOD path (grit_step_settings.sparse_factor = GRIT_FACTOR_CHOLMOD) */
+  cholmod_common cc;
+  cholmod_sparse *Hs;
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E;
+  int sym_npairs; /* pattern of the current symbolic analysis: npairs and its pairs (sorted) */
+  int *sym_pa, *sym_pb;
+  int sym_valid;
+  int sym_path;   /* the path (1 block, 2 CHOLMOD) whose analysis that is */
+  double sym_flops; /* CHOLMOD's flop count of the analysed pattern's factorization */
+
+  /* the tree-ordered factorization of a tree's block (treechol.h) on the block-sparse path */
+  unsigned char *tc_ok; /* (ntree) the tree may take it: TREECHOL_MIN_NV to 64 dofs, A with M's pattern */
+  unsigned char *chain; /* (ntree) every constraint added to it since begin kept the pattern */
+  unsigned char *fresh; /* (ntree) its block in diag equals A off the lower pattern (no other term added) */
+  int any_tc;           /* some tree may */
+  grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
+
+  /* scratch for trees of more than 64 dofs (NULL when none): a constraint's nonzero columns (maxn),
+   * its J on them and G J (3 x maxn each), a row of J^T G J (maxn), G J of two trees (2 x 3 x maxn) */
+  int *big_idx;
+  double *big_jc, *big_gj, *big_row, *big_gjt;
+  int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
+
+  const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
+  int factored;    /* a factor of the current H exists */
+  int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
+};
+
+/* The path: 0 dense, 1 block-sparse, 2 CHOLMOD. */
+static inline int grit_hessian_choose_path(const grit_hessian *h) {
+  if (h->force >= 1) return h->force;
+  if (!h->Hd) return 1;
+  if (h->force == 0) return 0;
+  return h->nv > h->dense_max_nv ? 1 : 0;
+}
+
+/* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
+static inline const unsigned char *grit_hessian_trees_on(const grit_hessian *h) {
+  return grit_hessian_choose_path(h) == 1 ? h->tree_on : NULL;
+}
+
+#endif
