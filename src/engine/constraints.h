@@ -9,6 +9,8 @@
 #include "kinematics.h"
 #include "constraint.h"
 
+typedef struct grit_afactor grit_afactor; /* afactor.h */
+
 #include "grit/detail/scalar_double.h"
 #include "constraints_decl_generic.h"
 #include "grit/detail/scalar_undef.h"
@@ -52,10 +54,12 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 /* The tree of a body (-1 for a static body). */
 int grit_body_tree(const grit_model *m, int body);
 
-/* Sets every constraint's Delassus estimate w (from the tree-block factor Achol of A; 0 for the models
+/* Sets every constraint's Delassus estimate w (from the tree-block factor Achol of A and the trees that
+ * af factors in tree order, grit_afactor_delassus; af NULL: every tree's factor in Achol; 0 for the models
  * that do not use it: Lagged without eq. 26's regularization, Similar) and the parameters that depend
  * on it (grit_params_finalize). tmp: nv. */
 void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
-                               const double *Achol, double dt, const grit_step_settings *settings, double *tmp);
+                               const double *Achol, const grit_afactor *af, double dt,
+                               const grit_step_settings *settings, double *tmp);
 
 #endif

@@ -181,7 +181,8 @@ grit_status grit_step(grit_data *d) {
   grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
   const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
-  grit_finalize_constraints(m, c, nc, jstore, Lw, h, &d->settings, d->vnext);
+  grit_finalize_constraints(m, c, nc, jstore, Lw, integ == GRIT_INTEGRATOR_QUASISTATIC ? NULL : d->af, h,
+                            &d->settings, d->vnext);
   if (tm) tk[3] = grit_clock_us();
 
   /* 6: the convex solve, warm-started from the previous velocity. */
