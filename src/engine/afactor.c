@@ -88,7 +88,7 @@ int grit_afactor_factor(grit_afactor *af, const double *A, double *Achol, int tr
   const grit_model *m = af->m;
   grit_afactor_clear(af);
   if (!tree_order || af->force_dense || !af->any_eligible) { /* the dense factor of every tree, as before */
-    memcpy(Achol, A, sizeof(double) * (size_t)m->nM);
+    for (int i = 0; i < m->nM; ++i) Achol[i] = A[i]; /* a loop: memcpy's rep movsb counts a byte per instruction */
     return grit_block_cholesky(m, Achol, NULL);
   }
   int bad = -1;
@@ -97,7 +97,7 @@ int grit_afactor_factor(grit_afactor *af, const double *A, double *Achol, int tr
     af->on[t] = af->eligible[t];
     af->dense[t] = !af->eligible[t];
     if (af->dense[t]) { /* the block's copy for the dense factor; the tree order reads A's lower pattern */
-      memcpy(Achol + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+      for (int i = a; i < a + n * n; ++i) Achol[i] = A[i];
       continue;
     }
     double lo = 1e300, hi = 0.0;
@@ -111,6 +111,8 @@ int grit_afactor_factor(grit_afactor *af, const double *A, double *Achol, int tr
 }
 
 int grit_afactor_tree_order(const grit_afactor *af, int t) { return af && af->any_on && af->on[t]; }
+
+int grit_afactor_any(const grit_afactor *af) { return af && af->any_on; }
 
 void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *x) {
   if (grit_afactor_tree_order(af, t))
@@ -136,7 +138,7 @@ double grit_afactor_delassus(const grit_model *m, const grit_afactor *af, const 
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k];
     if (!af->on[t]) {
-      w = grit_delassus_tree(m, Achol, NULL, NULL, dim, t, J[k], tmp, w);
+      w = grit_delassus_tree(m, Achol, dim, t, J[k], tmp, w);
       continue;
     }
     w += grit_treechol_delassus(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], J[k], dim, af->scratch,

@@ -38,8 +38,9 @@ int grit_afactor_factor(grit_afactor *af, const double *A, double *Achol, int tr
  * variational free motions). */
 void grit_afactor_clear(grit_afactor *af);
 
-/* Whether tree t's last factor is the tree-ordered one (af NULL: no). */
+/* Whether tree t's last factor is the tree-ordered one (af NULL: no); whether any tree's is. */
 int grit_afactor_tree_order(const grit_afactor *af, int t);
+int grit_afactor_any(const grit_afactor *af);
 
 /* Solves A x = b in place (x holds b) with the last factor; the rows of tree t alone. af NULL: the dense
  * factor Achol of every tree (grit_block_cholesky_solve). */

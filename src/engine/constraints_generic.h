@@ -71,8 +71,18 @@ static inline void GS_NAME(delassus_row3)(const GS *L, const double *C, int n, i
   }
 }
 
-static inline GS GS_NAME(delassus_tree_in)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask,
-                                            int dim, int t, const GS *Jk, GS *tmp, GS w) {
+/* always inlined: into grit_delassus_c as before this function was split out (GCC otherwise calls it,
+ * +14 % instructions in the estimates of MuJoCo's hammock) */
+#ifndef CONSTRAINTS_ALWAYS_INLINE
+#if defined(__GNUC__)
+#define CONSTRAINTS_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define CONSTRAINTS_ALWAYS_INLINE inline
+#endif
+#endif
+static CONSTRAINTS_ALWAYS_INLINE GS GS_NAME(delassus_tree_in)(const grit_model *m, const GS *Achol, const double *Lc,
+                                                              const char *cmask, int dim, int t, const GS *Jk, GS *tmp,
+                                                              GS w) {
   const int n = m->tree_dofnum[t];
   const GS *L = Achol + m->tree_madr[t];
   const double *C = cmask && cmask[t] ? Lc + m->tree_madr[t] : NULL;
@@ -113,9 +123,8 @@ static inline GS GS_NAME(delassus_tree_in)(const grit_model *m, const GS *Achol,
 }
 
 #if !GS_IS_DUAL /* double only (derivatives_avx2.c instantiates this file's dual functions again) */
-GS GS_NAME(grit_delassus_tree)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
-                               int t, const GS *Jk, GS *tmp, GS w) {
-  return GS_NAME(delassus_tree_in)(m, Achol, Lc, cmask, dim, t, Jk, tmp, w);
+GS GS_NAME(grit_delassus_tree)(const grit_model *m, const GS *Achol, int dim, int t, const GS *Jk, GS *tmp, GS w) {
+  return GS_NAME(delassus_tree_in)(m, Achol, NULL, NULL, dim, t, Jk, tmp, w);
 }
 #endif
 
@@ -127,8 +136,10 @@ GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *
 }
 
 GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
-                          const GS *const J[2], GS *tmp) {
-  return GS_NAME(grit_delassus_c)(m, Achol, NULL, NULL, dim, ntree, tree, J, tmp);
+                          const GS *const J[2], GS *tmp) { /* grit_delassus_c's loop, no constant factor */
+  GS w = GS_C(0.0);
+  for (int k = 0; k < ntree; ++k) w = GS_NAME(delassus_tree_in)(m, Achol, NULL, NULL, dim, tree[k], J[k], tmp, w);
+  return GS_SCALE(w, 1.0 / dim);
 }
 
 /* Near-rigid regime (SAP, Castro et al. 2022): a constraint's compliance is bounded below by
