@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* constraints.c — joint-limit constraints and the Delassus-dependent parameters of all constraints. */
 #include "constraints.h"
-#include "afactor.h"
 #include "contact_margin.h"
 
 #include <stddef.h>
@@ -131,9 +130,8 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 }
 
 void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
-                               const double *Achol, const grit_afactor *af, double dt,
+                               const double *Achol, grit_delassus_fn delassus, const void *ctx, double dt,
                                const grit_step_settings *settings, double *tmp) {
-  if (!grit_afactor_any(af)) af = NULL; /* every tree's factor dense: grit_delassus itself, inlined */
   for (int i = 0; i < nc; ++i) {
     const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
     /* Only SAP, joint limits, Lagged with eq. 26's regularization and gradient smoothing's pairs read w
@@ -143,9 +141,9 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
                                                              c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
                        (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
                        (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0));
-    c[i].w = !uses_w ? 0.0
-             : af    ? grit_afactor_delassus(m, af, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp)
-                     : grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
+    c[i].w = !uses_w   ? 0.0
+             : delassus ? delassus(ctx, c[i].dim, c[i].ntree, c[i].tree, J, tmp)
+                        : grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }
 }
