@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "actuation_scene.h"
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "model_internal.h"
 #include "fd_jacobians.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
@@ -127,6 +130,94 @@ Test(derivatives_blocks, actuated_islands_equal_dense_exactly) {
     cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
     if (s % 50 == 0) cr_assert_geq(compare(d, m), 3); /* at least the free box and the double pendulum apart */
   }
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* B's columns of controls inside their range (dw/du = 1) are left unscaled: the same bits as scaling
+ * them (ws->no_unit_clamp), with one control clamped (dw/du = 0: its column scaled to zero). */
+Test(derivatives_blocks, unit_clamps_skipped_same_bits) {
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string(k_pendulums, &m, NULL, NULL), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[3] = {3.5, 5.0, -0.4}; /* the first clamped at 3 */
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  for (int s = 1; s <= 60; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * grit_model_nv(m), nu = 3;
+  double *A1 = malloc(sizeof(double) * (size_t)nx * nx), *B1 = malloc(sizeof(double) * (size_t)nx * nu);
+  double *A2 = malloc(sizeof(double) * (size_t)nx * nx), *B2 = malloc(sizeof(double) * (size_t)nx * nu);
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A1, B1), GRIT_OK);
+  d->deriv->no_unit_clamp = 1;
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A2, B2), GRIT_OK);
+  cr_assert_eq(memcmp(A1, A2, sizeof(double) * (size_t)nx * nx), 0);
+  cr_assert_eq(memcmp(B1, B2, sizeof(double) * (size_t)nx * nu), 0);
+  int zero = 1, nonzero = 0; /* the clamped column is zero, the others are not */
+  for (int i = 0; i < nx; ++i) zero &= B1[i * nu] == 0.0, nonzero += B1[i * nu + 1] != 0.0 && B1[i * nu + 2] != 0.0;
+  cr_assert(zero && nonzero > 0);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+  free(A1), free(B1), free(A2), free(B2);
+}
+
+/* The derivative call's factor of the step's operator is the step's own (d->Achol, the same function on
+ * the same matrix) while d->A still holds that matrix: A, B the same bits as factoring it again
+ * (ws->no_achol_reuse), dense and blocks; with achol_fresh cleared the step's factor is not read (a
+ * scribbled copy changes nothing), with it set it is (the scribble shows), and after the free motion
+ * at the new state (d->A rewritten) the call factors again. MuJoCo's humanoid on the floor. */
+Test(derivatives_blocks, step_factor_reused_same_bits) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_data *d;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_data_set_step_settings(d, &info.settings);
+  for (int s = 0; s < 150; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m), nM = m->nM;
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu;
+  double *A[4], *B[4], *saved = malloc(sizeof(double) * (size_t)nM);
+  for (int k = 0; k < 4; ++k) A[k] = malloc(sizeof(double) * na), B[k] = malloc(sizeof(double) * nb);
+  cr_assert(d->achol_fresh);
+  cr_assert_eq(grit_step_derivatives(d, A[0], B[0], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  d->deriv->no_achol_reuse = 1;
+  cr_assert_eq(grit_step_derivatives(d, A[1], B[1], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  d->deriv->no_achol_reuse = 0;
+  cr_assert(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb));
+  /* the flag guards the copy: a scribbled factor is not read without it, and is read with it */
+  memcpy(saved, d->Achol, sizeof(double) * (size_t)nM);
+  for (int i = 0; i < nM; ++i) d->Achol[i] *= 1.5;
+  d->achol_fresh = 0;
+  cr_assert_eq(grit_step_derivatives(d, A[2], B[2], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(!memcmp(A[0], A[2], sizeof(double) * na) && !memcmp(B[0], B[2], sizeof(double) * nb));
+  d->achol_fresh = 1;
+  cr_assert_eq(grit_step_derivatives(d, A[3], B[3], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(memcmp(A[0], A[3], sizeof(double) * na), "the step's factor was not taken");
+  memcpy(d->Achol, saved, sizeof(double) * (size_t)nM);
+  /* the free motion at the new state rewrites A and its factor: the call factors the step's again */
+  double *vstar = malloc(sizeof(double) * (size_t)grit_model_nv(m));
+  cr_assert_eq(grit_free_motion_velocity(d, vstar), GRIT_OK);
+  cr_assert(d->achol_fresh);
+  cr_assert_eq(grit_step_derivatives(d, A[2], B[2], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(!memcmp(A[0], A[2], sizeof(double) * na) && !memcmp(B[0], B[2], sizeof(double) * nb));
+  /* and the block form, with and without */
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[0], B[0]), GRIT_OK);
+  d->deriv->no_achol_reuse = 1;
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[1], B[1]), GRIT_OK);
+  cr_assert(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb));
+  grit_jacobian_blocks_free(J);
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  free(saved), free(vstar);
   grit_data_free(d);
   grit_model_free(m);
 }

@@ -5,6 +5,7 @@
  * columns against central differences of the step. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,5 +189,63 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The cx rows' J v and J^T gamma over their structural columns (derivatives_chain.c,
+ * grit_deriv_chain_cx_jacobian_rows) against the span the residual scans (ws->no_cx_cols): the same
+ * sums without their zero terms, so A and B equal entry by entry; on the legs above (spatial tendons,
+ * a tendon and a joint equality, friction) and on MuJoCo's grid with pins (79 particles held by tendon
+ * equalities: rows across two trees); and the constant rows in lanes against one by one (ws->no_lanes). */
+static void cx_columns_same(grit_model *m, int nstep) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = GRIT_CONTACT_SAP;
+  s.rel_tol = 1e-10;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *u = calloc((size_t)nu + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) u[i] = 0.1 * (i % 3) - 0.1;
+  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->cx_cols_used > 0, "rows over their columns: %lu", d->deriv->cx_cols_used);
+  d->deriv->no_cx_cols = 1;
+  const unsigned long used = d->deriv->cx_cols_used;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(d->deriv->cx_cols_used, used);
+  int differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  /* the linear joint and fixed-tendon couplings' constant rows solved with the other constant rows in
+   * lanes (derivatives_delassus.c) against one by one */
+  d->deriv->no_cx_cols = 0;
+  d->deriv->no_lanes = 1;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "lanes: %d entries differ", differ);
+  free(u), free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+}
+
+Test(derivatives_chain, cx_rows_over_their_columns_match_the_span) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  cx_columns_same(m, 150);
+  grit_model_free(m);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/grid2pin.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  cx_columns_same(m, 20);
   grit_model_free(m);
 }

@@ -55,6 +55,10 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
  * other is factored in tree order without fill (treechol.h), and its solves follow. */
 void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain);
 
+/* Allows (1, the default) or forbids (0) the vectorized kernel for diagonal blocks of 24 dofs or more
+ * (blockchol_big.c; the same bits as the plain loops), for tests. */
+void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

@@ -43,6 +43,7 @@ struct grit_blockchol {
   struct grit_treechol *tc;   /* the trees' compact patterns (treechol.h) */
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
+  int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -58,5 +59,10 @@ int grit_blockchol_have_avx2(void);
  * column's blocks solved and the Schur complement applied with AVX2, the same bits as factor_column's
  * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
 int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+
+/* The in-place Cholesky of a large n x n row-major diagonal block L (lower triangle; the upper is
+ * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,
+ * vectorized with AVX2 when avx2 (blockchol_big.c). Returns the failing column, or -1. */
+int grit_blockchol_chol_big(double *L, int n, double *rinv, int avx2);
 
 #endif

@@ -16,3 +16,10 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
 void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
                            int source, int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
                            GS *scratch);
+
+/* grit_cx_rows whose rows are formed only on the ncols dofs cols where they can be nonzero (value or
+ * partials: the constraint's bodies' paths, joints' dofs, tendons' supports), a superset of them: the
+ * same values there, and J's +0 elsewhere; the dense rows of scratch are read and written only there. */
+void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
+                                int source, int ntree, const int tree[2], GS *const J[2],
+                                GS_NAME(grit_contact_params) * p, GS *scratch, const int *cols, int ncols);

@@ -10,33 +10,37 @@ static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * 
 }
 
 /* |y - x| / div for the points x of body bx and y of body by (world), and if J is not NULL,
- * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor).
- * scratch: 3 nv. */
+ * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor). */
 static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
-                              int by, double div, GS *J, GS *scratch) {
-  const int nv = m->nv;
+                              int by, double div, GS *J) {
   GS d[3];
   GS_NAME(grit_v3_sub)(d, y, x);
   const GS len = GS_NAME(grit_v3_norm)(d);
   if (!J || !(GS_V(len) > 0.0)) return GS_SCALE(len, 1.0 / div); /* coincident points: no direction, no force */
   const GS ld = GS_SCALE(len, div);
   const GS u[3] = {GS_DIV(d[0], ld), GS_DIV(d[1], ld), GS_DIV(d[2], ld)};
+  /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
+   * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were */
   for (int s = 0; s < 2; ++s) {
-    const int body = s ? by : bx;
-    if (m->body_lastdof[body] < 0) continue; /* static */
-    GS_NAME(grit_kin_point_jacobian)(m, k, body, s ? y : x, scratch, NULL);
-    for (int i = 0; i < nv; ++i) {
-      const GS t = GS_FMA(u[0], scratch[i], GS_FMA(u[1], scratch[nv + i], GS_MUL(u[2], scratch[2 * nv + i])));
-      J[i] = s ? GS_ADD(J[i], t) : GS_SUB(J[i], t);
+    const GS *pt = s ? y : x;
+    for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
+      GS lin[3];
+      GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, pt);
+      const GS t = GS_FMA(u[0], lin[0], GS_FMA(u[1], lin[1], GS_MUL(u[2], lin[2])));
+      J[dof] = s ? GS_ADD(J[dof], t) : GS_SUB(J[dof], t);
     }
   }
   return GS_SCALE(len, 1.0 / div);
 }
 
-GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
-                                        GS *J, GS *scratch) {
+/* grit_tendon_length_jacobian with, if cols is not NULL, J zeroed only on the ncols dofs cols (a superset
+ * of those the tendon's row can be nonzero on: the others are left as they are, read by nothing). */
+static GS GS_NAME(cx_tendon_row)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon, GS *J,
+                                 const int *cols, int ncols) {
   const int adr = m->ten_adr[tendon], num = m->ten_num[tendon], nv = m->nv;
-  if (J)
+  if (J && cols)
+    for (int e = 0; e < ncols; ++e) J[cols[e]] = GS_C(0.0);
+  else if (J)
     for (int i = 0; i < nv; ++i) J[i] = GS_C(0.0);
   GS L = GS_C(0.0);
   if (m->ten_type[tendon] == GRIT_TENDON_FIXED) { /* L = sum coef_i q_i */
@@ -72,20 +76,33 @@ GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_
       if (side >= 0) GS_NAME(cx_site_pos)(m, k, side, sp);
       wl = GS_NAME(tendon_wrap)(m, g, gp, gR, a, b, side >= 0 ? sp : NULL, w);
       if (GS_V(wl) >= 0.0) {
-        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J, scratch)));
-        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J, scratch));
+        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J)));
+        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J));
       }
     }
-    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J, scratch));
+    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J));
     e += g >= 0 ? 2 : 1;
   }
   return L;
 }
 
-/* J[i] row r <- sign * the entries of the dense row `row` in tree tree[i]'s dofs (added). */
+GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
+                                        GS *J, GS *scratch) {
+  (void)scratch; /* (the segments' Jacobians walk the bodies' paths: no point Jacobian stored) */
+  return GS_NAME(cx_tendon_row)(m, k, q, tendon, J, NULL, 0);
+}
+
+/* J[i] row r <- sign * the entries of the dense row `row` in tree tree[i]'s dofs (added); with cols, only
+ * on those dofs (where the row can be nonzero: elsewhere sign * +0 + +0 leaves J's +0). */
 static void GS_NAME(cx_scatter_row)(const grit_model *m, int ntree, const int tree[2], GS *const J[2], int dim, int r,
-                                    const GS *row, GS sign) {
-  for (int i = 0; i < ntree; ++i) {
+                                    const GS *row, GS sign, const int *cols, int ncols) {
+  for (int i = 0; i < ntree && cols; ++i) {
+    const int n = m->tree_dofnum[tree[i]], adr = m->tree_dofadr[tree[i]];
+    for (int e = 0; e < ncols; ++e)
+      if (cols[e] >= adr && cols[e] < adr + n)
+        J[i][r * n + cols[e] - adr] = GS_FMA(sign, row[cols[e]], J[i][r * n + cols[e] - adr]);
+  }
+  for (int i = 0; i < ntree && !cols; ++i) {
     const int n = m->tree_dofnum[tree[i]], adr = m->tree_dofadr[tree[i]];
     for (int j = 0; j < n; ++j) J[i][r * n + j] = GS_FMA(sign, row[adr + j], J[i][r * n + j]);
   }
@@ -95,12 +112,13 @@ static void GS_NAME(cx_scatter_row)(const grit_model *m, int ntree, const int tr
 /* Adds sign * (3 x n) Jacobian of the point p (world) of `body` (rows: linear, or with `rot` the
  * body's angular velocity) into the blocks J. scratch: 6 nv. */
 static void GS_NAME(cx_point_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3], int rot,
-                                   double sign, int ntree, const int tree[2], GS *const J[2], GS *scratch) {
+                                   double sign, int ntree, const int tree[2], GS *const J[2], GS *scratch,
+                                   const int *cols, int ncols) {
   if (m->body_lastdof[body] < 0) return; /* static: no columns */
   const int nv = m->nv;
   GS_NAME(grit_kin_point_jacobian)(m, k, body, p, scratch, scratch + 3 * nv);
   const GS *src = rot ? scratch + 3 * nv : scratch;
-  for (int r = 0; r < 3; ++r) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 3, r, src + r * nv, GS_C(sign));
+  for (int r = 0; r < 3; ++r) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 3, r, src + r * nv, GS_C(sign), cols, ncols);
 }
 
 /* The polynomial a0 + a1 x + ... + a4 x^4 and its derivative. */
@@ -116,17 +134,18 @@ static GS GS_NAME(cx_poly)(const double *a, GS x, GS *dp) {
 
 /* A coupling y - y0 = poly(x - x0) of two coordinates with dense Jacobian rows Jy, Jx (Jx NULL: no x). */
 static void GS_NAME(cx_coupling)(const grit_model *m, const double *data, GS y, GS x, const GS *Jy, const GS *Jx,
-                                 int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p) {
+                                 int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
+                                 const int *cols, int ncols) {
   GS dp = GS_C(0.0);
   const GS px = Jx ? GS_NAME(cx_poly)(data, GS_ADDC(x, -data[6]), &dp) : GS_C(data[0]);
   p->phi[0] = GS_SUB(GS_ADDC(y, -data[5]), px);
-  GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, Jy, GS_C(1.0));
-  if (Jx) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, Jx, GS_NEG(dp));
+  GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, Jy, GS_C(1.0), cols, ncols);
+  if (Jx) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, Jx, GS_NEG(dp), cols, ncols);
 }
 
 static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int eq, int part,
                                  int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
-                                 GS *scratch) {
+                                 GS *scratch, const int *cols, int ncols) {
   const int b1 = m->eq_obj[2 * eq], b2 = m->eq_obj[2 * eq + 1], nv = m->nv;
   const double *data = m->eq_data + GRIT_EQ_NDATA * eq;
   switch (m->eq_type[eq]) {
@@ -135,8 +154,8 @@ static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * 
       GS_NAME(grit_tf_apply_c)(p1, k->xpos + 3 * b1, k->xmat + 9 * b1, data);
       GS_NAME(grit_tf_apply_c)(p2, k->xpos + 3 * b2, k->xmat + 9 * b2, data + 3);
       GS_NAME(grit_v3_sub)(p->phi, p2, p1);
-      GS_NAME(cx_point_rows)(m, k, b2, p2, 0, 1.0, ntree, tree, J, scratch);
-      GS_NAME(cx_point_rows)(m, k, b1, p1, 0, -1.0, ntree, tree, J, scratch);
+      GS_NAME(cx_point_rows)(m, k, b2, p2, 0, 1.0, ntree, tree, J, scratch, cols, ncols);
+      GS_NAME(cx_point_rows)(m, k, b1, p1, 0, -1.0, ntree, tree, J, scratch, cols, ncols);
       break;
     }
     case GRIT_EQ_WELD:
@@ -144,8 +163,8 @@ static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * 
         GS p1[3];
         GS_NAME(grit_tf_apply_c)(p1, k->xpos + 3 * b1, k->xmat + 9 * b1, data);
         GS_NAME(grit_v3_sub)(p->phi, k->xpos + 3 * b2, p1);
-        GS_NAME(cx_point_rows)(m, k, b2, k->xpos + 3 * b2, 0, 1.0, ntree, tree, J, scratch);
-        GS_NAME(cx_point_rows)(m, k, b1, p1, 0, -1.0, ntree, tree, J, scratch);
+        GS_NAME(cx_point_rows)(m, k, b2, k->xpos + 3 * b2, 0, 1.0, ntree, tree, J, scratch, cols, ncols);
+        GS_NAME(cx_point_rows)(m, k, b1, p1, 0, -1.0, ntree, tree, J, scratch, cols, ncols);
       } else { /* body 2's orientation q1 relquat: phi = log(q2 (q1 relquat)^-1) in the world frame,
                 * whose rate is w2 - w1 to first order in phi */
         GS qt[4], qc[4], qe[4];
@@ -155,8 +174,8 @@ static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * 
         if (GS_V(qe[0]) < 0.0) /* the shorter way round */
           for (int i = 0; i < 4; ++i) qe[i] = GS_NEG(qe[i]);
         GS_NAME(grit_quat_log)(p->phi, qe);
-        GS_NAME(cx_point_rows)(m, k, b2, k->xpos + 3 * b2, 1, 1.0, ntree, tree, J, scratch);
-        GS_NAME(cx_point_rows)(m, k, b1, k->xpos + 3 * b1, 1, -1.0, ntree, tree, J, scratch);
+        GS_NAME(cx_point_rows)(m, k, b2, k->xpos + 3 * b2, 1, 1.0, ntree, tree, J, scratch, cols, ncols);
+        GS_NAME(cx_point_rows)(m, k, b1, k->xpos + 3 * b1, 1, -1.0, ntree, tree, J, scratch, cols, ncols);
       }
       break;
     case GRIT_EQ_JOINT: {
@@ -165,22 +184,22 @@ static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * 
       Jy[m->jnt_dofadr[b1]] = GS_C(1.0);
       if (b2 >= 0) Jx[m->jnt_dofadr[b2]] = GS_C(1.0);
       GS_NAME(cx_coupling)(m, data, q[m->jnt_qposadr[b1]], b2 >= 0 ? q[m->jnt_qposadr[b2]] : GS_C(0.0), Jy,
-                           b2 >= 0 ? Jx : NULL, ntree, tree, J, p);
+                           b2 >= 0 ? Jx : NULL, ntree, tree, J, p, cols, ncols);
       break;
     }
     default: { /* GRIT_EQ_TENDON */
       GS *Jy = scratch + 3 * nv, *Jx = scratch + 4 * nv;
-      const GS y = GS_NAME(grit_tendon_length_jacobian)(m, k, q, b1, Jy, scratch);
-      const GS x = b2 >= 0 ? GS_NAME(grit_tendon_length_jacobian)(m, k, q, b2, Jx, scratch) : GS_C(0.0);
-      GS_NAME(cx_coupling)(m, data, y, x, Jy, b2 >= 0 ? Jx : NULL, ntree, tree, J, p);
+      const GS y = GS_NAME(cx_tendon_row)(m, k, q, b1, Jy, cols, ncols);
+      const GS x = b2 >= 0 ? GS_NAME(cx_tendon_row)(m, k, q, b2, Jx, cols, ncols) : GS_C(0.0);
+      GS_NAME(cx_coupling)(m, data, y, x, Jy, b2 >= 0 ? Jx : NULL, ntree, tree, J, p, cols, ncols);
       break;
     }
   }
 }
 
-void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
-                           int source, int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
-                           GS *scratch) {
+void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
+                                int source, int ntree, const int tree[2], GS *const J[2],
+                                GS_NAME(grit_contact_params) * p, GS *scratch, const int *cols, int ncols) {
   int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
   for (int i = 0; i < ntree; ++i)
     for (int j = 0; j < dim * m->tree_dofnum[tree[i]]; ++j) J[i][j] = GS_C(0.0);
@@ -191,34 +210,40 @@ void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, con
       break;
     case GRIT_CONSTRAINT_EQUALITY:
     case GRIT_CONSTRAINT_EQUALITY_1D:
-      GS_NAME(cx_equality)(m, k, q, source / 2, source % 2, ntree, tree, J, p, scratch);
+      GS_NAME(cx_equality)(m, k, q, source / 2, source % 2, ntree, tree, J, p, scratch, cols, ncols);
       p->tau_d = GS_C(fmax(m->eq_taud[source / 2], dt));
       break;
     case GRIT_CONSTRAINT_TENDON_LIMIT: { /* phi0 = L - lower or upper - L, J = +-dL/dv */
       const int t = source / 2, side = source % 2;
       GS *row = scratch + 3 * m->nv;
-      const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q, t, row, scratch);
+      const GS L = GS_NAME(cx_tendon_row)(m, k, q, t, row, cols, ncols);
       p->phi0 = side == 0 ? GS_ADDC(L, -m->ten_range[2 * t]) : GS_NEG(GS_ADDC(L, -m->ten_range[2 * t + 1]));
-      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(side == 0 ? 1.0 : -1.0));
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(side == 0 ? 1.0 : -1.0), cols, ncols);
       p->tau_d = GS_C(m->ten_limit_taud[t]);
       p->width = GS_C(m->ten_limit_width[t]);
       break;
     }
     case GRIT_CONSTRAINT_TENDON_FRICTION: { /* J = dL/dv */
       GS *row = scratch + 3 * m->nv;
-      (void)GS_NAME(grit_tendon_length_jacobian)(m, k, q, source, row, scratch);
-      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0));
+      (void)GS_NAME(cx_tendon_row)(m, k, q, source, row, cols, ncols);
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0), cols, ncols);
       p->k = GS_C(m->ten_frictionloss[source]);
       break;
     }
     default: { /* GRIT_CONSTRAINT_TENDON_SPRING: stretch x0 = L - rest length */
       GS *row = scratch + 3 * m->nv;
-      const GS L = GS_NAME(grit_tendon_length_jacobian)(m, k, q, source, row, scratch);
+      const GS L = GS_NAME(cx_tendon_row)(m, k, q, source, row, cols, ncols);
       p->phi0 = GS_ADDC(L, -m->ten_springlength[source]);
-      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0));
+      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0), cols, ncols);
       p->k = GS_C(m->ten_stiffness[source]);
       p->d = GS_C(m->ten_damping[source]);
       break;
     }
   }
+}
+
+void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
+                           int source, int ntree, const int tree[2], GS *const J[2], GS_NAME(grit_contact_params) * p,
+                           GS *scratch) {
+  GS_NAME(grit_cx_rows_cols)(m, k, q, dt, kind, source, ntree, tree, J, p, scratch, NULL, 0);
 }

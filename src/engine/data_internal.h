@@ -30,6 +30,8 @@ struct grit_data {
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
   double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */
   grit_afactor *af;       /* which trees are factored in tree order, and their factors (afactor.h) */
+  int achol_fresh;        /* Achol is the factor of A as it stands (cleared where A is rewritten, set once
+                           * factored): a derivative call takes it for its own factor of the same A */
   double *bias;           /* (nv) bias forces c(q, v) */
   double *force;          /* (nv) smooth generalized force of the step */
   double *vstar;          /* (nv) free-motion velocity */

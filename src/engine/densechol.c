@@ -42,3 +42,38 @@ void grit_densechol_solve(const double *L, int n, double *B, int nrhs) {
     }
   }
 }
+
+/* Many right-hand sides of a small dense system (the derivatives' columns for an arm and a ball, or a
+ * free body): substitutions with the right-hand sides transposed into rows, 64 at a time, so that the
+ * inner loops run along them, and the diagonal's reciprocals. Measured against LAPACKE_dpotrs (OpenBLAS
+ * 0.3.21, one thread): 13 x 13 with 33 right-hand sides 2.0 us vs 2.7 us, 6 x 6 with 12 0.20 vs 0.44;
+ * slower from about 32 unknowns on, and for a single right-hand side. Agrees to 4e-16 relative. */
+void grit_densechol_solve_small(const double *L, int n, double *B, int nrhs) {
+  double inv[GRIT_DENSECHOL_SMALL_MAX_NV], T[GRIT_DENSECHOL_SMALL_MAX_NV * 64];
+  for (int j = 0; j < n; ++j) inv[j] = 1.0 / L[j * n + j];
+  for (int k0 = 0; k0 < nrhs; k0 += 64) {
+    const int nk = nrhs - k0 < 64 ? nrhs - k0 : 64;
+    for (int k = 0; k < nk; ++k)
+      for (int i = 0; i < n; ++i) T[i * 64 + k] = B[(size_t)(k0 + k) * n + i];
+    for (int j = 0; j < n; ++j) { /* L y = b */
+      double *tj = T + j * 64;
+      for (int k = 0; k < nk; ++k) tj[k] *= inv[j];
+      for (int i = j + 1; i < n; ++i) {
+        const double l = L[j * n + i];
+        double *ti = T + i * 64;
+        for (int k = 0; k < nk; ++k) ti[k] -= l * tj[k];
+      }
+    }
+    for (int j = n - 1; j >= 0; --j) { /* L^T x = y */
+      double *tj = T + j * 64;
+      for (int i = j + 1; i < n; ++i) {
+        const double l = L[j * n + i];
+        const double *ti = T + i * 64;
+        for (int k = 0; k < nk; ++k) tj[k] -= l * ti[k];
+      }
+      for (int k = 0; k < nk; ++k) tj[k] *= inv[j];
+    }
+    for (int k = 0; k < nk; ++k)
+      for (int i = 0; i < n; ++i) B[(size_t)(k0 + k) * n + i] = T[i * 64 + k];
+  }
+}

@@ -13,4 +13,9 @@ int grit_densechol_factor(double *A, int n);
 /* Solves L L' X = B in place for nrhs right-hand sides (B: n x nrhs, column-major, leading dimension n). */
 void grit_densechol_solve(const double *L, int n, double *B, int nrhs);
 
+/* grit_densechol_solve for 2 or more right-hand sides of a system of up to GRIT_DENSECHOL_SMALL_MAX_NV
+ * unknowns (transposed into rows, 64 at a time; moved here from hessian.c, the same code). */
+#define GRIT_DENSECHOL_SMALL_MAX_NV 16
+void grit_densechol_solve_small(const double *L, int n, double *B, int nrhs);
+
 #endif

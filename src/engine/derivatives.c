@@ -25,6 +25,7 @@
 
 #include "actuation.h"
 #include "actuation_adhesion.h"
+#include "actuation_muscle.h" /* grit_actuator_has_length_fn */
 #include "arena.h"
 #include "constraints.h"
 #include "solver.h"
@@ -38,6 +39,7 @@
 #include "treechol.h"
 #include "dynamics.h"
 #include "fluid.h"
+#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
 #include "grit/derivatives.h"
 #include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
@@ -122,6 +124,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->Bi, m->na > 0 ? 2 * nv * m->nu : 0);
   GRIT_CARVE(c, w->rmask, m->ntree);
   GRIT_CARVE(c, w->rskip, m->ntree);
+  GRIT_CARVE(c, w->tnA, m->ntree);
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   GRIT_CARVE(c, w->dtL, m->nM);
   GRIT_CARVE(c, w->dtinv, nv);
@@ -197,6 +200,16 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
           (type == GRIT_JOINT_FREE && m->body_parent[b] != 0))
         w->rigid[t] = 0;
     }
+  }
+  /* Trees where a length-fn actuator's implicit slopes g^2 (h kv + h^2 kq) J^T J in A move with q0: a
+   * spatial tendon's, a slider-crank's or a site's with a slope (a fixed tendon's J is constant; a muscle
+   * or a motor has none) */
+  for (int a = 0; a < m->nu; ++a) {
+    double kq, kv;
+    grit_actuator_slopes(m, a, &kq, &kv);
+    if (grit_actuator_has_length_fn(m, a) && (kq != 0.0 || kv != 0.0) &&
+        !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))
+      w->tnA[m->dof_tree[m->act_dof[a]]] = 1;
   }
   grit_rnea_trees(m, &w->rn); /* the analytic partials of the smooth dynamics (derivatives_rnea.c) */
   for (int t = 0; t < m->ntree; ++t) w->rn.on[t] &= !w->qconst[t], w->rn.any_on |= w->rn.on[t];
@@ -297,9 +310,9 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
   if (lin) grit_deriv_delassus_lin_factor(m, d, w); /* the tree-ordered factor too (derivatives_delassus.c) */
-  if (lin) grit_block_cholesky(m, w->Ad, NULL);
+  if (lin) grit_deriv_factor_operator(m, d, w, NULL); /* (derivatives_columns.c) */
   if (!any) return GRIT_OK;
-  if (!lin) grit_block_cholesky(m, w->Ad, w->qconst);
+  if (!lin) grit_deriv_factor_operator(m, d, w, w->qconst);
   grit_deriv_free_inverses(m, w); /* the contacts' Delassus estimates without J_c (derivatives_free.c) */
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t]) continue;

@@ -19,9 +19,11 @@
  *     the sign of zero partials).
  * The values (q0 (+) 0) are the same in every pass of a call, which is what makes keeping them exact.
  * ws->no_chain turns all of this off (tests compare both). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "contact_candidate.h"
 #include "data_internal.h"
 #include "derivatives_chain.h"
@@ -53,7 +55,65 @@ static void kept_params(const double *s, grit_contact_params_dual *p) {
   memcpy(p, f, sizeof *p);
 }
 
+/* ------------------------------------------------------------------ the cx rows' structural columns */
+
+static void mark_path(const grit_model *m, char *mark, int b) {
+  for (int dof = b >= 0 ? m->body_lastdof[b] : -1; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+}
+
+/* Marks the dofs where tendon t's row dL/dv can be nonzero (grit_tendon_length_jacobian): a fixed
+ * tendon's joints' first dofs; a spatial one's, the paths to the root of its sites' and wrapping
+ * geometries' bodies (side sites too: a superset only adds zeros). */
+static void mark_tendon(const grit_model *m, char *mark, int t) {
+  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+    if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+      mark[m->jnt_dofadr[m->wrap_obj[e]]] = 1;
+    } else if (m->wrap_geom[e] >= 0) {
+      mark_path(m, mark, m->geom_body[m->wrap_geom[e]]);
+      if (m->wrap_obj[e] >= 0) mark_path(m, mark, m->site_body[m->wrap_obj[e]]);
+    } else if (m->wrap_geom[e] == -1) {
+      mark_path(m, mark, m->site_body[m->wrap_obj[e]]);
+    }
+  }
+}
+
+/* Marks equality e's (cx_equality): its bodies' paths, its joints' dofs, its tendons'. */
+static void mark_equality(const grit_model *m, char *mark, int e) {
+  for (int o = 0; o < 2; ++o) {
+    const int x = m->eq_obj[2 * e + o];
+    if (x < 0) continue;
+    if (m->eq_type[e] == GRIT_EQ_CONNECT || m->eq_type[e] == GRIT_EQ_WELD) mark_path(m, mark, x);
+    else if (m->eq_type[e] == GRIT_EQ_JOINT) mark[m->jnt_dofadr[x]] = 1;
+    else mark_tendon(m, mark, x);
+  }
+}
+
+/* The lists (NULL while measuring), their total length returned; mark: nv scratch. */
+static int cx_lists(const grit_model *m, char *mark, int *ptr, int *list) {
+  int k = 0;
+  for (int s = 0; s < m->neq + m->ntendon; ++s) {
+    memset(mark, 0, (size_t)m->nv);
+    if (s < m->neq) mark_equality(m, mark, s);
+    else mark_tendon(m, mark, s - m->neq);
+    if (ptr) ptr[s] = k;
+    for (int i = 0; i < m->nv; ++i)
+      if (mark[i]) {
+        if (list) list[k] = i;
+        k++;
+      }
+  }
+  if (ptr) ptr[m->neq + m->ntendon] = k;
+  return k;
+}
+
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
+  char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
+  const int nl = mark ? cx_lists(m, mark, NULL, NULL) : 0;
+  GRIT_CARVE(c, w->cxs_ptr, mark ? m->neq + m->ntendon + 1 : 0);
+  GRIT_CARVE(c, w->cxs, nl);
+  if (mark && c->base) cx_lists(m, mark, w->cxs_ptr, w->cxs);
+  if (!mark) w->cxs_ptr = NULL;
+  free(mark);
   const size_t n = (size_t)keep_cap(w);
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
@@ -184,6 +244,22 @@ int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_d
 
 /* ------------------------------------------------------------------ joint friction, equalities, tendons */
 
+/* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
+static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
+  int s;
+  switch (k->kind) {
+    case GRIT_CONSTRAINT_EQUALITY:
+    case GRIT_CONSTRAINT_EQUALITY_1D: s = k->source / 2; break;
+    case GRIT_CONSTRAINT_TENDON_LIMIT: s = m->neq + k->source / 2; break;
+    case GRIT_CONSTRAINT_TENDON_FRICTION:
+    case GRIT_CONSTRAINT_TENDON_SPRING: s = m->neq + k->source; break;
+    default: return NULL;
+  }
+  *count = w->cxs_ptr[s + 1] - w->cxs_ptr[s];
+  return w->cxs + w->cxs_ptr[s];
+}
+
+
 static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
   for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
     if (m->ten_type[t] == GRIT_TENDON_FIXED) {
@@ -241,16 +317,81 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
 
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                             grit_contact_params_dual *p, grit_dual *const J[2]) {
+  w->cx_kept_ic = -1;
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
   kept_params(s, p);
   const double *js = s + NPARAM;
+  int nl = 0;
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
   for (int q = 0; q < k->ntree; ++q) {
-    const int n = k->dim * m->tree_dofnum[k->tree[q]];
-    for (int j = 0; j < n; ++j) J[q][j] = grit_dual_const(js[j]);
-    js += n;
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    if (list) { /* off the structural columns the kept values are +0 */
+      for (int j = 0; j < k->dim * n; ++j) J[q][j] = grit_dual_const(0.0);
+      for (int e = 0; e < nl; ++e)
+        if (list[e] >= adr && list[e] < adr + n)
+          for (int r = 0; r < k->dim; ++r) J[q][r * n + list[e] - adr] = grit_dual_const(js[r * n + list[e] - adr]);
+    } else {
+      for (int j = 0; j < k->dim * n; ++j) J[q][j] = grit_dual_const(js[j]);
+    }
+    js += k->dim * n;
   }
   w->chain_skips[2]++;
+  w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
+  return 1;
+}
+
+void grit_deriv_chain_cx_rows(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, double h,
+                              grit_dual *const J[2], grit_contact_params_dual *p) {
+  int nl = 0;
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  grit_cx_rows_cols_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, p, w->scratch, list, nl);
+}
+
+/* a b + c with b a plain double (derivatives_residual.c's fma_by_const: the same operations) */
+static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
+  grit_dual r;
+  r.v = a.v * b + c.v;
+  GRIT_DUAL_FOR(i) r.d[i] = a.d[i] * b + c.d[i];
+  return r;
+}
+
+int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
+                                      const grit_constraint *k, const grit_dual *const J[2],
+                                      const grit_contact_params_dual *p) {
+  if (w->no_cx_cols || !w->cxs_ptr) return 0;
+  int nl = 0;
+  const int *list = cx_support(m, w, k, &nl);
+  if (!list) return 0;
+  int e0[2], e1[2]; /* each tree slot's part of the ascending list */
+  for (int q = 0; q < k->ntree; ++q) {
+    const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
+    int a = 0;
+    while (a < nl && list[a] < adr) ++a;
+    int b = a;
+    while (b < nl && list[b] < end) ++b;
+    e0[q] = a, e1[q] = b;
+  }
+  grit_dual vc[3], gamma[3], G[9];
+  for (int r = 0; r < k->dim; ++r) { /* apply_jacobian's sums, the same order, without the zero terms */
+    vc[r] = grit_dual_const(k->b[r]);
+    for (int q = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      for (int e = e0[q]; e < e1[q]; ++e) vc[r] = cx_fma_by_const(J[q][r * n + list[e] - adr], d->vsol[list[e]], vc[r]);
+    }
+    /* a zero velocity's sign could be the left-out zeros': the span's path decides it */
+    if (vc[r].v == 0.0) return 0;
+  }
+  w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
+  for (int q = 0; q < k->ntree; ++q) { /* subtract_jt_gamma's */
+    const int n = m->tree_dofnum[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r)
+      for (int e = e0[q]; e < e1[q]; ++e) {
+        grit_dual *y = &w->r[list[e]];
+        *y = grit_dual_sub(*y, grit_dual_mul(J[q][r * n + list[e] - m->tree_dofadr[k->tree[q]]], gamma[r]));
+      }
+  }
+  w->cx_cols_used++;
   return 1;
 }

@@ -76,4 +76,18 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                             grit_contact_params_dual *p, grit_dual *const J[2]);
 
+/* grit_cx_rows_dual of constraint k at the pass's kinematics (w->kin, w->q) into J and p, its rows formed
+ * on its structural columns only (grit_cx_rows_cols: the same values; the dense path with no_cx_cols). */
+void grit_deriv_chain_cx_rows(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, double h,
+                              grit_dual *const J[2], grit_contact_params_dual *p);
+
+/* Cx row k's J v + b at the solution, its impulse and r -= J^T gamma (derivatives_residual.c's
+ * jacobian_rows) over its structural columns (cxs: the dofs its rows can be nonzero on) instead of the
+ * span of its nonzero entries, which the residual finds by scanning J: the same sums in the same order
+ * without their exact zero terms. Returns 0 (nothing done: the span's path) for joint friction, without
+ * the lists (ws->no_cx_cols) or where a velocity is an exact zero (a zero's sign could differ). */
+int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
+                                      const grit_constraint *k, const grit_dual *const J[2],
+                                      const grit_contact_params_dual *p);
+
 #endif

@@ -12,6 +12,8 @@
 #include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "dynamics.h"
+#include "quasistatic.h"
 #include "solver.h"
 #include "status_internal.h"
 #include "timing.h"
@@ -32,17 +34,20 @@ double grit_deriv_tick(const grit_deriv_ws *w) {
 /* ------------------------------------------------------------------------ q+ = q0 (+) dt v */
 
 /* The tangent-space Jacobians of q+ = q0 (+) h v for joint j: Dq = d q+ / d dq0 and Dv = d q+ / d v,
- * each nv_j x nv_j, row-major with stride 6. Rotations by dual numbers: seed dtheta0 and domega in
- * q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
+ * each nv_j x nv_j, row-major with stride 6. Only those entries are written (a hinge's one number, a
+ * ball's 3 x 3, a free joint's 6 x 6): the rest of the 36 is read by nobody, and zeroing it was most of
+ * the call's setup (a cache line per joint, written cold each call). Rotations by dual numbers: seed
+ * dtheta0 and domega in q+' = q0 exp(dtheta0) exp(h (omega + domega)) and take log(q+^-1 q+'). */
 void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
                                   double Dq[36], double Dv[36]) {
   const int t = m->jnt_type[j], da = m->jnt_dofadr[j];
-  for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
   if (t == GRIT_JOINT_HINGE || t == GRIT_JOINT_SLIDE) {
     Dq[0] = 1.0;
     Dv[0] = h;
     return;
   }
+  if (t == GRIT_JOINT_FREE)
+    for (int i = 0; i < 36; ++i) Dq[i] = Dv[i] = 0.0;
   int r0 = 0; /* first rotational dof within the joint */
   if (t == GRIT_JOINT_FREE) {
     for (int i = 0; i < 3; ++i) {
@@ -76,6 +81,28 @@ void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, con
       Dq[6 * (r0 + r) + r0 + k] = I - a * K[3 * r + k] + b * K2; /* R(phi)^T: [phi]x changes sign */
       Dv[6 * (r0 + r) + r0 + k] = h * (I - b * K[3 * r + k] + c * K2);
     }
+}
+
+/* w->Ad := the tree-block Cholesky factor of the trees of mask (NULL: every tree) of the step's operator,
+ * which w->Ad holds for those trees (derivatives.c's prepare_passes). The step factored that very
+ * matrix with the same function into d->Achol: while d->A still holds it (achol_fresh, and d->A equal
+ * to it bit for bit), its factor is copied instead of computed again (the same bits; 8 % of the CMU
+ * humanoid's call, 2.7 % of MuJoCo's humanoid). ws->no_achol_reuse: factored again. */
+void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask) {
+  const double *op = grit_step_delassus_operator(d);
+  int same = d->achol_fresh && !w->no_achol_reuse;
+  for (int t = 0; same && t < m->ntree; ++t) {
+    const size_t a0 = (size_t)m->tree_madr[t], nn = (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t];
+    if (!mask || mask[t]) same = !memcmp(d->A + a0, op + a0, sizeof(double) * nn);
+  }
+  if (!same) {
+    grit_block_cholesky(m, w->Ad, mask);
+    return;
+  }
+  for (int t = 0; t < m->ntree; ++t) {
+    const size_t a0 = (size_t)m->tree_madr[t], nn = (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t];
+    if (!mask || mask[t]) memcpy(w->Ad + a0, d->Achol + a0, sizeof(double) * nn);
+  }
 }
 
 /* ----------------------------------------------------------------- colours, columns, batches */
@@ -376,18 +403,19 @@ static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const dou
 }
 
 /* The q rows of tree_tile4's hinges and slides i, i + 1, ... (tree-local dofs, up to vt) that have no
- * Dq term (dof outside [cmin, cmax]): x = Dv V_i + 0.0, as in q_rows_column. Returns the first dof not
- * of that kind (or vt). On its own, with few values live, its loop keeps them in registers. */
-static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jnt, const int *jnt_type,
-                                                               const double *Dv, const __m256d *Vs, int i, int vt,
-                                                               int cmin, int cmax, double *oq, size_t stride,
-                                                               __m256d *chk) {
+ * Dq term (dof outside [cmin, cmax]): x = Dv V_i + 0.0, as in q_rows_column, with Dv = h, the value
+ * grit_deriv_integration_jacobians gives every hinge and slide (the same bits, no lookup of the
+ * joint's Dv). Returns the first dof not of that kind (or vt). On its own, with few values live, its
+ * loop keeps them in registers. */
+static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jnt, const int *jnt_type, double h,
+                                                               const __m256d *Vs, int i, int vt, int cmin, int cmax,
+                                                               double *oq, size_t stride, __m256d *chk) {
   __m256d ck = *chk;
-  const __m256d zero = _mm256_setzero_pd();
+  const __m256d zero = _mm256_setzero_pd(), hv = _mm256_set1_pd(h);
   for (; i < vt; ++i) {
-    const int jn = dof_jnt[i], type = jnt_type[jn];
+    const int type = jnt_type[dof_jnt[i]];
     if (!(type == GRIT_JOINT_HINGE || type == GRIT_JOINT_SLIDE) || (i >= cmin && i <= cmax)) break;
-    const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_broadcast_sd(Dv + 36 * jn), Vs[i]), zero);
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(hv, Vs[i]), zero);
     _mm256_storeu_pd(oq + (size_t)i * stride, x);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
   }
@@ -436,7 +464,7 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
       ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[j], Vs[j]));
     }
     for (int i = vb; i < vt;) {
-      i = hinge_run(dof_jnt, jnt_type, Dv, Vs, i, vt, cmin, cmax, oq, stride, &ck);
+      i = hinge_run(dof_jnt, jnt_type, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck);
       if (i == vt) break;
       const int jn = dof_jnt[i], type = jnt_type[jn];
       const int nvj = grit_joint_nv(type), r0 = type == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
@@ -577,14 +605,11 @@ static int block_column(const grit_model *m, const grit_jacobian_blocks *J, int 
 }
 
 #if GRIT_DERIV_AVX2
-/* Whether columns l0 .. l0 + nc - 1 of the batch lie in consecutive columns of one block (out + l). */
-static int tile_run(const grit_model *m, const grit_jacobian_blocks *J, const int *ids, int l0, int nc, int k,
-                    const double *out, size_t stride) {
-  for (int l = 1; l < nc; ++l) {
-    double *o;
-    size_t s;
-    if (block_column(m, J, ids[l0 + l], &o, &s) != k || o != out + l || s != stride) return 0;
-  }
+/* Whether columns l0 .. l0 + nc - 1 of the batch lie in consecutive columns of one block (out + l), by
+ * their islands ks, entries outs and strides (block_column's, once per column). */
+static int tile_run(const int *ks, double *const *outs, const size_t *strides, int l0, int nc) {
+  for (int l = 1; l < nc; ++l)
+    if (ks[l0 + l] != ks[l0] || outs[l0 + l] != outs[l0] + l || strides[l0 + l] != strides[l0]) return 0;
   return 1;
 }
 #endif
@@ -604,15 +629,19 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
 #if GRIT_DERIV_AVX2
   const int avx2 = __builtin_cpu_supports("avx2");
 #endif
+  int ks[RHS_BATCH];
+  double *outs[RHS_BATCH];
+  size_t strides[RHS_BATCH];
+  for (int l = 0; l < n; ++l) ks[l] = block_column(m, J, w->ids[l], &outs[l], &strides[l]);
   for (int l = 0; l < n;) {
-    double *out;
-    size_t stride;
-    const int k = block_column(m, J, w->ids[l], &out, &stride);
+    double *const out = outs[l];
+    const size_t stride = strides[l];
+    const int k = ks[l];
     const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
     int nc = 1, tiled = 0, done = 0;
 #if GRIT_DERIV_AVX2
     for (int width = 4; avx2 && !tiled && width >= 2; width -= 2)
-      if (l + width <= n && tile_run(m, J, w->ids, l, width, k, out, stride)) {
+      if (l + width <= n && tile_run(ks, outs, strides, l, width)) {
         nc = width, tiled = 1;
         done = free_bodies_tile(m, w, k, l, width, out, stride, &check); /* all written */
       }

@@ -123,6 +123,20 @@ static int constant_jacobian(const grit_model *m, const grit_constraint *k) {
   }
 }
 
+/* Whether a 1-row equality's J has no partials: a joint or fixed-tendon coupling (its rows' entries are
+ * the joints' and tendons' constant coefficients) that is linear (the polynomial's slope a constant) or
+ * has no second coordinate (constraints_extra_generic.h, cx_coupling). */
+static int constant_coupling(const grit_model *m, const grit_constraint *k) {
+  if (k->kind != GRIT_CONSTRAINT_EQUALITY_1D) return 0;
+  const int eq = k->source / 2, y = m->eq_obj[2 * eq], x = m->eq_obj[2 * eq + 1];
+  const double *data = m->eq_data + GRIT_EQ_NDATA * eq;
+  if (m->eq_type[eq] == GRIT_EQ_TENDON &&
+      (m->ten_type[y] != GRIT_TENDON_FIXED || (x >= 0 && m->ten_type[x] != GRIT_TENDON_FIXED)))
+    return 0;
+  if (m->eq_type[eq] != GRIT_EQ_TENDON && m->eq_type[eq] != GRIT_EQ_JOINT) return 0;
+  return x < 0 || (data[2] == 0.0 && data[3] == 0.0 && data[4] == 0.0);
+}
+
 /* The local columns of tree t where J of constraint ic can have partials, ascending, into ch (-1: any):
  * a contact's J is nonzero only on its bodies' chains to the root (grit_contact_jacobian_add), whatever
  * J's values there; a constant J (constant_jacobian) has none. */
@@ -149,7 +163,10 @@ static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t,
       if (mark[j]) ch[k++] = j;
     return k;
   }
-  return ic >= 0 && w->dl_con && constant_jacobian(m, &w->dl_con[ic]) ? 0 : -1;
+  /* a cx row this pass took as constants (derivatives_chain.c): J has no partials */
+  if (ic >= 0 && ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) return 0;
+  return ic >= 0 && w->dl_con && (constant_jacobian(m, &w->dl_con[ic]) || constant_coupling(m, &w->dl_con[ic])) ? 0
+                                                                                                          : -1;
 }
 
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
@@ -186,7 +203,7 @@ enum { LANES = GRIT_QUADGRAD_LANES, AHEAD = 8 * GRIT_QUADGRAD_LANES };
 
 static int constant_row(const grit_model *m, const grit_deriv_ws *w, int ic) {
   const grit_constraint *k = &w->dl_con[ic];
-  return ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1 && constant_jacobian(m, k);
+  return ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1 && (constant_jacobian(m, k) || constant_coupling(m, k));
 }
 
 #if GRIT_QUADGRAD_HAVE_LANES

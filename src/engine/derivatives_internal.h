@@ -109,6 +109,9 @@ struct grit_deriv_ws {
   int no_momentum_closed;                 /* nonzero: the momentum correction on dual numbers in rnea_bias */
   char *rmask;                            /* (ntree) scratch: the trees a pass takes from rn */
   char *rskip;                            /* (ntree) the last position pass formed no dual M, A of the tree */
+  char *tnA;                              /* (ntree) a length-fn actuator's implicit slopes in the tree's
+                                           * block of A move with q0 (not a fixed tendon's): the analytic
+                                           * path adds their partials (grit_deriv_tendon_operator_rows) */
   /* position passes that skip the bodies and contacts no seeded dof moves (derivatives_chain.c) */
   char *bmoved;                           /* (nbody) the bodies the pass's seeds move */
   int chain_on;                           /* this pass skips the others */
@@ -116,6 +119,12 @@ struct grit_deriv_ws {
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */
+  int *cxs_ptr, *cxs;                     /* (neq + ntendon + 1) each equality's, then tendon's, dofs where
+                                           * its rows can be nonzero (value or partials), ascending, in cxs */
+  int no_cx_cols;                         /* nonzero: the cx rows' J v and J^T gamma over the span (tests) */
+  unsigned long cx_cols_used;             /* the rows that took the structural columns so far (tests) */
+  int cx_kept_ic;                         /* the cx row grit_deriv_chain_cx_out last took as constants (its J */
+  unsigned cx_kept_eval;                  /* has no partials), in evaluation eval_no = cx_kept_eval; -1: none */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
@@ -126,6 +135,8 @@ struct grit_deriv_ws {
   int kin_first;                          /* the pass is its call's first (every value is written) */
   int kin_zero;                           /* the pass's trees' kinematic partials are all zero before it */
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
+  int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
+  int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -228,6 +239,9 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
 /* ---- the columns (derivatives_columns.c) */
 
 /* The tangent-space Jacobians of q+ = q0 (+) h v for joint j (6x6 blocks). */
+/* w->Ad := the factor of the step's operator it holds, for the trees of mask (NULL: all): copied from
+ * the step's own factor while that is still the factor of the same matrix (derivatives_columns.c). */
+void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask);
 void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
                                       double Dq[36], double Dv[36]);
 /* Distance-2 colouring of the trees in the graph of the step's constraints; lists actuators by tree.

@@ -351,6 +351,7 @@ __attribute__((noinline))
 #endif
 static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_constraint *k, int i,
                           int contact, const grit_dual *const J[2], const grit_contact_params_dual *p) {
+  if (!contact && grit_deriv_chain_cx_jacobian_rows(m, d, w, k, J, p)) return; /* cx rows: derivatives_chain.c */
   grit_dual vc[3], gamma[3], G[9];
   int span[2][2];
   jacobian_span(m, k, contact, J, span);
@@ -459,7 +460,9 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     any_m = any_v = 0;
     for (int t = 0; t < m->ntree; ++t) {
       w->rmask[t] = rn && w->rn.on[t];
-      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || (need_w && !lin_w));
+      /* the Delassus estimates' partials take z^T dM z from rn (derivatives_delassus.c), not the tendons'
+       * moving slopes: a dual A for those trees */
+      w->mask2[t] = (!mmask || mmask[t]) && !w->qconst[t] && (!w->rmask[t] || (need_w && (!lin_w || w->tnA[t])));
       w->mask3[t] = (!vmask || vmask[t]) && !w->qconst[t] && !w->rmask[t];
       any_m |= w->mask2[t];
       any_v |= w->mask3[t];
@@ -513,6 +516,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     for (int t = 0; t < m->ntree; ++t) {
       if (skip_qconst && w->rmask[t]) {
         rnea_rows(m, d, w, t, h, 0);
+        if (w->tnA[t]) grit_deriv_tendon_operator_rows(m, w, t, d->vsol, d->vprev, w->r); /* A's tendon slopes */
         continue;
       }
       grit_tree_mulv_dual(m, w->A, t, w->tmp, w->r);
@@ -579,7 +583,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
       p.k = grit_dual_const(m->dof_frictionloss[k->source]);
     } else if (!grit_deriv_chain_cx_out(m, w, i, k, &p, J)) { /* else kept: a pass not moving its bodies */
       /* joint friction, equalities, tendons (constraints_extra_generic.h) */
-      grit_cx_rows_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, &p, w->scratch);
+      grit_deriv_chain_cx_rows(m, w, k, h, J, &p); /* grit_cx_rows_dual on the rows' columns (derivatives_chain.c) */
       grit_deriv_chain_cx_keep(m, w, i, k, &p, J);
     }
     const grit_dual *Jc[2] = {J[0], J[1]};

@@ -58,10 +58,8 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
 
 void grit_rnea_trees(const grit_model *m, grit_rnea *r) {
   for (int t = 0; t < m->ntree; ++t) r->on[t] = 1, r->spin[t] = 0; /* fluid forces: fluid_partials.c adds theirs */
-  for (int a = 0; a < m->nu; ++a) /* a fixed tendon's Jacobian is constant: its terms in A do not move */
-    if (grit_actuator_has_length_fn(m, a) &&
-        !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))
-      r->on[m->dof_tree[m->act_dof[a]]] = 0;
+  /* a tendon, slider-crank or site actuator's implicit slopes in A move with q0: the position passes add
+   * their partials from the transmissions' dual moments (derivatives_tendon.c, w->tnA) */
   r->any_gravcomp = 0;
   for (int b = 1; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
@@ -173,7 +171,7 @@ static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const doub
     grit_sv_cross_force(t, V, hb);
     for (int i = 0; i < 6; ++i) f[i] += t[i];
     r->Ic[b] = *I;
-    memset(&r->Gc[b], 0, sizeof r->Gc[b]);
+    if (r->any_gravcomp) memset(&r->Gc[b], 0, sizeof r->Gc[b]); /* Gc and cu are read with gravcomp only */
     if (m->body_gravcomp[b] != 0.0) {
       si_mul(t, I, a0);
       sv_axpy(f, -m->body_gravcomp[b], t);
@@ -186,7 +184,7 @@ static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const doub
     const int p = m->body_parent[b];
     if (p <= 0 || !kin_body_on(m, k, b)) continue;
     si_scale_add(&r->Ic[p], 1.0, &r->Ic[b]);
-    si_scale_add(&r->Gc[p], 1.0, &r->Gc[b]);
+    if (r->any_gravcomp) si_scale_add(&r->Gc[p], 1.0, &r->Gc[b]);
     for (int i = 0; i < RATE_N; ++i) r->Bc[RATE_N * p + i] += r->Bc[RATE_N * b + i];
     for (int i = 0; i < 6; ++i) r->Hc[6 * p + i] += r->Hc[6 * b + i], r->Fc[6 * p + i] += r->Fc[6 * b + i];
   }
@@ -207,7 +205,7 @@ static RN_INLINE void dof_vectors(const grit_model *m, const grit_kin *k, int i,
   for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
   /* position column: u = S x a0, Y = S x P, z = -S x Q + Y x P; wq = S x* Fc + Gc u + Ic z - Bc Y - Y x* Hc */
   double *u = r->cu + 6 * i, *Y = r->cy + 6 * i, *z = r->cz + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
-  grit_sv_cross_motion(u, S, a0);
+  if (r->any_gravcomp) grit_sv_cross_motion(u, S, a0);
   grit_sv_cross_motion(Y, S, P);
   grit_sv_cross_motion(t, S, Q);
   grit_sv_cross_motion(z, Y, P);
@@ -431,7 +429,74 @@ static RN_NOINLINE void add_columns_base(int n, const grit_dual *seed, const dou
   add_columns(n, seed, D, A, res, by_rows);
 }
 
-#if RN_AVX2
+#if RN_AVX2 && GRIT_DUAL_N == 8
+/* The seeded lanes of x as bits: lane l's bit set where x.d[l] != 0 (NaN included), as add_columns'
+ * tests (any_partial drops the sign of a zero; a zero of either sign is no seed). */
+RN_AVX2_INLINE unsigned seed_mask(const grit_dual *x) {
+  const __m256d z = _mm256_setzero_pd();
+  const unsigned lo = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(x->d), z, _CMP_NEQ_UQ));
+  const unsigned hi = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(x->d + 4), z, _CMP_NEQ_UQ));
+  return lo | hi << 4;
+}
+
+/* The lanes of four (mask m) of t = res + s (D - A) (A NULL: res + s D), the other lanes untouched: the
+ * entries' operations of add_columns' loop over the lanes, the masked lanes neither read nor written. */
+RN_AVX2_INLINE void rows_part(double *res, const double *D, const double *A, __m256d s, __m256i m) {
+  const __m256d d = _mm256_maskload_pd(D, m);
+  const __m256d x = A ? _mm256_sub_pd(d, _mm256_maskload_pd(A, m)) : d;
+  _mm256_maskstore_pd(res, m, _mm256_add_pd(_mm256_maskload_pd(res, m), _mm256_mul_pd(s, x)));
+}
+
+/* add_columns with AVX2: the seeds' lanes found by two comparisons per column (not eight tests and an
+ * or of eight), and a pass that seeds fewer than eight lanes (a tree's last columns) updates each row's
+ * seeded lanes by masked vectors instead of one at a time. Each entry's operations as add_columns'. */
+static RN_NOINLINE __attribute__((target("avx2"))) void add_columns_avx2(int n, const grit_dual *seed,
+                                                                         const double *D, const double *A,
+                                                                         grit_dual *res) {
+  int col[8] = {-1, -1, -1, -1, -1, -1, -1, -1}, lanes = 0, one = 1;
+  unsigned seen = 0;
+  for (int c = 0; c < n; ++c) {
+    const unsigned mk = seed_mask(&seed[c]);
+    if (!mk) continue;
+    one &= !(mk & seen); /* a second column in one of these lanes */
+    seen |= mk;
+    for (unsigned b = mk; b; b &= b - 1) col[__builtin_ctz(b)] = c;
+  }
+  while (lanes < 8 && col[lanes] >= 0) ++lanes;
+  for (int l = 0; l < 8; ++l) one &= l < lanes ? col[l] == col[0] + l : col[l] < 0;
+  if (!lanes) return;
+  if (!one) { /* column by column: add_columns' own path */
+    add_columns(n, seed, D, A, res, 1);
+    return;
+  }
+  const int c0 = col[0];
+  double sv[8] = {0};
+  for (int l = 0; l < lanes; ++l) sv[l] = seed[c0 + l].d[l];
+  const __m256d s0 = _mm256_loadu_pd(sv), s1 = _mm256_loadu_pd(sv + 4);
+  if (lanes == 8) { /* every lane: add_columns' whole rows, D - 0 for A NULL (D, bit for bit) */
+    for (int i = 0; i < n; ++i) {
+      const double *Di = D + i * n + c0;
+      __m256d x0 = _mm256_loadu_pd(Di), x1 = _mm256_loadu_pd(Di + 4);
+      if (A) x0 = _mm256_sub_pd(x0, _mm256_loadu_pd(A + i * n + c0)), x1 = _mm256_sub_pd(x1, _mm256_loadu_pd(A + i * n + c0 + 4));
+      else x0 = _mm256_sub_pd(x0, _mm256_setzero_pd()), x1 = _mm256_sub_pd(x1, _mm256_setzero_pd());
+      _mm256_storeu_pd(res[i].d, _mm256_add_pd(_mm256_loadu_pd(res[i].d), _mm256_mul_pd(s0, x0)));
+      _mm256_storeu_pd(res[i].d + 4, _mm256_add_pd(_mm256_loadu_pd(res[i].d + 4), _mm256_mul_pd(s1, x1)));
+    }
+    return;
+  }
+  __m256i m0, m1;
+  {
+    long long b[8];
+    for (int l = 0; l < 8; ++l) b[l] = l < lanes ? -1 : 0;
+    m0 = _mm256_loadu_si256((const __m256i *)b), m1 = _mm256_loadu_si256((const __m256i *)(b + 4));
+  }
+  for (int i = 0; i < n; ++i) {
+    const double *Di = D + i * n + c0, *Ai = A ? A + i * n + c0 : NULL;
+    rows_part(res[i].d, Di, Ai, s0, m0);
+    if (lanes > 4) rows_part(res[i].d + 4, Di + 4, Ai ? Ai + 4 : NULL, s1, m1);
+  }
+}
+#elif RN_AVX2
 static RN_NOINLINE __attribute__((target("avx2"))) void add_columns_avx2(int n, const grit_dual *seed,
                                                                          const double *D, const double *A,
                                                                          grit_dual *res) {

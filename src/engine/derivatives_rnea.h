@@ -61,9 +61,10 @@ void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6])
 /* Carves the arrays (arena.h: twice, measuring then carving). */
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
 
-/* The trees the analytic partials cover: no actuator on a spatial tendon, a site or a slider-crank (its
- * operator in A moves with q; a fixed tendon's does not), a free joint only on a child of the world;
- * fluid forces are covered (fluid_partials.c adds their partials). */
+/* The trees the analytic partials cover: a free joint only on a child of the world; fluid forces are
+ * covered (fluid_partials.c adds their partials), and so are the implicit slopes in A of actuators on a
+ * spatial tendon, a site or a slider-crank, which move with q (the position passes add their partials
+ * from the transmissions' dual moments: grit_deriv_tendon_operator_rows). */
 void grit_rnea_trees(const grit_model *m, grit_rnea *r);
 
 /* DQ = h dID/dq0 and DV = h dc/dv0 of the trees of `mask` (NULL: the trees with r->on), at the

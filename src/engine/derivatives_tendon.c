@@ -66,6 +66,7 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   GRIT_CARVE(c, s->nnz0, nu);
   GRIT_CARVE(c, s->mark, m->nv);
   GRIT_CARVE(c, s->use0, nu);
+  GRIT_CARVE(c, s->nw, cap > 0 ? grit_deriv_tendon_narrow_size(m) / sizeof(double) + 1 : 0);
   if (out) {
     int p = 0;
     for (int a = 0; a < nu; ++a) {
@@ -75,6 +76,7 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
     }
     s->ptr[nu] = p;
     s->avx2 = grit_deriv_tendon_fns_avx2();
+    s->narrow_ok = grit_deriv_tendon_narrow_wide_ok(sizeof(grit_dual), sizeof(grit_kin_dual));
   }
   return out;
 }
@@ -124,12 +126,20 @@ static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_d
   grit_deriv_tendon *s = w->tn;
   const grit_deriv_tendon_fns *f = fns(w);
   grit_dual *Jd = w->scratch;
+  int narrow = -1; /* the four-lane evaluation: not tried yet (-1), not possible (0), ready (1) */
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
     const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], n = s->ptr[a + 1] - s->ptr[a], p = s->ptr[a];
     if (nz) s->use0[a] = !keep && !s->no_skip && !moved(m, w, a);
     if (nz && s->use0[a]) continue;
-    L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
+    /* a spatial tendon (its wrapping geometry: the costly evaluations) on four lanes when the inputs'
+     * partials lie within them (a position pass of at most four seeds); the copies cost more than a
+     * slider-crank's or a site's evaluation saves */
+    const int spatial = m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] != GRIT_TENDON_FIXED;
+    if (narrow < 0 && spatial)
+      narrow = nz && s->narrow_ok && !s->no_narrow && grit_deriv_tendon_narrow_begin(m, &w->kin, w->q, s->nw);
+    if (narrow > 0 && spatial) grit_deriv_tendon_narrow_eval(m, s->nw, a, &L[a], Jd), s->narrow_evals++;
+    else L[a] = f->length_jacobian(m, &w->kin, w->q, a, Jd, w->scratch + m->nv);
     if (nz)
       for (int k = 0; k < s->nnz[a]; ++k) J[p + nz[p + k]] = Jd[adr + nz[p + k]];
     if (!keep) continue;
@@ -187,4 +197,39 @@ void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *f
     if (grit_actuator_has_length_fn(m, a))
       fx->apply(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u,
                                       h, force, NULL);
+}
+
+void grit_deriv_tendon_operator_rows(const grit_model *m, grit_deriv_ws *w, int t, const double *v, const double *v0,
+                                     grit_dual *r) {
+  const grit_deriv_tendon *s = w->tn;
+  const double h = m->opt.timestep;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  for (int a = 0; a < m->nu; ++a) {
+    if (!grit_actuator_has_length_fn(m, a) || m->dof_tree[m->act_dof[a]] != t) continue;
+    if (m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED) continue;
+    if (!s->off && s->use0[a]) continue; /* J constant in this evaluation: no partials */
+    double kq, kv;
+    grit_actuator_slopes(m, a, &kq, &kv);
+    const double c = h * kv + h * h * kq;
+    if (c == 0.0) continue;
+    /* this evaluation's L and J: kept over J's structural entries, or (s->off, the old path) evaluated
+     * here over the tree (the other entries exact zeros, adding zeros) */
+    const int *nz = s->off ? NULL : s->nz + s->ptr[a], cnt = s->off ? n : s->nnz[a];
+    const grit_dual *J = s->off ? w->scratch + adr : s->J + s->ptr[a];
+    const grit_dual L = s->off ? grit_actuator_length_jacobian_dual(m, &w->kin, w->q, a, w->scratch, w->scratch + m->nv)
+                               : s->L[a];
+    /* the step's choice of an implicit actuator, from the values as grit_actuator_tendon_apply forms them */
+    grit_dual Ld = grit_dual_const(0.0), y = grit_dual_const(0.0);
+    for (int k = 0; k < cnt; ++k) Ld = grit_dual_fma(J[nz ? nz[k] : k], w->v0[adr + (nz ? nz[k] : k)], Ld);
+    const double g = m->act_gear[a];
+    if (!grit_actuator_implicit_at(m, a, grit_dual_scale(L, g).v, grit_dual_scale(Ld, g).v, w->u[a].v)) continue;
+    for (int k = 0; k < cnt; ++k) {
+      const int i = nz ? nz[k] : k;
+      y = grit_dual_fma(J[i], grit_dual_const(v[adr + i] - v0[adr + i]), y);
+    }
+    for (int k = 0; k < cnt; ++k) {
+      const int i = nz ? nz[k] : k;
+      r[adr + i] = grit_dual_fma(grit_dual_scale(J[i], c), y, r[adr + i]);
+    }
+  }
 }

@@ -47,6 +47,10 @@ typedef struct grit_deriv_tendon {
   int fresh;            /* L, J hold this residual evaluation's */
   int ok0;              /* L0, J0 hold this call's values */
   int off;              /* nonzero: every pass evaluates them in dual numbers, as before (tests) */
+  double *nw;           /* grit_deriv_tendon_narrow_size bytes: the four-lane copies of an evaluation */
+  int narrow_ok;        /* this build's wide dual is the layout derivatives_tendon_narrow.c reads */
+  int no_narrow;        /* nonzero: every evaluation on all GRIT_DUAL_N lanes (tests) */
+  unsigned long narrow_evals; /* evaluations on four lanes so far (tests) */
   const grit_deriv_tendon_fns *avx2; /* grit_deriv_tendon_fns_avx2(), used when w->fx is the AVX2 table */
 } grit_deriv_tendon;
 
@@ -68,5 +72,26 @@ void grit_deriv_tendon_const(const grit_model *m, grit_deriv_ws *w, grit_dual *f
 /* The call's constant moments (dual, partials zero), packed as ptr says, their nonzero entries in nz0,
  * nnz0 (only those are set); evaluated if needed. */
 const grit_dual *grit_deriv_tendon_moments(const grit_model *m, grit_deriv_ws *w);
+
+/* The transmissions' length and moment on four lanes (derivatives_tendon_narrow.c), for evaluations
+ * whose partials lie in the first four: the bytes of work they need; whether this build's wide dual
+ * and kinematics are the layouts read there; the poses (xpos, xmat), motion subspaces and q
+ * of kin (a grit_kin_dual) and q (wide duals) copied to four lanes into work, 0 if a lane left out is
+ * not an exact zero (then the wide evaluation serves); actuator a's L (one wide dual) and J (nv wide
+ * duals, lanes above four zero) from them; returns L's value. wide_ok: the sizes of grit_dual and
+ * grit_kin_dual as the caller sees them. */
+size_t grit_deriv_tendon_narrow_size(const grit_model *m);
+int grit_deriv_tendon_narrow_wide_ok(size_t wide_size, size_t kin_size);
+int grit_deriv_tendon_narrow_begin(const grit_model *m, const void *kin, const void *q, void *work);
+double grit_deriv_tendon_narrow_eval(const grit_model *m, void *work, int a, void *L, void *J);
+
+/* A position pass on the analytic path (derivatives_rnea.c), tree t: adds to r's rows the partials of
+ * A_t(q) x, A_t the implicit slopes c J_a^T J_a of the tree's moved length-fn actuators that are not
+ * fixed tendons (c = g^2 (h kv + h^2 kq), where the step treated a implicitly), x = v - v0 (the solution
+ * and the state's velocities),
+ * with J_a this evaluation's dual moments (after grit_deriv_tendon_position). Only r's partials are
+ * meant: the values of these terms are in the step's A. */
+void grit_deriv_tendon_operator_rows(const grit_model *m, grit_deriv_ws *w, int t, const double *v, const double *v0,
+                                     grit_dual *r);
 
 #endif

@@ -11,6 +11,7 @@
 
 #define grit_tendon_length_jacobian_dual grit_tendon_length_jacobian_dual_avx2
 #define grit_cx_rows_dual grit_cx_rows_dual_avx2
+#define grit_cx_rows_cols_dual grit_cx_rows_cols_dual_avx2
 #define grit_actuator_length_jacobian_dual grit_actuator_length_jacobian_dual_avx2
 #define grit_muscle_gain_dual grit_muscle_gain_dual_avx2
 #define grit_muscle_bias_dual grit_muscle_bias_dual_avx2

@@ -94,6 +94,7 @@ grit_status grit_compute_free_motion(grit_data *d) {
   grit_rne_bias(m, &d->kin, d->qvel, d->acc, d->frc, d->bias);
   grit_momentum_correction(m, &d->kin, &d->inertial, h, d->frc, d->bias);
   grit_fluid_bias(m, &d->kin, d->frc, d->bias); /* fluid forces, explicit at the start (fluid.c) */
+  d->achol_fresh = 0; /* A is rewritten below */
   grit_implicit_operator(m, d->M, h, d->A);
   grit_actuator_input(m, d->ctrl, d->act, d->actin); /* the actuators' force inputs (actuation.c) */
   grit_actuator_operator(m, d->qpos, d->qvel, d->actin, h, d->A);
@@ -109,6 +110,9 @@ grit_status grit_compute_free_motion(grit_data *d) {
   if (bad >= 0)
     return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                           "free motion: the mass matrix of tree %d is not positive definite", bad);
+  /* the derivatives copy Achol as their own dense factor of A (derivatives_columns.c): only when it holds
+   * every tree's */
+  d->achol_fresh = !grit_afactor_any(d->af);
   grit_afactor_solve(m, d->af, d->Achol, d->vstar);
   for (int i = 0; i < m->nv; ++i) d->vstar[i] += d->qvel[i];
   return GRIT_OK;

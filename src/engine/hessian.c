@@ -57,6 +57,12 @@ struct grit_hessian {
   int any_tc;           /* some tree may */
   grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
 
+  /* scratch for trees of more than 64 dofs (NULL when none): a constraint's nonzero columns (maxn),
+   * its J on them and G J (3 x maxn each), a row of J^T G J (maxn), G J of two trees (2 x 3 x maxn) */
+  int *big_idx;
+  double *big_jc, *big_gj, *big_row, *big_gjt;
+  int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
+
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
   int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
@@ -106,7 +112,15 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   h->tc_ok = calloc((size_t)m->ntree + 1, 1);
   h->chain = calloc((size_t)m->ntree + 1, 1);
   h->fresh = calloc((size_t)m->ntree + 1, 1);
-  if (!h->tc_ok || !h->chain || !h->fresh) {
+  if (maxn > 64) {
+    h->big_idx = malloc(sizeof(int) * (size_t)(maxn + 1));
+    h->big_jc = malloc(sizeof(double) * 3 * (size_t)maxn);
+    h->big_gj = malloc(sizeof(double) * 3 * (size_t)maxn);
+    h->big_row = malloc(sizeof(double) * (size_t)maxn);
+    h->big_gjt = malloc(sizeof(double) * 6 * (size_t)maxn);
+  }
+  const int big_ok = maxn <= 64 || (h->big_idx && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
+  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok) {
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
@@ -159,11 +173,17 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_fill);
   free(h->Hd);
   free(h->tc_ok), free(h->chain), free(h->fresh);
+  free(h->big_idx), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
   grit_treechol_free(h->tcp);
   free(h);
 }
 
 void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
+  h->no_big_chain = !allow;
+  grit_blockchol_big_kernel(h->bc, allow);
+  h->factored = 0;
+}
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
   h->any_tc = 0;
   if (allow) init_tree_order(h);
@@ -392,6 +412,10 @@ static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, 
    * instructions were this function with variable sizes) */
   else if (dim == 3 && ntree == 2 && n0 == 7 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 7, 6);
   else if (dim == 3 && ntree == 2 && n0 == 6 && n1 == 7) add_small_n(h, 3, 2, tree, J, G, pair, 6, 7);
+  /* particles of 3 dofs (MuJoCo's grid composites: the hammock's 95) tied by tendon equalities, or in
+   * contact (2.3 times the instructions with variable sizes) */
+  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 1) add_small_n(h, 1, 2, tree, J, G, pair, 3, 3);
+  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 3) add_small_n(h, 3, 2, tree, J, G, pair, 3, 3);
   else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1); /* contacts: 3 rows unrolled */
   else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1);
 }
@@ -429,30 +453,46 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
  * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
 #define CHAIN_MIN_NV 12
 
+/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc). */
+#define CHAIN_SUMS                                                                                    \
+  const int n = h->m->tree_dofnum[tree];                                                              \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];                             \
+      gj[r * nc + c] = s;                                                                             \
+    }                                                                                                 \
+  double *D = h->diag + h->m->tree_madr[tree];                                                        \
+  for (int i = 0; i < nc; ++i) {                                                                      \
+    for (int j = 0; j <= i; ++j) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];                             \
+      row[j] = s;                                                                                     \
+    }                                                                                                 \
+    double *Di = D + (size_t)idx[i] * n;                                                              \
+    for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];                                                \
+    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                             \
+  }
+
+/* Up to 64 columns: the scratch on the stack (as local arrays: through pointers the compiler's code for
+ * the robots' chains took 6 % more instructions). */
 static inline __attribute__((always_inline)) void add_chain_in(grit_hessian *h, int dim, int tree, const double *J,
                                                                const double *G, const int *idx, int nc) {
-  const int n = h->m->tree_dofnum[tree];
   double Jc[3 * 64], gj[3 * 64], row[64];
-  for (int r = 0; r < dim; ++r)
-    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];
-  for (int r = 0; r < dim; ++r)
-    for (int c = 0; c < nc; ++c) {
-      double s = 0.0;
-      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
-      gj[r * nc + c] = s;
-    }
-  double *D = h->diag + h->m->tree_madr[tree];
-  for (int i = 0; i < nc; ++i) {
-    for (int j = 0; j <= i; ++j) {
-      double s = 0.0;
-      for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];
-      row[j] = s;
-    }
-    double *Di = D + (size_t)idx[i] * n;
-    for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];
-    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];
-  }
+  CHAIN_SUMS
 }
+
+/* More than 64 columns (a tendon across the branches of a composite's tree of hundreds of dofs): the
+ * Hessian's scratch, sized by its largest tree at creation. */
+static inline __attribute__((always_inline)) void add_chain_big_in(grit_hessian *h, int dim, int tree,
+                                                                   const double *J, const double *G,
+                                                                   const int *idx, int nc) {
+  double *restrict Jc = h->big_jc, *restrict gj = h->big_gj, *restrict row = h->big_row;
+  CHAIN_SUMS
+}
+#undef CHAIN_SUMS
 
 static inline __attribute__((always_inline)) void add_chain_dim(grit_hessian *h, int dim, int tree, const double *J,
                                                                 const double *G, const int *idx, int nc) {
@@ -461,9 +501,16 @@ static inline __attribute__((always_inline)) void add_chain_dim(grit_hessian *h,
   else add_chain_in(h, dim, tree, J, G, idx, nc);
 }
 
+static inline __attribute__((always_inline)) void add_chain_big(grit_hessian *h, int dim, int tree, const double *J,
+                                                                const double *G, const int *idx, int nc) {
+  if (dim == 1) add_chain_big_in(h, 1, tree, J, G, idx, nc); /* tendons */
+  else add_chain_big_in(h, dim, tree, J, G, idx, nc);
+}
+
 static __attribute__((noinline)) void add_chain_base(grit_hessian *h, int dim, int tree, const double *J,
                                                      const double *G, const int *idx, int nc) {
-  add_chain_dim(h, dim, tree, J, G, idx, nc);
+  if (nc > 64) add_chain_big(h, dim, tree, J, G, idx, nc);
+  else add_chain_dim(h, dim, tree, J, G, idx, nc);
 }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessian *h, int dim, int tree,
@@ -471,16 +518,82 @@ static __attribute__((noinline, target("avx2"))) void add_chain_avx2(grit_hessia
                                                                    const int *idx, int nc) {
   add_chain_dim(h, dim, tree, J, G, idx, nc);
 }
+static __attribute__((noinline, target("avx2"))) void add_chain_big_avx2(grit_hessian *h, int dim, int tree,
+                                                                       const double *J, const double *G,
+                                                                       const int *idx, int nc) {
+  add_chain_big(h, dim, tree, J, G, idx, nc);
+}
 #endif
 
 /* A term that may leave the tree's pattern: the tree's block is factored densely, and its next begin
  * copies it whole. */
 static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
 
-/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
- * has zero columns and at most 64 nonzero ones; returns 0 (nothing added) otherwise. On the way it tells
- * whether the constraint keeps a tree-ordered tree's pattern (off_pattern when it does not). */
+/* add_chain on a tree of more than 64 dofs: J's nonzero columns, any number of them (a spatial tendon
+ * between two branches of the flag's tree of 340 dofs has about 150: the whole n^2 sum was 72 % of its
+ * step), in the Hessian's scratch; a constraint on every column takes the whole sum (the same). */
+static inline __attribute__((always_inline)) int nonzero_columns(const double *J, int dim, int n, int *idx) {
+  int nc = 0;
+  for (int c = 0; c < n; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  return nc;
+}
 
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+/* nonzero_columns four columns at a time: a mask of the nonzero ones, their indices appended in order. */
+static __attribute__((target("avx2"))) int nonzero_columns_avx2(const double *J, int dim, int n, int *idx) {
+  int nc = 0, c = 0;
+  const __m256d zero = _mm256_setzero_pd();
+  for (; c + 4 <= n; c += 4) {
+    __m256d nz = _mm256_cmp_pd(_mm256_loadu_pd(J + c), zero, _CMP_NEQ_UQ);
+    for (int r = 1; r < dim; ++r) nz = _mm256_or_pd(nz, _mm256_cmp_pd(_mm256_loadu_pd(J + r * n + c), zero, _CMP_NEQ_UQ));
+    for (unsigned bits = (unsigned)_mm256_movemask_pd(nz); bits; bits &= bits - 1) idx[nc++] = c + __builtin_ctz(bits);
+  }
+  for (; c < n; ++c) {
+    int nz = 0;
+    for (int r = 0; r < dim; ++r) nz |= J[r * n + c] != 0.0;
+    idx[nc] = c;
+    nc += nz;
+  }
+  return nc;
+}
+#endif
+
+static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *J, const double *G) {
+  const int n = h->m->tree_dofnum[tree];
+  int *idx = h->big_idx;
+  /* (a tendon's 1 row, a contact's 3 as constants or with AVX2: the scan over the softbox's 224 columns
+   * was 5 % of its step with the rows' loop variable) */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  const int nc = __builtin_cpu_supports("avx2") ? nonzero_columns_avx2(J, dim, n, idx)
+                 : dim == 1                    ? nonzero_columns(J, 1, n, idx)
+                 : dim == 3                    ? nonzero_columns(J, 3, n, idx)
+                                               : nonzero_columns(J, dim, n, idx);
+#else
+  const int nc = dim == 1 ? nonzero_columns(J, 1, n, idx) : dim == 3 ? nonzero_columns(J, 3, n, idx)
+                                                                     : nonzero_columns(J, dim, n, idx);
+#endif
+  if (nc == n) return 0;
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (__builtin_cpu_supports("avx2")) {
+    if (nc > 64) add_chain_big_avx2(h, dim, tree, J, G, idx, nc);
+    else add_chain_avx2(h, dim, tree, J, G, idx, nc);
+    return 1;
+  }
+#endif
+  add_chain_base(h, dim, tree, J, G, idx, nc);
+  return 1;
+}
+
+/* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
+ * has zero columns (on trees of up to 64 dofs, or with h->no_big_chain, at most 64 nonzero ones); returns
+ * 0 (nothing added) otherwise. On the way it tells whether the constraint keeps a tree-ordered tree's
+ * pattern (off_pattern when it does not). */
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                      const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
@@ -489,6 +602,7 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
       if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
     return 0;
   }
+  if (n > 64 && !h->no_big_chain) return add_chain_big_tree(h, dim, tree[0], J[0], G);
   /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
    * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
   int idx[65], nc = 0;
@@ -532,12 +646,12 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
     return;
   }
   if (add_chain(h, dim, ntree, tree, J, G)) return; /* a chain of at most 64 dofs in a larger tree */
-  double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs */
+  double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs; larger ones in the Hessian's scratch */
   double *GJbig[2] = {NULL, NULL};
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]];
-    double *gj = n <= 64 ? GJ[k] : NULL;
-    if (!gj) continue; /* trees over 64 dofs: entries computed on the fly below, no scratch */
+    double *gj = n <= 64 ? GJ[k] : h->no_big_chain ? NULL : h->big_gjt + (size_t)k * 3 * (size_t)n;
+    if (!gj) continue; /* (no_big_chain: entries computed on the fly below, as before) */
     for (int r = 0; r < dim; ++r)
       for (int c = 0; c < n; ++c) {
         double s = 0.0;
@@ -720,48 +834,11 @@ grit_status grit_hessian_factor(grit_hessian *h, double *cond, char *message) {
   return s;
 }
 
-/* Many right-hand sides of a small dense system (the derivatives' columns for an arm and a ball, or a
- * free body): substitutions with the right-hand sides transposed into rows, 64 at a time, so that the
- * inner loops run along them, and the diagonal's reciprocals. Measured against LAPACKE_dpotrs (OpenBLAS
- * 0.3.21, one thread): 13 x 13 with 33 right-hand sides 2.0 us vs 2.7 us, 6 x 6 with 12 0.20 vs 0.44;
- * slower from about 32 unknowns on, and for a single right-hand side. Agrees to 4e-16 relative. */
-#define SMALL_SOLVE_MAX_NV 16
-
-static void small_solve(int n, const double *L, double *B, int nrhs) {
-  double inv[SMALL_SOLVE_MAX_NV], T[SMALL_SOLVE_MAX_NV * 64];
-  for (int j = 0; j < n; ++j) inv[j] = 1.0 / L[j * n + j];
-  for (int k0 = 0; k0 < nrhs; k0 += 64) {
-    const int nk = nrhs - k0 < 64 ? nrhs - k0 : 64;
-    for (int k = 0; k < nk; ++k)
-      for (int i = 0; i < n; ++i) T[i * 64 + k] = B[(size_t)(k0 + k) * n + i];
-    for (int j = 0; j < n; ++j) { /* L y = b */
-      double *tj = T + j * 64;
-      for (int k = 0; k < nk; ++k) tj[k] *= inv[j];
-      for (int i = j + 1; i < n; ++i) {
-        const double l = L[j * n + i];
-        double *ti = T + i * 64;
-        for (int k = 0; k < nk; ++k) ti[k] -= l * tj[k];
-      }
-    }
-    for (int j = n - 1; j >= 0; --j) { /* L^T x = y */
-      double *tj = T + j * 64;
-      for (int i = j + 1; i < n; ++i) {
-        const double l = L[j * n + i];
-        const double *ti = T + i * 64;
-        for (int k = 0; k < nk; ++k) tj[k] -= l * ti[k];
-      }
-      for (int k = 0; k < nk; ++k) tj[k] *= inv[j];
-    }
-    for (int k = 0; k < nk; ++k)
-      for (int i = 0; i < n; ++i) B[(size_t)(k0 + k) * n + i] = T[i * 64 + k];
-  }
-}
-
 grit_status grit_hessian_solve(grit_hessian *h, double *B, int nrhs) {
   if (!h->factored) return GRIT_ERR_STATE;
   if (h->nv == 0 || nrhs <= 0) return GRIT_OK;
-  if (h->last_path == 0 && h->nv <= SMALL_SOLVE_MAX_NV && nrhs >= 2) {
-    small_solve(h->nv, h->Hd, B, nrhs);
+  if (h->last_path == 0 && h->nv <= GRIT_DENSECHOL_SMALL_MAX_NV && nrhs >= 2) {
+    grit_densechol_solve_small(h->Hd, h->nv, B, nrhs);
     return GRIT_OK;
   }
   if (h->last_path == 1) {

@@ -76,4 +76,10 @@ void grit_hessian_force_path(grit_hessian *h, int path);
  * block path as before it existed. */
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) the paths for trees of more than 64 dofs, for tests: the chain
+ * assembly over any number of J's nonzero columns and G J in scratch (forbidden: at most 64 columns, the
+ * whole-tree sum with G J's entries computed on the fly; the same sums either way), and the block
+ * factor's kernel for large diagonal blocks (blockchol.h, grit_blockchol_big_kernel). */
+void grit_hessian_big_tree_paths(grit_hessian *h, int allow);
+
 #endif

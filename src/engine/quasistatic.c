@@ -33,6 +33,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
   grit_kin_velocities(m, zero, &d->kin); /* no velocity: the bias is gravity alone */
   grit_crba(m, &d->kin, d->crb, d->M);
   grit_rne_bias(m, &d->kin, zero, d->acc, d->frc, d->bias);
+  d->achol_fresh = 0; /* A is rewritten below */
   grit_implicit_operator(m, d->M, h, d->A);
   grit_actuator_input(m, d->ctrl, d->act, d->actin);
   grit_actuator_operator(m, d->qpos, zero, d->actin, h, d->A);
@@ -61,6 +62,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
                           "and quasistatic_inertia 0?)",
                           bad);
   grit_afactor_clear(d->af); /* every tree's factor dense (afactor.h) */
+  d->achol_fresh = 1;
   grit_block_cholesky_solve(m, d->Achol, d->vstar);
   return GRIT_OK;
 }

@@ -29,6 +29,11 @@ struct grit_solver {
   int *lsidx; /* (cap_c) the constraints a line search must evaluate */
   unsigned char *inpat; /* (cap_c) the constraint's pair has been in the Hessian's pattern during this solve */
   double *vhat;         /* (cap_c) a Lagged contact's breaking velocity, computed once per solve */
+  int *jcols;           /* (4 cap_c) constraint i's nonzero columns of J on its tree k: [jcols[4i + 2k],
+                           jcols[4i + 2k + 1]) (solver.c, find_jcols), computed once per solve */
+  unsigned char *jwide; /* (cap_c) constraint i touches a tree of JCOLS_MIN_NV dofs or more: its products
+                           with J run over jcols */
+  int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
@@ -65,6 +70,19 @@ static inline void apply_tree_rows(const double *J, const double *x, int n, doub
   }
 }
 
+/* The same sums over columns lo .. hi-1 only, J being zero outside them: each sum starts at +0, and a sum
+ * that starts at +0 is never -0 (x + y is -0 only when both are), so adding the exact zeros J_rj x_j
+ * (+0 or -0, x finite) changes no bit. A contact on a long chain of one tree (a composite's loop or rope:
+ * the bodies from the root to it) has J zero on the dofs after its body. */
+static inline void apply_tree_rows_cols(const double *J, const double *x, int n, int lo, int hi, double *y, int r0,
+                                        int r1) {
+  for (int r = r0; r < r1; ++r) {
+    double s = 0.0;
+    for (int j = lo; j < hi; ++j) s += J[r * n + j] * x[j];
+    y[r] += s;
+  }
+}
+
 static inline void constraint_apply_rows(const grit_model *m, const grit_constraint *c, const double *jstore,
                                          const double *x, int with_bias, double *y, int r0, int r1) {
   for (int r = r0; r < r1; ++r) y[r] = with_bias ? c->b[r] : 0.0;
@@ -74,6 +92,17 @@ static inline void constraint_apply_rows(const grit_model *m, const grit_constra
     if (n == 6) apply_tree_rows(J, x + adr, 6, y, r0, r1);
     else if (n == 7) apply_tree_rows(J, x + adr, 7, y, r0, r1);
     else apply_tree_rows(J, x + adr, n, y, r0, r1);
+  }
+}
+
+/* constraint_apply_rows over the constraint's nonzero columns per tree, cols (grit_solver.jcols). */
+static inline void constraint_apply_rows_cols(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                              const int *cols, const double *x, int with_bias, double *y, int r0,
+                                              int r1) {
+  for (int r = r0; r < r1; ++r) y[r] = with_bias ? c->b[r] : 0.0;
+  for (int k = 0; k < c->ntree; ++k) {
+    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
+    apply_tree_rows_cols(jstore + c->joff[k], x + adr, n, cols[2 * k], cols[2 * k + 1], y, r0, r1);
   }
 }
 
@@ -100,6 +129,16 @@ static inline void apply_tree_transpose(const double *J, const double *f, int di
   for (int r = 0; r < dim; ++r) {
     if (f[r] == 0.0) continue;
     for (int j = 0; j < n; ++j) y[j] += J[r * n + j] * f[r];
+  }
+}
+
+/* y += J^T f over columns lo .. hi-1 of one tree's n, J being zero outside them: the same bits as the whole
+ * row when no entry of y is -0 (adding an exact zero to -0 would make it +0), as in a sum started at +0. */
+static inline void apply_tree_transpose_cols(const double *J, const double *f, int dim, int n, int lo, int hi,
+                                             double *y) {
+  for (int r = 0; r < dim; ++r) {
+    if (f[r] == 0.0) continue;
+    for (int j = lo; j < hi; ++j) y[j] += J[r * n + j] * f[r];
   }
 }
 

@@ -136,6 +136,7 @@ grit_status grit_variational_free_motion(grit_data *d) {
     for (int i = 0; i < m->nq; ++i) w->qm[i] = d->qpos[i];
     grit_kin_integrate(m, w->qm, w->vit, 0.5 * h);
     lagrangian_force(d, w->qm, w->vit, d->M);
+    d->achol_fresh = 0; /* A is rewritten below */
     grit_implicit_operator(m, d->M, h, d->A);
     for (int i = 0; i < m->nM; ++i) d->Achol[i] = d->A[i];
     const int bad = grit_block_cholesky(m, d->Achol, NULL);
@@ -143,6 +144,7 @@ grit_status grit_variational_free_motion(grit_data *d) {
       return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                             "free motion: the mass matrix of tree %d is not positive definite", bad);
     grit_afactor_clear(d->af); /* every tree's factor dense (afactor.h) */
+    d->achol_fresh = 1;
     for (int i = 0; i < m->nv; ++i) d->vstar[i] = w->rhs0[i] + 0.5 * h * w->g[i];
     grit_block_cholesky_solve(m, d->Achol, d->vstar);
     double change = 0.0, size = 0.0;

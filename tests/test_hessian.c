@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_hessian.c — the Hessian's paths for trees of more than 64 dofs (hessian.c, blockchol_big.c)
+ * against the paths they replace (grit_hessian_big_tree_paths(h, 0)): the chain assembly over any
+ * number of J's nonzero columns and G J in scratch give the same H, the vectorized factor of large
+ * diagonal blocks the same factor, bit for bit (the same sums in the same order); both against H summed
+ * here (backward error of the solves); and a composite flag's trajectory, the same bits either way. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "hessian.h"
+#include "solver_state.h"
+
+static double urand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
+}
+
+/* A tree of 1 + 2 b dofs (a slider carrying two chains of b hinges: J of a point on one chain's tip
+ * and one on the other's is nonzero on both chains; the tests' J are random on given columns) and, when `ball`, a free sphere (a second tree). */
+static grit_model *y_tree(int b, int ball) {
+  char *xml = malloc(240 * (size_t)b + 1024), *p = xml;
+  p += sprintf(p, "<mujoco><worldbody><body><joint type='slide' axis='0 0 1'/><geom type='sphere' size='0.05'/>");
+  for (int side = 0; side < 2; ++side) { /* bodies of up to three hinges (MJCF nests at most 100 deep) */
+    int nb = 0;
+    for (int i = 0; i < b; ++nb) {
+      p += sprintf(p, "<body pos='%s 0 -0.05'>", nb ? "0" : side ? "0.1" : "-0.1");
+      for (int k = 0; k < 3 && i < b; ++k, ++i)
+        p += sprintf(p, "<joint type='hinge' axis='%d %d %d'/>", k == 0, k == 1 || i % 2, k == 2 || (i + side) % 3 == 0);
+      p += sprintf(p, "<geom type='sphere' size='0.02'/>");
+    }
+    for (int i = 0; i < nb; ++i) p += sprintf(p, "</body>");
+  }
+  p += sprintf(p, "</body>%s</worldbody></mujoco>",
+               ball ? "<body pos='1 0 0'><freejoint/><geom type='sphere' size='0.1'/></body>" : "");
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  free(xml);
+  cr_assert_eq(m->tree_dofnum[0], 1 + 2 * b);
+  return m;
+}
+
+/* A random SPD block (n x n, both triangles) at D: a random Gram matrix plus a diagonal. */
+static void random_spd(int n, unsigned *seed, double *D) {
+  memset(D, 0, sizeof(double) * (size_t)n * n);
+  double *v = malloc(sizeof(double) * (size_t)n);
+  for (int k = 0; k < n / 2 + 2; ++k) {
+    for (int i = 0; i < n; ++i) v[i] = urand(seed);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) D[i * n + j] += v[i] * v[j];
+  }
+  for (int i = 0; i < n; ++i) D[i * n + i] += 0.05 + 0.5 * fabs(urand(seed));
+  free(v);
+}
+
+/* One constraint: rows dim, trees ntree (0 alone, or 0 and 1), J nonzero on tree 0's columns
+ * [c0, c1) and every column of tree 1. */
+typedef struct {
+  int dim, ntree, c0, c1;
+} con;
+
+/* The Hessians h[0..nh-1] of m (A random) get the constraints; Hx (nv x nv, dense, row-major) gets H
+ * summed here, entry by entry. */
+static void assemble(const grit_model *m, grit_hessian **h, int nh, const con *cs, int ncs, unsigned seed,
+                     double *Hx) {
+  const int nv = m->nv;
+  double *A = calloc((size_t)m->nM, sizeof(double));
+  for (int t = 0; t < m->ntree; ++t) random_spd(m->tree_dofnum[t], &seed, A + m->tree_madr[t]);
+  memset(Hx, 0, sizeof(double) * (size_t)nv * nv);
+  for (int t = 0; t < m->ntree; ++t) {
+    const int n = m->tree_dofnum[t], a = m->tree_dofadr[t];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) Hx[(a + i) * nv + a + j] = A[m->tree_madr[t] + i * n + j];
+  }
+  for (int w = 0; w < nh; ++w) {
+    grit_hessian_pattern_reset(h[w]);
+    if (m->ntree > 1) cr_assert_geq(grit_hessian_pattern_pair(h[w], 0, 1), 0);
+    grit_hessian_pattern_commit(h[w]);
+    grit_hessian_begin(h[w], A);
+  }
+  for (int c = 0; c < ncs; ++c) {
+    const int dim = cs[c].dim, nt = cs[c].ntree, n0 = m->tree_dofnum[0], n1 = nt == 2 ? m->tree_dofnum[1] : 0;
+    double *J0 = calloc((size_t)dim * n0, sizeof(double)), *J1 = calloc((size_t)dim * n1 + 1, sizeof(double)), G[9];
+    for (int r = 0; r < dim; ++r) {
+      for (int j = cs[c].c0; j < cs[c].c1; ++j) J0[r * n0 + j] = urand(&seed);
+      for (int j = 0; j < n1; ++j) J1[r * n1 + j] = urand(&seed);
+    }
+    for (int r = 0; r < dim; ++r) /* symmetric positive definite G */
+      for (int q = 0; q < dim; ++q) G[r * dim + q] = r == q ? 1.0 + fabs(urand(&seed)) : 0.1;
+    const int tree[2] = {0, 1};
+    const double *Jp[2] = {J0, J1};
+    for (int w = 0; w < nh; ++w) grit_hessian_add(h[w], dim, nt, tree, Jp, G, nt == 2 ? 0 : -1);
+    /* H += J^T G J over the constraint's columns (tree 0's, then tree 1's) */
+    const int nc = n0 + n1;
+    for (int i = 0; i < nc; ++i)
+      for (int j = 0; j < nc; ++j) {
+        const double *Ji = i < n0 ? J0 + i : J1 + (i - n0), *Jj = j < n0 ? J0 + j : J1 + (j - n0);
+        const int si = i < n0 ? n0 : n1, sj = j < n0 ? n0 : n1;
+        const int gi = i < n0 ? m->tree_dofadr[0] + i : m->tree_dofadr[1] + i - n0;
+        const int gj = j < n0 ? m->tree_dofadr[0] + j : m->tree_dofadr[1] + j - n0;
+        double s = 0.0;
+        for (int r = 0; r < dim; ++r)
+          for (int q = 0; q < dim; ++q) s += Ji[r * si] * G[r * dim + q] * Jj[q * sj];
+        Hx[gi * nv + gj] += s;
+      }
+    free(J0), free(J1);
+  }
+  free(A);
+}
+
+/* |H x - b|_inf / (|H|_inf |x|_inf): a Cholesky solve's backward error, at most a small multiple of
+ * n u (u = 2^-53) whatever the condition number. */
+static double backward_error(int nv, const double *H, const double *x, const double *b) {
+  double r = 0.0, hn = 0.0, xn = 0.0;
+  for (int i = 0; i < nv; ++i) {
+    double s = -b[i], row = 0.0;
+    for (int j = 0; j < nv; ++j) s += H[i * nv + j] * x[j], row += fabs(H[i * nv + j]);
+    r = fmax(r, fabs(s));
+    hn = fmax(hn, row);
+    xn = fmax(xn, fabs(x[i]));
+  }
+  return r / (hn * xn);
+}
+
+/* Factors h[0] (the new paths) and h[1] (the old), solves 3 right-hand sides with each: the same bits,
+ * and a backward error under 4 nv u against H summed here. */
+static void factor_and_compare(const grit_model *m, grit_hessian **h, const double *Hx, unsigned seed) {
+  const int nv = m->nv;
+  char msg[GRIT_MESSAGE_SIZE];
+  double cond[2], *X[2], *b = malloc(sizeof(double) * 3 * (size_t)nv);
+  for (int i = 0; i < 3 * nv; ++i) b[i] = urand(&seed);
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_hessian_factor(h[w], &cond[w], msg), GRIT_OK, "%s", msg);
+    X[w] = malloc(sizeof(double) * 3 * (size_t)nv);
+    memcpy(X[w], b, sizeof(double) * 3 * (size_t)nv);
+    cr_assert_eq(grit_hessian_solve(h[w], X[w], 3), GRIT_OK);
+  }
+  cr_expect(memcmp(X[0], X[1], sizeof(double) * 3 * (size_t)nv) == 0, "nv %d: the solves differ", nv);
+  cr_expect(memcmp(&cond[0], &cond[1], sizeof(double)) == 0);
+  for (int k = 0; k < 3; ++k) {
+    const double e = backward_error(nv, Hx, X[0] + (size_t)k * nv, b + (size_t)k * nv);
+    cr_expect(e < 4.0 * nv * DBL_EPSILON / 2.0, "nv %d: backward error %.3g", nv, e);
+    cr_log_info("nv %d: backward error %.3g (bound %.3g)", nv, e, 4.0 * nv * DBL_EPSILON / 2.0);
+  }
+  free(b), free(X[0]), free(X[1]);
+}
+
+/* The assembly alone (both on the dense path, the same factor): constraints on 91 and 46 of a tree's
+ * 91 columns (the chain assembly over more and fewer than 64), on all of them (the whole sum, G J in
+ * scratch), of 2 rows (generic dimension) and one coupling the tree to a free body (the whole sum and
+ * the coupling block). */
+Test(hessian, big_tree_assembly_same_bits_as_whole_sums) {
+  grit_model *m = y_tree(45, 1);
+  const int n0 = m->tree_dofnum[0];
+  grit_hessian *h[2];
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_hessian_create(m, 4, 0, &h[w], msg), GRIT_OK, "%s", msg);
+    grit_hessian_force_path(h[w], 0);
+    grit_hessian_big_tree_paths(h[w], w == 0);
+  }
+  const con cs[] = {{1, 1, 0, n0}, {1, 1, 2, n0 - 1}, {3, 1, 1, 47}, {3, 1, 3, 80}, {2, 1, 5, 90}, {3, 2, 10, 85},
+                    {1, 2, 0, n0}};
+  double *Hx = malloc(sizeof(double) * (size_t)m->nv * m->nv);
+  assemble(m, h, 2, cs, (int)(sizeof cs / sizeof cs[0]), 11, Hx);
+  factor_and_compare(m, h, Hx, 5);
+  free(Hx);
+  grit_hessian_free(h[0]), grit_hessian_free(h[1]);
+  grit_model_free(m);
+}
+
+/* The factor alone (both on the block path): trees of 23 (below the vectorized kernel's size), 25, 65
+ * (not a multiple of its four columns), 101 and 231 dofs, alone and coupled to a free body (eliminated
+ * first: its Schur complement updates the big block's lower triangle). */
+Test(hessian, big_block_factor_same_bits_as_plain_loops) {
+  const int bs[] = {11, 12, 32, 50, 115};
+  for (int q = 0; q < 5; ++q)
+    for (int ball = 0; ball < 2; ++ball) {
+      grit_model *m = y_tree(bs[q], ball);
+      const int n0 = m->tree_dofnum[0];
+      grit_hessian *h[2];
+      char msg[GRIT_MESSAGE_SIZE];
+      for (int w = 0; w < 2; ++w) {
+        cr_assert_eq(grit_hessian_create(m, 4, 0, &h[w], msg), GRIT_OK, "%s", msg);
+        grit_hessian_force_path(h[w], 1);
+        grit_hessian_allow_tree_order(h[w], 0);
+        grit_hessian_big_tree_paths(h[w], w == 0);
+      }
+      const con cs[] = {{3, 1 + ball, 0, n0}, {1, 1, 1, n0 - 1}, {3, 1 + ball, 2, n0 / 2}};
+      double *Hx = malloc(sizeof(double) * (size_t)m->nv * m->nv);
+      assemble(m, h, 2, cs, 3, 100u + (unsigned)q, Hx);
+      factor_and_compare(m, h, Hx, 7);
+      free(Hx);
+      grit_hessian_free(h[0]), grit_hessian_free(h[1]);
+      grit_model_free(m);
+    }
+}
+
+/* An indefinite big block: both kernels stop at the same pivot and report it alike. */
+Test(hessian, big_block_indefinite_is_reported_alike) {
+  grit_model *m = y_tree(40, 0);
+  const int n = m->nv;
+  double *A = malloc(sizeof(double) * (size_t)n * n);
+  unsigned seed = 3;
+  random_spd(n, &seed, A);
+  for (int i = 0; i < n; ++i) A[57 * n + i] = A[i * n + 57] = 0.0; /* dof 57's pivot: zero */
+  char msg[2][GRIT_MESSAGE_SIZE];
+  for (int w = 0; w < 2; ++w) {
+    grit_hessian *h;
+    cr_assert_eq(grit_hessian_create(m, 4, 0, &h, msg[w]), GRIT_OK);
+    grit_hessian_force_path(h, 1);
+    grit_hessian_big_tree_paths(h, w == 0);
+    grit_hessian_pattern_reset(h);
+    grit_hessian_pattern_commit(h);
+    grit_hessian_begin(h, A);
+    double cond;
+    cr_expect_eq(grit_hessian_factor(h, &cond, msg[w]), GRIT_ERR_NUMERICAL);
+    grit_hessian_free(h);
+  }
+  cr_expect_str_eq(msg[0], msg[1]);
+  cr_expect(strstr(msg[0], "dof 57"), "%s", msg[0]);
+  free(A);
+  grit_model_free(m);
+}
+
+/* MuJoCo's flag (one tree of 340 dofs, about 600 spatial tendons with stiffness) stepped with the new
+ * paths and the old: the same states, bit for bit. */
+static void step_flag(int allow, int steps, double *q, double *v) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/flag/flag.xml", GRIT_SOURCE_DIR);
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  grit_model *m;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(m->nv, 340);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_hessian_big_tree_paths(d->solver->H, allow);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
+  grit_data_free(d);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+}
+
+Test(hessian, flag_trajectory_same_bits) {
+  static double q[2][340], v[2][340];
+  for (int w = 0; w < 2; ++w) step_flag(w == 0, 12, q[w], v[w]);
+  cr_expect(memcmp(q[0], q[1], sizeof q[0]) == 0 && memcmp(v[0], v[1], sizeof v[0]) == 0);
+  double moved = 0.0;
+  for (int i = 0; i < 340; ++i) moved = fmax(moved, fabs(v[0][i]));
+  cr_expect(moved > 0.0, "the flag moves");
+}
