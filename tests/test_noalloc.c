@@ -609,3 +609,39 @@ Test(noalloc, gradient_smoothing_step_and_derivatives) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* A tree of more than 64 dofs (a torso with 24 legs of three hinges, 78 dofs) on the floor: its A is
+ * factored in tree order (afactor.c) and the Delassus estimates walk its rows' paths with the
+ * workspaces made at creation; the step, the per-step queries and the derivatives allocate nothing. */
+Test(noalloc, big_tree_step_and_derivatives) {
+  if (!NOALLOC_ACTIVE) cr_skip_test("malloc is owned by AddressSanitizer");
+  char *xml = malloc(32768), *p = xml;
+  p += sprintf(p, "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='5 5 0.1'/>"
+                  "<body pos='0 0 0.3'><freejoint/><geom type='box' size='0.3 0.3 0.03'/>");
+  for (int k = 0; k < 24; ++k)
+    p += sprintf(p, "<body pos='%.3f %.3f 0'><joint type='hinge' axis='1 0 0' range='-30 30'/>"
+                    "<geom type='capsule' fromto='0 0 0 0 0 -0.1' size='0.01'/><body pos='0 0 -0.1'>"
+                    "<joint type='hinge' axis='0 1 0'/><geom type='capsule' fromto='0 0 0 0 0 -0.1' size='0.01'/>"
+                    "<body pos='0 0 -0.1'><joint type='hinge' axis='0 0 1'/><geom type='sphere' size='0.02'/>"
+                    "</body></body></body>",
+                 0.25 * cos(0.2618 * k), 0.25 * sin(0.2618 * k));
+  sprintf(p, "</body></worldbody></mujoco>");
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  free(xml);
+  check_model(m, "a tree of 78 dofs");
+  grit_data *d = tu_data(m);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = GRIT_CONTACT_SAP; /* the contacts read their Delassus estimates */
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const int nx = 2 * grit_model_nv(m);
+  double *A = calloc((size_t)(nx * nx), sizeof *A);
+  for (int i = 0; i < 60; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d)); /* landed */
+  cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  const int contacts = check_steps_and_derivatives(d, &(window_calls){.A = A}, "a tree of 78 dofs");
+  cr_log_info("a tree of 78 dofs: %d contacts over 20 steps", contacts);
+  free(A);
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "afactor.h"
 #include "contact_geometry.h"
 #include "contact_margin.h"
 #include "data_internal.h"
@@ -51,7 +52,7 @@ grit_status grit_adhesion_apply(grit_data *d, int ncand) {
   memset(f, 0, sizeof(double) * (size_t)nv);
   grit_adhesion_force(m, &d->kin, d->collision->c, ncand, d->actin, f, d->jscratch);
   for (int i = 0; i < nv; ++i) d->force[i] += f[i];
-  grit_block_cholesky_solve(m, d->Achol, f); /* v* = v0 + h A^-1 force: its adhesion part */
+  grit_afactor_solve(m, d->af, d->Achol, f); /* v* = v0 + h A^-1 force: its adhesion part */
   for (int i = 0; i < nv; ++i) d->vstar[i] += m->opt.timestep * f[i];
   return GRIT_OK;
 }

@@ -130,7 +130,8 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 }
 
 void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
-                               const double *Achol, double dt, const grit_step_settings *settings, double *tmp) {
+                               const double *Achol, grit_delassus_fn delassus, const void *ctx, double dt,
+                               const grit_step_settings *settings, double *tmp) {
   for (int i = 0; i < nc; ++i) {
     const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
     /* Only SAP, joint limits, Lagged with eq. 26's regularization and gradient smoothing's pairs read w
@@ -140,7 +141,9 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
                                                              c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
                        (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
                        (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0));
-    c[i].w = uses_w ? grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp) : 0.0;
+    c[i].w = !uses_w   ? 0.0
+             : delassus ? delassus(ctx, c[i].dim, c[i].ntree, c[i].tree, J, tmp)
+                        : grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }
 }

@@ -32,6 +32,11 @@ GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntr
  * free bodies' factors are constants). cmask NULL: grit_delassus. */
 GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
                             int ntree, const int tree[2], const GS *const J[2], GS *tmp);
+#if !GS_IS_DUAL
+/* One tree's part of grit_delassus before the division by dim: w + sum over the rows of J's block Jk
+ * (dim x n) on tree t of |L^-1 Jk_r^T|^2 (double only). */
+GS GS_NAME(grit_delassus_tree)(const grit_model *m, const GS *Achol, int dim, int t, const GS *Jk, GS *tmp, GS w);
+#endif
 
 /* The parameters that depend on w: SAP's R_t = sigma w, R_n with its near-rigid bound and v_hat; the
  * Lagged/Similar stiction tolerance (eq. 26 when regularized); the limits' near-rigid R and v_hat. */

@@ -71,53 +71,75 @@ static inline void GS_NAME(delassus_row3)(const GS *L, const double *C, int n, i
   }
 }
 
+/* always inlined: into grit_delassus_c as before this function was split out (GCC otherwise calls it,
+ * +14 % instructions in the estimates of MuJoCo's hammock) */
+#ifndef CONSTRAINTS_ALWAYS_INLINE
+#if defined(__GNUC__)
+#define CONSTRAINTS_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define CONSTRAINTS_ALWAYS_INLINE inline
+#endif
+#endif
+static CONSTRAINTS_ALWAYS_INLINE GS GS_NAME(delassus_tree_in)(const grit_model *m, const GS *Achol, const double *Lc,
+                                                              const char *cmask, int dim, int t, const GS *Jk, GS *tmp,
+                                                              GS w) {
+  const int n = m->tree_dofnum[t];
+  const GS *L = Achol + m->tree_madr[t];
+  const double *C = cmask && cmask[t] ? Lc + m->tree_madr[t] : NULL;
+  /* The columns before the first nonzero one of J (a joint limit's dofs before its own; a body's
+   * dofs before its chain) give y = 0 exactly, add 0 to w and subtract 0 from the later entries:
+   * skipped. w is the same to the bit (only the signs of zeros inside could differ, and w, a sum of
+   * squares from +0, never holds a -0; no division by them). */
+  int j0 = n;
+  for (int r = 0; r < dim; ++r)
+    for (int j = 0; j < j0; ++j)
+      if (!GS_NAME(delassus_zero)(Jk[r * n + j])) {
+        j0 = j;
+        break;
+      }
+  if (dim == 3 && n <= 64) { /* a contact: the three rows in one pass over the factor */
+    GS y[3][64];
+    for (int j = j0; j < n; ++j) {
+      GS v[3] = {Jk[j], Jk[n + j], Jk[2 * n + j]};
+      GS_NAME(delassus_row3)(L, C, n, j0, j, v, y);
+    }
+    for (int r = 0; r < 3; ++r) /* w's sum in the one-row loop's order */
+      for (int j = j0; j < n; ++j) w = GS_FMA(y[r][j], y[r][j], w);
+    return w;
+  }
+  for (int r = 0; r < dim; ++r)
+    for (int j = j0; j < n; ++j) { /* forward substitution L y = J_r^T */
+      GS v = Jk[r * n + j];
+      if (C) { /* L constant: L y and y / L with the same values (products commute) */
+        for (int q = j0; q < j; ++q) v = GS_SUB(v, GS_SCALE(tmp[q], C[j * n + q]));
+        tmp[j] = GS_DIVC(v, C[j * n + j]);
+      } else {
+        for (int q = j0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
+        tmp[j] = GS_DIV(v, L[j * n + j]);
+      }
+      w = GS_FMA(tmp[j], tmp[j], w);
+    }
+  return w;
+}
+
+#if !GS_IS_DUAL /* double only (derivatives_avx2.c instantiates this file's dual functions again) */
+GS GS_NAME(grit_delassus_tree)(const grit_model *m, const GS *Achol, int dim, int t, const GS *Jk, GS *tmp, GS w) {
+  return GS_NAME(delassus_tree_in)(m, Achol, NULL, NULL, dim, t, Jk, tmp, w);
+}
+#endif
+
 GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *Lc, const char *cmask, int dim,
                             int ntree, const int tree[2], const GS *const J[2], GS *tmp) {
   GS w = GS_C(0.0); /* sum over rows and trees of |L^-1 J_row^T|^2 */
-  for (int k = 0; k < ntree; ++k) {
-    const int t = tree[k], n = m->tree_dofnum[t];
-    const GS *L = Achol + m->tree_madr[t];
-    const double *C = cmask && cmask[t] ? Lc + m->tree_madr[t] : NULL;
-    /* The columns before the first nonzero one of J (a joint limit's dofs before its own; a body's
-     * dofs before its chain) give y = 0 exactly, add 0 to w and subtract 0 from the later entries:
-     * skipped. w is the same to the bit (only the signs of zeros inside could differ, and w, a sum of
-     * squares from +0, never holds a -0; no division by them). */
-    int j0 = n;
-    for (int r = 0; r < dim; ++r)
-      for (int j = 0; j < j0; ++j)
-        if (!GS_NAME(delassus_zero)(J[k][r * n + j])) {
-          j0 = j;
-          break;
-        }
-    if (dim == 3 && n <= 64) { /* a contact: the three rows in one pass over the factor */
-      GS y[3][64];
-      for (int j = j0; j < n; ++j) {
-        GS v[3] = {J[k][j], J[k][n + j], J[k][2 * n + j]};
-        GS_NAME(delassus_row3)(L, C, n, j0, j, v, y);
-      }
-      for (int r = 0; r < 3; ++r) /* w's sum in the one-row loop's order */
-        for (int j = j0; j < n; ++j) w = GS_FMA(y[r][j], y[r][j], w);
-      continue;
-    }
-    for (int r = 0; r < dim; ++r)
-      for (int j = j0; j < n; ++j) { /* forward substitution L y = J_r^T */
-        GS v = J[k][r * n + j];
-        if (C) { /* L constant: L y and y / L with the same values (products commute) */
-          for (int q = j0; q < j; ++q) v = GS_SUB(v, GS_SCALE(tmp[q], C[j * n + q]));
-          tmp[j] = GS_DIVC(v, C[j * n + j]);
-        } else {
-          for (int q = j0; q < j; ++q) v = GS_SUB(v, GS_MUL(L[j * n + q], tmp[q]));
-          tmp[j] = GS_DIV(v, L[j * n + j]);
-        }
-        w = GS_FMA(tmp[j], tmp[j], w);
-      }
-  }
+  for (int k = 0; k < ntree; ++k) w = GS_NAME(delassus_tree_in)(m, Achol, Lc, cmask, dim, tree[k], J[k], tmp, w);
   return GS_SCALE(w, 1.0 / dim);
 }
 
 GS GS_NAME(grit_delassus)(const grit_model *m, const GS *Achol, int dim, int ntree, const int tree[2],
-                          const GS *const J[2], GS *tmp) {
-  return GS_NAME(grit_delassus_c)(m, Achol, NULL, NULL, dim, ntree, tree, J, tmp);
+                          const GS *const J[2], GS *tmp) { /* grit_delassus_c's loop, no constant factor */
+  GS w = GS_C(0.0);
+  for (int k = 0; k < ntree; ++k) w = GS_NAME(delassus_tree_in)(m, Achol, NULL, NULL, dim, tree[k], J[k], tmp, w);
+  return GS_SCALE(w, 1.0 / dim);
 }
 
 /* Near-rigid regime (SAP, Castro et al. 2022): a constraint's compliance is bounded below by

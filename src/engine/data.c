@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afactor.h"
 #include "arena.h"
 #include "constraints.h"
 #include "solver.h"
@@ -80,10 +81,14 @@ grit_status grit_data_create(const grit_model *m, grit_data **out) {
   if (s == GRIT_OK) s = grit_collision_create(m, &d->collision, d->message);
   if (s == GRIT_OK) s = grit_deriv_ws_create(m, limits + contacts, &d->deriv);
   if (s == GRIT_OK && !(d->variational = grit_variational_ws_create(m))) s = GRIT_ERR_OUT_OF_MEMORY;
+  if (s == GRIT_OK) s = grit_afactor_create(m, &d->af, d->message);
+  if (s == GRIT_OK) grit_solver_set_afactor(d->solver, d->af); /* its factor when there is no constraint */
   if (s != GRIT_OK) {
     grit_solver_free(d->solver);
     grit_collision_free(d->collision);
     grit_deriv_ws_free(d->deriv);
+    grit_variational_ws_free(d->variational);
+    grit_afactor_free(d->af);
     free(d->arena);
     free(d);
     return s;
@@ -103,6 +108,7 @@ void grit_data_free(grit_data *d) {
   grit_collision_free(d->collision);
   grit_deriv_ws_free(d->deriv);
   grit_variational_ws_free(d->variational);
+  grit_afactor_free(d->af);
   free(d->arena);
   free(d);
 }

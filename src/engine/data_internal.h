@@ -14,6 +14,7 @@
 typedef struct grit_solver grit_solver;                 /* solver.h */
 typedef struct grit_deriv_ws grit_deriv_ws;             /* derivatives.h */
 typedef struct grit_variational_ws grit_variational_ws; /* variational.h */
+typedef struct grit_afactor grit_afactor;               /* afactor.h */
 
 struct grit_data {
   const grit_model *model;
@@ -27,7 +28,8 @@ struct grit_data {
   grit_kin kin;
   double *M;              /* (nM) mass matrix, tree blocks */
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
-  double *Achol;          /* (nM) its tree-block Cholesky factor */
+  double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */
+  grit_afactor *af;       /* which trees are factored in tree order, and their factors (afactor.h) */
   int achol_fresh;        /* Achol is the factor of A as it stands (cleared where A is rewritten, set once
                            * factored): a derivative call takes it for its own factor of the same A */
   double *bias;           /* (nv) bias forces c(q, v) */

@@ -6,6 +6,7 @@
 
 #include "forward.h"
 #include "actuation.h"
+#include "afactor.h"
 #include "dynamics.h"
 #include "fluid.h"
 #include "grit/dynamics.h"
@@ -104,13 +105,15 @@ grit_status grit_compute_free_motion(grit_data *d) {
       return grit_set_error(d->message, GRIT_ERR_NOT_FINITE, "free motion: generalized force %d is not finite", i);
     d->vstar[i] = h * d->force[i];
   }
-  for (int i = 0; i < m->nM; ++i) d->Achol[i] = d->A[i];
-  int bad = grit_block_cholesky(m, d->Achol, NULL);
+  /* the big trees whose A keeps the tree's pattern in tree order, without fill (afactor.h) */
+  int bad = grit_afactor_factor(d->af, d->A, d->Achol, 1);
   if (bad >= 0)
     return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                           "free motion: the mass matrix of tree %d is not positive definite", bad);
-  d->achol_fresh = 1;
-  grit_block_cholesky_solve(m, d->Achol, d->vstar);
+  /* the derivatives copy Achol as their own dense factor of A (derivatives_columns.c): only when it holds
+   * every tree's */
+  d->achol_fresh = !grit_afactor_any(d->af);
+  grit_afactor_solve(m, d->af, d->Achol, d->vstar);
   for (int i = 0; i < m->nv; ++i) d->vstar[i] += d->qvel[i];
   return GRIT_OK;
 }

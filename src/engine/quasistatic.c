@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "afactor.h"
 #include "constraint.h"
 #include "data_internal.h"
 #include "dynamics.h"
@@ -60,6 +61,7 @@ grit_status grit_quasistatic_free_motion(grit_data *d) {
                           "quasistatic: the operator of tree %d is not positive definite (a dof without stiffness "
                           "and quasistatic_inertia 0?)",
                           bad);
+  grit_afactor_clear(d->af); /* every tree's factor dense (afactor.h) */
   d->achol_fresh = 1;
   grit_block_cholesky_solve(m, d->Achol, d->vstar);
   return GRIT_OK;

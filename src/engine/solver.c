@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afactor.h"
 #include "dynamics.h"
 #include "constraints.h"
 #include "hessian.h"
@@ -758,6 +759,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   return GRIT_OK;
 }
 
+void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af) { s->af = af; }
+
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
@@ -773,7 +776,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
   if (s->factor_is_A) {
     if (!s->Achol) return GRIT_ERR_STATE;
-    for (int k = 0; k < nrhs; ++k) grit_block_cholesky_solve(s->m, s->Achol, b + (size_t)k * s->nv);
+    for (int k = 0; k < nrhs; ++k) grit_afactor_solve(s->m, s->af, s->Achol, b + (size_t)k * s->nv);
     return GRIT_OK;
   }
   return grit_hessian_solve(s->H, b, nrhs);
@@ -791,8 +794,8 @@ grit_status grit_solver_factor_solve_parts(grit_solver *s, double *b, int nrhs, 
   if (!s->Achol) return GRIT_ERR_STATE;
   for (int k = 0; k < nrhs; ++k) {
     double *x = b + (size_t)k * s->nv;
-    if (part[k] < 0) grit_block_cholesky_solve(s->m, s->Achol, x);
-    else grit_block_cholesky_solve_tree(s->m, s->Achol, part[k], x);
+    if (part[k] < 0) grit_afactor_solve(s->m, s->af, s->Achol, x);
+    else grit_afactor_solve_tree(s->m, s->af, s->Achol, part[k], x);
   }
   return GRIT_OK;
 }

@@ -50,6 +50,7 @@ typedef struct grit_solver_stats {
 } grit_solver_stats;
 
 typedef struct grit_solver grit_solver;
+typedef struct grit_afactor grit_afactor; /* afactor.h */
 
 grit_solver_options grit_solver_default_options(void);
 
@@ -69,6 +70,11 @@ double *grit_solver_jstore(grit_solver *s, int *capacity);
 grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
                               const double *A, const double *Achol, const double *vstar, int nc, double *v,
                               grit_solver_stats *stats, char *message);
+
+/* Which trees of Achol's factor (grit_solver_solve) are in tree order (afactor.h; NULL, the default:
+ * none); kept for every later solve (the data sets its own once, at creation). Read by the Delassus
+ * estimates of the stick prediction and by the solves with A's factor when nc == 0. */
+void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af);
 
 /* Assembles and factors H at the constraints' current values (their G from the last evaluation, at
  * the solution after a converged solve), so the kept factor is that of H at the solution. */

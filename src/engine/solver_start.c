@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "afactor.h"
 #include "dynamics.h"
 #include "solver_state.h"
 
@@ -64,7 +65,7 @@ void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]) {
 static int predict_stick(grit_solver *s, const grit_constraint *c, double bb) {
   if (!s->Achol || !(bb > STICK_MIN_SLIP * STICK_MIN_SLIP * c->p.eps * c->p.eps)) return 0;
   const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-  const double w = grit_delassus(s->m, s->Achol, 3, c->ntree, c->tree, J, s->tmp);
+  const double w = grit_afactor_delassus(s->m, s->af, s->Achol, 3, c->ntree, c->tree, J, s->tmp);
   return sqrt(bb) <= w * c->p.mu * c->p.gn0;
 }
 

@@ -20,6 +20,7 @@ struct grit_solver {
   grit_hessian *H;
   int factor_is_A; /* nc == 0: the kept factor is A's tree-block Cholesky */
   const double *Achol;
+  const grit_afactor *af; /* the trees of A's factor in tree order (afactor.h; NULL: none) */
   int *tree_id; /* (ntree) t at t: A's factor has a part per tree */
   const grit_model *m;
   /* vectors of nv */

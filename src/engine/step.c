@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "actuation.h"
+#include "afactor.h"
 #include "constraints.h"
 #include "solver.h"
 #include "constraints_extra.h"
@@ -104,6 +105,13 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
  * factor GRIT_STEP_REACH (2) leaves room for contact within the step to double them. A pair closed
  * faster than that is caught at the next step. Model-wide maxima of mu and tau_d (found once,
  * grit_collision_create) keep the bound per geometry. */
+/* The constraints' Delassus estimates with the step's factor of A, tree-ordered trees included (afactor.h). */
+static double step_delassus(const void *ctx, int dim, int ntree, const int tree[2], const double *const J[2],
+                            double *tmp) {
+  const grit_data *d = ctx;
+  return grit_afactor_delassus(d->model, d->af, d->Achol, dim, ntree, tree, J, tmp);
+}
+
 static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {
   if (model == GRIT_CONTACT_LAGGED) return GRIT_STEP_REACH * h;
   return GRIT_STEP_REACH * (model == GRIT_CONTACT_SAP ? h + col->taud_max : h) * (1.0 + col->mu_max);
@@ -181,7 +189,8 @@ grit_status grit_step(grit_data *d) {
   grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
   const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
-  grit_finalize_constraints(m, c, nc, jstore, Lw, h, &d->settings, d->vnext);
+  const int tree_order = integ != GRIT_INTEGRATOR_QUASISTATIC && grit_afactor_any(d->af); /* afactor.h */
+  grit_finalize_constraints(m, c, nc, jstore, Lw, tree_order ? step_delassus : NULL, d, h, &d->settings, d->vnext);
   if (tm) tk[3] = grit_clock_us();
 
   /* 6: the convex solve, warm-started from the previous velocity. */

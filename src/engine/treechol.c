@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #include <immintrin.h>
 #endif
@@ -475,4 +476,84 @@ void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double 
   if (nr == 3) solve_from_rows(tc, t, L, inv, x, ldx, 3);
   else if (nr == 2) solve_from_rows(tc, t, L, inv, x, ldx, 2);
   else solve_from_rows(tc, t, L, inv, x, ldx, 1);
+}
+
+/* Whether the nr rows' (n apart) c doubles from x are all +0 or -0: their bits ORed, the sign bit shifted
+ * out (tail_zero_bits: any c; group_zero_bits: eight, with GCC's vector types a few instructions). */
+static TC_INLINE int tail_zero_bits(const double *x, int n, int nr, int c) {
+  uint64_t o = 0;
+  for (int q = 0; q < nr; ++q)
+    for (int i = 0; i < c; ++i) {
+      uint64_t u;
+      memcpy(&u, x + q * n + i, sizeof u);
+      o |= u;
+    }
+  return !(o << 1);
+}
+
+#if defined(__GNUC__)
+typedef uint64_t tc_u4 __attribute__((vector_size(32), aligned(8)));
+static TC_INLINE int group_zero_bits(const double *x, int n, int nr) {
+  tc_u4 o = {0, 0, 0, 0};
+  for (int q = 0; q < nr; ++q) o |= *(const tc_u4 *)(x + q * n) | *(const tc_u4 *)(x + q * n + 4);
+  return !(((o[0] | o[1]) | (o[2] | o[3])) << 1);
+}
+#else
+static TC_INLINE int group_zero_bits(const double *x, int n, int nr) { return tail_zero_bits(x, n, nr, 8); }
+#endif
+/* Marks in bits the dofs of rows J (nr rows of n, n apart) on the paths from their nonzero entries to the
+ * root, copying their values into x. Scans J by groups of eight dofs (the bits of the group's doubles
+ * ORed, then the sign bit shifted out: -0 counts as zero). */
+static TC_INLINE void support_paths(const grit_treechol *tc, int t, const double *J, const int nr, double *x,
+                                    uint64_t *bits) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  for (int k0 = 0; k0 < n; k0 += 8) {
+    const int k1 = k0 + 8 < n ? k0 + 8 : n;
+    if (k1 - k0 == 8 ? group_zero_bits(J + k0, n, nr) : tail_zero_bits(J + k0, n, nr, k1 - k0)) continue;
+    for (int k = k0; k < k1; ++k) {
+      int nz = 0;
+      for (int q = 0; q < nr; ++q) nz |= J[q * n + k] != 0.0;
+      /* up to the first dof already marked: its ancestors are */
+      for (int j = k; nz && j >= 0 && !(bits[j >> 6] >> (j & 63) & 1u); j = rownnz[j] > 1 ? col[rowadr[j] + rownnz[j] - 2] : -1) {
+        bits[j >> 6] |= (uint64_t)1 << (j & 63);
+        for (int q = 0; q < nr; ++q) x[q * n + j] = J[q * n + j];
+      }
+    }
+  }
+}
+
+/* grit_treechol_delassus's body, nr a constant where it is inlined. */
+static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                                    const int nr, double *x, uint64_t *bits) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  support_paths(tc, t, J, nr, x, bits);
+  double w = 0.0;
+  for (int b = (n - 1) >> 6; b >= 0; --b) { /* L^T y = b over the marked dofs, leaves first */
+    uint64_t word = bits[b];
+    bits[b] = 0;
+    while (word) {
+      const int hi = 63 - __builtin_clzll(word), k = 64 * b + hi;
+      word &= ~((uint64_t)1 << hi);
+      const int r = rownnz[k] - 1, *ck = col + rowadr[k];
+      const double *lk = L + rowadr[k];
+      for (int q = 0; q < nr; ++q) {
+        const double y = x[q * n + k] * inv[k];
+        x[q * n + k] = 0.0;
+        w += y * y;
+        for (int e = 0; e < r; ++e) x[q * n + ck[e]] -= lk[e] * y;
+      }
+    }
+  }
+  return w;
+}
+
+double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                              int nr, double *x, uint64_t *bits) {
+  if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, x, bits);
+  if (nr == 2) return delassus_in(tc, t, L, inv, J, 2, x, bits);
+  return delassus_in(tc, t, L, inv, J, 1, x, bits);
 }

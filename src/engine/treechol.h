@@ -13,6 +13,8 @@
 #ifndef GRIT_TREECHOL_H
 #define GRIT_TREECHOL_H
 
+#include <stdint.h>
+
 #include "model_internal.h"
 
 typedef struct grit_treechol grit_treechol;
@@ -62,5 +64,15 @@ void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, c
  * signs of zeros. */
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr);
+
+/* A constraint's Delassus sum sum_r J_r H^-1 J_r^T = sum_r |L^-T J_r^T|^2 for nr (1 to 3) rows J_r of tree t
+ * (at J + r n, not modified): the first substitution of grit_treechol_solve_from_rows over the dofs on the
+ * paths from the rows' nonzero entries to the root only, found by a scan of J by groups and a walk up
+ * the tree, so the work beyond the scan is that of those paths (sum of their lengths times the depths),
+ * not O(n^2). The same operations on each entry as grit_treechol_solve_from_rows's first sweep; w
+ * summed over the dofs descending, the rows in turn within each. x: nr n doubles and bits: (n + 63) / 64
+ * words of scratch, zero on entry and again on return. */
+double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                              int nr, double *x, uint64_t *bits);
 
 #endif

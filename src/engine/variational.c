@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "actuation.h" /* grit_actuator_tendon */
+#include "afactor.h"
 #include "arena.h"
 #include "data_internal.h"
 #include "dynamics.h"
@@ -142,6 +143,7 @@ grit_status grit_variational_free_motion(grit_data *d) {
     if (bad >= 0)
       return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                             "free motion: the mass matrix of tree %d is not positive definite", bad);
+    grit_afactor_clear(d->af); /* every tree's factor dense (afactor.h) */
     d->achol_fresh = 1;
     for (int i = 0; i < m->nv; ++i) d->vstar[i] = w->rhs0[i] + 0.5 * h * w->g[i];
     grit_block_cholesky_solve(m, d->Achol, d->vstar);

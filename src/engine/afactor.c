@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* afactor.c — the step's factor of A by trees, dense or in tree order. See afactor.h. */
+#include "afactor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "constraints.h"
+#include "dynamics.h"
+#include "status_internal.h"
+#include "treechol.h"
+
+struct grit_afactor {
+  const grit_model *m;
+  grit_treechol *tc;
+  unsigned char *eligible; /* (ntree) more than GRIT_AFACTOR_MIN_NV dofs and A keeps the pattern */
+  unsigned char *on;       /* (ntree) the last factor of tree t is the tree-ordered one */
+  char *dense;             /* (ntree) the complement of on, grit_block_cholesky's mask */
+  int *off;                /* (ntree) tree t's compact factor at L + off[t] (eligible trees) */
+  double *L, *inv;         /* the eligible trees' compact factors; (nv) their reciprocal pivots */
+  double *scratch;         /* (3 times the largest eligible tree) a constraint's rows' solves, zero between */
+  uint64_t *bits;          /* (a bit per dof of the largest eligible tree) their support, zero between */
+  int any_eligible, any_on, force_dense;
+};
+
+grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *message) {
+  *out = NULL;
+  grit_afactor *af = calloc(1, sizeof *af);
+  if (!af) return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
+  af->m = m;
+  const int nt = m->ntree;
+  af->eligible = calloc((size_t)nt + 1, 1);
+  af->on = calloc((size_t)nt + 1, 1);
+  af->dense = calloc((size_t)nt + 1, 1);
+  af->off = calloc((size_t)nt + 1, sizeof(int));
+  af->inv = calloc((size_t)m->nv + 1, sizeof(double));
+  if (!af->eligible || !af->on || !af->dense || !af->off || !af->inv) {
+    grit_afactor_free(af);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
+  }
+  int maxn = 0;
+  for (int t = 0; t < nt; ++t)
+    af->eligible[t] = m->tree_dofnum[t] > GRIT_AFACTOR_MIN_NV && grit_treechol_a_keeps_pattern(m, t);
+  for (int t = 0; t < nt; ++t) af->any_eligible |= af->eligible[t];
+  if (!af->any_eligible) { /* nothing else to hold: every tree dense, as before */
+    *out = af;
+    return GRIT_OK;
+  }
+  grit_status s = grit_treechol_create(m, &af->tc, message);
+  if (s != GRIT_OK) {
+    grit_afactor_free(af);
+    return s;
+  }
+  size_t size = 0;
+  for (int t = 0; t < nt; ++t) {
+    if (!af->eligible[t]) continue;
+    af->off[t] = (int)size;
+    size += (size_t)grit_treechol_size(af->tc, t);
+    maxn = m->tree_dofnum[t] > maxn ? m->tree_dofnum[t] : maxn;
+  }
+  af->L = calloc(size + 1, sizeof(double));
+  af->scratch = calloc(3 * (size_t)maxn + 1, sizeof(double));
+  af->bits = calloc((size_t)maxn / 64 + 1, sizeof(uint64_t));
+  if (!af->L || !af->scratch || !af->bits) {
+    grit_afactor_free(af);
+    return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
+  }
+  *out = af;
+  return GRIT_OK;
+}
+
+void grit_afactor_free(grit_afactor *af) {
+  if (!af) return;
+  grit_treechol_free(af->tc);
+  free(af->eligible), free(af->on), free(af->dense), free(af->off), free(af->L), free(af->inv), free(af->scratch), free(af->bits);
+  free(af);
+}
+
+void grit_afactor_set_dense(grit_afactor *af, int dense) { af->force_dense = dense != 0; }
+
+void grit_afactor_clear(grit_afactor *af) {
+  if (!af || !af->any_on) return;
+  memset(af->on, 0, (size_t)af->m->ntree);
+  af->any_on = 0;
+}
+
+int grit_afactor_factor(grit_afactor *af, const double *A, double *Achol, int tree_order) {
+  const grit_model *m = af->m;
+  grit_afactor_clear(af);
+  if (!tree_order || af->force_dense || !af->any_eligible) { /* the dense factor of every tree, as before */
+    for (int i = 0; i < m->nM; ++i) Achol[i] = A[i]; /* a loop: memcpy's rep movsb counts a byte per instruction */
+    return grit_block_cholesky(m, Achol, NULL);
+  }
+  int bad = -1;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int a = m->tree_madr[t], n = m->tree_dofnum[t];
+    af->on[t] = af->eligible[t];
+    af->dense[t] = !af->eligible[t];
+    if (af->dense[t]) { /* the block's copy for the dense factor; the tree order reads A's lower pattern */
+      for (int i = a; i < a + n * n; ++i) Achol[i] = A[i];
+      continue;
+    }
+    double lo = 1e300, hi = 0.0;
+    if (grit_treechol_factor(af->tc, t, A + a, af->L + af->off[t], af->inv + m->tree_dofadr[t], &lo, &hi) >= 0 &&
+        bad < 0)
+      bad = t;
+  }
+  af->any_on = 1;
+  const int dbad = grit_block_cholesky(m, Achol, af->dense);
+  return dbad >= 0 && (bad < 0 || dbad < bad) ? dbad : bad;
+}
+
+int grit_afactor_tree_order(const grit_afactor *af, int t) { return af && af->any_on && af->on[t]; }
+
+int grit_afactor_any(const grit_afactor *af) { return af && af->any_on; }
+
+void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *x) {
+  if (grit_afactor_tree_order(af, t))
+    grit_treechol_solve(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], x + m->tree_dofadr[t]);
+  else
+    grit_block_cholesky_solve_tree(m, Achol, t, x);
+}
+
+void grit_afactor_solve(const grit_model *m, const grit_afactor *af, const double *Achol, double *x) {
+  if (!af || !af->any_on) {
+    grit_block_cholesky_solve(m, Achol, x);
+    return;
+  }
+  for (int t = 0; t < m->ntree; ++t) grit_afactor_solve_tree(m, af, Achol, t, x);
+}
+
+double grit_afactor_delassus(const grit_model *m, const grit_afactor *af, const double *Achol, int dim, int ntree,
+                             const int tree[2], const double *const J[2], double *tmp) {
+  int any = 0;
+  for (int k = 0; k < ntree; ++k) any |= grit_afactor_tree_order(af, tree[k]);
+  if (!any) return grit_delassus(m, Achol, dim, ntree, tree, J, tmp);
+  double w = 0.0;
+  for (int k = 0; k < ntree; ++k) {
+    const int t = tree[k];
+    if (!af->on[t]) {
+      w = grit_delassus_tree(m, Achol, dim, t, J[k], tmp, w);
+      continue;
+    }
+    w += grit_treechol_delassus(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], J[k], dim, af->scratch,
+                                af->bits);
+  }
+  return w * (1.0 / dim);
+}

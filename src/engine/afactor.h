@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* afactor.h — the step's factor of the implicit operator A = M + h D + h^2 K (+ implicit actuator terms)
+ * by trees, and what reads it: the free motion's solve, the constraints' Delassus estimates, the
+ * solver's factor when there is no constraint (internal).
+ *
+ * A tree's factor is its dense block's Cholesky L L^T in the data's Achol (grit_block_cholesky), or, for
+ * a tree of more than GRIT_AFACTOR_MIN_NV dofs whose A keeps the mass matrix's pattern
+ * (grit_treechol_a_keeps_pattern), the tree-ordered factor L^T L without fill (treechol.h), kept here.
+ * On such a tree (MuJoCo's composites: a cloth of 166 dofs, a soft box of 224, a flag of 340) the dense
+ * factor costs n^3 / 6 and each Delassus estimate a dense substitution of O(n^2), against sum_i depth_i^2
+ * and the rows' paths to the root in tree order (docs/performance.md, stop 20, branch bigtree). The trees
+ * of at most GRIT_AFACTOR_MIN_NV dofs (every robot's) keep the dense factor and its bits. */
+#ifndef GRIT_AFACTOR_H
+#define GRIT_AFACTOR_H
+
+#include "model_internal.h"
+
+/* The largest tree that always keeps the dense factor (the robots' trees: at most 62 dofs). */
+#define GRIT_AFACTOR_MIN_NV 64
+
+typedef struct grit_afactor grit_afactor;
+
+/* The trees' patterns and the room for their factors (allocates; not during a step). */
+grit_status grit_afactor_create(const grit_model *m, grit_afactor **af, char *message);
+void grit_afactor_free(grit_afactor *af);
+
+/* The switch back to the old path (tests, benchmarks): dense != 0 makes every tree take the dense
+ * factor in the coming factorizations. */
+void grit_afactor_set_dense(grit_afactor *af, int dense);
+
+/* Factors A (tree blocks): the eligible trees in tree order (here), the others densely into Achol (a
+ * copy of their blocks of A, then grit_block_cholesky: with no eligible tree, exactly the copy of A and
+ * grit_block_cholesky of before). tree_order 0: every tree dense. Returns the first tree whose block is
+ * not positive definite, or -1. */
+int grit_afactor_factor(grit_afactor *af, const double *A, double *Achol, int tree_order);
+
+/* Records that Achol holds every tree's dense factor (factored by the caller: the quasistatic and
+ * variational free motions). */
+void grit_afactor_clear(grit_afactor *af);
+
+/* Whether tree t's last factor is the tree-ordered one (af NULL: no); whether any tree's is. */
+int grit_afactor_tree_order(const grit_afactor *af, int t);
+int grit_afactor_any(const grit_afactor *af);
+
+/* Solves A x = b in place (x holds b) with the last factor; the rows of tree t alone. af NULL: the dense
+ * factor Achol of every tree (grit_block_cholesky_solve). */
+void grit_afactor_solve(const grit_model *m, const grit_afactor *af, const double *Achol, double *x);
+void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *x);
+
+/* grit_delassus (w = trace(J A^-1 J^T) / dim) with the last factor: when none of the constraint's trees
+ * is in tree order, grit_delassus itself (the same bits; af NULL too); else each tree's sum from its own factor, in
+ * the order of the trees. tmp: the largest tree's dofs (the dense trees' substitution). */
+double grit_afactor_delassus(const grit_model *m, const grit_afactor *af, const double *Achol, int dim, int ntree,
+                             const int tree[2], const double *const J[2], double *tmp);
+
+#endif

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_afactor.c — the step's factor of A on trees of more than 64 dofs (afactor.c): in tree order
+ * without fill against the dense factor (the switch grit_afactor_set_dense): the free motion's solve,
+ * the Delassus estimates of chain, sparse, dense and two-tree rows, a step's constraints, a trajectory,
+ * the derivatives when the factor of H is A's (no constraint), and a tree whose A breaks the pattern. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afactor.h"
+#include "data_internal.h"
+#include "forward.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "solver.h"
+
+enum { LEGS = 26, MAXNV = 128 };
+
+/* A free torso with LEGS legs of three hinges (hip, knee, ankle; damped, the first legs' feet are sites):
+ * one tree of 6 + 3 LEGS = 84 dofs, and a free ball above it (a second tree of 6). `extra` goes inside
+ * <mujoco> (tendons, actuators); `floor` 0: no floor and no gravity. */
+static grit_model *legged(const char *extra, int floor) {
+  char *xml = malloc(65536), *p = xml;
+  p += sprintf(p, "<mujoco><option timestep='0.002' %s/><default><joint damping='0.05' armature='0.002'/></default>"
+                  "<worldbody>%s<body pos='0 0 0.35'><freejoint/><geom type='box' size='0.4 0.4 0.04' mass='6'/>",
+               floor ? "" : "gravity='0 0 0'", floor ? "<geom type='plane' size='5 5 0.1'/>" : "");
+  for (int k = 0; k < LEGS; ++k) {
+    const double a = 2.0 * 3.14159265358979 * k / LEGS, x = 0.35 * cos(a), y = 0.35 * sin(a);
+    p += sprintf(p,
+                 "<body pos='%.4f %.4f -0.04'><joint name='h%d' type='hinge' axis='%.3f %.3f 0' range='-40 40'/>"
+                 "<geom type='capsule' fromto='0 0 0 0 0 -0.12' size='0.015' mass='0.2'/>"
+                 "<body pos='0 0 -0.12'><joint name='k%d' type='hinge' axis='%.3f %.3f 0'/>"
+                 "<geom type='capsule' fromto='0 0 0 0 0 -0.12' size='0.012' mass='0.15'/>"
+                 "<body pos='0 0 -0.12'><joint name='a%d' type='hinge' axis='0 0 1'/>"
+                 "<geom type='sphere' size='0.02' pos='0 0 -0.02' mass='0.05'/><site name='f%d' pos='0 0 -0.04'/>"
+                 "</body></body></body>",
+                 x, y, k, -sin(a), cos(a), k, -sin(a), cos(a), k, k);
+  }
+  sprintf(p, "</body><body pos='0.05 0 0.7'><freejoint/><geom type='sphere' size='0.06' mass='0.5'/></body>"
+             "</worldbody>%s</mujoco>",
+          extra);
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  free(xml);
+  cr_assert_eq(m->ntree, 2);
+  cr_assert_eq(m->tree_dofnum[0], 6 + 3 * LEGS);
+  return m;
+}
+
+/* Tendons: a limited fixed tendon along leg 0, a limited spatial tendon between the feet of legs 1 and
+ * 2 (two branches), a spring tendon between legs 3 and 4; a position servo on a fixed tendon along leg 5
+ * (an implicit rank-one term in A on one path: the pattern kept); motors on the hips. */
+static const char *EXTRA =
+    "<tendon><fixed name='t0' limited='true' range='-0.2 0.2'><joint joint='h0' coef='1'/><joint joint='k0' "
+    "coef='0.5'/></fixed><spatial name='t12' limited='true' range='0 0.2'><site site='f1'/><site site='f2'/></spatial>"
+    "<spatial name='t34' stiffness='50' damping='1'><site site='f3'/><site site='f4'/></spatial>"
+    "<fixed name='t5'><joint joint='h5' coef='1'/><joint joint='a5' coef='1'/></fixed></tendon>"
+    "<actuator><position tendon='t5' kp='20'/><motor joint='h6'/><motor joint='h7'/></actuator>";
+
+/* sap: SAP's contacts, which read their Delassus estimates (else the default model's) */
+static grit_data *make(const grit_model *m, int dense, int sap) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.rel_tol = 1e-12;
+  if (sap) s.contact_model = GRIT_CONTACT_SAP;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  grit_afactor_set_dense(d->af, dense);
+  return d;
+}
+
+static double urand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
+}
+
+/* The same random state (a bent pose, velocities) and controls on both datas. */
+static void random_state(const grit_model *m, grit_data *a, grit_data *b, unsigned seed) {
+  double q[512], v[MAXNV], u[8];
+  memcpy(q, a->qpos, sizeof(double) * (size_t)m->nq);
+  for (int j = 0; j < m->njnt; ++j)
+    if (m->jnt_type[j] == GRIT_JOINT_HINGE) q[m->jnt_qposadr[j]] = 0.3 * urand(&seed);
+  for (int i = 0; i < m->nv; ++i) v[i] = 0.5 * urand(&seed);
+  for (int i = 0; i < m->nu; ++i) u[i] = 0.3 * urand(&seed);
+  grit_data *ds[2] = {a, b};
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_data_set_qpos(ds[k], q, m->nq), GRIT_OK);
+    cr_assert_eq(grit_data_set_qvel(ds[k], v, m->nv), GRIT_OK);
+    if (m->nu) cr_assert_eq(grit_data_set_ctrl(ds[k], u, m->nu), GRIT_OK);
+  }
+}
+
+static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
+
+/* One row set J (dim rows on tree 0, n apart) nonzero on the dofs from `tip` to the root (tip < 0: every
+ * dof), plus, with `tip2` >= 0, on tip2's path too. */
+static void rows(const grit_model *m, int dim, int tip, int tip2, unsigned *seed, double *J) {
+  const int n = m->tree_dofnum[0];
+  memset(J, 0, sizeof(double) * (size_t)dim * (size_t)n);
+  for (int r = 0; r < dim; ++r) {
+    if (tip < 0)
+      for (int j = 0; j < n; ++j) J[r * n + j] = urand(seed);
+    else
+      for (int j = tip; j >= 0; j = m->dof_parent[j]) J[r * n + j] = urand(seed);
+    if (tip2 >= 0)
+      for (int j = tip2; j >= 0; j = m->dof_parent[j]) J[r * n + j] += urand(seed);
+  }
+}
+
+/* The free motion's v* and the Delassus estimates of a contact's three rows on one leg, a limit's one
+ * row on a dof, a tendon across two legs (one row on two paths), a row over every dof, and a contact
+ * between the two trees, from the tree-ordered factor and from the dense one. Both are backward stable
+ * Cholesky factorizations of the same A; the results agree to round-off: measured 2.2e-15 of v*'s
+ * largest entry and 8.9e-16 relative (w); asserted 1e-12. */
+Test(afactor, solves_and_estimates_match_dense) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *dt = make(m, 0, 1), *dd = make(m, 1, 1);
+  random_state(m, dt, dd, 5);
+  cr_assert_eq(grit_compute_free_motion(dt), GRIT_OK, "%s", grit_data_last_error(dt));
+  cr_assert_eq(grit_compute_free_motion(dd), GRIT_OK, "%s", grit_data_last_error(dd));
+  cr_assert(grit_afactor_tree_order(dt->af, 0), "the big tree takes the tree order");
+  cr_assert(!grit_afactor_tree_order(dt->af, 1), "the ball keeps the dense factor");
+  cr_assert(!grit_afactor_tree_order(dd->af, 0), "the switch: dense");
+  double worst = 0.0, vmax = 0.0;
+  for (int i = 0; i < m->nv; ++i) worst = fmax(worst, fabs(dt->vstar[i] - dd->vstar[i])), vmax = fmax(vmax, fabs(dd->vstar[i]));
+  cr_log_info("v*: largest difference %.3g of %.3g", worst, vmax);
+  cr_expect(worst <= 1e-12 * vmax, "v* %.3g of %.3g", worst, vmax);
+  const int n = m->tree_dofnum[0], leaf = n - 1;
+  double J[3 * MAXNV], J1[3 * 6], tmp[MAXNV], wmax = 0.0;
+  unsigned seed = 17;
+  const int tips[5][3] = {{3, leaf, -1}, {1, 6 + 3 * 4 + 1, -1}, {1, 6 + 3 * 1 + 2, 6 + 3 * 2 + 2}, {1, -1, -1}, {3, 2, -1}};
+  for (int c = 0; c < 5; ++c) {
+    const int dim = tips[c][0];
+    rows(m, dim, tips[c][1], tips[c][2], &seed, J);
+    const int two = c == 4, tree[2] = {0, 1};
+    for (int i = 0; i < 3 * 6; ++i) J1[i] = urand(&seed);
+    const double *Jp[2] = {J, J1};
+    const double wt = grit_afactor_delassus(m, dt->af, dt->Achol, dim, two ? 2 : 1, tree, Jp, tmp);
+    const double wd = grit_afactor_delassus(m, dd->af, dd->Achol, dim, two ? 2 : 1, tree, Jp, tmp);
+    const double r = rel(wt, wd);
+    wmax = fmax(wmax, r);
+    cr_expect(r < 1e-12, "row set %d: w %.17g vs %.17g (%.3g)", c, wt, wd, r);
+  }
+  cr_log_info("Delassus estimates: largest relative difference %.3g", wmax);
+  grit_data_free(dt);
+  grit_data_free(dd);
+  grit_model_free(m);
+}
+
+/* One step from the same state: every constraint's Delassus estimate and the step's velocities agree
+ * (under SAP, whose contacts read them; the solver stops at rel_tol 1e-12: measured 2.6e-15 (w) and
+ * 3e-16 of the largest velocity (v); asserted 1e-10 and 1e-9). */
+Test(afactor, a_step_matches_dense) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *dt = make(m, 0, 1), *dd = make(m, 1, 1);
+  random_state(m, dt, dd, 9);
+  for (int i = 0; i < 150; ++i) /* into contact: the feet and the tendons' limits */
+    cr_assert_eq(grit_step(dt), GRIT_OK, "%s", grit_data_last_error(dt));
+  cr_assert_eq(grit_data_set_qpos(dd, dt->qpos, m->nq), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(dd, dt->qvel, m->nv), GRIT_OK);
+  cr_assert_eq(grit_step(dt), GRIT_OK, "%s", grit_data_last_error(dt));
+  cr_assert_eq(grit_step(dd), GRIT_OK, "%s", grit_data_last_error(dd));
+  const int nc = dt->stats.nconstraints;
+  cr_assert_eq(nc, dd->stats.nconstraints);
+  cr_assert(nc > 3, "constraints: %d", nc);
+  const grit_constraint *ct = grit_solver_constraints(dt->solver, NULL), *cd = grit_solver_constraints(dd->solver, NULL);
+  double ww = 0.0, wv = 0.0, vmax = 0.0;
+  int nw = 0;
+  for (int i = 0; i < nc; ++i) {
+    cr_assert_eq(ct[i].kind, cd[i].kind);
+    if (cd[i].w != 0.0) ww = fmax(ww, rel(ct[i].w, cd[i].w)), ++nw;
+  }
+  cr_assert(nw > 3, "estimates: %d", nw);
+  for (int i = 0; i < m->nv; ++i) wv = fmax(wv, fabs(dt->qvel[i] - dd->qvel[i])), vmax = fmax(vmax, fabs(dd->qvel[i]));
+  cr_log_info("%d constraints (%d estimates): w within %.3g, v within %.3g of %.3g", nc, nw, ww, wv, vmax);
+  cr_expect(ww < 1e-10, "w %.3g", ww);
+  cr_expect(wv < 1e-9 * vmax, "v %.3g of %.3g", wv, vmax);
+  grit_data_free(dt);
+  grit_data_free(dd);
+  grit_model_free(m);
+}
+
+/* Steps with the legs' motors on, on either factor of A: the same trajectory up to the solver's
+ * tolerance (rel_tol 1e-12; the factors differ at round-off and contact makes the map from one step's
+ * error to the next expansive for a few steps): measured largest coordinate difference 4.4e-16 over 300
+ * steps (0.6 s: the torso lands on its feet, the ball on the torso), asserted 1e-8 (test_treechol's
+ * trajectory bound). */
+Test(afactor, trajectory_matches_dense) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *dt = make(m, 0, 1), *dd = make(m, 1, 1);
+  grit_data *ds[2] = {dt, dd};
+  for (int i = 0; i < 300; ++i) {
+    const double u[3] = {0.1, 0.4 * sin(0.01 * i), -0.3 * cos(0.013 * i)};
+    for (int k = 0; k < 2; ++k) {
+      cr_assert_eq(grit_data_set_ctrl(ds[k], u, 3), GRIT_OK);
+      cr_assert_eq(grit_step(ds[k]), GRIT_OK, "%s", grit_data_last_error(ds[k]));
+    }
+  }
+  cr_assert(grit_afactor_tree_order(dt->af, 0));
+  cr_assert(dt->stats.nconstraints > 3, "in contact: %d constraints", dt->stats.nconstraints);
+  double worst = 0.0;
+  for (int i = 0; i < m->nq; ++i) worst = fmax(worst, fabs(dt->qpos[i] - dd->qpos[i]));
+  cr_log_info("largest coordinate difference %.3g", worst);
+  cr_expect(worst < 1e-8, "%.3g", worst);
+  grit_data_free(dt);
+  grit_data_free(dd);
+  grit_model_free(m);
+}
+
+/* Without constraints (no floor, no gravity, the limits far) the kept factor of H is A's: the
+ * derivatives' many-column solves take the tree order (grit_solver_factor_solve). A and B of the dense
+ * form against the dense factor's: measured 2.0e-15 of a column's largest entry, asserted 1e-10. */
+Test(afactor, derivatives_without_constraints_match_dense) {
+  grit_model *m = legged("<actuator><motor joint='h1'/><motor joint='k2'/></actuator>", 0);
+  grit_data *dt = make(m, 0, 0), *dd = make(m, 1, 0);
+  random_state(m, dt, dd, 3);
+  cr_assert_eq(grit_step(dt), GRIT_OK, "%s", grit_data_last_error(dt));
+  cr_assert_eq(grit_step(dd), GRIT_OK, "%s", grit_data_last_error(dd));
+  cr_assert_eq(dt->stats.nconstraints, 0);
+  cr_assert(grit_afactor_tree_order(dt->af, 0));
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *At = malloc(sizeof(double) * nx * nx), *Ad = malloc(sizeof(double) * nx * nx);
+  double *Bt = malloc(sizeof(double) * nx * nu), *Bd = malloc(sizeof(double) * nx * nu);
+  cr_assert_eq(grit_step_derivatives(dt, At, Bt, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(dt));
+  cr_assert_eq(grit_step_derivatives(dd, Ad, Bd, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(dd));
+  double worst = 0.0;
+  for (int c = 0; c < nx + nu; ++c) { /* columns: of A (row-major nx x nx), then of B (nx x nu) */
+    const double *X = c < nx ? At : Bt, *Y = c < nx ? Ad : Bd;
+    const int ld = c < nx ? nx : nu, j = c < nx ? c : c - nx;
+    double d = 0.0, s = 0.0;
+    for (int i = 0; i < nx; ++i) d = fmax(d, fabs(X[i * ld + j] - Y[i * ld + j])), s = fmax(s, fabs(Y[i * ld + j]));
+    if (s > 0.0) worst = fmax(worst, d / s);
+  }
+  cr_log_info("A, B: largest difference %.3g of a column's largest entry", worst);
+  cr_expect(worst < 1e-10, "%.3g", worst);
+  free(At), free(Ad), free(Bt), free(Bd);
+  grit_data_free(dt);
+  grit_data_free(dd);
+  grit_model_free(m);
+}
+
+/* A position servo on a fixed tendon across two legs adds a rank-one term joining two branches to A:
+ * that tree keeps the dense factor, and steps. */
+Test(afactor, a_broken_pattern_keeps_the_dense_factor) {
+  grit_model *m = legged("<tendon><fixed name='x'><joint joint='k1' coef='1'/><joint joint='k2' coef='-1'/></fixed>"
+                         "</tendon><actuator><position tendon='x' kp='30'/></actuator>",
+                         1);
+  grit_data *d = make(m, 0, 0);
+  for (int i = 0; i < 5; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_expect(!grit_afactor_tree_order(d->af, 0));
+  grit_data_free(d);
+  grit_model_free(m);
+}
