@@ -2,6 +2,7 @@
 /* hessian.c — the contact Hessian's storage, coupling pattern and its dense (densechol.c: not LAPACK,
  * for results independent of BLAS threads), block (blockchol.c) or supernodal (CHOLMOD, AMD ordering)
  * Cholesky factorization; its assembly is hessian_assemble.c. See hessian.h. */
+#include "hessian.h"
 #include "hessian_internal.h"
 
 #include <cholmod.h>

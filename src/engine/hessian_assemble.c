@@ -3,6 +3,7 @@
  * coupling blocks (the factorizations: hessian.c). See hessian.h. */
 #include <string.h>
 
+#include "hessian.h"
 #include "hessian_internal.h"
 
 /* ---------------------------------------------------------------------------------- assembly */

@@ -7,7 +7,7 @@
 #include <cholmod.h>
 
 #include "blockchol.h"
-#include "hessian.h"
+#include "model_internal.h"
 #include "treechol.h"
 
 /* The dense buffer is allocated up to this nv (8 MB); beyond it only the sparse path exists. */
@@ -65,7 +65,7 @@ struct grit_hessian {
 };
 
 /* The path: 0 dense, 1 block-sparse, 2 CHOLMOD. */
-static inline int grit_hessian_choose_path(const grit_hessian *h) {
+static inline int grit_hessian_choose_path(const struct grit_hessian *h) {
   if (h->force >= 1) return h->force;
   if (!h->Hd) return 1;
   if (h->force == 0) return 0;
@@ -73,7 +73,7 @@ static inline int grit_hessian_choose_path(const grit_hessian *h) {
 }
 
 /* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
-static inline const unsigned char *grit_hessian_trees_on(const grit_hessian *h) {
+static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessian *h) {
   return grit_hessian_choose_path(h) == 1 ? h->tree_on : NULL;
 }
 
