@@ -63,6 +63,17 @@ static inline double maxdiff(const double *a, const double *b, int n) {
   for (int i = 0; i < n; ++i) m = fmax(m, fabs(a[i] - b[i]));
   return m;
 }
+/* The largest difference of two row-major r x c matrices relative to each column's largest entry of Y
+ * (a column of zeros: relative to 1e-300). */
+static inline double col_rel_diff(const double *X, const double *Y, int r, int c) {
+  double worst = 0.0;
+  for (int j = 0; j < c; ++j) {
+    double s = 1e-300;
+    for (int i = 0; i < r; ++i) s = fmax(s, fabs(Y[i * c + j]));
+    for (int i = 0; i < r; ++i) worst = fmax(worst, fabs(X[i * c + j] - Y[i * c + j]) / s);
+  }
+  return worst;
+}
 /* Distance between unit quaternions as rotations (q and -q are the same rotation). */
 static inline double quat_dist(const double a[4], const double b[4]) {
   double dp = 0.0, dm = 0.0;

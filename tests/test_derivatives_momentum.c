@@ -14,6 +14,7 @@
 #include "derivatives_momentum.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "math_test_util.h"
 
 /* A floating torso whose centre of mass is off its origin (the root's force term), a ball-jointed head
  * off its joint, and a leg of two hinges under a ball hip (a ball body whose parent turns: P_j != 0),
@@ -68,17 +69,6 @@ static grit_data *prepare(const char *xml, grit_model **m, grit_contact_model mo
   return d;
 }
 
-/* The largest difference of two r x c matrices relative to each column's largest entry. */
-static double col_diff(const double *X, const double *Y, int r, int c) {
-  double worst = 0.0;
-  for (int j = 0; j < c; ++j) {
-    double s = 1e-300;
-    for (int i = 0; i < r; ++i) s = fmax(s, fabs(Y[i * c + j]));
-    for (int i = 0; i < r; ++i) worst = fmax(worst, fabs(X[i * c + j] - Y[i * c + j]) / s);
-  }
-  return worst;
-}
-
 /* A and B with the closed form and with the dual correction (both with derivatives_rnea.c's partials).
  * The same derivative in two orders of operations: as in test_derivatives_rnea.c, 2e-12 of each
  * column's largest entry (the residual's round-off times A's condition number); measured 0 .. 4.7e-15.
@@ -93,7 +83,7 @@ static void compare(grit_model *m, grit_data *d, const char *what) {
   cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(d->deriv->rn_valid && !d->deriv->rn.mom.on, "%s: the dual correction ran", what);
   d->deriv->no_momentum_closed = 0;
-  const double ea = col_diff(A1, A2, nx, nx), eb = nu ? col_diff(B1, B2, nx, nu) : 0.0;
+  const double ea = col_rel_diff(A1, A2, nx, nx), eb = nu ? col_rel_diff(B1, B2, nx, nu) : 0.0;
   cr_log_info("%s: A %.3g, B %.3g (largest difference relative to its column's largest entry)", what, ea, eb);
   cr_expect(ea < 2e-12, "%s: A %.3g", what, ea);
   cr_expect(eb < 2e-12, "%s: B %.3g", what, eb);

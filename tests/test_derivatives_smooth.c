@@ -15,6 +15,7 @@
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "math_test_util.h"
 
 /* A link of the second arm: a damped hinge about a tilted axis, its body left open. */
 #define LINK(tilt) "<body pos='0.3 0 0'><joint type='hinge' damping='0.05' axis='" #tilt " 1 0'/>" \
@@ -72,17 +73,6 @@ static grit_data *prepare(const char *xml, grit_model **m, int steps) {
   return d;
 }
 
-/* The largest difference of two r x c row-major matrices relative to each column's largest entry. */
-static double col_diff(const double *X, const double *Y, int r, int c) {
-  double worst = 0.0;
-  for (int j = 0; j < c; ++j) {
-    double s = 1e-300;
-    for (int i = 0; i < r; ++i) s = fmax(s, fabs(Y[i * c + j]));
-    for (int i = 0; i < r; ++i) worst = fmax(worst, fabs(X[i * c + j] - Y[i * c + j]) / s);
-  }
-  return worst;
-}
-
 /* A, B (dense: activations too) with the stored partials and with the per-pass dual force. The same
  * partials summed in another order: round-off of the terms (1e-16), times A's condition number in the
  * solve; measured 0 (bit for bit) on every scene here. 1e-12 leaves room for another compiler's order,
@@ -105,8 +95,8 @@ static void compare(grit_model *m, grit_data *d, const char *name, int max_colou
   cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(!d->deriv->sm->on, "%s: the dual path ran", name);
   d->deriv->no_smooth = 0;
-  const double ea = fmax(col_diff(A1, A2, nx, nx), col_diff(A3, A2, nx, nx));
-  const double eb = nu ? fmax(col_diff(B1, B2, nx, nu), col_diff(B3, B2, nx, nu)) : 0.0;
+  const double ea = fmax(col_rel_diff(A1, A2, nx, nx), col_rel_diff(A3, A2, nx, nx));
+  const double eb = nu ? fmax(col_rel_diff(B1, B2, nx, nu), col_rel_diff(B3, B2, nx, nu)) : 0.0;
   cr_log_info("%s: %d colours; A %.3g, B %.3g", name, ncolour, ea, eb);
   cr_expect(ea < 1e-12, "%s: A %.3g", name, ea);
   cr_expect(eb < 1e-12, "%s: B %.3g", name, eb);
@@ -227,8 +217,8 @@ static void positions_same(grit_model *m, grit_data *d, const char *name, int fd
   cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   d->deriv->no_smooth_q = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_expect(!memcmp(A1, A2, sizeof(double) * (size_t)nx * nx), "%s: A %.3g", name, col_diff(A1, A2, nx, nx));
-  cr_expect(!memcmp(B1, B2, sizeof(double) * (size_t)nx * nu), "%s: B %.3g", name, col_diff(B1, B2, nx, nu));
+  cr_expect(!memcmp(A1, A2, sizeof(double) * (size_t)nx * nx), "%s: A %.3g", name, col_rel_diff(A1, A2, nx, nx));
+  cr_expect(!memcmp(B1, B2, sizeof(double) * (size_t)nx * nu), "%s: B %.3g", name, col_rel_diff(B1, B2, nx, nu));
   d->deriv->no_smooth_q = 0;
   if (fd) {
     const double e = fdt_check(d, 1e-6);

@@ -14,6 +14,7 @@
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "math_test_util.h"
 
 /* The inertia box: a chain (hinge, then two hinges and a slide on one body, then a ball) whose bodies'
  * inertias are turned off their frames and their centres of mass off their origins, and a free body; in
@@ -70,17 +71,6 @@ static grit_data *load(const char *xml, const char *path, grit_model **m) {
   return d;
 }
 
-/* The largest difference of two r x c row-major matrices relative to each column's largest entry. */
-static double col_diff(const double *X, const double *Y, int r, int c) {
-  double worst = 0.0;
-  for (int j = 0; j < c; ++j) {
-    double s = 1e-300;
-    for (int i = 0; i < r; ++i) s = fmax(s, fabs(Y[i * c + j]));
-    for (int i = 0; i < r; ++i) worst = fmax(worst, fabs(X[i * c + j] - Y[i * c + j]) / s);
-  }
-  return worst;
-}
-
 /* A, B (dense and block form) by the closed form and by the dual passes (no_fluid); the closed form's
  * against central differences, no worse than the dual path's; and the fluid's share of A (not vacuous). */
 static void check(const char *xml, const char *path, const char *name) {
@@ -98,8 +88,8 @@ static void check(const char *xml, const char *path, const char *name) {
   d->deriv->no_fluid = 1;
   cr_assert_eq(grit_step_derivatives(d, A[1], nu ? B[1] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(!d->deriv->rn_valid, "%s: the dual passes ran", name);
-  const double ea = fmax(col_diff(A[0], A[1], nx, nx), col_diff(A[2], A[1], nx, nx));
-  const double eb = nu ? fmax(col_diff(B[0], B[1], nx, nu), col_diff(B[2], B[1], nx, nu)) : 0.0;
+  const double ea = fmax(col_rel_diff(A[0], A[1], nx, nx), col_rel_diff(A[2], A[1], nx, nx));
+  const double eb = nu ? fmax(col_rel_diff(B[0], B[1], nx, nu), col_rel_diff(B[2], B[1], nx, nu)) : 0.0;
   const double fd_old = fdt_check(d, 1e-6);
   d->deriv->no_fluid = 0;
   const double fd_new = fdt_check(d, 1e-6);
@@ -107,7 +97,7 @@ static void check(const char *xml, const char *path, const char *name) {
   m->opt.density = m->opt.viscosity = 0.0;
   cr_assert_eq(grit_step_derivatives(d, A[2], nu ? B[2] : NULL, NULL, 0, NULL), GRIT_OK);
   m->opt = o;
-  const double share = col_diff(A[2], A[0], nx, nx);
+  const double share = col_rel_diff(A[2], A[0], nx, nx);
   cr_log_info("%s: closed form against dual: A %.3g, B %.3g; central differences %.3g (dual %.3g); fluid's share %.3g",
               name, ea, eb, fd_new, fd_old, share);
   /* the same partials summed in another order (round-off), times A's conditioning in the solve */
