@@ -47,10 +47,74 @@ int grit_cx_capacity(const grit_model *m, int *jstore) {
   return n;
 }
 
+/* ------------------------------------------------------------------ the cx rows' structural columns */
+
+static void mark_path(const grit_model *m, char *mark, int b) {
+  for (int dof = b >= 0 ? m->body_lastdof[b] : -1; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+}
+
+/* Marks the dofs where tendon t's row dL/dv can be nonzero (grit_tendon_length_jacobian): a fixed
+ * tendon's joints' first dofs; a spatial one's, the paths to the root of its sites' and wrapping
+ * geometries' bodies (side sites too: a superset only adds zeros). */
+static void mark_tendon(const grit_model *m, char *mark, int t) {
+  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+    if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+      mark[m->jnt_dofadr[m->wrap_obj[e]]] = 1;
+    } else if (m->wrap_geom[e] >= 0) {
+      mark_path(m, mark, m->geom_body[m->wrap_geom[e]]);
+      if (m->wrap_obj[e] >= 0) mark_path(m, mark, m->site_body[m->wrap_obj[e]]);
+    } else if (m->wrap_geom[e] == -1) {
+      mark_path(m, mark, m->site_body[m->wrap_obj[e]]);
+    }
+  }
+}
+
+/* Marks equality e's (cx_equality): its bodies' paths, its joints' dofs, its tendons'. */
+static void mark_equality(const grit_model *m, char *mark, int e) {
+  for (int o = 0; o < 2; ++o) {
+    const int x = m->eq_obj[2 * e + o];
+    if (x < 0) continue;
+    if (m->eq_type[e] == GRIT_EQ_CONNECT || m->eq_type[e] == GRIT_EQ_WELD) mark_path(m, mark, x);
+    else if (m->eq_type[e] == GRIT_EQ_JOINT) mark[m->jnt_dofadr[x]] = 1;
+    else mark_tendon(m, mark, x);
+  }
+}
+
+int grit_cx_col_lists(const grit_model *m, char *mark, int *ptr, int *list) {
+  int k = 0;
+  for (int s = 0; s < m->neq + m->ntendon; ++s) {
+    memset(mark, 0, (size_t)m->nv);
+    if (s < m->neq) mark_equality(m, mark, s);
+    else mark_tendon(m, mark, s - m->neq);
+    if (ptr) ptr[s] = k;
+    for (int i = 0; i < m->nv; ++i)
+      if (mark[i]) {
+        if (list) list[k] = i;
+        k++;
+      }
+  }
+  if (ptr) ptr[m->neq + m->ntendon] = k;
+  return k;
+}
+
+const int *grit_cx_cols(const grit_model *m, const int *ptr, const int *list, int kind, int source, int *count) {
+  int s;
+  switch (kind) {
+    case GRIT_CONSTRAINT_EQUALITY:
+    case GRIT_CONSTRAINT_EQUALITY_1D: s = source / 2; break;
+    case GRIT_CONSTRAINT_TENDON_LIMIT: s = m->neq + source / 2; break;
+    case GRIT_CONSTRAINT_TENDON_FRICTION:
+    case GRIT_CONSTRAINT_TENDON_SPRING: s = m->neq + source; break;
+    default: return NULL;
+  }
+  *count = ptr[s + 1] - ptr[s];
+  return list + ptr[s];
+}
+
 /* A new constraint of `kind` at c[*nc] on the given trees, its rows and parameters from grit_cx_rows. */
 static grit_constraint *add(const grit_model *m, const grit_kin *k, const double *q, double dt, int kind, int source,
                             int ntree, const int *tree, grit_constraint *c, int *nc, double *jstore, int *joff,
-                            double *scratch) {
+                            double *scratch, const int *colptr, const int *colv) {
   grit_constraint *x = &c[(*nc)++];
   memset(x, 0, sizeof *x);
   x->kind = kind;
@@ -64,7 +128,9 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
     J[i] = jstore + *joff;
     *joff += x->dim * m->tree_dofnum[tree[i]];
   }
-  grit_cx_rows(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch);
+  int ncols = 0;
+  const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
+  grit_cx_rows_cols(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
   return x;
 }
 
@@ -80,26 +146,27 @@ static double row_dot(const grit_model *m, const grit_constraint *x, const doubl
 
 void grit_build_cx_constraints(const grit_model *m, const grit_kin *k, const double *q, const double *v0,
                                const double *vstar, double dt, grit_constraint *c, int *nc, double *jstore, int *joff,
-                               double *scratch) {
+                               double *scratch, const int *colptr, const int *colv) {
   for (int i = 0; i < m->nv; ++i)
     if (m->dof_frictionloss[i] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_FRICTION, i, 1, &m->dof_tree[i], c, nc, jstore, joff, scratch);
+      add(m, k, q, dt, GRIT_CONSTRAINT_FRICTION, i, 1, &m->dof_tree[i], c, nc, jstore, joff, scratch, colptr, colv);
   for (int e = 0; e < m->neq; ++e) {
     const int type = m->eq_type[e], kind = type <= GRIT_EQ_WELD ? GRIT_CONSTRAINT_EQUALITY : GRIT_CONSTRAINT_EQUALITY_1D;
     for (int part = 0; part < (type == GRIT_EQ_WELD ? 2 : 1); ++part)
-      add(m, k, q, dt, kind, 2 * e + part, m->eq_ntree[e], m->eq_tree + 2 * e, c, nc, jstore, joff, scratch);
+      add(m, k, q, dt, kind, 2 * e + part, m->eq_ntree[e], m->eq_tree + 2 * e, c, nc, jstore, joff, scratch, colptr,
+          colv);
   }
   for (int t = 0; t < m->ntendon; ++t) {
     const int nt = m->ten_ntree[t], *tr = m->ten_tree + 2 * t;
     if (m->ten_stiffness[t] > 0.0 || m->ten_damping[t] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch);
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv);
     if (m->ten_frictionloss[t] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch);
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv);
     if (!m->ten_limited[t]) continue;
     for (int side = 0; side < 2; ++side) {
       const int nc0 = *nc, joff0 = *joff;
       grit_constraint *x = add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_LIMIT, 2 * t + side, nt, tr, c, nc, jstore, joff,
-                               scratch);
+                               scratch, colptr, colv);
       /* only within the step's reach, as joint limits (GRIT_STEP_REACH) */
       const double reach =
           GRIT_STEP_REACH * dt * fmax(fabs(row_dot(m, x, jstore, v0)), fabs(row_dot(m, x, jstore, vstar)));

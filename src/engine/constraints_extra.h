@@ -18,10 +18,21 @@
 /* The number of these constraints a step may build, and the Jacobian storage they need. */
 int grit_cx_capacity(const grit_model *m, int *jstore);
 
+/* Each equality's, then each tendon's structural columns (the dofs its rows can be nonzero on, value or
+ * partials: the bodies' paths to the root, the joints' dofs), ascending, equality/tendon s's in
+ * list[ptr[s] .. ptr[s + 1]); ptr: neq + ntendon + 1; ptr, list NULL: only counts. Returns the total
+ * length; mark: nv scratch. */
+int grit_cx_col_lists(const grit_model *m, char *mark, int *ptr, int *list);
+
+/* The structural columns of a constraint of `kind` from `source` in those lists (count of them in
+ * *count), or NULL for a kind with none (joint friction: a single dof). */
+const int *grit_cx_cols(const grit_model *m, const int *ptr, const int *list, int kind, int source, int *count);
+
 /* Appends them (joint friction, equalities, tendon springs, the tendon limits within the step's reach)
- * at positions q with kinematics k, after the other constraints. scratch: 6 nv. */
+ * at positions q with kinematics k, after the other constraints. scratch: 6 nv. colptr, colv: the lists
+ * of grit_cx_col_lists, the rows computed on those columns only (the same values), or NULL: over all nv. */
 void grit_build_cx_constraints(const grit_model *m, const grit_kin *k, const double *q, const double *v0,
                                const double *vstar, double dt, grit_constraint *c, int *nc, double *jstore, int *joff,
-                               double *scratch);
+                               double *scratch, const int *colptr, const int *colv);
 
 #endif

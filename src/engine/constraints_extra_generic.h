@@ -115,6 +115,20 @@ static void GS_NAME(cx_point_rows)(const grit_model *m, const GS_NAME(grit_kin) 
                                    double sign, int ntree, const int tree[2], GS *const J[2], GS *scratch,
                                    const int *cols, int ncols) {
   if (m->body_lastdof[body] < 0) return; /* static: no columns */
+  if (cols) { /* the columns on the body's path only (cols holds them): the others add sign * +0 to J */
+    for (int i = 0; i < ntree; ++i) {
+      const int n = m->tree_dofnum[tree[i]], adr = m->tree_dofadr[tree[i]];
+      for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+        if (dof < adr || dof >= adr + n) continue;
+        GS lin[3];
+        GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p);
+        const GS *src = rot ? k->cdof + 6 * dof : lin;
+        for (int r = 0; r < 3; ++r) J[i][r * n + dof - adr] = GS_FMA(GS_C(sign), src[r], J[i][r * n + dof - adr]);
+      }
+    }
+    (void)ncols;
+    return;
+  }
   const int nv = m->nv;
   GS_NAME(grit_kin_point_jacobian)(m, k, body, p, scratch, scratch + 3 * nv);
   const GS *src = rot ? scratch + 3 * nv : scratch;
@@ -180,7 +194,10 @@ static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * 
       break;
     case GRIT_EQ_JOINT: {
       GS *Jy = scratch, *Jx = scratch + nv;
-      for (int i = 0; i < 2 * nv; ++i) scratch[i] = GS_C(0.0);
+      if (cols) /* (cols holds both joints' dofs) */
+        for (int e = 0; e < ncols; ++e) Jy[cols[e]] = Jx[cols[e]] = GS_C(0.0);
+      else
+        for (int i = 0; i < 2 * nv; ++i) scratch[i] = GS_C(0.0);
       Jy[m->jnt_dofadr[b1]] = GS_C(1.0);
       if (b2 >= 0) Jx[m->jnt_dofadr[b2]] = GS_C(1.0);
       GS_NAME(cx_coupling)(m, data, q[m->jnt_qposadr[b1]], b2 >= 0 ? q[m->jnt_qposadr[b2]] : GS_C(0.0), Jy,

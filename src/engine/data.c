@@ -39,6 +39,13 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->qnext, m->nq);
   GRIT_CARVE(c, d->vnext, nv);
   GRIT_CARVE(c, d->jscratch, 6 * nv);
+  char *mark = nv > 0 ? calloc((size_t)nv, 1) : NULL; /* creation's scratch; none: no lists */
+  const int ncols = mark ? grit_cx_col_lists(m, mark, NULL, NULL) : 0;
+  GRIT_CARVE(c, d->cx_colptr, mark ? m->neq + m->ntendon + 1 : 0);
+  GRIT_CARVE(c, d->cx_cols, ncols);
+  if (mark && c->base) grit_cx_col_lists(m, mark, d->cx_colptr, d->cx_cols);
+  if (!mark) d->cx_colptr = NULL;
+  free(mark);
   GRIT_CARVE(c, d->qprev, m->nq);
   GRIT_CARVE(c, d->vprev, nv);
   GRIT_CARVE(c, d->uprev, m->nu);

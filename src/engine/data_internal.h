@@ -50,6 +50,9 @@ struct grit_data {
   grit_collision *collision; /* geometry poses, broad phase, contact candidates of the last step */
   int ncontacts;          /* contacts of the last successful step (the first constraints) */
   double *jscratch;       /* (6 nv) a point Jacobian; grit_cx_rows' scratch */
+  int *cx_colptr, *cx_cols; /* (neq + ntendon + 1) grit_cx_col_lists: the columns the step's equality and
+                           * tendon rows are computed (and zeroed) on; NULL: all nv */
+  int no_cx_cols;         /* nonzero: those rows over all nv, as before the lists (tests) */
 
   /* the last step's inputs and solution, for grit_step_derivatives */
   int has_prev;           /* a step succeeded since creation or reset */

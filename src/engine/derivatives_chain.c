@@ -55,63 +55,12 @@ static void kept_params(const double *s, grit_contact_params_dual *p) {
   memcpy(p, f, sizeof *p);
 }
 
-/* ------------------------------------------------------------------ the cx rows' structural columns */
-
-static void mark_path(const grit_model *m, char *mark, int b) {
-  for (int dof = b >= 0 ? m->body_lastdof[b] : -1; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
-}
-
-/* Marks the dofs where tendon t's row dL/dv can be nonzero (grit_tendon_length_jacobian): a fixed
- * tendon's joints' first dofs; a spatial one's, the paths to the root of its sites' and wrapping
- * geometries' bodies (side sites too: a superset only adds zeros). */
-static void mark_tendon(const grit_model *m, char *mark, int t) {
-  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
-    if (m->ten_type[t] == GRIT_TENDON_FIXED) {
-      mark[m->jnt_dofadr[m->wrap_obj[e]]] = 1;
-    } else if (m->wrap_geom[e] >= 0) {
-      mark_path(m, mark, m->geom_body[m->wrap_geom[e]]);
-      if (m->wrap_obj[e] >= 0) mark_path(m, mark, m->site_body[m->wrap_obj[e]]);
-    } else if (m->wrap_geom[e] == -1) {
-      mark_path(m, mark, m->site_body[m->wrap_obj[e]]);
-    }
-  }
-}
-
-/* Marks equality e's (cx_equality): its bodies' paths, its joints' dofs, its tendons'. */
-static void mark_equality(const grit_model *m, char *mark, int e) {
-  for (int o = 0; o < 2; ++o) {
-    const int x = m->eq_obj[2 * e + o];
-    if (x < 0) continue;
-    if (m->eq_type[e] == GRIT_EQ_CONNECT || m->eq_type[e] == GRIT_EQ_WELD) mark_path(m, mark, x);
-    else if (m->eq_type[e] == GRIT_EQ_JOINT) mark[m->jnt_dofadr[x]] = 1;
-    else mark_tendon(m, mark, x);
-  }
-}
-
-/* The lists (NULL while measuring), their total length returned; mark: nv scratch. */
-static int cx_lists(const grit_model *m, char *mark, int *ptr, int *list) {
-  int k = 0;
-  for (int s = 0; s < m->neq + m->ntendon; ++s) {
-    memset(mark, 0, (size_t)m->nv);
-    if (s < m->neq) mark_equality(m, mark, s);
-    else mark_tendon(m, mark, s - m->neq);
-    if (ptr) ptr[s] = k;
-    for (int i = 0; i < m->nv; ++i)
-      if (mark[i]) {
-        if (list) list[k] = i;
-        k++;
-      }
-  }
-  if (ptr) ptr[m->neq + m->ntendon] = k;
-  return k;
-}
-
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
-  const int nl = mark ? cx_lists(m, mark, NULL, NULL) : 0;
+  const int nl = mark ? grit_cx_col_lists(m, mark, NULL, NULL) : 0;
   GRIT_CARVE(c, w->cxs_ptr, mark ? m->neq + m->ntendon + 1 : 0);
   GRIT_CARVE(c, w->cxs, nl);
-  if (mark && c->base) cx_lists(m, mark, w->cxs_ptr, w->cxs);
+  if (mark && c->base) grit_cx_col_lists(m, mark, w->cxs_ptr, w->cxs);
   if (!mark) w->cxs_ptr = NULL;
   free(mark);
   const size_t n = (size_t)keep_cap(w);
@@ -246,17 +195,7 @@ int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_d
 
 /* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
 static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
-  int s;
-  switch (k->kind) {
-    case GRIT_CONSTRAINT_EQUALITY:
-    case GRIT_CONSTRAINT_EQUALITY_1D: s = k->source / 2; break;
-    case GRIT_CONSTRAINT_TENDON_LIMIT: s = m->neq + k->source / 2; break;
-    case GRIT_CONSTRAINT_TENDON_FRICTION:
-    case GRIT_CONSTRAINT_TENDON_SPRING: s = m->neq + k->source; break;
-    default: return NULL;
-  }
-  *count = w->cxs_ptr[s + 1] - w->cxs_ptr[s];
-  return w->cxs + w->cxs_ptr[s];
+  return grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, count);
 }
 
 

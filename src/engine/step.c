@@ -186,7 +186,8 @@ grit_status grit_step(grit_data *d) {
                                  d->settings.gradient_smoothing, integ == GRIT_INTEGRATOR_QUASISTATIC, c, &nc, jstore,
                                  &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
-  grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch);
+  grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch,
+                            d->no_cx_cols ? NULL : d->cx_colptr, d->cx_cols);
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
   const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
   const int tree_order = integ != GRIT_INTEGRATOR_QUASISTATIC && grit_afactor_any(d->af); /* afactor.h */
