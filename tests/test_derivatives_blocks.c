@@ -222,6 +222,59 @@ Test(derivatives_blocks, step_factor_reused_same_bits) {
   grit_model_free(m);
 }
 
+/* A pass's right-hand sides added lanes together (grit_deriv_add_rhs_lanes: four lanes per transpose)
+ * give the same bits as a column at a time (ws->no_rhs_lanes), dense and blocks, also both with batches
+ * of 7 columns, which a pass's lanes straddle: MuJoCo's humanoid on the floor (one tree, Lagged contacts)
+ * and the pendulums (trees coupled by constraints), each against central differences by compare. */
+static void rhs_lanes_same_bits(grit_model *m, grit_data *d) {
+  const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) A[k] = malloc(sizeof(double) * na), B[k] = malloc(sizeof(double) * nb);
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives(d, A[0], B[0], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  const int keep = d->deriv->rhs_cap;
+  for (int form = 0; form < 2; ++form)
+    for (int cfg = 0; cfg < 4; ++cfg) { /* bit 0: the old path; bit 1: batches of 7 (each against its batch) */
+      const int k = cfg & 1;
+      d->deriv->no_rhs_lanes = k, d->deriv->rhs_cap = cfg & 2 ? 7 : keep;
+      if (form == 0) {
+        cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+      } else {
+        cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+        cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
+      }
+      d->deriv->no_rhs_lanes = 0, d->deriv->rhs_cap = keep;
+      if (k)
+        cr_assert(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb),
+                  "form %d cfg %d", form, cfg);
+    }
+  grit_jacobian_blocks_free(J);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+}
+
+Test(derivatives_blocks, rhs_lanes_same_bits) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_data *d;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_data_set_step_settings(d, &info.settings);
+  for (int s = 0; s < 150; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  rhs_lanes_same_bits(m, d);
+  grit_data_free(d);
+  grit_model_free(m);
+  cr_assert_eq(grit_mjcf_load_string(k_pendulums, &m, NULL, NULL), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  for (int s = 1; s <= 100; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  rhs_lanes_same_bits(m, d);
+  cr_assert_geq(compare(d, m), 1);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 Test(derivatives_blocks, arm_and_ball_one_island) {
   grit_model *m;
   grit_data *d;

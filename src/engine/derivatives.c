@@ -347,14 +347,15 @@ static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt
     grit_deriv_velocity_residual(m, d, w, w->active, kind == 2);
   }
   w->tphase[kind == 0 ? 2 : 3] += grit_deriv_tick(w) - t0;
-  for (int t = 0; t < m->ntree; ++t)
-    if (w->active[t])
-      for (int j = 0; j < GRIT_DUAL_N && base + j < grit_deriv_local_columns(m, w, t, kind, A, B); ++j) {
-        const int col = grit_deriv_local_column_id(m, w, t, kind, base + j);
-        grit_status s = grit_deriv_add_rhs(d, w, bt, col, j, t, coupled, A, B, P, np);
-        if (s != GRIT_OK) return s;
-        grit_deriv_unseed_column(m, w, col, j);
-      }
+  for (int t = 0; t < m->ntree; ++t) /* the tree's lanes together; unseeding touches no right-hand side */
+    if (w->active[t]) {
+      int cols[GRIT_DUAL_N], nl = 0;
+      for (; nl < GRIT_DUAL_N && base + nl < grit_deriv_local_columns(m, w, t, kind, A, B); ++nl)
+        cols[nl] = grit_deriv_local_column_id(m, w, t, kind, base + nl);
+      grit_status s = grit_deriv_add_rhs_lanes(d, w, bt, cols, nl, t, coupled, A, B, P, np);
+      if (s != GRIT_OK) return s;
+      for (int j = 0; j < nl; ++j) grit_deriv_unseed_column(m, w, cols[j], j);
+    }
   if (kind == 0) grit_deriv_clear_tree_partials(m, w, w->active, 0);
   else if (kind == 1) grit_deriv_clear_velocity_partials(m, w, w->active);
   return GRIT_OK;
@@ -416,10 +417,10 @@ static grit_status parameter_columns(grit_data *d, grit_deriv_ws *w, grit_deriv_
     grit_deriv_clear_inputs(m, d, w);
     for (int j = 0; j < count; ++j) grit_deriv_seed_column(m, w, params, nx + nu + base + j, j);
     grit_deriv_dual_residual(m, d, w, NULL, 1, 0);
-    for (int j = 0; j < count; ++j) {
-      grit_status s = grit_deriv_add_rhs(d, w, bt, nx + nu + base + j, j, -1, 1, A, B, P, np);
-      if (s != GRIT_OK) return s;
-    }
+    int cols[GRIT_DUAL_N];
+    for (int j = 0; j < count; ++j) cols[j] = nx + nu + base + j;
+    grit_status s = grit_deriv_add_rhs_lanes(d, w, bt, cols, count, -1, 1, A, B, P, np);
+    if (s != GRIT_OK) return s;
     for (int t = 0; t < m->ntree; ++t) w->active[t] = 1; /* the next call's passes start from zero partials */
     grit_deriv_clear_tree_partials(m, w, w->active, 1);
   }

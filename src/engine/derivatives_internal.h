@@ -137,6 +137,7 @@ struct grit_deriv_ws {
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
   int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
   int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
+  int no_rhs_lanes;                       /* nonzero: a pass's right-hand sides added a column at a time (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -257,6 +258,10 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
                                int coupled, double *A, double *B, double *P, int np);
 grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B, double *P,
                              int np);
+/* grit_deriv_add_rhs for the columns cols[l] of lanes l = 0 .. nl - 1 of one pass, the lanes copied
+ * together (the same values). */
+grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, const int *cols, int nl,
+                                     int t, int coupled, double *A, double *B, double *P, int np);
 
 /* ---- the block form (derivatives_blocks.c) */
 
