@@ -851,10 +851,13 @@ grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_
         const int u = e < w->adj_ptr[t] ? t : w->adj[e];
         neg_lanes(w->r, l0, k, m->tree_dofadr[u], m->tree_dofadr[u] + m->tree_dofnum[u], x);
       }
+      int dof[GRIT_DUAL_N], nd = 0; /* the velocity columns' lanes, their Lagged terms together */
+      double *xd[GRIT_DUAL_N];
       for (int l = 0; l < k; ++l) {
         const int col = cols[l0 + l];
-        if (col >= nv && col < 2 * nv) grit_deriv_lagged_rhs(m, d, w, t, col - nv, x[l]);
+        if (col >= nv && col < 2 * nv) dof[nd] = col - nv, xd[nd++] = x[l];
       }
+      if (nd > 0 && w->lag_ptr[t + 1] > w->lag_ptr[t]) grit_deriv_lagged_rhs_lanes(m, d, w, t, dof, nd, xd);
     }
     for (int l = 0; l < k; ++l) w->ids[bt->n++] = cols[l0 + l];
     l0 += k;

@@ -191,6 +191,8 @@ int grit_deriv_uses_delassus(const grit_data *d);
 void grit_deriv_lagged_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
 void grit_deriv_lagged_finish(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
 void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, int dof, double *x);
+void grit_deriv_lagged_rhs_lanes(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, const int *dof, int k,
+                                 double *const *x);
 /* A constraint with zero impulse inside its model's region of no contact: no part of r or dr/dtheta. */
 int grit_deriv_constraint_inert(const grit_constraint *c);
 /* Body b's kinematics at q0 (+) dq in closed form, after its parent's (derivatives_rigid.c). */
