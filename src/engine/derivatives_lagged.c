@@ -115,63 +115,47 @@ void grit_deriv_lagged_rhs(const grit_model *m, const grit_data *d, const grit_d
   }
 }
 
-/* x[l][j] += s[l] * y[j], l < nl, j < n (n >= 4), four j per instruction: a product and a sum each rounded (no fused multiply-add), the bits of the scalar loop. */
-static __attribute__((target("avx2"))) void axpy_lanes_avx2(double *const *x, const double *s, int nl, const double *y,
-                                                             int n) {
-  const int n4 = n & ~3;
-  for (int l = 0; l < nl; ++l) {
-    double *restrict xl = x[l];
-    const double sl = s[l];
-    const __m256d sv = _mm256_set1_pd(sl);
-    for (int j = 0; j < n4; j += 4)
-      _mm256_storeu_pd(xl + j, _mm256_add_pd(_mm256_loadu_pd(xl + j), _mm256_mul_pd(sv, _mm256_loadu_pd(y + j))));
-    for (int j = n4; j < n; ++j) xl[j] += sl * y[j];
-  }
-}
-
-/* grit_deriv_lagged_rhs for the k velocity columns dof[l] (all in tree t) of one pass's lanes, x[l]
- * their right-hand sides: each contact's constraint, Jacobian rows and J^T g read once for the k lanes
- * where the column at a time read them once per column. Each x[l] receives the same terms in the same
- * order as grit_deriv_lagged_rhs gives it (the same bits; ws->no_rhs_lanes takes that path). */
-void grit_deriv_lagged_rhs_lanes(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, const int *dof, int k,
-                                 double *const *x) {
-  if (k == 1) {
-    grit_deriv_lagged_rhs(m, d, w, t, dof[0], x[0]);
-    return;
-  }
+/* grit_deriv_lagged_rhs for k >= 2 lanes with AVX2: each contact's constraint, Jacobian row and J^T g
+ * read once for the lanes, x[l] += s[l] J^T g four rows per instruction, a product and a sum each
+ * rounded (no fused multiply-add): each x[l] gets the same terms in the same order, the same bits. */
+static __attribute__((target("avx2"))) void lagged_rhs_avx2(const grit_model *m, const grit_data *d, const grit_deriv_ws *w,
+                                                            int t, const int *dof, int k, double *const *x) {
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   const double *jstore = grit_solver_jstore(d->solver, NULL);
   const int nt = m->tree_dofnum[t], row = 2 * nt - m->tree_dofadr[t], maxn = w->maxn;
   const int *lag = w->lag, e0 = w->lag_ptr[t], e1 = w->lag_ptr[t + 1];
   const double *lag_y = w->lag_y;
-  const int avx2 = __builtin_cpu_supports("avx2");
   for (int e = e0; e < e1; ++e) {
     const grit_constraint *kc = &c[lag[e]];
     const double *jn = jstore + kc->joff[kc->tree[0] == t ? 0 : 1] + row; /* J_n of tree t, by dof */
-    double s[GRIT_DUAL_N];
+    const double *y = lag_y + (size_t)2 * maxn * lag[e];                    /* J^T g (lagged_finish) */
+    double sq[GRIT_DUAL_N];
     int any = 0;
-    for (int l = 0; l < k; ++l) s[l] = jn[dof[l]], any |= s[l] != 0.0;
+    for (int l = 0; l < k; ++l) sq[l] = jn[dof[l]], any |= sq[l] != 0.0;
     if (!any) continue;
-    const double *y = lag_y + (size_t)2 * maxn * lag[e]; /* J^T g (lagged_finish) */
     for (int q = 0; q < kc->ntree; ++q) {
-      const int n = m->tree_dofnum[kc->tree[q]], adr = m->tree_dofadr[kc->tree[q]];
+      const int n = m->tree_dofnum[kc->tree[q]], n4 = n & ~3, adr = m->tree_dofadr[kc->tree[q]];
       const double *restrict yq = y + q * maxn;
-      double *xq[GRIT_DUAL_N], sq[GRIT_DUAL_N];
-      int nq = 0;
-      for (int l = 0; l < k; ++l)
-        if (s[l] != 0.0) xq[nq] = x[l] + adr, sq[nq++] = s[l];
-      if (avx2 && n >= 4) {
-        axpy_lanes_avx2(xq, sq, nq, yq, n);
-        continue;
-      }
-      for (int l = 0; l < nq; ++l) {
+      for (int l = 0; l < k; ++l) {
         const double sl = sq[l];
-        double *restrict xl = xq[l];
-        if (n == 6)
-          for (int j = 0; j < 6; ++j) xl[j] += sl * yq[j];
-        else
-          for (int j = 0; j < n; ++j) xl[j] += sl * yq[j];
+        if (sl == 0.0) continue;
+        const __m256d sv = _mm256_set1_pd(sl);
+        double *restrict xq = x[l] + adr;
+        for (int j = 0; j < n4; j += 4)
+          _mm256_storeu_pd(xq + j, _mm256_add_pd(_mm256_loadu_pd(xq + j), _mm256_mul_pd(sv, _mm256_loadu_pd(yq + j))));
+        for (int j = n4; j < n; ++j) xq[j] += sl * yq[j];
       }
     }
   }
+}
+
+/* grit_deriv_lagged_rhs for the k velocity columns dof[l] (all in tree t) of one pass's lanes, x[l]
+ * their right-hand sides (the column at a time without AVX2; ws->no_rhs_lanes takes that path). */
+void grit_deriv_lagged_rhs_lanes(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int t, const int *dof, int k,
+                                 double *const *x) {
+  if (k >= 2 && __builtin_cpu_supports("avx2")) {
+    lagged_rhs_avx2(m, d, w, t, dof, k, x);
+    return;
+  }
+  for (int l = 0; l < k; ++l) grit_deriv_lagged_rhs(m, d, w, t, dof[l], x[l]);
 }
