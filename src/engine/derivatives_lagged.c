@@ -136,6 +136,8 @@ static __attribute__((target("avx2"))) void lagged_rhs_avx2(const grit_model *m,
     for (int q = 0; q < kc->ntree; ++q) {
       const int n = m->tree_dofnum[kc->tree[q]], n4 = n & ~3, adr = m->tree_dofadr[kc->tree[q]];
       const double *restrict yq = y + q * maxn;
+      const __m256i tail = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n - n4), _mm256_setr_epi64x(0, 1, 2, 3));
+      const __m256d ytail = _mm256_maskload_pd(yq + n4, tail); /* the last n - n4 rows, the others 0 */
       for (int l = 0; l < k; ++l) {
         const double sl = sq[l];
         if (sl == 0.0) continue;
@@ -143,7 +145,8 @@ static __attribute__((target("avx2"))) void lagged_rhs_avx2(const grit_model *m,
         double *restrict xq = x[l] + adr;
         for (int j = 0; j < n4; j += 4)
           _mm256_storeu_pd(xq + j, _mm256_add_pd(_mm256_loadu_pd(xq + j), _mm256_mul_pd(sv, _mm256_loadu_pd(yq + j))));
-        for (int j = n4; j < n; ++j) xq[j] += sl * yq[j];
+        if (n4 < n) /* the rows past n neither read nor written */
+          _mm256_maskstore_pd(xq + n4, tail, _mm256_add_pd(_mm256_maskload_pd(xq + n4, tail), _mm256_mul_pd(sv, ytail)));
       }
     }
   }
