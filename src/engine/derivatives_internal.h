@@ -258,6 +258,15 @@ int grit_deriv_local_column_id(const grit_model *m, const grit_deriv_ws *w, int 
  * when full; grit_deriv_flush solves and writes what is gathered. */
 grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, int col, int j, int t,
                                int coupled, double *A, double *B, double *P, int np);
+/* The part of the factor column `col` of theta lies in (-1: several, or the factor has one part; a
+ * parameter reaches every tree). */
+static inline int grit_deriv_column_part(const grit_model *m, const grit_deriv_ws *w, int col) {
+  const int nx = 2 * m->nv;
+  if (!w->tree_part) return -1;
+  if (col < nx) return w->col_part[m->dof_tree[col % m->nv]];
+  if (col < nx + m->nu) return w->col_part[m->dof_tree[m->act_dof[col - nx]]];
+  return -1;
+}
 grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B, double *P,
                              int np);
 /* grit_deriv_add_rhs for the columns cols[l] of lanes l = 0 .. nl - 1 of one pass, the lanes copied

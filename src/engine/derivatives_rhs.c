@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_rhs.c — the right-hand sides of the derivative call's batched solves: -dr/dtheta of a
+ * pass's directions copied out of the residual's dual lanes into the batch (one column at a time, or a
+ * pass's columns four lanes at a time), the rows the solve must not read zeroed, the Lagged contacts'
+ * terms added; a full batch is solved and written (grit_deriv_flush, derivatives_columns.c). */
+#include <string.h>
+
+#include "data_internal.h"
+#include "derivatives_internal.h"
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define GRIT_DERIV_AVX2 1
+#include <immintrin.h>
+#else
+#define GRIT_DERIV_AVX2 0
+#endif
+
+/* x_i = -r_i.d[j], i0 <= i < i1: two at a time (one lane of the residual's duals, 72 bytes apart, into
+ * a pair of doubles), which the compiler keeps in one vector per pair. */
+static inline void neg_lane(const grit_dual *r, int j, int i0, int i1, double *x) {
+  int i = i0;
+  for (; i + 2 <= i1; i += 2) {
+    const double a = r[i].d[j], b = r[i + 1].d[j];
+    x[i] = -a, x[i + 1] = -b;
+  }
+  if (i < i1) x[i] = -r[i].d[j];
+}
+
+#if GRIT_DERIV_AVX2
+/* x[l][i] = -r_i.d[j0 + l], l < 4, i0 <= i < i1, with AVX2: four rows' four lanes (contiguous in each
+ * dual) loaded as four vectors, transposed in registers and stored negated as four columns (the sign
+ * flipped as -a flips it: the same bits). The rows left over one at a time. */
+static __attribute__((target("avx2"))) void neg_lanes4(const grit_dual *r, int j0, int i0, int i1, double *const *x) {
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  int i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const __m256d r0 = _mm256_loadu_pd(r[i].d + j0), r1 = _mm256_loadu_pd(r[i + 1].d + j0);
+    const __m256d r2 = _mm256_loadu_pd(r[i + 2].d + j0), r3 = _mm256_loadu_pd(r[i + 3].d + j0);
+    const __m256d a = _mm256_unpacklo_pd(r0, r1), c = _mm256_unpackhi_pd(r0, r1);
+    const __m256d e = _mm256_unpacklo_pd(r2, r3), g = _mm256_unpackhi_pd(r2, r3);
+    _mm256_storeu_pd(x[0] + i, _mm256_xor_pd(sign, _mm256_permute2f128_pd(a, e, 0x20)));
+    _mm256_storeu_pd(x[1] + i, _mm256_xor_pd(sign, _mm256_permute2f128_pd(c, g, 0x20)));
+    _mm256_storeu_pd(x[2] + i, _mm256_xor_pd(sign, _mm256_permute2f128_pd(a, e, 0x31)));
+    _mm256_storeu_pd(x[3] + i, _mm256_xor_pd(sign, _mm256_permute2f128_pd(c, g, 0x31)));
+  }
+  for (; i < i1; ++i)
+    for (int l = 0; l < 4; ++l) x[l][i] = -r[i].d[j0 + l];
+}
+#endif
+
+/* neg_lane for lanes j0 .. j0 + nl - 1 into x[0 .. nl - 1]: four lanes at a time by neg_lanes4 (AVX2),
+ * the others one by one. */
+static void neg_lanes(const grit_dual *r, int j0, int nl, int i0, int i1, double *const *x) {
+  int l = 0;
+#if GRIT_DERIV_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    for (; l + 4 <= nl; l += 4) neg_lanes4(r, j0 + l, i0, i1, x + l);
+#endif
+  for (; l < nl; ++l) neg_lane(r, j0 + l, i0, i1, x[l]);
+}
+
+/* Zeroes the rows of column col's right-hand side x that the copies of tree t (t >= 0) leave: every
+ * row the solve reads, those of p's trees (p < 0: every row); and in the block form those of t's
+ * island, which the writes read: the island holds p (it is p's trees joined to others). */
+static void zero_rhs_rows(const grit_model *m, const grit_deriv_ws *w, int col, int t, double *x) {
+  const int nv = m->nv, p = grit_deriv_column_part(m, w, col);
+  if (p < 0) { /* every row but t's, which are copied (a single tree's column: none) */
+    const int a0 = m->tree_dofadr[t], a1 = a0 + m->tree_dofnum[t];
+    for (int i = 0; i < a0; ++i) x[i] = 0.0;
+    for (int i = a1; i < nv; ++i) x[i] = 0.0;
+  } else if (w->blk) {
+    grit_deriv_blocks_zero_rows(m, w->blk, t, x);
+  } else {
+    for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) grit_deriv_zero_tree_rows(m, w->ptree[e], x);
+  }
+}
+
+/* grit_deriv_add_rhs for the columns cols[l] of lanes l = 0 .. nl - 1 of one pass (tree t, t < 0:
+ * every row), with the same values: each right-hand side's rows zeroed, then the lanes copied in one
+ * pass over the rows (a row's lanes are contiguous: four columns per 4 x 4 transpose, where the
+ * column at a time read each lane 72 bytes apart), then the Lagged terms, as many columns as the
+ * batch holds at a time. ws->no_rhs_lanes: a column at a time (grit_deriv_add_rhs). */
+grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, const int *cols, int nl,
+                                     int t, int coupled, double *A, double *B, double *P, int np) {
+  const grit_model *m = d->model;
+  const int nv = m->nv;
+  for (int l0 = 0; l0 < nl;) {
+    const int room = w->rhs_cap - bt->n, k = nl - l0 < room ? nl - l0 : room;
+    if (w->no_rhs_lanes || k < 1) {
+      grit_status s = grit_deriv_add_rhs(d, w, bt, cols[l0], l0, t, coupled, A, B, P, np);
+      if (s != GRIT_OK) return s;
+      ++l0;
+      continue;
+    }
+    double *x[GRIT_DUAL_N];
+    for (int l = 0; l < k; ++l) x[l] = w->rhs + (size_t)(bt->n + l) * nv;
+    if (t < 0) {
+      neg_lanes(w->r, l0, k, 0, nv, x);
+    } else {
+      for (int l = 0; l < k; ++l) zero_rhs_rows(m, w, cols[l0 + l], t, x[l]);
+      const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
+      for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
+        const int u = e < w->adj_ptr[t] ? t : w->adj[e];
+        neg_lanes(w->r, l0, k, m->tree_dofadr[u], m->tree_dofadr[u] + m->tree_dofnum[u], x);
+      }
+      int dof[GRIT_DUAL_N], nd = 0; /* the velocity columns' lanes, their Lagged terms together */
+      double *xd[GRIT_DUAL_N];
+      for (int l = 0; l < k; ++l) {
+        const int col = cols[l0 + l];
+        if (col >= nv && col < 2 * nv) dof[nd] = col - nv, xd[nd++] = x[l];
+      }
+      if (nd > 0 && w->lag_ptr[t + 1] > w->lag_ptr[t]) grit_deriv_lagged_rhs_lanes(m, d, w, t, dof, nd, xd);
+    }
+    for (int l = 0; l < k; ++l) w->ids[bt->n++] = cols[l0 + l];
+    l0 += k;
+    if (bt->n == w->rhs_cap) {
+      grit_status s = grit_deriv_flush(d, w, bt, A, B, P, np);
+      if (s != GRIT_OK) return s;
+    }
+  }
+  return GRIT_OK;
+}
+
+/* Adds -dr/dtheta of direction j as the right-hand side of column `col`: the rows of tree t and, if
+ * `coupled`, of the trees its constraints couple it to (t < 0: every row). */
+grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, int col, int j, int t, int coupled, double *A,
+                           double *B, double *P, int np) {
+  const grit_model *m = d->model;
+  const int nv = m->nv;
+  double *x = w->rhs + (size_t)bt->n * nv;
+  if (t < 0) {
+    neg_lane(w->r, j, 0, nv, x);
+  } else {
+    zero_rhs_rows(m, w, col, t, x);
+    const int e1 = coupled ? w->adj_ptr[t + 1] : w->adj_ptr[t];
+    for (int e = w->adj_ptr[t] - 1; e < e1; ++e) { /* t itself, then its neighbours */
+      const int u = e < w->adj_ptr[t] ? t : w->adj[e];
+      neg_lane(w->r, j, m->tree_dofadr[u], m->tree_dofadr[u] + m->tree_dofnum[u], x);
+    }
+    if (col >= nv && col < 2 * nv) grit_deriv_lagged_rhs(m, d, w, t, col - nv, x);
+  }
+  w->ids[bt->n++] = col;
+  return bt->n == w->rhs_cap ? grit_deriv_flush(d, w, bt, A, B, P, np) : GRIT_OK;
+}
