@@ -83,7 +83,7 @@ static ALWAYS_INLINE void sub_xtz(const double *restrict X, int mi, int n, const
 static ALWAYS_INLINE __attribute__((target("avx2"))) void tile_cols(double *restrict y, const double *restrict c, int cs,
                                                                     const double *restrict Y, int cnt, double inv,
                                                                     int scale, int nv, int masked, __m256i mask) {
-  __m256d a[4];
+  __m256d a[8];
   for (int v = 0; v < nv; ++v) a[v] = masked ? _mm256_maskload_pd(y, mask) : _mm256_loadu_pd(y + 4 * v);
   for (int k = 0; k < cnt; ++k) {
     const __m256d l = _mm256_broadcast_sd(c + (size_t)k * cs);
@@ -98,11 +98,15 @@ static ALWAYS_INLINE __attribute__((target("avx2"))) void tile_cols(double *rest
     else _mm256_storeu_pd(y + 4 * v, a[v]);
 }
 
-/* tile_cols over the nc columns: sixteen at a time, then four, then the last one to three masked. */
+/* tile_cols over the nc columns: 32 at a time (eight vectors, each product's load folded into its
+ * multiplication: 2.5 instructions a vector against 3 for 16 columns, callgrind), then sixteen, then
+ * four, then the last one to three masked. */
 static ALWAYS_INLINE __attribute__((target("avx2"))) void tile_row(double *y, const double *c, int cs, const double *Y,
                                                                    int cnt, double inv, int scale, int nc) {
   const __m256i none = _mm256_setzero_si256();
   int q = 0;
+  for (; q + 32 <= nc; q += 32) tile_cols(y + q, c, cs, Y + q, cnt, inv, scale, 8, 0, none);
+  if (q + 16 <= nc) tile_cols(y + q, c, cs, Y + q, cnt, inv, scale, 4, 0, none), q += 16;
   for (; q + 16 <= nc; q += 16) tile_cols(y + q, c, cs, Y + q, cnt, inv, scale, 4, 0, none);
   for (; q + 4 <= nc; q += 4) tile_cols(y + q, c, cs, Y + q, cnt, inv, scale, 1, 0, none);
   if (q < nc) {
