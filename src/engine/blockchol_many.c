@@ -2,6 +2,7 @@
 /* blockchol_many.c — the block Cholesky's solves of many right-hand sides at once (the derivatives'
  * columns): transposed into rows of RHS_CHUNK columns, substituted by block kernels, moved back. See
  * blockchol.h (grit_blockchol_solve, grit_blockchol_solve_parts). */
+#include <limits.h>
 #include <string.h>
 
 #include "blockchol.h"
@@ -142,9 +143,9 @@ static NOINLINE __attribute__((target("avx2"))) void tile_off(const double *X, i
  * (tile_diag, tile_off) unless b->no_tiles; smaller ones keep the plain loops. */
 enum { TILE_MIN = 8 };
 #if GRIT_BLOCKCHOL_AVX2
-#define TILED(n) (tiles && (n) >= TILE_MIN)
+#define TILED(n) (tiles && (n) >= tile_min)
 #else
-#define TILED(n) ((void)tiles, 0)
+#define TILED(n) ((void)tiles, (void)tile_min, 0)
 #define tile_diag(...) ((void)0)
 #define tile_off(...) ((void)0)
 #endif
@@ -216,6 +217,7 @@ static ALWAYS_INLINE void forward6_groups(grit_blockchol *b, int p, const double
  * substitute_avx2, below), each not inlined into solve_chunk: on its own it keeps its pointers in
  * registers (callgrind, clutter 40 settled, Similar: the solves -4.8 %). */
 static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *pos, int npos, int tiles) {
+  const int tile_min = b->no_tiles ? INT_MAX : TILE_MIN; /* tiles: 0 in the baseline build, 1 with AVX2 */
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
   const double *Lx = b->Lx;
   double *T = b->T;
@@ -319,7 +321,7 @@ static NOINLINE void substitute_base(grit_blockchol *b, int nc, const int *pos, 
 #if GRIT_BLOCKCHOL_AVX2
 static NOINLINE __attribute__((target("avx2"))) void substitute_avx2(grit_blockchol *b, int nc, const int *pos,
                                                                       int npos) {
-  substitute_in(b, nc, pos, npos, !b->no_tiles);
+  substitute_in(b, nc, pos, npos, 1);
 }
 #endif
 
