@@ -44,6 +44,7 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
+  int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -51,6 +52,10 @@ struct grit_blockchol {
 
 /* grit_blockchol_solve for many columns (blockchol_many.c). */
 void grit_blockchol_solve_many(struct grit_blockchol *b, double *B, int nrhs);
+
+/* Allows (1, the default) or forbids (0) the many-column solves' AVX2 row kernels for dense blocks
+ * (blockchol_many.c; the same bits as the plain loops), for tests. */
+void grit_blockchol_tiles(struct grit_blockchol *b, int allow);
 
 /* Whether the processor runs the AVX2 kernels of blockchol_factor_simd.c (0 with GRIT_NO_AVX2). */
 int grit_blockchol_have_avx2(void);
