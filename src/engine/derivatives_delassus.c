@@ -12,6 +12,7 @@
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
+#include "constraints_extra.h"
 #include "derivatives_quadgrad.h"
 #include "grit/constraints.h"
 #include "quasistatic.h"
@@ -165,8 +166,19 @@ static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t,
   }
   /* a cx row this pass took as constants (derivatives_chain.c): J has no partials */
   if (ic >= 0 && ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) return 0;
-  return ic >= 0 && w->dl_con && (constant_jacobian(m, &w->dl_con[ic]) || constant_coupling(m, &w->dl_con[ic])) ? 0
-                                                                                                          : -1;
+  if (ic < 0 || !w->dl_con) return -1;
+  const grit_constraint *k = &w->dl_con[ic];
+  if (constant_jacobian(m, k) || constant_coupling(m, k)) return 0;
+  /* an equality's or tendon's row built on its structural columns (grit_cx_rows_cols): J and its
+   * partials are +0 elsewhere, whose terms add nothing (ws->no_cx_cols: all columns) */
+  int nl = 0;
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, &nl);
+  if (!list) return -1;
+  const int adr = m->tree_dofadr[t];
+  int c = 0;
+  for (int e = 0; e < nl; ++e)
+    if (list[e] >= adr && list[e] < adr + n) ch[c++] = list[e] - adr;
+  return c;
 }
 
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
