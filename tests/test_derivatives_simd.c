@@ -88,3 +88,54 @@ Test(derivatives_simd, avx2_compilation_gives_the_same_bits) {
     grit_model_free(m);
   }
 }
+
+/* Connect and weld rows in and across trees, joint and tendon couplings, tendons (test_cx_columns.c's
+ * model with motors): their dual rows (grit_cx_rows_cols_dual, derivatives_chain.c) from the two
+ * compilations, the same bits. */
+static const char *XML_LOOP =
+    "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='3 3 0.1'/> <body name='a1' pos"
+    "='0 0 1'><joint name='ja1' type='hinge' axis='0 1 0'/>  <geom type='capsule' fromto='0 0 0 0.3 0 0' "
+    "size='0.03'/><site name='sa1' pos='0.3 0 0'/>  <body name='a2' pos='0.3 0 0'><joint name='ja2' type="
+    "'hinge' axis='0 1 0.2'/>   <geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/><site name='sa2'"
+    " pos='0.3 0 0'/>   <body name='a3' pos='0.3 0 0'><joint name='ja3' type='ball'/>    <geom type='caps"
+    "ule' fromto='0 0 0 0.2 0 0' size='0.03'/><site name='sa3' pos='0.2 0 0'/></body>  </body></body> <bo"
+    "dy name='b1' pos='0 0.5 1'><joint name='jb1' type='hinge' axis='1 0 0'/>  <geom type='capsule' fromt"
+    "o='0 0 0 0 0 -0.3' size='0.03'/><site name='sb1' pos='0 0 -0.3'/>  <geom name='drum' type='sphere' p"
+    "os='0 -0.2 -0.15' size='0.05' contype='0' conaffinity='0'/>  <body name='b2' pos='0 0 -0.3'><joint n"
+    "ame='jb2' type='slide' axis='0 0 1' range='-0.1 0.1'/>   <geom type='box' size='0.05 0.05 0.05'/><si"
+    "te name='sb2' pos='0 0 -0.05'/></body></body> <body name='c' pos='0.6 0.3 0.9'><freejoint/><geom typ"
+    "e='box' size='0.05 0.05 0.05'/>  <site name='sc' pos='0 0 0.05'/></body></worldbody><tendon><spatial"
+    " name='t1' stiffness='50' damping='1' limited='true' range='0 0.9'>  <site site='sa1'/><geom geom='d"
+    "rum'/><site site='sb2'/></spatial> <spatial name='t2'><site site='sa3'/><site site='sc'/></spatial> "
+    "<fixed name='t3' frictionloss='0.05'><joint joint='ja1' coef='1'/><joint joint='jb1' coef='-0.5'/></"
+    "fixed></tendon><equality><connect body1='a3' body2='c' anchor='0.2 0 0'/><weld body1='a2' body2='a3'"
+    "/> <joint joint1='ja1' joint2='jb1' polycoef='0 0.5 0 0 0'/><tendon tendon1='t2'/></equality><actuat"
+    "or><motor joint='ja1'/><motor joint='jb2'/></actuator></mujoco>";
+
+Test(derivatives_simd, avx2_compilation_of_the_equality_rows_gives_the_same_bits) {
+  const grit_deriv_dual_fns *avx2 = grit_deriv_dual_fns_avx2();
+  if (!avx2) cr_skip_test("no AVX2 on this processor (or not an x86-64 GCC build)");
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML_LOOP, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[2] = {0.3, -0.2};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 2), GRIT_OK);
+  for (int i = 0; i < 100; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const size_t nx = 2 * (size_t)m->nv, nu = (size_t)m->nu;
+  double *out[2][4];
+  for (int a = 0; a < 2; ++a)
+    for (int j = 0; j < 4; ++j) out[a][j] = calloc(j % 2 ? nx * nu : nx * nx, sizeof(double));
+  jacobians(d, grit_deriv_dual_fns_get(0), out[0][0], out[0][1], out[0][2], out[0][3]);
+  jacobians(d, avx2, out[1][0], out[1][1], out[1][2], out[1][3]);
+  for (int j = 0; j < 4; ++j)
+    cr_assert_eq(memcmp(out[0][j], out[1][j], sizeof(double) * (j % 2 ? nx * nu : nx * nx)), 0,
+                 "%s%s differs between the two compilations", j % 2 ? "B" : "A", j > 1 ? " (blocks)" : "");
+  for (int a = 0; a < 2; ++a)
+    for (int j = 0; j < 4; ++j) free(out[a][j]);
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -121,7 +121,7 @@ static void GS_NAME(cx_point_rows)(const grit_model *m, const GS_NAME(grit_kin) 
       for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
         if (dof < adr || dof >= adr + n) continue;
         GS lin[3];
-        GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p);
+        if (!rot) GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p); /* a weld's angular rows: omega */
         const GS *src = rot ? k->cdof + 6 * dof : lin;
         for (int r = 0; r < 3; ++r) J[i][r * n + dof - adr] = GS_FMA(GS_C(sign), src[r], J[i][r * n + dof - adr]);
       }

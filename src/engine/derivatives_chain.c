@@ -28,6 +28,7 @@
 #include "data_internal.h"
 #include "derivatives_chain.h"
 #include "derivatives_simd.h"
+#include "derivatives_tendon.h"
 #include "grit/constraints.h"
 #include "solver.h"
 
@@ -285,7 +286,9 @@ void grit_deriv_chain_cx_rows(const grit_model *m, grit_deriv_ws *w, const grit_
                               grit_dual *const J[2], grit_contact_params_dual *p) {
   int nl = 0;
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
-  grit_cx_rows_cols_dual(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, p, w->scratch, list, nl);
+  /* the AVX2 compilation where the call uses it (w->fx; the same bits, the partials four at a time) */
+  grit_deriv_tendon_fns_of(w)->cx_rows(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, p, w->scratch,
+                                       list, nl);
 }
 
 /* a b + c with b a plain double (derivatives_residual.c's fma_by_const: the same operations) */

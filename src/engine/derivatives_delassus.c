@@ -12,6 +12,7 @@
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
+#include "constraints_extra.h"
 #include "derivatives_quadgrad.h"
 #include "grit/constraints.h"
 #include "quasistatic.h"
@@ -165,8 +166,19 @@ static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t,
   }
   /* a cx row this pass took as constants (derivatives_chain.c): J has no partials */
   if (ic >= 0 && ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) return 0;
-  return ic >= 0 && w->dl_con && (constant_jacobian(m, &w->dl_con[ic]) || constant_coupling(m, &w->dl_con[ic])) ? 0
-                                                                                                          : -1;
+  if (ic < 0 || !w->dl_con) return -1;
+  const grit_constraint *k = &w->dl_con[ic];
+  if (constant_jacobian(m, k) || constant_coupling(m, k)) return 0;
+  /* an equality's or tendon's row built on its structural columns (grit_cx_rows_cols): J and its
+   * partials are +0 elsewhere, whose terms add nothing (ws->no_cx_cols: all columns) */
+  int nl = 0;
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, &nl);
+  if (!list) return -1;
+  const int adr = m->tree_dofadr[t];
+  int c = 0;
+  for (int e = 0; e < nl; ++e)
+    if (list[e] >= adr && list[e] < adr + n) ch[c++] = list[e] - adr;
+  return c;
 }
 
 /* The lanes of dw from rows r0 .. r0 + nr - 1 of one tree slot, z their A^-1 J_r^T (rows ldz apart):
@@ -217,7 +229,7 @@ typedef long long VI __attribute__((vector_size(sizeof(V)))); /* a lane mask: al
  * and no w; within the forward sum, the terms of q < j0 left out (masked to +0: s - +0 is s, also for a
  * sum s = -0 that a negative zero entry of J starts). */
 static DL_INLINE void solve_lanes_in(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin,
-                                     V *y, V *wv) {
+                                     V *y, V *wv, V *yf) {
   V j0v;
   for (int l = 0; l < LANES; ++l) j0v[l] = l < nl ? (double)j0[l] : (double)n;
   for (int j = 0; j < n; ++j)
@@ -232,6 +244,7 @@ static DL_INLINE void solve_lanes_in(int n, const double *L, const double *const
     const VI on = (double)j >= j0v;
     y[j] = (V)((VI)(s / L[j * n + j]) & on);
     *wv += (V)((VI)(y[j] * y[j]) & on);
+    if (yf) yf[j] = y[j];
   }
   for (int j = n - 1; j >= 0; --j) { /* L^T z = y */
     V s = y[j];
@@ -242,24 +255,51 @@ static DL_INLINE void solve_lanes_in(int n, const double *L, const double *const
 
 /* Compiled also for AVX2 and chosen at run time (derivatives_quadgrad.c): the same operations. */
 static DL_NOINLINE void solve_lanes_base(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin,
-                                         V *y, V *wv) {
-  solve_lanes_in(n, L, J, nl, j0, jmin, y, wv);
+                                         V *y, V *wv, V *yf) {
+  solve_lanes_in(n, L, J, nl, j0, jmin, y, wv, yf);
 }
 #if defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 static DL_NOINLINE __attribute__((target("avx2"))) void solve_lanes_avx2(int n, const double *L, const double *const *J,
                                                                          int nl, const int *j0, int jmin, V *y,
-                                                                         V *wv) {
-  solve_lanes_in(n, L, J, nl, j0, jmin, y, wv);
+                                                                         V *wv, V *yf) {
+  solve_lanes_in(n, L, J, nl, j0, jmin, y, wv, yf);
 }
 #endif
-static void solve_lanes(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin, V *y, V *wv) {
+static void solve_lanes(int n, const double *L, const double *const *J, int nl, const int *j0, int jmin, V *y, V *wv,
+                        V *yf) {
 #if defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
-    solve_lanes_avx2(n, L, J, nl, j0, jmin, y, wv);
+    solve_lanes_avx2(n, L, J, nl, j0, jmin, y, wv, yf);
     return;
   }
 #endif
-  solve_lanes_base(n, L, J, nl, j0, jmin, y, wv);
+  solve_lanes_base(n, L, J, nl, j0, jmin, y, wv, yf);
+}
+
+/* solve_rows for the nr (2 .. LANES) rows of a contact or an equality side by side: each row's z the
+ * same bits (solve_lanes), and w's sum |L^-1 J_r^T|^2 in solve_rows' order from the kept forward values
+ * (the lanes' own sums would add in another order). Returns 0 (nothing done) outside that case. */
+static int solve_rows_lanes(int n, const double *L, const grit_dual *J, int r0, int nr, double *wv, double *z,
+                            int ldz) {
+  if (nr < 2 || nr > LANES) return 0;
+  double row[LANES][MAXN];
+  const double *Jl[LANES];
+  int j0[LANES], jmin = n;
+  for (int r = 0; r < nr; ++r) {
+    const grit_dual *Jr = J + (size_t)(r0 + r) * (size_t)n;
+    j0[r] = 0;
+    while (j0[r] < n && Jr[j0[r]].v == 0.0) row[r][j0[r]++] = 0.0; /* +0 as solve_rows' y */
+    for (int j = j0[r]; j < n; ++j) row[r][j] = Jr[j].v;
+    jmin = j0[r] < jmin ? j0[r] : jmin;
+    Jl[r] = row[r];
+  }
+  V y[MAXN], yf[MAXN], wl;
+  solve_lanes(n, L, Jl, nr, j0, jmin, y, &wl, yf);
+  for (int r = 0; r < nr; ++r) {
+    for (int j = j0[r]; j < n; ++j) *wv += yf[j][r] * yf[j][r];
+    for (int j = 0; j < n; ++j) z[r * ldz + j] = y[j][r];
+  }
+  return 1;
 }
 #endif
 
@@ -289,7 +329,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     z[l] = w->zc + (size_t)list[l] * 2 * ROWS * (size_t)ldz;
     g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
   }
-  solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv);
+  solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; j < n; ++j) z[l][j] = y[j][l];
@@ -299,6 +339,15 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
   return 1;
 #else
   (void)m, (void)w, (void)ic, (void)t, (void)quad;
+  return 0;
+#endif
+}
+
+static int rows_lanes(int n, const double *L, const grit_dual *J, int r0, int nr, double *wv, double *z, int ldz) {
+#if GRIT_QUADGRAD_HAVE_LANES
+  return solve_rows_lanes(n, L, J, r0, nr, wv, z, ldz);
+#else
+  (void)n, (void)L, (void)J, (void)r0, (void)nr, (void)wv, (void)z, (void)ldz;
   return 0;
 #endif
 }
@@ -352,7 +401,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       const int lz = keep ? ldz : MAXN;
       if (fresh && w->dt_ok[t])
         solve_rows_tree(w, t, n, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], J[k], r0, nr, &wv, z, lz);
-      else if (fresh)
+      else if (fresh && (w->no_lanes || !rows_lanes(n, L, J[k], r0, nr, &wv, z, lz)))
         solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
       rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
       if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);

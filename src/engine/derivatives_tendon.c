@@ -81,13 +81,16 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   return out;
 }
 
-static const grit_deriv_tendon_fns BASE = {grit_actuator_length_jacobian_dual, grit_actuator_tendon_apply_dual};
+static const grit_deriv_tendon_fns BASE = {grit_actuator_length_jacobian_dual, grit_actuator_tendon_apply_dual,
+                                            grit_cx_rows_cols_dual};
 
 /* The AVX2 compilation where the call's contact functions are the AVX2 ones (the processor has it and
  * it is allowed), else the baseline. */
 static const grit_deriv_tendon_fns *fns(const grit_deriv_ws *w) {
   return w->tn->avx2 && w->fx != grit_deriv_dual_fns_get(0) ? w->tn->avx2 : &BASE;
 }
+
+const grit_deriv_tendon_fns *grit_deriv_tendon_fns_of(const grit_deriv_ws *w) { return fns(w); }
 
 void grit_deriv_tendon_next(grit_deriv_ws *w, int kin_all) {
   w->tn->fresh = 0;

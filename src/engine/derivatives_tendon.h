@@ -12,6 +12,7 @@
 #define GRIT_DERIVATIVES_TENDON_H
 
 #include "arena.h"
+#include "constraints_extra.h"
 #include "grit/dual.h"
 #include "kinematics.h"
 #include "model_internal.h"
@@ -26,7 +27,14 @@ typedef struct grit_deriv_tendon_fns {
   void (*apply)(const grit_model *m, int a, grit_dual L, const grit_dual *Jt, const int *nz, int nnz,
                 const grit_dual *v0, const grit_dual *w, double h, grit_dual *force,
                 grit_dual *A); /* grit_actuator_tendon_apply_dual */
+  void (*cx_rows)(const grit_model *m, const grit_kin_dual *k, const grit_dual *q, double dt, int kind, int source,
+                  int ntree, const int tree[2], grit_dual *const J[2], grit_contact_params_dual *p, grit_dual *scratch,
+                  const int *cols, int ncols); /* grit_cx_rows_cols_dual: the equalities' and tendons' rows */
 } grit_deriv_tendon_fns;
+
+/* The table the call uses: the AVX2 compilation's where the call's contact functions are the AVX2 ones,
+ * else the baseline's. */
+const grit_deriv_tendon_fns *grit_deriv_tendon_fns_of(const grit_deriv_ws *w);
 
 /* The AVX2 compilation's functions, NULL where the processor lacks AVX2 (or the build has no such
  * compilation). */

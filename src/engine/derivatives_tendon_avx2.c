@@ -42,7 +42,8 @@
 #include "actuation_generic.h"
 #include "grit/detail/scalar_undef.h"
 
-static const grit_deriv_tendon_fns AVX2 = {grit_actuator_length_jacobian_dual_avx2, grit_actuator_tendon_apply_dual_avx2};
+static const grit_deriv_tendon_fns AVX2 = {grit_actuator_length_jacobian_dual_avx2, grit_actuator_tendon_apply_dual_avx2,
+                                            grit_cx_rows_cols_dual_avx2};
 
 const grit_deriv_tendon_fns *grit_deriv_tendon_fns_avx2(void) {
   __builtin_cpu_init();
