@@ -2,7 +2,8 @@
 /* test_afactor.c — the step's factor of A on trees of more than 64 dofs (afactor.c): in tree order
  * without fill against the dense factor (the switch grit_afactor_set_dense): the free motion's solve,
  * the Delassus estimates of chain, sparse, dense and two-tree rows, a step's constraints, a trajectory,
- * the derivatives when the factor of H is A's (no constraint), and a tree whose A breaks the pattern. */
+ * the derivatives when the factor of H is A's (no constraint), the derivatives' Delassus partials by the
+ * tree-ordered factor in contact (derivatives_delassus.c), and a tree whose A breaks the pattern. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,9 +12,11 @@
 
 #include "afactor.h"
 #include "data_internal.h"
+#include "derivatives_internal.h"
 #include "forward.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "math_test_util.h"
 #include "solver.h"
 
 enum { LEGS = 26, MAXNV = 128 };
@@ -241,6 +244,83 @@ Test(afactor, derivatives_without_constraints_match_dense) {
   free(At), free(Ad), free(Bt), free(Bd);
   grit_data_free(dt);
   grit_data_free(dd);
+  grit_model_free(m);
+}
+
+/* In contact under SAP (the estimates' partials enter A), a tree of more than 64 dofs solves the
+ * estimates' z = A^-1 J^T with its tree-ordered factor in the derivative call (the default), against
+ * A's dense factor (no_tree_solve_big): the same z to round-off (both backward-stable solves of one A),
+ * so A, B to round-off times the solve's conditioning; measured 3.2e-14 of a column's largest entry
+ * (dense form), asserted 1e-9 (test_derivatives_articulated's bound between two factor paths). */
+Test(afactor, derivatives_tree_solve_in_contact_match_dense) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *d = make(m, 0, 1);
+  for (int i = 0; i < 150; ++i) {
+    const double u[3] = {0.1, 0.4 * sin(0.01 * i), -0.3 * cos(0.013 * i)};
+    cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  cr_assert(d->stats.nconstraints > 3, "in contact: %d constraints", d->stats.nconstraints);
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * nx * nu);
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    if (k == 0) {
+      cr_assert(d->deriv->dt_ok[0], "the big tree's z by its tree-ordered factor");
+      d->deriv->no_tree_solve_big = 1;
+    }
+  }
+  cr_assert(!d->deriv->dt_ok[0], "the switch: A's dense factor");
+  double worst = 0.0;
+  for (int c = 0; c < nx + nu; ++c) { /* columns: of A (row-major nx x nx), then of B (nx x nu) */
+    const double *X = c < nx ? A[0] : B[0], *Y = c < nx ? A[1] : B[1];
+    const int ld = c < nx ? nx : nu, j = c < nx ? c : c - nx;
+    double dm = 0.0, s = 0.0;
+    for (int i = 0; i < nx; ++i) dm = fmax(dm, fabs(X[i * ld + j] - Y[i * ld + j])), s = fmax(s, fabs(Y[i * ld + j]));
+    if (s > 0.0) worst = fmax(worst, dm / s);
+  }
+  cr_log_info("A, B: largest difference %.3g of a column's largest entry", worst);
+  cr_expect(worst < 1e-9, "%.3g", worst);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* MuJoCo's composite softbox (tests/models/mujoco_composite; one tree of 224 dofs, 651 fixed-tendon
+ * equalities, SAP): the equalities' constant rows are solved four at a time, z by the tree-ordered factor
+ * and the gradient of z^T M z in lanes (derivatives_delassus.c, tree_lanes), against A's dense factor
+ * (no_tree_solve_big): measured 1.8e-15 of a column's largest entry (dense form), asserted 1e-9 as above. */
+Test(afactor, derivatives_tree_solve_softbox_match_dense) {
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_load_options lo = grit_mjcf_default_load_options();
+  lo.lenient = 1;
+  cr_assert_eq(grit_mjcf_load_file_with(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/softbox.xml", &lo,
+                                        &m, NULL, msg),
+               GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = GRIT_CONTACT_SAP;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  for (int i = 0; i < 40; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * nx * (nu ? nu : 1));
+    cr_assert_eq(grit_step_derivatives(d, A[k], nu ? B[k] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d));
+    int any = 0;
+    for (int t = 0; t < m->ntree; ++t) any |= m->tree_dofnum[t] > 64 && d->deriv->dt_ok[t];
+    cr_assert_eq(any, k == 0, "the big tree's z by its tree-ordered factor: %d", any);
+    d->deriv->no_tree_solve_big = 1;
+  }
+  const double ea = col_rel_diff(A[0], A[1], nx, nx), eb = nu ? col_rel_diff(B[0], B[1], nx, nu) : 0.0;
+  cr_log_info("softbox: A %.3g, B %.3g of a column's largest entry", ea, eb);
+  cr_expect(ea < 1e-9 && eb < 1e-9, "A %.3g, B %.3g", ea, eb);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  grit_data_free(d);
   grit_model_free(m);
 }
 

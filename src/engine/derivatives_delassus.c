@@ -106,8 +106,13 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
   w->dl_jstore = grit_solver_jstore(d->solver, NULL), w->dl_nc = d->stats.nconstraints;
   for (int t = 0; t < m->ntree; ++t) {
     double lo = 1e300, hi = 0.0;
-    const int a = m->tree_madr[t];
-    w->dt_ok[t] = w->delassus_tree_solve && m->tree_dofnum[t] <= 64 && grit_treechol_a_keeps_pattern(m, t) &&
+    const int a = m->tree_madr[t], n = m->tree_dofnum[t];
+    /* Trees of more than 64 dofs take it by default: there the dense substitutions were most of the call
+     * (softbox: 651 tendon-equality rows over 224 dofs), and their step already factors A in tree order
+     * (afactor.c), so their A, B were not the dense factor's to the bit anyway. Smaller trees keep the
+     * dense factor unless asked (delassus_tree_solve): the robots' A, B stay as they were. */
+    const int want = w->delassus_tree_solve || (n > 64 && !w->no_tree_solve_big);
+    w->dt_ok[t] = want && grit_treechol_a_keeps_pattern(m, t) &&
                   grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
   }
 }
@@ -303,6 +308,25 @@ static int solve_rows_lanes(int n, const double *L, const grit_dual *J, int r0, 
 }
 #endif
 
+#if GRIT_QUADGRAD_HAVE_LANES
+/* z_l = A^-1 J_l^T of nl constant rows of tree t by its tree-ordered factor into z[l] and the lanes y,
+ * w_l = J_l z_l (solve_rows_tree's numbers); the lanes past nl zero. */
+static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
+                       double *const *z, int ldz, V *y, V *wv) {
+  const int n = m->tree_dofnum[t];
+  for (int l = 0; l < LANES; ++l) {
+    double s = 0.0;
+    if (l < nl) {
+      for (int j = 0; j < n; ++j) z[l][j] = J[l][j];
+      grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], z[l], ldz, 1);
+      for (int j = 0; j < n; ++j) s += J[l][j] * z[l][j];
+    }
+    for (int j = 0; j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
+    (*wv)[l] = s;
+  }
+}
+#endif
+
 /* z, w and (quad) the gradient of constraint ic's row and of the next constant rows of its tree t not yet
  * solved in this call (looked for among the next AHEAD constraints), kept as delassus_lin keeps them:
  * each is evaluated later in the same pass (same tree, not inert). Returns 0 (nothing done) when ic's
@@ -329,7 +353,10 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     z[l] = w->zc + (size_t)list[l] * 2 * ROWS * (size_t)ldz;
     g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
   }
-  solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
+  if (w->dt_ok[t]) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
+    tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
+  else
+    solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; j < n; ++j) z[l][j] = y[j][l];
@@ -376,7 +403,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
   const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
   double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
   int fresh = !keep || w->zc_at[ic] != w->call_no;
-  if (fresh && keep && !w->no_lanes && constant_row(m, w, ic) && !w->dt_ok[tree[0]]) {
+  if (fresh && keep && !w->no_lanes && constant_row(m, w, ic)) {
     const int t = tree[0];
     fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t]); /* quad, as below */
   }

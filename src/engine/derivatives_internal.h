@@ -92,7 +92,10 @@ struct grit_deriv_ws {
   char *dt_ok;                            /* (ntree) in each call (derivatives_delassus.c) */
   int delassus_tree_solve;                /* nonzero: z from that factor (faster; A, B then differ from the
                                            * dense factor's at round-off, which moves chaotic optimizations
-                                           * such as test_ilqr_tasks' squeezed gripper: off by default) */
+                                           * such as test_ilqr_tasks' squeezed gripper: off by default for
+                                           * trees of up to 64 dofs) */
+  int no_tree_solve_big;                  /* nonzero: trees of more than 64 dofs solve z with A's dense
+                                           * factor too (the old path) */
   const grit_contact_candidate *dl_cand;  /* the call's contacts (their bodies: J's chains) and */
   const grit_constraint *dl_con;          /* constraints (derivatives_delassus.c) */
   const double *dl_jstore;                /* and the step's Jacobian blocks (constant rows: limits, friction) */
