@@ -178,6 +178,7 @@ Test(derivatives_blocks, step_factor_reused_same_bits) {
   cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", &m, &info, msg), GRIT_OK, "%s", msg);
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   grit_data_set_step_settings(d, &info.settings);
+  grit_mjcf_info_free(&info);
   for (int s = 0; s < 150; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m), nM = m->nM;
   const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu;
@@ -262,6 +263,7 @@ Test(derivatives_blocks, rhs_lanes_same_bits) {
   cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", &m, &info, msg), GRIT_OK, "%s", msg);
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   grit_data_set_step_settings(d, &info.settings);
+  grit_mjcf_info_free(&info);
   for (int s = 0; s < 150; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   rhs_lanes_same_bits(m, d);
   grit_data_free(d);
