@@ -14,6 +14,7 @@
 
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -103,44 +104,14 @@ Test(derivatives_kin, weld_keeps_the_quaternion) { same_as_full(GRIT_CONTACT_SAP
 /* A's position columns against central differences of the step in the tangent space (SAP, the lean
  * passes). Relative Frobenius error of the block at h = 1e-7: the differences' h^2 term and round-off. */
 Test(derivatives_kin, position_columns_match_central_differences) {
-  grit_model *m;
+  grit_model *m, *m2;
   grit_data *d = prepare(&m, GRIT_CONTACT_SAP, 0);
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nx = 2 * nv;
-  double *q0 = malloc(sizeof(double) * nq), *v0 = malloc(sizeof(double) * nv), *qref = malloc(sizeof(double) * nq);
-  memcpy(q0, grit_data_qpos(d), sizeof(double) * nq);
-  memcpy(v0, grit_data_qvel(d), sizeof(double) * nv);
-  cr_assert_eq(grit_step(d), GRIT_OK);
-  memcpy(qref, grit_data_qpos(d), sizeof(double) * nq);
-  double *A = calloc((size_t)nx * nx, sizeof(double));
-  cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->klean[0] & GRIT_KIN_LEAN_DYN, "the lean passes ran");
-  grit_model *m2;
   grit_data *d2 = prepare(&m2, GRIT_CONTACT_SAP, 0); /* the same history: the same warm start */
-  double *qp = malloc(sizeof(double) * nq), *e = malloc(sizeof(double) * nv), *x[2];
-  x[0] = malloc(sizeof(double) * nx), x[1] = malloc(sizeof(double) * nx);
-  const double h = 1e-7;
-  double num = 0.0, den = 0.0;
-  for (int col = 0; col < nv; ++col)
-    for (int sgn = 0; sgn < 2; ++sgn) {
-      memcpy(qp, q0, sizeof(double) * nq);
-      for (int i = 0; i < nv; ++i) e[i] = i == col ? (sgn ? h : -h) : 0.0;
-      grit_integrate_positions(m2, qp, e, 1.0);
-      cr_assert_eq(grit_data_set_qpos(d2, qp, nq), GRIT_OK);
-      cr_assert_eq(grit_data_set_qvel(d2, v0, nv), GRIT_OK);
-      cr_assert_eq(grit_step(d2), GRIT_OK);
-      grit_position_difference(m2, qref, grit_data_qpos(d2), x[sgn]);
-      memcpy(x[sgn] + nv, grit_data_qvel(d2), sizeof(double) * nv);
-      if (!sgn) continue;
-      for (int i = 0; i < nx; ++i) {
-        const double fd = (x[1][i] - x[0][i]) / (2 * h);
-        num += (A[i * nx + col] - fd) * (A[i * nx + col] - fd);
-        den += fd * fd;
-      }
-    }
-  const double rel = sqrt(num) / sqrt(den);
-  cr_log_info("position columns: relative Frobenius error %.3g (|FD| %.3g)", rel, sqrt(den));
+  double fd_norm;
+  const double rel = fdt_position_columns(d, d2, 1e-7, &fd_norm);
+  cr_assert(d->deriv->klean[0] & GRIT_KIN_LEAN_DYN, "the lean passes ran");
+  cr_log_info("position columns: relative Frobenius error %.3g (|FD| %.3g)", rel, fd_norm);
   cr_expect(rel < 1e-5, "%.3g", rel);
-  free(q0), free(v0), free(qref), free(A), free(qp), free(e), free(x[0]), free(x[1]);
   grit_data_free(d), grit_data_free(d2);
   grit_model_free(m), grit_model_free(m2);
 }
