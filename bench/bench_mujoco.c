@@ -125,7 +125,10 @@ static void mujoco_capacity(mjModel *mm, double per_geom) {
   const int ncon = (int)(per_geom * movable) + 16;
   const int njmax0 = mm->njmax, nstack0 = mm->nstack;
   if (mm->nconmax < ncon) mm->nconmax = ncon;
-  const int njmax = 4 * mm->nconmax + 2 * mm->njnt; /* pyramidal cones: 2 (condim - 1) rows per contact */
+  int njmax = 4 * mm->nconmax + 2 * mm->njnt; /* pyramidal cones: 2 (condim - 1) rows per contact */
+  /* MuJoCo 2.2.2 keeps mjData in one buffer counted by an int, with njmax^2 (efc_AR) and 2 njmax nv (efc_J,
+   * efc_JT) doubles in it: raise the rows only while that fits (1000 particles: 3000 dofs) */
+  while (njmax > njmax0 && 8.0 * ((double)njmax * njmax + 2.0 * njmax * mm->nv) > 1.5e9) njmax = njmax * 9 / 10;
   if (mm->njmax < njmax) mm->njmax = njmax;
   /* the stack as MuJoCo sizes it by default, scaled with the rows */
   const long nstack = (long)nstack0 * mm->njmax / (njmax0 > 0 ? njmax0 : 1);
