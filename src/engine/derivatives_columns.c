@@ -89,6 +89,18 @@ void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, con
  * matrix with the same function into d->Achol: while d->A still holds it (achol_fresh, and d->A equal
  * to it bit for bit), its factor is copied instead of computed again (the same bits; 8 % of the CMU
  * humanoid's call, 2.7 % of MuJoCo's humanoid). ws->no_achol_reuse: factored again. */
+void grit_deriv_plain_runs(const grit_model *m, grit_deriv_ws *w) {
+  for (int i = 0; i < m->nv; ++i) w->plain_end[i] = i;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+    for (int i = end - 1, next = end; i >= adr; --i) {
+      const int type = m->jnt_type[m->dof_jnt[i]];
+      if (!(type == GRIT_JOINT_HINGE || type == GRIT_JOINT_SLIDE)) next = i;
+      w->plain_end[i] = next;
+    }
+  }
+}
+
 void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask) {
   const double *op = grit_step_delassus_operator(d);
   int same = d->achol_fresh && !w->no_achol_reuse;
@@ -414,6 +426,27 @@ static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jn
   return i;
 }
 
+/* hinge_run over the dofs' precomputed runs (pe: w->plain_end from the tree's first dof adr): the run from i ends at the
+ * first dof that is not a hinge or slide, at vt, or at the first dof in [cmin, cmax], found by two
+ * comparisons instead of three loads and four tests per dof; then the rows of hinge_run, the same values
+ * in the same order. */
+static __attribute__((target("avx2"), noinline)) int plain_run(const int *pe, int adr, double h, const __m256d *Vs,
+                                                               int i, int vt, int cmin, int cmax, double *oq,
+                                                               size_t stride, __m256d *chk) {
+  int stop = pe[i] - adr < vt ? pe[i] - adr : vt;
+  if (i <= cmax && stop > cmin) stop = i > cmin ? i : cmin;
+  __m256d ck = *chk;
+  const __m256d zero = _mm256_setzero_pd(), hv = _mm256_set1_pd(h);
+  double *o = oq + (size_t)i * stride;
+  for (; i < stop; ++i, o += stride) {
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(hv, Vs[i]), zero);
+    _mm256_storeu_pd(o, x);
+    ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
+  }
+  *chk = ck;
+  return i;
+}
+
 /* The rows of tree u of four columns (solutions X[l], theta ids col[l]) that lie in consecutive
  * columns of their output (o + l), its q rows from oq and v rows from ov, `stride` apart, with AVX2:
  * the tree's dofs transposed four at a time into vectors (a lane per column), TILE_SEG dofs at a time
@@ -431,6 +464,7 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
   const int *dof_jnt = m->dof_jnt + adr, *jnt_type = m->jnt_type;
   const double *Dv = w->Dv;
   const double *x0 = X[0] + adr, *x1 = X[1] + adr, *x2 = X[2] + adr, *x3 = X[3] + adr;
+  const int runs = !w->no_plain_runs;
   __m256d V[TILE_SEG], ck = *chk;
   int cmin = col[0], cmax = col[0]; /* the columns' range of ids: a joint's dofs outside it have no Dq term */
   for (int l = 1; l < 4; ++l) cmin = col[l] < cmin ? col[l] : cmin, cmax = col[l] > cmax ? col[l] : cmax;
@@ -455,7 +489,8 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
       ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[j], Vs[j]));
     }
     for (int i = vb; i < vt;) {
-      i = hinge_run(dof_jnt, jnt_type, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck);
+      i = runs ? plain_run(w->plain_end + adr, adr, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck)
+               : hinge_run(dof_jnt, jnt_type, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck);
       if (i == vt) break;
       const int jn = dof_jnt[i], type = jnt_type[jn];
       const int nvj = grit_joint_nv(type), r0 = type == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
