@@ -92,16 +92,19 @@ static grit_data *settled(const char *xml, const char *file, int steps, grit_mod
 }
 
 /* The q rows of hinges and slides written by runs found from w->plain_end (plain_run) or by testing each
- * dof (hinge_run, ws->no_plain_runs): the same bits. */
+ * dof (hinge_run, ws->no_plain_runs), and the dofs' vectors of the smooth partials four dofs at a time
+ * (dof_vectors4) or one by one (rn.no_lanes): the same bits. */
 Test(deriv_writes, plain_runs_same_bits) {
   grit_model *m;
   grit_data *d = settled(NULL, GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 150, &m);
   same_bits(d, &d->deriv->no_plain_runs, "humanoid");
+  same_bits(d, &d->deriv->rn.no_lanes, "humanoid, dof lanes");
   grit_data_free(d);
   grit_model_free(m);
   d = settled(k_mixed, NULL, 200, &m);
   cr_assert_gt(grit_data_ncontacts(d), 0);
   same_bits(d, &d->deriv->no_plain_runs, "mixed tree");
+  same_bits(d, &d->deriv->rn.no_lanes, "mixed tree, dof lanes");
   grit_data_free(d);
   grit_model_free(m);
 }
@@ -111,6 +114,7 @@ Test(deriv_writes, chain_central_differences) {
   grit_model *m;
   grit_data *d = settled(k_chain, NULL, 100, &m);
   same_bits(d, &d->deriv->no_plain_runs, "chain");
+  same_bits(d, &d->deriv->rn.no_lanes, "chain, dof lanes");
   const int nq = grit_model_nq(m), nx = 2 * nq, nu = grit_model_nu(m);
   cr_assert_eq(nq, grit_model_nv(m));
   double *A = malloc(sizeof(double) * (size_t)nx * nx), *B = malloc(sizeof(double) * (size_t)nx * nu);

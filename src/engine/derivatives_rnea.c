@@ -311,6 +311,137 @@ static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const gr
     }
   }
 }
+/* dof_vectors for four dofs at once, a dof per lane of GCC's vector type (AVX2 registers): every lane
+ * the very operations of dof_vectors in their order (the spatial algebra of grit/detail/math_generic.h
+ * written out below for lanes: dot3 a0 b0 + (a1 b1 + a2 b2), cross, products and sums unfused), so
+ * each dof's vectors are the same bits. Models without gravity compensation (g1, cu unread). The dofs'
+ * inputs gathered (per dof, per body of the dof) and the results scattered, a lane at a time; the
+ * arithmetic, ~430 operations a dof, runs four dofs per instruction. */
+typedef double rn_v4 __attribute__((vector_size(32)));
+
+RN_AVX2_INLINE rn_v4 v4_gather(const double *const *p, int k) { return (rn_v4){p[0][k], p[1][k], p[2][k], p[3][k]}; }
+
+RN_AVX2_INLINE void v4_gather_n(rn_v4 *x, const double *const *p, int n) {
+  for (int k = 0; k < n; ++k) x[k] = v4_gather(p, k);
+}
+
+RN_AVX2_INLINE void v4_scatter_n(double *const *p, const rn_v4 *x, int n) {
+  for (int k = 0; k < n; ++k)
+    for (int l = 0; l < 4; ++l) p[l][k] = x[k][l];
+}
+
+RN_AVX2_INLINE rn_v4 v4_dot3(const rn_v4 *a, const rn_v4 *b) { return a[0] * b[0] + (a[1] * b[1] + a[2] * b[2]); }
+
+RN_AVX2_INLINE void v4_cross(rn_v4 *r, const rn_v4 *a, const rn_v4 *b) {
+  const rn_v4 t0 = a[1] * b[2] - a[2] * b[1], t1 = a[2] * b[0] - a[0] * b[2], t2 = a[0] * b[1] - a[1] * b[0];
+  r[0] = t0, r[1] = t1, r[2] = t2;
+}
+
+/* grit_si_apply: f = (I w + h x v; m v - h x w), t = (w; v); Ih: m, h[3], I[9] */
+RN_AVX2_INLINE void v4_si_apply(rn_v4 *f, const rn_v4 *Ih, const rn_v4 *t) {
+  rn_v4 a[3], r[3];
+  for (int i = 0; i < 3; ++i) r[i] = v4_dot3(Ih + 4 + 3 * i, t);
+  v4_cross(a, Ih + 1, t + 3);
+  for (int i = 0; i < 3; ++i) f[i] = r[i] + a[i];
+  v4_cross(a, Ih + 1, t);
+  for (int i = 0; i < 3; ++i) f[3 + i] = Ih[0] * t[3 + i] - a[i];
+}
+
+RN_AVX2_INLINE void v4_cross_motion(rn_v4 *r, const rn_v4 *a, const rn_v4 *b) {
+  rn_v4 t[3];
+  v4_cross(r, a, b);
+  v4_cross(r + 3, a, b + 3);
+  v4_cross(t, a + 3, b);
+  for (int i = 0; i < 3; ++i) r[3 + i] = r[3 + i] + t[i];
+}
+
+RN_AVX2_INLINE void v4_cross_force(rn_v4 *r, const rn_v4 *a, const rn_v4 *f) {
+  rn_v4 t[3];
+  v4_cross(r, a, f);
+  v4_cross(t, a + 3, f + 3);
+  for (int i = 0; i < 3; ++i) r[i] = r[i] + t[i];
+  v4_cross(r + 3, a, f + 3);
+}
+
+RN_AVX2_INLINE void v4_rate_mulv(rn_v4 *y, const rn_v4 *B, const rn_v4 *x) {
+  y[0] = (((B[0] * x[0] + B[1] * x[1]) + B[2] * x[2]) + B[9] * x[4]) + B[10] * x[5];
+  y[1] = (((B[3] * x[0] + B[4] * x[1]) + B[5] * x[2]) + B[11] * x[3]) + B[12] * x[5];
+  y[2] = (((B[6] * x[0] + B[7] * x[1]) + B[8] * x[2]) + B[13] * x[3]) + B[14] * x[4];
+  y[3] = B[11] * x[1] + B[15] * x[2];
+  y[4] = B[16] * x[0] + B[14] * x[2];
+  y[5] = B[10] * x[0] + B[17] * x[1];
+}
+
+RN_AVX2_INLINE void v4_axpy(rn_v4 *y, double a, const rn_v4 *x) {
+  const rn_v4 av = {a, a, a, a};
+  for (int i = 0; i < 6; ++i) y[i] = y[i] + av * x[i];
+}
+
+static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_model *m, const grit_kin *k, int i0,
+                                                                     grit_rnea *r) {
+  const double *p[4];
+  rn_v4 S[6], P[6], Q[6], R[6], Ih[13], B[RATE_N], H[6], F[6];
+  for (int l = 0; l < 4; ++l) p[l] = k->cdof + 6 * (i0 + l);
+  v4_gather_n(S, p, 6);
+  for (int l = 0; l < 4; ++l) p[l] = r->P + 6 * (i0 + l);
+  v4_gather_n(P, p, 6);
+  for (int l = 0; l < 4; ++l) p[l] = r->Q + 6 * (i0 + l);
+  v4_gather_n(Q, p, 6);
+  for (int l = 0; l < 4; ++l) p[l] = r->R + 6 * (i0 + l);
+  v4_gather_n(R, p, 6);
+  int kb[4];
+  for (int l = 0; l < 4; ++l) kb[l] = m->dof_body[i0 + l];
+  for (int l = 0; l < 4; ++l) p[l] = &r->Ic[kb[l]].m;
+  Ih[0] = v4_gather(p, 0);
+  for (int l = 0; l < 4; ++l) p[l] = r->Ic[kb[l]].h;
+  v4_gather_n(Ih + 1, p, 3);
+  for (int l = 0; l < 4; ++l) p[l] = r->Ic[kb[l]].I;
+  v4_gather_n(Ih + 4, p, 9);
+  for (int l = 0; l < 4; ++l) p[l] = r->Bc + RATE_N * kb[l];
+  v4_gather_n(B, p, RATE_N);
+  for (int l = 0; l < 4; ++l) p[l] = r->Hc + 6 * kb[l];
+  v4_gather_n(H, p, 6);
+  for (int l = 0; l < 4; ++l) p[l] = r->Fc + 6 * kb[l];
+  v4_gather_n(F, p, 6);
+  rn_v4 g2[6], g6[6], bs[6], sh[6], t[6], Y[6], z[6], wq[6], e[6], wv[6];
+  v4_si_apply(g2, Ih, S);
+  v4_rate_mulv(bs, B, S);
+  v4_cross_force(sh, S, H);
+  for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
+  v4_cross_motion(Y, S, P);
+  v4_cross_motion(t, S, Q);
+  v4_cross_motion(z, Y, P);
+  for (int c = 0; c < 6; ++c) z[c] = z[c] - t[c];
+  v4_cross_force(wq, S, F);
+  v4_si_apply(t, Ih, z);
+  v4_axpy(wq, 1.0, t);
+  v4_rate_mulv(t, B, Y);
+  v4_axpy(wq, -1.0, t);
+  v4_cross_force(t, Y, H);
+  v4_axpy(wq, -1.0, t);
+  v4_cross_motion(t, S, R);
+  for (int l = 0; l < 4; ++l) p[l] = k->cdof_dot + 6 * (i0 + l);
+  rn_v4 sd[6];
+  v4_gather_n(sd, p, 6);
+  for (int c = 0; c < 6; ++c) e[c] = sd[c] - t[c];
+  v4_si_apply(wv, Ih, e);
+  for (int c = 0; c < 6; ++c) wv[c] = wv[c] + (bs[c] + sh[c]);
+  double *o[4];
+  double *const *oc = o;
+#define RN_OUT(arr, x)                                                                                               \
+  do {                                                                                                               \
+    for (int l = 0; l < 4; ++l) o[l] = r->arr + 6 * (i0 + l);                                                        \
+    v4_scatter_n(oc, x, 6);                                                                                          \
+  } while (0)
+  RN_OUT(g2, g2);
+  RN_OUT(g6, g6);
+  RN_OUT(cy, Y);
+  RN_OUT(cz, z);
+  RN_OUT(wq, wq);
+  RN_OUT(wv, wv);
+  RN_OUT(R, e); /* R is read no more: e in its place */
+#undef RN_OUT
+}
 #endif
 
 /* The recursions and the entries of DQ, DV for the trees of mk; simd (a constant): the pairs four dot
@@ -320,10 +451,19 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
   (void)simd; /* read only by the AVX2 build */
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r);
+  int lanes_to = 0; /* the dofs below it have their vectors from dof_vectors4 */
+  (void)lanes_to;
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
   for (int i = 0; i < m->nv; ++i)
     if (mk[m->dof_tree[i]]) {
-      dof_vectors(m, k, i, a0, r);
+#if RN_AVX2
+      /* four dofs of mk's trees at once (dof_vectors4), the group's last three taking their turn below */
+      if (simd && !r->no_lanes && !r->any_gravcomp && (i & 3) == 0 && i + 4 <= m->nv && mk[m->dof_tree[i + 1]] &&
+          mk[m->dof_tree[i + 2]] && mk[m->dof_tree[i + 3]])
+        dof_vectors4(m, k, i, r), lanes_to = i + 4;
+      if (i >= lanes_to)
+#endif
+        dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
 #if RN_AVX2
       if (simd) pack_dof(k, i, r);
