@@ -482,9 +482,13 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
       Vs[j + 1] = _mm256_permute2f128_pd(c, g, 0x20);
       Vs[j + 2] = _mm256_permute2f128_pd(a, e, 0x31);
       Vs[j + 3] = _mm256_permute2f128_pd(c, g, 0x31);
+      for (int q = j; q < j + 4; ++q) { /* the v rows as they come (not reloaded by a loop of their own) */
+        _mm256_storeu_pd(ov + (size_t)q * stride, Vs[q]);
+        ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[q], Vs[q]));
+      }
     }
-    for (; j < vt; ++j) Vs[j] = _mm256_set_pd(x3[j], x2[j], x1[j], x0[j]);
-    for (j = vb; j < vt; ++j) {
+    for (; j < vt; ++j) {
+      Vs[j] = _mm256_set_pd(x3[j], x2[j], x1[j], x0[j]);
       _mm256_storeu_pd(ov + (size_t)j * stride, Vs[j]);
       ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[j], Vs[j]));
     }
