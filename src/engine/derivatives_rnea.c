@@ -264,6 +264,30 @@ static RN_INLINE void pack2(double *p, const double x[6], const double y[6]) {
 
 /* Dof i's vectors packed (pack2) for the SIMD pairs: the rows (g2, g6) and the columns (cz, cy),
  * (R, S), (S, S) and (wq, wv). */
+/* pack2 with AVX2: x and y as (x0 x1 x2 .) and (x3 x4 x5 .) (the second a masked load: nothing read past
+ * x[5]), their lanes interleaved by unpacks and joined by 128-bit permutes; the same numbers stored. */
+RN_AVX2_INLINE void pack2_avx2(double *p, const double x[6], const double y[6]) {
+  const __m256i m3 = _mm256_setr_epi64x(-1, -1, -1, 0);
+  const __m256d a = _mm256_maskload_pd(x, m3), b = _mm256_maskload_pd(x + 3, m3);
+  const __m256d c = _mm256_maskload_pd(y, m3), d = _mm256_maskload_pd(y + 3, m3);
+  const __m256d lo1 = _mm256_unpacklo_pd(a, b), hi1 = _mm256_unpackhi_pd(a, b); /* (x0 x3 x2 x5), (x1 x4 . .) */
+  const __m256d lo2 = _mm256_unpacklo_pd(c, d), hi2 = _mm256_unpackhi_pd(c, d);
+  _mm256_storeu_pd(p, _mm256_permute2f128_pd(lo1, lo2, 0x20));
+  _mm256_storeu_pd(p + 4, _mm256_permute2f128_pd(hi1, hi2, 0x20));
+  _mm256_storeu_pd(p + 8, _mm256_permute2f128_pd(lo1, lo2, 0x31));
+}
+
+/* pack_dof with pack2_avx2 (r->no_lanes: pack_dof's copies one number at a time). */
+static RN_NOINLINE __attribute__((target("avx2"))) void pack_dof_avx2(const grit_kin *k, int i, grit_rnea *r) {
+  double *p = r->pk + (size_t)PK_N * i;
+  const double *S = k->cdof + 6 * i;
+  pack2_avx2(p, r->g2 + 6 * i, r->g6 + 6 * i);
+  pack2_avx2(p + 12, r->cz + 6 * i, r->cy + 6 * i);
+  pack2_avx2(p + 24, r->R + 6 * i, S);
+  pack2_avx2(p + 36, S, S);
+  pack2_avx2(p + 48, r->wq + 6 * i, r->wv + 6 * i);
+}
+
 static RN_INLINE void pack_dof(const grit_kin *k, int i, grit_rnea *r) {
   double *p = r->pk + (size_t)PK_N * i;
   const double *S = k->cdof + 6 * i;
@@ -466,7 +490,8 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
         dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
 #if RN_AVX2
-      if (simd) pack_dof(k, i, r);
+      if (simd && !r->no_lanes) pack_dof_avx2(k, i, r);
+      else if (simd) pack_dof(k, i, r);
 #endif
     }
   for (int t = 0; t < m->ntree; ++t) {
