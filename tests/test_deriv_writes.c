@@ -92,9 +92,9 @@ static grit_data *settled(const char *xml, const char *file, int steps, grit_mod
 }
 
 /* The q rows of hinges and slides written by runs found from w->plain_end (plain_run) or by testing each
- * dof (hinge_run, ws->no_plain_runs), and the dofs' vectors of the smooth partials four dofs at a time
- * (dof_vectors4) or one by one (rn.no_lanes): the same bits. */
-Test(deriv_writes, plain_runs_same_bits) {
+ * dof (hinge_run, ws->no_plain_runs), and the smooth partials' bodies' terms and dofs' vectors four at a
+ * time (body_terms4, dof_vectors4, pack_dof_avx2) or one by one (rn.no_lanes): the same bits. */
+Test(deriv_writes, fast_paths_same_bits) {
   grit_model *m;
   grit_data *d = settled(NULL, GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 150, &m);
   same_bits(d, &d->deriv->no_plain_runs, "humanoid");

@@ -139,10 +139,37 @@ void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const doub
 
 void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]) { rate_mulv(y, B, x); }
 
+/* Body b's own terms in the composite arrays, from its acceleration r->acc: force, momentum, inertia,
+ * rate of the inertia. */
+static RN_INLINE void body_terms(const grit_model *m, const grit_kin *k, int b, const double a0[6], grit_rnea *r) {
+  const grit_sinertia *I = &k->cinert[b];
+  const double *V = k->cvel + 6 * b, *ca = r->acc + 6 * b;
+  double *f = r->Fc + 6 * b, *hb = r->Hc + 6 * b, t[6];
+  si_mul(f, I, ca); /* f = I a + V x* (I V) - gravcomp I a0 */
+  si_mul(hb, I, V);
+  grit_sv_cross_force(t, V, hb);
+  for (int i = 0; i < 6; ++i) f[i] += t[i];
+  r->Ic[b] = *I;
+  if (r->any_gravcomp) memset(&r->Gc[b], 0, sizeof r->Gc[b]); /* Gc and cu are read with gravcomp only */
+  if (m->body_gravcomp[b] != 0.0) {
+    si_mul(t, I, a0);
+    sv_axpy(f, -m->body_gravcomp[b], t);
+    si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
+  }
+  memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
+  inertia_rate(r->Bc + RATE_N * b, I, V);
+}
+
+#if RN_AVX2
+/* body_terms for bodies b0 .. b0 + 3 in AVX2 lanes, without gravity compensation (below). */
+static void body_terms4(const grit_kin *k, int b0, grit_rnea *r);
+#endif
+
 /* Body accelerations (with a = (v - v0) / h), forces, the dofs' P, Q, R, and each body's own terms in
- * the composite arrays (the backward pass sums them). */
+ * the composite arrays (the backward pass sums them); lanes: the bodies' terms after the accelerations,
+ * four bodies at a time where four consecutive bodies are on (no gravity compensation). */
 static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
-                    const double a0[6], grit_rnea *r) {
+                              const double a0[6], grit_rnea *r, int lanes) {
   for (int b = 1; b < m->nbody; ++b) {
     if (!kin_body_on(m, k, b)) continue;
     const int p = m->body_parent[b];
@@ -163,22 +190,18 @@ static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const doub
       d = e;
     }
     memcpy(r->acc + 6 * b, ca, sizeof ca);
-    const grit_sinertia *I = &k->cinert[b];
-    const double *V = k->cvel + 6 * b;
-    double *f = r->Fc + 6 * b, *hb = r->Hc + 6 * b, t[6];
-    si_mul(f, I, ca); /* f = I a + V x* (I V) - gravcomp I a0 */
-    si_mul(hb, I, V);
-    grit_sv_cross_force(t, V, hb);
-    for (int i = 0; i < 6; ++i) f[i] += t[i];
-    r->Ic[b] = *I;
-    if (r->any_gravcomp) memset(&r->Gc[b], 0, sizeof r->Gc[b]); /* Gc and cu are read with gravcomp only */
-    if (m->body_gravcomp[b] != 0.0) {
-      si_mul(t, I, a0);
-      sv_axpy(f, -m->body_gravcomp[b], t);
-      si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
+    if (!lanes) body_terms(m, k, b, a0, r);
+  }
+  for (int b = 1; lanes && b < m->nbody; ++b) { /* the bodies' own terms, four bodies at a time */
+    if (!kin_body_on(m, k, b)) continue;
+#if RN_AVX2
+    if (b + 4 <= m->nbody && kin_body_on(m, k, b + 1) && kin_body_on(m, k, b + 2) && kin_body_on(m, k, b + 3)) {
+      body_terms4(k, b, r);
+      b += 3;
+      continue;
     }
-    memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
-    inertia_rate(r->Bc + RATE_N * b, I, V);
+#endif
+    body_terms(m, k, b, a0, r);
   }
   for (int b = m->nbody - 1; b > 0; --b) { /* composite (subtree) sums */
     const int p = m->body_parent[b];
@@ -401,6 +424,60 @@ RN_AVX2_INLINE void v4_axpy(rn_v4 *y, double a, const rn_v4 *x) {
   for (int i = 0; i < 6; ++i) y[i] = y[i] + av * x[i];
 }
 
+/* body_terms for four bodies, a body per lane: grit_si_apply, the force cross product and the inertia's
+ * rate (inertia_rate's expressions, its sum 0 + b after the zeroing) as body_terms computes them, the
+ * same operations per lane in the same order. */
+static RN_NOINLINE __attribute__((target("avx2"))) void body_terms4(const grit_kin *k, int b0, grit_rnea *r) {
+  const double *p[4];
+  rn_v4 Ih[13], ca[6], V[6], f[6], hb[6], t[6];
+  for (int l = 0; l < 4; ++l) p[l] = &k->cinert[b0 + l].m;
+  Ih[0] = v4_gather(p, 0);
+  for (int l = 0; l < 4; ++l) p[l] = k->cinert[b0 + l].h;
+  v4_gather_n(Ih + 1, p, 3);
+  for (int l = 0; l < 4; ++l) p[l] = k->cinert[b0 + l].I;
+  v4_gather_n(Ih + 4, p, 9);
+  for (int l = 0; l < 4; ++l) p[l] = r->acc + 6 * (b0 + l);
+  v4_gather_n(ca, p, 6);
+  for (int l = 0; l < 4; ++l) p[l] = k->cvel + 6 * (b0 + l);
+  v4_gather_n(V, p, 6);
+  v4_si_apply(f, Ih, ca);
+  v4_si_apply(hb, Ih, V);
+  v4_cross_force(t, V, hb);
+  for (int i = 0; i < 6; ++i) f[i] = f[i] + t[i];
+  const rn_v4 *h = Ih + 1, *I = Ih + 4, m = Ih[0];
+  const rn_v4 i0 = I[0], i1 = I[1], i2 = I[2], i3 = I[3], i4 = I[4], i5 = I[5], i6 = I[6], i7 = I[7], i8 = I[8];
+  const rn_v4 h0 = h[0], h1 = h[1], h2 = h[2], v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
+  const rn_v4 a01 = v4 * h1 + v5 * h2, a02 = v3 * h0 + v5 * h2, a12 = v3 * h0 + v4 * h1, zero = {0, 0, 0, 0};
+  rn_v4 b[RATE_N];
+  b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);
+  b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));
+  b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));
+  b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));
+  b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);
+  b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));
+  b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));
+  b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));
+  b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);
+  b[9] = (v1 * h0 - v5 * m) - v0 * h1;
+  b[10] = (v2 * h0 + v4 * m) - v0 * h2;
+  b[11] = (v0 * h1 + v5 * m) - v1 * h0;
+  b[12] = (v2 * h1 - v3 * m) - v1 * h2;
+  b[13] = (v0 * h2 - v4 * m) - v2 * h0;
+  b[14] = (v1 * h2 + v3 * m) - v2 * h1;
+  b[15] = -(v2 * h0 + (v4 * m - v0 * h2));
+  b[16] = -(v0 * h1 + (v5 * m - v1 * h0));
+  b[17] = -(v1 * h2 + (v3 * m - v2 * h1));
+  for (int q = 0; q < RATE_N; ++q) b[q] = zero + b[q];
+  double *o[4];
+  for (int l = 0; l < 4; ++l) o[l] = r->Fc + 6 * (b0 + l);
+  v4_scatter_n(o, f, 6);
+  for (int l = 0; l < 4; ++l) o[l] = r->Hc + 6 * (b0 + l);
+  v4_scatter_n(o, hb, 6);
+  for (int l = 0; l < 4; ++l) o[l] = r->Bc + RATE_N * (b0 + l);
+  v4_scatter_n(o, b, RATE_N);
+  for (int l = 0; l < 4; ++l) r->Ic[b0 + l] = k->cinert[b0 + l];
+}
+
 static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_model *m, const grit_kin *k, int i0,
                                                                      grit_rnea *r) {
   const double *p[4];
@@ -474,7 +551,7 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
                                  const char *mk, grit_rnea *r, const int simd) {
   (void)simd; /* read only by the AVX2 build */
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
-  forward(m, k, v0, v, h, a0, r);
+  forward(m, k, v0, v, h, a0, r, RN_AVX2 && simd && !r->no_lanes && !r->any_gravcomp);
   int lanes_to = 0; /* the dofs below it have their vectors from dof_vectors4 */
   (void)lanes_to;
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
