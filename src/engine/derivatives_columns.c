@@ -378,10 +378,11 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
  * lane (a translation row adds 0.0 where the column is not the row's dq, as q_rows_column does; a
  * rotation row starts at +0.0, so adding 0.0 in the lanes without a Dq term leaves it unchanged).
  * Returns ck plus x - x of every value. */
-static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const double *Dq, const double *Dv, int da,
-                                                                       int nvj, int r0, const int *col,
-                                                                       const __m256d *v, double *oq, size_t stride,
-                                                                       __m256d ck) {
+static inline __attribute__((target("avx2"), always_inline)) __m256d joint_q_tile4_in(const double *Dq, const double *Dv,
+                                                                                    int da, int nvj, int r0,
+                                                                                    const int *col, const __m256d *v,
+                                                                                    double *oq, size_t stride,
+                                                                                    __m256d ck) {
   int cl[4], own = 0;
   for (int l = 0; l < 4; ++l) cl[l] = col[l] - da, own |= (unsigned)cl[l] < (unsigned)nvj;
   double e[6][4];
@@ -403,6 +404,27 @@ static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const dou
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
   }
   return ck;
+}
+
+static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const double *Dq, const double *Dv, int da,
+                                                                       int nvj, int r0, const int *col,
+                                                                       const __m256d *v, double *oq, size_t stride,
+                                                                       __m256d ck) {
+  return joint_q_tile4_in(Dq, Dv, da, nvj, r0, col, v, oq, stride, ck);
+}
+
+/* joint_q_tile4 of a free joint (6 dofs, 3 translations) and of a hinge or slide (1 dof) with constant
+ * bounds: the loops unrolled, the same operations (ws->no_plain_runs: the generic one). */
+static __attribute__((target("avx2"), noinline)) __m256d joint_q_free4(const double *Dq, const double *Dv, int da,
+                                                                       const int *col, const __m256d *v, double *oq,
+                                                                       size_t stride, __m256d ck) {
+  return joint_q_tile4_in(Dq, Dv, da, 6, 3, col, v, oq, stride, ck);
+}
+
+static __attribute__((target("avx2"), noinline)) __m256d joint_q_one4(const double *Dq, const double *Dv, int da,
+                                                                      const int *col, const __m256d *v, double *oq,
+                                                                      size_t stride, __m256d ck) {
+  return joint_q_tile4_in(Dq, Dv, da, 1, 1, col, v, oq, stride, ck);
 }
 
 /* The q rows of tree_tile4's hinges and slides i, i + 1, ... (tree-local dofs, up to vt) that have no
@@ -498,8 +520,11 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
       if (i == vt) break;
       const int jn = dof_jnt[i], type = jnt_type[jn];
       const int nvj = grit_joint_nv(type), r0 = type == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
-      ck = joint_q_tile4(w->Dq + 36 * jn, Dv + 36 * jn, adr + i, nvj, r0, col, Vs + i, oq + (size_t)i * stride, stride,
-                         ck);
+      const double *Dqj = w->Dq + 36 * jn, *Dvj = Dv + 36 * jn;
+      double *oqi = oq + (size_t)i * stride;
+      if (runs && type == GRIT_JOINT_FREE) ck = joint_q_free4(Dqj, Dvj, adr + i, col, Vs + i, oqi, stride, ck);
+      else if (runs && nvj == 1) ck = joint_q_one4(Dqj, Dvj, adr + i, col, Vs + i, oqi, stride, ck);
+      else ck = joint_q_tile4(Dqj, Dvj, adr + i, nvj, r0, col, Vs + i, oqi, stride, ck);
       i += nvj;
     }
     vb = vt;
