@@ -333,30 +333,45 @@ RN_AVX2_INLINE __m256d dot2(const double *a, const double *b) {
  * at a time. Row i, column j (j on i's path): (g1.cu + g2.cz) - g6.cy, the gravcomp term 0.0 without
  * gravity compensation as in moved_q (lane 1 adds -0.0: no change), and g2.R + g6.S; row j, column i:
  * S.wq, S.wv. */
-static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
-                                                                        double *DQ, double *DV, const grit_rnea *r) {
+RN_AVX2_INLINE void tree_pairs_in(const grit_model *m, double h, int adr, int n, double *DQ, double *DV,
+                                   const grit_rnea *r, const int gravcomp) {
   const __m128d hh = _mm_set1_pd(h);
   const double *pk = r->pk;
-  const int *grp = r->grp, *parent = m->dof_parent, gravcomp = r->any_gravcomp;
+  const int *grp = r->grp, *parent = m->dof_parent;
   for (int i = adr; i < adr + n; ++i) {
     const double *rg = pk + (size_t)PK_N * i, *wi = rg + 48;
+    const int ii = i - adr, gi = grp[i];
+    double *DQi = DQ + ii * n, *DVi = DV + ii * n, *DQc = DQ + ii, *DVc = DV + ii; /* row ii, column ii */
     for (int j = i; j >= 0; j = parent[j]) {
-      const int ii = i - adr, jj = j - adr;
+      const int jj = j - adr;
       const double *pj = pk + (size_t)PK_N * j;
       const __m256d t = _mm256_hadd_pd(dot2(rg, pj + 12), dot2(rg, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
       const double g = gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
       const __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(t), _mm_set_pd(-0.0, g)), hi = _mm256_extractf128_pd(t, 1);
       const __m128d e = _mm_mul_pd(hh, _mm_blend_pd(_mm_sub_pd(lo, hi), _mm_add_pd(lo, hi), 2));
-      _mm_storel_pd(DQ + ii * n + jj, e);
-      _mm_storeh_pd(DV + ii * n + jj, e);
+      _mm_storel_pd(DQi + jj, e);
+      _mm_storeh_pd(DVi + jj, e);
       if (j == i) continue;
       const __m256d u = dot2(pj + 36, wi), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
       const __m128d f = _mm_mul_pd(hh, _mm_unpacklo_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1)));
-      if (grp[j] == grp[i]) DQ[jj * n + ii] = h * moved_q(r, j, i); /* a group's dofs turn each other */
-      else _mm_storel_pd(DQ + jj * n + ii, f);
-      _mm_storeh_pd(DV + jj * n + ii, f);
+      const size_t jn = (size_t)jj * n;
+      if (grp[j] == gi) DQc[jn] = h * moved_q(r, j, i); /* a group's dofs turn each other */
+      else _mm_storel_pd(DQc + jn, f);
+      _mm_storeh_pd(DVc + jn, f);
     }
   }
+}
+
+/* tree_pairs_in with and without gravity compensation (a constant: no test per pair; rn.no_lanes: the
+ * one that tests it) */
+static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
+                                                                        double *DQ, double *DV, const grit_rnea *r) {
+  tree_pairs_in(m, h, adr, n, DQ, DV, r, r->any_gravcomp);
+}
+
+static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_plain(const grit_model *m, double h, int adr, int n,
+                                                                         double *DQ, double *DV, const grit_rnea *r) {
+  tree_pairs_in(m, h, adr, n, DQ, DV, r, 0);
 }
 /* dof_vectors for four dofs at once, a dof per lane of GCC's vector type (AVX2 registers): every lane
  * the very operations of dof_vectors in their order (the spatial algebra of grit/detail/math_generic.h
@@ -578,7 +593,8 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
     double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];
 #if RN_AVX2
     if (simd) {
-      tree_pairs_simd(m, h, adr, n, DQ, DV, r);
+      if (!r->any_gravcomp && !r->no_lanes) tree_pairs_plain(m, h, adr, n, DQ, DV, r);
+      else tree_pairs_simd(m, h, adr, n, DQ, DV, r);
       continue;
     }
 #endif
