@@ -392,6 +392,37 @@ RN_AVX2_INLINE void v4_scatter_n(double *const *p, const rn_v4 *x, int n) {
     for (int l = 0; l < 4; ++l) p[l][k] = x[k][l];
 }
 
+/* x[c] = (p[c], p[6 + c], p[12 + c], p[18 + c]), c < 6: four consecutive dofs' 6-vectors as lanes, by a
+ * 4 x 4 transpose (columns 0..3) and 2 x 2 ones (4, 5) in registers; rows6_store the inverse. */
+RN_AVX2_INLINE void rows6_load(rn_v4 *x, const double *p) {
+  const __m256d r0 = _mm256_loadu_pd(p), r1 = _mm256_loadu_pd(p + 6), r2 = _mm256_loadu_pd(p + 12),
+                r3 = _mm256_loadu_pd(p + 18);
+  const __m256d a = _mm256_unpacklo_pd(r0, r1), c = _mm256_unpackhi_pd(r0, r1);
+  const __m256d e = _mm256_unpacklo_pd(r2, r3), g = _mm256_unpackhi_pd(r2, r3);
+  x[0] = (rn_v4)_mm256_permute2f128_pd(a, e, 0x20);
+  x[1] = (rn_v4)_mm256_permute2f128_pd(c, g, 0x20);
+  x[2] = (rn_v4)_mm256_permute2f128_pd(a, e, 0x31);
+  x[3] = (rn_v4)_mm256_permute2f128_pd(c, g, 0x31);
+  const __m128d q0 = _mm_loadu_pd(p + 4), q1 = _mm_loadu_pd(p + 10), q2 = _mm_loadu_pd(p + 16), q3 = _mm_loadu_pd(p + 22);
+  x[4] = (rn_v4)_mm256_set_m128d(_mm_unpacklo_pd(q2, q3), _mm_unpacklo_pd(q0, q1));
+  x[5] = (rn_v4)_mm256_set_m128d(_mm_unpackhi_pd(q2, q3), _mm_unpackhi_pd(q0, q1));
+}
+
+RN_AVX2_INLINE void rows6_store(double *p, const rn_v4 *x) {
+  const __m256d x0 = (__m256d)x[0], x1 = (__m256d)x[1], x2 = (__m256d)x[2], x3 = (__m256d)x[3];
+  const __m256d a = _mm256_unpacklo_pd(x0, x1), c = _mm256_unpackhi_pd(x0, x1);
+  const __m256d e = _mm256_unpacklo_pd(x2, x3), g = _mm256_unpackhi_pd(x2, x3);
+  const __m256d lo = _mm256_unpacklo_pd((__m256d)x[4], (__m256d)x[5]), hi = _mm256_unpackhi_pd((__m256d)x[4], (__m256d)x[5]);
+  _mm256_storeu_pd(p, _mm256_permute2f128_pd(a, e, 0x20)); /* row 0: columns 0..3 */
+  _mm_storeu_pd(p + 4, _mm256_castpd256_pd128(lo));          /* row 0: columns 4, 5 */
+  _mm256_storeu_pd(p + 6, _mm256_permute2f128_pd(c, g, 0x20));
+  _mm_storeu_pd(p + 10, _mm256_castpd256_pd128(hi));
+  _mm256_storeu_pd(p + 12, _mm256_permute2f128_pd(a, e, 0x31));
+  _mm_storeu_pd(p + 16, _mm256_extractf128_pd(lo, 1));
+  _mm256_storeu_pd(p + 18, _mm256_permute2f128_pd(c, g, 0x31));
+  _mm_storeu_pd(p + 22, _mm256_extractf128_pd(hi, 1));
+}
+
 RN_AVX2_INLINE rn_v4 v4_dot3(const rn_v4 *a, const rn_v4 *b) { return a[0] * b[0] + (a[1] * b[1] + a[2] * b[2]); }
 
 RN_AVX2_INLINE void v4_cross(rn_v4 *r, const rn_v4 *a, const rn_v4 *b) {
@@ -497,14 +528,10 @@ static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_
                                                                      grit_rnea *r) {
   const double *p[4];
   rn_v4 S[6], P[6], Q[6], R[6], Ih[13], B[RATE_N], H[6], F[6];
-  for (int l = 0; l < 4; ++l) p[l] = k->cdof + 6 * (i0 + l);
-  v4_gather_n(S, p, 6);
-  for (int l = 0; l < 4; ++l) p[l] = r->P + 6 * (i0 + l);
-  v4_gather_n(P, p, 6);
-  for (int l = 0; l < 4; ++l) p[l] = r->Q + 6 * (i0 + l);
-  v4_gather_n(Q, p, 6);
-  for (int l = 0; l < 4; ++l) p[l] = r->R + 6 * (i0 + l);
-  v4_gather_n(R, p, 6);
+  rows6_load(S, k->cdof + 6 * i0);
+  rows6_load(P, r->P + 6 * i0);
+  rows6_load(Q, r->Q + 6 * i0);
+  rows6_load(R, r->R + 6 * i0);
   int kb[4];
   for (int l = 0; l < 4; ++l) kb[l] = m->dof_body[i0 + l];
   for (int l = 0; l < 4; ++l) p[l] = &r->Ic[kb[l]].m;
@@ -536,27 +563,18 @@ static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_
   v4_cross_force(t, Y, H);
   v4_axpy(wq, -1.0, t);
   v4_cross_motion(t, S, R);
-  for (int l = 0; l < 4; ++l) p[l] = k->cdof_dot + 6 * (i0 + l);
   rn_v4 sd[6];
-  v4_gather_n(sd, p, 6);
+  rows6_load(sd, k->cdof_dot + 6 * i0);
   for (int c = 0; c < 6; ++c) e[c] = sd[c] - t[c];
   v4_si_apply(wv, Ih, e);
   for (int c = 0; c < 6; ++c) wv[c] = wv[c] + (bs[c] + sh[c]);
-  double *o[4];
-  double *const *oc = o;
-#define RN_OUT(arr, x)                                                                                               \
-  do {                                                                                                               \
-    for (int l = 0; l < 4; ++l) o[l] = r->arr + 6 * (i0 + l);                                                        \
-    v4_scatter_n(oc, x, 6);                                                                                          \
-  } while (0)
-  RN_OUT(g2, g2);
-  RN_OUT(g6, g6);
-  RN_OUT(cy, Y);
-  RN_OUT(cz, z);
-  RN_OUT(wq, wq);
-  RN_OUT(wv, wv);
-  RN_OUT(R, e); /* R is read no more: e in its place */
-#undef RN_OUT
+  rows6_store(r->g2 + 6 * i0, g2);
+  rows6_store(r->g6 + 6 * i0, g6);
+  rows6_store(r->cy + 6 * i0, Y);
+  rows6_store(r->cz + 6 * i0, z);
+  rows6_store(r->wq + 6 * i0, wq);
+  rows6_store(r->wv + 6 * i0, wv);
+  rows6_store(r->R + 6 * i0, e); /* R is read no more: e in its place */
 }
 #endif
 
