@@ -482,10 +482,8 @@ static RN_NOINLINE __attribute__((target("avx2"))) void body_terms4(const grit_k
   v4_gather_n(Ih + 1, p, 3);
   for (int l = 0; l < 4; ++l) p[l] = k->cinert[b0 + l].I;
   v4_gather_n(Ih + 4, p, 9);
-  for (int l = 0; l < 4; ++l) p[l] = r->acc + 6 * (b0 + l);
-  v4_gather_n(ca, p, 6);
-  for (int l = 0; l < 4; ++l) p[l] = k->cvel + 6 * (b0 + l);
-  v4_gather_n(V, p, 6);
+  rows6_load(ca, r->acc + 6 * b0);
+  rows6_load(V, k->cvel + 6 * b0);
   v4_si_apply(f, Ih, ca);
   v4_si_apply(hb, Ih, V);
   v4_cross_force(t, V, hb);
@@ -514,11 +512,9 @@ static RN_NOINLINE __attribute__((target("avx2"))) void body_terms4(const grit_k
   b[16] = -(v0 * h1 + (v5 * m - v1 * h0));
   b[17] = -(v1 * h2 + (v3 * m - v2 * h1));
   for (int q = 0; q < RATE_N; ++q) b[q] = zero + b[q];
+  rows6_store(r->Fc + 6 * b0, f);
+  rows6_store(r->Hc + 6 * b0, hb);
   double *o[4];
-  for (int l = 0; l < 4; ++l) o[l] = r->Fc + 6 * (b0 + l);
-  v4_scatter_n(o, f, 6);
-  for (int l = 0; l < 4; ++l) o[l] = r->Hc + 6 * (b0 + l);
-  v4_scatter_n(o, hb, 6);
   for (int l = 0; l < 4; ++l) o[l] = r->Bc + RATE_N * (b0 + l);
   v4_scatter_n(o, b, RATE_N);
   for (int l = 0; l < 4; ++l) r->Ic[b0 + l] = k->cinert[b0 + l];
