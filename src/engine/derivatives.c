@@ -128,6 +128,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->zg, (size_t)2 * w->maxn * (size_t)(w->cap_edges / 2 + 1));
   GRIT_CARVE(c, w->dtL, m->nM);
   GRIT_CARVE(c, w->dtinv, nv);
+  GRIT_CARVE(c, w->plain_end, nv);
   GRIT_CARVE(c, w->dt_ok, m->ntree);
   GRIT_CARVE(c, w->qgs, grit_quadgrad_scratch(m));
   GRIT_CARVE(c, w->dqs, nv);
@@ -173,6 +174,7 @@ grit_status grit_deriv_ws_create(const grit_model *m, int max_constraints, grit_
   w->geom.condim = m->geom_condim;
   w->params_dirty = 1;
   w->fx = grit_deriv_dual_fns_get(1); /* the contacts' dual functions for this processor (derivatives_simd.h) */
+  grit_deriv_plain_runs(m, w); /* derivatives_columns.c */
   /* Trees whose mass matrix and bias forces do not depend on the configuration: one body on a free joint
    * with its centre of mass at the body origin. In grit's coordinates (the origin's velocity in the
    * world, the angular velocity in the body frame) M = diag(m, m, m, I_body) and c = (-m g, w x I_body w):

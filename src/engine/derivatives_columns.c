@@ -89,6 +89,18 @@ void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, con
  * matrix with the same function into d->Achol: while d->A still holds it (achol_fresh, and d->A equal
  * to it bit for bit), its factor is copied instead of computed again (the same bits; 8 % of the CMU
  * humanoid's call, 2.7 % of MuJoCo's humanoid). ws->no_achol_reuse: factored again. */
+void grit_deriv_plain_runs(const grit_model *m, grit_deriv_ws *w) {
+  for (int i = 0; i < m->nv; ++i) w->plain_end[i] = i;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+    for (int i = end - 1, next = end; i >= adr; --i) {
+      const int type = m->jnt_type[m->dof_jnt[i]];
+      if (!(type == GRIT_JOINT_HINGE || type == GRIT_JOINT_SLIDE)) next = i;
+      w->plain_end[i] = next;
+    }
+  }
+}
+
 void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask) {
   const double *op = grit_step_delassus_operator(d);
   int same = d->achol_fresh && !w->no_achol_reuse;
@@ -366,10 +378,11 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
  * lane (a translation row adds 0.0 where the column is not the row's dq, as q_rows_column does; a
  * rotation row starts at +0.0, so adding 0.0 in the lanes without a Dq term leaves it unchanged).
  * Returns ck plus x - x of every value. */
-static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const double *Dq, const double *Dv, int da,
-                                                                       int nvj, int r0, const int *col,
-                                                                       const __m256d *v, double *oq, size_t stride,
-                                                                       __m256d ck) {
+static inline __attribute__((target("avx2"), always_inline)) __m256d joint_q_tile4_in(const double *Dq, const double *Dv,
+                                                                                    int da, int nvj, int r0,
+                                                                                    const int *col, const __m256d *v,
+                                                                                    double *oq, size_t stride,
+                                                                                    __m256d ck) {
   int cl[4], own = 0;
   for (int l = 0; l < 4; ++l) cl[l] = col[l] - da, own |= (unsigned)cl[l] < (unsigned)nvj;
   double e[6][4];
@@ -393,6 +406,27 @@ static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const dou
   return ck;
 }
 
+static __attribute__((target("avx2"), noinline)) __m256d joint_q_tile4(const double *Dq, const double *Dv, int da,
+                                                                       int nvj, int r0, const int *col,
+                                                                       const __m256d *v, double *oq, size_t stride,
+                                                                       __m256d ck) {
+  return joint_q_tile4_in(Dq, Dv, da, nvj, r0, col, v, oq, stride, ck);
+}
+
+/* joint_q_tile4 of a free joint (6 dofs, 3 translations) and of a hinge or slide (1 dof) with constant
+ * bounds: the loops unrolled, the same operations (ws->no_plain_runs: the generic one). */
+static __attribute__((target("avx2"), noinline)) __m256d joint_q_free4(const double *Dq, const double *Dv, int da,
+                                                                       const int *col, const __m256d *v, double *oq,
+                                                                       size_t stride, __m256d ck) {
+  return joint_q_tile4_in(Dq, Dv, da, 6, 3, col, v, oq, stride, ck);
+}
+
+static __attribute__((target("avx2"), noinline)) __m256d joint_q_one4(const double *Dq, const double *Dv, int da,
+                                                                      const int *col, const __m256d *v, double *oq,
+                                                                      size_t stride, __m256d ck) {
+  return joint_q_tile4_in(Dq, Dv, da, 1, 1, col, v, oq, stride, ck);
+}
+
 /* The q rows of tree_tile4's hinges and slides i, i + 1, ... (tree-local dofs, up to vt) that have no
  * Dq term (dof outside [cmin, cmax]): x = Dv V_i + 0.0, as in q_rows_column, with Dv = h, the value
  * grit_deriv_integration_jacobians gives every hinge and slide (the same bits, no lookup of the
@@ -408,6 +442,27 @@ static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jn
     if (!(type == GRIT_JOINT_HINGE || type == GRIT_JOINT_SLIDE) || (i >= cmin && i <= cmax)) break;
     const __m256d x = _mm256_add_pd(_mm256_mul_pd(hv, Vs[i]), zero);
     _mm256_storeu_pd(oq + (size_t)i * stride, x);
+    ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
+  }
+  *chk = ck;
+  return i;
+}
+
+/* hinge_run over the dofs' precomputed runs (pe: w->plain_end from the tree's first dof adr): the run from i ends at the
+ * first dof that is not a hinge or slide, at vt, or at the first dof in [cmin, cmax], found by two
+ * comparisons instead of three loads and four tests per dof; then the rows of hinge_run, the same values
+ * in the same order. */
+static __attribute__((target("avx2"), noinline)) int plain_run(const int *pe, int adr, double h, const __m256d *Vs,
+                                                               int i, int vt, int cmin, int cmax, double *oq,
+                                                               size_t stride, __m256d *chk) {
+  int stop = pe[i] - adr < vt ? pe[i] - adr : vt;
+  if (i <= cmax && stop > cmin) stop = i > cmin ? i : cmin;
+  __m256d ck = *chk;
+  const __m256d zero = _mm256_setzero_pd(), hv = _mm256_set1_pd(h);
+  double *o = oq + (size_t)i * stride;
+  for (; i < stop; ++i, o += stride) {
+    const __m256d x = _mm256_add_pd(_mm256_mul_pd(hv, Vs[i]), zero);
+    _mm256_storeu_pd(o, x);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(x, x));
   }
   *chk = ck;
@@ -431,6 +486,7 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
   const int *dof_jnt = m->dof_jnt + adr, *jnt_type = m->jnt_type;
   const double *Dv = w->Dv;
   const double *x0 = X[0] + adr, *x1 = X[1] + adr, *x2 = X[2] + adr, *x3 = X[3] + adr;
+  const int runs = !w->no_plain_runs;
   __m256d V[TILE_SEG], ck = *chk;
   int cmin = col[0], cmax = col[0]; /* the columns' range of ids: a joint's dofs outside it have no Dq term */
   for (int l = 1; l < 4; ++l) cmin = col[l] < cmin ? col[l] : cmin, cmax = col[l] > cmax ? col[l] : cmax;
@@ -448,19 +504,27 @@ static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, cons
       Vs[j + 1] = _mm256_permute2f128_pd(c, g, 0x20);
       Vs[j + 2] = _mm256_permute2f128_pd(a, e, 0x31);
       Vs[j + 3] = _mm256_permute2f128_pd(c, g, 0x31);
+      for (int q = j; q < j + 4; ++q) { /* the v rows as they come (not reloaded by a loop of their own) */
+        _mm256_storeu_pd(ov + (size_t)q * stride, Vs[q]);
+        ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[q], Vs[q]));
+      }
     }
-    for (; j < vt; ++j) Vs[j] = _mm256_set_pd(x3[j], x2[j], x1[j], x0[j]);
-    for (j = vb; j < vt; ++j) {
+    for (; j < vt; ++j) {
+      Vs[j] = _mm256_set_pd(x3[j], x2[j], x1[j], x0[j]);
       _mm256_storeu_pd(ov + (size_t)j * stride, Vs[j]);
       ck = _mm256_add_pd(ck, _mm256_sub_pd(Vs[j], Vs[j]));
     }
     for (int i = vb; i < vt;) {
-      i = hinge_run(dof_jnt, jnt_type, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck);
+      i = runs ? plain_run(w->plain_end + adr, adr, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck)
+               : hinge_run(dof_jnt, jnt_type, m->opt.timestep, Vs, i, vt, cmin, cmax, oq, stride, &ck);
       if (i == vt) break;
       const int jn = dof_jnt[i], type = jnt_type[jn];
       const int nvj = grit_joint_nv(type), r0 = type == GRIT_JOINT_FREE ? 3 : nvj == 1 ? 1 : 0;
-      ck = joint_q_tile4(w->Dq + 36 * jn, Dv + 36 * jn, adr + i, nvj, r0, col, Vs + i, oq + (size_t)i * stride, stride,
-                         ck);
+      const double *Dqj = w->Dq + 36 * jn, *Dvj = Dv + 36 * jn;
+      double *oqi = oq + (size_t)i * stride;
+      if (runs && type == GRIT_JOINT_FREE) ck = joint_q_free4(Dqj, Dvj, adr + i, col, Vs + i, oqi, stride, ck);
+      else if (runs && nvj == 1) ck = joint_q_one4(Dqj, Dvj, adr + i, col, Vs + i, oqi, stride, ck);
+      else ck = joint_q_tile4(Dqj, Dvj, adr + i, nvj, r0, col, Vs + i, oqi, stride, ck);
       i += nvj;
     }
     vb = vt;

@@ -141,6 +141,9 @@ struct grit_deriv_ws {
   int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
   int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
   int no_rhs_lanes;                       /* nonzero: a pass's right-hand sides added a column at a time (tests) */
+  int *plain_end;                         /* (nv) the first dof >= i, in i's tree, not of a hinge or slide (the
+                                           * tree's end if none): the writes' runs of q rows x = h v (columns.c) */
+  int no_plain_runs;                      /* nonzero: the tiles test each dof of a run (tests) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -248,6 +251,8 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
 /* w->Ad := the factor of the step's operator it holds, for the trees of mask (NULL: all): copied from
  * the step's own factor while that is still the factor of the same matrix (derivatives_columns.c). */
 void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask);
+/* w->plain_end from the model's joints (derivatives_columns.c), once at the workspace's creation. */
+void grit_deriv_plain_runs(const grit_model *m, grit_deriv_ws *w);
 void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,
                                       double Dq[36], double Dv[36]);
 /* Distance-2 colouring of the trees in the graph of the step's constraints; lists actuators by tree.

@@ -139,10 +139,37 @@ void grit_rnea_inertia_rate(double B[RATE_N], const grit_sinertia *s, const doub
 
 void grit_rnea_rate_mulv(double y[6], const double B[RATE_N], const double x[6]) { rate_mulv(y, B, x); }
 
+/* Body b's own terms in the composite arrays, from its acceleration r->acc: force, momentum, inertia,
+ * rate of the inertia. */
+static RN_INLINE void body_terms(const grit_model *m, const grit_kin *k, int b, const double a0[6], grit_rnea *r) {
+  const grit_sinertia *I = &k->cinert[b];
+  const double *V = k->cvel + 6 * b, *ca = r->acc + 6 * b;
+  double *f = r->Fc + 6 * b, *hb = r->Hc + 6 * b, t[6];
+  si_mul(f, I, ca); /* f = I a + V x* (I V) - gravcomp I a0 */
+  si_mul(hb, I, V);
+  grit_sv_cross_force(t, V, hb);
+  for (int i = 0; i < 6; ++i) f[i] += t[i];
+  r->Ic[b] = *I;
+  if (r->any_gravcomp) memset(&r->Gc[b], 0, sizeof r->Gc[b]); /* Gc and cu are read with gravcomp only */
+  if (m->body_gravcomp[b] != 0.0) {
+    si_mul(t, I, a0);
+    sv_axpy(f, -m->body_gravcomp[b], t);
+    si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
+  }
+  memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
+  inertia_rate(r->Bc + RATE_N * b, I, V);
+}
+
+#if RN_AVX2
+/* body_terms for bodies b0 .. b0 + 3 in AVX2 lanes, without gravity compensation (below). */
+static void body_terms4(const grit_kin *k, int b0, grit_rnea *r);
+#endif
+
 /* Body accelerations (with a = (v - v0) / h), forces, the dofs' P, Q, R, and each body's own terms in
- * the composite arrays (the backward pass sums them). */
+ * the composite arrays (the backward pass sums them); lanes: the bodies' terms after the accelerations,
+ * four bodies at a time where four consecutive bodies are on (no gravity compensation). */
 static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
-                    const double a0[6], grit_rnea *r) {
+                              const double a0[6], grit_rnea *r, int lanes) {
   for (int b = 1; b < m->nbody; ++b) {
     if (!kin_body_on(m, k, b)) continue;
     const int p = m->body_parent[b];
@@ -163,22 +190,18 @@ static RN_INLINE void forward(const grit_model *m, const grit_kin *k, const doub
       d = e;
     }
     memcpy(r->acc + 6 * b, ca, sizeof ca);
-    const grit_sinertia *I = &k->cinert[b];
-    const double *V = k->cvel + 6 * b;
-    double *f = r->Fc + 6 * b, *hb = r->Hc + 6 * b, t[6];
-    si_mul(f, I, ca); /* f = I a + V x* (I V) - gravcomp I a0 */
-    si_mul(hb, I, V);
-    grit_sv_cross_force(t, V, hb);
-    for (int i = 0; i < 6; ++i) f[i] += t[i];
-    r->Ic[b] = *I;
-    if (r->any_gravcomp) memset(&r->Gc[b], 0, sizeof r->Gc[b]); /* Gc and cu are read with gravcomp only */
-    if (m->body_gravcomp[b] != 0.0) {
-      si_mul(t, I, a0);
-      sv_axpy(f, -m->body_gravcomp[b], t);
-      si_scale_add(&r->Gc[b], m->body_gravcomp[b], I);
+    if (!lanes) body_terms(m, k, b, a0, r);
+  }
+  for (int b = 1; lanes && b < m->nbody; ++b) { /* the bodies' own terms, four bodies at a time */
+    if (!kin_body_on(m, k, b)) continue;
+#if RN_AVX2
+    if (b + 4 <= m->nbody && kin_body_on(m, k, b + 1) && kin_body_on(m, k, b + 2) && kin_body_on(m, k, b + 3)) {
+      body_terms4(k, b, r);
+      b += 3;
+      continue;
     }
-    memset(r->Bc + RATE_N * b, 0, RATE_N * sizeof(double));
-    inertia_rate(r->Bc + RATE_N * b, I, V);
+#endif
+    body_terms(m, k, b, a0, r);
   }
   for (int b = m->nbody - 1; b > 0; --b) { /* composite (subtree) sums */
     const int p = m->body_parent[b];
@@ -264,6 +287,30 @@ static RN_INLINE void pack2(double *p, const double x[6], const double y[6]) {
 
 /* Dof i's vectors packed (pack2) for the SIMD pairs: the rows (g2, g6) and the columns (cz, cy),
  * (R, S), (S, S) and (wq, wv). */
+/* pack2 with AVX2: x and y as (x0 x1 x2 .) and (x3 x4 x5 .) (the second a masked load: nothing read past
+ * x[5]), their lanes interleaved by unpacks and joined by 128-bit permutes; the same numbers stored. */
+RN_AVX2_INLINE void pack2_avx2(double *p, const double x[6], const double y[6]) {
+  const __m256i m3 = _mm256_setr_epi64x(-1, -1, -1, 0);
+  const __m256d a = _mm256_maskload_pd(x, m3), b = _mm256_maskload_pd(x + 3, m3);
+  const __m256d c = _mm256_maskload_pd(y, m3), d = _mm256_maskload_pd(y + 3, m3);
+  const __m256d lo1 = _mm256_unpacklo_pd(a, b), hi1 = _mm256_unpackhi_pd(a, b); /* (x0 x3 x2 x5), (x1 x4 . .) */
+  const __m256d lo2 = _mm256_unpacklo_pd(c, d), hi2 = _mm256_unpackhi_pd(c, d);
+  _mm256_storeu_pd(p, _mm256_permute2f128_pd(lo1, lo2, 0x20));
+  _mm256_storeu_pd(p + 4, _mm256_permute2f128_pd(hi1, hi2, 0x20));
+  _mm256_storeu_pd(p + 8, _mm256_permute2f128_pd(lo1, lo2, 0x31));
+}
+
+/* pack_dof with pack2_avx2 (r->no_lanes: pack_dof's copies one number at a time). */
+static RN_NOINLINE __attribute__((target("avx2"))) void pack_dof_avx2(const grit_kin *k, int i, grit_rnea *r) {
+  double *p = r->pk + (size_t)PK_N * i;
+  const double *S = k->cdof + 6 * i;
+  pack2_avx2(p, r->g2 + 6 * i, r->g6 + 6 * i);
+  pack2_avx2(p + 12, r->cz + 6 * i, r->cy + 6 * i);
+  pack2_avx2(p + 24, r->R + 6 * i, S);
+  pack2_avx2(p + 36, S, S);
+  pack2_avx2(p + 48, r->wq + 6 * i, r->wv + 6 * i);
+}
+
 static RN_INLINE void pack_dof(const grit_kin *k, int i, grit_rnea *r) {
   double *p = r->pk + (size_t)PK_N * i;
   const double *S = k->cdof + 6 * i;
@@ -286,30 +333,244 @@ RN_AVX2_INLINE __m256d dot2(const double *a, const double *b) {
  * at a time. Row i, column j (j on i's path): (g1.cu + g2.cz) - g6.cy, the gravcomp term 0.0 without
  * gravity compensation as in moved_q (lane 1 adds -0.0: no change), and g2.R + g6.S; row j, column i:
  * S.wq, S.wv. */
-static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
-                                                                        double *DQ, double *DV, const grit_rnea *r) {
+RN_AVX2_INLINE void tree_pairs_in(const grit_model *m, double h, int adr, int n, double *DQ, double *DV,
+                                   const grit_rnea *r, const int gravcomp) {
   const __m128d hh = _mm_set1_pd(h);
   const double *pk = r->pk;
-  const int *grp = r->grp, *parent = m->dof_parent, gravcomp = r->any_gravcomp;
+  const int *grp = r->grp, *parent = m->dof_parent;
   for (int i = adr; i < adr + n; ++i) {
     const double *rg = pk + (size_t)PK_N * i, *wi = rg + 48;
+    const int ii = i - adr, gi = grp[i];
+    double *DQi = DQ + ii * n, *DVi = DV + ii * n, *DQc = DQ + ii, *DVc = DV + ii; /* row ii, column ii */
     for (int j = i; j >= 0; j = parent[j]) {
-      const int ii = i - adr, jj = j - adr;
+      const int jj = j - adr;
       const double *pj = pk + (size_t)PK_N * j;
       const __m256d t = _mm256_hadd_pd(dot2(rg, pj + 12), dot2(rg, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
       const double g = gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
       const __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(t), _mm_set_pd(-0.0, g)), hi = _mm256_extractf128_pd(t, 1);
       const __m128d e = _mm_mul_pd(hh, _mm_blend_pd(_mm_sub_pd(lo, hi), _mm_add_pd(lo, hi), 2));
-      _mm_storel_pd(DQ + ii * n + jj, e);
-      _mm_storeh_pd(DV + ii * n + jj, e);
+      _mm_storel_pd(DQi + jj, e);
+      _mm_storeh_pd(DVi + jj, e);
       if (j == i) continue;
       const __m256d u = dot2(pj + 36, wi), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
       const __m128d f = _mm_mul_pd(hh, _mm_unpacklo_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1)));
-      if (grp[j] == grp[i]) DQ[jj * n + ii] = h * moved_q(r, j, i); /* a group's dofs turn each other */
-      else _mm_storel_pd(DQ + jj * n + ii, f);
-      _mm_storeh_pd(DV + jj * n + ii, f);
+      const size_t jn = (size_t)jj * n;
+      if (grp[j] == gi) DQc[jn] = h * moved_q(r, j, i); /* a group's dofs turn each other */
+      else _mm_storel_pd(DQc + jn, f);
+      _mm_storeh_pd(DVc + jn, f);
     }
   }
+}
+
+/* tree_pairs_in with and without gravity compensation (a constant: no test per pair; rn.no_lanes: the
+ * one that tests it) */
+static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_simd(const grit_model *m, double h, int adr, int n,
+                                                                        double *DQ, double *DV, const grit_rnea *r) {
+  tree_pairs_in(m, h, adr, n, DQ, DV, r, r->any_gravcomp);
+}
+
+static RN_NOINLINE __attribute__((target("avx2"))) void tree_pairs_plain(const grit_model *m, double h, int adr, int n,
+                                                                         double *DQ, double *DV, const grit_rnea *r) {
+  tree_pairs_in(m, h, adr, n, DQ, DV, r, 0);
+}
+/* dof_vectors for four dofs at once, a dof per lane of GCC's vector type (AVX2 registers): every lane
+ * the very operations of dof_vectors in their order (the spatial algebra of grit/detail/math_generic.h
+ * written out below for lanes: dot3 a0 b0 + (a1 b1 + a2 b2), cross, products and sums unfused), so
+ * each dof's vectors are the same bits. Models without gravity compensation (g1, cu unread). The dofs'
+ * inputs gathered (per dof, per body of the dof) and the results scattered, a lane at a time; the
+ * arithmetic, ~430 operations a dof, runs four dofs per instruction. */
+typedef double rn_v4 __attribute__((vector_size(32)));
+
+RN_AVX2_INLINE rn_v4 v4_gather(const double *const *p, int k) { return (rn_v4){p[0][k], p[1][k], p[2][k], p[3][k]}; }
+
+RN_AVX2_INLINE void v4_gather_n(rn_v4 *x, const double *const *p, int n) {
+  for (int k = 0; k < n; ++k) x[k] = v4_gather(p, k);
+}
+
+RN_AVX2_INLINE void v4_scatter_n(double *const *p, const rn_v4 *x, int n) {
+  for (int k = 0; k < n; ++k)
+    for (int l = 0; l < 4; ++l) p[l][k] = x[k][l];
+}
+
+/* x[c] = (p[c], p[6 + c], p[12 + c], p[18 + c]), c < 6: four consecutive dofs' 6-vectors as lanes, by a
+ * 4 x 4 transpose (columns 0..3) and 2 x 2 ones (4, 5) in registers; rows6_store the inverse. */
+RN_AVX2_INLINE void rows6_load(rn_v4 *x, const double *p) {
+  const __m256d r0 = _mm256_loadu_pd(p), r1 = _mm256_loadu_pd(p + 6), r2 = _mm256_loadu_pd(p + 12),
+                r3 = _mm256_loadu_pd(p + 18);
+  const __m256d a = _mm256_unpacklo_pd(r0, r1), c = _mm256_unpackhi_pd(r0, r1);
+  const __m256d e = _mm256_unpacklo_pd(r2, r3), g = _mm256_unpackhi_pd(r2, r3);
+  x[0] = (rn_v4)_mm256_permute2f128_pd(a, e, 0x20);
+  x[1] = (rn_v4)_mm256_permute2f128_pd(c, g, 0x20);
+  x[2] = (rn_v4)_mm256_permute2f128_pd(a, e, 0x31);
+  x[3] = (rn_v4)_mm256_permute2f128_pd(c, g, 0x31);
+  const __m128d q0 = _mm_loadu_pd(p + 4), q1 = _mm_loadu_pd(p + 10), q2 = _mm_loadu_pd(p + 16), q3 = _mm_loadu_pd(p + 22);
+  x[4] = (rn_v4)_mm256_set_m128d(_mm_unpacklo_pd(q2, q3), _mm_unpacklo_pd(q0, q1));
+  x[5] = (rn_v4)_mm256_set_m128d(_mm_unpackhi_pd(q2, q3), _mm_unpackhi_pd(q0, q1));
+}
+
+RN_AVX2_INLINE void rows6_store(double *p, const rn_v4 *x) {
+  const __m256d x0 = (__m256d)x[0], x1 = (__m256d)x[1], x2 = (__m256d)x[2], x3 = (__m256d)x[3];
+  const __m256d a = _mm256_unpacklo_pd(x0, x1), c = _mm256_unpackhi_pd(x0, x1);
+  const __m256d e = _mm256_unpacklo_pd(x2, x3), g = _mm256_unpackhi_pd(x2, x3);
+  const __m256d lo = _mm256_unpacklo_pd((__m256d)x[4], (__m256d)x[5]), hi = _mm256_unpackhi_pd((__m256d)x[4], (__m256d)x[5]);
+  _mm256_storeu_pd(p, _mm256_permute2f128_pd(a, e, 0x20)); /* row 0: columns 0..3 */
+  _mm_storeu_pd(p + 4, _mm256_castpd256_pd128(lo));          /* row 0: columns 4, 5 */
+  _mm256_storeu_pd(p + 6, _mm256_permute2f128_pd(c, g, 0x20));
+  _mm_storeu_pd(p + 10, _mm256_castpd256_pd128(hi));
+  _mm256_storeu_pd(p + 12, _mm256_permute2f128_pd(a, e, 0x31));
+  _mm_storeu_pd(p + 16, _mm256_extractf128_pd(lo, 1));
+  _mm256_storeu_pd(p + 18, _mm256_permute2f128_pd(c, g, 0x31));
+  _mm_storeu_pd(p + 22, _mm256_extractf128_pd(hi, 1));
+}
+
+RN_AVX2_INLINE rn_v4 v4_dot3(const rn_v4 *a, const rn_v4 *b) { return a[0] * b[0] + (a[1] * b[1] + a[2] * b[2]); }
+
+RN_AVX2_INLINE void v4_cross(rn_v4 *r, const rn_v4 *a, const rn_v4 *b) {
+  const rn_v4 t0 = a[1] * b[2] - a[2] * b[1], t1 = a[2] * b[0] - a[0] * b[2], t2 = a[0] * b[1] - a[1] * b[0];
+  r[0] = t0, r[1] = t1, r[2] = t2;
+}
+
+/* grit_si_apply: f = (I w + h x v; m v - h x w), t = (w; v); Ih: m, h[3], I[9] */
+RN_AVX2_INLINE void v4_si_apply(rn_v4 *f, const rn_v4 *Ih, const rn_v4 *t) {
+  rn_v4 a[3], r[3];
+  for (int i = 0; i < 3; ++i) r[i] = v4_dot3(Ih + 4 + 3 * i, t);
+  v4_cross(a, Ih + 1, t + 3);
+  for (int i = 0; i < 3; ++i) f[i] = r[i] + a[i];
+  v4_cross(a, Ih + 1, t);
+  for (int i = 0; i < 3; ++i) f[3 + i] = Ih[0] * t[3 + i] - a[i];
+}
+
+RN_AVX2_INLINE void v4_cross_motion(rn_v4 *r, const rn_v4 *a, const rn_v4 *b) {
+  rn_v4 t[3];
+  v4_cross(r, a, b);
+  v4_cross(r + 3, a, b + 3);
+  v4_cross(t, a + 3, b);
+  for (int i = 0; i < 3; ++i) r[3 + i] = r[3 + i] + t[i];
+}
+
+RN_AVX2_INLINE void v4_cross_force(rn_v4 *r, const rn_v4 *a, const rn_v4 *f) {
+  rn_v4 t[3];
+  v4_cross(r, a, f);
+  v4_cross(t, a + 3, f + 3);
+  for (int i = 0; i < 3; ++i) r[i] = r[i] + t[i];
+  v4_cross(r + 3, a, f + 3);
+}
+
+RN_AVX2_INLINE void v4_rate_mulv(rn_v4 *y, const rn_v4 *B, const rn_v4 *x) {
+  y[0] = (((B[0] * x[0] + B[1] * x[1]) + B[2] * x[2]) + B[9] * x[4]) + B[10] * x[5];
+  y[1] = (((B[3] * x[0] + B[4] * x[1]) + B[5] * x[2]) + B[11] * x[3]) + B[12] * x[5];
+  y[2] = (((B[6] * x[0] + B[7] * x[1]) + B[8] * x[2]) + B[13] * x[3]) + B[14] * x[4];
+  y[3] = B[11] * x[1] + B[15] * x[2];
+  y[4] = B[16] * x[0] + B[14] * x[2];
+  y[5] = B[10] * x[0] + B[17] * x[1];
+}
+
+RN_AVX2_INLINE void v4_axpy(rn_v4 *y, double a, const rn_v4 *x) {
+  const rn_v4 av = {a, a, a, a};
+  for (int i = 0; i < 6; ++i) y[i] = y[i] + av * x[i];
+}
+
+/* body_terms for four bodies, a body per lane: grit_si_apply, the force cross product and the inertia's
+ * rate (inertia_rate's expressions, its sum 0 + b after the zeroing) as body_terms computes them, the
+ * same operations per lane in the same order. */
+static RN_NOINLINE __attribute__((target("avx2"))) void body_terms4(const grit_kin *k, int b0, grit_rnea *r) {
+  const double *p[4];
+  rn_v4 Ih[13], ca[6], V[6], f[6], hb[6], t[6];
+  for (int l = 0; l < 4; ++l) p[l] = &k->cinert[b0 + l].m;
+  Ih[0] = v4_gather(p, 0);
+  for (int l = 0; l < 4; ++l) p[l] = k->cinert[b0 + l].h;
+  v4_gather_n(Ih + 1, p, 3);
+  for (int l = 0; l < 4; ++l) p[l] = k->cinert[b0 + l].I;
+  v4_gather_n(Ih + 4, p, 9);
+  rows6_load(ca, r->acc + 6 * b0);
+  rows6_load(V, k->cvel + 6 * b0);
+  v4_si_apply(f, Ih, ca);
+  v4_si_apply(hb, Ih, V);
+  v4_cross_force(t, V, hb);
+  for (int i = 0; i < 6; ++i) f[i] = f[i] + t[i];
+  const rn_v4 *h = Ih + 1, *I = Ih + 4, m = Ih[0];
+  const rn_v4 i0 = I[0], i1 = I[1], i2 = I[2], i3 = I[3], i4 = I[4], i5 = I[5], i6 = I[6], i7 = I[7], i8 = I[8];
+  const rn_v4 h0 = h[0], h1 = h[1], h2 = h[2], v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
+  const rn_v4 a01 = v4 * h1 + v5 * h2, a02 = v3 * h0 + v5 * h2, a12 = v3 * h0 + v4 * h1, zero = {0, 0, 0, 0};
+  rn_v4 b[RATE_N];
+  b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);
+  b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));
+  b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));
+  b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));
+  b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);
+  b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));
+  b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));
+  b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));
+  b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);
+  b[9] = (v1 * h0 - v5 * m) - v0 * h1;
+  b[10] = (v2 * h0 + v4 * m) - v0 * h2;
+  b[11] = (v0 * h1 + v5 * m) - v1 * h0;
+  b[12] = (v2 * h1 - v3 * m) - v1 * h2;
+  b[13] = (v0 * h2 - v4 * m) - v2 * h0;
+  b[14] = (v1 * h2 + v3 * m) - v2 * h1;
+  b[15] = -(v2 * h0 + (v4 * m - v0 * h2));
+  b[16] = -(v0 * h1 + (v5 * m - v1 * h0));
+  b[17] = -(v1 * h2 + (v3 * m - v2 * h1));
+  for (int q = 0; q < RATE_N; ++q) b[q] = zero + b[q];
+  rows6_store(r->Fc + 6 * b0, f);
+  rows6_store(r->Hc + 6 * b0, hb);
+  double *o[4];
+  for (int l = 0; l < 4; ++l) o[l] = r->Bc + RATE_N * (b0 + l);
+  v4_scatter_n(o, b, RATE_N);
+  for (int l = 0; l < 4; ++l) r->Ic[b0 + l] = k->cinert[b0 + l];
+}
+
+static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_model *m, const grit_kin *k, int i0,
+                                                                     grit_rnea *r) {
+  const double *p[4];
+  rn_v4 S[6], P[6], Q[6], R[6], Ih[13], B[RATE_N], H[6], F[6];
+  rows6_load(S, k->cdof + 6 * i0);
+  rows6_load(P, r->P + 6 * i0);
+  rows6_load(Q, r->Q + 6 * i0);
+  rows6_load(R, r->R + 6 * i0);
+  int kb[4];
+  for (int l = 0; l < 4; ++l) kb[l] = m->dof_body[i0 + l];
+  for (int l = 0; l < 4; ++l) p[l] = &r->Ic[kb[l]].m;
+  Ih[0] = v4_gather(p, 0);
+  for (int l = 0; l < 4; ++l) p[l] = r->Ic[kb[l]].h;
+  v4_gather_n(Ih + 1, p, 3);
+  for (int l = 0; l < 4; ++l) p[l] = r->Ic[kb[l]].I;
+  v4_gather_n(Ih + 4, p, 9);
+  for (int l = 0; l < 4; ++l) p[l] = r->Bc + RATE_N * kb[l];
+  v4_gather_n(B, p, RATE_N);
+  for (int l = 0; l < 4; ++l) p[l] = r->Hc + 6 * kb[l];
+  v4_gather_n(H, p, 6);
+  for (int l = 0; l < 4; ++l) p[l] = r->Fc + 6 * kb[l];
+  v4_gather_n(F, p, 6);
+  rn_v4 g2[6], g6[6], bs[6], sh[6], t[6], Y[6], z[6], wq[6], e[6], wv[6];
+  v4_si_apply(g2, Ih, S);
+  v4_rate_mulv(bs, B, S);
+  v4_cross_force(sh, S, H);
+  for (int c = 0; c < 6; ++c) g6[c] = bs[c] - sh[c];
+  v4_cross_motion(Y, S, P);
+  v4_cross_motion(t, S, Q);
+  v4_cross_motion(z, Y, P);
+  for (int c = 0; c < 6; ++c) z[c] = z[c] - t[c];
+  v4_cross_force(wq, S, F);
+  v4_si_apply(t, Ih, z);
+  v4_axpy(wq, 1.0, t);
+  v4_rate_mulv(t, B, Y);
+  v4_axpy(wq, -1.0, t);
+  v4_cross_force(t, Y, H);
+  v4_axpy(wq, -1.0, t);
+  v4_cross_motion(t, S, R);
+  rn_v4 sd[6];
+  rows6_load(sd, k->cdof_dot + 6 * i0);
+  for (int c = 0; c < 6; ++c) e[c] = sd[c] - t[c];
+  v4_si_apply(wv, Ih, e);
+  for (int c = 0; c < 6; ++c) wv[c] = wv[c] + (bs[c] + sh[c]);
+  rows6_store(r->g2 + 6 * i0, g2);
+  rows6_store(r->g6 + 6 * i0, g6);
+  rows6_store(r->cy + 6 * i0, Y);
+  rows6_store(r->cz + 6 * i0, z);
+  rows6_store(r->wq + 6 * i0, wq);
+  rows6_store(r->wv + 6 * i0, wv);
+  rows6_store(r->R + 6 * i0, e); /* R is read no more: e in its place */
 }
 #endif
 
@@ -319,14 +580,24 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
                                  const char *mk, grit_rnea *r, const int simd) {
   (void)simd; /* read only by the AVX2 build */
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
-  forward(m, k, v0, v, h, a0, r);
+  forward(m, k, v0, v, h, a0, r, RN_AVX2 && simd && !r->no_lanes && !r->any_gravcomp);
+  int lanes_to = 0; /* the dofs below it have their vectors from dof_vectors4 */
+  (void)lanes_to;
   grit_momentum_wrenches(m, k, h, &r->mom, r->Fc); /* the momentum correction (derivatives_momentum.c) */
   for (int i = 0; i < m->nv; ++i)
     if (mk[m->dof_tree[i]]) {
-      dof_vectors(m, k, i, a0, r);
+#if RN_AVX2
+      /* four dofs of mk's trees at once (dof_vectors4), the group's last three taking their turn below */
+      if (simd && !r->no_lanes && !r->any_gravcomp && (i & 3) == 0 && i + 4 <= m->nv && mk[m->dof_tree[i + 1]] &&
+          mk[m->dof_tree[i + 2]] && mk[m->dof_tree[i + 3]])
+        dof_vectors4(m, k, i, r), lanes_to = i + 4;
+      if (i >= lanes_to)
+#endif
+        dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
 #if RN_AVX2
-      if (simd) pack_dof(k, i, r);
+      if (simd && !r->no_lanes) pack_dof_avx2(k, i, r);
+      else if (simd) pack_dof(k, i, r);
 #endif
     }
   for (int t = 0; t < m->ntree; ++t) {
@@ -336,7 +607,8 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
     double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];
 #if RN_AVX2
     if (simd) {
-      tree_pairs_simd(m, h, adr, n, DQ, DV, r);
+      if (!r->any_gravcomp && !r->no_lanes) tree_pairs_plain(m, h, adr, n, DQ, DV, r);
+      else tree_pairs_simd(m, h, adr, n, DQ, DV, r);
       continue;
     }
 #endif

@@ -35,6 +35,7 @@ typedef struct grit_rnea {
   double *zt, *zh, *zp;   /* (6 nbody, 6 nbody, 6 nv) scratch of grit_rnea_quadratic_gradient */
   double *pk;             /* (PK_N nv) the dofs' vectors in pairs of lanes, for the SIMD pairs */
   int no_simd;            /* the baseline build, scalar pairs, columns one by one (the tests: the same bits) */
+  int no_lanes;           /* the dofs' vectors one dof at a time, not four per AVX2 register (tests) */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
   grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */

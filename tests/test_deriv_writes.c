@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_deriv_writes.c — the derivative call's fast paths of writing and of the smooth dynamics' partials
+ * (derivatives_columns.c, derivatives_rnea.c) against their old paths, bit for bit, dense and blocks:
+ * MuJoCo's humanoid on the floor (a free root, hinges), a tree mixing hinges, slides and a ball joint in
+ * contact (runs of hinges broken by the ball and the columns' own dofs), and a hinge-and-slide chain
+ * whose A and B are also checked against central differences of the step. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "derivatives_internal.h"
+#include "fd_jacobians.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+
+/* A chain of hinges and slides (nq = nv) with motors, damped, swinging under gravity. */
+static const char *k_chain =
+    "<mujoco><option timestep='0.002'/><worldbody>"
+    "<body pos='0 0 1'><joint name='j0' type='hinge' axis='0 1 0' damping='0.2'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.3' size='0.03'/>"
+    "<body pos='0 0 -0.3'><joint name='j1' type='slide' axis='0 0 1' damping='2' stiffness='50'/>"
+    "<joint name='j2' type='hinge' axis='1 0 0' damping='0.1'/><geom type='capsule' fromto='0 0 0 0 0 -0.3' size='0.03'/>"
+    "<body pos='0 0 -0.3'><joint name='j3' type='hinge' axis='0 1 0' damping='0.1'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.2' size='0.03'/>"
+    "<body pos='0 0 -0.2'><joint name='j4' type='slide' axis='1 0 0' damping='1' stiffness='20'/>"
+    "<joint name='j5' type='hinge' axis='0 0 1' damping='0.1'/><geom type='sphere' size='0.05'/>"
+    "</body></body></body></body></worldbody>"
+    "<actuator><motor joint='j0'/><motor joint='j1'/><motor joint='j3'/><motor joint='j5'/></actuator></mujoco>";
+
+/* Hinges, slides and a ball joint on one tree, its feet on the floor. */
+static const char *k_mixed =
+    "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='3 3 0.1'/>"
+    "<body pos='0 0 0.5'><joint name='j0' type='slide' axis='0 0 1'/><joint name='j1' type='slide' axis='1 0 0'/>"
+    "<joint name='j2' type='hinge' axis='0 1 0'/><geom type='box' size='0.2 0.1 0.05'/>"
+    "<body pos='0.2 0 0'><joint name='j3' type='hinge' axis='0 1 0' range='-1 1'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.3' size='0.03'/>"
+    "<body pos='0 0 -0.3'><joint name='j4' type='ball'/><geom type='capsule' fromto='0 0 0 0 0 -0.2' size='0.03'/>"
+    "<body pos='0 0 -0.2'><joint name='j5' type='hinge' axis='0 1 0'/><geom type='sphere' size='0.04'/></body></body></body>"
+    "<body pos='-0.2 0 0'><joint name='j6' type='hinge' axis='0 1 0'/><joint name='j7' type='hinge' axis='1 0 0'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.45' size='0.03'/></body></body></worldbody>"
+    "<actuator><motor joint='j3'/><motor joint='j5'/><motor joint='j6'/><motor joint='j7'/></actuator></mujoco>";
+
+/* A, B of the data's last step, dense (form 0) or by blocks (form 1). */
+static void jacobians(grit_data *d, int form, grit_jacobian_blocks *J, double *A, double *B) {
+  const grit_model *m = grit_data_model(d);
+  if (form == 0) {
+    cr_assert_eq(grit_step_derivatives(d, A, grit_model_nu(m) ? B : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d));
+    return;
+  }
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, A, grit_model_nu(m) ? B : NULL), GRIT_OK);
+}
+
+/* The bits of A and B with *flag set (the old path) and cleared, dense and blocks. */
+static void same_bits(grit_data *d, int *flag, const char *what) {
+  const grit_model *m = grit_data_model(d);
+  const size_t nx = 2 * (size_t)grit_model_nv(m) + (size_t)grit_model_na(m), nu = (size_t)grit_model_nu(m);
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * (nx * nu + 1));
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  for (int form = 0; form < 2; ++form) {
+    for (int k = 0; k < 2; ++k) {
+      *flag = k;
+      jacobians(d, form, J, A[k], B[k]);
+      *flag = 0;
+    }
+    cr_assert(!memcmp(A[0], A[1], sizeof(double) * nx * nx), "%s: A, form %d", what, form);
+    cr_assert(!memcmp(B[0], B[1], sizeof(double) * nx * nu), "%s: B, form %d", what, form);
+  }
+  grit_jacobian_blocks_free(J);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+}
+
+static grit_data *settled(const char *xml, const char *file, int steps, grit_model **m) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_data *d;
+  grit_mjcf_info info;
+  if (file) cr_assert_eq(grit_mjcf_load_file(file, m, &info, msg), GRIT_OK, "%s", msg);
+  else cr_assert_eq(grit_mjcf_load_string(xml, m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  grit_data_set_step_settings(d, &info.settings);
+  grit_mjcf_info_free(&info);
+  const int nu = grit_model_nu(*m);
+  double u[8] = {0.3, -0.5, 0.2, 0.4, -0.1, 0.25, 0.1, -0.3};
+  if (nu > 0 && nu <= 8) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  for (int s = 0; s < steps; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+
+/* The q rows of hinges and slides written by runs found from w->plain_end (plain_run) or by testing each
+ * dof (hinge_run, ws->no_plain_runs), and the smooth partials' bodies' terms and dofs' vectors four at a
+ * time (body_terms4, dof_vectors4, pack_dof_avx2) or one by one (rn.no_lanes): the same bits. */
+Test(deriv_writes, fast_paths_same_bits) {
+  grit_model *m;
+  grit_data *d = settled(NULL, GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 150, &m);
+  same_bits(d, &d->deriv->no_plain_runs, "humanoid");
+  same_bits(d, &d->deriv->rn.no_lanes, "humanoid, dof lanes");
+  grit_data_free(d);
+  grit_model_free(m);
+  d = settled(k_mixed, NULL, 200, &m);
+  cr_assert_gt(grit_data_ncontacts(d), 0);
+  same_bits(d, &d->deriv->no_plain_runs, "mixed tree");
+  same_bits(d, &d->deriv->rn.no_lanes, "mixed tree, dof lanes");
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The chain's A, B (fast paths) against central differences of the step, and the same bits without them. */
+Test(deriv_writes, chain_central_differences) {
+  grit_model *m;
+  grit_data *d = settled(k_chain, NULL, 100, &m);
+  same_bits(d, &d->deriv->no_plain_runs, "chain");
+  same_bits(d, &d->deriv->rn.no_lanes, "chain, dof lanes");
+  const int nq = grit_model_nq(m), nx = 2 * nq, nu = grit_model_nu(m);
+  cr_assert_eq(nq, grit_model_nv(m));
+  double *A = malloc(sizeof(double) * (size_t)nx * nx), *B = malloc(sizeof(double) * (size_t)nx * nu);
+  double *Afd = malloc(sizeof(double) * (size_t)nx * nx), *Bfd = malloc(sizeof(double) * (size_t)nx * nu);
+  double *x = malloc(sizeof(double) * (size_t)nx), u[4];
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  /* the state the last step started from, its controls */
+  memcpy(x, d->qprev, sizeof(double) * (size_t)nq);
+  memcpy(x + nq, d->vprev, sizeof(double) * (size_t)nq);
+  memcpy(u, d->uprev, sizeof(double) * (size_t)nu);
+  fdj_central(d, x, u, 1e-6, Afd, Bfd);
+  const double ea = fdj_rel_err(A, Afd, nx * nx), eb = fdj_rel_err(B, Bfd, nx * nu);
+  cr_log_info("chain: A %.2e, B %.2e of the largest entry", ea, eb);
+  cr_assert_lt(ea, 1e-6);
+  cr_assert_lt(eb, 1e-6);
+  free(A), free(B), free(Afd), free(Bfd), free(x);
+  grit_data_free(d);
+  grit_model_free(m);
+}
