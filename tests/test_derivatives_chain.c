@@ -152,12 +152,23 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(d->deriv->chain_skips[2] > 0, "cx rows left out: %lu", d->deriv->chain_skips[2]);
+  cr_assert(d->deriv->cx_clean_used > 0, "kept rows in w->cxJ: %lu", d->deriv->cx_clean_used);
   d->deriv->no_chain = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   int differ = 0;
   for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
   for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
   cr_expect_eq(differ, 0, "%d entries differ", differ);
+  /* the kept rows' J written whole into w->J (ws->no_cx_clean) against w->cxJ, +0 off their columns */
+  d->deriv->no_chain = 0;
+  d->deriv->no_cx_clean = 1;
+  const unsigned long clean = d->deriv->cx_clean_used;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(d->deriv->cx_clean_used, clean);
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "no_cx_clean: %d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
   grit_model_free(m);

@@ -19,6 +19,7 @@
  *     the sign of zero partials).
  * The values (q0 (+) 0) are the same in every pass of a call, which is what makes keeping them exact.
  * ws->no_chain turns all of this off (tests compare both). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,12 @@ static void kept_params(const double *s, grit_contact_params_dual *p) {
   for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
   memcpy(p, f, sizeof *p);
 }
+/* The same values into a p whose partials are all +0 already (the residual zeroes it): their stores
+ * were a tenth of the softbox's call (651 kept rows in each of 56 passes). */
+static void kept_values(const double *s, grit_contact_params_dual *p) {
+  char *base = (char *)p;
+  for (int j = 0; j < NPARAM; ++j) memcpy(base + (size_t)j * sizeof(grit_dual) + offsetof(grit_dual, v), &s[j], sizeof s[j]);
+}
 
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
@@ -68,6 +75,8 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
+  GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
+  GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
   GRIT_CARVE(c, w->klean, m->ntree);
   GRIT_CARVE(c, w->bneed, m->nbody);
@@ -255,16 +264,48 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   w->ckeep_at[i] = w->ckeep_call;
 }
 
+/* Kept row k's J on its structural columns list (nl) from its kept values js into w->cxJ, with J[] pointed
+ * there: the entries the last such row wrote are set back to +0 first, so the buffer is +0 off this
+ * row's columns without zeroing its dim x n duals per tree (the softbox: 224 dofs, 16 kB per row, a
+ * fifth of its call), the same values cx_out writes into w->J. */
+static void cx_out_clean(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, const int *list, int nl,
+                         const double *js, grit_dual *J[2]) {
+  grit_dual *buf = w->cxJ;
+  for (int e = 0; e < w->cxJ_n; ++e) buf[w->cxJ_pos[e]] = grit_dual_const(0.0);
+  int c = 0, off = 0;
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    J[q] = buf + off;
+    for (int e = 0; e < nl; ++e)
+      if (list[e] >= adr && list[e] < adr + n)
+        for (int r = 0; r < k->dim; ++r) {
+          const int at = off + r * n + list[e] - adr;
+          buf[at] = grit_dual_const(js[at]);
+          w->cxJ_pos[c++] = at;
+        }
+    off += k->dim * n;
+  }
+  w->cxJ_n = c;
+}
+
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
-                            grit_contact_params_dual *p, grit_dual *const J[2]) {
+                            grit_contact_params_dual *p, grit_dual *J[2]) {
   w->cx_kept_ic = -1;
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
-  kept_params(s, p);
   const double *js = s + NPARAM;
   int nl = 0;
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  if (list && !w->no_cx_clean) {
+    kept_values(s, p);
+    cx_out_clean(m, w, k, list, nl, js, J);
+    w->chain_skips[2]++;
+    w->cx_clean_used++;
+    w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
+    return 1;
+  }
+  kept_params(s, p);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     if (list) { /* off the structural columns the kept values are +0 */

@@ -128,6 +128,11 @@ struct grit_deriv_ws {
   unsigned long cx_cols_used;             /* the rows that took the structural columns so far (tests) */
   int cx_kept_ic;                         /* the cx row grit_deriv_chain_cx_out last took as constants (its J */
   unsigned cx_kept_eval;                  /* has no partials), in evaluation eval_no = cx_kept_eval; -1: none */
+  grit_dual *cxJ;                         /* (6 maxn + 2) a kept cx row's J for its pass: +0 but where the last
+                                           * row wrote its structural columns (cxJ_pos, cxJ_n) */
+  int *cxJ_pos, cxJ_n;                    /* (6 maxn) those entries */
+  int no_cx_clean;                        /* nonzero: a kept cx row's J written whole into w->J (tests) */
+  unsigned long cx_clean_used;            /* the kept rows that took w->cxJ so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
