@@ -264,3 +264,37 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
   cx_columns_same(m, 150);
   grit_model_free(m);
 }
+
+/* MuJoCo's softbox (one tree of 224 dofs, 651 tendon-equality rows): the kept rows' J in w->cxJ against
+ * written whole (ws->no_cx_clean), and the dense factor of A left out for the tree the Delassus partials
+ * solve in tree order against formed (ws->no_dense_skip): A and B equal entry by entry. */
+Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  for (int i = 0; i < 3; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->cx_clean_used > 0, "kept rows in w->cxJ: %lu", d->deriv->cx_clean_used);
+  cr_assert(d->deriv->dense_skipped > 0, "trees without the dense factor: %lu", d->deriv->dense_skipped);
+  for (int pass = 0; pass < 2; ++pass) {
+    d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1;
+    const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(pass == 0 ? d->deriv->cx_clean_used == clean : d->deriv->dense_skipped == skipped);
+    int differ = 0;
+    for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+    for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+    cr_expect_eq(differ, 0, "pass %d: %d entries differ", pass, differ);
+  }
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -77,6 +77,7 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->ckeep_at, n);
   GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
+  GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
   GRIT_CARVE(c, w->klean, m->ntree);
   GRIT_CARVE(c, w->bneed, m->nbody);

@@ -117,6 +117,20 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
   }
 }
 
+/* A tree factored in tree order above has its z solved by that factor only (solve_rows_tree, tree_lanes);
+ * its dense factor, n^3 / 6 (the softbox: 5 % of the call, the flag's 340 dofs more), is read only by a
+ * qconst tree's constant factor (derivatives_free.c, prepare_passes' dual copy). */
+const char *grit_deriv_delassus_dense_mask(const grit_model *m, grit_deriv_ws *w) {
+  if (w->no_dense_skip) return NULL;
+  int skip = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    w->dense_need[t] = (char)(!w->dt_ok[t] || w->qconst[t]);
+    skip += !w->dense_need[t];
+  }
+  w->dense_skipped += (unsigned long)skip;
+  return skip ? w->dense_need : NULL;
+}
+
 /* Whether constraint k's J is a constant (no partials): a joint limit's or friction's (+-e_dof), a fixed
  * tendon's limit or friction (its coefficients). */
 static int constant_jacobian(const grit_model *m, const grit_constraint *k) {

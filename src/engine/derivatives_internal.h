@@ -133,6 +133,10 @@ struct grit_deriv_ws {
   int *cxJ_pos, cxJ_n;                    /* (6 maxn) those entries */
   int no_cx_clean;                        /* nonzero: a kept cx row's J written whole into w->J (tests) */
   unsigned long cx_clean_used;            /* the kept rows that took w->cxJ so far (tests) */
+  char *dense_need;                       /* (ntree) grit_deriv_delassus_dense_mask's */
+  int no_dense_skip;                      /* nonzero: A's dense factor of every tree, also those the
+                                           * Delassus partials solve in tree order (tests) */
+  unsigned long dense_skipped;            /* the trees left out so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
@@ -246,6 +250,10 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w);
 /* Factors each tree's block of w->Ad (A's values, before their dense factor) in tree order where A keeps
  * the mass matrix's pattern (treechol.h): the solves for z then cost O(n depth). */
 void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
+/* The trees whose dense factor of A the call reads after grit_deriv_delassus_lin_factor: those it did not
+ * factor in tree order, and the qconst ones (derivatives_free.c, the constant dual factor); NULL: every
+ * tree (none is left out, or ws->no_dense_skip). For grit_deriv_factor_operator's mask. */
+const char *grit_deriv_delassus_dense_mask(const grit_model *m, grit_deriv_ws *w);
 
 /* ---- the columns (derivatives_columns.c) */
 
