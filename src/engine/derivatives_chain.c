@@ -265,33 +265,49 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   w->ckeep_at[i] = w->ckeep_call;
 }
 
-/* Kept row k's J on its structural columns list (nl) from its kept values js into w->cxJ, with J[] pointed
- * there: the entries the last such row wrote are set back to +0 first, so the buffer is +0 off this
- * row's columns without zeroing its dim x n duals per tree (the softbox: 224 dofs, 16 kB per row, a
- * fifth of its call), the same values cx_out writes into w->J. */
+/* A kept row's J (ws->no_cx_clean off): J[] is pointed at w->cxJ, which is +0 everywhere when the row is
+ * taken (the entries the last row wrote are set back first); its values on its structural columns are
+ * written there only when something reads J itself (grit_deriv_chain_cx_materialize): J v and J^T gamma
+ * read the kept values (cx_kept_rows), the Delassus partials none (no partials, z kept). On the softbox
+ * (224 dofs) zeroing dim x n duals per tree was a fifth of the call; on the flag writing the kept values
+ * on its tendons' long paths a tenth. */
 static void cx_out_clean(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, const int *list, int nl,
                          const double *js, grit_dual *J[2]) {
   grit_dual *buf = w->cxJ;
   for (int e = 0; e < w->cxJ_n; ++e) buf[w->cxJ_pos[e]] = grit_dual_const(0.0);
+  w->cxJ_n = 0;
+  int off = 0;
+  for (int q = 0; q < k->ntree; ++q) {
+    J[q] = buf + off;
+    off += k->dim * m->tree_dofnum[k->tree[q]];
+  }
+  w->cx_kept_k = k, w->cx_kept_js = js, w->cx_kept_list = list, w->cx_kept_nl = nl;
+  w->cx_kept_pending = 1;
+}
+
+void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w) {
+  if (!w->cx_kept_pending) return;
+  const grit_constraint *k = w->cx_kept_k;
+  const int *list = w->cx_kept_list, nl = w->cx_kept_nl;
   int c = 0, off = 0;
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-    J[q] = buf + off;
     for (int e = 0; e < nl; ++e)
       if (list[e] >= adr && list[e] < adr + n)
         for (int r = 0; r < k->dim; ++r) {
           const int at = off + r * n + list[e] - adr;
-          buf[at] = grit_dual_const(js[at]);
+          w->cxJ[at] = grit_dual_const(w->cx_kept_js[at]);
           w->cxJ_pos[c++] = at;
         }
     off += k->dim * n;
   }
   w->cxJ_n = c;
+  w->cx_kept_pending = 0;
 }
 
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                             grit_contact_params_dual *p, grit_dual *J[2]) {
-  w->cx_kept_ic = -1;
+  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0;
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
@@ -341,6 +357,44 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
   return r;
 }
 
+/* grit_deriv_chain_cx_jacobian_rows for a row cx_out took as constants, from its kept values js: J's
+ * partials are +0, so J v + b's partials stay +0 (a +-0 product added to +0) and its values are the same
+ * sums in doubles; J^T gamma's partials are grit_dual_mul's, J.d gamma.v + J.v gamma.d with the first term
+ * the zero (+0) gamma.v, so the same bits. Returns 0 where a velocity is an exact zero (the span's path). */
+static int cx_kept_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_constraint *k,
+                        const int *list, const int e0[2], const int e1[2], const grit_contact_params_dual *p) {
+  const double *js = w->cx_kept_js;
+  grit_dual vc[3], gamma[3], G[9];
+  for (int r = 0; r < k->dim; ++r) {
+    double x = k->b[r];
+    for (int q = 0, off = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *jr = js + off + r * n - adr;
+      for (int e = e0[q]; e < e1[q]; ++e) x = jr[list[e]] * d->vsol[list[e]] + x;
+      off += k->dim * n;
+    }
+    if (x == 0.0) return 0;
+    vc[r] = grit_dual_const(x);
+  }
+  w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
+  for (int q = 0, off = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r) {
+      const double *jr = js + off + r * n - adr, gv = gamma[r].v, z = 0.0 * gv; /* J.d gamma.v */
+      for (int e = e0[q]; e < e1[q]; ++e) {
+        grit_dual *y = &w->r[list[e]];
+        const double a = jr[list[e]];
+        y->v = y->v - a * gv;
+        GRIT_DUAL_FOR(l) y->d[l] = y->d[l] - (z + a * gamma[r].d[l]);
+      }
+    }
+    off += k->dim * n;
+  }
+  w->cx_cols_used++;
+  w->cx_kept_fast++;
+  return 1;
+}
+
 int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
                                       const grit_constraint *k, const grit_dual *const J[2],
                                       const grit_contact_params_dual *p) {
@@ -356,6 +410,11 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     int b = a;
     while (b < nl && list[b] < end) ++b;
     e0[q] = a, e1[q] = b;
+  }
+  if (w->cx_kept_pending && w->cx_kept_k == k) {
+    if (cx_kept_rows(m, d, w, k, list, e0, e1, p)) return 1;
+    grit_deriv_chain_cx_materialize(m, w); /* the span's path reads J */
+    return 0;
   }
   grit_dual vc[3], gamma[3], G[9];
   for (int r = 0; r < k->dim; ++r) { /* apply_jacobian's sums, the same order, without the zero terms */

@@ -12,6 +12,7 @@
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
+#include "derivatives_chain.h"
 #include "constraints_extra.h"
 #include "derivatives_quadgrad.h"
 #include "grit/constraints.h"
@@ -417,6 +418,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
   const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
   double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
   int fresh = !keep || w->zc_at[ic] != w->call_no;
+  if (fresh && w->cx_kept_pending) grit_deriv_chain_cx_materialize(m, w); /* J itself is read below */
   if (fresh && keep && !w->no_lanes && constant_row(m, w, ic)) {
     const int t = tree[0];
     fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t]); /* quad, as below */

@@ -132,6 +132,11 @@ struct grit_deriv_ws {
                                            * row wrote its structural columns (cxJ_pos, cxJ_n) */
   int *cxJ_pos, cxJ_n;                    /* (6 maxn) those entries */
   int no_cx_clean;                        /* nonzero: a kept cx row's J written whole into w->J (tests) */
+  const grit_constraint *cx_kept_k;       /* the row cx_out took as constants in this evaluation, its kept */
+  const double *cx_kept_js;               /* J values, structural columns (cx_kept_list, cx_kept_nl); */
+  const int *cx_kept_list;                /* pending: not yet written into w->cxJ */
+  int cx_kept_nl, cx_kept_pending;
+  unsigned long cx_kept_fast;             /* kept rows whose J v and J^T gamma took their kept values (tests) */
   unsigned long cx_clean_used;            /* the kept rows that took w->cxJ so far (tests) */
   char *dense_need;                       /* (ntree) grit_deriv_delassus_dense_mask's */
   int no_dense_skip;                      /* nonzero: A's dense factor of every tree, also those the
