@@ -265,9 +265,11 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
   grit_model_free(m);
 }
 
-/* MuJoCo's softbox (one tree of 224 dofs, 651 tendon-equality rows): the kept rows' J in w->cxJ against
- * written whole (ws->no_cx_clean), and the dense factor of A left out for the tree the Delassus partials
- * solve in tree order against formed (ws->no_dense_skip): A and B equal entry by entry. */
+/* MuJoCo's softbox (one tree of 224 dofs, 651 tendon-equality rows): the kept rows' J in w->cxJ and their
+ * J v, J^T gamma from the kept values against J written whole (ws->no_cx_clean), the dense factor of A
+ * left out for the tree the Delassus partials solve in tree order against formed (ws->no_dense_skip),
+ * the kept constant rows' short estimate against the general path (ws->no_kept_fast): A and B equal
+ * entry by entry. */
 Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_model *m;
   grit_mjcf_info info;
@@ -284,11 +286,16 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(d->deriv->cx_clean_used > 0, "kept rows in w->cxJ: %lu", d->deriv->cx_clean_used);
   cr_assert(d->deriv->dense_skipped > 0, "trees without the dense factor: %lu", d->deriv->dense_skipped);
-  for (int pass = 0; pass < 2; ++pass) {
-    d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1;
+  cr_assert(d->deriv->cx_kept_fast > 0, "kept rows' J v from their values: %lu", d->deriv->cx_kept_fast);
+  cr_assert(d->deriv->kept_fast_used > 0, "kept rows' short estimates: %lu", d->deriv->kept_fast_used);
+  for (int pass = 0; pass < 3; ++pass) {
+    d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
     const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
+    const unsigned long fast = d->deriv->cx_kept_fast, kept = d->deriv->kept_fast_used;
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    cr_assert(pass == 0 ? d->deriv->cx_clean_used == clean : d->deriv->dense_skipped == skipped);
+    if (pass == 0) cr_assert(d->deriv->cx_clean_used == clean && d->deriv->cx_kept_fast == fast);
+    if (pass == 1) cr_assert(d->deriv->dense_skipped == skipped);
+    if (pass == 2) cr_assert(d->deriv->kept_fast_used == kept);
     int differ = 0;
     for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
     for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];

@@ -33,6 +33,20 @@
 #include "grit/constraints.h"
 #include "solver.h"
 
+/* kept_sub is also compiled for AVX2 and chosen at run time (derivatives_quadgrad.c's pattern). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define CK_AVX2 1
+#else
+#define CK_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define CK_INLINE inline __attribute__((always_inline))
+#define CK_NOINLINE __attribute__((noinline))
+#else
+#define CK_INLINE inline
+#define CK_NOINLINE
+#endif
+
 /* The kept parameters: the fields of grit_contact_params_dual, all dual numbers. */
 enum { NPARAM = (int)(sizeof(grit_contact_params_dual) / sizeof(grit_dual)) };
 _Static_assert(sizeof(grit_contact_params_dual) % sizeof(grit_dual) == 0, "the contact parameters are dual numbers");
@@ -357,6 +371,38 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
   return r;
 }
 
+/* y[list[e]] -= J_e gamma for e = e0 .. e1 - 1, J_e = jr[list[e]] with +0 partials: grit_dual_mul's
+ * J.d gamma.v + J.v gamma.d with the first term the zero (+0) gamma.v, then grit_dual_sub; the same
+ * operations in the same order in both compilations (no FMA: -ffp-contract=off, a target without it). */
+static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, const grit_dual *g) {
+  const double gv = g->v, z = 0.0 * gv;
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const double a = jr[list[e]];
+    t->v = t->v - a * gv;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (z + a * g->d[l]);
+  }
+}
+static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr,
+                                      const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, g);
+}
+#if CK_AVX2
+static CK_NOINLINE __attribute__((target("avx2"))) void kept_sub_avx2(grit_dual *y, const int *list, int e0, int e1,
+                                                                      const double *jr, const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, g);
+}
+#endif
+static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double *jr, const grit_dual *g) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    kept_sub_avx2(y, list, e0, e1, jr, g);
+    return;
+  }
+#endif
+  kept_sub_base(y, list, e0, e1, jr, g);
+}
+
 /* grit_deriv_chain_cx_jacobian_rows for a row cx_out took as constants, from its kept values js: J's
  * partials are +0, so J v + b's partials stay +0 (a +-0 product added to +0) and its values are the same
  * sums in doubles; J^T gamma's partials are grit_dual_mul's, J.d gamma.v + J.v gamma.d with the first term
@@ -379,15 +425,7 @@ static int cx_kept_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-    for (int r = 0; r < k->dim; ++r) {
-      const double *jr = js + off + r * n - adr, gv = gamma[r].v, z = 0.0 * gv; /* J.d gamma.v */
-      for (int e = e0[q]; e < e1[q]; ++e) {
-        grit_dual *y = &w->r[list[e]];
-        const double a = jr[list[e]];
-        y->v = y->v - a * gv;
-        GRIT_DUAL_FOR(l) y->d[l] = y->d[l] - (z + a * gamma[r].d[l]);
-      }
-    }
+    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n - adr, &gamma[r]);
     off += k->dim * n;
   }
   w->cx_cols_used++;
@@ -405,6 +443,10 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
   int e0[2], e1[2]; /* each tree slot's part of the ascending list */
   for (int q = 0; q < k->ntree; ++q) {
     const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
+    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
+      e0[q] = 0, e1[q] = nl;
+      continue;
+    }
     int a = 0;
     while (a < nl && list[a] < adr) ++a;
     int b = a;

@@ -409,8 +409,45 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
   w->call_no = 1u;
 }
 
+/* The estimate of a row kept in this call (z, w, the gradient g of z^T M z) whose J has no partials (a cx
+ * row the pass took as constants, a constant row) on trees whose dual M the pass left out: its partials
+ * are - g . dq over the seeded dofs only, the general path's operations in its order without its setup
+ * (the softbox: 651 such rows in each of 56 passes). Returns 0 (nothing done) outside that case. */
+static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
+                             const int tree[2], grit_dual *out) {
+  if (w->no_kept_fast || dim > ROWS || ic < w->dl_ncand || ic >= w->cap_edges / 2 + 1 || w->zc_at[ic] != w->call_no ||
+      !w->dl_con)
+    return 0;
+  for (int k = 0; k < ntree; ++k)
+    if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0; /* dA's contraction, or no kept g */
+  const grit_constraint *c = &w->dl_con[ic];
+  if (!(ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) && !constant_jacobian(m, c) && !constant_coupling(m, c))
+    return 0; /* J has partials: 2 dJ.z */
+  double acc[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
+  const int ldz = w->maxn;
+  for (int k = 0; k < ntree; ++k) {
+    const int t = tree[k], adr = m->tree_dofadr[t];
+    const double *g = w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz;
+    int ns = 0;
+    const int *sj = seeded(m, w, t, &ns);
+    for (int e = 0; e < ns; ++e) {
+      const int j = sj[e];
+      const grit_dual *s = &w->dq[adr + j];
+      if (g[j] != 0.0)
+        for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
+    }
+  }
+  *out = grit_dual_const(w->zc_w[ic] / dim);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
+  w->kept_fast_used++;
+  return 1;
+}
+
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
                                   int ntree, const int tree[2], const grit_dual *const J[2]) {
+  grit_dual kept;
+  if (kept_constant_row(m, w, dmask, ic, dim, ntree, tree, &kept)) return kept;
   double wv = 0.0, acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   /* a constraint of at most three rows keeps its z from its first pass in the call (J's and A's values

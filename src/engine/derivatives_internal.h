@@ -142,6 +142,8 @@ struct grit_deriv_ws {
   int no_dense_skip;                      /* nonzero: A's dense factor of every tree, also those the
                                            * Delassus partials solve in tree order (tests) */
   unsigned long dense_skipped;            /* the trees left out so far (tests) */
+  int no_kept_fast;                       /* nonzero: a kept constant row's estimate by the general path */
+  unsigned long kept_fast_used;           /* the estimates that took the short path so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
