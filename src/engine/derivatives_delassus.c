@@ -329,6 +329,24 @@ static int solve_rows_lanes(int n, const double *L, const grit_dual *J, int r0, 
 static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
                        double *const *z, int ldz, V *y, V *wv) {
   const int n = m->tree_dofnum[t];
+  if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
+    double zb[LANES * MAXN];
+    for (int l = 0; l < nl; ++l)
+      for (int j = 0; j < n; ++j) zb[l * n + j] = J[l][j];
+    for (int l0 = 0; l0 < nl; l0 += 3)
+      grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], zb + l0 * n, n,
+                                    nl - l0 < 3 ? nl - l0 : 3);
+    for (int l = 0; l < LANES; ++l) {
+      double s = 0.0;
+      if (l < nl) {
+        for (int j = 0; j < n; ++j) z[l][j] = zb[l * n + j];
+        for (int j = 0; j < n; ++j) s += J[l][j] * z[l][j];
+      }
+      for (int j = 0; j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
+      (*wv)[l] = s;
+    }
+    return;
+  }
   for (int l = 0; l < LANES; ++l) {
     double s = 0.0;
     if (l < nl) {

@@ -142,6 +142,7 @@ struct grit_deriv_ws {
   int no_dense_skip;                      /* nonzero: A's dense factor of every tree, also those the
                                            * Delassus partials solve in tree order (tests) */
   unsigned long dense_skipped;            /* the trees left out so far (tests) */
+  int no_tree_group;                      /* nonzero: constant rows' z by the tree-ordered factor one by one */
   int no_kept_fast;                       /* nonzero: a kept constant row's estimate by the general path */
   unsigned long kept_fast_used;           /* the estimates that took the short path so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
