@@ -169,6 +169,17 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
   for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
   cr_expect_eq(differ, 0, "no_cx_clean: %d entries differ", differ);
+  /* the kept spring t1 left out (its gamma has no partials) against its J v and J^T gamma formed */
+  cr_assert(d->deriv->spring_skipped > 0, "kept springs left out: %lu", d->deriv->spring_skipped);
+  d->deriv->no_cx_clean = 0;
+  d->deriv->no_spring_skip = 1;
+  const unsigned long springs = d->deriv->spring_skipped;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(d->deriv->spring_skipped, springs);
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "no_spring_skip: %d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
   grit_model_free(m);

@@ -321,13 +321,22 @@ void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w) {
 
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                             grit_contact_params_dual *p, grit_dual *J[2]) {
-  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0;
+  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
   const double *js = s + NPARAM;
   int nl = 0;
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  if (list && !w->no_cx_clean && !w->no_spring_skip && k->kind == GRIT_CONSTRAINT_TENDON_SPRING) {
+    /* a spring's law reads no Delassus estimate: with J, p and J v + b the kept constants its gamma has
+     * no partials, and J^T gamma adds to r's partials only zeros (cx_jacobian_rows leaves it out, as
+     * chain_contact_out leaves out a contact whose law reads no w); J[] is not read */
+    w->cx_kept_k = k, w->cx_kept_inert = 1;
+    w->chain_skips[2]++;
+    w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no;
+    return 1;
+  }
   if (list && !w->no_cx_clean) {
     kept_values(s, p);
     cx_out_clean(m, w, k, list, nl, js, J);
@@ -437,6 +446,10 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
                                       const grit_constraint *k, const grit_dual *const J[2],
                                       const grit_contact_params_dual *p) {
   if (w->no_cx_cols || !w->cxs_ptr) return 0;
+  if (w->cx_kept_inert && w->cx_kept_k == k) { /* a kept spring: nothing with partials (cx_out) */
+    w->spring_skipped++;
+    return 1;
+  }
   int nl = 0;
   const int *list = cx_support(m, w, k, &nl);
   if (!list) return 0;

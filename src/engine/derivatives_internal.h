@@ -136,6 +136,9 @@ struct grit_deriv_ws {
   const double *cx_kept_js;               /* J values, structural columns (cx_kept_list, cx_kept_nl); */
   const int *cx_kept_list;                /* pending: not yet written into w->cxJ */
   int cx_kept_nl, cx_kept_pending;
+  int cx_kept_inert;                      /* cx_kept_k is a spring (no partials at all in this pass) */
+  int no_spring_skip;                     /* nonzero: a kept spring's J v and J^T gamma as the other rows' */
+  unsigned long spring_skipped;           /* the kept springs left out so far (tests) */
   unsigned long cx_kept_fast;             /* kept rows whose J v and J^T gamma took their kept values (tests) */
   unsigned long cx_clean_used;            /* the kept rows that took w->cxJ so far (tests) */
   char *dense_need;                       /* (ntree) grit_deriv_delassus_dense_mask's */
