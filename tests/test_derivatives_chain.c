@@ -280,7 +280,8 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
  * J v, J^T gamma from the kept values against J written whole (ws->no_cx_clean), the dense factor of A
  * left out for the tree the Delassus partials solve in tree order against formed (ws->no_dense_skip),
  * the kept constant rows' short estimate against the general path (ws->no_kept_fast), their z three
- * rows at a time against one by one (ws->no_tree_group): A and B equal entry by entry. */
+ * rows at a time against one by one (ws->no_tree_group), the moved rows' J v and J^T gamma lane by lane
+ * against dual.h's operations (ws->no_cx_avx2): A and B equal entry by entry. */
 Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_model *m;
   grit_mjcf_info info;
@@ -299,9 +300,9 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   cr_assert(d->deriv->dense_skipped > 0, "trees without the dense factor: %lu", d->deriv->dense_skipped);
   cr_assert(d->deriv->cx_kept_fast > 0, "kept rows' J v from their values: %lu", d->deriv->cx_kept_fast);
   cr_assert(d->deriv->kept_fast_used > 0, "kept rows' short estimates: %lu", d->deriv->kept_fast_used);
-  for (int pass = 0; pass < 4; ++pass) {
+  for (int pass = 0; pass < 5; ++pass) {
     d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
-    d->deriv->no_tree_group = pass == 3;
+    d->deriv->no_tree_group = pass == 3, d->deriv->no_cx_avx2 = pass == 4;
     const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
     const unsigned long fast = d->deriv->cx_kept_fast, kept = d->deriv->kept_fast_used;
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));

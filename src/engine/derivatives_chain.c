@@ -412,6 +412,65 @@ static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double
   kept_sub_base(y, list, e0, e1, jr, g);
 }
 
+/* A row's J v + b over its structural columns (Jr[dof]: the row's entry of dof) and y -= J^T gamma: the
+ * operations of cx_fma_by_const and of grit_dual_sub(y, grit_dual_mul(J, gamma)) lane by lane in their
+ * order, so that the AVX2 compilation takes four lanes at a time (the same bits; ws->no_cx_avx2: the
+ * dual.h loops). */
+static CK_INLINE void row_jv_in(const grit_dual *Jr, const int *list, int e0, int e1, const double *v, grit_dual *vc) {
+  for (int e = e0; e < e1; ++e) {
+    const grit_dual *a = &Jr[list[e]];
+    const double b = v[list[e]];
+    vc->v = a->v * b + vc->v;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) vc->d[l] = a->d[l] * b + vc->d[l];
+  }
+}
+static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, const int *list, int e0, int e1,
+                                    const grit_dual *g) {
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const grit_dual *a = &Jr[list[e]];
+    t->v = t->v - a->v * g->v;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (a->d[l] * g->v + a->v * g->d[l]);
+  }
+}
+static CK_NOINLINE void row_jv_base(const grit_dual *Jr, const int *list, int e0, int e1, const double *v,
+                                    grit_dual *vc) {
+  row_jv_in(Jr, list, e0, e1, v, vc);
+}
+static CK_NOINLINE void row_jt_sub_base(grit_dual *y, const grit_dual *Jr, const int *list, int e0, int e1,
+                                        const grit_dual *g) {
+  row_jt_sub_in(y, Jr, list, e0, e1, g);
+}
+#if CK_AVX2
+static CK_NOINLINE __attribute__((target("avx2"))) void row_jv_avx2(const grit_dual *Jr, const int *list, int e0,
+                                                                    int e1, const double *v, grit_dual *vc) {
+  row_jv_in(Jr, list, e0, e1, v, vc);
+}
+static CK_NOINLINE __attribute__((target("avx2"))) void row_jt_sub_avx2(grit_dual *y, const grit_dual *Jr,
+                                                                        const int *list, int e0, int e1,
+                                                                        const grit_dual *g) {
+  row_jt_sub_in(y, Jr, list, e0, e1, g);
+}
+#endif
+static void row_jv(const grit_dual *Jr, const int *list, int e0, int e1, const double *v, grit_dual *vc) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    row_jv_avx2(Jr, list, e0, e1, v, vc);
+    return;
+  }
+#endif
+  row_jv_base(Jr, list, e0, e1, v, vc);
+}
+static void row_jt_sub(grit_dual *y, const grit_dual *Jr, const int *list, int e0, int e1, const grit_dual *g) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    row_jt_sub_avx2(y, Jr, list, e0, e1, g);
+    return;
+  }
+#endif
+  row_jt_sub_base(y, Jr, list, e0, e1, g);
+}
+
 /* grit_deriv_chain_cx_jacobian_rows for a row cx_out took as constants, from its kept values js: J's
  * partials are +0, so J v + b's partials stay +0 (a +-0 product added to +0) and its values are the same
  * sums in doubles; J^T gamma's partials are grit_dual_mul's, J.d gamma.v + J.v gamma.d with the first term
@@ -476,6 +535,10 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     vc[r] = grit_dual_const(k->b[r]);
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      if (!w->no_cx_avx2) {
+        row_jv(J[q] + r * n - adr, list, e0[q], e1[q], d->vsol, &vc[r]);
+        continue;
+      }
       for (int e = e0[q]; e < e1[q]; ++e) vc[r] = cx_fma_by_const(J[q][r * n + list[e] - adr], d->vsol[list[e]], vc[r]);
     }
     /* a zero velocity's sign could be the left-out zeros': the span's path decides it */
@@ -484,11 +547,16 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   for (int q = 0; q < k->ntree; ++q) { /* subtract_jt_gamma's */
     const int n = m->tree_dofnum[k->tree[q]];
-    for (int r = 0; r < k->dim; ++r)
+    for (int r = 0; r < k->dim; ++r) {
+      if (!w->no_cx_avx2) {
+        row_jt_sub(w->r, J[q] + r * n - m->tree_dofadr[k->tree[q]], list, e0[q], e1[q], &gamma[r]);
+        continue;
+      }
       for (int e = e0[q]; e < e1[q]; ++e) {
         grit_dual *y = &w->r[list[e]];
         *y = grit_dual_sub(*y, grit_dual_mul(J[q][r * n + list[e] - m->tree_dofadr[k->tree[q]]], gamma[r]));
       }
+    }
   }
   w->cx_cols_used++;
   return 1;

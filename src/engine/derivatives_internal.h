@@ -137,6 +137,7 @@ struct grit_deriv_ws {
   const int *cx_kept_list;                /* pending: not yet written into w->cxJ */
   int cx_kept_nl, cx_kept_pending;
   int cx_kept_inert;                      /* cx_kept_k is a spring (no partials at all in this pass) */
+  int no_cx_avx2;                         /* nonzero: the cx rows' J v, J^T gamma by dual.h's operations */
   int no_spring_skip;                     /* nonzero: a kept spring's J v and J^T gamma as the other rows' */
   unsigned long spring_skipped;           /* the kept springs left out so far (tests) */
   unsigned long cx_kept_fast;             /* kept rows whose J v and J^T gamma took their kept values (tests) */
