@@ -318,3 +318,40 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* The kept rows' state (w->cxJ, a kept spring) across calls with steps between them, where the
+ * constraint array's rows change (the legs' limits and contacts come and go): A and B of every call equal
+ * entry by entry to those with the kept rows' J written whole and the springs formed. */
+Test(derivatives_chain, kept_rows_across_steps_match) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = GRIT_CONTACT_SAP;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double u[3] = {0.4, -0.3, 0.2};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
+  int differ = 0;
+  for (int call = 0; call < 8; ++call) {
+    for (int i = 0; i < 25; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_cx_clean = 0, d->deriv->no_spring_skip = 0;
+    cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_cx_clean = 1, d->deriv->no_spring_skip = 1;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+    for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  }
+  cr_assert(d->deriv->spring_skipped > 0 && d->deriv->cx_kept_fast > 0, "springs %lu, kept rows %lu",
+            d->deriv->spring_skipped, d->deriv->cx_kept_fast);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}

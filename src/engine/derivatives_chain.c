@@ -505,7 +505,8 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
                                       const grit_constraint *k, const grit_dual *const J[2],
                                       const grit_contact_params_dual *p) {
   if (w->no_cx_cols || !w->cxs_ptr) return 0;
-  if (w->cx_kept_inert && w->cx_kept_k == k) { /* a kept spring: nothing with partials (cx_out) */
+  /* (this evaluation's: a later call's constraint array can hold another row at the same address) */
+  if (w->cx_kept_inert && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) { /* a kept spring: nothing with partials (cx_out) */
     w->spring_skipped++;
     return 1;
   }
@@ -525,7 +526,7 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     while (b < nl && list[b] < end) ++b;
     e0[q] = a, e1[q] = b;
   }
-  if (w->cx_kept_pending && w->cx_kept_k == k) {
+  if (w->cx_kept_pending && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) {
     if (cx_kept_rows(m, d, w, k, list, e0, e1, p)) return 1;
     grit_deriv_chain_cx_materialize(m, w); /* the span's path reads J */
     return 0;
