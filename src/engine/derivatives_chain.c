@@ -74,7 +74,8 @@ static void kept_params(const double *s, grit_contact_params_dual *p) {
  * were a tenth of the softbox's call (651 kept rows in each of 56 passes). */
 static void kept_values(const double *s, grit_contact_params_dual *p) {
   char *base = (char *)p;
-  for (int j = 0; j < NPARAM; ++j) memcpy(base + (size_t)j * sizeof(grit_dual) + offsetof(grit_dual, v), &s[j], sizeof s[j]);
+  for (int j = 0; j < NPARAM; ++j)
+    memcpy(base + (size_t)j * sizeof(grit_dual) + offsetof(grit_dual, v), &s[j], sizeof s[j]);
 }
 
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
@@ -380,95 +381,98 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
   return r;
 }
 
-/* y[list[e]] -= J_e gamma for e = e0 .. e1 - 1, J_e = jr[list[e]] with +0 partials: grit_dual_mul's
+/* y[list[e]] -= J_e gamma for e = e0 .. e1 - 1, J_e = jr[list[e] - adr] with +0 partials: grit_dual_mul's
  * J.d gamma.v + J.v gamma.d with the first term the zero (+0) gamma.v, then grit_dual_sub; the same
  * operations in the same order in both compilations (no FMA: -ffp-contract=off, a target without it). */
-static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, const grit_dual *g) {
+static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
+                                  const grit_dual *g) {
   const double gv = g->v, z = 0.0 * gv;
   for (int e = e0; e < e1; ++e) {
     grit_dual *t = &y[list[e]];
-    const double a = jr[list[e]];
+    const double a = jr[list[e] - adr];
     t->v = t->v - a * gv;
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (z + a * g->d[l]);
   }
 }
-static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr,
+static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
                                       const grit_dual *g) {
-  kept_sub_in(y, list, e0, e1, jr, g);
+  kept_sub_in(y, list, e0, e1, jr, adr, g);
 }
 #if CK_AVX2
 static CK_NOINLINE __attribute__((target("avx2"))) void kept_sub_avx2(grit_dual *y, const int *list, int e0, int e1,
-                                                                      const double *jr, const grit_dual *g) {
-  kept_sub_in(y, list, e0, e1, jr, g);
+                                                                      const double *jr, int adr, const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, adr, g);
 }
 #endif
-static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double *jr, const grit_dual *g) {
+static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr, const grit_dual *g) {
 #if CK_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    kept_sub_avx2(y, list, e0, e1, jr, g);
+    kept_sub_avx2(y, list, e0, e1, jr, adr, g);
     return;
   }
 #endif
-  kept_sub_base(y, list, e0, e1, jr, g);
+  kept_sub_base(y, list, e0, e1, jr, adr, g);
 }
 
-/* A row's J v + b over its structural columns (Jr[dof]: the row's entry of dof) and y -= J^T gamma: the
+/* A row's J v + b over its structural columns (Jr[dof - adr]: the row's entry of dof) and y -= J^T gamma: the
  * operations of cx_fma_by_const and of grit_dual_sub(y, grit_dual_mul(J, gamma)) lane by lane in their
  * order, so that the AVX2 compilation takes four lanes at a time (the same bits; ws->no_cx_avx2: the
  * dual.h loops). */
-static CK_INLINE void row_jv_in(const grit_dual *Jr, const int *list, int e0, int e1, const double *v, grit_dual *vc) {
+static CK_INLINE void row_jv_in(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
+                                grit_dual *vc) {
   for (int e = e0; e < e1; ++e) {
-    const grit_dual *a = &Jr[list[e]];
+    const grit_dual *a = &Jr[list[e] - adr];
     const double b = v[list[e]];
     vc->v = a->v * b + vc->v;
     for (int l = 0; l < GRIT_DUAL_N; ++l) vc->d[l] = a->d[l] * b + vc->d[l];
   }
 }
-static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, const int *list, int e0, int e1,
+static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
                                     const grit_dual *g) {
   for (int e = e0; e < e1; ++e) {
     grit_dual *t = &y[list[e]];
-    const grit_dual *a = &Jr[list[e]];
+    const grit_dual *a = &Jr[list[e] - adr];
     t->v = t->v - a->v * g->v;
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (a->d[l] * g->v + a->v * g->d[l]);
   }
 }
-static CK_NOINLINE void row_jv_base(const grit_dual *Jr, const int *list, int e0, int e1, const double *v,
+static CK_NOINLINE void row_jv_base(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
                                     grit_dual *vc) {
-  row_jv_in(Jr, list, e0, e1, v, vc);
+  row_jv_in(Jr, adr, list, e0, e1, v, vc);
 }
-static CK_NOINLINE void row_jt_sub_base(grit_dual *y, const grit_dual *Jr, const int *list, int e0, int e1,
+static CK_NOINLINE void row_jt_sub_base(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
                                         const grit_dual *g) {
-  row_jt_sub_in(y, Jr, list, e0, e1, g);
+  row_jt_sub_in(y, Jr, adr, list, e0, e1, g);
 }
 #if CK_AVX2
-static CK_NOINLINE __attribute__((target("avx2"))) void row_jv_avx2(const grit_dual *Jr, const int *list, int e0,
-                                                                    int e1, const double *v, grit_dual *vc) {
-  row_jv_in(Jr, list, e0, e1, v, vc);
+static CK_NOINLINE __attribute__((target("avx2"))) void row_jv_avx2(const grit_dual *Jr, int adr, const int *list,
+                                                                    int e0, int e1, const double *v, grit_dual *vc) {
+  row_jv_in(Jr, adr, list, e0, e1, v, vc);
 }
-static CK_NOINLINE __attribute__((target("avx2"))) void row_jt_sub_avx2(grit_dual *y, const grit_dual *Jr,
+static CK_NOINLINE __attribute__((target("avx2"))) void row_jt_sub_avx2(grit_dual *y, const grit_dual *Jr, int adr,
                                                                         const int *list, int e0, int e1,
                                                                         const grit_dual *g) {
-  row_jt_sub_in(y, Jr, list, e0, e1, g);
+  row_jt_sub_in(y, Jr, adr, list, e0, e1, g);
 }
 #endif
-static void row_jv(const grit_dual *Jr, const int *list, int e0, int e1, const double *v, grit_dual *vc) {
+static void row_jv(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v, grit_dual *vc) {
 #if CK_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    row_jv_avx2(Jr, list, e0, e1, v, vc);
+    row_jv_avx2(Jr, adr, list, e0, e1, v, vc);
     return;
   }
 #endif
-  row_jv_base(Jr, list, e0, e1, v, vc);
+  row_jv_base(Jr, adr, list, e0, e1, v, vc);
 }
-static void row_jt_sub(grit_dual *y, const grit_dual *Jr, const int *list, int e0, int e1, const grit_dual *g) {
+static void row_jt_sub(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
+                       const grit_dual *g) {
 #if CK_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    row_jt_sub_avx2(y, Jr, list, e0, e1, g);
+    row_jt_sub_avx2(y, Jr, adr, list, e0, e1, g);
     return;
   }
 #endif
-  row_jt_sub_base(y, Jr, list, e0, e1, g);
+  row_jt_sub_base(y, Jr, adr, list, e0, e1, g);
 }
 
 /* grit_deriv_chain_cx_jacobian_rows for a row cx_out took as constants, from its kept values js: J's
@@ -483,8 +487,8 @@ static int cx_kept_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *
     double x = k->b[r];
     for (int q = 0, off = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-      const double *jr = js + off + r * n - adr;
-      for (int e = e0[q]; e < e1[q]; ++e) x = jr[list[e]] * d->vsol[list[e]] + x;
+      const double *jr = js + off + r * n; /* entry of dof list[e]: jr[list[e] - adr] */
+      for (int e = e0[q]; e < e1[q]; ++e) x = jr[list[e] - adr] * d->vsol[list[e]] + x;
       off += k->dim * n;
     }
     if (x == 0.0) return 0;
@@ -493,7 +497,7 @@ static int cx_kept_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n - adr, &gamma[r]);
+    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n, adr, &gamma[r]);
     off += k->dim * n;
   }
   w->cx_cols_used++;
@@ -506,7 +510,7 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
                                       const grit_contact_params_dual *p) {
   if (w->no_cx_cols || !w->cxs_ptr) return 0;
   /* (this evaluation's: a later call's constraint array can hold another row at the same address) */
-  if (w->cx_kept_inert && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) { /* a kept spring: nothing with partials (cx_out) */
+  if (w->cx_kept_inert && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) { /* a kept spring (cx_out) */
     w->spring_skipped++;
     return 1;
   }
@@ -537,7 +541,7 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
       if (!w->no_cx_avx2) {
-        row_jv(J[q] + r * n - adr, list, e0[q], e1[q], d->vsol, &vc[r]);
+        row_jv(J[q] + r * n, adr, list, e0[q], e1[q], d->vsol, &vc[r]);
         continue;
       }
       for (int e = e0[q]; e < e1[q]; ++e) vc[r] = cx_fma_by_const(J[q][r * n + list[e] - adr], d->vsol[list[e]], vc[r]);
@@ -550,7 +554,7 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     const int n = m->tree_dofnum[k->tree[q]];
     for (int r = 0; r < k->dim; ++r) {
       if (!w->no_cx_avx2) {
-        row_jt_sub(w->r, J[q] + r * n - m->tree_dofadr[k->tree[q]], list, e0[q], e1[q], &gamma[r]);
+        row_jt_sub(w->r, J[q] + r * n, m->tree_dofadr[k->tree[q]], list, e0[q], e1[q], &gamma[r]);
         continue;
       }
       for (int e = e0[q]; e < e1[q]; ++e) {
