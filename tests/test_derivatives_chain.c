@@ -152,12 +152,34 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(d->deriv->chain_skips[2] > 0, "cx rows left out: %lu", d->deriv->chain_skips[2]);
+  cr_assert(d->deriv->cx_clean_used > 0, "kept rows in w->cxJ: %lu", d->deriv->cx_clean_used);
   d->deriv->no_chain = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   int differ = 0;
   for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
   for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
   cr_expect_eq(differ, 0, "%d entries differ", differ);
+  /* the kept rows' J written whole into w->J (ws->no_cx_clean) against w->cxJ, +0 off their columns */
+  d->deriv->no_chain = 0;
+  d->deriv->no_cx_clean = 1;
+  const unsigned long clean = d->deriv->cx_clean_used;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(d->deriv->cx_clean_used, clean);
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "no_cx_clean: %d entries differ", differ);
+  /* the kept spring t1 left out (its gamma has no partials) against its J v and J^T gamma formed */
+  cr_assert(d->deriv->spring_skipped > 0, "kept springs left out: %lu", d->deriv->spring_skipped);
+  d->deriv->no_cx_clean = 0;
+  d->deriv->no_spring_skip = 1;
+  const unsigned long springs = d->deriv->spring_skipped;
+  cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(d->deriv->spring_skipped, springs);
+  differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  cr_expect_eq(differ, 0, "no_spring_skip: %d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
   grit_model_free(m);
@@ -251,5 +273,85 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
   cr_assert_eq(grit_mjcf_load_string(XML_LOOP, &m, &info, msg), GRIT_OK, "%s", msg);
   grit_mjcf_info_free(&info);
   cx_columns_same(m, 150);
+  grit_model_free(m);
+}
+
+/* MuJoCo's softbox (one tree of 224 dofs, 651 tendon-equality rows): the kept rows' J in w->cxJ and their
+ * J v, J^T gamma from the kept values against J written whole (ws->no_cx_clean), the dense factor of A
+ * left out for the tree the Delassus partials solve in tree order against formed (ws->no_dense_skip),
+ * the kept constant rows' short estimate against the general path (ws->no_kept_fast), their z three
+ * rows at a time against one by one (ws->no_tree_group), the moved rows' J v and J^T gamma lane by lane
+ * against dual.h's operations (ws->no_cx_avx2): A and B equal entry by entry. */
+Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  for (int i = 0; i < 3; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->cx_clean_used > 0, "kept rows in w->cxJ: %lu", d->deriv->cx_clean_used);
+  cr_assert(d->deriv->dense_skipped > 0, "trees without the dense factor: %lu", d->deriv->dense_skipped);
+  cr_assert(d->deriv->cx_kept_fast > 0, "kept rows' J v from their values: %lu", d->deriv->cx_kept_fast);
+  cr_assert(d->deriv->kept_fast_used > 0, "kept rows' short estimates: %lu", d->deriv->kept_fast_used);
+  for (int pass = 0; pass < 5; ++pass) {
+    d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
+    d->deriv->no_tree_group = pass == 3, d->deriv->no_cx_avx2 = pass == 4;
+    const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
+    const unsigned long fast = d->deriv->cx_kept_fast, kept = d->deriv->kept_fast_used;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    if (pass == 0) cr_assert(d->deriv->cx_clean_used == clean && d->deriv->cx_kept_fast == fast);
+    if (pass == 1) cr_assert(d->deriv->dense_skipped == skipped);
+    if (pass == 2) cr_assert(d->deriv->kept_fast_used == kept);
+    int differ = 0;
+    for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+    for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+    cr_expect_eq(differ, 0, "pass %d: %d entries differ", pass, differ);
+  }
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The kept rows' state (w->cxJ, a kept spring) across calls with steps between them, where the
+ * constraint array's rows change (the legs' limits and contacts come and go): A and B of every call equal
+ * entry by entry to those with the kept rows' J written whole and the springs formed. */
+Test(derivatives_chain, kept_rows_across_steps_match) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = GRIT_CONTACT_SAP;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const double u[3] = {0.4, -0.3, 0.2};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
+  int differ = 0;
+  for (int call = 0; call < 8; ++call) {
+    for (int i = 0; i < 25; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_cx_clean = 0, d->deriv->no_spring_skip = 0;
+    cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_cx_clean = 1, d->deriv->no_spring_skip = 1;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+    for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  }
+  cr_assert(d->deriv->spring_skipped > 0 && d->deriv->cx_kept_fast > 0, "springs %lu, kept rows %lu",
+            d->deriv->spring_skipped, d->deriv->cx_kept_fast);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
   grit_model_free(m);
 }

@@ -312,7 +312,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
     for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
   }
   if (lin) grit_deriv_delassus_lin_factor(m, d, w); /* the tree-ordered factor too (derivatives_delassus.c) */
-  if (lin) grit_deriv_factor_operator(m, d, w, NULL); /* (derivatives_columns.c) */
+  if (lin) grit_deriv_factor_operator(m, d, w, grit_deriv_delassus_dense_mask(m, w)); /* (derivatives_columns.c) */
   if (!any) return GRIT_OK;
   if (!lin) grit_deriv_factor_operator(m, d, w, w->qconst);
   grit_deriv_free_inverses(m, w); /* the contacts' Delassus estimates without J_c (derivatives_free.c) */

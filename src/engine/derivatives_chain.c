@@ -19,6 +19,7 @@
  *     the sign of zero partials).
  * The values (q0 (+) 0) are the same in every pass of a call, which is what makes keeping them exact.
  * ws->no_chain turns all of this off (tests compare both). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,20 @@
 #include "derivatives_tendon.h"
 #include "grit/constraints.h"
 #include "solver.h"
+
+/* kept_sub is also compiled for AVX2 and chosen at run time (derivatives_quadgrad.c's pattern). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define CK_AVX2 1
+#else
+#define CK_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define CK_INLINE inline __attribute__((always_inline))
+#define CK_NOINLINE __attribute__((noinline))
+#else
+#define CK_INLINE inline
+#define CK_NOINLINE
+#endif
 
 /* The kept parameters: the fields of grit_contact_params_dual, all dual numbers. */
 enum { NPARAM = (int)(sizeof(grit_contact_params_dual) / sizeof(grit_dual)) };
@@ -55,6 +70,13 @@ static void kept_params(const double *s, grit_contact_params_dual *p) {
   for (int j = 0; j < NPARAM; ++j) f[j] = grit_dual_const(s[j]);
   memcpy(p, f, sizeof *p);
 }
+/* The same values into a p whose partials are all +0 already (the residual zeroes it): their stores
+ * were a tenth of the softbox's call (651 kept rows in each of 56 passes). */
+static void kept_values(const double *s, grit_contact_params_dual *p) {
+  char *base = (char *)p;
+  for (int j = 0; j < NPARAM; ++j)
+    memcpy(base + (size_t)j * sizeof(grit_dual) + offsetof(grit_dual, v), &s[j], sizeof s[j]);
+}
 
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
@@ -68,6 +90,9 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
+  GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
+  GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
+  GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
   GRIT_CARVE(c, w->klean, m->ntree);
   GRIT_CARVE(c, w->bneed, m->nbody);
@@ -255,16 +280,73 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   w->ckeep_at[i] = w->ckeep_call;
 }
 
+/* A kept row's J (ws->no_cx_clean off): J[] is pointed at w->cxJ, which is +0 everywhere when the row is
+ * taken (the entries the last row wrote are set back first); its values on its structural columns are
+ * written there only when something reads J itself (grit_deriv_chain_cx_materialize): J v and J^T gamma
+ * read the kept values (cx_kept_rows), the Delassus partials none (no partials, z kept). On the softbox
+ * (224 dofs) zeroing dim x n duals per tree was a fifth of the call; on the flag writing the kept values
+ * on its tendons' long paths a tenth. */
+static void cx_out_clean(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, const int *list, int nl,
+                         const double *js, grit_dual *J[2]) {
+  grit_dual *buf = w->cxJ;
+  for (int e = 0; e < w->cxJ_n; ++e) buf[w->cxJ_pos[e]] = grit_dual_const(0.0);
+  w->cxJ_n = 0;
+  int off = 0;
+  for (int q = 0; q < k->ntree; ++q) {
+    J[q] = buf + off;
+    off += k->dim * m->tree_dofnum[k->tree[q]];
+  }
+  w->cx_kept_k = k, w->cx_kept_js = js, w->cx_kept_list = list, w->cx_kept_nl = nl;
+  w->cx_kept_pending = 1;
+}
+
+void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w) {
+  if (!w->cx_kept_pending) return;
+  const grit_constraint *k = w->cx_kept_k;
+  const int *list = w->cx_kept_list, nl = w->cx_kept_nl;
+  int c = 0, off = 0;
+  for (int q = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int e = 0; e < nl; ++e)
+      if (list[e] >= adr && list[e] < adr + n)
+        for (int r = 0; r < k->dim; ++r) {
+          const int at = off + r * n + list[e] - adr;
+          w->cxJ[at] = grit_dual_const(w->cx_kept_js[at]);
+          w->cxJ_pos[c++] = at;
+        }
+    off += k->dim * n;
+  }
+  w->cxJ_n = c;
+  w->cx_kept_pending = 0;
+}
+
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
-                            grit_contact_params_dual *p, grit_dual *const J[2]) {
-  w->cx_kept_ic = -1;
+                            grit_contact_params_dual *p, grit_dual *J[2]) {
+  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
-  kept_params(s, p);
   const double *js = s + NPARAM;
   int nl = 0;
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  if (list && !w->no_cx_clean && !w->no_spring_skip && k->kind == GRIT_CONSTRAINT_TENDON_SPRING) {
+    /* a spring's law reads no Delassus estimate: with J, p and J v + b the kept constants its gamma has
+     * no partials, and J^T gamma adds to r's partials only zeros (cx_jacobian_rows leaves it out, as
+     * chain_contact_out leaves out a contact whose law reads no w); J[] is not read */
+    w->cx_kept_k = k, w->cx_kept_inert = 1;
+    w->chain_skips[2]++;
+    w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no;
+    return 1;
+  }
+  if (list && !w->no_cx_clean) {
+    kept_values(s, p);
+    cx_out_clean(m, w, k, list, nl, js, J);
+    w->chain_skips[2]++;
+    w->cx_clean_used++;
+    w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
+    return 1;
+  }
+  kept_params(s, p);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     if (list) { /* off the structural columns the kept values are +0 */
@@ -299,27 +381,169 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
   return r;
 }
 
+/* y[list[e]] -= J_e gamma for e = e0 .. e1 - 1, J_e = jr[list[e] - adr] with +0 partials: grit_dual_mul's
+ * J.d gamma.v + J.v gamma.d with the first term the zero (+0) gamma.v, then grit_dual_sub; the same
+ * operations in the same order in both compilations (no FMA: -ffp-contract=off, a target without it). */
+static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
+                                  const grit_dual *g) {
+  const double gv = g->v, z = 0.0 * gv;
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const double a = jr[list[e] - adr];
+    t->v = t->v - a * gv;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (z + a * g->d[l]);
+  }
+}
+static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
+                                      const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, adr, g);
+}
+#if CK_AVX2
+static CK_NOINLINE __attribute__((target("avx2"))) void kept_sub_avx2(grit_dual *y, const int *list, int e0, int e1,
+                                                                      const double *jr, int adr, const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, adr, g);
+}
+#endif
+static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr, const grit_dual *g) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    kept_sub_avx2(y, list, e0, e1, jr, adr, g);
+    return;
+  }
+#endif
+  kept_sub_base(y, list, e0, e1, jr, adr, g);
+}
+
+/* A row's J v + b over its structural columns (Jr[dof - adr]: the row's entry of dof) and y -= J^T gamma: the
+ * operations of cx_fma_by_const and of grit_dual_sub(y, grit_dual_mul(J, gamma)) lane by lane in their
+ * order, so that the AVX2 compilation takes four lanes at a time (the same bits; ws->no_cx_avx2: the
+ * dual.h loops). */
+static CK_INLINE void row_jv_in(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
+                                grit_dual *vc) {
+  for (int e = e0; e < e1; ++e) {
+    const grit_dual *a = &Jr[list[e] - adr];
+    const double b = v[list[e]];
+    vc->v = a->v * b + vc->v;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) vc->d[l] = a->d[l] * b + vc->d[l];
+  }
+}
+static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
+                                    const grit_dual *g) {
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const grit_dual *a = &Jr[list[e] - adr];
+    t->v = t->v - a->v * g->v;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (a->d[l] * g->v + a->v * g->d[l]);
+  }
+}
+static CK_NOINLINE void row_jv_base(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
+                                    grit_dual *vc) {
+  row_jv_in(Jr, adr, list, e0, e1, v, vc);
+}
+static CK_NOINLINE void row_jt_sub_base(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
+                                        const grit_dual *g) {
+  row_jt_sub_in(y, Jr, adr, list, e0, e1, g);
+}
+#if CK_AVX2
+static CK_NOINLINE __attribute__((target("avx2"))) void row_jv_avx2(const grit_dual *Jr, int adr, const int *list,
+                                                                    int e0, int e1, const double *v, grit_dual *vc) {
+  row_jv_in(Jr, adr, list, e0, e1, v, vc);
+}
+static CK_NOINLINE __attribute__((target("avx2"))) void row_jt_sub_avx2(grit_dual *y, const grit_dual *Jr, int adr,
+                                                                        const int *list, int e0, int e1,
+                                                                        const grit_dual *g) {
+  row_jt_sub_in(y, Jr, adr, list, e0, e1, g);
+}
+#endif
+static void row_jv(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v, grit_dual *vc) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    row_jv_avx2(Jr, adr, list, e0, e1, v, vc);
+    return;
+  }
+#endif
+  row_jv_base(Jr, adr, list, e0, e1, v, vc);
+}
+static void row_jt_sub(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
+                       const grit_dual *g) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    row_jt_sub_avx2(y, Jr, adr, list, e0, e1, g);
+    return;
+  }
+#endif
+  row_jt_sub_base(y, Jr, adr, list, e0, e1, g);
+}
+
+/* grit_deriv_chain_cx_jacobian_rows for a row cx_out took as constants, from its kept values js: J's
+ * partials are +0, so J v + b's partials stay +0 (a +-0 product added to +0) and its values are the same
+ * sums in doubles; J^T gamma's partials are grit_dual_mul's, J.d gamma.v + J.v gamma.d with the first term
+ * the zero (+0) gamma.v, so the same bits. Returns 0 where a velocity is an exact zero (the span's path). */
+static int cx_kept_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const grit_constraint *k,
+                        const int *list, const int e0[2], const int e1[2], const grit_contact_params_dual *p) {
+  const double *js = w->cx_kept_js;
+  grit_dual vc[3], gamma[3], G[9];
+  for (int r = 0; r < k->dim; ++r) {
+    double x = k->b[r];
+    for (int q = 0, off = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *jr = js + off + r * n; /* entry of dof list[e]: jr[list[e] - adr] */
+      for (int e = e0[q]; e < e1[q]; ++e) x = jr[list[e] - adr] * d->vsol[list[e]] + x;
+      off += k->dim * n;
+    }
+    if (x == 0.0) return 0;
+    vc[r] = grit_dual_const(x);
+  }
+  w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
+  for (int q = 0, off = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n, adr, &gamma[r]);
+    off += k->dim * n;
+  }
+  w->cx_cols_used++;
+  w->cx_kept_fast++;
+  return 1;
+}
+
 int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
                                       const grit_constraint *k, const grit_dual *const J[2],
                                       const grit_contact_params_dual *p) {
   if (w->no_cx_cols || !w->cxs_ptr) return 0;
+  /* (this evaluation's: a later call's constraint array can hold another row at the same address) */
+  if (w->cx_kept_inert && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) { /* a kept spring (cx_out) */
+    w->spring_skipped++;
+    return 1;
+  }
   int nl = 0;
   const int *list = cx_support(m, w, k, &nl);
   if (!list) return 0;
   int e0[2], e1[2]; /* each tree slot's part of the ascending list */
   for (int q = 0; q < k->ntree; ++q) {
     const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
+    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
+      e0[q] = 0, e1[q] = nl;
+      continue;
+    }
     int a = 0;
     while (a < nl && list[a] < adr) ++a;
     int b = a;
     while (b < nl && list[b] < end) ++b;
     e0[q] = a, e1[q] = b;
   }
+  if (w->cx_kept_pending && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) {
+    if (cx_kept_rows(m, d, w, k, list, e0, e1, p)) return 1;
+    grit_deriv_chain_cx_materialize(m, w); /* the span's path reads J */
+    return 0;
+  }
   grit_dual vc[3], gamma[3], G[9];
   for (int r = 0; r < k->dim; ++r) { /* apply_jacobian's sums, the same order, without the zero terms */
     vc[r] = grit_dual_const(k->b[r]);
     for (int q = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      if (!w->no_cx_avx2) {
+        row_jv(J[q] + r * n, adr, list, e0[q], e1[q], d->vsol, &vc[r]);
+        continue;
+      }
       for (int e = e0[q]; e < e1[q]; ++e) vc[r] = cx_fma_by_const(J[q][r * n + list[e] - adr], d->vsol[list[e]], vc[r]);
     }
     /* a zero velocity's sign could be the left-out zeros': the span's path decides it */
@@ -328,11 +552,16 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   for (int q = 0; q < k->ntree; ++q) { /* subtract_jt_gamma's */
     const int n = m->tree_dofnum[k->tree[q]];
-    for (int r = 0; r < k->dim; ++r)
+    for (int r = 0; r < k->dim; ++r) {
+      if (!w->no_cx_avx2) {
+        row_jt_sub(w->r, J[q] + r * n, m->tree_dofadr[k->tree[q]], list, e0[q], e1[q], &gamma[r]);
+        continue;
+      }
       for (int e = e0[q]; e < e1[q]; ++e) {
         grit_dual *y = &w->r[list[e]];
         *y = grit_dual_sub(*y, grit_dual_mul(J[q][r * n + list[e] - m->tree_dofadr[k->tree[q]]], gamma[r]));
       }
+    }
   }
   w->cx_cols_used++;
   return 1;

@@ -73,8 +73,13 @@ static inline int grit_deriv_chain_contact(const grit_model *m, const grit_data 
  * rest of the constraint's path (its Delassus estimate, law and J^T gamma) runs as before. */
 void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                               const grit_contact_params_dual *p, grit_dual *const J[2]);
+/* p arrives zeroed (its partials +0). On the structural columns (ws->no_cx_cols off) J[] is pointed at
+ * w->cxJ, whose values grit_deriv_chain_cx_materialize writes when J itself is read (ws->no_cx_clean:
+ * written whole into the J[] given). */
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
-                            grit_contact_params_dual *p, grit_dual *const J[2]);
+                            grit_contact_params_dual *p, grit_dual *J[2]);
+/* Writes the row cx_out last took as constants into w->cxJ, if it is not yet there (a reader of J itself). */
+void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w);
 
 /* grit_cx_rows_dual of constraint k at the pass's kinematics (w->kin, w->q) into J and p, its rows formed
  * on its structural columns only (grit_cx_rows_cols: the same values; the dense path with no_cx_cols). */

@@ -12,6 +12,7 @@
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include "derivatives_internal.h"
+#include "derivatives_chain.h"
 #include "constraints_extra.h"
 #include "derivatives_quadgrad.h"
 #include "grit/constraints.h"
@@ -115,6 +116,20 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
     w->dt_ok[t] = want && grit_treechol_a_keeps_pattern(m, t) &&
                   grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
   }
+}
+
+/* A tree factored in tree order above has its z solved by that factor only (solve_rows_tree, tree_lanes);
+ * its dense factor, n^3 / 6 (the softbox: 5 % of the call, the flag's 340 dofs more), is read only by a
+ * qconst tree's constant factor (derivatives_free.c, prepare_passes' dual copy). */
+const char *grit_deriv_delassus_dense_mask(const grit_model *m, grit_deriv_ws *w) {
+  if (w->no_dense_skip) return NULL;
+  int skip = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    w->dense_need[t] = (char)(!w->dt_ok[t] || w->qconst[t]);
+    skip += !w->dense_need[t];
+  }
+  w->dense_skipped += (unsigned long)skip;
+  return skip ? w->dense_need : NULL;
 }
 
 /* Whether constraint k's J is a constant (no partials): a joint limit's or friction's (+-e_dof), a fixed
@@ -314,6 +329,24 @@ static int solve_rows_lanes(int n, const double *L, const grit_dual *J, int r0, 
 static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
                        double *const *z, int ldz, V *y, V *wv) {
   const int n = m->tree_dofnum[t];
+  if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
+    double zb[LANES * MAXN];
+    for (int l = 0; l < nl; ++l)
+      for (int j = 0; j < n; ++j) zb[l * n + j] = J[l][j];
+    for (int l0 = 0; l0 < nl; l0 += 3)
+      grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], zb + l0 * n, n,
+                                    nl - l0 < 3 ? nl - l0 : 3);
+    for (int l = 0; l < LANES; ++l) {
+      double s = 0.0;
+      if (l < nl) {
+        for (int j = 0; j < n; ++j) z[l][j] = zb[l * n + j];
+        for (int j = 0; j < n; ++j) s += J[l][j] * z[l][j];
+      }
+      for (int j = 0; j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
+      (*wv)[l] = s;
+    }
+    return;
+  }
   for (int l = 0; l < LANES; ++l) {
     double s = 0.0;
     if (l < nl) {
@@ -394,8 +427,45 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
   w->call_no = 1u;
 }
 
+/* The estimate of a row kept in this call (z, w, the gradient g of z^T M z) whose J has no partials (a cx
+ * row the pass took as constants, a constant row) on trees whose dual M the pass left out: its partials
+ * are - g . dq over the seeded dofs only, the general path's operations in its order without its setup
+ * (the softbox: 651 such rows in each of 56 passes). Returns 0 (nothing done) outside that case. */
+static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
+                             const int tree[2], grit_dual *out) {
+  if (w->no_kept_fast || dim > ROWS || ic < w->dl_ncand || ic >= w->cap_edges / 2 + 1 || w->zc_at[ic] != w->call_no ||
+      !w->dl_con)
+    return 0;
+  for (int k = 0; k < ntree; ++k)
+    if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0; /* dA's contraction, or no kept g */
+  const grit_constraint *c = &w->dl_con[ic];
+  if (!(ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) && !constant_jacobian(m, c) && !constant_coupling(m, c))
+    return 0; /* J has partials: 2 dJ.z */
+  double acc[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
+  const int ldz = w->maxn;
+  for (int k = 0; k < ntree; ++k) {
+    const int t = tree[k], adr = m->tree_dofadr[t];
+    const double *g = w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz;
+    int ns = 0;
+    const int *sj = seeded(m, w, t, &ns);
+    for (int e = 0; e < ns; ++e) {
+      const int j = sj[e];
+      const grit_dual *s = &w->dq[adr + j];
+      if (g[j] != 0.0)
+        for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
+    }
+  }
+  *out = grit_dual_const(w->zc_w[ic] / dim);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
+  w->kept_fast_used++;
+  return 1;
+}
+
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
                                   int ntree, const int tree[2], const grit_dual *const J[2]) {
+  grit_dual kept;
+  if (kept_constant_row(m, w, dmask, ic, dim, ntree, tree, &kept)) return kept;
   double wv = 0.0, acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   /* a constraint of at most three rows keeps its z from its first pass in the call (J's and A's values
@@ -403,6 +473,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
   const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
   double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
   int fresh = !keep || w->zc_at[ic] != w->call_no;
+  if (fresh && w->cx_kept_pending) grit_deriv_chain_cx_materialize(m, w); /* J itself is read below */
   if (fresh && keep && !w->no_lanes && constant_row(m, w, ic)) {
     const int t = tree[0];
     fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t]); /* quad, as below */

@@ -128,6 +128,27 @@ struct grit_deriv_ws {
   unsigned long cx_cols_used;             /* the rows that took the structural columns so far (tests) */
   int cx_kept_ic;                         /* the cx row grit_deriv_chain_cx_out last took as constants (its J */
   unsigned cx_kept_eval;                  /* has no partials), in evaluation eval_no = cx_kept_eval; -1: none */
+  grit_dual *cxJ;                         /* (6 maxn + 2) a kept cx row's J for its pass: +0 but where the last
+                                           * row wrote its structural columns (cxJ_pos, cxJ_n) */
+  int *cxJ_pos, cxJ_n;                    /* (6 maxn) those entries */
+  int no_cx_clean;                        /* nonzero: a kept cx row's J written whole into w->J (tests) */
+  const grit_constraint *cx_kept_k;       /* the row cx_out took as constants in this evaluation, its kept */
+  const double *cx_kept_js;               /* J values, structural columns (cx_kept_list, cx_kept_nl); */
+  const int *cx_kept_list;                /* pending: not yet written into w->cxJ */
+  int cx_kept_nl, cx_kept_pending;
+  int cx_kept_inert;                      /* cx_kept_k is a spring (no partials at all in this pass) */
+  int no_cx_avx2;                         /* nonzero: the cx rows' J v, J^T gamma by dual.h's operations */
+  int no_spring_skip;                     /* nonzero: a kept spring's J v and J^T gamma as the other rows' */
+  unsigned long spring_skipped;           /* the kept springs left out so far (tests) */
+  unsigned long cx_kept_fast;             /* kept rows whose J v and J^T gamma took their kept values (tests) */
+  unsigned long cx_clean_used;            /* the kept rows that took w->cxJ so far (tests) */
+  char *dense_need;                       /* (ntree) grit_deriv_delassus_dense_mask's */
+  int no_dense_skip;                      /* nonzero: A's dense factor of every tree, also those the
+                                           * Delassus partials solve in tree order (tests) */
+  unsigned long dense_skipped;            /* the trees left out so far (tests) */
+  int no_tree_group;                      /* nonzero: constant rows' z by the tree-ordered factor one by one */
+  int no_kept_fast;                       /* nonzero: a kept constant row's estimate by the general path */
+  unsigned long kept_fast_used;           /* the estimates that took the short path so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
@@ -244,6 +265,10 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w);
 /* Factors each tree's block of w->Ad (A's values, before their dense factor) in tree order where A keeps
  * the mass matrix's pattern (treechol.h): the solves for z then cost O(n depth). */
 void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
+/* The trees whose dense factor of A the call reads after grit_deriv_delassus_lin_factor: those it did not
+ * factor in tree order, and the qconst ones (derivatives_free.c, the constant dual factor); NULL: every
+ * tree (none is left out, or ws->no_dense_skip). For grit_deriv_factor_operator's mask. */
+const char *grit_deriv_delassus_dense_mask(const grit_model *m, grit_deriv_ws *w);
 
 /* ---- the columns (derivatives_columns.c) */
 
