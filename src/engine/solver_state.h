@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* solver_state.h — the Newton solver's state and its constraint algebra, shared by solver.c (the
- * iterations: islands, evaluation, convergence, direction, line search) and solver_start.c (the models
- * of the direction other than the exact Hessian, and the islands that start at their minimizer). Not
- * part of the public API. */
+ * iterations: islands, evaluation, convergence, direction), solver_linesearch.c (the exact line search)
+ * and solver_start.c (the models of the direction other than the exact Hessian, and the islands that
+ * start at their minimizer). Not part of the public API. */
 #ifndef GRIT_SOLVER_STATE_H
 #define GRIT_SOLVER_STATE_H
 
 #include <math.h>
 
 #include "constraints.h"
+#include "dynamics.h"
 #include "hessian.h"
+#include "solver.h"
 
-typedef struct grit_solver grit_solver; /* as in solver.h, which this header does not include */
+typedef struct grit_solver grit_solver; /* (solver.h) */
 
 struct grit_solver {
   int nv, cap_c, cap_j;
@@ -182,6 +184,37 @@ static inline double breaking_velocity(const grit_constraint *c, double dt) {
  * stiction model's soft norm (ISO_STICK, below GLOBAL_RESIDUAL), or the primal-dual model with the dual
  * estimate grit_constraint.wt (ISO_DUAL, solver_start.c) */
 enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2, ISO_DUAL = 3 };
+
+/* y = M_t x on tree t's dofs, as grit_tree_mulv (each entry summed from zero over j in order, the same
+ * operations, the same bits), with a free body's 6 dofs (and a 7-joint arm's 7) as a constant so that
+ * the loops unroll: A dv per tree and iteration was 3.3 % of the series' clutters' step in the generic
+ * loop. */
+static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int n) {
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s = Mt[i * n + j] * x[j] + s;
+    y[i] = s;
+  }
+}
+
+static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
+  else if (n == 7) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 7); /* the arm */
+  else grit_tree_mulv(m, M, t, x, y);
+}
+
+/* solver.c: constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols), kept
+ * out of line (for the constraints on a tree of JCOLS_MIN_NV dofs or more only, find_jcols, so that the
+ * small trees' unrolled products stay as they were). */
+void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
+                            const double *x, int with_bias, double *y);
+
+/* solver_linesearch.c: the exact line search along s->dv over the active islands s->act[0..nact-1], each
+ * island its own step (first: the first iteration's cap); v, e, A e and the constraint velocities move. The
+ * islands that moved are left in s->act (returns their count). */
+int grit_solver_search_islands(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
+                               const double *A, int nact, int first, double *v, grit_solver_stats *st);
 
 /* solver_start.c */
 void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);
