@@ -64,7 +64,13 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   }
   for (int i = 0; i < 2 * horizon; ++i) {
     grit_status s = grit_data_create(model, &a->data[i]);
-    if (s == GRIT_OK && settings) s = grit_data_set_step_settings(a->data[i], settings);
+    if (s == GRIT_OK) { /* a knot's steps are not one trajectory (each from the state a rollout sets, its
+                           history another rollout's): no warm start from it, so that a knot's step does not
+                           depend on which rollout ran before (grit_step_settings.warm_start) */
+      grit_step_settings st = settings ? *settings : grit_data_step_settings(a->data[i]);
+      st.warm_start = 0;
+      s = grit_data_set_step_settings(a->data[i], &st);
+    }
     if (s != GRIT_OK) {
       if (msg)
         snprintf(msg, GRIT_MESSAGE_SIZE, "knot data %d: %s", i,

@@ -74,6 +74,13 @@ typedef struct grit_step_settings {
                                        0 from a gap of delta on, added to the exact normal law, and
                                        Coulomb friction bounded by mu times that normal force (no grip
                                        without a squeeze). Only read when gradient_smoothing > 0. */
+  int warm_start;                   /* nonzero (default): a step whose state is the previous step's result
+                                       (q and v untouched since, the Euler integrator both times) starts
+                                       Newton's method from that step's acceleration continued, v0 + (v0 -
+                                       v0_prev), MuJoCo's warm start, in each island where it costs less
+                                       than v0; the solution is the same to the solver's tolerance. 0: from
+                                       v0 always, as before (the iLQR's knot data set 0: their steps are
+                                       not one trajectory, and a plan must replay as it was planned) */
 } grit_step_settings;
 
 /* What the last step did. */

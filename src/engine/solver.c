@@ -186,8 +186,8 @@ static __attribute__((noinline)) void constraint_apply_transpose_cols(const grit
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
  * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
  * s->jtg and the residual r = A e - J^T gamma, the gradient of l; and the island's ISL numbers. */
-static void eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
-                        double dt, int k, int compute_vc) {
+void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
+                             double dt, int k, int compute_vc) {
   const int *trees = s->isl_tree + s->isl_tstart[k], ntr = s->isl_tstart[k + 1] - s->isl_tstart[k];
   for (int q = 0; q < ntr; ++q) {
     const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
@@ -474,6 +474,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   memset(&st, 0, sizeof st);
   double tc = tm ? grit_clock_us() : 0.0;
   s->Achol = Achol;
+  const double *vwarm = s->vwarm; /* (this solve's only) */
+  s->vwarm = NULL;
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
@@ -485,10 +487,10 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
   lap(tm, &st.t_assembly, &tc);
   begin_solve(s, m, A, nc, dt);
-  grit_solver_start_free_islands(s, m, vstar, dt, v);
+  grit_solver_start_free_islands(s, m, A, vstar, vwarm, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
-    for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
+    for (int a = 0; a < nact; ++a) grit_solver_eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
     const island_sums u = sum_islands(s);
     grit_status status;
     if (converged(s, opt, iter, &u, &st, &status, message)) break;
@@ -525,6 +527,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 }
 
 void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af) { s->af = af; }
+
+void grit_solver_set_warm(grit_solver *s, const double *vwarm) { s->vwarm = vwarm; }
 
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */

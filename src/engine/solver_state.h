@@ -25,6 +25,7 @@ struct grit_solver {
   const grit_afactor *af; /* the trees of A's factor in tree order (afactor.h; NULL: none) */
   int *tree_id; /* (ntree) t at t: A's factor has a part per tree */
   const grit_model *m;
+  const double *vwarm; /* (nv) the next solve's second start, or NULL (grit_solver_set_warm) */
   /* vectors of nv */
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
   double *dsq; /* 1 / dinv = sqrt(diag A): |D^-1 x| by products, not divisions (the round-off floor's sizes) */
@@ -210,6 +211,12 @@ static inline void tree_mulv(const grit_model *m, const double *M, int t, const 
 void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
                             const double *x, int with_bias, double *y);
 
+/* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
+ * the last step): e = v - v*, A e, the constraints' cost, gamma and G, J^T gamma, the residual r and the
+ * island's ISL numbers (its cost 0.5 ISL_EE + ISL_CC). */
+void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
+                             double dt, int k, int compute_vc);
+
 /* solver_linesearch.c: the exact line search along s->dv over the active islands s->act[0..nact-1], each
  * island its own step (first: the first iteration's cap); v, e, A e and the constraint velocities move. The
  * islands that moved are left in s->act (returns their count). */
@@ -221,7 +228,8 @@ void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);
 void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global);
 void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact,
                                  int on);
-void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *vstar, double dt, double *v);
+void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *A, const double *vstar,
+                                    const double *vwarm, double dt, double *v);
 void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt);
 
 #endif
