@@ -426,7 +426,15 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
   for (int a = 0; a < nact; ++a) {
     const int k = s->act[a];
     const int global = ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * maxd(ian[k], ijn[k]);
-    grit_solver_choose_isotropic(s, k, iter, opt->stick_start, global);
+    /* An island started from the last step's acceleration within the global phase's residual is near its
+     * solution with its contacts' slips continued: one sliding there slides on (the composite loop's
+     * contacts creeping at 12-14 eps were predicted to stick, and that step was cut to alpha ~ 1e-3), so
+     * its first step takes the exact models and the later steps' cap on alpha (solver_linesearch.c). From
+     * the same trajectories, Newton iterations per step with the warm start: loop 3.71 -> 3.15, sliding rod
+     * 1.98 -> 1.00, CMU humanoid 3.01 -> 2.64, arm7.xml 2.52 -> 1.00, rope 4.38 -> 4.33, clutter.xml 6.62
+     * -> 6.62 (docs/performance.md, stop 21). */
+    if (iter == 0 && !global && ISL(s, ISL_WARM)[k] != WARM_NONE) ISL(s, ISL_WARM)[k] = WARM_NEAR;
+    grit_solver_choose_isotropic(s, k, iter, opt->stick_start && ISL(s, ISL_WARM)[k] != WARM_NEAR, global);
   }
   return nact;
 }
@@ -490,7 +498,9 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   grit_solver_start_free_islands(s, m, A, vstar, vwarm, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
-    for (int a = 0; a < nact; ++a) grit_solver_eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
+    for (int a = 0; a < nact; ++a)
+      if (iter > 0 || ISL(s, ISL_WARM)[s->act[a]] == WARM_NONE) /* (a warm start's: evaluated there) */
+        grit_solver_eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
     const island_sums u = sum_islands(s);
     grit_status status;
     if (converged(s, opt, iter, &u, &st, &status, message)) break;
@@ -512,7 +522,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
      * above when the constraints' own terms cancel (a stiff contact at the edge of separation: k phi
      * and k h v_n of 1e2 cancelling to 1e-14). */
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
-    nact = grit_solver_search_islands(s, m, opt, dt, A, nact, iter == 0, v, &st);
+    nact = grit_solver_search_islands(s, m, opt->max_ls_iters, dt, A, nact, iter == 0, v, &st.ls_iters);
     lap(tm, &st.t_linesearch, &tc);
     if (!nact && iter > 0) break; /* no descent left: at the minimizer to round-off */
   }

@@ -7,7 +7,6 @@
 #include <math.h>
 
 #include "dynamics.h"
-#include "solver.h"
 #include "solver_state.h"
 
 /* *f1 -= g . dvc and *f2 += dvc^T G dvc, term by term (contacts' dim 3 as a constant: unrolled). */
@@ -181,14 +180,17 @@ static inline void step_tree(double *restrict v, double *restrict e, double *res
  * 107.4 / 9.3 -> 25.2 / 71.7 / 84.1 / 8.1, the pile of 50 boxes 71.8 -> 38.9 (docs/performance.md,
  * stop 16). 0.9 or 1.2 were worse (the series of 40: 7.34, 7.04; the arm 4.63 at 0.9); so was 1 for every
  * iteration (the arm 2.97). */
+/* (An island started from the last step's acceleration near its solution, WARM_NEAR, makes no such
+ * prediction: its first step takes ALPHA_MAX; the sliding rod, whose smooth friction's Newton step falls
+ * a little short, then ends in one iteration instead of two.) */
 #define FIRST_ALPHA_MAX 1.0
 #define ALPHA_MAX 1.5
 
 /* Phase 5: the exact line search along dv, island by island: each takes its own step, so that an island
  * whose step must be cut (a contact entering, a slip turning) does not hold back the others. v and the
  * constraint velocities move; the islands that moved are left in s->act (returns their count). */
-int grit_solver_search_islands(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
-                               const double *A, int nact, int first, double *v, grit_solver_stats *st) {
+int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_iters, double dt, const double *A,
+                               int nact, int first, double *v, int *ls_iters) {
   double *ialpha = ISL(s, ISL_ALPHA);
   int moved = 0;
   for (int a = 0; a < nact; ++a) {
@@ -206,8 +208,9 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, const grit_s
       else constraint_apply(m, c, s->jstore, s->dv, 0, c->dvc);
     }
     int lsi = 0;
-    const double alpha = line_search(s, dt, con, ncon, dAe, dAd, first ? FIRST_ALPHA_MAX : ALPHA_MAX, opt->max_ls_iters, &lsi);
-    st->ls_iters += lsi;
+    const double a_max = first && ISL(s, ISL_WARM)[k] != WARM_NEAR ? FIRST_ALPHA_MAX : ALPHA_MAX;
+    const double alpha = line_search(s, dt, con, ncon, dAe, dAd, a_max, max_ls_iters, &lsi);
+    *ls_iters += lsi;
     ialpha[k] = alpha;
     if (alpha == 0.0) continue;
     /* e = v - v* and A e follow v as the constraint velocities below do (A dv is at hand): A e was

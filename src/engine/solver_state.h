@@ -9,11 +9,11 @@
 #include <math.h>
 
 #include "constraints.h"
+#include "afactor.h"
 #include "dynamics.h"
 #include "hessian.h"
-#include "solver.h"
 
-typedef struct grit_solver grit_solver; /* (solver.h) */
+typedef struct grit_solver grit_solver; /* as in solver.h, which this header does not include */
 
 struct grit_solver {
   int nv, cap_c, cap_j;
@@ -55,9 +55,18 @@ struct grit_solver {
 
 /* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
  * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
- * |D^-1 v*| (round-off floor), its last line-search step, and its number of dofs. */
-enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_FIELDS };
+ * |D^-1 v*| (round-off floor), its last line-search step, its number of dofs, and how it started
+ * (ISL_WARM: WARM_NONE, WARM_TAKEN, WARM_NEAR; solver_start.c). */
+enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_WARM, ISL_FIELDS };
 #define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
+
+/* ISL_WARM: the island started at v (or v*); at the second start (grit_solver_set_warm), already evaluated
+ * there; and, from the first iteration's choice of models on, that start was within the global phase's
+ * residual (GLOBAL_RESIDUAL): its first step takes no prediction of stiction and the line search's cap of
+ * the later ones (solver.c, choose_active). */
+#define WARM_NONE 0.0
+#define WARM_TAKEN 1.0
+#define WARM_NEAR 2.0
 
 /* ------------------------------------------------------------------------- constraint algebra */
 
@@ -218,10 +227,11 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
                              double dt, int k, int compute_vc);
 
 /* solver_linesearch.c: the exact line search along s->dv over the active islands s->act[0..nact-1], each
- * island its own step (first: the first iteration's cap); v, e, A e and the constraint velocities move. The
- * islands that moved are left in s->act (returns their count). */
-int grit_solver_search_islands(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
-                               const double *A, int nact, int first, double *v, grit_solver_stats *st);
+ * island its own step (first: the first iteration's cap) of at most max_ls_iters iterations (added to
+ * *ls_iters); v, e, A e and the constraint velocities move. The islands that moved are left in s->act
+ * (returns their count). */
+int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_iters, double dt, const double *A,
+                               int nact, int first, double *v, int *ls_iters);
 
 /* solver_start.c */
 void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);
