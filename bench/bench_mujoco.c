@@ -27,7 +27,7 @@
  * taking grit_step_derivatives_blocks instead, and prints its time, ratio to the step, block count and
  * largest size; the scaling series takes only the block form (the dense A at 640 objects is 472 MB).
  *
- *   bench_mujoco [--series | --robots] [--quick] [--no-fd] [--cpu-time] [--lenient] [--dense-max-nv N]
+ *   bench_mujoco [--series | --robots] [--quick] [--no-fd] [--cpu-time] [--lenient] [--warm-start] [--dense-max-nv N]
  *                [MODEL.xml[@KEY] ...]
  *     default: the falling sphere launched sliding (@launch), the Kinova arm pushing the ball (@push),
  *              the 40-object clutter, a soft clutter (k = 1e5) settling, the clutter of 160 objects
@@ -44,7 +44,8 @@
  *              measured), or from key KEY with MODEL.xml@KEY (30 steps from the key, ten times);
  *     --lenient: grit loads the files given leniently (what it refuses ignored with a warning);
  *     --cpu-time: time by the thread's CPU clock (a loaded machine's descheduling left out);
- *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's).
+ *     --dense-max-nv N: grit's dense LAPACK path up to nv = N, block-sparse above (default: the file's);
+ *     --warm-start: grit's steps warm-start from the previous step's acceleration (grit_step_settings).
  *
  * MuJoCo is a reference peer here, never a dependency of the library. */
 #define _POSIX_C_SOURCE 200809L
@@ -74,6 +75,7 @@ typedef struct scene {
 
 static int g_no_fd = 0; /* --no-fd: no MuJoCo finite differences (scenes whose FD take seconds per call) */
 static int g_lenient = 0; /* --lenient: grit loads the files given leniently (scene.lenient) */
+static int g_warm_start = 0; /* --warm-start: grit_step_settings.warm_start on (the previous step's acceleration) */
 
 typedef struct result {
   int nv;
@@ -210,6 +212,7 @@ static int bench(const scene *sc, double scale, result *res) {
   grit_step_settings settings = info.settings;
   settings.timing = 0;
   if (g_dense_max_nv >= 0) settings.dense_max_nv = g_dense_max_nv;
+  if (g_warm_start) settings.warm_start = 1;
   grit_data_set_step_settings(gd, &settings);
   mjData *md = mj_makeData(mm);
   if (!md) {
@@ -451,10 +454,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[first], "--cpu-time")) bench_clock_cpu = 1;
     else if (!strcmp(argv[first], "--robots")) robots = 1;
     else if (!strcmp(argv[first], "--lenient")) g_lenient = 1;
+    else if (!strcmp(argv[first], "--warm-start")) g_warm_start = 1;
     else if (!strcmp(argv[first], "--dense-max-nv") && first + 1 < argc) g_dense_max_nv = atoi(argv[++first]);
     else {
       fprintf(stderr, "usage: bench_mujoco [--series | --robots] [--quick] [--no-fd] [--cpu-time] [--lenient] "
-                      "[--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
+                      "[--warm-start] [--dense-max-nv N] [MODEL.xml[@KEY] ...]\n");
       return 2;
     }
     ++first;

@@ -18,6 +18,8 @@ struct grit_ilqr_grit {
   grit_data **jdata; /* horizon, created on the first grit_ilqr_grit_set_derivative_smoothing > 0 */
   double jdelta;     /* > 0: the Jacobians are those of the step smoothed by jdelta, taken at (x, u) */
   double *ctrl_range; /* 2 nu: each actuator's ctrl_range if ctrl_limited, else (-inf, inf) */
+  double *vlast;      /* 2 x nv: per slot, the velocity its last step started from (step_cb) */
+  int lastk[2];       /* per slot, the knot of that step (-1: none) */
   char msg[GRIT_MESSAGE_SIZE];
 };
 
@@ -30,6 +32,7 @@ void grit_ilqr_grit_free(grit_ilqr_grit *a) {
     for (int i = 0; i < a->horizon; ++i) grit_data_free(a->jdata[i]);
   free(a->jdata);
   free(a->ctrl_range);
+  free(a->vlast);
   free(a);
 }
 
@@ -44,8 +47,9 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   grit_ilqr_grit *a = calloc(1, sizeof *a);
   const int nu = grit_model_nu(model);
   if (!a || !(a->data = calloc((size_t)(2 * horizon), sizeof *a->data)) ||
-      !(a->ctrl_range = malloc(sizeof(double) * (size_t)(2 * nu + 1)))) {
-    if (a) free(a->data);
+      !(a->ctrl_range = malloc(sizeof(double) * (size_t)(2 * nu + 1))) ||
+      !(a->vlast = calloc((size_t)(2 * grit_model_nv(model) + 1), sizeof(double)))) {
+    if (a) free(a->data), free(a->ctrl_range);
     free(a);
     if (msg) snprintf(msg, GRIT_MESSAGE_SIZE, "out of memory");
     return GRIT_ERR_OUT_OF_MEMORY;
@@ -56,6 +60,7 @@ grit_status grit_ilqr_grit_create(const grit_model *model, int horizon, const gr
   a->nv = grit_model_nv(model);
   a->nu = grit_model_nu(model);
   a->na = grit_model_na(model);
+  a->lastk[0] = a->lastk[1] = -1;
   for (int i = 0; i < nu; ++i) {
     grit_actuator_def act;
     const int lim = grit_model_actuator(model, i, &act) == GRIT_OK && act.ctrl_limited;
@@ -101,8 +106,15 @@ static int step_cb(void *ctx, int slot, int k, const double *x, const double *u,
   if (!s) s = grit_data_set_qvel(d, x + a->nq, a->nv);
   if (!s && a->na > 0) s = grit_data_set_act(d, x + a->nq + a->nv, a->na);
   if (!s) s = grit_data_set_ctrl(d, u, a->nu);
+  /* A rollout steps its knots in order, each from the last one's result: knot k continues the trajectory
+   * of knot k - 1's step, whose start velocity the slot kept, so its step warm-starts as the same step
+   * of one data replaying the plan would (grit_data_set_warm_start); the plan replays as planned. */
+  double *vl = a->vlast + (size_t)slot * (size_t)a->nv;
+  if (!s && k > 0 && a->lastk[slot] == k - 1) s = grit_data_set_warm_start(d, vl, a->nv);
+  if (!s) memcpy(vl, x + a->nq, sizeof(double) * (size_t)a->nv), a->lastk[slot] = k;
   if (!s) s = grit_step(d);
   if (s) {
+    a->lastk[slot] = -1;
     /* Only the thread running the rollout writes here (jacobians write nothing). */
     snprintf(a->msg, GRIT_MESSAGE_SIZE, "step at knot %d: %s", k, d ? grit_data_last_error(d) : "bad knot");
     return 1;

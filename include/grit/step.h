@@ -74,6 +74,14 @@ typedef struct grit_step_settings {
                                        0 from a gap of delta on, added to the exact normal law, and
                                        Coulomb friction bounded by mu times that normal force (no grip
                                        without a squeeze). Only read when gradient_smoothing > 0. */
+  int warm_start;                   /* nonzero: a step whose state is the previous step's result
+                                       (q and v untouched since, the Euler integrator both times) starts
+                                       Newton's method from that step's acceleration continued, v0 + (v0 -
+                                       v0_prev), MuJoCo's warm start, in each island where it costs less
+                                       than v0; the solution is the same to the solver's tolerance (fewer
+                                       Newton iterations where contacts persist). 0 (default): from v0
+                                       always. A trajectory stepped by several data (the iLQR's knots)
+                                       passes the history on: grit_data_set_warm_start */
 } grit_step_settings;
 
 /* What the last step did. */
@@ -105,6 +113,12 @@ typedef struct grit_step_stats {
 } grit_step_stats;
 
 GRIT_API grit_step_settings grit_default_step_settings(void);
+
+/* Declares the data's current state (as set) the result of a step from velocity v_prev (nv), so that the
+ * next step, if taken from this state, warm-starts as it would in one data stepping the whole trajectory
+ * (grit_step_settings.warm_start): for trajectories whose steps are taken by several data, as the iLQR's
+ * rollouts, to step exactly as their replay in one data. Drops the last step's record (its derivatives). */
+GRIT_API grit_status grit_data_set_warm_start(grit_data *d, const double *v_prev, int nv);
 
 /* Validates and applies settings to the data (nothing changes on error). */
 GRIT_API grit_status grit_data_set_step_settings(grit_data *data, const grit_step_settings *settings);

@@ -134,6 +134,7 @@ void grit_data_reset(grit_data *d) {
   memset(&d->stats, 0, sizeof d->stats);
   d->ncontacts = 0;
   d->has_prev = 0;
+  d->warm_ok = 0;
   d->message[0] = '\0';
   refresh_kinematics(d);
 }

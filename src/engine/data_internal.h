@@ -62,6 +62,8 @@ struct grit_data {
   grit_deriv_ws *deriv;   /* dual-number workspace */
   grit_variational_ws *variational; /* the variational integrator's workspace (variational.h) */
   int prev_integrator;    /* the integrator of the last step (its derivatives: Euler's and quasistatic) */
+  int warm_ok;            /* qnext, vsol and vprev describe the step that led to the state, if q and v are still
+                             qnext and vsol bit for bit: the next step may warm-start from it (step.c) */
   double *Aphys;          /* (nM) a quasistatic step's physical operator M + h D + h^2 K (its Delassus estimates') */
 
   /* grit_linearize's copy of the state and controls it replaces, restored if it fails */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* solver.c — Newton's method with an exact line search for the convex contact problem (seed 000,
- * section X; ARCHITECTURE.md, The Newton solver). */
+ * section X; ARCHITECTURE.md, The Newton solver): islands, evaluation, convergence, the Newton direction
+ * (the line search: solver_linesearch.c; the start and the models of the direction: solver_start.c). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime for the optional phase timing */
 #include "solver.h"
 
@@ -157,31 +158,12 @@ static void find_islands(grit_solver *s, int nc) {
 
 /* ----------------------------------------------------------------------------------- Newton */
 
-/* y = M_t x on tree t's dofs, as grit_tree_mulv (each entry summed from zero over j in order, the same
- * operations, the same bits), with a free body's 6 dofs (and a 7-joint arm's 7) as a constant so that
- * the loops unroll: A dv per tree and iteration was 3.3 % of the series' clutters' step in the generic
- * loop. */
-static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int n) {
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (int j = 0; j < n; ++j) s = Mt[i * n + j] * x[j] + s;
-    y[i] = s;
-  }
-}
-
-static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
-  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
-  else if (n == 7) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 7); /* the arm */
-  else grit_tree_mulv(m, M, t, x, y);
-}
-
 /* constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols): kept out of
  * line, for the constraints on a tree of JCOLS_MIN_NV dofs or more only (find_jcols, below), so that the
  * small trees' unrolled products stay as they were. */
-static __attribute__((noinline)) void constraint_apply_cols(const grit_model *m, const grit_constraint *c,
-                                                            const double *jstore, const int *cols, const double *x,
-                                                            int with_bias, double *y) {
+__attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c,
+                                                      const double *jstore, const int *cols, const double *x,
+                                                      int with_bias, double *y) {
   if (normal_only(c)) {
     y[0] = y[1] = 0.0;
     constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 2, 3);
@@ -204,8 +186,8 @@ static __attribute__((noinline)) void constraint_apply_transpose_cols(const grit
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
  * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
  * s->jtg and the residual r = A e - J^T gamma, the gradient of l; and the island's ISL numbers. */
-static void eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
-                        double dt, int k, int compute_vc) {
+void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
+                             double dt, int k, int compute_vc) {
   const int *trees = s->isl_tree + s->isl_tstart[k], ntr = s->isl_tstart[k + 1] - s->isl_tstart[k];
   for (int q = 0; q < ntr; ++q) {
     const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
@@ -223,7 +205,7 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
       cc += c->cost;
       continue;
     }
-    if (compute_vc && wide) constraint_apply_cols(m, c, s->jstore, s->jcols + 4 * i, v, 1, c->vc);
+    if (compute_vc && wide) grit_solver_apply_cols(m, c, s->jstore, s->jcols + 4 * i, v, 1, c->vc);
     else if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
@@ -257,156 +239,6 @@ static void eval_island(grit_solver *s, const grit_model *m, const double *A, co
   ISL(s, ISL_RN)[k] = rn, ISL(s, ISL_AN)[k] = an, ISL(s, ISL_JN)[k] = jn;
   ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax;
   if (compute_vc) ISL(s, ISL_SMAX)[k] = smax;
-}
-
-/* *f1 -= g . dvc and *f2 += dvc^T G dvc, term by term (contacts' dim 3 as a constant: unrolled). */
-static inline void slope_curvature(const double *g, const double *G, const double *dvc, int dim, double *f1,
-                                   double *f2) {
-  for (int r = 0; r < dim; ++r) {
-    *f1 -= g[r] * dvc[r];
-    for (int q = 0; q < dim; ++q) *f2 += dvc[r] * G[r * dim + q] * dvc[q];
-  }
-}
-
-/* Whether constraint c's slope and curvature along a line can be taken by lagged_directional: a Lagged
- * contact without gradient smoothing's film (whose viscosity and grip add terms of their own). */
-static inline int lagged_plain(const grit_constraint *c) {
-  return c->kind == GRIT_CONSTRAINT_LAGGED && !(c->p.grip > 0.0);
-}
-
-/* *f1 -= gamma . dvc and *f2 += dvc^T G dvc for a plain Lagged contact at vc, without forming G or its
- * cost. The normal law's impulse and curvature times dvc_n and dvc_n^2: Hunt & Crossley's law below v_hat
- * written out with hc_normal's operations (so the same values), a support's soft law under gradient
- * smoothing by grit_contact_lagged_frictionless. Friction's in closed form: with x = vc_t, y = dvc_t,
- * s^2 = |x|^2 + eps^2 and g = mu gamma_n0, gamma_t = -g x / s and G_t = g (I - x x^T / s^2) / s (the
- * soft norm), so -gamma_t . y = g (x . y) / s and y^T G_t y = g ((x1 y2 - x2 y1)^2 + eps^2 |y|^2) / s^3
- * (>= 0). The same numbers as grit_contact_lagged followed by slope_curvature up to round-off, at a
- * fraction of the work (the line search's evaluations were 10-14 % of the series' clutters' step). */
-static inline void lagged_directional(const grit_constraint *c, double dt, double vhat, const double vc[3],
-                                      const double dvc[3], double *f1, double *f2) {
-  double gn = 0.0, gnn = 0.0;
-  if (c->p.soft > 0.0) {
-    grit_contact_lagged_frictionless(&c->p, dt, vc[2], &gn, &gnn);
-  } else if (vc[2] < vhat) { /* hc_normal's law below v_hat (breaking_velocity), the same operations */
-    const double a = -c->p.phi0 - vc[2] * dt, b = 1.0 - c->p.d * vc[2], kdt = c->p.k * dt;
-    gn = kdt * (a * b);
-    gnn = kdt * (b * dt + c->p.d * a);
-  }
-  *f1 -= gn * dvc[2];
-  *f2 += gnn * dvc[2] * dvc[2];
-  const double g = c->p.mu * c->p.gn0;
-  if (g == 0.0) return; /* without friction (a normal-only contact's tangential rows are not even set) */
-  const double e2 = c->p.eps * c->p.eps, s2 = vc[0] * vc[0] + vc[1] * vc[1] + e2, is = 1.0 / sqrt(s2);
-  const double xy = vc[0] * dvc[0] + vc[1] * dvc[1], yy = dvc[0] * dvc[0] + dvc[1] * dvc[1];
-  const double xcy = vc[0] * dvc[1] - vc[1] * dvc[0];
-  *f1 += g * xy * is;
-  *f2 += g * (xcy * xcy + e2 * yy) * (is * is * is); /* |y|^2 s^2 - (x . y)^2 by Lagrange's identity: no
-                                                          cancellation when the line runs along a fast slip */
-}
-
-/* The first and second derivatives of l(v + a dv) with respect to a, given dv^T A e and dv^T A dv
- * (e = v - v*) and each constraint's vc and dvc = J dv: O(number of constraints in idx[0..n-1]). */
-static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, double a, double dAe, double dAd,
-                    double *d1, double *d2) {
-  double f1 = dAe + a * dAd, f2 = dAd;
-  for (int k = 0; k < n; ++k) {
-    const grit_constraint *c = &s->c[idx[k]];
-    double vc[3], g[3], G[9];
-    if (lagged_plain(c)) { /* (the tangential rows only with friction: lagged_directional reads them then) */
-      vc[2] = c->vc[2] + a * c->dvc[2];
-      if (c->p.mu * c->p.gn0 != 0.0) vc[0] = c->vc[0] + a * c->dvc[0], vc[1] = c->vc[1] + a * c->dvc[1];
-      lagged_directional(c, dt, s->vhat[idx[k]], vc, c->dvc, &f1, &f2);
-      continue;
-    }
-    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
-    constraint_eval(c, dt, vc, g, G);
-    if (c->dim == 3) slope_curvature(g, G, c->dvc, 3, &f1, &f2);
-    else slope_curvature(g, G, c->dvc, c->dim, &f1, &f2);
-  }
-  *d1 = f1;
-  *d2 = f2;
-}
-
-/* The slope of l(v + a dv) at a = 0 from the constraints' impulses at v (already evaluated), its slope
- * at a_max, and the list of constraints the line search must evaluate in between: a constraint whose
- * slope along dv, -gamma . dvc, is exactly 0 at both ends has, l_i being convex (its slope along a line
- * non-decreasing), slope 0 and curvature 0 everywhere between, so it adds nothing to d1 and d2 there
- * (the candidates out of contact, most of a clutter's). Returns the list's length. */
-static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a_max, double dAe, double dAd,
-                   double *d0, double *d1, double *h1) {
-  double f0 = dAe, f1 = dAe + a_max * dAd, f2 = dAd;
-  int n = 0;
-  for (int k = 0; k < ncon; ++k) {
-    const int i = con[k];
-    grit_constraint *c = &s->c[i];
-    double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
-    c->idle = 0;
-    if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
-                             is linear in a, so none in between nor at the step's end (c->idle) */
-      const double vhat = s->vhat[i];
-      c->idle = !(c->vc[2] < vhat) && !(c->vc[2] + a_max * c->dvc[2] < vhat);
-      if (c->idle) continue; /* (most of a clutter's candidates: their other rows are not needed) */
-    }
-    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
-    for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
-    if (lagged_plain(c)) {
-      lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);
-    } else {
-      constraint_eval(c, dt, vc, g, G);
-      for (int r = 0; r < c->dim; ++r) {
-        s1 -= g[r] * c->dvc[r];
-        for (int q = 0; q < c->dim; ++q) c1 += c->dvc[r] * G[r * c->dim + q] * c->dvc[q];
-      }
-    }
-    f0 += s0, f1 += s1, f2 += c1;
-    if (s0 != 0.0 || s1 != 0.0) s->lsidx[n++] = i;
-  }
-  *d0 = f0;
-  *d1 = f1;
-  *h1 = f2;
-  return n;
-}
-
-/* Exact line search on one island: the minimizer of the convex l(v + a dv) restricted to the island's
- * dofs and its constraints con[0..ncon-1], over a in (0, a_max], by a safeguarded Newton iteration on
- * dl/da with bracketing and bisection (Numerical Recipes' rtsafe). dAe = dv^T A e and dAd = dv^T A dv
- * over the island's dofs (e = v - v*). Costs O(ncon) per iteration given J dv. Returns the step;
- * *iters gets the iterations used. */
-static double line_search(grit_solver *s, double dt, const int *con, int ncon, double dAe, double dAd,
-                          double a_max, int max_iters, int *iters) {
-  double d0, d1, h1;
-  *iters = 0;
-  const int n = ls_ends(s, dt, con, ncon, a_max, dAe, dAd, &d0, &d1, &h1);
-  if (!(d0 < 0.0)) return 0.0; /* not a descent direction (converged to round-off) */
-  (*iters)++;
-  if (d1 <= 0.0) return a_max;
-  double lo = 0.0, hi = a_max, a = 1.0, dx = hi - lo, dxold = dx, f = d1, df = h1;
-  if (a != a_max) { /* (at a_max, the ends' slope and curvature are at hand) */
-    ls_eval(s, dt, s->lsidx, n, a, dAe, dAd, &f, &df);
-    (*iters)++;
-  }
-  /* the slope to 1e-6 of its start: the step's test is on the residual, not on alpha, and 1e-10 cost
-   * the series' clutters 12-18 % more line-search evaluations for the same Newton iterations */
-  const double ftol = 1e-6 * fabs(d0);
-  for (int it = 0; it < max_iters; ++it) {
-    if (fabs(f) <= ftol) break;
-    if (f < 0.0) lo = a;
-    else hi = a;
-    /* Newton if it stays inside the bracket and shrinks fast enough, else bisection */
-    if ((((a - hi) * df - f) * ((a - lo) * df - f) > 0.0) || (fabs(2.0 * f) > fabs(dxold * df))) {
-      dxold = dx;
-      dx = 0.5 * (hi - lo);
-      a = lo + dx;
-    } else {
-      dxold = dx;
-      dx = f / df;
-      a -= dx;
-    }
-    if (hi - lo <= 1e-15 * hi) break;
-    ls_eval(s, dt, s->lsidx, n, a, dAe, dAd, &f, &df);
-    (*iters)++;
-  }
-  return a;
 }
 
 /* The global phase ends for good once the residual is below this fraction of its reference. Near the
@@ -587,14 +419,26 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
     const double fk = 64.0 * DBL_EPSILON * maxd(maxd(ivmax[k], ismax[k]), sqrt(ijn[k]));
     /* (at iteration 0 too when its residual is exactly zero: the island is at its minimizer, v* of a
      * free island) */
-    const int done = (iter > 0 || irn[k] == 0.0) && irn[k] * refsum <= rtol * rtol * maxd(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
+    /* (and at iteration 0 an island started from the last step's acceleration: its start is no guess
+     * made blind to the constraints, and one already within its share of the tolerance, a body at rest,
+     * took a Newton step whose line search spent 30-40 bisections on slopes at round-off: the hopper) */
+    const int first_ok = iter > 0 || irn[k] == 0.0 || ISL(s, ISL_WARM)[k] != WARM_NONE;
+    const int done = first_ok && irn[k] * refsum <= rtol * rtol * maxd(ian[k], ijn[k]) + fk * fk * indof[k] * refsum;
     if (!done) s->act[nact++] = k;
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) s->tree_on[s->isl_tree[q]] = !done;
   }
   for (int a = 0; a < nact; ++a) {
     const int k = s->act[a];
     const int global = ialpha[k] < 0.5 && irn[k] > GLOBAL_RESIDUAL * GLOBAL_RESIDUAL * maxd(ian[k], ijn[k]);
-    grit_solver_choose_isotropic(s, k, iter, opt->stick_start, global);
+    /* An island started from the last step's acceleration within the global phase's residual is near its
+     * solution with its contacts' slips continued: one sliding there slides on (the composite loop's
+     * contacts creeping at 12-14 eps were predicted to stick, and that step was cut to alpha ~ 1e-3), so
+     * its first step takes the exact models and the later steps' cap on alpha (solver_linesearch.c). From
+     * the same trajectories, Newton iterations per step with the warm start: loop 3.71 -> 3.15, sliding rod
+     * 1.98 -> 1.00, CMU humanoid 3.01 -> 2.64, arm7.xml 2.52 -> 1.00, rope 4.38 -> 4.33, clutter.xml 6.62
+     * -> 6.62 (docs/performance.md, stop 21). */
+    if (iter == 0 && !global && ISL(s, ISL_WARM)[k] != WARM_NONE) ISL(s, ISL_WARM)[k] = WARM_NEAR;
+    grit_solver_choose_isotropic(s, k, iter, opt->stick_start && ISL(s, ISL_WARM)[k] != WARM_NEAR, global);
   }
   return nact;
 }
@@ -631,73 +475,6 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
   return GRIT_OK;
 }
 
-/* v, e = v - v* and A e moved by alpha along dv on one tree's n dofs (the vectors do not overlap; inlined
- * with a free body's 6 as a constant). */
-static inline void step_tree(double *restrict v, double *restrict e, double *restrict Ae, const double *restrict dv,
-                             const double *restrict Adv, double alpha, int n) {
-  for (int i = 0; i < n; ++i) {
-    v[i] += alpha * dv[i];
-    e[i] += alpha * dv[i];
-    Ae[i] += alpha * Adv[i];
-  }
-}
-
-/* The line search's upper bound: after the first iteration 1.5, as Drake's SAP (a little more than the
- * Newton step); the first iteration's step, whose models predict the contacts' states (the global
- * phase's isotropic friction, the models of stiction and of contacts pressed, solver_start.c), at most
- * the whole step. Past it the first step ran into the contacts the prediction got wrong, and the exact
- * line search spent its evaluations on a minimizer beyond 1 that the next iterations undo: from the same
- * saved states, Newton iterations per step on the series' clutters of 10 / 40, clutter.xml and the arm
- * 5.17 / 7.01 / 7.49 / 2.70 -> 5.00 / 6.57 / 7.06 / 2.70 and line-search evaluations 30.8 / 91.8 /
- * 107.4 / 9.3 -> 25.2 / 71.7 / 84.1 / 8.1, the pile of 50 boxes 71.8 -> 38.9 (docs/performance.md,
- * stop 16). 0.9 or 1.2 were worse (the series of 40: 7.34, 7.04; the arm 4.63 at 0.9); so was 1 for every
- * iteration (the arm 2.97). */
-#define FIRST_ALPHA_MAX 1.0
-#define ALPHA_MAX 1.5
-
-/* Phase 5: the exact line search along dv, island by island: each takes its own step, so that an island
- * whose step must be cut (a contact entering, a slip turning) does not hold back the others. v and the
- * constraint velocities move; the islands that moved are left in s->act (returns their count). */
-static int search_islands(grit_solver *s, const grit_model *m, const grit_solver_options *opt, double dt,
-                          const double *A, int nact, int first, double *v, grit_solver_stats *st) {
-  double *ialpha = ISL(s, ISL_ALPHA);
-  int moved = 0;
-  for (int a = 0; a < nact; ++a) {
-    const int k = s->act[a];
-    double dAe = 0.0, dAd = 0.0;
-    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      tree_mulv(m, A, t, s->dv, s->Adv);
-      for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
-    }
-    const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
-    for (int q = 0; q < ncon; ++q) {
-      grit_constraint *c = &s->c[con[q]];
-      if (s->jwide[con[q]]) constraint_apply_cols(m, c, s->jstore, s->jcols + 4 * con[q], s->dv, 0, c->dvc);
-      else constraint_apply(m, c, s->jstore, s->dv, 0, c->dvc);
-    }
-    int lsi = 0;
-    const double alpha = line_search(s, dt, con, ncon, dAe, dAd, first ? FIRST_ALPHA_MAX : ALPHA_MAX, opt->max_ls_iters, &lsi);
-    st->ls_iters += lsi;
-    ialpha[k] = alpha;
-    if (alpha == 0.0) continue;
-    /* e = v - v* and A e follow v as the constraint velocities below do (A dv is at hand): A e was
-     * 8 % of the eval's time when recomputed */
-    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-      if (n == 6) step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, 6);
-      else step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, n);
-    }
-    /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
-    for (int q = 0; q < ncon; ++q) {
-      grit_constraint *c = &s->c[con[q]];
-      for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
-    }
-    s->act[moved++] = k; /* to evaluate again */
-  }
-  return moved;
-}
-
 /* Newton's method on the convex problem, the way grit_step reads: begin, then per iteration evaluate the
  * active islands, test convergence, choose the islands still converging, the Newton direction, the
  * line search; at the end the normal-only contacts' tangential velocities. */
@@ -709,6 +486,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   memset(&st, 0, sizeof st);
   double tc = tm ? grit_clock_us() : 0.0;
   s->Achol = Achol;
+  const double *vwarm = s->vwarm; /* (this solve's only) */
+  s->vwarm = NULL;
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
@@ -720,10 +499,12 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
   lap(tm, &st.t_assembly, &tc);
   begin_solve(s, m, A, nc, dt);
-  grit_solver_start_free_islands(s, m, vstar, dt, v);
+  grit_solver_start_free_islands(s, m, A, vstar, vwarm, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
-    for (int a = 0; a < nact; ++a) eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
+    for (int a = 0; a < nact; ++a)
+      if (iter > 0 || ISL(s, ISL_WARM)[s->act[a]] == WARM_NONE) /* (a warm start's: evaluated there) */
+        grit_solver_eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
     const island_sums u = sum_islands(s);
     grit_status status;
     if (converged(s, opt, iter, &u, &st, &status, message)) break;
@@ -745,7 +526,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
      * above when the constraints' own terms cancel (a stiff contact at the edge of separation: k phi
      * and k h v_n of 1e2 cancelling to 1e-14). */
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
-    nact = search_islands(s, m, opt, dt, A, nact, iter == 0, v, &st);
+    nact = grit_solver_search_islands(s, m, opt->max_ls_iters, dt, A, nact, iter == 0, v, &st.ls_iters);
     lap(tm, &st.t_linesearch, &tc);
     if (!nact && iter > 0) break; /* no descent left: at the minimizer to round-off */
   }
@@ -760,6 +541,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
 }
 
 void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af) { s->af = af; }
+
+void grit_solver_set_warm(grit_solver *s, const double *vwarm) { s->vwarm = vwarm; }
 
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */

@@ -76,6 +76,11 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
  * estimates of the stick prediction and by the solves with A's factor when nc == 0. */
 void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af);
 
+/* A second start for the next solve only (nv; NULL: none): each island that is not free (its minimizer
+ * v*) starts there instead of at v when its cost l is lower there (solver_start.c). Read by that solve,
+ * which clears it. */
+void grit_solver_set_warm(grit_solver *s, const double *vwarm);
+
 /* Assembles and factors H at the constraints' current values (their G from the last evaluation, at
  * the solution after a converged solve), so the kept factor is that of H at the solution. */
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message);

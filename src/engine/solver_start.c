@@ -257,10 +257,43 @@ static int island_free(const grit_solver *s, const grit_model *m, const double *
   return 1;
 }
 
-/* The islands whose minimizer is v* (island_free) start there. */
-void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *vstar, double dt, double *v) {
+/* Island k starts at vwarm instead of v when l is lower there (grit_solver_set_warm): the previous step's
+ * acceleration continued, MuJoCo's warm start, which MuJoCo too takes only where it costs less than its
+ * other start. Settled or steadily moving contacts (a loop lying on the floor, a rod sliding, an arm
+ * pushing a ball) end each step near where the last one's acceleration leads, while v0 misses by that
+ * acceleration: from v0 the loop's first Newton step met contacts at the edge of activation and the next
+ * was cut to alpha ~ 0.1. After an impact the continued acceleration runs the wrong way and v0 is kept.
+ * Two evaluations of the island (l at v and at vwarm); where vwarm is taken the solve's first iteration
+ * does not evaluate the island again (the same computation), where v is kept it does. */
+static void start_warm(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *vwarm,
+                       double dt, int k, double *v) {
+  grit_solver_eval_island(s, m, A, vstar, v, dt, k, 1);
+  const double l0 = 0.5 * ISL(s, ISL_EE)[k] + ISL(s, ISL_CC)[k];
+  for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+    const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+    for (int i = adr; i < end; ++i) s->tmp[i] = v[i], v[i] = vwarm[i];
+  }
+  grit_solver_eval_island(s, m, A, vstar, v, dt, k, 1);
+  if (0.5 * ISL(s, ISL_EE)[k] + ISL(s, ISL_CC)[k] < l0) {
+    ISL(s, ISL_WARM)[k] = WARM_TAKEN; /* (evaluated at its start: the first iteration does not again) */
+    return;
+  }
+  for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
+    const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+    for (int i = adr; i < end; ++i) v[i] = s->tmp[i];
+  }
+}
+
+/* The islands whose minimizer is v* (island_free) start there; with a second start vwarm (or NULL), each
+ * of the others where l is lower (start_warm). */
+void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *A, const double *vstar,
+                                    const double *vwarm, double dt, double *v) {
   for (int k = 0; k < s->nisl; ++k) {
-    if (!island_free(s, m, vstar, dt, k)) continue;
+    ISL(s, ISL_WARM)[k] = WARM_NONE;
+    if (!island_free(s, m, vstar, dt, k)) {
+      if (vwarm) start_warm(s, m, A, vstar, vwarm, dt, k, v);
+      continue;
+    }
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
       for (int i = adr; i < end; ++i) v[i] = vstar[i];

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* solver_state.h — the Newton solver's state and its constraint algebra, shared by solver.c (the
- * iterations: islands, evaluation, convergence, direction, line search) and solver_start.c (the models
- * of the direction other than the exact Hessian, and the islands that start at their minimizer). Not
- * part of the public API. */
+ * iterations: islands, evaluation, convergence, direction), solver_linesearch.c (the exact line search)
+ * and solver_start.c (the models of the direction other than the exact Hessian, and the islands that
+ * start at their minimizer). Not part of the public API. */
 #ifndef GRIT_SOLVER_STATE_H
 #define GRIT_SOLVER_STATE_H
 
 #include <math.h>
 
 #include "constraints.h"
+#include "afactor.h"
+#include "dynamics.h"
 #include "hessian.h"
 
 typedef struct grit_solver grit_solver; /* as in solver.h, which this header does not include */
@@ -23,6 +25,7 @@ struct grit_solver {
   const grit_afactor *af; /* the trees of A's factor in tree order (afactor.h; NULL: none) */
   int *tree_id; /* (ntree) t at t: A's factor has a part per tree */
   const grit_model *m;
+  const double *vwarm; /* (nv) the next solve's second start, or NULL (grit_solver_set_warm) */
   /* vectors of nv */
   double *r, *dv, *Adv, *e, *Ae, *jtg, *dinv, *tmp;
   double *dsq; /* 1 / dinv = sqrt(diag A): |D^-1 x| by products, not divisions (the round-off floor's sizes) */
@@ -52,9 +55,18 @@ struct grit_solver {
 
 /* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
  * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
- * |D^-1 v*| (round-off floor), its last line-search step, and its number of dofs. */
-enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_FIELDS };
+ * |D^-1 v*| (round-off floor), its last line-search step, its number of dofs, and how it started
+ * (ISL_WARM: WARM_NONE, WARM_TAKEN, WARM_NEAR; solver_start.c). */
+enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_WARM, ISL_FIELDS };
 #define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
+
+/* ISL_WARM: the island started at v (or v*); at the second start (grit_solver_set_warm), already evaluated
+ * there; and, from the first iteration's choice of models on, that start was within the global phase's
+ * residual (GLOBAL_RESIDUAL): its first step takes no prediction of stiction and the line search's cap of
+ * the later ones (solver.c, choose_active). */
+#define WARM_NONE 0.0
+#define WARM_TAKEN 1.0
+#define WARM_NEAR 2.0
 
 /* ------------------------------------------------------------------------- constraint algebra */
 
@@ -183,12 +195,51 @@ static inline double breaking_velocity(const grit_constraint *c, double dt) {
  * estimate grit_constraint.wt (ISO_DUAL, solver_start.c) */
 enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2, ISO_DUAL = 3 };
 
+/* y = M_t x on tree t's dofs, as grit_tree_mulv (each entry summed from zero over j in order, the same
+ * operations, the same bits), with a free body's 6 dofs (and a 7-joint arm's 7) as a constant so that
+ * the loops unroll: A dv per tree and iteration was 3.3 % of the series' clutters' step in the generic
+ * loop. */
+static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int n) {
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s = Mt[i * n + j] * x[j] + s;
+    y[i] = s;
+  }
+}
+
+static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
+  else if (n == 7) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 7); /* the arm */
+  else grit_tree_mulv(m, M, t, x, y);
+}
+
+/* solver.c: constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols), kept
+ * out of line (for the constraints on a tree of JCOLS_MIN_NV dofs or more only, find_jcols, so that the
+ * small trees' unrolled products stay as they were). */
+void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
+                            const double *x, int with_bias, double *y);
+
+/* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
+ * the last step): e = v - v*, A e, the constraints' cost, gamma and G, J^T gamma, the residual r and the
+ * island's ISL numbers (its cost 0.5 ISL_EE + ISL_CC). */
+void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *A, const double *vstar, const double *v,
+                             double dt, int k, int compute_vc);
+
+/* solver_linesearch.c: the exact line search along s->dv over the active islands s->act[0..nact-1], each
+ * island its own step (first: the first iteration's cap) of at most max_ls_iters iterations (added to
+ * *ls_iters); v, e, A e and the constraint velocities move. The islands that moved are left in s->act
+ * (returns their count). */
+int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_iters, double dt, const double *A,
+                               int nact, int first, double *v, int *ls_iters);
+
 /* solver_start.c */
 void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);
 void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global);
 void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact,
                                  int on);
-void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *vstar, double dt, double *v);
+void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *A, const double *vstar,
+                                    const double *vwarm, double dt, double *v);
 void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt);
 
 #endif
