@@ -14,6 +14,7 @@
 
 #include "actuation.h"
 #include "actuation_adhesion.h"
+#include "actuation_muscle.h" /* grit_actuator_has_length_fn */
 #include "collision.h"
 #include "constraints.h"
 #include "contact_margin.h"
@@ -28,6 +29,7 @@
 #include "derivatives_tendon.h"
 #include "dynamics.h"
 #include "fluid.h"
+#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
 #include "hydro.h"
 #include "quasistatic.h"
 #include "solver.h"
@@ -132,6 +134,13 @@ static void zero_partials(grit_dual *x, int n) {
 void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
+    if (!all_dynamics && w->kskip[m->body_tree[b]]) { /* no kinematics formed (kin_skip): the joints' q */
+      for (int n = 0; n < m->body_jntnum[b]; ++n) {
+        const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
+        zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
+      }
+      continue;
+    }
     if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
     const int lean = all_dynamics ? 0 : w->klean[m->body_tree[b]]; /* fields it did not write (rigid.c) */
     const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3;
@@ -198,6 +207,38 @@ static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_w
   }
 }
 
+/* Whether the model has no reader of the dual kinematics of a position pass but the dual dynamics and the
+ * contacts: no equality (their rows read poses), adhesion, spatial tendon, nor length-fn actuator other
+ * than a fixed tendon's (site and slider-crank moments, spatial tendons read poses; a fixed tendon q). */
+static int kin_readers_none(const grit_model *m) {
+  if (m->neq > 0 || grit_adhesion_any(m)) return 0;
+  for (int i = 0; i < m->ntendon; ++i)
+    if (m->ten_type[i] != GRIT_TENDON_FIXED) return 0;
+  for (int a = 0; a < m->nu; ++a)
+    if (grit_actuator_has_length_fn(m, a) &&
+        !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))
+      return 0;
+  return 1;
+}
+
+/* The trees whose dual kinematics a state position pass leaves out (w->kskip): rigid trees (closed-form
+ * kinematics) whose pass forms no dual dynamics from them (GRIT_KIN_LEAN_DYN: their smooth dynamics and
+ * fluid forces come from derivatives_rnea.c and fluid_partials.c, in doubles at kd), that no contact
+ * candidate touches, in a model with no other reader (kin_readers_none). Nothing in the call reads them
+ * then: the velocity and control passes take such a tree's rows from rn and the smooth force (q, the
+ * tendons' kept L and J), the parameter passes form every tree's kinematics again, and the next call's
+ * first pass writes every value. Their partials stay zero (kin_zero). ws->no_kin_skip: the old path. */
+static void kin_skip(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int skip_qconst) {
+  const int on = !w->no_kin_skip && skip_qconst && !w->inertial_in && w->kin_zero && kin_readers_none(m);
+  for (int t = 0; t < m->ntree; ++t)
+    w->kskip[t] = (char)(on && w->rigid[t] && (w->klean[t] & GRIT_KIN_LEAN_DYN) && w->rmask[t]);
+  for (int i = 0; on && i < d->ncontacts; ++i)
+    for (int s = 0; s < 2; ++s) {
+      const int t = grit_body_tree(m, d->collision->c[i].body[s]);
+      if (t >= 0) w->kskip[t] = 0;
+    }
+}
+
 /* grit_kin_positions_dual at w->q = q0 (+) dq for the trees of kmask (NULL: all), the world and the
  * bodies welded to it: in closed form for the rigid trees when the inertial parameters are the
  * model's (state passes), else through the dual kinematics. */
@@ -222,7 +263,7 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   }
   for (int b = 0; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
-    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) && grit_deriv_chain_body(w, b)) /* moved (chain.c) */
+    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t] && !w->kskip[t])) && grit_deriv_chain_body(w, b)) /* moved (chain.c) */
       w->fx->rigid_body(m, w, b);
   }
   w->kin.tree_mask = kmask;
@@ -473,6 +514,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     vmask = w->mask3;
   }
   grit_deriv_rigid_begin(m, d, w, active, kin_all, skip_qconst); /* what the closed-form kinematics leave out */
+  kin_skip(m, d, w, skip_qconst); /* the trees whose kinematics nothing reads */
   positions_dual(m, w, kmask);
   w->kin.tree_mask = mmask;
   if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
