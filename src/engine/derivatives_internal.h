@@ -140,7 +140,8 @@ struct grit_deriv_ws {
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
   char *kskip;                            /* (ntree) the last state position pass left the tree's dual
                                            * kinematics out: nothing in the call reads them (residual.c) */
-  int no_kin_skip;                        /* nonzero: every rigid tree's dual kinematics formed (tests) */
+  int no_kin_skip;                        /* nonzero: every rigid tree's dual kinematics formed, and the
+                                           * velocity passes' partials cleared in the trees rn covers (tests) */
   int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
   int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
   int no_rhs_lanes;                       /* nonzero: a pass's right-hand sides added a column at a time (tests) */

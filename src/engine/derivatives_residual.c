@@ -554,13 +554,14 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   } else {
     grit_deriv_smooth_force_positions(m, w, skip_qconst); /* smooth force, tendon actuators (derivatives_smooth.c) */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
-    for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int t = 0; t < m->ntree; ++t) {
       if (skip_qconst && w->rmask[t]) {
         rnea_rows(m, d, w, t, h, 0);
         if (w->tnA[t]) grit_deriv_tendon_operator_rows(m, w, t, d->vsol, d->vprev, w->r); /* A's tendon slopes */
         continue;
       }
+      for (int i = m->tree_dofadr[t]; i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i) /* v - v0: this tree's */
+        w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
       grit_tree_mulv_dual(m, w->A, t, w->tmp, w->r);
       for (int i = m->tree_dofadr[t]; i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i)
         w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
@@ -721,8 +722,11 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
 
 /* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
 void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
-  for (int t = 0; t < m->ntree; ++t) /* the trees in closed form got none (velocity_residual) */
-    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
+  /* the trees in closed form got none (velocity_residual), nor did those the pass took from rn (rnea_rows)
+   * but for a momentum correction on duals (rnea_bias: mask4) */
+  for (int t = 0; t < m->ntree; ++t)
+    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t)) &&
+                  (w->no_kin_skip || !w->rmask[t] || w->mask4[t]);
   for (int b = 1; b < m->nbody; ++b)
     if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
   for (int t = 0; t < m->ntree; ++t) {
