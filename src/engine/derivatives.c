@@ -116,6 +116,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->rigid, m->ntree);
   GRIT_CARVE(c, w->mask4, m->ntree);
   GRIT_CARVE(c, w->kskip, m->ntree);
+  GRIT_CARVE(c, w->zeros, nv);
   GRIT_CARVE(c, w->twist, 6 * m->nbody);
   GRIT_CARVE(c, w->uc, m->nu);
   GRIT_CARVE(c, w->wc, m->nu);

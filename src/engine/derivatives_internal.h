@@ -138,6 +138,7 @@ struct grit_deriv_ws {
   int kin_first;                          /* the pass is its call's first (every value is written) */
   int kin_zero;                           /* the pass's trees' kinematic partials are all zero before it */
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
+  double *zeros;                          /* (nv) zeros, never written: dq = 0 for seed_positions' values */
   char *kskip;                            /* (ntree) the last state position pass left the tree's dual
                                            * kinematics out: nothing in the call reads them (residual.c) */
   int no_kin_skip;                        /* nonzero: every rigid tree's dual kinematics formed, and the

@@ -181,15 +181,22 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
 /* w->q = q0 (+) dq (grit_kin_integrate_dual). The exponential map of a ball or free joint's quaternion
  * is needed only by the dual kinematics (trees that are not rigid, passes that seed masses): in the
  * rigid trees that quaternion keeps the value of q0 (+) 0, its partials read by nothing (limits and
- * springs are on hinges and slides only). The first pass of a call maps every joint and keeps the
- * values, qd. */
+ * springs are on hinges and slides only). The first pass of a call keeps the values, qd, from the
+ * double map at dq = 0 (the dual map's values bit for bit), then seeds every joint as the others do
+ * (ws->no_kin_skip: the dual map over every joint, as before). */
 static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *kmask) {
-  if (!w->qd_valid) {
+  if (!w->qd_valid && w->no_kin_skip) {
     for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
     grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
     for (int i = 0; i < m->nq; ++i) w->qd[i] = w->q[i].v;
     w->qd_valid = 1;
     return;
+  }
+  if (!w->qd_valid) { /* the values in doubles (the dual map's, bit for bit), then every joint as below */
+    memcpy(w->qd, d->qprev, sizeof(double) * (size_t)m->nq);
+    grit_kin_integrate(m, w->qd, w->zeros, 1.0);
+    w->qd_valid = 1;
+    kmask = NULL;
   }
   for (int j = 0; j < m->njnt; ++j) {
     const int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
