@@ -10,6 +10,8 @@
  * take the smooth dynamics' partials from its double matrices (rnea_rows) instead of the dual M, A (v - v0)
  * and Newton-Euler pass. */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "actuation.h"
@@ -92,10 +94,19 @@ static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tr
   }
 }
 
+/* Whether x's value and partials are all +-0: their bits ORed without the sign, no branch per lane (the
+ * same test as x != 0.0 lane by lane: a NaN is not zero either way). */
+_Static_assert(offsetof(grit_dual, d) == sizeof(double), "a dual's value, then its partials");
 static int dual_is_zero(const grit_dual *x) {
-  int nz = x->v != 0.0;
-  for (int l = 0; l < GRIT_DUAL_N; ++l) nz |= x->d[l] != 0.0;
-  return !nz;
+  uint64_t u = 0;
+  double f[GRIT_DUAL_N + 1];
+  memcpy(f, x, sizeof f);
+  for (int l = 0; l <= GRIT_DUAL_N; ++l) {
+    uint64_t bits;
+    memcpy(&bits, &f[l], sizeof bits);
+    u |= bits << 1;
+  }
+  return u == 0;
 }
 
 /* Each tree slot's columns [span[k][0], span[k][1]) outside which every row of J is exactly zero, value
