@@ -119,7 +119,7 @@ Test(fluid_partials, fish_file) { check(NULL, GRIT_SOURCE_DIR "/tests/models/dm_
 
 /* The faster path (box constants kept, K in blocks, two-lane products) against the previous closed form
  * (fl.old) and against central differences, dense and block form: the same partials summed in another
- * order, so round-off apart. */
+ * order, so round-off apart; its AVX2 pairs against its two-lane ones (fl.avx2), bit for bit. */
 static void check_fast(const char *xml, const char *path, const char *name) {
   grit_model *m;
   grit_data *d = load(xml, path, &m);
@@ -132,6 +132,15 @@ static void check_fast(const char *xml, const char *path, const char *name) {
   cr_assert_eq(grit_step_derivatives(d, A[0], nu ? B[0] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
   grit_jacobian_blocks_to_dense(J, A[2], nu ? B[2] : NULL);
+  if (fl->avx2) { /* the pairs' four-lane products: the two-lane path's bits */
+    double *A2 = calloc((size_t)nx * nx, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+    fl->avx2 = 0;
+    cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    fl->avx2 = 1;
+    cr_expect(!memcmp(A2, A[0], sizeof(double) * (size_t)nx * nx) && !memcmp(B2, B[0], sizeof(double) * (size_t)nx * nu),
+              "%s: AVX2 and two lanes differ", name);
+    free(A2), free(B2);
+  }
   fl->old = 1;
   cr_assert_eq(grit_step_derivatives(d, A[1], nu ? B[1] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   const double fd_old = fdt_check(d, 1e-6); /* (after the derivatives: it takes steps of its own) */

@@ -38,19 +38,31 @@ static inline fl2 fl2_madd(fl2 a, fl2 b, fl2 c) { return (fl2){{a.v[0] * b.v[0] 
 static inline double fl2_at(fl2 x, int i) { return x.v[i]; }
 #endif
 
-/* Sum over c < 6 of a[c] b[c], lane by lane, the lanes of a and b interleaved (a[2c + l]). */
-static inline fl2 fl2_dot6(const double *a, const double *b) {
-  fl2 s = fl2_splat(0.0);
-  for (int c = 0; c < 6; ++c) s = fl2_madd(fl2_ld(a + 2 * c), fl2_ld(b + 2 * c), s);
-  return s;
+/* Sum over c < 6 of x[2c + l] y[2c + l] for the two lanes l, in one order whatever the processor: the
+ * even pairs c = 0, 2, 4 summed in turn, the odd ones likewise, then the two sums (AVX2's four lanes hold
+ * both chains and add their halves at the end: the same operations on each lane). */
+static inline fl2 fl2_dot12(const double *x, const double *y) {
+  fl2 e = fl2_madd(fl2_ld(x), fl2_ld(y), fl2_splat(0.0)), o = fl2_madd(fl2_ld(x + 2), fl2_ld(y + 2), fl2_splat(0.0));
+  e = fl2_madd(fl2_ld(x + 4), fl2_ld(y + 4), e), o = fl2_madd(fl2_ld(x + 6), fl2_ld(y + 6), o);
+  e = fl2_madd(fl2_ld(x + 8), fl2_ld(y + 8), e), o = fl2_madd(fl2_ld(x + 10), fl2_ld(y + 10), o);
+  return fl2_madd(e, fl2_splat(1.0), o);
 }
 
-/* Sum over c < 6 of x[c] (b[2c], b[2c + 1]). */
-static inline fl2 fl2_dot6_splat(const double *x, const double *b) {
-  fl2 s = fl2_splat(0.0);
-  for (int c = 0; c < 6; ++c) s = fl2_madd(fl2_splat(x[c]), fl2_ld(b + 2 * c), s);
-  return s;
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+#define FLUID_AVX2 1
+static int fluid_have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+/* fl2_dot12 on AVX2, the same bits (no fused operations: -ffp-contract=off, the target has no FMA). */
+__attribute__((target("avx2"))) static inline __m128d dot12_avx2(const double *x, const double *y) {
+  __m256d a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x), _mm256_loadu_pd(y)), _mm256_setzero_pd());
+  a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x + 4), _mm256_loadu_pd(y + 4)), a);
+  a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x + 8), _mm256_loadu_pd(y + 8)), a);
+  return _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
 }
+#else
+#define FLUID_AVX2 0
+static int fluid_have_avx2(void) { return 0; }
+#endif
 
 void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, grit_carver *c) {
   const int on = grit_fluid_on(m), nb = on ? m->nbody : 0, nv = on ? m->nv : 0;
@@ -65,6 +77,8 @@ void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, gri
   GRIT_CARVE(c, f->sy, 12 * nv);
   GRIT_CARVE(c, f->sk, 12 * nv);
   GRIT_CARVE(c, f->wy, 12 * nv);
+  GRIT_CARVE(c, f->kk, 12 * nv);
+  f->avx2 = fluid_have_avx2();
 }
 
 /* The inertia box of body b (fluid_generic.h): its wrench g (negated) and K = dg/dV. In the box's frame
@@ -279,8 +293,9 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
       for (int e = 0; e < 2; ++e) wq[2 * l + e] -= fl2_at(ky[l], e);
     }
   }
-  double *sy = f->sy + 12 * i, *sk = f->sk + 12 * i, *wy = f->wy + 12 * i;
+  double *sy = f->sy + 12 * i, *sk = f->sk + 12 * i, *wy = f->wy + 12 * i, *kk = f->kk + 12 * i;
   for (int c = 0; c < 6; ++c) {
+    kk[2 * c] = kk[2 * c + 1] = kr[c];
     sy[2 * c] = sk[2 * c] = S[c];
     sy[2 * c + 1] = wy[2 * c + 1] = y[c];
     sk[2 * c + 1] = kr[c];
@@ -289,27 +304,46 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
 }
 
 /* The columns' terms of one tree (as grit_fluid_partials_add's loop) by two-lane dot products: kr_i
- * against (S_j, y_j), and (S_j, kr_j) against (wq_i, y_i); with a symmetric K, kr = wv and the velocity
- * pair's two entries share their dot product. */
+ * (kk: each entry twice) against (S_j, y_j), and (S_j, kr_j) against (wq_i, y_i); with a symmetric K,
+ * kr = wv and the velocity pair's two entries share their dot product. DOT(x, y, r) sets r[0], r[1] to
+ * fl2_dot12's lanes. */
+#define FLUID_TREE_PAIRS(DOT)                                                                                     \
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];                                                       \
+  double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];                                            \
+  for (int i = adr; i < adr + n; ++i) {                                                                           \
+    const double *kki = f->kk + 12 * i, *wyi = f->wy + 12 * i, *wvi = f->wv + 6 * i;                              \
+    const int sym = f->sym[m->dof_body[i]], ii = i - adr, gi = r->grp[i];                                         \
+    for (int j = i; j >= 0; j = m->dof_parent[j]) {                                                               \
+      const int jj = j - adr;                                                                                     \
+      double a[2], b[2];                                                                                          \
+      DOT(kki, f->sy + 12 * j, a); /* (kr_i . S_j, kr_i . y_j) */                                                 \
+      DQ[ii * n + jj] -= h * a[1];                                                                                \
+      DV[ii * n + jj] += h * a[0];                                                                                \
+      if (j == i) continue;                                                                                       \
+      DOT(f->sk + 12 * j, wyi, b); /* (S_j . wq_i, kr_j . y_i) */                                                 \
+      DQ[jj * n + ii] += h * (r->grp[j] == gi ? -b[1] : b[0]);                                                    \
+      DV[jj * n + ii] += h * (sym ? a[0] : grit_sv_dot(k->cdof + 6 * j, wvi));                                    \
+    }                                                                                                             \
+  }
+
+#define FLUID_DOT_FL2(x, y, out)                                                                                  \
+  do {                                                                                                            \
+    const fl2 v_ = fl2_dot12(x, y);                                                                               \
+    out[0] = fl2_at(v_, 0), out[1] = fl2_at(v_, 1);                                                               \
+  } while (0)
+
 static void tree_pairs_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, const grit_fluid_partials *f,
                             int t) {
-  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];
-  for (int i = adr; i < adr + n; ++i) {
-    const double *kri = f->kr + 6 * i, *wyi = f->wy + 12 * i, *wvi = f->wv + 6 * i;
-    const int sym = f->sym[m->dof_body[i]], ii = i - adr, gi = r->grp[i];
-    for (int j = i; j >= 0; j = m->dof_parent[j]) {
-      const int jj = j - adr;
-      const fl2 a = fl2_dot6_splat(kri, f->sy + 12 * j); /* (kr_i . S_j, kr_i . y_j) */
-      DQ[ii * n + jj] -= h * fl2_at(a, 1);
-      DV[ii * n + jj] += h * fl2_at(a, 0);
-      if (j == i) continue;
-      const fl2 b = fl2_dot6(f->sk + 12 * j, wyi); /* (S_j . wq_i, kr_j . y_i) */
-      DQ[jj * n + ii] += h * (r->grp[j] == gi ? -fl2_at(b, 1) : fl2_at(b, 0));
-      DV[jj * n + ii] += h * (sym ? fl2_at(a, 0) : grit_sv_dot(k->cdof + 6 * j, wvi));
-    }
-  }
+  FLUID_TREE_PAIRS(FLUID_DOT_FL2)
 }
+
+#if FLUID_AVX2
+#define FLUID_DOT_AVX2(x, y, out) _mm_storeu_pd(out, dot12_avx2(x, y))
+__attribute__((target("avx2"))) static void tree_pairs_avx2(const grit_model *m, const grit_kin *k, double h, grit_rnea *r,
+                                                            const grit_fluid_partials *f, int t) {
+  FLUID_TREE_PAIRS(FLUID_DOT_AVX2)
+}
+#endif
 
 static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
   const char *mask = r->on;
@@ -319,7 +353,11 @@ static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit
       dof_vectors_fast(m, k, r, i, f);
     }
   for (int t = 0; t < m->ntree; ++t)
-    if (mask[t]) tree_pairs_fast(m, k, h, r, f, t);
+    if (!mask[t]) continue;
+#if FLUID_AVX2
+    else if (f->avx2) tree_pairs_avx2(m, k, h, r, f, t);
+#endif
+    else tree_pairs_fast(m, k, h, r, f, t);
 }
 
 void grit_fluid_partials_add(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
