@@ -98,14 +98,9 @@ static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tr
  * same test as x != 0.0 lane by lane: a NaN is not zero either way). */
 _Static_assert(offsetof(grit_dual, d) == sizeof(double), "a dual's value, then its partials");
 static int dual_is_zero(const grit_dual *x) {
-  uint64_t u = 0;
-  double f[GRIT_DUAL_N + 1];
-  memcpy(f, x, sizeof f);
-  for (int l = 0; l <= GRIT_DUAL_N; ++l) {
-    uint64_t bits;
-    memcpy(&bits, &f[l], sizeof bits);
-    u |= bits << 1;
-  }
+  uint64_t b[GRIT_DUAL_N + 1], u = 0;
+  memcpy(b, x, sizeof b);
+  for (int l = 0; l <= GRIT_DUAL_N; ++l) u |= b[l] << 1;
   return u == 0;
 }
 
@@ -239,13 +234,11 @@ static int kin_readers_none(const grit_model *m) {
   return 1;
 }
 
-/* The trees whose dual kinematics a state position pass leaves out (w->kskip): rigid trees (closed-form
- * kinematics) whose pass forms no dual dynamics from them (GRIT_KIN_LEAN_DYN: their smooth dynamics and
- * fluid forces come from derivatives_rnea.c and fluid_partials.c, in doubles at kd), that no contact
- * candidate touches, in a model with no other reader (kin_readers_none). Nothing in the call reads them
- * then: the velocity and control passes take such a tree's rows from rn and the smooth force (q, the
- * tendons' kept L and J), the parameter passes form every tree's kinematics again, and the next call's
- * first pass writes every value. Their partials stay zero (kin_zero). ws->no_kin_skip: the old path. */
+/* The trees whose dual kinematics a state position pass leaves out (w->kskip): rigid trees forming no dual
+ * dynamics (GRIT_KIN_LEAN_DYN: dynamics and fluid from rn, in doubles at kd), no contact candidate on
+ * them, no other reader (kin_readers_none). Nothing in the call reads them: velocity and control passes
+ * take rn and the smooth force (q, the tendons' kept L and J), parameter passes form all kinematics, the
+ * next call's first pass writes every value; their partials stay zero. ws->no_kin_skip: the old path. */
 static void kin_skip(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int skip_qconst) {
   const int on = !w->no_kin_skip && skip_qconst && !w->inertial_in && w->kin_zero && kin_readers_none(m);
   for (int t = 0; t < m->ntree; ++t)
