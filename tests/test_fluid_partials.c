@@ -11,6 +11,7 @@
 
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "derivatives_smooth.h" /* the fluid partials' switch, fl.old */
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
@@ -115,3 +116,50 @@ Test(fluid_partials, inertia_box) { check(BOX, NULL, "inertia box"); }
 Test(fluid_partials, ellipsoid_model) { check(ELLIPSOID, NULL, "ellipsoid model"); }
 Test(fluid_partials, swimmer_file) { check(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/swimmer.xml", "swimmer"); }
 Test(fluid_partials, fish_file) { check(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/fish.xml", "fish"); }
+
+/* The faster path (box constants kept, K in blocks, two-lane products) against the previous closed form
+ * (fl.old) and against central differences, dense and block form: the same partials summed in another
+ * order, so round-off apart; its AVX2 pairs against its two-lane ones (fl.avx2), bit for bit. */
+static void check_fast(const char *xml, const char *path, const char *name) {
+  grit_model *m;
+  grit_data *d = load(xml, path, &m);
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m);
+  double *A[3], *B[3];
+  for (int k = 0; k < 3; ++k) A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  grit_fluid_partials *fl = &d->deriv->sm->fl;
+  cr_assert_eq(grit_step_derivatives(d, A[0], nu ? B[0] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks_to_dense(J, A[2], nu ? B[2] : NULL);
+  if (fl->avx2) { /* the pairs' four-lane products: the two-lane path's bits */
+    double *A2 = calloc((size_t)nx * nx, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+    fl->avx2 = 0;
+    cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    fl->avx2 = 1;
+    cr_expect(!memcmp(A2, A[0], sizeof(double) * (size_t)nx * nx) && !memcmp(B2, B[0], sizeof(double) * (size_t)nx * nu),
+              "%s: AVX2 and two lanes differ", name);
+    free(A2), free(B2);
+  }
+  fl->old = 1;
+  cr_assert_eq(grit_step_derivatives(d, A[1], nu ? B[1] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  const double fd_old = fdt_check(d, 1e-6); /* (after the derivatives: it takes steps of its own) */
+  fl->old = 0;
+  const double fd_new = fdt_check(d, 1e-6);
+  const double ea = fmax(col_rel_diff(A[0], A[1], nx, nx), col_rel_diff(A[2], A[1], nx, nx));
+  const double eb = nu ? fmax(col_rel_diff(B[0], B[1], nx, nu), col_rel_diff(B[2], B[1], nx, nu)) : 0.0;
+  cr_log_info("%s: faster path against the previous: A %.3g, B %.3g; central differences %.3g (previous %.3g)", name, ea,
+              eb, fd_new, fd_old);
+  cr_expect(ea < 1e-12, "%s: A %.3g", name, ea);
+  cr_expect(eb < 1e-12, "%s: B %.3g", name, eb);
+  cr_expect(fd_new < 1e-6 && fd_new < 2.0 * fd_old + 1e-9, "%s: %.3g against %.3g", name, fd_new, fd_old);
+  for (int k = 0; k < 3; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(fluid_partials, fast_inertia_box) { check_fast(BOX, NULL, "inertia box"); }
+Test(fluid_partials, fast_ellipsoid_model) { check_fast(ELLIPSOID, NULL, "ellipsoid model"); }
+Test(fluid_partials, fast_swimmer_file) { check_fast(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/swimmer.xml", "swimmer"); }
+Test(fluid_partials, fast_fish_file) { check_fast(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/fish.xml", "fish"); }

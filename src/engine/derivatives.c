@@ -115,6 +115,8 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->qd, m->nq);
   GRIT_CARVE(c, w->rigid, m->ntree);
   GRIT_CARVE(c, w->mask4, m->ntree);
+  GRIT_CARVE(c, w->kskip, m->ntree);
+  GRIT_CARVE(c, w->zeros, nv);
   GRIT_CARVE(c, w->twist, 6 * m->nbody);
   GRIT_CARVE(c, w->uc, m->nu);
   GRIT_CARVE(c, w->wc, m->nu);
@@ -324,23 +326,37 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   return GRIT_OK;
 }
 
+/* The lanes a pass of `kind` from local column base seeds in tree t: its local columns from base, at
+ * most GRIT_DUAL_N (none: 0). */
+static int lanes_of(const grit_model *m, const grit_deriv_ws *w, int t, int kind, int base, const double *A,
+                    const double *B) {
+  const int n = grit_deriv_local_columns(m, w, t, kind, A, B) - base;
+  return n < 0 ? 0 : n < GRIT_DUAL_N ? n : GRIT_DUAL_N;
+}
+
+/* Seeds (x = 1) or unseeds (x = 0) tree t's local column l of `kind` in lane j: the input of column
+ * grit_deriv_local_column_id, as grit_deriv_seed_column and grit_deriv_unseed_column set it. */
+static void seed_state(const grit_model *m, grit_deriv_ws *w, int t, int kind, int l, int j, double x) {
+  if (kind == 2) w->u[w->act[w->act_ptr[t] + l]].d[j] = x;
+  else (kind == 0 ? w->dq : w->v0)[m->tree_dofadr[t] + l].d[j] = x;
+}
+
 /* Phase 4b: one pass of `kind` (0 dq0, 1 v0, 2 u) over the trees of w->active: seed local columns
  * base .. base + GRIT_DUAL_N - 1 of each, evaluate the residual, add the right-hand sides, unseed and
  * clear the pass's partials. */
 static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, int kind, int base, int *first,
-                            double *A, double *B, const grit_param *params, double *P, int np) {
+                            double *A, double *B, double *P, int np) {
   const grit_model *m = d->model;
   const int coupled = kind == 0 || (kind == 2 && grit_adhesion_any(m)); /* adhesion: controls reach partners */
-  for (int t = 0; t < m->ntree; ++t)
-    if (w->active[t])
-      for (int j = 0; j < GRIT_DUAL_N && base + j < grit_deriv_local_columns(m, w, t, kind, A, B); ++j)
-        grit_deriv_seed_column(m, w, params, grit_deriv_local_column_id(m, w, t, kind, base + j), j);
+  int width = 0; /* the most lanes a tree seeds (a spare one carries the Lagged contacts' d / d v_n0) */
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!w->active[t]) continue;
+    const int nl = lanes_of(m, w, t, kind, base, A, B);
+    width = nl > width ? nl : width;
+    for (int j = 0; j < nl; ++j) seed_state(m, w, t, kind, base + j, j, 1.0);
+  }
   const double t0 = grit_deriv_tick(w);
   if (kind == 0) {
-    int width = 0; /* the lanes seeded: a spare one carries the Lagged contacts' d / d v_n0 */
-    for (int t = 0; t < m->ntree; ++t)
-      if (w->active[t] && grit_deriv_local_columns(m, w, t, kind, A, B) - base > width)
-        width = grit_deriv_local_columns(m, w, t, kind, A, B) - base;
     w->lag_lane = width < GRIT_DUAL_N ? GRIT_DUAL_N - 1 : -1;
     grit_deriv_dual_residual(m, d, w, w->active, *first, 1);
     w->lag_lane = -1;
@@ -351,12 +367,12 @@ static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt
   w->tphase[kind == 0 ? 2 : 3] += grit_deriv_tick(w) - t0;
   for (int t = 0; t < m->ntree; ++t) /* the tree's lanes together; unseeding touches no right-hand side */
     if (w->active[t]) {
-      int cols[GRIT_DUAL_N], nl = 0;
-      for (; nl < GRIT_DUAL_N && base + nl < grit_deriv_local_columns(m, w, t, kind, A, B); ++nl)
-        cols[nl] = grit_deriv_local_column_id(m, w, t, kind, base + nl);
+      int cols[GRIT_DUAL_N];
+      const int nl = lanes_of(m, w, t, kind, base, A, B);
+      for (int j = 0; j < nl; ++j) cols[j] = grit_deriv_local_column_id(m, w, t, kind, base + j);
       grit_status s = grit_deriv_add_rhs_lanes(d, w, bt, cols, nl, t, coupled, A, B, P, np);
       if (s != GRIT_OK) return s;
-      for (int j = 0; j < nl; ++j) grit_deriv_unseed_column(m, w, cols[j], j);
+      for (int j = 0; j < nl; ++j) seed_state(m, w, t, kind, base + j, j, 0.0);
     }
   if (kind == 0) grit_deriv_clear_tree_partials(m, w, w->active, 0);
   else if (kind == 1) grit_deriv_clear_velocity_partials(m, w, w->active);
@@ -375,7 +391,7 @@ static grit_status run_pass(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt
  *    coupling through gamma_n0(v_n0) is a rank-one term per contact (lagged_rhs).
  *  - Control passes seed u: the actuator forces alone, all trees sharing the directions. */
 static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B,
-                                         const grit_param *params, double *P, int np) {
+                                         double *P, int np) {
   const grit_model *m = d->model;
   const double t0 = grit_deriv_tick(w);
   int ncolour;
@@ -400,7 +416,7 @@ static grit_status state_control_columns(grit_data *d, grit_deriv_ws *w, grit_de
         if (w->active[t] && nl > width) width = nl;
       }
       for (int base = 0; base < width; base += GRIT_DUAL_N) {
-        s = run_pass(d, w, bt, kind, base, &first, A, B, params, P, np);
+        s = run_pass(d, w, bt, kind, base, &first, A, B, P, np);
         if (s != GRIT_OK) return s;
       }
     }
@@ -480,7 +496,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   w->partials_dirty = 1;
   w->inertial_in = NULL; /* state and control passes seed no inertial parameter: the model's constants */
   grit_deriv_batch bt = {0};
-  if (A || B) s = state_control_columns(d, w, &bt, A, B, params, P, np); /* 4 */
+  if (A || B) s = state_control_columns(d, w, &bt, A, B, P, np); /* 4 */
   if (s == GRIT_OK) s = parameter_columns(d, w, &bt, A, B, params, P, np); /* 5 */
   if (s == GRIT_OK) s = grit_deriv_flush(d, w, &bt, A, B, P, np);
   if (s != GRIT_OK) return s;

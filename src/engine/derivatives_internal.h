@@ -159,6 +159,11 @@ struct grit_deriv_ws {
   int kin_first;                          /* the pass is its call's first (every value is written) */
   int kin_zero;                           /* the pass's trees' kinematic partials are all zero before it */
   int no_kin_lean;                        /* nonzero: every field's partials in every pass (tests) */
+  double *zeros;                          /* (nv) zeros, never written: dq = 0 for seed_positions' values */
+  char *kskip;                            /* (ntree) the last state position pass left the tree's dual
+                                           * kinematics out: nothing in the call reads them (residual.c) */
+  int no_kin_skip;                        /* nonzero: every rigid tree's dual kinematics formed, and the
+                                           * velocity passes' partials cleared in the trees rn covers (tests) */
   int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
   int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
   int no_rhs_lanes;                       /* nonzero: a pass's right-hand sides added a column at a time (tests) */

@@ -10,10 +10,13 @@
  * take the smooth dynamics' partials from its double matrices (rnea_rows) instead of the dual M, A (v - v0)
  * and Newton-Euler pass. */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "actuation.h"
 #include "actuation_adhesion.h"
+#include "actuation_muscle.h" /* grit_actuator_has_length_fn */
 #include "collision.h"
 #include "constraints.h"
 #include "contact_margin.h"
@@ -28,6 +31,7 @@
 #include "derivatives_tendon.h"
 #include "dynamics.h"
 #include "fluid.h"
+#include "grit/constraints.h" /* GRIT_TENDON_FIXED */
 #include "hydro.h"
 #include "quasistatic.h"
 #include "solver.h"
@@ -90,10 +94,14 @@ static void apply_jacobian(const grit_model *m, int dim, int ntree, const int tr
   }
 }
 
+/* Whether x's value and partials are all +-0: their bits ORed without the sign, no branch per lane (the
+ * same test as x != 0.0 lane by lane: a NaN is not zero either way). */
+_Static_assert(offsetof(grit_dual, d) == sizeof(double), "a dual's value, then its partials");
 static int dual_is_zero(const grit_dual *x) {
-  int nz = x->v != 0.0;
-  for (int l = 0; l < GRIT_DUAL_N; ++l) nz |= x->d[l] != 0.0;
-  return !nz;
+  uint64_t b[GRIT_DUAL_N + 1], u = 0;
+  memcpy(b, x, sizeof b);
+  for (int l = 0; l <= GRIT_DUAL_N; ++l) u |= b[l] << 1;
+  return u == 0;
 }
 
 /* Each tree slot's columns [span[k][0], span[k][1]) outside which every row of J is exactly zero, value
@@ -132,6 +140,13 @@ static void zero_partials(grit_dual *x, int n) {
 void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
   for (int b = 1; b < m->nbody; ++b) {
     if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
+    if (!all_dynamics && w->kskip[m->body_tree[b]]) { /* no kinematics formed (kin_skip): the joints' q */
+      for (int n = 0; n < m->body_jntnum[b]; ++n) {
+        const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
+        zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
+      }
+      continue;
+    }
     if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
     const int lean = all_dynamics ? 0 : w->klean[m->body_tree[b]]; /* fields it did not write (rigid.c) */
     const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3;
@@ -172,15 +187,22 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
 /* w->q = q0 (+) dq (grit_kin_integrate_dual). The exponential map of a ball or free joint's quaternion
  * is needed only by the dual kinematics (trees that are not rigid, passes that seed masses): in the
  * rigid trees that quaternion keeps the value of q0 (+) 0, its partials read by nothing (limits and
- * springs are on hinges and slides only). The first pass of a call maps every joint and keeps the
- * values, qd. */
+ * springs are on hinges and slides only). The first pass of a call keeps the values, qd, from the
+ * double map at dq = 0 (the dual map's values bit for bit), then seeds every joint as the others do
+ * (ws->no_kin_skip: the dual map over every joint, as before). */
 static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *kmask) {
-  if (!w->qd_valid) {
+  if (!w->qd_valid && w->no_kin_skip) {
     for (int i = 0; i < m->nq; ++i) w->q[i] = grit_dual_const(d->qprev[i]);
     grit_kin_integrate_dual(m, w->q, w->dq, 1.0);
     for (int i = 0; i < m->nq; ++i) w->qd[i] = w->q[i].v;
     w->qd_valid = 1;
     return;
+  }
+  if (!w->qd_valid) { /* the values in doubles (the dual map's, bit for bit), then every joint as below */
+    memcpy(w->qd, d->qprev, sizeof(double) * (size_t)m->nq);
+    grit_kin_integrate(m, w->qd, w->zeros, 1.0);
+    w->qd_valid = 1;
+    kmask = NULL;
   }
   for (int j = 0; j < m->njnt; ++j) {
     const int type = m->jnt_type[j], qa = m->jnt_qposadr[j], da = m->jnt_dofadr[j];
@@ -196,6 +218,36 @@ static void seed_positions(const grit_model *m, const grit_data *d, grit_deriv_w
       grit_quat_integrate_dual(quat, w->dq + da + nlin, 1.0);
     }
   }
+}
+
+/* Whether the model has no reader of the dual kinematics of a position pass but the dual dynamics and the
+ * contacts: no equality (their rows read poses), adhesion, spatial tendon, nor length-fn actuator other
+ * than a fixed tendon's (site and slider-crank moments, spatial tendons read poses; a fixed tendon q). */
+static int kin_readers_none(const grit_model *m) {
+  if (m->neq > 0 || grit_adhesion_any(m)) return 0;
+  for (int i = 0; i < m->ntendon; ++i)
+    if (m->ten_type[i] != GRIT_TENDON_FIXED) return 0;
+  for (int a = 0; a < m->nu; ++a)
+    if (grit_actuator_has_length_fn(m, a) &&
+        !(m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] == GRIT_TENDON_FIXED))
+      return 0;
+  return 1;
+}
+
+/* The trees whose dual kinematics a state position pass leaves out (w->kskip): rigid trees forming no dual
+ * dynamics (GRIT_KIN_LEAN_DYN: dynamics and fluid from rn, in doubles at kd), no contact candidate on
+ * them, no other reader (kin_readers_none). Nothing in the call reads them: velocity and control passes
+ * take rn and the smooth force (q, the tendons' kept L and J), parameter passes form all kinematics, the
+ * next call's first pass writes every value; their partials stay zero. ws->no_kin_skip: the old path. */
+static void kin_skip(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int skip_qconst) {
+  const int on = !w->no_kin_skip && skip_qconst && !w->inertial_in && w->kin_zero && kin_readers_none(m);
+  for (int t = 0; t < m->ntree; ++t)
+    w->kskip[t] = (char)(on && w->rigid[t] && (w->klean[t] & GRIT_KIN_LEAN_DYN) && w->rmask[t]);
+  for (int i = 0; on && i < d->ncontacts; ++i)
+    for (int s = 0; s < 2; ++s) {
+      const int t = grit_body_tree(m, d->collision->c[i].body[s]);
+      if (t >= 0) w->kskip[t] = 0;
+    }
 }
 
 /* grit_kin_positions_dual at w->q = q0 (+) dq for the trees of kmask (NULL: all), the world and the
@@ -222,7 +274,7 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   }
   for (int b = 0; b < m->nbody; ++b) {
     const int t = m->body_tree[b];
-    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t])) && grit_deriv_chain_body(w, b)) /* moved (chain.c) */
+    if ((t < 0 || ((!kmask || kmask[t]) && w->rigid[t] && !w->kskip[t])) && grit_deriv_chain_body(w, b)) /* moved (chain.c) */
       w->fx->rigid_body(m, w, b);
   }
   w->kin.tree_mask = kmask;
@@ -473,6 +525,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     vmask = w->mask3;
   }
   grit_deriv_rigid_begin(m, d, w, active, kin_all, skip_qconst); /* what the closed-form kinematics leave out */
+  kin_skip(m, d, w, skip_qconst); /* the trees whose kinematics nothing reads */
   positions_dual(m, w, kmask);
   w->kin.tree_mask = mmask;
   if (any_m) { /* else every block of M and A keeps its constant value (qconst blocks: the step's A) */
@@ -512,13 +565,14 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   } else {
     grit_deriv_smooth_force_positions(m, w, skip_qconst); /* smooth force, tendon actuators (derivatives_smooth.c) */
     grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
-    for (int i = 0; i < nv; ++i) w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
     for (int t = 0; t < m->ntree; ++t) {
       if (skip_qconst && w->rmask[t]) {
         rnea_rows(m, d, w, t, h, 0);
         if (w->tnA[t]) grit_deriv_tendon_operator_rows(m, w, t, d->vsol, d->vprev, w->r); /* A's tendon slopes */
         continue;
       }
+      for (int i = m->tree_dofadr[t]; i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i) /* v - v0: this tree's */
+        w->tmp[i] = grit_dual_sub(grit_dual_const(d->vsol[i]), w->v0[i]);
       grit_tree_mulv_dual(m, w->A, t, w->tmp, w->r);
       for (int i = m->tree_dofadr[t]; i < m->tree_dofadr[t] + m->tree_dofnum[t]; ++i)
         w->r[i] = grit_dual_sub(w->r[i], grit_dual_scale(w->force[i], h));
@@ -679,8 +733,11 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
 
 /* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
 void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
-  for (int t = 0; t < m->ntree; ++t) /* the trees in closed form got none (velocity_residual) */
-    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t));
+  /* the trees in closed form got none (velocity_residual), nor did those the pass took from rn (rnea_rows)
+   * but for a momentum correction on duals (rnea_bias: mask4) */
+  for (int t = 0; t < m->ntree; ++t)
+    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t)) &&
+                  (w->no_kin_skip || !w->rmask[t] || w->mask4[t]);
   for (int b = 1; b < m->nbody; ++b)
     if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
   for (int t = 0; t < m->ntree; ++t) {

@@ -10,6 +10,60 @@
 
 #include "fluid.h"
 
+/* A box body's constants in fluid_partials.bc: P (9), 3 pi d mu, pi d^3 mu, cf (3), ct (3), then the
+ * inputs (mass, inertia (9), iquat (4), density, viscosity: 16) that say whether they are current. */
+enum { FLUID_NK = 17, FLUID_NIN = 16, FLUID_NBC = FLUID_NK + FLUID_NIN };
+
+/* Two doubles side by side: SSE2's register where GCC's vectors are there, else a pair of scalars with the
+ * same operations per lane (the same bits either way: nothing is fused). */
+#if defined(__GNUC__) && defined(__SSE2__)
+typedef double fl2 __attribute__((vector_size(16)));
+static inline fl2 fl2_ld(const double *p) {
+  fl2 x;
+  memcpy(&x, p, sizeof x);
+  return x;
+}
+static inline void fl2_st(double *p, fl2 x) { memcpy(p, &x, sizeof x); }
+static inline fl2 fl2_splat(double x) { return (fl2){x, x}; }
+static inline fl2 fl2_madd(fl2 a, fl2 b, fl2 c) { return a * b + c; }
+static inline double fl2_at(fl2 x, int i) { return x[i]; }
+#else
+typedef struct {
+  double v[2];
+} fl2;
+static inline fl2 fl2_ld(const double *p) { return (fl2){{p[0], p[1]}}; }
+static inline void fl2_st(double *p, fl2 x) { p[0] = x.v[0], p[1] = x.v[1]; }
+static inline fl2 fl2_splat(double x) { return (fl2){{x, x}}; }
+static inline fl2 fl2_madd(fl2 a, fl2 b, fl2 c) { return (fl2){{a.v[0] * b.v[0] + c.v[0], a.v[1] * b.v[1] + c.v[1]}}; }
+static inline double fl2_at(fl2 x, int i) { return x.v[i]; }
+#endif
+
+/* Sum over c < 6 of x[2c + l] y[2c + l] for the two lanes l, in one order whatever the processor: the
+ * even pairs c = 0, 2, 4 summed in turn, the odd ones likewise, then the two sums (AVX2's four lanes hold
+ * both chains and add their halves at the end: the same operations on each lane). */
+static inline fl2 fl2_dot12(const double *x, const double *y) {
+  fl2 e = fl2_madd(fl2_ld(x), fl2_ld(y), fl2_splat(0.0)), o = fl2_madd(fl2_ld(x + 2), fl2_ld(y + 2), fl2_splat(0.0));
+  e = fl2_madd(fl2_ld(x + 4), fl2_ld(y + 4), e), o = fl2_madd(fl2_ld(x + 6), fl2_ld(y + 6), o);
+  e = fl2_madd(fl2_ld(x + 8), fl2_ld(y + 8), e), o = fl2_madd(fl2_ld(x + 10), fl2_ld(y + 10), o);
+  return fl2_madd(e, fl2_splat(1.0), o);
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+#define FLUID_AVX2 1
+static int fluid_have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+/* fl2_dot12 on AVX2, the same bits (no fused operations: -ffp-contract=off, the target has no FMA). */
+__attribute__((target("avx2"))) static inline __m128d dot12_avx2(const double *x, const double *y) {
+  __m256d a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x), _mm256_loadu_pd(y)), _mm256_setzero_pd());
+  a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x + 4), _mm256_loadu_pd(y + 4)), a);
+  a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x + 8), _mm256_loadu_pd(y + 8)), a);
+  return _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+}
+#else
+#define FLUID_AVX2 0
+static int fluid_have_avx2(void) { return 0; }
+#endif
+
 void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, grit_carver *c) {
   const int on = grit_fluid_on(m), nb = on ? m->nbody : 0, nv = on ? m->nv : 0;
   GRIT_CARVE(c, f->g, 6 * nb);
@@ -18,6 +72,13 @@ void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, gri
   GRIT_CARVE(c, f->kr, 6 * nv);
   GRIT_CARVE(c, f->wq, 6 * nv);
   GRIT_CARVE(c, f->wv, 6 * nv);
+  GRIT_CARVE(c, f->bc, FLUID_NBC * nb);
+  GRIT_CARVE(c, f->sym, nb);
+  GRIT_CARVE(c, f->sy, 12 * nv);
+  GRIT_CARVE(c, f->sk, 12 * nv);
+  GRIT_CARVE(c, f->wy, 12 * nv);
+  GRIT_CARVE(c, f->kk, 12 * nv);
+  f->avx2 = fluid_have_avx2();
 }
 
 /* The inertia box of body b (fluid_generic.h): its wrench g (negated) and K = dg/dV. In the box's frame
@@ -112,7 +173,198 @@ static void dof_vectors(const grit_model *m, const grit_kin *k, const grit_rnea 
   }
 }
 
+/* ------------------------------------------------------------------ the faster path (f->old == 0) */
+
+/* Body b's box constants, recomputed only when their inputs changed (the model's inertia, the options'
+ * density or viscosity): the same expressions as box's, so the same coefficients. */
+static const double *box_constants(const grit_model *m, grit_fluid_partials *f, int b) {
+  double *bc = f->bc + FLUID_NBC * b, in[FLUID_NIN];
+  in[0] = m->body_mass[b];
+  memcpy(in + 1, m->body_inertia + 9 * b, 9 * sizeof(double));
+  memcpy(in + 10, m->body_iquat + 4 * b, 4 * sizeof(double));
+  in[14] = m->opt.density, in[15] = m->opt.viscosity;
+  if (!memcmp(in, bc + FLUID_NK, sizeof in)) return bc;
+  const double rho = in[14], mu = in[15], pi = 3.14159265358979323846;
+  double bx[3];
+  grit_fluid_box(in[0], in + 1, in + 10, bx, bc);
+  const double dm = (bx[0] + bx[1] + bx[2]) / 3.0;
+  bc[9] = 3.0 * pi * dm * mu, bc[10] = pi * dm * dm * dm * mu;
+  for (int i = 0; i < 3; ++i) {
+    const int j = (i + 1) % 3, l = (i + 2) % 3;
+    const double bj2 = bx[j] * bx[j], bl2 = bx[l] * bx[l];
+    bc[11 + i] = 0.5 * rho * bx[j] * bx[l], bc[14 + i] = rho * bx[i] * (bj2 * bj2 + bl2 * bl2) / 64.0;
+  }
+  memcpy(bc + FLUID_NK, in, sizeof in);
+  return bc;
+}
+
+/* box's g and K in blocks: with Nt = R diag(dt) R^T, Nf = R diag(df) R^T (R's columns the axes r_i) and
+ * C = [c]x, sum_i dt a a^T + df s s^T is [[Nt + C Nf C^T, C Nf], [Nf C^T, Nf]]: about a third of the
+ * arithmetic of the 36-entry rank-one sums, and symmetric (the upper triangles mirrored). */
+static void box_fast(const grit_model *m, const grit_kin *k, const double *bc, int b, double g[6], double K[36]) {
+  const double *tw = k->cvel + 6 * b, *c = k->xipos + 3 * b;
+  double R[9], vc[3], rel[3], wl[3], vl[3], tl[3], fl[3], df[3], dt[3], T[3], F[3], n[3];
+  grit_m3_mul_c(R, k->xmat + 9 * b, bc);
+  grit_v3_cross(vc, tw, c);
+  for (int i = 0; i < 3; ++i) rel[i] = tw[3 + i] + vc[i] - m->opt.wind[i];
+  grit_m3_tmulv(wl, R, tw);
+  grit_m3_tmulv(vl, R, rel);
+  for (int i = 0; i < 3; ++i) {
+    const double av = fabs(vl[i]), aw = fabs(wl[i]), cf = bc[11 + i], ct = bc[14 + i];
+    fl[i] = -(bc[9] * vl[i] + cf * av * vl[i]);
+    tl[i] = -(bc[10] * wl[i] + ct * aw * wl[i]);
+    df[i] = bc[9] + 2.0 * cf * av, dt[i] = bc[10] + 2.0 * ct * aw;
+  }
+  double Nf[9], Nt[9], X[9], Y[3];
+  for (int p = 0; p < 3; ++p)
+    for (int q = p; q < 3; ++q) {
+      const double *rp = R + 3 * p, *rq = R + 3 * q;
+      Nf[3 * p + q] = Nf[3 * q + p] = rp[0] * df[0] * rq[0] + rp[1] * df[1] * rq[1] + rp[2] * df[2] * rq[2];
+      Nt[3 * p + q] = Nt[3 * q + p] = rp[0] * dt[0] * rq[0] + rp[1] * dt[1] * rq[1] + rp[2] * dt[2] * rq[2];
+    }
+  for (int q = 0; q < 3; ++q) { /* X = C Nf, column by column (Nf's columns are its rows) */
+    double x[3];
+    grit_v3_cross(x, c, Nf + 3 * q);
+    for (int p = 0; p < 3; ++p) X[3 * p + q] = x[p];
+  }
+  for (int p = 0; p < 3; ++p) { /* C Nf C^T = X C^T: row p is c x (X's row p); its upper triangle */
+    grit_v3_cross(Y, c, X + 3 * p);
+    for (int q = p; q < 3; ++q) K[6 * p + q] = K[6 * q + p] = Nt[3 * p + q] + Y[q];
+  }
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q) {
+      K[6 * p + 3 + q] = K[6 * (3 + q) + p] = X[3 * p + q];
+      K[6 * (3 + p) + 3 + q] = Nf[3 * p + q];
+    }
+  grit_m3_mulv(T, R, tl);
+  grit_m3_mulv(F, R, fl);
+  grit_v3_cross(n, c, F);
+  for (int i = 0; i < 3; ++i) g[i] = -(T[i] + n[i]), g[3 + i] = -F[i];
+}
+
+/* body_terms on the faster path, noting which subtrees' K are symmetric (box bodies only). */
+static void body_terms_fast(const grit_model *m, const grit_kin *k, const char *mask, grit_fluid_partials *f) {
+  memset(f->g, 0, sizeof(double) * 6 * (size_t)m->nbody);
+  memset(f->K, 0, sizeof(double) * 36 * (size_t)m->nbody);
+  memset(f->sym, 1, (size_t)m->nbody);
+  for (int b = 1; b < m->nbody; ++b)
+    if (feels(m, mask, b) && !m->body_fluid_ellipsoid[b]) box_fast(m, k, box_constants(m, f, b), b, f->g + 6 * b, f->K + 36 * b);
+  for (int g = 0; g < m->ngeom; ++g)
+    if (m->geom_fluid[GRIT_FLUID_NGEOM * g] != 0.0 && feels(m, mask, m->geom_body[g])) {
+      ellipsoid(m, k, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
+      f->sym[m->geom_body[g]] = 0;
+    }
+  for (int b = m->nbody - 1; b > 0; --b) {
+    const int p = m->body_parent[b];
+    if (p <= 0 || m->body_tree[b] < 0 || !mask[m->body_tree[b]]) continue;
+    for (int i = 0; i < 6; ++i) f->g[6 * p + i] += f->g[6 * b + i];
+    for (int i = 0; i < 36; ++i) f->K[36 * p + i] += f->K[36 * b + i];
+    f->sym[p] &= f->sym[b];
+  }
+}
+
+/* The faster path's vectors of dof i, interleaved for the pairs' two-lane dot products: sy = (S, y),
+ * sk = (S, kr), wy = (wq, y). With a symmetric K (box bodies only), K S (= K^T S) and K y as sums of K's
+ * rows, two lanes at a time; wv is kr. Else dof_vectors' products. */
+static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f) {
+  const int kb = m->dof_body[i];
+  const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
+  double *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i;
+  if (!f->sym[kb]) {
+    dof_vectors(m, k, r, i, f);
+  } else {
+    double pw[6];
+    for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
+    grit_sv_cross_motion(y, S, pw);
+    grit_sv_cross_force(wq, S, f->g + 6 * kb);
+    fl2 ks[3], ky[3];
+    for (int l = 0; l < 3; ++l) ks[l] = ky[l] = fl2_splat(0.0);
+    for (int q = 0; q < 6; ++q) {
+      const fl2 sq = fl2_splat(S[q]), yq = fl2_splat(y[q]);
+      for (int l = 0; l < 3; ++l) {
+        const fl2 kq = fl2_ld(K + 6 * q + 2 * l);
+        ks[l] = fl2_madd(kq, sq, ks[l]);
+        ky[l] = fl2_madd(kq, yq, ky[l]);
+      }
+    }
+    for (int l = 0; l < 3; ++l) {
+      fl2_st(kr + 2 * l, ks[l]);
+      fl2_st(f->wv + 6 * i + 2 * l, ks[l]);
+      for (int e = 0; e < 2; ++e) wq[2 * l + e] -= fl2_at(ky[l], e);
+    }
+  }
+  double *sy = f->sy + 12 * i, *sk = f->sk + 12 * i, *wy = f->wy + 12 * i, *kk = f->kk + 12 * i;
+  for (int c = 0; c < 6; ++c) {
+    kk[2 * c] = kk[2 * c + 1] = kr[c];
+    sy[2 * c] = sk[2 * c] = S[c];
+    sy[2 * c + 1] = wy[2 * c + 1] = y[c];
+    sk[2 * c + 1] = kr[c];
+    wy[2 * c] = wq[c];
+  }
+}
+
+/* The columns' terms of one tree (as grit_fluid_partials_add's loop) by two-lane dot products: kr_i
+ * (kk: each entry twice) against (S_j, y_j), and (S_j, kr_j) against (wq_i, y_i); with a symmetric K,
+ * kr = wv and the velocity pair's two entries share their dot product. DOT(x, y, r) sets r[0], r[1] to
+ * fl2_dot12's lanes. */
+#define FLUID_TREE_PAIRS(DOT)                                                                                     \
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];                                                       \
+  double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];                                            \
+  for (int i = adr; i < adr + n; ++i) {                                                                           \
+    const double *kki = f->kk + 12 * i, *wyi = f->wy + 12 * i, *wvi = f->wv + 6 * i;                              \
+    const int sym = f->sym[m->dof_body[i]], ii = i - adr, gi = r->grp[i];                                         \
+    for (int j = i; j >= 0; j = m->dof_parent[j]) {                                                               \
+      const int jj = j - adr;                                                                                     \
+      double a[2], b[2];                                                                                          \
+      DOT(kki, f->sy + 12 * j, a); /* (kr_i . S_j, kr_i . y_j) */                                                 \
+      DQ[ii * n + jj] -= h * a[1];                                                                                \
+      DV[ii * n + jj] += h * a[0];                                                                                \
+      if (j == i) continue;                                                                                       \
+      DOT(f->sk + 12 * j, wyi, b); /* (S_j . wq_i, kr_j . y_i) */                                                 \
+      DQ[jj * n + ii] += h * (r->grp[j] == gi ? -b[1] : b[0]);                                                    \
+      DV[jj * n + ii] += h * (sym ? a[0] : grit_sv_dot(k->cdof + 6 * j, wvi));                                    \
+    }                                                                                                             \
+  }
+
+#define FLUID_DOT_FL2(x, y, out)                                                                                  \
+  do {                                                                                                            \
+    const fl2 v_ = fl2_dot12(x, y);                                                                               \
+    out[0] = fl2_at(v_, 0), out[1] = fl2_at(v_, 1);                                                               \
+  } while (0)
+
+static void tree_pairs_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, const grit_fluid_partials *f,
+                            int t) {
+  FLUID_TREE_PAIRS(FLUID_DOT_FL2)
+}
+
+#if FLUID_AVX2
+#define FLUID_DOT_AVX2(x, y, out) _mm_storeu_pd(out, dot12_avx2(x, y))
+__attribute__((target("avx2"))) static void tree_pairs_avx2(const grit_model *m, const grit_kin *k, double h, grit_rnea *r,
+                                                            const grit_fluid_partials *f, int t) {
+  FLUID_TREE_PAIRS(FLUID_DOT_AVX2)
+}
+#endif
+
+static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
+  const char *mask = r->on;
+  body_terms_fast(m, k, mask, f);
+  for (int i = 0; i < m->nv; ++i)
+    if (mask[m->dof_tree[i]]) {
+      dof_vectors_fast(m, k, r, i, f);
+    }
+  for (int t = 0; t < m->ntree; ++t)
+    if (!mask[t]) continue;
+#if FLUID_AVX2
+    else if (f->avx2) tree_pairs_avx2(m, k, h, r, f, t);
+#endif
+    else tree_pairs_fast(m, k, h, r, f, t);
+}
+
 void grit_fluid_partials_add(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
+  if (!f->old) {
+    partials_fast(m, k, h, r, f);
+    return;
+  }
   const char *mask = r->on;
   body_terms(m, k, mask, f);
   for (int i = 0; i < m->nv; ++i)

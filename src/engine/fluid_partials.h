@@ -14,6 +14,14 @@ typedef struct grit_fluid_partials {
   double *y;         /* (6 nv) S x (P - W): what the twist of the bodies after a dof gains besides the rigid
                         motion S x (.) (P the twist before the dof's group, W the wind as a twist) */
   double *kr, *wq, *wv; /* (6 nv) K^T S (a row's), S x* g - K y and K S (a column's), K and g of the dof's body */
+  double *bc;        /* (FLUID_NBC nbody) each box body's constants: its axes P (9), the viscous and the
+                        quadratic drag's coefficients (8), and the inputs they came from (16) */
+  double *sy, *sk, *wy, *kk; /* (12 nv) the faster path's (S, y), (S, kr), (wq, y), (kr, kr), their lanes
+                                interleaved */
+  int avx2;          /* the processor has AVX2: the pairs' products four lanes at a time (the same bits) */
+  char *sym;         /* (nbody) the subtree's K is symmetric: no geometry of it in the ellipsoid model */
+  int old;           /* nonzero: the previous path (K summed as 3 x 36 rank-one terms, three 6 x 6 products
+                        per dof, the box recomputed per call); tests compare both */
 } grit_fluid_partials;
 
 /* Carves the arrays (none without fluid forces). */
