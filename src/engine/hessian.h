@@ -82,4 +82,8 @@ void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
  * factor's kernel for large diagonal blocks (blockchol.h, grit_blockchol_big_kernel). */
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) the block factor's AVX2 kernel for particles' columns (3-dof
+ * trees with only 3-dof blocks below: blockchol.h, grit_blockchol_particle_kernel), for tests. */
+void grit_hessian_particle_kernel(grit_hessian *h, int allow);
+
 #endif
