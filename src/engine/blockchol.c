@@ -360,7 +360,8 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
   }
   if (n == 6 && avx2 && grit_blockchol_column6_avx2(b, p, L, inv)) return -1; /* the same bits, vectorized */
-  if (n == 3 && m == 3 && avx2 && !b->no_col3 && grit_blockchol_column3_avx2(b, p, L, inv)) return -1; /* (same) */
+  if (!b->no_col3 && (n == 3 ? m == 3 && avx2 : avx2_any) && grit_blockchol_column_r3_avx2(b, p, n, L, inv))
+    return -1; /* particles below: the same bits, vectorized */
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
                                      that the rows' independent chains overlap */

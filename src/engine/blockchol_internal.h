@@ -66,9 +66,10 @@ int grit_blockchol_have_avx2(void);
  * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
 int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
 
-/* A particle's column p (3 dofs) as grit_blockchol_column6_avx2 for a free body's: the same bits as
- * factor_column's loops; 0 (nothing done) unless every block below is 3 x 3. */
-int grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+/* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
+ * grit_blockchol_column6_avx2 for a free body's: the same bits as factor_column's loops; 0 (nothing
+ * done) unless every block below has 3 rows. */
+int grit_blockchol_column_r3_avx2(struct grit_blockchol *b, int p, int n, const double *L, const double *inv);
 
 /* The in-place Cholesky of a large n x n row-major diagonal block L (lower triangle; the upper is
  * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,
