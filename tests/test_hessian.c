@@ -299,3 +299,31 @@ Test(hessian, hammock_particle_kernel_same_bits) {
   for (int i = 0; i < nv; ++i) moved = fmax(moved, fabs(v[0][i]));
   cr_expect(moved > 0.0, "the hammock moves");
 }
+
+/* grit_hessian_jrow_span four columns at a time against column by column: rows of 1-3 x 1-70 with
+ * zeros, negative zeros, NaN and nonzeros at random places (and all zero). */
+Test(hessian, jrow_span_same_as_plain_scan) {
+  grit_model *m = y_tree(3, 0);
+  grit_hessian *h;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_hessian_create(m, 4, 0, &h, msg), GRIT_OK, "%s", msg);
+  unsigned seed = 7;
+  double J[3 * 70];
+  for (int it = 0; it < 4000; ++it) {
+    const int dim = 1 + it % 3, n = 1 + (int)((urand(&seed) + 1.0) * 35.0) % 70;
+    const double p = (urand(&seed) + 1.0) * 0.25; /* the density of nonzeros */
+    for (int i = 0; i < dim * n; ++i) {
+      const double u = (urand(&seed) + 1.0) * 0.5;
+      J[i] = u < p ? urand(&seed) : u < p + 0.05 ? -0.0 : u < p + 0.06 && it % 7 == 0 ? NAN : 0.0;
+    }
+    int lo[2], hi[2];
+    for (int w = 0; w < 2; ++w) {
+      grit_hessian_span_kernel(h, w == 0);
+      grit_hessian_jrow_span(h, J, dim, n, &lo[w], &hi[w]);
+    }
+    cr_assert(lo[0] == lo[1] && hi[0] == hi[1], "dim %d n %d: [%d, %d) vs [%d, %d)", dim, n, lo[0], hi[0], lo[1], hi[1]);
+    cr_assert(lo[1] <= hi[1] && hi[1] <= n);
+  }
+  grit_hessian_free(h);
+  grit_model_free(m);
+}
