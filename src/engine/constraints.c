@@ -6,7 +6,6 @@
 #include <stddef.h>
 
 #include "contact_geometry.h"
-#include "constraints_extra.h"
 
 #include "grit/detail/scalar_double.h"
 #include "constraints_generic.h"
@@ -131,8 +130,8 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 }
 
 void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
-                               const double *Achol, grit_delassus_fn delassus, const void *ctx, const int *colptr,
-                               const int *colv, double dt, const grit_step_settings *settings, double *tmp) {
+                               const double *Achol, grit_delassus_fn delassus, const void *ctx, double dt,
+                               const grit_step_settings *settings, double *tmp) {
   for (int i = 0; i < nc; ++i) {
     const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
     /* Only SAP, joint limits, Lagged with eq. 26's regularization and gradient smoothing's pairs read w
@@ -142,10 +141,8 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
                                                              c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
                        (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
                        (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0));
-    int ncols = 0;
-    const int *cols = uses_w && delassus && colptr ? grit_cx_cols(m, colptr, colv, c[i].kind, c[i].source, &ncols) : NULL;
     c[i].w = !uses_w   ? 0.0
-             : delassus ? delassus(ctx, c[i].dim, c[i].ntree, c[i].tree, J, cols, ncols, tmp)
+             : delassus ? delassus(ctx, &c[i], J, tmp)
                         : grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }

@@ -12,8 +12,7 @@
 /* A Delassus estimate w = trace(J A^-1 J^T) / dim from another factor of A than Achol's dense blocks
  * (the step's tree-ordered factor, afactor.h, which this module may not include: it depends on the
  * dynamics, which depend on the actuators and through them on this module). */
-typedef double (*grit_delassus_fn)(const void *ctx, int dim, int ntree, const int tree[2], const double *const J[2],
-                                   const int *cols, int ncols, double *tmp);
+typedef double (*grit_delassus_fn)(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp);
 
 #include "grit/detail/scalar_double.h"
 #include "constraints_decl_generic.h"
@@ -59,11 +58,11 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 int grit_body_tree(const grit_model *m, int body);
 
 /* Sets every constraint's Delassus estimate w (from the tree-block factor Achol of A, or by delassus(ctx,
- * ...) when it is not NULL, given an equality's or tendon's structural columns when colptr is not NULL:
- * grit_cx_col_lists; 0 for the models that do not use it: Lagged without eq. 26's regularization,
- * Similar) and the parameters that depend on it (grit_params_finalize). tmp: nv. */
+ * ...) when it is not NULL; 0 for the models
+ * that do not use it: Lagged without eq. 26's regularization, Similar) and the parameters that depend
+ * on it (grit_params_finalize). tmp: nv. */
 void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
-                               const double *Achol, grit_delassus_fn delassus, const void *ctx, const int *colptr,
-                               const int *colv, double dt, const grit_step_settings *settings, double *tmp);
+                               const double *Achol, grit_delassus_fn delassus, const void *ctx, double dt,
+                               const grit_step_settings *settings, double *tmp);
 
 #endif

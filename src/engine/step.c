@@ -106,10 +106,12 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
  * faster than that is caught at the next step. Model-wide maxima of mu and tau_d (found once,
  * grit_collision_create) keep the bound per geometry. */
 /* The constraints' Delassus estimates with the step's factor of A, tree-ordered trees included (afactor.h). */
-static double step_delassus(const void *ctx, int dim, int ntree, const int tree[2], const double *const J[2],
-                            const int *cols, int ncols, double *tmp) {
+static double step_delassus(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp) {
   const grit_data *d = ctx;
-  return grit_afactor_delassus_cols(d->model, d->af, d->Achol, dim, ntree, tree, J, cols, ncols, tmp);
+  int ncols = 0; /* an equality's or tendon's structural columns: its estimate walks up from them */
+  const int *cols = d->no_cx_cols || !d->cx_colptr ? NULL
+                    : grit_cx_cols(d->model, d->cx_colptr, d->cx_cols, c->kind, c->source, &ncols);
+  return grit_afactor_delassus_cols(d->model, d->af, d->Achol, c->dim, c->ntree, c->tree, J, cols, ncols, tmp);
 }
 
 static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {
@@ -191,8 +193,7 @@ grit_status grit_step(grit_data *d) {
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
   const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
   const int tree_order = integ != GRIT_INTEGRATOR_QUASISTATIC && grit_afactor_any(d->af); /* afactor.h */
-  grit_finalize_constraints(m, c, nc, jstore, Lw, tree_order ? step_delassus : NULL, d,
-                            d->no_cx_cols ? NULL : d->cx_colptr, d->cx_cols, h, &d->settings, d->vnext);
+  grit_finalize_constraints(m, c, nc, jstore, Lw, tree_order ? step_delassus : NULL, d, h, &d->settings, d->vnext);
   if (tm) tk[3] = grit_clock_us();
 
   /* 6: the convex solve, warm-started from the previous velocity. */
