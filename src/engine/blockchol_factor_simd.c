@@ -155,18 +155,20 @@ static inline __attribute__((always_inline)) AVX2 void trsm_r3(double *restrict 
 }
 
 /* U -= Xb Xa^T for a 3 x 3 block U: Xb (3 x n) row-major, Xa transposed (XaT, rows of 4); row r of U
- * summed together, each entry from zero over k = 0 .. n-1 in order, subtracted once. Masked loads and
- * stores: lanes 0..2 (diag: lanes c <= r, the upper triangle keeps its bits). */
+ * summed together, each entry from zero over k = 0 .. n-1 in order, subtracted once, lanes 0..2 only
+ * (diag: lanes c <= r, the upper triangle keeps its bits). */
 static inline __attribute__((always_inline)) AVX2 void schur_r3(double *restrict U, const double *restrict Xb, int n,
                                                                const double *restrict XaT, int diag) {
   for (int r = 0; r < 3; ++r) {
     __m256d a = _mm256_setzero_pd();
     const double *x = Xb + (size_t)r * n;
     for (int k = 0; k < n; ++k) a = _mm256_add_pd(a, _mm256_mul_pd(_mm256_set1_pd(x[k]), _mm256_loadu_pd(XaT + k * 4)));
+    double *u = U + r * 3; /* lanes 0, 1 as a pair, lane 2 alone (masked moves are slow on AMD's cores) */
     const int last = diag ? r : 2;
-    const __m256i mask = _mm256_set_epi64x(0, last >= 2 ? -1 : 0, last >= 1 ? -1 : 0, -1);
-    double *u = U + r * 3;
-    _mm256_maskstore_pd(u, mask, _mm256_sub_pd(_mm256_maskload_pd(u, mask), a));
+    const __m128d lo = _mm256_castpd256_pd128(a);
+    if (last == 0) _mm_store_sd(u, _mm_sub_sd(_mm_load_sd(u), lo));
+    else _mm_storeu_pd(u, _mm_sub_pd(_mm_loadu_pd(u), lo));
+    if (last == 2) _mm_store_sd(u + 2, _mm_sub_sd(_mm_load_sd(u + 2), _mm256_extractf128_pd(a, 1)));
   }
 }
 
