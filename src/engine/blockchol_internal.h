@@ -45,6 +45,7 @@ struct grit_blockchol {
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
+  int no_col3;                /* grit_blockchol_particle_kernel(b, 0): particles' columns by the plain loops */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -64,6 +65,11 @@ int grit_blockchol_have_avx2(void);
  * column's blocks solved and the Schur complement applied with AVX2, the same bits as factor_column's
  * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
 int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+
+/* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
+ * grit_blockchol_column6_avx2 for a free body's: the same bits as factor_column's loops; 0 (nothing
+ * done) unless every block below has 3 rows. */
+int grit_blockchol_column_r3_avx2(struct grit_blockchol *b, int p, int n, const double *L, const double *inv);
 
 /* The in-place Cholesky of a large n x n row-major diagonal block L (lower triangle; the upper is
  * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,
