@@ -509,6 +509,12 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
       for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
     if (iter > 0 && opt->stick_start && !s->no_lookahead) engaging = grit_solver_predict_engaging(s, dt, nact);
     grit_status ns = newton_direction(s, m, A, nact, dt, iter == 0 || engaging, &st, &tc, tm, &dvmax, message);
+    if (ns == GRIT_OK && engaging && dvmax <= 16.0 * DBL_EPSILON * u.vmax) { /* the model's step, not Newton's:
+                                                                  the test below needs the exact one */
+      for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
+      engaging = 0;
+      ns = newton_direction(s, m, A, nact, dt, 0, &st, &tc, tm, &dvmax, message);
+    }
     if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
      * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor
@@ -517,7 +523,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
     nact = grit_solver_search_islands(s, m, opt, dt, A, nact, iter == 0, v, &st);
     lap(tm, &st.t_linesearch, &tc);
-    if (!nact && iter > 0) break; /* no descent left: at the minimizer to round-off */
+    if (!nact && iter > 0 && !engaging) break; /* no descent left: at the minimizer to round-off (along the
+                                                    model's direction that says nothing: the next is exact) */
   }
   /* the normal-only contacts' tangential velocities at the solution, so that every constraint's vc is
    * complete for the derivatives */

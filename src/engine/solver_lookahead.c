@@ -34,7 +34,9 @@ int grit_solver_predict_engaging(grit_solver *s, double dt, int nact) {
   int n = 0;
   for (int a = 0; a < nact; ++a) {
     const int k = s->act[a];
-    const double rest = 1.0 - ISL(s, ISL_ALPHA)[k]; /* the part of the last direction not taken */
+    const double alpha = ISL(s, ISL_ALPHA)[k];
+    const double rest = alpha > 0.0 ? 1.0 - alpha : 0.0; /* the part of the last direction not taken (none
+                                                            after no step: the next direction is exact) */
     for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
       grit_constraint *c = &s->c[s->isl_con[q]];
       c->gn_start = 0.0;
