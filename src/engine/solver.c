@@ -454,7 +454,8 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
       for (int i = adr; i < end; ++i) s->dv[i] = -s->r[i];
     }
-  if (first) grit_solver_stick_rhs(s, m, nact, dt); /* (its models are the first iteration's only) */
+  if (first) grit_solver_stick_rhs(s, m, nact, dt); /* (the first iteration's models; after it, contacts
+                                                        modelled pressed only: no ISO_STICK then) */
   grit_hessian_solve(s->H, s->dv, 1);
   st->newton_iters++;
   *dvmax = 0.0; /* (over the active islands: dv is zero elsewhere) */
@@ -508,10 +509,18 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     lap(tm, &st.t_eval, &tc);
     if (!nact) break; /* every island at its minimizer (iteration 0: all free) */
     double dvmax;
+    int engaging = 0; /* contacts modelled pressed after the first iteration (solver_lookahead.c) */
     if (iter == 0) grit_solver_predict_pressed(s, m, vstar, dt, nact, opt->stick_start);
     else if (iter == 1) /* the prediction is the first step's only */
       for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
-    grit_status ns = newton_direction(s, m, A, nact, dt, iter == 0, &st, &tc, tm, &dvmax, message);
+    if (iter > 0 && opt->stick_start && !s->no_lookahead) engaging = grit_solver_predict_engaging(s, dt, nact);
+    grit_status ns = newton_direction(s, m, A, nact, dt, iter == 0 || engaging, &st, &tc, tm, &dvmax, message);
+    if (ns == GRIT_OK && engaging && dvmax <= 16.0 * DBL_EPSILON * u.vmax) { /* the model's step, not Newton's:
+                                                                  the test below needs the exact one */
+      for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
+      engaging = 0;
+      ns = newton_direction(s, m, A, nact, dt, 0, &st, &tc, tm, &dvmax, message);
+    }
     if (ns != GRIT_OK) return ns;
     /* Converged to round-off: the Newton step, which near the minimizer is the distance to it, would
      * change v by a few ulps only (in the scaled norm |D^-1 .|). The residual can stay above the floor
@@ -520,7 +529,8 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
     nact = grit_solver_search_islands(s, m, opt->max_ls_iters, dt, A, nact, iter == 0, v, &st.ls_iters);
     lap(tm, &st.t_linesearch, &tc);
-    if (!nact && iter > 0) break; /* no descent left: at the minimizer to round-off */
+    if (!nact && iter > 0 && !engaging) break; /* no descent left: at the minimizer to round-off (along the
+                                                    model's direction that says nothing: the next is exact) */
   }
   /* the normal-only contacts' tangential velocities at the solution, so that every constraint's vc is
    * complete for the derivatives */

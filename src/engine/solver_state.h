@@ -37,6 +37,8 @@ struct grit_solver {
   unsigned char *jwide; /* (cap_c) constraint i touches a tree of JCOLS_MIN_NV dofs or more: its products
                            with J run over jcols */
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
+  int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
+                           solver_lookahead.c (tests) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
@@ -241,5 +243,10 @@ void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const doub
 void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const double *A, const double *vstar,
                                     const double *vwarm, double dt, double *v);
 void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt);
+
+/* solver_lookahead.c: the contacts of the active islands without normal impulse at v that the rest of the
+ * last direction, (1 - alpha) dv, would press get the model of a contact pressed (gn_start) for the next
+ * direction, the others none; returns their count. */
+int grit_solver_predict_engaging(grit_solver *s, double dt, int nact);
 
 #endif
