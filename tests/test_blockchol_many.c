@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_blockchol_many.c — the block Cholesky's many-column solves (blockchol_many.c): the AVX2 row
  * kernels for dense blocks against the plain loops they replace (grit_blockchol_tiles(b, 0)), bit for
- * bit, on random SPD matrices of two coupled trees of 5 to 100 dofs (diagonal and off-diagonal blocks
+ * bit, on random SPD matrices of two coupled trees of 1 to 100 dofs (diagonal and off-diagonal blocks
  * of every size around the kernels' widths) with 1 to RHS_CHUNK columns and more; and the solution
  * against the matrix (backward error). */
 #include <criterion/criterion.h>
@@ -135,6 +135,9 @@ Test(blockchol_many, row_kernels_same_bits_as_plain_loops) {
     check(na, nb, 1, 7u + (unsigned)i);
     check(na, nb, 0, 77u + (unsigned)i);
   }
+  const int small[][2] = {{2, 3}, {3, 3}, {3, 2}, {4, 5}, {5, 3}, {1, 4}, {3, 1}, {2, 7}};
+  for (int i = 0; i < (int)(sizeof small / sizeof small[0]); ++i) /* small blocks (2 to 7 dofs: TILE_MIN) */
+    check(small[i][0], small[i][1], 1, 9u + (unsigned)i);
   check(6, 40, 1, 5u); /* a 6-dof tree's blocks (the free body's kernels) beside a dense one */
   check(40, 6, 1, 6u);
 }

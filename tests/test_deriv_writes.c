@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_deriv_writes.c — the derivative call's fast paths of writing and of the smooth dynamics' partials
  * (derivatives_columns.c, derivatives_rnea.c) against their old paths, bit for bit, dense and blocks:
- * MuJoCo's humanoid on the floor (a free root, hinges), a tree mixing hinges, slides and a ball joint in
+ * MuJoCo's humanoid on the floor (a free root, hinges), MuJoCo's grid2pin (particles of slides), a tree mixing hinges, slides and a ball joint in
  * contact (runs of hinges broken by the ball and the columns' own dofs), and a hinge-and-slide chain
  * whose A and B are also checked against central differences of the step. */
 #include <criterion/criterion.h>
@@ -105,6 +105,17 @@ Test(deriv_writes, fast_paths_same_bits) {
   cr_assert_gt(grit_data_ncontacts(d), 0);
   same_bits(d, &d->deriv->no_plain_runs, "mixed tree");
   same_bits(d, &d->deriv->rn.no_lanes, "mixed tree, dof lanes");
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* MuJoCo's grid of 79 particles (three slides each) coupled into one part: the block form writes the
+ * particles' columns one at a time, the slides' q rows inline (q_rows_runs) or joint by joint
+ * (ws->no_plain_runs): the same bits. */
+Test(deriv_writes, particles_same_bits) {
+  grit_model *m;
+  grit_data *d = settled(NULL, GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml", 20, &m);
+  same_bits(d, &d->deriv->no_plain_runs, "grid2pin");
   grit_data_free(d);
   grit_model_free(m);
 }

@@ -257,11 +257,37 @@ static double write_q_rows(const grit_model *m, const grit_deriv_ws *w, int jn, 
   return check;
 }
 
-/* The rows of tree u of the columns c[0..nc-1]: v rows, then q rows joint by joint. */
+/* write_q_rows for the one-dof joints (hinges, slides) of dofs i0 .. i1-1, a run of w->plain_end: each
+ * dof's one row, Dv X + (Dq or 0), the same values without a call and loops per joint. */
+static double write_q_run(const grit_model *m, const grit_deriv_ws *w, int i0, int i1, const out_column *c, int nc) {
+  double check = 0.0;
+  for (int l = 0; l < nc; ++l) {
+    const int col = c[l].col;
+    const double *X = c[l].X;
+    for (int i = i0; i < i1; ++i) {
+      const int jn = m->dof_jnt[i];
+      const double x = w->Dv[36 * jn] * X[i] + (col == i ? w->Dq[36 * jn] : 0.0);
+      c[l].out[(size_t)(c[l].rmap ? c[l].rmap[i] : i) * c[l].stride] = x;
+      check += x - x;
+    }
+  }
+  return check;
+}
+
+/* The rows of tree u of the columns c[0..nc-1]: v rows, then q rows joint by joint, the runs of hinges
+ * and slides by write_q_run (ws->no_plain_runs: joint by joint). */
 static double write_tree_rows(const grit_model *m, const grit_deriv_ws *w, int u, const out_column *c, int nc) {
   const int adr = m->tree_dofadr[u], end = adr + m->tree_dofnum[u];
   double check = write_v_rows(c, nc, m->nv, adr, end);
-  for (int i = adr; i < end; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]])) check += write_q_rows(m, w, m->dof_jnt[i], c, nc);
+  for (int i = adr; i < end;) {
+    if (!w->no_plain_runs && w->plain_end[i] > i) {
+      check += write_q_run(m, w, i, w->plain_end[i], c, nc);
+      i = w->plain_end[i];
+      continue;
+    }
+    check += write_q_rows(m, w, m->dof_jnt[i], c, nc);
+    i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]]);
+  }
   return check;
 }
 
@@ -677,6 +703,38 @@ static int tile_run(const int *ks, double *const *outs, const size_t *strides, i
  * a tree's in consecutive columns) have their free bodies' rows written as tiles of 6 rows
  * (free_bodies_tile), the same values: stores of whole rows of the tile instead of one entry per
  * column and row (callgrind, clutter 40 settled, Similar: the writes -49 %). */
+/* The q rows of dofs i0 .. i1-1 (whole joints) of one column (col, its solution X), dof i0's row at oq,
+ * joint by joint (q_rows_column). */
+static double q_rows_joints(const grit_model *m, const grit_deriv_ws *w, int i0, int i1, const double *X, int col,
+                            double *oq, size_t stride) {
+  double check = 0.0;
+  for (int i = i0; i < i1; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]]))
+    check += q_rows_column(m, w, m->dof_jnt[i], X, col, oq + (size_t)(i - i0) * stride, stride);
+  return check;
+}
+
+/* q_rows_joints with the runs of hinges and slides (w->plain_end) written inline: for a one-dof joint
+ * q_rows_column's one row, Dv X + (Dq or 0), the same value without its call and loops (the particles
+ * of MuJoCo's composites, three slides each, are written a column at a time: their trees' columns do
+ * not come in runs of four for the tiles). */
+static double q_rows_runs(const grit_model *m, const grit_deriv_ws *w, int i0, int i1, const double *X, int col,
+                          double *oq, size_t stride) {
+  double check = 0.0;
+  for (int i = i0; i < i1;) {
+    for (const int stop = w->plain_end[i]; i < stop; ++i) {
+      const int jn = m->dof_jnt[i];
+      const double x = w->Dv[36 * jn] * X[i] + (col == i ? w->Dq[36 * jn] : 0.0);
+      oq[(size_t)(i - i0) * stride] = x;
+      check += x - x;
+    }
+    if (i == i1) break;
+    const int jn = m->dof_jnt[i];
+    check += q_rows_column(m, w, jn, X, col, oq + (size_t)(i - i0) * stride, stride);
+    i += grit_joint_nv(m->jnt_type[jn]);
+  }
+  return check;
+}
+
 static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
   const int nv = m->nv;
   grit_jacobian_blocks *J = w->blk;
@@ -721,8 +779,8 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
           ov[(size_t)r * stride] = x;
           check += x - x;
         }
-        for (int i = adr; i < adr + nu_; i += grit_joint_nv(m->jnt_type[m->dof_jnt[i]]))
-          check += q_rows_column(m, w, m->dof_jnt[i], X, col, oq + (size_t)(i - adr) * stride, stride);
+        check += w->no_plain_runs ? q_rows_joints(m, w, adr, adr + nu_, X, col, oq, stride)
+                                  : q_rows_runs(m, w, adr, adr + nu_, X, col, oq, stride);
       }
     }
     l += nc;
