@@ -375,6 +375,10 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
       }
     }
   }
+  if (n == 3 && m == 3 && avx2) { /* particles: the same bits, vectorized */
+    grit_blockchol_schur3_avx2(b, p);
+    return -1;
+  }
   for (int ea = e0; ea < e1; ++ea) { /* the Schur complement, block by block */
     const int qa = b->rows[ea], ma = m ? m : dim[b->order[qa]];
     const double *Xa = Lx + b->roff[ea];
@@ -461,7 +465,7 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
     const int bad = n == 6   ? factor_column(b, p, 6, &lo, &hi, avx2, 0, 0)
                     : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0, 0, 0)
-                    : n == 3 && rows_all(b, p, 3) ? factor_column(b, p, 3, &lo, &hi, 0, 0, 3)
+                    : n == 3 && rows_all(b, p, 3) ? factor_column(b, p, 3, &lo, &hi, avx2 && !b->no_small, 0, 3)
                              : factor_column(b, p, n, &lo, &hi, 0, avx2, 0);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
@@ -554,6 +558,8 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
 }
 
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow) { b->no_big = !allow; }
+
+void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
 
 void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) {
   b->chain = chain;

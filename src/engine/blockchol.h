@@ -59,6 +59,10 @@ void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain);
  * (blockchol_big.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) the vectorized Schur updates of 3-dof trees whose blocks are
+ * all 3 x 3 (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
+void grit_blockchol_small_kernel(grit_blockchol *b, int allow);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

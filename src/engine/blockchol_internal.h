@@ -44,6 +44,7 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
+  int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
 };
 
@@ -64,6 +65,11 @@ int grit_blockchol_have_avx2(void);
  * column's blocks solved and the Schur complement applied with AVX2, the same bits as factor_column's
  * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
 int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+
+/* A particle's column p (3 dofs, every block below 3 x 3, the blocks already solved): its Schur
+ * complement applied with AVX2, the same bits as factor_column's loops (blockchol_factor_simd.c; call
+ * only when grit_blockchol_have_avx2()). */
+void grit_blockchol_schur3_avx2(struct grit_blockchol *b, int p);
 
 /* The in-place Cholesky of a large n x n row-major diagonal block L (lower triangle; the upper is
  * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,
