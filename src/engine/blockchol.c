@@ -51,9 +51,16 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->cap_pairs = max_pairs > 0 ? max_pairs : 1;
   b->pairs = malloc(sizeof *b->pairs * (size_t)b->cap_pairs);
   b->tree_tc = calloc(nt, 1);
+  /* the particles' recorded Schur targets (blockchol_factor_simd.c): room for columns of 32 blocks on
+   * average (16 pairs a block); a larger fill is not recorded (the targets are found by walking) */
+  b->cap_tgt = 16 * (size_t)entries;
+  b->tgt = malloc(sizeof(int) * b->cap_tgt);
+  b->tgt_ptr = calloc(nt + 1, sizeof(size_t));
+  b->tgt_done = calloc(nt, 1);
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -67,6 +74,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
+  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done);
   grit_treechol_free(b->tc);
   free(b);
 }
@@ -217,6 +225,8 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
   const int *dim = b->m->tree_dofnum;
   double fl = 0.0;
   *nx = 0;
+  b->tgt_ptr[0] = 0;
+  memset(b->tgt_done, 0, (size_t)b->nt);
   for (int p = 0; p < b->nt; ++p) {
     const int n = dim[b->order[p]];
     int *r = b->rows + b->colptr[p];
@@ -241,6 +251,7 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
      * of the m x m Schur complement, two operations per multiply-add) */
     b->col_flops[p] = (double)n * n * n / 3.0 + (double)mrows * n * n + (double)mrows * mrows * n;
     fl += b->col_flops[p];
+    b->tgt_ptr[p + 1] = b->tgt_ptr[p] + (size_t)len * (size_t)(len > 0 ? len - 1 : 0) / 2;
   }
   b->flops = fl;
 }

@@ -163,6 +163,9 @@ AVX2 void grit_blockchol_schur3_avx2(grit_blockchol *b, int p) {
   double *Lx = b->Lx, *P = b->T;
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) pattern3(Lx + b->roff[e], P + (size_t)(e - e0) * 2 * P3, P + (size_t)(e - e0) * 2 * P3 + P3);
+  /* the targets as recorded by the column's first factorization since the analysis, or recorded now */
+  const int nt = b->nt, record = b->tgt_ptr[nt] <= b->cap_tgt, done = record && b->tgt_done[p];
+  int *tg = b->tgt + (record ? b->tgt_ptr[p] : 0);
   const __m256i lower0 = _mm256_set_epi64x(-1, 0, 0, -1), lower1 = _mm256_set_epi64x(-1, -1, 0, -1);
   for (int ea = e0; ea < e1; ++ea) {
     const int qa = b->rows[ea];
@@ -183,17 +186,25 @@ AVX2 void grit_blockchol_schur3_avx2(grit_blockchol *b, int p) {
       _mm256_maskstore_pd(T + 4, lower1, _mm256_sub_pd(_mm256_loadu_pd(T + 4), s1));
       _mm_store_sd(T + 8, _mm_sub_sd(_mm_load_sd(T + 8), s2));
     }
-    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
+    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along (once) */
     for (int eb = ea + 1; eb < e1; ++eb) {
-      const int qb = b->rows[eb];
-      while (b->rows[f] != qb) ++f;
-      double *U = Lx + b->roff[f];
+      int off;
+      if (done) {
+        off = *tg++;
+      } else {
+        const int qb = b->rows[eb];
+        while (b->rows[f] != qb) ++f;
+        off = b->roff[f];
+        if (record) *tg++ = off;
+      }
+      double *U = Lx + off;
       SUM3(P + (size_t)(eb - e0) * 2 * P3 + P3);
       _mm256_storeu_pd(U, _mm256_sub_pd(_mm256_loadu_pd(U), s0));
       _mm256_storeu_pd(U + 4, _mm256_sub_pd(_mm256_loadu_pd(U + 4), s1));
       _mm_store_sd(U + 8, _mm_sub_sd(_mm_load_sd(U + 8), s2));
     }
   }
+  if (record) b->tgt_done[p] = 1;
 }
 
 #else

@@ -44,6 +44,11 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
+  int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
+                        after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
+  size_t cap_tgt;
+  size_t *tgt_ptr;   /* (nt + 1) column p's first target; tgt_ptr[nt] > cap_tgt: none recorded */
+  unsigned char *tgt_done; /* (nt) column p's targets recorded since the analysis */
   int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
 };
