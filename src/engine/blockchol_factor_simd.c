@@ -141,11 +141,13 @@ AVX2 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, 
 #define P3 36 /* doubles of one pattern: 3 k x 12 lanes */
 
 static AVX2 void pattern3(const double *restrict X, double *restrict A, double *restrict B) {
-  for (int k = 0; k < 3; ++k)
-    for (int e = 0; e < 12; ++e) {
-      A[k * 12 + e] = e < 9 ? X[(e % 3) * 3 + k] : 0.0;
-      B[k * 12 + e] = e < 9 ? X[(e / 3) * 3 + k] : 0.0;
-    }
+  UNROLL for (int k = 0; k < 3; ++k) { /* spelled out: the modulo loop was 270 instructions a block */
+    const double x0 = X[k], x1 = X[3 + k], x2 = X[6 + k];
+    double *a = A + k * 12, *bb = B + k * 12;
+    a[0] = x0, a[1] = x1, a[2] = x2, a[3] = x0, a[4] = x1, a[5] = x2, a[6] = x0, a[7] = x1, a[8] = x2, a[9] = 0.0;
+    bb[0] = x0, bb[1] = x0, bb[2] = x0, bb[3] = x1, bb[4] = x1, bb[5] = x1, bb[6] = x2, bb[7] = x2, bb[8] = x2;
+    bb[9] = 0.0;
+  }
 }
 
 /* The nine sums of a pair, Σ_k B[k][e] A[k][e] from zero, into s0 (lanes 0-3), s1 (4-7), s2 (8). */
@@ -157,6 +159,14 @@ static AVX2 void pattern3(const double *restrict X, double *restrict A, double *
       s1 = _mm256_add_pd(s1, _mm256_mul_pd(_mm256_loadu_pd((Bp) + k * 12 + 4), a1[k]));              \
       s2 = _mm_add_pd(s2, _mm_mul_pd(_mm_loadu_pd((Bp) + k * 12 + 8), a2[k]));                       \
     }                                                                                                \
+  } while (0)
+
+/* U -= the nine sums (a whole 3 x 3 block) */
+#define UPDATE3(U)                                                                                   \
+  do {                                                                                               \
+    _mm256_storeu_pd((U), _mm256_sub_pd(_mm256_loadu_pd(U), s0));                                    \
+    _mm256_storeu_pd((U) + 4, _mm256_sub_pd(_mm256_loadu_pd((U) + 4), s1));                          \
+    _mm_store_sd((U) + 8, _mm_sub_sd(_mm_load_sd((U) + 8), s2));                                     \
   } while (0)
 
 AVX2 void grit_blockchol_schur3_avx2(grit_blockchol *b, int p) {
@@ -186,22 +196,23 @@ AVX2 void grit_blockchol_schur3_avx2(grit_blockchol *b, int p) {
       _mm256_maskstore_pd(T + 4, lower1, _mm256_sub_pd(_mm256_loadu_pd(T + 4), s1));
       _mm_store_sd(T + 8, _mm_sub_sd(_mm_load_sd(T + 8), s2));
     }
-    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along (once) */
-    for (int eb = ea + 1; eb < e1; ++eb) {
-      int off;
-      if (done) {
-        off = *tg++;
-      } else {
-        const int qb = b->rows[eb];
-        while (b->rows[f] != qb) ++f;
-        off = b->roff[f];
-        if (record) *tg++ = off;
+    const double *Bp = P + (size_t)(ea + 1 - e0) * 2 * P3 + P3;
+    if (done) { /* the recorded targets */
+      for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
+        double *U = Lx + *tg++;
+        SUM3(Bp);
+        UPDATE3(U);
       }
-      double *U = Lx + off;
-      SUM3(P + (size_t)(eb - e0) * 2 * P3 + P3);
-      _mm256_storeu_pd(U, _mm256_sub_pd(_mm256_loadu_pd(U), s0));
-      _mm256_storeu_pd(U + 4, _mm256_sub_pd(_mm256_loadu_pd(U + 4), s1));
-      _mm_store_sd(U + 8, _mm_sub_sd(_mm_load_sd(U + 8), s2));
+      continue;
+    }
+    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
+    for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
+      const int qb = b->rows[eb];
+      while (b->rows[f] != qb) ++f;
+      if (record) *tg++ = b->roff[f];
+      double *U = Lx + b->roff[f];
+      SUM3(Bp);
+      UPDATE3(U);
     }
   }
   if (record) b->tgt_done[p] = 1;
