@@ -57,10 +57,11 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->tgt = malloc(sizeof(int) * b->cap_tgt);
   b->tgt_ptr = calloc(nt + 1, sizeof(size_t));
   b->tgt_done = calloc(nt, 1);
+  b->col_m = calloc(nt, sizeof(int));
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
-      !b->tgt || !b->tgt_ptr || !b->tgt_done ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -74,7 +75,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
-  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done);
+  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m);
   grit_treechol_free(b->tc);
   free(b);
 }
@@ -241,8 +242,10 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
     b->doff[p] = (int)*nx;
     *nx += (size_t)n * n;
     int mrows = 0;
+    b->col_m[p] = len > 0 ? dim[b->order[r[0]]] : 0;
     for (int i = 0; i < len; ++i) {
       const int mi = dim[b->order[r[i]]];
+      if (mi != b->col_m[p]) b->col_m[p] = 0;
       b->roff[b->colptr[p] + i] = (int)*nx;
       *nx += (size_t)mi * n;
       mrows += mi;
@@ -343,13 +346,6 @@ static inline int chol_block(double *L, int n, double *rinv) {
     }
   }
   return -1;
-}
-
-/* Whether every block below column p's diagonal has n rows. */
-static int rows_all(const grit_blockchol *b, int p, int n) {
-  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e)
-    if (b->m->tree_dofnum[b->order[b->rows[e]]] != n) return 0;
-  return 1;
 }
 
 /* Column p of the factor (its tree has n dofs): the diagonal block's Cholesky, X := X L^-T for the
@@ -476,7 +472,7 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
     const int bad = n == 6   ? factor_column(b, p, 6, &lo, &hi, avx2, 0, 0)
                     : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0, 0, 0)
-                    : n == 3 && rows_all(b, p, 3) ? factor_column(b, p, 3, &lo, &hi, avx2 && !b->no_small, 0, 3)
+                    : n == 3 && (b->col_m[p] == 3 || b->colptr[p + 1] == b->colptr[p]) ? factor_column(b, p, 3, &lo, &hi, avx2 && !b->no_small, 0, 3)
                              : factor_column(b, p, n, &lo, &hi, 0, avx2, 0);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
@@ -495,7 +491,7 @@ const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts) {
 
 /* Column p's forward substitution (its tree has n dofs): y := L_pp^-1 y, then the later trees' rows
  * z -= X y. Inlined with constant n for the common tree sizes (grit_blockchol_solve). */
-static inline void solve_forward_column(const grit_blockchol *b, int p, int n, double *x) {
+static inline void solve_forward_column(const grit_blockchol *b, int p, int n, int m, double *x) {
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
   const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
   double *y = x + adr[t];
@@ -505,10 +501,10 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, d
     y[j] = s * inv[j];
   }
   for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
     const double *X = Lx + b->roff[e];
     double *z = x + adr[ti];
-    for (int r = 0; r < mi; ++r) {
+    UNROLL for (int r = 0; r < mi; ++r) {
       double s = 0.0;
       for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
       z[r] -= s;
@@ -517,15 +513,15 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, d
 }
 
 /* Column p's backward substitution: y -= X^T z over the later trees' rows, then y := L_pp^-T y. */
-static inline void solve_backward_column(const grit_blockchol *b, int p, int n, double *x) {
+static inline void solve_backward_column(const grit_blockchol *b, int p, int n, int m, double *x) {
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
   const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
   double *y = x + adr[t];
   for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
     const double *X = Lx + b->roff[e];
     const double *z = x + adr[ti];
-    for (int r = 0; r < mi; ++r)
+    UNROLL for (int r = 0; r < mi; ++r)
       for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
   }
   UNROLL for (int j = n - 1; j >= 0; --j) {
@@ -552,18 +548,20 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
         grit_treechol_solve(b->tc, t, b->Lx + b->doff[p], b->inv + b->m->tree_dofadr[t], x + b->m->tree_dofadr[t]);
         continue;
       }
-      if (n == 6) solve_forward_column(b, p, 6, x);
-      else if (n == 7) solve_forward_column(b, p, 7, x);
-      else if (n == 3) solve_forward_column(b, p, 3, x);
-      else solve_forward_column(b, p, n, x);
+      if (n == 6) solve_forward_column(b, p, 6, 0, x);
+      else if (n == 7) solve_forward_column(b, p, 7, 0, x);
+      else if (n == 3 && b->col_m[p] == 3) solve_forward_column(b, p, 3, 3, x); /* particles (the same sums) */
+      else if (n == 3) solve_forward_column(b, p, 3, 0, x);
+      else solve_forward_column(b, p, n, 0, x);
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
       const int n = dim[b->order[p]];
       if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]])) continue;
-      if (n == 6) solve_backward_column(b, p, 6, x);
-      else if (n == 7) solve_backward_column(b, p, 7, x);
-      else if (n == 3) solve_backward_column(b, p, 3, x);
-      else solve_backward_column(b, p, n, x);
+      if (n == 6) solve_backward_column(b, p, 6, 0, x);
+      else if (n == 7) solve_backward_column(b, p, 7, 0, x);
+      else if (n == 3 && b->col_m[p] == 3) solve_backward_column(b, p, 3, 3, x);
+      else if (n == 3) solve_backward_column(b, p, 3, 0, x);
+      else solve_backward_column(b, p, n, 0, x);
     }
   }
 }

@@ -44,6 +44,7 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
+  int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
   int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
                         after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
   size_t cap_tgt;
