@@ -148,3 +148,42 @@ Test(blockchol_small, particle_kernel_same_bits_as_plain_loops) {
   check(150, 0, 500, 11u);
   check(40, 1, 120, 13u); /* a free body among the particles */
 }
+
+/* The minimum-degree order by the heap and popcounts against the linear search and the bit loops: the
+ * same order, hence the same factor, on random graphs of particles (trees of one size) and of mixed
+ * trees (the bit loops stay; the heap alone). */
+static void check_order(int np, int free_body, int npairs, unsigned seed) {
+  grit_model *m = particles(np, free_body);
+  const int nt = m->ntree;
+  int *pa = malloc(sizeof(int) * (size_t)npairs), *pb = malloc(sizeof(int) * (size_t)npairs), n = 0;
+  unsigned char *used = calloc((size_t)nt * nt, 1);
+  for (int k = 0; k < npairs; ++k) {
+    int a = (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt, c = (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt;
+    if (k % 4) c = (a + 1 + k % 7) % nt;
+    if (a == c) continue;
+    if (a > c) { const int t = a; a = c, c = t; }
+    if (used[a * nt + c]) continue;
+    used[a * nt + c] = 1, pa[n] = a, pb[n] = c, ++n;
+  }
+  grit_blockchol *b[2];
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_blockchol_create(m, n + 1, &b[w], msg), GRIT_OK, "%s", msg);
+    grit_blockchol_fast_order(b[w], w == 0);
+    cr_assert_eq(grit_blockchol_analyze(b[w], n, pa, pb, msg), GRIT_OK, "%s", msg);
+  }
+  cr_expect(memcmp(b[0]->order, b[1]->order, sizeof(int) * (size_t)nt) == 0, "%d trees, %d pairs: the orders differ", nt, n);
+  cr_expect(b[0]->colptr[nt] == b[1]->colptr[nt], "%d trees: the fills differ", nt);
+  cr_expect(memcmp(b[0]->rows, b[1]->rows, sizeof(int) * (size_t)b[0]->colptr[nt]) == 0, "%d trees: the patterns differ", nt);
+  grit_blockchol_free(b[0]), grit_blockchol_free(b[1]);
+  free(pa), free(pb), free(used);
+  grit_model_free(m);
+}
+
+Test(blockchol_small, heap_order_same_as_linear_search) {
+  check_order(2, 0, 1, 3u);
+  check_order(30, 0, 60, 5u);
+  check_order(200, 0, 600, 7u);
+  check_order(300, 0, 2000, 9u);
+  check_order(100, 1, 300, 11u); /* a free body: trees of two sizes */
+}

@@ -63,6 +63,10 @@ void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
  * all 3 x 3 (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) the minimum-degree order's heap and the degrees by popcount
+ * for trees of one size (the same order as the linear search and the bit loops), for tests. */
+void grit_blockchol_fast_order(grit_blockchol *b, int allow);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

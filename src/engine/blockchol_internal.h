@@ -44,6 +44,10 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
+  int *heap, *hpos;  /* (nt) the minimum-degree order's heap of trees by (degree, index); a tree's place in it */
+  int heap_n;        /* trees in the heap (0: the order's linear search runs) */
+  int uniform;       /* the dofs of every tree when they are all the same, else 0 (degrees by popcount) */
+  int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops */
   int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
   int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
                         after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
