@@ -433,6 +433,10 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
   }
   if (n == 6 && avx2 && grit_blockchol_column6_avx2(b, p, L, inv)) return -1; /* the same bits, vectorized */
+  if (n == 3 && m == 3 && avx2) { /* particles: the same bits, vectorized */
+    grit_blockchol_column3_avx2(b, p, L, inv);
+    return -1;
+  }
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
                                      that the rows' independent chains overlap */
@@ -447,10 +451,6 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
         x[j] = s * inv[j];
       }
     }
-  }
-  if (n == 3 && m == 3 && avx2) { /* particles: the same bits, vectorized */
-    grit_blockchol_schur3_avx2(b, p);
-    return -1;
   }
   for (int ea = e0; ea < e1; ++ea) { /* the Schur complement, block by block */
     const int qa = b->rows[ea], ma = m ? m : dim[b->order[qa]];

@@ -130,23 +130,38 @@ AVX2 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, 
 }
 
 
-/* Particles: column p of a 3-dof tree whose blocks below are all 3 x 3 (their triangular solves done
- * by the caller). Each block X's nine Schur entries (r, c) of a block pair are lanes e = 3 r + c of
+/* Particles: column p of a 3-dof tree whose blocks below are all 3 x 3, after its diagonal block L
+ * (reciprocal pivots inv): the blocks' triangular solves and the Schur complement. Each block X's nine Schur entries (r, c) of a block pair are lanes e = 3 r + c of
  * three vectors (4, 4 and 2 lanes, the last one's second lane unused): the column's blocks are first
- * spread into patterns, A[k][e] = X[c][k] (the block as the pair's column side) and B[k][e] = X[r][k]
+ * solved and spread into patterns, A[k][e] = X[c][k] (the block as the pair's column side) and B[k][e] = X[r][k]
  * (as its row side), 3 x 12 doubles each; a pair's update is then nine products of whole vectors,
  * summed from zero in increasing k and subtracted once, as factor_column's loops do entry by entry
  * (the same bits). The scalar loops spent 125 instructions a pair and a pile of 1000 particles has
  * 160000 pairs a factorization. Scratch: b->T (72 doubles a block, at most 24 nv). */
 #define P3 36 /* doubles of one pattern: 3 k x 12 lanes */
 
-static AVX2 void pattern3(const double *restrict X, double *restrict A, double *restrict B) {
-  UNROLL for (int k = 0; k < 3; ++k) { /* spelled out: the modulo loop was 270 instructions a block */
-    const double x0 = X[k], x1 = X[3 + k], x2 = X[6 + k];
-    double *a = A + k * 12, *bb = B + k * 12;
-    a[0] = x0, a[1] = x1, a[2] = x2, a[3] = x0, a[4] = x1, a[5] = x2, a[6] = x0, a[7] = x1, a[8] = x2, a[9] = 0.0;
-    bb[0] = x0, bb[1] = x0, bb[2] = x0, bb[3] = x1, bb[4] = x1, bb[5] = x1, bb[6] = x2, bb[7] = x2, bb[8] = x2;
-    bb[9] = 0.0;
+/* Block X's triangular solve X := X L^-T by its columns v_k = (X[0][k], X[1][k], X[2][k]) as vectors (each
+ * lane the scalar loop's entry: v_j minus l_jk v_k for k = 0 .. j-1 in order, times the reciprocal pivot),
+ * written back to X, and spread into its patterns by lane permutations (moves only). */
+static AVX2 void trsm_pattern3(double *restrict X, const double *restrict L, const double *restrict inv,
+                               double *restrict A, double *restrict B) {
+  __m256d v[3];
+  UNROLL for (int j = 0; j < 3; ++j) {
+    __m256d s = _mm256_set_pd(0.0, X[6 + j], X[3 + j], X[j]);
+    UNROLL for (int k = 0; k < j; ++k) s = _mm256_sub_pd(s, _mm256_mul_pd(_mm256_set1_pd(L[j * 3 + k]), v[k]));
+    v[j] = _mm256_mul_pd(s, _mm256_set1_pd(inv[j]));
+  }
+  UNROLL for (int k = 0; k < 3; ++k) {
+    double c[4];
+    _mm256_storeu_pd(c, v[k]);
+    X[k] = c[0], X[3 + k] = c[1], X[6 + k] = c[2];
+    const __m128d tail = _mm256_castpd256_pd128(_mm256_permute4x64_pd(v[k], 0x0E)); /* (x2k, 0) */
+    _mm256_storeu_pd(A + k * 12, _mm256_permute4x64_pd(v[k], 0x24));     /* x0k x1k x2k x0k */
+    _mm256_storeu_pd(A + k * 12 + 4, _mm256_permute4x64_pd(v[k], 0x49)); /* x1k x2k x0k x1k */
+    _mm_storeu_pd(A + k * 12 + 8, tail);
+    _mm256_storeu_pd(B + k * 12, _mm256_permute4x64_pd(v[k], 0x40));     /* x0k x0k x0k x1k */
+    _mm256_storeu_pd(B + k * 12 + 4, _mm256_permute4x64_pd(v[k], 0xA5)); /* x1k x1k x2k x2k */
+    _mm_storeu_pd(B + k * 12 + 8, tail);
   }
 }
 
@@ -169,10 +184,11 @@ static AVX2 void pattern3(const double *restrict X, double *restrict A, double *
     _mm_store_sd((U) + 8, _mm_sub_sd(_mm_load_sd((U) + 8), s2));                                     \
   } while (0)
 
-AVX2 void grit_blockchol_schur3_avx2(grit_blockchol *b, int p) {
+AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
   double *Lx = b->Lx, *P = b->T;
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
-  for (int e = e0; e < e1; ++e) pattern3(Lx + b->roff[e], P + (size_t)(e - e0) * 2 * P3, P + (size_t)(e - e0) * 2 * P3 + P3);
+  for (int e = e0; e < e1; ++e)
+    trsm_pattern3(Lx + b->roff[e], L, inv, P + (size_t)(e - e0) * 2 * P3, P + (size_t)(e - e0) * 2 * P3 + P3);
   /* the targets as recorded by the column's first factorization since the analysis, or recorded now */
   const int nt = b->nt, record = b->tgt_ptr[nt] <= b->cap_tgt, done = record && b->tgt_done[p];
   int *tg = b->tgt + (record ? b->tgt_ptr[p] : 0);
@@ -224,5 +240,7 @@ int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, const
   (void)b, (void)p, (void)L, (void)inv;
   return 0;
 }
-void grit_blockchol_schur3_avx2(grit_blockchol *b, int p) { (void)b, (void)p; }
+void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+  (void)b, (void)p, (void)L, (void)inv;
+}
 #endif

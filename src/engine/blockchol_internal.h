@@ -76,10 +76,10 @@ int grit_blockchol_have_avx2(void);
  * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
 int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
 
-/* A particle's column p (3 dofs, every block below 3 x 3, the blocks already solved): its Schur
- * complement applied with AVX2, the same bits as factor_column's loops (blockchol_factor_simd.c; call
- * only when grit_blockchol_have_avx2()). */
-void grit_blockchol_schur3_avx2(struct grit_blockchol *b, int p);
+/* A particle's column p (3 dofs, every block below 3 x 3) after its diagonal block L is factored (inv:
+ * its reciprocal pivots): the blocks solved and the Schur complement applied with AVX2, the same bits as
+ * factor_column's loops (blockchol_factor_simd.c; call only when grit_blockchol_have_avx2()). */
+void grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
 
 /* The in-place Cholesky of a large n x n row-major diagonal block L (lower triangle; the upper is
  * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,
