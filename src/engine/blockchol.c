@@ -61,8 +61,12 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->heap = calloc(nt, sizeof(int));
   b->hpos = calloc(nt, sizeof(int));
   b->uniform = m->ntree > 0 ? m->tree_dofnum[0] : 0;
-  for (int t = 0; t < m->ntree; ++t)
+  for (int t = 0; t < m->ntree; ++t) {
     if (m->tree_dofnum[t] != b->uniform) b->uniform = 0;
+    if (m->tree_dofnum[t] == 3) b->any3 = 1;
+  }
+  b->uniform_all = b->uniform;
+  if (b->words <= 1) b->uniform = 0; /* a word's bit loop is as cheap */
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
@@ -97,18 +101,22 @@ static int grow(void **p, int *cap, int n, size_t size) {
   return 1;
 }
 
-static int weighted_degree(const grit_blockchol *b, const uint64_t *row) {
+/* The weighted degree of trees of one size (a pile): a popcount times the size, the same number. */
+static __attribute__((noinline)) int uniform_degree(const grit_blockchol *b, const uint64_t *row) {
   int d = 0;
-  if (b->uniform && !b->no_fast_order) { /* trees of one size (a pile): a popcount, the same number */
-    for (int w = 0; w < b->words; ++w) { /* by halves (no popcount instruction in the baseline target:
-                                             __builtin_popcountll calls libgcc's table) */
-      uint64_t x = row[w] - ((row[w] >> 1) & 0x5555555555555555ull);
-      x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-      x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-      d += (int)((x * 0x0101010101010101ull) >> 56);
-    }
-    return d * b->uniform;
+  for (int w = 0; w < b->words; ++w) { /* by halves (no popcount instruction in the baseline target:
+                                           __builtin_popcountll calls libgcc's table) */
+    uint64_t x = row[w] - ((row[w] >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    d += (int)((x * 0x0101010101010101ull) >> 56);
   }
+  return d * b->uniform;
+}
+
+static inline int weighted_degree(const grit_blockchol *b, const uint64_t *row) {
+  if (b->uniform) return uniform_degree(b, row);
+  int d = 0;
   for (int w = 0; w < b->words; ++w)
     for (uint64_t x = row[w]; x; x &= x - 1) d += b->m->tree_dofnum[64 * w + __builtin_ctzll(x)];
   return d;
@@ -177,6 +185,10 @@ static void group_components(grit_blockchol *b, int npairs, const int *pa, const
     if (b->deg[t] > 0) left[b->pos[comp[t]]++] = t;
 }
 
+/* Components of up to this many trees are ordered by the linear search (cheaper than the heap there:
+ * clutter.xml's piles of a few objects). */
+#define HEAP_MIN 64
+
 /* The order's heap: tree a comes before tree b (the smaller degree, ties the lower index: the linear
  * search's choice). */
 static inline int before(const int *deg, int a, int b) { return deg[a] < deg[b] || (deg[a] == deg[b] && a < b); }
@@ -203,7 +215,8 @@ static void heap_down(grit_blockchol *b, int n, int i) {
 
 /* Eliminates tree k at position p: its neighbours (the column's blocks, appended to rows as trees)
  * become a clique. */
-static grit_status eliminate(grit_blockchol *b, int k, int p, int *ne, char *message) {
+static inline __attribute__((always_inline)) grit_status eliminate(grit_blockchol *b, int k, int p, int *ne,
+                                                                  char *message) {
   const int W = b->words;
   b->order[p] = k;
   b->pos[k] = p;
@@ -266,11 +279,12 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
     b->done[t] = 1;
     b->doff[p++] = 0; /* column p is empty: doff holds the columns' starts until the end */
   }
-  for (int r = 0; r < nt && !b->no_fast_order; ++r) {
-    grit_status s = order_component_heap(b, left + seg[r], seg[r + 1] - seg[r], &p, ne, message);
-    if (s != GRIT_OK) return s;
-  }
-  for (int r = 0; r < nt && b->no_fast_order; ++r)
+  for (int r = 0; r < nt; ++r) {
+    if (seg[r + 1] - seg[r] > HEAP_MIN && !b->no_fast_order) {
+      grit_status s = order_component_heap(b, left + seg[r], seg[r + 1] - seg[r], &p, ne, message);
+      if (s != GRIT_OK) return s;
+      continue;
+    }
     for (int c0 = seg[r], c1 = seg[r + 1]; c1 > c0; ++p) {
       int kk = c0;
       for (int i = c0 + 1; i < c1; ++i)
@@ -281,6 +295,7 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
       grit_status s = eliminate(b, k, p, ne, message);
       if (s != GRIT_OK) return s;
     }
+  }
   b->colptr[nt] = *ne;
   for (int q = 0; q < nt; ++q) b->colptr[q] = b->doff[q];
   return GRIT_OK;
@@ -293,7 +308,7 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
   double fl = 0.0;
   *nx = 0;
   b->tgt_ptr[0] = 0;
-  memset(b->tgt_done, 0, (size_t)b->nt);
+  if (b->any3) memset(b->tgt_done, 0, (size_t)b->nt);
   for (int p = 0; p < b->nt; ++p) {
     const int n = dim[b->order[p]];
     int *r = b->rows + b->colptr[p];
@@ -307,11 +322,10 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
     }
     b->doff[p] = (int)*nx;
     *nx += (size_t)n * n;
-    int mrows = 0;
-    b->col_m[p] = len > 0 ? dim[b->order[r[0]]] : 0;
+    int mrows = 0, cm = len > 0 ? dim[b->order[r[0]]] : 0;
     for (int i = 0; i < len; ++i) {
       const int mi = dim[b->order[r[i]]];
-      if (mi != b->col_m[p]) b->col_m[p] = 0;
+      cm = mi == cm ? cm : 0;
       b->roff[b->colptr[p] + i] = (int)*nx;
       *nx += (size_t)mi * n;
       mrows += mi;
@@ -320,7 +334,10 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
      * of the m x m Schur complement, two operations per multiply-add) */
     b->col_flops[p] = (double)n * n * n / 3.0 + (double)mrows * n * n + (double)mrows * mrows * n;
     fl += b->col_flops[p];
-    b->tgt_ptr[p + 1] = b->tgt_ptr[p] + (size_t)len * (size_t)(len > 0 ? len - 1 : 0) / 2;
+    if (b->any3) { /* (read by the 3-dof trees' paths only) */
+      b->col_m[p] = cm;
+      b->tgt_ptr[p + 1] = b->tgt_ptr[p] + (size_t)len * (size_t)(len > 0 ? len - 1 : 0) / 2;
+    }
   }
   b->flops = fl;
 }
@@ -570,7 +587,7 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, i
     const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
     const double *X = Lx + b->roff[e];
     double *z = x + adr[ti];
-    UNROLL for (int r = 0; r < mi; ++r) {
+    for (int r = 0; r < mi; ++r) {
       double s = 0.0;
       for (int k = 0; k < n; ++k) s += X[r * n + k] * y[k];
       z[r] -= s;
@@ -587,7 +604,7 @@ static inline void solve_backward_column(const grit_blockchol *b, int p, int n, 
     const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
     const double *X = Lx + b->roff[e];
     const double *z = x + adr[ti];
-    UNROLL for (int r = 0; r < mi; ++r)
+    for (int r = 0; r < mi; ++r)
       for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
   }
   UNROLL for (int j = n - 1; j >= 0; --j) {
@@ -636,7 +653,10 @@ void grit_blockchol_big_kernel(grit_blockchol *b, int allow) { b->no_big = !allo
 
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
 
-void grit_blockchol_fast_order(grit_blockchol *b, int allow) { b->no_fast_order = !allow; }
+void grit_blockchol_fast_order(grit_blockchol *b, int allow) {
+  b->no_fast_order = !allow;
+  b->uniform = allow && b->words > 1 ? b->uniform_all : 0;
+}
 
 void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) {
   b->chain = chain;

@@ -46,8 +46,11 @@ struct grit_blockchol {
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
   int *heap, *hpos;  /* (nt) the minimum-degree order's heap of trees by (degree, index); a tree's place in it */
   int heap_n;        /* trees in the heap (0: the order's linear search runs) */
-  int uniform;       /* the dofs of every tree when they are all the same, else 0 (degrees by popcount) */
+  int uniform;       /* the dofs of every tree when they are all the same and span two words or more,
+                        else 0 (then the degrees by popcount); uniform_all: whatever the words */
+  int uniform_all;
   int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops */
+  int any3;          /* some tree has 3 dofs (col_m and the targets are kept only then) */
   int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
   int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
                         after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
