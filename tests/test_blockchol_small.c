@@ -75,7 +75,8 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
   int *pa = malloc(sizeof(int) * (size_t)npairs), *pb = malloc(sizeof(int) * (size_t)npairs), np2 = 0;
   unsigned char *used = calloc((size_t)nt * nt, 1);
   for (int k = 0; k < npairs; ++k) { /* distinct pairs a < b, mostly near neighbours (a pile's graph) */
-    int a = (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt, b = k % 3 ? (a + 1 + (k % 5)) % nt : (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt;
+    int a = (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt;
+    int b = k % 3 ? (a + 1 + (k % 5)) % nt : (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt;
     if (a == b) continue;
     if (a > b) { const int t = a; a = b, b = t; }
     if (used[a * nt + b]) continue;
@@ -91,7 +92,8 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
   int *poff = malloc(sizeof(int) * (size_t)(np2 + 1)), *idx = malloc(sizeof(int) * (size_t)(np2 + 1));
   double *cb = malloc(sizeof(double) * (size_t)(36 * np2 + 1));
   for (int k = 0; k < np2; ++k) { /* rows tree pb, columns tree pa */
-    const int na = m->tree_dofnum[pa[k]], nb = m->tree_dofnum[pb[k]], oa = m->tree_dofadr[pa[k]], ob = m->tree_dofadr[pb[k]];
+    const int na = m->tree_dofnum[pa[k]], nb = m->tree_dofnum[pb[k]];
+    const int oa = m->tree_dofadr[pa[k]], ob = m->tree_dofadr[pb[k]];
     poff[k] = 36 * k, idx[k] = k;
     for (int i = 0; i < nb; ++i)
       for (int j = 0; j < na; ++j) cb[poff[k] + i * na + j] = A[(ob + i) * nv + oa + j];
@@ -130,7 +132,8 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
     for (int c = 0; c < nrhs; ++c) grit_blockchol_solve(b, X[w] + (size_t)c * nv, 1, NULL);
     grit_blockchol_free(b);
   }
-  cr_expect(memcmp(L[0], L[1], sizeof(double) * nx) == 0, "%d particles, %d pairs: the kernel's factor differs", np, np2);
+  cr_expect(memcmp(L[0], L[1], sizeof(double) * nx) == 0, "%d particles, %d pairs: the kernel's factor differs", np,
+            np2);
   cr_expect(memcmp(X[0], X[1], sizeof(double) * (size_t)nv * nrhs) == 0, "%d particles: the solutions differ", np);
   for (int c = 0; c < nrhs; ++c) {
     const double e = backward_error(nv, A, X[0] + (size_t)c * nv, B0 + (size_t)c * nv);
@@ -172,9 +175,11 @@ static void check_order(int np, int free_body, int npairs, unsigned seed) {
     grit_blockchol_fast_order(b[w], w == 0);
     cr_assert_eq(grit_blockchol_analyze(b[w], n, pa, pb, msg), GRIT_OK, "%s", msg);
   }
-  cr_expect(memcmp(b[0]->order, b[1]->order, sizeof(int) * (size_t)nt) == 0, "%d trees, %d pairs: the orders differ", nt, n);
+  cr_expect(memcmp(b[0]->order, b[1]->order, sizeof(int) * (size_t)nt) == 0, "%d trees, %d pairs: the orders differ",
+            nt, n);
   cr_expect(b[0]->colptr[nt] == b[1]->colptr[nt], "%d trees: the fills differ", nt);
-  cr_expect(memcmp(b[0]->rows, b[1]->rows, sizeof(int) * (size_t)b[0]->colptr[nt]) == 0, "%d trees: the patterns differ", nt);
+  cr_expect(memcmp(b[0]->rows, b[1]->rows, sizeof(int) * (size_t)b[0]->colptr[nt]) == 0,
+            "%d trees: the patterns differ", nt);
   grit_blockchol_free(b[0]), grit_blockchol_free(b[1]);
   free(pa), free(pb), free(used);
   grit_model_free(m);

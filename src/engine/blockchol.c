@@ -555,7 +555,8 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
     const int bad = n == 6   ? factor_column(b, p, 6, &lo, &hi, avx2, 0, 0)
                     : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0, 0, 0)
-                    : n == 3 && (b->col_m[p] == 3 || b->colptr[p + 1] == b->colptr[p]) ? factor_column(b, p, 3, &lo, &hi, avx2 && !b->no_small, 0, 3)
+                    : n == 3 && (b->col_m[p] == 3 || b->colptr[p + 1] == b->colptr[p])
+                        ? factor_column(b, p, 3, &lo, &hi, avx2 && !b->no_small, 0, 3)
                              : factor_column(b, p, n, &lo, &hi, 0, avx2, 0);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,

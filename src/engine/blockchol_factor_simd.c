@@ -131,13 +131,14 @@ AVX2 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, 
 
 
 /* Particles: column p of a 3-dof tree whose blocks below are all 3 x 3, after its diagonal block L
- * (reciprocal pivots inv): the blocks' triangular solves and the Schur complement. Each block X's nine Schur entries (r, c) of a block pair are lanes e = 3 r + c of
- * three vectors (4, 4 and 2 lanes, the last one's second lane unused): the column's blocks are first
- * solved and spread into patterns, A[k][e] = X[c][k] (the block as the pair's column side) and B[k][e] = X[r][k]
- * (as its row side), 3 x 12 doubles each; a pair's update is then nine products of whole vectors,
- * summed from zero in increasing k and subtracted once, as factor_column's loops do entry by entry
- * (the same bits). The scalar loops spent 125 instructions a pair and a pile of 1000 particles has
- * 160000 pairs a factorization. Scratch: b->T (72 doubles a block, at most 24 nv). */
+ * (reciprocal pivots inv): the blocks' triangular solves and the Schur complement. Each block X's nine
+ * Schur entries (r, c) of a block pair are lanes e = 3 r + c of three vectors (4, 4 and 2 lanes, the
+ * last one's second lane unused): the column's blocks are first solved and spread into patterns,
+ * A[k][e] = X[c][k] (the block as the pair's column side) and B[k][e] = X[r][k] (as its row side),
+ * 3 x 12 doubles each; a pair's update is then nine products of whole vectors, summed from zero in
+ * increasing k and subtracted once, as factor_column's loops do entry by entry (the same bits). The
+ * scalar loops spent 125 instructions a pair and a pile of 1000 particles has 160000 pairs a
+ * factorization. Scratch: b->T (72 doubles a block, at most 24 nv). */
 #define P3 36 /* doubles of one pattern: 3 k x 12 lanes */
 
 /* Block X's triangular solve X := X L^-T by its columns v_k = (X[0][k], X[1][k], X[2][k]) as vectors (each
