@@ -108,6 +108,7 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
     double cond;
     cr_assert_eq(grit_blockchol_create(m, np2 + 1, &b, msg), GRIT_OK, "%s", msg);
     grit_blockchol_small_kernel(b, w == 0);
+    grit_blockchol_particle_kernel(b, w == 0); /* (bigstep's kernel for the same columns: off too) */
     cr_assert_eq(grit_blockchol_analyze(b, np2, pa, pb, msg), GRIT_OK, "%s", msg);
     cr_assert_eq(grit_blockchol_factor(b, diag, cb, poff, idx, NULL, &cond, msg), GRIT_OK, "%s", msg);
     double *L1 = malloc(sizeof(double) * b->cap_x);

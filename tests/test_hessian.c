@@ -3,7 +3,8 @@
  * against the paths they replace (grit_hessian_big_tree_paths(h, 0)): the chain assembly over any
  * number of J's nonzero columns and G J in scratch give the same H, the vectorized factor of large
  * diagonal blocks the same factor, bit for bit (the same sums in the same order); both against H summed
- * here (backward error of the solves); and a composite flag's trajectory, the same bits either way. */
+ * here (backward error of the solves); and a composite flag's trajectory, the same bits either way; the
+ * particles' column kernel (blockchol_factor_simd.c) on the hammock's trajectory against the plain loops. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -262,4 +263,67 @@ Test(hessian, flag_trajectory_same_bits) {
   double moved = 0.0;
   for (int i = 0; i < 340; ++i) moved = fmax(moved, fabs(v[0][i]));
   cr_expect(moved > 0.0, "the flag moves");
+}
+
+/* MuJoCo's hammock (95 particles of 3 dofs coupled by tendon equalities, a humanoid lying in it) with the
+ * particles' AVX2 column kernel and with the plain loops (grit_hessian_particle_kernel): the same states,
+ * bit for bit, through steps where the humanoid's contacts couple it to the grid. */
+static void step_hammock(int allow, int steps, double *q, double *v, int *nq, int *nv) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/hammock/hammock.xml", GRIT_SOURCE_DIR);
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  grit_model *m;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert(m->nq <= 400 && m->nv <= 400);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_hessian_particle_kernel(d->solver->H, allow);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
+  memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
+  *nq = m->nq, *nv = m->nv;
+  grit_data_free(d);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+}
+
+Test(hessian, hammock_particle_kernel_same_bits) {
+  static double q[2][400], v[2][400];
+  int nq = 0, nv = 0;
+  for (int w = 0; w < 2; ++w) step_hammock(w == 0, 150, q[w], v[w], &nq, &nv);
+  cr_expect(memcmp(q[0], q[1], sizeof(double) * (size_t)nq) == 0 && memcmp(v[0], v[1], sizeof(double) * (size_t)nv) == 0);
+  double moved = 0.0;
+  for (int i = 0; i < nv; ++i) moved = fmax(moved, fabs(v[0][i]));
+  cr_expect(moved > 0.0, "the hammock moves");
+}
+
+/* grit_hessian_jrow_span four columns at a time against column by column: rows of 1-3 x 1-70 with
+ * zeros, negative zeros, NaN and nonzeros at random places (and all zero). */
+Test(hessian, jrow_span_same_as_plain_scan) {
+  grit_model *m = y_tree(3, 0);
+  grit_hessian *h;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_hessian_create(m, 4, 0, &h, msg), GRIT_OK, "%s", msg);
+  unsigned seed = 7;
+  double J[3 * 70];
+  for (int it = 0; it < 4000; ++it) {
+    const int dim = 1 + it % 3, n = 1 + (int)((urand(&seed) + 1.0) * 35.0) % 70;
+    const double p = (urand(&seed) + 1.0) * 0.25; /* the density of nonzeros */
+    for (int i = 0; i < dim * n; ++i) {
+      const double u = (urand(&seed) + 1.0) * 0.5;
+      J[i] = u < p ? urand(&seed) : u < p + 0.05 ? -0.0 : u < p + 0.06 && it % 7 == 0 ? NAN : 0.0;
+    }
+    int lo[2], hi[2];
+    for (int w = 0; w < 2; ++w) {
+      grit_hessian_span_kernel(h, w == 0);
+      grit_hessian_jrow_span(h, J, dim, n, &lo[w], &hi[w]);
+    }
+    cr_assert(lo[0] == lo[1] && hi[0] == hi[1], "dim %d n %d: [%d, %d) vs [%d, %d)", dim, n, lo[0], hi[0], lo[1], hi[1]);
+    cr_assert(lo[1] <= hi[1] && hi[1] <= n);
+  }
+  grit_hessian_free(h);
+  grit_model_free(m);
 }

@@ -21,6 +21,7 @@ struct grit_afactor {
   double *scratch;         /* (3 times the largest eligible tree) a constraint's rows' solves, zero between */
   uint64_t *bits;          /* (a bit per dof of the largest eligible tree) their support, zero between */
   int any_eligible, any_on, force_dense;
+  int no_cols; /* grit_afactor_set_delassus_cols(af, 0): the estimates scan J whole, as before */
 };
 
 grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *message) {
@@ -131,6 +132,14 @@ void grit_afactor_solve(const grit_model *m, const grit_afactor *af, const doubl
 
 double grit_afactor_delassus(const grit_model *m, const grit_afactor *af, const double *Achol, int dim, int ntree,
                              const int tree[2], const double *const J[2], double *tmp) {
+  return grit_afactor_delassus_cols(m, af, Achol, dim, ntree, tree, J, NULL, 0, tmp);
+}
+
+void grit_afactor_set_delassus_cols(grit_afactor *af, int allow) { af->no_cols = !allow; }
+
+double grit_afactor_delassus_cols(const grit_model *m, const grit_afactor *af, const double *Achol, int dim,
+                                  int ntree, const int tree[2], const double *const J[2], const int *cols, int ncols,
+                                  double *tmp) {
   int any = 0;
   for (int k = 0; k < ntree; ++k) any |= grit_afactor_tree_order(af, tree[k]);
   if (!any) return grit_delassus(m, Achol, dim, ntree, tree, J, tmp);
@@ -141,8 +150,12 @@ double grit_afactor_delassus(const grit_model *m, const grit_afactor *af, const 
       w = grit_delassus_tree(m, Achol, dim, t, J[k], tmp, w);
       continue;
     }
-    w += grit_treechol_delassus(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], J[k], dim, af->scratch,
-                                af->bits);
+    if (cols && !af->no_cols)
+      w += grit_treechol_delassus_cols(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], J[k], dim, cols,
+                                       ncols, af->scratch, af->bits);
+    else
+      w += grit_treechol_delassus(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], J[k], dim, af->scratch,
+                                  af->bits);
   }
   return w * (1.0 / dim);
 }

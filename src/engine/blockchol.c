@@ -450,10 +450,13 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
   }
   if (n == 6 && avx2 && grit_blockchol_column6_avx2(b, p, L, inv)) return -1; /* the same bits, vectorized */
-  if (n == 3 && m == 3 && avx2) { /* particles: the same bits, vectorized */
+  if (n == 3 && m == 3 && avx2 && !b->no_small && !b->no_col3) { /* particles: the same bits, vectorized,
+                                                                    with recorded targets */
     grit_blockchol_column3_avx2(b, p, L, inv);
     return -1;
   }
+  if (!b->no_col3 && (n == 3 ? m == 3 && avx2 : avx2_any) && grit_blockchol_column_r3_avx2(b, p, n, L, inv))
+    return -1; /* particles below: the same bits, vectorized */
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
   for (int e = e0; e < e1; ++e) { /* X := X L^-T: a forward substitution per row, column by column so
                                      that the rows' independent chains overlap */
@@ -556,7 +559,7 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     const int bad = n == 6   ? factor_column(b, p, 6, &lo, &hi, avx2, 0, 0)
                     : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0, 0, 0)
                     : n == 3 && (b->col_m[p] == 3 || b->colptr[p + 1] == b->colptr[p])
-                        ? factor_column(b, p, 3, &lo, &hi, avx2 && !b->no_small, 0, 3)
+                        ? factor_column(b, p, 3, &lo, &hi, avx2, 0, 3)
                              : factor_column(b, p, n, &lo, &hi, 0, avx2, 0);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
@@ -651,6 +654,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
 }
 
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow) { b->no_big = !allow; }
+void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 = !allow; }
 
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
 

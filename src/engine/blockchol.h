@@ -67,6 +67,10 @@ void grit_blockchol_small_kernel(grit_blockchol *b, int allow);
  * for trees of one size (the same order as the linear search and the bit loops), for tests. */
 void grit_blockchol_fast_order(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) the AVX2 kernel for the columns of 3-dof trees with only 3-dof
+ * blocks below (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
+void grit_blockchol_particle_kernel(grit_blockchol *b, int allow);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

@@ -235,6 +235,78 @@ AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L,
   if (record) b->tgt_done[p] = 1;
 }
 
+
+/* Whether column p has only 3-dof trees (particles) below it. */
+static int rows_three(const grit_blockchol *b, int p) {
+  const int *dim = b->m->tree_dofnum;
+  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e)
+    if (dim[b->order[b->rows[e]]] != 3) return 0;
+  return 1;
+}
+
+/* X := X L^-T for a 3 x n block X (row-major) below a column of n dofs, vectorized across X's 3 rows
+ * (lanes 0..2; lane 3 stays +0): XT (row k: X's column k, 4 doubles a row) holds the result, also copied
+ * back into X, and serves the Schur products. Each entry as factor_column's loop: from its value, minus
+ * l_jk x_k for k = 0 .. j-1 in order, times the reciprocal pivot. */
+static inline __attribute__((always_inline)) AVX2 void trsm_r3(double *restrict X, int n, const double *restrict L,
+                                                              const double *restrict inv, double *restrict XT) {
+  for (int j = 0; j < n; ++j)
+    XT[j * 4] = X[j], XT[j * 4 + 1] = X[n + j], XT[j * 4 + 2] = X[2 * n + j], XT[j * 4 + 3] = 0.0;
+  for (int j = 0; j < n; ++j) {
+    __m256d a = _mm256_loadu_pd(XT + j * 4);
+    const double *lj = L + (size_t)j * n;
+    for (int k = 0; k < j; ++k) a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_set1_pd(lj[k]), _mm256_loadu_pd(XT + k * 4)));
+    _mm256_storeu_pd(XT + j * 4, _mm256_mul_pd(a, _mm256_set1_pd(inv[j])));
+  }
+  for (int j = 0; j < n; ++j) X[j] = XT[j * 4], X[n + j] = XT[j * 4 + 1], X[2 * n + j] = XT[j * 4 + 2];
+}
+
+/* U -= Xb Xa^T for a 3 x 3 block U: Xb (3 x n) row-major, Xa transposed (XaT, rows of 4); row r of U
+ * summed together, each entry from zero over k = 0 .. n-1 in order, subtracted once. Masked loads and
+ * stores: lanes 0..2 (diag: lanes c <= r, the upper triangle keeps its bits). */
+static inline __attribute__((always_inline)) AVX2 void schur_r3(double *restrict U, const double *restrict Xb, int n,
+                                                               const double *restrict XaT, int diag) {
+  for (int r = 0; r < 3; ++r) {
+    __m256d a = _mm256_setzero_pd();
+    const double *x = Xb + (size_t)r * n;
+    for (int k = 0; k < n; ++k) a = _mm256_add_pd(a, _mm256_mul_pd(_mm256_set1_pd(x[k]), _mm256_loadu_pd(XaT + k * 4)));
+    const int last = diag ? r : 2;
+    const __m256i mask = _mm256_set_epi64x(0, last >= 2 ? -1 : 0, last >= 1 ? -1 : 0, -1);
+    double *u = U + r * 3;
+    _mm256_maskstore_pd(u, mask, _mm256_sub_pd(_mm256_maskload_pd(u, mask), a));
+  }
+}
+
+/* The column's blocks solved and its Schur complement, as factor_column's loops, for a column of n dofs
+ * with only 3 x n blocks below (n a constant where inlined). */
+static inline __attribute__((always_inline)) AVX2 void column_r3(grit_blockchol *b, int p, int n, const double *L,
+                                                                const double *inv) {
+  double *Lx = b->Lx, *XT = b->T;
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
+  for (int e = e0; e < e1; ++e) trsm_r3(Lx + b->roff[e], n, L, inv, XT + (size_t)(e - e0) * 4 * n);
+  for (int ea = e0; ea < e1; ++ea) {
+    const int qa = b->rows[ea];
+    const double *XaT = XT + (size_t)(ea - e0) * 4 * n;
+    schur_r3(Lx + b->doff[qa], Lx + b->roff[ea], n, XaT, 1);
+    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: walk it along */
+    for (int eb = ea + 1; eb < e1; ++eb) {
+      const int qb = b->rows[eb];
+      while (b->rows[f] != qb) ++f;
+      schur_r3(Lx + b->roff[f], Lx + b->roff[eb], n, XaT, 0);
+    }
+  }
+}
+
+/* A column of n dofs with only particles (3-dof trees) below it: a particle's own column (n = 3, in a
+ * grid coupled by tendons or contacts: MuJoCo's hammock) or a body's pressed on several of them. Returns
+ * 0 (not done: the caller's plain loops run) or 1. Scratch: b->T (64 nv doubles; this needs 4 n per
+ * block, at most 4 n nv / 3: n up to 48). */
+AVX2 int grit_blockchol_column_r3_avx2(grit_blockchol *b, int p, int n, const double *L, const double *inv) {
+  if (n > 48 || !rows_three(b, p)) return 0;
+  if (n == 3) column_r3(b, p, 3, L, inv);
+  else column_r3(b, p, n, L, inv);
+  return 1;
+}
 #else
 int grit_blockchol_have_avx2(void) { return 0; }
 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
@@ -243,5 +315,9 @@ int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, const
 }
 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
   (void)b, (void)p, (void)L, (void)inv;
+}
+int grit_blockchol_column_r3_avx2(grit_blockchol *b, int p, int n, const double *L, const double *inv) {
+  (void)b, (void)p, (void)n, (void)L, (void)inv;
+  return 0;
 }
 #endif

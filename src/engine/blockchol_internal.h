@@ -59,6 +59,7 @@ struct grit_blockchol {
   unsigned char *tgt_done; /* (nt) column p's targets recorded since the analysis */
   int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
+  int no_col3;                /* grit_blockchol_particle_kernel(b, 0): particles' columns by the plain loops */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -83,6 +84,11 @@ int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L
  * its reciprocal pivots): the blocks solved and the Schur complement applied with AVX2, the same bits as
  * factor_column's loops (blockchol_factor_simd.c; call only when grit_blockchol_have_avx2()). */
 void grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+
+/* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
+ * grit_blockchol_column6_avx2 for a free body's: the same bits as factor_column's loops; 0 (nothing
+ * done) unless every block below has 3 rows. */
+int grit_blockchol_column_r3_avx2(struct grit_blockchol *b, int p, int n, const double *L, const double *inv);
 
 /* The in-place Cholesky of a large n x n row-major diagonal block L (lower triangle; the upper is
  * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,

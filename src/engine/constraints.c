@@ -142,7 +142,7 @@ void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, 
                        (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
                        (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0));
     c[i].w = !uses_w   ? 0.0
-             : delassus ? delassus(ctx, c[i].dim, c[i].ntree, c[i].tree, J, tmp)
+             : delassus ? delassus(ctx, &c[i], J, tmp)
                         : grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }

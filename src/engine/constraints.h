@@ -12,8 +12,7 @@
 /* A Delassus estimate w = trace(J A^-1 J^T) / dim from another factor of A than Achol's dense blocks
  * (the step's tree-ordered factor, afactor.h, which this module may not include: it depends on the
  * dynamics, which depend on the actuators and through them on this module). */
-typedef double (*grit_delassus_fn)(const void *ctx, int dim, int ntree, const int tree[2], const double *const J[2],
-                                   double *tmp);
+typedef double (*grit_delassus_fn)(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp);
 
 #include "grit/detail/scalar_double.h"
 #include "constraints_decl_generic.h"

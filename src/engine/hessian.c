@@ -131,6 +131,10 @@ void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
   grit_blockchol_big_kernel(h->bc, allow);
   h->factored = 0;
 }
+void grit_hessian_particle_kernel(grit_hessian *h, int allow) {
+  grit_blockchol_particle_kernel(h->bc, allow);
+  h->factored = 0;
+}
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
   h->any_tc = 0;
   if (allow) init_tree_order(h);

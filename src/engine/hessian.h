@@ -82,4 +82,14 @@ void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
  * factor's kernel for large diagonal blocks (blockchol.h, grit_blockchol_big_kernel). */
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) the block factor's AVX2 kernel for particles' columns (3-dof
+ * trees with only 3-dof blocks below: blockchol.h, grit_blockchol_particle_kernel), for tests. */
+void grit_hessian_particle_kernel(grit_hessian *h, int allow);
+
+/* The span [*lo, *hi) of the nonzero columns of J (dim rows of n): the first column with an entry other
+ * than +-0 and one past the last (none: n, n). With AVX2, four columns at a time (the solver's
+ * find_jcols); grit_hessian_span_kernel(h, 0): column by column, as before (tests). */
+void grit_hessian_jrow_span(const grit_hessian *h, const double *J, int dim, int n, int *lo, int *hi);
+void grit_hessian_span_kernel(grit_hessian *h, int allow);
+
 #endif

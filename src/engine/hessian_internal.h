@@ -58,6 +58,7 @@ struct grit_hessian {
   int *big_idx;
   double *big_jc, *big_gj, *big_row, *big_gjt;
   int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
+  int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */

@@ -488,13 +488,6 @@ static island_sums sum_islands(const grit_solver *s) {
   return u;
 }
 
-/* Whether column j of a dim x n row-major J is zero. */
-static inline int column_zero(const double *J, int dim, int n, int j) {
-  for (int r = 0; r < dim; ++r)
-    if (J[r * n + j] != 0.0) return 0;
-  return 1;
-}
-
 /* Each constraint's nonzero columns of J per tree, [lo, hi) into s->jcols, for the constraints on a tree of
  * JCOLS_MIN_NV dofs or more (s->jwide; the others keep the small trees' unrolled products): J does not
  * change during the solve, and J x (each line search) and J^T gamma (each evaluation) then run over those
@@ -512,8 +505,7 @@ static void find_jcols(grit_solver *s, const grit_model *m, int nc) {
       int lo = 0, hi = n;
       if (n >= JCOLS_MIN_NV && !s->no_jcols) {
         s->jwide[i] = 1;
-        while (lo < n && column_zero(J, c->dim, n, lo)) ++lo;
-        while (hi > lo && column_zero(J, c->dim, n, hi - 1)) --hi;
+        grit_hessian_jrow_span(s->H, J, c->dim, n, &lo, &hi);
       }
       cols[2 * k] = lo, cols[2 * k + 1] = hi;
     }

@@ -106,10 +106,12 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
  * faster than that is caught at the next step. Model-wide maxima of mu and tau_d (found once,
  * grit_collision_create) keep the bound per geometry. */
 /* The constraints' Delassus estimates with the step's factor of A, tree-ordered trees included (afactor.h). */
-static double step_delassus(const void *ctx, int dim, int ntree, const int tree[2], const double *const J[2],
-                            double *tmp) {
+static double step_delassus(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp) {
   const grit_data *d = ctx;
-  return grit_afactor_delassus(d->model, d->af, d->Achol, dim, ntree, tree, J, tmp);
+  int ncols = 0; /* an equality's or tendon's structural columns: its estimate walks up from them */
+  const int *cols = d->no_cx_cols || !d->cx_colptr ? NULL
+                    : grit_cx_cols(d->model, d->cx_colptr, d->cx_cols, c->kind, c->source, &ncols);
+  return grit_afactor_delassus_cols(d->model, d->af, d->Achol, c->dim, c->ntree, c->tree, J, cols, ncols, tmp);
 }
 
 static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {

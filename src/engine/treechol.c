@@ -524,13 +524,33 @@ static TC_INLINE void support_paths(const grit_treechol *tc, int t, const double
   }
 }
 
-/* grit_treechol_delassus's body, nr a constant where it is inlined. */
-static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
-                                    const int nr, double *x, uint64_t *bits) {
+/* support_paths over the given columns of J only (global dofs, a superset of its nonzero columns on tree
+ * t; others ignored): the same dofs marked and the same values copied, without the scan over all n. */
+static TC_INLINE void support_cols(const grit_treechol *tc, int t, const double *J, const int nr, const int *cols,
+                                   int ncols, double *x, uint64_t *bits) {
   const grit_model *m = tc->m;
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
-  support_paths(tc, t, J, nr, x, bits);
+  for (int i = 0; i < ncols; ++i) {
+    const int k = cols[i] - adr;
+    if (k < 0 || k >= n) continue;
+    int nz = 0;
+    for (int q = 0; q < nr; ++q) nz |= J[q * n + k] != 0.0;
+    for (int j = k; nz && j >= 0 && !(bits[j >> 6] >> (j & 63) & 1u); j = rownnz[j] > 1 ? col[rowadr[j] + rownnz[j] - 2] : -1) {
+      bits[j >> 6] |= (uint64_t)1 << (j & 63);
+      for (int q = 0; q < nr; ++q) x[q * n + j] = J[q * n + j];
+    }
+  }
+}
+
+/* grit_treechol_delassus's body, nr a constant where it is inlined; cols NULL: J scanned whole. */
+static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                                    const int nr, const int *cols, int ncols, double *x, uint64_t *bits) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  if (cols) support_cols(tc, t, J, nr, cols, ncols, x, bits);
+  else support_paths(tc, t, J, nr, x, bits);
   double w = 0.0;
   for (int b = (n - 1) >> 6; b >= 0; --b) { /* L^T y = b over the marked dofs, leaves first */
     uint64_t word = bits[b];
@@ -553,7 +573,14 @@ static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double
 
 double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
                               int nr, double *x, uint64_t *bits) {
-  if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, x, bits);
-  if (nr == 2) return delassus_in(tc, t, L, inv, J, 2, x, bits);
-  return delassus_in(tc, t, L, inv, J, 1, x, bits);
+  if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, NULL, 0, x, bits);
+  if (nr == 2) return delassus_in(tc, t, L, inv, J, 2, NULL, 0, x, bits);
+  return delassus_in(tc, t, L, inv, J, 1, NULL, 0, x, bits);
+}
+
+double grit_treechol_delassus_cols(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                                   int nr, const int *cols, int ncols, double *x, uint64_t *bits) {
+  if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, cols, ncols, x, bits);
+  if (nr == 1) return delassus_in(tc, t, L, inv, J, 1, cols, ncols, x, bits);
+  return delassus_in(tc, t, L, inv, J, nr, cols, ncols, x, bits);
 }

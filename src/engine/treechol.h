@@ -75,4 +75,10 @@ void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double 
 double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
                               int nr, double *x, uint64_t *bits);
 
+/* grit_treechol_delassus with J's nonzero columns within cols[0..ncols-1] (global dofs, any order; those
+ * off tree t ignored: an equality's or tendon's structural columns, grit_cx_cols): no scan of J, the
+ * same dofs marked, the same bits. */
+double grit_treechol_delassus_cols(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                                   int nr, const int *cols, int ncols, double *x, uint64_t *bits);
+
 #endif
