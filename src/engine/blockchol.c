@@ -51,9 +51,26 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->cap_pairs = max_pairs > 0 ? max_pairs : 1;
   b->pairs = malloc(sizeof *b->pairs * (size_t)b->cap_pairs);
   b->tree_tc = calloc(nt, 1);
+  /* the particles' recorded Schur targets (blockchol_factor_simd.c): room for columns of 32 blocks on
+   * average (16 pairs a block); a larger fill is not recorded (the targets are found by walking) */
+  b->cap_tgt = 16 * (size_t)entries;
+  b->tgt = malloc(sizeof(int) * b->cap_tgt);
+  b->tgt_ptr = calloc(nt + 1, sizeof(size_t));
+  b->tgt_done = calloc(nt, 1);
+  b->col_m = calloc(nt, sizeof(int));
+  b->heap = calloc(nt, sizeof(int));
+  b->hpos = calloc(nt, sizeof(int));
+  b->uniform = m->ntree > 0 ? m->tree_dofnum[0] : 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    if (m->tree_dofnum[t] != b->uniform) b->uniform = 0;
+    if (m->tree_dofnum[t] == 3) b->any3 = 1;
+  }
+  b->uniform_all = b->uniform;
+  if (b->words <= 1) b->uniform = 0; /* a word's bit loop is as cheap */
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -67,6 +84,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
+  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->heap), free(b->hpos);
   grit_treechol_free(b->tc);
   free(b);
 }
@@ -83,7 +101,21 @@ static int grow(void **p, int *cap, int n, size_t size) {
   return 1;
 }
 
-static int weighted_degree(const grit_blockchol *b, const uint64_t *row) {
+/* The weighted degree of trees of one size (a pile): a popcount times the size, the same number. */
+static __attribute__((noinline)) int uniform_degree(const grit_blockchol *b, const uint64_t *row) {
+  int d = 0;
+  for (int w = 0; w < b->words; ++w) { /* by halves (no popcount instruction in the baseline target:
+                                           __builtin_popcountll calls libgcc's table) */
+    uint64_t x = row[w] - ((row[w] >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    d += (int)((x * 0x0101010101010101ull) >> 56);
+  }
+  return d * b->uniform;
+}
+
+static inline int weighted_degree(const grit_blockchol *b, const uint64_t *row) {
+  if (b->uniform) return uniform_degree(b, row);
   int d = 0;
   for (int w = 0; w < b->words; ++w)
     for (uint64_t x = row[w]; x; x &= x - 1) d += b->m->tree_dofnum[64 * w + __builtin_ctzll(x)];
@@ -153,9 +185,38 @@ static void group_components(grit_blockchol *b, int npairs, const int *pa, const
     if (b->deg[t] > 0) left[b->pos[comp[t]]++] = t;
 }
 
+/* Components of up to this many trees are ordered by the linear search (cheaper than the heap there:
+ * clutter.xml's piles of a few objects). */
+#define HEAP_MIN 64
+
+/* The order's heap: tree a comes before tree b (the smaller degree, ties the lower index: the linear
+ * search's choice). */
+static inline int before(const int *deg, int a, int b) { return deg[a] < deg[b] || (deg[a] == deg[b] && a < b); }
+
+static void heap_up(grit_blockchol *b, int i) {
+  int *h = b->heap, *hp = b->hpos;
+  const int t = h[i];
+  while (i > 0 && before(b->deg, t, h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], hp[h[i]] = i, i = (i - 1) / 2;
+  h[i] = t, hp[t] = i;
+}
+
+static void heap_down(grit_blockchol *b, int n, int i) {
+  int *h = b->heap, *hp = b->hpos;
+  const int t = h[i];
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && before(b->deg, h[c + 1], h[c])) ++c;
+    if (!before(b->deg, h[c], t)) break;
+    h[i] = h[c], hp[h[i]] = i, i = c;
+  }
+  h[i] = t, hp[t] = i;
+}
+
 /* Eliminates tree k at position p: its neighbours (the column's blocks, appended to rows as trees)
  * become a clique. */
-static grit_status eliminate(grit_blockchol *b, int k, int p, int *ne, char *message) {
+static inline __attribute__((always_inline)) grit_status eliminate(grit_blockchol *b, int k, int p, int *ne,
+                                                                  char *message) {
   const int W = b->words;
   b->order[p] = k;
   b->pos[k] = p;
@@ -173,7 +234,30 @@ static grit_status eliminate(grit_blockchol *b, int k, int p, int *ne, char *mes
       ru[u / 64] &= ~(1ull << (u % 64));
       ru[k / 64] &= ~(1ull << (k % 64));
       b->deg[u] = weighted_degree(b, ru);
+      if (b->heap_n > 0) { /* its place in the order's heap (one key changed: up or down restores it) */
+        heap_up(b, b->hpos[u]);
+        heap_down(b, b->heap_n, b->hpos[u]);
+      }
     }
+  return GRIT_OK;
+}
+
+/* The minimum-degree order of one component (its trees left[0 .. n-1]) by a heap: the same choices
+ * as the linear search (a pile of 1000 particles: that search and the degrees' bit loops were 80 % of
+ * the analysis). Eliminating a tree changes the degrees of its neighbours only (eliminate moves them). */
+static grit_status order_component_heap(grit_blockchol *b, const int *left, int n, int *p, int *ne, char *message) {
+  for (int i = 0; i < n; ++i) b->heap[i] = left[i], b->hpos[left[i]] = i;
+  for (int i = n / 2 - 1; i >= 0; --i) heap_down(b, n, i);
+  while (n > 0) {
+    const int k = b->heap[0];
+    b->heap[0] = b->heap[--n];
+    b->hpos[b->heap[0]] = 0;
+    if (n > 0) heap_down(b, n, 0);
+    b->heap_n = n; /* eliminate moves each neighbour whose degree it changes */
+    grit_status s = eliminate(b, k, (*p)++, ne, message);
+    b->heap_n = 0;
+    if (s != GRIT_OK) return s;
+  }
   return GRIT_OK;
 }
 
@@ -195,7 +279,12 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
     b->done[t] = 1;
     b->doff[p++] = 0; /* column p is empty: doff holds the columns' starts until the end */
   }
-  for (int r = 0; r < nt; ++r)
+  for (int r = 0; r < nt; ++r) {
+    if (seg[r + 1] - seg[r] > HEAP_MIN && !b->no_fast_order) {
+      grit_status s = order_component_heap(b, left + seg[r], seg[r + 1] - seg[r], &p, ne, message);
+      if (s != GRIT_OK) return s;
+      continue;
+    }
     for (int c0 = seg[r], c1 = seg[r + 1]; c1 > c0; ++p) {
       int kk = c0;
       for (int i = c0 + 1; i < c1; ++i)
@@ -206,6 +295,7 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
       grit_status s = eliminate(b, k, p, ne, message);
       if (s != GRIT_OK) return s;
     }
+  }
   b->colptr[nt] = *ne;
   for (int q = 0; q < nt; ++q) b->colptr[q] = b->doff[q];
   return GRIT_OK;
@@ -217,6 +307,8 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
   const int *dim = b->m->tree_dofnum;
   double fl = 0.0;
   *nx = 0;
+  b->tgt_ptr[0] = 0;
+  if (b->any3) memset(b->tgt_done, 0, (size_t)b->nt);
   for (int p = 0; p < b->nt; ++p) {
     const int n = dim[b->order[p]];
     int *r = b->rows + b->colptr[p];
@@ -230,9 +322,10 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
     }
     b->doff[p] = (int)*nx;
     *nx += (size_t)n * n;
-    int mrows = 0;
+    int mrows = 0, cm = len > 0 ? dim[b->order[r[0]]] : 0;
     for (int i = 0; i < len; ++i) {
       const int mi = dim[b->order[r[i]]];
+      cm = mi == cm ? cm : 0;
       b->roff[b->colptr[p] + i] = (int)*nx;
       *nx += (size_t)mi * n;
       mrows += mi;
@@ -241,6 +334,10 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
      * of the m x m Schur complement, two operations per multiply-add) */
     b->col_flops[p] = (double)n * n * n / 3.0 + (double)mrows * n * n + (double)mrows * mrows * n;
     fl += b->col_flops[p];
+    if (b->any3) { /* (read by the 3-dof trees' paths only) */
+      b->col_m[p] = cm;
+      b->tgt_ptr[p + 1] = b->tgt_ptr[p] + (size_t)len * (size_t)(len > 0 ? len - 1 : 0) / 2;
+    }
   }
   b->flops = fl;
 }
@@ -334,13 +431,6 @@ static inline int chol_block(double *L, int n, double *rinv) {
   return -1;
 }
 
-/* Whether every block below column p's diagonal has n rows. */
-static int rows_all(const grit_blockchol *b, int p, int n) {
-  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e)
-    if (b->m->tree_dofnum[b->order[b->rows[e]]] != n) return 0;
-  return 1;
-}
-
 /* Column p of the factor (its tree has n dofs): the diagonal block's Cholesky, X := X L^-T for the
  * column's blocks, and their Schur complement into the later blocks. Returns the failing pivot or -1.
  * Inlined with constant n for the common tree sizes, and m, the rows of every block below, when it is
@@ -360,6 +450,11 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
     *hi = L[j * n + j] > *hi ? L[j * n + j] : *hi;
   }
   if (n == 6 && avx2 && grit_blockchol_column6_avx2(b, p, L, inv)) return -1; /* the same bits, vectorized */
+  if (n == 3 && m == 3 && avx2 && !b->no_small && !b->no_col3) { /* particles: the same bits, vectorized,
+                                                                    with recorded targets */
+    grit_blockchol_column3_avx2(b, p, L, inv);
+    return -1;
+  }
   if (!b->no_col3 && (n == 3 ? m == 3 && avx2 : avx2_any) && grit_blockchol_column_r3_avx2(b, p, n, L, inv))
     return -1; /* particles below: the same bits, vectorized */
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
@@ -463,7 +558,8 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     /* a free body's 6 and a 7-joint arm's 7 as constants, so that the compiler unrolls the inner loops */
     const int bad = n == 6   ? factor_column(b, p, 6, &lo, &hi, avx2, 0, 0)
                     : n == 7 ? factor_column(b, p, 7, &lo, &hi, 0, 0, 0)
-                    : n == 3 && rows_all(b, p, 3) ? factor_column(b, p, 3, &lo, &hi, avx2, 0, 3)
+                    : n == 3 && (b->col_m[p] == 3 || b->colptr[p + 1] == b->colptr[p])
+                        ? factor_column(b, p, 3, &lo, &hi, avx2, 0, 3)
                              : factor_column(b, p, n, &lo, &hi, 0, avx2, 0);
     if (bad >= 0)
       return grit_set_error(message, GRIT_ERR_NUMERICAL,
@@ -482,7 +578,7 @@ const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts) {
 
 /* Column p's forward substitution (its tree has n dofs): y := L_pp^-1 y, then the later trees' rows
  * z -= X y. Inlined with constant n for the common tree sizes (grit_blockchol_solve). */
-static inline void solve_forward_column(const grit_blockchol *b, int p, int n, double *x) {
+static inline void solve_forward_column(const grit_blockchol *b, int p, int n, int m, double *x) {
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
   const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
   double *y = x + adr[t];
@@ -492,7 +588,7 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, d
     y[j] = s * inv[j];
   }
   for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
     const double *X = Lx + b->roff[e];
     double *z = x + adr[ti];
     for (int r = 0; r < mi; ++r) {
@@ -504,12 +600,12 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, d
 }
 
 /* Column p's backward substitution: y -= X^T z over the later trees' rows, then y := L_pp^-T y. */
-static inline void solve_backward_column(const grit_blockchol *b, int p, int n, double *x) {
+static inline void solve_backward_column(const grit_blockchol *b, int p, int n, int m, double *x) {
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
   const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
   double *y = x + adr[t];
   for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-    const int ti = b->order[b->rows[e]], mi = dim[ti];
+    const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
     const double *X = Lx + b->roff[e];
     const double *z = x + adr[ti];
     for (int r = 0; r < mi; ++r)
@@ -539,24 +635,33 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
         grit_treechol_solve(b->tc, t, b->Lx + b->doff[p], b->inv + b->m->tree_dofadr[t], x + b->m->tree_dofadr[t]);
         continue;
       }
-      if (n == 6) solve_forward_column(b, p, 6, x);
-      else if (n == 7) solve_forward_column(b, p, 7, x);
-      else if (n == 3) solve_forward_column(b, p, 3, x);
-      else solve_forward_column(b, p, n, x);
+      if (n == 6) solve_forward_column(b, p, 6, 0, x);
+      else if (n == 7) solve_forward_column(b, p, 7, 0, x);
+      else if (n == 3 && b->col_m[p] == 3) solve_forward_column(b, p, 3, 3, x); /* particles (the same sums) */
+      else if (n == 3) solve_forward_column(b, p, 3, 0, x);
+      else solve_forward_column(b, p, n, 0, x);
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
       const int n = dim[b->order[p]];
       if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]])) continue;
-      if (n == 6) solve_backward_column(b, p, 6, x);
-      else if (n == 7) solve_backward_column(b, p, 7, x);
-      else if (n == 3) solve_backward_column(b, p, 3, x);
-      else solve_backward_column(b, p, n, x);
+      if (n == 6) solve_backward_column(b, p, 6, 0, x);
+      else if (n == 7) solve_backward_column(b, p, 7, 0, x);
+      else if (n == 3 && b->col_m[p] == 3) solve_backward_column(b, p, 3, 3, x);
+      else if (n == 3) solve_backward_column(b, p, 3, 0, x);
+      else solve_backward_column(b, p, n, 0, x);
     }
   }
 }
 
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow) { b->no_big = !allow; }
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 = !allow; }
+
+void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
+
+void grit_blockchol_fast_order(grit_blockchol *b, int allow) {
+  b->no_fast_order = !allow;
+  b->uniform = allow && b->words > 1 ? b->uniform_all : 0;
+}
 
 void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain) {
   b->chain = chain;

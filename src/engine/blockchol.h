@@ -59,6 +59,14 @@ void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain);
  * (blockchol_big.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) the vectorized Schur updates of 3-dof trees whose blocks are
+ * all 3 x 3 (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
+void grit_blockchol_small_kernel(grit_blockchol *b, int allow);
+
+/* Allows (1, the default) or forbids (0) the minimum-degree order's heap and the degrees by popcount
+ * for trees of one size (the same order as the linear search and the bit loops), for tests. */
+void grit_blockchol_fast_order(grit_blockchol *b, int allow);
+
 /* Allows (1, the default) or forbids (0) the AVX2 kernel for the columns of 3-dof trees with only 3-dof
  * blocks below (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow);

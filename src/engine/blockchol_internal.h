@@ -44,6 +44,20 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
+  int *heap, *hpos;  /* (nt) the minimum-degree order's heap of trees by (degree, index); a tree's place in it */
+  int heap_n;        /* trees in the heap (0: the order's linear search runs) */
+  int uniform;       /* the dofs of every tree when they are all the same and span two words or more,
+                        else 0 (then the degrees by popcount); uniform_all: whatever the words */
+  int uniform_all;
+  int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops */
+  int any3;          /* some tree has 3 dofs (col_m and the targets are kept only then) */
+  int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
+  int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
+                        after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
+  size_t cap_tgt;
+  size_t *tgt_ptr;   /* (nt + 1) column p's first target; tgt_ptr[nt] > cap_tgt: none recorded */
+  unsigned char *tgt_done; /* (nt) column p's targets recorded since the analysis */
+  int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
   int no_col3;                /* grit_blockchol_particle_kernel(b, 0): particles' columns by the plain loops */
 };
@@ -65,6 +79,11 @@ int grit_blockchol_have_avx2(void);
  * column's blocks solved and the Schur complement applied with AVX2, the same bits as factor_column's
  * loops. Returns 0, having done nothing, unless every block below is 6 x 6 (blockchol_factor_simd.c). */
 int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+
+/* A particle's column p (3 dofs, every block below 3 x 3) after its diagonal block L is factored (inv:
+ * its reciprocal pivots): the blocks solved and the Schur complement applied with AVX2, the same bits as
+ * factor_column's loops (blockchol_factor_simd.c; call only when grit_blockchol_have_avx2()). */
+void grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
 
 /* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
  * grit_blockchol_column6_avx2 for a free body's: the same bits as factor_column's loops; 0 (nothing
