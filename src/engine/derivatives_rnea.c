@@ -89,6 +89,31 @@ static inline void si_scale_add(grit_sinertia *r, double a, const grit_sinertia 
   for (int i = 0; i < 9; ++i) r->I[i] += a * s->I[i];
 }
 
+/* The entries of B in grit_rnea_inertia_rate's layout from the locals i0..i8, h0..h2, m, v0..v5 and a01,
+ * a02, a12 in scope: written once for the scalar path (double) and the four-body lanes (body_terms4's
+ * vector type), whose element-wise operations are the same, in the same order. */
+#define RN_RATE_ENTRIES(b)                                                              \
+  do {                                                                                  \
+    b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);                  \
+    b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));          \
+    b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));          \
+    b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));          \
+    b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);                  \
+    b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));          \
+    b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));          \
+    b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));          \
+    b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);                  \
+    b[9] = (v1 * h0 - v5 * m) - v0 * h1;     /* (0,4) */                                \
+    b[10] = (v2 * h0 + v4 * m) - v0 * h2;    /* (0,5) = (5,0) */                        \
+    b[11] = (v0 * h1 + v5 * m) - v1 * h0;    /* (1,3) = (3,1) */                        \
+    b[12] = (v2 * h1 - v3 * m) - v1 * h2;    /* (1,5) */                                \
+    b[13] = (v0 * h2 - v4 * m) - v2 * h0;    /* (2,3) */                                \
+    b[14] = (v1 * h2 + v3 * m) - v2 * h1;    /* (2,4) = (4,2) */                        \
+    b[15] = -(v2 * h0 + (v4 * m - v0 * h2)); /* (3,2) */                                \
+    b[16] = -(v0 * h1 + (v5 * m - v1 * h0)); /* (4,0) */                                \
+    b[17] = -(v1 * h2 + (v3 * m - v2 * h1)); /* (5,1) */                                \
+  } while (0)
+
 /* The rate B = V x* I - I (V x) of a spatial inertia I moving with the twist V, as 18 numbers (RATE_N):
  * its nonzero entries, each the very operations of the column-by-column product B e_c = V x* (I e_c) -
  * I (V x e_c) with the products by the zeros and ones of e_c and of V x e_c left out (exact: a zero
@@ -102,24 +127,7 @@ static RN_INLINE void inertia_rate(double B[RATE_N], const grit_sinertia *s, con
   const double v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
   const double a01 = v4 * h1 + v5 * h2, a02 = v3 * h0 + v5 * h2, a12 = v3 * h0 + v4 * h1;
   double b[RATE_N];
-  b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);
-  b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));
-  b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));
-  b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));
-  b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);
-  b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));
-  b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));
-  b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));
-  b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);
-  b[9] = (v1 * h0 - v5 * m) - v0 * h1;        /* (0,4) */
-  b[10] = (v2 * h0 + v4 * m) - v0 * h2;       /* (0,5) = (5,0) */
-  b[11] = (v0 * h1 + v5 * m) - v1 * h0;       /* (1,3) = (3,1) */
-  b[12] = (v2 * h1 - v3 * m) - v1 * h2;       /* (1,5) */
-  b[13] = (v0 * h2 - v4 * m) - v2 * h0;       /* (2,3) */
-  b[14] = (v1 * h2 + v3 * m) - v2 * h1;       /* (2,4) = (4,2) */
-  b[15] = -(v2 * h0 + (v4 * m - v0 * h2));    /* (3,2) */
-  b[16] = -(v0 * h1 + (v5 * m - v1 * h0));    /* (4,0) */
-  b[17] = -(v1 * h2 + (v3 * m - v2 * h1));    /* (5,1) */
+  RN_RATE_ENTRIES(b);
   for (int k = 0; k < RATE_N; ++k) B[k] += b[k];
 }
 
@@ -493,24 +501,7 @@ static RN_NOINLINE __attribute__((target("avx2"))) void body_terms4(const grit_k
   const rn_v4 h0 = h[0], h1 = h[1], h2 = h[2], v0 = V[0], v1 = V[1], v2 = V[2], v3 = V[3], v4 = V[4], v5 = V[5];
   const rn_v4 a01 = v4 * h1 + v5 * h2, a02 = v3 * h0 + v5 * h2, a12 = v3 * h0 + v4 * h1, zero = {0, 0, 0, 0};
   rn_v4 b[RATE_N];
-  b[0] = (a01 + (i6 * v1 - i3 * v2)) - ((i1 * v2 - i2 * v1) - a01);
-  b[1] = ((i7 * v1 - i4 * v2) - v4 * h0) - (v3 * h1 + (i2 * v0 - i0 * v2));
-  b[2] = ((i8 * v1 - i5 * v2) - v5 * h0) - (v3 * h2 + (i0 * v1 - i1 * v0));
-  b[3] = ((i0 * v2 - i6 * v0) - v3 * h1) - (v4 * h0 + (i4 * v2 - i5 * v1));
-  b[4] = (a02 + (i1 * v2 - i7 * v0)) - ((i5 * v0 - i3 * v2) - a02);
-  b[5] = ((i2 * v2 - i8 * v0) - v5 * h1) - (v4 * h2 + (i3 * v1 - i4 * v0));
-  b[6] = ((i3 * v0 - i0 * v1) - v3 * h2) - (v5 * h0 + (i7 * v2 - i8 * v1));
-  b[7] = ((i4 * v0 - i1 * v1) - v4 * h2) - (v5 * h1 + (i8 * v0 - i6 * v2));
-  b[8] = (a12 + (i5 * v0 - i2 * v1)) - ((i6 * v1 - i7 * v0) - a12);
-  b[9] = (v1 * h0 - v5 * m) - v0 * h1;
-  b[10] = (v2 * h0 + v4 * m) - v0 * h2;
-  b[11] = (v0 * h1 + v5 * m) - v1 * h0;
-  b[12] = (v2 * h1 - v3 * m) - v1 * h2;
-  b[13] = (v0 * h2 - v4 * m) - v2 * h0;
-  b[14] = (v1 * h2 + v3 * m) - v2 * h1;
-  b[15] = -(v2 * h0 + (v4 * m - v0 * h2));
-  b[16] = -(v0 * h1 + (v5 * m - v1 * h0));
-  b[17] = -(v1 * h2 + (v3 * m - v2 * h1));
+  RN_RATE_ENTRIES(b);
   for (int q = 0; q < RATE_N; ++q) b[q] = zero + b[q];
   rows6_store(r->Fc + 6 * b0, f);
   rows6_store(r->Hc + 6 * b0, hb);
