@@ -27,7 +27,10 @@ GRIT_API void grit_data_reset(grit_data *data);
 
 /* Set the state and controls. n must equal nq, nv, nu respectively; every value must be finite.
  * Quaternions of ball and free joints are normalized; one of (near) zero norm is rejected. On error
- * nothing is changed. */
+ * nothing is changed. A step's result is a function of the state, the controls, the time and the
+ * settings only; but a step leaves its quaternions unit to round-off, not renormalized, so copying a
+ * state into another data with grit_data_set_qpos can move them by an ulp and the copy's next steps by
+ * round-off (set the original's qpos too for the same bits). */
 GRIT_API grit_status grit_data_set_qpos(grit_data *data, const double *q, int n);
 GRIT_API grit_status grit_data_set_qvel(grit_data *data, const double *v, int n);
 GRIT_API grit_status grit_data_set_ctrl(grit_data *data, const double *u, int n);
