@@ -14,6 +14,7 @@
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "loop_scene.h"
 
 /* A floating torso with six legs of two hinges each (limited knees), capsule feet on the floor, and
  * motors at the hips: one tree of 18 dofs, so three position passes: the first seeds the root and the
@@ -246,25 +247,7 @@ Test(derivatives_chain, cx_rows_over_their_columns_match_the_span) {
 /* A connect across trees, a weld and a connect in a tree (test_cx_columns.c's model, with motors and a
  * floor): their 3-row blocks' z = A^-1 J^T solved in lanes and their 2 dJ.z over their structural
  * columns (derivatives_delassus.c) against one by one and over all columns. */
-static const char *XML_LOOP =
-    "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='3 3 0.1'/> <body name='a1' pos"
-    "='0 0 1'><joint name='ja1' type='hinge' axis='0 1 0'/>  <geom type='capsule' fromto='0 0 0 0.3 0 0' "
-    "size='0.03'/><site name='sa1' pos='0.3 0 0'/>  <body name='a2' pos='0.3 0 0'><joint name='ja2' type="
-    "'hinge' axis='0 1 0.2'/>   <geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/><site name='sa2'"
-    " pos='0.3 0 0'/>   <body name='a3' pos='0.3 0 0'><joint name='ja3' type='ball'/>    <geom type='caps"
-    "ule' fromto='0 0 0 0.2 0 0' size='0.03'/><site name='sa3' pos='0.2 0 0'/></body>  </body></body> <bo"
-    "dy name='b1' pos='0 0.5 1'><joint name='jb1' type='hinge' axis='1 0 0'/>  <geom type='capsule' fromt"
-    "o='0 0 0 0 0 -0.3' size='0.03'/><site name='sb1' pos='0 0 -0.3'/>  <geom name='drum' type='sphere' p"
-    "os='0 -0.2 -0.15' size='0.05' contype='0' conaffinity='0'/>  <body name='b2' pos='0 0 -0.3'><joint n"
-    "ame='jb2' type='slide' axis='0 0 1' range='-0.1 0.1'/>   <geom type='box' size='0.05 0.05 0.05'/><si"
-    "te name='sb2' pos='0 0 -0.05'/></body></body> <body name='c' pos='0.6 0.3 0.9'><freejoint/><geom typ"
-    "e='box' size='0.05 0.05 0.05'/>  <site name='sc' pos='0 0 0.05'/></body></worldbody><tendon><spatial"
-    " name='t1' stiffness='50' damping='1' limited='true' range='0 0.9'>  <site site='sa1'/><geom geom='d"
-    "rum'/><site site='sb2'/></spatial> <spatial name='t2'><site site='sa3'/><site site='sc'/></spatial> "
-    "<fixed name='t3' frictionloss='0.05'><joint joint='ja1' coef='1'/><joint joint='jb1' coef='-0.5'/></"
-    "fixed></tendon><equality><connect body1='a3' body2='c' anchor='0.2 0 0'/><weld body1='a2' body2='a3'"
-    "/> <joint joint1='ja1' joint2='jb1' polycoef='0 0.5 0 0 0'/><tendon tendon1='t2'/></equality><actuat"
-    "or><motor joint='ja1'/><motor joint='jb2'/></actuator></mujoco>";
+static const char *XML_LOOP = LOOP_SCENE_XML_MOTORS;
 
 Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
   grit_model *m;
