@@ -84,11 +84,12 @@ static inline double fdt_check(grit_data *d, double eps) {
   return err / scale;
 }
 
-/* A's position columns (the first nv) of d's next step against central differences of step h in the
- * tangent space, the perturbed steps taken by d2 (the same model prepared with the same history: the
- * same warm start); returns the relative Frobenius error of that block and |FD| in *fd_norm. d is left
- * at the nominal step's end, after its derivative call. */
-static inline double fdt_position_columns(grit_data *d, grit_data *d2, double h, double *fd_norm) {
+/* A's columns of d's next step against central differences of step h in the tangent space: the position
+ * columns (the first nv), and with velocities nonzero the velocity columns too (all 2 nv); the perturbed
+ * steps taken by d2 (the same model prepared with the same history: the same warm start). Returns the
+ * relative Frobenius error of that block and |FD| in *fd_norm. d is left at the nominal step's end, after
+ * its derivative call. */
+static inline double fdt_state_columns(grit_data *d, grit_data *d2, double h, int velocities, double *fd_norm) {
   const grit_model *m = grit_data_model(d), *m2 = grit_data_model(d2);
   const int nq = grit_model_nq(m), nv = grit_model_nv(m), nx = 2 * nv;
   double *q0 = malloc(sizeof(double) * nq), *v0 = malloc(sizeof(double) * nv), *qref = malloc(sizeof(double) * nq);
@@ -98,16 +99,18 @@ static inline double fdt_position_columns(grit_data *d, grit_data *d2, double h,
   memcpy(qref, grit_data_qpos(d), sizeof(double) * nq);
   double *A = calloc((size_t)nx * nx, sizeof(double));
   cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  double *qp = malloc(sizeof(double) * nq), *e = malloc(sizeof(double) * nv), *x[2];
+  double *qp = malloc(sizeof(double) * nq), *vp = malloc(sizeof(double) * nv), *e = malloc(sizeof(double) * nv), *x[2];
   x[0] = malloc(sizeof(double) * nx), x[1] = malloc(sizeof(double) * nx);
   double num = 0.0, den = 0.0;
-  for (int col = 0; col < nv; ++col)
+  for (int col = 0; col < (velocities ? nx : nv); ++col)
     for (int sgn = 0; sgn < 2; ++sgn) {
       memcpy(qp, q0, sizeof(double) * nq);
+      memcpy(vp, v0, sizeof(double) * nv);
       for (int i = 0; i < nv; ++i) e[i] = i == col ? (sgn ? h : -h) : 0.0;
-      grit_integrate_positions(m2, qp, e, 1.0);
+      if (col < nv) grit_integrate_positions(m2, qp, e, 1.0);
+      else vp[col - nv] += sgn ? h : -h;
       cr_assert_eq(grit_data_set_qpos(d2, qp, nq), GRIT_OK);
-      cr_assert_eq(grit_data_set_qvel(d2, v0, nv), GRIT_OK);
+      cr_assert_eq(grit_data_set_qvel(d2, vp, nv), GRIT_OK);
       cr_assert_eq(grit_step(d2), GRIT_OK);
       grit_position_difference(m2, qref, grit_data_qpos(d2), x[sgn]);
       memcpy(x[sgn] + nv, grit_data_qvel(d2), sizeof(double) * nv);
@@ -118,9 +121,14 @@ static inline double fdt_position_columns(grit_data *d, grit_data *d2, double h,
         den += fd * fd;
       }
     }
-  free(q0), free(v0), free(qref), free(A), free(qp), free(e), free(x[0]), free(x[1]);
+  free(q0), free(v0), free(qref), free(A), free(qp), free(vp), free(e), free(x[0]), free(x[1]);
   *fd_norm = sqrt(den);
   return sqrt(num) / sqrt(den);
+}
+
+/* The position columns alone (fdt_state_columns). */
+static inline double fdt_position_columns(grit_data *d, grit_data *d2, double h, double *fd_norm) {
+  return fdt_state_columns(d, d2, h, 0, fd_norm);
 }
 
 #endif

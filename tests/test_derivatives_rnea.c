@@ -13,6 +13,7 @@
 #include "derivatives_internal.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "fd_tangent.h"
 
 /* A fixed-base arm: hinges about skew axes (two on one body), a slide, springs, damping, armature, a limit, gravity
  * compensation on one link, motors and a servo on a fixed tendon, and its tip sphere pressed on the
@@ -182,45 +183,15 @@ Test(derivatives_rnea, tree_in_flight) { same_as_dual(TREE, GRIT_CONTACT_LAGGED,
 /* A's columns (positions and velocities) against central differences of the step in the tangent space,
  * relative Frobenius error of the block. */
 static double against_fd(const char *xml, grit_contact_model model, int steps, double hfd) {
-  grit_model *m;
+  grit_model *m, *m2;
   grit_data *d = prepare(xml, &m, model, steps);
-  const int nq = grit_model_nq(m), nv = grit_model_nv(m), nx = 2 * nv;
-  double *q0 = malloc(sizeof(double) * nq), *v0 = malloc(sizeof(double) * nv), *qref = malloc(sizeof(double) * nq);
-  memcpy(q0, grit_data_qpos(d), sizeof(double) * nq);
-  memcpy(v0, grit_data_qvel(d), sizeof(double) * nv);
-  cr_assert_eq(grit_step(d), GRIT_OK);
-  memcpy(qref, grit_data_qpos(d), sizeof(double) * nq);
-  double *A = calloc((size_t)nx * nx, sizeof(double));
-  cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(d->deriv->rn_valid, "the analytic path ran");
-  grit_model *m2;
   grit_data *d2 = prepare(xml, &m2, model, steps); /* the same history: the same warm start */
-  double *qp = malloc(sizeof(double) * nq), *vp = malloc(sizeof(double) * nv), *e = malloc(sizeof(double) * nv), *x[2];
-  x[0] = malloc(sizeof(double) * nx), x[1] = malloc(sizeof(double) * nx);
-  double num = 0.0, den = 0.0;
-  for (int col = 0; col < nx; ++col)
-    for (int sgn = 0; sgn < 2; ++sgn) {
-      memcpy(qp, q0, sizeof(double) * nq);
-      memcpy(vp, v0, sizeof(double) * nv);
-      for (int i = 0; i < nv; ++i) e[i] = i == col ? (sgn ? hfd : -hfd) : 0.0;
-      if (col < nv) grit_integrate_positions(m2, qp, e, 1.0);
-      else vp[col - nv] += sgn ? hfd : -hfd;
-      cr_assert_eq(grit_data_set_qpos(d2, qp, nq), GRIT_OK);
-      cr_assert_eq(grit_data_set_qvel(d2, vp, nv), GRIT_OK);
-      cr_assert_eq(grit_step(d2), GRIT_OK);
-      grit_position_difference(m2, qref, grit_data_qpos(d2), x[sgn]);
-      memcpy(x[sgn] + nv, grit_data_qvel(d2), sizeof(double) * nv);
-      if (!sgn) continue;
-      for (int i = 0; i < nx; ++i) {
-        const double fd = (x[1][i] - x[0][i]) / (2 * hfd);
-        num += (A[i * nx + col] - fd) * (A[i * nx + col] - fd);
-        den += fd * fd;
-      }
-    }
-  free(q0), free(v0), free(qref), free(A), free(qp), free(vp), free(e), free(x[0]), free(x[1]);
+  double fd_norm;
+  const double rel = fdt_state_columns(d, d2, hfd, 1, &fd_norm);
+  cr_assert(d->deriv->rn_valid, "the analytic path ran");
   grit_data_free(d), grit_data_free(d2);
   grit_model_free(m), grit_model_free(m2);
-  return sqrt(num) / sqrt(den);
+  return rel;
 }
 
 /* In flight (no contact: the smooth dynamics alone), central differences at h = 1e-6 are accurate to
