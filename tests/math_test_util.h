@@ -74,6 +74,16 @@ static inline double col_rel_diff(const double *X, const double *Y, int r, int c
   }
   return worst;
 }
+/* A solve's backward error: max |A x - b| / (|A| |x| + |b|) over the rows (infinity norms). */
+static inline double solve_backward_error(int n, const double *A, const double *x, const double *b) {
+  double r = 0.0, an = 0.0, xn = 0.0, bn = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0, ai = 0.0;
+    for (int j = 0; j < n; ++j) s += A[i * n + j] * x[j], ai += fabs(A[i * n + j]);
+    r = fmax(r, fabs(s - b[i])), an = fmax(an, ai), xn = fmax(xn, fabs(x[i])), bn = fmax(bn, fabs(b[i]));
+  }
+  return r / (an * xn + bn);
+}
 /* Distance between unit quaternions as rotations (q and -q are the same rotation). */
 static inline double quat_dist(const double a[4], const double b[4]) {
   double dp = 0.0, dm = 0.0;

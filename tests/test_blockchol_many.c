@@ -15,6 +15,7 @@
 #include "blockchol_internal.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "math_test_util.h"
 
 static double urand(unsigned *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -63,17 +64,6 @@ static void random_spd(int n, unsigned *seed, double *A) {
   free(v);
 }
 
-/* max |A x - b| / (|A| |x| + |b|) over the rows (infinity norms). */
-static double backward_error(int n, const double *A, const double *x, const double *b) {
-  double r = 0.0, an = 0.0, xn = 0.0, bn = 0.0;
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0, ai = 0.0;
-    for (int j = 0; j < n; ++j) s += A[i * n + j] * x[j], ai += fabs(A[i * n + j]);
-    r = fmax(r, fabs(s - b[i])), an = fmax(an, ai), xn = fmax(xn, fabs(x[i])), bn = fmax(bn, fabs(b[i]));
-  }
-  return r / (an * xn + bn);
-}
-
 /* Factors the matrix of trees na, nb (coupled when `coupled`) twice and solves the same columns with
  * the row kernels and without: the same bits, and a small backward error. */
 static void check(int na, int nb, int coupled, unsigned seed) {
@@ -119,7 +109,7 @@ static void check(int na, int nb, int coupled, unsigned seed) {
               "trees %d, %d (coupled %d), %d columns: the row kernels' solution differs from the loops'", na, nb,
               coupled, nrhs[r]);
     for (int c = 0; c < nrhs[r]; ++c) {
-      const double e = backward_error(nv, A, X[0] + o + (size_t)c * nv, B0 + (size_t)c * nv);
+      const double e = solve_backward_error(nv, A, X[0] + o + (size_t)c * nv, B0 + (size_t)c * nv);
       cr_expect(e < 8.0 * nv * DBL_EPSILON, "trees %d, %d, column %d: backward error %.3g", na, nb, c, e);
     }
   }

@@ -16,6 +16,7 @@
 #include "blockchol_internal.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "math_test_util.h"
 
 static double urand(unsigned *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -39,17 +40,6 @@ static grit_model *particles(int np, int free_body) {
   free(xml);
   cr_assert_eq(m->ntree, np + free_body);
   return m;
-}
-
-/* max |A x - b| / (|A| |x| + |b|) over the rows (infinity norms). */
-static double backward_error(int n, const double *A, const double *x, const double *b) {
-  double r = 0.0, an = 0.0, xn = 0.0, bn = 0.0;
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0, ai = 0.0;
-    for (int j = 0; j < n; ++j) s += A[i * n + j] * x[j], ai += fabs(A[i * n + j]);
-    r = fmax(r, fabs(s - b[i])), an = fmax(an, ai), xn = fmax(xn, fabs(x[i])), bn = fmax(bn, fabs(b[i]));
-  }
-  return r / (an * xn + bn);
 }
 
 /* Adds w w^T over the dofs of trees a and b (a PSD term coupling them) for a few random w. */
@@ -137,7 +127,7 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
             np2);
   cr_expect(memcmp(X[0], X[1], sizeof(double) * (size_t)nv * nrhs) == 0, "%d particles: the solutions differ", np);
   for (int c = 0; c < nrhs; ++c) {
-    const double e = backward_error(nv, A, X[0] + (size_t)c * nv, B0 + (size_t)c * nv);
+    const double e = solve_backward_error(nv, A, X[0] + (size_t)c * nv, B0 + (size_t)c * nv);
     cr_expect(e < 8.0 * nv * DBL_EPSILON, "%d particles, column %d: backward error %.3g", np, c, e);
   }
   free(A), free(diag), free(pa), free(pb), free(used), free(poff), free(idx), free(cb), free(B0);
