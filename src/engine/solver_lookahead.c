@@ -22,14 +22,6 @@
 
 #include "solver_state.h"
 
-/* The curvature of a Lagged contact's pressed branch at its breaking velocity vhat (as solver_start.c's
- * grit_solver_predict_pressed), or 0 when it is not positive and finite. */
-static double pressed_curvature(const grit_constraint *c, double dt, double vhat) {
-  const double pen = -c->p.phi0 - dt * vhat, damp = 1.0 - c->p.d * vhat;
-  const double g = c->p.k * dt * (dt * damp + c->p.d * pen);
-  return g > 0.0 && isfinite(g) ? g : 0.0;
-}
-
 int grit_solver_predict_engaging(grit_solver *s, double dt, int nact) {
   int n = 0;
   for (int a = 0; a < nact; ++a) {
@@ -40,12 +32,10 @@ int grit_solver_predict_engaging(grit_solver *s, double dt, int nact) {
     for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {
       grit_constraint *c = &s->c[s->isl_con[q]];
       c->gn_start = 0.0;
-      if (!(rest > 0.0) || c->kind != GRIT_CONSTRAINT_LAGGED || c->p.smooth > 0.0 || c->p.soft > 0.0 ||
-          c->gamma[2] != 0.0)
-        continue; /* (as the first step's prediction: not under gradient smoothing's laws) */
+      if (!(rest > 0.0) || !grit_solver_pressable(c)) continue; /* (as the first step's prediction) */
       const double vhat = s->vhat[s->isl_con[q]];
       if (!(c->vc[2] + rest * c->dvc[2] < vhat)) continue;
-      c->gn_start = pressed_curvature(c, dt, vhat);
+      c->gn_start = grit_solver_pressed_curvature(c, dt, vhat);
       n += c->gn_start > 0.0;
     }
   }

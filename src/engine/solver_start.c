@@ -134,9 +134,7 @@ void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const doub
     for (int q = s->isl_start[s->act[a]]; q < s->isl_start[s->act[a] + 1]; ++q) {
       grit_constraint *c = &s->c[s->isl_con[q]];
       c->gn_start = 0.0;
-      if (!on || c->kind != GRIT_CONSTRAINT_LAGGED || c->p.smooth > 0.0 || c->p.soft > 0.0 ||
-          c->gamma[2] != 0.0)
-        continue;
+      if (!on || !grit_solver_pressable(c)) continue;
       const double vhat = breaking_velocity(c, dt);
       if (!(c->p.gn0 > 0.0)) {
         if (c->ntree == 1 && s->tree_flag[c->tree[0]] >= SUPPORT_MIN_CONTACTS) continue; /* held up: see above */
@@ -144,9 +142,7 @@ void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const doub
         constraint_apply_rows(m, c, s->jstore, vstar, 1, y, 2, 3);
         if (!(y[2] < vhat) && !(c->ntree == 2 && one_side_closes(s, m, c, vhat))) continue;
       }
-      const double pen = -c->p.phi0 - dt * vhat, damp = 1.0 - c->p.d * vhat;
-      const double g = c->p.k * dt * (dt * damp + c->p.d * pen);
-      if (g > 0.0 && isfinite(g)) c->gn_start = g;
+      c->gn_start = grit_solver_pressed_curvature(c, dt, vhat);
     }
 }
 

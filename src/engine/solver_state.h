@@ -237,6 +237,20 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
 
 /* solver_start.c */
 void grit_solver_global_hessian(const grit_constraint *c, double Gm[9]);
+/* The model of a Lagged contact predicted to be pressed (grit_constraint.gn_start; solver_start.c's first
+ * step and solver_lookahead.c's later ones): whether c can take it (a plain Lagged contact without normal
+ * impulse, not under gradient smoothing's laws), and its value, the curvature of the normal law's pressed
+ * branch at the breaking velocity vhat, dt k (dt (1 - d vhat) + d (-phi0 - dt vhat)), or 0 when that is not
+ * positive and finite. */
+static inline int grit_solver_pressable(const grit_constraint *c) {
+  return c->kind == GRIT_CONSTRAINT_LAGGED && !(c->p.smooth > 0.0) && !(c->p.soft > 0.0) && c->gamma[2] == 0.0;
+}
+static inline double grit_solver_pressed_curvature(const grit_constraint *c, double dt, double vhat) {
+  const double pen = -c->p.phi0 - dt * vhat, damp = 1.0 - c->p.d * vhat;
+  const double g = c->p.k * dt * (dt * damp + c->p.d * pen);
+  return g > 0.0 && isfinite(g) ? g : 0.0;
+}
+
 void grit_solver_choose_isotropic(grit_solver *s, int k, int iter, int stick_start, int global);
 void grit_solver_predict_pressed(grit_solver *s, const grit_model *m, const double *vstar, double dt, int nact,
                                  int on);
