@@ -391,3 +391,63 @@ Test(afactor, delassus_from_structural_columns_same_bits) {
   for (int k = 0; k < 2; ++k) grit_data_free(d[k]);
   grit_model_free(m), grit_model_free(m2);
 }
+
+/* grit_afactor_solve_many moves a batch's columns into rows and solves a tree-ordered tree's columns
+ * together (grit_treechol_solve_rows): the numbers of the column-by-column solves (grit_afactor_solve,
+ * grit_afactor_solve_tree) up to the signs of zeros, so compared with == (which takes -0 == 0). The
+ * batch mixes columns of every tree (part -1) and of one tree (part 0 or 1, zero elsewhere), more than
+ * one chunk of 64. */
+Test(afactor, many_columns_same_numbers) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *d = make(m, 0, 0);
+  random_state(m, d, d, 9);
+  cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(grit_afactor_tree_order(d->af, 0));
+  enum { NRHS = 150 };
+  const int nv = m->nv;
+  double *X = malloc(sizeof(double) * NRHS * (size_t)nv), *Y = malloc(sizeof(double) * NRHS * (size_t)nv);
+  int part[NRHS];
+  unsigned seed = 23;
+  for (int k = 0; k < NRHS; ++k) {
+    part[k] = k % 3 - 1;
+    for (int i = 0; i < nv; ++i) {
+      const int t = i < m->tree_dofnum[0] ? 0 : 1;
+      X[(size_t)k * nv + i] = part[k] < 0 || part[k] == t ? urand(&seed) : 0.0;
+    }
+  }
+  memcpy(Y, X, sizeof(double) * NRHS * (size_t)nv);
+  grit_afactor_solve_many(m, d->af, d->Achol, X, NRHS, part);
+  for (int k = 0; k < NRHS; ++k) {
+    if (part[k] < 0) grit_afactor_solve(m, d->af, d->Achol, Y + (size_t)k * nv);
+    else grit_afactor_solve_tree(m, d->af, d->Achol, part[k], Y + (size_t)k * nv);
+  }
+  int differ = 0;
+  for (size_t i = 0; i < (size_t)NRHS * (size_t)nv; ++i) differ += X[i] != Y[i];
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(X), free(Y);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The derivative call without constraints solves with A's factor: its columns many at a time (the
+ * default) and one by one (grit_afactor_set_many(af, 0)) give the same A, B, dense and in blocks. */
+Test(afactor, derivatives_many_columns_same_numbers) {
+  grit_model *m = legged("<actuator><motor joint='h1'/><motor joint='k2'/></actuator>", 0);
+  grit_data *d[2] = {make(m, 0, 0), make(m, 0, 0)};
+  random_state(m, d[0], d[1], 4);
+  grit_afactor_set_many(d[1]->af, 0);
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+    cr_assert_eq(d[k]->stats.nconstraints, 0);
+    A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * nx * nu);
+    cr_assert_eq(grit_step_derivatives(d[k], A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[k]));
+  }
+  int differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A[0][i] != A[1][i];
+  for (int i = 0; i < nx * nu; ++i) differ += B[0][i] != B[1][i];
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
+  grit_model_free(m);
+}

@@ -20,9 +20,15 @@ struct grit_afactor {
   double *L, *inv;         /* the eligible trees' compact factors; (nv) their reciprocal pivots */
   double *scratch;         /* (3 times the largest eligible tree) a constraint's rows' solves, zero between */
   uint64_t *bits;          /* (a bit per dof of the largest eligible tree) their support, zero between */
+  double *rows;            /* (largest eligible tree x AF_CHUNK) grit_afactor_solve_many's columns as rows */
+  int *cols;               /* (AF_CHUNK) the columns of a chunk */
   int any_eligible, any_on, force_dense;
   int no_cols; /* grit_afactor_set_delassus_cols(af, 0): the estimates scan J whole, as before */
+  int no_many; /* grit_afactor_set_many(af, 0): grit_afactor_solve_many solves column by column, as before */
 };
+
+/* The columns grit_afactor_solve_many moves into rows at a time. */
+enum { AF_CHUNK = 64 };
 
 grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *message) {
   *out = NULL;
@@ -62,7 +68,9 @@ grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *m
   af->L = calloc(size + 1, sizeof(double));
   af->scratch = calloc(3 * (size_t)maxn + 1, sizeof(double));
   af->bits = calloc((size_t)maxn / 64 + 1, sizeof(uint64_t));
-  if (!af->L || !af->scratch || !af->bits) {
+  af->rows = calloc((size_t)maxn * AF_CHUNK, sizeof(double));
+  af->cols = calloc(AF_CHUNK, sizeof(int));
+  if (!af->L || !af->scratch || !af->bits || !af->rows || !af->cols) {
     grit_afactor_free(af);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
   }
@@ -74,6 +82,7 @@ void grit_afactor_free(grit_afactor *af) {
   if (!af) return;
   grit_treechol_free(af->tc);
   free(af->eligible), free(af->on), free(af->dense), free(af->off), free(af->L), free(af->inv), free(af->scratch), free(af->bits);
+  free(af->rows), free(af->cols);
   free(af);
 }
 
@@ -120,6 +129,51 @@ void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const 
     grit_treechol_solve(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], x + m->tree_dofadr[t]);
   else
     grit_block_cholesky_solve_tree(m, Achol, t, x);
+}
+
+void grit_afactor_set_many(grit_afactor *af, int many) { af->no_many = many == 0; }
+
+/* Columns cols[0..nc-1] of B (nc <= AF_CHUNK), rows of tree t (tree-ordered): moved into af->rows (row i:
+ * the tree's dof i of every column), solved together, moved back. */
+static void solve_chunk(const grit_model *m, const grit_afactor *af, int t, double *B, const int *cols, int nc) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], nv = m->nv;
+  double *R = af->rows;
+  for (int q = 0; q < nc; ++q) {
+    const double *b = B + (size_t)cols[q] * nv + adr;
+    for (int i = 0; i < n; ++i) R[(size_t)i * AF_CHUNK + q] = b[i];
+  }
+  grit_treechol_solve_rows(af->tc, t, af->L + af->off[t], af->inv + adr, R, AF_CHUNK, nc);
+  for (int q = 0; q < nc; ++q) {
+    double *b = B + (size_t)cols[q] * nv + adr;
+    for (int i = 0; i < n; ++i) b[i] = R[(size_t)i * AF_CHUNK + q];
+  }
+}
+
+void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
+                             const int *part) {
+  const int nv = m->nv, many = af && af->any_on && !af->no_many;
+  for (int k = 0; k < nrhs; ++k) { /* the dense trees (every tree without the many-column path), column by column */
+    double *x = B + (size_t)k * nv;
+    if (part && part[k] >= 0) {
+      if (!many || !af->on[part[k]]) grit_afactor_solve_tree(m, af, Achol, part[k], x);
+    } else if (!many) {
+      grit_afactor_solve(m, af, Achol, x);
+    } else {
+      for (int t = 0; t < m->ntree; ++t)
+        if (!af->on[t]) grit_afactor_solve_tree(m, af, Achol, t, x);
+    }
+  }
+  if (!many) return;
+  for (int t = 0; t < m->ntree; ++t) { /* the tree-ordered trees: their columns in chunks */
+    if (!af->on[t]) continue;
+    int nc = 0;
+    for (int k = 0; k < nrhs; ++k) {
+      if (part && part[k] >= 0 && part[k] != t) continue; /* column k is zero on tree t's rows */
+      af->cols[nc++] = k;
+      if (nc == AF_CHUNK) solve_chunk(m, af, t, B, af->cols, nc), nc = 0;
+    }
+    if (nc) solve_chunk(m, af, t, B, af->cols, nc);
+  }
 }
 
 void grit_afactor_solve(const grit_model *m, const grit_afactor *af, const double *Achol, double *x) {

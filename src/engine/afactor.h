@@ -47,6 +47,18 @@ int grit_afactor_any(const grit_afactor *af);
 void grit_afactor_solve(const grit_model *m, const grit_afactor *af, const double *Achol, double *x);
 void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *x);
 
+/* Solves A X = B in place for the nrhs columns of B (column k at B + k nv): column k on the rows of tree
+ * part[k] alone (its other rows are zero and stay so), or of every tree where part is NULL or part[k] < 0.
+ * The tree-ordered trees' columns are moved into rows and solved together (grit_treechol_solve_rows); the
+ * others column by column. The numbers of grit_afactor_solve_tree column by column, up to the signs of
+ * zeros. */
+void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
+                             const int *part);
+
+/* Allows (1, the default) or forbids (0) grit_afactor_solve_many's solves of many columns together
+ * (forbidden: column by column, as before), for tests. */
+void grit_afactor_set_many(grit_afactor *af, int many);
+
 /* grit_delassus (w = trace(J A^-1 J^T) / dim) with the last factor: when none of the constraint's trees
  * is in tree order, grit_delassus itself (the same bits; af NULL too); else each tree's sum from its own factor, in
  * the order of the trees. tmp: the largest tree's dofs (the dense trees' substitution). */

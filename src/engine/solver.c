@@ -561,7 +561,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
   if (s->factor_is_A) {
     if (!s->Achol) return GRIT_ERR_STATE;
-    for (int k = 0; k < nrhs; ++k) grit_afactor_solve(s->m, s->af, s->Achol, b + (size_t)k * s->nv);
+    grit_afactor_solve_many(s->m, s->af, s->Achol, b, nrhs, NULL);
     return GRIT_OK;
   }
   return grit_hessian_solve(s->H, b, nrhs);
@@ -577,10 +577,6 @@ grit_status grit_solver_factor_solve_parts(grit_solver *s, double *b, int nrhs, 
   if (!part) return grit_solver_factor_solve(s, b, nrhs);
   if (!s->factor_is_A) return grit_hessian_solve_parts(s->H, b, nrhs, part);
   if (!s->Achol) return GRIT_ERR_STATE;
-  for (int k = 0; k < nrhs; ++k) {
-    double *x = b + (size_t)k * s->nv;
-    if (part[k] < 0) grit_afactor_solve(s->m, s->af, s->Achol, x);
-    else grit_afactor_solve_tree(s->m, s->af, s->Achol, part[k], x);
-  }
+  grit_afactor_solve_many(s->m, s->af, s->Achol, b, nrhs, part);
   return GRIT_OK;
 }
