@@ -406,6 +406,12 @@ grit_status grit_ilqr_set_control_reference(grit_ilqr *s, const double *u_ref) {
 grit_status grit_ilqr_dynamics_changed(grit_ilqr *s) {
   if (!s) return GRIT_ERR_INVALID_ARGUMENT;
   cost_changed(s);
+  if (s->mu > s->opt.reg_init) { /* the regularization the old dynamics' line searches climbed to says nothing
+                                    about the new dynamics (a stage of an annealed or squeezed solve): a stage
+                                    that inherited mu 8e7 took only round-off steps (docs/performance.md, stop 22) */
+    s->mu = s->opt.reg_init;
+    s->delta = 1;
+  }
   return GRIT_OK;
 }
 

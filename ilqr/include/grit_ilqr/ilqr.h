@@ -336,7 +336,7 @@ GRIT_ILQR_API grit_status grit_ilqr_set_weights(grit_ilqr *solver, const double 
 GRIT_ILQR_API grit_status grit_ilqr_set_control_reference(grit_ilqr *solver, const double *u_ref);
 
 /* Tells the solver that the dynamics changed (e.g. their gradient smoothing): the next solve rolls the
- * current controls out again. */
+ * current controls out again, and a regularization mu above reg_init restarts from reg_init. */
 GRIT_ILQR_API grit_status grit_ilqr_dynamics_changed(grit_ilqr *solver);
 
 /* Replaces the right-hand side d_path (nc_path numbers) of the path constraints; their multipliers are
