@@ -54,14 +54,14 @@ static int check_idle(PgData *s) {
 
 static int data_init(PgData *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"model", "contact", "rel_tol", "max_newton_iters", "stiction_tolerance", "integrator",
-                       "gradient_smoothing", "gradient_smoothing_barrier", NULL};
+                       "gradient_smoothing", "gradient_smoothing_barrier", "warm_start", NULL};
   PgModel *model;
   PyObject *contact = NULL;
   double rel_tol = 0, stiction = 0, smoothing = 0, barrier = 0;
-  int max_iters = 0;
+  int max_iters = 0, warm = -1;
   const char *integrator = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O$didzdd:Data", kw, &PgModel_Type, &model, &contact, &rel_tol,
-                                   &max_iters, &stiction, &integrator, &smoothing, &barrier))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O$didzddp:Data", kw, &PgModel_Type, &model, &contact, &rel_tol,
+                                   &max_iters, &stiction, &integrator, &smoothing, &barrier, &warm))
     return -1;
   if (self->data) return PyErr_SetString(PyExc_RuntimeError, "grit.Data is already initialized"), -1;
   grit_step_settings st;
@@ -72,6 +72,7 @@ static int data_init(PgData *self, PyObject *args, PyObject *kwargs) {
   if (stiction != 0) st.stiction_tolerance = stiction;
   st.gradient_smoothing = smoothing;
   st.gradient_smoothing_barrier = barrier; /* checked by grit_data_set_step_settings below */
+  if (warm >= 0) st.warm_start = warm;     /* (default: the file's, off: grit_step_settings.warm_start) */
   if (integrator) { /* grit_step_settings.integrator (docs/theory.md, docs/quasistatic.md) */
     static const char *const names[] = {"euler", "variational", "quasistatic"};
     int k = 0;
@@ -452,7 +453,7 @@ PyTypeObject PgData_Type = {
     .tp_repr = (reprfunc)data_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Data(model, contact=\"lagged\", *, rel_tol=None, max_newton_iters=None, stiction_tolerance=None,\n"
-              "     integrator=\"euler\", gradient_smoothing=0.0, gradient_smoothing_barrier=0.0)\n"
+              "     integrator=\"euler\", gradient_smoothing=0.0, gradient_smoothing_barrier=0.0, warm_start=False)\n"
               "The state, controls and workspaces of one simulation of a model (contact: \"lagged\", "
               "\"similar\", \"sap\", or None for the model file's).",
     .tp_methods = data_methods,

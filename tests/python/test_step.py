@@ -152,3 +152,22 @@ def test_gradient_smoothing_barrier_reaches_the_step():
     assert np.all(np.isfinite(barrier)) and not np.array_equal(film, barrier)
     with pytest.raises(grit.Error):
         grit.Data(m, gradient_smoothing=0.05, gradient_smoothing_barrier=-1.0)
+
+
+def test_warm_start_keyword():
+    """grit_step_settings.warm_start (off by default): with warm_start=True the sliding rod's steps start
+    from the previous step's acceleration and take fewer Newton iterations than the default's; the same
+    motion to the solver's tolerance; a state set between steps starts cold (its step equals the cold one)."""
+    m = grit.load(model_path("sliding_rod.xml"))
+    warm, cold = grit.Data(m, warm_start=True), grit.Data(m)
+    nw = nc = 0
+    for _ in range(300):
+        warm.step(), cold.step()
+        nw += warm.stats()["newton_iters"]
+        nc += cold.stats()["newton_iters"]
+    assert nw < nc, (nw, nc)
+    assert np.allclose(warm.qpos, cold.qpos, rtol=0, atol=1e-5)
+    warm.qvel = cold.qvel  # a state set: no history is assumed of it
+    warm.qpos = cold.qpos
+    warm.step(), cold.step()
+    assert np.array_equal(warm.qvel, cold.qvel) and np.array_equal(warm.qpos, cold.qpos)
