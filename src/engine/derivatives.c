@@ -325,11 +325,12 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   const int lin = grit_deriv_delassus_lin_on(d, w);
   if (lin) grit_deriv_delassus_lin_begin(m, w);
   int any = 0;
+  const double *Aop = grit_step_delassus_operator(d); /* quasistatic: its own; looked up once, not per entry */
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t] && !lin) continue;
     any |= w->qconst[t];
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-    for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
+    memcpy(w->Ad + a0, Aop + a0, sizeof(double) * (size_t)nn);
   }
   if (lin) grit_deriv_delassus_lin_factor(m, d, w); /* the tree-ordered factor too (derivatives_delassus.c) */
   if (lin) grit_deriv_factor_operator(m, d, w, grit_deriv_delassus_dense_mask(m, w)); /* (derivatives_columns.c) */
