@@ -3,7 +3,9 @@
  * (derivatives_columns.c, derivatives_rnea.c) against their old paths, bit for bit, dense and blocks:
  * MuJoCo's humanoid on the floor (a free root, hinges), MuJoCo's grid2pin (particles of slides), a tree mixing hinges, slides and a ball joint in
  * contact (runs of hinges broken by the ball and the columns' own dofs), and a hinge-and-slide chain
- * whose A and B are also checked against central differences of the step. */
+ * whose A and B are also checked against central differences of the step. The batches of right-hand
+ * sides as wide as the factor's parts allow (derivatives.c, batch_columns) against RHS_BATCH columns
+ * over nv rows: the clutter of 40 objects settled (many parts). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "fd_jacobians.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "scenes.h"
 
 /* A chain of hinges and slides (nq = nv) with motors, damped, swinging under gravity. */
 static const char *k_chain =
@@ -142,6 +145,40 @@ Test(deriv_writes, chain_central_differences) {
   cr_assert_lt(ea, 1e-6);
   cr_assert_lt(eb, 1e-6);
   free(A), free(B), free(Afd), free(Bfd), free(x);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The clutter of 40 objects on the floor (40 free bodies, many parts of the factor): the batch holds
+ * more columns with ws->no_wide_batch cleared (the largest part's rows counted, not nv's), and A, B
+ * are the same numbers, dense and blocks. Equal as numbers, not bits: the solves skip a chunk's blocks
+ * whose every column is zero (blockchol_many.c), so a zero's sign follows which columns share a chunk. */
+Test(deriv_writes, wide_batch_same_values) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(scene_clutter(40, 2e-3, &m, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  for (int s = 0; s < 300; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const size_t nx = 2 * (size_t)grit_model_nv(m), n = nx * nx;
+  double *A[2] = {malloc(sizeof(double) * n), malloc(sizeof(double) * n)};
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  int cols[2];
+  for (int form = 0; form < 2; ++form) {
+    for (int k = 0; k < 2; ++k) {
+      d->deriv->no_wide_batch = k;
+      jacobians(d, form, J, A[k], NULL);
+      cols[k] = d->deriv->rhs_cols;
+      d->deriv->no_wide_batch = 0;
+    }
+    cr_assert_gt(cols[0], cols[1], "form %d: batches of %d and %d columns", form, cols[0], cols[1]);
+    cr_assert_lt(cols[1], (int)nx, "the old path's batches hold fewer than the state's columns");
+    for (size_t i = 0; i < n; ++i)
+      cr_assert(A[0][i] == A[1][i], "form %d: A[%zu][%zu] %.17g, %.17g", form, i / nx, i % nx, A[0][i], A[1][i]);
+  }
+  grit_jacobian_blocks_free(J);
+  free(A[0]), free(A[1]);
   grit_data_free(d);
   grit_model_free(m);
 }

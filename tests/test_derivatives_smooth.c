@@ -2,7 +2,8 @@
 /* test_derivatives_smooth.c — the smooth force's partials in v0 and u taken once per call and stored
  * sparse (derivatives_smooth.c): A and B against the per-pass dual evaluation they replace
  * (ws->no_smooth) on every kind of actuator and transmission (joint, fixed tendon, site, slider-crank,
- * muscles, activations, adhesion), fluid forces and public robot files; the colouring's size; and A's
+ * muscles, activations, adhesion), fluid forces and public robot files; the colouring's size; the
+ * pattern from each dof's holders against a search of every support; and A's
  * and B's columns against central differences of the step. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -77,6 +78,27 @@ static grit_data *prepare(const char *xml, grit_model **m, int steps) {
  * partials summed in another order: round-off of the terms (1e-16), times A's condition number in the
  * solve; measured 0 (bit for bit) on every scene here. 1e-12 leaves room for another compiler's order,
  * while the stored partials scaled by 1.001 show 5e-4 .. 1e-2 in A and 1e-3 in B. */
+/* The pattern formed from each dof's holders (derivatives_smooth.c, holders) and by the search of every
+ * support for every dof (sm->no_holders): the same columns' rows in the same order, and A, B the same
+ * bits as A1, B1 (the stored partials, no_smooth < 0). */
+static void holders_same(grit_model *m, grit_data *d, const double *A1, const double *B1, const char *name) {
+  grit_deriv_smooth *s = d->deriv->sm;
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m) + grit_model_na(m), ncol = grit_model_nv(m) + nu;
+  const int nnz = s->ptr[ncol];
+  int *ptr = malloc(sizeof(int) * (size_t)(ncol + 1)), *row = malloc(sizeof(int) * (size_t)(nnz + 1));
+  memcpy(ptr, s->ptr, sizeof(int) * (size_t)(ncol + 1));
+  memcpy(row, s->row, sizeof(int) * (size_t)nnz);
+  double *A = calloc((size_t)nx * nx, sizeof(double)), *B = calloc((size_t)nx * nu + 1, sizeof(double));
+  s->valid = 0, s->no_holders = 1; /* formed again, by the search */
+  cr_assert_eq(grit_step_derivatives(d, A, nu ? B : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  s->valid = 0, s->no_holders = 0;
+  cr_assert(!memcmp(ptr, s->ptr, sizeof(int) * (size_t)(ncol + 1)), "%s: the columns' extents", name);
+  cr_assert(!memcmp(row, s->row, sizeof(int) * (size_t)nnz), "%s: the columns' rows", name);
+  cr_assert(!memcmp(A, A1, sizeof(double) * (size_t)nx * nx), "%s: A", name);
+  cr_assert(!memcmp(B, B1, sizeof(double) * (size_t)nx * nu), "%s: B", name);
+  free(ptr), free(row), free(A), free(B);
+}
+
 /* Each scene three times: the stored partials where worth it (no_smooth 0), always (-1), never (1).
  * max_colours: the most colours expected (0: any); -1: the first call keeps the old path (fewer than
  * three passes, or evaluations not fewer by two: the small models here). */
@@ -91,6 +113,7 @@ static void compare(grit_model *m, grit_data *d, const char *name, int max_colou
   cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(d->deriv->sm->on, "%s: the stored partials were used", name);
   const int ncolour = d->deriv->sm->ncolour;
+  holders_same(m, d, A1, B1, name);
   d->deriv->no_smooth = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, nu ? B2 : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(!d->deriv->sm->on, "%s: the dual path ran", name);

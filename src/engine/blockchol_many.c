@@ -419,11 +419,14 @@ void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
 /* The columns are grouped by part over windows of SOLVE_WINDOW columns (not only within each chunk of
  * RHS_CHUNK): a batch of the derivatives' columns runs over the trees of a few colours, spread over
  * many parts, and a wider window gives each part's chunk more columns to share its loops (each column's
- * operations are the same, whichever chunk it is solved in). The parts in the order of their first
+ * operations are the same, whichever chunk it is solved in). The window holds the derivatives' widest
+ * batch (RHS_BATCH_MAX, derivatives_internal.h): 22 humanoids' batch of ~1000 columns gives each part
+ * ~45, where windows of 256 gave ~12 a chunk (a chunk's loads of L and of the row indices are shared by
+ * its columns). The parts in the order of their first
  * column in the window, each part's columns in order, RHS_CHUNK at a time: linked lists threaded
  * through the window by one pass (part_tail: each part's last column so far), not a scan of the window
  * per part (with many parts the scans were a sixth of the pile's solves). */
-enum { SOLVE_WINDOW = 4 * RHS_CHUNK };
+enum { SOLVE_WINDOW = 16 * RHS_CHUNK };
 
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
   int cols[RHS_CHUNK], next[SOLVE_WINDOW], first[SOLVE_WINDOW];

@@ -44,10 +44,27 @@
 #include "quasistatic.h" /* quasistatic steps' derivatives (docs/quasistatic.md) */
 #include "status_internal.h"
 
-/* The columns of a batch of right-hand sides (derivatives_internal.h, RHS_BATCH). */
-static int rhs_columns(int nv) {
-  const int fit = nv > 0 ? (int)(RHS_BATCH_BYTES / (sizeof(double) * (size_t)nv)) : RHS_BATCH;
-  return fit > RHS_BATCH ? RHS_BATCH : fit < 64 ? 64 : fit;
+/* The columns of a batch of right-hand sides of `rows` rows each, at most `most` (derivatives_internal.h,
+ * RHS_BATCH): as many as fit in `bytes`, at least 64. */
+static int rhs_columns(int rows, size_t bytes, int most) {
+  const int fit = rows > 0 ? (int)(bytes / (sizeof(double) * (size_t)rows)) : most;
+  return fit > most ? most : fit < 64 ? 64 : fit;
+}
+
+/* This call's batch (w->rhs_cols, within rhs_cap): RHS_BATCH_BYTES of the rows a column touches, the
+ * largest part's when the factor has several (nparts, the trees' parts in w->tree_part), else nv. */
+static void batch_columns(const grit_model *m, grit_deriv_ws *w, int nparts) {
+  int rows = m->nv, most = RHS_BATCH;
+  if (w->tree_part && !w->no_wide_batch) {
+    rows = 0, most = RHS_BATCH_MAX;
+    for (int p = 0; p < nparts; ++p) {
+      int n = 0;
+      for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) n += m->tree_dofnum[w->ptree[e]];
+      rows = n > rows ? n : rows;
+    }
+  }
+  const int cols = rhs_columns(rows, RHS_BATCH_BYTES, most);
+  w->rhs_cols = cols < w->rhs_cap ? cols : w->rhs_cap;
 }
 
 static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
@@ -73,10 +90,10 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->frc, 6 * nb);
   GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
   GRIT_CARVE(c, w->scratch, 6 * nv); /* 3 nv for contacts, 6 nv for grit_cx_rows */
-  w->rhs_cap = rhs_columns(nv);
+  w->rhs_cap = w->rhs_cols = rhs_columns(nv, RHS_ALLOC_BYTES, RHS_BATCH_MAX);
   GRIT_CARVE(c, w->rhs, nv * w->rhs_cap);
-  GRIT_CARVE(c, w->ids, RHS_BATCH);
-  GRIT_CARVE(c, w->part, RHS_BATCH);
+  GRIT_CARVE(c, w->ids, w->rhs_cap);
+  GRIT_CARVE(c, w->part, w->rhs_cap);
   GRIT_CARVE(c, w->col_part, m->ntree);
   GRIT_CARVE(c, w->ptree_ptr, m->ntree + 1);
   GRIT_CARVE(c, w->ptree, m->ntree);
@@ -275,6 +292,7 @@ static grit_status prepare_factor(grit_data *d, grit_deriv_ws *w, double *A, dou
     for (int p = nparts; p > 0; --p) w->ptree_ptr[p] = w->ptree_ptr[p - 1];
     w->ptree_ptr[0] = 0;
   }
+  batch_columns(m, w, nparts);
   if (w->blk) return GRIT_OK; /* the blocks are written whole */
   if (w->tree_part && A) memset(A, 0, sizeof(double) * (size_t)nx * (size_t)nx);
   if (w->tree_part && B) memset(B, 0, sizeof(double) * (size_t)nx * (size_t)nu);
@@ -307,11 +325,12 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   const int lin = grit_deriv_delassus_lin_on(d, w);
   if (lin) grit_deriv_delassus_lin_begin(m, w);
   int any = 0;
+  const double *Aop = grit_step_delassus_operator(d); /* quasistatic: its own; looked up once, not per entry */
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->qconst[t] && !lin) continue;
     any |= w->qconst[t];
     const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-    for (int i = a0; i < a0 + nn; ++i) w->Ad[i] = grit_step_delassus_operator(d)[i]; /* quasistatic */
+    memcpy(w->Ad + a0, Aop + a0, sizeof(double) * (size_t)nn);
   }
   if (lin) grit_deriv_delassus_lin_factor(m, d, w); /* the tree-ordered factor too (derivatives_delassus.c) */
   if (lin) grit_deriv_factor_operator(m, d, w, grit_deriv_delassus_dense_mask(m, w)); /* (derivatives_columns.c) */

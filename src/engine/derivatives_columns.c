@@ -703,7 +703,14 @@ grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *b
   grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
   const double t1 = grit_deriv_tick(w);
-  write_batch(m, w, bt->n, A, B, P, np);
+  /* written RHS_BATCH columns at a time (write_batch's arrays): the slice's columns, ids and parts */
+  double *const rhs = w->rhs;
+  int *const ids = w->ids, *const part = w->part;
+  for (int l0 = 0; l0 < bt->n; l0 += RHS_BATCH) {
+    w->rhs = rhs + (size_t)l0 * m->nv, w->ids = ids + l0, w->part = part + l0;
+    write_batch(m, w, bt->n - l0 < RHS_BATCH ? bt->n - l0 : RHS_BATCH, A, B, P, np);
+  }
+  w->rhs = rhs, w->ids = ids, w->part = part;
   w->tphase[4] += t1 - t0;
   w->tphase[5] += grit_deriv_tick(w) - t1;
   bt->n = 0;

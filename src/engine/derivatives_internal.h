@@ -14,11 +14,16 @@
 enum { GRIT_DERIV_NPHASE = 7 }; /* the phases timed (grit_deriv_phase_times) */
 
 /* Right-hand sides solved together with the kept factor: at most RHS_BATCH, and as many as fit in
- * RHS_BATCH_BYTES (rhs_cap, at least 64): a wider batch lets the solves group more of its columns by
+ * RHS_BATCH_BYTES (rhs_cols, at least 64): a wider batch lets the solves group more of its columns by
  * part of the factor (blockchol_many.c), but on a scene of thousands of dofs it would be larger than the
- * caches. */
+ * caches. A column of one part is read and written in that part's rows only: when the factor has
+ * several parts the bytes counted are the largest part's rows, and the batch holds up to RHS_BATCH_MAX
+ * columns (rhs_cap, sized at creation within RHS_ALLOC_BYTES; ws->no_wide_batch: RHS_BATCH over nv).
+ * Written out RHS_BATCH columns at a time. */
 #define RHS_BATCH 256
 #define RHS_BATCH_BYTES (2 << 20)
+#define RHS_BATCH_MAX 1024
+#define RHS_ALLOC_BYTES (8 << 20)
 
 /* Every dual array of one residual evaluation, sized at creation. */
 struct grit_deriv_ws {
@@ -36,7 +41,10 @@ struct grit_deriv_ws {
   grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
   grit_dual *scratch;                     /* (6 nv) */
   double *rhs;                            /* (nv x rhs_cap) right-hand sides, column-major */
-  int rhs_cap;                            /* the columns of a batch (rhs_columns, derivatives.c) */
+  int rhs_cap;                            /* the most columns a batch can hold (rhs_columns, derivatives.c) */
+  int rhs_cols;                           /* the columns of this call's batches (batch_columns, derivatives.c) */
+  int no_wide_batch;                      /* nonzero: batches of RHS_BATCH_BYTES over nv rows, at most
+                                           * RHS_BATCH columns, whatever the parts (tests) */
   int *ids;                               /* (RHS_BATCH) the column id of each */
   int *part;                              /* (RHS_BATCH) the factor's part each lies in (-1: anywhere) */
   const int *tree_part;                   /* the kept factor's part of each tree (NULL: one part) */

@@ -85,7 +85,7 @@ grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_
   const grit_model *m = d->model;
   const int nv = m->nv;
   for (int l0 = 0; l0 < nl;) {
-    const int room = w->rhs_cap - bt->n, k = nl - l0 < room ? nl - l0 : room;
+    const int room = w->rhs_cols - bt->n, k = nl - l0 < room ? nl - l0 : room;
     if (w->no_rhs_lanes || k < 1) {
       grit_status s = grit_deriv_add_rhs(d, w, bt, cols[l0], l0, t, coupled, A, B, P, np);
       if (s != GRIT_OK) return s;
@@ -113,7 +113,7 @@ grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_
     }
     for (int l = 0; l < k; ++l) w->ids[bt->n++] = cols[l0 + l];
     l0 += k;
-    if (bt->n == w->rhs_cap) {
+    if (bt->n == w->rhs_cols) {
       grit_status s = grit_deriv_flush(d, w, bt, A, B, P, np);
       if (s != GRIT_OK) return s;
     }
@@ -140,5 +140,5 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
     if (col >= nv && col < 2 * nv) grit_deriv_lagged_rhs(m, d, w, t, col - nv, x);
   }
   w->ids[bt->n++] = col;
-  return bt->n == w->rhs_cap ? grit_deriv_flush(d, w, bt, A, B, P, np) : GRIT_OK;
+  return bt->n == w->rhs_cols ? grit_deriv_flush(d, w, bt, A, B, P, np) : GRIT_OK;
 }

@@ -28,6 +28,8 @@ typedef struct grit_deriv_smooth {
   int *sup_ptr0, *sup0; /* the same when the pattern and colours were last formed */
   int valid;         /* ptr, row and colour hold the pattern of sup0 (formed once while it stays) */
   int *stamp;        /* (nv) the column that last listed the row */
+  int no_holders;    /* nonzero: pattern searches every support for every dof (tests) */
+  int *hold_ptr, *hold; /* (nv + 1), (cap_sup) the length-fn actuators whose support holds each dof, in order */
   uint64_t *used;    /* (nv nword) the colours of the columns listed in each row */
   grit_fluid_partials fl; /* the fluid forces' partials in q0 and v0 (fluid_partials.h) */
 } grit_deriv_smooth;
