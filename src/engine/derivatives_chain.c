@@ -93,6 +93,10 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */
+  GRIT_CARVE(c, w->dqp, (size_t)GRIT_DUAL_N * (size_t)m->nv);
+  GRIT_CARVE(c, w->dqpv, (size_t)GRIT_DUAL_N * (size_t)m->nv);
+  GRIT_CARVE(c, w->dql, (size_t)GRIT_DUAL_N * (size_t)m->nv);
+  GRIT_CARVE(c, w->dqp_n, m->ntree);
   GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
   GRIT_CARVE(c, w->klean, m->ntree);
   GRIT_CARVE(c, w->bneed, m->nbody);
@@ -564,5 +568,63 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     }
   }
   w->cx_cols_used++;
+  return 1;
+}
+
+int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
+                             const char *mmask, int need_w, int lin_w) {
+  if (w->no_cx_fast || !w->chain_on || w->no_cx_cols || w->no_cx_clean || !w->cxs_ptr || k->dim > 3 ||
+      k->kind == GRIT_CONSTRAINT_LIMIT || k->kind == GRIT_CONSTRAINT_FRICTION || i >= keep_cap(w) ||
+      w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
+    return 0;
+  int nl = 0;
+  const int *list = cx_support(m, w, k, &nl);
+  if (!list) return 0;
+  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0; /* as cx_out begins */
+  if (k->kind == GRIT_CONSTRAINT_TENDON_SPRING && !w->no_spring_skip) { /* cx_out's and cx_jacobian_rows' */
+    w->chain_skips[2]++, w->spring_skipped++, w->cx_fast_used++;
+    return 1;
+  }
+  const double *s = slot(w, i), *js = s + NPARAM;
+  int e0[2], e1[2]; /* cx_jacobian_rows' */
+  for (int q = 0; q < k->ntree; ++q) {
+    const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
+    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
+      e0[q] = 0, e1[q] = nl;
+      continue;
+    }
+    int a = 0;
+    while (a < nl && list[a] < adr) ++a;
+    int b = a;
+    while (b < nl && list[b] < end) ++b;
+    e0[q] = a, e1[q] = b;
+  }
+  double x[3]; /* cx_kept_rows' J v + b */
+  for (int r = 0; r < k->dim; ++r) {
+    x[r] = k->b[r];
+    for (int q = 0, off = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *jr = js + off + r * n;
+      for (int e = e0[q]; e < e1[q]; ++e) x[r] = jr[list[e] - adr] * d->vsol[list[e]] + x[r];
+      off += k->dim * n;
+    }
+    if (x[r] == 0.0) return 0; /* the span's path */
+  }
+  grit_dual wd = grit_dual_const(k->w); /* unread by the law where need_w is 0 */
+  if (need_w && (!lin_w || !grit_deriv_delassus_kept_row(m, w, mmask, i, k->dim, k->ntree, k->tree, 1, &wd)))
+    return 0;
+  grit_contact_params_dual p;
+  memset(&p, 0, sizeof p); /* as the residual's p, then cx_out's values */
+  kept_values(s, &p);
+  w->fx->params_finalize(k->kind, wd, m->opt.timestep, &d->settings, &p);
+  grit_dual vc[3], gamma[3], G[9];
+  for (int r = 0; r < k->dim; ++r) vc[r] = grit_dual_const(x[r]);
+  w->fx->constraint_eval(k->kind, &p, m->opt.timestep, vc, gamma, G);
+  for (int q = 0, off = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n, adr, &gamma[r]);
+    off += k->dim * n;
+  }
+  w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
 }
