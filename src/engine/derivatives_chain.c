@@ -391,12 +391,24 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
 static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
                                   const grit_dual *g) {
   const double gv = g->v, z = 0.0 * gv;
+#if defined(__GNUC__) && GRIT_DUAL_N == 8
+  typedef double v4 __attribute__((vector_size(32), aligned(8), may_alias)); /* as row_jt_sub_in's: the same bits */
+  const v4 g0 = *(const v4 *)g->d, g1 = *(const v4 *)(g->d + 4);
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const double a = jr[list[e] - adr];
+    t->v = t->v - a * gv;
+    *(v4 *)t->d = *(const v4 *)t->d - (z + a * g0);
+    *(v4 *)(t->d + 4) = *(const v4 *)(t->d + 4) - (z + a * g1);
+  }
+#else
   for (int e = e0; e < e1; ++e) {
     grit_dual *t = &y[list[e]];
     const double a = jr[list[e] - adr];
     t->v = t->v - a * gv;
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (z + a * g->d[l]);
   }
+#endif
 }
 static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
                                       const grit_dual *g) {
@@ -422,6 +434,41 @@ static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double
  * operations of cx_fma_by_const and of grit_dual_sub(y, grit_dual_mul(J, gamma)) lane by lane in their
  * order, so that the AVX2 compilation takes four lanes at a time (the same bits; ws->no_cx_avx2: the
  * dual.h loops). */
+#if defined(__GNUC__) && GRIT_DUAL_N == 8
+/* Four lanes as one vector (GNU C's vector extension: element-wise IEEE operations, a scalar operand
+ * broadcast), read and written unaligned; the accumulator in registers across the row (ws->no_cx_avx2:
+ * the dual.h loops). Each lane's operations are the loops' below, in their order: the same bits. */
+typedef double ck_v4 __attribute__((vector_size(32), aligned(8), may_alias));
+#define CK_LD(p) (*(const ck_v4 *)(p))
+#define CK_ST(p, x) (*(ck_v4 *)(p) = (x))
+static CK_INLINE void row_jv_in(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
+                                grit_dual *vc) {
+  double x = vc->v;
+  ck_v4 d0 = CK_LD(vc->d), d1 = CK_LD(vc->d + 4);
+  for (int e = e0; e < e1; ++e) {
+    const grit_dual *a = &Jr[list[e] - adr];
+    const double b = v[list[e]];
+    x = a->v * b + x;
+    d0 = CK_LD(a->d) * b + d0;
+    d1 = CK_LD(a->d + 4) * b + d1;
+  }
+  vc->v = x;
+  CK_ST(vc->d, d0), CK_ST(vc->d + 4, d1);
+}
+static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
+                                    const grit_dual *g) {
+  const double gv = g->v;
+  const ck_v4 g0 = CK_LD(g->d), g1 = CK_LD(g->d + 4);
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const grit_dual *a = &Jr[list[e] - adr];
+    const double av = a->v;
+    t->v = t->v - av * gv;
+    CK_ST(t->d, CK_LD(t->d) - (CK_LD(a->d) * gv + av * g0));
+    CK_ST(t->d + 4, CK_LD(t->d + 4) - (CK_LD(a->d + 4) * gv + av * g1));
+  }
+}
+#else
 static CK_INLINE void row_jv_in(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
                                 grit_dual *vc) {
   for (int e = e0; e < e1; ++e) {
@@ -440,6 +487,7 @@ static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, int adr, 
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (a->d[l] * g->v + a->v * g->d[l]);
   }
 }
+#endif
 static CK_NOINLINE void row_jv_base(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
                                     grit_dual *vc) {
   row_jv_in(Jr, adr, list, e0, e1, v, vc);
