@@ -90,6 +90,8 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
+  GRIT_CARVE(c, w->ckx, 3 * n);
+  GRIT_CARVE(c, w->ckx_at, n);
   GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */
@@ -97,6 +99,7 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->dqpv, (size_t)GRIT_DUAL_N * (size_t)m->nv);
   GRIT_CARVE(c, w->dql, (size_t)GRIT_DUAL_N * (size_t)m->nv);
   GRIT_CARVE(c, w->dqp_n, m->ntree);
+  GRIT_CARVE(c, w->dqp_at, m->ntree);
   GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
   GRIT_CARVE(c, w->klean, m->ntree);
   GRIT_CARVE(c, w->bneed, m->nbody);
@@ -111,7 +114,7 @@ static int seeded(const grit_dual *x) {
 
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
-    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = 0u;
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = 0u;
     w->ckeep_call = 1u;
   }
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
@@ -647,8 +650,10 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
     while (b < nl && list[b] < end) ++b;
     e0[q] = a, e1[q] = b;
   }
-  double x[3]; /* cx_kept_rows' J v + b */
-  for (int r = 0; r < k->dim; ++r) {
+  double *x = w->ckx + 3 * (size_t)i; /* cx_kept_rows' J v + b, once per call */
+  for (int r = 0; r < k->dim && w->ckx_at[i] == w->ckeep_call; ++r)
+    if (x[r] == 0.0) return 0; /* the span's path */
+  for (int r = 0; r < k->dim && w->ckx_at[i] != w->ckeep_call; ++r) {
     x[r] = k->b[r];
     for (int q = 0, off = 0; q < k->ntree; ++q) {
       const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
@@ -656,7 +661,8 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
       for (int e = e0[q]; e < e1[q]; ++e) x[r] = jr[list[e] - adr] * d->vsol[list[e]] + x[r];
       off += k->dim * n;
     }
-    if (x[r] == 0.0) return 0; /* the span's path */
+    if (x[r] == 0.0) return 0; /* the span's path (formed again in each pass: not marked) */
+    if (r == k->dim - 1) w->ckx_at[i] = w->ckeep_call;
   }
   grit_dual wd = grit_dual_const(k->w); /* unread by the law where need_w is 0 */
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row(m, w, mmask, i, k->dim, k->ntree, k->tree, 1, &wd)))

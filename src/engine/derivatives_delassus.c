@@ -53,26 +53,39 @@ static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *coun
   const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
   int *list = w->dqs + adr;
   if (w->dqs_at[t] != w->eval_no) {
-    int k = 0, np = 0;
-    int *pl = w->dqp + (size_t)GRIT_DUAL_N * (size_t)adr;
-    unsigned char *ll = w->dql + (size_t)GRIT_DUAL_N * (size_t)adr;
-    double *pv = w->dqpv + (size_t)GRIT_DUAL_N * (size_t)adr;
+    int k = 0;
     for (int j = 0; j < n; ++j) {
       int moves = 0;
-      for (int l = 0; l < GRIT_DUAL_N; ++l) {
-        const double x = w->dq[adr + j].d[l];
-        moves |= x != 0.0;
-        if (x != 0.0) pl[np] = j, ll[np] = (unsigned char)l, pv[np++] = x;
-      }
+      for (int l = 0; l < GRIT_DUAL_N; ++l) moves |= w->dq[adr + j].d[l] != 0.0;
       if (moves) list[k++] = j;
       w->dqf[adr + j] = (char)moves;
     }
     w->dqs_n[t] = k;
-    w->dqp_n[t] = np;
     w->dqs_at[t] = w->eval_no;
+    w->dqp_at[t] = 0u; /* seed_pairs lists again (also after the clock wrapped) */
   }
   *count = w->dqs_n[t];
   return list;
+}
+
+/* The nonzero lanes of tree t's seeded dofs (dqp, dql, dqpv; j ascending, then l), listed once per
+ * evaluation where minus_g_dq reads them. */
+static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
+  int ns = 0;
+  const int *sj = seeded(m, w, t, &ns);
+  if (w->dqp_at[t] == w->eval_no) return;
+  const int adr = m->tree_dofadr[t];
+  const size_t o = (size_t)GRIT_DUAL_N * (size_t)adr;
+  int *pl = w->dqp + o, np = 0;
+  unsigned char *ll = w->dql + o;
+  double *pv = w->dqpv + o;
+  for (int e = 0; e < ns; ++e)
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      const double x = w->dq[adr + sj[e]].d[l];
+      if (x != 0.0) pl[np] = sj[e], ll[np] = (unsigned char)l, pv[np++] = x;
+    }
+  w->dqp_n[t] = np;
+  w->dqp_at[t] = w->eval_no;
 }
 
 /* acc -= g . dq over tree t's seeded dofs (g tree-local), lane by lane. A pass seeds each dof in one lane
@@ -85,6 +98,7 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns), adr = m->tree_dofadr[t];
   if (!w->no_seed_pairs) {
+    seed_pairs(m, w, t);
     const size_t o = (size_t)GRIT_DUAL_N * (size_t)adr;
     const int np = w->dqp_n[t], *pl = w->dqp + o;
     const unsigned char *ll = w->dql + o;

@@ -153,10 +153,13 @@ struct grit_deriv_ws {
                                            * lanes of dq, (j, l) ascending: tree-local dof j, listed with dqs, */
   unsigned char *dql;                     /* (GRIT_DUAL_N nv) and lane l */
   double *dqpv;                           /* (GRIT_DUAL_N nv) their values */
-  int *dqp_n;                             /* (ntree) their count */
+  int *dqp_n;                             /* (ntree) their count, */
+  unsigned *dqp_at;                       /* (ntree) listed in evaluation dqp_at (0: not since dqs) */
   int no_seed_pairs;                      /* nonzero: - g . dq over every lane of the seeded dofs (old path) */
   int no_cx_fast;                         /* nonzero: a kept cx row through the residual's general steps */
   unsigned long cx_fast_used;             /* the kept cx rows that took grit_deriv_chain_cx_fast (tests) */
+  double *ckx;                            /* per kept cx row: its J v + b (3), the same in every pass of a call, */
+  unsigned *ckx_at;                       /* formed in the call ckx_at (ckeep_call) */
   unsigned long seed_pairs_used;          /* the contractions over the nonzero lanes so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
