@@ -417,7 +417,7 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
  * row is alone: the one-row path is then cheaper. */
 static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad) {
 #if GRIT_QUADGRAD_HAVE_LANES
-  const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1;
+  const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1, tree_ok = w->dt_ok[t];
   int list[LANES], j0[LANES], nl = 0, jmin = n;
   const double *J[LANES];
   for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
@@ -426,7 +426,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
       continue;
     J[nl] = w->dl_jstore + w->dl_con[i].joff[0];
     j0[nl] = 0;
-    while (!w->dt_ok[t] && j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero (solve_lanes) */
+    while (!tree_ok && j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero (solve_lanes) */
     jmin = j0[nl] < jmin ? j0[nl] : jmin;
     list[nl++] = i;
   }
@@ -437,13 +437,13 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     z[l] = w->zc + (size_t)list[l] * 2 * ROWS * (size_t)ldz;
     g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
   }
-  if (w->dt_ok[t]) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
+  if (tree_ok) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
     tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
   for (int l = 0; l < nl; ++l) {
-    for (int j = 0; !w->dt_ok[t] && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
+    for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
     for (int j = 0; quad && j < n; ++j) g[l][j] = gl[j][l];
     w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
   }
