@@ -283,16 +283,24 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   cr_assert(d->deriv->dense_skipped > 0, "trees without the dense factor: %lu", d->deriv->dense_skipped);
   cr_assert(d->deriv->cx_kept_fast > 0, "kept rows' J v from their values: %lu", d->deriv->cx_kept_fast);
   cr_assert(d->deriv->kept_fast_used > 0, "kept rows' short estimates: %lu", d->deriv->kept_fast_used);
-  for (int pass = 0; pass < 5; ++pass) {
+  cr_assert(d->deriv->cx_fast_used > 0, "kept rows' whole path: %lu", d->deriv->cx_fast_used);
+  cr_assert(d->deriv->seed_pairs_used > 0, "- g . dq over the nonzero lanes: %lu", d->deriv->seed_pairs_used);
+  for (int pass = 0; pass < 7; ++pass) {
     d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
     d->deriv->no_tree_group = pass == 3, d->deriv->no_cx_avx2 = pass == 4;
+    d->deriv->no_cx_fast = pass == 5, d->deriv->no_seed_pairs = pass == 6;
+    const unsigned long cxfast = d->deriv->cx_fast_used, pairs = d->deriv->seed_pairs_used;
     const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
     const unsigned long fast = d->deriv->cx_kept_fast, kept = d->deriv->kept_fast_used;
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
     if (pass == 0) cr_assert(d->deriv->cx_clean_used == clean && d->deriv->cx_kept_fast == fast);
     if (pass == 1) cr_assert(d->deriv->dense_skipped == skipped);
     if (pass == 2) cr_assert(d->deriv->kept_fast_used == kept);
-    int differ = 0;
+    if (pass == 5) cr_assert(d->deriv->cx_fast_used == cxfast);
+    if (pass == 6) cr_assert(d->deriv->seed_pairs_used == pairs);
+    int differ = 0; /* bit for bit: a zero's sign too */
+    differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0;
+    differ += nu > 0 && memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
     for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
     for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
     cr_expect_eq(differ, 0, "pass %d: %d entries differ", pass, differ);
@@ -324,15 +332,18 @@ Test(derivatives_chain, kept_rows_across_steps_match) {
   int differ = 0;
   for (int call = 0; call < 8; ++call) {
     for (int i = 0; i < 25; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-    d->deriv->no_cx_clean = 0, d->deriv->no_spring_skip = 0;
+    d->deriv->no_cx_clean = 0, d->deriv->no_spring_skip = 0, d->deriv->no_cx_fast = 0;
     cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    d->deriv->no_cx_clean = 1, d->deriv->no_spring_skip = 1;
+    d->deriv->no_cx_clean = 1, d->deriv->no_spring_skip = 1, d->deriv->no_cx_fast = 1;
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0; /* bit for bit: a zero's sign too */
+    differ += memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
     for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
     for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
   }
   cr_assert(d->deriv->spring_skipped > 0 && d->deriv->cx_kept_fast > 0, "springs %lu, kept rows %lu",
             d->deriv->spring_skipped, d->deriv->cx_kept_fast);
+  cr_assert(d->deriv->cx_fast_used > 0, "kept rows' whole path: %lu", d->deriv->cx_fast_used);
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);

@@ -9,6 +9,21 @@ static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * 
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->site_pos + 3 * s);
 }
 
+/* u^T of the velocity of point p for the twist t: grit_sv_point_velocity's operations and the dot's,
+ * in their order (the same bits), inlined: as a call it passed its dual numbers through memory, a sixth
+ * of the derivative call on the flag's spring tendons (derivatives: compab). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline GS GS_NAME(cx_u_point_velocity)(const GS t[6], const GS p[3], const GS u[3]) {
+  GS c[3], lin[3];
+  c[0] = GS_SUB(GS_MUL(t[1], p[2]), GS_MUL(t[2], p[1]));
+  c[1] = GS_SUB(GS_MUL(t[2], p[0]), GS_MUL(t[0], p[2]));
+  c[2] = GS_SUB(GS_MUL(t[0], p[1]), GS_MUL(t[1], p[0]));
+  for (int i = 0; i < 3; ++i) lin[i] = GS_ADD(c[i], t[3 + i]);
+  return GS_FMA(u[0], lin[0], GS_FMA(u[1], lin[1], GS_MUL(u[2], lin[2])));
+}
+
 /* |y - x| / div for the points x of body bx and y of body by (world), and if J is not NULL,
  * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor). */
 static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
@@ -24,9 +39,7 @@ static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, 
   for (int s = 0; s < 2; ++s) {
     const GS *pt = s ? y : x;
     for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
-      GS lin[3];
-      GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, pt);
-      const GS t = GS_FMA(u[0], lin[0], GS_FMA(u[1], lin[1], GS_MUL(u[2], lin[2])));
+      const GS t = GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u);
       J[dof] = s ? GS_ADD(J[dof], t) : GS_SUB(J[dof], t);
     }
   }

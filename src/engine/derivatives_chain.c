@@ -90,9 +90,16 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
+  GRIT_CARVE(c, w->ckx, 3 * n);
+  GRIT_CARVE(c, w->ckx_at, n);
   GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */
+  GRIT_CARVE(c, w->dqp, (size_t)GRIT_DUAL_N * (size_t)m->nv);
+  GRIT_CARVE(c, w->dqpv, (size_t)GRIT_DUAL_N * (size_t)m->nv);
+  GRIT_CARVE(c, w->dql, (size_t)GRIT_DUAL_N * (size_t)m->nv);
+  GRIT_CARVE(c, w->dqp_n, m->ntree);
+  GRIT_CARVE(c, w->dqp_at, m->ntree);
   GRIT_CARVE(c, w->twon, m->nbody); /* derivatives_rigid.c's */
   GRIT_CARVE(c, w->klean, m->ntree);
   GRIT_CARVE(c, w->bneed, m->nbody);
@@ -107,7 +114,7 @@ static int seeded(const grit_dual *x) {
 
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
-    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = 0u;
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = 0u;
     w->ckeep_call = 1u;
   }
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
@@ -387,12 +394,24 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
 static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
                                   const grit_dual *g) {
   const double gv = g->v, z = 0.0 * gv;
+#if defined(__GNUC__) && GRIT_DUAL_N == 8
+  typedef double v4 __attribute__((vector_size(32), aligned(8), may_alias)); /* as row_jt_sub_in's: the same bits */
+  const v4 g0 = *(const v4 *)g->d, g1 = *(const v4 *)(g->d + 4);
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const double a = jr[list[e] - adr];
+    t->v = t->v - a * gv;
+    *(v4 *)t->d = *(const v4 *)t->d - (z + a * g0);
+    *(v4 *)(t->d + 4) = *(const v4 *)(t->d + 4) - (z + a * g1);
+  }
+#else
   for (int e = e0; e < e1; ++e) {
     grit_dual *t = &y[list[e]];
     const double a = jr[list[e] - adr];
     t->v = t->v - a * gv;
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (z + a * g->d[l]);
   }
+#endif
 }
 static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
                                       const grit_dual *g) {
@@ -418,6 +437,41 @@ static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double
  * operations of cx_fma_by_const and of grit_dual_sub(y, grit_dual_mul(J, gamma)) lane by lane in their
  * order, so that the AVX2 compilation takes four lanes at a time (the same bits; ws->no_cx_avx2: the
  * dual.h loops). */
+#if defined(__GNUC__) && GRIT_DUAL_N == 8
+/* Four lanes as one vector (GNU C's vector extension: element-wise IEEE operations, a scalar operand
+ * broadcast), read and written unaligned; the accumulator in registers across the row (ws->no_cx_avx2:
+ * the dual.h loops). Each lane's operations are the loops' below, in their order: the same bits. */
+typedef double ck_v4 __attribute__((vector_size(32), aligned(8), may_alias));
+#define CK_LD(p) (*(const ck_v4 *)(p))
+#define CK_ST(p, x) (*(ck_v4 *)(p) = (x))
+static CK_INLINE void row_jv_in(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
+                                grit_dual *vc) {
+  double x = vc->v;
+  ck_v4 d0 = CK_LD(vc->d), d1 = CK_LD(vc->d + 4);
+  for (int e = e0; e < e1; ++e) {
+    const grit_dual *a = &Jr[list[e] - adr];
+    const double b = v[list[e]];
+    x = a->v * b + x;
+    d0 = CK_LD(a->d) * b + d0;
+    d1 = CK_LD(a->d + 4) * b + d1;
+  }
+  vc->v = x;
+  CK_ST(vc->d, d0), CK_ST(vc->d + 4, d1);
+}
+static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, int adr, const int *list, int e0, int e1,
+                                    const grit_dual *g) {
+  const double gv = g->v;
+  const ck_v4 g0 = CK_LD(g->d), g1 = CK_LD(g->d + 4);
+  for (int e = e0; e < e1; ++e) {
+    grit_dual *t = &y[list[e]];
+    const grit_dual *a = &Jr[list[e] - adr];
+    const double av = a->v;
+    t->v = t->v - av * gv;
+    CK_ST(t->d, CK_LD(t->d) - (CK_LD(a->d) * gv + av * g0));
+    CK_ST(t->d + 4, CK_LD(t->d + 4) - (CK_LD(a->d + 4) * gv + av * g1));
+  }
+}
+#else
 static CK_INLINE void row_jv_in(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
                                 grit_dual *vc) {
   for (int e = e0; e < e1; ++e) {
@@ -436,6 +490,7 @@ static CK_INLINE void row_jt_sub_in(grit_dual *y, const grit_dual *Jr, int adr, 
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (a->d[l] * g->v + a->v * g->d[l]);
   }
 }
+#endif
 static CK_NOINLINE void row_jv_base(const grit_dual *Jr, int adr, const int *list, int e0, int e1, const double *v,
                                     grit_dual *vc) {
   row_jv_in(Jr, adr, list, e0, e1, v, vc);
@@ -564,5 +619,66 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
     }
   }
   w->cx_cols_used++;
+  return 1;
+}
+
+int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
+                             const char *mmask, int need_w, int lin_w) {
+  if (w->no_cx_fast || !w->chain_on || w->no_cx_cols || w->no_cx_clean || !w->cxs_ptr || k->dim > 3 ||
+      k->kind == GRIT_CONSTRAINT_LIMIT || k->kind == GRIT_CONSTRAINT_FRICTION || i >= keep_cap(w) ||
+      w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
+    return 0;
+  int nl = 0;
+  const int *list = cx_support(m, w, k, &nl);
+  if (!list) return 0;
+  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0; /* as cx_out begins */
+  if (k->kind == GRIT_CONSTRAINT_TENDON_SPRING && !w->no_spring_skip) { /* cx_out's and cx_jacobian_rows' */
+    w->chain_skips[2]++, w->spring_skipped++, w->cx_fast_used++;
+    return 1;
+  }
+  const double *s = slot(w, i), *js = s + NPARAM;
+  int e0[2], e1[2]; /* cx_jacobian_rows' */
+  for (int q = 0; q < k->ntree; ++q) {
+    const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
+    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
+      e0[q] = 0, e1[q] = nl;
+      continue;
+    }
+    int a = 0;
+    while (a < nl && list[a] < adr) ++a;
+    int b = a;
+    while (b < nl && list[b] < end) ++b;
+    e0[q] = a, e1[q] = b;
+  }
+  double *x = w->ckx + 3 * (size_t)i; /* cx_kept_rows' J v + b, once per call */
+  for (int r = 0; r < k->dim && w->ckx_at[i] == w->ckeep_call; ++r)
+    if (x[r] == 0.0) return 0; /* the span's path */
+  for (int r = 0; r < k->dim && w->ckx_at[i] != w->ckeep_call; ++r) {
+    x[r] = k->b[r];
+    for (int q = 0, off = 0; q < k->ntree; ++q) {
+      const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+      const double *jr = js + off + r * n;
+      for (int e = e0[q]; e < e1[q]; ++e) x[r] = jr[list[e] - adr] * d->vsol[list[e]] + x[r];
+      off += k->dim * n;
+    }
+    if (x[r] == 0.0) return 0; /* the span's path (formed again in each pass: not marked) */
+    if (r == k->dim - 1) w->ckx_at[i] = w->ckeep_call;
+  }
+  grit_dual wd = grit_dual_const(k->w); /* unread by the law where need_w is 0 */
+  if (need_w && (!lin_w || !grit_deriv_delassus_kept_row(m, w, mmask, i, k->dim, k->ntree, k->tree, 1, &wd)))
+    return 0;
+  grit_contact_params_dual p;
+  memset(&p, 0, sizeof p); /* as the residual's p, then cx_out's values */
+  kept_values(s, &p);
+  w->fx->params_finalize(k->kind, wd, m->opt.timestep, &d->settings, &p);
+  grit_dual vc[3], gamma[3], G[9];
+  for (int r = 0; r < k->dim; ++r) vc[r] = grit_dual_const(x[r]);
+  w->fx->constraint_eval(k->kind, &p, m->opt.timestep, vc, gamma, G);
+  for (int q = 0, off = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n, adr, &gamma[r]);
+    off += k->dim * n;
+  }
+  w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
 }

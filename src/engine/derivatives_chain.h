@@ -78,6 +78,16 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
  * written whole into the J[] given). */
 int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k,
                             grit_contact_params_dual *p, grit_dual *J[2]);
+
+/* The residual's whole path of cx row i (not a limit or joint friction) in a pass that moves none of its
+ * bodies, where cx_out would take it as constants on its structural columns: a spring does nothing (its
+ * gamma has no partials); another row takes its estimate by grit_deriv_delassus_kept_row (need_w, lin_w),
+ * its kept parameters, params_finalize, its law at the kept J v + b and r -= J^T gamma from the kept
+ * values: the operations of cx_out, grit_deriv_delassus_lin, cx_kept_rows in their order without the
+ * steps between them (p's zeroing, J's pointers, the lists' lookups). Returns 1 when done, 0 (nothing
+ * done) where the general steps must run (ws->no_cx_fast: always). */
+int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
+                             const char *mmask, int need_w, int lin_w);
 /* Writes the row cx_out last took as constants into w->cxJ, if it is not yet there (a reader of J itself). */
 void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w);
 

@@ -62,9 +62,60 @@ static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *coun
     }
     w->dqs_n[t] = k;
     w->dqs_at[t] = w->eval_no;
+    w->dqp_at[t] = 0u; /* seed_pairs lists again (also after the clock wrapped) */
   }
   *count = w->dqs_n[t];
   return list;
+}
+
+/* The nonzero lanes of tree t's seeded dofs (dqp, dql, dqpv; j ascending, then l), listed once per
+ * evaluation where minus_g_dq reads them. */
+static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
+  int ns = 0;
+  const int *sj = seeded(m, w, t, &ns);
+  if (w->dqp_at[t] == w->eval_no) return;
+  const int adr = m->tree_dofadr[t];
+  const size_t o = (size_t)GRIT_DUAL_N * (size_t)adr;
+  int *pl = w->dqp + o, np = 0;
+  unsigned char *ll = w->dql + o;
+  double *pv = w->dqpv + o;
+  for (int e = 0; e < ns; ++e)
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      const double x = w->dq[adr + sj[e]].d[l];
+      if (x != 0.0) pl[np] = sj[e], ll[np] = (unsigned char)l, pv[np++] = x;
+    }
+  w->dqp_n[t] = np;
+  w->dqp_at[t] = w->eval_no;
+}
+
+/* acc -= g . dq over tree t's seeded dofs (g tree-local), lane by lane. A pass seeds each dof in one lane
+ * (GRIT_DUAL_N lanes, 8 dofs a pass and more): the products with its zero lanes are +-0, and acc, from +0,
+ * stays +0 or keeps its nonzero value when they are subtracted, so the terms of the nonzero lanes alone
+ * (seeded's pairs), in the same order (j ascending in each lane), give the same bits (ws->no_seed_pairs:
+ * every lane, the old loop; the two differ only for a non-finite g next to a zero lane). */
+static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g,
+                              double acc[GRIT_DUAL_N]) {
+  int ns = 0;
+  const int *sj = seeded(m, w, t, &ns), adr = m->tree_dofadr[t];
+  if (!w->no_seed_pairs) {
+    seed_pairs(m, w, t);
+    const size_t o = (size_t)GRIT_DUAL_N * (size_t)adr;
+    const int np = w->dqp_n[t], *pl = w->dqp + o;
+    const unsigned char *ll = w->dql + o;
+    const double *pv = w->dqpv + o;
+    for (int e = 0; e < np; ++e) {
+      const double gj = g[pl[e]];
+      if (gj != 0.0) acc[ll[e]] -= pv[e] * gj;
+    }
+    w->seed_pairs_used++;
+    return;
+  }
+  for (int e = 0; e < ns; ++e) { /* the dofs without partials add zeros */
+    const int j = sj[e];
+    const grit_dual *s = &w->dq[adr + j];
+    if (g[j] != 0.0)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
+  }
 }
 
 /* z_r = A^-1 J_r^T of rows r0 .. r0 + nr - 1 of one tree slot (values), their |L^-1 J_r^T|^2 into *wv. */
@@ -366,7 +417,7 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
  * row is alone: the one-row path is then cheaper. */
 static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad) {
 #if GRIT_QUADGRAD_HAVE_LANES
-  const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1;
+  const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1, tree_ok = w->dt_ok[t];
   int list[LANES], j0[LANES], nl = 0, jmin = n;
   const double *J[LANES];
   for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
@@ -375,7 +426,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
       continue;
     J[nl] = w->dl_jstore + w->dl_con[i].joff[0];
     j0[nl] = 0;
-    while (j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero */
+    while (!tree_ok && j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero (solve_lanes) */
     jmin = j0[nl] < jmin ? j0[nl] : jmin;
     list[nl++] = i;
   }
@@ -386,13 +437,13 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     z[l] = w->zc + (size_t)list[l] * 2 * ROWS * (size_t)ldz;
     g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
   }
-  if (w->dt_ok[t]) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
+  if (tree_ok) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
     tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
   for (int l = 0; l < nl; ++l) {
-    for (int j = 0; j < n; ++j) z[l][j] = y[j][l];
+    for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
     for (int j = 0; quad && j < n; ++j) g[l][j] = gl[j][l];
     w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
   }
@@ -432,30 +483,21 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
  * are - g . dq over the seeded dofs only, the general path's operations in its order without its setup
  * (the softbox: 651 such rows in each of 56 passes). Returns 0 (nothing done) outside that case. */
 static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
-                             const int tree[2], grit_dual *out) {
+                             const int tree[2], int jconst, grit_dual *out) {
   if (w->no_kept_fast || dim > ROWS || ic < w->dl_ncand || ic >= w->cap_edges / 2 + 1 || w->zc_at[ic] != w->call_no ||
       !w->dl_con)
     return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0; /* dA's contraction, or no kept g */
   const grit_constraint *c = &w->dl_con[ic];
-  if (!(ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) && !constant_jacobian(m, c) && !constant_coupling(m, c))
+  if (!jconst && !(ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) && !constant_jacobian(m, c) &&
+      !constant_coupling(m, c))
     return 0; /* J has partials: 2 dJ.z */
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   const int ldz = w->maxn;
-  for (int k = 0; k < ntree; ++k) {
-    const int t = tree[k], adr = m->tree_dofadr[t];
-    const double *g = w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz;
-    int ns = 0;
-    const int *sj = seeded(m, w, t, &ns);
-    for (int e = 0; e < ns; ++e) {
-      const int j = sj[e];
-      const grit_dual *s = &w->dq[adr + j];
-      if (g[j] != 0.0)
-        for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
-    }
-  }
+  for (int k = 0; k < ntree; ++k)
+    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
   *out = grit_dual_const(w->zc_w[ic] / dim);
   for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
   w->kept_fast_used++;
@@ -465,7 +507,7 @@ static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
                                   int ntree, const int tree[2], const grit_dual *const J[2]) {
   grit_dual kept;
-  if (kept_constant_row(m, w, dmask, ic, dim, ntree, tree, &kept)) return kept;
+  if (kept_constant_row(m, w, dmask, ic, dim, ntree, tree, 0, &kept)) return kept;
   double wv = 0.0, acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   /* a constraint of at most three rows keeps its z from its first pass in the call (J's and A's values
@@ -504,18 +546,16 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
       if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
-    int ns = 0;
-    const int *sj = quad ? seeded(m, w, t, &ns) : NULL;
-    for (int e = 0; e < ns; ++e) { /* the dofs without partials add zeros */
-      const int j = sj[e];
-      const grit_dual *s = &w->dq[m->tree_dofadr[t] + j];
-      if (g[j] != 0.0)
-        for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
-    }
+    if (quad) minus_g_dq(m, w, t, g, acc);
   }
   if (keep && fresh) w->zc_w[ic] = wv, w->zc_at[ic] = w->call_no;
   if (keep) wv = w->zc_w[ic];
   grit_dual out = grit_dual_const(wv / dim);
   for (int l = 0; l < GRIT_DUAL_N; ++l) out.d[l] = acc[l] / dim;
   return out;
+}
+
+int grit_deriv_delassus_kept_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
+                                 const int tree[2], int jconst, grit_dual *out) {
+  return kept_constant_row(m, w, dmask, ic, dim, ntree, tree, jconst, out);
 }

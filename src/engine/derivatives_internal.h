@@ -157,6 +157,18 @@ struct grit_deriv_ws {
   int no_tree_group;                      /* nonzero: constant rows' z by the tree-ordered factor one by one */
   int no_kept_fast;                       /* nonzero: a kept constant row's estimate by the general path */
   unsigned long kept_fast_used;           /* the estimates that took the short path so far (tests) */
+  int *dqp;                               /* (GRIT_DUAL_N nv) per tree from GRIT_DUAL_N tree_dofadr: the nonzero
+                                           * lanes of dq, (j, l) ascending: tree-local dof j, listed with dqs, */
+  unsigned char *dql;                     /* (GRIT_DUAL_N nv) and lane l */
+  double *dqpv;                           /* (GRIT_DUAL_N nv) their values */
+  int *dqp_n;                             /* (ntree) their count, */
+  unsigned *dqp_at;                       /* (ntree) listed in evaluation dqp_at (0: not since dqs) */
+  int no_seed_pairs;                      /* nonzero: - g . dq over every lane of the seeded dofs (old path) */
+  int no_cx_fast;                         /* nonzero: a kept cx row through the residual's general steps */
+  unsigned long cx_fast_used;             /* the kept cx rows that took grit_deriv_chain_cx_fast (tests) */
+  double *ckx;                            /* per kept cx row: its J v + b (3), the same in every pass of a call, */
+  unsigned *ckx_at;                       /* formed in the call ckx_at (ckeep_call) */
+  unsigned long seed_pairs_used;          /* the contractions over the nonzero lanes so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
@@ -270,6 +282,11 @@ grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, 
 int grit_deriv_delassus_lin_on(const grit_data *d, const grit_deriv_ws *w);
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
                                   int ntree, const int tree[2], const grit_dual *const J[2]);
+/* grit_deriv_delassus_lin's short path alone, for a constraint whose J has no partials (jconst: the caller
+ * knows it; else only a constant row's): writes *out and returns 1 where that path applies (z, w and g of
+ * z^T M z kept in this call, trees whose dual M the pass left out), else returns 0 and does nothing. */
+int grit_deriv_delassus_kept_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
+                                 const int tree[2], int jconst, grit_dual *out);
 /* Whether constraint ic's z, w (and gradient) are kept for this call: grit_deriv_delassus_lin then reads
  * of a constant J (no partials, constant_jacobian) nothing but what its rows_partials' dA term needs (z). */
 int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic);

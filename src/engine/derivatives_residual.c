@@ -587,6 +587,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     if (active && !active[k->tree[0]] && !(k->ntree == 2 && active[k->tree[1]])) continue; /* no seed reaches it */
     if (grit_deriv_constraint_inert(k)) continue;
     if (i < ncand && grit_deriv_chain_contact(m, d, w, i, k, mmask, lin_w, skip_qconst)) continue; /* not moved */
+    if (i >= ncand && grit_deriv_chain_cx_fast(m, d, w, i, k, mmask, need_w, lin_w)) continue; /* a kept cx row */
     grit_contact_params_dual p;
     memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
