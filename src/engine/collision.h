@@ -34,6 +34,12 @@ typedef struct grit_collision {
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
   int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and no two
                        geometries' bit masks match, as with <flag contact="disable">): the query is then skipped */
+  int no_apart;     /* 1: every broad-phase pair reaches the narrow phase (the old path); 0 (default): pairs
+                       whose bounding spheres are surely farther apart than their margin are dropped first
+                       (collision.c: surely_apart; the same candidates) */
+  char *gapart;      /* (ngeom) each geometry's kind for that test: 0 none (height field, pressure field), 1
+                       plane, 2 bounded (grad) */
+  double apart_slack; /* that test's slack in the last query */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;
