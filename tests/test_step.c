@@ -422,3 +422,39 @@ Test(step, bounding_test_keeps_every_candidate) {
     grit_model_free(m[run]);
   }
 }
+
+/* A sphere's box written out in the query (collision.c, sphere_world_aabb) has the bits of
+ * grit_shape_world_aabb's (the old path, grit_collision.no_sphere_box): spheres of random radii at
+ * random places and orientations, with random margins (a third of them 0). */
+Test(step, sphere_boxes_same_bits) {
+  unsigned long long seed = 23;
+  scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  grit_builder *b = scene_builder(1e-3, NULL);
+  for (int i = 0; i < 50; ++i) {
+    const double pos[3] = {uniform(&seed, -3, 3), uniform(&seed, -3, 3), uniform(&seed, -3, 3)};
+    int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+    grit_geom_def g = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_SPHERE, uniform(&seed, 1e-3, 2), 0, 0));
+    for (int k = 0; k < 4; ++k) g.quat[k] = uniform(&seed, -1, 1);
+    for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  grit_forward_kinematics(d);
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, NULL, msg), GRIT_OK, "%s", msg);
+  grit_collision *col = d->collision;
+  for (int g = 0; g < m->ngeom; ++g) {
+    col->gmargin[g] = g % 3 == 0 ? 0.0 : uniform(&seed, 0, 0.1);
+    double lo[2][3], hi[2][3];
+    for (int r = 0; r < 2; ++r) {
+      col->no_sphere_box = r;
+      grit_collision_geom_aabb(col, m, g, lo[r], hi[r]);
+    }
+    col->no_sphere_box = 0;
+    cr_assert(!memcmp(lo[0], lo[1], sizeof lo[0]) && !memcmp(hi[0], hi[1], sizeof hi[0]), "geom %d: other bits", g);
+    cr_assert(lo[0][0] < hi[0][0], "geom %d: an empty box", g);
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -217,6 +217,33 @@ static int same_place(grit_collision *col, int g) {
   return 0;
 }
 
+/* A sphere's box by grit_shape_world_aabb's operations (geometry.c: the support along each row of R and
+ * against it, 0 plus r d / |d| from grit_shape_support, then the same sums in the same order), without
+ * its twelve calls: the same bits (test_step: sphere_boxes_same_bits). */
+static void sphere_world_aabb(double r, const double p[3], const double R[9], double margin, double lo[3],
+                              double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3] = {0.0, 0.0, 0.0};
+    double n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (r > 0.0 && n > 0.0)
+      for (int j = 0; j < 3; ++j) x[j] += r * d[j] / n;
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    for (int j = 0; j < 3; ++j) d[j] = -d[j], x[j] = 0.0;
+    n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (r > 0.0 && n > 0.0)
+      for (int j = 0; j < 3; ++j) x[j] += r * d[j] / n;
+    lo[k] = p[k] - (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]) - margin;
+  }
+}
+
+void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]) {
+  const grit_shape *sh = &m->geom_shape[g];
+  if (sh->type == GRIT_GEOM_SPHERE && !col->no_sphere_box)
+    sphere_world_aabb(sh->size[0], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
+  else
+    grit_shape_world_aabb(sh, col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
+}
+
 grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
                                   const grit_collision_motion *motion, char *message) {
   const int ng = m->ngeom;
@@ -233,8 +260,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     if (m->geom_margin[g] > col->gmargin[g]) col->gmargin[g] = m->geom_margin[g];
   for (int g = 0; g < ng; ++g) {
     if (m->geom_shape[g].type != GRIT_GEOM_CONVEX) {
-      grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
-                            col->aabb + 6 * g + 3);
+      grit_collision_geom_aabb(col, m, g, col->aabb + 6 * g, col->aabb + 6 * g + 3);
       continue;
     }
     const int same_R = !memcmp(col->aabb_key + 13 * g + 3, col->gmat + 9 * g, 9 * sizeof(double));

@@ -40,6 +40,8 @@ typedef struct grit_collision {
   char *gapart;      /* (ngeom) each geometry's kind for that test: 0 none (height field, pressure field), 1
                        plane, 2 bounded (grad) */
   double apart_slack; /* that test's slack in the last query */
+  int no_sphere_box; /* 1: a sphere's box by grit_shape_world_aabb (the old path); 0 (default): the same
+                        operations written out (collision.c, sphere_world_aabb; the same bits) */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;
@@ -56,6 +58,10 @@ void grit_collision_free(grit_collision *col);
 /* Whether the broad phase may pair geometries g1 and g2 (welds, parent-child, bit masks, excluded body
  * pairs; explicit pairs are added separately). */
 int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
+
+/* The box of a geometry other than a CONVEX one at its place and margin of the last query (gpos, gmat,
+ * gmargin), as the query makes it. */
+void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]);
 
 /* Finds the candidates at the body poses (xpos, xmat as in grit_kin). GRIT_ERR_CAPACITY when the
  * workspace is too small (the message says how many were needed at least).
