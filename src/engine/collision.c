@@ -217,18 +217,23 @@ static int same_place(grit_collision *col, int g) {
   return 0;
 }
 
-/* A sphere's box by grit_shape_world_aabb's operations (geometry.c: the support along each row of R and
- * against it, 0 plus r d / |d| from grit_shape_support, then the same sums in the same order), without
- * its twelve calls: the same bits (test_step: sphere_boxes_same_bits). */
-static void sphere_world_aabb(double r, const double p[3], const double R[9], double margin, double lo[3],
-                              double hi[3]) {
+/* sgn of geometry.c's core support: +1 at 0 */
+static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; }
+
+/* A sphere's or capsule's box (half-length h; 0 for a sphere) by grit_shape_world_aabb's operations
+ * (geometry.c: the support along each row of R and against it: the core's support point, 0 or the
+ * capsule's end sgn(d_z) h, plus r d / |d| from grit_shape_support; then the same sums in the same
+ * order), without its twelve calls: the same bits (test_step: round_boxes_same_bits). */
+static void round_world_aabb(double r, double h, int capsule, const double p[3], const double R[9], double margin,
+                             double lo[3], double hi[3]) {
   for (int k = 0; k < 3; ++k) {
-    double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3] = {0.0, 0.0, 0.0};
+    double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3] = {0.0, 0.0, capsule ? sgn(d[2]) * h : 0.0};
     double n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     if (r > 0.0 && n > 0.0)
       for (int j = 0; j < 3; ++j) x[j] += r * d[j] / n;
     hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
     for (int j = 0; j < 3; ++j) d[j] = -d[j], x[j] = 0.0;
+    if (capsule) x[2] = sgn(d[2]) * h;
     n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
     if (r > 0.0 && n > 0.0)
       for (int j = 0; j < 3; ++j) x[j] += r * d[j] / n;
@@ -238,8 +243,10 @@ static void sphere_world_aabb(double r, const double p[3], const double R[9], do
 
 void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]) {
   const grit_shape *sh = &m->geom_shape[g];
-  if (sh->type == GRIT_GEOM_SPHERE && !col->no_sphere_box)
-    sphere_world_aabb(sh->size[0], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
+  const int round = sh->type == GRIT_GEOM_SPHERE || sh->type == GRIT_GEOM_CAPSULE;
+  if (round && !col->no_sphere_box)
+    round_world_aabb(sh->size[0], sh->size[1], sh->type == GRIT_GEOM_CAPSULE, col->gpos + 3 * g, col->gmat + 9 * g,
+                     col->gmargin[g], lo, hi);
   else
     grit_shape_world_aabb(sh, col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
 }
