@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_broadphase.c — sort-and-sweep finds exactly the overlapping pairs that brute force finds. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,4 +105,47 @@ Test(broadphase, reports_capacity_without_overflow) {
   cr_assert_eq(np, 10);
   cr_assert(pairs[20] == -7 && pairs[21] == -7, "wrote past max_pairs");
   grit_broadphase_free(bp);
+}
+
+/* The packed sweep (default) and the sweep through the order (grit_broadphase_set_unpacked) give the
+ * same pairs in the same order and make the same tests: random boxes (some unbounded, as a plane's,
+ * some with equal lower bounds) moved over 30 calls, with and without a filter, and at a capacity. */
+Test(broadphase, packed_sweep_same_pairs_in_same_order) {
+  unsigned long long s = 99;
+  const int n = 300, cap = n * (n - 1) / 2;
+  const double L[3] = {1.0, 0.6, 0.3};
+  double *aabb = malloc(sizeof(double) * 6 * (size_t)n);
+  int *pp[2] = {malloc(sizeof(int) * 2 * (size_t)cap), malloc(sizeof(int) * 2 * (size_t)cap)};
+  random_boxes(&s, n, L, 0.01, 0.06, aabb);
+  for (int k = 0; k < 3; ++k) aabb[6 * 7 + k] = -INFINITY, aabb[6 * 7 + 3 + k] = INFINITY;
+  aabb[6 * 9 + 2] = -INFINITY; /* a floor: bounded above only */
+  aabb[6 * 10] = aabb[6 * 11] = aabb[6 * 12]; /* ties on the lower bounds */
+  grit_broadphase *bp[2];
+  grit_broadphase_create(n, &bp[0]);
+  grit_broadphase_create(n, &bp[1]);
+  grit_broadphase_set_unpacked(bp[1], 1);
+  for (int call = 0; call < 30; ++call) {
+    for (int i = 13; i < n; ++i) /* coherent motion */
+      for (int k = 0; k < 3; ++k) {
+        const double dx = uniform(&s, -0.01, 0.01);
+        aabb[6 * i + k] += dx;
+        aabb[6 * i + 3 + k] += dx;
+      }
+    const int max = call == 29 ? 50 : cap;
+    int np[2];
+    long tests[2];
+    grit_status st[2];
+    for (int r = 0; r < 2; ++r)
+      st[r] = grit_broadphase_pairs(bp[r], aabb, call % 2 ? skip_some : NULL, NULL, pp[r], max, &np[r], &tests[r]);
+    cr_assert_eq(st[0], st[1], "call %d", call);
+    cr_assert_eq(np[0], np[1], "call %d: %d pairs packed, %d unpacked", call, np[0], np[1]);
+    cr_assert_eq(tests[0], tests[1], "call %d", call);
+    cr_assert(!memcmp(pp[0], pp[1], sizeof(int) * 2 * (size_t)np[0]), "call %d: other pairs or order", call);
+    cr_assert(np[0] > (max == cap ? 100 : 49), "call %d: only %d pairs", call, np[0]);
+  }
+  grit_broadphase_free(bp[0]);
+  grit_broadphase_free(bp[1]);
+  free(pp[0]);
+  free(pp[1]);
+  free(aabb);
 }

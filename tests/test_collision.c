@@ -743,3 +743,42 @@ Test(collision, curved_general_path_against_closed_forms) {
     cr_expect(count[0] >= 50 && count[1] >= 50);
   }
 }
+
+/* EPA's edge table cleared among its vertices as they come (collision_gjk.c) against the whole table
+ * cleared each call (grit_gjk_info.full_edge_clear): overlapping pairs of boxes, cylinders, ellipsoids,
+ * capsules and hulls at random poses give the same phi, normal and witness points to the bit, and the
+ * same iteration counts; most of them run EPA. */
+Test(collision, epa_edge_table_cleared_lazily_same_bits) {
+  unsigned long long s = 31;
+  double verts[14][3];
+  const double h[3] = {0.1, 0.15, 0.2};
+  ct_convex_vertices(verts, h, 0.05);
+  const grit_geom_type types[] = {GRIT_GEOM_BOX, GRIT_GEOM_CYLINDER, GRIT_GEOM_ELLIPSOID, GRIT_GEOM_CAPSULE, GRIT_GEOM_CONVEX};
+  int epa_runs = 0, tries = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const grit_geom_type ta = types[trial % 5], tb = types[(trial / 5) % 5];
+    grit_shape a = random_shape(&s, ta, &verts[0][0]), b = random_shape(&s, tb, &verts[0][0]);
+    ct_pose A = ct_random_pose(&s, 0.1), B = ct_random_pose(&s, 0.1);
+    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
+    grit_gjk_info info[2];
+    int hit[2];
+    for (int r = 0; r < 2; ++r) {
+      memset(&info[r], 0, sizeof info[r]);
+      info[r].full_edge_clear = r;
+      hit[r] = grit_gjk_epa(&pa, &pb, 0.01, &phi[r], n[r], wa[r], wb[r], &info[r]);
+    }
+    cr_assert_eq(hit[0], hit[1], "trial %d", trial);
+    cr_assert_eq(info[1].full_edge_clear, 1, "trial %d: the switch was not kept", trial);
+    if (!hit[0]) continue;
+    tries++;
+    cr_assert(info[0].epa_iterations == info[1].epa_iterations && info[0].epa_converged == info[1].epa_converged &&
+                  info[0].gjk_iterations == info[1].gjk_iterations && info[0].polish_steps == info[1].polish_steps,
+              "trial %d: other iterations", trial);
+    cr_assert(!memcmp(&phi[0], &phi[1], sizeof phi[0]) && !memcmp(n[0], n[1], sizeof n[0]) &&
+                  !memcmp(wa[0], wa[1], sizeof wa[0]) && !memcmp(wb[0], wb[1], sizeof wb[0]),
+              "trial %d: other bits", trial);
+    epa_runs += info[0].epa_iterations > 0;
+  }
+  cr_assert(epa_runs > 100, "EPA expanded in only %d of %d overlapping pairs", epa_runs, tries);
+}

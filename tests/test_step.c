@@ -358,3 +358,105 @@ Test(step, no_query_when_no_geometries_may_collide) {
     grit_model_free(m);
   }
 }
+
+/* The bounding test before the narrow phase (collision.c, surely_apart; grit_collision.no_apart) drops
+ * only pairs without candidates: 120 bodies of every round and boxy shape falling into a box of four
+ * walls turned by quaternions (so their normals are off the axes by round-off and their boxes
+ * unbounded), stepped 120 times with and without it, must give the same candidates, in the same order,
+ * with the same bits, and the same states. */
+Test(step, bounding_test_keeps_every_candidate) {
+  unsigned long long seed = 11;
+  scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  grit_data *d[2];
+  grit_model *m[2];
+  for (int run = 0; run < 2; ++run) {
+    seed = 11;
+    grit_builder *b = scene_builder(2e-3, NULL);
+    grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+    grit_builder_add_geom(b, &ground, NULL);
+    for (int w = 0; w < 4; ++w) { /* walls at x, y = +-0.25 facing in */
+      const double a = 0.5 * (w < 2 ? 1.5707963267948966 : -1.5707963267948966);
+      grit_geom_def g = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+      const double s = w % 2 ? -1.0 : 1.0;
+      g.quat[0] = cos(a);
+      g.quat[1] = w < 2 ? 0.0 : s * sin(a);
+      g.quat[2] = w < 2 ? s * sin(a) : 0.0;
+      g.quat[3] = 0.0;
+      g.pos[0] = w < 2 ? -0.25 * s : 0.0;
+      g.pos[1] = w < 2 ? 0.0 : 0.25 * s;
+      cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+    }
+    for (int i = 0; i < 120; ++i) {
+      const double pos[3] = {uniform(&seed, -0.2, 0.2), uniform(&seed, -0.2, 0.2), uniform(&seed, 0.03, 0.4)};
+      int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+      const int type = 1 + (int)uniform(&seed, 0, 5 - 1e-9); /* sphere .. ellipsoid */
+      const double r = uniform(&seed, 0.015, 0.04);
+      grit_shape sh = grit_shape_make((grit_geom_type)type, r, type == GRIT_GEOM_BOX || type == GRIT_GEOM_ELLIPSOID ? 0.8 * r : 0.6 * r,
+                                      0.7 * r);
+      grit_geom_def g = scene_geom(&c, body, sh);
+      for (int k = 0; k < 4; ++k) g.quat[k] = uniform(&seed, -1, 1);
+      cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+    }
+    d[run] = scene_data(b, &m[run], GRIT_CONTACT_LAGGED);
+    d[run]->collision->no_apart = run;
+  }
+  int touching = 0;
+  for (int step = 0; step < 120; ++step) {
+    for (int run = 0; run < 2; ++run) cr_assert_eq(grit_step(d[run]), GRIT_OK, "%s", d[run]->message);
+    const grit_collision *x = d[0]->collision, *y = d[1]->collision;
+    cr_assert_eq(x->n, y->n, "step %d: %d candidates, %d without the test", step, x->n, y->n);
+    for (int k = 0; k < x->n; ++k) {
+      const grit_contact_point *p = &x->c[k].pt, *q = &y->c[k].pt;
+      cr_assert(x->c[k].geom[0] == y->c[k].geom[0] && x->c[k].geom[1] == y->c[k].geom[1], "step %d candidate %d", step, k);
+      cr_assert(!memcmp(&p->phi, &q->phi, sizeof p->phi) && !memcmp(p->n, q->n, sizeof p->n) &&
+                    !memcmp(p->pa, q->pa, sizeof p->pa) && !memcmp(p->pb, q->pb, sizeof p->pb) && p->fa == q->fa && p->fb == q->fb,
+                "step %d candidate %d: other bits", step, k);
+    }
+    cr_assert(!memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)m[0]->nq), "step %d: other positions", step);
+    cr_assert(!memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)m[0]->nv), "step %d: other velocities", step);
+    touching = x->n > touching ? x->n : touching;
+  }
+  cr_assert(touching > 100, "only %d candidates: the scene does not exercise the test", touching);
+  for (int run = 0; run < 2; ++run) {
+    grit_data_free(d[run]);
+    grit_model_free(m[run]);
+  }
+}
+
+/* A sphere's or capsule's box written out in the query (collision.c, round_world_aabb) has the bits of
+ * grit_shape_world_aabb's (the old path, grit_collision.no_sphere_box): spheres and capsules of random
+ * sizes at random places and orientations (some capsules along an axis, so a support direction's z is
+ * 0), with random margins (a third of them 0). */
+Test(step, round_boxes_same_bits) {
+  unsigned long long seed = 23;
+  scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  grit_builder *b = scene_builder(1e-3, NULL);
+  for (int i = 0; i < 50; ++i) {
+    const double pos[3] = {uniform(&seed, -3, 3), uniform(&seed, -3, 3), uniform(&seed, -3, 3)};
+    int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+    const grit_geom_type t = i % 2 ? GRIT_GEOM_CAPSULE : GRIT_GEOM_SPHERE;
+    grit_geom_def g = scene_geom(&c, body, grit_shape_make(t, uniform(&seed, 1e-3, 2), uniform(&seed, 1e-3, 2), 0));
+    for (int k = 0; k < 4; ++k) g.quat[k] = i % 6 == 1 ? (k == 0) : uniform(&seed, -1, 1);
+    for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  grit_forward_kinematics(d);
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_collision_detect(d->collision, m, d->kin.xpos, d->kin.xmat, NULL, msg), GRIT_OK, "%s", msg);
+  grit_collision *col = d->collision;
+  for (int g = 0; g < m->ngeom; ++g) {
+    col->gmargin[g] = g % 3 == 0 ? 0.0 : uniform(&seed, 0, 0.1);
+    double lo[2][3], hi[2][3];
+    for (int r = 0; r < 2; ++r) {
+      col->no_sphere_box = r;
+      grit_collision_geom_aabb(col, m, g, lo[r], hi[r]);
+    }
+    col->no_sphere_box = 0;
+    cr_assert(!memcmp(lo[0], lo[1], sizeof lo[0]) && !memcmp(hi[0], hi[1], sizeof hi[0]), "geom %d: other bits", g);
+    cr_assert(lo[0][0] < hi[0][0], "geom %d: an empty box", g);
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -7,6 +7,9 @@
 struct grit_broadphase {
   int n;
   int *order; /* box indices sorted by their lower bound on the sweep axis (kept between calls) */
+  int unpacked; /* 1: the sweep reads the boxes through the order (the old path) */
+  double *key;  /* (n) the sorted boxes' lower bounds on the sweep axis, during a call */
+  double *box;  /* (6 n) the boxes in sweep order: sweep axis lo, hi, then the next axis's, the last's */
 };
 
 grit_status grit_broadphase_create(int n, grit_broadphase **out) {
@@ -16,8 +19,10 @@ grit_status grit_broadphase_create(int n, grit_broadphase **out) {
   if (!bp) return GRIT_ERR_OUT_OF_MEMORY;
   bp->n = n;
   bp->order = calloc((size_t)n + 1, sizeof(int));
-  if (!bp->order) {
-    free(bp);
+  bp->key = calloc((size_t)n + 1, sizeof(double));
+  bp->box = calloc(6 * (size_t)n + 1, sizeof(double));
+  if (!bp->order || !bp->key || !bp->box) {
+    grit_broadphase_free(bp);
     return GRIT_ERR_OUT_OF_MEMORY;
   }
   for (int i = 0; i < n; ++i) bp->order[i] = i;
@@ -28,7 +33,64 @@ grit_status grit_broadphase_create(int n, grit_broadphase **out) {
 void grit_broadphase_free(grit_broadphase *bp) {
   if (!bp) return;
   free(bp->order);
+  free(bp->key);
+  free(bp->box);
   free(bp);
+}
+
+void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked) { bp->unpacked = unpacked != 0; }
+
+/* The packed sweep: the same insertion sort on the lower bounds gathered into one array (the same
+ * comparisons, so the same order), the boxes copied in that order, then the same sweep over them read
+ * in sequence instead of through the order: the same pairs in the same order, the same tests. */
+static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax, grit_pair_filter filter,
+                                const void *ctx, int *pairs, int max_pairs, int *npairs, long *tests) {
+  const int n = bp->n, a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
+  int *o = bp->order;
+  double *key = bp->key, *box = bp->box;
+  for (int p = 0; p < n; ++p) key[p] = aabb[6 * o[p] + ax];
+  for (int i = 1; i < n; ++i) {
+    const int id = o[i];
+    const double lo = key[i];
+    int j = i - 1;
+    while (j >= 0 && key[j] > lo) {
+      o[j + 1] = o[j];
+      key[j + 1] = key[j];
+      j--;
+    }
+    o[j + 1] = id;
+    key[j + 1] = lo;
+  }
+  for (int p = 0; p < n; ++p) {
+    const double *b = aabb + 6 * o[p];
+    double *x = box + 6 * p;
+    x[0] = b[ax], x[1] = b[3 + ax], x[2] = b[a1], x[3] = b[3 + a1], x[4] = b[a2], x[5] = b[3 + a2];
+  }
+  int np = 0;
+  long nt = 0;
+  grit_status status = GRIT_OK;
+  for (int p = 0; p < n; ++p) {
+    const double *bi = box + 6 * p;
+    const double hi = bi[1], lo1 = bi[2], hi1 = bi[3], lo2 = bi[4], hi2 = bi[5];
+    for (int q = p + 1; q < n; ++q) {
+      const double *bj = box + 6 * q;
+      if (bj[0] > hi) break; /* sorted: no later box overlaps on the sweep axis */
+      nt++;
+      if (bj[2] > hi1 || lo1 > bj[3] || bj[4] > hi2 || lo2 > bj[5]) continue;
+      const int i = o[p], j = o[q], lo = i < j ? i : j, hj = i < j ? j : i;
+      if (filter && !filter(ctx, lo, hj)) continue;
+      if (np >= max_pairs) {
+        status = GRIT_ERR_CAPACITY;
+        continue;
+      }
+      pairs[2 * np] = lo;
+      pairs[2 * np + 1] = hj;
+      np++;
+    }
+  }
+  *npairs = np;
+  if (tests) *tests = nt;
+  return status;
 }
 
 /* The axis along which the box centres have the largest variance. */
@@ -55,6 +117,7 @@ static int sweep_axis(const double *aabb, int n) {
 grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_pair_filter filter,
                                   const void *ctx, int *pairs, int max_pairs, int *npairs, long *tests) {
   const int n = bp->n, ax = sweep_axis(aabb, n);
+  if (!bp->unpacked) return pairs_packed(bp, aabb, ax, filter, ctx, pairs, max_pairs, npairs, tests);
   int *o = bp->order;
   /* insertion sort by lower bound: near O(n) for coherent motion */
   for (int i = 1; i < n; ++i) {

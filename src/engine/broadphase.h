@@ -25,4 +25,8 @@ void grit_broadphase_free(grit_broadphase *bp);
 grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_pair_filter filter,
                                   const void *ctx, int *pairs, int max_pairs, int *npairs, long *tests);
 
+/* 1: the sweep reads the boxes through the sort order as before (the old path); 0 (default): in a copy
+ * packed in that order (the same pairs, in the same order). */
+void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked);
+
 #endif

@@ -50,7 +50,8 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->grad = calloc((size_t)ng + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->grad || !col->pairs || !col->c ||
+  col->gapart = calloc((size_t)ng + 1, 1);
+  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->grad || !col->pairs || !col->c || !col->gapart ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
@@ -61,6 +62,8 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
     col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
     col->taud_max = fmax(col->taud_max, m->geom_taud[g]);
+    const grit_geom_type t = m->geom_shape[g].type;
+    col->gapart[g] = t == GRIT_GEOM_HFIELD || m->geom_hydro[g] > 0 ? 0 : t == GRIT_GEOM_PLANE ? 1 : 2;
   }
   col->may_collide = may_collide(m);
   *out = col;
@@ -79,6 +82,7 @@ void grit_collision_free(grit_collision *col) {
   free(col->grad);
   free(col->pairs);
   free(col->c);
+  free(col->gapart);
   free(col);
 }
 
@@ -119,7 +123,59 @@ static grit_status add_explicit_pairs(grit_collision *col, const grit_model *m, 
   return GRIT_OK;
 }
 
-static int pair_filter(const void *ctx, int i, int j) { return grit_geom_pair_allowed(ctx, i, j); }
+/* The margin of pair (ga, gb) in the query (symmetric in the two): the sum of the two geometries'
+ * (each capped, so at most the boxes' inflation), capped; at least the smoothing's min_margin and the
+ * pair's own margin (within that: always a candidate). */
+static double query_margin(const grit_collision *col, const grit_model *m, double min_margin, int ga, int gb) {
+  const double cap = m->opt.contact_margin, sum = col->gmargin[ga] + col->gmargin[gb];
+  double margin = sum < cap ? sum : cap;
+  if (min_margin > margin) margin = min_margin;
+  return fmax(margin, grit_pair_margin(m, ga, gb));
+}
+
+/* Whether geometries g1 and g2 are surely farther apart than their margin, by their bounding spheres
+ * (grad, about the origins) or, against a plane, the other's bounding sphere's height over it: then
+ * the narrow phase finds no candidate (every candidate's phi is at least the pair's distance, and one is
+ * emitted only below the margin), so the pair need not reach it. The margin taken is at least the
+ * pair's (query_margin, with its maxima by comparisons) and the slack, 1e-9 of the coordinates' and
+ * radii's magnitudes (and 1e-9 m), far above the round-off of the narrow phase's own distance: a pair
+ * the narrow phase could accept is never dropped, and the candidates are the same, in the same order.
+ * Height fields and pressure-field geometries (their own queries) are left to the narrow phase
+ * (gapart 0). */
+static int surely_apart(const grit_collision *col, const grit_model *m, double min_margin, int g1, int g2) {
+  const int k1 = col->gapart[g1], k2 = col->gapart[g2];
+  if (!k1 || !k2 || (k1 == 1 && k2 == 1)) return 0;
+  const double cap = m->opt.contact_margin, sum = col->gmargin[g1] + col->gmargin[g2];
+  double margin = sum < cap ? sum : cap;
+  margin = min_margin > margin ? min_margin : margin;
+  margin = m->geom_margin[g1] > margin ? m->geom_margin[g1] : margin;
+  margin = m->geom_margin[g2] > margin ? m->geom_margin[g2] : margin;
+  const double *c1 = col->gpos + 3 * g1, *c2 = col->gpos + 3 * g2;
+  if (k1 == 1 || k2 == 1) { /* a plane (kind 1) and a bounded geometry */
+    const int pl = k1 == 1 ? g1 : g2;
+    const double *R = col->gmat + 9 * pl, *p = col->gpos + 3 * pl, *c = pl == g1 ? c2 : c1;
+    const double r = col->grad[pl == g1 ? g2 : g1];
+    const double h = R[2] * (c[0] - p[0]) + R[5] * (c[1] - p[1]) + R[8] * (c[2] - p[2]);
+    return h - r - margin > col->apart_slack + 1e-9 * (r + margin); /* NaN: never */
+  }
+  const double d[3] = {c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]}, r = col->grad[g1] + col->grad[g2];
+  const double reach = r + margin + col->apart_slack + 1e-9 * (r + margin);
+  return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach; /* NaN or infinite reach: never */
+}
+
+/* The broad phase's filter: the model's (grit_geom_pair_allowed), after the bounding test above unless
+ * switched off (grit_collision.no_apart). */
+typedef struct filter_ctx {
+  const grit_model *m;
+  const grit_collision *col;
+  double min_margin;
+} filter_ctx;
+
+static int pair_filter(const void *ctx, int i, int j) {
+  const filter_ctx *f = ctx;
+  if (!f->col->no_apart && surely_apart(f->col, f->m, f->min_margin, i, j)) return 0;
+  return grit_geom_pair_allowed(f->m, i, j);
+}
 
 /* A bound on the speed of the points of a geometry with origin c and bounding radius r on a body with
  * twist t = (w; v_O): |v_O + w x c| + |w| r (0 for a body at rest, even an unbounded plane). */
@@ -161,6 +217,40 @@ static int same_place(grit_collision *col, int g) {
   return 0;
 }
 
+/* sgn of geometry.c's core support: +1 at 0 */
+static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; }
+
+/* A sphere's or capsule's box (half-length h; 0 for a sphere) by grit_shape_world_aabb's operations
+ * (geometry.c: the support along each row of R and against it: the core's support point, 0 or the
+ * capsule's end sgn(d_z) h, plus r d / |d| from grit_shape_support; then the same sums in the same
+ * order), without its twelve calls: the same bits (test_step: round_boxes_same_bits). */
+static void round_world_aabb(double r, double h, int capsule, const double p[3], const double R[9], double margin,
+                             double lo[3], double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3] = {0.0, 0.0, capsule ? sgn(d[2]) * h : 0.0};
+    double n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (r > 0.0 && n > 0.0)
+      for (int j = 0; j < 3; ++j) x[j] += r * d[j] / n;
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    for (int j = 0; j < 3; ++j) d[j] = -d[j], x[j] = 0.0;
+    if (capsule) x[2] = sgn(d[2]) * h;
+    n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (r > 0.0 && n > 0.0)
+      for (int j = 0; j < 3; ++j) x[j] += r * d[j] / n;
+    lo[k] = p[k] - (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]) - margin;
+  }
+}
+
+void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]) {
+  const grit_shape *sh = &m->geom_shape[g];
+  const int round = sh->type == GRIT_GEOM_SPHERE || sh->type == GRIT_GEOM_CAPSULE;
+  if (round && !col->no_sphere_box)
+    round_world_aabb(sh->size[0], sh->size[1], sh->type == GRIT_GEOM_CAPSULE, col->gpos + 3 * g, col->gmat + 9 * g,
+                     col->gmargin[g], lo, hi);
+  else
+    grit_shape_world_aabb(sh, col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
+}
+
 grit_status grit_collision_detect(grit_collision *col, const grit_model *m, const double *xpos, const double *xmat,
                                   const grit_collision_motion *motion, char *message) {
   const int ng = m->ngeom;
@@ -177,8 +267,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     if (m->geom_margin[g] > col->gmargin[g]) col->gmargin[g] = m->geom_margin[g];
   for (int g = 0; g < ng; ++g) {
     if (m->geom_shape[g].type != GRIT_GEOM_CONVEX) {
-      grit_shape_world_aabb(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], col->aabb + 6 * g,
-                            col->aabb + 6 * g + 3);
+      grit_collision_geom_aabb(col, m, g, col->aabb + 6 * g, col->aabb + 6 * g + 3);
       continue;
     }
     const int same_R = !memcmp(col->aabb_key + 13 * g + 3, col->gmat + 9 * g, 9 * sizeof(double));
@@ -186,8 +275,14 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
       grit_shape_world_aabb_hint(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g],
                                  col->aabb + 6 * g, col->aabb + 6 * g + 3, col->aabb_hint + 7 * g, same_R);
   }
+  if (!col->no_apart) { /* the bounding test's slack: 1e-9 of the largest coordinate's magnitude, 6 of them */
+    double big = 0.0;
+    for (int i = 0; i < 3 * ng; ++i) big = fabs(col->gpos[i]) > big ? fabs(col->gpos[i]) : big;
+    col->apart_slack = 1e-9 * (1.0 + 6.0 * big); /* a NaN coordinate: that pair's test says never */
+  }
   int np = 0;
-  grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, m, col->pairs, col->cap_pairs, &np, NULL);
+  const filter_ctx fc = {m, col, motion ? motion->min_margin : -INFINITY}; /* none: never raises a margin */
+  grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, &fc, col->pairs, col->cap_pairs, &np, NULL);
   if (s == GRIT_OK) s = add_explicit_pairs(col, m, &np);
   if (s != GRIT_OK)
     return grit_set_error(message, s, "collision: more than %d broad-phase pairs (raise options.max_contacts)",
@@ -212,11 +307,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     grit_contact_point pts[GRIT_HFIELD_MAX_POINTS > GRIT_COLLIDE_MAX_POINTS ? GRIT_HFIELD_MAX_POINTS
                                                                            : GRIT_COLLIDE_MAX_POINTS];
     int npts = 0;
-    /* the pair's margin: the sum of the two (each capped, so at most the boxes' inflation), capped */
-    const double sum = col->gmargin[ga] + col->gmargin[gb];
-    double margin = sum < cap ? sum : cap;
-    if (motion && motion->min_margin > margin) margin = motion->min_margin;
-    margin = fmax(margin, grit_pair_margin(m, ga, gb)); /* within the pair's own margin: always a candidate */
+    const double margin = query_margin(col, m, fc.min_margin, ga, gb);
     if (m->geom_shape[gb].type == GRIT_GEOM_HFIELD) { /* the field first: the normal points out of it */
       const int t = ga;
       ga = gb;

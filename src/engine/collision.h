@@ -34,6 +34,14 @@ typedef struct grit_collision {
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
   int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and no two
                        geometries' bit masks match, as with <flag contact="disable">): the query is then skipped */
+  int no_apart;     /* 1: every broad-phase pair reaches the narrow phase (the old path); 0 (default): pairs
+                       whose bounding spheres are surely farther apart than their margin are dropped first
+                       (collision.c: surely_apart; the same candidates) */
+  char *gapart;      /* (ngeom) each geometry's kind for that test: 0 none (height field, pressure field), 1
+                       plane, 2 bounded (grad) */
+  double apart_slack; /* that test's slack in the last query */
+  int no_sphere_box; /* 1: a sphere's or capsule's box by grit_shape_world_aabb (the old path); 0 (default):
+                        the same operations written out (collision.c, round_world_aabb; the same bits) */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;
@@ -50,6 +58,10 @@ void grit_collision_free(grit_collision *col);
 /* Whether the broad phase may pair geometries g1 and g2 (welds, parent-child, bit masks, excluded body
  * pairs; explicit pairs are added separately). */
 int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
+
+/* The box of a geometry other than a CONVEX one at its place and margin of the last query (gpos, gmat,
+ * gmargin), as the query makes it. */
+void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]);
 
 /* Finds the candidates at the body poses (xpos, xmat as in grit_kin). GRIT_ERR_CAPACITY when the
  * workspace is too small (the message says how many were needed at least).

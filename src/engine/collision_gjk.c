@@ -245,7 +245,11 @@ typedef struct polytope {
   sv v[EPA_MAXV];
   face f[EPA_MAXF];
   int nv, nf;
-  unsigned char edge[EPA_MAXV][EPA_MAXV]; /* the face holding the directed edge (i, j); NO_FACE: none */
+  unsigned char edge[EPA_MAXV][EPA_MAXV]; /* the face holding the directed edge (i, j); NO_FACE: none.
+                                             Only the entries between the nv vertices are ever read: they
+                                             are cleared as vertices come (clear_edges), not all 16 KB
+                                             a call, unless full_clear (grit_gjk_info.full_edge_clear) */
+  int full_clear;
 } polytope;
 
 #define NO_FACE 255 /* > EPA_MAXF */
@@ -327,7 +331,9 @@ static int epa_seed(const body *A, const body *B, const simplex *s, double scale
     P->v[2] = t;
   }
   P->nf = 0;
-  memset(P->edge, NO_FACE, sizeof P->edge);
+  if (P->full_clear) memset(P->edge, NO_FACE, sizeof P->edge);
+  else
+    for (int i = 0; i < P->nv; ++i) memset(P->edge[i], NO_FACE, (size_t)P->nv);
   return add_face(P, 0, 1, 2, scale) && add_face(P, 0, 3, 1, scale) && add_face(P, 0, 2, 3, scale) &&
          add_face(P, 1, 3, 2, scale);
 }
@@ -374,6 +380,8 @@ static int epa_expand(polytope *P, int first, const sv *w, double scale) {
   P->nf = m;
   const int iw = P->nv++;
   P->v[iw] = *w;
+  if (!P->full_clear) /* the new vertex's row and column among the vertices: no edge yet */
+    for (int i = 0; i <= iw; ++i) P->edge[iw][i] = P->edge[i][iw] = NO_FACE;
   for (int q = 0; q < ne; ++q)
     if (!add_face(P, edges[q][0], edges[q][1], iw, scale)) return 0;
   return 1;
@@ -385,6 +393,7 @@ static int epa_expand(polytope *P, int first, const sv *w, double scale) {
 static int epa(const body *A, const body *B, const simplex *s, double scale, double *depth, double n[3],
                double ca[3], double cb[3], grit_gjk_info *info) {
   polytope P;
+  P.full_clear = info && info->full_edge_clear;
   if (!epa_seed(A, B, s, scale, &P)) return 0;
   int best = 0;
   for (int it = 0;; ++it) {
@@ -556,7 +565,9 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   int it = 0;
   grit_gjk_info own;
   if (!info) info = &own; /* EPA reports whether it converged through it */
+  const int full = info == &own ? 0 : info->full_edge_clear;
   memset(info, 0, sizeof *info);
+  info->full_edge_clear = full;
   int res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it);
   info->gjk_iterations = it;
   if (res == GJK_FAR) return 0;

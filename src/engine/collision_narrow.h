@@ -56,6 +56,8 @@ typedef struct grit_gjk_info {
   int epa_iterations; /* EPA expansions; 0 if EPA did not run */
   int epa_converged;  /* 1 if EPA met its tolerance, 0 if it stopped at its capacity or on round-off */
   int polish_steps;   /* GJK runs of the polish of a curved overlap (when EPA did not converge) */
+  int full_edge_clear; /* input (kept): 1 clears EPA's whole edge table each call (the old path); 0: only
+                          the entries between its vertices, as they come (the same polytope, the same bits) */
 } grit_gjk_info;
 
 /* The signed distance between a and b, with witness points on their surfaces and the unit normal from
