@@ -168,6 +168,7 @@ Test(hessian, big_tree_assembly_same_bits_as_whole_sums) {
     cr_assert_eq(grit_hessian_create(m, 4, 0, &h[w], msg), GRIT_OK, "%s", msg);
     grit_hessian_force_path(h[w], 0);
     grit_hessian_big_tree_paths(h[w], w == 0);
+    grit_hessian_sparse_trees(h[w], 0); /* (blockchol_sparse.c: other rounding; its own tests below) */
   }
   const con cs[] = {{1, 1, 0, n0}, {1, 1, 2, n0 - 1}, {3, 1, 1, 47}, {3, 1, 3, 80}, {2, 1, 5, 90}, {3, 2, 10, 85},
                     {1, 2, 0, n0}};
@@ -195,6 +196,7 @@ Test(hessian, big_block_factor_same_bits_as_plain_loops) {
         grit_hessian_force_path(h[w], 1);
         grit_hessian_allow_tree_order(h[w], 0);
         grit_hessian_big_tree_paths(h[w], w == 0);
+        grit_hessian_sparse_trees(h[w], 0);
       }
       const con cs[] = {{3, 1 + ball, 0, n0}, {1, 1, 1, n0 - 1}, {3, 1 + ball, 2, n0 / 2}};
       double *Hx = malloc(sizeof(double) * (size_t)m->nv * m->nv);
@@ -220,6 +222,7 @@ Test(hessian, big_block_indefinite_is_reported_alike) {
     cr_assert_eq(grit_hessian_create(m, 4, 0, &h, msg[w]), GRIT_OK);
     grit_hessian_force_path(h, 1);
     grit_hessian_big_tree_paths(h, w == 0);
+    grit_hessian_sparse_trees(h, 0);
     grit_hessian_pattern_reset(h);
     grit_hessian_pattern_commit(h);
     grit_hessian_begin(h, A);
@@ -248,6 +251,7 @@ static void step_flag(int allow, int steps, double *q, double *v) {
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
   grit_hessian_big_tree_paths(d->solver->H, allow);
+  grit_hessian_sparse_trees(d->solver->H, 0);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
   memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
