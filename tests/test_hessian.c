@@ -389,8 +389,9 @@ static void solve_checked(const grit_model *m, grit_hessian *h, const double *Hx
 /* The star tree's H with couplings of neighbouring leaves (a ring), contacts on the root and a leaf, and
  * two rows over most of the tree (held apart: Woodbury): the sparse factor (minimum degree, fewer flops)
  * and the dense block in dof order both solve H to a backward error under 4 nv u, by one column and
- * many, and agree; a second H of the same pattern reuses the analysis, a third with a new coupling does
- * not; an indefinite H is reported at its dof. */
+ * many, and agree; the second H has a new coupling (a new analysis), the third its pattern (the same),
+ * the fourth a row over 40 leaves (a clique: the trailing dense block); an indefinite H is reported at
+ * its dof. */
 Test(hessian, sparse_tree_factor_against_dense_order) {
   grit_model *m = star_tree(110);
   const int nv = m->nv, L = nv - 6;
@@ -406,7 +407,7 @@ Test(hessian, sparse_tree_factor_against_dense_order) {
   X[0] = malloc(sizeof(double) * 12 * (size_t)nv), X[1] = malloc(sizeof(double) * 12 * (size_t)nv);
   unsigned seed = 17;
   for (int i = 0; i < 12 * nv; ++i) b[i] = urand(&seed);
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 4; ++round) {
     star_a(m, 40u + (unsigned)round, A);
     for (int w = 0; w < 2; ++w) {
       grit_hessian_pattern_reset(h[w]);
@@ -417,7 +418,7 @@ Test(hessian, sparse_tree_factor_against_dense_order) {
     double J[3 * 128], G[9] = {1.5, 0.1, 0.1, 0.1, 1.2, 0.1, 0.1, 0.1, 2.0};
     const int tree[2] = {0, 0};
     const double *Jp[2] = {J, J};
-    for (int c = 0; c < L + 5 + round; ++c) {
+    for (int c = 0; c < L + 5 + (round > 0) + (round == 3); ++c) {
       const int dim = c >= L && c < L + 3 ? 3 : 1;
       memset(J, 0, sizeof J);
       for (int r = 0; r < dim; ++r) {
@@ -428,8 +429,10 @@ Test(hessian, sparse_tree_factor_against_dense_order) {
           J[r * nv + 6 + 31 * (c - L)] = urand(&seed);
         } else if (c < L + 5) { /* over every leaf; over all but the first three dofs */
           for (int j = c == L + 3 ? 6 : 3; j < nv; ++j) J[j] = urand(&seed);
-        } else {
+        } else if (c == L + 5) {
           J[6] = urand(&seed), J[6 + L / 2] = urand(&seed);
+        } else { /* over 40 leaves: a clique (the trailing dense block, blockchol_sparse.c) */
+          for (int j = 20; j < 60; ++j) J[j] = urand(&seed);
         }
       }
       const double *g = dim == 3 ? G : G + 4;

@@ -24,6 +24,9 @@
  * multiply-add (indexed loads and stores, scalar): it is taken when its weighted count is lower. */
 #define SPARSE_WEIGHT 4.0
 
+/* A trailing dense block from this size on goes to the dense kernel (its crossover with chol_block). */
+#define DENSE_MIN 24
+
 struct grit_bigsparse {
   int tree, n, words;
   int analysed;      /* a pattern has been analysed */
@@ -41,7 +44,14 @@ struct grit_bigsparse {
   double *d, *inv;   /* the pivots and their reciprocals, by position */
   int *rp, *rk, *re; /* row j's entries of earlier columns: column rk[q], entry re[q], q in rp[j] .. rp[j+1]-1 */
   double *x;         /* (n) the column being computed, by position */
-  double madds;      /* of the left-looking loops */
+  double madds;      /* of the factor's loops */
+  /* the trailing dense block: positions t0 .. n-1, every entry below the diagonal nonzero (the last
+   * clique of the elimination; the root's dofs), factored by the dense kernel (blockchol_big.c) after
+   * the sparse columns' updates; t0 = n: none (under DENSE_MIN positions) */
+  int t0;
+  int *tail;         /* (n) column k < t0's first entry in a row >= t0 */
+  double *D;         /* (n x n) the trailing block, row-major */
+  double madds_dense; /* of the trailing block's own factorization */
   /* H = S + V^T V: S the block (its factor above), V's k rows one-row constraints over most of the tree
    * (grit_bigsparse_lowrank_add), solved by the Woodbury identity: H^-1 = S^-1 - W^T C^-1 W with
    * W = V S^-T (rows), C = I + V S^-1 V^T = R R^T (k x k) */
@@ -75,9 +85,10 @@ grit_bigsparse *grit_bigsparse_create(const grit_model *m, int tree) {
   s->Lx = malloc(sizeof(double) * tri);
   s->V = malloc(sizeof(double) * LOWRANK_CAP * nn), s->W = malloc(sizeof(double) * LOWRANK_CAP * nn);
   s->R = malloc(sizeof(double) * LOWRANK_CAP * LOWRANK_CAP), s->t = malloc(sizeof(double) * LOWRANK_CAP * RHS_CHUNK);
+  s->tail = malloc(sizeof(int) * nn), s->D = malloc(sizeof(double) * nn * nn);
   s->d = malloc(sizeof(double) * nn), s->inv = malloc(sizeof(double) * nn), s->x = calloc(nn, sizeof(double));
   if (!s->fill || !s->pat || !s->cur || !s->anc || !s->g || !s->perm || !s->iperm || !s->Lp || !s->rp || !s->Li || !s->Lo || !s->rk || !s->re ||
-      !s->Lx || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x) {
+      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x) {
     grit_bigsparse_free(s);
     return NULL;
   }
@@ -88,6 +99,7 @@ void grit_bigsparse_free(grit_bigsparse *s) {
   if (!s) return;
   free(s->fill), free(s->pat), free(s->cur), free(s->anc), free(s->g), free(s->perm), free(s->iperm), free(s->Lp), free(s->rp), free(s->Li), free(s->Lo);
   free(s->V), free(s->W), free(s->R), free(s->t);
+  free(s->tail), free(s->D);
   free(s->rk), free(s->re), free(s->Lx), free(s->d), free(s->inv), free(s->x);
   free(s);
 }
@@ -195,14 +207,23 @@ static void lay_out(grit_bigsparse *s) {
   for (int j = 0; j < n; ++j) cnt[j + 1] += cnt[j];
   int *cur = (int *)s->g; /* scratch, n ints (the bit rows hold n * W * 2 >= n of them) */
   for (int j = 0; j < n; ++j) cur[j] = s->rp[j];
-  double madds = 0.0;
-  for (int k = 0; k < n; ++k)
+  int t0 = n;
+  while (t0 > 0 && s->Lp[t0] - s->Lp[t0 - 1] == n - t0) --t0; /* column t0 - 1 has every row below */
+  s->t0 = n - t0 >= DENSE_MIN ? t0 : n;
+  double madds = 0.0, md = 0.0;
+  for (int k = 0; k < n; ++k) {
+    s->tail[k] = s->Lp[k + 1];
     for (int e = s->Lp[k]; e < s->Lp[k + 1]; ++e) {
       const int q = cur[s->Li[e]]++;
       s->rk[q] = k, s->re[q] = e;
-      madds += (double)(s->Lp[k + 1] - e); /* row Li[e]'s update from column k: the entries from e on */
+      if (s->Li[e] >= s->t0 && s->tail[k] == s->Lp[k + 1]) s->tail[k] = e;
+      /* row Li[e]'s update from column k: the entries from e on */
+      if (k >= s->t0) md += (double)(s->Lp[k + 1] - e);
+      else madds += (double)(s->Lp[k + 1] - e);
     }
-  s->madds = madds + nz;
+  }
+  s->madds = madds + md + nz;
+  s->madds_dense = md;
 }
 
 void grit_bigsparse_prepare(grit_bigsparse *s, const double *H, int allow) {
@@ -219,17 +240,48 @@ void grit_bigsparse_prepare(grit_bigsparse *s, const double *H, int allow) {
   lay_out(s);
   s->analysed = 1;
   const double n = s->n;
-  s->use = SPARSE_WEIGHT * s->madds < n * n * n / 6.0;
+  s->use = SPARSE_WEIGHT * (s->madds - s->madds_dense) + s->madds_dense < n * n * n / 6.0;
 }
 
 int grit_bigsparse_use(const grit_bigsparse *s) { return s->use; }
 
 double grit_bigsparse_flops(const grit_bigsparse *s) { return 2.0 * s->madds; }
 
+/* The trailing dense block: H's entries, the sparse columns' updates, the dense kernel, its columns
+ * written back into L's. Returns the failing dof or -1. */
+static int factor_trailing(grit_bigsparse *s, const double *H, double *lo, double *hi) {
+  const int n = s->n, t0 = s->t0, nt = n - t0, *Li = s->Li;
+  double *D = s->D, *Lx = s->Lx;
+  for (int r = 0; r < nt; ++r)
+    for (int c = 0; c <= r; ++c) {
+      const int cr = s->perm[t0 + r], cc = s->perm[t0 + c];
+      D[(size_t)r * nt + c] = cr > cc ? H[(size_t)cr * n + cc] : H[(size_t)cc * n + cr];
+    }
+  for (int k = 0; k < t0; ++k) {
+    const int e1 = s->Lp[k + 1];
+    for (int er = s->tail[k]; er < e1; ++er) {
+      const double l = Lx[er];
+      double *d = D + (size_t)(Li[er] - t0) * nt - t0;
+      for (int ec = s->tail[k]; ec <= er; ++ec) d[Li[ec]] -= l * Lx[ec];
+    }
+  }
+  const int bad = grit_blockchol_chol_big(D, nt, s->inv + t0, grit_blockchol_have_avx2());
+  if (bad >= 0) return s->perm[t0 + bad];
+  for (int c = 0; c < nt; ++c) {
+    const double r = D[(size_t)c * nt + c];
+    s->d[t0 + c] = r;
+    *lo = r < *lo ? r : *lo;
+    *hi = r > *hi ? r : *hi;
+    double *l = Lx + s->Lp[t0 + c] - (c + 1);
+    for (int q = c + 1; q < nt; ++q) l[q] = D[(size_t)q * nt + c];
+  }
+  return -1;
+}
+
 int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double *hi) {
   const int n = s->n, *Li = s->Li, *Lp = s->Lp;
   double *x = s->x, *Lx = s->Lx;
-  for (int j = 0; j < n; ++j) {
+  for (int j = 0; j < s->t0; ++j) {
     const int cj = s->perm[j];
     for (int e = Lp[j]; e < Lp[j + 1]; ++e) { /* column cj of H, from its lower triangle */
       const int ci = s->Lo[e];
@@ -248,6 +300,10 @@ int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double
     *lo = r < *lo ? r : *lo;
     *hi = r > *hi ? r : *hi;
     for (int e = Lp[j]; e < Lp[j + 1]; ++e) Lx[e] = x[Li[e]] * inv;
+  }
+  if (s->t0 < n) {
+    const int bad = factor_trailing(s, H, lo, hi);
+    if (bad >= 0) return bad;
   }
   if (s->k > 0) lowrank_factor(s);
   return -1;
