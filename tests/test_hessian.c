@@ -391,7 +391,7 @@ static void solve_checked(const grit_model *m, grit_hessian *h, const double *Hx
  * and the dense block in dof order both solve H to a backward error under 4 nv u, by one column and
  * many, and agree; the second H has a new coupling (a new analysis), the third its pattern (the same),
  * the fourth a row over 40 leaves (a clique: the trailing dense block); an indefinite H is reported at
- * its dof. */
+ * its dof, a NaN in a row held apart too. */
 Test(hessian, sparse_tree_factor_against_dense_order) {
   grit_model *m = star_tree(110);
   const int nv = m->nv, L = nv - 6;
@@ -460,6 +460,14 @@ Test(hessian, sparse_tree_factor_against_dense_order) {
   double cond;
   cr_expect_eq(grit_hessian_factor(h[0], &cond, msg), GRIT_ERR_NUMERICAL);
   cr_expect(strstr(msg, "dof 46"), "%s", msg);
+  star_a(m, 99, A); /* a row held apart with a NaN: reported, not solved */
+  grit_hessian_begin(h[0], A);
+  double Jn[128] = {0}, g = 1.2;
+  for (int j = 6; j < nv; ++j) Jn[j] = j == 50 ? NAN : urand(&seed);
+  const int t0[2] = {0, 0};
+  const double *Jnp[2] = {Jn, Jn};
+  grit_hessian_add(h[0], 1, 1, t0, Jnp, &g, -1);
+  cr_expect_eq(grit_hessian_factor(h[0], &cond, msg), GRIT_ERR_NUMERICAL);
   free(A), free(Hx), free(b), free(X[0]), free(X[1]);
   grit_hessian_free(h[0]), grit_hessian_free(h[1]);
   grit_model_free(m);

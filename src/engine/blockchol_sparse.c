@@ -61,7 +61,7 @@ struct grit_bigsparse {
   double *t;         /* (LOWRANK_CAP x RHS_CHUNK) V y of the columns being solved */
 };
 
-static void lowrank_factor(grit_bigsparse *s);
+static int lowrank_factor(grit_bigsparse *s);
 
 grit_bigsparse *grit_bigsparse_create(const grit_model *m, int tree) {
   const int n = m->tree_dofnum[tree];
@@ -305,7 +305,7 @@ int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double
     const int bad = factor_trailing(s, H, lo, hi);
     if (bad >= 0) return bad;
   }
-  if (s->k > 0) lowrank_factor(s);
+  if (s->k > 0 && !lowrank_factor(s)) return s->perm[n - 1]; /* (a row held apart is not finite) */
   return -1;
 }
 
@@ -458,8 +458,9 @@ void grit_bigsparse_lowrank_to_dense(const grit_bigsparse *s, double *D) {
     }
 }
 
-/* After the factor of S: W = V S^-T by rows and C = I + W V^T's Cholesky factor R (C >= I: no failure). */
-static void lowrank_factor(grit_bigsparse *s) {
+/* After the factor of S: W = V S^-T by rows and C = I + W V^T's Cholesky factor R (C >= I: it fails only
+ * on a NaN or infinite row, then 0). */
+static int lowrank_factor(grit_bigsparse *s) {
   const int n = s->n, k = s->k;
   for (int r = 0; r < k; ++r) {
     double *w = s->W + (size_t)r * n;
@@ -472,6 +473,8 @@ static void lowrank_factor(grit_bigsparse *s) {
       const double *v = s->V + (size_t)r * n, *w = s->W + (size_t)c * n;
       for (int i = 0; i < n; ++i) a += v[i] * w[i];
       for (int q = 0; q < c; ++q) a -= s->R[r * LOWRANK_CAP + q] * s->R[c * LOWRANK_CAP + q];
+      if (r == c && !(a > 0.0 && isfinite(a))) return 0;
       s->R[r * LOWRANK_CAP + c] = r == c ? sqrt(a) : a / s->R[c * LOWRANK_CAP + c];
     }
+  return 1;
 }
