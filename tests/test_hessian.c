@@ -476,7 +476,7 @@ Test(hessian, sparse_tree_factor_against_dense_order) {
 /* MuJoCo's softbox (one tree of 224 dofs: a free root, 218 slides, 651 equalities, one of them over
  * every slide) stepped with the sparse factor and with the dense block: states within 1e-8 of their
  * largest entry after 100 steps (two backward-stable factorizations; test_treechol's bound). */
-static void step_softbox(int allow, int steps, double *q, double *v, double *flops) {
+static void step_softbox(int allow, int kernel, int steps, double *q, double *v, double *flops) {
   char path[1024], msg[GRIT_MESSAGE_SIZE];
   snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
@@ -489,6 +489,7 @@ static void step_softbox(int allow, int steps, double *q, double *v, double *flo
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
   grit_hessian_sparse_trees(d->solver->H, allow);
+  grit_hessian_sparse_kernel(d->solver->H, kernel);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   *flops = grit_hessian_flops(d->solver->H);
   memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
@@ -501,7 +502,7 @@ static void step_softbox(int allow, int steps, double *q, double *v, double *flo
 Test(hessian, softbox_sparse_and_dense_trajectories) {
   static double q[2][225], v[2][224];
   double fl[2];
-  for (int w = 0; w < 2; ++w) step_softbox(w == 0, 100, q[w], v[w], &fl[w]);
+  for (int w = 0; w < 2; ++w) step_softbox(w == 0, 1, 100, q[w], v[w], &fl[w]);
   cr_expect(fl[0] * 10.0 < fl[1], "the sparse factor taken: %g vs %g flops", fl[0], fl[1]);
   double dq = 0.0, qm = 0.0, dv = 0.0, vm = 0.0;
   for (int i = 0; i < 225; ++i) dq = fmax(dq, fabs(q[0][i] - q[1][i])), qm = fmax(qm, fabs(q[1][i]));
@@ -543,4 +544,13 @@ Test(hessian, held_row_on_a_coupled_big_tree) {
   free(Hx), free(b), free(X[0]), free(X[1]);
   grit_hessian_free(h[0]), grit_hessian_free(h[1]);
   grit_model_free(m);
+}
+
+/* The sparse factor's AVX2 column updates (gathered, stored one by one) against the plain loop: 60
+ * softbox steps, the same bits. */
+Test(hessian, softbox_sparse_kernel_same_bits) {
+  static double q[2][225], v[2][224];
+  double fl[2];
+  for (int w = 0; w < 2; ++w) step_softbox(1, w == 0, 60, q[w], v[w], &fl[w]);
+  cr_expect(memcmp(q[0], q[1], sizeof q[0]) == 0 && memcmp(v[0], v[1], sizeof v[0]) == 0);
 }

@@ -64,6 +64,8 @@ void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
  * (weighted) is below the dense block's (blockchol_sparse.c; other rounding). Forbidden: the dense
  * block in dof order, as before. */
 void grit_blockchol_sparse_trees(grit_blockchol *b, int allow);
+/* Allows (1, the default) or forbids (0) that factor's AVX2 column updates (the same bits), for tests. */
+void grit_blockchol_sparse_kernel(grit_blockchol *b, int allow);
 
 /* A one-row term g J^T J of a tree of more than 64 dofs (J: the tree's n entries) held apart from its
  * block (diag of grit_blockchol_factor leaves it out): the sparse factor applies it by the Woodbury

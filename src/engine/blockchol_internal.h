@@ -109,6 +109,8 @@ int grit_bigsparse_use(const grit_bigsparse *s); /* the last analysis chose the 
 double grit_bigsparse_flops(const grit_bigsparse *s);
 /* Factors H's block in the analysed pattern; returns the failing dof (within the tree) or -1. */
 int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double *hi);
+/* Allows (1, the default) or forbids (0) the AVX2 column updates of the factor (the same bits). */
+void grit_bigsparse_kernel(grit_bigsparse *s, int allow);
 /* Solves H x = y in place (y: the tree's n dofs). */
 void grit_bigsparse_solve(grit_bigsparse *s, double *y);
 /* The same for nc <= RHS_CHUNK columns held as rows: dof i's values at Y + i stride. */

@@ -136,6 +136,11 @@ void grit_hessian_sparse_trees(grit_hessian *h, int allow) {
   h->factored = 0;
 }
 
+void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
+  grit_blockchol_sparse_kernel(h->bc, allow);
+  h->factored = 0;
+}
+
 void grit_hessian_particle_kernel(grit_hessian *h, int allow) {
   grit_blockchol_particle_kernel(h->bc, allow);
   h->factored = 0;
