@@ -248,24 +248,22 @@ int grit_bigsparse_use(const grit_bigsparse *s) { return s->use; }
 
 double grit_bigsparse_flops(const grit_bigsparse *s) { return 2.0 * s->madds; }
 
-/* The trailing dense block: H's entries, the sparse columns' updates, the dense kernel, its columns
- * written back into L's. Returns the failing dof or -1. */
-static int factor_trailing(grit_bigsparse *s, const double *H, double *lo, double *hi) {
-  const int n = s->n, t0 = s->t0, nt = n - t0, *Li = s->Li;
-  double *D = s->D, *Lx = s->Lx;
+/* The trailing dense block's entries of H (before the sparse columns' updates, FACTOR_COLUMNS). */
+static void trailing_init(grit_bigsparse *s, const double *H) {
+  const int n = s->n, t0 = s->t0, nt = n - t0;
+  double *D = s->D;
   for (int r = 0; r < nt; ++r)
     for (int c = 0; c <= r; ++c) {
       const int cr = s->perm[t0 + r], cc = s->perm[t0 + c];
       D[(size_t)r * nt + c] = cr > cc ? H[(size_t)cr * n + cc] : H[(size_t)cc * n + cr];
     }
-  for (int k = 0; k < t0; ++k) {
-    const int e1 = s->Lp[k + 1];
-    for (int er = s->tail[k]; er < e1; ++er) {
-      const double l = Lx[er];
-      double *d = D + (size_t)(Li[er] - t0) * nt - t0;
-      for (int ec = s->tail[k]; ec <= er; ++ec) d[Li[ec]] -= l * Lx[ec];
-    }
-  }
+}
+
+/* The trailing dense block after the sparse columns' updates: the dense kernel, its columns written back
+ * into L's. Returns the failing dof or -1. */
+static int factor_trailing(grit_bigsparse *s, double *lo, double *hi) {
+  const int n = s->n, t0 = s->t0, nt = n - t0;
+  double *D = s->D, *Lx = s->Lx;
   const int bad = grit_blockchol_chol_big(D, nt, s->inv + t0, grit_blockchol_have_avx2());
   if (bad >= 0) return s->perm[t0 + bad];
   for (int c = 0; c < nt; ++c) {
@@ -309,6 +307,10 @@ static inline __attribute__((always_inline)) void update_plain(double *x, const 
     *hi = r > *hi ? r : *hi;                                                                            \
     for (int e = Lp[j]; e < Lp[j + 1]; ++e) Lx[e] = x[Li[e]] * inv;                                     \
   }                                                                                                     \
+  const int t0 = s->t0, nt = n - t0;                                                                    \
+  for (int k = 0; k < t0 && t0 < n; ++k) /* their updates of the trailing block's lower triangle */    \
+    for (int er = s->tail[k]; er < Lp[k + 1]; ++er)                                                     \
+      UPDATE(s->D + (size_t)(Li[er] - t0) * nt - t0, Li, Lx, s->tail[k], er + 1, Lx[er]);               \
   return -1;
 
 static __attribute__((noinline)) int factor_columns_plain(grit_bigsparse *s, const double *H, double *lo, double *hi) {
@@ -344,6 +346,7 @@ void grit_bigsparse_kernel(grit_bigsparse *s, int allow) { s->no_avx2 = !allow; 
 
 int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double *hi) {
   const int n = s->n;
+  if (s->t0 < n) trailing_init(s, H);
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   const int bad0 = !s->no_avx2 && __builtin_cpu_supports("avx2") ? factor_columns_avx2(s, H, lo, hi)
                                                                   : factor_columns_plain(s, H, lo, hi);
@@ -352,7 +355,7 @@ int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double
 #endif
   if (bad0 >= 0) return bad0;
   if (s->t0 < n) {
-    const int bad = factor_trailing(s, H, lo, hi);
+    const int bad = factor_trailing(s, lo, hi);
     if (bad >= 0) return bad;
   }
   if (s->k > 0 && !lowrank_factor(s)) return s->perm[n - 1]; /* (a row held apart is not finite) */
