@@ -66,11 +66,16 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
     if (m->tree_dofnum[t] == 3) b->any3 = 1;
   }
   b->uniform_all = b->uniform;
+  b->sp = calloc(nt, sizeof *b->sp);
+  b->tree_sp = calloc(nt, 1);
+  int sp_ok = b->sp && b->tree_sp;
+  for (int t = 0; sp_ok && t < m->ntree; ++t)
+    if (m->tree_dofnum[t] > 64) sp_ok = (b->sp[t] = grit_bigsparse_create(m, t)) != NULL;
   if (b->words <= 1) b->uniform = 0; /* a word's bit loop is as cheap */
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
-      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !sp_ok ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -86,6 +91,8 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
   free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->heap), free(b->hpos);
   grit_treechol_free(b->tc);
+  for (int t = 0; b->sp && t < b->nt; ++t) grit_bigsparse_free(b->sp[t]);
+  free(b->sp), free(b->tree_sp);
   free(b);
 }
 
@@ -510,14 +517,24 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
     if (tree_on && !tree_on[t]) continue;
     /* a tree with its own sparsity and alone in its part: factored in tree order (treechol.h), which
      * gathers its pattern from diag itself (no copy of the block) */
+    b->tree_sp[t] = 0;
     if (b->chain) { /* (NULL: no tree may; tree_tc all zero) */
       b->tree_tc[t] = b->chain[t] && b->part_ptr[b->part[t] + 1] - b->part_ptr[b->part[t]] == 1;
       if (b->tree_tc[t]) continue;
+    }
+    /* a big tree alone in its part: its block over its nonzeros in a fill-reducing order when that
+     * costs less (blockchol_sparse.c), read from diag itself (no copy of the block) */
+    if (b->sp[t] && b->part_ptr[b->part[t] + 1] - b->part_ptr[b->part[t]] == 1) {
+      grit_bigsparse_prepare(b->sp[t], diag + m->tree_madr[t], !b->no_sparse);
+      b->tree_sp[t] = (unsigned char)grit_bigsparse_use(b->sp[t]);
+      if (b->tree_sp[t]) continue;
     }
     if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 1 % of the step) */
       memcpy(Lx + b->doff[p], diag + m->tree_madr[t], sizeof(double) * 36);
     else
       memcpy(Lx + b->doff[p], diag + m->tree_madr[t], sizeof(double) * (size_t)n * n);
+    if (b->sp[t] && grit_bigsparse_lowrank_rows(b->sp[t]) > 0) /* the rows held apart, densely */
+      grit_bigsparse_lowrank_to_dense(b->sp[t], Lx + b->doff[p]);
     const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
     if (e1 > e0) {
       const size_t end = (size_t)b->roff[e1 - 1] + (size_t)dim[b->order[b->rows[e1 - 1]]] * n;
@@ -552,6 +569,17 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
                               "Hessian factorization: not positive definite or not finite (tree-ordered Cholesky, "
                               "tree %d, dof %d)",
                               t, adr + bad);
+      continue;
+    }
+    if (b->tree_sp[b->order[p]]) {
+      const int t = b->order[p];
+      b->last_flops += grit_bigsparse_flops(b->sp[t]);
+      const int bad = grit_bigsparse_factor(b->sp[t], diag + m->tree_madr[t], &lo, &hi);
+      if (bad >= 0)
+        return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                              "Hessian factorization: not positive definite or not finite (sparse Cholesky of a "
+                              "big tree, tree %d, dof %d)",
+                              t, m->tree_dofadr[t] + bad);
       continue;
     }
     b->last_flops += b->col_flops[p];
@@ -635,6 +663,10 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
         grit_treechol_solve(b->tc, t, b->Lx + b->doff[p], b->inv + b->m->tree_dofadr[t], x + b->m->tree_dofadr[t]);
         continue;
       }
+      if (b->tree_sp[t]) { /* a big tree's sparse factor (alone in its part): both substitutions now */
+        grit_bigsparse_solve(b->sp[t], x + b->m->tree_dofadr[t]);
+        continue;
+      }
       if (n == 6) solve_forward_column(b, p, 6, 0, x);
       else if (n == 7) solve_forward_column(b, p, 7, 0, x);
       else if (n == 3 && b->col_m[p] == 3) solve_forward_column(b, p, 3, 3, x); /* particles (the same sums) */
@@ -643,7 +675,8 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
     }
     for (int p = nt - 1; p >= 0; --p) { /* L^T x = y */
       const int n = dim[b->order[p]];
-      if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]])) continue;
+      if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]]) || b->tree_sp[b->order[p]])
+        continue;
       if (n == 6) solve_backward_column(b, p, 6, 0, x);
       else if (n == 7) solve_backward_column(b, p, 7, 0, x);
       else if (n == 3 && b->col_m[p] == 3) solve_backward_column(b, p, 3, 3, x);
@@ -654,6 +687,20 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
 }
 
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow) { b->no_big = !allow; }
+void grit_blockchol_sparse_trees(grit_blockchol *b, int allow) { b->no_sparse = !allow; }
+
+void grit_blockchol_sparse_kernel(grit_blockchol *b, int allow) {
+  for (int t = 0; t < b->nt; ++t)
+    if (b->sp[t]) grit_bigsparse_kernel(b->sp[t], allow);
+}
+
+int grit_blockchol_lowrank_add(grit_blockchol *b, int tree, const double *J, double g) {
+  return b->sp[tree] && !b->no_sparse && grit_bigsparse_lowrank_add(b->sp[tree], J, g);
+}
+
+void grit_blockchol_lowrank_clear(grit_blockchol *b, int tree) {
+  if (b->sp[tree]) grit_bigsparse_lowrank_clear(b->sp[tree]);
+}
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 = !allow; }
 
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }

@@ -59,6 +59,22 @@ void grit_blockchol_set_chain(grit_blockchol *b, const unsigned char *chain);
  * (blockchol_big.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) the sparse factor of a tree of more than 64 dofs alone in its
+ * part: its block over its nonzeros in a minimum-degree order, taken when its count of multiply-adds
+ * (weighted) is below the dense block's (blockchol_sparse.c; other rounding). Forbidden: the dense
+ * block in dof order, as before. */
+void grit_blockchol_sparse_trees(grit_blockchol *b, int allow);
+/* Allows (1, the default) or forbids (0) that factor's AVX2 column updates (the same bits), for tests. */
+void grit_blockchol_sparse_kernel(grit_blockchol *b, int allow);
+
+/* A one-row term g J^T J of a tree of more than 64 dofs (J: the tree's n entries) held apart from its
+ * block (diag of grit_blockchol_factor leaves it out): the sparse factor applies it by the Woodbury
+ * identity, the dense path adds it to its copy of the block. Returns 0 (nothing held) when the tree has
+ * no sparse factor, it is forbidden, or there is no room (LOWRANK_CAP rows). clear: none held (each new
+ * H). */
+int grit_blockchol_lowrank_add(grit_blockchol *b, int tree, const double *J, double g);
+void grit_blockchol_lowrank_clear(grit_blockchol *b, int tree);
+
 /* Allows (1, the default) or forbids (0) the vectorized Schur updates of 3-dof trees whose blocks are
  * all 3 x 3 (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow);

@@ -60,6 +60,9 @@ struct grit_blockchol {
   int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
   int no_col3;                /* grit_blockchol_particle_kernel(b, 0): particles' columns by the plain loops */
+  struct grit_bigsparse **sp; /* (nt) a tree of more than 64 dofs: its block's sparse factor (blockchol_sparse.c) */
+  unsigned char *tree_sp;     /* (nt) trees whose last factor is that sparse one (their rows in doff unused) */
+  int no_sparse;              /* grit_blockchol_sparse_trees(b, 0): big trees' blocks dense, in dof order */
 };
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
@@ -94,5 +97,30 @@ int grit_blockchol_column_r3_avx2(struct grit_blockchol *b, int p, int n, const 
  * overwritten with L^T), the reciprocal pivots into rinv: the same bits as blockchol.c's chol_block,
  * vectorized with AVX2 when avx2 (blockchol_big.c). Returns the failing column, or -1. */
 int grit_blockchol_chol_big(double *L, int n, double *rinv, int avx2);
+
+/* A big tree's block factored over its nonzeros in a minimum-degree order (blockchol_sparse.c). */
+typedef struct grit_bigsparse grit_bigsparse;
+grit_bigsparse *grit_bigsparse_create(const grit_model *m, int tree); /* NULL: out of memory */
+void grit_bigsparse_free(grit_bigsparse *s);
+/* Analyses H's block (row-major n x n, lower triangle read) unless its nonzeros lie in the analysed fill;
+ * allow 0: never use the sparse factor. */
+void grit_bigsparse_prepare(grit_bigsparse *s, const double *H, int allow);
+int grit_bigsparse_use(const grit_bigsparse *s); /* the last analysis chose the sparse factor */
+double grit_bigsparse_flops(const grit_bigsparse *s);
+/* Factors H's block in the analysed pattern; returns the failing dof (within the tree) or -1. */
+int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double *hi);
+/* Allows (1, the default) or forbids (0) the AVX2 column updates of the factor (the same bits). */
+void grit_bigsparse_kernel(grit_bigsparse *s, int allow);
+/* Solves H x = y in place (y: the tree's n dofs). */
+void grit_bigsparse_solve(grit_bigsparse *s, double *y);
+/* The same for nc <= RHS_CHUNK columns held as rows: dof i's values at Y + i stride. */
+void grit_bigsparse_solve_rows(grit_bigsparse *s, double *Y, int stride, int nc);
+/* H's block = the block passed to the factor + V^T V, V's rows sqrt(g) J added here (up to LOWRANK_CAP;
+ * 0: no room, nothing added); cleared for each new H. to_dense adds V^T V to a dense n x n block. */
+#define LOWRANK_CAP 8
+void grit_bigsparse_lowrank_clear(grit_bigsparse *s);
+int grit_bigsparse_lowrank_add(grit_bigsparse *s, const double *J, double g);
+int grit_bigsparse_lowrank_rows(const grit_bigsparse *s);
+void grit_bigsparse_lowrank_to_dense(const grit_bigsparse *s, double *D);
 
 #endif

@@ -234,6 +234,10 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
       grit_treechol_solve_rows(b->tc, t, L, b->inv + adr[t], Y, C, nc);
       continue;
     }
+    if (b->tree_sp[t]) { /* a big tree's sparse factor (blockchol_sparse.c), alone in its part: both now */
+      grit_bigsparse_solve_rows(b->sp[t], Y, C, nc);
+      continue;
+    }
     if (n == 6 && nc > FWD_GROUP && npos >= FWD_GROUP_MIN_POS) {
       forward6_groups(b, p, L, Y, nc);
       continue;
@@ -277,7 +281,7 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
     const double *L = Lx + b->doff[p];
     double *Y = T + (size_t)adr[t] * C;
-    if (b->chain && b->tree_tc[t]) continue; /* solved in the forward sweep */
+    if ((b->chain && b->tree_tc[t]) || b->tree_sp[t]) continue; /* solved in the forward sweep */
     for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
       const int ti = b->order[b->rows[e]], mi = dim[ti];
       const double *X = Lx + b->roff[e];

@@ -131,6 +131,16 @@ void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
   grit_blockchol_big_kernel(h->bc, allow);
   h->factored = 0;
 }
+void grit_hessian_sparse_trees(grit_hessian *h, int allow) {
+  grit_blockchol_sparse_trees(h->bc, allow);
+  h->factored = 0;
+}
+
+void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
+  grit_blockchol_sparse_kernel(h->bc, allow);
+  h->factored = 0;
+}
+
 void grit_hessian_particle_kernel(grit_hessian *h, int allow) {
   grit_blockchol_particle_kernel(h->bc, allow);
   h->factored = 0;

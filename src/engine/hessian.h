@@ -82,6 +82,13 @@ void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
  * factor's kernel for large diagonal blocks (blockchol.h, grit_blockchol_big_kernel). */
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) the sparse factor of a tree of more than 64 dofs alone in its
+ * part, in a fill-reducing order, when it costs less than the dense block (blockchol.h,
+ * grit_blockchol_sparse_trees; other rounding), for tests. */
+void grit_hessian_sparse_trees(grit_hessian *h, int allow);
+/* Allows (1, the default) or forbids (0) that factor's AVX2 column updates (the same bits), for tests. */
+void grit_hessian_sparse_kernel(grit_hessian *h, int allow);
+
 /* Allows (1, the default) or forbids (0) the block factor's AVX2 kernel for particles' columns (3-dof
  * trees with only 3-dof blocks below: blockchol.h, grit_blockchol_particle_kernel), for tests. */
 void grit_hessian_particle_kernel(grit_hessian *h, int allow);

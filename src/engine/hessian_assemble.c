@@ -35,6 +35,9 @@ static void begin_tree_order(grit_hessian *h, const double *A, const unsigned ch
 void grit_hessian_begin(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
   const unsigned char *on = grit_hessian_trees_on(h);
+  if (h->big_idx) /* (some tree of more than 64 dofs) */
+    for (int t = 0; t < m->ntree; ++t)
+      if (m->tree_dofnum[t] > 64 && (!on || on[t])) grit_blockchol_lowrank_clear(h->bc, t);
   if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
   if (h->any_tc && grit_hessian_choose_path(h) == 1) begin_tree_order(h, A, on);
   else if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
@@ -374,6 +377,10 @@ static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *
   const int nc = dim == 1 ? nonzero_columns(J, 1, n, idx) : dim == 3 ? nonzero_columns(J, 3, n, idx)
                                                                      : nonzero_columns(J, dim, n, idx);
 #endif
+  /* one row over more than half the tree (a composite box's tendon over all its shell's joints): its
+   * J^T G J would make the block's graph complete; held apart for the sparse factor (blockchol.h) */
+  if (dim == 1 && 2 * nc > n && grit_hessian_choose_path(h) == 1 && grit_blockchol_lowrank_add(h->bc, tree, J, G[0]))
+    return 1;
   if (nc == n) return 0;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
