@@ -226,6 +226,22 @@ int grit_deriv_chain_contact_out(const grit_model *m, const grit_data *d, grit_d
 
 /* ------------------------------------------------------------------ joint friction, equalities, tendons */
 
+/* Each tree slot's part [e0[q], e1[q]) of a constraint's ascending support list[0..nl-1]. */
+static void tree_spans(const grit_model *m, const grit_constraint *k, const int *list, int nl, int e0[2], int e1[2]) {
+  for (int q = 0; q < k->ntree; ++q) {
+    const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
+    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
+      e0[q] = 0, e1[q] = nl;
+      continue;
+    }
+    int a = 0;
+    while (a < nl && list[a] < adr) ++a;
+    int b = a;
+    while (b < nl && list[b] < end) ++b;
+    e0[q] = a, e1[q] = b;
+  }
+}
+
 /* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
 static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
   return grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, count);
@@ -573,18 +589,7 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
   const int *list = cx_support(m, w, k, &nl);
   if (!list) return 0;
   int e0[2], e1[2]; /* each tree slot's part of the ascending list */
-  for (int q = 0; q < k->ntree; ++q) {
-    const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
-    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
-      e0[q] = 0, e1[q] = nl;
-      continue;
-    }
-    int a = 0;
-    while (a < nl && list[a] < adr) ++a;
-    int b = a;
-    while (b < nl && list[b] < end) ++b;
-    e0[q] = a, e1[q] = b;
-  }
+  tree_spans(m, k, list, nl, e0, e1);
   if (w->cx_kept_pending && w->cx_kept_k == k && w->cx_kept_eval == w->eval_no) {
     if (cx_kept_rows(m, d, w, k, list, e0, e1, p)) return 1;
     grit_deriv_chain_cx_materialize(m, w); /* the span's path reads J */
@@ -638,18 +643,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   }
   const double *s = slot(w, i), *js = s + NPARAM;
   int e0[2], e1[2]; /* cx_jacobian_rows' */
-  for (int q = 0; q < k->ntree; ++q) {
-    const int adr = m->tree_dofadr[k->tree[q]], end = adr + m->tree_dofnum[k->tree[q]];
-    if (k->ntree == 1 && nl > 0 && list[0] >= adr && list[nl - 1] < end) { /* ascending: all in the tree */
-      e0[q] = 0, e1[q] = nl;
-      continue;
-    }
-    int a = 0;
-    while (a < nl && list[a] < adr) ++a;
-    int b = a;
-    while (b < nl && list[b] < end) ++b;
-    e0[q] = a, e1[q] = b;
-  }
+  tree_spans(m, k, list, nl, e0, e1);
   double *x = w->ckx + 3 * (size_t)i; /* cx_kept_rows' J v + b, once per call */
   for (int r = 0; r < k->dim && w->ckx_at[i] == w->ckeep_call; ++r)
     if (x[r] == 0.0) return 0; /* the span's path */
