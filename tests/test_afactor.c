@@ -19,6 +19,7 @@
 #include "grit/mjcf.h"
 #include "math_test_util.h"
 #include "solver.h"
+#include "xml_load_util.h"
 
 enum { LEGS = 26, MAXNV = 128 };
 
@@ -45,11 +46,7 @@ static grit_model *legged(const char *extra, int floor) {
   sprintf(p, "</body><body pos='0.05 0 0.7'><freejoint/><geom type='sphere' size='0.06' mass='0.5'/></body>"
              "</worldbody>%s</mujoco>",
           extra);
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   cr_assert_eq(m->ntree, 2);
   cr_assert_eq(m->tree_dofnum[0], 6 + 3 * LEGS);

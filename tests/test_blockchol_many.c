@@ -16,6 +16,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "math_test_util.h"
+#include "xml_load_util.h"
 
 static double urand(unsigned *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -39,11 +40,7 @@ static grit_model *two_trees(int na, int nb) {
     for (int i = 0; i <= nbody; ++i) p += sprintf(p, "</body>");
   }
   p += sprintf(p, "</worldbody></mujoco>");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   cr_assert_eq(m->ntree, 2);
   cr_assert_eq(m->tree_dofnum[0], na);

@@ -17,6 +17,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "math_test_util.h"
+#include "xml_load_util.h"
 
 static double urand(unsigned *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -32,11 +33,7 @@ static grit_model *particles(int np, int free_body) {
                     "<joint type='slide' axis='0 0 1'/><geom type='sphere' size='0.1'/></body>", i);
   if (free_body) p += sprintf(p, "<body pos='0 2 0'><freejoint/><geom type='box' size='0.1 0.1 0.1'/></body>");
   p += sprintf(p, "</worldbody></mujoco>");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   cr_assert_eq(m->ntree, np + free_body);
   return m;

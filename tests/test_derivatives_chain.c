@@ -15,6 +15,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "loop_scene.h"
+#include "xml_load_util.h"
 
 /* A floating torso with six legs of two hinges each (limited knees), capsule feet on the floor, and
  * motors at the hips: one tree of 18 dofs, so three position passes: the first seeds the root and the
@@ -134,11 +135,7 @@ static const char *XML_CX =
     "</mujoco>";
 
 Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML_CX);
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   grit_step_settings s = grit_default_step_settings();
@@ -229,14 +226,11 @@ static void cx_columns_same(grit_model *m, int nstep) {
 }
 
 Test(derivatives_chain, cx_rows_over_their_columns_match_the_span) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML_CX);
   cx_columns_same(m, 150);
   grit_model_free(m);
-  char path[1024];
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_info info;
   snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/grid2pin.xml", GRIT_SOURCE_DIR);
   cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
   grit_mjcf_info_free(&info);
@@ -250,11 +244,7 @@ Test(derivatives_chain, cx_rows_over_their_columns_match_the_span) {
 static const char *XML_LOOP = LOOP_SCENE_XML_MOTORS;
 
 Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML_LOOP, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML_LOOP);
   cx_columns_same(m, 150);
   grit_model_free(m);
 }
@@ -314,11 +304,7 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
  * constraint array's rows change (the legs' limits and contacts come and go): A and B of every call equal
  * entry by entry to those with the kept rows' J written whole and the springs formed. */
 Test(derivatives_chain, kept_rows_across_steps_match) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML_CX, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML_CX);
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   grit_step_settings s = grit_default_step_settings();

@@ -15,6 +15,7 @@
 #include "grit/mjcf.h"
 #include "kinematics.h"
 #include "test_util.h"
+#include "xml_load_util.h"
 
 /* The sums regroup products of O(1) factors over at most a few dozen dofs: a few ulps of the largest
  * term; 1e-12 leaves room for the trees' lever arms (|p| < 3). */
@@ -82,11 +83,7 @@ Test(derivatives_contact, free_side_delassus_matches_the_jacobian) {
       "<body pos='0.2 -0.1 0.5'><freejoint/><geom type='box' size='0.1 0.2 0.05'/></body>"
       "<body pos='-1 0.3 0.2'><freejoint/><geom type='sphere' size='0.1'/></body>"
       "</worldbody></mujoco>";
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   grit_data *d = tu_data(m);
   tu_rng r = {0xde1a55u};
   double q[14], v[12], A[72], L[72], G[72], J[18], tmp[6];

@@ -14,6 +14,7 @@
 #include "derivatives_internal.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "xml_load_util.h"
 
 /* A box resting on the floor, a box spinning on it, and a box tumbling in flight fast enough that
  * |h w~| takes the exponential map's closed branch (|h w| > 1e-2); general inertias (off-diagonal
@@ -30,11 +31,7 @@ static const char *XML =
     "</worldbody></mujoco>";
 
 static grit_model *load(void) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML);
   return m;
 }
 

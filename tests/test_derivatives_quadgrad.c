@@ -19,6 +19,7 @@
 #include "grit/mjcf.h"
 #include "kinematics.h"
 #include "treechol.h"
+#include "xml_load_util.h"
 
 /* A floating torso with a ball-jointed head (a group of three dofs), two legs of a hinge pair and a
  * knee, a welded foot on one of them and an arm: one branched tree of 17 dofs. */
@@ -198,11 +199,7 @@ Test(quadgrad, a_tree_over_64_dofs_takes_the_double_factor) {
     for (int i = 0; i < ARM; ++i) p += sprintf(p, "</body>");
   }
   sprintf(p, "</body></worldbody></mujoco>");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   const int nv = grit_model_nv(m), nx = 2 * nv;
   cr_assert_eq(nv, 6 + 2 * ARM);

@@ -16,6 +16,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "loop_scene.h"
+#include "xml_load_util.h"
 
 static const char *XML =
     "<mujoco><option timestep='0.002'/>"
@@ -34,11 +35,7 @@ static const char *XML =
     "</mujoco>";
 
 static grit_model *load(void) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML);
   return m;
 }
 
@@ -98,11 +95,7 @@ static const char *XML_LOOP = LOOP_SCENE_XML_MOTORS;
 Test(derivatives_simd, avx2_compilation_of_the_equality_rows_gives_the_same_bits) {
   const grit_deriv_dual_fns *avx2 = grit_deriv_dual_fns_avx2();
   if (!avx2) cr_skip_test("no AVX2 on this processor (or not an x86-64 GCC build)");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML_LOOP, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML_LOOP);
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   const double u[2] = {0.3, -0.2};

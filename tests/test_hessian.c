@@ -17,6 +17,7 @@
 #include "grit/mjcf.h"
 #include "hessian.h"
 #include "solver_state.h"
+#include "xml_load_util.h"
 
 static double urand(unsigned *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -40,11 +41,7 @@ static grit_model *y_tree(int b, int ball) {
   }
   p += sprintf(p, "</body>%s</worldbody></mujoco>",
                ball ? "<body pos='1 0 0'><freejoint/><geom type='sphere' size='0.1'/></body>" : "");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   cr_assert_eq(m->tree_dofnum[0], 1 + 2 * b);
   return m;
@@ -342,11 +339,7 @@ static grit_model *star_tree(int leaves) {
     p += sprintf(p, "<body pos='%g %g 0'><joint type='slide' axis='1 0 0'/><geom type='sphere' size='0.01'/></body>",
                  cos(0.1 * i), sin(0.1 * i));
   p += sprintf(p, "</body></worldbody></mujoco>");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   cr_assert_eq(m->ntree, 1);
   return m;

@@ -15,6 +15,7 @@
 #include "grit/mjcf.h"
 #include "hessian.h"
 #include "treechol.h"
+#include "xml_load_util.h"
 
 /* A floating torso (6 dofs), a ball-jointed head with a hinge (4), two legs of two hinges each with a
  * slide in one (5) and two arms of two hinges (4): one tree of 19 dofs whose dofs branch at the torso,
@@ -49,11 +50,7 @@ static const char *XML =
     "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/></actuator></mujoco>";
 
 static grit_model *load(void) {
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(XML);
   cr_assert_eq(m->ntree, 1);
   cr_assert_eq(m->nv, 19);
   return m;
@@ -333,11 +330,7 @@ static int keeps_with_tendon(const char *joints, const char *actuator) {
            "</body></worldbody><tendon><fixed name='t'>%s</fixed></tendon>"
            "<actuator>%s</actuator></mujoco>",
            joints, actuator);
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   const int keeps = grit_treechol_a_keeps_pattern(m, 0);
   grit_model_free(m);
   return keeps;
@@ -363,11 +356,7 @@ Test(treechol, hessian_chains_in_a_tree_over_64_dofs) {
                  i ? "-0.05" : "1", i % 2, (i + 1) % 3 == 0);
   for (int i = 0; i < N; ++i) p += sprintf(p, "</body>");
   sprintf(p, "</worldbody></mujoco>");
-  grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
+  grit_model *m = xml_load_or_fail(xml);
   free(xml);
   cr_assert_eq(m->nv, N);
   grit_hessian *hb, *hd;
