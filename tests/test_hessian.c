@@ -233,20 +233,28 @@ Test(hessian, big_block_indefinite_is_reported_alike) {
   grit_model_free(m);
 }
 
+/* One of MuJoCo's composites (tests/models/mujoco_composite/REL, loaded leniently) in a new data with the
+ * file's step settings; *pm gets the model. */
+static grit_data *composite_data(const char *rel, grit_model **pm) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/%s", GRIT_SOURCE_DIR, rel);
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, pm, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*pm, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_mjcf_info_free(&info);
+  return d;
+}
+
 /* MuJoCo's flag (one tree of 340 dofs, about 600 spatial tendons with stiffness) stepped with the new
  * paths and the old: the same states, bit for bit. */
 static void step_flag(int allow, int steps, double *q, double *v) {
-  char path[1024], msg[GRIT_MESSAGE_SIZE];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/flag/flag.xml", GRIT_SOURCE_DIR);
-  grit_mjcf_load_options o = grit_mjcf_default_load_options();
-  o.lenient = 1;
   grit_model *m;
-  grit_mjcf_info info;
-  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d = composite_data("flag/flag.xml", &m);
   cr_assert_eq(m->nv, 340);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
   grit_hessian_big_tree_paths(d->solver->H, allow);
   grit_hessian_sparse_trees(d->solver->H, 0);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
@@ -254,7 +262,6 @@ static void step_flag(int allow, int steps, double *q, double *v) {
   memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
   grit_data_free(d);
   grit_model_free(m);
-  grit_mjcf_info_free(&info);
 }
 
 Test(hessian, flag_trajectory_same_bits) {
@@ -270,17 +277,9 @@ Test(hessian, flag_trajectory_same_bits) {
  * particles' AVX2 column kernel and with the plain loops (grit_hessian_particle_kernel): the same states,
  * bit for bit, through steps where the humanoid's contacts couple it to the grid. */
 static void step_hammock(int allow, int steps, double *q, double *v, int *nq, int *nv) {
-  char path[1024], msg[GRIT_MESSAGE_SIZE];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/hammock/hammock.xml", GRIT_SOURCE_DIR);
-  grit_mjcf_load_options o = grit_mjcf_default_load_options();
-  o.lenient = 1;
   grit_model *m;
-  grit_mjcf_info info;
-  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d = composite_data("hammock/hammock.xml", &m);
   cr_assert(m->nq <= 400 && m->nv <= 400);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
   grit_hessian_particle_kernel(d->solver->H, allow);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
@@ -288,7 +287,6 @@ static void step_hammock(int allow, int steps, double *q, double *v, int *nq, in
   *nq = m->nq, *nv = m->nv;
   grit_data_free(d);
   grit_model_free(m);
-  grit_mjcf_info_free(&info);
 }
 
 Test(hessian, hammock_particle_kernel_same_bits) {
@@ -470,17 +468,9 @@ Test(hessian, sparse_tree_factor_against_dense_order) {
  * every slide) stepped with the sparse factor and with the dense block: states within 1e-8 of their
  * largest entry after 100 steps (two backward-stable factorizations; test_treechol's bound). */
 static void step_softbox(int allow, int kernel, int steps, double *q, double *v, double *flops) {
-  char path[1024], msg[GRIT_MESSAGE_SIZE];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
-  grit_mjcf_load_options o = grit_mjcf_default_load_options();
-  o.lenient = 1;
   grit_model *m;
-  grit_mjcf_info info;
-  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d = composite_data("composite/softbox.xml", &m);
   cr_assert_eq(m->nv, 224);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
   grit_hessian_sparse_trees(d->solver->H, allow);
   grit_hessian_sparse_kernel(d->solver->H, kernel);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
@@ -489,7 +479,6 @@ static void step_softbox(int allow, int kernel, int steps, double *q, double *v,
   memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
   grit_data_free(d);
   grit_model_free(m);
-  grit_mjcf_info_free(&info);
 }
 
 Test(hessian, softbox_sparse_and_dense_trajectories) {
