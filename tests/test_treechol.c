@@ -360,6 +360,7 @@ Test(treechol, hessian_chains_in_a_tree_over_64_dofs) {
   free(xml);
   cr_assert_eq(m->nv, N);
   grit_hessian *hb, *hd;
+  char msg[GRIT_MESSAGE_SIZE];
   cr_assert_eq(grit_hessian_create(m, 8, 0, &hb, msg), GRIT_OK);
   cr_assert_eq(grit_hessian_create(m, 8, 0, &hd, msg), GRIT_OK);
   grit_hessian_force_path(hb, 1);
