@@ -14,6 +14,7 @@
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "xml_load_util.h"
 
 /* Two trees in a viscous fluid under gravity: a free swimmer (a torso, a two-hinge fin with a spring, a
  * tail on a fixed tendon's servo) high above the floor, and a box resting on the floor (contacts). */
@@ -33,23 +34,7 @@ static const char *TWO =
     "</mujoco>";
 
 static grit_data *load(const char *xml, const char *path, grit_model **m) {
-  char msg[GRIT_MESSAGE_SIZE];
-  if (xml) cr_assert_eq(grit_mjcf_load_string(xml, m, NULL, msg), GRIT_OK, "%s", msg);
-  else cr_assert_eq(grit_mjcf_load_file(path, m, NULL, msg), GRIT_OK, "%s", msg);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  grit_step_settings s = grit_default_step_settings();
-  s.rel_tol = 1e-10;
-  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
-  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
-  double *x = calloc((size_t)(nu + nv) + 1, sizeof(double));
-  for (int i = 0; i < nu; ++i) x[i] = 0.4 * sin(0.9 * i + 0.3);
-  if (nu) cr_assert_eq(grit_data_set_ctrl(d, x, nu), GRIT_OK);
-  for (int i = 0; i < nv; ++i) x[i] = 0.3 * sin(1.3 * i + 0.4); /* moving: the fluid's partials are not zero */
-  cr_assert_eq(grit_data_set_qvel(d, x, nv), GRIT_OK);
-  free(x);
-  for (int i = 0; i < 40; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
+  return moving_data(xml, path, m, 0.3, 40); /* moving: the fluid's partials are not zero */
 }
 
 /* A, B dense and by blocks with and without the skip, equal entry by entry; the trees that skipped

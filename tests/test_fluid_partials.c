@@ -16,6 +16,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "math_test_util.h"
+#include "xml_load_util.h"
 
 /* The inertia box: a chain (hinge, then two hinges and a slide on one body, then a ball) whose bodies'
  * inertias are turned off their frames and their centres of mass off their origins, and a free body; in
@@ -52,24 +53,8 @@ static const char *ELLIPSOID =
     "</body></worldbody></mujoco>";
 
 static grit_data *load(const char *xml, const char *path, grit_model **m) {
-  char msg[GRIT_MESSAGE_SIZE];
-  if (xml) cr_assert_eq(grit_mjcf_load_string(xml, m, NULL, msg), GRIT_OK, "%s", msg);
-  else cr_assert_eq(grit_mjcf_load_file(path, m, NULL, msg), GRIT_OK, "%s", msg);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  grit_step_settings s = grit_default_step_settings();
-  s.rel_tol = 1e-10;
-  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
-  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
-  double *x = calloc((size_t)(nu + nv) + 1, sizeof(double));
-  for (int i = 0; i < nu; ++i) x[i] = 0.4 * sin(0.9 * i + 0.3);
-  if (nu) cr_assert_eq(grit_data_set_ctrl(d, x, nu), GRIT_OK);
-  const double amp = xml ? 1.5 : 0.3; /* moving: the drag's partials are not zero (the fish's fins: slower) */
-  for (int i = 0; i < nv; ++i) x[i] = amp * sin(1.3 * i + 0.4);
-  cr_assert_eq(grit_data_set_qvel(d, x, nv), GRIT_OK);
-  free(x);
-  for (int i = 0; i < 30; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
+  /* moving: the drag's partials are not zero (the fish's fins: slower) */
+  return moving_data(xml, path, m, xml ? 1.5 : 0.3, 30);
 }
 
 /* A, B (dense and block form) by the closed form and by the dual passes (no_fluid); the closed form's

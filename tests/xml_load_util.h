@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* xml_load_util.h — the tests' model from an MJCF string, the test failing with the loader's message if
- * it does not load (the load-assert-free-info lines each such test had written out). */
+ * it does not load (the load-assert-free-info lines each such test had written out); a data moving with
+ * controls set, for the derivative tests. */
 #ifndef GRIT_TESTS_XML_LOAD_UTIL_H
 #define GRIT_TESTS_XML_LOAD_UTIL_H
 
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 
 #include "grit/grit.h"
 
@@ -15,6 +18,29 @@ static inline grit_model *xml_load_or_fail(const char *xml) {
   cr_assert_eq(grit_mjcf_load_string(xml, &m, &info, msg), GRIT_OK, "%s", msg);
   grit_mjcf_info_free(&info);
   return m;
+}
+
+/* A data of the model in xml (or, xml NULL, the file at path; *m gets the model) solved to rel_tol 1e-10,
+ * with controls 0.4 sin(0.9 i + 0.3), velocities vel_amp sin(1.3 i + 0.4) (moving: velocity-dependent
+ * partials are not zero), after `steps` steps. */
+static inline grit_data *moving_data(const char *xml, const char *path, grit_model **m, double vel_amp, int steps) {
+  char msg[GRIT_MESSAGE_SIZE];
+  if (xml) cr_assert_eq(grit_mjcf_load_string(xml, m, NULL, msg), GRIT_OK, "%s", msg);
+  else cr_assert_eq(grit_mjcf_load_file(path, m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.rel_tol = 1e-10;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
+  double *x = calloc((size_t)(nu + nv) + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) x[i] = 0.4 * sin(0.9 * i + 0.3);
+  if (nu) cr_assert_eq(grit_data_set_ctrl(d, x, nu), GRIT_OK);
+  for (int i = 0; i < nv; ++i) x[i] = vel_amp * sin(1.3 * i + 0.4);
+  cr_assert_eq(grit_data_set_qvel(d, x, nv), GRIT_OK);
+  free(x);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
 }
 
 #endif
