@@ -249,6 +249,13 @@ static grit_data *composite_data(const char *rel, grit_model **pm) {
   return d;
 }
 
+/* `steps` steps of d, then its q and v copied out. */
+static void step_and_keep(grit_data *d, int steps, double *q, double *v) {
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  memcpy(q, d->qpos, sizeof(double) * (size_t)d->model->nq);
+  memcpy(v, d->qvel, sizeof(double) * (size_t)d->model->nv);
+}
+
 /* MuJoCo's flag (one tree of 340 dofs, about 600 spatial tendons with stiffness) stepped with the new
  * paths and the old: the same states, bit for bit. */
 static void step_flag(int allow, int steps, double *q, double *v) {
@@ -257,9 +264,7 @@ static void step_flag(int allow, int steps, double *q, double *v) {
   cr_assert_eq(m->nv, 340);
   grit_hessian_big_tree_paths(d->solver->H, allow);
   grit_hessian_sparse_trees(d->solver->H, 0);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
+  step_and_keep(d, steps, q, v);
   grit_data_free(d);
   grit_model_free(m);
 }
@@ -281,9 +286,7 @@ static void step_hammock(int allow, int steps, double *q, double *v, int *nq, in
   grit_data *d = composite_data("hammock/hammock.xml", &m);
   cr_assert(m->nq <= 400 && m->nv <= 400);
   grit_hessian_particle_kernel(d->solver->H, allow);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
+  step_and_keep(d, steps, q, v);
   *nq = m->nq, *nv = m->nv;
   grit_data_free(d);
   grit_model_free(m);
@@ -473,10 +476,8 @@ static void step_softbox(int allow, int kernel, int steps, double *q, double *v,
   cr_assert_eq(m->nv, 224);
   grit_hessian_sparse_trees(d->solver->H, allow);
   grit_hessian_sparse_kernel(d->solver->H, kernel);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  step_and_keep(d, steps, q, v);
   *flops = grit_hessian_flops(d->solver->H);
-  memcpy(q, d->qpos, sizeof(double) * (size_t)m->nq);
-  memcpy(v, d->qvel, sizeof(double) * (size_t)m->nv);
   grit_data_free(d);
   grit_model_free(m);
 }
