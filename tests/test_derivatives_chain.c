@@ -17,6 +17,14 @@
 #include "loop_scene.h"
 #include "xml_load_util.h"
 
+/* The entries of A (nx x nx) and B (nx x nu) in which two calls' results differ (== takes -0 == 0). */
+static int ab_differ(const double *A1, const double *A2, const double *B1, const double *B2, int nx, int nu) {
+  int differ = 0;
+  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
+  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  return differ;
+}
+
 /* A floating torso with six legs of two hinges each (limited knees), capsule feet on the floor, and
  * motors at the hips: one tree of 18 dofs, so three position passes: the first seeds the root and the
  * first leg (every body moves), the second legs 2-5 (the torso, legs 1 and 6 and their feet's contacts
@@ -75,8 +83,7 @@ static void same_as_full(grit_contact_model model, int regularize) {
   d->deriv->no_chain = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   int differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  differ += ab_differ(A1, A2, B1, B2, nx, nu);
   cr_expect_eq(differ, 0, "model %d: %d entries differ", model, differ);
   /* and again with the skipping: nothing of the passes without it is left behind */
   d->deriv->no_chain = 0;
@@ -154,8 +161,7 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   d->deriv->no_chain = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   int differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  differ += ab_differ(A1, A2, B1, B2, nx, nu);
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   /* the kept rows' J written whole into w->J (ws->no_cx_clean) against w->cxJ, +0 off their columns */
   d->deriv->no_chain = 0;
@@ -164,8 +170,7 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(d->deriv->cx_clean_used, clean);
   differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  differ += ab_differ(A1, A2, B1, B2, nx, nu);
   cr_expect_eq(differ, 0, "no_cx_clean: %d entries differ", differ);
   /* the kept spring t1 left out (its gamma has no partials) against its J v and J^T gamma formed */
   cr_assert(d->deriv->spring_skipped > 0, "kept springs left out: %lu", d->deriv->spring_skipped);
@@ -175,8 +180,7 @@ Test(derivatives_chain, tendons_and_equalities_match_the_full_passes) {
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(d->deriv->spring_skipped, springs);
   differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  differ += ab_differ(A1, A2, B1, B2, nx, nu);
   cr_expect_eq(differ, 0, "no_spring_skip: %d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
@@ -209,8 +213,7 @@ static void cx_columns_same(grit_model *m, int nstep) {
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(d->deriv->cx_cols_used, used);
   int differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  differ += ab_differ(A1, A2, B1, B2, nx, nu);
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   /* the linear joint and fixed-tendon couplings' constant rows solved with the other constant rows in
    * lanes (derivatives_delassus.c) against one by one */
@@ -218,8 +221,7 @@ static void cx_columns_same(grit_model *m, int nstep) {
   d->deriv->no_lanes = 1;
   cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
   differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-  for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+  differ += ab_differ(A1, A2, B1, B2, nx, nu);
   cr_expect_eq(differ, 0, "lanes: %d entries differ", differ);
   free(u), free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);
@@ -291,8 +293,7 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
     int differ = 0; /* bit for bit: a zero's sign too */
     differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0;
     differ += nu > 0 && memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
-    for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-    for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+    differ += ab_differ(A1, A2, B1, B2, nx, nu);
     cr_expect_eq(differ, 0, "pass %d: %d entries differ", pass, differ);
   }
   free(A1), free(A2), free(B1), free(B2);
@@ -324,8 +325,7 @@ Test(derivatives_chain, kept_rows_across_steps_match) {
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
     differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0; /* bit for bit: a zero's sign too */
     differ += memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
-    for (int i = 0; i < nx * nx; ++i) differ += A1[i] != A2[i];
-    for (int i = 0; i < nx * nu; ++i) differ += B1[i] != B2[i];
+    differ += ab_differ(A1, A2, B1, B2, nx, nu);
   }
   cr_assert(d->deriv->spring_skipped > 0 && d->deriv->cx_kept_fast > 0, "springs %lu, kept rows %lu",
             d->deriv->spring_skipped, d->deriv->cx_kept_fast);
