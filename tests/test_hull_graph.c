@@ -150,3 +150,34 @@ Test(hull_graph, degenerate_point_sets) {
   cr_assert_eq(grit_hull_graph_ints(GRIT_HULL_CLIMB_MIN - 1), 0);
   free(buf);
 }
+
+/* The scan's vector loop (grit_convex_scan_lanes, avx2 = 1) against its scalar lanes: the same vertex
+ * on grid boxes (faces of coplanar points: ties along the axes, repeats), random clouds of every size
+ * from 4 to 70 (the tails of every length), and directions with a NaN or zero component. */
+Test(hull_graph, vector_scan_is_the_scalar_scan) {
+  if (!__builtin_cpu_supports("avx2")) cr_skip_test("no AVX2: the vector scan is never taken");
+  static double v[3 * 700];
+  unsigned long long s = 11;
+  const double shapes[][3] = {{1, 1, 1}, {1, 1, 1e-4}, {0.02, 3, 0.5}};
+  int nshape = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int k = 2; k <= 6; ++k, ++nshape) {
+      const int n = grid_box(v, k, shapes[i], k);
+      const grit_shape c = grit_shape_convex(v, n);
+      for (int t = 0; t < 200; ++t) {
+        double d[3];
+        for (int q = 0; q < 3; ++q) d[q] = t < 6 ? (q == t % 3) * (t < 3 ? 1.0 : -1.0) : t % 2 ? ct_uniform(&s, -1, 1) : v[3 * (t % n) + q];
+        cr_assert_eq(grit_convex_scan_lanes(&c, d, 1), grit_convex_scan_lanes(&c, d, 0), "grid box %d, direction %d", nshape, t);
+      }
+    }
+  for (int n = 4; n <= 70; ++n) {
+    for (int i = 0; i < 3 * n; ++i) v[i] = ct_uniform(&s, -1, 1);
+    const grit_shape c = grit_shape_convex(v, n);
+    for (int t = 0; t < 100; ++t) {
+      double d[3] = {ct_uniform(&s, -1, 1), ct_uniform(&s, -1, 1), ct_uniform(&s, -1, 1)};
+      if (t % 10 == 1) d[t % 3] = NAN;
+      if (t % 10 == 2) d[0] = d[1] = d[2] = 0.0; /* every vertex ties: the lowest index */
+      cr_assert_eq(grit_convex_scan_lanes(&c, d, 1), grit_convex_scan_lanes(&c, d, 0), "n = %d, direction %d", n, t);
+    }
+  }
+}

@@ -4,6 +4,7 @@
 #include "hull_graph.h"
 #include "status_internal.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,19 +144,66 @@ static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; } /* sign with sgn(0)
  * comparisons (the sequential scan is one long dependency chain); each lane keeps its first maximum and
  * the lanes merge by value, ties to the lower index: the same vertex as the sequential scan, whose
  * strict > keeps the lowest index among equal values (for finite d; vertices are validated finite). */
+/* Hulls of fewer vertices scan in scalar lanes: the vector loop's set-up and reduction cost more. */
+#define SCAN_AVX2_MIN 8
+
+/* The lanes' vertices i + j (j < 4) of a block, i a multiple of 4: lane j keeps the first of its vertices
+ * (j, j + 4, ...) of greatest d.v, as the scalar loop below. */
+static void scan_block(const double *v, const double d[3], int i, double bv[4], int best[4]) {
+  for (int j = 0; j < 4; ++j) {
+    const double *w = v + 3 * (i + j);
+    const double h = d[0] * w[0] + d[1] * w[1] + d[2] * w[2];
+    if (h > bv[j]) bv[j] = h, best[j] = i + j;
+  }
+}
+
+/* The same lanes four at a time: a block's 12 coordinates split into x, y, z rows by two lane
+ * permutations each, d.v as (d0 x + d1 y) + d2 z (the scalar expression: no fused multiply-add), and the
+ * strict comparison of the scalar loop (a NaN never wins, as there). Returns the first unscanned index. */
+static __attribute__((target("avx2"))) __m256d dots_avx2(const double *w, __m256d d0, __m256d d1, __m256d d2) {
+  const __m256d a = _mm256_loadu_pd(w), b = _mm256_loadu_pd(w + 4), c = _mm256_loadu_pd(w + 8);
+  const __m256d u = _mm256_permute2f128_pd(a, b, 0x30); /* x0 y0 x2 y2 */
+  const __m256d q = _mm256_permute2f128_pd(a, c, 0x21); /* z0 x1 z2 x3 */
+  const __m256d t = _mm256_permute2f128_pd(b, c, 0x30); /* y1 z1 y3 z3 */
+  const __m256d x = _mm256_blend_pd(u, q, 0xA), y = _mm256_shuffle_pd(u, t, 0x5), z = _mm256_blend_pd(q, t, 0xA);
+  return _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d0, x), _mm256_mul_pd(d1, y)), _mm256_mul_pd(d2, z));
+}
+
+/* The same lanes four at a time, from the first block (n >= 8): a block's 12 coordinates split into x,
+ * y, z rows by two lane permutations each, d.v as (d0 x + d1 y) + d2 z (the scalar expression: no fused
+ * multiply-add), and the strict comparison of the scalar loop (a NaN never wins, as there). Returns the
+ * first unscanned index. */
+static __attribute__((target("avx2"))) int scan_avx2(const double *v, const double d[3], int n, double bv[4],
+                                                     int best[4]) {
+  const __m256d d0 = _mm256_set1_pd(d[0]), d1 = _mm256_set1_pd(d[1]), d2 = _mm256_set1_pd(d[2]);
+  const __m256d four = _mm256_set1_pd(4.0);
+  __m256d ib = _mm256_set_pd(3.0, 2.0, 1.0, 0.0), idx = _mm256_add_pd(ib, four), hb = dots_avx2(v, d0, d1, d2);
+  int i = 4;
+  for (; i + 4 <= n; i += 4, idx = _mm256_add_pd(idx, four)) {
+    const __m256d h = dots_avx2(v + 3 * i, d0, d1, d2), gt = _mm256_cmp_pd(h, hb, _CMP_GT_OQ);
+    hb = _mm256_blendv_pd(hb, h, gt);
+    ib = _mm256_blendv_pd(ib, idx, gt);
+  }
+  double bi[4];
+  _mm256_storeu_pd(bv, hb);
+  _mm256_storeu_pd(bi, ib);
+  for (int j = 0; j < 4; ++j) best[j] = (int)bi[j];
+  return i;
+}
+
 int grit_convex_scan(const grit_shape *s, const double d[3]) {
+  return grit_convex_scan_lanes(s, d, s->nvert >= SCAN_AVX2_MIN && __builtin_cpu_supports("avx2"));
+}
+
+int grit_convex_scan_lanes(const grit_shape *s, const double d[3], int avx2) {
   const double *v = s->vertices;
   const int n = s->nvert;
   double bv[4];
-  int best[4], lanes = n < 4 ? n : 4;
-  for (int j = 0; j < lanes; ++j) bv[j] = d[0] * v[3 * j] + d[1] * v[3 * j + 1] + d[2] * v[3 * j + 2], best[j] = j;
-  int i = 4;
-  for (; i + 4 <= n; i += 4)
-    for (int j = 0; j < 4; ++j) {
-      const double *w = v + 3 * (i + j);
-      const double h = d[0] * w[0] + d[1] * w[1] + d[2] * w[2];
-      if (h > bv[j]) bv[j] = h, best[j] = i + j;
-    }
+  int best[4], lanes = n < 4 ? n : 4, i = 4;
+  if (avx2 && n >= 8) i = scan_avx2(v, d, n, bv, best);
+  else
+    for (int j = 0; j < lanes; ++j) bv[j] = d[0] * v[3 * j] + d[1] * v[3 * j + 1] + d[2] * v[3 * j + 2], best[j] = j;
+  for (; i + 4 <= n; i += 4) scan_block(v, d, i, bv, best);
   for (int j = 0; i + j < n; ++j) {
     const double *w = v + 3 * (i + j);
     const double h = d[0] * w[0] + d[1] * w[1] + d[2] * w[2];
@@ -167,9 +215,9 @@ int grit_convex_scan(const grit_shape *s, const double d[3]) {
   return best[b];
 }
 
-/* A hull with a graph (the model's, of GRIT_HULL_CLIMB_MIN vertices or more) climbs it: the same vertex. */
+/* A hull with a graph (the model's) of GRIT_HULL_SCAN_BELOW vertices or more climbs it: the same vertex. */
 static void support_convex(const grit_shape *s, const double d[3], double out[3]) {
-  const int i = s->graph ? grit_hull_support(s, d, -1) : grit_convex_scan(s, d);
+  const int i = s->graph && s->nvert >= GRIT_HULL_SCAN_BELOW ? grit_hull_support(s, d, -1) : grit_convex_scan(s, d);
   memcpy(out, s->vertices + 3 * i, 3 * sizeof(double));
 }
 
@@ -275,7 +323,7 @@ void grit_shape_core_support(const grit_shape *s, const double d[3], double out[
 }
 
 void grit_shape_core_support_hint(const grit_shape *s, const double d[3], double out[3], int *hint) {
-  if (s->type != GRIT_GEOM_CONVEX || !s->graph) {
+  if (s->type != GRIT_GEOM_CONVEX || !s->graph || s->nvert < GRIT_HULL_SCAN_BELOW) {
     grit_shape_core_support(s, d, out);
     return;
   }

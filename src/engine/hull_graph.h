@@ -18,6 +18,10 @@
 /* Hulls with fewer vertices keep the four-lane scan (faster there: measured in docs/performance.md,
  * stop 18). */
 #define GRIT_HULL_CLIMB_MIN 16
+/* GJK/EPA's supports scan hulls of fewer vertices although they have a graph (which still gives their
+ * bounding radius and their world boxes' climbs): the scan's vector loop (stop 23) costs less there than
+ * the climbs, which on box-like hulls in resting face contact search plateaus (docs/performance.md). */
+#define GRIT_HULL_SCAN_BELOW 32
 
 /* The ints the graph of an n-vertex hull needs at most (0 when n < GRIT_HULL_CLIMB_MIN: no graph). */
 size_t grit_hull_graph_ints(int n);
@@ -42,5 +46,7 @@ double grit_hull_graph_radius(const int *g);
 
 /* The same vertex by a scan over all vertices (four lanes; geometry.c). */
 int grit_convex_scan(const grit_shape *shape, const double d[3]);
+/* The same scan with the vector loop (avx2 != 0: the caller checked the CPU) or without: the same vertex. */
+int grit_convex_scan_lanes(const grit_shape *shape, const double d[3], int avx2);
 
 #endif
