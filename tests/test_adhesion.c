@@ -115,6 +115,46 @@ Test(adhesion, margin_minus_gap_inflates_and_margin_equal_to_gap_is_force_free) 
   }
 }
 
+/* A sphere hanging 5 cm over a plane of margin 10 cm and gap 10 cm is in the force-free layer. Without
+ * adhesion actuators the layer is not kept (collision.c, pair_margin): only pairs whose gap minus the
+ * inflation is within the speculative window are candidates. The old rule (margin_layer = 1: every pair
+ * within its margin) gives the same motion, since a layer candidate has no force; with an adhesion
+ * actuator the layer is kept by default. */
+Test(adhesion, the_force_free_layer_is_kept_only_with_adhesion) {
+  const char *fmt = "<mujoco><option timestep='0.002'/><worldbody><geom type='plane' size='1 1 .1' margin='.1' gap='.1'/>"
+                    "<body pos='0 0 .2'><freejoint/><geom type='sphere' size='.05'/></body>"
+                    "<body name='hang' pos='.5 0 .3'><joint type='hinge' axis='0 1 0' damping='1'/>"
+                    "<geom type='sphere' size='.05' pos='0 0 -.2'/></body></worldbody>%s</mujoco>";
+  char xml[1024];
+  snprintf(xml, sizeof xml, fmt, "");
+  grit_model *m = load(xml);
+  grit_data *d[2] = {make_data(m, 1e-8), make_data(m, 1e-8)};
+  cr_assert_eq(d[0]->collision->margin_layer, 0);
+  d[1]->collision->margin_layer = 1;
+  for (int k = 0; k < 400; ++k) {
+    for (int i = 0; i < 2; ++i) cr_assert_eq(grit_step(d[i]), GRIT_OK, "%s", grit_data_last_error(d[i]));
+    if (k == 9) /* the falling sphere 15 cm up: the hanging one alone, in the layer */
+      cr_assert(grit_data_ncontacts(d[0]) == 0 && grit_data_ncontacts(d[1]) == 1, "step 10: %d, %d candidates",
+                grit_data_ncontacts(d[0]), grit_data_ncontacts(d[1]));
+  }
+  cr_assert_eq(grit_data_ncontacts(d[0]), 1, "the resting sphere only: %d", grit_data_ncontacts(d[0]));
+  cr_assert_eq(grit_data_ncontacts(d[1]), 2, "and the hanging one in the layer: %d", grit_data_ncontacts(d[1]));
+  for (int j = 0; j < m->nq; ++j)
+    cr_assert(fabs(grit_data_qpos(d[0])[j] - grit_data_qpos(d[1])[j]) < 1e-9, "qpos[%d]: %.17g vs %.17g", j,
+              grit_data_qpos(d[0])[j], grit_data_qpos(d[1])[j]);
+  cr_assert(fabs(grit_data_qpos(d[0])[2] - 0.05) < 1e-4, "rests on the plane: z = %g", grit_data_qpos(d[0])[2]);
+  for (int i = 0; i < 2; ++i) grit_data_free(d[i]);
+  grit_model_free(m);
+  snprintf(xml, sizeof xml, fmt, "<actuator><adhesion body='hang' ctrlrange='0 1' gain='1'/></actuator>");
+  m = load(xml);
+  d[0] = make_data(m, 1e-8);
+  cr_assert_eq(d[0]->collision->margin_layer, 1, "adhesion counts the layer");
+  for (int k = 0; k < 10; ++k) cr_assert_eq(grit_step(d[0]), GRIT_OK, "%s", grit_data_last_error(d[0]));
+  cr_assert_eq(grit_data_ncontacts(d[0]), 1, "the layer kept: %d", grit_data_ncontacts(d[0]));
+  grit_data_free(d[0]);
+  grit_model_free(m);
+}
+
 /* MuJoCo's combination: the geometry of higher priority gives friction and condim; equal priorities
  * the larger friction and condim; condim 1 is frictionless. */
 Test(adhesion, pair_friction_by_priority_and_condim) {

@@ -46,12 +46,13 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->aabb = calloc(6 * (size_t)ng + 1, sizeof(double));
   col->aabb_key = malloc((13 * (size_t)ng + 1) * sizeof(double));
   col->gmargin = calloc((size_t)ng + 1, sizeof(double));
+  col->gspec = calloc((size_t)ng + 1, sizeof(double));
   col->aabb_hint = malloc((7 * (size_t)ng + 1) * sizeof(int));
   col->grad = calloc((size_t)ng + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
   col->gapart = calloc((size_t)ng + 1, 1);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->grad || !col->pairs || !col->c || !col->gapart ||
+  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->grad || !col->pairs || !col->c || !col->gapart ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
@@ -66,6 +67,8 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     col->gapart[g] = t == GRIT_GEOM_HFIELD || m->geom_hydro[g] > 0 ? 0 : t == GRIT_GEOM_PLANE ? 1 : 2;
   }
   col->may_collide = may_collide(m);
+  for (int a = 0; a < m->nu; ++a) /* adhesion actuators (actuation_adhesion.c) count the force-free layer */
+    col->margin_layer |= m->act_trntype[a] == GRIT_TRN_BODY;
   *out = col;
   return GRIT_OK;
 }
@@ -79,6 +82,7 @@ void grit_collision_free(grit_collision *col) {
   free(col->aabb_key);
   free(col->aabb_hint);
   free(col->gmargin);
+  free(col->gspec);
   free(col->grad);
   free(col->pairs);
   free(col->c);
@@ -123,21 +127,30 @@ static grit_status add_explicit_pairs(grit_collision *col, const grit_model *m, 
   return GRIT_OK;
 }
 
-/* The margin of pair (ga, gb) in the query (symmetric in the two): the sum of the two geometries'
- * (each capped, so at most the boxes' inflation), capped; at least the smoothing's min_margin and the
- * pair's own margin (within that: always a candidate). */
-static double query_margin(const grit_collision *col, const grit_model *m, double min_margin, int ga, int gb) {
-  const double cap = m->opt.contact_margin, sum = col->gmargin[ga] + col->gmargin[gb];
+/* The margin of pair (ga, gb) in the query (symmetric in the two), by comparisons (surely_apart's test
+ * takes it per broad-phase pair). The speculative window is the sum of the two geometries' (each capped,
+ * so at most the boxes' inflation), capped, and at least the smoothing's min_margin. A contact's force
+ * acts on phi - (margin - gap) (contact_margin.h), so the window applies to that gap: the pair's
+ * inflation margin - gap is added where positive. With margin_layer (adhesion), every pair closer than
+ * its own margin is a candidate besides: the old rule, max(window over the inflated boxes, margin). */
+static double pair_margin(const grit_collision *col, const grit_model *m, double min_margin, int ga, int gb) {
+  const double cap = m->opt.contact_margin;
+  const double sum = col->margin_layer ? col->gmargin[ga] + col->gmargin[gb] : col->gspec[ga] + col->gspec[gb];
   double margin = sum < cap ? sum : cap;
-  if (min_margin > margin) margin = min_margin;
-  return fmax(margin, grit_pair_margin(m, ga, gb));
+  margin = min_margin > margin ? min_margin : margin;
+  if (col->margin_layer) {
+    const double own = grit_pair_margin(m, ga, gb);
+    return own > margin ? own : margin;
+  }
+  const double inflation = grit_pair_inflation(m, ga, gb);
+  return inflation > 0.0 ? margin + inflation : margin;
 }
 
 /* Whether geometries g1 and g2 are surely farther apart than their margin, by their bounding spheres
  * (grad, about the origins) or, against a plane, the other's bounding sphere's height over it: then
  * the narrow phase finds no candidate (every candidate's phi is at least the pair's distance, and one is
  * emitted only below the margin), so the pair need not reach it. The margin taken is at least the
- * pair's (query_margin, with its maxima by comparisons) and the slack, 1e-9 of the coordinates' and
+ * pair's (pair_margin) and the slack, 1e-9 of the coordinates' and
  * radii's magnitudes (and 1e-9 m), far above the round-off of the narrow phase's own distance: a pair
  * the narrow phase could accept is never dropped, and the candidates are the same, in the same order.
  * Height fields and pressure-field geometries (their own queries) are left to the narrow phase
@@ -145,11 +158,7 @@ static double query_margin(const grit_collision *col, const grit_model *m, doubl
 static int surely_apart(const grit_collision *col, const grit_model *m, double min_margin, int g1, int g2) {
   const int k1 = col->gapart[g1], k2 = col->gapart[g2];
   if (!k1 || !k2 || (k1 == 1 && k2 == 1)) return 0;
-  const double cap = m->opt.contact_margin, sum = col->gmargin[g1] + col->gmargin[g2];
-  double margin = sum < cap ? sum : cap;
-  margin = min_margin > margin ? min_margin : margin;
-  margin = m->geom_margin[g1] > margin ? m->geom_margin[g1] : margin;
-  margin = m->geom_margin[g2] > margin ? m->geom_margin[g2] : margin;
+  const double margin = pair_margin(col, m, min_margin, g1, g2);
   const double *c1 = col->gpos + 3 * g1, *c2 = col->gpos + 3 * g2;
   if (k1 == 1 || k2 == 1) { /* a plane (kind 1) and a bounded geometry */
     const int pl = k1 == 1 ? g1 : g2;
@@ -263,8 +272,12 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   if (motion) speculative_margins(col, m, motion);
   else
     for (int g = 0; g < ng; ++g) col->gmargin[g] = cap;
-  for (int g = 0; g < ng; ++g) /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap */
-    if (m->geom_margin[g] > col->gmargin[g]) col->gmargin[g] = m->geom_margin[g];
+  for (int g = 0; g < ng; ++g) { /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap: the
+                                    box covers the larger (margin_layer) or the sum (pair_margin) */
+    col->gspec[g] = col->gmargin[g];
+    if (col->margin_layer) col->gmargin[g] = m->geom_margin[g] > col->gmargin[g] ? m->geom_margin[g] : col->gmargin[g];
+    else if (m->geom_margin[g] > 0.0) col->gmargin[g] += m->geom_margin[g];
+  }
   for (int g = 0; g < ng; ++g) {
     if (m->geom_shape[g].type != GRIT_GEOM_CONVEX) {
       grit_collision_geom_aabb(col, m, g, col->aabb + 6 * g, col->aabb + 6 * g + 3);
@@ -307,7 +320,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     grit_contact_point pts[GRIT_HFIELD_MAX_POINTS > GRIT_COLLIDE_MAX_POINTS ? GRIT_HFIELD_MAX_POINTS
                                                                            : GRIT_COLLIDE_MAX_POINTS];
     int npts = 0;
-    const double margin = query_margin(col, m, fc.min_margin, ga, gb);
+    const double margin = pair_margin(col, m, fc.min_margin, ga, gb);
     if (m->geom_shape[gb].type == GRIT_GEOM_HFIELD) { /* the field first: the normal points out of it */
       const int t = ga;
       ga = gb;

@@ -29,7 +29,13 @@ typedef struct grit_collision {
                        (NaN before the first: a margin is never NaN, so never equal), to reuse the box while they keep their bits */
   int *aabb_hint;   /* (7 ngeom) a CONVEX geometry's six support vertices at its last box (-1: none), where
                        the next box's climbs start, and its boxes left without climbing (geometry_internal.h) */
-  double *gmargin;  /* (ngeom) each geometry's margin in the last query */
+  double *gmargin;  /* (ngeom) each geometry's box inflation in the last query: its speculative margin with
+                       its own margin (contact_margin.h) */
+  double *gspec;    /* (ngeom) each geometry's speculative margin alone in the last query */
+  int margin_layer; /* 1: a pair closer than its own margin is a candidate whatever its speed (the old path;
+                       always with adhesion actuators, which count the force-free layer); 0 (default
+                       otherwise): the speculative window applies to the gap the force law sees,
+                       phi - (margin - gap) (collision.c: pair_margin) */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
   int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and no two
