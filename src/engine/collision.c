@@ -272,12 +272,15 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   if (motion) speculative_margins(col, m, motion);
   else
     for (int g = 0; g < ng; ++g) col->gmargin[g] = cap;
-  for (int g = 0; g < ng; ++g) { /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap: the
-                                    box covers the larger (margin_layer) or the sum (pair_margin) */
-    col->gspec[g] = col->gmargin[g];
-    if (col->margin_layer) col->gmargin[g] = m->geom_margin[g] > col->gmargin[g] ? m->geom_margin[g] : col->gmargin[g];
-    else if (m->geom_margin[g] > 0.0) col->gmargin[g] += m->geom_margin[g];
-  }
+  /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap: the box covers the larger
+   * (margin_layer) or the sum (pair_margin, which reads the speculative margins alone) */
+  if (col->margin_layer)
+    for (int g = 0; g < ng; ++g) col->gmargin[g] = m->geom_margin[g] > col->gmargin[g] ? m->geom_margin[g] : col->gmargin[g];
+  else
+    for (int g = 0; g < ng; ++g) {
+      col->gspec[g] = col->gmargin[g];
+      if (m->geom_margin[g] > 0.0) col->gmargin[g] += m->geom_margin[g];
+    }
   for (int g = 0; g < ng; ++g) {
     if (m->geom_shape[g].type != GRIT_GEOM_CONVEX) {
       grit_collision_geom_aabb(col, m, g, col->aabb + 6 * g, col->aabb + 6 * g + 3);
