@@ -45,6 +45,16 @@ static const char *pulley_xml(double range_hi, char *buf, size_t n) {
   return pulley_xml_with("<option timestep='0.002'/>", range_hi, "limited='true'", buf, n);
 }
 
+/* The same tendon opened by a pulley of divisor 2: its first branch (anchor to pulley) halved. */
+static const char *leading_pulley_xml(char *buf, size_t n) {
+  char tmp[4096];
+  pulley_xml(0.19, tmp, sizeof tmp);
+  const char *at = strstr(tmp, "<site site='anchor'/>");
+  cr_assert_not_null(at);
+  snprintf(buf, n, "%.*s<pulley divisor='2'/>%s", (int)(at - tmp), tmp, at);
+  return buf;
+}
+
 static grit_model *load_xml(const char *xml) {
   grit_model *m = NULL;
   char msg[GRIT_MESSAGE_SIZE];
@@ -79,10 +89,14 @@ Test(tendon_pulley, length_is_the_branches_divided_by_their_divisors) {
   const double pl[3] = {.1 - .025, 0, .2 + .025}, pr[3] = {.1 + .025, 0, .2 + .025};
 #define DIST(a, b) sqrt(((a)[0] - (b)[0]) * ((a)[0] - (b)[0]) + ((a)[1] - (b)[1]) * ((a)[1] - (b)[1]) + ((a)[2] - (b)[2]) * ((a)[2] - (b)[2]))
   const double L = DIST(anchor, pul) + (DIST(pul, hl) + DIST(hl, pl)) / 3 + (DIST(pul, hr) + DIST(hr, pr)) / 3;
-#undef DIST
   const double q0[8] = {0, .1, 0, .2, 1, 0, 0, 0};
   cr_assert_float_eq(grit_model_tendon_length(m, 0, q0), L, 1e-15);
   grit_model_free(m);
+  m = load_xml(leading_pulley_xml(buf, sizeof buf)); /* a pulley first: the first branch halved */
+  const double L2 = L - DIST(anchor, pul) / 2;
+  cr_assert_float_eq(grit_model_tendon_length(m, 0, q0), L2, 1e-15);
+  grit_model_free(m);
+#undef DIST
 }
 
 /* A pulley last, two pulleys in a row, a site between two pulleys with no other neighbour, a zero
@@ -182,9 +196,8 @@ Test(tendon_pulley, jacobians_with_a_spring_across_trees) {
 
 #include "mjcf_mujoco_util.h"
 
-Test(tendon_pulley, length_and_jacobian_equal_mujocos) {
-  char buf[4096], err[1000] = "";
-  const char *xml = pulley_xml(0.19, buf, sizeof buf);
+static void length_and_jacobian_against_mujoco(const char *xml) {
+  char err[1000] = "";
   mjModel *mm = mjcmp_load_text(xml, err, sizeof err);
   cr_assert(mm, "%s", err);
   mjData *md = mj_makeData(mm);
@@ -210,6 +223,12 @@ Test(tendon_pulley, length_and_jacobian_equal_mujocos) {
   grit_model_free(m);
   mj_deleteData(md);
   mj_deleteModel(mm);
+}
+
+Test(tendon_pulley, length_and_jacobian_equal_mujocos) {
+  char buf[4096];
+  length_and_jacobian_against_mujoco(pulley_xml(0.19, buf, sizeof buf));
+  length_and_jacobian_against_mujoco(leading_pulley_xml(buf, sizeof buf)); /* a pulley first (mjx's files) */
 }
 
 /* The spring and damper across the two trees, gravity off, 1 s against MuJoCo 2.2.2: grit's implicit

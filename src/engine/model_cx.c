@@ -126,14 +126,16 @@ grit_status grit_builder_add_equality(grit_builder *b, const grit_equality_def *
 /* Whether element i of a spatial tendon's path is a pulley. */
 static int tendon_pulley(const grit_tendon_def *def, int i) { return def->divisor && def->divisor[i] != 0.0; }
 
-/* A pulley: a positive finite divisor, not the path's last element, not right after another pulley. */
+/* A pulley: a positive finite divisor, not the path's last element, not right after another pulley. A
+ * pulley may open the path: its divisor then divides the first branch (MuJoCo's compiler and tendon
+ * kinematics allow it; mjx's test_data/tendon/pulley_*.xml do it). */
 static grit_status check_pulley(const grit_tendon_def *def, int id, int i, char *msg) {
   if (!(def->divisor[i] > 0.0) || !isfinite(def->divisor[i]))
     return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: pulley %d's divisor %g is not positive and finite",
                           id, i, def->divisor[i]);
   if (i == def->n - 1) return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: the path ends with a pulley", id);
-  if (i == 0 || tendon_pulley(def, i - 1))
-    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: pulley %d does not follow a site", id, i);
+  if (i > 0 && tendon_pulley(def, i - 1))
+    return grit_set_error(msg, GRIT_ERR_INVALID_MODEL, "tendon %d: pulleys %d and %d in a row", id, i - 1, i);
   return GRIT_OK;
 }
 
