@@ -247,6 +247,29 @@ void grit_deriv_ws_free(grit_deriv_ws *w) {
 
 /* ----------------------------------------------------------------------------- the phases */
 
+/* The values of the position passes' kinematics, w->kd, are grit_kin_positions at q0 (+) 0 (derivatives_residual.c,
+ * seed_positions): the poses the step kept at q0 (d->kin0, the same function of the same q with the
+ * model's inertias) when q0 (+) 0 is q0 bit for bit (a quaternion's normalization may move an ulp). A copy
+ * of its poses costs less than a twentieth of computing them. Scratch: w->qd, which the first pass writes
+ * again. d->no_kin0: as before, computed. */
+static void kept_kinematics(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  if (!d->kin0_ok || d->no_kin0) return;
+  memcpy(w->qd, d->qprev, sizeof(double) * (size_t)m->nq);
+  grit_kin_integrate(m, w->qd, w->zeros, 1.0);
+  if (memcmp(w->qd, d->qprev, sizeof(double) * (size_t)m->nq)) return;
+  const grit_kin *k = &d->kin0;
+  const size_t nb = (size_t)m->nbody, nj = (size_t)m->njnt, nv = (size_t)m->nv, s = sizeof(double);
+  memcpy(w->kd.xpos, k->xpos, 3 * nb * s);
+  memcpy(w->kd.xquat, k->xquat, 4 * nb * s);
+  memcpy(w->kd.xmat, k->xmat, 9 * nb * s);
+  memcpy(w->kd.xipos, k->xipos, 3 * nb * s);
+  memcpy(w->kd.xanchor, k->xanchor, 3 * nj * s);
+  memcpy(w->kd.xaxis, k->xaxis, 3 * nj * s);
+  memcpy(w->kd.cdof, k->cdof, 6 * nv * s);
+  memcpy(w->kd.cinert, k->cinert, nb * sizeof *k->cinert);
+  w->kd_valid = 1;
+}
+
 /* Phase 1: whether the last step can be differentiated with these arguments. */
 static grit_status check_call(grit_data *d, const grit_param *params, int np, const double *P) {
   const grit_model *m = d->model;
@@ -497,6 +520,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
   w->qd_valid = w->kd_valid = w->nonfinite = w->rn_valid = 0;
+  kept_kinematics(m, d, w);
   w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   w->timing = d->settings.timing;
   for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) w->tphase[k] = 0.0;

@@ -50,6 +50,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->jcols = calloc(4 * (size_t)max_constraints + 4, sizeof(int));
   s->jwide = calloc((size_t)max_constraints + 1, 1);
+  s->gasm = calloc(9 * (size_t)max_constraints + 1, sizeof(double));
+  s->gadd = calloc((size_t)max_constraints + 1, 1);
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
   s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
@@ -64,7 +66,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->tree_id && s->tree_isl && s->uf &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->tree_id &&
+           s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
@@ -87,6 +90,8 @@ void grit_solver_free(grit_solver *s) {
   free(s->vhat);
   free(s->jcols);
   free(s->jwide);
+  free(s->gasm);
+  free(s->gadd);
   free(s->tree_id);
   free(s->tree_isl);
   free(s->uf);
@@ -250,6 +255,12 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
+/* Keeps the matrix G (dim x dim) constraint i adds in this assembly (grit_solver_refactor compares it). */
+static inline void keep_added(grit_solver *s, int i, int dim, const double *G) {
+  s->gadd[i] = 1;
+  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * (size_t)(dim * dim));
+}
+
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
  * friction's as grit_solver_global_hessian), over the islands act[0..nact-1]: all of them (every tree), or
  * some, whose trees s->tree_on marks. The islands' constraints keep their index order, so each block
@@ -280,17 +291,21 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   }
   grit_hessian_pattern_commit(s->H);
   grit_hessian_begin(s->H, A);
+  s->asm_all = all; /* (what each constraint adds is kept for grit_solver_refactor) */
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[con[q]];
       const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      s->gadd[con[q]] = 0;
       if (!c->gnz && !(c->gn_start > 0.0)) continue; /* adds nothing */
       const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
       double Gm[9];
       if (c->isotropic) grit_solver_global_hessian(c, Gm);
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->isotropic || c->gn_start > 0.0 ? Gm : c->G, pair);
+      const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
+      keep_added(s, con[q], c->dim, G);
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
     }
   return GRIT_OK;
 }
@@ -482,6 +497,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   s->Achol = Achol;
   const double *vwarm = s->vwarm; /* (this solve's only) */
   s->vwarm = NULL;
+  s->asm_all = 0; /* nothing assembled in this solve yet */
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
@@ -547,17 +563,49 @@ void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af) { s->af = a
 
 void grit_solver_set_warm(grit_solver *s, const double *vwarm) { s->vwarm = vwarm; }
 
+/* Whether the kept factor is already that of the exact Hessian at the solution, the one the refactor
+ * would form: the last assembly covered every island (no island's blocks older than it), and each
+ * constraint added then what the exact Hessian adds now, bit for bit (its G at the solution when G is
+ * nonzero, nothing when it is zero: no isotropic model, no predicted pressure), the same coupled pairs
+ * in the pattern (a two-tree constraint's pair in it exactly when its G is nonzero). The same H in the
+ * same pattern gives the same factor. The step's last Newton step assembles H at the iterate before the
+ * solution, so this holds when the constraints' G did not change over that step: a joint limit's or a
+ * pressed frictionless contact's constant G, a contact at rest (test_derivatives_kept: a settled
+ * frictionless stack every step, OP3 about one step in ten). */
+static int kept_factor_exact(const grit_solver *s, int nc) {
+  if (!s->asm_all || s->no_kept_factor) return 0;
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    const int gnz = c->gnz != 0;
+    if (s->gadd[i] != gnz || (c->ntree == 2 && s->inpat[i] != gnz)) return 0;
+    if (gnz && memcmp(s->gasm + 9 * (size_t)i, c->G, sizeof(double) * (size_t)(c->dim * c->dim))) return 0;
+  }
+  return 1;
+}
+
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
+  s->kept_factor = 0;
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
+  const int kept = kept_factor_exact(s, nc);
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
-  memset(s->inpat, 0, (size_t)nc);       /* the pattern of the solution's G alone */
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
+  if (kept) { /* (the pattern, inpat, already the solution's G's alone) */
+    s->kept_factor = 1;
+    return GRIT_OK;
+  }
+  memset(s->inpat, 0, (size_t)nc); /* the pattern of the solution's G alone */
   grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;
   double cond;
-  return grit_hessian_factor(s->H, &cond, message);
+  grit_status fs = grit_hessian_factor(s->H, &cond, message);
+  if (fs != GRIT_OK) s->asm_all = 0; /* no factor kept */
+  return fs;
 }
+
+void grit_solver_keep_factor(grit_solver *s, int allow) { s->no_kept_factor = !allow; }
+
+int grit_solver_factor_kept(const grit_solver *s) { return s->kept_factor; }
 
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
   if (s->factor_is_A) {

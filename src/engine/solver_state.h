@@ -39,6 +39,14 @@ struct grit_solver {
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
+  /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
+   * island and each constraint added then what the exact Hessian at the solution adds, bit for bit, the
+   * kept factor is already that Hessian's */
+  double *gasm;         /* (9 cap_c) constraint i's dim x dim matrix added to H by the last assembly */
+  unsigned char *gadd;  /* (cap_c) whether it added one */
+  int asm_all;          /* the last assembly of this solve (or refactor) covered every island, its factor kept */
+  int no_kept_factor;   /* nonzero: the refactor assembles and factors H whatever was kept (tests) */
+  int kept_factor;      /* the last refactor kept the step's factor (tests, benchmarks) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
