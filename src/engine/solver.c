@@ -14,6 +14,7 @@
 #include "dynamics.h"
 #include "constraints.h"
 #include "hessian.h"
+#include "hessian_internal.h" /* the kept factor: there, on the path a factor would take (grit_solver_refactor) */
 #include "status_internal.h"
 #include "solver_state.h"
 #include "timing.h"
@@ -52,6 +53,9 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->jwide = calloc((size_t)max_constraints + 1, 1);
   s->gasm = calloc(9 * (size_t)max_constraints + 1, sizeof(double));
   s->gadd = calloc((size_t)max_constraints + 1, 1);
+  s->snap_A = calloc((size_t)m->nM + 1, sizeof(double));
+  s->snap_J = calloc((size_t)max_jstore + 1, sizeof(double)); /* (pages touched only as far as used) */
+  s->snap_con = calloc(6 * (size_t)max_constraints + 1, sizeof(int));
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
   s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
@@ -66,8 +70,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->tree_id &&
-           s->tree_isl && s->uf &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
+           s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
@@ -92,6 +96,9 @@ void grit_solver_free(grit_solver *s) {
   free(s->jwide);
   free(s->gasm);
   free(s->gadd);
+  free(s->snap_A);
+  free(s->snap_J);
+  free(s->snap_con);
   free(s->tree_id);
   free(s->tree_isl);
   free(s->uf);
@@ -291,7 +298,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   }
   grit_hessian_pattern_commit(s->H);
   grit_hessian_begin(s->H, A);
-  s->asm_all = all; /* (what each constraint adds is kept for grit_solver_refactor) */
+  s->asm_all = all ? KEPT_STEP : KEPT_NONE; /* (what each constraint adds is kept for grit_solver_refactor) */
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[con[q]];
@@ -497,7 +504,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   s->Achol = Achol;
   const double *vwarm = s->vwarm; /* (this solve's only) */
   s->vwarm = NULL;
-  s->asm_all = 0; /* nothing assembled in this solve yet */
+  if (s->asm_all == KEPT_STEP) s->asm_all = KEPT_NONE; /* (an earlier solve's: its A and J are gone) */
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
@@ -564,33 +571,69 @@ void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af) { s->af = a
 void grit_solver_set_warm(grit_solver *s, const double *vwarm) { s->vwarm = vwarm; }
 
 /* Whether the kept factor is already that of the exact Hessian at the solution, the one the refactor
- * would form: the last assembly covered every island (no island's blocks older than it), and each
- * constraint added then what the exact Hessian adds now, bit for bit (its G at the solution when G is
- * nonzero, nothing when it is zero: no isotropic model, no predicted pressure), the same coupled pairs
- * in the pattern (a two-tree constraint's pair in it exactly when its G is nonzero). The same H in the
- * same pattern gives the same factor. The step's last Newton step assembles H at the iterate before the
- * solution, so this holds when the constraints' G did not change over that step: a joint limit's or a
- * pressed frictionless contact's constant G, a contact at rest (test_derivatives_kept: a settled
- * frictionless stack every step, OP3 about one step in ten). */
-static int kept_factor_exact(const grit_solver *s, int nc) {
-  if (!s->asm_all || s->no_kept_factor) return 0;
+ * would form: the same H in the same pattern gives the same factor. Its assembly covered every island
+ * (no island's blocks older than it), and each constraint added then what the exact Hessian adds now,
+ * bit for bit (its G at the solution when G is nonzero, nothing when it is zero: no isotropic model, no
+ * predicted pressure); the pattern held a two-tree constraint's pair exactly when its G is nonzero.
+ * KEPT_STEP: this solve's last assembly (A and J as now). The step's last Newton step assembles H at the
+ * iterate before the solution, so this holds when the constraints' G did not change over that step: a
+ * joint limit's or a pressed frictionless contact's constant G, a contact at rest (test_derivatives_kept:
+ * a settled frictionless stack every step, OP3 about one step in ten). KEPT_REFAC: the last refactor's,
+ * the step having assembled nothing (every island started at its minimizer), when A and every J are
+ * also what they were (dm_control's fish at rest: its body's A does not depend on its pose, its one
+ * constraint a fixed tendon's spring). Either way the factor must be there, on the path a factor would
+ * take now (hessian_internal.h). */
+static int kept_factor_exact(grit_solver *s, const double *A, int nc) {
+  const grit_hessian *h = s->H;
+  if (!s->asm_all || s->no_kept_factor || !h->factored || h->tree_on || h->last_path != grit_hessian_choose_path(h))
+    return 0;
+  const int refac = s->asm_all == KEPT_REFAC;
+  if (refac && nc != s->snap_nc) return 0;
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *c = &s->c[i];
-    const int gnz = c->gnz != 0;
-    if (s->gadd[i] != gnz || (c->ntree == 2 && s->inpat[i] != gnz)) return 0;
+    const int gnz = c->gnz != 0, *k = s->snap_con + 6 * (size_t)i;
+    if (s->gadd[i] != gnz || (!refac && c->ntree == 2 && s->inpat[i] != gnz)) return 0;
+    if (refac && (k[0] != c->ntree || k[1] != c->tree[0] || k[2] != c->tree[1] || k[3] != c->dim ||
+                  k[4] != c->joff[0] || k[5] != c->joff[1]))
+      return 0;
     if (gnz && memcmp(s->gasm + 9 * (size_t)i, c->G, sizeof(double) * (size_t)(c->dim * c->dim))) return 0;
   }
+  if (!refac) return 1;
+  if (memcmp(s->snap_A, A, sizeof(double) * (size_t)s->m->nM)) return 0;
+  for (int i = 0; i < nc; ++i)
+    for (int k = 0; k < s->c[i].ntree; ++k) {
+      const size_t at = (size_t)s->c[i].joff[k], n = (size_t)(s->c[i].dim * s->m->tree_dofnum[s->c[i].tree[k]]);
+      if (memcmp(s->snap_J + at, s->jstore + at, sizeof(double) * n)) return 0;
+    }
   return 1;
+}
+
+/* What the refactor's factor was formed from, for the next call's kept_factor_exact: A, each constraint's
+ * layout and Jacobian blocks (what each added: assemble). */
+static void snapshot_refactor(grit_solver *s, const double *A, int nc) {
+  s->asm_all = KEPT_REFAC;
+  s->snap_nc = nc;
+  memcpy(s->snap_A, A, sizeof(double) * (size_t)s->m->nM);
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    int *k = s->snap_con + 6 * (size_t)i;
+    k[0] = c->ntree, k[1] = c->tree[0], k[2] = c->tree[1], k[3] = c->dim, k[4] = c->joff[0], k[5] = c->joff[1];
+    for (int t = 0; t < c->ntree; ++t) {
+      const size_t at = (size_t)c->joff[t], n = (size_t)(c->dim * s->m->tree_dofnum[c->tree[t]]);
+      memcpy(s->snap_J + at, s->jstore + at, sizeof(double) * n);
+    }
+  }
 }
 
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   s->kept_factor = 0;
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
-  const int kept = kept_factor_exact(s, nc);
+  const int kept = kept_factor_exact(s, A, nc);
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
-  if (kept) { /* (the pattern, inpat, already the solution's G's alone) */
+  if (kept) { /* the pattern of the solution's G alone, as assemble leaves it */
+    for (int i = 0; i < nc; ++i) s->inpat[i] = (unsigned char)(s->c[i].ntree == 2 && s->c[i].gnz);
     s->kept_factor = 1;
     return GRIT_OK;
   }
@@ -599,7 +642,8 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
   if (as != GRIT_OK) return as;
   double cond;
   grit_status fs = grit_hessian_factor(s->H, &cond, message);
-  if (fs != GRIT_OK) s->asm_all = 0; /* no factor kept */
+  if (fs == GRIT_OK) snapshot_refactor(s, A, nc);
+  else s->asm_all = KEPT_NONE; /* no factor kept */
   return fs;
 }
 
