@@ -262,10 +262,11 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
-/* Keeps the matrix G (dim x dim) constraint i adds in this assembly (grit_solver_refactor compares it). */
-static inline void keep_added(grit_solver *s, int i, int dim, const double *G) {
+/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
+ * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
+static inline void keep_added(grit_solver *s, int i, const double G[9]) {
   s->gadd[i] = 1;
-  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * (size_t)(dim * dim));
+  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
 }
 
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
@@ -311,7 +312,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
       const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-      keep_added(s, con[q], c->dim, G);
+      keep_added(s, con[q], G);
       grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
     }
   return GRIT_OK;
