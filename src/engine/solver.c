@@ -602,7 +602,7 @@ static int kept_factor_exact(grit_solver *s, const double *A, int nc) {
   if (!refac) return 1;
   if (memcmp(s->snap_A, A, sizeof(double) * (size_t)s->m->nM)) return 0;
   for (int i = 0; i < nc; ++i)
-    for (int k = 0; k < s->c[i].ntree; ++k) {
+    for (int k = 0; s->gadd[i] && k < s->c[i].ntree; ++k) { /* (a zero G adds no J) */
       const size_t at = (size_t)s->c[i].joff[k], n = (size_t)(s->c[i].dim * s->m->tree_dofnum[s->c[i].tree[k]]);
       if (memcmp(s->snap_J + at, s->jstore + at, sizeof(double) * n)) return 0;
     }
@@ -610,7 +610,7 @@ static int kept_factor_exact(grit_solver *s, const double *A, int nc) {
 }
 
 /* What the refactor's factor was formed from, for the next call's kept_factor_exact: A, each constraint's
- * layout and Jacobian blocks (what each added: assemble). */
+ * layout and the Jacobian blocks of those that added a G (what each added: assemble). */
 static void snapshot_refactor(grit_solver *s, const double *A, int nc) {
   s->asm_all = KEPT_REFAC;
   s->snap_nc = nc;
@@ -619,7 +619,7 @@ static void snapshot_refactor(grit_solver *s, const double *A, int nc) {
     const grit_constraint *c = &s->c[i];
     int *k = s->snap_con + 6 * (size_t)i;
     k[0] = c->ntree, k[1] = c->tree[0], k[2] = c->tree[1], k[3] = c->dim, k[4] = c->joff[0], k[5] = c->joff[1];
-    for (int t = 0; t < c->ntree; ++t) {
+    for (int t = 0; s->gadd[i] && t < c->ntree; ++t) {
       const size_t at = (size_t)c->joff[t], n = (size_t)(c->dim * s->m->tree_dofnum[c->tree[t]]);
       memcpy(s->snap_J + at, s->jstore + at, sizeof(double) * n);
     }
@@ -629,7 +629,7 @@ static void snapshot_refactor(grit_solver *s, const double *A, int nc) {
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
   s->kept_factor = 0;
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
-  const int kept = kept_factor_exact(s, A, nc);
+  const int kept = kept_factor_exact(s, A, nc), step_assembled = s->asm_all == KEPT_STEP;
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
@@ -643,8 +643,11 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
   if (as != GRIT_OK) return as;
   double cond;
   grit_status fs = grit_hessian_factor(s->H, &cond, message);
-  if (fs == GRIT_OK) snapshot_refactor(s, A, nc);
-  else s->asm_all = KEPT_NONE; /* no factor kept */
+  /* (assemble left KEPT_STEP: the same step's next call keeps it.) Its inputs are kept for the next step's
+   * call only when this step assembled nothing: one that iterates is likely followed by one that does,
+   * and copying A and J costs a large scene 1 % of its call (22 humanoids) */
+  if (fs == GRIT_OK && !step_assembled) snapshot_refactor(s, A, nc);
+  if (fs != GRIT_OK) s->asm_all = KEPT_NONE; /* no factor kept */
   return fs;
 }
 
