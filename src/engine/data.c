@@ -26,6 +26,7 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   GRIT_CARVE(c, d->qvel, nv);
   GRIT_CARVE(c, d->ctrl, m->nu);
   GRIT_CARVE_KIN(c, d->kin, m);
+  GRIT_CARVE_KIN(c, d->kin0, m);
   GRIT_CARVE(c, d->M, m->nM);
   GRIT_CARVE(c, d->A, m->nM);
   GRIT_CARVE(c, d->Achol, m->nM);

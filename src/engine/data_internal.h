@@ -26,6 +26,10 @@ struct grit_data {
   /* kinematics and dynamics at the state (double instantiation of the generic code) */
   grit_inertial inertial; /* points at the model's inertial parameters */
   grit_kin kin;
+  grit_kin kin0;          /* the last step's start: its kinematics at q0 (grit_step keeps d->kin's buffers here and
+                           * computes the new state's in kin0's), which the derivatives need at q0 (+) 0 */
+  int kin0_ok;            /* kin0 holds the poses at qprev of grit_kin_positions(qprev, &inertial) */
+  int no_kin0;            /* nonzero: no poses kept, the derivatives compute their own (tests) */
   double *M;              /* (nM) mass matrix, tree blocks */
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
   double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */

@@ -247,6 +247,42 @@ void grit_deriv_ws_free(grit_deriv_ws *w) {
 
 /* ----------------------------------------------------------------------------- the phases */
 
+/* The values of the position passes' kinematics, w->kd, are grit_kin_positions at q0 (+) 0 (derivatives_residual.c,
+ * seed_positions): the poses the step kept at q0 (d->kin0, the same function of the same q with the
+ * model's inertias, body by body from its parent's) serve every tree whose q0 (+) 0 is q0 bit for bit (a
+ * quaternion's normalization may move an ulp); the others' are computed (under a tree mask). A copy of
+ * the poses costs a twentieth of computing them. Scratch: w->qd (the first pass writes it again) and
+ * w->mask4. d->no_kin0: all computed, as before. */
+static void kept_kinematics(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  if (!d->kin0_ok || d->no_kin0) return;
+  memcpy(w->qd, d->qprev, sizeof(double) * (size_t)m->nq);
+  grit_kin_integrate(m, w->qd, w->zeros, 1.0);
+  int moved = 0, kept = 0;
+  for (int t = 0; t < m->ntree; ++t) w->mask4[t] = 0;
+  for (int j = 0; j < m->njnt; ++j) {
+    const int qa = m->jnt_qposadr[j], t = m->dof_tree[m->jnt_dofadr[j]];
+    if (memcmp(w->qd + qa, d->qprev + qa, sizeof(double) * (size_t)grit_joint_nq(m->jnt_type[j]))) w->mask4[t] = 1;
+  }
+  for (int t = 0; t < m->ntree; ++t) moved += w->mask4[t], kept += !w->mask4[t];
+  if (!kept) return;
+  const grit_kin *k = &d->kin0;
+  const size_t nb = (size_t)m->nbody, nj = (size_t)m->njnt, nv = (size_t)m->nv, s = sizeof(double);
+  memcpy(w->kd.xpos, k->xpos, 3 * nb * s);
+  memcpy(w->kd.xquat, k->xquat, 4 * nb * s);
+  memcpy(w->kd.xmat, k->xmat, 9 * nb * s);
+  memcpy(w->kd.xipos, k->xipos, 3 * nb * s);
+  memcpy(w->kd.xanchor, k->xanchor, 3 * nj * s);
+  memcpy(w->kd.xaxis, k->xaxis, 3 * nj * s);
+  memcpy(w->kd.cdof, k->cdof, 6 * nv * s);
+  memcpy(w->kd.cinert, k->cinert, nb * sizeof *k->cinert);
+  if (moved) { /* the trees whose q0 (+) 0 moved: their bodies from q0 (+) 0 */
+    w->kd.tree_mask = w->mask4;
+    grit_kin_positions(m, w->qd, NULL, &w->kd);
+    w->kd.tree_mask = NULL;
+  }
+  w->kd_valid = 1;
+}
+
 /* Phase 1: whether the last step can be differentiated with these arguments. */
 static grit_status check_call(grit_data *d, const grit_param *params, int np, const double *P) {
   const grit_model *m = d->model;
@@ -497,6 +533,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
   w->qd_valid = w->kd_valid = w->nonfinite = w->rn_valid = 0;
+  kept_kinematics(m, d, w);
   w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   w->timing = d->settings.timing;
   for (int k = 0; k < GRIT_DERIV_NPHASE; ++k) w->tphase[k] = 0.0;

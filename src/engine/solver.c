@@ -14,6 +14,7 @@
 #include "dynamics.h"
 #include "constraints.h"
 #include "hessian.h"
+#include "hessian_internal.h" /* the kept factor: there, on the path a factor would take (grit_solver_refactor) */
 #include "status_internal.h"
 #include "solver_state.h"
 #include "timing.h"
@@ -50,6 +51,11 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->jcols = calloc(4 * (size_t)max_constraints + 4, sizeof(int));
   s->jwide = calloc((size_t)max_constraints + 1, 1);
+  s->gasm = calloc(9 * (size_t)max_constraints + 1, sizeof(double));
+  s->gadd = calloc((size_t)max_constraints + 1, 1);
+  s->snap_A = calloc((size_t)m->nM + 1, sizeof(double));
+  s->snap_J = calloc((size_t)max_jstore + 1, sizeof(double)); /* (pages touched only as far as used) */
+  s->snap_con = calloc(6 * (size_t)max_constraints + 1, sizeof(int));
   s->tree_id = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_isl = calloc((size_t)m->ntree + 1, sizeof(int));
   s->uf = calloc((size_t)m->ntree + 1, sizeof(int));
@@ -64,7 +70,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->tree_id && s->tree_isl && s->uf &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
+           s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
@@ -87,6 +94,11 @@ void grit_solver_free(grit_solver *s) {
   free(s->vhat);
   free(s->jcols);
   free(s->jwide);
+  free(s->gasm);
+  free(s->gadd);
+  free(s->snap_A);
+  free(s->snap_J);
+  free(s->snap_con);
   free(s->tree_id);
   free(s->tree_isl);
   free(s->uf);
@@ -250,6 +262,13 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
+/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
+ * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
+static inline void keep_added(grit_solver *s, int i, const double G[9]) {
+  s->gadd[i] = 1;
+  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
+}
+
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
  * friction's as grit_solver_global_hessian), over the islands act[0..nact-1]: all of them (every tree), or
  * some, whose trees s->tree_on marks. The islands' constraints keep their index order, so each block
@@ -280,17 +299,21 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   }
   grit_hessian_pattern_commit(s->H);
   grit_hessian_begin(s->H, A);
+  s->asm_all = all ? KEPT_STEP : KEPT_NONE; /* (what each constraint adds is kept for grit_solver_refactor) */
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[con[q]];
       const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      s->gadd[con[q]] = 0;
       if (!c->gnz && !(c->gn_start > 0.0)) continue; /* adds nothing */
       const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
       double Gm[9];
       if (c->isotropic) grit_solver_global_hessian(c, Gm);
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, c->isotropic || c->gn_start > 0.0 ? Gm : c->G, pair);
+      const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
+      keep_added(s, con[q], G);
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
     }
   return GRIT_OK;
 }
@@ -482,6 +505,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   s->Achol = Achol;
   const double *vwarm = s->vwarm; /* (this solve's only) */
   s->vwarm = NULL;
+  if (s->asm_all == KEPT_STEP) s->asm_all = KEPT_NONE; /* (an earlier solve's: its A and J are gone) */
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
@@ -547,17 +571,89 @@ void grit_solver_set_afactor(grit_solver *s, const grit_afactor *af) { s->af = a
 
 void grit_solver_set_warm(grit_solver *s, const double *vwarm) { s->vwarm = vwarm; }
 
+/* Whether the kept factor is already that of the exact Hessian at the solution, the one the refactor
+ * would form: the same H in the same pattern gives the same factor. Its assembly covered every island
+ * (no island's blocks older than it), and each constraint added then what the exact Hessian adds now,
+ * bit for bit (its G at the solution when G is nonzero, nothing when it is zero: no isotropic model, no
+ * predicted pressure); the pattern held a two-tree constraint's pair exactly when its G is nonzero.
+ * KEPT_STEP: this solve's last assembly (A and J as now). The step's last Newton step assembles H at the
+ * iterate before the solution, so this holds when the constraints' G did not change over that step: a
+ * joint limit's or a pressed frictionless contact's constant G, a contact at rest (test_derivatives_kept:
+ * a settled frictionless stack every step, OP3 about one step in ten). KEPT_REFAC: the last refactor's,
+ * the step having assembled nothing (every island started at its minimizer), when A and every J are
+ * also what they were (dm_control's fish at rest: its body's A does not depend on its pose, its one
+ * constraint a fixed tendon's spring). Either way the factor must be there, on the path a factor would
+ * take now (hessian_internal.h). */
+static int kept_factor_exact(grit_solver *s, const double *A, int nc) {
+  const grit_hessian *h = s->H;
+  if (!s->asm_all || s->no_kept_factor || !h->factored || h->tree_on || h->last_path != grit_hessian_choose_path(h))
+    return 0;
+  const int refac = s->asm_all == KEPT_REFAC;
+  if (refac && nc != s->snap_nc) return 0;
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    const int gnz = c->gnz != 0, *k = s->snap_con + 6 * (size_t)i;
+    if (s->gadd[i] != gnz || (!refac && c->ntree == 2 && s->inpat[i] != gnz)) return 0;
+    if (refac && (k[0] != c->ntree || k[1] != c->tree[0] || k[2] != c->tree[1] || k[3] != c->dim ||
+                  k[4] != c->joff[0] || k[5] != c->joff[1]))
+      return 0;
+    if (gnz && memcmp(s->gasm + 9 * (size_t)i, c->G, sizeof(double) * (size_t)(c->dim * c->dim))) return 0;
+  }
+  if (!refac) return 1;
+  if (memcmp(s->snap_A, A, sizeof(double) * (size_t)s->m->nM)) return 0;
+  for (int i = 0; i < nc; ++i)
+    for (int k = 0; s->gadd[i] && k < s->c[i].ntree; ++k) { /* (a zero G adds no J) */
+      const size_t at = (size_t)s->c[i].joff[k], n = (size_t)(s->c[i].dim * s->m->tree_dofnum[s->c[i].tree[k]]);
+      if (memcmp(s->snap_J + at, s->jstore + at, sizeof(double) * n)) return 0;
+    }
+  return 1;
+}
+
+/* What the refactor's factor was formed from, for the next call's kept_factor_exact: A, each constraint's
+ * layout and the Jacobian blocks of those that added a G (what each added: assemble). */
+static void snapshot_refactor(grit_solver *s, const double *A, int nc) {
+  s->asm_all = KEPT_REFAC;
+  s->snap_nc = nc;
+  memcpy(s->snap_A, A, sizeof(double) * (size_t)s->m->nM);
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    int *k = s->snap_con + 6 * (size_t)i;
+    k[0] = c->ntree, k[1] = c->tree[0], k[2] = c->tree[1], k[3] = c->dim, k[4] = c->joff[0], k[5] = c->joff[1];
+    for (int t = 0; s->gadd[i] && t < c->ntree; ++t) {
+      const size_t at = (size_t)c->joff[t], n = (size_t)(c->dim * s->m->tree_dofnum[c->tree[t]]);
+      memcpy(s->snap_J + at, s->jstore + at, sizeof(double) * n);
+    }
+  }
+}
+
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message) {
+  s->kept_factor = 0;
   if (nc == 0 || s->factor_is_A) return GRIT_OK; /* the kept factor is A's, exact */
+  const int kept = kept_factor_exact(s, A, nc), step_assembled = s->asm_all == KEPT_STEP;
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
-  memset(s->inpat, 0, (size_t)nc);       /* the pattern of the solution's G alone */
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
+  if (kept) { /* the pattern of the solution's G alone, as assemble leaves it */
+    for (int i = 0; i < nc; ++i) s->inpat[i] = (unsigned char)(s->c[i].ntree == 2 && s->c[i].gnz);
+    s->kept_factor = 1;
+    return GRIT_OK;
+  }
+  memset(s->inpat, 0, (size_t)nc); /* the pattern of the solution's G alone */
   grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;
   double cond;
-  return grit_hessian_factor(s->H, &cond, message);
+  grit_status fs = grit_hessian_factor(s->H, &cond, message);
+  /* (assemble left KEPT_STEP: the same step's next call keeps it.) Its inputs are kept for the next step's
+   * call only when this step assembled nothing: one that iterates is likely followed by one that does,
+   * and copying A and J costs a large scene 1 % of its call (22 humanoids) */
+  if (fs == GRIT_OK && !step_assembled) snapshot_refactor(s, A, nc);
+  if (fs != GRIT_OK) s->asm_all = KEPT_NONE; /* no factor kept */
+  return fs;
 }
+
+void grit_solver_keep_factor(grit_solver *s, int allow) { s->no_kept_factor = !allow; }
+
+int grit_solver_factor_kept(const grit_solver *s) { return s->kept_factor; }
 
 grit_status grit_solver_factor_solve(grit_solver *s, double *b, int nrhs) {
   if (s->factor_is_A) {

@@ -85,6 +85,12 @@ void grit_solver_set_warm(grit_solver *s, const double *vwarm);
  * the solution after a converged solve), so the kept factor is that of H at the solution. */
 grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *message);
 
+/* Allows (1, the default) or forbids (0) grit_solver_refactor to keep the step's factor when it is already
+ * that of the exact Hessian at the solution (the same bits); forbidden, H is assembled and factored again
+ * (tests). grit_solver_factor_kept: whether the last refactor kept it. */
+void grit_solver_keep_factor(grit_solver *s, int allow);
+int grit_solver_factor_kept(const grit_solver *s);
+
 /* Solves H x = b in place with the kept factor: grit_solver_refactor's after a solve with
  * constraints (the last Newton iteration's may cover only some islands), A's without (nrhs columns
  * of length nv, column-major). Returns GRIT_ERR_STATE if there is none. */

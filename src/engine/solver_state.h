@@ -39,6 +39,19 @@ struct grit_solver {
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
+  /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
+   * island and each constraint added then what the exact Hessian at the solution adds, bit for bit, the
+   * kept factor is already that Hessian's */
+  double *gasm;         /* (9 cap_c) constraint i's dim x dim matrix added to H by the last assembly */
+  unsigned char *gadd;  /* (cap_c) whether it added one */
+  int asm_all;          /* the kept factor is of an assembly over every island: KEPT_STEP, this solve's (A and J
+                           as now); KEPT_REFAC, a refactor's, its A and J in snap_A, snap_J; 0: neither */
+  double *snap_A;       /* (nM) the A of the last refactor's factor */
+  double *snap_J;       /* (cap_j) its constraints' Jacobian blocks, at their joff */
+  int *snap_con;        /* (6 cap_c) its constraints' ntree, tree[2], dim, joff[2] */
+  int snap_nc;          /* its number of constraints */
+  int no_kept_factor;   /* nonzero: the refactor assembles and factors H whatever was kept (tests) */
+  int kept_factor;      /* the last refactor kept the step's factor (tests, benchmarks) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
@@ -196,6 +209,9 @@ static inline double breaking_velocity(const grit_constraint *c, double dt) {
  * stiction model's soft norm (ISO_STICK, below GLOBAL_RESIDUAL), or the primal-dual model with the dual
  * estimate grit_constraint.wt (ISO_DUAL, solver_start.c) */
 enum { ISO_EXACT = 0, ISO_SLIP = 1, ISO_STICK = 2, ISO_DUAL = 3 };
+
+/* grit_solver.asm_all: whose assembly the kept factor is (grit_solver_refactor) */
+enum { KEPT_NONE = 0, KEPT_STEP = 1, KEPT_REFAC = 2 };
 
 /* y = M_t x on tree t's dofs, as grit_tree_mulv (each entry summed from zero over j in order, the same
  * operations, the same bits), with a free body's 6 dofs (and a 7-joint arm's 7) as a constant so that

@@ -155,6 +155,18 @@ static int history_warm(const grit_data *d) {
          !memcmp(d->qvel, d->vsol, sizeof(double) * (size_t)m->nv);
 }
 
+/* The poses at the step's start, d->kin's (every change of the state computes them: forward.c), kept in
+ * d->kin0 for the derivatives (derivatives.c, kept_kinematics) by exchanging the two sets of buffers, so
+ * that nothing is copied; d->kin's then take the new state's. Unless the step read d->kin with a tree
+ * mask (none does) or forbade it (d->no_kin0). */
+static void keep_start_kinematics(grit_data *d) {
+  d->kin0_ok = !d->no_kin0 && !d->kin.tree_mask && !d->kin0.tree_mask;
+  if (!d->kin0_ok) return;
+  const grit_kin k = d->kin;
+  d->kin = d->kin0;
+  d->kin0 = k;
+}
+
 grit_status grit_step(grit_data *d) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
@@ -259,6 +271,7 @@ grit_status grit_step(grit_data *d) {
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = d->qnext[i];
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = d->vnext[i];
   d->time += h;
+  keep_start_kinematics(d);
   /* poses and twists of the new state, for the queries of grit/dynamics.h */
   grit_kin_positions(m, d->qpos, &d->inertial, &d->kin);
   grit_kin_velocities(m, d->qvel, &d->kin);
