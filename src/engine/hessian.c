@@ -136,6 +136,11 @@ void grit_hessian_sparse_trees(grit_hessian *h, int allow) {
   h->factored = 0;
 }
 
+void grit_hessian_big_lower(grit_hessian *h, int allow) {
+  h->no_lower = !allow;
+  h->factored = 0;
+}
+
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
   grit_blockchol_sparse_kernel(h->bc, allow);
   h->factored = 0;
@@ -238,6 +243,8 @@ static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     const double *D = h->diag + m->tree_madr[t];
+    /* (a big tree's upper triangle is stale, grit_hessian_lower_only: it lands in H's upper triangle,
+     * which grit_densechol_factor does not read) */
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) H[(size_t)(adr + j) * nv + adr + i] = D[i * n + j];
   }

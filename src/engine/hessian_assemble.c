@@ -17,16 +17,54 @@ static double gj_entry(const double *G, int dim, const double *J, int n, int r, 
 
 void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->tree_on = tree_on; }
 
+/* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
+static void copy_lower(grit_hessian *h, const double *A, int t) {
+  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
+  for (int i = 0; i < n; ++i)
+    memcpy(h->diag + a + (size_t)i * n, A + a + (size_t)i * n, sizeof(double) * (size_t)(i + 1));
+}
+
+/* Tree t's block of A into diag: its lower triangle only for a big tree. */
+static inline void copy_block(grit_hessian *h, const double *A, int t) {
+  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
+  if (n > 64 && !h->no_lower) copy_lower(h, A, t);
+  else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
+    memcpy(h->diag + a, A + a, sizeof(double) * 36);
+  else
+    memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+}
+
+/* Every tree's block: the runs of trees up to 64 dofs in one copy each (the blocks are contiguous). */
+static void copy_all(grit_hessian *h, const double *A) {
+  const grit_model *m = h->m;
+  if (!h->big_idx || h->no_lower) { /* (no tree over 64 dofs) */
+    memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
+    return;
+  }
+  for (int t = 0; t < m->ntree;) {
+    if (grit_hessian_lower_only(h, t)) {
+      copy_lower(h, A, t++);
+      continue;
+    }
+    int u = t;
+    while (u < m->ntree && !grit_hessian_lower_only(h, u)) ++u;
+    const size_t a = (size_t)m->tree_madr[t], e = (size_t)m->tree_madr[u - 1] + (size_t)m->tree_dofnum[u - 1] * (size_t)m->tree_dofnum[u - 1];
+    memcpy(h->diag + a, A + a, sizeof(double) * (e - a));
+    t = u;
+  }
+}
+
 /* grit_hessian_begin when some tree may be factored in tree order: such a tree's block whose entries
  * off the lower pattern still equal A's (zero) gets only the pattern copied (the factor reads nothing
- * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others whole. */
+ * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others by copy_block. */
 static void begin_tree_order(grit_hessian *h, const double *A, const unsigned char *on) {
   const grit_model *m = h->m;
   for (int t = 0; t < m->ntree; ++t) {
-    const int n = m->tree_dofnum[t], a = m->tree_madr[t];
+    const int a = m->tree_madr[t];
     if (on && !on[t]) continue;
     if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
-    else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+    else if (m->tree_dofnum[t] > 64 && !h->no_lower) copy_lower(h, A, t);
+    else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
     h->fresh[t] = 1;
     h->chain[t] = h->tc_ok[t];
   }
@@ -40,15 +78,11 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
       if (m->tree_dofnum[t] > 64 && (!on || on[t])) grit_blockchol_lowrank_clear(h->bc, t);
   if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
   if (h->any_tc && grit_hessian_choose_path(h) == 1) begin_tree_order(h, A, on);
-  else if (!on) memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
+  else if (!on) copy_all(h, A);
   else
     for (int t = 0; t < m->ntree; ++t) {
-      const int n = m->tree_dofnum[t];
       if (!on[t]) continue;
-      if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
-        memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * 36);
-      else
-        memcpy(h->diag + m->tree_madr[t], A + m->tree_madr[t], sizeof(double) * (size_t)n * (size_t)n);
+      copy_block(h, A, t);
       if (h->any_tc) h->fresh[t] = 1;
     }
   if (h->any_tc && grit_hessian_choose_path(h) != 1 && !on) memset(h->fresh, 1, (size_t)m->ntree);
@@ -192,9 +226,10 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
  * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
 #define CHAIN_MIN_NV 12
 
-/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc). */
+/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc); the upper triangle's
+ * entries too unless the tree's block is kept lower only (grit_hessian_lower_only). */
 #define CHAIN_SUMS                                                                                    \
-  const int n = h->m->tree_dofnum[tree];                                                              \
+  const int n = h->m->tree_dofnum[tree], lower = grit_hessian_lower_only(h, tree);                   \
   for (int r = 0; r < dim; ++r)                                                                       \
     for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
   for (int r = 0; r < dim; ++r)                                                                       \
@@ -212,7 +247,8 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
     }                                                                                                 \
     double *Di = D + (size_t)idx[i] * n;                                                              \
     for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];                                                \
-    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                             \
+    if (!lower)                                                                                       \
+      for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                           \
   }
 
 /* Up to 64 columns: the scratch on the stack (as local arrays: through pointers the compiler's code for
