@@ -141,6 +141,8 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
   h->factored = 0;
 }
 
+void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
+
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
   grit_blockchol_sparse_kernel(h->bc, allow);
   h->factored = 0;

@@ -93,6 +93,9 @@ void grit_hessian_sparse_kernel(grit_hessian *h, int allow);
  * in the assembled blocks (copied from A, summed into; the factors read only it): forbidden, both
  * triangles are copied and summed, as before. The same bits either way (A symmetric), for tests. */
 void grit_hessian_big_lower(grit_hessian *h, int allow);
+/* Allows (1, the default) or forbids (0) the AVX2 sums into such a lower triangle (four entries gathered
+ * and stored one by one; forbidden: the plain loop), the same bits, for tests. */
+void grit_hessian_lower_kernel(grit_hessian *h, int allow);
 
 /* Allows (1, the default) or forbids (0) the block factor's AVX2 kernel for particles' columns (3-dof
  * trees with only 3-dof blocks below: blockchol.h, grit_blockchol_particle_kernel), for tests. */

@@ -5,6 +5,9 @@
 
 #include "hessian.h"
 #include "hessian_internal.h"
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+#endif
 
 /* ---------------------------------------------------------------------------------- assembly */
 
@@ -226,10 +229,9 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
  * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
 #define CHAIN_MIN_NV 12
 
-/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc); the upper triangle's
- * entries too unless the tree's block is kept lower only (grit_hessian_lower_only). */
+/* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc). */
 #define CHAIN_SUMS                                                                                    \
-  const int n = h->m->tree_dofnum[tree], lower = grit_hessian_lower_only(h, tree);                   \
+  const int n = h->m->tree_dofnum[tree];                                                              \
   for (int r = 0; r < dim; ++r)                                                                       \
     for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
   for (int r = 0; r < dim; ++r)                                                                       \
@@ -247,8 +249,7 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
     }                                                                                                 \
     double *Di = D + (size_t)idx[i] * n;                                                              \
     for (int j = 0; j <= i; ++j) Di[idx[j]] += row[j];                                                \
-    if (!lower)                                                                                       \
-      for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                           \
+    for (int j = 0; j < i; ++j) D[(size_t)idx[j] * n + idx[i]] += row[j];                             \
   }
 
 /* Up to 64 columns: the scratch on the stack (as local arrays: through pointers the compiler's code for
@@ -300,6 +301,83 @@ static __attribute__((noinline, target("avx2"))) void add_chain_big_avx2(grit_he
 }
 #endif
 
+/* add_chain on a lower-only block (a big tree, grit_hessian_lower_only): CHAIN_SUMS' lower entries, each
+ * sum added where it is computed (no row buffer, no mirrored entry; the same sum, added once). LOWER_ADD(Di,
+ * i) adds row i's entries j <= i into Di[idx[j]]. */
+#define LOWER_SUMS(LOWER_ADD)                                                                         \
+  const int n = h->m->tree_dofnum[tree];                                                              \
+  double *restrict Jc = h->big_jc, *restrict gj = h->big_gj;                                          \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
+  for (int r = 0; r < dim; ++r)                                                                       \
+    for (int c = 0; c < nc; ++c) {                                                                    \
+      double s = 0.0;                                                                                 \
+      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];                             \
+      gj[r * nc + c] = s;                                                                             \
+    }                                                                                                 \
+  double *D = h->diag + h->m->tree_madr[tree];                                                        \
+  for (int i = 0; i < nc; ++i) LOWER_ADD(D + (size_t)idx[i] * n, i);
+
+#define LOWER_ADD_PLAIN(Di, i) lower_add_plain(Di, Jc, gj, idx, dim, nc, i, 0)
+
+/* Row i's sums for columns j0 .. i into Di[idx[j]]. */
+static inline __attribute__((always_inline)) void lower_add_plain(double *Di, const double *Jc, const double *gj,
+                                                                  const int *idx, int dim, int nc, int i, int j0) {
+  for (int j = j0; j <= i; ++j) {
+    double s = 0.0;
+    for (int r = 0; r < dim; ++r) s += Jc[r * nc + i] * gj[r * nc + j];
+    Di[idx[j]] += s;
+  }
+}
+
+static inline __attribute__((always_inline)) void add_lower_in(grit_hessian *h, int dim, int tree, const double *J,
+                                                               const double *G, const int *idx, int nc) {
+  LOWER_SUMS(LOWER_ADD_PLAIN)
+}
+static __attribute__((noinline)) void add_lower_base(grit_hessian *h, int dim, int tree, const double *J,
+                                                     const double *G, const int *idx, int nc) {
+  if (dim == 1) add_lower_in(h, 1, tree, J, G, idx, nc); /* tendons */
+  else if (dim == 3) add_lower_in(h, 3, tree, J, G, idx, nc); /* contacts */
+  else add_lower_in(h, dim, tree, J, G, idx, nc);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+/* lower_add_plain four columns at a time: the four sums from 0.0 over the rows in order (no fused
+ * multiply-add), the four entries gathered, added, stored one by one: the same bits. */
+static inline __attribute__((always_inline, target("avx2"))) void lower_add_avx2(double *Di, const double *Jc,
+                                                                                const double *gj, const int *idx,
+                                                                                int dim, int nc, int i) {
+  int j = 0;
+  for (; j + 4 <= i + 1; j += 4) {
+    __m256d s = _mm256_setzero_pd();
+    for (int r = 0; r < dim; ++r)
+      s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_set1_pd(Jc[r * nc + i]), _mm256_loadu_pd(gj + r * nc + j)));
+    const __m128i ix = _mm_loadu_si128((const __m128i *)(idx + j));
+    const __m256d v = _mm256_add_pd(_mm256_i32gather_pd(Di, ix, 8), s);
+    const __m128d a = _mm256_castpd256_pd128(v), b = _mm256_extractf128_pd(v, 1);
+    _mm_storel_pd(Di + idx[j], a), _mm_storeh_pd(Di + idx[j + 1], a);
+    _mm_storel_pd(Di + idx[j + 2], b), _mm_storeh_pd(Di + idx[j + 3], b);
+  }
+  lower_add_plain(Di, Jc, gj, idx, dim, nc, i, j);
+}
+#define LOWER_ADD_AVX2(Di, i) lower_add_avx2(Di, Jc, gj, idx, dim, nc, i)
+static inline __attribute__((always_inline, target("avx2"))) void add_lower_avx2_in(grit_hessian *h, int dim, int tree,
+                                                                                   const double *J, const double *G,
+                                                                                   const int *idx, int nc) {
+  LOWER_SUMS(LOWER_ADD_AVX2)
+}
+static __attribute__((noinline, target("avx2"))) void add_lower_avx2(grit_hessian *h, int dim, int tree,
+                                                                   const double *J, const double *G,
+                                                                   const int *idx, int nc) {
+  if (dim == 1) add_lower_avx2_in(h, 1, tree, J, G, idx, nc);
+  else if (dim == 3) add_lower_avx2_in(h, 3, tree, J, G, idx, nc);
+  else add_lower_avx2_in(h, dim, tree, J, G, idx, nc);
+}
+#undef LOWER_ADD_AVX2
+#endif
+#undef LOWER_ADD_PLAIN
+#undef LOWER_SUMS
+
 /* A term that may leave the tree's pattern: the tree's block is factored densely, and its next begin
  * copies it whole. */
 static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fresh[t] = 0; }
@@ -319,7 +397,6 @@ static inline __attribute__((always_inline)) int nonzero_columns(const double *J
 }
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-#include <immintrin.h>
 /* nonzero_columns four columns at a time: a mask of the nonzero ones, their indices appended in order. */
 static __attribute__((target("avx2"))) int nonzero_columns_avx2(const double *J, int dim, int n, int *idx) {
   int nc = 0, c = 0;
@@ -418,6 +495,16 @@ static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *
   if (dim == 1 && 2 * nc > n && grit_hessian_choose_path(h) == 1 && grit_blockchol_lowrank_add(h->bc, tree, J, G[0]))
     return 1;
   if (nc == n) return 0;
+  if (grit_hessian_lower_only(h, tree)) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+    if (!h->no_lower_avx2 && __builtin_cpu_supports("avx2")) {
+      add_lower_avx2(h, dim, tree, J, G, idx, nc);
+      return 1;
+    }
+#endif
+    add_lower_base(h, dim, tree, J, G, idx, nc);
+    return 1;
+  }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
     if (nc > 64) add_chain_big_avx2(h, dim, tree, J, G, idx, nc);

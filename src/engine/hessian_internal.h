@@ -60,6 +60,7 @@ struct grit_hessian {
   int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
   int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
   int no_lower;     /* grit_hessian_big_lower(h, 0): big trees' blocks copied and summed whole */
+  int no_lower_avx2; /* grit_hessian_lower_kernel(h, 0): a lower-only block's sums by the plain loop */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
