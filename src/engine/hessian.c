@@ -142,6 +142,7 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
 }
 
 void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
+void grit_hessian_pair_chain(grit_hessian *h, int allow) { h->no_pair_chain = !allow; }
 
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
   grit_blockchol_sparse_kernel(h->bc, allow);

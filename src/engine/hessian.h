@@ -97,6 +97,11 @@ void grit_hessian_big_lower(grit_hessian *h, int allow);
  * and stored one by one; forbidden: the plain loop), the same bits, for tests. */
 void grit_hessian_lower_kernel(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) summing a constraint on two trees of up to 64 dofs, one of 12 or
+ * more, over the nonzero columns of their J only (forbidden: every column, as before); the same values
+ * (a negative zero may stay where the whole sum made it positive), for tests. */
+void grit_hessian_pair_chain(grit_hessian *h, int allow);
+
 /* Allows (1, the default) or forbids (0) the block factor's AVX2 kernel for particles' columns (3-dof
  * trees with only 3-dof blocks below: blockchol.h, grit_blockchol_particle_kernel), for tests. */
 void grit_hessian_particle_kernel(grit_hessian *h, int allow);
