@@ -72,6 +72,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
   init_tree_order(h);
+  grit_hessian_pair_chain(h, 1);
   grit_status ts = grit_treechol_create(m, &h->tcp, message);
   if (ts != GRIT_OK) {
     grit_hessian_free(h);
@@ -142,7 +143,6 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
 }
 
 void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
-void grit_hessian_pair_chain(grit_hessian *h, int allow) { h->no_pair_chain = !allow; }
 
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
   grit_blockchol_sparse_kernel(h->bc, allow);

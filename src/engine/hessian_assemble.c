@@ -629,12 +629,12 @@ static __attribute__((noinline, target("avx2"))) void add_pair_chain_avx2(grit_h
 }
 #endif
 
-/* add_pair_chain when it applies (two trees of up to 64 dofs, one of CHAIN_MIN_NV or more, up to 3
- * rows); returns 0 (nothing added) otherwise. */
-static int add_pair_chain(grit_hessian *h, int dim, const int tree[2], const double *const J[2], const double *G,
-                          int pair) {
+/* add_pair_chain when it applies (two trees of up to 64 dofs, one of CHAIN_MIN_NV or more, up to 3 rows:
+ * the caller tests the last two); returns 0 (nothing added) otherwise. */
+static __attribute__((noinline)) int add_pair_chain(grit_hessian *h, int dim, const int tree[2], const double *const J[2],
+                                                    const double *G, int pair) {
   const int n0 = h->m->tree_dofnum[tree[0]], n1 = h->m->tree_dofnum[tree[1]];
-  if (h->no_pair_chain || dim > 3 || n0 > 64 || n1 > 64 || (n0 < CHAIN_MIN_NV && n1 < CHAIN_MIN_NV)) return 0;
+  if (n0 > 64 || n1 > 64) return 0;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
     add_pair_chain_avx2(h, dim, tree, J, G, pair);
@@ -645,17 +645,23 @@ static int add_pair_chain(grit_hessian *h, int dim, const int tree[2], const dou
   return 1;
 }
 
+void grit_hessian_pair_chain(grit_hessian *h, int allow) {
+  h->pair_chain = 0;
+  for (int t = 0; allow && t < h->m->ntree; ++t)
+    h->pair_chain |= h->m->ntree > 1 && h->m->tree_dofnum[t] >= CHAIN_MIN_NV && h->m->tree_dofnum[t] <= 64;
+}
+
 /* The chain path for a single-tree constraint of 1-3 rows on a tree of CHAIN_MIN_NV or more dofs when J
  * has zero columns (on trees of up to 64 dofs, or with h->no_big_chain, at most 64 nonzero ones); returns
  * 0 (nothing added) otherwise. On the way it tells whether the constraint keeps a tree-ordered tree's
  * pattern (off_pattern when it does not). */
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                     const double *G, int pair) {
+                     const double *G) {
   const int n = h->m->tree_dofnum[tree[0]];
   if (ntree != 1 || n < CHAIN_MIN_NV || dim > 3) {
     for (int k = 0; h->any_tc && k < ntree; ++k)
       if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
-    return ntree == 2 && add_pair_chain(h, dim, tree, J, G, pair);
+    return 0;
   }
   if (n > 64 && !h->no_big_chain) return add_chain_big_tree(h, dim, tree[0], J[0], G);
   /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
@@ -697,10 +703,15 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   h->factored = 0;
   if (zero) return;
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
-    if (!add_chain(h, dim, ntree, tree, J, G, pair)) add_small(h, dim, ntree, tree, J, G, pair);
+    if (add_chain(h, dim, ntree, tree, J, G)) return;
+    if (h->pair_chain && ntree == 2 && dim <= 3 &&
+        (m->tree_dofnum[tree[0]] >= CHAIN_MIN_NV || m->tree_dofnum[tree[1]] >= CHAIN_MIN_NV) &&
+        add_pair_chain(h, dim, tree, J, G, pair))
+      return;
+    add_small(h, dim, ntree, tree, J, G, pair);
     return;
   }
-  if (add_chain(h, dim, ntree, tree, J, G, pair)) return; /* a chain of at most 64 dofs in a larger tree */
+  if (add_chain(h, dim, ntree, tree, J, G)) return; /* a chain of at most 64 dofs in a larger tree */
   double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs; larger ones in the Hessian's scratch */
   double *GJbig[2] = {NULL, NULL};
   for (int k = 0; k < ntree; ++k) {
