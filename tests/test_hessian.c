@@ -543,8 +543,8 @@ Test(hessian, softbox_sparse_kernel_same_bits) {
  * or the plain loop; the factors read only it) against both triangles copied and summed
  * (grit_hessian_big_lower, grit_hessian_lower_kernel): the flag (the sparse factor, 288 spring tendons),
  * the softbox (sparse, a row held apart, contacts), the cloth (contacts on its tree of 166), the flag on
- * the dense block (the big kernel mirrors the lower triangle) and on the dense path (the upper triangle
- * lands where grit_densechol_factor does not read): the same states, bit for bit. */
+ * the dense block (the big kernel mirrors the lower triangle), on the dense path (the upper triangle
+ * lands where grit_densechol_factor does not read) and with CHOLMOD: the same states, bit for bit. */
 static void step_lower(const char *rel, int mode, int sparse, int dense, int steps, double *q, double *v) {
   grit_model *m;
   grit_data *d = composite_data(rel, &m);
@@ -552,7 +552,8 @@ static void step_lower(const char *rel, int mode, int sparse, int dense, int ste
   grit_hessian_big_lower(d->solver->H, mode > 0);
   grit_hessian_lower_kernel(d->solver->H, mode == 1);
   grit_hessian_sparse_trees(d->solver->H, sparse);
-  if (dense) d->settings.dense_max_nv = 1000;
+  if (dense == 1) d->settings.dense_max_nv = 1000;
+  if (dense == 2) d->settings.sparse_factor = GRIT_FACTOR_CHOLMOD;
   step_and_keep(d, steps, q, v);
   grit_data_free(d);
   grit_model_free(m);
@@ -562,7 +563,7 @@ Test(hessian, big_tree_lower_triangle_same_bits) {
   static double q[3][400], v[3][400];
   const struct { const char *rel; int sparse, dense, steps; } runs[] = {
       {"flag/flag.xml", 1, 0, 40}, {"composite/softbox.xml", 1, 0, 60}, {"composite/cloth.xml", 1, 0, 60},
-      {"flag/flag.xml", 0, 0, 10}, {"flag/flag.xml", 0, 1, 5}};
+      {"flag/flag.xml", 0, 0, 10}, {"flag/flag.xml", 0, 1, 5},        {"flag/flag.xml", 0, 2, 5}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; ++r) {
     memset(q, 0, sizeof q), memset(v, 0, sizeof v);
     for (int w = 0; w < 3; ++w) step_lower(runs[r].rel, w, runs[r].sparse, runs[r].dense, runs[r].steps, q[w], v[w]);
