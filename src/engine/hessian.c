@@ -72,6 +72,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
   init_tree_order(h);
+  grit_hessian_pair_chain(h, 1);
   grit_status ts = grit_treechol_create(m, &h->tcp, message);
   if (ts != GRIT_OK) {
     grit_hessian_free(h);
@@ -135,6 +136,13 @@ void grit_hessian_sparse_trees(grit_hessian *h, int allow) {
   grit_blockchol_sparse_trees(h->bc, allow);
   h->factored = 0;
 }
+
+void grit_hessian_big_lower(grit_hessian *h, int allow) {
+  h->no_lower = !allow;
+  h->factored = 0;
+}
+
+void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
 
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
   grit_blockchol_sparse_kernel(h->bc, allow);
@@ -238,6 +246,8 @@ static grit_status factor_dense(grit_hessian *h, double *cond, char *message) {
   for (int t = 0; t < m->ntree; ++t) {
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     const double *D = h->diag + m->tree_madr[t];
+    /* (a big tree's upper triangle is stale, grit_hessian_lower_only: it lands in H's upper triangle,
+     * which grit_densechol_factor does not read) */
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) H[(size_t)(adr + j) * nv + adr + i] = D[i * n + j];
   }

@@ -89,6 +89,19 @@ void grit_hessian_sparse_trees(grit_hessian *h, int allow);
 /* Allows (1, the default) or forbids (0) that factor's AVX2 column updates (the same bits), for tests. */
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) keeping only the lower triangle of a tree of more than 64 dofs
+ * in the assembled blocks (copied from A, summed into; the factors read only it): forbidden, both
+ * triangles are copied and summed, as before. The same bits either way (A symmetric), for tests. */
+void grit_hessian_big_lower(grit_hessian *h, int allow);
+/* Allows (1, the default) or forbids (0) the AVX2 sums into such a lower triangle (four entries gathered
+ * and stored one by one; forbidden: the plain loop), the same bits, for tests. */
+void grit_hessian_lower_kernel(grit_hessian *h, int allow);
+
+/* Allows (1, the default) or forbids (0) summing a constraint on two trees of up to 64 dofs, one of 12 or
+ * more, over the nonzero columns of their J only (forbidden: every column, as before); the same values
+ * (a negative zero may stay where the whole sum made it positive), for tests. */
+void grit_hessian_pair_chain(grit_hessian *h, int allow);
+
 /* Allows (1, the default) or forbids (0) the block factor's AVX2 kernel for particles' columns (3-dof
  * trees with only 3-dof blocks below: blockchol.h, grit_blockchol_particle_kernel), for tests. */
 void grit_hessian_particle_kernel(grit_hessian *h, int allow);

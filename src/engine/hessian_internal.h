@@ -59,6 +59,10 @@ struct grit_hessian {
   double *big_jc, *big_gj, *big_row, *big_gjt;
   int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
   int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
+  int no_lower;     /* grit_hessian_big_lower(h, 0): big trees' blocks copied and summed whole */
+  int no_lower_avx2; /* grit_hessian_lower_kernel(h, 0): a lower-only block's sums by the plain loop */
+  int pair_chain;    /* some tree has 12 to 64 dofs, and grit_hessian_pair_chain allows: two-tree terms
+                        over J's nonzero columns (else add_small's over all) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
@@ -71,6 +75,14 @@ static inline int grit_hessian_choose_path(const struct grit_hessian *h) {
   if (!h->Hd) return 1;
   if (h->force == 0) return 0;
   return h->nv > h->dense_max_nv ? 1 : 0;
+}
+
+/* A tree of more than 64 dofs has only the lower triangle of its block in diag (copied from A, summed
+ * into by the chain assembly): every factor reads only that (the block path's kernels, CHOLMOD's
+ * pattern, the dense path's left-looking columns); the upper triangle is left stale. Copying and summing both was a fifth of the
+ * flag's step (a tree of 340 dofs, 288 spring tendons over about 60 of its dofs each). */
+static inline int grit_hessian_lower_only(const struct grit_hessian *h, int tree) {
+  return !h->no_lower && h->m->tree_dofnum[tree] > 64;
 }
 
 /* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
