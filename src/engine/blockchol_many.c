@@ -155,6 +155,11 @@ enum { TILE_MIN = 2 };
 
 void grit_blockchol_tiles(grit_blockchol *b, int allow) { b->no_tiles = !allow; }
 
+void grit_blockchol_sparse_rows(grit_blockchol *b, int allow) {
+  for (int t = 0; b->sp && t < b->nt; ++t)
+    if (b->sp[t]) grit_bigsparse_rows_kernel(b->sp[t], allow);
+}
+
 /* Row yj := (yj - sum_k c[k cstride] Y[k]) * inv over nc columns, k = 0 .. cnt-1 in order (rows of T
  * other than yj's; cnt = 0: yj := yj * inv). */
 static ALWAYS_INLINE void row_update(const double *restrict Y, const double *restrict c, int cstride, int cnt, double inv,

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* blockchol_sparse_rows.c — a big tree's sparse factor's many-column substitutions, rows in registers.
+ *
+ * blockchol_sparse.c's loops over nc columns held as rows ran one product at a time over a whole row
+ * (y -= l x: y loaded and stored once per product, about five instructions per vector of four columns
+ * and a loop's set-up per product). Here each row of the result is held in up to eight AVX2 registers
+ * (32 columns) while all its products run, each product's load folded into its multiplication: two
+ * instructions per vector. The forward substitution, by columns there (column j's multiple of row j
+ * subtracted from the rows below), runs here by rows over the factor's row lists (row j less each
+ * earlier column k's product, k ascending: the order in which the column loop reached it). See
+ * blockchol_sparse_rows.h. */
+#include "blockchol_sparse_rows.h"
+
+#include <stddef.h>
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+
+#define ROWS_INLINE inline __attribute__((always_inline, target("avx2")))
+
+/* Row y := (y - sum_e Lx[ent[e]] Y[src[e] stride]) * inv, e = e0 .. e1-1 in order (ent NULL: Lx[e]), over
+ * NV vectors of four columns from y's column 0, the last one masked when MASKED (its lanes in mask). */
+static ROWS_INLINE void row_cols(double *restrict y, const int *restrict src, const int *restrict ent,
+                                 const double *restrict Lx, int e0, int e1, const double *restrict Y, int stride,
+                                 __m256d inv, const int NV, const int MASKED, __m256i mask) {
+  __m256d a[8];
+  for (int v = 0; v < NV; ++v)
+    a[v] = MASKED && v == NV - 1 ? _mm256_maskload_pd(y + 4 * v, mask) : _mm256_loadu_pd(y + 4 * v);
+  for (int e = e0; e < e1; ++e) {
+    const __m256d l = _mm256_broadcast_sd(Lx + (ent ? ent[e] : e));
+    const double *x = Y + (ptrdiff_t)src[e] * stride;
+    for (int v = 0; v < NV; ++v)
+      a[v] = _mm256_sub_pd(a[v], _mm256_mul_pd(l, MASKED && v == NV - 1 ? _mm256_maskload_pd(x + 4 * v, mask)
+                                                                            : _mm256_loadu_pd(x + 4 * v)));
+  }
+  for (int v = 0; v < NV; ++v) {
+    const __m256d r = _mm256_mul_pd(a[v], inv);
+    if (MASKED && v == NV - 1) _mm256_maskstore_pd(y + 4 * v, mask, r);
+    else _mm256_storeu_pd(y + 4 * v, r);
+  }
+}
+
+/* row_cols over the nc columns: passes of 8, 4, 2 and 1 vectors (the last vector of the last pass masked
+ * when nc is not a multiple of four), each with its vector count a constant (the row in registers). */
+static ROWS_INLINE void row_all(double *y, const int *src, const int *ent, const double *Lx, int e0, int e1,
+                                const double *Y, int stride, __m256d inv, int nc) {
+  const int rem = nc & 3, nvec = (nc + 3) >> 2;
+  const __m256i mask = _mm256_setr_epi64x(-(rem > 0), -(rem > 1), -(rem > 2), 0);
+  int v0 = 0;
+#define ROWS_PASS(NV)                                                                                        \
+  if (nvec - v0 >= NV) {                                                                                     \
+    if (rem && v0 + NV == nvec)                                                                              \
+      row_cols(y + 4 * v0, src, ent, Lx, e0, e1, Y + 4 * v0, stride, inv, NV, 1, mask);                      \
+    else                                                                                                     \
+      row_cols(y + 4 * v0, src, ent, Lx, e0, e1, Y + 4 * v0, stride, inv, NV, 0, mask);                      \
+    v0 += NV;                                                                                                \
+  }
+  while (nvec - v0 >= 8) ROWS_PASS(8)
+  ROWS_PASS(4)
+  ROWS_PASS(2)
+  ROWS_PASS(1)
+#undef ROWS_PASS
+}
+
+static __attribute__((noinline, target("avx2"))) void solve_avx2(const grit_sparse_rows *f, double *Y, int stride,
+                                                                int nc) {
+  const int n = f->n, *perm = f->perm;
+  for (int j = 0; j < n; ++j) /* L z = P y by rows: row j less its earlier columns' products, then scaled */
+    row_all(Y + (ptrdiff_t)perm[j] * stride, f->ro, f->re, f->Lx, f->rp[j], f->rp[j + 1], Y, stride,
+            _mm256_set1_pd(f->inv[j]), nc);
+  for (int j = n - 1; j >= 0; --j) /* L^T w = z: row j less its column's products, then scaled */
+    row_all(Y + (ptrdiff_t)perm[j] * stride, f->Lo, NULL, f->Lx, f->Lp[j], f->Lp[j + 1], Y, stride,
+            _mm256_set1_pd(f->inv[j]), nc);
+}
+
+int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc) {
+  if (!__builtin_cpu_supports("avx2")) return 0;
+  solve_avx2(f, Y, stride, nc);
+  return 1;
+}
+#else
+int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc) {
+  (void)f, (void)Y, (void)stride, (void)nc;
+  return 0;
+}
+#endif

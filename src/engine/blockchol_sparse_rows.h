@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* blockchol_sparse_rows.h — the many-column substitutions of a big tree's sparse factor (blockchol_sparse.c)
+ * with each row of the result held in AVX2 registers across its products (blockchol_sparse_rows.c). */
+#ifndef GRIT_BLOCKCHOL_SPARSE_ROWS_H
+#define GRIT_BLOCKCHOL_SPARSE_ROWS_H
+
+/* The factor L (H(P, P) = L L^T) as the kernels read it, by position j (dof perm[j]): column j's entries
+ * e in Lp[j] .. Lp[j+1]-1 (row dofs Lo[e], values Lx[e]); row j's entries of earlier columns q in
+ * rp[j] .. rp[j+1]-1, columns ascending (their dofs ro[q], values Lx[re[q]]); the reciprocal pivots inv. */
+typedef struct {
+  int n;
+  const int *perm, *Lp, *Lo, *rp, *ro, *re;
+  const double *Lx, *inv;
+} grit_sparse_rows;
+
+/* L L^T X = Y over nc columns held as rows (dof i's at Y + i stride), each row's columns in registers:
+ * forward by rows (row j less its earlier columns' products in ascending order, then times inv[j]),
+ * backward by columns (row j less its column's products in order, then times inv[j]). For each entry
+ * the operations of the column-by-column loops of blockchol_sparse.c, in their order (a product, then
+ * its subtraction; no fused multiply-add): the same bits. Returns 0, having done nothing, without AVX2. */
+int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_bigsparse_rows.c — a big tree's sparse factor's many-column solves with each row held in registers
+ * (blockchol_sparse_rows.c) against the loops they replace (grit_blockchol_sparse_rows(b, 0)): the same
+ * bits, on a star tree (MuJoCo's softbox in small) with ring couplings, a clique (the trailing dense
+ * block) and rows held apart (Woodbury), for 1 to 101 columns, dense and with right-hand sides zero over
+ * their first rows; the solutions against the matrix (backward error); and A, B of MuJoCo's softbox and
+ * cloth with and without the kernels, bit for bit. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blockchol.h"
+#include "blockchol_internal.h"
+#include "data_internal.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+#include "hessian_internal.h"
+#include "math_test_util.h"
+#include "solver_state.h"
+#include "xml_load_util.h"
+
+static double urand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
+}
+
+/* A floating root with `leaves` one-dof slide bodies. */
+static grit_model *star_tree(int leaves) {
+  char *xml = malloc(160 * (size_t)leaves + 512), *p = xml;
+  p += sprintf(p, "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.05'/>");
+  for (int i = 0; i < leaves; ++i)
+    p += sprintf(p, "<body pos='%g %g 0'><joint type='slide' axis='1 0 0'/><geom type='sphere' size='0.01'/></body>",
+                 cos(0.1 * i), sin(0.1 * i));
+  p += sprintf(p, "</body></worldbody></mujoco>");
+  grit_model *m = xml_load_or_fail(xml);
+  free(xml);
+  cr_assert_eq(m->ntree, 1);
+  return m;
+}
+
+/* H: the root block and root-leaf entries, leaves coupled in a ring, a clique of leaves c0 .. c1-1 (none
+ * if c1 <= c0), diagonally dominant (SPD). */
+static void star_h(int n, int c0, int c1, unsigned *seed, double *H) {
+  memset(H, 0, sizeof(double) * (size_t)n * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j) {
+      const int ring = j >= 6 && (i == j + 1 || (j == 6 && i == n - 1));
+      const int clique = i >= c0 && i < c1 && j >= c0;
+      if (j < 6 || ring || clique) H[i * n + j] = H[j * n + i] = 0.3 * urand(seed);
+    }
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s += fabs(H[i * n + j]);
+    H[i * n + i] = s + 0.1 + fabs(urand(seed));
+  }
+}
+
+/* Factors H (+ the rows held apart, nlow of them) and solves the same columns with the row kernels and
+ * without: the same bits, a small backward error. zero_rows: each column zero over its first dofs (a
+ * varying count), as the derivatives' columns that start deep in the tree. */
+static void check(int leaves, int c0, int c1, int nlow, int zero_rows, unsigned seed) {
+  grit_model *m = star_tree(leaves);
+  const int n = m->nv;
+  double *H = malloc(sizeof(double) * (size_t)n * n), *Hx = malloc(sizeof(double) * (size_t)n * n);
+  double *J = malloc(sizeof(double) * (size_t)n * (nlow + 1));
+  star_h(n, c0, c1, &seed, H);
+  memcpy(Hx, H, sizeof(double) * (size_t)n * n);
+  for (int r = 0; r < nlow; ++r) { /* g J^T J over every leaf */
+    double *jr = J + (size_t)r * n;
+    for (int i = 0; i < n; ++i) jr[i] = i < 6 ? 0.0 : urand(&seed);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) Hx[i * n + j] += 0.7 * jr[i] * jr[j];
+  }
+  const int nrhs[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 28, 31, 32, 33, 36, 47, 48, 49, 63, 64, 64 + 37};
+  const int nn = (int)(sizeof nrhs / sizeof nrhs[0]), maxc = 64 + 37;
+  double *B0 = malloc(sizeof(double) * (size_t)n * maxc), *X[2];
+  for (int c = 0; c < maxc; ++c)
+    for (int i = 0; i < n; ++i) B0[c * n + i] = zero_rows && i < (c * 7) % n ? 0.0 : urand(&seed);
+  for (int w = 0; w < 2; ++w) {
+    grit_blockchol *b;
+    char msg[GRIT_MESSAGE_SIZE];
+    double cond;
+    cr_assert_eq(grit_blockchol_create(m, 4, &b, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_blockchol_analyze(b, 0, NULL, NULL, msg), GRIT_OK, "%s", msg);
+    grit_blockchol_lowrank_clear(b, 0);
+    for (int r = 0; r < nlow; ++r) cr_assert(grit_blockchol_lowrank_add(b, 0, J + (size_t)r * n, 0.7));
+    cr_assert_eq(grit_blockchol_factor(b, H, NULL, NULL, NULL, NULL, &cond, msg), GRIT_OK, "%s", msg);
+    cr_assert(b->tree_sp[0], "the sparse factor taken (%d leaves)", leaves);
+    grit_blockchol_sparse_rows(b, w == 0);
+    X[w] = malloc(sizeof(double) * (size_t)n * maxc * nn);
+    for (int r = 0; r < nn; ++r) {
+      double *x = X[w] + (size_t)n * maxc * r;
+      memcpy(x, B0, sizeof(double) * (size_t)n * nrhs[r]);
+      grit_blockchol_solve(b, x, nrhs[r], NULL);
+    }
+    grit_blockchol_free(b);
+  }
+  for (int r = 0; r < nn; ++r) {
+    const size_t o = (size_t)n * maxc * r;
+    cr_expect(memcmp(X[0] + o, X[1] + o, sizeof(double) * (size_t)n * nrhs[r]) == 0,
+              "%d leaves, clique %d..%d, %d rows apart, %d columns: the row kernels' solution differs", leaves, c0,
+              c1, nlow, nrhs[r]);
+    for (int c = 0; c < nrhs[r]; ++c) {
+      const double e = solve_backward_error(n, Hx, X[0] + o + (size_t)c * n, B0 + (size_t)c * n);
+      cr_expect(e < 8.0 * n * DBL_EPSILON, "%d leaves, column %d: backward error %.3g", leaves, c, e);
+    }
+  }
+  free(H), free(Hx), free(J), free(B0), free(X[0]), free(X[1]);
+  grit_model_free(m);
+}
+
+Test(bigsparse_rows, star_trees_same_bits_as_the_loops) {
+  check(70, 0, 0, 0, 0, 3u);
+  check(110, 0, 0, 0, 1, 5u);
+  check(110, 20, 60, 0, 0, 7u); /* the clique: positions of the trailing dense block */
+  check(130, 30, 62, 2, 1, 11u); /* and two rows held apart */
+  check(200, 0, 0, 1, 0, 13u);
+}
+
+/* A, B of a MuJoCo composite (three steps) with the kernels and without: the same bits. */
+static void derivatives_same(const char *rel, int nv_expected) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/%s", GRIT_SOURCE_DIR, rel);
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  grit_mjcf_info info;
+  grit_model *m;
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_mjcf_info_free(&info);
+  if (nv_expected > 0) cr_assert_eq(m->nv, nv_expected);
+  for (int i = 0; i < 3; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *A[2], *B[2];
+  for (int w = 0; w < 2; ++w) {
+    A[w] = calloc((size_t)nx * nx, sizeof(double)), B[w] = calloc((size_t)nx * nu + 1, sizeof(double));
+    grit_blockchol_sparse_rows(d->solver->H->bc, w == 0);
+    cr_assert_eq(grit_step_derivatives(d, A[w], B[w], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(d->solver->H->bc->tree_sp[0], "%s: the sparse factor taken", rel);
+  }
+  cr_expect(memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx) == 0, "%s: A differs", rel);
+  cr_expect(memcmp(B[0], B[1], sizeof(double) * ((size_t)nx * nu + 1)) == 0, "%s: B differs", rel);
+  double amax = 0.0;
+  for (int i = 0; i < nx * nx; ++i) amax = fmax(amax, fabs(A[0][i]));
+  cr_expect(amax > 0.0 && isfinite(amax));
+  for (int w = 0; w < 2; ++w) free(A[w]), free(B[w]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(bigsparse_rows, softbox_derivatives_same_bits) { derivatives_same("composite/softbox.xml", 224); }
+Test(bigsparse_rows, cloth_derivatives_same_bits) { derivatives_same("composite/cloth.xml", -1); }
