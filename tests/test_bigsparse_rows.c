@@ -60,7 +60,8 @@ static void star_h(int n, int c0, int c1, unsigned *seed, double *H) {
 
 /* Factors H (+ the rows held apart, nlow of them) and solves the same columns with the row kernels and
  * without: the same bits, a small backward error. zero_rows: each column zero over its first dofs (a
- * varying count), as the derivatives' columns that start deep in the tree. */
+ * varying count), as the derivatives' columns that start deep in the tree (the kernels skip the zero
+ * rows' products: with no -0 in the right-hand sides, not even a zero's sign can differ). */
 static void check(int leaves, int c0, int c1, int nlow, int zero_rows, unsigned seed) {
   grit_model *m = star_tree(leaves);
   const int n = m->nv;

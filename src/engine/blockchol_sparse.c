@@ -46,6 +46,7 @@ struct grit_bigsparse {
   int *rp, *rk, *re; /* row j's entries of earlier columns: column rk[q], entry re[q], q in rp[j] .. rp[j+1]-1 */
   int *ro;           /* column rk[q]'s dof (the row kernels' forward substitution, blockchol_sparse_rows.c) */
   int no_rows;       /* grit_bigsparse_rows_kernel(s, 0): the many-column solves by the loops below */
+  unsigned *nzv;     /* (n) the row kernels' scratch */
   double *x;         /* (n) the column being computed, by position */
   double madds;      /* of the factor's loops */
   /* the trailing dense block: positions t0 .. n-1, every entry below the diagonal nonzero (the last
@@ -91,8 +92,9 @@ grit_bigsparse *grit_bigsparse_create(const grit_model *m, int tree) {
   s->R = malloc(sizeof(double) * LOWRANK_CAP * LOWRANK_CAP), s->t = malloc(sizeof(double) * LOWRANK_CAP * RHS_CHUNK);
   s->tail = malloc(sizeof(int) * nn), s->D = malloc(sizeof(double) * nn * nn);
   s->d = malloc(sizeof(double) * nn), s->inv = malloc(sizeof(double) * nn), s->x = calloc(nn, sizeof(double));
+  s->nzv = calloc(nn, sizeof(unsigned));
   if (!s->fill || !s->pat || !s->cur || !s->anc || !s->g || !s->perm || !s->iperm || !s->Lp || !s->rp || !s->Li || !s->Lo || !s->rk || !s->re || !s->ro ||
-      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x) {
+      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x || !s->nzv) {
     grit_bigsparse_free(s);
     return NULL;
   }
@@ -104,7 +106,7 @@ void grit_bigsparse_free(grit_bigsparse *s) {
   free(s->fill), free(s->pat), free(s->cur), free(s->anc), free(s->g), free(s->perm), free(s->iperm), free(s->Lp), free(s->rp), free(s->Li), free(s->Lo);
   free(s->V), free(s->W), free(s->R), free(s->t);
   free(s->tail), free(s->D);
-  free(s->rk), free(s->re), free(s->ro), free(s->Lx), free(s->d), free(s->inv), free(s->x);
+  free(s->rk), free(s->re), free(s->ro), free(s->Lx), free(s->d), free(s->inv), free(s->x), free(s->nzv);
   free(s);
 }
 
@@ -484,7 +486,7 @@ static __attribute__((noinline, target("avx2"))) void solve_rows_avx2(const grit
 void grit_bigsparse_rows_kernel(grit_bigsparse *s, int allow) { s->no_rows = !allow; }
 
 void grit_bigsparse_solve_rows(grit_bigsparse *s, double *Y, int stride, int nc) {
-  const grit_sparse_rows f = {s->n, s->perm, s->Lp, s->Lo, s->rp, s->ro, s->re, s->Lx, s->inv};
+  const grit_sparse_rows f = {s->n, s->perm, s->Lp, s->Lo, s->rp, s->ro, s->re, s->Lx, s->inv, s->nzv};
   if (!s->no_rows && grit_sparse_rows_solve(&f, Y, stride, nc)) {
     if (s->k > 0) correct_rows(s, Y, stride, nc);
     return;

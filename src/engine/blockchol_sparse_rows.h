@@ -11,13 +11,16 @@ typedef struct {
   int n;
   const int *perm, *Lp, *Lo, *rp, *ro, *re;
   const double *Lx, *inv;
+  unsigned *nzv; /* (n dofs) scratch: the forward substitution's rows' nonzero vectors of four columns */
 } grit_sparse_rows;
 
 /* L L^T X = Y over nc columns held as rows (dof i's at Y + i stride), each row's columns in registers:
  * forward by rows (row j less its earlier columns' products in ascending order, then times inv[j]),
  * backward by columns (row j less its column's products in order, then times inv[j]). For each entry
  * the operations of the column-by-column loops of blockchol_sparse.c, in their order (a product, then
- * its subtraction; no fused multiply-add): the same bits. Returns 0, having done nothing, without AVX2. */
+ * its subtraction; no fused multiply-add), except that the forward substitution skips the products of
+ * rows zero over a pass's columns: the same values, only a zero's sign can differ (where the right-hand
+ * sides hold a -0; see solve_avx2). nc <= 64. Returns 0, having done nothing, without AVX2. */
 int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc);
 
 #endif
