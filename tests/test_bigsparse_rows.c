@@ -4,7 +4,8 @@
  * bits, on a star tree (MuJoCo's softbox in small) with ring couplings, a clique (the trailing dense
  * block) and rows held apart (Woodbury), for 1 to 101 columns, dense and with right-hand sides zero over
  * their first rows; the solutions against the matrix (backward error); and A, B of MuJoCo's softbox and
- * cloth with and without the kernels, bit for bit. */
+ * cloth with and without the kernels, bit for bit. Also the tree-ordered solve of a constraint's rows
+ * (grit_treechol_solve_from_rows) with its runs of four siblings together and one dof at a time. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -15,11 +16,13 @@
 #include "blockchol.h"
 #include "blockchol_internal.h"
 #include "data_internal.h"
+#include "derivatives_internal.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "hessian_internal.h"
 #include "math_test_util.h"
 #include "solver_state.h"
+#include "treechol.h"
 #include "xml_load_util.h"
 
 static double urand(unsigned *s) {
@@ -141,6 +144,7 @@ static void derivatives_same(const char *rel, int nv_expected) {
   for (int w = 0; w < 2; ++w) {
     A[w] = calloc((size_t)nx * nx, sizeof(double)), B[w] = calloc((size_t)nx * nu + 1, sizeof(double));
     grit_blockchol_sparse_rows(d->solver->H->bc, w == 0);
+    if (d->deriv && d->deriv->dtc) grit_treechol_siblings(d->deriv->dtc, w == 0);
     cr_assert_eq(grit_step_derivatives(d, A[w], B[w], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
     cr_assert(d->solver->H->bc->tree_sp[0], "%s: the sparse factor taken", rel);
   }
@@ -156,3 +160,62 @@ static void derivatives_same(const char *rel, int nv_expected) {
 
 Test(bigsparse_rows, softbox_derivatives_same_bits) { derivatives_same("composite/softbox.xml", 224); }
 Test(bigsparse_rows, cloth_derivatives_same_bits) { derivatives_same("composite/cloth.xml", -1); }
+
+/* A star tree's A in tree order (a free root, then `leaves` slides, two chains of three hinges between
+ * them): grit_treechol_solve_from_rows on 1 to 3 rows, sparse and dense, with the runs of four siblings
+ * and without, the same bits; the solutions against A (backward error). */
+Test(bigsparse_rows, tree_rows_siblings_same_bits) {
+  char *xml = malloc(200 * 80 + 1024), *p = xml;
+  p += sprintf(p, "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.05'/>");
+  for (int i = 0; i < 71; ++i) {
+    if (i == 20 || i == 45) { /* a chain of three hinges among the slides: runs of 20, 25 and 26 siblings */
+      p += sprintf(p, "<body pos='0 0 %d'><joint type='hinge' axis='1 0 0'/><geom type='sphere' size='0.01'/>", i);
+      p += sprintf(p, "<body pos='0 0.1 0'><joint type='hinge' axis='0 1 0'/><joint type='hinge' axis='0 0 1'/>");
+      p += sprintf(p, "<geom type='sphere' size='0.01'/></body></body>");
+    }
+    p += sprintf(p, "<body pos='%g %g 0'><joint type='slide' axis='1 0 0'/><geom type='sphere' size='0.01'/></body>",
+                 cos(0.1 * i), sin(0.1 * i));
+  }
+  p += sprintf(p, "</body></worldbody></mujoco>");
+  grit_model *m = xml_load_or_fail(xml);
+  free(xml);
+  cr_assert_eq(m->ntree, 1);
+  const int n = m->nv;
+  grit_treechol *tc;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK, "%s", msg);
+  /* A: M's pattern (each dof with its ancestors), diagonally dominant */
+  double *A = calloc((size_t)n * n, sizeof(double)), *L = calloc((size_t)grit_treechol_size(tc, 0) + 1, sizeof(double));
+  double *inv = calloc((size_t)n, sizeof(double));
+  unsigned seed = 23;
+  for (int i = 0; i < n; ++i)
+    for (int j = m->dof_parent[i]; j >= 0; j = m->dof_parent[j]) A[i * n + j] = A[j * n + i] = 0.3 * urand(&seed);
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s += fabs(A[i * n + j]);
+    A[i * n + i] = s + 0.1 + fabs(urand(&seed));
+  }
+  double lo = 1e300, hi = 0.0;
+  cr_assert_eq(grit_treechol_factor(tc, 0, A, L, inv, &lo, &hi), -1);
+  double *b = malloc(sizeof(double) * 3 * (size_t)n), *X[2];
+  for (int nr = 1; nr <= 3; ++nr)
+    for (int sparse = 0; sparse < 2; ++sparse) {
+      for (int i = 0; i < 3 * n; ++i) b[i] = sparse && (i % n) % 9 != 4 ? 0.0 : urand(&seed);
+      for (int w = 0; w < 2; ++w) {
+        X[w] = malloc(sizeof(double) * 3 * (size_t)n);
+        memcpy(X[w], b, sizeof(double) * 3 * (size_t)n);
+        grit_treechol_siblings(tc, w == 0);
+        grit_treechol_solve_from_rows(tc, 0, L, inv, X[w], n, nr);
+      }
+      cr_expect(memcmp(X[0], X[1], sizeof(double) * (size_t)nr * n) == 0, "%d rows (sparse %d): the siblings differ",
+                nr, sparse);
+      for (int r = 0; r < nr; ++r) {
+        const double e = solve_backward_error(n, A, X[0] + (size_t)r * n, b + (size_t)r * n);
+        cr_expect(e < 8.0 * n * DBL_EPSILON, "%d rows, row %d: backward error %.3g", nr, r, e);
+      }
+      free(X[0]), free(X[1]);
+    }
+  free(A), free(L), free(inv), free(b);
+  grit_treechol_free(tc);
+  grit_model_free(m);
+}
