@@ -413,11 +413,13 @@ static void correct_rows(grit_bigsparse *s, double *Y, int stride, int nc) {
   for (int r = 0; r < k; ++r) {
     double *tr = t + (size_t)r * RHS_CHUNK;
     const double *v = s->V + (size_t)r * n;
-    for (int q = 0; q < nc; ++q) tr[q] = 0.0;
-    for (int i = 0; i < n; ++i) {
-      const double vi = v[i], *yi = Y + (size_t)i * stride;
-      if (vi != 0.0)
-        for (int q = 0; q < nc; ++q) tr[q] += vi * yi[q];
+    if (s->no_rows || !grit_sparse_rows_lowrank_dot(v, n, Y, stride, nc, tr)) {
+      for (int q = 0; q < nc; ++q) tr[q] = 0.0;
+      for (int i = 0; i < n; ++i) {
+        const double vi = v[i], *yi = Y + (size_t)i * stride;
+        if (vi != 0.0)
+          for (int q = 0; q < nc; ++q) tr[q] += vi * yi[q];
+      }
     }
     for (int c = 0; c < r; ++c) {
       const double l = s->R[r * LOWRANK_CAP + c], *tc = t + (size_t)c * RHS_CHUNK;
@@ -435,6 +437,7 @@ static void correct_rows(grit_bigsparse *s, double *Y, int stride, int nc) {
     const double inv = 1.0 / s->R[r * LOWRANK_CAP + r];
     for (int q = 0; q < nc; ++q) tr[q] *= inv;
   }
+  if (!s->no_rows && grit_sparse_rows_lowrank_sub(s->W, k, n, t, RHS_CHUNK, Y, stride, nc)) return;
   for (int i = 0; i < n; ++i) {
     double *yi = Y + (size_t)i * stride;
     for (int r = 0; r < k; ++r) {

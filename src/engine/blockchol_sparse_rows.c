@@ -100,9 +100,93 @@ int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int
   solve_avx2(f, Y, stride, nc);
   return 1;
 }
+
+/* The Woodbury correction's two long loops over NV vectors of four columns from column 0 (the last one
+ * masked when MASKED): DOT, t := sum_i v[i] Y[i stride] over the rows with v[i] != 0, i ascending, from +0
+ * (t in registers); else y := y - sum_r w[r wstride] t[r tstride], r = 0 .. k-1 (y in registers). */
+static ROWS_INLINE void lowrank_cols(const double *v, int n, double *Y, int stride, double *t, int tstride, int k,
+                                     const int DOT, const int NV, const int MASKED, __m256i mask) {
+#define LR_LOAD(p) (MASKED && w == NV - 1 ? _mm256_maskload_pd((p) + 4 * w, mask) : _mm256_loadu_pd((p) + 4 * w))
+#define LR_STORE(p, x)                                                                                       \
+  if (MASKED && w == NV - 1) _mm256_maskstore_pd((p) + 4 * w, mask, x);                                     \
+  else _mm256_storeu_pd((p) + 4 * w, x)
+  __m256d a[8];
+  if (DOT) {
+    for (int w = 0; w < NV; ++w) a[w] = _mm256_setzero_pd();
+    for (int i = 0; i < n; ++i) {
+      if (v[i] == 0.0) continue;
+      const __m256d l = _mm256_broadcast_sd(v + i);
+      const double *yi = Y + (ptrdiff_t)i * stride;
+      for (int w = 0; w < NV; ++w) a[w] = _mm256_add_pd(a[w], _mm256_mul_pd(l, LR_LOAD(yi)));
+    }
+    for (int w = 0; w < NV; ++w) {
+      LR_STORE(t, a[w]);
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      double *yi = Y + (ptrdiff_t)i * stride;
+      for (int w = 0; w < NV; ++w) a[w] = LR_LOAD(yi);
+      for (int r = 0; r < k; ++r) {
+        const __m256d l = _mm256_broadcast_sd(v + (ptrdiff_t)r * n + i);
+        for (int w = 0; w < NV; ++w) a[w] = _mm256_sub_pd(a[w], _mm256_mul_pd(l, LR_LOAD(t + (ptrdiff_t)r * tstride)));
+      }
+      for (int w = 0; w < NV; ++w) {
+        LR_STORE(yi, a[w]);
+      }
+    }
+  }
+#undef LR_LOAD
+#undef LR_STORE
+}
+
+static __attribute__((noinline, target("avx2"))) void lowrank_avx2(const double *v, int n, double *Y, int stride,
+                                                                  double *t, int tstride, int k, int dot, int nc) {
+  const int rem = nc & 3, nvec = (nc + 3) >> 2;
+  const __m256i mask = _mm256_setr_epi64x(-(rem > 0), -(rem > 1), -(rem > 2), 0);
+  int v0 = 0;
+#define LR_PASS(NV)                                                                                          \
+  if (nvec - v0 >= NV) {                                                                                     \
+    double *yp = Y + 4 * v0, *tp = t + 4 * v0;                                                     \
+    const int m_ = rem && v0 + NV == nvec;                                                                   \
+    if (dot && m_) lowrank_cols(v, n, yp, stride, tp, tstride, k, 1, NV, 1, mask);                           \
+    else if (dot) lowrank_cols(v, n, yp, stride, tp, tstride, k, 1, NV, 0, mask);                            \
+    else if (m_) lowrank_cols(v, n, yp, stride, tp, tstride, k, 0, NV, 1, mask);                             \
+    else lowrank_cols(v, n, yp, stride, tp, tstride, k, 0, NV, 0, mask);                                     \
+    v0 += NV;                                                                                                \
+  }
+  while (nvec - v0 >= 8) LR_PASS(8)
+  LR_PASS(4)
+  LR_PASS(2)
+  LR_PASS(1)
+#undef LR_PASS
+}
+
+int grit_sparse_rows_lowrank_dot(const double *v, int n, const double *Y, int stride, int nc, double *t) {
+  if (!__builtin_cpu_supports("avx2")) return 0;
+  lowrank_avx2(v, n, (double *)Y, stride, t, 0, 0, 1, nc); /* (Y only read) */
+  return 1;
+}
+
+int grit_sparse_rows_lowrank_sub(const double *W, int k, int n, const double *t, int tstride, double *Y, int stride,
+                                 int nc) {
+  if (!__builtin_cpu_supports("avx2")) return 0;
+  lowrank_avx2(W, n, Y, stride, (double *)t, tstride, k, 0, nc); /* (t only read) */
+  return 1;
+}
 #else
 int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc) {
   (void)f, (void)Y, (void)stride, (void)nc;
+  return 0;
+}
+
+int grit_sparse_rows_lowrank_dot(const double *v, int n, const double *Y, int stride, int nc, double *t) {
+  (void)v, (void)n, (void)Y, (void)stride, (void)nc, (void)t;
+  return 0;
+}
+
+int grit_sparse_rows_lowrank_sub(const double *W, int k, int n, const double *t, int tstride, double *Y, int stride,
+                                 int nc) {
+  (void)W, (void)k, (void)n, (void)t, (void)tstride, (void)Y, (void)stride, (void)nc;
   return 0;
 }
 #endif

@@ -23,4 +23,13 @@ typedef struct {
  * sides hold a -0; see solve_avx2). nc <= 64. Returns 0, having done nothing, without AVX2. */
 int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc);
 
+/* The Woodbury correction's long loops over nc columns held as rows (blockchol_sparse.c, correct_rows),
+ * each result row in registers, the same operations in the same order as its loops: dot, t := sum_i v[i]
+ * Y[i stride] over the rows with v[i] != 0 (i = 0 .. n-1 ascending, from +0); sub, each row
+ * Y[i stride] -= W[r n + i] t[r tstride] for r = 0 .. k-1 in order. Return 0, having done nothing,
+ * without AVX2. */
+int grit_sparse_rows_lowrank_dot(const double *v, int n, const double *Y, int stride, int nc, double *t);
+int grit_sparse_rows_lowrank_sub(const double *W, int k, int n, const double *t, int tstride, double *Y, int stride,
+                                 int nc);
+
 #endif
