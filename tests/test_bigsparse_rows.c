@@ -5,7 +5,9 @@
  * block) and rows held apart (Woodbury), for 1 to 101 columns, dense and with right-hand sides zero over
  * their first rows; the solutions against the matrix (backward error); and A, B of MuJoCo's softbox and
  * cloth with and without the kernels, bit for bit. Also the tree-ordered solve of a constraint's rows
- * (grit_treechol_solve_from_rows) with its runs of four siblings together and one dof at a time. */
+ * (grit_treechol_solve_from_rows) with its runs of four siblings together and one dof at a time, and
+ * A's tree-ordered factor's many-column solve on a tree whose rows are not a multiple of four (the last
+ * rows' moves). */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -13,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afactor.h"
 #include "blockchol.h"
 #include "blockchol_internal.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "forward.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "hessian_internal.h"
@@ -217,5 +221,55 @@ Test(bigsparse_rows, tree_rows_siblings_same_bits) {
     }
   free(A), free(L), free(inv), free(b);
   grit_treechol_free(tc);
+  grit_model_free(m);
+}
+
+/* A free torso with 20 legs of three hinges and one of one (67 dofs, as dm_control's rodent): A's factor in
+ * tree order; grit_afactor_solve_many (the columns moved into rows four at a time, the last three rows one
+ * by one) against column by column, 1 to 101 columns: the same numbers (== : a zero's sign may differ). */
+Test(bigsparse_rows, afactor_many_columns_odd_rows) {
+  char *xml = malloc(32768), *p = xml;
+  p += sprintf(p, "<mujoco><option gravity='0 0 0'/><worldbody><body pos='0 0 1'><freejoint/>"
+                  "<geom type='box' size='0.3 0.3 0.04' mass='5'/>");
+  for (int k = 0; k < 21; ++k) {
+    const double a = 0.3 * k;
+    p += sprintf(p, "<body pos='%.3f %.3f 0'><joint type='hinge' axis='1 0 0'/><geom type='sphere' size='0.02'/>",
+                 0.3 * cos(a), 0.3 * sin(a));
+    if (k < 20)
+      p += sprintf(p, "<body pos='0 0 -0.1'><joint type='hinge' axis='0 1 0'/><geom type='sphere' size='0.02'/>"
+                      "<body pos='0 0 -0.1'><joint type='hinge' axis='1 0 0'/><geom type='sphere' size='0.02'/>"
+                      "</body></body>");
+    p += sprintf(p, "</body>");
+  }
+  p += sprintf(p, "</body></worldbody></mujoco>");
+  grit_model *m = xml_load_or_fail(xml);
+  free(xml);
+  cr_assert_eq(m->nv, 67);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  unsigned seed = 31;
+  double v[67];
+  for (int i = 0; i < 67; ++i) v[i] = 0.5 * urand(&seed);
+  cr_assert_eq(grit_data_set_qvel(d, v, 67), GRIT_OK);
+  cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(grit_afactor_tree_order(d->af, 0), "A's factor in tree order");
+  enum { NRHS = 101 };
+  double *X = malloc(sizeof(double) * NRHS * 67), *Y = malloc(sizeof(double) * NRHS * 67);
+  for (int i = 0; i < NRHS * 67; ++i) X[i] = urand(&seed);
+  const int counts[] = {1, 3, 4, 7, 64, 65, NRHS};
+  for (int c = 0; c < 7; ++c) {
+    const int nr = counts[c];
+    memcpy(Y, X, sizeof(double) * (size_t)nr * 67);
+    double *Z = malloc(sizeof(double) * (size_t)nr * 67);
+    memcpy(Z, X, sizeof(double) * (size_t)nr * 67);
+    grit_afactor_solve_many(m, d->af, d->Achol, Z, nr, NULL);
+    for (int k = 0; k < nr; ++k) grit_afactor_solve(m, d->af, d->Achol, Y + (size_t)k * 67);
+    int differ = 0;
+    for (int i = 0; i < nr * 67; ++i) differ += Z[i] != Y[i];
+    cr_expect_eq(differ, 0, "%d columns: %d entries differ", nr, differ);
+    free(Z);
+  }
+  free(X), free(Y);
+  grit_data_free(d);
   grit_model_free(m);
 }
