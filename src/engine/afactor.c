@@ -153,6 +153,16 @@ static __attribute__((target("avx2"))) int move4_avx2(double *const b[4], double
     if (to_rows) _mm256_storeu_pd(r, y0), _mm256_storeu_pd(r + AF_CHUNK, y1), _mm256_storeu_pd(r + 2 * AF_CHUNK, y2), _mm256_storeu_pd(r + 3 * AF_CHUNK, y3);
     else _mm256_storeu_pd(b[0] + i, y0), _mm256_storeu_pd(b[1] + i, y1), _mm256_storeu_pd(b[2] + i, y2), _mm256_storeu_pd(b[3] + i, y3);
   }
+  for (; i < n; ++i) { /* the last rows one at a time: a row's four values as one vector (was a loop per value) */
+    double *r = R + (size_t)i * AF_CHUNK;
+    if (to_rows) {
+      _mm256_storeu_pd(r, _mm256_setr_pd(b[0][i], b[1][i], b[2][i], b[3][i]));
+    } else {
+      const __m256d x = _mm256_loadu_pd(r);
+      const __m128d lo = _mm256_castpd256_pd128(x), hi = _mm256_extractf128_pd(x, 1);
+      _mm_storel_pd(b[0] + i, lo), _mm_storeh_pd(b[1] + i, lo), _mm_storel_pd(b[2] + i, hi), _mm_storeh_pd(b[3] + i, hi);
+    }
+  }
   return i;
 }
 #else

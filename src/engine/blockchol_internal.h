@@ -74,6 +74,9 @@ void grit_blockchol_solve_many(struct grit_blockchol *b, double *B, int nrhs);
 /* Allows (1, the default) or forbids (0) the many-column solves' AVX2 row kernels for dense blocks
  * (blockchol_many.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_tiles(struct grit_blockchol *b, int allow);
+/* Allows (1, the default) or forbids (0) the row kernels of big trees' sparse factors' many-column solves
+ * (grit_bigsparse_rows_kernel; the same bits), for tests. */
+void grit_blockchol_sparse_rows(struct grit_blockchol *b, int allow);
 
 /* Whether the processor runs the AVX2 kernels of blockchol_factor_simd.c (0 with GRIT_NO_AVX2). */
 int grit_blockchol_have_avx2(void);
@@ -115,6 +118,8 @@ void grit_bigsparse_kernel(grit_bigsparse *s, int allow);
 void grit_bigsparse_solve(grit_bigsparse *s, double *y);
 /* The same for nc <= RHS_CHUNK columns held as rows: dof i's values at Y + i stride. */
 void grit_bigsparse_solve_rows(grit_bigsparse *s, double *Y, int stride, int nc);
+/* Allows (1, the default) or forbids (0) solve_rows' row kernels (blockchol_sparse_rows.c; the same bits). */
+void grit_bigsparse_rows_kernel(grit_bigsparse *s, int allow);
 /* H's block = the block passed to the factor + V^T V, V's rows sqrt(g) J added here (up to LOWRANK_CAP;
  * 0: no room, nothing added); cleared for each new H. to_dense adds V^T V to a dense n x n block. */
 #define LOWRANK_CAP 8

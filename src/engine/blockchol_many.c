@@ -155,6 +155,11 @@ enum { TILE_MIN = 2 };
 
 void grit_blockchol_tiles(grit_blockchol *b, int allow) { b->no_tiles = !allow; }
 
+void grit_blockchol_sparse_rows(grit_blockchol *b, int allow) {
+  for (int t = 0; b->sp && t < b->nt; ++t)
+    if (b->sp[t]) grit_bigsparse_rows_kernel(b->sp[t], allow);
+}
+
 /* Row yj := (yj - sum_k c[k cstride] Y[k]) * inv over nc columns, k = 0 .. cnt-1 in order (rows of T
  * other than yj's; cnt = 0: yj := yj * inv). */
 static ALWAYS_INLINE void row_update(const double *restrict Y, const double *restrict c, int cstride, int cnt, double inv,
@@ -386,11 +391,15 @@ static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, dou
                             _mm256_permute2f128_pd(a, e, 0x31), _mm256_permute2f128_pd(c, g, 0x31)};
       for (int l = 0; l < 4; ++l) _mm256_storeu_pd(in ? t + (size_t)l * RHS_CHUNK : x[l] + j, o[l]);
     }
-    for (; j < j1; ++j, t += RHS_CHUNK)
-      for (int l = 0; l < 4; ++l) {
-        if (in) t[l] = x[l][j];
-        else x[l][j] = t[l];
+    for (; j < j1; ++j, t += RHS_CHUNK) { /* the last rows: a row's four values as one vector */
+      if (in) {
+        _mm256_storeu_pd(t, _mm256_setr_pd(x[0][j], x[1][j], x[2][j], x[3][j]));
+      } else {
+        const __m256d v = _mm256_loadu_pd(t);
+        const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+        _mm_storel_pd(x[0] + j, lo), _mm_storeh_pd(x[1] + j, lo), _mm_storel_pd(x[2] + j, hi), _mm_storeh_pd(x[3] + j, hi);
       }
+    }
   }
 }
 #endif

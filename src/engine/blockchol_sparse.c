@@ -19,6 +19,7 @@
 
 #include "blockchol.h"
 #include "blockchol_internal.h"
+#include "blockchol_sparse_rows.h"
 
 /* The sparse factor's loops take about this many times the dense AVX2 kernel's instructions per
  * multiply-add (indexed loads and stores, scalar): it is taken when its weighted count is lower. */
@@ -43,6 +44,9 @@ struct grit_bigsparse {
   double *Lx;        /* their values */
   double *d, *inv;   /* the pivots and their reciprocals, by position */
   int *rp, *rk, *re; /* row j's entries of earlier columns: column rk[q], entry re[q], q in rp[j] .. rp[j+1]-1 */
+  int *ro;           /* column rk[q]'s dof (the row kernels' forward substitution, blockchol_sparse_rows.c) */
+  int no_rows;       /* grit_bigsparse_rows_kernel(s, 0): the many-column solves by the loops below */
+  unsigned *nzv;     /* (n) the row kernels' scratch */
   double *x;         /* (n) the column being computed, by position */
   double madds;      /* of the factor's loops */
   /* the trailing dense block: positions t0 .. n-1, every entry below the diagonal nonzero (the last
@@ -82,14 +86,15 @@ grit_bigsparse *grit_bigsparse_create(const grit_model *m, int tree) {
   s->perm = malloc(sizeof(int) * nn), s->iperm = malloc(sizeof(int) * nn);
   s->Lp = malloc(sizeof(int) * (nn + 1)), s->rp = malloc(sizeof(int) * (nn + 1));
   s->Li = malloc(sizeof(int) * tri), s->Lo = malloc(sizeof(int) * tri);
-  s->rk = malloc(sizeof(int) * tri), s->re = malloc(sizeof(int) * tri);
+  s->rk = malloc(sizeof(int) * tri), s->re = malloc(sizeof(int) * tri), s->ro = malloc(sizeof(int) * tri);
   s->Lx = malloc(sizeof(double) * tri);
   s->V = malloc(sizeof(double) * LOWRANK_CAP * nn), s->W = malloc(sizeof(double) * LOWRANK_CAP * nn);
   s->R = malloc(sizeof(double) * LOWRANK_CAP * LOWRANK_CAP), s->t = malloc(sizeof(double) * LOWRANK_CAP * RHS_CHUNK);
   s->tail = malloc(sizeof(int) * nn), s->D = malloc(sizeof(double) * nn * nn);
   s->d = malloc(sizeof(double) * nn), s->inv = malloc(sizeof(double) * nn), s->x = calloc(nn, sizeof(double));
-  if (!s->fill || !s->pat || !s->cur || !s->anc || !s->g || !s->perm || !s->iperm || !s->Lp || !s->rp || !s->Li || !s->Lo || !s->rk || !s->re ||
-      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x) {
+  s->nzv = calloc(nn, sizeof(unsigned));
+  if (!s->fill || !s->pat || !s->cur || !s->anc || !s->g || !s->perm || !s->iperm || !s->Lp || !s->rp || !s->Li || !s->Lo || !s->rk || !s->re || !s->ro ||
+      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x || !s->nzv) {
     grit_bigsparse_free(s);
     return NULL;
   }
@@ -101,7 +106,7 @@ void grit_bigsparse_free(grit_bigsparse *s) {
   free(s->fill), free(s->pat), free(s->cur), free(s->anc), free(s->g), free(s->perm), free(s->iperm), free(s->Lp), free(s->rp), free(s->Li), free(s->Lo);
   free(s->V), free(s->W), free(s->R), free(s->t);
   free(s->tail), free(s->D);
-  free(s->rk), free(s->re), free(s->Lx), free(s->d), free(s->inv), free(s->x);
+  free(s->rk), free(s->re), free(s->ro), free(s->Lx), free(s->d), free(s->inv), free(s->x), free(s->nzv);
   free(s);
 }
 
@@ -216,7 +221,7 @@ static void lay_out(grit_bigsparse *s) {
     s->tail[k] = s->Lp[k + 1];
     for (int e = s->Lp[k]; e < s->Lp[k + 1]; ++e) {
       const int q = cur[s->Li[e]]++;
-      s->rk[q] = k, s->re[q] = e;
+      s->rk[q] = k, s->re[q] = e, s->ro[q] = s->perm[k];
       if (s->Li[e] >= s->t0 && s->tail[k] == s->Lp[k + 1]) s->tail[k] = e;
       /* row Li[e]'s update from column k: the entries from e on */
       if (k >= s->t0) md += (double)(s->Lp[k + 1] - e);
@@ -408,11 +413,13 @@ static void correct_rows(grit_bigsparse *s, double *Y, int stride, int nc) {
   for (int r = 0; r < k; ++r) {
     double *tr = t + (size_t)r * RHS_CHUNK;
     const double *v = s->V + (size_t)r * n;
-    for (int q = 0; q < nc; ++q) tr[q] = 0.0;
-    for (int i = 0; i < n; ++i) {
-      const double vi = v[i], *yi = Y + (size_t)i * stride;
-      if (vi != 0.0)
-        for (int q = 0; q < nc; ++q) tr[q] += vi * yi[q];
+    if (s->no_rows || !grit_sparse_rows_lowrank_dot(v, n, Y, stride, nc, tr)) {
+      for (int q = 0; q < nc; ++q) tr[q] = 0.0;
+      for (int i = 0; i < n; ++i) {
+        const double vi = v[i], *yi = Y + (size_t)i * stride;
+        if (vi != 0.0)
+          for (int q = 0; q < nc; ++q) tr[q] += vi * yi[q];
+      }
     }
     for (int c = 0; c < r; ++c) {
       const double l = s->R[r * LOWRANK_CAP + c], *tc = t + (size_t)c * RHS_CHUNK;
@@ -430,6 +437,7 @@ static void correct_rows(grit_bigsparse *s, double *Y, int stride, int nc) {
     const double inv = 1.0 / s->R[r * LOWRANK_CAP + r];
     for (int q = 0; q < nc; ++q) tr[q] *= inv;
   }
+  if (!s->no_rows && grit_sparse_rows_lowrank_sub(s->W, k, n, t, RHS_CHUNK, Y, stride, nc)) return;
   for (int i = 0; i < n; ++i) {
     double *yi = Y + (size_t)i * stride;
     for (int r = 0; r < k; ++r) {
@@ -478,7 +486,14 @@ static __attribute__((noinline, target("avx2"))) void solve_rows_avx2(const grit
 }
 #endif
 
+void grit_bigsparse_rows_kernel(grit_bigsparse *s, int allow) { s->no_rows = !allow; }
+
 void grit_bigsparse_solve_rows(grit_bigsparse *s, double *Y, int stride, int nc) {
+  const grit_sparse_rows f = {s->n, s->perm, s->Lp, s->Lo, s->rp, s->ro, s->re, s->Lx, s->inv, s->nzv};
+  if (!s->no_rows && grit_sparse_rows_solve(&f, Y, stride, nc)) {
+    if (s->k > 0) correct_rows(s, Y, stride, nc);
+    return;
+  }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) solve_rows_avx2(s, Y, stride, nc);
   else solve_rows_base(s, Y, stride, nc);

@@ -22,6 +22,9 @@ struct grit_treechol {
   int *treeadr;  /* (ntree) each tree's first entry in colind */
   int *treesize; /* (ntree) each tree's number of values */
   double *flops; /* (ntree) of a factorization */
+  int *sib;      /* (nv) the dofs from i on, consecutive, with dof i's parent (i's own siblings after it) */
+  unsigned char *sib4; /* (ntree) the tree has a run of four siblings or more */
+  int no_sib;    /* grit_treechol_siblings(tc, 0): solve_from_rows's second sweep one dof at a time */
 };
 
 grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char *message) {
@@ -38,7 +41,9 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
   tc->treeadr = calloc((size_t)m->ntree + 1, sizeof(int));
   tc->treesize = calloc((size_t)m->ntree + 1, sizeof(int));
   tc->flops = calloc((size_t)m->ntree + 1, sizeof(double));
-  if (!tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops) {
+  tc->sib = calloc((size_t)m->nv + 1, sizeof(int));
+  tc->sib4 = calloc((size_t)m->ntree + 1, 1);
+  if (!tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops || !tc->sib || !tc->sib4) {
     grit_treechol_free(tc);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
   }
@@ -59,6 +64,9 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
     }
     tc->treesize[t] = pos - tc->treeadr[t];
     tc->flops[t] = fl;
+    for (int k = n - 1; k >= 0; --k) /* (a root's parent is -1: one per tree) */
+      tc->sib[adr + k] = k + 1 < n && m->dof_parent[adr + k + 1] == m->dof_parent[adr + k] ? tc->sib[adr + k + 1] + 1 : 1;
+    for (int k = 0; k < n; ++k) tc->sib4[t] |= tc->sib[adr + k] >= 4;
   }
   *out = tc;
   return GRIT_OK;
@@ -67,6 +75,7 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
 void grit_treechol_free(grit_treechol *tc) {
   if (!tc) return;
   free(tc->rowadr), free(tc->rownnz), free(tc->colind), free(tc->treeadr), free(tc->treesize), free(tc->flops);
+  free(tc->sib), free(tc->sib4);
   free(tc);
 }
 
@@ -436,10 +445,38 @@ void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, c
   solve_rows_base(tc, t, L, inv, X, stride, nc);
 }
 
-/* grit_treechol_solve_from_rows's body, nr a constant where it is inlined. */
+#if TREECHOL_AVX2
+/* solve_from_rows's second sweep for four siblings k .. k+3 (one parent, hence the same r ancestors ck;
+ * their compact rows, from lk, r + 1 apart): each of the nr rows' four values in one vector, less the
+ * ancestors' values (broadcast) times the four siblings' entries, e in order, then times their pivots'
+ * reciprocals. Each value sees the operations of the loop one dof at a time in its order (a product, then
+ * its subtraction; no fused multiply-add): the same bits. */
+static inline __attribute__((target("avx2"))) void siblings4(const double *lk, const int *ck, int r,
+                                                               const double *inv, double *x, int ldx, int k,
+                                                               const int nr) {
+  __m256d s[3];
+  for (int q = 0; q < nr; ++q) s[q] = _mm256_loadu_pd(x + q * ldx + k);
+  const int w = r + 1;
+  for (int e = 0; e < r; ++e) {
+    const __m256d l = _mm256_setr_pd(lk[e], lk[w + e], lk[2 * w + e], lk[3 * w + e]);
+    for (int q = 0; q < nr; ++q) s[q] = _mm256_sub_pd(s[q], _mm256_mul_pd(l, _mm256_broadcast_sd(x + q * ldx + ck[e])));
+  }
+  const __m256d iv = _mm256_loadu_pd(inv + k);
+  for (int q = 0; q < nr; ++q) _mm256_storeu_pd(x + q * ldx + k, _mm256_mul_pd(s[q], iv));
+}
+#define TC_SIBLINGS4(...) siblings4(__VA_ARGS__)
+#else
+#define TC_SIBLINGS4(...) ((void)0)
+#endif
+
+/* grit_treechol_solve_from_rows's body, nr a constant where it is inlined; sib (a constant): runs of four
+ * siblings in the second sweep together (siblings4; the AVX2 build only). In the second sweep (ancestors
+ * first) a dof's value depends on its ancestors' only, so siblings are independent of each other: the
+ * leaves of a composite's star tree (MuJoCo's softbox: 218 slides under one free body) are taken four
+ * at a time, their common ancestors' values loaded once. */
 static inline __attribute__((always_inline)) void solve_from_rows(const grit_treechol *tc, int t, const double *L,
                                                                   const double *inv, double *x, int ldx,
-                                                                  const int nr) {
+                                                                  const int nr, const int sib) {
   const grit_model *m = tc->m;
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
@@ -460,9 +497,15 @@ static inline __attribute__((always_inline)) void solve_from_rows(const grit_tre
     while (kq < k0 && x[q * ldx + kq] == 0.0) ++kq;
     k0 = kq;
   }
+  const int *sb = tc->sib + adr;
   for (int k = k0; k < n; ++k) {
     const int r = rownnz[k] - 1, *ck = col + rowadr[k];
     const double *lk = L + rowadr[k];
+    if (sib && sb[k] >= 4) {
+      TC_SIBLINGS4(lk, ck, r, inv, x, ldx, k, nr);
+      k += 3;
+      continue;
+    }
     double s[3];
     for (int q = 0; q < nr; ++q) s[q] = x[q * ldx + k];
     for (int e = 0; e < r; ++e)
@@ -471,11 +514,33 @@ static inline __attribute__((always_inline)) void solve_from_rows(const grit_tre
   }
 }
 
+static TC_NOINLINE void from_rows_base(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
+                                       int ldx, int nr) {
+  if (nr == 3) solve_from_rows(tc, t, L, inv, x, ldx, 3, 0);
+  else if (nr == 2) solve_from_rows(tc, t, L, inv, x, ldx, 2, 0);
+  else solve_from_rows(tc, t, L, inv, x, ldx, 1, 0);
+}
+
+#if TREECHOL_AVX2
+static TC_NOINLINE __attribute__((target("avx2"))) void from_rows_avx2(const grit_treechol *tc, int t, const double *L,
+                                                                       const double *inv, double *x, int ldx, int nr) {
+  if (nr == 3) solve_from_rows(tc, t, L, inv, x, ldx, 3, 1);
+  else if (nr == 2) solve_from_rows(tc, t, L, inv, x, ldx, 2, 1);
+  else solve_from_rows(tc, t, L, inv, x, ldx, 1, 1);
+}
+#endif
+
+void grit_treechol_siblings(grit_treechol *tc, int allow) { tc->no_sib = !allow; }
+
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr) {
-  if (nr == 3) solve_from_rows(tc, t, L, inv, x, ldx, 3);
-  else if (nr == 2) solve_from_rows(tc, t, L, inv, x, ldx, 2);
-  else solve_from_rows(tc, t, L, inv, x, ldx, 1);
+#if TREECHOL_AVX2
+  if (tc->sib4[t] && !tc->no_sib && __builtin_cpu_supports("avx2")) { /* (other trees: the loops, as before) */
+    from_rows_avx2(tc, t, L, inv, x, ldx, nr);
+    return;
+  }
+#endif
+  from_rows_base(tc, t, L, inv, x, ldx, nr);
 }
 
 /* Whether the nr rows' (n apart) c doubles from x are all +0 or -0: their bits ORed, the sign bit shifted
