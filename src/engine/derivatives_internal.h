@@ -201,6 +201,8 @@ struct grit_deriv_ws {
                                            * not only those reading their length (derivatives_smooth.c) */
   int no_fluid;                           /* nonzero: a model with fluid forces keeps the dual Newton-Euler
                                            * passes (else rn, with fluid_partials.c's terms) */
+  int no_adhesion_lean;                   /* nonzero: every pass adds every adhesion term over all nv
+                                           * (grit_adhesion_force_dual; derivatives_adhesion.c) */
   void *arena;
 };
 
@@ -270,6 +272,10 @@ void grit_deriv_free_velocity_rows(const grit_model *m, const grit_data *d, grit
  * them without J_c, for a position pass (qconst trees' factors constant) and a contact whose trees are
  * all qconst (grit_deriv_free_delassus_ok): pa, pb its dual points. */
 void grit_deriv_free_inverses(const grit_model *m, grit_deriv_ws *w);
+/* The adhesion actuators' force added to w->force where it has partials in this pass: terms whose input
+ * is seeded, or whose bodies' trees are in `moving` (NULL: all) when kin_dual (derivatives_adhesion.c). */
+void grit_deriv_adhesion_force(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int kin_dual,
+                               const char *moving);
 int grit_deriv_free_delassus_ok(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k);
 struct grit_contact_candidate;
 grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, const struct grit_contact_candidate *cand,
