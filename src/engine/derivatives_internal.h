@@ -190,6 +190,8 @@ struct grit_deriv_ws {
   int *plain_end;                         /* (nv) the first dof >= i, in i's tree, not of a hinge or slide (the
                                            * tree's end if none): the writes' runs of q rows x = h v (columns.c) */
   int no_plain_runs;                      /* nonzero: the tiles test each dof of a run (tests) */
+  int no_sorted_writes;                   /* nonzero: the block form's columns written in the batch's order */
+  int no_span_tiles;                      /* nonzero: the block form's tiles a tree at a time (columns.c) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
