@@ -176,6 +176,24 @@ static double free_body_column(const grit_deriv_ws *w, int jn, const double *Xu,
   return check;
 }
 
+/* Whether tree u is a free body alone (written by free_body_tile4 / free_body_column). */
+static int lone_free(const grit_model *m, int u) {
+  return m->tree_dofnum[u] == 6 && m->jnt_type[m->dof_jnt[m->tree_dofadr[u]]] == GRIT_JOINT_FREE;
+}
+
+/* The end (exclusive) of the span of island k's trees from list entry e: the next trees that are not
+ * free bodies alone and whose dofs follow on, in the state and in the block's rows (a composite's
+ * particles, three slides each): their rows are one run of tree_tile4, whose values are per joint, so
+ * the same as tree by tree with far fewer calls (ws->no_span_tiles: one tree). */
+static int span_end(const grit_model *m, const grit_deriv_ws *w, const grit_jacobian_blocks *J, int k, int e) {
+  int f = e + 1;
+  for (; !w->no_span_tiles && f < J->tptr[k + 1] && !lone_free(m, J->tree[f]); ++f) {
+    const int prev = m->tree_dofadr[J->tree[f - 1]] + m->tree_dofnum[J->tree[f - 1]], adr = m->tree_dofadr[J->tree[f]];
+    if (adr != prev || J->dof_pos[adr] != J->dof_pos[prev - 1] + 1) break;
+  }
+  return f;
+}
+
 #if GRIT_DERIV_AVX2
 /* free_body_column for four columns that lie in consecutive columns of their block (o + l for column l),
  * their solutions X[l] and theta ids col[l], with AVX2: the body's 6 x 4 tile of X transposed in
@@ -435,24 +453,6 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
   *chk = ck;
 }
 
-/* Whether tree u is a free body alone (written by free_body_tile4 / free_body_column). */
-static int lone_free(const grit_model *m, int u) {
-  return m->tree_dofnum[u] == 6 && m->jnt_type[m->dof_jnt[m->tree_dofadr[u]]] == GRIT_JOINT_FREE;
-}
-
-/* The end (exclusive) of the span of island k's trees from list entry e: the next trees that are not
- * free bodies alone and whose dofs follow on, in the state and in the block's rows (a composite's
- * particles, three slides each): their rows are one run of tree_tile4, whose values are per joint, so
- * the same as tree by tree with far fewer calls (ws->no_span_tiles: one tree). */
-static int span_end(const grit_model *m, const grit_deriv_ws *w, const grit_jacobian_blocks *J, int k, int e) {
-  int f = e + 1;
-  for (; !w->no_span_tiles && f < J->tptr[k + 1] && !lone_free(m, J->tree[f]); ++f) {
-    const int prev = m->tree_dofadr[J->tree[f - 1]] + m->tree_dofnum[J->tree[f - 1]], adr = m->tree_dofadr[J->tree[f]];
-    if (adr != prev || J->dof_pos[adr] != J->dof_pos[prev - 1] + 1) break;
-  }
-  return f;
-}
-
 /* The rows of island k of nc = 4 or 2 columns (solutions X[l], ids col[l]) that lie in consecutive
  * columns of the block (out + l), as tiles: four columns with AVX2, every tree (free bodies by
  * free_body_tile4, the others by tree_tile4, spans of them at a time: span_end); two with SSE2, the
@@ -579,7 +579,9 @@ static double q_rows_runs(const grit_model *m, const grit_deriv_ws *w, int i0, i
                           double *oq, size_t stride) {
   double check = 0.0;
   for (int i = i0; i < i1;) {
-    for (const int stop = w->plain_end[i]; i < stop; ++i) {
+    int stop = w->plain_end[i]; /* a span of trees (span_end): on into the next tree's hinges and slides */
+    while (stop < i1 && w->plain_end[stop] > stop) stop = w->plain_end[stop];
+    for (; i < stop; ++i) {
       const int jn = m->dof_jnt[i];
       const double x = w->Dv[36 * jn] * X[i] + (col == i ? w->Dq[36 * jn] : 0.0);
       oq[(size_t)(i - i0) * stride] = x;
@@ -662,12 +664,15 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
       const double *X = Xs[l + c];
       double *oc = out + c;
       for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
-        const int u = J->tree[e], adr = m->tree_dofadr[u], nu_ = m->tree_dofnum[u];
+        const int u = J->tree[e], adr = m->tree_dofadr[u];
         double *oq = oc + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
-        if (nu_ == 6 && m->jnt_type[m->dof_jnt[adr]] == GRIT_JOINT_FREE) {
+        if (lone_free(m, u)) {
           if (!tiled) check += free_body_column(w, m->dof_jnt[adr], X + adr, col - adr, oq, ov, stride);
           continue;
         }
+        const int f = span_end(m, w, J, k, e), last = J->tree[f - 1]; /* trees whose rows follow on */
+        const int nu_ = m->tree_dofadr[last] + m->tree_dofnum[last] - adr;
+        e = f - 1;
         for (int r = 0; r < nu_; ++r) {
           const double x = X[adr + r];
           ov[(size_t)r * stride] = x;
