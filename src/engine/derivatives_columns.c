@@ -499,15 +499,22 @@ static __attribute__((target("avx2"))) double dense_free_tiles(const grit_model 
   __m128d chk2 = _mm_setzero_pd();
   for (int e = 0; e < nt; ++e) {
     const int u = list ? list[e] : e, adr = m->tree_dofadr[u], jn = m->dof_jnt[adr];
-    if (m->tree_dofnum[u] != 6 || m->jnt_type[jn] != GRIT_JOINT_FREE) { /* tiles of four only */
+    if (!lone_free(m, u)) { /* tiles of four only; a span of the next trees whose dofs follow on */
+      int f = e + 1, end = adr + m->tree_dofnum[u];
+      for (; !w->no_span_tiles && f < nt; ++f) {
+        const int v = list ? list[f] : f;
+        if (lone_free(m, v) || m->tree_dofadr[v] != end) break;
+        end += m->tree_dofnum[v];
+      }
       for (int i = 0; i < ntile; ++i) {
         const out_column *ci = c + t0[i];
         if (tw[i] != 4) continue;
         const double *X[4] = {ci[0].X, ci[1].X, ci[2].X, ci[3].X};
         const int col[4] = {ci[0].col, ci[1].col, ci[2].col, ci[3].col};
-        tree_tile4(m, w, adr, m->tree_dofnum[u], X, col, ci->out + (size_t)adr * ci->stride,
+        tree_tile4(m, w, adr, end - adr, X, col, ci->out + (size_t)adr * ci->stride,
                    ci->out + (size_t)(m->nv + adr) * ci->stride, ci->stride, &chk4);
       }
+      e = f - 1;
       continue;
     }
     for (int i = 0; i < ntile; ++i) {
@@ -595,19 +602,12 @@ static double q_rows_runs(const grit_model *m, const grit_deriv_ws *w, int i0, i
   return check;
 }
 
-/* The batch's n columns in the order of their entries in the blocks (B's after A's), into ord: a pass
- * seeds its trees' columns side by side, but by colours a pass's trees are not neighbours, so in the
- * batch's order few columns follow on in their block; in this order the position passes' columns of
- * neighbouring trees come together, and the writes take them as tiles (the same values: each entry is
- * written once, by the same operations). A bottom-up merge sort on the stack (no allocation). */
-static void block_order(const grit_model *m, const grit_jacobian_blocks *J, const int *ids, double *const *outs, int n,
-                        int *ord) {
-  size_t key[RHS_BATCH], kt[RHS_BATCH];
+/* ord[0..n-1]: the order of the n keys (unique), ascending; a bottom-up merge sort on the stack (n at
+ * most RHS_BATCH; no allocation). key is left sorted. */
+static void sort_order(size_t *key, int n, int *ord) {
+  size_t kt[RHS_BATCH];
   int it[RHS_BATCH];
-  for (int l = 0; l < n; ++l) {
-    key[l] = ids[l] < 2 * m->nv ? (size_t)(outs[l] - J->A) : J->aoff[J->nblock] + (size_t)(outs[l] - J->B);
-    ord[l] = l;
-  }
+  for (int l = 0; l < n; ++l) ord[l] = l;
   for (int width = 1; width < n; width *= 2) {
     for (int a = 0; a < n; a += 2 * width) {
       const int mid = a + width < n ? a + width : n, end = a + 2 * width < n ? a + 2 * width : n;
@@ -620,6 +620,19 @@ static void block_order(const grit_model *m, const grit_jacobian_blocks *J, cons
     memcpy(key, kt, sizeof(size_t) * (size_t)n);
     memcpy(ord, it, sizeof(int) * (size_t)n);
   }
+}
+
+/* The batch's n columns in the order of their entries in the blocks (B's after A's), into ord: a pass
+ * seeds its trees' columns side by side, but by colours a pass's trees are not neighbours, so in the
+ * batch's order few columns follow on in their block; in this order the position passes' columns of
+ * neighbouring trees come together, and the writes take them as tiles (the same values: each entry is
+ * written once, by the same operations). */
+static void block_order(const grit_model *m, const grit_jacobian_blocks *J, const int *ids, double *const *outs, int n,
+                        int *ord) {
+  size_t key[RHS_BATCH];
+  for (int l = 0; l < n; ++l)
+    key[l] = ids[l] < 2 * m->nv ? (size_t)(outs[l] - J->A) : J->aoff[J->nblock] + (size_t)(outs[l] - J->B);
+  sort_order(key, n, ord);
 }
 
 static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
@@ -731,6 +744,14 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       c[nc].rmap = NULL;
       c[nc].nloc = 0;
       c[nc++].col = col;
+    }
+    if (!w->no_sorted_writes) { /* by their columns in the outputs: runs for the tiles (block_order) */
+      size_t key[RHS_BATCH];
+      int ord[RHS_BATCH];
+      out_column cs[RHS_BATCH];
+      for (int l = 0; l < nc; ++l) key[l] = (size_t)c[l].col, cs[l] = c[l];
+      sort_order(key, nc, ord);
+      for (int l = 0; l < nc; ++l) c[l] = cs[ord[l]];
     }
     const int *list = p < 0 ? NULL : w->ptree + w->ptree_ptr[p];
     const int nt = p < 0 ? m->ntree : w->ptree_ptr[p + 1] - w->ptree_ptr[p];
