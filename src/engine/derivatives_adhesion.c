@@ -66,6 +66,8 @@ void grit_deriv_adhesion_force(const grit_model *m, const grit_data *d, grit_der
                                const char *moving) {
   const grit_contact_candidate *cand = d->collision->c;
   const int ncand = d->ncontacts;
+  if (!w->adh_known) w->adh_any = grit_adhesion_any(m), w->adh_known = 1; /* the model's, looked up once */
+  if (!w->adh_any) return;
   if (w->no_adhesion_lean) {
     grit_adhesion_force_dual(m, &w->kin, cand, ncand, w->u, w->force, w->scratch);
     return;

@@ -185,8 +185,9 @@ static int lone_free(const grit_model *m, int u) {
  * free bodies alone and whose dofs follow on, in the state and in the block's rows (a composite's
  * particles, three slides each): their rows are one run of tree_tile4, whose values are per joint, so
  * the same as tree by tree with far fewer calls (ws->no_span_tiles: one tree). */
-static int span_end(const grit_model *m, const grit_deriv_ws *w, const grit_jacobian_blocks *J, int k, int e) {
+static inline int span_end(const grit_model *m, const grit_deriv_ws *w, const grit_jacobian_blocks *J, int k, int e) {
   int f = e + 1;
+  if (f == J->tptr[k + 1]) return f; /* the island's last tree (an island of one) */
   for (; !w->no_span_tiles && f < J->tptr[k + 1] && !lone_free(m, J->tree[f]); ++f) {
     const int prev = m->tree_dofadr[J->tree[f - 1]] + m->tree_dofnum[J->tree[f - 1]], adr = m->tree_dofadr[J->tree[f]];
     if (adr != prev || J->dof_pos[adr] != J->dof_pos[prev - 1] + 1) break;
@@ -453,16 +454,25 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
   *chk = ck;
 }
 
-/* The rows of island k of nc = 4 or 2 columns (solutions X[l], ids col[l]) that lie in consecutive
- * columns of the block (out + l), as tiles: four columns with AVX2, every tree (free bodies by
+/* The rows of island k of nc = 4 or 2 columns (the batch's l0 + l, or ord[l0 + l] where the batch is
+ * reordered: their solutions and ids) that lie in consecutive columns of the block (out + l), as tiles: four columns with AVX2, every tree (free bodies by
  * free_body_tile4, the others by tree_tile4, spans of them at a time: span_end); two with SSE2, the
  * free bodies only, the other trees' rows left to the caller. Adds the sum of x - x to *check; returns
  * whether every tree is written. */
-static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m, const grit_deriv_ws *w, int k,
-                                                            const double *const *X, const int *col, int nc,
-                                                            double *out, size_t stride, double *check) {
+static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m, const grit_deriv_ws *w, int k, int l0,
+                                                            const int *ord, int nc, double *out, size_t stride,
+                                                            double *check) {
   const grit_jacobian_blocks *J = w->blk;
-  const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
+  const int nv = m->nv, nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
+  const double *X[4];
+  int cb[4];
+  const int *col = w->ids + l0;
+  if (ord) {
+    for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)ord[l0 + l] * nv, cb[l] = w->ids[ord[l0 + l]];
+    col = cb;
+  } else {
+    for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)(l0 + l) * nv;
+  }
   __m256d chk4 = _mm256_setzero_pd();
   __m128d chk2 = _mm_setzero_pd();
   int all = 1;
@@ -602,39 +612,6 @@ static double q_rows_runs(const grit_model *m, const grit_deriv_ws *w, int i0, i
   return check;
 }
 
-/* ord[0..n-1]: the order of the n keys (unique), ascending; a bottom-up merge sort on the stack (n at
- * most RHS_BATCH; no allocation). key is left sorted. */
-static void sort_order(size_t *key, int n, int *ord) {
-  size_t kt[RHS_BATCH];
-  int it[RHS_BATCH];
-  for (int l = 0; l < n; ++l) ord[l] = l;
-  for (int width = 1; width < n; width *= 2) {
-    for (int a = 0; a < n; a += 2 * width) {
-      const int mid = a + width < n ? a + width : n, end = a + 2 * width < n ? a + 2 * width : n;
-      int i = a, j = mid, o = a;
-      while (i < mid || j < end) {
-        const int left = j >= end || (i < mid && key[i] <= key[j]);
-        kt[o] = left ? key[i] : key[j], it[o++] = left ? ord[i++] : ord[j++];
-      }
-    }
-    memcpy(key, kt, sizeof(size_t) * (size_t)n);
-    memcpy(ord, it, sizeof(int) * (size_t)n);
-  }
-}
-
-/* The batch's n columns in the order of their entries in the blocks (B's after A's), into ord: a pass
- * seeds its trees' columns side by side, but by colours a pass's trees are not neighbours, so in the
- * batch's order few columns follow on in their block; in this order the position passes' columns of
- * neighbouring trees come together, and the writes take them as tiles (the same values: each entry is
- * written once, by the same operations). */
-static void block_order(const grit_model *m, const grit_jacobian_blocks *J, const int *ids, double *const *outs, int n,
-                        int *ord) {
-  size_t key[RHS_BATCH];
-  for (int l = 0; l < n; ++l)
-    key[l] = ids[l] < 2 * m->nv ? (size_t)(outs[l] - J->A) : J->aoff[J->nblock] + (size_t)(outs[l] - J->B);
-  sort_order(key, n, ord);
-}
-
 static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
   const int nv = m->nv;
   grit_jacobian_blocks *J = w->blk;
@@ -642,18 +619,21 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
 #if GRIT_DERIV_AVX2
   const int avx2 = __builtin_cpu_supports("avx2");
 #endif
-  int ks0[RHS_BATCH], ks[RHS_BATCH], ord[RHS_BATCH], ids[RHS_BATCH];
-  double *outs0[RHS_BATCH], *outs[RHS_BATCH];
-  size_t strides0[RHS_BATCH], strides[RHS_BATCH];
-  const double *Xs[RHS_BATCH];
-  for (int l = 0; l < n; ++l) ks0[l] = block_column(m, J, w->ids[l], &outs0[l], &strides0[l]);
-  if (w->no_sorted_writes)
-    for (int l = 0; l < n; ++l) ord[l] = l;
-  else
-    block_order(m, J, w->ids, outs0, n, ord);
-  for (int l = 0; l < n; ++l) { /* the columns in that order */
-    const int o = ord[l];
-    ids[l] = w->ids[o], Xs[l] = w->rhs + (size_t)o * nv, ks[l] = ks0[o], outs[l] = outs0[o], strides[l] = strides0[o];
+  int ks[RHS_BATCH], ord[RHS_BATCH], ids1[RHS_BATCH];
+  double *outs[RHS_BATCH];
+  size_t strides[RHS_BATCH];
+  for (int l = 0; l < n; ++l) ks[l] = block_column(m, J, w->ids[l], &outs[l], &strides[l]);
+  const int moved = !w->no_sorted_writes && grit_deriv_block_order(m, w, J, w->ids, outs, n, ord);
+  const int *ids = w->ids;
+  if (moved) { /* the columns in that order */
+    double *o1[RHS_BATCH];
+    size_t s1[RHS_BATCH];
+    int k1[RHS_BATCH];
+    for (int l = 0; l < n; ++l) ids1[l] = w->ids[ord[l]], o1[l] = outs[ord[l]], s1[l] = strides[ord[l]], k1[l] = ks[ord[l]];
+    memcpy(ks, k1, sizeof *ks * (size_t)n);
+    memcpy(outs, o1, sizeof *outs * (size_t)n);
+    memcpy(strides, s1, sizeof *strides * (size_t)n);
+    ids = ids1;
   }
   for (int l = 0; l < n;) {
     double *const out = outs[l];
@@ -665,7 +645,7 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     for (int width = 4; avx2 && !tiled && width >= 2; width -= 2)
       if (l + width <= n && tile_run(ks, outs, strides, l, width)) {
         nc = width, tiled = 1;
-        done = free_bodies_tile(m, w, k, Xs + l, ids + l, width, out, stride, &check); /* all written */
+        done = free_bodies_tile(m, w, k, l, moved ? ord : NULL, width, out, stride, &check); /* all written */
       }
 #endif
     if (done) {
@@ -674,7 +654,7 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     }
     for (int c = 0; c < nc; ++c) {
       const int col = ids[l + c];
-      const double *X = Xs[l + c];
+      const double *X = w->rhs + (size_t)(moved ? ord[l + c] : l + c) * nv;
       double *oc = out + c;
       for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
         const int u = J->tree[e], adr = m->tree_dofadr[u];
@@ -745,13 +725,15 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       c[nc].nloc = 0;
       c[nc++].col = col;
     }
-    if (!w->no_sorted_writes) { /* by their columns in the outputs: runs for the tiles (block_order) */
+    if (!w->no_sorted_writes && grit_deriv_odd_trees(m, w)) { /* by their columns in the outputs (block_order) */
       size_t key[RHS_BATCH];
       int ord[RHS_BATCH];
-      out_column cs[RHS_BATCH];
-      for (int l = 0; l < nc; ++l) key[l] = (size_t)c[l].col, cs[l] = c[l];
-      sort_order(key, nc, ord);
-      for (int l = 0; l < nc; ++l) c[l] = cs[ord[l]];
+      for (int l = 0; l < nc; ++l) key[l] = (size_t)c[l].col;
+      if (grit_deriv_run_order(key, nc, ord)) {
+        out_column cs[RHS_BATCH];
+        memcpy(cs, c, sizeof *c * (size_t)nc);
+        for (int l = 0; l < nc; ++l) c[l] = cs[ord[l]];
+      }
     }
     const int *list = p < 0 ? NULL : w->ptree + w->ptree_ptr[p];
     const int nt = p < 0 ? m->ntree : w->ptree_ptr[p + 1] - w->ptree_ptr[p];

@@ -192,6 +192,8 @@ struct grit_deriv_ws {
   int no_plain_runs;                      /* nonzero: the tiles test each dof of a run (tests) */
   int no_sorted_writes;                   /* nonzero: the block form's columns written in the batch's order */
   int no_span_tiles;                      /* nonzero: the block form's tiles a tree at a time (columns.c) */
+  int odd_known, odd_trees;               /* whether some tree's dofs or actuators leave passes odd runs */
+  int adh_known, adh_any;                 /* whether the model has adhesion actuators (adhesion.c) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -344,6 +346,16 @@ grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *b
  * together (the same values). */
 grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, const int *cols, int nl,
                                      int t, int coupled, double *A, double *B, double *P, int np);
+
+/* The batch's order for its writes (derivatives_order.c): whether a pass's run of a tree's columns can
+ * have odd length (a tree's dofs or actuators); ord, the order of n distinct keys where ordering pays
+ * (returns 0 where it leaves the batch's order). */
+int grit_deriv_odd_trees(const grit_model *m, grit_deriv_ws *w);
+int grit_deriv_run_order(const size_t *key, int n, int *ord);
+/* grit_deriv_run_order of the block form's batch by its columns' entries outs (ids: their columns) in
+ * J's A, then B. */
+int grit_deriv_block_order(const grit_model *m, grit_deriv_ws *w, const struct grit_jacobian_blocks *J, const int *ids,
+                           double *const *outs, int n, int *ord);
 
 /* ---- the block form (derivatives_blocks.c) */
 
