@@ -126,9 +126,10 @@ Test(deriv_writes, particles_same_bits) {
 }
 
 /* The block form's columns written in the order of their entries (block_order) or the batch's
- * (ws->no_sorted_writes), and its tiles over spans of consecutive trees (span_end) or a tree at a time
- * (ws->no_span_tiles): the same bits on the grid's particles (one span of 79 trees) and on the hammock
- * with the humanoid lying in it (spans of particles and a tree of a free root and hinges). */
+ * (ws->no_sorted_writes), its tiles over spans of consecutive trees (span_end) or a tree at a time
+ * (ws->no_span_tiles), and a right-hand side's island rows zeroed by runs of consecutive trees or tree
+ * by tree (ws->no_zero_runs): the same bits on the grid's particles (one span of 79 trees) and on the
+ * hammock with the humanoid lying in it (spans of particles and a tree of a free root and hinges). */
 Test(deriv_writes, sorted_span_writes_same_bits) {
   const char *files[2] = {GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml",
                           GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml"};
@@ -137,6 +138,7 @@ Test(deriv_writes, sorted_span_writes_same_bits) {
     grit_data *d = settled(NULL, files[f], f ? 150 : 20, &m);
     same_bits(d, &d->deriv->no_sorted_writes, f ? "hammock, sorted" : "grid2pin, sorted");
     same_bits(d, &d->deriv->no_span_tiles, f ? "hammock, spans" : "grid2pin, spans");
+    same_bits(d, &d->deriv->no_zero_runs, f ? "hammock, zero runs" : "grid2pin, zero runs");
     grit_jacobian_blocks *J = NULL;
     cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
     cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK);
