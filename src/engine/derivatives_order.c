@@ -24,16 +24,14 @@ static int odd_runs_many(const char *adj, int n) {
 
 /* Whether a pass's run of a tree's columns can have odd length: only if some tree's dofs or actuators
  * leave an odd remainder of GRIT_DUAL_N (else, free bodies: never, and no batch is reordered). The
- * model's, found once. */
+ * model's, found once, in a call's first write (after the passes' act_ptr; a call of parameter columns
+ * alone may find act_ptr unset: then only the order of its writes is affected, never a value). */
 int grit_deriv_odd_trees(const grit_model *m, grit_deriv_ws *w) {
   if (!w->odd_known) {
     w->odd_known = 1, w->odd_trees = 0;
     for (int t = 0; t < m->ntree; ++t) w->odd_trees |= (m->tree_dofnum[t] % GRIT_DUAL_N) & 1;
-    for (int t = 0; t < m->ntree; ++t) {
-      int na = 0; /* the tree's actuators (the calls' act_ptr, from the model alone) */
-      for (int a = 0; a < m->nu; ++a) na += m->dof_tree[m->act_dof[a]] == t;
-      w->odd_trees |= (na % GRIT_DUAL_N) & 1;
-    }
+    for (int t = 0; t < m->ntree; ++t) /* the trees' actuators: act_ptr, from the model alone (colour.c) */
+      w->odd_trees |= ((w->act_ptr[t + 1] - w->act_ptr[t]) % GRIT_DUAL_N) & 1;
   }
   return w->odd_trees;
 }
