@@ -176,11 +176,14 @@ static void find_islands(const grit_model *m, const grit_data *d, const grit_der
     for (int i = 0; i < n; ++i) J->state[J->bptr[k] + n + i] = nv + J->state[J->bptr[k] + i];
     J->bptr[k + 1] = J->bptr[k] + 2 * n;
     J->zptr[k + 1] = J->zptr[k]; /* the island's dofs as runs of consecutive state rows (zero_rows) */
-    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
+    for (int e = J->tptr[k]; J->tptr[k + 1] - J->tptr[k] > 1 && e < J->tptr[k + 1]; ++e) { /* (one tree: its rows) */
       const int a = m->tree_dofadr[J->tree[e]], b = a + m->tree_dofnum[J->tree[e]], z = J->zptr[k + 1];
       if (z > J->zptr[k] && J->zrange[2 * z - 1] == a) J->zrange[2 * z - 1] = b;
       else J->zrange[2 * z] = a, J->zrange[2 * z + 1] = b, J->zptr[k + 1]++;
     }
+    J->zero_lone = w->no_zero_runs;
+    if (w->no_zero_runs || 4 * (J->zptr[k + 1] - J->zptr[k]) > J->tptr[k + 1] - J->tptr[k])
+      J->zptr[k + 1] = J->zptr[k]; /* few trees a run (or ws->no_zero_runs): zero_rows tree by tree */
     J->aoff[k + 1] = J->aoff[k] + (size_t)(2 * n) * (size_t)(2 * n);
     J->boff[k + 1] = J->boff[k] + (size_t)(2 * n) * (size_t)(J->uptr[k + 1] - J->uptr[k]);
   }
@@ -196,19 +199,20 @@ grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
   return GRIT_OK;
 }
 
-void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x, int by_tree) {
+/* Island k's runs of consecutive trees' rows zeroed, a run at a time. */
+static __attribute__((noinline)) void zero_runs(const grit_jacobian_blocks *J, int k, double *x) {
+  for (int z = J->zptr[k]; z < J->zptr[k + 1]; ++z)
+    memset(x + J->zrange[2 * z], 0, sizeof(double) * (size_t)(J->zrange[2 * z + 1] - J->zrange[2 * z]));
+}
+
+void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x) {
   const int k = J->island[t];
-  if (by_tree) {
-    for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) grit_deriv_zero_tree_rows(m, J->tree[e], x);
+  if (J->tptr[k + 1] - J->tptr[k] == 1 && !J->zero_lone) return; /* t alone: the caller copies all its rows */
+  if (J->zptr[k + 1] > J->zptr[k]) { /* an island of runs of at least four trees (many particles) */
+    zero_runs(J, k, x);
     return;
   }
-  for (int z = J->zptr[k]; z < J->zptr[k + 1]; ++z) { /* consecutive trees' rows at once (many particles) */
-    const int a = J->zrange[2 * z], n = J->zrange[2 * z + 1] - a;
-    if (n == 6)
-      for (int i = 0; i < 6; ++i) x[a + i] = 0.0;
-    else
-      memset(x + a, 0, sizeof(double) * (size_t)n);
-  }
+  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) grit_deriv_zero_tree_rows(m, J->tree[e], x);
 }
 
 /* B's columns times the controls' clamps dw/du (actuation_chain in derivatives.c, without activations).

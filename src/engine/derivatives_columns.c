@@ -352,8 +352,8 @@ static __attribute__((target("avx2"), noinline)) int plain_run(const int *pe, in
 
 /* The rows of dofs adr .. adr + n - 1 (a tree, or a span of consecutive trees: span_end) of four
  * columns (solutions X[l], theta ids col[l]) that lie in consecutive columns of their output (o + l),
- * its q rows from oq and v rows from ov, `stride` apart, with AVX2: the dofs transposed four at a time into vectors (a lane per column), TILE_SEG dofs at a time
- * (a segment ends where a joint starts), stored as its v rows; then each joint's q rows computed from
+ * its q rows from oq and v rows from ov, `stride` apart, with AVX2: the dofs transposed four at a time
+ * into vectors (a lane per column), TILE_SEG dofs at a time (a segment ends where a joint starts), stored as its v rows; then each joint's q rows computed from
  * them: a hinge's or slide's without a Dq term (its dof not among the columns' ids) inline, the others
  * by joint_q_tile4. The values of write_tree_rows, one store per row of the tile instead of one per
  * entry. Adds x - x of every value to *chk. The segment filled before its joints' loop, the hinges'
@@ -455,8 +455,8 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
 }
 
 /* The rows of island k of nc = 4 or 2 columns (the batch's l0 + l, or ord[l0 + l] where the batch is
- * reordered: their solutions and ids) that lie in consecutive columns of the block (out + l), as tiles: four columns with AVX2, every tree (free bodies by
- * free_body_tile4, the others by tree_tile4, spans of them at a time: span_end); two with SSE2, the
+ * reordered: their solutions and ids) that lie in consecutive columns of the block (out + l), as
+ * tiles: four columns with AVX2, every tree (free bodies by free_body_tile4, the others by tree_tile4, spans of them at a time: span_end); two with SSE2, the
  * free bodies only, the other trees' rows left to the caller. Adds the sum of x - x to *check; returns
  * whether every tree is written. */
 static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m, const grit_deriv_ws *w, int k, int l0,
@@ -629,7 +629,8 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     double *o1[RHS_BATCH];
     size_t s1[RHS_BATCH];
     int k1[RHS_BATCH];
-    for (int l = 0; l < n; ++l) ids1[l] = w->ids[ord[l]], o1[l] = outs[ord[l]], s1[l] = strides[ord[l]], k1[l] = ks[ord[l]];
+    for (int l = 0; l < n; ++l)
+      ids1[l] = w->ids[ord[l]], o1[l] = outs[ord[l]], s1[l] = strides[ord[l]], k1[l] = ks[ord[l]];
     memcpy(ks, k1, sizeof *ks * (size_t)n);
     memcpy(outs, o1, sizeof *outs * (size_t)n);
     memcpy(strides, s1, sizeof *strides * (size_t)n);

@@ -192,7 +192,8 @@ struct grit_deriv_ws {
   int no_plain_runs;                      /* nonzero: the tiles test each dof of a run (tests) */
   int no_sorted_writes;                   /* nonzero: the block form's columns written in the batch's order */
   int no_span_tiles;                      /* nonzero: the block form's tiles a tree at a time (columns.c) */
-  int no_zero_runs;                       /* nonzero: a right-hand side's island rows zeroed tree by tree */
+  int no_zero_runs;                       /* nonzero: a right-hand side's island rows zeroed tree by tree,
+                                           * not by runs of consecutive trees (derivatives_blocks.c) */
   int odd_known, odd_trees;               /* whether some tree's dofs or actuators leave passes odd runs */
   int adh_known, adh_any;                 /* whether the model has adhesion actuators (adhesion.c) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
@@ -372,6 +373,7 @@ struct grit_jacobian_blocks {
   int *act_pos;         /* (nu) an actuator's position among its island's */
   size_t *aoff, *boff;  /* (ntree + 1) each block's start in A and B */
   int *zptr, *zrange;   /* (ntree + 1), (2 ntree) each block's dofs as runs [a, b) of consecutive rows */
+  int zero_lone;        /* zero_rows zeroes an island of one tree too (ws->no_zero_runs: the old path) */
   /* The blocks as the caller reads them: (q, v)'s blocks above are the passes' layout (write_batch_blocks);
    * with activations (na > 0) each block gets its island's activations after its dv, and the values are
    * moved to this layout once the passes are done (derivatives_blocks.c: blocks_activations). Without
@@ -396,8 +398,9 @@ static inline void grit_deriv_zero_tree_rows(const grit_model *m, int u, double 
   else
     for (int i = 0; i < n; ++i) y[i] = 0.0;
 }
-/* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form). */
-void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x, int by_tree);
+/* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form); none if t is alone
+ * in it, as the caller then copies every row of t. */
+void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x);
 /* derivatives_qv (derivatives.c) with w->blk set by the caller. */
 grit_status grit_deriv_qv(grit_data *d, double *A, double *B);
 

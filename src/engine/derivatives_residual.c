@@ -757,8 +757,8 @@ void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, c
 int grit_deriv_constraint_inert(const grit_constraint *c) {
   /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
    * crossing, and their impulse's partials need not vanish there */
-  if (c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D || c->kind == GRIT_CONSTRAINT_TENDON_SPRING)
-    return 0;
+  const int k = c->kind;
+  if (k == GRIT_CONSTRAINT_EQUALITY || k == GRIT_CONSTRAINT_EQUALITY_1D || k == GRIT_CONSTRAINT_TENDON_SPRING) return 0;
   /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
   if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
   for (int r = 0; r < c->dim; ++r)

@@ -69,7 +69,7 @@ static void zero_rhs_rows(const grit_model *m, const grit_deriv_ws *w, int col, 
     for (int i = 0; i < a0; ++i) x[i] = 0.0;
     for (int i = a1; i < nv; ++i) x[i] = 0.0;
   } else if (w->blk) {
-    grit_deriv_blocks_zero_rows(m, w->blk, t, x, w->no_zero_runs);
+    grit_deriv_blocks_zero_rows(m, w->blk, t, x);
   } else {
     for (int e = w->ptree_ptr[p]; e < w->ptree_ptr[p + 1]; ++e) grit_deriv_zero_tree_rows(m, w->ptree[e], x);
   }
