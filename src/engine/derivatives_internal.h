@@ -373,7 +373,8 @@ struct grit_jacobian_blocks {
   int *act_pos;         /* (nu) an actuator's position among its island's */
   size_t *aoff, *boff;  /* (ntree + 1) each block's start in A and B */
   int *zptr, *zrange;   /* (ntree + 1), (2 ntree) each block's dofs as runs [a, b) of consecutive rows */
-  int zero_lone;        /* zero_rows zeroes an island of one tree too (ws->no_zero_runs: the old path) */
+  char *zmode;          /* (ntree) per block, zero_rows: 0 tree by tree (ws->no_zero_runs: always), 1 none
+                           (one tree), 2 by its runs */
   /* The blocks as the caller reads them: (q, v)'s blocks above are the passes' layout (write_batch_blocks);
    * with activations (na > 0) each block gets its island's activations after its dv, and the values are
    * moved to this layout once the passes are done (derivatives_blocks.c: blocks_activations). Without
