@@ -17,6 +17,7 @@
 #include "constraints.h"
 #include "constraints_extra.h"
 #include "data_internal.h"
+#include "derivatives_internal.h"
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
@@ -236,6 +237,59 @@ Test(adhesion, jacobian_blocks_equal_the_dense_ones) {
   free(A), free(B), free(A2), free(B2);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* A, B of d's last step, dense and block form scattered (nx = 2 nv: no activations), with the adhesion
+ * terms where they have partials (derivatives_adhesion.c) or in every pass (lean 0). */
+static void ab_both_forms(grit_data *d, int lean, double *A, double *B, double *Ab, double *Bb) {
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK); /* the workspace exists after a call */
+  d->deriv->no_adhesion_lean = !lean;
+  cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(grit_data_model(d), &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert_eq(grit_jacobian_blocks_to_dense(J, Ab, Bb), GRIT_OK);
+  grit_jacobian_blocks_free(J);
+  d->deriv->no_adhesion_lean = 0;
+}
+
+/* The adhesion terms left out where they have no partials, and added over their bodies' chains only
+ * (derivatives_adhesion.c), against every term over every dof in every pass (no_adhesion_lean): A and B
+ * the same numbers (an exact zero may change its sign), dense and block form, on the file's scene with
+ * both adhesive bodies holding (the arm's boxes on the crate's box, the sphere on the ceiling's hook
+ * free) and the hanging cube; then A, B of the lean path against central differences. */
+Test(adhesion, lean_terms_equal_every_term) {
+  grit_model *ms[2] = {NULL, NULL};
+  char msg[GRIT_MESSAGE_SIZE], buf[2048];
+  cr_assert_eq(grit_mjcf_load_file(AA_FILE, &ms[0], NULL, msg), GRIT_OK, "%s", msg);
+  ms[1] = load(lift_xml(0.205, -9.81, buf, sizeof buf));
+  for (int s = 0; s < 2; ++s) {
+    grit_model *m = ms[s];
+    grit_data *d = make_data(m, 1e-10);
+    const double u5[5] = {0.1, 1, 1, -0.3, 1}, u2[2] = {0.1, 1};
+    cr_assert_eq(grit_data_set_ctrl(d, s ? u2 : u5, s ? 2 : 5), GRIT_OK);
+    for (int k = 0; k < (s ? 300 : 700); ++k) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    const int nx = 2 * grit_model_nv(m), nu = grit_model_nu(m);
+    double *buf2 = calloc((size_t)(4 * nx * nx + 4 * nx * nu), sizeof(double));
+    double *A[2] = {buf2, buf2 + nx * nx}, *Ab[2] = {buf2 + 2 * nx * nx, buf2 + 3 * nx * nx};
+    double *B[2] = {buf2 + 4 * nx * nx, buf2 + 4 * nx * nx + nx * nu};
+    double *Bb[2] = {B[1] + nx * nu, B[1] + 2 * nx * nu};
+    for (int lean = 0; lean < 2; ++lean) ab_both_forms(d, lean, A[lean], B[lean], Ab[lean], Bb[lean]);
+    int differ = 0, nonzero_b = 0;
+    for (int i = 0; i < nx * nx; ++i) differ += A[0][i] != A[1][i] || Ab[0][i] != Ab[1][i];
+    for (int i = 0; i < nx * nu; ++i) differ += B[0][i] != B[1][i] || Bb[0][i] != Bb[1][i], nonzero_b += B[1][i] != 0;
+    cr_assert_eq(differ, 0, "scene %d: %d entries of A, B differ", s, differ);
+    cr_assert(nonzero_b > 0);
+    if (s == 1) {
+      const double e = fdt_check(d, 1e-6);
+      cr_log_info("adhesion, lean terms: A, B vs central differences %.3g", e);
+      cr_assert(e < 1e-5, "%g", e);
+    }
+    free(buf2);
+    grit_data_free(d);
+  }
+  grit_model_free(ms[0]);
+  grit_model_free(ms[1]);
 }
 
 Test(adhesion, active_adhesion_loads_strictly) {

@@ -5,7 +5,9 @@
  * contact (runs of hinges broken by the ball and the columns' own dofs), and a hinge-and-slide chain
  * whose A and B are also checked against central differences of the step. The batches of right-hand
  * sides as wide as the factor's parts allow (derivatives.c, batch_columns) against RHS_BATCH columns
- * over nv rows: the clutter of 40 objects settled (many parts). */
+ * over nv rows: the clutter of 40 objects settled (many parts). The block form's columns in the order
+ * of their entries and its tiles over spans of trees against the batch's order and a tree at a time:
+ * grid2pin and the hammock. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -121,6 +123,30 @@ Test(deriv_writes, particles_same_bits) {
   same_bits(d, &d->deriv->no_plain_runs, "grid2pin");
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* The block form's columns written in the order of their entries (block_order) or the batch's
+ * (ws->no_sorted_writes), its tiles over spans of consecutive trees (span_end) or a tree at a time
+ * (ws->no_span_tiles), and a right-hand side's island rows zeroed by runs of consecutive trees or tree
+ * by tree (ws->no_zero_runs): the same bits on the grid's particles (one span of 79 trees) and on the
+ * hammock with the humanoid lying in it (spans of particles and a tree of a free root and hinges). */
+Test(deriv_writes, sorted_span_writes_same_bits) {
+  const char *files[2] = {GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml",
+                          GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml"};
+  for (int f = 0; f < 2; ++f) {
+    grit_model *m;
+    grit_data *d = settled(NULL, files[f], f ? 150 : 20, &m);
+    same_bits(d, &d->deriv->no_sorted_writes, f ? "hammock, sorted" : "grid2pin, sorted");
+    same_bits(d, &d->deriv->no_span_tiles, f ? "hammock, spans" : "grid2pin, spans");
+    same_bits(d, &d->deriv->no_zero_runs, f ? "hammock, zero runs" : "grid2pin, zero runs");
+    grit_jacobian_blocks *J = NULL;
+    cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK);
+    cr_assert_eq(grit_jacobian_blocks_count(J), 1, "one island: the particles (and the humanoid) coupled");
+    grit_jacobian_blocks_free(J);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
 }
 
 /* The chain's A, B (fast paths) against central differences of the step, and the same bits without them. */

@@ -27,6 +27,9 @@ static void blocks_layout(const grit_model *m, grit_jacobian_blocks *J, grit_car
   GRIT_CARVE(c, J->act_pos, m->nu);
   GRIT_CARVE(c, J->aoff, nt + 1);
   GRIT_CARVE(c, J->boff, nt + 1);
+  GRIT_CARVE(c, J->zptr, nt + 1);
+  GRIT_CARVE(c, J->zrange, 2 * nt);
+  GRIT_CARVE(c, J->zmode, nt);
   if (m->na == 0) { /* the caller's layout is the passes' */
     J->xptr = J->bptr, J->xstate = J->state, J->xaoff = J->aoff, J->xboff = J->boff;
     return;
@@ -165,6 +168,7 @@ static void find_islands(const grit_model *m, const grit_data *d, const grit_der
   }
   J->bptr[0] = 0;
   J->aoff[0] = J->boff[0] = 0;
+  J->zptr[0] = 0;
   for (int k = 0; k < nb; ++k) { /* the block's state: its dofs' dq, then their dv */
     int n = 0;
     for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e)
@@ -172,6 +176,15 @@ static void find_islands(const grit_model *m, const grit_data *d, const grit_der
         J->dof_pos[i] = n, J->state[J->bptr[k] + n++] = i;
     for (int i = 0; i < n; ++i) J->state[J->bptr[k] + n + i] = nv + J->state[J->bptr[k] + i];
     J->bptr[k + 1] = J->bptr[k] + 2 * n;
+    J->zptr[k + 1] = J->zptr[k]; /* the island's dofs as runs of consecutive state rows (zero_rows) */
+    const int ntk = J->tptr[k + 1] - J->tptr[k];
+    for (int e = J->tptr[k]; !w->no_zero_runs && ntk >= 4 && e < J->tptr[k + 1]; ++e) {
+      const int a = m->tree_dofadr[J->tree[e]], b = a + m->tree_dofnum[J->tree[e]], z = J->zptr[k + 1];
+      if (z > J->zptr[k] && J->zrange[2 * z - 1] == a) J->zrange[2 * z - 1] = b;
+      else J->zrange[2 * z] = a, J->zrange[2 * z + 1] = b, J->zptr[k + 1]++;
+    }
+    if (4 * (J->zptr[k + 1] - J->zptr[k]) > ntk) J->zptr[k + 1] = J->zptr[k]; /* few trees a run: tree by tree */
+    J->zmode[k] = w->no_zero_runs || (ntk > 1 && J->zptr[k + 1] == J->zptr[k]) ? 0 : ntk == 1 ? 1 : 2;
     J->aoff[k + 1] = J->aoff[k] + (size_t)(2 * n) * (size_t)(2 * n);
     J->boff[k + 1] = J->boff[k] + (size_t)(2 * n) * (size_t)(J->uptr[k + 1] - J->uptr[k]);
   }
@@ -187,8 +200,19 @@ grit_status grit_deriv_blocks_prepare(grit_data *d, grit_deriv_ws *w) {
   return GRIT_OK;
 }
 
+/* Island k's runs of consecutive trees' rows zeroed, a run at a time. */
+static __attribute__((noinline)) void zero_runs(const grit_jacobian_blocks *J, int k, double *x) {
+  for (int z = J->zptr[k]; z < J->zptr[k + 1]; ++z)
+    memset(x + J->zrange[2 * z], 0, sizeof(double) * (size_t)(J->zrange[2 * z + 1] - J->zrange[2 * z]));
+}
+
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x) {
   const int k = J->island[t];
+  if (J->zmode[k] == 1) return; /* t alone in its island: the caller copies all its rows */
+  if (J->zmode[k] == 2) { /* an island of runs of at least four trees (many particles) */
+    zero_runs(J, k, x);
+    return;
+  }
   for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) grit_deriv_zero_tree_rows(m, J->tree[e], x);
 }
 

@@ -176,6 +176,25 @@ static double free_body_column(const grit_deriv_ws *w, int jn, const double *Xu,
   return check;
 }
 
+/* Whether tree u is a free body alone (written by free_body_tile4 / free_body_column). */
+static int lone_free(const grit_model *m, int u) {
+  return m->tree_dofnum[u] == 6 && m->jnt_type[m->dof_jnt[m->tree_dofadr[u]]] == GRIT_JOINT_FREE;
+}
+
+/* The end (exclusive) of the span of island k's trees from list entry e: the next trees that are not
+ * free bodies alone and whose dofs follow on, in the state and in the block's rows (a composite's
+ * particles, three slides each): their rows are one run of tree_tile4, whose values are per joint, so
+ * the same as tree by tree with far fewer calls (ws->no_span_tiles: one tree). */
+static inline int span_end(const grit_model *m, const grit_deriv_ws *w, const grit_jacobian_blocks *J, int k, int e) {
+  int f = e + 1;
+  if (f == J->tptr[k + 1]) return f; /* the island's last tree (an island of one) */
+  for (; !w->no_span_tiles && f < J->tptr[k + 1] && !lone_free(m, J->tree[f]); ++f) {
+    const int prev = m->tree_dofadr[J->tree[f - 1]] + m->tree_dofnum[J->tree[f - 1]], adr = m->tree_dofadr[J->tree[f]];
+    if (adr != prev || J->dof_pos[adr] != J->dof_pos[prev - 1] + 1) break;
+  }
+  return f;
+}
+
 #if GRIT_DERIV_AVX2
 /* free_body_column for four columns that lie in consecutive columns of their block (o + l for column l),
  * their solutions X[l] and theta ids col[l], with AVX2: the body's 6 x 4 tile of X transposed in
@@ -315,7 +334,9 @@ static __attribute__((target("avx2"), noinline)) int hinge_run(const int *dof_jn
 static __attribute__((target("avx2"), noinline)) int plain_run(const int *pe, int adr, double h, const __m256d *Vs,
                                                                int i, int vt, int cmin, int cmax, double *oq,
                                                                size_t stride, __m256d *chk) {
-  int stop = pe[i] - adr < vt ? pe[i] - adr : vt;
+  int g = pe[i]; /* a span of several trees (span_tiles): the run goes on into the next tree's hinges and slides */
+  while (g - adr < vt && pe[g - adr] > g) g = pe[g - adr];
+  int stop = g - adr < vt ? g - adr : vt;
   if (i <= cmax && stop > cmin) stop = i > cmin ? i : cmin;
   __m256d ck = *chk;
   const __m256d zero = _mm256_setzero_pd(), hv = _mm256_set1_pd(h);
@@ -329,20 +350,19 @@ static __attribute__((target("avx2"), noinline)) int plain_run(const int *pe, in
   return i;
 }
 
-/* The rows of tree u of four columns (solutions X[l], theta ids col[l]) that lie in consecutive
- * columns of their output (o + l), its q rows from oq and v rows from ov, `stride` apart, with AVX2:
- * the tree's dofs transposed four at a time into vectors (a lane per column), TILE_SEG dofs at a time
- * (a segment ends where a joint starts), stored as its v rows; then each joint's q rows computed from
+/* The rows of dofs adr .. adr + n - 1 (a tree, or a span of consecutive trees: span_end) of four
+ * columns (solutions X[l], theta ids col[l]) that lie in consecutive columns of their output (o + l),
+ * its q rows from oq and v rows from ov, `stride` apart, with AVX2: the dofs transposed four at a time
+ * into vectors (a lane per column), TILE_SEG dofs at a time (a segment ends where a joint starts), stored as its v rows; then each joint's q rows computed from
  * them: a hinge's or slide's without a Dq term (its dof not among the columns' ids) inline, the others
  * by joint_q_tile4. The values of write_tree_rows, one store per row of the tile instead of one per
  * entry. Adds x - x of every value to *chk. The segment filled before its joints' loop, the hinges'
  * runs (hinge_run) and the other joints (joint_q_tile4) in functions of their own, the check passed by
  * value: the joints' loop keeps its values in registers (callgrind, CMU humanoid: tree_tile4 -25 %). */
 enum { TILE_SEG = 64 };
-static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, const grit_deriv_ws *w, int u,
+static __attribute__((target("avx2"))) void tree_tile4(const grit_model *m, const grit_deriv_ws *w, int adr, int n,
                                                       const double *const *X, const int *col, double *oq, double *ov,
                                                       size_t stride, __m256d *chk) {
-  const int adr = m->tree_dofadr[u], n = m->tree_dofnum[u];
   const int *dof_jnt = m->dof_jnt + adr, *jnt_type = m->jnt_type;
   const double *Dv = w->Dv;
   const double *x0 = X[0] + adr, *x1 = X[1] + adr, *x2 = X[2] + adr, *x3 = X[3] + adr;
@@ -434,29 +454,43 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
   *chk = ck;
 }
 
-/* The rows of island k of nc = 4 or 2 columns of the batch (from l0) that lie in consecutive columns
- * of the block (out + l), as tiles: four columns with AVX2, every tree (free bodies by
- * free_body_tile4, the others by tree_tile4); two with SSE2, the free bodies only, the other trees'
- * rows left to the caller. Adds the sum of x - x to *check; returns whether every tree is written. */
+/* The rows of island k of nc = 4 or 2 columns (the batch's l0 + l, or ord[l0 + l] where the batch is
+ * reordered: their solutions and ids) that lie in consecutive columns of the block (out + l), as
+ * tiles: four columns with AVX2, every tree (free bodies by free_body_tile4, the others by tree_tile4, spans of them at a time: span_end); two with SSE2, the
+ * free bodies only, the other trees' rows left to the caller. Adds the sum of x - x to *check; returns
+ * whether every tree is written. */
 static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m, const grit_deriv_ws *w, int k, int l0,
-                                                            int nc, double *out, size_t stride, double *check) {
+                                                            const int *ord, int nc, double *out, size_t stride,
+                                                            double *check) {
   const grit_jacobian_blocks *J = w->blk;
   const int nv = m->nv, nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
   const double *X[4];
-  for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)(l0 + l) * nv;
+  int cb[4];
+  const int *col = w->ids + l0;
+  if (ord) {
+    for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)ord[l0 + l] * nv, cb[l] = w->ids[ord[l0 + l]];
+    col = cb;
+  } else {
+    for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)(l0 + l) * nv;
+  }
   __m256d chk4 = _mm256_setzero_pd();
   __m128d chk2 = _mm_setzero_pd();
   int all = 1;
   for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
     const int u = J->tree[e], adr = m->tree_dofadr[u];
     double *oq = out + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
-    if (m->tree_dofnum[u] != 6 || m->jnt_type[m->dof_jnt[adr]] != GRIT_JOINT_FREE) {
-      if (nc == 4) tree_tile4(m, w, u, X, w->ids + l0, oq, ov, stride, &chk4);
-      else all = 0;
+    if (!lone_free(m, u)) {
+      if (nc != 4) {
+        all = 0;
+        continue;
+      }
+      const int f = span_end(m, w, J, k, e), last = J->tree[f - 1];
+      tree_tile4(m, w, adr, m->tree_dofadr[last] + m->tree_dofnum[last] - adr, X, col, oq, ov, stride, &chk4);
+      e = f - 1;
       continue;
     }
-    if (nc == 4) free_body_tile4(w, m->dof_jnt[adr], X, adr, w->ids + l0, oq, ov, stride, &chk4);
-    else free_body_tile2(w, m->dof_jnt[adr], X, adr, w->ids + l0, oq, ov, stride, &chk2);
+    if (nc == 4) free_body_tile4(w, m->dof_jnt[adr], X, adr, col, oq, ov, stride, &chk4);
+    else free_body_tile2(w, m->dof_jnt[adr], X, adr, col, oq, ov, stride, &chk2);
   }
   double c[6];
   _mm256_storeu_pd(c, chk4);
@@ -475,15 +509,22 @@ static __attribute__((target("avx2"))) double dense_free_tiles(const grit_model 
   __m128d chk2 = _mm_setzero_pd();
   for (int e = 0; e < nt; ++e) {
     const int u = list ? list[e] : e, adr = m->tree_dofadr[u], jn = m->dof_jnt[adr];
-    if (m->tree_dofnum[u] != 6 || m->jnt_type[jn] != GRIT_JOINT_FREE) { /* tiles of four only */
+    if (!lone_free(m, u)) { /* tiles of four only; a span of the next trees whose dofs follow on */
+      int f = e + 1, end = adr + m->tree_dofnum[u];
+      for (; !w->no_span_tiles && f < nt; ++f) {
+        const int v = list ? list[f] : f;
+        if (lone_free(m, v) || m->tree_dofadr[v] != end) break;
+        end += m->tree_dofnum[v];
+      }
       for (int i = 0; i < ntile; ++i) {
         const out_column *ci = c + t0[i];
         if (tw[i] != 4) continue;
         const double *X[4] = {ci[0].X, ci[1].X, ci[2].X, ci[3].X};
         const int col[4] = {ci[0].col, ci[1].col, ci[2].col, ci[3].col};
-        tree_tile4(m, w, u, X, col, ci->out + (size_t)adr * ci->stride, ci->out + (size_t)(m->nv + adr) * ci->stride,
-                   ci->stride, &chk4);
+        tree_tile4(m, w, adr, end - adr, X, col, ci->out + (size_t)adr * ci->stride,
+                   ci->out + (size_t)(m->nv + adr) * ci->stride, ci->stride, &chk4);
       }
+      e = f - 1;
       continue;
     }
     for (int i = 0; i < ntile; ++i) {
@@ -555,7 +596,9 @@ static double q_rows_runs(const grit_model *m, const grit_deriv_ws *w, int i0, i
                           double *oq, size_t stride) {
   double check = 0.0;
   for (int i = i0; i < i1;) {
-    for (const int stop = w->plain_end[i]; i < stop; ++i) {
+    int stop = w->plain_end[i]; /* a span of trees (span_end): on into the next tree's hinges and slides */
+    while (stop < i1 && w->plain_end[stop] > stop) stop = w->plain_end[stop];
+    for (; i < stop; ++i) {
       const int jn = m->dof_jnt[i];
       const double x = w->Dv[36 * jn] * X[i] + (col == i ? w->Dq[36 * jn] : 0.0);
       oq[(size_t)(i - i0) * stride] = x;
@@ -576,10 +619,23 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
 #if GRIT_DERIV_AVX2
   const int avx2 = __builtin_cpu_supports("avx2");
 #endif
-  int ks[RHS_BATCH];
+  int ks[RHS_BATCH], ord[RHS_BATCH], ids1[RHS_BATCH];
   double *outs[RHS_BATCH];
   size_t strides[RHS_BATCH];
   for (int l = 0; l < n; ++l) ks[l] = block_column(m, J, w->ids[l], &outs[l], &strides[l]);
+  const int moved = !w->no_sorted_writes && grit_deriv_block_order(m, w, J, w->ids, outs, n, ord);
+  const int *ids = w->ids;
+  if (moved) { /* the columns in that order */
+    double *o1[RHS_BATCH];
+    size_t s1[RHS_BATCH];
+    int k1[RHS_BATCH];
+    for (int l = 0; l < n; ++l)
+      ids1[l] = w->ids[ord[l]], o1[l] = outs[ord[l]], s1[l] = strides[ord[l]], k1[l] = ks[ord[l]];
+    memcpy(ks, k1, sizeof *ks * (size_t)n);
+    memcpy(outs, o1, sizeof *outs * (size_t)n);
+    memcpy(strides, s1, sizeof *strides * (size_t)n);
+    ids = ids1;
+  }
   for (int l = 0; l < n;) {
     double *const out = outs[l];
     const size_t stride = strides[l];
@@ -590,7 +646,7 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     for (int width = 4; avx2 && !tiled && width >= 2; width -= 2)
       if (l + width <= n && tile_run(ks, outs, strides, l, width)) {
         nc = width, tiled = 1;
-        done = free_bodies_tile(m, w, k, l, width, out, stride, &check); /* all written */
+        done = free_bodies_tile(m, w, k, l, moved ? ord : NULL, width, out, stride, &check); /* all written */
       }
 #endif
     if (done) {
@@ -598,16 +654,19 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
       continue;
     }
     for (int c = 0; c < nc; ++c) {
-      const int col = w->ids[l + c];
-      const double *X = w->rhs + (size_t)(l + c) * nv;
+      const int col = ids[l + c];
+      const double *X = w->rhs + (size_t)(moved ? ord[l + c] : l + c) * nv;
       double *oc = out + c;
       for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
-        const int u = J->tree[e], adr = m->tree_dofadr[u], nu_ = m->tree_dofnum[u];
+        const int u = J->tree[e], adr = m->tree_dofadr[u];
         double *oq = oc + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
-        if (nu_ == 6 && m->jnt_type[m->dof_jnt[adr]] == GRIT_JOINT_FREE) {
+        if (lone_free(m, u)) {
           if (!tiled) check += free_body_column(w, m->dof_jnt[adr], X + adr, col - adr, oq, ov, stride);
           continue;
         }
+        const int f = span_end(m, w, J, k, e), last = J->tree[f - 1]; /* trees whose rows follow on */
+        const int nu_ = m->tree_dofadr[last] + m->tree_dofnum[last] - adr;
+        e = f - 1;
         for (int r = 0; r < nu_; ++r) {
           const double x = X[adr + r];
           ov[(size_t)r * stride] = x;
@@ -666,6 +725,16 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       c[nc].rmap = NULL;
       c[nc].nloc = 0;
       c[nc++].col = col;
+    }
+    if (!w->no_sorted_writes && grit_deriv_odd_trees(m, w)) { /* by their columns in the outputs (block_order) */
+      size_t key[RHS_BATCH];
+      int ord[RHS_BATCH];
+      for (int l = 0; l < nc; ++l) key[l] = (size_t)c[l].col;
+      if (grit_deriv_run_order(key, nc, ord)) {
+        out_column cs[RHS_BATCH];
+        memcpy(cs, c, sizeof *c * (size_t)nc);
+        for (int l = 0; l < nc; ++l) c[l] = cs[ord[l]];
+      }
     }
     const int *list = p < 0 ? NULL : w->ptree + w->ptree_ptr[p];
     const int nt = p < 0 ? m->ntree : w->ptree_ptr[p + 1] - w->ptree_ptr[p];

@@ -190,6 +190,12 @@ struct grit_deriv_ws {
   int *plain_end;                         /* (nv) the first dof >= i, in i's tree, not of a hinge or slide (the
                                            * tree's end if none): the writes' runs of q rows x = h v (columns.c) */
   int no_plain_runs;                      /* nonzero: the tiles test each dof of a run (tests) */
+  int no_sorted_writes;                   /* nonzero: the block form's columns written in the batch's order */
+  int no_span_tiles;                      /* nonzero: the block form's tiles a tree at a time (columns.c) */
+  int no_zero_runs;                       /* nonzero: a right-hand side's island rows zeroed tree by tree,
+                                           * not by runs of consecutive trees (derivatives_blocks.c) */
+  int odd_known, odd_trees;               /* whether some tree's dofs or actuators leave passes odd runs */
+  int adh_known, adh_any;                 /* whether the model has adhesion actuators (adhesion.c) */
   const struct grit_deriv_dual_fns *fx;   /* the position passes' dual contact functions: the AVX2
                                            * compilation where the processor has it (derivatives_simd.h) */
   struct grit_deriv_smooth *sm;           /* the smooth force's partials in v0 and u (derivatives_smooth.h) */
@@ -201,6 +207,8 @@ struct grit_deriv_ws {
                                            * not only those reading their length (derivatives_smooth.c) */
   int no_fluid;                           /* nonzero: a model with fluid forces keeps the dual Newton-Euler
                                            * passes (else rn, with fluid_partials.c's terms) */
+  int no_adhesion_lean;                   /* nonzero: every pass adds every adhesion term over all nv
+                                           * (grit_adhesion_force_dual; derivatives_adhesion.c) */
   void *arena;
 };
 
@@ -270,6 +278,10 @@ void grit_deriv_free_velocity_rows(const grit_model *m, const grit_data *d, grit
  * them without J_c, for a position pass (qconst trees' factors constant) and a contact whose trees are
  * all qconst (grit_deriv_free_delassus_ok): pa, pb its dual points. */
 void grit_deriv_free_inverses(const grit_model *m, grit_deriv_ws *w);
+/* The adhesion actuators' force added to w->force where it has partials in this pass: terms whose input
+ * is seeded, or whose bodies' trees are in `moving` (NULL: all) when kin_dual (derivatives_adhesion.c). */
+void grit_deriv_adhesion_force(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int kin_dual,
+                               const char *moving);
 int grit_deriv_free_delassus_ok(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k);
 struct grit_contact_candidate;
 grit_dual grit_deriv_free_delassus(const grit_model *m, const grit_deriv_ws *w, const struct grit_contact_candidate *cand,
@@ -337,6 +349,16 @@ grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *b
 grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, const int *cols, int nl,
                                      int t, int coupled, double *A, double *B, double *P, int np);
 
+/* The batch's order for its writes (derivatives_order.c): whether a pass's run of a tree's columns can
+ * have odd length (a tree's dofs or actuators); ord, the order of n distinct keys where ordering pays
+ * (returns 0 where it leaves the batch's order). */
+int grit_deriv_odd_trees(const grit_model *m, grit_deriv_ws *w);
+int grit_deriv_run_order(const size_t *key, int n, int *ord);
+/* grit_deriv_run_order of the block form's batch by its columns' entries outs (ids: their columns) in
+ * J's A, then B. */
+int grit_deriv_block_order(const grit_model *m, grit_deriv_ws *w, const struct grit_jacobian_blocks *J, const int *ids,
+                           double *const *outs, int n, int *ord);
+
 /* ---- the block form (derivatives_blocks.c) */
 
 /* A model's block-sparse A and B (grit/derivatives.h): islands of trees, each a dense block. */
@@ -350,6 +372,9 @@ struct grit_jacobian_blocks {
   int *dof_pos;         /* (nv) a dof's position among its island's dofs */
   int *act_pos;         /* (nu) an actuator's position among its island's */
   size_t *aoff, *boff;  /* (ntree + 1) each block's start in A and B */
+  int *zptr, *zrange;   /* (ntree + 1), (2 ntree) each block's dofs as runs [a, b) of consecutive rows */
+  char *zmode;          /* (ntree) per block, zero_rows: 0 tree by tree (ws->no_zero_runs: always), 1 none
+                           (one tree), 2 by its runs */
   /* The blocks as the caller reads them: (q, v)'s blocks above are the passes' layout (write_batch_blocks);
    * with activations (na > 0) each block gets its island's activations after its dv, and the values are
    * moved to this layout once the passes are done (derivatives_blocks.c: blocks_activations). Without
@@ -374,7 +399,8 @@ static inline void grit_deriv_zero_tree_rows(const grit_model *m, int u, double 
   else
     for (int i = 0; i < n; ++i) y[i] = 0.0;
 }
-/* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form). */
+/* Zeroes x's rows of tree t's island (add_rhs: a right-hand side of the block form); none if t is alone
+ * in it, as the caller then copies every row of t. */
 void grit_deriv_blocks_zero_rows(const grit_model *m, const grit_jacobian_blocks *J, int t, double *x);
 /* derivatives_qv (derivatives.c) with w->blk set by the caller. */
 grit_status grit_deriv_qv(grit_data *d, double *A, double *B);

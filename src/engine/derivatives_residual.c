@@ -564,7 +564,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_const(0.0);
   } else {
     grit_deriv_smooth_force_positions(m, w, skip_qconst); /* smooth force, tendon actuators (derivatives_smooth.c) */
-    grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
+    grit_deriv_adhesion_force(m, d, w, 1, active); /* adhesion (derivatives_adhesion.c) */
     for (int t = 0; t < m->ntree; ++t) {
       if (skip_qconst && w->rmask[t]) {
         rnea_rows(m, d, w, t, h, 0);
@@ -683,7 +683,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
   if (controls_only) {
     grit_deriv_smooth_force(m, w, 1); /* the smooth force and tendon actuators (derivatives_smooth.c) */
-    grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
+    grit_deriv_adhesion_force(m, d, w, 0, NULL); /* adhesion (derivatives_adhesion.c) */
     for (int i = 0; i < nv; ++i) w->r[i] = grit_dual_scale(w->force[i], -h);
     return;
   }
@@ -706,7 +706,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
   if (any_r) rnea_bias(m, w, active, h);
   w->kin.tree_mask = active;
   grit_deriv_smooth_force(m, w, 0); /* the smooth force and tendon actuators (derivatives_smooth.c) */
-  grit_adhesion_force_dual(m, &w->kin, d->collision->c, d->ncontacts, w->u, w->force, w->scratch); /* adhesion */
+  grit_deriv_adhesion_force(m, d, w, 0, NULL); /* adhesion (derivatives_adhesion.c) */
   /* A (v - v0), A constant here: the values of the position passes' blocks, the step's A for the
    * qconst trees, whose dual blocks position passes neither form nor need (the same operations as
    * grit_block_mulv_dual with constant blocks) */
@@ -757,16 +757,14 @@ void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, c
 int grit_deriv_constraint_inert(const grit_constraint *c) {
   /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
    * crossing, and their impulse's partials need not vanish there */
-  if (c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D ||
-      c->kind == GRIT_CONSTRAINT_TENDON_SPRING)
-    return 0;
+  const int k = c->kind;
+  if (k == GRIT_CONSTRAINT_EQUALITY || k == GRIT_CONSTRAINT_EQUALITY_1D || k == GRIT_CONSTRAINT_TENDON_SPRING) return 0;
   /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
   if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
   for (int r = 0; r < c->dim; ++r)
     if (c->gamma[r] != 0.0) return 0;
   return 1;
 }
-
 
 /* Seeds column id `col` of theta in direction j (after clear_inputs). */
 void grit_deriv_seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param *params, int col, int j) {
