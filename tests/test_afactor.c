@@ -448,3 +448,58 @@ Test(afactor, derivatives_many_columns_same_numbers) {
   for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
   grit_model_free(m);
 }
+
+/* A dense tree of 8 dofs or more (here the legged tree's dense factor, grit_afactor_set_dense) solves
+ * grit_afactor_solve_many's columns as rows too, four columns a vector (dense_rows_avx2): each entry
+ * takes the column solve's operations in its order, so the bits are the same, zeros' signs included
+ * (memcmp). The 6-dof ball stays column by column. Columns of every tree and of one, over two chunks. */
+Test(afactor, dense_tree_many_columns_same_bits) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *d = make(m, 1, 0);
+  random_state(m, d, d, 13);
+  cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(!grit_afactor_tree_order(d->af, 0));
+  enum { NRHS = 157 };
+  const int nv = m->nv;
+  double *X = malloc(sizeof(double) * NRHS * (size_t)nv), *Y = malloc(sizeof(double) * NRHS * (size_t)nv);
+  int part[NRHS];
+  unsigned seed = 29;
+  for (int k = 0; k < NRHS; ++k) {
+    part[k] = k % 3 - 1;
+    for (int i = 0; i < nv; ++i) {
+      const int t = i < m->tree_dofnum[0] ? 0 : 1;
+      X[(size_t)k * nv + i] = part[k] < 0 || part[k] == t ? (k % 7 == 3 && i % 5 == 0 ? -0.0 : urand(&seed)) : 0.0;
+    }
+  }
+  memcpy(Y, X, sizeof(double) * NRHS * (size_t)nv);
+  grit_afactor_solve_many(m, d->af, d->Achol, X, NRHS, part);
+  for (int k = 0; k < NRHS; ++k) {
+    if (part[k] < 0) grit_afactor_solve(m, d->af, d->Achol, Y + (size_t)k * nv);
+    else grit_afactor_solve_tree(m, d->af, d->Achol, part[k], Y + (size_t)k * nv);
+  }
+  cr_expect(memcmp(X, Y, sizeof(double) * NRHS * (size_t)nv) == 0, "the rows' solves differ from the columns'");
+  free(X), free(Y);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The derivative call on dense trees (a floating 84-dof legged body and a ball): A, B with the dense
+ * trees' columns as rows (the default) and column by column (grit_afactor_set_many(af, 0)), bit for bit. */
+Test(afactor, derivatives_dense_trees_many_columns_same_bits) {
+  grit_model *m = legged("<actuator><motor joint='h1'/><motor joint='k2'/></actuator>", 0);
+  grit_data *d[2] = {make(m, 1, 0), make(m, 1, 0)};
+  random_state(m, d[0], d[1], 5);
+  grit_afactor_set_many(d[1]->af, 0);
+  const int nx = 2 * m->nv, nu = m->nu;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+    cr_assert_eq(d[k]->stats.nconstraints, 0);
+    A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * nx * nu);
+    cr_assert_eq(grit_step_derivatives(d[k], A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[k]));
+  }
+  cr_expect(memcmp(A[0], A[1], sizeof(double) * nx * nx) == 0 && memcmp(B[0], B[1], sizeof(double) * nx * nu) == 0,
+            "A, B differ");
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
+  grit_model_free(m);
+}

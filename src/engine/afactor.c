@@ -10,6 +10,13 @@
 #include "status_internal.h"
 #include "treechol.h"
 
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+#define AF_AVX2 1
+#else
+#define AF_AVX2 0
+#endif
+
 struct grit_afactor {
   const grit_model *m;
   grit_treechol *tc;
@@ -20,15 +27,19 @@ struct grit_afactor {
   double *L, *inv;         /* the eligible trees' compact factors; (nv) their reciprocal pivots */
   double *scratch;         /* (3 times the largest eligible tree) a constraint's rows' solves, zero between */
   uint64_t *bits;          /* (a bit per dof of the largest eligible tree) their support, zero between */
-  double *rows;            /* (largest eligible tree x AF_CHUNK) grit_afactor_solve_many's columns as rows */
+  double *rows;            /* (rows_n x AF_CHUNK) grit_afactor_solve_many's columns as rows */
   int *cols;               /* (AF_CHUNK) the columns of a chunk */
+  int rows_n;              /* the rows' room: the largest tree solved by rows */
   int any_eligible, any_on, force_dense;
   int no_cols; /* grit_afactor_set_delassus_cols(af, 0): the estimates scan J whole, as before */
   int no_many; /* grit_afactor_set_many(af, 0): grit_afactor_solve_many solves column by column, as before */
+  int dense_rows; /* the processor has AVX2: dense trees of AF_DENSE_MIN dofs or more solve many columns as
+                     rows too (dense_rows_avx2) */
 };
 
-/* The columns grit_afactor_solve_many moves into rows at a time. */
-enum { AF_CHUNK = 64 };
+/* The columns grit_afactor_solve_many moves into rows at a time; the smallest dense tree it solves so
+ * (smaller ones: column by column, whose loops cost less there). */
+enum { AF_CHUNK = 64, AF_DENSE_MIN = 8 };
 
 grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *message) {
   *out = NULL;
@@ -49,7 +60,18 @@ grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *m
   for (int t = 0; t < nt; ++t)
     af->eligible[t] = m->tree_dofnum[t] > GRIT_AFACTOR_MIN_NV && grit_treechol_a_keeps_pattern(m, t);
   for (int t = 0; t < nt; ++t) af->any_eligible |= af->eligible[t];
-  if (!af->any_eligible) { /* nothing else to hold: every tree dense, as before */
+#if AF_AVX2
+  af->dense_rows = __builtin_cpu_supports("avx2");
+#endif
+  for (int t = 0; t < nt && af->dense_rows; ++t)
+    if (m->tree_dofnum[t] >= AF_DENSE_MIN && m->tree_dofnum[t] > af->rows_n) af->rows_n = m->tree_dofnum[t];
+  if (!af->any_eligible) { /* no tree-ordered tree: the dense trees' rows alone */
+    af->rows = calloc((size_t)af->rows_n * AF_CHUNK + 1, sizeof(double));
+    af->cols = calloc(AF_CHUNK, sizeof(int));
+    if (!af->rows || !af->cols) {
+      grit_afactor_free(af);
+      return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
+    }
     *out = af;
     return GRIT_OK;
   }
@@ -68,7 +90,8 @@ grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *m
   af->L = calloc(size + 1, sizeof(double));
   af->scratch = calloc(3 * (size_t)maxn + 1, sizeof(double));
   af->bits = calloc((size_t)maxn / 64 + 1, sizeof(uint64_t));
-  af->rows = calloc((size_t)maxn * AF_CHUNK, sizeof(double));
+  af->rows_n = maxn > af->rows_n ? maxn : af->rows_n;
+  af->rows = calloc((size_t)af->rows_n * AF_CHUNK, sizeof(double));
   af->cols = calloc(AF_CHUNK, sizeof(int));
   if (!af->L || !af->scratch || !af->bits || !af->rows || !af->cols) {
     grit_afactor_free(af);
@@ -136,9 +159,7 @@ void grit_afactor_set_many(grit_afactor *af, int many) { af->no_many = many == 0
 /* Moves n entries of each of nc columns: to_rows != 0, column q's b[q][i] -> R[i AF_CHUNK + q]; else back.
  * Four columns and four rows at a time with AVX2 (a 4 x 4 transpose in registers) where the processor has
  * it: only moves, the same numbers either way. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-#include <immintrin.h>
-#define AF_AVX2 1
+#if AF_AVX2
 static __attribute__((target("avx2"))) int move4_avx2(double *const b[4], double *R, int n, int to_rows) {
   int i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -165,8 +186,6 @@ static __attribute__((target("avx2"))) int move4_avx2(double *const b[4], double
   }
   return i;
 }
-#else
-#define AF_AVX2 0
 #endif
 
 static void move_columns(double *B, int nv, int adr, const int *cols, int nc, double *R, int n, int to_rows) {
@@ -193,39 +212,95 @@ static void move_columns(double *B, int nv, int adr, const int *cols, int nc, do
   }
 }
 
-/* Columns cols[0..nc-1] of B (nc <= AF_CHUNK), rows of tree t (tree-ordered): moved into af->rows (row i:
- * the tree's dof i of every column), solved together, moved back. */
-static void solve_chunk(const grit_model *m, const grit_afactor *af, int t, double *B, const int *cols, int nc) {
+#if AF_AVX2
+/* Row i of R, nv vectors of four columns from column q: r_i = (r_i - sum_k L(i, k) r_k) / L(i, i) over
+ * k in [k0, k1) with L(i, k) at L[i li + k lk], held in registers (NV: a constant where inlined). */
+static inline __attribute__((always_inline, target("avx2"))) void dense_row(const double *L, int li, int lk, int i,
+                                                                          int k0, int k1, double *R, int q, int nv) {
+  __m256d acc[8];
+  double *ri = R + (size_t)i * AF_CHUNK + q;
+  for (int v = 0; v < nv; ++v) acc[v] = _mm256_loadu_pd(ri + 4 * v);
+  for (int k = k0; k < k1; ++k) {
+    const __m256d l = _mm256_set1_pd(L[i * li + k * lk]);
+    const double *rk = R + (size_t)k * AF_CHUNK + q;
+    for (int v = 0; v < nv; ++v) acc[v] = _mm256_sub_pd(acc[v], _mm256_mul_pd(l, _mm256_loadu_pd(rk + 4 * v)));
+  }
+  const __m256d d = _mm256_set1_pd(L[i * li + i * lk]);
+  for (int v = 0; v < nv; ++v) _mm256_storeu_pd(ri + 4 * v, _mm256_div_pd(acc[v], d));
+}
+
+/* A dense tree's factor L (n x n, row-major, lower: grit_block_cholesky's) applied to the nc columns held
+ * as rows R (row i: the tree's dof i of every column): L Y = B, then L^T X = Y. Each entry takes
+ * block_cholesky_solve_one's operations in its order (minus each product in increasing k, then the
+ * division; no fused multiply-add): the same bits as column by column. Lanes past nc are zeroed first. */
+static __attribute__((target("avx2"))) void dense_rows_avx2(const double *L, int n, double *R, int nc) {
+  const int nc4 = (nc + 3) & ~3;
+  for (int i = 0; i < n; ++i)
+    for (int q = nc; q < nc4; ++q) R[(size_t)i * AF_CHUNK + q] = 0.0;
+  for (int q = 0; q < nc4;) { /* eight vectors (32 columns) at a time, then one */
+    const int nv = nc4 - q >= 32 ? 8 : 1;
+    for (int i = 0; i < n; ++i) {
+      if (nv == 8) dense_row(L, n, 1, i, 0, i, R, q, 8);
+      else dense_row(L, n, 1, i, 0, i, R, q, 1);
+    }
+    for (int i = n - 1; i >= 0; --i) { /* L^T: row i's entries are column i of L */
+      if (nv == 8) dense_row(L, 1, n, i, i + 1, n, R, q, 8);
+      else dense_row(L, 1, n, i, i + 1, n, R, q, 1);
+    }
+    q += 4 * nv;
+  }
+}
+#endif
+
+/* Whether grit_afactor_solve_many solves tree t's columns as rows in chunks: a tree-ordered tree, or a
+ * dense one of AF_DENSE_MIN dofs or more (with AVX2). */
+static int by_rows(const grit_model *m, const grit_afactor *af, int t) {
+  if (!af || af->no_many) return 0;
+  if (af->any_on && af->on[t]) return 1;
+  return af->dense_rows && m->tree_dofnum[t] >= AF_DENSE_MIN;
+}
+
+/* Columns cols[0..nc-1] of B (nc <= AF_CHUNK), rows of tree t: moved into af->rows (row i: the tree's dof i
+ * of every column), solved together (the tree-ordered factor or the dense one), moved back. */
+static void solve_chunk(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *B,
+                        const int *cols, int nc) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   move_columns(B, m->nv, adr, cols, nc, af->rows, n, 1);
-  grit_treechol_solve_rows(af->tc, t, af->L + af->off[t], af->inv + adr, af->rows, AF_CHUNK, nc);
+  if (grit_afactor_tree_order(af, t))
+    grit_treechol_solve_rows(af->tc, t, af->L + af->off[t], af->inv + adr, af->rows, AF_CHUNK, nc);
+#if AF_AVX2
+  else
+    dense_rows_avx2(Achol + m->tree_madr[t], n, af->rows, nc);
+#endif
   move_columns(B, m->nv, adr, cols, nc, af->rows, n, 0);
 }
 
 void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                              const int *part) {
-  const int nv = m->nv, many = af && af->any_on && !af->no_many;
-  for (int k = 0; k < nrhs; ++k) { /* the dense trees (every tree without the many-column path), column by column */
+  const int nv = m->nv;
+  int any_rows = 0;
+  for (int t = 0; t < m->ntree && !any_rows; ++t) any_rows = by_rows(m, af, t);
+  for (int k = 0; k < nrhs; ++k) { /* the trees solved column by column */
     double *x = B + (size_t)k * nv;
     if (part && part[k] >= 0) {
-      if (!many || !af->on[part[k]]) grit_afactor_solve_tree(m, af, Achol, part[k], x);
-    } else if (!many) {
+      if (!by_rows(m, af, part[k])) grit_afactor_solve_tree(m, af, Achol, part[k], x);
+    } else if (!any_rows) {
       grit_afactor_solve(m, af, Achol, x);
     } else {
       for (int t = 0; t < m->ntree; ++t)
-        if (!af->on[t]) grit_afactor_solve_tree(m, af, Achol, t, x);
+        if (!by_rows(m, af, t)) grit_afactor_solve_tree(m, af, Achol, t, x);
     }
   }
-  if (!many) return;
-  for (int t = 0; t < m->ntree; ++t) { /* the tree-ordered trees: their columns in chunks */
-    if (!af->on[t]) continue;
+  if (!any_rows) return;
+  for (int t = 0; t < m->ntree; ++t) { /* the trees solved by rows: their columns in chunks */
+    if (!by_rows(m, af, t)) continue;
     int nc = 0;
     for (int k = 0; k < nrhs; ++k) {
       if (part && part[k] >= 0 && part[k] != t) continue; /* column k is zero on tree t's rows */
       af->cols[nc++] = k;
-      if (nc == AF_CHUNK) solve_chunk(m, af, t, B, af->cols, nc), nc = 0;
+      if (nc == AF_CHUNK) solve_chunk(m, af, Achol, t, B, af->cols, nc), nc = 0;
     }
-    if (nc) solve_chunk(m, af, t, B, af->cols, nc);
+    if (nc) solve_chunk(m, af, Achol, t, B, af->cols, nc);
   }
 }
 

@@ -50,7 +50,8 @@ void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const 
 /* Solves A X = B in place for the nrhs columns of B (column k at B + k nv): column k on the rows of tree
  * part[k] alone (its other rows are zero and stay so), or of every tree where part is NULL or part[k] < 0.
  * The tree-ordered trees' columns are moved into rows and solved together (grit_treechol_solve_rows); the
- * others column by column. The numbers of grit_afactor_solve_tree column by column, up to the signs of
+ * dense trees of 8 dofs or more too (with AVX2: the same bits as column by column); the others column by
+ * column. The numbers of grit_afactor_solve_tree column by column, up to the signs of
  * zeros. */
 void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                              const int *part);
