@@ -39,6 +39,8 @@ struct grit_solver {
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
+  int no_reopen;        /* nonzero: a contact without friction that the last step opened is not modelled
+                           pressed in the next direction (solver_lookahead.c; tests) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
@@ -259,8 +261,9 @@ void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const d
 void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt);
 
 /* solver_lookahead.c: the contacts of the active islands without normal impulse at v that the rest of the
- * last direction, (1 - alpha) dv, would press get the model of a contact pressed (gn_start) for the next
- * direction, the others none; returns their count. */
+ * last direction, (1 - alpha) dv, would press, or without friction that were pressed at the last step's
+ * start (unless no_reopen), get the model of a contact pressed (gn_start) for the next direction, the others none;
+ * returns their count. */
 int grit_solver_predict_engaging(grit_solver *s, double dt, int nact);
 
 #endif
