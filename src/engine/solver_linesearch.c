@@ -224,6 +224,7 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
       if (n == 6) step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, 6);
+      else if (n == 3) step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, 3);
       else step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, n);
     }
     /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */

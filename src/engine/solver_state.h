@@ -106,6 +106,7 @@ static inline void constraint_apply_rows(const grit_model *m, const grit_constra
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
     if (n == 6) apply_tree_rows(J, x + adr, 6, y, r0, r1);
+    else if (n == 3) apply_tree_rows(J, x + adr, 3, y, r0, r1); /* a particle on three slides */
     else if (n == 7) apply_tree_rows(J, x + adr, 7, y, r0, r1);
     else apply_tree_rows(J, x + adr, n, y, r0, r1);
   }
@@ -164,6 +165,7 @@ static inline void constraint_apply_transpose(const grit_model *m, const grit_co
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
     if (c->dim == 3 && n == 6) apply_tree_transpose(J, f, 3, 6, y + adr);
+    else if (c->dim == 3 && n == 3) apply_tree_transpose(J, f, 3, 3, y + adr);
     else if (c->dim == 3 && n == 7) apply_tree_transpose(J, f, 3, 7, y + adr);
     else apply_tree_transpose(J, f, c->dim, n, y + adr);
   }
@@ -214,6 +216,7 @@ static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int
 static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
+  else if (n == 3) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 3); /* a particle on three slides */
   else if (n == 7) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 7); /* the arm */
   else grit_tree_mulv(m, M, t, x, y);
 }
