@@ -166,6 +166,7 @@ static inline void constraint_apply_transpose(const grit_model *m, const grit_co
     const double *J = jstore + c->joff[k];
     if (c->dim == 3 && n == 6) apply_tree_transpose(J, f, 3, 6, y + adr);
     else if (c->dim == 3 && n == 3) apply_tree_transpose(J, f, 3, 3, y + adr);
+    else if (c->dim == 1 && n == 3) apply_tree_transpose(J, f, 1, 3, y + adr); /* a grid's tendon */
     else if (c->dim == 3 && n == 7) apply_tree_transpose(J, f, 3, 7, y + adr);
     else apply_tree_transpose(J, f, c->dim, n, y + adr);
   }
