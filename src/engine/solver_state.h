@@ -39,6 +39,8 @@ struct grit_solver {
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
+  int no_bilateral_ls;  /* nonzero: the line search evaluates bilateral equality rows through
+                           grit_constraint_eval, as before bilateral_directional (solver_linesearch.c; tests) */
   int no_reopen;        /* nonzero: a contact without friction that the last step opened is not modelled
                            pressed in the next direction (solver_lookahead.c; tests) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
