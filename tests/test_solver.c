@@ -326,3 +326,38 @@ Test(solver, products_over_the_nonzero_columns_of_j_give_the_same_bits) {
   grit_model_free(m);
   grit_mjcf_info_free(&info);
 }
+
+/* The line search's closed-form slope and curvature of the bilateral equality rows (solver_linesearch.c,
+ * bilateral_directional) give the same bits as their evaluation through grit_constraint_eval
+ * (no_bilateral_ls): 100 steps of MuJoCo's hammock (a grid composite held by tendon rows, a humanoid
+ * falling onto it), the states compared bit for bit after each step; and the problem did have such rows. */
+Test(solver, bilateral_rows_in_closed_form_give_the_same_bits) {
+  grit_model *m = NULL;
+  grit_data *d[2] = {NULL, NULL};
+  grit_mjcf_info info;
+  char msg[512];
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  cr_assert_eq(grit_mjcf_load_file_with(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml", &o, &m,
+                                        &info, msg),
+               GRIT_OK, "%s", msg);
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
+    grit_data_set_step_settings(d[k], &info.settings);
+  }
+  d[1]->solver->no_bilateral_ls = 1;
+  int rows = 0;
+  for (int i = 0; i < 100; ++i) {
+    for (int k = 0; k < 2; ++k) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+    cr_assert(memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)m->nq) == 0, "step %d", i);
+    cr_assert(memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[1]), sizeof(double) * (size_t)m->nv) == 0, "step %d", i);
+    const grit_solver *s = d[0]->solver;
+    for (int c = 0; c < d[0]->stats.nconstraints; ++c)
+      rows += s->c[c].kind == GRIT_CONSTRAINT_EQUALITY || s->c[c].kind == GRIT_CONSTRAINT_EQUALITY_1D;
+  }
+  cr_log_info("bilateral rows over the steps: %d", rows);
+  cr_assert(rows > 0, "no bilateral row: the test compares nothing");
+  for (int k = 0; k < 2; ++k) grit_data_free(d[k]);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+}

@@ -52,6 +52,10 @@ struct grit_solver {
   int snap_nc;          /* its number of constraints */
   int no_kept_factor;   /* nonzero: the refactor assembles and factors H whatever was kept (tests) */
   int kept_factor;      /* the last refactor kept the step's factor (tests, benchmarks) */
+  int no_bilateral_ls;  /* nonzero: the line search evaluates bilateral equality rows through
+                           grit_constraint_eval, as before bilateral_directional (solver_linesearch.c; tests) */
+  int no_reopen;        /* nonzero: a contact without friction that the last step opened is not modelled
+                           pressed in the next direction (solver_lookahead.c; tests) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
    * included, whatever their state). l(v) is a sum of one term per island, so each island is its own
    * convex problem (find_islands). */
@@ -117,6 +121,7 @@ static inline void constraint_apply_rows(const grit_model *m, const grit_constra
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
     if (n == 6) apply_tree_rows(J, x + adr, 6, y, r0, r1);
+    else if (n == 3) apply_tree_rows(J, x + adr, 3, y, r0, r1); /* a particle on three slides */
     else if (n == 7) apply_tree_rows(J, x + adr, 7, y, r0, r1);
     else apply_tree_rows(J, x + adr, n, y, r0, r1);
   }
@@ -175,6 +180,8 @@ static inline void constraint_apply_transpose(const grit_model *m, const grit_co
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     const double *J = jstore + c->joff[k];
     if (c->dim == 3 && n == 6) apply_tree_transpose(J, f, 3, 6, y + adr);
+    else if (c->dim == 3 && n == 3) apply_tree_transpose(J, f, 3, 3, y + adr);
+    else if (c->dim == 1 && n == 3) apply_tree_transpose(J, f, 1, 3, y + adr); /* a grid's tendon */
     else if (c->dim == 3 && n == 7) apply_tree_transpose(J, f, 3, 7, y + adr);
     else apply_tree_transpose(J, f, c->dim, n, y + adr);
   }
@@ -228,6 +235,7 @@ static inline void tree_mulv_n(const double *Mt, const double *x, double *y, int
 static inline void tree_mulv(const grit_model *m, const double *M, int t, const double *x, double *y) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   if (n == 6) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 6);
+  else if (n == 3) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 3); /* a particle on three slides */
   else if (n == 7) tree_mulv_n(M + m->tree_madr[t], x + adr, y + adr, 7); /* the arm */
   else grit_tree_mulv(m, M, t, x, y);
 }
@@ -275,8 +283,9 @@ void grit_solver_start_free_islands(grit_solver *s, const grit_model *m, const d
 void grit_solver_stick_rhs(grit_solver *s, const grit_model *m, int nact, double dt);
 
 /* solver_lookahead.c: the contacts of the active islands without normal impulse at v that the rest of the
- * last direction, (1 - alpha) dv, would press get the model of a contact pressed (gn_start) for the next
- * direction, the others none; returns their count. */
+ * last direction, (1 - alpha) dv, would press, or without friction that were pressed at the last step's
+ * start (unless no_reopen), get the model of a contact pressed (gn_start) for the next direction, the others none;
+ * returns their count. */
 int grit_solver_predict_engaging(grit_solver *s, double dt, int nact);
 
 #endif
