@@ -394,22 +394,19 @@ Test(afactor, delassus_from_structural_columns_same_bits) {
  * grit_afactor_solve_tree) up to the signs of zeros, so compared with == (which takes -0 == 0). The
  * batch mixes columns of every tree (part -1) and of one tree (part 0 or 1, zero elsewhere), more than
  * one chunk of 64. */
-Test(afactor, many_columns_same_numbers) {
-  grit_model *m = legged(EXTRA, 1);
-  grit_data *d = make(m, 0, 0);
-  random_state(m, d, d, 9);
-  cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
-  cr_assert(grit_afactor_tree_order(d->af, 0));
-  enum { NRHS = 151 }; /* tree 0: 101 columns, a chunk of 64 and one of 37 (a tail after the fours) */
+/* grit_afactor_solve_many on NRHS columns (part[k] = k % 3 - 1: every tree, tree 0 or tree 1) against
+ * grit_afactor_solve / grit_afactor_solve_tree column by column: the number of differing entries (==, which
+ * takes -0 == 0), or with bits != 0 whether any byte differs. zeros: some entries -0 (the signs' test). */
+enum { NRHS = 157 }; /* tree 0: 105 columns, a chunk of 64 and one of 41 (a tail after the fours) */
+static int many_vs_columns(const grit_model *m, grit_data *d, unsigned seed, int zeros, int bits) {
   const int nv = m->nv;
   double *X = malloc(sizeof(double) * NRHS * (size_t)nv), *Y = malloc(sizeof(double) * NRHS * (size_t)nv);
   int part[NRHS];
-  unsigned seed = 23;
   for (int k = 0; k < NRHS; ++k) {
     part[k] = k % 3 - 1;
     for (int i = 0; i < nv; ++i) {
       const int t = i < m->tree_dofnum[0] ? 0 : 1;
-      X[(size_t)k * nv + i] = part[k] < 0 || part[k] == t ? urand(&seed) : 0.0;
+      X[(size_t)k * nv + i] = part[k] < 0 || part[k] == t ? (zeros && k % 7 == 3 && i % 5 == 0 ? -0.0 : urand(&seed)) : 0.0;
     }
   }
   memcpy(Y, X, sizeof(double) * NRHS * (size_t)nv);
@@ -419,19 +416,31 @@ Test(afactor, many_columns_same_numbers) {
     else grit_afactor_solve_tree(m, d->af, d->Achol, part[k], Y + (size_t)k * nv);
   }
   int differ = 0;
-  for (size_t i = 0; i < (size_t)NRHS * (size_t)nv; ++i) differ += X[i] != Y[i];
-  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  if (bits) differ = memcmp(X, Y, sizeof(double) * NRHS * (size_t)nv) != 0;
+  else
+    for (size_t i = 0; i < (size_t)NRHS * (size_t)nv; ++i) differ += X[i] != Y[i];
   free(X), free(Y);
+  return differ;
+}
+
+Test(afactor, many_columns_same_numbers) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *d = make(m, 0, 0);
+  random_state(m, d, d, 9);
+  cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(grit_afactor_tree_order(d->af, 0));
+  const int differ = many_vs_columns(m, d, 23, 0, 0);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
   grit_data_free(d);
   grit_model_free(m);
 }
 
-/* The derivative call without constraints solves with A's factor: its columns many at a time (the
- * default) and one by one (grit_afactor_set_many(af, 0)) give the same A, B, dense and in blocks. */
-Test(afactor, derivatives_many_columns_same_numbers) {
-  grit_model *m = legged("<actuator><motor joint='h1'/><motor joint='k2'/></actuator>", 0);
-  grit_data *d[2] = {make(m, 0, 0), make(m, 0, 0)};
-  random_state(m, d[0], d[1], 4);
+/* A, B of the derivative call without constraints from a random state, with solve_many's columns many at
+ * a time (d[0]) and one by one (grit_afactor_set_many(af, 0), d[1]), on the dense factor or not: the
+ * number of differing entries (==), or with bits whether any byte differs. */
+static int derivatives_many_vs_columns(const grit_model *m, int dense, unsigned seed, int bits) {
+  grit_data *d[2] = {make(m, dense, 0), make(m, dense, 0)};
+  random_state(m, d[0], d[1], seed);
   grit_afactor_set_many(d[1]->af, 0);
   const int nx = 2 * m->nv, nu = m->nu;
   double *A[2], *B[2];
@@ -442,10 +451,21 @@ Test(afactor, derivatives_many_columns_same_numbers) {
     cr_assert_eq(grit_step_derivatives(d[k], A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[k]));
   }
   int differ = 0;
-  for (int i = 0; i < nx * nx; ++i) differ += A[0][i] != A[1][i];
-  for (int i = 0; i < nx * nu; ++i) differ += B[0][i] != B[1][i];
-  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  if (bits) differ = memcmp(A[0], A[1], sizeof(double) * nx * nx) || memcmp(B[0], B[1], sizeof(double) * nx * nu);
+  else {
+    for (int i = 0; i < nx * nx; ++i) differ += A[0][i] != A[1][i];
+    for (int i = 0; i < nx * nu; ++i) differ += B[0][i] != B[1][i];
+  }
   for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
+  return differ;
+}
+
+/* The derivative call without constraints solves with A's factor: its columns many at a time (the
+ * default) and one by one give the same A, B, dense and in blocks. */
+Test(afactor, derivatives_many_columns_same_numbers) {
+  grit_model *m = legged("<actuator><motor joint='h1'/><motor joint='k2'/></actuator>", 0);
+  const int differ = derivatives_many_vs_columns(m, 0, 4, 0);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
   grit_model_free(m);
 }
 
@@ -459,47 +479,15 @@ Test(afactor, dense_tree_many_columns_same_bits) {
   random_state(m, d, d, 13);
   cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(!grit_afactor_tree_order(d->af, 0));
-  enum { NRHS = 157 };
-  const int nv = m->nv;
-  double *X = malloc(sizeof(double) * NRHS * (size_t)nv), *Y = malloc(sizeof(double) * NRHS * (size_t)nv);
-  int part[NRHS];
-  unsigned seed = 29;
-  for (int k = 0; k < NRHS; ++k) {
-    part[k] = k % 3 - 1;
-    for (int i = 0; i < nv; ++i) {
-      const int t = i < m->tree_dofnum[0] ? 0 : 1;
-      X[(size_t)k * nv + i] = part[k] < 0 || part[k] == t ? (k % 7 == 3 && i % 5 == 0 ? -0.0 : urand(&seed)) : 0.0;
-    }
-  }
-  memcpy(Y, X, sizeof(double) * NRHS * (size_t)nv);
-  grit_afactor_solve_many(m, d->af, d->Achol, X, NRHS, part);
-  for (int k = 0; k < NRHS; ++k) {
-    if (part[k] < 0) grit_afactor_solve(m, d->af, d->Achol, Y + (size_t)k * nv);
-    else grit_afactor_solve_tree(m, d->af, d->Achol, part[k], Y + (size_t)k * nv);
-  }
-  cr_expect(memcmp(X, Y, sizeof(double) * NRHS * (size_t)nv) == 0, "the rows' solves differ from the columns'");
-  free(X), free(Y);
+  cr_expect(!many_vs_columns(m, d, 29, 1, 1), "the rows' solves differ from the columns'");
   grit_data_free(d);
   grit_model_free(m);
 }
 
 /* The derivative call on dense trees (a floating 84-dof legged body and a ball): A, B with the dense
- * trees' columns as rows (the default) and column by column (grit_afactor_set_many(af, 0)), bit for bit. */
+ * trees' columns as rows (the default) and column by column, bit for bit. */
 Test(afactor, derivatives_dense_trees_many_columns_same_bits) {
   grit_model *m = legged("<actuator><motor joint='h1'/><motor joint='k2'/></actuator>", 0);
-  grit_data *d[2] = {make(m, 1, 0), make(m, 1, 0)};
-  random_state(m, d[0], d[1], 5);
-  grit_afactor_set_many(d[1]->af, 0);
-  const int nx = 2 * m->nv, nu = m->nu;
-  double *A[2], *B[2];
-  for (int k = 0; k < 2; ++k) {
-    cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
-    cr_assert_eq(d[k]->stats.nconstraints, 0);
-    A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * nx * nu);
-    cr_assert_eq(grit_step_derivatives(d[k], A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[k]));
-  }
-  cr_expect(memcmp(A[0], A[1], sizeof(double) * nx * nx) == 0 && memcmp(B[0], B[1], sizeof(double) * nx * nu) == 0,
-            "A, B differ");
-  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
+  cr_expect(!derivatives_many_vs_columns(m, 1, 5, 1), "A, B differ");
   grit_model_free(m);
 }
