@@ -34,20 +34,6 @@ static double urand(unsigned *s) {
   return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
 }
 
-/* A floating root with `leaves` one-dof slide bodies. */
-static grit_model *star_tree(int leaves) {
-  char *xml = malloc(160 * (size_t)leaves + 512), *p = xml;
-  p += sprintf(p, "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.05'/>");
-  for (int i = 0; i < leaves; ++i)
-    p += sprintf(p, "<body pos='%g %g 0'><joint type='slide' axis='1 0 0'/><geom type='sphere' size='0.01'/></body>",
-                 cos(0.1 * i), sin(0.1 * i));
-  p += sprintf(p, "</body></worldbody></mujoco>");
-  grit_model *m = xml_load_or_fail(xml);
-  free(xml);
-  cr_assert_eq(m->ntree, 1);
-  return m;
-}
-
 /* H: the root block and root-leaf entries, leaves coupled in a ring, a clique of leaves c0 .. c1-1 (none
  * if c1 <= c0), diagonally dominant (SPD). */
 static void star_h(int n, int c0, int c1, unsigned *seed, double *H) {

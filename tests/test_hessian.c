@@ -281,26 +281,30 @@ Test(hessian, flag_trajectory_same_bits) {
 /* MuJoCo's hammock (95 particles of 3 dofs coupled by tendon equalities, a humanoid lying in it) with the
  * particles' AVX2 column kernel and with the plain loops (grit_hessian_particle_kernel): the same states,
  * bit for bit, through steps where the humanoid's contacts couple it to the grid. */
-static void step_hammock(int allow, int steps, double *q, double *v, int *nq, int *nv) {
+static void step_hammock(void (*set)(grit_hessian *, int), int allow, int steps, double *q, double *v, int *nq,
+                         int *nv) {
   grit_model *m;
   grit_data *d = composite_data("hammock/hammock.xml", &m);
   cr_assert(m->nq <= 400 && m->nv <= 400);
-  grit_hessian_particle_kernel(d->solver->H, allow);
+  set(d->solver->H, allow);
   step_and_keep(d, steps, q, v);
   *nq = m->nq, *nv = m->nv;
   grit_data_free(d);
   grit_model_free(m);
 }
 
-Test(hessian, hammock_particle_kernel_same_bits) {
+/* 150 hammock steps with a switch of H on and off: the same states, bit for bit, and the hammock moves. */
+static void hammock_switch_same_bits(void (*set)(grit_hessian *, int)) {
   static double q[2][400], v[2][400];
   int nq = 0, nv = 0;
-  for (int w = 0; w < 2; ++w) step_hammock(w == 0, 150, q[w], v[w], &nq, &nv);
+  for (int w = 0; w < 2; ++w) step_hammock(set, w == 0, 150, q[w], v[w], &nq, &nv);
   cr_expect(memcmp(q[0], q[1], sizeof(double) * (size_t)nq) == 0 && memcmp(v[0], v[1], sizeof(double) * (size_t)nv) == 0);
   double moved = 0.0;
   for (int i = 0; i < nv; ++i) moved = fmax(moved, fabs(v[0][i]));
   cr_expect(moved > 0.0, "the hammock moves");
 }
+
+Test(hessian, hammock_particle_kernel_same_bits) { hammock_switch_same_bits(grit_hessian_particle_kernel); }
 
 /* grit_hessian_jrow_span four columns at a time against column by column: rows of 1-3 x 1-70 with
  * zeros, negative zeros, NaN and nonzeros at random places (and all zero). */
@@ -332,20 +336,6 @@ Test(hessian, jrow_span_same_as_plain_scan) {
 }
 
 /* ------------------------------------------------------------ the sparse factor of a big tree */
-
-/* A floating root with `leaves` one-dof slide bodies (MuJoCo's softbox in small: 6 + leaves dofs). */
-static grit_model *star_tree(int leaves) {
-  char *xml = malloc(160 * (size_t)leaves + 512), *p = xml;
-  p += sprintf(p, "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.05'/>");
-  for (int i = 0; i < leaves; ++i)
-    p += sprintf(p, "<body pos='%g %g 0'><joint type='slide' axis='1 0 0'/><geom type='sphere' size='0.01'/></body>",
-                 cos(0.1 * i), sin(0.1 * i));
-  p += sprintf(p, "</body></worldbody></mujoco>");
-  grit_model *m = xml_load_or_fail(xml);
-  free(xml);
-  cr_assert_eq(m->ntree, 1);
-  return m;
-}
 
 /* A with M's pattern (root block, root-leaf entries, leaf diagonal), diagonally dominant: SPD. */
 static void star_a(const grit_model *m, unsigned seed, double *A) {
@@ -579,23 +569,4 @@ Test(hessian, big_tree_lower_triangle_same_bits) {
 /* A constraint on two trees, one of 12 dofs or more, summed over the nonzero columns of their J
  * (grit_hessian_pair_chain) against every column: the hammock's humanoid (27 dofs) pressed on its
  * particles, 150 steps, the same states bit for bit (a negative zero could differ; none does here). */
-static void step_pair(int allow, int steps, double *q, double *v, int *nq, int *nv) {
-  grit_model *m;
-  grit_data *d = composite_data("hammock/hammock.xml", &m);
-  cr_assert(m->nq <= 400 && m->nv <= 400);
-  grit_hessian_pair_chain(d->solver->H, allow);
-  step_and_keep(d, steps, q, v);
-  *nq = m->nq, *nv = m->nv;
-  grit_data_free(d);
-  grit_model_free(m);
-}
-
-Test(hessian, two_tree_chain_same_bits) {
-  static double q[2][400], v[2][400];
-  int nq = 0, nv = 0;
-  for (int w = 0; w < 2; ++w) step_pair(w == 0, 150, q[w], v[w], &nq, &nv);
-  cr_expect(memcmp(q[0], q[1], sizeof(double) * (size_t)nq) == 0 && memcmp(v[0], v[1], sizeof(double) * (size_t)nv) == 0);
-  double moved = 0.0;
-  for (int i = 0; i < nv; ++i) moved = fmax(moved, fabs(v[0][i]));
-  cr_expect(moved > 0.0, "the hammock moves");
-}
+Test(hessian, two_tree_chain_same_bits) { hammock_switch_same_bits(grit_hessian_pair_chain); }

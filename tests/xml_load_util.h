@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* xml_load_util.h — the tests' model from an MJCF string, the test failing with the loader's message if
  * it does not load (the load-assert-free-info lines each such test had written out); a data moving with
- * controls set, for the derivative tests. */
+ * controls set, for the derivative tests; a star-shaped big tree, for the sparse factor's tests. */
 #ifndef GRIT_TESTS_XML_LOAD_UTIL_H
 #define GRIT_TESTS_XML_LOAD_UTIL_H
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "grit/grit.h"
@@ -41,6 +42,21 @@ static inline grit_data *moving_data(const char *xml, const char *path, grit_mod
   free(x);
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   return d;
+}
+
+/* A floating root with `leaves` one-dof slide bodies (MuJoCo's softbox in small: one tree of 6 + leaves
+ * dofs). */
+static inline grit_model *star_tree(int leaves) {
+  char *xml = malloc(160 * (size_t)leaves + 512), *p = xml;
+  p += sprintf(p, "<mujoco><worldbody><body><freejoint/><geom type='sphere' size='0.05'/>");
+  for (int i = 0; i < leaves; ++i)
+    p += sprintf(p, "<body pos='%g %g 0'><joint type='slide' axis='1 0 0'/><geom type='sphere' size='0.01'/></body>",
+                 cos(0.1 * i), sin(0.1 * i));
+  p += sprintf(p, "</body></worldbody></mujoco>");
+  grit_model *m = xml_load_or_fail(xml);
+  free(xml);
+  cr_assert_eq(grit_model_ntree(m), 1);
+  return m;
 }
 
 #endif
