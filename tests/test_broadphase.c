@@ -149,3 +149,61 @@ Test(broadphase, packed_sweep_same_pairs_in_same_order) {
   free(pp[1]);
   free(aabb);
 }
+
+/* The classes' test in the sweep (grit_broadphase_set_classes) gives the pairs, in the same order, and
+ * the box tests of a filter that drops those pairs itself: random boxes of random groups (few, so many
+ * pairs share one) and bit masks (some never matching their own kind), both sweeps, 20 moving calls. */
+typedef struct classes {
+  unsigned type[300], affinity[300];
+  int group[300];
+} classes;
+
+static int classes_filter(const void *ctx, int i, int j) {
+  const classes *c = ctx;
+  if (c->group[i] == c->group[j]) return 0;
+  return (c->type[i] & c->affinity[j]) || (c->type[j] & c->affinity[i]);
+}
+
+Test(broadphase, classes_in_the_sweep_are_the_filters_pairs) {
+  unsigned long long s = 7;
+  const int n = 300, cap = n * (n - 1) / 2;
+  const double L[3] = {0.5, 0.5, 0.3};
+  classes c;
+  for (int i = 0; i < n; ++i) {
+    c.group[i] = (int)uniform(&s, 0, 40);
+    c.type[i] = 1u << (int)uniform(&s, 0, 3);
+    c.affinity[i] = i % 5 ? 1u << (int)uniform(&s, 0, 3) : 0u;
+  }
+  double *aabb = malloc(sizeof(double) * 6 * (size_t)n);
+  int *pp[2] = {malloc(sizeof(int) * 2 * (size_t)cap), malloc(sizeof(int) * 2 * (size_t)cap)};
+  random_boxes(&s, n, L, 0.02, 0.08, aabb);
+  for (int unpacked = 0; unpacked < 2; ++unpacked) {
+    grit_broadphase *bp[2];
+    grit_broadphase_create(n, &bp[0]);
+    grit_broadphase_create(n, &bp[1]);
+    grit_broadphase_set_unpacked(bp[0], unpacked);
+    grit_broadphase_set_unpacked(bp[1], unpacked);
+    grit_broadphase_set_classes(bp[1], c.type, c.affinity, c.group);
+    for (int call = 0; call < 20; ++call) {
+      for (int i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) {
+          const double dx = uniform(&s, -0.01, 0.01);
+          aabb[6 * i + k] += dx;
+          aabb[6 * i + 3 + k] += dx;
+        }
+      int np[2];
+      long tests[2];
+      for (int r = 0; r < 2; ++r)
+        cr_assert_eq(grit_broadphase_pairs(bp[r], aabb, classes_filter, &c, pp[r], cap, &np[r], &tests[r]), GRIT_OK);
+      cr_assert_eq(np[0], np[1], "call %d: %d pairs by the filter, %d by the classes", call, np[0], np[1]);
+      cr_assert_eq(tests[0], tests[1], "call %d", call);
+      cr_assert(!memcmp(pp[0], pp[1], sizeof(int) * 2 * (size_t)np[0]), "call %d: other pairs or order", call);
+      cr_assert(np[0] > 50, "call %d: only %d pairs", call, np[0]);
+    }
+    grit_broadphase_free(bp[0]);
+    grit_broadphase_free(bp[1]);
+  }
+  free(pp[0]);
+  free(pp[1]);
+  free(aabb);
+}

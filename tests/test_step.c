@@ -460,3 +460,47 @@ Test(step, round_boxes_same_bits) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Two exact shortcuts of the step, against their old paths on MuJoCo's soft box (218 capsules on one
+ * free body, whose bit masks keep them from touching each other): the broad phase's class test
+ * (grit_collision.no_classes) and the CRBA without zeroing (data no_M_kept). 40 steps from a pose that
+ * presses the box into the floor: the same candidates with the same bits, the same M, the same states. */
+Test(step, class_sweep_and_kept_mass_matrix_same_bits) {
+  grit_model *m[2];
+  grit_data *d[2];
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int run = 0; run < 2; ++run) {
+    cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/softbox.xml", &m[run], NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m[run], &d[run]), GRIT_OK);
+    double *q = malloc(sizeof(double) * (size_t)grit_model_nq(m[run]));
+    memcpy(q, grit_data_qpos(d[run]), sizeof(double) * (size_t)grit_model_nq(m[run]));
+    q[2] = 0.16; /* the free body's height: the lowest capsules touch the floor */
+    cr_assert_eq(grit_data_set_qpos(d[run], q, grit_model_nq(m[run])), GRIT_OK);
+    free(q);
+    d[run]->collision->no_classes = run;
+    d[run]->no_M_kept = run;
+  }
+  const grit_model *mm = m[0];
+  int touching = 0;
+  for (int step = 0; step < 40; ++step) {
+    for (int run = 0; run < 2; ++run) cr_assert_eq(grit_step(d[run]), GRIT_OK, "%s", d[run]->message);
+    const grit_collision *x = d[0]->collision, *y = d[1]->collision;
+    cr_assert_eq(x->n, y->n, "step %d: %d candidates, %d by the old path", step, x->n, y->n);
+    for (int k = 0; k < x->n; ++k) {
+      const grit_contact_point *p = &x->c[k].pt, *r = &y->c[k].pt;
+      cr_assert(x->c[k].geom[0] == y->c[k].geom[0] && x->c[k].geom[1] == y->c[k].geom[1], "step %d candidate %d", step, k);
+      cr_assert(!memcmp(&p->phi, &r->phi, sizeof p->phi) && !memcmp(p->n, r->n, sizeof p->n) &&
+                    !memcmp(p->pa, r->pa, sizeof p->pa) && !memcmp(p->pb, r->pb, sizeof p->pb) && p->fa == r->fa && p->fb == r->fb,
+                "step %d candidate %d: other bits", step, k);
+    }
+    cr_assert(!memcmp(d[0]->M, d[1]->M, sizeof(double) * (size_t)mm->nM), "step %d: another M", step);
+    cr_assert(!memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)mm->nq), "step %d: other positions", step);
+    cr_assert(!memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)mm->nv), "step %d: other velocities", step);
+    touching = x->n > touching ? x->n : touching;
+  }
+  cr_assert(touching > 10, "only %d candidates: the box does not touch the floor", touching);
+  for (int run = 0; run < 2; ++run) {
+    grit_data_free(d[run]);
+    grit_model_free(m[run]);
+  }
+}

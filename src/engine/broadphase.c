@@ -10,6 +10,9 @@ struct grit_broadphase {
   int unpacked; /* 1: the sweep reads the boxes through the order (the old path) */
   double *key;  /* (n) the sorted boxes' lower bounds on the sweep axis, during a call */
   double *box;  /* (6 n) the boxes in sweep order: sweep axis lo, hi, then the next axis's, the last's */
+  const unsigned *type, *affinity; /* (n) the classes (grit_broadphase_set_classes), or NULL */
+  const int *group;
+  unsigned *cls; /* (3 n) the classes in sweep order: type, affinity, group */
 };
 
 grit_status grit_broadphase_create(int n, grit_broadphase **out) {
@@ -21,7 +24,8 @@ grit_status grit_broadphase_create(int n, grit_broadphase **out) {
   bp->order = calloc((size_t)n + 1, sizeof(int));
   bp->key = calloc((size_t)n + 1, sizeof(double));
   bp->box = calloc(6 * (size_t)n + 1, sizeof(double));
-  if (!bp->order || !bp->key || !bp->box) {
+  bp->cls = calloc(3 * (size_t)n + 1, sizeof(unsigned));
+  if (!bp->order || !bp->key || !bp->box || !bp->cls) {
     grit_broadphase_free(bp);
     return GRIT_ERR_OUT_OF_MEMORY;
   }
@@ -35,10 +39,23 @@ void grit_broadphase_free(grit_broadphase *bp) {
   free(bp->order);
   free(bp->key);
   free(bp->box);
+  free(bp->cls);
   free(bp);
 }
 
 void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked) { bp->unpacked = unpacked != 0; }
+
+void grit_broadphase_set_classes(grit_broadphase *bp, const unsigned *type, const unsigned *affinity, const int *group) {
+  const int on = type && affinity && group;
+  bp->type = on ? type : NULL;
+  bp->affinity = on ? affinity : NULL;
+  bp->group = on ? group : NULL;
+}
+
+/* Whether classes (type, affinity, group) a and b exclude the pair (grit_broadphase_set_classes). */
+static int classes_exclude(const unsigned *a, const unsigned *b) {
+  return a[2] == b[2] || (!(a[0] & b[1]) && !(b[0] & a[1]));
+}
 
 /* The packed sweep: the same insertion sort on the lower bounds gathered into one array (the same
  * comparisons, so the same order), the boxes copied in that order, then the same sweep over them read
@@ -66,6 +83,10 @@ static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax,
     double *x = box + 6 * p;
     x[0] = b[ax], x[1] = b[3 + ax], x[2] = b[a1], x[3] = b[3 + a1], x[4] = b[a2], x[5] = b[3 + a2];
   }
+  unsigned *cls = bp->type ? bp->cls : NULL;
+  if (cls)
+    for (int p = 0; p < n; ++p)
+      cls[3 * p] = bp->type[o[p]], cls[3 * p + 1] = bp->affinity[o[p]], cls[3 * p + 2] = (unsigned)bp->group[o[p]];
   int np = 0;
   long nt = 0;
   grit_status status = GRIT_OK;
@@ -77,6 +98,7 @@ static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax,
       if (bj[0] > hi) break; /* sorted: no later box overlaps on the sweep axis */
       nt++;
       if (bj[2] > hi1 || lo1 > bj[3] || bj[4] > hi2 || lo2 > bj[5]) continue;
+      if (cls && classes_exclude(cls + 3 * p, cls + 3 * q)) continue;
       const int i = o[p], j = o[q], lo = i < j ? i : j, hj = i < j ? j : i;
       if (filter && !filter(ctx, lo, hj)) continue;
       if (np >= max_pairs) {
@@ -142,6 +164,11 @@ grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_
       if (bj[ax] > bi[3 + ax]) break; /* sorted: no later box overlaps on the sweep axis */
       nt++;
       if (bj[a1] > bi[3 + a1] || bi[a1] > bj[3 + a1] || bj[a2] > bi[3 + a2] || bi[a2] > bj[3 + a2]) continue;
+      if (bp->type) {
+        const unsigned ci[3] = {bp->type[i], bp->affinity[i], (unsigned)bp->group[i]};
+        const unsigned cj[3] = {bp->type[j], bp->affinity[j], (unsigned)bp->group[j]};
+        if (classes_exclude(ci, cj)) continue;
+      }
       int lo = i < j ? i : j, hi = i < j ? j : i;
       if (filter && !filter(ctx, lo, hi)) continue;
       if (np >= max_pairs) {

@@ -29,4 +29,11 @@ grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_
  * packed in that order (the same pairs, in the same order). */
 void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked);
 
+/* Optional classes of the boxes (arrays of n, kept by the caller and read at each call; NULL: none):
+ * boxes i and j of the same group, or whose bit masks match neither way (!(type[i] & affinity[j]) &&
+ * !(type[j] & affinity[i])), are never a pair. The test runs in the sweep, after the overlap test and
+ * before the filter, so the filter (which must drop those pairs too) is not called for them: the same
+ * pairs, the same tests counted. Both sweeps honour it. */
+void grit_broadphase_set_classes(grit_broadphase *bp, const unsigned *type, const unsigned *affinity, const int *group);
+
 #endif

@@ -52,7 +52,8 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
   col->c = calloc((size_t)col->cap, sizeof *col->c);
   col->gapart = calloc((size_t)ng + 1, 1);
-  if (!col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->grad || !col->pairs || !col->c || !col->gapart ||
+  col->gweld = calloc((size_t)ng + 1, sizeof(int));
+  if (!col->gweld || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->grad || !col->pairs || !col->c || !col->gapart ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
@@ -65,6 +66,7 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     col->taud_max = fmax(col->taud_max, m->geom_taud[g]);
     const grit_geom_type t = m->geom_shape[g].type;
     col->gapart[g] = t == GRIT_GEOM_HFIELD || m->geom_hydro[g] > 0 ? 0 : t == GRIT_GEOM_PLANE ? 1 : 2;
+    col->gweld[g] = m->body_weld[m->geom_body[g]];
   }
   col->may_collide = may_collide(m);
   for (int a = 0; a < m->nu; ++a) /* adhesion actuators (actuation_adhesion.c) count the force-free layer */
@@ -87,6 +89,7 @@ void grit_collision_free(grit_collision *col) {
   free(col->pairs);
   free(col->c);
   free(col->gapart);
+  free(col->gweld);
   free(col);
 }
 
@@ -298,6 +301,9 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   }
   int np = 0;
   const filter_ctx fc = {m, col, motion ? motion->min_margin : -INFINITY}; /* none: never raises a margin */
+  /* the first two tests of grit_geom_pair_allowed (one weld, bit masks) run in the sweep */
+  if (col->no_classes) grit_broadphase_set_classes(col->bp, NULL, NULL, NULL);
+  else grit_broadphase_set_classes(col->bp, m->geom_contype, m->geom_conaffinity, col->gweld);
   grit_status s = grit_broadphase_pairs(col->bp, col->aabb, pair_filter, &fc, col->pairs, col->cap_pairs, &np, NULL);
   if (s == GRIT_OK) s = add_explicit_pairs(col, m, &np);
   if (s != GRIT_OK)

@@ -43,6 +43,10 @@ typedef struct grit_collision {
   int no_apart;     /* 1: every broad-phase pair reaches the narrow phase (the old path); 0 (default): pairs
                        whose bounding spheres are surely farther apart than their margin are dropped first
                        (collision.c: surely_apart; the same candidates) */
+  int no_classes;   /* 1: the broad phase calls the filter for every overlapping pair (the old path); 0
+                       (default): pairs on one weld or whose bit masks do not match are dropped in the sweep
+                       first (grit_broadphase_set_classes; the same pairs) */
+  int *gweld;       /* (ngeom) the body each geometry is welded to (model body_weld), the sweep's groups */
   char *gapart;      /* (ngeom) each geometry's kind for that test: 0 none (height field, pressure field), 1
                        plane, 2 bounded (grad) */
   double apart_slack; /* that test's slack in the last query */

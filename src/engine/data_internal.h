@@ -30,7 +30,9 @@ struct grit_data {
                            * computes the new state's in kin0's), which the derivatives need at q0 (+) 0 */
   int kin0_ok;            /* kin0 holds the poses at qprev of grit_kin_positions(qprev, &inertial) */
   int no_kin0;            /* nonzero: no poses kept, the derivatives compute their own (tests) */
-  double *M;              /* (nM) mass matrix, tree blocks */
+  double *M;              /* (nM) mass matrix, tree blocks; written only by grit_crba and grit_crba_kept, so
+                             its entries that are no dof-ancestor pair stay 0 from the arena's calloc */
+  int no_M_kept;          /* 1: the step's CRBA zeroes M first (the old path); 0 (default): grit_crba_kept */
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
   double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */
   grit_afactor *af;       /* which trees are factored in tree order, and their factors (afactor.h) */

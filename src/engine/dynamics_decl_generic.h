@@ -6,6 +6,10 @@
  * as one dense row-major block per tree: tree t's block starts at M + tree_madr[t] and has
  * tree_dofnum[t]^2 entries (dofs of different trees do not couple). crb: workspace of nbody inertias. */
 void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M);
+/* grit_crba without zeroing M first: only the dof-ancestor pairs (and their mirrors) are written, so M's
+ * other entries must already be 0 (a buffer that only grit_crba and this ever write, from calloc). A big
+ * tree of many branches (a composite's) has few such pairs among its n^2 entries. */
+void GS_NAME(grit_crba_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M);
 
 /* The bias forces c(q, v) = Coriolis + centrifugal + gyroscopic + gravity, so that M dv/dt + c = tau,
  * by the recursive Newton-Euler algorithm (after grit_kin_positions and grit_kin_velocities).

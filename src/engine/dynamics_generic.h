@@ -4,11 +4,14 @@
  * All spatial quantities are in world coordinates, referred to the world origin, so that composite
  * inertias simply add and no frame transforms appear in the recursions (docs/theory.md). */
 
-void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
+/* grit_crba; zero = 0 leaves the entries of M that are no dof-ancestor pair as they are (they are never
+ * written here, so a buffer only ever filled by this keeps them 0) */
+static void GS_NAME(crba_fill)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
+                               int zero) {
   for (int b = 0; b < m->nbody; ++b) crb[b] = k->cinert[b];
   for (int b = m->nbody - 1; b > 0; --b) /* children have larger indices than their parents */
     if (m->body_parent[b] > 0) GS_NAME(grit_si_add)(&crb[m->body_parent[b]], &crb[m->body_parent[b]], &crb[b]);
-  for (int t = 0; t < m->ntree; ++t)
+  for (int t = 0; t < m->ntree && zero; ++t)
     if (!k->tree_mask || k->tree_mask[t])
       for (int i = 0; i < m->tree_dofnum[t] * m->tree_dofnum[t]; ++i) M[m->tree_madr[t] + i] = GS_C(0.0);
   for (int i = 0; i < m->nv; ++i) {
@@ -24,6 +27,14 @@ void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAM
     }
     Mt[(i - adr) * n + (i - adr)] = GS_ADDC(Mt[(i - adr) * n + (i - adr)], m->dof_armature[i]);
   }
+}
+
+void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
+  GS_NAME(crba_fill)(m, k, crb, M, 1);
+}
+
+void GS_NAME(grit_crba_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
+  GS_NAME(crba_fill)(m, k, crb, M, 0);
 }
 
 void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *acc, GS *frc,
