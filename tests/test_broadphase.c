@@ -150,9 +150,11 @@ Test(broadphase, packed_sweep_same_pairs_in_same_order) {
   free(aabb);
 }
 
-/* The classes' test in the sweep (grit_broadphase_set_classes) gives the pairs, in the same order, and
- * the box tests of a filter that drops those pairs itself: random boxes of random groups (few, so many
- * pairs share one) and bit masks (some never matching their own kind), both sweeps, 20 moving calls. */
+/* The classes' test in the sweep (grit_broadphase_set_classes) gives the pairs, in the same order, of a
+ * filter that drops those pairs itself, with no more box tests: random boxes of random groups (few, so
+ * many pairs share one) and bit masks, both sweeps, 20 moving calls each; with many kinds of masks (the
+ * plain sweep with the classes' test) and with few, some never matching (the kinds' sweep), and a box of
+ * every kind unbounded (a plane's). */
 typedef struct classes {
   unsigned type[300], affinity[300];
   int group[300];
@@ -164,45 +166,58 @@ static int classes_filter(const void *ctx, int i, int j) {
   return (c->type[i] & c->affinity[j]) || (c->type[j] & c->affinity[i]);
 }
 
+static void random_classes(unsigned long long *s, int n, int few, classes *c) {
+  for (int i = 0; i < n; ++i) {
+    c->group[i] = (int)uniform(s, 0, 40);
+    c->type[i] = few ? (i % 3 == 0 ? 1u : i % 3 == 1 ? 2u : 0u) : 1u << (int)uniform(s, 0, 3);
+    c->affinity[i] = few ? (i % 4 == 0 ? 2u : 1u) : i % 5 ? 1u << (int)uniform(s, 0, 3) : 0u;
+  }
+}
+
 Test(broadphase, classes_in_the_sweep_are_the_filters_pairs) {
   unsigned long long s = 7;
   const int n = 300, cap = n * (n - 1) / 2;
   const double L[3] = {0.5, 0.5, 0.3};
   classes c;
-  for (int i = 0; i < n; ++i) {
-    c.group[i] = (int)uniform(&s, 0, 40);
-    c.type[i] = 1u << (int)uniform(&s, 0, 3);
-    c.affinity[i] = i % 5 ? 1u << (int)uniform(&s, 0, 3) : 0u;
-  }
   double *aabb = malloc(sizeof(double) * 6 * (size_t)n);
   int *pp[2] = {malloc(sizeof(int) * 2 * (size_t)cap), malloc(sizeof(int) * 2 * (size_t)cap)};
-  random_boxes(&s, n, L, 0.02, 0.08, aabb);
-  for (int unpacked = 0; unpacked < 2; ++unpacked) {
-    grit_broadphase *bp[2];
-    grit_broadphase_create(n, &bp[0]);
-    grit_broadphase_create(n, &bp[1]);
-    grit_broadphase_set_unpacked(bp[0], unpacked);
-    grit_broadphase_set_unpacked(bp[1], unpacked);
-    grit_broadphase_set_classes(bp[1], c.type, c.affinity, c.group);
-    for (int call = 0; call < 20; ++call) {
-      for (int i = 0; i < n; ++i)
-        for (int k = 0; k < 3; ++k) {
-          const double dx = uniform(&s, -0.01, 0.01);
-          aabb[6 * i + k] += dx;
-          aabb[6 * i + 3 + k] += dx;
-        }
-      int np[2];
-      long tests[2];
-      for (int r = 0; r < 2; ++r)
-        cr_assert_eq(grit_broadphase_pairs(bp[r], aabb, classes_filter, &c, pp[r], cap, &np[r], &tests[r]), GRIT_OK);
-      cr_assert_eq(np[0], np[1], "call %d: %d pairs by the filter, %d by the classes", call, np[0], np[1]);
-      cr_assert_eq(tests[0], tests[1], "call %d", call);
-      cr_assert(!memcmp(pp[0], pp[1], sizeof(int) * 2 * (size_t)np[0]), "call %d: other pairs or order", call);
-      cr_assert(np[0] > 50, "call %d: only %d pairs", call, np[0]);
+  for (int few = 0; few < 2; ++few)
+    for (int unpacked = 0; unpacked < 2; ++unpacked) {
+      random_classes(&s, n, few, &c);
+      random_boxes(&s, n, L, 0.02, 0.08, aabb);
+      for (int i = 0; i < 6; ++i) /* unbounded boxes of several kinds */
+        for (int k = 0; k < 3; ++k) aabb[6 * (50 * i + 3) + k] = -INFINITY, aabb[6 * (50 * i + 3) + 3 + k] = INFINITY;
+      grit_broadphase *bp[2];
+      grit_broadphase_create(n, &bp[0]);
+      grit_broadphase_create(n, &bp[1]);
+      grit_broadphase_set_unpacked(bp[0], unpacked);
+      grit_broadphase_set_unpacked(bp[1], unpacked);
+      grit_broadphase_set_classes(bp[1], c.type, c.affinity, c.group);
+      long fewer = 0;
+      for (int call = 0; call < 20; ++call) {
+        for (int i = 0; i < n; ++i)
+          for (int k = 0; k < 3; ++k) {
+            const double dx = uniform(&s, -0.01, 0.01);
+            aabb[6 * i + k] += dx;
+            aabb[6 * i + 3 + k] += dx;
+          }
+        const int max = call == 19 ? 40 : cap;
+        int np[2];
+        long tests[2];
+        grit_status st[2];
+        for (int r = 0; r < 2; ++r) st[r] = grit_broadphase_pairs(bp[r], aabb, classes_filter, &c, pp[r], max, &np[r], &tests[r]);
+        cr_assert_eq(st[0], st[1], "few %d unpacked %d call %d", few, unpacked, call);
+        cr_assert_eq(np[0], np[1], "call %d: %d pairs by the filter, %d by the classes", call, np[0], np[1]);
+        cr_assert(tests[1] <= tests[0], "call %d: more tests", call);
+        fewer += tests[0] - tests[1];
+        cr_assert(!memcmp(pp[0], pp[1], sizeof(int) * 2 * (size_t)np[0]), "few %d unpacked %d call %d: other pairs or order",
+                  few, unpacked, call);
+        cr_assert(np[0] > 39, "call %d: only %d pairs", call, np[0]);
+      }
+      cr_assert_eq(fewer > 0, few && !unpacked, "few %d unpacked %d: %ld tests fewer", few, unpacked, fewer);
+      grit_broadphase_free(bp[0]);
+      grit_broadphase_free(bp[1]);
     }
-    grit_broadphase_free(bp[0]);
-    grit_broadphase_free(bp[1]);
-  }
   free(pp[0]);
   free(pp[1]);
   free(aabb);

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#define GRIT_BP_KINDS 8 /* the most kinds of boxes the kinds' sweep takes */
+
 struct grit_broadphase {
   int n;
   int *order; /* box indices sorted by their lower bound on the sweep axis (kept between calls) */
@@ -13,6 +15,10 @@ struct grit_broadphase {
   const unsigned *type, *affinity; /* (n) the classes (grit_broadphase_set_classes), or NULL */
   const int *group;
   unsigned *cls; /* (3 n) the classes in sweep order: type, affinity, group */
+  int nkind;     /* the classes' kinds (make_kinds), or 0 */
+  unsigned char *kind; /* (n) each box's kind */
+  unsigned char match[GRIT_BP_KINDS][GRIT_BP_KINDS]; /* whether two kinds' bit masks match */
+  int *klist;    /* (n) the sweep places grouped by kind, during a call */
 };
 
 grit_status grit_broadphase_create(int n, grit_broadphase **out) {
@@ -25,7 +31,9 @@ grit_status grit_broadphase_create(int n, grit_broadphase **out) {
   bp->key = calloc((size_t)n + 1, sizeof(double));
   bp->box = calloc(6 * (size_t)n + 1, sizeof(double));
   bp->cls = calloc(3 * (size_t)n + 1, sizeof(unsigned));
-  if (!bp->order || !bp->key || !bp->box || !bp->cls) {
+  bp->kind = calloc((size_t)n + 1, 1);
+  bp->klist = calloc((size_t)n + 1, sizeof(int));
+  if (!bp->order || !bp->key || !bp->box || !bp->cls || !bp->kind || !bp->klist) {
     grit_broadphase_free(bp);
     return GRIT_ERR_OUT_OF_MEMORY;
   }
@@ -40,26 +48,108 @@ void grit_broadphase_free(grit_broadphase *bp) {
   free(bp->key);
   free(bp->box);
   free(bp->cls);
+  free(bp->kind);
+  free(bp->klist);
   free(bp);
 }
 
 void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked) { bp->unpacked = unpacked != 0; }
-
-void grit_broadphase_set_classes(grit_broadphase *bp, const unsigned *type, const unsigned *affinity, const int *group) {
-  const int on = type && affinity && group;
-  bp->type = on ? type : NULL;
-  bp->affinity = on ? affinity : NULL;
-  bp->group = on ? group : NULL;
-}
 
 /* Whether classes (type, affinity, group) a and b exclude the pair (grit_broadphase_set_classes). */
 static int classes_exclude(const unsigned *a, const unsigned *b) {
   return a[2] == b[2] || (!(a[0] & b[1]) && !(b[0] & a[1]));
 }
 
+/* The kinds: the distinct (type, affinity) of the boxes, when there are at most GRIT_BP_KINDS of them
+ * and some two never match (then the sweep walks each box's matching kinds only); nkind 0 otherwise.
+ * Made again only when the arrays change (a model's, fixed). */
+static void make_kinds(grit_broadphase *bp) {
+  bp->nkind = 0;
+  int k = 0;
+  unsigned t[GRIT_BP_KINDS], a[GRIT_BP_KINDS];
+  for (int i = 0; i < bp->n; ++i) {
+    int f = 0;
+    while (f < k && (t[f] != bp->type[i] || a[f] != bp->affinity[i])) f++;
+    if (f == k) {
+      if (k == GRIT_BP_KINDS) return;
+      t[k] = bp->type[i], a[k] = bp->affinity[i], k++;
+    }
+    bp->kind[i] = (unsigned char)f;
+  }
+  int all = 1;
+  for (int x = 0; x < k; ++x)
+    for (int y = 0; y < k; ++y) {
+      bp->match[x][y] = (t[x] & a[y]) || (t[y] & a[x]);
+      all &= bp->match[x][y];
+    }
+  bp->nkind = all ? 0 : k;
+}
+
+void grit_broadphase_set_classes(grit_broadphase *bp, const unsigned *type, const unsigned *affinity, const int *group) {
+  const int on = type && affinity && group;
+  const int same = bp->type == type && bp->affinity == affinity;
+  bp->type = on ? type : NULL;
+  bp->affinity = on ? affinity : NULL;
+  bp->group = on ? group : NULL;
+  if (on && !same) make_kinds(bp);
+}
+
+/* The pair of sweep places p < q (its overlap on the sweep axis known) if the boxes overlap on the other
+ * two axes and pass the classes and the filter. Returns 0, or 1 if the pair is past max_pairs. */
+static int emit(const grit_broadphase *bp, int p, int q, grit_pair_filter filter, const void *ctx, int *pairs,
+                int max_pairs, int *np) {
+  const double *bi = bp->box + 6 * p, *bj = bp->box + 6 * q;
+  if (bj[2] > bi[3] || bi[2] > bj[3] || bj[4] > bi[5] || bi[4] > bj[5]) return 0;
+  if (bp->type && classes_exclude(bp->cls + 3 * p, bp->cls + 3 * q)) return 0;
+  const int i = bp->order[p], j = bp->order[q], lo = i < j ? i : j, hj = i < j ? j : i;
+  if (filter && !filter(ctx, lo, hj)) return 0;
+  if (*np >= max_pairs) return 1;
+  pairs[2 * *np] = lo;
+  pairs[2 * *np + 1] = hj;
+  ++*np;
+  return 0;
+}
+
+/* The kinds' sweep: each kind's sweep places in a list (ascending), and for each box the boxes after it
+ * on the sweep axis of the kinds it matches, merged in sweep order: the pairs of the plain sweep in its
+ * order, without walking the boxes no kind of its would take. */
+static int sweep_kinds(grit_broadphase *bp, grit_pair_filter filter, const void *ctx, int *pairs, int max_pairs,
+                       int *np, long *nt) {
+  const int n = bp->n, nk = bp->nkind;
+  int start[GRIT_BP_KINDS + 1] = {0}, head[GRIT_BP_KINDS], at[GRIT_BP_KINDS], over = 0;
+  for (int p = 0; p < n; ++p) start[bp->kind[bp->order[p]] + 1]++;
+  for (int k = 0; k < nk; ++k) start[k + 1] += start[k], head[k] = start[k];
+  for (int p = 0; p < n; ++p) {
+    const int k = bp->kind[bp->order[p]];
+    bp->klist[head[k]++] = p;
+  }
+  for (int k = 0; k < nk; ++k) head[k] = start[k]; /* each kind's first place after p */
+  for (int p = 0; p < n; ++p) {
+    const int kp = bp->kind[bp->order[p]];
+    head[kp]++; /* p itself */
+    const double hi = bp->box[6 * p + 1];
+    for (int k = 0; k < nk; ++k) at[k] = head[k];
+    for (;;) {
+      int best = -1, bq = n;
+      for (int k = 0; k < nk; ++k) {
+        if (!bp->match[kp][k] || at[k] == start[k + 1]) continue;
+        const int q = bp->klist[at[k]];
+        if (bp->box[6 * q] > hi) continue; /* sorted: no later box of kind k overlaps */
+        if (q < bq) bq = q, best = k;
+      }
+      if (best < 0) break;
+      at[best]++;
+      ++*nt;
+      over |= emit(bp, p, bq, filter, ctx, pairs, max_pairs, np);
+    }
+  }
+  return over;
+}
+
 /* The packed sweep: the same insertion sort on the lower bounds gathered into one array (the same
  * comparisons, so the same order), the boxes copied in that order, then the same sweep over them read
- * in sequence instead of through the order: the same pairs in the same order, the same tests. */
+ * in sequence instead of through the order: the same pairs in the same order, the same tests (with
+ * classes, the kinds' sweep: the same pairs in the same order, fewer tests). */
 static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax, grit_pair_filter filter,
                                 const void *ctx, int *pairs, int max_pairs, int *npairs, long *tests) {
   const int n = bp->n, a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
@@ -83,36 +173,23 @@ static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax,
     double *x = box + 6 * p;
     x[0] = b[ax], x[1] = b[3 + ax], x[2] = b[a1], x[3] = b[3 + a1], x[4] = b[a2], x[5] = b[3 + a2];
   }
-  unsigned *cls = bp->type ? bp->cls : NULL;
-  if (cls)
+  if (bp->type)
     for (int p = 0; p < n; ++p)
-      cls[3 * p] = bp->type[o[p]], cls[3 * p + 1] = bp->affinity[o[p]], cls[3 * p + 2] = (unsigned)bp->group[o[p]];
-  int np = 0;
+      bp->cls[3 * p] = bp->type[o[p]], bp->cls[3 * p + 1] = bp->affinity[o[p]], bp->cls[3 * p + 2] = (unsigned)bp->group[o[p]];
+  int np = 0, over = 0;
   long nt = 0;
-  grit_status status = GRIT_OK;
-  for (int p = 0; p < n; ++p) {
-    const double *bi = box + 6 * p;
-    const double hi = bi[1], lo1 = bi[2], hi1 = bi[3], lo2 = bi[4], hi2 = bi[5];
-    for (int q = p + 1; q < n; ++q) {
-      const double *bj = box + 6 * q;
-      if (bj[0] > hi) break; /* sorted: no later box overlaps on the sweep axis */
-      nt++;
-      if (bj[2] > hi1 || lo1 > bj[3] || bj[4] > hi2 || lo2 > bj[5]) continue;
-      if (cls && classes_exclude(cls + 3 * p, cls + 3 * q)) continue;
-      const int i = o[p], j = o[q], lo = i < j ? i : j, hj = i < j ? j : i;
-      if (filter && !filter(ctx, lo, hj)) continue;
-      if (np >= max_pairs) {
-        status = GRIT_ERR_CAPACITY;
-        continue;
+  if (bp->type && bp->nkind) over = sweep_kinds(bp, filter, ctx, pairs, max_pairs, &np, &nt);
+  else
+    for (int p = 0; p < n; ++p) {
+      const double hi = box[6 * p + 1];
+      for (int q = p + 1; q < n && box[6 * q] <= hi; ++q) { /* sorted: no later box overlaps on the sweep axis */
+        nt++;
+        over |= emit(bp, p, q, filter, ctx, pairs, max_pairs, &np);
       }
-      pairs[2 * np] = lo;
-      pairs[2 * np + 1] = hj;
-      np++;
     }
-  }
   *npairs = np;
   if (tests) *tests = nt;
-  return status;
+  return over ? GRIT_ERR_CAPACITY : GRIT_OK;
 }
 
 /* The axis along which the box centres have the largest variance. */
