@@ -107,7 +107,8 @@ Test(broadphase, reports_capacity_without_overflow) {
   grit_broadphase_free(bp);
 }
 
-/* The packed sweep (default) and the sweep through the order (grit_broadphase_set_unpacked) give the
+/* The packed sweep (default; four boxes a vector, and with grit_broadphase_set_scalar a pair at a time)
+ * and the sweep through the order (grit_broadphase_set_unpacked) give the
  * same pairs in the same order and make the same tests: random boxes (some unbounded, as a plane's,
  * some with equal lower bounds) moved over 30 calls, with and without a filter, and at a capacity. */
 Test(broadphase, packed_sweep_same_pairs_in_same_order) {
@@ -115,15 +116,17 @@ Test(broadphase, packed_sweep_same_pairs_in_same_order) {
   const int n = 300, cap = n * (n - 1) / 2;
   const double L[3] = {1.0, 0.6, 0.3};
   double *aabb = malloc(sizeof(double) * 6 * (size_t)n);
-  int *pp[2] = {malloc(sizeof(int) * 2 * (size_t)cap), malloc(sizeof(int) * 2 * (size_t)cap)};
+  int *pp[3] = {malloc(sizeof(int) * 2 * (size_t)cap), malloc(sizeof(int) * 2 * (size_t)cap), malloc(sizeof(int) * 2 * (size_t)cap)};
   random_boxes(&s, n, L, 0.01, 0.06, aabb);
   for (int k = 0; k < 3; ++k) aabb[6 * 7 + k] = -INFINITY, aabb[6 * 7 + 3 + k] = INFINITY;
   aabb[6 * 9 + 2] = -INFINITY; /* a floor: bounded above only */
   aabb[6 * 10] = aabb[6 * 11] = aabb[6 * 12]; /* ties on the lower bounds */
-  grit_broadphase *bp[2];
+  grit_broadphase *bp[3];
   grit_broadphase_create(n, &bp[0]);
   grit_broadphase_create(n, &bp[1]);
+  grit_broadphase_create(n, &bp[2]);
   grit_broadphase_set_unpacked(bp[1], 1);
+  grit_broadphase_set_scalar(bp[2], 1); /* the packed sweep a pair at a time (bp[0]: four boxes a vector) */
   for (int call = 0; call < 30; ++call) {
     for (int i = 13; i < n; ++i) /* coherent motion */
       for (int k = 0; k < 3; ++k) {
@@ -132,12 +135,14 @@ Test(broadphase, packed_sweep_same_pairs_in_same_order) {
         aabb[6 * i + 3 + k] += dx;
       }
     const int max = call == 29 ? 50 : cap;
-    int np[2];
-    long tests[2];
-    grit_status st[2];
-    for (int r = 0; r < 2; ++r)
+    int np[3];
+    long tests[3];
+    grit_status st[3];
+    for (int r = 0; r < 3; ++r)
       st[r] = grit_broadphase_pairs(bp[r], aabb, call % 2 ? skip_some : NULL, NULL, pp[r], max, &np[r], &tests[r]);
-    cr_assert_eq(st[0], st[1], "call %d", call);
+    cr_assert(st[0] == st[1] && st[2] == st[1], "call %d", call);
+    cr_assert(np[2] == np[1] && tests[2] == tests[1] && !memcmp(pp[2], pp[1], sizeof(int) * 2 * (size_t)np[1]),
+              "call %d: the scalar packed sweep differs", call);
     cr_assert_eq(np[0], np[1], "call %d: %d pairs packed, %d unpacked", call, np[0], np[1]);
     cr_assert_eq(tests[0], tests[1], "call %d", call);
     cr_assert(!memcmp(pp[0], pp[1], sizeof(int) * 2 * (size_t)np[0]), "call %d: other pairs or order", call);
@@ -145,8 +150,10 @@ Test(broadphase, packed_sweep_same_pairs_in_same_order) {
   }
   grit_broadphase_free(bp[0]);
   grit_broadphase_free(bp[1]);
+  grit_broadphase_free(bp[2]);
   free(pp[0]);
   free(pp[1]);
+  free(pp[2]);
   free(aabb);
 }
 

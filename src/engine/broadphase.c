@@ -2,6 +2,7 @@
 /* broadphase.c — sort-and-sweep over axis-aligned boxes. See broadphase.h. */
 #include "broadphase.h"
 
+#include <immintrin.h>
 #include <stdlib.h>
 
 #define GRIT_BP_KINDS 8 /* the most kinds of boxes the kinds' sweep takes */
@@ -16,9 +17,12 @@ struct grit_broadphase {
   const int *group;
   unsigned *cls; /* (3 n) the classes in sweep order: type, affinity, group */
   int nkind;     /* the classes' kinds (make_kinds), or 0 */
+  int test_cls;  /* 0 when every two kinds' masks match (then the classes' test is left to the filter) */
   unsigned char *kind; /* (n) each box's kind */
   unsigned char match[GRIT_BP_KINDS][GRIT_BP_KINDS]; /* whether two kinds' bit masks match */
   int *klist;    /* (n) the sweep places grouped by kind, during a call */
+  double *side;  /* (4 n) the boxes' other two axes in sweep order, by rows: lo1, hi1, lo2, hi2 */
+  int avx2;      /* the plain sweep four boxes a vector (sweep_one_avx2; off with the scalar_sweep switch) */
 };
 
 grit_status grit_broadphase_create(int n, grit_broadphase **out) {
@@ -33,7 +37,9 @@ grit_status grit_broadphase_create(int n, grit_broadphase **out) {
   bp->cls = calloc(3 * (size_t)n + 1, sizeof(unsigned));
   bp->kind = calloc((size_t)n + 1, 1);
   bp->klist = calloc((size_t)n + 1, sizeof(int));
-  if (!bp->order || !bp->key || !bp->box || !bp->cls || !bp->kind || !bp->klist) {
+  bp->side = calloc(4 * (size_t)n + 1, sizeof(double));
+  bp->avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (!bp->side || !bp->order || !bp->key || !bp->box || !bp->cls || !bp->kind || !bp->klist) {
     grit_broadphase_free(bp);
     return GRIT_ERR_OUT_OF_MEMORY;
   }
@@ -50,10 +56,13 @@ void grit_broadphase_free(grit_broadphase *bp) {
   free(bp->cls);
   free(bp->kind);
   free(bp->klist);
+  free(bp->side);
   free(bp);
 }
 
 void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked) { bp->unpacked = unpacked != 0; }
+
+void grit_broadphase_set_scalar(grit_broadphase *bp, int scalar) { bp->avx2 = !scalar && __builtin_cpu_supports("avx2"); }
 
 /* Whether classes (type, affinity, group) a and b exclude the pair (grit_broadphase_set_classes). */
 static int classes_exclude(const unsigned *a, const unsigned *b) {
@@ -65,6 +74,7 @@ static int classes_exclude(const unsigned *a, const unsigned *b) {
  * Made again only when the arrays change (a model's, fixed). */
 static void make_kinds(grit_broadphase *bp) {
   bp->nkind = 0;
+  bp->test_cls = 1;
   int k = 0;
   unsigned t[GRIT_BP_KINDS], a[GRIT_BP_KINDS];
   for (int i = 0; i < bp->n; ++i) {
@@ -83,6 +93,7 @@ static void make_kinds(grit_broadphase *bp) {
       all &= bp->match[x][y];
     }
   bp->nkind = all ? 0 : k;
+  bp->test_cls = !all; /* every mask matching: the filter's own tests drop the one-weld pairs */
 }
 
 void grit_broadphase_set_classes(grit_broadphase *bp, const unsigned *type, const unsigned *affinity, const int *group) {
@@ -94,20 +105,84 @@ void grit_broadphase_set_classes(grit_broadphase *bp, const unsigned *type, cons
   if (on && !same) make_kinds(bp);
 }
 
-/* The pair of sweep places p < q (its overlap on the sweep axis known) if the boxes overlap on the other
- * two axes and pass the classes and the filter. Returns 0, or 1 if the pair is past max_pairs. */
-static int emit(const grit_broadphase *bp, int p, int q, grit_pair_filter filter, const void *ctx, int *pairs,
-                int max_pairs, int *np) {
-  const double *bi = bp->box + 6 * p, *bj = bp->box + 6 * q;
-  if (bj[2] > bi[3] || bi[2] > bj[3] || bj[4] > bi[5] || bi[4] > bj[5]) return 0;
-  if (bp->type && classes_exclude(bp->cls + 3 * p, bp->cls + 3 * q)) return 0;
-  const int i = bp->order[p], j = bp->order[q], lo = i < j ? i : j, hj = i < j ? j : i;
+/* Box p of a sweep: its bounds past the sweep axis's lower one, its classes (NULL: not tested), its index. */
+typedef struct sweep_at {
+  double hi, lo1, hi1, lo2, hi2;
+  const unsigned *cls;
+  int i;
+} sweep_at;
+
+static inline sweep_at sweep_at_make(const grit_broadphase *bp, int p) {
+  const double *b = bp->box + 6 * p;
+  const sweep_at a = {b[1], b[2], b[3], b[4], b[5], bp->type && bp->test_cls ? bp->cls + 3 * p : NULL, bp->order[p]};
+  return a;
+}
+
+/* The pair of box a and the box at sweep place q (after a, overlapping it on the sweep axis) if it
+ * passes the classes and the filter. Returns 0, or 1 if the pair is past max_pairs. */
+static inline __attribute__((always_inline)) int emit_overlapping(const grit_broadphase *bp, const sweep_at *a, int q,
+                                                                  grit_pair_filter filter, const void *ctx, int *pairs,
+                                                                  int max_pairs, int *np) {
+  if (a->cls && classes_exclude(a->cls, bp->cls + 3 * q)) return 0;
+  const int j = bp->order[q], lo = a->i < j ? a->i : j, hj = a->i < j ? j : a->i;
   if (filter && !filter(ctx, lo, hj)) return 0;
   if (*np >= max_pairs) return 1;
   pairs[2 * *np] = lo;
   pairs[2 * *np + 1] = hj;
   ++*np;
   return 0;
+}
+
+/* The same, after the test on the other two axes (a NaN bound never rejects). */
+static inline __attribute__((always_inline)) int emit(const grit_broadphase *bp, const sweep_at *a, int q,
+                                                      grit_pair_filter filter, const void *ctx, int *pairs, int max_pairs,
+                                                      int *np) {
+  const double *bj = bp->box + 6 * q;
+  if (bj[2] > a->hi1 || a->lo1 > bj[3] || bj[4] > a->hi2 || a->lo2 > bj[5]) return 0;
+  return emit_overlapping(bp, a, q, filter, ctx, pairs, max_pairs, np);
+}
+
+/* Box p's sweep, four later boxes a vector: their lower bounds on the sweep axis (key, sorted) against
+ * p's upper one, and the other two axes' intervals (side: lo1, hi1, lo2, hi2 rows of n), by the scalar
+ * sweep's comparisons (a NaN bound never rejects, as there): the same pairs in order, the same tests. */
+static inline __attribute__((target("avx2"), always_inline)) int sweep_one_avx2(const grit_broadphase *bp, int p, grit_pair_filter filter,
+                                                          const void *ctx, int *pairs, int max_pairs, int *np, long *nt) {
+  const int n = bp->n;
+  const double *key = bp->key, *s = bp->side;
+  const sweep_at a = sweep_at_make(bp, p);
+  int q = p + 1, over = 0;
+  for (; q < n && q <= p + 4; ++q) { /* most boxes overlap few on the sweep axis: those a pair at a time */
+    if (key[q] > a.hi) return over;
+    ++*nt;
+    over |= emit(bp, &a, q, filter, ctx, pairs, max_pairs, np);
+  }
+  const __m256d hi = _mm256_set1_pd(a.hi), lo1 = _mm256_set1_pd(a.lo1), hi1 = _mm256_set1_pd(a.hi1);
+  const __m256d lo2 = _mm256_set1_pd(a.lo2), hi2 = _mm256_set1_pd(a.hi2);
+  for (; q + 4 <= n; q += 4) {
+    const int in = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(key + q), hi, _CMP_NGT_UQ));
+    const int run = in == 15 ? 4 : __builtin_ctz(~in & 15); /* sorted: the boxes before the first one past hi */
+    *nt += run;
+    __m256d ok = _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(s + q), hi1, _CMP_NGT_UQ),
+                               _mm256_cmp_pd(lo1, _mm256_loadu_pd(s + n + q), _CMP_NGT_UQ));
+    ok = _mm256_and_pd(ok, _mm256_cmp_pd(_mm256_loadu_pd(s + 2 * n + q), hi2, _CMP_NGT_UQ));
+    ok = _mm256_and_pd(ok, _mm256_cmp_pd(lo2, _mm256_loadu_pd(s + 3 * n + q), _CMP_NGT_UQ));
+    for (int m = _mm256_movemask_pd(ok) & ((1 << run) - 1); m; m &= m - 1)
+      over |= emit_overlapping(bp, &a, q + __builtin_ctz(m), filter, ctx, pairs, max_pairs, np);
+    if (run < 4) return over;
+  }
+  for (; q < n && key[q] <= a.hi; ++q) {
+    ++*nt;
+    over |= emit(bp, &a, q, filter, ctx, pairs, max_pairs, np);
+  }
+  return over;
+}
+
+/* The plain sweep of every box, four later boxes a vector. */
+static __attribute__((target("avx2"))) int sweep_avx2(const grit_broadphase *bp, grit_pair_filter filter,
+                                                     const void *ctx, int *pairs, int max_pairs, int *np, long *nt) {
+  int over = 0;
+  for (int p = 0; p < bp->n; ++p) over |= sweep_one_avx2(bp, p, filter, ctx, pairs, max_pairs, np, nt);
+  return over;
 }
 
 /* The kinds' sweep: each kind's sweep places in a list (ascending), and for each box the boxes after it
@@ -127,20 +202,20 @@ static int sweep_kinds(grit_broadphase *bp, grit_pair_filter filter, const void 
   for (int p = 0; p < n; ++p) {
     const int kp = bp->kind[bp->order[p]];
     head[kp]++; /* p itself */
-    const double hi = bp->box[6 * p + 1];
+    const sweep_at a = sweep_at_make(bp, p);
     for (int k = 0; k < nk; ++k) at[k] = head[k];
     for (;;) {
       int best = -1, bq = n;
       for (int k = 0; k < nk; ++k) {
         if (!bp->match[kp][k] || at[k] == start[k + 1]) continue;
         const int q = bp->klist[at[k]];
-        if (bp->box[6 * q] > hi) continue; /* sorted: no later box of kind k overlaps */
+        if (bp->box[6 * q] > a.hi) continue; /* sorted: no later box of kind k overlaps */
         if (q < bq) bq = q, best = k;
       }
       if (best < 0) break;
       at[best]++;
       ++*nt;
-      over |= emit(bp, p, bq, filter, ctx, pairs, max_pairs, np);
+      over |= emit(bp, &a, bq, filter, ctx, pairs, max_pairs, np);
     }
   }
   return over;
@@ -172,19 +247,22 @@ static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax,
     const double *b = aabb + 6 * o[p];
     double *x = box + 6 * p;
     x[0] = b[ax], x[1] = b[3 + ax], x[2] = b[a1], x[3] = b[3 + a1], x[4] = b[a2], x[5] = b[3 + a2];
+    double *y = bp->side + p;
+    y[0] = b[a1], y[n] = b[3 + a1], y[2 * n] = b[a2], y[3 * n] = b[3 + a2];
   }
-  if (bp->type)
+  if (bp->type && bp->test_cls)
     for (int p = 0; p < n; ++p)
       bp->cls[3 * p] = bp->type[o[p]], bp->cls[3 * p + 1] = bp->affinity[o[p]], bp->cls[3 * p + 2] = (unsigned)bp->group[o[p]];
   int np = 0, over = 0;
   long nt = 0;
   if (bp->type && bp->nkind) over = sweep_kinds(bp, filter, ctx, pairs, max_pairs, &np, &nt);
+  else if (bp->avx2) over = sweep_avx2(bp, filter, ctx, pairs, max_pairs, &np, &nt);
   else
     for (int p = 0; p < n; ++p) {
-      const double hi = box[6 * p + 1];
-      for (int q = p + 1; q < n && box[6 * q] <= hi; ++q) { /* sorted: no later box overlaps on the sweep axis */
+      const sweep_at a = sweep_at_make(bp, p);
+      for (int q = p + 1; q < n && box[6 * q] <= a.hi; ++q) { /* sorted: no later box overlaps on the sweep axis */
         nt++;
-        over |= emit(bp, p, q, filter, ctx, pairs, max_pairs, &np);
+        over |= emit(bp, &a, q, filter, ctx, pairs, max_pairs, &np);
       }
     }
   *npairs = np;

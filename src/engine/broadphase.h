@@ -29,6 +29,10 @@ grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_
  * packed in that order (the same pairs, in the same order). */
 void grit_broadphase_set_unpacked(grit_broadphase *bp, int unpacked);
 
+/* 1: the packed plain sweep tests one box pair at a time (the old path); 0 (default, with AVX2): four
+ * later boxes a vector (the same pairs in the same order, the same tests). */
+void grit_broadphase_set_scalar(grit_broadphase *bp, int scalar);
+
 /* Optional classes of the boxes (arrays of n, kept by the caller and read at each call; NULL: none):
  * boxes i and j of the same group, or whose bit masks match neither way (!(type[i] & affinity[j]) &&
  * !(type[j] & affinity[i])), are never a pair. The test runs in the sweep, after the overlap test and
