@@ -64,6 +64,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->isl_tstart = calloc((size_t)m->ntree + 2, sizeof(int));
   s->isl_tree = calloc((size_t)m->ntree + 1, sizeof(int));
   s->act = calloc((size_t)m->ntree + 1, sizeof(int));
+  s->act_fac = calloc((size_t)m->ntree + 1, sizeof(int));
   s->tree_on = calloc((size_t)m->ntree + 1, 1);
   s->tree_flag = calloc((size_t)m->ntree + 1, 1);
   s->isl = calloc((size_t)ISL_FIELDS * (size_t)m->ntree + 1, sizeof(double));
@@ -72,7 +73,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
   int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
-           s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
+           s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
@@ -108,6 +109,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->isl_tstart);
   free(s->isl_tree);
   free(s->act);
+  free(s->act_fac);
   free(s->tree_on);
   free(s->tree_flag);
   double *vecs[] = {s->r, s->dv, s->Adv, s->e, s->Ae, s->jtg, s->dinv, s->dsq, s->tmp};
@@ -459,20 +461,11 @@ static int choose_active(grit_solver *s, const grit_solver_options *opt, int ite
   return nact;
 }
 
-/* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
- * dv = -H^-1 r (with all of them, as one system). *dvmax: the largest |D^-1 dv|. */
-static grit_status newton_direction(grit_solver *s, const grit_model *m, const double *A, int nact, double dt,
-                                    int first, grit_solver_stats *st, double *tc, int tm, double *dvmax,
-                                    char *message) {
-  const int nv = s->nv, all = nact == s->nisl;
-  grit_status as = assemble(s, A, s->act, nact, message);
-  if (as != GRIT_OK) return as;
-  lap(tm, &st->t_assembly, tc);
-  grit_status fs = grit_hessian_factor(s->H, &st->cond_estimate, message);
-  if (fs != GRIT_OK) return fs;
-  st->factor_flops += grit_hessian_flops(s->H);
-  lap(tm, &st->t_factor, tc);
-  if (!all) memset(s->dv, 0, sizeof(double) * (size_t)nv); /* the islands at rest: no step */
+/* dv = -H^-1 r over the active islands with the factor at hand (the stick and pressed models' right-hand
+ * sides with first); *dvmax: the largest |D^-1 dv|. */
+static void solve_direction(grit_solver *s, const grit_model *m, int nact, double dt, int first, grit_solver_stats *st,
+                            double *dvmax) {
+  if (nact != s->nisl) memset(s->dv, 0, sizeof(double) * (size_t)s->nv); /* the islands at rest: no step */
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) {
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
@@ -488,8 +481,63 @@ static grit_status newton_direction(grit_solver *s, const grit_model *m, const d
       const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
       for (int i = adr; i < end; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) * s->dsq[i]);
     }
+}
+
+/* Phase 4: the Newton direction over the active islands, H = A + sum J^T G J assembled and factored, and
+ * dv = -H^-1 r (with all of them, as one system). *dvmax: the largest |D^-1 dv|. The factor is kept for
+ * the chord steps (below) unless it is of the models of a first step (first). */
+static grit_status newton_direction(grit_solver *s, const grit_model *m, const double *A, int nact, double dt,
+                                    int first, grit_solver_stats *st, double *tc, int tm, double *dvmax,
+                                    char *message) {
+  s->fac_ok = 0;
+  grit_status as = assemble(s, A, s->act, nact, message);
+  if (as != GRIT_OK) return as;
+  lap(tm, &st->t_assembly, tc);
+  grit_status fs = grit_hessian_factor(s->H, &st->cond_estimate, message);
+  if (fs != GRIT_OK) return fs;
+  st->factor_flops += grit_hessian_flops(s->H);
+  lap(tm, &st->t_factor, tc);
+  solve_direction(s, m, nact, dt, first, st, dvmax);
   lap(tm, &st->t_solve, tc);
+  if (!first) {
+    s->fac_ok = 1, s->nact_fac = nact;
+    memcpy(s->act_fac, s->act, sizeof(int) * (size_t)nact);
+  }
   return GRIT_OK;
+}
+
+/* A chord step: near the minimizer the Hessian changes little from one iterate to the next, and the
+ * direction -H_old^-1 r with the last factor (of an iterate one or more steps back) is a descent direction
+ * (H_old is positive definite) close to Newton's. The exact line search minimizes the true l along it and
+ * the stopping test is the same: only the path changes, and an iteration costs the evaluation, the solve
+ * and the line search without the assembly and the factorization (on MuJoCo's composites 60-80 % of an
+ * iteration). Taken when the last step, Newton's or a chord's, cut each active island's residual |D r| to
+ * CHORD_RATIO of what it was or less (the local regime, where the models' G settle), over the same islands
+ * as the factor (no first step's models: the stick and pressed predictions, a lookahead's engaging
+ * contacts), on the block-sparse path (the dense one is for small systems), and when one of those islands
+ * has a tree of CHORD_MIN_TREE dofs or more. On such a tree a contact's J^T G J reaches along the chain from
+ * the root to its body and the tree's block is factored whole: the assembly and the factorization are most
+ * of an iteration (MuJoCo's loop: 80 %). On small trees (free bodies, particles, arms, the iLQR tests'
+ * grippers and hopper) they cost about what the evaluation and the line search cost, and a chord step,
+ * converging linearly, saves nothing: there the path stays Newton's, bit for bit (test_solver's random
+ * problems of free bodies compare dense and sparse paths and islands to bounds a changed path exceeds).
+ * From the same saved states, grit_step's instructions: loop -5.8 %, softbox -2.9 %, MuJoCo humanoid
+ * -3.4 %, CMU humanoid -2.9 %, cloth -1.4 %, hammock -1.1 % (CHORD_RATIO 0.3: loop -6.9 %, but hammock
+ * +0.7 %, cloth +0.1 %; docs/performance.md, stop 24). */
+#define CHORD_RATIO 0.1
+#define CHORD_MIN_TREE 24
+static int chord_step_ok(const grit_solver *s, int iter, int nact, int engaging) {
+  if (s->no_chord || !s->fac_ok || iter < 2 || engaging || nact != s->nact_fac || grit_hessian_path(s->H) != 1)
+    return 0;
+  const double *irn = ISL(s, ISL_RN), *irnp = ISL(s, ISL_RNP), *ialpha = ISL(s, ISL_ALPHA);
+  int big = 0;
+  for (int a = 0; a < nact; ++a) {
+    const int k = s->act[a];
+    if (k != s->act_fac[a] || !(ialpha[k] > 0.0) || !(irn[k] <= CHORD_RATIO * CHORD_RATIO * irnp[k])) return 0;
+    for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q)
+      big = big || s->m->tree_dofnum[s->isl_tree[q]] >= CHORD_MIN_TREE;
+  }
+  return big;
 }
 
 /* Newton's method on the convex problem, the way grit_step reads: begin, then per iteration evaluate the
@@ -514,15 +562,18 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     return GRIT_OK;
   }
   s->factor_is_A = 0;
+  s->fac_ok = 0;
   grit_hessian_force_path(s->H, nv <= opt->dense_max_nv ? 0 : opt->sparse_path == 2 ? 2 : 1);
   lap(tm, &st.t_assembly, &tc);
   begin_solve(s, m, A, nc, dt);
   grit_solver_start_free_islands(s, m, A, vstar, vwarm, dt, v);
   int nact = s->nisl; /* the islands to evaluate: all at first, then those that moved */
   for (int iter = 0;; ++iter) {
-    for (int a = 0; a < nact; ++a)
+    for (int a = 0; a < nact; ++a) {
+      ISL(s, ISL_RNP)[s->act[a]] = ISL(s, ISL_RN)[s->act[a]];
       if (iter > 0 || ISL(s, ISL_WARM)[s->act[a]] == WARM_NONE) /* (a warm start's: evaluated there) */
         grit_solver_eval_island(s, m, A, vstar, v, dt, s->act[a], iter == 0);
+    }
     const island_sums u = sum_islands(s);
     grit_status status;
     if (converged(s, opt, iter, &u, &st, &status, message)) break;
@@ -539,7 +590,15 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     else if (iter == 1) /* the prediction is the first step's only */
       for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
     if (iter > 0 && opt->stick_start && !s->no_lookahead) engaging = grit_solver_predict_engaging(s, dt, nact);
-    grit_status ns = newton_direction(s, m, A, nact, dt, iter == 0 || engaging, &st, &tc, tm, &dvmax, message);
+    grit_status ns = GRIT_OK;
+    int chord = chord_step_ok(s, iter, nact, engaging);
+    if (chord) {
+      solve_direction(s, m, nact, dt, 0, &st, &dvmax);
+      lap(tm, &st.t_solve, &tc);
+      if (dvmax <= 16.0 * DBL_EPSILON * u.vmax) chord = 0, st.newton_iters--; /* round-off: Newton's step decides */
+      else st.chord_iters++;
+    }
+    if (!chord) ns = newton_direction(s, m, A, nact, dt, iter == 0 || engaging, &st, &tc, tm, &dvmax, message);
     if (ns == GRIT_OK && engaging && dvmax <= 16.0 * DBL_EPSILON * u.vmax) { /* the model's step, not Newton's:
                                                                   the test below needs the exact one */
       for (int i = 0; i < nc; ++i) s->c[i].gn_start = 0.0;
@@ -554,8 +613,9 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     if (iter > 0 && dvmax <= 16.0 * DBL_EPSILON * u.vmax) break;
     nact = grit_solver_search_islands(s, m, opt->max_ls_iters, dt, A, nact, iter == 0, v, &st.ls_iters);
     lap(tm, &st.t_linesearch, &tc);
-    if (!nact && iter > 0 && !engaging) break; /* no descent left: at the minimizer to round-off (along the
-                                                    model's direction that says nothing: the next is exact) */
+    if (!nact && iter > 0 && chord) s->fac_ok = 0; /* none along the chord: the next direction is Newton's */
+    else if (!nact && iter > 0 && !engaging) break; /* no descent left: at the minimizer to round-off (along the
+                                                         model's direction that says nothing: the next is exact) */
   }
   /* the normal-only contacts' tangential velocities at the solution, so that every constraint's vc is
    * complete for the derivatives */
@@ -563,6 +623,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
     if (normal_only(&s->c[i])) constraint_apply_rows(m, &s->c[i], s->jstore, v, 1, s->c[i].vc, 0, 2);
   lap(tm, &st.t_eval, &tc);
   st.used_sparse = grit_hessian_path(s->H);
+  s->chord_iters = st.chord_iters;
   if (stats) *stats = st;
   return GRIT_OK;
 }

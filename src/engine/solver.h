@@ -47,6 +47,7 @@ typedef struct grit_solver_stats {
   double t_solve;      /* the triangular solves for the Newton step */
   double t_linesearch; /* A dv, J dv and the exact line search */
   double factor_flops; /* floating-point operations of the factorizations, summed over the iterations */
+  int chord_iters;     /* Newton iterations (counted in newton_iters) whose direction reused the last factor */
 } grit_solver_stats;
 
 typedef struct grit_solver grit_solver;

@@ -54,6 +54,12 @@ struct grit_solver {
   int kept_factor;      /* the last refactor kept the step's factor (tests, benchmarks) */
   int no_bilateral_ls;  /* nonzero: the line search evaluates bilateral equality rows through
                            grit_constraint_eval, as before bilateral_directional (solver_linesearch.c; tests) */
+  int no_chord;         /* nonzero: every Newton direction assembles and factors H (no chord steps with the
+                           last factor, solver.c; tests) */
+  int *act_fac;         /* (ntree) the islands act[0..nact_fac-1] of the last factorization that a chord step
+                           may reuse (fac_ok) */
+  int nact_fac, fac_ok;
+  int chord_iters;      /* the last solve's chord steps (grit_solver_stats.chord_iters; tests) */
   int no_reopen;        /* nonzero: a contact without friction that the last step opened is not modelled
                            pressed in the next direction (solver_lookahead.c; tests) */
   /* Islands: the connected components of the graph of trees linked by a constraint (candidates
@@ -74,9 +80,10 @@ struct grit_solver {
 
 /* Per-island numbers, ISL(s, field)[k] for island k: the sums of the convergence test over its dofs
  * (|D r|^2, |D A e|^2, |D J^T gamma|^2), its cost terms e^T A e and sum l_i, the largest |D^-1 v| and
- * |D^-1 v*| (round-off floor), its last line-search step, its number of dofs, and how it started
- * (ISL_WARM: WARM_NONE, WARM_TAKEN, WARM_NEAR; solver_start.c). */
-enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_WARM, ISL_FIELDS };
+ * |D^-1 v*| (round-off floor), its last line-search step, its number of dofs, how it started
+ * (ISL_WARM: WARM_NONE, WARM_TAKEN, WARM_NEAR; solver_start.c), and |D r|^2 at the evaluation before its
+ * last one (ISL_RNP: the last step's reduction of the residual, for the chord steps of solver.c). */
+enum { ISL_RN, ISL_AN, ISL_JN, ISL_EE, ISL_CC, ISL_VMAX, ISL_SMAX, ISL_ALPHA, ISL_NDOF, ISL_WARM, ISL_RNP, ISL_FIELDS };
 #define ISL(s, f) ((s)->isl + (size_t)(f) * (size_t)(s)->m->ntree)
 
 /* ISL_WARM: the island started at v (or v*); at the second start (grit_solver_set_warm), already evaluated
