@@ -175,25 +175,30 @@ static int tet_closest(const sv *v, double lam[4]) {
   return !any;
 }
 
-/* Replaces s by the smallest sub-simplex holding its closest point to the origin, writes that point to
- * v; returns 1 if the origin is inside the (tetrahedral) simplex. */
-static int simplex_closest(simplex *s, double v[3]) {
-  double lam[4];
+/* The weights of the simplex's point closest to the origin (0: a point left out); 1 if the origin is
+ * inside the (tetrahedral) simplex. s is not changed: GJK drops the new point at no cost when it brings
+ * no progress (no copy of the simplex to restore). */
+static int simplex_weights(const simplex *s, double lam[4]) {
   if (s->n == 1) set_lam(lam, 1, 0, 0, 0);
   else if (s->n == 2) seg_closest(s->v[0].w, s->v[1].w, lam);
   else if (s->n == 3) tri_closest(s->v[0].w, s->v[1].w, s->v[2].w, lam);
-  else if (tet_closest(s->v, lam)) {
-    for (int i = 0; i < 4; ++i) s->lam[i] = 0.25;
-    grit_v3_zero(v);
-    return 1;
-  }
+  else return tet_closest(s->v, lam);
+  return 0;
+}
+
+/* The closest point: the sum over the points kept (lam > 0) in their order, the reduced simplex's sum. */
+static void weighted_point(const simplex *s, const double lam[4], double v[3]) {
+  grit_v3_zero(v);
+  for (int i = 0; i < s->n; ++i)
+    if (lam[i] > 0.0) grit_v3_addscl(v, v, s->v[i].w, lam[i]);
+}
+
+/* Replaces s by the smallest sub-simplex holding its closest point (the points of positive weight). */
+static void simplex_reduce(simplex *s, const double lam[4]) {
   int m = 0;
   for (int i = 0; i < s->n; ++i)
     if (lam[i] > 0.0) s->v[m] = s->v[i], s->lam[m++] = lam[i];
   s->n = m;
-  grit_v3_zero(v);
-  for (int i = 0; i < m; ++i) grit_v3_addscl(v, v, s->v[i].w, s->lam[i]);
-  return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- GJK */
@@ -271,14 +276,18 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
     if (vv - vw <= fmax(GJK_REL * vv, GJK_ABS * scale * sqrt(vv))) return GJK_SEPARATED;
     for (int i = 0; i < s->n; ++i) /* no new support point: converged as far as round-off allows */
       if (w.w[0] == s->v[i].w[0] && w.w[1] == s->v[i].w[1] && w.w[2] == s->v[i].w[2]) return GJK_SEPARATED;
-    simplex old = *s;
     s->v[s->n++] = w;
-    double vn[3];
-    if (simplex_closest(s, vn)) return GJK_OVERLAP;
+    double vn[3], lam[4];
+    if (simplex_weights(s, lam)) { /* the origin inside the tetrahedron */
+      for (int i = 0; i < 4; ++i) s->lam[i] = 0.25;
+      return GJK_OVERLAP;
+    }
+    weighted_point(s, lam, vn);
     if (grit_v3_norm2(vn) >= vv) { /* no progress (round-off): keep the previous simplex */
-      *s = old;
+      s->n--;
       return GJK_SEPARATED;
     }
+    simplex_reduce(s, lam);
     grit_v3_copy(v, vn);
     if (A->refine && B->refine) *jumps += point_jump(A, B, s, v, touch2);
   }
