@@ -252,6 +252,9 @@ static int point_jump(const body *A, const body *B, simplex *s, double v[3], dou
 }
 
 enum { GJK_SEPARATED, GJK_FAR, GJK_OVERLAP };
+/* Jumps a GJK call takes at most: each resets the simplex to one point, so repeated jumps could keep it
+ * from growing around an origin inside D (an overlap approached by ever shorter jumps). */
+#define JUMP_MAX 2
 
 /* GJK on the cores: GJK_FAR if their distance certainly exceeds `far`, GJK_OVERLAP if they overlap or
  * touch (then s holds the last simplex), else GJK_SEPARATED with s reduced to the closest feature. */
@@ -289,7 +292,7 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
     }
     simplex_reduce(s, lam);
     grit_v3_copy(v, vn);
-    if (A->refine && B->refine) *jumps += point_jump(A, B, s, v, touch2);
+    if (A->refine && B->refine && *jumps < JUMP_MAX) *jumps += point_jump(A, B, s, v, touch2);
   }
   return GJK_SEPARATED;
 }
@@ -631,7 +634,8 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   info->full_edge_clear = full;
   info->no_point_jump = !refine;
   int jumps = 0, res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it, &jumps);
-  if (res == GJK_OVERLAP && jumps) { /* overlaps take the old path's simplex to EPA: the same bits */
+  if (jumps && (res == GJK_OVERLAP || it >= GJK_MAX_ITER)) { /* overlaps (and a call out of iterations) take the
+                                                               old path: EPA gets its simplex, the same bits */
     const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0};
     res = gjk(&A0, &B0, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   }
