@@ -53,6 +53,7 @@ typedef struct body {
   const double *p, *R;
   double r;  /* core radius */
   int *hint; /* the last support vertex of a hull with a graph, where the next climb starts */
+  int refine; /* 1: GJK may jump to a cylinder's closest point to a single point of the other (point_jump) */
 } body;
 
 /* A vertex of D with the two core points that made it: w = a - b. */
@@ -174,34 +175,91 @@ static int tet_closest(const sv *v, double lam[4]) {
   return !any;
 }
 
-/* Replaces s by the smallest sub-simplex holding its closest point to the origin, writes that point to
- * v; returns 1 if the origin is inside the (tetrahedral) simplex. */
-static int simplex_closest(simplex *s, double v[3]) {
-  double lam[4];
+/* The weights of the simplex's point closest to the origin (0: a point left out); 1 if the origin is
+ * inside the (tetrahedral) simplex. s is not changed: GJK drops the new point at no cost when it brings
+ * no progress (no copy of the simplex to restore). */
+static int simplex_weights(const simplex *s, double lam[4]) {
   if (s->n == 1) set_lam(lam, 1, 0, 0, 0);
   else if (s->n == 2) seg_closest(s->v[0].w, s->v[1].w, lam);
   else if (s->n == 3) tri_closest(s->v[0].w, s->v[1].w, s->v[2].w, lam);
-  else if (tet_closest(s->v, lam)) {
-    for (int i = 0; i < 4; ++i) s->lam[i] = 0.25;
-    grit_v3_zero(v);
-    return 1;
-  }
+  else return tet_closest(s->v, lam);
+  return 0;
+}
+
+/* The closest point: the sum over the points kept (lam > 0) in their order, the reduced simplex's sum. */
+static void weighted_point(const simplex *s, const double lam[4], double v[3]) {
+  grit_v3_zero(v);
+  for (int i = 0; i < s->n; ++i)
+    if (lam[i] > 0.0) grit_v3_addscl(v, v, s->v[i].w, lam[i]);
+}
+
+/* Replaces s by the smallest sub-simplex holding its closest point (the points of positive weight). */
+static void simplex_reduce(simplex *s, const double lam[4]) {
   int m = 0;
   for (int i = 0; i < s->n; ++i)
     if (lam[i] > 0.0) s->v[m] = s->v[i], s->lam[m++] = lam[i];
   s->n = m;
-  grit_v3_zero(v);
-  for (int i = 0; i < m; ++i) grit_v3_addscl(v, v, s->v[i].w, s->lam[i]);
-  return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- GJK */
 
+/* The point of the solid cylinder (radius r, half-length h, local frame) nearest the local point x. */
+static void cylinder_nearest(const double size[2], const double x[3], double q[3]) {
+  const double rho = hypot(x[0], x[1]), s = rho > size[0] ? size[0] / rho : 1.0;
+  q[0] = s * x[0], q[1] = s * x[1], q[2] = fmin(size[1], fmax(-size[1], x[2]));
+}
+
+/* 1 if the simplex's points all share one point of the other body (its b, or its a when other_is_b = 0). */
+static int one_other_point(const simplex *s, int other_is_b) {
+  for (int i = 1; i < s->n; ++i) {
+    const double *x = other_is_b ? s->v[i].b : s->v[i].a, *y = other_is_b ? s->v[0].b : s->v[0].a;
+    if (x[0] != y[0] || x[1] != y[1] || x[2] != y[2]) return 0;
+  }
+  return 1;
+}
+
+/* GJK on a curved core halves its angular error per iteration (the chord's closest point on a circle):
+ * a hull vertex near a cylinder's rim or side takes ~20 iterations to meet the termination test. When
+ * the simplex's points all share one point p of the other core (its closest feature is that point), the
+ * cylinder's point q nearest p is known in closed form, and q - p is a point of D no farther from the
+ * origin than v. GJK continues from the simplex {q - p} when it is strictly nearer: its termination test
+ * (the bounds |v| and v.w/|v|) is unchanged, so the answer is certified as before; where p is indeed the
+ * other's closest point the next support meets the test at once. Returns 1 if it moved v. */
+static int point_jump(const body *A, const body *B, simplex *s, double v[3], double touch2) {
+  const int a_cyl = A->s->type == GRIT_GEOM_CYLINDER && B->s->type != GRIT_GEOM_CYLINDER;
+  const int b_cyl = B->s->type == GRIT_GEOM_CYLINDER && A->s->type != GRIT_GEOM_CYLINDER;
+  if (!(a_cyl || b_cyl) || !one_other_point(s, a_cyl)) return 0;
+  const body *C = a_cyl ? A : B;
+  const double *p = a_cyl ? s->v[0].b : s->v[0].a;
+  double d[3], xl[3], ql[3], q[3], w[3];
+  grit_v3_sub(d, p, C->p);
+  grit_m3_tmulv(xl, C->R, d);
+  cylinder_nearest(C->s->size, xl, ql);
+  grit_tf_apply(q, C->p, C->R, ql);
+  if (a_cyl) grit_v3_sub(w, q, p);
+  else grit_v3_sub(w, p, q);
+  const double ww = grit_v3_norm2(w);
+  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0; /* touching or overlapping: GJK's own simplex to EPA */
+  sv x;
+  grit_v3_copy(x.w, w);
+  grit_v3_copy(x.a, a_cyl ? q : p);
+  grit_v3_copy(x.b, a_cyl ? p : q);
+  s->v[0] = x;
+  s->n = 1;
+  set_lam(s->lam, 1, 0, 0, 0);
+  grit_v3_copy(v, w);
+  return 1;
+}
+
 enum { GJK_SEPARATED, GJK_FAR, GJK_OVERLAP };
+/* Jumps a GJK call takes at most: each resets the simplex to one point, so repeated jumps could keep it
+ * from growing around an origin inside D (an overlap approached by ever shorter jumps). */
+#define JUMP_MAX 2
 
 /* GJK on the cores: GJK_FAR if their distance certainly exceeds `far`, GJK_OVERLAP if they overlap or
  * touch (then s holds the last simplex), else GJK_SEPARATED with s reduced to the closest feature. */
-static int gjk(const body *A, const body *B, double far, double scale, simplex *s, double v[3], int *iters) {
+static int gjk(const body *A, const body *B, double far, double scale, simplex *s, double v[3], int *iters,
+               int *jumps) {
   double d[3];
   grit_v3_sub(d, B->p, A->p);
   if (grit_v3_norm2(d) == 0.0) grit_v3_set(d, 1.0, 0.0, 0.0);
@@ -221,15 +279,20 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
     if (vv - vw <= fmax(GJK_REL * vv, GJK_ABS * scale * sqrt(vv))) return GJK_SEPARATED;
     for (int i = 0; i < s->n; ++i) /* no new support point: converged as far as round-off allows */
       if (w.w[0] == s->v[i].w[0] && w.w[1] == s->v[i].w[1] && w.w[2] == s->v[i].w[2]) return GJK_SEPARATED;
-    simplex old = *s;
     s->v[s->n++] = w;
-    double vn[3];
-    if (simplex_closest(s, vn)) return GJK_OVERLAP;
+    double vn[3], lam[4];
+    if (simplex_weights(s, lam)) { /* the origin inside the tetrahedron */
+      for (int i = 0; i < 4; ++i) s->lam[i] = 0.25;
+      return GJK_OVERLAP;
+    }
+    weighted_point(s, lam, vn);
     if (grit_v3_norm2(vn) >= vv) { /* no progress (round-off): keep the previous simplex */
-      *s = old;
+      s->n--;
       return GJK_SEPARATED;
     }
+    simplex_reduce(s, lam);
     grit_v3_copy(v, vn);
+    if (A->refine && B->refine && *jumps < JUMP_MAX) *jumps += point_jump(A, B, s, v, touch2);
   }
   return GJK_SEPARATED;
 }
@@ -456,10 +519,10 @@ static int polish_eval(const body *A, const body *B, double scale, const double 
   const double t = grit_v3_dot(nk, w.w) + POLISH_GAP * scale;
   double pt[3], v[3];
   grit_v3_addscl(pt, B->p, nk, t);
-  const body Bt = {B->s, pt, B->R, B->r, B->hint};
+  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0}; /* no point_jump: the overlap's path as before */
   simplex s;
-  int it;
-  if (gjk(A, &Bt, INFINITY, scale, &s, v, &it) != GJK_SEPARATED) return 0;
+  int it, jumps = 0;
+  if (gjk(A, &Bt, INFINITY, scale, &s, v, &it, &jumps) != GJK_SEPARATED) return 0;
   grit_v3_zero(ca);
   grit_v3_zero(cb);
   for (int i = 0; i < s.n; ++i) {
@@ -557,8 +620,9 @@ static void make_parallel(double ca[3], double cb[3], const double v[3]) {
 int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, double margin, double *phi, double n[3],
                  double wa[3], double wb[3], grit_gjk_info *info) {
   int ha = -1, hb = -1;
-  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha};
-  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb};
+  const int refine = !(info && info->no_point_jump);
+  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, refine};
+  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, refine};
   const double scale = grit_shape_bounding_radius(A.s) + grit_shape_bounding_radius(B.s);
   simplex s;
   double v[3], ca[3], cb[3], dist;
@@ -568,7 +632,13 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   const int full = info == &own ? 0 : info->full_edge_clear;
   memset(info, 0, sizeof *info);
   info->full_edge_clear = full;
-  int res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it);
+  info->no_point_jump = !refine;
+  int jumps = 0, res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it, &jumps);
+  if (jumps && (res == GJK_OVERLAP || it >= GJK_MAX_ITER)) { /* overlaps (and a call out of iterations) take the
+                                                               old path: EPA gets its simplex, the same bits */
+    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0};
+    res = gjk(&A0, &B0, margin + A.r + B.r, scale, &s, v, &it, &jumps);
+  }
   info->gjk_iterations = it;
   if (res == GJK_FAR) return 0;
   /* GJK's closest points on the cores (on overlap too: D is flat then, so no tetrahedron ever holds the

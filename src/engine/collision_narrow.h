@@ -58,6 +58,8 @@ typedef struct grit_gjk_info {
   int polish_steps;   /* GJK runs of the polish of a curved overlap (when EPA did not converge) */
   int full_edge_clear; /* input (kept): 1 clears EPA's whole edge table each call (the old path); 0: only
                           the entries between its vertices, as they come (the same polytope, the same bits) */
+  int no_point_jump;   /* input (kept): 1 leaves out GJK's jump to a cylinder's nearest point to a single point
+                          of the other core (the old path; collision_gjk.c, point_jump) */
 } grit_gjk_info;
 
 /* The signed distance between a and b, with witness points on their surfaces and the unit normal from
