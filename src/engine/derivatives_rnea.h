@@ -75,7 +75,7 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
 
 /* The seeded columns of a tree's n x n row-major D (A non-NULL: of D - A) into its rows:
  * res[i].d[l] += seed[c].d[l] (D_ic - A_ic) for every seed seed[c].d[l] != 0, each entry the same
- * operations as column by column (derivatives_residual.c's rnea_rows; r->no_simd: column by column). */
+ * operations as column by column (derivatives_rnea_lanes.c; r->no_simd: column by column). */
 void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, const double *D, const double *A,
                            grit_dual *res);
 
