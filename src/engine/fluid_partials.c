@@ -118,9 +118,16 @@ static void box(const grit_model *m, const grit_kin *k, int b, double g[6], doub
 }
 
 /* Geometry g of the ellipsoid model: its wrench added to gb, its partials in the twist to Kb, by one
- * dual evaluation with the twist's six components seeded on six lanes (positions constant). */
-static void ellipsoid(const grit_model *m, const grit_kin *k, int g, double gb[6], double Kb[36]) {
+ * dual evaluation with the twist's six components seeded on six lanes (positions constant); the frame
+ * in doubles unless f->dual_frame. */
+static void ellipsoid(const grit_model *m, const grit_kin *k, const grit_fluid_partials *f, int g, double gb[6],
+                      double Kb[36]) {
   const int b = m->geom_body[g];
+  if (!f->dual_frame) { /* the frame in doubles (fluid_ellipsoid_dual.c): the same bits */
+    if (f->avx2) grit_fluid_ellipsoid_partials_avx2(m, k->xpos + 3 * b, k->xmat + 9 * b, k->cvel + 6 * b, g, gb, Kb);
+    else grit_fluid_ellipsoid_partials(m, k->xpos + 3 * b, k->xmat + 9 * b, k->cvel + 6 * b, g, gb, Kb);
+    return;
+  }
   grit_dual xp[3], xm[9], tw[6], w[6];
   for (int i = 0; i < 3; ++i) xp[i] = grit_dual_const(k->xpos[3 * b + i]);
   for (int i = 0; i < 9; ++i) xm[i] = grit_dual_const(k->xmat[9 * b + i]);
@@ -149,7 +156,7 @@ static void body_terms(const grit_model *m, const grit_kin *k, const char *mask,
     if (feels(m, mask, b) && !m->body_fluid_ellipsoid[b]) box(m, k, b, f->g + 6 * b, f->K + 36 * b);
   for (int g = 0; g < m->ngeom; ++g)
     if (m->geom_fluid[GRIT_FLUID_NGEOM * g] != 0.0 && feels(m, mask, m->geom_body[g]))
-      ellipsoid(m, k, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
+      ellipsoid(m, k, f, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
   for (int b = m->nbody - 1; b > 0; --b) {
     const int p = m->body_parent[b];
     if (p <= 0 || m->body_tree[b] < 0 || !mask[m->body_tree[b]]) continue;
@@ -251,7 +258,7 @@ static void body_terms_fast(const grit_model *m, const grit_kin *k, const char *
     if (feels(m, mask, b) && !m->body_fluid_ellipsoid[b]) box_fast(m, k, box_constants(m, f, b), b, f->g + 6 * b, f->K + 36 * b);
   for (int g = 0; g < m->ngeom; ++g)
     if (m->geom_fluid[GRIT_FLUID_NGEOM * g] != 0.0 && feels(m, mask, m->geom_body[g])) {
-      ellipsoid(m, k, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
+      ellipsoid(m, k, f, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
       f->sym[m->geom_body[g]] = 0;
     }
   for (int b = m->nbody - 1; b > 0; --b) {
