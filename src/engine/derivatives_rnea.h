@@ -36,6 +36,8 @@ typedef struct grit_rnea {
   double *pk;             /* (PK_N nv) the dofs' vectors in pairs of lanes, for the SIMD pairs */
   int no_simd;            /* the baseline build, scalar pairs, columns one by one (the tests: the same bits) */
   int no_lanes;           /* the dofs' vectors one dof at a time, not four per AVX2 register (tests) */
+  int no_twist_skip;      /* a contact body's twist in position passes over every dof's partials (grit_deriv_body_twist
+                             off: derivatives_residual.c's body_twist; tests, the same bits) */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
   grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
