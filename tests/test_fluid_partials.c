@@ -151,7 +151,8 @@ Test(fluid_partials, fast_fish_file) { check_fast(NULL, GRIT_SOURCE_DIR "/tests/
 
 /* The ellipsoid model's frame in doubles (fluid_ellipsoid_dual.c) against the frame on dual numbers
  * (fl.dual_frame): the same bytes of A and B, dense and block form, on the baseline and the AVX2
- * compilation; and against central differences. */
+ * compilation; the vectors of a non-symmetric K two lanes at a time against scalar sums
+ * (fl.no_nsym_lanes), the same bytes; and against central differences. */
 static void check_frame(const char *xml, const char *path, const char *name) {
   grit_model *m;
   grit_data *d = load(xml, path, &m);
@@ -181,6 +182,18 @@ static void check_frame(const char *xml, const char *path, const char *name) {
     grit_jacobian_blocks_free(J);
   }
   fl->avx2 = avx2;
+  { /* a non-symmetric K's vectors two lanes at a time against dof_vectors' scalar sums: the same bytes */
+    double *A[2], *B[2];
+    for (int k = 0; k < 2; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+    for (int old = 0; old <= 1; ++old) {
+      fl->no_nsym_lanes = old;
+      cr_assert_eq(grit_step_derivatives(d, A[old], nu ? B[old] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    }
+    fl->no_nsym_lanes = 0;
+    cr_expect(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb),
+              "%s: the non-symmetric K's lanes differ", name);
+    for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  }
   const double fd = fdt_check(d, 1e-6);
   cr_log_info("%s: frame in doubles, central differences %.3g", name, fd);
   cr_expect(fd < 1e-6, "%s: %.3g", name, fd);

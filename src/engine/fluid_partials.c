@@ -270,6 +270,35 @@ static void body_terms_fast(const grit_model *m, const grit_kin *k, const char *
   }
 }
 
+/* dof_vectors for a K that is not symmetric (an ellipsoid's), two lanes at a time: K^T S as the sum of
+ * K's rows times S's entries, K y and K S as the sums of its columns (gathered in pairs) times y's and S's
+ * entries. Each entry is dof_vectors' sum, 0 + K_0 x_0 + ... + K_5 x_5 in that order: the same bits. */
+static void nsym_vectors(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f) {
+  const int kb = m->dof_body[i];
+  const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
+  double pw[6], *y = f->y + 6 * i, *wq = f->wq + 6 * i;
+  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
+  grit_sv_cross_motion(y, S, pw);
+  grit_sv_cross_force(wq, S, f->g + 6 * kb);
+  fl2 ks[3], ky[3], ke[3];
+  for (int l = 0; l < 3; ++l) ks[l] = ky[l] = ke[l] = fl2_splat(0.0);
+  for (int q = 0; q < 6; ++q) {
+    const fl2 sq = fl2_splat(S[q]), yq = fl2_splat(y[q]);
+    for (int l = 0; l < 3; ++l) {
+      const double col[2] = {K[6 * (2 * l) + q], K[6 * (2 * l + 1) + q]};
+      const fl2 kq = fl2_ld(K + 6 * q + 2 * l), kc = fl2_ld(col);
+      ks[l] = fl2_madd(kq, sq, ks[l]);
+      ky[l] = fl2_madd(kc, yq, ky[l]);
+      ke[l] = fl2_madd(kc, sq, ke[l]);
+    }
+  }
+  for (int l = 0; l < 3; ++l) {
+    fl2_st(f->kr + 6 * i + 2 * l, ks[l]);
+    fl2_st(f->wv + 6 * i + 2 * l, ke[l]);
+    for (int e = 0; e < 2; ++e) wq[2 * l + e] -= fl2_at(ky[l], e);
+  }
+}
+
 /* The faster path's vectors of dof i, interleaved for the pairs' two-lane dot products: sy = (S, y),
  * sk = (S, kr), wy = (wq, y). With a symmetric K (box bodies only), K S (= K^T S) and K y as sums of K's
  * rows, two lanes at a time; wv is kr. Else dof_vectors' products. */
@@ -277,8 +306,10 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
   double *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i;
-  if (!f->sym[kb]) {
+  if (!f->sym[kb] && f->no_nsym_lanes) {
     dof_vectors(m, k, r, i, f);
+  } else if (!f->sym[kb]) {
+    nsym_vectors(m, k, r, i, f);
   } else {
     double pw[6];
     for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);

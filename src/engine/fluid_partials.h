@@ -22,6 +22,8 @@ typedef struct grit_fluid_partials {
   char *sym;         /* (nbody) the subtree's K is symmetric: no geometry of it in the ellipsoid model */
   int old;           /* nonzero: the previous path (K summed as 3 x 36 rank-one terms, three 6 x 6 products
                         per dof, the box recomputed per call); tests compare both */
+  int no_nsym_lanes; /* nonzero: a dof's vectors under a K that is not symmetric by dof_vectors' scalar sums, not
+                        two lanes at a time (nsym_vectors: the same bits; tests compare both) */
   int dual_frame;    /* nonzero: the ellipsoid model's frame on dual numbers too (grit_fluid_geom_wrench_dual),
                         not in doubles (grit_fluid_ellipsoid_partials); the same bits, tests compare both */
 } grit_fluid_partials;
