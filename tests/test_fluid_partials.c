@@ -148,3 +148,57 @@ Test(fluid_partials, fast_inertia_box) { check_fast(BOX, NULL, "inertia box"); }
 Test(fluid_partials, fast_ellipsoid_model) { check_fast(ELLIPSOID, NULL, "ellipsoid model"); }
 Test(fluid_partials, fast_swimmer_file) { check_fast(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/swimmer.xml", "swimmer"); }
 Test(fluid_partials, fast_fish_file) { check_fast(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/fish.xml", "fish"); }
+
+/* The ellipsoid model's frame in doubles (fluid_ellipsoid_dual.c) against the frame on dual numbers
+ * (fl.dual_frame): the same bytes of A and B, dense and block form, on the baseline and the AVX2
+ * compilation; the vectors of a non-symmetric K two lanes at a time against scalar sums
+ * (fl.no_nsym_lanes), the same bytes; and against central differences. */
+static void check_frame(const char *xml, const char *path, const char *name) {
+  grit_model *m;
+  grit_data *d = load(xml, path, &m);
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  grit_fluid_partials *fl = &d->deriv->sm->fl;
+  const int avx2 = fl->avx2;
+  for (int simd = 0; simd <= avx2; ++simd) {
+    double *A[4], *B[4];
+    for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+    grit_jacobian_blocks *J;
+    cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+    fl->avx2 = simd;
+    for (int dual = 0; dual <= 1; ++dual) {
+      fl->dual_frame = dual;
+      cr_assert_eq(grit_step_derivatives(d, A[2 * dual], nu ? B[2 * dual] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                   grit_data_last_error(d));
+      cr_assert(d->deriv->rn_valid, "%s: the analytic partials were taken", name);
+      cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+      grit_jacobian_blocks_to_dense(J, A[2 * dual + 1], nu ? B[2 * dual + 1] : NULL);
+    }
+    fl->dual_frame = 0;
+    for (int k = 0; k < 2; ++k)
+      cr_expect(!memcmp(A[k], A[k + 2], sizeof(double) * na) && !memcmp(B[k], B[k + 2], sizeof(double) * nb),
+                "%s: frame in doubles and on duals differ (%s, %s)", name, k ? "block" : "dense", simd ? "AVX2" : "baseline");
+    for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+    grit_jacobian_blocks_free(J);
+  }
+  fl->avx2 = avx2;
+  { /* a non-symmetric K's vectors two lanes at a time against dof_vectors' scalar sums: the same bytes */
+    double *A[2], *B[2];
+    for (int k = 0; k < 2; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+    for (int old = 0; old <= 1; ++old) {
+      fl->no_nsym_lanes = old;
+      cr_assert_eq(grit_step_derivatives(d, A[old], nu ? B[old] : NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    }
+    fl->no_nsym_lanes = 0;
+    cr_expect(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb),
+              "%s: the non-symmetric K's lanes differ", name);
+    for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  }
+  const double fd = fdt_check(d, 1e-6);
+  cr_log_info("%s: frame in doubles, central differences %.3g", name, fd);
+  cr_expect(fd < 1e-6, "%s: %.3g", name, fd);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(fluid_partials, ellipsoid_frame_in_doubles) { check_frame(ELLIPSOID, NULL, "ellipsoid model"); }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* derivatives_avx2.c — a second compilation of the position passes' dual contact functions (the contact
  * geometry's re-evaluation, the pair parameters, the contact models and their parameters, the contact
- * Jacobian, J_c v and J_c^T gamma without J_c, a rigid body's closed-form kinematics) for processors
+ * Jacobian, J_c v and J_c^T gamma without J_c, a rigid body's closed-form kinematics, a contact body's twist) for processors
  * with AVX2: the same sources, included here under `#pragma GCC target("avx2")` with their dual names
  * renamed, so that grit/dual.h takes the partials four at a time in AVX registers. Nothing is fused
  * (-ffp-contract=off, and the AVX2 target does not include FMA): each partial's expression is the
@@ -38,6 +38,7 @@
 #define grit_body_wrench_sub_dual grit_body_wrench_sub_dual_avx2
 #define grit_free_side_delassus_dual grit_free_side_delassus_dual_avx2
 #define grit_deriv_rigid_body grit_deriv_rigid_body_avx2
+#define grit_deriv_body_twist grit_deriv_body_twist_avx2
 
 #include <math.h>
 #include <stddef.h>

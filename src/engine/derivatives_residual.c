@@ -347,7 +347,8 @@ static const grit_dual *body_twist(const grit_model *m, const grit_data *d, grit
   unsigned *at = v0 ? w->bsv0_at : w->bsv_at;
   grit_dual *S = (v0 ? w->bsv0 : w->bsv) + 6 * b;
   if (at[b] != w->eval_no) {
-    w->fx->body_twist(m, &w->kin, b, grit_body_tree(m, b), v0 ? d->vprev : d->vsol, S);
+    if (w->rn.no_twist_skip) w->fx->body_twist(m, &w->kin, b, grit_body_tree(m, b), v0 ? d->vprev : d->vsol, S);
+    else w->fx->body_twist_moved(m, w, b, grit_body_tree(m, b), v0 ? d->vprev : d->vsol, S); /* derivatives_rigid.c */
     at[b] = w->eval_no;
   }
   return S;

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "data_internal.h"
+#include "derivatives_chain.h"
 #include "derivatives_internal.h"
+#include "derivatives_simd.h"
 #include "grit/constraints.h"
 #ifndef GRIT_DERIV_AVX2
 #include "actuation_adhesion.h"
@@ -403,3 +405,31 @@ void grit_deriv_rigid_begin(const grit_model *m, const grit_data *d, grit_deriv_
 #undef RG_LD
 #undef RG_ST
 #undef RG_C
+
+/* ------------------------------------------------------------- a contact body's twist */
+
+/* grit_body_dof_twist_dual (derivatives_contact_generic.h: S = the sum over body's chain of cdof v, the
+ * free joint's linear dofs as constants) in a position pass: the dofs of a body the pass's seeds do not
+ * move (grit_deriv_chain_moved; its ancestors neither) have motion subspaces without partials, and add
+ * their values only. Their partials' terms would be v cdof.d, zeros, and the sums' partials start at +0
+ * and never become -0 (round to nearest: x + (-x) is +0), so adding a zero leaves them as they are: the
+ * same bits, without 6 x GRIT_DUAL_N products and sums per such dof (the root's and the trunk's, on a
+ * humanoid's limb). */
+void grit_deriv_body_twist(const grit_model *m, const grit_deriv_ws *w, int body, int t, const double *v, grit_dual S[6]) {
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  for (int c = 0; c < 6; ++c) S[c] = grit_dual_const(0.0);
+  for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int j = dof - adr, jn = m->dof_jnt[dof];
+    if (j < 0 || j >= n) continue;
+    if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
+      S[3 + dof - m->jnt_dofadr[jn]] = grit_dual_addc(S[3 + dof - m->jnt_dofadr[jn]], v[dof]);
+      continue;
+    }
+    const grit_dual *cd = w->kin.cdof + 6 * dof;
+    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) {
+      for (int c = 0; c < 6; ++c) S[c].v = S[c].v + cd[c].v * v[dof];
+      continue;
+    }
+    for (int c = 0; c < 6; ++c) S[c] = grit_dual_add(S[c], grit_dual_scale(cd[c], v[dof]));
+  }
+}

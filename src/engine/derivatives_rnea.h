@@ -36,6 +36,8 @@ typedef struct grit_rnea {
   double *pk;             /* (PK_N nv) the dofs' vectors in pairs of lanes, for the SIMD pairs */
   int no_simd;            /* the baseline build, scalar pairs, columns one by one (the tests: the same bits) */
   int no_lanes;           /* the dofs' vectors one dof at a time, not four per AVX2 register (tests) */
+  int no_twist_skip;      /* a contact body's twist in position passes over every dof's partials (grit_deriv_body_twist
+                             off: derivatives_residual.c's body_twist; tests, the same bits) */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
   grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
@@ -75,7 +77,7 @@ void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, cons
 
 /* The seeded columns of a tree's n x n row-major D (A non-NULL: of D - A) into its rows:
  * res[i].d[l] += seed[c].d[l] (D_ic - A_ic) for every seed seed[c].d[l] != 0, each entry the same
- * operations as column by column (derivatives_residual.c's rnea_rows; r->no_simd: column by column). */
+ * operations as column by column (derivatives_rnea_lanes.c; r->no_simd: column by column). */
 void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, const double *D, const double *A,
                            grit_dual *res);
 

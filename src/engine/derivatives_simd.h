@@ -33,6 +33,8 @@ typedef struct grit_deriv_dual_fns {
   void (*rigid_body)(const grit_model *m, struct grit_deriv_ws *w, int b);
   grit_dual (*free_side_delassus)(const grit_model *m, const grit_kin_dual *k, int t, const grit_dual p[3],
                                   const double G[36]);
+  void (*body_twist_moved)(const grit_model *m, const struct grit_deriv_ws *w, int body, int t, const double *v,
+                           grit_dual S[6]);
 } grit_deriv_dual_fns;
 
 /* The table's initializer, written once for both compilations: in derivatives_avx2.c the names expand
@@ -46,8 +48,13 @@ typedef struct grit_deriv_dual_fns {
     grit_constraint_eval_dual,      grit_body_dof_twist_dual,                                        \
     grit_contact_side_velocity_dual, grit_contact_side_wrench_dual,                                  \
     grit_body_wrench_sub_dual,      grit_deriv_rigid_body,                                           \
-    grit_free_side_delassus_dual,                                                                    \
+    grit_free_side_delassus_dual,   grit_deriv_body_twist,                                           \
   }
+
+/* body_twist's sums in a position pass, the dofs of bodies the pass does not move by their values only:
+ * the same bits (derivatives_rigid.c; w->rn.no_twist_skip: body_twist). */
+void grit_deriv_body_twist(const grit_model *m, const struct grit_deriv_ws *w, int body, int t, const double *v,
+                           grit_dual S[6]);
 
 /* The table for this processor: the AVX2 compilation if it has AVX2 and `allow_avx2`, else the baseline
  * one (the library's own functions). */

@@ -84,5 +84,11 @@ grit_status grit_fluid_geom_compile(const grit_geom_def *d, int id, double out[G
     out[9 + i] = vol / 5.0 * inertia_factor(s2[j], s2[l], k[j], k[l]);
     out[12 + i] = ax[i];
   }
+  /* the angular drag's moments, as fluid_viscous would form them from the semi-axes s = out + 12 */
+  const double *s = out + 12, pi = 3.14159265358979323846;
+  const double smax = fmax(s[0], fmax(s[1], s[2])), smin = fmin(s[0], fmin(s[1], s[2]));
+  const double smid = s[0] + s[1] + s[2] - smax - smin;
+  out[15] = 8.0 / 15.0 * pi * smid * pow(smax, 4);
+  for (int i = 0; i < 3; ++i) out[16 + i] = 8.0 / 15.0 * pi * s[i] * pow(fmax(s[(i + 1) % 3], s[(i + 2) % 3]), 4);
   return GRIT_OK;
 }

@@ -8,8 +8,10 @@
 #include "grit/status.h"
 
 /* Per geometry (model->geom_fluid): on (1) or off (0), the five coefficients of grit_geom_def.fluid_coef,
- * the added mass (3) and added inertia (3) per unit density, the semi-axes (3). */
-#define GRIT_FLUID_NGEOM 15
+ * the added mass (3) and added inertia (3) per unit density, the semi-axes (3), then the angular drag's
+ * moments I_max and I_i (3) of fluid_ellipsoid_generic.h (constants of the semi-axes: computed once here,
+ * the same expressions, not by four pow calls per evaluation). */
+#define GRIT_FLUID_NGEOM 19
 
 /* MuJoCo's floor of the model's denominators (mjMINVAL). */
 #define GRIT_FLUID_FLOOR 1e-15

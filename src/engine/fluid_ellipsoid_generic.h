@@ -41,9 +41,9 @@ static void GS_NAME(fluid_viscous)(const grit_model *m, const double *f, const G
   GS_NAME(grit_v3_scale)(circ, circ, GS_SCALE(GS_MUL(cosa, area), f[4] * rho));
   GS_NAME(grit_v3_cross)(kutta, circ, lv);
   GS_NAME(grit_v3_cross)(magnus, lw, lv);
-  const double D = 2.0 / 3.0 * (s[0] + s[1] + s[2]), imax = 8.0 / 15.0 * pi * smid * pow(smax, 4);
+  const double D = 2.0 / 3.0 * (s[0] + s[1] + s[2]), imax = f[15]; /* the moments: grit_fluid_geom_compile */
   for (int i = 0; i < 3; ++i) {
-    const double ii = 8.0 / 15.0 * pi * s[i] * pow(fmax(s[(i + 1) % 3], s[(i + 2) % 3]), 4);
+    const double ii = f[16 + i];
     mom[i] = GS_SCALE(lw[i], f[3] * ii + f[2] * (imax - ii));
   }
   const GS mnorm = GS_NAME(fluid_sqrt0)(GS_NAME(grit_v3_dot)(mom, mom));
@@ -56,18 +56,13 @@ static void GS_NAME(fluid_viscous)(const grit_model *m, const double *f, const G
   }
 }
 
-/* Adds the fluid's wrench on geometry g (about the world origin, negated: bias is what the step subtracts)
- * to w (6: torque, force) of its body, whose frame is (xpos, xmat) and twist tw. */
-static void GS_NAME(fluid_ellipsoid_geom)(const grit_model *m, const GS *xpos, const GS *xmat, const GS *tw, int g,
-                                          GS w[6]) {
-  const double *f = m->geom_fluid + GRIT_FLUID_NGEOM * g, rho = m->opt.density;
-  GS R[9], p[3], vp[3], rel[3], lw[3], lv[3], pl[3], pa[3], lf[3], lt[3], t2[3], F[3], T[3], n[3];
-  GS_NAME(grit_m3_mul_c)(R, xmat, m->geom_mat + 9 * g); /* the geometry's frame in the world */
-  GS_NAME(grit_tf_apply_c)(p, xpos, xmat, m->geom_pos + 3 * g);
-  GS_NAME(grit_v3_cross)(vp, tw, p); /* the twist is referred to the world origin: v_p = v_o + w x p */
-  for (int i = 0; i < 3; ++i) rel[i] = GS_ADDC(GS_ADD(tw[3 + i], vp[i]), -m->opt.wind[i]);
-  GS_NAME(grit_m3_tmulv)(lw, R, tw);
-  GS_NAME(grit_m3_tmulv)(lv, R, rel);
+/* The model in the geometry's frame: from its angular velocity lw and its centre's velocity relative to
+ * the wind lv, the local force lf and torque lt (added mass, then lift and drag, scaled by f[0]). Apart
+ * from the frame so that the partials (fluid_ellipsoid_dual.c) may take the frame in doubles. */
+static void GS_NAME(fluid_ellipsoid_local)(const grit_model *m, const double *f, const GS lw[3], const GS lv[3],
+                                           GS lf[3], GS lt[3]) {
+  const double rho = m->opt.density;
+  GS pl[3], pa[3], t2[3];
   for (int i = 0; i < 3; ++i) { /* the added mass's momenta */
     pl[i] = GS_SCALE(lv[i], rho * f[6 + i]);
     pa[i] = GS_SCALE(lw[i], rho * f[9 + i]);
@@ -79,6 +74,22 @@ static void GS_NAME(fluid_ellipsoid_geom)(const grit_model *m, const GS *xpos, c
   GS_NAME(fluid_viscous)(m, f, lw, lv, lf, lt);
   GS_NAME(grit_v3_scale)(lf, lf, GS_C(f[0]));
   GS_NAME(grit_v3_scale)(lt, lt, GS_C(f[0]));
+}
+
+#ifndef GRIT_FLUID_LOCAL_ONLY
+/* Adds the fluid's wrench on geometry g (about the world origin, negated: bias is what the step subtracts)
+ * to w (6: torque, force) of its body, whose frame is (xpos, xmat) and twist tw. */
+static void GS_NAME(fluid_ellipsoid_geom)(const grit_model *m, const GS *xpos, const GS *xmat, const GS *tw, int g,
+                                          GS w[6]) {
+  const double *f = m->geom_fluid + GRIT_FLUID_NGEOM * g;
+  GS R[9], p[3], vp[3], rel[3], lw[3], lv[3], lf[3], lt[3], F[3], T[3], n[3];
+  GS_NAME(grit_m3_mul_c)(R, xmat, m->geom_mat + 9 * g); /* the geometry's frame in the world */
+  GS_NAME(grit_tf_apply_c)(p, xpos, xmat, m->geom_pos + 3 * g);
+  GS_NAME(grit_v3_cross)(vp, tw, p); /* the twist is referred to the world origin: v_p = v_o + w x p */
+  for (int i = 0; i < 3; ++i) rel[i] = GS_ADDC(GS_ADD(tw[3 + i], vp[i]), -m->opt.wind[i]);
+  GS_NAME(grit_m3_tmulv)(lw, R, tw);
+  GS_NAME(grit_m3_tmulv)(lv, R, rel);
+  GS_NAME(fluid_ellipsoid_local)(m, f, lw, lv, lf, lt);
   GS_NAME(grit_m3_mulv)(F, R, lf);
   GS_NAME(grit_m3_mulv)(T, R, lt);
   GS_NAME(grit_v3_cross)(n, p, F); /* the force's moment about the world origin */
@@ -87,3 +98,4 @@ static void GS_NAME(fluid_ellipsoid_geom)(const grit_model *m, const GS *xpos, c
     w[3 + i] = GS_SUB(w[3 + i], F[i]);
   }
 }
+#endif

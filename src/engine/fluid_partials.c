@@ -118,9 +118,16 @@ static void box(const grit_model *m, const grit_kin *k, int b, double g[6], doub
 }
 
 /* Geometry g of the ellipsoid model: its wrench added to gb, its partials in the twist to Kb, by one
- * dual evaluation with the twist's six components seeded on six lanes (positions constant). */
-static void ellipsoid(const grit_model *m, const grit_kin *k, int g, double gb[6], double Kb[36]) {
+ * dual evaluation with the twist's six components seeded on six lanes (positions constant); the frame
+ * in doubles unless f->dual_frame. */
+static void ellipsoid(const grit_model *m, const grit_kin *k, const grit_fluid_partials *f, int g, double gb[6],
+                      double Kb[36]) {
   const int b = m->geom_body[g];
+  if (!f->dual_frame) { /* the frame in doubles (fluid_ellipsoid_dual.c): the same bits */
+    if (f->avx2) grit_fluid_ellipsoid_partials_avx2(m, k->xpos + 3 * b, k->xmat + 9 * b, k->cvel + 6 * b, g, gb, Kb);
+    else grit_fluid_ellipsoid_partials(m, k->xpos + 3 * b, k->xmat + 9 * b, k->cvel + 6 * b, g, gb, Kb);
+    return;
+  }
   grit_dual xp[3], xm[9], tw[6], w[6];
   for (int i = 0; i < 3; ++i) xp[i] = grit_dual_const(k->xpos[3 * b + i]);
   for (int i = 0; i < 9; ++i) xm[i] = grit_dual_const(k->xmat[9 * b + i]);
@@ -149,7 +156,7 @@ static void body_terms(const grit_model *m, const grit_kin *k, const char *mask,
     if (feels(m, mask, b) && !m->body_fluid_ellipsoid[b]) box(m, k, b, f->g + 6 * b, f->K + 36 * b);
   for (int g = 0; g < m->ngeom; ++g)
     if (m->geom_fluid[GRIT_FLUID_NGEOM * g] != 0.0 && feels(m, mask, m->geom_body[g]))
-      ellipsoid(m, k, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
+      ellipsoid(m, k, f, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
   for (int b = m->nbody - 1; b > 0; --b) {
     const int p = m->body_parent[b];
     if (p <= 0 || m->body_tree[b] < 0 || !mask[m->body_tree[b]]) continue;
@@ -251,7 +258,7 @@ static void body_terms_fast(const grit_model *m, const grit_kin *k, const char *
     if (feels(m, mask, b) && !m->body_fluid_ellipsoid[b]) box_fast(m, k, box_constants(m, f, b), b, f->g + 6 * b, f->K + 36 * b);
   for (int g = 0; g < m->ngeom; ++g)
     if (m->geom_fluid[GRIT_FLUID_NGEOM * g] != 0.0 && feels(m, mask, m->geom_body[g])) {
-      ellipsoid(m, k, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
+      ellipsoid(m, k, f, g, f->g + 6 * m->geom_body[g], f->K + 36 * m->geom_body[g]);
       f->sym[m->geom_body[g]] = 0;
     }
   for (int b = m->nbody - 1; b > 0; --b) {
@@ -263,6 +270,35 @@ static void body_terms_fast(const grit_model *m, const grit_kin *k, const char *
   }
 }
 
+/* dof_vectors for a K that is not symmetric (an ellipsoid's), two lanes at a time: K^T S as the sum of
+ * K's rows times S's entries, K y and K S as the sums of its columns (gathered in pairs) times y's and S's
+ * entries. Each entry is dof_vectors' sum, 0 + K_0 x_0 + ... + K_5 x_5 in that order: the same bits. */
+static void nsym_vectors(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f) {
+  const int kb = m->dof_body[i];
+  const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
+  double pw[6], *y = f->y + 6 * i, *wq = f->wq + 6 * i;
+  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
+  grit_sv_cross_motion(y, S, pw);
+  grit_sv_cross_force(wq, S, f->g + 6 * kb);
+  fl2 ks[3], ky[3], ke[3];
+  for (int l = 0; l < 3; ++l) ks[l] = ky[l] = ke[l] = fl2_splat(0.0);
+  for (int q = 0; q < 6; ++q) {
+    const fl2 sq = fl2_splat(S[q]), yq = fl2_splat(y[q]);
+    for (int l = 0; l < 3; ++l) {
+      const double col[2] = {K[6 * (2 * l) + q], K[6 * (2 * l + 1) + q]};
+      const fl2 kq = fl2_ld(K + 6 * q + 2 * l), kc = fl2_ld(col);
+      ks[l] = fl2_madd(kq, sq, ks[l]);
+      ky[l] = fl2_madd(kc, yq, ky[l]);
+      ke[l] = fl2_madd(kc, sq, ke[l]);
+    }
+  }
+  for (int l = 0; l < 3; ++l) {
+    fl2_st(f->kr + 6 * i + 2 * l, ks[l]);
+    fl2_st(f->wv + 6 * i + 2 * l, ke[l]);
+    for (int e = 0; e < 2; ++e) wq[2 * l + e] -= fl2_at(ky[l], e);
+  }
+}
+
 /* The faster path's vectors of dof i, interleaved for the pairs' two-lane dot products: sy = (S, y),
  * sk = (S, kr), wy = (wq, y). With a symmetric K (box bodies only), K S (= K^T S) and K y as sums of K's
  * rows, two lanes at a time; wv is kr. Else dof_vectors' products. */
@@ -270,8 +306,10 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
   double *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i;
-  if (!f->sym[kb]) {
+  if (!f->sym[kb] && f->no_nsym_lanes) {
     dof_vectors(m, k, r, i, f);
+  } else if (!f->sym[kb]) {
+    nsym_vectors(m, k, r, i, f);
   } else {
     double pw[6];
     for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);

@@ -22,6 +22,10 @@ typedef struct grit_fluid_partials {
   char *sym;         /* (nbody) the subtree's K is symmetric: no geometry of it in the ellipsoid model */
   int old;           /* nonzero: the previous path (K summed as 3 x 36 rank-one terms, three 6 x 6 products
                         per dof, the box recomputed per call); tests compare both */
+  int no_nsym_lanes; /* nonzero: a dof's vectors under a K that is not symmetric by dof_vectors' scalar sums, not
+                        two lanes at a time (nsym_vectors: the same bits; tests compare both) */
+  int dual_frame;    /* nonzero: the ellipsoid model's frame on dual numbers too (grit_fluid_geom_wrench_dual),
+                        not in doubles (grit_fluid_ellipsoid_partials); the same bits, tests compare both */
 } grit_fluid_partials;
 
 /* Carves the arrays (none without fluid forces). */
@@ -36,5 +40,14 @@ void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, gri
  * partial in v0_j is S_j. K: the inertia box's in closed form (a diagonal in the box's frame), the
  * ellipsoid model's from one evaluation with the twist seeded on six dual lanes. */
 void grit_fluid_partials_add(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f);
+
+/* The ellipsoid model's wrench on geometry g (negated, at the world origin, as bias holds it) added to gb
+ * and its partials in the body's twist tw to Kb (row-major), its body's frame (xpos, xmat): the frame in
+ * doubles, the local model on dual numbers (fluid_ellipsoid_dual.c; _avx2: the same bits, for processors
+ * with AVX2, fluid_ellipsoid_avx2.c, NULL-free: only called where f->avx2). */
+void grit_fluid_ellipsoid_partials(const grit_model *m, const double xpos[3], const double xmat[9], const double tw[6],
+                                   int g, double gb[6], double Kb[36]);
+void grit_fluid_ellipsoid_partials_avx2(const grit_model *m, const double xpos[3], const double xmat[9],
+                                        const double tw[6], int g, double gb[6], double Kb[36]);
 
 #endif
