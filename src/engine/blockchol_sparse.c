@@ -139,19 +139,35 @@ static void pattern_plain(const grit_bigsparse *s, const double *H, uint64_t *bi
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #include <immintrin.h>
+static inline __attribute__((always_inline, target("avx2"))) unsigned nonzero4(const double *h) {
+  return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(h), _mm256_setzero_pd(), _CMP_NEQ_UQ));
+}
+
+/* Row h's bits j < i, each word built in a register from sixteen entries' masks at a time. */
+static inline __attribute__((always_inline, target("avx2"))) void row_bits_avx2(const double *h, int i, uint64_t *r) {
+  for (int w = 0; 64 * w < i; ++w) {
+    const int j0 = 64 * w, j1 = i < j0 + 64 ? i : j0 + 64;
+    uint64_t acc = 0;
+    int j = j0;
+    for (; j + 16 <= j1; j += 16) {
+      const unsigned b = nonzero4(h + j) | nonzero4(h + j + 4) << 4 | nonzero4(h + j + 8) << 8 | nonzero4(h + j + 12) << 12;
+      acc |= (uint64_t)b << (j - j0);
+    }
+    for (; j + 4 <= j1; j += 4) acc |= (uint64_t)nonzero4(h + j) << (j - j0);
+    for (; j < j1; ++j) acc |= (uint64_t)!(h[j] == 0.0) << (j - j0);
+    r[w] |= acc;
+  }
+}
+
 static __attribute__((target("avx2"))) void pattern_avx2(const grit_bigsparse *s, const double *H, uint64_t *bits) {
-  const __m256d zero = _mm256_setzero_pd();
-  PATTERN_ROWS(int j = 0; for (; j + 4 <= i; j += 4) {
-    const uint64_t m = (uint64_t)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(h + j), zero, _CMP_NEQ_UQ));
-    r[j >> 6] |= m << (j & 63); /* (j a multiple of 4: the four bits in one word) */
-  } for (; j < i; ++j) r[j >> 6] |= (uint64_t)!(h[j] == 0.0) << (j & 63);)
+  PATTERN_ROWS(row_bits_avx2(h, i, r);)
 }
 #endif
 #undef PATTERN_ROWS
 
 static void pattern(const grit_bigsparse *s, const double *H, uint64_t *bits) {
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-  if (__builtin_cpu_supports("avx2")) {
+  if (!s->no_avx2 && __builtin_cpu_supports("avx2")) {
     pattern_avx2(s, H, bits);
     return;
   }
@@ -488,6 +504,12 @@ static __attribute__((noinline, target("avx2"))) int factor_columns_snode(grit_b
 
 void grit_bigsparse_kernel(grit_bigsparse *s, int allow) { s->no_avx2 = !allow; }
 void grit_bigsparse_snodes(grit_bigsparse *s, int allow) { s->no_snodes = !allow; }
+
+int grit_bigsparse_pattern_same(grit_bigsparse *s, const double *H) {
+  pattern_plain(s, H, s->g);
+  pattern(s, H, s->cur);
+  return !memcmp(s->g, s->cur, sizeof(uint64_t) * (size_t)s->n * s->words);
+}
 
 int grit_bigsparse_grouped(const grit_bigsparse *s) {
   int c = 0;
