@@ -413,8 +413,9 @@ static inline __attribute__((always_inline, target("avx2"))) __m128i lanes_lo32(
 
 /* The updates of a supernode's columns ka .. ka+g-1 (struct grit_bigsparse): x[idx[t]] -= v_k[t] l_k for
  * t < m and each k in ascending order, v_k = Lx + Lp[k + 1] - vo, l_k = Lx[Lp[k + 1] - lo]. Each row is
- * gathered and stored once for the group (sixteen rows in four registers), its g products subtracted in
- * the order and with the operations of update_avx2 (no fused multiply-add): the same bits. */
+ * gathered and stored once for the group (sixteen rows in four registers, then eight, four, the last one
+ * to three masked), its g products subtracted in the order and with the operations of update_avx2 (no
+ * fused multiply-add): the same bits. */
 static inline __attribute__((always_inline, target("avx2"))) void update_group(double *x, const int *idx, int m,
                                                                              const double *Lx, const int *Lp,
                                                                              int ka, int g, int vo, int lo) {
@@ -428,6 +429,16 @@ static inline __attribute__((always_inline, target("avx2"))) void update_group(d
       SUB4(a0, 0), SUB4(a1, 4), SUB4(a2, 8), SUB4(a3, 12);
     }
     scatter4(x, idx + t, a0), scatter4(x, idx + t + 4, a1), scatter4(x, idx + t + 8, a2), scatter4(x, idx + t + 12, a3);
+  }
+  if (t + 8 <= m) { /* (eight rows in two registers: at most once) */
+    __m256d a0 = GATHER4(t), a1 = GATHER4(t + 4);
+    for (int k = 0; k < g; ++k) {
+      const double *v = Lx + end[k] - vo + t;
+      const __m256d l = _mm256_broadcast_sd(Lx + end[k] - lo);
+      SUB4(a0, 0), SUB4(a1, 4);
+    }
+    scatter4(x, idx + t, a0), scatter4(x, idx + t + 4, a1);
+    t += 8;
   }
   for (; t + 4 <= m; t += 4) {
     __m256d a0 = GATHER4(t);
