@@ -150,7 +150,8 @@ static inline __attribute__((always_inline, target("avx2"))) void row_bits_avx2(
     uint64_t acc = 0;
     int j = j0;
     for (; j + 16 <= j1; j += 16) {
-      const unsigned b = nonzero4(h + j) | nonzero4(h + j + 4) << 4 | nonzero4(h + j + 8) << 8 | nonzero4(h + j + 12) << 12;
+      const unsigned b =
+          nonzero4(h + j) | nonzero4(h + j + 4) << 4 | nonzero4(h + j + 8) << 8 | nonzero4(h + j + 12) << 12;
       acc |= (uint64_t)b << (j - j0);
     }
     for (; j + 4 <= j1; j += 4) acc |= (uint64_t)nonzero4(h + j) << (j - j0);
@@ -495,7 +496,8 @@ static __attribute__((noinline, target("avx2"))) int factor_columns_snode(grit_b
     *hi = r > *hi ? r : *hi;
     const __m256d iv = _mm256_set1_pd(inv);
     for (e = Lp[j]; e + 4 <= e1; e += 4)
-      _mm256_storeu_pd(Lx + e, _mm256_mul_pd(_mm256_i32gather_pd(x, _mm_loadu_si128((const __m128i *)(Li + e)), 8), iv));
+      _mm256_storeu_pd(Lx + e,
+                       _mm256_mul_pd(_mm256_i32gather_pd(x, _mm_loadu_si128((const __m128i *)(Li + e)), 8), iv));
     for (; e < e1; ++e) Lx[e] = x[Li[e]] * inv;
   }
   const int t0 = s->t0, nt = n - t0;
