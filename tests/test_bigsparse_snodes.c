@@ -43,13 +43,15 @@ static void star_h(int n, int band, int c0, int c1, unsigned *seed, double *H) {
   }
 }
 
-/* Factors H (+ nlow rows held apart) with the supernodes' grouped updates and without, solves 13 columns
- * with each: the same bits, a small backward error. Returns the grouped entries' count. */
+/* Factors H (+ nlow rows held apart) with the supernodes' grouped updates, without, and with every AVX2
+ * kernel off (grit_blockchol_sparse_kernel(b, 0): the plain loops, the single-column solve's too), solves
+ * 13 columns together and 3 one by one with each: the same bits, a small backward error. Returns the
+ * grouped entries' count. */
 static int check(int leaves, int band, int c0, int c1, int nlow, unsigned seed) {
   grit_model *m = star_tree(leaves);
   const int n = m->nv, nc = 13;
   double *H = malloc(sizeof(double) * (size_t)n * n), *Hx = malloc(sizeof(double) * (size_t)n * n);
-  double *J = malloc(sizeof(double) * (size_t)n * (nlow + 1)), *B = malloc(sizeof(double) * (size_t)n * nc), *X[2];
+  double *J = malloc(sizeof(double) * (size_t)n * (nlow + 1)), *B = malloc(sizeof(double) * (size_t)n * nc), *X[3];
   star_h(n, band, c0, c1, &seed, H);
   memcpy(Hx, H, sizeof(double) * (size_t)n * n);
   for (int r = 0; r < nlow; ++r) { /* g J^T J over every leaf */
@@ -60,31 +62,39 @@ static int check(int leaves, int band, int c0, int c1, int nlow, unsigned seed) 
   }
   for (int i = 0; i < n * nc; ++i) B[i] = urand(&seed);
   int grouped = 0;
-  for (int w = 0; w < 2; ++w) {
+  for (int w = 0; w < 3; ++w) {
     grit_blockchol *b;
     char msg[GRIT_MESSAGE_SIZE];
     double cond;
     cr_assert_eq(grit_blockchol_create(m, 4, &b, msg), GRIT_OK, "%s", msg);
     cr_assert_eq(grit_blockchol_analyze(b, 0, NULL, NULL, msg), GRIT_OK, "%s", msg);
-    grit_blockchol_sparse_snodes(b, w == 0);
+    grit_blockchol_sparse_snodes(b, w != 1);
+    grit_blockchol_sparse_kernel(b, w != 2);
     grit_blockchol_lowrank_clear(b, 0);
     for (int r = 0; r < nlow; ++r) cr_assert(grit_blockchol_lowrank_add(b, 0, J + (size_t)r * n, 0.7));
     cr_assert_eq(grit_blockchol_factor(b, H, NULL, NULL, NULL, NULL, &cond, msg), GRIT_OK, "%s", msg);
     cr_assert(b->tree_sp[0], "the sparse factor taken (%d leaves)", leaves);
     if (w == 0) grouped = grit_bigsparse_grouped(b->sp[0]);
-    X[w] = malloc(sizeof(double) * (size_t)n * nc);
+    X[w] = malloc(sizeof(double) * (size_t)n * (nc + 3));
     memcpy(X[w], B, sizeof(double) * (size_t)n * nc);
     grit_blockchol_solve(b, X[w], nc, NULL);
+    memcpy(X[w] + (size_t)n * nc, B, sizeof(double) * (size_t)n * 3);
+    for (int c = 0; c < 3; ++c) grit_blockchol_solve(b, X[w] + (size_t)n * (nc + c), 1, NULL);
     grit_blockchol_free(b);
   }
-  cr_expect(memcmp(X[0], X[1], sizeof(double) * (size_t)n * nc) == 0,
-            "%d leaves, band %d, clique %d..%d, %d rows apart: the grouped updates' solution differs", leaves, band,
-            c0, c1, nlow);
+  for (int w = 1; w < 3; ++w)
+    cr_expect(memcmp(X[0], X[w], sizeof(double) * (size_t)n * (nc + 3)) == 0,
+              "%d leaves, band %d, clique %d..%d, %d rows apart: the solutions differ (%s)", leaves, band, c0, c1, nlow,
+              w == 1 ? "no supernodes" : "plain loops");
+  for (int c = 0; c < 3; ++c) {
+    const double e = solve_backward_error(n, Hx, X[0] + (size_t)n * (nc + c), B + (size_t)c * n);
+    cr_expect(e < 8.0 * n * DBL_EPSILON, "%d leaves, column %d alone: backward error %.3g", leaves, c, e);
+  }
   for (int c = 0; c < nc; ++c) {
     const double e = solve_backward_error(n, Hx, X[0] + (size_t)c * n, B + (size_t)c * n);
     cr_expect(e < 8.0 * n * DBL_EPSILON, "%d leaves, column %d: backward error %.3g", leaves, c, e);
   }
-  free(H), free(Hx), free(J), free(B), free(X[0]), free(X[1]);
+  free(H), free(Hx), free(J), free(B), free(X[0]), free(X[1]), free(X[2]);
   grit_model_free(m);
   return grouped;
 }
