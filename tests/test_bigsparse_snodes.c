@@ -19,6 +19,7 @@
 #include "hessian_internal.h"
 #include "math_test_util.h"
 #include "solver_state.h"
+#include "treechol.h"
 #include "xml_load_util.h"
 
 static double urand(unsigned *s) {
@@ -174,4 +175,45 @@ Test(bigsparse_snodes, pattern_same_as_the_plain_loop) {
     grit_bigsparse_free(s);
     grit_model_free(m);
   }
+}
+
+/* The tree-ordered Delassus sum of one row (grit_treechol_delassus_cols and _delassus) with the updates of
+ * runs of consecutive ancestors in AVX2 registers and by the indexed loop (grit_treechol_runs): the same
+ * bits, on a star tree (a free root: every leaf's ancestors are a run) and rows over a few leaves or all. */
+Test(bigsparse_snodes, delassus_runs_same_bits) {
+  grit_model *m = star_tree(90);
+  const int n = m->nv;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_treechol *tc;
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK, "%s", msg);
+  double *H = malloc(sizeof(double) * (size_t)n * n), *L = malloc(sizeof(double) * (size_t)grit_treechol_size(tc, 0));
+  double *inv = malloc(sizeof(double) * (size_t)n), *J = malloc(sizeof(double) * (size_t)n);
+  double *x = calloc((size_t)n, sizeof(double));
+  uint64_t bits[4] = {0};
+  int *cols = malloc(sizeof(int) * (size_t)n);
+  unsigned seed = 23u;
+  star_h(n, 0, 0, 0, &seed, H);
+  double lo = INFINITY, hi = 0.0;
+  cr_assert_eq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
+  for (int round = 0; round < 6; ++round) {
+    int nc = 0;
+    for (int i = 0; i < n; ++i) {
+      const int on = round == 5 ? i >= 6 : (i * 7 + round * 13) % 29 == 0 || i == 6 + round;
+      J[i] = on ? urand(&seed) : 0.0;
+      if (on) cols[nc++] = i;
+    }
+    double w[4];
+    for (int v = 0; v < 2; ++v) {
+      grit_treechol_runs(tc, v == 0);
+      w[2 * v] = grit_treechol_delassus_cols(tc, 0, L, inv, J, 1, cols, nc, x, bits);
+      w[2 * v + 1] = grit_treechol_delassus(tc, 0, L, inv, J, 1, x, bits);
+    }
+    cr_expect(memcmp(&w[0], &w[2], sizeof(double)) == 0 && memcmp(&w[1], &w[3], sizeof(double)) == 0 &&
+                  memcmp(&w[0], &w[1], sizeof(double)) == 0,
+              "round %d: %.17g %.17g %.17g %.17g", round, w[0], w[1], w[2], w[3]);
+    cr_expect(w[0] > 0.0 && isfinite(w[0]));
+  }
+  free(H), free(L), free(inv), free(J), free(x), free(cols);
+  grit_treechol_free(tc);
+  grit_model_free(m);
 }
