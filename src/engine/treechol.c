@@ -46,7 +46,8 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
   tc->sib = calloc((size_t)m->nv + 1, sizeof(int));
   tc->sib4 = calloc((size_t)m->ntree + 1, 1);
   tc->run = calloc((size_t)m->nv + 1, 1);
-  if (!tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops || !tc->sib || !tc->sib4) {
+  if (!tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
+      !tc->sib || !tc->sib4) {
     grit_treechol_free(tc);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
   }
@@ -663,10 +664,9 @@ static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double
 
 #if TREECHOL_AVX2
 /* One row (the softbox's 651 equalities) with the runs' updates in AVX2 registers. */
-static TC_NOINLINE __attribute__((target("avx2"))) double delassus1_avx2(const grit_treechol *tc, int t, const double *L,
-                                                                        const double *inv, const double *J,
-                                                                        const int *cols, int ncols, double *x,
-                                                                        uint64_t *bits) {
+static TC_NOINLINE __attribute__((target("avx2"))) double
+delassus1_avx2(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J, const int *cols,
+               int ncols, double *x, uint64_t *bits) {
   return delassus_in(tc, t, L, inv, J, 1, cols, ncols, x, bits, 1);
 }
 #endif
