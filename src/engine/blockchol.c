@@ -694,6 +694,11 @@ void grit_blockchol_sparse_kernel(grit_blockchol *b, int allow) {
     if (b->sp[t]) grit_bigsparse_kernel(b->sp[t], allow);
 }
 
+void grit_blockchol_sparse_snodes(grit_blockchol *b, int allow) {
+  for (int t = 0; t < b->nt; ++t)
+    if (b->sp[t]) grit_bigsparse_snodes(b->sp[t], allow);
+}
+
 int grit_blockchol_lowrank_add(grit_blockchol *b, int tree, const double *J, double g) {
   return b->sp[tree] && !b->no_sparse && grit_bigsparse_lowrank_add(b->sp[tree], J, g);
 }

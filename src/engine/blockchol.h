@@ -66,6 +66,8 @@ void grit_blockchol_big_kernel(grit_blockchol *b, int allow);
 void grit_blockchol_sparse_trees(grit_blockchol *b, int allow);
 /* Allows (1, the default) or forbids (0) that factor's AVX2 column updates (the same bits), for tests. */
 void grit_blockchol_sparse_kernel(grit_blockchol *b, int allow);
+/* Allows (1, the default) or forbids (0) the big trees' sparse factor's supernodal updates (the same bits). */
+void grit_blockchol_sparse_snodes(grit_blockchol *b, int allow);
 
 /* A one-row term g J^T J of a tree of more than 64 dofs (J: the tree's n entries) held apart from its
  * block (diag of grit_blockchol_factor leaves it out): the sparse factor applies it by the Woodbury

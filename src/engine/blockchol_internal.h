@@ -114,6 +114,12 @@ double grit_bigsparse_flops(const grit_bigsparse *s);
 int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double *hi);
 /* Allows (1, the default) or forbids (0) the AVX2 column updates of the factor (the same bits). */
 void grit_bigsparse_kernel(grit_bigsparse *s, int allow);
+/* Allows (1, the default) or forbids (0) the supernodes' grouped column updates (the same bits). */
+void grit_bigsparse_snodes(grit_bigsparse *s, int allow);
+/* The row-list entries (column j's earlier columns) updated in groups of more than one, for tests. */
+int grit_bigsparse_grouped(const grit_bigsparse *s);
+/* H's pattern found by the plain loop and by the AVX2 one agree (for tests; leaves the analysis's scratch). */
+int grit_bigsparse_pattern_same(grit_bigsparse *s, const double *H);
 /* Solves H x = y in place (y: the tree's n dofs). */
 void grit_bigsparse_solve(grit_bigsparse *s, double *y);
 /* The same for nc <= RHS_CHUNK columns held as rows: dof i's values at Y + i stride. */

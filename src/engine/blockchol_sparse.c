@@ -57,6 +57,15 @@ struct grit_bigsparse {
   double *D;         /* (n x n) the trailing block, row-major */
   double madds_dense; /* of the trailing block's own factorization */
   int no_avx2;       /* grit_bigsparse_kernel(s, 0): the column updates by the plain loop */
+  /* Supernodes: column k + 1 continues column k's (cont[k]) when its pattern is column k's less row k + 1.
+   * Columns of one supernode that update a later column j (or a trailing row) update the same rows, so
+   * their updates are taken together (blockchol_snode.c): each row gathered and stored once for the group,
+   * its updates in the same ascending order. rg[q]: the group's length from row list entry q (at its
+   * first entry); tg[k]: the same for the trailing block's updates from column k. */
+  unsigned char *cont;
+  int *rg, *tg;
+  int *Ho;           /* entry e's place in H's lower triangle (row-major), for gathering a column of H */
+  int no_snodes;     /* grit_bigsparse_snodes(s, 0): one column's update at a time */
   /* H = S + V^T V: S the block (its factor above), V's k rows one-row constraints over most of the tree
    * (grit_bigsparse_lowrank_add), solved by the Woodbury identity: H^-1 = S^-1 - W^T C^-1 W with
    * W = V S^-T (rows), C = I + V S^-1 V^T = R R^T (k x k) */
@@ -93,8 +102,10 @@ grit_bigsparse *grit_bigsparse_create(const grit_model *m, int tree) {
   s->tail = malloc(sizeof(int) * nn), s->D = malloc(sizeof(double) * nn * nn);
   s->d = malloc(sizeof(double) * nn), s->inv = malloc(sizeof(double) * nn), s->x = calloc(nn, sizeof(double));
   s->nzv = calloc(nn, sizeof(unsigned));
+  s->cont = calloc(nn, 1), s->rg = malloc(sizeof(int) * tri), s->Ho = malloc(sizeof(int) * tri), s->tg = malloc(sizeof(int) * nn);
   if (!s->fill || !s->pat || !s->cur || !s->anc || !s->g || !s->perm || !s->iperm || !s->Lp || !s->rp || !s->Li || !s->Lo || !s->rk || !s->re || !s->ro ||
-      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x || !s->nzv) {
+      !s->Lx || !s->tail || !s->D || !s->V || !s->W || !s->R || !s->t || !s->d || !s->inv || !s->x || !s->nzv ||
+      !s->cont || !s->rg || !s->tg || !s->Ho) {
     grit_bigsparse_free(s);
     return NULL;
   }
@@ -107,6 +118,7 @@ void grit_bigsparse_free(grit_bigsparse *s) {
   free(s->V), free(s->W), free(s->R), free(s->t);
   free(s->tail), free(s->D);
   free(s->rk), free(s->re), free(s->ro), free(s->Lx), free(s->d), free(s->inv), free(s->x), free(s->nzv);
+  free(s->cont), free(s->rg), free(s->tg), free(s->Ho);
   free(s);
 }
 
@@ -127,19 +139,36 @@ static void pattern_plain(const grit_bigsparse *s, const double *H, uint64_t *bi
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #include <immintrin.h>
+static inline __attribute__((always_inline, target("avx2"))) unsigned nonzero4(const double *h) {
+  return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(h), _mm256_setzero_pd(), _CMP_NEQ_UQ));
+}
+
+/* Row h's bits j < i, each word built in a register from sixteen entries' masks at a time. */
+static inline __attribute__((always_inline, target("avx2"))) void row_bits_avx2(const double *h, int i, uint64_t *r) {
+  for (int w = 0; 64 * w < i; ++w) {
+    const int j0 = 64 * w, j1 = i < j0 + 64 ? i : j0 + 64;
+    uint64_t acc = 0;
+    int j = j0;
+    for (; j + 16 <= j1; j += 16) {
+      const unsigned b =
+          nonzero4(h + j) | nonzero4(h + j + 4) << 4 | nonzero4(h + j + 8) << 8 | nonzero4(h + j + 12) << 12;
+      acc |= (uint64_t)b << (j - j0);
+    }
+    for (; j + 4 <= j1; j += 4) acc |= (uint64_t)nonzero4(h + j) << (j - j0);
+    for (; j < j1; ++j) acc |= (uint64_t)!(h[j] == 0.0) << (j - j0);
+    r[w] |= acc;
+  }
+}
+
 static __attribute__((target("avx2"))) void pattern_avx2(const grit_bigsparse *s, const double *H, uint64_t *bits) {
-  const __m256d zero = _mm256_setzero_pd();
-  PATTERN_ROWS(int j = 0; for (; j + 4 <= i; j += 4) {
-    const uint64_t m = (uint64_t)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(h + j), zero, _CMP_NEQ_UQ));
-    r[j >> 6] |= m << (j & 63); /* (j a multiple of 4: the four bits in one word) */
-  } for (; j < i; ++j) r[j >> 6] |= (uint64_t)!(h[j] == 0.0) << (j & 63);)
+  PATTERN_ROWS(row_bits_avx2(h, i, r);)
 }
 #endif
 #undef PATTERN_ROWS
 
 static void pattern(const grit_bigsparse *s, const double *H, uint64_t *bits) {
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-  if (__builtin_cpu_supports("avx2")) {
+  if (!s->no_avx2 && __builtin_cpu_supports("avx2")) {
     pattern_avx2(s, H, bits);
     return;
   }
@@ -186,6 +215,27 @@ static void order(grit_bigsparse *s) {
   }
 }
 
+/* The supernodes (nested column patterns) and the update groups they make (struct grit_bigsparse). */
+static void groups(grit_bigsparse *s) {
+  const int n = s->n, *Lp = s->Lp, *Li = s->Li;
+  for (int k = 0; k < n; ++k) {
+    const int len = Lp[k + 1] - Lp[k];
+    int c = k + 1 < n && len > 0 && Li[Lp[k]] == k + 1 && Lp[k + 2] - Lp[k + 1] == len - 1;
+    for (int e = 1; c && e < len; ++e) c = Li[Lp[k] + e] == Li[Lp[k + 1] + e - 1];
+    s->cont[k] = (unsigned char)c;
+  }
+  for (int j = 0; j < n; ++j)
+    for (int q = s->rp[j + 1] - 1; q >= s->rp[j]; --q)
+      s->rg[q] = q + 1 < s->rp[j + 1] && s->rk[q + 1] == s->rk[q] + 1 && s->cont[s->rk[q]] ? s->rg[q + 1] + 1 : 1;
+  for (int k = s->t0 - 1; k >= 0; --k) /* (a column below t0 continued by one below t0: the same tail rows) */
+    s->tg[k] = k + 1 < s->t0 && s->cont[k] && s->tail[k] < Lp[k + 1] ? s->tg[k + 1] + 1 : 1;
+  for (int j = 0; j < n; ++j)
+    for (int e = Lp[j], cj = s->perm[j]; e < Lp[j + 1]; ++e) {
+      const int ci = s->Lo[e];
+      s->Ho[e] = ci > cj ? ci * n + cj : cj * n + ci;
+    }
+}
+
 /* L's columns in positions (ascending), the row lists of the left-looking loops, the multiply-adds. */
 static void lay_out(grit_bigsparse *s) {
   const int n = s->n, W = s->words;
@@ -230,6 +280,7 @@ static void lay_out(grit_bigsparse *s) {
   }
   s->madds = madds + md + nz;
   s->madds_dense = md;
+  groups(s);
 }
 
 void grit_bigsparse_prepare(grit_bigsparse *s, const double *H, int allow) {
@@ -344,17 +395,150 @@ static __attribute__((noinline, target("avx2"))) int factor_columns_avx2(grit_bi
                                                                         double *lo, double *hi) {
   FACTOR_COLUMNS(update_avx2)
 }
+
+/* x[idx[t]] for t = 0 .. 3 := v's four lanes (distinct rows). */
+static inline __attribute__((always_inline, target("avx2"))) void scatter4(double *x, const int *idx, __m256d v) {
+  const __m128d a = _mm256_castpd256_pd128(v), b = _mm256_extractf128_pd(v, 1);
+  _mm_storel_pd(x + idx[0], a), _mm_storeh_pd(x + idx[1], a);
+  _mm_storel_pd(x + idx[2], b), _mm_storeh_pd(x + idx[3], b);
+}
+
+/* tail_mask + 4 - r: the first r of four lanes set; and its low 32 bits of each lane (idx's mask). */
+static const int64_t tail_mask[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+static inline __attribute__((always_inline, target("avx2"))) __m128i lanes_lo32(__m256i v) {
+  return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)));
+}
+
+#define GATHER4(t) _mm256_i32gather_pd(x, _mm_loadu_si128((const __m128i *)(idx + (t))), 8)
+#define SUB4(a, t) a = _mm256_sub_pd(a, _mm256_mul_pd(_mm256_loadu_pd(v + (t)), l))
+
+/* The updates of a supernode's columns ka .. ka+g-1 (struct grit_bigsparse): x[idx[t]] -= v_k[t] l_k for
+ * t < m and each k in ascending order, v_k = Lx + Lp[k + 1] - vo, l_k = Lx[Lp[k + 1] - lo]. Each row is
+ * gathered and stored once for the group (sixteen rows in four registers, then eight, four, the last one
+ * to three masked), its g products subtracted in the order and with the operations of update_avx2 (no
+ * fused multiply-add): the same bits. */
+static inline __attribute__((always_inline, target("avx2"))) void update_group(double *x, const int *idx, int m,
+                                                                             const double *Lx, const int *Lp,
+                                                                             int ka, int g, int vo, int lo) {
+  const int *end = Lp + ka + 1;
+  int t = 0;
+  for (; t + 16 <= m; t += 16) {
+    __m256d a0 = GATHER4(t), a1 = GATHER4(t + 4), a2 = GATHER4(t + 8), a3 = GATHER4(t + 12);
+    for (int k = 0; k < g; ++k) {
+      const double *v = Lx + end[k] - vo + t;
+      const __m256d l = _mm256_broadcast_sd(Lx + end[k] - lo);
+      SUB4(a0, 0), SUB4(a1, 4), SUB4(a2, 8), SUB4(a3, 12);
+    }
+    scatter4(x, idx + t, a0), scatter4(x, idx + t + 4, a1), scatter4(x, idx + t + 8, a2), scatter4(x, idx + t + 12, a3);
+  }
+  if (t + 8 <= m) { /* (eight rows in two registers: at most once) */
+    __m256d a0 = GATHER4(t), a1 = GATHER4(t + 4);
+    for (int k = 0; k < g; ++k) {
+      const double *v = Lx + end[k] - vo + t;
+      const __m256d l = _mm256_broadcast_sd(Lx + end[k] - lo);
+      SUB4(a0, 0), SUB4(a1, 4);
+    }
+    scatter4(x, idx + t, a0), scatter4(x, idx + t + 4, a1);
+    t += 8;
+  }
+  for (; t + 4 <= m; t += 4) {
+    __m256d a0 = GATHER4(t);
+    for (int k = 0; k < g; ++k) {
+      const double *v = Lx + end[k] - vo + t;
+      const __m256d l = _mm256_broadcast_sd(Lx + end[k] - lo);
+      SUB4(a0, 0);
+    }
+    scatter4(x, idx + t, a0);
+  }
+  if (t < m) { /* the last one to three rows as one vector, its other lanes masked off */
+    const __m256i mk = _mm256_loadu_si256((const __m256i *)(tail_mask + 4 - (m - t)));
+    const __m128i ri = _mm_maskload_epi32(idx + t, lanes_lo32(mk));
+    __m256d a0 = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, ri, _mm256_castsi256_pd(mk), 8);
+    for (int k = 0; k < g; ++k) {
+      const __m256d l = _mm256_broadcast_sd(Lx + end[k] - lo);
+      a0 = _mm256_sub_pd(a0, _mm256_mul_pd(_mm256_maskload_pd(Lx + end[k] - vo + t, mk), l));
+    }
+    double r[4];
+    _mm256_storeu_pd(r, a0);
+    for (int q = 0; q < m - t; ++q) x[idx[t + q]] = r[q];
+  }
+}
+#undef GATHER4
+#undef SUB4
+
+/* factor_columns_avx2 with the updates of a supernode's columns taken together (update_group): the same
+ * updates of each entry in the same order. Returns the failing dof or -1. */
+static __attribute__((noinline, target("avx2"))) int factor_columns_snode(grit_bigsparse *s, const double *H,
+                                                                         double *lo, double *hi) {
+  const int n = s->n, *Li = s->Li, *Lp = s->Lp;
+  double *x = s->x, *Lx = s->Lx;
+  for (int j = 0; j < s->t0; ++j) {
+    const int cj = s->perm[j], e1 = Lp[j + 1];
+    int e = Lp[j];
+    for (; e + 4 <= e1; e += 4) /* column cj of H, from its lower triangle (four entries gathered) */
+      scatter4(x, Li + e, _mm256_i32gather_pd(H, _mm_loadu_si128((const __m128i *)(s->Ho + e)), 8));
+    for (; e < e1; ++e) x[Li[e]] = H[s->Ho[e]];
+    double dj = H[(size_t)cj * n + cj];
+    for (int q = s->rp[j]; q < s->rp[j + 1];) { /* the earlier columns k with L(j, k) != 0, by groups */
+      const int g = s->rg[q], k = s->rk[q], e0 = s->re[q], m = Lp[k + 1] - e0 - 1;
+      for (int r = 0; r < g; ++r) {
+        const double l = Lx[s->re[q + r]];
+        dj -= l * l;
+      }
+      if (g == 1) update_avx2(x, Li, Lx, e0 + 1, Lp[k + 1], Lx[e0]);
+      else update_group(x, Li + e0 + 1, m, Lx, Lp, k, g, m, m + 1);
+      q += g;
+    }
+    if (!(dj > 0.0) || !isfinite(dj)) return cj;
+    const double r = sqrt(dj), inv = 1.0 / r;
+    s->d[j] = r, s->inv[j] = inv;
+    *lo = r < *lo ? r : *lo;
+    *hi = r > *hi ? r : *hi;
+    const __m256d iv = _mm256_set1_pd(inv);
+    for (e = Lp[j]; e + 4 <= e1; e += 4)
+      _mm256_storeu_pd(Lx + e,
+                       _mm256_mul_pd(_mm256_i32gather_pd(x, _mm_loadu_si128((const __m128i *)(Li + e)), 8), iv));
+    for (; e < e1; ++e) Lx[e] = x[Li[e]] * inv;
+  }
+  const int t0 = s->t0, nt = n - t0;
+  for (int k = 0; k < t0 && t0 < n;) { /* their updates of the trailing block's lower triangle, by groups */
+    const int g = s->tg[k], tk = s->tail[k], M = Lp[k + 1] - tk;
+    for (int er = tk; er < Lp[k + 1]; ++er) {
+      double *row = s->D + (size_t)(Li[er] - t0) * nt - t0;
+      if (g == 1) update_avx2(row, Li, Lx, tk, er + 1, Lx[er]);
+      else update_group(row, Li + tk, er + 1 - tk, Lx, Lp, k, g, M, Lp[k + 1] - er);
+    }
+    k += g;
+  }
+  return -1;
+}
 #endif
 #undef FACTOR_COLUMNS
 
 void grit_bigsparse_kernel(grit_bigsparse *s, int allow) { s->no_avx2 = !allow; }
+void grit_bigsparse_snodes(grit_bigsparse *s, int allow) { s->no_snodes = !allow; }
+
+int grit_bigsparse_pattern_same(grit_bigsparse *s, const double *H) {
+  pattern_plain(s, H, s->g);
+  pattern(s, H, s->cur);
+  return !memcmp(s->g, s->cur, sizeof(uint64_t) * (size_t)s->n * s->words);
+}
+
+int grit_bigsparse_grouped(const grit_bigsparse *s) {
+  int c = 0;
+  for (int j = 0; s->analysed && j < s->n; ++j)
+    for (int q = s->rp[j]; q < s->rp[j + 1]; q += s->rg[q]) c += s->rg[q] > 1 ? s->rg[q] : 0;
+  return c;
+}
 
 int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double *hi) {
   const int n = s->n;
   if (s->t0 < n) trailing_init(s, H);
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-  const int bad0 = !s->no_avx2 && __builtin_cpu_supports("avx2") ? factor_columns_avx2(s, H, lo, hi)
-                                                                  : factor_columns_plain(s, H, lo, hi);
+  const int avx2 = !s->no_avx2 && __builtin_cpu_supports("avx2");
+  const int bad0 = avx2 && !s->no_snodes ? factor_columns_snode(s, H, lo, hi)
+                   : avx2                ? factor_columns_avx2(s, H, lo, hi)
+                                         : factor_columns_plain(s, H, lo, hi);
 #else
   const int bad0 = factor_columns_plain(s, H, lo, hi);
 #endif
@@ -367,8 +551,41 @@ int grit_bigsparse_factor(grit_bigsparse *s, const double *H, double *lo, double
   return -1;
 }
 
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+/* solve_s with AVX2: the forward substitution's updates four entries at a time (gathered, the same
+ * product and difference per entry, stored one by one), the backward one's products four at a time
+ * (gathered) and subtracted one after the other in order: the same bits. */
+static __attribute__((noinline, target("avx2"))) void solve_s_avx2(const grit_bigsparse *s, double *y) {
+  const int n = s->n, *Lo = s->Lo, *Lp = s->Lp;
+  const double *Lx = s->Lx;
+  for (int j = 0; j < n; ++j) {
+    const double z = y[s->perm[j]] * s->inv[j];
+    y[s->perm[j]] = z;
+    update_avx2(y, Lo, Lx, Lp[j], Lp[j + 1], z);
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    double t = y[s->perm[j]];
+    int e = Lp[j];
+    for (; e + 4 <= Lp[j + 1]; e += 4) {
+      double p[4];
+      _mm256_storeu_pd(p, _mm256_mul_pd(_mm256_loadu_pd(Lx + e),
+                                        _mm256_i32gather_pd(y, _mm_loadu_si128((const __m128i *)(Lo + e)), 8)));
+      t -= p[0], t -= p[1], t -= p[2], t -= p[3];
+    }
+    for (; e < Lp[j + 1]; ++e) t -= Lx[e] * y[Lo[e]];
+    y[s->perm[j]] = t * s->inv[j];
+  }
+}
+#endif
+
 /* S y = b in place. */
 static void solve_s(const grit_bigsparse *s, double *y) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (!s->no_avx2 && __builtin_cpu_supports("avx2")) {
+    solve_s_avx2(s, y);
+    return;
+  }
+#endif
   const int n = s->n, *Lo = s->Lo, *Lp = s->Lp;
   const double *Lx = s->Lx;
   for (int j = 0; j < n; ++j) { /* L z = P y, z kept at the dofs' places */
