@@ -86,6 +86,15 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
     }
   w->dqp_n[t] = np;
   w->dqp_at[t] = w->eval_no;
+  /* the same pairs lane by lane (minus_g_dq's lean path), where no lane holds two */
+  int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t, ok = 1;
+  double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) gi[l] = -1, gv[l] = 0.0;
+  for (int e = 0; e < np; ++e) {
+    ok &= gi[ll[e]] < 0;
+    gi[ll[e]] = pl[e], gv[ll[e]] = pv[e];
+  }
+  w->dqg_ok[t] = (char)ok;
 }
 
 /* acc -= g . dq over tree t's seeded dofs (g tree-local), lane by lane. A pass seeds each dof in one lane
@@ -95,6 +104,19 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
  * every lane, the old loop; the two differ only for a non-finite g next to a zero lane). */
 static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g,
                               double acc[GRIT_DUAL_N]) {
+  if (!w->no_cx_lean && !w->no_seed_pairs) { /* each lane's one pair (dqg), if no lane holds two */
+    if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
+    if (w->dqg_ok[t]) {
+      const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t;
+      const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
+      for (int l = 0; l < GRIT_DUAL_N; ++l) {
+        const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+        if (gj != 0.0) acc[l] -= gv[l] * gj;
+      }
+      w->seed_pairs_used++;
+      return;
+    }
+  }
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns), adr = m->tree_dofadr[t];
   if (!w->no_seed_pairs) {
