@@ -341,7 +341,8 @@ Test(derivatives_chain, kept_rows_across_steps_match) {
 }
 
 /* The kept rows' lean steps (ws->no_cx_lean: a p kept across rows instead of one zeroed per row, the rows'
- * spans kept per call, - g . dq lane by lane) against the old steps, on rows of every kind they take:
+ * spans kept per call, - g . dq lane by lane) and the spatial rows solved ahead (ws->no_row_ahead) against
+ * the old steps, on rows of every kind they take:
  * joint and tendon equalities, a tendon's limit and its friction, with the legs' limits, joint friction,
  * contacts and a spring around them. A and B of every call equal entry by entry. */
 static const char *XML_LEAN =
@@ -374,9 +375,9 @@ Test(derivatives_chain, lean_kept_rows_match_the_old_steps) {
     for (int i = 0; i < 25; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
     const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
     for (int i = 0; i < d->stats.nconstraints; ++i) kinds[c[i].kind]++;
-    d->deriv->no_cx_lean = 0;
+    d->deriv->no_cx_lean = 0, d->deriv->no_row_ahead = 0;
     cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    d->deriv->no_cx_lean = 1;
+    d->deriv->no_cx_lean = 1, d->deriv->no_row_ahead = 1;
     const unsigned long lean = d->deriv->cx_lean_used;
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
     cr_assert_eq(d->deriv->cx_lean_used, lean);
@@ -389,6 +390,43 @@ Test(derivatives_chain, lean_kept_rows_match_the_old_steps) {
             "tendon limits %d, tendon frictions %d, 1-D equalities %d", kinds[GRIT_CONSTRAINT_TENDON_LIMIT],
             kinds[GRIT_CONSTRAINT_TENDON_FRICTION], kinds[GRIT_CONSTRAINT_EQUALITY_1D]);
   cr_assert(d->deriv->cx_lean_used > 0, "kept rows' lean steps: %lu", d->deriv->cx_lean_used);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* MuJoCo's cloth (one tree of 166 dofs, spatial tendons between its bodies): the one-row rows with partials
+ * of J solved four at a time from the step's J ahead of their turn, each checked against its own J then
+ * (ws->no_row_ahead: one at a time from its own J), after a few steps and again later: A and B equal entry
+ * by entry. */
+Test(derivatives_chain, cloth_rows_ahead_match_rows_alone) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/cloth.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  int differ = 0;
+  for (int call = 0; call < 2; ++call) {
+    for (int i = 0; i < (call ? 60 : 3); ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_row_ahead = 0;
+    const unsigned long before = d->deriv->row_ahead_used;
+    cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(d->deriv->row_ahead_used > before, "rows solved ahead: %lu", d->deriv->row_ahead_used - before);
+    d->deriv->no_row_ahead = 1;
+    const unsigned long ahead = d->deriv->row_ahead_used;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(d->deriv->row_ahead_used, ahead);
+    differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0; /* bit for bit: a zero's sign too */
+    differ += nu > 0 && memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
+    differ += ab_differ(A1, A2, B1, B2, nx, nu);
+  }
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);

@@ -97,6 +97,7 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->dqg, (size_t)GRIT_DUAL_N * (size_t)m->ntree); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->dqgv, (size_t)GRIT_DUAL_N * (size_t)m->ntree);
   GRIT_CARVE(c, w->dqg_ok, m->ntree);
+  GRIT_CARVE(c, w->zc_pre, n); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */

@@ -178,6 +178,10 @@ struct grit_deriv_ws {
                                            * tree-local dof, -1 none (listed with dqp), */
   double *dqgv;                           /* (GRIT_DUAL_N ntree) its value, */
   char *dqg_ok;                           /* (ntree) 1: no lane holds two dofs (dqg applies) */
+  unsigned *zc_pre;                       /* per constraint: the call whose lookahead took its z from the
+                                           * step's J, not yet checked against its own (derivatives_delassus.c) */
+  int no_row_ahead;                       /* nonzero: a one-row cx row with partials of J solved alone */
+  unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an
