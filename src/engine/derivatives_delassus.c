@@ -410,6 +410,31 @@ static int solve_rows_lanes(int n, const double *L, const grit_dual *J, int r0, 
 #endif
 
 #if GRIT_QUADGRAD_HAVE_LANES
+/* y[j][l] = r[l n + j] for l < nl (rows n apart), +0 in the lanes past nl. */
+static void lanes_of_rows(const double *r, int n, int nl, V *y) {
+  if (nl == LANES) {
+    for (int j = 0; j < n; ++j) {
+      V v;
+      for (int l = 0; l < LANES; ++l) v[l] = r[l * n + j];
+      y[j] = v;
+    }
+    return;
+  }
+  for (int j = 0; j < n; ++j) {
+    V v = {0.0};
+    for (int l = 0; l < nl; ++l) v[l] = r[l * n + j];
+    y[j] = v;
+  }
+}
+
+/* g[l][j] = y[j][l] for l < nl. */
+static void rows_of_lanes(const V *y, int n, int nl, double *const *g) {
+  for (int j = 0; j < n; ++j) {
+    const V v = y[j];
+    for (int l = 0; l < nl; ++l) g[l][j] = v[l];
+  }
+}
+
 /* z_l = A^-1 J_l^T of nl constant rows of tree t by its tree-ordered factor into z[l] and the lanes y,
  * w_l = J_l z_l (solve_rows_tree's numbers); the lanes past nl zero. */
 static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
@@ -417,20 +442,23 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
   const int n = m->tree_dofnum[t];
   if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
     double zb[LANES * MAXN];
-    for (int l = 0; l < nl; ++l)
-      for (int j = 0; j < n; ++j) zb[l * n + j] = J[l][j];
+    for (int l = 0; l < nl; ++l) memcpy(zb + l * n, J[l], sizeof(double) * (size_t)n);
     for (int l0 = 0; l0 < nl; l0 += 3)
       grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], zb + l0 * n, n,
                                     nl - l0 < 3 ? nl - l0 : 3);
+    /* z, w and the lanes y: the values and sums below (w: j ascending), moved by rows and by vectors
+     * (ws->no_lane_moves: element by element, as before) */
     for (int l = 0; l < LANES; ++l) {
       double s = 0.0;
       if (l < nl) {
-        for (int j = 0; j < n; ++j) z[l][j] = zb[l * n + j];
+        if (!w->no_lane_moves) memcpy(z[l], zb + l * n, sizeof(double) * (size_t)n);
+        for (int j = 0; w->no_lane_moves && j < n; ++j) z[l][j] = zb[l * n + j];
         for (int j = 0; j < n; ++j) s += J[l][j] * z[l][j];
       }
-      for (int j = 0; j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
+      for (int j = 0; w->no_lane_moves && j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
       (*wv)[l] = s;
     }
+    if (!w->no_lane_moves) lanes_of_rows(zb, n, nl, y);
     return;
   }
   for (int l = 0; l < LANES; ++l) {
@@ -487,9 +515,10 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
+  if (quad && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
-    for (int j = 0; quad && j < n; ++j) g[l][j] = gl[j][l];
+    for (int j = 0; quad && w->no_lane_moves && j < n; ++j) g[l][j] = gl[j][l];
     w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
   }
   return 1;
