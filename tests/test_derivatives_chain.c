@@ -258,7 +258,8 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
  * the kept constant rows' short estimate against the general path (ws->no_kept_fast), their z three
  * rows at a time against one by one (ws->no_tree_group), the moved rows' J v and J^T gamma lane by lane
  * against dual.h's operations (ws->no_cx_avx2), the lean steps of kept rows (ws->no_cx_lean), the lanes' z
- * and g moved by rows and vectors (ws->no_lane_moves): A and B equal entry by entry. */
+ * and g moved by rows and vectors (ws->no_lane_moves), the slides' zero terms left out of the lanes' sweep
+ * (ws->no_slide_sweep; the softbox's 218 slides): A and B equal entry by entry. */
 Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_model *m;
   grit_mjcf_info info;
@@ -280,11 +281,11 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   cr_assert(d->deriv->cx_fast_used > 0, "kept rows' whole path: %lu", d->deriv->cx_fast_used);
   cr_assert(d->deriv->seed_pairs_used > 0, "- g . dq over the nonzero lanes: %lu", d->deriv->seed_pairs_used);
   cr_assert(d->deriv->cx_lean_used > 0, "kept rows' lean steps: %lu", d->deriv->cx_lean_used);
-  for (int pass = 0; pass < 9; ++pass) {
+  for (int pass = 0; pass < 10; ++pass) {
     d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
     d->deriv->no_tree_group = pass == 3, d->deriv->no_cx_avx2 = pass == 4;
     d->deriv->no_cx_fast = pass == 5, d->deriv->no_seed_pairs = pass == 6, d->deriv->no_cx_lean = pass == 7;
-    d->deriv->no_lane_moves = pass == 8;
+    d->deriv->no_lane_moves = pass == 8, d->deriv->no_slide_sweep = pass == 9;
     const unsigned long lean = d->deriv->cx_lean_used;
     const unsigned long cxfast = d->deriv->cx_fast_used, pairs = d->deriv->seed_pairs_used;
     const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;

@@ -514,7 +514,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
-  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
+  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs, w->no_slide_sweep);
   if (quad && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */

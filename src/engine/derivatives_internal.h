@@ -182,6 +182,7 @@ struct grit_deriv_ws {
                                            * step's J, not yet checked against its own (derivatives_delassus.c) */
   int no_row_ahead;                       /* nonzero: a one-row cx row with partials of J solved alone */
   int no_lane_moves;                      /* nonzero: the lanes' z, y and g moved element by element */
+  int no_slide_sweep;                     /* nonzero: the lanes' sweep takes a slide's zero terms too */
   unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */

@@ -134,8 +134,17 @@ static QG_INLINE void cross_dot_lanes(V *d, const double S[6], const double *b, 
        (y3 * ld(h + 3 * NL) + (y4 * ld(h + 4 * NL) + y5 * ld(h + 5 * NL)));
 }
 
+/* cross_dot_lanes for S with a zero angular part (a slide's: S[0..2] exact zeros): y0..y2 and the terms
+ * S[0..2] b are +-0, which leave every nonzero sum as it is, so the dot is the same number but for the sign
+ * of an exact zero, which g = 0 - 2 dl takes to +0 either way (finite values). */
+static QG_INLINE void cross_dot_lanes_slide(V *d, const double S[6], const double *b, const double *h) {
+  const V b0 = ld(b), b1 = ld(b + NL), b2 = ld(b + 2 * NL);
+  const V y3 = S[4] * b2 - S[5] * b1, y4 = S[5] * b0 - S[3] * b2, y5 = S[3] * b1 - S[4] * b0;
+  *d = y3 * ld(h + 3 * NL) + (y4 * ld(h + 4 * NL) + y5 * ld(h + 5 * NL));
+}
+
 static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const V *z,
-                                  V *g, double *s) {
+                                  V *g, double *s, int plain) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   double *zt = s, *zh = s + (size_t)WL * (size_t)m->nbody, *zp = zh + (size_t)WL * (size_t)m->nbody;
   const int b0 = m->dof_body[adr], b1 = m->nbody - 1;
@@ -176,33 +185,37 @@ static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const 
   }
   for (int i = adr; i < adr + n; ++i) {
     V dl;
-    cross_dot_lanes(&dl, cdof + 6 * i, zp + WL * i, zh + WL * dbody[i]);
+    const double *S = cdof + 6 * i;
+    if (!plain && S[0] == 0.0 && S[1] == 0.0 && S[2] == 0.0)
+      cross_dot_lanes_slide(&dl, S, zp + WL * i, zh + WL * dbody[i]);
+    else
+      cross_dot_lanes(&dl, S, zp + WL * i, zh + WL * dbody[i]);
     g[i - adr] = 0.0 - 2.0 * dl; /* the one-row sweep's g -= 2 dl from g = 0 */
   }
 }
 
 static QG_NOINLINE void sweep_lanes_base(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const V *z,
-                                         V *g, double *s) {
-  sweep_lanes(m, k, r, t, z, g, s);
+                                         V *g, double *s, int plain) {
+  sweep_lanes(m, k, r, t, z, g, s, plain);
 }
 
 #if QG_AVX2
 static QG_NOINLINE __attribute__((target("avx2"))) void sweep_lanes_avx2(const grit_model *m, const grit_kin *k,
                                                                          const grit_rnea *r, int t, const V *z, V *g,
-                                                                         double *s) {
-  sweep_lanes(m, k, r, t, z, g, s);
+                                                                         double *s, int plain) {
+  sweep_lanes(m, k, r, t, z, g, s, plain);
 }
 #endif
 
 void grit_rnea_quadratic_gradient_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
-                                        const grit_lanes *z, grit_lanes *g, double *s) {
+                                        const grit_lanes *z, grit_lanes *g, double *s, int plain) {
 #if QG_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    sweep_lanes_avx2(m, k, r, t, z, g, s);
+    sweep_lanes_avx2(m, k, r, t, z, g, s, plain);
     return;
   }
 #endif
-  sweep_lanes_base(m, k, r, t, z, g, s);
+  sweep_lanes_base(m, k, r, t, z, g, s, plain);
 }
 #endif
 
