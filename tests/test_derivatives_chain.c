@@ -344,23 +344,25 @@ Test(derivatives_chain, kept_rows_across_steps_match) {
 }
 
 /* The kept rows' lean steps (ws->no_cx_lean: a p kept across rows instead of one zeroed per row, the rows'
- * spans kept per call, - g . dq lane by lane) and the spatial rows solved ahead (ws->no_row_ahead) against
- * the old steps, on rows of every kind they take:
- * joint and tendon equalities, a tendon's limit and its friction, with the legs' limits, joint friction,
- * contacts and a spring around them. A and B of every call equal entry by entry. */
+ * spans kept per call, - g . dq lane by lane, a bilateral row's gamma alone) and the spatial rows solved
+ * ahead (ws->no_row_ahead) against the old steps, on rows of every kind they take: joint and tendon
+ * equalities, a connect between two trees, a tendon's limit and its friction, with the legs' limits, joint
+ * friction, contacts and a spring around them. A and B of every call equal entry by entry. */
 static const char *XML_LEAN =
     "<mujoco><option timestep='0.002'/>"
     "<worldbody><geom type='plane' size='3 3 0.1'/>"
-    "<body pos='0 0 0.62'><freejoint/><geom type='box' size='0.25 0.1 0.05' mass='4'/>"
+    "<body name='torso' pos='0 0 0.62'><freejoint/><geom type='box' size='0.25 0.1 0.05' mass='4'/>"
     SLEG("0.08", "0.2", "1") SLEG("-0.08", "0.2", "2") SLEG("0.08", "0", "3") SLEG("-0.08", "0", "4")
     SLEG("0.08", "-0.2", "5") SLEG("-0.08", "-0.2", "6")
-    "</body></worldbody>"
+    "</body><body name='tail' pos='0.35 0 0.62'><freejoint/><geom type='sphere' size='0.03' mass='0.2'/></body>"
+    "</worldbody>"
     "<tendon><spatial name='t1' stiffness='200' damping='2'><site site='f1'/><site site='f2'/></spatial>"
     "<spatial name='t2'><site site='f5'/><site site='f6'/></spatial>"
     "<spatial name='t3' frictionloss='0.3'><site site='f3'/><site site='f4'/></spatial>"
     "<spatial name='t4' limited='true' range='0.05 0.12'><site site='f1'/><site site='f6'/></spatial>"
     "<fixed name='t5' frictionloss='0.2'><joint joint='k1' coef='1'/><joint joint='k2' coef='-1'/></fixed></tendon>"
-    "<equality><tendon tendon1='t2'/><joint joint1='k3' joint2='k4'/></equality>"
+    "<equality><tendon tendon1='t2'/><joint joint1='k3' joint2='k4'/><connect body1='torso' body2='tail' anchor='0.3 0 0'/>"
+    "</equality>"
     "<actuator><motor joint='h1' gear='5'/><motor joint='h3' gear='5'/><motor joint='h5' gear='5'/></actuator>"
     "</mujoco>";
 
@@ -389,9 +391,9 @@ Test(derivatives_chain, lean_kept_rows_match_the_old_steps) {
     differ += ab_differ(A1, A2, B1, B2, nx, nu);
   }
   cr_assert(kinds[GRIT_CONSTRAINT_TENDON_LIMIT] > 0 && kinds[GRIT_CONSTRAINT_TENDON_FRICTION] > 0 &&
-                kinds[GRIT_CONSTRAINT_EQUALITY_1D] > 0,
-            "tendon limits %d, tendon frictions %d, 1-D equalities %d", kinds[GRIT_CONSTRAINT_TENDON_LIMIT],
-            kinds[GRIT_CONSTRAINT_TENDON_FRICTION], kinds[GRIT_CONSTRAINT_EQUALITY_1D]);
+                kinds[GRIT_CONSTRAINT_EQUALITY_1D] > 0 && kinds[GRIT_CONSTRAINT_EQUALITY] > 0,
+            "tendon limits %d, tendon frictions %d, 1-D equalities %d, connects %d", kinds[GRIT_CONSTRAINT_TENDON_LIMIT],
+            kinds[GRIT_CONSTRAINT_TENDON_FRICTION], kinds[GRIT_CONSTRAINT_EQUALITY_1D], kinds[GRIT_CONSTRAINT_EQUALITY]);
   cr_assert(d->deriv->cx_lean_used > 0, "kept rows' lean steps: %lu", d->deriv->cx_lean_used);
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
