@@ -14,6 +14,7 @@
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
+#include "solver.h"
 #include "loop_scene.h"
 #include "xml_load_util.h"
 
@@ -256,7 +257,9 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
  * left out for the tree the Delassus partials solve in tree order against formed (ws->no_dense_skip),
  * the kept constant rows' short estimate against the general path (ws->no_kept_fast), their z three
  * rows at a time against one by one (ws->no_tree_group), the moved rows' J v and J^T gamma lane by lane
- * against dual.h's operations (ws->no_cx_avx2): A and B equal entry by entry. */
+ * against dual.h's operations (ws->no_cx_avx2), the lean steps of kept rows (ws->no_cx_lean), the lanes' z
+ * and g moved by rows and vectors (ws->no_lane_moves), the slides' zero terms left out of the lanes' sweep
+ * (ws->no_slide_sweep; the softbox's 218 slides): A and B equal entry by entry. */
 Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_model *m;
   grit_mjcf_info info;
@@ -277,10 +280,13 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   cr_assert(d->deriv->kept_fast_used > 0, "kept rows' short estimates: %lu", d->deriv->kept_fast_used);
   cr_assert(d->deriv->cx_fast_used > 0, "kept rows' whole path: %lu", d->deriv->cx_fast_used);
   cr_assert(d->deriv->seed_pairs_used > 0, "- g . dq over the nonzero lanes: %lu", d->deriv->seed_pairs_used);
-  for (int pass = 0; pass < 7; ++pass) {
+  cr_assert(d->deriv->cx_lean_used > 0, "kept rows' lean steps: %lu", d->deriv->cx_lean_used);
+  for (int pass = 0; pass < 10; ++pass) {
     d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
     d->deriv->no_tree_group = pass == 3, d->deriv->no_cx_avx2 = pass == 4;
-    d->deriv->no_cx_fast = pass == 5, d->deriv->no_seed_pairs = pass == 6;
+    d->deriv->no_cx_fast = pass == 5, d->deriv->no_seed_pairs = pass == 6, d->deriv->no_cx_lean = pass == 7;
+    d->deriv->no_lane_moves = pass == 8, d->deriv->no_slide_sweep = pass == 9;
+    const unsigned long lean = d->deriv->cx_lean_used;
     const unsigned long cxfast = d->deriv->cx_fast_used, pairs = d->deriv->seed_pairs_used;
     const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
     const unsigned long fast = d->deriv->cx_kept_fast, kept = d->deriv->kept_fast_used;
@@ -290,6 +296,7 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
     if (pass == 2) cr_assert(d->deriv->kept_fast_used == kept);
     if (pass == 5) cr_assert(d->deriv->cx_fast_used == cxfast);
     if (pass == 6) cr_assert(d->deriv->seed_pairs_used == pairs);
+    if (pass == 7) cr_assert(d->deriv->cx_lean_used == lean);
     int differ = 0; /* bit for bit: a zero's sign too */
     differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0;
     differ += nu > 0 && memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
@@ -319,9 +326,9 @@ Test(derivatives_chain, kept_rows_across_steps_match) {
   int differ = 0;
   for (int call = 0; call < 8; ++call) {
     for (int i = 0; i < 25; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-    d->deriv->no_cx_clean = 0, d->deriv->no_spring_skip = 0, d->deriv->no_cx_fast = 0;
+    d->deriv->no_cx_clean = 0, d->deriv->no_spring_skip = 0, d->deriv->no_cx_fast = 0, d->deriv->no_cx_lean = 0;
     cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    d->deriv->no_cx_clean = 1, d->deriv->no_spring_skip = 1, d->deriv->no_cx_fast = 1;
+    d->deriv->no_cx_clean = 1, d->deriv->no_spring_skip = 1, d->deriv->no_cx_fast = 1, d->deriv->no_cx_lean = call % 2;
     cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
     differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0; /* bit for bit: a zero's sign too */
     differ += memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
@@ -330,6 +337,101 @@ Test(derivatives_chain, kept_rows_across_steps_match) {
   cr_assert(d->deriv->spring_skipped > 0 && d->deriv->cx_kept_fast > 0, "springs %lu, kept rows %lu",
             d->deriv->spring_skipped, d->deriv->cx_kept_fast);
   cr_assert(d->deriv->cx_fast_used > 0, "kept rows' whole path: %lu", d->deriv->cx_fast_used);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The kept rows' lean steps (ws->no_cx_lean: a p kept across rows instead of one zeroed per row, the rows'
+ * spans kept per call, - g . dq lane by lane, a bilateral row's gamma alone) and the spatial rows solved
+ * ahead (ws->no_row_ahead) against the old steps, on rows of every kind they take: joint and tendon
+ * equalities, a connect between two trees, a tendon's limit and its friction, with the legs' limits, joint
+ * friction, contacts and a spring around them. A and B of every call equal entry by entry. */
+static const char *XML_LEAN =
+    "<mujoco><option timestep='0.002'/>"
+    "<worldbody><geom type='plane' size='3 3 0.1'/>"
+    "<body name='torso' pos='0 0 0.62'><freejoint/><geom type='box' size='0.25 0.1 0.05' mass='4'/>"
+    SLEG("0.08", "0.2", "1") SLEG("-0.08", "0.2", "2") SLEG("0.08", "0", "3") SLEG("-0.08", "0", "4")
+    SLEG("0.08", "-0.2", "5") SLEG("-0.08", "-0.2", "6")
+    "</body><body name='tail' pos='0.35 0 0.62'><freejoint/><geom type='sphere' size='0.03' mass='0.2'/></body>"
+    "</worldbody>"
+    "<tendon><spatial name='t1' stiffness='200' damping='2'><site site='f1'/><site site='f2'/></spatial>"
+    "<spatial name='t2'><site site='f5'/><site site='f6'/></spatial>"
+    "<spatial name='t3' frictionloss='0.3'><site site='f3'/><site site='f4'/></spatial>"
+    "<spatial name='t4' limited='true' range='0.05 0.12'><site site='f1'/><site site='f6'/></spatial>"
+    "<fixed name='t5' frictionloss='0.2'><joint joint='k1' coef='1'/><joint joint='k2' coef='-1'/></fixed></tendon>"
+    "<equality><tendon tendon1='t2'/><joint joint1='k3' joint2='k4'/><connect body1='torso' body2='tail' anchor='0.3 0 0'/>"
+    "</equality>"
+    "<actuator><motor joint='h1' gear='5'/><motor joint='h3' gear='5'/><motor joint='h5' gear='5'/></actuator>"
+    "</mujoco>";
+
+Test(derivatives_chain, lean_kept_rows_match_the_old_steps) {
+  grit_model *m = xml_load_or_fail(XML_LEAN);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[3] = {0.4, -0.3, 0.2};
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu, sizeof(double)), *B2 = calloc((size_t)nx * nu, sizeof(double));
+  int differ = 0, kinds[16] = {0};
+  for (int call = 0; call < 8; ++call) {
+    for (int i = 0; i < 25; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+    for (int i = 0; i < d->stats.nconstraints; ++i) kinds[c[i].kind]++;
+    d->deriv->no_cx_lean = 0, d->deriv->no_row_ahead = 0;
+    cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_cx_lean = 1, d->deriv->no_row_ahead = 1;
+    const unsigned long lean = d->deriv->cx_lean_used;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(d->deriv->cx_lean_used, lean);
+    differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0; /* bit for bit: a zero's sign too */
+    differ += memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
+    differ += ab_differ(A1, A2, B1, B2, nx, nu);
+  }
+  cr_assert(kinds[GRIT_CONSTRAINT_TENDON_LIMIT] > 0 && kinds[GRIT_CONSTRAINT_TENDON_FRICTION] > 0 &&
+                kinds[GRIT_CONSTRAINT_EQUALITY_1D] > 0 && kinds[GRIT_CONSTRAINT_EQUALITY] > 0,
+            "tendon limits %d, tendon frictions %d, 1-D equalities %d, connects %d", kinds[GRIT_CONSTRAINT_TENDON_LIMIT],
+            kinds[GRIT_CONSTRAINT_TENDON_FRICTION], kinds[GRIT_CONSTRAINT_EQUALITY_1D], kinds[GRIT_CONSTRAINT_EQUALITY]);
+  cr_assert(d->deriv->cx_lean_used > 0, "kept rows' lean steps: %lu", d->deriv->cx_lean_used);
+  cr_expect_eq(differ, 0, "%d entries differ", differ);
+  free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* MuJoCo's cloth (one tree of 166 dofs, spatial tendons between its bodies): the one-row rows with partials
+ * of J solved four at a time from the step's J ahead of their turn, each checked against its own J then
+ * (ws->no_row_ahead: one at a time from its own J), after a few steps and again later: A and B equal entry
+ * by entry. */
+Test(derivatives_chain, cloth_rows_ahead_match_rows_alone) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/cloth.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
+  double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
+  int differ = 0;
+  for (int call = 0; call < 2; ++call) {
+    for (int i = 0; i < (call ? 60 : 3); ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    d->deriv->no_row_ahead = 0;
+    const unsigned long before = d->deriv->row_ahead_used;
+    cr_assert_eq(grit_step_derivatives(d, A1, B1, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(d->deriv->row_ahead_used > before, "rows solved ahead: %lu", d->deriv->row_ahead_used - before);
+    d->deriv->no_row_ahead = 1;
+    const unsigned long ahead = d->deriv->row_ahead_used;
+    cr_assert_eq(grit_step_derivatives(d, A2, B2, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(d->deriv->row_ahead_used, ahead);
+    differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0; /* bit for bit: a zero's sign too */
+    differ += nu > 0 && memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
+    differ += ab_differ(A1, A2, B1, B2, nx, nu);
+  }
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
   grit_data_free(d);

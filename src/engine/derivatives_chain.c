@@ -92,6 +92,12 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->ckeep_at, n);
   GRIT_CARVE(c, w->ckx, 3 * n);
   GRIT_CARVE(c, w->ckx_at, n);
+  GRIT_CARVE(c, w->cke, 4 * n);
+  GRIT_CARVE(c, w->ckp, sizeof(grit_contact_params_dual) / sizeof(double)); /* the arena is zeroed: +0 */
+  GRIT_CARVE(c, w->dqg, (size_t)GRIT_DUAL_N * (size_t)m->ntree); /* derivatives_delassus.c's */
+  GRIT_CARVE(c, w->dqgv, (size_t)GRIT_DUAL_N * (size_t)m->ntree);
+  GRIT_CARVE(c, w->dqg_ok, m->ntree);
+  GRIT_CARVE(c, w->zc_pre, n); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->cxJ, (size_t)6 * (size_t)w->maxn + 2); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->cxJ_pos, (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->dense_need, m->ntree); /* derivatives_delassus.c's */
@@ -627,6 +633,23 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
   return 1;
 }
 
+/* The kinds of rows whose params_finalize writes no field of p but Rn, vhat or eps, each whole (never
+ * read first), and whose law writes none (constraints_generic.h): a p kept across rows (w->ckp) whose
+ * partials those three lose after each use has the +0 partials of a p zeroed whole for the next, without
+ * its 1440-byte memset (a twelfth of the softbox's call, 651 rows in each of 28 passes). */
+static int lean_kind(int kind) {
+  return kind == GRIT_CONSTRAINT_EQUALITY || kind == GRIT_CONSTRAINT_EQUALITY_1D ||
+         kind == GRIT_CONSTRAINT_TENDON_LIMIT || kind == GRIT_CONSTRAINT_TENDON_FRICTION;
+}
+
+/* grit_bilateral_cost's gamma on dual numbers (constraints_generic.h through scalar_dual.h: the same
+ * operations in its order, so the same bits), without its cost and G, which the kept row does not read. */
+static void bilateral_gamma(const grit_contact_params_dual *p, double dt, int dim, const grit_dual *vc, grit_dual *gamma) {
+  const grit_dual iR = grit_dual_div(grit_dual_const(1.0), p->Rn);
+  const grit_dual s = grit_dual_div(grit_dual_const(1.0), grit_dual_addc(p->tau_d, dt));
+  for (int r = 0; r < dim; ++r) gamma[r] = grit_dual_neg(grit_dual_mul(grit_dual_fma(p->phi[r], s, vc[r]), iR));
+}
+
 int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
                              const char *mmask, int need_w, int lin_w) {
   if (w->no_cx_fast || !w->chain_on || w->no_cx_cols || w->no_cx_clean || !w->cxs_ptr || k->dim > 3 ||
@@ -642,8 +665,14 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
     return 1;
   }
   const double *s = slot(w, i), *js = s + NPARAM;
-  int e0[2], e1[2]; /* cx_jacobian_rows' */
-  tree_spans(m, k, list, nl, e0, e1);
+  const int lean = !w->no_cx_lean && lean_kind(k->kind);
+  int e0[2], e1[2], *ke = w->cke + 4 * (size_t)i; /* cx_jacobian_rows' spans; kept with x (lean) */
+  if (lean && w->ckx_at[i] == w->ckeep_call) {
+    e0[0] = ke[0], e0[1] = ke[1], e1[0] = ke[2], e1[1] = ke[3];
+  } else {
+    tree_spans(m, k, list, nl, e0, e1);
+    ke[0] = e0[0], ke[1] = e0[1], ke[2] = e1[0], ke[3] = e1[1];
+  }
   double *x = w->ckx + 3 * (size_t)i; /* cx_kept_rows' J v + b, once per call */
   for (int r = 0; r < k->dim && w->ckx_at[i] == w->ckeep_call; ++r)
     if (x[r] == 0.0) return 0; /* the span's path */
@@ -661,13 +690,22 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   grit_dual wd = grit_dual_const(k->w); /* unread by the law where need_w is 0 */
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row(m, w, mmask, i, k->dim, k->ntree, k->tree, 1, &wd)))
     return 0;
-  grit_contact_params_dual p;
-  memset(&p, 0, sizeof p); /* as the residual's p, then cx_out's values */
-  kept_values(s, &p);
-  w->fx->params_finalize(k->kind, wd, m->opt.timestep, &d->settings, &p);
+  grit_contact_params_dual pz, *p = lean ? (grit_contact_params_dual *)(void *)w->ckp : &pz;
+  if (!lean) memset(&pz, 0, sizeof pz); /* as the residual's p, then cx_out's values */
+  kept_values(s, p);
+  w->fx->params_finalize(k->kind, wd, m->opt.timestep, &d->settings, p);
   grit_dual vc[3], gamma[3], G[9];
   for (int r = 0; r < k->dim; ++r) vc[r] = grit_dual_const(x[r]);
-  w->fx->constraint_eval(k->kind, &p, m->opt.timestep, vc, gamma, G);
+  if (lean && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D))
+    bilateral_gamma(p, m->opt.timestep, k->dim, vc, gamma); /* its gamma alone */
+  else
+    w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
+  if (lean) { /* the partials params_finalize wrote back to +0 (lean_kind): w->ckp as memset left it */
+    memset(p->Rn.d, 0, sizeof p->Rn.d);
+    memset(p->vhat.d, 0, sizeof p->vhat.d);
+    memset(p->eps.d, 0, sizeof p->eps.d);
+    w->cx_lean_used++;
+  }
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n, adr, &gamma[r]);

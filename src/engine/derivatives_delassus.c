@@ -11,6 +11,8 @@
  * dual substitutions 3 n^2 / 2 per contact; here a contact solves z in double once per call (kept
  * across the passes) and contracts, per pass, the entries of dA's lower triangle (the half the factor
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
+#include <string.h>
+
 #include "derivatives_internal.h"
 #include "derivatives_chain.h"
 #include "constraints_extra.h"
@@ -86,6 +88,15 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
     }
   w->dqp_n[t] = np;
   w->dqp_at[t] = w->eval_no;
+  /* the same pairs lane by lane (minus_g_dq's lean path), where no lane holds two */
+  int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t, ok = 1;
+  double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) gi[l] = -1, gv[l] = 0.0;
+  for (int e = 0; e < np; ++e) {
+    ok &= gi[ll[e]] < 0;
+    gi[ll[e]] = pl[e], gv[ll[e]] = pv[e];
+  }
+  w->dqg_ok[t] = (char)ok;
 }
 
 /* acc -= g . dq over tree t's seeded dofs (g tree-local), lane by lane. A pass seeds each dof in one lane
@@ -95,6 +106,19 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
  * every lane, the old loop; the two differ only for a non-finite g next to a zero lane). */
 static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g,
                               double acc[GRIT_DUAL_N]) {
+  if (!w->no_cx_lean && !w->no_seed_pairs) { /* each lane's one pair (dqg), if no lane holds two */
+    if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
+    if (w->dqg_ok[t]) {
+      const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t;
+      const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
+      for (int l = 0; l < GRIT_DUAL_N; ++l) {
+        const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+        if (gj != 0.0) acc[l] -= gv[l] * gj;
+      }
+      w->seed_pairs_used++;
+      return;
+    }
+  }
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns), adr = m->tree_dofadr[t];
   if (!w->no_seed_pairs) {
@@ -289,6 +313,17 @@ static int constant_row(const grit_model *m, const grit_deriv_ws *w, int ic) {
   return ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1 && (constant_jacobian(m, k) || constant_coupling(m, k));
 }
 
+/* A one-row cx row of one tree whose J has partials (a spatial tendon's): its z, w and gradient are taken
+ * with the constant rows' (solve_constant_rows) from the step's J (the store) when its turn comes in the
+ * lookahead, and checked when its own evaluation reaches delassus_lin: used if its J's values are the
+ * store's bit for bit (the same z, w and g as from its own J), else formed again (ws->no_row_ahead: one
+ * row at a time, as before). MuJoCo's cloth: 128 spatial rows, each a sweep of its own. */
+static int ahead_row(const grit_model *m, const grit_deriv_ws *w, int ic) {
+  (void)m;
+  const grit_constraint *k = &w->dl_con[ic];
+  return !w->no_row_ahead && ic >= w->dl_ncand && k->dim == 1 && k->ntree == 1; /* (and not constant_row) */
+}
+
 #if GRIT_QUADGRAD_HAVE_LANES
 typedef grit_lanes V;
 typedef long long VI __attribute__((vector_size(sizeof(V)))); /* a lane mask: all ones or zero */
@@ -375,6 +410,31 @@ static int solve_rows_lanes(int n, const double *L, const grit_dual *J, int r0, 
 #endif
 
 #if GRIT_QUADGRAD_HAVE_LANES
+/* y[j][l] = r[l n + j] for l < nl (rows n apart), +0 in the lanes past nl. */
+static void lanes_of_rows(const double *r, int n, int nl, V *y) {
+  if (nl == LANES) {
+    for (int j = 0; j < n; ++j) {
+      V v;
+      for (int l = 0; l < LANES; ++l) v[l] = r[l * n + j];
+      y[j] = v;
+    }
+    return;
+  }
+  for (int j = 0; j < n; ++j) {
+    V v = {0.0};
+    for (int l = 0; l < nl; ++l) v[l] = r[l * n + j];
+    y[j] = v;
+  }
+}
+
+/* g[l][j] = y[j][l] for l < nl. */
+static void rows_of_lanes(const V *y, int n, int nl, double *const *g) {
+  for (int j = 0; j < n; ++j) {
+    const V v = y[j];
+    for (int l = 0; l < nl; ++l) g[l][j] = v[l];
+  }
+}
+
 /* z_l = A^-1 J_l^T of nl constant rows of tree t by its tree-ordered factor into z[l] and the lanes y,
  * w_l = J_l z_l (solve_rows_tree's numbers); the lanes past nl zero. */
 static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
@@ -382,20 +442,23 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
   const int n = m->tree_dofnum[t];
   if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
     double zb[LANES * MAXN];
-    for (int l = 0; l < nl; ++l)
-      for (int j = 0; j < n; ++j) zb[l * n + j] = J[l][j];
+    for (int l = 0; l < nl; ++l) memcpy(zb + l * n, J[l], sizeof(double) * (size_t)n);
     for (int l0 = 0; l0 < nl; l0 += 3)
       grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + m->tree_dofadr[t], zb + l0 * n, n,
                                     nl - l0 < 3 ? nl - l0 : 3);
+    /* z, w and the lanes y: the values and sums below (w: j ascending), moved by rows and by vectors
+     * (ws->no_lane_moves: element by element, as before) */
     for (int l = 0; l < LANES; ++l) {
       double s = 0.0;
       if (l < nl) {
-        for (int j = 0; j < n; ++j) z[l][j] = zb[l * n + j];
+        if (!w->no_lane_moves) memcpy(z[l], zb + l * n, sizeof(double) * (size_t)n);
+        for (int j = 0; w->no_lane_moves && j < n; ++j) z[l][j] = zb[l * n + j];
         for (int j = 0; j < n; ++j) s += J[l][j] * z[l][j];
       }
-      for (int j = 0; j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
+      for (int j = 0; w->no_lane_moves && j < n; ++j) y[j][l] = l < nl ? z[l][j] : 0.0;
       (*wv)[l] = s;
     }
+    if (!w->no_lane_moves) lanes_of_rows(zb, n, nl, y);
     return;
   }
   for (int l = 0; l < LANES; ++l) {
@@ -415,22 +478,32 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
  * solved in this call (looked for among the next AHEAD constraints), kept as delassus_lin keeps them:
  * each is evaluated later in the same pass (same tree, not inert). Returns 0 (nothing done) when ic's
  * row is alone: the one-row path is then cheaper. */
-static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad) {
+static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad, const grit_dual *Jic) {
 #if GRIT_QUADGRAD_HAVE_LANES
   const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1, tree_ok = w->dt_ok[t];
   int list[LANES], j0[LANES], nl = 0, jmin = n;
   const double *J[LANES];
+  double jown[MAXN]; /* ic's own J (an ahead row's), its values */
   for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
-    if (i > ic && (!constant_row(m, w, i) || w->dl_con[i].tree[0] != t || w->zc_at[i] == w->call_no ||
+    const int cr = i > ic ? constant_row(m, w, i) : 1; /* (ic: the caller's test) */
+    if (i > ic && (!(cr || ahead_row(m, w, i)) || w->dl_con[i].tree[0] != t || w->zc_at[i] == w->call_no ||
                    grit_deriv_constraint_inert(&w->dl_con[i])))
       continue;
     J[nl] = w->dl_jstore + w->dl_con[i].joff[0];
+    if (i == ic && Jic) {
+      for (int j = 0; j < n; ++j) jown[j] = Jic[j].v;
+      J[nl] = jown;
+    }
+    w->zc_pre[i] = cr ? 0u : w->call_no; /* an ahead row after ic: checked when its turn comes */
     j0[nl] = 0;
     while (!tree_ok && j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero (solve_lanes) */
     jmin = j0[nl] < jmin ? j0[nl] : jmin;
     list[nl++] = i;
   }
-  if (nl < 2) return 0;
+  if (nl < 2) {
+    w->zc_pre[ic] = 0u;
+    return 0;
+  }
   double *z[LANES], *g[LANES];
   V y[MAXN], gl[MAXN], wv;
   for (int l = 0; l < nl; ++l) {
@@ -441,10 +514,11 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
-  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs);
+  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs, w->no_slide_sweep);
+  if (quad && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
-    for (int j = 0; quad && j < n; ++j) g[l][j] = gl[j][l];
+    for (int j = 0; quad && w->no_lane_moves && j < n; ++j) g[l][j] = gl[j][l];
     w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
   }
   return 1;
@@ -474,7 +548,7 @@ int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic) {
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
   (void)m;
   if (++w->call_no != 0u) return;
-  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = 0u; /* the clock wrapped */
+  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = w->zc_pre[i] = 0u; /* the clock wrapped */
   w->call_no = 1u;
 }
 
@@ -485,7 +559,7 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
 static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
                              const int tree[2], int jconst, grit_dual *out) {
   if (w->no_kept_fast || dim > ROWS || ic < w->dl_ncand || ic >= w->cap_edges / 2 + 1 || w->zc_at[ic] != w->call_no ||
-      !w->dl_con)
+      !w->dl_con || w->zc_pre[ic] == w->call_no) /* (an ahead row not yet checked: the general path) */
     return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0; /* dA's contraction, or no kept g */
@@ -515,10 +589,19 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
   const int keep = dim <= ROWS && ic >= 0 && ic < w->cap_edges / 2 + 1, ldz = w->maxn;
   double *zk = keep ? w->zc + (size_t)ic * 2 * ROWS * (size_t)ldz : NULL;
   int fresh = !keep || w->zc_at[ic] != w->call_no;
+  if (!fresh && w->zc_pre[ic] == w->call_no) { /* an ahead row's z from the store: its own J the same? */
+    if (w->cx_kept_pending) grit_deriv_chain_cx_materialize(m, w);
+    const int n = m->tree_dofnum[tree[0]];
+    const double *js = w->dl_jstore + w->dl_con[ic].joff[0];
+    for (int j = 0; j < n && !fresh; ++j) fresh = memcmp(&J[0][j].v, &js[j], sizeof(double)) != 0;
+    w->zc_pre[ic] = 0u;
+    w->row_ahead_used += !fresh;
+  }
   if (fresh && w->cx_kept_pending) grit_deriv_chain_cx_materialize(m, w); /* J itself is read below */
-  if (fresh && keep && !w->no_lanes && constant_row(m, w, ic)) {
+  const int cr = fresh && keep && !w->no_lanes && constant_row(m, w, ic);
+  if (fresh && keep && !w->no_lanes && (cr || ahead_row(m, w, ic))) {
     const int t = tree[0];
-    fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t]); /* quad, as below */
+    fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t], cr ? NULL : J[0]); /* quad, as below */
   }
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];

@@ -169,6 +169,21 @@ struct grit_deriv_ws {
   double *ckx;                            /* per kept cx row: its J v + b (3), the same in every pass of a call, */
   unsigned *ckx_at;                       /* formed in the call ckx_at (ckeep_call) */
   unsigned long seed_pairs_used;          /* the contractions over the nonzero lanes so far (tests) */
+  int no_cx_lean;                         /* nonzero: a kept cx row's p zeroed whole, its spans found, and
+                                           * - g . dq pair by pair in every pass (the old steps; tests) */
+  unsigned long cx_lean_used;             /* the kept cx rows that took the lean steps so far (tests) */
+  double *ckp;                            /* (NPARAM duals) a kept row's p, partials +0 between uses */
+  int *cke;                               /* per kept cx row: its spans e0[2], e1[2], with ckx */
+  int *dqg;                               /* (GRIT_DUAL_N ntree) per tree and lane: its one seeded
+                                           * tree-local dof, -1 none (listed with dqp), */
+  double *dqgv;                           /* (GRIT_DUAL_N ntree) its value, */
+  char *dqg_ok;                           /* (ntree) 1: no lane holds two dofs (dqg applies) */
+  unsigned *zc_pre;                       /* per constraint: the call whose lookahead took its z from the
+                                           * step's J, not yet checked against its own (derivatives_delassus.c) */
+  int no_row_ahead;                       /* nonzero: a one-row cx row with partials of J solved alone */
+  int no_lane_moves;                      /* nonzero: the lanes' z, y and g moved element by element */
+  int no_slide_sweep;                     /* nonzero: the lanes' sweep takes a slide's zero terms too */
+  unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
   int *twsrc;                             /* (nbody) the body whose w->twist holds it (itself, or an

@@ -28,34 +28,40 @@ static QG_INLINE void sweep(const grit_model *m, const grit_kin *k, const grit_r
   double *zt = s, *zh = s + (size_t)W * (size_t)m->nbody, *zp = zh + (size_t)W * (size_t)m->nbody;
   /* the tree's bodies come after its root, parents before children (welded ones too: they add to M) */
   const int b0 = m->dof_body[adr], b1 = m->nbody - 1;
+  /* the model's arrays in locals: the scratch's stores could otherwise alias them (reloaded) */
+  const int *const btree = m->body_tree, *const bparent = m->body_parent, *const bdofadr = m->body_dofadr;
+  const int *const bdofnum = m->body_dofnum, *const grp = r->grp, *const dbody = m->dof_body;
+  const double *const cdof = k->cdof;
+  const grit_sinertia *const cinert = k->cinert;
   for (int b = b0; b <= b1; ++b) {
-    if (m->body_tree[b] != t) continue;
-    const int p = m->body_parent[b];
+    if (btree[b] != t) continue;
+    const int p = bparent[b];
     double *cv = zt + W * b;
     const double *cp = zt + W * p;
-    if (p > 0 && m->body_tree[p] == t)
+    if (p > 0 && btree[p] == t)
       for (int c = 0; c < 6 * nr; ++c) cv[c] = cp[c];
     else
       for (int c = 0; c < 6 * nr; ++c) cv[c] = 0.0;
-    for (int d = m->body_dofadr[b]; d >= 0 && d < m->body_dofadr[b] + m->body_dofnum[b]; ++d) {
-      const int gd = r->grp[d];
+    const int d0 = bdofadr[b], d1 = d0 + bdofnum[b];
+    for (int d = d0; d >= 0 && d < d1; ++d) {
+      const int gd = grp[d];
       const double *src = gd == d ? cv : zp + W * gd; /* the group's first dof */
       for (int c = 0; c < 6 * nr; ++c) zp[W * d + c] = src[c];
-      const double *S = k->cdof + 6 * d;
+      const double *S = cdof + 6 * d;
       for (int q = 0; q < nr; ++q) {
         const double a = z[q * ldz + d - adr];
         for (int c = 0; c < 6; ++c) cv[6 * q + c] += a * S[c];
       }
     }
-    for (int q = 0; q < nr; ++q) grit_si_apply(zh + W * b + 6 * q, &k->cinert[b], cv + 6 * q);
+    for (int q = 0; q < nr; ++q) grit_si_apply(zh + W * b + 6 * q, &cinert[b], cv + 6 * q);
   }
   for (int b = b1; b >= b0; --b) { /* composite momenta */
-    const int p = m->body_parent[b];
-    if (m->body_tree[b] != t || p <= 0) continue;
+    const int p = bparent[b];
+    if (btree[b] != t || p <= 0) continue;
     for (int c = 0; c < 6 * nr; ++c) zh[W * p + c] += zh[W * b + c];
   }
   for (int i = adr; i < adr + n; ++i) {
-    const double *S = k->cdof + 6 * i, *h = zh + W * m->dof_body[i];
+    const double *S = cdof + 6 * i, *h = zh + W * dbody[i];
     for (int q = 0; q < nr; ++q) {
       double y[6];
       grit_sv_cross_motion(y, S, zp + W * i + 6 * q);
@@ -94,19 +100,26 @@ typedef double VU __attribute__((vector_size(sizeof(V)), aligned(sizeof(double))
 #define ld(p) (*(const VU *)(p))
 #define st(p, v) (*(VU *)(p) = (v))
 
+/* Six vectors from src to dst (distinct), all loaded before the first store. */
+static QG_INLINE void move6(double *dst, const double *src) {
+  const V a0 = ld(src), a1 = ld(src + NL), a2 = ld(src + 2 * NL), a3 = ld(src + 3 * NL), a4 = ld(src + 4 * NL),
+          a5 = ld(src + 5 * NL);
+  st(dst, a0), st(dst + NL, a1), st(dst + 2 * NL, a2), st(dst + 3 * NL, a3), st(dst + 4 * NL, a4), st(dst + 5 * NL, a5);
+}
+
 /* f = S t lane by lane: grit_si_apply's operations in its order. */
 static QG_INLINE void si_apply_lanes(double *f, const grit_sinertia *si, const double *t) {
   const double *I = si->I, *h = si->h, m = si->m;
   const V t0 = ld(t), t1 = ld(t + NL), t2 = ld(t + 2 * NL), t3 = ld(t + 3 * NL), t4 = ld(t + 4 * NL),
           t5 = ld(t + 5 * NL);
-  /* I w + h x v */
-  st(f, (I[0] * t0 + (I[1] * t1 + I[2] * t2)) + (h[1] * t5 - h[2] * t4));
-  st(f + NL, (I[3] * t0 + (I[4] * t1 + I[5] * t2)) + (h[2] * t3 - h[0] * t5));
-  st(f + 2 * NL, (I[6] * t0 + (I[7] * t1 + I[8] * t2)) + (h[0] * t4 - h[1] * t3));
-  /* m v - h x w */
-  st(f + 3 * NL, m * t3 - (h[1] * t2 - h[2] * t1));
-  st(f + 4 * NL, m * t4 - (h[2] * t0 - h[0] * t2));
-  st(f + 5 * NL, m * t5 - (h[0] * t1 - h[1] * t0));
+  /* every output formed before the first store (which may alias I and h) */
+  const V f0 = (I[0] * t0 + (I[1] * t1 + I[2] * t2)) + (h[1] * t5 - h[2] * t4); /* I w + h x v */
+  const V f1 = (I[3] * t0 + (I[4] * t1 + I[5] * t2)) + (h[2] * t3 - h[0] * t5);
+  const V f2 = (I[6] * t0 + (I[7] * t1 + I[8] * t2)) + (h[0] * t4 - h[1] * t3);
+  const V f3 = m * t3 - (h[1] * t2 - h[2] * t1); /* m v - h x w */
+  const V f4 = m * t4 - (h[2] * t0 - h[0] * t2);
+  const V f5 = m * t5 - (h[0] * t1 - h[1] * t0);
+  st(f, f0), st(f + NL, f1), st(f + 2 * NL, f2), st(f + 3 * NL, f3), st(f + 4 * NL, f4), st(f + 5 * NL, f5);
 }
 
 /* (S x_m b) . h lane by lane: grit_sv_cross_motion then grit_sv_dot, in their order. */
@@ -121,64 +134,88 @@ static QG_INLINE void cross_dot_lanes(V *d, const double S[6], const double *b, 
        (y3 * ld(h + 3 * NL) + (y4 * ld(h + 4 * NL) + y5 * ld(h + 5 * NL)));
 }
 
+/* cross_dot_lanes for S with a zero angular part (a slide's: S[0..2] exact zeros): y0..y2 and the terms
+ * S[0..2] b are +-0, which leave every nonzero sum as it is, so the dot is the same number but for the sign
+ * of an exact zero, which g = 0 - 2 dl takes to +0 either way (finite values). */
+static QG_INLINE void cross_dot_lanes_slide(V *d, const double S[6], const double *b, const double *h) {
+  const V b0 = ld(b), b1 = ld(b + NL), b2 = ld(b + 2 * NL);
+  const V y3 = S[4] * b2 - S[5] * b1, y4 = S[5] * b0 - S[3] * b2, y5 = S[3] * b1 - S[4] * b0;
+  *d = y3 * ld(h + 3 * NL) + (y4 * ld(h + 4 * NL) + y5 * ld(h + 5 * NL));
+}
+
 static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const V *z,
-                                  V *g, double *s) {
+                                  V *g, double *s, int plain) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   double *zt = s, *zh = s + (size_t)WL * (size_t)m->nbody, *zp = zh + (size_t)WL * (size_t)m->nbody;
   const int b0 = m->dof_body[adr], b1 = m->nbody - 1;
+  /* the model's arrays in locals: the scratch's stores (may_alias) would otherwise reload them */
+  const int *const btree = m->body_tree, *const bparent = m->body_parent, *const bdofadr = m->body_dofadr;
+  const int *const bdofnum = m->body_dofnum, *const grp = r->grp, *const dbody = m->dof_body;
+  const double *const cdof = k->cdof;
+  const grit_sinertia *const cinert = k->cinert;
   for (int b = b0; b <= b1; ++b) {
-    if (m->body_tree[b] != t) continue;
-    const int p = m->body_parent[b];
+    if (btree[b] != t) continue;
+    const int p = bparent[b];
     double *cv = zt + WL * b;
     const double *cp = zt + WL * p;
-    if (p > 0 && m->body_tree[p] == t)
-      for (int c = 0; c < WL; ++c) cv[c] = cp[c];
+    if (p > 0 && btree[p] == t)
+      move6(cv, cp);
     else
-      for (int c = 0; c < WL; ++c) cv[c] = 0.0;
-    for (int d = m->body_dofadr[b]; d >= 0 && d < m->body_dofadr[b] + m->body_dofnum[b]; ++d) {
-      const int gd = r->grp[d];
+      for (int c = 0; c < 6; ++c) st(cv + c * NL, (V){0.0});
+    const int d0 = bdofadr[b], d1 = d0 + bdofnum[b];
+    for (int d = d0; d >= 0 && d < d1; ++d) {
+      const int gd = grp[d];
       const double *src = gd == d ? cv : zp + WL * gd; /* the group's first dof */
-      for (int c = 0; c < WL; ++c) zp[WL * d + c] = src[c];
-      const double *S = k->cdof + 6 * d;
+      move6(zp + WL * d, src);
+      const double *S = cdof + 6 * d;
       const V a = z[d - adr];
       for (int c = 0; c < 6; ++c) st(cv + c * NL, ld(cv + c * NL) + a * S[c]);
     }
-    si_apply_lanes(zh + WL * b, &k->cinert[b], cv);
+    si_apply_lanes(zh + WL * b, &cinert[b], cv);
   }
   for (int b = b1; b >= b0; --b) { /* composite momenta */
-    const int p = m->body_parent[b];
-    if (m->body_tree[b] != t || p <= 0) continue;
-    for (int c = 0; c < WL; ++c) zh[WL * p + c] += zh[WL * b + c];
+    const int p = bparent[b];
+    if (btree[b] != t || p <= 0) continue;
+    double *hp = zh + WL * p;
+    const double *hb = zh + WL * b;
+    const V h0 = ld(hp) + ld(hb), h1 = ld(hp + NL) + ld(hb + NL), h2 = ld(hp + 2 * NL) + ld(hb + 2 * NL);
+    const V h3 = ld(hp + 3 * NL) + ld(hb + 3 * NL), h4 = ld(hp + 4 * NL) + ld(hb + 4 * NL);
+    const V h5 = ld(hp + 5 * NL) + ld(hb + 5 * NL);
+    st(hp, h0), st(hp + NL, h1), st(hp + 2 * NL, h2), st(hp + 3 * NL, h3), st(hp + 4 * NL, h4), st(hp + 5 * NL, h5);
   }
   for (int i = adr; i < adr + n; ++i) {
     V dl;
-    cross_dot_lanes(&dl, k->cdof + 6 * i, zp + WL * i, zh + WL * m->dof_body[i]);
+    const double *S = cdof + 6 * i;
+    if (!plain && S[0] == 0.0 && S[1] == 0.0 && S[2] == 0.0)
+      cross_dot_lanes_slide(&dl, S, zp + WL * i, zh + WL * dbody[i]);
+    else
+      cross_dot_lanes(&dl, S, zp + WL * i, zh + WL * dbody[i]);
     g[i - adr] = 0.0 - 2.0 * dl; /* the one-row sweep's g -= 2 dl from g = 0 */
   }
 }
 
 static QG_NOINLINE void sweep_lanes_base(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const V *z,
-                                         V *g, double *s) {
-  sweep_lanes(m, k, r, t, z, g, s);
+                                         V *g, double *s, int plain) {
+  sweep_lanes(m, k, r, t, z, g, s, plain);
 }
 
 #if QG_AVX2
 static QG_NOINLINE __attribute__((target("avx2"))) void sweep_lanes_avx2(const grit_model *m, const grit_kin *k,
                                                                          const grit_rnea *r, int t, const V *z, V *g,
-                                                                         double *s) {
-  sweep_lanes(m, k, r, t, z, g, s);
+                                                                         double *s, int plain) {
+  sweep_lanes(m, k, r, t, z, g, s, plain);
 }
 #endif
 
 void grit_rnea_quadratic_gradient_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
-                                        const grit_lanes *z, grit_lanes *g, double *s) {
+                                        const grit_lanes *z, grit_lanes *g, double *s, int plain) {
 #if QG_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    sweep_lanes_avx2(m, k, r, t, z, g, s);
+    sweep_lanes_avx2(m, k, r, t, z, g, s, plain);
     return;
   }
 #endif
-  sweep_lanes_base(m, k, r, t, z, g, s);
+  sweep_lanes_base(m, k, r, t, z, g, s, plain);
 }
 #endif
 

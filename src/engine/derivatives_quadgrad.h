@@ -41,10 +41,12 @@ void grit_rnea_quadratic_gradient_rows(const grit_model *m, const grit_kin *k, c
 /* The same for GRIT_QUADGRAD_LANES single rows z[j][l] (rows of as many constraints; tree-local j), each
  * its own gradient: g[j][l] = d/dq0_j z_l^T M(q0) z_l, as the one-row sweep forms it from g = 0. The rows
  * are the lanes of one sweep; each lane's arithmetic is grit_rnea_quadratic_gradient_rows' for nr = 1, in
- * the same order, so each lane of g is bitwise that sweep's. */
+ * the same order, so each lane of g is bitwise that sweep's. plain 0: a slide's dof (S's angular part exact
+ * zeros) leaves out the terms of those zeros, which change no nonzero number (only the sign of an exact zero
+ * on the way, and g = 0 - 2 dl is +0 for either): the same g for finite values; plain 1: every term. */
 #if GRIT_QUADGRAD_HAVE_LANES
 void grit_rnea_quadratic_gradient_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
-                                        const grit_lanes *z, grit_lanes *g, double *s);
+                                        const grit_lanes *z, grit_lanes *g, double *s, int plain);
 #endif
 
 #endif
