@@ -63,6 +63,8 @@ GS GS_NAME(grit_friction_cost)(const GS_NAME(grit_contact_params) * p, double dt
  * G = I / R (dim x dim). */
 GS GS_NAME(grit_bilateral_cost)(const GS_NAME(grit_contact_params) * p, double dt, int dim, const GS *vc, GS *gamma,
                                 GS *G);
+/* That law's impulse gamma alone (grit_bilateral_cost takes it from here); returns 1 / R. */
+GS GS_NAME(grit_bilateral_gamma)(const GS_NAME(grit_contact_params) * p, double dt, int dim, const GS *vc, GS *gamma);
 
 /* An implicit linear spring and damper on a 1-D coordinate (a tendon's): its impulse over the step
  * gamma = -dt (k (x0 + dt v) + b v) with x0 = p->phi0 the stretch at the start, k = p->k, b = p->d;

@@ -357,13 +357,17 @@ GS GS_NAME(grit_friction_cost)(const GS_NAME(grit_contact_params) * p, double dt
   return GS_SCALE(GS_MUL(R, GS_MUL(y, y)), 0.5);
 }
 
+GS GS_NAME(grit_bilateral_gamma)(const GS_NAME(grit_contact_params) * p, double dt, int dim, const GS *vc, GS *gamma) {
+  const GS iR = GS_DIV(GS_C(1.0), p->Rn), s = GS_DIV(GS_C(1.0), GS_ADDC(p->tau_d, dt));
+  for (int r = 0; r < dim; ++r) gamma[r] = GS_NEG(GS_MUL(GS_FMA(p->phi[r], s, vc[r]), iR)); /* v - v_hat = v + phi / (dt + tau_d) */
+  return iR;
+}
+
 GS GS_NAME(grit_bilateral_cost)(const GS_NAME(grit_contact_params) * p, double dt, int dim, const GS *vc, GS *gamma,
                                 GS *G) {
-  const GS iR = GS_DIV(GS_C(1.0), p->Rn), s = GS_DIV(GS_C(1.0), GS_ADDC(p->tau_d, dt));
+  const GS iR = GS_NAME(grit_bilateral_gamma)(p, dt, dim, vc, gamma);
   GS l = GS_C(0.0);
   for (int r = 0; r < dim; ++r) {
-    /* v - v_hat = v + phi / (dt + tau_d) */
-    gamma[r] = GS_NEG(GS_MUL(GS_FMA(p->phi[r], s, vc[r]), iR));
     l = GS_FMA(gamma[r], gamma[r], l);
     for (int c = 0; c < dim; ++c) G[r * dim + c] = r == c ? iR : GS_C(0.0);
   }

@@ -642,14 +642,6 @@ static int lean_kind(int kind) {
          kind == GRIT_CONSTRAINT_TENDON_LIMIT || kind == GRIT_CONSTRAINT_TENDON_FRICTION;
 }
 
-/* grit_bilateral_cost's gamma on dual numbers (constraints_generic.h through scalar_dual.h: the same
- * operations in its order, so the same bits), without its cost and G, which the kept row does not read. */
-static void bilateral_gamma(const grit_contact_params_dual *p, double dt, int dim, const grit_dual *vc, grit_dual *gamma) {
-  const grit_dual iR = grit_dual_div(grit_dual_const(1.0), p->Rn);
-  const grit_dual s = grit_dual_div(grit_dual_const(1.0), grit_dual_addc(p->tau_d, dt));
-  for (int r = 0; r < dim; ++r) gamma[r] = grit_dual_neg(grit_dual_mul(grit_dual_fma(p->phi[r], s, vc[r]), iR));
-}
-
 int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
                              const char *mmask, int need_w, int lin_w) {
   if (w->no_cx_fast || !w->chain_on || w->no_cx_cols || w->no_cx_clean || !w->cxs_ptr || k->dim > 3 ||
@@ -697,7 +689,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   grit_dual vc[3], gamma[3], G[9];
   for (int r = 0; r < k->dim; ++r) vc[r] = grit_dual_const(x[r]);
   if (lean && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D))
-    bilateral_gamma(p, m->opt.timestep, k->dim, vc, gamma); /* its gamma alone */
+    grit_bilateral_gamma_dual(p, m->opt.timestep, k->dim, vc, gamma); /* its gamma alone */
   else
     w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   if (lean) { /* the partials params_finalize wrote back to +0 (lean_kind): w->ckp as memset left it */
