@@ -29,6 +29,28 @@ static void init_tree_order(grit_hessian *h) {
   }
 }
 
+/* No block holds a kept assembly's terms any more (grit_hessian_begin_kept rebuilds them all); the trees
+ * it always rebuilds: those of more than 64 dofs (their low-rank terms, lower triangles, scratch) and
+ * those the tree-ordered factor may take (their pattern flags). */
+void grit_hessian_keep_invalidate(grit_hessian *h) {
+  const grit_model *m = h->m;
+  memset(h->tvalid, 0, (size_t)m->ntree);
+  memset(h->pvalid, 0, (size_t)h->cap_pairs);
+  for (int t = 0; t < m->ntree; ++t) h->always[t] = h->tc_ok[t] || m->tree_dofnum[t] > 64;
+}
+
+void grit_hessian_keep_blocks(grit_hessian *h, int allow) {
+  h->no_keep = !allow;
+  grit_hessian_keep_invalidate(h);
+}
+
+long long grit_hessian_kept_count(const grit_hessian *h) { return h->nkept; }
+
+void grit_hessian_keep_touch(grit_hessian *h, int ntree, const int tree[2], int pair) {
+  for (int k = 0; k < ntree; ++k) h->rebuild[tree[k]] = 1;
+  if (pair >= 0) h->prebuild[pair] = 1;
+}
+
 grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_max_nv, grit_hessian **out,
                                 char *message) {
   *out = NULL;
@@ -59,6 +81,12 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   h->tc_ok = calloc((size_t)m->ntree + 1, 1);
   h->chain = calloc((size_t)m->ntree + 1, 1);
   h->fresh = calloc((size_t)m->ntree + 1, 1);
+  h->tvalid = calloc((size_t)m->ntree + 1, 1);
+  h->rebuild = calloc((size_t)m->ntree + 1, 1);
+  h->always = calloc((size_t)m->ntree + 1, 1);
+  h->pvalid = calloc((size_t)h->cap_pairs + 1, 1);
+  h->prebuild = calloc((size_t)h->cap_pairs + 1, 1);
+  h->sink = calloc(2 * 64 * 64, sizeof(double));
   if (maxn > 64) {
     h->big_idx = malloc(sizeof(int) * (size_t)(maxn + 1));
     h->big_jc = malloc(sizeof(double) * 3 * (size_t)maxn);
@@ -67,11 +95,13 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     h->big_gjt = malloc(sizeof(double) * 6 * (size_t)maxn);
   }
   const int big_ok = maxn <= 64 || (h->big_idx && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
-  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok) {
+  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok || !h->tvalid || !h->rebuild || !h->always || !h->pvalid ||
+      !h->prebuild || !h->sink) {
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
   init_tree_order(h);
+  grit_hessian_keep_invalidate(h);
   grit_hessian_pair_chain(h, 1);
   grit_status ts = grit_treechol_create(m, &h->tcp, message);
   if (ts != GRIT_OK) {
@@ -121,14 +151,19 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_fill);
   free(h->Hd);
   free(h->tc_ok), free(h->chain), free(h->fresh);
+  free(h->tvalid), free(h->rebuild), free(h->always), free(h->pvalid), free(h->prebuild), free(h->sink);
   free(h->big_idx), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
   grit_treechol_free(h->tcp);
   free(h);
 }
 
-void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+void grit_hessian_force_path(grit_hessian *h, int path) {
+  h->force = path;
+  grit_hessian_keep_invalidate(h);
+}
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
   h->no_big_chain = !allow;
+  grit_hessian_keep_invalidate(h);
   grit_blockchol_big_kernel(h->bc, allow);
   h->factored = 0;
 }
@@ -139,6 +174,7 @@ void grit_hessian_sparse_trees(grit_hessian *h, int allow) {
 
 void grit_hessian_big_lower(grit_hessian *h, int allow) {
   h->no_lower = !allow;
+  grit_hessian_keep_invalidate(h);
   h->factored = 0;
 }
 
@@ -159,6 +195,7 @@ void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
   else memset(h->tc_ok, 0, (size_t)h->m->ntree);
   memset(h->chain, 0, (size_t)h->m->ntree);
   grit_blockchol_set_chain(h->bc, h->any_tc ? h->chain : NULL);
+  grit_hessian_keep_invalidate(h);
   h->factored = 0;
 }
 int grit_hessian_path(const grit_hessian *h) { return h->last_path; }
@@ -181,6 +218,8 @@ void grit_hessian_pattern_reset(grit_hessian *h) {
       }
   }
   /* removing entries from linear probing chains can break them; all are removed, so it is safe */
+  h->old_npairs = h->npairs, h->pat_same = 1;
+  memset(h->rebuild, 0, (size_t)h->m->ntree); /* (grit_hessian_keep_touch's marks) */
   h->npairs = 0;
   h->cblock_used = 0;
 }
@@ -201,12 +240,29 @@ int grit_hessian_pattern_pair(grit_hessian *h, int a, int b) {
   size_t size = (size_t)h->m->tree_dofnum[a] * (size_t)h->m->tree_dofnum[b];
   if (h->npairs >= h->cap_pairs || h->cblock_used + size > h->cblock_cap) return -1;
   int k = h->npairs++;
+  /* the pair's block holds its last terms only if every pair before it, and it, are where they were */
+  h->pat_same = h->pat_same && k < h->old_npairs && h->pa[k] == a && h->pb[k] == b;
+  h->prebuild[k] = (unsigned char)!h->pat_same;
   h->pa[k] = a;
   h->pb[k] = b;
   h->poff[k] = (int)h->cblock_used;
   h->cblock_used += size;
   h->hash[s] = k + 1;
   return k;
+}
+
+int grit_hessian_pattern_find(const grit_hessian *h, int a, int b) {
+  if (a > b) {
+    int t = a;
+    a = b;
+    b = t;
+  }
+  const unsigned slots = 2u * (unsigned)h->cap_pairs;
+  for (unsigned s = (unsigned)(a * h->m->ntree + b) % slots;; s = (s + 1) % slots) {
+    const int k = h->hash[s] - 1;
+    if (k < 0) return -1;
+    if (h->pa[k] == a && h->pb[k] == b) return k;
+  }
 }
 
 void grit_hessian_pattern_commit(grit_hessian *h) {

@@ -20,6 +20,21 @@ static double gj_entry(const double *G, int dim, const double *J, int n, int r, 
 
 void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->tree_on = tree_on; }
 
+/* Where an add's terms on tree t's block (n x n) go: the block, or, when this assembly keeps it
+ * (grit_hessian_begin_kept), the sink, cleared (its sums are never read; cleared, they stay finite). Kept
+ * blocks are of trees of at most 64 dofs (grit_hessian_keep_touch). */
+static inline double *dblock(grit_hessian *h, int t, int n) {
+  if (!h->upd || h->rebuild[t]) return h->diag + h->m->tree_madr[t];
+  memset(h->sink, 0, sizeof(double) * (size_t)n * (size_t)n);
+  return h->sink;
+}
+/* The same for pair k's coupling block (of size entries), into the second half of the sink. */
+static inline double *cblk(grit_hessian *h, int k, int size) {
+  if (!h->upd || h->prebuild[k]) return h->cblock + h->poff[k];
+  memset(h->sink + 64 * 64, 0, sizeof(double) * (size_t)size);
+  return h->sink + 64 * 64;
+}
+
 /* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
 static void copy_lower(grit_hessian *h, const double *A, int t) {
   const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
@@ -73,9 +88,68 @@ static void begin_tree_order(grit_hessian *h, const double *A, const unsigned ch
   }
 }
 
+/* Which blocks this assembly rebuilds (rebuild, prebuild) and which hold a full assembly's terms after it
+ * (tvalid, pvalid). keep 0: every block of a tree that is on (grit_hessian_trees_on). keep 1 (begin_kept):
+ * of those, the ones marked (grit_hessian_keep_touch, or a pair whose place in the pattern changed), not
+ * valid, or always rebuilt. A tree the solver leaves off (grit_hessian_restrict) gets no terms: still valid
+ * if left alone, not if rebuilt (A only: the dense and CHOLMOD paths rebuild every tree). */
+static void plan_blocks(grit_hessian *h, const unsigned char *on, int keep) {
+  const grit_model *m = h->m;
+  const unsigned char *r = h->tree_on;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int rb = (!on || on[t]) && (!keep || h->rebuild[t] || !h->tvalid[t] || h->always[t]);
+    h->tvalid[t] = r && !r[t] ? h->tvalid[t] && !rb : 1;
+    h->nkept += keep && !rb && (!r || r[t]);
+    h->rebuild[t] = (unsigned char)rb;
+  }
+  for (int k = 0; k < h->npairs; ++k) {
+    const int a = h->pa[k], moved = h->prebuild[k];
+    const int rb = (!on || on[a]) && (!keep || moved || !h->pvalid[k] || h->always[a] || h->always[h->pb[k]]);
+    h->pvalid[k] = r && !r[a] ? h->pvalid[k] && !moved && !rb : 1;
+    h->prebuild[k] = (unsigned char)rb;
+  }
+}
+
+/* grit_hessian_begin_kept's copies: A's blocks into the trees rebuilt, their pairs' blocks zeroed (as
+ * grit_hessian_begin on those). */
+static void begin_some(grit_hessian *h, const double *A, const unsigned char *on) {
+  const grit_model *m = h->m;
+  if (h->big_idx)
+    for (int t = 0; t < m->ntree; ++t)
+      if (m->tree_dofnum[t] > 64 && h->rebuild[t]) grit_blockchol_lowrank_clear(h->bc, t);
+  if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
+  const int order = h->any_tc && grit_hessian_choose_path(h) == 1;
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!h->rebuild[t]) continue;
+    const int a = m->tree_madr[t];
+    if (order && h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
+    else copy_block(h, A, t);
+    if (h->any_tc) h->fresh[t] = 1;
+    if (order) h->chain[t] = h->tc_ok[t];
+  }
+  if (h->any_tc && !order && !on) memset(h->fresh, 1, (size_t)m->ntree);
+  for (int k = 0; k < h->npairs; ++k)
+    if (h->prebuild[k])
+      memset(h->cblock + h->poff[k], 0, sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
+  h->factored = 0;
+}
+
+void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
+  if (h->no_keep) {
+    grit_hessian_begin(h, A);
+    return;
+  }
+  const unsigned char *on = grit_hessian_trees_on(h);
+  plan_blocks(h, on, 1);
+  h->upd = 1;
+  begin_some(h, A, on);
+}
+
 void grit_hessian_begin(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
   const unsigned char *on = grit_hessian_trees_on(h);
+  plan_blocks(h, on, 0);
+  h->upd = 0;
   if (h->big_idx) /* (some tree of more than 64 dofs) */
     for (int t = 0; t < m->ntree; ++t)
       if (m->tree_dofnum[t] > 64 && (!on || on[t])) grit_blockchol_lowrank_clear(h->bc, t);
@@ -103,7 +177,6 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
  * the same order as the generic code. */
 static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                                 const double *G, int pair, int n0, int n1) {
-  const grit_model *m = h->m;
   double GJ[2][3 * 64];
   for (int k = 0; k < ntree; ++k) {
     const int n = k == 0 ? n0 : n1;
@@ -115,7 +188,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
         for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + c];
         gj[r * n + c] = s;
       }
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -128,7 +201,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *Jb = J[kb], *gja = GJ[ka];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;
@@ -144,13 +217,12 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
  * zeros (only the signs of zeros can differ), at a third of its multiply-adds. */
 static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
                                 int pair, int n0, int n1) {
-  const grit_model *m = h->m;
   double gj[2][64];
   for (int k = 0; k < ntree; ++k) {
     const int n = k == 0 ? n0 : n1;
     const double *j = J[k] + 2 * n;
     for (int c = 0; c < n; ++c) gj[k][c] = g * j[c];
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int c = 0; c <= i; ++c) {
         const double s = j[i] * gj[k][c];
@@ -162,7 +234,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka;
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *jb = J[kb] + 2 * nb, *gja = gj[ka];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) C[r * na + c] += jb[r] * gja[c];
   }
@@ -572,7 +644,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
         for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + id[c]];
         gj[r * nc + c] = s;
       }
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int a = 0; a < nc; ++a)
       for (int b = 0; b <= a; ++b) {
         const int i = id[a], j = id[b];
@@ -586,7 +658,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
     const double *Jb = J[kb], *gja = GJ[ka];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int rr = 0; rr < nck[kb]; ++rr) {
       const int r = idx[kb][rr];
       for (int cc = 0; cc < nck[ka]; ++cc) {
@@ -646,6 +718,7 @@ static __attribute__((noinline)) int add_pair_chain(grit_hessian *h, int dim, co
 }
 
 void grit_hessian_pair_chain(grit_hessian *h, int allow) {
+  grit_hessian_keep_invalidate(h);
   h->pair_chain = 0;
   for (int t = 0; allow && t < h->m->ntree; ++t)
     h->pair_chain |= h->m->ntree > 1 && h->m->tree_dofnum[t] >= CHAIN_MIN_NV && h->m->tree_dofnum[t] <= 64;
@@ -702,6 +775,8 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   const int zero = dim == 3 ? all_zero(G, 9) : all_zero(G, dim * dim);
   h->factored = 0;
   if (zero) return;
+  if (h->upd && !h->rebuild[tree[0]] && (ntree < 2 || !h->rebuild[tree[1]]) && (pair < 0 || !h->prebuild[pair]))
+    return; /* every block it adds to is kept (grit_hessian_begin_kept) */
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
     if (add_chain(h, dim, ntree, tree, J, G)) return;
     if (h->pair_chain && ntree == 2 && dim <= 3 &&
@@ -731,7 +806,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   (GJbig[k] ? GJbig[k][(r) * m->tree_dofnum[tree[k]] + (c)] : gj_entry(G, dim, J[k], m->tree_dofnum[tree[k]], r, c))
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]];
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -743,7 +818,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   if (ntree == 2 && pair >= 0) {
     int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;

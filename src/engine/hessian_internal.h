@@ -64,6 +64,18 @@ struct grit_hessian {
   int pair_chain;    /* some tree has 12 to 64 dofs, and grit_hessian_pair_chain allows: two-tree terms
                         over J's nonzero columns (else add_small's over all) */
 
+  /* Blocks kept between assemblies (grit_hessian_begin_kept): per tree and per pair, whether the block holds
+   * what a full assembly would put there now (A and every J as at its assembly; valid), whether this
+   * assembly rebuilds it (rebuild: a constraint on it changed, or it is not valid, or always: a tree of more
+   * than 64 dofs or one the tree-ordered factor may take, with their pairs); kept ones are sunk into sink */
+  unsigned char *tvalid, *pvalid, *rebuild, *prebuild, *always;
+  double *sink;     /* (64 x 64) where an add's terms on a kept block go */
+  int upd;          /* the current assembly keeps the blocks not marked rebuild */
+  int pat_same;     /* the pairs inserted since pattern_reset are the previous pattern's, at its indices */
+  int old_npairs;   /* the previous pattern's number of pairs */
+  int no_keep;      /* grit_hessian_keep_blocks(h, 0): begin_kept is begin (tests) */
+  long long nkept; /* the tree blocks begin_kept kept, since creation (tests) */
+
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
   int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */

@@ -298,22 +298,37 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
   }
   grit_hessian_pattern_commit(s->H);
-  grit_hessian_begin(s->H, A);
   s->asm_all = all ? KEPT_STEP : KEPT_NONE; /* (what each constraint adds is kept for grit_solver_refactor) */
+  /* What each constraint adds, into gasm; one whose term differs from the last assembly's marks its blocks,
+   * and the others' blocks are kept (grit_hessian_begin_kept: A and J are the last assembly's within a
+   * solve and in the refactor after it; a new solve invalidates them) */
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
+      const int i = con[q];
+      const grit_constraint *c = &s->c[i];
+      int changed = s->gadd[i]; /* (adding nothing now: whether it added something then) */
+      s->gadd[i] = 0;
+      if (c->gnz || c->gn_start > 0.0) {
+        double Gm[9];
+        if (c->isotropic) grit_solver_global_hessian(c, Gm);
+        else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
+        if (c->gn_start > 0.0) Gm[8] = c->gn_start;
+        const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
+        changed = !changed || memcmp(s->gasm + 9 * (size_t)i, G, sizeof(double) * (size_t)(c->dim * c->dim));
+        keep_added(s, i, G);
+      }
+      if (changed)
+        grit_hessian_keep_touch(s->H, c->ntree, c->tree,
+                                c->ntree == 2 ? grit_hessian_pattern_find(s->H, c->tree[0], c->tree[1]) : -1);
+    }
+  grit_hessian_begin_kept(s->H, A);
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[con[q]];
+      if (!s->gadd[con[q]]) continue; /* adds nothing */
       const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      s->gadd[con[q]] = 0;
-      if (!c->gnz && !(c->gn_start > 0.0)) continue; /* adds nothing */
       const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
-      double Gm[9];
-      if (c->isotropic) grit_solver_global_hessian(c, Gm);
-      else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
-      if (c->gn_start > 0.0) Gm[8] = c->gn_start;
-      const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-      keep_added(s, con[q], G);
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, s->gasm + 9 * (size_t)con[q], pair);
     }
   return GRIT_OK;
 }
@@ -506,6 +521,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   const double *vwarm = s->vwarm; /* (this solve's only) */
   s->vwarm = NULL;
   if (s->asm_all == KEPT_STEP) s->asm_all = KEPT_NONE; /* (an earlier solve's: its A and J are gone) */
+  grit_hessian_keep_invalidate(s->H); /* (so are the blocks of its assemblies) */
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
