@@ -251,20 +251,6 @@ int grit_hessian_pattern_pair(grit_hessian *h, int a, int b) {
   return k;
 }
 
-int grit_hessian_pattern_find(const grit_hessian *h, int a, int b) {
-  if (a > b) {
-    int t = a;
-    a = b;
-    b = t;
-  }
-  const unsigned slots = 2u * (unsigned)h->cap_pairs;
-  for (unsigned s = (unsigned)(a * h->m->ntree + b) % slots;; s = (s + 1) % slots) {
-    const int k = h->hash[s] - 1;
-    if (k < 0) return -1;
-    if (h->pa[k] == a && h->pb[k] == b) return k;
-  }
-}
-
 void grit_hessian_pattern_commit(grit_hessian *h) {
   const int nt = h->m->ntree;
   for (int t = 0; t <= nt; ++t) h->tree_pairadr[t] = 0;

@@ -36,20 +36,18 @@ void grit_hessian_pattern_commit(grit_hessian *h);
  * paths factor every tree (those that are off as their A block). */
 void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on);
 
-/* The index of the pair (a, b) in the pattern declared so far, or -1 when it is not there. */
-int grit_hessian_pattern_find(const grit_hessian *h, int tree_a, int tree_b);
-
 /* Starts a new numeric H = A (tree-block storage, as in grit_model), couplings zero. */
 void grit_hessian_begin(grit_hessian *h, const double *A);
 
 /* Assembly that keeps the blocks of the last one where nothing they hold changed (a composite's tendons
  * between particles no contact touches: their G is constant over a solve's Newton iterations). After
  * pattern_commit, grit_hessian_keep_touch marks the blocks of each constraint whose added G differs from
- * what it added last time (or that adds one now and did not then, or the reverse; pair: its index, from
- * grit_hessian_pattern_find, or -1); then begin_kept starts H as grit_hessian_begin on the blocks marked,
+ * what it added last time (or that adds one now and did not then, or the reverse; pair: its index in the pattern,
+ * or -1 when it has none); then begin_kept starts H as grit_hessian_begin on the blocks marked,
  * not holding their last terms, of a tree of more than 64 dofs or of the tree-ordered factor's (and their
  * pairs), or whose pair moved in the pattern, and keeps the others. Every constraint is then added as after
- * grit_hessian_begin, and adds only to the blocks rebuilt (one on kept blocks only: nothing): each block
+ * grit_hessian_begin, and adds only to the blocks rebuilt (one on kept blocks only: nothing,
+ * as grit_hessian_kept in hessian_internal.h tells): each block
  * gets the same sums in the same order, the same bits. The caller guarantees that A and every constraint's
  * J are those of the last assembly, and calls keep_invalidate when they change (a new solve).
  * grit_hessian_keep_blocks(h, 0): begin_kept is grit_hessian_begin (tests). */

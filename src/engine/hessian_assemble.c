@@ -775,8 +775,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   const int zero = dim == 3 ? all_zero(G, 9) : all_zero(G, dim * dim);
   h->factored = 0;
   if (zero) return;
-  if (h->upd && !h->rebuild[tree[0]] && (ntree < 2 || !h->rebuild[tree[1]]) && (pair < 0 || !h->prebuild[pair]))
-    return; /* every block it adds to is kept (grit_hessian_begin_kept) */
+  if (grit_hessian_kept(h, ntree, tree, pair)) return; /* every block it adds to is kept (begin_kept) */
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
     if (add_chain(h, dim, ntree, tree, J, G)) return;
     if (h->pair_chain && ntree == 2 && dim <= 3 &&

@@ -97,6 +97,12 @@ static inline int grit_hessian_lower_only(const struct grit_hessian *h, int tree
   return !h->no_lower && h->m->tree_dofnum[tree] > 64;
 }
 
+/* Whether a constraint on trees tree[0..ntree-1] (pair: their pair, or -1) adds only to blocks the current
+ * assembly keeps (grit_hessian_begin_kept): grit_hessian_add would add nothing. */
+static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, const int tree[2], int pair) {
+  return h->upd && !h->rebuild[tree[0]] && (ntree < 2 || !h->rebuild[tree[1]]) && (pair < 0 || !h->prebuild[pair]);
+}
+
 /* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
 static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessian *h) {
   return grit_hessian_choose_path(h) == 1 ? h->tree_on : NULL;

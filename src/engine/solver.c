@@ -264,6 +264,17 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
 
 /* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
  * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
+/* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
+static inline int same_bits(const double *a, const double *b, int n) {
+  int same = 1;
+  for (int e = 0; e < n; ++e) {
+    unsigned long long x, y;
+    memcpy(&x, a + e, sizeof x), memcpy(&y, b + e, sizeof y);
+    same &= x == y;
+  }
+  return same;
+}
+
 static inline void keep_added(grit_solver *s, int i, const double G[9]) {
   s->gadd[i] = 1;
   memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
@@ -286,15 +297,17 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
    * redone in 2 of 3 factorizations of the series' clutter of 40 objects); the factorization skips the
    * trees that are off. */
   const int all = nact == s->nisl;
+  int *pair = s->lsidx; /* each constraint's pair in the pattern, or -1 (scratch: the line search fills its own) */
   for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
     const grit_constraint *c = &s->c[con[q]];
+    pair[con[q]] = -1;
     if (c->ntree != 2) continue;
     /* (a done island's gn_start is stale); a pair once in the pattern stays in it for the solve, its block
      * zero while inactive, so that the symbolic analysis is not redone as contacts flip in and out */
     const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]]));
     if (zero) continue;
     s->inpat[con[q]] = 1;
-    if (grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
+    if ((pair[con[q]] = grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1])) < 0)
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
   }
   grit_hessian_pattern_commit(s->H);
@@ -314,21 +327,19 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
         else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
         if (c->gn_start > 0.0) Gm[8] = c->gn_start;
         const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-        changed = !changed || memcmp(s->gasm + 9 * (size_t)i, G, sizeof(double) * (size_t)(c->dim * c->dim));
+        changed = !changed || !same_bits(s->gasm + 9 * (size_t)i, G, c->dim * c->dim);
         keep_added(s, i, G);
       }
-      if (changed)
-        grit_hessian_keep_touch(s->H, c->ntree, c->tree,
-                                c->ntree == 2 ? grit_hessian_pattern_find(s->H, c->tree[0], c->tree[1]) : -1);
+      if (changed) grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
     }
   grit_hessian_begin_kept(s->H, A);
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const grit_constraint *c = &s->c[con[q]];
-      if (!s->gadd[con[q]]) continue; /* adds nothing */
+      /* (nothing to add, or only to blocks kept) */
+      if (!s->gadd[con[q]] || grit_hessian_kept(s->H, c->ntree, c->tree, pair[con[q]])) continue;
       const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, s->gasm + 9 * (size_t)con[q], pair);
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, s->gasm + 9 * (size_t)con[q], pair[con[q]]);
     }
   return GRIT_OK;
 }
