@@ -633,39 +633,49 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
                                                                     int pair, const int *const idx[2],
                                                                     const int nck[2]) {
   const grit_model *m = h->m;
-  double GJ[2][3 * 64];
+  /* (J and G J on the nonzero columns in scratch, then each row of the block's terms in a buffer: the
+   * sums over the rows vectorize along it, the same sums in the same order; each entry still gets its
+   * one term) */
+  double GJ[2][3 * 64], Jc[3 * 64], row[64];
   for (int k = 0; k < 2; ++k) {
     const int n = m->tree_dofnum[tree[k]], nc = nck[k], *id = idx[k];
     const double *Jk = J[k];
     double *gj = GJ[k]; /* G J on the nonzero columns, as add_small_n's gj (r, id[c]) */
     for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < nc; ++c) Jc[r * nc + c] = Jk[r * n + id[c]];
+    for (int r = 0; r < dim; ++r)
       for (int c = 0; c < nc; ++c) {
         double s = 0.0;
-        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + id[c]];
+        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
         gj[r * nc + c] = s;
       }
     double *D = dblock(h, tree[k], n);
-    for (int a = 0; a < nc; ++a)
+    for (int a = 0; a < nc; ++a) {
       for (int b = 0; b <= a; ++b) {
-        const int i = id[a], j = id[b];
         double s = 0.0;
-        for (int r = 0; r < dim; ++r) s += Jk[r * n + i] * gj[r * nc + b];
-        D[i * n + j] += s;
-        if (j != i) D[j * n + i] += s;
+        for (int r = 0; r < dim; ++r) s += Jc[r * nc + a] * gj[r * nc + b];
+        row[b] = s;
       }
+      double *Di = D + (size_t)id[a] * n;
+      for (int b = 0; b <= a; ++b) Di[id[b]] += row[b];
+      for (int b = 0; b < a; ++b) D[(size_t)id[b] * n + id[a]] += row[b];
+    }
   }
   if (pair >= 0) {
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
-    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
+    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]], nca = nck[ka];
     const double *Jb = J[kb], *gja = GJ[ka];
+    const int *ida = idx[ka];
     double *C = cblk(h, pair, na * nb);
     for (int rr = 0; rr < nck[kb]; ++rr) {
       const int r = idx[kb][rr];
-      for (int cc = 0; cc < nck[ka]; ++cc) {
+      for (int cc = 0; cc < nca; ++cc) {
         double s = 0.0;
-        for (int q = 0; q < dim; ++q) s += Jb[q * nb + r] * gja[q * nck[ka] + cc];
-        C[r * na + idx[ka][cc]] += s;
+        for (int q = 0; q < dim; ++q) s += Jb[q * nb + r] * gja[q * nca + cc];
+        row[cc] = s;
       }
+      double *Cr = C + (size_t)r * na;
+      for (int cc = 0; cc < nca; ++cc) Cr[ida[cc]] += row[cc];
     }
   }
 }
