@@ -36,7 +36,11 @@ void grit_hessian_keep_invalidate(grit_hessian *h) {
   const grit_model *m = h->m;
   memset(h->tvalid, 0, (size_t)m->ntree);
   memset(h->pvalid, 0, (size_t)h->cap_pairs);
-  for (int t = 0; t < m->ntree; ++t) h->always[t] = h->tc_ok[t] || m->tree_dofnum[t] > 64;
+  h->any_keep = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    h->always[t] = h->tc_ok[t] || m->tree_dofnum[t] > 64;
+    h->any_keep |= !h->no_keep && !h->always[t];
+  }
 }
 
 void grit_hessian_keep_blocks(grit_hessian *h, int allow) {

@@ -135,7 +135,7 @@ static void begin_some(grit_hessian *h, const double *A, const unsigned char *on
 }
 
 void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
-  if (h->no_keep) {
+  if (!h->any_keep) {
     grit_hessian_begin(h, A);
     return;
   }

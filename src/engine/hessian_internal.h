@@ -74,6 +74,7 @@ struct grit_hessian {
   int pat_same;     /* the pairs inserted since pattern_reset are the previous pattern's, at its indices */
   int old_npairs;   /* the previous pattern's number of pairs */
   int no_keep;      /* grit_hessian_keep_blocks(h, 0): begin_kept is begin (tests) */
+  int any_keep;     /* !no_keep and some tree is not always rebuilt: begin_kept may keep a block */
   long long nkept; /* the tree blocks begin_kept kept, since creation (tests) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
@@ -102,6 +103,10 @@ static inline int grit_hessian_lower_only(const struct grit_hessian *h, int tree
 static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, const int tree[2], int pair) {
   return h->upd && !h->rebuild[tree[0]] && (ntree < 2 || !h->rebuild[tree[1]]) && (pair < 0 || !h->prebuild[pair]);
 }
+
+/* Whether grit_hessian_begin_kept may keep any block (else it is grit_hessian_begin: a robot's one tree
+ * of the tree-ordered factor; its caller need not mark the constraints that changed). */
+static inline int grit_hessian_keeps_any(const struct grit_hessian *h) { return h->any_keep; }
 
 /* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
 static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessian *h) {

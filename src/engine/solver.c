@@ -315,23 +315,32 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   /* What each constraint adds, into gasm; one whose term differs from the last assembly's marks its blocks,
    * and the others' blocks are kept (grit_hessian_begin_kept: A and J are the last assembly's within a
    * solve and in the refactor after it; a new solve invalidates them) */
+  /* (nothing to keep: a robot's one tree; H started here, each term added as it is found, in one loop) */
+  const int track = grit_hessian_keeps_any(s->H);
+  if (!track) grit_hessian_begin(s->H, A);
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const int i = con[q];
       const grit_constraint *c = &s->c[i];
       int changed = s->gadd[i]; /* (adding nothing now: whether it added something then) */
       s->gadd[i] = 0;
-      if (c->gnz || c->gn_start > 0.0) {
-        double Gm[9];
-        if (c->isotropic) grit_solver_global_hessian(c, Gm);
-        else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
-        if (c->gn_start > 0.0) Gm[8] = c->gn_start;
-        const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-        changed = !changed || !same_bits(s->gasm + 9 * (size_t)i, G, c->dim * c->dim);
-        keep_added(s, i, G);
+      if (!c->gnz && !(c->gn_start > 0.0)) { /* adds nothing */
+        if (track && changed) grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
+        continue;
       }
-      if (changed) grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
+      double Gm[9];
+      if (c->isotropic) grit_solver_global_hessian(c, Gm);
+      else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
+      if (c->gn_start > 0.0) Gm[8] = c->gn_start;
+      const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
+      if (track && (!changed || !same_bits(s->gasm + 9 * (size_t)i, G, c->dim * c->dim)))
+        grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
+      keep_added(s, i, G);
+      if (track) continue;
+      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair[i]);
     }
+  if (!track) return GRIT_OK;
   grit_hessian_begin_kept(s->H, A);
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
