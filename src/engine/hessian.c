@@ -228,6 +228,13 @@ void grit_hessian_pattern_reset(grit_hessian *h) {
   h->cblock_used = 0;
 }
 
+void grit_hessian_pattern_keep(grit_hessian *h) {
+  h->old_npairs = h->npairs, h->pat_same = 1;
+  memset(h->rebuild, 0, (size_t)h->m->ntree); /* (grit_hessian_keep_touch's marks) */
+  memset(h->prebuild, 0, (size_t)h->npairs);
+  h->factored = 0;
+}
+
 int grit_hessian_pattern_pair(grit_hessian *h, int a, int b) {
   if (a > b) {
     int t = a;

@@ -28,6 +28,9 @@ void grit_hessian_free(grit_hessian *h);
 void grit_hessian_pattern_reset(grit_hessian *h);
 int grit_hessian_pattern_pair(grit_hessian *h, int tree_a, int tree_b);
 void grit_hessian_pattern_commit(grit_hessian *h);
+/* Instead of reset, pairs and commit: the coming solves keep the committed pattern, the same pairs at the
+ * same indices (for grit_hessian_begin_kept, no pair moved). */
+void grit_hessian_pattern_keep(grit_hessian *h);
 
 /* Restricts the coming assembly, factorization and solves to the trees t with tree_on[t] (NULL: all;
  * the array must stay valid while set). No declared pair may join a tree that is on to one that is

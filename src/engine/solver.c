@@ -48,6 +48,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
   s->inpat = calloc((size_t)max_constraints + 1, 1);
+  s->cpair = calloc((size_t)max_constraints + 1, sizeof(int));
   s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->jcols = calloc(4 * (size_t)max_constraints + 4, sizeof(int));
   s->jwide = calloc((size_t)max_constraints + 1, 1);
@@ -70,7 +71,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
@@ -91,6 +92,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->jstore);
   free(s->lsidx);
   free(s->inpat);
+  free(s->cpair);
   free(s->vhat);
   free(s->jcols);
   free(s->jwide);
@@ -291,14 +293,23 @@ static inline void keep_added(grit_solver *s, int i, const double G[9]) {
 static grit_status assemble(grit_solver *s, const double *A, const int *act, int nact, char *message) {
   const int *con = s->isl_con;
   grit_hessian_restrict(s->H, nact == s->nisl ? NULL : s->tree_on);
-  grit_hessian_pattern_reset(s->H);
   /* The pattern of every island, done ones included (their G as at their last evaluation): an island
    * that is done changes no pair, so the symbolic analysis stays valid while islands drop out (it was
    * redone in 2 of 3 factorizations of the series' clutter of 40 objects); the factorization skips the
    * trees that are off. */
   const int all = nact == s->nisl;
-  int *pair = s->lsidx; /* each constraint's pair in the pattern, or -1 (scratch: the line search fills its own) */
-  for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
+  int *pair = s->cpair;
+  /* (a pair once in the pattern stays in it for the solve, and the constraints keep their order: when none
+   * enters it, the pattern is the last one, and its hash lookups and sort are skipped) */
+  int enters = !s->pat_kept || s->H->no_keep; /* (grit_hessian_keep_blocks(h, 0): declared each time) */
+  for (int q = 0; q < s->isl_start[s->nisl] && !enters; ++q) {
+    const grit_constraint *c = &s->c[con[q]];
+    enters = c->ntree == 2 && !s->inpat[con[q]] && (c->gnz || (c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])));
+  }
+  s->pat_kept = 1;
+  if (!enters) grit_hessian_pattern_keep(s->H);
+  else grit_hessian_pattern_reset(s->H);
+  for (int q = 0; q < s->isl_start[s->nisl] && enters; ++q) {
     const grit_constraint *c = &s->c[con[q]];
     pair[con[q]] = -1;
     if (c->ntree != 2) continue;
@@ -307,10 +318,12 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
     const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]]));
     if (zero) continue;
     s->inpat[con[q]] = 1;
-    if ((pair[con[q]] = grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1])) < 0)
+    if ((pair[con[q]] = grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1])) < 0) {
+      s->pat_kept = 0;
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
+    }
   }
-  grit_hessian_pattern_commit(s->H);
+  if (enters) grit_hessian_pattern_commit(s->H);
   s->asm_all = all ? KEPT_STEP : KEPT_NONE; /* (what each constraint adds is kept for grit_solver_refactor) */
   /* What each constraint adds, into gasm; one whose term differs from the last assembly's marks its blocks,
    * and the others' blocks are kept (grit_hessian_begin_kept: A and J are the last assembly's within a
@@ -413,6 +426,7 @@ static void begin_solve(grit_solver *s, const grit_model *m, const double *A, in
   }
   find_islands(s, nc);
   memset(s->inpat, 0, (size_t)nc);
+  s->pat_kept = 0;
   for (int i = 0; i < nc; ++i) /* the line search's hot paths read it: two divisions each time */
     s->vhat[i] = s->c[i].kind == GRIT_CONSTRAINT_LAGGED ? breaking_velocity(&s->c[i], dt) : 0.0;
   find_jcols(s, m, nc);
@@ -668,6 +682,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
   const int kept = kept_factor_exact(s, A, nc), step_assembled = s->asm_all == KEPT_STEP;
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
+  s->pat_kept = 0;
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
   if (kept) { /* the pattern of the solution's G alone, as assemble leaves it */
     for (int i = 0; i < nc; ++i) s->inpat[i] = (unsigned char)(s->c[i].ntree == 2 && s->c[i].gnz);
