@@ -264,8 +264,6 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
-/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
- * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
 /* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
 static inline int same_bits(const double *a, const double *b, int n) {
   int same = 1;
@@ -277,6 +275,8 @@ static inline int same_bits(const double *a, const double *b, int n) {
   return same;
 }
 
+/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
+ * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
 static inline void keep_added(grit_solver *s, int i, const double G[9]) {
   s->gadd[i] = 1;
   memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
@@ -327,8 +327,8 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
   s->asm_all = all ? KEPT_STEP : KEPT_NONE; /* (what each constraint adds is kept for grit_solver_refactor) */
   /* What each constraint adds, into gasm; one whose term differs from the last assembly's marks its blocks,
    * and the others' blocks are kept (grit_hessian_begin_kept: A and J are the last assembly's within a
-   * solve and in the refactor after it; a new solve invalidates them) */
-  /* (nothing to keep: a robot's one tree; H started here, each term added as it is found, in one loop) */
+   * solve and in the refactor after it; a new solve invalidates them). Where nothing can be kept (a robot's
+   * one tree), H is started first and each term added as it is found, in one loop, as before. */
   const int track = grit_hessian_keeps_any(s->H);
   if (!track) grit_hessian_begin(s->H, A);
   for (int a = 0; a < nact; ++a)
