@@ -209,6 +209,65 @@ double grit_hessian_flops(const grit_hessian *h) {
                              : (double)h->nv * h->nv * h->nv / 3.0;
 }
 
+/* ------------------------------------------------------------------- blocks kept (begin_kept) */
+
+/* Which blocks this assembly rebuilds (rebuild, prebuild) and which hold a full assembly's terms after it
+ * (tvalid, pvalid). keep 0: every block of a tree that is on (grit_hessian_trees_on). keep 1 (begin_kept):
+ * of those, the ones marked (grit_hessian_keep_touch, or a pair whose place in the pattern changed), not
+ * valid, or always rebuilt. A tree the solver leaves off (grit_hessian_restrict) gets no terms: still valid
+ * if left alone, not if rebuilt (A only: the dense and CHOLMOD paths rebuild every tree). */
+void grit_hessian_plan_blocks(grit_hessian *h, const unsigned char *on, int keep) {
+  const grit_model *m = h->m;
+  const unsigned char *r = h->tree_on;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int rb = (!on || on[t]) && (!keep || h->rebuild[t] || !h->tvalid[t] || h->always[t]);
+    h->tvalid[t] = r && !r[t] ? h->tvalid[t] && !rb : 1;
+    h->nkept += keep && !rb && (!r || r[t]);
+    h->rebuild[t] = (unsigned char)rb;
+  }
+  for (int k = 0; k < h->npairs; ++k) {
+    const int a = h->pa[k], moved = h->prebuild[k];
+    const int rb = (!on || on[a]) && (!keep || moved || !h->pvalid[k] || h->always[a] || h->always[h->pb[k]]);
+    h->pvalid[k] = r && !r[a] ? h->pvalid[k] && !moved && !rb : 1;
+    h->prebuild[k] = (unsigned char)rb;
+  }
+}
+
+/* grit_hessian_begin_kept's copies: A's blocks into the trees rebuilt, their pairs' blocks zeroed (as
+ * grit_hessian_begin on those). */
+static void begin_some(grit_hessian *h, const double *A, const unsigned char *on) {
+  const grit_model *m = h->m;
+  if (h->big_idx)
+    for (int t = 0; t < m->ntree; ++t)
+      if (m->tree_dofnum[t] > 64 && h->rebuild[t]) grit_blockchol_lowrank_clear(h->bc, t);
+  if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
+  const int order = h->any_tc && grit_hessian_choose_path(h) == 1;
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!h->rebuild[t]) continue;
+    const int a = m->tree_madr[t];
+    if (order && h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
+    else grit_hessian_copy_block(h, A, t);
+    if (h->any_tc) h->fresh[t] = 1;
+    if (order) h->chain[t] = h->tc_ok[t];
+  }
+  if (h->any_tc && !order && !on) memset(h->fresh, 1, (size_t)m->ntree);
+  for (int k = 0; k < h->npairs; ++k)
+    if (h->prebuild[k])
+      memset(h->cblock + h->poff[k], 0, sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
+  h->factored = 0;
+}
+
+void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
+  if (!h->any_keep) {
+    grit_hessian_begin(h, A);
+    return;
+  }
+  const unsigned char *on = grit_hessian_trees_on(h);
+  grit_hessian_plan_blocks(h, on, 1);
+  h->upd = 1;
+  begin_some(h, A, on);
+}
+
 /* ----------------------------------------------------------------------------------- pattern */
 
 void grit_hessian_pattern_reset(grit_hessian *h) {

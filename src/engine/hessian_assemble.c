@@ -35,23 +35,6 @@ static inline double *cblk(grit_hessian *h, int k, int size) {
   return h->sink + 64 * 64;
 }
 
-/* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
-static void copy_lower(grit_hessian *h, const double *A, int t) {
-  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  for (int i = 0; i < n; ++i)
-    memcpy(h->diag + a + (size_t)i * n, A + a + (size_t)i * n, sizeof(double) * (size_t)(i + 1));
-}
-
-/* Tree t's block of A into diag: its lower triangle only for a big tree. */
-static inline void copy_block(grit_hessian *h, const double *A, int t) {
-  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  if (n > 64 && !h->no_lower) copy_lower(h, A, t);
-  else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
-    memcpy(h->diag + a, A + a, sizeof(double) * 36);
-  else
-    memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
-}
-
 /* Every tree's block: the runs of trees up to 64 dofs in one copy each (the blocks are contiguous). */
 static void copy_all(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
@@ -61,7 +44,7 @@ static void copy_all(grit_hessian *h, const double *A) {
   }
   for (int t = 0; t < m->ntree;) {
     if (grit_hessian_lower_only(h, t)) {
-      copy_lower(h, A, t++);
+      grit_hessian_copy_lower(h, A, t++);
       continue;
     }
     int u = t;
@@ -74,81 +57,24 @@ static void copy_all(grit_hessian *h, const double *A) {
 
 /* grit_hessian_begin when some tree may be factored in tree order: such a tree's block whose entries
  * off the lower pattern still equal A's (zero) gets only the pattern copied (the factor reads nothing
- * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others by copy_block. */
+ * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others by grit_hessian_copy_block. */
 static void begin_tree_order(grit_hessian *h, const double *A, const unsigned char *on) {
   const grit_model *m = h->m;
   for (int t = 0; t < m->ntree; ++t) {
     const int a = m->tree_madr[t];
     if (on && !on[t]) continue;
     if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
-    else if (m->tree_dofnum[t] > 64 && !h->no_lower) copy_lower(h, A, t);
+    else if (m->tree_dofnum[t] > 64 && !h->no_lower) grit_hessian_copy_lower(h, A, t);
     else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
     h->fresh[t] = 1;
     h->chain[t] = h->tc_ok[t];
   }
 }
 
-/* Which blocks this assembly rebuilds (rebuild, prebuild) and which hold a full assembly's terms after it
- * (tvalid, pvalid). keep 0: every block of a tree that is on (grit_hessian_trees_on). keep 1 (begin_kept):
- * of those, the ones marked (grit_hessian_keep_touch, or a pair whose place in the pattern changed), not
- * valid, or always rebuilt. A tree the solver leaves off (grit_hessian_restrict) gets no terms: still valid
- * if left alone, not if rebuilt (A only: the dense and CHOLMOD paths rebuild every tree). */
-static void plan_blocks(grit_hessian *h, const unsigned char *on, int keep) {
-  const grit_model *m = h->m;
-  const unsigned char *r = h->tree_on;
-  for (int t = 0; t < m->ntree; ++t) {
-    const int rb = (!on || on[t]) && (!keep || h->rebuild[t] || !h->tvalid[t] || h->always[t]);
-    h->tvalid[t] = r && !r[t] ? h->tvalid[t] && !rb : 1;
-    h->nkept += keep && !rb && (!r || r[t]);
-    h->rebuild[t] = (unsigned char)rb;
-  }
-  for (int k = 0; k < h->npairs; ++k) {
-    const int a = h->pa[k], moved = h->prebuild[k];
-    const int rb = (!on || on[a]) && (!keep || moved || !h->pvalid[k] || h->always[a] || h->always[h->pb[k]]);
-    h->pvalid[k] = r && !r[a] ? h->pvalid[k] && !moved && !rb : 1;
-    h->prebuild[k] = (unsigned char)rb;
-  }
-}
-
-/* grit_hessian_begin_kept's copies: A's blocks into the trees rebuilt, their pairs' blocks zeroed (as
- * grit_hessian_begin on those). */
-static void begin_some(grit_hessian *h, const double *A, const unsigned char *on) {
-  const grit_model *m = h->m;
-  if (h->big_idx)
-    for (int t = 0; t < m->ntree; ++t)
-      if (m->tree_dofnum[t] > 64 && h->rebuild[t]) grit_blockchol_lowrank_clear(h->bc, t);
-  if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
-  const int order = h->any_tc && grit_hessian_choose_path(h) == 1;
-  for (int t = 0; t < m->ntree; ++t) {
-    if (!h->rebuild[t]) continue;
-    const int a = m->tree_madr[t];
-    if (order && h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
-    else copy_block(h, A, t);
-    if (h->any_tc) h->fresh[t] = 1;
-    if (order) h->chain[t] = h->tc_ok[t];
-  }
-  if (h->any_tc && !order && !on) memset(h->fresh, 1, (size_t)m->ntree);
-  for (int k = 0; k < h->npairs; ++k)
-    if (h->prebuild[k])
-      memset(h->cblock + h->poff[k], 0, sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
-  h->factored = 0;
-}
-
-void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
-  if (!h->any_keep) {
-    grit_hessian_begin(h, A);
-    return;
-  }
-  const unsigned char *on = grit_hessian_trees_on(h);
-  plan_blocks(h, on, 1);
-  h->upd = 1;
-  begin_some(h, A, on);
-}
-
 void grit_hessian_begin(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
   const unsigned char *on = grit_hessian_trees_on(h);
-  plan_blocks(h, on, 0);
+  grit_hessian_plan_blocks(h, on, 0);
   h->upd = 0;
   if (h->big_idx) /* (some tree of more than 64 dofs) */
     for (int t = 0; t < m->ntree; ++t)
@@ -159,7 +85,7 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   else
     for (int t = 0; t < m->ntree; ++t) {
       if (!on[t]) continue;
-      copy_block(h, A, t);
+      grit_hessian_copy_block(h, A, t);
       if (h->any_tc) h->fresh[t] = 1;
     }
   if (h->any_tc && grit_hessian_choose_path(h) != 1 && !on) memset(h->fresh, 1, (size_t)m->ntree);
