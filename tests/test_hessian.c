@@ -570,3 +570,54 @@ Test(hessian, big_tree_lower_triangle_same_bits) {
  * (grit_hessian_pair_chain) against every column: the hammock's humanoid (27 dofs) pressed on its
  * particles, 150 steps, the same states bit for bit (a negative zero could differ; none does here). */
 Test(hessian, two_tree_chain_same_bits) { hammock_switch_same_bits(grit_hessian_pair_chain); }
+
+/* The blocks kept between assemblies (grit_hessian_begin_kept) against every block rebuilt
+ * (grit_hessian_keep_blocks(h, 0)): `steps` steps of a scene, then the dense A and B of the last step (its
+ * refactor keeps blocks too): the same states and the same A, B, bit for bit; and blocks were kept. */
+static void kept_blocks_same_bits(const char *path, int steps, int keeps) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
+  const int nx = 2 * m->nv;
+  double *ab[2][2];
+  grit_data *d[2];
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_data_create(m, &d[w]), GRIT_OK);
+    cr_assert_eq(grit_data_set_step_settings(d[w], &info.settings), GRIT_OK);
+    grit_hessian_keep_blocks(d[w]->solver->H, w == 0);
+    ab[w][0] = calloc((size_t)nx * nx + 1, sizeof(double));
+    ab[w][1] = calloc((size_t)nx * m->nu + 1, sizeof(double));
+    cr_assert(ab[w][0] && ab[w][1]);
+  }
+  for (int i = 0; i < steps; ++i)
+    for (int w = 0; w < 2; ++w) cr_assert_eq(grit_step(d[w]), GRIT_OK, "%s", grit_data_last_error(d[w]));
+  cr_assert(memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)m->nq) == 0 &&
+            memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)m->nv) == 0, "%s: states differ", path);
+  for (int w = 0; w < 2; ++w)
+    cr_assert_eq(grit_step_derivatives(d[w], ab[w][0], ab[w][1], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[w]));
+  cr_expect(memcmp(ab[0][0], ab[1][0], sizeof(double) * (size_t)nx * nx) == 0, "%s: A differs", path);
+  cr_expect(memcmp(ab[0][1], ab[1][1], sizeof(double) * (size_t)nx * m->nu) == 0, "%s: B differs", path);
+  cr_expect(!keeps || grit_hessian_kept_count(d[0]->solver->H) > 0, "%s: no block kept", path);
+  cr_expect(grit_hessian_kept_count(d[1]->solver->H) == 0);
+  cr_log_info("%s: %lld blocks kept", path, grit_hessian_kept_count(d[0]->solver->H));
+  for (int w = 0; w < 2; ++w) {
+    free(ab[w][0]), free(ab[w][1]);
+    grit_data_free(d[w]);
+  }
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+}
+
+Test(hessian, kept_blocks_same_bits_hammock) {
+  kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml", 150, 1);
+}
+/* grid2pin (particles and tendons only), the loop (one tree of 44 dofs, the tree-ordered factor's: always
+ * rebuilt, nothing kept), the clutter (many islands, those at rest left off: grit_hessian_restrict) */
+Test(hessian, kept_blocks_same_bits_others) {
+  kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml", 120, 1);
+  kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml", 120, 0);
+  kept_blocks_same_bits(GRIT_SOURCE_DIR "/examples/models/clutter.xml", 200, 1);
+}

@@ -29,6 +29,32 @@ static void init_tree_order(grit_hessian *h) {
   }
 }
 
+/* No block holds a kept assembly's terms any more (grit_hessian_begin_kept rebuilds them all); the trees
+ * it always rebuilds: those of more than 64 dofs (their low-rank terms, lower triangles, scratch) and
+ * those the tree-ordered factor may take (their pattern flags). */
+void grit_hessian_keep_invalidate(grit_hessian *h) {
+  const grit_model *m = h->m;
+  memset(h->tvalid, 0, (size_t)m->ntree);
+  memset(h->pvalid, 0, (size_t)h->cap_pairs);
+  h->any_keep = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    h->always[t] = h->tc_ok[t] || m->tree_dofnum[t] > 64;
+    h->any_keep |= !h->no_keep && !h->always[t];
+  }
+}
+
+void grit_hessian_keep_blocks(grit_hessian *h, int allow) {
+  h->no_keep = !allow;
+  grit_hessian_keep_invalidate(h);
+}
+
+long long grit_hessian_kept_count(const grit_hessian *h) { return h->nkept; }
+
+void grit_hessian_keep_touch(grit_hessian *h, int ntree, const int tree[2], int pair) {
+  for (int k = 0; k < ntree; ++k) h->rebuild[tree[k]] = 1;
+  if (pair >= 0) h->prebuild[pair] = 1;
+}
+
 grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_max_nv, grit_hessian **out,
                                 char *message) {
   *out = NULL;
@@ -59,6 +85,12 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   h->tc_ok = calloc((size_t)m->ntree + 1, 1);
   h->chain = calloc((size_t)m->ntree + 1, 1);
   h->fresh = calloc((size_t)m->ntree + 1, 1);
+  h->tvalid = calloc((size_t)m->ntree + 1, 1);
+  h->rebuild = calloc((size_t)m->ntree + 1, 1);
+  h->always = calloc((size_t)m->ntree + 1, 1);
+  h->pvalid = calloc((size_t)h->cap_pairs + 1, 1);
+  h->prebuild = calloc((size_t)h->cap_pairs + 1, 1);
+  h->sink = calloc(2 * 64 * 64, sizeof(double));
   if (maxn > 64) {
     h->big_idx = malloc(sizeof(int) * (size_t)(maxn + 1));
     h->big_jc = malloc(sizeof(double) * 3 * (size_t)maxn);
@@ -67,11 +99,13 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     h->big_gjt = malloc(sizeof(double) * 6 * (size_t)maxn);
   }
   const int big_ok = maxn <= 64 || (h->big_idx && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
-  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok) {
+  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok || !h->tvalid || !h->rebuild || !h->always || !h->pvalid ||
+      !h->prebuild || !h->sink) {
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
   }
   init_tree_order(h);
+  grit_hessian_keep_invalidate(h);
   grit_hessian_pair_chain(h, 1);
   grit_status ts = grit_treechol_create(m, &h->tcp, message);
   if (ts != GRIT_OK) {
@@ -121,14 +155,19 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_fill);
   free(h->Hd);
   free(h->tc_ok), free(h->chain), free(h->fresh);
+  free(h->tvalid), free(h->rebuild), free(h->always), free(h->pvalid), free(h->prebuild), free(h->sink);
   free(h->big_idx), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
   grit_treechol_free(h->tcp);
   free(h);
 }
 
-void grit_hessian_force_path(grit_hessian *h, int path) { h->force = path; }
+void grit_hessian_force_path(grit_hessian *h, int path) {
+  h->force = path;
+  grit_hessian_keep_invalidate(h);
+}
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
   h->no_big_chain = !allow;
+  grit_hessian_keep_invalidate(h);
   grit_blockchol_big_kernel(h->bc, allow);
   h->factored = 0;
 }
@@ -139,6 +178,7 @@ void grit_hessian_sparse_trees(grit_hessian *h, int allow) {
 
 void grit_hessian_big_lower(grit_hessian *h, int allow) {
   h->no_lower = !allow;
+  grit_hessian_keep_invalidate(h);
   h->factored = 0;
 }
 
@@ -159,6 +199,7 @@ void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
   else memset(h->tc_ok, 0, (size_t)h->m->ntree);
   memset(h->chain, 0, (size_t)h->m->ntree);
   grit_blockchol_set_chain(h->bc, h->any_tc ? h->chain : NULL);
+  grit_hessian_keep_invalidate(h);
   h->factored = 0;
 }
 int grit_hessian_path(const grit_hessian *h) { return h->last_path; }
@@ -166,6 +207,65 @@ double grit_hessian_flops(const grit_hessian *h) {
   return h->last_path == 1   ? grit_blockchol_flops(h->bc)
          : h->last_path == 2 ? h->sym_flops
                              : (double)h->nv * h->nv * h->nv / 3.0;
+}
+
+/* ------------------------------------------------------------------- blocks kept (begin_kept) */
+
+/* Which blocks this assembly rebuilds (rebuild, prebuild) and which hold a full assembly's terms after it
+ * (tvalid, pvalid). keep 0: every block of a tree that is on (grit_hessian_trees_on). keep 1 (begin_kept):
+ * of those, the ones marked (grit_hessian_keep_touch, or a pair whose place in the pattern changed), not
+ * valid, or always rebuilt. A tree the solver leaves off (grit_hessian_restrict) gets no terms: still valid
+ * if left alone, not if rebuilt (A only: the dense and CHOLMOD paths rebuild every tree). */
+void grit_hessian_plan_blocks(grit_hessian *h, const unsigned char *on, int keep) {
+  const grit_model *m = h->m;
+  const unsigned char *r = h->tree_on;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int rb = (!on || on[t]) && (!keep || h->rebuild[t] || !h->tvalid[t] || h->always[t]);
+    h->tvalid[t] = r && !r[t] ? h->tvalid[t] && !rb : 1;
+    h->nkept += keep && !rb && (!r || r[t]);
+    h->rebuild[t] = (unsigned char)rb;
+  }
+  for (int k = 0; k < h->npairs; ++k) {
+    const int a = h->pa[k], moved = h->prebuild[k];
+    const int rb = (!on || on[a]) && (!keep || moved || !h->pvalid[k] || h->always[a] || h->always[h->pb[k]]);
+    h->pvalid[k] = r && !r[a] ? h->pvalid[k] && !moved && !rb : 1;
+    h->prebuild[k] = (unsigned char)rb;
+  }
+}
+
+/* grit_hessian_begin_kept's copies: A's blocks into the trees rebuilt, their pairs' blocks zeroed (as
+ * grit_hessian_begin on those). */
+static void begin_some(grit_hessian *h, const double *A, const unsigned char *on) {
+  const grit_model *m = h->m;
+  if (h->big_idx)
+    for (int t = 0; t < m->ntree; ++t)
+      if (m->tree_dofnum[t] > 64 && h->rebuild[t]) grit_blockchol_lowrank_clear(h->bc, t);
+  if (h->any_tc) memset(h->chain, 0, (size_t)m->ntree);
+  const int order = h->any_tc && grit_hessian_choose_path(h) == 1;
+  for (int t = 0; t < m->ntree; ++t) {
+    if (!h->rebuild[t]) continue;
+    const int a = m->tree_madr[t];
+    if (order && h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
+    else grit_hessian_copy_block(h, A, t);
+    if (h->any_tc) h->fresh[t] = 1;
+    if (order) h->chain[t] = h->tc_ok[t];
+  }
+  if (h->any_tc && !order && !on) memset(h->fresh, 1, (size_t)m->ntree);
+  for (int k = 0; k < h->npairs; ++k)
+    if (h->prebuild[k])
+      memset(h->cblock + h->poff[k], 0, sizeof(double) * (size_t)m->tree_dofnum[h->pa[k]] * (size_t)m->tree_dofnum[h->pb[k]]);
+  h->factored = 0;
+}
+
+void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
+  if (!h->any_keep) {
+    grit_hessian_begin(h, A);
+    return;
+  }
+  const unsigned char *on = grit_hessian_trees_on(h);
+  grit_hessian_plan_blocks(h, on, 1);
+  h->upd = 1;
+  begin_some(h, A, on);
 }
 
 /* ----------------------------------------------------------------------------------- pattern */
@@ -181,8 +281,17 @@ void grit_hessian_pattern_reset(grit_hessian *h) {
       }
   }
   /* removing entries from linear probing chains can break them; all are removed, so it is safe */
+  h->old_npairs = h->npairs, h->pat_same = 1;
+  memset(h->rebuild, 0, (size_t)h->m->ntree); /* (grit_hessian_keep_touch's marks) */
   h->npairs = 0;
   h->cblock_used = 0;
+}
+
+void grit_hessian_pattern_keep(grit_hessian *h) {
+  h->old_npairs = h->npairs, h->pat_same = 1;
+  memset(h->rebuild, 0, (size_t)h->m->ntree); /* (grit_hessian_keep_touch's marks) */
+  memset(h->prebuild, 0, (size_t)h->npairs);
+  h->factored = 0;
 }
 
 int grit_hessian_pattern_pair(grit_hessian *h, int a, int b) {
@@ -201,6 +310,9 @@ int grit_hessian_pattern_pair(grit_hessian *h, int a, int b) {
   size_t size = (size_t)h->m->tree_dofnum[a] * (size_t)h->m->tree_dofnum[b];
   if (h->npairs >= h->cap_pairs || h->cblock_used + size > h->cblock_cap) return -1;
   int k = h->npairs++;
+  /* the pair's block holds its last terms only if every pair before it, and it, are where they were */
+  h->pat_same = h->pat_same && k < h->old_npairs && h->pa[k] == a && h->pb[k] == b;
+  h->prebuild[k] = (unsigned char)!h->pat_same;
   h->pa[k] = a;
   h->pb[k] = b;
   h->poff[k] = (int)h->cblock_used;

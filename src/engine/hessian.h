@@ -28,6 +28,9 @@ void grit_hessian_free(grit_hessian *h);
 void grit_hessian_pattern_reset(grit_hessian *h);
 int grit_hessian_pattern_pair(grit_hessian *h, int tree_a, int tree_b);
 void grit_hessian_pattern_commit(grit_hessian *h);
+/* Instead of reset, pairs and commit: the coming solves keep the committed pattern, the same pairs at the
+ * same indices (for grit_hessian_begin_kept, no pair moved). */
+void grit_hessian_pattern_keep(grit_hessian *h);
 
 /* Restricts the coming assembly, factorization and solves to the trees t with tree_on[t] (NULL: all;
  * the array must stay valid while set). No declared pair may join a tree that is on to one that is
@@ -38,6 +41,25 @@ void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on);
 
 /* Starts a new numeric H = A (tree-block storage, as in grit_model), couplings zero. */
 void grit_hessian_begin(grit_hessian *h, const double *A);
+
+/* Assembly that keeps the blocks of the last one where nothing they hold changed (a composite's tendons
+ * between particles no contact touches: their G is constant over a solve's Newton iterations). After
+ * pattern_commit, grit_hessian_keep_touch marks the blocks of each constraint whose added G differs from
+ * what it added last time (or that adds one now and did not then, or the reverse; pair: its index in the pattern,
+ * or -1 when it has none); then begin_kept starts H as grit_hessian_begin on the blocks marked,
+ * not holding their last terms, of a tree of more than 64 dofs or of the tree-ordered factor's (and their
+ * pairs), or whose pair moved in the pattern, and keeps the others. Every constraint is then added as after
+ * grit_hessian_begin, and adds only to the blocks rebuilt (one on kept blocks only: nothing,
+ * as grit_hessian_kept in hessian_internal.h tells): each block
+ * gets the same sums in the same order, the same bits. The caller guarantees that A and every constraint's
+ * J are those of the last assembly, and calls keep_invalidate when they change (a new solve).
+ * grit_hessian_keep_blocks(h, 0): begin_kept is grit_hessian_begin (tests). */
+void grit_hessian_keep_touch(grit_hessian *h, int ntree, const int tree[2], int pair);
+void grit_hessian_begin_kept(grit_hessian *h, const double *A);
+void grit_hessian_keep_invalidate(grit_hessian *h);
+void grit_hessian_keep_blocks(grit_hessian *h, int allow);
+/* The number of tree blocks begin_kept kept since h was created (tests). */
+long long grit_hessian_kept_count(const grit_hessian *h);
 
 /* Adds J^T G J for one constraint of dimension dim touching trees tree[0..ntree-1] (coupled through
  * `pair` when ntree == 2) with Jacobian blocks J[k] (dim x tree_dofnum, row-major). */

@@ -20,21 +20,19 @@ static double gj_entry(const double *G, int dim, const double *J, int n, int r, 
 
 void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->tree_on = tree_on; }
 
-/* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
-static void copy_lower(grit_hessian *h, const double *A, int t) {
-  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  for (int i = 0; i < n; ++i)
-    memcpy(h->diag + a + (size_t)i * n, A + a + (size_t)i * n, sizeof(double) * (size_t)(i + 1));
+/* Where an add's terms on tree t's block (n x n) go: the block, or, when this assembly keeps it
+ * (grit_hessian_begin_kept), the sink, cleared (its sums are never read; cleared, they stay finite). Kept
+ * blocks are of trees of at most 64 dofs (grit_hessian_keep_touch). */
+static inline double *dblock(grit_hessian *h, int t, int n) {
+  if (!h->upd || h->rebuild[t]) return h->diag + h->m->tree_madr[t];
+  memset(h->sink, 0, sizeof(double) * (size_t)n * (size_t)n);
+  return h->sink;
 }
-
-/* Tree t's block of A into diag: its lower triangle only for a big tree. */
-static inline void copy_block(grit_hessian *h, const double *A, int t) {
-  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  if (n > 64 && !h->no_lower) copy_lower(h, A, t);
-  else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
-    memcpy(h->diag + a, A + a, sizeof(double) * 36);
-  else
-    memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+/* The same for pair k's coupling block (of size entries), into the second half of the sink. */
+static inline double *cblk(grit_hessian *h, int k, int size) {
+  if (!h->upd || h->prebuild[k]) return h->cblock + h->poff[k];
+  memset(h->sink + 64 * 64, 0, sizeof(double) * (size_t)size);
+  return h->sink + 64 * 64;
 }
 
 /* Every tree's block: the runs of trees up to 64 dofs in one copy each (the blocks are contiguous). */
@@ -46,7 +44,7 @@ static void copy_all(grit_hessian *h, const double *A) {
   }
   for (int t = 0; t < m->ntree;) {
     if (grit_hessian_lower_only(h, t)) {
-      copy_lower(h, A, t++);
+      grit_hessian_copy_lower(h, A, t++);
       continue;
     }
     int u = t;
@@ -59,14 +57,14 @@ static void copy_all(grit_hessian *h, const double *A) {
 
 /* grit_hessian_begin when some tree may be factored in tree order: such a tree's block whose entries
  * off the lower pattern still equal A's (zero) gets only the pattern copied (the factor reads nothing
- * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others by copy_block. */
+ * else; the copy of all 62 x 62 was 7 % of the CMU humanoid's step); the others by grit_hessian_copy_block. */
 static void begin_tree_order(grit_hessian *h, const double *A, const unsigned char *on) {
   const grit_model *m = h->m;
   for (int t = 0; t < m->ntree; ++t) {
     const int a = m->tree_madr[t];
     if (on && !on[t]) continue;
     if (h->tc_ok[t] && h->fresh[t]) grit_treechol_copy_pattern(h->tcp, t, A + a, h->diag + a);
-    else if (m->tree_dofnum[t] > 64 && !h->no_lower) copy_lower(h, A, t);
+    else if (m->tree_dofnum[t] > 64 && !h->no_lower) grit_hessian_copy_lower(h, A, t);
     else memcpy(h->diag + a, A + a, sizeof(double) * (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t]);
     h->fresh[t] = 1;
     h->chain[t] = h->tc_ok[t];
@@ -76,6 +74,8 @@ static void begin_tree_order(grit_hessian *h, const double *A, const unsigned ch
 void grit_hessian_begin(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
   const unsigned char *on = grit_hessian_trees_on(h);
+  grit_hessian_plan_blocks(h, on, 0);
+  h->upd = 0;
   if (h->big_idx) /* (some tree of more than 64 dofs) */
     for (int t = 0; t < m->ntree; ++t)
       if (m->tree_dofnum[t] > 64 && (!on || on[t])) grit_blockchol_lowrank_clear(h->bc, t);
@@ -85,7 +85,7 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   else
     for (int t = 0; t < m->ntree; ++t) {
       if (!on[t]) continue;
-      copy_block(h, A, t);
+      grit_hessian_copy_block(h, A, t);
       if (h->any_tc) h->fresh[t] = 1;
     }
   if (h->any_tc && grit_hessian_choose_path(h) != 1 && !on) memset(h->fresh, 1, (size_t)m->ntree);
@@ -103,7 +103,6 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
  * the same order as the generic code. */
 static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                                 const double *G, int pair, int n0, int n1) {
-  const grit_model *m = h->m;
   double GJ[2][3 * 64];
   for (int k = 0; k < ntree; ++k) {
     const int n = k == 0 ? n0 : n1;
@@ -115,7 +114,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
         for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + c];
         gj[r * n + c] = s;
       }
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -128,7 +127,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *Jb = J[kb], *gja = GJ[ka];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;
@@ -144,13 +143,12 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
  * zeros (only the signs of zeros can differ), at a third of its multiply-adds. */
 static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
                                 int pair, int n0, int n1) {
-  const grit_model *m = h->m;
   double gj[2][64];
   for (int k = 0; k < ntree; ++k) {
     const int n = k == 0 ? n0 : n1;
     const double *j = J[k] + 2 * n;
     for (int c = 0; c < n; ++c) gj[k][c] = g * j[c];
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int c = 0; c <= i; ++c) {
         const double s = j[i] * gj[k][c];
@@ -162,7 +160,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka;
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *jb = J[kb] + 2 * nb, *gja = gj[ka];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) C[r * na + c] += jb[r] * gja[c];
   }
@@ -561,39 +559,49 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
                                                                     int pair, const int *const idx[2],
                                                                     const int nck[2]) {
   const grit_model *m = h->m;
-  double GJ[2][3 * 64];
+  /* (J and G J on the nonzero columns in scratch, then each row of the block's terms in a buffer: the
+   * sums over the rows vectorize along it, the same sums in the same order; each entry still gets its
+   * one term) */
+  double GJ[2][3 * 64], Jc[3 * 64], row[64];
   for (int k = 0; k < 2; ++k) {
     const int n = m->tree_dofnum[tree[k]], nc = nck[k], *id = idx[k];
     const double *Jk = J[k];
     double *gj = GJ[k]; /* G J on the nonzero columns, as add_small_n's gj (r, id[c]) */
     for (int r = 0; r < dim; ++r)
+      for (int c = 0; c < nc; ++c) Jc[r * nc + c] = Jk[r * n + id[c]];
+    for (int r = 0; r < dim; ++r)
       for (int c = 0; c < nc; ++c) {
         double s = 0.0;
-        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + id[c]];
+        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
         gj[r * nc + c] = s;
       }
-    double *D = h->diag + m->tree_madr[tree[k]];
-    for (int a = 0; a < nc; ++a)
+    double *D = dblock(h, tree[k], n);
+    for (int a = 0; a < nc; ++a) {
       for (int b = 0; b <= a; ++b) {
-        const int i = id[a], j = id[b];
         double s = 0.0;
-        for (int r = 0; r < dim; ++r) s += Jk[r * n + i] * gj[r * nc + b];
-        D[i * n + j] += s;
-        if (j != i) D[j * n + i] += s;
+        for (int r = 0; r < dim; ++r) s += Jc[r * nc + a] * gj[r * nc + b];
+        row[b] = s;
       }
+      double *Di = D + (size_t)id[a] * n;
+      for (int b = 0; b <= a; ++b) Di[id[b]] += row[b];
+      for (int b = 0; b < a; ++b) D[(size_t)id[b] * n + id[a]] += row[b];
+    }
   }
   if (pair >= 0) {
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
-    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
+    const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]], nca = nck[ka];
     const double *Jb = J[kb], *gja = GJ[ka];
-    double *C = h->cblock + h->poff[pair];
+    const int *ida = idx[ka];
+    double *C = cblk(h, pair, na * nb);
     for (int rr = 0; rr < nck[kb]; ++rr) {
       const int r = idx[kb][rr];
-      for (int cc = 0; cc < nck[ka]; ++cc) {
+      for (int cc = 0; cc < nca; ++cc) {
         double s = 0.0;
-        for (int q = 0; q < dim; ++q) s += Jb[q * nb + r] * gja[q * nck[ka] + cc];
-        C[r * na + idx[ka][cc]] += s;
+        for (int q = 0; q < dim; ++q) s += Jb[q * nb + r] * gja[q * nca + cc];
+        row[cc] = s;
       }
+      double *Cr = C + (size_t)r * na;
+      for (int cc = 0; cc < nca; ++cc) Cr[ida[cc]] += row[cc];
     }
   }
 }
@@ -646,6 +654,7 @@ static __attribute__((noinline)) int add_pair_chain(grit_hessian *h, int dim, co
 }
 
 void grit_hessian_pair_chain(grit_hessian *h, int allow) {
+  grit_hessian_keep_invalidate(h);
   h->pair_chain = 0;
   for (int t = 0; allow && t < h->m->ntree; ++t)
     h->pair_chain |= h->m->ntree > 1 && h->m->tree_dofnum[t] >= CHAIN_MIN_NV && h->m->tree_dofnum[t] <= 64;
@@ -702,6 +711,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   const int zero = dim == 3 ? all_zero(G, 9) : all_zero(G, dim * dim);
   h->factored = 0;
   if (zero) return;
+  if (grit_hessian_kept(h, ntree, tree, pair)) return; /* every block it adds to is kept (begin_kept) */
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
     if (add_chain(h, dim, ntree, tree, J, G)) return;
     if (h->pair_chain && ntree == 2 && dim <= 3 &&
@@ -731,7 +741,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   (GJbig[k] ? GJbig[k][(r) * m->tree_dofnum[tree[k]] + (c)] : gj_entry(G, dim, J[k], m->tree_dofnum[tree[k]], r, c))
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]];
-    double *D = h->diag + m->tree_madr[tree[k]];
+    double *D = dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -743,7 +753,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   if (ntree == 2 && pair >= 0) {
     int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
-    double *C = h->cblock + h->poff[pair];
+    double *C = cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;

@@ -5,6 +5,7 @@
 #define GRIT_HESSIAN_INTERNAL_H
 
 #include <cholmod.h>
+#include <string.h>
 
 #include "blockchol.h"
 #include "model_internal.h"
@@ -64,6 +65,19 @@ struct grit_hessian {
   int pair_chain;    /* some tree has 12 to 64 dofs, and grit_hessian_pair_chain allows: two-tree terms
                         over J's nonzero columns (else add_small's over all) */
 
+  /* Blocks kept between assemblies (grit_hessian_begin_kept): per tree and per pair, whether the block holds
+   * what a full assembly would put there now (A and every J as at its assembly; valid), whether this
+   * assembly rebuilds it (rebuild: a constraint on it changed, or it is not valid, or always: a tree of more
+   * than 64 dofs or one the tree-ordered factor may take, with their pairs); kept ones are sunk into sink */
+  unsigned char *tvalid, *pvalid, *rebuild, *prebuild, *always;
+  double *sink;     /* (64 x 64) where an add's terms on a kept block go */
+  int upd;          /* the current assembly keeps the blocks not marked rebuild */
+  int pat_same;     /* the pairs inserted since pattern_reset are the previous pattern's, at its indices */
+  int old_npairs;   /* the previous pattern's number of pairs */
+  int no_keep;      /* grit_hessian_keep_blocks(h, 0): begin_kept is begin (tests) */
+  int any_keep;     /* !no_keep and some tree is not always rebuilt: begin_kept may keep a block */
+  long long nkept; /* the tree blocks begin_kept kept, since creation (tests) */
+
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
   int factored;    /* a factor of the current H exists */
   int last_path;   /* the path that computed it: 0 dense, 1 block-sparse, 2 CHOLMOD */
@@ -84,6 +98,37 @@ static inline int grit_hessian_choose_path(const struct grit_hessian *h) {
 static inline int grit_hessian_lower_only(const struct grit_hessian *h, int tree) {
   return !h->no_lower && h->m->tree_dofnum[tree] > 64;
 }
+
+/* Whether a constraint on trees tree[0..ntree-1] (pair: their pair, or -1) adds only to blocks the current
+ * assembly keeps (grit_hessian_begin_kept): grit_hessian_add would add nothing. */
+static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, const int tree[2], int pair) {
+  return h->upd && !h->rebuild[tree[0]] && (ntree < 2 || !h->rebuild[tree[1]]) && (pair < 0 || !h->prebuild[pair]);
+}
+
+/* Whether grit_hessian_begin_kept may keep any block (else it is grit_hessian_begin: a robot's one tree
+ * of the tree-ordered factor; its caller need not mark the constraints that changed). */
+static inline int grit_hessian_keeps_any(const struct grit_hessian *h) { return h->any_keep; }
+
+/* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
+static inline void grit_hessian_copy_lower(struct grit_hessian *h, const double *A, int t) {
+  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
+  for (int i = 0; i < n; ++i)
+    memcpy(h->diag + a + (size_t)i * n, A + a + (size_t)i * n, sizeof(double) * (size_t)(i + 1));
+}
+
+/* Tree t's block of A into diag: its lower triangle only for a big tree. */
+static inline void grit_hessian_copy_block(struct grit_hessian *h, const double *A, int t) {
+  const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
+  if (n > 64 && !h->no_lower) grit_hessian_copy_lower(h, A, t);
+  else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
+    memcpy(h->diag + a, A + a, sizeof(double) * 36);
+  else
+    memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
+}
+
+/* Which blocks the coming assembly rebuilds and which hold a full assembly's terms after it (hessian.c);
+ * keep 0 for grit_hessian_begin, 1 for grit_hessian_begin_kept. */
+void grit_hessian_plan_blocks(struct grit_hessian *h, const unsigned char *on, int keep);
 
 /* The trees the block-sparse path rebuilds and factors: the restriction on that path, else all. */
 static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessian *h) {

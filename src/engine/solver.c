@@ -48,6 +48,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->jstore = calloc((size_t)max_jstore + 1, sizeof(double));
   s->lsidx = calloc((size_t)max_constraints + 1, sizeof(int));
   s->inpat = calloc((size_t)max_constraints + 1, 1);
+  s->cpair = calloc((size_t)max_constraints + 1, sizeof(int));
   s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->jcols = calloc(4 * (size_t)max_constraints + 4, sizeof(int));
   s->jwide = calloc((size_t)max_constraints + 1, 1);
@@ -71,7 +72,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
@@ -92,6 +93,7 @@ void grit_solver_free(grit_solver *s) {
   free(s->jstore);
   free(s->lsidx);
   free(s->inpat);
+  free(s->cpair);
   free(s->vhat);
   free(s->jcols);
   free(s->jwide);
@@ -264,6 +266,17 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
+/* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
+static inline int same_bits(const double *a, const double *b, int n) {
+  int same = 1;
+  for (int e = 0; e < n; ++e) {
+    unsigned long long x, y;
+    memcpy(&x, a + e, sizeof x), memcpy(&y, b + e, sizeof y);
+    same &= x == y;
+  }
+  return same;
+}
+
 /* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
  * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
 static inline void keep_added(grit_solver *s, int i, const double G[9]) {
@@ -282,40 +295,75 @@ static inline void keep_added(grit_solver *s, int i, const double G[9]) {
 static grit_status assemble(grit_solver *s, const double *A, const int *act, int nact, char *message) {
   const int *con = s->isl_con;
   grit_hessian_restrict(s->H, nact == s->nisl ? NULL : s->tree_on);
-  grit_hessian_pattern_reset(s->H);
   /* The pattern of every island, done ones included (their G as at their last evaluation): an island
    * that is done changes no pair, so the symbolic analysis stays valid while islands drop out (it was
    * redone in 2 of 3 factorizations of the series' clutter of 40 objects); the factorization skips the
    * trees that are off. */
   const int all = nact == s->nisl;
-  for (int q = 0; q < s->isl_start[s->nisl]; ++q) {
+  int *pair = s->cpair;
+  /* (a pair once in the pattern stays in it for the solve, and the constraints keep their order: when none
+   * enters it, the pattern is the last one, and its hash lookups and sort are skipped) */
+  int enters = !s->pat_kept || s->H->no_keep; /* (grit_hessian_keep_blocks(h, 0): declared each time) */
+  for (int q = 0; q < s->isl_start[s->nisl] && !enters; ++q) {
     const grit_constraint *c = &s->c[con[q]];
+    enters = c->ntree == 2 && !s->inpat[con[q]] && (c->gnz || (c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]])));
+  }
+  s->pat_kept = 1;
+  if (!enters) grit_hessian_pattern_keep(s->H);
+  else grit_hessian_pattern_reset(s->H);
+  for (int q = 0; q < s->isl_start[s->nisl] && enters; ++q) {
+    const grit_constraint *c = &s->c[con[q]];
+    pair[con[q]] = -1;
     if (c->ntree != 2) continue;
     /* (a done island's gn_start is stale); a pair once in the pattern stays in it for the solve, its block
      * zero while inactive, so that the symbolic analysis is not redone as contacts flip in and out */
     const int zero = !s->inpat[con[q]] && !c->gnz && !(c->gn_start > 0.0 && (all || s->tree_on[c->tree[0]]));
     if (zero) continue;
     s->inpat[con[q]] = 1;
-    if (grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) < 0)
+    if ((pair[con[q]] = grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1])) < 0) {
+      s->pat_kept = 0;
       return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: too many coupled tree pairs");
+    }
   }
-  grit_hessian_pattern_commit(s->H);
-  grit_hessian_begin(s->H, A);
+  if (enters) grit_hessian_pattern_commit(s->H);
   s->asm_all = all ? KEPT_STEP : KEPT_NONE; /* (what each constraint adds is kept for grit_solver_refactor) */
+  /* What each constraint adds, into gasm; one whose term differs from the last assembly's marks its blocks,
+   * and the others' blocks are kept (grit_hessian_begin_kept: A and J are the last assembly's within a
+   * solve and in the refactor after it; a new solve invalidates them). Where nothing can be kept (a robot's
+   * one tree), H is started first and each term added as it is found, in one loop, as before. */
+  const int track = grit_hessian_keeps_any(s->H);
+  if (!track) grit_hessian_begin(s->H, A);
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
-      const grit_constraint *c = &s->c[con[q]];
-      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      s->gadd[con[q]] = 0;
-      if (!c->gnz && !(c->gn_start > 0.0)) continue; /* adds nothing */
-      const int pair = c->ntree == 2 ? grit_hessian_pattern_pair(s->H, c->tree[0], c->tree[1]) : -1;
+      const int i = con[q];
+      const grit_constraint *c = &s->c[i];
+      int changed = s->gadd[i]; /* (adding nothing now: whether it added something then) */
+      s->gadd[i] = 0;
+      if (!c->gnz && !(c->gn_start > 0.0)) { /* adds nothing */
+        if (track && changed) grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
+        continue;
+      }
       double Gm[9];
       if (c->isotropic) grit_solver_global_hessian(c, Gm);
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
       const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-      keep_added(s, con[q], G);
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
+      if (track && (!changed || !same_bits(s->gasm + 9 * (size_t)i, G, c->dim * c->dim)))
+        grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
+      keep_added(s, i, G);
+      if (track) continue;
+      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair[i]);
+    }
+  if (!track) return GRIT_OK;
+  grit_hessian_begin_kept(s->H, A);
+  for (int a = 0; a < nact; ++a)
+    for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
+      const grit_constraint *c = &s->c[con[q]];
+      /* (nothing to add, or only to blocks kept) */
+      if (!s->gadd[con[q]] || grit_hessian_kept(s->H, c->ntree, c->tree, pair[con[q]])) continue;
+      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, s->gasm + 9 * (size_t)con[q], pair[con[q]]);
     }
   return GRIT_OK;
 }
@@ -380,6 +428,7 @@ static void begin_solve(grit_solver *s, const grit_model *m, const double *A, in
   }
   find_islands(s, nc);
   memset(s->inpat, 0, (size_t)nc);
+  s->pat_kept = 0;
   for (int i = 0; i < nc; ++i) /* the line search's hot paths read it: two divisions each time */
     s->vhat[i] = s->c[i].kind == GRIT_CONSTRAINT_LAGGED ? breaking_velocity(&s->c[i], dt) : 0.0;
   find_jcols(s, m, nc);
@@ -554,6 +603,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   const double *vwarm = s->vwarm; /* (this solve's only) */
   s->vwarm = NULL;
   if (s->asm_all == KEPT_STEP) s->asm_all = KEPT_NONE; /* (an earlier solve's: its A and J are gone) */
+  grit_hessian_keep_invalidate(s->H); /* (so are the blocks of its assemblies) */
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
@@ -693,6 +743,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
   const int kept = kept_factor_exact(s, A, nc), step_assembled = s->asm_all == KEPT_STEP;
   for (int i = 0; i < nc; ++i) s->c[i].isotropic = ISO_EXACT, s->c[i].gn_start = 0.0; /* the exact Hessian, for the derivatives */
   find_islands(s, nc); /* every island: the whole H */
+  s->pat_kept = 0;
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k;
   if (kept) { /* the pattern of the solution's G alone, as assemble leaves it */
     for (int i = 0; i < nc; ++i) s->inpat[i] = (unsigned char)(s->c[i].ntree == 2 && s->c[i].gnz);

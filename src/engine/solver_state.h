@@ -31,6 +31,9 @@ struct grit_solver {
   double *dsq; /* 1 / dinv = sqrt(diag A): |D^-1 x| by products, not divisions (the round-off floor's sizes) */
   int *lsidx; /* (cap_c) the constraints a line search must evaluate */
   unsigned char *inpat; /* (cap_c) the constraint's pair has been in the Hessian's pattern during this solve */
+  int *cpair;           /* (cap_c) its pair's index in that pattern, or -1 (assemble) */
+  int pat_kept;         /* the pattern the last assembly declared is this solve's, with its islands: the next
+                           keeps it when no constraint enters it (assemble) */
   double *vhat;         /* (cap_c) a Lagged contact's breaking velocity, computed once per solve */
   int *jcols;           /* (4 cap_c) constraint i's nonzero columns of J on its tree k: [jcols[4i + 2k],
                            jcols[4i + 2k + 1]) (solver.c, find_jcols), computed once per solve */
