@@ -83,4 +83,10 @@ static inline int ct_deepest(const grit_contact_point *c, int n) {
   return best;
 }
 
+/* A random shape of the given type, sizes 0.05..0.4 m (verts: the 14 vertices of a CONVEX one). */
+static inline grit_shape ct_random_shape(unsigned long long *s, grit_geom_type t, const double *verts) {
+  if (t == GRIT_GEOM_CONVEX) return grit_shape_convex(verts, 14);
+  return grit_shape_make(t, ct_uniform(s, 0.05, 0.3), ct_uniform(s, 0.05, 0.4), ct_uniform(s, 0.05, 0.3));
+}
+
 #endif

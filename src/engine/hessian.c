@@ -29,6 +29,9 @@ static void init_tree_order(grit_hessian *h) {
   }
 }
 
+/* The solves that assemble without keeping blocks after one that kept too few (plan_blocks). */
+#define KEEP_SKIP 16
+
 /* No block holds a kept assembly's terms any more (grit_hessian_begin_kept rebuilds them all); the trees
  * it always rebuilds: those of more than 64 dofs (their low-rank terms, lower triangles, scratch) and
  * those the tree-ordered factor may take (their pattern flags). */
@@ -39,8 +42,13 @@ void grit_hessian_keep_invalidate(grit_hessian *h) {
   h->any_keep = 0;
   for (int t = 0; t < m->ntree; ++t) {
     h->always[t] = h->tc_ok[t] || m->tree_dofnum[t] > 64;
-    h->any_keep |= !h->no_keep && !h->always[t];
+    h->any_keep |= !h->no_keep && !h->skip_solves && !h->always[t];
   }
+}
+
+void grit_hessian_keep_new_solve(grit_hessian *h) {
+  if (h->skip_solves > 0) h->skip_solves--;
+  grit_hessian_keep_invalidate(h);
 }
 
 void grit_hessian_keep_blocks(grit_hessian *h, int allow) {
@@ -219,12 +227,19 @@ double grit_hessian_flops(const grit_hessian *h) {
 void grit_hessian_plan_blocks(grit_hessian *h, const unsigned char *on, int keep) {
   const grit_model *m = h->m;
   const unsigned char *r = h->tree_on;
+  int valid = 0, cand = 0, kept = 0; /* of the trees that could be kept: valid before, and kept now */
   for (int t = 0; t < m->ntree; ++t) {
     const int rb = (!on || on[t]) && (!keep || h->rebuild[t] || !h->tvalid[t] || h->always[t]);
+    const int could = keep && (!on || on[t]) && !h->always[t];
+    cand += could, valid += could && h->tvalid[t], kept += could && !rb;
     h->tvalid[t] = r && !r[t] ? h->tvalid[t] && !rb : 1;
     h->nkept += keep && !rb && (!r || r[t]);
     h->rebuild[t] = (unsigned char)rb;
   }
+  /* Most blocks valid yet under a quarter kept (contacts whose G changes at every iteration: a clutter,
+   * particles): the tracking costs more than it saves, so the next KEEP_SKIP solves assemble as before
+   * (the same bits either way). */
+  if (cand && 2 * valid > cand && 4 * kept < cand) h->skip_solves = KEEP_SKIP;
   for (int k = 0; k < h->npairs; ++k) {
     const int a = h->pa[k], moved = h->prebuild[k];
     const int rb = (!on || on[a]) && (!keep || moved || !h->pvalid[k] || h->always[a] || h->always[h->pb[k]]);

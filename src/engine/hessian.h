@@ -57,6 +57,9 @@ void grit_hessian_begin(grit_hessian *h, const double *A);
 void grit_hessian_keep_touch(grit_hessian *h, int ntree, const int tree[2], int pair);
 void grit_hessian_begin_kept(grit_hessian *h, const double *A);
 void grit_hessian_keep_invalidate(grit_hessian *h);
+/* keep_invalidate at the start of a solve; after a solve whose assemblies kept under a quarter of the
+ * blocks they could, the next 16 solves keep none (the tracking's cost, without its gain). */
+void grit_hessian_keep_new_solve(grit_hessian *h);
 void grit_hessian_keep_blocks(grit_hessian *h, int allow);
 /* The number of tree blocks begin_kept kept since h was created (tests). */
 long long grit_hessian_kept_count(const grit_hessian *h);

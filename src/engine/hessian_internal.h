@@ -75,7 +75,8 @@ struct grit_hessian {
   int pat_same;     /* the pairs inserted since pattern_reset are the previous pattern's, at its indices */
   int old_npairs;   /* the previous pattern's number of pairs */
   int no_keep;      /* grit_hessian_keep_blocks(h, 0): begin_kept is begin (tests) */
-  int any_keep;     /* !no_keep and some tree is not always rebuilt: begin_kept may keep a block */
+  int any_keep;     /* !no_keep, !skip_solves and some tree is not always rebuilt: begin_kept may keep a block */
+  int skip_solves;  /* the coming solves that keep nothing, after one that kept too few (plan_blocks) */
   long long nkept; /* the tree blocks begin_kept kept, since creation (tests) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */

@@ -603,7 +603,7 @@ grit_status grit_solver_solve(grit_solver *s, const grit_model *m, const grit_so
   const double *vwarm = s->vwarm; /* (this solve's only) */
   s->vwarm = NULL;
   if (s->asm_all == KEPT_STEP) s->asm_all = KEPT_NONE; /* (an earlier solve's: its A and J are gone) */
-  grit_hessian_keep_invalidate(s->H); /* (so are the blocks of its assemblies) */
+  grit_hessian_keep_new_solve(s->H); /* (so are the blocks of its assemblies) */
   if (nc > s->cap_c) return grit_set_error(message, GRIT_ERR_CAPACITY, "solver: %d constraints > capacity %d", nc, s->cap_c);
   if (nc == 0) { /* no constraints: the minimizer is v*, and H = A */
     memcpy(v, vstar, sizeof(double) * (size_t)nv);
