@@ -20,18 +20,7 @@
 /* The recursions are also compiled for AVX2 and chosen at run time, as derivatives_quadgrad.c's sweep:
  * the same operations in the same order, no fused multiply-adds (-ffp-contract=off; the target has no
  * FMA), so the same bits on any x86-64 processor (GRIT_NO_AVX2: the baseline only). */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-#define RN_AVX2 1
-#else
-#define RN_AVX2 0
-#endif
-#if defined(__GNUC__)
-#define RN_INLINE inline __attribute__((always_inline))
-#define RN_NOINLINE __attribute__((noinline))
-#else
-#define RN_INLINE inline
-#define RN_NOINLINE
-#endif
+/* (RN_AVX2, RN_INLINE: derivatives_rnea.h) */
 
 void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c) {
   const int nb = m->nbody, nv = m->nv;

@@ -89,4 +89,19 @@ void grit_rnea_add_columns(const grit_rnea *r, int n, const grit_dual *seed, con
 void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,
                                   double *g);
 
+/* derivatives_rnea*.c's build: an AVX2 build of the recursions chosen at run time where the compiler
+ * allows it (GRIT_NO_AVX2: the baseline only), and forced inlining. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define RN_AVX2 1
+#else
+#define RN_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define RN_INLINE inline __attribute__((always_inline))
+#define RN_NOINLINE __attribute__((noinline))
+#else
+#define RN_INLINE inline
+#define RN_NOINLINE
+#endif
+
 #endif

@@ -11,19 +11,9 @@
 
 /* As derivatives_rnea.c: an AVX2 build chosen at run time, the same operations (GRIT_NO_AVX2: the
  * baseline only). */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-#define RN_AVX2 1
+#if RN_AVX2
 #include <immintrin.h>
 #define RN_AVX2_INLINE static inline __attribute__((always_inline, target("avx2")))
-#else
-#define RN_AVX2 0
-#endif
-#if defined(__GNUC__)
-#define RN_INLINE inline __attribute__((always_inline))
-#define RN_NOINLINE __attribute__((noinline))
-#else
-#define RN_INLINE inline
-#define RN_NOINLINE
 #endif
 
 /* Whether any of x's partials is nonzero (or NaN): the bits of the eight, sign dropped, or-ed. */
