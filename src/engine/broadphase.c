@@ -93,12 +93,17 @@ static void make_kinds(grit_broadphase *bp) {
     bp->kind[i] = (unsigned char)f;
   }
   int all = 1;
+  double cnt[GRIT_BP_KINDS] = {0}, apart = 0.0, pairs = 0.5 * bp->n * (bp->n - 1.0);
+  for (int i = 0; i < bp->n; ++i) cnt[bp->kind[i]] += 1.0;
   for (int x = 0; x < k; ++x)
     for (int y = 0; y < k; ++y) {
       bp->match[x][y] = (t[x] & a[y]) || (t[y] & a[x]);
       all &= bp->match[x][y];
+      if (!bp->match[x][y] && y >= x) apart += y == x ? 0.5 * cnt[x] * (cnt[x] - 1.0) : cnt[x] * cnt[y];
     }
-  bp->nkind = all ? 0 : k;
+  /* the kinds' sweep merges lists at every box: worth it only where the masks part most pairs (a soft
+   * body's particles: 98 %), not a few (the rodent's 19 of 100 boxes that skip each other: 3 %) */
+  bp->nkind = !all && 2.0 * apart >= pairs ? k : 0;
   bp->test_cls = !all; /* every mask matching: the filter's own tests drop the one-weld pairs */
 }
 
