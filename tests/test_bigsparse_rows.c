@@ -29,28 +29,6 @@
 #include "treechol.h"
 #include "xml_load_util.h"
 
-static double urand(unsigned *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
-}
-
-/* H: the root block and root-leaf entries, leaves coupled in a ring, a clique of leaves c0 .. c1-1 (none
- * if c1 <= c0), diagonally dominant (SPD). */
-static void star_h(int n, int c0, int c1, unsigned *seed, double *H) {
-  memset(H, 0, sizeof(double) * (size_t)n * n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < i; ++j) {
-      const int ring = j >= 6 && (i == j + 1 || (j == 6 && i == n - 1));
-      const int clique = i >= c0 && i < c1 && j >= c0;
-      if (j < 6 || ring || clique) H[i * n + j] = H[j * n + i] = 0.3 * urand(seed);
-    }
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (int j = 0; j < n; ++j) s += fabs(H[i * n + j]);
-    H[i * n + i] = s + 0.1 + fabs(urand(seed));
-  }
-}
-
 /* Factors H (+ the rows held apart, nlow of them) and solves the same columns with the row kernels and
  * without: the same bits, a small backward error. zero_rows: each column zero over its first dofs (a
  * varying count), as the derivatives' columns that start deep in the tree (the kernels skip the zero
@@ -60,11 +38,11 @@ static void check(int leaves, int c0, int c1, int nlow, int zero_rows, unsigned 
   const int n = m->nv;
   double *H = malloc(sizeof(double) * (size_t)n * n), *Hx = malloc(sizeof(double) * (size_t)n * n);
   double *J = malloc(sizeof(double) * (size_t)n * (nlow + 1));
-  star_h(n, c0, c1, &seed, H);
+  star_h(n, 1, c0, c1, &seed, H);
   memcpy(Hx, H, sizeof(double) * (size_t)n * n);
   for (int r = 0; r < nlow; ++r) { /* g J^T J over every leaf */
     double *jr = J + (size_t)r * n;
-    for (int i = 0; i < n; ++i) jr[i] = i < 6 ? 0.0 : urand(&seed);
+    for (int i = 0; i < n; ++i) jr[i] = i < 6 ? 0.0 : star_urand(&seed);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) Hx[i * n + j] += 0.7 * jr[i] * jr[j];
   }
@@ -72,7 +50,7 @@ static void check(int leaves, int c0, int c1, int nlow, int zero_rows, unsigned 
   const int nn = (int)(sizeof nrhs / sizeof nrhs[0]), maxc = 64 + 37;
   double *B0 = malloc(sizeof(double) * (size_t)n * maxc), *X[2];
   for (int c = 0; c < maxc; ++c)
-    for (int i = 0; i < n; ++i) B0[c * n + i] = zero_rows && i < (c * 7) % n ? 0.0 : urand(&seed);
+    for (int i = 0; i < n; ++i) B0[c * n + i] = zero_rows && i < (c * 7) % n ? 0.0 : star_urand(&seed);
   for (int w = 0; w < 2; ++w) {
     grit_blockchol *b;
     char msg[GRIT_MESSAGE_SIZE];
@@ -179,18 +157,18 @@ Test(bigsparse_rows, tree_rows_siblings_same_bits) {
   double *inv = calloc((size_t)n, sizeof(double));
   unsigned seed = 23;
   for (int i = 0; i < n; ++i)
-    for (int j = m->dof_parent[i]; j >= 0; j = m->dof_parent[j]) A[i * n + j] = A[j * n + i] = 0.3 * urand(&seed);
+    for (int j = m->dof_parent[i]; j >= 0; j = m->dof_parent[j]) A[i * n + j] = A[j * n + i] = 0.3 * star_urand(&seed);
   for (int i = 0; i < n; ++i) {
     double s = 0.0;
     for (int j = 0; j < n; ++j) s += fabs(A[i * n + j]);
-    A[i * n + i] = s + 0.1 + fabs(urand(&seed));
+    A[i * n + i] = s + 0.1 + fabs(star_urand(&seed));
   }
   double lo = 1e300, hi = 0.0;
   cr_assert_eq(grit_treechol_factor(tc, 0, A, L, inv, &lo, &hi), -1);
   double *b = malloc(sizeof(double) * 3 * (size_t)n), *X[2];
   for (int nr = 1; nr <= 3; ++nr)
     for (int sparse = 0; sparse < 2; ++sparse) {
-      for (int i = 0; i < 3 * n; ++i) b[i] = sparse && (i % n) % 9 != 4 ? 0.0 : urand(&seed);
+      for (int i = 0; i < 3 * n; ++i) b[i] = sparse && (i % n) % 9 != 4 ? 0.0 : star_urand(&seed);
       for (int w = 0; w < 2; ++w) {
         X[w] = malloc(sizeof(double) * 3 * (size_t)n);
         memcpy(X[w], b, sizeof(double) * 3 * (size_t)n);
@@ -235,13 +213,13 @@ Test(bigsparse_rows, afactor_many_columns_odd_rows) {
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   unsigned seed = 31;
   double v[67];
-  for (int i = 0; i < 67; ++i) v[i] = 0.5 * urand(&seed);
+  for (int i = 0; i < 67; ++i) v[i] = 0.5 * star_urand(&seed);
   cr_assert_eq(grit_data_set_qvel(d, v, 67), GRIT_OK);
   cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert(grit_afactor_tree_order(d->af, 0), "A's factor in tree order");
   enum { NRHS = 101 };
   double *X = malloc(sizeof(double) * NRHS * 67), *Y = malloc(sizeof(double) * NRHS * 67);
-  for (int i = 0; i < NRHS * 67; ++i) X[i] = urand(&seed);
+  for (int i = 0; i < NRHS * 67; ++i) X[i] = star_urand(&seed);
   const int counts[] = {1, 3, 4, 7, 64, 65, NRHS};
   for (int c = 0; c < 7; ++c) {
     const int nr = counts[c];

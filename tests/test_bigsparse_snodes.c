@@ -22,28 +22,6 @@
 #include "treechol.h"
 #include "xml_load_util.h"
 
-static double urand(unsigned *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
-}
-
-/* H: the root block and root-leaf entries, leaves coupled in a ring and to the leaves up to `band` after
- * them (a band: elimination leaves cliques, nested columns), a clique of leaves c0 .. c1-1; SPD. */
-static void star_h(int n, int band, int c0, int c1, unsigned *seed, double *H) {
-  memset(H, 0, sizeof(double) * (size_t)n * n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < i; ++j) {
-      const int ring = j >= 6 && (i - j <= band || (j == 6 && i == n - 1));
-      const int clique = i >= c0 && i < c1 && j >= c0;
-      if (j < 6 || ring || clique) H[i * n + j] = H[j * n + i] = 0.3 * urand(seed);
-    }
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (int j = 0; j < n; ++j) s += fabs(H[i * n + j]);
-    H[i * n + i] = s + 0.1 + fabs(urand(seed));
-  }
-}
-
 /* Factors H (+ nlow rows held apart) with the supernodes' grouped updates, without, and with every AVX2
  * kernel off (grit_blockchol_sparse_kernel(b, 0): the plain loops, the single-column solve's too), solves
  * 13 columns together and 3 one by one with each: the same bits, a small backward error. Returns the
@@ -57,11 +35,11 @@ static int check(int leaves, int band, int c0, int c1, int nlow, unsigned seed) 
   memcpy(Hx, H, sizeof(double) * (size_t)n * n);
   for (int r = 0; r < nlow; ++r) { /* g J^T J over every leaf */
     double *jr = J + (size_t)r * n;
-    for (int i = 0; i < n; ++i) jr[i] = i < 6 ? 0.0 : urand(&seed);
+    for (int i = 0; i < n; ++i) jr[i] = i < 6 ? 0.0 : star_urand(&seed);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) Hx[i * n + j] += 0.7 * jr[i] * jr[j];
   }
-  for (int i = 0; i < n * nc; ++i) B[i] = urand(&seed);
+  for (int i = 0; i < n * nc; ++i) B[i] = star_urand(&seed);
   int grouped = 0;
   for (int w = 0; w < 3; ++w) {
     grit_blockchol *b;
@@ -166,7 +144,7 @@ Test(bigsparse_snodes, pattern_same_as_the_plain_loop) {
     double *H = malloc(sizeof(double) * (size_t)n * n);
     for (int round = 0; round < 4; ++round) {
       for (int i = 0; i < n * n; ++i) {
-        const double u = urand(&seed);
+        const double u = star_urand(&seed);
         H[i] = u < -0.6 ? 0.0 : u < -0.4 ? -0.0 : u < -0.38 ? NAN : u < 0.5 - 0.3 * round ? 0.0 : u;
       }
       cr_expect(grit_bigsparse_pattern_same(s, H), "%d dofs, round %d: the patterns differ", n, round);
@@ -199,7 +177,7 @@ Test(bigsparse_snodes, delassus_runs_same_bits) {
     int nc = 0;
     for (int i = 0; i < n; ++i) {
       const int on = round == 5 ? i >= 6 : (i * 7 + round * 13) % 29 == 0 || i == 6 + round;
-      J[i] = on ? urand(&seed) : 0.0;
+      J[i] = on ? star_urand(&seed) : 0.0;
       if (on) cols[nc++] = i;
     }
     double w[4];

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "grit/grit.h"
 
@@ -57,6 +58,31 @@ static inline grit_model *star_tree(int leaves) {
   free(xml);
   cr_assert_eq(grit_model_ntree(m), 1);
   return m;
+}
+
+/* The star trees' tests' random numbers in [-1, 1) (a linear congruential generator: the same on every
+ * platform). */
+static inline double star_urand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (double)(*s >> 8) / 16777216.0 * 2.0 - 1.0;
+}
+
+/* H: the root block and root-leaf entries, leaves coupled in a ring and to the leaves up to `band` after
+ * them (a band: elimination leaves cliques, nested columns), a clique of leaves c0 .. c1-1; SPD. (band 1: the
+ * ring alone.) */
+static inline void star_h(int n, int band, int c0, int c1, unsigned *seed, double *H) {
+  memset(H, 0, sizeof(double) * (size_t)n * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j) {
+      const int ring = j >= 6 && (i - j <= band || (j == 6 && i == n - 1));
+      const int clique = i >= c0 && i < c1 && j >= c0;
+      if (j < 6 || ring || clique) H[i * n + j] = H[j * n + i] = 0.3 * star_urand(seed);
+    }
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j) s += fabs(H[i * n + j]);
+    H[i * n + i] = s + 0.1 + fabs(star_urand(seed));
+  }
 }
 
 #endif

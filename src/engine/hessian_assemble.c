@@ -227,17 +227,25 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
  * a negative zero to a positive one). A tree's J was 39-45 % of that step's samples over all 62. */
 #define CHAIN_MIN_NV 12
 
+/* The chain assemblies' first two sums: J's nonzero columns idx[0..nc) (J: dim rows over n dofs) into Jc
+ * (dim x nc), and G Jc into gj (dim x nc). */
+static inline __attribute__((always_inline)) void chain_gj(int n, int dim, const double *J, const double *G,
+                                                           const int *idx, int nc, double *restrict Jc,
+                                                           double *restrict gj) {
+  for (int r = 0; r < dim; ++r)
+    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];
+  for (int r = 0; r < dim; ++r)
+    for (int c = 0; c < nc; ++c) {
+      double s = 0.0;
+      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
+      gj[r * nc + c] = s;
+    }
+}
+
 /* The sums of add_chain_in below on scratch Jc, gj (dim x nc) and row (nc). */
 #define CHAIN_SUMS                                                                                    \
   const int n = h->m->tree_dofnum[tree];                                                              \
-  for (int r = 0; r < dim; ++r)                                                                       \
-    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
-  for (int r = 0; r < dim; ++r)                                                                       \
-    for (int c = 0; c < nc; ++c) {                                                                    \
-      double s = 0.0;                                                                                 \
-      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];                             \
-      gj[r * nc + c] = s;                                                                             \
-    }                                                                                                 \
+  chain_gj(n, dim, J, G, idx, nc, Jc, gj);                                                            \
   double *D = h->diag + h->m->tree_madr[tree];                                                        \
   for (int i = 0; i < nc; ++i) {                                                                      \
     for (int j = 0; j <= i; ++j) {                                                                    \
@@ -305,14 +313,7 @@ static __attribute__((noinline, target("avx2"))) void add_chain_big_avx2(grit_he
 #define LOWER_SUMS(LOWER_ADD)                                                                         \
   const int n = h->m->tree_dofnum[tree];                                                              \
   double *restrict Jc = h->big_jc, *restrict gj = h->big_gj;                                          \
-  for (int r = 0; r < dim; ++r)                                                                       \
-    for (int c = 0; c < nc; ++c) Jc[r * nc + c] = J[r * n + idx[c]];                                 \
-  for (int r = 0; r < dim; ++r)                                                                       \
-    for (int c = 0; c < nc; ++c) {                                                                    \
-      double s = 0.0;                                                                                 \
-      for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];                             \
-      gj[r * nc + c] = s;                                                                             \
-    }                                                                                                 \
+  chain_gj(n, dim, J, G, idx, nc, Jc, gj);                                                            \
   double *D = h->diag + h->m->tree_madr[tree];                                                        \
   for (int i = 0; i < nc; ++i) LOWER_ADD(D + (size_t)idx[i] * n, i);
 
@@ -567,14 +568,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
     const int n = m->tree_dofnum[tree[k]], nc = nck[k], *id = idx[k];
     const double *Jk = J[k];
     double *gj = GJ[k]; /* G J on the nonzero columns, as add_small_n's gj (r, id[c]) */
-    for (int r = 0; r < dim; ++r)
-      for (int c = 0; c < nc; ++c) Jc[r * nc + c] = Jk[r * n + id[c]];
-    for (int r = 0; r < dim; ++r)
-      for (int c = 0; c < nc; ++c) {
-        double s = 0.0;
-        for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jc[q * nc + c];
-        gj[r * nc + c] = s;
-      }
+    chain_gj(n, dim, Jk, G, id, nc, Jc, gj);
     double *D = dblock(h, tree[k], n);
     for (int a = 0; a < nc; ++a) {
       for (int b = 0; b <= a; ++b) {
