@@ -49,7 +49,9 @@ struct grit_blockchol {
   int uniform;       /* the dofs of every tree when they are all the same and span two words or more,
                         else 0 (then the degrees by popcount); uniform_all: whatever the words */
   int uniform_all;
-  int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops */
+  int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops,
+                        each neighbour's degree recounted over its whole row */
+  int *wlist;        /* (words) the words of an eliminated tree's row that are nonzero, or its own */
   int any3;          /* some tree has 3 dofs (col_m and the targets are kept only then) */
   int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
   int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
