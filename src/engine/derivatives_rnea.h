@@ -38,6 +38,7 @@ typedef struct grit_rnea {
   int no_lanes;           /* the dofs' vectors one dof at a time, not four per AVX2 register (tests) */
   int no_twist_skip;      /* a contact body's twist in position passes over every dof's partials (grit_deriv_body_twist
                              off: derivatives_residual.c's body_twist; tests, the same bits) */
+  int no_twist_regs;      /* grit_deriv_body_twist's sums through S at every dof, not in locals (tests, the same bits) */
   int no_fluid_merge;     /* the fluid's partials in pairs of their own (fluid_partials.c), not joined to the dofs'
                              vectors before the pairs (tests: round-off apart) */
   int pairs_due;          /* grit_rnea_partials left the pairs to grit_rnea_pairs (the fluid's vectors to join) */
