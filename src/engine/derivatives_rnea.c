@@ -556,7 +556,7 @@ static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_
 /* The recursions and (pairs) the entries of DQ, DV for the trees of mk; simd (a constant): the pairs four
  * dot products at a time (the AVX2 build only). */
 static RN_INLINE void tree_pairs(const grit_model *m, const grit_kin *k, double h, const char *mk, grit_rnea *r,
-                                 const int simd);
+                                 const int simd, const int pack);
 
 static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
                                  const char *mk, grit_rnea *r, const int simd, const int pairs) {
@@ -577,16 +577,21 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
 #endif
         dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
+#if RN_AVX2
+      if (pairs && simd && !r->no_lanes) pack_dof_avx2(k, i, r); /* (deferred pairs: packed by tree_pairs) */
+      else if (pairs && simd) pack_dof(k, i, r);
+#endif
     }
-  if (pairs) tree_pairs(m, k, h, mk, r, simd);
+  if (pairs) tree_pairs(m, k, h, mk, r, simd, 0);
 }
 
-/* The entries of DQ, DV for the trees of mk from the dofs' vectors (packed first for the SIMD pairs). */
+/* The entries of DQ, DV for the trees of mk from the dofs' vectors (pack: packed here first for the SIMD
+ * pairs, else by the recursions' loop over the dofs). */
 static RN_INLINE void tree_pairs(const grit_model *m, const grit_kin *k, double h, const char *mk, grit_rnea *r,
-                                 const int simd) {
-  (void)simd; /* read only by the AVX2 build */
+                                 const int simd, const int pack) {
+  (void)simd, (void)pack; /* read only by the AVX2 build */
 #if RN_AVX2
-  for (int i = 0; simd && i < m->nv; ++i)
+  for (int i = 0; pack && simd && i < m->nv; ++i)
     if (mk[m->dof_tree[i]]) {
       if (!r->no_lanes) pack_dof_avx2(k, i, r);
       else pack_dof(k, i, r);
@@ -614,7 +619,7 @@ static RN_NOINLINE void recursions_base(const grit_model *m, const grit_kin *k, 
 }
 
 static RN_NOINLINE void pairs_base(const grit_model *m, const grit_kin *k, double h, const char *mk, grit_rnea *r) {
-  tree_pairs(m, k, h, mk, r, 0);
+  tree_pairs(m, k, h, mk, r, 0, 1);
 }
 
 #if RN_AVX2
@@ -626,7 +631,7 @@ static RN_NOINLINE __attribute__((target("avx2"))) void recursions_avx2(const gr
 
 static RN_NOINLINE __attribute__((target("avx2"))) void pairs_avx2(const grit_model *m, const grit_kin *k, double h,
                                                                    const char *mk, grit_rnea *r) {
-  tree_pairs(m, k, h, mk, r, 1);
+  tree_pairs(m, k, h, mk, r, 1, 1);
 }
 #endif
 
