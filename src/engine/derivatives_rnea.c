@@ -626,7 +626,8 @@ static RN_NOINLINE void pairs_base(const grit_model *m, const grit_kin *k, doubl
 static RN_NOINLINE __attribute__((target("avx2"))) void recursions_avx2(const grit_model *m, const grit_kin *k,
                                                                         const double *v0, const double *v, double h,
                                                                         const char *mk, grit_rnea *r, int pairs) {
-  recursions(m, k, v0, v, h, mk, r, 1, pairs);
+  if (pairs) recursions(m, k, v0, v, h, mk, r, 1, 1); /* (a constant in each: no test per dof) */
+  else recursions(m, k, v0, v, h, mk, r, 1, 0);
 }
 
 static RN_NOINLINE __attribute__((target("avx2"))) void pairs_avx2(const grit_model *m, const grit_kin *k, double h,
