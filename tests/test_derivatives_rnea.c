@@ -321,7 +321,7 @@ Test(derivatives_rnea, humanoid_same_bits_without_simd) {
 /* A contact body's twist in position passes by its moved dofs' partials only (grit_deriv_body_twist)
  * against every dof's (rn.no_twist_skip): the same bits of A and B, dense and block form. The path's
  * central differences: chain_in_contact_against_central_differences (the default path). */
-static void twist_skip_same_bits(grit_model *m, grit_data *d) {
+static void twist_flag_same_bits(grit_model *m, grit_data *d, int *flag) {
   const int nx = 2 * grit_model_nv(m) + grit_model_na(m), nu = grit_model_nu(m);
   const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
   double *A[4], *B[4];
@@ -329,13 +329,13 @@ static void twist_skip_same_bits(grit_model *m, grit_data *d) {
   grit_jacobian_blocks *J;
   cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
   for (int off = 0; off <= 1; ++off) {
-    d->deriv->rn.no_twist_skip = off;
+    *flag = off;
     cr_assert_eq(grit_step_derivatives(d, A[2 * off], nu ? B[2 * off] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
                  grit_data_last_error(d));
     cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
     grit_jacobian_blocks_to_dense(J, A[2 * off + 1], nu ? B[2 * off + 1] : NULL);
   }
-  d->deriv->rn.no_twist_skip = 0;
+  *flag = 0;
   cr_assert(d->ncontacts > 0, "in contact");
   for (int k = 0; k < 2; ++k) {
     cr_expect(memcmp(A[k], A[k + 2], sizeof(double) * na) == 0, "A (%s): the same bits", k ? "block" : "dense");
@@ -345,13 +345,19 @@ static void twist_skip_same_bits(grit_model *m, grit_data *d) {
   grit_jacobian_blocks_free(J);
 }
 
-Test(derivatives_rnea, contact_twist_skip_same_bits) {
+static void twist_skip_same_bits(grit_model *m, grit_data *d) { twist_flag_same_bits(m, d, &d->deriv->rn.no_twist_skip); }
+
+/* The twist's sums in locals (body_twist_regs) against through S at every dof (rn.no_twist_regs): the
+ * same bits of A and B, dense and block form, on the same scenes. */
+static void twist_regs_same_bits(grit_model *m, grit_data *d) { twist_flag_same_bits(m, d, &d->deriv->rn.no_twist_regs); }
+
+static void twist_scenes(void (*check)(grit_model *, grit_data *)) {
   const char *xml[3] = {CHAIN, TREE, BALLS};
   const grit_contact_model model[3] = {GRIT_CONTACT_SAP, GRIT_CONTACT_LAGGED, GRIT_CONTACT_LAGGED};
   for (int s = 0; s < 3; ++s) {
     grit_model *m;
     grit_data *d = prepare(xml[s], &m, model[s], 150);
-    twist_skip_same_bits(m, d);
+    check(m, d);
     grit_data_free(d);
     grit_model_free(m);
   }
@@ -364,7 +370,11 @@ Test(derivatives_rnea, contact_twist_skip_same_bits) {
   grit_data_set_step_settings(d, &info.settings);
   grit_mjcf_info_free(&info);
   for (int s = 0; s < 150; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  twist_skip_same_bits(m, d);
+  check(m, d);
   grit_data_free(d);
   grit_model_free(m);
 }
+
+Test(derivatives_rnea, contact_twist_skip_same_bits) { twist_scenes(twist_skip_same_bits); }
+
+Test(derivatives_rnea, contact_twist_regs_same_bits) { twist_scenes(twist_regs_same_bits); }

@@ -202,3 +202,61 @@ static void check_frame(const char *xml, const char *path, const char *name) {
 }
 
 Test(fluid_partials, ellipsoid_frame_in_doubles) { check_frame(ELLIPSOID, NULL, "ellipsoid model"); }
+
+/* The fluid's vectors joined to the dofs' own before one set of pairs (derivatives_rnea.c's, r->pairs_due)
+ * against the fluid's pairs of their own (rn.no_fluid_merge), dense and block form: the same partials
+ * summed in another order, so round-off apart; and against central differences. Without wind only (the
+ * join needs y_j = cy_j): with wind both settings take the fluid's own pairs, the same bytes. */
+static void check_merge(const char *xml, const char *path, const char *name, int zero_wind) {
+  grit_model *m;
+  grit_data *d = load(xml, path, &m);
+  if (zero_wind) m->opt.wind[0] = m->opt.wind[1] = m->opt.wind[2] = 0.0;
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  grit_rnea *rn = &d->deriv->rn;
+  double fd[2];
+  for (int own = 0; own <= 1; ++own) {
+    rn->no_fluid_merge = own;
+    const long n0 = rn->nmerged;
+    cr_assert_eq(grit_step_derivatives(d, A[2 * own], nu ? B[2 * own] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d));
+    cr_assert(d->deriv->rn_valid, "%s: the analytic partials were taken", name);
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    grit_jacobian_blocks_to_dense(J, A[2 * own + 1], nu ? B[2 * own + 1] : NULL);
+    cr_assert_eq(rn->nmerged - n0, !own && zero_wind ? 2 : 0, "%s: the joined pairs ran %ld times", name, rn->nmerged - n0);
+    cr_assert(!rn->pairs_due, "%s: pairs left", name);
+  }
+  for (int own = 1; own >= 0; --own) { /* (after the derivatives: it takes steps of its own) */
+    rn->no_fluid_merge = own;
+    fd[own] = fdt_check(d, 1e-6);
+  }
+  double ea = 0.0, eb = 0.0;
+  for (int k = 0; k < 2; ++k) {
+    ea = fmax(ea, col_rel_diff(A[k], A[k + 2], nx, nx));
+    if (nu) eb = fmax(eb, col_rel_diff(B[k], B[k + 2], nx, nu));
+    if (!zero_wind)
+      cr_expect(!memcmp(A[k], A[k + 2], sizeof(double) * na) && !memcmp(B[k], B[k + 2], sizeof(double) * nb),
+                "%s: with wind the settings differ", name);
+  }
+  cr_log_info("%s: joined pairs against the fluid's own: A %.3g, B %.3g; central differences %.3g (own %.3g)", name, ea,
+              eb, fd[0], fd[1]);
+  cr_expect(ea < 1e-12, "%s: A %.3g", name, ea);
+  cr_expect(eb < 1e-12, "%s: B %.3g", name, eb);
+  cr_expect(fd[0] < 1e-6 && fd[0] < 2.0 * fd[1] + 1e-9, "%s: %.3g against %.3g", name, fd[0], fd[1]);
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(fluid_partials, joined_inertia_box) { check_merge(BOX, NULL, "inertia box", 1); }
+Test(fluid_partials, joined_ellipsoid_model) { check_merge(ELLIPSOID, NULL, "ellipsoid model", 1); }
+Test(fluid_partials, joined_swimmer_file) {
+  check_merge(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/swimmer.xml", "swimmer", 1);
+}
+Test(fluid_partials, joined_fish_file) { check_merge(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/fish.xml", "fish", 1); }
+Test(fluid_partials, joined_not_with_wind) { check_merge(BOX, NULL, "inertia box in wind", 0); }

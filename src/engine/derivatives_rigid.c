@@ -415,7 +415,55 @@ void grit_deriv_rigid_begin(const grit_model *m, const grit_data *d, grit_deriv_
  * and never become -0 (round to nearest: x + (-x) is +0), so adding a zero leaves them as they are: the
  * same bits, without 6 x GRIT_DUAL_N products and sums per such dof (the root's and the trunk's, on a
  * humanoid's limb). */
+/* The sums of grit_deriv_body_twist kept in locals (registers) over the chain and stored once, not loaded
+ * and stored through S at every dof: per sum the same operations in the same order, S.v + cd.v v and
+ * S.d + v cd.d (grit_dual_add of grit_dual_scale), S.v + v for a free joint's linear dof (grit_dual_addc). */
+static void body_twist_regs(const grit_model *m, const grit_deriv_ws *w, int body, int t, const double *v,
+                            grit_dual S[6]) {
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  double sv[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+#if GRIT_DUAL_SIMD
+  grit_dual_pair_ sd[6][GRIT_DUAL_N / GRIT_DUAL_W_];
+  for (int c = 0; c < 6; ++c)
+    for (int k = 0; k < GRIT_DUAL_N / GRIT_DUAL_W_; ++k) sd[c][k] = grit_dual_splat_(0.0);
+#else
+  double sd[6][GRIT_DUAL_N];
+  for (int c = 0; c < 6; ++c) GRIT_DUAL_FOR(l) sd[c][l] = 0.0;
+#endif
+  for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int j = dof - adr, jn = m->dof_jnt[dof];
+    if (j < 0 || j >= n) continue;
+    const double vd = v[dof];
+    if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
+      sv[3 + dof - m->jnt_dofadr[jn]] += vd;
+      continue;
+    }
+    const grit_dual *cd = w->kin.cdof + 6 * dof;
+    for (int c = 0; c < 6; ++c) sv[c] = sv[c] + cd[c].v * vd;
+    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) continue; /* partials' terms +0: as grit_deriv_body_twist */
+#if GRIT_DUAL_SIMD
+    const grit_dual_pair_ s = grit_dual_splat_(vd);
+    for (int c = 0; c < 6; ++c)
+      for (int k = 0; k < GRIT_DUAL_N / GRIT_DUAL_W_; ++k) sd[c][k] = sd[c][k] + s * grit_dual_ld_(cd[c].d + GRIT_DUAL_W_ * k);
+#else
+    for (int c = 0; c < 6; ++c) GRIT_DUAL_FOR(l) sd[c][l] = sd[c][l] + vd * cd[c].d[l];
+#endif
+  }
+  for (int c = 0; c < 6; ++c) {
+    S[c].v = sv[c];
+#if GRIT_DUAL_SIMD
+    for (int k = 0; k < GRIT_DUAL_N / GRIT_DUAL_W_; ++k) grit_dual_st_(S[c].d + GRIT_DUAL_W_ * k, sd[c][k]);
+#else
+    GRIT_DUAL_FOR(l) S[c].d[l] = sd[c][l];
+#endif
+  }
+}
+
 void grit_deriv_body_twist(const grit_model *m, const grit_deriv_ws *w, int body, int t, const double *v, grit_dual S[6]) {
+  if (!w->rn.no_twist_regs) {
+    body_twist_regs(m, w, body, t, v, S);
+    return;
+  }
   const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
   for (int c = 0; c < 6; ++c) S[c] = grit_dual_const(0.0);
   for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {

@@ -553,10 +553,13 @@ static RN_NOINLINE __attribute__((target("avx2"))) void dof_vectors4(const grit_
 }
 #endif
 
-/* The recursions and the entries of DQ, DV for the trees of mk; simd (a constant): the pairs four dot
- * products at a time (the AVX2 build only). */
+/* The recursions and (pairs) the entries of DQ, DV for the trees of mk; simd (a constant): the pairs four
+ * dot products at a time (the AVX2 build only). */
+static RN_INLINE void tree_pairs(const grit_model *m, const grit_kin *k, double h, const char *mk, grit_rnea *r,
+                                 const int simd, const int pack);
+
 static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const double *v0, const double *v, double h,
-                                 const char *mk, grit_rnea *r, const int simd) {
+                                 const char *mk, grit_rnea *r, const int simd, const int pairs) {
   (void)simd; /* read only by the AVX2 build */
   double a0[6] = {0, 0, 0, -m->opt.gravity[0], -m->opt.gravity[1], -m->opt.gravity[2]};
   forward(m, k, v0, v, h, a0, r, RN_AVX2 && simd && !r->no_lanes && !r->any_gravcomp);
@@ -575,10 +578,25 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
         dof_vectors(m, k, i, a0, r);
       grit_momentum_dof(m, k, i, &r->mom, r->cy + 6 * i, r->g6 + 6 * i, r->wq + 6 * i, r->wv + 6 * i);
 #if RN_AVX2
-      if (simd && !r->no_lanes) pack_dof_avx2(k, i, r);
-      else if (simd) pack_dof(k, i, r);
+      if (pairs && simd && !r->no_lanes) pack_dof_avx2(k, i, r); /* (deferred pairs: packed by tree_pairs) */
+      else if (pairs && simd) pack_dof(k, i, r);
 #endif
     }
+  if (pairs) tree_pairs(m, k, h, mk, r, simd, 0);
+}
+
+/* The entries of DQ, DV for the trees of mk from the dofs' vectors (pack: packed here first for the SIMD
+ * pairs, else by the recursions' loop over the dofs). */
+static RN_INLINE void tree_pairs(const grit_model *m, const grit_kin *k, double h, const char *mk, grit_rnea *r,
+                                 const int simd, const int pack) {
+  (void)simd, (void)pack; /* read only by the AVX2 build */
+#if RN_AVX2
+  for (int i = 0; pack && simd && i < m->nv; ++i)
+    if (mk[m->dof_tree[i]]) {
+      if (!r->no_lanes) pack_dof_avx2(k, i, r);
+      else pack_dof(k, i, r);
+    }
+#endif
   for (int t = 0; t < m->ntree; ++t) {
     if (!mk[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
@@ -596,29 +614,59 @@ static RN_INLINE void recursions(const grit_model *m, const grit_kin *k, const d
 }
 
 static RN_NOINLINE void recursions_base(const grit_model *m, const grit_kin *k, const double *v0, const double *v,
-                                        double h, const char *mk, grit_rnea *r) {
-  recursions(m, k, v0, v, h, mk, r, 0);
+                                        double h, const char *mk, grit_rnea *r, int pairs) {
+  recursions(m, k, v0, v, h, mk, r, 0, pairs);
+}
+
+static RN_NOINLINE void pairs_base(const grit_model *m, const grit_kin *k, double h, const char *mk, grit_rnea *r) {
+  tree_pairs(m, k, h, mk, r, 0, 1);
 }
 
 #if RN_AVX2
 static RN_NOINLINE __attribute__((target("avx2"))) void recursions_avx2(const grit_model *m, const grit_kin *k,
                                                                         const double *v0, const double *v, double h,
-                                                                        const char *mk, grit_rnea *r) {
-  recursions(m, k, v0, v, h, mk, r, 1);
+                                                                        const char *mk, grit_rnea *r, int pairs) {
+  if (pairs) recursions(m, k, v0, v, h, mk, r, 1, 1); /* (a constant in each: no test per dof) */
+  else recursions(m, k, v0, v, h, mk, r, 1, 0);
+}
+
+static RN_NOINLINE __attribute__((target("avx2"))) void pairs_avx2(const grit_model *m, const grit_kin *k, double h,
+                                                                   const char *mk, grit_rnea *r) {
+  tree_pairs(m, k, h, mk, r, 1, 1);
 }
 #endif
+
+/* Whether the fluid's vectors join the dofs' own before the pairs (grit_fluid_partials_add, then
+ * grit_rnea_pairs): a fluid model without wind (the fluid's y_j = S_j x (P_j - W) is then cy_j), the
+ * trees of r->on. */
+static int fluid_merge(const grit_model *m, const char *mask, const grit_rnea *r) {
+  return !mask && !r->no_fluid_merge && grit_fluid_on(m) && m->opt.wind[0] == 0.0 && m->opt.wind[1] == 0.0 &&
+         m->opt.wind[2] == 0.0;
+}
 
 void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
                         const char *mask, grit_rnea *r) {
   const char *mk = mask ? mask : r->on, *saved = k->tree_mask;
   k->tree_mask = mk;
   grit_kin_velocities(m, v0, k);
+  r->pairs_due = fluid_merge(m, mask, r);
 #if RN_AVX2
-  if (!r->no_simd && __builtin_cpu_supports("avx2")) recursions_avx2(m, k, v0, v, h, mk, r);
+  if (!r->no_simd && __builtin_cpu_supports("avx2")) recursions_avx2(m, k, v0, v, h, mk, r, !r->pairs_due);
   else
 #endif
-    recursions_base(m, k, v0, v, h, mk, r);
+    recursions_base(m, k, v0, v, h, mk, r, !r->pairs_due);
   k->tree_mask = saved;
+}
+
+void grit_rnea_pairs(const grit_model *m, const grit_kin *k, double h, grit_rnea *r) {
+  if (!r->pairs_due) return;
+#if RN_AVX2
+  if (!r->no_simd && __builtin_cpu_supports("avx2")) pairs_avx2(m, k, h, r->on, r);
+  else
+#endif
+    pairs_base(m, k, h, r->on, r);
+  r->pairs_due = 0;
+  r->nmerged++;
 }
 
 void grit_rnea_quadratic_gradient(const grit_model *m, const grit_kin *k, grit_rnea *r, int t, const double *z,

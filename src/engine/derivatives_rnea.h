@@ -38,6 +38,11 @@ typedef struct grit_rnea {
   int no_lanes;           /* the dofs' vectors one dof at a time, not four per AVX2 register (tests) */
   int no_twist_skip;      /* a contact body's twist in position passes over every dof's partials (grit_deriv_body_twist
                              off: derivatives_residual.c's body_twist; tests, the same bits) */
+  int no_twist_regs;      /* grit_deriv_body_twist's sums through S at every dof, not in locals (tests, the same bits) */
+  int no_fluid_merge;     /* the fluid's partials in pairs of their own (fluid_partials.c), not joined to the dofs'
+                             vectors before the pairs (tests: round-off apart) */
+  int pairs_due;          /* grit_rnea_partials left the pairs to grit_rnea_pairs (the fluid's vectors to join) */
+  long nmerged;           /* grit_rnea_pairs' calls that formed the pairs (tests: the joined path ran) */
   int any_gravcomp;
   int any_on;             /* some tree has on[t] (set by the derivatives' workspace) */
   grit_momentum mom;      /* mom.on: DQ, DV include the momentum correction's partials (derivatives_momentum.c) */
@@ -71,9 +76,14 @@ void grit_rnea_layout(const grit_model *m, grit_rnea *r, grit_carver *c);
 void grit_rnea_trees(const grit_model *m, grit_rnea *r);
 
 /* DQ = h dID/dq0 and DV = h dc/dv0 of the trees of `mask` (NULL: the trees with r->on), at the
- * kinematics k (positions at q0; its velocities are set here to v0), a = (v - v0) / h. */
+ * kinematics k (positions at q0; its velocities are set here to v0), a = (v - v0) / h. With fluid forces
+ * and no wind (mask NULL) the entries wait for grit_fluid_partials_add (r->pairs_due). */
 void grit_rnea_partials(const grit_model *m, grit_kin *k, const double *v0, const double *v, double h,
                         const char *mask, grit_rnea *r);
+
+/* The entries of DQ, DV from the dofs' vectors, if grit_rnea_partials left them (r->pairs_due: a model with
+ * fluid forces and no wind, whose partials grit_fluid_partials_add joins to the dofs' vectors first). */
+void grit_rnea_pairs(const grit_model *m, const grit_kin *k, double h, grit_rnea *r);
 
 /* The seeded columns of a tree's n x n row-major D (A non-NULL: of D - A) into its rows:
  * res[i].d[l] += seed[c].d[l] (D_ic - A_ic) for every seed seed[c].d[l] != 0, each entry the same

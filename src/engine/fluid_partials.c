@@ -48,6 +48,12 @@ static inline fl2 fl2_dot12(const double *x, const double *y) {
   return fl2_madd(e, fl2_splat(1.0), o);
 }
 
+#if defined(__GNUC__)
+#define RN_FL_INLINE inline __attribute__((always_inline))
+#else
+#define RN_FL_INLINE inline
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #include <immintrin.h>
 #define FLUID_AVX2 1
@@ -398,7 +404,84 @@ static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit
     else tree_pairs_fast(m, k, h, r, f, t);
 }
 
+/* The fluid's vectors joined to the dofs' own (r->pairs_due: no wind, so y_j = S_j x P_j is derivatives_rnea.c's
+ * cy_j): its pairs' four terms are then the rnea pairs' with g6 + kr for g6 (rows: kr_i . S_j in the
+ * velocity entry, -kr_i . y_j in the position entry and within a group), wq and wv plus the fluid's (columns):
+ * one set of pairs, not two. The same partials summed in another order: round-off apart. */
+/* The joined path's vectors of the dofs of mask, added to r's: g6 += K^T S, wv += K S, wq += S x* g - K y
+ * with y = cy (r->cy: no wind). Each entry a sum over K's rows (K^T S; a symmetric K's K y) or columns
+ * (K S, K y) in index order, two entries a lane pair (fl2: the same operations on any target, the same
+ * bits); a symmetric K's K S is its K^T S. */
+static RN_FL_INLINE void joined_vectors_in(const grit_model *m, const grit_kin *k, const char *mask, grit_rnea *r,
+                                           const grit_fluid_partials *f) {
+  for (int i = 0; i < m->nv; ++i) {
+    if (!mask[m->dof_tree[i]]) continue;
+    const int kb = m->dof_body[i];
+    const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb, *y = r->cy + 6 * i;
+    double kt[6], ks[6] = {0, 0, 0, 0, 0, 0}, ky[6] = {0, 0, 0, 0, 0, 0}, t[6];
+    fl2 a[3], b[3]; /* K^T S and (symmetric K) K y, two entries a lane pair, by K's rows */
+    for (int l = 0; l < 3; ++l) a[l] = b[l] = fl2_splat(0.0);
+    const int sym = f->sym[kb];
+    for (int q = 0; q < 6; ++q) {
+      const fl2 sq = fl2_splat(S[q]), yq = fl2_splat(y[q]);
+      for (int l = 0; l < 3; ++l) {
+        const fl2 kq = fl2_ld(K + 6 * q + 2 * l);
+        a[l] = fl2_madd(kq, sq, a[l]);
+        if (sym) b[l] = fl2_madd(kq, yq, b[l]);
+      }
+    }
+    for (int l = 0; l < 3; ++l) fl2_st(kt + 2 * l, a[l]);
+    if (sym) {
+      for (int l = 0; l < 3; ++l) fl2_st(ky + 2 * l, b[l]);
+      memcpy(ks, kt, sizeof ks);
+    } else {
+      for (int q = 0; q < 6; ++q)
+        for (int p = 0; p < 6; ++p) ks[p] += K[6 * p + q] * S[q], ky[p] += K[6 * p + q] * y[q];
+    }
+    grit_sv_cross_force(t, S, f->g + 6 * kb);
+    double *g6 = r->g6 + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
+    for (int p = 0; p < 6; ++p) g6[p] += kt[p], wv[p] += ks[p], wq[p] += t[p] - ky[p];
+  }
+}
+
+static void joined_vectors(const grit_model *m, const grit_kin *k, const char *mask, grit_rnea *r,
+                           const grit_fluid_partials *f) {
+  joined_vectors_in(m, k, mask, r, f);
+}
+
+#if FLUID_AVX2
+__attribute__((target("avx2"))) static void joined_vectors_avx2(const grit_model *m, const grit_kin *k, const char *mask,
+                                                                grit_rnea *r, const grit_fluid_partials *f) {
+  joined_vectors_in(m, k, mask, r, f);
+}
+#endif
+
+static void merged(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
+  const char *mask = r->on;
+  if (f->old) { /* the previous closed form's vectors (fl.old), added */
+    body_terms(m, k, mask, f);
+    for (int i = 0; i < m->nv; ++i) {
+      if (!mask[m->dof_tree[i]]) continue;
+      dof_vectors(m, k, r, i, f);
+      double *g6 = r->g6 + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
+      for (int c = 0; c < 6; ++c) g6[c] += f->kr[6 * i + c], wq[c] += f->wq[6 * i + c], wv[c] += f->wv[6 * i + c];
+    }
+  } else {
+    body_terms_fast(m, k, mask, f);
+#if FLUID_AVX2
+    if (f->avx2) joined_vectors_avx2(m, k, mask, r, f);
+    else
+#endif
+      joined_vectors(m, k, mask, r, f);
+  }
+  grit_rnea_pairs(m, k, h, r);
+}
+
 void grit_fluid_partials_add(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
+  if (r->pairs_due) {
+    merged(m, k, h, r, f);
+    return;
+  }
   if (!f->old) {
     partials_fast(m, k, h, r, f);
     return;

@@ -38,7 +38,9 @@ void grit_fluid_partials_layout(const grit_model *m, grit_fluid_partials *f, gri
  * times the part of its twist's change that is not rigid, -y_j; a dof above j sees the whole change,
  * a dof after j (moving with it) the second part only (power invariance cancels the first). The twist's
  * partial in v0_j is S_j. K: the inertia box's in closed form (a diagonal in the box's frame), the
- * ellipsoid model's from one evaluation with the twist seeded on six dual lanes. */
+ * ellipsoid model's from one evaluation with the twist seeded on six dual lanes. Where grit_rnea_partials
+ * left its pairs (r->pairs_due: no wind), the fluid's vectors join the dofs' own and grit_rnea_pairs forms
+ * both at once (r->no_fluid_merge: pairs of their own). */
 void grit_fluid_partials_add(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f);
 
 /* The ellipsoid model's wrench on geometry g (negated, at the world origin, as bias holds it) added to gb
