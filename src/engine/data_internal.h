@@ -65,6 +65,9 @@ struct grit_data {
   double *qprev, *vprev, *uprev; /* (nq, nv, nu) the state and controls the step started from */
   double *vsol;           /* (nv) its solution */
   double *Aprev;          /* (nM) its implicit operator */
+  int aprev_scratched;    /* Aprev may hold nonzeros off the trees' patterns (a quasistatic free motion's scratch
+                           * factor) since its last whole copy of A: the next commit copies A whole (step.c) */
+  int no_aprev_pattern;   /* nonzero: the commit copies A whole into Aprev, as before (tests) */
   grit_deriv_ws *deriv;   /* dual-number workspace */
   grit_variational_ws *variational; /* the variational integrator's workspace (variational.h) */
   int prev_integrator;    /* the integrator of the last step (its derivatives: Euler's and quasistatic) */
