@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_step_copies.c — the step's kept operator (step.c, keep_operator): on a tree factored in tree order
- * only A's dof-ancestor pairs are copied into d->Aprev (d->no_aprev_pattern: A whole, as before). The same
- * bytes of Aprev, the same trajectory and the same derivatives, through Euler steps, quasistatic ones
- * (whose free motion factors in Aprev) and a quasistatic step that fails after scribbling on it. */
+/* test_step_copies.c — the step's dense tree blocks over their patterns (stop 25), each against the old
+ * path: the kept operator (step.c, keep_operator): on a tree factored in tree order only A's dof-ancestor
+ * pairs are copied into d->Aprev (d->no_aprev_pattern: A whole). The same bytes of Aprev, the same
+ * trajectory and the same derivatives, through Euler steps, quasistatic ones (whose free motion factors
+ * in Aprev) and a quasistatic step that fails after scribbling on it. The solver's A dv over a big tree's
+ * pattern (treechol.c, grit_treechol_mulv; grit_treechol_mulv_pattern(tc, 0): dense): the same bits. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,10 @@
 
 #include "afactor.h"
 #include "data_internal.h"
+#include "dynamics.h"
+#include "hessian_internal.h"
+#include "solver_state.h"
+#include "treechol.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -90,3 +96,86 @@ Test(step_copies, softbox_keeps_the_same_operator) {
 }
 
 Test(step_copies, flag_keeps_the_same_operator) { check_scene("tests/models/mujoco_composite/flag/flag.xml", 4, 0); }
+
+/* ------------------------------------------------------------------ A x over a big tree's pattern */
+
+/* grit_treechol_mulv against grit_tree_mulv on the step's A of each big tree: the same bits for x with
+ * negative entries, +0 and -0; it declines x with an infinity, and trees it does not take. */
+static void check_mulv(const char *rel) {
+  grit_model *m;
+  grit_mjcf_info info;
+  load(rel, &m, &info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  for (int s = 0; s < 3; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_treechol *tc;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK, "%s", msg);
+  const int nv = m->nv;
+  double *x = calloc((size_t)nv, sizeof(double)), *y1 = calloc((size_t)nv, sizeof(double));
+  double *y2 = calloc((size_t)nv, sizeof(double));
+  unsigned r = 12345u;
+  for (int i = 0; i < nv; ++i) {
+    r = r * 1103515245u + 12345u;
+    x[i] = i % 7 == 3 ? 0.0 : i % 7 == 5 ? -0.0 : ((double)(r >> 8) / 16777216.0 - 0.5) * (1 + i % 3);
+  }
+  int taken = 0;
+  for (int t = 0; t < m->ntree; ++t) {
+    grit_tree_mulv(m, d->A, t, x, y1);
+    const int used = grit_treechol_mulv(tc, t, d->A, x, y2);
+    cr_assert_eq(used, m->tree_dofnum[t] > 64, "tree %d of %d dofs", t, m->tree_dofnum[t]);
+    if (!used) continue;
+    taken++;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    cr_assert_eq(memcmp(y1 + adr, y2 + adr, sizeof(double) * (size_t)n), 0, "tree %d: A x differs", t);
+    const double keep = x[adr + n / 2];
+    x[adr + n / 2] = 1.0 / 0.0;
+    y2[adr] = 42.0;
+    cr_assert_eq(grit_treechol_mulv(tc, t, d->A, x, y2), 0, "an infinite x should be declined");
+    cr_assert_eq(y2[adr], 42.0);
+    x[adr + n / 2] = keep;
+    grit_treechol_mulv_pattern(tc, 0);
+    cr_assert_eq(grit_treechol_mulv(tc, t, d->A, x, y2), 0, "the switch should decline");
+    grit_treechol_mulv_pattern(tc, 1);
+  }
+  cr_assert(taken > 0);
+  free(x), free(y1), free(y2);
+  grit_treechol_free(tc);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+Test(step_copies, mulv_over_the_pattern_matches_the_dense_product) {
+  check_mulv("tests/models/mujoco_composite/composite/softbox.xml");
+  check_mulv("tests/models/mujoco_composite/flag/flag.xml");
+}
+
+/* The solver's A dv over the pattern (solver_tree_mulv) against the dense product: the same steps. */
+static void check_solver_mulv(const char *rel, int n) {
+  grit_model *m;
+  grit_mjcf_info info;
+  load(rel, &m, &info);
+  grit_data *d[2];
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(grit_data_create(m, &d[i]), GRIT_OK);
+    cr_assert_eq(grit_data_set_step_settings(d[i], &info.settings), GRIT_OK);
+  }
+  cr_assert(d[0]->solver->tcm != NULL);
+  grit_treechol_mulv_pattern(d[1]->solver->H->tcp, 0);
+  char when[64];
+  for (int s = 0; s < n; ++s) {
+    for (int i = 0; i < 2; ++i) cr_assert_eq(grit_step(d[i]), GRIT_OK, "%s", grit_data_last_error(d[i]));
+    snprintf(when, sizeof when, "after step %d", s);
+    same_data(d, m, when);
+  }
+  for (int i = 0; i < 2; ++i) grit_data_free(d[i]);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+Test(step_copies, solver_mulv_over_the_pattern_steps_alike) {
+  check_solver_mulv("tests/models/mujoco_composite/composite/softbox.xml", 10);
+  check_solver_mulv("tests/models/mujoco_composite/composite/cloth.xml", 10);
+}

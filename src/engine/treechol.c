@@ -27,7 +27,32 @@ struct grit_treechol {
   int no_sib;    /* grit_treechol_siblings(tc, 0): solve_from_rows's second sweep one dof at a time */
   unsigned char *run; /* (nv) dof i's ancestors are consecutive dofs (a free root's six, a chain's) */
   int no_runs;   /* grit_treechol_runs(tc, 0): the Delassus sums' updates by the indexed loop */
+  int *send;     /* (nv) the local end of dof i's subtree, whose dofs are i .. send - 1 */
+  unsigned char *mulv; /* (ntree) grit_treechol_mulv takes the tree: big, sparse, A with M's pattern */
+  int no_mulv;   /* grit_treechol_mulv_pattern(tc, 0): grit_treechol_mulv declines every tree */
 };
+
+/* The trees grit_treechol_mulv takes: more than 64 dofs (no robot's), A keeping M's pattern, the pattern
+ * under a quarter of the block, and every dof's subtree consecutive dofs (send). */
+static void mulv_trees(grit_treechol *tc) {
+  const grit_model *m = tc->m;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    int ok = n > 64 && 4.0 * (2.0 * tc->treesize[t] - n) < (double)n * n && grit_treechol_a_keeps_pattern(m, t);
+    for (int k = 0; k < n; ++k) tc->send[adr + k] = k + 1;
+    for (int k = n - 1; k >= 0; --k) {
+      const int p = m->dof_parent[adr + k];
+      if (p >= adr && tc->send[adr + k] > tc->send[p]) tc->send[p] = tc->send[adr + k];
+    }
+    for (int k = 0; k < n && ok; ++k) /* each dof inside its parent's range: the ranges nest, consecutive */
+      for (int j = k + 1; j < tc->send[adr + k] && ok; ++j) {
+        int a = m->dof_parent[adr + j];
+        while (a > adr + k) a = m->dof_parent[a];
+        ok = a == adr + k;
+      }
+    tc->mulv[t] = (unsigned char)ok;
+  }
+}
 
 grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char *message) {
   *out = NULL;
@@ -46,7 +71,9 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
   tc->sib = calloc((size_t)m->nv + 1, sizeof(int));
   tc->sib4 = calloc((size_t)m->ntree + 1, 1);
   tc->run = calloc((size_t)m->nv + 1, 1);
-  if (!tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
+  tc->send = calloc((size_t)m->nv + 1, sizeof(int));
+  tc->mulv = calloc((size_t)m->ntree + 1, 1);
+  if (!tc->send || !tc->mulv || !tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
       !tc->sib || !tc->sib4) {
     grit_treechol_free(tc);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
@@ -73,6 +100,7 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
       tc->sib[adr + k] = k + 1 < n && m->dof_parent[adr + k + 1] == m->dof_parent[adr + k] ? tc->sib[adr + k + 1] + 1 : 1;
     for (int k = 0; k < n; ++k) tc->sib4[t] |= tc->sib[adr + k] >= 4;
   }
+  mulv_trees(tc);
   *out = tc;
   return GRIT_OK;
 }
@@ -80,9 +108,32 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
 void grit_treechol_free(grit_treechol *tc) {
   if (!tc) return;
   free(tc->rowadr), free(tc->rownnz), free(tc->colind), free(tc->treeadr), free(tc->treesize), free(tc->flops);
-  free(tc->sib), free(tc->sib4), free(tc->run);
+  free(tc->sib), free(tc->sib4), free(tc->run), free(tc->send), free(tc->mulv);
   free(tc);
 }
+
+int grit_treechol_mulv(const grit_treechol *tc, int t, const double *M, const double *x, double *y) {
+  const grit_model *m = tc->m;
+  if (tc->no_mulv || !tc->mulv[t]) return 0;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const double *Mt = M + m->tree_madr[t], *xt = x + adr;
+  double fin = 0.0; /* 0 * x: +-0 for every finite x, NaN for an infinite or NaN one */
+  for (int j = 0; j < n; ++j) fin += 0.0 * xt[j];
+  if (fin != 0.0) return 0; /* (0 * inf is NaN: the whole sum's NaNs) */
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  const int *send = tc->send + adr;
+  for (int k = 0; k < n; ++k) {
+    const double *mk = Mt + (size_t)k * (size_t)n;
+    const int *ck = col + rowadr[k];
+    double s = 0.0;
+    for (int e = 0; e < rownnz[k]; ++e) s = mk[ck[e]] * xt[ck[e]] + s; /* the ancestors ascending, then k */
+    for (int j = k + 1; j < send[k]; ++j) s = mk[j] * xt[j] + s;      /* the subtree */
+    y[adr + k] = s;
+  }
+  return 1;
+}
+
+void grit_treechol_mulv_pattern(grit_treechol *tc, int allow) { tc->no_mulv = !allow; }
 
 int grit_treechol_size(const grit_treechol *tc, int t) { return tc->treesize[t]; }
 double grit_treechol_flops(const grit_treechol *tc, int t) { return tc->flops[t]; }

@@ -23,6 +23,15 @@ typedef struct grit_treechol grit_treechol;
 grit_status grit_treechol_create(const grit_model *m, grit_treechol **tc, char *message);
 void grit_treechol_free(grit_treechol *tc);
 
+/* y = M x on tree t's dofs (M: tree blocks, dense row-major; x, y: nv) over the entries (i, j) with j an
+ * ancestor or descendant of i or i, for a tree whose A keeps M's pattern (grit_treechol_a_keeps_pattern:
+ * its other entries +0), of more than 64 dofs, the pattern under a quarter of the block: each y_i summed
+ * from +0 over those j ascending, grit_tree_mulv's operations less its +-0 products, which leave a sum
+ * begun at +0 as it was, so the same bits. Returns 0 (y untouched) for another tree, where x is not finite
+ * on the tree (0 * inf), or where forbidden by grit_treechol_mulv_pattern(tc, 0); else 1. */
+int grit_treechol_mulv(const grit_treechol *tc, int t, const double *M, const double *x, double *y);
+void grit_treechol_mulv_pattern(grit_treechol *tc, int allow);
+
 /* Values of tree t's compact factor (sum over its dofs of depth + 1; at most n (n + 1) / 2). */
 int grit_treechol_size(const grit_treechol *tc, int t);
 
