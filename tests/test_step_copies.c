@@ -4,16 +4,19 @@
  * pairs are copied into d->Aprev (d->no_aprev_pattern: A whole). The same bytes of Aprev, the same
  * trajectory and the same derivatives, through Euler steps, quasistatic ones (whose free motion factors
  * in Aprev) and a quasistatic step that fails after scribbling on it. The solver's A dv over a big tree's
- * pattern (treechol.c, grit_treechol_mulv; grit_treechol_mulv_pattern(tc, 0): dense): the same bits. */
+ * pattern (treechol.c, grit_treechol_mulv; grit_treechol_mulv_pattern(tc, 0): dense): the same bits. One
+ * row's Delassus sum with each dof's row in one load (grit_treechol_rowinfo(tc, 0): the arrays): the same bits. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "afactor.h"
+#include "constraints_extra.h"
 #include "data_internal.h"
 #include "dynamics.h"
 #include "hessian_internal.h"
+#include "solver.h"
 #include "solver_state.h"
 #include "treechol.h"
 #include "grit/grit.h"
@@ -178,4 +181,64 @@ static void check_solver_mulv(const char *rel, int n) {
 Test(step_copies, solver_mulv_over_the_pattern_steps_alike) {
   check_solver_mulv("tests/models/mujoco_composite/composite/softbox.xml", 10);
   check_solver_mulv("tests/models/mujoco_composite/composite/cloth.xml", 10);
+}
+
+/* ------------------------------------------------------------------ one row's Delassus sum */
+
+/* The step's one-row constraints on a big tree: grit_treechol_delassus_cols and _delassus with each dof's
+ * row in one load (delassus1_rows), with the three arrays (grit_treechol_rowinfo(tc, 0)) and by the indexed
+ * loop (grit_treechol_runs(tc, 0)): the same bits. */
+static void check_delassus_rows(const char *rel) {
+  grit_model *m;
+  grit_mjcf_info info;
+  load(rel, &m, &info);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  for (int s = 0; s < 3; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_treechol *tc;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK, "%s", msg);
+  int big = 0;
+  for (int t = 1; t < m->ntree; ++t)
+    if (m->tree_dofnum[t] > m->tree_dofnum[big]) big = t;
+  const int n = m->tree_dofnum[big];
+  double *L = malloc(sizeof(double) * (size_t)grit_treechol_size(tc, big)), *inv = malloc(sizeof(double) * (size_t)n);
+  double *x = calloc((size_t)n, sizeof(double));
+  uint64_t *bits = calloc((size_t)(n + 63) / 64, sizeof(uint64_t));
+  double lo = 1e300, hi = 0.0;
+  cr_assert_eq(grit_treechol_factor(tc, big, d->A + m->tree_madr[big], L, inv, &lo, &hi), -1);
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  const double *jstore = grit_solver_jstore(d->solver, NULL);
+  int rows = 0;
+  for (int i = 0; i < d->stats.nconstraints; ++i) {
+    if (c[i].dim != 1 || c[i].ntree != 1 || c[i].tree[0] != big) continue;
+    int ncols = 0;
+    const int *cols = grit_cx_cols(m, d->cx_colptr, d->cx_cols, c[i].kind, c[i].source, &ncols);
+    const double *J = jstore + c[i].joff[0];
+    double w[6];
+    for (int v = 0; v < 3; ++v) {
+      grit_treechol_rowinfo(tc, v != 1);
+      grit_treechol_runs(tc, v != 2);
+      w[2 * v] = cols ? grit_treechol_delassus_cols(tc, big, L, inv, J, 1, cols, ncols, x, bits) : 0.0;
+      w[2 * v + 1] = grit_treechol_delassus(tc, big, L, inv, J, 1, x, bits);
+    }
+    for (int v = 1; v < 3; ++v)
+      cr_assert(memcmp(&w[0], &w[2 * v], sizeof(double)) == 0 && memcmp(&w[1], &w[2 * v + 1], sizeof(double)) == 0,
+                "constraint %d: %.17g %.17g, path %d: %.17g %.17g", i, w[0], w[1], v, w[2 * v], w[2 * v + 1]);
+    for (int k = 0; k < n; ++k) cr_assert(x[k] == 0.0, "the scratch was left nonzero");
+    rows++;
+  }
+  cr_assert(rows > 0, "no one-row constraint on the big tree");
+  free(L), free(inv), free(x), free(bits);
+  grit_treechol_free(tc);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
+Test(step_copies, delassus_rows_same_bits) {
+  check_delassus_rows("tests/models/mujoco_composite/composite/softbox.xml");
+  check_delassus_rows("tests/models/mujoco_composite/flag/flag.xml");
+  check_delassus_rows("tests/models/mujoco_composite/composite/cloth.xml");
 }

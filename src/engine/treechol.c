@@ -27,6 +27,9 @@ struct grit_treechol {
   int no_sib;    /* grit_treechol_siblings(tc, 0): solve_from_rows's second sweep one dof at a time */
   unsigned char *run; /* (nv) dof i's ancestors are consecutive dofs (a free root's six, a chain's) */
   int no_runs;   /* grit_treechol_runs(tc, 0): the Delassus sums' updates by the indexed loop */
+  struct tc_row { int adr, r, first, run, par; } *row; /* (nv) dof i's row for the Delassus sums, one load: rowadr,
+                 * rownnz - 1, its first column, run, its parent's local index (-1 at the root) */
+  int no_rowinfo; /* grit_treechol_rowinfo(tc, 0): the Delassus sums read rowadr, rownnz, colind, run */
   int *send;     /* (nv) the local end of dof i's subtree, whose dofs are i .. send - 1 */
   unsigned char *mulv; /* (ntree) grit_treechol_mulv takes the tree: big, sparse, A with M's pattern */
   int no_mulv;   /* grit_treechol_mulv_pattern(tc, 0): grit_treechol_mulv declines every tree */
@@ -72,8 +75,9 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
   tc->sib4 = calloc((size_t)m->ntree + 1, 1);
   tc->run = calloc((size_t)m->nv + 1, 1);
   tc->send = calloc((size_t)m->nv + 1, sizeof(int));
+  tc->row = calloc((size_t)m->nv + 1, sizeof *tc->row);
   tc->mulv = calloc((size_t)m->ntree + 1, 1);
-  if (!tc->send || !tc->mulv || !tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
+  if (!tc->row || !tc->send || !tc->mulv || !tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
       !tc->sib || !tc->sib4) {
     grit_treechol_free(tc);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
@@ -91,6 +95,8 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
       int e = r;
       for (int j = adr + k; j >= 0; j = m->dof_parent[j]) tc->colind[pos + --e] = j - adr; /* ascending */
       tc->run[adr + k] = r < 2 || tc->colind[pos + r - 2] - tc->colind[pos] == r - 2;
+      tc->row[adr + k] = (struct tc_row){tc->rowadr[adr + k], r - 1, tc->colind[pos], tc->run[adr + k],
+                                         r > 1 ? tc->colind[pos + r - 2] : -1};
       pos += r;
       fl += 2.0 * (double)(r - 1) * (double)r / 2.0 + (double)r; /* the updates, the scaling */
     }
@@ -108,7 +114,7 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
 void grit_treechol_free(grit_treechol *tc) {
   if (!tc) return;
   free(tc->rowadr), free(tc->rownnz), free(tc->colind), free(tc->treeadr), free(tc->treesize), free(tc->flops);
-  free(tc->sib), free(tc->sib4), free(tc->run), free(tc->send), free(tc->mulv);
+  free(tc->sib), free(tc->sib4), free(tc->run), free(tc->send), free(tc->mulv), free(tc->row);
   free(tc);
 }
 
@@ -588,6 +594,7 @@ static TC_NOINLINE __attribute__((target("avx2"))) void from_rows_avx2(const gri
 
 void grit_treechol_siblings(grit_treechol *tc, int allow) { tc->no_sib = !allow; }
 void grit_treechol_runs(grit_treechol *tc, int allow) { tc->no_runs = !allow; }
+void grit_treechol_rowinfo(grit_treechol *tc, int allow) { tc->no_rowinfo = !allow; }
 
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr) {
@@ -713,7 +720,57 @@ static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double
   return w;
 }
 
+/* delassus_in for one row with runs, each dof's row read in one load (tc->row) and the paths walked by its
+ * parent: the same dofs marked, the same operations in the same order (the softbox's 651 equalities: the
+ * three arrays' loads and the parents' double indirection were a third of the sum's instructions). */
+static TC_INLINE double delassus1_rows(const grit_treechol *tc, int t, const double *L, const double *inv,
+                                       const double *J, const int *cols, int ncols, double *x, uint64_t *bits) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const struct tc_row *row = tc->row + adr;
+  const int *col = tc->colind + tc->treeadr[t];
+  if (cols) {
+    for (int i = 0; i < ncols; ++i) {
+      const int k = cols[i] - adr;
+      if (k < 0 || k >= n || !(J[k] != 0.0)) continue;
+      for (int j = k; j >= 0 && !(bits[j >> 6] >> (j & 63) & 1u); j = row[j].par) {
+        bits[j >> 6] |= (uint64_t)1 << (j & 63);
+        x[j] = J[j];
+      }
+    }
+  } else {
+    support_paths(tc, t, J, 1, x, bits);
+  }
+  double w = 0.0;
+  for (int b = (n - 1) >> 6; b >= 0; --b) { /* L^T y = b over the marked dofs, leaves first */
+    uint64_t word = bits[b];
+    bits[b] = 0;
+    while (word) {
+      const int hi = 63 - __builtin_clzll(word), k = 64 * b + hi;
+      word &= ~((uint64_t)1 << hi);
+      const struct tc_row rk = row[k];
+      const double *lk = L + rk.adr;
+      const double y = x[k] * inv[k];
+      x[k] = 0.0;
+      w += y * y;
+      if (rk.run) {
+        sub_run(x + rk.first, lk, y, rk.r);
+      } else {
+        const int *ck = col + rk.adr;
+        for (int e = 0; e < rk.r; ++e) x[ck[e]] -= lk[e] * y;
+      }
+    }
+  }
+  return w;
+}
+
 #if TREECHOL_AVX2
+static TC_NOINLINE __attribute__((target("avx2"))) double
+delassus1_rows_avx2(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                    const int *cols, int ncols, double *x, uint64_t *bits) {
+  return delassus1_rows(tc, t, L, inv, J, cols, ncols, x, bits);
+}
+
 /* One row (the softbox's 651 equalities) with the runs' updates in AVX2 registers. */
 static TC_NOINLINE __attribute__((target("avx2"))) double
 delassus1_avx2(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J, const int *cols,
@@ -727,7 +784,9 @@ double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, c
   if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, NULL, 0, x, bits, 0);
   if (nr == 2) return delassus_in(tc, t, L, inv, J, 2, NULL, 0, x, bits, 0);
 #if TREECHOL_AVX2
-  if (!tc->no_runs && __builtin_cpu_supports("avx2")) return delassus1_avx2(tc, t, L, inv, J, NULL, 0, x, bits);
+  if (!tc->no_runs && __builtin_cpu_supports("avx2"))
+    return tc->no_rowinfo ? delassus1_avx2(tc, t, L, inv, J, NULL, 0, x, bits)
+                          : delassus1_rows_avx2(tc, t, L, inv, J, NULL, 0, x, bits);
 #endif
   return delassus_in(tc, t, L, inv, J, 1, NULL, 0, x, bits, 0);
 }
@@ -737,7 +796,8 @@ double grit_treechol_delassus_cols(const grit_treechol *tc, int t, const double 
   if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, cols, ncols, x, bits, 0);
 #if TREECHOL_AVX2
   if (nr == 1 && !tc->no_runs && __builtin_cpu_supports("avx2"))
-    return delassus1_avx2(tc, t, L, inv, J, cols, ncols, x, bits);
+    return tc->no_rowinfo ? delassus1_avx2(tc, t, L, inv, J, cols, ncols, x, bits)
+                          : delassus1_rows_avx2(tc, t, L, inv, J, cols, ncols, x, bits);
 #endif
   if (nr == 1) return delassus_in(tc, t, L, inv, J, 1, cols, ncols, x, bits, 0);
   return delassus_in(tc, t, L, inv, J, nr, cols, ncols, x, bits, 0);

@@ -79,6 +79,9 @@ void grit_treechol_siblings(grit_treechol *tc, int allow);
 /* Allows (1, the default) or forbids (0) the one-row Delassus sums' updates of runs of consecutive ancestors
  * in AVX2 registers (the same bits), for tests. */
 void grit_treechol_runs(grit_treechol *tc, int allow);
+/* Allows (1, the default) or forbids (0) the one-row Delassus sums' reading of each dof's row in one load and
+ * its walk up by the parents (treechol.c, delassus1_rows; the same bits), for tests. */
+void grit_treechol_rowinfo(grit_treechol *tc, int allow);
 
 /* A constraint's Delassus sum sum_r J_r H^-1 J_r^T = sum_r |L^-T J_r^T|^2 for nr (1 to 3) rows J_r of tree t
  * (at J + r n, not modified): the first substitution of grit_treechol_solve_from_rows over the dofs on the
