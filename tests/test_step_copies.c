@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_step_copies.c — the step's dense tree blocks over their patterns (stop 25), each against the old
- * path: the kept operator (step.c, keep_operator): on a tree factored in tree order only A's dof-ancestor
- * pairs are copied into d->Aprev (d->no_aprev_pattern: A whole). The same bytes of Aprev, the same
+ * path: on a tree factored in tree order only the dof-ancestor pairs are copied, from M into A by the free
+ * motion (forward.c, implicit_operator; d->no_a_pattern: M whole) and from A into d->Aprev by the commit
+ * (step.c, keep_operator; d->no_aprev_pattern: A whole). The same bytes of A and Aprev, the same
  * trajectory and the same derivatives, through Euler steps, quasistatic ones (whose free motion factors
  * in Aprev) and a quasistatic step that fails after scribbling on it. The solver's A dv over a big tree's
  * pattern (treechol.c, grit_treechol_mulv; grit_treechol_mulv_pattern(tc, 0): dense): the same bits. One
@@ -30,6 +31,7 @@ static void load(const char *rel, grit_model **m, grit_mjcf_info *info) {
 
 static void same_data(grit_data *const d[2], const grit_model *m, const char *when) {
   cr_assert_eq(memcmp(d[0]->Aprev, d[1]->Aprev, sizeof(double) * (size_t)m->nM), 0, "Aprev differs %s", when);
+  cr_assert_eq(memcmp(d[0]->A, d[1]->A, sizeof(double) * (size_t)m->nM), 0, "A differs %s", when);
   cr_assert_eq(memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)m->nq), 0, "positions differ %s", when);
   cr_assert_eq(memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)m->nv), 0, "velocities differ %s", when);
 }
@@ -64,6 +66,7 @@ static void check_scene(const char *rel, int n, int quasi) {
     cr_assert_eq(grit_data_set_step_settings(d[i], &info.settings), GRIT_OK);
   }
   d[1]->no_aprev_pattern = 1;
+  d[1]->no_a_pattern = 1;
   int pattern_steps = 0;
   steps(d, m, n, "Euler", &pattern_steps);
   cr_assert(pattern_steps > 0, "no step took the tree-ordered factor");

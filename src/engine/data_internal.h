@@ -34,6 +34,7 @@ struct grit_data {
                              its entries that are no dof-ancestor pair stay 0 from the arena's calloc */
   int no_M_kept;          /* 1: the step's CRBA zeroes M first (the old path); 0 (default): grit_crba_kept */
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
+  int no_a_pattern;       /* nonzero: the free motion copies M whole into A, as before (forward.c; tests) */
   double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */
   grit_afactor *af;       /* which trees are factored in tree order, and their factors (afactor.h) */
   int achol_fresh;        /* Achol is the factor of A as it stands (cleared where A is rewritten, set once

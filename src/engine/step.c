@@ -22,6 +22,7 @@
 #include "kinematics.h"
 #include "status_internal.h"
 #include "timing.h"
+#include "treechol.h"
 #include "quasistatic.h"
 #include "actuation_adhesion.h"
 #include "variational.h"
@@ -182,22 +183,14 @@ static void keep_operator(grit_data *d) {
     return;
   }
   for (int t = 0; t < m->ntree; ++t) {
-    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    const int n = m->tree_dofnum[t];
     const double *S = d->A + m->tree_madr[t];
     double *D = d->Aprev + m->tree_madr[t];
     if (!grit_afactor_tree_order(d->af, t)) {
       memcpy(D, S, sizeof(double) * (size_t)n * (size_t)n);
       continue;
     }
-    for (int k = 0; k < n; ++k) {
-      const size_t kn = (size_t)k * (size_t)n;
-      D[kn + k] = S[kn + k];
-      for (int j = m->dof_parent[adr + k]; j >= 0; j = m->dof_parent[j]) {
-        const size_t jl = (size_t)(j - adr);
-        D[kn + jl] = S[kn + jl];
-        D[jl * (size_t)n + k] = S[jl * (size_t)n + k];
-      }
-    }
+    grit_treechol_copy_sym(m, t, S, D);
   }
 }
 

@@ -185,6 +185,19 @@ int grit_treechol_a_keeps_pattern(const grit_model *m, int t) {
   return 1;
 }
 
+void grit_treechol_copy_sym(const grit_model *m, int t, const double *S, double *D) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  for (int k = 0; k < n; ++k) {
+    const size_t kn = (size_t)k * (size_t)n;
+    D[kn + k] = S[kn + k];
+    for (int j = m->dof_parent[adr + k]; j >= 0; j = m->dof_parent[j]) {
+      const size_t jl = (size_t)(j - adr);
+      D[kn + jl] = S[kn + jl];
+      D[jl * (size_t)n + k] = S[jl * (size_t)n + k];
+    }
+  }
+}
+
 void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D) {
   const grit_model *m = tc->m;
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];

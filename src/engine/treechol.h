@@ -52,6 +52,10 @@ int grit_treechol_a_keeps_pattern(const grit_model *m, int t);
  * block S copied into D (the same layout); the others are left alone. */
 void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D);
 
+/* The entries (i, j) and (j, i), j an ancestor of i or i, of tree t's dense row-major n x n block S copied
+ * into D (the same layout); the others are left alone (the model's dof_parent only: no pattern needed). */
+void grit_treechol_copy_sym(const grit_model *m, int t, const double *S, double *D);
+
 /* Factors tree t's block given dense row-major in H (its lower pattern is read) into the compact factor
  * L (grit_treechol_size values) and the reciprocal pivots inv (n). Updates *lo and *hi with the smallest
  * and largest diagonal entries of L. Returns the failing local dof (pivot not positive or not finite),
