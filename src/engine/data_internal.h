@@ -34,6 +34,7 @@ struct grit_data {
                              its entries that are no dof-ancestor pair stay 0 from the arena's calloc */
   int no_M_kept;          /* 1: the step's CRBA zeroes M first (the old path); 0 (default): grit_crba_kept */
   double *A;              /* (nM) implicit operator A = M + h D + h^2 K */
+  int no_a_pattern;       /* nonzero: the free motion copies M whole into A, as before (forward.c; tests) */
   double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */
   grit_afactor *af;       /* which trees are factored in tree order, and their factors (afactor.h) */
   int achol_fresh;        /* Achol is the factor of A as it stands (cleared where A is rewritten, set once
@@ -65,6 +66,9 @@ struct grit_data {
   double *qprev, *vprev, *uprev; /* (nq, nv, nu) the state and controls the step started from */
   double *vsol;           /* (nv) its solution */
   double *Aprev;          /* (nM) its implicit operator */
+  int aprev_scratched;    /* Aprev may hold nonzeros off the trees' patterns (a quasistatic free motion's scratch
+                           * factor) since its last whole copy of A: the next commit copies A whole (step.c) */
+  int no_aprev_pattern;   /* nonzero: the commit copies A whole into Aprev, as before (tests) */
   grit_deriv_ws *deriv;   /* dual-number workspace */
   grit_variational_ws *variational; /* the variational integrator's workspace (variational.h) */
   int prev_integrator;    /* the integrator of the last step (its derivatives: Euler's and quasistatic) */

@@ -82,6 +82,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
     grit_solver_free(s);
     return st;
   }
+  s->tcm = s->H->tcp;
   *out = s;
   return GRIT_OK;
 }
@@ -210,7 +211,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
     for (int i = adr; i < end; ++i) s->jtg[i] = 0.0;
     if (!compute_vc) continue; /* e and A e were carried along the step (search_islands) */
     for (int i = adr; i < end; ++i) s->e[i] = v[i] - vstar[i];
-    tree_mulv(m, A, t, s->e, s->Ae);
+    tree_mulv(m, s->tcm, A, t, s->e, s->Ae);
   }
   double cc = 0.0;
   for (int q = s->isl_start[k]; q < s->isl_start[k + 1]; ++q) {

@@ -22,6 +22,7 @@
 #include "kinematics.h"
 #include "status_internal.h"
 #include "timing.h"
+#include "treechol.h"
 #include "quasistatic.h"
 #include "actuation_adhesion.h"
 #include "variational.h"
@@ -167,6 +168,32 @@ static void keep_start_kinematics(grit_data *d) {
   d->kin0 = k;
 }
 
+/* Aprev := A, kept for the derivatives. A tree factored in tree order (afactor.h) has A's pattern: its entries
+ * off the dof-ancestor pairs are +0 (M's stay 0, data_internal.h; the step adds to the diagonal and on
+ * that pattern only, grit_treechol_a_keeps_pattern), and so are Aprev's since its last whole copy (unless a
+ * quasistatic free motion used it as scratch since: d->aprev_scratched), so only the pairs (i, j), (j, i), j
+ * an ancestor of i or i, are copied: the same bytes. The whole copy of the softbox's dense 224 x 224 block
+ * was 8 % of its step's instructions (memcpy's rep movsb counts one a byte), the flag's 340 x 340 8 %.
+ * d->no_aprev_pattern: the whole copy always. */
+static void keep_operator(grit_data *d) {
+  const grit_model *m = d->model;
+  if (d->no_aprev_pattern || d->aprev_scratched || !grit_afactor_any(d->af)) {
+    memcpy(d->Aprev, d->A, sizeof(double) * (size_t)m->nM);
+    d->aprev_scratched = 0;
+    return;
+  }
+  for (int t = 0; t < m->ntree; ++t) {
+    const int n = m->tree_dofnum[t];
+    const double *S = d->A + m->tree_madr[t];
+    double *D = d->Aprev + m->tree_madr[t];
+    if (!grit_afactor_tree_order(d->af, t)) {
+      memcpy(D, S, sizeof(double) * (size_t)n * (size_t)n);
+      continue;
+    }
+    grit_treechol_copy_sym(m, t, S, D);
+  }
+}
+
 grit_status grit_step(grit_data *d) {
   if (!d) return GRIT_ERR_INVALID_ARGUMENT;
   const grit_model *m = d->model;
@@ -183,6 +210,7 @@ grit_status grit_step(grit_data *d) {
 
   /* 1-3: kinematics, dynamics and the free-motion velocity v*. */
   const grit_integrator integ = d->settings.integrator;
+  if (integ == GRIT_INTEGRATOR_QUASISTATIC) d->aprev_scratched = 1; /* its free motion factors in d->Aprev */
   grit_status s = integ == GRIT_INTEGRATOR_VARIATIONAL   ? grit_variational_free_motion(d)
                   : integ == GRIT_INTEGRATOR_QUASISTATIC ? grit_quasistatic_free_motion(d)
                                                          : grit_compute_free_motion(d);
@@ -264,7 +292,7 @@ grit_status grit_step(grit_data *d) {
   if (m->nu > 0) memcpy(d->uprev, d->ctrl, sizeof(double) * (size_t)m->nu);
   grit_actuation_commit(d); /* the inputs kept, the activations advanced (actuation.c) */
   memcpy(d->vsol, d->vnext, sizeof(double) * (size_t)m->nv);
-  memcpy(d->Aprev, d->A, sizeof(double) * (size_t)m->nM);
+  keep_operator(d);
   d->has_prev = 1;
   d->warm_ok = 1;
   d->prev_integrator = d->settings.integrator;

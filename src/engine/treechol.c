@@ -27,7 +27,35 @@ struct grit_treechol {
   int no_sib;    /* grit_treechol_siblings(tc, 0): solve_from_rows's second sweep one dof at a time */
   unsigned char *run; /* (nv) dof i's ancestors are consecutive dofs (a free root's six, a chain's) */
   int no_runs;   /* grit_treechol_runs(tc, 0): the Delassus sums' updates by the indexed loop */
+  struct tc_row { int adr, r, first, run, par; } *row; /* (nv) dof i's row for the Delassus sums, one load: rowadr,
+                 * rownnz - 1, its first column, run, its parent's local index (-1 at the root) */
+  int no_rowinfo; /* grit_treechol_rowinfo(tc, 0): the Delassus sums read rowadr, rownnz, colind, run */
+  int *send;     /* (nv) the local end of dof i's subtree, whose dofs are i .. send - 1 */
+  unsigned char *mulv; /* (ntree) grit_treechol_mulv takes the tree: big, sparse, A with M's pattern */
+  int no_mulv;   /* grit_treechol_mulv_pattern(tc, 0): grit_treechol_mulv declines every tree */
 };
+
+/* The trees grit_treechol_mulv takes: more than 64 dofs (no robot's), A keeping M's pattern, the pattern
+ * under a quarter of the block, and every dof's subtree consecutive dofs (send). */
+static void mulv_trees(grit_treechol *tc) {
+  const grit_model *m = tc->m;
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    int ok = n > 64 && 4.0 * (2.0 * tc->treesize[t] - n) < (double)n * n && grit_treechol_a_keeps_pattern(m, t);
+    for (int k = 0; k < n; ++k) tc->send[adr + k] = k + 1;
+    for (int k = n - 1; k >= 0; --k) {
+      const int p = m->dof_parent[adr + k];
+      if (p >= adr && tc->send[adr + k] > tc->send[p]) tc->send[p] = tc->send[adr + k];
+    }
+    for (int k = 0; k < n && ok; ++k) /* each dof inside its parent's range: the ranges nest, consecutive */
+      for (int j = k + 1; j < tc->send[adr + k] && ok; ++j) {
+        int a = m->dof_parent[adr + j];
+        while (a > adr + k) a = m->dof_parent[a];
+        ok = a == adr + k;
+      }
+    tc->mulv[t] = (unsigned char)ok;
+  }
+}
 
 grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char *message) {
   *out = NULL;
@@ -46,7 +74,10 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
   tc->sib = calloc((size_t)m->nv + 1, sizeof(int));
   tc->sib4 = calloc((size_t)m->ntree + 1, 1);
   tc->run = calloc((size_t)m->nv + 1, 1);
-  if (!tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
+  tc->send = calloc((size_t)m->nv + 1, sizeof(int));
+  tc->row = calloc((size_t)m->nv + 1, sizeof *tc->row);
+  tc->mulv = calloc((size_t)m->ntree + 1, 1);
+  if (!tc->row || !tc->send || !tc->mulv || !tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
       !tc->sib || !tc->sib4) {
     grit_treechol_free(tc);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
@@ -64,6 +95,8 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
       int e = r;
       for (int j = adr + k; j >= 0; j = m->dof_parent[j]) tc->colind[pos + --e] = j - adr; /* ascending */
       tc->run[adr + k] = r < 2 || tc->colind[pos + r - 2] - tc->colind[pos] == r - 2;
+      tc->row[adr + k] = (struct tc_row){tc->rowadr[adr + k], r - 1, tc->colind[pos], tc->run[adr + k],
+                                         r > 1 ? tc->colind[pos + r - 2] : -1};
       pos += r;
       fl += 2.0 * (double)(r - 1) * (double)r / 2.0 + (double)r; /* the updates, the scaling */
     }
@@ -73,6 +106,7 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
       tc->sib[adr + k] = k + 1 < n && m->dof_parent[adr + k + 1] == m->dof_parent[adr + k] ? tc->sib[adr + k + 1] + 1 : 1;
     for (int k = 0; k < n; ++k) tc->sib4[t] |= tc->sib[adr + k] >= 4;
   }
+  mulv_trees(tc);
   *out = tc;
   return GRIT_OK;
 }
@@ -80,9 +114,32 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
 void grit_treechol_free(grit_treechol *tc) {
   if (!tc) return;
   free(tc->rowadr), free(tc->rownnz), free(tc->colind), free(tc->treeadr), free(tc->treesize), free(tc->flops);
-  free(tc->sib), free(tc->sib4), free(tc->run);
+  free(tc->sib), free(tc->sib4), free(tc->run), free(tc->send), free(tc->mulv), free(tc->row);
   free(tc);
 }
+
+int grit_treechol_mulv(const grit_treechol *tc, int t, const double *M, const double *x, double *y) {
+  const grit_model *m = tc->m;
+  if (tc->no_mulv || !tc->mulv[t]) return 0;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const double *Mt = M + m->tree_madr[t], *xt = x + adr;
+  double fin = 0.0; /* 0 * x: +-0 for every finite x, NaN for an infinite or NaN one */
+  for (int j = 0; j < n; ++j) fin += 0.0 * xt[j];
+  if (fin != 0.0) return 0; /* (0 * inf is NaN: the whole sum's NaNs) */
+  const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
+  const int *send = tc->send + adr;
+  for (int k = 0; k < n; ++k) {
+    const double *mk = Mt + (size_t)k * (size_t)n;
+    const int *ck = col + rowadr[k];
+    double s = 0.0;
+    for (int e = 0; e < rownnz[k]; ++e) s = mk[ck[e]] * xt[ck[e]] + s; /* the ancestors ascending, then k */
+    for (int j = k + 1; j < send[k]; ++j) s = mk[j] * xt[j] + s;      /* the subtree */
+    y[adr + k] = s;
+  }
+  return 1;
+}
+
+void grit_treechol_mulv_pattern(grit_treechol *tc, int allow) { tc->no_mulv = !allow; }
 
 int grit_treechol_size(const grit_treechol *tc, int t) { return tc->treesize[t]; }
 double grit_treechol_flops(const grit_treechol *tc, int t) { return tc->flops[t]; }
@@ -126,6 +183,19 @@ int grit_treechol_a_keeps_pattern(const grit_model *m, int t) {
     return 0; /* a rank-one term over the moment's dofs, which may join two branches */
   }
   return 1;
+}
+
+void grit_treechol_copy_sym(const grit_model *m, int t, const double *S, double *D) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  for (int k = 0; k < n; ++k) {
+    const size_t kn = (size_t)k * (size_t)n;
+    D[kn + k] = S[kn + k];
+    for (int j = m->dof_parent[adr + k]; j >= 0; j = m->dof_parent[j]) {
+      const size_t jl = (size_t)(j - adr);
+      D[kn + jl] = S[kn + jl];
+      D[jl * (size_t)n + k] = S[jl * (size_t)n + k];
+    }
+  }
 }
 
 void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D) {
@@ -537,6 +607,7 @@ static TC_NOINLINE __attribute__((target("avx2"))) void from_rows_avx2(const gri
 
 void grit_treechol_siblings(grit_treechol *tc, int allow) { tc->no_sib = !allow; }
 void grit_treechol_runs(grit_treechol *tc, int allow) { tc->no_runs = !allow; }
+void grit_treechol_rowinfo(grit_treechol *tc, int allow) { tc->no_rowinfo = !allow; }
 
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr) {
@@ -662,7 +733,57 @@ static TC_INLINE double delassus_in(const grit_treechol *tc, int t, const double
   return w;
 }
 
+/* delassus_in for one row with runs, each dof's row read in one load (tc->row) and the paths walked by its
+ * parent: the same dofs marked, the same operations in the same order (the softbox's 651 equalities: the
+ * three arrays' loads and the parents' double indirection were a third of the sum's instructions). */
+static TC_INLINE double delassus1_rows(const grit_treechol *tc, int t, const double *L, const double *inv,
+                                       const double *J, const int *cols, int ncols, double *x, uint64_t *bits) {
+  const grit_model *m = tc->m;
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const struct tc_row *row = tc->row + adr;
+  const int *col = tc->colind + tc->treeadr[t];
+  if (cols) {
+    for (int i = 0; i < ncols; ++i) {
+      const int k = cols[i] - adr;
+      if (k < 0 || k >= n || !(J[k] != 0.0)) continue;
+      for (int j = k; j >= 0 && !(bits[j >> 6] >> (j & 63) & 1u); j = row[j].par) {
+        bits[j >> 6] |= (uint64_t)1 << (j & 63);
+        x[j] = J[j];
+      }
+    }
+  } else {
+    support_paths(tc, t, J, 1, x, bits);
+  }
+  double w = 0.0;
+  for (int b = (n - 1) >> 6; b >= 0; --b) { /* L^T y = b over the marked dofs, leaves first */
+    uint64_t word = bits[b];
+    bits[b] = 0;
+    while (word) {
+      const int hi = 63 - __builtin_clzll(word), k = 64 * b + hi;
+      word &= ~((uint64_t)1 << hi);
+      const struct tc_row rk = row[k];
+      const double *lk = L + rk.adr;
+      const double y = x[k] * inv[k];
+      x[k] = 0.0;
+      w += y * y;
+      if (rk.run) {
+        sub_run(x + rk.first, lk, y, rk.r);
+      } else {
+        const int *ck = col + rk.adr;
+        for (int e = 0; e < rk.r; ++e) x[ck[e]] -= lk[e] * y;
+      }
+    }
+  }
+  return w;
+}
+
 #if TREECHOL_AVX2
+static TC_NOINLINE __attribute__((target("avx2"))) double
+delassus1_rows_avx2(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                    const int *cols, int ncols, double *x, uint64_t *bits) {
+  return delassus1_rows(tc, t, L, inv, J, cols, ncols, x, bits);
+}
+
 /* One row (the softbox's 651 equalities) with the runs' updates in AVX2 registers. */
 static TC_NOINLINE __attribute__((target("avx2"))) double
 delassus1_avx2(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J, const int *cols,
@@ -676,7 +797,9 @@ double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, c
   if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, NULL, 0, x, bits, 0);
   if (nr == 2) return delassus_in(tc, t, L, inv, J, 2, NULL, 0, x, bits, 0);
 #if TREECHOL_AVX2
-  if (!tc->no_runs && __builtin_cpu_supports("avx2")) return delassus1_avx2(tc, t, L, inv, J, NULL, 0, x, bits);
+  if (!tc->no_runs && __builtin_cpu_supports("avx2"))
+    return tc->no_rowinfo ? delassus1_avx2(tc, t, L, inv, J, NULL, 0, x, bits)
+                          : delassus1_rows_avx2(tc, t, L, inv, J, NULL, 0, x, bits);
 #endif
   return delassus_in(tc, t, L, inv, J, 1, NULL, 0, x, bits, 0);
 }
@@ -686,7 +809,8 @@ double grit_treechol_delassus_cols(const grit_treechol *tc, int t, const double 
   if (nr == 3) return delassus_in(tc, t, L, inv, J, 3, cols, ncols, x, bits, 0);
 #if TREECHOL_AVX2
   if (nr == 1 && !tc->no_runs && __builtin_cpu_supports("avx2"))
-    return delassus1_avx2(tc, t, L, inv, J, cols, ncols, x, bits);
+    return tc->no_rowinfo ? delassus1_avx2(tc, t, L, inv, J, cols, ncols, x, bits)
+                          : delassus1_rows_avx2(tc, t, L, inv, J, cols, ncols, x, bits);
 #endif
   if (nr == 1) return delassus_in(tc, t, L, inv, J, 1, cols, ncols, x, bits, 0);
   return delassus_in(tc, t, L, inv, J, nr, cols, ncols, x, bits, 0);

@@ -23,6 +23,15 @@ typedef struct grit_treechol grit_treechol;
 grit_status grit_treechol_create(const grit_model *m, grit_treechol **tc, char *message);
 void grit_treechol_free(grit_treechol *tc);
 
+/* y = M x on tree t's dofs (M: tree blocks, dense row-major; x, y: nv) over the entries (i, j) with j an
+ * ancestor or descendant of i or i, for a tree whose A keeps M's pattern (grit_treechol_a_keeps_pattern:
+ * its other entries +0), of more than 64 dofs, the pattern under a quarter of the block: each y_i summed
+ * from +0 over those j ascending, grit_tree_mulv's operations less its +-0 products, which leave a sum
+ * begun at +0 as it was, so the same bits. Returns 0 (y untouched) for another tree, where x is not finite
+ * on the tree (0 * inf), or where forbidden by grit_treechol_mulv_pattern(tc, 0); else 1. */
+int grit_treechol_mulv(const grit_treechol *tc, int t, const double *M, const double *x, double *y);
+void grit_treechol_mulv_pattern(grit_treechol *tc, int allow);
+
 /* Values of tree t's compact factor (sum over its dofs of depth + 1; at most n (n + 1) / 2). */
 int grit_treechol_size(const grit_treechol *tc, int t);
 
@@ -42,6 +51,10 @@ int grit_treechol_a_keeps_pattern(const grit_model *m, int t);
 /* The entries of the lower pattern (i, j), j an ancestor of i or i, of tree t's dense row-major n x n
  * block S copied into D (the same layout); the others are left alone. */
 void grit_treechol_copy_pattern(const grit_treechol *tc, int t, const double *S, double *D);
+
+/* The entries (i, j) and (j, i), j an ancestor of i or i, of tree t's dense row-major n x n block S copied
+ * into D (the same layout); the others are left alone (the model's dof_parent only: no pattern needed). */
+void grit_treechol_copy_sym(const grit_model *m, int t, const double *S, double *D);
 
 /* Factors tree t's block given dense row-major in H (its lower pattern is read) into the compact factor
  * L (grit_treechol_size values) and the reciprocal pivots inv (n). Updates *lo and *hi with the smallest
@@ -70,6 +83,9 @@ void grit_treechol_siblings(grit_treechol *tc, int allow);
 /* Allows (1, the default) or forbids (0) the one-row Delassus sums' updates of runs of consecutive ancestors
  * in AVX2 registers (the same bits), for tests. */
 void grit_treechol_runs(grit_treechol *tc, int allow);
+/* Allows (1, the default) or forbids (0) the one-row Delassus sums' reading of each dof's row in one load and
+ * its walk up by the parents (treechol.c, delassus1_rows; the same bits), for tests. */
+void grit_treechol_rowinfo(grit_treechol *tc, int allow);
 
 /* A constraint's Delassus sum sum_r J_r H^-1 J_r^T = sum_r |L^-T J_r^T|^2 for nr (1 to 3) rows J_r of tree t
  * (at J + r n, not modified): the first substitution of grit_treechol_solve_from_rows over the dofs on the
