@@ -63,7 +63,28 @@ struct grit_blockchol {
   struct grit_bigsparse **sp; /* (nt) a tree of more than 64 dofs: its block's sparse factor (blockchol_sparse.c) */
   unsigned char *tree_sp;     /* (nt) trees whose last factor is that sparse one (their rows in doff unused) */
   int no_sparse;              /* grit_blockchol_sparse_trees(b, 0): big trees' blocks dense, in dof order */
+  int *rptr, *rfill;          /* (nt + 1) position t's row of blocks: rsrc/rblk[rptr[t] .. rptr[t+1]-1] */
+  int *rsrc, *rblk;           /* (colptr[nt]) each block's column position (ascending in a row), its offset */
+  int cap_rsrc, cap_rblk;
+  unsigned char *nzp;         /* (nt) the pull's forward sweep: position p's rows not all zero */
+  struct grit_pull_seg *seg;  /* (nt) the pull's scratch: one row's blocks */
+  int no_pull;                /* grit_blockchol_pull(b, 0): the many-column solves block by block */
 };
+
+/* A run of products for blockchol_pull.c's rows: for row r, the values c[r rs + k cs] times rows y + k
+ * RHS_CHUNK, k = 0 .. cnt-1. */
+typedef struct grit_pull_seg {
+  const double *c, *y;
+  int cs, rs, cnt;
+} grit_pull_seg;
+
+/* blockchol_pull.c: the row lists of the factor's blocks (after an analysis); the many-column forward
+ * and backward substitutions of b->T's nc columns over the positions, row by row with AVX2 (the same
+ * bits as blockchol_many.c's sweeps; call only with AVX2); grit_blockchol_pull(b, 0) forbids them. */
+void grit_blockchol_block_rows(struct grit_blockchol *b);
+void grit_blockchol_pull_forward(struct grit_blockchol *b, int nc, const int *pos, int npos);
+void grit_blockchol_pull_backward(struct grit_blockchol *b, int nc, const int *pos, int npos);
+void grit_blockchol_pull(struct grit_blockchol *b, int allow);
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
 #define RHS_CHUNK 64

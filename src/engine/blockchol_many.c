@@ -220,6 +220,24 @@ static ALWAYS_INLINE void forward6_groups(grit_blockchol *b, int p, const double
   if (q0 < nc && !rows_zero(Y + q0, 6, nc - q0)) forward6_group(b, p, L, Y, q0, nc - q0);
 }
 
+/* Whether the forward sweep below takes forward6_groups for some free body of the positions (then not
+ * the pull's forward sweep, blockchol_pull.c, which has no such groups). */
+static int groups6(const grit_blockchol *b, int nc, const int *pos, int npos) {
+  if (nc <= FWD_GROUP || npos < FWD_GROUP_MIN_POS) return 0;
+  for (int i = 0; i < npos; ++i)
+    if (b->m->tree_dofnum[b->order[pos ? pos[i] : i]] == 6) return 1;
+  return 0;
+}
+
+/* The rows pulled (blockchol_pull.c: the same bits) in the AVX2 build unless b->no_pull or b->no_tiles. */
+#if GRIT_BLOCKCHOL_AVX2
+#define PULLED(b) (tiles && !(b)->no_pull && !(b)->no_tiles)
+#else
+#define PULLED(b) ((void)(b), 0)
+#define grit_blockchol_pull_forward(...) ((void)0)
+#define grit_blockchol_pull_backward(...) ((void)0)
+#endif
+
 /* The substitutions L L^T X = Y on the nc columns held in b->T (row i: dof i of every column), over
  * the positions pos[0..npos-1] (ascending; NULL: every position). Compiled twice (substitute_base and
  * substitute_avx2, below), each not inlined into solve_chunk: on its own it keeps its pointers in
@@ -230,7 +248,9 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
   const double *Lx = b->Lx;
   double *T = b->T;
   enum { C = RHS_CHUNK };
-  for (int i = 0; i < npos; ++i) { /* L y = b */
+  const int pull = PULLED(b), pull_fwd = pull && !groups6(b, nc, pos, npos);
+  if (pull_fwd) grit_blockchol_pull_forward(b, nc, pos, npos);
+  for (int i = 0; !pull_fwd && i < npos; ++i) { /* L y = b */
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
     const double *L = Lx + b->doff[p];
     double *Y = T + (size_t)adr[t] * C;
@@ -281,6 +301,10 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
           for (int q = 0; q < nc; ++q) zr[q] -= x * yk[q];
         }
     }
+  }
+  if (pull) {
+    grit_blockchol_pull_backward(b, nc, pos, npos);
+    return;
   }
   for (int i = npos - 1; i >= 0; --i) { /* L^T x = y */
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
