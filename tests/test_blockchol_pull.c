@@ -4,7 +4,8 @@
  * (slides, particles, free bodies) coupled in a random graph (fill by the minimum-degree order), random
  * SPD blocks, right-hand sides zero outside a few trees (the forward sweep's skips) and some zero
  * everywhere, 1 to two chunks of columns, by grit_blockchol_solve_many and grit_blockchol_solve_parts;
- * and the solution against the matrix (backward error). */
+ * and the solution against the matrix (backward error). Also a part's columns moved into the solves'
+ * rows over its runs of consecutive dofs against tree by tree (grit_blockchol_runs(b, 0)). */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -44,8 +45,9 @@ static grit_model *trees(int nt, const int *dims, int nd) {
 }
 
 /* Pairs of a grid-like graph over the trees (each to the next and to the one `w` on) with some
- * random links, and every tree of index >= split left out (a second part of lone trees). */
-static int pairs(int nt, int w, int split, unsigned *seed, int *pa, int *pb) {
+ * random links, and every tree of index >= split left out (a second part of lone trees); then each index
+ * times ev (the part's trees not consecutive, the others alone). */
+static int pairs(int nt, int w, int split, int ev, unsigned *seed, int *pa, int *pb) {
   int np = 0;
   for (int t = 0; t < split; ++t) {
     if (t + 1 < split && (t + 1) % w) pa[np] = t, pb[np++] = t + 1;
@@ -58,6 +60,7 @@ static int pairs(int nt, int w, int split, unsigned *seed, int *pa, int *pb) {
     for (int i = 0; i < np && !dup; ++i) dup = pa[i] == lo && pb[i] == hi;
     if (!dup) pa[np] = lo, pb[np++] = hi;
   }
+  for (int k = 0; k < np && ev > 1; ++k) pa[k] *= ev, pb[k] *= ev; /* the part's trees every ev-th */
   (void)nt;
   return np;
 }
@@ -97,11 +100,11 @@ static void rhs(const grit_model *m, int nc, unsigned *seed, double *B) {
   }
 }
 
-static void check(int nt, const int *dims, int nd, int w, int split, unsigned seed) {
+static void check(int nt, const int *dims, int nd, int w, int split, int ev, unsigned seed) {
   grit_model *m = trees(nt, dims, nd);
   const int nv = m->nv, maxc = 2 * RHS_CHUNK + 9;
   int *pa = malloc(sizeof(int) * 4 * (size_t)nt), *pb = malloc(sizeof(int) * 4 * (size_t)nt);
-  const int np = pairs(nt, w, split, &seed, pa, pb);
+  const int np = pairs(nt, w, split, ev, &seed, pa, pb);
   double *A = malloc(sizeof(double) * (size_t)nv * nv), *diag = calloc((size_t)m->nM, sizeof(double));
   matrix(m, np, pa, pb, &seed, A);
   for (int t = 0; t < nt; ++t) {
@@ -121,17 +124,18 @@ static void check(int nt, const int *dims, int nd, int w, int split, unsigned se
   }
   const int ncs[] = {1, 3, 5, 8, 9, 17, 33, RHS_CHUNK, maxc};
   const int nn = (int)(sizeof ncs / sizeof ncs[0]);
-  double *B0 = malloc(sizeof(double) * (size_t)nv * maxc), *X[2];
+  double *B0 = malloc(sizeof(double) * (size_t)nv * maxc), *X[3];
   rhs(m, maxc, &seed, B0);
   int *part = malloc(sizeof(int) * (size_t)maxc);
-  for (int w2 = 0; w2 < 2; ++w2) {
+  for (int w2 = 0; w2 < 3; ++w2) { /* all on; the block sweeps; the moves tree by tree */
     grit_blockchol *b;
     char msg[GRIT_MESSAGE_SIZE];
     double cond;
     cr_assert_eq(grit_blockchol_create(m, np + 1, &b, msg), GRIT_OK, "%s", msg);
     cr_assert_eq(grit_blockchol_analyze(b, np, pa, pb, msg), GRIT_OK, "%s", msg);
     cr_assert_eq(grit_blockchol_factor(b, diag, cb, poff, idx, NULL, &cond, msg), GRIT_OK, "%s", msg);
-    grit_blockchol_pull(b, w2 == 0);
+    grit_blockchol_pull(b, w2 != 1);
+    grit_blockchol_runs(b, w2 != 2);
     int nparts;
     const int *tp = grit_blockchol_parts(b, &nparts);
     for (int c = 0; c < maxc; ++c) part[c] = c % 5 == 4 ? tp[0] : tp[(c / 4) % nt] == tp[(c / 4 + 1) % nt] ? tp[(c / 4) % nt] : -1;
@@ -151,6 +155,9 @@ static void check(int nt, const int *dims, int nd, int w, int split, unsigned se
     cr_expect(memcmp(X[0] + o, X[1] + o, sizeof(double) * (size_t)nv * nc) == 0,
               "%d trees, %d columns (%s): the pulled rows' solution differs from the sweeps'", nt, nc,
               r % 2 ? "parts" : "many");
+    cr_expect(memcmp(X[0] + o, X[2] + o, sizeof(double) * (size_t)nv * nc) == 0,
+              "%d trees, %d columns (%s): the moves by runs differ from the moves tree by tree", nt, nc,
+              r % 2 ? "parts" : "many");
     for (int c = 0; c < nc; ++c) {
       if (c % 5 == 4) { /* a zero column: a zero solution */
         for (int i = 0; i < nv; ++i) cr_expect(X[0][o + (size_t)c * nv + i] == 0.0, "column %d row %d not zero", c, i);
@@ -160,16 +167,18 @@ static void check(int nt, const int *dims, int nd, int w, int split, unsigned se
       cr_expect(e < 8.0 * nv * DBL_EPSILON, "%d trees, column %d: backward error %.3g", nt, c, e);
     }
   }
-  free(A), free(diag), free(cb), free(B0), free(X[0]), free(X[1]), free(pa), free(pb), free(poff), free(idx), free(part);
+  free(A), free(diag), free(cb), free(B0), free(X[0]), free(X[1]), free(X[2]), free(pa), free(pb), free(poff), free(idx), free(part);
   grit_model_free(m);
 }
 
 Test(blockchol_pull, pulled_rows_same_bits_as_block_sweeps) {
   const int three[] = {3}, mixed[] = {3, 1, 6, 3, 2}, free6[] = {6, 3}, one[] = {1, 3, 4};
-  check(40, three, 1, 8, 40, 1u);   /* particles in a grid (the composites' parts) */
-  check(40, three, 1, 8, 30, 2u);   /* and ten lone ones */
-  check(24, mixed, 5, 5, 24, 3u);   /* 1, 2, 3, 6 dofs: free bodies among 24 positions (their groups) */
-  check(12, mixed, 5, 4, 12, 4u);   /* fewer than 16 positions: every row pulled */
-  check(30, free6, 2, 6, 25, 5u);
-  check(20, one, 3, 5, 20, 6u);
+  check(40, three, 1, 8, 40, 1, 1u); /* particles in a grid (the composites' parts) */
+  check(40, three, 1, 8, 30, 1, 2u); /* and ten lone ones */
+  check(40, three, 1, 4, 20, 2, 7u); /* the grid's trees every other one, the others alone */
+  check(24, mixed, 5, 5, 24, 1, 3u); /* 1, 2, 3, 6 dofs: free bodies among 24 positions (their groups) */
+  check(12, mixed, 5, 4, 12, 1, 4u); /* fewer than 16 positions: every row pulled */
+  check(30, free6, 2, 6, 25, 1, 5u);
+  check(30, mixed, 5, 3, 10, 3, 8u);
+  check(20, one, 3, 5, 20, 1, 6u);
 }

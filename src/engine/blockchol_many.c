@@ -376,11 +376,12 @@ static void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
  * is read or written as a pair (the transposition was a fifth of the solves' instructions one entry
  * at a time). */
 static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *pos, int npos,
-                                int in) {
+                                const int *runs, int in) {
   const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
   double *x0 = B + (size_t)cols[k0] * nv, *x1 = B + (size_t)cols[k0 + w - 1] * nv;
   for (int i = 0; i < (pos ? npos : 1); ++i) {
-    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+    const int j0 = runs ? runs[2 * i] : pos ? adr[b->order[pos[i]]] : 0;
+    const int j1 = runs ? runs[2 * i + 1] : pos ? j0 + dim[b->order[pos[i]]] : nv;
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
     if (w == 2 && in)
       for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j], t[1] = x1[j];
@@ -398,12 +399,13 @@ static inline void move_columns(grit_blockchol *b, double *B, const int *cols, i
  * columns) loaded as four vectors, transposed in registers and stored as four (the copies of
  * move_columns, in fewer instructions); the rows left over one at a time. */
 static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
-                                                          const int *pos, int npos, int in) {
+                                                          const int *pos, int npos, const int *runs, int in) {
   const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
   double *x[4];
   for (int l = 0; l < 4; ++l) x[l] = B + (size_t)cols[k0 + l] * nv;
   for (int i = 0; i < (pos ? npos : 1); ++i) {
-    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+    const int j0 = runs ? runs[2 * i] : pos ? adr[b->order[pos[i]]] : 0;
+    const int j1 = runs ? runs[2 * i + 1] : pos ? j0 + dim[b->order[pos[i]]] : nv;
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
     int j = j0;
     for (; j + 4 <= j1; j += 4, t += 4 * RHS_CHUNK) {
@@ -428,20 +430,28 @@ static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, dou
 }
 #endif
 
-/* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two. */
-static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int in) {
+/* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two; over
+ * the rows of the positions' trees (pos; NULL: every row), or, given the part, over its runs of
+ * consecutive dofs (the same rows; blockchol_pull.c's part_runs) unless b->no_runs. */
+static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part,
+                       int in) {
+  const int *runs = NULL;
+  if (pos && part >= 0 && !b->no_runs) {
+    runs = b->runs + 2 * b->run_ptr[part];
+    npos = b->run_ptr[part + 1] - b->run_ptr[part];
+  }
   int k = 0;
 #if GRIT_BLOCKCHOL_AVX2
   if (__builtin_cpu_supports("avx2"))
-    for (; k + 4 <= nc; k += 4) move_columns4(b, B, cols, k, pos, npos, in);
+    for (; k + 4 <= nc; k += 4) move_columns4(b, B, cols, k, pos, npos, runs, in);
 #endif
-  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, in);
+  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, runs, in);
 }
 
-static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos) {
-  move_chunk(b, B, cols, nc, pos, npos, 1); /* in: every row, or the rows of the positions' trees */
+static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part) {
+  move_chunk(b, B, cols, nc, pos, npos, part, 1); /* in: every row, or the rows of the positions' trees */
   substitute(b, nc, pos, npos);
-  move_chunk(b, B, cols, nc, pos, npos, 0); /* out: the same rows */
+  move_chunk(b, B, cols, nc, pos, npos, part, 0); /* out: the same rows */
 }
 
 void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
@@ -449,7 +459,7 @@ void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
   for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
     const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
     for (int k = 0; k < nc; ++k) cols[k] = c0 + k;
-    solve_chunk(b, B, cols, nc, NULL, b->nt);
+    solve_chunk(b, B, cols, nc, NULL, b->nt, -1);
   }
 }
 
@@ -484,8 +494,8 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
       for (int l = first[f]; l >= 0;) {
         int n = 0;
         for (; l >= 0 && n < RHS_CHUNK; l = next[l]) cols[n++] = c0 + l;
-        if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
-        else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
+        if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt, -1);
+        else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk], pk);
       }
     }
   }
