@@ -72,6 +72,7 @@ struct grit_blockchol {
   int *run_ptr, *runs;        /* (nt + 1, 2 nt) part k's rows as runs of consecutive dofs [runs[2i], runs[2i+1]),
                                  i = run_ptr[k] .. run_ptr[k+1]-1, ascending (the trees' dofs merged) */
   int no_runs;                /* grit_blockchol_runs(b, 0): the columns moved into T tree by tree */
+  int *rng;                   /* (2 nt) the moves' ranges tree by tree (no_runs) */
 };
 
 /* A run of products for blockchol_pull.c's rows: for row r, the values c[r rs + k cs] times rows y + k

@@ -229,9 +229,13 @@ static int groups6(const grit_blockchol *b, int nc, const int *pos, int npos) {
   return 0;
 }
 
-/* The rows pulled (blockchol_pull.c: the same bits) in the AVX2 build unless b->no_pull or b->no_tiles. */
+/* The rows pulled (blockchol_pull.c: the same bits) in the AVX2 build unless b->no_pull or b->no_tiles,
+ * over PULL_MIN_POS positions or more: a row pulls from at most npos - 1 blocks, so with fewer there
+ * is little to save, and the sweeps' kernels for a free body's constant 6 are faster than the pull's
+ * general loops (callgrind, dm_control's quadruped, a ball and the robot in one part: +0.7 % pulled). */
+enum { PULL_MIN_POS = 4 };
 #if GRIT_BLOCKCHOL_AVX2
-#define PULLED(b) (tiles && !(b)->no_pull && !(b)->no_tiles)
+#define PULLED(b) (tiles && npos >= PULL_MIN_POS && !(b)->no_pull && !(b)->no_tiles)
 #else
 #define PULLED(b) ((void)(b), 0)
 #define grit_blockchol_pull_forward(...) ((void)0)
@@ -375,13 +379,12 @@ static void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
  * the rows of the positions (every row if pos is NULL). Two columns at a time, so that each row of T
  * is read or written as a pair (the transposition was a fifth of the solves' instructions one entry
  * at a time). */
-static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *pos, int npos,
-                                const int *runs, int in) {
-  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *rng, int nr,
+                                int in) {
+  const int nv = b->m->nv;
   double *x0 = B + (size_t)cols[k0] * nv, *x1 = B + (size_t)cols[k0 + w - 1] * nv;
-  for (int i = 0; i < (pos ? npos : 1); ++i) {
-    const int j0 = runs ? runs[2 * i] : pos ? adr[b->order[pos[i]]] : 0;
-    const int j1 = runs ? runs[2 * i + 1] : pos ? j0 + dim[b->order[pos[i]]] : nv;
+  for (int i = 0; i < nr; ++i) {
+    const int j0 = rng[2 * i], j1 = rng[2 * i + 1];
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
     if (w == 2 && in)
       for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j], t[1] = x1[j];
@@ -398,14 +401,14 @@ static inline void move_columns(grit_blockchol *b, double *B, const int *cols, i
 /* move_columns for four columns cols[k0..k0+3], with AVX2: each 4 x 4 tile (four rows of the four
  * columns) loaded as four vectors, transposed in registers and stored as four (the copies of
  * move_columns, in fewer instructions); the rows left over one at a time. */
-static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
-                                                          const int *pos, int npos, const int *runs, int in) {
-  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+static inline __attribute__((always_inline, target("avx2"))) void move4_in(grit_blockchol *b, double *B,
+                                                                           const int *cols, int k0, const int *rng,
+                                                                           int nr, int in) {
+  const int nv = b->m->nv;
   double *x[4];
   for (int l = 0; l < 4; ++l) x[l] = B + (size_t)cols[k0 + l] * nv;
-  for (int i = 0; i < (pos ? npos : 1); ++i) {
-    const int j0 = runs ? runs[2 * i] : pos ? adr[b->order[pos[i]]] : 0;
-    const int j1 = runs ? runs[2 * i + 1] : pos ? j0 + dim[b->order[pos[i]]] : nv;
+  for (int i = 0; i < nr; ++i) {
+    const int j0 = rng[2 * i], j1 = rng[2 * i + 1];
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
     int j = j0;
     for (; j + 4 <= j1; j += 4, t += 4 * RHS_CHUNK) {
@@ -428,6 +431,18 @@ static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, dou
     }
   }
 }
+
+/* move4_in over the given ranges, and over every row (its one range constant). */
+static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
+                                                          const int *rng, int nr, int in) {
+  move4_in(b, B, cols, k0, rng, nr, in);
+}
+
+static __attribute__((target("avx2"))) void move_columns4_all(grit_blockchol *b, double *B, const int *cols, int k0,
+                                                              int in) {
+  const int all[2] = {0, b->m->nv};
+  move4_in(b, B, cols, k0, all, 1, in);
+}
 #endif
 
 /* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two; over
@@ -435,17 +450,27 @@ static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, dou
  * consecutive dofs (the same rows; blockchol_pull.c's part_runs) unless b->no_runs. */
 static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part,
                        int in) {
-  const int *runs = NULL;
+  int all[2] = {0, b->m->nv}, nr = 1; /* the rows' ranges [rng[2i], rng[2i+1]), i < nr */
+  const int *rng = all;
   if (pos && part >= 0 && !b->no_runs) {
-    runs = b->runs + 2 * b->run_ptr[part];
-    npos = b->run_ptr[part + 1] - b->run_ptr[part];
+    rng = b->runs + 2 * b->run_ptr[part];
+    nr = b->run_ptr[part + 1] - b->run_ptr[part];
+  } else if (pos) { /* tree by tree */
+    for (int i = 0; i < npos; ++i) {
+      const int t = b->order[pos[i]];
+      b->rng[2 * i] = b->m->tree_dofadr[t], b->rng[2 * i + 1] = b->m->tree_dofadr[t] + b->m->tree_dofnum[t];
+    }
+    rng = b->rng, nr = npos;
   }
   int k = 0;
 #if GRIT_BLOCKCHOL_AVX2
   if (__builtin_cpu_supports("avx2"))
-    for (; k + 4 <= nc; k += 4) move_columns4(b, B, cols, k, pos, npos, runs, in);
+    for (; k + 4 <= nc; k += 4) {
+      if (pos) move_columns4(b, B, cols, k, rng, nr, in);
+      else move_columns4_all(b, B, cols, k, in);
+    }
 #endif
-  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, runs, in);
+  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, rng, nr, in);
 }
 
 static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part) {

@@ -103,9 +103,9 @@ PULL_INLINE void pull_cols(double *restrict y, const grit_pull_seg *s, int ns, i
 }
 
 /* pull_cols over the nc columns: 32 at a time, then sixteen, four, the last one to three masked. */
-static __attribute__((noinline, target("avx2"))) void pull_row(double *y, const grit_pull_seg *s, int ns, int r,
-                                                              const double *tc, int tcs, const double *ty, int tcnt,
-                                                              double inv, int scale, int nc) {
+PULL_INLINE void pull_row(double *y, const grit_pull_seg *s, int ns, int r,
+                          const double *tc, int tcs, const double *ty, int tcnt,
+                          double inv, int scale, int nc) {
   const __m256i none = _mm256_setzero_si256();
   int q = 0;
   for (; q + 32 <= nc; q += 32) pull_cols(y, s, ns, r, tc, tcs, ty, tcnt, inv, scale, q, 8, 0, none);
