@@ -412,7 +412,7 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
   s = reserve_values(b, nx, message);
   if (s != GRIT_OK) return s;
   find_parts(b);
-  grit_blockchol_block_rows(b);
+  b->rows_stale = 1; /* the row lists and runs: at the first many-column solve (the step needs none) */
   return place_pairs(b, npairs, pa, pb, message);
 }
 

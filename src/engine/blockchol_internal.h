@@ -63,6 +63,7 @@ struct grit_blockchol {
   struct grit_bigsparse **sp; /* (nt) a tree of more than 64 dofs: its block's sparse factor (blockchol_sparse.c) */
   unsigned char *tree_sp;     /* (nt) trees whose last factor is that sparse one (their rows in doff unused) */
   int no_sparse;              /* grit_blockchol_sparse_trees(b, 0): big trees' blocks dense, in dof order */
+  int rows_stale;             /* the row lists and runs below not yet built for the last analysis */
   int *rptr, *rfill;          /* (nt + 1) position t's row of blocks: rsrc/rblk[rptr[t] .. rptr[t+1]-1] */
   int *rsrc, *rblk;           /* (colptr[nt]) each block's column position (ascending in a row), its offset */
   int cap_rsrc, cap_rblk;

@@ -474,6 +474,7 @@ static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, co
 }
 
 static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part) {
+  if (b->rows_stale) grit_blockchol_block_rows(b), b->rows_stale = 0; /* (arrays sized by the analysis) */
   move_chunk(b, B, cols, nc, pos, npos, part, 1); /* in: every row, or the rows of the positions' trees */
   substitute(b, nc, pos, npos);
   move_chunk(b, B, cols, nc, pos, npos, part, 0); /* out: the same rows */
