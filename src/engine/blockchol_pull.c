@@ -82,12 +82,21 @@ PULL_INLINE void pull_cols(double *restrict y, const grit_pull_seg *s, int ns, i
   for (int i = 0; i < ns; ++i) {
     const double *c = s[i].c + (size_t)r * s[i].rs, *Y = s[i].y + q;
     const int cs = s[i].cs, cnt = s[i].cnt;
-    for (int k = 0; k < cnt; ++k) {
-      const __m256d l = _mm256_broadcast_sd(c + (size_t)k * cs);
-      const double *yk = Y + (size_t)k * C;
-      for (int v = 0; v < nv; ++v)
-        a[v] = _mm256_sub_pd(a[v], _mm256_mul_pd(l, masked ? _mm256_maskload_pd(yk, mask) : _mm256_loadu_pd(yk + 4 * v)));
+#define PULL_PRODUCT(k)                                                                                           \
+  do {                                                                                                           \
+    const __m256d l = _mm256_broadcast_sd(c + (size_t)(k) * cs);                                                 \
+    const double *yk = Y + (size_t)(k) * C;                                                                      \
+    for (int v = 0; v < nv; ++v)                                                                                 \
+      a[v] = _mm256_sub_pd(a[v], _mm256_mul_pd(l, masked ? _mm256_maskload_pd(yk, mask) : _mm256_loadu_pd(yk + 4 * v))); \
+  } while (0)
+    if (cnt == 3) { /* a particle's block: its three products without the loop's control */
+      PULL_PRODUCT(0);
+      PULL_PRODUCT(1);
+      PULL_PRODUCT(2);
+      continue;
     }
+    for (int k = 0; k < cnt; ++k) PULL_PRODUCT(k);
+#undef PULL_PRODUCT
   }
   for (int k = 0; k < tcnt; ++k) {
     const __m256d l = _mm256_broadcast_sd(tc + (size_t)k * tcs);
