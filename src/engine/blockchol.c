@@ -61,6 +61,8 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->run_ptr = calloc(nt + 1, sizeof(int));
   b->runs = calloc(2 * nt, sizeof(int));
   b->rng = calloc(2 * nt, sizeof(int));
+  b->part6 = calloc(nt, 1);
+  for (int t = 0; t < m->ntree; ++t) b->any6 |= m->tree_dofnum[t] == 6;
   /* the particles' recorded Schur targets (blockchol_factor_simd.c): room for columns of 32 blocks on
    * average (16 pairs a block); a larger fill is not recorded (the targets are found by walking) */
   b->cap_tgt = 16 * (size_t)entries;
@@ -86,7 +88,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
       !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !sp_ok || !b->rptr ||
-      !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng ||
+      !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -105,7 +107,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   for (int t = 0; b->sp && t < b->nt; ++t) grit_bigsparse_free(b->sp[t]);
   free(b->sp), free(b->tree_sp);
   free(b->rptr), free(b->rfill), free(b->rsrc), free(b->rblk), free(b->nzp), free(b->seg);
-  free(b->run_ptr), free(b->runs), free(b->rng);
+  free(b->run_ptr), free(b->runs), free(b->rng), free(b->part6);
   free(b);
 }
 

@@ -74,6 +74,9 @@ struct grit_blockchol {
                                  i = run_ptr[k] .. run_ptr[k+1]-1, ascending (the trees' dofs merged) */
   int no_runs;                /* grit_blockchol_runs(b, 0): the columns moved into T tree by tree */
   int *rng;                   /* (2 nt) the moves' ranges tree by tree (no_runs) */
+  unsigned char *part6;       /* (nt) parts with a 6-dof tree (built with the runs); any6: some tree has 6 */
+  int any6;
+  int pull_here;              /* the chunk being solved may be pulled (no 6-dof tree among its positions) */
 };
 
 /* A run of products for blockchol_pull.c's rows: for row r, the values c[r rs + k cs] times rows y + k

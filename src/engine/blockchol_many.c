@@ -220,22 +220,15 @@ static ALWAYS_INLINE void forward6_groups(grit_blockchol *b, int p, const double
   if (q0 < nc && !rows_zero(Y + q0, 6, nc - q0)) forward6_group(b, p, L, Y, q0, nc - q0);
 }
 
-/* Whether the forward sweep below takes forward6_groups for some free body of the positions (then not
- * the pull's forward sweep, blockchol_pull.c, which has no such groups). */
-static int groups6(const grit_blockchol *b, int nc, const int *pos, int npos) {
-  if (nc <= FWD_GROUP || npos < FWD_GROUP_MIN_POS) return 0;
-  for (int i = 0; i < npos; ++i)
-    if (b->m->tree_dofnum[b->order[pos ? pos[i] : i]] == 6) return 1;
-  return 0;
-}
-
 /* The rows pulled (blockchol_pull.c: the same bits) in the AVX2 build unless b->no_pull or b->no_tiles,
- * over PULL_MIN_POS positions or more: a row pulls from at most npos - 1 blocks, so with fewer there
- * is little to save, and the sweeps' kernels for a free body's constant 6 are faster than the pull's
- * general loops (callgrind, dm_control's quadruped, a ball and the robot in one part: +0.7 % pulled). */
+ * over PULL_MIN_POS positions or more, none of them a 6-dof tree (b->pull_here, set per chunk): a row
+ * pulls from at most npos - 1 blocks, so with fewer there is little to save; and the sweeps' kernels for
+ * a free body's constant 6 (and its forward groups, forward6_groups) are faster than the pull's general
+ * loops (callgrind: dm_control's quadruped, a ball and the robot in one part, +0.7 % pulled; the clutter
+ * settled, parts of 2 to 6 boxes, +0.5 %). */
 enum { PULL_MIN_POS = 4 };
 #if GRIT_BLOCKCHOL_AVX2
-#define PULLED(b) (tiles && npos >= PULL_MIN_POS && !(b)->no_pull && !(b)->no_tiles)
+#define PULLED(b) (tiles && npos >= PULL_MIN_POS && (b)->pull_here && !(b)->no_pull && !(b)->no_tiles)
 #else
 #define PULLED(b) ((void)(b), 0)
 #define grit_blockchol_pull_forward(...) ((void)0)
@@ -252,7 +245,7 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
   const double *Lx = b->Lx;
   double *T = b->T;
   enum { C = RHS_CHUNK };
-  const int pull = PULLED(b), pull_fwd = pull && !groups6(b, nc, pos, npos);
+  const int pull = PULLED(b), pull_fwd = pull;
   if (pull_fwd) grit_blockchol_pull_forward(b, nc, pos, npos);
   for (int i = 0; !pull_fwd && i < npos; ++i) { /* L y = b */
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
@@ -475,6 +468,7 @@ static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, co
 
 static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part) {
   if (b->rows_stale) grit_blockchol_block_rows(b), b->rows_stale = 0; /* (arrays sized by the analysis) */
+  b->pull_here = part >= 0 ? !b->part6[part] : !pos && !b->any6;
   move_chunk(b, B, cols, nc, pos, npos, part, 1); /* in: every row, or the rows of the positions' trees */
   substitute(b, nc, pos, npos);
   move_chunk(b, B, cols, nc, pos, npos, part, 0); /* out: the same rows */

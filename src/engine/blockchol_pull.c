@@ -14,9 +14,8 @@
  *  - backward, L^T x = y: row j of position p less, for each block below it (ascending rows), its
  *    products X[r][j] x_r in r order, then the diagonal block's rows j+1 .. n-1, then the scaling:
  *    one load and one store for the whole row (the sweep did those three steps with one each).
- * The row lists of blocks (b->rptr, rsrc, rblk) are built by the analysis (grit_blockchol_block_rows).
- * The forward pull is not used where blockchol_many.c skips zero groups of eight columns of free
- * bodies (their zeros' signs would differ); its backward pull is. */
+ * The row lists of blocks (b->rptr, rsrc, rblk) are built after an analysis (grit_blockchol_block_rows).
+ * Parts with a 6-dof tree keep blockchol_many.c's sweeps (its free bodies' kernels; PULLED there). */
 #include "blockchol.h"
 #include "blockchol_internal.h"
 #include "treechol.h"
@@ -59,10 +58,12 @@ static void part_runs(grit_blockchol *b) {
     end[k] = adr[t] + dim[t];
   }
   for (int k = 0; k < np; ++k) b->run_ptr[k + 1] += b->run_ptr[k], cur[k] = b->run_ptr[k], end[k] = -1;
+  for (int k = 0; k < np; ++k) b->part6[k] = 0;
   for (int t = 0; t < nt; ++t) {
     const int k = b->part[t];
     if (end[k] != adr[t]) b->runs[2 * cur[k]] = adr[t], ++cur[k];
     end[k] = b->runs[2 * cur[k] - 1] = adr[t] + dim[t];
+    if (dim[t] == 6) b->part6[k] = 1;
   }
 }
 
