@@ -51,6 +51,18 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->cap_pairs = max_pairs > 0 ? max_pairs : 1;
   b->pairs = malloc(sizeof *b->pairs * (size_t)b->cap_pairs);
   b->tree_tc = calloc(nt, 1);
+  b->rptr = calloc(nt + 1, sizeof(int));
+  b->rfill = calloc(nt + 1, sizeof(int));
+  b->rsrc = malloc(sizeof(int) * (size_t)entries);
+  b->rblk = malloc(sizeof(int) * (size_t)entries);
+  b->cap_rsrc = b->cap_rblk = entries;
+  b->nzp = calloc(nt, 1);
+  b->seg = calloc(nt, sizeof *b->seg);
+  b->run_ptr = calloc(nt + 1, sizeof(int));
+  b->runs = calloc(2 * nt, sizeof(int));
+  b->rng = calloc(2 * nt, sizeof(int));
+  b->part6 = calloc(nt, 1);
+  for (int t = 0; t < m->ntree; ++t) b->any6 |= m->tree_dofnum[t] == 6;
   /* the particles' recorded Schur targets (blockchol_factor_simd.c): room for columns of 32 blocks on
    * average (16 pairs a block); a larger fill is not recorded (the targets are found by walking) */
   b->cap_tgt = 16 * (size_t)entries;
@@ -76,7 +88,8 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
-      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !b->wlist || !sp_ok ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !b->wlist || !sp_ok || !b->rptr ||
+      !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -94,6 +107,8 @@ void grit_blockchol_free(grit_blockchol *b) {
   grit_treechol_free(b->tc);
   for (int t = 0; b->sp && t < b->nt; ++t) grit_bigsparse_free(b->sp[t]);
   free(b->sp), free(b->tree_sp);
+  free(b->rptr), free(b->rfill), free(b->rsrc), free(b->rblk), free(b->nzp), free(b->seg);
+  free(b->run_ptr), free(b->runs), free(b->rng), free(b->part6);
   free(b);
 }
 
@@ -432,13 +447,15 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
   int ne;
   grit_status s = order_min_degree(b, &ne, message);
   if (s != GRIT_OK) return s;
-  if (!grow((void **)&b->roff, &b->cap_roff, ne, sizeof(int)))
+  if (!grow((void **)&b->roff, &b->cap_roff, ne, sizeof(int)) || !grow((void **)&b->rsrc, &b->cap_rsrc, ne, sizeof(int)) ||
+      !grow((void **)&b->rblk, &b->cap_rblk, ne, sizeof(int)))
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
   size_t nx;
   lay_out_columns(b, &nx);
   s = reserve_values(b, nx, message);
   if (s != GRIT_OK) return s;
   find_parts(b);
+  b->rows_stale = 1; /* the row lists and runs: at the first many-column solve (the step needs none) */
   return place_pairs(b, npairs, pa, pb, message);
 }
 

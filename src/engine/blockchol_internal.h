@@ -65,7 +65,39 @@ struct grit_blockchol {
   struct grit_bigsparse **sp; /* (nt) a tree of more than 64 dofs: its block's sparse factor (blockchol_sparse.c) */
   unsigned char *tree_sp;     /* (nt) trees whose last factor is that sparse one (their rows in doff unused) */
   int no_sparse;              /* grit_blockchol_sparse_trees(b, 0): big trees' blocks dense, in dof order */
+  int rows_stale;             /* the row lists and runs below not yet built for the last analysis */
+  int *rptr, *rfill;          /* (nt + 1) position t's row of blocks: rsrc/rblk[rptr[t] .. rptr[t+1]-1] */
+  int *rsrc, *rblk;           /* (colptr[nt]) each block's column position (ascending in a row), its offset */
+  int cap_rsrc, cap_rblk;
+  unsigned char *nzp;         /* (nt) the pull's forward sweep: position p's rows not all zero */
+  struct grit_pull_seg *seg;  /* (nt) the pull's scratch: one row's blocks */
+  int no_pull;                /* grit_blockchol_pull(b, 0): the many-column solves block by block */
+  int *run_ptr, *runs;        /* (nt + 1, 2 nt) part k's rows as runs of consecutive dofs [runs[2i], runs[2i+1]),
+                                 i = run_ptr[k] .. run_ptr[k+1]-1, ascending (the trees' dofs merged) */
+  int no_runs;                /* grit_blockchol_runs(b, 0): the columns moved into T tree by tree */
+  int *rng;                   /* (2 nt) the moves' ranges tree by tree (no_runs) */
+  unsigned char *part6;       /* (nt) parts with a 6-dof tree (built with the runs); any6: some tree has 6 */
+  int any6;
+  int pull_here;              /* the chunk being solved may be pulled (no 6-dof tree among its positions) */
 };
+
+/* A run of products for blockchol_pull.c's rows: for row r, the values c[r rs + k cs] times rows y + k
+ * RHS_CHUNK, k = 0 .. cnt-1. */
+typedef struct grit_pull_seg {
+  const double *c, *y;
+  int cs, rs, cnt;
+} grit_pull_seg;
+
+/* blockchol_pull.c: the row lists of the factor's blocks and the parts' runs (after an analysis); the many-column forward
+ * and backward substitutions of b->T's nc columns over the positions, row by row with AVX2 (the same
+ * bits as blockchol_many.c's sweeps; call only with AVX2); grit_blockchol_pull(b, 0) forbids them. */
+void grit_blockchol_block_rows(struct grit_blockchol *b);
+void grit_blockchol_pull_forward(struct grit_blockchol *b, int nc, const int *pos, int npos);
+void grit_blockchol_pull_backward(struct grit_blockchol *b, int nc, const int *pos, int npos);
+void grit_blockchol_pull(struct grit_blockchol *b, int allow);
+/* Allows (1, the default) or forbids (0) moving a part's columns into and out of T over its runs of
+ * consecutive dofs rather than tree by tree (blockchol_many.c; the same copies), for tests. */
+void grit_blockchol_runs(struct grit_blockchol *b, int allow);
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
 #define RHS_CHUNK 64

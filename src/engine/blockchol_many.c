@@ -220,6 +220,21 @@ static ALWAYS_INLINE void forward6_groups(grit_blockchol *b, int p, const double
   if (q0 < nc && !rows_zero(Y + q0, 6, nc - q0)) forward6_group(b, p, L, Y, q0, nc - q0);
 }
 
+/* The rows pulled (blockchol_pull.c: the same bits) in the AVX2 build unless b->no_pull or b->no_tiles,
+ * over PULL_MIN_POS positions or more, none of them a 6-dof tree (b->pull_here, set per chunk): a row
+ * pulls from at most npos - 1 blocks, so with fewer there is little to save; and the sweeps' kernels for
+ * a free body's constant 6 (and its forward groups, forward6_groups) are faster than the pull's general
+ * loops (callgrind: dm_control's quadruped, a ball and the robot in one part, +0.7 % pulled; the clutter
+ * settled, parts of 2 to 6 boxes, +0.5 %). */
+enum { PULL_MIN_POS = 4 };
+#if GRIT_BLOCKCHOL_AVX2
+#define PULLED(b) (tiles && npos >= PULL_MIN_POS && (b)->pull_here && !(b)->no_pull && !(b)->no_tiles)
+#else
+#define PULLED(b) ((void)(b), 0)
+#define grit_blockchol_pull_forward(...) ((void)0)
+#define grit_blockchol_pull_backward(...) ((void)0)
+#endif
+
 /* The substitutions L L^T X = Y on the nc columns held in b->T (row i: dof i of every column), over
  * the positions pos[0..npos-1] (ascending; NULL: every position). Compiled twice (substitute_base and
  * substitute_avx2, below), each not inlined into solve_chunk: on its own it keeps its pointers in
@@ -230,7 +245,9 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
   const double *Lx = b->Lx;
   double *T = b->T;
   enum { C = RHS_CHUNK };
-  for (int i = 0; i < npos; ++i) { /* L y = b */
+  const int pull = PULLED(b), pull_fwd = pull;
+  if (pull_fwd) grit_blockchol_pull_forward(b, nc, pos, npos);
+  for (int i = 0; !pull_fwd && i < npos; ++i) { /* L y = b */
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
     const double *L = Lx + b->doff[p];
     double *Y = T + (size_t)adr[t] * C;
@@ -281,6 +298,10 @@ static ALWAYS_INLINE void substitute_in(grit_blockchol *b, int nc, const int *po
           for (int q = 0; q < nc; ++q) zr[q] -= x * yk[q];
         }
     }
+  }
+  if (pull) {
+    grit_blockchol_pull_backward(b, nc, pos, npos);
+    return;
   }
   for (int i = npos - 1; i >= 0; --i) { /* L^T x = y */
     const int p = pos ? pos[i] : i, t = b->order[p], n = dim[t];
@@ -351,12 +372,12 @@ static void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
  * the rows of the positions (every row if pos is NULL). Two columns at a time, so that each row of T
  * is read or written as a pair (the transposition was a fifth of the solves' instructions one entry
  * at a time). */
-static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *pos, int npos,
+static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *rng, int nr,
                                 int in) {
-  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+  const int nv = b->m->nv;
   double *x0 = B + (size_t)cols[k0] * nv, *x1 = B + (size_t)cols[k0 + w - 1] * nv;
-  for (int i = 0; i < (pos ? npos : 1); ++i) {
-    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+  for (int i = 0; i < nr; ++i) {
+    const int j0 = rng[2 * i], j1 = rng[2 * i + 1];
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
     if (w == 2 && in)
       for (int j = j0; j < j1; ++j, t += RHS_CHUNK) t[0] = x0[j], t[1] = x1[j];
@@ -373,13 +394,14 @@ static inline void move_columns(grit_blockchol *b, double *B, const int *cols, i
 /* move_columns for four columns cols[k0..k0+3], with AVX2: each 4 x 4 tile (four rows of the four
  * columns) loaded as four vectors, transposed in registers and stored as four (the copies of
  * move_columns, in fewer instructions); the rows left over one at a time. */
-static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
-                                                          const int *pos, int npos, int in) {
-  const int nv = b->m->nv, *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr;
+static inline __attribute__((always_inline, target("avx2"))) void move4_in(grit_blockchol *b, double *B,
+                                                                           const int *cols, int k0, const int *rng,
+                                                                           int nr, int in) {
+  const int nv = b->m->nv;
   double *x[4];
   for (int l = 0; l < 4; ++l) x[l] = B + (size_t)cols[k0 + l] * nv;
-  for (int i = 0; i < (pos ? npos : 1); ++i) {
-    const int j0 = pos ? adr[b->order[pos[i]]] : 0, j1 = pos ? j0 + dim[b->order[pos[i]]] : nv;
+  for (int i = 0; i < nr; ++i) {
+    const int j0 = rng[2 * i], j1 = rng[2 * i + 1];
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
     int j = j0;
     for (; j + 4 <= j1; j += 4, t += 4 * RHS_CHUNK) {
@@ -402,22 +424,54 @@ static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, dou
     }
   }
 }
+
+/* move4_in over the given ranges, and over every row (its one range constant). */
+static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
+                                                          const int *rng, int nr, int in) {
+  move4_in(b, B, cols, k0, rng, nr, in);
+}
+
+static __attribute__((target("avx2"))) void move_columns4_all(grit_blockchol *b, double *B, const int *cols, int k0,
+                                                              int in) {
+  const int all[2] = {0, b->m->nv};
+  move4_in(b, B, cols, k0, all, 1, in);
+}
 #endif
 
-/* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two. */
-static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int in) {
+/* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two; over
+ * the rows of the positions' trees (pos; NULL: every row), or, given the part, over its runs of
+ * consecutive dofs (the same rows; blockchol_pull.c's part_runs) unless b->no_runs. */
+static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part,
+                       int in) {
+  int all[2] = {0, b->m->nv}, nr = 1; /* the rows' ranges [rng[2i], rng[2i+1]), i < nr */
+  const int *rng = all;
+  if (pos && part >= 0 && !b->no_runs) {
+    rng = b->runs + 2 * b->run_ptr[part];
+    nr = b->run_ptr[part + 1] - b->run_ptr[part];
+  } else if (pos) { /* tree by tree */
+    for (int i = 0; i < npos; ++i) {
+      const int t = b->order[pos[i]];
+      b->rng[2 * i] = b->m->tree_dofadr[t], b->rng[2 * i + 1] = b->m->tree_dofadr[t] + b->m->tree_dofnum[t];
+    }
+    rng = b->rng, nr = npos;
+  }
   int k = 0;
 #if GRIT_BLOCKCHOL_AVX2
   if (__builtin_cpu_supports("avx2"))
-    for (; k + 4 <= nc; k += 4) move_columns4(b, B, cols, k, pos, npos, in);
+    for (; k + 4 <= nc; k += 4) {
+      if (pos) move_columns4(b, B, cols, k, rng, nr, in);
+      else move_columns4_all(b, B, cols, k, in);
+    }
 #endif
-  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, pos, npos, in);
+  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, rng, nr, in);
 }
 
-static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos) {
-  move_chunk(b, B, cols, nc, pos, npos, 1); /* in: every row, or the rows of the positions' trees */
+static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part) {
+  if (b->rows_stale) grit_blockchol_block_rows(b), b->rows_stale = 0; /* (arrays sized by the analysis) */
+  b->pull_here = part >= 0 ? !b->part6[part] : !pos && !b->any6;
+  move_chunk(b, B, cols, nc, pos, npos, part, 1); /* in: every row, or the rows of the positions' trees */
   substitute(b, nc, pos, npos);
-  move_chunk(b, B, cols, nc, pos, npos, 0); /* out: the same rows */
+  move_chunk(b, B, cols, nc, pos, npos, part, 0); /* out: the same rows */
 }
 
 void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
@@ -425,7 +479,7 @@ void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
   for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
     const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
     for (int k = 0; k < nc; ++k) cols[k] = c0 + k;
-    solve_chunk(b, B, cols, nc, NULL, b->nt);
+    solve_chunk(b, B, cols, nc, NULL, b->nt, -1);
   }
 }
 
@@ -460,8 +514,8 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
       for (int l = first[f]; l >= 0;) {
         int n = 0;
         for (; l >= 0 && n < RHS_CHUNK; l = next[l]) cols[n++] = c0 + l;
-        if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt);
-        else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk]);
+        if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt, -1);
+        else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk], pk);
       }
     }
   }
