@@ -345,12 +345,16 @@ static __attribute__((noinline)) void add_lower_base(grit_hessian *h, int dim, i
  * multiply-add), the four entries gathered, added, stored one by one: the same bits. */
 static inline __attribute__((always_inline, target("avx2"))) void lower_add_avx2(double *Di, const double *Jc,
                                                                                 const double *gj, const int *idx,
-                                                                                int dim, int nc, int i) {
+                                                                                int dim, int nc, int i, int runs) {
   int j = 0;
   for (; j + 4 <= i + 1; j += 4) {
     __m256d s = _mm256_setzero_pd();
     for (int r = 0; r < dim; ++r)
       s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_set1_pd(Jc[r * nc + i]), _mm256_loadu_pd(gj + r * nc + j)));
+    if (runs && idx[j + 3] == idx[j] + 3) { /* four adjacent columns (idx increases): one load and store */
+      _mm256_storeu_pd(Di + idx[j], _mm256_add_pd(_mm256_loadu_pd(Di + idx[j]), s));
+      continue;
+    }
     const __m128i ix = _mm_loadu_si128((const __m128i *)(idx + j));
     const __m256d v = _mm256_add_pd(_mm256_i32gather_pd(Di, ix, 8), s);
     const __m128d a = _mm256_castpd256_pd128(v), b = _mm256_extractf128_pd(v, 1);
@@ -359,7 +363,7 @@ static inline __attribute__((always_inline, target("avx2"))) void lower_add_avx2
   }
   lower_add_plain(Di, Jc, gj, idx, dim, nc, i, j);
 }
-#define LOWER_ADD_AVX2(Di, i) lower_add_avx2(Di, Jc, gj, idx, dim, nc, i)
+#define LOWER_ADD_AVX2(Di, i) lower_add_avx2(Di, Jc, gj, idx, dim, nc, i, !h->no_chain_lower)
 static inline __attribute__((always_inline, target("avx2"))) void add_lower_avx2_in(grit_hessian *h, int dim, int tree,
                                                                                    const double *J, const double *G,
                                                                                    const int *idx, int nc) {
@@ -372,8 +376,39 @@ static __attribute__((noinline, target("avx2"))) void add_lower_avx2(grit_hessia
   else if (dim == 3) add_lower_avx2_in(h, 3, tree, J, G, idx, nc);
   else add_lower_avx2_in(h, dim, tree, J, G, idx, nc);
 }
+
+/* add_chain_in's lower entries only, on a tree of up to 64 dofs whose factor reads only its block's lower
+ * triangle (chain_lower): the same sums in the same order as CHAIN_SUMS' (so the lower triangle gets the same
+ * bits), without the mirrored writes to the upper triangle, and four adjacent columns (a chain's dofs in
+ * order: MuJoCo's loop's contacts have one run from the root) with one vector load and store. On the loop
+ * the mirrored column writes and the scattered row writes were most of add_chain's instructions. */
+static inline __attribute__((always_inline, target("avx2"))) void add_chain_lower_avx2_in(grit_hessian *h, int dim,
+                                                                                         int tree, const double *J,
+                                                                                         const double *G,
+                                                                                         const int *idx, int nc) {
+  double Jc[3 * 64], gj[3 * 64];
+  const int n = h->m->tree_dofnum[tree];
+  chain_gj(n, dim, J, G, idx, nc, Jc, gj);
+  double *D = h->diag + h->m->tree_madr[tree];
+  for (int i = 0; i < nc; ++i) lower_add_avx2(D + (size_t)idx[i] * n, Jc, gj, idx, dim, nc, i, 1);
+}
+static __attribute__((noinline, target("avx2"))) void add_chain_lower_avx2(grit_hessian *h, int dim, int tree,
+                                                                         const double *J, const double *G,
+                                                                         const int *idx, int nc) {
+  if (dim == 3) add_chain_lower_avx2_in(h, 3, tree, J, G, idx, nc); /* contacts */
+  else if (dim == 1) add_chain_lower_avx2_in(h, 1, tree, J, G, idx, nc); /* limits */
+  else add_chain_lower_avx2_in(h, dim, tree, J, G, idx, nc);
+}
 #undef LOWER_ADD_AVX2
 #endif
+
+/* Whether a tree of up to 64 dofs may have only its lower triangle summed (add_chain_lower_avx2): every
+ * factor of the block-sparse and CHOLMOD paths reads only that (treechol's pattern gather, blockchol's
+ * chol_block and column updates, CHOLMOD's values r >= c); the dense path reads the upper one.
+ * grit_hessian_chain_lower(h, 0): both, as before. */
+static inline int chain_lower(const grit_hessian *h) {
+  return !h->no_chain_lower && grit_hessian_choose_path(h) != 0;
+}
 #undef LOWER_ADD_PLAIN
 #undef LOWER_SUMS
 
@@ -671,7 +706,14 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
    * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
   int idx[65], nc = 0;
   const double *J0 = J[0];
-  for (int c = 0; c < n && nc <= 64; ++c) {
+  /* (the same columns four at a time: column by column the scan was a third of the loop's add_chain) */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  const int vec = n <= 64 && !h->no_chain_lower && __builtin_cpu_supports("avx2");
+  if (vec) nc = nonzero_columns_avx2(J0, dim, n, idx);
+#else
+  const int vec = 0;
+#endif
+  for (int c = 0; !vec && c < n && nc <= 64; ++c) {
     int nz = 0;
     for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
     idx[nc] = c;
@@ -683,7 +725,8 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
   if (nc == n) return 0;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
-    add_chain_avx2(h, dim, tree[0], J0, G, idx, nc);
+    if (chain_lower(h)) add_chain_lower_avx2(h, dim, tree[0], J0, G, idx, nc);
+    else add_chain_avx2(h, dim, tree[0], J0, G, idx, nc);
     return 1;
   }
 #endif
