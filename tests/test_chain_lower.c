@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_chain_lower.c — the chain sums of a constraint on a tree of up to 64 dofs into the lower triangle of
- * its block only, four adjacent columns a vector (hessian_assemble.c, add_chain_lower_avx2), against both
- * triangles summed as before (grit_hessian_chain_lower(h, 0)): stepped side by side, the same states and
+/* test_chain_lower.c — the sums of a constraint on trees of up to 64 dofs into the lower triangles of their
+ * blocks only (hessian_assemble.c: add_chain_lower_avx2, four adjacent columns a vector; add_small and
+ * add_pair_chain without their mirrored writes), against both triangles summed as before
+ * (grit_hessian_chain_lower(h, 0)): stepped side by side, the same states and
  * then the same dense A, B, bit for bit, on the block-sparse path (the tree-ordered factor: MuJoCo's loop,
  * humanoid; the dense blocks of a tree coupled to others: the hammock's humanoid on its particles), with
  * CHOLMOD, and on the dense path (where the switch changes nothing). */
@@ -73,4 +74,10 @@ Test(chain_lower, loop_same_bits) {
 Test(chain_lower, humanoids_same_bits) {
   same_bits("tests/models/mujoco_model/humanoid.xml", 250, 0);
   same_bits("tests/models/mujoco_composite/hammock/hammock.xml", 150, 0);
+}
+
+/* Free bodies piling up (add_small's 6-dof blocks and their pairs), also with CHOLMOD. */
+Test(chain_lower, clutter_same_bits) {
+  same_bits("examples/models/clutter.xml", 200, 0);
+  same_bits("examples/models/clutter.xml", 120, 1);
 }

@@ -102,7 +102,7 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
  * generic code's per-entry test of where G J lives was most of the assembly's time). The same sums in
  * the same order as the generic code. */
 static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                                const double *G, int pair, int n0, int n1) {
+                                const double *G, int pair, int n0, int n1, int lower) {
   double GJ[2][3 * 64];
   for (int k = 0; k < ntree; ++k) {
     const int n = k == 0 ? n0 : n1;
@@ -120,7 +120,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
         double s = 0.0;
         for (int r = 0; r < dim; ++r) s += Jk[r * n + i] * gj[r * n + j];
         D[i * n + j] += s;
-        if (j != i) D[j * n + i] += s;
+        if (!lower && j != i) D[j * n + i] += s;
       }
   }
   if (ntree == 2 && pair >= 0) {
@@ -142,7 +142,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
  * on the pair, j the normal row of J. The same values as add_small_n, whose other terms are exact
  * zeros (only the signs of zeros can differ), at a third of its multiply-adds. */
 static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, int ntree, const int tree[2], const double *const J[2], double g,
-                                int pair, int n0, int n1) {
+                                int pair, int n0, int n1, int lower) {
   double gj[2][64];
   for (int k = 0; k < ntree; ++k) {
     const int n = k == 0 ? n0 : n1;
@@ -153,7 +153,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
       for (int c = 0; c <= i; ++c) {
         const double s = j[i] * gj[k][c];
         D[i * n + c] += s;
-        if (c != i) D[c * n + i] += s;
+        if (!lower && c != i) D[c * n + i] += s;
       }
   }
   if (ntree == 2 && pair >= 0) {
@@ -169,29 +169,32 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
 /* add_small_n with the dimensions of a contact between free bodies (3 rows, 6 dofs) as constants, so
  * that the compiler unrolls its loops, else as variables. */
 static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, int dim, int ntree, const int tree[2],
-                                                               const double *const J[2], const double *G, int pair) {
+                                                               const double *const J[2], const double *G, int pair,
+                                                               int lower) {
   const int n0 = h->m->tree_dofnum[tree[0]], n1 = ntree == 2 ? h->m->tree_dofnum[tree[1]] : 0;
   if (dim == 3 && n0 == 6 && (ntree == 1 || n1 == 6)) {
     int normal = 1;
     for (int i = 0; i < 8; ++i) normal &= G[i] == 0.0;
     if (normal) {
-      if (ntree == 1) add_normal_n(h, 1, tree, J, G[8], pair, 6, 0);
-      else add_normal_n(h, 2, tree, J, G[8], pair, 6, 6);
+      if (ntree == 1) add_normal_n(h, 1, tree, J, G[8], pair, 6, 0, lower);
+      else add_normal_n(h, 2, tree, J, G[8], pair, 6, 6, lower);
       return;
     }
   }
-  if (dim == 3 && n0 == 6 && ntree == 1) add_small_n(h, 3, 1, tree, J, G, pair, 6, 0);
-  else if (dim == 3 && n0 == 6 && ntree == 2 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 6, 6);
+  if (dim == 3 && n0 == 6 && ntree == 1) add_small_n(h, 3, 1, tree, J, G, pair, 6, 0, lower);
+  else if (dim == 3 && n0 == 6 && ntree == 2 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 6, 6, lower);
   /* a 7-dof arm against a free body, either way round (the arm and ball: 18 % of its step's
    * instructions were this function with variable sizes) */
-  else if (dim == 3 && ntree == 2 && n0 == 7 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 7, 6);
-  else if (dim == 3 && ntree == 2 && n0 == 6 && n1 == 7) add_small_n(h, 3, 2, tree, J, G, pair, 6, 7);
+  else if (dim == 3 && ntree == 2 && n0 == 7 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 7, 6, lower);
+  else if (dim == 3 && ntree == 2 && n0 == 6 && n1 == 7) add_small_n(h, 3, 2, tree, J, G, pair, 6, 7, lower);
   /* particles of 3 dofs (MuJoCo's grid composites: the hammock's 95) tied by tendon equalities, or in
    * contact (2.3 times the instructions with variable sizes) */
-  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 1) add_small_n(h, 1, 2, tree, J, G, pair, 3, 3);
-  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 3) add_small_n(h, 3, 2, tree, J, G, pair, 3, 3);
-  else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1); /* contacts: 3 rows unrolled */
-  else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1);
+  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 1) add_small_n(h, 1, 2, tree, J, G, pair, 3, 3, lower);
+  else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 3) add_small_n(h, 3, 2, tree, J, G, pair, 3, 3, lower);
+  /* (variable sizes: both triangles either way; without the mirrored writes the compiler's code for the
+   * adhesion crate's took 6 % more instructions) */
+  else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1, 0); /* contacts: 3 rows unrolled */
+  else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1, 0);
 }
 
 /* add_small_in compiled for the baseline and for AVX2, chosen at run time: the same C, so the same
@@ -199,20 +202,29 @@ static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, 
  * target lacks it), the same bits; GRIT_NO_AVX2 compiles the baseline only. */
 static __attribute__((noinline)) void add_small_base(grit_hessian *h, int dim, int ntree, const int tree[2],
                                                      const double *const J[2], const double *G, int pair) {
-  add_small_in(h, dim, ntree, tree, J, G, pair);
+  add_small_in(h, dim, ntree, tree, J, G, pair, 0);
 }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 static __attribute__((noinline, target("avx2"))) void add_small_avx2(grit_hessian *h, int dim, int ntree,
                                                                    const int tree[2], const double *const J[2],
                                                                    const double *G, int pair) {
-  add_small_in(h, dim, ntree, tree, J, G, pair);
+  add_small_in(h, dim, ntree, tree, J, G, pair, 0);
+}
+/* The lower triangles of the trees' blocks only (chain_lower, below: the factors of the block-sparse and
+ * CHOLMOD paths read only those): the same sums there, no mirrored writes. */
+static __attribute__((noinline, target("avx2"))) void add_small_lower_avx2(grit_hessian *h, int dim, int ntree,
+                                                                         const int tree[2], const double *const J[2],
+                                                                         const double *G, int pair) {
+  add_small_in(h, dim, ntree, tree, J, G, pair, 1);
 }
 #endif
+static inline int chain_lower(const grit_hessian *h);
 static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                       const double *G, int pair) {
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
-    add_small_avx2(h, dim, ntree, tree, J, G, pair);
+    if (chain_lower(h)) add_small_lower_avx2(h, dim, ntree, tree, J, G, pair);
+    else add_small_avx2(h, dim, ntree, tree, J, G, pair);
     return;
   }
 #endif
@@ -593,7 +605,7 @@ static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *
 static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian *h, int dim, const int tree[2],
                                                                     const double *const J[2], const double *G,
                                                                     int pair, const int *const idx[2],
-                                                                    const int nck[2]) {
+                                                                    const int nck[2], int lower) {
   const grit_model *m = h->m;
   /* (J and G J on the nonzero columns in scratch, then each row of the block's terms in a buffer: the
    * sums over the rows vectorize along it, the same sums in the same order; each entry still gets its
@@ -613,7 +625,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
       }
       double *Di = D + (size_t)id[a] * n;
       for (int b = 0; b <= a; ++b) Di[id[b]] += row[b];
-      for (int b = 0; b < a; ++b) D[(size_t)id[b] * n + id[a]] += row[b];
+      for (int b = 0; !lower && b < a; ++b) D[(size_t)id[b] * n + id[a]] += row[b];
     }
   }
   if (pair >= 0) {
@@ -637,7 +649,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
 
 static inline __attribute__((always_inline)) void add_pair_chain_dim(grit_hessian *h, int dim, const int tree[2],
                                                                      const double *const J[2], const double *G,
-                                                                     int pair) {
+                                                                     int pair, int lower) {
   int idx[2][64], nck[2];
   for (int k = 0; k < 2; ++k) {
     const int n = h->m->tree_dofnum[tree[k]];
@@ -650,19 +662,26 @@ static inline __attribute__((always_inline)) void add_pair_chain_dim(grit_hessia
     }
   }
   const int *const id[2] = {idx[0], idx[1]};
-  if (dim == 3) add_pair_chain_in(h, 3, tree, J, G, pair, id, nck); /* contacts: 3 rows unrolled */
-  else if (dim == 1) add_pair_chain_in(h, 1, tree, J, G, pair, id, nck);
-  else add_pair_chain_in(h, dim, tree, J, G, pair, id, nck);
+  if (dim == 3) add_pair_chain_in(h, 3, tree, J, G, pair, id, nck, lower); /* contacts: 3 rows unrolled */
+  else if (dim == 1) add_pair_chain_in(h, 1, tree, J, G, pair, id, nck, lower);
+  else add_pair_chain_in(h, dim, tree, J, G, pair, id, nck, lower);
 }
 static __attribute__((noinline)) void add_pair_chain_base(grit_hessian *h, int dim, const int tree[2],
                                                           const double *const J[2], const double *G, int pair) {
-  add_pair_chain_dim(h, dim, tree, J, G, pair);
+  add_pair_chain_dim(h, dim, tree, J, G, pair, 0);
 }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 static __attribute__((noinline, target("avx2"))) void add_pair_chain_avx2(grit_hessian *h, int dim, const int tree[2],
                                                                         const double *const J[2], const double *G,
                                                                         int pair) {
-  add_pair_chain_dim(h, dim, tree, J, G, pair);
+  add_pair_chain_dim(h, dim, tree, J, G, pair, 0);
+}
+/* The lower triangles of the trees' blocks only (as add_small_lower_avx2) */
+static __attribute__((noinline, target("avx2"))) void add_pair_chain_lower_avx2(grit_hessian *h, int dim,
+                                                                              const int tree[2],
+                                                                              const double *const J[2],
+                                                                              const double *G, int pair) {
+  add_pair_chain_dim(h, dim, tree, J, G, pair, 1);
 }
 #endif
 
@@ -674,7 +693,8 @@ static __attribute__((noinline)) int add_pair_chain(grit_hessian *h, int dim, co
   if (n0 > 64 || n1 > 64) return 0;
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
-    add_pair_chain_avx2(h, dim, tree, J, G, pair);
+    if (chain_lower(h)) add_pair_chain_lower_avx2(h, dim, tree, J, G, pair);
+    else add_pair_chain_avx2(h, dim, tree, J, G, pair);
     return 1;
   }
 #endif
