@@ -16,6 +16,8 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "hessian.h"
+#include "hessian_internal.h"
+#include "solver_paths_util.h"
 #include "solver_state.h"
 
 /* `steps` steps of the scene at path (relative to the source tree) with the lower-only sums and without
@@ -80,4 +82,77 @@ Test(chain_lower, humanoids_same_bits) {
 Test(chain_lower, clutter_same_bits) {
   same_bits("examples/models/clutter.xml", 200, 0);
   same_bits("examples/models/clutter.xml", 120, 1);
+}
+
+/* ---- a chain of 24 to 64 dofs factored by the dense block kernel (grit_hessian_dense_chains) */
+
+static void set_dense_chains(grit_solver *s, int path) { grit_hessian_dense_chains(s->H, path); }
+static int count_steps(grit_data *d) {
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return 1;
+}
+
+/* Which trees take it: the loop's one tree (a chain of 44 dofs), not the humanoid's branched 27. */
+Test(chain_lower, dense_chain_trees) {
+  const char *files[] = {"tests/models/mujoco_composite/composite/loop.xml", "tests/models/mujoco_model/humanoid.xml"};
+  for (int f = 0; f < 2; ++f) {
+    char path[1024], msg[GRIT_MESSAGE_SIZE];
+    snprintf(path, sizeof path, "%s/%s", GRIT_SOURCE_DIR, files[f]);
+    grit_model *m;
+    grit_mjcf_info info;
+    cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+    grit_data *d;
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    cr_expect_eq(d->solver->H->dchain[0], f == 0, "%s", files[f]);
+    cr_expect_eq(d->solver->H->tc_ok[0], f == 1, "%s", files[f]);
+    grit_hessian_dense_chains(d->solver->H, 0);
+    cr_expect(!d->solver->H->dchain[0] && d->solver->H->tc_ok[0], "%s: the switch", files[f]);
+    grit_data_free(d);
+    grit_model_free(m);
+    grit_mjcf_info_free(&info);
+  }
+}
+
+/* The same minimizer either way (another factor of the same H: only round-off), from the same states of the
+ * loop at rel_tol 1e-11, and the same A, B to round-off after 300 steps (each path its own trajectory at the
+ * default tolerance, then the state of the first set into the second). */
+Test(chain_lower, dense_chain_same_minimizer) {
+  double ca, cb;
+  const double worst = sp_compare(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml",
+                                  set_dense_chains, 1, 0, count_steps, 300, 60, &ca, &cb);
+  cr_assert_lt(worst, 1e-7, "the solutions differ by %g of the step's velocity change", worst);
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml", &m, &info,
+                                   msg), GRIT_OK, "%s", msg);
+  const int nx = 2 * m->nv;
+  grit_data *d[2];
+  double *A[2];
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_data_create(m, &d[w]), GRIT_OK);
+    cr_assert_eq(grit_data_set_step_settings(d[w], &info.settings), GRIT_OK);
+    grit_hessian_dense_chains(d[w]->solver->H, w == 0);
+    A[w] = calloc((size_t)nx * nx, sizeof(double));
+    cr_assert(A[w]);
+  }
+  for (int i = 0; i < 300; ++i) cr_assert_eq(grit_step(d[0]), GRIT_OK, "%s", grit_data_last_error(d[0]));
+  cr_assert_eq(grit_data_set_qpos(d[1], d[0]->qpos, m->nq), GRIT_OK);
+  cr_assert_eq(grit_data_set_qvel(d[1], d[0]->qvel, m->nv), GRIT_OK);
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_step(d[w]), GRIT_OK, "%s", grit_data_last_error(d[w]));
+    cr_assert_eq(grit_step_derivatives(d[w], A[w], NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[w]));
+  }
+  double worst_col = 0.0;
+  for (int c = 0; c < nx; ++c) {
+    double big = 0.0, diff = 0.0;
+    for (int r = 0; r < nx; ++r)
+      big = fmax(big, fabs(A[0][(size_t)r * nx + c])), diff = fmax(diff, fabs(A[0][(size_t)r * nx + c] - A[1][(size_t)r * nx + c]));
+    if (big > 0.0) worst_col = fmax(worst_col, diff / big);
+  }
+  cr_log_info("loop: A differs by %.3g of a column's largest entry", worst_col);
+  cr_expect_lt(worst_col, 1e-6, "A differs by %g of a column's largest entry", worst_col);
+  for (int w = 0; w < 2; ++w) free(A[w]), grit_data_free(d[w]);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
 }

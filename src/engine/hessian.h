@@ -101,6 +101,11 @@ void grit_hessian_force_path(grit_hessian *h, int path);
  * block path as before it existed. */
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) the dense block kernel for a tree of 24 to 64 dofs whose tree-ordered
+ * factor would take at least half the dense one's multiply-adds (a chain of bodies; other rounding): forbidden,
+ * such a tree is factored in tree order as before. Re-allows the tree order (grit_hessian_allow_tree_order). */
+void grit_hessian_dense_chains(grit_hessian *h, int allow);
+
 /* Allows (1, the default) or forbids (0) the paths for trees of more than 64 dofs, for tests: the chain
  * assembly over any number of J's nonzero columns and G J in scratch (forbidden: at most 64 columns, the
  * whole-tree sum with G J's entries computed on the fly; the same sums either way), and the block

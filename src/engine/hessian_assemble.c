@@ -38,17 +38,18 @@ static inline double *cblk(grit_hessian *h, int k, int size) {
 /* Every tree's block: the runs of trees up to 64 dofs in one copy each (the blocks are contiguous). */
 static void copy_all(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
-  if (!h->big_idx || h->no_lower) { /* (no tree over 64 dofs) */
+  if ((!h->big_idx || h->no_lower) && !(h->any_dchain && grit_hessian_small_lower(h))) { /* (no tree over 64
+                                                                                         dofs, no chain) */
     memcpy(h->diag, A, sizeof(double) * (size_t)m->nM);
     return;
   }
   for (int t = 0; t < m->ntree;) {
-    if (grit_hessian_lower_only(h, t)) {
+    if (grit_hessian_copy_lower_only(h, t)) {
       grit_hessian_copy_lower(h, A, t++);
       continue;
     }
     int u = t;
-    while (u < m->ntree && !grit_hessian_lower_only(h, u)) ++u;
+    while (u < m->ntree && !grit_hessian_copy_lower_only(h, u)) ++u;
     const size_t a = (size_t)m->tree_madr[t], e = (size_t)m->tree_madr[u - 1] + (size_t)m->tree_dofnum[u - 1] * (size_t)m->tree_dofnum[u - 1];
     memcpy(h->diag + a, A + a, sizeof(double) * (e - a));
     t = u;
@@ -414,13 +415,8 @@ static __attribute__((noinline, target("avx2"))) void add_chain_lower_avx2(grit_
 #undef LOWER_ADD_AVX2
 #endif
 
-/* Whether a tree of up to 64 dofs may have only its lower triangle summed (add_chain_lower_avx2): every
- * factor of the block-sparse and CHOLMOD paths reads only that (treechol's pattern gather, blockchol's
- * chol_block and column updates, CHOLMOD's values r >= c); the dense path reads the upper one.
- * grit_hessian_chain_lower(h, 0): both, as before. */
-static inline int chain_lower(const grit_hessian *h) {
-  return !h->no_chain_lower && grit_hessian_choose_path(h) != 0;
-}
+/* Whether a tree of up to 64 dofs may have only its lower triangle summed (grit_hessian_small_lower). */
+static inline int chain_lower(const grit_hessian *h) { return grit_hessian_small_lower(h); }
 #undef LOWER_ADD_PLAIN
 #undef LOWER_SUMS
 

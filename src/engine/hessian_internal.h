@@ -52,6 +52,9 @@ struct grit_hessian {
   unsigned char *chain; /* (ntree) every constraint added to it since begin kept the pattern */
   unsigned char *fresh; /* (ntree) its block in diag equals A off the lower pattern (no other term added) */
   int any_tc;           /* some tree may */
+  int no_dense_chain;   /* grit_hessian_dense_chains(h, 0): chains of 24 dofs or more in tree order too */
+  unsigned char *dchain; /* (ntree) a chain of 24 to 64 dofs taken out of the tree order (hessian.c) */
+  int any_dchain;        /* some tree is */
   grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
 
   /* scratch for trees of more than 64 dofs (NULL when none): a constraint's nonzero columns (maxn),
@@ -102,6 +105,21 @@ static inline int grit_hessian_lower_only(const struct grit_hessian *h, int tree
   return !h->no_lower && h->m->tree_dofnum[tree] > 64;
 }
 
+/* Whether the sums into a tree of up to 64 dofs may go to the lower triangle of its block only
+ * (hessian_assemble.c): every factor of the block-sparse and CHOLMOD paths reads only that (treechol's pattern
+ * gather, blockchol's chol_block, chol_big and column updates, CHOLMOD's values r >= c); the dense path reads
+ * the upper one. grit_hessian_chain_lower(h, 0): both, as before. */
+static inline int grit_hessian_small_lower(const struct grit_hessian *h) {
+  return !h->no_chain_lower && grit_hessian_choose_path(h) != 0;
+}
+
+/* Whether tree t's block of A is copied lower triangle only: a big tree's (grit_hessian_lower_only), and a
+ * chain's taken out of the tree order when its sums are too (its block of 24 to 64 dofs whole was one
+ * memcpy of up to 32 kB a Newton iteration). */
+static inline int grit_hessian_copy_lower_only(const struct grit_hessian *h, int t) {
+  return grit_hessian_lower_only(h, t) || (h->dchain[t] && grit_hessian_small_lower(h));
+}
+
 /* Whether a constraint on trees tree[0..ntree-1] (pair: their pair, or -1) adds only to blocks the current
  * assembly keeps (grit_hessian_begin_kept): grit_hessian_add would add nothing. */
 static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, const int tree[2], int pair) {
@@ -122,7 +140,7 @@ static inline void grit_hessian_copy_lower(struct grit_hessian *h, const double 
 /* Tree t's block of A into diag: its lower triangle only for a big tree. */
 static inline void grit_hessian_copy_block(struct grit_hessian *h, const double *A, int t) {
   const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  if (n > 64 && !h->no_lower) grit_hessian_copy_lower(h, A, t);
+  if (grit_hessian_copy_lower_only(h, t)) grit_hessian_copy_lower(h, A, t);
   else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
     memcpy(h->diag + a, A + a, sizeof(double) * 36);
   else
