@@ -309,6 +309,7 @@ void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
   const unsigned char *on = grit_hessian_trees_on(h);
   grit_hessian_plan_blocks(h, on, 1);
   h->upd = 1;
+  h->lower_now = grit_hessian_small_lower(h);
   begin_some(h, A, on);
 }
 

@@ -77,6 +77,7 @@ void grit_hessian_begin(grit_hessian *h, const double *A) {
   const unsigned char *on = grit_hessian_trees_on(h);
   grit_hessian_plan_blocks(h, on, 0);
   h->upd = 0;
+  h->lower_now = grit_hessian_small_lower(h);
   if (h->big_idx) /* (some tree of more than 64 dofs) */
     for (int t = 0; t < m->ntree; ++t)
       if (m->tree_dofnum[t] > 64 && (!on || on[t])) grit_blockchol_lowrank_clear(h->bc, t);
@@ -192,10 +193,10 @@ static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, 
    * contact (2.3 times the instructions with variable sizes) */
   else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 1) add_small_n(h, 1, 2, tree, J, G, pair, 3, 3, lower);
   else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 3) add_small_n(h, 3, 2, tree, J, G, pair, 3, 3, lower);
-  /* (variable sizes: both triangles either way; without the mirrored writes the compiler's code for the
-   * adhesion crate's took 6 % more instructions) */
+  /* (variable sizes: a contact's in both triangles either way, since without the mirrored writes the
+   * compiler's code for the adhesion crate's took 6 % more instructions; a limit's or a tendon's lower only) */
   else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1, 0); /* contacts: 3 rows unrolled */
-  else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1, 0);
+  else add_small_n(h, dim, ntree, tree, J, G, pair, n0, n1, lower);
 }
 
 /* add_small_in compiled for the baseline and for AVX2, chosen at run time: the same C, so the same
@@ -403,7 +404,29 @@ static inline __attribute__((always_inline, target("avx2"))) void add_chain_lowe
   const int n = h->m->tree_dofnum[tree];
   chain_gj(n, dim, J, G, idx, nc, Jc, gj);
   double *D = h->diag + h->m->tree_madr[tree];
-  for (int i = 0; i < nc; ++i) lower_add_avx2(D + (size_t)idx[i] * n, Jc, gj, idx, dim, nc, i, 1);
+  if (idx[nc - 1] - idx[0] != nc - 1) {
+    for (int i = 0; i < nc; ++i) lower_add_avx2(D + (size_t)idx[i] * n, Jc, gj, idx, dim, nc, i, 1);
+    return;
+  }
+  /* one run of columns (a chain's dofs in order): row i's entries at D0 + i n + j, no indices; the last
+   * one to three by masked loads and stores (their lanes' operations are the scalar ones) */
+  double *D0 = D + (size_t)idx[0] * n + idx[0];
+  for (int i = 0; i < nc; ++i) {
+    double *Di = D0 + (size_t)i * n;
+    int j = 0;
+    for (; j + 4 <= i + 1; j += 4) {
+      __m256d t = _mm256_setzero_pd();
+      for (int r = 0; r < dim; ++r)
+        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_set1_pd(Jc[r * nc + i]), _mm256_loadu_pd(gj + r * nc + j)));
+      _mm256_storeu_pd(Di + j, _mm256_add_pd(_mm256_loadu_pd(Di + j), t));
+    }
+    if (j > i) continue;
+    const __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(i + 1 - j), _mm256_setr_epi64x(0, 1, 2, 3));
+    __m256d t = _mm256_setzero_pd();
+    for (int r = 0; r < dim; ++r)
+      t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_set1_pd(Jc[r * nc + i]), _mm256_maskload_pd(gj + r * nc + j, mask)));
+    _mm256_maskstore_pd(Di + j, mask, _mm256_add_pd(_mm256_maskload_pd(Di + j, mask), t));
+  }
 }
 static __attribute__((noinline, target("avx2"))) void add_chain_lower_avx2(grit_hessian *h, int dim, int tree,
                                                                          const double *J, const double *G,
@@ -416,7 +439,7 @@ static __attribute__((noinline, target("avx2"))) void add_chain_lower_avx2(grit_
 #endif
 
 /* Whether a tree of up to 64 dofs may have only its lower triangle summed (grit_hessian_small_lower). */
-static inline int chain_lower(const grit_hessian *h) { return grit_hessian_small_lower(h); }
+static inline int chain_lower(const grit_hessian *h) { return h->lower_now; }
 #undef LOWER_ADD_PLAIN
 #undef LOWER_SUMS
 

@@ -54,6 +54,7 @@ struct grit_hessian {
   int any_tc;           /* some tree may */
   int no_dense_chain;   /* grit_hessian_dense_chains(h, 0): chains of 24 dofs or more in tree order too */
   unsigned char *dchain; /* (ntree) a chain of 24 to 64 dofs taken out of the tree order (hessian.c) */
+  int lower_now;         /* grit_hessian_small_lower at this assembly's begin */
   int any_dchain;        /* some tree is */
   grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
 
@@ -117,7 +118,7 @@ static inline int grit_hessian_small_lower(const struct grit_hessian *h) {
  * chain's taken out of the tree order when its sums are too (its block of 24 to 64 dofs whole was one
  * memcpy of up to 32 kB a Newton iteration). */
 static inline int grit_hessian_copy_lower_only(const struct grit_hessian *h, int t) {
-  return grit_hessian_lower_only(h, t) || (h->dchain[t] && grit_hessian_small_lower(h));
+  return h->m->tree_dofnum[t] > 64 ? !h->no_lower : h->dchain[t] && grit_hessian_small_lower(h);
 }
 
 /* Whether a constraint on trees tree[0..ntree-1] (pair: their pair, or -1) adds only to blocks the current
@@ -140,9 +141,9 @@ static inline void grit_hessian_copy_lower(struct grit_hessian *h, const double 
 /* Tree t's block of A into diag: its lower triangle only for a big tree. */
 static inline void grit_hessian_copy_block(struct grit_hessian *h, const double *A, int t) {
   const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  if (grit_hessian_copy_lower_only(h, t)) grit_hessian_copy_lower(h, A, t);
-  else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
+  if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
     memcpy(h->diag + a, A + a, sizeof(double) * 36);
+  else if (grit_hessian_copy_lower_only(h, t)) grit_hessian_copy_lower(h, A, t);
   else
     memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
 }
