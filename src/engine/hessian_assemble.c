@@ -193,6 +193,13 @@ static inline __attribute__((always_inline)) void add_small_in(grit_hessian *h, 
    * contact (2.3 times the instructions with variable sizes) */
   else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 1) add_small_n(h, 1, 2, tree, J, G, pair, 3, 3, lower);
   else if (ntree == 2 && n0 == 3 && n1 == 3 && dim == 3) add_small_n(h, 3, 2, tree, J, G, pair, 3, 3, lower);
+  /* particles and free bodies against a one-dof body (a conveyor's slide, a gripper's finger, a door's
+   * hinge), either way round: the adhesion crate's particles on its conveyor, 3.5 times the instructions
+   * with variable sizes */
+  else if (ntree == 2 && dim == 3 && n0 == 3 && n1 == 1) add_small_n(h, 3, 2, tree, J, G, pair, 3, 1, lower);
+  else if (ntree == 2 && dim == 3 && n0 == 1 && n1 == 3) add_small_n(h, 3, 2, tree, J, G, pair, 1, 3, lower);
+  else if (ntree == 2 && dim == 3 && n0 == 6 && n1 == 1) add_small_n(h, 3, 2, tree, J, G, pair, 6, 1, lower);
+  else if (ntree == 2 && dim == 3 && n0 == 1 && n1 == 6) add_small_n(h, 3, 2, tree, J, G, pair, 1, 6, lower);
   /* (variable sizes: a contact's in both triangles either way, since without the mirrored writes the
    * compiler's code for the adhesion crate's took 6 % more instructions; a limit's or a tendon's lower only) */
   else if (dim == 3) add_small_n(h, 3, ntree, tree, J, G, pair, n0, n1, 0); /* contacts: 3 rows unrolled */
