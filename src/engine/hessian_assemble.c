@@ -577,6 +577,8 @@ void grit_hessian_jrow_span(const grit_hessian *h, const double *J, int dim, int
     span_avx2(J, dim, n, lo, hi);
     return;
   }
+#else
+  (void)h; /* (GRIT_NO_AVX2: the plain scan only) */
 #endif
   span_plain(J, dim, n, lo, hi);
 }
