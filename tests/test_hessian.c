@@ -614,8 +614,9 @@ static void kept_blocks_same_bits(const char *path, int steps, int keeps) {
 Test(hessian, kept_blocks_same_bits_hammock) {
   kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml", 150, 1);
 }
-/* grid2pin (particles and tendons only), the loop (one tree of 44 dofs, the tree-ordered factor's: always
- * rebuilt, nothing kept), the clutter (many islands, those at rest left off: grit_hessian_restrict) */
+/* grid2pin (particles and tendons only), the loop (one tree of 44 dofs, a chain factored by the dense kernel,
+ * grit_hessian_dense_chains: kept only in an assembly where no contact's G changed), the clutter (many
+ * islands, those at rest left off: grit_hessian_restrict) */
 Test(hessian, kept_blocks_same_bits_others) {
   kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml", 120, 1);
   kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml", 120, 0);

@@ -20,12 +20,34 @@
  * docs/performance.md (stop 17, branch treechol). */
 #define TREECHOL_MIN_NV 12
 
+/* A tree whose tree-ordered factor has nearly the dense one's multiply-adds (a chain of bodies: each dof's
+ * ancestors are all the dofs before it; MuJoCo's loop, 44 dofs) takes the block path's dense kernel for
+ * large blocks instead (grit_blockchol_chol_big, from 24 dofs), which does them in fewer instructions
+ * (loop: 43 k against treechol's 73 k a factorization). Its rounding differs; trees under 24 dofs (every
+ * robot arm, gripper and hopper of the iLQR tests) and branched trees (humanoids: under 0.3) keep theirs. */
+#define DENSE_CHAIN_MIN_NV 24
+#define DENSE_CHAIN_RATIO 0.5
+static int dense_chain(const grit_model *m, int t) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  if (n < DENSE_CHAIN_MIN_NV) return 0;
+  double tree = 0.0; /* the tree-ordered factor's updates: sum over dofs of depth^2 (treechol's count) */
+  for (int k = adr; k < adr + n; ++k) {
+    int r = 0;
+    for (int j = k; j >= 0; j = m->dof_parent[j]) ++r;
+    tree += (double)r * (double)r;
+  }
+  return tree >= DENSE_CHAIN_RATIO * (double)n * n * n / 3.0;
+}
+
 static void init_tree_order(grit_hessian *h) {
   const grit_model *m = h->m;
   for (int t = 0; t < m->ntree; ++t) {
     const int n = m->tree_dofnum[t];
-    h->tc_ok[t] = n >= TREECHOL_MIN_NV && n <= 64 && grit_treechol_a_keeps_pattern(m, t);
+    const int ok = n >= TREECHOL_MIN_NV && n <= 64 && grit_treechol_a_keeps_pattern(m, t);
+    h->dchain[t] = ok && !h->no_dense_chain && dense_chain(m, t);
+    h->tc_ok[t] = ok && !h->dchain[t];
     h->any_tc |= h->tc_ok[t];
+    h->any_dchain |= h->dchain[t];
   }
 }
 
@@ -92,6 +114,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   if (h->nv <= GRIT_HESSIAN_DENSE_BUFFER_MAX_NV) h->Hd = calloc((size_t)h->nv * h->nv + 1, sizeof(double));
   h->tc_ok = calloc((size_t)m->ntree + 1, 1);
   h->chain = calloc((size_t)m->ntree + 1, 1);
+  h->dchain = calloc((size_t)m->ntree + 1, 1);
   h->fresh = calloc((size_t)m->ntree + 1, 1);
   h->tvalid = calloc((size_t)m->ntree + 1, 1);
   h->rebuild = calloc((size_t)m->ntree + 1, 1);
@@ -107,7 +130,7 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
     h->big_gjt = malloc(sizeof(double) * 6 * (size_t)maxn);
   }
   const int big_ok = maxn <= 64 || (h->big_idx && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
-  if (!h->tc_ok || !h->chain || !h->fresh || !big_ok || !h->tvalid || !h->rebuild || !h->always || !h->pvalid ||
+  if (!h->tc_ok || !h->chain || !h->dchain || !h->fresh || !big_ok || !h->tvalid || !h->rebuild || !h->always || !h->pvalid ||
       !h->prebuild || !h->sink) {
     grit_hessian_free(h);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the Hessian");
@@ -162,7 +185,7 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->tree_pairadr);
   free(h->tree_fill);
   free(h->Hd);
-  free(h->tc_ok), free(h->chain), free(h->fresh);
+  free(h->tc_ok), free(h->chain), free(h->dchain), free(h->fresh);
   free(h->tvalid), free(h->rebuild), free(h->always), free(h->pvalid), free(h->prebuild), free(h->sink);
   free(h->big_idx), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
   grit_treechol_free(h->tcp);
@@ -191,6 +214,7 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
 }
 
 void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
+void grit_hessian_chain_lower(grit_hessian *h, int allow) { h->no_chain_lower = !allow; }
 
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
   grit_blockchol_sparse_kernel(h->bc, allow);
@@ -201,8 +225,13 @@ void grit_hessian_particle_kernel(grit_hessian *h, int allow) {
   grit_blockchol_particle_kernel(h->bc, allow);
   h->factored = 0;
 }
+void grit_hessian_dense_chains(grit_hessian *h, int allow) {
+  h->no_dense_chain = !allow;
+  grit_hessian_allow_tree_order(h, 1);
+}
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow) {
-  h->any_tc = 0;
+  h->any_tc = 0, h->any_dchain = 0;
+  memset(h->dchain, 0, (size_t)h->m->ntree);
   if (allow) init_tree_order(h);
   else memset(h->tc_ok, 0, (size_t)h->m->ntree);
   memset(h->chain, 0, (size_t)h->m->ntree);
@@ -280,6 +309,7 @@ void grit_hessian_begin_kept(grit_hessian *h, const double *A) {
   const unsigned char *on = grit_hessian_trees_on(h);
   grit_hessian_plan_blocks(h, on, 1);
   h->upd = 1;
+  h->lower_now = grit_hessian_small_lower(h);
   begin_some(h, A, on);
 }
 

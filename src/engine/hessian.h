@@ -101,6 +101,11 @@ void grit_hessian_force_path(grit_hessian *h, int path);
  * block path as before it existed. */
 void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
 
+/* Allows (1, the default) or forbids (0) the dense block kernel for a tree of 24 to 64 dofs whose tree-ordered
+ * factor would take at least half the dense one's multiply-adds (a chain of bodies; other rounding): forbidden,
+ * such a tree is factored in tree order as before. Re-allows the tree order (grit_hessian_allow_tree_order). */
+void grit_hessian_dense_chains(grit_hessian *h, int allow);
+
 /* Allows (1, the default) or forbids (0) the paths for trees of more than 64 dofs, for tests: the chain
  * assembly over any number of J's nonzero columns and G J in scratch (forbidden: at most 64 columns, the
  * whole-tree sum with G J's entries computed on the fly; the same sums either way), and the block
@@ -121,6 +126,11 @@ void grit_hessian_big_lower(grit_hessian *h, int allow);
 /* Allows (1, the default) or forbids (0) the AVX2 sums into such a lower triangle (four entries gathered
  * and stored one by one; forbidden: the plain loop), the same bits, for tests. */
 void grit_hessian_lower_kernel(grit_hessian *h, int allow);
+/* Allows (1, the default) or forbids (0) the chain sums of a constraint on a tree of up to 64 dofs into the
+ * lower triangle of its block only, on the block-sparse and CHOLMOD paths (their factors read only that),
+ * and the AVX2 lower-only sums' vector load and store for four adjacent columns. The same bits in the
+ * lower triangles either way, for tests (forbidden: both triangles, as before). */
+void grit_hessian_chain_lower(grit_hessian *h, int allow);
 
 /* Allows (1, the default) or forbids (0) summing a constraint on two trees of up to 64 dofs, one of 12 or
  * more, over the nonzero columns of their J only (forbidden: every column, as before); the same values

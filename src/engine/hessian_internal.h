@@ -52,6 +52,10 @@ struct grit_hessian {
   unsigned char *chain; /* (ntree) every constraint added to it since begin kept the pattern */
   unsigned char *fresh; /* (ntree) its block in diag equals A off the lower pattern (no other term added) */
   int any_tc;           /* some tree may */
+  int no_dense_chain;   /* grit_hessian_dense_chains(h, 0): chains of 24 dofs or more in tree order too */
+  unsigned char *dchain; /* (ntree) a chain of 24 to 64 dofs taken out of the tree order (hessian.c) */
+  int lower_now;         /* grit_hessian_small_lower at this assembly's begin */
+  int any_dchain;        /* some tree is */
   grit_treechol *tcp;   /* the trees' compact patterns (for the pattern copies) */
 
   /* scratch for trees of more than 64 dofs (NULL when none): a constraint's nonzero columns (maxn),
@@ -62,6 +66,8 @@ struct grit_hessian {
   int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
   int no_lower;     /* grit_hessian_big_lower(h, 0): big trees' blocks copied and summed whole */
   int no_lower_avx2; /* grit_hessian_lower_kernel(h, 0): a lower-only block's sums by the plain loop */
+  int no_chain_lower; /* grit_hessian_chain_lower(h, 0): a chain's sums on a tree of up to 64 dofs into both
+                         triangles, and the lower-only sums without the adjacent columns' vector stores */
   int pair_chain;    /* some tree has 12 to 64 dofs, and grit_hessian_pair_chain allows: two-tree terms
                         over J's nonzero columns (else add_small's over all) */
 
@@ -100,6 +106,21 @@ static inline int grit_hessian_lower_only(const struct grit_hessian *h, int tree
   return !h->no_lower && h->m->tree_dofnum[tree] > 64;
 }
 
+/* Whether the sums into a tree of up to 64 dofs may go to the lower triangle of its block only
+ * (hessian_assemble.c): every factor of the block-sparse and CHOLMOD paths reads only that (treechol's pattern
+ * gather, blockchol's chol_block, chol_big and column updates, CHOLMOD's values r >= c); the dense path reads
+ * the upper one. grit_hessian_chain_lower(h, 0): both, as before. */
+static inline int grit_hessian_small_lower(const struct grit_hessian *h) {
+  return !h->no_chain_lower && grit_hessian_choose_path(h) != 0;
+}
+
+/* Whether tree t's block of A is copied lower triangle only: a big tree's (grit_hessian_lower_only), and a
+ * chain's taken out of the tree order when its sums are too (its block of 24 to 64 dofs whole was one
+ * memcpy of up to 32 kB a Newton iteration). */
+static inline int grit_hessian_copy_lower_only(const struct grit_hessian *h, int t) {
+  return h->m->tree_dofnum[t] > 64 ? !h->no_lower : h->dchain[t] && grit_hessian_small_lower(h);
+}
+
 /* Whether a constraint on trees tree[0..ntree-1] (pair: their pair, or -1) adds only to blocks the current
  * assembly keeps (grit_hessian_begin_kept): grit_hessian_add would add nothing. */
 static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, const int tree[2], int pair) {
@@ -120,9 +141,9 @@ static inline void grit_hessian_copy_lower(struct grit_hessian *h, const double 
 /* Tree t's block of A into diag: its lower triangle only for a big tree. */
 static inline void grit_hessian_copy_block(struct grit_hessian *h, const double *A, int t) {
   const int n = h->m->tree_dofnum[t], a = h->m->tree_madr[t];
-  if (n > 64 && !h->no_lower) grit_hessian_copy_lower(h, A, t);
-  else if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
+  if (n == 6) /* a free body's block as a constant-size copy, inlined (the call was 0.8 % of the step) */
     memcpy(h->diag + a, A + a, sizeof(double) * 36);
+  else if (grit_hessian_copy_lower_only(h, t)) grit_hessian_copy_lower(h, A, t);
   else
     memcpy(h->diag + a, A + a, sizeof(double) * (size_t)n * (size_t)n);
 }
