@@ -157,4 +157,8 @@ static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessi
   return grit_hessian_choose_path(h) == 1 ? h->tree_on : NULL;
 }
 
+/* The indices of the nonzero columns of J (dim rows of n, row-major: any row nonzero; -0 is zero, NaN is
+ * not) into idx, ascending; returns their count (hessian_columns.c). */
+int grit_hessian_nonzero_columns(const double *J, int dim, int n, int *idx);
+
 #endif
