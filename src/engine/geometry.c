@@ -437,6 +437,11 @@ void grit_shape_local_aabb(const grit_shape *s, double lo[3], double hi[3]) {
 
 void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
                            double hi[3]) {
+  grit_shape_world_aabb_path(s, p, R, margin, lo, hi, 0);
+}
+
+void grit_shape_world_aabb_path(const grit_shape *s, const double p[3], const double R[9], double margin,
+                                double lo[3], double hi[3], int both_supports) {
   if (s->type == GRIT_GEOM_PLANE) {
     const double nz[3] = {R[2], R[5], R[8]}; /* the outward normal in the world */
     for (int k = 0; k < 3; ++k) lo[k] = -INFINITY, hi[k] = INFINITY;
@@ -470,6 +475,14 @@ void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double 
     double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3];
     grit_shape_support(s, d, x);
     hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    if (!both_supports) {
+      const double h = d[0] * x[0] + d[1] * x[1] + d[2] * x[2];
+      /* the other shapes are symmetric about their origin and so are their supports: support(-d) =
+       * -support(d) bit for bit (negations and the same magnitudes), but where d_j = 0 (sgn(-0) = sgn(0)),
+       * whose terms are zeros either way; so (-d).support(-d) is h, and lo as below without the call */
+      lo[k] = p[k] - h - margin;
+      continue;
+    }
     for (int j = 0; j < 3; ++j) d[j] = -d[j];
     grit_shape_support(s, d, x);
     lo[k] = p[k] - (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]) - margin;
