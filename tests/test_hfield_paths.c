@@ -89,8 +89,8 @@ Test(hfield_paths, random_shapes_same_candidates) {
 }
 
 /* Boxes resting with a face on a flat field (turned about z, a face's corners on different triangles),
- * exactly touching, 1 mm in and 1 mm above: the same candidates on both paths, and most prisms under the
- * box spared (the incentre under its bottom face). */
+ * exactly touching, 1 mm in and 1 mm above, margins 0 and 1 cm: the same candidates on both paths, and
+ * most prisms under the box spared (the incentre under its bottom face). */
 Test(hfield_paths, resting_boxes_same_candidates) {
   unsigned long long s = 31;
   double grid[3 * NROW * NCOL];
@@ -104,9 +104,9 @@ Test(hfield_paths, resting_boxes_same_candidates) {
     const grit_shape box = grit_shape_make(GRIT_GEOM_BOX, ct_uniform(&s, 0.1, 0.35), ct_uniform(&s, 0.1, 0.35), hz);
     ct_pose P = ct_identity_at(ct_uniform(&s, -0.6, 0.6), ct_uniform(&s, -0.5, 0.5), hz + gaps[i % 3]);
     if (i % 2) P = ct_rotated(P, z_axis, ct_uniform(&s, -3.0, 3.0));
-    idle += compare_paths(&h, &F, &box, &P, 0.01, &pairs, &points);
+    idle += compare_paths(&h, &F, &box, &P, i % 4 == 0 ? 0.0 : 0.01, &pairs, &points); /* margin 0: touching */
   }
   cr_log_info("resting: %d pairs with %d candidates; %d prisms spared", pairs, points, idle);
-  cr_assert_eq(pairs, 300);
+  cr_assert_gt(pairs, 200); /* all but the touching and hovering boxes at margin 0 */
   cr_assert_gt(idle, 300 * 4);
 }

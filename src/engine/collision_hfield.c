@@ -19,6 +19,8 @@ typedef struct hf_grid {
   const double *pr, *Rr; /* the other shape's pose in the field's frame */
   int all_prisms;        /* 1: every prism through GJK/EPA (the old path; no hf_prism_idle) */
   int idle;              /* prisms hf_prism_idle spared GJK/EPA */
+  double far;            /* far above GJK's touching distance for a prism and the other shape (1e-10 of their
+                            radii; the prism's vertices are in the field's frame) */
 } hf_grid;
 
 static const double *hf_point(const hf_grid *g, int r, int c) { return g->h->vertices + 3 * (r * g->ncol + c); }
@@ -140,19 +142,33 @@ static void hf_edge_feature(grit_contact_point *p, const double *v[3], double to
   *p = q;
 }
 
-/* Whether x (in the plane of the triangle v with unit normal nz) lies on the triangle at least rmin from
- * each of its edges, measured in the plane; *r is the least of those distances. */
-static int hf_clear_of_edges(const double *v[3], const double nz[3], const double x[3], double rmin, double *r) {
-  *r = INFINITY;
+/* The triangle's edges in its plane: edge e from v[e] to v[e+1], its length and unit inward normal (the
+ * triangle is counter-clockwise about its unit normal nz, to which the edges are perpendicular). */
+typedef struct hf_edges {
+  double len[3], k[3][3];
+} hf_edges;
+
+static void hf_edges_of(const double *v[3], const double nz[3], hf_edges *E) {
   for (int e = 0; e < 3; ++e) {
-    double t[3], k[3], d[3];
+    double t[3];
     grit_v3_sub(t, v[(e + 1) % 3], v[e]);
-    grit_v3_cross(k, nz, t); /* inward: the triangle is counter-clockwise about nz */
-    grit_v3_sub(d, x, v[e]);
-    const double re = grit_v3_dot(k, d) / grit_v3_norm(k);
-    if (re < *r) *r = re;
+    E->len[e] = grit_v3_norm(t);
+    grit_v3_cross(E->k[e], nz, t);
+    grit_v3_scale(E->k[e], E->k[e], 1.0 / E->len[e]);
   }
-  return *r >= rmin;
+}
+
+/* The least distance, in the plane, from x (a point of the triangle's plane) to the triangle's edges'
+ * lines: positive inside. */
+static double hf_clearance(const double *v[3], const hf_edges *E, const double x[3]) {
+  double r = INFINITY;
+  for (int e = 0; e < 3; ++e) {
+    double d[3];
+    grit_v3_sub(d, x, v[e]);
+    const double re = grit_v3_dot(E->k[e], d);
+    r = re < r ? re : r;
+  }
+  return r;
 }
 
 /* The least t with x + t u in box o (half sizes hs, at pr, Rr), or INFINITY if the line misses it. */
@@ -168,8 +184,9 @@ static double hf_box_entry(const double hs[3], const double pr[3], const double 
       continue;
     }
     const double t1 = (-hs[k] - xl[k]) / ul[k], t2 = (hs[k] - xl[k]) / ul[k];
-    lo = fmax(lo, fmin(t1, t2));
-    hi = fmin(hi, fmax(t1, t2));
+    const double a = t1 < t2 ? t1 : t2, b = t1 < t2 ? t2 : t1;
+    lo = a > lo ? a : lo;
+    hi = b < hi ? b : hi;
   }
   return lo <= hi ? lo : INFINITY;
 }
@@ -177,16 +194,17 @@ static double hf_box_entry(const double hs[3], const double pr[3], const double 
 /* Whether the prism's GJK/EPA candidate is certain to be absent or dropped by hf_prism (its normal the
  * face's), so that GJK/EPA need not run. Let n be the face's upward unit normal and h the height of o's
  * lowest point along n above the face's plane. The prism lies below that plane, so h >= margin leaves no
- * candidate. Otherwise let y be a point of o at height hy = h + delta above the point x of the triangle,
- * x at least r from the triangle's edges in the plane, and the ball of radius rho under x (rho = min(r nz/2,
- * height of x above the base / 2)) inside the prism. For any unit u at angle th from n, the prism's reach
- * along u beyond o's is at least u.(x - y) + max(r sin th, rho (1 - cos th)) (the disk of radius r about x
- * on the face, the ball): with dy = -hy it exceeds dy cos th + r sin th (th <= 90 deg) and dy + (rho - dy)
- * (1 - cos th) (all th), while along n it is -h = dy + delta. With r > 4 max(dy, 0), rho > 2 max(dy, 0)
- * and delta tiny (o's lowest set reaches over x: a flat face resting on the field) the least of these is
- * along u = n but for angles below delta / (r - dy) (< 1e-9 rad): the distance's normal (separated) and
- * the least translation's (EPA, overlapping) are the face's, which hf_prism drops. The points x tried:
- * the foot of o's support point along -n, and for a box the triangle's incentre (a box's face flat on it). */
+ * candidate (GJK certifies phi >= margin when h is also far above its touching distance). Otherwise let
+ * y be a point of o at height hy = h + delta above the point x of the triangle, x at least r from the
+ * triangle's edges in the plane, and the ball of radius rho under x (rho = min(r nz/2, height of x above
+ * the base / 2)) inside the prism. For any unit u at angle th from n, the prism's reach along u beyond
+ * o's is at least u.(x - y) + max(r sin th, rho (1 - cos th)) (the disk of radius r about x on the face,
+ * the ball): with dy = -hy it exceeds dy cos th + r sin th (th <= 90 deg) and dy + (rho - dy) (1 - cos
+ * th) (all th), while along n it is -h = dy + delta. With r > 4 max(dy, 0), rho > 2 max(dy, 0) and delta
+ * tiny (o's lowest set reaches over x: a flat face resting on the field) the least of these is along
+ * u = n but for angles below delta / (r - dy) (< 1e-9 rad): the distance's normal (separated) and the
+ * least translation's (EPA, overlapping) are the face's, which hf_prism drops. The points x tried: the
+ * foot of o's support point along -n, and for a box the triangle's incentre (a box's face flat on it). */
 static int hf_prism_idle(const hf_grid *g, const double *v[3], const double T[9], const grit_shape *o,
                          double margin) {
   double n[3], dl[3], sl[3], s[3];
@@ -197,30 +215,26 @@ static int hf_prism_idle(const hf_grid *g, const double *v[3], const double T[9]
   if (grit_shape_support(o, dlo, sl) != GRIT_OK) return 0;
   grit_tf_apply(s, g->pr, g->Rr, sl);
   const double c = grit_v3_dot(n, v[0]), h = grit_v3_dot(n, s) - c;
-  if (h >= margin) return 1;
-  const double scale = g->dx + g->dy, rmin = 1e-3 * scale, base = g->h->size[2];
-  double x[2][3], hy[2];
-  int nx = 0;
-  grit_v3_addscl(x[nx], s, n, -h); /* the support point's foot */
-  hy[nx++] = h;
-  if (o->type == GRIT_GEOM_BOX) { /* the incentre: the edges' lengths weigh the opposite vertices */
-    double w[3], sum = 0.0;
-    for (int e = 0; e < 3; ++e) {
-      double t[3];
-      grit_v3_sub(t, v[(e + 2) % 3], v[(e + 1) % 3]);
-      w[e] = grit_v3_norm(t);
-      sum += w[e];
+  if (h >= margin && h > g->far) return 1; /* clear of the margin, far above GJK's touching distance */
+  const double rmin = 1e-3 * (g->dx + g->dy), base = g->h->size[2];
+  hf_edges E;
+  hf_edges_of(v, n, &E);
+  for (int i = 0; i < 2; ++i) {
+    double x[3], hy;
+    if (i == 0) { /* the support point's foot */
+      grit_v3_addscl(x, s, n, -h);
+      hy = h;
+    } else { /* a box: over the triangle's incentre (the edges' lengths weigh the opposite vertices) */
+      if (o->type != GRIT_GEOM_BOX) break;
+      const double sum = E.len[0] + E.len[1] + E.len[2];
+      grit_v3_zero(x);
+      for (int e = 0; e < 3; ++e) grit_v3_addscl(x, x, v[e], E.len[(e + 1) % 3] / sum);
+      hy = hf_box_entry(o->size, g->pr, g->Rr, x, n);
+      if (!isfinite(hy)) break;
     }
-    grit_v3_zero(x[nx]);
-    for (int e = 0; e < 3; ++e) grit_v3_addscl(x[nx], x[nx], v[e], w[e] / sum);
-    hy[nx] = hf_box_entry(o->size, g->pr, g->Rr, x[nx], n);
-    if (isfinite(hy[nx])) ++nx;
-  }
-  for (int i = 0; i < nx; ++i) {
-    double r;
-    const double dy = fmax(0.0, -hy[i]), delta = hy[i] - h;
-    if (!hf_clear_of_edges(v, n, x[i], fmax(rmin, 4.0 * dy), &r)) continue;
-    const double rho = 0.5 * fmin(r * n[2], x[i][2] + base);
+    const double dy = hy < 0.0 ? -hy : 0.0, delta = hy - h, r = hf_clearance(v, &E, x);
+    if (!(r >= rmin && r >= 4.0 * dy)) continue;
+    const double rho = 0.5 * (r * n[2] < x[2] + base ? r * n[2] : x[2] + base);
     if (rho > 2.0 * dy && fabs(delta) <= 1e-12 * r) return 1;
   }
   return 0;
@@ -286,7 +300,7 @@ grit_status grit_collide_hfield_paths(const grit_shape *h, const double ph[3], c
   if (idle) *idle = 0;
   if (h->type != GRIT_GEOM_HFIELD || o->type == GRIT_GEOM_PLANE || o->type == GRIT_GEOM_HFIELD)
     return GRIT_ERR_UNSUPPORTED;
-  hf_grid g = {h, h->nvert / h->ncol, h->ncol, 0.0, 0.0, NULL, NULL, all_prisms, 0};
+  hf_grid g = {h, h->nvert / h->ncol, h->ncol, 0.0, 0.0, NULL, NULL, all_prisms, 0, 0.0};
   g.dx = 2.0 * h->size[0] / (g.ncol - 1);
   g.dy = 2.0 * h->size[1] / (g.nrow - 1);
   /* o's box in the field's frame, grown by the margin */
@@ -297,6 +311,7 @@ grit_status grit_collide_hfield_paths(const grit_shape *h, const double ph[3], c
   grit_shape_world_aabb(o, pr, Rr, margin, lo, hi);
   g.pr = pr;
   g.Rr = Rr;
+  g.far = 1e-8 * (h->size[0] + h->size[1] + h->size[2] + h->top + grit_shape_bounding_radius(o));
   const int c0 = cell_index(lo[0] + h->size[0], g.dx, g.ncol), c1 = cell_index(hi[0] + h->size[0], g.dx, g.ncol);
   const int r0 = cell_index(lo[1] + h->size[1], g.dy, g.nrow), r1 = cell_index(hi[1] + h->size[1], g.dy, g.nrow);
   if (!(lo[0] <= h->size[0] && hi[0] >= -h->size[0] && lo[1] <= h->size[1] && hi[1] >= -h->size[1])) return GRIT_OK;
