@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_collision_gjk.c — GJK's shortcuts against its plain iterations: the point jump on cylinders
- * (collision_gjk.c, grit_gjk_info.no_point_jump). */
+/* test_collision_gjk.c — GJK/EPA's shortcuts against their plain paths: the point jump on cylinders
+ * (collision_gjk.c, grit_gjk_info.no_point_jump); EPA's edge table rewritten for moved faces only (epa_rewrite). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,4 +91,47 @@ Test(collision, cylinder_point_jump_same_contacts) {
   cr_assert(sph[0][0] <= 1e-14 && sph[0][1] <= fmax(1e-12, sph[1][1]), "sphere-cylinder: phi %g, n %g off", sph[0][0],
             sph[0][1]);
   cr_assert(iters[0] < iters[1], "GJK iterations %d (old %d)", iters[0], iters[1]);
+}
+
+/* EPA's edge table with only the moved faces' edges written again after an expansion (collision_gjk.c,
+ * polytope.rewrite) against every kept face's (grit_gjk_info.epa_rewrite): overlapping boxes, cylinders,
+ * ellipsoids, capsules and hulls at random poses, and at axis-aligned poses (faces at equal distances),
+ * many running EPA to its capacity on the curved cores, give the same phi, normal and witness points to the
+ * bit and the same iteration counts. */
+Test(collision, epa_moved_edges_rewritten_same_bits) {
+  unsigned long long s = 57;
+  double verts[14][3];
+  const double h[3] = {0.1, 0.15, 0.2};
+  ct_convex_vertices(verts, h, 0.05);
+  const grit_geom_type types[] = {GRIT_GEOM_BOX, GRIT_GEOM_CYLINDER, GRIT_GEOM_ELLIPSOID, GRIT_GEOM_CAPSULE, GRIT_GEOM_CONVEX};
+  int epa_runs = 0, capped = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const grit_geom_type ta = types[trial % 5], tb = types[(trial / 5) % 5];
+    grit_shape a = ct_random_shape(&s, ta, &verts[0][0]), b = ct_random_shape(&s, tb, &verts[0][0]);
+    ct_pose A = ct_random_pose(&s, 0.1), B = ct_random_pose(&s, 0.1);
+    if (trial % 3 == 0) /* axis-aligned: ties between faces */
+      A = ct_identity_at(A.p[0], A.p[1], A.p[2]), B = ct_identity_at(0.5 * A.p[0], A.p[1], 0.0);
+    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
+    grit_gjk_info info[2];
+    int hit[2];
+    for (int r = 0; r < 2; ++r) {
+      memset(&info[r], 0, sizeof info[r]);
+      info[r].epa_rewrite = r;
+      hit[r] = grit_gjk_epa(&pa, &pb, 0.01, &phi[r], n[r], wa[r], wb[r], &info[r]);
+    }
+    cr_assert_eq(hit[0], hit[1], "trial %d", trial);
+    cr_assert_eq(info[1].epa_rewrite, 1, "trial %d: the switch was not kept", trial);
+    if (!hit[0]) continue;
+    cr_assert(info[0].epa_iterations == info[1].epa_iterations && info[0].epa_converged == info[1].epa_converged &&
+                  info[0].gjk_iterations == info[1].gjk_iterations && info[0].polish_steps == info[1].polish_steps,
+              "trial %d: other iterations", trial);
+    cr_assert(!memcmp(&phi[0], &phi[1], sizeof phi[0]) && !memcmp(n[0], n[1], sizeof n[0]) &&
+                  !memcmp(wa[0], wa[1], sizeof wa[0]) && !memcmp(wb[0], wb[1], sizeof wb[0]),
+              "trial %d: other bits", trial);
+    epa_runs += info[0].epa_iterations > 0;
+    capped += info[0].epa_iterations > 0 && !info[0].epa_converged;
+  }
+  cr_log_info("EPA expanded on %d pairs, %d of them to its capacity", epa_runs, capped);
+  cr_assert(epa_runs > 600 && capped > 40, "EPA expanded on %d pairs, %d to capacity", epa_runs, capped);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_hull_graph.c — a CONVEX shape's support by hill climbing on its hull's edges (hull_graph.c)
  * against the scan over all its vertices: the same vertex, ties included, on the Panda's hulls and on
- * degenerate point sets (flat, thin, many coplanar faces, repeated and interior points). */
+ * degenerate point sets (flat, thin, many coplanar faces, repeated and interior points); the climb's rounds
+ * four neighbours a vector (grit_hull_support_try_path 1) against the scalar rounds (0): the same vertex or
+ * the same fall back to the scan; the world box's one pass four vertices a vector against the scalar pass. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,12 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
     const int ref = grit_convex_scan(c, d), start = (int)ct_uniform(s, 0, n - 1e-9);
     cr_assert_eq(grit_hull_support(c, d, start), ref, "n = %d direction %d: climbed from %d", n, t, start);
     cr_assert_eq(grit_hull_support(c, d, -1), ref, "n = %d direction %d: climbed from the axis start", n, t);
+    if (c->graph && __builtin_cpu_supports("avx2")) /* the climb's vector rounds against the old scalar ones */
+      for (int st = -1; st <= start; st += start + 1) {
+        const int old = grit_hull_support_try_path(c, d, st, 0);
+        cr_assert_eq(grit_hull_support_try_path(c, d, st, 1), old, "n = %d direction %d: vector climb from %d", n, t, st);
+        cr_assert(old < 0 || old == ref);
+      }
     double x[3];
     grit_shape_core_support(c, d, x);
     cr_assert(memcmp(x, c->vertices + 3 * ref, sizeof x) == 0);
@@ -40,6 +48,13 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
     grit_shape_world_aabb_hint(c, P.p, P.R, 0.01, lo, hi, hint, 0);
     grit_shape_world_aabb(c, P.p, P.R, 0.01, lo2, hi2); /* graph set: its scan pass */
     cr_assert(memcmp(lo, lo2, sizeof lo) == 0 && memcmp(hi, hi2, sizeof hi) == 0, "n = %d direction %d: box", n, t);
+    if (__builtin_cpu_supports("avx2")) { /* the one pass four vertices a vector against the scalar pass */
+      double lo3[3], hi3[3], lo4[3], hi4[3];
+      grit_convex_world_aabb_path(c, P.p, P.R, 0.01, lo3, hi3, 0);
+      grit_convex_world_aabb_path(c, P.p, P.R, 0.01, lo4, hi4, 1);
+      cr_assert(memcmp(lo3, lo4, sizeof lo3) == 0 && memcmp(hi3, hi4, sizeof hi3) == 0, "n = %d direction %d: pass", n, t);
+      cr_assert(memcmp(lo3, lo2, sizeof lo3) == 0 && memcmp(hi3, hi2, sizeof hi3) == 0);
+    }
   }
 }
 

@@ -313,6 +313,9 @@ typedef struct polytope {
                                              are cleared as vertices come (clear_edges), not all 16 KB
                                              a call, unless full_clear (grit_gjk_info.full_edge_clear) */
   int full_clear;
+  int rewrite; /* 1: the kept faces' edges are all written again after each expansion (the old path, and
+                  a torn table: a face claimed a directed edge another face held, which only round-off on a
+                  pinched cap does); 0: only the moved ones', the others' entries being theirs already */
 } polytope;
 
 #define NO_FACE 255 /* > EPA_MAXF */
@@ -333,6 +336,7 @@ static int add_face(polytope *P, int i, int j, int k, double scale) {
   grit_v3_scale(f->n, f->n, 1.0 / len);
   f->d = grit_v3_dot(f->n, P->v[i].w);
   f->i[0] = i, f->i[1] = j, f->i[2] = k;
+  if (P->edge[i][j] != NO_FACE || P->edge[j][k] != NO_FACE || P->edge[k][i] != NO_FACE) P->rewrite = 1;
   set_edges(P, P->nf, P->nf);
   P->nf++;
   return 1;
@@ -437,7 +441,7 @@ static int epa_expand(polytope *P, int first, const sv *w, double scale) {
       continue;
     }
     if (m != f) P->f[m] = P->f[f];
-    set_edges(P, m, m);
+    if (m != f || P->rewrite) set_edges(P, m, m);
     m++;
   }
   P->nf = m;
@@ -457,6 +461,7 @@ static int epa(const body *A, const body *B, const simplex *s, double scale, dou
                double ca[3], double cb[3], grit_gjk_info *info) {
   polytope P;
   P.full_clear = info && info->full_edge_clear;
+  P.rewrite = info && info->epa_rewrite;
   if (!epa_seed(A, B, s, scale, &P)) return 0;
   int best = 0;
   for (int it = 0;; ++it) {
@@ -629,9 +634,10 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   int it = 0;
   grit_gjk_info own;
   if (!info) info = &own; /* EPA reports whether it converged through it */
-  const int full = info == &own ? 0 : info->full_edge_clear;
+  const int full = info == &own ? 0 : info->full_edge_clear, rewrite = info == &own ? 0 : info->epa_rewrite;
   memset(info, 0, sizeof *info);
   info->full_edge_clear = full;
+  info->epa_rewrite = rewrite;
   info->no_point_jump = !refine;
   int jumps = 0, res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   if (jumps && (res == GJK_OVERLAP || it >= GJK_MAX_ITER)) { /* overlaps (and a call out of iterations) take the

@@ -24,4 +24,11 @@ grit_status grit_collide_hfield(const grit_shape *h, const double ph[3], const d
                                 const double po[3], const double Ro[9], double margin, grit_contact_point *out,
                                 int *n_out);
 
+/* The same with a choice of path: all_prisms = 1 sends every prism through GJK/EPA (the old path); 0
+ * (grit_collide_hfield) first skips the prisms whose GJK/EPA candidate is certain to be absent or
+ * dropped (collision_hfield.c, hf_prism_idle); *idle (if idle is not NULL) counts those prisms. */
+grit_status grit_collide_hfield_paths(const grit_shape *h, const double ph[3], const double Rh[9],
+                                      const grit_shape *o, const double po[3], const double Ro[9], double margin,
+                                      grit_contact_point *out, int *n_out, int all_prisms, int *idle);
+
 #endif

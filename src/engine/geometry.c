@@ -241,15 +241,64 @@ static void box_from(const grit_shape *s, const double p[3], const double R[9], 
   }
 }
 
-static void convex_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
-                              double hi[3], int idx[6]) {
+/* The one pass four vertices a vector (n >= 8): per lane the first vertex of greatest and of least R_k.v
+ * (strict comparisons, as the scalar loop), the lanes then merged by value, ties to the lower index: the
+ * scalar loop's vertices. The dot products as there, (R_k0 x + R_k1 y) + R_k2 z, no fused multiply-add.
+ * Returns the first vertex left to the scalar loop; the lanes' values and indices in hv, iv (k-major). */
+static __attribute__((target("avx2"))) int box_pass_avx2(const double *v, int n, const double R[9], double hv[6][4],
+                                                         int iv[6][4]) {
+  __m256d r0[3], r1[3], r2[3], hb[6], ib[6];
+  const __m256d four = _mm256_set1_pd(4.0);
+  __m256d idx = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+  for (int k = 0; k < 3; ++k) {
+    r0[k] = _mm256_set1_pd(R[3 * k]), r1[k] = _mm256_set1_pd(R[3 * k + 1]), r2[k] = _mm256_set1_pd(R[3 * k + 2]);
+    hb[2 * k] = dots_avx2(v, r0[k], r1[k], r2[k]);
+    hb[2 * k + 1] = hb[2 * k];
+    ib[2 * k] = ib[2 * k + 1] = idx;
+  }
+  int i = 4;
+  for (idx = _mm256_add_pd(idx, four); i + 4 <= n; i += 4, idx = _mm256_add_pd(idx, four))
+    for (int k = 0; k < 3; ++k) {
+      const __m256d h = dots_avx2(v + 3 * i, r0[k], r1[k], r2[k]);
+      const __m256d gt = _mm256_cmp_pd(h, hb[2 * k], _CMP_GT_OQ), lt = _mm256_cmp_pd(h, hb[2 * k + 1], _CMP_LT_OQ);
+      hb[2 * k] = _mm256_blendv_pd(hb[2 * k], h, gt), ib[2 * k] = _mm256_blendv_pd(ib[2 * k], idx, gt);
+      hb[2 * k + 1] = _mm256_blendv_pd(hb[2 * k + 1], h, lt), ib[2 * k + 1] = _mm256_blendv_pd(ib[2 * k + 1], idx, lt);
+    }
+  for (int q = 0; q < 6; ++q) {
+    double bi[4];
+    _mm256_storeu_pd(hv[q], hb[q]);
+    _mm256_storeu_pd(bi, ib[q]);
+    for (int j = 0; j < 4; ++j) iv[q][j] = (int)bi[j];
+  }
+  return i;
+}
+
+/* The one pass over a CONVEX shape's vertices: the first vertex of greatest and of least R_k.v for each
+ * row k (idx[2k], idx[2k+1]), and the box from them. avx2: four vertices a vector (the same vertices). */
+static void convex_world_aabb_lanes(const grit_shape *s, const double p[3], const double R[9], double margin,
+                                    double lo[3], double hi[3], int idx[6], int avx2) {
   const double *v = s->vertices;
   double hmax[3], hmin[3];
-  for (int k = 0; k < 3; ++k) {
-    hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
-    idx[2 * k] = idx[2 * k + 1] = 0;
-  }
-  for (int i = 1; i < s->nvert; ++i) {
+  int i = 1;
+  if (avx2 && s->nvert >= SCAN_AVX2_MIN) {
+    double hv[6][4];
+    int iv[6][4];
+    i = box_pass_avx2(v, s->nvert, R, hv, iv);
+    for (int q = 0; q < 6; ++q) { /* the lanes merged: greatest (least), ties to the lower index */
+      int b = 0;
+      for (int j = 1; j < 4; ++j) {
+        const int better = q % 2 ? hv[q][j] < hv[q][b] : hv[q][j] > hv[q][b];
+        if (better || (hv[q][j] == hv[q][b] && iv[q][j] < iv[q][b])) b = j;
+      }
+      (q % 2 ? hmin : hmax)[q / 2] = hv[q][b];
+      idx[q] = iv[q][b];
+    }
+  } else
+    for (int k = 0; k < 3; ++k) {
+      hmax[k] = hmin[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
+      idx[2 * k] = idx[2 * k + 1] = 0;
+    }
+  for (; i < s->nvert; ++i) {
     const double *w = v + 3 * i;
     for (int k = 0; k < 3; ++k) {
       const double h = R[3 * k] * w[0] + R[3 * k + 1] * w[1] + R[3 * k + 2] * w[2];
@@ -258,6 +307,17 @@ static void convex_world_aabb(const grit_shape *s, const double p[3], const doub
     }
   }
   box_from(s, p, R, margin, lo, hi, idx);
+}
+
+static void convex_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
+                              double hi[3], int idx[6]) {
+  convex_world_aabb_lanes(s, p, R, margin, lo, hi, idx, __builtin_cpu_supports("avx2"));
+}
+
+void grit_convex_world_aabb_path(const grit_shape *s, const double p[3], const double R[9], double margin,
+                                 double lo[3], double hi[3], int avx2) {
+  int idx[6];
+  convex_world_aabb_lanes(s, p, R, margin, lo, hi, idx, avx2);
 }
 
 void grit_shape_world_aabb_hint(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
@@ -377,6 +437,11 @@ void grit_shape_local_aabb(const grit_shape *s, double lo[3], double hi[3]) {
 
 void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double R[9], double margin, double lo[3],
                            double hi[3]) {
+  grit_shape_world_aabb_path(s, p, R, margin, lo, hi, 0);
+}
+
+void grit_shape_world_aabb_path(const grit_shape *s, const double p[3], const double R[9], double margin,
+                                double lo[3], double hi[3], int both_supports) {
   if (s->type == GRIT_GEOM_PLANE) {
     const double nz[3] = {R[2], R[5], R[8]}; /* the outward normal in the world */
     for (int k = 0; k < 3; ++k) lo[k] = -INFINITY, hi[k] = INFINITY;
@@ -410,6 +475,14 @@ void grit_shape_world_aabb(const grit_shape *s, const double p[3], const double 
     double d[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}, x[3];
     grit_shape_support(s, d, x);
     hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    if (!both_supports) {
+      const double h = d[0] * x[0] + d[1] * x[1] + d[2] * x[2];
+      /* the other shapes are symmetric about their origin and so are their supports: support(-d) =
+       * -support(d) bit for bit (negations and the same magnitudes), but where d_j = 0 (sgn(-0) = sgn(0)),
+       * whose terms are zeros either way; so (-d).support(-d) is h, and lo as below without the call */
+      lo[k] = p[k] - h - margin;
+      continue;
+    }
     for (int j = 0; j < 3; ++j) d[j] = -d[j];
     grit_shape_support(s, d, x);
     lo[k] = p[k] - (d[0] * x[0] + d[1] * x[1] + d[2] * x[2]) - margin;

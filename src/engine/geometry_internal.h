@@ -30,4 +30,14 @@ void grit_shape_core_support_hint(const grit_shape *shape, const double dir[3], 
  * pass over the vertices. The same box as grit_shape_world_aabb; other shapes: that function. */
 void grit_shape_world_aabb_hint(const grit_shape *shape, const double p[3], const double R[9], double margin,
                                 double lo[3], double hi[3], int hint[7], int same_R);
+/* grit_shape_world_aabb with both supports per axis for the centrally symmetric shapes (sphere, capsule,
+ * box, cylinder, ellipsoid) when both_supports is 1 (the old path), or the one along +row k of R and
+ * its mirror (0, grit_shape_world_aabb): the same box. */
+void grit_shape_world_aabb_path(const grit_shape *shape, const double p[3], const double R[9], double margin,
+                                double lo[3], double hi[3], int both_supports);
+
+/* A CONVEX shape's world box (grit_shape_world_aabb's) by its one pass over the vertices: avx2 = 0 the
+ * scalar loop (the old path), 1 four vertices a vector (the caller checked the CPU). The same box. */
+void grit_convex_world_aabb_path(const grit_shape *shape, const double p[3], const double R[9], double margin,
+                                 double lo[3], double hi[3], int avx2);
 #endif

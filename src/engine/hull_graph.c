@@ -4,7 +4,8 @@
  * The graph, in the model's arena (ints, no pointers, so a model copy moves it as it is):
  *   g[0] = n (vertices), g[1] = nl (loose vertices), g[2..3] = the bytes of a double, the bounding
  *   radius max |v| (grit_shape_bounding_radius's, kept; the scale of d.v's round-off), g[4..9] = the start vertex for +x, -x, +y, -y, +z, -z,
- *   then adr[0..n] (vertex i's neighbours are nbr[adr[i] .. adr[i+1])), nbr, and the loose list.
+ *   then adr[0..n] (vertex i's neighbours are nbr[adr[i] .. adr[i+1])), nbr, and the loose list; then, at
+ *   badr_offset(n), the neighbours' coordinates in blocks of four (blocks_offset: doubles in pairs of ints).
  * The edges are those of the engine's own hull of the points (grit_hydro_hull, the triangles of
  * hydroelastic meshes), which leaves out points within 1e-9 of its extent outside a face: those are the
  * "loose" vertices, which every query scans after the climb (points clearly inside can never be a
@@ -20,7 +21,9 @@
  * instead. The model checks each graph against the scan when it builds it (grit_hull_graph_build). */
 #include "hull_graph.h"
 
+#include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +45,21 @@ double grit_hull_graph_radius(const int *g) {
   return r;
 }
 
-size_t grit_hull_graph_ints(int n) { return n < GRIT_HULL_CLIMB_MIN ? 0 : (size_t)HDR + 8 * (size_t)n + 1; }
+/* After the lists, the neighbours' coordinates in blocks of four, x x x x y y y y z z z z (NaN in the lanes
+ * past a vertex's last neighbour: they never compare true): vertex i's neighbours fill blocks badr[i] ..
+ * badr[i+1]) in nbr's order, so a round of the climb reads them as vectors instead of gathering them
+ * through nbr. The blocks at an even offset, and every graph an even number of ints, so that they are
+ * 8-byte aligned where the graph is (the model carves its graphs 64-byte aligned, one after another). */
+static size_t badr_offset(int n) { return (size_t)HDR + 8 * (size_t)n + 2; }
+static size_t blocks_offset(int n) { return (badr_offset(n) + (size_t)n + 2) & ~(size_t)1; }
+static size_t blocks_max(int n) { return 9 * (size_t)n / 4 + 1; } /* sum of ceil(deg / 4) <= (6 n + 3 n) / 4 */
+
+size_t grit_hull_graph_ints(int n) {
+  return n < GRIT_HULL_CLIMB_MIN ? 0 : blocks_offset(n) + 24 * blocks_max(n);
+}
+
+static const int *graph_badr(const int *g) { return g + badr_offset(g[0]); }
+static const double *graph_blocks(const int *g) { return (const double *)(const void *)(g + blocks_offset(g[0])); }
 
 /* ---------------------------------------------------------------------------------- the climb */
 
@@ -81,7 +98,49 @@ int grit_hull_support(const grit_shape *s, const double d[3], int start) {
   return i >= 0 ? i : grit_convex_scan(s, d);
 }
 
+/* The steepest ascent from cur (value *hc) on the blocks, four neighbours a vector: d.x as dotv computes it,
+ * (d0 x + d1 y) + d2 z without fused multiply-add, so the same bits. A round moves to the first neighbour
+ * of the greatest value if that exceeds the current one (what the scalar loop's strict updates pick);
+ * otherwise the climb ends, *near if a neighbour comes within tol. Returns the vertex reached. */
+static __attribute__((target("avx2"))) int climb_avx2(const int *g, const double d[3], int cur, double *hc,
+                                                       double tol, int *near) {
+  const int n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *badr = graph_badr(g);
+  const double *blocks = graph_blocks(g);
+  const __m256d d0 = _mm256_set1_pd(d[0]), d1 = _mm256_set1_pd(d[1]), d2 = _mm256_set1_pd(d[2]);
+  double h[HULL_MAX_DEGREE + 4];
+  for (;;) {
+    const double *b = blocks + 12 * badr[cur];
+    const int nb = badr[cur + 1] - badr[cur];
+    __m256d m = _mm256_set1_pd(-INFINITY);
+    for (int k = 0; k < nb; ++k, b += 12) {
+      const __m256d x = _mm256_loadu_pd(b), y = _mm256_loadu_pd(b + 4), z = _mm256_loadu_pd(b + 8);
+      const __m256d hv = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d0, x), _mm256_mul_pd(d1, y)), _mm256_mul_pd(d2, z));
+      _mm256_storeu_pd(h + 4 * k, hv);
+      m = _mm256_max_pd(hv, m); /* a NaN lane (past the last neighbour) keeps m */
+    }
+    __m128d m2 = _mm_max_pd(_mm256_castpd256_pd128(m), _mm256_extractf128_pd(m, 1));
+    m2 = _mm_max_sd(m2, _mm_unpackhi_pd(m2, m2));
+    const double hmax = _mm_cvtsd_f64(m2);
+    if (hmax > *hc) { /* the first lane holding the greatest value */
+      const __m256d mv = _mm256_set1_pd(hmax);
+      int k = 0, mask;
+      while (!(mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(h + 4 * k), mv, _CMP_EQ_OQ)))) ++k;
+      cur = nbr[adr[cur] + 4 * k + __builtin_ctz((unsigned)mask)], *hc = hmax;
+      continue;
+    }
+    const __m256d lo = _mm256_set1_pd(*hc - tol); /* NaN lanes compare false */
+    *near = 0;
+    for (int k = 0; k < nb && !*near; ++k)
+      *near = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(h + 4 * k), lo, _CMP_GE_OQ)) != 0;
+    return cur;
+  }
+}
+
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
+  return grit_hull_support_try_path(s, d, start, __builtin_cpu_supports("avx2") ? 1 : 0);
+}
+
+int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start, int path) {
   const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
   const double *v = s->vertices;
   int cur = start;
@@ -93,18 +152,20 @@ int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
   const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
   double hc = dotv(d, v + 3 * cur);
   int near = 0;
-  for (;;) { /* steepest ascent; in its last round, near: a neighbour within tol */
-    int best = cur;
-    double hb = hc;
-    near = 0;
-    for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
-      const double h = dotv(d, v + 3 * nbr[k]);
-      if (h > hb) hb = h, best = nbr[k];
-      else if (h >= hc - tol) near = 1;
+  if (path) cur = climb_avx2(g, d, cur, &hc, tol, &near);
+  else
+    for (;;) { /* steepest ascent; in its last round, near: a neighbour within tol */
+      int best = cur;
+      double hb = hc;
+      near = 0;
+      for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
+        const double h = dotv(d, v + 3 * nbr[k]);
+        if (h > hb) hb = h, best = nbr[k];
+        else if (h >= hc - tol) near = 1;
+      }
+      if (best == cur) break;
+      cur = best, hc = hb;
     }
-    if (best == cur) break;
-    cur = best, hc = hb;
-  }
   if (near) {
     int full = 0;
     cur = plateau(s, adr, nbr, d, cur, hc, tol, &full);
@@ -113,8 +174,8 @@ int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
   }
   for (int j = 0; j < g[1]; ++j) {
     const int i = loose[j];
-    const double h = dotv(d, v + 3 * i);
-    if (h > hc || (h == hc && i < cur)) hc = h, cur = i;
+    const double hl = dotv(d, v + 3 * i);
+    if (hl > hc || (hl == hc && i < cur)) hc = hl, cur = i;
   }
   return cur;
 }
@@ -239,6 +300,22 @@ static int hull_far_first(const double *v, int n, int *tri) {
   return nt;
 }
 
+/* The neighbours' blocks and their addresses (see blocks_offset). */
+static void fill_blocks(const grit_shape *s, int *g) {
+  const int n = g[0], *adr = g + HDR, *nbr = adr + n + 1;
+  int *badr = g + badr_offset(n);
+  double *b = (double *)(void *)(g + blocks_offset(n));
+  badr[0] = 0;
+  for (int i = 0; i < n; ++i) {
+    const int deg = adr[i + 1] - adr[i], nb = (deg + 3) / 4;
+    for (int j = 0; j < 4 * nb; ++j) {
+      double *blk = b + 12 * (badr[i] + j / 4);
+      for (int k = 0; k < 3; ++k) blk[4 * k + j % 4] = j < deg ? s->vertices[3 * nbr[adr[i] + j] + k] : NAN;
+    }
+    badr[i + 1] = badr[i] + nb;
+  }
+}
+
 int grit_hull_graph_build(const grit_shape *s, int *g) {
   const int n = s->nvert;
   if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
@@ -262,6 +339,11 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
                              (hi[2] - lo[2]) * (hi[2] - lo[2]));
   g[0] = n;
   g[1] = loose_vertices(s, tri, nt, adr, extent, nbr + adr[n]);
+  if ((uintptr_t)(g + blocks_offset(n)) % sizeof(double)) { /* not where the graphs' layout puts it: the scan */
+    free(tri);
+    return 0;
+  }
+  fill_blocks(s, g);
   memcpy(g + 2, &scale, sizeof scale);
   for (int k = 0; k < 6; ++k) { /* the starts: the greatest of +-x_k among the vertices on edges */
     const double sg = k % 2 ? -1.0 : 1.0;
