@@ -243,7 +243,7 @@ typedef struct grit_deriv_batch {
   int n;
 } grit_deriv_batch;
 
-/* ---- the residual (derivatives_residual.c) */
+/* ---- the residual (derivatives_residual.c; its inputs and clearing: derivatives_seed.c) */
 
 /* Sets every dual input to its value with zero partials (the model's parameters only if seeded). */
 void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
@@ -257,7 +257,8 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                               int kin_all, int skip_qconst);
 void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
                                   int controls_only);
-/* After a pass: the seeded trees' quantities lose its partials. */
+/* After a pass: the seeded trees' quantities lose its partials. zero_partials: x[0..n) keep their values. */
+void grit_deriv_zero_partials(grit_dual *x, int n);
 void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics);
 void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active);
 /* Whether the step's constraints read the Delassus estimate (the residual then needs A's dual factor). */
