@@ -127,6 +127,11 @@ struct grit_deriv_ws {
   char *bmoved;                           /* (nbody) the bodies the pass's seeds move */
   int chain_on;                           /* this pass skips the others */
   int no_chain;                           /* nonzero: every body and contact in every pass (tests) */
+  /* contacts against the world chained from one dual evaluation per call (derivatives_contact_chain.c) */
+  double *cch;                            /* per contact: its wrench's value and linear maps */
+  unsigned *cch_at;                       /* the call each was formed in (ckeep_call) */
+  int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
+  unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */

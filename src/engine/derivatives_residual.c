@@ -25,6 +25,7 @@
 #include "data_internal.h"
 #include "derivatives_chain.h"
 #include "derivatives_contact.h"
+#include "derivatives_contact_chain.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
 #include "derivatives_smooth.h"
@@ -222,12 +223,18 @@ int grit_deriv_uses_delassus(const grit_data *d) {
 }
 
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
- * features at the dual positions. */
-static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
-                           const grit_contact_candidate *cand, grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+ * features at the dual positions; side `over` (0, 1; -1 none) at the body pose (xp, xm) given instead
+ * of its body's (derivatives_contact_chain.c's seeded poses). */
+void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
+                               const grit_contact_candidate *cand, int over, const grit_dual xp[3],
+                               const grit_dual xm[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
   grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
+    if (s == over) {
+      w->fx->compose(gp[s], gR[s], xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      continue;
+    }
     if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
       /* a body the pass does not move (the world's, or a tree not seeded: its partials were cleared):
        * its pose in plain doubles, the same operations on the values */
@@ -266,7 +273,7 @@ static void contact_jacobian(const grit_model *m, grit_deriv_ws *w, const grit_c
 
 /* Body b's twist under the solution's velocities (v0: the previous state's), formed once per residual
  * evaluation. */
-static const grit_dual *body_twist(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0) {
+const grit_dual *grit_deriv_contact_twist(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0) {
   unsigned *at = v0 ? w->bsv0_at : w->bsv_at;
   grit_dual *S = (v0 ? w->bsv0 : w->bsv) + 6 * b;
   if (at[b] != w->eval_no) {
@@ -290,7 +297,7 @@ static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws
       const grit_dual *pt = s == 1 ? geo->pb : geo->pa;
       const double sign = s == 1 ? 1.0 : -1.0;
       if (!gamma) {
-        w->fx->side_velocity(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
+        w->fx->side_velocity(grit_deriv_contact_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
         continue;
       }
       if (w->bwr_at[b] != w->eval_no) {
@@ -522,12 +529,14 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const int wr = need_w && grit_deriv_chain_w_read(d, k, i < ncand); /* its law reads w (chain.c) */
     const int wfree = wr && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
     const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
+    /* such a contact against the world: its partials chained from one evaluation per call */
+    if (jfree && !wr && grit_deriv_contact_chain(m, d, w, active, i, k)) continue;
     for (int q = 0; q < k->ntree && !jfree && i < ncand; ++q) /* a limit's J is written whole, cx_rows zeroes */
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      contact_inputs(m, w, active, cand, &geo, &p);
+      grit_deriv_contact_inputs(m, w, active, cand, -1, NULL, NULL, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
       if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);

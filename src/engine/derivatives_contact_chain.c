@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* derivatives_contact_chain.c — a contact between a body and the world, in the position passes, from one
+ * evaluation per call.
+ *
+ * Such a contact (its law reading no Delassus estimate, J_c never formed: derivatives_residual.c's
+ * "jfree" path) adds to its body's wrench W (then projected on the dofs) a function of three inputs
+ * only: the body's pose (xpos, xmat), its twist S at the solution and, for the Lagged model, its twist
+ * S0 at v0, through v_n0. The full path re-evaluates the geometry, the law and the wrench on dual
+ * numbers in every pass that moves the body (3 to 6 per call on the humanoids and the dog). Here the
+ * contact is evaluated once per call, with its lanes seeded along the pose's six directions (world
+ * translation, world rotation: xmat' = [e]x R) and along v_n0, and its law once more along the three
+ * components of v_c. In each pass the lanes' partials of W are then the linear maps applied to the
+ * pass's partials of the pose (translation xpos', rotation vee(xmat' R^T)) and of the twists (v_c is
+ * sign F^T (S_w x p + S_v), linear in S). The values are the full path's, bit for bit; the partials
+ * are the same derivatives in another order (round-off). ws->no_contact_chain: the full path. */
+#include <math.h>
+#include <string.h>
+
+#include "contact_candidate.h"
+#include "data_internal.h"
+#include "derivatives_contact_chain.h"
+#include "derivatives_simd.h"
+
+/* A contact's slot: the wrench's value W (6), dW/dpose (6 x 6: translation, rotation), dW/dv_c (6 x 3),
+ * dW/dv_n0 (6), dv_c/dS (3 x 6: its row 2 is dv_n0/dS0), the Lagged lane d gamma/d v_n0 (3). */
+enum { C_W = 0, C_MT = 6, C_MV = 42, C_MN = 60, C_D = 66, C_LG = 84, C_SLOT = 87 };
+enum { LANE_VN0 = 6 }; /* the lane v_n0 is seeded in (after the pose's six) */
+_Static_assert(GRIT_DUAL_N >= 7, "the pose's six lanes and v_n0's");
+
+static int cap(const grit_deriv_ws *w) { return w->cap_edges / 2 + 1; }
+
+void grit_deriv_contact_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
+  (void)m;
+  GRIT_CARVE(c, w->cch, (size_t)cap(w) * C_SLOT);
+  GRIT_CARVE(c, w->cch_at, cap(w));
+}
+
+/* The side on a tree's body when the other is on the world (no tree), else -1. */
+static int moving_side(const grit_model *m, const grit_contact_candidate *cand) {
+  const int t0 = grit_body_tree(m, cand->body[0]), t1 = grit_body_tree(m, cand->body[1]);
+  return t0 < 0 && t1 >= 0 ? 1 : t1 < 0 && t0 >= 0 ? 0 : -1;
+}
+
+static void twist_values(const grit_dual *S, grit_dual out[6]) {
+  for (int c = 0; c < 6; ++c) out[c] = grit_dual_const(S[c].v);
+}
+
+/* The call's one evaluation of contact i on side s's body b: the slot's values and maps. */
+static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
+                 const grit_constraint *k, int s, double *slot) {
+  const grit_contact_candidate *cand = &d->collision->c[i];
+  const int b = cand->body[s];
+  const double h = m->opt.timestep, sign = s == 1 ? 1.0 : -1.0;
+  const grit_dual *X = w->kin.xpos + 3 * b, *R = w->kin.xmat + 9 * b;
+  grit_dual xp[3], xm[9];
+  for (int a = 0; a < 3; ++a) xp[a] = grit_dual_const(X[a].v);
+  for (int a = 0; a < 9; ++a) xm[a] = grit_dual_const(R[a].v);
+  for (int a = 0; a < 3; ++a) {
+    xp[a].d[a] = 1.0; /* translation along e_a */
+    for (int j = 0; j < 3; ++j) { /* rotation about e_a: column j of [e_a]x R is e_a x R[:, j] */
+      const double c[3] = {R[j].v, R[3 + j].v, R[6 + j].v};
+      const double e[3] = {a == 0, a == 1, a == 2};
+      xm[j].d[3 + a] = e[1] * c[2] - e[2] * c[1];
+      xm[3 + j].d[3 + a] = e[2] * c[0] - e[0] * c[2];
+      xm[6 + j].d[3 + a] = e[0] * c[1] - e[1] * c[0];
+    }
+  }
+  grit_contact_geom_dual geo;
+  grit_contact_params_dual p;
+  memset(&p, 0, sizeof p);
+  grit_deriv_contact_inputs(m, w, active, cand, s, xp, xm, &geo, &p);
+  p.smooth = grit_dual_const(k->p.smooth);
+  p.soft = grit_dual_const(k->p.soft);
+  const grit_dual *pt = s == 1 ? geo.pb : geo.pa, *F = geo.frame;
+  grit_dual S[6];
+  if (k->kind == GRIT_CONSTRAINT_LAGGED) { /* v_n0 at the pose's lanes, then seeded alone in its own */
+    grit_dual S0[6], vc0[3] = {grit_dual_const(0.0), grit_dual_const(0.0), grit_dual_const(0.0)};
+    twist_values(grit_deriv_contact_twist(m, d, w, b, 1), S0);
+    w->fx->side_velocity(S0, pt, F, sign, 2, vc0);
+    vc0[2].d[LANE_VN0] = 1.0;
+    p.gn0 = w->fx->lagged_gn0(&p, h, vc0[2]);
+  }
+  w->fx->params_finalize(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
+  grit_dual vc[3], gamma[3], G[9], W[6];
+  for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->b[q]);
+  twist_values(grit_deriv_contact_twist(m, d, w, b, 0), S);
+  w->fx->side_velocity(S, pt, F, sign, 0, vc);
+  w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
+  for (int q = 0; q < 3; ++q) slot[C_LG + q] = gamma[q].d[LANE_VN0];
+  for (int c = 0; c < 6; ++c) W[c] = grit_dual_const(0.0);
+  w->fx->side_wrench(pt, F, sign, gamma, W);
+  for (int j = 0; j < 6; ++j) {
+    slot[C_W + j] = W[j].v;
+    for (int a = 0; a < 6; ++a) slot[C_MT + 6 * j + a] = W[j].d[a];
+    slot[C_MN + j] = W[j].d[LANE_VN0];
+  }
+  /* the law along v_c at the parameters' values: d gamma / d v_c, then dW/dv_c = ((p x f_c), f_c) with
+   * f_c = sign F (d gamma / d v_c) */
+  grit_dual pv[sizeof p / sizeof(grit_dual)], vq[3], g2[3];
+  memcpy(pv, &p, sizeof p);
+  for (size_t f = 0; f < sizeof p / sizeof(grit_dual); ++f) pv[f] = grit_dual_const(pv[f].v);
+  memcpy(&p, pv, sizeof p);
+  for (int q = 0; q < 3; ++q) {
+    vq[q] = grit_dual_const(vc[q].v);
+    vq[q].d[q] = 1.0;
+  }
+  w->fx->constraint_eval(k->kind, &p, h, vq, g2, G);
+  double pp[3], Fd[9];
+  for (int a = 0; a < 3; ++a) pp[a] = pt[a].v;
+  for (int a = 0; a < 9; ++a) Fd[a] = F[a].v;
+  for (int c = 0; c < 3; ++c) {
+    double f[3];
+    for (int a = 0; a < 3; ++a)
+      f[a] = sign * (Fd[3 * a] * g2[0].d[c] + Fd[3 * a + 1] * g2[1].d[c] + Fd[3 * a + 2] * g2[2].d[c]);
+    slot[C_MV + 3 * 0 + c] = pp[1] * f[2] - pp[2] * f[1];
+    slot[C_MV + 3 * 1 + c] = pp[2] * f[0] - pp[0] * f[2];
+    slot[C_MV + 3 * 2 + c] = pp[0] * f[1] - pp[1] * f[0];
+    for (int a = 0; a < 3; ++a) slot[C_MV + 3 * (3 + a) + c] = f[a];
+  }
+  /* dv_c/dS: row r is sign (p x F_r, F_r), F_r column r of F */
+  for (int r = 0; r < 3; ++r) {
+    const double Fr[3] = {Fd[r], Fd[3 + r], Fd[6 + r]};
+    double *Dr = slot + C_D + 6 * r;
+    Dr[0] = sign * (pp[1] * Fr[2] - pp[2] * Fr[1]);
+    Dr[1] = sign * (pp[2] * Fr[0] - pp[0] * Fr[2]);
+    Dr[2] = sign * (pp[0] * Fr[1] - pp[1] * Fr[0]);
+    for (int a = 0; a < 3; ++a) Dr[3 + a] = sign * Fr[a];
+  }
+}
+
+/* The lanes' kernel is also compiled for AVX2 and chosen at run time (derivatives_chain.c's pattern): the
+ * same element-wise operations (no contraction), the same bits either way. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define CC_AVX2 1
+#else
+#define CC_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define CC_INLINE inline __attribute__((always_inline))
+#define CC_NOINLINE __attribute__((noinline))
+#else
+#define CC_INLINE inline
+#define CC_NOINLINE
+#endif
+
+enum { NL = GRIT_DUAL_N };
+
+/* Adds the contact's wrench to Wb: its value, and along each lane M_pose (translation xpos', rotation
+ * vee(xmat' R^T)) + M_vc (D S') + M_vn0 (D_2 . S0') (S0 NULL: no v_n0). */
+static CC_INLINE void lanes_in(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0,
+                               const double *slot, grit_dual *Wb) {
+  double x[10][NL];
+  for (int l = 0; l < NL; ++l) { /* A = R' R^T, skew to round-off: its off-diagonal pairs */
+    const double a21 = R[6].d[l] * R[3].v + R[7].d[l] * R[4].v + R[8].d[l] * R[5].v;
+    const double a12 = R[3].d[l] * R[6].v + R[4].d[l] * R[7].v + R[5].d[l] * R[8].v;
+    const double a02 = R[0].d[l] * R[6].v + R[1].d[l] * R[7].v + R[2].d[l] * R[8].v;
+    const double a20 = R[6].d[l] * R[0].v + R[7].d[l] * R[1].v + R[8].d[l] * R[2].v;
+    const double a10 = R[3].d[l] * R[0].v + R[4].d[l] * R[1].v + R[5].d[l] * R[2].v;
+    const double a01 = R[0].d[l] * R[3].v + R[1].d[l] * R[4].v + R[2].d[l] * R[5].v;
+    x[0][l] = X[0].d[l], x[1][l] = X[1].d[l], x[2][l] = X[2].d[l];
+    x[3][l] = 0.5 * (a21 - a12);
+    x[4][l] = 0.5 * (a02 - a20);
+    x[5][l] = 0.5 * (a10 - a01);
+  }
+  const double *D = slot + C_D;
+  for (int r = 0; r < 3; ++r)
+    for (int l = 0; l < NL; ++l) {
+      double y = D[6 * r] * S[0].d[l];
+      for (int c = 1; c < 6; ++c) y += D[6 * r + c] * S[c].d[l];
+      x[6 + r][l] = y;
+    }
+  for (int l = 0; l < NL; ++l) {
+    double y = 0.0;
+    for (int c = 0; S0 && c < 6; ++c) y += D[12 + c] * S0[c].d[l];
+    x[9][l] = y;
+  }
+  for (int j = 0; j < 6; ++j) {
+    double M[10];
+    for (int a = 0; a < 6; ++a) M[a] = slot[C_MT + 6 * j + a];
+    for (int r = 0; r < 3; ++r) M[6 + r] = slot[C_MV + 3 * j + r];
+    M[9] = slot[C_MN + j];
+    double o[NL];
+    for (int l = 0; l < NL; ++l) o[l] = M[0] * x[0][l];
+    for (int a = 1; a < 10; ++a)
+      for (int l = 0; l < NL; ++l) o[l] += M[a] * x[a][l];
+    Wb[j].v = slot[C_W + j] + Wb[j].v;
+    for (int l = 0; l < NL; ++l) Wb[j].d[l] = o[l] + Wb[j].d[l];
+  }
+}
+
+static CC_NOINLINE void lanes_base(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0,
+                                   const double *slot, grit_dual *Wb) {
+  lanes_in(X, R, S, S0, slot, Wb);
+}
+#if CC_AVX2
+static CC_NOINLINE __attribute__((target("avx2"))) void lanes_avx2(const grit_dual *X, const grit_dual *R,
+                                                                    const grit_dual *S, const grit_dual *S0,
+                                                                    const double *slot, grit_dual *Wb) {
+  lanes_in(X, R, S, S0, slot, Wb);
+}
+#endif
+
+static void lanes(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0, const double *slot,
+                  grit_dual *Wb) {
+#if CC_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    lanes_avx2(X, R, S, S0, slot, Wb);
+    return;
+  }
+#endif
+  lanes_base(X, R, S, S0, slot, Wb);
+}
+
+int grit_deriv_contact_chain(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
+                             const grit_constraint *k) {
+  if (w->no_contact_chain || w->inertial_in || i >= cap(w) || k->ntree != 1) return 0;
+  if (k->kind != GRIT_CONSTRAINT_LAGGED && k->kind != GRIT_CONSTRAINT_SIMILAR) return 0;
+  const grit_contact_candidate *cand = &d->collision->c[i];
+  const int s = moving_side(m, cand);
+  if (s < 0 || cand->k_patch > 0) return 0; /* a hydro patch: its own re-evaluation */
+  double *slot = w->cch + (size_t)i * C_SLOT;
+  if (w->cch_at[i] != w->ckeep_call) {
+    form(m, d, w, active, i, k, s, slot);
+    w->cch_at[i] = w->ckeep_call;
+  }
+  const int b = cand->body[s], lagged = k->kind == GRIT_CONSTRAINT_LAGGED;
+  const grit_dual *S = grit_deriv_contact_twist(m, d, w, b, 0), *S0 = lagged ? grit_deriv_contact_twist(m, d, w, b, 1) : NULL;
+  if (w->bwr_at[b] != w->eval_no) {
+    for (int c = 0; c < 6; ++c) w->bwr[6 * b + c] = grit_dual_const(0.0);
+    w->bwr_at[b] = w->eval_no;
+    w->bwr_list[w->nbwr++] = b;
+  }
+  lanes(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, S, S0, slot, w->bwr + 6 * b);
+  if (lagged && w->lag_lane >= 0 && w->lag_g[3 * i] != w->lag_g[3 * i]) /* take_lagged_lane's */
+    for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = slot[C_LG + q];
+  w->contact_chained++;
+  return 1;
+}
