@@ -20,19 +20,26 @@
 #include "data_internal.h"
 #include "derivatives_contact_chain.h"
 #include "derivatives_simd.h"
+#include "solver.h"
 
-/* A contact's slot: the wrench's value W (6), dW/dpose (6 x 6: translation, rotation), dW/dv_c (6 x 3),
- * dW/dv_n0 (6), dv_c/dS (3 x 6: its row 2 is dv_n0/dS0), the Lagged lane d gamma/d v_n0 (3). */
-enum { C_W = 0, C_MT = 6, C_MV = 42, C_MN = 60, C_D = 66, C_LG = 84, C_SLOT = 87 };
+/* A contact's slot: the wrench's value W (6), its map M (6 x 18: dW along the pose's lanes, the twist S's
+ * and the twist S0's), the Lagged lane d gamma/d v_n0 (3). A body's sum: the sum of its contacts' M. */
+enum { C_W = 0, C_M = 6, C_LG = 114, C_SLOT = 117, NM = 18, C_MSZ = 6 * NM };
 enum { LANE_VN0 = 6 }; /* the lane v_n0 is seeded in (after the pose's six) */
 _Static_assert(GRIT_DUAL_N >= 7, "the pose's six lanes and v_n0's");
 
 static int cap(const grit_deriv_ws *w) { return w->cap_edges / 2 + 1; }
 
 void grit_deriv_contact_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
-  (void)m;
   GRIT_CARVE(c, w->cch, (size_t)cap(w) * C_SLOT);
   GRIT_CARVE(c, w->cch_at, cap(w));
+  GRIT_CARVE(c, w->cci_list, cap(w));
+  GRIT_CARVE(c, w->cagg, (size_t)m->nbody * C_MSZ);
+  GRIT_CARVE(c, w->cagg_at, m->nbody);
+  GRIT_CARVE(c, w->cagg_n, m->nbody);
+  GRIT_CARVE(c, w->ccb_n, m->nbody);
+  GRIT_CARVE(c, w->ccb_at, m->nbody);
+  GRIT_CARVE(c, w->ccb_list, m->nbody);
 }
 
 /* The side on a tree's body when the other is on the world (no tree), else -1. */
@@ -89,10 +96,11 @@ static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, cons
   for (int q = 0; q < 3; ++q) slot[C_LG + q] = gamma[q].d[LANE_VN0];
   for (int c = 0; c < 6; ++c) W[c] = grit_dual_const(0.0);
   w->fx->side_wrench(pt, F, sign, gamma, W);
+  double Mt[6][6], Mn[6], Mv[6][3], D[3][6];
   for (int j = 0; j < 6; ++j) {
     slot[C_W + j] = W[j].v;
-    for (int a = 0; a < 6; ++a) slot[C_MT + 6 * j + a] = W[j].d[a];
-    slot[C_MN + j] = W[j].d[LANE_VN0];
+    for (int a = 0; a < 6; ++a) Mt[j][a] = W[j].d[a];
+    Mn[j] = W[j].d[LANE_VN0];
   }
   /* the law along v_c at the parameters' values: d gamma / d v_c, then dW/dv_c = ((p x f_c), f_c) with
    * f_c = sign F (d gamma / d v_c) */
@@ -112,20 +120,35 @@ static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, cons
     double f[3];
     for (int a = 0; a < 3; ++a)
       f[a] = sign * (Fd[3 * a] * g2[0].d[c] + Fd[3 * a + 1] * g2[1].d[c] + Fd[3 * a + 2] * g2[2].d[c]);
-    slot[C_MV + 3 * 0 + c] = pp[1] * f[2] - pp[2] * f[1];
-    slot[C_MV + 3 * 1 + c] = pp[2] * f[0] - pp[0] * f[2];
-    slot[C_MV + 3 * 2 + c] = pp[0] * f[1] - pp[1] * f[0];
-    for (int a = 0; a < 3; ++a) slot[C_MV + 3 * (3 + a) + c] = f[a];
+    Mv[0][c] = pp[1] * f[2] - pp[2] * f[1];
+    Mv[1][c] = pp[2] * f[0] - pp[0] * f[2];
+    Mv[2][c] = pp[0] * f[1] - pp[1] * f[0];
+    for (int a = 0; a < 3; ++a) Mv[3 + a][c] = f[a];
   }
-  /* dv_c/dS: row r is sign (p x F_r, F_r), F_r column r of F */
+  /* dv_c/dS: row r is sign (p x F_r, F_r), F_r column r of F (v_c = sign F^T (S_w x p + S_v)); v_n0 is
+   * row 2 with S0 */
   for (int r = 0; r < 3; ++r) {
     const double Fr[3] = {Fd[r], Fd[3 + r], Fd[6 + r]};
-    double *Dr = slot + C_D + 6 * r;
-    Dr[0] = sign * (pp[1] * Fr[2] - pp[2] * Fr[1]);
-    Dr[1] = sign * (pp[2] * Fr[0] - pp[0] * Fr[2]);
-    Dr[2] = sign * (pp[0] * Fr[1] - pp[1] * Fr[0]);
-    for (int a = 0; a < 3; ++a) Dr[3 + a] = sign * Fr[a];
+    D[r][0] = sign * (pp[1] * Fr[2] - pp[2] * Fr[1]);
+    D[r][1] = sign * (pp[2] * Fr[0] - pp[0] * Fr[2]);
+    D[r][2] = sign * (pp[0] * Fr[1] - pp[1] * Fr[0]);
+    for (int a = 0; a < 3; ++a) D[r][3 + a] = sign * Fr[a];
   }
+  double *M = slot + C_M;
+  for (int j = 0; j < 6; ++j)
+    for (int c = 0; c < 6; ++c) {
+      M[NM * j + c] = Mt[j][c];
+      M[NM * j + 6 + c] = Mv[j][0] * D[0][c] + Mv[j][1] * D[1][c] + Mv[j][2] * D[2][c];
+      M[NM * j + 12 + c] = Mn[j] * D[2][c];
+    }
+  double *sum = w->cagg + (size_t)b * C_MSZ; /* the body's sum, begun by its first contact of the call */
+  if (w->cagg_at[b] != w->ckeep_call) {
+    memset(sum, 0, sizeof(double) * C_MSZ);
+    w->cagg_at[b] = w->ckeep_call;
+    w->cagg_n[b] = 0;
+  }
+  for (int e = 0; e < C_MSZ; ++e) sum[e] += M[e];
+  w->cagg_n[b]++;
 }
 
 /* The lanes' kernel is also compiled for AVX2 and chosen at run time (derivatives_chain.c's pattern): the
@@ -145,11 +168,11 @@ static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, cons
 
 enum { NL = GRIT_DUAL_N };
 
-/* Adds the contact's wrench to Wb: its value, and along each lane M_pose (translation xpos', rotation
- * vee(xmat' R^T)) + M_vc (D S') + M_vn0 (D_2 . S0') (S0 NULL: no v_n0). */
+/* Adds to Wb's partials, along each lane, M (the pose's lanes: translation xpos', rotation vee(xmat' R^T);
+ * the twist's S'; the twist's S0', NULL: none). */
 static CC_INLINE void lanes_in(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0,
-                               const double *slot, grit_dual *Wb) {
-  double x[10][NL];
+                               const double *M, grit_dual *Wb) {
+  double x[NM][NL];
   for (int l = 0; l < NL; ++l) { /* A = R' R^T, skew to round-off: its off-diagonal pairs */
     const double a21 = R[6].d[l] * R[3].v + R[7].d[l] * R[4].v + R[8].d[l] * R[5].v;
     const double a12 = R[3].d[l] * R[6].v + R[4].d[l] * R[7].v + R[5].d[l] * R[8].v;
@@ -162,53 +185,42 @@ static CC_INLINE void lanes_in(const grit_dual *X, const grit_dual *R, const gri
     x[4][l] = 0.5 * (a02 - a20);
     x[5][l] = 0.5 * (a10 - a01);
   }
-  const double *D = slot + C_D;
-  for (int r = 0; r < 3; ++r)
-    for (int l = 0; l < NL; ++l) {
-      double y = D[6 * r] * S[0].d[l];
-      for (int c = 1; c < 6; ++c) y += D[6 * r + c] * S[c].d[l];
-      x[6 + r][l] = y;
-    }
-  for (int l = 0; l < NL; ++l) {
-    double y = 0.0;
-    for (int c = 0; S0 && c < 6; ++c) y += D[12 + c] * S0[c].d[l];
-    x[9][l] = y;
-  }
+  for (int c = 0; c < 6; ++c)
+    for (int l = 0; l < NL; ++l) x[6 + c][l] = S[c].d[l];
+  const int n = S0 ? NM : 12;
+  for (int c = 0; S0 && c < 6; ++c)
+    for (int l = 0; l < NL; ++l) x[12 + c][l] = S0[c].d[l];
   for (int j = 0; j < 6; ++j) {
-    double M[10];
-    for (int a = 0; a < 6; ++a) M[a] = slot[C_MT + 6 * j + a];
-    for (int r = 0; r < 3; ++r) M[6 + r] = slot[C_MV + 3 * j + r];
-    M[9] = slot[C_MN + j];
+    const double *Mj = M + NM * j;
     double o[NL];
-    for (int l = 0; l < NL; ++l) o[l] = M[0] * x[0][l];
-    for (int a = 1; a < 10; ++a)
-      for (int l = 0; l < NL; ++l) o[l] += M[a] * x[a][l];
-    Wb[j].v = slot[C_W + j] + Wb[j].v;
+    for (int l = 0; l < NL; ++l) o[l] = Mj[0] * x[0][l];
+    for (int a = 1; a < n; ++a)
+      for (int l = 0; l < NL; ++l) o[l] += Mj[a] * x[a][l];
     for (int l = 0; l < NL; ++l) Wb[j].d[l] = o[l] + Wb[j].d[l];
   }
 }
 
 static CC_NOINLINE void lanes_base(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0,
-                                   const double *slot, grit_dual *Wb) {
-  lanes_in(X, R, S, S0, slot, Wb);
+                                   const double *M, grit_dual *Wb) {
+  lanes_in(X, R, S, S0, M, Wb);
 }
 #if CC_AVX2
 static CC_NOINLINE __attribute__((target("avx2"))) void lanes_avx2(const grit_dual *X, const grit_dual *R,
                                                                     const grit_dual *S, const grit_dual *S0,
-                                                                    const double *slot, grit_dual *Wb) {
-  lanes_in(X, R, S, S0, slot, Wb);
+                                                                    const double *M, grit_dual *Wb) {
+  lanes_in(X, R, S, S0, M, Wb);
 }
 #endif
 
-static void lanes(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0, const double *slot,
+static void lanes(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0, const double *M,
                   grit_dual *Wb) {
 #if CC_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    lanes_avx2(X, R, S, S0, slot, Wb);
+    lanes_avx2(X, R, S, S0, M, Wb);
     return;
   }
 #endif
-  lanes_base(X, R, S, S0, slot, Wb);
+  lanes_base(X, R, S, S0, M, Wb);
 }
 
 int grit_deriv_contact_chain(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
@@ -223,16 +235,53 @@ int grit_deriv_contact_chain(const grit_model *m, const grit_data *d, grit_deriv
     form(m, d, w, active, i, k, s, slot);
     w->cch_at[i] = w->ckeep_call;
   }
-  const int b = cand->body[s], lagged = k->kind == GRIT_CONSTRAINT_LAGGED;
-  const grit_dual *S = grit_deriv_contact_twist(m, d, w, b, 0), *S0 = lagged ? grit_deriv_contact_twist(m, d, w, b, 1) : NULL;
+  const int b = cand->body[s];
   if (w->bwr_at[b] != w->eval_no) {
     for (int c = 0; c < 6; ++c) w->bwr[6 * b + c] = grit_dual_const(0.0);
     w->bwr_at[b] = w->eval_no;
     w->bwr_list[w->nbwr++] = b;
   }
-  lanes(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, S, S0, slot, w->bwr + 6 * b);
+  for (int j = 0; j < 6; ++j) w->bwr[6 * b + j].v = slot[C_W + j] + w->bwr[6 * b + j].v; /* the value, in order */
+  if (w->ccb_at[b] != w->eval_no) { /* its partials at the evaluation's end (grit_deriv_contact_chain_finish) */
+    w->ccb_at[b] = w->eval_no;
+    w->ccb_n[b] = 0;
+    w->ccb_list[w->nccb++] = b;
+  }
+  w->ccb_n[b]++;
+  w->cci_list[w->ncci++] = i;
+  const int lagged = k->kind == GRIT_CONSTRAINT_LAGGED;
   if (lagged && w->lag_lane >= 0 && w->lag_g[3 * i] != w->lag_g[3 * i]) /* take_lagged_lane's */
     for (int q = 0; q < 3; ++q) w->lag_g[3 * i + q] = slot[C_LG + q];
   w->contact_chained++;
   return 1;
+}
+
+/* Whether contact i's body has a Lagged contact among those chained (its S0 is read). */
+static int any_lagged(const grit_model *m, const grit_data *d, const grit_deriv_ws *w, int b) {
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int e = 0; e < w->ncci; ++e) {
+    const grit_contact_candidate *cand = &d->collision->c[w->cci_list[e]];
+    if (cand->body[moving_side(m, cand)] == b && c[w->cci_list[e]].kind == GRIT_CONSTRAINT_LAGGED) return 1;
+  }
+  return 0;
+}
+
+void grit_deriv_contact_chain_finish(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  if (w->nccb == 0) return;
+  for (int e = 0; e < w->nccb; ++e) {
+    const int b = w->ccb_list[e];
+    const grit_dual *S = grit_deriv_contact_twist(m, d, w, b, 0);
+    const grit_dual *S0 = any_lagged(m, d, w, b) ? grit_deriv_contact_twist(m, d, w, b, 1) : NULL;
+    if (w->ccb_n[b] == w->cagg_n[b]) { /* every contact of the sum: the sum's map once */
+      lanes(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, S, S0, w->cagg + (size_t)b * C_MSZ, w->bwr + 6 * b);
+      continue;
+    }
+    for (int f = 0; f < w->ncci; ++f) { /* some left out of this evaluation: contact by contact */
+      const int i = w->cci_list[f];
+      const grit_contact_candidate *cand = &d->collision->c[i];
+      if (cand->body[moving_side(m, cand)] == b)
+        lanes(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, S, S0, w->cch + (size_t)i * C_SLOT + C_M, w->bwr + 6 * b);
+    }
+  }
+  w->nccb = w->ncci = 0;
 }

@@ -128,8 +128,14 @@ struct grit_deriv_ws {
   int chain_on;                           /* this pass skips the others */
   int no_chain;                           /* nonzero: every body and contact in every pass (tests) */
   /* contacts against the world chained from one dual evaluation per call (derivatives_contact_chain.c) */
-  double *cch;                            /* per contact: its wrench's value and linear maps */
+  double *cch;                            /* per contact: its wrench's value and linear map */
   unsigned *cch_at;                       /* the call each was formed in (ckeep_call) */
+  double *cagg;                           /* (108 nbody) per body: the sum of its contacts' maps */
+  unsigned *cagg_at;                      /* (nbody) the call it was summed in (ckeep_call) */
+  int *cagg_n, *ccb_n;                    /* (nbody) its contacts summed; chained in this evaluation */
+  unsigned *ccb_at;                       /* (nbody) the evaluation ccb_n counts (eval_no) */
+  int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
+  int *cci_list, ncci;                    /* the contacts chained in this evaluation */
   int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
   unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */

@@ -401,9 +401,9 @@ static void rnea_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
 
 /* A new residual evaluation: the stamps of the last one expire. */
 static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
-  w->nbwr = 0;
+  w->nbwr = w->nccb = w->ncci = 0;
   if (++w->eval_no != 0u) return;
-  for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = 0u; /* the clock wrapped */
+  for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = w->ccb_at[b] = 0u; /* the clock wrapped */
   for (int t = 0; t < m->ntree; ++t) w->dsup_at[t] = w->dqs_at[t] = 0u;
   w->eval_no = 1u;
 }
@@ -595,6 +595,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     }
     jacobian_rows(m, d, w, k, i, i < ncand, Jc, &p);
   }
+  grit_deriv_contact_chain_finish(m, d, w); /* the chained contacts' partials (derivatives_contact_chain.c) */
   apply_wrenches(m, w);
 }
 
