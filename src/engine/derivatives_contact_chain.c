@@ -284,6 +284,9 @@ int grit_deriv_contact_chain(const grit_model *m, const grit_data *d, grit_deriv
   const grit_contact_candidate *cand = &d->collision->c[i];
   const int s = moving_side(m, cand);
   if (s < 0 || cand->k_patch > 0) return 0; /* a hydro patch: its own re-evaluation */
+  /* a tree of at most GRIT_DUAL_N dofs has one position pass a call: the contact is evaluated once either
+   * way, and the full path, bit for bit the old one, costs less */
+  if (m->tree_dofnum[k->tree[0]] <= GRIT_DUAL_N) return 0;
   double *slot = w->cch + (size_t)i * C_SLOT;
   if (w->cch_at[i] != w->ckeep_call) {
     form(m, d, w, active, i, k, s, slot);

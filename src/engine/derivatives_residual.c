@@ -204,6 +204,23 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   w->kin.tree_mask = kmask;
 }
 
+/* A constraint whose impulse is exactly zero at the solution lies strictly inside its model's region of
+ * no contact (each model's zero is a branch of its own, not a round-off accident), where the impulse
+ * stays zero under small changes of every input: it contributes nothing to r or to dr/dtheta. Contact
+ * candidates kept by the margin but not touching are such constraints; skipping them keeps the
+ * colouring to the trees that truly interact. */
+int grit_deriv_constraint_inert(const grit_constraint *c) {
+  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
+   * crossing, and their impulse's partials need not vanish there */
+  const int k = c->kind;
+  if (k == GRIT_CONSTRAINT_EQUALITY || k == GRIT_CONSTRAINT_EQUALITY_1D || k == GRIT_CONSTRAINT_TENDON_SPRING) return 0;
+  /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
+  if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
+  for (int r = 0; r < c->dim; ++r)
+    if (c->gamma[r] != 0.0) return 0;
+  return 1;
+}
+
 /* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
  * joint limits with a nonzero impulse, Lagged contacts with the regularization on, and gradient
  * smoothing's pairs. Lagged and Similar contacts without such limits do not, and the residual then needs

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* derivatives_seed.c — the inputs of the derivatives' residual passes and the clearing between them: the
- * dual inputs set to their values (clear_inputs), a column of theta seeded and unseeded, the partials a
- * position or velocity pass left on the trees it seeded cleared, and the constraints whose impulse cannot
- * move (inert). Split from derivatives_residual.c, which evaluates the residual. */
+ * dual inputs set to their values (clear_inputs), a column of theta seeded and unseeded, and the partials
+ * a position or velocity pass left on the trees it seeded cleared. Split from derivatives_residual.c,
+ * which evaluates the residual. */
 #include <stddef.h>
 
 #include "data_internal.h"
@@ -33,10 +33,12 @@ void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv
   grit_hydro_moduli_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * ng); /* hydro */
 }
 
-void grit_deriv_zero_partials(grit_dual *x, int n) {
+static void zero_partials(grit_dual *x, int n) {
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < GRIT_DUAL_N; ++k) x[i].d[k] = 0.0;
 }
+
+void grit_deriv_zero_partials(grit_dual *x, int n) { zero_partials(x, n); }
 
 /* After a pass seeded in the trees of `active`: their kinematic and dynamic quantities keep their
  * values but lose the pass's partials, so that the next pass may use them as constants. */
@@ -46,44 +48,44 @@ void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const
     if (!all_dynamics && w->kskip[m->body_tree[b]]) { /* no kinematics formed (kin_skip): the joints' q */
       for (int n = 0; n < m->body_jntnum[b]; ++n) {
         const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
-        grit_deriv_zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
+        zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
       }
       continue;
     }
     if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
     const int lean = all_dynamics ? 0 : w->klean[m->body_tree[b]]; /* fields it did not write (rigid.c) */
     const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3;
-    if (need & 1) grit_deriv_zero_partials(w->kin.xpos + 3 * b, 3);
-    if (!(lean & GRIT_KIN_LEAN_QUAT)) grit_deriv_zero_partials(w->kin.xquat + 4 * b, 4);
-    if (need & 1) grit_deriv_zero_partials(w->kin.xmat + 9 * b, 9);
+    if (need & 1) zero_partials(w->kin.xpos + 3 * b, 3);
+    if (!(lean & GRIT_KIN_LEAN_QUAT)) zero_partials(w->kin.xquat + 4 * b, 4);
+    if (need & 1) zero_partials(w->kin.xmat + 9 * b, 9);
     if (!(lean & GRIT_KIN_LEAN_DYN)) {
-      grit_deriv_zero_partials(w->kin.xipos + 3 * b, 3);
-      grit_deriv_zero_partials(w->kin.cvel + 6 * b, 6);
-      grit_deriv_zero_partials(&w->kin.cinert[b].m, 1);
-      grit_deriv_zero_partials(w->kin.cinert[b].h, 3);
-      grit_deriv_zero_partials(w->kin.cinert[b].I, 9);
+      zero_partials(w->kin.xipos + 3 * b, 3);
+      zero_partials(w->kin.cvel + 6 * b, 6);
+      zero_partials(&w->kin.cinert[b].m, 1);
+      zero_partials(w->kin.cinert[b].h, 3);
+      zero_partials(w->kin.cinert[b].I, 9);
     }
     for (int n = 0; n < m->body_jntnum[b]; ++n) {
       const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
-      if (!(lean & GRIT_KIN_LEAN_DYN)) grit_deriv_zero_partials(w->kin.xanchor + 3 * j, 3);
-      if (!(lean & GRIT_KIN_LEAN_DYN)) grit_deriv_zero_partials(w->kin.xaxis + 3 * j, 3);
-      grit_deriv_zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
+      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xanchor + 3 * j, 3);
+      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xaxis + 3 * j, 3);
+      zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
     }
     if (!all_dynamics && w->rigid[m->body_tree[b]] && m->body_dofnum[b] > 0 && (need & 2)) /* rigid_body's */
-      grit_deriv_zero_partials(w->kin.cdof + 6 * m->body_dofadr[b], 6 * m->body_dofnum[b]);
+      zero_partials(w->kin.cdof + 6 * m->body_dofadr[b], 6 * m->body_dofnum[b]);
   }
   for (int t = 0; t < m->ntree; ++t) {
     if (!active[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    if (all_dynamics || !w->rigid[t]) grit_deriv_zero_partials(w->kin.cdof + 6 * adr, 6 * n);
+    if (all_dynamics || !w->rigid[t]) zero_partials(w->kin.cdof + 6 * adr, 6 * n);
     if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
     if (!all_dynamics && (w->klean[t] & GRIT_KIN_LEAN_DYN)) continue; /* nor in a lean pass: none written */
-    grit_deriv_zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
-    grit_deriv_zero_partials(w->bias + adr, n);
+    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
+    zero_partials(w->bias + adr, n);
     if (w->rskip[t] && !all_dynamics) continue; /* no dual M, A or factor in the pass (derivatives_rnea.c) */
-    grit_deriv_zero_partials(w->M + m->tree_madr[t], n * n);
-    grit_deriv_zero_partials(w->A + m->tree_madr[t], n * n);
-    grit_deriv_zero_partials(w->Achol + m->tree_madr[t], n * n);
+    zero_partials(w->M + m->tree_madr[t], n * n);
+    zero_partials(w->A + m->tree_madr[t], n * n);
+    zero_partials(w->Achol + m->tree_madr[t], n * n);
   }
 }
 
@@ -95,30 +97,13 @@ void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, c
     w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t)) &&
                   (w->no_kin_skip || !w->rmask[t] || w->mask4[t]);
   for (int b = 1; b < m->nbody; ++b)
-    if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) grit_deriv_zero_partials(w->kin.cvel + 6 * b, 6);
+    if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
   for (int t = 0; t < m->ntree; ++t) {
     if (!w->mask3[t]) continue;
     const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    grit_deriv_zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
-    grit_deriv_zero_partials(w->bias + adr, n);
+    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
+    zero_partials(w->bias + adr, n);
   }
-}
-
-/* A constraint whose impulse is exactly zero at the solution lies strictly inside its model's region of
- * no contact (each model's zero is a branch of its own, not a round-off accident), where the impulse
- * stays zero under small changes of every input: it contributes nothing to r or to dr/dtheta. Contact
- * candidates kept by the margin but not touching are such constraints; skipping them keeps the
- * colouring to the trees that truly interact. */
-int grit_deriv_constraint_inert(const grit_constraint *c) {
-  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
-   * crossing, and their impulse's partials need not vanish there */
-  const int k = c->kind;
-  if (k == GRIT_CONSTRAINT_EQUALITY || k == GRIT_CONSTRAINT_EQUALITY_1D || k == GRIT_CONSTRAINT_TENDON_SPRING) return 0;
-  /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
-  if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
-  for (int r = 0; r < c->dim; ++r)
-    if (c->gamma[r] != 0.0) return 0;
-  return 1;
 }
 
 /* Seeds column id `col` of theta in direction j (after clear_inputs). */
