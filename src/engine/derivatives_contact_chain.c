@@ -52,19 +52,14 @@ static void twist_values(const grit_dual *S, grit_dual out[6]) {
   for (int c = 0; c < 6; ++c) out[c] = grit_dual_const(S[c].v);
 }
 
-/* The call's one evaluation of contact i on side s's body b: the slot's values and maps. */
-static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
-                 const grit_constraint *k, int s, double *slot) {
-  const grit_contact_candidate *cand = &d->collision->c[i];
-  const int b = cand->body[s];
-  const double h = m->opt.timestep, sign = s == 1 ? 1.0 : -1.0;
-  const grit_dual *X = w->kin.xpos + 3 * b, *R = w->kin.xmat + 9 * b;
-  grit_dual xp[3], xm[9];
+/* Body pose (X, R) as duals seeded along the six directions: lanes 0-2 the translation e_a, lanes 3-5 the
+ * rotation about e_a (column j of [e_a]x R is e_a x R[:, j]). */
+static void seed_pose(const grit_dual *X, const grit_dual *R, grit_dual xp[3], grit_dual xm[9]) {
   for (int a = 0; a < 3; ++a) xp[a] = grit_dual_const(X[a].v);
   for (int a = 0; a < 9; ++a) xm[a] = grit_dual_const(R[a].v);
   for (int a = 0; a < 3; ++a) {
-    xp[a].d[a] = 1.0; /* translation along e_a */
-    for (int j = 0; j < 3; ++j) { /* rotation about e_a: column j of [e_a]x R is e_a x R[:, j] */
+    xp[a].d[a] = 1.0;
+    for (int j = 0; j < 3; ++j) {
       const double c[3] = {R[j].v, R[3 + j].v, R[6 + j].v};
       const double e[3] = {a == 0, a == 1, a == 2};
       xm[j].d[3 + a] = e[1] * c[2] - e[2] * c[1];
@@ -72,6 +67,71 @@ static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, cons
       xm[6 + j].d[3 + a] = e[0] * c[1] - e[1] * c[0];
     }
   }
+}
+
+/* The twist columns of the map: dW/dS = dW/dv_c dv_c/dS and dW/dS0 = dW/dv_n0 dv_n0/dS0 into M's columns
+ * 6-17 (its pose columns and Mn = dW/dv_n0 given). The law again along v_c at the parameters' values (p's
+ * partials dropped): d gamma / d v_c, so dW/dv_c = ((p x f_c), f_c) with f_c = sign F (d gamma / d v_c);
+ * v_c = sign F^T (S_w x p + S_v), so row r of dv_c/dS is sign (p x F_r, F_r), F_r column r of F, and
+ * v_n0 is row 2 with S0. */
+static void twist_maps(const grit_deriv_ws *w, int kind, double h, grit_contact_params_dual *p, const grit_dual vc[3],
+                       const grit_dual *pt, const grit_dual *F, double sign, const double Mn[6], double *M) {
+  grit_dual pv[sizeof *p / sizeof(grit_dual)], vq[3], g2[3], G[9];
+  memcpy(pv, p, sizeof *p);
+  for (size_t f = 0; f < sizeof *p / sizeof(grit_dual); ++f) pv[f] = grit_dual_const(pv[f].v);
+  memcpy(p, pv, sizeof *p);
+  for (int q = 0; q < 3; ++q) {
+    vq[q] = grit_dual_const(vc[q].v);
+    vq[q].d[q] = 1.0;
+  }
+  w->fx->constraint_eval(kind, p, h, vq, g2, G);
+  double pp[3], Fd[9], Mv[6][3], D[3][6];
+  for (int a = 0; a < 3; ++a) pp[a] = pt[a].v;
+  for (int a = 0; a < 9; ++a) Fd[a] = F[a].v;
+  for (int c = 0; c < 3; ++c) {
+    double f[3];
+    for (int a = 0; a < 3; ++a)
+      f[a] = sign * (Fd[3 * a] * g2[0].d[c] + Fd[3 * a + 1] * g2[1].d[c] + Fd[3 * a + 2] * g2[2].d[c]);
+    Mv[0][c] = pp[1] * f[2] - pp[2] * f[1];
+    Mv[1][c] = pp[2] * f[0] - pp[0] * f[2];
+    Mv[2][c] = pp[0] * f[1] - pp[1] * f[0];
+    for (int a = 0; a < 3; ++a) Mv[3 + a][c] = f[a];
+  }
+  for (int r = 0; r < 3; ++r) {
+    const double Fr[3] = {Fd[r], Fd[3 + r], Fd[6 + r]};
+    D[r][0] = sign * (pp[1] * Fr[2] - pp[2] * Fr[1]);
+    D[r][1] = sign * (pp[2] * Fr[0] - pp[0] * Fr[2]);
+    D[r][2] = sign * (pp[0] * Fr[1] - pp[1] * Fr[0]);
+    for (int a = 0; a < 3; ++a) D[r][3 + a] = sign * Fr[a];
+  }
+  for (int j = 0; j < 6; ++j)
+    for (int c = 0; c < 6; ++c) {
+      M[NM * j + 6 + c] = Mv[j][0] * D[0][c] + Mv[j][1] * D[1][c] + Mv[j][2] * D[2][c];
+      M[NM * j + 12 + c] = Mn[j] * D[2][c];
+    }
+}
+
+/* Adds contact map M to body b's sum, begun by its first contact of the call. */
+static void add_to_body(grit_deriv_ws *w, int b, const double *M) {
+  double *sum = w->cagg + (size_t)b * C_MSZ;
+  if (w->cagg_at[b] != w->ckeep_call) {
+    memset(sum, 0, sizeof(double) * C_MSZ);
+    w->cagg_at[b] = w->ckeep_call;
+    w->cagg_n[b] = 0;
+  }
+  for (int e = 0; e < C_MSZ; ++e) sum[e] += M[e];
+  w->cagg_n[b]++;
+}
+
+/* The call's one evaluation of contact i on side s's body b (the full path's operations, at the seeded
+ * pose and with v_n0 seeded in its lane): the slot's values and map. */
+static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
+                 const grit_constraint *k, int s, double *slot) {
+  const grit_contact_candidate *cand = &d->collision->c[i];
+  const int b = cand->body[s];
+  const double h = m->opt.timestep, sign = s == 1 ? 1.0 : -1.0;
+  grit_dual xp[3], xm[9];
+  seed_pose(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, xp, xm);
   grit_contact_geom_dual geo;
   grit_contact_params_dual p;
   memset(&p, 0, sizeof p);
@@ -96,59 +156,14 @@ static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, cons
   for (int q = 0; q < 3; ++q) slot[C_LG + q] = gamma[q].d[LANE_VN0];
   for (int c = 0; c < 6; ++c) W[c] = grit_dual_const(0.0);
   w->fx->side_wrench(pt, F, sign, gamma, W);
-  double Mt[6][6], Mn[6], Mv[6][3], D[3][6];
+  double *M = slot + C_M, Mn[6];
   for (int j = 0; j < 6; ++j) {
     slot[C_W + j] = W[j].v;
-    for (int a = 0; a < 6; ++a) Mt[j][a] = W[j].d[a];
+    for (int a = 0; a < 6; ++a) M[NM * j + a] = W[j].d[a];
     Mn[j] = W[j].d[LANE_VN0];
   }
-  /* the law along v_c at the parameters' values: d gamma / d v_c, then dW/dv_c = ((p x f_c), f_c) with
-   * f_c = sign F (d gamma / d v_c) */
-  grit_dual pv[sizeof p / sizeof(grit_dual)], vq[3], g2[3];
-  memcpy(pv, &p, sizeof p);
-  for (size_t f = 0; f < sizeof p / sizeof(grit_dual); ++f) pv[f] = grit_dual_const(pv[f].v);
-  memcpy(&p, pv, sizeof p);
-  for (int q = 0; q < 3; ++q) {
-    vq[q] = grit_dual_const(vc[q].v);
-    vq[q].d[q] = 1.0;
-  }
-  w->fx->constraint_eval(k->kind, &p, h, vq, g2, G);
-  double pp[3], Fd[9];
-  for (int a = 0; a < 3; ++a) pp[a] = pt[a].v;
-  for (int a = 0; a < 9; ++a) Fd[a] = F[a].v;
-  for (int c = 0; c < 3; ++c) {
-    double f[3];
-    for (int a = 0; a < 3; ++a)
-      f[a] = sign * (Fd[3 * a] * g2[0].d[c] + Fd[3 * a + 1] * g2[1].d[c] + Fd[3 * a + 2] * g2[2].d[c]);
-    Mv[0][c] = pp[1] * f[2] - pp[2] * f[1];
-    Mv[1][c] = pp[2] * f[0] - pp[0] * f[2];
-    Mv[2][c] = pp[0] * f[1] - pp[1] * f[0];
-    for (int a = 0; a < 3; ++a) Mv[3 + a][c] = f[a];
-  }
-  /* dv_c/dS: row r is sign (p x F_r, F_r), F_r column r of F (v_c = sign F^T (S_w x p + S_v)); v_n0 is
-   * row 2 with S0 */
-  for (int r = 0; r < 3; ++r) {
-    const double Fr[3] = {Fd[r], Fd[3 + r], Fd[6 + r]};
-    D[r][0] = sign * (pp[1] * Fr[2] - pp[2] * Fr[1]);
-    D[r][1] = sign * (pp[2] * Fr[0] - pp[0] * Fr[2]);
-    D[r][2] = sign * (pp[0] * Fr[1] - pp[1] * Fr[0]);
-    for (int a = 0; a < 3; ++a) D[r][3 + a] = sign * Fr[a];
-  }
-  double *M = slot + C_M;
-  for (int j = 0; j < 6; ++j)
-    for (int c = 0; c < 6; ++c) {
-      M[NM * j + c] = Mt[j][c];
-      M[NM * j + 6 + c] = Mv[j][0] * D[0][c] + Mv[j][1] * D[1][c] + Mv[j][2] * D[2][c];
-      M[NM * j + 12 + c] = Mn[j] * D[2][c];
-    }
-  double *sum = w->cagg + (size_t)b * C_MSZ; /* the body's sum, begun by its first contact of the call */
-  if (w->cagg_at[b] != w->ckeep_call) {
-    memset(sum, 0, sizeof(double) * C_MSZ);
-    w->cagg_at[b] = w->ckeep_call;
-    w->cagg_n[b] = 0;
-  }
-  for (int e = 0; e < C_MSZ; ++e) sum[e] += M[e];
-  w->cagg_n[b]++;
+  twist_maps(w, k->kind, h, &p, vc, pt, F, sign, Mn, M);
+  add_to_body(w, b, M);
 }
 
 /* The lanes' kernel is also compiled for AVX2 and chosen at run time (derivatives_chain.c's pattern): the
