@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_contact_chain — contacts against the world chained from one evaluation per call
  * (derivatives_contact_chain.c) against their full evaluation in every pass (ws->no_contact_chain): A and B,
- * dense and block form, to round-off; and both against central differences of the step. */
+ * dense and block form, to round-off; and both against central differences of the step. The chained
+ * bodies' twists in one walk against the cached dual ones: the same bits. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -155,4 +156,55 @@ Test(contact_chain, tree_against_central_differences) {
     cr_expect(rel[0] < 1e-5, "chained: %.3g", rel[0]);
     cr_expect(fabs(rel[0] - rel[1]) <= 1e-3 * rel[1] + 1e-12, "chained %.3g, full %.3g", rel[0], rel[1]);
   }
+}
+
+/* The chained bodies' twists from one walk of the chain (partials only) against the residual's cached dual
+ * twists (ws->no_contact_twins): the same bits of A and B, dense and block. */
+static void twins_same_bits(grit_model *m, grit_data *d) {
+  const int nx = 2 * grit_model_nv(m) + grit_model_na(m), nu = grit_model_nu(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives(d, A[0], nu ? B[0] : NULL, NULL, 0, NULL), GRIT_OK); /* the workspace */
+  const unsigned long before = d->deriv->contact_chained;
+  for (int off = 0; off <= 1; ++off) {
+    d->deriv->no_contact_twins = off;
+    cr_assert_eq(grit_step_derivatives(d, A[2 * off], nu ? B[2 * off] : NULL, NULL, 0, NULL), GRIT_OK);
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    grit_jacobian_blocks_to_dense(J, A[2 * off + 1], nu ? B[2 * off + 1] : NULL);
+  }
+  d->deriv->no_contact_twins = 0;
+  cr_expect(d->deriv->contact_chained > before, "the chained path ran");
+  for (int k = 0; k < 2; ++k) {
+    cr_expect(memcmp(A[k], A[k + 2], sizeof(double) * na) == 0, "A (%s): the same bits", k ? "block" : "dense");
+    cr_expect(memcmp(B[k], B[k + 2], sizeof(double) * nb) == 0, "B (%s): the same bits", k ? "block" : "dense");
+  }
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+}
+
+Test(contact_chain, twins_same_bits) {
+  const grit_contact_model model[2] = {GRIT_CONTACT_LAGGED, GRIT_CONTACT_SIMILAR};
+  for (int k = 0; k < 2; ++k) {
+    grit_model *m;
+    grit_data *d = prepare(TREE, &m, model[k], 150);
+    twins_same_bits(m, d);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_data *d;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", &m, &info, msg), GRIT_OK,
+               "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_data_set_step_settings(d, &info.settings);
+  grit_mjcf_info_free(&info);
+  for (int s = 0; s < 200; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  twins_same_bits(m, d);
+  grit_data_free(d);
+  grit_model_free(m);
 }

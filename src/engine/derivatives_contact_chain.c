@@ -19,6 +19,7 @@
 #include "contact_candidate.h"
 #include "data_internal.h"
 #include "derivatives_contact_chain.h"
+#include "derivatives_chain.h"
 #include "derivatives_simd.h"
 #include "solver.h"
 
@@ -234,6 +235,38 @@ static CC_INLINE void lanes_in(const grit_dual *X, const grit_dual *R, const gri
     }
   }
 }
+
+/* The partials of body b's twists at v (S) and at v0 (S0; NULL: none) in this pass, one walk of its chain:
+ * grit_deriv_body_twist's sums of cdof' v over the dofs the pass moves, in its order from +0 (the same
+ * bits); their values are not read (0). */
+static CC_INLINE void twists_in(const grit_model *m, const grit_deriv_ws *w, int b, const double *v, const double *v0,
+                                grit_dual *S, grit_dual *S0) {
+  v4d s[6][NV], s0[6][NV];
+  for (int c = 0; c < 6; ++c)
+    for (int h = 0; h < NV; ++h) s[c][h] = s0[c][h] = bc(0.0);
+  const int t = grit_body_tree(m, b), n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int j = dof - adr, jn = m->dof_jnt[dof];
+    if (j < 0 || j >= n || (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3)) continue;
+    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) continue;
+    const grit_dual *cd = w->kin.cdof + 6 * dof;
+    const v4d vb = bc(v[dof]), v0b = bc(S0 ? v0[dof] : 0.0);
+    for (int c = 0; c < 6; ++c)
+      for (int h = 0; h < NV; ++h) {
+        v4d y;
+        LDV(y, cd[c].d + 4 * h);
+        s[c][h] = s[c][h] + y * vb;
+        if (S0) s0[c][h] = s0[c][h] + y * v0b;
+      }
+  }
+  for (int c = 0; c < 6; ++c) {
+    S[c].v = 0.0;
+    for (int h = 0; h < NV; ++h) STV(S[c].d + 4 * h, s[c][h]);
+    if (!S0) continue;
+    S0[c].v = 0.0;
+    for (int h = 0; h < NV; ++h) STV(S0[c].d + 4 * h, s0[c][h]);
+  }
+}
 #else
 /* Adds to Wb's partials, along each lane, M (the pose's lanes: translation xpos', rotation vee(xmat' R^T);
  * the twist's S'; the twist's S0', NULL: none). */
@@ -267,11 +300,35 @@ static CC_INLINE void lanes_in(const grit_dual *X, const grit_dual *R, const gri
   }
 }
 
+
+static CC_INLINE void twists_in(const grit_model *m, const grit_deriv_ws *w, int b, const double *v, const double *v0,
+                                grit_dual *S, grit_dual *S0) {
+  const int t = grit_body_tree(m, b), n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  for (int c = 0; c < 6; ++c) {
+    S[c] = grit_dual_const(0.0);
+    if (S0) S0[c] = grit_dual_const(0.0);
+  }
+  for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int j = dof - adr, jn = m->dof_jnt[dof];
+    if (j < 0 || j >= n || (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3)) continue;
+    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) continue;
+    const grit_dual *cd = w->kin.cdof + 6 * dof;
+    for (int c = 0; c < 6; ++c)
+      for (int l = 0; l < NL; ++l) {
+        S[c].d[l] = S[c].d[l] + cd[c].d[l] * v[dof];
+        if (S0) S0[c].d[l] = S0[c].d[l] + cd[c].d[l] * v0[dof];
+      }
+  }
+}
 #endif
 
 static CC_NOINLINE void lanes_base(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0,
                                    const double *M, grit_dual *Wb) {
   lanes_in(X, R, S, S0, M, Wb);
+}
+static CC_NOINLINE void twists_base(const grit_model *m, const grit_deriv_ws *w, int b, const double *v,
+                                    const double *v0, grit_dual *S, grit_dual *S0) {
+  twists_in(m, w, b, v, v0, S, S0);
 }
 #if CC_AVX2
 static CC_NOINLINE __attribute__((target("avx2"))) void lanes_avx2(const grit_dual *X, const grit_dual *R,
@@ -279,7 +336,23 @@ static CC_NOINLINE __attribute__((target("avx2"))) void lanes_avx2(const grit_du
                                                                     const double *M, grit_dual *Wb) {
   lanes_in(X, R, S, S0, M, Wb);
 }
+static CC_NOINLINE __attribute__((target("avx2"))) void twists_avx2(const grit_model *m, const grit_deriv_ws *w, int b,
+                                                                     const double *v, const double *v0, grit_dual *S,
+                                                                     grit_dual *S0) {
+  twists_in(m, w, b, v, v0, S, S0);
+}
 #endif
+
+static void twists(const grit_model *m, const grit_deriv_ws *w, int b, const double *v, const double *v0, grit_dual *S,
+                   grit_dual *S0) {
+#if CC_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    twists_avx2(m, w, b, v, v0, S, S0);
+    return;
+  }
+#endif
+  twists_base(m, w, b, v, v0, S, S0);
+}
 
 static void lanes(const grit_dual *X, const grit_dual *R, const grit_dual *S, const grit_dual *S0, const double *M,
                   grit_dual *Wb) {
@@ -342,8 +415,13 @@ void grit_deriv_contact_chain_finish(const grit_model *m, const grit_data *d, gr
   if (w->nccb == 0) return;
   for (int e = 0; e < w->nccb; ++e) {
     const int b = w->ccb_list[e];
-    const grit_dual *S = grit_deriv_contact_twist(m, d, w, b, 0);
-    const grit_dual *S0 = any_lagged(m, d, w, b) ? grit_deriv_contact_twist(m, d, w, b, 1) : NULL;
+    grit_dual S[6], S0buf[6], *S0 = any_lagged(m, d, w, b) ? S0buf : NULL;
+    if (w->no_contact_twins) { /* the residual's cached dual twists (tests) */
+      memcpy(S, grit_deriv_contact_twist(m, d, w, b, 0), sizeof S);
+      if (S0) memcpy(S0, grit_deriv_contact_twist(m, d, w, b, 1), sizeof S0buf);
+    } else {
+      twists(m, w, b, d->vsol, d->vprev, S, S0);
+    }
     if (w->ccb_n[b] == w->cagg_n[b]) { /* every contact of the sum: the sum's map once */
       lanes(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, S, S0, w->cagg + (size_t)b * C_MSZ, w->bwr + 6 * b);
       continue;

@@ -137,6 +137,7 @@ struct grit_deriv_ws {
   int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
   int *cci_list, ncci;                    /* the contacts chained in this evaluation */
   int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
+  int no_contact_twins;                   /* nonzero: the chained bodies' twists from the cached dual ones */
   unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
