@@ -31,6 +31,7 @@
 #include "solver.h"
 #include "data_internal.h"
 #include "derivatives_chain.h"
+#include "derivatives_contact_chain.h"
 #include "derivatives_internal.h"
 #include "derivatives_quadgrad.h"
 #include "derivatives_simd.h"
@@ -156,6 +157,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->dqf, nv);
   grit_rnea_layout(m, &w->rn, c);
   grit_deriv_chain_layout(m, w, c); /* derivatives_chain.c */
+  grit_deriv_contact_chain_layout(m, w, c); /* derivatives_contact_chain.c */
   w->sm = grit_deriv_smooth_layout(m, w->maxn, c);
   w->tn = grit_deriv_tendon_layout(m, c); /* derivatives_tendon.c */
 }

@@ -120,7 +120,8 @@ static int seeded(const grit_dual *x) {
 
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
-    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = 0u;
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = 0u;
+    for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = 0u; /* derivatives_contact_chain.c's */
     w->ckeep_call = 1u;
   }
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;

@@ -127,6 +127,18 @@ struct grit_deriv_ws {
   char *bmoved;                           /* (nbody) the bodies the pass's seeds move */
   int chain_on;                           /* this pass skips the others */
   int no_chain;                           /* nonzero: every body and contact in every pass (tests) */
+  /* contacts against the world chained from one dual evaluation per call (derivatives_contact_chain.c) */
+  double *cch;                            /* per contact: its wrench's value and linear map */
+  unsigned *cch_at;                       /* the call each was formed in (ckeep_call) */
+  double *cagg;                           /* (108 nbody) per body: the sum of its contacts' maps */
+  unsigned *cagg_at;                      /* (nbody) the call it was summed in (ckeep_call) */
+  int *cagg_n, *ccb_n;                    /* (nbody) its contacts summed; chained in this evaluation */
+  unsigned *ccb_at;                       /* (nbody) the evaluation ccb_n counts (eval_no) */
+  int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
+  int *cci_list, ncci;                    /* the contacts chained in this evaluation */
+  int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
+  int no_contact_twins;                   /* nonzero: the chained bodies' twists from the cached dual ones */
+  unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */
@@ -243,7 +255,7 @@ typedef struct grit_deriv_batch {
   int n;
 } grit_deriv_batch;
 
-/* ---- the residual (derivatives_residual.c) */
+/* ---- the residual (derivatives_residual.c; its inputs and clearing: derivatives_seed.c) */
 
 /* Sets every dual input to its value with zero partials (the model's parameters only if seeded). */
 void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
@@ -257,7 +269,8 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
                               int kin_all, int skip_qconst);
 void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
                                   int controls_only);
-/* After a pass: the seeded trees' quantities lose its partials. */
+/* After a pass: the seeded trees' quantities lose its partials. zero_partials: x[0..n) keep their values. */
+void grit_deriv_zero_partials(grit_dual *x, int n);
 void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics);
 void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active);
 /* Whether the step's constraints read the Delassus estimate (the residual then needs A's dual factor). */

@@ -25,6 +25,7 @@
 #include "data_internal.h"
 #include "derivatives_chain.h"
 #include "derivatives_contact.h"
+#include "derivatives_contact_chain.h"
 #include "derivatives_internal.h"
 #include "derivatives_simd.h"
 #include "derivatives_smooth.h"
@@ -37,29 +38,6 @@
 #include "solver.h"
 
 /* ------------------------------------------------------------------------------ the inputs */
-
-/* The columns of theta: 0..nv-1 dq0, nv..2nv-1 v0, then the nu controls, then the np parameters.
- * Sets every dual input to its value with zero partials (seed_column then seeds). The inertial and
- * geometry parameters are the model's, constant: they are reset only after parameter passes seeded them. */
-void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
-  const int nv = m->nv, nu = m->nu, ng = m->ngeom;
-  for (int i = 0; i < nv; ++i) {
-    w->dq[i] = grit_dual_const(0.0);
-    w->v0[i] = grit_dual_const(d->vprev[i]);
-  }
-  for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->actinprev[i]); /* the actuators' inputs */
-  if (!w->params_dirty) return;
-  w->params_dirty = 0;
-  for (int b = 0; b < m->nbody; ++b) {
-    w->mass[b] = grit_dual_const(m->body_mass[b]);
-    for (int i = 0; i < 3; ++i) w->com[3 * b + i] = grit_dual_const(m->body_com[3 * b + i]);
-    for (int i = 0; i < 9; ++i) w->inertia[9 * b + i] = grit_dual_const(m->body_inertia[9 * b + i]);
-  }
-  const double *gsrc[4] = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud};
-  for (int k = 0; k < 4; ++k)
-    for (int g = 0; g < ng; ++g) w->gparam[k * ng + g] = grit_dual_const(gsrc[k][g]);
-  grit_hydro_moduli_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * ng); /* hydro */
-}
 
 /* Subtracts J^T gamma (dual) of one constraint from r, with the constraint's dual Jacobian blocks, over
  * the columns span[k][0] .. span[k][1] - 1 of each (jacobian_span: J is zero outside). */
@@ -127,60 +105,6 @@ static void jacobian_span(const grit_model *m, const grit_constraint *k, int con
       if (a < b) lo = a < lo ? a : lo, hi = b > hi ? b : hi;
     }
     span[q][0] = lo < hi ? lo : 0, span[q][1] = lo < hi ? hi : 0;
-  }
-}
-
-static void zero_partials(grit_dual *x, int n) {
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < GRIT_DUAL_N; ++k) x[i].d[k] = 0.0;
-}
-
-/* After a pass seeded in the trees of `active`: their kinematic and dynamic quantities keep their
- * values but lose the pass's partials, so that the next pass may use them as constants. */
-void grit_deriv_clear_tree_partials(const grit_model *m, grit_deriv_ws *w, const char *active, int all_dynamics) {
-  for (int b = 1; b < m->nbody; ++b) {
-    if (m->body_tree[b] < 0 || !active[m->body_tree[b]]) continue;
-    if (!all_dynamics && w->kskip[m->body_tree[b]]) { /* no kinematics formed (kin_skip): the joints' q */
-      for (int n = 0; n < m->body_jntnum[b]; ++n) {
-        const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
-        zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
-      }
-      continue;
-    }
-    if (!all_dynamics && !grit_deriv_chain_moved(w, b)) continue; /* left out by the pass: none (chain.c) */
-    const int lean = all_dynamics ? 0 : w->klean[m->body_tree[b]]; /* fields it did not write (rigid.c) */
-    const int need = lean & GRIT_KIN_LEAN_POSE ? w->bneed[b] : 3;
-    if (need & 1) zero_partials(w->kin.xpos + 3 * b, 3);
-    if (!(lean & GRIT_KIN_LEAN_QUAT)) zero_partials(w->kin.xquat + 4 * b, 4);
-    if (need & 1) zero_partials(w->kin.xmat + 9 * b, 9);
-    if (!(lean & GRIT_KIN_LEAN_DYN)) {
-      zero_partials(w->kin.xipos + 3 * b, 3);
-      zero_partials(w->kin.cvel + 6 * b, 6);
-      zero_partials(&w->kin.cinert[b].m, 1);
-      zero_partials(w->kin.cinert[b].h, 3);
-      zero_partials(w->kin.cinert[b].I, 9);
-    }
-    for (int n = 0; n < m->body_jntnum[b]; ++n) {
-      const int j = m->body_jnt[m->body_jntadr[b] + n], type = m->jnt_type[j];
-      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xanchor + 3 * j, 3);
-      if (!(lean & GRIT_KIN_LEAN_DYN)) zero_partials(w->kin.xaxis + 3 * j, 3);
-      zero_partials(w->q + m->jnt_qposadr[j], type == GRIT_JOINT_FREE ? 7 : type == GRIT_JOINT_BALL ? 4 : 1);
-    }
-    if (!all_dynamics && w->rigid[m->body_tree[b]] && m->body_dofnum[b] > 0 && (need & 2)) /* rigid_body's */
-      zero_partials(w->kin.cdof + 6 * m->body_dofadr[b], 6 * m->body_dofnum[b]);
-  }
-  for (int t = 0; t < m->ntree; ++t) {
-    if (!active[t]) continue;
-    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    if (all_dynamics || !w->rigid[t]) zero_partials(w->kin.cdof + 6 * adr, 6 * n);
-    if (w->qconst[t] && !all_dynamics) continue; /* its dynamics were left out of the pass: no partials */
-    if (!all_dynamics && (w->klean[t] & GRIT_KIN_LEAN_DYN)) continue; /* nor in a lean pass: none written */
-    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
-    zero_partials(w->bias + adr, n);
-    if (w->rskip[t] && !all_dynamics) continue; /* no dual M, A or factor in the pass (derivatives_rnea.c) */
-    zero_partials(w->M + m->tree_madr[t], n * n);
-    zero_partials(w->A + m->tree_madr[t], n * n);
-    zero_partials(w->Achol + m->tree_madr[t], n * n);
   }
 }
 
@@ -280,6 +204,23 @@ static void positions_dual(const grit_model *m, grit_deriv_ws *w, const char *km
   w->kin.tree_mask = kmask;
 }
 
+/* A constraint whose impulse is exactly zero at the solution lies strictly inside its model's region of
+ * no contact (each model's zero is a branch of its own, not a round-off accident), where the impulse
+ * stays zero under small changes of every input: it contributes nothing to r or to dr/dtheta. Contact
+ * candidates kept by the margin but not touching are such constraints; skipping them keeps the
+ * colouring to the trees that truly interact. */
+int grit_deriv_constraint_inert(const grit_constraint *c) {
+  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
+   * crossing, and their impulse's partials need not vanish there */
+  const int k = c->kind;
+  if (k == GRIT_CONSTRAINT_EQUALITY || k == GRIT_CONSTRAINT_EQUALITY_1D || k == GRIT_CONSTRAINT_TENDON_SPRING) return 0;
+  /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
+  if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
+  for (int r = 0; r < c->dim; ++r)
+    if (c->gamma[r] != 0.0) return 0;
+  return 1;
+}
+
 /* Whether the step's constraints use the Delassus estimate w (grit_params_finalize): SAP contacts,
  * joint limits with a nonzero impulse, Lagged contacts with the regularization on, and gradient
  * smoothing's pairs. Lagged and Similar contacts without such limits do not, and the residual then needs
@@ -299,12 +240,18 @@ int grit_deriv_uses_delassus(const grit_data *d) {
 }
 
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
- * features at the dual positions. */
-static void contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
-                           const grit_contact_candidate *cand, grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+ * features at the dual positions; side `over` (0, 1; -1 none) at the body pose (xp, xm) given instead
+ * of its body's (derivatives_contact_chain.c's seeded poses). */
+void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
+                               const grit_contact_candidate *cand, int over, const grit_dual xp[3],
+                               const grit_dual xm[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
   grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
+    if (s == over) {
+      w->fx->compose(gp[s], gR[s], xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      continue;
+    }
     if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
       /* a body the pass does not move (the world's, or a tree not seeded: its partials were cleared):
        * its pose in plain doubles, the same operations on the values */
@@ -343,7 +290,7 @@ static void contact_jacobian(const grit_model *m, grit_deriv_ws *w, const grit_c
 
 /* Body b's twist under the solution's velocities (v0: the previous state's), formed once per residual
  * evaluation. */
-static const grit_dual *body_twist(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0) {
+const grit_dual *grit_deriv_contact_twist(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0) {
   unsigned *at = v0 ? w->bsv0_at : w->bsv_at;
   grit_dual *S = (v0 ? w->bsv0 : w->bsv) + 6 * b;
   if (at[b] != w->eval_no) {
@@ -367,7 +314,7 @@ static void contact_sides(const grit_model *m, const grit_data *d, grit_deriv_ws
       const grit_dual *pt = s == 1 ? geo->pb : geo->pa;
       const double sign = s == 1 ? 1.0 : -1.0;
       if (!gamma) {
-        w->fx->side_velocity(body_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
+        w->fx->side_velocity(grit_deriv_contact_twist(m, d, w, b, vel), pt, geo->frame, sign, vel ? 2 : 0, vc);
         continue;
       }
       if (w->bwr_at[b] != w->eval_no) {
@@ -471,9 +418,9 @@ static void rnea_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
 
 /* A new residual evaluation: the stamps of the last one expire. */
 static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
-  w->nbwr = 0;
+  w->nbwr = w->nccb = w->ncci = 0;
   if (++w->eval_no != 0u) return;
-  for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = 0u; /* the clock wrapped */
+  for (int b = 0; b < m->nbody; ++b) w->bsv_at[b] = w->bsv0_at[b] = w->bwr_at[b] = w->ccb_at[b] = 0u; /* the clock wrapped */
   for (int t = 0; t < m->ntree; ++t) w->dsup_at[t] = w->dqs_at[t] = 0u;
   w->eval_no = 1u;
 }
@@ -599,12 +546,14 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     const int wr = need_w && grit_deriv_chain_w_read(d, k, i < ncand); /* its law reads w (chain.c) */
     const int wfree = wr && skip_qconst && i < ncand && grit_deriv_free_delassus_ok(m, w, k);
     const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
+    /* such a contact against the world: its partials chained from one evaluation per call */
+    if (jfree && !wr && grit_deriv_contact_chain(m, d, w, active, i, k)) continue;
     for (int q = 0; q < k->ntree && !jfree && i < ncand; ++q) /* a limit's J is written whole, cx_rows zeroes */
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      contact_inputs(m, w, active, cand, &geo, &p);
+      grit_deriv_contact_inputs(m, w, active, cand, -1, NULL, NULL, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
       if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);
@@ -663,6 +612,7 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
     }
     jacobian_rows(m, d, w, k, i, i < ncand, Jc, &p);
   }
+  grit_deriv_contact_chain_finish(m, d, w); /* the chained contacts' partials (derivatives_contact_chain.c) */
   apply_wrenches(m, w);
 }
 
@@ -681,7 +631,7 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
                               int controls_only) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
-  zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
+  grit_deriv_zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
   if (controls_only) {
     grit_deriv_smooth_force(m, w, 1); /* the smooth force and tendon actuators (derivatives_smooth.c) */
     grit_deriv_adhesion_force(m, d, w, 0, NULL); /* adhesion (derivatives_adhesion.c) */
@@ -731,71 +681,4 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
       w->r[adr + i] = grit_dual_sub(s, grit_dual_scale(w->force[adr + i], h));
     }
   }
-}
-
-/* After a velocity pass: the seeded trees' twists and bias forces lose the pass's partials. */
-void grit_deriv_clear_velocity_partials(const grit_model *m, grit_deriv_ws *w, const char *active) {
-  /* the trees in closed form got none (velocity_residual), nor did those the pass took from rn (rnea_rows)
-   * but for a momentum correction on duals (rnea_bias: mask4) */
-  for (int t = 0; t < m->ntree; ++t)
-    w->mask3[t] = active[t] && (w->inertial_in || !grit_deriv_free_velocity_closed(m, w, t)) &&
-                  (w->no_kin_skip || !w->rmask[t] || w->mask4[t]);
-  for (int b = 1; b < m->nbody; ++b)
-    if (m->body_tree[b] >= 0 && w->mask3[m->body_tree[b]]) zero_partials(w->kin.cvel + 6 * b, 6);
-  for (int t = 0; t < m->ntree; ++t) {
-    if (!w->mask3[t]) continue;
-    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-    zero_partials(w->kin.cdof_dot + 6 * adr, 6 * n);
-    zero_partials(w->bias + adr, n);
-  }
-}
-
-/* A constraint whose impulse is exactly zero at the solution lies strictly inside its model's region of
- * no contact (each model's zero is a branch of its own, not a round-off accident), where the impulse
- * stays zero under small changes of every input: it contributes nothing to r or to dr/dtheta. Contact
- * candidates kept by the margin but not touching are such constraints; skipping them keeps the
- * colouring to the trees that truly interact. */
-int grit_deriv_constraint_inert(const grit_constraint *c) {
-  /* bilateral constraints (equalities, tendon springs) have no such region: a zero impulse is a
-   * crossing, and their impulse's partials need not vanish there */
-  const int k = c->kind;
-  if (k == GRIT_CONSTRAINT_EQUALITY || k == GRIT_CONSTRAINT_EQUALITY_1D || k == GRIT_CONSTRAINT_TENDON_SPRING) return 0;
-  /* a smoothed pair within its film's window has a derivative even at v_c = 0, where gamma is 0 */
-  if (c->kind <= GRIT_CONSTRAINT_SIMILAR && c->p.grip > 0.0) return 0;
-  for (int r = 0; r < c->dim; ++r)
-    if (c->gamma[r] != 0.0) return 0;
-  return 1;
-}
-
-/* Seeds column id `col` of theta in direction j (after clear_inputs). */
-void grit_deriv_seed_column(const grit_model *m, grit_deriv_ws *w, const grit_param *params, int col, int j) {
-  const int nv = m->nv, nu = m->nu, ng = m->ngeom;
-  if (col < nv) {
-    w->dq[col].d[j] = 1.0;
-  } else if (col < 2 * nv) {
-    w->v0[col - nv].d[j] = 1.0;
-  } else if (col < 2 * nv + nu) {
-    w->u[col - 2 * nv].d[j] = 1.0;
-  } else {
-    const grit_param *p = &params[col - 2 * nv - nu];
-    w->params_dirty = 1;
-    if (p->kind == GRIT_PARAM_MASS) {
-      /* mass and rotational inertia scale together: d inertia / d mass = inertia / mass */
-      const int b = p->index;
-      w->mass[b].d[j] = 1.0;
-      for (int i = 0; i < 9; ++i) w->inertia[9 * b + i].d[j] = m->body_inertia[9 * b + i] / m->body_mass[b];
-    } else {
-      grit_dual *arr = w->gparam + (size_t)p->kind * ng;
-      for (int g = 0; g < ng; ++g)
-        if (p->index < 0 || p->index == g) arr[g].d[j] = 1.0;
-    }
-  }
-}
-
-/* Undoes seed_column for a state or control column. */
-void grit_deriv_unseed_column(const grit_model *m, grit_deriv_ws *w, int col, int j) {
-  const int nv = m->nv;
-  if (col < nv) w->dq[col].d[j] = 0.0;
-  else if (col < 2 * nv) w->v0[col - nv].d[j] = 0.0;
-  else w->u[col - 2 * nv].d[j] = 0.0;
 }
