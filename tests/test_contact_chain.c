@@ -11,6 +11,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "fd_tangent.h"
+#include "xml_load_util.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -33,25 +34,7 @@ static const char *TREE =
     "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/></actuator></mujoco>";
 
 static grit_data *prepare(const char *xml, grit_model **m, grit_contact_model model, int steps) {
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  grit_step_settings s = grit_default_step_settings();
-  s.contact_model = model;
-  s.rel_tol = 1e-10;
-  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
-  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
-  double u[2] = {0.3, -0.2};
-  if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
-  double *v = calloc((size_t)nv, sizeof(double)); /* a moving start: velocity products matter */
-  for (int i = 0; i < nv; ++i) v[i] = 0.3 * sin(1.3 * i + 0.4);
-  cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
-  free(v);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
+  return moving_data_model(xml, m, model, 0.3, steps); /* a moving start: velocity products matter */
 }
 
 /* The largest difference of x and y relative to the largest entry of its column (n columns, row-major). */

@@ -16,6 +16,7 @@
 #include "grit/mjcf.h"
 #include "math_test_util.h"
 #include "fd_tangent.h"
+#include "xml_load_util.h"
 
 /* A floating torso whose centre of mass is off its origin (the root's force term), a ball-jointed head
  * off its joint, and a leg of two hinges under a ball hip (a ball body whose parent turns: P_j != 0),
@@ -49,25 +50,7 @@ static const char *BALLS =
     "</worldbody><actuator><motor joint='a' gear='1'/></actuator></mujoco>";
 
 static grit_data *prepare(const char *xml, grit_model **m, grit_contact_model model, int steps, double spin) {
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  grit_step_settings s = grit_default_step_settings();
-  s.contact_model = model;
-  s.rel_tol = 1e-10;
-  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
-  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
-  double u[4] = {0.3, -0.2, 0.5, 0.1};
-  if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
-  double *v = calloc((size_t)nv, sizeof(double)); /* spinning: the correction grows with |w|^2 */
-  for (int i = 0; i < nv; ++i) v[i] = spin * sin(1.3 * i + 0.4);
-  cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
-  free(v);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
+  return moving_data_model(xml, m, model, spin, steps); /* spinning: the correction grows with |w|^2 */
 }
 
 /* A and B with the closed form and with the dual correction (both with derivatives_rnea.c's partials).

@@ -14,6 +14,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "fd_tangent.h"
+#include "xml_load_util.h"
 
 /* A fixed-base arm: hinges about skew axes (two on one body), a slide, springs, damping, armature, a limit, gravity
  * compensation on one link, motors and a servo on a fixed tendon, and its tip sphere pressed on the
@@ -68,25 +69,7 @@ static const char *BALLS =
     "</worldbody></mujoco>";
 
 static grit_data *prepare(const char *xml, grit_model **m, grit_contact_model model, int steps) {
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(xml, m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  grit_step_settings s = grit_default_step_settings();
-  s.contact_model = model;
-  s.rel_tol = 1e-10;
-  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
-  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
-  double u[8] = {0.3, -0.2, 0.5, 0.1};
-  if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
-  double *v = calloc((size_t)nv, sizeof(double)); /* a spinning start: velocity products matter */
-  for (int i = 0; i < nv; ++i) v[i] = 0.7 * sin(1.3 * i + 0.4);
-  cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
-  free(v);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
+  return moving_data_model(xml, m, model, 0.7, steps); /* a spinning start: velocity products matter */
 }
 
 /* The largest |entry| of column j of an r x c row-major matrix. */

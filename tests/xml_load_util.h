@@ -85,4 +85,29 @@ static inline void star_h(int n, int band, int c0, int c1, unsigned *seed, doubl
   }
 }
 
+/* A data of the model in xml (*m gets it) under the given contact model, solved to rel_tol 1e-10, with
+ * controls 0.3, -0.2, 0.5, 0.1 then zeros (up to 8), velocities vel_amp sin(1.3 i + 0.4) (moving: the
+ * velocity products matter), after `steps` steps: the derivative tests' scenes per contact model. */
+static inline grit_data *moving_data_model(const char *xml, grit_model **m, grit_contact_model model, double vel_amp,
+                                           int steps) {
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_mjcf_load_string(xml, m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  grit_step_settings s = grit_default_step_settings();
+  s.contact_model = model;
+  s.rel_tol = 1e-10;
+  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
+  const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
+  const double u[8] = {0.3, -0.2, 0.5, 0.1};
+  cr_assert_leq(nu, 8);
+  if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  double *v = calloc((size_t)nv + 1, sizeof(double));
+  for (int i = 0; i < nv; ++i) v[i] = vel_amp * sin(1.3 * i + 0.4);
+  cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
+  free(v);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+
 #endif
