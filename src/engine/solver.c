@@ -52,6 +52,9 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->jcols = calloc(4 * (size_t)max_constraints + 4, sizeof(int));
   s->jwide = calloc((size_t)max_constraints + 1, 1);
+  s->jlist = calloc((size_t)max_jstore + 1, sizeof(int)); /* (pages touched only as far as used) */
+  s->jloff = calloc((size_t)max_constraints + 1, sizeof(int));
+  s->jlnum = calloc((size_t)max_constraints + 1, sizeof(int));
   s->gasm = calloc(9 * (size_t)max_constraints + 1, sizeof(double));
   s->gadd = calloc((size_t)max_constraints + 1, 1);
   s->snap_A = calloc((size_t)m->nM + 1, sizeof(double));
@@ -72,7 +75,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->jlist && s->jloff && s->jlnum && s->gasm && s->gadd && s->snap_A &&
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
@@ -98,6 +101,9 @@ void grit_solver_free(grit_solver *s) {
   free(s->vhat);
   free(s->jcols);
   free(s->jwide);
+  free(s->jlist);
+  free(s->jloff);
+  free(s->jlnum);
   free(s->gasm);
   free(s->gadd);
   free(s->snap_A);
@@ -285,6 +291,15 @@ static inline void keep_added(grit_solver *s, int i, const double G[9]) {
   memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
 }
 
+/* grit_hessian_add over constraint i's list when it has one. */
+static inline void hessian_add(grit_solver *s, int i, const double *G, int pair) {
+  const grit_constraint *c = &s->c[i];
+  const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+  const int l = s->jloff[i];
+  grit_hessian_add_cols(s->H, c->dim, c->ntree, c->tree, J, G, pair, l >= 0 ? s->jlist + l : NULL,
+                        l >= 0 ? s->jlnum[i] : 0);
+}
+
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
  * friction's as grit_solver_global_hessian), over the islands act[0..nact-1]: all of them (every tree), or
  * some, whose trees s->tree_on marks. The islands' constraints keep their index order, so each block
@@ -353,8 +368,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
         grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
       keep_added(s, i, G);
       if (track) continue;
-      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair[i]);
+      hessian_add(s, i, G, pair[i]);
     }
   if (!track) return GRIT_OK;
   grit_hessian_begin_kept(s->H, A);
@@ -363,8 +377,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       const grit_constraint *c = &s->c[con[q]];
       /* (nothing to add, or only to blocks kept) */
       if (!s->gadd[con[q]] || grit_hessian_kept(s->H, c->ntree, c->tree, pair[con[q]])) continue;
-      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, s->gasm + 9 * (size_t)con[q], pair[con[q]]);
+      hessian_add(s, con[q], s->gasm + 9 * (size_t)con[q], pair[con[q]]);
     }
   return GRIT_OK;
 }
@@ -400,22 +413,50 @@ static island_sums sum_islands(const grit_solver *s) {
  * columns only (constraint_apply_cols, the same bits). On the composite loop, one tree of 44 dofs whose contacts
  * reach from the root to their body, the two products were 4.5 % of the step. */
 #define JCOLS_MIN_NV 8
+/* The lists (s->jlist) for the assembly's chain sums: one-tree constraints of up to 3 rows on a tree of
+ * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
+ * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
+ * rows each scanned 224 columns at each assembly. Returns whether constraint i has a list. */
+#define JLIST_MIN_NV 12
+static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *used) {
+  const grit_constraint *c = &s->c[i];
+  const int n = m->tree_dofnum[c->tree[0]];
+  s->jloff[i] = -1;
+  if (n < JLIST_MIN_NV || c->ntree != 1 || c->dim > 3 || s->no_jlist || *used + n > s->cap_j) return 0;
+  s->jloff[i] = *used;
+  s->jlnum[i] = grit_hessian_nonzero_columns(s->jstore + c->joff[0], c->dim, n, s->jlist + *used);
+  *used += s->jlnum[i];
+  return 1;
+}
+
 static void find_jcols(grit_solver *s, const grit_model *m, int nc) {
+  int used = 0;
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *c = &s->c[i];
     int *cols = s->jcols + 4 * i;
     s->jwide[i] = 0;
+    const int listed = find_jlist(s, m, i, &used);
     for (int k = 0; k < c->ntree; ++k) {
       const int n = m->tree_dofnum[c->tree[k]];
       const double *J = s->jstore + c->joff[k];
       int lo = 0, hi = n;
       if (n >= JCOLS_MIN_NV && !s->no_jcols) {
         s->jwide[i] = 1;
-        grit_hessian_jrow_span(s->H, J, c->dim, n, &lo, &hi);
+        if (listed) { /* (the first and past the last listed column: the span's scan, as found) */
+          const int *l = s->jlist + s->jloff[i], nl = s->jlnum[i];
+          lo = nl ? l[0] : n, hi = nl ? l[nl - 1] + 1 : n;
+        } else
+          grit_hessian_jrow_span(s->H, J, c->dim, n, &lo, &hi);
       }
       cols[2 * k] = lo, cols[2 * k + 1] = hi;
     }
   }
+}
+
+/* The lists alone (the refactor's assembly: J as the derivatives found it). */
+static void find_jlists(grit_solver *s, const grit_model *m, int nc) {
+  int used = 0;
+  for (int i = 0; i < nc; ++i) find_jlist(s, m, i, &used);
 }
 
 /* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */
@@ -752,6 +793,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
     return GRIT_OK;
   }
   memset(s->inpat, 0, (size_t)nc); /* the pattern of the solution's G alone */
+  find_jlists(s, s->m, nc);
   grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;
   double cond;

@@ -42,6 +42,13 @@ struct grit_solver {
   unsigned char *jwide; /* (cap_c) constraint i touches a tree of JCOLS_MIN_NV dofs or more: its products
                            with J run over jcols */
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
+  int *jlist;           /* (cap_j) the nonzero columns of one-tree constraints' J (of up to 3 rows) on trees of
+                           JLIST_MIN_NV dofs or more, listed once per solve (find_jcols) for the Hessian's
+                           assembly (grit_hessian_add_cols), which scanned each row's columns each time */
+  int *jloff;           /* (cap_c) constraint i's list at jlist + jloff[i], jlnum[i] columns; -1: none (the
+                           assembly's scan) */
+  int *jlnum;
+  int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
   /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
