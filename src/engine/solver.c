@@ -13,6 +13,7 @@
 #include "afactor.h"
 #include "dynamics.h"
 #include "constraints.h"
+#include "constraints_extra.h"
 #include "hessian.h"
 #include "hessian_internal.h" /* the kept factor: there, on the path a factor would take (grit_solver_refactor) */
 #include "status_internal.h"
@@ -33,6 +34,20 @@ grit_solver_options grit_solver_default_options(void) {
   o.timing = 0;
   o.stick_start = 1;
   return o;
+}
+
+/* The equalities' and tendons' structural columns (find_jlist), when the model has any; returns 0 when out of
+ * memory. */
+static int cx_lists(grit_solver *s, const grit_model *m) {
+  if (m->neq + m->ntendon == 0) return 1;
+  char *mark = malloc((size_t)m->nv + 1);
+  if (!mark) return 0;
+  const int total = grit_cx_col_lists(m, mark, NULL, NULL);
+  s->cx_ptr = malloc(sizeof(int) * ((size_t)(m->neq + m->ntendon) + 1));
+  s->cx_list = malloc(sizeof(int) * ((size_t)total + 1));
+  if (s->cx_ptr && s->cx_list) grit_cx_col_lists(m, mark, s->cx_ptr, s->cx_list);
+  free(mark);
+  return s->cx_ptr && s->cx_list;
 }
 
 grit_status grit_solver_create(const grit_model *m, int max_constraints, int max_jstore, grit_solver **out,
@@ -79,6 +94,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
+  ok = ok && cx_lists(s, m);
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
   if (st != GRIT_OK) {
@@ -104,6 +120,8 @@ void grit_solver_free(grit_solver *s) {
   free(s->jlist);
   free(s->jloff);
   free(s->jlnum);
+  free(s->cx_ptr);
+  free(s->cx_list);
   free(s->gasm);
   free(s->gadd);
   free(s->snap_A);
@@ -195,11 +213,53 @@ __attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const
   }
 }
 
+/* Constraint i's list when J x and J^T f take it: it has one and it is not a single run of columns (a
+ * contact's path from the root, whose span's loops are as short and vectorize); NULL otherwise. The
+ * softbox's tendon equalities join two dofs far apart in its tree: their spans were most of its 224. */
+static inline const int *apply_list(const grit_solver *s, int i, int *nl) {
+  const int o = s->jloff[i];
+  if (o < 0 || s->no_jlist_apply) return NULL;
+  const int *l = s->jlist + o;
+  *nl = s->jlnum[i];
+  return *nl > 0 && l[*nl - 1] - l[0] + 1 > *nl ? l : NULL;
+}
+
+__attribute__((noinline)) void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x,
+                                                   int with_bias, double *y) {
+  const grit_constraint *c = &s->c[i];
+  int nl = 0;
+  const int *l = apply_list(s, i, &nl);
+  if (!l) {
+    grit_solver_apply_cols(m, c, s->jstore, s->jcols + 4 * i, x, with_bias, y);
+    return;
+  }
+  const int n = m->tree_dofnum[c->tree[0]], r0 = normal_only(c) ? 2 : 0, r1 = normal_only(c) ? 3 : c->dim;
+  const double *J = s->jstore + c->joff[0], *xt = x + m->tree_dofadr[c->tree[0]];
+  if (r0) y[0] = y[1] = 0.0;
+  for (int r = r0; r < r1; ++r) {
+    y[r] = with_bias ? c->b[r] : 0.0; /* (apply_tree_rows_cols' sums, the exact zeros left out) */
+    double sum = 0.0;
+    for (int e = 0; e < nl; ++e) sum += J[r * n + l[e]] * xt[l[e]];
+    y[r] += sum;
+  }
+}
+
 /* constraint_apply_transpose over the nonzero columns cols (as constraint_apply_cols), only where no entry of y
  * on the trees is -0 (apply_tree_transpose_cols). */
 static __attribute__((noinline)) void constraint_apply_transpose_cols(const grit_model *m, const grit_constraint *c,
                                                                       const double *jstore, const int *cols,
-                                                                      const double *f, double *y) {
+                                                                      const double *f, double *y, const int *l,
+                                                                      int nl) {
+  if (l) { /* (its list: apply_tree_transpose_cols' sums, the exact zeros left out) */
+    const int n = m->tree_dofnum[c->tree[0]];
+    const double *J = jstore + c->joff[0];
+    double *yt = y + m->tree_dofadr[c->tree[0]];
+    for (int r = 0; r < c->dim; ++r) {
+      if (f[r] == 0.0) continue;
+      for (int e = 0; e < nl; ++e) yt[l[e]] += J[r * n + l[e]] * f[r];
+    }
+    return;
+  }
   for (int k = 0; k < c->ntree; ++k) {
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     apply_tree_transpose_cols(jstore + c->joff[k], f, c->dim, n, cols[2 * k], cols[2 * k + 1], y + adr);
@@ -228,7 +288,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
       cc += c->cost;
       continue;
     }
-    if (compute_vc && wide) grit_solver_apply_cols(m, c, s->jstore, s->jcols + 4 * i, v, 1, c->vc);
+    if (compute_vc && wide) grit_solver_apply_j(s, m, i, v, 1, c->vc);
     else if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
@@ -238,7 +298,9 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
                                                                                          first entry: one test) */
     c->gnz = gnz;
     cc += c->cost;
-    if (wide) constraint_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg); /* (jtg: from +0) */
+    int nl = 0;
+    const int *l = wide ? apply_list(s, i, &nl) : NULL;
+    if (wide) constraint_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg, l, nl); /* (jtg: from +0) */
     else constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
   double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, vmax = 0.0, smax = 0.0;
@@ -424,8 +486,23 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
   s->jloff[i] = -1;
   if (n < JLIST_MIN_NV || c->ntree != 1 || c->dim > 3 || s->no_jlist || *used + n > s->cap_j) return 0;
   s->jloff[i] = *used;
-  s->jlnum[i] = grit_hessian_nonzero_columns(s->jstore + c->joff[0], c->dim, n, s->jlist + *used);
-  *used += s->jlnum[i];
+  const double *J = s->jstore + c->joff[0];
+  int *l = s->jlist + *used, ns = 0, nl = 0;
+  const int *sc = s->cx_ptr && !s->no_cx_jlist ? grit_cx_cols(m, s->cx_ptr, s->cx_list, c->kind, c->source, &ns) : NULL;
+  if (sc) { /* (the other columns are +0: the rows are built on these, grit_cx_rows_cols) */
+    const int adr = m->tree_dofadr[c->tree[0]];
+    for (int e = 0; e < ns; ++e) {
+      const int col = sc[e] - adr;
+      if (col < 0 || col >= n) continue;
+      int nz = 0;
+      for (int r = 0; r < c->dim; ++r) nz |= J[r * n + col] != 0.0;
+      l[nl] = col;
+      nl += nz;
+    }
+  } else
+    nl = grit_hessian_nonzero_columns(J, c->dim, n, l);
+  s->jlnum[i] = nl;
+  *used += nl;
   return 1;
 }
 

@@ -49,6 +49,10 @@ struct grit_solver {
                            assembly's scan) */
   int *jlnum;
   int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
+  int *cx_ptr, *cx_list; /* each equality's and tendon's structural columns (grit_cx_col_lists; NULL: none): its
+                           list filtered by J's values, not a scan of the tree's columns */
+  int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
+  int no_jlist_apply;   /* nonzero: J x and J^T gamma over the spans (jcols) only, not the lists (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
   /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
@@ -267,6 +271,9 @@ static inline void tree_mulv(const grit_model *m, const grit_treechol *tc, const
  * small trees' unrolled products stay as they were). */
 void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
                             const double *x, int with_bias, double *y);
+/* solver.c: grit_solver_apply_cols for constraint i, over its listed columns (jlist) where it has a list that
+ * is not one run, else over its span: the same bits (sums from +0 leave out exact zeros, x finite). */
+void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x, int with_bias, double *y);
 
 /* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
  * the last step): e = v - v*, A e, the constraints' cost, gamma and G, J^T gamma, the residual r and the
