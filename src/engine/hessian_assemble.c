@@ -654,13 +654,10 @@ static inline int all_zero(const double *G, int n) {
   return zero;
 }
 
-void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                      const double *G, int pair) {
-  grit_hessian_add_cols(h, dim, ntree, tree, J, G, pair, NULL, 0);
-}
-
-void grit_hessian_add_cols(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                           const double *G, int pair, const int *cols, int ncols) {
+/* grit_hessian_add and grit_hessian_add_cols (each its own copy: the scan's callers pass no list) */
+static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int dim, int ntree, const int tree[2],
+                                                         const double *const J[2], const double *G, int pair,
+                                                         const int *cols, int ncols) {
   const grit_model *m = h->m;
   /* a constraint in its model's zero region (G = 0: a candidate not touching) adds nothing (a contact's
    * 9 entries as a constant, unrolled: the loop was 1 % of the series' step) */
@@ -719,4 +716,14 @@ void grit_hessian_add_cols(grit_hessian *h, int dim, int ntree, const int tree[2
   }
 #undef GJ_AT
   h->factored = 0;
+}
+
+void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+  add_in(h, dim, ntree, tree, J, G, pair, NULL, 0);
+}
+
+void grit_hessian_add_cols(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                           const double *G, int pair, const int *cols, int ncols) {
+  add_in(h, dim, ntree, tree, J, G, pair, cols, ncols);
 }

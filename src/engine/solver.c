@@ -36,6 +36,8 @@ grit_solver_options grit_solver_default_options(void) {
   return o;
 }
 
+#define JLIST_MIN_NV 12 /* (find_jlist) */
+
 /* The equalities' and tendons' structural columns (find_jlist), when the model has any; returns 0 when out of
  * memory. */
 static int cx_lists(grit_solver *s, const grit_model *m) {
@@ -95,6 +97,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
   ok = ok && cx_lists(s, m);
+  for (int t = 0; t < m->ntree; ++t) s->jlist_trees |= m->tree_dofnum[t] >= JLIST_MIN_NV;
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
   if (st != GRIT_OK) {
@@ -213,31 +216,15 @@ __attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const
   }
 }
 
-/* Constraint i's list when J x and J^T f take it: it has one and it is not a single run of columns (a
- * contact's path from the root, whose span's loops are as short and vectorize); NULL otherwise. The
- * softbox's tendon equalities join two dofs far apart in its tree: their spans were most of its 224. */
-static inline const int *apply_list(const grit_solver *s, int i, int *nl) {
-  const int o = s->jloff[i];
-  if (o < 0 || s->no_jlist_apply) return NULL;
-  const int *l = s->jlist + o;
-  *nl = s->jlnum[i];
-  return *nl > 0 && l[*nl - 1] - l[0] + 1 > *nl ? l : NULL;
-}
-
-__attribute__((noinline)) void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x,
-                                                   int with_bias, double *y) {
+/* grit_solver_apply_j's list path (apply_tree_rows_cols' sums, the exact zeros left out). */
+__attribute__((noinline)) void grit_solver_apply_list(const grit_solver *s, const grit_model *m, int i, const int *l,
+                                                      int nl, const double *x, int with_bias, double *y) {
   const grit_constraint *c = &s->c[i];
-  int nl = 0;
-  const int *l = apply_list(s, i, &nl);
-  if (!l) {
-    grit_solver_apply_cols(m, c, s->jstore, s->jcols + 4 * i, x, with_bias, y);
-    return;
-  }
   const int n = m->tree_dofnum[c->tree[0]], r0 = normal_only(c) ? 2 : 0, r1 = normal_only(c) ? 3 : c->dim;
   const double *J = s->jstore + c->joff[0], *xt = x + m->tree_dofadr[c->tree[0]];
   if (r0) y[0] = y[1] = 0.0;
   for (int r = r0; r < r1; ++r) {
-    y[r] = with_bias ? c->b[r] : 0.0; /* (apply_tree_rows_cols' sums, the exact zeros left out) */
+    y[r] = with_bias ? c->b[r] : 0.0;
     double sum = 0.0;
     for (int e = 0; e < nl; ++e) sum += J[r * n + l[e]] * xt[l[e]];
     y[r] += sum;
@@ -299,7 +286,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
     c->gnz = gnz;
     cc += c->cost;
     int nl = 0;
-    const int *l = wide ? apply_list(s, i, &nl) : NULL;
+    const int *l = wide ? grit_solver_jlist_apply(s, i, &nl) : NULL;
     if (wide) constraint_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg, l, nl); /* (jtg: from +0) */
     else constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
@@ -358,8 +345,8 @@ static inline void hessian_add(grit_solver *s, int i, const double *G, int pair)
   const grit_constraint *c = &s->c[i];
   const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
   const int l = s->jloff[i];
-  grit_hessian_add_cols(s->H, c->dim, c->ntree, c->tree, J, G, pair, l >= 0 ? s->jlist + l : NULL,
-                        l >= 0 ? s->jlnum[i] : 0);
+  if (l < 0) grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
+  else grit_hessian_add_cols(s->H, c->dim, c->ntree, c->tree, J, G, pair, s->jlist + l, s->jlnum[i]);
 }
 
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
@@ -479,7 +466,6 @@ static island_sums sum_islands(const grit_solver *s) {
  * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
  * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
  * rows each scanned 224 columns at each assembly. Returns whether constraint i has a list. */
-#define JLIST_MIN_NV 12
 static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *used) {
   const grit_constraint *c = &s->c[i];
   const int n = m->tree_dofnum[c->tree[0]];
@@ -489,7 +475,8 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
   const double *J = s->jstore + c->joff[0];
   int *l = s->jlist + *used, ns = 0, nl = 0;
   const int *sc = s->cx_ptr && !s->no_cx_jlist ? grit_cx_cols(m, s->cx_ptr, s->cx_list, c->kind, c->source, &ns) : NULL;
-  if (sc) { /* (the other columns are +0: the rows are built on these, grit_cx_rows_cols) */
+  if (sc && 8 * ns < n) { /* (the other columns are +0: the rows are built on these, grit_cx_rows_cols; a list
+                            * of more than an eighth of the tree's columns costs more than the scan) */
     const int adr = m->tree_dofadr[c->tree[0]];
     for (int e = 0; e < ns; ++e) {
       const int col = sc[e] - adr;
@@ -508,11 +495,13 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
 
 static void find_jcols(grit_solver *s, const grit_model *m, int nc) {
   int used = 0;
+  const int lists = s->jlist_trees && !s->no_jlist; /* (a robot's trees under JLIST_MIN_NV dofs: none) */
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *c = &s->c[i];
     int *cols = s->jcols + 4 * i;
     s->jwide[i] = 0;
-    const int listed = find_jlist(s, m, i, &used);
+    s->jloff[i] = -1;
+    const int listed = lists && find_jlist(s, m, i, &used);
     for (int k = 0; k < c->ntree; ++k) {
       const int n = m->tree_dofnum[c->tree[k]];
       const double *J = s->jstore + c->joff[k];
@@ -533,7 +522,8 @@ static void find_jcols(grit_solver *s, const grit_model *m, int nc) {
 /* The lists alone (the refactor's assembly: J as the derivatives found it). */
 static void find_jlists(grit_solver *s, const grit_model *m, int nc) {
   int used = 0;
-  for (int i = 0; i < nc; ++i) find_jlist(s, m, i, &used);
+  for (int i = 0; i < nc; ++i) s->jloff[i] = -1;
+  for (int i = 0; i < nc && s->jlist_trees && !s->no_jlist; ++i) find_jlist(s, m, i, &used);
 }
 
 /* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */

@@ -49,6 +49,7 @@ struct grit_solver {
                            assembly's scan) */
   int *jlnum;
   int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
+  int jlist_trees;      /* some tree has JLIST_MIN_NV dofs or more (else no lists are looked for) */
   int *cx_ptr, *cx_list; /* each equality's and tendon's structural columns (grit_cx_col_lists; NULL: none): its
                            list filtered by J's values, not a scan of the tree's columns */
   int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
@@ -271,9 +272,30 @@ static inline void tree_mulv(const grit_model *m, const grit_treechol *tc, const
  * small trees' unrolled products stay as they were). */
 void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
                             const double *x, int with_bias, double *y);
-/* solver.c: grit_solver_apply_cols for constraint i, over its listed columns (jlist) where it has a list that
- * is not one run, else over its span: the same bits (sums from +0 leave out exact zeros, x finite). */
-void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x, int with_bias, double *y);
+/* Constraint i's list when J x and J^T f take it: it has one, and its span is at least four times as long
+ * (a list's indexed loads cost about as much as four of the span's columns, whose J^T f vectorizes: a
+ * humanoid's contact, its foot's path from the root, took 1 % more of the step over its list); NULL
+ * otherwise. The softbox's tendon equalities join two dofs far apart in its tree: their spans were most of
+ * its 224. */
+static inline const int *grit_solver_jlist_apply(const grit_solver *s, int i, int *nl) {
+  const int o = s->jloff[i];
+  if (o < 0 || s->no_jlist_apply) return NULL;
+  const int *l = s->jlist + o;
+  *nl = s->jlnum[i];
+  return *nl > 0 && l[*nl - 1] - l[0] + 1 >= 4 * *nl ? l : NULL;
+}
+/* solver.c: grit_solver_apply_j's product over the list l of constraint i (one tree). */
+void grit_solver_apply_list(const grit_solver *s, const grit_model *m, int i, const int *l, int nl, const double *x,
+                            int with_bias, double *y);
+/* grit_solver_apply_cols for constraint i, over its listed columns (jlist) where grit_solver_jlist_apply takes
+ * them, else over its span: the same bits (sums from +0 leave out exact zeros, x finite). */
+static inline void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x,
+                                       int with_bias, double *y) {
+  int nl = 0;
+  const int *l = grit_solver_jlist_apply(s, i, &nl);
+  if (l) grit_solver_apply_list(s, m, i, l, nl, x, with_bias, y);
+  else grit_solver_apply_cols(m, &s->c[i], s->jstore, s->jcols + 4 * i, x, with_bias, y);
+}
 
 /* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
  * the last step): e = v - v*, A e, the constraints' cost, gamma and G, J^T gamma, the residual r and the
