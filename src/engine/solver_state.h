@@ -267,7 +267,16 @@ static inline void tree_mulv(const grit_model *m, const grit_treechol *tc, const
   else if (!(n > 64 && tc && grit_treechol_mulv(tc, t, M, x, y))) grit_tree_mulv(m, M, t, x, y);
 }
 
-/* solver.c: constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols), kept
+/* solver_jcols.c: the structural columns' lists and whether some tree takes lists (at creation; 0: out of
+ * memory); each constraint's span per tree and list (once per solve); the lists alone (the refactor); J^T f
+ * over the span or, given one (grit_solver_jlist_apply), the list. */
+int grit_solver_jcols_create(grit_solver *s, const grit_model *m);
+void grit_solver_find_jcols(grit_solver *s, const grit_model *m, int nc);
+void grit_solver_find_jlists(grit_solver *s, const grit_model *m, int nc);
+void grit_solver_apply_transpose_cols(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                      const int *cols, const double *f, double *y, const int *l, int nl);
+
+/* solver_jcols.c: constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols), kept
  * out of line (for the constraints on a tree of JCOLS_MIN_NV dofs or more only, find_jcols, so that the
  * small trees' unrolled products stay as they were). */
 void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
@@ -284,7 +293,7 @@ static inline const int *grit_solver_jlist_apply(const grit_solver *s, int i, in
   *nl = s->jlnum[i];
   return *nl > 0 && l[*nl - 1] - l[0] + 1 >= 4 * *nl ? l : NULL;
 }
-/* solver.c: grit_solver_apply_j's product over the list l of constraint i (one tree). */
+/* solver_jcols.c: grit_solver_apply_j's product over the list l of constraint i (one tree). */
 void grit_solver_apply_list(const grit_solver *s, const grit_model *m, int i, const int *l, int nl, const double *x,
                             int with_bias, double *y);
 /* grit_solver_apply_cols for constraint i, over its listed columns (jlist) where grit_solver_jlist_apply takes
