@@ -6,6 +6,7 @@
  * with the Hessian at the solution. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data_internal.h"
@@ -325,6 +326,61 @@ Test(solver, products_over_the_nonzero_columns_of_j_give_the_same_bits) {
   for (int k = 0; k < 2; ++k) grit_data_free(d[k]);
   grit_model_free(m);
   grit_mjcf_info_free(&info);
+}
+
+/* The Hessian's assembly over the column lists the solver finds once per solve (solver.c, find_jlist,
+ * grit_hessian_add_cols) gives the same bits as its own scan of J at each assembly (no_jlist), the lists from
+ * the structural columns as those by scans (no_cx_jlist), J x and J^T gamma over the lists as over the spans
+ * (no_jlist_apply): steps of
+ * the composite softbox (one tree of 224 dofs, tendon equalities and contacts) and the loop (44 dofs) from
+ * rest, states compared bit for bit after each step, then the dense derivatives A, B (the refactor lists
+ * again); and some constraint did have a list with columns left out. */
+static void check_jlist(const char *rel, int nsteps, int mode) {
+  grit_model *m = NULL;
+  grit_data *d[2] = {NULL, NULL};
+  grit_mjcf_info info;
+  char msg[512];
+  cr_assert_eq(grit_mjcf_load_file(rel, &m, &info, msg), GRIT_OK, "%s", msg);
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
+    grit_data_set_step_settings(d[k], &info.settings);
+  }
+  if (mode == 0) d[1]->solver->no_jlist = 1;
+  if (mode == 1) d[1]->solver->no_cx_jlist = 1;   /* lists by scans, not the structural columns */
+  if (mode == 2) d[1]->solver->no_jlist_apply = 1; /* J x, J^T gamma over spans */
+  int listed = 0;
+  for (int i = 0; i < nsteps; ++i) {
+    for (int k = 0; k < 2; ++k) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+    cr_assert(memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)m->nq) == 0, "step %d", i);
+    cr_assert(memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[1]), sizeof(double) * (size_t)m->nv) == 0, "step %d", i);
+    const grit_solver *s = d[0]->solver;
+    for (int c = 0; c < d[0]->stats.nconstraints; ++c) {
+      if (mode == 0) cr_assert_eq(d[1]->solver->jloff[c], -1);
+      listed += s->jloff[c] >= 0 && s->jlnum[c] < m->tree_dofnum[s->c[c].tree[0]];
+    }
+  }
+  cr_log_info("%s: constraints with a list leaving columns out: %d", rel, listed);
+  cr_assert(listed > 0, "no constraint with a list: the test compares nothing");
+  const int nx = 2 * m->nv + m->na, nu = m->nu;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc((size_t)nx * (size_t)nx, sizeof(double));
+    B[k] = calloc((size_t)nx * (size_t)(nu > 0 ? nu : 1), sizeof(double));
+    cr_assert_eq(grit_step_derivatives(d[k], A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[k]));
+  }
+  cr_assert_eq(memcmp(A[0], A[1], sizeof(double) * (size_t)nx * (size_t)nx), 0, "A differs");
+  cr_assert_eq(memcmp(B[0], B[1], sizeof(double) * (size_t)nx * (size_t)nu), 0, "B differs");
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+}
+
+Test(solver, assembly_over_listed_columns_gives_the_same_bits) {
+  for (int mode = 0; mode < 3; ++mode) {
+    check_jlist(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/softbox.xml", 60, mode);
+    check_jlist(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml", 500, mode);
+  }
+  check_jlist(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/flag/flag.xml", 30, 1);
 }
 
 /* The line search's closed-form slope and curvature of the bilateral equality rows (solver_linesearch.c,

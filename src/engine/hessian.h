@@ -68,6 +68,12 @@ long long grit_hessian_kept_count(const grit_hessian *h);
  * `pair` when ntree == 2) with Jacobian blocks J[k] (dim x tree_dofnum, row-major). */
 void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                       const double *G, int pair);
+/* grit_hessian_add with J's nonzero columns given (a one-tree constraint of at most 3 rows): cols[0..ncols)
+ * the increasing indices of the columns of J[0] with an entry other than +-0 (NaN counts), as the assembly's
+ * own scan finds them (grit_hessian_nonzero_columns; the solver lists them once per solve, J being constant
+ * during it); NULL: the scan, as grit_hessian_add. The same sums, the same bits. */
+void grit_hessian_add_cols(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                           const double *G, int pair, const int *cols, int ncols);
 
 /* Factors the current H. GRIT_ERR_NUMERICAL if it is not positive definite. *cond gets a cheap
  * estimate (max/min diagonal of the factor, squared). */

@@ -457,10 +457,11 @@ static inline void off_pattern(grit_hessian *h, int t) { h->chain[t] = 0, h->fre
 /* add_chain on a tree of more than 64 dofs: J's nonzero columns, any number of them (a spatial tendon
  * between two branches of the flag's tree of 340 dofs has about 150: the whole n^2 sum was 72 % of its
  * step), in the Hessian's scratch; a constraint on every column takes the whole sum (the same). */
-static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *J, const double *G) {
+static int add_chain_big_tree(grit_hessian *h, int dim, int tree, const double *J, const double *G,
+                              const int *cols, int ncols) {
   const int n = h->m->tree_dofnum[tree];
-  int *idx = h->big_idx;
-  const int nc = grit_hessian_nonzero_columns(J, dim, n, idx);
+  const int *idx = cols ? cols : h->big_idx; /* (the caller's list: J's scan done once per solve) */
+  const int nc = cols ? ncols : grit_hessian_nonzero_columns(J, dim, n, h->big_idx);
   /* one row over more than half the tree (a composite box's tendon over all its shell's joints): its
    * J^T G J would make the block's graph complete; held apart for the sparse factor (blockchol.h) */
   if (dim == 1 && 2 * nc > n && grit_hessian_choose_path(h) == 1 && grit_blockchol_lowrank_add(h->bc, tree, J, G[0]))
@@ -604,29 +605,32 @@ void grit_hessian_pair_chain(grit_hessian *h, int allow) {
  * 0 (nothing added) otherwise. On the way it tells whether the constraint keeps a tree-ordered tree's
  * pattern (off_pattern when it does not). */
 static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                     const double *G) {
+                     const double *G, const int *cols, int ncols) {
   const int n = h->m->tree_dofnum[tree[0]];
   if (ntree != 1 || n < CHAIN_MIN_NV || dim > 3) {
     for (int k = 0; h->any_tc && k < ntree; ++k)
       if (h->tc_ok[tree[k]]) off_pattern(h, tree[k]);
     return 0;
   }
-  if (n > 64 && !h->no_big_chain) return add_chain_big_tree(h, dim, tree[0], J[0], G);
+  if (n > 64 && !h->no_big_chain) return add_chain_big_tree(h, dim, tree[0], J[0], G, cols, ncols);
   /* trees of more than 64 dofs too (a composite cloth's one tree of 166: the whole n^2 sum was 84 % of
    * its step), as long as the chain has at most 64 dofs; otherwise the whole-tree sum */
-  int idx[65], nc = 0;
+  int idxs[65], nc = 0;
+  const int *idx = cols ? cols : idxs; /* (the caller's list: the same columns as the scans below) */
   const double *J0 = J[0];
   /* (the same columns four at a time: column by column the scan was a third of the loop's add_chain) */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-  const int vec = n <= 64 && !h->no_chain_lower && __builtin_cpu_supports("avx2");
-  if (vec) nc = grit_hessian_nonzero_columns(J0, dim, n, idx);
+  const int vec = cols || (n <= 64 && !h->no_chain_lower && __builtin_cpu_supports("avx2"));
+  if (cols) nc = ncols;
+  else if (vec) nc = grit_hessian_nonzero_columns(J0, dim, n, idxs);
 #else
-  const int vec = 0;
+  const int vec = cols != NULL;
+  if (cols) nc = ncols;
 #endif
   for (int c = 0; !vec && c < n && nc <= 64; ++c) {
     int nz = 0;
     for (int r = 0; r < dim; ++r) nz |= J0[r * n + c] != 0.0;
-    idx[nc] = c;
+    idxs[nc] = c;
     nc += nz;
   }
   if (nc > 64) return 0; /* tc_ok trees have at most 64 dofs: nothing to keep */
@@ -650,8 +654,10 @@ static inline int all_zero(const double *G, int n) {
   return zero;
 }
 
-void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
-                      const double *G, int pair) {
+/* grit_hessian_add and grit_hessian_add_cols (each its own copy: the scan's callers pass no list) */
+static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int dim, int ntree, const int tree[2],
+                                                         const double *const J[2], const double *G, int pair,
+                                                         const int *cols, int ncols) {
   const grit_model *m = h->m;
   /* a constraint in its model's zero region (G = 0: a candidate not touching) adds nothing (a contact's
    * 9 entries as a constant, unrolled: the loop was 1 % of the series' step) */
@@ -660,7 +666,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   if (zero) return;
   if (grit_hessian_kept(h, ntree, tree, pair)) return; /* every block it adds to is kept (begin_kept) */
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
-    if (add_chain(h, dim, ntree, tree, J, G)) return;
+    if (add_chain(h, dim, ntree, tree, J, G, cols, ncols)) return;
     if (h->pair_chain && ntree == 2 && dim <= 3 &&
         (m->tree_dofnum[tree[0]] >= CHAIN_MIN_NV || m->tree_dofnum[tree[1]] >= CHAIN_MIN_NV) &&
         add_pair_chain(h, dim, tree, J, G, pair))
@@ -668,7 +674,7 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
     add_small(h, dim, ntree, tree, J, G, pair);
     return;
   }
-  if (add_chain(h, dim, ntree, tree, J, G)) return; /* a chain of at most 64 dofs in a larger tree */
+  if (add_chain(h, dim, ntree, tree, J, G, cols, ncols)) return; /* a chain of at most 64 dofs in a larger tree */
   double GJ[2][3 * 64]; /* G J per tree, for trees of up to 64 dofs; larger ones in the Hessian's scratch */
   double *GJbig[2] = {NULL, NULL};
   for (int k = 0; k < ntree; ++k) {
@@ -710,4 +716,14 @@ void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], co
   }
 #undef GJ_AT
   h->factored = 0;
+}
+
+void grit_hessian_add(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                      const double *G, int pair) {
+  add_in(h, dim, ntree, tree, J, G, pair, NULL, 0);
+}
+
+void grit_hessian_add_cols(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
+                           const double *G, int pair, const int *cols, int ncols) {
+  add_in(h, dim, ntree, tree, J, G, pair, cols, ncols);
 }

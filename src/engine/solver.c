@@ -52,6 +52,9 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->vhat = calloc((size_t)max_constraints + 1, sizeof(double));
   s->jcols = calloc(4 * (size_t)max_constraints + 4, sizeof(int));
   s->jwide = calloc((size_t)max_constraints + 1, 1);
+  s->jlist = calloc((size_t)max_jstore + 1, sizeof(int)); /* (pages touched only as far as used) */
+  s->jloff = calloc((size_t)max_constraints + 1, sizeof(int));
+  s->jlnum = calloc((size_t)max_constraints + 1, sizeof(int));
   s->gasm = calloc(9 * (size_t)max_constraints + 1, sizeof(double));
   s->gadd = calloc((size_t)max_constraints + 1, 1);
   s->snap_A = calloc((size_t)m->nM + 1, sizeof(double));
@@ -72,10 +75,11 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->gasm && s->gadd && s->snap_A &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->jlist && s->jloff && s->jlnum && s->gasm && s->gadd && s->snap_A &&
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
+  ok = ok && grit_solver_jcols_create(s, m);
   grit_status st = ok ? grit_hessian_create(m, max_constraints, grit_solver_default_options().dense_max_nv, &s->H, message)
                       : grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the solver");
   if (st != GRIT_OK) {
@@ -98,6 +102,11 @@ void grit_solver_free(grit_solver *s) {
   free(s->vhat);
   free(s->jcols);
   free(s->jwide);
+  free(s->jlist);
+  free(s->jloff);
+  free(s->jlnum);
+  free(s->cx_ptr);
+  free(s->cx_list);
   free(s->gasm);
   free(s->gadd);
   free(s->snap_A);
@@ -175,31 +184,6 @@ static void find_islands(grit_solver *s, int nc) {
 
 /* ----------------------------------------------------------------------------------- Newton */
 
-/* constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols): kept out of
- * line, for the constraints on a tree of JCOLS_MIN_NV dofs or more only (find_jcols, below), so that the
- * small trees' unrolled products stay as they were. */
-__attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c,
-                                                      const double *jstore, const int *cols, const double *x,
-                                                      int with_bias, double *y) {
-  if (normal_only(c)) {
-    y[0] = y[1] = 0.0;
-    constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 2, 3);
-  } else {
-    constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 0, c->dim);
-  }
-}
-
-/* constraint_apply_transpose over the nonzero columns cols (as constraint_apply_cols), only where no entry of y
- * on the trees is -0 (apply_tree_transpose_cols). */
-static __attribute__((noinline)) void constraint_apply_transpose_cols(const grit_model *m, const grit_constraint *c,
-                                                                      const double *jstore, const int *cols,
-                                                                      const double *f, double *y) {
-  for (int k = 0; k < c->ntree; ++k) {
-    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
-    apply_tree_transpose_cols(jstore + c->joff[k], f, c->dim, n, cols[2 * k], cols[2 * k + 1], y + adr);
-  }
-}
-
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
  * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
  * s->jtg and the residual r = A e - J^T gamma, the gradient of l; and the island's ISL numbers. */
@@ -222,7 +206,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
       cc += c->cost;
       continue;
     }
-    if (compute_vc && wide) grit_solver_apply_cols(m, c, s->jstore, s->jcols + 4 * i, v, 1, c->vc);
+    if (compute_vc && wide) grit_solver_apply_j(s, m, i, v, 1, c->vc);
     else if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
@@ -232,7 +216,9 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
                                                                                          first entry: one test) */
     c->gnz = gnz;
     cc += c->cost;
-    if (wide) constraint_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg); /* (jtg: from +0) */
+    int nl = 0;
+    const int *l = wide ? grit_solver_jlist_apply(s, i, &nl) : NULL;
+    if (wide) grit_solver_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg, l, nl); /* (jtg: from +0) */
     else constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
   double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, vmax = 0.0, smax = 0.0;
@@ -283,6 +269,15 @@ static inline int same_bits(const double *a, const double *b, int n) {
 static inline void keep_added(grit_solver *s, int i, const double G[9]) {
   s->gadd[i] = 1;
   memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
+}
+
+/* grit_hessian_add over constraint i's list when it has one. */
+static inline void hessian_add(grit_solver *s, int i, const double *G, int pair) {
+  const grit_constraint *c = &s->c[i];
+  const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
+  const int l = s->jloff[i];
+  if (l < 0) grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
+  else grit_hessian_add_cols(s->H, c->dim, c->ntree, c->tree, J, G, pair, s->jlist + l, s->jlnum[i]);
 }
 
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
@@ -353,8 +348,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
         grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
       keep_added(s, i, G);
       if (track) continue;
-      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair[i]);
+      hessian_add(s, i, G, pair[i]);
     }
   if (!track) return GRIT_OK;
   grit_hessian_begin_kept(s->H, A);
@@ -363,8 +357,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       const grit_constraint *c = &s->c[con[q]];
       /* (nothing to add, or only to blocks kept) */
       if (!s->gadd[con[q]] || grit_hessian_kept(s->H, c->ntree, c->tree, pair[con[q]])) continue;
-      const double *J[2] = {s->jstore + c->joff[0], s->jstore + (c->ntree == 2 ? c->joff[1] : 0)};
-      grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, s->gasm + 9 * (size_t)con[q], pair[con[q]]);
+      hessian_add(s, con[q], s->gasm + 9 * (size_t)con[q], pair[con[q]]);
     }
   return GRIT_OK;
 }
@@ -394,30 +387,6 @@ static island_sums sum_islands(const grit_solver *s) {
   return u;
 }
 
-/* Each constraint's nonzero columns of J per tree, [lo, hi) into s->jcols, for the constraints on a tree of
- * JCOLS_MIN_NV dofs or more (s->jwide; the others keep the small trees' unrolled products): J does not
- * change during the solve, and J x (each line search) and J^T gamma (each evaluation) then run over those
- * columns only (constraint_apply_cols, the same bits). On the composite loop, one tree of 44 dofs whose contacts
- * reach from the root to their body, the two products were 4.5 % of the step. */
-#define JCOLS_MIN_NV 8
-static void find_jcols(grit_solver *s, const grit_model *m, int nc) {
-  for (int i = 0; i < nc; ++i) {
-    const grit_constraint *c = &s->c[i];
-    int *cols = s->jcols + 4 * i;
-    s->jwide[i] = 0;
-    for (int k = 0; k < c->ntree; ++k) {
-      const int n = m->tree_dofnum[c->tree[k]];
-      const double *J = s->jstore + c->joff[k];
-      int lo = 0, hi = n;
-      if (n >= JCOLS_MIN_NV && !s->no_jcols) {
-        s->jwide[i] = 1;
-        grit_hessian_jrow_span(s->H, J, c->dim, n, &lo, &hi);
-      }
-      cols[2 * k] = lo, cols[2 * k + 1] = hi;
-    }
-  }
-}
-
 /* Phase 1: D = diag(A)^-1/2 for the scaled convergence criterion, the islands, every island active. */
 static void begin_solve(grit_solver *s, const grit_model *m, const double *A, int nc, double dt) {
   for (int t = 0; t < m->ntree; ++t) {
@@ -432,7 +401,7 @@ static void begin_solve(grit_solver *s, const grit_model *m, const double *A, in
   s->pat_kept = 0;
   for (int i = 0; i < nc; ++i) /* the line search's hot paths read it: two divisions each time */
     s->vhat[i] = s->c[i].kind == GRIT_CONSTRAINT_LAGGED ? breaking_velocity(&s->c[i], dt) : 0.0;
-  find_jcols(s, m, nc);
+  grit_solver_find_jcols(s, m, nc);
   double *ialpha = ISL(s, ISL_ALPHA);
   for (int k = 0; k < s->nisl; ++k) s->act[k] = k, ialpha[k] = 0.0;
 }
@@ -752,6 +721,7 @@ grit_status grit_solver_refactor(grit_solver *s, const double *A, int nc, char *
     return GRIT_OK;
   }
   memset(s->inpat, 0, (size_t)nc); /* the pattern of the solution's G alone */
+  grit_solver_find_jlists(s, s->m, nc);
   grit_status as = assemble(s, A, s->act, s->nisl, message);
   if (as != GRIT_OK) return as;
   double cond;

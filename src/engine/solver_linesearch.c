@@ -238,7 +238,7 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
     const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
     for (int q = 0; q < ncon; ++q) {
       grit_constraint *c = &s->c[con[q]];
-      if (s->jwide[con[q]]) grit_solver_apply_cols(m, c, s->jstore, s->jcols + 4 * con[q], s->dv, 0, c->dvc);
+      if (s->jwide[con[q]]) grit_solver_apply_j(s, m, con[q], s->dv, 0, c->dvc);
       else constraint_apply(m, c, s->jstore, s->dv, 0, c->dvc);
     }
     int lsi = 0;

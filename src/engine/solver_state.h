@@ -42,6 +42,18 @@ struct grit_solver {
   unsigned char *jwide; /* (cap_c) constraint i touches a tree of JCOLS_MIN_NV dofs or more: its products
                            with J run over jcols */
   int no_jcols;         /* nonzero: every product with J over whole rows, as before jcols (tests) */
+  int *jlist;           /* (cap_j) the nonzero columns of one-tree constraints' J (of up to 3 rows) on trees of
+                           JLIST_MIN_NV dofs or more, listed once per solve (find_jcols) for the Hessian's
+                           assembly (grit_hessian_add_cols), which scanned each row's columns each time */
+  int *jloff;           /* (cap_c) constraint i's list at jlist + jloff[i], jlnum[i] columns; -1: none (the
+                           assembly's scan) */
+  int *jlnum;
+  int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
+  int jlist_trees;      /* some tree has JLIST_MIN_NV dofs or more (else no lists are looked for) */
+  int *cx_ptr, *cx_list; /* each equality's and tendon's structural columns (grit_cx_col_lists; NULL: none): its
+                           list filtered by J's values, not a scan of the tree's columns */
+  int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
+  int no_jlist_apply;   /* nonzero: J x and J^T gamma over the spans (jcols) only, not the lists (tests) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
   /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
@@ -255,11 +267,44 @@ static inline void tree_mulv(const grit_model *m, const grit_treechol *tc, const
   else if (!(n > 64 && tc && grit_treechol_mulv(tc, t, M, x, y))) grit_tree_mulv(m, M, t, x, y);
 }
 
-/* solver.c: constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols), kept
+/* solver_jcols.c: the structural columns' lists and whether some tree takes lists (at creation; 0: out of
+ * memory); each constraint's span per tree and list (once per solve); the lists alone (the refactor); J^T f
+ * over the span or, given one (grit_solver_jlist_apply), the list. */
+int grit_solver_jcols_create(grit_solver *s, const grit_model *m);
+void grit_solver_find_jcols(grit_solver *s, const grit_model *m, int nc);
+void grit_solver_find_jlists(grit_solver *s, const grit_model *m, int nc);
+void grit_solver_apply_transpose_cols(const grit_model *m, const grit_constraint *c, const double *jstore,
+                                      const int *cols, const double *f, double *y, const int *l, int nl);
+
+/* solver_jcols.c: constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols), kept
  * out of line (for the constraints on a tree of JCOLS_MIN_NV dofs or more only, find_jcols, so that the
  * small trees' unrolled products stay as they were). */
 void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c, const double *jstore, const int *cols,
                             const double *x, int with_bias, double *y);
+/* Constraint i's list when J x and J^T f take it: it has one, and its span is at least four times as long
+ * (a list's indexed loads cost about as much as four of the span's columns, whose J^T f vectorizes: a
+ * humanoid's contact, its foot's path from the root, took 1 % more of the step over its list); NULL
+ * otherwise. The softbox's tendon equalities join two dofs far apart in its tree: their spans were most of
+ * its 224. */
+static inline const int *grit_solver_jlist_apply(const grit_solver *s, int i, int *nl) {
+  const int o = s->jloff[i];
+  if (o < 0 || s->no_jlist_apply) return NULL;
+  const int *l = s->jlist + o;
+  *nl = s->jlnum[i];
+  return *nl > 0 && l[*nl - 1] - l[0] + 1 >= 4 * *nl ? l : NULL;
+}
+/* solver_jcols.c: grit_solver_apply_j's product over the list l of constraint i (one tree). */
+void grit_solver_apply_list(const grit_solver *s, const grit_model *m, int i, const int *l, int nl, const double *x,
+                            int with_bias, double *y);
+/* grit_solver_apply_cols for constraint i, over its listed columns (jlist) where grit_solver_jlist_apply takes
+ * them, else over its span: the same bits (sums from +0 leave out exact zeros, x finite). */
+static inline void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x,
+                                       int with_bias, double *y) {
+  int nl = 0;
+  const int *l = grit_solver_jlist_apply(s, i, &nl);
+  if (l) grit_solver_apply_list(s, m, i, l, nl, x, with_bias, y);
+  else grit_solver_apply_cols(m, &s->c[i], s->jstore, s->jcols + 4 * i, x, with_bias, y);
+}
 
 /* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
  * the last step): e = v - v*, A e, the constraints' cost, gamma and G, J^T gamma, the residual r and the

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* solver_jcols.c — the solver's view of each constraint's nonzero columns of J, found once per solve (J is
+ * constant during it): the span per tree for J x and J^T gamma, and on trees of JLIST_MIN_NV dofs or more the
+ * list of the columns, which the Hessian's assembly takes (grit_hessian_add_cols) and the products take where
+ * the span is much longer. The same sums, the same bits, as over whole rows. See solver_state.h. */
+#include <stdlib.h>
+
+#include "constraints.h"
+#include "constraints_extra.h"
+#include "hessian.h"
+#include "hessian_internal.h"
+#include "solver.h"
+#include "solver_state.h"
+
+#define JLIST_MIN_NV 12 /* (find_jlist) */
+
+/* The equalities' and tendons' structural columns (find_jlist), when the model has any; whether some tree
+ * takes lists. Returns 0 when out of memory. */
+int grit_solver_jcols_create(grit_solver *s, const grit_model *m) {
+  for (int t = 0; t < m->ntree; ++t) s->jlist_trees |= m->tree_dofnum[t] >= JLIST_MIN_NV;
+  if (m->neq + m->ntendon == 0) return 1;
+  char *mark = malloc((size_t)m->nv + 1);
+  if (!mark) return 0;
+  const int total = grit_cx_col_lists(m, mark, NULL, NULL);
+  s->cx_ptr = malloc(sizeof(int) * ((size_t)(m->neq + m->ntendon) + 1));
+  s->cx_list = malloc(sizeof(int) * ((size_t)total + 1));
+  if (s->cx_ptr && s->cx_list) grit_cx_col_lists(m, mark, s->cx_ptr, s->cx_list);
+  free(mark);
+  return s->cx_ptr && s->cx_list;
+}
+
+/* constraint_apply over the constraint's nonzero columns per tree, cols (grit_solver.jcols): kept out of
+ * line, for the constraints on a tree of JCOLS_MIN_NV dofs or more only (find_jcols, below), so that the
+ * small trees' unrolled products stay as they were. */
+__attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c,
+                                                      const double *jstore, const int *cols, const double *x,
+                                                      int with_bias, double *y) {
+  if (normal_only(c)) {
+    y[0] = y[1] = 0.0;
+    constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 2, 3);
+  } else {
+    constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 0, c->dim);
+  }
+}
+
+/* grit_solver_apply_j's list path (apply_tree_rows_cols' sums, the exact zeros left out). */
+__attribute__((noinline)) void grit_solver_apply_list(const grit_solver *s, const grit_model *m, int i, const int *l,
+                                                      int nl, const double *x, int with_bias, double *y) {
+  const grit_constraint *c = &s->c[i];
+  const int n = m->tree_dofnum[c->tree[0]], r0 = normal_only(c) ? 2 : 0, r1 = normal_only(c) ? 3 : c->dim;
+  const double *J = s->jstore + c->joff[0], *xt = x + m->tree_dofadr[c->tree[0]];
+  if (r0) y[0] = y[1] = 0.0;
+  for (int r = r0; r < r1; ++r) {
+    y[r] = with_bias ? c->b[r] : 0.0;
+    double sum = 0.0;
+    for (int e = 0; e < nl; ++e) sum += J[r * n + l[e]] * xt[l[e]];
+    y[r] += sum;
+  }
+}
+
+/* constraint_apply_transpose over the nonzero columns cols (as constraint_apply_cols), only where no entry of y
+ * on the trees is -0 (apply_tree_transpose_cols). */
+__attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model *m, const grit_constraint *c,
+                                                                const double *jstore, const int *cols, const double *f,
+                                                                double *y, const int *l, int nl) {
+  if (l) { /* (its list: apply_tree_transpose_cols' sums, the exact zeros left out) */
+    const int n = m->tree_dofnum[c->tree[0]];
+    const double *J = jstore + c->joff[0];
+    double *yt = y + m->tree_dofadr[c->tree[0]];
+    for (int r = 0; r < c->dim; ++r) {
+      if (f[r] == 0.0) continue;
+      for (int e = 0; e < nl; ++e) yt[l[e]] += J[r * n + l[e]] * f[r];
+    }
+    return;
+  }
+  for (int k = 0; k < c->ntree; ++k) {
+    const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
+    apply_tree_transpose_cols(jstore + c->joff[k], f, c->dim, n, cols[2 * k], cols[2 * k + 1], y + adr);
+  }
+}
+
+/* Each constraint's nonzero columns of J per tree, [lo, hi) into s->jcols, for the constraints on a tree of
+ * JCOLS_MIN_NV dofs or more (s->jwide; the others keep the small trees' unrolled products): J does not
+ * change during the solve, and J x (each line search) and J^T gamma (each evaluation) then run over those
+ * columns only (constraint_apply_cols, the same bits). On the composite loop, one tree of 44 dofs whose contacts
+ * reach from the root to their body, the two products were 4.5 % of the step. */
+#define JCOLS_MIN_NV 8
+/* The lists (s->jlist) for the assembly's chain sums: one-tree constraints of up to 3 rows on a tree of
+ * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
+ * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
+ * rows each scanned 224 columns at each assembly. Returns whether constraint i has a list. */
+static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *used) {
+  const grit_constraint *c = &s->c[i];
+  const int n = m->tree_dofnum[c->tree[0]];
+  s->jloff[i] = -1;
+  if (n < JLIST_MIN_NV || c->ntree != 1 || c->dim > 3 || s->no_jlist || *used + n > s->cap_j) return 0;
+  s->jloff[i] = *used;
+  const double *J = s->jstore + c->joff[0];
+  int *l = s->jlist + *used, ns = 0, nl = 0;
+  const int *sc = s->cx_ptr && !s->no_cx_jlist ? grit_cx_cols(m, s->cx_ptr, s->cx_list, c->kind, c->source, &ns) : NULL;
+  if (sc && 8 * ns < n) { /* (the other columns are +0: the rows are built on these, grit_cx_rows_cols; a list
+                            * of more than an eighth of the tree's columns costs more than the scan) */
+    const int adr = m->tree_dofadr[c->tree[0]];
+    for (int e = 0; e < ns; ++e) {
+      const int col = sc[e] - adr;
+      if (col < 0 || col >= n) continue;
+      int nz = 0;
+      for (int r = 0; r < c->dim; ++r) nz |= J[r * n + col] != 0.0;
+      l[nl] = col;
+      nl += nz;
+    }
+  } else
+    nl = grit_hessian_nonzero_columns(J, c->dim, n, l);
+  s->jlnum[i] = nl;
+  *used += nl;
+  return 1;
+}
+
+void grit_solver_find_jcols(grit_solver *s, const grit_model *m, int nc) {
+  int used = 0;
+  const int lists = s->jlist_trees && !s->no_jlist; /* (a robot's trees under JLIST_MIN_NV dofs: none) */
+  for (int i = 0; i < nc; ++i) {
+    const grit_constraint *c = &s->c[i];
+    int *cols = s->jcols + 4 * i;
+    s->jwide[i] = 0;
+    s->jloff[i] = -1;
+    const int listed = lists && find_jlist(s, m, i, &used);
+    for (int k = 0; k < c->ntree; ++k) {
+      const int n = m->tree_dofnum[c->tree[k]];
+      const double *J = s->jstore + c->joff[k];
+      int lo = 0, hi = n;
+      if (n >= JCOLS_MIN_NV && !s->no_jcols) {
+        s->jwide[i] = 1;
+        if (listed) { /* (the first and past the last listed column: the span's scan, as found) */
+          const int *l = s->jlist + s->jloff[i], nl = s->jlnum[i];
+          lo = nl ? l[0] : n, hi = nl ? l[nl - 1] + 1 : n;
+        } else
+          grit_hessian_jrow_span(s->H, J, c->dim, n, &lo, &hi);
+      }
+      cols[2 * k] = lo, cols[2 * k + 1] = hi;
+    }
+  }
+}
+
+/* The lists alone (the refactor's assembly: J as the derivatives found it). */
+void grit_solver_find_jlists(grit_solver *s, const grit_model *m, int nc) {
+  int used = 0;
+  for (int i = 0; i < nc; ++i) s->jloff[i] = -1;
+  for (int i = 0; i < nc && s->jlist_trees && !s->no_jlist; ++i) find_jlist(s, m, i, &used);
+}
