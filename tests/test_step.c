@@ -423,10 +423,10 @@ Test(step, bounding_test_keeps_every_candidate) {
   }
 }
 
-/* A sphere's or capsule's box written out in the query (collision.c, round_world_aabb) has the bits of
- * grit_shape_world_aabb's (the old path, grit_collision.no_sphere_box): spheres and capsules of random
- * sizes at random places and orientations (some capsules along an axis, so a support direction's z is
- * 0), with random margins (a third of them 0). */
+/* A sphere's, capsule's or cylinder's box written out in the query (collision.c, round_world_aabb,
+ * cylinder_world_aabb) has the bits of grit_shape_world_aabb's (the old path, grit_collision.no_sphere_box):
+ * spheres, capsules and cylinders of random sizes at random places and orientations (some along an axis,
+ * so a support direction's z is 0, or its x and y), with random margins (a third of them 0). */
 Test(step, round_boxes_same_bits) {
   unsigned long long seed = 23;
   scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
@@ -437,6 +437,15 @@ Test(step, round_boxes_same_bits) {
     const grit_geom_type t = i % 2 ? GRIT_GEOM_CAPSULE : GRIT_GEOM_SPHERE;
     grit_geom_def g = scene_geom(&c, body, grit_shape_make(t, uniform(&seed, 1e-3, 2), uniform(&seed, 1e-3, 2), 0));
     for (int k = 0; k < 4; ++k) g.quat[k] = i % 6 == 1 ? (k == 0) : uniform(&seed, -1, 1);
+    for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  for (int i = 0; i < 30; ++i) { /* cylinders (collision.c, cylinder_world_aabb): some along an axis, so a
+                                    row's d_x = d_y = 0 (rho = 0) and d_z = 0 */
+    const double pos[3] = {uniform(&seed, -3, 3), uniform(&seed, -3, 3), uniform(&seed, -3, 3)};
+    int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+    grit_geom_def g = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_CYLINDER, uniform(&seed, 1e-3, 2), uniform(&seed, 1e-3, 2), 0));
+    for (int k = 0; k < 4; ++k) g.quat[k] = i % 5 == 1 ? (k == 0) : i % 5 == 3 ? (k < 2) : uniform(&seed, -1, 1);
     for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
     cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
   }

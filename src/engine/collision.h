@@ -50,8 +50,9 @@ typedef struct grit_collision {
   char *gapart;      /* (ngeom) each geometry's kind for that test: 0 none (height field, pressure field), 1
                        plane, 2 bounded (grad) */
   double apart_slack; /* that test's slack in the last query */
-  int no_sphere_box; /* 1: a sphere's or capsule's box by grit_shape_world_aabb (the old path); 0 (default):
-                        the same operations written out (collision.c, round_world_aabb; the same bits) */
+  int no_sphere_box; /* 1: a sphere's, capsule's or cylinder's box by grit_shape_world_aabb (the old path); 0
+                        (default): the same operations written out (collision.c, round_world_aabb,
+                        cylinder_world_aabb; the same bits) */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;
