@@ -715,7 +715,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
     return;
   }
   const int nt = b->nt, nv = b->m->nv, *dim = b->m->tree_dofnum;
-  const int avx3 = !b->no_col3 && grit_blockchol_have_avx2(); /* particles' backward blocks vectorized */
+  int avx3 = -1; /* particles' backward blocks vectorized (asked of the processor at the first particle) */
   /* a free body's 6, a 7-joint arm's 7 and a particle's 3 as constants (the same sums in the same
    * order): the arm-and-ball's Newton solve was 6 % of its step's instructions with variable sizes */
   for (int c = 0; c < nrhs; ++c) {
@@ -743,7 +743,10 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
         continue;
       if (n == 6) solve_backward_column(b, p, 6, 0, x, 0);
       else if (n == 7) solve_backward_column(b, p, 7, 0, x, 0);
-      else if (n == 3 && b->col_m[p] == 3) solve_backward_column(b, p, 3, 3, x, avx3);
+      else if (n == 3 && b->col_m[p] == 3) {
+        if (avx3 < 0) avx3 = !b->no_col3 && grit_blockchol_have_avx2();
+        solve_backward_column(b, p, 3, 3, x, avx3);
+      }
       else if (n == 3) solve_backward_column(b, p, 3, 0, x, 0);
       else solve_backward_column(b, p, n, 0, x, 0);
     }

@@ -137,10 +137,12 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
                    double *d0, double *d1, double *h1, double *d0_size) {
   double f0 = dAe, f1 = dAe + a_max * dAd, f2 = dAd, size = fabs(dAe);
   int n = 0;
+  const int tags = !s->no_ls_tags;
   for (int k = 0; k < ncon; ++k) {
     const int i = con[k];
     grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
+    int tag = 0; /* (~i in the list for ls_eval's lean branch) */
     c->idle = 0;
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
                              is linear in a, so none in between nor at the step's end (c->idle) */
@@ -151,6 +153,7 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
     for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
     if (lagged_plain(c)) {
+      tag = tags && !(c->p.soft > 0.0);
       lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);
     } else if (bilateral(s, c)) {
       bilateral_directional(c, dt, a_max, &s1, &c1);
@@ -162,8 +165,7 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
       }
     }
     f0 += s0, f1 += s1, f2 += c1, size += fabs(s0);
-    if (s0 != 0.0 || s1 != 0.0) /* (tagged ~i for ls_eval's lean branch unless no_ls_tags) */
-      s->lsidx[n++] = !s->no_ls_tags && lagged_plain(c) && !(c->p.soft > 0.0) ? ~i : i;
+    if (s0 != 0.0 || s1 != 0.0) s->lsidx[n++] = tag ? ~i : i;
   }
   *d0 = f0;
   *d1 = f1;
@@ -281,11 +283,12 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
       else step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, n);
     }
     /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
+    const int tags = !s->no_ls_tags;
     for (int q = 0; q < ncon; ++q) {
       grit_constraint *c = &s->c[con[q]];
       /* a normal-only contact's tangential rows are +0 in vc and dvc (constraint_apply), and +0 + alpha +0
        * is +0: its normal row alone (unless no_ls_tags) */
-      if (!s->no_ls_tags && normal_only(c)) c->vc[2] += alpha * c->dvc[2];
+      if (tags && normal_only(c)) c->vc[2] += alpha * c->dvc[2];
       else
         for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
     }
