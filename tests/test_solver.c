@@ -417,3 +417,37 @@ Test(solver, bilateral_rows_in_closed_form_give_the_same_bits) {
   grit_model_free(m);
   grit_mjcf_info_free(&info);
 }
+
+/* The line search's lean branch for plain Lagged contacts (ls_ends tags them, ls_eval skips the tests of
+ * kind and law) and its update of a normal-only contact's normal row alone give the same bits as the
+ * generic paths (no_ls_tags): 150 steps of examples/models/clutter.xml (a pile of boxes and spheres
+ * dropped on a floor), the states compared bit for bit after each step; and the line search did run. */
+Test(solver, tagged_line_search_gives_the_same_bits) {
+  grit_model *m = NULL;
+  grit_data *d[2] = {NULL, NULL};
+  grit_mjcf_info info;
+  char msg[512];
+  grit_mjcf_load_options o = grit_mjcf_default_load_options();
+  o.lenient = 1;
+  cr_assert_eq(grit_mjcf_load_file_with(GRIT_SOURCE_DIR "/examples/models/clutter.xml", &o, &m, &info, msg), GRIT_OK,
+               "%s", msg);
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
+    grit_data_set_step_settings(d[k], &info.settings);
+  }
+  d[1]->solver->no_ls_tags = 1;
+  int contacts = 0;
+  for (int i = 0; i < 150; ++i) {
+    for (int k = 0; k < 2; ++k) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+    cr_assert(memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)m->nq) == 0, "step %d", i);
+    cr_assert(memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[1]), sizeof(double) * (size_t)m->nv) == 0, "step %d", i);
+    const grit_solver *s = d[0]->solver;
+    for (int c = 0; c < d[0]->stats.nconstraints; ++c)
+      contacts += s->c[c].kind == GRIT_CONSTRAINT_LAGGED && s->c[c].p.gn0 > 0.0;
+  }
+  cr_log_info("pressed Lagged contacts over the steps: %d", contacts);
+  cr_assert(contacts > 0, "no pressed contact: the test compares nothing");
+  for (int k = 0; k < 2; ++k) grit_data_free(d[k]);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+}

@@ -685,17 +685,22 @@ static inline void solve_forward_column(const grit_blockchol *b, int p, int n, i
   }
 }
 
-/* Column p's backward substitution: y -= X^T z over the later trees' rows, then y := L_pp^-T y. */
-static inline void solve_backward_column(const grit_blockchol *b, int p, int n, int m, double *x) {
+/* Column p's backward substitution: y -= X^T z over the later trees' rows, then y := L_pp^-T y (a
+ * particle's blocks by the AVX2 kernel when avx3: the same bits). */
+static inline void solve_backward_column(const grit_blockchol *b, int p, int n, int m, double *x, int avx3) {
   const int *dim = b->m->tree_dofnum, *adr = b->m->tree_dofadr, t = b->order[p];
   const double *Lx = b->Lx, *L = Lx + b->doff[p], *inv = b->inv + adr[t];
   double *y = x + adr[t];
-  for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
-    const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
-    const double *X = Lx + b->roff[e];
-    const double *z = x + adr[ti];
-    for (int r = 0; r < mi; ++r)
-      for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
+  if (avx3) {
+    grit_blockchol_backward3_avx2(b, p, y, x);
+  } else {
+    for (int e = b->colptr[p]; e < b->colptr[p + 1]; ++e) {
+      const int ti = b->order[b->rows[e]], mi = m ? m : dim[ti];
+      const double *X = Lx + b->roff[e];
+      const double *z = x + adr[ti];
+      for (int r = 0; r < mi; ++r)
+        for (int k = 0; k < n; ++k) y[k] -= X[r * n + k] * z[r];
+    }
   }
   UNROLL for (int j = n - 1; j >= 0; --j) {
     double s = y[j];
@@ -710,6 +715,7 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
     return;
   }
   const int nt = b->nt, nv = b->m->nv, *dim = b->m->tree_dofnum;
+  int avx3 = -1; /* particles' backward blocks vectorized (asked of the processor at the first particle) */
   /* a free body's 6, a 7-joint arm's 7 and a particle's 3 as constants (the same sums in the same
    * order): the arm-and-ball's Newton solve was 6 % of its step's instructions with variable sizes */
   for (int c = 0; c < nrhs; ++c) {
@@ -735,11 +741,14 @@ void grit_blockchol_solve(grit_blockchol *b, double *B, int nrhs, const unsigned
       const int n = dim[b->order[p]];
       if ((tree_on && !tree_on[b->order[p]]) || (b->chain && b->tree_tc[b->order[p]]) || b->tree_sp[b->order[p]])
         continue;
-      if (n == 6) solve_backward_column(b, p, 6, 0, x);
-      else if (n == 7) solve_backward_column(b, p, 7, 0, x);
-      else if (n == 3 && b->col_m[p] == 3) solve_backward_column(b, p, 3, 3, x);
-      else if (n == 3) solve_backward_column(b, p, 3, 0, x);
-      else solve_backward_column(b, p, n, 0, x);
+      if (n == 6) solve_backward_column(b, p, 6, 0, x, 0);
+      else if (n == 7) solve_backward_column(b, p, 7, 0, x, 0);
+      else if (n == 3 && b->col_m[p] == 3) {
+        if (avx3 < 0) avx3 = !b->no_col3 && grit_blockchol_have_avx2();
+        solve_backward_column(b, p, 3, 3, x, avx3);
+      }
+      else if (n == 3) solve_backward_column(b, p, 3, 0, x, 0);
+      else solve_backward_column(b, p, n, 0, x, 0);
     }
   }
 }

@@ -124,6 +124,7 @@ int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L
  * its reciprocal pivots): the blocks solved and the Schur complement applied with AVX2, the same bits as
  * factor_column's loops (blockchol_factor_simd.c; call only when grit_blockchol_have_avx2()). */
 void grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+void grit_blockchol_backward3_avx2(const struct grit_blockchol *b, int p, double *y, const double *x);
 
 /* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
  * grit_blockchol_column6_avx2 for a free body's: the same bits as factor_column's loops; 0 (nothing

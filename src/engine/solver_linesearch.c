@@ -83,6 +83,30 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
                     double *d1, double *d2) {
   double f1 = dAe + a * dAd, f2 = dAd;
   for (int k = 0; k < n; ++k) {
+    if (idx[k] < 0) { /* tagged by ls_ends: a plain Lagged contact under Hunt & Crossley's law (no soft
+                         support), lagged_directional's operations without its tests of kind and law */
+      const int i = ~idx[k];
+      const grit_constraint *c = &s->c[i];
+      const double *dvc = c->dvc, vc2 = c->vc[2] + a * dvc[2];
+      if (vc2 < s->vhat[i]) {
+        const double an = -c->p.phi0 - vc2 * dt, b = 1.0 - c->p.d * vc2, kdt = c->p.k * dt;
+        const double gn = kdt * (an * b), gnn = kdt * (b * dt + c->p.d * an);
+        f1 -= gn * dvc[2];
+        f2 += gnn * dvc[2] * dvc[2];
+      } else { /* lagged_directional's zero impulse times dvc_n, as it subtracts it (the sign of a zero f1);
+                  its zero curvature adds +0 to f2, which is never -0 (bilateral_directional): left out */
+        f1 -= 0.0 * dvc[2];
+      }
+      const double g = c->p.mu * c->p.gn0;
+      if (g == 0.0) continue;
+      const double vc[2] = {c->vc[0] + a * dvc[0], c->vc[1] + a * dvc[1]};
+      const double e2 = c->p.eps * c->p.eps, s2 = vc[0] * vc[0] + vc[1] * vc[1] + e2, is = 1.0 / sqrt(s2);
+      const double xy = vc[0] * dvc[0] + vc[1] * dvc[1], yy = dvc[0] * dvc[0] + dvc[1] * dvc[1];
+      const double xcy = vc[0] * dvc[1] - vc[1] * dvc[0];
+      f1 += g * xy * is;
+      f2 += g * (xcy * xcy + e2 * yy) * (is * is * is);
+      continue;
+    }
     const grit_constraint *c = &s->c[idx[k]];
     double vc[3], g[3], G[9];
     if (lagged_plain(c)) { /* (the tangential rows only with friction: lagged_directional reads them then) */
@@ -113,10 +137,12 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
                    double *d0, double *d1, double *h1, double *d0_size) {
   double f0 = dAe, f1 = dAe + a_max * dAd, f2 = dAd, size = fabs(dAe);
   int n = 0;
+  const int tags = !s->no_ls_tags;
   for (int k = 0; k < ncon; ++k) {
     const int i = con[k];
     grit_constraint *c = &s->c[i];
     double vc[3], g[3], G[9], s0 = 0.0, s1 = 0.0, c1 = 0.0;
+    int tag = 0; /* (~i in the list for ls_eval's lean branch) */
     c->idle = 0;
     if (normal_only(c)) { /* no impulse at both ends: at or above the breaking velocity (hc_vhat); v_n
                              is linear in a, so none in between nor at the step's end (c->idle) */
@@ -127,6 +153,7 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
     for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
     for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
     if (lagged_plain(c)) {
+      tag = tags && !(c->p.soft > 0.0);
       lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);
     } else if (bilateral(s, c)) {
       bilateral_directional(c, dt, a_max, &s1, &c1);
@@ -138,7 +165,7 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
       }
     }
     f0 += s0, f1 += s1, f2 += c1, size += fabs(s0);
-    if (s0 != 0.0 || s1 != 0.0) s->lsidx[n++] = i;
+    if (s0 != 0.0 || s1 != 0.0) s->lsidx[n++] = tag ? ~i : i;
   }
   *d0 = f0;
   *d1 = f1;
@@ -256,9 +283,14 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
       else step_tree(v + adr, s->e + adr, s->Ae + adr, s->dv + adr, s->Adv + adr, alpha, n);
     }
     /* the constraint velocities follow v: J (v + alpha dv) + b = vc + alpha dvc */
+    const int tags = !s->no_ls_tags;
     for (int q = 0; q < ncon; ++q) {
       grit_constraint *c = &s->c[con[q]];
-      for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
+      /* a normal-only contact's tangential rows are +0 in vc and dvc (constraint_apply), and +0 + alpha +0
+       * is +0: its normal row alone (unless no_ls_tags) */
+      if (tags && normal_only(c)) c->vc[2] += alpha * c->dvc[2];
+      else
+        for (int r = 0; r < c->dim; ++r) c->vc[r] += alpha * c->dvc[r];
     }
     s->act[moved++] = k; /* to evaluate again */
   }

@@ -71,6 +71,8 @@ struct grit_solver {
   int kept_factor;      /* the last refactor kept the step's factor (tests, benchmarks) */
   int no_bilateral_ls;  /* nonzero: the line search evaluates bilateral equality rows through
                            grit_constraint_eval, as before bilateral_directional (solver_linesearch.c; tests) */
+  int no_ls_tags;       /* nonzero: the line search's lean branch for plain Lagged contacts and its update
+                           of normal-only contacts' normal rows alone are off (solver_linesearch.c; tests) */
   int no_chord;         /* nonzero: every Newton direction assembles and factors H (no chord steps with the
                            last factor, solver.c; tests) */
   int *act_fac;         /* (ntree) the islands act[0..nact_fac-1] of the last factorization that a chord step
