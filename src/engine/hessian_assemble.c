@@ -407,6 +407,7 @@ static inline __attribute__((always_inline, target("avx2"))) void add_chain_lowe
                                                                                          int tree, const double *J,
                                                                                          const double *G,
                                                                                          const int *idx, int nc) {
+  if (nc == 0) return; /* rows zero on this tree (a weld's at rest): nothing to add, and no run to read */
   double Jc[3 * 64], gj[3 * 64];
   const int n = h->m->tree_dofnum[tree];
   chain_gj(n, dim, J, G, idx, nc, Jc, gj);
