@@ -10,6 +10,7 @@
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "fd_tangent.h"
+#include "xml_load_util.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 
@@ -31,20 +32,7 @@ static const char *XML =
     "<actuator><motor joint='h1' gear='5'/><motor joint='h2' gear='5'/></actuator></mujoco>";
 
 static grit_data *prepare(grit_model **m, grit_contact_model model) {
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE];
-  cr_assert_eq(grit_mjcf_load_string(XML, m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  grit_step_settings s = grit_default_step_settings();
-  s.contact_model = model;
-  s.rel_tol = 1e-10;
-  cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
-  const double u[2] = {0.3, -0.2};
-  cr_assert_eq(grit_data_set_ctrl(d, u, 2), GRIT_OK);
-  for (int i = 0; i < 150; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
+  return moving_data_model(XML, m, model, 0.0, 150); /* at rest: controls 0.3, -0.2 */
 }
 
 /* The largest |entry| of column j of an r x c row-major matrix. */

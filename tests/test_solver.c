@@ -383,39 +383,53 @@ Test(solver, assembly_over_listed_columns_gives_the_same_bits) {
   check_jlist(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/flag/flag.xml", 30, 1);
 }
 
-/* The line search's closed-form slope and curvature of the bilateral equality rows (solver_linesearch.c,
- * bilateral_directional) give the same bits as their evaluation through grit_constraint_eval
- * (no_bilateral_ls): 100 steps of MuJoCo's hammock (a grid composite held by tendon rows, a humanoid
- * falling onto it), the states compared bit for bit after each step; and the problem did have such rows. */
-Test(solver, bilateral_rows_in_closed_form_give_the_same_bits) {
+/* The model file at path (lenient, its own settings) stepped `steps` times in two datas, the second with a
+ * solver switch set by turn_off, their states compared bit for bit after each step; returns how many of
+ * the first data's constraints `counts` took over the steps (the test's proof that the switched path ran). */
+static int stepped_alike(const char *path, void (*turn_off)(grit_solver *), int steps,
+                         int (*counts)(const grit_constraint *)) {
   grit_model *m = NULL;
   grit_data *d[2] = {NULL, NULL};
   grit_mjcf_info info;
   char msg[512];
   grit_mjcf_load_options o = grit_mjcf_default_load_options();
   o.lenient = 1;
-  cr_assert_eq(grit_mjcf_load_file_with(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml", &o, &m,
-                                        &info, msg),
-               GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_mjcf_load_file_with(path, &o, &m, &info, msg), GRIT_OK, "%s", msg);
   for (int k = 0; k < 2; ++k) {
     cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
     grit_data_set_step_settings(d[k], &info.settings);
   }
-  d[1]->solver->no_bilateral_ls = 1;
-  int rows = 0;
-  for (int i = 0; i < 100; ++i) {
+  turn_off(d[1]->solver);
+  int n = 0;
+  for (int i = 0; i < steps; ++i) {
     for (int k = 0; k < 2; ++k) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
     cr_assert(memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)m->nq) == 0, "step %d", i);
     cr_assert(memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[1]), sizeof(double) * (size_t)m->nv) == 0, "step %d", i);
     const grit_solver *s = d[0]->solver;
-    for (int c = 0; c < d[0]->stats.nconstraints; ++c)
-      rows += s->c[c].kind == GRIT_CONSTRAINT_EQUALITY || s->c[c].kind == GRIT_CONSTRAINT_EQUALITY_1D;
+    for (int c = 0; c < d[0]->stats.nconstraints; ++c) n += counts(&s->c[c]);
   }
-  cr_log_info("bilateral rows over the steps: %d", rows);
-  cr_assert(rows > 0, "no bilateral row: the test compares nothing");
   for (int k = 0; k < 2; ++k) grit_data_free(d[k]);
   grit_model_free(m);
   grit_mjcf_info_free(&info);
+  return n;
+}
+
+static void no_bilateral_ls(grit_solver *s) { s->no_bilateral_ls = 1; }
+static int bilateral_row(const grit_constraint *c) {
+  return c->kind == GRIT_CONSTRAINT_EQUALITY || c->kind == GRIT_CONSTRAINT_EQUALITY_1D;
+}
+static void no_ls_tags(grit_solver *s) { s->no_ls_tags = 1; }
+static int pressed_lagged(const grit_constraint *c) { return c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0; }
+
+/* The line search's closed-form slope and curvature of the bilateral equality rows (solver_linesearch.c,
+ * bilateral_directional) give the same bits as their evaluation through grit_constraint_eval
+ * (no_bilateral_ls): 100 steps of MuJoCo's hammock (a grid composite held by tendon rows, a humanoid
+ * falling onto it), the states compared bit for bit after each step; and the problem did have such rows. */
+Test(solver, bilateral_rows_in_closed_form_give_the_same_bits) {
+  const int rows =
+      stepped_alike(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml", no_bilateral_ls, 100, bilateral_row);
+  cr_log_info("bilateral rows over the steps: %d", rows);
+  cr_assert(rows > 0, "no bilateral row: the test compares nothing");
 }
 
 /* The line search's lean branch for plain Lagged contacts (ls_ends tags them, ls_eval skips the tests of
@@ -423,31 +437,7 @@ Test(solver, bilateral_rows_in_closed_form_give_the_same_bits) {
  * generic paths (no_ls_tags): 150 steps of examples/models/clutter.xml (a pile of boxes and spheres
  * dropped on a floor), the states compared bit for bit after each step; and the line search did run. */
 Test(solver, tagged_line_search_gives_the_same_bits) {
-  grit_model *m = NULL;
-  grit_data *d[2] = {NULL, NULL};
-  grit_mjcf_info info;
-  char msg[512];
-  grit_mjcf_load_options o = grit_mjcf_default_load_options();
-  o.lenient = 1;
-  cr_assert_eq(grit_mjcf_load_file_with(GRIT_SOURCE_DIR "/examples/models/clutter.xml", &o, &m, &info, msg), GRIT_OK,
-               "%s", msg);
-  for (int k = 0; k < 2; ++k) {
-    cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
-    grit_data_set_step_settings(d[k], &info.settings);
-  }
-  d[1]->solver->no_ls_tags = 1;
-  int contacts = 0;
-  for (int i = 0; i < 150; ++i) {
-    for (int k = 0; k < 2; ++k) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
-    cr_assert(memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)m->nq) == 0, "step %d", i);
-    cr_assert(memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[1]), sizeof(double) * (size_t)m->nv) == 0, "step %d", i);
-    const grit_solver *s = d[0]->solver;
-    for (int c = 0; c < d[0]->stats.nconstraints; ++c)
-      contacts += s->c[c].kind == GRIT_CONSTRAINT_LAGGED && s->c[c].p.gn0 > 0.0;
-  }
+  const int contacts = stepped_alike(GRIT_SOURCE_DIR "/examples/models/clutter.xml", no_ls_tags, 150, pressed_lagged);
   cr_log_info("pressed Lagged contacts over the steps: %d", contacts);
   cr_assert(contacts > 0, "no pressed contact: the test compares nothing");
-  for (int k = 0; k < 2; ++k) grit_data_free(d[k]);
-  grit_model_free(m);
-  grit_mjcf_info_free(&info);
 }
