@@ -319,10 +319,19 @@ static RN_INLINE void pack_dof(const grit_kin *k, int i, grit_rnea *r) {
 
 /* Two of grit_sv_dot's products of packed vectors in one: lane 0 (1) holds the top (bottom) three terms
  * of the first dot, a0 b0 + (a1 b1 + a2 b2), lanes 2 and 3 the second's; the same operations. */
-RN_AVX2_INLINE __m256d dot2(const double *a, const double *b) {
-  __m256d p = _mm256_mul_pd(_mm256_loadu_pd(a + 8), _mm256_loadu_pd(b + 8));
-  p = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a + 4), _mm256_loadu_pd(b + 4)), p);
-  return _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a), _mm256_loadu_pd(b)), p);
+/* a's three chunks are held in registers (a row's vectors, loaded once per row: for the compiler the
+ * stores into DQ, DV may alias the packed vectors, which it would otherwise load again for every pair). */
+RN_AVX2_INLINE __m256d dot2_held(const __m256d a[3], const double *b) {
+  __m256d p = _mm256_mul_pd(a[2], _mm256_loadu_pd(b + 8));
+  p = _mm256_add_pd(_mm256_mul_pd(a[1], _mm256_loadu_pd(b + 4)), p);
+  return _mm256_add_pd(_mm256_mul_pd(a[0], _mm256_loadu_pd(b)), p);
+}
+
+/* dot2_held with b's chunks held, the operands of each product in the same order as the other's pairs. */
+RN_AVX2_INLINE __m256d dot2_held_b(const double *a, const __m256d b[3]) {
+  __m256d p = _mm256_mul_pd(_mm256_loadu_pd(a + 8), b[2]);
+  p = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a + 4), b[1]), p);
+  return _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(a), b[0]), p);
 }
 
 /* pairs_scalar's entries of a tree (dofs adr .. adr + n - 1) in the same operations, four dot products
@@ -336,19 +345,21 @@ RN_AVX2_INLINE void tree_pairs_in(const grit_model *m, double h, int adr, int n,
   const int *grp = r->grp, *parent = m->dof_parent;
   for (int i = adr; i < adr + n; ++i) {
     const double *rg = pk + (size_t)PK_N * i, *wi = rg + 48;
+    const __m256d rgv[3] = {_mm256_loadu_pd(rg), _mm256_loadu_pd(rg + 4), _mm256_loadu_pd(rg + 8)};
+    const __m256d wiv[3] = {_mm256_loadu_pd(wi), _mm256_loadu_pd(wi + 4), _mm256_loadu_pd(wi + 8)};
     const int ii = i - adr, gi = grp[i];
     double *DQi = DQ + ii * n, *DVi = DV + ii * n, *DQc = DQ + ii, *DVc = DV + ii; /* row ii, column ii */
     for (int j = i; j >= 0; j = parent[j]) {
       const int jj = j - adr;
       const double *pj = pk + (size_t)PK_N * j;
-      const __m256d t = _mm256_hadd_pd(dot2(rg, pj + 12), dot2(rg, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
+      const __m256d t = _mm256_hadd_pd(dot2_held(rgv, pj + 12), dot2_held(rgv, pj + 24)); /* g2.cz, g2.R, g6.cy, g6.S */
       const double g = gravcomp ? grit_sv_dot(r->g1 + 6 * i, r->cu + 6 * j) : 0.0;
       const __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(t), _mm_set_pd(-0.0, g)), hi = _mm256_extractf128_pd(t, 1);
       const __m128d e = _mm_mul_pd(hh, _mm_blend_pd(_mm_sub_pd(lo, hi), _mm_add_pd(lo, hi), 2));
       _mm_storel_pd(DQi + jj, e);
       _mm_storeh_pd(DVi + jj, e);
       if (j == i) continue;
-      const __m256d u = dot2(pj + 36, wi), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
+      const __m256d u = dot2_held_b(pj + 36, wiv), w = _mm256_hadd_pd(u, u); /* S.wq, S.wq, S.wv, S.wv */
       const __m128d f = _mm_mul_pd(hh, _mm_unpacklo_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1)));
       const size_t jn = (size_t)jj * n;
       if (grp[j] == gi) DQc[jn] = h * moved_q(r, j, i); /* a group's dofs turn each other */

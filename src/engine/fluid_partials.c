@@ -58,11 +58,12 @@ static inline fl2 fl2_dot12(const double *x, const double *y) {
 #include <immintrin.h>
 #define FLUID_AVX2 1
 static int fluid_have_avx2(void) { return __builtin_cpu_supports("avx2"); }
-/* fl2_dot12 on AVX2, the same bits (no fused operations: -ffp-contract=off, the target has no FMA). */
-__attribute__((target("avx2"))) static inline __m128d dot12_avx2(const double *x, const double *y) {
-  __m256d a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x), _mm256_loadu_pd(y)), _mm256_setzero_pd());
-  a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x + 4), _mm256_loadu_pd(y + 4)), a);
-  a = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(x + 8), _mm256_loadu_pd(y + 8)), a);
+/* fl2_dot12 on AVX2, the same bits (no fused operations: -ffp-contract=off, the target has no FMA), with
+ * one operand's three chunks held in registers (x's or y's: each product's operands commute). */
+__attribute__((target("avx2"))) static inline __m128d dot12_held_pick(const __m256d h[3], const double *p) {
+  __m256d a = _mm256_add_pd(_mm256_mul_pd(h[0], _mm256_loadu_pd(p)), _mm256_setzero_pd());
+  a = _mm256_add_pd(_mm256_mul_pd(h[1], _mm256_loadu_pd(p + 4)), a);
+  a = _mm256_add_pd(_mm256_mul_pd(h[2], _mm256_loadu_pd(p + 8)), a);
   return _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
 }
 #else
@@ -351,20 +352,21 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
  * (kk: each entry twice) against (S_j, y_j), and (S_j, kr_j) against (wq_i, y_i); with a symmetric K,
  * kr = wv and the velocity pair's two entries share their dot product. DOT(x, y, r) sets r[0], r[1] to
  * fl2_dot12's lanes. */
-#define FLUID_TREE_PAIRS(DOT)                                                                                     \
+#define FLUID_TREE_PAIRS(DOT, DOTC, HOLD)                                                                         \
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];                                                       \
   double *DQ = r->DQ + m->tree_madr[t], *DV = r->DV + m->tree_madr[t];                                            \
   for (int i = adr; i < adr + n; ++i) {                                                                           \
     const double *kki = f->kk + 12 * i, *wyi = f->wy + 12 * i, *wvi = f->wv + 6 * i;                              \
     const int sym = f->sym[m->dof_body[i]], ii = i - adr, gi = r->grp[i];                                         \
+    HOLD(kki, wyi);                                                                                               \
     for (int j = i; j >= 0; j = m->dof_parent[j]) {                                                               \
       const int jj = j - adr;                                                                                     \
       double a[2], b[2];                                                                                          \
-      DOT(kki, f->sy + 12 * j, a); /* (kr_i . S_j, kr_i . y_j) */                                                 \
+      DOT(KKI, f->sy + 12 * j, a); /* (kr_i . S_j, kr_i . y_j) */                                                 \
       DQ[ii * n + jj] -= h * a[1];                                                                                \
       DV[ii * n + jj] += h * a[0];                                                                                \
       if (j == i) continue;                                                                                       \
-      DOT(f->sk + 12 * j, wyi, b); /* (S_j . wq_i, kr_j . y_i) */                                                 \
+      DOTC(f->sk + 12 * j, WYI, b); /* (S_j . wq_i, kr_j . y_i) */                                              \
       DQ[jj * n + ii] += h * (r->grp[j] == gi ? -b[1] : b[0]);                                                    \
       DV[jj * n + ii] += h * (sym ? a[0] : grit_sv_dot(k->cdof + 6 * j, wvi));                                    \
     }                                                                                                             \
@@ -376,17 +378,33 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
     out[0] = fl2_at(v_, 0), out[1] = fl2_at(v_, 1);                                                               \
   } while (0)
 
+/* The baseline's rows read from memory (KKI, WYI: kki, wyi). */
+#define FLUID_HOLD_NONE(x, y) (void)0
+#define KKI kki
+#define WYI wyi
 static void tree_pairs_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, const grit_fluid_partials *f,
                             int t) {
-  FLUID_TREE_PAIRS(FLUID_DOT_FL2)
+  FLUID_TREE_PAIRS(FLUID_DOT_FL2, FLUID_DOT_FL2, FLUID_HOLD_NONE)
 }
+#undef KKI
+#undef WYI
 
 #if FLUID_AVX2
-#define FLUID_DOT_AVX2(x, y, out) _mm_storeu_pd(out, dot12_avx2(x, y))
+/* AVX2: row i's kk and wy held in registers over its pairs (for the compiler the stores into DQ, DV may
+ * alias them: it would load them again for every pair); fl2_dot12's operations, the same bits. */
+#define FLUID_HOLD_AVX2(x, y)                                                                                     \
+  const __m256d kv_[3] = {_mm256_loadu_pd(x), _mm256_loadu_pd(x + 4), _mm256_loadu_pd(x + 8)};                    \
+  const __m256d wv_[3] = {_mm256_loadu_pd(y), _mm256_loadu_pd(y + 4), _mm256_loadu_pd(y + 8)}
+#define KKI kv_
+#define WYI wv_
+#define FLUID_DOT_AVX2(x, y, out) _mm_storeu_pd(out, dot12_held_pick(x, y))
+#define FLUID_DOTC_AVX2(x, y, out) _mm_storeu_pd(out, dot12_held_pick(y, x))
 __attribute__((target("avx2"))) static void tree_pairs_avx2(const grit_model *m, const grit_kin *k, double h, grit_rnea *r,
                                                             const grit_fluid_partials *f, int t) {
-  FLUID_TREE_PAIRS(FLUID_DOT_AVX2)
+  FLUID_TREE_PAIRS(FLUID_DOT_AVX2, FLUID_DOTC_AVX2, FLUID_HOLD_AVX2)
 }
+#undef KKI
+#undef WYI
 #endif
 
 static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
