@@ -241,7 +241,7 @@ void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
 /* grit_smooth_force_passive_dual where only q0 is seeded: -D v0 subtracts v0's partials times D >= 0,
  * +0 each, and x - (+0) is x bit for bit, so the first term's partials are -bias's (a negative D: as
  * there); the springs as there. */
-static void passive_positions(const grit_model *m, grit_deriv_ws *w) {
+static inline __attribute__((always_inline)) void passive_positions_in(const grit_model *m, grit_deriv_ws *w) {
   const double h = m->opt.timestep;
   for (int i = 0; i < m->nv; ++i) {
     if (!(m->dof_damping[i] >= 0.0)) {
@@ -258,6 +258,27 @@ static void passive_positions(const grit_model *m, grit_deriv_ws *w) {
     const grit_dual x = grit_dual_fma(w->v0[d], grit_dual_const(h), w->q[m->jnt_qposadr[j]]);
     w->force[d] = grit_dual_sub(w->force[d], grit_dual_scale(grit_dual_addc(x, -m->jnt_springref[j]), m->jnt_stiffness[j]));
   }
+}
+
+/* passive_positions_in compiled once more for AVX2 where the processor has it: the dual arithmetic four
+ * partials a vector, the same operations (nothing fused: -ffp-contract=off), the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+__attribute__((target("avx2"))) static void passive_positions_avx2(const grit_model *m, grit_deriv_ws *w) {
+  passive_positions_in(m, w);
+}
+#define SMOOTH_AVX2 1
+#else
+#define SMOOTH_AVX2 0
+#endif
+
+static void passive_positions(const grit_model *m, grit_deriv_ws *w) {
+#if SMOOTH_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    passive_positions_avx2(m, w);
+    return;
+  }
+#endif
+  passive_positions_in(m, w);
 }
 
 void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, int positions_only) {
