@@ -40,6 +40,8 @@
 #define grit_free_side_delassus_dual grit_free_side_delassus_dual_avx2
 #define grit_deriv_rigid_body grit_deriv_rigid_body_avx2
 #define grit_deriv_body_twist grit_deriv_body_twist_avx2
+#define grit_deriv_dual_residual_run grit_deriv_dual_residual_run_avx2 /* derivatives_residual_avx2.c */
+#define grit_deriv_velocity_residual_run grit_deriv_velocity_residual_run_avx2
 
 #include <math.h>
 #include <stddef.h>

@@ -434,8 +434,9 @@ static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
  * mass matrices and factors): the constant values of the trees not seeded. With `skip_qconst` (position
  * passes: only dq0 seeded), the qconst trees' M and c are left out, and r's values are then not
  * meaningful either: only its partials are read. */
-void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
-                          int skip_qconst) {
+/* (grit_deriv_dual_residual: w->fx's compilation of this, the baseline's or derivatives_residual_avx2.c's) */
+void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                                  int kin_all, int skip_qconst) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
   next_evaluation(m, w);
@@ -616,6 +617,13 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
   apply_wrenches(m, w);
 }
 
+#ifndef GRIT_RESIDUAL_AVX2
+void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int kin_all,
+                              int skip_qconst) {
+  w->fx->dual_residual(m, d, w, active, kin_all, skip_qconst);
+}
+#endif
+
 /* The residual's dependence on v0 and u, at constant positions (every tree's position-dependent
  * quantities hold constant values from the position passes). v0 enters through A (v - v0), the bias
  * forces' velocity terms, damping and springs, and the Lagged model's gamma_n0(v_n0); u only through
@@ -627,8 +635,8 @@ void grit_deriv_dual_residual(const grit_model *m, const grit_data *d, grit_deri
  * This split, and the free bodies left out of position passes (qconst), follow the step's smooth force
  * grit_smooth_force(q0, v0, u, c(q0, v0)): a step force that depends on v0 through positions (e.g. a
  * bias at a predicted end configuration) must be seeded here through those positions too. */
-void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
-                              int controls_only) {
+void grit_deriv_velocity_residual_run(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                                      int controls_only) {
   const double h = m->opt.timestep;
   const int nv = m->nv;
   grit_deriv_zero_partials(w->q, m->nq); /* q0 (+) 0 from the position passes, as a constant */
@@ -682,3 +690,10 @@ void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_
     }
   }
 }
+
+#ifndef GRIT_RESIDUAL_AVX2
+void grit_deriv_velocity_residual(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active,
+                                  int controls_only) {
+  w->fx->velocity_residual(m, d, w, active, controls_only);
+}
+#endif

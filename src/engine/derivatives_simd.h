@@ -35,6 +35,12 @@ typedef struct grit_deriv_dual_fns {
                                   const double G[36]);
   void (*body_twist_moved)(const grit_model *m, const struct grit_deriv_ws *w, int body, int t, const double *v,
                            grit_dual S[6]);
+  /* the position pass's whole residual (derivatives_residual.c; its second compilation for AVX2:
+   * derivatives_residual_avx2.c), so that its inlined dual arithmetic takes four partials a vector too */
+  void (*dual_residual)(const grit_model *m, const grit_data *d, struct grit_deriv_ws *w, const char *active,
+                        int kin_all, int skip_qconst);
+  void (*velocity_residual)(const grit_model *m, const grit_data *d, struct grit_deriv_ws *w, const char *active,
+                            int controls_only);
 } grit_deriv_dual_fns;
 
 /* The table's initializer, written once for both compilations: in derivatives_avx2.c the names expand
@@ -49,12 +55,20 @@ typedef struct grit_deriv_dual_fns {
     grit_contact_side_velocity_dual, grit_contact_side_wrench_dual,                                  \
     grit_body_wrench_sub_dual,      grit_deriv_rigid_body,                                           \
     grit_free_side_delassus_dual,   grit_deriv_body_twist,                                           \
+    grit_deriv_dual_residual_run,   grit_deriv_velocity_residual_run,                                \
   }
 
 /* body_twist's sums in a position pass, the dofs of bodies the pass does not move by their values only:
  * the same bits (derivatives_rigid.c; w->rn.no_twist_skip: body_twist). */
 void grit_deriv_body_twist(const grit_model *m, const struct grit_deriv_ws *w, int body, int t, const double *v,
                            grit_dual S[6]);
+
+/* grit_deriv_dual_residual's and grit_deriv_velocity_residual's bodies (derivatives_residual.c), which
+ * call them through w->fx. */
+void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, struct grit_deriv_ws *w, const char *active,
+                                  int kin_all, int skip_qconst);
+void grit_deriv_velocity_residual_run(const grit_model *m, const grit_data *d, struct grit_deriv_ws *w,
+                                      const char *active, int controls_only);
 
 /* The table for this processor: the AVX2 compilation if it has AVX2 and `allow_avx2`, else the baseline
  * one (the library's own functions). */
