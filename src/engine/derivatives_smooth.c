@@ -305,7 +305,7 @@ static inline int seeded(const grit_dual *x) {
   return u != 0;
 }
 
-void grit_deriv_smooth_force(const grit_model *m, grit_deriv_ws *w, int controls) {
+static inline __attribute__((always_inline)) void smooth_force_in(const grit_model *m, grit_deriv_ws *w, int controls) {
   const grit_deriv_smooth *s = w->sm;
   const int nv = m->nv, c0 = controls ? nv : 0, c1 = controls ? nv + m->nu : nv;
   if (!s->on) {
@@ -325,4 +325,21 @@ void grit_deriv_smooth_force(const grit_model *m, grit_deriv_ws *w, int controls
       GRIT_DUAL_FOR(l) f->d[l] += a * x->d[l];
     }
   }
+}
+
+/* smooth_force_in compiled once more for AVX2 (as passive_positions): the same bits. */
+#if SMOOTH_AVX2
+__attribute__((target("avx2"))) static void smooth_force_avx2(const grit_model *m, grit_deriv_ws *w, int controls) {
+  smooth_force_in(m, w, controls);
+}
+#endif
+
+void grit_deriv_smooth_force(const grit_model *m, grit_deriv_ws *w, int controls) {
+#if SMOOTH_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    smooth_force_avx2(m, w, controls);
+    return;
+  }
+#endif
+  smooth_force_in(m, w, controls);
 }
