@@ -126,8 +126,9 @@ static void add_to_body(grit_deriv_ws *w, int b, const double *M) {
 
 /* The call's one evaluation of contact i on side s's body b (the full path's operations, at the seeded
  * pose and with v_n0 seeded in its lane): the slot's values and map. */
-static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
-                 const grit_constraint *k, int s, double *slot) {
+static inline __attribute__((always_inline)) void form_in(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
+                                                           const char *active, int i, const grit_constraint *k, int s,
+                                                           double *slot) {
   const grit_contact_candidate *cand = &d->collision->c[i];
   const int b = cand->body[s];
   const double h = m->opt.timestep, sign = s == 1 ? 1.0 : -1.0;
@@ -165,6 +166,31 @@ static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, cons
   }
   twist_maps(w, k->kind, h, &p, vc, pt, F, sign, Mn, M);
   add_to_body(w, b, M);
+}
+
+/* form_in compiled once more for AVX2 where w->fx is the AVX2 table (its inlined dual copies and map
+ * sums: the same operations, nothing fused or reordered, the same bits); the baseline table, the
+ * baseline compilation. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+__attribute__((target("avx2"))) static void form_avx2(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
+                                                      const char *active, int i, const grit_constraint *k, int s,
+                                                      double *slot) {
+  form_in(m, d, w, active, i, k, s, slot);
+}
+#define FORM_AVX2 1
+#else
+#define FORM_AVX2 0
+#endif
+
+static void form(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *active, int i,
+                 const grit_constraint *k, int s, double *slot) {
+#if FORM_AVX2
+  if (w->fx != grit_deriv_dual_fns_get(0)) {
+    form_avx2(m, d, w, active, i, k, s, slot);
+    return;
+  }
+#endif
+  form_in(m, d, w, active, i, k, s, slot);
 }
 
 /* The lanes' kernel is also compiled for AVX2 and chosen at run time (derivatives_chain.c's pattern): the
