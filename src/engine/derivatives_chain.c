@@ -686,7 +686,8 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
 
 int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
                              const char *mmask, int need_w, int lin_w) {
-  if (!w->no_cx_fused && i >= 0 && i < keep_cap(w) && w->ckf_at[i] == w->ckeep_call)
+  if ((k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D) && !w->no_cx_fused && i >= 0 &&
+      i < keep_cap(w) && w->ckf_at[i] == w->ckeep_call)
     return cx_fused(m, d, w, i, k, mmask, need_w, lin_w);
   if (w->no_cx_fast || !w->chain_on || w->no_cx_cols || w->no_cx_clean || !w->cxs_ptr || k->dim > 3 ||
       k->kind == GRIT_CONSTRAINT_LIMIT || k->kind == GRIT_CONSTRAINT_FRICTION || i >= keep_cap(w) ||
