@@ -259,7 +259,8 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
  * rows at a time against one by one (ws->no_tree_group), the moved rows' J v and J^T gamma lane by lane
  * against dual.h's operations (ws->no_cx_avx2), the lean steps of kept rows (ws->no_cx_lean), the lanes' z
  * and g moved by rows and vectors (ws->no_lane_moves), the slides' zero terms left out of the lanes' sweep
- * (ws->no_slide_sweep; the softbox's 218 slides): A and B equal entry by entry. */
+ * (ws->no_slide_sweep; the softbox's 218 slides), the kept equality rows' short path in a call's later passes
+ * (ws->no_cx_fused): A and B equal entry by entry. */
 Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_model *m;
   grit_mjcf_info info;
@@ -281,12 +282,13 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   cr_assert(d->deriv->cx_fast_used > 0, "kept rows' whole path: %lu", d->deriv->cx_fast_used);
   cr_assert(d->deriv->seed_pairs_used > 0, "- g . dq over the nonzero lanes: %lu", d->deriv->seed_pairs_used);
   cr_assert(d->deriv->cx_lean_used > 0, "kept rows' lean steps: %lu", d->deriv->cx_lean_used);
-  for (int pass = 0; pass < 10; ++pass) {
+  cr_assert(d->deriv->cx_fused_used > 0, "kept rows' short path: %lu", d->deriv->cx_fused_used);
+  for (int pass = 0; pass < 11; ++pass) {
     d->deriv->no_cx_clean = pass == 0, d->deriv->no_dense_skip = pass == 1, d->deriv->no_kept_fast = pass == 2;
     d->deriv->no_tree_group = pass == 3, d->deriv->no_cx_avx2 = pass == 4;
     d->deriv->no_cx_fast = pass == 5, d->deriv->no_seed_pairs = pass == 6, d->deriv->no_cx_lean = pass == 7;
-    d->deriv->no_lane_moves = pass == 8, d->deriv->no_slide_sweep = pass == 9;
-    const unsigned long lean = d->deriv->cx_lean_used;
+    d->deriv->no_lane_moves = pass == 8, d->deriv->no_slide_sweep = pass == 9, d->deriv->no_cx_fused = pass == 10;
+    const unsigned long lean = d->deriv->cx_lean_used, fused = d->deriv->cx_fused_used;
     const unsigned long cxfast = d->deriv->cx_fast_used, pairs = d->deriv->seed_pairs_used;
     const unsigned long clean = d->deriv->cx_clean_used, skipped = d->deriv->dense_skipped;
     const unsigned long fast = d->deriv->cx_kept_fast, kept = d->deriv->kept_fast_used;
@@ -296,7 +298,8 @@ Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
     if (pass == 2) cr_assert(d->deriv->kept_fast_used == kept);
     if (pass == 5) cr_assert(d->deriv->cx_fast_used == cxfast);
     if (pass == 6) cr_assert(d->deriv->seed_pairs_used == pairs);
-    if (pass == 7) cr_assert(d->deriv->cx_lean_used == lean);
+    if (pass == 7) cr_assert(d->deriv->cx_lean_used == lean && d->deriv->cx_fused_used == fused);
+    if (pass == 10) cr_assert(d->deriv->cx_fused_used == fused && d->deriv->cx_lean_used > lean);
     int differ = 0; /* bit for bit: a zero's sign too */
     differ += memcmp(A1, A2, (size_t)nx * nx * sizeof(double)) != 0;
     differ += nu > 0 && memcmp(B1, B2, (size_t)nx * nu * sizeof(double)) != 0;
@@ -434,6 +437,47 @@ Test(derivatives_chain, cloth_rows_ahead_match_rows_alone) {
   }
   cr_expect_eq(differ, 0, "%d entries differ", differ);
   free(A1), free(A2), free(B1), free(B2);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The softbox after 200 steps (its equalities' position errors phi no longer zero): the kept equality rows'
+ * short path in a call's later passes (cx_fused: only tau_d and phi written into the kept p, the estimate
+ * without the call's fixed tests) against the whole path in every pass (ws->no_cx_fused), block form and
+ * dense: A and B equal entry by entry. */
+Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_mjcf_info_free(&info);
+  for (int i = 0; i < 200; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->no_cx_fused = k;
+    const unsigned long fused = d->deriv->cx_fused_used;
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    if (k == 0) cr_assert(d->deriv->cx_fused_used > fused, "kept rows' short path");
+    if (k == 1) cr_assert(d->deriv->cx_fused_used == fused);
+  }
+  cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "A differs");
+  cr_expect(nu == 0 || !memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "B differs");
+  grit_jacobian_blocks *J[2];
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(grit_jacobian_blocks_create(m, &J[k]), GRIT_OK);
+    d->deriv->no_cx_fused = k;
+    cr_assert_eq(grit_step_derivatives_blocks(d, J[k]), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  for (int k = 0; k < 2; ++k) cr_assert_eq(grit_jacobian_blocks_to_dense(J[k], A[k], B[k]), GRIT_OK);
+  cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "the blocks' A differs");
+  cr_expect(nu == 0 || !memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "the blocks' B differs");
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_jacobian_blocks_free(J[k]);
   grit_data_free(d);
   grit_model_free(m);
 }

@@ -93,6 +93,8 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->ckx, 3 * n);
   GRIT_CARVE(c, w->ckx_at, n);
   GRIT_CARVE(c, w->cke, 4 * n);
+  GRIT_CARVE(c, w->ckf_at, n);
+  GRIT_CARVE(c, w->ckl, n);
   GRIT_CARVE(c, w->ckp, sizeof(grit_contact_params_dual) / sizeof(double)); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->dqg, (size_t)GRIT_DUAL_N * (size_t)m->ntree); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->dqgv, (size_t)GRIT_DUAL_N * (size_t)m->ntree);
@@ -120,7 +122,7 @@ static int seeded(const grit_dual *x) {
 
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
-    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = 0u;
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
     for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = 0u; /* derivatives_contact_chain.c's */
     w->ckeep_call = 1u;
   }
@@ -643,8 +645,58 @@ static int lean_kind(int kind) {
          kind == GRIT_CONSTRAINT_TENDON_LIMIT || kind == GRIT_CONSTRAINT_TENDON_FRICTION;
 }
 
+/* constraints_generic.h's GRIT_NEAR_RIGID_FACTOR (an equality's R = w / (4 pi^2)), for cx_fused's copy of its
+ * lines; a change there makes the softbox switch tests fail until this follows. */
+#define CK_NEAR_RIGID (1.0 / (4.0 * 3.14159265358979323846 * 3.14159265358979323846))
+
+/* The kept values' indices of the fields a bilateral row's law reads besides Rn (kept_values' order). */
+enum {
+  TAU_D = (int)(offsetof(grit_contact_params_dual, tau_d) / sizeof(grit_dual)),
+  PHI = (int)(offsetof(grit_contact_params_dual, phi) / sizeof(grit_dual))
+};
+
+/* A kept bilateral row (an equality's) whose whole lean path below ran in an earlier pass of this call
+ * (w->ckf_at): that path's steps without the ones whose outcome cannot change within the call (the
+ * switches, the row's kind and dimension, its column list, spans and J v + b, all kept), and with only the
+ * fields its law reads written into w->ckp (tau_d, phi; params_finalize writes Rn from w alone for these
+ * kinds, grit_bilateral_gamma reads Rn, tau_d and phi): the same operations on the same numbers in the same
+ * order, so the same bits (ws->no_cx_fused: the whole path in every pass). */
+static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
+                    const char *mmask, int need_w, int lin_w) {
+  if (!w->chain_on || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k)) return 0; /* (the per-pass tests) */
+  w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
+  const int *list = w->cxs + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
+  const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = s + NPARAM;
+  grit_dual wd = grit_dual_const(k->w);
+  if (need_w && (!lin_w || !grit_deriv_delassus_kept_row_again(m, w, mmask, i, k->dim, k->ntree, k->tree, &wd)))
+    return 0;
+  /* params_finalize's lines for these kinds (constraints_generic.h: Rn from w alone) and grit_bilateral_gamma's
+   * (contact_model_generic.h) on the kept tau_d and phi, whose partials are +0 in the kept p: the same dual
+   * operations in their order, without p (the switch test holds them to the law's own) */
+  const double dt = m->opt.timestep;
+  grit_dual Rn = grit_dual_scale(wd, CK_NEAR_RIGID);
+  if (!(wd.v > 0.0)) Rn = grit_dual_const(1.0);
+  const grit_dual iR = grit_dual_div(grit_dual_const(1.0), Rn);
+  const grit_dual sc = grit_dual_div(grit_dual_const(1.0), grit_dual_addc(grit_dual_const(s[TAU_D]), dt));
+  grit_dual gamma[3];
+  for (int r = 0; r < k->dim; ++r)
+    gamma[r] = grit_dual_neg(grit_dual_mul(grit_dual_fma(grit_dual_const(s[PHI + r]), sc, grit_dual_const(x[r])), iR));
+  (void)d;
+  for (int q = 0, off = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, ke[q], ke[2 + q], js + off + r * n, adr, &gamma[r]);
+    off += k->dim * n;
+  }
+  w->cx_lean_used++, w->cx_fused_used++;
+  w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
+  return 1;
+}
+
 int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
                              const char *mmask, int need_w, int lin_w) {
+  if ((k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D) && !w->no_cx_fused && i >= 0 &&
+      i < keep_cap(w) && w->ckf_at[i] == w->ckeep_call)
+    return cx_fused(m, d, w, i, k, mmask, need_w, lin_w);
   if (w->no_cx_fast || !w->chain_on || w->no_cx_cols || w->no_cx_clean || !w->cxs_ptr || k->dim > 3 ||
       k->kind == GRIT_CONSTRAINT_LIMIT || k->kind == GRIT_CONSTRAINT_FRICTION || i >= keep_cap(w) ||
       w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
@@ -704,6 +756,10 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
     for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, e0[q], e1[q], js + off + r * n, adr, &gamma[r]);
     off += k->dim * n;
   }
+  /* the short path for the call's later passes (cx_fused), where the estimate was the kept one */
+  if (lean && need_w && lin_w && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D) &&
+      w->ckx_at[i] == w->ckeep_call)
+    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - w->cxs);
   w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
 }

@@ -88,6 +88,10 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
  * done) where the general steps must run (ws->no_cx_fast: always). */
 int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
                              const char *mmask, int need_w, int lin_w);
+/* grit_deriv_delassus_kept_row (derivatives_delassus.c) for row ic, which took it in an earlier pass of this
+ * call: its tests that cannot change within the call left out (cx_fused's short path). */
+int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                       int ntree, const int tree[2], grit_dual *out);
 /* Writes the row cx_out last took as constants into w->cxJ, if it is not yet there (a reader of J itself). */
 void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w);
 

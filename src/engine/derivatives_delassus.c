@@ -638,6 +638,26 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
   return out;
 }
 
+/* kept_constant_row for a row that took it in an earlier pass of this call (the caller's record, cx_fused
+ * in derivatives_chain.c): the tests whose outcome cannot change within the call (the switch, dim, ic's
+ * range, its kept z, the constraint array, jconst) left out; the pass's own (the trees' masks, an ahead row
+ * not yet checked) kept. The same operations: the same bits. */
+int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                       int ntree, const int tree[2], grit_dual *out) {
+  if (w->zc_pre[ic] == w->call_no) return 0;
+  for (int k = 0; k < ntree; ++k)
+    if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0;
+  double acc[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
+  const int ldz = w->maxn;
+  for (int k = 0; k < ntree; ++k)
+    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
+  *out = grit_dual_const(w->zc_w[ic] / dim);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
+  w->kept_fast_used++;
+  return 1;
+}
+
 int grit_deriv_delassus_kept_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
                                  const int tree[2], int jconst, grit_dual *out) {
   return kept_constant_row(m, w, dmask, ic, dim, ntree, tree, jconst, out);

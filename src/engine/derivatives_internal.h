@@ -186,6 +186,10 @@ struct grit_deriv_ws {
   unsigned long cx_lean_used;             /* the kept cx rows that took the lean steps so far (tests) */
   double *ckp;                            /* (NPARAM duals) a kept row's p, partials +0 between uses */
   int *cke;                               /* per kept cx row: its spans e0[2], e1[2], with ckx */
+  unsigned *ckf_at;                       /* per kept cx row: its whole lean bilateral path ran in call ckf_at */
+  int *ckl;                               /* per kept cx row: its column list's offset in cxs (with ckf_at) */
+  int no_cx_fused;                        /* nonzero: such a row takes the whole path in every pass (stop 25) */
+  unsigned long cx_fused_used;            /* the kept cx rows that took the short path so far (tests) */
   int *dqg;                               /* (GRIT_DUAL_N ntree) per tree and lane: its one seeded
                                            * tree-local dof, -1 none (listed with dqp), */
   double *dqgv;                           /* (GRIT_DUAL_N ntree) its value, */
