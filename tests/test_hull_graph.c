@@ -42,6 +42,8 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
         const int old = grit_hull_support_try_path(c, d, st, 0);
         cr_assert_eq(grit_hull_support_try_path(c, d, st, 1), old, "n = %d direction %d: vector climb from %d", n, t, st);
         cr_assert(old < 0 || old == ref);
+        cr_assert_eq(grit_hull_support_try_path(c, d, st, 3), old, "n = %d direction %d: plateau list first", n, t);
+        cr_assert_eq(grit_hull_support_try_path(c, d, st, 2), old, "n = %d direction %d: scalar, list first", n, t);
       }
     double x[3];
     grit_shape_core_support(c, d, x);
