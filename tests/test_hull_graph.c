@@ -3,12 +3,16 @@
  * against the scan over all its vertices: the same vertex, ties included, on the Panda's hulls and on
  * degenerate point sets (flat, thin, many coplanar faces, repeated and interior points); the climb's rounds
  * four neighbours a vector (grit_hull_support_try_path 1) against the scalar rounds (0): the same vertex or
- * the same fall back to the scan; the world box's one pass four vertices a vector against the scalar pass. */
+ * the same fall back to the scan; the world box's one pass four vertices a vector against the scalar pass;
+ * the world box direction by direction (rows kept, failed climbs scanned alone) against the one pass. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collision.h"
 #include "collision_test_util.h"
+#include "data_internal.h"
 #include "geometry_internal.h"
 #include "grit/grit.h"
 #include "hull_graph.h"
@@ -20,7 +24,8 @@
  * (near-normals of faces and edges: the ties). */
 static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
   const int n = c->nvert;
-  int hint[7] = {-1, -1, -1, -1, -1, -1, 0};
+  int hint[7] = {-1, -1, -1, -1, -1, -1, 0}, hint7[7] = {-1, -1, -1, -1, -1, -1, 0};
+  double lastR[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
   for (int t = 0; t < ndir; ++t) {
     double d[3];
     const double *a = c->vertices + 3 * (t % n), *b = c->vertices + 3 * ((7 * t + 3) % n);
@@ -37,6 +42,8 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
         const int old = grit_hull_support_try_path(c, d, st, 0);
         cr_assert_eq(grit_hull_support_try_path(c, d, st, 1), old, "n = %d direction %d: vector climb from %d", n, t, st);
         cr_assert(old < 0 || old == ref);
+        cr_assert_eq(grit_hull_support_try_path(c, d, st, 3), old, "n = %d direction %d: plateau list first", n, t);
+        cr_assert_eq(grit_hull_support_try_path(c, d, st, 2), old, "n = %d direction %d: scalar, list first", n, t);
       }
     double x[3];
     grit_shape_core_support(c, d, x);
@@ -44,10 +51,18 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
     ct_pose P = ct_random_pose(s, 1.0);
     if (t % 4 == 0) /* axis-aligned: ties between the vertices of faces normal to the axes */
       for (int k = 0; k < 9; ++k) P.R[k] = k % 4 == 0;
+    if (t % 3 == 1) /* a row kept from the last pose (a hinge about a fixed axis): its vertices kept */
+      memcpy(P.R + 3 * (t / 3 % 3), lastR + 3 * (t / 3 % 3), 3 * sizeof(double));
     double lo[3], hi[3], lo2[3], hi2[3];
     grit_shape_world_aabb_hint(c, P.p, P.R, 0.01, lo, hi, hint, 0);
     grit_shape_world_aabb(c, P.p, P.R, 0.01, lo2, hi2); /* graph set: its scan pass */
     cr_assert(memcmp(lo, lo2, sizeof lo) == 0 && memcmp(hi, hi2, sizeof hi) == 0, "n = %d direction %d: box", n, t);
+    int same_rows = 0; /* the box direction by direction (grit_shape_world_aabb_rows): the same bits */
+    for (int j = 0; j < 3; ++j) same_rows |= !memcmp(lastR + 3 * j, P.R + 3 * j, 3 * sizeof(double)) << j;
+    double lo5[3], hi5[3];
+    grit_shape_world_aabb_rows(c, P.p, P.R, 0.01, lo5, hi5, hint7, same_rows);
+    cr_assert(memcmp(lo5, lo2, sizeof lo5) == 0 && memcmp(hi5, hi2, sizeof hi5) == 0, "n = %d direction %d: rows", n, t);
+    memcpy(lastR, P.R, sizeof lastR);
     if (__builtin_cpu_supports("avx2")) { /* the one pass four vertices a vector against the scalar pass */
       double lo3[3], hi3[3], lo4[3], hi4[3];
       grit_convex_world_aabb_path(c, P.p, P.R, 0.01, lo3, hi3, 0);
@@ -195,4 +210,48 @@ Test(hull_graph, vector_scan_is_the_scalar_scan) {
       cr_assert_eq(grit_convex_scan_lanes(&c, d, 1), grit_convex_scan_lanes(&c, d, 0), "n = %d, direction %d", n, t);
     }
   }
+}
+
+/* The hulls' world boxes in the step by rows (grit_collision.no_box_rows 0: a row of R that kept its
+ * value keeps its two vertices, the others climbed) against the old path (1): the Panda swinging under
+ * sinusoidal controls, 120 steps, the same boxes and positions to the bit at every step; some boxes kept
+ * one or two rows (joint 1 turns about the vertical: its links' rows along z keep their values). */
+Test(hull_graph, world_boxes_by_rows_are_the_old_paths) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_load_file(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/franka_emika_panda/scene.xml",
+                              NULL, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d[2];
+  for (int r = 0; r < 2; ++r) {
+    cr_assert_eq(grit_data_create(m, &d[r]), GRIT_OK);
+    d[r]->collision->no_box_rows = r;
+  }
+  const int ng = m->ngeom, nu = grit_model_nu(m), nq = grit_model_nq(m);
+  double *last = malloc(9 * sizeof(double) * (size_t)ng), u[64];
+  cr_assert(nu <= 64 && last);
+  for (int i = 0; i < 9 * ng; ++i) last[i] = NAN;
+  int partial = 0;
+  for (int t = 0; t < 120; ++t) {
+    for (int a = 0; a < nu; ++a) u[a] = 0.8 * sin(0.05 * t * (1 + a % 3) + a);
+    for (int r = 0; r < 2; ++r) {
+      cr_assert_eq(grit_data_set_ctrl(d[r], u, nu), GRIT_OK);
+      cr_assert_eq(grit_step(d[r]), GRIT_OK, "%s", grit_data_last_error(d[r]));
+    }
+    const grit_collision *c0 = d[0]->collision, *c1 = d[1]->collision;
+    cr_assert(!memcmp(c0->aabb, c1->aabb, 6 * sizeof(double) * (size_t)ng), "step %d: other boxes", t);
+    cr_assert(!memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)nq), "step %d", t);
+    for (int g = 0; g < ng; ++g) {
+      if (m->geom_shape[g].type != GRIT_GEOM_CONVEX) continue;
+      int same = 0;
+      for (int j = 0; j < 3; ++j)
+        same += last[9 * g + 3 * j] == c0->gmat[9 * g + 3 * j] && last[9 * g + 3 * j + 1] == c0->gmat[9 * g + 3 * j + 1] &&
+                last[9 * g + 3 * j + 2] == c0->gmat[9 * g + 3 * j + 2];
+      partial += same == 1 || same == 2;
+    }
+    memcpy(last, c0->gmat, 9 * sizeof(double) * (size_t)ng);
+  }
+  cr_assert_gt(partial, 50, "boxes with some rows kept: %d", partial);
+  for (int r = 0; r < 2; ++r) grit_data_free(d[r]);
+  free(last);
+  grit_model_free(m);
 }

@@ -229,6 +229,13 @@ static int same_place(grit_collision *col, int g) {
   return 0;
 }
 
+/* Bit j: row j of R equals row j of K, the last box's (then that row's supports are the last box's: equal
+ * directions, if only in the signs of zeros, give equal dot products and so the same vertices). */
+static int same_rows_of(const double K[9], const double R[9]) {
+  return (K[0] == R[0] && K[1] == R[1] && K[2] == R[2]) | (K[3] == R[3] && K[4] == R[4] && K[5] == R[5]) << 1 |
+         (K[6] == R[6] && K[7] == R[7] && K[8] == R[8]) << 2;
+}
+
 /* sgn of geometry.c's core support: +1 at 0 */
 static double sgn(double x) { return x < 0.0 ? -1.0 : 1.0; }
 
@@ -307,9 +314,14 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
       continue;
     }
     const int same_R = !memcmp(col->aabb_key + 13 * g + 3, col->gmat + 9 * g, 9 * sizeof(double));
-    if (!same_place(col, g)) /* a hull turned, or only moved (then its supports are the last box's) */
+    const int same_rows = same_R || col->no_box_rows ? 7 * same_R : same_rows_of(col->aabb_key + 13 * g + 3, col->gmat + 9 * g);
+    if (same_place(col, g)) continue; /* a hull turned, or only moved */
+    if (same_rows == 0 || same_rows == 7) /* no row kept, or all: the supports climbed, or the last box's */
       grit_shape_world_aabb_hint(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g],
                                  col->aabb + 6 * g, col->aabb + 6 * g + 3, col->aabb_hint + 7 * g, same_R);
+    else
+      grit_shape_world_aabb_rows(&m->geom_shape[g], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g],
+                                 col->aabb + 6 * g, col->aabb + 6 * g + 3, col->aabb_hint + 7 * g, same_rows);
   }
   if (!col->no_apart) { /* the bounding test's slack: 1e-9 of the largest coordinate's magnitude, 6 of them */
     double big = 0.0;

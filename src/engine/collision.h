@@ -29,6 +29,9 @@ typedef struct grit_collision {
                        (NaN before the first: a margin is never NaN, so never equal), to reuse the box while they keep their bits */
   int *aabb_hint;   /* (7 ngeom) a CONVEX geometry's six support vertices at its last box (-1: none), where
                        the next box's climbs start, and its boxes left without climbing (geometry_internal.h) */
+  int no_box_rows;  /* 1: a hull's box by grit_shape_world_aabb_hint alone (the old path: all rows kept or
+                       none); 0 (default): grit_shape_world_aabb_rows (a row's vertices kept while it keeps
+                       its bits, the others climbed, a failed climb's direction scanned alone; the same box) */
   double *gmargin;  /* (ngeom) each geometry's box inflation in the last query: its speculative margin with
                        its own margin (contact_margin.h) */
   double *gspec;    /* (ngeom) each geometry's speculative margin alone in the last query */

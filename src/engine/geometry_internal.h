@@ -30,6 +30,12 @@ void grit_shape_core_support_hint(const grit_shape *shape, const double dir[3], 
  * pass over the vertices. The same box as grit_shape_world_aabb; other shapes: that function. */
 void grit_shape_world_aabb_hint(const grit_shape *shape, const double p[3], const double R[9], double margin,
                                 double lo[3], double hi[3], int hint[7], int same_R);
+/* The same box as grit_shape_world_aabb_hint (hint the same), where bit j of same_rows says row j of R
+ * equals the last box's: that row's two vertices are kept, the others climbed (a climb that would end in
+ * a scan scans that direction alone). No row kept, no graph, or a hull whose one pass costs less than
+ * those climbs: grit_shape_world_aabb_hint. */
+void grit_shape_world_aabb_rows(const grit_shape *shape, const double p[3], const double R[9], double margin,
+                                double lo[3], double hi[3], int hint[7], int same_rows);
 /* grit_shape_world_aabb with both supports per axis for the centrally symmetric shapes (sphere, capsule,
  * box, cylinder, ellipsoid) when both_supports is 1 (the old path), or the one along +row k of R and
  * its mirror (0, grit_shape_world_aabb): the same box. */

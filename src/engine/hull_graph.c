@@ -65,9 +65,10 @@ static const double *graph_blocks(const int *g) { return (const double *)(const 
 
 /* Breadth-first search of the vertices within tol of the best value found, from cur (value hc): the
  * greatest value, lowest index among equals. *full when the buffer overflowed or the search's work
- * passed a scan's (the caller scans). */
+ * passed a scan's (the caller scans). A neighbour below the plateau is dropped before the search of the
+ * list for it (both tests only skip it, so the same vertices; seen_first: the list first, the old path). */
 static int plateau(const grit_shape *s, const int *adr, const int *nbr, const double d[3], int cur, double hc,
-                   double tol, int *full) {
+                   double tol, int seen_first, int *full) {
   int list[PLATEAU_MAX], nl = 1, best = cur, work = 0;
   double hb = hc;
   list[0] = cur;
@@ -78,11 +79,11 @@ static int plateau(const grit_shape *s, const int *adr, const int *nbr, const do
         *full = 1;
         return best;
       }
+      const double h = dotv(d, s->vertices + 3 * w);
+      if (h < hb - tol && !seen_first) continue; /* below the plateau (most): no list search */
       int seen = 0;
       for (int j = 0; j < nl && !seen; ++j) seen = list[j] == w;
-      if (seen) continue;
-      const double h = dotv(d, s->vertices + 3 * w);
-      if (h < hb - tol) continue;
+      if (seen || h < hb - tol) continue;
       if (nl == PLATEAU_MAX) {
         *full = 1;
         return best;
@@ -152,7 +153,7 @@ int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start
   const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
   double hc = dotv(d, v + 3 * cur);
   int near = 0;
-  if (path) cur = climb_avx2(g, d, cur, &hc, tol, &near);
+  if (path & 1) cur = climb_avx2(g, d, cur, &hc, tol, &near);
   else
     for (;;) { /* steepest ascent; in its last round, near: a neighbour within tol */
       int best = cur;
@@ -168,7 +169,7 @@ int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start
     }
   if (near) {
     int full = 0;
-    cur = plateau(s, adr, nbr, d, cur, hc, tol, &full);
+    cur = plateau(s, adr, nbr, d, cur, hc, tol, (path & 2) != 0, &full);
     if (full) return -1;
     hc = dotv(d, v + 3 * cur);
   }
