@@ -42,25 +42,26 @@ static void GS_NAME(crba_fill)(const grit_model *m, const GS_NAME(grit_kin) * k,
   for (int t = 0; t < m->ntree && zero; ++t)
     if (!k->tree_mask || k->tree_mask[t])
       for (int i = 0; i < m->tree_dofnum[t] * m->tree_dofnum[t]; ++i) M[m->tree_madr[t] + i] = GS_C(0.0);
-  for (int i = 0; i < m->nv; ++i) {
-    const int t = m->dof_tree[i], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  for (int t = 0; t < m->ntree; ++t) { /* (a tree's dofs are adr .. adr + n - 1) */
     if (k->tree_mask && !k->tree_mask[t]) continue;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     GS *Mt = M + m->tree_madr[t];
-    if (fixed && i == adr && GS_NAME(crba_one_body)(m, t)) {
-      const GS_NAME(grit_sinertia) *c = &crb[m->dof_body[i]];
-      if (n == 6) GS_NAME(crba_body_block)(c, k->cdof + 6 * i, m->dof_armature + i, Mt, 6);
-      else GS_NAME(crba_body_block)(c, k->cdof + 6 * i, m->dof_armature + i, Mt, 3);
-      i += n - 1;
+    if (fixed && GS_NAME(crba_one_body)(m, t)) {
+      const GS_NAME(grit_sinertia) *c = &crb[m->dof_body[adr]];
+      if (n == 6) GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 6);
+      else GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 3);
       continue;
     }
-    GS f[6]; /* the force that moves the subtree of dof i at unit velocity of dof i */
-    GS_NAME(grit_si_apply)(f, &crb[m->dof_body[i]], k->cdof + 6 * i);
-    for (int j = i; j >= 0; j = m->dof_parent[j]) {
-      GS mij = GS_NAME(grit_sv_dot)(k->cdof + 6 * j, f);
-      Mt[(i - adr) * n + (j - adr)] = mij;
-      Mt[(j - adr) * n + (i - adr)] = mij;
+    for (int i = adr; i < adr + n; ++i) {
+      GS f[6]; /* the force that moves the subtree of dof i at unit velocity of dof i */
+      GS_NAME(grit_si_apply)(f, &crb[m->dof_body[i]], k->cdof + 6 * i);
+      for (int j = i; j >= 0; j = m->dof_parent[j]) {
+        GS mij = GS_NAME(grit_sv_dot)(k->cdof + 6 * j, f);
+        Mt[(i - adr) * n + (j - adr)] = mij;
+        Mt[(j - adr) * n + (i - adr)] = mij;
+      }
+      Mt[(i - adr) * n + (i - adr)] = GS_ADDC(Mt[(i - adr) * n + (i - adr)], m->dof_armature[i]);
     }
-    Mt[(i - adr) * n + (i - adr)] = GS_ADDC(Mt[(i - adr) * n + (i - adr)], m->dof_armature[i]);
   }
 }
 
