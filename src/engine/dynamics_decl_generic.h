@@ -10,6 +10,9 @@ void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAM
  * other entries must already be 0 (a buffer that only grit_crba and this ever write, from calloc). A big
  * tree of many branches (a composite's) has few such pairs among its n^2 entries. */
 void GS_NAME(grit_crba_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M);
+/* grit_crba with fixed = 1; fixed = 0: every tree by the general loop, the old path (tests: the same bits). */
+void GS_NAME(grit_crba_sized)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
+                              int fixed);
 
 /* The bias forces c(q, v) = Coriolis + centrifugal + gyroscopic + gravity, so that M dv/dt + c = tau,
  * by the recursive Newton-Euler algorithm (after grit_kin_positions and grit_kin_velocities).
@@ -65,3 +68,7 @@ int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_ma
 void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x);
 /* The same for tree t's rows of x alone (the factor is block diagonal). */
 void GS_NAME(grit_block_cholesky_solve_tree)(const grit_model *m, const GS *L, int t, GS *x);
+/* grit_block_cholesky and grit_block_cholesky_solve with fixed = 1; fixed = 0: every block by the loops of
+ * variable size, the old path (tests compare the two: the same bits). */
+int GS_NAME(grit_block_cholesky_sized)(const grit_model *m, GS *A, const char *tree_mask, int fixed);
+void GS_NAME(grit_block_cholesky_solve_sized)(const grit_model *m, const GS *L, GS *x, int fixed);

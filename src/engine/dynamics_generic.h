@@ -4,37 +4,78 @@
  * All spatial quantities are in world coordinates, referred to the world origin, so that composite
  * inertias simply add and no frame transforms appear in the recursions (docs/theory.md). */
 
+/* The block of a tree whose n dofs are all on its root body b, dof i's parent dof i - 1 (a free body: n = 6;
+ * a particle on three slides: n = 3), with n a constant: crba_fill's operations for each entry (the same
+ * bits), the loops over the dofs and their parents unrolled. */
+static inline void GS_NAME(crba_body_block)(const GS_NAME(grit_sinertia) * crb, const GS *cdof, const double *armature,
+                                             GS *Mt, int n) {
+  for (int i = 0; i < n; ++i) {
+    GS f[6];
+    GS_NAME(grit_si_apply)(f, crb, cdof + 6 * i);
+    for (int j = i; j >= 0; --j) {
+      GS mij = GS_NAME(grit_sv_dot)(cdof + 6 * j, f);
+      Mt[i * n + j] = mij;
+      Mt[j * n + i] = mij;
+    }
+    Mt[i * n + i] = GS_ADDC(Mt[i * n + i], armature[i]);
+  }
+}
+
+/* Whether tree t's dofs are all on one body and chained in order (crba_body_block), for n = 6 or 3. */
+static inline int GS_NAME(crba_one_body)(const grit_model *m, int t) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  if (n != 6 && n != 3) return 0;
+  if (m->dof_parent[adr] >= 0 || m->dof_body[adr + n - 1] != m->dof_body[adr]) return 0;
+  for (int i = adr + 1; i < adr + n; ++i)
+    if (m->dof_parent[i] != i - 1) return 0;
+  return 1;
+}
+
 /* grit_crba; zero = 0 leaves the entries of M that are no dof-ancestor pair as they are (they are never
- * written here, so a buffer only ever filled by this keeps them 0) */
+ * written here, so a buffer only ever filled by this keeps them 0); fixed = 0: every tree by the general
+ * loop (the old path; crba_body_block gives the same bits) */
 static void GS_NAME(crba_fill)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
-                               int zero) {
+                               int zero, int fixed) {
   for (int b = 0; b < m->nbody; ++b) crb[b] = k->cinert[b];
   for (int b = m->nbody - 1; b > 0; --b) /* children have larger indices than their parents */
     if (m->body_parent[b] > 0) GS_NAME(grit_si_add)(&crb[m->body_parent[b]], &crb[m->body_parent[b]], &crb[b]);
   for (int t = 0; t < m->ntree && zero; ++t)
     if (!k->tree_mask || k->tree_mask[t])
       for (int i = 0; i < m->tree_dofnum[t] * m->tree_dofnum[t]; ++i) M[m->tree_madr[t] + i] = GS_C(0.0);
-  for (int i = 0; i < m->nv; ++i) {
-    const int t = m->dof_tree[i], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  for (int t = 0; t < m->ntree; ++t) { /* (a tree's dofs are adr .. adr + n - 1) */
     if (k->tree_mask && !k->tree_mask[t]) continue;
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
     GS *Mt = M + m->tree_madr[t];
-    GS f[6]; /* the force that moves the subtree of dof i at unit velocity of dof i */
-    GS_NAME(grit_si_apply)(f, &crb[m->dof_body[i]], k->cdof + 6 * i);
-    for (int j = i; j >= 0; j = m->dof_parent[j]) {
-      GS mij = GS_NAME(grit_sv_dot)(k->cdof + 6 * j, f);
-      Mt[(i - adr) * n + (j - adr)] = mij;
-      Mt[(j - adr) * n + (i - adr)] = mij;
+    if (fixed && GS_NAME(crba_one_body)(m, t)) {
+      const GS_NAME(grit_sinertia) *c = &crb[m->dof_body[adr]];
+      if (n == 6) GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 6);
+      else GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 3);
+      continue;
     }
-    Mt[(i - adr) * n + (i - adr)] = GS_ADDC(Mt[(i - adr) * n + (i - adr)], m->dof_armature[i]);
+    for (int i = adr; i < adr + n; ++i) {
+      GS f[6]; /* the force that moves the subtree of dof i at unit velocity of dof i */
+      GS_NAME(grit_si_apply)(f, &crb[m->dof_body[i]], k->cdof + 6 * i);
+      for (int j = i; j >= 0; j = m->dof_parent[j]) {
+        GS mij = GS_NAME(grit_sv_dot)(k->cdof + 6 * j, f);
+        Mt[(i - adr) * n + (j - adr)] = mij;
+        Mt[(j - adr) * n + (i - adr)] = mij;
+      }
+      Mt[(i - adr) * n + (i - adr)] = GS_ADDC(Mt[(i - adr) * n + (i - adr)], m->dof_armature[i]);
+    }
   }
 }
 
 void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
-  GS_NAME(crba_fill)(m, k, crb, M, 1);
+  GS_NAME(crba_fill)(m, k, crb, M, 1, 1);
 }
 
 void GS_NAME(grit_crba_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
-  GS_NAME(crba_fill)(m, k, crb, M, 0);
+  GS_NAME(crba_fill)(m, k, crb, M, 0, 1);
+}
+
+void GS_NAME(grit_crba_sized)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
+                              int fixed) {
+  GS_NAME(crba_fill)(m, k, crb, M, 1, fixed);
 }
 
 void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *acc, GS *frc,
@@ -218,44 +259,57 @@ void GS_NAME(grit_block_mulv)(const grit_model *m, const GS *M, const GS *x, GS 
 #ifndef BLOCK_CHOL_GROUP
 #define BLOCK_CHOL_GROUP (GS_IS_DUAL ? 1 : 4)
 #endif
-int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_mask) {
+/* One tree's block L (n x n, row-major) factored in place; returns 0, or 1 when it is not positive definite.
+ * Inlined with n a constant for a free body's 6 and a particle's 3 (block_cholesky_sized): the compiler
+ * unrolls the loops over the block, the operations and their order stay the same (the same bits). */
+static inline int GS_NAME(block_cholesky_one)(GS *L, int n) {
+  for (int j = 0; j < n; ++j) {
+    GS d = L[j * n + j];
+    for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * n + k], L[j * n + k]));
+    if (!(GS_V(d) > 0.0) || !isfinite(GS_V(d))) return 1;
+    d = GS_SQRT(d);
+    L[j * n + j] = d;
+    /* the rows below in groups: each entry's operations in the one-row order (the same bits), the
+     * groups' independent chains of subtractions overlapping (a 62-dof humanoid's step spent 7 % here) */
+    int i = j + 1;
+    for (; i + BLOCK_CHOL_GROUP <= n; i += BLOCK_CHOL_GROUP) {
+      GS s[BLOCK_CHOL_GROUP];
+      for (int g = 0; g < BLOCK_CHOL_GROUP; ++g) s[g] = L[(i + g) * n + j];
+      for (int k = 0; k < j; ++k) {
+        const GS ljk = L[j * n + k];
+        for (int g = 0; g < BLOCK_CHOL_GROUP; ++g) s[g] = GS_SUB(s[g], GS_MUL(L[(i + g) * n + k], ljk));
+      }
+      for (int g = 0; g < BLOCK_CHOL_GROUP; ++g) L[(i + g) * n + j] = GS_DIV(s[g], d);
+    }
+    for (; i < n; ++i) {
+      GS s = L[i * n + j];
+      for (int k = 0; k < j; ++k) s = GS_SUB(s, GS_MUL(L[i * n + k], L[j * n + k]));
+      L[i * n + j] = GS_DIV(s, d);
+    }
+  }
+  return 0;
+}
+
+int GS_NAME(grit_block_cholesky_sized)(const grit_model *m, GS *A, const char *tree_mask, int fixed) {
   for (int t = 0; t < m->ntree; ++t) {
     if (tree_mask && !tree_mask[t]) continue;
     const int n = m->tree_dofnum[t];
     GS *L = A + m->tree_madr[t];
-    for (int j = 0; j < n; ++j) {
-      GS d = L[j * n + j];
-      for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * n + k], L[j * n + k]));
-      if (!(GS_V(d) > 0.0) || !isfinite(GS_V(d))) return t;
-      d = GS_SQRT(d);
-      L[j * n + j] = d;
-      /* the rows below in groups: each entry's operations in the one-row order (the same bits), the
-       * groups' independent chains of subtractions overlapping (a 62-dof humanoid's step spent 7 % here) */
-      int i = j + 1;
-      for (; i + BLOCK_CHOL_GROUP <= n; i += BLOCK_CHOL_GROUP) {
-        GS s[BLOCK_CHOL_GROUP];
-        for (int g = 0; g < BLOCK_CHOL_GROUP; ++g) s[g] = L[(i + g) * n + j];
-        for (int k = 0; k < j; ++k) {
-          const GS ljk = L[j * n + k];
-          for (int g = 0; g < BLOCK_CHOL_GROUP; ++g) s[g] = GS_SUB(s[g], GS_MUL(L[(i + g) * n + k], ljk));
-        }
-        for (int g = 0; g < BLOCK_CHOL_GROUP; ++g) L[(i + g) * n + j] = GS_DIV(s[g], d);
-      }
-      for (; i < n; ++i) {
-        GS s = L[i * n + j];
-        for (int k = 0; k < j; ++k) s = GS_SUB(s, GS_MUL(L[i * n + k], L[j * n + k]));
-        L[i * n + j] = GS_DIV(s, d);
-      }
-    }
+    const int bad = fixed && n == 6   ? GS_NAME(block_cholesky_one)(L, 6)
+                    : fixed && n == 3 ? GS_NAME(block_cholesky_one)(L, 3)
+                                      : GS_NAME(block_cholesky_one)(L, n);
+    if (bad) return t;
   }
   return -1;
 }
 
-/* Tree t's substitutions, inlined into both callers (the step's solve loops over every tree). */
-static inline void GS_NAME(block_cholesky_solve_one)(const grit_model *m, const GS *L, int t, GS *x) {
-  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
-  const GS *Lt = L + m->tree_madr[t];
-  GS *xt = x + adr;
+int GS_NAME(grit_block_cholesky)(const grit_model *m, GS *A, const char *tree_mask) {
+  return GS_NAME(grit_block_cholesky_sized)(m, A, tree_mask, 1);
+}
+
+/* Tree t's substitutions, inlined into both callers (the step's solve loops over every tree); with n a
+ * constant for 6 and 3 dofs (fixed), as the factor's. */
+static inline void GS_NAME(block_cholesky_subst)(const GS *Lt, GS *xt, int n) {
   for (int i = 0; i < n; ++i) { /* L y = b */
     GS s = xt[i];
     for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * n + k], xt[k]));
@@ -268,10 +322,22 @@ static inline void GS_NAME(block_cholesky_solve_one)(const grit_model *m, const 
   }
 }
 
+static inline void GS_NAME(block_cholesky_solve_one)(const grit_model *m, const GS *L, int t, GS *x, int fixed) {
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const GS *Lt = L + m->tree_madr[t];
+  if (fixed && n == 6) GS_NAME(block_cholesky_subst)(Lt, x + adr, 6);
+  else if (fixed && n == 3) GS_NAME(block_cholesky_subst)(Lt, x + adr, 3);
+  else GS_NAME(block_cholesky_subst)(Lt, x + adr, n);
+}
+
 void GS_NAME(grit_block_cholesky_solve_tree)(const grit_model *m, const GS *L, int t, GS *x) {
-  GS_NAME(block_cholesky_solve_one)(m, L, t, x);
+  GS_NAME(block_cholesky_solve_one)(m, L, t, x, 1);
+}
+
+void GS_NAME(grit_block_cholesky_solve_sized)(const grit_model *m, const GS *L, GS *x, int fixed) {
+  for (int t = 0; t < m->ntree; ++t) GS_NAME(block_cholesky_solve_one)(m, L, t, x, fixed);
 }
 
 void GS_NAME(grit_block_cholesky_solve)(const grit_model *m, const GS *L, GS *x) {
-  for (int t = 0; t < m->ntree; ++t) GS_NAME(block_cholesky_solve_one)(m, L, t, x);
+  GS_NAME(grit_block_cholesky_solve_sized)(m, L, x, 1);
 }

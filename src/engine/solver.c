@@ -184,6 +184,23 @@ static void find_islands(grit_solver *s, int nc) {
 
 /* ----------------------------------------------------------------------------------- Newton */
 
+/* r = A e - J^T gamma on one tree's n dofs from adr, and its terms of the island's sums (rn, an, jn, ee, vmax
+ * in sums[0..4], added in the dofs' order); inlined with a free body's 6 and a particle's 3 as constants (the
+ * same operations: the same bits; grit_solver.no_sized_sums: n as a variable always). */
+static inline void residual_sums(grit_solver *s, const double *v, int adr, int n, double sums[6]) {
+  double rn = sums[0], an = sums[1], jn = sums[2], ee = sums[3], vmax = sums[4];
+  for (int i = adr; i < adr + n; ++i) {
+    const double d = s->dinv[i];
+    s->r[i] = s->Ae[i] - s->jtg[i];
+    rn += (d * s->r[i]) * (d * s->r[i]);
+    an += (d * s->Ae[i]) * (d * s->Ae[i]);
+    jn += (d * s->jtg[i]) * (d * s->jtg[i]);
+    ee += s->e[i] * s->Ae[i];
+    vmax = maxd(vmax, fabs(v[i]) * s->dsq[i]); /* |D^-1 v|: the size of the terms of A v */
+  }
+  sums[0] = rn, sums[1] = an, sums[2] = jn, sums[3] = ee, sums[4] = vmax;
+}
+
 /* Evaluates island k at v: e = v - v* and A e on its trees; each of its constraints' cost, gamma and G
  * (with compute_vc, vc = J v + b first, else vc is already at v, updated by the steps); J^T gamma into
  * s->jtg and the residual r = A e - J^T gamma, the gradient of l; and the island's ISL numbers. */
@@ -221,19 +238,15 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
     if (wide) grit_solver_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg, l, nl); /* (jtg: from +0) */
     else constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
-  double rn = 0.0, an = 0.0, jn = 0.0, ee = 0.0, vmax = 0.0, smax = 0.0;
+  double sums[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* rn, an, jn, ee, vmax */
   for (int q = 0; q < ntr; ++q) {
-    const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-    for (int i = adr; i < end; ++i) {
-      const double d = s->dinv[i];
-      s->r[i] = s->Ae[i] - s->jtg[i];
-      rn += (d * s->r[i]) * (d * s->r[i]);
-      an += (d * s->Ae[i]) * (d * s->Ae[i]);
-      jn += (d * s->jtg[i]) * (d * s->jtg[i]);
-      ee += s->e[i] * s->Ae[i];
-      vmax = maxd(vmax, fabs(v[i]) * s->dsq[i]); /* |D^-1 v|: the size of the terms of A v */
-    }
+    const int t = trees[q], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    if (n == 6 && !s->no_sized_sums) residual_sums(s, v, adr, 6, sums);
+    else if (n == 3 && !s->no_sized_sums) residual_sums(s, v, adr, 3, sums);
+    else residual_sums(s, v, adr, n, sums);
   }
+  const double rn = sums[0], an = sums[1], jn = sums[2], ee = sums[3], vmax = sums[4];
+  double smax = 0.0;
   if (compute_vc) /* |D^-1 v*|, the size of the terms of A v*: v* does not change during the solve */
     for (int q = 0; q < ntr; ++q) {
       const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];

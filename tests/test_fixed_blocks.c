@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_fixed_blocks.c — the mass matrix, the dense factor of A and its solve with a tree's block size as a
+ * constant (6: a free body; 3: a particle on three slides; dynamics_generic.h) against the general loops
+ * (fixed = 0, the old path): the same operations in the same order, so the same bits, on scenes stepped
+ * into motion and contact (the sliding rod, MuJoCo's particles, the clutter of free bodies, the humanoid,
+ * whose trees take the general loop in both). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "dynamics.h"
+#include "grit/grit.h"
+#include "grit/mjcf.h"
+
+static double *copy_of(const double *x, int n) {
+  double *y = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  cr_assert(y);
+  memcpy(y, x, sizeof(double) * (size_t)n);
+  return y;
+}
+
+/* After `steps` steps: M by both paths, then A's factor and a solve by both; each pair compared bit for bit.
+ * Returns how many trees take the fixed sizes (all their 6 or 3 dofs on one body, chained in order). */
+static int compare_paths(const char *file, int steps) {
+  grit_model *m = NULL;
+  grit_mjcf_info info;
+  char msg[512];
+  cr_assert_eq(grit_mjcf_load_file(file, &m, &info, msg), GRIT_OK, "%s: %s", file, msg);
+  grit_data *d = NULL;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s: %s", file, grit_data_last_error(d));
+  grit_forward_kinematics(d);
+  double *Mf = copy_of(d->M, m->nM), *Mg = copy_of(d->M, m->nM);
+  grit_crba_sized(m, &d->kin, d->crb, Mf, 1);
+  grit_crba_sized(m, &d->kin, d->crb, Mg, 0);
+  cr_assert(memcmp(Mf, Mg, sizeof(double) * (size_t)m->nM) == 0, "%s: the mass matrices differ", file);
+  grit_implicit_operator(m, Mf, m->opt.timestep, Mf);
+  memcpy(Mg, Mf, sizeof(double) * (size_t)m->nM);
+  cr_assert_eq(grit_block_cholesky_sized(m, Mf, NULL, 1), -1);
+  cr_assert_eq(grit_block_cholesky_sized(m, Mg, NULL, 0), -1);
+  cr_assert(memcmp(Mf, Mg, sizeof(double) * (size_t)m->nM) == 0, "%s: the factors differ", file);
+  double *xf = copy_of(grit_data_qvel(d), m->nv), *xg = copy_of(grit_data_qvel(d), m->nv);
+  for (int i = 0; i < m->nv; ++i) xf[i] = xg[i] = xf[i] + 0.25 * (double)(i % 7) - 0.5; /* (nonzero entries) */
+  grit_block_cholesky_solve_sized(m, Mf, xf, 1);
+  grit_block_cholesky_solve_sized(m, Mg, xg, 0);
+  cr_assert(memcmp(xf, xg, sizeof(double) * (size_t)m->nv) == 0, "%s: the solutions differ", file);
+  int sized = 0;
+  for (int t = 0; t < m->ntree; ++t) { /* the trees the fixed sizes take (crba_one_body's test) */
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    int one = (n == 6 || n == 3) && m->dof_parent[adr] < 0 && m->dof_body[adr + n - 1] == m->dof_body[adr];
+    for (int i = adr + 1; one && i < adr + n; ++i) one = m->dof_parent[i] == i - 1;
+    sized += one;
+  }
+  free(Mf), free(Mg), free(xf), free(xg);
+  grit_data_free(d);
+  grit_model_free(m);
+  grit_mjcf_info_free(&info);
+  return sized;
+}
+
+Test(fixed_blocks, same_bits_as_the_general_loops) {
+  cr_assert_gt(compare_paths(GRIT_SOURCE_DIR "/examples/models/sliding_rod.xml", 50), 0);
+  cr_assert_gt(compare_paths(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/particle.xml", 60), 0);
+  cr_assert_gt(compare_paths(GRIT_SOURCE_DIR "/examples/models/clutter.xml", 100), 0);
+  compare_paths(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 50);
+}
