@@ -180,3 +180,90 @@ Test(blockchol_small, heap_order_same_as_linear_search) {
   check_order(300, 0, 2000, 9u);
   check_order(100, 1, 300, 11u); /* a free body: trees of two sizes */
 }
+
+/* Factors the matrix of m's particles coupled by pairs (pa, pb) (random SPD terms) with b's analysis of
+ * them, solves one random column and returns the backward error. */
+static double solve_error(const grit_model *m, grit_blockchol *b, int n, const int *pa, const int *pb, unsigned seed) {
+  const int nv = m->nv, nt = m->ntree;
+  double *A = calloc((size_t)nv * nv, sizeof(double)), *diag = calloc((size_t)m->nM, sizeof(double));
+  for (int k = 0; k < n; ++k) add_pair_term(m, pa[k], pb[k], &seed, A);
+  for (int i = 0; i < nv; ++i) A[i * nv + i] += 0.5 + 0.25 * urand(&seed);
+  for (int t = 0; t < nt; ++t) {
+    const int a = m->tree_dofadr[t], d = m->tree_dofnum[t];
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) diag[m->tree_madr[t] + i * d + j] = A[(a + i) * nv + a + j];
+  }
+  int *poff = malloc(sizeof(int) * (size_t)(n + 1)), *idx = malloc(sizeof(int) * (size_t)(n + 1));
+  double *cb = malloc(sizeof(double) * (size_t)(36 * n + 1)), *x = malloc(sizeof(double) * (size_t)nv);
+  double *rhs = malloc(sizeof(double) * (size_t)nv), cond;
+  for (int k = 0; k < n; ++k) {
+    const int na = m->tree_dofnum[pa[k]], nb = m->tree_dofnum[pb[k]];
+    const int oa = m->tree_dofadr[pa[k]], ob = m->tree_dofadr[pb[k]];
+    poff[k] = 36 * k, idx[k] = k;
+    for (int i = 0; i < nb; ++i)
+      for (int j = 0; j < na; ++j) cb[poff[k] + i * na + j] = A[(ob + i) * nv + oa + j];
+  }
+  for (int i = 0; i < nv; ++i) rhs[i] = x[i] = urand(&seed);
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_blockchol_factor(b, diag, cb, poff, idx, NULL, &cond, msg), GRIT_OK, "%s", msg);
+  grit_blockchol_solve(b, x, 1, NULL);
+  const double e = solve_backward_error(nv, A, x, rhs);
+  free(A), free(diag), free(poff), free(idx), free(cb), free(x), free(rhs);
+  return e;
+}
+
+/* The order kept when the pattern changes (blockchol_keep.c) against a fresh order each time
+ * (grit_blockchol_keep_order(b, 0)): the same pattern again gives the fresh analysis's fill exactly
+ * (the elimination tree's fill of an order is the elimination's); a grown pattern (a pile's contacts
+ * engaging, a tenth more pairs at a time) under the kept order factors and solves with a small backward
+ * error, and the kept analyses happen (only with it allowed, only on components of more than 64 trees). */
+static void check_keep(int np, int npairs, unsigned seed) {
+  grit_model *m = particles(np, 0);
+  const int nt = m->ntree;
+  int *pa = malloc(sizeof(int) * (size_t)npairs), *pb = malloc(sizeof(int) * (size_t)npairs), n = 0;
+  unsigned char *used = calloc((size_t)nt * nt, 1);
+  for (int k = 0; k < npairs; ++k) { /* near neighbours mostly, as check_order */
+    int a = (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt, c = (int)((urand(&seed) + 1.0) * 0.5 * nt) % nt;
+    if (k % 4) c = (a + 1 + k % 7) % nt;
+    if (a == c) continue;
+    if (a > c) { const int t = a; a = c, c = t; }
+    if (used[a * nt + c]) continue;
+    used[a * nt + c] = 1, pa[n] = a, pb[n] = c, ++n;
+  }
+  grit_blockchol *b[2];
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_blockchol_create(m, n + 1, &b[w], msg), GRIT_OK, "%s", msg);
+    grit_blockchol_keep_order(b[w], w == 0);
+  }
+  for (int w = 0; w < 2; ++w) /* the same pattern twice: kept (w = 0) or ordered afresh (w = 1) */
+    for (int i = 0; i < 2; ++i) cr_assert_eq(grit_blockchol_analyze(b[w], n, pa, pb, msg), GRIT_OK, "%s", msg);
+  cr_expect_eq(b[0]->kept, nt > 64 ? 1 : 0, "%d trees: analyses that kept the order: %ld", nt, b[0]->kept);
+  cr_expect_eq(b[1]->kept, 0);
+  cr_expect(memcmp(b[0]->order, b[1]->order, sizeof(int) * (size_t)nt) == 0, "%d trees: the orders differ", nt);
+  cr_expect(b[0]->colptr[nt] == b[1]->colptr[nt] &&
+                memcmp(b[0]->colptr, b[1]->colptr, sizeof(int) * (size_t)(nt + 1)) == 0 &&
+                memcmp(b[0]->rows, b[1]->rows, sizeof(int) * (size_t)b[0]->colptr[nt]) == 0 &&
+                memcmp(b[0]->roff, b[1]->roff, sizeof(int) * (size_t)b[0]->colptr[nt]) == 0,
+            "%d trees: the kept order's fill differs from the fresh one's", nt);
+  cr_expect(memcmp(b[0]->part, b[1]->part, sizeof(int) * (size_t)nt) == 0, "%d trees: the parts differ", nt);
+  for (int k = n / 2; k <= n; k += n / 10 + 1) { /* growing: half the pairs, then a tenth more at a time */
+    const int kk = k < n ? k : n;
+    for (int w = 0; w < 2; ++w) {
+      cr_assert_eq(grit_blockchol_analyze(b[w], kk, pa, pb, msg), GRIT_OK, "%s", msg);
+      const double e = solve_error(m, b[w], kk, pa, pb, seed + (unsigned)k);
+      cr_expect(e < 8.0 * m->nv * DBL_EPSILON, "%d trees, %d pairs, keep %d: backward error %.3g", nt, kk, w == 0, e);
+    }
+  }
+  if (nt > 64) cr_expect(b[0]->kept > 1, "%d trees: the grown patterns never kept the order", nt);
+  cr_expect_eq(b[1]->kept, 0);
+  grit_blockchol_free(b[0]), grit_blockchol_free(b[1]);
+  free(pa), free(pb), free(used);
+  grit_model_free(m);
+}
+
+Test(blockchol_small, kept_order_fill_and_solves) {
+  check_keep(30, 60, 5u);    /* few trees: never kept */
+  check_keep(200, 600, 7u);
+  check_keep(300, 1200, 9u);
+}

@@ -73,6 +73,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->heap = calloc(nt, sizeof(int));
   b->wlist = calloc((size_t)b->words + 1, sizeof(int));
   b->hpos = calloc(nt, sizeof(int));
+  b->wsum = calloc(nt, sizeof(uint64_t));
   b->uniform = m->ntree > 0 ? m->tree_dofnum[0] : 0;
   for (int t = 0; t < m->ntree; ++t) {
     if (m->tree_dofnum[t] != b->uniform) b->uniform = 0;
@@ -88,8 +89,8 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
-      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !b->wlist || !sp_ok || !b->rptr ||
-      !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !b->wlist || !b->wsum || !sp_ok ||
+      !b->rptr || !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the block Cholesky");
@@ -104,6 +105,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
   free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->heap), free(b->hpos), free(b->wlist);
+  free(b->wsum);
   grit_treechol_free(b->tc);
   for (int t = 0; b->sp && t < b->nt; ++t) grit_bigsparse_free(b->sp[t]);
   free(b->sp), free(b->tree_sp);
@@ -342,7 +344,9 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
     b->done[t] = 1;
     b->doff[p++] = 0; /* column p is empty: doff holds the columns' starts until the end */
   }
+  b->keep_ok = 0;
   for (int r = 0; r < nt; ++r) {
+    b->keep_ok |= seg[r + 1] - seg[r] > HEAP_MIN && b->words <= 64; /* a pile: its order may be kept */
     if (seg[r + 1] - seg[r] > HEAP_MIN && !b->no_fast_order) {
       grit_status s = order_component_heap(b, left + seg[r], seg[r + 1] - seg[r], &p, ne, message);
       if (s != GRIT_OK) return s;
@@ -439,14 +443,15 @@ static grit_status place_pairs(grit_blockchol *b, int npairs, const int *pa, con
   return GRIT_OK;
 }
 
-/* The symbolic analysis in its phases: the graph, its components, the minimum-degree order with the
- * fill, the columns' layout, the values' storage, the parts (find_parts), the pairs' destinations. */
-grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
-  build_graph(b, npairs, pa, pb);
-  group_components(b, npairs, pa, pb);
-  int ne;
-  grit_status s = order_min_degree(b, &ne, message);
-  if (s != GRIT_OK) return s;
+/* A kept order's factor may cost up to this many times the flops of the last fresh order's before the
+ * pattern is ordered afresh. */
+#define KEEP_FLOPS 1.25
+
+/* The analysis's phases after the order and its fill: the columns' layout, the values' storage, the
+ * parts (find_parts), the pairs' destinations. */
+static grit_status finish_analysis(grit_blockchol *b, int npairs, const int *pa, const int *pb, int ne,
+                                   char *message) {
+  grit_status s;
   if (!grow((void **)&b->roff, &b->cap_roff, ne, sizeof(int)) || !grow((void **)&b->rsrc, &b->cap_rsrc, ne, sizeof(int)) ||
       !grow((void **)&b->rblk, &b->cap_rblk, ne, sizeof(int)))
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "block Cholesky: out of memory for the fill");
@@ -457,6 +462,30 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
   find_parts(b);
   b->rows_stale = 1; /* the row lists and runs: at the first many-column solve (the step needs none) */
   return place_pairs(b, npairs, pa, pb, message);
+}
+
+/* The symbolic analysis in its phases: the graph, its components, the minimum-degree order with the
+ * fill (or the fill under the kept order, grit_blockchol_keep_order), then finish_analysis. */
+grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa, const int *pb, char *message) {
+  build_graph(b, npairs, pa, pb);
+  int ne;
+  grit_status s;
+  if (b->keep_ok && !b->no_keep) { /* the last fresh order, if its fill stays within KEEP_FLOPS */
+    s = grit_blockchol_fill_in_order(b, npairs, pa, pb, KEEP_FLOPS * b->keep_flops, &ne, message);
+    if (s != GRIT_OK) return s;
+    if (ne >= 0) {
+      s = finish_analysis(b, npairs, pa, pb, ne, message);
+      b->kept += s == GRIT_OK;
+      return s;
+    }
+    build_graph(b, npairs, pa, pb); /* too much fill: a fresh order */
+  }
+  group_components(b, npairs, pa, pb);
+  s = order_min_degree(b, &ne, message);
+  s = s == GRIT_OK ? finish_analysis(b, npairs, pa, pb, ne, message) : s;
+  b->keep_flops = b->flops;
+  b->keep_ok &= s == GRIT_OK; /* (an order left half done is not kept) */
+  return s;
 }
 
 /* ------------------------------------------------------------------------------- numeric */
@@ -776,6 +805,8 @@ void grit_blockchol_lowrank_clear(grit_blockchol *b, int tree) {
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 = !allow; }
 
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
+
+void grit_blockchol_keep_order(grit_blockchol *b, int allow) { b->no_keep = !allow; }
 
 void grit_blockchol_fast_order(grit_blockchol *b, int allow) {
   b->no_fast_order = !allow;

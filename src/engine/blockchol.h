@@ -89,6 +89,12 @@ void grit_blockchol_fast_order(grit_blockchol *b, int allow);
  * blocks below (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) keeping the elimination order when the pattern changes
+ * (blockchol_keep.c): taken only after a fresh order with a component of more than 64 trees (a pile),
+ * and while the factor's flops under the kept order stay within KEEP_FLOPS times that fresh order's:
+ * other rounding than a fresh order (forbidden: a fresh order every time, as before). */
+void grit_blockchol_keep_order(grit_blockchol *b, int allow);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

@@ -79,6 +79,11 @@ struct grit_blockchol {
   unsigned char *part6;       /* (nt) parts with a 6-dof tree (built with the runs); any6: some tree has 6 */
   int any6;
   int pull_here;              /* the chunk being solved may be pulled (no 6-dof tree among its positions) */
+  int no_keep;                /* grit_blockchol_keep_order(b, 0): every analysis orders afresh */
+  int keep_ok;                /* the order is a fresh one with a component of more than HEAP_MIN trees */
+  double keep_flops;          /* the factor's flops under the last fresh order (the kept order's bound) */
+  long kept;                  /* analyses that kept the order (for tests) */
+  uint64_t *wsum;             /* (nt) the fill in order's scratch: a row's nonzero words (words <= 64) */
 };
 
 /* A run of products for blockchol_pull.c's rows: for row r, the values c[r rs + k cs] times rows y + k
@@ -98,6 +103,12 @@ void grit_blockchol_pull(struct grit_blockchol *b, int allow);
 /* Allows (1, the default) or forbids (0) moving a part's columns into and out of T over its runs of
  * consecutive dofs rather than tree by tree (blockchol_many.c; the same copies), for tests. */
 void grit_blockchol_runs(struct grit_blockchol *b, int allow);
+
+/* blockchol_keep.c: the fill of the pattern in b->adj under the order b->order already holds (rows by
+ * tree from doff[p], then colptr; *ne the blocks), as the minimum-degree elimination leaves them;
+ * *ne = -1 (nothing usable) once its flops exceed max_flops. */
+grit_status grit_blockchol_fill_in_order(struct grit_blockchol *b, int npairs, const int *pa, const int *pb,
+                                        double max_flops, int *ne, char *message);
 
 /* Right-hand sides solved together: transposed into rows of this many, the inner loops run along them. */
 #define RHS_CHUNK 64
