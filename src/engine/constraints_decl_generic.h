@@ -38,6 +38,9 @@ GS GS_NAME(grit_delassus_c)(const grit_model *m, const GS *Achol, const double *
 GS GS_NAME(grit_delassus_tree)(const grit_model *m, const GS *Achol, int dim, int t, const GS *Jk, GS *tmp, GS w);
 #endif
 
+/* An equality's near-rigid regularization R = w / (4 pi^2); 1 where w = 0 (its rows of J are zero there). */
+GS GS_NAME(grit_equality_rn)(GS w);
+
 /* The parameters that depend on w: SAP's R_t = sigma w, R_n with its near-rigid bound and v_hat; the
  * Lagged/Similar stiction tolerance (eq. 26 when regularized); the limits' near-rigid R and v_hat. */
 void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_settings *st,

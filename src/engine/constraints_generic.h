@@ -160,6 +160,12 @@ static inline GS GS_NAME(friction_w)(GS w, double dt, const grit_step_settings *
   return GS_FMIN(w, cap);
 }
 
+GS GS_NAME(grit_equality_rn)(GS w) {
+  /* w = 0: no dof moves the constraint here (a weld's rotation rows on a slide): its rows of J are
+   * zero, so any R > 0 leaves the step unchanged; R = 0 would make 1/R and then H non-finite */
+  return GS_V(w) > 0.0 ? GS_SCALE(w, GRIT_NEAR_RIGID_FACTOR) : GS_C(1.0);
+}
+
 void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_settings *st,
                                    GS_NAME(grit_contact_params) * p) {
   if (kind == GRIT_CONSTRAINT_LAGGED || kind == GRIT_CONSTRAINT_SIMILAR) {
@@ -197,10 +203,7 @@ void GS_NAME(grit_params_finalize)(int kind, GS w, double dt, const grit_step_se
       break;
     case GRIT_CONSTRAINT_EQUALITY:
     case GRIT_CONSTRAINT_EQUALITY_1D: /* near-rigid; the drift's time scale tau_d is set at build */
-      p->Rn = GS_SCALE(w, GRIT_NEAR_RIGID_FACTOR);
-      /* w = 0: no dof moves the constraint here (a weld's rotation rows on a slide): its rows of J are
-       * zero, so any R > 0 leaves the step unchanged; R = 0 would make 1/R and then H non-finite */
-      if (!(GS_V(w) > 0.0)) p->Rn = GS_C(1.0);
+      p->Rn = GS_NAME(grit_equality_rn)(w);
       break;
     case GRIT_CONSTRAINT_TENDON_SPRING: /* no regularization: k and b are the model's */
       break;

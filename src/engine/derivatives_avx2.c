@@ -20,6 +20,7 @@
 #define grit_delassus_c_dual grit_delassus_c_dual_avx2
 #define grit_delassus_dual grit_delassus_dual_avx2
 #define grit_params_finalize_dual grit_params_finalize_dual_avx2
+#define grit_equality_rn_dual grit_equality_rn_dual_avx2
 #define grit_constraint_eval_dual grit_constraint_eval_dual_avx2
 #define grit_bilateral_cost_dual grit_bilateral_cost_dual_avx2
 #define grit_bilateral_gamma_dual grit_bilateral_gamma_dual_avx2

@@ -645,10 +645,6 @@ static int lean_kind(int kind) {
          kind == GRIT_CONSTRAINT_TENDON_LIMIT || kind == GRIT_CONSTRAINT_TENDON_FRICTION;
 }
 
-/* constraints_generic.h's GRIT_NEAR_RIGID_FACTOR (an equality's R = w / (4 pi^2)), for cx_fused's copy of its
- * lines; a change there makes the softbox switch tests fail until this follows. */
-#define CK_NEAR_RIGID (1.0 / (4.0 * 3.14159265358979323846 * 3.14159265358979323846))
-
 /* The kept values' indices of the fields a bilateral row's law reads besides Rn (kept_values' order). */
 enum {
   TAU_D = (int)(offsetof(grit_contact_params_dual, tau_d) / sizeof(grit_dual)),
@@ -670,17 +666,14 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
   grit_dual wd = grit_dual_const(k->w);
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row_again(m, w, mmask, i, k->dim, k->ntree, k->tree, &wd)))
     return 0;
-  /* params_finalize's lines for these kinds (constraints_generic.h: Rn from w alone) and grit_bilateral_gamma's
-   * (contact_model_generic.h) on the kept tau_d and phi, whose partials are +0 in the kept p: the same dual
-   * operations in their order, without p (the switch test holds them to the law's own) */
-  const double dt = m->opt.timestep;
-  grit_dual Rn = grit_dual_scale(wd, CK_NEAR_RIGID);
-  if (!(wd.v > 0.0)) Rn = grit_dual_const(1.0);
-  const grit_dual iR = grit_dual_div(grit_dual_const(1.0), Rn);
-  const grit_dual sc = grit_dual_div(grit_dual_const(1.0), grit_dual_addc(grit_dual_const(s[TAU_D]), dt));
-  grit_dual gamma[3];
-  for (int r = 0; r < k->dim; ++r)
-    gamma[r] = grit_dual_neg(grit_dual_mul(grit_dual_fma(grit_dual_const(s[PHI + r]), sc, grit_dual_const(x[r])), iR));
+  /* params_finalize's Rn for these kinds (from w alone) and the law, grit_bilateral_gamma, on the kept tau_d,
+   * phi and J v + b, whose partials are +0 in the kept p: a p holding only the fields the law reads */
+  grit_contact_params_dual p;
+  grit_dual vc[3], gamma[3];
+  p.Rn = grit_equality_rn_dual(wd);
+  p.tau_d = grit_dual_const(s[TAU_D]);
+  for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(s[PHI + r]), vc[r] = grit_dual_const(x[r]);
+  grit_bilateral_gamma_dual(&p, m->opt.timestep, k->dim, vc, gamma);
   (void)d;
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
