@@ -36,11 +36,30 @@ static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, 
   const GS u[3] = {GS_DIV(d[0], ld), GS_DIV(d[1], ld), GS_DIV(d[2], ld)};
   /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
    * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were */
-  for (int s = 0; s < 2; ++s) {
-    const GS *pt = s ? y : x;
-    for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
-      const GS t = GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u);
-      J[dof] = s ? GS_ADD(J[dof], t) : GS_SUB(J[dof], t);
+  if (m->ten_full_paths) {
+    for (int s = 0; s < 2; ++s) {
+      const GS *pt = s ? y : x;
+      for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
+        const GS t = GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u);
+        J[dof] = s ? GS_ADD(J[dof], t) : GS_SUB(J[dof], t);
+      }
+    }
+    return GS_SCALE(len, 1.0 / div);
+  }
+  /* A dof on both paths (from the bodies' common ancestor up) moves x and y by w x p + l each: its term
+   * u^T (w x (y - x)) is zero, u being along y - x (for every q: its partials too); computed as two
+   * products subtracted it was rounding, ~1e-17 of the others, which made a tendon between neighbours
+   * of the flag's tree a row over ~150 dofs instead of a dozen. The walk stops where the paths meet
+   * (dof_parent[i] < i: the larger dof is below the meeting point); each dof below it is on one path
+   * only and gets the same one term as before, in the same segment order. */
+  int i = m->body_lastdof[bx], j = m->body_lastdof[by];
+  while (i != j) {
+    if (i > j) {
+      J[i] = GS_SUB(J[i], GS_NAME(cx_u_point_velocity)(k->cdof + 6 * i, x, u));
+      i = m->dof_parent[i];
+    } else {
+      J[j] = GS_ADD(J[j], GS_NAME(cx_u_point_velocity)(k->cdof + 6 * j, y, u));
+      j = m->dof_parent[j];
     }
   }
   return GS_SCALE(len, 1.0 / div);
