@@ -35,8 +35,9 @@ static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, 
   const GS ld = GS_SCALE(len, div);
   const GS u[3] = {GS_DIV(d[0], ld), GS_DIV(d[1], ld), GS_DIV(d[2], ld)};
   /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
-   * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were */
-  if (m->ten_full_paths) {
+   * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were; bodies of
+   * two trees (or one static) have no dof in common: each path's loop, without the walk's comparisons */
+  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) {
     for (int s = 0; s < 2; ++s) {
       const GS *pt = s ? y : x;
       for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
