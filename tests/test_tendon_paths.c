@@ -5,7 +5,8 @@
  * MuJoCo's flag (288 spring tendons of two sites on one tree of 340 hinge dofs: every entry the same bits
  * as the whole paths' or +0 where those are rounding) and arm26 (wrapped muscles, several segments: a dof
  * another segment adds to differs by that rounding); the row against central
- * differences of the length; the step and A, B with and without, close. */
+ * differences of the length; the step and A with and without, close. And a row built in J's block
+ * (cx_row_in_place; m->ten_row_scatter: scattered from scratch): the same bits. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -136,4 +137,56 @@ Test(tendon_paths, flag_steps_and_derivatives_close) {
     cr_expect(diff <= 1e-9 * cmax, "A column %d: %g of %g", c, diff, cmax);
   }
   for (int w = 0; w < 2; ++w) free(A[w]), grit_data_free(d[w]), grit_model_free(m[w]);
+}
+
+/* A tendon's row built in J's block (cx_row_in_place) and scattered from scratch (m->ten_row_scatter):
+ * every spring row of the flag the same bits, then the flag stepped 10 times each way and A: the same
+ * bits. */
+Test(tendon_paths, rows_in_place_same_bits) {
+  grit_data *d;
+  grit_model *m = load("mujoco_composite/flag/flag.xml", &d);
+  for (int i = 0; i < 5; ++i) cr_assert_eq(grit_step(d), GRIT_OK);
+  cr_assert_not_null(d->cx_colptr);
+  const int n = m->tree_dofnum[0];
+  double *J[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
+  int rows = 0;
+  for (int t = 0; t < m->ntendon; ++t) {
+    if (m->ten_ntree[t] != 1) continue;
+    int ncols = 0;
+    const int *cols = grit_cx_cols(m, d->cx_colptr, d->cx_cols, GRIT_CONSTRAINT_TENDON_SPRING, t, &ncols);
+    grit_contact_params p[2];
+    for (int w = 0; w < 2; ++w) {
+      memset(&p[w], 0, sizeof p[w]);
+      for (int i = 0; i < n; ++i) J[w][i] = 1.0; /* (zeroed by the call) */
+      m->ten_row_scatter = w;
+      double *const Jw[2] = {J[w], NULL};
+      grit_cx_rows_cols(m, &d->kin, d->qpos, 0.002, GRIT_CONSTRAINT_TENDON_SPRING, t, 1, m->ten_tree + 2 * t, Jw, &p[w],
+                        d->jscratch, cols, ncols);
+    }
+    m->ten_row_scatter = 0;
+    cr_assert(memcmp(J[0], J[1], sizeof(double) * (size_t)n) == 0, "tendon %d's row", t);
+    cr_assert(memcmp(&p[0].phi0, &p[1].phi0, sizeof p[0].phi0) == 0, "tendon %d's stretch", t);
+    rows++;
+  }
+  cr_expect_eq(rows, m->ntendon);
+  free(J[0]), free(J[1]);
+  grit_data_free(d);
+  grit_model_free(m);
+
+  grit_data *e[2];
+  grit_model *mm[2];
+  double *A[2];
+  for (int w = 0; w < 2; ++w) {
+    mm[w] = load("mujoco_composite/flag/flag.xml", &e[w]);
+    mm[w]->ten_row_scatter = w;
+    for (int i = 0; i < 10; ++i) cr_assert_eq(grit_step(e[w]), GRIT_OK);
+    const int nx = 2 * mm[w]->nv;
+    A[w] = calloc((size_t)nx * nx, sizeof(double));
+    cr_assert_eq(grit_step_derivatives(e[w], A[w], NULL, NULL, 0, NULL), GRIT_OK);
+  }
+  const int nv = mm[0]->nv, nx = 2 * nv;
+  cr_expect(memcmp(e[0]->qpos, e[1]->qpos, sizeof(double) * (size_t)mm[0]->nq) == 0, "q");
+  cr_expect(memcmp(e[0]->qvel, e[1]->qvel, sizeof(double) * (size_t)nv) == 0, "v");
+  cr_expect(memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx) == 0, "A");
+  for (int w = 0; w < 2; ++w) free(A[w]), grit_data_free(e[w]), grit_model_free(mm[w]);
 }
