@@ -3,8 +3,11 @@
  * written once for any scalar type (see constraints_extra_decl_generic.h); included by
  * constraints_extra.c once per scalar. */
 
-/* The world position of site s. */
-static void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * k, int s, GS p[3]) {
+/* The world position of site s (inlined: cx_tendon_row's inlined segments left it a call) */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_kin) * k, int s, GS p[3]) {
   const int b = m->site_body[s];
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->site_pos + 3 * s);
 }
@@ -25,9 +28,15 @@ static inline GS GS_NAME(cx_u_point_velocity)(const GS t[6], const GS p[3], cons
 }
 
 /* |y - x| / div for the points x of body bx and y of body by (world), and if J is not NULL,
- * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor). */
-static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
-                              int by, double div, GS *J) {
+ * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor); dof i's
+ * entry at J[i - off] (off: the first dof of J's tree when J is a tree's block, else 0). Inlined into each
+ * variant of cx_tendon_row: where off is the constant 0 its index costs nothing (as a call, the hammock's
+ * and cloth's two-tree rows paid 7 % more in cx_segment). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS x[3], int bx, const GS y[3],
+                              int by, double div, GS *J, int off) {
   GS d[3];
   GS_NAME(grit_v3_sub)(d, y, x);
   const GS len = GS_NAME(grit_v3_norm)(d);
@@ -35,24 +44,48 @@ static GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin) * k, 
   const GS ld = GS_SCALE(len, div);
   const GS u[3] = {GS_DIV(d[0], ld), GS_DIV(d[1], ld), GS_DIV(d[2], ld)};
   /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
-   * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were */
-  for (int s = 0; s < 2; ++s) {
-    const GS *pt = s ? y : x;
-    for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
-      const GS t = GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u);
-      J[dof] = s ? GS_ADD(J[dof], t) : GS_SUB(J[dof], t);
+   * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were; bodies of
+   * two trees (or one static) have no dof in common: each path's loop, without the walk's comparisons */
+  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) {
+    for (int s = 0; s < 2; ++s) {
+      const GS *pt = s ? y : x;
+      for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
+        const GS t = GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u);
+        J[dof - off] = s ? GS_ADD(J[dof - off], t) : GS_SUB(J[dof - off], t);
+      }
+    }
+    return GS_SCALE(len, 1.0 / div);
+  }
+  /* A dof on both paths (from the bodies' common ancestor up) moves x and y by w x p + l each: its term
+   * u^T (w x (y - x)) is zero, u being along y - x (for every q: its partials too); computed as two
+   * products subtracted it was rounding, ~1e-17 of the others, which made a tendon between neighbours
+   * of the flag's tree a row over ~150 dofs instead of a dozen. The walk stops where the paths meet
+   * (dof_parent[i] < i: the larger dof is below the meeting point); each dof below it is on one path
+   * only and gets the same one term as before, in the same segment order. */
+  int i = m->body_lastdof[bx], j = m->body_lastdof[by];
+  while (i != j) {
+    if (i > j) {
+      J[i - off] = GS_SUB(J[i - off], GS_NAME(cx_u_point_velocity)(k->cdof + 6 * i, x, u));
+      i = m->dof_parent[i];
+    } else {
+      J[j - off] = GS_ADD(J[j - off], GS_NAME(cx_u_point_velocity)(k->cdof + 6 * j, y, u));
+      j = m->dof_parent[j];
     }
   }
   return GS_SCALE(len, 1.0 / div);
 }
 
 /* grit_tendon_length_jacobian with, if cols is not NULL, J zeroed only on the ncols dofs cols (a superset
- * of those the tendon's row can be nonzero on: the others are left as they are, read by nothing). */
-static GS GS_NAME(cx_tendon_row)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon, GS *J,
-                                 const int *cols, int ncols) {
+ * of those the tendon's row can be nonzero on: the others are left as they are, read by nothing); dof i's
+ * entry at J[i - off] (cx_segment). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline GS GS_NAME(cx_tendon_row_in)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
+                                           GS *J, const int *cols, int ncols, int off) {
   const int adr = m->ten_adr[tendon], num = m->ten_num[tendon], nv = m->nv;
   if (J && cols)
-    for (int e = 0; e < ncols; ++e) J[cols[e]] = GS_C(0.0);
+    for (int e = 0; e < ncols; ++e) J[cols[e] - off] = GS_C(0.0);
   else if (J)
     for (int i = 0; i < nv; ++i) J[i] = GS_C(0.0);
   GS L = GS_C(0.0);
@@ -60,7 +93,7 @@ static GS GS_NAME(cx_tendon_row)(const grit_model *m, const GS_NAME(grit_kin) * 
     for (int e = adr; e < adr + num; ++e) {
       const int j = m->wrap_obj[e];
       L = GS_FMA(GS_C(m->wrap_coef[e]), q[m->jnt_qposadr[j]], L);
-      if (J) J[m->jnt_dofadr[j]] = GS_ADDC(J[m->jnt_dofadr[j]], m->wrap_coef[e]);
+      if (J) J[m->jnt_dofadr[j] - off] = GS_ADDC(J[m->jnt_dofadr[j] - off], m->wrap_coef[e]);
     }
     return L;
   }
@@ -89,14 +122,24 @@ static GS GS_NAME(cx_tendon_row)(const grit_model *m, const GS_NAME(grit_kin) * 
       if (side >= 0) GS_NAME(cx_site_pos)(m, k, side, sp);
       wl = GS_NAME(tendon_wrap)(m, g, gp, gR, a, b, side >= 0 ? sp : NULL, w);
       if (GS_V(wl) >= 0.0) {
-        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J)));
-        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J));
+        L = GS_ADD(L, GS_ADD(GS_SCALE(wl, 1.0 / div), GS_NAME(cx_segment)(m, k, a, ba, w, gb, div, J, off)));
+        L = GS_ADD(L, GS_NAME(cx_segment)(m, k, w + 3, gb, b, bb, div, J, off));
       }
     }
-    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J));
+    if (GS_V(wl) < 0.0) L = GS_ADD(L, GS_NAME(cx_segment)(m, k, a, ba, b, bb, div, J, off));
     e += g >= 0 ? 2 : 1;
   }
   return L;
+}
+
+/* cx_tendon_row_in on a row over all dofs (off 0), and on a tree's block (cx_row_in_place) */
+static GS GS_NAME(cx_tendon_row)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon, GS *J,
+                                 const int *cols, int ncols) {
+  return GS_NAME(cx_tendon_row_in)(m, k, q, tendon, J, cols, ncols, 0);
+}
+static GS GS_NAME(cx_tendon_row_off)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon, GS *J,
+                                     const int *cols, int ncols, int off) {
+  return GS_NAME(cx_tendon_row_in)(m, k, q, tendon, J, cols, ncols, off);
 }
 
 GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
@@ -227,6 +270,14 @@ static void GS_NAME(cx_equality)(const grit_model *m, const GS_NAME(grit_kin) * 
   }
 }
 
+/* Whether a tendon's row of sign +1 is built straight into J's block (J zeroed above): one tree, its listed
+ * columns (all in that tree), doubles. cx_scatter_row's 1 r + (+0) is r itself: a row entry is never -0 (a
+ * sum begun at +0). Not for dual numbers (their partials' zeros' signs); m->ten_row_scatter: the scatter,
+ * as before (tests). On the flag the scatter was 3 % of its step. */
+static inline int GS_NAME(cx_row_in_place)(const grit_model *m, int ntree, const int *cols) {
+  return !GS_IS_DUAL && cols && ntree == 1 && !m->ten_row_scatter;
+}
+
 void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
                                 int source, int ntree, const int tree[2], GS *const J[2],
                                 GS_NAME(grit_contact_params) * p, GS *scratch, const int *cols, int ncols) {
@@ -246,25 +297,31 @@ void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k
     case GRIT_CONSTRAINT_TENDON_LIMIT: { /* phi0 = L - lower or upper - L, J = +-dL/dv */
       const int t = source / 2, side = source % 2;
       GS *row = scratch + 3 * m->nv;
-      const GS L = GS_NAME(cx_tendon_row)(m, k, q, t, row, cols, ncols);
+      const int in = side == 0 && GS_NAME(cx_row_in_place)(m, ntree, cols);
+      const GS L = in ? GS_NAME(cx_tendon_row_off)(m, k, q, t, J[0], cols, ncols, m->tree_dofadr[tree[0]])
+                      : GS_NAME(cx_tendon_row)(m, k, q, t, row, cols, ncols);
       p->phi0 = side == 0 ? GS_ADDC(L, -m->ten_range[2 * t]) : GS_NEG(GS_ADDC(L, -m->ten_range[2 * t + 1]));
-      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(side == 0 ? 1.0 : -1.0), cols, ncols);
+      if (!in) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(side == 0 ? 1.0 : -1.0), cols, ncols);
       p->tau_d = GS_C(m->ten_limit_taud[t]);
       p->width = GS_C(m->ten_limit_width[t]);
       break;
     }
     case GRIT_CONSTRAINT_TENDON_FRICTION: { /* J = dL/dv */
       GS *row = scratch + 3 * m->nv;
-      (void)GS_NAME(cx_tendon_row)(m, k, q, source, row, cols, ncols);
-      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0), cols, ncols);
+      const int in = GS_NAME(cx_row_in_place)(m, ntree, cols);
+      if (in) (void)GS_NAME(cx_tendon_row_off)(m, k, q, source, J[0], cols, ncols, m->tree_dofadr[tree[0]]);
+      else (void)GS_NAME(cx_tendon_row)(m, k, q, source, row, cols, ncols);
+      if (!in) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0), cols, ncols);
       p->k = GS_C(m->ten_frictionloss[source]);
       break;
     }
     default: { /* GRIT_CONSTRAINT_TENDON_SPRING: stretch x0 = L - rest length */
       GS *row = scratch + 3 * m->nv;
-      const GS L = GS_NAME(cx_tendon_row)(m, k, q, source, row, cols, ncols);
+      const int in = GS_NAME(cx_row_in_place)(m, ntree, cols);
+      const GS L = in ? GS_NAME(cx_tendon_row_off)(m, k, q, source, J[0], cols, ncols, m->tree_dofadr[tree[0]])
+                      : GS_NAME(cx_tendon_row)(m, k, q, source, row, cols, ncols);
       p->phi0 = GS_ADDC(L, -m->ten_springlength[source]);
-      GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0), cols, ncols);
+      if (!in) GS_NAME(cx_scatter_row)(m, ntree, tree, J, 1, 0, row, GS_C(1.0), cols, ncols);
       p->k = GS_C(m->ten_stiffness[source]);
       p->d = GS_C(m->ten_damping[source]);
       break;

@@ -151,6 +151,10 @@ struct grit_model {
   double *ten_frictionloss; /* (ntendon) */
   double *ten_limit_taud, *ten_limit_width, *ten_stiffness, *ten_springlength, *ten_damping, *ten_length0; /* (ntendon) */
   int *ten_ntree, *ten_tree; /* (ntendon), (2 ntendon) the trees touched */
+  int ten_full_paths;       /* nonzero: a spatial segment's row over both bodies' whole paths, their common
+                               dofs included (as before stop 26: u^T (J_y - J_x) there is rounding; tests) */
+  int ten_row_scatter;      /* nonzero: a tendon's row of a step built in scratch and scattered into J, as
+                               before stop 26 (constraints_extra_generic.h, cx_row_in_place; tests) */
   int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */
   int *wrap_geom;           /* (nwrap) SPATIAL: the wrap geometry (sphere, cylinder), -1 for a site,
                                GRIT_WRAP_PULLEY for a pulley */
