@@ -513,3 +513,45 @@ Test(step, class_sweep_and_kept_mass_matrix_same_bits) {
     grit_model_free(m[run]);
   }
 }
+
+/* A pile's step is a function of its state (include/grit/data.h): the block factor keeps a pile's
+ * elimination order while its pattern grows within a solve (blockchol_keep.c), and forgets it at the next
+ * solve's start. 120 spheres touching in one block (one component of more than 64 trees), 30 steps; then
+ * the state is set into a fresh data and into the stepped one (the same bits, data.h's note), and both
+ * step alike bit for bit. */
+Test(step, a_piles_step_is_a_function_of_its_state) {
+  char *xml = malloc(1 << 16), msg[GRIT_MESSAGE_SIZE];
+  cr_assert(xml);
+  int len = snprintf(xml, 1 << 16, "<mujoco><option timestep='0.005'/><worldbody><geom type='plane' size='5 5 .1'/>");
+  for (int i = 0; i < 120; ++i) /* 6 x 5 x 4, spacing 0.0995 < 2 r: every neighbour overlaps by 0.5 mm */
+    len += snprintf(xml + len, (size_t)(1 << 16) - (size_t)len,
+                    "<body pos='%.4f %.4f %.4f'><freejoint/><geom type='sphere' size='0.05'/></body>", 0.0995 * (i % 6),
+                    0.0995 * (i / 6 % 5), 0.0495 + 0.0995 * (i / 30));
+  snprintf(xml + len, (size_t)(1 << 16) - (size_t)len, "</worldbody></mujoco>");
+  grit_model *m;
+  grit_data *d[2];
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  free(xml);
+  cr_assert_eq(grit_data_create(m, &d[0]), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d[1]), GRIT_OK);
+  for (int k = 0; k < 30; ++k) cr_assert_eq(grit_step(d[0]), GRIT_OK, "%s", grit_data_last_error(d[0]));
+  const int nq = grit_model_nq(m), nv = grit_model_nv(m);
+  double *q = malloc(sizeof(double) * (size_t)nq), *v = malloc(sizeof(double) * (size_t)nv);
+  cr_assert(q && v);
+  memcpy(q, grit_data_qpos(d[0]), sizeof(double) * (size_t)nq);
+  memcpy(v, grit_data_qvel(d[0]), sizeof(double) * (size_t)nv);
+  for (int r = 0; r < 2; ++r) {
+    cr_assert_eq(grit_data_set_qpos(d[r], q, nq), GRIT_OK);
+    cr_assert_eq(grit_data_set_qvel(d[r], v, nv), GRIT_OK);
+    cr_assert_eq(grit_data_set_time(d[r], grit_data_time(d[0])), GRIT_OK);
+  }
+  for (int k = 0; k < 10; ++k) {
+    for (int r = 0; r < 2; ++r) cr_assert_eq(grit_step(d[r]), GRIT_OK, "%s", grit_data_last_error(d[r]));
+    cr_assert(d[0]->ncontacts > 120, "step %d: %d contacts, the pile came apart", k, d[0]->ncontacts);
+    cr_assert(!memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[1]), sizeof(double) * (size_t)nv), "step %d: other velocities", k);
+    cr_assert(!memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[1]), sizeof(double) * (size_t)nq), "step %d: other positions", k);
+  }
+  free(q), free(v);
+  grit_data_free(d[0]), grit_data_free(d[1]);
+  grit_model_free(m);
+}

@@ -476,10 +476,12 @@ grit_status grit_blockchol_analyze(grit_blockchol *b, int npairs, const int *pa,
     if (ne >= 0) {
       s = finish_analysis(b, npairs, pa, pb, ne, message);
       b->kept += s == GRIT_OK;
+      b->layout_kept = 1;
       return s;
     }
     build_graph(b, npairs, pa, pb); /* too much fill: a fresh order */
   }
+  b->layout_kept = 0;
   group_components(b, npairs, pa, pb);
   s = order_min_degree(b, &ne, message);
   s = s == GRIT_OK ? finish_analysis(b, npairs, pa, pb, ne, message) : s;
@@ -716,6 +718,11 @@ void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 =
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
 
 void grit_blockchol_keep_order(grit_blockchol *b, int allow) { b->no_keep = !allow; }
+
+int grit_blockchol_forget_order(grit_blockchol *b) {
+  b->keep_ok = 0;
+  return b->layout_kept;
+}
 
 void grit_blockchol_fast_order(grit_blockchol *b, int allow) {
   b->no_fast_order = !allow;

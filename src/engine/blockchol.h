@@ -95,6 +95,11 @@ void grit_blockchol_particle_kernel(grit_blockchol *b, int allow);
  * other rounding than a fresh order (forbidden: a fresh order every time, as before). */
 void grit_blockchol_keep_order(grit_blockchol *b, int allow);
 
+/* Forgets the kept order: the next analysis orders afresh. Returns 1 when the current layout came from a
+ * kept order (the caller must then analyse again before the next factorization): called at each solve's
+ * start, so that a step's result is a function of its state, not of the solves before it. */
+int grit_blockchol_forget_order(grit_blockchol *b);
+
 /* Floating-point operations of the last numeric factorization (of the trees it was asked for). */
 double grit_blockchol_flops(const grit_blockchol *b);
 

@@ -82,6 +82,7 @@ struct grit_blockchol {
   int no_keep;                /* grit_blockchol_keep_order(b, 0): every analysis orders afresh */
   int keep_ok;                /* the order is a fresh one with a component of more than HEAP_MIN trees */
   double keep_flops;          /* the factor's flops under the last fresh order (the kept order's bound) */
+  int layout_kept;            /* the current layout came from a kept order (grit_blockchol_forget_order) */
   long kept;                  /* analyses that kept the order (for tests) */
   uint64_t *wsum;             /* (nt) the fill in order's scratch: a row's nonzero words (words <= 64) */
 };

@@ -70,6 +70,9 @@ void grit_hessian_keep_invalidate(grit_hessian *h) {
 
 void grit_hessian_keep_new_solve(grit_hessian *h) {
   if (h->skip_solves > 0) h->skip_solves--;
+  /* a pile's order is kept within a solve only: each step's first analysis is a fresh order, a function
+   * of its pattern (blockchol.h, grit_blockchol_forget_order) */
+  if (h->bc && grit_blockchol_forget_order(h->bc)) h->sym_valid = 0;
   grit_hessian_keep_invalidate(h);
 }
 
