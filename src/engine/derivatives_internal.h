@@ -139,6 +139,8 @@ struct grit_deriv_ws {
   int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
   int no_contact_twins;                   /* nonzero: the chained bodies' twists from the cached dual ones */
   unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
+  int no_limit_span;                      /* nonzero: a joint limit's J span from its dual entries (tests) */
+  unsigned long limit_spans;              /* joint limits' spans taken from their stored values (tests) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */

@@ -87,7 +87,7 @@ static int dual_is_zero(const grit_dual *x) {
  * its nonzero entries; a contact's (its bodies' chains) is left whole. Products with the zeros outside
  * add only zeros (at most a zero's sign differs). */
 static void jacobian_span(const grit_model *m, const grit_constraint *k, int contact, const grit_dual *const J[2],
-                          int span[2][2]) {
+                          const double *Jd, int span[2][2]) {
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]];
     span[q][0] = 0, span[q][1] = n;
@@ -97,6 +97,13 @@ static void jacobian_span(const grit_model *m, const grit_constraint *k, int con
       continue;
     }
     int lo = n, hi = 0;
+    if (Jd) { /* a joint limit's J: the stored values Jd, no partials (jacobian_rows): its zeros in doubles */
+      int a = 0, b = n;
+      while (a < b && Jd[a] == 0.0) ++a;
+      while (b > a && Jd[b - 1] == 0.0) --b;
+      span[q][0] = a < b ? a : 0, span[q][1] = a < b ? b : 0;
+      continue;
+    }
     for (int r = 0; r < k->dim; ++r) {
       const grit_dual *Jr = J[q] + (size_t)r * (size_t)n;
       int a = 0, b = n;
@@ -354,7 +361,12 @@ static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws
   if (!contact && grit_deriv_chain_cx_jacobian_rows(m, d, w, k, J, p)) return; /* cx rows: derivatives_chain.c */
   grit_dual vc[3], gamma[3], G[9];
   int span[2][2];
-  jacobian_span(m, k, contact, J, span);
+  /* a joint limit's J is its stored values (the residual's limit branch): the zero test on them gives
+   * the same span (+-0 zero, NaN not, either way) for n doubles instead of n duals (ws->no_limit_span) */
+  const int limit = !contact && k->kind == GRIT_CONSTRAINT_LIMIT && k->dim == 1 && k->ntree == 1 && !w->no_limit_span;
+  const double *Jd = limit ? grit_solver_jstore(d->solver, NULL) + k->joff[0] : NULL;
+  w->limit_spans += limit;
+  jacobian_span(m, k, contact, J, Jd, span);
   apply_jacobian(m, k->dim, k->ntree, k->tree, J, span, d->vsol, k->b, vc);
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   take_lagged_lane(w, k, i, gamma);
