@@ -189,8 +189,9 @@ Test(step_copies, solver_mulv_over_the_pattern_steps_alike) {
 /* ------------------------------------------------------------------ one row's Delassus sum */
 
 /* The step's one-row constraints on a big tree: grit_treechol_delassus_cols and _delassus with each dof's
- * row in one load (delassus1_rows), with the three arrays (grit_treechol_rowinfo(tc, 0)) and by the indexed
- * loop (grit_treechol_runs(tc, 0)): the same bits. */
+ * row in one load (delassus1_rows), with the three arrays (grit_treechol_rowinfo(tc, 0)), by the indexed
+ * loop (grit_treechol_runs(tc, 0)) and with the root's chain marked dof by dof (grit_treechol_chain(tc, 0)):
+ * the same bits. */
 static void check_delassus_rows(const char *rel) {
   grit_model *m;
   grit_mjcf_info info;
@@ -219,14 +220,15 @@ static void check_delassus_rows(const char *rel) {
     int ncols = 0;
     const int *cols = grit_cx_cols(m, d->cx_colptr, d->cx_cols, c[i].kind, c[i].source, &ncols);
     const double *J = jstore + c[i].joff[0];
-    double w[6];
-    for (int v = 0; v < 3; ++v) {
+    double w[8];
+    for (int v = 0; v < 4; ++v) {
       grit_treechol_rowinfo(tc, v != 1);
       grit_treechol_runs(tc, v != 2);
+      grit_treechol_chain(tc, v != 3);
       w[2 * v] = cols ? grit_treechol_delassus_cols(tc, big, L, inv, J, 1, cols, ncols, x, bits) : 0.0;
       w[2 * v + 1] = grit_treechol_delassus(tc, big, L, inv, J, 1, x, bits);
     }
-    for (int v = 1; v < 3; ++v)
+    for (int v = 1; v < 4; ++v)
       cr_assert(memcmp(&w[0], &w[2 * v], sizeof(double)) == 0 && memcmp(&w[1], &w[2 * v + 1], sizeof(double)) == 0,
                 "constraint %d: %.17g %.17g, path %d: %.17g %.17g", i, w[0], w[1], v, w[2 * v], w[2 * v + 1]);
     for (int k = 0; k < n; ++k) cr_assert(x[k] == 0.0, "the scratch was left nonzero");

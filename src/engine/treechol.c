@@ -57,7 +57,8 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
   tc->send = calloc((size_t)m->nv + 1, sizeof(int));
   tc->row = calloc((size_t)m->nv + 1, sizeof *tc->row);
   tc->mulv = calloc((size_t)m->ntree + 1, 1);
-  if (!tc->row || !tc->send || !tc->mulv || !tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
+  tc->chain = calloc((size_t)m->ntree + 1, sizeof(int));
+  if (!tc->chain || !tc->row || !tc->send || !tc->mulv || !tc->run || !tc->rowadr || !tc->rownnz || !tc->colind || !tc->treeadr || !tc->treesize || !tc->flops ||
       !tc->sib || !tc->sib4) {
     grit_treechol_free(tc);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the tree factor");
@@ -85,6 +86,8 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
     for (int k = n - 1; k >= 0; --k) /* (a root's parent is -1: one per tree) */
       tc->sib[adr + k] = k + 1 < n && m->dof_parent[adr + k + 1] == m->dof_parent[adr + k] ? tc->sib[adr + k + 1] + 1 : 1;
     for (int k = 0; k < n; ++k) tc->sib4[t] |= tc->sib[adr + k] >= 4;
+    while (tc->chain[t] < n && m->dof_parent[adr + tc->chain[t]] == (tc->chain[t] ? adr + tc->chain[t] - 1 : -1))
+      tc->chain[t]++; /* (dof k of the chain: its row is dofs 0 .. k - 1, a run from column 0) */
   }
   mulv_trees(tc);
   *out = tc;
@@ -94,7 +97,7 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
 void grit_treechol_free(grit_treechol *tc) {
   if (!tc) return;
   free(tc->rowadr), free(tc->rownnz), free(tc->colind), free(tc->treeadr), free(tc->treesize), free(tc->flops);
-  free(tc->sib), free(tc->sib4), free(tc->run), free(tc->send), free(tc->mulv), free(tc->row);
+  free(tc->sib), free(tc->sib4), free(tc->run), free(tc->send), free(tc->mulv), free(tc->row), free(tc->chain);
   free(tc);
 }
 
@@ -572,6 +575,7 @@ static TC_NOINLINE __attribute__((target("avx2"))) void from_rows_avx2(const gri
 void grit_treechol_siblings(grit_treechol *tc, int allow) { tc->no_sib = !allow; }
 void grit_treechol_runs(grit_treechol *tc, int allow) { tc->no_runs = !allow; }
 void grit_treechol_rowinfo(grit_treechol *tc, int allow) { tc->no_rowinfo = !allow; }
+void grit_treechol_chain(grit_treechol *tc, int allow) { tc->no_chain = !allow; }
 
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr) {

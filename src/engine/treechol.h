@@ -86,6 +86,10 @@ void grit_treechol_runs(grit_treechol *tc, int allow);
 /* Allows (1, the default) or forbids (0) the one-row Delassus sums' reading of each dof's row in one load and
  * its walk up by the parents (treechol.c, delassus1_rows; the same bits), for tests. */
 void grit_treechol_rowinfo(grit_treechol *tc, int allow);
+/* Allows (1, the default) or forbids (0) the one-row Delassus sums over listed columns (delassus1_rows) taking
+ * the tree's first dofs, when they form a chain, as one block: not marked one by one, copied and solved in a
+ * loop (the same operations in the same order, the same bits), for tests. */
+void grit_treechol_chain(grit_treechol *tc, int allow);
 
 /* A constraint's Delassus sum sum_r J_r H^-1 J_r^T = sum_r |L^-T J_r^T|^2 for nr (1 to 3) rows J_r of tree t
  * (at J + r n, not modified): the first substitution of grit_treechol_solve_from_rows over the dofs on the

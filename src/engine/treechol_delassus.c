@@ -134,15 +134,20 @@ static TC_INLINE double delassus1_rows(const grit_treechol *tc, int t, const dou
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   const struct tc_row *row = tc->row + adr;
   const int *col = tc->colind + tc->treeadr[t];
+  int top = -1; /* the highest dof of the chain 0 .. nch - 1 on a marked path (those below it are too) */
   if (cols) {
+    const int nch = tc->no_chain ? 0 : tc->chain[t];
     for (int i = 0; i < ncols; ++i) {
       const int k = cols[i] - adr;
       if (k < 0 || k >= n || !(J[k] != 0.0)) continue;
-      for (int j = k; j >= 0 && !(bits[j >> 6] >> (j & 63) & 1u); j = row[j].par) {
+      int j = k;
+      for (; j >= nch && !(bits[j >> 6] >> (j & 63) & 1u); j = row[j].par) {
         bits[j >> 6] |= (uint64_t)1 << (j & 63);
         x[j] = J[j];
       }
+      if (j < nch && j > top) top = j; /* (j marked: its path's chain dof is counted already) */
     }
+    for (int j = 0; j <= top; ++j) x[j] = J[j];
   } else {
     support_paths(tc, t, J, 1, x, bits);
   }
@@ -165,6 +170,13 @@ static TC_INLINE double delassus1_rows(const grit_treechol *tc, int t, const dou
         for (int e = 0; e < rk.r; ++e) x[ck[e]] -= lk[e] * y;
       }
     }
+  }
+  for (int k = top; k >= 0; --k) { /* the chain, last as the marked dofs' descending order has it: k's row
+                                    * is the run of dofs 0 .. k - 1 */
+    const double y = x[k] * inv[k];
+    x[k] = 0.0;
+    w += y * y;
+    sub_run(x, L + row[k].adr, y, k);
   }
   return w;
 }

@@ -22,6 +22,9 @@ struct grit_treechol {
   struct tc_row { int adr, r, first, run, par; } *row; /* (nv) dof i's row for the Delassus sums, one load: rowadr,
                  * rownnz - 1, its first column, run, its parent's local index (-1 at the root) */
   int no_rowinfo; /* grit_treechol_rowinfo(tc, 0): the Delassus sums read rowadr, rownnz, colind, run */
+  int *chain;    /* (ntree) the tree's first dofs 0 .. chain - 1 form a chain (dof k's parent k - 1: a free
+                  * root's six, a chain of hinges): every path to the root ends in the chain */
+  int no_chain;  /* grit_treechol_chain(tc, 0): the one-row Delassus sums mark the chain's dofs one by one */
   int *send;     /* (nv) the local end of dof i's subtree, whose dofs are i .. send - 1 */
   unsigned char *mulv; /* (ntree) grit_treechol_mulv takes the tree: big, sparse, A with M's pattern */
   int no_mulv;   /* grit_treechol_mulv_pattern(tc, 0): grit_treechol_mulv declines every tree */
