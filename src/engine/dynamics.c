@@ -5,6 +5,7 @@
 #include "actuation.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "grit/detail/scalar_double.h"
 #include "dynamics_generic.h"
