@@ -5,7 +5,6 @@
 #include "actuation.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "grit/detail/scalar_double.h"
 #include "dynamics_generic.h"

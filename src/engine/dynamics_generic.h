@@ -201,7 +201,8 @@ void GS_NAME(grit_wrenches_to_dofs)(const grit_model *m, const GS_NAME(grit_kin)
 }
 
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A) {
-  if (A != M) memcpy(A, M, sizeof(GS) * (size_t)m->nM);
+  if (A != M) /* (a loop: memcpy's rep movsb on a composite's thousands of entries counts one a byte) */
+    for (int i = 0; i < m->nM; ++i) A[i] = M[i];
   /* tree by tree (a tree's dofs are consecutive), its block's address and size read once: the same sum on
    * each diagonal entry (a per-dof look-up of the tree was half of this for a free body) */
   for (int t = 0; t < m->ntree; ++t) {
