@@ -456,3 +456,18 @@ Test(solver, residual_sums_at_constant_sizes_give_the_same_bits) {
   cr_log_info("constraints over the steps: rod %d, particles %d", rod, particles);
   cr_assert(rod > 0 && particles > 0, "no constraint: the test compares nothing");
 }
+
+static void no_one_tree_islands(grit_solver *s) { s->no_one_tree_islands = 1; }
+
+/* A model of one tree finds its one island directly (solver.c, find_islands), the same island as the
+ * union-find and counting sorts give (no_one_tree_islands): the sliding rod (a free body on the floor) and
+ * MuJoCo's humanoid (one tree falling onto the floor), the states compared bit for bit after each step; and
+ * both had constraints. */
+Test(solver, one_tree_island_gives_the_same_bits) {
+  const int rod =
+      stepped_alike(GRIT_SOURCE_DIR "/examples/models/sliding_rod.xml", no_one_tree_islands, 200, any_constraint);
+  const int humanoid = stepped_alike(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", no_one_tree_islands,
+                                     60, any_constraint);
+  cr_log_info("constraints over the steps: rod %d, humanoid %d", rod, humanoid);
+  cr_assert(rod > 0 && humanoid > 0, "no constraint: the test compares nothing");
+}

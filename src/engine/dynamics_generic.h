@@ -201,13 +201,18 @@ void GS_NAME(grit_wrenches_to_dofs)(const grit_model *m, const GS_NAME(grit_kin)
 }
 
 void GS_NAME(grit_implicit_operator)(const grit_model *m, const GS *M, double h, GS *A) {
-  if (A != M)
+  if (A != M) /* (a loop: memcpy's rep movsb on a composite's thousands of entries counts one a byte) */
     for (int i = 0; i < m->nM; ++i) A[i] = M[i];
-  for (int i = 0; i < m->nv; ++i) {
-    const int t = m->dof_tree[i], adr = m->tree_dofadr[t], n = m->tree_dofnum[t], j = m->dof_jnt[i];
-    const double kj = (m->jnt_type[j] == GRIT_JOINT_HINGE || m->jnt_type[j] == GRIT_JOINT_SLIDE) ? m->jnt_stiffness[j] : 0.0;
-    GS *aii = A + m->tree_madr[t] + (i - adr) * n + (i - adr);
-    *aii = GS_ADDC(*aii, h * m->dof_damping[i] + h * h * kj);
+  /* tree by tree (a tree's dofs are consecutive), its block's address and size read once: the same sum on
+   * each diagonal entry (a per-dof look-up of the tree was half of this for a free body) */
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    GS *a = A + m->tree_madr[t];
+    for (int k = 0; k < n; ++k) {
+      const int i = adr + k, j = m->dof_jnt[i];
+      const double kj = (m->jnt_type[j] == GRIT_JOINT_HINGE || m->jnt_type[j] == GRIT_JOINT_SLIDE) ? m->jnt_stiffness[j] : 0.0;
+      a[k * n + k] = GS_ADDC(a[k * n + k], h * m->dof_damping[i] + h * h * kj);
+    }
   }
 }
 

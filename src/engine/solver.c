@@ -153,6 +153,17 @@ static int uf_find(int *uf, int t) {
  * of dofs. O(nc + ntree). */
 static void find_islands(grit_solver *s, int nc) {
   const int nt = s->m->ntree;
+  if (nt == 1 && !s->no_one_tree_islands) { /* one tree (a robot, a free body): one island holding every
+                                               constraint in index order, what the sorts below give */
+    s->nisl = 1;
+    s->tree_isl[0] = 0;
+    s->isl_start[0] = s->isl_tstart[0] = 0;
+    s->isl_start[1] = nc, s->isl_tstart[1] = 1;
+    for (int i = 0; i < nc; ++i) s->isl_con[i] = i;
+    s->isl_tree[0] = 0;
+    ISL(s, ISL_NDOF)[0] = 0.0 + s->m->tree_dofnum[0];
+    return;
+  }
   int *uf = s->uf;
   for (int t = 0; t < nt; ++t) uf[t] = t;
   for (int i = 0; i < nc; ++i) {

@@ -75,6 +75,8 @@ struct grit_solver {
                            of normal-only contacts' normal rows alone are off (solver_linesearch.c; tests) */
   int no_sized_sums;    /* nonzero: the evaluation's residual sums over each tree with its size a variable
                            (solver.c, residual_sums; the same bits; tests) */
+  int no_one_tree_islands; /* nonzero: a model of one tree finds its one island by the general union-find
+                              and counting sorts (solver.c, find_islands; the same islands; tests) */
   int no_chord;         /* nonzero: every Newton direction assembles and factors H (no chord steps with the
                            last factor, solver.c; tests) */
   int *act_fac;         /* (ntree) the islands act[0..nact_fac-1] of the last factorization that a chord step
