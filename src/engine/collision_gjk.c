@@ -54,6 +54,7 @@ typedef struct body {
   double r;  /* core radius */
   int *hint; /* the last support vertex of a hull with a graph, where the next climb starts */
   int refine; /* 1: GJK may jump to a cylinder's closest point to a single point of the other (point_jump) */
+  int edge;   /* 1: and to the closest points of a cylinder and an edge of the other (edge_jump) */
 } body;
 
 /* A vertex of D with the two core points that made it: w = a - b. */
@@ -251,6 +252,145 @@ static int point_jump(const body *A, const body *B, simplex *s, double v[3], dou
   return 1;
 }
 
+static int same3(const double *x, const double *y) { return x[0] == y[0] && x[1] == y[1] && x[2] == y[2]; }
+
+static int lex_less(const double *x, const double *y) {
+  return x[0] < y[0] || (x[0] == y[0] && (x[1] < y[1] || (x[1] == y[1] && x[2] < y[2])));
+}
+
+/* The simplex's distinct points of the other body (an edge of it when two, a triangle when three), written
+ * to e in a fixed (lexicographic) order, so that their closest points to the cylinder do not depend on GJK's
+ * path to them. Returns their number. */
+static int other_feature(const simplex *s, int other_is_b, const double *e[3]) {
+  int k = 0;
+  for (int i = 0; i < s->n; ++i) {
+    const double *x = other_is_b ? s->v[i].b : s->v[i].a;
+    int dup = 0;
+    for (int j = 0; j < k; ++j) dup |= same3(x, e[j]);
+    if (!dup) e[k++] = x;
+  }
+  for (int i = 1; i < k; ++i) /* insertion sort of at most three */
+    for (int j = i; j > 0 && lex_less(e[j], e[j - 1]); --j) {
+      const double *t = e[j];
+      e[j] = e[j - 1], e[j - 1] = t;
+    }
+  return k;
+}
+
+/* The closest points of the triangle p0 p1 p2 (cylinder's frame) and the cylinder when they are the
+ * cylinder's extreme point toward the triangle's plane and its foot inside the triangle; 0 otherwise. u: a
+ * direction from the cylinder toward the triangle (to orient the plane's normal). */
+static int face_nearest(const grit_shape *cyl, const double *p[3], const double u[3], double x[3], double q[3]) {
+  double e1[3], e2[3], m[3], mo[3];
+  grit_v3_sub(e1, p[1], p[0]);
+  grit_v3_sub(e2, p[2], p[0]);
+  grit_v3_cross(m, e1, e2);
+  if (!(grit_v3_normalize(m) > 0.0)) return 0;
+  grit_v3_copy(mo, m);
+  if (grit_v3_dot(mo, u) < 0.0) grit_v3_scale(mo, mo, -1.0);
+  grit_shape_core_support(cyl, mo, q);
+  const double gap = grit_v3_dot(mo, p[0]) - grit_v3_dot(mo, q);
+  if (!(gap > 0.0)) return 0;
+  grit_v3_addscl(x, q, mo, gap);
+  for (int i = 0; i < 3; ++i) { /* the foot on the inner side of each edge */
+    double a[3], b[3], c[3];
+    grit_v3_sub(a, p[(i + 1) % 3], p[i]);
+    grit_v3_sub(b, x, p[i]);
+    grit_v3_cross(c, a, b);
+    if (grit_v3_dot(c, m) < 0.0) return 0;
+  }
+  return 1;
+}
+
+/* g(t) = (x - q).e for x = p + t e and q the cylinder's point nearest x: half the derivative of the squared
+ * distance of x from the (convex) cylinder, so nondecreasing in t; its root is the edge's closest point. */
+static double edge_g(const double size[2], const double p[3], const double e[3], double t, double x[3], double q[3]) {
+  double r[3];
+  for (int k = 0; k < 3; ++k) x[k] = p[k] + t * e[k];
+  cylinder_nearest(size, x, q);
+  grit_v3_sub(r, x, q);
+  return grit_v3_dot(r, e);
+}
+
+#define EDGE_MAX_EVALS 40
+/* Tries of edge_jump a call (each on a feature GJK kept for an iteration): a failed one costs ~0.2-1.5 k
+ * instructions, a stall on a curved core ~20 iterations of ~1 k. */
+#define EDGE_TRIES 4
+/* The closest points x (of the segment p0 p1) and q (of the cylinder), in the cylinder's frame: the root
+ * of edge_g on [0, 1] by the Illinois variant of regula falsi (superlinear, bracketed, deterministic from
+ * the segment's ends: the answer is the same from any GJK path that ends on this edge). */
+static void edge_nearest(const double size[2], const double p0[3], const double p1[3], double x[3], double q[3]) {
+  double e[3];
+  grit_v3_sub(e, p1, p0);
+  double lo = 0.0, hi = 1.0, glo = edge_g(size, p0, e, lo, x, q);
+  if (glo >= 0.0) return;
+  double ghi = edge_g(size, p0, e, hi, x, q);
+  if (ghi <= 0.0) return;
+  for (int i = 0, side = 0; i < EDGE_MAX_EVALS; ++i) {
+    double t = (lo * ghi - hi * glo) / (ghi - glo);
+    if (!(t > lo && t < hi)) break; /* the bracket is down to adjacent doubles */
+    const double gt = edge_g(size, p0, e, t, x, q);
+    if (gt == 0.0) return;
+    if (gt < 0.0) {
+      lo = t, glo = gt;
+      if (side < 0) ghi *= 0.5;
+      side = -1;
+    } else {
+      hi = t, ghi = gt;
+      if (side > 0) glo *= 0.5;
+      side = 1;
+    }
+  }
+  edge_g(size, p0, e, fabs(glo) <= fabs(ghi) ? lo : hi, x, q);
+}
+
+/* As point_jump, when the simplex's points of the other core are exactly two (GJK ends on a hull's edge
+ * against a cylinder's rim or side in ~14 iterations, its normal off by up to ~3e-5 rad): the exact
+ * closest points of that edge and the cylinder, q - x a point of D; GJK continues from it when strictly
+ * nearer than v (the termination test certifies the answer as before). Returns 1 if it moved v. */
+static int edge_jump(const body *A, const body *B, simplex *s, double v[3], double touch2, double last[9]) {
+  const int a_cyl = A->s->type == GRIT_GEOM_CYLINDER, b_cyl = B->s->type == GRIT_GEOM_CYLINDER;
+  const body *C = a_cyl ? A : B, *O = a_cyl ? B : A;
+  if (a_cyl == b_cyl || O->s->type == GRIT_GEOM_ELLIPSOID) return 0;
+  const double *e[3];
+  const int k = other_feature(s, a_cyl, e);
+  if (k < 2) return 0;
+  if (!same3(e[0], last) || !same3(e[1], last + 3) || !same3(e[k - 1], last + 6)) { /* a new feature: wait */
+    grit_v3_copy(last, e[0]);                                                       /* until GJK keeps it an */
+    grit_v3_copy(last + 3, e[1]);                                                   /* iteration */
+    grit_v3_copy(last + 6, e[k - 1]);
+    return -1;
+  }
+  double d[3], pl[3][3], xl[3], ql[3], x[3], q[3], w[3];
+  for (int i = 0; i < k; ++i) {
+    grit_v3_sub(d, e[i], C->p);
+    grit_m3_tmulv(pl[i], C->R, d);
+  }
+  if (k == 2) edge_nearest(C->s->size, pl[0], pl[1], xl, ql);
+  else {
+    double u[3], ul[3];
+    grit_v3_scale(u, v, a_cyl ? -1.0 : 1.0); /* v = a - b: from the other toward the cylinder when a is it */
+    grit_m3_tmulv(ul, C->R, u);
+    const double *pp[3] = {pl[0], pl[1], pl[2]};
+    if (!face_nearest(C->s, pp, ul, xl, ql)) return 0;
+  }
+  grit_tf_apply(x, C->p, C->R, xl);
+  grit_tf_apply(q, C->p, C->R, ql);
+  if (a_cyl) grit_v3_sub(w, q, x);
+  else grit_v3_sub(w, x, q);
+  const double ww = grit_v3_norm2(w);
+  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0;
+  sv y;
+  grit_v3_copy(y.w, w);
+  grit_v3_copy(y.a, a_cyl ? q : x);
+  grit_v3_copy(y.b, a_cyl ? x : q);
+  s->v[0] = y;
+  s->n = 1;
+  set_lam(s->lam, 1, 0, 0, 0);
+  grit_v3_copy(v, w);
+  return 1;
+}
+
 enum { GJK_SEPARATED, GJK_FAR, GJK_OVERLAP };
 /* Jumps a GJK call takes at most: each resets the simplex to one point, so repeated jumps could keep it
  * from growing around an origin inside D (an overlap approached by ever shorter jumps). */
@@ -268,6 +408,8 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
   support_D(A, B, d, &s->v[0]);
   grit_v3_copy(v, s->v[0].w);
   const double touch2 = (GJK_TOUCH * scale) * (GJK_TOUCH * scale);
+  int tries = 0;
+  double last_edge[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN}; /* the last feature seen (edge_jump) */
   for (*iters = 0; *iters < GJK_MAX_ITER; ++*iters) {
     double vv = grit_v3_norm2(v);
     if (vv <= touch2) return GJK_OVERLAP;
@@ -292,7 +434,14 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
     }
     simplex_reduce(s, lam);
     grit_v3_copy(v, vn);
-    if (A->refine && B->refine && *jumps < JUMP_MAX) *jumps += point_jump(A, B, s, v, touch2);
+    if (A->refine && B->refine && *jumps < JUMP_MAX) {
+      const int moved = point_jump(A, B, s, v, touch2);
+      *jumps += moved;
+      if (!moved && A->edge && B->edge && tries < EDGE_TRIES && s->n > 1) { /* at most EDGE_TRIES a call */
+        const int r = edge_jump(A, B, s, v, touch2, last_edge);
+        if (r >= 0) ++tries, *jumps += r;
+      }
+    }
   }
   return GJK_SEPARATED;
 }
@@ -524,7 +673,7 @@ static int polish_eval(const body *A, const body *B, double scale, const double 
   const double t = grit_v3_dot(nk, w.w) + POLISH_GAP * scale;
   double pt[3], v[3];
   grit_v3_addscl(pt, B->p, nk, t);
-  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0}; /* no point_jump: the overlap's path as before */
+  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0, 0}; /* no point_jump: the overlap's path as before */
   simplex s;
   int it, jumps = 0;
   if (gjk(A, &Bt, INFINITY, scale, &s, v, &it, &jumps) != GJK_SEPARATED) return 0;
@@ -626,8 +775,9 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
                  double wa[3], double wb[3], grit_gjk_info *info) {
   int ha = -1, hb = -1;
   const int refine = !(info && info->no_point_jump);
-  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, refine};
-  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, refine};
+  const int edge = !(info && info->no_edge_jump);
+  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, refine, edge};
+  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, refine, edge};
   const double scale = grit_shape_bounding_radius(A.s) + grit_shape_bounding_radius(B.s);
   simplex s;
   double v[3], ca[3], cb[3], dist;
@@ -639,10 +789,11 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   info->full_edge_clear = full;
   info->epa_rewrite = rewrite;
   info->no_point_jump = !refine;
+  info->no_edge_jump = !edge;
   int jumps = 0, res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   if (jumps && (res == GJK_OVERLAP || it >= GJK_MAX_ITER)) { /* overlaps (and a call out of iterations) take the
                                                                old path: EPA gets its simplex, the same bits */
-    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0};
+    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0, 0}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0, 0};
     res = gjk(&A0, &B0, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   }
   info->gjk_iterations = it;
