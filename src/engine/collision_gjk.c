@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collision_gjk_internal.h"
 #include "collision_narrow.h"
 #include "geometry_internal.h"
 #include "grit/math.h"
@@ -47,28 +48,6 @@
 #define POLISH_GAP 1e-4
 #define POLISH_TOL 1e-13
 
-/* A placed shape with its core. */
-typedef struct body {
-  const grit_shape *s;
-  const double *p, *R;
-  double r;  /* core radius */
-  int *hint; /* the last support vertex of a hull with a graph, where the next climb starts */
-  int refine; /* 1: GJK may jump to a cylinder's closest point to a single point of the other (point_jump) */
-  int edge;   /* 1: and to the closest points of a cylinder and an edge or face of the other (edge_jump; set
-                 only on a cylinder and a non-curved core) */
-} body;
-
-/* A vertex of D with the two core points that made it: w = a - b. */
-typedef struct sv {
-  double w[3], a[3], b[3];
-} sv;
-
-typedef struct simplex {
-  sv v[4];
-  double lam[4]; /* barycentric weights of the closest point v */
-  int n;
-} simplex;
-
 /* Out of line, support_D inlined in its callers: the code GCC chose before edge_jump (which changed its
  * choice to the reverse, +0.4 % on hull pairs). */
 #if defined(__GNUC__)
@@ -90,10 +69,6 @@ static void support_D(const body *A, const body *B, const double d[3], sv *v) {
 }
 
 /* ------------------------------------------------------------------- closest point on a simplex */
-
-static void set_lam(double lam[4], double l0, double l1, double l2, double l3) {
-  lam[0] = l0, lam[1] = l1, lam[2] = l2, lam[3] = l3;
-}
 
 static void seg_closest(const double *a, const double *b, double lam[4]) {
   double ab[3];
@@ -210,196 +185,9 @@ static void simplex_reduce(simplex *s, const double lam[4]) {
 
 /* ---------------------------------------------------------------------------------------- GJK */
 
-/* The point of the solid cylinder (radius r, half-length h, local frame) nearest the local point x. */
-static void cylinder_nearest(const double size[2], const double x[3], double q[3]) {
-  const double rho = hypot(x[0], x[1]), s = rho > size[0] ? size[0] / rho : 1.0;
-  q[0] = s * x[0], q[1] = s * x[1], q[2] = fmin(size[1], fmax(-size[1], x[2]));
-}
-
-/* 1 if the simplex's points all share one point of the other body (its b, or its a when other_is_b = 0). */
-static int one_other_point(const simplex *s, int other_is_b) {
-  for (int i = 1; i < s->n; ++i) {
-    const double *x = other_is_b ? s->v[i].b : s->v[i].a, *y = other_is_b ? s->v[0].b : s->v[0].a;
-    if (x[0] != y[0] || x[1] != y[1] || x[2] != y[2]) return 0;
-  }
-  return 1;
-}
-
-/* GJK on a curved core halves its angular error per iteration (the chord's closest point on a circle):
- * a hull vertex near a cylinder's rim or side takes ~20 iterations to meet the termination test. When
- * the simplex's points all share one point p of the other core (its closest feature is that point), the
- * cylinder's point q nearest p is known in closed form, and q - p is a point of D no farther from the
- * origin than v. GJK continues from the simplex {q - p} when it is strictly nearer: its termination test
- * (the bounds |v| and v.w/|v|) is unchanged, so the answer is certified as before; where p is indeed the
- * other's closest point the next support meets the test at once. Returns 1 if it moved v. */
-static int point_jump(const body *A, const body *B, simplex *s, double v[3], double touch2) {
-  const int a_cyl = A->s->type == GRIT_GEOM_CYLINDER && B->s->type != GRIT_GEOM_CYLINDER;
-  const int b_cyl = B->s->type == GRIT_GEOM_CYLINDER && A->s->type != GRIT_GEOM_CYLINDER;
-  if (!(a_cyl || b_cyl) || !one_other_point(s, a_cyl)) return 0;
-  const body *C = a_cyl ? A : B;
-  const double *p = a_cyl ? s->v[0].b : s->v[0].a;
-  double d[3], xl[3], ql[3], q[3], w[3];
-  grit_v3_sub(d, p, C->p);
-  grit_m3_tmulv(xl, C->R, d);
-  cylinder_nearest(C->s->size, xl, ql);
-  grit_tf_apply(q, C->p, C->R, ql);
-  if (a_cyl) grit_v3_sub(w, q, p);
-  else grit_v3_sub(w, p, q);
-  const double ww = grit_v3_norm2(w);
-  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0; /* touching or overlapping: GJK's own simplex to EPA */
-  sv x;
-  grit_v3_copy(x.w, w);
-  grit_v3_copy(x.a, a_cyl ? q : p);
-  grit_v3_copy(x.b, a_cyl ? p : q);
-  s->v[0] = x;
-  s->n = 1;
-  set_lam(s->lam, 1, 0, 0, 0);
-  grit_v3_copy(v, w);
-  return 1;
-}
-
-static int same3(const double *x, const double *y) { return x[0] == y[0] && x[1] == y[1] && x[2] == y[2]; }
-
-static int lex_less(const double *x, const double *y) {
-  return x[0] < y[0] || (x[0] == y[0] && (x[1] < y[1] || (x[1] == y[1] && x[2] < y[2])));
-}
-
-/* The simplex's distinct points of the other body (an edge of it when two, a triangle when three), written
- * to e in a fixed (lexicographic) order, so that their closest points to the cylinder do not depend on GJK's
- * path to them. Returns their number. */
-static int other_feature(const simplex *s, int other_is_b, const double *e[3]) {
-  int k = 0;
-  for (int i = 0; i < s->n; ++i) {
-    const double *x = other_is_b ? s->v[i].b : s->v[i].a;
-    int dup = 0;
-    for (int j = 0; j < k; ++j) dup |= same3(x, e[j]);
-    if (!dup) e[k++] = x;
-  }
-  for (int i = 1; i < k; ++i) /* insertion sort of at most three */
-    for (int j = i; j > 0 && lex_less(e[j], e[j - 1]); --j) {
-      const double *t = e[j];
-      e[j] = e[j - 1], e[j - 1] = t;
-    }
-  return k;
-}
-
-/* The closest points of the triangle p0 p1 p2 (cylinder's frame) and the cylinder when they are the
- * cylinder's extreme point toward the triangle's plane and its foot inside the triangle; 0 otherwise. u: a
- * direction from the cylinder toward the triangle (to orient the plane's normal). */
-static int face_nearest(const grit_shape *cyl, const double *p[3], const double u[3], double x[3], double q[3]) {
-  double e1[3], e2[3], m[3], mo[3];
-  grit_v3_sub(e1, p[1], p[0]);
-  grit_v3_sub(e2, p[2], p[0]);
-  grit_v3_cross(m, e1, e2);
-  if (!(grit_v3_normalize(m) > 0.0)) return 0;
-  grit_v3_copy(mo, m);
-  if (grit_v3_dot(mo, u) < 0.0) grit_v3_scale(mo, mo, -1.0);
-  grit_shape_core_support(cyl, mo, q);
-  const double gap = grit_v3_dot(mo, p[0]) - grit_v3_dot(mo, q);
-  if (!(gap > 0.0)) return 0;
-  grit_v3_addscl(x, q, mo, gap);
-  for (int i = 0; i < 3; ++i) { /* the foot on the inner side of each edge */
-    double a[3], b[3], c[3];
-    grit_v3_sub(a, p[(i + 1) % 3], p[i]);
-    grit_v3_sub(b, x, p[i]);
-    grit_v3_cross(c, a, b);
-    if (grit_v3_dot(c, m) < 0.0) return 0;
-  }
-  return 1;
-}
-
-/* g(t) = (x - q).e for x = p + t e and q the cylinder's point nearest x: half the derivative of the squared
- * distance of x from the (convex) cylinder, so nondecreasing in t; its root is the edge's closest point. */
-static double edge_g(const double size[2], const double p[3], const double e[3], double t, double x[3], double q[3]) {
-  double r[3];
-  for (int k = 0; k < 3; ++k) x[k] = p[k] + t * e[k];
-  cylinder_nearest(size, x, q);
-  grit_v3_sub(r, x, q);
-  return grit_v3_dot(r, e);
-}
-
-#define EDGE_MAX_EVALS 40
 /* Tries of edge_jump a call (each on a feature GJK kept for an iteration): a failed one costs ~0.2-1.5 k
  * instructions, a stall on a curved core ~20 iterations of ~1 k. */
 #define EDGE_TRIES 4
-/* The closest points x (of the segment p0 p1) and q (of the cylinder), in the cylinder's frame: the root
- * of edge_g on [0, 1] by the Illinois variant of regula falsi (superlinear, bracketed, deterministic from
- * the segment's ends: the answer is the same from any GJK path that ends on this edge). */
-static void edge_nearest(const double size[2], const double p0[3], const double p1[3], double x[3], double q[3]) {
-  double e[3];
-  grit_v3_sub(e, p1, p0);
-  double lo = 0.0, hi = 1.0, glo = edge_g(size, p0, e, lo, x, q);
-  if (glo >= 0.0) return;
-  double ghi = edge_g(size, p0, e, hi, x, q);
-  if (ghi <= 0.0) return;
-  for (int i = 0, side = 0; i < EDGE_MAX_EVALS; ++i) {
-    double t = (lo * ghi - hi * glo) / (ghi - glo);
-    if (!(t > lo && t < hi)) break; /* the bracket is down to adjacent doubles */
-    const double gt = edge_g(size, p0, e, t, x, q);
-    if (gt == 0.0) return;
-    if (gt < 0.0) {
-      lo = t, glo = gt;
-      if (side < 0) ghi *= 0.5;
-      side = -1;
-    } else {
-      hi = t, ghi = gt;
-      if (side > 0) glo *= 0.5;
-      side = 1;
-    }
-  }
-  edge_g(size, p0, e, fabs(glo) <= fabs(ghi) ? lo : hi, x, q);
-}
-
-/* As point_jump, when the simplex's points of the other core are exactly two (GJK ends on a hull's edge
- * against a cylinder's rim or side in ~14 iterations, its normal off by up to ~3e-5 rad): the exact
- * closest points of that edge and the cylinder, q - x a point of D; GJK continues from it when strictly
- * nearer than v (the termination test certifies the answer as before). Returns 1 if it moved v, 0 if not,
- * -1 on a feature not seen the iteration before (no try). Out of line: inlined, it changed gjk's own
- * inlining and cost pairs without a cylinder ~0.4 %. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int edge_jump(const body *A, const body *B, simplex *s, double v[3], double touch2, double last[9]) {
-  const int a_cyl = A->s->type == GRIT_GEOM_CYLINDER;
-  const body *C = a_cyl ? A : B;
-  const double *e[3];
-  const int k = other_feature(s, a_cyl, e);
-  if (k < 2) return 0;
-  if (!same3(e[0], last) || !same3(e[1], last + 3) || !same3(e[k - 1], last + 6)) { /* a new feature: wait */
-    grit_v3_copy(last, e[0]);                                                       /* until GJK keeps it an */
-    grit_v3_copy(last + 3, e[1]);                                                   /* iteration */
-    grit_v3_copy(last + 6, e[k - 1]);
-    return -1;
-  }
-  double d[3], pl[3][3], xl[3], ql[3], x[3], q[3], w[3];
-  for (int i = 0; i < k; ++i) {
-    grit_v3_sub(d, e[i], C->p);
-    grit_m3_tmulv(pl[i], C->R, d);
-  }
-  if (k == 2) edge_nearest(C->s->size, pl[0], pl[1], xl, ql);
-  else {
-    double u[3], ul[3];
-    grit_v3_scale(u, v, a_cyl ? -1.0 : 1.0); /* v = a - b: from the other toward the cylinder when a is it */
-    grit_m3_tmulv(ul, C->R, u);
-    const double *pp[3] = {pl[0], pl[1], pl[2]};
-    if (!face_nearest(C->s, pp, ul, xl, ql)) return 0;
-  }
-  grit_tf_apply(x, C->p, C->R, xl);
-  grit_tf_apply(q, C->p, C->R, ql);
-  if (a_cyl) grit_v3_sub(w, q, x);
-  else grit_v3_sub(w, x, q);
-  const double ww = grit_v3_norm2(w);
-  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0;
-  sv y;
-  grit_v3_copy(y.w, w);
-  grit_v3_copy(y.a, a_cyl ? q : x);
-  grit_v3_copy(y.b, a_cyl ? x : q);
-  s->v[0] = y;
-  s->n = 1;
-  set_lam(s->lam, 1, 0, 0, 0);
-  grit_v3_copy(v, w);
-  return 1;
-}
 
 enum { GJK_SEPARATED, GJK_FAR, GJK_OVERLAP };
 /* Jumps a GJK call takes at most: each resets the simplex to one point, so repeated jumps could keep it
@@ -445,10 +233,10 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
     simplex_reduce(s, lam);
     grit_v3_copy(v, vn);
     if (A->refine && B->refine && *jumps < JUMP_MAX) {
-      const int moved = point_jump(A, B, s, v, touch2);
+      const int moved = grit_gjk_point_jump(A, B, s, v, touch2);
       *jumps += moved;
       if (!moved && A->edge && B->edge && tries < EDGE_TRIES && s->n > 1) { /* at most EDGE_TRIES a call */
-        const int r = edge_jump(A, B, s, v, touch2, last_edge);
+        const int r = grit_gjk_edge_jump(A, B, s, v, touch2, last_edge);
         if (r >= 0) ++tries, *jumps += r;
       }
     }
@@ -789,8 +577,10 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   const grit_geom_type ta = pa->shape->type, tb = pb->shape->type;
   const int edge_pair = edge && (ta == GRIT_GEOM_CYLINDER) != (tb == GRIT_GEOM_CYLINDER) && /* a cylinder and */
                         ta != GRIT_GEOM_ELLIPSOID && tb != GRIT_GEOM_ELLIPSOID; /* a point, segment or polytope */
-  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, refine, edge_pair};
-  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, refine, edge_pair};
+  const int jump_pair = refine && (ta == GRIT_GEOM_CYLINDER) != (tb == GRIT_GEOM_CYLINDER); /* the only pairs
+                                                     the jumps act on: no call (collision_gjk_jump.c) on others */
+  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, jump_pair, edge_pair};
+  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, jump_pair, edge_pair};
   const double scale = grit_shape_bounding_radius(A.s) + grit_shape_bounding_radius(B.s);
   simplex s;
   double v[3], ca[3], cb[3], dist;
