@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_collision_gjk.c — GJK/EPA's shortcuts against their plain paths: the point jump on cylinders
- * (collision_gjk.c, grit_gjk_info.no_point_jump); EPA's edge table rewritten for moved faces only (epa_rewrite). */
+ * (collision_gjk.c, grit_gjk_info.no_point_jump) and on a hull's edge or face (no_edge_jump); EPA's edge table rewritten
+ * for moved faces only (epa_rewrite). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -134,4 +135,125 @@ Test(collision, epa_moved_edges_rewritten_same_bits) {
   }
   cr_log_info("EPA expanded on %d pairs, %d of them to its capacity", epa_runs, capped);
   cr_assert(epa_runs > 600 && capped > 40, "EPA expanded on %d pairs, %d to capacity", epa_runs, capped);
+}
+
+/* The distance of the local point x from the solid cylinder (radius r, half-length h), as point_jump's
+ * closed form. */
+static double cyl_dist(const grit_shape *cyl, const double x[3]) {
+  const double rho = hypot(x[0], x[1]), dr = fmax(0.0, rho - cyl->size[0]), dz = fmax(0.0, fabs(x[2]) - cyl->size[1]);
+  return hypot(dr, dz);
+}
+
+/* Brute force: the least distance from a cylinder of the points of a segment (cylinder's frame), by a golden
+ * section search of the convex distance along it (the distance to round-off; the point to ~1e-8). */
+static double seg_cyl_dist(const grit_shape *cyl, const double p[3], const double q[3]) {
+  const double g = 0.5 * (sqrt(5.0) - 1.0);
+  double lo = 0.0, hi = 1.0, best = INFINITY;
+  for (int it = 0; it < 200; ++it) {
+    double t1 = hi - g * (hi - lo), t2 = lo + g * (hi - lo), x1[3], x2[3];
+    for (int k = 0; k < 3; ++k) x1[k] = p[k] + t1 * (q[k] - p[k]), x2[k] = p[k] + t2 * (q[k] - p[k]);
+    const double f1 = cyl_dist(cyl, x1), f2 = cyl_dist(cyl, x2);
+    best = fmin(best, fmin(f1, f2));
+    if (f1 < f2) hi = t2;
+    else lo = t1;
+  }
+  return fmin(best, fmin(cyl_dist(cyl, p), cyl_dist(cyl, q)));
+}
+
+/* Brute force: the distance of a separated box from a cylinder, over all the box's features: its 8 corners
+ * and 12 edges (golden section), and each face's interior (the cylinder's support toward the face, when its
+ * foot lies inside the face). */
+static double box_cyl_dist(const grit_shape *cyl, const ct_pose *C, const grit_shape *box, const ct_pose *B) {
+  double corner[8][3], best = INFINITY;
+  for (int i = 0; i < 8; ++i) {
+    double l[3] = {i & 1 ? box->size[0] : -box->size[0], i & 2 ? box->size[1] : -box->size[1],
+                   i & 4 ? box->size[2] : -box->size[2]},
+           w[3], d[3];
+    grit_tf_apply(w, B->p, B->R, l);
+    grit_v3_sub(d, w, C->p);
+    grit_m3_tmulv(corner[i], C->R, d);
+  }
+  for (int i = 0; i < 8; ++i)
+    for (int k = 0; k < 3; ++k)
+      if (!(i & (1 << k))) best = fmin(best, seg_cyl_dist(cyl, corner[i], corner[i | (1 << k)]));
+  for (int k = 0; k < 3; ++k)
+    for (int sg = -1; sg <= 1; sg += 2) {
+      double nw[3] = {sg * B->R[k], sg * B->R[3 + k], sg * B->R[6 + k]}, nl[3], s[3], sw[3], d[3], bl[3];
+      grit_m3_tmulv(nl, C->R, nw);
+      grit_v3_scale(nl, nl, -1.0); /* from the face toward the cylinder */
+      grit_shape_core_support(cyl, nl, s);
+      grit_tf_apply(sw, C->p, C->R, s);
+      grit_v3_sub(d, sw, B->p);
+      grit_m3_tmulv(bl, B->R, d); /* the support point in the box's frame */
+      const double gap = sg * bl[k] - box->size[k];
+      int inside = gap > 0.0;
+      for (int j = 0; j < 3; ++j)
+        if (j != k && fabs(bl[j]) > box->size[j]) inside = 0;
+      if (inside) best = fmin(best, gap);
+    }
+  return best;
+}
+
+/* GJK's jump to the exact closest points of a cylinder and an edge of the other core (collision_gjk.c,
+ * edge_jump) against the old path (grit_gjk_info.no_edge_jump): cylinders (as a and as b) against hulls, boxes
+ * and capsules at random poses. The same candidates; overlaps the same bits; separated pairs phi to 1e-9 and the
+ * normal to the old path's precision (1e-4), never a larger distance beyond round-off; against boxes phi is
+ * checked against a brute-force distance over all the box's features: the jump's error no larger than the old
+ * path's and within 1e-12. Fewer GJK iterations overall. */
+Test(collision, cylinder_edge_jump_same_contacts) {
+  unsigned long long s = 91;
+  double verts[14][3];
+  const double h[3] = {0.1, 0.15, 0.2};
+  ct_convex_vertices(verts, h, 0.05);
+  const grit_geom_type types[] = {GRIT_GEOM_CONVEX, GRIT_GEOM_BOX, GRIT_GEOM_CAPSULE};
+  double worst_phi = 0.0, worst_n = 0.0, worst_up = 0.0, brute[2] = {0.0, 0.0};
+  int hits = 0, sep = 0, boxes = 0, iters[2] = {0, 0};
+  for (int trial = 0; trial < 3000; ++trial) {
+    const grit_geom_type tb = types[trial % 3];
+    grit_shape a = ct_random_shape(&s, GRIT_GEOM_CYLINDER, &verts[0][0]), b = ct_random_shape(&s, tb, &verts[0][0]);
+    ct_pose A = ct_random_pose(&s, 0.4), B = ct_random_pose(&s, 0.4);
+    const int swap = trial % 6 >= 3;
+    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
+    int hit[2];
+    for (int r = 0; r < 2; ++r) {
+      grit_gjk_info info;
+      memset(&info, 0, sizeof info);
+      info.no_edge_jump = r;
+      hit[r] = swap ? grit_gjk_epa(&pb, &pa, 0.1, &phi[r], n[r], wa[r], wb[r], &info)
+                    : grit_gjk_epa(&pa, &pb, 0.1, &phi[r], n[r], wa[r], wb[r], &info);
+      cr_assert_eq(info.no_edge_jump, r, "trial %d: the switch was not kept", trial);
+      iters[r] += info.gjk_iterations;
+    }
+    if (hit[0] != hit[1]) {
+      cr_assert(fabs(phi[hit[0] ? 0 : 1] - 0.1) <= 1e-9, "trial %d: candidate %d vs %d", trial, hit[0], hit[1]);
+      continue;
+    }
+    if (!hit[0]) continue;
+    hits++;
+    if (phi[1] + grit_shape_core_radius(&a) + grit_shape_core_radius(&b) <= 1e-9) {
+      cr_assert(!memcmp(&phi[0], &phi[1], sizeof phi[0]) && !memcmp(n[0], n[1], sizeof n[0]) &&
+                    !memcmp(wa[0], wa[1], sizeof wa[0]) && !memcmp(wb[0], wb[1], sizeof wb[0]),
+                "trial %d: an overlap with other bits %.17g %.17g", trial, phi[0], phi[1]);
+      continue;
+    }
+    sep++;
+    worst_phi = fmax(worst_phi, fabs(phi[0] - phi[1]));
+    worst_n = fmax(worst_n, ct_dist3(n[0], n[1]));
+    worst_up = fmax(worst_up, phi[0] - phi[1]);
+    if (tb == GRIT_GEOM_BOX) {
+      const double exact = box_cyl_dist(&a, &A, &b, &B);
+      boxes++;
+      for (int r = 0; r < 2; ++r) brute[r] = fmax(brute[r], fabs(phi[r] - exact));
+    }
+  }
+  printf("cylinder edge jump vs old path: %d candidates (%d apart, %d boxes): dphi %.1e, dn %.1e, larger by %.1e; "
+         "boxes' phi vs brute force %.1e (old %.1e); GJK iterations %d (old %d)\n",
+         hits, sep, boxes, worst_phi, worst_n, worst_up, brute[0], brute[1], iters[0], iters[1]);
+  cr_assert(hits > 300 && sep > 100 && boxes > 30, "%d candidates, %d apart, %d boxes", hits, sep, boxes);
+  cr_assert(worst_phi <= 1e-9 && worst_n <= 1e-4, "dphi %g dn %g", worst_phi, worst_n);
+  cr_assert(worst_up <= 1e-14, "the jump's distance exceeds the old one by %g", worst_up);
+  cr_assert(brute[0] <= 1e-12 && brute[0] <= fmax(1e-15, brute[1]), "box-cylinder phi %g off (old %g)", brute[0],
+            brute[1]);
+  cr_assert(iters[0] < iters[1], "GJK iterations %d (old %d)", iters[0], iters[1]);
 }

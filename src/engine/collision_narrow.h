@@ -60,6 +60,8 @@ typedef struct grit_gjk_info {
                           the entries between its vertices, as they come (the same polytope, the same bits) */
   int no_point_jump;   /* input (kept): 1 leaves out GJK's jump to a cylinder's nearest point to a single point
                           of the other core (the old path; collision_gjk.c, point_jump) */
+  int no_edge_jump;    /* input (kept): 1 leaves out GJK's jump to the exact closest points of a cylinder and an
+                          edge of the other core (the old path; collision_gjk.c, edge_jump) */
   int epa_rewrite;     /* input (kept): 1 writes every kept face's edges again after each EPA expansion (the old
                           path); 0 only the faces that moved, until a face claims an edge already held (then
                           all, as the old path): the same table, the same bits */
