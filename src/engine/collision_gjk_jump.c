@@ -14,6 +14,26 @@ static void cylinder_nearest(const double size[2], const double x[3], double q[3
   q[0] = s * x[0], q[1] = s * x[1], q[2] = fmin(size[1], fmax(-size[1], x[2]));
 }
 
+/* GJK's simplex set to the one pair of points q (the cylinder's) and p (the other core's) when q - p (or
+ * p - q: v = a - b) is strictly nearer the origin than v and the two are apart; 0 (nothing changed) when
+ * not: touching or overlapping pairs keep GJK's own simplex for EPA. */
+static int jump_to(simplex *s, double v[3], const double q[3], const double p[3], int a_cyl, double touch2) {
+  double w[3];
+  if (a_cyl) grit_v3_sub(w, q, p);
+  else grit_v3_sub(w, p, q);
+  const double ww = grit_v3_norm2(w);
+  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0;
+  sv x;
+  grit_v3_copy(x.w, w);
+  grit_v3_copy(x.a, a_cyl ? q : p);
+  grit_v3_copy(x.b, a_cyl ? p : q);
+  s->v[0] = x;
+  s->n = 1;
+  set_lam(s->lam, 1, 0, 0, 0);
+  grit_v3_copy(v, w);
+  return 1;
+}
+
 /* 1 if the simplex's points all share one point of the other body (its b, or its a when other_is_b = 0). */
 static int one_other_point(const simplex *s, int other_is_b) {
   for (int i = 1; i < s->n; ++i) {
@@ -36,24 +56,12 @@ int grit_gjk_point_jump(const body *A, const body *B, simplex *s, double v[3], d
   if (!(a_cyl || b_cyl) || !one_other_point(s, a_cyl)) return 0;
   const body *C = a_cyl ? A : B;
   const double *p = a_cyl ? s->v[0].b : s->v[0].a;
-  double d[3], xl[3], ql[3], q[3], w[3];
+  double d[3], xl[3], ql[3], q[3];
   grit_v3_sub(d, p, C->p);
   grit_m3_tmulv(xl, C->R, d);
   cylinder_nearest(C->s->size, xl, ql);
   grit_tf_apply(q, C->p, C->R, ql);
-  if (a_cyl) grit_v3_sub(w, q, p);
-  else grit_v3_sub(w, p, q);
-  const double ww = grit_v3_norm2(w);
-  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0; /* touching or overlapping: GJK's own simplex to EPA */
-  sv x;
-  grit_v3_copy(x.w, w);
-  grit_v3_copy(x.a, a_cyl ? q : p);
-  grit_v3_copy(x.b, a_cyl ? p : q);
-  s->v[0] = x;
-  s->n = 1;
-  set_lam(s->lam, 1, 0, 0, 0);
-  grit_v3_copy(v, w);
-  return 1;
+  return jump_to(s, v, q, p, a_cyl, touch2);
 }
 
 static int same3(const double *x, const double *y) { return x[0] == y[0] && x[1] == y[1] && x[2] == y[2]; }
@@ -162,7 +170,7 @@ int grit_gjk_edge_jump(const body *A, const body *B, simplex *s, double v[3], do
     grit_v3_copy(last + 6, e[k - 1]);
     return -1;
   }
-  double d[3], pl[3][3], xl[3], ql[3], x[3], q[3], w[3];
+  double d[3], pl[3][3], xl[3], ql[3], x[3], q[3];
   for (int i = 0; i < k; ++i) {
     grit_v3_sub(d, e[i], C->p);
     grit_m3_tmulv(pl[i], C->R, d);
@@ -177,18 +185,6 @@ int grit_gjk_edge_jump(const body *A, const body *B, simplex *s, double v[3], do
   }
   grit_tf_apply(x, C->p, C->R, xl);
   grit_tf_apply(q, C->p, C->R, ql);
-  if (a_cyl) grit_v3_sub(w, q, x);
-  else grit_v3_sub(w, x, q);
-  const double ww = grit_v3_norm2(w);
-  if (!(ww < grit_v3_norm2(v)) || ww <= touch2) return 0;
-  sv y;
-  grit_v3_copy(y.w, w);
-  grit_v3_copy(y.a, a_cyl ? q : x);
-  grit_v3_copy(y.b, a_cyl ? x : q);
-  s->v[0] = y;
-  s->n = 1;
-  set_lam(s->lam, 1, 0, 0, 0);
-  grit_v3_copy(v, w);
-  return 1;
+  return jump_to(s, v, q, x, a_cyl, touch2);
 }
 

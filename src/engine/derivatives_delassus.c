@@ -552,6 +552,21 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
   w->call_no = 1u;
 }
 
+/* A kept row's estimate: its kept w, and its partials -g . dq from the kept z of each tree (the tests that it
+ * may be taken are the callers'). */
+static int kept_row_sum(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree, const int tree[2],
+                        grit_dual *out) {
+  double acc[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
+  const int ldz = w->maxn;
+  for (int k = 0; k < ntree; ++k)
+    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
+  *out = grit_dual_const(w->zc_w[ic] / dim);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
+  w->kept_fast_used++;
+  return 1;
+}
+
 /* The estimate of a row kept in this call (z, w, the gradient g of z^T M z) whose J has no partials (a cx
  * row the pass took as constants, a constant row) on trees whose dual M the pass left out: its partials
  * are - g . dq over the seeded dofs only, the general path's operations in its order without its setup
@@ -567,15 +582,7 @@ static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *
   if (!jconst && !(ic == w->cx_kept_ic && w->cx_kept_eval == w->eval_no) && !constant_jacobian(m, c) &&
       !constant_coupling(m, c))
     return 0; /* J has partials: 2 dJ.z */
-  double acc[GRIT_DUAL_N];
-  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
-  const int ldz = w->maxn;
-  for (int k = 0; k < ntree; ++k)
-    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
-  *out = grit_dual_const(w->zc_w[ic] / dim);
-  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
-  w->kept_fast_used++;
-  return 1;
+  return kept_row_sum(m, w, ic, dim, ntree, tree, out);
 }
 
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
@@ -647,15 +654,7 @@ int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, co
   if (w->zc_pre[ic] == w->call_no) return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0;
-  double acc[GRIT_DUAL_N];
-  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
-  const int ldz = w->maxn;
-  for (int k = 0; k < ntree; ++k)
-    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
-  *out = grit_dual_const(w->zc_w[ic] / dim);
-  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
-  w->kept_fast_used++;
-  return 1;
+  return kept_row_sum(m, w, ic, dim, ntree, tree, out);
 }
 
 int grit_deriv_delassus_kept_row(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim, int ntree,
