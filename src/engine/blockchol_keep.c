@@ -44,9 +44,9 @@ grit_status grit_blockchol_fill_in_order(grit_blockchol *b, int npairs, const in
     uint64_t *rk = b->adj + (size_t)k * W;
     b->doff[p] = *ne;
     int parent = -1, pp = nt, mrows = 0;
-    for (uint64_t wb = ws[k]; wb; wb &= wb - 1)
-      for (int w = __builtin_ctzll(wb); w >= 0; w = -1)
-        for (uint64_t x = rk[w]; x; x &= x - 1) {
+    for (uint64_t wb = ws[k]; wb; wb &= wb - 1) {
+      const int w = __builtin_ctzll(wb);
+      for (uint64_t x = rk[w]; x; x &= x - 1) {
         const int u = 64 * w + __builtin_ctzll(x), q = b->pos[u];
         if (q < p) { /* an earlier neighbour: the pair lies in its column */
           rk[w] &= ~(1ull << (u % 64));
@@ -58,6 +58,7 @@ grit_status grit_blockchol_fill_in_order(grit_blockchol *b, int npairs, const in
         mrows += dim[u];
         if (q < pp) pp = q, parent = u;
       }
+    }
     fl += (double)n * n * n / 3.0 + (double)mrows * n * n + (double)mrows * mrows * n; /* lay_out_columns' */
     if (fl > max_flops) { /* too much fill: the caller orders afresh */
       *ne = -1;
