@@ -75,6 +75,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->hpos = calloc(nt, sizeof(int));
   b->wsum = calloc(nt, sizeof(uint64_t));
   b->uniform = m->ntree > 0 ? m->tree_dofnum[0] : 0;
+  b->no_keep = 1; /* a kept order: opt-in (blockchol.h) */
   for (int t = 0; t < m->ntree; ++t) {
     if (m->tree_dofnum[t] != b->uniform) b->uniform = 0;
     if (m->tree_dofnum[t] == 3) b->any3 = 1;

@@ -89,10 +89,12 @@ void grit_blockchol_fast_order(grit_blockchol *b, int allow);
  * blocks below (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow);
 
-/* Allows (1, the default) or forbids (0) keeping the elimination order when the pattern changes
+/* Allows (1) or forbids (0, the default) keeping the elimination order when the pattern changes
  * (blockchol_keep.c): taken only after a fresh order with a component of more than 64 trees (a pile),
  * and while the factor's flops under the kept order stay within KEEP_FLOPS times that fresh order's:
- * other rounding than a fresh order (forbidden: a fresh order every time, as before). */
+ * other rounding than a fresh order. Off by default: kept within a solve only (grit_blockchol_forget_order)
+ * it saved ~2 % of particle.xml's instructions over 101 steps, and its other rounding sends the chaotic
+ * pile along another trajectory, whose median step measured slower (docs/performance.md, stop 26). */
 void grit_blockchol_keep_order(grit_blockchol *b, int allow);
 
 /* Forgets the kept order: the next analysis orders afresh. Returns 1 when the current layout came from a

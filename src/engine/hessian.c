@@ -228,6 +228,10 @@ void grit_hessian_particle_kernel(grit_hessian *h, int allow) {
   grit_blockchol_particle_kernel(h->bc, allow);
   h->factored = 0;
 }
+void grit_hessian_keep_order(grit_hessian *h, int allow) {
+  if (h->bc) grit_blockchol_keep_order(h->bc, allow);
+}
+
 void grit_hessian_dense_chains(grit_hessian *h, int allow) {
   h->no_dense_chain = !allow;
   grit_hessian_allow_tree_order(h, 1);

@@ -112,6 +112,10 @@ void grit_hessian_allow_tree_order(grit_hessian *h, int allow);
  * such a tree is factored in tree order as before. Re-allows the tree order (grit_hessian_allow_tree_order). */
 void grit_hessian_dense_chains(grit_hessian *h, int allow);
 
+/* Allows (1) or forbids (0, the default) keeping a pile's elimination order while its pattern grows within
+ * a solve (blockchol.h, grit_blockchol_keep_order). */
+void grit_hessian_keep_order(grit_hessian *h, int allow);
+
 /* Allows (1, the default) or forbids (0) the paths for trees of more than 64 dofs, for tests: the chain
  * assembly over any number of J's nonzero columns and G J in scratch (forbidden: at most 64 columns, the
  * whole-tree sum with G J's entries computed on the fly; the same sums either way), and the block
