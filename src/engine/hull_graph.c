@@ -94,10 +94,7 @@ static int plateau(const grit_shape *s, const int *adr, const int *nbr, const do
   return best;
 }
 
-int grit_hull_support(const grit_shape *s, const double d[3], int start) {
-  const int i = grit_hull_support_try(s, d, start);
-  return i >= 0 ? i : grit_convex_scan(s, d);
-}
+
 
 /* The steepest ascent from cur (value *hc) on the blocks, four neighbours a vector: d.x as dotv computes it,
  * (d0 x + d1 y) + d2 z without fused multiply-add, so the same bits. A round moves to the first neighbour
@@ -184,6 +181,11 @@ static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, c
 
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
   return __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
+}
+
+int grit_hull_support(const grit_shape *s, const double d[3], int start) {
+  const int i = __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
+  return i >= 0 ? i : grit_convex_scan(s, d);
 }
 
 int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start, int path) {
