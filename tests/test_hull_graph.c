@@ -2,8 +2,8 @@
 /* test_hull_graph.c — a CONVEX shape's support by hill climbing on its hull's edges (hull_graph.c)
  * against the scan over all its vertices: the same vertex, ties included, on the Panda's hulls and on
  * degenerate point sets (flat, thin, many coplanar faces, repeated and interior points); the climb's rounds
- * four neighbours a vector (grit_hull_support_try_path 1) against the scalar rounds (0): the same vertex or
- * the same fall back to the scan; the world box's one pass four vertices a vector against the scalar pass;
+ * four neighbours a vector (grit_hull_support_try_path 1, and 4: fused in one function) against the scalar
+ * rounds (0): the same vertex or the same fall back to the scan; the world box's one pass four vertices a vector against the scalar pass;
  * the world box direction by direction (rows kept, failed climbs scanned alone) against the one pass. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -44,6 +44,8 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
         cr_assert(old < 0 || old == ref);
         cr_assert_eq(grit_hull_support_try_path(c, d, st, 3), old, "n = %d direction %d: plateau list first", n, t);
         cr_assert_eq(grit_hull_support_try_path(c, d, st, 2), old, "n = %d direction %d: scalar, list first", n, t);
+        cr_assert_eq(grit_hull_support_try_path(c, d, st, 4), old, "n = %d direction %d: fused vector path", n, t);
+        cr_assert_eq(grit_hull_support_try(c, d, st), old, "n = %d direction %d: the default path", n, t);
       }
     double x[3];
     grit_shape_core_support(c, d, x);

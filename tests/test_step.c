@@ -558,3 +558,88 @@ Test(step, a_piles_step_is_a_function_of_its_state) {
   grit_data_free(d[0]), grit_data_free(d[1]);
   grit_model_free(m);
 }
+
+/* The broad phase's filter with the model's allowed pairs tabled (collision.c, grit_collision.allowed) and
+ * read before the bounding test, against the old order (grit_geom_pair_allowed after it; no_allowed_table):
+ * the table holds the model's answer for every pair (hulls with parent filtering, a chain with an excluded
+ * body pair, an explicit pair, bit masks), and 150 steps of the OP3 and the Panda give the same candidates
+ * with the same bits and the same states either way. */
+static void same_steps_with_and_without_table(const char *path, int nsteps) {
+  grit_model *m[2];
+  grit_data *d[2];
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int run = 0; run < 2; ++run) {
+    cr_assert_eq(grit_mjcf_load_file(path, &m[run], NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m[run], &d[run]), GRIT_OK);
+    cr_assert(d[run]->collision->allowed, "%s: no table", path);
+    d[run]->collision->no_allowed_table = run;
+  }
+  int touching = 0;
+  for (int step = 0; step < nsteps; ++step) {
+    for (int run = 0; run < 2; ++run) cr_assert_eq(grit_step(d[run]), GRIT_OK, "%s", d[run]->message);
+    const grit_collision *x = d[0]->collision, *y = d[1]->collision;
+    cr_assert_eq(x->n, y->n, "%s step %d: %d candidates, %d by the old path", path, step, x->n, y->n);
+    for (int k = 0; k < x->n; ++k) {
+      const grit_contact_point *p = &x->c[k].pt, *r = &y->c[k].pt;
+      cr_assert(x->c[k].geom[0] == y->c[k].geom[0] && x->c[k].geom[1] == y->c[k].geom[1], "step %d candidate %d", step, k);
+      cr_assert(!memcmp(&p->phi, &r->phi, sizeof p->phi) && !memcmp(p->n, r->n, sizeof p->n) &&
+                    !memcmp(p->pa, r->pa, sizeof p->pa) && !memcmp(p->pb, r->pb, sizeof p->pb),
+                "step %d candidate %d: other bits", step, k);
+    }
+    cr_assert(!memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)m[0]->nq), "step %d: other positions", step);
+    cr_assert(!memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)m[0]->nv), "step %d: other velocities", step);
+    touching = x->n > touching ? x->n : touching;
+  }
+  cr_assert(touching > 0, "%s: no candidate", path);
+  for (int run = 0; run < 2; ++run) {
+    grit_data_free(d[run]);
+    grit_model_free(m[run]);
+  }
+}
+
+static void table_is_the_filter(const grit_model *m) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const unsigned char *t = d->collision->allowed;
+  cr_assert(t);
+  const int ng = m->ngeom;
+  int allowed = 0;
+  for (int i = 0; i < ng; ++i)
+    for (int j = 0; j < ng; ++j) {
+      const size_t a = (size_t)i * (size_t)ng + (size_t)j;
+      const int bit = t[a >> 3] >> (a & 7) & 1, want = i != j && grit_geom_pair_allowed(m, i < j ? i : j, i < j ? j : i);
+      cr_assert_eq(bit, want, "geoms %d, %d: table %d, filter %d", i, j, bit, want);
+      allowed += bit;
+    }
+  cr_assert(allowed > 0 && allowed < ng * (ng - 1), "%d of %d ordered pairs allowed: not a test", allowed, ng * (ng - 1));
+  grit_data_free(d);
+}
+
+Test(step, allowed_pairs_table_same_pairs) {
+  static const char *files[] = {"/tests/models/menagerie_collision/robotis_op3/scene.xml",
+                                "/tests/models/menagerie_collision/franka_emika_panda/scene.xml",
+                                "/tests/models/anymal_c/scene.xml"};
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  for (int f = 0; f < 3; ++f) {
+    snprintf(path, sizeof path, "%s%s", GRIT_SOURCE_DIR, files[f]);
+    cr_assert_eq(grit_mjcf_load_file(path, &m, NULL, msg), GRIT_OK, "%s", msg);
+    table_is_the_filter(m);
+    grit_model_free(m);
+  }
+  const char *xml = "<mujoco><worldbody><geom name='floor' type='plane' size='5 5 .1'/>"
+                    "<body name='a' pos='0 0 1'><joint type='hinge'/><geom type='capsule' size='.05 .2'/>"
+                    "<geom type='sphere' size='.1' contype='2' conaffinity='2'/>"
+                    "<body name='b' pos='0 0 .3'><joint type='hinge'/><geom type='box' size='.1 .1 .1'/>"
+                    "<body name='c' pos='0 0 .3'><joint type='hinge'/><geom name='gc' type='sphere' size='.1'/>"
+                    "<body name='e' pos='0 0 .3'><joint type='hinge'/><geom name='ge' type='cylinder' size='.1 .1'/>"
+                    "</body></body></body></body></worldbody>"
+                    "<contact><exclude body1='a' body2='c'/><pair geom1='gc' geom2='ge'/></contact></mujoco>";
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  table_is_the_filter(m);
+  grit_model_free(m);
+  for (int f = 0; f < 2; ++f) {
+    snprintf(path, sizeof path, "%s%s", GRIT_SOURCE_DIR, files[f]);
+    same_steps_with_and_without_table(path, 150);
+  }
+}

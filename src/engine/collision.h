@@ -21,6 +21,9 @@ typedef struct grit_collision_motion {
   double min_margin;       /* m: every pair within this distance is a candidate (gradient smoothing) */
 } grit_collision_motion;
 
+/* The most geometries whose allowed pairs are tabled (grit_collision.allowed: 32 KB at most) */
+#define GRIT_ALLOWED_TABLE_MAX 512
+
 typedef struct grit_collision {
   double *gpos;     /* (3 ngeom) geometry origins, world */
   double *gmat;     /* (9 ngeom) geometry orientations, world */
@@ -56,6 +59,11 @@ typedef struct grit_collision {
   int no_sphere_box; /* 1: a sphere's, capsule's or cylinder's box by grit_shape_world_aabb (the old path); 0
                         (default): the same operations written out (collision.c, round_world_aabb,
                         cylinder_world_aabb; the same bits) */
+  unsigned char *allowed; /* (ngeom^2 bits, ngeom <= GRIT_ALLOWED_TABLE_MAX; else NULL) bit ngeom i + j:
+                             grit_geom_pair_allowed(m, i, j), a function of the model alone, tabled at creation */
+  int no_allowed_table; /* 1: the broad phase's filter calls grit_geom_pair_allowed after the bounding test
+                           (the old path); 0 (default): the table first, then the bounding test (a pure
+                           conjunction reordered: the same pairs) */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;

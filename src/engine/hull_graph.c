@@ -94,17 +94,14 @@ static int plateau(const grit_shape *s, const int *adr, const int *nbr, const do
   return best;
 }
 
-int grit_hull_support(const grit_shape *s, const double d[3], int start) {
-  const int i = grit_hull_support_try(s, d, start);
-  return i >= 0 ? i : grit_convex_scan(s, d);
-}
+
 
 /* The steepest ascent from cur (value *hc) on the blocks, four neighbours a vector: d.x as dotv computes it,
  * (d0 x + d1 y) + d2 z without fused multiply-add, so the same bits. A round moves to the first neighbour
  * of the greatest value if that exceeds the current one (what the scalar loop's strict updates pick);
  * otherwise the climb ends, *near if a neighbour comes within tol. Returns the vertex reached. */
-static __attribute__((target("avx2"))) int climb_avx2(const int *g, const double d[3], int cur, double *hc,
-                                                       double tol, int *near) {
+static inline __attribute__((target("avx2"), always_inline)) int climb_avx2_body(const int *g, const double d[3], int cur,
+                                                                              double *hc, double tol, int *near) {
   const int n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *badr = graph_badr(g);
   const double *blocks = graph_blocks(g);
   const __m256d d0 = _mm256_set1_pd(d[0]), d1 = _mm256_set1_pd(d[1]), d2 = _mm256_set1_pd(d[2]);
@@ -137,11 +134,62 @@ static __attribute__((target("avx2"))) int climb_avx2(const int *g, const double
   }
 }
 
+/* Out of line for the path that calls it (try_path's bit 0 alone). */
+static __attribute__((target("avx2"), noinline)) int climb_avx2(const int *g, const double d[3], int cur, double *hc,
+                                                                double tol, int *near) {
+  return climb_avx2_body(g, d, cur, hc, tol, near);
+}
+
+/* The climb's start: start if it is a vertex with edges, else the graph's start for d's dominant axis. */
+static inline int climb_start(const int *g, const double d[3], int start) {
+  const int *adr = g + HDR;
+  if (start >= 0 && start < g[0] && adr[start + 1] != adr[start]) return start;
+  const double a0 = fabs(d[0]), a1 = fabs(d[1]), a2 = fabs(d[2]);
+  const int k = a0 >= a1 && a0 >= a2 ? 0 : a1 >= a2 ? 1 : 2;
+  return g[4 + 2 * k + (d[k] < 0.0)];
+}
+
+/* The loose vertices after the climb (hc: cur's value): the first of greatest value. */
+static inline int scan_loose(const grit_shape *s, const double d[3], int cur, double hc) {
+  const int *g = s->graph, *loose = g + HDR + g[0] + 1 + g[HDR + g[0]];
+  for (int j = 0; j < g[1]; ++j) {
+    const int i = loose[j];
+    const double hl = dotv(d, s->vertices + 3 * i);
+    if (hl > hc || (hl == hc && i < cur)) hc = hl, cur = i;
+  }
+  return cur;
+}
+
+/* try_path's steps on its path 1 (vector rounds, the plateau's value first) in one AVX2 function, the
+ * climb inlined: the same operations in the same order, so the same vertex, without the calls and the
+ * climb's own entry and exit (GJK's and the world boxes' ~60 hull supports a step on the Jaco arm). */
+static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, const double d[3], int start) {
+  const int *g = s->graph;
+  int cur = climb_start(g, d, start), near = 0;
+  const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
+  double hc = dotv(d, s->vertices + 3 * cur);
+  cur = climb_avx2_body(g, d, cur, &hc, tol, &near);
+  if (near) {
+    const int *adr = g + HDR;
+    int full = 0;
+    cur = plateau(s, adr, adr + g[0] + 1, d, cur, hc, tol, 0, &full);
+    if (full) return -1;
+    hc = dotv(d, s->vertices + 3 * cur);
+  }
+  return scan_loose(s, d, cur, hc);
+}
+
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
-  return grit_hull_support_try_path(s, d, start, __builtin_cpu_supports("avx2") ? 1 : 0);
+  return __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
+}
+
+int grit_hull_support(const grit_shape *s, const double d[3], int start) {
+  const int i = __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
+  return i >= 0 ? i : grit_convex_scan(s, d);
 }
 
 int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start, int path) {
+  if (path & 4) return try_fused_avx2(s, d, start);
   const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
   const double *v = s->vertices;
   int cur = start;

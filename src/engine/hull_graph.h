@@ -44,7 +44,8 @@ int grit_hull_support_try(const grit_shape *shape, const double d[3], int start)
 /* The same by one of its paths: bit 0 of path clear, the neighbours' vertices one by one through the index
  * list (the old path), set, four neighbours a vector from the coordinates the graph keeps in blocks (AVX2:
  * the caller checked the CPU); bit 1 set, the plateau's search looks a neighbour up in its list before its
- * value (the old path; clear: its value first). The same vertex on all paths. */
+ * value (the old path; clear: its value first); bit 2 set (AVX2), path 1's steps fused in one function, the
+ * climb inlined (grit_hull_support_try's path; the others ignored). The same vertex on all paths. */
 int grit_hull_support_try_path(const grit_shape *shape, const double d[3], int start, int path);
 
 /* The bounding radius max |v| the graph keeps (grit_shape_bounding_radius's value). */
