@@ -234,3 +234,52 @@ Test(contact_chain, limit_span_same_bits) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* Consecutive joint limits' J rows written over the two spans of non-+0 entries only (derivatives_residual.c's
+ * limit_jacobian_row) against the whole rows (ws->no_limit_reuse): the same bytes in J, so A and B bit for
+ * bit, dense and block, on the MuJoCo humanoid after 200 steps and on the dm_control humanoid (whose
+ * limits are active one after another). */
+static void limit_reuse_case(const char *file, int steps, int reused) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_data *d;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(file, &m, &info, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_data_set_step_settings(d, &info.settings);
+  grit_mjcf_info_free(&info);
+  for (int s = 0; s < steps; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * grit_model_nv(m) + grit_model_na(m), nu = grit_model_nu(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step_derivatives(d, A[0], B[0], NULL, 0, NULL), GRIT_OK); /* the workspace */
+  unsigned long taken[2];
+  for (int off = 1; off >= 0; --off) {
+    const unsigned long before = d->deriv->limit_reuses;
+    d->deriv->no_limit_reuse = off;
+    cr_assert_eq(grit_step_derivatives(d, A[2 * off], B[2 * off], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    grit_jacobian_blocks_to_dense(J, A[2 * off + 1], B[2 * off + 1]);
+    taken[off] = d->deriv->limit_reuses - before;
+  }
+  d->deriv->no_limit_reuse = 0;
+  cr_expect_eq(taken[1], 0, "the old path writes every limit's row whole");
+  cr_expect(!reused || taken[0] > 0, "%s: consecutive limits active in the call", file);
+  for (int k = 0; k < 2; ++k) {
+    cr_expect(memcmp(A[k], A[k + 2], sizeof(double) * na) == 0, "%s A (%s): not the same bits", file, k ? "block" : "dense");
+    cr_expect(memcmp(B[k], B[k + 2], sizeof(double) * (nb - 1)) == 0, "%s B (%s): not the same bits", file,
+              k ? "block" : "dense");
+  }
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(contact_chain, limit_reuse_same_bits) {
+  limit_reuse_case(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 200, 0); /* the same bits; no reuse asked */
+  limit_reuse_case(GRIT_SOURCE_DIR "/tests/models/dm_control_suite/humanoid.xml", 200, 1);
+}

@@ -141,6 +141,10 @@ struct grit_deriv_ws {
   unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   int no_limit_span;                      /* nonzero: a joint limit's J span from its dual entries (tests) */
   unsigned long limit_spans;              /* joint limits' spans taken from their stored values (tests) */
+  int no_limit_reuse;                     /* nonzero: every joint limit's J written whole (tests) */
+  unsigned long limit_reuses;             /* limits' J written over the changed columns only (tests) */
+  int jl[3];                              /* w->J as the last constraint that wrote it left it, if a joint
+                                           * limit: its n and span of non-+0 values; jl[0] -1 if not */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */

@@ -428,6 +428,48 @@ static void rnea_rows(const grit_model *m, const grit_data *d, grit_deriv_ws *w,
   grit_rnea_add_columns(&w->rn, n, seed + adr, D, vel ? A : NULL, w->r + adr);
 }
 
+/* Whether the bits of x[0..3] are all +0 (one test for four entries). */
+static inline int bits_zero4(const double *x) {
+  uint64_t b[4];
+  memcpy(b, x, sizeof b);
+  return (b[0] | b[1] | b[2] | b[3]) == 0u;
+}
+
+static inline int bits_zero(const double *x) {
+  uint64_t b;
+  memcpy(&b, x, sizeof b);
+  return b == 0u;
+}
+
+/* The span [lo, hi) of the entries of Jd (n doubles) whose bits are not +0 (-0 and NaN count): where a
+ * limit row's grit_dual_const(Jd[j]) differs from grit_dual_const(+0) byte for byte; lo = hi = 0 if none. */
+static void limit_bits_span(const double *Jd, int n, int *lo, int *hi) {
+  int a = 0, b = n;
+  while (a + 4 <= b && bits_zero4(Jd + a)) a += 4;
+  while (a < b && bits_zero(Jd + a)) ++a;
+  while (b - 4 >= a && bits_zero4(Jd + b - 4)) b -= 4;
+  while (b > a && bits_zero(Jd + b - 1)) --b;
+  *lo = a < b ? a : 0, *hi = a < b ? b : 0;
+}
+
+/* A joint limit's J row (n duals): grit_dual_const(Jd[j]), the same bytes as the loop over j (the old
+ * path, ws->no_limit_reuse). When the last constraint that wrote w->J was a limit of a tree of the same
+ * n (w->jl: n and the span of its entries of other bits than +0), J holds grit_dual_const(+0) outside
+ * that span already, so only the union of the two spans is written (a hinge's limit is one column; the
+ * dog's tree has ~100 dofs). w->jl gets this row's n and span. */
+static void limit_jacobian_row(grit_deriv_ws *w, grit_dual *J, const double *Jd, int n) {
+  int lo, hi;
+  limit_bits_span(Jd, n, &lo, &hi);
+  int a = 0, b = n;
+  if (!w->no_limit_reuse && w->jl[0] == n) {
+    w->limit_reuses++;
+    a = lo < hi ? lo : n, b = lo < hi ? hi : 0;
+    if (w->jl[1] < w->jl[2]) a = w->jl[1] < a ? w->jl[1] : a, b = w->jl[2] > b ? w->jl[2] : b;
+  }
+  for (int j = a; j < b; ++j) J[j] = grit_dual_const(Jd[j]);
+  w->jl[0] = n, w->jl[1] = lo, w->jl[2] = hi;
+}
+
 /* A new residual evaluation: the stamps of the last one expire. */
 static void next_evaluation(const grit_model *m, grit_deriv_ws *w) {
   w->nbwr = w->nccb = w->ncci = 0;
@@ -547,6 +589,11 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     const grit_constraint *k = &c[i];
     if (active && !active[k->tree[0]] && !(k->ntree == 2 && active[k->tree[1]])) continue; /* no seed reaches it */
     if (grit_deriv_constraint_inert(k)) continue;
+    /* w->J's limit state (limit_jacobian_row) expires before anything of constraint i can write w->J
+     * (every writer is below, in this loop: contact_jacobian, chain.c's kept rows and cx rows); a limit
+     * sets it anew */
+    const int jl_n = w->jl[0];
+    w->jl[0] = -1;
     if (i < ncand && grit_deriv_chain_contact(m, d, w, i, k, mmask, lin_w, skip_qconst)) continue; /* not moved */
     if (i >= ncand && grit_deriv_chain_cx_fast(m, d, w, i, k, mmask, need_w, lin_w)) continue; /* a kept cx row */
     grit_contact_params_dual p;
@@ -588,7 +635,12 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     } else if (k->kind == GRIT_CONSTRAINT_LIMIT) { /* phi0 from the (dual) joint coordinate, J constant */
       const int jnt = k->source / 2, side = k->source % 2, n = m->tree_dofnum[k->tree[0]];
       const double *Jd = grit_solver_jstore(d->solver, NULL) + k->joff[0];
-      for (int j = 0; j < n; ++j) J[0][j] = grit_dual_const(Jd[j]);
+      if (k->ntree == 1 && k->dim == 1) {
+        w->jl[0] = jl_n; /* (a workspace's first: 0, no tree's n) */
+        limit_jacobian_row(w, J[0], Jd, n);
+      } else {
+        for (int j = 0; j < n; ++j) J[0][j] = grit_dual_const(Jd[j]);
+      }
       const grit_dual x = w->q[m->jnt_qposadr[jnt]];
       p.phi0 = side == 0 ? grit_dual_addc(x, -m->jnt_range[2 * jnt])
                          : grit_dual_neg(grit_dual_addc(x, -m->jnt_range[2 * jnt + 1]));

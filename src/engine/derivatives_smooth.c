@@ -299,10 +299,13 @@ void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, in
  * partials without their signs or-ed (a column's test, every pass: eight comparisons and branches were
  * a third of grit_deriv_smooth_force on the dog). */
 static inline int seeded(const grit_dual *x) {
-  uint64_t b[GRIT_DUAL_N], u = 0;
-  memcpy(b, x->d, sizeof b);
-  for (int l = 0; l < GRIT_DUAL_N; ++l) u |= b[l] << 1;
-  return u != 0;
+  uint64_t u = 0;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) { /* lane by lane from memory (a copy to an array went by the stack) */
+    uint64_t b;
+    memcpy(&b, &x->d[l], sizeof b);
+    u |= b;
+  }
+  return (u << 1) != 0; /* the signs dropped once: (a | b) << 1 */
 }
 
 static inline __attribute__((always_inline)) void smooth_force_in(const grit_model *m, grit_deriv_ws *w, int controls) {
