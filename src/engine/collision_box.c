@@ -216,10 +216,16 @@ static void box_emit_point(const box_reference *r, const clip_vertex *v, double 
   }
 }
 
+/* Boxes apart along a face axis by s: the distance is s when a point of the clipped incident face is
+ * within this (times the boxes' size) of s; otherwise GJK finds it. */
+#define BOX_APART_TOL 1e-12
+
 /* Box-box phases 1-4 from the normal n (a to b): the clipped face's points when n is a face normal of
- * one box and some are within the margin; their count (0: none written). */
+ * one box and some are within the margin; their count (0: none written). apart (NULL for the old path
+ * and overlapping boxes): the separation along a face axis, which is the distance only if a point of the
+ * clipped face lies that near (else -1, nothing written: the distance is along another direction). */
 static int box_face_contact(const grit_placed_shape *a, const grit_placed_shape *b, const double n[3], double margin,
-                            collector *c) {
+                            const double *apart, collector *c) {
   box_reference r;
   clip_vertex poly[2][8];
   double depth[8];
@@ -227,8 +233,14 @@ static int box_face_contact(const grit_placed_shape *a, const grit_placed_shape 
   if (box_reference_face(a, b, n, &r)) {
     const int np = box_clip_incident(&r, poly, &cur);
     nc = box_choose_points(&r, poly[cur], np, margin, depth, chosen);
+    if (apart) {
+      const double *ha = a->shape->size, *hb = b->shape->size;
+      double least = INFINITY;
+      for (int i = 0; i < np; ++i) least = fmin(least, depth[i]);
+      if (!(least <= *apart + BOX_APART_TOL * (ha[0] + ha[1] + ha[2] + hb[0] + hb[1] + hb[2]))) return -1;
+    }
   }
-  if (nc == 0) return 0;
+  if (nc == 0) return apart ? -1 : 0;
   double ni[3]; /* the incident face's outward normal */
   column(ni, r.inc->R, r.ki);
   grit_v3_scale(ni, ni, r.si);
@@ -245,7 +257,7 @@ static int box_face_contact(const grit_placed_shape *a, const grit_placed_shape 
 void grit_narrow_box_box_epa(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   double phi, n[3], wa[3], wb[3];
   if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
-  if (box_face_contact(a, b, n, margin, c) == 0) grit_narrow_emit(c, phi, n, wa, wb); /* EPA's single point */
+  if (box_face_contact(a, b, n, margin, NULL, c) == 0) grit_narrow_emit(c, phi, n, wa, wb); /* EPA's single point */
 }
 
 /* An edge axis a_i x b_j is skipped only when the edges are parallel to round-off (|a_i x b_j| below
@@ -328,11 +340,13 @@ static void box_edge(const grit_placed_shape *x, int k, const double dir[3], dou
   column(u, x->R, k);
 }
 
-/* Overlapping boxes whose least overlap is along edge axis a_i x b_j: the two edges' nearest points (the
- * witness points EPA finds: the deepest points of each box in the other, along n). 0 if they fall
- * outside the edges (round-off at a degenerate crossing: the caller takes the general path). */
+/* Boxes whose least overlap (or greatest separation) is along edge axis a_i x b_j: the two edges'
+ * nearest points (the witness points EPA finds: the deepest points of each box in the other, along n;
+ * apart, the closest points). 0 if they fall outside the edges by more than slack (times the edge):
+ * round-off at a degenerate crossing of overlapping boxes (slack 1e-9), or boxes apart whose distance is
+ * along another direction (slack 0); the caller then takes the general path. */
 static int box_edge_points(const grit_placed_shape *a, const grit_placed_shape *b, int edge, const double n[3],
-                           double wa[3], double wb[3]) {
+                           double slack, double wa[3], double wb[3]) {
   const int i = edge / 3, j = edge % 3;
   double nn[3], p1[3], u1[3], p2[3], u2[3], d[3];
   grit_v3_scale(nn, n, -1.0);
@@ -342,27 +356,44 @@ static int box_edge_points(const grit_placed_shape *a, const grit_placed_shape *
   const double bb = grit_v3_dot(u1, u2), den = 1.0 - bb * bb, d1 = grit_v3_dot(d, u1), d2 = grit_v3_dot(d, u2);
   const double s = (d1 - bb * d2) / den, t = (bb * d1 - d2) / den;
   const double ta = a->shape->size[i], tb = b->shape->size[j];
-  if (!(fabs(s) <= ta * (1.0 + 1e-9)) || !(fabs(t) <= tb * (1.0 + 1e-9))) return 0;
+  if (!(fabs(s) <= ta * (1.0 + slack)) || !(fabs(t) <= tb * (1.0 + slack))) return 0;
   grit_v3_addscl(wa, p1, u1, s);
   grit_v3_addscl(wb, p2, u2, t);
+  return 1;
+}
+
+/* Boxes apart by less than the margin, along the separating axis of greatest separation: the distance
+ * when that axis realizes it (a point of one box's face over the other's face; two edges' nearest points
+ * inside both edges). 1 if the candidates are written, 0 if GJK must find the distance (corner to edge,
+ * corner to corner, parallel edges side by side). */
+static int box_apart(const grit_placed_shape *a, const grit_placed_shape *b, const box_sat *sat, double margin,
+                     collector *c) {
+  const double gap = -sat->overlap;
+  if (sat->edge < 0) return box_face_contact(a, b, sat->n, margin, &gap, c) > 0;
+  double wa[3], wb[3];
+  if (!box_edge_points(a, b, sat->edge, sat->n, 0.0, wa, wb)) return 0;
+  if (box_face_contact(a, b, sat->n, margin, NULL, c) == 0) grit_narrow_emit(c, gap, sat->n, wa, wb);
   return 1;
 }
 
 /* Box-box: the separating-axis test first. An axis separating the boxes by the margin or more: no
  * candidate. Overlapping boxes: the least overlap's axis is the normal EPA finds (for two boxes the
  * Minkowski difference's faces are normal to the 15 axes), then the face clipping as before, or the two
- * edges' nearest points. Boxes apart within the margin (the distance may be along no axis: corner to
- * edge), a degenerate crossing and a face with no point in the margin take the old path. */
+ * edges' nearest points. Boxes apart within the margin: the greatest separation's axis when it realizes
+ * the distance (box_apart). Otherwise (corner to edge apart, a degenerate crossing, a face with no point
+ * in the margin) the old path. */
 void grit_narrow_box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   box_sat sat;
   box_sat_test(a, b, &sat);
   if (!(sat.overlap > -margin)) return; /* phi >= -overlap >= margin */
   if (!(sat.overlap > 0.0)) {
-    grit_narrow_box_box_epa(a, b, margin, c);
+    if (!box_apart(a, b, &sat, margin, c)) grit_narrow_box_box_epa(a, b, margin, c);
     return;
   }
-  if (box_face_contact(a, b, sat.n, margin, c) > 0) return;
+  if (box_face_contact(a, b, sat.n, margin, NULL, c) > 0) return;
   double wa[3], wb[3];
-  if (sat.edge >= 0 && box_edge_points(a, b, sat.edge, sat.n, wa, wb)) grit_narrow_emit(c, -sat.overlap, sat.n, wa, wb);
-  else grit_narrow_box_box_epa(a, b, margin, c);
+  if (sat.edge >= 0 && box_edge_points(a, b, sat.edge, sat.n, 1e-9, wa, wb))
+    grit_narrow_emit(c, -sat.overlap, sat.n, wa, wb);
+  else
+    grit_narrow_box_box_epa(a, b, margin, c);
 }
