@@ -38,15 +38,22 @@ typedef struct clip_vertex {
   int cuts, orig_out;
 } clip_vertex;
 
-/* Sutherland-Hodgman: keeps the part of polygon in[0..n-1] with (x - c) . u <= h. Returns the count. */
+/* Sutherland-Hodgman: keeps the part of polygon in[0..n-1] with (x - c) . u <= h. Returns the count, or
+ * -1 when every vertex is inside (the polygon unchanged, out not written: no copy). */
 static int clip_polygon(const clip_vertex *in, int n, const double c[3], const double u[3], double h, clip_vertex *out) {
+  double side[8];
+  int outside = 0;
+  for (int i = 0; i < n; ++i) {
+    double dp[3];
+    grit_v3_sub(dp, in[i].x, c);
+    side[i] = grit_v3_dot(dp, u) - h;
+    outside |= side[i] > 0.0;
+  }
+  if (!outside) return -1;
   int m = 0;
   for (int i = 0; i < n; ++i) {
     const clip_vertex *p = &in[i], *q = &in[(i + 1) % n];
-    double dp[3], dq[3];
-    grit_v3_sub(dp, p->x, c);
-    grit_v3_sub(dq, q->x, c);
-    const double sp = grit_v3_dot(dp, u) - h, sq = grit_v3_dot(dq, u) - h;
+    const double sp = side[i], sq = side[(i + 1) % n];
     if (sp <= 0.0) out[m++] = *p;
     if ((sp < 0.0 && sq > 0.0) || (sp > 0.0 && sq < 0.0)) { /* the edge crosses the side plane */
       clip_vertex *v = &out[m++];
@@ -123,8 +130,8 @@ static int box_clip_incident(const box_reference *r, clip_vertex poly[2][8], int
     for (int sgn = -1; sgn <= 1 && np > 0; sgn += 2) {
       double us[3];
       grit_v3_scale(us, u, (double)sgn);
-      np = clip_polygon(poly[*cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - *cur]);
-      *cur = 1 - *cur;
+      const int m = clip_polygon(poly[*cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - *cur]);
+      if (m >= 0) np = m, *cur = 1 - *cur;
     }
   }
   return np;
@@ -281,7 +288,7 @@ typedef struct box_sat {
   int edge;
 } box_sat;
 
-static void box_sat_axis(box_sat *best, const double L[3], double ra, double rb, double d, const grit_placed_shape *a,
+static inline void box_sat_axis(box_sat *best, const double L[3], double ra, double rb, double d, const grit_placed_shape *a,
                          int edge, double tol) {
   const double ov = ra + rb - fabs(d);
   if (!(ov < best->overlap - tol)) return;
