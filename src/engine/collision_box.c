@@ -282,7 +282,7 @@ void grit_narrow_box_box_epa(const grit_placed_shape *a, const grit_placed_shape
 /* The separating-axis test. Axes in a's frame: a's three face normals e_i, b's (the columns of C,
  * C_ij = a_i . b_j), the nine crosses e_i x C_j. Writes the least overlap (negative: the greatest
  * separation) and its unit axis in the world, oriented from a to b; *edge = -1 for a face axis, else
- * 3 i + j. */
+ * 3 i + j. A face axis separating by the margin or more ends the test (the pair has no candidate). */
 typedef struct box_sat {
   double overlap, n[3];
   int edge;
@@ -298,7 +298,7 @@ static inline void box_sat_axis(box_sat *best, const double L[3], double ra, dou
   grit_m3_mulv(best->n, a->R, l);
 }
 
-static void box_sat_test(const grit_placed_shape *a, const grit_placed_shape *b, box_sat *best) {
+static void box_sat_test(const grit_placed_shape *a, const grit_placed_shape *b, double margin, box_sat *best) {
   const double *ha = a->shape->size, *hb = b->shape->size;
   double C[3][3], t[3], dp[3], au[3][3], bu[3][3];
   grit_v3_sub(dp, b->p, a->p);
@@ -319,6 +319,7 @@ static void box_sat_test(const grit_placed_shape *a, const grit_placed_shape *b,
     box_sat_axis(best, L, ha[0] * fabs(L[0]) + ha[1] * fabs(L[1]) + ha[2] * fabs(L[2]), hb[j], grit_v3_dot(L, t), a,
                  -1, 0.0);
   }
+  if (!(best->overlap > -margin)) return; /* a face separates them by the margin: no candidate either way */
   const double tol = BOX_SAT_FACE_PREFERENCE * (ha[0] + ha[1] + ha[2] + hb[0] + hb[1] + hb[2]);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) { /* edges: e_i x C_j */
@@ -391,7 +392,7 @@ static int box_apart(const grit_placed_shape *a, const grit_placed_shape *b, con
  * in the margin) the old path. */
 void grit_narrow_box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   box_sat sat;
-  box_sat_test(a, b, &sat);
+  box_sat_test(a, b, margin, &sat);
   if (!(sat.overlap > -margin)) return; /* phi >= -overlap >= margin */
   if (!(sat.overlap > 0.0)) {
     if (!box_apart(a, b, &sat, margin, c)) grit_narrow_box_box_epa(a, b, margin, c);
