@@ -170,3 +170,65 @@ Test(collision_box, edge_crossings_agree_with_epa) {
   report("edge crossings", &t);
   cr_expect(t.edge >= 500, "too few edge-edge contacts");
 }
+
+/* The new path's candidates re-evaluated from their features (what the derivatives differentiate)
+ * reproduce phi and n, and phi's first derivative in b's pose: central differences of the re-evaluation
+ * against central differences of the collision itself (b moved and turned by +-h about each axis). */
+static int run_new(const grit_shape *a, const ct_pose *A, const grit_shape *b, const ct_pose *B, double margin,
+                   grit_contact_point *out) {
+  const grit_placed_shape pa = {a, A->p, A->R}, pb = {b, B->p, B->R};
+  collector c = {out, 4, 0, 0, 0, A->p, A->R, B->p, B->R};
+  grit_narrow_box_box(&pa, &pb, margin, &c);
+  return c.n;
+}
+
+static ct_pose moved(const ct_pose *B, int k, double h) {
+  const double axis[3] = {k % 3 == 0, k % 3 == 1, k % 3 == 2};
+  ct_pose P = *B;
+  if (k < 3) P.p[k] += h;
+  else P = ct_rotated(P, axis, h);
+  return P;
+}
+
+Test(collision_box, features_give_phi_and_its_derivative) {
+  unsigned long long s = 31;
+  const double h = 1e-6, margin = 0.1;
+  int checked = 0, single = 0;
+  double worst = 0.0, worst0 = 0.0;
+  for (int it = 0; it < 1500; ++it) {
+    grit_shape a = random_box(&s, 0.05, 0.6), b = random_box(&s, 0.05, 0.6);
+    ct_pose A = ct_random_pose(&s, 1.0), B = ct_random_pose(&s, 0.0);
+    double dir[3];
+    for (int k = 0; k < 3; ++k) dir[k] = ct_uniform(&s, -1, 1);
+    grit_v3_normalize(dir);
+    grit_v3_scale(dir, dir, ct_uniform(&s, 0.0, grit_shape_bounding_radius(&a) + grit_shape_bounding_radius(&b)));
+    grit_v3_add(B.p, A.p, dir);
+    grit_contact_point c[4], cp[4], cm[4];
+    const int n = run_new(&a, &A, &b, &B, margin, c);
+    for (int i = 0; i < n; ++i) {
+      grit_contact_geom g;
+      grit_contact_reevaluate(&c[i], A.p, A.R, B.p, B.R, &g);
+      worst0 = fmax(worst0, fmax(fabs(g.phi - c[i].phi), diff3(g.n, c[i].n)));
+      cr_assert(fabs(g.phi - c[i].phi) <= 1e-9 && diff3(g.n, c[i].n) <= 1e-9, "pair %d: re-evaluation", it);
+    }
+    for (int k = 0; k < 6 && n > 0; ++k) {
+      const ct_pose Bp = moved(&B, k, h), Bm = moved(&B, k, -h);
+      if (run_new(&a, &A, &b, &Bp, margin, cp) != n || run_new(&a, &A, &b, &Bm, margin, cm) != n) continue;
+      for (int i = 0; i < n; ++i) {
+        if (c[i].fa != cp[i].fa || c[i].fa != cm[i].fa || c[i].fb != cp[i].fb || c[i].fb != cm[i].fb) continue;
+        grit_contact_geom gp, gm;
+        grit_contact_reevaluate(&c[i], A.p, A.R, Bp.p, Bp.R, &gp);
+        grit_contact_reevaluate(&c[i], A.p, A.R, Bm.p, Bm.R, &gm);
+        const double dre = (gp.phi - gm.phi) / (2 * h), dcol = (cp[i].phi - cm[i].phi) / (2 * h);
+        worst = fmax(worst, fabs(dre - dcol));
+        cr_assert(fabs(dre - dcol) <= 1e-6, "pair %d, candidate %d, direction %d: dphi %.12g against %.12g", it, i, k,
+                  dre, dcol);
+        checked++;
+        single += n == 1 && c[i].fa == GRIT_FEATURE_POINT;
+      }
+    }
+  }
+  printf("box-box features: %d derivatives checked (%d edge-edge), worst %.1e; re-evaluation %.1e\n", checked, single,
+         worst, worst0);
+  cr_expect(checked >= 3000 && single >= 500, "too few checked (%d, %d)", checked, single);
+}
