@@ -321,19 +321,20 @@ static void box_sat_test(const grit_placed_shape *a, const grit_placed_shape *b,
   }
   if (!(best->overlap > -margin)) return; /* a face separates them by the margin: no candidate either way */
   const double tol = BOX_SAT_FACE_PREFERENCE * (ha[0] + ha[1] + ha[2] + hb[0] + hb[1] + hb[2]);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) { /* edges: e_i x C_j */
-      double L[3] = {0.0, 0.0, 0.0};
-      const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-      L[i1] = -C[i2][j], L[i2] = C[i1][j];
+  for (int i = 0; i < 3; ++i) {
+    const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+    for (int j = 0; j < 3; ++j) { /* edges: e_i x C_j, whose component i is 0 (left out of the sums) */
+      double L[3];
+      L[i] = 0.0, L[i1] = -C[i2][j], L[i2] = C[i1][j];
       const double len = sqrt(L[i1] * L[i1] + L[i2] * L[i2]);
       if (!(len > BOX_SAT_PARALLEL)) continue;
-      for (int k = 0; k < 3; ++k) L[k] /= len;
+      L[i1] /= len, L[i2] /= len;
       double rb = 0.0;
-      for (int m = 0; m < 3; ++m) rb += hb[m] * fabs(L[0] * C[0][m] + L[1] * C[1][m] + L[2] * C[2][m]);
-      box_sat_axis(best, L, ha[i1] * fabs(L[i1]) + ha[i2] * fabs(L[i2]), rb, grit_v3_dot(L, t), a, 3 * i + j,
-                   best->edge < 0 ? tol : 0.0);
+      for (int m = 0; m < 3; ++m) rb += hb[m] * fabs(L[i1] * C[i1][m] + L[i2] * C[i2][m]);
+      box_sat_axis(best, L, ha[i1] * fabs(L[i1]) + ha[i2] * fabs(L[i2]), rb, L[i1] * t[i1] + L[i2] * t[i2], a,
+                   3 * i + j, best->edge < 0 ? tol : 0.0);
     }
+  }
 }
 
 /* The edge of box x along its axis k farthest along dir: its centre and unit direction. */
