@@ -26,7 +26,8 @@ static double diff3(const double *x, const double *y) { return ct_dist3(x, y); }
 static void expect_close3(tally *t, const double *x, const double *y, const char *what, int it) {
   const double d = diff3(x, y);
   if (d > t->worst) t->worst = d;
-  cr_assert(d <= AGREE, "pair %d: %s differs by %g (%.17g %.17g %.17g against %.17g %.17g %.17g)", it, what, d, x[0], x[1], x[2], y[0], y[1], y[2]);
+  cr_assert(d <= AGREE, "pair %d: %s differs by %g (%.17g %.17g %.17g against %.17g %.17g %.17g)", it, what, d,
+            x[0], x[1], x[2], y[0], y[1], y[2]);
 }
 
 /* Both paths on one pair (a at A, b at B, in this order); the candidates must agree one by one. */
@@ -63,7 +64,8 @@ static void compare_pair(tally *t, const grit_shape *a, const ct_pose *A, const 
     const grit_contact_point *x = &s[i], *y = &e[i];
     const double dphi = fabs(x->phi - y->phi);
     if (dphi > t->worst) t->worst = dphi;
-    cr_assert(dphi <= AGREE, "pair %d: phi %.17g against %.17g (n %.17g %.17g %.17g against %.17g %.17g %.17g; fa %d %d)", it, x->phi, y->phi, x->n[0], x->n[1], x->n[2], y->n[0], y->n[1], y->n[2], x->fa, y->fa);
+    cr_assert(dphi <= AGREE, "pair %d: phi %.17g against %.17g (n %.17g %.17g %.17g against %.17g %.17g %.17g)", it,
+              x->phi, y->phi, x->n[0], x->n[1], x->n[2], y->n[0], y->n[1], y->n[2]);
     cr_assert(x->phi < margin);
     expect_close3(t, x->n, y->n, "n", it);
     expect_close3(t, x->pa, y->pa, "pa", it);

@@ -288,8 +288,8 @@ typedef struct box_sat {
   int edge;
 } box_sat;
 
-static inline void box_sat_axis(box_sat *best, const double L[3], double ra, double rb, double d, const grit_placed_shape *a,
-                         int edge, double tol) {
+static inline void box_sat_axis(box_sat *best, const double L[3], double ra, double rb, double d,
+                                const grit_placed_shape *a, int edge, double tol) {
   const double ov = ra + rb - fabs(d);
   if (!(ov < best->overlap - tol)) return;
   best->overlap = ov;
@@ -312,7 +312,8 @@ static void box_sat_test(const grit_placed_shape *a, const grit_placed_shape *b,
   for (int i = 0; i < 3; ++i) { /* a's faces */
     double L[3] = {0.0, 0.0, 0.0};
     L[i] = 1.0;
-    box_sat_axis(best, L, ha[i], hb[0] * fabs(C[i][0]) + hb[1] * fabs(C[i][1]) + hb[2] * fabs(C[i][2]), t[i], a, -1, 0.0);
+    const double rb = hb[0] * fabs(C[i][0]) + hb[1] * fabs(C[i][1]) + hb[2] * fabs(C[i][2]);
+    box_sat_axis(best, L, ha[i], rb, t[i], a, -1, 0.0);
   }
   for (int j = 0; j < 3; ++j) { /* b's faces */
     const double L[3] = {C[0][j], C[1][j], C[2][j]};
