@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* collision_box.c — the closed form of two boxes: the face most aligned with the normal found by the
- * general path is the reference, the other box's incident face is clipped against its side planes, and
- * up to four points are kept (docs/collision.md). */
+/* collision_box.c — the closed form of two boxes: the separating-axis test (15 axes) gives the normal of
+ * an overlapping pair, the general path (GJK) that of a pair apart within the margin; the face most
+ * aligned with the normal is the reference, the other box's incident face is clipped against its side
+ * planes, and up to four points are kept (docs/collision.md). */
 #include <math.h>
 #include <string.h>
 
+#include "collision_box.h"
 #include "collision_narrow.h"
 #include "grit/math.h"
 
@@ -36,15 +38,22 @@ typedef struct clip_vertex {
   int cuts, orig_out;
 } clip_vertex;
 
-/* Sutherland-Hodgman: keeps the part of polygon in[0..n-1] with (x - c) . u <= h. Returns the count. */
+/* Sutherland-Hodgman: keeps the part of polygon in[0..n-1] with (x - c) . u <= h. Returns the count, or
+ * -1 when every vertex is inside (the polygon unchanged, out not written: no copy). */
 static int clip_polygon(const clip_vertex *in, int n, const double c[3], const double u[3], double h, clip_vertex *out) {
+  double side[8];
+  int outside = 0;
+  for (int i = 0; i < n; ++i) {
+    double dp[3];
+    grit_v3_sub(dp, in[i].x, c);
+    side[i] = grit_v3_dot(dp, u) - h;
+    outside |= side[i] > 0.0;
+  }
+  if (!outside) return -1;
   int m = 0;
   for (int i = 0; i < n; ++i) {
     const clip_vertex *p = &in[i], *q = &in[(i + 1) % n];
-    double dp[3], dq[3];
-    grit_v3_sub(dp, p->x, c);
-    grit_v3_sub(dq, q->x, c);
-    const double sp = grit_v3_dot(dp, u) - h, sq = grit_v3_dot(dq, u) - h;
+    const double sp = side[i], sq = side[(i + 1) % n];
     if (sp <= 0.0) out[m++] = *p;
     if ((sp < 0.0 && sq > 0.0) || (sp > 0.0 && sq < 0.0)) { /* the edge crosses the side plane */
       clip_vertex *v = &out[m++];
@@ -121,8 +130,8 @@ static int box_clip_incident(const box_reference *r, clip_vertex poly[2][8], int
     for (int sgn = -1; sgn <= 1 && np > 0; sgn += 2) {
       double us[3];
       grit_v3_scale(us, u, (double)sgn);
-      np = clip_polygon(poly[*cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - *cur]);
-      *cur = 1 - *cur;
+      const int m = clip_polygon(poly[*cur], np, fc, us, hr[j] * (1.0 + 1e-12), poly[1 - *cur]);
+      if (m >= 0) np = m, *cur = 1 - *cur;
     }
   }
   return np;
@@ -214,15 +223,16 @@ static void box_emit_point(const box_reference *r, const clip_vertex *v, double 
   }
 }
 
-/* Box-box: when EPA's normal is a face normal of one box (the reference face: a face, an edge or a
- * corner of the other rests on it), the other box's face towards it (the incident face) is clipped to
- * the reference face's rectangle and its points within the margin make the manifold, at most four of
- * them, spread out; edges crossing edges keep EPA's single point. Each point is a point of the incident
- * box (a corner, or where one of its edges crosses the reference face's side) over the reference face
- * (a plane feature). */
-void grit_narrow_box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  double phi, n[3], wa[3], wb[3];
-  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
+/* Boxes apart along a face axis by s: the distance is s when a point of the clipped incident face is
+ * within this (times the boxes' size) of s; otherwise GJK finds it. */
+#define BOX_APART_TOL 1e-12
+
+/* Box-box phases 1-4 from the normal n (a to b): the clipped face's points when n is a face normal of
+ * one box and some are within the margin; their count (0: none written). apart (NULL for the old path
+ * and overlapping boxes): the separation along a face axis, which is the distance only if a point of the
+ * clipped face lies that near (else -1, nothing written: the distance is along another direction). */
+static int box_face_contact(const grit_placed_shape *a, const grit_placed_shape *b, const double n[3], double margin,
+                            const double *apart, collector *c) {
   box_reference r;
   clip_vertex poly[2][8];
   double depth[8];
@@ -230,13 +240,170 @@ void grit_narrow_box_box(const grit_placed_shape *a, const grit_placed_shape *b,
   if (box_reference_face(a, b, n, &r)) {
     const int np = box_clip_incident(&r, poly, &cur);
     nc = box_choose_points(&r, poly[cur], np, margin, depth, chosen);
+    if (apart) {
+      const double *ha = a->shape->size, *hb = b->shape->size;
+      double least = INFINITY;
+      for (int i = 0; i < np; ++i) least = fmin(least, depth[i]);
+      if (!(least <= *apart + BOX_APART_TOL * (ha[0] + ha[1] + ha[2] + hb[0] + hb[1] + hb[2]))) return -1;
+    }
   }
-  if (nc == 0) { /* no face contact, or none of its points within the margin: EPA's single point */
-    grit_narrow_emit(c, phi, n, wa, wb);
-    return;
-  }
+  if (nc == 0) return apart ? -1 : 0;
   double ni[3]; /* the incident face's outward normal */
   column(ni, r.inc->R, r.ki);
   grit_v3_scale(ni, ni, r.si);
   for (int i = 0; i < nc; ++i) box_emit_point(&r, &poly[cur][chosen[i]], depth[chosen[i]], ni, c);
+  return nc;
+}
+
+/* Box-box, the old path (the switch back, collision_box.h): EPA's normal for every pair; when it is a
+ * face normal of one box (the reference face: a face, an edge or a corner of the other rests on it),
+ * the other box's face towards it (the incident face) is clipped to the reference face's rectangle and
+ * its points within the margin make the manifold, at most four of them, spread out; edges crossing
+ * edges keep EPA's single point. Each point is a point of the incident box (a corner, or where one of
+ * its edges crosses the reference face's side) over the reference face (a plane feature). */
+void grit_narrow_box_box_epa(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  double phi, n[3], wa[3], wb[3];
+  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
+  if (box_face_contact(a, b, n, margin, NULL, c) == 0) grit_narrow_emit(c, phi, n, wa, wb); /* EPA's single point */
+}
+
+/* An edge axis a_i x b_j is skipped only when the edges are parallel to round-off (|a_i x b_j| below
+ * this): its direction is then noise. A near-parallel pair's axis is kept: the overlap along the
+ * computed (normalized) axis is accurate to round-off whatever its length, so it can only win where it
+ * is the least, and EPA finds that thin face of the Minkowski difference too (its normal, between the
+ * two boxes' nearly parallel faces, then picks the reference face). */
+#define BOX_SAT_PARALLEL 1e-12
+/* Faces are preferred to edges: an edge axis beats the best face axis only by more than this times the
+ * boxes' size (the sum of the six half-sizes). Ties (an edge lying on a face crosses another edge along
+ * that face's normal; nearly parallel edges, whose axis beats the faces by O(angle x size)) go to the
+ * face, where EPA's choice between them is round-off. */
+#define BOX_SAT_FACE_PREFERENCE 1e-12
+
+/* The separating-axis test. Axes in a's frame: a's three face normals e_i, b's (the columns of C,
+ * C_ij = a_i . b_j), the nine crosses e_i x C_j. Writes the least overlap (negative: the greatest
+ * separation) and its unit axis in the world, oriented from a to b; *edge = -1 for a face axis, else
+ * 3 i + j. A face axis separating by the margin or more ends the test (the pair has no candidate). */
+typedef struct box_sat {
+  double overlap, n[3];
+  int edge;
+} box_sat;
+
+static inline void box_sat_axis(box_sat *best, const double L[3], double ra, double rb, double d,
+                                const grit_placed_shape *a, int edge, double tol) {
+  const double ov = ra + rb - fabs(d);
+  if (!(ov < best->overlap - tol)) return;
+  best->overlap = ov;
+  best->edge = edge;
+  double l[3] = {d < 0.0 ? -L[0] : L[0], d < 0.0 ? -L[1] : L[1], d < 0.0 ? -L[2] : L[2]};
+  grit_m3_mulv(best->n, a->R, l);
+}
+
+static void box_sat_test(const grit_placed_shape *a, const grit_placed_shape *b, double margin, box_sat *best) {
+  const double *ha = a->shape->size, *hb = b->shape->size;
+  double C[3][3], t[3], dp[3], au[3][3], bu[3][3];
+  grit_v3_sub(dp, b->p, a->p);
+  for (int k = 0; k < 3; ++k) column(au[k], a->R, k), column(bu[k], b->R, k);
+  for (int i = 0; i < 3; ++i) {
+    t[i] = grit_v3_dot(au[i], dp);
+    for (int j = 0; j < 3; ++j) C[i][j] = grit_v3_dot(au[i], bu[j]);
+  }
+  best->overlap = INFINITY;
+  best->edge = -1;
+  for (int i = 0; i < 3; ++i) { /* a's faces */
+    double L[3] = {0.0, 0.0, 0.0};
+    L[i] = 1.0;
+    const double rb = hb[0] * fabs(C[i][0]) + hb[1] * fabs(C[i][1]) + hb[2] * fabs(C[i][2]);
+    box_sat_axis(best, L, ha[i], rb, t[i], a, -1, 0.0);
+  }
+  for (int j = 0; j < 3; ++j) { /* b's faces */
+    const double L[3] = {C[0][j], C[1][j], C[2][j]};
+    box_sat_axis(best, L, ha[0] * fabs(L[0]) + ha[1] * fabs(L[1]) + ha[2] * fabs(L[2]), hb[j], grit_v3_dot(L, t), a,
+                 -1, 0.0);
+  }
+  if (!(best->overlap > -margin)) return; /* a face separates them by the margin: no candidate either way */
+  const double tol = BOX_SAT_FACE_PREFERENCE * (ha[0] + ha[1] + ha[2] + hb[0] + hb[1] + hb[2]);
+  for (int i = 0; i < 3; ++i) {
+    const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+    for (int j = 0; j < 3; ++j) { /* edges: e_i x C_j, whose component i is 0 (left out of the sums) */
+      double L[3];
+      L[i] = 0.0, L[i1] = -C[i2][j], L[i2] = C[i1][j];
+      const double len = sqrt(L[i1] * L[i1] + L[i2] * L[i2]);
+      if (!(len > BOX_SAT_PARALLEL)) continue;
+      L[i1] /= len, L[i2] /= len;
+      double rb = 0.0;
+      for (int m = 0; m < 3; ++m) rb += hb[m] * fabs(L[i1] * C[i1][m] + L[i2] * C[i2][m]);
+      box_sat_axis(best, L, ha[i1] * fabs(L[i1]) + ha[i2] * fabs(L[i2]), rb, L[i1] * t[i1] + L[i2] * t[i2], a,
+                   3 * i + j, best->edge < 0 ? tol : 0.0);
+    }
+  }
+}
+
+/* The edge of box x along its axis k farthest along dir: its centre and unit direction. */
+static void box_edge(const grit_placed_shape *x, int k, const double dir[3], double ctr[3], double u[3]) {
+  grit_v3_copy(ctr, x->p);
+  for (int m = 0; m < 3; ++m) {
+    if (m == k) continue;
+    double v[3];
+    column(v, x->R, m);
+    grit_v3_addscl(ctr, ctr, v, grit_v3_dot(v, dir) < 0.0 ? -x->shape->size[m] : x->shape->size[m]);
+  }
+  column(u, x->R, k);
+}
+
+/* Boxes whose least overlap (or greatest separation) is along edge axis a_i x b_j: the two edges'
+ * nearest points (the witness points EPA finds: the deepest points of each box in the other, along n;
+ * apart, the closest points). 0 if they fall outside the edges by more than slack (times the edge):
+ * round-off at a degenerate crossing of overlapping boxes (slack 1e-9), or boxes apart whose distance is
+ * along another direction (slack 0); the caller then takes the general path. */
+static int box_edge_points(const grit_placed_shape *a, const grit_placed_shape *b, int edge, const double n[3],
+                           double slack, double wa[3], double wb[3]) {
+  const int i = edge / 3, j = edge % 3;
+  double nn[3], p1[3], u1[3], p2[3], u2[3], d[3];
+  grit_v3_scale(nn, n, -1.0);
+  box_edge(a, i, n, p1, u1);
+  box_edge(b, j, nn, p2, u2);
+  grit_v3_sub(d, p2, p1);
+  const double bb = grit_v3_dot(u1, u2), den = 1.0 - bb * bb, d1 = grit_v3_dot(d, u1), d2 = grit_v3_dot(d, u2);
+  const double s = (d1 - bb * d2) / den, t = (bb * d1 - d2) / den;
+  const double ta = a->shape->size[i], tb = b->shape->size[j];
+  if (!(fabs(s) <= ta * (1.0 + slack)) || !(fabs(t) <= tb * (1.0 + slack))) return 0;
+  grit_v3_addscl(wa, p1, u1, s);
+  grit_v3_addscl(wb, p2, u2, t);
+  return 1;
+}
+
+/* Boxes apart by less than the margin, along the separating axis of greatest separation: the distance
+ * when that axis realizes it (a point of one box's face over the other's face; two edges' nearest points
+ * inside both edges). 1 if the candidates are written, 0 if GJK must find the distance (corner to edge,
+ * corner to corner, parallel edges side by side). */
+static int box_apart(const grit_placed_shape *a, const grit_placed_shape *b, const box_sat *sat, double margin,
+                     collector *c) {
+  const double gap = -sat->overlap;
+  if (sat->edge < 0) return box_face_contact(a, b, sat->n, margin, &gap, c) > 0;
+  double wa[3], wb[3];
+  if (!box_edge_points(a, b, sat->edge, sat->n, 0.0, wa, wb)) return 0;
+  if (box_face_contact(a, b, sat->n, margin, NULL, c) == 0) grit_narrow_emit(c, gap, sat->n, wa, wb);
+  return 1;
+}
+
+/* Box-box: the separating-axis test first. An axis separating the boxes by the margin or more: no
+ * candidate. Overlapping boxes: the least overlap's axis is the normal EPA finds (for two boxes the
+ * Minkowski difference's faces are normal to the 15 axes), then the face clipping as before, or the two
+ * edges' nearest points. Boxes apart within the margin: the greatest separation's axis when it realizes
+ * the distance (box_apart). Otherwise (corner to edge apart, a degenerate crossing, a face with no point
+ * in the margin) the old path. */
+void grit_narrow_box_box(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  box_sat sat;
+  box_sat_test(a, b, margin, &sat);
+  if (!(sat.overlap > -margin)) return; /* phi >= -overlap >= margin */
+  if (!(sat.overlap > 0.0)) {
+    if (!box_apart(a, b, &sat, margin, c)) grit_narrow_box_box_epa(a, b, margin, c);
+    return;
+  }
+  if (box_face_contact(a, b, sat.n, margin, NULL, c) > 0) return;
+  double wa[3], wb[3];
+  if (sat.edge >= 0 && box_edge_points(a, b, sat.edge, sat.n, 1e-9, wa, wb))
+    grit_narrow_emit(c, -sat.overlap, sat.n, wa, wb);
+  else
+    grit_narrow_box_box_epa(a, b, margin, c);
 }
