@@ -31,6 +31,7 @@ struct grit_afactor {
   int *cols;               /* (AF_CHUNK) the columns of a chunk */
   int *slot;               /* (ntree) tree t's list in pend, or -1: a tree that is never solved by rows */
   int *pend, *npend;       /* (nslot x AF_CHUNK, nslot) each such tree's columns not yet solved */
+  int *rtree;              /* (nslot) the trees solved by rows in this solve, ascending */
   int no_lists; /* grit_afactor_set_column_lists(af, 0): solve_many scans every column once per tree, as before */
   int rows_n;              /* the rows' room: the largest tree solved by rows */
   int any_eligible, any_on, force_dense;
@@ -56,8 +57,9 @@ static int alloc_lists(grit_afactor *af) {
     af->slot[t] = af->eligible[t] || (af->dense_rows && m->tree_dofnum[t] >= AF_DENSE_MIN) ? nslot++ : -1;
   af->pend = malloc(sizeof(int) * ((size_t)nslot * AF_CHUNK + 1));
   af->npend = calloc((size_t)nslot + 1, sizeof(int));
+  af->rtree = calloc((size_t)nslot + 1, sizeof(int));
   af->cols = calloc(AF_CHUNK, sizeof(int));
-  return af->pend && af->npend && af->cols;
+  return af->pend && af->npend && af->rtree && af->cols;
 }
 
 grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *message) {
@@ -122,7 +124,7 @@ void grit_afactor_free(grit_afactor *af) {
   if (!af) return;
   grit_treechol_free(af->tc);
   free(af->eligible), free(af->on), free(af->dense), free(af->off), free(af->L), free(af->inv), free(af->scratch), free(af->bits);
-  free(af->rows), free(af->cols), free(af->slot), free(af->pend), free(af->npend);
+  free(af->rows), free(af->cols), free(af->slot), free(af->pend), free(af->npend), free(af->rtree);
   free(af);
 }
 
@@ -310,24 +312,35 @@ static void pend_column(const grit_model *m, const grit_afactor *af, const doubl
   if (af->npend[sl] == AF_CHUNK) solve_chunk(m, af, Achol, t, B, list, AF_CHUNK), af->npend[sl] = 0;
 }
 
-/* The trees solved by rows, in one pass over the columns: column k joins the lists of its tree part[k] (or of
- * every such tree, where part[k] < 0 or part is NULL), each list solved when full, then the rest tree by tree.
- * Each tree's chunks are the ones the scan tree by tree makes (its columns ascending, AF_CHUNK at a time):
- * the same columns solved together, so the same bits; only the chunks' order across trees differs. */
-static void rows_by_lists(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
+/* grit_afactor_solve_many in one pass over the columns: column k solved column by column on the trees
+ * not solved by rows, and joined to the lists of those that are (its tree part[k], or every one where
+ * part[k] < 0 or part is NULL), each list solved when full, then the rest tree by tree. Each tree's chunks
+ * are the ones the scan tree by tree makes (its columns ascending, AF_CHUNK at a time): the same columns
+ * solved together, the same bits; only the order of work on disjoint rows differs. */
+static void many_by_lists(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                           const int *part) {
+  int nr = 0; /* the trees solved by rows, ascending */
+  for (int t = 0; t < m->ntree; ++t)
+    if (by_rows(m, af, t)) af->rtree[nr++] = t;
   for (int k = 0; k < nrhs; ++k) {
+    double *x = B + (size_t)k * m->nv;
     const int p = part ? part[k] : -1;
     if (p >= 0) {
       if (by_rows(m, af, p)) pend_column(m, af, Achol, p, B, k);
+      else grit_afactor_solve_tree(m, af, Achol, p, x);
+      continue;
+    }
+    if (!nr) {
+      grit_afactor_solve(m, af, Achol, x);
       continue;
     }
     for (int t = 0; t < m->ntree; ++t)
-      if (by_rows(m, af, t)) pend_column(m, af, Achol, t, B, k);
+      if (!by_rows(m, af, t)) grit_afactor_solve_tree(m, af, Achol, t, x);
+    for (int e = 0; e < nr; ++e) pend_column(m, af, Achol, af->rtree[e], B, k);
   }
-  for (int t = 0; t < m->ntree; ++t) {
-    const int sl = af->slot[t];
-    if (sl < 0 || !af->npend[sl]) continue;
+  for (int e = 0; e < nr; ++e) {
+    const int t = af->rtree[e], sl = af->slot[t];
+    if (!af->npend[sl]) continue;
     solve_chunk(m, af, Achol, t, B, af->pend + (size_t)sl * AF_CHUNK, af->npend[sl]);
     af->npend[sl] = 0;
   }
@@ -335,6 +348,10 @@ static void rows_by_lists(const grit_model *m, const grit_afactor *af, const dou
 
 void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                              const int *part) {
+  if (af && !af->no_many && !af->no_lists) {
+    many_by_lists(m, af, Achol, B, nrhs, part);
+    return;
+  }
   const int nv = m->nv;
   int any_rows = 0;
   for (int t = 0; t < m->ntree && !any_rows; ++t) any_rows = by_rows(m, af, t);
@@ -350,10 +367,6 @@ void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const 
     }
   }
   if (!any_rows) return;
-  if (!af->no_lists) {
-    rows_by_lists(m, af, Achol, B, nrhs, part);
-    return;
-  }
   for (int t = 0; t < m->ntree; ++t) { /* the trees solved by rows: their columns in chunks */
     if (!by_rows(m, af, t)) continue;
     int nc = 0;
