@@ -313,25 +313,19 @@ static void pend_column(const grit_model *m, const grit_afactor *af, const doubl
 }
 
 /* grit_afactor_solve_many in one pass over the columns: column k solved column by column on the trees
- * not solved by rows, and joined to the lists of those that are (its tree part[k], or every one where
- * part[k] < 0 or part is NULL), each list solved when full, then the rest tree by tree. Each tree's chunks
- * are the ones the scan tree by tree makes (its columns ascending, AF_CHUNK at a time): the same columns
- * solved together, the same bits; only the order of work on disjoint rows differs. */
+ * not solved by rows, and joined to the lists of those that are (the nr >= 1 trees of af->rtree: its tree
+ * part[k], or every one where part[k] < 0 or part is NULL), each list solved when full, then the rest tree
+ * by tree. Each tree's chunks are the ones the scan tree by tree makes (its columns ascending, AF_CHUNK at
+ * a time): the same columns solved together, the same bits; only the order of work on disjoint rows
+ * differs. */
 static void many_by_lists(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
-                          const int *part) {
-  int nr = 0; /* the trees solved by rows, ascending */
-  for (int t = 0; t < m->ntree; ++t)
-    if (by_rows(m, af, t)) af->rtree[nr++] = t;
+                          const int *part, int nr) {
   for (int k = 0; k < nrhs; ++k) {
     double *x = B + (size_t)k * m->nv;
     const int p = part ? part[k] : -1;
     if (p >= 0) {
       if (by_rows(m, af, p)) pend_column(m, af, Achol, p, B, k);
       else grit_afactor_solve_tree(m, af, Achol, p, x);
-      continue;
-    }
-    if (!nr) {
-      grit_afactor_solve(m, af, Achol, x);
       continue;
     }
     for (int t = 0; t < m->ntree; ++t)
@@ -348,9 +342,14 @@ static void many_by_lists(const grit_model *m, const grit_afactor *af, const dou
 
 void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                              const int *part) {
-  if (af && !af->no_many && !af->no_lists) {
-    many_by_lists(m, af, Achol, B, nrhs, part);
-    return;
+  if (af && !af->no_many && !af->no_lists) { /* af->rtree: the trees solved by rows, ascending */
+    int nr = 0;
+    for (int t = 0; t < m->ntree; ++t)
+      if (by_rows(m, af, t)) af->rtree[nr++] = t;
+    if (nr) { /* (none: column by column below) */
+      many_by_lists(m, af, Achol, B, nrhs, part, nr);
+      return;
+    }
   }
   const int nv = m->nv;
   int any_rows = 0;
