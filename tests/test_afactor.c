@@ -491,3 +491,51 @@ Test(afactor, derivatives_dense_trees_many_columns_same_bits) {
   cr_expect(!derivatives_many_vs_columns(m, 1, 5, 1), "A, B differ");
   grit_model_free(m);
 }
+
+/* grit_afactor_solve_many's columns over nrhs (1..150: one chunk's passes of eight, four, two and one
+ * vectors, several chunks per tree) with its fast paths on (the default), with the dense trees' passes of
+ * four and two vectors and the one-pass column lists off (as before), and column by column: the same bits
+ * (memcmp). Columns of every tree (part -1) and of one tree, mixed. */
+static void solve_many_paths_same_bits(const grit_model *m, grit_data *d, unsigned seed) {
+  static const int counts[] = {1, 3, 5, 9, 13, 21, 37, 51, 64, 65, 75, 150};
+  const int nv = m->nv, maxn = 150;
+  double *X[3];
+  int part[150];
+  for (int c = 0; c < 3; ++c) X[c] = malloc(sizeof(double) * maxn * (size_t)nv);
+  for (size_t n = 0; n < sizeof counts / sizeof counts[0]; ++n) {
+    const int nrhs = counts[n];
+    for (int k = 0; k < nrhs; ++k) {
+      part[k] = (int)(urand(&seed) * 3.0) - 1;
+      for (int i = 0; i < nv; ++i) {
+        const int t = i < m->tree_dofnum[0] ? 0 : 1;
+        X[0][(size_t)k * nv + i] = part[k] < 0 || part[k] == t ? urand(&seed) - 0.5 : 0.0;
+      }
+    }
+    memcpy(X[1], X[0], sizeof(double) * nrhs * (size_t)nv);
+    memcpy(X[2], X[0], sizeof(double) * nrhs * (size_t)nv);
+    grit_afactor_solve_many(m, d->af, d->Achol, X[0], nrhs, part);
+    grit_afactor_set_mid_passes(d->af, 0), grit_afactor_set_column_lists(d->af, 0);
+    grit_afactor_solve_many(m, d->af, d->Achol, X[1], nrhs, part);
+    grit_afactor_set_mid_passes(d->af, 1), grit_afactor_set_column_lists(d->af, 1);
+    for (int k = 0; k < nrhs; ++k) {
+      if (part[k] < 0) grit_afactor_solve(m, d->af, d->Achol, X[2] + (size_t)k * nv);
+      else grit_afactor_solve_tree(m, d->af, d->Achol, part[k], X[2] + (size_t)k * nv);
+    }
+    cr_expect(!memcmp(X[0], X[1], sizeof(double) * nrhs * (size_t)nv), "%d columns: fast paths vs old paths", nrhs);
+    cr_expect(!memcmp(X[0], X[2], sizeof(double) * nrhs * (size_t)nv), "%d columns: rows vs column by column", nrhs);
+  }
+  for (int c = 0; c < 3; ++c) free(X[c]);
+}
+
+Test(afactor, solve_many_mid_passes_and_lists_same_bits) {
+  grit_model *m = legged(EXTRA, 1);
+  for (int dense = 0; dense < 2; ++dense) {
+    grit_data *d = make(m, dense, 0);
+    random_state(m, d, d, 31 + (unsigned)dense);
+    cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_afactor_tree_order(d->af, 0), !dense);
+    solve_many_paths_same_bits(m, d, 41 + (unsigned)dense);
+    grit_data_free(d);
+  }
+  grit_model_free(m);
+}

@@ -165,6 +165,34 @@ Test(derivatives_blocks, unit_clamps_skipped_same_bits) {
   free(A1), free(B1), free(A2), free(B2);
 }
 
+/* The dense form too (actuation_chain, no activations): the columns of unit clamps left as they are, the
+ * clamped one scaled row by row: the same bits as scaling every column (ws->no_unit_clamp). */
+Test(derivatives_blocks, dense_unit_clamps_skipped_same_bits) {
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string(k_pendulums, &m, NULL, NULL), GRIT_OK);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const double u[3] = {3.5, 5.0, -0.4}; /* the first clamped at 3 */
+  cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+  for (int s = 1; s <= 60; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nx = 2 * grit_model_nv(m), nu = 3;
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = malloc(sizeof(double) * (size_t)nx * nx), B[k] = malloc(sizeof(double) * (size_t)nx * nu);
+    d->deriv->no_unit_clamp = k;
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  d->deriv->no_unit_clamp = 0;
+  cr_assert_eq(memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), 0);
+  cr_assert_eq(memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), 0);
+  int zero = 1, nonzero = 0; /* the clamped column is zero, the others are not */
+  for (int i = 0; i < nx; ++i) zero &= B[0][i * nu] == 0.0, nonzero += B[0][i * nu + 1] != 0.0 && B[0][i * nu + 2] != 0.0;
+  cr_assert(zero && nonzero > 0);
+  grit_data_free(d);
+  grit_model_free(m);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+}
+
 /* The derivative call's factor of the step's operator is the step's own (d->Achol, the same function on
  * the same matrix) while d->A still holds that matrix: A, B the same bits as factoring it again
  * (ws->no_achol_reuse), dense and blocks; with achol_fresh cleared the step's factor is not read (a

@@ -29,10 +29,15 @@ struct grit_afactor {
   uint64_t *bits;          /* (a bit per dof of the largest eligible tree) their support, zero between */
   double *rows;            /* (rows_n x AF_CHUNK) grit_afactor_solve_many's columns as rows */
   int *cols;               /* (AF_CHUNK) the columns of a chunk */
+  int *slot;               /* (ntree) tree t's list in pend, or -1: a tree that is never solved by rows */
+  int *pend, *npend;       /* (nslot x AF_CHUNK, nslot) each such tree's columns not yet solved */
+  int *rtree;              /* (nslot) the trees solved by rows in this solve, ascending */
+  int no_lists; /* grit_afactor_set_column_lists(af, 0): solve_many scans every column once per tree, as before */
   int rows_n;              /* the rows' room: the largest tree solved by rows */
   int any_eligible, any_on, force_dense;
   int no_cols; /* grit_afactor_set_delassus_cols(af, 0): the estimates scan J whole, as before */
   int no_many; /* grit_afactor_set_many(af, 0): grit_afactor_solve_many solves column by column, as before */
+  int no_mid; /* grit_afactor_set_mid_passes(af, 0): dense_rows_avx2 runs passes of eight vectors or one only */
   int dense_rows; /* the processor has AVX2: dense trees of AF_DENSE_MIN dofs or more solve many columns as
                      rows too (dense_rows_avx2) */
 };
@@ -40,6 +45,22 @@ struct grit_afactor {
 /* The columns grit_afactor_solve_many moves into rows at a time; the smallest dense tree it solves so
  * (smaller ones: column by column, whose loops cost less there). */
 enum { AF_CHUNK = 64, AF_DENSE_MIN = 8 };
+
+/* The trees that may be solved by rows (eligible for the tree order, or dense of AF_DENSE_MIN dofs or more
+ * with AVX2) each get a list of AF_CHUNK pending columns; with the chunk's columns af->cols. 0: out of memory. */
+static int alloc_lists(grit_afactor *af) {
+  const grit_model *m = af->m;
+  int nslot = 0;
+  af->slot = malloc(sizeof(int) * ((size_t)m->ntree + 1));
+  if (!af->slot) return 0;
+  for (int t = 0; t < m->ntree; ++t)
+    af->slot[t] = af->eligible[t] || (af->dense_rows && m->tree_dofnum[t] >= AF_DENSE_MIN) ? nslot++ : -1;
+  af->pend = malloc(sizeof(int) * ((size_t)nslot * AF_CHUNK + 1));
+  af->npend = calloc((size_t)nslot + 1, sizeof(int));
+  af->rtree = calloc((size_t)nslot + 1, sizeof(int));
+  af->cols = calloc(AF_CHUNK, sizeof(int));
+  return af->pend && af->npend && af->rtree && af->cols;
+}
 
 grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *message) {
   *out = NULL;
@@ -67,8 +88,7 @@ grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *m
     if (m->tree_dofnum[t] >= AF_DENSE_MIN && m->tree_dofnum[t] > af->rows_n) af->rows_n = m->tree_dofnum[t];
   if (!af->any_eligible) { /* no tree-ordered tree: the dense trees' rows alone */
     af->rows = calloc((size_t)af->rows_n * AF_CHUNK + 1, sizeof(double));
-    af->cols = calloc(AF_CHUNK, sizeof(int));
-    if (!af->rows || !af->cols) {
+    if (!af->rows || !alloc_lists(af)) {
       grit_afactor_free(af);
       return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
     }
@@ -92,8 +112,7 @@ grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *m
   af->bits = calloc((size_t)maxn / 64 + 1, sizeof(uint64_t));
   af->rows_n = maxn > af->rows_n ? maxn : af->rows_n;
   af->rows = calloc((size_t)af->rows_n * AF_CHUNK, sizeof(double));
-  af->cols = calloc(AF_CHUNK, sizeof(int));
-  if (!af->L || !af->scratch || !af->bits || !af->rows || !af->cols) {
+  if (!af->L || !af->scratch || !af->bits || !af->rows || !alloc_lists(af)) {
     grit_afactor_free(af);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the factor of A");
   }
@@ -105,7 +124,7 @@ void grit_afactor_free(grit_afactor *af) {
   if (!af) return;
   grit_treechol_free(af->tc);
   free(af->eligible), free(af->on), free(af->dense), free(af->off), free(af->L), free(af->inv), free(af->scratch), free(af->bits);
-  free(af->rows), free(af->cols);
+  free(af->rows), free(af->cols), free(af->slot), free(af->pend), free(af->npend), free(af->rtree);
   free(af);
 }
 
@@ -155,6 +174,10 @@ void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const 
 }
 
 void grit_afactor_set_many(grit_afactor *af, int many) { af->no_many = many == 0; }
+
+void grit_afactor_set_mid_passes(grit_afactor *af, int allow) { af->no_mid = allow == 0; }
+
+void grit_afactor_set_column_lists(grit_afactor *af, int allow) { af->no_lists = allow == 0; }
 
 /* Moves n entries of each of nc columns: to_rows != 0, column q's b[q][i] -> R[i AF_CHUNK + q]; else back.
  * Four columns and four rows at a time with AVX2 (a 4 x 4 transpose in registers) where the processor has
@@ -229,24 +252,30 @@ static inline __attribute__((always_inline, target("avx2"))) void dense_row(cons
   for (int v = 0; v < nv; ++v) _mm256_storeu_pd(ri + 4 * v, _mm256_div_pd(acc[v], d));
 }
 
+/* Both substitutions on nv vectors of four columns from column q (nv a constant where inlined). */
+static inline __attribute__((always_inline, target("avx2"))) void dense_pass(const double *L, int n, double *R, int q,
+                                                                           int nv) {
+  for (int i = 0; i < n; ++i) dense_row(L, n, 1, i, 0, i, R, q, nv);
+  for (int i = n - 1; i >= 0; --i) dense_row(L, 1, n, i, i + 1, n, R, q, nv); /* L^T: row i's are L's column i */
+}
+
 /* A dense tree's factor L (n x n, row-major, lower: grit_block_cholesky's) applied to the nc columns held
  * as rows R (row i: the tree's dof i of every column): L Y = B, then L^T X = Y. Each entry takes
  * block_cholesky_solve_one's operations in its order (minus each product in increasing k, then the
  * division; no fused multiply-add): the same bits as column by column. Lanes past nc are zeroed first. */
-static __attribute__((target("avx2"))) void dense_rows_avx2(const double *L, int n, double *R, int nc) {
+static __attribute__((target("avx2"))) void dense_rows_avx2(const double *L, int n, double *R, int nc, int no_mid) {
   const int nc4 = (nc + 3) & ~3;
   for (int i = 0; i < n; ++i)
     for (int q = nc; q < nc4; ++q) R[(size_t)i * AF_CHUNK + q] = 0.0;
-  for (int q = 0; q < nc4;) { /* eight vectors (32 columns) at a time, then one */
-    const int nv = nc4 - q >= 32 ? 8 : 1;
-    for (int i = 0; i < n; ++i) {
-      if (nv == 8) dense_row(L, n, 1, i, 0, i, R, q, 8);
-      else dense_row(L, n, 1, i, 0, i, R, q, 1);
-    }
-    for (int i = n - 1; i >= 0; --i) { /* L^T: row i's entries are column i of L */
-      if (nv == 8) dense_row(L, 1, n, i, i + 1, n, R, q, 8);
-      else dense_row(L, 1, n, i, i + 1, n, R, q, 1);
-    }
+  /* passes of eight vectors (32 columns), then four, two, one: a pass's loop overhead per product (the
+   * broadcast, the row's address, the loop) is paid once for its nv vectors (no_mid: eight, then ones) */
+  for (int q = 0; q < nc4;) {
+    const int left = (nc4 - q) >> 2;
+    const int nv = left >= 8 ? 8 : no_mid ? 1 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    if (nv == 8) dense_pass(L, n, R, q, 8);
+    else if (nv == 4) dense_pass(L, n, R, q, 4);
+    else if (nv == 2) dense_pass(L, n, R, q, 2);
+    else dense_pass(L, n, R, q, 1);
     q += 4 * nv;
   }
 }
@@ -270,13 +299,58 @@ static void solve_chunk(const grit_model *m, const grit_afactor *af, const doubl
     grit_treechol_solve_rows(af->tc, t, af->L + af->off[t], af->inv + adr, af->rows, AF_CHUNK, nc);
 #if AF_AVX2
   else
-    dense_rows_avx2(Achol + m->tree_madr[t], n, af->rows, nc);
+    dense_rows_avx2(Achol + m->tree_madr[t], n, af->rows, nc, af->no_mid);
 #endif
   move_columns(B, m->nv, adr, cols, nc, af->rows, n, 0);
 }
 
+/* Column k joins the pending list of tree t (solved by rows); a full list is solved. */
+static void pend_column(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *B, int k) {
+  const int sl = af->slot[t];
+  int *list = af->pend + (size_t)sl * AF_CHUNK;
+  list[af->npend[sl]++] = k;
+  if (af->npend[sl] == AF_CHUNK) solve_chunk(m, af, Achol, t, B, list, AF_CHUNK), af->npend[sl] = 0;
+}
+
+/* grit_afactor_solve_many in one pass over the columns: column k solved column by column on the trees
+ * not solved by rows, and joined to the lists of those that are (the nr >= 1 trees of af->rtree: its tree
+ * part[k], or every one where part[k] < 0 or part is NULL), each list solved when full, then the rest tree
+ * by tree. Each tree's chunks are the ones the scan tree by tree makes (its columns ascending, AF_CHUNK at
+ * a time): the same columns solved together, the same bits; only the order of work on disjoint rows
+ * differs. */
+static void many_by_lists(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
+                          const int *part, int nr) {
+  for (int k = 0; k < nrhs; ++k) {
+    double *x = B + (size_t)k * m->nv;
+    const int p = part ? part[k] : -1;
+    if (p >= 0) {
+      if (by_rows(m, af, p)) pend_column(m, af, Achol, p, B, k);
+      else grit_afactor_solve_tree(m, af, Achol, p, x);
+      continue;
+    }
+    for (int t = 0; t < m->ntree; ++t)
+      if (!by_rows(m, af, t)) grit_afactor_solve_tree(m, af, Achol, t, x);
+    for (int e = 0; e < nr; ++e) pend_column(m, af, Achol, af->rtree[e], B, k);
+  }
+  for (int e = 0; e < nr; ++e) {
+    const int t = af->rtree[e], sl = af->slot[t];
+    if (!af->npend[sl]) continue;
+    solve_chunk(m, af, Achol, t, B, af->pend + (size_t)sl * AF_CHUNK, af->npend[sl]);
+    af->npend[sl] = 0;
+  }
+}
+
 void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                              const int *part) {
+  if (af && !af->no_many && !af->no_lists) { /* af->rtree: the trees solved by rows, ascending */
+    int nr = 0;
+    for (int t = 0; t < m->ntree; ++t)
+      if (by_rows(m, af, t)) af->rtree[nr++] = t;
+    if (nr) { /* (none: column by column below) */
+      many_by_lists(m, af, Achol, B, nrhs, part, nr);
+      return;
+    }
+  }
   const int nv = m->nv;
   int any_rows = 0;
   for (int t = 0; t < m->ntree && !any_rows; ++t) any_rows = by_rows(m, af, t);

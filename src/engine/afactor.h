@@ -60,6 +60,14 @@ void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const 
  * (forbidden: column by column, as before), for tests. */
 void grit_afactor_set_many(grit_afactor *af, int many);
 
+/* Allows (1, the default) or forbids (0) the dense trees' row solves' passes of four and two vectors (16
+ * and 8 columns; forbidden: passes of eight vectors, then of one, as before). The same bits either way. */
+void grit_afactor_set_mid_passes(grit_afactor *af, int allow);
+
+/* Allows (1, the default) or forbids (0) grit_afactor_solve_many's one pass over the columns into the
+ * by-rows trees' lists (forbidden: every column scanned once per tree, as before). The same chunks, bits. */
+void grit_afactor_set_column_lists(grit_afactor *af, int allow);
+
 /* grit_delassus (w = trace(J A^-1 J^T) / dim) with the last factor: when none of the constraint's trees
  * is in tree order, grit_delassus itself (the same bits; af NULL too); else each tree's sum from its own factor, in
  * the order of the trees. tmp: the largest tree's dofs (the dense trees' substitution). */

@@ -578,6 +578,22 @@ grit_status grit_deriv_qv(grit_data *d, double *A, double *B) {
   return derivatives_qv(d, A, B, NULL, 0, NULL);
 }
 
+/* Without activations, B's columns (in place) times their clamps' dw/du: a column whose clamp passes
+ * (dw/du = 1: 1 x = x bit for bit) is left as it is, the others taken row by row (B's rows are
+ * contiguous; a column's stride is a row). Each entry's product as actuation_chain's column loop takes it. */
+static void clamp_columns(const grit_model *m, const grit_deriv_ws *w, double *B) {
+  const int nx = 2 * m->nv, nu = m->nu;
+  int any = 0;
+  for (int a = 0; a < nu; ++a) any |= w->wc[a].d[0] != 1.0;
+  for (int i = 0; any && i < nx; ++i) {
+    double *row = B + (size_t)i * nu;
+    for (int a = 0; a < nu; ++a) {
+      const double s = w->wc[a].d[0];
+      if (s != 1.0) row[a] = s * row[a];
+    }
+  }
+}
+
 /* The chain rule of actuation (docs/actuation.md): derivatives_qv gives B's columns with respect to the
  * actuators' force inputs w. A control enters w through its clamp (dw/du: 0 or 1, from the dual input
  * function) when the actuator has no dynamics; an activation is w itself, so an actuator with dynamics
@@ -600,6 +616,10 @@ static void actuation_chain(const grit_model *m, const grit_data *d, grit_deriv_
   }
   if (na > 0 && B)
     for (int i = 0; i < n * nu; ++i) B[i] = 0.0;
+  if (na == 0 && !w->no_unit_clamp) { /* B in place: every column times its dw/du */
+    if (B) clamp_columns(m, w, B);
+    return;
+  }
   for (int a = 0; a < nu; ++a) {
     const int k = m->act_actadr[a];
     if (k < 0) { /* B's column times dw/du */

@@ -222,7 +222,7 @@ struct grit_deriv_ws {
   int no_kin_skip;                        /* nonzero: every rigid tree's dual kinematics formed, and the
                                            * velocity passes' partials cleared in the trees rn covers (tests) */
   int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
-  int no_unit_clamp;                      /* nonzero: the block form scales B's columns by dw/du = 1 too (tests) */
+  int no_unit_clamp;                      /* nonzero: B's columns scaled by dw/du = 1 too, blocks and dense (tests) */
   int no_rhs_lanes;                       /* nonzero: a pass's right-hand sides added a column at a time (tests) */
   int *plain_end;                         /* (nv) the first dof >= i, in i's tree, not of a hinge or slide (the
                                            * tree's end if none): the writes' runs of q rows x = h v (columns.c) */
