@@ -78,6 +78,32 @@ static void kept_values(const double *s, grit_contact_params_dual *p) {
     memcpy(base + (size_t)j * sizeof(grit_dual) + offsetof(grit_dual, v), &s[j], sizeof s[j]);
 }
 
+/* The deepest body common to a and b's paths to the world (0: none; a parent's index is below its child's). */
+static int meet_body(const grit_model *m, int a, int b) {
+  while (a != b)
+    if (a > b) a = m->body_parent[a];
+    else b = m->body_parent[b];
+  return a;
+}
+
+/* Each spatial tendon's meeting body: the deepest body on the paths of all its sites' and wrap geometries'
+ * bodies (0: the world, none to use; a fixed tendon's is 0). A dof at or above it moves them all as one
+ * rigid body, which changes neither the tendon's length nor its row (tendon_moved). */
+static void tendon_meets(const grit_model *m, grit_deriv_ws *w) {
+  w->ten_meet_any = 0;
+  for (int t = 0; t < m->ntendon; ++t) {
+    int meet = -1;
+    for (int e = m->ten_adr[t]; m->ten_type[t] != GRIT_TENDON_FIXED && e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+      const int bs[2] = {m->wrap_obj[e] >= 0 ? m->site_body[m->wrap_obj[e]] : -1,
+                         m->wrap_geom[e] >= 0 ? m->geom_body[m->wrap_geom[e]] : -1};
+      for (int o = 0; o < 2; ++o)
+        if (bs[o] >= 0) meet = meet < 0 ? bs[o] : meet_body(m, meet, bs[o]);
+    }
+    w->ten_meet[t] = meet > 0 ? meet : 0;
+    w->ten_meet_any |= meet > 0;
+  }
+}
+
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
   const int nl = mark ? grit_cx_col_lists(m, mark, NULL, NULL) : 0;
@@ -88,6 +114,9 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   free(mark);
   const size_t n = (size_t)keep_cap(w);
   GRIT_CARVE(c, w->bmoved, m->nbody);
+  GRIT_CARVE(c, w->btop, m->nbody);
+  GRIT_CARVE(c, w->ten_meet, m->ntendon);
+  if (c->base) tendon_meets(m, w);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
   GRIT_CARVE(c, w->ckx, 3 * n);
@@ -120,6 +149,20 @@ static int seeded(const grit_dual *x) {
   return 0;
 }
 
+/* w->btop: per body, the deepest body at or above it whose own dof the pass seeds (0: none), for tendon_moved. */
+static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  w->btop[0] = 0;
+  for (int b = 1; b < m->nbody; ++b) {
+    const int t = m->body_tree[b];
+    int top = w->bmoved[b] ? w->btop[m->body_parent[b]] : 0;
+    for (int dof = m->body_dofadr[b]; w->bmoved[b] && top != b && t >= 0 && active[t] && dof >= 0 &&
+                                      dof < m->body_dofadr[b] + m->body_dofnum[b];
+         ++dof)
+      if (seeded(&w->dq[dof])) top = b;
+    w->btop[b] = top;
+  }
+}
+
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
     for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
@@ -140,6 +183,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
     w->bmoved[b] = moved;
     still += t >= 0 && active[t] && !moved;
   }
+  if (w->ten_meet_any && !w->no_ten_rigid) tops(m, w, active);
   /* none (free bodies, a tree's first pass): every contact the pass evaluates moves, nothing to leave
    * out; the world's bodies are constants either way */
   w->chain_on = still > 0;
@@ -257,7 +301,25 @@ static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const 
 }
 
 
-static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
+/* Whether the pass moves tendon t's bodies other than as one rigid body: a spatial tendon with a meeting body
+ * (w->ten_meet) none of whose bodies has a seeded dof strictly below it (w->btop) has a length and a row whose
+ * partials are zero, as an unmoved one's (ws->no_ten_rigid: any moved body counts). */
+static int tendon_moved(const grit_model *m, grit_deriv_ws *w, int t) {
+  if (w->ten_meet_any && !w->no_ten_rigid && w->ten_meet[t] > 0) {
+    const int meet = w->ten_meet[t];
+    int any = 0;
+    for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+      const int bs[2] = {m->wrap_obj[e] >= 0 ? m->site_body[m->wrap_obj[e]] : -1,
+                         m->wrap_geom[e] >= 0 ? m->geom_body[m->wrap_geom[e]] : -1};
+      for (int o = 0; o < 2; ++o) {
+        if (bs[o] < 0) continue;
+        if (w->btop[bs[o]] > meet) return 1;
+        any |= w->bmoved[bs[o]];
+      }
+    }
+    w->ten_rigid_used += (unsigned long)any;
+    return 0;
+  }
   for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
     if (m->ten_type[t] == GRIT_TENDON_FIXED) {
       if (w->bmoved[m->jnt_body[m->wrap_obj[e]]]) return 1;
@@ -270,7 +332,7 @@ static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
 }
 
 /* Whether the pass moves a body the rows of constraint k read (1 when unsure: the full path). */
-static int cx_moved(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k) {
+static int cx_moved(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k) {
   switch (k->kind) {
     case GRIT_CONSTRAINT_FRICTION: return 0; /* J = e_dof, k: constants */
     case GRIT_CONSTRAINT_EQUALITY:
