@@ -588,3 +588,44 @@ Test(derivatives_chain, rigidly_moved_tendons_kept) {
   rigid_tendons_near(m, NULL, 20, 1e-12, "flag");
   grit_model_free(m);
 }
+
+/* The spatial tendons' sums over the columns their rows can be nonzero on (w->cxn: a segment's bodies' common
+ * dofs left out) against their structural columns whole (ws->no_cx_narrow): the same bits, A and B, on the
+ * arms above (a spring and a tendon equality), MuJoCo's arm26 (wrapping muscles) and the flag. */
+static void narrow_same_bits(grit_model *m, void (*start)(grit_data *), int nstep, const char *what) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
+  double *u = calloc((size_t)nu + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) u[i] = 0.2;
+  if (start) start(d);
+  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->no_cx_narrow = k;
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "%s: A differs", what);
+  cr_expect(nu == 0 || !memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "%s: B differs", what);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  free(u);
+  grit_data_free(d);
+}
+
+Test(derivatives_chain, narrowed_tendon_columns_same_bits) {
+  grit_model *m = xml_load_or_fail(XML_ARMS);
+  narrow_same_bits(m, arms_start, 100, "arms");
+  grit_model_free(m);
+  const char *files[2] = {"mujoco_model/arm26.xml", "mujoco_composite/flag/flag.xml"};
+  for (int f = 0; f < 2; ++f) {
+    grit_mjcf_info info;
+    char msg[GRIT_MESSAGE_SIZE], path[1024];
+    snprintf(path, sizeof path, "%s/tests/models/%s", GRIT_SOURCE_DIR, files[f]);
+    cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+    grit_mjcf_info_free(&info);
+    narrow_same_bits(m, NULL, 20, files[f]);
+    grit_model_free(m);
+  }
+}

@@ -104,13 +104,70 @@ static void tendon_meets(const grit_model *m, grit_deriv_ws *w) {
   }
 }
 
+/* Marks the dofs of a segment from body bx to body by that cx_segment writes: those on one body's path only
+ * (the walk to where the paths meet), or both whole paths (two trees, a static body, m->ten_full_paths). */
+static void mark_segment(const grit_model *m, char *mark, int bx, int by) {
+  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) {
+    for (int dof = m->body_lastdof[bx]; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+    for (int dof = m->body_lastdof[by]; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+    return;
+  }
+  for (int i = m->body_lastdof[bx], j = m->body_lastdof[by]; i != j;)
+    if (i > j) mark[i] = 1, i = m->dof_parent[i];
+    else mark[j] = 1, j = m->dof_parent[j];
+}
+
+/* Marks where spatial tendon t's row can be nonzero: its segments' (cx_tendon_row_in's walk over the sites,
+ * a wrap geometry's two segments and the straight one both: a superset). */
+static void mark_spatial(const grit_model *m, char *mark, int t) {
+  const int adr = m->ten_adr[t], num = m->ten_num[t];
+  for (int e = adr; e + 1 < adr + num;) {
+    if (m->wrap_geom[e] == GRIT_WRAP_PULLEY || m->wrap_geom[e + 1] == GRIT_WRAP_PULLEY) {
+      e++;
+      continue;
+    }
+    const int g = m->wrap_geom[e + 1], ba = m->site_body[m->wrap_obj[e]];
+    const int bb = m->site_body[m->wrap_obj[g >= 0 ? e + 2 : e + 1]];
+    if (g >= 0) mark_segment(m, mark, ba, m->geom_body[g]), mark_segment(m, mark, m->geom_body[g], bb);
+    mark_segment(m, mark, ba, bb);
+    e += g >= 0 ? 2 : 1;
+  }
+}
+
+/* w->cxn: each list of w->cxs less the dofs a spatial tendon's row (or a tendon equality's) never writes,
+ * those its segments' two bodies share: J and its partials are +0 there (written +0 by the row's zeroing over
+ * cxs, never added to), and sums begun at +0 lose nothing by leaving out their +-0 products. A fixed tendon's,
+ * a joint's, a connect's or a weld's list stays whole. */
+static void narrow_lists(const grit_model *m, const grit_deriv_ws *w, char *mark, int *ptr, int *list) {
+  int k = 0;
+  for (int s = 0; s < m->neq + m->ntendon; ++s) {
+    int narrow = 0;
+    memset(mark, 0, (size_t)m->nv);
+    if (s >= m->neq && m->ten_type[s - m->neq] != GRIT_TENDON_FIXED) mark_spatial(m, mark, s - m->neq), narrow = 1;
+    for (int o = 0; s < m->neq && m->eq_type[s] == GRIT_EQ_TENDON && o < 2; ++o) {
+      const int t = m->eq_obj[2 * s + o];
+      if (t >= 0 && m->ten_type[t] != GRIT_TENDON_FIXED) mark_spatial(m, mark, t);
+      if (t >= 0 && m->ten_type[t] == GRIT_TENDON_FIXED)
+        for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) mark[m->jnt_dofadr[m->wrap_obj[e]]] = 1;
+      narrow = 1;
+    }
+    ptr[s] = k;
+    for (int e = w->cxs_ptr[s]; e < w->cxs_ptr[s + 1]; ++e)
+      if (!narrow || mark[w->cxs[e]]) list[k++] = w->cxs[e];
+  }
+  ptr[m->neq + m->ntendon] = k;
+}
+
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
   const int nl = mark ? grit_cx_col_lists(m, mark, NULL, NULL) : 0;
   GRIT_CARVE(c, w->cxs_ptr, mark ? m->neq + m->ntendon + 1 : 0);
   GRIT_CARVE(c, w->cxs, nl);
   if (mark && c->base) grit_cx_col_lists(m, mark, w->cxs_ptr, w->cxs);
-  if (!mark) w->cxs_ptr = NULL;
+  GRIT_CARVE(c, w->cxn_ptr, mark ? m->neq + m->ntendon + 1 : 0);
+  GRIT_CARVE(c, w->cxn, nl); /* (at most cxs's length) */
+  if (mark && c->base) narrow_lists(m, w, mark, w->cxn_ptr, w->cxn);
+  if (!mark) w->cxs_ptr = NULL, w->cxn_ptr = NULL;
   free(mark);
   const size_t n = (size_t)keep_cap(w);
   GRIT_CARVE(c, w->bmoved, m->nbody);
@@ -297,7 +354,15 @@ static void tree_spans(const grit_model *m, const grit_constraint *k, const int 
 
 /* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
 static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
-  return grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, count);
+  return grit_deriv_chain_cx_list(m, w, k, count);
+}
+
+/* The lists cx_support's come from (w->ckl's offsets are into these). */
+static const int *cx_lists(const grit_deriv_ws *w) { return w->no_cx_narrow ? w->cxs : w->cxn; }
+
+const int *grit_deriv_chain_cx_list(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
+  if (w->no_cx_narrow) return grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, count);
+  return grit_cx_cols(m, w->cxn_ptr, w->cxn, k->kind, k->source, count);
 }
 
 
@@ -460,8 +525,8 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
 
 void grit_deriv_chain_cx_rows(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, double h,
                               grit_dual *const J[2], grit_contact_params_dual *p) {
-  int nl = 0;
-  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  int nl = 0; /* (zeroed over cxs whole: the entries cxn leaves out read +0) */
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, &nl);
   /* the AVX2 compilation where the call uses it (w->fx; the same bits, the partials four at a time) */
   grit_deriv_tendon_fns_of(w)->cx_rows(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, p, w->scratch,
                                        list, nl);
@@ -723,7 +788,7 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
                     const char *mmask, int need_w, int lin_w) {
   if (!w->chain_on || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k)) return 0; /* (the per-pass tests) */
   w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
-  const int *list = w->cxs + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
+  const int *list = cx_lists(w) + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
   const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = s + NPARAM;
   grit_dual wd = grit_dual_const(k->w);
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row_again(m, w, mmask, i, k->dim, k->ntree, k->tree, &wd)))
@@ -814,7 +879,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   /* the short path for the call's later passes (cx_fused), where the estimate was the kept one */
   if (lean && need_w && lin_w && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D) &&
       w->ckx_at[i] == w->ckeep_call)
-    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - w->cxs);
+    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - cx_lists(w));
   w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
 }

@@ -129,6 +129,9 @@ struct grit_deriv_ws {
                                            * active tree, 0 none (ten_meet set; derivatives_chain.c) */
   int *ten_meet;                          /* (ntendon) a spatial tendon's bodies' deepest common body, 0 none */
   int ten_meet_any;                       /* some tendon has ten_meet > 0 */
+  int *cxn_ptr, *cxn;                     /* the cx rows' columns where their rows can be nonzero: cxs less a
+                                           * spatial segment's common dofs (derivatives_chain.c, narrow_lists) */
+  int no_cx_narrow;                       /* nonzero: J v, J^T gamma and the kept rows over cxs whole */
   int no_ten_rigid;                       /* nonzero: a tendon whose bodies all move rigidly is evaluated */
   unsigned long ten_rigid_used;           /* the tendon rows kept as moved rigidly so far (tests) */
   int chain_on;                           /* this pass skips the others */
