@@ -168,6 +168,7 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->cxn, nl); /* (at most cxs's length) */
   if (mark && c->base) narrow_lists(m, w, mark, w->cxn_ptr, w->cxn);
   if (!mark) w->cxs_ptr = NULL, w->cxn_ptr = NULL;
+  w->cxl_ptr = w->cxn_ptr, w->cxl = w->cxn;
   free(mark);
   const size_t n = (size_t)keep_cap(w);
   GRIT_CARVE(c, w->bmoved, m->nbody);
@@ -210,9 +211,10 @@ static int seeded(const grit_dual *x) {
 static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
   w->btop[0] = 0;
   for (int b = 1; b < m->nbody; ++b) {
-    const int t = m->body_tree[b];
-    int top = w->bmoved[b] ? w->btop[m->body_parent[b]] : 0;
-    for (int dof = m->body_dofadr[b]; w->bmoved[b] && top != b && t >= 0 && active[t] && dof >= 0 &&
+    const int t = m->body_tree[b], p = m->body_parent[b];
+    /* moved, its parent not: by its own seeds (chain_begin's test); with its parent: its own looked at */
+    int top = !w->bmoved[b] ? 0 : !w->bmoved[p] ? b : w->btop[p];
+    for (int dof = m->body_dofadr[b]; top != b && w->bmoved[b] && t >= 0 && active[t] && dof >= 0 &&
                                       dof < m->body_dofadr[b] + m->body_dofnum[b];
          ++dof)
       if (seeded(&w->dq[dof])) top = b;
@@ -226,6 +228,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
     for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = 0u; /* derivatives_contact_chain.c's */
     w->ckeep_call = 1u;
   }
+  w->cxl_ptr = w->no_cx_narrow ? w->cxs_ptr : w->cxn_ptr, w->cxl = w->no_cx_narrow ? w->cxs : w->cxn;
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
   if (!w->chain_on) return;
   w->bmoved[0] = 0;
@@ -354,50 +357,57 @@ static void tree_spans(const grit_model *m, const grit_constraint *k, const int 
 
 /* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
 static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
-  return grit_deriv_chain_cx_list(m, w, k, count);
+  return grit_cx_cols(m, w->cxl_ptr, w->cxl, k->kind, k->source, count);
 }
 
 /* The lists cx_support's come from (w->ckl's offsets are into these). */
-static const int *cx_lists(const grit_deriv_ws *w) { return w->no_cx_narrow ? w->cxs : w->cxn; }
+static const int *cx_lists(const grit_deriv_ws *w) { return w->cxl; }
 
 const int *grit_deriv_chain_cx_list(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
-  if (w->no_cx_narrow) return grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, count);
-  return grit_cx_cols(m, w->cxn_ptr, w->cxn, k->kind, k->source, count);
+  return cx_support(m, w, k, count);
 }
 
 
 /* Whether the pass moves tendon t's bodies other than as one rigid body: a spatial tendon with a meeting body
  * (w->ten_meet) none of whose bodies has a seeded dof strictly below it (w->btop) has a length and a row whose
  * partials are zero, as an unmoved one's (ws->no_ten_rigid: any moved body counts). */
-static int tendon_moved(const grit_model *m, grit_deriv_ws *w, int t) {
-  if (w->ten_meet_any && !w->no_ten_rigid && w->ten_meet[t] > 0) {
-    const int meet = w->ten_meet[t];
-    int any = 0;
-    for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
-      const int bs[2] = {m->wrap_obj[e] >= 0 ? m->site_body[m->wrap_obj[e]] : -1,
-                         m->wrap_geom[e] >= 0 ? m->geom_body[m->wrap_geom[e]] : -1};
-      for (int o = 0; o < 2; ++o) {
-        if (bs[o] < 0) continue;
-        if (w->btop[bs[o]] > meet) return 1;
-        any |= w->bmoved[bs[o]];
-      }
-    }
-    w->ten_rigid_used += (unsigned long)any;
+static int tendon_moved_rigid(const grit_model *m, const grit_deriv_ws *w, int t) {
+  const int meet = w->ten_meet[t];
+  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+    if (m->wrap_obj[e] >= 0 && w->btop[m->site_body[m->wrap_obj[e]]] > meet) return 1;
+    if (m->wrap_geom[e] >= 0 && w->btop[m->geom_body[m->wrap_geom[e]]] > meet) return 1;
+  }
+  return 0;
+}
+
+/* (it writes nothing: the callers keep w's fields in registers across it) */
+static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
+  if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+    for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e)
+      if (w->bmoved[m->jnt_body[m->wrap_obj[e]]]) return 1;
     return 0;
   }
+  if (w->ten_meet_any && !w->no_ten_rigid && w->ten_meet[t] > 0) return tendon_moved_rigid(m, w, t);
   for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
-    if (m->ten_type[t] == GRIT_TENDON_FIXED) {
-      if (w->bmoved[m->jnt_body[m->wrap_obj[e]]]) return 1;
-      continue;
-    }
     if (m->wrap_obj[e] >= 0 && w->bmoved[m->site_body[m->wrap_obj[e]]]) return 1;
     if (m->wrap_geom[e] >= 0 && w->bmoved[m->geom_body[m->wrap_geom[e]]]) return 1;
   }
   return 0;
 }
 
+/* Counts a kept tendon row whose tendon's meeting body the pass moves (tests: w->ten_rigid_used). */
+static void note_rigid(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k) {
+  if (!w->ten_meet_any) return;
+  const int t = k->kind == GRIT_CONSTRAINT_TENDON_LIMIT ? k->source / 2
+                : k->kind == GRIT_CONSTRAINT_TENDON_SPRING || k->kind == GRIT_CONSTRAINT_TENDON_FRICTION ? k->source
+                : k->kind == GRIT_CONSTRAINT_EQUALITY_1D && m->eq_type[k->source / 2] == GRIT_EQ_TENDON
+                    ? m->eq_obj[2 * (k->source / 2)]
+                    : -1;
+  w->ten_rigid_used += t >= 0 && w->ten_meet[t] > 0 && w->bmoved[w->ten_meet[t]];
+}
+
 /* Whether the pass moves a body the rows of constraint k read (1 when unsure: the full path). */
-static int cx_moved(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k) {
+static int cx_moved(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k) {
   switch (k->kind) {
     case GRIT_CONSTRAINT_FRICTION: return 0; /* J = e_dof, k: constants */
     case GRIT_CONSTRAINT_EQUALITY:
@@ -494,6 +504,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
      * chain_contact_out leaves out a contact whose law reads no w); J[] is not read */
     w->cx_kept_k = k, w->cx_kept_inert = 1;
     w->chain_skips[2]++;
+    note_rigid(m, w, k);
     w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no;
     return 1;
   }
@@ -501,6 +512,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
     kept_values(s, p);
     cx_out_clean(m, w, k, list, nl, js, J);
     w->chain_skips[2]++;
+    note_rigid(m, w, k);
     w->cx_clean_used++;
     w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
     return 1;
@@ -519,6 +531,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
     js += k->dim * n;
   }
   w->chain_skips[2]++;
+  note_rigid(m, w, k);
   w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
   return 1;
 }
@@ -827,6 +840,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0; /* as cx_out begins */
   if (k->kind == GRIT_CONSTRAINT_TENDON_SPRING && !w->no_spring_skip) { /* cx_out's and cx_jacobian_rows' */
     w->chain_skips[2]++, w->spring_skipped++, w->cx_fast_used++;
+    note_rigid(m, w, k);
     return 1;
   }
   const double *s = slot(w, i), *js = s + NPARAM;

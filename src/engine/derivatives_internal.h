@@ -132,6 +132,7 @@ struct grit_deriv_ws {
   int *cxn_ptr, *cxn;                     /* the cx rows' columns where their rows can be nonzero: cxs less a
                                            * spatial segment's common dofs (derivatives_chain.c, narrow_lists) */
   int no_cx_narrow;                       /* nonzero: J v, J^T gamma and the kept rows over cxs whole */
+  const int *cxl_ptr, *cxl;               /* cxn, or cxs with no_cx_narrow (set as each evaluation begins) */
   int no_ten_rigid;                       /* nonzero: a tendon whose bodies all move rigidly is evaluated */
   unsigned long ten_rigid_used;           /* the tendon rows kept as moved rigidly so far (tests) */
   int chain_on;                           /* this pass skips the others */
