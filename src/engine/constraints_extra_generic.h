@@ -61,20 +61,21 @@ static inline GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin
   /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
    * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were; bodies of
    * two trees (or one static) have no dof in common: each path's loop, without the walk's comparisons */
-  const int cross = m->ten_point_cross;
-  GS ax[3], ay[3]; /* x x u, y x u (cx_u_twist) */
-  if (!cross) GS_NAME(grit_v3_cross)(ax, x, u), GS_NAME(grit_v3_cross)(ay, y, u);
-  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) {
+  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) { /* (short paths: particles' slides) */
     for (int s = 0; s < 2; ++s) {
       const GS *pt = s ? y : x;
       for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
-        const GS t = cross ? GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u)
-                           : GS_NAME(cx_u_twist)(k->cdof + 6 * dof, s ? ay : ax, u);
+        const GS t = GS_NAME(cx_u_point_velocity)(k->cdof + 6 * dof, pt, u);
         J[dof - off] = s ? GS_ADD(J[dof - off], t) : GS_SUB(J[dof - off], t);
       }
     }
     return GS_SCALE(len, 1.0 / div);
   }
+  /* one tree: the walk below, its terms by cx_u_twist (the two crosses pay off over a chain's dofs; on two
+   * trees' particles, three slides a side, they did not: +0.5 % on grid2pin) */
+  const int cross = m->ten_point_cross;
+  GS ax[3], ay[3]; /* x x u, y x u */
+  if (!cross) GS_NAME(grit_v3_cross)(ax, x, u), GS_NAME(grit_v3_cross)(ay, y, u);
   /* A dof on both paths (from the bodies' common ancestor up) moves x and y by w x p + l each: its term
    * u^T (w x (y - x)) is zero, u being along y - x (for every q: its partials too); computed as two
    * products subtracted it was rounding, ~1e-17 of the others, which made a tendon between neighbours
