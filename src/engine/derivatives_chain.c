@@ -91,17 +91,25 @@ static int meet_body(const grit_model *m, int a, int b) {
  * rigid body, which changes neither the tendon's length nor its row (tendon_moved). */
 static void tendon_meets(const grit_model *m, grit_deriv_ws *w) {
   w->ten_meet_any = 0;
+  int k = 0;
   for (int t = 0; t < m->ntendon; ++t) {
     int meet = -1;
+    w->ten_bptr[t] = k;
     for (int e = m->ten_adr[t]; m->ten_type[t] != GRIT_TENDON_FIXED && e < m->ten_adr[t] + m->ten_num[t]; ++e) {
       const int bs[2] = {m->wrap_obj[e] >= 0 ? m->site_body[m->wrap_obj[e]] : -1,
                          m->wrap_geom[e] >= 0 ? m->geom_body[m->wrap_geom[e]] : -1};
-      for (int o = 0; o < 2; ++o)
-        if (bs[o] >= 0) meet = meet < 0 ? bs[o] : meet_body(m, meet, bs[o]);
+      for (int o = 0; o < 2; ++o) {
+        if (bs[o] < 0) continue;
+        meet = meet < 0 ? bs[o] : meet_body(m, meet, bs[o]);
+        int seen = 0; /* its distinct bodies, for tendon_moved_rigid */
+        for (int j = w->ten_bptr[t]; j < k; ++j) seen |= w->ten_b[j] == bs[o];
+        if (!seen) w->ten_b[k++] = bs[o];
+      }
     }
     w->ten_meet[t] = meet > 0 ? meet : 0;
     w->ten_meet_any |= meet > 0;
   }
+  w->ten_bptr[m->ntendon] = k;
 }
 
 /* Marks the dofs of a segment from body bx to body by that cx_segment writes: those on one body's path only
@@ -174,6 +182,8 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->bmoved, m->nbody);
   GRIT_CARVE(c, w->btop, m->nbody);
   GRIT_CARVE(c, w->ten_meet, m->ntendon);
+  GRIT_CARVE(c, w->ten_bptr, m->ntendon + 1);
+  GRIT_CARVE(c, w->ten_b, 2 * (size_t)m->nwrap);
   if (c->base) tendon_meets(m, w);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
@@ -371,12 +381,10 @@ const int *grit_deriv_chain_cx_list(const grit_model *m, const grit_deriv_ws *w,
 /* Whether the pass moves tendon t's bodies other than as one rigid body: a spatial tendon with a meeting body
  * (w->ten_meet) none of whose bodies has a seeded dof strictly below it (w->btop) has a length and a row whose
  * partials are zero, as an unmoved one's (ws->no_ten_rigid: any moved body counts). */
-static int tendon_moved_rigid(const grit_model *m, const grit_deriv_ws *w, int t) {
+static int tendon_moved_rigid(const grit_deriv_ws *w, int t) {
   const int meet = w->ten_meet[t];
-  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
-    if (m->wrap_obj[e] >= 0 && w->btop[m->site_body[m->wrap_obj[e]]] > meet) return 1;
-    if (m->wrap_geom[e] >= 0 && w->btop[m->geom_body[m->wrap_geom[e]]] > meet) return 1;
-  }
+  for (int e = w->ten_bptr[t]; e < w->ten_bptr[t + 1]; ++e)
+    if (w->btop[w->ten_b[e]] > meet) return 1;
   return 0;
 }
 
@@ -387,7 +395,7 @@ static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
       if (w->bmoved[m->jnt_body[m->wrap_obj[e]]]) return 1;
     return 0;
   }
-  if (w->ten_meet_any && !w->no_ten_rigid && w->ten_meet[t] > 0) return tendon_moved_rigid(m, w, t);
+  if (w->ten_meet_any && !w->no_ten_rigid && w->ten_meet[t] > 0) return tendon_moved_rigid(w, t);
   for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
     if (m->wrap_obj[e] >= 0 && w->bmoved[m->site_body[m->wrap_obj[e]]]) return 1;
     if (m->wrap_geom[e] >= 0 && w->bmoved[m->geom_body[m->wrap_geom[e]]]) return 1;

@@ -128,6 +128,7 @@ struct grit_deriv_ws {
   int *btop;                              /* (nbody) its deepest body at or above it with a seeded dof of an
                                            * active tree, 0 none (ten_meet set; derivatives_chain.c) */
   int *ten_meet;                          /* (ntendon) a spatial tendon's bodies' deepest common body, 0 none */
+  int *ten_bptr, *ten_b;                  /* (ntendon + 1), (2 nwrap) each spatial tendon's distinct bodies */
   int ten_meet_any;                       /* some tendon has ten_meet > 0 */
   int *cxn_ptr, *cxn;                     /* the cx rows' columns where their rows can be nonzero: cxs less a
                                            * spatial segment's common dofs (derivatives_chain.c, narrow_lists) */
