@@ -481,3 +481,151 @@ Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* The largest |X1 - X2| of a rows x cols matrix's column relative to that column's largest |X1| entry. */
+static double col_rel_diff(const double *X1, const double *X2, int rows, int cols) {
+  double worst = 0.0;
+  for (int j = 0; j < cols; ++j) {
+    double big = 0.0, diff = 0.0;
+    for (int i = 0; i < rows; ++i)
+      big = fmax(big, fabs(X1[i * cols + j])), diff = fmax(diff, fabs(X1[i * cols + j] - X2[i * cols + j]));
+    if (diff > 0.0) worst = fmax(worst, big > 0.0 ? diff / big : INFINITY);
+  }
+  return worst;
+}
+
+/* A spatial tendon whose bodies a pass's seeds move only as one rigid body (all seeded dofs at or above their
+ * deepest common body) kept as unmoved (derivatives_chain.c, tendon_moved; ws->no_ten_rigid: evaluated). Its
+ * length's and row's partials are zero then; evaluated they are rounding (u and the points' motions rotate
+ * together, their dot products cancel to ~1e-16 of the row), so A differs by that rounding alone: the legs
+ * above (the torso's free joint moves t1's and t2's feet rigidly) and the flag (one tree of 340 dofs, 288
+ * spring tendons between neighbours) within 1e-12 of a column's largest entry, and the legs' position columns
+ * against central differences (as position_columns_match_central_differences: 1e-5 at h = 1e-7). */
+static void rigid_tendons_near(grit_model *m, void (*start)(grit_data *), int nstep, double tol, const char *what) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *u = calloc((size_t)nu + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) u[i] = 0.2;
+  if (start) start(d);
+  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->no_ten_rigid = k;
+    const unsigned long used = d->deriv->ten_rigid_used;
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    if (k == 0) cr_assert(d->deriv->ten_rigid_used > used, "%s: tendons kept as moved rigidly", what);
+    if (k == 1) cr_assert_eq(d->deriv->ten_rigid_used, used);
+  }
+  const double ra = col_rel_diff(A[1], A[0], nx, nx), rb = nu ? col_rel_diff(B[1], B[0], nx, nu) : 0.0;
+  cr_log_info("%s: A within %.3g, B within %.3g of a column", what, ra, rb);
+  cr_expect(ra <= tol && rb <= tol, "%s: A %.3g, B %.3g", what, ra, rb);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  free(u);
+  grit_data_free(d);
+}
+
+/* A chain of 16 hinges down to a body M (dof 15, the last of the second pass's eight), below it two arms of
+ * two hinges each with a site at the end (l, r) and one on M (m): a spring tendon l-r and a tendon l-m held
+ * at its length. The second pass seeds dofs 8-15: the chain's top stays put and both tendons move rigidly. */
+#define LINK(ax) "<body pos='0 0 -0.1'><joint type='hinge' axis='" ax "'/>" \
+                 "<geom type='capsule' fromto='0 0 0 0 0 -0.1' size='0.02' mass='0.3'/>"
+#define ARM(y, s) "<body pos='0 " y " -0.1'><joint type='hinge' axis='1 0 0'/>"                            \
+                  "<geom type='capsule' fromto='0 0 0 0 0 -0.1' size='0.02' mass='0.2'/>"                  \
+                  "<body pos='0 0 -0.1'><joint type='hinge' axis='0 1 0'/>"                                \
+                  "<geom type='capsule' fromto='0 0 0 0 0 -0.1' size='0.02' mass='0.2'/><site name='" s "' pos='0 0 -0.1'/>" \
+                  "</body></body>"
+#define LINK4 LINK("0 1 0") LINK("1 0 0") LINK("0 1 0") LINK("1 0 0")
+static const char *XML_ARMS =
+    "<mujoco><option timestep='0.002'/><default><joint damping='0.05'/></default><worldbody>"
+    "<body pos='0 0 -0.1'><joint name='j0' type='hinge' axis='0 1 0'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.1' size='0.02' mass='0.3'/>"
+    LINK("1 0 0") LINK("0 1 0") LINK("1 0 0") LINK4 LINK4 LINK4 "<site name='m' pos='0.05 0 -0.1'/>"
+    ARM("0.1", "l") ARM("-0.1", "r")
+    "</body></body></body></body></body></body></body></body></body></body></body></body></body></body></body></body>"
+    "</worldbody>"
+    "<tendon><spatial name='t1' stiffness='50' damping='1'><site site='l'/><site site='r'/></spatial>"
+    "<spatial name='t2'><site site='l'/><site site='m'/></spatial></tendon>"
+    "<equality><tendon tendon1='t2'/></equality>"
+    "<actuator><motor joint='j0' gear='1'/></actuator></mujoco>";
+
+static void arms_start(grit_data *d) {
+  const grit_model *m = grit_data_model(d);
+  const int nq = grit_model_nq(m);
+  double *q = calloc((size_t)nq, sizeof(double));
+  for (int i = 0; i < nq; ++i) q[i] = 0.2 * sin(1.3 * i + 0.4);
+  cr_assert_eq(grit_data_set_qpos(d, q, nq), GRIT_OK);
+  free(q);
+}
+
+Test(derivatives_chain, rigidly_moved_tendons_kept) {
+  grit_model *m = xml_load_or_fail(XML_ARMS);
+  cr_assert_eq(grit_model_nv(m), 20);
+  rigid_tendons_near(m, arms_start, 100, 1e-12, "arms");
+  grit_data *d[2];
+  for (int k = 0; k < 2; ++k) { /* the same history: the same warm start */
+    cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
+    arms_start(d[k]);
+    const double u[1] = {0.2};
+    cr_assert_eq(grit_data_set_ctrl(d[k], u, 1), GRIT_OK);
+    for (int i = 0; i < 100; ++i) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
+  }
+  double fd_norm;
+  const unsigned long used = d[0]->deriv->ten_rigid_used;
+  const double rel = fdt_position_columns(d[0], d[1], 1e-7, &fd_norm);
+  cr_assert(d[0]->deriv->ten_rigid_used > used);
+  cr_log_info("arms' position columns: relative Frobenius error %.3g (|FD| %.3g)", rel, fd_norm);
+  cr_expect(rel < 1e-5, "%.3g", rel);
+  grit_data_free(d[0]), grit_data_free(d[1]);
+  grit_model_free(m);
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/flag/flag.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_mjcf_info_free(&info);
+  rigid_tendons_near(m, NULL, 20, 1e-12, "flag");
+  grit_model_free(m);
+}
+
+/* The spatial tendons' sums over the columns their rows can be nonzero on (w->cxn: a segment's bodies' common
+ * dofs left out) against their structural columns whole (ws->no_cx_narrow): the same bits, A and B, on the
+ * arms above (a spring and a tendon equality), MuJoCo's arm26 (wrapping muscles) and the flag. */
+static void narrow_same_bits(grit_model *m, void (*start)(grit_data *), int nstep, const char *what) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
+  double *u = calloc((size_t)nu + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) u[i] = 0.2;
+  if (start) start(d);
+  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->no_cx_narrow = k;
+    cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "%s: A differs", what);
+  cr_expect(nu == 0 || !memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "%s: B differs", what);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  free(u);
+  grit_data_free(d);
+}
+
+Test(derivatives_chain, narrowed_tendon_columns_same_bits) {
+  grit_model *m = xml_load_or_fail(XML_ARMS);
+  narrow_same_bits(m, arms_start, 100, "arms");
+  grit_model_free(m);
+  const char *files[2] = {"mujoco_model/arm26.xml", "mujoco_composite/flag/flag.xml"};
+  for (int f = 0; f < 2; ++f) {
+    grit_mjcf_info info;
+    char msg[GRIT_MESSAGE_SIZE], path[1024];
+    snprintf(path, sizeof path, "%s/tests/models/%s", GRIT_SOURCE_DIR, files[f]);
+    cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+    grit_mjcf_info_free(&info);
+    narrow_same_bits(m, NULL, 20, files[f]);
+    grit_model_free(m);
+  }
+}

@@ -48,6 +48,7 @@ static double row(grit_model *m, grit_data *d, int t, int full, double *J) {
 static long rows_compare(const char *rel, int steps, int one_segment) {
   grit_data *d;
   grit_model *m = load(rel, &d);
+  m->ten_point_cross = 1; /* (the whole paths' rounding against the terms they were written for) */
   for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   cr_assert_eq(grit_data_set_qpos(d, d->qpos, m->nq), GRIT_OK);
   double *Jn = calloc((size_t)m->nv, sizeof(double)), *Jo = calloc((size_t)m->nv, sizeof(double));
@@ -111,13 +112,15 @@ Test(tendon_paths, flag_rows_against_central_differences) {
   grit_model_free(m);
 }
 
-/* The flag stepped 20 times each way, then A: close (the rows differ by rounding only). */
-Test(tendon_paths, flag_steps_and_derivatives_close) {
+/* The flag stepped 20 times each way, then A: close (the rows differ by rounding only); the whole paths
+ * (m->ten_full_paths) or a segment's terms as the point's velocity dotted (m->ten_point_cross). */
+static void steps_close(int cross) {
   grit_data *d[2];
   grit_model *m[2];
   for (int w = 0; w < 2; ++w) {
     m[w] = load("mujoco_composite/flag/flag.xml", &d[w]);
-    m[w]->ten_full_paths = w;
+    if (cross) m[w]->ten_point_cross = w;
+    else m[w]->ten_full_paths = w;
     for (int i = 0; i < 20; ++i) cr_assert_eq(grit_step(d[w]), GRIT_OK);
   }
   const int nv = m[0]->nv, nx = 2 * nv;
@@ -137,6 +140,41 @@ Test(tendon_paths, flag_steps_and_derivatives_close) {
     cr_expect(diff <= 1e-9 * cmax, "A column %d: %g of %g", c, diff, cmax);
   }
   for (int w = 0; w < 2; ++w) free(A[w]), grit_data_free(d[w]), grit_model_free(m[w]);
+}
+
+Test(tendon_paths, flag_steps_and_derivatives_close) { steps_close(0); }
+Test(tendon_paths, point_cross_steps_and_derivatives_close) { steps_close(1); }
+
+/* A segment's terms as (p x u)^T w + u^T l (cx_u_twist) against u^T (w x p + l) (m->ten_point_cross): every
+ * spatial row of the flag and of arm26 (wrapping muscles) within 1e-13 of the row's largest entry, the
+ * lengths the same bits. */
+static void cross_rows_close(const char *rel, int steps) {
+  grit_data *d;
+  grit_model *m = load(rel, &d);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  double *Jn = calloc((size_t)m->nv, sizeof(double)), *Jo = calloc((size_t)m->nv, sizeof(double));
+  double worst = 0.0;
+  for (int t = 0; t < m->ntendon; ++t) {
+    if (m->ten_type[t] == GRIT_TENDON_FIXED) continue;
+    m->ten_point_cross = 0;
+    const double Ln = grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, Jn, d->jscratch);
+    m->ten_point_cross = 1;
+    const double Lo = grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, Jo, d->jscratch);
+    cr_assert(memcmp(&Ln, &Lo, sizeof Ln) == 0, "%s: tendon %d's length", rel, t);
+    double jmax = 0.0, diff = 0.0;
+    for (int i = 0; i < m->nv; ++i) jmax = fmax(jmax, fabs(Jo[i])), diff = fmax(diff, fabs(Jn[i] - Jo[i]));
+    cr_assert(diff <= 1e-13 * jmax, "%s: tendon %d: %g of %g", rel, t, diff, jmax);
+    worst = fmax(worst, diff / jmax);
+  }
+  cr_log_info("%s: rows within %.3g of their largest entry", rel, worst);
+  free(Jn), free(Jo);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(tendon_paths, point_cross_rows_close) {
+  cross_rows_close("mujoco_composite/flag/flag.xml", 5);
+  cross_rows_close("mujoco_model/arm26.xml", 20);
 }
 
 /* A tendon's row built in J's block (cx_row_in_place) and scattered from scratch (m->ten_row_scatter):

@@ -27,6 +27,21 @@ static inline GS GS_NAME(cx_u_point_velocity)(const GS t[6], const GS p[3], cons
   return GS_FMA(u[0], lin[0], GS_FMA(u[1], lin[1], GS_MUL(u[2], lin[2])));
 }
 
+/* The same term u^T (w x p + l) as (p x u)^T w + u^T l, a = p x u formed once per segment side: six products
+ * a dof instead of fifteen operations (u^T (w x p) = w^T (p x u); rounding differs, ~1e-16 of the term;
+ * m->ten_point_cross: cx_u_point_velocity's). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline GS GS_NAME(cx_u_twist)(const GS t[6], const GS a[3], const GS u[3]) {
+  GS s = GS_MUL(t[0], a[0]);
+  s = GS_FMA(t[1], a[1], s);
+  s = GS_FMA(t[2], a[2], s);
+  s = GS_FMA(t[3], u[0], s);
+  s = GS_FMA(t[4], u[1], s);
+  return GS_FMA(t[5], u[2], s);
+}
+
 /* |y - x| / div for the points x of body bx and y of body by (world), and if J is not NULL,
  * J += u^T (J_y - J_x) / div with u the unit vector from x to y (div: the branch's pulley divisor); dof i's
  * entry at J[i - off] (off: the first dof of J's tree when J is a tree's block, else 0). Inlined into each
@@ -46,7 +61,7 @@ static inline GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin
   /* u^T of the point Jacobian, over the dofs on the body's path to the root only: the other columns of
    * the point Jacobian are zeros, whose products (+-0) left the +0 entries of J as they were; bodies of
    * two trees (or one static) have no dof in common: each path's loop, without the walk's comparisons */
-  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) {
+  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) { /* (short paths: particles' slides) */
     for (int s = 0; s < 2; ++s) {
       const GS *pt = s ? y : x;
       for (int dof = m->body_lastdof[s ? by : bx]; dof >= 0; dof = m->dof_parent[dof]) { /* static: none */
@@ -56,6 +71,11 @@ static inline GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin
     }
     return GS_SCALE(len, 1.0 / div);
   }
+  /* one tree: the walk below, its terms by cx_u_twist (the two crosses pay off over a chain's dofs; on two
+   * trees' particles, three slides a side, they did not: +0.5 % on grid2pin) */
+  const int cross = m->ten_point_cross;
+  GS ax[3], ay[3]; /* x x u, y x u */
+  if (!cross) GS_NAME(grit_v3_cross)(ax, x, u), GS_NAME(grit_v3_cross)(ay, y, u);
   /* A dof on both paths (from the bodies' common ancestor up) moves x and y by w x p + l each: its term
    * u^T (w x (y - x)) is zero, u being along y - x (for every q: its partials too); computed as two
    * products subtracted it was rounding, ~1e-17 of the others, which made a tendon between neighbours
@@ -63,6 +83,15 @@ static inline GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin
    * (dof_parent[i] < i: the larger dof is below the meeting point); each dof below it is on one path
    * only and gets the same one term as before, in the same segment order. */
   int i = m->body_lastdof[bx], j = m->body_lastdof[by];
+  while (!cross && i != j) {
+    if (i > j) {
+      J[i - off] = GS_SUB(J[i - off], GS_NAME(cx_u_twist)(k->cdof + 6 * i, ax, u));
+      i = m->dof_parent[i];
+    } else {
+      J[j - off] = GS_ADD(J[j - off], GS_NAME(cx_u_twist)(k->cdof + 6 * j, ay, u));
+      j = m->dof_parent[j];
+    }
+  }
   while (i != j) {
     if (i > j) {
       J[i - off] = GS_SUB(J[i - off], GS_NAME(cx_u_point_velocity)(k->cdof + 6 * i, x, u));

@@ -78,16 +78,113 @@ static void kept_values(const double *s, grit_contact_params_dual *p) {
     memcpy(base + (size_t)j * sizeof(grit_dual) + offsetof(grit_dual, v), &s[j], sizeof s[j]);
 }
 
+/* The deepest body common to a and b's paths to the world (0: none; a parent's index is below its child's). */
+static int meet_body(const grit_model *m, int a, int b) {
+  while (a != b)
+    if (a > b) a = m->body_parent[a];
+    else b = m->body_parent[b];
+  return a;
+}
+
+/* Each spatial tendon's meeting body: the deepest body on the paths of all its sites' and wrap geometries'
+ * bodies (0: the world, none to use; a fixed tendon's is 0). A dof at or above it moves them all as one
+ * rigid body, which changes neither the tendon's length nor its row (tendon_moved). */
+static void tendon_meets(const grit_model *m, grit_deriv_ws *w) {
+  w->ten_meet_any = 0;
+  int k = 0;
+  for (int t = 0; t < m->ntendon; ++t) {
+    int meet = -1;
+    w->ten_bptr[t] = k;
+    for (int e = m->ten_adr[t]; m->ten_type[t] != GRIT_TENDON_FIXED && e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+      const int bs[2] = {m->wrap_obj[e] >= 0 ? m->site_body[m->wrap_obj[e]] : -1,
+                         m->wrap_geom[e] >= 0 ? m->geom_body[m->wrap_geom[e]] : -1};
+      for (int o = 0; o < 2; ++o) {
+        if (bs[o] < 0) continue;
+        meet = meet < 0 ? bs[o] : meet_body(m, meet, bs[o]);
+        int seen = 0; /* its distinct bodies, for tendon_moved_rigid */
+        for (int j = w->ten_bptr[t]; j < k; ++j) seen |= w->ten_b[j] == bs[o];
+        if (!seen) w->ten_b[k++] = bs[o];
+      }
+    }
+    w->ten_meet[t] = meet > 0 ? meet : 0;
+    w->ten_meet_any |= meet > 0;
+  }
+  w->ten_bptr[m->ntendon] = k;
+}
+
+/* Marks the dofs of a segment from body bx to body by that cx_segment writes: those on one body's path only
+ * (the walk to where the paths meet), or both whole paths (two trees, a static body, m->ten_full_paths). */
+static void mark_segment(const grit_model *m, char *mark, int bx, int by) {
+  if (m->ten_full_paths || m->body_tree[bx] != m->body_tree[by]) {
+    for (int dof = m->body_lastdof[bx]; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+    for (int dof = m->body_lastdof[by]; dof >= 0; dof = m->dof_parent[dof]) mark[dof] = 1;
+    return;
+  }
+  for (int i = m->body_lastdof[bx], j = m->body_lastdof[by]; i != j;)
+    if (i > j) mark[i] = 1, i = m->dof_parent[i];
+    else mark[j] = 1, j = m->dof_parent[j];
+}
+
+/* Marks where spatial tendon t's row can be nonzero: its segments' (cx_tendon_row_in's walk over the sites,
+ * a wrap geometry's two segments and the straight one both: a superset). */
+static void mark_spatial(const grit_model *m, char *mark, int t) {
+  const int adr = m->ten_adr[t], num = m->ten_num[t];
+  for (int e = adr; e + 1 < adr + num;) {
+    if (m->wrap_geom[e] == GRIT_WRAP_PULLEY || m->wrap_geom[e + 1] == GRIT_WRAP_PULLEY) {
+      e++;
+      continue;
+    }
+    const int g = m->wrap_geom[e + 1], ba = m->site_body[m->wrap_obj[e]];
+    const int bb = m->site_body[m->wrap_obj[g >= 0 ? e + 2 : e + 1]];
+    if (g >= 0) mark_segment(m, mark, ba, m->geom_body[g]), mark_segment(m, mark, m->geom_body[g], bb);
+    mark_segment(m, mark, ba, bb);
+    e += g >= 0 ? 2 : 1;
+  }
+}
+
+/* w->cxn: each list of w->cxs less the dofs a spatial tendon's row (or a tendon equality's) never writes,
+ * those its segments' two bodies share: J and its partials are +0 there (written +0 by the row's zeroing over
+ * cxs, never added to), and sums begun at +0 lose nothing by leaving out their +-0 products. A fixed tendon's,
+ * a joint's, a connect's or a weld's list stays whole. */
+static void narrow_lists(const grit_model *m, const grit_deriv_ws *w, char *mark, int *ptr, int *list) {
+  int k = 0;
+  for (int s = 0; s < m->neq + m->ntendon; ++s) {
+    int narrow = 0;
+    memset(mark, 0, (size_t)m->nv);
+    if (s >= m->neq && m->ten_type[s - m->neq] != GRIT_TENDON_FIXED) mark_spatial(m, mark, s - m->neq), narrow = 1;
+    for (int o = 0; s < m->neq && m->eq_type[s] == GRIT_EQ_TENDON && o < 2; ++o) {
+      const int t = m->eq_obj[2 * s + o];
+      if (t >= 0 && m->ten_type[t] != GRIT_TENDON_FIXED) mark_spatial(m, mark, t);
+      if (t >= 0 && m->ten_type[t] == GRIT_TENDON_FIXED)
+        for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) mark[m->jnt_dofadr[m->wrap_obj[e]]] = 1;
+      narrow = 1;
+    }
+    ptr[s] = k;
+    for (int e = w->cxs_ptr[s]; e < w->cxs_ptr[s + 1]; ++e)
+      if (!narrow || mark[w->cxs[e]]) list[k++] = w->cxs[e];
+  }
+  ptr[m->neq + m->ntendon] = k;
+}
+
 void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   char *mark = m->nv > 0 ? calloc((size_t)m->nv, 1) : NULL; /* creation's scratch; none: no lists */
   const int nl = mark ? grit_cx_col_lists(m, mark, NULL, NULL) : 0;
   GRIT_CARVE(c, w->cxs_ptr, mark ? m->neq + m->ntendon + 1 : 0);
   GRIT_CARVE(c, w->cxs, nl);
   if (mark && c->base) grit_cx_col_lists(m, mark, w->cxs_ptr, w->cxs);
-  if (!mark) w->cxs_ptr = NULL;
+  GRIT_CARVE(c, w->cxn_ptr, mark ? m->neq + m->ntendon + 1 : 0);
+  GRIT_CARVE(c, w->cxn, nl); /* (at most cxs's length) */
+  if (mark && c->base) narrow_lists(m, w, mark, w->cxn_ptr, w->cxn);
+  if (!mark) w->cxs_ptr = NULL, w->cxn_ptr = NULL;
+  w->cxl_ptr = w->cxn_ptr, w->cxl = w->cxn;
   free(mark);
   const size_t n = (size_t)keep_cap(w);
   GRIT_CARVE(c, w->bmoved, m->nbody);
+  GRIT_CARVE(c, w->btop, m->nbody);
+  GRIT_CARVE(c, w->ten_meet, m->ntendon);
+  GRIT_CARVE(c, w->ten_bptr, m->ntendon + 1);
+  GRIT_CARVE(c, w->ten_b, 2 * (size_t)m->nwrap);
+  if (c->base) tendon_meets(m, w);
   GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
   GRIT_CARVE(c, w->ckeep_at, n);
   GRIT_CARVE(c, w->ckx, 3 * n);
@@ -120,12 +217,28 @@ static int seeded(const grit_dual *x) {
   return 0;
 }
 
+/* w->btop: per body, the deepest body at or above it whose own dof the pass seeds (0: none), for tendon_moved. */
+static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
+  w->btop[0] = 0;
+  for (int b = 1; b < m->nbody; ++b) {
+    const int t = m->body_tree[b], p = m->body_parent[b];
+    /* moved, its parent not: by its own seeds (chain_begin's test); with its parent: its own looked at */
+    int top = !w->bmoved[b] ? 0 : !w->bmoved[p] ? b : w->btop[p];
+    for (int dof = m->body_dofadr[b]; top != b && w->bmoved[b] && t >= 0 && active[t] && dof >= 0 &&
+                                      dof < m->body_dofadr[b] + m->body_dofnum[b];
+         ++dof)
+      if (seeded(&w->dq[dof])) top = b;
+    w->btop[b] = top;
+  }
+}
+
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
     for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
     for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = 0u; /* derivatives_contact_chain.c's */
     w->ckeep_call = 1u;
   }
+  w->cxl_ptr = w->no_cx_narrow ? w->cxs_ptr : w->cxn_ptr, w->cxl = w->no_cx_narrow ? w->cxs : w->cxn;
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
   if (!w->chain_on) return;
   w->bmoved[0] = 0;
@@ -140,6 +253,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
     w->bmoved[b] = moved;
     still += t >= 0 && active[t] && !moved;
   }
+  if (w->ten_meet_any && !w->no_ten_rigid) tops(m, w, active);
   /* none (free bodies, a tree's first pass): every contact the pass evaluates moves, nothing to leave
    * out; the world's bodies are constants either way */
   w->chain_on = still > 0;
@@ -253,20 +367,51 @@ static void tree_spans(const grit_model *m, const grit_constraint *k, const int 
 
 /* The list of constraint k's structural columns (cxs), or NULL (joint friction: its span is one column). */
 static const int *cx_support(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
-  return grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, count);
+  return grit_cx_cols(m, w->cxl_ptr, w->cxl, k->kind, k->source, count);
+}
+
+/* The lists cx_support's come from (w->ckl's offsets are into these). */
+static const int *cx_lists(const grit_deriv_ws *w) { return w->cxl; }
+
+const int *grit_deriv_chain_cx_list(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count) {
+  return cx_support(m, w, k, count);
 }
 
 
+/* Whether the pass moves tendon t's bodies other than as one rigid body: a spatial tendon with a meeting body
+ * (w->ten_meet) none of whose bodies has a seeded dof strictly below it (w->btop) has a length and a row whose
+ * partials are zero, as an unmoved one's (ws->no_ten_rigid: any moved body counts). */
+static int tendon_moved_rigid(const grit_deriv_ws *w, int t) {
+  const int meet = w->ten_meet[t];
+  for (int e = w->ten_bptr[t]; e < w->ten_bptr[t + 1]; ++e)
+    if (w->btop[w->ten_b[e]] > meet) return 1;
+  return 0;
+}
+
+/* (it writes nothing: the callers keep w's fields in registers across it) */
 static int tendon_moved(const grit_model *m, const grit_deriv_ws *w, int t) {
-  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
-    if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+  if (m->ten_type[t] == GRIT_TENDON_FIXED) {
+    for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e)
       if (w->bmoved[m->jnt_body[m->wrap_obj[e]]]) return 1;
-      continue;
-    }
+    return 0;
+  }
+  if (w->ten_meet_any && !w->no_ten_rigid && w->ten_meet[t] > 0) return tendon_moved_rigid(w, t);
+  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
     if (m->wrap_obj[e] >= 0 && w->bmoved[m->site_body[m->wrap_obj[e]]]) return 1;
     if (m->wrap_geom[e] >= 0 && w->bmoved[m->geom_body[m->wrap_geom[e]]]) return 1;
   }
   return 0;
+}
+
+/* Counts a kept tendon row whose tendon's meeting body the pass moves (tests: w->ten_rigid_used). */
+static void note_rigid(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k) {
+  if (!w->ten_meet_any) return;
+  const int t = k->kind == GRIT_CONSTRAINT_TENDON_LIMIT ? k->source / 2
+                : k->kind == GRIT_CONSTRAINT_TENDON_SPRING || k->kind == GRIT_CONSTRAINT_TENDON_FRICTION ? k->source
+                : k->kind == GRIT_CONSTRAINT_EQUALITY_1D && m->eq_type[k->source / 2] == GRIT_EQ_TENDON
+                    ? m->eq_obj[2 * (k->source / 2)]
+                    : -1;
+  w->ten_rigid_used += t >= 0 && w->ten_meet[t] > 0 && w->bmoved[w->ten_meet[t]];
 }
 
 /* Whether the pass moves a body the rows of constraint k read (1 when unsure: the full path). */
@@ -367,6 +512,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
      * chain_contact_out leaves out a contact whose law reads no w); J[] is not read */
     w->cx_kept_k = k, w->cx_kept_inert = 1;
     w->chain_skips[2]++;
+    note_rigid(m, w, k);
     w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no;
     return 1;
   }
@@ -374,6 +520,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
     kept_values(s, p);
     cx_out_clean(m, w, k, list, nl, js, J);
     w->chain_skips[2]++;
+    note_rigid(m, w, k);
     w->cx_clean_used++;
     w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
     return 1;
@@ -392,14 +539,15 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
     js += k->dim * n;
   }
   w->chain_skips[2]++;
+  note_rigid(m, w, k);
   w->cx_kept_ic = i, w->cx_kept_eval = w->eval_no; /* for its Delassus estimate's partials */
   return 1;
 }
 
 void grit_deriv_chain_cx_rows(const grit_model *m, grit_deriv_ws *w, const grit_constraint *k, double h,
                               grit_dual *const J[2], grit_contact_params_dual *p) {
-  int nl = 0;
-  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
+  int nl = 0; /* (zeroed over cxs whole: the entries cxn leaves out read +0) */
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, &nl);
   /* the AVX2 compilation where the call uses it (w->fx; the same bits, the partials four at a time) */
   grit_deriv_tendon_fns_of(w)->cx_rows(m, &w->kin, w->q, h, k->kind, k->source, k->ntree, k->tree, J, p, w->scratch,
                                        list, nl);
@@ -661,7 +809,7 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
                     const char *mmask, int need_w, int lin_w) {
   if (!w->chain_on || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k)) return 0; /* (the per-pass tests) */
   w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
-  const int *list = w->cxs + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
+  const int *list = cx_lists(w) + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
   const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = s + NPARAM;
   grit_dual wd = grit_dual_const(k->w);
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row_again(m, w, mmask, i, k->dim, k->ntree, k->tree, &wd)))
@@ -700,6 +848,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0; /* as cx_out begins */
   if (k->kind == GRIT_CONSTRAINT_TENDON_SPRING && !w->no_spring_skip) { /* cx_out's and cx_jacobian_rows' */
     w->chain_skips[2]++, w->spring_skipped++, w->cx_fast_used++;
+    note_rigid(m, w, k);
     return 1;
   }
   const double *s = slot(w, i), *js = s + NPARAM;
@@ -752,7 +901,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   /* the short path for the call's later passes (cx_fused), where the estimate was the kept one */
   if (lean && need_w && lin_w && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D) &&
       w->ckx_at[i] == w->ckeep_call)
-    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - w->cxs);
+    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - cx_lists(w));
   w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
 }

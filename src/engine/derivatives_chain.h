@@ -94,6 +94,9 @@ int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, co
                                        int ntree, const int tree[2], grit_dual *out);
 /* Writes the row cx_out last took as constants into w->cxJ, if it is not yet there (a reader of J itself). */
 void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w);
+/* Constraint k's columns where its row can be nonzero (w->cxn; ws->no_cx_narrow: its structural columns,
+ * w->cxs), for the sums over them; NULL where k has none (joint friction). */
+const int *grit_deriv_chain_cx_list(const grit_model *m, const grit_deriv_ws *w, const grit_constraint *k, int *count);
 
 /* grit_cx_rows_dual of constraint k at the pass's kinematics (w->kin, w->q) into J and p, its rows formed
  * on its structural columns only (grit_cx_rows_cols: the same values; the dense path with no_cx_cols). */

@@ -267,7 +267,7 @@ static int partial_columns(const grit_model *m, grit_deriv_ws *w, int ic, int t,
   /* an equality's or tendon's row built on its structural columns (grit_cx_rows_cols): J and its
    * partials are +0 elsewhere, whose terms add nothing (ws->no_cx_cols: all columns) */
   int nl = 0;
-  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : grit_cx_cols(m, w->cxs_ptr, w->cxs, k->kind, k->source, &nl);
+  const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : grit_deriv_chain_cx_list(m, w, k, &nl);
   if (!list) return -1;
   const int adr = m->tree_dofadr[t];
   int c = 0;

@@ -125,6 +125,17 @@ struct grit_deriv_ws {
                                            * path adds their partials (grit_deriv_tendon_operator_rows) */
   /* position passes that skip the bodies and contacts no seeded dof moves (derivatives_chain.c) */
   char *bmoved;                           /* (nbody) the bodies the pass's seeds move */
+  int *btop;                              /* (nbody) its deepest body at or above it with a seeded dof of an
+                                           * active tree, 0 none (ten_meet set; derivatives_chain.c) */
+  int *ten_meet;                          /* (ntendon) a spatial tendon's bodies' deepest common body, 0 none */
+  int *ten_bptr, *ten_b;                  /* (ntendon + 1), (2 nwrap) each spatial tendon's distinct bodies */
+  int ten_meet_any;                       /* some tendon has ten_meet > 0 */
+  int *cxn_ptr, *cxn;                     /* the cx rows' columns where their rows can be nonzero: cxs less a
+                                           * spatial segment's common dofs (derivatives_chain.c, narrow_lists) */
+  int no_cx_narrow;                       /* nonzero: J v, J^T gamma and the kept rows over cxs whole */
+  const int *cxl_ptr, *cxl;               /* cxn, or cxs with no_cx_narrow (set as each evaluation begins) */
+  int no_ten_rigid;                       /* nonzero: a tendon whose bodies all move rigidly is evaluated */
+  unsigned long ten_rigid_used;           /* the tendon rows kept as moved rigidly so far (tests) */
   int chain_on;                           /* this pass skips the others */
   int no_chain;                           /* nonzero: every body and contact in every pass (tests) */
   /* contacts against the world chained from one dual evaluation per call (derivatives_contact_chain.c) */

@@ -153,6 +153,8 @@ struct grit_model {
   int *ten_ntree, *ten_tree; /* (ntendon), (2 ntendon) the trees touched */
   int ten_full_paths;       /* nonzero: a spatial segment's row over both bodies' whole paths, their common
                                dofs included (as before stop 26: u^T (J_y - J_x) there is rounding; tests) */
+  int ten_point_cross;      /* nonzero: a segment's terms u^T (w x p + l) as the point's velocity dotted,
+                               as before stop 27 (constraints_extra_generic.h, cx_u_twist; tests) */
   int ten_row_scatter;      /* nonzero: a tendon's row of a step built in scratch and scattered into J, as
                                before stop 26 (constraints_extra_generic.h, cx_row_in_place; tests) */
   int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */
