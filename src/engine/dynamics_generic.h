@@ -381,10 +381,28 @@ static inline void GS_NAME(block_cholesky_subst)(const GS *Lt, GS *xt, int n) {
   }
 }
 
+/* block_cholesky_subst for n = 6 with its loops unrolled (the same operations in the same order). */
+static inline void GS_NAME(block_cholesky_subst_six)(const GS *Lt, GS *xt) {
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) {
+    GS s = xt[i];
+#pragma GCC unroll 6
+    for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * 6 + k], xt[k]));
+    xt[i] = GS_DIV(s, Lt[i * 6 + i]);
+  }
+#pragma GCC unroll 6
+  for (int i = 5; i >= 0; --i) {
+    GS s = xt[i];
+#pragma GCC unroll 6
+    for (int k = i + 1; k < 6; ++k) s = GS_SUB(s, GS_MUL(Lt[k * 6 + i], xt[k]));
+    xt[i] = GS_DIV(s, Lt[i * 6 + i]);
+  }
+}
+
 static inline void GS_NAME(block_cholesky_solve_one)(const grit_model *m, const GS *L, int t, GS *x, int fixed) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   const GS *Lt = L + m->tree_madr[t];
-  if (fixed && n == 6) GS_NAME(block_cholesky_subst)(Lt, x + adr, 6);
+  if (fixed && n == 6) GS_NAME(block_cholesky_subst_six)(Lt, x + adr);
   else if (fixed && n == 3) GS_NAME(block_cholesky_subst)(Lt, x + adr, 3);
   else GS_NAME(block_cholesky_subst)(Lt, x + adr, n);
 }
