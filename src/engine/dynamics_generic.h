@@ -4,6 +4,16 @@
  * All spatial quantities are in world coordinates, referred to the world origin, so that composite
  * inertias simply add and no frame transforms appear in the recursions (docs/theory.md). */
 
+/* Loops unrolled in full over a free body's 6 dofs (block_cholesky_six): GCC does not unroll triangular
+ * loops by itself (as blockchol.c's UNROLL). */
+#ifndef DYN_UNROLL
+#if defined(__GNUC__) && !defined(__clang__)
+#define DYN_UNROLL _Pragma("GCC unroll 8")
+#else
+#define DYN_UNROLL
+#endif
+#endif
+
 /* The block of a tree whose n dofs are all on its root body b, dof i's parent dof i - 1 (a free body: n = 6;
  * a particle on three slides: n = 3), with n a constant: crba_fill's operations for each entry (the same
  * bits), the loops over the dofs and their parents unrolled. */
@@ -330,19 +340,15 @@ static inline int GS_NAME(block_cholesky_one)(GS *L, int n) {
  * instructions a free body's factor): each entry's operations in block_cholesky_one's order (the same
  * bits; the groups of rows there change no entry's order). */
 static inline int GS_NAME(block_cholesky_six)(GS *L) {
-#pragma GCC unroll 6
-  for (int j = 0; j < 6; ++j) {
+  DYN_UNROLL for (int j = 0; j < 6; ++j) {
     GS d = L[j * 6 + j];
-#pragma GCC unroll 6
-    for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * 6 + k], L[j * 6 + k]));
+    DYN_UNROLL for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * 6 + k], L[j * 6 + k]));
     if (!(GS_V(d) > 0.0) || !isfinite(GS_V(d))) return 1;
     d = GS_SQRT(d);
     L[j * 6 + j] = d;
-#pragma GCC unroll 6
-    for (int i = j + 1; i < 6; ++i) {
+    DYN_UNROLL for (int i = j + 1; i < 6; ++i) {
       GS s = L[i * 6 + j];
-#pragma GCC unroll 6
-      for (int k = 0; k < j; ++k) s = GS_SUB(s, GS_MUL(L[i * 6 + k], L[j * 6 + k]));
+      DYN_UNROLL for (int k = 0; k < j; ++k) s = GS_SUB(s, GS_MUL(L[i * 6 + k], L[j * 6 + k]));
       L[i * 6 + j] = GS_DIV(s, d);
     }
   }
@@ -383,18 +389,14 @@ static inline void GS_NAME(block_cholesky_subst)(const GS *Lt, GS *xt, int n) {
 
 /* block_cholesky_subst for n = 6 with its loops unrolled (the same operations in the same order). */
 static inline void GS_NAME(block_cholesky_subst_six)(const GS *Lt, GS *xt) {
-#pragma GCC unroll 6
-  for (int i = 0; i < 6; ++i) {
+  DYN_UNROLL for (int i = 0; i < 6; ++i) {
     GS s = xt[i];
-#pragma GCC unroll 6
-    for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * 6 + k], xt[k]));
+    DYN_UNROLL for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * 6 + k], xt[k]));
     xt[i] = GS_DIV(s, Lt[i * 6 + i]);
   }
-#pragma GCC unroll 6
-  for (int i = 5; i >= 0; --i) {
+  DYN_UNROLL for (int i = 5; i >= 0; --i) {
     GS s = xt[i];
-#pragma GCC unroll 6
-    for (int k = i + 1; k < 6; ++k) s = GS_SUB(s, GS_MUL(Lt[k * 6 + i], xt[k]));
+    DYN_UNROLL for (int k = i + 1; k < 6; ++k) s = GS_SUB(s, GS_MUL(Lt[k * 6 + i], xt[k]));
     xt[i] = GS_DIV(s, Lt[i * 6 + i]);
   }
 }
