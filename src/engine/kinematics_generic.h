@@ -30,6 +30,16 @@ static inline void GS_NAME(kin_world)(GS_NAME(grit_kin) * k) {
   for (int i = 0; i < 9; ++i) k->cinert[0].I[i] = GS_C(0.0);
 }
 
+/* A free joint j sets the body's whole pose (pos, quat) from its coordinates; its anchor and axis. */
+static inline void GS_NAME(kin_free_place)(const grit_model *m, const GS *q, GS_NAME(grit_kin) * k, int j, GS pos[3],
+                                           GS quat[4]) {
+  const int qa = m->jnt_qposadr[j];
+  GS_NAME(grit_v3_copy)(pos, q + qa);
+  GS_NAME(kin_quat_unit)(quat, q + qa + 3);
+  GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, pos);
+  GS_NAME(grit_v3_set)(k->xaxis + 3 * j, GS_C(0.0), GS_C(0.0), GS_C(1.0));
+}
+
 /* Joint j moves the body frame (pos, quat) by its coordinates; its world anchor and axis. */
 static inline void GS_NAME(kin_joint_place)(const grit_model *m, const GS *q, GS_NAME(grit_kin) * k, int j, GS pos[3],
                                             GS quat[4]) {
@@ -38,10 +48,7 @@ static inline void GS_NAME(kin_joint_place)(const grit_model *m, const GS *q, GS
   GS anchor[3], axis[3], t[3];
   switch (m->jnt_type[j]) {
     case GRIT_JOINT_FREE:
-      GS_NAME(grit_v3_copy)(pos, q + qa);
-      GS_NAME(kin_quat_unit)(quat, q + qa + 3);
-      GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, pos);
-      GS_NAME(grit_v3_set)(k->xaxis + 3 * j, GS_C(0.0), GS_C(0.0), GS_C(1.0));
+      GS_NAME(kin_free_place)(m, q, k, j, pos, quat);
       break;
     case GRIT_JOINT_BALL:
     case GRIT_JOINT_HINGE: {
@@ -143,11 +150,19 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
     if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     const int p = m->body_parent[b];
     GS pos[3], quat[4], R[9];
-    /* place the frame by its offset in the parent (constants of the model), then move it by its joints */
-    GS_NAME(grit_quat_rotate_c)(pos, k->xquat + 4 * p, m->body_pos + 3 * b);
-    GS_NAME(grit_v3_add)(pos, pos, k->xpos + 3 * p);
-    GS_NAME(grit_quat_mul_c)(quat, k->xquat + 4 * p, m->body_quat + 4 * b);
-    for (int n = 0; n < m->body_jntnum[b]; ++n)
+    /* place the frame by its offset in the parent (constants of the model), then move it by its joints; a
+     * free joint first sets the whole pose (kin_joint_place), so that placement is skipped (the same bits) */
+    const int nj = m->body_jntnum[b], j0 = nj > 0 ? m->body_jnt[m->body_jntadr[b]] : -1;
+    int n0 = 0;
+    if (j0 >= 0 && m->jnt_type[j0] == GRIT_JOINT_FREE && !m->kin_free_placed) {
+      GS_NAME(kin_free_place)(m, q, k, j0, pos, quat);
+      n0 = 1;
+    } else {
+      GS_NAME(grit_quat_rotate_c)(pos, k->xquat + 4 * p, m->body_pos + 3 * b);
+      GS_NAME(grit_v3_add)(pos, pos, k->xpos + 3 * p);
+      GS_NAME(grit_quat_mul_c)(quat, k->xquat + 4 * p, m->body_quat + 4 * b);
+    }
+    for (int n = n0; n < nj; ++n)
       GS_NAME(kin_joint_place)(m, q, k, m->body_jnt[m->body_jntadr[b] + n], pos, quat);
     GS_NAME(grit_v3_copy)(k->xpos + 3 * b, pos);
     GS_NAME(grit_quat_copy)(k->xquat + 4 * b, quat);
