@@ -72,8 +72,9 @@ Test(fixed_blocks, same_bits_as_the_general_loops) {
   compare_paths(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 50);
 }
 
-/* A free joint's body no longer placed by its offset first (the pose the joint overwrites; m->kin_free_placed
- * = 1 is the old path): `steps` steps both ways, q, v and the kinematics at the end bit for bit. */
+/* A free joint's body no longer placed by its offset first (the pose the joint overwrites), its translation's
+ * twist written (kin_free_from_rest); m->kin_free_placed = 1 is the old path: `steps` steps both ways, q, v and
+ * the kinematics at the end bit for bit. */
 static void compare_free_placement(const char *file, int steps) {
   grit_model *m = NULL;
   grit_mjcf_info info;
@@ -95,6 +96,8 @@ static void compare_free_placement(const char *file, int steps) {
   cr_assert(memcmp(d[0]->kin.xpos, d[1]->kin.xpos, sizeof(double) * 3 * (size_t)m->nbody) == 0, "%s: xpos", file);
   cr_assert(memcmp(d[0]->kin.xquat, d[1]->kin.xquat, sizeof(double) * 4 * (size_t)m->nbody) == 0, "%s: xquat", file);
   cr_assert(memcmp(d[0]->kin.cdof, d[1]->kin.cdof, sizeof(double) * 6 * (size_t)m->nv) == 0, "%s: cdof", file);
+  cr_assert(memcmp(d[0]->kin.cvel, d[1]->kin.cvel, sizeof(double) * 6 * (size_t)m->nbody) == 0, "%s: cvel", file);
+  cr_assert(memcmp(d[0]->cvel_star, d[1]->cvel_star, sizeof(double) * 6 * (size_t)m->nbody) == 0, "%s: cvel*", file);
   for (int w = 0; w < 2; ++w) grit_data_free(d[w]);
   grit_model_free(m);
   grit_mjcf_info_free(&info);

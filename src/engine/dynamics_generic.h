@@ -13,6 +13,15 @@
 #define DYN_UNROLL
 #endif
 #endif
+/* The free body's paths kept out of line: inlined, their registers cost the general paths' callers (the
+ * hopper's, the humanoid's) a few instructions a call. */
+#ifndef DYN_NOINLINE
+#if defined(__GNUC__)
+#define DYN_NOINLINE __attribute__((noinline))
+#else
+#define DYN_NOINLINE
+#endif
+#endif
 
 /* The block of a tree whose n dofs are all on its root body b, dof i's parent dof i - 1 (a free body: n = 6;
  * a particle on three slides: n = 3), with n a constant: crba_fill's operations for each entry (the same
@@ -37,7 +46,7 @@ static inline void GS_NAME(crba_body_block)(const GS_NAME(grit_sinertia) * crb, 
  * with translation dof j is f_i's linear entry j; the rotation block as crba_body_block. The same values as
  * crba_body_block, but a product by 0 no longer enters: an entry that is 0 may differ in its sign (+0 here).
  * Half of crba_body_block's operations (three spatial products and 15 of the 21 dot products). */
-static inline void GS_NAME(crba_free_block)(const GS_NAME(grit_sinertia) * crb, const GS *cdof, const double *armature,
+static DYN_NOINLINE void GS_NAME(crba_free_block)(const GS_NAME(grit_sinertia) * crb, const GS *cdof, const double *armature,
                                              GS *Mt) {
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) Mt[i * 6 + j] = GS_C(0.0);
@@ -339,7 +348,7 @@ static inline int GS_NAME(block_cholesky_one)(GS *L, int n) {
 /* block_cholesky_one for n = 6 with every loop unrolled (GCC kept the loop over the columns: ~600
  * instructions a free body's factor): each entry's operations in block_cholesky_one's order (the same
  * bits; the groups of rows there change no entry's order). */
-static inline int GS_NAME(block_cholesky_six)(GS *L) {
+static DYN_NOINLINE int GS_NAME(block_cholesky_six)(GS *L) {
   DYN_UNROLL for (int j = 0; j < 6; ++j) {
     GS d = L[j * 6 + j];
     DYN_UNROLL for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * 6 + k], L[j * 6 + k]));
