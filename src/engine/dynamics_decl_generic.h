@@ -10,7 +10,9 @@ void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAM
  * other entries must already be 0 (a buffer that only grit_crba and this ever write, from calloc). A big
  * tree of many branches (a composite's) has few such pairs among its n^2 entries. */
 void GS_NAME(grit_crba_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M);
-/* grit_crba with fixed = 1; fixed = 0: every tree by the general loop, the old path (tests: the same bits). */
+/* grit_crba with fixed = 2; fixed = 1: a free body's block by the sized loop, not in closed form (the same
+ * values, a 0 entry's sign aside); fixed = 0: every tree by the general loop, the old path (tests: the same
+ * bits as fixed = 1). */
 void GS_NAME(grit_crba_sized)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
                               int fixed);
 

@@ -4,6 +4,25 @@
  * All spatial quantities are in world coordinates, referred to the world origin, so that composite
  * inertias simply add and no frame transforms appear in the recursions (docs/theory.md). */
 
+/* Loops unrolled in full over a free body's 6 dofs (block_cholesky_six): GCC does not unroll triangular
+ * loops by itself (as blockchol.c's UNROLL). */
+#ifndef DYN_UNROLL
+#if defined(__GNUC__) && !defined(__clang__)
+#define DYN_UNROLL _Pragma("GCC unroll 8")
+#else
+#define DYN_UNROLL
+#endif
+#endif
+/* The free body's paths kept out of line: inlined, their registers cost the general paths' callers (the
+ * hopper's, the humanoid's) a few instructions a call. */
+#ifndef DYN_NOINLINE
+#if defined(__GNUC__)
+#define DYN_NOINLINE __attribute__((noinline))
+#else
+#define DYN_NOINLINE
+#endif
+#endif
+
 /* The block of a tree whose n dofs are all on its root body b, dof i's parent dof i - 1 (a free body: n = 6;
  * a particle on three slides: n = 3), with n a constant: crba_fill's operations for each entry (the same
  * bits), the loops over the dofs and their parents unrolled. */
@@ -21,6 +40,34 @@ static inline void GS_NAME(crba_body_block)(const GS_NAME(grit_sinertia) * crb, 
   }
 }
 
+/* crba_body_block for a free body (n = 6, its dofs those of one free joint): the translation dofs' cdof is
+ * (0, e_i), exactly, so their force is (h x e_i, m e_i) and every product of their entries with a cdof is a
+ * product by an exact 0 or 1. The translation block is m 1 (+ armature) and the coupling of rotation dof i
+ * with translation dof j is f_i's linear entry j; the rotation block as crba_body_block. The same values as
+ * crba_body_block, but a product by 0 no longer enters: an entry that is 0 may differ in its sign (+0 here).
+ * Half of crba_body_block's operations (three spatial products and 15 of the 21 dot products). */
+static DYN_NOINLINE void GS_NAME(crba_free_block)(const GS_NAME(grit_sinertia) * crb, const GS *cdof, const double *armature,
+                                             GS *Mt) {
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) Mt[i * 6 + j] = GS_C(0.0);
+    Mt[i * 6 + i] = GS_ADDC(crb->m, armature[i]);
+  }
+  for (int i = 3; i < 6; ++i) {
+    GS f[6];
+    GS_NAME(grit_si_apply)(f, crb, cdof + 6 * i);
+    for (int j = i; j >= 3; --j) {
+      GS mij = GS_NAME(grit_sv_dot)(cdof + 6 * j, f);
+      Mt[i * 6 + j] = mij;
+      Mt[j * 6 + i] = mij;
+    }
+    for (int j = 0; j < 3; ++j) {
+      Mt[i * 6 + j] = f[3 + j];
+      Mt[j * 6 + i] = f[3 + j];
+    }
+    Mt[i * 6 + i] = GS_ADDC(Mt[i * 6 + i], armature[i]);
+  }
+}
+
 /* Whether tree t's dofs are all on one body and chained in order (crba_body_block), for n = 6 or 3. */
 static inline int GS_NAME(crba_one_body)(const grit_model *m, int t) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
@@ -33,7 +80,8 @@ static inline int GS_NAME(crba_one_body)(const grit_model *m, int t) {
 
 /* grit_crba; zero = 0 leaves the entries of M that are no dof-ancestor pair as they are (they are never
  * written here, so a buffer only ever filled by this keeps them 0); fixed = 0: every tree by the general
- * loop (the old path; crba_body_block gives the same bits) */
+ * loop (the old path; crba_body_block gives the same bits); fixed = 2: a free body's block by crba_free_block
+ * (the same values; a 0 entry's sign may differ) */
 static void GS_NAME(crba_fill)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
                                int zero, int fixed) {
   for (int b = 0; b < m->nbody; ++b) crb[b] = k->cinert[b];
@@ -48,7 +96,9 @@ static void GS_NAME(crba_fill)(const grit_model *m, const GS_NAME(grit_kin) * k,
     GS *Mt = M + m->tree_madr[t];
     if (fixed && GS_NAME(crba_one_body)(m, t)) {
       const GS_NAME(grit_sinertia) *c = &crb[m->dof_body[adr]];
-      if (n == 6) GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 6);
+      if (n == 6 && fixed == 2 && m->jnt_type[m->dof_jnt[adr]] == GRIT_JOINT_FREE)
+        GS_NAME(crba_free_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt);
+      else if (n == 6) GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 6);
       else GS_NAME(crba_body_block)(c, k->cdof + 6 * adr, m->dof_armature + adr, Mt, 3);
       continue;
     }
@@ -66,11 +116,11 @@ static void GS_NAME(crba_fill)(const grit_model *m, const GS_NAME(grit_kin) * k,
 }
 
 void GS_NAME(grit_crba)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
-  GS_NAME(crba_fill)(m, k, crb, M, 1, 1);
+  GS_NAME(crba_fill)(m, k, crb, M, 1, 2);
 }
 
 void GS_NAME(grit_crba_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M) {
-  GS_NAME(crba_fill)(m, k, crb, M, 0, 1);
+  GS_NAME(crba_fill)(m, k, crb, M, 0, 2);
 }
 
 void GS_NAME(grit_crba_sized)(const grit_model *m, const GS_NAME(grit_kin) * k, GS_NAME(grit_sinertia) * crb, GS *M,
@@ -295,12 +345,31 @@ static inline int GS_NAME(block_cholesky_one)(GS *L, int n) {
   return 0;
 }
 
+/* block_cholesky_one for n = 6 with every loop unrolled (GCC kept the loop over the columns: ~600
+ * instructions a free body's factor): each entry's operations in block_cholesky_one's order (the same
+ * bits; the groups of rows there change no entry's order). */
+static DYN_NOINLINE int GS_NAME(block_cholesky_six)(GS *L) {
+  DYN_UNROLL for (int j = 0; j < 6; ++j) {
+    GS d = L[j * 6 + j];
+    DYN_UNROLL for (int k = 0; k < j; ++k) d = GS_SUB(d, GS_MUL(L[j * 6 + k], L[j * 6 + k]));
+    if (!(GS_V(d) > 0.0) || !isfinite(GS_V(d))) return 1;
+    d = GS_SQRT(d);
+    L[j * 6 + j] = d;
+    DYN_UNROLL for (int i = j + 1; i < 6; ++i) {
+      GS s = L[i * 6 + j];
+      DYN_UNROLL for (int k = 0; k < j; ++k) s = GS_SUB(s, GS_MUL(L[i * 6 + k], L[j * 6 + k]));
+      L[i * 6 + j] = GS_DIV(s, d);
+    }
+  }
+  return 0;
+}
+
 int GS_NAME(grit_block_cholesky_sized)(const grit_model *m, GS *A, const char *tree_mask, int fixed) {
   for (int t = 0; t < m->ntree; ++t) {
     if (tree_mask && !tree_mask[t]) continue;
     const int n = m->tree_dofnum[t];
     GS *L = A + m->tree_madr[t];
-    const int bad = fixed && n == 6   ? GS_NAME(block_cholesky_one)(L, 6)
+    const int bad = fixed && n == 6   ? GS_NAME(block_cholesky_six)(L)
                     : fixed && n == 3 ? GS_NAME(block_cholesky_one)(L, 3)
                                       : GS_NAME(block_cholesky_one)(L, n);
     if (bad) return t;
@@ -327,10 +396,24 @@ static inline void GS_NAME(block_cholesky_subst)(const GS *Lt, GS *xt, int n) {
   }
 }
 
+/* block_cholesky_subst for n = 6 with its loops unrolled (the same operations in the same order). */
+static inline void GS_NAME(block_cholesky_subst_six)(const GS *Lt, GS *xt) {
+  DYN_UNROLL for (int i = 0; i < 6; ++i) {
+    GS s = xt[i];
+    DYN_UNROLL for (int k = 0; k < i; ++k) s = GS_SUB(s, GS_MUL(Lt[i * 6 + k], xt[k]));
+    xt[i] = GS_DIV(s, Lt[i * 6 + i]);
+  }
+  DYN_UNROLL for (int i = 5; i >= 0; --i) {
+    GS s = xt[i];
+    DYN_UNROLL for (int k = i + 1; k < 6; ++k) s = GS_SUB(s, GS_MUL(Lt[k * 6 + i], xt[k]));
+    xt[i] = GS_DIV(s, Lt[i * 6 + i]);
+  }
+}
+
 static inline void GS_NAME(block_cholesky_solve_one)(const grit_model *m, const GS *L, int t, GS *x, int fixed) {
   const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
   const GS *Lt = L + m->tree_madr[t];
-  if (fixed && n == 6) GS_NAME(block_cholesky_subst)(Lt, x + adr, 6);
+  if (fixed && n == 6) GS_NAME(block_cholesky_subst_six)(Lt, x + adr);
   else if (fixed && n == 3) GS_NAME(block_cholesky_subst)(Lt, x + adr, 3);
   else GS_NAME(block_cholesky_subst)(Lt, x + adr, n);
 }

@@ -30,6 +30,16 @@ static inline void GS_NAME(kin_world)(GS_NAME(grit_kin) * k) {
   for (int i = 0; i < 9; ++i) k->cinert[0].I[i] = GS_C(0.0);
 }
 
+/* A free joint j sets the body's whole pose (pos, quat) from its coordinates; its anchor and axis. */
+static inline void GS_NAME(kin_free_place)(const grit_model *m, const GS *q, GS_NAME(grit_kin) * k, int j, GS pos[3],
+                                           GS quat[4]) {
+  const int qa = m->jnt_qposadr[j];
+  GS_NAME(grit_v3_copy)(pos, q + qa);
+  GS_NAME(kin_quat_unit)(quat, q + qa + 3);
+  GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, pos);
+  GS_NAME(grit_v3_set)(k->xaxis + 3 * j, GS_C(0.0), GS_C(0.0), GS_C(1.0));
+}
+
 /* Joint j moves the body frame (pos, quat) by its coordinates; its world anchor and axis. */
 static inline void GS_NAME(kin_joint_place)(const grit_model *m, const GS *q, GS_NAME(grit_kin) * k, int j, GS pos[3],
                                             GS quat[4]) {
@@ -38,10 +48,7 @@ static inline void GS_NAME(kin_joint_place)(const grit_model *m, const GS *q, GS
   GS anchor[3], axis[3], t[3];
   switch (m->jnt_type[j]) {
     case GRIT_JOINT_FREE:
-      GS_NAME(grit_v3_copy)(pos, q + qa);
-      GS_NAME(kin_quat_unit)(quat, q + qa + 3);
-      GS_NAME(grit_v3_copy)(k->xanchor + 3 * j, pos);
-      GS_NAME(grit_v3_set)(k->xaxis + 3 * j, GS_C(0.0), GS_C(0.0), GS_C(1.0));
+      GS_NAME(kin_free_place)(m, q, k, j, pos, quat);
       break;
     case GRIT_JOINT_BALL:
     case GRIT_JOINT_HINGE: {
@@ -143,11 +150,19 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
     if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     const int p = m->body_parent[b];
     GS pos[3], quat[4], R[9];
-    /* place the frame by its offset in the parent (constants of the model), then move it by its joints */
-    GS_NAME(grit_quat_rotate_c)(pos, k->xquat + 4 * p, m->body_pos + 3 * b);
-    GS_NAME(grit_v3_add)(pos, pos, k->xpos + 3 * p);
-    GS_NAME(grit_quat_mul_c)(quat, k->xquat + 4 * p, m->body_quat + 4 * b);
-    for (int n = 0; n < m->body_jntnum[b]; ++n)
+    /* place the frame by its offset in the parent (constants of the model), then move it by its joints; a
+     * free joint first sets the whole pose (kin_joint_place), so that placement is skipped (the same bits) */
+    const int nj = m->body_jntnum[b];
+    int n0 = 0;
+    if (p == 0 && nj > 0 && m->jnt_type[m->body_jnt[m->body_jntadr[b]]] == GRIT_JOINT_FREE && !m->kin_free_placed) {
+      GS_NAME(kin_free_place)(m, q, k, m->body_jnt[m->body_jntadr[b]], pos, quat);
+      n0 = 1;
+    } else {
+      GS_NAME(grit_quat_rotate_c)(pos, k->xquat + 4 * p, m->body_pos + 3 * b);
+      GS_NAME(grit_v3_add)(pos, pos, k->xpos + 3 * p);
+      GS_NAME(grit_quat_mul_c)(quat, k->xquat + 4 * p, m->body_quat + 4 * b);
+    }
+    for (int n = n0; n < nj; ++n)
       GS_NAME(kin_joint_place)(m, q, k, m->body_jnt[m->body_jntadr[b] + n], pos, quat);
     GS_NAME(grit_v3_copy)(k->xpos + 3 * b, pos);
     GS_NAME(grit_quat_copy)(k->xquat + 4 * b, quat);
@@ -156,6 +171,15 @@ void GS_NAME(grit_kin_positions)(const grit_model *m, const GS *q, const GS_NAME
     GS_NAME(kin_body_inertia)(m, in, k, b, pos, R);
     GS_NAME(kin_body_subspaces)(m, k, b, R);
   }
+}
+
+/* Whether body b's twist starts from the world's (+0) with a free joint's translation first, its cdof (0, e_i)
+ * exactly (kin_body_subspaces), on doubles: then the sums cv += cdof_i v_i over the three give (+0, v + 0)
+ * (+0 x v_i is +-0 and +-0 + +0 is +0; 1 x v_i + +0 is v_i, -0 made +0), so they are written so (the same
+ * bits for finite v; dual numbers and m->kin_free_placed keep the sums). */
+static inline int GS_NAME(kin_free_from_rest)(const grit_model *m, int b) {
+  return !GS_IS_DUAL && m->body_parent[b] == 0 && m->body_jntnum[b] > 0 &&
+         m->jnt_type[m->body_jnt[m->body_jntadr[b]]] == GRIT_JOINT_FREE && !m->kin_free_placed;
 }
 
 void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit_kin) * k) {
@@ -169,9 +193,12 @@ void GS_NAME(grit_kin_velocities)(const grit_model *m, const GS *v, GS_NAME(grit
       const int da = m->jnt_dofadr[j], nv = grit_joint_nv(m->jnt_type[j]);
       int first = 0;
       if (m->jnt_type[j] == GRIT_JOINT_FREE) { /* world-fixed translation axes: cdof_dot = 0 */
+        const int fast = GS_NAME(kin_free_from_rest)(m, b);
         for (int i = 0; i < 3; ++i) {
           GS_NAME(grit_sv_zero)(k->cdof_dot + 6 * (da + i));
-          for (int r = 0; r < 6; ++r) cv[r] = GS_FMA(k->cdof[6 * (da + i) + r], v[da + i], cv[r]);
+          if (fast) cv[3 + i] = GS_ADDC(v[da + i], 0.0);
+          else
+            for (int r = 0; r < 6; ++r) cv[r] = GS_FMA(k->cdof[6 * (da + i) + r], v[da + i], cv[r]);
         }
         first = 3;
       }
@@ -189,6 +216,13 @@ void GS_NAME(grit_kin_twists)(const grit_model *m, const GS_NAME(grit_kin) * k, 
   for (int b = 1; b < m->nbody; ++b) { /* a parent's index is below its children's */
     GS *t = tw + 6 * b;
     for (int i = 0; i < 6; ++i) t[i] = tw[6 * m->body_parent[b] + i];
+    if (m->body_parent[b] == 0 && GS_NAME(kin_free_from_rest)(m, b)) { /* (its first three dofs) */
+      const int adr = m->body_dofadr[b];
+      for (int i = 0; i < 3; ++i) t[3 + i] = GS_ADDC(v[adr + i], 0.0);
+      for (int dof = adr + 3; dof < adr + m->body_dofnum[b]; ++dof)
+        for (int r = 0; r < 6; ++r) t[r] = GS_FMA(k->cdof[6 * dof + r], v[dof], t[r]);
+      continue;
+    }
     for (int n = 0; n < m->body_dofnum[b]; ++n) {
       const int dof = m->body_dofadr[b] + n;
       for (int r = 0; r < 6; ++r) t[r] = GS_FMA(k->cdof[6 * dof + r], v[dof], t[r]);

@@ -157,6 +157,9 @@ struct grit_model {
                                as before stop 27 (constraints_extra_generic.h, cx_u_twist; tests) */
   int ten_row_scatter;      /* nonzero: a tendon's row of a step built in scratch and scattered into J, as
                                before stop 26 (constraints_extra_generic.h, cx_row_in_place; tests) */
+  int kin_free_placed;      /* nonzero: a free joint's body placed by its offset first (the pose the joint then
+                               overwrites) and its translation's twist summed, as before stop 27 (the same
+                               bits; kinematics_generic.h; tests) */
   int *wrap_obj;            /* (nwrap) FIXED: joint; SPATIAL: site (a wrap element: its side site or -1) */
   int *wrap_geom;           /* (nwrap) SPATIAL: the wrap geometry (sphere, cylinder), -1 for a site,
                                GRIT_WRAP_PULLEY for a pulley */
