@@ -192,54 +192,22 @@ Test(contact_chain, twins_same_bits) {
   grit_model_free(m);
 }
 
-/* A joint limit's span from its stored J values (derivatives_residual.c's jacobian_rows) against the span
- * from its dual entries (ws->no_limit_span): the same columns, so A and B bit for bit, dense and block,
- * on the MuJoCo humanoid after 200 steps (its hips' and knees' limits active). */
-Test(contact_chain, limit_span_same_bits) {
-  char msg[GRIT_MESSAGE_SIZE];
-  grit_model *m;
-  grit_data *d;
-  grit_mjcf_info info;
-  cr_assert_eq(grit_mjcf_load_file(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", &m, &info, msg), GRIT_OK,
-               "%s", msg);
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  grit_data_set_step_settings(d, &info.settings);
-  grit_mjcf_info_free(&info);
-  for (int s = 0; s < 200; ++s) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  const int nx = 2 * grit_model_nv(m) + grit_model_na(m), nu = grit_model_nu(m);
-  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
-  double *A[4], *B[4];
-  for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
-  grit_jacobian_blocks *J;
-  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
-  cr_assert_eq(grit_step_derivatives(d, A[0], B[0], NULL, 0, NULL), GRIT_OK); /* the workspace */
-  unsigned long taken[2];
-  for (int off = 1; off >= 0; --off) {
-    const unsigned long before = d->deriv->limit_spans;
-    d->deriv->no_limit_span = off;
-    cr_assert_eq(grit_step_derivatives(d, A[2 * off], B[2 * off], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
-    grit_jacobian_blocks_to_dense(J, A[2 * off + 1], B[2 * off + 1]);
-    taken[off] = d->deriv->limit_spans - before;
-  }
-  d->deriv->no_limit_span = 0;
-  cr_expect_eq(taken[1], 0, "the old path takes no limit's span from its values");
-  cr_expect(taken[0] > 0, "limits active in the call");
-  for (int k = 0; k < 2; ++k) {
-    cr_expect(memcmp(A[k], A[k + 2], sizeof(double) * na) == 0, "A (%s): not the same bits", k ? "block" : "dense");
-    cr_expect(memcmp(B[k], B[k + 2], sizeof(double) * (nb - 1)) == 0, "B (%s): not the same bits", k ? "block" : "dense");
-  }
-  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
-  grit_jacobian_blocks_free(J);
-  grit_data_free(d);
-  grit_model_free(m);
+/* A switch of the derivative call's workspace and the counter of the fast path it turns off. */
+typedef struct switch_ref {
+  int *off;
+  const unsigned long *taken;
+} switch_ref;
+
+static switch_ref limit_switch(grit_data *d, int reuse) {
+  grit_deriv_ws *w = d->deriv;
+  return reuse ? (switch_ref){&w->no_limit_reuse, &w->limit_reuses} : (switch_ref){&w->no_limit_span, &w->limit_spans};
 }
 
-/* Consecutive joint limits' J rows written over the two spans of non-+0 entries only (derivatives_residual.c's
- * limit_jacobian_row) against the whole rows (ws->no_limit_reuse): the same bytes in J, so A and B bit for
- * bit, dense and block, on the MuJoCo humanoid after 200 steps and on the dm_control humanoid (whose
- * limits are active one after another). */
-static void limit_reuse_case(const char *file, int steps, int reused) {
+/* A and B, dense and block, with a fast path on and off (which = 0: a limit's span from its stored J values,
+ * ws->no_limit_span; 1: consecutive limits' rows over their changed columns, ws->no_limit_reuse) after
+ * `steps` steps of `file`: the same bits either way; the old path never counts the fast one, and with
+ * must_take the fast path is taken. */
+static void limit_switch_case(const char *file, int steps, int which, int must_take) {
   char msg[GRIT_MESSAGE_SIZE];
   grit_model *m;
   grit_data *d;
@@ -256,18 +224,19 @@ static void limit_reuse_case(const char *file, int steps, int reused) {
   grit_jacobian_blocks *J;
   cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
   cr_assert_eq(grit_step_derivatives(d, A[0], B[0], NULL, 0, NULL), GRIT_OK); /* the workspace */
+  const switch_ref sw = limit_switch(d, which);
   unsigned long taken[2];
   for (int off = 1; off >= 0; --off) {
-    const unsigned long before = d->deriv->limit_reuses;
-    d->deriv->no_limit_reuse = off;
+    const unsigned long before = *sw.taken;
+    *sw.off = off;
     cr_assert_eq(grit_step_derivatives(d, A[2 * off], B[2 * off], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
     cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
     grit_jacobian_blocks_to_dense(J, A[2 * off + 1], B[2 * off + 1]);
-    taken[off] = d->deriv->limit_reuses - before;
+    taken[off] = *sw.taken - before;
   }
-  d->deriv->no_limit_reuse = 0;
-  cr_expect_eq(taken[1], 0, "the old path writes every limit's row whole");
-  cr_expect(!reused || taken[0] > 0, "%s: consecutive limits active in the call", file);
+  *sw.off = 0;
+  cr_expect_eq(taken[1], 0, "%s: the old path does not take the fast one", file);
+  cr_expect(!must_take || taken[0] > 0, "%s: the fast path taken in the call", file);
   for (int k = 0; k < 2; ++k) {
     cr_expect(memcmp(A[k], A[k + 2], sizeof(double) * na) == 0, "%s A (%s): not the same bits", file, k ? "block" : "dense");
     cr_expect(memcmp(B[k], B[k + 2], sizeof(double) * (nb - 1)) == 0, "%s B (%s): not the same bits", file,
@@ -279,7 +248,17 @@ static void limit_reuse_case(const char *file, int steps, int reused) {
   grit_model_free(m);
 }
 
+/* A joint limit's span from its stored J values (derivatives_residual.c's jacobian_rows) against the span
+ * from its dual entries (ws->no_limit_span), on the MuJoCo humanoid after 200 steps (its hips' and knees'
+ * limits active). */
+Test(contact_chain, limit_span_same_bits) {
+  limit_switch_case(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 200, 0, 1);
+}
+
+/* Consecutive joint limits' J rows written over the two spans of non-+0 entries only (derivatives_residual.c's
+ * limit_jacobian_row) against the whole rows (ws->no_limit_reuse): the same bytes in J, on the MuJoCo
+ * humanoid after 200 steps and on the dm_control humanoid (whose limits are active one after another). */
 Test(contact_chain, limit_reuse_same_bits) {
-  limit_reuse_case(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 200, 0); /* the same bits; no reuse asked */
-  limit_reuse_case(GRIT_SOURCE_DIR "/tests/models/dm_control_suite/humanoid.xml", 200, 1);
+  limit_switch_case(GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml", 200, 1, 0); /* the same bits; no reuse asked */
+  limit_switch_case(GRIT_SOURCE_DIR "/tests/models/dm_control_suite/humanoid.xml", 200, 1, 1);
 }

@@ -494,6 +494,20 @@ static double col_rel_diff(const double *X1, const double *X2, int rows, int col
   return worst;
 }
 
+/* A data of m put in its start (or the model's) with every control 0.2, stepped nstep times. */
+static grit_data *stepped_data(grit_model *m, void (*start)(grit_data *), int nstep) {
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nu = grit_model_nu(m);
+  double *u = calloc((size_t)nu + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) u[i] = 0.2;
+  if (start) start(d);
+  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  free(u);
+  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+
 /* A spatial tendon whose bodies a pass's seeds move only as one rigid body (all seeded dofs at or above their
  * deepest common body) kept as unmoved (derivatives_chain.c, tendon_moved; ws->no_ten_rigid: evaluated). Its
  * length's and row's partials are zero then; evaluated they are rounding (u and the points' motions rotate
@@ -502,14 +516,8 @@ static double col_rel_diff(const double *X1, const double *X2, int rows, int col
  * spring tendons between neighbours) within 1e-12 of a column's largest entry, and the legs' position columns
  * against central differences (as position_columns_match_central_differences: 1e-5 at h = 1e-7). */
 static void rigid_tendons_near(grit_model *m, void (*start)(grit_data *), int nstep, double tol, const char *what) {
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_data *d = stepped_data(m, start, nstep);
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
-  double *u = calloc((size_t)nu + 1, sizeof(double));
-  for (int i = 0; i < nu; ++i) u[i] = 0.2;
-  if (start) start(d);
-  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
-  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   double *A[2], *B[2];
   for (int k = 0; k < 2; ++k) {
     A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
@@ -523,7 +531,6 @@ static void rigid_tendons_near(grit_model *m, void (*start)(grit_data *), int ns
   cr_log_info("%s: A within %.3g, B within %.3g of a column", what, ra, rb);
   cr_expect(ra <= tol && rb <= tol, "%s: A %.3g, B %.3g", what, ra, rb);
   for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
-  free(u);
   grit_data_free(d);
 }
 
@@ -593,14 +600,8 @@ Test(derivatives_chain, rigidly_moved_tendons_kept) {
  * dofs left out) against their structural columns whole (ws->no_cx_narrow): the same bits, A and B, on the
  * arms above (a spring and a tendon equality), MuJoCo's arm26 (wrapping muscles) and the flag. */
 static void narrow_same_bits(grit_model *m, void (*start)(grit_data *), int nstep, const char *what) {
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  grit_data *d = stepped_data(m, start, nstep);
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv + grit_model_na(m);
-  double *u = calloc((size_t)nu + 1, sizeof(double));
-  for (int i = 0; i < nu; ++i) u[i] = 0.2;
-  if (start) start(d);
-  cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
-  for (int i = 0; i < nstep; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   double *A[2], *B[2];
   for (int k = 0; k < 2; ++k) {
     A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
@@ -610,7 +611,6 @@ static void narrow_same_bits(grit_model *m, void (*start)(grit_data *), int nste
   cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "%s: A differs", what);
   cr_expect(nu == 0 || !memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "%s: B differs", what);
   for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
-  free(u);
   grit_data_free(d);
 }
 
