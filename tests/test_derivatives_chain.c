@@ -11,6 +11,7 @@
 
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "derivatives_simd.h"
 #include "fd_tangent.h"
 #include "grit/grit.h"
 #include "grit/mjcf.h"
@@ -478,6 +479,44 @@ Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
   cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "the blocks' A differs");
   cr_expect(nu == 0 || !memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "the blocks' B differs");
   for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_jacobian_blocks_free(J[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The softbox after 50 steps, block form: its kept equality rows' law and Rn in the AVX2 compilation
+ * (w->law_avx2, chosen with the AVX2 dual table) against the baseline table's, and their - g . dq without the
+ * zero tests (kept_row_lanes) against minus_g_dq's (ws->no_kept_lanes): A and B the same bits. */
+Test(derivatives_chain, softbox_law_in_avx2_and_kept_lanes_same_bits) {
+  const grit_deriv_dual_fns *avx2 = grit_deriv_dual_fns_avx2();
+  grit_model *m;
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_mjcf_info_free(&info);
+  for (int i = 0; i < 50; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A[3], *B[3];
+  grit_jacobian_blocks *J[3];
+  for (int k = 0; k < 3; ++k) { /* 0: the baseline table, lanes; 1: AVX2 (if any), lanes; 2: AVX2, no lanes */
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->fx = k && avx2 ? avx2 : grit_deriv_dual_fns_get(0);
+    d->deriv->no_kept_lanes = k == 2;
+    const unsigned long fused = d->deriv->cx_fused_used;
+    cr_assert_eq(grit_jacobian_blocks_create(m, &J[k]), GRIT_OK);
+    cr_assert_eq(grit_step_derivatives_blocks(d, J[k]), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(d->deriv->cx_fused_used > fused, "kept rows' short path");
+    cr_assert_eq(d->deriv->law_avx2, k && avx2, "the law's compilation follows the table");
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J[k], A[k], B[k]), GRIT_OK);
+  }
+  for (int k = 1; k < 3; ++k) {
+    cr_expect(!memcmp(A[0], A[k], sizeof(double) * (size_t)nx * nx), "A differs (%d)", k);
+    cr_expect(nu == 0 || !memcmp(B[0], B[k], sizeof(double) * (size_t)nx * nu), "B differs (%d)", k);
+  }
+  for (int k = 0; k < 3; ++k) free(A[k]), free(B[k]), grit_jacobian_blocks_free(J[k]);
   grit_data_free(d);
   grit_model_free(m);
 }

@@ -232,6 +232,8 @@ static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
   }
 }
 
+static int law_avx2_table(const grit_deriv_dual_fns *fx);
+
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
     for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
@@ -239,6 +241,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
     w->ckeep_call = 1u;
   }
   w->cxl_ptr = w->no_cx_narrow ? w->cxs_ptr : w->cxn_ptr, w->cxl = w->no_cx_narrow ? w->cxs : w->cxn;
+  w->law_avx2 = law_avx2_table(w->fx);
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
   if (!w->chain_on) return;
   w->bmoved[0] = 0;
@@ -784,6 +787,37 @@ int grit_deriv_chain_cx_jacobian_rows(const grit_model *m, const grit_data *d, g
   return 1;
 }
 
+/* The kept equality rows' law (grit_bilateral_gamma) and Rn (grit_equality_rn) in the compilation of the
+ * pass's dual table w->fx: its AVX2 copies (derivatives_avx2.c) take the eight partials in two vectors
+ * instead of four, the same IEEE operations in the same order (nothing fused), so the same bits; the
+ * baseline table (grit_deriv_dual_fns_get(0)) keeps the baseline ones. The softbox: 651 rows in each of
+ * 28 passes, 154 instructions a row in the baseline law. Called through a pointer: a conditional between
+ * the two calls copied Rn's value (25 instructions a row more). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+grit_dual grit_equality_rn_dual_avx2(grit_dual w);
+grit_dual grit_bilateral_gamma_dual_avx2(const grit_contact_params_dual *p, double dt, int dim, const grit_dual *vc,
+                                         grit_dual *gamma);
+static int law_avx2_table(const grit_deriv_dual_fns *fx) { return fx && fx == grit_deriv_dual_fns_avx2(); }
+static grit_dual equality_rn(const grit_deriv_ws *w, grit_dual wd) {
+  grit_dual (*const rn)(grit_dual) = w->law_avx2 ? grit_equality_rn_dual_avx2 : grit_equality_rn_dual;
+  return rn(wd);
+}
+static void bilateral_gamma(const grit_deriv_ws *w, const grit_contact_params_dual *p, double dt, int dim,
+                            const grit_dual *vc, grit_dual *gamma) {
+  grit_dual (*const law)(const grit_contact_params_dual *, double, int, const grit_dual *, grit_dual *) =
+      w->law_avx2 ? grit_bilateral_gamma_dual_avx2 : grit_bilateral_gamma_dual;
+  law(p, dt, dim, vc, gamma);
+}
+#else
+static int law_avx2_table(const grit_deriv_dual_fns *fx) { return (void)fx, 0; }
+static grit_dual equality_rn(const grit_deriv_ws *w, grit_dual wd) { return (void)w, grit_equality_rn_dual(wd); }
+static void bilateral_gamma(const grit_deriv_ws *w, const grit_contact_params_dual *p, double dt, int dim,
+                            const grit_dual *vc, grit_dual *gamma) {
+  (void)w;
+  grit_bilateral_gamma_dual(p, dt, dim, vc, gamma);
+}
+#endif
+
 /* The kinds of rows whose params_finalize writes no field of p but Rn, vhat or eps, each whole (never
  * read first), and whose law writes none (constraints_generic.h): a p kept across rows (w->ckp) whose
  * partials those three lose after each use has the +0 partials of a p zeroed whole for the next, without
@@ -818,10 +852,10 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
    * phi and J v + b, whose partials are +0 in the kept p: a p holding only the fields the law reads */
   grit_contact_params_dual p;
   grit_dual vc[3], gamma[3];
-  p.Rn = grit_equality_rn_dual(wd);
+  p.Rn = equality_rn(w, wd);
   p.tau_d = grit_dual_const(s[TAU_D]);
   for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(s[PHI + r]), vc[r] = grit_dual_const(x[r]);
-  grit_bilateral_gamma_dual(&p, m->opt.timestep, k->dim, vc, gamma);
+  bilateral_gamma(w, &p, m->opt.timestep, k->dim, vc, gamma);
   (void)d;
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
@@ -884,7 +918,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   grit_dual vc[3], gamma[3], G[9];
   for (int r = 0; r < k->dim; ++r) vc[r] = grit_dual_const(x[r]);
   if (lean && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D))
-    grit_bilateral_gamma_dual(p, m->opt.timestep, k->dim, vc, gamma); /* its gamma alone */
+    bilateral_gamma(w, p, m->opt.timestep, k->dim, vc, gamma); /* its gamma alone */
   else
     w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   if (lean) { /* the partials params_finalize wrote back to +0 (lean_kind): w->ckp as memset left it */

@@ -554,8 +554,45 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
 
 /* A kept row's estimate: its kept w, and its partials -g . dq from the kept z of each tree (the tests that it
  * may be taken are the callers'). */
+/* kept_row_sum where each tree's seeds hold at most one dof a lane (dqg_ok, minus_g_dq's lean path): acc[l] -=
+ * gv[l] g[gi[l]] with no test of g's zeros. A zero g (or an empty lane: gi -1, gv +0, g taken as +0) makes the
+ * term +-0 for finite seeds, and acc - (+-0) is acc: acc begins at +0 and a rounded difference is never -0, so
+ * skipping the term (minus_g_dq) and subtracting it give the same bits; the lanes' arithmetic without branches.
+ * Returns 0 (nothing done) where a tree's lanes hold two dofs (ws->no_kept_lanes: never taken). */
+#if defined(__GNUC__) /* (inlined: its call's setup was a sixth of its cost) */
+#define KR_INLINE inline __attribute__((always_inline))
+#else
+#define KR_INLINE inline
+#endif
+static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree,
+                                    const int tree[2], grit_dual *out) {
+  if (w->no_kept_lanes || w->no_cx_lean || w->no_seed_pairs) return 0;
+  for (int k = 0; k < ntree; ++k) {
+    if (w->dqp_at[tree[k]] != w->eval_no) seed_pairs(m, w, tree[k]);
+    if (!w->dqg_ok[tree[k]]) return 0;
+  }
+  double acc[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
+  const size_t ldz = (size_t)w->maxn;
+  for (int k = 0; k < ntree; ++k) {
+    const double *g = w->zg + ((size_t)ic * 2 + (size_t)k) * ldz;
+    const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)tree[k];
+    const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)tree[k];
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+      acc[l] -= gv[l] * gj;
+    }
+  }
+  *out = grit_dual_const(w->zc_w[ic] / dim);
+  for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
+  w->seed_pairs_used += (unsigned long)ntree;
+  w->kept_fast_used++;
+  return 1;
+}
+
 static int kept_row_sum(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree, const int tree[2],
                         grit_dual *out) {
+  if (kept_row_lanes(m, w, ic, dim, ntree, tree, out)) return 1;
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   const int ldz = w->maxn;

@@ -207,6 +207,10 @@ struct grit_deriv_ws {
   int *ckl;                               /* per kept cx row: its column list's offset in cxs (with ckf_at) */
   int no_cx_fused;                        /* nonzero: such a row takes the whole path in every pass (stop 25) */
   unsigned long cx_fused_used;            /* the kept cx rows that took the short path so far (tests) */
+  int no_kept_lanes;                      /* nonzero: a kept row's - g . dq by minus_g_dq's tests lane by lane
+                                           * (derivatives_delassus.c, kept_row_sum; stop 27) */
+  int law_avx2;                           /* (set each pass from fx) the kept equality rows' law and Rn in
+                                           * fx's AVX2 compilation too (derivatives_chain.c, stop 27) */
   int *dqg;                               /* (GRIT_DUAL_N ntree) per tree and lane: its one seeded
                                            * tree-local dof, -1 none (listed with dqp), */
   double *dqgv;                           /* (GRIT_DUAL_N ntree) its value, */
