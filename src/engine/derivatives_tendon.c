@@ -131,6 +131,22 @@ static int moved(const grit_model *m, const grit_deriv_ws *w, int a) {
   return 0;
 }
 
+/* A fixed tendon's kept values (as below): its entries off the structural ones are exact zeros (+0,
+ * partials +0), left out there by their zero value; nz increasing, so nz0 in the same order. */
+static void keep_fixed(grit_deriv_tendon *s, int a, grit_dual L, const grit_dual *J) {
+  const int p = s->ptr[a];
+  int k0 = 0;
+  for (int k = 0; k < s->nnz[a]; ++k) {
+    const int i = s->nz[p + k];
+    if (J[p + i].v != 0.0) {
+      s->J0[p + i] = grit_dual_const(J[p + i].v);
+      s->nz0[p + k0++] = i;
+    }
+  }
+  s->L0[a] = grit_dual_const(L.v);
+  s->nnz0[a] = k0;
+}
+
 /* L and J of every length-fn actuator at w->kin, w->q (dual): into L and the entries nz of J (position
  * passes; with keep, their values also into the call's constants L0, J0 and J0's nonzero entries into
  * nz0; without, the actuators the seeds do not move take the constants: s->use0), or, with nz NULL,
@@ -150,9 +166,10 @@ static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_d
      * partials lie within them (a position pass of at most four seeds); the copies cost more than a
      * slider-crank's or a site's evaluation saves */
     const int spatial = m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] != GRIT_TENDON_FIXED;
-    if (nz && !keep && !s->no_fixed && m->act_trntype[a] == GRIT_TRN_TENDON && !spatial) { /* s->no_fixed: as below */
+    if (nz && !s->no_fixed && m->act_trntype[a] == GRIT_TRN_TENDON && !spatial) { /* s->no_fixed: as below */
       L[a] = f->fixed_row(m, w->q, m->act_tendon[a], J + p, nz + p, s->nnz[a], adr, n);
       s->fixed_rows++;
+      if (keep) keep_fixed(s, a, L[a], J);
       continue;
     }
     if (narrow < 0 && spatial)
