@@ -131,3 +131,51 @@ Test(derivatives_tendon, against_central_differences) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* A fixed tendon's row over its structural entries (ws->tn->no_fixed: the full evaluation over all
+ * dofs): A and B the same bytes, dense and block form, the short row taken where expected. */
+static void fixed_same(const char *path, int steps, int taken) {
+  grit_model *m;
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_mjcf_load_options lo = grit_mjcf_default_load_options();
+  cr_assert_eq(grit_mjcf_load_file_with(path, &lo, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  const int nu = grit_model_nu(m), nv = grit_model_nv(m), nx = 2 * nv + grit_model_na(m);
+  double *u = calloc((size_t)nu + 1, sizeof(double));
+  for (int i = 0; i < nu; ++i) u[i] = 0.4 * sin(0.9 * i + 0.3);
+  if (nu) cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const size_t na_ = (size_t)nx * nx, nb_ = (size_t)nx * nu + 1;
+  double *A[2], *B[2];
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  for (int form = 0; form < 2; ++form) { /* dense, blocks */
+    for (int k = 0; k < 2; ++k) {
+      A[k] = calloc(na_, sizeof(double)), B[k] = calloc(nb_, sizeof(double));
+      d->deriv->tn->no_fixed = k;
+      const unsigned long before = d->deriv->tn->fixed_rows;
+      if (form == 0) {
+        cr_assert_eq(grit_step_derivatives(d, A[k], nu ? B[k] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                     grit_data_last_error(d));
+      } else {
+        cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+        cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], nu ? B[k] : NULL), GRIT_OK);
+      }
+      cr_assert_eq(d->deriv->tn->fixed_rows > before, k == 0 && taken, "%s (form %d): the short rows taken", path, form);
+    }
+    d->deriv->tn->no_fixed = 0;
+    cr_expect(memcmp(A[0], A[1], na_ * sizeof(double)) == 0, "%s (form %d): A differs", path, form);
+    cr_expect(memcmp(B[0], B[1], nb_ * sizeof(double)) == 0, "%s (form %d): B differs", path, form);
+    for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  }
+  grit_jacobian_blocks_free(J);
+  free(u);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(derivatives_tendon, fixed_rows_same_bits) {
+  fixed_same(FILE_PATH("mjcf/tendon_actuators.xml"), 50, 1);
+  fixed_same(FILE_PATH("models/dm_control_suite/quadruped.xml"), 100, 1);
+}

@@ -10,6 +10,7 @@
 #include "derivatives_simd.h" /* grit_deriv_dual_fns_get: whether the passes use the AVX2 compilation */
 #include "grit/constraints.h"   /* GRIT_TENDON_FIXED */
 
+#include <stdint.h>
 #include <string.h>
 
 /* Marks the dofs on body b's path to the root. */
@@ -81,8 +82,13 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   return out;
 }
 
+static grit_dual fixed_row(const grit_model *m, const grit_dual *q, int t, grit_dual *J, const int *nz, int nnz, int adr,
+                           int n) {
+  return grit_deriv_tendon_fixed_row_in(m, q, t, J, nz, nnz, adr, n);
+}
+
 static const grit_deriv_tendon_fns BASE = {grit_actuator_length_jacobian_dual, grit_actuator_tendon_apply_dual,
-                                            grit_cx_rows_cols_dual};
+                                            grit_cx_rows_cols_dual, fixed_row};
 
 /* The AVX2 compilation where the call's contact functions are the AVX2 ones (the processor has it and
  * it is allowed), else the baseline. */
@@ -113,11 +119,32 @@ static int moved(const grit_model *m, const grit_deriv_ws *w, int a) {
   const int adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]];
   for (int k = 0; k < s->nnz[a]; ++k) {
     const grit_dual *x = &w->dq[adr + s->nz[s->ptr[a] + k]];
-    int any = 0;
-    GRIT_DUAL_FOR(l) any |= x->d[l] != 0.0;
-    if (any) return 1;
+    uint64_t u = 0; /* some partial not +-0 (NaN included): the bits or-ed, the signs dropped once (as
+                     * derivatives_smooth.c's seeded; eight comparisons and or-s cost more) */
+    for (int l = 0; l < GRIT_DUAL_N; ++l) {
+      uint64_t b;
+      memcpy(&b, &x->d[l], sizeof b);
+      u |= b;
+    }
+    if (u << 1) return 1;
   }
   return 0;
+}
+
+/* A fixed tendon's kept values (as below): its entries off the structural ones are exact zeros (+0,
+ * partials +0), left out there by their zero value; nz increasing, so nz0 in the same order. */
+static void keep_fixed(grit_deriv_tendon *s, int a, grit_dual L, const grit_dual *J) {
+  const int p = s->ptr[a];
+  int k0 = 0;
+  for (int k = 0; k < s->nnz[a]; ++k) {
+    const int i = s->nz[p + k];
+    if (J[p + i].v != 0.0) {
+      s->J0[p + i] = grit_dual_const(J[p + i].v);
+      s->nz0[p + k0++] = i;
+    }
+  }
+  s->L0[a] = grit_dual_const(L.v);
+  s->nnz0[a] = k0;
 }
 
 /* L and J of every length-fn actuator at w->kin, w->q (dual): into L and the entries nz of J (position
@@ -139,6 +166,12 @@ static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_d
      * partials lie within them (a position pass of at most four seeds); the copies cost more than a
      * slider-crank's or a site's evaluation saves */
     const int spatial = m->act_trntype[a] == GRIT_TRN_TENDON && m->ten_type[m->act_tendon[a]] != GRIT_TENDON_FIXED;
+    if (nz && !s->no_fixed && m->act_trntype[a] == GRIT_TRN_TENDON && !spatial) { /* s->no_fixed: as below */
+      L[a] = f->fixed_row(m, w->q, m->act_tendon[a], J + p, nz + p, s->nnz[a], adr, n);
+      s->fixed_rows++;
+      if (keep) keep_fixed(s, a, L[a], J);
+      continue;
+    }
     if (narrow < 0 && spatial)
       narrow = nz && s->narrow_ok && !s->no_narrow && grit_deriv_tendon_narrow_begin(m, &w->kin, w->q, s->nw);
     if (narrow > 0 && spatial) grit_deriv_tendon_narrow_eval(m, s->nw, a, &L[a], Jd), s->narrow_evals++;

@@ -30,7 +30,27 @@ typedef struct grit_deriv_tendon_fns {
   void (*cx_rows)(const grit_model *m, const grit_kin_dual *k, const grit_dual *q, double dt, int kind, int source,
                   int ntree, const int tree[2], grit_dual *const J[2], grit_contact_params_dual *p, grit_dual *scratch,
                   const int *cols, int ncols); /* grit_cx_rows_cols_dual: the equalities' and tendons' rows */
+  grit_dual (*fixed_row)(const grit_model *m, const grit_dual *q, int t, grit_dual *J, const int *nz, int nnz, int adr,
+                         int n); /* grit_deriv_tendon_fixed_row_in */
 } grit_deriv_tendon_fns;
+
+/* A fixed tendon's L = sum coef_e q_e and its constant row (grit_tendon_length_jacobian's operations,
+ * the same order, so the same bits) over its structural entries nz of J (J, nz: actuator a's block,
+ * dof adr + i at J[i], i < n): the full evaluation first zeroed a row over all nv dofs (on the dog ~100 duals,
+ * most of its cost) that only these entries are read of. Compiled in derivatives_tendon.c and, for AVX2,
+ * derivatives_tendon_avx2.c (grit_deriv_tendon_fns: the same operations, the same bits). */
+static inline __attribute__((always_inline)) grit_dual grit_deriv_tendon_fixed_row_in(const grit_model *m, const grit_dual *q,
+                                                                                     int t, grit_dual *J, const int *nz,
+                                                                                     int nnz, int adr, int n) {
+  for (int k = 0; k < nnz; ++k) J[nz[k]] = grit_dual_const(0.0);
+  grit_dual L = grit_dual_const(0.0);
+  for (int e = m->ten_adr[t]; e < m->ten_adr[t] + m->ten_num[t]; ++e) {
+    const int j = m->wrap_obj[e], i = m->jnt_dofadr[j] - adr;
+    L = grit_dual_fma(grit_dual_const(m->wrap_coef[e]), q[m->jnt_qposadr[j]], L);
+    if (i >= 0 && i < n) J[i] = grit_dual_addc(J[i], m->wrap_coef[e]); /* (another tree's: not kept, as there) */
+  }
+  return L;
+}
 
 /* The table the call uses: the AVX2 compilation's where the call's contact functions are the AVX2 ones,
  * else the baseline's. */
@@ -59,6 +79,8 @@ typedef struct grit_deriv_tendon {
   int narrow_ok;        /* this build's wide dual is the layout derivatives_tendon_narrow.c reads */
   int no_narrow;        /* nonzero: every evaluation on all GRIT_DUAL_N lanes (tests) */
   unsigned long narrow_evals; /* evaluations on four lanes so far (tests) */
+  int no_fixed;         /* nonzero: a fixed tendon's position passes by the full evaluation (tests) */
+  unsigned long fixed_rows; /* fixed tendons' rows formed over their structural entries so far (tests) */
   const grit_deriv_tendon_fns *avx2; /* grit_deriv_tendon_fns_avx2(), used when w->fx is the AVX2 table */
 } grit_deriv_tendon;
 

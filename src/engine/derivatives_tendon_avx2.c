@@ -42,8 +42,13 @@
 #include "actuation_generic.h"
 #include "grit/detail/scalar_undef.h"
 
+static grit_dual fixed_row_avx2(const grit_model *m, const grit_dual *q, int t, grit_dual *J, const int *nz, int nnz,
+                                int adr, int n) {
+  return grit_deriv_tendon_fixed_row_in(m, q, t, J, nz, nnz, adr, n);
+}
+
 static const grit_deriv_tendon_fns AVX2 = {grit_actuator_length_jacobian_dual_avx2, grit_actuator_tendon_apply_dual_avx2,
-                                            grit_cx_rows_cols_dual_avx2};
+                                            grit_cx_rows_cols_dual_avx2, fixed_row_avx2};
 
 const grit_deriv_tendon_fns *grit_deriv_tendon_fns_avx2(void) {
   __builtin_cpu_init();
