@@ -13,6 +13,7 @@
 #include "geometry_internal.h"
 #include "model_filter.h"
 #include "hydro.h"
+#include "hull_graph.h"
 #include "status_internal.h"
 
 int grit_contact_capacity(const grit_model *m) {
@@ -196,8 +197,14 @@ static int surely_apart(const grit_collision *col, const grit_model *m, double m
 
 /* The pair's kept climb starts (grit_collision.climb), emptied when another pair held the slot; NULL when
  * switched off. Both geometries' starts are the last support vertices of those same geometries. */
-static int *climb_slot(grit_collision *col, int ga, int gb, int ng) {
-  if (col->no_climb_cache || ng > 46340) return NULL; /* (the key fits an int) */
+static int climbs(const grit_shape *s) {
+  return s->type == GRIT_GEOM_CONVEX && s->graph && s->nvert >= GRIT_HULL_SCAN_BELOW;
+}
+
+static int *climb_slot(grit_collision *col, const grit_model *m, int ga, int gb) {
+  const int ng = m->ngeom;
+  if (col->no_climb_cache || ng > 46340 || !(climbs(&m->geom_shape[ga]) || climbs(&m->geom_shape[gb])))
+    return NULL; /* (the key fits an int; pairs without a climbing hull keep none) */
   const int key = ga * ng + gb;
   int *e = col->climb + GRIT_CLIMB_ENTRY * (key % col->climb_cap);
   if (e[0] != key)
@@ -408,7 +415,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     else
       s = grit_collide_hinted(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
                               col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts,
-                              climb_slot(col, ga, gb, m->ngeom));
+                              climb_slot(col, m, ga, gb));
     if (s != GRIT_OK)
       return grit_set_error(message, s, "collision: geoms %d and %d: %s", ga, gb, grit_status_string(s));
     for (int i = 0; i < npts; ++i) {
