@@ -96,7 +96,7 @@ int main(void) {
           grit_v3_scale(d, d, ct_uniform(&s, 0, grit_shape_bounding_radius(&A[i]) + grit_shape_bounding_radius(&B[i]) + 0.2));
         grit_v3_add(PB[i].p, PA[i].p, d);
         if (ta != GRIT_GEOM_PLANE) { /* statistics of the general path */
-          grit_placed_shape a = {&A[i], PA[i].p, PA[i].R}, b = {&B[i], PB[i].p, PB[i].R};
+          grit_placed_shape a = {&A[i], PA[i].p, PA[i].R, NULL}, b = {&B[i], PB[i].p, PB[i].R, NULL};
           grit_gjk_info info;
           double phi, n[3], wa[3], wb[3];
           if (grit_gjk_epa(&a, &b, 0.5, &phi, n, wa, wb, &info)) {

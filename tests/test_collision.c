@@ -753,7 +753,7 @@ Test(collision, epa_edge_table_cleared_lazily_same_bits) {
     const grit_geom_type ta = types[trial % 5], tb = types[(trial / 5) % 5];
     grit_shape a = ct_random_shape(&s, ta, &verts[0][0]), b = ct_random_shape(&s, tb, &verts[0][0]);
     ct_pose A = ct_random_pose(&s, 0.1), B = ct_random_pose(&s, 0.1);
-    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     grit_gjk_info info[2];
     int hit[2];

@@ -33,7 +33,7 @@ static void expect_close3(tally *t, const double *x, const double *y, const char
 /* Both paths on one pair (a at A, b at B, in this order); the candidates must agree one by one. */
 static void compare_pair(tally *t, const grit_shape *a, const ct_pose *A, const grit_shape *b, const ct_pose *B,
                          double margin, int it) {
-  const grit_placed_shape pa = {a, A->p, A->R}, pb = {b, B->p, B->R};
+  const grit_placed_shape pa = {a, A->p, A->R, NULL}, pb = {b, B->p, B->R, NULL};
   grit_contact_point s[4], e[4];
   collector cs = {s, 4, 0, 0, 0, A->p, A->R, B->p, B->R}, ce = {e, 4, 0, 0, 0, A->p, A->R, B->p, B->R};
   grit_narrow_box_box(&pa, &pb, margin, &cs);
@@ -178,7 +178,7 @@ Test(collision_box, edge_crossings_agree_with_epa) {
  * against central differences of the collision itself (b moved and turned by +-h about each axis). */
 static int run_new(const grit_shape *a, const ct_pose *A, const grit_shape *b, const ct_pose *B, double margin,
                    grit_contact_point *out) {
-  const grit_placed_shape pa = {a, A->p, A->R}, pb = {b, B->p, B->R};
+  const grit_placed_shape pa = {a, A->p, A->R, NULL}, pb = {b, B->p, B->R, NULL};
   collector c = {out, 4, 0, 0, 0, A->p, A->R, B->p, B->R};
   grit_narrow_box_box(&pa, &pb, margin, &c);
   return c.n;

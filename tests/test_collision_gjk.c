@@ -44,7 +44,7 @@ Test(collision, cylinder_point_jump_same_contacts) {
     grit_shape a = ct_random_shape(&s, GRIT_GEOM_CYLINDER, &verts[0][0]), b = ct_random_shape(&s, tb, &verts[0][0]);
     ct_pose A = ct_random_pose(&s, 0.3), B = ct_random_pose(&s, 0.3);
     const int swap = trial % 8 >= 4;
-    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     int hit[2];
     for (int r = 0; r < 2; ++r) {
@@ -112,7 +112,7 @@ Test(collision, epa_moved_edges_rewritten_same_bits) {
     ct_pose A = ct_random_pose(&s, 0.1), B = ct_random_pose(&s, 0.1);
     if (trial % 3 == 0) /* axis-aligned: ties between faces */
       A = ct_identity_at(A.p[0], A.p[1], A.p[2]), B = ct_identity_at(0.5 * A.p[0], A.p[1], 0.0);
-    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     grit_gjk_info info[2];
     int hit[2];
@@ -213,7 +213,7 @@ Test(collision, cylinder_edge_jump_same_contacts) {
     grit_shape a = ct_random_shape(&s, GRIT_GEOM_CYLINDER, &verts[0][0]), b = ct_random_shape(&s, tb, &verts[0][0]);
     ct_pose A = ct_random_pose(&s, 0.4), B = ct_random_pose(&s, 0.4);
     const int swap = trial % 6 >= 3;
-    const grit_placed_shape pa = {&a, A.p, A.R}, pb = {&b, B.p, B.R};
+    const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     int hit[2];
     for (int r = 0; r < 2; ++r) {

@@ -257,3 +257,104 @@ Test(hull_graph, world_boxes_by_rows_are_the_old_paths) {
   free(last);
   grit_model_free(m);
 }
+
+/* Every vertex as the climb's start gives the scan's vertex: what lets the collision workspace keep a pair's
+ * starts across calls and steps (grit_collision.climb). The hulls of a model, random directions and the
+ * directions of vertices and of sums of two (the ties). */
+static void every_start(const char *path, int min_graphs) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_load_file(path, NULL, &m, NULL, msg), GRIT_OK, "%s", msg);
+  unsigned long long s = 5;
+  int ngraph = 0;
+  for (int g = 0; g < grit_model_ngeom(m); ++g) {
+    const grit_shape *c = &m->geom_shape[g];
+    if (c->type != GRIT_GEOM_CONVEX || !c->graph) continue;
+    ngraph++;
+    const int n = c->nvert;
+    for (int t = 0; t < 60; ++t) {
+      double d[3];
+      const double *a = c->vertices + 3 * (t % n), *b = c->vertices + 3 * ((5 * t + 1) % n);
+      for (int k = 0; k < 3; ++k) d[k] = t % 3 == 0 ? a[k] : t % 3 == 1 ? a[k] + b[k] : ct_uniform(&s, -1, 1);
+      const int ref = grit_convex_scan(c, d);
+      for (int st = -1; st < n; ++st)
+        cr_assert_eq(grit_hull_support(c, d, st), ref, "geom %d (%d vertices) direction %d: from %d", g, n, t, st);
+    }
+  }
+  cr_assert_geq(ngraph, min_graphs, "%s: %d hulls with a graph", path, ngraph);
+  grit_model_free(m);
+}
+
+Test(hull_graph, every_start_climbs_to_the_scans_vertex) {
+  every_start(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/franka_emika_panda/scene.xml", 10);
+  every_start(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/robotis_op3/scene.xml", 1);
+}
+
+/* The pairs' kept climb starts (grit_collision.climb) against none (no_climb_cache) and against starts
+ * scrambled to random vertices before every step: the same states and A, B bit for bit. */
+static void kept_starts_case(const char *path, int steps) {
+  grit_model *m = NULL;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_load_file(path, NULL, &m, NULL, msg), GRIT_OK, "%s", msg);
+  grit_data *d[3];
+  for (int r = 0; r < 3; ++r) {
+    cr_assert_eq(grit_data_create(m, &d[r]), GRIT_OK);
+    d[r]->collision->no_climb_cache = r == 1;
+  }
+  const int ng = m->ngeom, nu = grit_model_nu(m), nx = 2 * grit_model_nv(m), nq = grit_model_nq(m);
+  double u[64], *A[3], *B[3];
+  cr_assert(nu <= 64);
+  for (int r = 0; r < 3; ++r) {
+    A[r] = calloc((size_t)(nx * nx) + 1, sizeof(double));
+    B[r] = calloc((size_t)(nx * nu) + 1, sizeof(double));
+  }
+  unsigned long long s = 3;
+  int kept = 0;
+  for (int t = 0; t < steps; ++t) {
+    for (int a = 0; a < nu; ++a) u[a] = 0.8 * sin(0.05 * t * (1 + a % 3) + a);
+    grit_collision *c2 = d[2]->collision;
+    for (int e = 0; e < c2->climb_cap; ++e) { /* any vertices of each kept pair's hulls */
+      int *x = c2->climb + GRIT_CLIMB_ENTRY * e;
+      if (x[0] < 0) continue;
+      const int g[2] = {x[0] / ng, x[0] % ng};
+      for (int j = 0; j < 2; ++j)
+        if (m->geom_shape[g[j]].type == GRIT_GEOM_CONVEX && m->geom_shape[g[j]].graph) {
+          for (int i = 0; i < GRIT_CLIMB_TRAIL; ++i)
+            x[2 + j * (1 + GRIT_CLIMB_TRAIL) + i] = (int)ct_uniform(&s, 0, m->geom_shape[g[j]].nvert - 1e-9);
+          kept++;
+        }
+    }
+    for (int r = 0; r < 3; ++r) {
+      cr_assert_eq(grit_data_set_ctrl(d[r], u, nu), GRIT_OK);
+      cr_assert_eq(grit_step(d[r]), GRIT_OK, "%s", grit_data_last_error(d[r]));
+    }
+    for (int r = 1; r < 3; ++r) {
+      cr_assert(!memcmp(grit_data_qpos(d[0]), grit_data_qpos(d[r]), sizeof(double) * (size_t)nq), "step %d (%d)", t, r);
+      cr_assert(!memcmp(grit_data_qvel(d[0]), grit_data_qvel(d[r]), sizeof(double) * (size_t)nx / 2), "step %d (%d)", t, r);
+    }
+    if (t % 50 == 49) {
+      for (int r = 0; r < 3; ++r)
+        cr_assert_eq(grit_step_derivatives(d[r], A[r], B[r], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[r]));
+      for (int r = 1; r < 3; ++r)
+        cr_assert(!memcmp(A[0], A[r], sizeof(double) * (size_t)(nx * nx)) &&
+                      !memcmp(B[0], B[r], sizeof(double) * (size_t)(nx * nu)),
+                  "step %d: A, B (%d)", t, r);
+    }
+  }
+  cr_assert_gt(kept, steps, "%s: hull starts kept: %d", path, kept);
+  int used = 0; /* trails the default path wrote: GJK/EPA climbed from kept starts */
+  for (int e = 0; e < d[0]->collision->climb_cap; ++e)
+    for (int j = 0; j < 2; ++j) used += d[0]->collision->climb[GRIT_CLIMB_ENTRY * e + 2 + j * (1 + GRIT_CLIMB_TRAIL)] >= 0;
+  cr_assert_gt(used, 0, "%s: no trail written", path);
+  for (int r = 0; r < 3; ++r) {
+    grit_data_free(d[r]);
+    free(A[r]);
+    free(B[r]);
+  }
+  grit_model_free(m);
+}
+
+Test(hull_graph, kept_climb_starts_change_nothing) {
+  kept_starts_case(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/franka_emika_panda/scene.xml", 200);
+  kept_starts_case(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/robotis_op3/scene.xml", 200);
+}

@@ -13,6 +13,7 @@
 #include "geometry_internal.h"
 #include "model_filter.h"
 #include "hydro.h"
+#include "hull_graph.h"
 #include "status_internal.h"
 
 int grit_contact_capacity(const grit_model *m) {
@@ -53,13 +54,16 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->c = calloc((size_t)col->cap, sizeof *col->c);
   col->gapart = calloc((size_t)ng + 1, 1);
   col->gweld = calloc((size_t)ng + 1, sizeof(int));
-  if (!col->gweld || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->grad || !col->pairs || !col->c || !col->gapart ||
+  col->climb_cap = 4 * ng + 1; /* an arm's candidate pairs are a few per geometry */
+  col->climb = malloc(GRIT_CLIMB_ENTRY * (size_t)col->climb_cap * sizeof(int));
+  if (!col->gweld || !col->climb || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->grad || !col->pairs || !col->c || !col->gapart ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
   }
   for (size_t i = 0; i < 13 * (size_t)ng; ++i) col->aabb_key[i] = NAN;
   for (size_t i = 0; i < 7 * (size_t)ng; ++i) col->aabb_hint[i] = i % 7 == 6 ? 0 : -1;
+  for (size_t i = 0; i < GRIT_CLIMB_ENTRY * (size_t)col->climb_cap; ++i) col->climb[i] = -1;
   for (int g = 0; g < ng; ++g) {
     col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
     col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
@@ -105,6 +109,7 @@ void grit_collision_free(grit_collision *col) {
   free(col->gapart);
   free(col->gweld);
   free(col->allowed);
+  free(col->climb);
   free(col);
 }
 
@@ -188,6 +193,23 @@ static int surely_apart(const grit_collision *col, const grit_model *m, double m
   const double d[3] = {c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]}, r = col->grad[g1] + col->grad[g2];
   const double reach = r + margin + col->apart_slack + 1e-9 * (r + margin);
   return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach; /* NaN or infinite reach: never */
+}
+
+/* The pair's kept climb starts (grit_collision.climb), emptied when another pair held the slot; NULL when
+ * switched off. Both geometries' starts are the last support vertices of those same geometries. */
+static int climbs(const grit_shape *s) {
+  return s->type == GRIT_GEOM_CONVEX && s->graph && s->nvert >= GRIT_HULL_SCAN_BELOW;
+}
+
+static int *climb_slot(grit_collision *col, const grit_model *m, int ga, int gb) {
+  const int ng = m->ngeom;
+  if (col->no_climb_cache || ng > 46340 || !(climbs(&m->geom_shape[ga]) || climbs(&m->geom_shape[gb])))
+    return NULL; /* (the key fits an int; pairs without a climbing hull keep none) */
+  const int key = ga * ng + gb;
+  int *e = col->climb + GRIT_CLIMB_ENTRY * (key % col->climb_cap);
+  if (e[0] != key)
+    for (int i = 0; i < GRIT_CLIMB_ENTRY; ++i) e[i] = i ? -1 : key;
+  return e + 1;
 }
 
 /* The broad phase's filter: the model's (grit_geom_pair_allowed), after the bounding test above unless
@@ -391,8 +413,9 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
       s = grit_collide_hfield(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
                               col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, &npts);
     else
-      s = grit_collide(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
-                       col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts);
+      s = grit_collide_hinted(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
+                              col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts,
+                              climb_slot(col, m, ga, gb));
     if (s != GRIT_OK)
       return grit_set_error(message, s, "collision: geoms %d and %d: %s", ga, gb, grit_status_string(s));
     for (int i = 0; i < npts; ++i) {

@@ -21,6 +21,9 @@ typedef struct grit_collision_motion {
   double min_margin;       /* m: every pair within this distance is a candidate (gradient smoothing) */
 } grit_collision_motion;
 
+/* A pair's entry in grit_collision.climb: its key, then two trails (collision_narrow.h) */
+#define GRIT_CLIMB_ENTRY (1 + 2 * (1 + GRIT_CLIMB_TRAIL))
+
 /* The most geometries whose allowed pairs are tabled (grit_collision.allowed: 32 KB at most) */
 #define GRIT_ALLOWED_TABLE_MAX 512
 
@@ -64,6 +67,13 @@ typedef struct grit_collision {
   int no_allowed_table; /* 1: the broad phase's filter calls grit_geom_pair_allowed after the bounding test
                            (the old path); 0 (default): the table first, then the bounding test (a pure
                            conjunction reordered: the same pairs) */
+  int *climb;       /* (GRIT_CLIMB_ENTRY climb_cap) a direct-mapped cache of pairs' hull climb starts: the key
+                       ga ngeom + gb (-1: empty), then for ga and for gb a counter and the vertices of GJK/EPA's
+                       first GRIT_CLIMB_TRAIL hull supports in the pair's last call, where the next call's climbs
+                       may start (grit_placed_shape.trail; the same results from any start) */
+  int climb_cap;
+  int no_climb_cache; /* 1: every GJK/EPA call's climbs start from the direction's axis start (the old path);
+                         0 (default): from the pair's kept vertices */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;

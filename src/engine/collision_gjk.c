@@ -60,7 +60,14 @@ static void core_support_world(const body *x, const double d[3], double out[3]) 
   const grit_shape *s = x->s;
   if (s->type == GRIT_GEOM_CONVEX && s->graph && s->nvert >= GRIT_HULL_SCAN_BELOW) { /* the hint's climb, called
                                                                                       directly (one call less) */
-    *x->hint = grit_hull_support(s, dl, *x->hint);
+    int start = *x->hint, i = GRIT_CLIMB_TRAIL;
+    if (x->trail && (i = x->trail[0]++) < GRIT_CLIMB_TRAIL) { /* the last call's i-th vertex, if higher */
+      const int k = x->trail[1 + i];
+      if (k >= 0 && (start < 0 || grit_v3_dot(dl, s->vertices + 3 * k) > grit_v3_dot(dl, s->vertices + 3 * start)))
+        start = k;
+    }
+    *x->hint = grit_hull_support(s, dl, start);
+    if (i < GRIT_CLIMB_TRAIL) x->trail[1 + i] = *x->hint;
     memcpy(ol, s->vertices + 3 * *x->hint, sizeof ol);
   } else
     grit_shape_core_support_hint(s, dl, ol, x->hint);
@@ -478,7 +485,7 @@ static int polish_eval(const body *A, const body *B, double scale, const double 
   const double t = grit_v3_dot(nk, w.w) + POLISH_GAP * scale;
   double pt[3], v[3];
   grit_v3_addscl(pt, B->p, nk, t);
-  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0, 0}; /* no point_jump: the overlap's path as before */
+  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0, 0, B->trail}; /* no point_jump: the overlap's path as before */
   simplex s;
   int it, jumps = 0;
   if (gjk(A, &Bt, INFINITY, scale, &s, v, &it, &jumps) != GJK_SEPARATED) return 0;
@@ -586,8 +593,10 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
                         ta != GRIT_GEOM_ELLIPSOID && tb != GRIT_GEOM_ELLIPSOID; /* a point, segment or polytope */
   const int jump_pair = refine && (ta == GRIT_GEOM_CYLINDER) != (tb == GRIT_GEOM_CYLINDER); /* the only pairs
                                                      the jumps act on: no call (collision_gjk_jump.c) on others */
-  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, jump_pair, edge_pair};
-  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, jump_pair, edge_pair};
+  if (pa->trail) pa->trail[0] = 0; /* the kept starts from the first support on */
+  if (pb->trail) pb->trail[0] = 0;
+  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, jump_pair, edge_pair, pa->trail};
+  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, jump_pair, edge_pair, pb->trail};
   const double scale = grit_shape_bounding_radius(A.s) + grit_shape_bounding_radius(B.s);
   simplex s;
   double v[3], ca[3], cb[3], dist;
@@ -603,7 +612,7 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   int jumps = 0, res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   if (jumps && (res == GJK_OVERLAP || it >= GJK_MAX_ITER)) { /* overlaps (and a call out of iterations) take the
                                                                old path: EPA gets its simplex, the same bits */
-    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0, 0}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0, 0};
+    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0, 0, A.trail}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0, 0, B.trail};
     res = gjk(&A0, &B0, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   }
   info->gjk_iterations = it;

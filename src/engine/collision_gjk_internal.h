@@ -15,6 +15,7 @@ typedef struct body {
   int refine; /* 1: GJK may jump to a cylinder's closest point to a single point of the other (point_jump) */
   int edge;   /* 1: and to the closest points of a cylinder and an edge or face of the other (edge_jump; set
                  only on a cylinder and a non-curved core) */
+  int *trail; /* NULL, or the kept starts of the call's first hull supports (grit_placed_shape.trail) */
 } body;
 
 /* A vertex of D with the two core points that made it: w = a - b. */

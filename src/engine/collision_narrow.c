@@ -525,7 +525,7 @@ static int placed_less(const grit_placed_shape *a, const grit_placed_shape *b) {
 
 static grit_status collide(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                            const double pb[3], const double Rb[9], double margin, grit_contact_point *out, int max_out,
-                           int *n_out, int general_only) {
+                           int *n_out, int general_only, int *hint) {
   if (!n_out) return GRIT_ERR_INVALID_ARGUMENT;
   *n_out = 0;
   if (!a || !b || !pa || !Ra || !pb || !Rb || max_out < 0 || (max_out > 0 && !out) || !isfinite(margin) ||
@@ -535,7 +535,7 @@ static grit_status collide(const grit_shape *a, const double pa[3], const double
   if (a->type == GRIT_GEOM_PLANE && b->type == GRIT_GEOM_PLANE) return GRIT_ERR_UNSUPPORTED;
   if (a->type == GRIT_GEOM_HFIELD || b->type == GRIT_GEOM_HFIELD) return GRIT_ERR_UNSUPPORTED; /* collision_hfield.h */
   if (general_only && (a->type == GRIT_GEOM_PLANE || b->type == GRIT_GEOM_PLANE)) return GRIT_ERR_UNSUPPORTED;
-  const grit_placed_shape A = {a, pa, Ra}, B = {b, pb, Rb};
+  const grit_placed_shape A = {a, pa, Ra, hint}, B = {b, pb, Rb, hint ? hint + 1 + GRIT_CLIMB_TRAIL : NULL};
   collector c = {out, max_out, 0, 0, 0, pa, Ra, pb, Rb};
   c.flip = a->type > b->type || (a->type == b->type && placed_less(&B, &A));
   const grit_placed_shape *first = c.flip ? &B : &A, *second = c.flip ? &A : &B;
@@ -548,11 +548,17 @@ static grit_status collide(const grit_shape *a, const double pa[3], const double
 grit_status grit_collide(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                          const double pb[3], const double Rb[9], double margin, grit_contact_point *out, int max_out,
                          int *n_out) {
-  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0);
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, NULL);
 }
 
 grit_status grit_collide_gjk(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                              const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
                              int max_out, int *n_out) {
-  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 1);
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 1, NULL);
+}
+
+grit_status grit_collide_hinted(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                                const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
+                                int max_out, int *n_out, int *hint) {
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, hint);
 }

@@ -41,6 +41,15 @@ grit_status grit_collide_gjk(const grit_shape *a, const double pa[3], const doub
                              const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
                              int max_out, int *n_out);
 
+/* The hull supports of a GJK/EPA call whose climb starts are kept (grit_placed_shape.trail). */
+#define GRIT_CLIMB_TRAIL 8
+
+/* grit_collide with hint and hint + 1 + GRIT_CLIMB_TRAIL the kept climb starts of a and b
+ * (grit_placed_shape.trail; hint may be NULL): the same result. */
+grit_status grit_collide_hinted(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                                const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
+                                int max_out, int *n_out, int *hint);
+
 /* ---------------------------------------------------------------- shared with collision_gjk.c */
 
 /* A shape placed in the world. */
@@ -48,6 +57,11 @@ typedef struct grit_placed_shape {
   const grit_shape *shape;
   const double *p; /* position, m */
   const double *R; /* rotation, row-major */
+  int *trail;      /* NULL, or 1 + GRIT_CLIMB_TRAIL ints kept by the caller across calls (grit_collision.climb):
+                      a counter, then the vertices GJK/EPA's first hull supports gave in the last call; the i-th
+                      support's climb starts from the i-th kept vertex where it is higher along the direction
+                      than the usual start. A climb ends on the scan's vertex from any start (hull_graph.h): the
+                      results do not depend on it */
 } grit_placed_shape;
 
 /* Statistics of one general-path query (for tests and benchmarks). */
