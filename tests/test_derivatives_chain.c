@@ -442,21 +442,27 @@ Test(derivatives_chain, cloth_rows_ahead_match_rows_alone) {
   grit_model_free(m);
 }
 
+/* MuJoCo's softbox with its file's settings, stepped `steps` times; its model in *m. */
+static grit_data *softbox_after(int steps, grit_model **m) {
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
+  cr_assert_eq(grit_mjcf_load_file(path, m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_mjcf_info_free(&info);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+
 /* The softbox after 200 steps (its equalities' position errors phi no longer zero): the kept equality rows'
  * short path in a call's later passes (cx_fused: only tau_d and phi written into the kept p, the estimate
  * without the call's fixed tests) against the whole path in every pass (ws->no_cx_fused), block form and
  * dense: A and B equal entry by entry. */
 Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
   grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE], path[1024];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
-  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
-  grit_mjcf_info_free(&info);
-  for (int i = 0; i < 200; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_data *d = softbox_after(200, &m);
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
   double *A[2], *B[2];
   for (int k = 0; k < 2; ++k) {
@@ -489,15 +495,7 @@ Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
 Test(derivatives_chain, softbox_law_in_avx2_and_kept_lanes_same_bits) {
   const grit_deriv_dual_fns *avx2 = grit_deriv_dual_fns_avx2();
   grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE], path[1024];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
-  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
-  grit_mjcf_info_free(&info);
-  for (int i = 0; i < 50; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_data *d = softbox_after(50, &m);
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
   double *A[3], *B[3];
   grit_jacobian_blocks *J[3];
