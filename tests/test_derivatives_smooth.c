@@ -251,6 +251,49 @@ static void positions_same(grit_model *m, grit_data *d, const char *name, int fd
   free(A1), free(A2), free(B1), free(B2);
 }
 
+/* The position passes' joint actuators in closed form (derivatives_smooth.c, joint_actuator_cached and
+ * joint_actuator_in: grit/dual.h's operations written out on the partials, the values of the call kept):
+ * position servos with and without damping (kv: the implicit stiffness), negative and non-unit gears, a
+ * general actuator whose gain and bias read length and velocity, force-limited ones inside their range
+ * (implicit) and saturated (clamped: joint_actuator_in each pass), a muscle on a joint (the dual path), two
+ * actuators on one dof (their sums' order), springs and a negative damping. A and B bit for bit the dual
+ * path's (no_smooth_q), then against central differences; and the kept forms per kind. */
+static const char *JOINT_ACTS =
+    "<mujoco><option timestep='0.002'/>"
+    "<worldbody>"
+    "<body pos='0 0 1'><joint name='a' type='hinge' axis='0 0.3 1' damping='0.2' stiffness='2' springref='0.3'/>"
+    " <geom type='capsule' fromto='0 0 0 0.2 0 0' size='0.03' mass='1'/>"
+    " <body pos='0.2 0 0'><joint name='b' type='hinge' axis='0 1 0.2' damping='0.1'/>"
+    "  <geom type='capsule' fromto='0 0 0 0.2 0.05 -0.1' size='0.03' mass='0.8'/>"
+    "  <body pos='0.2 0.05 -0.1'><joint name='s' type='slide' axis='0.2 0 -1' damping='1' stiffness='20'/>"
+    "   <geom type='capsule' fromto='0 0 0 0.05 0 -0.2' size='0.025' mass='0.5'/>"
+    "   <body pos='0.05 0 -0.2'><joint name='c' type='hinge' axis='1 0 0' damping='0.05' range='-1 1'/>"
+    "    <geom type='sphere' pos='0.02 0.03 -0.1' size='0.06' mass='0.4'/>"
+    "    <body pos='0 0 -0.1'><joint name='e' type='hinge' axis='0 1 0' damping='0.05'/>"
+    "     <geom type='capsule' fromto='0 0 0 0 0 -0.15' size='0.02' mass='0.2'/>"
+    "   </body></body></body></body></body>"
+    "</worldbody>"
+    "<actuator><position joint='a' kp='30' gear='-1.5'/><position joint='b' kp='10' kv='2'/>"
+    "<general joint='s' gaintype='affine' gainprm='2 0.5 0.3' biastype='affine' biasprm='0.1 -4 -0.5' gear='0.7'/>"
+    "<position joint='c' kp='50' forcelimited='true' forcerange='-0.01 0.01'/>"
+    "<position joint='b' kp='3' forcelimited='true' forcerange='-100 100'/>"
+    "<muscle joint='e' lengthrange='-1 1'/>"
+    "<motor joint='e' gear='2'/></actuator></mujoco>";
+
+Test(derivatives_smooth, position_passes_closed_form) {
+  grit_model *m;
+  grit_data *d = prepare(JOINT_ACTS, &m, 20);
+  positions_same(m, d, "joint actuators", 1);
+  const grit_deriv_smooth *s = d->deriv->sm;
+  cr_assert_eq(s->nlen, 6, "the joint actuators that read their length: %d", s->nlen);
+  /* kept forms: the servos (an affine bias, implicit stiffness: 2 | 4), the general one (1 | 2 | 4), the
+   * saturated one and the muscle each pass (0), the one inside its range kept */
+  const int forms[6] = {8 | 6, 8 | 6, 8 | 7, 0, 8 | 6, 0};
+  for (int k = 0; k < 6; ++k) cr_expect_eq(s->len_f[k], forms[k], "actuator %d: form %d", s->len[k], s->len_f[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 Test(derivatives_smooth, position_passes_same_as_dual) {
   grit_model *m;
   grit_data *d = prepare(ACTS, &m, 20);
@@ -258,8 +301,8 @@ Test(derivatives_smooth, position_passes_same_as_dual) {
   grit_data_free(d);
   grit_model_free(m);
   const char *files[] = {FILE_PATH("mujoco_model/humanoid.xml"), FILE_PATH("dm_control_suite/quadruped.xml"),
-                         FILE_PATH("mujoco_model/arm26.xml")};
-  for (int f = 0; f < 3; ++f) {
+                         FILE_PATH("mujoco_model/arm26.xml"), FILE_PATH("dm_control_suite/fish.xml")};
+  for (int f = 0; f < 4; ++f) {
     char msg[GRIT_MESSAGE_SIZE];
     cr_assert_eq(grit_mjcf_load_file(files[f], &m, NULL, msg), GRIT_OK, "%s", msg);
     cr_assert_eq(grit_data_create(m, &d), GRIT_OK);

@@ -16,6 +16,11 @@ void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v
 void GS_NAME(grit_actuator_force_some)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h,
                                        int length_only, GS *force);
 
+/* grit_actuator_force_some's terms of the joint actuators list[0 .. n - 1] only, in that order (a position
+ * pass's list of those that read their length, formed once: derivatives_smooth.c). */
+void GS_NAME(grit_actuator_force_list)(const grit_model *m, const int *list, int n, const GS *q0, const GS *v0,
+                                       const GS *w, double h, GS *force);
+
 /* Adds the implicit actuators' terms h kv + h^2 kq (grit_actuator_slopes) to the implicit operator A
  * (tree blocks), at the step's start (q0, v0) and inputs w (double values: they choose the implicit
  * actuators). */

@@ -2,8 +2,10 @@
 /* actuation_generic.h — the actuators' forces, implicit terms and activation update, written once for
  * any scalar type; included by actuation.c once per scalar (double, grit_dual). docs/actuation.md. */
 
-/* Actuator a's force gain(l, l') w + bias(l, l'), unclamped: the one formula of MuJoCo 2.2.2's model. */
-static inline GS GS_NAME(actuator_raw)(const grit_model *m, int a, GS len, GS vel, GS w) {
+/* Actuator a's force gain(l, l') w + bias(l, l'), unclamped: the one formula of MuJoCo 2.2.2's model.
+ * Inlined always: on dual numbers a call passed its three duals and the result by value, through the
+ * stack (the rodent's position passes: 440 instructions an actuator, most of them copies). */
+static inline __attribute__((always_inline)) GS GS_NAME(actuator_raw)(const grit_model *m, int a, GS len, GS vel, GS w) {
   const double *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
   GS gain = GS_C(gp[0]), f;
   if (m->act_gaintype[a] == GRIT_GAIN_AFFINE) gain = GS_ADDC(GS_ADD(GS_SCALE(len, gp[1]), GS_SCALE(vel, gp[2])), gp[0]);
@@ -30,23 +32,35 @@ void GS_NAME(grit_actuator_force)(const grit_model *m, const GS *q0, const GS *v
   GS_NAME(grit_actuator_force_some)(m, q0, v0, w, h, 0, force);
 }
 
+/* Joint actuator a's generalized force added to force[its dof]: grit_actuator_force's body. */
+static inline __attribute__((always_inline)) void GS_NAME(actuator_joint_force)(const grit_model *m, int a, const GS *q0,
+                                                                               const GS *v0, const GS *w, double h,
+                                                                               GS *force) {
+  const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
+  const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
+  const GS vel = GS_SCALE(v0[d], g);
+  GS f = GS_NAME(actuator_raw)(m, a, GS_SCALE(q0[qa], g), vel, w[a]);
+  if (grit_actuator_implicit(m, a, GS_V(q0[qa]), GS_V(v0[d]), GS_V(w[a]))) {
+    /* the stiffness at the predicted length len + h vel: its h^2 term is in A */
+    if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
+  } else if (m->act_forcelimited[a]) { /* saturated (or explicit_actuation): clamped, explicit */
+    f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
+  }
+  force[d] = GS_FMA(f, GS_C(g), force[d]);
+}
+
 void GS_NAME(grit_actuator_force_some)(const grit_model *m, const GS *q0, const GS *v0, const GS *w, double h,
                                        int length_only, GS *force) {
   for (int a = 0; a < m->nu; ++a) {
     if (m->act_trntype[a] != GRIT_TRN_JOINT) continue; /* grit_actuator_tendon */
     if (length_only && !grit_actuator_reads_length(m, a)) continue;
-    const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
-    const double g = m->act_gear[a], *bp = m->act_biasprm + 3 * a;
-    const GS vel = GS_SCALE(v0[d], g);
-    GS f = GS_NAME(actuator_raw)(m, a, GS_SCALE(q0[qa], g), vel, w[a]);
-    if (grit_actuator_implicit(m, a, GS_V(q0[qa]), GS_V(v0[d]), GS_V(w[a]))) {
-      /* the stiffness at the predicted length len + h vel: its h^2 term is in A */
-      if (m->act_biastype[a] == GRIT_BIAS_AFFINE && bp[1] < 0.0) f = GS_ADD(f, GS_SCALE(vel, h * bp[1]));
-    } else if (m->act_forcelimited[a]) { /* saturated (or explicit_actuation): clamped, explicit */
-      f = GS_FMIN(GS_FMAX(f, GS_C(m->act_forcerange[2 * a])), GS_C(m->act_forcerange[2 * a + 1]));
-    }
-    force[d] = GS_FMA(f, GS_C(g), force[d]);
+    GS_NAME(actuator_joint_force)(m, a, q0, v0, w, h, force);
   }
+}
+
+void GS_NAME(grit_actuator_force_list)(const grit_model *m, const int *list, int n, const GS *q0, const GS *v0,
+                                       const GS *w, double h, GS *force) {
+  for (int k = 0; k < n; ++k) GS_NAME(actuator_joint_force)(m, list[k], q0, v0, w, h, force);
 }
 
 void GS_NAME(grit_actuator_operator)(const grit_model *m, const double *q0, const double *v0, const double *w, double h,
@@ -84,7 +98,7 @@ void GS_NAME(grit_actuator_act_next)(const grit_model *m, const GS *ctrl, const 
 
 /* A length-driven actuator's force before the gear: the raw force, with the implicit damping's
  * predicted stretch (a site's length stays 0: none) or, explicit, clamped to its range. */
-static GS GS_NAME(actuator_tendon_force)(const grit_model *m, int a, GS len, GS vel, GS act, double h, int implicit) {
+static inline __attribute__((always_inline)) GS GS_NAME(actuator_tendon_force)(const grit_model *m, int a, GS len, GS vel, GS act, double h, int implicit) {
   const double *bp = m->act_biasprm + 3 * a;
   GS f = GS_NAME(actuator_raw)(m, a, len, vel, act);
   if (implicit) {

@@ -8,6 +8,7 @@
 #include "data_internal.h"
 #include "derivatives_chain.h"
 #include "derivatives_internal.h"
+#include "derivatives_smooth.h"
 #include "hydro.h"
 
 /* The columns of theta: 0..nv-1 dq0, nv..2nv-1 v0, then the nu controls, then the np parameters.
@@ -20,6 +21,7 @@ void grit_deriv_clear_inputs(const grit_model *m, const grit_data *d, grit_deriv
     w->v0[i] = grit_dual_const(d->vprev[i]);
   }
   for (int i = 0; i < nu; ++i) w->u[i] = grit_dual_const(d->actinprev[i]); /* the actuators' inputs */
+  w->sm->len_valid = 0; /* the position passes' actuator terms follow these values (derivatives_smooth.c) */
   if (!w->params_dirty) return;
   w->params_dirty = 0;
   for (int b = 0; b < m->nbody; ++b) {

@@ -19,6 +19,7 @@
  * or the dual Newton-Euler pass) and adhesion (its controls reach the contacts' partner trees). */
 #include "derivatives_smooth.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,6 +28,8 @@
 #include "derivatives_internal.h"
 #include "derivatives_tendon.h"
 #include "dynamics.h"
+
+enum { LEN_C = 10 }; /* a listed actuator's cached scalars (len_c): see joint_actuator_form */
 
 /* Whether actuator a's force is in grit_actuator_tendon (a moment J(q0) over its tree's dofs). */
 static int length_fn(const grit_model *m, int a) { return grit_actuator_has_length_fn(m, a); }
@@ -61,6 +64,12 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
   GRIT_CARVE(c, s->hold_ptr, nv + 1);
   GRIT_CARVE(c, s->hold, cap_sup);
   GRIT_CARVE(c, s->used, (size_t)nv * (size_t)s->nword);
+  GRIT_CARVE(c, s->len, nu);
+  GRIT_CARVE(c, s->len_c, LEN_C * nu);
+  GRIT_CARVE(c, s->len_f, nu);
+  s->nlen = 0;
+  for (int a = 0; out && a < nu; ++a)
+    if (m->act_trntype[a] == GRIT_TRN_JOINT && grit_actuator_reads_length(m, a)) s->len[s->nlen++] = a;
   grit_fluid_partials_layout(m, &s->fl, c);
   return out;
 }
@@ -238,47 +247,172 @@ void grit_deriv_smooth_prepare(const grit_model *m, grit_deriv_ws *w) {
   s->on = 1;
 }
 
+/* Four partials a vector (GRIT_DUAL_N is a multiple of 4): native in the AVX2 compilation below, two
+ * SSE2 halves in the baseline one. Element-wise IEEE operations either way, nothing fused. */
+typedef double lanes4 __attribute__((vector_size(32)));
+typedef double lanes4u __attribute__((vector_size(32), aligned(8), may_alias)); /* a dual's partials, unaligned */
+#define LANES4(l) for (int l = 0; l < GRIT_DUAL_N; l += 4)
+_Static_assert(GRIT_DUAL_N % 4 == 0, "the position pass's lanes go four at a time");
+/* (macros, not functions: a function passing these vectors warns of the ABI outside AVX) */
+#define ld4(p) (*(const lanes4u *)(p))
+#define st4(p, x) (*(lanes4u *)(p) = (x))
+#define sp4(x) ((lanes4){(x), (x), (x), (x)})
+
 /* grit_smooth_force_passive_dual where only q0 is seeded: -D v0 subtracts v0's partials times D >= 0,
  * +0 each, and x - (+0) is x bit for bit, so the first term's partials are -bias's (a negative D: as
- * there); the springs as there. */
+ * there); the springs as there. Each dual operation written out on the partials, the same IEEE
+ * operations in the same order as grit/dual.h's (-a: -1.0 * a.d; fma(a, C(c), b): a.d * c + a.v * 0.0
+ * + b.d; scale(a, c): c * a.d), four lanes a vector where dual.h's pairs took two in this file. */
 static inline __attribute__((always_inline)) void passive_positions_in(const grit_model *m, grit_deriv_ws *w) {
   const double h = m->opt.timestep;
   for (int i = 0; i < m->nv; ++i) {
-    if (!(m->dof_damping[i] >= 0.0)) {
-      w->force[i] = grit_dual_sub(grit_dual_neg(w->bias[i]), grit_dual_scale(w->v0[i], m->dof_damping[i]));
+    const grit_dual *b = &w->bias[i], *v = &w->v0[i];
+    grit_dual *f = &w->force[i];
+    const double D = m->dof_damping[i];
+    f->v = -b->v - v->v * D;
+    if (!(D >= 0.0)) { /* sub(neg(bias), scale(v0, D)) */
+      LANES4(l) st4(f->d + l, sp4(-1.0) * ld4(b->d + l) - sp4(D) * ld4(v->d + l));
       continue;
     }
-    grit_dual f = grit_dual_neg(w->bias[i]);
-    f.v -= w->v0[i].v * m->dof_damping[i];
-    w->force[i] = f;
+    LANES4(l) st4(f->d + l, sp4(-1.0) * ld4(b->d + l));
   }
   for (int j = 0; j < m->njnt; ++j) {
-    if (m->jnt_stiffness[j] == 0.0) continue;
+    const double k = m->jnt_stiffness[j];
+    if (k == 0.0) continue;
     const int d = m->jnt_dofadr[j];
-    const grit_dual x = grit_dual_fma(w->v0[d], grit_dual_const(h), w->q[m->jnt_qposadr[j]]);
-    w->force[d] = grit_dual_sub(w->force[d], grit_dual_scale(grit_dual_addc(x, -m->jnt_springref[j]), m->jnt_stiffness[j]));
+    const grit_dual *v = &w->v0[d], *q = &w->q[m->jnt_qposadr[j]];
+    grit_dual *f = &w->force[d];
+    /* f - k ((v0 h + q) - ref): fma(v0, C(h), q), addc, scale, sub */
+    const double z = v->v * 0.0;
+    f->v = f->v - ((v->v * h + q->v) + -m->jnt_springref[j]) * k;
+    LANES4(l) st4(f->d + l, ld4(f->d + l) - sp4(k) * ((ld4(v->d + l) * sp4(h) + sp4(z)) + ld4(q->d + l)));
   }
 }
 
-/* passive_positions_in compiled once more for AVX2 where the processor has it: the dual arithmetic four
- * partials a vector, the same operations (nothing fused: -ffp-contract=off), the same bits. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-__attribute__((target("avx2"))) static void passive_positions_avx2(const grit_model *m, grit_deriv_ws *w) {
-  passive_positions_in(m, w);
+/* The dual clamp of grit/dual.h (fmax(f, C(lo)) or, with upper, fmin(f, C(hi))) on a force (*fv, fd). */
+static inline __attribute__((always_inline)) void clamp_lanes(double *fv, double *fd, double c, int upper) {
+  if (isnan(c)) return;
+  if (!isnan(*fv) && (upper ? *fv < c : *fv > c)) return;
+  if (isnan(*fv) || (upper ? c < *fv : c > *fv)) { /* the constant */
+    *fv = c;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) fd[l] = 0.0;
+    return;
+  }
+  for (int l = 0; l < GRIT_DUAL_N; ++l) fd[l] = 0.5 * (fd[l] + 0.0); /* equal: the mean of the partials */
 }
+
+/* A position pass's term of joint actuator a whose gain and bias are fixed or affine (no muscle):
+ * grit_actuator_force_some_dual's (actuation_generic.h: actuator_raw, the implicit stiffness at the
+ * predicted length, the clamp of a saturated one, the gear's fma) with each dual operation written out
+ * on the partials in the same order, the same bits: scale(x, c) is c * x.d, mul(a, b) is a.d * b.v +
+ * a.v * b.d, a constant's partials +0. */
+static inline __attribute__((always_inline)) void joint_actuator_in(const grit_model *m, grit_deriv_ws *w, int a,
+                                                                    double h) {
+  const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
+  const double g = m->act_gear[a], *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
+  const int gaff = m->act_gaintype[a] == GRIT_GAIN_AFFINE, baff = m->act_biastype[a] == GRIT_BIAS_AFFINE;
+  const grit_dual *q = &w->q[qa], *v = &w->v0[d], *u = &w->u[a];
+  grit_dual *F = &w->force[d];
+  double fd[GRIT_DUAL_N];
+  const double lv = q->v * g, vv = v->v * g, gv = gaff ? (lv * gp[1] + vv * gp[2]) + gp[0] : gp[0];
+  double fv = gv * u->v;
+  if (baff) fv = fv + ((lv * bp[1] + vv * bp[2]) + bp[0]);
+  const int implicit = grit_actuator_implicit(m, a, q->v, v->v, u->v);
+  const int stiff = implicit && baff && bp[1] < 0.0; /* the stiffness at the predicted length */
+  const double hb = h * bp[1];
+  if (stiff) fv = fv + vv * hb;
+  LANES4(l) {
+    const lanes4 lend = sp4(g) * ld4(q->d + l), veld = sp4(g) * ld4(v->d + l);
+    const lanes4 gaind = gaff ? sp4(gp[1]) * lend + sp4(gp[2]) * veld : sp4(0.0);
+    lanes4 f = gaind * sp4(u->v) + sp4(gv) * ld4(u->d + l);
+    if (baff) f = f + (sp4(bp[1]) * lend + sp4(bp[2]) * veld);
+    if (stiff) f = f + sp4(hb) * veld;
+    st4(fd + l, f);
+  }
+  if (!implicit && m->act_forcelimited[a]) { /* saturated (or explicit_actuation): clamped */
+    clamp_lanes(&fv, fd, m->act_forcerange[2 * a], 0);
+    clamp_lanes(&fv, fd, m->act_forcerange[2 * a + 1], 1);
+  }
+  const double z = fv * 0.0;
+  F->v = fv * g + F->v;
+  LANES4(l) st4(F->d + l, (ld4(fd + l) * sp4(g) + sp4(z)) + ld4(F->d + l));
+}
+
+/* Listed actuator a's form and scalars for this call's position passes, whose values (q0, v0, u) stay:
+ * c = {g, gp1, gp2, u, gain, bp1, bp2, h bp1, f 0.0, f g} as joint_actuator_in forms them, its force f
+ * before the gear; 0 (no cache) for a muscle or a clamped actuator (joint_actuator_in or the dual each
+ * pass). */
+static int joint_actuator_form(const grit_model *m, const grit_deriv_ws *w, int a, double h, double *c) {
+  if (m->act_gaintype[a] == GRIT_GAIN_MUSCLE || m->act_biastype[a] == GRIT_BIAS_MUSCLE) return 0;
+  const int d = m->act_dof[a], qa = m->jnt_qposadr[m->act_jnt[a]];
+  const double g = m->act_gear[a], *gp = m->act_gainprm + 3 * a, *bp = m->act_biasprm + 3 * a;
+  const int gaff = m->act_gaintype[a] == GRIT_GAIN_AFFINE, baff = m->act_biastype[a] == GRIT_BIAS_AFFINE;
+  const double qv = w->q[qa].v, v0 = w->v0[d].v, uv = w->u[a].v;
+  const int implicit = grit_actuator_implicit(m, a, qv, v0, uv);
+  if (!implicit && m->act_forcelimited[a]) return 0;
+  const double lv = qv * g, vv = v0 * g, gv = gaff ? (lv * gp[1] + vv * gp[2]) + gp[0] : gp[0];
+  double fv = gv * uv;
+  if (baff) fv = fv + ((lv * bp[1] + vv * bp[2]) + bp[0]);
+  const int stiff = implicit && baff && bp[1] < 0.0;
+  const double hb = h * bp[1];
+  if (stiff) fv = fv + vv * hb;
+  c[0] = g, c[1] = gp[1], c[2] = gp[2], c[3] = uv, c[4] = gv, c[5] = bp[1], c[6] = bp[2], c[7] = hb;
+  c[8] = fv * 0.0, c[9] = fv * g;
+  return 8 | gaff | baff << 1 | stiff << 2;
+}
+
+/* joint_actuator_in from its cached form (joint_actuator_form): the same operations on the partials. */
+static inline __attribute__((always_inline)) void joint_actuator_cached(const grit_model *m, grit_deriv_ws *w, int a,
+                                                                        int form, const double *c) {
+  const int d = m->act_dof[a];
+  const grit_dual *q = &w->q[m->jnt_qposadr[m->act_jnt[a]]], *v = &w->v0[d], *u = &w->u[a];
+  grit_dual *F = &w->force[d];
+  F->v = c[9] + F->v;
+  LANES4(l) {
+    const lanes4 lend = sp4(c[0]) * ld4(q->d + l), veld = sp4(c[0]) * ld4(v->d + l);
+    const lanes4 gaind = form & 1 ? sp4(c[1]) * lend + sp4(c[2]) * veld : sp4(0.0);
+    lanes4 f = gaind * sp4(c[3]) + sp4(c[4]) * ld4(u->d + l);
+    if (form & 2) f = f + (sp4(c[5]) * lend + sp4(c[6]) * veld);
+    if (form & 4) f = f + sp4(c[7]) * veld;
+    st4(F->d + l, (f * sp4(c[0]) + sp4(c[8])) + ld4(F->d + l));
+  }
+}
+
+/* A position pass's smooth force without the tendon actuators: the passive forces, then the joint
+ * actuators that read their length in model order (the others add constants), a muscle on duals in the
+ * call's compilation (AVX2 or baseline: the same bits). */
+static inline __attribute__((always_inline)) void positions_in(const grit_model *m, grit_deriv_ws *w) {
+  const double h = m->opt.timestep;
+  grit_deriv_smooth *s = w->sm;
+  passive_positions_in(m, w);
+  for (int k = 0; k < s->nlen; ++k) {
+    const int a = s->len[k];
+    if (s->len_f[k])
+      joint_actuator_cached(m, w, a, s->len_f[k], s->len_c + LEN_C * k);
+    else if (m->act_gaintype[a] == GRIT_GAIN_MUSCLE || m->act_biastype[a] == GRIT_BIAS_MUSCLE)
+      grit_deriv_tendon_fns_of(w)->force_list(m, s->len + k, 1, w->q, w->v0, w->u, h, w->force);
+    else
+      joint_actuator_in(m, w, a, h);
+  }
+}
+
+/* positions_in compiled once more for AVX2 where the processor has it: the lanes four a vector, the
+ * same operations (nothing fused: -ffp-contract=off), the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+__attribute__((target("avx2"))) static void positions_avx2(const grit_model *m, grit_deriv_ws *w) { positions_in(m, w); }
 #define SMOOTH_AVX2 1
 #else
 #define SMOOTH_AVX2 0
 #endif
 
-static void passive_positions(const grit_model *m, grit_deriv_ws *w) {
+static void positions(const grit_model *m, grit_deriv_ws *w) {
 #if SMOOTH_AVX2
   if (__builtin_cpu_supports("avx2")) {
-    passive_positions_avx2(m, w);
+    positions_avx2(m, w);
     return;
   }
 #endif
-  passive_positions_in(m, w);
+  positions_in(m, w);
 }
 
 void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, int positions_only) {
@@ -290,8 +424,12 @@ void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, in
   }
   /* the joint actuators that do not read their length add constants (v0 and u unseeded), leaving the
    * partials as they are: 0 g + x is x, bit for bit */
-  passive_positions(m, w);
-  grit_actuator_force_some_dual(m, w->q, w->v0, w->u, h, 1, w->force);
+  grit_deriv_smooth *s = w->sm;
+  if (!s->len_valid) { /* the first position pass of the call */
+    for (int k = 0; k < s->nlen; ++k) s->len_f[k] = joint_actuator_form(m, w, s->len[k], h, s->len_c + LEN_C * k);
+    s->len_valid = 1;
+  }
+  positions(m, w);
   grit_deriv_tendon_position(m, w, w->force, NULL); /* tendon actuators (derivatives_tendon.c) */
 }
 

@@ -88,7 +88,7 @@ static grit_dual fixed_row(const grit_model *m, const grit_dual *q, int t, grit_
 }
 
 static const grit_deriv_tendon_fns BASE = {grit_actuator_length_jacobian_dual, grit_actuator_tendon_apply_dual,
-                                            grit_cx_rows_cols_dual, fixed_row};
+                                            grit_cx_rows_cols_dual, fixed_row, grit_actuator_force_list_dual};
 
 /* The AVX2 compilation where the call's contact functions are the AVX2 ones (the processor has it and
  * it is allowed), else the baseline. */

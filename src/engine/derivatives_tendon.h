@@ -32,6 +32,8 @@ typedef struct grit_deriv_tendon_fns {
                   const int *cols, int ncols); /* grit_cx_rows_cols_dual: the equalities' and tendons' rows */
   grit_dual (*fixed_row)(const grit_model *m, const grit_dual *q, int t, grit_dual *J, const int *nz, int nnz, int adr,
                          int n); /* grit_deriv_tendon_fixed_row_in */
+  void (*force_list)(const grit_model *m, const int *list, int n, const grit_dual *q0, const grit_dual *v0,
+                     const grit_dual *w, double h, grit_dual *force); /* grit_actuator_force_list_dual */
 } grit_deriv_tendon_fns;
 
 /* A fixed tendon's L = sum coef_e q_e and its constant row (grit_tendon_length_jacobian's operations,

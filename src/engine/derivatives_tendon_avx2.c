@@ -19,6 +19,7 @@
 #define grit_actuator_input_dual grit_actuator_input_dual_avx2
 #define grit_actuator_force_dual grit_actuator_force_dual_avx2
 #define grit_actuator_force_some_dual grit_actuator_force_some_dual_avx2
+#define grit_actuator_force_list_dual grit_actuator_force_list_dual_avx2
 #define grit_actuator_operator_dual grit_actuator_operator_dual_avx2
 #define grit_actuator_act_next_dual grit_actuator_act_next_dual_avx2
 #define grit_actuator_tendon_apply_dual grit_actuator_tendon_apply_dual_avx2
@@ -48,7 +49,8 @@ static grit_dual fixed_row_avx2(const grit_model *m, const grit_dual *q, int t, 
 }
 
 static const grit_deriv_tendon_fns AVX2 = {grit_actuator_length_jacobian_dual_avx2, grit_actuator_tendon_apply_dual_avx2,
-                                            grit_cx_rows_cols_dual_avx2, fixed_row_avx2};
+                                            grit_cx_rows_cols_dual_avx2, fixed_row_avx2,
+                                            grit_actuator_force_list_dual_avx2};
 
 const grit_deriv_tendon_fns *grit_deriv_tendon_fns_avx2(void) {
   __builtin_cpu_init();
