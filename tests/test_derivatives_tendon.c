@@ -64,6 +64,15 @@ static void same_as_old(const char *path, int steps) {
                 path, s, variant ? "no_skip" : "old path", da, db, dp);
     }
   d->deriv->no_smooth = 0;
+  /* the unmoved actuators' kept force terms (tn->c0): bit for bit the apply in every pass (no_c0) */
+  cr_assert_eq(grit_step_derivatives(d, A1, nu ? B1 : NULL, prm, 2, P1), GRIT_OK, "%s", grit_data_last_error(d));
+  d->deriv->tn->no_c0 = 1;
+  cr_assert_eq(grit_step_derivatives(d, A0, nu ? B0 : NULL, prm, 2, P0), GRIT_OK, "%s", grit_data_last_error(d));
+  d->deriv->tn->no_c0 = 0;
+  cr_expect(!memcmp(A0, A1, sizeof(double) * na_) && (!nu || !memcmp(B0, B1, sizeof(double) * (size_t)nx * nu)) &&
+                !memcmp(P0, P1, sizeof(double) * np_),
+            "%s: the kept terms (%lu added) moved bits", path, d->deriv->tn->c0_adds);
+  cr_log_info("%s: %lu kept terms added", path, d->deriv->tn->c0_adds);
   /* the block form, where it takes the model (activations: where this build's block form has them) */
   grit_jacobian_blocks *J;
   cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);

@@ -67,6 +67,10 @@ grit_deriv_tendon *grit_deriv_tendon_layout(const grit_model *m, grit_carver *c)
   GRIT_CARVE(c, s->nnz0, nu);
   GRIT_CARVE(c, s->mark, m->nv);
   GRIT_CARVE(c, s->use0, nu);
+  GRIT_CARVE(c, s->c0v, cap);
+  GRIT_CARVE(c, s->c0d, cap);
+  GRIT_CARVE(c, s->c0_ok, nu);
+  GRIT_CARVE(c, s->c0s, cap > 0 ? m->nv : 0);
   GRIT_CARVE(c, s->nw, cap > 0 ? grit_deriv_tendon_narrow_size(m) / sizeof(double) + 1 : 0);
   if (out) {
     int p = 0;
@@ -188,7 +192,48 @@ static void evaluate(const grit_model *m, grit_deriv_ws *w, grit_dual *L, grit_d
     s->L0[a] = nz ? grit_dual_const(L[a].v) : L[a];
     s->nnz0[a] = k0;
   }
-  if (keep) s->ok0 = 1;
+  if (keep) {
+    s->ok0 = 1;
+    memset(s->c0_ok, 0, (size_t)m->nu); /* the kept terms follow L0, J0 */
+  }
+}
+
+/* A position pass's force term of actuator a, which its seeds do not move (use0), added from the call's
+ * kept term (grit_deriv_tendon c0), kept by its first such pass: the apply of L0, J0 into entries begun at
+ * -0 gives each entry's term exactly, the same in every lane when the inputs' lanes are (else applied each
+ * pass, as before). The terms are added as the apply's fma adds them, term + force: the same bits. */
+static void add_kept(const grit_model *m, grit_deriv_ws *w, const grit_deriv_tendon_fns *fx, int a, double h,
+                     grit_dual *force) {
+  grit_deriv_tendon *s = w->tn;
+  const int p = s->ptr[a], nn = s->nnz0[a], adr = m->tree_dofadr[m->dof_tree[m->act_dof[a]]], *nz = s->nz0 + p;
+  if (!s->c0_ok[a]) {
+    for (int k = 0; k < nn; ++k) {
+      grit_dual *x = &s->c0s[adr + nz[k]];
+      x->v = -0.0;
+      GRIT_DUAL_FOR(l) x->d[l] = -0.0;
+    }
+    fx->apply(m, a, s->L0[a], s->J0 + p, nz, nn, w->v0, w->u, h, s->c0s, NULL);
+    int same = 1;
+    for (int k = 0; k < nn; ++k) {
+      const grit_dual *x = &s->c0s[adr + nz[k]];
+      s->c0v[p + k] = x->v, s->c0d[p + k] = x->d[0];
+      uint64_t b0, b;
+      memcpy(&b0, &x->d[0], sizeof b0);
+      GRIT_DUAL_FOR(l) memcpy(&b, &x->d[l], sizeof b), same &= b == b0;
+    }
+    s->c0_ok[a] = same ? 1 : 2;
+  }
+  if (s->c0_ok[a] == 2) {
+    fx->apply(m, a, s->L0[a], s->J0 + p, nz, nn, w->v0, w->u, h, force, NULL);
+    return;
+  }
+  for (int k = 0; k < nn; ++k) {
+    grit_dual *f = &force[adr + nz[k]];
+    const double cv = s->c0v[p + k], cd = s->c0d[p + k];
+    f->v = cv + f->v;
+    GRIT_DUAL_FOR(l) f->d[l] = cd + f->d[l];
+  }
+  s->c0_adds++;
 }
 
 void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual *force, grit_dual *A) {
@@ -206,7 +251,9 @@ void grit_deriv_tendon_position(const grit_model *m, grit_deriv_ws *w, grit_dual
   }
   for (int a = 0; a < m->nu; ++a) {
     if (!grit_actuator_has_length_fn(m, a)) continue;
-    if (s->use0[a])
+    if (s->use0[a] && force && !A && !s->no_c0)
+      add_kept(m, w, fx, a, h, force);
+    else if (s->use0[a])
       fx->apply(m, a, s->L0[a], s->J0 + s->ptr[a], s->nz0 + s->ptr[a], s->nnz0[a], w->v0, w->u, h, force, A);
     else
       fx->apply(m, a, s->L[a], s->J + s->ptr[a], s->nz + s->ptr[a], s->nnz[a], w->v0, w->u, h, force, A);

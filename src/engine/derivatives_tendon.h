@@ -84,6 +84,14 @@ typedef struct grit_deriv_tendon {
   int no_fixed;         /* nonzero: a fixed tendon's position passes by the full evaluation (tests) */
   unsigned long fixed_rows; /* fixed tendons' rows formed over their structural entries so far (tests) */
   const grit_deriv_tendon_fns *avx2; /* grit_deriv_tendon_fns_avx2(), used when w->fx is the AVX2 table */
+  /* A position pass's force of an actuator its seeds do not move (use0): every input's partials +0 in each
+   * lane (L0, J0 constants; v0 and u unseeded), so each lane's operations are the same and give the same
+   * term, which the first such pass of the call keeps (c0) and later ones add: the same bits. */
+  double *c0v, *c0d;    /* (ptr[nu]) per entry k of nz0: the term's value and partial (each lane's) */
+  char *c0_ok;          /* (nu) 0: not kept this call; 1: kept; 2: its lanes differed (applied each pass) */
+  grit_dual *c0s;       /* (nv) the terms' scratch, each entry begun at -0 (x + -0 is x: the term itself) */
+  int no_c0;            /* nonzero: every pass applies it (tests) */
+  unsigned long c0_adds; /* kept terms added so far (tests) */
 } grit_deriv_tendon;
 
 /* Carves the struct and its arrays for model m; NULL while measuring. */
