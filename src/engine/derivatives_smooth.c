@@ -65,6 +65,10 @@ grit_deriv_smooth *grit_deriv_smooth_layout(const grit_model *m, int maxn, grit_
   GRIT_CARVE(c, s->hold, cap_sup);
   GRIT_CARVE(c, s->used, (size_t)nv * (size_t)s->nword);
   GRIT_CARVE(c, s->len, nu);
+  GRIT_CARVE(c, s->joint, nu);
+  s->njoint = 0;
+  for (int a = 0; out && a < nu; ++a)
+    if (m->act_trntype[a] == GRIT_TRN_JOINT) s->joint[s->njoint++] = a;
   GRIT_CARVE(c, s->len_c, LEN_C * nu);
   GRIT_CARVE(c, s->len_f, nu);
   s->nlen = 0;
@@ -200,9 +204,14 @@ static void seed(const grit_model *m, grit_deriv_ws *w, int c, int l, double x) 
 }
 
 /* The force without the bias, on dual numbers (the old path's two calls, bias zero). */
+static void passive(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias);
+
 static void force_dual(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias) {
   const double h = m->opt.timestep;
-  grit_smooth_force_dual(m, w->q, w->v0, w->u, bias, h, w->force);
+  /* grit_smooth_force_dual's operations: the passive forces four lanes a vector, the joint actuators in
+   * the call's compilation (AVX2 or baseline: the same bits) */
+  passive(m, w, bias);
+  grit_deriv_tendon_fns_of(w)->force_list(m, w->sm->joint, w->sm->njoint, w->q, w->v0, w->u, h, w->force);
   grit_deriv_tendon_const(m, w, w->force); /* tendon actuators: L, J kept by the call (derivatives_tendon.c) */
 }
 
@@ -263,14 +272,16 @@ _Static_assert(GRIT_DUAL_N % 4 == 0, "the position pass's lanes go four at a tim
  * there); the springs as there. Each dual operation written out on the partials, the same IEEE
  * operations in the same order as grit/dual.h's (-a: -1.0 * a.d; fma(a, C(c), b): a.d * c + a.v * 0.0
  * + b.d; scale(a, c): c * a.d), four lanes a vector where dual.h's pairs took two in this file. */
-static inline __attribute__((always_inline)) void passive_positions_in(const grit_model *m, grit_deriv_ws *w) {
+/* With full (any seeds: grit_smooth_force_passive_dual itself), bias as given, every dof's damping term. */
+static inline __attribute__((always_inline)) void passive_in(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias,
+                                                             int full) {
   const double h = m->opt.timestep;
   for (int i = 0; i < m->nv; ++i) {
-    const grit_dual *b = &w->bias[i], *v = &w->v0[i];
+    const grit_dual *b = &bias[i], *v = &w->v0[i];
     grit_dual *f = &w->force[i];
     const double D = m->dof_damping[i];
     f->v = -b->v - v->v * D;
-    if (!(D >= 0.0)) { /* sub(neg(bias), scale(v0, D)) */
+    if (full || !(D >= 0.0)) { /* sub(neg(bias), scale(v0, D)) */
       LANES4(l) st4(f->d + l, sp4(-1.0) * ld4(b->d + l) - sp4(D) * ld4(v->d + l));
       continue;
     }
@@ -384,7 +395,7 @@ static inline __attribute__((always_inline)) void joint_actuator_cached(const gr
 static inline __attribute__((always_inline)) void positions_in(const grit_model *m, grit_deriv_ws *w) {
   const double h = m->opt.timestep;
   grit_deriv_smooth *s = w->sm;
-  passive_positions_in(m, w);
+  passive_in(m, w, w->bias, 0);
   for (int k = 0; k < s->nlen; ++k) {
     const int a = s->len[k];
     if (s->len_f[k])
@@ -404,6 +415,22 @@ __attribute__((target("avx2"))) static void positions_avx2(const grit_model *m, 
 #else
 #define SMOOTH_AVX2 0
 #endif
+
+#if SMOOTH_AVX2
+__attribute__((target("avx2"))) static void passive_avx2(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias) {
+  passive_in(m, w, bias, 1);
+}
+#endif
+
+static void passive(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias) {
+#if SMOOTH_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    passive_avx2(m, w, bias);
+    return;
+  }
+#endif
+  passive_in(m, w, bias, 1);
+}
 
 static void positions(const grit_model *m, grit_deriv_ws *w) {
 #if SMOOTH_AVX2
@@ -468,7 +495,7 @@ static inline __attribute__((always_inline)) void smooth_force_in(const grit_mod
   }
 }
 
-/* smooth_force_in compiled once more for AVX2 (as passive_positions): the same bits. */
+/* smooth_force_in compiled once more for AVX2 (as positions_in): the same bits. */
 #if SMOOTH_AVX2
 __attribute__((target("avx2"))) static void smooth_force_avx2(const grit_model *m, grit_deriv_ws *w, int controls) {
   smooth_force_in(m, w, controls);

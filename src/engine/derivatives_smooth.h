@@ -32,6 +32,7 @@ typedef struct grit_deriv_smooth {
   int *hold_ptr, *hold; /* (nv + 1), (cap_sup) the length-fn actuators whose support holds each dof, in order */
   uint64_t *used;    /* (nv nword) the colours of the columns listed in each row */
   int nlen, *len;    /* (nu) the joint actuators whose force reads their length, in order (the model's) */
+  int njoint, *joint; /* (nu) the joint actuators, in order */
   int len_valid;     /* len_c and len_f hold this call's values (cleared with the inputs: derivatives_seed.c) */
   double *len_c;     /* (LEN_C nu) per listed actuator, the values and constants of its position-pass term */
   int *len_f;        /* (nu) its form: 0 the whole evaluation (muscle, clamped), else bits 1 2 4: an affine gain,
