@@ -275,11 +275,13 @@ _Static_assert(GRIT_DUAL_N % 4 == 0, "the position pass's lanes go four at a tim
 /* With full (any seeds: grit_smooth_force_passive_dual itself), bias as given, every dof's damping term. */
 static inline __attribute__((always_inline)) void passive_in(const grit_model *m, grit_deriv_ws *w, const grit_dual *bias,
                                                              int full) {
-  const double h = m->opt.timestep;
-  for (int i = 0; i < m->nv; ++i) {
-    const grit_dual *b = &bias[i], *v = &w->v0[i];
-    grit_dual *f = &w->force[i];
-    const double D = m->dof_damping[i];
+  const double h = m->opt.timestep, *damping = m->dof_damping;
+  const grit_dual *v0 = w->v0; /* (held: the stores below may alias w) */
+  grit_dual *force = w->force;
+  for (int i = 0, nv = m->nv; i < nv; ++i) {
+    const grit_dual *b = &bias[i], *v = &v0[i];
+    grit_dual *f = &force[i];
+    const double D = damping[i];
     f->v = -b->v - v->v * D;
     if (full || !(D >= 0.0)) { /* sub(neg(bias), scale(v0, D)) */
       LANES4(l) st4(f->d + l, sp4(-1.0) * ld4(b->d + l) - sp4(D) * ld4(v->d + l));
@@ -287,12 +289,14 @@ static inline __attribute__((always_inline)) void passive_in(const grit_model *m
     }
     LANES4(l) st4(f->d + l, sp4(-1.0) * ld4(b->d + l));
   }
-  for (int j = 0; j < m->njnt; ++j) {
-    const double k = m->jnt_stiffness[j];
+  const grit_dual *q0 = w->q;
+  const double *stiffness = m->jnt_stiffness;
+  for (int j = 0, nj = m->njnt; j < nj; ++j) {
+    const double k = stiffness[j];
     if (k == 0.0) continue;
     const int d = m->jnt_dofadr[j];
-    const grit_dual *v = &w->v0[d], *q = &w->q[m->jnt_qposadr[j]];
-    grit_dual *f = &w->force[d];
+    const grit_dual *v = &v0[d], *q = &q0[m->jnt_qposadr[j]];
+    grit_dual *f = &force[d];
     /* f - k ((v0 h + q) - ref): fma(v0, C(h), q), addc, scale, sub */
     const double z = v->v * 0.0;
     f->v = f->v - ((v->v * h + q->v) + -m->jnt_springref[j]) * k;
@@ -463,7 +467,7 @@ void grit_deriv_smooth_force_positions(const grit_model *m, grit_deriv_ws *w, in
 /* Whether some partial of x is not zero (NaN included): x->d[l] != 0.0 for some l, by the bits of the
  * partials without their signs or-ed (a column's test, every pass: eight comparisons and branches were
  * a third of grit_deriv_smooth_force on the dog). */
-static inline int seeded(const grit_dual *x) {
+static inline __attribute__((always_inline)) int seeded(const grit_dual *x) {
   uint64_t u = 0;
   for (int l = 0; l < GRIT_DUAL_N; ++l) { /* lane by lane from memory (a copy to an array went by the stack) */
     uint64_t b;
@@ -480,17 +484,25 @@ static inline __attribute__((always_inline)) void smooth_force_in(const grit_mod
     force_dual(m, w, w->bias);
     return;
   }
+  /* neg(bias) (-1.0 * its partials), its value plus the stored value; then each seeded column's
+   * f.d + a x.d: four lanes a vector */
+  const grit_dual *bias = w->bias, *v0 = w->v0, *u = w->u; /* (held: the stores below may alias w, s) */
+  grit_dual *force = w->force;
+  const double *value = s->value, *val = s->val;
+  const int *ptr = s->ptr, *row = s->row;
   for (int i = 0; i < nv; ++i) {
-    w->force[i] = grit_dual_neg(w->bias[i]);
-    w->force[i].v += s->value[i];
+    const grit_dual *b = &bias[i];
+    grit_dual *f = &force[i];
+    f->v = -b->v + value[i];
+    LANES4(l) st4(f->d + l, sp4(-1.0) * ld4(b->d + l));
   }
   for (int c = c0; c < c1; ++c) { /* a velocity pass seeds v0 alone, a control pass u alone */
-    const grit_dual *x = c < nv ? &w->v0[c] : &w->u[c - nv];
+    const grit_dual *x = c < nv ? &v0[c] : &u[c - nv];
     if (!seeded(x)) continue;
-    for (int p = s->ptr[c]; p < s->ptr[c + 1]; ++p) {
-      grit_dual *f = &w->force[s->row[p]];
-      const double a = s->val[p];
-      GRIT_DUAL_FOR(l) f->d[l] += a * x->d[l];
+    for (int p = ptr[c]; p < ptr[c + 1]; ++p) {
+      grit_dual *f = &force[row[p]];
+      const double a = val[p];
+      LANES4(l) st4(f->d + l, ld4(f->d + l) + sp4(a) * ld4(x->d + l));
     }
   }
 }
