@@ -7,6 +7,7 @@
  * and B's columns against central differences of the step. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,6 +291,45 @@ Test(derivatives_smooth, position_passes_closed_form) {
    * saturated one and the muscle each pass (0), the one inside its range kept */
   const int forms[6] = {8 | 6, 8 | 6, 8 | 7, 0, 8 | 6, 0};
   for (int k = 0; k < 6; ++k) cr_expect_eq(s->len_f[k], forms[k], "actuator %d: form %d", s->len[k], s->len_f[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* A chain of 24 hinges (three position passes or more: the kept term of an actuator whose joint a pass
+ * does not seed, joint_actuator_form's bit 16) with a position servo on every joint (some damped, some
+ * with a general affine gain, one saturated, one with a negative gear) and springs on every third. */
+static char *long_chain(void) {
+  const int n = 24;
+  char *x = malloc(16384), *p = x;
+  p += sprintf(p, "<mujoco><option timestep='0.002'/><worldbody><body pos='0 0 1'>");
+  for (int i = 0; i < n; ++i)
+    p += sprintf(p, "<body pos='0.1 0 0'><joint name='j%d' type='hinge' axis='%g 1 %g' damping='0.05'%s/>"
+                    "<geom type='capsule' fromto='0 0 0 0.1 0 0' size='0.02' mass='0.2'/>",
+                 i, 0.1 * (i % 3), 0.2 * (i % 2), i % 3 == 0 ? " stiffness='3'" : "");
+  for (int i = 0; i < n; ++i) p += sprintf(p, "</body>");
+  p += sprintf(p, "</body></worldbody><actuator>");
+  for (int i = 0; i < n; ++i) {
+    if (i == 5)
+      p += sprintf(p, "<general joint='j%d' gaintype='affine' gainprm='2 0.5 0.3' biastype='affine' biasprm='0.1 -4 -0.5'/>", i);
+    else if (i == 7)
+      p += sprintf(p, "<position joint='j%d' kp='50' forcelimited='true' forcerange='-0.01 0.01'/>", i);
+    else
+      p += sprintf(p, "<position joint='j%d' kp='%g'%s%s/>", i, 5.0 + i, i % 2 ? " kv='0.5'" : "", i == 9 ? " gear='-2'" : "");
+  }
+  sprintf(p, "</actuator></mujoco>");
+  return x;
+}
+
+Test(derivatives_smooth, position_passes_kept_terms) {
+  char *xml = long_chain();
+  grit_model *m;
+  grit_data *d = prepare(xml, &m, 20);
+  free(xml);
+  positions_same(m, d, "long chain", 1);
+  const grit_deriv_smooth *s = d->deriv->sm;
+  int kept = 0;
+  for (int k = 0; k < s->nlen; ++k) kept += (s->len_f[k] & 16) != 0;
+  cr_expect_eq(kept, s->nlen - 1, "the kept terms: %d of %d (all but the saturated one)", kept, s->nlen);
   grit_data_free(d);
   grit_model_free(m);
 }

@@ -29,7 +29,7 @@
 #include "derivatives_tendon.h"
 #include "dynamics.h"
 
-enum { LEN_C = 10 }; /* a listed actuator's cached scalars (len_c): see joint_actuator_form */
+enum { LEN_C = 11 }; /* a listed actuator's cached scalars (len_c): see joint_actuator_form */
 
 /* Whether actuator a's force is in grit_actuator_tendon (a moment J(q0) over its tree's dofs). */
 static int length_fn(const grit_model *m, int a) { return grit_actuator_has_length_fn(m, a); }
@@ -373,7 +373,34 @@ static int joint_actuator_form(const grit_model *m, const grit_deriv_ws *w, int 
   if (stiff) fv = fv + vv * hb;
   c[0] = g, c[1] = gp[1], c[2] = gp[2], c[3] = uv, c[4] = gv, c[5] = bp[1], c[6] = bp[2], c[7] = hb;
   c[8] = fv * 0.0, c[9] = fv * g;
-  return 8 | gaff | baff << 1 | stiff << 2;
+  /* a pass that does not seed its joint (q0's partials +0) with each of v0's and u's partials the same in
+   * every lane (unseeded: position passes seed q0 alone) computes the same term t0 in every lane: kept,
+   * the lanes' operations on one of them (bit 16); where the call has three position passes or more (a
+   * tree of more than 2 GRIT_DUAL_N dofs: fewer leave the actuator unseeded in too few to repay it) */
+  if (w->maxn <= 2 * GRIT_DUAL_N) return 8 | gaff | baff << 1 | stiff << 2;
+  const double *vd = w->v0[d].d, *ud = w->u[a].d;
+  uint64_t bv[GRIT_DUAL_N], bu[GRIT_DUAL_N], diff = 0;
+  memcpy(bv, vd, sizeof bv);
+  memcpy(bu, ud, sizeof bu);
+  for (int l = 1; l < GRIT_DUAL_N; ++l) diff |= (bv[l] ^ bv[0]) | (bu[l] ^ bu[0]);
+  if (diff) return 8 | gaff | baff << 1 | stiff << 2;
+  const double lend = g * 0.0, veld = g * vd[0], gaind = gaff ? gp[1] * lend + gp[2] * veld : 0.0;
+  double f = gaind * uv + gv * ud[0];
+  if (baff) f = f + (bp[1] * lend + bp[2] * veld);
+  if (stiff) f = f + hb * veld;
+  c[10] = f * g + c[8];
+  return 16 | 8 | gaff | baff << 1 | stiff << 2;
+}
+
+/* Whether all of x's partials are +0 (bits zero). */
+static inline __attribute__((always_inline)) int plus_zeros(const grit_dual *x) {
+  uint64_t u = 0;
+  for (int l = 0; l < GRIT_DUAL_N; ++l) {
+    uint64_t b;
+    memcpy(&b, &x->d[l], sizeof b);
+    u |= b;
+  }
+  return u == 0;
 }
 
 /* joint_actuator_in from its cached form (joint_actuator_form): the same operations on the partials. */
@@ -383,6 +410,10 @@ static inline __attribute__((always_inline)) void joint_actuator_cached(const gr
   const grit_dual *q = &w->q[m->jnt_qposadr[m->act_jnt[a]]], *v = &w->v0[d], *u = &w->u[a];
   grit_dual *F = &w->force[d];
   F->v = c[9] + F->v;
+  if (form & 16 && plus_zeros(q)) { /* its joint not seeded: the kept term (joint_actuator_form) */
+    LANES4(l) st4(F->d + l, sp4(c[10]) + ld4(F->d + l));
+    return;
+  }
   LANES4(l) {
     const lanes4 lend = sp4(c[0]) * ld4(q->d + l), veld = sp4(c[0]) * ld4(v->d + l);
     const lanes4 gaind = form & 1 ? sp4(c[1]) * lend + sp4(c[2]) * veld : sp4(0.0);
