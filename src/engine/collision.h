@@ -41,6 +41,13 @@ typedef struct grit_collision {
   double *gmargin;  /* (ngeom) each geometry's box inflation in the last query: its speculative margin with
                        its own margin (contact_margin.h) */
   double *gspec;    /* (ngeom) each geometry's speculative margin alone in the last query */
+  double *gspec_tree; /* (ngeom) the same from its body's twist less its tree's root body's: the margin a
+                         pair of geometries on one tree takes (collision.c: pair_margin) */
+  int *gtree;       /* (ngeom) the tree of each geometry's body (-1: the world's), and groot its root body */
+  int *groot;
+  int no_tree_window; /* 1: a pair on one tree takes the margins of the absolute speeds (the old path); 0
+                         (default): of the speeds relative to the tree's root (a motion both share moves
+                         neither closer, so a falling robot's links are not each other's candidates) */
   int margin_layer; /* 1: a pair closer than its own margin is a candidate whatever its speed (the old path;
                        always with adhesion actuators, which count the force-free layer); 0 (default
                        otherwise): the speculative window applies to the gap the force law sees,
