@@ -425,6 +425,27 @@ Test(step, no_query_when_no_geometries_may_collide) {
   }
 }
 
+/* Geometries all on one weld (a static world; a body welded to it) never pair: the query is skipped, and
+ * one moving body makes it run again. */
+Test(step, no_query_when_every_geometry_is_on_one_weld) {
+  const char *fmt = "<mujoco><worldbody><geom type=\"plane\" size=\"1 1 .1\"/>"
+                    "<geom type=\"sphere\" size=\"0.1\" pos=\"0 0 0.05\"/>"
+                    "<body pos=\"0.1 0 0.1\">%s<geom type=\"sphere\" size=\"0.1\"/></body></worldbody></mujoco>";
+  for (int moving = 0; moving < 2; ++moving) {
+    char xml[1024], msg[GRIT_MESSAGE_SIZE];
+    snprintf(xml, sizeof xml, fmt, moving ? "<freejoint/>" : "");
+    grit_model *m;
+    grit_data *d;
+    cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    cr_assert_eq(d->collision->may_collide, moving);
+    cr_assert_eq(grit_step(d), GRIT_OK);
+    cr_assert_eq(grit_data_ncontacts(d) > 0, moving, "contacts %d", grit_data_ncontacts(d));
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
+
 /* The bounding test before the narrow phase (collision.c, surely_apart; grit_collision.no_apart) drops
  * only pairs without candidates: 120 bodies of every round and boxy shape falling into a box of four
  * walls turned by quaternions (so their normals are off the axes by round-off and their boxes

@@ -20,11 +20,15 @@ int grit_contact_capacity(const grit_model *m) {
   return m->opt.max_contacts > 0 ? m->opt.max_contacts : 16 * m->ngeom + 64 + grit_hydro_capacity(m);
 }
 
-/* Whether any two geometries might pass the bit-mask test of grit_geom_pair_allowed, or an explicit pair
- * exists. Conservative (a geometry whose masks only match its own counts), O(ngeom): a model where
- * nothing may collide (all masks zero) skips the whole query, which then finds no candidate anyway. */
-static int may_collide(const grit_model *m) {
+/* Whether any two geometries might pass the weld and bit-mask tests of grit_geom_pair_allowed, or an
+ * explicit pair exists. Conservative (a geometry whose masks only match its own counts), O(ngeom): a
+ * model where nothing may collide (all masks zero, or every geometry on one weld: a static world) skips
+ * the whole query, which then finds no candidate anyway. */
+static int may_collide(const grit_model *m, const int *gweld) {
   if (m->npair > 0) return 1;
+  int welds = 0;
+  for (int g = 1; g < m->ngeom && !welds; ++g) welds = gweld[g] != gweld[0];
+  if (!welds) return 0;
   unsigned types = 0, affinities = 0;
   for (int g = 0; g < m->ngeom; ++g) {
     types |= m->geom_contype[g];
@@ -79,7 +83,7 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     while (b > 0 && m->body_parent[b] > 0) b = m->body_parent[b];
     col->groot[g] = b;
   }
-  col->may_collide = may_collide(m);
+  col->may_collide = may_collide(m, col->gweld);
   if (ng <= GRIT_ALLOWED_TABLE_MAX) {
     col->allowed = calloc((size_t)ng * (size_t)ng / 8 + 1, 1);
     if (!col->allowed) {

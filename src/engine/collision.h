@@ -54,7 +54,7 @@ typedef struct grit_collision {
                        phi - (margin - gap) (collision.c: pair_margin) */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
-  int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and no two
+  int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and all on one weld or no two
                        geometries' bit masks match, as with <flag contact="disable">): the query is then skipped */
   int no_apart;     /* 1: every broad-phase pair reaches the narrow phase (the old path); 0 (default): pairs
                        whose bounding spheres are surely farther apart than their margin are dropped first
