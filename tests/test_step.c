@@ -278,6 +278,70 @@ Test(step, speculative_margin_keeps_the_pairs_a_step_can_close) {
   cr_assert_eq(candidates_after_one_step(GRIT_CONTACT_LAGGED, 0.101, fast, &vz), 0);
 }
 
+/* A free root with sphere A (r = 5 cm) and, through a hinge about z at the root's origin and then a slide along
+ * x, sphere B 3 mm from A (a pair on one tree, not parent and child). One step at dt = 1 ms (Lagged, no
+ * gravity) from velocity v (the root's linear and angular, the hinge's, the slide's); returns the number of
+ * candidates and, in qv, the velocity the step ends with. `absolute` takes the absolute speeds' window
+ * (grit_collision.no_tree_window). */
+static int tree_candidates(const double v[8], int absolute, double qv[8]) {
+  const scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  const double zero[3] = {0, 0, 0};
+  grit_builder *b = scene_builder(1e-3, zero);
+  const int root = scene_free_body(b, 1, 1e-3, 1e-3, 1e-3, zero);
+  grit_geom_def ga = scene_geom(&c, root, grit_shape_make(GRIT_GEOM_SPHERE, 0.05, 0, 0));
+  cr_assert_eq(grit_builder_add_geom(b, &ga, NULL), GRIT_OK);
+  int link = -1, tip = -1;
+  grit_body_def bd = grit_default_body_def();
+  bd.parent = root;
+  bd.mass = 0.1;
+  cr_assert_eq(grit_builder_add_body(b, &bd, &link), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_joint_def hinge = grit_default_joint_def();
+  cr_assert_eq(grit_builder_add_joint(b, link, &hinge, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  bd.parent = link;
+  bd.pos[0] = 0.103;
+  cr_assert_eq(grit_builder_add_body(b, &bd, &tip), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_joint_def slide = grit_default_joint_def();
+  slide.type = GRIT_JOINT_SLIDE;
+  slide.axis[0] = 1, slide.axis[1] = 0, slide.axis[2] = 0;
+  cr_assert_eq(grit_builder_add_joint(b, tip, &slide, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  grit_geom_def gb = scene_geom(&c, tip, grit_shape_make(GRIT_GEOM_SPHERE, 0.05, 0, 0));
+  cr_assert_eq(grit_builder_add_geom(b, &gb, NULL), GRIT_OK);
+  grit_model *m;
+  grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
+  d->collision->no_tree_window = absolute;
+  cr_assert_eq(grit_data_set_qvel(d, v, 8), GRIT_OK);
+  scene_step(d);
+  const int n = grit_data_ncontacts(d);
+  memcpy(qv, grit_data_qvel(d), 8 * sizeof(double));
+  grit_data_free(d);
+  grit_model_free(m);
+  return n;
+}
+
+/* A pair on one tree takes its window from the speeds relative to the tree's root (collision.c,
+ * speculative_margins), or the absolute one where smaller: a motion the whole tree shares (a fall, a spin)
+ * brings neither sphere closer, and their candidate, kept by the absolute window (2 dt (2 + 2) m/s = 8 mm),
+ * goes; B driven at A by the slide (4 m/s: 8 mm, closing 4 mm in the step) stays, alone or with the whole
+ * tree moving along (the relative window, 8 mm, is then the smaller: the absolute one is 16 mm). A
+ * dropped candidate had no impulse: the step ends with the same velocities. */
+Test(step, speculative_window_on_one_tree_is_relative) {
+  double qa[8], qr[8];
+  const double fall[8] = {2, 0, 0, 0, 0, 0, 0, 0}, spin[8] = {0, 0, 0, 0, 0, 20, 0, 0};
+  const double drive[8] = {0, 0, 0, 0, 0, 0, 0, -4}, both[8] = {-2, 0, 0, 0, 0, 0, 0, -4};
+  cr_assert_eq(tree_candidates(fall, 1, qa), 1, "the absolute window keeps the falling tree's pair");
+  cr_assert_eq(tree_candidates(fall, 0, qr), 0, "a shared translation brings nothing closer");
+  cr_assert(!memcmp(qa, qr, sizeof qa), "the dropped candidate had no impulse");
+  cr_assert_eq(tree_candidates(spin, 1, qa), 1, "the absolute window keeps the spinning tree's pair");
+  cr_assert_eq(tree_candidates(spin, 0, qr), 0, "a shared rotation brings nothing closer");
+  cr_assert(!memcmp(qa, qr, sizeof qa), "the dropped candidate had no impulse");
+  for (int absolute = 0; absolute < 2; ++absolute) {
+    cr_assert_eq(tree_candidates(drive, absolute, qr), 1, "B driven at A is a candidate");
+    cr_assert_gt(qr[7], -4.0 + 1e-3, "the contact the step closes acts within it (slide %g)", qr[7]);
+    cr_assert_eq(tree_candidates(both, absolute, qr), 1, "B driven at A, the whole tree moving: a candidate");
+    cr_assert_gt(qr[7], -4.0 + 1e-3, "the contact acts within the step (slide %g)", qr[7]);
+  }
+}
+
 /* A box face on a box face gives four contacts (one point would let the top box rock); an edge on a
  * face two; a box turned 45 degrees about the normal, still four. */
 Test(step, box_on_box_manifold) {
@@ -356,6 +420,27 @@ Test(step, no_query_when_no_geometries_may_collide) {
     cr_assert_eq(d->collision->may_collide, on);
     cr_assert_eq(grit_step(d), GRIT_OK);
     cr_assert_eq(grit_data_ncontacts(d) > 0, on, "contacts %d with contact %s", grit_data_ncontacts(d), on ? "on" : "off");
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
+
+/* Geometries all on one weld (a static world; a body welded to it) never pair: the query is skipped, and
+ * one moving body makes it run again. */
+Test(step, no_query_when_every_geometry_is_on_one_weld) {
+  const char *fmt = "<mujoco><worldbody><geom type=\"plane\" size=\"1 1 .1\"/>"
+                    "<geom type=\"sphere\" size=\"0.1\" pos=\"0 0 0.05\"/>"
+                    "<body pos=\"0.1 0 0.1\">%s<geom type=\"sphere\" size=\"0.1\"/></body></worldbody></mujoco>";
+  for (int moving = 0; moving < 2; ++moving) {
+    char xml[1024], msg[GRIT_MESSAGE_SIZE];
+    snprintf(xml, sizeof xml, fmt, moving ? "<freejoint/>" : "");
+    grit_model *m;
+    grit_data *d;
+    cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    cr_assert_eq(d->collision->may_collide, moving);
+    cr_assert_eq(grit_step(d), GRIT_OK);
+    cr_assert_eq(grit_data_ncontacts(d) > 0, moving, "contacts %d", grit_data_ncontacts(d));
     grit_data_free(d);
     grit_model_free(m);
   }

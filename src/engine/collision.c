@@ -20,11 +20,15 @@ int grit_contact_capacity(const grit_model *m) {
   return m->opt.max_contacts > 0 ? m->opt.max_contacts : 16 * m->ngeom + 64 + grit_hydro_capacity(m);
 }
 
-/* Whether any two geometries might pass the bit-mask test of grit_geom_pair_allowed, or an explicit pair
- * exists. Conservative (a geometry whose masks only match its own counts), O(ngeom): a model where
- * nothing may collide (all masks zero) skips the whole query, which then finds no candidate anyway. */
-static int may_collide(const grit_model *m) {
+/* Whether any two geometries might pass the weld and bit-mask tests of grit_geom_pair_allowed, or an
+ * explicit pair exists. Conservative (a geometry whose masks only match its own counts), O(ngeom): a
+ * model where nothing may collide (all masks zero, or every geometry on one weld: a static world) skips
+ * the whole query, which then finds no candidate anyway. */
+static int may_collide(const grit_model *m, const int *gweld) {
   if (m->npair > 0) return 1;
+  int welds = 0;
+  for (int g = 1; g < m->ngeom && !welds; ++g) welds = gweld[g] != gweld[0];
+  if (!welds) return 0;
   unsigned types = 0, affinities = 0;
   for (int g = 0; g < m->ngeom; ++g) {
     types |= m->geom_contype[g];
@@ -48,6 +52,9 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->aabb_key = malloc((13 * (size_t)ng + 1) * sizeof(double));
   col->gmargin = calloc((size_t)ng + 1, sizeof(double));
   col->gspec = calloc((size_t)ng + 1, sizeof(double));
+  col->gspec_tree = calloc((size_t)ng + 1, sizeof(double));
+  col->gtree = calloc((size_t)ng + 1, sizeof(int));
+  col->groot = calloc((size_t)ng + 1, sizeof(int));
   col->aabb_hint = malloc((7 * (size_t)ng + 1) * sizeof(int));
   col->grad = calloc((size_t)ng + 1, sizeof(double));
   col->pairs = calloc(2 * (size_t)col->cap_pairs, sizeof(int));
@@ -56,7 +63,7 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->gweld = calloc((size_t)ng + 1, sizeof(int));
   col->climb_cap = 4 * ng + 1; /* an arm's candidate pairs are a few per geometry */
   col->climb = malloc(GRIT_CLIMB_ENTRY * (size_t)col->climb_cap * sizeof(int));
-  if (!col->gweld || !col->climb || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->grad || !col->pairs || !col->c || !col->gapart ||
+  if (!col->gweld || !col->climb || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->gspec_tree || !col->gtree || !col->groot || !col->grad || !col->pairs || !col->c || !col->gapart ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
@@ -71,8 +78,12 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     const grit_geom_type t = m->geom_shape[g].type;
     col->gapart[g] = t == GRIT_GEOM_HFIELD || m->geom_hydro[g] > 0 ? 0 : t == GRIT_GEOM_PLANE ? 1 : 2;
     col->gweld[g] = m->body_weld[m->geom_body[g]];
+    int b = m->geom_body[g];
+    col->gtree[g] = m->body_tree[b];
+    while (b > 0 && m->body_parent[b] > 0) b = m->body_parent[b];
+    col->groot[g] = b;
   }
-  col->may_collide = may_collide(m);
+  col->may_collide = may_collide(m, col->gweld);
   if (ng <= GRIT_ALLOWED_TABLE_MAX) {
     col->allowed = calloc((size_t)ng * (size_t)ng / 8 + 1, 1);
     if (!col->allowed) {
@@ -103,6 +114,9 @@ void grit_collision_free(grit_collision *col) {
   free(col->aabb_hint);
   free(col->gmargin);
   free(col->gspec);
+  free(col->gspec_tree);
+  free(col->gtree);
+  free(col->groot);
   free(col->grad);
   free(col->pairs);
   free(col->c);
@@ -158,7 +172,11 @@ static grit_status add_explicit_pairs(grit_collision *col, const grit_model *m, 
  * its own margin is a candidate besides: the old rule, max(window over the inflated boxes, margin). */
 static double pair_margin(const grit_collision *col, const grit_model *m, double min_margin, int ga, int gb) {
   const double cap = m->opt.contact_margin;
-  const double sum = col->margin_layer ? col->gmargin[ga] + col->gmargin[gb] : col->gspec[ga] + col->gspec[gb];
+  double sum = col->margin_layer ? col->gmargin[ga] + col->gmargin[gb] : col->gspec[ga] + col->gspec[gb];
+  if (!col->margin_layer && !col->no_tree_window && col->gtree[ga] >= 0 && col->gtree[ga] == col->gtree[gb]) {
+    const double rel = col->gspec_tree[ga] + col->gspec_tree[gb]; /* both bound the pair's speeds */
+    sum = rel < sum ? rel : sum;
+  }
   double margin = sum < cap ? sum : cap;
   margin = min_margin > margin ? min_margin : margin;
   if (col->margin_layer) {
@@ -178,6 +196,18 @@ static double pair_margin(const grit_collision *col, const grit_model *m, double
  * the narrow phase could accept is never dropped, and the candidates are the same, in the same order.
  * Height fields and pressure-field geometries (their own queries) are left to the narrow phase
  * (gapart 0). */
+/* Whether the exact boxes of bounded geometries g1, g2 (their boxes less the inflation gmargin) are
+ * farther apart along an axis than the pair's margin, with the bounding test's slack: then so are the
+ * geometries. The broad phase pairs the boxes inflated by each geometry's margin, which can exceed the
+ * pair's (a pair on one tree takes its relative speeds: pair_margin). */
+static int boxes_apart(const grit_collision *col, double margin, int g1, int g2) {
+  const double *a = col->aabb + 6 * g1, *b = col->aabb + 6 * g2;
+  const double reach = margin - col->gmargin[g1] - col->gmargin[g2] + col->apart_slack + 1e-9 * margin;
+  for (int k = 0; k < 3; ++k)
+    if (a[k] - b[3 + k] > reach || b[k] - a[3 + k] > reach) return 1; /* NaN: never */
+  return 0;
+}
+
 static int surely_apart(const grit_collision *col, const grit_model *m, double min_margin, int g1, int g2) {
   const int k1 = col->gapart[g1], k2 = col->gapart[g2];
   if (!k1 || !k2 || (k1 == 1 && k2 == 1)) return 0;
@@ -192,7 +222,8 @@ static int surely_apart(const grit_collision *col, const grit_model *m, double m
   }
   const double d[3] = {c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]}, r = col->grad[g1] + col->grad[g2];
   const double reach = r + margin + col->apart_slack + 1e-9 * (r + margin);
-  return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach; /* NaN or infinite reach: never */
+  if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach) return 1; /* NaN or infinite reach: never */
+  return boxes_apart(col, margin, g1, g2);
 }
 
 /* The pair's kept climb starts (grit_collision.climb), emptied when another pair held the slot; NULL when
@@ -244,19 +275,40 @@ static double geom_speed(const double t[6], const double c[3], double r) {
   return w > 0.0 ? v + w * r : v;
 }
 
-/* Each geometry's speculative margin (grit_collision_detect), capped at the model's margin. */
+/* The speed bound of geometry g's points relative to the motion of body `ref` (-1: the world's frame) */
+static double relative_speed(const grit_collision *col, const double *cvel, int b, int ref, int g) {
+  const double *c = col->gpos + 3 * g, r = col->grad[g];
+  if (ref < 0 || ref == b) return ref < 0 ? geom_speed(cvel + 6 * b, c, r) : 0.0;
+  double t[6];
+  for (int i = 0; i < 6; ++i) t[i] = cvel[6 * b + i] - cvel[6 * ref + i];
+  return geom_speed(t, c, r);
+}
+
+/* window x s capped at the model's margin (an infinite or NaN bound gives the cap); gradient smoothing:
+ * pairs within min_margin feel each other (its film and soft supports), so they must be found whatever
+ * their speed (each box grows by half, the pair's margin below is at least min_margin) */
+static double window_margin(const grit_collision_motion *mo, double s, double cap) {
+  const double mg = mo->window * s;
+  const double out = mg < cap ? mg : cap;
+  return mo->min_margin > 0 ? fmax(out, 0.5 * mo->min_margin) : out;
+}
+
+/* Each geometry's speculative margin (grit_collision_detect), capped at the model's margin, from its
+ * speed in the world and from its speed relative to its tree's root body: two points on one tree
+ * approach and slip at most at the sum of the latter, since a rigid motion both share (the root's)
+ * changes neither their distance nor, at one contact point, their relative velocity. */
 static void speculative_margins(grit_collision *col, const grit_model *m, const grit_collision_motion *mo) {
   const double cap = m->opt.contact_margin;
   for (int g = 0; g < m->ngeom; ++g) {
-    const int b = m->geom_body[g];
-    const double *c = col->gpos + 3 * g, r = col->grad[g];
-    const double s = fmax(geom_speed(mo->cvel + 6 * b, c, r), geom_speed(mo->cvel_star + 6 * b, c, r));
-    const double mg = mo->window * s;
-    col->gmargin[g] = mg < cap ? mg : cap; /* an infinite or NaN bound gives the cap */
-    /* gradient smoothing: pairs within min_margin feel each other (its film and soft supports), so they
-     * must be found whatever their speed (each box grows by half, the pair's margin below is at least
-     * min_margin) */
-    if (mo->min_margin > 0) col->gmargin[g] = fmax(col->gmargin[g], 0.5 * mo->min_margin);
+    const int b = m->geom_body[g], root = col->gtree[g] >= 0 ? col->groot[g] : -1;
+    const double s = fmax(relative_speed(col, mo->cvel, b, -1, g), relative_speed(col, mo->cvel_star, b, -1, g));
+    col->gmargin[g] = window_margin(mo, s, cap);
+    if (root < 0 || col->no_tree_window) {
+      col->gspec_tree[g] = col->gmargin[g];
+      continue;
+    }
+    const double sr = fmax(relative_speed(col, mo->cvel, b, root, g), relative_speed(col, mo->cvel_star, b, root, g));
+    col->gspec_tree[g] = window_margin(mo, sr, cap);
   }
 }
 
@@ -343,7 +395,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
   }
   if (motion) speculative_margins(col, m, motion);
   else
-    for (int g = 0; g < ng; ++g) col->gmargin[g] = cap;
+    for (int g = 0; g < ng; ++g) col->gmargin[g] = col->gspec_tree[g] = cap;
   /* a geometry's own margin (MuJoCo's; contact_margin.h), beyond the cap: the box covers the larger
    * (margin_layer) or the sum (pair_margin, which reads the speculative margins alone) */
   if (col->margin_layer)

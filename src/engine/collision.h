@@ -41,13 +41,20 @@ typedef struct grit_collision {
   double *gmargin;  /* (ngeom) each geometry's box inflation in the last query: its speculative margin with
                        its own margin (contact_margin.h) */
   double *gspec;    /* (ngeom) each geometry's speculative margin alone in the last query */
+  double *gspec_tree; /* (ngeom) the same from its body's twist less its tree's root body's: the margin a
+                         pair of geometries on one tree takes (collision.c: pair_margin) */
+  int *gtree;       /* (ngeom) the tree of each geometry's body (-1: the world's), and groot its root body */
+  int *groot;
+  int no_tree_window; /* 1: a pair on one tree takes the margins of the absolute speeds (the old path); 0
+                         (default): of the speeds relative to the tree's root (a motion both share moves
+                         neither closer, so a falling robot's links are not each other's candidates) */
   int margin_layer; /* 1: a pair closer than its own margin is a candidate whatever its speed (the old path;
                        always with adhesion actuators, which count the force-free layer); 0 (default
                        otherwise): the speculative window applies to the gap the force law sees,
                        phi - (margin - gap) (collision.c: pair_margin) */
   double *grad;     /* (ngeom) bounding radii about the geometries' origins (inf for planes) */
   double mu_max, taud_max; /* the largest friction and SAP tau_d of the model's geometries */
-  int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and no two
+  int may_collide;  /* 0 when no pair of geometries can ever be a candidate (no explicit pair, and all on one weld or no two
                        geometries' bit masks match, as with <flag contact="disable">): the query is then skipped */
   int no_apart;     /* 1: every broad-phase pair reaches the narrow phase (the old path); 0 (default): pairs
                        whose bounding spheres are surely farther apart than their margin are dropped first
