@@ -88,10 +88,11 @@ void grit_deriv_plain_runs(const grit_model *m, grit_deriv_ws *w) {
 void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask) {
   const double *op = grit_step_delassus_operator(d);
   int same = d->achol_fresh && !w->no_achol_reuse;
+  const int any_tree_order = grit_afactor_any(d->af);
   for (int t = 0; same && t < m->ntree; ++t) { /* (a tree the step factored in tree order has no dense factor) */
     const size_t a0 = (size_t)m->tree_madr[t], nn = (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t];
     if (!mask || mask[t])
-      same = !grit_afactor_tree_order(d->af, t) && !memcmp(d->A + a0, op + a0, sizeof(double) * nn);
+      same = !(any_tree_order && grit_afactor_tree_order(d->af, t)) && !memcmp(d->A + a0, op + a0, sizeof(double) * nn);
   }
   if (!same) {
     grit_block_cholesky(m, w->Ad, mask);
