@@ -322,6 +322,61 @@ Test(afactor, derivatives_tree_solve_softbox_match_dense) {
   grit_model_free(m);
 }
 
+/* The derivative call's tree-ordered factor of the step's A (the estimates' solves under SAP) is the step's
+ * own, copied (afactor.c, grit_afactor_copy_tree) while d->A still holds that A (achol_fresh), and the free
+ * ball's dense factor is the step's Achol too (the big tree's tree order no longer keeps it from being
+ * taken): A, B the same bits as factoring both again (ws->no_achol_reuse), dense and blocks; nothing
+ * copied with achol_fresh cleared, nor after the free motion at the new state rewrote A (factored again). */
+Test(afactor, derivatives_take_the_steps_tree_factor_same_bits) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *d = make(m, 0, 1);
+  for (int i = 0; i < 150; ++i) {
+    const double u[3] = {0.1, 0.4 * sin(0.01 * i), -0.3 * cos(0.013 * i)};
+    cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+  cr_assert(d->stats.nconstraints > 3, "in contact: %d constraints", d->stats.nconstraints);
+  cr_assert(grit_afactor_tree_order(d->af, 0) && !grit_afactor_tree_order(d->af, 1) && d->achol_fresh);
+  const int nx = 2 * m->nv, nu = m->nu;
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu;
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) A[k] = malloc(sizeof(double) * na), B[k] = malloc(sizeof(double) * nb);
+  unsigned long kept = d->deriv->tree_factors_kept;
+  cr_assert_eq(grit_step_derivatives(d, A[0], B[0], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->dt_ok[0] && d->deriv->tree_factors_kept == kept + 1, "the step's factor taken");
+  d->deriv->no_achol_reuse = 1;
+  cr_assert_eq(grit_step_derivatives(d, A[1], B[1], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  d->deriv->no_achol_reuse = 0;
+  cr_assert(d->deriv->dt_ok[0] && d->deriv->tree_factors_kept == kept + 1, "factored again");
+  cr_assert(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb));
+  d->achol_fresh = 0; /* the flag guards the copy */
+  cr_assert_eq(grit_step_derivatives(d, A[2], B[2], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->tree_factors_kept == kept + 1);
+  cr_assert(!memcmp(A[0], A[2], sizeof(double) * na) && !memcmp(B[0], B[2], sizeof(double) * nb));
+  d->achol_fresh = 1;
+  double vstar[MAXNV]; /* the free motion at the new state: A and its factors rewritten, the copy refused */
+  cr_assert_eq(grit_free_motion_velocity(d, vstar), GRIT_OK);
+  cr_assert(d->achol_fresh);
+  cr_assert_eq(grit_step_derivatives(d, A[3], B[3], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  cr_assert(d->deriv->tree_factors_kept == kept + 1);
+  cr_assert(!memcmp(A[0], A[3], sizeof(double) * na) && !memcmp(B[0], B[3], sizeof(double) * nb));
+  grit_jacobian_blocks *J = NULL; /* the block form after the next step, with and without */
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  for (int k = 0; k < 2; ++k) {
+    d->deriv->no_achol_reuse = k;
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
+  }
+  d->deriv->no_achol_reuse = 0;
+  cr_assert(d->deriv->tree_factors_kept == kept + 2);
+  cr_assert(!memcmp(A[0], A[1], sizeof(double) * na) && !memcmp(B[0], B[1], sizeof(double) * nb));
+  grit_jacobian_blocks_free(J);
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* A position servo on a fixed tendon across two legs adds a rank-one term joining two branches to A:
  * that tree keeps the dense factor, and steps. */
 Test(afactor, a_broken_pattern_keeps_the_dense_factor) {

@@ -200,6 +200,45 @@ Test(treechol, solve_rows_many_sparse_columns) {
   grit_model_free(m);
 }
 
+/* The first sweep taking a dof and its parent (the dof before it) together (grit_treechol_pair_rows) gives
+ * the same bits as one row at a time, zeros' signs included (the same operations on each entry in the same
+ * order): columns dense, units at one dof (zero groups in one row of a pair and not the other: the
+ * fallbacks) and exact zeros, over every width the AVX2 path splits differently. */
+Test(treechol, solve_rows_pair_rows_same_bits) {
+  grit_model *m = load();
+  grit_treechol *tc;
+  char msg[GRIT_MESSAGE_SIZE];
+  cr_assert_eq(grit_treechol_create(m, &tc, msg), GRIT_OK);
+  enum { S = 64 };
+  const int n = m->nv, widths[] = {64, 43, 37, 32, 16, 11, 8, 3};
+  int pairs = 0;
+  for (int k = 1; k < n; ++k) pairs += m->dof_parent[k] == k - 1;
+  cr_assert(pairs > 3, "the model has %d dofs after their parent", pairs);
+  double *H = malloc(sizeof(double) * n * n), *L = malloc(sizeof(double) * n * n), inv[64];
+  double *a = malloc(sizeof(double) * (size_t)S * n), *b = malloc(sizeof(double) * (size_t)S * n);
+  unsigned seed = 11;
+  random_tree_spd(m, 5, H);
+  double lo = INFINITY, hi = 0.0;
+  cr_assert_eq(grit_treechol_factor(tc, 0, H, L, inv, &lo, &hi), -1);
+  for (int wi = 0; wi < (int)(sizeof widths / sizeof widths[0]); ++wi) {
+    const int NC = widths[wi];
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < S; ++c) {
+        const int kind = (c / 4) % 3; /* vectors of four columns: dense, a unit at one dof, zero */
+        a[i * S + c] = kind == 0 ? urand(&seed) : kind == 1 ? (i == (c * 7) % n ? 1.0 : 0.0) : 0.0;
+      }
+    memcpy(b, a, sizeof(double) * (size_t)S * n);
+    grit_treechol_pair_rows(tc, 1);
+    grit_treechol_solve_rows(tc, 0, L, inv, a, S, NC);
+    grit_treechol_pair_rows(tc, 0);
+    grit_treechol_solve_rows(tc, 0, L, inv, b, S, NC);
+    cr_expect_eq(memcmp(a, b, sizeof(double) * (size_t)S * n), 0, "%d columns", NC);
+  }
+  free(H), free(L), free(a), free(b);
+  grit_treechol_free(tc);
+  grit_model_free(m);
+}
+
 /* A chain's columns (a foot's path to the root) keep the pattern; two branches (a self-contact) do not. */
 Test(treechol, chain_columns) {
   grit_model *m = load();

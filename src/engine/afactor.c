@@ -166,6 +166,15 @@ int grit_afactor_tree_order(const grit_afactor *af, int t) { return af && af->an
 
 int grit_afactor_any(const grit_afactor *af) { return af && af->any_on; }
 
+int grit_afactor_copy_tree(const grit_afactor *af, int t, double *L, double *inv) {
+  if (!grit_afactor_tree_order(af, t)) return 0;
+  const int size = grit_treechol_size(af->tc, t), n = af->m->tree_dofnum[t];
+  const double *S = af->L + af->off[t], *I = af->inv + af->m->tree_dofadr[t];
+  for (int i = 0; i < size; ++i) L[i] = S[i]; /* loops: memcpy's rep movsb counts a byte per instruction */
+  for (int i = 0; i < n; ++i) inv[i] = I[i];
+  return 1;
+}
+
 void grit_afactor_solve_tree(const grit_model *m, const grit_afactor *af, const double *Achol, int t, double *x) {
   if (grit_afactor_tree_order(af, t))
     grit_treechol_solve(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], x + m->tree_dofadr[t]);

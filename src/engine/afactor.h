@@ -42,6 +42,12 @@ void grit_afactor_clear(grit_afactor *af);
 int grit_afactor_tree_order(const grit_afactor *af, int t);
 int grit_afactor_any(const grit_afactor *af);
 
+/* Tree t's last factor, when it is the tree-ordered one: its compact factor (grit_treechol_size of the
+ * model's tree-order layout) into L and its reciprocal pivots (its n dofs) into inv; returns 1. Else 0,
+ * nothing written. A caller holding the same A (bit for bit) takes it instead of factoring it again:
+ * grit_treechol_factor's numbers of the same block (the derivative call's, derivatives_colour.c). */
+int grit_afactor_copy_tree(const grit_afactor *af, int t, double *L, double *inv);
+
 /* Solves A x = b in place (x holds b) with the last factor; the rows of tree t alone. af NULL: the dense
  * factor Achol of every tree (grit_block_cholesky_solve). */
 void grit_afactor_solve(const grit_model *m, const grit_afactor *af, const double *Achol, double *x);

@@ -37,8 +37,9 @@ struct grit_data {
   int no_a_pattern;       /* nonzero: the free motion copies M whole into A, as before (forward.c; tests) */
   double *Achol;          /* (nM) its tree-block Cholesky factor (the trees that af factors densely) */
   grit_afactor *af;       /* which trees are factored in tree order, and their factors (afactor.h) */
-  int achol_fresh;        /* Achol is the factor of A as it stands (cleared where A is rewritten, set once
-                           * factored): a derivative call takes it for its own factor of the same A */
+  int achol_fresh;        /* Achol (af's dense trees) and af (its tree-ordered ones) hold the factor of A as it
+                           * stands (cleared where A is rewritten, set once factored): a derivative call takes
+                           * them for its own factors of the same A */
   double *bias;           /* (nv) bias forces c(q, v) */
   double *force;          /* (nv) smooth generalized force of the step */
   double *vstar;          /* (nv) free-motion velocity */

@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "actuation_adhesion.h"
+#include "afactor.h"
 #include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "dynamics.h"
 #include "quasistatic.h"
 #include "solver.h"
+#include "treechol.h"
 
 /* ------------------------------------------------------------------------ q+ = q0 (+) dt v */
 
@@ -86,9 +88,11 @@ void grit_deriv_plain_runs(const grit_model *m, grit_deriv_ws *w) {
 void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask) {
   const double *op = grit_step_delassus_operator(d);
   int same = d->achol_fresh && !w->no_achol_reuse;
-  for (int t = 0; same && t < m->ntree; ++t) {
+  const int any_tree_order = grit_afactor_any(d->af);
+  for (int t = 0; same && t < m->ntree; ++t) { /* (a tree the step factored in tree order has no dense factor) */
     const size_t a0 = (size_t)m->tree_madr[t], nn = (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t];
-    if (!mask || mask[t]) same = !memcmp(d->A + a0, op + a0, sizeof(double) * nn);
+    if (!mask || mask[t])
+      same = !(any_tree_order && grit_afactor_tree_order(d->af, t)) && !memcmp(d->A + a0, op + a0, sizeof(double) * nn);
   }
   if (!same) {
     grit_block_cholesky(m, w->Ad, mask);
@@ -98,6 +102,24 @@ void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_de
     const size_t a0 = (size_t)m->tree_madr[t], nn = (size_t)m->tree_dofnum[t] * (size_t)m->tree_dofnum[t];
     if (!mask || mask[t]) memcpy(w->Ad + a0, d->Achol + a0, sizeof(double) * nn);
   }
+}
+
+/* Tree t's tree-ordered factor of w->Ad's block (the step's operator, prepare_passes) into w->dtL, w->dtinv
+ * (derivatives_delassus.c's solves); returns whether it is positive definite. The step's free motion
+ * factored that very block with the same function (afactor.c, the trees of more than 64 dofs): while
+ * d->A still holds it (achol_fresh, d->A's block equal to it bit for bit) and the step's factor of the tree
+ * is the tree-ordered one, that factor is copied (the same bits; 3.6 % of the dog's call). The same switch
+ * as the dense factor's, ws->no_achol_reuse. */
+int grit_deriv_tree_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int t) {
+  const int a = m->tree_madr[t], adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  if (d->achol_fresh && !w->no_achol_reuse && grit_afactor_tree_order(d->af, t) &&
+      !memcmp(d->A + a, w->Ad + a, sizeof(double) * (size_t)n * (size_t)n) &&
+      grit_afactor_copy_tree(d->af, t, w->dtL + a, w->dtinv + adr)) {
+    w->tree_factors_kept++;
+    return 1;
+  }
+  double lo = 1e300, hi = 0.0;
+  return grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + adr, &lo, &hi) < 0;
 }
 
 /* ----------------------------------------------------------------- colours, columns, batches */

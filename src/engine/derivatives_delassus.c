@@ -181,15 +181,13 @@ void grit_deriv_delassus_lin_factor(const grit_model *m, const grit_data *d, gri
   w->dl_con = grit_solver_constraints(d->solver, NULL);
   w->dl_jstore = grit_solver_jstore(d->solver, NULL), w->dl_nc = d->stats.nconstraints;
   for (int t = 0; t < m->ntree; ++t) {
-    double lo = 1e300, hi = 0.0;
-    const int a = m->tree_madr[t], n = m->tree_dofnum[t];
+    const int n = m->tree_dofnum[t];
     /* Trees of more than 64 dofs take it by default: there the dense substitutions were most of the call
      * (softbox: 651 tendon-equality rows over 224 dofs), and their step already factors A in tree order
      * (afactor.c), so their A, B were not the dense factor's to the bit anyway. Smaller trees keep the
      * dense factor unless asked (delassus_tree_solve): the robots' A, B stay as they were. */
     const int want = w->delassus_tree_solve || (n > 64 && !w->no_tree_solve_big);
-    w->dt_ok[t] = want && grit_treechol_a_keeps_pattern(m, t) &&
-                  grit_treechol_factor(w->dtc, t, w->Ad + a, w->dtL + a, w->dtinv + m->tree_dofadr[t], &lo, &hi) < 0;
+    w->dt_ok[t] = want && grit_treechol_a_keeps_pattern(m, t) && grit_deriv_tree_factor(m, d, w, t); /* (colour.c) */
   }
 }
 

@@ -237,6 +237,7 @@ struct grit_deriv_ws {
   int no_kin_skip;                        /* nonzero: every rigid tree's dual kinematics formed, and the
                                            * velocity passes' partials cleared in the trees rn covers (tests) */
   int no_achol_reuse;                     /* nonzero: the step's operator factored again, not copied (tests) */
+  unsigned long tree_factors_kept;        /* the trees' tree-ordered factors copied from the step's so far (tests) */
   int no_unit_clamp;                      /* nonzero: B's columns scaled by dw/du = 1 too, blocks and dense (tests) */
   int no_rhs_lanes;                       /* nonzero: a pass's right-hand sides added a column at a time (tests) */
   int *plain_end;                         /* (nv) the first dof >= i, in i's tree, not of a hinge or slide (the
@@ -371,6 +372,9 @@ const char *grit_deriv_delassus_dense_mask(const grit_model *m, grit_deriv_ws *w
 /* w->Ad := the factor of the step's operator it holds, for the trees of mask (NULL: all): copied from
  * the step's own factor while that is still the factor of the same matrix (derivatives_columns.c). */
 void grit_deriv_factor_operator(const grit_model *m, const grit_data *d, grit_deriv_ws *w, const char *mask);
+/* Tree t's tree-ordered factor of w->Ad's block into w->dtL, w->dtinv: the step's own copied while it is the
+ * factor of the same block, else factored (derivatives_colour.c); whether it is positive definite. */
+int grit_deriv_tree_factor(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int t);
 /* w->plain_end from the model's joints (derivatives_columns.c), once at the workspace's creation. */
 void grit_deriv_plain_runs(const grit_model *m, grit_deriv_ws *w);
 void grit_deriv_integration_jacobians(const grit_model *m, const double *q0, const double *v, double h, int j,

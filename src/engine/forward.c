@@ -133,9 +133,9 @@ grit_status grit_compute_free_motion(grit_data *d) {
   if (bad >= 0)
     return grit_set_error(d->message, GRIT_ERR_NUMERICAL,
                           "free motion: the mass matrix of tree %d is not positive definite", bad);
-  /* the derivatives copy Achol as their own dense factor of A (derivatives_columns.c): only when it holds
-   * every tree's */
-  d->achol_fresh = !grit_afactor_any(d->af);
+  /* the derivatives copy the trees' factors (Achol's dense ones, af's tree-ordered ones) as their own factor
+   * of the same A (derivatives_colour.c) */
+  d->achol_fresh = 1;
   grit_afactor_solve(m, d->af, d->Achol, d->vstar);
   for (int i = 0; i < m->nv; ++i) d->vstar[i] += d->qvel[i];
   return GRIT_OK;

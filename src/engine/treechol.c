@@ -424,6 +424,47 @@ static TC_INLINE __attribute__((target("avx2"))) void fwd_pair(double *xk, const
   else if (!z1) fwd_vectors(xk + 8, y + 2, lk, ck, r, X + 8, stride, iv, 2, 0, mask);
 }
 
+/* fwd_pair for row k and its parent p = k - 1 together (p's ancestors are k's but p: ck[0 .. r-2], ck[r-1] = p):
+ * where both rows are nonzero in all sixteen columns, k's values pushed into p's row, p's scaled, and the two
+ * pushed into each common ancestor in one load and store (x_i - l_k y_k, then - l_p y_p: the order of the rows
+ * one after the other, the same bits); else the rows one after the other (fwd_pair's own zero skips). */
+static TC_INLINE __attribute__((target("avx2"))) void fwd_pair2(double *xk, double *xp, const double *lk,
+                                                               const double *lp, const int *ck, int r, double *X,
+                                                               int stride, __m256d ivk, __m256d ivp, __m256i mask) {
+  __m256d y[4] = {_mm256_loadu_pd(xk), _mm256_loadu_pd(xk + 4), _mm256_loadu_pd(xk + 8), _mm256_loadu_pd(xk + 12)};
+  if (!v4_nonzero(_mm256_or_pd(y[0], y[1])) || !v4_nonzero(_mm256_or_pd(y[2], y[3]))) {
+    fwd_pair(xk, lk, ck, r, X, stride, ivk, mask);
+    fwd_pair(xp, lp, ck, r - 1, X, stride, ivp, mask);
+    return;
+  }
+  const __m256d lkp = _mm256_broadcast_sd(lk + r - 1);
+  __m256d z[4];
+  for (int j = 0; j < 4; ++j) {
+    y[j] = _mm256_mul_pd(y[j], ivk);
+    _mm256_storeu_pd(xk + 4 * j, y[j]);
+    z[j] = _mm256_sub_pd(_mm256_loadu_pd(xp + 4 * j), _mm256_mul_pd(lkp, y[j]));
+  }
+  if (!v4_nonzero(_mm256_or_pd(z[0], z[1])) || !v4_nonzero(_mm256_or_pd(z[2], z[3]))) {
+    for (int j = 0; j < 4; ++j) _mm256_storeu_pd(xp + 4 * j, z[j]);
+    for (int e = 0; e < r - 1; ++e) { /* k's push into the common ancestors, then p's row as fwd_pair */
+      const __m256d l = _mm256_broadcast_sd(lk + e);
+      double *xi = X + (size_t)ck[e] * stride;
+      for (int j = 0; j < 4; ++j)
+        _mm256_storeu_pd(xi + 4 * j, _mm256_sub_pd(_mm256_loadu_pd(xi + 4 * j), _mm256_mul_pd(l, y[j])));
+    }
+    fwd_pair(xp, lp, ck, r - 1, X, stride, ivp, mask);
+    return;
+  }
+  for (int j = 0; j < 4; ++j) z[j] = _mm256_mul_pd(z[j], ivp), _mm256_storeu_pd(xp + 4 * j, z[j]);
+  for (int e = 0; e < r - 1; ++e) {
+    const __m256d a = _mm256_broadcast_sd(lk + e), b = _mm256_broadcast_sd(lp + e);
+    double *xi = X + (size_t)ck[e] * stride;
+    for (int j = 0; j < 4; ++j)
+      _mm256_storeu_pd(xi + 4 * j, _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd(xi + 4 * j), _mm256_mul_pd(a, y[j])),
+                                                 _mm256_mul_pd(b, z[j])));
+  }
+}
+
 /* The second sweep's row k over v = 1, 2, 4 or 8 vectors of columns from xk (masked: one partial
  * vector): x_k := (x_k - sum_e l_e x_i) * iv, e in order, the sums in registers. */
 static TC_INLINE __attribute__((target("avx2"))) void bwd_vectors(double *xk, const double *lk, const int *ck, int r,
@@ -450,16 +491,41 @@ static TC_NOINLINE __attribute__((target("avx2"))) void solve_rows_avx2(const gr
   const int *rowadr = tc->rowadr + adr, *rownnz = tc->rownnz + adr, *col = tc->colind + tc->treeadr[t];
   const int rem = nc & 3, q4 = nc - rem; /* the last partial vector: columns q4 .. nc - 1 */
   const __m256i mask = _mm256_setr_epi64x(-(rem > 0), -(rem > 1), -(rem > 2), 0);
-  for (int k = n - 1; k >= 0; --k) {
+  const int *parent = m->dof_parent + adr;
+  for (int k = n - 1; k >= 0;) {
     const int r = rownnz[k] - 1, *ck = col + rowadr[k];
     const double *lk = L + rowadr[k];
     const __m256d iv = _mm256_set1_pd(inv[k]);
     double *xk = X + (size_t)k * stride;
+    if (k > 0 && parent[k] - adr == k - 1 && !tc->no_pair_rows) { /* k and its parent (a chain's, a first child) */
+      const double *lp = L + rowadr[k - 1];
+      const __m256d ivp = _mm256_set1_pd(inv[k - 1]);
+      double *xp = xk - stride;
+      int q0 = 0;
+      for (; q0 + 2 * SOLVE_GROUP <= nc; q0 += 2 * SOLVE_GROUP)
+        fwd_pair2(xk + q0, xp + q0, lk, lp, ck, r, X + q0, stride, iv, ivp, mask);
+      if (q0 + SOLVE_GROUP <= nc) {
+        fwd_group(xk + q0, lk, ck, r, X + q0, stride, iv, 2, 0, mask);
+        fwd_group(xp + q0, lp, ck, r - 1, X + q0, stride, ivp, 2, 0, mask);
+        q0 += SOLVE_GROUP;
+      }
+      if (q0 < q4) {
+        fwd_group(xk + q0, lk, ck, r, X + q0, stride, iv, 1, 0, mask);
+        fwd_group(xp + q0, lp, ck, r - 1, X + q0, stride, ivp, 1, 0, mask);
+      }
+      if (rem) {
+        fwd_group(xk + q4, lk, ck, r, X + q4, stride, iv, 1, 1, mask);
+        fwd_group(xp + q4, lp, ck, r - 1, X + q4, stride, ivp, 1, 1, mask);
+      }
+      k -= 2;
+      continue;
+    }
     int q0 = 0;
     for (; q0 + 2 * SOLVE_GROUP <= nc; q0 += 2 * SOLVE_GROUP) fwd_pair(xk + q0, lk, ck, r, X + q0, stride, iv, mask);
     if (q0 + SOLVE_GROUP <= nc) fwd_group(xk + q0, lk, ck, r, X + q0, stride, iv, 2, 0, mask), q0 += SOLVE_GROUP;
     if (q0 < q4) fwd_group(xk + q0, lk, ck, r, X + q0, stride, iv, 1, 0, mask);
     if (rem) fwd_group(xk + q4, lk, ck, r, X + q4, stride, iv, 1, 1, mask);
+    --k;
   }
   for (int k = 0; k < n; ++k) {
     const int r = rownnz[k] - 1, *ck = col + rowadr[k];
@@ -573,6 +639,7 @@ static TC_NOINLINE __attribute__((target("avx2"))) void from_rows_avx2(const gri
 #endif
 
 void grit_treechol_siblings(grit_treechol *tc, int allow) { tc->no_sib = !allow; }
+void grit_treechol_pair_rows(grit_treechol *tc, int allow) { tc->no_pair_rows = !allow; }
 void grit_treechol_runs(grit_treechol *tc, int allow) { tc->no_runs = !allow; }
 void grit_treechol_rowinfo(grit_treechol *tc, int allow) { tc->no_rowinfo = !allow; }
 void grit_treechol_chain(grit_treechol *tc, int allow) { tc->no_chain = !allow; }

@@ -77,6 +77,9 @@ void grit_treechol_solve_rows(const grit_treechol *tc, int t, const double *L, c
  * signs of zeros. */
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr);
+/* Allows (1, the default) or forbids (0) grit_treechol_solve_rows's first sweep taking a dof and its parent
+ * (the dof before it) together, their pushes into the common ancestors in one pass (the same bits), for tests. */
+void grit_treechol_pair_rows(grit_treechol *tc, int allow);
 /* Allows (1, the default) or forbids (0) grit_treechol_solve_from_rows's second sweep over four siblings
  * at a time with AVX2 (the same bits), for tests. */
 void grit_treechol_siblings(grit_treechol *tc, int allow);

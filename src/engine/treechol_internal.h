@@ -17,6 +17,7 @@ struct grit_treechol {
   int *sib;      /* (nv) the dofs from i on, consecutive, with dof i's parent (i's own siblings after it) */
   unsigned char *sib4; /* (ntree) the tree has a run of four siblings or more */
   int no_sib;    /* grit_treechol_siblings(tc, 0): solve_from_rows's second sweep one dof at a time */
+  int no_pair_rows; /* grit_treechol_pair_rows(tc, 0): solve_rows's first sweep one row at a time */
   unsigned char *run; /* (nv) dof i's ancestors are consecutive dofs (a free root's six, a chain's) */
   int no_runs;   /* grit_treechol_runs(tc, 0): the Delassus sums' updates by the indexed loop */
   struct tc_row { int adr, r, first, run, par; } *row; /* (nv) dof i's row for the Delassus sums, one load: rowadr,
