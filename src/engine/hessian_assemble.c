@@ -666,6 +666,11 @@ static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int di
   h->factored = 0;
   if (zero) return;
   if (grit_hessian_kept(h, ntree, tree, pair)) return; /* every block it adds to is kept (begin_kept) */
+  if (!h->any_tc && m->tree_dofnum[tree[0]] < CHAIN_MIN_NV && (ntree < 2 || m->tree_dofnum[tree[1]] < CHAIN_MIN_NV)) {
+    add_small(h, dim, ntree, tree, J, G, pair); /* (free bodies, particles: add_chain and the pair chain take
+                                                   neither, and no tree's pattern is tracked) */
+    return;
+  }
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
     if (add_chain(h, dim, ntree, tree, J, G, cols, ncols)) return;
     if (h->pair_chain && ntree == 2 && dim <= 3 &&

@@ -83,6 +83,7 @@ struct grit_hessian {
   int no_keep;      /* grit_hessian_keep_blocks(h, 0): begin_kept is begin (tests) */
   int any_keep;     /* !no_keep, !skip_solves and some tree is not always rebuilt: begin_kept may keep a block */
   int skip_solves;  /* the coming solves that keep nothing, after one that kept too few (plan_blocks) */
+  int none_valid;   /* no block is valid (keep_invalidate; until the next plan_blocks): nothing to keep */
   long long nkept; /* the tree blocks begin_kept kept, since creation (tests) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
@@ -128,8 +129,11 @@ static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, con
 }
 
 /* Whether grit_hessian_begin_kept may keep any block (else it is grit_hessian_begin: a robot's one tree
- * of the tree-ordered factor; its caller need not mark the constraints that changed). */
-static inline int grit_hessian_keeps_any(const struct grit_hessian *h) { return h->any_keep; }
+ * of the tree-ordered factor; its caller need not mark the constraints that changed). Not in a solve's
+ * first assembly either (none_valid: every block is rebuilt, as grit_hessian_begin rebuilds it, and the
+ * same blocks are valid after it): the marks and the second pass over the constraints were a few percent
+ * of a tiny scene's step, whose one Newton iteration assembles once (boxbox_deep). */
+static inline int grit_hessian_keeps_any(const struct grit_hessian *h) { return h->any_keep && !h->none_valid; }
 
 /* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
 static inline void grit_hessian_copy_lower(struct grit_hessian *h, const double *A, int t) {
