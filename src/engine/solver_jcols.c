@@ -13,11 +13,13 @@
 #include "solver_state.h"
 
 #define JLIST_MIN_NV 12 /* (find_jlist) */
+#define JCOLS_MIN_NV 8   /* (grit_solver_find_jcols) */
 
 /* The equalities' and tendons' structural columns (find_jlist), when the model has any; whether some tree
  * takes lists. Returns 0 when out of memory. */
 int grit_solver_jcols_create(grit_solver *s, const grit_model *m) {
   for (int t = 0; t < m->ntree; ++t) s->jlist_trees |= m->tree_dofnum[t] >= JLIST_MIN_NV;
+  for (int t = 0; t < m->ntree; ++t) s->jcols_trees |= m->tree_dofnum[t] >= JCOLS_MIN_NV;
   if (m->neq + m->ntendon == 0) return 1;
   char *mark = malloc((size_t)m->nv + 1);
   if (!mark) return 0;
@@ -84,7 +86,6 @@ __attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model
  * change during the solve, and J x (each line search) and J^T gamma (each evaluation) then run over those
  * columns only (constraint_apply_cols, the same bits). On the composite loop, one tree of 44 dofs whose contacts
  * reach from the root to their body, the two products were 4.5 % of the step. */
-#define JCOLS_MIN_NV 8
 /* The lists (s->jlist) for the assembly's chain sums: one-tree constraints of up to 3 rows on a tree of
  * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
  * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
@@ -119,6 +120,11 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
 void grit_solver_find_jcols(grit_solver *s, const grit_model *m, int nc) {
   int used = 0;
   const int lists = s->jlist_trees && !s->no_jlist; /* (a robot's trees under JLIST_MIN_NV dofs: none) */
+  if (!s->jcols_trees) { /* (free bodies, particles, small arms: no constraint is wide, none has a list; the
+                            spans are read only for wide ones) */
+    for (int i = 0; i < nc; ++i) s->jwide[i] = 0, s->jloff[i] = -1;
+    return;
+  }
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *c = &s->c[i];
     int *cols = s->jcols + 4 * i;

@@ -50,6 +50,7 @@ struct grit_solver {
   int *jlnum;
   int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
   int jlist_trees;      /* some tree has JLIST_MIN_NV dofs or more (else no lists are looked for) */
+  int jcols_trees;      /* some tree has JCOLS_MIN_NV dofs or more (else no constraint is wide) */
   int *cx_ptr, *cx_list; /* each equality's and tendon's structural columns (grit_cx_col_lists; NULL: none): its
                            list filtered by J's values, not a scan of the tree's columns */
   int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
