@@ -220,6 +220,7 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
 }
 
 void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
+void grit_hessian_free_kernel(grit_hessian *h, int allow) { h->no_free_kernel = !allow; }
 void grit_hessian_chain_lower(grit_hessian *h, int allow) { h->no_chain_lower = !allow; }
 
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {

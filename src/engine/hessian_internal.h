@@ -66,6 +66,7 @@ struct grit_hessian {
   int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
   int no_lower;     /* grit_hessian_big_lower(h, 0): big trees' blocks copied and summed whole */
   int no_lower_avx2; /* grit_hessian_lower_kernel(h, 0): a lower-only block's sums by the plain loop */
+  int no_free_kernel; /* grit_hessian_free_kernel(h, 0): a free body's 3-row terms by add_small's loops */
   int no_chain_lower; /* grit_hessian_chain_lower(h, 0): a chain's sums on a tree of up to 64 dofs into both
                          triangles, and the lower-only sums without the adjacent columns' vector stores */
   int pair_chain;    /* some tree has 12 to 64 dofs, and grit_hessian_pair_chain allows: two-tree terms
