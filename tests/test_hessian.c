@@ -687,9 +687,80 @@ Test(hessian, free_body_kernel_same_bits) {
   grit_model_free(m);
 }
 
-/* The kernel in the solver: the sliding rod (one contact) and the cube toss (four on one free body) stepped
- * both ways, then their A and B: the same bits. */
+/* The kernel for the other sizes (add_rows3_lower_avx2) against add_small's loops: a tree of 1, 3, 7, 9 or 21
+ * dofs and a free body, 300 random assemblies each of one to four 3-row constraints on either tree or both (J
+ * with zeros and negative zeros, G as above): the same lower triangles and coupling block, bit for bit (the
+ * loops mirror their sums into the upper triangles, the kernel does not: no lower-only factor reads them),
+ * and the same solves. */
+Test(hessian, contact_kernel_same_bits) {
+  const int bs[] = {0, 1, 3, 4, 10};
+  char msg[GRIT_MESSAGE_SIZE];
+  unsigned seed = 11;
+  for (size_t e = 0; e < sizeof bs / sizeof bs[0]; ++e) {
+    grit_model *m = y_tree(bs[e], 1);
+    cr_assert_eq(m->ntree, 2);
+    grit_hessian *h[2];
+    for (int w = 0; w < 2; ++w) {
+      cr_assert_eq(grit_hessian_create(m, 4, 0, &h[w], msg), GRIT_OK, "%s", msg);
+      grit_hessian_force_path(h[w], 1);
+      grit_hessian_allow_tree_order(h[w], 0); /* (A random on the whole block, not on the tree's pattern) */
+      grit_hessian_free_kernel(h[w], w == 0);
+    }
+    const int nv = m->nv, n[2] = {m->tree_dofnum[0], m->tree_dofnum[1]};
+    double *A = calloc((size_t)m->nM, sizeof(double)), *J[2], G[9], *x[2];
+    for (int k = 0; k < 2; ++k) J[k] = calloc((size_t)3 * n[k], sizeof(double)), x[k] = calloc((size_t)nv, sizeof(double));
+    for (int trial = 0; trial < 300; ++trial) {
+      for (int t = 0; t < 2; ++t) random_spd(n[t], &seed, A + m->tree_madr[t]);
+      for (int w = 0; w < 2; ++w) {
+        grit_hessian_pattern_reset(h[w]);
+        cr_assert_eq(grit_hessian_pattern_pair(h[w], 0, 1), 0);
+        grit_hessian_pattern_commit(h[w]);
+        grit_hessian_begin(h[w], A);
+      }
+      for (int c = 0; c < 1 + trial % 4; ++c) {
+        for (int k = 0; k < 2; ++k)
+          for (int i = 0; i < 3 * n[k]; ++i) {
+            const double u = urand(&seed);
+            J[k][i] = u > 0.8 ? 0.0 : u < -0.8 ? -0.0 : urand(&seed);
+          }
+        const int kind = (trial + c) % 4;
+        for (int r = 0; r < 3; ++r)
+          for (int q = 0; q <= r; ++q) {
+            const double g = r == q ? 0.5 + fabs(urand(&seed)) : kind == 2 ? 0.0 : kind == 3 ? -0.0 : 0.2 * urand(&seed);
+            G[r * 3 + q] = G[q * 3 + r] = g;
+          }
+        if (kind == 1) memset(G, 0, sizeof(double) * 8);
+        const int which = (trial + 2 * c) % 3; /* tree 0, tree 1, both */
+        const int tree[2] = {which == 1 ? 1 : 0, 1}, nt = which == 2 ? 2 : 1;
+        const double *Jp[2] = {J[which == 1 ? 1 : 0], J[1]};
+        for (int w = 0; w < 2; ++w) grit_hessian_add(h[w], 3, nt, tree, Jp, G, nt == 2 ? 0 : -1);
+      }
+      for (int t = 0; t < 2; ++t)
+        for (int i = 0; i < n[t]; ++i)
+          cr_assert(memcmp(h[0]->diag + m->tree_madr[t] + i * n[t], h[1]->diag + m->tree_madr[t] + i * n[t],
+                           sizeof(double) * (size_t)(i + 1)) == 0, "n %d, trial %d: tree %d's row %d differs", n[0], trial, t, i);
+      cr_assert(memcmp(h[0]->cblock, h[1]->cblock, sizeof(double) * (size_t)n[0] * n[1]) == 0,
+                "n %d, trial %d: the coupling block differs", n[0], trial);
+      for (int w = 0; w < 2; ++w) {
+        double cond;
+        cr_assert_eq(grit_hessian_factor(h[w], &cond, msg), GRIT_OK, "%s", msg);
+        for (int i = 0; i < nv; ++i) x[w][i] = 1.0 + i;
+        cr_assert_eq(grit_hessian_solve(h[w], x[w], 1), GRIT_OK);
+      }
+      cr_assert(memcmp(x[0], x[1], sizeof(double) * (size_t)nv) == 0, "n %d, trial %d: the solves differ", n[0], trial);
+    }
+    for (int w = 0; w < 2; ++w) grit_hessian_free(h[w]);
+    free(A), free(J[0]), free(J[1]), free(x[0]), free(x[1]);
+    grit_model_free(m);
+  }
+}
+
+/* The kernels in the solver: the sliding rod (one contact), the cube toss (four on one free body), the arm
+ * and ball (a 7-dof arm and a free ball), the clutter (free bodies on each other) stepped both ways, then
+ * their A and B: the same bits. */
 Test(hessian, free_body_kernel_same_trajectories) {
   switch_same_bits(GRIT_SOURCE_DIR "/examples/models/sliding_rod.xml", 300, grit_hessian_free_kernel, 0);
   switch_same_bits(GRIT_SOURCE_DIR "/examples/models/cube_toss.xml", 300, grit_hessian_free_kernel, 0);
+  switch_same_bits(GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", 300, grit_hessian_free_kernel, 0);
+  switch_same_bits(GRIT_SOURCE_DIR "/examples/models/clutter.xml", 150, grit_hessian_free_kernel, 0);
 }

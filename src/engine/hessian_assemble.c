@@ -26,21 +26,6 @@ static inline int all_zero(const double *G, int n) {
   return zero;
 }
 
-/* Where an add's terms on tree t's block (n x n) go: the block, or, when this assembly keeps it
- * (grit_hessian_begin_kept), the sink, cleared (its sums are never read; cleared, they stay finite). Kept
- * blocks are of trees of at most 64 dofs (grit_hessian_keep_touch). */
-static inline double *dblock(grit_hessian *h, int t, int n) {
-  if (!h->upd || h->rebuild[t]) return h->diag + h->m->tree_madr[t];
-  memset(h->sink, 0, sizeof(double) * (size_t)n * (size_t)n);
-  return h->sink;
-}
-/* The same for pair k's coupling block (of size entries), into the second half of the sink. */
-static inline double *cblk(grit_hessian *h, int k, int size) {
-  if (!h->upd || h->prebuild[k]) return h->cblock + h->poff[k];
-  memset(h->sink + 64 * 64, 0, sizeof(double) * (size_t)size);
-  return h->sink + 64 * 64;
-}
-
 /* Every tree's block: the runs of trees up to 64 dofs in one copy each (the blocks are contiguous). */
 static void copy_all(grit_hessian *h, const double *A) {
   const grit_model *m = h->m;
@@ -122,7 +107,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
         for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + c];
         gj[r * n + c] = s;
       }
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -135,7 +120,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *Jb = J[kb], *gja = GJ[ka];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;
@@ -156,7 +141,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
     const int n = k == 0 ? n0 : n1;
     const double *j = J[k] + 2 * n;
     for (int c = 0; c < n; ++c) gj[k][c] = g * j[c];
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int c = 0; c <= i; ++c) {
         const double s = j[i] * gj[k][c];
@@ -168,7 +153,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka;
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *jb = J[kb] + 2 * nb, *gja = gj[ka];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) C[r * na + c] += jb[r] * gja[c];
   }
@@ -232,52 +217,15 @@ static __attribute__((noinline, target("avx2"))) void add_small_lower_avx2(grit_
                                                                          const double *G, int pair) {
   add_small_in(h, dim, ntree, tree, J, G, pair, 1);
 }
-/* add_small_lower_avx2's terms of a 3-row G on one free body (6 dofs: a body's contact with the world) in
- * vectors: G J (3 x 6) row by row, then each row i of the lower triangle of J^T (G J) four and two columns at
- * a time, the lanes past the diagonal blended back (the upper triangle as it was). Each entry takes
- * add_small_n's operations in its order, (((0 + a0 b0) + a1 b1) + a2 b2) then D + s, in double lanes
- * without FMA: the same bits (test_hessian compares the two). GCC's code for the constant sizes was 450
- * instructions a contact, scalar over the triangle: boxbox_deep's 4 contacts 1.8 k of its step's 29 k. */
-static __attribute__((noinline, target("avx2"))) void add_free_lower_avx2(grit_hessian *h, int tree, const double *J,
-                                                                        const double *G) {
-  __m256d gl[3];
-  __m128d gh[3];
-  for (int r = 0; r < 3; ++r) {
-    __m256d sl = _mm256_setzero_pd();
-    __m128d sh = _mm_setzero_pd();
-    for (int q = 0; q < 3; ++q) {
-      const __m256d g = _mm256_set1_pd(G[r * 3 + q]);
-      sl = _mm256_add_pd(sl, _mm256_mul_pd(g, _mm256_loadu_pd(J + q * 6)));
-      sh = _mm_add_pd(sh, _mm_mul_pd(_mm256_castpd256_pd128(g), _mm_loadu_pd(J + q * 6 + 4)));
-    }
-    gl[r] = sl, gh[r] = sh;
-  }
-  double *D = dblock(h, tree, 6);
-  for (int i = 0; i < 6; ++i) {
-    __m256d sl = _mm256_setzero_pd();
-    for (int r = 0; r < 3; ++r) sl = _mm256_add_pd(sl, _mm256_mul_pd(_mm256_set1_pd(J[r * 6 + i]), gl[r]));
-    const __m256d d = _mm256_loadu_pd(D + i * 6), sum = _mm256_add_pd(d, sl);
-    /* (lanes j <= i: row 0 one, row 1 two, row 2 three, rows 3 to 5 all four) */
-    const __m256d row = i == 0 ? _mm256_blend_pd(d, sum, 1) : i == 1 ? _mm256_blend_pd(d, sum, 3)
-                        : i == 2 ? _mm256_blend_pd(d, sum, 7) : sum;
-    _mm256_storeu_pd(D + i * 6, row);
-    if (i < 4) continue;
-    __m128d sh = _mm_setzero_pd();
-    for (int r = 0; r < 3; ++r) sh = _mm_add_pd(sh, _mm_mul_pd(_mm_set1_pd(J[r * 6 + i]), gh[r]));
-    const __m128d dh = _mm_loadu_pd(D + i * 6 + 4), sumh = _mm_add_pd(dh, sh);
-    _mm_storeu_pd(D + i * 6 + 4, i == 4 ? _mm_blend_pd(dh, sumh, 1) : sumh);
-  }
-}
 #endif
 static inline int chain_lower(const grit_hessian *h);
 static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], const double *const J[2],
                       const double *G, int pair) {
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
-    if (chain_lower(h) && dim == 3 && ntree == 1 && h->m->tree_dofnum[tree[0]] == 6 && !h->no_free_kernel &&
-        !all_zero(G, 8)) /* (a normal-only G: add_normal_n's fewer terms) */
-      add_free_lower_avx2(h, tree[0], J[0], G);
-    else if (chain_lower(h)) add_small_lower_avx2(h, dim, ntree, tree, J, G, pair);
+    /* (3-row terms on the lower triangles: by the kernels of hessian_contact.c) */
+    if (chain_lower(h) && dim == 3 && !h->no_free_kernel && grit_hessian_add_rows3_avx2(h, ntree, tree, J, G, pair)) return;
+    if (chain_lower(h)) add_small_lower_avx2(h, dim, ntree, tree, J, G, pair);
     else add_small_avx2(h, dim, ntree, tree, J, G, pair);
     return;
   }
@@ -553,7 +501,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
     const double *Jk = J[k];
     double *gj = GJ[k]; /* G J on the nonzero columns, as add_small_n's gj (r, id[c]) */
     chain_gj(n, dim, Jk, G, id, nc, Jc, gj);
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int a = 0; a < nc; ++a) {
       for (int b = 0; b <= a; ++b) {
         double s = 0.0;
@@ -570,7 +518,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]], nca = nck[ka];
     const double *Jb = J[kb], *gja = GJ[ka];
     const int *ida = idx[ka];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int rr = 0; rr < nck[kb]; ++rr) {
       const int r = idx[kb][rr];
       for (int cc = 0; cc < nca; ++cc) {
@@ -739,7 +687,7 @@ static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int di
   (GJbig[k] ? GJbig[k][(r) * m->tree_dofnum[tree[k]] + (c)] : gj_entry(G, dim, J[k], m->tree_dofnum[tree[k]], r, c))
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]];
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -751,7 +699,7 @@ static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int di
   if (ntree == 2 && pair >= 0) {
     int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;

@@ -166,4 +166,26 @@ static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessi
  * not) into idx, ascending; returns their count (hessian_columns.c). */
 int grit_hessian_nonzero_columns(const double *J, int dim, int n, int *idx);
 
+/* Where an add's terms on tree t's block (n x n) go: the block, or, when this assembly keeps it
+ * (grit_hessian_begin_kept), the sink, cleared (its sums are never read; cleared, they stay finite). Kept
+ * blocks are of trees of at most 64 dofs (grit_hessian_keep_touch). */
+static inline double *grit_hessian_dblock(struct grit_hessian *h, int t, int n) {
+  if (!h->upd || h->rebuild[t]) return h->diag + h->m->tree_madr[t];
+  memset(h->sink, 0, sizeof(double) * (size_t)n * (size_t)n);
+  return h->sink;
+}
+/* The same for pair k's coupling block (of size entries), into the second half of the sink. */
+static inline double *grit_hessian_cblk(struct grit_hessian *h, int k, int size) {
+  if (!h->upd || h->prebuild[k]) return h->cblock + h->poff[k];
+  memset(h->sink + 64 * 64, 0, sizeof(double) * (size_t)size);
+  return h->sink + 64 * 64;
+}
+
+/* hessian_contact.c: a 3-row term (a contact's) on trees of up to 64 dofs, one or two, into the lower triangles
+ * and the coupling block by AVX2 kernels, the same bits there as hessian_assemble.c's add_small; returns 0 (nothing
+ * added) for a normal-only G on free bodies (add_small's fewer terms) or where the build has no AVX2 code. Only
+ * on a CPU with AVX2 (the caller's test). */
+int grit_hessian_add_rows3_avx2(struct grit_hessian *h, int ntree, const int tree[2], const double *const J[2],
+                                const double *G, int pair);
+
 #endif
