@@ -446,7 +446,9 @@ static void no_sized_sums(grit_solver *s) { s->no_sized_sums = 1; }
 static int any_constraint(const grit_constraint *c) { return c != NULL; }
 
 /* The evaluation's residual sums over a free body's 6 and a particle's 3 dofs with the size a constant
- * (solver.c, residual_sums) give the same bits as with the size a variable (no_sized_sums): the sliding rod
+ * (solver.c, residual_sums), and the solver's other loops over a free body's dofs (solver_state.h, SIZED: J^T
+ * gamma's and e's starts, |D^-1 v*|, -r, |D^-1 dv|, the line search's dv^T A e and dv^T A dv), give the same
+ * bits as with the size a variable (no_sized_sums): the sliding rod
  * (a free body on the floor) and MuJoCo's particles (trees of three slides) piling up, the states compared
  * bit for bit after each step; and both had constraints to evaluate. */
 Test(solver, residual_sums_at_constant_sizes_give_the_same_bits) {

@@ -74,8 +74,8 @@ struct grit_solver {
                            grit_constraint_eval, as before bilateral_directional (solver_linesearch.c; tests) */
   int no_ls_tags;       /* nonzero: the line search's lean branch for plain Lagged contacts and its update
                            of normal-only contacts' normal rows alone are off (solver_linesearch.c; tests) */
-  int no_sized_sums;    /* nonzero: the evaluation's residual sums over each tree with its size a variable
-                           (solver.c, residual_sums; the same bits; tests) */
+  int no_sized_sums;    /* nonzero: the evaluation's residual sums and the SIZED loops over each tree with its
+                           size a variable (solver.c, residual_sums; the same bits; tests) */
   int no_one_tree_islands; /* nonzero: a model of one tree finds its one island by the general union-find
                               and counting sorts (solver.c, find_islands; the same islands; tests) */
   int no_chord;         /* nonzero: every Newton direction assembles and factors H (no chord steps with the
@@ -221,6 +221,26 @@ static inline void constraint_apply_transpose(const grit_model *m, const grit_co
 /* fmax without the library call (the math library's fmax is not inlined without -ffast-math and was
  * a tenth of the solver's own time on the arm): the larger of a and b, and a when b is NaN, as fmax. */
 static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
+
+/* The solver's loops over one tree's n dofs, written once and inlined with a free body's 6 as a constant where
+ * they are called (SIZED): the same operations in the same order, without the loop's set-up and the vector
+ * path's overlap tests, which were 50-60 instructions for 6 entries (the sliding rod). grit_solver's
+ * no_sized_sums: n as a variable always (test_solver). */
+#define SIZED(s, n, ...)                  \
+  do {                                    \
+    if ((n) == 6 && !(s)->no_sized_sums) { \
+      const int n_ = 6;                   \
+      __VA_ARGS__;                        \
+    } else {                              \
+      const int n_ = n;                   \
+      __VA_ARGS__;                        \
+    }                                     \
+  } while (0)
+/* m = max(m, |x_i| d_i) over n entries (the round-off floor's sizes). */
+static inline double max_scaled(double m, const double *x, const double *d, int n) {
+  for (int i = 0; i < n; ++i) m = maxd(m, fabs(x[i]) * d[i]);
+  return m;
+}
 
 /* The cost, impulse and Hessian of constraint c at the constraint velocity vc (a normal-only contact's
  * without evaluating its friction, which is zero: the same numbers as grit_constraint_eval). */
