@@ -234,7 +234,10 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
       cc += c->cost;
       continue;
     }
+    const int free3 = grit_solver_free3(s, m, c);
     if (compute_vc && wide) grit_solver_apply_j(s, m, i, v, 1, c->vc);
+    else if (compute_vc && free3)
+      grit_solver_free3_apply(s->jstore + c->joff[0], v + m->tree_dofadr[c->tree[0]], c->b, c->vc);
     else if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
@@ -247,6 +250,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
     int nl = 0;
     const int *l = wide ? grit_solver_jlist_apply(s, i, &nl) : NULL;
     if (wide) grit_solver_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg, l, nl); /* (jtg: from +0) */
+    else if (free3) grit_solver_free3_transpose(s->jstore + c->joff[0], c->gamma, s->jtg + m->tree_dofadr[c->tree[0]]);
     else constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
   double sums[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* rn, an, jn, ee, vmax */

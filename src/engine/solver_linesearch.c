@@ -266,6 +266,8 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
     for (int q = 0; q < ncon; ++q) {
       grit_constraint *c = &s->c[con[q]];
       if (s->jwide[con[q]]) grit_solver_apply_j(s, m, con[q], s->dv, 0, c->dvc);
+      else if (grit_solver_free3(s, m, c))
+        grit_solver_free3_apply(s->jstore + c->joff[0], s->dv + m->tree_dofadr[c->tree[0]], NULL, c->dvc);
       else constraint_apply(m, c, s->jstore, s->dv, 0, c->dvc);
     }
     int lsi = 0;

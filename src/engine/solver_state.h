@@ -51,6 +51,8 @@ struct grit_solver {
   int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
   int jlist_trees;      /* some tree has JLIST_MIN_NV dofs or more (else no lists are looked for) */
   int jcols_trees;      /* some tree has JCOLS_MIN_NV dofs or more (else no constraint is wide) */
+  int free3;            /* J x and J^T f of a 3-row constraint on one free body by AVX2 (solver_jcols.c: the
+                           CPU has it; 0: the loops, the same bits, tests) */
   int *cx_ptr, *cx_list; /* each equality's and tendon's structural columns (grit_cx_col_lists; NULL: none): its
                            list filtered by J's values, not a scan of the tree's columns */
   int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
@@ -331,6 +333,15 @@ static inline void grit_solver_apply_j(const grit_solver *s, const grit_model *m
   const int *l = grit_solver_jlist_apply(s, i, &nl);
   if (l) grit_solver_apply_list(s, m, i, l, nl, x, with_bias, y);
   else grit_solver_apply_cols(m, &s->c[i], s->jstore, s->jcols + 4 * i, x, with_bias, y);
+}
+
+/* solver_jcols.c: y = J x + b (b NULL: J x) and y += J^T f for a 3-row constraint on one free body (J 3 x 6,
+ * x and y the body's 6 entries), the three rows' sums as lanes of AVX2 vectors, each in the loops' order. */
+void grit_solver_free3_apply(const double *J, const double *x, const double *b, double y[3]);
+void grit_solver_free3_transpose(const double *J, const double f[3], double *y);
+/* Whether constraint c takes them: 3 rows (not a normal-only contact's one) on one tree of 6 dofs. */
+static inline int grit_solver_free3(const grit_solver *s, const grit_model *m, const grit_constraint *c) {
+  return s->free3 && c->ntree == 1 && c->dim == 3 && m->tree_dofnum[c->tree[0]] == 6 && !normal_only(c);
 }
 
 /* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
