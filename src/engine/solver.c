@@ -234,7 +234,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
       cc += c->cost;
       continue;
     }
-    const int free3 = grit_solver_free3(s, m, c);
+    const int free3 = !wide && grit_solver_free3(s, m, c); /* (a wide one takes its columns) */
     if (compute_vc && wide) grit_solver_apply_j(s, m, i, v, 1, c->vc);
     else if (compute_vc && free3)
       grit_solver_free3_apply(s->jstore + c->joff[0], v + m->tree_dofadr[c->tree[0]], c->b, c->vc);
