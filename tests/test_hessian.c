@@ -16,6 +16,7 @@
 #include "grit/grit.h"
 #include "grit/mjcf.h"
 #include "hessian.h"
+#include "hessian_internal.h" /* (the blocks, h->diag) */
 #include "solver_state.h"
 #include "xml_load_util.h"
 
@@ -571,10 +572,11 @@ Test(hessian, big_tree_lower_triangle_same_bits) {
  * particles, 150 steps, the same states bit for bit (a negative zero could differ; none does here). */
 Test(hessian, two_tree_chain_same_bits) { hammock_switch_same_bits(grit_hessian_pair_chain); }
 
-/* The blocks kept between assemblies (grit_hessian_begin_kept) against every block rebuilt
- * (grit_hessian_keep_blocks(h, 0)): `steps` steps of a scene, then the dense A and B of the last step (its
- * refactor keeps blocks too): the same states and the same A, B, bit for bit; and blocks were kept. */
-static void kept_blocks_same_bits(const char *path, int steps, int keeps) {
+/* A switch of H on (set(H, 1)) against off: `steps` steps of a scene, then the dense A and B of the last
+ * step: the same states and the same A, B, bit for bit. The blocks kept between assemblies
+ * (grit_hessian_begin_kept) against every block rebuilt (grit_hessian_keep_blocks(h, 0); the refactor
+ * keeps blocks too): with `keeps`, blocks were kept. */
+static void switch_same_bits(const char *path, int steps, void (*set)(grit_hessian *, int), int keeps) {
   grit_model *m;
   grit_mjcf_info info;
   char msg[GRIT_MESSAGE_SIZE];
@@ -587,7 +589,7 @@ static void kept_blocks_same_bits(const char *path, int steps, int keeps) {
   for (int w = 0; w < 2; ++w) {
     cr_assert_eq(grit_data_create(m, &d[w]), GRIT_OK);
     cr_assert_eq(grit_data_set_step_settings(d[w], &info.settings), GRIT_OK);
-    grit_hessian_keep_blocks(d[w]->solver->H, w == 0);
+    set(d[w]->solver->H, w == 0);
     ab[w][0] = calloc((size_t)nx * nx + 1, sizeof(double));
     ab[w][1] = calloc((size_t)nx * m->nu + 1, sizeof(double));
     cr_assert(ab[w][0] && ab[w][1]);
@@ -600,15 +602,23 @@ static void kept_blocks_same_bits(const char *path, int steps, int keeps) {
     cr_assert_eq(grit_step_derivatives(d[w], ab[w][0], ab[w][1], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d[w]));
   cr_expect(memcmp(ab[0][0], ab[1][0], sizeof(double) * (size_t)nx * nx) == 0, "%s: A differs", path);
   cr_expect(memcmp(ab[0][1], ab[1][1], sizeof(double) * (size_t)nx * m->nu) == 0, "%s: B differs", path);
-  cr_expect(!keeps || grit_hessian_kept_count(d[0]->solver->H) > 0, "%s: no block kept", path);
-  cr_expect(grit_hessian_kept_count(d[1]->solver->H) == 0);
-  cr_log_info("%s: %lld blocks kept", path, grit_hessian_kept_count(d[0]->solver->H));
+  double moved = 0.0;
+  for (int i = 0; i < m->nv; ++i) moved = fmax(moved, fabs(d[0]->qvel[i]));
+  cr_expect(moved > 0.0, "%s: nothing moves", path);
+  if (set == grit_hessian_keep_blocks) {
+    cr_expect(!keeps || grit_hessian_kept_count(d[0]->solver->H) > 0, "%s: no block kept", path);
+    cr_expect(grit_hessian_kept_count(d[1]->solver->H) == 0);
+    cr_log_info("%s: %lld blocks kept", path, grit_hessian_kept_count(d[0]->solver->H));
+  }
   for (int w = 0; w < 2; ++w) {
     free(ab[w][0]), free(ab[w][1]);
     grit_data_free(d[w]);
   }
   grit_model_free(m);
   grit_mjcf_info_free(&info);
+}
+static void kept_blocks_same_bits(const char *path, int steps, int keeps) {
+  switch_same_bits(path, steps, grit_hessian_keep_blocks, keeps);
 }
 
 Test(hessian, kept_blocks_same_bits_hammock) {
@@ -621,4 +631,136 @@ Test(hessian, kept_blocks_same_bits_others) {
   kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml", 120, 1);
   kept_blocks_same_bits(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml", 120, 0);
   kept_blocks_same_bits(GRIT_SOURCE_DIR "/examples/models/clutter.xml", 200, 1);
+}
+
+/* A free body's 3-row terms by the AVX2 kernel (add_free_lower_avx2) against add_small's loops
+ * (grit_hessian_free_kernel(h, 0)) on the block-sparse path's lower triangle: 2000 random assemblies of one
+ * to five constraints (J with zeros and negative zeros, G symmetric, some normal-only or with zero or
+ * negative-zero off-diagonal entries): the same block, both triangles, bit for bit, and the same solves. */
+Test(hessian, free_body_kernel_same_bits) {
+  grit_model *m = xml_load_or_fail("<mujoco><worldbody><body><freejoint/><geom type='box' size='0.1 0.2 0.3'/>"
+                                   "</body></worldbody></mujoco>");
+  cr_assert_eq(m->nv, 6);
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_hessian *h[2];
+  for (int w = 0; w < 2; ++w) {
+    cr_assert_eq(grit_hessian_create(m, 4, 0, &h[w], msg), GRIT_OK, "%s", msg);
+    grit_hessian_force_path(h[w], 1);
+    grit_hessian_free_kernel(h[w], w == 0);
+  }
+  unsigned seed = 7;
+  double A[36], J[18], G[9], x[2][6];
+  for (int trial = 0; trial < 2000; ++trial) {
+    random_spd(6, &seed, A);
+    for (int w = 0; w < 2; ++w) {
+      grit_hessian_pattern_reset(h[w]);
+      grit_hessian_pattern_commit(h[w]);
+      grit_hessian_begin(h[w], A);
+    }
+    const int ncon = 1 + trial % 5;
+    for (int c = 0; c < ncon; ++c) {
+      for (int k = 0; k < 18; ++k) {
+        const double u = urand(&seed);
+        J[k] = u > 0.8 ? 0.0 : u < -0.8 ? -0.0 : urand(&seed);
+      }
+      const int kind = (trial + c) % 4; /* 0: full, 1: normal only, 2: diagonal (zero couplings), 3: -0 couplings */
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q <= r; ++q) {
+          const double g = r == q ? 0.5 + fabs(urand(&seed)) : kind == 2 ? 0.0 : kind == 3 ? -0.0 : 0.2 * urand(&seed);
+          G[r * 3 + q] = G[q * 3 + r] = g;
+        }
+      if (kind == 1) memset(G, 0, sizeof(double) * 8);
+      const int tree[2] = {0, 0};
+      const double *Jp[2] = {J, J};
+      for (int w = 0; w < 2; ++w) grit_hessian_add(h[w], 3, 1, tree, Jp, G, -1);
+    }
+    cr_assert(memcmp(h[0]->diag, h[1]->diag, sizeof(double) * 36) == 0, "trial %d: the blocks differ", trial);
+    for (int w = 0; w < 2; ++w) {
+      double cond;
+      cr_assert_eq(grit_hessian_factor(h[w], &cond, msg), GRIT_OK, "%s", msg);
+      for (int i = 0; i < 6; ++i) x[w][i] = 1.0 + i;
+      cr_assert_eq(grit_hessian_solve(h[w], x[w], 1), GRIT_OK);
+    }
+    cr_assert(memcmp(x[0], x[1], sizeof x[0]) == 0, "trial %d: the solves differ", trial);
+  }
+  for (int w = 0; w < 2; ++w) grit_hessian_free(h[w]);
+  grit_model_free(m);
+}
+
+/* The kernel for the other sizes (add_rows3_lower_avx2) against add_small's loops: a tree of 1, 3, 7, 9 or 21
+ * dofs and a free body, 300 random assemblies each of one to four 3-row constraints on either tree or both (J
+ * with zeros and negative zeros, G as above): the same lower triangles and coupling block, bit for bit (the
+ * loops mirror their sums into the upper triangles, the kernel does not: no lower-only factor reads them),
+ * and the same solves. */
+Test(hessian, contact_kernel_same_bits) {
+  const int bs[] = {0, 1, 3, 4, 10};
+  char msg[GRIT_MESSAGE_SIZE];
+  unsigned seed = 11;
+  for (size_t e = 0; e < sizeof bs / sizeof bs[0]; ++e) {
+    grit_model *m = y_tree(bs[e], 1);
+    cr_assert_eq(m->ntree, 2);
+    grit_hessian *h[2];
+    for (int w = 0; w < 2; ++w) {
+      cr_assert_eq(grit_hessian_create(m, 4, 0, &h[w], msg), GRIT_OK, "%s", msg);
+      grit_hessian_force_path(h[w], 1);
+      grit_hessian_allow_tree_order(h[w], 0); /* (A random on the whole block, not on the tree's pattern) */
+      grit_hessian_free_kernel(h[w], w == 0);
+    }
+    const int nv = m->nv, n[2] = {m->tree_dofnum[0], m->tree_dofnum[1]};
+    double *A = calloc((size_t)m->nM, sizeof(double)), *J[2], G[9], *x[2];
+    for (int k = 0; k < 2; ++k) J[k] = calloc((size_t)3 * n[k], sizeof(double)), x[k] = calloc((size_t)nv, sizeof(double));
+    for (int trial = 0; trial < 300; ++trial) {
+      for (int t = 0; t < 2; ++t) random_spd(n[t], &seed, A + m->tree_madr[t]);
+      for (int w = 0; w < 2; ++w) {
+        grit_hessian_pattern_reset(h[w]);
+        cr_assert_eq(grit_hessian_pattern_pair(h[w], 0, 1), 0);
+        grit_hessian_pattern_commit(h[w]);
+        grit_hessian_begin(h[w], A);
+      }
+      for (int c = 0; c < 1 + trial % 4; ++c) {
+        for (int k = 0; k < 2; ++k)
+          for (int i = 0; i < 3 * n[k]; ++i) {
+            const double u = urand(&seed);
+            J[k][i] = u > 0.8 ? 0.0 : u < -0.8 ? -0.0 : urand(&seed);
+          }
+        const int kind = (trial + c) % 4;
+        for (int r = 0; r < 3; ++r)
+          for (int q = 0; q <= r; ++q) {
+            const double g = r == q ? 0.5 + fabs(urand(&seed)) : kind == 2 ? 0.0 : kind == 3 ? -0.0 : 0.2 * urand(&seed);
+            G[r * 3 + q] = G[q * 3 + r] = g;
+          }
+        if (kind == 1) memset(G, 0, sizeof(double) * 8);
+        const int which = (trial + 2 * c) % 3; /* tree 0, tree 1, both */
+        const int tree[2] = {which == 1 ? 1 : 0, 1}, nt = which == 2 ? 2 : 1;
+        const double *Jp[2] = {J[which == 1 ? 1 : 0], J[1]};
+        for (int w = 0; w < 2; ++w) grit_hessian_add(h[w], 3, nt, tree, Jp, G, nt == 2 ? 0 : -1);
+      }
+      for (int t = 0; t < 2; ++t)
+        for (int i = 0; i < n[t]; ++i)
+          cr_assert(memcmp(h[0]->diag + m->tree_madr[t] + i * n[t], h[1]->diag + m->tree_madr[t] + i * n[t],
+                           sizeof(double) * (size_t)(i + 1)) == 0, "n %d, trial %d: tree %d's row %d differs", n[0], trial, t, i);
+      cr_assert(memcmp(h[0]->cblock, h[1]->cblock, sizeof(double) * (size_t)n[0] * n[1]) == 0,
+                "n %d, trial %d: the coupling block differs", n[0], trial);
+      for (int w = 0; w < 2; ++w) {
+        double cond;
+        cr_assert_eq(grit_hessian_factor(h[w], &cond, msg), GRIT_OK, "%s", msg);
+        for (int i = 0; i < nv; ++i) x[w][i] = 1.0 + i;
+        cr_assert_eq(grit_hessian_solve(h[w], x[w], 1), GRIT_OK);
+      }
+      cr_assert(memcmp(x[0], x[1], sizeof(double) * (size_t)nv) == 0, "n %d, trial %d: the solves differ", n[0], trial);
+    }
+    for (int w = 0; w < 2; ++w) grit_hessian_free(h[w]);
+    free(A), free(J[0]), free(J[1]), free(x[0]), free(x[1]);
+    grit_model_free(m);
+  }
+}
+
+/* The kernels in the solver: the sliding rod (one contact), the cube toss (four on one free body), the arm
+ * and ball (a 7-dof arm and a free ball), the clutter (free bodies on each other) stepped both ways, then
+ * their A and B: the same bits. */
+Test(hessian, free_body_kernel_same_trajectories) {
+  switch_same_bits(GRIT_SOURCE_DIR "/examples/models/sliding_rod.xml", 300, grit_hessian_free_kernel, 0);
+  switch_same_bits(GRIT_SOURCE_DIR "/examples/models/cube_toss.xml", 300, grit_hessian_free_kernel, 0);
+  switch_same_bits(GRIT_SOURCE_DIR "/examples/models/arm_push_ball.xml", 300, grit_hessian_free_kernel, 0);
+  switch_same_bits(GRIT_SOURCE_DIR "/examples/models/clutter.xml", 150, grit_hessian_free_kernel, 0);
 }

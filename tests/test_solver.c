@@ -446,7 +446,9 @@ static void no_sized_sums(grit_solver *s) { s->no_sized_sums = 1; }
 static int any_constraint(const grit_constraint *c) { return c != NULL; }
 
 /* The evaluation's residual sums over a free body's 6 and a particle's 3 dofs with the size a constant
- * (solver.c, residual_sums) give the same bits as with the size a variable (no_sized_sums): the sliding rod
+ * (solver.c, residual_sums), and the solver's other loops over a free body's dofs (solver_state.h, SIZED: J^T
+ * gamma's and e's starts, |D^-1 v*|, -r, |D^-1 dv|, the line search's dv^T A e and dv^T A dv), give the same
+ * bits as with the size a variable (no_sized_sums): the sliding rod
  * (a free body on the floor) and MuJoCo's particles (trees of three slides) piling up, the states compared
  * bit for bit after each step; and both had constraints to evaluate. */
 Test(solver, residual_sums_at_constant_sizes_give_the_same_bits) {
@@ -455,6 +457,50 @@ Test(solver, residual_sums_at_constant_sizes_give_the_same_bits) {
                                       no_sized_sums, 60, any_constraint);
   cr_log_info("constraints over the steps: rod %d, particles %d", rod, particles);
   cr_assert(rod > 0 && particles > 0, "no constraint: the test compares nothing");
+}
+
+static void no_free3(grit_solver *s) { s->free3 = 0; }
+static int free_body_contact(const grit_constraint *c) {
+  return c->ntree == 1 && c->dim == 3 && c->kind == GRIT_CONSTRAINT_LAGGED && c->p.gn0 > 0.0;
+}
+
+/* J x and J^T f of a free body's contacts by the AVX2 products (solver_jcols.c, grit_solver_free3_apply and
+ * _transpose) give the same bits as the loops (free3 = 0): the sliding rod and the sliding box (four
+ * corners on the floor), the states compared bit for bit after each step; and both had such contacts. */
+Test(solver, free_body_products_give_the_same_bits) {
+  const int rod = stepped_alike(GRIT_SOURCE_DIR "/examples/models/sliding_rod.xml", no_free3, 300, free_body_contact);
+  const int box = stepped_alike(GRIT_SOURCE_DIR "/examples/models/sliding_box.xml", no_free3, 300, free_body_contact);
+  cr_log_info("free-body contacts over the steps: rod %d, box %d", rod, box);
+  cr_assert(rod > 0 && box > 0, "no free-body contact: the test compares nothing");
+}
+
+/* The same products on random rows against the loops they replace (apply_tree_rows, apply_tree_transpose):
+ * 20000 draws of J (3 x 6), x, b and f with exact zeros, negative zeros and entries of mixed magnitudes: the
+ * same bits. */
+Test(solver, free_body_products_match_the_loops) {
+  unsigned seed = 5;
+  double J[18], x[6], b[3], f[3], y0[6], y1[6];
+  for (int draw = 0; draw < 20000; ++draw) {
+    double *all[4] = {J, x, b, f};
+    const int len[4] = {18, 6, 3, 3};
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < len[a]; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        const double u = (double)(seed >> 8) / 16777216.0;
+        seed = seed * 1664525u + 1013904223u;
+        const double w = ((double)(seed >> 8) / 16777216.0 - 0.5) * pow(10.0, (double)(int)(seed % 7) - 3.0);
+        all[a][i] = u < 0.15 ? 0.0 : u < 0.25 ? -0.0 : w;
+      }
+    const int bias = draw % 2;
+    for (int r = 0; r < 3; ++r) y0[r] = bias ? b[r] : 0.0;
+    apply_tree_rows(J, x, 6, y0, 0, 3);
+    grit_solver_free3_apply(J, x, bias ? b : NULL, y1);
+    cr_assert(memcmp(y0, y1, sizeof(double) * 3) == 0, "draw %d: J x differs", draw);
+    for (int i = 0; i < 6; ++i) y0[i] = y1[i] = x[i];
+    apply_tree_transpose(J, f, 3, 6, y0);
+    grit_solver_free3_transpose(J, f, y1);
+    cr_assert(memcmp(y0, y1, sizeof(double) * 6) == 0, "draw %d: J^T f differs", draw);
+  }
 }
 
 static void no_one_tree_islands(grit_solver *s) { s->no_one_tree_islands = 1; }

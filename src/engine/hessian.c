@@ -62,6 +62,7 @@ void grit_hessian_keep_invalidate(grit_hessian *h) {
   memset(h->tvalid, 0, (size_t)m->ntree);
   memset(h->pvalid, 0, (size_t)h->cap_pairs);
   h->any_keep = 0;
+  h->none_valid = 1;
   for (int t = 0; t < m->ntree; ++t) {
     h->always[t] = h->tc_ok[t] || m->tree_dofnum[t] > 64;
     h->any_keep |= !h->no_keep && !h->skip_solves && !h->always[t];
@@ -197,7 +198,9 @@ void grit_hessian_free(grit_hessian *h) {
 
 void grit_hessian_force_path(grit_hessian *h, int path) {
   h->force = path;
-  grit_hessian_keep_invalidate(h);
+  /* (right after an invalidation, as each solve's, another would give the same state: every change of
+   * what it reads invalidates, and only plan_blocks validates) */
+  if (!h->none_valid) grit_hessian_keep_invalidate(h);
 }
 void grit_hessian_big_tree_paths(grit_hessian *h, int allow) {
   h->no_big_chain = !allow;
@@ -217,6 +220,7 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
 }
 
 void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
+void grit_hessian_free_kernel(grit_hessian *h, int allow) { h->no_free_kernel = !allow; }
 void grit_hessian_chain_lower(grit_hessian *h, int allow) { h->no_chain_lower = !allow; }
 
 void grit_hessian_sparse_kernel(grit_hessian *h, int allow) {
@@ -264,6 +268,7 @@ void grit_hessian_plan_blocks(grit_hessian *h, const unsigned char *on, int keep
   const grit_model *m = h->m;
   const unsigned char *r = h->tree_on;
   int valid = 0, cand = 0, kept = 0; /* of the trees that could be kept: valid before, and kept now */
+  h->none_valid = 0;
   for (int t = 0; t < m->ntree; ++t) {
     const int rb = (!on || on[t]) && (!keep || h->rebuild[t] || !h->tvalid[t] || h->always[t]);
     const int could = keep && (!on || on[t]) && !h->always[t];

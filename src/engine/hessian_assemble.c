@@ -20,19 +20,10 @@ static double gj_entry(const double *G, int dim, const double *J, int n, int r, 
 
 void grit_hessian_restrict(grit_hessian *h, const unsigned char *tree_on) { h->tree_on = tree_on; }
 
-/* Where an add's terms on tree t's block (n x n) go: the block, or, when this assembly keeps it
- * (grit_hessian_begin_kept), the sink, cleared (its sums are never read; cleared, they stay finite). Kept
- * blocks are of trees of at most 64 dofs (grit_hessian_keep_touch). */
-static inline double *dblock(grit_hessian *h, int t, int n) {
-  if (!h->upd || h->rebuild[t]) return h->diag + h->m->tree_madr[t];
-  memset(h->sink, 0, sizeof(double) * (size_t)n * (size_t)n);
-  return h->sink;
-}
-/* The same for pair k's coupling block (of size entries), into the second half of the sink. */
-static inline double *cblk(grit_hessian *h, int k, int size) {
-  if (!h->upd || h->prebuild[k]) return h->cblock + h->poff[k];
-  memset(h->sink + 64 * 64, 0, sizeof(double) * (size_t)size);
-  return h->sink + 64 * 64;
+static inline int all_zero(const double *G, int n) {
+  int zero = 1;
+  for (int i = 0; i < n; ++i) zero &= G[i] == 0.0;
+  return zero;
 }
 
 /* Every tree's block: the runs of trees up to 64 dofs in one copy each (the blocks are contiguous). */
@@ -116,7 +107,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
         for (int q = 0; q < dim; ++q) s += G[r * dim + q] * Jk[q * n + c];
         gj[r * n + c] = s;
       }
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -129,7 +120,7 @@ static inline __attribute__((always_inline)) void add_small_n(grit_hessian *h, i
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *Jb = J[kb], *gja = GJ[ka];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;
@@ -150,7 +141,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
     const int n = k == 0 ? n0 : n1;
     const double *j = J[k] + 2 * n;
     for (int c = 0; c < n; ++c) gj[k][c] = g * j[c];
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int c = 0; c <= i; ++c) {
         const double s = j[i] * gj[k][c];
@@ -162,7 +153,7 @@ static inline __attribute__((always_inline)) void add_normal_n(grit_hessian *h, 
     const int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka;
     const int na = ka == 0 ? n0 : n1, nb = kb == 0 ? n0 : n1;
     const double *jb = J[kb] + 2 * nb, *gja = gj[ka];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) C[r * na + c] += jb[r] * gja[c];
   }
@@ -232,6 +223,8 @@ static void add_small(grit_hessian *h, int dim, int ntree, const int tree[2], co
                       const double *G, int pair) {
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
   if (__builtin_cpu_supports("avx2")) {
+    /* (3-row terms on the lower triangles: by the kernels of hessian_contact.c) */
+    if (chain_lower(h) && dim == 3 && !h->no_free_kernel && grit_hessian_add_rows3_avx2(h, ntree, tree, J, G, pair)) return;
     if (chain_lower(h)) add_small_lower_avx2(h, dim, ntree, tree, J, G, pair);
     else add_small_avx2(h, dim, ntree, tree, J, G, pair);
     return;
@@ -508,7 +501,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
     const double *Jk = J[k];
     double *gj = GJ[k]; /* G J on the nonzero columns, as add_small_n's gj (r, id[c]) */
     chain_gj(n, dim, Jk, G, id, nc, Jc, gj);
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int a = 0; a < nc; ++a) {
       for (int b = 0; b <= a; ++b) {
         double s = 0.0;
@@ -525,7 +518,7 @@ static inline __attribute__((always_inline)) void add_pair_chain_in(grit_hessian
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]], nca = nck[ka];
     const double *Jb = J[kb], *gja = GJ[ka];
     const int *ida = idx[ka];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int rr = 0; rr < nck[kb]; ++rr) {
       const int r = idx[kb][rr];
       for (int cc = 0; cc < nca; ++cc) {
@@ -649,12 +642,6 @@ static int add_chain(grit_hessian *h, int dim, int ntree, const int tree[2], con
   return 1;
 }
 
-static inline int all_zero(const double *G, int n) {
-  int zero = 1;
-  for (int i = 0; i < n; ++i) zero &= G[i] == 0.0;
-  return zero;
-}
-
 /* grit_hessian_add and grit_hessian_add_cols (each its own copy: the scan's callers pass no list) */
 static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int dim, int ntree, const int tree[2],
                                                          const double *const J[2], const double *G, int pair,
@@ -666,6 +653,11 @@ static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int di
   h->factored = 0;
   if (zero) return;
   if (grit_hessian_kept(h, ntree, tree, pair)) return; /* every block it adds to is kept (begin_kept) */
+  if (!h->any_tc && m->tree_dofnum[tree[0]] < CHAIN_MIN_NV && (ntree < 2 || m->tree_dofnum[tree[1]] < CHAIN_MIN_NV)) {
+    add_small(h, dim, ntree, tree, J, G, pair); /* (free bodies, particles: add_chain and the pair chain take
+                                                   neither, and no tree's pattern is tracked) */
+    return;
+  }
   if (m->tree_dofnum[tree[0]] <= 64 && (ntree < 2 || m->tree_dofnum[tree[1]] <= 64)) {
     if (add_chain(h, dim, ntree, tree, J, G, cols, ncols)) return;
     if (h->pair_chain && ntree == 2 && dim <= 3 &&
@@ -695,7 +687,7 @@ static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int di
   (GJbig[k] ? GJbig[k][(r) * m->tree_dofnum[tree[k]] + (c)] : gj_entry(G, dim, J[k], m->tree_dofnum[tree[k]], r, c))
   for (int k = 0; k < ntree; ++k) {
     const int n = m->tree_dofnum[tree[k]];
-    double *D = dblock(h, tree[k], n);
+    double *D = grit_hessian_dblock(h, tree[k], n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0.0;
@@ -707,7 +699,7 @@ static inline __attribute__((always_inline)) void add_in(grit_hessian *h, int di
   if (ntree == 2 && pair >= 0) {
     int ka = tree[0] < tree[1] ? 0 : 1, kb = 1 - ka; /* block rows: tree b (larger), cols: tree a */
     const int na = m->tree_dofnum[tree[ka]], nb = m->tree_dofnum[tree[kb]];
-    double *C = cblk(h, pair, na * nb);
+    double *C = grit_hessian_cblk(h, pair, na * nb);
     for (int r = 0; r < nb; ++r)
       for (int c = 0; c < na; ++c) {
         double s = 0.0;

@@ -66,6 +66,7 @@ struct grit_hessian {
   int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
   int no_lower;     /* grit_hessian_big_lower(h, 0): big trees' blocks copied and summed whole */
   int no_lower_avx2; /* grit_hessian_lower_kernel(h, 0): a lower-only block's sums by the plain loop */
+  int no_free_kernel; /* grit_hessian_free_kernel(h, 0): a free body's 3-row terms by add_small's loops */
   int no_chain_lower; /* grit_hessian_chain_lower(h, 0): a chain's sums on a tree of up to 64 dofs into both
                          triangles, and the lower-only sums without the adjacent columns' vector stores */
   int pair_chain;    /* some tree has 12 to 64 dofs, and grit_hessian_pair_chain allows: two-tree terms
@@ -83,6 +84,7 @@ struct grit_hessian {
   int no_keep;      /* grit_hessian_keep_blocks(h, 0): begin_kept is begin (tests) */
   int any_keep;     /* !no_keep, !skip_solves and some tree is not always rebuilt: begin_kept may keep a block */
   int skip_solves;  /* the coming solves that keep nothing, after one that kept too few (plan_blocks) */
+  int none_valid;   /* no block is valid (keep_invalidate; until the next plan_blocks): nothing to keep */
   long long nkept; /* the tree blocks begin_kept kept, since creation (tests) */
 
   const unsigned char *tree_on; /* grit_hessian_restrict's trees (NULL: all) */
@@ -128,8 +130,11 @@ static inline int grit_hessian_kept(const struct grit_hessian *h, int ntree, con
 }
 
 /* Whether grit_hessian_begin_kept may keep any block (else it is grit_hessian_begin: a robot's one tree
- * of the tree-ordered factor; its caller need not mark the constraints that changed). */
-static inline int grit_hessian_keeps_any(const struct grit_hessian *h) { return h->any_keep; }
+ * of the tree-ordered factor; its caller need not mark the constraints that changed). Not in a solve's
+ * first assembly either (none_valid: every block is rebuilt, as grit_hessian_begin rebuilds it, and the
+ * same blocks are valid after it): the marks and the second pass over the constraints were a few percent
+ * of a tiny scene's step, whose one Newton iteration assembles once (boxbox_deep). */
+static inline int grit_hessian_keeps_any(const struct grit_hessian *h) { return h->any_keep && !h->none_valid; }
 
 /* A big tree's block of A into diag: its lower triangle (grit_hessian_lower_only). */
 static inline void grit_hessian_copy_lower(struct grit_hessian *h, const double *A, int t) {
@@ -160,5 +165,27 @@ static inline const unsigned char *grit_hessian_trees_on(const struct grit_hessi
 /* The indices of the nonzero columns of J (dim rows of n, row-major: any row nonzero; -0 is zero, NaN is
  * not) into idx, ascending; returns their count (hessian_columns.c). */
 int grit_hessian_nonzero_columns(const double *J, int dim, int n, int *idx);
+
+/* Where an add's terms on tree t's block (n x n) go: the block, or, when this assembly keeps it
+ * (grit_hessian_begin_kept), the sink, cleared (its sums are never read; cleared, they stay finite). Kept
+ * blocks are of trees of at most 64 dofs (grit_hessian_keep_touch). */
+static inline double *grit_hessian_dblock(struct grit_hessian *h, int t, int n) {
+  if (!h->upd || h->rebuild[t]) return h->diag + h->m->tree_madr[t];
+  memset(h->sink, 0, sizeof(double) * (size_t)n * (size_t)n);
+  return h->sink;
+}
+/* The same for pair k's coupling block (of size entries), into the second half of the sink. */
+static inline double *grit_hessian_cblk(struct grit_hessian *h, int k, int size) {
+  if (!h->upd || h->prebuild[k]) return h->cblock + h->poff[k];
+  memset(h->sink + 64 * 64, 0, sizeof(double) * (size_t)size);
+  return h->sink + 64 * 64;
+}
+
+/* hessian_contact.c: a 3-row term (a contact's) on trees of up to 64 dofs, one or two, into the lower triangles
+ * and the coupling block by AVX2 kernels, the same bits there as hessian_assemble.c's add_small; returns 0 (nothing
+ * added) for a normal-only G on free bodies (add_small's fewer terms) or where the build has no AVX2 code. Only
+ * on a CPU with AVX2 (the caller's test). */
+int grit_hessian_add_rows3_avx2(struct grit_hessian *h, int ntree, const int tree[2], const double *const J[2],
+                                const double *G, int pair);
 
 #endif

@@ -219,10 +219,10 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
                              double dt, int k, int compute_vc) {
   const int *trees = s->isl_tree + s->isl_tstart[k], ntr = s->isl_tstart[k + 1] - s->isl_tstart[k];
   for (int q = 0; q < ntr; ++q) {
-    const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-    for (int i = adr; i < end; ++i) s->jtg[i] = 0.0;
+    const int t = trees[q], adr = m->tree_dofadr[t];
+    SIZED(s, m->tree_dofnum[t], for (int i = 0; i < n_; ++i) s->jtg[adr + i] = 0.0);
     if (!compute_vc) continue; /* e and A e were carried along the step (search_islands) */
-    for (int i = adr; i < end; ++i) s->e[i] = v[i] - vstar[i];
+    SIZED(s, m->tree_dofnum[t], for (int i = 0; i < n_; ++i) s->e[adr + i] = v[adr + i] - vstar[adr + i]);
     tree_mulv(m, s->tcm, A, t, s->e, s->Ae);
   }
   double cc = 0.0;
@@ -234,7 +234,10 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
       cc += c->cost;
       continue;
     }
+    const int free3 = !wide && grit_solver_free3(s, m, c); /* (a wide one takes its columns) */
     if (compute_vc && wide) grit_solver_apply_j(s, m, i, v, 1, c->vc);
+    else if (compute_vc && free3)
+      grit_solver_free3_apply(s->jstore + c->joff[0], v + m->tree_dofadr[c->tree[0]], c->b, c->vc);
     else if (compute_vc) constraint_apply(m, c, s->jstore, v, 1, c->vc);
     c->cost = constraint_eval(c, dt, c->vc, c->gamma, c->G);
     int gnz = 0;
@@ -247,6 +250,7 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
     int nl = 0;
     const int *l = wide ? grit_solver_jlist_apply(s, i, &nl) : NULL;
     if (wide) grit_solver_apply_transpose_cols(m, c, s->jstore, s->jcols + 4 * i, c->gamma, s->jtg, l, nl); /* (jtg: from +0) */
+    else if (free3) grit_solver_free3_transpose(s->jstore + c->joff[0], c->gamma, s->jtg + m->tree_dofadr[c->tree[0]]);
     else constraint_apply_transpose(m, c, s->jstore, c->gamma, s->jtg);
   }
   double sums[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* rn, an, jn, ee, vmax */
@@ -260,8 +264,8 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
   double smax = 0.0;
   if (compute_vc) /* |D^-1 v*|, the size of the terms of A v*: v* does not change during the solve */
     for (int q = 0; q < ntr; ++q) {
-      const int t = trees[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) smax = maxd(smax, fabs(vstar[i]) * s->dsq[i]);
+      const int t = trees[q], adr = m->tree_dofadr[t];
+      SIZED(s, m->tree_dofnum[t], smax = max_scaled(smax, vstar + adr, s->dsq + adr, n_));
     }
   ISL(s, ISL_RN)[k] = rn, ISL(s, ISL_AN)[k] = an, ISL(s, ISL_JN)[k] = jn;
   ISL(s, ISL_EE)[k] = ee, ISL(s, ISL_CC)[k] = cc, ISL(s, ISL_VMAX)[k] = vmax;
@@ -511,8 +515,8 @@ static void solve_direction(grit_solver *s, const grit_model *m, int nact, doubl
   if (nact != s->nisl) memset(s->dv, 0, sizeof(double) * (size_t)s->nv); /* the islands at rest: no step */
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) s->dv[i] = -s->r[i];
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t];
+      SIZED(s, m->tree_dofnum[t], for (int i = 0; i < n_; ++i) s->dv[adr + i] = -s->r[adr + i]);
     }
   if (first) grit_solver_stick_rhs(s, m, nact, dt); /* (the first iteration's models; after it, contacts
                                                         modelled pressed only: no ISO_STICK then) */
@@ -521,8 +525,8 @@ static void solve_direction(grit_solver *s, const grit_model *m, int nact, doubl
   *dvmax = 0.0; /* (over the active islands: dv is zero elsewhere) */
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_tstart[s->act[a]]; q < s->isl_tstart[s->act[a] + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
-      for (int i = adr; i < end; ++i) *dvmax = maxd(*dvmax, fabs(s->dv[i]) * s->dsq[i]);
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t];
+      SIZED(s, m->tree_dofnum[t], *dvmax = max_scaled(*dvmax, s->dv + adr, s->dsq + adr, n_));
     }
 }
 

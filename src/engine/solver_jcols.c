@@ -4,6 +4,9 @@
  * list of the columns, which the Hessian's assembly takes (grit_hessian_add_cols) and the products take where
  * the span is much longer. The same sums, the same bits, as over whole rows. See solver_state.h. */
 #include <stdlib.h>
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#include <immintrin.h>
+#endif
 
 #include "constraints.h"
 #include "constraints_extra.h"
@@ -13,11 +16,16 @@
 #include "solver_state.h"
 
 #define JLIST_MIN_NV 12 /* (find_jlist) */
+#define JCOLS_MIN_NV 8   /* (grit_solver_find_jcols) */
 
 /* The equalities' and tendons' structural columns (find_jlist), when the model has any; whether some tree
  * takes lists. Returns 0 when out of memory. */
 int grit_solver_jcols_create(grit_solver *s, const grit_model *m) {
   for (int t = 0; t < m->ntree; ++t) s->jlist_trees |= m->tree_dofnum[t] >= JLIST_MIN_NV;
+  for (int t = 0; t < m->ntree; ++t) s->jcols_trees |= m->tree_dofnum[t] >= JCOLS_MIN_NV;
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  s->free3 = __builtin_cpu_supports("avx2");
+#endif
   if (m->neq + m->ntendon == 0) return 1;
   char *mark = malloc((size_t)m->nv + 1);
   if (!mark) return 0;
@@ -84,7 +92,6 @@ __attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model
  * change during the solve, and J x (each line search) and J^T gamma (each evaluation) then run over those
  * columns only (constraint_apply_cols, the same bits). On the composite loop, one tree of 44 dofs whose contacts
  * reach from the root to their body, the two products were 4.5 % of the step. */
-#define JCOLS_MIN_NV 8
 /* The lists (s->jlist) for the assembly's chain sums: one-tree constraints of up to 3 rows on a tree of
  * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
  * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
@@ -119,6 +126,11 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
 void grit_solver_find_jcols(grit_solver *s, const grit_model *m, int nc) {
   int used = 0;
   const int lists = s->jlist_trees && !s->no_jlist; /* (a robot's trees under JLIST_MIN_NV dofs: none) */
+  if (!s->jcols_trees) { /* (free bodies, particles, small arms: no constraint is wide, none has a list; the
+                            spans are read only for wide ones) */
+    for (int i = 0; i < nc; ++i) s->jwide[i] = 0, s->jloff[i] = -1;
+    return;
+  }
   for (int i = 0; i < nc; ++i) {
     const grit_constraint *c = &s->c[i];
     int *cols = s->jcols + 4 * i;
@@ -148,3 +160,39 @@ void grit_solver_find_jlists(grit_solver *s, const grit_model *m, int nc) {
   for (int i = 0; i < nc; ++i) s->jloff[i] = -1;
   for (int i = 0; i < nc && s->jlist_trees && !s->no_jlist; ++i) find_jlist(s, m, i, &used);
 }
+
+/* A free body's contact (3 rows over its 6 dofs; the tiny scenes' every constraint): J x as the three rows'
+ * sums in the lanes of one vector, column by column (each row's sum from +0 over j in order, then added to b:
+ * apply_tree_rows' operations), and J^T f row by row over the 6 entries in a vector and a half (with
+ * apply_tree_transpose's test of f_r = 0). The loops were ~120 and ~100 instructions a call (boxbox_deep:
+ * eight of each a step). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+__attribute__((target("avx2"))) void grit_solver_free3_apply(const double *J, const double *x, const double *b,
+                                                             double y[3]) {
+  __m256d sv = _mm256_setzero_pd();
+  for (int j = 0; j < 6; ++j)
+    sv = _mm256_add_pd(sv, _mm256_mul_pd(_mm256_setr_pd(J[j], J[6 + j], J[12 + j], 0.0), _mm256_set1_pd(x[j])));
+  double t[4];
+  _mm256_storeu_pd(t, sv);
+  for (int r = 0; r < 3; ++r) y[r] = (b ? b[r] : 0.0) + t[r];
+}
+
+__attribute__((target("avx2"))) void grit_solver_free3_transpose(const double *J, const double f[3], double *y) {
+  __m256d lo = _mm256_loadu_pd(y);
+  __m128d hi = _mm_loadu_pd(y + 4);
+  for (int r = 0; r < 3; ++r) {
+    if (f[r] == 0.0) continue;
+    const __m256d fr = _mm256_set1_pd(f[r]);
+    lo = _mm256_add_pd(lo, _mm256_mul_pd(_mm256_loadu_pd(J + 6 * r), fr));
+    hi = _mm_add_pd(hi, _mm_mul_pd(_mm_loadu_pd(J + 6 * r + 4), _mm256_castpd256_pd128(fr)));
+  }
+  _mm256_storeu_pd(y, lo);
+  _mm_storeu_pd(y + 4, hi);
+}
+#else
+void grit_solver_free3_apply(const double *J, const double *x, const double *b, double y[3]) {
+  for (int r = 0; r < 3; ++r) y[r] = b ? b[r] : 0.0;
+  apply_tree_rows(J, x, 6, y, 0, 3);
+}
+void grit_solver_free3_transpose(const double *J, const double f[3], double *y) { apply_tree_transpose(J, f, 3, 6, y); }
+#endif

@@ -258,14 +258,16 @@ int grit_solver_search_islands(grit_solver *s, const grit_model *m, int max_ls_i
     const int k = s->act[a];
     double dAe = 0.0, dAd = 0.0;
     for (int q = s->isl_tstart[k]; q < s->isl_tstart[k + 1]; ++q) {
-      const int t = s->isl_tree[q], adr = m->tree_dofadr[t], end = adr + m->tree_dofnum[t];
+      const int t = s->isl_tree[q], adr = m->tree_dofadr[t];
       tree_mulv(m, s->tcm, A, t, s->dv, s->Adv);
-      for (int i = adr; i < end; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i];
+      SIZED(s, m->tree_dofnum[t], for (int i = adr; i < adr + n_; ++i) dAe += s->dv[i] * s->Ae[i], dAd += s->dv[i] * s->Adv[i]);
     }
     const int *con = s->isl_con + s->isl_start[k], ncon = s->isl_start[k + 1] - s->isl_start[k];
     for (int q = 0; q < ncon; ++q) {
       grit_constraint *c = &s->c[con[q]];
       if (s->jwide[con[q]]) grit_solver_apply_j(s, m, con[q], s->dv, 0, c->dvc);
+      else if (grit_solver_free3(s, m, c))
+        grit_solver_free3_apply(s->jstore + c->joff[0], s->dv + m->tree_dofadr[c->tree[0]], NULL, c->dvc);
       else constraint_apply(m, c, s->jstore, s->dv, 0, c->dvc);
     }
     int lsi = 0;

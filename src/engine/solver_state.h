@@ -50,6 +50,9 @@ struct grit_solver {
   int *jlnum;
   int no_jlist;         /* nonzero: no lists, the assembly scans J each time, as before (tests) */
   int jlist_trees;      /* some tree has JLIST_MIN_NV dofs or more (else no lists are looked for) */
+  int jcols_trees;      /* some tree has JCOLS_MIN_NV dofs or more (else no constraint is wide) */
+  int free3;            /* J x and J^T f of a 3-row constraint on one free body by AVX2 (solver_jcols.c: the
+                           CPU has it; 0: the loops, the same bits, tests) */
   int *cx_ptr, *cx_list; /* each equality's and tendon's structural columns (grit_cx_col_lists; NULL: none): its
                            list filtered by J's values, not a scan of the tree's columns */
   int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
@@ -73,8 +76,8 @@ struct grit_solver {
                            grit_constraint_eval, as before bilateral_directional (solver_linesearch.c; tests) */
   int no_ls_tags;       /* nonzero: the line search's lean branch for plain Lagged contacts and its update
                            of normal-only contacts' normal rows alone are off (solver_linesearch.c; tests) */
-  int no_sized_sums;    /* nonzero: the evaluation's residual sums over each tree with its size a variable
-                           (solver.c, residual_sums; the same bits; tests) */
+  int no_sized_sums;    /* nonzero: the evaluation's residual sums and the SIZED loops over each tree with its
+                           size a variable (solver.c, residual_sums; the same bits; tests) */
   int no_one_tree_islands; /* nonzero: a model of one tree finds its one island by the general union-find
                               and counting sorts (solver.c, find_islands; the same islands; tests) */
   int no_chord;         /* nonzero: every Newton direction assembles and factors H (no chord steps with the
@@ -221,6 +224,26 @@ static inline void constraint_apply_transpose(const grit_model *m, const grit_co
  * a tenth of the solver's own time on the arm): the larger of a and b, and a when b is NaN, as fmax. */
 static inline double maxd(double a, double b) { return a > b || b != b ? a : b; }
 
+/* The solver's loops over one tree's n dofs, written once and inlined with a free body's 6 as a constant where
+ * they are called (SIZED): the same operations in the same order, without the loop's set-up and the vector
+ * path's overlap tests, which were 50-60 instructions for 6 entries (the sliding rod). grit_solver's
+ * no_sized_sums: n as a variable always (test_solver). */
+#define SIZED(s, n, ...)                  \
+  do {                                    \
+    if ((n) == 6 && !(s)->no_sized_sums) { \
+      const int n_ = 6;                   \
+      __VA_ARGS__;                        \
+    } else {                              \
+      const int n_ = n;                   \
+      __VA_ARGS__;                        \
+    }                                     \
+  } while (0)
+/* m = max(m, |x_i| d_i) over n entries (the round-off floor's sizes). */
+static inline double max_scaled(double m, const double *x, const double *d, int n) {
+  for (int i = 0; i < n; ++i) m = maxd(m, fabs(x[i]) * d[i]);
+  return m;
+}
+
 /* The cost, impulse and Hessian of constraint c at the constraint velocity vc (a normal-only contact's
  * without evaluating its friction, which is zero: the same numbers as grit_constraint_eval). */
 static inline double constraint_eval(const grit_constraint *c, double dt, const double vc[3], double g[3],
@@ -310,6 +333,15 @@ static inline void grit_solver_apply_j(const grit_solver *s, const grit_model *m
   const int *l = grit_solver_jlist_apply(s, i, &nl);
   if (l) grit_solver_apply_list(s, m, i, l, nl, x, with_bias, y);
   else grit_solver_apply_cols(m, &s->c[i], s->jstore, s->jcols + 4 * i, x, with_bias, y);
+}
+
+/* solver_jcols.c: y = J x + b (b NULL: J x) and y += J^T f for a 3-row constraint on one free body (J 3 x 6,
+ * x and y the body's 6 entries), the three rows' sums as lanes of AVX2 vectors, each in the loops' order. */
+void grit_solver_free3_apply(const double *J, const double *x, const double *b, double y[3]);
+void grit_solver_free3_transpose(const double *J, const double f[3], double *y);
+/* Whether constraint c takes them: 3 rows (not a normal-only contact's one) on one tree of 6 dofs. */
+static inline int grit_solver_free3(const grit_solver *s, const grit_model *m, const grit_constraint *c) {
+  return s->free3 && c->ntree == 1 && c->dim == 3 && m->tree_dofnum[c->tree[0]] == 6 && !normal_only(c);
 }
 
 /* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
