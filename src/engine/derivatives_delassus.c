@@ -13,6 +13,7 @@
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include <string.h>
 
+#include "arena.h"
 #include "derivatives_internal.h"
 #include "derivatives_chain.h"
 #include "constraints_extra.h"
@@ -25,6 +26,27 @@
 /* ROWS: rows per group (a contact's three share one contraction). MAXN: the largest tree (the support
  * lists encode an entry (i, j) as i MAXN + j in 16 bits; MuJoCo's composite cloth is one tree of 166) */
 enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 256 };
+
+void grit_deriv_delassus_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
+  (void)m;
+  const size_t cap = (size_t)(w->cap_edges / 2 + 1);
+  w->gt_ld = (int)cap + GRIT_QUADGRAD_LANES; /* (a group's four lanes stored whole from its first slot) */
+  GRIT_CARVE(c, w->gt, (size_t)w->maxn * (size_t)w->gt_ld);
+  GRIT_CARVE(c, w->dwt, (size_t)GRIT_DUAL_N * (size_t)w->gt_ld);
+  GRIT_CARVE(c, w->gt_slot, cap);
+  GRIT_CARVE(c, w->gt_at, cap);
+}
+
+/* Row ic's gradient of tree slot k and its stride: the column of its slot in w->gt where the lanes wrote it
+ * there in this call (gt_columns), else its row of w->zg. */
+static inline const double *row_g(const grit_deriv_ws *w, int ic, int k, size_t *stride) {
+  if (k == 0 && w->gt_at[ic] == w->call_no) {
+    *stride = (size_t)w->gt_ld;
+    return w->gt + w->gt_slot[ic];
+  }
+  *stride = 1;
+  return w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)w->maxn;
+}
 
 /* Tree t's lower-triangle entries of A with partials in this evaluation, listed once per evaluation:
  * a pass seeds a few dofs, and A's entries of two dofs whose joints lie outside their chains do not
@@ -104,7 +126,7 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
  * stays +0 or keeps its nonzero value when they are subtracted, so the terms of the nonzero lanes alone
  * (seeded's pairs), in the same order (j ascending in each lane), give the same bits (ws->no_seed_pairs:
  * every lane, the old loop; the two differ only for a non-finite g next to a zero lane). */
-static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g,
+static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g, size_t gs,
                               double acc[GRIT_DUAL_N]) {
   if (!w->no_cx_lean && !w->no_seed_pairs) { /* each lane's one pair (dqg), if no lane holds two */
     if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
@@ -112,7 +134,7 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
       const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t;
       const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
       for (int l = 0; l < GRIT_DUAL_N; ++l) {
-        const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+        const double gj = gi[l] >= 0 ? g[(size_t)gi[l] * gs] : 0.0;
         if (gj != 0.0) acc[l] -= gv[l] * gj;
       }
       w->seed_pairs_used++;
@@ -128,7 +150,7 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
     const unsigned char *ll = w->dql + o;
     const double *pv = w->dqpv + o;
     for (int e = 0; e < np; ++e) {
-      const double gj = g[pl[e]];
+      const double gj = g[(size_t)pl[e] * gs];
       if (gj != 0.0) acc[ll[e]] -= pv[e] * gj;
     }
     w->seed_pairs_used++;
@@ -137,8 +159,9 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
   for (int e = 0; e < ns; ++e) { /* the dofs without partials add zeros */
     const int j = sj[e];
     const grit_dual *s = &w->dq[adr + j];
-    if (g[j] != 0.0)
-      for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
+    const double gj = g[(size_t)j * gs];
+    if (gj != 0.0)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * gj;
   }
 }
 
@@ -474,6 +497,26 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
 }
 #endif
 
+#if GRIT_QUADGRAD_HAVE_LANES
+/* The lanes' gradients g[j][l] of rows list[l] stored by columns: the group takes the call's next nl slots
+ * of w->gt, one vector store per dof (the lanes past nl are written over by the next group), instead of
+ * rows_of_lanes' n nl scattered stores; the rows read them there (row_g), and a pass's batch (kept_batch)
+ * reads all slots' g at one dof as one contiguous run. Returns 0 (nothing stored: w->zg's rows as before)
+ * with ws->no_kept_batch. */
+static int gt_columns(grit_deriv_ws *w, int t, int n, const V *gl, const int *list, int nl) {
+  typedef double VU __attribute__((vector_size(sizeof(V)), aligned(sizeof(double)), may_alias));
+  if (w->no_kept_batch) return 0;
+  if (w->gt_call != w->call_no) w->gt_call = w->call_no, w->gt_n = 0, w->gt_tree = t;
+  const int s0 = w->gt_n, ld = w->gt_ld;
+  if (s0 + LANES > ld) return 0; /* (never: a row takes one slot a call) */
+  if (w->gt_tree != t) w->gt_tree = -1; /* a second tree: no batch (its lanes are one tree's seeds) */
+  for (int j = 0; j < n; ++j) *(VU *)(w->gt + (size_t)j * (size_t)ld + (size_t)s0) = gl[j];
+  for (int l = 0; l < nl; ++l) w->gt_slot[list[l]] = s0 + l, w->gt_at[list[l]] = w->call_no;
+  w->gt_n = s0 + nl;
+  return 1;
+}
+#endif
+
 /* z, w and (quad) the gradient of constraint ic's row and of the next constant rows of its tree t not yet
  * solved in this call (looked for among the next AHEAD constraints), kept as delassus_lin keeps them:
  * each is evaluated later in the same pass (same tree, not inert). Returns 0 (nothing done) when ic's
@@ -514,11 +557,13 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
-  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs, w->no_slide_sweep);
-  if (quad && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
+  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs,
+                                               (w->no_slide_sweep ? 1 : 0) | (w->no_leaf_sweep ? 2 : 0));
+  const int byrows = quad && !gt_columns(w, t, n, gl, list, nl); /* else g by columns (w->gt) */
+  if (byrows && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
-    for (int j = 0; quad && w->no_lane_moves && j < n; ++j) g[l][j] = gl[j][l];
+    for (int j = 0; byrows && w->no_lane_moves && j < n; ++j) g[l][j] = gl[j][l];
     w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
   }
   return 1;
@@ -548,7 +593,8 @@ int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic) {
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
   (void)m;
   if (++w->call_no != 0u) return;
-  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = w->zc_pre[i] = 0u; /* the clock wrapped */
+  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = w->zc_pre[i] = w->gt_at[i] = 0u; /* the clock wrapped */
+  w->gt_call = 0u;
   w->call_no = 1u;
 }
 
@@ -559,11 +605,85 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
  * term +-0 for finite seeds, and acc - (+-0) is acc: acc begins at +0 and a rounded difference is never -0, so
  * skipping the term (minus_g_dq) and subtracting it give the same bits; the lanes' arithmetic without branches.
  * Returns 0 (nothing done) where a tree's lanes hold two dofs (ws->no_kept_lanes: never taken). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define QB_AVX2 1
+#else
+#define QB_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define QB_INLINE inline __attribute__((always_inline))
+#define QB_NOINLINE __attribute__((noinline))
+#else
+#define QB_INLINE inline
+#define QB_NOINLINE
+#endif
 #if defined(__GNUC__) /* (inlined: its call's setup was a sixth of its cost) */
 #define KR_INLINE inline __attribute__((always_inline))
 #else
 #define KR_INLINE inline
 #endif
+/* - g . dq of every slot's row (the lanes' rows of the call's one tree t) at once in a pass, lane by lane:
+ * dwt[l][s] = 0 - gv[l] g_s[gi[l]], kept_row_lanes' one term from acc = +0 in its operations (a lane
+ * without a seed: +0, as gv +0 times g gives), so the same bits; a row then copies its eight numbers
+ * instead of forming them (the softbox: 651 rows in each of 28 passes). Only where kept_row_lanes' lean
+ * path would run (its switches; each lane one dof). The rows solved after it in the pass (the call's
+ * first pass solves them as it goes) are past dwt_n: their own sums. */
+static QB_INLINE void batch_lane_in(double *o, const double *g, double v, int ns) {
+  for (int s = 0; s < ns; ++s) o[s] = 0.0 - v * g[s];
+}
+static QB_NOINLINE void batch_lane_base(double *o, const double *g, double v, int ns) { batch_lane_in(o, g, v, ns); }
+#if QB_AVX2
+static QB_NOINLINE __attribute__((target("avx2"))) void batch_lane_avx2(double *o, const double *g, double v, int ns) {
+  batch_lane_in(o, g, v, ns);
+}
+#endif
+
+static QB_NOINLINE void kept_batch_form(const grit_model *m, grit_deriv_ws *w, int t) {
+  w->dwt_eval = w->eval_no, w->dwt_n = 0;
+  if (w->no_kept_lanes || w->no_cx_lean || w->no_seed_pairs || w->gt_call != w->call_no || t != w->gt_tree) return;
+  if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
+  if (!w->dqg_ok[t]) return;
+  const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t, ns = w->gt_n;
+  const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
+  const size_t ld = (size_t)w->gt_ld;
+#if QB_AVX2
+  const int avx2 = __builtin_cpu_supports("avx2");
+#endif
+  for (int l = 0; l < GRIT_DUAL_N; ++l) {
+    double *o = w->dwt + (size_t)l * ld;
+    if (gi[l] < 0) {
+      memset(o, 0, sizeof(double) * (size_t)ns);
+      continue;
+    }
+    const double *g = w->gt + (size_t)gi[l] * ld;
+#if QB_AVX2
+    if (avx2) {
+      batch_lane_avx2(o, g, gv[l], ns);
+      continue;
+    }
+#endif
+    batch_lane_base(o, g, gv[l], ns);
+  }
+  w->dwt_n = ns;
+}
+
+/* Row ic's estimate from the pass's batch (the callers' tests that the kept one may be taken done, ntree 1). */
+static KR_INLINE int kept_batch(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int t, grit_dual *out) {
+  if (w->gt_at[ic] != w->call_no || t != w->gt_tree || w->no_kept_batch) return 0;
+  if (w->dwt_eval != w->eval_no) kept_batch_form(m, w, t);
+  const int s = w->gt_slot[ic];
+  if (s >= w->dwt_n) return 0; /* solved after the batch, or no batch in this pass */
+  const size_t ld = (size_t)w->gt_ld;
+  const double *o = w->dwt + (size_t)s;
+  out->v = w->zc_w[ic] / dim;
+  if (dim == 1) /* (x / 1 is x) */
+    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld];
+  else
+    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld] / dim;
+  w->seed_pairs_used++, w->kept_fast_used++, w->kept_batch_used++;
+  return 1;
+}
+
 static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree,
                                     const int tree[2], grit_dual *out) {
   if (w->no_kept_lanes || w->no_cx_lean || w->no_seed_pairs) return 0;
@@ -573,13 +693,13 @@ static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int i
   }
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
-  const size_t ldz = (size_t)w->maxn;
   for (int k = 0; k < ntree; ++k) {
-    const double *g = w->zg + ((size_t)ic * 2 + (size_t)k) * ldz;
+    size_t gs = 1;
+    const double *g = row_g(w, ic, k, &gs);
     const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)tree[k];
     const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)tree[k];
     for (int l = 0; l < GRIT_DUAL_N; ++l) {
-      const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+      const double gj = gi[l] >= 0 ? g[(size_t)gi[l] * gs] : 0.0;
       acc[l] -= gv[l] * gj;
     }
   }
@@ -592,12 +712,15 @@ static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int i
 
 static int kept_row_sum(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree, const int tree[2],
                         grit_dual *out) {
+  if (ntree == 1 && kept_batch(m, w, ic, dim, tree[0], out)) return 1;
   if (kept_row_lanes(m, w, ic, dim, ntree, tree, out)) return 1;
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
-  const int ldz = w->maxn;
-  for (int k = 0; k < ntree; ++k)
-    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
+  for (int k = 0; k < ntree; ++k) {
+    size_t gs = 1;
+    const double *g = row_g(w, ic, k, &gs);
+    minus_g_dq(m, w, tree[k], g, gs, acc);
+  }
   *out = grit_dual_const(w->zc_w[ic] / dim);
   for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
   w->kept_fast_used++;
@@ -647,6 +770,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     const int t = tree[0];
     fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t], cr ? NULL : J[0]); /* quad, as below */
   }
+  if (keep && fresh) w->gt_at[ic] = 0u; /* (formed below into w->zg's rows) */
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];
     const double *L = w->Ad + m->tree_madr[t];
@@ -673,7 +797,11 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
       if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
-    if (quad) minus_g_dq(m, w, t, g, acc);
+    if (quad) {
+      size_t gs = 1;
+      const double *gr = keep && !fresh ? row_g(w, ic, k, &gs) : g;
+      minus_g_dq(m, w, t, gr, gs, acc);
+    }
   }
   if (keep && fresh) w->zc_w[ic] = wv, w->zc_at[ic] = w->call_no;
   if (keep) wv = w->zc_w[ic];
@@ -691,6 +819,7 @@ int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, co
   if (w->zc_pre[ic] == w->call_no) return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0;
+  if (ntree == 1 && kept_batch(m, w, ic, dim, tree[0], out)) return 1; /* (inlined: kept_row_sum's frame) */
   return kept_row_sum(m, w, ic, dim, ntree, tree, out);
 }
 
