@@ -814,8 +814,8 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
  * in derivatives_chain.c): the tests whose outcome cannot change within the call (the switch, dim, ic's
  * range, its kept z, the constraint array, jconst) left out; the pass's own (the trees' masks, an ahead row
  * not yet checked) kept. The same operations: the same bits. */
-int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
-                                       int ntree, const int tree[2], grit_dual *out) {
+int grit_deriv_delassus_kept_row_again_out(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                           int ntree, const int tree[2], grit_dual *out) {
   if (w->zc_pre[ic] == w->call_no) return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0;

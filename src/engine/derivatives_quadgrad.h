@@ -26,11 +26,13 @@ typedef double grit_lanes __attribute__((vector_size(GRIT_QUADGRAD_LANES * sizeo
 #endif
 
 /* Scratch doubles for grit_rnea_quadratic_gradient_rows and _lanes: 6 per row (or lane) and body
- * (twists), the same (momenta), 6 per row and dof (twists before the dofs' groups); then a byte per body
- * (the lanes' sweep's leaf marks). */
+ * (twists), the same (momenta), 6 per row and dof (twists before the dofs' groups); then the lanes' sweep's
+ * walk of the last tree it swept (derivatives_quadgrad.c, sweep_lists: read only there; a fresh scratch
+ * must be zeros). */
 static inline size_t grit_quadgrad_scratch(const grit_model *m) {
   const size_t w = (int)GRIT_QUADGRAD_LANES > (int)GRIT_QUADGRAD_ROWS ? GRIT_QUADGRAD_LANES : GRIT_QUADGRAD_ROWS;
-  return w * 6 * (2 * (size_t)m->nbody + (size_t)m->nv) + (size_t)m->nbody / sizeof(double) + 1;
+  const size_t tail = sizeof(int) * (4 + 2 * (size_t)m->nbody + (size_t)m->nv) + (size_t)m->nbody;
+  return w * 6 * (2 * (size_t)m->nbody + (size_t)m->nv) + tail / sizeof(double) + 1;
 }
 
 /* g[j] += d/dq0_j sum_r z_r^T M(q0) z_r over tree t's dofs for rows z_r = z + r ldz, r < nr (1..3; z and
