@@ -27,14 +27,29 @@
  * lists encode an entry (i, j) as i MAXN + j in 16 bits; MuJoCo's composite cloth is one tree of 166) */
 enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 256 };
 
+/* (the AVX2 compilations of a few loops below, chosen at run time: the same operations, nothing fused) */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define QB_AVX2 1
+#else
+#define QB_AVX2 0
+#endif
+#if defined(__GNUC__)
+#define QB_INLINE inline __attribute__((always_inline))
+#define QB_NOINLINE __attribute__((noinline))
+#else
+#define QB_INLINE inline
+#define QB_NOINLINE
+#endif
+
 void grit_deriv_delassus_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
-  (void)m;
   const size_t cap = (size_t)(w->cap_edges / 2 + 1);
   w->gt_ld = (int)cap + GRIT_QUADGRAD_LANES; /* (a group's four lanes stored whole from its first slot) */
   GRIT_CARVE(c, w->gt, (size_t)w->maxn * (size_t)w->gt_ld);
   GRIT_CARVE(c, w->dwt, (size_t)GRIT_DUAL_N * (size_t)w->gt_ld);
   GRIT_CARVE(c, w->gt_slot, cap);
   GRIT_CARVE(c, w->gt_at, cap);
+  GRIT_CARVE(c, w->acol, m->nM);
+  GRIT_CARVE(c, w->acol_at, m->nv);
 }
 
 /* Row ic's gradient of tree slot k and its stride: the column of its slot in w->gt where the lanes wrote it
@@ -460,9 +475,130 @@ static void rows_of_lanes(const V *y, int n, int nl, double *const *g) {
 
 /* z_l = A^-1 J_l^T of nl constant rows of tree t by its tree-ordered factor into z[l] and the lanes y,
  * w_l = J_l z_l (solve_rows_tree's numbers); the lanes past nl zero. */
-static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
+/* tree_lanes for rows of at most two nonzero entries each (the softbox's 651 tendon couplings of two slides)
+ * where the tree has more than 64 dofs: z_l = sum_j J_lj c_j over the row's entries (j ascending, from +0)
+ * with c_j = A^-1 e_j, the tree factor's solve of a unit column, each solved once per call (w->acol,
+ * stamped by acol_at) instead of one solve per row: the softbox's 651 rows need 218 columns. w_l = sum_j J_lj
+ * z_lj over the same entries (the old sum's other terms are +-0 products, which leave a sum begun at +0 as
+ * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
+ * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
+/* The entries of a row (at most NZ, ascending; -1: more), eight compared at a time, and a row's z from two
+ * columns, (+0 + a0 c0) + a1 c1 element by element: compiled also for AVX2 (the same operations, nothing
+ * fused), chosen at run time. */
+enum { NZ = 2 };
+static QB_INLINE int row_entries_in(const double *J, int n, int *nz) {
+  int k = 0, j = 0;
+  typedef double V4 __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
+  typedef long long M4 __attribute__((vector_size(32)));
+  for (; j + 8 <= n; j += 8) {
+    const M4 on = (*(const V4 *)(J + j) != 0.0) | (*(const V4 *)(J + j + 4) != 0.0);
+    if (!((on[0] | on[1]) | (on[2] | on[3]))) continue;
+    for (int i = j; i < j + 8; ++i)
+      if (J[i] != 0.0) {
+        if (k == NZ) return -1;
+        nz[k++] = i;
+      }
+  }
+  for (; j < n; ++j)
+    if (J[j] != 0.0) {
+      if (k == NZ) return -1;
+      nz[k++] = j;
+    }
+  return k;
+}
+static QB_INLINE void combine_in(double *z, int n, int nnz, double a0, const double *c0, double a1, const double *c1) {
+  if (nnz == 2)
+    for (int i = 0; i < n; ++i) z[i] = (0.0 + a0 * c0[i]) + a1 * c1[i];
+  else if (nnz == 1)
+    for (int i = 0; i < n; ++i) z[i] = 0.0 + a0 * c0[i];
+  else
+    for (int i = 0; i < n; ++i) z[i] = 0.0;
+}
+static QB_NOINLINE int row_entries_base(const double *J, int n, int *nz) { return row_entries_in(J, n, nz); }
+static QB_NOINLINE void combine_base(double *z, int n, int nnz, double a0, const double *c0, double a1,
+                                     const double *c1) {
+  combine_in(z, n, nnz, a0, c0, a1, c1);
+}
+#if QB_AVX2
+static QB_NOINLINE __attribute__((target("avx2"))) int row_entries_avx2(const double *J, int n, int *nz) {
+  return row_entries_in(J, n, nz);
+}
+static QB_NOINLINE __attribute__((target("avx2"))) void combine_avx2(double *z, int n, int nnz, double a0,
+                                                                     const double *c0, double a1, const double *c1) {
+  combine_in(z, n, nnz, a0, c0, a1, c1);
+}
+#endif
+
+/* tree_lanes for rows of at most two nonzero entries each (the softbox's 651 tendon couplings of two slides)
+ * where the tree has more than 64 dofs: z_l = sum_j J_lj c_j over the row's entries (j ascending, from +0)
+ * with c_j = A^-1 e_j, the tree factor's solve of a unit column, each solved once per call (w->acol,
+ * stamped by acol_at) instead of one solve per row: the softbox's 651 rows need 218 columns. w_l = sum_j J_lj
+ * z_lj over the same entries (the old sum's other terms are +-0 products, which leave a sum begun at +0 as
+ * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
+ * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
+static int tree_lanes_cols(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
+                           double *const *z, V *y, V *wv) {
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  if (w->no_acols || n <= 64) return 0;
+#if QB_AVX2
+  const int avx2 = __builtin_cpu_supports("avx2");
+#endif
+  int nzj[LANES][NZ], nnz[LANES];
+  for (int l = 0; l < nl; ++l) {
+#if QB_AVX2
+    nnz[l] = avx2 ? row_entries_avx2(J[l], n, nzj[l]) : row_entries_base(J[l], n, nzj[l]);
+#else
+    nnz[l] = row_entries_base(J[l], n, nzj[l]);
+#endif
+    if (nnz[l] < 0) return 0;
+  }
+  double *C = w->acol + m->tree_madr[t], zb[3 * MAXN];
+  unsigned *cat = w->acol_at + adr;
+  int need[LANES * NZ], nneed = 0;
+  for (int l = 0; l < nl; ++l)
+    for (int e = 0; e < nnz[l]; ++e) {
+      const int j = nzj[l][e];
+      if (cat[j] == w->call_no) continue;
+      cat[j] = w->call_no;
+      need[nneed++] = j;
+    }
+  for (int e0 = 0; e0 < nneed; e0 += 3) { /* the new columns, three at a time */
+    const int nr = nneed - e0 < 3 ? nneed - e0 : 3;
+    memset(zb, 0, sizeof(double) * (size_t)(nr * n));
+    for (int r = 0; r < nr; ++r) zb[r * n + need[e0 + r]] = 1.0;
+    grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + adr, zb, n, nr);
+    for (int r = 0; r < nr; ++r) memcpy(C + (size_t)need[e0 + r] * (size_t)n, zb + r * n, sizeof(double) * (size_t)n);
+  }
+  for (int l = 0; l < LANES; ++l) {
+    double s = 0.0;
+    if (l < nl) {
+      const int k = nnz[l];
+      const double a0 = k > 0 ? J[l][nzj[l][0]] : 0.0, a1 = k > 1 ? J[l][nzj[l][1]] : 0.0;
+      const double *c0 = k > 0 ? C + (size_t)nzj[l][0] * (size_t)n : NULL;
+      const double *c1 = k > 1 ? C + (size_t)nzj[l][1] * (size_t)n : NULL;
+#if QB_AVX2
+      if (avx2)
+        combine_avx2(z[l], n, k, a0, c0, a1, c1);
+      else
+#endif
+        combine_base(z[l], n, k, a0, c0, a1, c1);
+      for (int e = 0; e < k; ++e) s += J[l][nzj[l][e]] * z[l][nzj[l][e]];
+    }
+    (*wv)[l] = s;
+  }
+  for (int j = 0; j < n; ++j) {
+    V v = {0.0};
+    for (int l = 0; l < nl; ++l) v[l] = z[l][j];
+    y[j] = v;
+  }
+  w->acols_used += (unsigned long)nl;
+  return 1;
+}
+
+static void tree_lanes(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
                        double *const *z, int ldz, V *y, V *wv) {
   const int n = m->tree_dofnum[t];
+  if (tree_lanes_cols(m, w, t, J, nl, z, y, wv)) return;
   if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
     double zb[LANES * MAXN];
     for (int l = 0; l < nl; ++l) memcpy(zb + l * n, J[l], sizeof(double) * (size_t)n);
@@ -591,10 +727,10 @@ int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic) {
 }
 
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
-  (void)m;
   if (++w->call_no != 0u) return;
   for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = w->zc_pre[i] = w->gt_at[i] = 0u; /* the clock wrapped */
   w->gt_call = 0u;
+  for (int i = 0; i < m->nv; ++i) w->acol_at[i] = 0u;
   w->call_no = 1u;
 }
 
@@ -605,18 +741,6 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
  * term +-0 for finite seeds, and acc - (+-0) is acc: acc begins at +0 and a rounded difference is never -0, so
  * skipping the term (minus_g_dq) and subtracting it give the same bits; the lanes' arithmetic without branches.
  * Returns 0 (nothing done) where a tree's lanes hold two dofs (ws->no_kept_lanes: never taken). */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-#define QB_AVX2 1
-#else
-#define QB_AVX2 0
-#endif
-#if defined(__GNUC__)
-#define QB_INLINE inline __attribute__((always_inline))
-#define QB_NOINLINE __attribute__((noinline))
-#else
-#define QB_INLINE inline
-#define QB_NOINLINE
-#endif
 #if defined(__GNUC__) /* (inlined: its call's setup was a sixth of its cost) */
 #define KR_INLINE inline __attribute__((always_inline))
 #else

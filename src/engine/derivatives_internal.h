@@ -230,6 +230,10 @@ struct grit_deriv_ws {
   int gt_ld, gt_n, gt_tree, dwt_n;        /* keep cap + 4, slots used, their one tree (-1: two), slots in dwt */
   int no_kept_batch;                      /* nonzero: g by rows, each kept row's - g . dq its own (old path) */
   unsigned long kept_batch_used;          /* kept rows' estimates read from dwt (tests) */
+  double *acol;                           /* (nM at tree_madr) columns of A^-1 of a tree, solved once per call */
+  unsigned *acol_at;                      /* (nv) the call column dof was solved in (derivatives_delassus.c) */
+  int no_acols;                           /* nonzero: a lanes' row of at most two entries solves its z itself */
+  unsigned long acols_used;               /* lanes' rows whose z combined columns of A^-1 (tests) */
   unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
