@@ -13,7 +13,7 @@
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include <string.h>
 
-#include "arena.h"
+#include "derivatives_delassus_internal.h"
 #include "derivatives_internal.h"
 #include "derivatives_chain.h"
 #include "constraints_extra.h"
@@ -26,42 +26,6 @@
 /* ROWS: rows per group (a contact's three share one contraction). MAXN: the largest tree (the support
  * lists encode an entry (i, j) as i MAXN + j in 16 bits; MuJoCo's composite cloth is one tree of 166) */
 enum { ROWS = GRIT_QUADGRAD_ROWS, MAXN = 256 };
-
-/* (the AVX2 compilations of a few loops below, chosen at run time: the same operations, nothing fused) */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
-#define QB_AVX2 1
-#else
-#define QB_AVX2 0
-#endif
-#if defined(__GNUC__)
-#define QB_INLINE inline __attribute__((always_inline))
-#define QB_NOINLINE __attribute__((noinline))
-#else
-#define QB_INLINE inline
-#define QB_NOINLINE
-#endif
-
-void grit_deriv_delassus_layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
-  const size_t cap = (size_t)(w->cap_edges / 2 + 1);
-  w->gt_ld = (int)cap + GRIT_QUADGRAD_LANES; /* (a group's four lanes stored whole from its first slot) */
-  GRIT_CARVE(c, w->gt, (size_t)w->maxn * (size_t)w->gt_ld);
-  GRIT_CARVE(c, w->dwt, (size_t)GRIT_DUAL_N * (size_t)w->gt_ld);
-  GRIT_CARVE(c, w->gt_slot, cap);
-  GRIT_CARVE(c, w->gt_at, cap);
-  GRIT_CARVE(c, w->acol, m->nM);
-  GRIT_CARVE(c, w->acol_at, m->nv);
-}
-
-/* Row ic's gradient of tree slot k and its stride: the column of its slot in w->gt where the lanes wrote it
- * there in this call (gt_columns), else its row of w->zg. */
-static inline const double *row_g(const grit_deriv_ws *w, int ic, int k, size_t *stride) {
-  if (k == 0 && w->gt_at[ic] == w->call_no) {
-    *stride = (size_t)w->gt_ld;
-    return w->gt + w->gt_slot[ic];
-  }
-  *stride = 1;
-  return w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)w->maxn;
-}
 
 /* Tree t's lower-triangle entries of A with partials in this evaluation, listed once per evaluation:
  * a pass seeds a few dofs, and A's entries of two dofs whose joints lie outside their chains do not
@@ -109,7 +73,7 @@ static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *coun
 
 /* The nonzero lanes of tree t's seeded dofs (dqp, dql, dqpv; j ascending, then l), listed once per
  * evaluation where minus_g_dq reads them. */
-static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
+void grit_deriv_delassus_seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns);
   if (w->dqp_at[t] == w->eval_no) return;
@@ -144,7 +108,7 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
 static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g, size_t gs,
                               double acc[GRIT_DUAL_N]) {
   if (!w->no_cx_lean && !w->no_seed_pairs) { /* each lane's one pair (dqg), if no lane holds two */
-    if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
+    if (w->dqp_at[t] != w->eval_no) grit_deriv_delassus_seed_pairs(m, w, t);
     if (w->dqg_ok[t]) {
       const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t;
       const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
@@ -159,7 +123,7 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns), adr = m->tree_dofadr[t];
   if (!w->no_seed_pairs) {
-    seed_pairs(m, w, t);
+    grit_deriv_delassus_seed_pairs(m, w, t);
     const size_t o = (size_t)GRIT_DUAL_N * (size_t)adr;
     const int np = w->dqp_n[t], *pl = w->dqp + o;
     const unsigned char *ll = w->dql + o;
@@ -482,123 +446,10 @@ static void rows_of_lanes(const V *y, int n, int nl, double *const *g) {
  * z_lj over the same entries (the old sum's other terms are +-0 products, which leave a sum begun at +0 as
  * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
  * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
-/* The entries of a row (at most NZ, ascending; -1: more), eight compared at a time, and a row's z from two
- * columns, (+0 + a0 c0) + a1 c1 element by element: compiled also for AVX2 (the same operations, nothing
- * fused), chosen at run time. */
-enum { NZ = 2 };
-static QB_INLINE int row_entries_in(const double *J, int n, int *nz) {
-  int k = 0, j = 0;
-  typedef double V4 __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
-  typedef long long M4 __attribute__((vector_size(32)));
-  for (; j + 8 <= n; j += 8) {
-    const M4 on = (*(const V4 *)(J + j) != 0.0) | (*(const V4 *)(J + j + 4) != 0.0);
-    if (!((on[0] | on[1]) | (on[2] | on[3]))) continue;
-    for (int i = j; i < j + 8; ++i)
-      if (J[i] != 0.0) {
-        if (k == NZ) return -1;
-        nz[k++] = i;
-      }
-  }
-  for (; j < n; ++j)
-    if (J[j] != 0.0) {
-      if (k == NZ) return -1;
-      nz[k++] = j;
-    }
-  return k;
-}
-static QB_INLINE void combine_in(double *z, int n, int nnz, double a0, const double *c0, double a1, const double *c1) {
-  if (nnz == 2)
-    for (int i = 0; i < n; ++i) z[i] = (0.0 + a0 * c0[i]) + a1 * c1[i];
-  else if (nnz == 1)
-    for (int i = 0; i < n; ++i) z[i] = 0.0 + a0 * c0[i];
-  else
-    for (int i = 0; i < n; ++i) z[i] = 0.0;
-}
-static QB_NOINLINE int row_entries_base(const double *J, int n, int *nz) { return row_entries_in(J, n, nz); }
-static QB_NOINLINE void combine_base(double *z, int n, int nnz, double a0, const double *c0, double a1,
-                                     const double *c1) {
-  combine_in(z, n, nnz, a0, c0, a1, c1);
-}
-#if QB_AVX2
-static QB_NOINLINE __attribute__((target("avx2"))) int row_entries_avx2(const double *J, int n, int *nz) {
-  return row_entries_in(J, n, nz);
-}
-static QB_NOINLINE __attribute__((target("avx2"))) void combine_avx2(double *z, int n, int nnz, double a0,
-                                                                     const double *c0, double a1, const double *c1) {
-  combine_in(z, n, nnz, a0, c0, a1, c1);
-}
-#endif
-
-/* tree_lanes for rows of at most two nonzero entries each (the softbox's 651 tendon couplings of two slides)
- * where the tree has more than 64 dofs: z_l = sum_j J_lj c_j over the row's entries (j ascending, from +0)
- * with c_j = A^-1 e_j, the tree factor's solve of a unit column, each solved once per call (w->acol,
- * stamped by acol_at) instead of one solve per row: the softbox's 651 rows need 218 columns. w_l = sum_j J_lj
- * z_lj over the same entries (the old sum's other terms are +-0 products, which leave a sum begun at +0 as
- * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
- * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
-static int tree_lanes_cols(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
-                           double *const *z, V *y, V *wv) {
-  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
-  if (w->no_acols || n <= 64) return 0;
-#if QB_AVX2
-  const int avx2 = __builtin_cpu_supports("avx2");
-#endif
-  int nzj[LANES][NZ], nnz[LANES];
-  for (int l = 0; l < nl; ++l) {
-#if QB_AVX2
-    nnz[l] = avx2 ? row_entries_avx2(J[l], n, nzj[l]) : row_entries_base(J[l], n, nzj[l]);
-#else
-    nnz[l] = row_entries_base(J[l], n, nzj[l]);
-#endif
-    if (nnz[l] < 0) return 0;
-  }
-  double *C = w->acol + m->tree_madr[t], zb[3 * MAXN];
-  unsigned *cat = w->acol_at + adr;
-  int need[LANES * NZ], nneed = 0;
-  for (int l = 0; l < nl; ++l)
-    for (int e = 0; e < nnz[l]; ++e) {
-      const int j = nzj[l][e];
-      if (cat[j] == w->call_no) continue;
-      cat[j] = w->call_no;
-      need[nneed++] = j;
-    }
-  for (int e0 = 0; e0 < nneed; e0 += 3) { /* the new columns, three at a time */
-    const int nr = nneed - e0 < 3 ? nneed - e0 : 3;
-    memset(zb, 0, sizeof(double) * (size_t)(nr * n));
-    for (int r = 0; r < nr; ++r) zb[r * n + need[e0 + r]] = 1.0;
-    grit_treechol_solve_from_rows(w->dtc, t, w->dtL + m->tree_madr[t], w->dtinv + adr, zb, n, nr);
-    for (int r = 0; r < nr; ++r) memcpy(C + (size_t)need[e0 + r] * (size_t)n, zb + r * n, sizeof(double) * (size_t)n);
-  }
-  for (int l = 0; l < LANES; ++l) {
-    double s = 0.0;
-    if (l < nl) {
-      const int k = nnz[l];
-      const double a0 = k > 0 ? J[l][nzj[l][0]] : 0.0, a1 = k > 1 ? J[l][nzj[l][1]] : 0.0;
-      const double *c0 = k > 0 ? C + (size_t)nzj[l][0] * (size_t)n : NULL;
-      const double *c1 = k > 1 ? C + (size_t)nzj[l][1] * (size_t)n : NULL;
-#if QB_AVX2
-      if (avx2)
-        combine_avx2(z[l], n, k, a0, c0, a1, c1);
-      else
-#endif
-        combine_base(z[l], n, k, a0, c0, a1, c1);
-      for (int e = 0; e < k; ++e) s += J[l][nzj[l][e]] * z[l][nzj[l][e]];
-    }
-    (*wv)[l] = s;
-  }
-  for (int j = 0; j < n; ++j) {
-    V v = {0.0};
-    for (int l = 0; l < nl; ++l) v[l] = z[l][j];
-    y[j] = v;
-  }
-  w->acols_used += (unsigned long)nl;
-  return 1;
-}
-
 static void tree_lanes(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
                        double *const *z, int ldz, V *y, V *wv) {
   const int n = m->tree_dofnum[t];
-  if (tree_lanes_cols(m, w, t, J, nl, z, y, wv)) return;
+  if (grit_deriv_delassus_cols_z(m, w, t, J, nl, z, y, wv)) return;
   if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
     double zb[LANES * MAXN];
     for (int l = 0; l < nl; ++l) memcpy(zb + l * n, J[l], sizeof(double) * (size_t)n);
@@ -634,23 +485,6 @@ static void tree_lanes(const grit_model *m, grit_deriv_ws *w, int t, const doubl
 #endif
 
 #if GRIT_QUADGRAD_HAVE_LANES
-/* The lanes' gradients g[j][l] of rows list[l] stored by columns: the group takes the call's next nl slots
- * of w->gt, one vector store per dof (the lanes past nl are written over by the next group), instead of
- * rows_of_lanes' n nl scattered stores; the rows read them there (row_g), and a pass's batch (kept_batch)
- * reads all slots' g at one dof as one contiguous run. Returns 0 (nothing stored: w->zg's rows as before)
- * with ws->no_kept_batch. */
-static int gt_columns(grit_deriv_ws *w, int t, int n, const V *gl, const int *list, int nl) {
-  typedef double VU __attribute__((vector_size(sizeof(V)), aligned(sizeof(double)), may_alias));
-  if (w->no_kept_batch) return 0;
-  if (w->gt_call != w->call_no) w->gt_call = w->call_no, w->gt_n = 0, w->gt_tree = t;
-  const int s0 = w->gt_n, ld = w->gt_ld;
-  if (s0 + LANES > ld) return 0; /* (never: a row takes one slot a call) */
-  if (w->gt_tree != t) w->gt_tree = -1; /* a second tree: no batch (its lanes are one tree's seeds) */
-  for (int j = 0; j < n; ++j) *(VU *)(w->gt + (size_t)j * (size_t)ld + (size_t)s0) = gl[j];
-  for (int l = 0; l < nl; ++l) w->gt_slot[list[l]] = s0 + l, w->gt_at[list[l]] = w->call_no;
-  w->gt_n = s0 + nl;
-  return 1;
-}
 #endif
 
 /* z, w and (quad) the gradient of constraint ic's row and of the next constant rows of its tree t not yet
@@ -695,7 +529,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs,
                                                (w->no_slide_sweep ? 1 : 0) | (w->no_leaf_sweep ? 2 : 0));
-  const int byrows = quad && !gt_columns(w, t, n, gl, list, nl); /* else g by columns (w->gt) */
+  const int byrows = quad && !grit_deriv_delassus_gt_columns(w, t, n, gl, list, nl); /* else g by columns (w->gt) */
   if (byrows && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
@@ -746,80 +580,18 @@ void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
 #else
 #define KR_INLINE inline
 #endif
-/* - g . dq of every slot's row (the lanes' rows of the call's one tree t) at once in a pass, lane by lane:
- * dwt[l][s] = 0 - gv[l] g_s[gi[l]], kept_row_lanes' one term from acc = +0 in its operations (a lane
- * without a seed: +0, as gv +0 times g gives), so the same bits; a row then copies its eight numbers
- * instead of forming them (the softbox: 651 rows in each of 28 passes). Only where kept_row_lanes' lean
- * path would run (its switches; each lane one dof). The rows solved after it in the pass (the call's
- * first pass solves them as it goes) are past dwt_n: their own sums. */
-static QB_INLINE void batch_lane_in(double *o, const double *g, double v, int ns) {
-  for (int s = 0; s < ns; ++s) o[s] = 0.0 - v * g[s];
-}
-static QB_NOINLINE void batch_lane_base(double *o, const double *g, double v, int ns) { batch_lane_in(o, g, v, ns); }
-#if QB_AVX2
-static QB_NOINLINE __attribute__((target("avx2"))) void batch_lane_avx2(double *o, const double *g, double v, int ns) {
-  batch_lane_in(o, g, v, ns);
-}
-#endif
-
-static QB_NOINLINE void kept_batch_form(const grit_model *m, grit_deriv_ws *w, int t) {
-  w->dwt_eval = w->eval_no, w->dwt_n = 0;
-  if (w->no_kept_lanes || w->no_cx_lean || w->no_seed_pairs || w->gt_call != w->call_no || t != w->gt_tree) return;
-  if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
-  if (!w->dqg_ok[t]) return;
-  const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t, ns = w->gt_n;
-  const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
-  const size_t ld = (size_t)w->gt_ld;
-#if QB_AVX2
-  const int avx2 = __builtin_cpu_supports("avx2");
-#endif
-  for (int l = 0; l < GRIT_DUAL_N; ++l) {
-    double *o = w->dwt + (size_t)l * ld;
-    if (gi[l] < 0) {
-      memset(o, 0, sizeof(double) * (size_t)ns);
-      continue;
-    }
-    const double *g = w->gt + (size_t)gi[l] * ld;
-#if QB_AVX2
-    if (avx2) {
-      batch_lane_avx2(o, g, gv[l], ns);
-      continue;
-    }
-#endif
-    batch_lane_base(o, g, gv[l], ns);
-  }
-  w->dwt_n = ns;
-}
-
-/* Row ic's estimate from the pass's batch (the callers' tests that the kept one may be taken done, ntree 1). */
-static KR_INLINE int kept_batch(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int t, grit_dual *out) {
-  if (w->gt_at[ic] != w->call_no || t != w->gt_tree || w->no_kept_batch) return 0;
-  if (w->dwt_eval != w->eval_no) kept_batch_form(m, w, t);
-  const int s = w->gt_slot[ic];
-  if (s >= w->dwt_n) return 0; /* solved after the batch, or no batch in this pass */
-  const size_t ld = (size_t)w->gt_ld;
-  const double *o = w->dwt + (size_t)s;
-  out->v = w->zc_w[ic] / dim;
-  if (dim == 1) /* (x / 1 is x) */
-    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld];
-  else
-    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld] / dim;
-  w->seed_pairs_used++, w->kept_fast_used++, w->kept_batch_used++;
-  return 1;
-}
-
 static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree,
                                     const int tree[2], grit_dual *out) {
   if (w->no_kept_lanes || w->no_cx_lean || w->no_seed_pairs) return 0;
   for (int k = 0; k < ntree; ++k) {
-    if (w->dqp_at[tree[k]] != w->eval_no) seed_pairs(m, w, tree[k]);
+    if (w->dqp_at[tree[k]] != w->eval_no) grit_deriv_delassus_seed_pairs(m, w, tree[k]);
     if (!w->dqg_ok[tree[k]]) return 0;
   }
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   for (int k = 0; k < ntree; ++k) {
     size_t gs = 1;
-    const double *g = row_g(w, ic, k, &gs);
+    const double *g = grit_deriv_delassus_row_g(w, ic, k, &gs);
     const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)tree[k];
     const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)tree[k];
     for (int l = 0; l < GRIT_DUAL_N; ++l) {
@@ -836,13 +608,13 @@ static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int i
 
 static int kept_row_sum(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree, const int tree[2],
                         grit_dual *out) {
-  if (ntree == 1 && kept_batch(m, w, ic, dim, tree[0], out)) return 1;
+  if (ntree == 1 && grit_deriv_delassus_kept_batch(m, w, ic, dim, tree[0], out)) return 1;
   if (kept_row_lanes(m, w, ic, dim, ntree, tree, out)) return 1;
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
   for (int k = 0; k < ntree; ++k) {
     size_t gs = 1;
-    const double *g = row_g(w, ic, k, &gs);
+    const double *g = grit_deriv_delassus_row_g(w, ic, k, &gs);
     minus_g_dq(m, w, tree[k], g, gs, acc);
   }
   *out = grit_dual_const(w->zc_w[ic] / dim);
@@ -923,7 +695,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     }
     if (quad) {
       size_t gs = 1;
-      const double *gr = keep && !fresh ? row_g(w, ic, k, &gs) : g;
+      const double *gr = keep && !fresh ? grit_deriv_delassus_row_g(w, ic, k, &gs) : g;
       minus_g_dq(m, w, t, gr, gs, acc);
     }
   }
@@ -943,7 +715,7 @@ int grit_deriv_delassus_kept_row_again_out(const grit_model *m, grit_deriv_ws *w
   if (w->zc_pre[ic] == w->call_no) return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0;
-  if (ntree == 1 && kept_batch(m, w, ic, dim, tree[0], out)) return 1; /* (inlined: kept_row_sum's frame) */
+  if (ntree == 1 && grit_deriv_delassus_kept_batch(m, w, ic, dim, tree[0], out)) return 1; /* (inlined: kept_row_sum's frame) */
   return kept_row_sum(m, w, ic, dim, ntree, tree, out);
 }
 
