@@ -447,9 +447,9 @@ static void rows_of_lanes(const V *y, int n, int nl, double *const *g) {
  * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
  * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
 static void tree_lanes(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
-                       double *const *z, int ldz, V *y, V *wv) {
+                       double *const *z, int ldz, V *y, V *wv, int couplings) {
   const int n = m->tree_dofnum[t];
-  if (grit_deriv_delassus_cols_z(m, w, t, J, nl, z, y, wv)) return;
+  if (couplings && grit_deriv_delassus_cols_z(m, w, t, J, nl, z, y, wv)) return; /* (couplings: rows of two entries) */
   if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
     double zb[LANES * MAXN];
     for (int l = 0; l < nl; ++l) memcpy(zb + l * n, J[l], sizeof(double) * (size_t)n);
@@ -494,7 +494,7 @@ static void tree_lanes(const grit_model *m, grit_deriv_ws *w, int t, const doubl
 static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad, const grit_dual *Jic) {
 #if GRIT_QUADGRAD_HAVE_LANES
   const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1, tree_ok = w->dt_ok[t];
-  int list[LANES], j0[LANES], nl = 0, jmin = n;
+  int list[LANES], j0[LANES], nl = 0, jmin = n, couplings = 0;
   const double *J[LANES];
   double jown[MAXN]; /* ic's own J (an ahead row's), its values */
   for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
@@ -511,6 +511,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     j0[nl] = 0;
     while (!tree_ok && j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero (solve_lanes) */
     jmin = j0[nl] < jmin ? j0[nl] : jmin;
+    couplings |= w->dl_con[i].kind == GRIT_CONSTRAINT_EQUALITY_1D;
     list[nl++] = i;
   }
   if (nl < 2) {
@@ -524,7 +525,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
   }
   if (tree_ok) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
-    tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
+    tree_lanes(m, w, t, J, nl, z, ldz, y, &wv, couplings);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
   if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs,

@@ -148,13 +148,13 @@ static QB_NOINLINE __attribute__((target("avx2"))) void combine_avx2(double *z, 
 }
 #endif
 
-/* tree_lanes for rows of at most two nonzero entries each (the softbox's 651 tendon couplings of two slides)
+/* tree_lanes for rows of one or two nonzero entries, some two (the softbox's 433 couplings of two slides, 218 pins)
  * where the tree has more than 64 dofs: z_l = sum_j J_lj c_j over the row's entries (j ascending, from +0)
  * with c_j = A^-1 e_j, the tree factor's solve of a unit column, each solved once per call (w->acol,
  * stamped by acol_at) instead of one solve per row: the softbox's 651 rows need 218 columns. w_l = sum_j J_lj
  * z_lj over the same entries (the old sum's other terms are +-0 products, which leave a sum begun at +0 as
  * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
- * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
+ * z); ws->no_acols: the old path. Returns 0 (nothing done) for other rows. */
 int grit_deriv_delassus_cols_z(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
                                double *const *z, V *y, V *wv) {
   const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
@@ -162,15 +162,17 @@ int grit_deriv_delassus_cols_z(const grit_model *m, grit_deriv_ws *w, int t, con
 #if QB_AVX2
   const int avx2 = __builtin_cpu_supports("avx2");
 #endif
-  int nzj[LANES][NZ], nnz[LANES];
+  int nzj[LANES][NZ], nnz[LANES], two = 0;
   for (int l = 0; l < nl; ++l) {
 #if QB_AVX2
     nnz[l] = avx2 ? row_entries_avx2(J[l], n, nzj[l]) : row_entries_base(J[l], n, nzj[l]);
 #else
     nnz[l] = row_entries_base(J[l], n, nzj[l]);
 #endif
-    if (nnz[l] < 0) return 0;
+    if (nnz[l] < 1) return 0;
+    two += nnz[l] == NZ;
   }
+  if (!two) return 0; /* (rows of one entry only, a robot's limits: each row's solve is its column's, no gain) */
   double *C = w->acol + m->tree_madr[t], zb[3 * MAXN];
   unsigned *cat = w->acol_at + adr;
   int need[LANES * NZ], nneed = 0;

@@ -232,7 +232,7 @@ struct grit_deriv_ws {
   unsigned long kept_batch_used;          /* kept rows' estimates read from dwt (tests) */
   double *acol;                           /* (nM at tree_madr) columns of A^-1 of a tree, solved once per call */
   unsigned *acol_at;                      /* (nv) the call column dof was solved in (derivatives_delassus.c) */
-  int no_acols;                           /* nonzero: a lanes' row of at most two entries solves its z itself */
+  int no_acols;                           /* nonzero: a lanes' row of two entries solves its z itself */
   unsigned long acols_used;               /* lanes' rows whose z combined columns of A^-1 (tests) */
   unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
