@@ -221,7 +221,7 @@ struct grit_deriv_ws {
   int no_lane_moves;                      /* nonzero: the lanes' z, y and g moved element by element */
   int no_slide_sweep;                     /* nonzero: the lanes' sweep takes a slide's zero terms too */
   int no_leaf_sweep;                      /* nonzero: the lanes' sweep takes one-dof leaves through the scratch */
-  /* the lanes' rows' gradients by columns, and each pass's - g . dq of them all (derivatives_delassus.c) */
+  /* the lanes' rows' gradients by columns, each pass's - g . dq of them all (derivatives_delassus_cols.c) */
   double *gt;                             /* (maxn x gt_ld) g of the row in slot s at dof j: gt[j gt_ld + s] */
   double *dwt;                            /* (GRIT_DUAL_N x gt_ld) lane l's - g . dq of slot s at [l gt_ld + s] */
   int *gt_slot;                           /* (keep cap) a row's slot in this call */
@@ -231,8 +231,8 @@ struct grit_deriv_ws {
   int no_kept_batch;                      /* nonzero: g by rows, each kept row's - g . dq its own (old path) */
   unsigned long kept_batch_used;          /* kept rows' estimates read from dwt (tests) */
   double *acol;                           /* (nM at tree_madr) columns of A^-1 of a tree, solved once per call */
-  unsigned *acol_at;                      /* (nv) the call column dof was solved in (derivatives_delassus.c) */
-  int no_acols;                           /* nonzero: a lanes' row of two entries solves its z itself */
+  unsigned *acol_at;                      /* (nv) the call column dof was solved in */
+  int no_acols;                           /* nonzero: a lanes' coupling row solves its z itself (old path) */
   unsigned long acols_used;               /* lanes' rows whose z combined columns of A^-1 (tests) */
   unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
