@@ -111,9 +111,11 @@ static inline GS GS_NAME(cx_segment)(const grit_model *m, const GS_NAME(grit_kin
 __attribute__((always_inline))
 #endif
 static inline GS GS_NAME(cx_tendon_row_in)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,
-                                           GS *J, const int *cols, int ncols, int off) {
+                                           GS *J, const int *cols, int ncols, int off, int zeroed) {
   const int adr = m->ten_adr[tendon], num = m->ten_num[tendon], nv = m->nv;
-  if (J && cols)
+  if (zeroed) /* J is +0 already (the caller zeroed it whole) */
+    ;
+  else if (J && cols)
     for (int e = 0; e < ncols; ++e) J[cols[e] - off] = GS_C(0.0);
   else if (J)
     for (int i = 0; i < nv; ++i) J[i] = GS_C(0.0);
@@ -164,11 +166,13 @@ static inline GS GS_NAME(cx_tendon_row_in)(const grit_model *m, const GS_NAME(gr
 /* cx_tendon_row_in on a row over all dofs (off 0), and on a tree's block (cx_row_in_place) */
 static GS GS_NAME(cx_tendon_row)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon, GS *J,
                                  const int *cols, int ncols) {
-  return GS_NAME(cx_tendon_row_in)(m, k, q, tendon, J, cols, ncols, 0);
+  return GS_NAME(cx_tendon_row_in)(m, k, q, tendon, J, cols, ncols, 0, 0);
 }
+/* (its callers, grit_cx_rows_cols' rows in place, zero J's block whole first: the columns are not zeroed again,
+ * +0 over +0; the flag's spring rows, ~50 columns of 9 doubles each in every evaluation) */
 static GS GS_NAME(cx_tendon_row_off)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon, GS *J,
                                      const int *cols, int ncols, int off) {
-  return GS_NAME(cx_tendon_row_in)(m, k, q, tendon, J, cols, ncols, off);
+  return GS_NAME(cx_tendon_row_in)(m, k, q, tendon, J, cols, ncols, off, 1);
 }
 
 GS GS_NAME(grit_tendon_length_jacobian)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, int tendon,

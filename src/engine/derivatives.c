@@ -151,6 +151,7 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->plain_end, nv);
   GRIT_CARVE(c, w->dt_ok, m->ntree);
   GRIT_CARVE(c, w->qgs, grit_quadgrad_scratch(m));
+  grit_deriv_delassus_layout(m, w, c); /* derivatives_delassus_cols.c */
   GRIT_CARVE(c, w->dqs, nv);
   GRIT_CARVE(c, w->dqs_n, m->ntree);
   GRIT_CARVE(c, w->dqs_at, m->ntree);

@@ -90,8 +90,24 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
                              const char *mmask, int need_w, int lin_w);
 /* grit_deriv_delassus_kept_row (derivatives_delassus.c) for row ic, which took it in an earlier pass of this
  * call: its tests that cannot change within the call left out (cx_fused's short path). */
-int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
-                                       int ntree, const int tree[2], grit_dual *out);
+int grit_deriv_delassus_kept_row_again_out(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                           int ntree, const int tree[2], grit_dual *out);
+/* Its commonest case inlined into the caller's loop: a one-tree, one-row row whose estimate the pass's
+ * batch already holds (derivatives_delassus.c's kept_batch, the same tests and numbers; x / 1 is x). */
+static inline int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic,
+                                                     int dim, int ntree, const int tree[2], grit_dual *out) {
+  if (ntree == 1 && dim == 1 && w->dwt_eval == w->eval_no && w->gt_at[ic] == w->call_no && tree[0] == w->gt_tree &&
+      w->gt_slot[ic] < w->dwt_n && w->zc_pre[ic] != w->call_no && dmask && !dmask[tree[0]] && w->rmask[tree[0]] &&
+      !w->no_kept_batch) {
+    const size_t ld = (size_t)w->gt_ld;
+    const double *o = w->dwt + w->gt_slot[ic];
+    out->v = w->zc_w[ic];
+    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld];
+    w->seed_pairs_used++, w->kept_fast_used++, w->kept_batch_used++;
+    return 1;
+  }
+  return grit_deriv_delassus_kept_row_again_out(m, w, dmask, ic, dim, ntree, tree, out);
+}
 /* Writes the row cx_out last took as constants into w->cxJ, if it is not yet there (a reader of J itself). */
 void grit_deriv_chain_cx_materialize(const grit_model *m, grit_deriv_ws *w);
 /* Constraint k's columns where its row can be nonzero (w->cxn; ws->no_cx_narrow: its structural columns,

@@ -13,6 +13,7 @@
  * reads) that have partials with Z = sum_r z_r z_r^T, one multiply-add per lane each. */
 #include <string.h>
 
+#include "derivatives_delassus_internal.h"
 #include "derivatives_internal.h"
 #include "derivatives_chain.h"
 #include "constraints_extra.h"
@@ -72,7 +73,7 @@ static const int *seeded(const grit_model *m, grit_deriv_ws *w, int t, int *coun
 
 /* The nonzero lanes of tree t's seeded dofs (dqp, dql, dqpv; j ascending, then l), listed once per
  * evaluation where minus_g_dq reads them. */
-static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
+void grit_deriv_delassus_seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns);
   if (w->dqp_at[t] == w->eval_no) return;
@@ -104,15 +105,15 @@ static void seed_pairs(const grit_model *m, grit_deriv_ws *w, int t) {
  * stays +0 or keeps its nonzero value when they are subtracted, so the terms of the nonzero lanes alone
  * (seeded's pairs), in the same order (j ascending in each lane), give the same bits (ws->no_seed_pairs:
  * every lane, the old loop; the two differ only for a non-finite g next to a zero lane). */
-static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g,
+static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, const double *g, size_t gs,
                               double acc[GRIT_DUAL_N]) {
   if (!w->no_cx_lean && !w->no_seed_pairs) { /* each lane's one pair (dqg), if no lane holds two */
-    if (w->dqp_at[t] != w->eval_no) seed_pairs(m, w, t);
+    if (w->dqp_at[t] != w->eval_no) grit_deriv_delassus_seed_pairs(m, w, t);
     if (w->dqg_ok[t]) {
       const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t;
       const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
       for (int l = 0; l < GRIT_DUAL_N; ++l) {
-        const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+        const double gj = gi[l] >= 0 ? g[(size_t)gi[l] * gs] : 0.0;
         if (gj != 0.0) acc[l] -= gv[l] * gj;
       }
       w->seed_pairs_used++;
@@ -122,13 +123,13 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
   int ns = 0;
   const int *sj = seeded(m, w, t, &ns), adr = m->tree_dofadr[t];
   if (!w->no_seed_pairs) {
-    seed_pairs(m, w, t);
+    grit_deriv_delassus_seed_pairs(m, w, t);
     const size_t o = (size_t)GRIT_DUAL_N * (size_t)adr;
     const int np = w->dqp_n[t], *pl = w->dqp + o;
     const unsigned char *ll = w->dql + o;
     const double *pv = w->dqpv + o;
     for (int e = 0; e < np; ++e) {
-      const double gj = g[pl[e]];
+      const double gj = g[(size_t)pl[e] * gs];
       if (gj != 0.0) acc[ll[e]] -= pv[e] * gj;
     }
     w->seed_pairs_used++;
@@ -137,8 +138,9 @@ static inline void minus_g_dq(const grit_model *m, grit_deriv_ws *w, int t, cons
   for (int e = 0; e < ns; ++e) { /* the dofs without partials add zeros */
     const int j = sj[e];
     const grit_dual *s = &w->dq[adr + j];
-    if (g[j] != 0.0)
-      for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * g[j];
+    const double gj = g[(size_t)j * gs];
+    if (gj != 0.0)
+      for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] -= s->d[l] * gj;
   }
 }
 
@@ -435,9 +437,17 @@ static void rows_of_lanes(const V *y, int n, int nl, double *const *g) {
 
 /* z_l = A^-1 J_l^T of nl constant rows of tree t by its tree-ordered factor into z[l] and the lanes y,
  * w_l = J_l z_l (solve_rows_tree's numbers); the lanes past nl zero. */
-static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const double *const *J, int nl,
-                       double *const *z, int ldz, V *y, V *wv) {
+/* tree_lanes for rows of at most two nonzero entries each (the softbox's 651 tendon couplings of two slides)
+ * where the tree has more than 64 dofs: z_l = sum_j J_lj c_j over the row's entries (j ascending, from +0)
+ * with c_j = A^-1 e_j, the tree factor's solve of a unit column, each solved once per call (w->acol,
+ * stamped by acol_at) instead of one solve per row: the softbox's 651 rows need 218 columns. w_l = sum_j J_lj
+ * z_lj over the same entries (the old sum's other terms are +-0 products, which leave a sum begun at +0 as
+ * it is). Not the old path's bits: z = A^-1 (J^T) and sum_j J_j (A^-1 e_j) round differently (~1e-16 of
+ * z); ws->no_acols: the old path. Returns 0 (nothing done) where a row has more entries. */
+static void tree_lanes(const grit_model *m, grit_deriv_ws *w, int t, const double *const *J, int nl,
+                       double *const *z, int ldz, V *y, V *wv, int couplings) {
   const int n = m->tree_dofnum[t];
+  if (couplings && grit_deriv_delassus_cols_z(m, w, t, J, nl, z, y, wv)) return; /* (couplings: rows of two entries) */
   if (!w->no_tree_group) { /* rows three at a time: one walk of the factor's index for each group */
     double zb[LANES * MAXN];
     for (int l = 0; l < nl; ++l) memcpy(zb + l * n, J[l], sizeof(double) * (size_t)n);
@@ -472,6 +482,9 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
 }
 #endif
 
+#if GRIT_QUADGRAD_HAVE_LANES
+#endif
+
 /* z, w and (quad) the gradient of constraint ic's row and of the next constant rows of its tree t not yet
  * solved in this call (looked for among the next AHEAD constraints), kept as delassus_lin keeps them:
  * each is evaluated later in the same pass (same tree, not inert). Returns 0 (nothing done) when ic's
@@ -479,7 +492,7 @@ static void tree_lanes(const grit_model *m, const grit_deriv_ws *w, int t, const
 static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, int t, int quad, const grit_dual *Jic) {
 #if GRIT_QUADGRAD_HAVE_LANES
   const int n = m->tree_dofnum[t], ldz = w->maxn, cap = w->cap_edges / 2 + 1, tree_ok = w->dt_ok[t];
-  int list[LANES], j0[LANES], nl = 0, jmin = n;
+  int list[LANES], j0[LANES], nl = 0, jmin = n, couplings = 0;
   const double *J[LANES];
   double jown[MAXN]; /* ic's own J (an ahead row's), its values */
   for (int i = ic; i < w->dl_nc && i < cap && i <= ic + AHEAD && nl < LANES; ++i) {
@@ -496,6 +509,7 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     j0[nl] = 0;
     while (!tree_ok && j0[nl] < n && J[nl][j0[nl]] == 0.0) ++j0[nl]; /* solve_rows' first nonzero (solve_lanes) */
     jmin = j0[nl] < jmin ? j0[nl] : jmin;
+    couplings |= w->dl_con[i].kind == GRIT_CONSTRAINT_EQUALITY_1D;
     list[nl++] = i;
   }
   if (nl < 2) {
@@ -509,14 +523,16 @@ static int solve_constant_rows(const grit_model *m, grit_deriv_ws *w, int ic, in
     g[l] = w->zg + (size_t)list[l] * 2 * (size_t)ldz;
   }
   if (tree_ok) /* z by the tree-ordered factor, row by row; the gradient below still in lanes */
-    tree_lanes(m, w, t, J, nl, z, ldz, y, &wv);
+    tree_lanes(m, w, t, J, nl, z, ldz, y, &wv, couplings);
   else
     solve_lanes(n, w->Ad + m->tree_madr[t], J, nl, j0, jmin, y, &wv, NULL);
-  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs, w->no_slide_sweep);
-  if (quad && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
+  if (quad) grit_rnea_quadratic_gradient_lanes(m, &w->kd, &w->rn, t, y, gl, w->qgs,
+                                               (w->no_slide_sweep ? 1 : 0) | (w->no_leaf_sweep ? 2 : 0));
+  const int byrows = quad && !grit_deriv_delassus_gt_columns(w, t, n, gl, list, nl); /* else g by columns (w->gt) */
+  if (byrows && !w->no_lane_moves) rows_of_lanes(gl, n, nl, g);
   for (int l = 0; l < nl; ++l) {
     for (int j = 0; !tree_ok && j < n; ++j) z[l][j] = y[j][l]; /* (tree_lanes wrote z[l] already) */
-    for (int j = 0; quad && w->no_lane_moves && j < n; ++j) g[l][j] = gl[j][l];
+    for (int j = 0; byrows && w->no_lane_moves && j < n; ++j) g[l][j] = gl[j][l];
     w->zc_w[list[l]] = wv[l], w->zc_at[list[l]] = w->call_no;
   }
   return 1;
@@ -544,9 +560,10 @@ int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic) {
 }
 
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w) {
-  (void)m;
   if (++w->call_no != 0u) return;
-  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = w->zc_pre[i] = 0u; /* the clock wrapped */
+  for (int i = 0; i < w->cap_edges / 2 + 1; ++i) w->zc_at[i] = w->zc_pre[i] = w->gt_at[i] = 0u; /* the clock wrapped */
+  w->gt_call = 0u;
+  for (int i = 0; i < m->nv; ++i) w->acol_at[i] = 0u;
   w->call_no = 1u;
 }
 
@@ -566,18 +583,18 @@ static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int i
                                     const int tree[2], grit_dual *out) {
   if (w->no_kept_lanes || w->no_cx_lean || w->no_seed_pairs) return 0;
   for (int k = 0; k < ntree; ++k) {
-    if (w->dqp_at[tree[k]] != w->eval_no) seed_pairs(m, w, tree[k]);
+    if (w->dqp_at[tree[k]] != w->eval_no) grit_deriv_delassus_seed_pairs(m, w, tree[k]);
     if (!w->dqg_ok[tree[k]]) return 0;
   }
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
-  const size_t ldz = (size_t)w->maxn;
   for (int k = 0; k < ntree; ++k) {
-    const double *g = w->zg + ((size_t)ic * 2 + (size_t)k) * ldz;
+    size_t gs = 1;
+    const double *g = grit_deriv_delassus_row_g(w, ic, k, &gs);
     const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)tree[k];
     const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)tree[k];
     for (int l = 0; l < GRIT_DUAL_N; ++l) {
-      const double gj = gi[l] >= 0 ? g[gi[l]] : 0.0;
+      const double gj = gi[l] >= 0 ? g[(size_t)gi[l] * gs] : 0.0;
       acc[l] -= gv[l] * gj;
     }
   }
@@ -590,12 +607,15 @@ static KR_INLINE int kept_row_lanes(const grit_model *m, grit_deriv_ws *w, int i
 
 static int kept_row_sum(const grit_model *m, grit_deriv_ws *w, int ic, int dim, int ntree, const int tree[2],
                         grit_dual *out) {
+  if (ntree == 1 && grit_deriv_delassus_kept_batch(m, w, ic, dim, tree[0], out)) return 1;
   if (kept_row_lanes(m, w, ic, dim, ntree, tree, out)) return 1;
   double acc[GRIT_DUAL_N];
   for (int l = 0; l < GRIT_DUAL_N; ++l) acc[l] = 0.0;
-  const int ldz = w->maxn;
-  for (int k = 0; k < ntree; ++k)
-    minus_g_dq(m, w, tree[k], w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz, acc);
+  for (int k = 0; k < ntree; ++k) {
+    size_t gs = 1;
+    const double *g = grit_deriv_delassus_row_g(w, ic, k, &gs);
+    minus_g_dq(m, w, tree[k], g, gs, acc);
+  }
   *out = grit_dual_const(w->zc_w[ic] / dim);
   for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = acc[l] / dim;
   w->kept_fast_used++;
@@ -645,6 +665,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     const int t = tree[0];
     fresh = !solve_constant_rows(m, w, ic, t, !(!dmask || dmask[t]) && w->rmask[t], cr ? NULL : J[0]); /* quad, as below */
   }
+  if (keep && fresh) w->gt_at[ic] = 0u; /* (formed below into w->zg's rows) */
   for (int k = 0; k < ntree; ++k) {
     const int t = tree[k], n = m->tree_dofnum[t];
     const double *L = w->Ad + m->tree_madr[t];
@@ -671,7 +692,11 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
       if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
-    if (quad) minus_g_dq(m, w, t, g, acc);
+    if (quad) {
+      size_t gs = 1;
+      const double *gr = keep && !fresh ? grit_deriv_delassus_row_g(w, ic, k, &gs) : g;
+      minus_g_dq(m, w, t, gr, gs, acc);
+    }
   }
   if (keep && fresh) w->zc_w[ic] = wv, w->zc_at[ic] = w->call_no;
   if (keep) wv = w->zc_w[ic];
@@ -684,11 +709,12 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
  * in derivatives_chain.c): the tests whose outcome cannot change within the call (the switch, dim, ic's
  * range, its kept z, the constraint array, jconst) left out; the pass's own (the trees' masks, an ahead row
  * not yet checked) kept. The same operations: the same bits. */
-int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
-                                       int ntree, const int tree[2], grit_dual *out) {
+int grit_deriv_delassus_kept_row_again_out(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
+                                           int ntree, const int tree[2], grit_dual *out) {
   if (w->zc_pre[ic] == w->call_no) return 0;
   for (int k = 0; k < ntree; ++k)
     if (!dmask || dmask[tree[k]] || !w->rmask[tree[k]]) return 0;
+  if (ntree == 1 && grit_deriv_delassus_kept_batch(m, w, ic, dim, tree[0], out)) return 1; /* (inlined: kept_row_sum's frame) */
   return kept_row_sum(m, w, ic, dim, ntree, tree, out);
 }
 

@@ -220,6 +220,20 @@ struct grit_deriv_ws {
   int no_row_ahead;                       /* nonzero: a one-row cx row with partials of J solved alone */
   int no_lane_moves;                      /* nonzero: the lanes' z, y and g moved element by element */
   int no_slide_sweep;                     /* nonzero: the lanes' sweep takes a slide's zero terms too */
+  int no_leaf_sweep;                      /* nonzero: the lanes' sweep takes one-dof leaves through the scratch */
+  /* the lanes' rows' gradients by columns, each pass's - g . dq of them all (derivatives_delassus_cols.c) */
+  double *gt;                             /* (maxn x gt_ld) g of the row in slot s at dof j: gt[j gt_ld + s] */
+  double *dwt;                            /* (GRIT_DUAL_N x gt_ld) lane l's - g . dq of slot s at [l gt_ld + s] */
+  int *gt_slot;                           /* (keep cap) a row's slot in this call */
+  unsigned *gt_at;                        /* (keep cap) the call its slot was written in (g read from gt) */
+  unsigned gt_call, dwt_eval;             /* the call the slots are of; the evaluation dwt is of */
+  int gt_ld, gt_n, gt_tree, dwt_n;        /* keep cap + 4, slots used, their one tree (-1: two), slots in dwt */
+  int no_kept_batch;                      /* nonzero: g by rows, each kept row's - g . dq its own (old path) */
+  unsigned long kept_batch_used;          /* kept rows' estimates read from dwt (tests) */
+  double *acol;                           /* (nM at tree_madr) columns of A^-1 of a tree, solved once per call */
+  unsigned *acol_at;                      /* (nv) the call column dof was solved in */
+  int no_acols;                           /* nonzero: a lanes' coupling row solves its z itself (old path) */
+  unsigned long acols_used;               /* lanes' rows whose z combined columns of A^-1 (tests) */
   unsigned long row_ahead_used;           /* such rows whose lookahead z was kept so far (tests) */
   /* the closed-form kinematics of a position pass (derivatives_rigid.c) */
   char *twon;                             /* (nbody) the body's twist has partials in the pass */
@@ -356,6 +370,9 @@ int grit_deriv_delassus_kept_row(const grit_model *m, grit_deriv_ws *w, const ch
 /* Whether constraint ic's z, w (and gradient) are kept for this call: grit_deriv_delassus_lin then reads
  * of a constant J (no partials, constant_jacobian) nothing but what its rows_partials' dA term needs (z). */
 int grit_deriv_delassus_lin_kept(const grit_deriv_ws *w, int ic);
+/* The workspace's arrays of the lanes' rows' gradients by columns (ws->gt, dwt, gt_slot, gt_at). */
+struct grit_carver;
+void grit_deriv_delassus_layout(const grit_model *m, grit_deriv_ws *w, struct grit_carver *c);
 /* A new call: the kept A^-1 J^T of the constraints (values, the same in every pass) expire. */
 void grit_deriv_delassus_lin_begin(const grit_model *m, grit_deriv_ws *w);
 /* Factors each tree's block of w->Ad (A's values, before their dense factor) in tree order where A keeps

@@ -143,19 +143,101 @@ static QG_INLINE void cross_dot_lanes_slide(V *d, const double S[6], const doubl
   *d = y3 * ld(h + 3 * NL) + (y4 * ld(h + 4 * NL) + y5 * ld(h + 5 * NL));
 }
 
+/* si_apply_lanes on a twist held in registers (its operations in its order). */
+static QG_INLINE void si_apply_regs(V f[6], const grit_sinertia *si, const V t[6]) {
+  const double *I = si->I, *h = si->h, m = si->m;
+  f[0] = (I[0] * t[0] + (I[1] * t[1] + I[2] * t[2])) + (h[1] * t[5] - h[2] * t[4]);
+  f[1] = (I[3] * t[0] + (I[4] * t[1] + I[5] * t[2])) + (h[2] * t[3] - h[0] * t[5]);
+  f[2] = (I[6] * t[0] + (I[7] * t[1] + I[8] * t[2])) + (h[0] * t[4] - h[1] * t[3]);
+  f[3] = m * t[3] - (h[1] * t[2] - h[2] * t[1]);
+  f[4] = m * t[4] - (h[2] * t[0] - h[0] * t[2]);
+  f[5] = m * t[5] - (h[0] * t[1] - h[1] * t[0]);
+}
+
+/* cross_dot_lanes and cross_dot_lanes_slide on b and h held in registers (their operations in their order). */
+static QG_INLINE void cross_dot_regs(V *d, const double S[6], const V b[6], const V h[6], int slide) {
+  if (slide) {
+    const V y3 = S[4] * b[2] - S[5] * b[1], y4 = S[5] * b[0] - S[3] * b[2], y5 = S[3] * b[1] - S[4] * b[0];
+    *d = y3 * h[3] + (y4 * h[4] + y5 * h[5]);
+    return;
+  }
+  const V y0 = S[1] * b[2] - S[2] * b[1], y1 = S[2] * b[0] - S[0] * b[2], y2 = S[0] * b[1] - S[1] * b[0];
+  const V y3 = (S[1] * b[5] - S[2] * b[4]) + (S[4] * b[2] - S[5] * b[1]);
+  const V y4 = (S[2] * b[3] - S[0] * b[5]) + (S[5] * b[0] - S[3] * b[2]);
+  const V y5 = (S[0] * b[4] - S[1] * b[3]) + (S[3] * b[1] - S[4] * b[0]);
+  *d = (y0 * h[0] + (y1 * h[1] + y2 * h[2])) + (y3 * h[3] + (y4 * h[4] + y5 * h[5]));
+}
+
+/* A lone leaf's twist (its parent's, pv, plus a S), momentum h, g = 0 - 2 (S x pv) . h and its parent's
+ * composite momentum += h, in registers: the scratch path's operations in its order. slide (a constant
+ * where inlined): cross_dot_lanes_slide's terms, formed first from pv (fewer live registers). */
+static QG_INLINE void leaf_lanes(const double *zt, double *zh, int p, int inner, const double *S, V a,
+                                 const grit_sinertia *si, V *g, const int slide) {
+  V pv[6], cv[6], h[6], dl;
+  for (int c = 0; c < 6; ++c) pv[c] = inner ? (V)ld(zt + WL * p + c * NL) : (V){0.0};
+  if (slide) {
+    const V y3 = S[4] * pv[2] - S[5] * pv[1], y4 = S[5] * pv[0] - S[3] * pv[2], y5 = S[3] * pv[1] - S[4] * pv[0];
+    for (int c = 0; c < 6; ++c) cv[c] = pv[c] + a * S[c];
+    si_apply_regs(h, si, cv);
+    dl = y3 * h[3] + (y4 * h[4] + y5 * h[5]);
+  } else {
+    for (int c = 0; c < 6; ++c) cv[c] = pv[c] + a * S[c];
+    si_apply_regs(h, si, cv);
+    cross_dot_regs(&dl, S, pv, h, 0);
+  }
+  *g = 0.0 - 2.0 * dl;
+  if (p <= 0) return;
+  double *hp = zh + WL * p;
+  for (int c = 0; c < 6; ++c) st(hp + c * NL, ld(hp + c * NL) + h[c]);
+}
+
+/* The tree's walk for the lanes' sweep, made when the sweep first meets tree t (kept in the scratch's tail:
+ * the model's structure, the same for every sweep of the tree; head[0] = 2 t + 2 + fuse names the lists
+ * held, 0 in a fresh scratch): the bodies the forward pass visits (ascending), every body of the tree for the
+ * backward pass (descending, 2 b + lone) and the dofs whose g the last loop forms. A lone body is a leaf of
+ * one dof in its own group (the softbox's 218 slides, a chain's last link; fuse 0: none). */
+static QG_NOINLINE int *sweep_lists(const grit_model *m, const grit_rnea *r, int t, int *head, int fuse) {
+  int *fwd = head + 4, *bwd = fwd + m->nbody, *gd = bwd + m->nbody;
+  unsigned char *lone = (unsigned char *)(gd + m->nv);
+  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t], b0 = m->dof_body[adr], b1 = m->nbody - 1;
+  for (int b = b0; b <= b1; ++b) { /* parents before children: a child clears its parent's mark */
+    if (m->body_tree[b] != t) continue;
+    const int d0 = m->body_dofadr[b];
+    lone[b] = (unsigned char)(fuse && m->body_dofnum[b] == 1 && d0 >= 0 && r->grp[d0] == d0);
+    lone[m->body_parent[b]] = 0;
+  }
+  int nf = 0, nb = 0, ng = 0;
+  for (int b = b0; b <= b1; ++b)
+    if (m->body_tree[b] == t && !lone[b]) fwd[nf++] = b;
+  for (int b = b1; b >= b0; --b)
+    if (m->body_tree[b] == t) bwd[nb++] = 2 * b + lone[b];
+  for (int i = adr; i < adr + n; ++i)
+    if (!lone[m->dof_body[i]]) gd[ng++] = i;
+  head[0] = 2 * t + 2 + fuse, head[1] = nf, head[2] = nb, head[3] = ng;
+  return head;
+}
+
+/* The lanes' sweep. A lone body (sweep_lists) is not visited by the forward pass: the backward pass, which
+ * reaches it before its parent's composite momentum (b descending), forms its twist, momentum and its dof's g
+ * in registers from its parent's twist and adds the momentum to the parent's where the forward pass's store
+ * and the composite pass's load and add were: each number the same operations in the same order, the
+ * additions into a parent in the same (descending) order, so the same bits (plain bit 1: no body lone, every
+ * body through the scratch as before). The passes walk the tree's lists, not every body of the model. */
 static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t, const V *z,
                                   V *g, double *s, int plain) {
-  const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+  const int adr = m->tree_dofadr[t], fuse = !(plain & 2), slides = !(plain & 1);
   double *zt = s, *zh = s + (size_t)WL * (size_t)m->nbody, *zp = zh + (size_t)WL * (size_t)m->nbody;
-  const int b0 = m->dof_body[adr], b1 = m->nbody - 1;
+  int *head = (int *)(void *)(zp + (size_t)WL * (size_t)m->nv);
+  if (head[0] != 2 * t + 2 + fuse) sweep_lists(m, r, t, head, fuse);
+  const int nf = head[1], nb = head[2], ng = head[3];
+  const int *const fwd = head + 4, *const bwd = fwd + m->nbody, *const gd = bwd + m->nbody;
   /* the model's arrays in locals: the scratch's stores (may_alias) would otherwise reload them */
   const int *const btree = m->body_tree, *const bparent = m->body_parent, *const bdofadr = m->body_dofadr;
   const int *const bdofnum = m->body_dofnum, *const grp = r->grp, *const dbody = m->dof_body;
   const double *const cdof = k->cdof;
   const grit_sinertia *const cinert = k->cinert;
-  for (int b = b0; b <= b1; ++b) {
-    if (btree[b] != t) continue;
-    const int p = bparent[b];
+  for (int e = 0; e < nf; ++e) {
+    const int b = fwd[e], p = bparent[b];
     double *cv = zt + WL * b;
     const double *cp = zt + WL * p;
     if (p > 0 && btree[p] == t)
@@ -164,8 +246,8 @@ static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const 
       for (int c = 0; c < 6; ++c) st(cv + c * NL, (V){0.0});
     const int d0 = bdofadr[b], d1 = d0 + bdofnum[b];
     for (int d = d0; d >= 0 && d < d1; ++d) {
-      const int gd = grp[d];
-      const double *src = gd == d ? cv : zp + WL * gd; /* the group's first dof */
+      const int gd0 = grp[d];
+      const double *src = gd0 == d ? cv : zp + WL * gd0; /* the group's first dof */
       move6(zp + WL * d, src);
       const double *S = cdof + 6 * d;
       const V a = z[d - adr];
@@ -173,9 +255,18 @@ static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const 
     }
     si_apply_lanes(zh + WL * b, &cinert[b], cv);
   }
-  for (int b = b1; b >= b0; --b) { /* composite momenta */
-    const int p = bparent[b];
-    if (btree[b] != t || p <= 0) continue;
+  for (int e = 0; e < nb; ++e) { /* composite momenta, b descending */
+    const int b = bwd[e] >> 1, p = bparent[b];
+    if (bwd[e] & 1) { /* the forward pass's steps for b, then its dof's g, from the parent's twist */
+      const int d = bdofadr[b];
+      const double *S = cdof + 6 * d;
+      if (slides && S[0] == 0.0 && S[1] == 0.0 && S[2] == 0.0) /* (two copies: the test before the work) */
+        leaf_lanes(zt, zh, p, p > 0 && btree[p] == t, S, z[d - adr], &cinert[b], &g[d - adr], 1);
+      else
+        leaf_lanes(zt, zh, p, p > 0 && btree[p] == t, S, z[d - adr], &cinert[b], &g[d - adr], 0);
+      continue;
+    }
+    if (p <= 0) continue;
     double *hp = zh + WL * p;
     const double *hb = zh + WL * b;
     const V h0 = ld(hp) + ld(hb), h1 = ld(hp + NL) + ld(hb + NL), h2 = ld(hp + 2 * NL) + ld(hb + 2 * NL);
@@ -183,10 +274,11 @@ static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const 
     const V h5 = ld(hp + 5 * NL) + ld(hb + 5 * NL);
     st(hp, h0), st(hp + NL, h1), st(hp + 2 * NL, h2), st(hp + 3 * NL, h3), st(hp + 4 * NL, h4), st(hp + 5 * NL, h5);
   }
-  for (int i = adr; i < adr + n; ++i) {
+  for (int e = 0; e < ng; ++e) {
+    const int i = gd[e];
     V dl;
     const double *S = cdof + 6 * i;
-    if (!plain && S[0] == 0.0 && S[1] == 0.0 && S[2] == 0.0)
+    if (slides && S[0] == 0.0 && S[1] == 0.0 && S[2] == 0.0)
       cross_dot_lanes_slide(&dl, S, zp + WL * i, zh + WL * dbody[i]);
     else
       cross_dot_lanes(&dl, S, zp + WL * i, zh + WL * dbody[i]);

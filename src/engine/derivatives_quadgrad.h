@@ -26,10 +26,13 @@ typedef double grit_lanes __attribute__((vector_size(GRIT_QUADGRAD_LANES * sizeo
 #endif
 
 /* Scratch doubles for grit_rnea_quadratic_gradient_rows and _lanes: 6 per row (or lane) and body
- * (twists), the same (momenta), 6 per row and dof (twists before the dofs' groups). */
+ * (twists), the same (momenta), 6 per row and dof (twists before the dofs' groups); then the lanes' sweep's
+ * walk of the last tree it swept (derivatives_quadgrad.c, sweep_lists: read only there; a fresh scratch
+ * must be zeros). */
 static inline size_t grit_quadgrad_scratch(const grit_model *m) {
   const size_t w = (int)GRIT_QUADGRAD_LANES > (int)GRIT_QUADGRAD_ROWS ? GRIT_QUADGRAD_LANES : GRIT_QUADGRAD_ROWS;
-  return w * 6 * (2 * (size_t)m->nbody + (size_t)m->nv);
+  const size_t tail = sizeof(int) * (4 + 2 * (size_t)m->nbody + (size_t)m->nv) + (size_t)m->nbody;
+  return w * 6 * (2 * (size_t)m->nbody + (size_t)m->nv) + tail / sizeof(double) + 1;
 }
 
 /* g[j] += d/dq0_j sum_r z_r^T M(q0) z_r over tree t's dofs for rows z_r = z + r ldz, r < nr (1..3; z and
@@ -43,7 +46,9 @@ void grit_rnea_quadratic_gradient_rows(const grit_model *m, const grit_kin *k, c
  * are the lanes of one sweep; each lane's arithmetic is grit_rnea_quadratic_gradient_rows' for nr = 1, in
  * the same order, so each lane of g is bitwise that sweep's. plain 0: a slide's dof (S's angular part exact
  * zeros) leaves out the terms of those zeros, which change no nonzero number (only the sign of an exact zero
- * on the way, and g = 0 - 2 dl is +0 for either): the same g for finite values; plain 1: every term. */
+ * on the way, and g = 0 - 2 dl is +0 for either): the same g for finite values; plain 1: every term. A leaf
+ * body of one dof is formed in registers by the backward pass (the same bits); plain | 2: through the
+ * scratch, as before. */
 #if GRIT_QUADGRAD_HAVE_LANES
 void grit_rnea_quadratic_gradient_lanes(const grit_model *m, const grit_kin *k, const grit_rnea *r, int t,
                                         const grit_lanes *z, grit_lanes *g, double *s, int plain);
