@@ -144,6 +144,7 @@ struct grit_deriv_ws {
   double *cagg;                           /* (108 nbody) per body: the sum of its contacts' maps */
   unsigned *cagg_at;                      /* (nbody) the call it was summed in (ckeep_call) */
   int *cagg_n, *ccb_n;                    /* (nbody) its contacts summed; chained in this evaluation */
+  int *ccb_lag;                           /* (nbody) of ccb_n, the Lagged ones (its S0 is read) */
   unsigned *ccb_at;                       /* (nbody) the evaluation ccb_n counts (eval_no) */
   int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
   int *cci_list, ncci;                    /* the contacts chained in this evaluation */
