@@ -40,6 +40,8 @@ void grit_deriv_contact_chain_layout(const grit_model *m, grit_deriv_ws *w, grit
   GRIT_CARVE(c, w->cagg_n, m->nbody);
   GRIT_CARVE(c, w->ccb_n, m->nbody);
   GRIT_CARVE(c, w->ccb_lag, m->nbody);
+  GRIT_CARVE(c, w->ctw, (size_t)12 * (size_t)m->nbody);
+  GRIT_CARVE(c, w->ctw_at, m->nbody);
   GRIT_CARVE(c, w->ccb_at, m->nbody);
   GRIT_CARVE(c, w->ccb_list, m->nbody);
 }
@@ -50,8 +52,31 @@ static int moving_side(const grit_model *m, const grit_contact_candidate *cand) 
   return t0 < 0 && t1 >= 0 ? 1 : t1 < 0 && t0 >= 0 ? 0 : -1;
 }
 
-static void twist_values(const grit_dual *S, grit_dual out[6]) {
-  for (int c = 0; c < 6; ++c) out[c] = grit_dual_const(S[c].v);
+/* Body b's twists under the solution's velocities (v0 = 0) or the previous state's (v0 = 1), their values
+ * only (as constants), formed once per call: grit_deriv_body_twist's value sums, the same operations in the
+ * same order (S.v + cd.v v down the chain from its last dof, S.v + v for a free joint's linear dof),
+ * without the partials the form would drop. */
+static void twist_values(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0, grit_dual out[6]) {
+  double *S = w->ctw + 12 * (size_t)b;
+  if (w->ctw_at[b] != w->ckeep_call) {
+    const int t = grit_body_tree(m, b), n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+    for (int c = 0; c < 12; ++c) S[c] = 0.0;
+    for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
+      const int j = dof - adr, jn = m->dof_jnt[dof];
+      if (j < 0 || j >= n) continue;
+      const double x = d->vsol[dof], x0 = d->vprev[dof];
+      if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
+        S[3 + dof - m->jnt_dofadr[jn]] += x;
+        S[9 + dof - m->jnt_dofadr[jn]] += x0;
+        continue;
+      }
+      const grit_dual *cd = w->kin.cdof + 6 * dof;
+      for (int c = 0; c < 6; ++c) S[c] = S[c] + cd[c].v * x;
+      for (int c = 0; c < 6; ++c) S[6 + c] = S[6 + c] + cd[c].v * x0;
+    }
+    w->ctw_at[b] = w->ckeep_call;
+  }
+  for (int c = 0; c < 6; ++c) out[c] = grit_dual_const(S[6 * v0 + c]);
 }
 
 /* Body pose (X, R) as duals seeded along the six directions: lanes 0-2 the translation e_a, lanes 3-5 the
@@ -76,17 +101,25 @@ static void seed_pose(const grit_dual *X, const grit_dual *R, grit_dual xp[3], g
  * partials dropped): d gamma / d v_c, so dW/dv_c = ((p x f_c), f_c) with f_c = sign F (d gamma / d v_c);
  * v_c = sign F^T (S_w x p + S_v), so row r of dv_c/dS is sign (p x F_r, F_r), F_r column r of F, and
  * v_n0 is row 2 with S0. */
-static void twist_maps(const grit_deriv_ws *w, int kind, double h, grit_contact_params_dual *p, const grit_dual vc[3],
-                       const grit_dual *pt, const grit_dual *F, double sign, const double Mn[6], double *M) {
-  grit_dual pv[sizeof *p / sizeof(grit_dual)], vq[3], g2[3], G[9];
-  memcpy(pv, p, sizeof *p);
-  for (size_t f = 0; f < sizeof *p / sizeof(grit_dual); ++f) pv[f] = grit_dual_const(pv[f].v);
-  memcpy(p, pv, sizeof *p);
+static void twist_maps(const grit_deriv_ws *w, int kind, double h, const grit_contact_params_dual *p,
+                       const grit_dual vc[3], const grit_dual *pt, const grit_dual *F, double sign, const double Mn[6],
+                       double *M) {
+  /* the parameters' values (p itself is read no more by the caller, but is left as it is: a copy of the
+   * values only, not the old copy, overwrite and copy back) */
+  enum { NP = sizeof *p / sizeof(grit_dual) };
+  _Static_assert(sizeof *p == NP * sizeof(grit_dual), "the parameters: duals only");
+  union {
+    grit_contact_params_dual p;
+    grit_dual f[NP];
+  } pc;
+  grit_dual vq[3], g2[3], G[9];
+  const grit_dual *pf = (const grit_dual *)(const void *)p;
+  for (int f = 0; f < NP; ++f) pc.f[f] = grit_dual_const(pf[f].v);
   for (int q = 0; q < 3; ++q) {
     vq[q] = grit_dual_const(vc[q].v);
     vq[q].d[q] = 1.0;
   }
-  w->fx->constraint_eval(kind, p, h, vq, g2, G);
+  w->fx->constraint_eval(kind, &pc.p, h, vq, g2, G);
   double pp[3], Fd[9], Mv[6][3], D[3][6];
   for (int a = 0; a < 3; ++a) pp[a] = pt[a].v;
   for (int a = 0; a < 9; ++a) Fd[a] = F[a].v;
@@ -145,7 +178,7 @@ static inline __attribute__((always_inline)) void form_in(const grit_model *m, c
   grit_dual S[6];
   if (k->kind == GRIT_CONSTRAINT_LAGGED) { /* v_n0 at the pose's lanes, then seeded alone in its own */
     grit_dual S0[6], vc0[3] = {grit_dual_const(0.0), grit_dual_const(0.0), grit_dual_const(0.0)};
-    twist_values(grit_deriv_contact_twist(m, d, w, b, 1), S0);
+    twist_values(m, d, w, b, 1, S0);
     w->fx->side_velocity(S0, pt, F, sign, 2, vc0);
     vc0[2].d[LANE_VN0] = 1.0;
     p.gn0 = w->fx->lagged_gn0(&p, h, vc0[2]);
@@ -153,7 +186,7 @@ static inline __attribute__((always_inline)) void form_in(const grit_model *m, c
   w->fx->params_finalize(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
   grit_dual vc[3], gamma[3], G[9], W[6];
   for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->b[q]);
-  twist_values(grit_deriv_contact_twist(m, d, w, b, 0), S);
+  twist_values(m, d, w, b, 0, S);
   w->fx->side_velocity(S, pt, F, sign, 0, vc);
   w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
   for (int q = 0; q < 3; ++q) slot[C_LG + q] = gamma[q].d[LANE_VN0];

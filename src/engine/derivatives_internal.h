@@ -145,6 +145,8 @@ struct grit_deriv_ws {
   unsigned *cagg_at;                      /* (nbody) the call it was summed in (ckeep_call) */
   int *cagg_n, *ccb_n;                    /* (nbody) its contacts summed; chained in this evaluation */
   int *ccb_lag;                           /* (nbody) of ccb_n, the Lagged ones (its S0 is read) */
+  double *ctw;                            /* (12 nbody) per body: its twists' values at v, v0 (the call's) */
+  unsigned *ctw_at;                       /* (nbody) the call they were formed in (ckeep_call) */
   unsigned *ccb_at;                       /* (nbody) the evaluation ccb_n counts (eval_no) */
   int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
   int *cci_list, ncci;                    /* the contacts chained in this evaluation */

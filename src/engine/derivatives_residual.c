@@ -606,8 +606,6 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     w->jl[0] = -1;
     if (i < ncand && grit_deriv_chain_contact(m, d, w, i, k, mmask, lin_w, skip_qconst)) continue; /* not moved */
     if (i >= ncand && grit_deriv_chain_cx_fast(m, d, w, i, k, mmask, need_w, lin_w)) continue; /* a kept cx row */
-    grit_contact_params_dual p;
-    memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
     /* a contact whose J_c is read only through J_c v and J_c^T gamma (no Delassus estimate) applies them
      * side by side without forming J_c (derivatives_contact.c) */
@@ -618,6 +616,9 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
     /* such a contact against the world: its partials chained from one evaluation per call */
     if (jfree && !wr && grit_deriv_contact_chain(m, d, w, active, i, k)) continue;
+    /* (p zeroed only past the chained contacts, which read none of it: ~1.4 kB a constraint and pass) */
+    grit_contact_params_dual p;
+    memset(&p, 0, sizeof p);
     for (int q = 0; q < k->ntree && !jfree && i < ncand; ++q) /* a limit's J is written whole, cx_rows zeroes */
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
