@@ -97,36 +97,44 @@ static void seed_pose(const grit_dual *X, const grit_dual *R, grit_dual xp[3], g
 }
 
 /* The twist columns of the map: dW/dS = dW/dv_c dv_c/dS and dW/dS0 = dW/dv_n0 dv_n0/dS0 into M's columns
- * 6-17 (its pose columns and Mn = dW/dv_n0 given). The law again along v_c at the parameters' values (p's
- * partials dropped): d gamma / d v_c, so dW/dv_c = ((p x f_c), f_c) with f_c = sign F (d gamma / d v_c);
- * v_c = sign F^T (S_w x p + S_v), so row r of dv_c/dS is sign (p x F_r, F_r), F_r column r of F, and
- * v_n0 is row 2 with S0. */
+ * 6-17 (its pose columns and Mn = dW/dv_n0 given). d gamma / d v_c at the values is -Gl, the law's own
+ * Hessian at the form's evaluation (Gl: its values; Lagged and Similar write G = d2l/dv_c2 = -d gamma/dv_c
+ * in closed form from the same n, n' and soft norm as gamma); with ws->no_contact_hessian (tests) the law
+ * again along v_c at the parameters' values (p's partials dropped), as before: the same derivative, its
+ * round-off apart. So dW/dv_c = ((p x f_c), f_c) with f_c = sign F (d gamma / d v_c); v_c = sign F^T
+ * (S_w x p + S_v), so row r of dv_c/dS is sign (p x F_r, F_r), F_r column r of F, and v_n0 is row 2 with S0. */
 static void twist_maps(const grit_deriv_ws *w, int kind, double h, const grit_contact_params_dual *p,
                        const grit_dual vc[3], const grit_dual *pt, const grit_dual *F, double sign, const double Mn[6],
-                       double *M) {
-  /* the parameters' values (p itself is read no more by the caller, but is left as it is: a copy of the
-   * values only, not the old copy, overwrite and copy back) */
-  enum { NP = sizeof *p / sizeof(grit_dual) };
-  _Static_assert(sizeof *p == NP * sizeof(grit_dual), "the parameters: duals only");
-  union {
-    grit_contact_params_dual p;
-    grit_dual f[NP];
-  } pc;
-  grit_dual vq[3], g2[3], G[9];
-  const grit_dual *pf = (const grit_dual *)(const void *)p;
-  for (int f = 0; f < NP; ++f) pc.f[f] = grit_dual_const(pf[f].v);
-  for (int q = 0; q < 3; ++q) {
-    vq[q] = grit_dual_const(vc[q].v);
-    vq[q].d[q] = 1.0;
+                       const grit_dual Gl[9], double *M) {
+  double dg[3][3]; /* d gamma_i / d v_c */
+  if (!w->no_contact_hessian) {
+    for (int i = 0; i < 3; ++i)
+      for (int c = 0; c < 3; ++c) dg[i][c] = -Gl[3 * i + c].v;
+  } else { /* the parameters' values (p is left as it is) */
+    enum { NP = sizeof *p / sizeof(grit_dual) };
+    _Static_assert(sizeof *p == NP * sizeof(grit_dual), "the parameters: duals only");
+    union {
+      grit_contact_params_dual p;
+      grit_dual f[NP];
+    } pc;
+    grit_dual vq[3], g2[3], G[9];
+    const grit_dual *pf = (const grit_dual *)(const void *)p;
+    for (int f = 0; f < NP; ++f) pc.f[f] = grit_dual_const(pf[f].v);
+    for (int q = 0; q < 3; ++q) {
+      vq[q] = grit_dual_const(vc[q].v);
+      vq[q].d[q] = 1.0;
+    }
+    w->fx->constraint_eval(kind, &pc.p, h, vq, g2, G);
+    for (int i = 0; i < 3; ++i)
+      for (int c = 0; c < 3; ++c) dg[i][c] = g2[i].d[c];
   }
-  w->fx->constraint_eval(kind, &pc.p, h, vq, g2, G);
   double pp[3], Fd[9], Mv[6][3], D[3][6];
   for (int a = 0; a < 3; ++a) pp[a] = pt[a].v;
   for (int a = 0; a < 9; ++a) Fd[a] = F[a].v;
   for (int c = 0; c < 3; ++c) {
     double f[3];
     for (int a = 0; a < 3; ++a)
-      f[a] = sign * (Fd[3 * a] * g2[0].d[c] + Fd[3 * a + 1] * g2[1].d[c] + Fd[3 * a + 2] * g2[2].d[c]);
+      f[a] = sign * (Fd[3 * a] * dg[0][c] + Fd[3 * a + 1] * dg[1][c] + Fd[3 * a + 2] * dg[2][c]);
     Mv[0][c] = pp[1] * f[2] - pp[2] * f[1];
     Mv[1][c] = pp[2] * f[0] - pp[0] * f[2];
     Mv[2][c] = pp[0] * f[1] - pp[1] * f[0];
@@ -198,7 +206,7 @@ static inline __attribute__((always_inline)) void form_in(const grit_model *m, c
     for (int a = 0; a < 6; ++a) M[NM * j + a] = W[j].d[a];
     Mn[j] = W[j].d[LANE_VN0];
   }
-  twist_maps(w, k->kind, h, &p, vc, pt, F, sign, Mn, M);
+  twist_maps(w, k->kind, h, &p, vc, pt, F, sign, Mn, G, M);
   add_to_body(w, b, M);
 }
 

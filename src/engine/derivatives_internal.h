@@ -152,6 +152,7 @@ struct grit_deriv_ws {
   int *cci_list, ncci;                    /* the contacts chained in this evaluation */
   int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
   int no_contact_twins;                   /* nonzero: the chained bodies' twists from the cached dual ones */
+  int no_contact_hessian;                 /* nonzero: a chained contact's d gamma/d v_c by a second dual law */
   unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   int no_limit_span;                      /* nonzero: a joint limit's J span from its dual entries (tests) */
   unsigned long limit_spans;              /* joint limits' spans taken from their stored values (tests) */
