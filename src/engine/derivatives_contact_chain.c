@@ -42,6 +42,8 @@ void grit_deriv_contact_chain_layout(const grit_model *m, grit_deriv_ws *w, grit
   GRIT_CARVE(c, w->ccb_lag, m->nbody);
   GRIT_CARVE(c, w->ctw, (size_t)12 * (size_t)m->nbody);
   GRIT_CARVE(c, w->ctw_at, m->nbody);
+  GRIT_CARVE(c, w->cgeo, (size_t)12 * (size_t)m->ngeom);
+  GRIT_CARVE(c, w->cgeo_at, m->ngeom);
   GRIT_CARVE(c, w->ccb_at, m->nbody);
   GRIT_CARVE(c, w->ccb_list, m->nbody);
 }
@@ -174,12 +176,19 @@ static inline __attribute__((always_inline)) void form_in(const grit_model *m, c
   const grit_contact_candidate *cand = &d->collision->c[i];
   const int b = cand->body[s];
   const double h = m->opt.timestep, sign = s == 1 ? 1.0 : -1.0;
-  grit_dual xp[3], xm[9];
-  seed_pose(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, xp, xm);
+  /* the geometry's pose at the body's seeded pose, composed once per call (a capsule's two contacts) */
+  const int g = cand->geom[s];
+  grit_dual *gq = w->cgeo + 12 * (size_t)g;
+  if (w->cgeo_at[g] != w->ckeep_call) {
+    grit_dual xp[3], xm[9];
+    seed_pose(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, xp, xm);
+    w->fx->compose(gq, gq + 3, xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+    w->cgeo_at[g] = w->ckeep_call;
+  }
   grit_contact_geom_dual geo;
   grit_contact_params_dual p;
   memset(&p, 0, sizeof p);
-  grit_deriv_contact_inputs(m, w, active, cand, s, xp, xm, &geo, &p);
+  grit_deriv_contact_inputs(m, w, active, cand, s, gq, gq + 3, &geo, &p);
   p.smooth = grit_dual_const(k->p.smooth);
   p.soft = grit_dual_const(k->p.soft);
   const grit_dual *pt = s == 1 ? geo.pb : geo.pa, *F = geo.frame;

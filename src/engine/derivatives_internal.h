@@ -147,6 +147,8 @@ struct grit_deriv_ws {
   int *ccb_lag;                           /* (nbody) of ccb_n, the Lagged ones (its S0 is read) */
   double *ctw;                            /* (12 nbody) per body: its twists' values at v, v0 (the call's) */
   unsigned *ctw_at;                       /* (nbody) the call they were formed in (ckeep_call) */
+  grit_dual *cgeo;                        /* (12 ngeom) per geometry: its seeded pose (p, R) of the call's forms */
+  unsigned *cgeo_at;                      /* (ngeom) the call it was composed in (ckeep_call) */
   unsigned *ccb_at;                       /* (nbody) the evaluation ccb_n counts (eval_no) */
   int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
   int *cci_list, ncci;                    /* the contacts chained in this evaluation */

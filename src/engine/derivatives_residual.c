@@ -257,16 +257,17 @@ int grit_deriv_uses_delassus(const grit_data *d) {
 }
 
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
- * features at the dual positions; side `over` (0, 1; -1 none) at the body pose (xp, xm) given instead
- * of its body's (derivatives_contact_chain.c's seeded poses). */
+ * features at the dual positions; side `over` (0, 1; -1 none) at the geometry pose (gpo, gRo) given
+ * instead of its body's composed (derivatives_contact_chain.c's seeded poses). */
 void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
-                               const grit_contact_candidate *cand, int over, const grit_dual xp[3],
-                               const grit_dual xm[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
-  grit_dual gp[2][3], gR[2][9];
+                               const grit_contact_candidate *cand, int over, const grit_dual gpo[3],
+                               const grit_dual gRo[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+  grit_dual gps[2][3], gRs[2][9];
+  const grit_dual *gp[2] = {gps[0], gps[1]}, *gR[2] = {gRs[0], gRs[1]};
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
     if (s == over) {
-      w->fx->compose(gp[s], gR[s], xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      gp[s] = gpo, gR[s] = gRo;
       continue;
     }
     if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
@@ -276,12 +277,12 @@ void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, cons
       for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
       for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
       grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
-      for (int i = 0; i < 3; ++i) gp[s][i] = grit_dual_const(pd[i]);
-      for (int i = 0; i < 9; ++i) gR[s][i] = grit_dual_const(Rd[i]);
+      for (int i = 0; i < 3; ++i) gps[s][i] = grit_dual_const(pd[i]);
+      for (int i = 0; i < 9; ++i) gRs[s][i] = grit_dual_const(Rd[i]);
       continue;
     }
-    w->fx->compose(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
-                           m->geom_mat + 9 * g);
+    w->fx->compose(gps[s], gRs[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
+                   m->geom_mat + 9 * g);
   }
   grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
   if (cand->k_patch > 0)
