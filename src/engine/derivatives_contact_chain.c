@@ -325,7 +325,7 @@ static CC_INLINE void twists_in(const grit_model *m, const grit_deriv_ws *w, int
   for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
     const int j = dof - adr, jn = m->dof_jnt[dof];
     if (j < 0 || j >= n || (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3)) continue;
-    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) continue;
+    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) break; /* nor are its ancestors: a moved parent moves it */
     const grit_dual *cd = w->kin.cdof + 6 * dof;
     const v4d vb = bc(v[dof]), v0b = bc(S0 ? v0[dof] : 0.0);
     for (int c = 0; c < 6; ++c)
@@ -388,7 +388,7 @@ static CC_INLINE void twists_in(const grit_model *m, const grit_deriv_ws *w, int
   for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
     const int j = dof - adr, jn = m->dof_jnt[dof];
     if (j < 0 || j >= n || (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3)) continue;
-    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) continue;
+    if (!grit_deriv_chain_moved(w, m->dof_body[dof])) break; /* nor are its ancestors: a moved parent moves it */
     const grit_dual *cd = w->kin.cdof + 6 * dof;
     for (int c = 0; c < 6; ++c)
       for (int l = 0; l < NL; ++l) {

@@ -95,7 +95,7 @@ static inline int abs_zero4(const double *x) {
  * its nonzero entries; a contact's (its bodies' chains) is left whole. Products with the zeros outside
  * add only zeros (at most a zero's sign differs). */
 static void jacobian_span(const grit_model *m, const grit_constraint *k, int contact, const grit_dual *const J[2],
-                          const double *Jd, int span[2][2]) {
+                          const double *Jd, const int jd_bits[2], int span[2][2]) {
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]];
     span[q][0] = 0, span[q][1] = n;
@@ -106,7 +106,9 @@ static void jacobian_span(const grit_model *m, const grit_constraint *k, int con
     }
     int lo = n, hi = 0;
     if (Jd) { /* a joint limit's J: the stored values Jd, no partials (jacobian_rows): its zeros in doubles */
-      int a = 0, b = n; /* four at a time, then one by one: the same first and last entries != 0 */
+      /* four at a time, then one by one: the same first and last entries != 0; from the span of its
+       * entries of other bits than +0 when given (limit_jacobian_row's: +0 outside it, == 0 too) */
+      int a = jd_bits ? jd_bits[0] : 0, b = jd_bits ? jd_bits[1] : n;
       while (a + 4 <= b && abs_zero4(Jd + a)) a += 4;
       while (a < b && Jd[a] == 0.0) ++a;
       while (b - 4 >= a && abs_zero4(Jd + b - 4)) b -= 4;
@@ -377,7 +379,10 @@ static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws
   const int limit = !contact && k->kind == GRIT_CONSTRAINT_LIMIT && k->dim == 1 && k->ntree == 1 && !w->no_limit_span;
   const double *Jd = limit ? grit_solver_jstore(d->solver, NULL) + k->joff[0] : NULL;
   w->limit_spans += limit;
-  jacobian_span(m, k, contact, J, Jd, span);
+  /* the row's span of non-+0 bits, if limit_jacobian_row wrote this row's J just before */
+  const int n0 = m->tree_dofnum[k->tree[0]];
+  const int *bits = limit && w->jl_jd == Jd && w->jl[0] == n0 ? w->jl + 1 : NULL;
+  jacobian_span(m, k, contact, J, Jd, bits, span);
   apply_jacobian(m, k->dim, k->ntree, k->tree, J, span, d->vsol, k->b, vc);
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   take_lagged_lane(w, k, i, gamma);
@@ -478,7 +483,7 @@ static void limit_jacobian_row(grit_deriv_ws *w, grit_dual *J, const double *Jd,
     if (w->jl[1] < w->jl[2]) a = w->jl[1] < a ? w->jl[1] : a, b = w->jl[2] > b ? w->jl[2] : b;
   }
   for (int j = a; j < b; ++j) J[j] = grit_dual_const(Jd[j]);
-  w->jl[0] = n, w->jl[1] = lo, w->jl[2] = hi;
+  w->jl[0] = n, w->jl[1] = lo, w->jl[2] = hi, w->jl_jd = Jd;
 }
 
 /* A new residual evaluation: the stamps of the last one expire. */
