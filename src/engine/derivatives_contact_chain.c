@@ -176,19 +176,28 @@ static inline __attribute__((always_inline)) void form_in(const grit_model *m, c
   const grit_contact_candidate *cand = &d->collision->c[i];
   const int b = cand->body[s];
   const double h = m->opt.timestep, sign = s == 1 ? 1.0 : -1.0;
-  /* the geometry's pose at the body's seeded pose, composed once per call (a capsule's two contacts) */
-  const int g = cand->geom[s];
-  grit_dual *gq = w->cgeo + 12 * (size_t)g;
-  if (w->cgeo_at[g] != w->ckeep_call) {
-    grit_dual xp[3], xm[9];
-    seed_pose(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, xp, xm);
-    w->fx->compose(gq, gq + 3, xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
-    w->cgeo_at[g] = w->ckeep_call;
+  /* the geometries' poses, formed once per call (a capsule's two contacts, a floor's many): side s's at its
+   * body's seeded pose, the other's (the world's) its constant one */
+  const grit_dual *gpo[2], *gRo[2];
+  for (int o = 0; o < 2; ++o) {
+    const int g = cand->geom[o];
+    grit_dual *gq = w->cgeo + 12 * (size_t)g;
+    if (w->cgeo_at[g] != w->ckeep_call) {
+      if (o == s) {
+        grit_dual xp[3], xm[9];
+        seed_pose(w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, xp, xm);
+        w->fx->compose(gq, gq + 3, xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+      } else {
+        grit_deriv_fixed_geom_pose(m, w, cand->body[o], g, gq, gq + 3);
+      }
+      w->cgeo_at[g] = w->ckeep_call;
+    }
+    gpo[o] = gq, gRo[o] = gq + 3;
   }
   grit_contact_geom_dual geo;
   grit_contact_params_dual p;
   memset(&p, 0, sizeof p);
-  grit_deriv_contact_inputs(m, w, active, cand, s, gq, gq + 3, &geo, &p);
+  grit_deriv_contact_inputs(m, w, active, cand, gpo, gRo, &geo, &p);
   p.smooth = grit_dual_const(k->p.smooth);
   p.soft = grit_dual_const(k->p.soft);
   const grit_dual *pt = s == 1 ? geo.pb : geo.pa, *F = geo.frame;

@@ -258,29 +258,34 @@ int grit_deriv_uses_delassus(const grit_data *d) {
   return 0;
 }
 
+/* Geometry g's pose on body b that no pass moves (the world's, or a tree not seeded: its partials were
+ * cleared): in plain doubles, the same operations on the values, as constants. */
+void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
+                                grit_dual gR[9]) {
+  double xp[3], xR[9], pd[3], Rd[9];
+  for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
+  for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
+  grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+  for (int i = 0; i < 3; ++i) gp[i] = grit_dual_const(pd[i]);
+  for (int i = 0; i < 9; ++i) gR[i] = grit_dual_const(Rd[i]);
+}
+
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
- * features at the dual positions; side `over` (0, 1; -1 none) at the geometry pose (gpo, gRo) given
- * instead of its body's composed (derivatives_contact_chain.c's seeded poses). */
+ * features at the dual positions; a side s whose geometry pose is given (gpo[s], gRo[s]; gpo NULL: none)
+ * at that pose instead of its body's composed (derivatives_contact_chain.c's, kept for the call). */
 void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
-                               const grit_contact_candidate *cand, int over, const grit_dual gpo[3],
-                               const grit_dual gRo[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+                               const grit_contact_candidate *cand, const grit_dual *const gpo[2],
+                               const grit_dual *const gRo[2], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
   grit_dual gps[2][3], gRs[2][9];
   const grit_dual *gp[2] = {gps[0], gps[1]}, *gR[2] = {gRs[0], gRs[1]};
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
-    if (s == over) {
-      gp[s] = gpo, gR[s] = gRo;
+    if (gpo && gpo[s]) {
+      gp[s] = gpo[s], gR[s] = gRo[s];
       continue;
     }
     if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
-      /* a body the pass does not move (the world's, or a tree not seeded: its partials were cleared):
-       * its pose in plain doubles, the same operations on the values */
-      double xp[3], xR[9], pd[3], Rd[9];
-      for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
-      for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
-      grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
-      for (int i = 0; i < 3; ++i) gps[s][i] = grit_dual_const(pd[i]);
-      for (int i = 0; i < 9; ++i) gRs[s][i] = grit_dual_const(Rd[i]);
+      grit_deriv_fixed_geom_pose(m, w, b, g, gps[s], gRs[s]);
       continue;
     }
     w->fx->compose(gps[s], gRs[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
@@ -630,7 +635,7 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      grit_deriv_contact_inputs(m, w, active, cand, -1, NULL, NULL, &geo, &p);
+      grit_deriv_contact_inputs(m, w, active, cand, NULL, NULL, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
       if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);
