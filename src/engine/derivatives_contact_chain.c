@@ -24,8 +24,8 @@
 #include "solver.h"
 
 /* A contact's slot: the wrench's value W (6), its map M (6 x 18: dW along the pose's lanes, the twist S's
- * and the twist S0's), the Lagged lane d gamma/d v_n0 (3). A body's sum: the sum of its contacts' M. */
-enum { C_W = 0, C_M = 6, C_LG = 114, C_SLOT = 117, NM = 18, C_MSZ = 6 * NM };
+ * and the twist S0's), the Lagged lane d gamma/d v_n0 (3), its moving side (1). A body's sum: the sum of its contacts' M. */
+enum { C_W = 0, C_M = 6, C_LG = 114, C_SIDE = 117, C_SLOT = 118, NM = 18, C_MSZ = 6 * NM };
 enum { LANE_VN0 = 6 }; /* the lane v_n0 is seeded in (after the pose's six) */
 _Static_assert(GRIT_DUAL_N >= 7, "the pose's six lanes and v_n0's");
 
@@ -456,14 +456,18 @@ int grit_deriv_contact_chain(const grit_model *m, const grit_data *d, grit_deriv
   if (w->no_contact_chain || w->inertial_in || i >= cap(w) || k->ntree != 1) return 0;
   if (k->kind != GRIT_CONSTRAINT_LAGGED && k->kind != GRIT_CONSTRAINT_SIMILAR) return 0;
   const grit_contact_candidate *cand = &d->collision->c[i];
-  const int s = moving_side(m, cand);
-  if (s < 0 || cand->k_patch > 0) return 0; /* a hydro patch: its own re-evaluation */
-  /* a tree of at most GRIT_DUAL_N dofs has one position pass a call: the contact is evaluated once either
-   * way, and the full path, bit for bit the old one, costs less */
-  if (m->tree_dofnum[k->tree[0]] <= GRIT_DUAL_N) return 0;
   double *slot = w->cch + (size_t)i * C_SLOT;
-  if (w->cch_at[i] != w->ckeep_call) {
+  int s;
+  if (w->cch_at[i] == w->ckeep_call) { /* formed in this call: the tests below held, its side kept */
+    s = (int)slot[C_SIDE];
+  } else {
+    s = moving_side(m, cand);
+    if (s < 0 || cand->k_patch > 0) return 0; /* a hydro patch: its own re-evaluation */
+    /* a tree of at most GRIT_DUAL_N dofs has one position pass a call: the contact is evaluated once either
+     * way, and the full path, bit for bit the old one, costs less */
+    if (m->tree_dofnum[k->tree[0]] <= GRIT_DUAL_N) return 0;
     form(m, d, w, active, i, k, s, slot);
+    slot[C_SIDE] = s;
     w->cch_at[i] = w->ckeep_call;
   }
   const int b = cand->body[s];
