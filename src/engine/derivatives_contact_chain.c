@@ -55,30 +55,31 @@ static int moving_side(const grit_model *m, const grit_contact_candidate *cand) 
 }
 
 /* Body b's twists under the solution's velocities (v0 = 0) or the previous state's (v0 = 1), their values
- * only (as constants), formed once per call: grit_deriv_body_twist's value sums, the same operations in the
- * same order (S.v + cd.v v down the chain from its last dof, S.v + v for a free joint's linear dof),
- * without the partials the form would drop. */
-static void twist_values(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0, grit_dual out[6]) {
-  double *S = w->ctw + 12 * (size_t)b;
+ * only (as constants, zero partials), formed once per call: grit_deriv_body_twist's value sums, the same
+ * operations in the same order (S.v + cd.v v down the chain from its last dof, S.v + v for a free joint's
+ * linear dof), without the partials the form would drop. */
+static const grit_dual *twist_values(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0) {
+  grit_dual *S = w->ctw + 12 * (size_t)b;
   if (w->ctw_at[b] != w->ckeep_call) {
     const int t = grit_body_tree(m, b), n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
-    for (int c = 0; c < 12; ++c) S[c] = 0.0;
+    double s[12] = {0.0};
     for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
       const int j = dof - adr, jn = m->dof_jnt[dof];
       if (j < 0 || j >= n) continue;
       const double x = d->vsol[dof], x0 = d->vprev[dof];
       if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
-        S[3 + dof - m->jnt_dofadr[jn]] += x;
-        S[9 + dof - m->jnt_dofadr[jn]] += x0;
+        s[3 + dof - m->jnt_dofadr[jn]] += x;
+        s[9 + dof - m->jnt_dofadr[jn]] += x0;
         continue;
       }
       const grit_dual *cd = w->kin.cdof + 6 * dof;
-      for (int c = 0; c < 6; ++c) S[c] = S[c] + cd[c].v * x;
-      for (int c = 0; c < 6; ++c) S[6 + c] = S[6 + c] + cd[c].v * x0;
+      for (int c = 0; c < 6; ++c) s[c] = s[c] + cd[c].v * x;
+      for (int c = 0; c < 6; ++c) s[6 + c] = s[6 + c] + cd[c].v * x0;
     }
+    for (int c = 0; c < 12; ++c) S[c] = grit_dual_const(s[c]);
     w->ctw_at[b] = w->ckeep_call;
   }
-  for (int c = 0; c < 6; ++c) out[c] = grit_dual_const(S[6 * v0 + c]);
+  return S + 6 * v0;
 }
 
 /* Body pose (X, R) as duals seeded along the six directions: lanes 0-2 the translation e_a, lanes 3-5 the
@@ -201,19 +202,16 @@ static inline __attribute__((always_inline)) void form_in(const grit_model *m, c
   p.smooth = grit_dual_const(k->p.smooth);
   p.soft = grit_dual_const(k->p.soft);
   const grit_dual *pt = s == 1 ? geo.pb : geo.pa, *F = geo.frame;
-  grit_dual S[6];
   if (k->kind == GRIT_CONSTRAINT_LAGGED) { /* v_n0 at the pose's lanes, then seeded alone in its own */
-    grit_dual S0[6], vc0[3] = {grit_dual_const(0.0), grit_dual_const(0.0), grit_dual_const(0.0)};
-    twist_values(m, d, w, b, 1, S0);
-    w->fx->side_velocity(S0, pt, F, sign, 2, vc0);
+    grit_dual vc0[3] = {grit_dual_const(0.0), grit_dual_const(0.0), grit_dual_const(0.0)};
+    w->fx->side_velocity(twist_values(m, d, w, b, 1), pt, F, sign, 2, vc0);
     vc0[2].d[LANE_VN0] = 1.0;
     p.gn0 = w->fx->lagged_gn0(&p, h, vc0[2]);
   }
   w->fx->params_finalize(k->kind, grit_dual_const(k->w), h, &d->settings, &p);
   grit_dual vc[3], gamma[3], G[9], W[6];
   for (int q = 0; q < 3; ++q) vc[q] = grit_dual_const(k->b[q]);
-  twist_values(m, d, w, b, 0, S);
-  w->fx->side_velocity(S, pt, F, sign, 0, vc);
+  w->fx->side_velocity(twist_values(m, d, w, b, 0), pt, F, sign, 0, vc);
   w->fx->constraint_eval(k->kind, &p, h, vc, gamma, G);
   for (int q = 0; q < 3; ++q) slot[C_LG + q] = gamma[q].d[LANE_VN0];
   for (int c = 0; c < 6; ++c) W[c] = grit_dual_const(0.0);

@@ -145,7 +145,7 @@ struct grit_deriv_ws {
   unsigned *cagg_at;                      /* (nbody) the call it was summed in (ckeep_call) */
   int *cagg_n, *ccb_n;                    /* (nbody) its contacts summed; chained in this evaluation */
   int *ccb_lag;                           /* (nbody) of ccb_n, the Lagged ones (its S0 is read) */
-  double *ctw;                            /* (12 nbody) per body: its twists' values at v, v0 (the call's) */
+  grit_dual *ctw;                         /* (12 nbody) per body: its twists' values at v, v0 (the call's; constants) */
   unsigned *ctw_at;                       /* (nbody) the call they were formed in (ckeep_call) */
   grit_dual *cgeo;                        /* (12 ngeom) per geometry: its seeded pose (p, R) of the call's forms */
   unsigned *cgeo_at;                      /* (ngeom) the call it was composed in (ckeep_call) */
