@@ -260,8 +260,8 @@ int grit_deriv_uses_delassus(const grit_data *d) {
 
 /* Geometry g's pose on body b that no pass moves (the world's, or a tree not seeded: its partials were
  * cleared): in plain doubles, the same operations on the values, as constants. */
-void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
-                                grit_dual gR[9]) {
+static inline void fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
+                                   grit_dual gR[9]) {
   double xp[3], xR[9], pd[3], Rd[9];
   for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
   for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
@@ -270,32 +270,35 @@ void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int
   for (int i = 0; i < 9; ++i) gR[i] = grit_dual_const(Rd[i]);
 }
 
+void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
+                                grit_dual gR[9]) {
+  fixed_geom_pose(m, w, b, g, gp, gR);
+}
+
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
  * features at the dual positions; a side s whose geometry pose is given (gpo[s], gRo[s]; gpo NULL: none)
  * at that pose instead of its body's composed (derivatives_contact_chain.c's, kept for the call). */
 void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
                                const grit_contact_candidate *cand, const grit_dual *const gpo[2],
                                const grit_dual *const gRo[2], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
-  grit_dual gps[2][3], gRs[2][9];
-  const grit_dual *gp[2] = {gps[0], gps[1]}, *gR[2] = {gRs[0], gRs[1]};
+  grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
-    if (gpo && gpo[s]) {
-      gp[s] = gpo[s], gR[s] = gRo[s];
-      continue;
-    }
+    if (gpo && gpo[s]) continue; /* given */
     if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
-      grit_deriv_fixed_geom_pose(m, w, b, g, gps[s], gRs[s]);
+      fixed_geom_pose(m, w, b, g, gp[s], gR[s]);
       continue;
     }
-    w->fx->compose(gps[s], gRs[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
+    w->fx->compose(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
                    m->geom_mat + 9 * g);
   }
+  const grit_dual *pa = gpo && gpo[0] ? gpo[0] : gp[0], *Ra = gpo && gpo[0] ? gRo[0] : gR[0];
+  const grit_dual *pb = gpo && gpo[1] ? gpo[1] : gp[1], *Rb = gpo && gpo[1] ? gRo[1] : gR[1];
   grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
   if (cand->k_patch > 0)
-    grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0], gp[1],
-                                     gR[1], geo, &k_patch);
-  else w->fx->reevaluate(&cand->pt, gp[0], gR[0], gp[1], gR[1], geo);
+    grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, pa, Ra, pb, Rb, geo,
+                                     &k_patch);
+  else w->fx->reevaluate(&cand->pt, pa, Ra, pb, Rb, geo);
   w->fx->pair_params(&w->geom, cand->geom[0], cand->geom[1], p);
   if (cand->k_patch > 0) p->k = k_patch; /* hydro */
   p->phi0 = grit_dual_addc(geo->phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
