@@ -24,7 +24,8 @@
 #include "solver.h"
 
 /* A contact's slot: the wrench's value W (6), its map M (6 x 18: dW along the pose's lanes, the twist S's
- * and the twist S0's), the Lagged lane d gamma/d v_n0 (3), its moving side (1). A body's sum: the sum of its contacts' M. */
+ * and the twist S0's), the Lagged lane d gamma/d v_n0 (3), its moving side (1). A body's sum: the sum of
+ * its contacts' M. */
 enum { C_W = 0, C_M = 6, C_LG = 114, C_SIDE = 117, C_SLOT = 118, NM = 18, C_MSZ = 6 * NM };
 enum { LANE_VN0 = 6 }; /* the lane v_n0 is seeded in (after the pose's six) */
 _Static_assert(GRIT_DUAL_N >= 7, "the pose's six lanes and v_n0's");

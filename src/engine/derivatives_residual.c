@@ -280,7 +280,8 @@ void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int
  * at that pose instead of its body's composed (derivatives_contact_chain.c's, kept for the call). */
 void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
                                const grit_contact_candidate *cand, const grit_dual *const gpo[2],
-                               const grit_dual *const gRo[2], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+                               const grit_dual *const gRo[2], grit_contact_geom_dual *geo,
+                               grit_contact_params_dual *p) {
   grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
