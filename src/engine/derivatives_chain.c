@@ -192,7 +192,8 @@ static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
     for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
-    for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = 0u; /* derivatives_contact_chain.c's */
+    for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = w->ctw_at[b] = 0u; /* derivatives_contact_chain.c's */
+    for (int g = 0; g < m->ngeom; ++g) w->cgeo_at[g] = 0u;
     w->ckeep_call = 1u;
   }
   w->cxl_ptr = w->no_cx_narrow ? w->cxs_ptr : w->cxn_ptr, w->cxl = w->no_cx_narrow ? w->cxs : w->cxn;

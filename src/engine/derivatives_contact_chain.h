@@ -24,12 +24,14 @@ int grit_deriv_contact_chain(const grit_model *m, const grit_data *d, grit_deriv
  * body (the sum of its contacts' maps when all were chained in this evaluation). */
 void grit_deriv_contact_chain_finish(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
 
-/* derivatives_residual.c's pieces the chained path shares: the contact's inputs (side `over`, if 0 or 1,
- * at the body pose xp, xm given) and a body's twist at the solution (v0: at the previous state's
- * velocities), formed once per evaluation. */
+/* derivatives_residual.c's pieces the chained path shares: the contact's inputs (a side s at the geometry
+ * pose gpo[s], gRo[s] given, if gpo and gpo[s]), a fixed geometry's pose (a body no pass moves: constants)
+ * and a body's twist at the solution (v0: at the previous state's velocities), formed once per evaluation. */
 void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
-                               const grit_contact_candidate *cand, int over, const grit_dual xp[3],
-                               const grit_dual xm[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p);
+                               const grit_contact_candidate *cand, const grit_dual *const gpo[2],
+                               const grit_dual *const gRo[2], grit_contact_geom_dual *geo, grit_contact_params_dual *p);
+void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
+                                grit_dual gR[9]);
 const grit_dual *grit_deriv_contact_twist(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int b, int v0);
 
 #endif

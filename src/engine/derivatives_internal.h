@@ -144,11 +144,17 @@ struct grit_deriv_ws {
   double *cagg;                           /* (108 nbody) per body: the sum of its contacts' maps */
   unsigned *cagg_at;                      /* (nbody) the call it was summed in (ckeep_call) */
   int *cagg_n, *ccb_n;                    /* (nbody) its contacts summed; chained in this evaluation */
+  int *ccb_lag;                           /* (nbody) of ccb_n, the Lagged ones (its S0 is read) */
+  grit_dual *ctw;                         /* (12 nbody) per body: its twists' values at v, v0 (the call's; constants) */
+  unsigned *ctw_at;                       /* (nbody) the call they were formed in (ckeep_call) */
+  grit_dual *cgeo;                        /* (12 ngeom) per geometry: its seeded pose (p, R) of the call's forms */
+  unsigned *cgeo_at;                      /* (ngeom) the call it was composed in (ckeep_call) */
   unsigned *ccb_at;                       /* (nbody) the evaluation ccb_n counts (eval_no) */
   int *ccb_list, nccb;                    /* (nbody) the bodies with chained contacts in this evaluation */
   int *cci_list, ncci;                    /* the contacts chained in this evaluation */
   int no_contact_chain;                   /* nonzero: every contact evaluated in every pass (tests) */
   int no_contact_twins;                   /* nonzero: the chained bodies' twists from the cached dual ones */
+  int no_contact_hessian;                 /* nonzero: a chained contact's d gamma/d v_c by a second dual law */
   unsigned long contact_chained;          /* contacts the chained path took so far (tests) */
   int no_limit_span;                      /* nonzero: a joint limit's J span from its dual entries (tests) */
   unsigned long limit_spans;              /* joint limits' spans taken from their stored values (tests) */
@@ -156,6 +162,7 @@ struct grit_deriv_ws {
   unsigned long limit_reuses;             /* limits' J written over the changed columns only (tests) */
   int jl[3];                              /* w->J as the last constraint that wrote it left it, if a joint
                                            * limit: its n and span of non-+0 values; jl[0] -1 if not */
+  const double *jl_jd;                    /* that limit's stored J row (its span read again by jacobian_rows) */
   double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */

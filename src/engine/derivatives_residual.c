@@ -95,7 +95,7 @@ static inline int abs_zero4(const double *x) {
  * its nonzero entries; a contact's (its bodies' chains) is left whole. Products with the zeros outside
  * add only zeros (at most a zero's sign differs). */
 static void jacobian_span(const grit_model *m, const grit_constraint *k, int contact, const grit_dual *const J[2],
-                          const double *Jd, int span[2][2]) {
+                          const double *Jd, const int jd_bits[2], int span[2][2]) {
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]];
     span[q][0] = 0, span[q][1] = n;
@@ -106,7 +106,9 @@ static void jacobian_span(const grit_model *m, const grit_constraint *k, int con
     }
     int lo = n, hi = 0;
     if (Jd) { /* a joint limit's J: the stored values Jd, no partials (jacobian_rows): its zeros in doubles */
-      int a = 0, b = n; /* four at a time, then one by one: the same first and last entries != 0 */
+      /* four at a time, then one by one: the same first and last entries != 0; from the span of its
+       * entries of other bits than +0 when given (limit_jacobian_row's: +0 outside it, == 0 too) */
+      int a = jd_bits ? jd_bits[0] : 0, b = jd_bits ? jd_bits[1] : n;
       while (a + 4 <= b && abs_zero4(Jd + a)) a += 4;
       while (a < b && Jd[a] == 0.0) ++a;
       while (b - 4 >= a && abs_zero4(Jd + b - 4)) b -= 4;
@@ -256,38 +258,48 @@ int grit_deriv_uses_delassus(const grit_data *d) {
   return 0;
 }
 
+/* Geometry g's pose on body b that no pass moves (the world's, or a tree not seeded: its partials were
+ * cleared): in plain doubles, the same operations on the values, as constants. */
+static inline void fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
+                                   grit_dual gR[9]) {
+  double xp[3], xR[9], pd[3], Rd[9];
+  for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
+  for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
+  grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
+  for (int i = 0; i < 3; ++i) gp[i] = grit_dual_const(pd[i]);
+  for (int i = 0; i < 9; ++i) gR[i] = grit_dual_const(Rd[i]);
+}
+
+void grit_deriv_fixed_geom_pose(const grit_model *m, const grit_deriv_ws *w, int b, int g, grit_dual gp[3],
+                                grit_dual gR[9]) {
+  fixed_geom_pose(m, w, b, g, gp, gR);
+}
+
 /* A contact's geometry (phi, frame, points) and pair parameters re-evaluated from its body-fixed
- * features at the dual positions; side `over` (0, 1; -1 none) at the body pose (xp, xm) given instead
- * of its body's (derivatives_contact_chain.c's seeded poses). */
+ * features at the dual positions; a side s whose geometry pose is given (gpo[s], gRo[s]; gpo NULL: none)
+ * at that pose instead of its body's composed (derivatives_contact_chain.c's, kept for the call). */
 void grit_deriv_contact_inputs(const grit_model *m, const grit_deriv_ws *w, const char *active,
-                               const grit_contact_candidate *cand, int over, const grit_dual xp[3],
-                               const grit_dual xm[9], grit_contact_geom_dual *geo, grit_contact_params_dual *p) {
+                               const grit_contact_candidate *cand, const grit_dual *const gpo[2],
+                               const grit_dual *const gRo[2], grit_contact_geom_dual *geo,
+                               grit_contact_params_dual *p) {
   grit_dual gp[2][3], gR[2][9];
   for (int s = 0; s < 2; ++s) { /* geometry poses: body pose (dual) composed with the local pose */
     const int g = cand->geom[s], b = cand->body[s], t = grit_body_tree(m, b);
-    if (s == over) {
-      w->fx->compose(gp[s], gR[s], xp, xm, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
-      continue;
-    }
+    if (gpo && gpo[s]) continue; /* given */
     if (!w->inertial_in && (t < 0 || (active && !active[t]))) {
-      /* a body the pass does not move (the world's, or a tree not seeded: its partials were cleared):
-       * its pose in plain doubles, the same operations on the values */
-      double xp[3], xR[9], pd[3], Rd[9];
-      for (int i = 0; i < 3; ++i) xp[i] = w->kin.xpos[3 * b + i].v;
-      for (int i = 0; i < 9; ++i) xR[i] = w->kin.xmat[9 * b + i].v;
-      grit_tf_compose_c(pd, Rd, xp, xR, m->geom_pos + 3 * g, m->geom_mat + 9 * g);
-      for (int i = 0; i < 3; ++i) gp[s][i] = grit_dual_const(pd[i]);
-      for (int i = 0; i < 9; ++i) gR[s][i] = grit_dual_const(Rd[i]);
+      fixed_geom_pose(m, w, b, g, gp[s], gR[s]);
       continue;
     }
     w->fx->compose(gp[s], gR[s], w->kin.xpos + 3 * b, w->kin.xmat + 9 * b, m->geom_pos + 3 * g,
-                           m->geom_mat + 9 * g);
+                   m->geom_mat + 9 * g);
   }
+  const grit_dual *pa = gpo && gpo[0] ? gpo[0] : gp[0], *Ra = gpo && gpo[0] ? gRo[0] : gR[0];
+  const grit_dual *pb = gpo && gpo[1] ? gpo[1] : gp[1], *Rb = gpo && gpo[1] ? gRo[1] : gR[1];
   grit_dual k_patch; /* hydro: a pressure-field patch is re-evaluated by its own code (hydro.h) */
   if (cand->k_patch > 0)
-    grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, gp[0], gR[0], gp[1],
-                                     gR[1], geo, &k_patch);
-  else w->fx->reevaluate(&cand->pt, gp[0], gR[0], gp[1], gR[1], geo);
+    grit_hydro_patch_reevaluate_dual(m, w->gparam + GRIT_PARAM_HYDRO_MODULUS * m->ngeom, cand, pa, Ra, pb, Rb, geo,
+                                     &k_patch);
+  else w->fx->reevaluate(&cand->pt, pa, Ra, pb, Rb, geo);
   w->fx->pair_params(&w->geom, cand->geom[0], cand->geom[1], p);
   if (cand->k_patch > 0) p->k = k_patch; /* hydro */
   p->phi0 = grit_dual_addc(geo->phi, -grit_pair_inflation(m, cand->geom[0], cand->geom[1])); /* margin - gap */
@@ -376,7 +388,10 @@ static void jacobian_rows(const grit_model *m, const grit_data *d, grit_deriv_ws
   const int limit = !contact && k->kind == GRIT_CONSTRAINT_LIMIT && k->dim == 1 && k->ntree == 1 && !w->no_limit_span;
   const double *Jd = limit ? grit_solver_jstore(d->solver, NULL) + k->joff[0] : NULL;
   w->limit_spans += limit;
-  jacobian_span(m, k, contact, J, Jd, span);
+  /* the row's span of non-+0 bits, if limit_jacobian_row wrote this row's J just before */
+  const int n0 = m->tree_dofnum[k->tree[0]];
+  const int *bits = limit && w->jl_jd == Jd && w->jl[0] == n0 ? w->jl + 1 : NULL;
+  jacobian_span(m, k, contact, J, Jd, bits, span);
   apply_jacobian(m, k->dim, k->ntree, k->tree, J, span, d->vsol, k->b, vc);
   w->fx->constraint_eval(k->kind, p, m->opt.timestep, vc, gamma, G);
   take_lagged_lane(w, k, i, gamma);
@@ -477,7 +492,7 @@ static void limit_jacobian_row(grit_deriv_ws *w, grit_dual *J, const double *Jd,
     if (w->jl[1] < w->jl[2]) a = w->jl[1] < a ? w->jl[1] : a, b = w->jl[2] > b ? w->jl[2] : b;
   }
   for (int j = a; j < b; ++j) J[j] = grit_dual_const(Jd[j]);
-  w->jl[0] = n, w->jl[1] = lo, w->jl[2] = hi;
+  w->jl[0] = n, w->jl[1] = lo, w->jl[2] = hi, w->jl_jd = Jd;
 }
 
 /* A new residual evaluation: the stamps of the last one expire. */
@@ -606,8 +621,6 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     w->jl[0] = -1;
     if (i < ncand && grit_deriv_chain_contact(m, d, w, i, k, mmask, lin_w, skip_qconst)) continue; /* not moved */
     if (i >= ncand && grit_deriv_chain_cx_fast(m, d, w, i, k, mmask, need_w, lin_w)) continue; /* a kept cx row */
-    grit_contact_params_dual p;
-    memset(&p, 0, sizeof p);
     grit_dual *J[2] = {w->J, w->J + (k->ntree == 2 ? k->dim * m->tree_dofnum[k->tree[0]] : 0)};
     /* a contact whose J_c is read only through J_c v and J_c^T gamma (no Delassus estimate) applies them
      * side by side without forming J_c (derivatives_contact.c) */
@@ -618,12 +631,15 @@ void grit_deriv_dual_residual_run(const grit_model *m, const grit_data *d, grit_
     const int jfree = i < ncand && (!wr || wfree) && k->dim == 3; /* !wr: no J_c for its estimate either */
     /* such a contact against the world: its partials chained from one evaluation per call */
     if (jfree && !wr && grit_deriv_contact_chain(m, d, w, active, i, k)) continue;
+    /* (p zeroed only past the chained contacts, which read none of it: ~1.4 kB a constraint and pass) */
+    grit_contact_params_dual p;
+    memset(&p, 0, sizeof p);
     for (int q = 0; q < k->ntree && !jfree && i < ncand; ++q) /* a limit's J is written whole, cx_rows zeroes */
       for (int j = 0; j < k->dim * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(0.0);
     grit_contact_geom_dual geo;
     if (i < ncand) { /* a contact, re-evaluated from its body-fixed features */
       const grit_contact_candidate *cand = &d->collision->c[i];
-      grit_deriv_contact_inputs(m, w, active, cand, -1, NULL, NULL, &geo, &p);
+      grit_deriv_contact_inputs(m, w, active, cand, NULL, NULL, &geo, &p);
       p.smooth = grit_dual_const(k->p.smooth); /* the step's (0 against a static body) */
       p.soft = grit_dual_const(k->p.soft);
       if (!jfree) contact_jacobian(m, w, cand, k, &geo, J);

@@ -16,6 +16,7 @@
 #define grit_deriv_uses_delassus grit_deriv_uses_delassus_avx2
 #define grit_deriv_contact_inputs grit_deriv_contact_inputs_avx2
 #define grit_deriv_contact_twist grit_deriv_contact_twist_avx2
+#define grit_deriv_fixed_geom_pose grit_deriv_fixed_geom_pose_avx2
 #include "derivatives_residual.c"
 #else
 typedef int grit_residual_avx2_unused; /* ISO C: a translation unit is not empty */
