@@ -110,10 +110,16 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
 /* The constraints' Delassus estimates with the step's factor of A, tree-ordered trees included (afactor.h). */
 static double step_delassus(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp) {
   const grit_data *d = ctx;
-  int ncols = 0; /* an equality's or tendon's structural columns: its estimate walks up from them */
-  const int *cols = d->no_cx_cols || !d->cx_colptr ? NULL
-                    : grit_cx_cols(d->model, d->cx_colptr, d->cx_cols, c->kind, c->source, &ncols);
-  return grit_afactor_delassus_cols(d->model, d->af, d->Achol, c->dim, c->ntree, c->tree, J, cols, ncols, tmp);
+  const grit_model *m = d->model;
+  const int s = d->no_cx_cols || !d->cx_colptr ? -1 : grit_cx_slot(m, c->kind, c->source);
+  if (s < 0) return grit_afactor_delassus_cols(m, d->af, d->Achol, c->dim, c->ntree, c->tree, J, NULL, 0, tmp);
+  /* an equality's or tendon's structural columns: its estimate walks up from them; one row whose columns hang
+   * off its tree's chain (a composite's equalities) straight to its sum */
+  const int *cols = d->cx_cols + d->cx_colptr[s], ncols = d->cx_colptr[s + 1] - d->cx_colptr[s];
+  double w;
+  if (d->cx_leaf[s] && c->dim == 1 && c->ntree == 1 && grit_afactor_delassus_row(m, d->af, c->tree[0], J[0], cols, ncols, &w))
+    return w;
+  return grit_afactor_delassus_cols(m, d->af, d->Achol, c->dim, c->ntree, c->tree, J, cols, ncols, tmp);
 }
 
 static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {

@@ -576,6 +576,7 @@ void grit_treechol_siblings(grit_treechol *tc, int allow) { tc->no_sib = !allow;
 void grit_treechol_runs(grit_treechol *tc, int allow) { tc->no_runs = !allow; }
 void grit_treechol_rowinfo(grit_treechol *tc, int allow) { tc->no_rowinfo = !allow; }
 void grit_treechol_chain(grit_treechol *tc, int allow) { tc->no_chain = !allow; }
+void grit_treechol_leaves(grit_treechol *tc, int allow) { tc->no_leaves = !allow; }
 
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr) {
