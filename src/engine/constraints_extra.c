@@ -134,7 +134,12 @@ void grit_cx_leaf_lists(const grit_model *m, const int *ptr, const int *list, un
  * the scratch rows, their scatter and the dispatch: the same expressions on the same values (each listed
  * column's 1 Jy + J and -dp Jx + J with Jy, Jx its 1 or 0: a NaN dp spreads as there), the same bits. The
  * softbox's 651 equalities are these rows; m->cx_joint_generic: the generic path (tests). */
-static void joint_equality(const grit_model *m, const double *q, double dt, int source, int tree, double *J,
+#if defined(__GNUC__)
+#define CX_INLINE inline __attribute__((always_inline))
+#else
+#define CX_INLINE inline
+#endif
+static CX_INLINE void joint_equality(const grit_model *m, const double *q, double dt, int source, int tree, double *J,
                            grit_contact_params *p, const int *cols, int ncols) {
   const int eq = source / 2, b1 = m->eq_obj[2 * eq], b2 = m->eq_obj[2 * eq + 1];
   const int n = m->tree_dofnum[tree], adr = m->tree_dofadr[tree];

@@ -90,6 +90,9 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
       tc->chain[t]++; /* (dof k of the chain: its row is dofs 0 .. k - 1, a run from column 0) */
   }
   mulv_trees(tc);
+#if TREECHOL_AVX2
+  tc->avx2 = __builtin_cpu_supports("avx2");
+#endif
   *out = tc;
   return GRIT_OK;
 }

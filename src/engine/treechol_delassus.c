@@ -268,8 +268,7 @@ double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, c
 int grit_treechol_delassus_leaves(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
                                   const int *cols, int ncols, double *w) {
 #if TREECHOL_AVX2
-  return !tc->no_runs && !tc->no_rowinfo && !tc->no_chain && !tc->no_leaves && __builtin_cpu_supports("avx2") &&
-         delassus1_leaves_avx2(tc, t, L, inv, J, cols, ncols, w);
+  return tc->avx2 && !tc->no_leaves && delassus1_leaves_avx2(tc, t, L, inv, J, cols, ncols, w);
 #else
   (void)tc, (void)t, (void)L, (void)inv, (void)J, (void)cols, (void)ncols, (void)w;
   return 0;
