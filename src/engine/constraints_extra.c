@@ -97,17 +97,6 @@ int grit_cx_col_lists(const grit_model *m, char *mark, int *ptr, int *list) {
   return k;
 }
 
-int grit_cx_slot(const grit_model *m, int kind, int source) {
-  switch (kind) {
-    case GRIT_CONSTRAINT_EQUALITY:
-    case GRIT_CONSTRAINT_EQUALITY_1D: return source / 2;
-    case GRIT_CONSTRAINT_TENDON_LIMIT: return m->neq + source / 2;
-    case GRIT_CONSTRAINT_TENDON_FRICTION:
-    case GRIT_CONSTRAINT_TENDON_SPRING: return m->neq + source;
-    default: return -1;
-  }
-}
-
 const int *grit_cx_cols(const grit_model *m, const int *ptr, const int *list, int kind, int source, int *count) {
   const int s = grit_cx_slot(m, kind, source);
   if (s < 0) return NULL;

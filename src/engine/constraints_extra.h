@@ -29,7 +29,16 @@ int grit_cx_col_lists(const grit_model *m, char *mark, int *ptr, int *list);
 const int *grit_cx_cols(const grit_model *m, const int *ptr, const int *list, int kind, int source, int *count);
 
 /* The slot s of a constraint of `kind` from `source` in those lists (its equality's or tendon's), or -1. */
-int grit_cx_slot(const grit_model *m, int kind, int source);
+static inline int grit_cx_slot(const grit_model *m, int kind, int source) {
+  switch (kind) {
+    case GRIT_CONSTRAINT_EQUALITY:
+    case GRIT_CONSTRAINT_EQUALITY_1D: return source / 2;
+    case GRIT_CONSTRAINT_TENDON_LIMIT: return m->neq + source / 2;
+    case GRIT_CONSTRAINT_TENDON_FRICTION:
+    case GRIT_CONSTRAINT_TENDON_SPRING: return m->neq + source;
+    default: return -1;
+  }
+}
 
 /* The most listed columns of a leaf list (grit_cx_leaf_lists; treechol_delassus.c's local chain). */
 #define GRIT_CX_LEAF_MAX 8
