@@ -192,7 +192,7 @@ Test(step_copies, solver_mulv_over_the_pattern_steps_alike) {
  * row in one load (delassus1_rows), with the three arrays (grit_treechol_rowinfo(tc, 0)), by the indexed
  * loop (grit_treechol_runs(tc, 0)) and with the root's chain marked dof by dof (grit_treechol_chain(tc, 0)):
  * the same bits. */
-static void check_delassus_rows(const char *rel) {
+static void check_delassus_rows(const char *rel, int min_leaves) {
   grit_model *m;
   grit_mjcf_info info;
   load(rel, &m, &info);
@@ -214,7 +214,7 @@ static void check_delassus_rows(const char *rel) {
   cr_assert_eq(grit_treechol_factor(tc, big, d->A + m->tree_madr[big], L, inv, &lo, &hi), -1);
   const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
   const double *jstore = grit_solver_jstore(d->solver, NULL);
-  int rows = 0;
+  int rows = 0, leaves = 0;
   for (int i = 0; i < d->stats.nconstraints; ++i) {
     if (c[i].dim != 1 || c[i].ntree != 1 || c[i].tree[0] != big) continue;
     int ncols = 0;
@@ -231,10 +231,18 @@ static void check_delassus_rows(const char *rel) {
     for (int v = 1; v < 4; ++v)
       cr_assert(memcmp(&w[0], &w[2 * v], sizeof(double)) == 0 && memcmp(&w[1], &w[2 * v + 1], sizeof(double)) == 0,
                 "constraint %d: %.17g %.17g, path %d: %.17g %.17g", i, w[0], w[1], v, w[2 * v], w[2 * v + 1]);
+    grit_treechol_rowinfo(tc, 1), grit_treechol_runs(tc, 1), grit_treechol_chain(tc, 1);
+    const int slot = grit_cx_slot(m, c[i].kind, c[i].source);
+    double wl = -1.0; /* a row hanging off the chain (grit_cx_leaf_lists): delassus1_leaves, the same bits */
+    if (slot >= 0 && d->cx_leaf[slot] && grit_treechol_delassus_leaves(tc, big, L, inv, J, cols, ncols, &wl)) {
+      cr_assert(memcmp(&w[0], &wl, sizeof(double)) == 0, "constraint %d: %.17g, leaves %.17g", i, w[0], wl);
+      leaves++;
+    }
     for (int k = 0; k < n; ++k) cr_assert(x[k] == 0.0, "the scratch was left nonzero");
     rows++;
   }
   cr_assert(rows > 0, "no one-row constraint on the big tree");
+  cr_assert(leaves >= min_leaves, "%d rows by delassus1_leaves, %d expected", leaves, min_leaves);
   free(L), free(inv), free(x), free(bits);
   grit_treechol_free(tc);
   grit_data_free(d);
@@ -243,7 +251,67 @@ static void check_delassus_rows(const char *rel) {
 }
 
 Test(step_copies, delassus_rows_same_bits) {
-  check_delassus_rows("tests/models/mujoco_composite/composite/softbox.xml");
-  check_delassus_rows("tests/models/mujoco_composite/flag/flag.xml");
-  check_delassus_rows("tests/models/mujoco_composite/composite/cloth.xml");
+  check_delassus_rows("tests/models/mujoco_composite/composite/softbox.xml", 640); /* its joint equalities (646) */
+  check_delassus_rows("tests/models/mujoco_composite/flag/flag.xml", 0);
+  check_delassus_rows("tests/models/mujoco_composite/composite/cloth.xml", 0);
+}
+
+/* ------------------------------------------------------------------ the composites' equality rows (stop 28) */
+
+/* The step's joint equality rows built by joint_equality (constraints_extra.c) and their one-row Delassus sums
+ * by delassus1_leaves from step_delassus, against grit_cx_rows_cols (m->cx_joint_generic) and delassus1_rows
+ * (grit_afactor_set_delassus_leaves(af, 0)) in a second data of a copied model: the same constraints' J, w
+ * and parameters byte for byte, the same trajectory, the same derivatives. */
+static void check_equality_rows(const char *rel, int n, int min_leaves) {
+  grit_model *m[2];
+  grit_mjcf_info info;
+  load(rel, &m[0], &info);
+  cr_assert_eq(grit_model_copy(m[0], &m[1]), GRIT_OK);
+  m[1]->cx_joint_generic = 1;
+  grit_data *d[2];
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(grit_data_create(m[i], &d[i]), GRIT_OK);
+    cr_assert_eq(grit_data_set_step_settings(d[i], &info.settings), GRIT_OK);
+  }
+  grit_afactor_set_delassus_leaves(d[1]->af, 0);
+  int leaves = 0;
+  for (int k = 0; k < m[0]->neq + m[0]->ntendon; ++k) leaves += d[0]->cx_leaf[k];
+  cr_assert(leaves >= min_leaves, "%d leaf lists, %d expected", leaves, min_leaves);
+  for (int s = 0; s < n; ++s) {
+    for (int i = 0; i < 2; ++i) cr_assert_eq(grit_step(d[i]), GRIT_OK, "%s", grit_data_last_error(d[i]));
+    cr_assert_eq(memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)m[0]->nq), 0, "positions, step %d", s);
+    cr_assert_eq(memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)m[0]->nv), 0, "velocities, step %d", s);
+    int nc[2], nj[2];
+    const grit_constraint *c[2];
+    const double *js[2];
+    for (int i = 0; i < 2; ++i) {
+      c[i] = grit_solver_constraints(d[i]->solver, NULL);
+      js[i] = grit_solver_jstore(d[i]->solver, NULL);
+      nc[i] = d[i]->stats.nconstraints;
+      nj[i] = nc[i] > 0 ? c[i][nc[i] - 1].joff[c[i][nc[i] - 1].ntree - 1] +
+                              c[i][nc[i] - 1].dim * m[0]->tree_dofnum[c[i][nc[i] - 1].tree[c[i][nc[i] - 1].ntree - 1]]
+                        : 0;
+    }
+    cr_assert_eq(nc[0], nc[1]);
+    cr_assert_eq(memcmp(js[0], js[1], sizeof(double) * (size_t)nj[0]), 0, "J, step %d", s);
+    for (int k = 0; k < nc[0]; ++k) {
+      cr_assert_eq(memcmp(&c[0][k].w, &c[1][k].w, sizeof(double)), 0, "w of constraint %d, step %d", k, s);
+      cr_assert_eq(memcmp(&c[0][k].p, &c[1][k].p, sizeof c[0][k].p), 0, "parameters of constraint %d, step %d", k, s);
+    }
+  }
+  double *AB[2];
+  const int nx = 2 * m[0]->nv + m[0]->na, nAB = nx * (nx + m[0]->nu);
+  for (int i = 0; i < 2; ++i) {
+    AB[i] = malloc(sizeof(double) * (size_t)(nAB > 0 ? nAB : 1));
+    cr_assert_eq(grit_step_derivatives(d[i], AB[i], m[0]->nu > 0 ? AB[i] + nx * nx : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d[i]));
+  }
+  cr_assert_eq(memcmp(AB[0], AB[1], sizeof(double) * (size_t)nAB), 0, "the derivatives differ");
+  for (int i = 0; i < 2; ++i) free(AB[i]), grit_data_free(d[i]), grit_model_free(m[i]);
+  grit_mjcf_info_free(&info);
+}
+
+Test(step_copies, joint_equality_rows_same_bits) {
+  check_equality_rows("tests/models/mujoco_composite/composite/softbox.xml", 12, 640);
+  check_equality_rows("tests/models/mujoco_composite/composite/cloth.xml", 4, 0);
 }

@@ -400,7 +400,20 @@ double grit_afactor_delassus(const grit_model *m, const grit_afactor *af, const 
   return grit_afactor_delassus_cols(m, af, Achol, dim, ntree, tree, J, NULL, 0, tmp);
 }
 
+int grit_afactor_delassus_row(const grit_model *m, const grit_afactor *af, int t, const double *J, const int *cols,
+                              int ncols, double *w) {
+  if (!af || !af->any_on || !af->on[t] || af->no_cols) return 0;
+  if (!grit_treechol_delassus_leaves(af->tc, t, af->L + af->off[t], af->inv + m->tree_dofadr[t], J, cols, ncols, w))
+    return 0;
+  *w *= 1.0 / 1; /* (grit_afactor_delassus_cols's w / dim: the same operation) */
+  return 1;
+}
+
 void grit_afactor_set_delassus_cols(grit_afactor *af, int allow) { af->no_cols = !allow; }
+
+void grit_afactor_set_delassus_leaves(grit_afactor *af, int allow) {
+  if (af && af->tc) grit_treechol_leaves(af->tc, allow);
+}
 
 double grit_afactor_delassus_cols(const grit_model *m, const grit_afactor *af, const double *Achol, int dim,
                                   int ntree, const int tree[2], const double *const J[2], const int *cols, int ncols,

@@ -88,8 +88,16 @@ double grit_afactor_delassus_cols(const grit_model *m, const grit_afactor *af, c
                                   int ntree, const int tree[2], const double *const J[2], const int *cols, int ncols,
                                   double *tmp);
 
+/* grit_afactor_delassus_cols for one row on tree t without its dispatch, when the tree is factored in tree
+ * order and the row's columns hang straight off its chain (grit_treechol_delassus_leaves): returns 1 and w
+ * (the same bits); 0 otherwise, nothing done. */
+int grit_afactor_delassus_row(const grit_model *m, const grit_afactor *af, int t, const double *J, const int *cols,
+                              int ncols, double *w);
 /* Allows (1, the default) or forbids (0) grit_afactor_delassus_cols's use of the columns (forbidden: J
  * scanned whole, as grit_afactor_delassus), for tests. */
 void grit_afactor_set_delassus_cols(grit_afactor *af, int allow);
+/* Allows (1, the default) or forbids (0) the one-row sums by delassus1_leaves (grit_treechol_leaves: then
+ * grit_afactor_delassus_row declines and the rows take delassus1_rows), for tests. */
+void grit_afactor_set_delassus_leaves(grit_afactor *af, int allow);
 
 #endif

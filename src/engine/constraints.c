@@ -132,18 +132,13 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 void grit_finalize_constraints(const grit_model *m, grit_constraint *c, int nc, const double *jstore,
                                const double *Achol, grit_delassus_fn delassus, const void *ctx, double dt,
                                const grit_step_settings *settings, double *tmp) {
+  if (delassus) delassus(ctx, c, nc, jstore, settings, tmp); /* (each w is its constraint's alone: any order) */
   for (int i = 0; i < nc; ++i) {
-    const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
-    /* Only SAP, joint limits, Lagged with eq. 26's regularization and gradient smoothing's pairs read w
-     * (grit_params_finalize); the forward substitutions are skipped for the others (a tenth of the
-     * clutter's step) and w is 0. */
-    const int uses_w = c[i].kind == GRIT_CONSTRAINT_SAP || (c[i].kind >= GRIT_CONSTRAINT_LIMIT &&
-                                                             c[i].kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
-                       (c[i].kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
-                       (c[i].kind <= GRIT_CONSTRAINT_SIMILAR && (c[i].p.smooth > 0.0 || c[i].p.soft > 0.0));
-    c[i].w = !uses_w   ? 0.0
-             : delassus ? delassus(ctx, &c[i], J, tmp)
-                        : grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp);
+    if (!delassus) {
+      const double *J[2] = {jstore + c[i].joff[0], jstore + (c[i].ntree == 2 ? c[i].joff[1] : 0)};
+      c[i].w = grit_constraint_uses_w(&c[i], settings) ? grit_delassus(m, Achol, c[i].dim, c[i].ntree, c[i].tree, J, tmp)
+                                                       : 0.0;
+    }
     grit_params_finalize(c[i].kind, c[i].w, dt, settings, &c[i].p);
   }
 }

@@ -9,10 +9,23 @@
 #include "kinematics.h"
 #include "constraint.h"
 
-/* A Delassus estimate w = trace(J A^-1 J^T) / dim from another factor of A than Achol's dense blocks
- * (the step's tree-ordered factor, afactor.h, which this module may not include: it depends on the
- * dynamics, which depend on the actuators and through them on this module). */
-typedef double (*grit_delassus_fn)(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp);
+/* The Delassus estimates w = trace(J A^-1 J^T) / dim of constraints c[0..nc-1] from another factor of A than
+ * Achol's dense blocks (the step's tree-ordered factor, afactor.h, which this module may not include: it
+ * depends on the dynamics, which depend on the actuators and through them on this module): c[i].w for each
+ * one grit_constraint_uses_w takes, 0 for the others. All at once: a composite's hundreds of one-row
+ * equalities without a call each. */
+typedef void (*grit_delassus_fn)(const void *ctx, grit_constraint *c, int nc, const double *jstore,
+                                 const grit_step_settings *settings, double *tmp);
+
+/* Whether constraint c's parameters read its Delassus estimate (grit_params_finalize): SAP, joint limits,
+ * Lagged with eq. 26's regularization and gradient smoothing's pairs; the forward substitutions are skipped
+ * for the others (a tenth of the clutter's step) and w is 0. */
+static inline int grit_constraint_uses_w(const grit_constraint *c, const grit_step_settings *settings) {
+  return c->kind == GRIT_CONSTRAINT_SAP ||
+         (c->kind >= GRIT_CONSTRAINT_LIMIT && c->kind != GRIT_CONSTRAINT_TENDON_SPRING) ||
+         (c->kind == GRIT_CONSTRAINT_LAGGED && settings->regularize_lagged) ||
+         (c->kind <= GRIT_CONSTRAINT_SIMILAR && (c->p.smooth > 0.0 || c->p.soft > 0.0));
+}
 
 #include "grit/detail/scalar_double.h"
 #include "constraints_decl_generic.h"
@@ -57,7 +70,7 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
 /* The tree of a body (-1 for a static body). */
 int grit_body_tree(const grit_model *m, int body);
 
-/* Sets every constraint's Delassus estimate w (from the tree-block factor Achol of A, or by delassus(ctx,
+/* Sets every constraint's Delassus estimate w (from the tree-block factor Achol of A, or all by delassus(ctx,
  * ...) when it is not NULL; 0 for the models
  * that do not use it: Lagged without eq. 26's regularization, Similar) and the parameters that depend
  * on it (grit_params_finalize). tmp: nv. */

@@ -98,17 +98,53 @@ int grit_cx_col_lists(const grit_model *m, char *mark, int *ptr, int *list) {
 }
 
 const int *grit_cx_cols(const grit_model *m, const int *ptr, const int *list, int kind, int source, int *count) {
-  int s;
-  switch (kind) {
-    case GRIT_CONSTRAINT_EQUALITY:
-    case GRIT_CONSTRAINT_EQUALITY_1D: s = source / 2; break;
-    case GRIT_CONSTRAINT_TENDON_LIMIT: s = m->neq + source / 2; break;
-    case GRIT_CONSTRAINT_TENDON_FRICTION:
-    case GRIT_CONSTRAINT_TENDON_SPRING: s = m->neq + source; break;
-    default: return NULL;
-  }
+  const int s = grit_cx_slot(m, kind, source);
+  if (s < 0) return NULL;
   *count = ptr[s + 1] - ptr[s];
   return list + ptr[s];
+}
+
+void grit_cx_leaf_lists(const grit_model *m, const int *ptr, const int *list, unsigned char *leaf) {
+  for (int s = 0; s < m->neq + m->ntendon; ++s) {
+    const int n = ptr[s + 1] - ptr[s], *cols = list + ptr[s];
+    int ok = n > 0 && n <= GRIT_CX_LEAF_MAX;
+    const int t = ok ? m->dof_tree[cols[0]] : -1;
+    for (int e = 0; e < n && ok; ++e) {
+      const int k = cols[e], adr = t >= 0 ? m->tree_dofadr[t] : 0, p = m->dof_parent[k];
+      int nch = 0; /* the tree's first dofs that form a chain (treechol.c's tc->chain) */
+      while (nch < m->tree_dofnum[t] && m->dof_parent[adr + nch] == (nch ? adr + nch - 1 : -1)) nch++;
+      ok = m->dof_tree[k] == t && (e == 0 || k > cols[e - 1]) && k >= adr + nch && p >= adr && p < adr + nch;
+    }
+    leaf[s] = (unsigned char)ok;
+  }
+}
+
+/* grit_cx_rows_cols of a joint equality (y - y0 = poly(x - x0)) on one tree with its listed columns, without
+ * the scratch rows, their scatter and the dispatch: the same expressions on the same values (each listed
+ * column's 1 Jy + J and -dp Jx + J with Jy, Jx its 1 or 0: a NaN dp spreads as there), the same bits. The
+ * softbox's 651 equalities are these rows; m->cx_joint_generic: the generic path (tests). */
+#if defined(__GNUC__)
+#define CX_INLINE inline __attribute__((always_inline))
+#else
+#define CX_INLINE inline
+#endif
+static CX_INLINE void joint_equality(const grit_model *m, const double *q, double dt, int source, int tree, double *J,
+                           grit_contact_params *p, const int *cols, int ncols) {
+  const int eq = source / 2, b1 = m->eq_obj[2 * eq], b2 = m->eq_obj[2 * eq + 1];
+  const int n = m->tree_dofnum[tree], adr = m->tree_dofadr[tree];
+  const double *data = m->eq_data + GRIT_EQ_NDATA * eq;
+  for (int j = 0; j < n; ++j) J[j] = 0.0;
+  const int da = m->jnt_dofadr[b1], db = b2 >= 0 ? m->jnt_dofadr[b2] : -1;
+  double dp = 0.0;
+  const double px = b2 >= 0 ? cx_poly(data, q[m->jnt_qposadr[b2]] + -data[6], &dp) : data[0];
+  p->phi[0] = (q[m->jnt_qposadr[b1]] + -data[5]) - px;
+  for (int e = 0; e < ncols; ++e)
+    if (cols[e] >= adr && cols[e] < adr + n) J[cols[e] - adr] = 1.0 * (cols[e] == da ? 1.0 : 0.0) + J[cols[e] - adr];
+  if (b2 >= 0)
+    for (int e = 0; e < ncols; ++e)
+      if (cols[e] >= adr && cols[e] < adr + n)
+        J[cols[e] - adr] = -dp * (cols[e] == db ? 1.0 : 0.0) + J[cols[e] - adr];
+  p->tau_d = fmax(m->eq_taud[eq], dt);
 }
 
 /* A new constraint of `kind` at c[*nc] on the given trees, its rows and parameters from grit_cx_rows. */
@@ -130,7 +166,11 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
   }
   int ncols = 0;
   const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
-  grit_cx_rows_cols(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
+  if (cols && kind == GRIT_CONSTRAINT_EQUALITY_1D && ntree == 1 && m->eq_type[source / 2] == GRIT_EQ_JOINT &&
+      !m->cx_joint_generic)
+    joint_equality(m, q, dt, source, x->tree[0], J[0], &x->p, cols, ncols);
+  else
+    grit_cx_rows_cols(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
   return x;
 }
 

@@ -44,8 +44,10 @@ static void layout_data(const grit_model *m, grit_data *d, grit_carver *c) {
   const int ncols = mark ? grit_cx_col_lists(m, mark, NULL, NULL) : 0;
   GRIT_CARVE(c, d->cx_colptr, mark ? m->neq + m->ntendon + 1 : 0);
   GRIT_CARVE(c, d->cx_cols, ncols);
+  GRIT_CARVE(c, d->cx_leaf, mark ? m->neq + m->ntendon : 0);
   if (mark && c->base) grit_cx_col_lists(m, mark, d->cx_colptr, d->cx_cols);
-  if (!mark) d->cx_colptr = NULL;
+  if (mark && c->base) grit_cx_leaf_lists(m, d->cx_colptr, d->cx_cols, d->cx_leaf);
+  if (!mark) d->cx_colptr = NULL, d->cx_leaf = NULL;
   free(mark);
   GRIT_CARVE(c, d->qprev, m->nq);
   GRIT_CARVE(c, d->vprev, nv);

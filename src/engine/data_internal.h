@@ -60,6 +60,8 @@ struct grit_data {
   double *jscratch;       /* (6 nv) a point Jacobian; grit_cx_rows' scratch */
   int *cx_colptr, *cx_cols; /* (neq + ntendon + 1) grit_cx_col_lists: the columns the step's equality and
                            * tendon rows are computed (and zeroed) on; NULL: all nv */
+  unsigned char *cx_leaf;  /* (neq + ntendon) grit_cx_leaf_lists: the lists whose one-row estimates
+                           * grit_afactor_delassus_row takes (step.c, step_delassus) */
   int no_cx_cols;         /* nonzero: those rows over all nv, as before the lists (tests) */
 
   /* the last step's inputs and solution, for grit_step_derivatives */

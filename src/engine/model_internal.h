@@ -157,6 +157,8 @@ struct grit_model {
                                as before stop 27 (constraints_extra_generic.h, cx_u_twist; tests) */
   int ten_row_scatter;      /* nonzero: a tendon's row of a step built in scratch and scattered into J, as
                                before stop 26 (constraints_extra_generic.h, cx_row_in_place; tests) */
+  int cx_joint_generic;     /* nonzero: a step's joint equality row built by grit_cx_rows_cols, as before stop 28
+                               (constraints_extra.c, joint_equality: the same bits; tests) */
   int kin_free_placed;      /* nonzero: a free joint's body placed by its offset first (the pose the joint then
                                overwrites) and its translation's twist summed, as before stop 27 (the same
                                bits; kinematics_generic.h; tests) */

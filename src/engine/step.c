@@ -109,12 +109,31 @@ grit_status grit_data_step_stats(const grit_data *d, grit_step_stats *stats) {
  * faster than that is caught at the next step. Model-wide maxima of mu and tau_d (found once,
  * grit_collision_create) keep the bound per geometry. */
 /* The constraints' Delassus estimates with the step's factor of A, tree-ordered trees included (afactor.h). */
-static double step_delassus(const void *ctx, const grit_constraint *c, const double *const J[2], double *tmp) {
+static void step_delassus(const void *ctx, grit_constraint *c, int nc, const double *jstore,
+                          const grit_step_settings *settings, double *tmp) {
   const grit_data *d = ctx;
-  int ncols = 0; /* an equality's or tendon's structural columns: its estimate walks up from them */
-  const int *cols = d->no_cx_cols || !d->cx_colptr ? NULL
-                    : grit_cx_cols(d->model, d->cx_colptr, d->cx_cols, c->kind, c->source, &ncols);
-  return grit_afactor_delassus_cols(d->model, d->af, d->Achol, c->dim, c->ntree, c->tree, J, cols, ncols, tmp);
+  const grit_model *m = d->model;
+  const int lists = !d->no_cx_cols && d->cx_colptr;
+  for (int i = 0; i < nc; ++i) {
+    grit_constraint *x = &c[i];
+    if (!grit_constraint_uses_w(x, settings)) {
+      x->w = 0.0;
+      continue;
+    }
+    const double *J[2] = {jstore + x->joff[0], jstore + (x->ntree == 2 ? x->joff[1] : 0)};
+    const int s = lists ? grit_cx_slot(m, x->kind, x->source) : -1;
+    if (s < 0) {
+      x->w = grit_afactor_delassus_cols(m, d->af, d->Achol, x->dim, x->ntree, x->tree, J, NULL, 0, tmp);
+      continue;
+    }
+    /* an equality's or tendon's structural columns: its estimate walks up from them; one row whose columns
+     * hang off its tree's chain (a composite's equalities) straight to its sum */
+    const int *cols = d->cx_cols + d->cx_colptr[s], ncols = d->cx_colptr[s + 1] - d->cx_colptr[s];
+    if (d->cx_leaf[s] && x->dim == 1 && x->ntree == 1 &&
+        grit_afactor_delassus_row(m, d->af, x->tree[0], J[0], cols, ncols, &x->w))
+      continue;
+    x->w = grit_afactor_delassus_cols(m, d->af, d->Achol, x->dim, x->ntree, x->tree, J, cols, ncols, tmp);
+  }
 }
 
 static double speculative_window(const grit_collision *col, grit_contact_model model, double h) {

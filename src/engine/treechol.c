@@ -90,6 +90,9 @@ grit_status grit_treechol_create(const grit_model *m, grit_treechol **out, char 
       tc->chain[t]++; /* (dof k of the chain: its row is dofs 0 .. k - 1, a run from column 0) */
   }
   mulv_trees(tc);
+#if TREECHOL_AVX2
+  tc->avx2 = __builtin_cpu_supports("avx2");
+#endif
   *out = tc;
   return GRIT_OK;
 }
@@ -643,6 +646,7 @@ void grit_treechol_pair_rows(grit_treechol *tc, int allow) { tc->no_pair_rows = 
 void grit_treechol_runs(grit_treechol *tc, int allow) { tc->no_runs = !allow; }
 void grit_treechol_rowinfo(grit_treechol *tc, int allow) { tc->no_rowinfo = !allow; }
 void grit_treechol_chain(grit_treechol *tc, int allow) { tc->no_chain = !allow; }
+void grit_treechol_leaves(grit_treechol *tc, int allow) { tc->no_leaves = !allow; }
 
 void grit_treechol_solve_from_rows(const grit_treechol *tc, int t, const double *L, const double *inv, double *x,
                                    int ldx, int nr) {

@@ -93,6 +93,10 @@ void grit_treechol_rowinfo(grit_treechol *tc, int allow);
  * the tree's first dofs, when they form a chain, as one block: not marked one by one, copied and solved in a
  * loop (the same operations in the same order, the same bits), for tests. */
 void grit_treechol_chain(grit_treechol *tc, int allow);
+/* Allows (1, the default) or forbids (0) the one-row Delassus sums over listed columns that all hang straight
+ * off the tree's chain (a composite's slides or particles on a free root) taking them without the bit scan,
+ * the chain's dofs in a local array (treechol_delassus.c, delassus1_leaves; the same bits), for tests. */
+void grit_treechol_leaves(grit_treechol *tc, int allow);
 
 /* A constraint's Delassus sum sum_r J_r H^-1 J_r^T = sum_r |L^-T J_r^T|^2 for nr (1 to 3) rows J_r of tree t
  * (at J + r n, not modified): the first substitution of grit_treechol_solve_from_rows over the dofs on the
@@ -109,5 +113,12 @@ double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, c
  * same dofs marked, the same bits. */
 double grit_treechol_delassus_cols(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
                                    int nr, const int *cols, int ncols, double *x, uint64_t *bits);
+
+/* grit_treechol_delassus_cols of one row whose columns (ascending, distinct, on tree t) each hang straight off
+ * the chain the tree's first dofs form (not in it, its parent in it: grit_cx_leaf_lists checks it), by
+ * delassus1_leaves without the bit scan, when the processor has AVX2 and the switches allow: returns 1 and
+ * the sum in *w (the same bits); 0 otherwise, nothing done. */
+int grit_treechol_delassus_leaves(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                                  const int *cols, int ncols, double *w);
 
 #endif

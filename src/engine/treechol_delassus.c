@@ -181,7 +181,64 @@ static TC_INLINE double delassus1_rows(const grit_treechol *tc, int t, const dou
   return w;
 }
 
+/* The chain's part of delassus1_rows with its dofs 0 .. top held in xc: the same operations in the same
+ * order (a constant top lets the compiler keep xc in registers). */
+static TC_INLINE double chain_solve(const struct tc_row *row, const double *L, const double *inv, double *xc, int top,
+                                    double w) {
+  for (int k = top; k >= 0; --k) {
+    const double y = xc[k] * inv[k];
+    w += y * y;
+    sub_run(xc, L + row[k].adr, y, k);
+  }
+  return w;
+}
+
+/* delassus1_leaves' sums with the chain's dofs 0 .. top in a local array (top a constant where it is inlined:
+ * a free root's 5, every size known) */
+static TC_INLINE double leaves_solve(const struct tc_row *row, const double *L, const double *inv, const double *J,
+                                     const int *cols, int ncols, int adr, const int top) {
+  double xc[64];
+  for (int j = 0; j <= top; ++j) xc[j] = J[j];
+  double s = 0.0;
+  for (int i = ncols - 1; i >= 0; --i) {
+    const int k = cols[i] - adr;
+    if (!(J[k] != 0.0)) continue;
+    const double y = J[k] * inv[k];
+    s += y * y;
+    if (row[k].r == top + 1) sub_run(xc, L + row[k].adr, y, top + 1); /* (its parent the chain's last dof) */
+    else sub_run(xc + row[k].first, L + row[k].adr, y, row[k].r);
+  }
+  return chain_solve(row, L, inv, xc, top, s);
+}
+
+/* delassus1_rows for a row whose listed columns (ascending, distinct) each hang straight off the tree's chain:
+ * not in it, its parent in it (a composite's particle or slide on a free root; the caller knows it,
+ * grit_cx_leaf_lists). Then the marked dofs are those columns where J != 0 (none is another's ancestor), the
+ * descending bit scan is the columns in reverse, each one's row is the run 0 .. parent, and x holds nothing
+ * else: the chain's dofs are kept in a local array, x and the bits are not touched. The same operations in the
+ * same order: the same bits. Returns 0 (nothing done) for a chain of 64 dofs or more; 1 and the sum in *w. */
+static TC_INLINE int delassus1_leaves(const grit_treechol *tc, int t, const double *L, const double *inv,
+                                      const double *J, const int *cols, int ncols, double *w) {
+  const int adr = tc->m->tree_dofadr[t];
+  const struct tc_row *row = tc->row + adr;
+  int top = -1;
+  for (int i = 0; i < ncols; ++i) {
+    const int k = cols[i] - adr;
+    if (J[k] != 0.0 && row[k].par > top) top = row[k].par;
+  }
+  if (top >= 64) return 0;
+  *w = top == 5 ? leaves_solve(row, L, inv, J, cols, ncols, adr, 5) : leaves_solve(row, L, inv, J, cols, ncols, adr, top);
+  return 1;
+}
+
 #if TREECHOL_AVX2
+static TC_NOINLINE __attribute__((target("avx2"))) int delassus1_leaves_avx2(const grit_treechol *tc, int t,
+                                                                              const double *L, const double *inv,
+                                                                              const double *J, const int *cols,
+                                                                              int ncols, double *w) {
+  return delassus1_leaves(tc, t, L, inv, J, cols, ncols, w);
+}
+
 static TC_NOINLINE __attribute__((target("avx2"))) double
 delassus1_rows_avx2(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
                     const int *cols, int ncols, double *x, uint64_t *bits) {
@@ -206,6 +263,16 @@ double grit_treechol_delassus(const grit_treechol *tc, int t, const double *L, c
                           : delassus1_rows_avx2(tc, t, L, inv, J, NULL, 0, x, bits);
 #endif
   return delassus_in(tc, t, L, inv, J, 1, NULL, 0, x, bits, 0);
+}
+
+int grit_treechol_delassus_leaves(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,
+                                  const int *cols, int ncols, double *w) {
+#if TREECHOL_AVX2
+  return tc->avx2 && !tc->no_leaves && delassus1_leaves_avx2(tc, t, L, inv, J, cols, ncols, w);
+#else
+  (void)tc, (void)t, (void)L, (void)inv, (void)J, (void)cols, (void)ncols, (void)w;
+  return 0;
+#endif
 }
 
 double grit_treechol_delassus_cols(const grit_treechol *tc, int t, const double *L, const double *inv, const double *J,

@@ -26,6 +26,8 @@ struct grit_treechol {
   int *chain;    /* (ntree) the tree's first dofs 0 .. chain - 1 form a chain (dof k's parent k - 1: a free
                   * root's six, a chain of hinges): every path to the root ends in the chain */
   int no_chain;  /* grit_treechol_chain(tc, 0): the one-row Delassus sums mark the chain's dofs one by one */
+  int no_leaves; /* grit_treechol_leaves(tc, 0): no one-row Delassus sum by delassus1_leaves */
+  int avx2;      /* the processor has AVX2 (found at creation; delassus1_leaves is compiled for it only) */
   int *send;     /* (nv) the local end of dof i's subtree, whose dofs are i .. send - 1 */
   unsigned char *mulv; /* (ntree) grit_treechol_mulv takes the tree: big, sparse, A with M's pattern */
   int no_mulv;   /* grit_treechol_mulv_pattern(tc, 0): grit_treechol_mulv declines every tree */
