@@ -114,9 +114,14 @@ static void dump(grit_data *d, grit_jacobian_blocks *J, const char *path) {
 }
 
 int main(int argc, char **argv) {
-  int model = -1, warm = -1, calls = 0, dense = 0, a = 1;
+  int model = -1, warm = -1, calls = 0, dense = 0, lenient = 0, a = 1;
   const char *out = NULL;
   for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
+    if (!strcmp(argv[a], "--lenient")) { /* a flag: what grit refuses ignored (bench_mujoco's --lenient) */
+      lenient = 1;
+      --a;
+      continue;
+    }
     if (!strcmp(argv[a], "--cpu-time") || !strcmp(argv[a], "--dense")) {
       if (argv[a][2] == 'c') bench_clock_cpu = 1;
       else dense = 1;
@@ -141,7 +146,9 @@ int main(int argc, char **argv) {
   grit_step_settings st = grit_default_step_settings();
   const int file = strstr(argv[a], ".xml") != NULL;
   if (file) {
-    if (grit_mjcf_load_file(argv[a], &m, &info, msg) != GRIT_OK) {
+    grit_mjcf_load_options lopt = grit_mjcf_default_load_options();
+    lopt.lenient = lenient;
+    if (grit_mjcf_load_file_with(argv[a], &lopt, &m, &info, msg) != GRIT_OK) {
       fprintf(stderr, "bench_deriv_parts: %s\n", msg);
       return 1;
     }

@@ -178,6 +178,25 @@ static void site_chain_lanes(const grit_model *m, const grit_dual *cdof, int b, 
     o->v = jv + d2;
   }
 }
+/* The site's point p = xpos + R x (grit_tf_apply_c: scale, add), its force f = R g[0..2] and torque
+ * tq = R g[3..5] (fma and mul by constants: partials a.d c + a.v 0, the constant's +0 partials kept in
+ * the sum as grit/dual.h has them), written out as above: the same bits. */
+static void site_frame_lanes(const grit_dual *xp, const grit_dual *R, const double *x, const double *g, grit_dual p[3],
+                             grit_dual f[3], grit_dual tq[3]) {
+  for (int i = 0; i < 3; ++i) {
+    const grit_dual *r0 = R + 3 * i, *r1 = r0 + 1, *r2 = r0 + 2;
+    p[i].v = (r0->v * x[0] + (r1->v * x[1] + r2->v * x[2])) + xp[i].v;
+    f[i].v = r0->v * g[0] + (r1->v * g[1] + r2->v * g[2]);
+    tq[i].v = r0->v * g[3] + (r1->v * g[4] + r2->v * g[5]);
+    const grit_site_l4_ z0 = SP4(r0->v) * SP4(0.0), z1 = SP4(r1->v) * SP4(0.0), z2 = SP4(r2->v) * SP4(0.0);
+    for (int l = 0; l < GRIT_DUAL_N; l += 4) {
+      const grit_site_l4_ d0 = SL4(r0->d + l), d1 = SL4(r1->d + l), d2 = SL4(r2->d + l);
+      *(grit_site_l4u_ *)(p[i].d + l) = (SP4(x[0]) * d0 + (SP4(x[1]) * d1 + SP4(x[2]) * d2)) + SL4(xp[i].d + l);
+      *(grit_site_l4u_ *)(f[i].d + l) = d0 * SP4(g[0]) + z0 + (d1 * SP4(g[1]) + z1 + (d2 * SP4(g[2]) + z2));
+      *(grit_site_l4u_ *)(tq[i].d + l) = d0 * SP4(g[3]) + z0 + (d1 * SP4(g[4]) + z1 + (d2 * SP4(g[5]) + z2));
+    }
+  }
+}
 #undef SL4
 #undef SP4
 #endif
@@ -191,14 +210,15 @@ static GS GS_NAME(site_moment)(const grit_model *m, const GS_NAME(grit_kin) * k,
   const double *g = m->act_sitegear + 6 * a;
   const GS *R = k->xmat + 9 * b;
   GS p[3], f[3], tq[3];
+#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0
+  site_frame_lanes(k->xpos + 3 * b, R, m->site_pos + 3 * s, g, p, f, tq);
+  site_chain_lanes(m, k->cdof, b, p, f, tq, J);
+#else
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, R, m->site_pos + 3 * s);
   for (int i = 0; i < 3; ++i) {
     f[i] = GS_FMA(R[3 * i], GS_C(g[0]), GS_FMA(R[3 * i + 1], GS_C(g[1]), GS_MUL(R[3 * i + 2], GS_C(g[2]))));
     tq[i] = GS_FMA(R[3 * i], GS_C(g[3]), GS_FMA(R[3 * i + 1], GS_C(g[4]), GS_MUL(R[3 * i + 2], GS_C(g[5]))));
   }
-#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0
-  site_chain_lanes(m, k->cdof, b, p, f, tq, J);
-#else
   GS_NAME(crank_chain)(m, k, b, p, f, tq, 1.0, J);
 #endif
   return GS_C(0.0);
