@@ -200,12 +200,18 @@ Test(derivatives_momentum, dof_sums_avx2_same_bits) {
     for (int i = 0; i < nv; ++i) {
       const double Y[6] = {0.3 * trial - 2.0, -0.7, 1.1, 0.2, -0.0, 0.5};
       double out[2][18];
-      for (int pass = 0; pass < 2; ++pass) {
+#if defined(__GNUC__) && defined(__x86_64__)
+      const int passes = __builtin_cpu_supports("avx2") ? 2 : 1; /* mo->avx2 only where the processor has it */
+#else
+      const int passes = 1;
+#endif
+      for (int pass = 0; pass < passes; ++pass) {
         for (int j = 0; j < 18; ++j) out[pass][j] = 0.25 * j - 1.0;
         mo.avx2 = pass;
         grit_momentum_dof(m, &k, i, &mo, Y, out[pass], out[pass] + 6, out[pass] + 12);
       }
-      cr_assert(memcmp(out[0], out[1], sizeof out[0]) == 0, "trial %d dof %d: not the same bits", trial, i);
+      if (passes == 2)
+        cr_assert(memcmp(out[0], out[1], sizeof out[0]) == 0, "trial %d dof %d: not the same bits", trial, i);
     }
   }
   free(Gm), free(cdof), free(on);
