@@ -7,9 +7,9 @@
  * With --dense the N calls are of grit_step_derivatives (the dense A, B; callgrind:
  * --toggle-collect=grit_step_derivatives). With --cpu-time the calls are timed by the thread's CPU clock (their median and quartiles: the same
  * state every call, so that two builds of the library can be compared on one scene).
- *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--dump FILE] SCENE
+ *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--lenient] [--dump FILE] SCENE
  *   SCENE: clutterN (scene_clutter(N), dt 2 ms; default warm-up 1200 steps) or FILE.xml (the file's
- *   settings, default warm-up 200 steps). */
+ *   settings, default warm-up 200 steps; --lenient: loaded leniently, as bench_mujoco --lenient). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
