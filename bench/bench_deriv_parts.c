@@ -7,9 +7,9 @@
  * With --dense the N calls are of grit_step_derivatives (the dense A, B; callgrind:
  * --toggle-collect=grit_step_derivatives). With --cpu-time the calls are timed by the thread's CPU clock (their median and quartiles: the same
  * state every call, so that two builds of the library can be compared on one scene).
- *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--dump FILE] SCENE
+ *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--lenient] [--dump FILE] SCENE
  *   SCENE: clutterN (scene_clutter(N), dt 2 ms; default warm-up 1200 steps) or FILE.xml (the file's
- *   settings, default warm-up 200 steps). */
+ *   settings, default warm-up 200 steps; --lenient: loaded leniently, as bench_mujoco --lenient). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,9 +114,14 @@ static void dump(grit_data *d, grit_jacobian_blocks *J, const char *path) {
 }
 
 int main(int argc, char **argv) {
-  int model = -1, warm = -1, calls = 0, dense = 0, a = 1;
+  int model = -1, warm = -1, calls = 0, dense = 0, lenient = 0, a = 1;
   const char *out = NULL;
   for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
+    if (!strcmp(argv[a], "--lenient")) { /* a flag: what grit refuses ignored (bench_mujoco's --lenient) */
+      lenient = 1;
+      --a;
+      continue;
+    }
     if (!strcmp(argv[a], "--cpu-time") || !strcmp(argv[a], "--dense")) {
       if (argv[a][2] == 'c') bench_clock_cpu = 1;
       else dense = 1;
@@ -141,7 +146,9 @@ int main(int argc, char **argv) {
   grit_step_settings st = grit_default_step_settings();
   const int file = strstr(argv[a], ".xml") != NULL;
   if (file) {
-    if (grit_mjcf_load_file(argv[a], &m, &info, msg) != GRIT_OK) {
+    grit_mjcf_load_options lopt = grit_mjcf_default_load_options();
+    lopt.lenient = lenient;
+    if (grit_mjcf_load_file_with(argv[a], &lopt, &m, &info, msg) != GRIT_OK) {
       fprintf(stderr, "bench_deriv_parts: %s\n", msg);
       return 1;
     }

@@ -174,3 +174,46 @@ Test(derivatives_momentum, balls_in_flight_against_central_differences) {
   cr_log_info("balls in flight: relative Frobenius error %.3g", rel);
   cr_expect(rel < 3e-9, "%.3g", rel);
 }
+
+/* grit_momentum_dof's AVX2 sums (mo->avx2) against its scalar loops on random G, S and Y (zeros of both
+ * signs among them, the outputs starting nonzero): the same bits. */
+Test(derivatives_momentum, dof_sums_avx2_same_bits) {
+  grit_model *m = xml_load_or_fail(TREE);
+  const int nv = m->nv, nb = m->nbody;
+  double *Gm = calloc(18 * (size_t)nb, sizeof(double)), *cdof = calloc(6 * (size_t)nv, sizeof(double));
+  char *on = calloc((size_t)nb, 1);
+  grit_momentum mo = {.on = 1, .Gm = Gm, .gm_on = on};
+  grit_kin k;
+  memset(&k, 0, sizeof k);
+  k.cdof = cdof;
+  unsigned st = 99u;
+  for (int trial = 0; trial < 50; ++trial) {
+    double *all[2] = {Gm, cdof};
+    const int cnt[2] = {18 * nb, 6 * nv};
+    for (int c = 0; c < 2; ++c)
+      for (int i = 0; i < cnt[c]; ++i) {
+        st = st * 1664525u + 1013904223u;
+        const unsigned r = st >> 8;
+        all[c][i] = r % 11 == 0 ? 0.0 : r % 13 == 0 ? -0.0 : ((double)r / 16777216.0 - 0.5) * 7.0;
+      }
+    memset(on, 1, (size_t)nb);
+    for (int i = 0; i < nv; ++i) {
+      const double Y[6] = {0.3 * trial - 2.0, -0.7, 1.1, 0.2, -0.0, 0.5};
+      double out[2][18];
+#if defined(__GNUC__) && defined(__x86_64__)
+      const int passes = __builtin_cpu_supports("avx2") ? 2 : 1; /* mo->avx2 only where the processor has it */
+#else
+      const int passes = 1;
+#endif
+      for (int pass = 0; pass < passes; ++pass) {
+        for (int j = 0; j < 18; ++j) out[pass][j] = 0.25 * j - 1.0;
+        mo.avx2 = pass;
+        grit_momentum_dof(m, &k, i, &mo, Y, out[pass], out[pass] + 6, out[pass] + 12);
+      }
+      if (passes == 2)
+        cr_assert(memcmp(out[0], out[1], sizeof out[0]) == 0, "trial %d dof %d: not the same bits", trial, i);
+    }
+  }
+  free(Gm), free(cdof), free(on);
+  grit_model_free(m);
+}

@@ -13,6 +13,8 @@
 
 #include "actuation_muscle.h" /* grit_actuator_length_jacobian: the moments */
 #include "data_internal.h"
+#include "derivatives_tendon.h" /* grit_deriv_tendon_fns_avx2: the AVX2 compilation */
+#include "grit/math_dual.h"
 #include "fd_jacobians.h"
 #include "grit/grit.h"
 #include "test_util.h"
@@ -99,6 +101,74 @@ Test(site_actuator, jacobians_match_central_differences) {
   cr_assert_lt(ea, 1e-6);
   cr_assert_lt(eb, 1e-6);
   grit_data_free(d);
+  grit_model_free(m);
+}
+
+/* The site moment on duals (actuation_muscle_generic.h: written out four lanes a vector) against the old
+ * operations of grit/dual.h, here: the point, force and torque by grit_tf_apply_c and fma chains, then per
+ * dof J += 1 (f . (a x p + c)) and J += tq . a. Random kinematics with every partial set (zeros of both
+ * signs among them: a constant's +0 partials must be kept in the sums as dual.h keeps them): the same bits,
+ * baseline and AVX2 compilations. */
+static void old_site_moment(const grit_model *m, const grit_kin_dual *k, int a, grit_dual *J) {
+  const int s = m->act_site[a], b = m->site_body[s];
+  const double *g = m->act_sitegear + 6 * a;
+  const grit_dual *R = k->xmat + 9 * b;
+  grit_dual p[3], f[3], tq[3];
+  for (int i = 0; i < m->nv; ++i) J[i] = grit_dual_const(0.0);
+  grit_tf_apply_c_dual(p, k->xpos + 3 * b, R, m->site_pos + 3 * s);
+  for (int i = 0; i < 3; ++i) {
+    f[i] = grit_dual_fma(R[3 * i], grit_dual_const(g[0]),
+                         grit_dual_fma(R[3 * i + 1], grit_dual_const(g[1]), grit_dual_mul(R[3 * i + 2], grit_dual_const(g[2]))));
+    tq[i] = grit_dual_fma(R[3 * i], grit_dual_const(g[3]),
+                          grit_dual_fma(R[3 * i + 1], grit_dual_const(g[4]), grit_dual_mul(R[3 * i + 2], grit_dual_const(g[5]))));
+  }
+  for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
+    grit_dual lin[3];
+    const grit_dual *cd = k->cdof + 6 * dof;
+    grit_sv_point_velocity_dual(lin, cd, p);
+    J[dof] = grit_dual_fma(grit_dual_const(1.0), grit_v3_dot_dual(f, lin), J[dof]);
+    J[dof] = grit_dual_add(J[dof], grit_v3_dot_dual(tq, cd));
+  }
+}
+
+static double rnd(unsigned *st) {
+  *st = *st * 1664525u + 1013904223u;
+  const unsigned r = *st >> 8;
+  return r % 11 == 0 ? 0.0 : r % 13 == 0 ? -0.0 : ((double)r / 16777216.0 - 0.5) * 3.0;
+}
+
+Test(site_actuator, dual_moment_is_the_old_operations_bit_for_bit) {
+  grit_model *m = load_string(QUAD, 0);
+  const int nb = m->nbody, nv = m->nv;
+  grit_kin_dual k;
+  memset(&k, 0, sizeof k);
+  k.xpos = calloc(3 * (size_t)nb, sizeof(grit_dual));
+  k.xmat = calloc(9 * (size_t)nb, sizeof(grit_dual));
+  k.cdof = calloc(6 * (size_t)nv, sizeof(grit_dual));
+  grit_dual *J = calloc((size_t)nv, sizeof(grit_dual)), *Jo = calloc((size_t)nv, sizeof(grit_dual));
+  grit_dual *scratch = calloc(4 * (size_t)nv + 16, sizeof(grit_dual)), *q = calloc((size_t)m->nq, sizeof(grit_dual));
+  const grit_deriv_tendon_fns *avx2 = grit_deriv_tendon_fns_avx2();
+  unsigned st = 12345u;
+  for (int trial = 0; trial < 20; ++trial) {
+    grit_dual *all[3] = {k.xpos, k.xmat, k.cdof};
+    const int cnt[3] = {3 * nb, 9 * nb, 6 * nv};
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < cnt[c]; ++i) {
+        all[c][i].v = rnd(&st);
+        for (int l = 0; l < GRIT_DUAL_N; ++l) all[c][i].d[l] = rnd(&st);
+      }
+    for (int a = 0; a < m->nu; ++a) {
+      old_site_moment(m, &k, a, Jo);
+      for (int pass = 0; pass < (avx2 ? 2 : 1); ++pass) {
+        const grit_dual L = pass ? avx2->length_jacobian(m, &k, q, a, J, scratch)
+                                 : grit_actuator_length_jacobian_dual(m, &k, q, a, J, scratch);
+        cr_assert(L.v == 0.0);
+        cr_assert(memcmp(J, Jo, sizeof(grit_dual) * (size_t)nv) == 0, "trial %d actuator %d (%s): not the same bits",
+                  trial, a, pass ? "AVX2" : "baseline");
+      }
+    }
+  }
+  free(k.xpos), free(k.xmat), free(k.cdof), free(J), free(Jo), free(scratch), free(q);
   grit_model_free(m);
 }
 

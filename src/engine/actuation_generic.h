@@ -110,6 +110,41 @@ static inline __attribute__((always_inline)) GS GS_NAME(actuator_tendon_force)(c
   return f;
 }
 
+#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0 && !defined(GRIT_APPLY_LANES_)
+#define GRIT_APPLY_LANES_
+/* The apply's two loops on duals written out: grit_dual_fma's operations (value a.v b.v + c.v, partials
+ * (a.d b.v + a.v b.d) + c.d) with the partials four lanes a vector (native under AVX2, two SSE2 halves in
+ * the baseline): the same bits, without the duals passed by value through the stack. */
+typedef double grit_apply_l4_ __attribute__((vector_size(32)));
+typedef double grit_apply_l4u_ __attribute__((vector_size(32), aligned(8), may_alias));
+#define AL4(x) (*(const grit_apply_l4u_ *)(x))
+#define AP4(x) ((grit_apply_l4_){(x), (x), (x), (x)})
+/* *acc = fma(J_i, v_i, *acc) over the entries i (nz[k], or k). */
+static inline void apply_dot_lanes(grit_dual *acc, const grit_dual *J, const grit_dual *v, const int *nz, int cnt) {
+  grit_dual r = *acc;
+  for (int k = 0; k < cnt; ++k) {
+    const int i = nz ? nz[k] : k;
+    const double jv = J[i].v, vv = v[i].v;
+    for (int l = 0; l < GRIT_DUAL_N; l += 4)
+      *(grit_apply_l4u_ *)(r.d + l) = AL4(J[i].d + l) * AP4(vv) + AP4(jv) * AL4(v[i].d + l) + AL4(r.d + l);
+    r.v = jv * vv + r.v;
+  }
+  *acc = r;
+}
+/* f_i = fma(g, J_i, f_i) over the entries i. */
+static inline void apply_axpy_lanes(grit_dual *f, grit_dual g, const grit_dual *J, const int *nz, int cnt) {
+  for (int k = 0; k < cnt; ++k) {
+    const int i = nz ? nz[k] : k;
+    const double jv = J[i].v;
+    for (int l = 0; l < GRIT_DUAL_N; l += 4)
+      *(grit_apply_l4u_ *)(f[i].d + l) = AL4(g.d + l) * AP4(jv) + AP4(g.v) * AL4(J[i].d + l) + AL4(f[i].d + l);
+    f[i].v = g.v * jv + f[i].v;
+  }
+}
+#undef AL4
+#undef AP4
+#endif
+
 /* With nz: only J's entries nz[0 .. nnz - 1] (increasing), the same operations in the same order but
  * for the terms of zero entries (a zero J_i, value and partials, adds an exact zero: only the sign of a
  * zero sum may differ); without: all n of the actuator's tree. */
@@ -119,18 +154,26 @@ void GS_NAME(grit_actuator_tendon_apply)(const grit_model *m, int a, GS L, const
   const int cnt = nz ? nnz : n; /* entry k is nz[k], or k */
   const double g = m->act_gear[a];
   GS Ld = GS_C(0.0); /* J is zero outside the tendon's one tree (grit_actuator_compile_tendons) */
+#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0
+  apply_dot_lanes(&Ld, Jt, v0 + adr, nz, cnt);
+#else
   for (int k = 0; k < cnt; ++k) {
     const int i = nz ? nz[k] : k;
     Ld = GS_FMA(Jt[i], v0[adr + i], Ld);
   }
+#endif
   const GS len = GS_SCALE(L, g), vel = GS_SCALE(Ld, g);
   const int implicit = grit_actuator_implicit_at(m, a, GS_V(len), GS_V(vel), GS_V(w[a]));
   if (force) {
     const GS gf = GS_SCALE(GS_NAME(actuator_tendon_force)(m, a, len, vel, w[a], h, implicit), g);
+#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0
+    apply_axpy_lanes(force + adr, gf, Jt, nz, cnt);
+#else
     for (int k = 0; k < cnt; ++k) {
       const int i = nz ? nz[k] : k;
       force[adr + i] = GS_FMA(gf, Jt[i], force[adr + i]);
     }
+#endif
   }
   if (!A || !implicit) return;
   double kq, kv;

@@ -136,6 +136,71 @@ static GS GS_NAME(slider_crank)(const grit_model *m, const GS_NAME(grit_kin) * k
   return L;
 }
 
+#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0 && !defined(GRIT_SITE_CHAIN_LANES_)
+#define GRIT_SITE_CHAIN_LANES_
+/* crank_chain of a site (sign 1, dr = tq) on duals, written out: the same IEEE operations in the same order
+ * as grit/dual.h's (mul: a.d b.v + a.v b.d, sub, add, fma: (a.d b.v + a.v b.d) + c.d; the fma by the
+ * constant 1: (0 x.v + 1 x.d) + J.d), the values as doubles and the partials four lanes a vector (native
+ * under AVX2, two SSE2 halves in the baseline): the same bits. The dual code passed each of its ~20 duals
+ * a dof by value through the stack (a site actuator's moment: ~17 % of a one-body scene's A,B). */
+typedef double grit_site_l4_ __attribute__((vector_size(32)));
+typedef double grit_site_l4u_ __attribute__((vector_size(32), aligned(8), may_alias));
+#define SL4(x) (*(const grit_site_l4u_ *)(x))
+#define SP4(x) ((grit_site_l4_){(x), (x), (x), (x)})
+static void site_chain_lanes(const grit_model *m, const grit_dual *cdof, int b, const grit_dual p[3],
+                             const grit_dual f[3], const grit_dual tq[3], grit_dual *J) {
+  for (int dof = m->body_lastdof[b]; dof >= 0; dof = m->dof_parent[dof]) {
+    const grit_dual *a = cdof + 6 * dof, *c = a + 3;
+    grit_dual *o = J + dof;
+    /* values: lin = a x p + c (grit_v3_cross, grit_sv_point_velocity), d1 = f . lin, d2 = tq . a */
+    const double t0 = a[1].v * p[2].v - a[2].v * p[1].v, t1 = a[2].v * p[0].v - a[0].v * p[2].v,
+                 t2 = a[0].v * p[1].v - a[1].v * p[0].v;
+    const double l0 = t0 + c[0].v, l1 = t1 + c[1].v, l2 = t2 + c[2].v;
+    const double s2 = f[2].v * l2, s1 = f[1].v * l1 + s2, d1 = f[0].v * l0 + s1;
+    const double r2 = tq[2].v * a[2].v, r1 = tq[1].v * a[1].v + r2, d2 = tq[0].v * a[0].v + r1;
+    const double jv = 1.0 * d1 + o->v;
+    for (int l = 0; l < GRIT_DUAL_N; l += 4) {
+      const grit_site_l4_ a0 = SL4(a[0].d + l), a1 = SL4(a[1].d + l), a2 = SL4(a[2].d + l);
+      const grit_site_l4_ p0 = SL4(p[0].d + l), p1 = SL4(p[1].d + l), p2 = SL4(p[2].d + l);
+      const grit_site_l4_ u0 = (a1 * SP4(p[2].v) + SP4(a[1].v) * p2) - (a2 * SP4(p[1].v) + SP4(a[2].v) * p1);
+      const grit_site_l4_ u1 = (a2 * SP4(p[0].v) + SP4(a[2].v) * p0) - (a0 * SP4(p[2].v) + SP4(a[0].v) * p2);
+      const grit_site_l4_ u2 = (a0 * SP4(p[1].v) + SP4(a[0].v) * p1) - (a1 * SP4(p[0].v) + SP4(a[1].v) * p0);
+      const grit_site_l4_ m0 = u0 + SL4(c[0].d + l), m1 = u1 + SL4(c[1].d + l), m2 = u2 + SL4(c[2].d + l);
+      const grit_site_l4_ e2 = SL4(f[2].d + l) * SP4(l2) + SP4(f[2].v) * m2;
+      const grit_site_l4_ e1 = SL4(f[1].d + l) * SP4(l1) + SP4(f[1].v) * m1 + e2;
+      const grit_site_l4_ e0 = SL4(f[0].d + l) * SP4(l0) + SP4(f[0].v) * m0 + e1;
+      const grit_site_l4_ q2 = SL4(tq[2].d + l) * SP4(a[2].v) + SP4(tq[2].v) * a2;
+      const grit_site_l4_ q1 = SL4(tq[1].d + l) * SP4(a[1].v) + SP4(tq[1].v) * a1 + q2;
+      const grit_site_l4_ q0 = SL4(tq[0].d + l) * SP4(a[0].v) + SP4(tq[0].v) * a0 + q1;
+      const grit_site_l4_ j = SP4(0.0) * SP4(d1) + SP4(1.0) * e0 + SL4(o->d + l);
+      *(grit_site_l4u_ *)(o->d + l) = j + q0;
+    }
+    o->v = jv + d2;
+  }
+}
+/* The site's point p = xpos + R x (grit_tf_apply_c: scale, add), its force f = R g[0..2] and torque
+ * tq = R g[3..5] (fma and mul by constants: partials a.d c + a.v 0, the constant's +0 partials kept in
+ * the sum as grit/dual.h has them), written out as above: the same bits. */
+static void site_frame_lanes(const grit_dual *xp, const grit_dual *R, const double *x, const double *g, grit_dual p[3],
+                             grit_dual f[3], grit_dual tq[3]) {
+  for (int i = 0; i < 3; ++i) {
+    const grit_dual *r0 = R + 3 * i, *r1 = r0 + 1, *r2 = r0 + 2;
+    p[i].v = (r0->v * x[0] + (r1->v * x[1] + r2->v * x[2])) + xp[i].v;
+    f[i].v = r0->v * g[0] + (r1->v * g[1] + r2->v * g[2]);
+    tq[i].v = r0->v * g[3] + (r1->v * g[4] + r2->v * g[5]);
+    const grit_site_l4_ z0 = SP4(r0->v) * SP4(0.0), z1 = SP4(r1->v) * SP4(0.0), z2 = SP4(r2->v) * SP4(0.0);
+    for (int l = 0; l < GRIT_DUAL_N; l += 4) {
+      const grit_site_l4_ d0 = SL4(r0->d + l), d1 = SL4(r1->d + l), d2 = SL4(r2->d + l);
+      *(grit_site_l4u_ *)(p[i].d + l) = (SP4(x[0]) * d0 + (SP4(x[1]) * d1 + SP4(x[2]) * d2)) + SL4(xp[i].d + l);
+      *(grit_site_l4u_ *)(f[i].d + l) = d0 * SP4(g[0]) + z0 + (d1 * SP4(g[1]) + z1 + (d2 * SP4(g[2]) + z2));
+      *(grit_site_l4u_ *)(tq[i].d + l) = d0 * SP4(g[3]) + z0 + (d1 * SP4(g[4]) + z1 + (d2 * SP4(g[5]) + z2));
+    }
+  }
+}
+#undef SL4
+#undef SP4
+#endif
+
 /* MuJoCo 2.2.2's site transmission without a reference site: length 0 (it has none to measure from), and
  * J the generalized force of the wrench (force f = R site_gear[0..2] at the site, torque R site_gear[3..5],
  * R the site's body's rotation): J_dof = f . v_dof(p) + tau . w_dof. */
@@ -145,12 +210,17 @@ static GS GS_NAME(site_moment)(const grit_model *m, const GS_NAME(grit_kin) * k,
   const double *g = m->act_sitegear + 6 * a;
   const GS *R = k->xmat + 9 * b;
   GS p[3], f[3], tq[3];
+#if GS_IS_DUAL && defined(__GNUC__) && GRIT_DUAL_N % 4 == 0
+  site_frame_lanes(k->xpos + 3 * b, R, m->site_pos + 3 * s, g, p, f, tq);
+  site_chain_lanes(m, k->cdof, b, p, f, tq, J);
+#else
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, R, m->site_pos + 3 * s);
   for (int i = 0; i < 3; ++i) {
     f[i] = GS_FMA(R[3 * i], GS_C(g[0]), GS_FMA(R[3 * i + 1], GS_C(g[1]), GS_MUL(R[3 * i + 2], GS_C(g[2]))));
     tq[i] = GS_FMA(R[3 * i], GS_C(g[3]), GS_FMA(R[3 * i + 1], GS_C(g[4]), GS_MUL(R[3 * i + 2], GS_C(g[5]))));
   }
   GS_NAME(crank_chain)(m, k, b, p, f, tq, 1.0, J);
+#endif
   return GS_C(0.0);
 }
 

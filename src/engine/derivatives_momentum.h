@@ -70,6 +70,7 @@ typedef struct grit_momentum {
   int on;      /* the partials include the correction (else the passes take it on duals) */
   double *Gm;  /* (18 nbody) subtree sums of the correction wrenches' dW/dw (6 x 3 each) */
   char *gm_on; /* (nbody) Gm of the body is set: a spinning body at or after it */
+  int avx2;    /* grit_momentum_dof's sums with AVX2 (the processor has it; the same bits) */
 } grit_momentum;
 
 /* Carves Gm and gm_on (arena.h), from grit_rnea_layout. */
