@@ -245,13 +245,8 @@ Test(afactor, derivatives_without_constraints_match_dense) {
   grit_model_free(m);
 }
 
-/* In contact under SAP (the estimates' partials enter A), a tree of more than 64 dofs solves the
- * estimates' z = A^-1 J^T with its tree-ordered factor in the derivative call (the default), against
- * A's dense factor (no_tree_solve_big): the same z to round-off (both backward-stable solves of one A),
- * so A, B to round-off times the solve's conditioning; measured 3.2e-14 of a column's largest entry
- * (dense form), asserted 1e-9 (test_derivatives_articulated's bound between two factor paths). */
-Test(afactor, derivatives_tree_solve_in_contact_match_dense) {
-  grit_model *m = legged(EXTRA, 1);
+/* The legged model's data (SAP, the block factor) driven 150 steps by smooth controls, into contact. */
+static grit_data *walked_into_contact(const grit_model *m) {
   grit_data *d = make(m, 0, 1);
   for (int i = 0; i < 150; ++i) {
     const double u[3] = {0.1, 0.4 * sin(0.01 * i), -0.3 * cos(0.013 * i)};
@@ -259,6 +254,17 @@ Test(afactor, derivatives_tree_solve_in_contact_match_dense) {
     cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
   }
   cr_assert(d->stats.nconstraints > 3, "in contact: %d constraints", d->stats.nconstraints);
+  return d;
+}
+
+/* In contact under SAP (the estimates' partials enter A), a tree of more than 64 dofs solves the
+ * estimates' z = A^-1 J^T with its tree-ordered factor in the derivative call (the default), against
+ * A's dense factor (no_tree_solve_big): the same z to round-off (both backward-stable solves of one A),
+ * so A, B to round-off times the solve's conditioning; measured 3.2e-14 of a column's largest entry
+ * (dense form), asserted 1e-9 (test_derivatives_articulated's bound between two factor paths). */
+Test(afactor, derivatives_tree_solve_in_contact_match_dense) {
+  grit_model *m = legged(EXTRA, 1);
+  grit_data *d = walked_into_contact(m);
   const int nx = 2 * m->nv, nu = m->nu;
   double *A[2], *B[2];
   for (int k = 0; k < 2; ++k) {
@@ -329,13 +335,7 @@ Test(afactor, derivatives_tree_solve_softbox_match_dense) {
  * copied with achol_fresh cleared, nor after the free motion at the new state rewrote A (factored again). */
 Test(afactor, derivatives_take_the_steps_tree_factor_same_bits) {
   grit_model *m = legged(EXTRA, 1);
-  grit_data *d = make(m, 0, 1);
-  for (int i = 0; i < 150; ++i) {
-    const double u[3] = {0.1, 0.4 * sin(0.01 * i), -0.3 * cos(0.013 * i)};
-    cr_assert_eq(grit_data_set_ctrl(d, u, 3), GRIT_OK);
-    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  }
-  cr_assert(d->stats.nconstraints > 3, "in contact: %d constraints", d->stats.nconstraints);
+  grit_data *d = walked_into_contact(m);
   cr_assert(grit_afactor_tree_order(d->af, 0) && !grit_afactor_tree_order(d->af, 1) && d->achol_fresh);
   const int nx = 2 * m->nv, nu = m->nu;
   const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu;

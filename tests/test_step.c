@@ -403,6 +403,21 @@ Test(step, box_stack_stays_level) {
   }
 }
 
+/* Loads `xml`, checks whether the step runs the collision query (`may`), steps once and checks that contacts
+ * appear exactly when it does. */
+static void query_case(const char *xml, int may) {
+  char msg[GRIT_MESSAGE_SIZE];
+  grit_model *m;
+  grit_data *d;
+  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(d->collision->may_collide, may);
+  cr_assert_eq(grit_step(d), GRIT_OK);
+  cr_assert_eq(grit_data_ncontacts(d) > 0, may, "contacts %d with the query %s", grit_data_ncontacts(d), may ? "on" : "off");
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* With every bit mask zero (<flag contact="disable">) the step skips the collision query: two
  * overlapping spheres then give no contact, and the same model with contact on gives some. */
 Test(step, no_query_when_no_geometries_may_collide) {
@@ -411,17 +426,9 @@ Test(step, no_query_when_no_geometries_may_collide) {
                     "<body pos=\"0.15 0 0\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>"
                     "</worldbody></mujoco>";
   for (int on = 0; on < 2; ++on) {
-    char xml[1024], msg[GRIT_MESSAGE_SIZE];
+    char xml[1024];
     snprintf(xml, sizeof xml, fmt, on ? "" : "<flag contact=\"disable\"/>");
-    grit_model *m;
-    grit_data *d;
-    cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
-    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-    cr_assert_eq(d->collision->may_collide, on);
-    cr_assert_eq(grit_step(d), GRIT_OK);
-    cr_assert_eq(grit_data_ncontacts(d) > 0, on, "contacts %d with contact %s", grit_data_ncontacts(d), on ? "on" : "off");
-    grit_data_free(d);
-    grit_model_free(m);
+    query_case(xml, on);
   }
 }
 
@@ -432,17 +439,9 @@ Test(step, no_query_when_every_geometry_is_on_one_weld) {
                     "<geom type=\"sphere\" size=\"0.1\" pos=\"0 0 0.05\"/>"
                     "<body pos=\"0.1 0 0.1\">%s<geom type=\"sphere\" size=\"0.1\"/></body></worldbody></mujoco>";
   for (int moving = 0; moving < 2; ++moving) {
-    char xml[1024], msg[GRIT_MESSAGE_SIZE];
+    char xml[1024];
     snprintf(xml, sizeof xml, fmt, moving ? "<freejoint/>" : "");
-    grit_model *m;
-    grit_data *d;
-    cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
-    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-    cr_assert_eq(d->collision->may_collide, moving);
-    cr_assert_eq(grit_step(d), GRIT_OK);
-    cr_assert_eq(grit_data_ncontacts(d) > 0, moving, "contacts %d", grit_data_ncontacts(d));
-    grit_data_free(d);
-    grit_model_free(m);
+    query_case(xml, moving);
   }
 }
 
