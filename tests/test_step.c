@@ -681,11 +681,18 @@ static void same_steps_with_and_without_table(const char *path, int nsteps) {
   }
 }
 
+/* The model's table (model_filter.c, compiled once) is the filter, pair by pair; a data's query reads it, and a
+ * copy of the model carries its own copy of it. */
 static void table_is_the_filter(const grit_model *m) {
   grit_data *d;
   cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
   const unsigned char *t = d->collision->allowed;
-  cr_assert(t);
+  cr_assert(t && t == m->geom_allowed, "the query reads the model's table");
+  grit_model *copy;
+  cr_assert_eq(grit_model_copy(m, &copy), GRIT_OK);
+  const size_t bytes = (size_t)m->ngeom * (size_t)m->ngeom / 8 + 1;
+  cr_assert(copy->geom_allowed != m->geom_allowed && !memcmp(copy->geom_allowed, t, bytes), "the copy's own table");
+  grit_model_free(copy);
   const int ng = m->ngeom;
   int allowed = 0;
   for (int i = 0; i < ng; ++i)

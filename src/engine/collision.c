@@ -84,20 +84,7 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
     col->groot[g] = b;
   }
   col->may_collide = may_collide(m, col->gweld);
-  if (ng <= GRIT_ALLOWED_TABLE_MAX) {
-    col->allowed = calloc((size_t)ng * (size_t)ng / 8 + 1, 1);
-    if (!col->allowed) {
-      grit_collision_free(col);
-      return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
-    }
-    for (int i = 0; i < ng; ++i)
-      for (int j = i + 1; j < ng; ++j)
-        if (grit_geom_pair_allowed(m, i, j)) {
-          const size_t a = (size_t)i * (size_t)ng + (size_t)j, b = (size_t)j * (size_t)ng + (size_t)i;
-          col->allowed[a >> 3] |= (unsigned char)(1u << (a & 7));
-          col->allowed[b >> 3] |= (unsigned char)(1u << (b & 7));
-        }
-  }
+  col->allowed = m->geom_allowed;
   for (int a = 0; a < m->nu; ++a) /* adhesion actuators (actuation_adhesion.c) count the force-free layer */
     col->margin_layer |= m->act_trntype[a] == GRIT_TRN_BODY;
   *out = col;
@@ -122,32 +109,8 @@ void grit_collision_free(grit_collision *col) {
   free(col->c);
   free(col->gapart);
   free(col->gweld);
-  free(col->allowed);
   free(col->climb);
   free(col);
-}
-
-/* A height field never collides with a plane or another height field (MuJoCo has no such pair). */
-static int hfield_pair_unsupported(const grit_shape *a, const grit_shape *b) {
-  const int ha = a->type == GRIT_GEOM_HFIELD, hb = b->type == GRIT_GEOM_HFIELD;
-  return (ha || hb) && (ha + hb == 2 || a->type == GRIT_GEOM_PLANE || b->type == GRIT_GEOM_PLANE);
-}
-
-/* MuJoCo's filter (mj_collideGeoms, mj_contactFilter, mj_collision): bodies welded together never
- * collide (the same body, both static); nor a body and its parent, both taken by weld, unless one is
- * welded to the world; nor two planes; nor excluded body pairs; then the bit masks decide. An explicit
- * pair skips all of this: it is added by grit_collision_detect itself, so it is refused here. */
-int grit_geom_pair_allowed(const grit_model *m, int g1, int g2) {
-  const int b1 = m->geom_body[g1], b2 = m->geom_body[g2];
-  const int w1 = m->body_weld[b1], w2 = m->body_weld[b2];
-  if (w1 == w2) return 0;
-  if (m->filter_parent && w1 && w2 && (m->body_weld[m->body_parent[w1]] == w2 || m->body_weld[m->body_parent[w2]] == w1))
-    return 0;
-  if (m->geom_shape[g1].type == GRIT_GEOM_PLANE && m->geom_shape[g2].type == GRIT_GEOM_PLANE) return 0;
-  if (hfield_pair_unsupported(&m->geom_shape[g1], &m->geom_shape[g2])) return 0;
-  if (!(m->geom_contype[g1] & m->geom_conaffinity[g2]) && !(m->geom_contype[g2] & m->geom_conaffinity[g1])) return 0;
-  if (m->nexclude && grit_model_bodies_excluded(m, b1, b2)) return 0;
-  return !(m->npair && grit_model_geoms_paired(m, g1, g2));
 }
 
 /* The explicit pairs whose margin-inflated boxes overlap, after the np broad-phase pairs. */

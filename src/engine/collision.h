@@ -8,6 +8,7 @@
 #include "broadphase.h"
 #include "collision_narrow.h"
 #include "contact_candidate.h"
+#include "model_filter.h"
 #include "model_internal.h"
 
 /* One candidate: the geometries and bodies of the pair (a first, the normal pointing from a to b),
@@ -23,9 +24,6 @@ typedef struct grit_collision_motion {
 
 /* A pair's entry in grit_collision.climb: its key, then two trails (collision_narrow.h) */
 #define GRIT_CLIMB_ENTRY (1 + 2 * (1 + GRIT_CLIMB_TRAIL))
-
-/* The most geometries whose allowed pairs are tabled (grit_collision.allowed: 32 KB at most) */
-#define GRIT_ALLOWED_TABLE_MAX 512
 
 typedef struct grit_collision {
   double *gpos;     /* (3 ngeom) geometry origins, world */
@@ -69,8 +67,8 @@ typedef struct grit_collision {
   int no_sphere_box; /* 1: a sphere's, capsule's or cylinder's box by grit_shape_world_aabb (the old path); 0
                         (default): the same operations written out (collision.c, round_world_aabb,
                         cylinder_world_aabb; the same bits) */
-  unsigned char *allowed; /* (ngeom^2 bits, ngeom <= GRIT_ALLOWED_TABLE_MAX; else NULL) bit ngeom i + j:
-                             grit_geom_pair_allowed(m, i, j), a function of the model alone, tabled at creation */
+  const unsigned char *allowed; /* the model's table (model_internal.h, geom_allowed; NULL without one):
+                                   bit ngeom i + j is grit_geom_pair_allowed(m, i, j) */
   int no_allowed_table; /* 1: the broad phase's filter calls grit_geom_pair_allowed after the bounding test
                            (the old path); 0 (default): the table first, then the bounding test (a pure
                            conjunction reordered: the same pairs) */
@@ -94,9 +92,6 @@ int grit_contact_capacity(const grit_model *m);
 grit_status grit_collision_create(const grit_model *m, grit_collision **col, char *message);
 void grit_collision_free(grit_collision *col);
 
-/* Whether the broad phase may pair geometries g1 and g2 (welds, parent-child, bit masks, excluded body
- * pairs; explicit pairs are added separately). */
-int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
 
 /* The box of a geometry other than a CONVEX one at its place and margin of the last query (gpos, gmat,
  * gmargin), as the query makes it. */

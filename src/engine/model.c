@@ -463,6 +463,10 @@ void grit_model_layout(grit_model *m, grit_carver *c, size_t names_bytes) {
   GRIT_CARVE(c, m->body_weld, nb);
   GRIT_CARVE(c, m->exclude, 2 * m->nexclude);
   GRIT_CARVE(c, m->pair, 2 * m->npair);
+  if (m->ngeom <= GRIT_ALLOWED_TABLE_MAX)
+    GRIT_CARVE(c, m->geom_allowed, (size_t)m->ngeom * (size_t)m->ngeom / 8 + 1);
+  else
+    m->geom_allowed = NULL;
   GRIT_CARVE(c, m->body_name, nb);
   GRIT_CARVE(c, m->jnt_name, nj);
   GRIT_CARVE(c, m->act_name, nu);
@@ -743,6 +747,7 @@ grit_status grit_builder_compile(grit_builder *b, grit_model **out) {
   compile_geoms(b, m, &names);
   grit_model_filters(m, b->excl, b->gpair, !b->no_filter_parent);
   grit_hydro_compile(b->geoms, m);
+  grit_model_allowed_table(m);
   s = grit_cx_compile(&b->cx, m, &names, b->message);
   if (s == GRIT_OK) s = grit_actuator_compile_const(m, b->message); /* acc0, muscle length ranges */
   if (s != GRIT_OK) {

@@ -14,4 +14,12 @@ void grit_model_filters(grit_model *m, const int *exclude, const int *pair, int 
 int grit_model_bodies_excluded(const grit_model *m, int b1, int b2);
 int grit_model_geoms_paired(const grit_model *m, int g1, int g2);
 
+/* Whether the broad phase may pair geometries g1 and g2 (welds, parent-child, bit masks, excluded body
+ * pairs; explicit pairs are added separately). */
+int grit_geom_pair_allowed(const grit_model *m, int g1, int g2);
+
+/* Tables grit_geom_pair_allowed for every pair in m->geom_allowed (when the model has that table: at most
+ * GRIT_ALLOWED_TABLE_MAX geometries), once the filters and geometries are compiled. */
+void grit_model_allowed_table(grit_model *m);
+
 #endif

@@ -116,6 +116,7 @@ struct grit_model {
   int nhtet;
 
   /* contact filtering beyond the bit masks, as MuJoCo's (grit_geom_pair_allowed) */
+#define GRIT_ALLOWED_TABLE_MAX 512 /* the most geometries whose allowed pairs are tabled (32 KB at most) */
   int *body_weld;       /* (nbody) the body it is welded to: itself if it has joints, else its parent's
                            (0: welded to the world) */
   int filter_parent;    /* a body and its parent (by weld) do not collide unless one is welded to the world */
@@ -123,6 +124,8 @@ struct grit_model {
   int *exclude;         /* (2 nexclude) (lo, hi) pairs, sorted */
   int npair;            /* explicit geometry pairs (grit_builder_add_geom_pair): always candidates */
   int *pair;            /* (2 npair) (lo, hi) pairs, sorted */
+  unsigned char *geom_allowed; /* (ngeom^2 bits when ngeom <= GRIT_ALLOWED_TABLE_MAX, else NULL) bit ngeom i + j:
+                                  grit_geom_pair_allowed(m, i, j) (model_filter.c), tabled at compilation */
 
   double *qpos0;        /* (nq) reference configuration */
 
