@@ -195,6 +195,8 @@ void grit_afactor_set_column_lists(grit_afactor *af, int allow) { af->no_lists =
 
 void grit_afactor_set_small(grit_afactor *af, int allow) { af->no_small = allow == 0; }
 
+int grit_afactor_small(const grit_afactor *af) { return af && af->small && !af->no_small && !af->no_many; }
+
 /* Moves n entries of each of nc columns: to_rows != 0, column q's b[q][i] -> R[i AF_CHUNK + q]; else back.
  * Four columns and four rows at a time with AVX2 (a 4 x 4 transpose in registers) where the processor has
  * it: only moves, the same numbers either way. */

@@ -79,6 +79,9 @@ void grit_afactor_set_column_lists(grit_afactor *af, int allow);
  * column by column, as before). The same bits either way. */
 void grit_afactor_set_small(grit_afactor *af, int allow);
 
+/* Whether grit_afactor_solve_many takes that path (for tests). */
+int grit_afactor_small(const grit_afactor *af);
+
 /* grit_delassus (w = trace(J A^-1 J^T) / dim) with the last factor: when none of the constraint's trees
  * is in tree order, grit_delassus itself (the same bits; af NULL too); else each tree's sum from its own factor, in
  * the order of the trees. tmp: the largest tree's dofs (the dense trees' substitution). */
