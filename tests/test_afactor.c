@@ -594,3 +594,74 @@ Test(afactor, solve_many_mid_passes_and_lists_same_bits) {
   }
   grit_model_free(m);
 }
+
+/* A chain of n hinges (tree 0; n < 8) and a free ball (tree 1), without gravity; two motors on the chain. */
+static grit_model *small_trees(int n) {
+  char xml[8192], *p = xml;
+  p += sprintf(p, "<mujoco><option timestep='0.002' gravity='0 0 0'/><default><joint damping='0.05'/></default>"
+                  "<worldbody>");
+  for (int k = 0; k < n; ++k)
+    p += sprintf(p, "<body pos='0 0 %s'><joint name='j%d' type='hinge' axis='%d %d 1'/>"
+                    "<geom type='capsule' fromto='0 0 0 0.1 0 -0.1' size='0.02' mass='0.%d'/>",
+                 k ? "-0.1" : "1", k, k % 2, k % 3 == 1, 3 + k);
+  for (int k = 0; k < n; ++k) p += sprintf(p, "</body>");
+  sprintf(p, "<body pos='0.5 0 0.7'><freejoint/><geom type='box' size='0.06 0.03 0.02' mass='0.5'/></body>"
+             "</worldbody><actuator><motor joint='j0'/><motor joint='j%d'/></actuator></mujoco>", n - 1);
+  grit_model *m = xml_load_or_fail(xml);
+  cr_assert_eq(m->ntree, 2);
+  cr_assert_eq(m->tree_dofnum[0], n);
+  return m;
+}
+
+/* A few small dense trees (afactor.c's small_many: at most 8 trees of fewer than 8 dofs) solve
+ * grit_afactor_solve_many's columns four at a time in registers, each entry by the column solve's
+ * operations in its order: the same bits as column by column (grit_afactor_solve, _solve_tree) and as
+ * the path switched off (grit_afactor_set_small(af, 0)), zeros' signs included (memcmp; some inputs -0).
+ * Chains of 1 to 7 dofs and a free ball; 1 to 30 columns (the last group of fewer than four); columns of
+ * every tree and of one, mixed. Then the derivative call's A, B with the path and without (set_many). */
+Test(afactor, small_trees_many_columns_same_bits) {
+  static const int counts[] = {1, 2, 3, 4, 5, 7, 9, 14, 30};
+  for (int n = 1; n <= 7; ++n) {
+    grit_model *m = small_trees(n);
+    grit_data *d = make(m, 0, 0);
+    random_state(m, d, d, 50 + (unsigned)n);
+    cr_assert_eq(grit_compute_free_motion(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert(grit_afactor_small(d->af), "%d dofs: the small trees' path is not taken", n);
+    const int nv = m->nv;
+    unsigned seed = 7u + (unsigned)n;
+    double *X[3];
+    int part[30];
+    for (int c = 0; c < 3; ++c) X[c] = malloc(sizeof(double) * 30 * (size_t)nv);
+    for (size_t q = 0; q < sizeof counts / sizeof counts[0]; ++q) {
+      const int nrhs = counts[q];
+      for (int k = 0; k < nrhs; ++k) {
+        part[k] = (int)(urand(&seed) * 1.5 + 1.5) - 1; /* -1, 0 or 1 */
+        part[k] = part[k] < -1 ? -1 : part[k] > 1 ? 1 : part[k];
+        for (int i = 0; i < nv; ++i) {
+          const int t = i < n ? 0 : 1;
+          X[0][(size_t)k * nv + i] =
+              part[k] < 0 || part[k] == t ? (k % 5 == 2 && i % 3 == 0 ? -0.0 : urand(&seed) - 0.5) : 0.0;
+        }
+      }
+      memcpy(X[1], X[0], sizeof(double) * nrhs * (size_t)nv);
+      memcpy(X[2], X[0], sizeof(double) * nrhs * (size_t)nv);
+      grit_afactor_solve_many(m, d->af, d->Achol, X[0], nrhs, part);
+      grit_afactor_set_small(d->af, 0);
+      cr_assert(!grit_afactor_small(d->af));
+      grit_afactor_solve_many(m, d->af, d->Achol, X[1], nrhs, part);
+      grit_afactor_set_small(d->af, 1);
+      for (int k = 0; k < nrhs; ++k) {
+        if (part[k] < 0) grit_afactor_solve(m, d->af, d->Achol, X[2] + (size_t)k * nv);
+        else grit_afactor_solve_tree(m, d->af, d->Achol, part[k], X[2] + (size_t)k * nv);
+      }
+      cr_expect(!memcmp(X[0], X[1], sizeof(double) * nrhs * (size_t)nv), "%d dofs, %d columns: path on vs off", n,
+                nrhs);
+      cr_expect(!memcmp(X[0], X[2], sizeof(double) * nrhs * (size_t)nv), "%d dofs, %d columns: vs column by column",
+                n, nrhs);
+    }
+    for (int c = 0; c < 3; ++c) free(X[c]);
+    grit_data_free(d);
+    cr_expect(!derivatives_many_vs_columns(m, 0, 60 + (unsigned)n, 1), "%d dofs: A, B differ", n);
+    grit_model_free(m);
+  }
+}

@@ -40,11 +40,14 @@ struct grit_afactor {
   int no_mid; /* grit_afactor_set_mid_passes(af, 0): dense_rows_avx2 runs passes of eight vectors or one only */
   int dense_rows; /* the processor has AVX2: dense trees of AF_DENSE_MIN dofs or more solve many columns as
                      rows too (dense_rows_avx2) */
+  int small;      /* AVX2, no tree eligible for the tree order, at most AF_SMALL_TREES trees, each of fewer than
+                     AF_DENSE_MIN dofs: grit_afactor_solve_many solves four columns at a time in registers */
+  int no_small;   /* grit_afactor_set_small(af, 0): column by column, as before */
 };
 
 /* The columns grit_afactor_solve_many moves into rows at a time; the smallest dense tree it solves so
  * (smaller ones: column by column, whose loops cost less there). */
-enum { AF_CHUNK = 64, AF_DENSE_MIN = 8 };
+enum { AF_CHUNK = 64, AF_DENSE_MIN = 8, AF_SMALL_TREES = 8 };
 
 /* The trees that may be solved by rows (eligible for the tree order, or dense of AF_DENSE_MIN dofs or more
  * with AVX2) each get a list of AF_CHUNK pending columns; with the chunk's columns af->cols. 0: out of memory. */
@@ -86,6 +89,8 @@ grit_status grit_afactor_create(const grit_model *m, grit_afactor **out, char *m
 #endif
   for (int t = 0; t < nt && af->dense_rows; ++t)
     if (m->tree_dofnum[t] >= AF_DENSE_MIN && m->tree_dofnum[t] > af->rows_n) af->rows_n = m->tree_dofnum[t];
+  af->small = af->dense_rows && !af->any_eligible && nt <= AF_SMALL_TREES;
+  for (int t = 0; t < nt; ++t) af->small &= m->tree_dofnum[t] < AF_DENSE_MIN;
   if (!af->any_eligible) { /* no tree-ordered tree: the dense trees' rows alone */
     af->rows = calloc((size_t)af->rows_n * AF_CHUNK + 1, sizeof(double));
     if (!af->rows || !alloc_lists(af)) {
@@ -187,6 +192,10 @@ void grit_afactor_set_many(grit_afactor *af, int many) { af->no_many = many == 0
 void grit_afactor_set_mid_passes(grit_afactor *af, int allow) { af->no_mid = allow == 0; }
 
 void grit_afactor_set_column_lists(grit_afactor *af, int allow) { af->no_lists = allow == 0; }
+
+void grit_afactor_set_small(grit_afactor *af, int allow) { af->no_small = allow == 0; }
+
+int grit_afactor_small(const grit_afactor *af) { return af && af->small && !af->no_small && !af->no_many; }
 
 /* Moves n entries of each of nc columns: to_rows != 0, column q's b[q][i] -> R[i AF_CHUNK + q]; else back.
  * Four columns and four rows at a time with AVX2 (a 4 x 4 transpose in registers) where the processor has
@@ -290,6 +299,94 @@ static __attribute__((target("avx2"))) void dense_rows_avx2(const double *L, int
 }
 #endif
 
+#if AF_AVX2
+/* Rows i0 .. i0 + c - 1 (c <= 4) of four columns b[0..3] moved between memory and r[0..c-1] (lane l: column
+ * l): a 4 x 4 transpose in registers, the rows past c neither read nor written (masked). Only moves. */
+static inline __attribute__((always_inline, target("avx2"))) void small_move(double *const b[4], int i0, int c,
+                                                                           __m256d *r, int load) {
+  const __m256i mk = _mm256_setr_epi64x(-1, c > 1 ? -1 : 0, c > 2 ? -1 : 0, c > 3 ? -1 : 0);
+  __m256d x0, x1, x2, x3;
+  if (load) {
+    if (c == 4) x0 = _mm256_loadu_pd(b[0] + i0), x1 = _mm256_loadu_pd(b[1] + i0), x2 = _mm256_loadu_pd(b[2] + i0), x3 = _mm256_loadu_pd(b[3] + i0);
+    else x0 = _mm256_maskload_pd(b[0] + i0, mk), x1 = _mm256_maskload_pd(b[1] + i0, mk), x2 = _mm256_maskload_pd(b[2] + i0, mk), x3 = _mm256_maskload_pd(b[3] + i0, mk);
+  } else {
+    x0 = r[0], x1 = c > 1 ? r[1] : r[0], x2 = c > 2 ? r[2] : r[0], x3 = c > 3 ? r[3] : r[0];
+  }
+  const __m256d t0 = _mm256_unpacklo_pd(x0, x1), t1 = _mm256_unpackhi_pd(x0, x1), t2 = _mm256_unpacklo_pd(x2, x3),
+                t3 = _mm256_unpackhi_pd(x2, x3);
+  const __m256d y0 = _mm256_permute2f128_pd(t0, t2, 0x20), y1 = _mm256_permute2f128_pd(t1, t3, 0x20),
+                y2 = _mm256_permute2f128_pd(t0, t2, 0x31), y3 = _mm256_permute2f128_pd(t1, t3, 0x31);
+  if (load) {
+    r[0] = y0;
+    if (c > 1) r[1] = y1;
+    if (c > 2) r[2] = y2;
+    if (c > 3) r[3] = y3;
+  } else if (c == 4) {
+    _mm256_storeu_pd(b[0] + i0, y0), _mm256_storeu_pd(b[1] + i0, y1), _mm256_storeu_pd(b[2] + i0, y2), _mm256_storeu_pd(b[3] + i0, y3);
+  } else {
+    _mm256_maskstore_pd(b[0] + i0, mk, y0), _mm256_maskstore_pd(b[1] + i0, mk, y1);
+    _mm256_maskstore_pd(b[2] + i0, mk, y2), _mm256_maskstore_pd(b[3] + i0, mk, y3);
+  }
+}
+
+/* A dense tree's factor L (n x n, n < AF_DENSE_MIN, a constant where inlined) applied to four columns'
+ * rows b[0..3] held in registers, a lane a column: L Y = B, then L^T X = Y, each entry by
+ * block_cholesky_solve_one's operations in its order (minus each product in increasing k, then the
+ * division; no fused multiply-add): the same bits as column by column. */
+static inline __attribute__((always_inline, target("avx2"))) void small_solve4(const double *L, int n,
+                                                                             double *const b[4]) {
+  __m256d r[AF_DENSE_MIN];
+  for (int j = 0; j < n; j += 4) small_move(b, j, n - j < 4 ? n - j : 4, r + j, 1);
+  for (int i = 0; i < n; ++i) {
+    __m256d s = r[i];
+    for (int k = 0; k < i; ++k) s = _mm256_sub_pd(s, _mm256_mul_pd(_mm256_set1_pd(L[i * n + k]), r[k]));
+    r[i] = _mm256_div_pd(s, _mm256_set1_pd(L[i * n + i]));
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    __m256d s = r[i];
+    for (int k = i + 1; k < n; ++k) s = _mm256_sub_pd(s, _mm256_mul_pd(_mm256_set1_pd(L[k * n + i]), r[k]));
+    r[i] = _mm256_div_pd(s, _mm256_set1_pd(L[i * n + i]));
+  }
+  for (int j = 0; j < n; j += 4) small_move(b, j, n - j < 4 ? n - j : 4, r + j, 0);
+}
+
+static __attribute__((target("avx2"))) void small_tree_avx2(const double *L, int n, double *const b[4]) {
+  switch (n) { /* each size a constant: the rows stay in registers */
+  case 1: small_solve4(L, 1, b); break;
+  case 2: small_solve4(L, 2, b); break;
+  case 3: small_solve4(L, 3, b); break;
+  case 4: small_solve4(L, 4, b); break;
+  case 5: small_solve4(L, 5, b); break;
+  case 6: small_solve4(L, 6, b); break;
+  default: small_solve4(L, 7, b); break;
+  }
+}
+
+/* grit_afactor_solve_many when af->small: tree by tree, its columns (part[k] < 0 or t) four at a time; a
+ * last group of fewer takes zero columns of its own in the other lanes. Columns and trees independent
+ * (the trees' blocks are disjoint rows): the same bits as column by column. */
+static void small_many(const grit_model *m, const double *Achol, double *B, int nrhs, const int *part) {
+  double pad[4][AF_DENSE_MIN];
+  for (int t = 0; t < m->ntree; ++t) {
+    const int adr = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    const double *L = Achol + m->tree_madr[t];
+    double *b[4];
+    int nb = 0;
+    for (int k = 0; k < nrhs; ++k) {
+      if (part && part[k] >= 0 && part[k] != t) continue;
+      b[nb++] = B + (size_t)k * m->nv + adr;
+      if (nb == 4) small_tree_avx2(L, n, b), nb = 0;
+    }
+    if (!nb) continue;
+    for (int l = nb; l < 4; ++l) {
+      for (int i = 0; i < AF_DENSE_MIN; ++i) pad[l][i] = 0.0;
+      b[l] = pad[l];
+    }
+    small_tree_avx2(L, n, b);
+  }
+}
+#endif
+
 /* Whether grit_afactor_solve_many solves tree t's columns as rows in chunks: a tree-ordered tree, or a
  * dense one of AF_DENSE_MIN dofs or more (with AVX2). */
 static int by_rows(const grit_model *m, const grit_afactor *af, int t) {
@@ -351,6 +448,12 @@ static void many_by_lists(const grit_model *m, const grit_afactor *af, const dou
 
 void grit_afactor_solve_many(const grit_model *m, const grit_afactor *af, const double *Achol, double *B, int nrhs,
                              const int *part) {
+#if AF_AVX2
+  if (af && af->small && !af->no_small && !af->no_many) { /* a few small dense trees: four columns a vector */
+    small_many(m, Achol, B, nrhs, part);
+    return;
+  }
+#endif
   if (af && !af->no_many && !af->no_lists) { /* af->rtree: the trees solved by rows, ascending */
     int nr = 0;
     for (int t = 0; t < m->ntree; ++t)

@@ -74,6 +74,14 @@ void grit_afactor_set_mid_passes(grit_afactor *af, int allow);
  * by-rows trees' lists (forbidden: every column scanned once per tree, as before). The same chunks, bits. */
 void grit_afactor_set_column_lists(grit_afactor *af, int allow);
 
+/* Allows (1, the default) or forbids (0) grit_afactor_solve_many's path for a few small dense trees (at
+ * most 8 trees of at most 7 dofs, none tree-ordered, AVX2: four columns a vector in registers; forbidden:
+ * column by column, as before). The same bits either way. */
+void grit_afactor_set_small(grit_afactor *af, int allow);
+
+/* Whether grit_afactor_solve_many takes that path (for tests). */
+int grit_afactor_small(const grit_afactor *af);
+
 /* grit_delassus (w = trace(J A^-1 J^T) / dim) with the last factor: when none of the constraint's trees
  * is in tree order, grit_delassus itself (the same bits; af NULL too); else each tree's sum from its own factor, in
  * the order of the trees. tmp: the largest tree's dofs (the dense trees' substitution). */
