@@ -14,6 +14,7 @@
 #include "derivatives_simd.h"
 #include "fd_tangent.h"
 #include "grit/grit.h"
+#include "test_util.h"
 #include "grit/mjcf.h"
 #include "solver.h"
 #include "loop_scene.h"
@@ -264,14 +265,7 @@ Test(derivatives_chain, connect_and_weld_rows_match_the_span_and_one_by_one) {
  * (ws->no_cx_fused): A and B equal entry by entry. */
 Test(derivatives_chain, softbox_kept_rows_and_dense_factor_left_out_match) {
   grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE], path[1024];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
-  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  for (int i = 0; i < 3; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_data *d = tu_file_stepped("tests/models/mujoco_composite/composite/softbox.xml", 3, 0, &m);
   const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
   double *A1 = calloc((size_t)nx * nx, sizeof(double)), *A2 = calloc((size_t)nx * nx, sizeof(double));
   double *B1 = calloc((size_t)nx * nu + 1, sizeof(double)), *B2 = calloc((size_t)nx * nu + 1, sizeof(double));
@@ -443,18 +437,7 @@ Test(derivatives_chain, cloth_rows_ahead_match_rows_alone) {
 }
 
 /* MuJoCo's softbox with its file's settings, stepped `steps` times; its model in *m. */
-static grit_data *softbox_after(int steps, grit_model **m) {
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE], path[1024];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
-  cr_assert_eq(grit_mjcf_load_file(path, m, &info, msg), GRIT_OK, "%s", msg);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
-  cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
-  grit_mjcf_info_free(&info);
-  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
-  return d;
-}
+static grit_data *softbox_after(int steps, grit_model **m) { return tu_file_stepped("tests/models/mujoco_composite/composite/softbox.xml", steps, 1, m); }
 
 /* The softbox after 200 steps (its equalities' position errors phi no longer zero): the kept equality rows'
  * short path in a call's later passes (cx_fused: only tau_d and phi written into the kept p, the estimate

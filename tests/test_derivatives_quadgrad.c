@@ -16,6 +16,7 @@
 #include "derivatives_quadgrad.h"
 #include "dynamics.h"
 #include "grit/grit.h"
+#include "test_util.h"
 #include "grit/mjcf.h"
 #include "kinematics.h"
 #include "treechol.h"
@@ -276,14 +277,7 @@ Test(quadgrad, lanes_with_leaves_in_registers_same_bits) {
  * largest entry after 3 steps (5.5e-16 after 200 too); asserted 1e-12 (a wrong column or coefficient is O(1)). */
 Test(quadgrad, softbox_batched_kept_rows) {
   grit_model *m;
-  grit_mjcf_info info;
-  char msg[GRIT_MESSAGE_SIZE], path[1024];
-  snprintf(path, sizeof path, "%s/tests/models/mujoco_composite/composite/softbox.xml", GRIT_SOURCE_DIR);
-  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
-  grit_mjcf_info_free(&info);
-  grit_data *d;
-  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
-  for (int i = 0; i < 3; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  grit_data *d = tu_file_stepped("tests/models/mujoco_composite/composite/softbox.xml", 3, 0, &m);
   const int nx = 2 * grit_model_nv(m);
   double *A[4];
   for (int k = 0; k < 4; ++k) {

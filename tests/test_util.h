@@ -408,4 +408,21 @@ static inline void tu_expect_load_error(const char *xml, grit_status want, const
   cr_assert_null(m);
 }
 
+#ifdef GRIT_SOURCE_DIR
+/* A model file of the repository (`rel`: its path below the source tree), loaded, its data made (with the
+ * file's step settings when `settings`) and stepped `steps` times; the model in *m. */
+static inline grit_data *tu_file_stepped(const char *rel, int steps, int settings, grit_model **m) {
+  grit_mjcf_info info;
+  char msg[GRIT_MESSAGE_SIZE], path[1024];
+  snprintf(path, sizeof path, "%s/%s", GRIT_SOURCE_DIR, rel);
+  cr_assert_eq(grit_mjcf_load_file(path, m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d;
+  cr_assert_eq(grit_data_create(*m, &d), GRIT_OK);
+  if (settings) cr_assert_eq(grit_data_set_step_settings(d, &info.settings), GRIT_OK);
+  grit_mjcf_info_free(&info);
+  for (int i = 0; i < steps; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  return d;
+}
+#endif
+
 #endif /* GRIT_TEST_UTIL_H */
