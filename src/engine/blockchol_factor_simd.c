@@ -204,7 +204,7 @@ static inline int find_row(const int *rows, int f, int end, int qb) {
 
 /* A column qa of at most this many times the pairs ahead is mapped, not searched (the same targets). */
 #ifndef MAP_RATIO
-#define MAP_RATIO 2
+#define MAP_RATIO 4
 #endif
 
 AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
