@@ -138,6 +138,7 @@ Test(blockchol_small, particle_kernel_same_bits_as_plain_loops) {
   check(60, 0, 150, 7u);
   check(150, 0, 500, 11u);
   check(40, 1, 120, 13u); /* a free body among the particles */
+  check(200, 0, 1500, 17u); /* denser: long trailing columns, their targets mapped and searched */
 }
 
 /* The minimum-degree order by the heap and popcounts against the linear search and the bit loops: the

@@ -202,6 +202,11 @@ static inline int find_row(const int *rows, int f, int end, int qb) {
   return hi;
 }
 
+/* A column qa of at most this many times the pairs ahead is mapped, not searched (the same targets). */
+#ifndef MAP_RATIO
+#define MAP_RATIO 4
+#endif
+
 AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
   double *Lx = b->Lx, *P = b->T;
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
@@ -239,8 +244,22 @@ AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L,
       }
       continue;
     }
-    int f = b->colptr[qa]; /* blocks (qb, qa), qb > qa, are in column qa: search it along */
-    const int fend = b->colptr[qa + 1];
+    /* blocks (qb, qa), qb > qa, are in column qa. When it holds few more rows than the pairs ahead,
+     * its rows' offsets by position into a map, read once a pair; else a search per pair along it. */
+    const int f0 = b->colptr[qa], fend = b->colptr[qa + 1];
+    if (fend - f0 <= MAP_RATIO * (e1 - ea - 1)) {
+      int *map = b->hpos; /* (the analysis's scratch: free here) */
+      for (int f = f0; f < fend; ++f) map[b->rows[f]] = b->roff[f];
+      for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
+        const int off = map[b->rows[eb]];
+        if (record) *tg++ = off;
+        double *U = Lx + off;
+        SUM3(Bp);
+        UPDATE3(U);
+      }
+      continue;
+    }
+    int f = f0;
     for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
       f = find_row(b->rows, f, fend, b->rows[eb]);
       if (record) *tg++ = b->roff[f];

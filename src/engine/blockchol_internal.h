@@ -44,7 +44,8 @@ struct grit_blockchol {
   const unsigned char *chain; /* (nt, or NULL) trees whose block may be factored in tree order (the caller's) */
   unsigned char *tree_tc;     /* (nt) trees whose last factor is tree-ordered (compact at doff) */
   int no_big;                 /* grit_blockchol_big_kernel(b, 0): every diagonal block by chol_block */
-  int *heap, *hpos;  /* (nt) the minimum-degree order's heap of trees by (degree, index); a tree's place in it */
+  int *heap, *hpos;  /* (nt) the minimum-degree order's heap of trees by (degree, index); a tree's place in it
+                        (hpos: the particles' kernel's map of a column's rows to their blocks in the factor) */
   int heap_n;        /* trees in the heap (0: the order's linear search runs) */
   int uniform;       /* the dofs of every tree when they are all the same and span two words or more,
                         else 0 (then the degrees by popcount); uniform_all: whatever the words */
