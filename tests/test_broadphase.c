@@ -232,3 +232,36 @@ Test(broadphase, classes_in_the_sweep_are_the_filters_pairs) {
   free(pp[1]);
   free(aabb);
 }
+
+/* The pairs and their order are a function of the boxes alone, whatever order the last call left: a lattice
+ * of 4 x 4 x 4 unit boxes 0.9 apart (every lower bound tied with fifteen others on each axis) after a call on
+ * the same lattice with its indices reversed, against a fresh broad phase, packed and through the order
+ * (a step is a function of its state: include/grit/data.h; a grid of particles after grit_data_reset). */
+Test(broadphase, tied_boxes_same_pairs_whatever_the_last_call) {
+  const int n = 64, cap = n * (n - 1) / 2;
+  double *lattice = malloc(sizeof(double) * 6 * (size_t)n), *reversed = malloc(sizeof(double) * 6 * (size_t)n);
+  int *p0 = malloc(sizeof(int) * 2 * (size_t)cap), *p1 = malloc(sizeof(int) * 2 * (size_t)cap);
+  cr_assert(lattice && reversed && p0 && p1);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) {
+      const int c = k == 0 ? i % 4 : k == 1 ? i / 4 % 4 : i / 16;
+      lattice[6 * i + k] = reversed[6 * (n - 1 - i) + k] = 0.9 * c;
+      lattice[6 * i + 3 + k] = reversed[6 * (n - 1 - i) + 3 + k] = 0.9 * c + 1.0;
+    }
+  for (int unpacked = 0; unpacked < 2; ++unpacked) {
+    grit_broadphase *fresh, *warm;
+    cr_assert_eq(grit_broadphase_create(n, &fresh), GRIT_OK);
+    cr_assert_eq(grit_broadphase_create(n, &warm), GRIT_OK);
+    grit_broadphase_set_unpacked(fresh, unpacked);
+    grit_broadphase_set_unpacked(warm, unpacked);
+    int n0 = 0, n1 = 0;
+    cr_assert_eq(grit_broadphase_pairs(warm, reversed, NULL, NULL, p1, cap, &n1, NULL), GRIT_OK);
+    cr_assert_eq(grit_broadphase_pairs(fresh, lattice, NULL, NULL, p0, cap, &n0, NULL), GRIT_OK);
+    cr_assert_eq(grit_broadphase_pairs(warm, lattice, NULL, NULL, p1, cap, &n1, NULL), GRIT_OK);
+    cr_assert(n0 > 100 && n0 == n1, "%d pairs fresh, %d after the reversed call", n0, n1);
+    cr_assert(!memcmp(p0, p1, sizeof(int) * 2 * (size_t)n0), "unpacked %d: the pairs' order follows the last call", unpacked);
+    grit_broadphase_free(fresh);
+    grit_broadphase_free(warm);
+  }
+  free(lattice), free(reversed), free(p0), free(p1);
+}

@@ -12,7 +12,7 @@
 
 struct grit_broadphase {
   int n;
-  int *order; /* box indices sorted by their lower bound on the sweep axis (kept between calls) */
+  int *order; /* box indices sorted by their lower bound on the sweep axis, then index (kept between calls) */
   int unpacked; /* 1: the sweep reads the boxes through the order (the old path) */
   double *key;  /* (n) the sorted boxes' lower bounds on the sweep axis, during a call */
   double *box;  /* (6 n) the boxes in sweep order: sweep axis lo, hi, then the next axis's, the last's */
@@ -273,7 +273,7 @@ static int sweep_kinds(grit_broadphase *bp, grit_pair_filter filter, const void 
   return over;
 }
 
-/* The packed sweep: the same insertion sort on the lower bounds gathered into one array (the same
+/* The packed sweep: the same insertion sort on the lower bounds (ties by index) gathered into one array (the same
  * comparisons, so the same order), the boxes copied in that order, then the same sweep over them read
  * in sequence instead of through the order: the same pairs in the same order, the same tests (with
  * classes, the kinds' sweep: the same pairs in the same order, fewer tests). */
@@ -287,7 +287,7 @@ static grit_status pairs_packed(grit_broadphase *bp, const double *aabb, int ax,
     const int id = o[i];
     const double lo = key[i];
     int j = i - 1;
-    while (j >= 0 && key[j] > lo) {
+    while (j >= 0 && (key[j] > lo || (key[j] == lo && o[j] > id))) { /* ties by index: see below */
       o[j + 1] = o[j];
       key[j + 1] = key[j];
       j--;
@@ -345,11 +345,13 @@ grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_
   const int n = bp->n, ax = sweep_axis(aabb, n);
   if (!bp->unpacked) return pairs_packed(bp, aabb, ax, filter, ctx, pairs, max_pairs, npairs, tests);
   int *o = bp->order;
-  /* insertion sort by lower bound: near O(n) for coherent motion */
+  /* insertion sort by lower bound, then index: near O(n) for coherent motion. The index breaks ties, so
+   * the order (and so the pairs' order, and the candidates') is a function of the boxes alone, not of the
+   * order the last call left (a grid's equal bounds after grit_data_reset or a set state: data.h) */
   for (int i = 1; i < n; ++i) {
     int key = o[i], j = i - 1;
     const double lo = aabb[6 * key + ax];
-    while (j >= 0 && aabb[6 * o[j] + ax] > lo) {
+    while (j >= 0 && (aabb[6 * o[j] + ax] > lo || (aabb[6 * o[j] + ax] == lo && o[j] > key))) {
       o[j + 1] = o[j];
       j--;
     }
