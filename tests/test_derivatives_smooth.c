@@ -65,8 +65,12 @@ static grit_data *prepare(const char *xml, grit_model **m, int steps) {
   s.rel_tol = 1e-10;
   cr_assert_eq(grit_data_set_step_settings(d, &s), GRIT_OK);
   const int nu = grit_model_nu(*m), nv = grit_model_nv(*m);
-  double u[8] = {0.3, -0.2, 0.5, 0.1, -0.4, 0.25, -0.15, 0.2};
+  static const double pattern[8] = {0.3, -0.2, 0.5, 0.1, -0.4, 0.25, -0.15, 0.2};
+  double *u = malloc(sizeof(double) * (size_t)(nu + 1)); /* (a chain of 24 servos has more than 8) */
+  cr_assert(u);
+  for (int i = 0; i < nu; ++i) u[i] = pattern[i % 8];
   cr_assert_eq(grit_data_set_ctrl(d, u, nu), GRIT_OK);
+  free(u);
   double *v = calloc((size_t)nv, sizeof(double)); /* moving: the velocity-dependent gains matter */
   for (int i = 0; i < nv; ++i) v[i] = 0.7 * sin(1.3 * i + 0.4);
   cr_assert_eq(grit_data_set_qvel(d, v, nv), GRIT_OK);
