@@ -171,8 +171,10 @@ static QG_INLINE void cross_dot_regs(V *d, const double S[6], const V b[6], cons
 /* A lone leaf's twist (its parent's, pv, plus a S), momentum h, g = 0 - 2 (S x pv) . h and its parent's
  * composite momentum += h, in registers: the scratch path's operations in its order. slide (a constant
  * where inlined): cross_dot_lanes_slide's terms, formed first from pv (fewer live registers). */
-static QG_INLINE void leaf_lanes(const double *zt, double *zh, int p, int inner, const double *S, V a,
+static QG_INLINE void leaf_lanes(const double *zt, double *zh, int p, int inner, const double *S, const V *za,
                                  const grit_sinertia *si, V *g, const int slide) {
+  /* (a by pointer: a vector passed by value changes the baseline compilation's ABI, -Wpsabi) */
+  const V a = *za;
   V pv[6], cv[6], h[6], dl;
   for (int c = 0; c < 6; ++c) pv[c] = inner ? (V)ld(zt + WL * p + c * NL) : (V){0.0};
   if (slide) {
@@ -261,9 +263,9 @@ static QG_INLINE void sweep_lanes(const grit_model *m, const grit_kin *k, const 
       const int d = bdofadr[b];
       const double *S = cdof + 6 * d;
       if (slides && S[0] == 0.0 && S[1] == 0.0 && S[2] == 0.0) /* (two copies: the test before the work) */
-        leaf_lanes(zt, zh, p, p > 0 && btree[p] == t, S, z[d - adr], &cinert[b], &g[d - adr], 1);
+        leaf_lanes(zt, zh, p, p > 0 && btree[p] == t, S, &z[d - adr], &cinert[b], &g[d - adr], 1);
       else
-        leaf_lanes(zt, zh, p, p > 0 && btree[p] == t, S, z[d - adr], &cinert[b], &g[d - adr], 0);
+        leaf_lanes(zt, zh, p, p > 0 && btree[p] == t, S, &z[d - adr], &cinert[b], &g[d - adr], 0);
       continue;
     }
     if (p <= 0) continue;
