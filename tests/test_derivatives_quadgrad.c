@@ -19,6 +19,7 @@
 #include "test_util.h"
 #include "grit/mjcf.h"
 #include "kinematics.h"
+#include "math_test_util.h"
 #include "treechol.h"
 #include "xml_load_util.h"
 
@@ -219,15 +220,7 @@ Test(quadgrad, a_tree_over_64_dofs_takes_the_double_factor) {
     if (!k) cr_assert(grit_deriv_delassus_lin_on(d, d->deriv), "the double factor's path applies");
     d->deriv->no_delassus_lin = 1;
   }
-  double worst = 0.0;
-  for (int c = 0; c < nx; ++c) {
-    double big = 0.0, diff = 0.0;
-    for (int r = 0; r < nx; ++r) {
-      big = fmax(big, fabs(A[1][r * nx + c]));
-      diff = fmax(diff, fabs(A[0][r * nx + c] - A[1][r * nx + c]));
-    }
-    worst = fmax(worst, big > 0.0 ? diff / big : diff);
-  }
+  const double worst = col_rel_diff(A[0], A[1], nx, nx);
   cr_log_info("A: largest difference %.3g of its column's largest entry", worst);
   cr_expect(worst < 1e-9, "%.3g", worst);
   free(A[0]), free(A[1]);
@@ -290,15 +283,7 @@ Test(quadgrad, softbox_batched_kept_rows) {
   }
   cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "leaves through the scratch: A differs");
   cr_expect(!memcmp(A[0], A[2], sizeof(double) * (size_t)nx * nx), "g by rows: A differs");
-  double worst = 0.0;
-  for (int c = 0; c < nx; ++c) {
-    double big = 0.0, diff = 0.0;
-    for (int r = 0; r < nx; ++r) {
-      big = fmax(big, fabs(A[3][r * nx + c]));
-      diff = fmax(diff, fabs(A[0][r * nx + c] - A[3][r * nx + c]));
-    }
-    worst = fmax(worst, big > 0.0 ? diff / big : diff);
-  }
+  const double worst = col_rel_diff(A[0], A[3], nx, nx);
   cr_log_info("z from columns of A^-1: A's largest difference %.3g of its column's largest entry", worst);
   cr_expect(worst < 1e-12, "%.3g", worst);
   for (int k = 0; k < 4; ++k) free(A[k]);
