@@ -219,16 +219,15 @@ static int face_local(const grit_shape *sh, const double ps[3], const double Rs[
 static int tet_may_cut(const double *tet, const double lo[3], const double ln[3], int bounded, const double flo[3],
                        const double fhi[3]) {
   int below = 0;
-  double tlo[3] = {INFINITY, INFINITY, INFINITY}, thi[3] = {-INFINITY, -INFINITY, -INFINITY}, d[3];
   for (int j = 0; j < 4; ++j) {
+    double d[3];
     grit_v3_sub(d, tet + 3 * j, lo);
     below += grit_v3_dot(ln, d) < 0;
-    for (int i = 0; i < 3; ++i) tlo[i] = fmin(tlo[i], tet[3 * j + i]), thi[i] = fmax(thi[i], tet[3 * j + i]);
   }
   if (below == 0 || below == 4) return 0;
-  if (bounded)
+  if (bounded) /* the bounds stored with the mesh: the vertices' least and greatest coordinates */
     for (int i = 0; i < 3; ++i)
-      if (tlo[i] > fhi[i] + 1e-12 || thi[i] < flo[i] - 1e-12) return 0;
+      if (tet[15 + i] > fhi[i] + 1e-12 || tet[18 + i] < flo[i] - 1e-12) return 0;
   return 1;
 }
 

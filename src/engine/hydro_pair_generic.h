@@ -14,9 +14,20 @@
 int GS_NAME(grit_hydro_tet_pair_patch)(const double *ta, GS Ea, const GS pa[3], const GS Ra[9], const double *tb,
                                        GS Eb, const GS pb[3], const GS Rb[9], GS_NAME(grit_hydro_patch) * out) {
   GS xa[4][3], xb[4][3], gra[3], grb[3], s[4], poly[HYDRO_MAX_POLY][3], d[3];
-  GS_NAME(hydro_tet_world)(ta, pa, Ra, xa, gra);
-  GS_NAME(hydro_tet_world)(tb, pb, Rb, xb, grb);
+  GS_NAME(hydro_tet_grad)(ta, Ra, gra);
+  GS_NAME(hydro_tet_grad)(tb, Rb, grb);
   for (int i = 0; i < 3; ++i) gra[i] = GS_MUL(Ea, gra[i]), grb[i] = GS_MUL(Eb, grb[i]); /* Pa/m */
+  GS_NAME(grit_v3_sub)(out->n, grb, gra); /* out of a: p_b grows, p_a falls */
+  GS_NAME(grit_v3_normalize)(out->n);
+  const GS ga = GS_NEG(GS_NAME(grit_v3_dot)(gra, out->n)), gb = GS_NAME(grit_v3_dot)(grb, out->n);
+  /* the gradient floor of hydro_generic.h on each side: a field running along the surface (a rate near
+   * zero) would make the pair's rate, and so its stiffness, vanish while the force A p0 stays. The rates
+   * depend on the poses only: tested before the polygon is built */
+  if (!(GS_V(ga) > GRIT_HYDRO_GRADIENT_FLOOR * GS_NAME(hydro_steep)(ta, GS_V(Ea))) ||
+      !(GS_V(gb) > GRIT_HYDRO_GRADIENT_FLOOR * GS_NAME(hydro_steep)(tb, GS_V(Eb))))
+    return 0;
+  GS_NAME(hydro_tet_points)(ta, pa, Ra, xa);
+  GS_NAME(hydro_tet_points)(tb, pb, Rb, xb);
   for (int j = 0; j < 4; ++j) { /* p_a - p_b at ta's vertices; p = E (1 + grad e . (x - x0)) */
     GS_NAME(grit_v3_sub)(d, xa[j], xa[0]);
     const GS pa_j = GS_ADD(Ea, GS_NAME(grit_v3_dot)(gra, d));
@@ -37,18 +48,9 @@ int GS_NAME(grit_hydro_tet_pair_patch)(const double *ta, GS Ea, const GS pa[3], 
   }
   if (nv < 3) return 0;
   out->area = GS_NAME(hydro_area)((const GS(*)[3])poly, nv, out->c);
-  GS_NAME(grit_v3_sub)(out->n, grb, gra); /* out of a: p_b grows, p_a falls */
-  GS_NAME(grit_v3_normalize)(out->n);
-  const GS ga = GS_NEG(GS_NAME(grit_v3_dot)(gra, out->n)), gb = GS_NAME(grit_v3_dot)(grb, out->n);
   GS_NAME(grit_v3_sub)(d, out->c, xa[0]);
   out->p0 = GS_ADD(Ea, GS_NAME(grit_v3_dot)(gra, d));
-  /* the gradient floor of hydro_generic.h on each side: a field running along the surface (a rate near
-   * zero) would make the pair's rate, and so its stiffness, vanish while the force A p0 stays */
-  const double fa = GS_V(Ea) * sqrt(ta[12] * ta[12] + ta[13] * ta[13] + ta[14] * ta[14]);
-  const double fb = GS_V(Eb) * sqrt(tb[12] * tb[12] + tb[13] * tb[13] + tb[14] * tb[14]);
-  if (!(GS_V(out->area) > 0) || !(GS_V(ga) > GRIT_HYDRO_GRADIENT_FLOOR * fa) ||
-      !(GS_V(gb) > GRIT_HYDRO_GRADIENT_FLOOR * fb) || !(GS_V(out->p0) > 0))
-    return 0;
+  if (!(GS_V(out->area) > 0) || !(GS_V(out->p0) > 0)) return 0;
   out->g = GS_DIV(GS_MUL(ga, gb), GS_ADD(ga, gb));
   out->k = GS_MUL(out->g, out->area);
   out->phi = GS_NEG(GS_DIV(out->p0, out->g));
