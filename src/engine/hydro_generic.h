@@ -77,9 +77,11 @@ static GS GS_NAME(hydro_area)(const GS p[][3], int n, GS c[3]) {
   return area;
 }
 
-/* Row i of R times the constant local point x: grit_m3_mulv's sum in its order (the same operations). */
+/* Row i of R times the constant local point x: grit_m3_mulv's sum in its order with products by the
+ * plain doubles of x (the same double values; on duals the a.v * 0 terms of a product by a constant add
+ * nothing to a finite sum: the same numbers but for the sign of a zero, at half the arithmetic). */
 static inline GS GS_NAME(hydro_row)(const GS R[3], const double x[3]) {
-  return GS_FMA(R[0], GS_C(x[0]), GS_FMA(R[1], GS_C(x[1]), GS_MUL(R[2], GS_C(x[2]))));
+  return GS_ADD(GS_SCALE(R[0], x[0]), GS_ADD(GS_SCALE(R[1], x[1]), GS_SCALE(R[2], x[2])));
 }
 
 /* The tetrahedron's vertices x, world, at the pose (p, R): grit_m3_mulv and grit_v3_add row by row, into
@@ -145,14 +147,9 @@ int GS_NAME(grit_hydro_rigid_face)(const grit_model *m, int g, int f, const GS p
                                    GS fn[3], GS fv[][3]) {
   double ln[3], lv[4][3];
   const int nfv = grit_hydro_rigid_face_local(m, g, f, ln, lv);
-  GS loc[3];
-  for (int i = 0; i < 3; ++i) loc[i] = GS_C(ln[i]);
-  GS_NAME(grit_m3_mulv)(fn, R, loc);
-  for (int k = 0; k < nfv; ++k) {
-    for (int i = 0; i < 3; ++i) loc[i] = GS_C(lv[k][i]);
-    GS_NAME(grit_m3_mulv)(fv[k], R, loc);
-    GS_NAME(grit_v3_add)(fv[k], fv[k], p);
-  }
+  for (int i = 0; i < 3; ++i) fn[i] = GS_NAME(hydro_row)(R + 3 * i, ln);
+  for (int k = 0; k < nfv; ++k)
+    for (int i = 0; i < 3; ++i) fv[k][i] = GS_ADD(GS_NAME(hydro_row)(R + 3 * i, lv[k]), p[i]);
   if (nfv > 0) GS_NAME(grit_v3_copy)(fo, fv[0]);
   else GS_NAME(grit_v3_copy)(fo, p); /* a plane through its origin */
   return nfv;
