@@ -400,3 +400,78 @@ Test(hydro_pairs, derivatives) {
       cr_assert(e < 1e-4, "%s, %s: %g", NAMES[k], SCENE_MODEL_NAMES[model], e);
     }
 }
+
+/* The culls of grit_hydro_patches against a rigid partner (faces out of the shape's box, tetrahedra on
+ * one side of a face's plane or out of its bounds, and since stop 29 tetrahedra whose pressure falls
+ * towards the face or runs along it: tet_flat in hydro.c) drop only tetrahedra whose patch would be
+ * skipped: its candidates are those of every (face, tetrahedron) pair given to grit_hydro_tet_patch,
+ * in the same order, to the bit. Compliant coin, sphere, box and capsule against a plane, a rigid box
+ * and a rigid sphere, at 40 random orientations each, pressed about a tenth of their size into it. */
+Test(hydro_pairs, culls_drop_only_skipped_patches) {
+  const grit_shape bases[3] = {grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0), grit_shape_make(GRIT_GEOM_BOX, 0.1, 0.1, 0.1),
+                               grit_shape_make(GRIT_GEOM_SPHERE, 0.1, 0, 0)};
+  const grit_shape shapes[4] = {grit_shape_make(GRIT_GEOM_CYLINDER, 0.01213, 0.000875, 0),
+                                grit_shape_make(GRIT_GEOM_SPHERE, 0.05, 0, 0), grit_shape_make(GRIT_GEOM_BOX, 0.04, 0.03, 0.02),
+                                grit_shape_make(GRIT_GEOM_CAPSULE, 0.02, 0.04, 0)};
+  enum { CAP = 8192 };
+  grit_contact_candidate *got = malloc(sizeof *got * CAP), *want = malloc(sizeof *want * CAP);
+  unsigned seed = 29;
+  int total = 0;
+  for (int bi = 0; bi < 3; ++bi)
+    for (int si = 0; si < 4; ++si) {
+      two_geoms s = {.base = bases[bi], .shape = shapes[si], .E = 1e9, .mass = 1, .inertia = {1, 1, 1}, .mu = 0.5};
+      memcpy(s.base_quat, ID, sizeof ID);
+      memcpy(s.quat, ID, sizeof ID);
+      grit_model *m = build(&s);
+      double slo[3], shi[3];
+      grit_shape_local_aabb(&shapes[si], slo, shi);
+      const double size = fmax(fmax(shi[0], shi[1]), shi[2]), top = bi == 0 ? 0.0 : bi == 1 ? 0.1 : 0.1;
+      const double pr[3] = {0, 0, 0}, Rr[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, E = m->geom_hydro[1];
+      for (int trial = 0; trial < 40; ++trial) {
+        double q[4], qn = 0.0, Rs[9], ps[3];
+        for (int i = 0; i < 4; ++i) {
+          seed = seed * 1103515245u + 12345u;
+          q[i] = (double)(seed >> 8) / 8388608.0 - 1.0;
+          qn += q[i] * q[i];
+        }
+        for (int i = 0; i < 4; ++i) q[i] /= sqrt(qn);
+        grit_quat_to_mat(Rs, q);
+        /* the shape's lowest point (its box's corners) about a tenth of its size into the partner's top */
+        double low = INFINITY;
+        for (int k = 0; k < 8; ++k) {
+          const double c[3] = {k & 1 ? shi[0] : slo[0], k & 2 ? shi[1] : slo[1], k & 4 ? shi[2] : slo[2]};
+          low = fmin(low, Rs[6] * c[0] + Rs[7] * c[1] + Rs[8] * c[2]);
+        }
+        seed = seed * 1103515245u + 12345u;
+        ps[0] = 0.3 * size * ((double)(seed >> 8) / 16777216.0 - 0.5), ps[1] = -0.2 * size;
+        ps[2] = top - low - 0.1 * size;
+        int n = 0, nw = 0;
+        cr_assert_eq(grit_hydro_patches(m, 0, 1, pr, Rr, ps, Rs, got, CAP, &n), GRIT_OK);
+        for (int f = 0; f < grit_hydro_rigid_face_count(m, 0); ++f) {
+          double fo[3], fn[3], fv[4][3];
+          const int nfv = grit_hydro_rigid_face(m, 0, f, pr, Rr, fo, fn, fv);
+          for (int t = 0; t < m->geom_hydro_ntet[1]; ++t) {
+            const double *tet = m->hydro_tet + GRIT_HYDRO_TET_STRIDE * (size_t)(m->geom_hydro_tetadr[1] + t);
+            grit_hydro_patch p;
+            if (!grit_hydro_tet_patch(tet, E, ps, Rs, fo, fn, (const double *)fv, nfv, &p)) continue;
+            cr_assert(nw < CAP);
+            want[nw].patch_face = f, want[nw].patch_tet = t, want[nw].pt.phi = p.phi, want[nw].k_patch = p.k;
+            memcpy(want[nw++].pt.pa, p.c, sizeof p.c);
+          }
+        }
+        cr_assert_eq(n, nw, "base %d, shape %d, trial %d: %d candidates, %d patches", bi, si, trial, n, nw);
+        for (int i = 0; i < n; ++i) {
+          cr_assert(got[i].patch_face == want[i].patch_face && got[i].patch_tet == want[i].patch_tet);
+          cr_assert(!memcmp(&got[i].pt.phi, &want[i].pt.phi, sizeof(double)) &&
+                    !memcmp(&got[i].k_patch, &want[i].k_patch, sizeof(double)) &&
+                    !memcmp(got[i].pt.pa, want[i].pt.pa, sizeof want[i].pt.pa));
+        }
+        total += n;
+      }
+      grit_model_free(m);
+    }
+  printf("hydro pairs: the culled patches equal every (face, tetrahedron) pair's: %d candidates\n", total);
+  cr_assert(total > 1000);
+  free(got);
+  free(want);
+}
