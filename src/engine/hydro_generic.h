@@ -112,7 +112,8 @@ int GS_NAME(grit_hydro_tet_patch)(const double *tet, GS E, const GS ps[3], const
    * unbounded), which launched a coin dropped 10 um under SAP (no Hunt & Crossley cut-off). Such
    * polygons are skipped: g must be at least GRIT_HYDRO_GRADIENT_FLOOR of the steepest rate E |grad e|.
    * g depends on the pose only, not on the polygon: tested first, before the polygon is built (the
-   * coin's 300 rim tetrahedra cut by the ground, two thirds of the candidates, cost no section). */
+   * scan's tet_flat in hydro.c drops most such tetrahedra before this call, with a margin; this is the
+   * test itself). */
   GS_NAME(hydro_tet_grad)(tet, Rs, grad);
   out->g = GS_MUL(E, GS_NAME(grit_v3_dot)(grad, fn)); /* dp/dn into the compliant body */
   if (!(GS_V(out->g) > GRIT_HYDRO_GRADIENT_FLOOR * GS_NAME(hydro_steep)(tet, GS_V(E)))) return 0;
