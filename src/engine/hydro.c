@@ -241,6 +241,11 @@ static int tet_flat(const double *tet, const double ln[3]) {
   return gl <= 0.0 || gl * gl <= half * half * grit_v3_dot(tet + 12, tet + 12);
 }
 
+/* The lesser and greater of two finite numbers (bounds, compared only: minsd/maxsd rather than libm's fmin and
+ * fmax calls, which differ only on NaNs and the order of two zeros). */
+static inline double lesser(double a, double b) { return b < a ? b : a; }
+static inline double greater(double a, double b) { return b > a ? b : a; }
+
 /* The bounds of tetrahedron t (local to its geometry at (p, R)) in the frame (q, Q): lo, hi. */
 static void tet_bounds_in(const double *t, const double p[3], const double R[9], const double q[3], const double Q[9],
                           double x[4][3], double lo[3], double hi[3]) {
@@ -251,7 +256,7 @@ static void tet_bounds_in(const double *t, const double p[3], const double R[9],
     grit_v3_add(w, w, p);
     grit_v3_sub(d, w, q);
     grit_m3_tmulv(x[j], Q, d);
-    for (int i = 0; i < 3; ++i) lo[i] = fmin(lo[i], x[j][i]), hi[i] = fmax(hi[i], x[j][i]);
+    for (int i = 0; i < 3; ++i) lo[i] = lesser(lo[i], x[j][i]), hi[i] = greater(hi[i], x[j][i]);
   }
 }
 
@@ -316,11 +321,11 @@ enum { PAIR_CHUNK = 1024 };
 
 /* The patches of ga's tetrahedron ta against gb's tetrahedra keep[0..nk). */
 static grit_status tet_against(const grit_model *m, int ga, int gb, int ta, const double pa[3], const double Ra[9],
-                               const double pb[3], const double Rb[9], const int *keep, int nk,
-                               grit_contact_candidate *out, int cap, int *n) {
+                               const double pb[3], const double Rb[9], const double x[4][3], const double lo[3],
+                               const double hi[3], const int *keep, int nk, grit_contact_candidate *out, int cap,
+                               int *n) {
   const double *a = tet_at(m, ga, ta);
-  double lo[3], hi[3], x[4][3], pv[4];
-  tet_bounds_in(a, pa, Ra, pb, Rb, x, lo, hi);
+  double pv[4];
   for (int j = 0; j < 4; ++j) { /* a's pressure at its vertices */
     double d[3];
     grit_v3_sub(d, a + 3 * j, a);
@@ -328,7 +333,7 @@ static grit_status tet_against(const grit_model *m, int ga, int gb, int ta, cons
   }
   for (int k = 0; k < nk; ++k) {
     const double *b = tet_at(m, gb, keep[k]);
-    if (!boxes_overlap(lo, hi, b + 15, b + 18) || !pressures_cross(b, m->geom_hydro[gb], (const double(*)[3])x, pv))
+    if (!boxes_overlap(lo, hi, b + 15, b + 18) || !pressures_cross(b, m->geom_hydro[gb], x, pv))
       continue;
     grit_hydro_patch p;
     if (!grit_hydro_tet_pair_patch(a, m->geom_hydro[ga], pa, Ra, b, m->geom_hydro[gb], pb, Rb, &p)) continue;
@@ -361,7 +366,8 @@ static grit_status pair_patches(const grit_model *m, int ga, int gb, const doubl
       double lo[3], hi[3], x[4][3];
       tet_bounds_in(a, pa, Ra, pb, Rb, x, lo, hi);
       if (!boxes_overlap(lo, hi, slo, shi)) continue;
-      const grit_status s = tet_against(m, ga, gb, ta, pa, Ra, pb, Rb, keep, nk, out, cap, n);
+      const grit_status s = tet_against(m, ga, gb, ta, pa, Ra, pb, Rb, (const double(*)[3])x, lo, hi, keep, nk, out,
+                                        cap, n); /* a's vertices in b's frame, as just computed */
       if (s != GRIT_OK) return s;
     }
   }
