@@ -430,10 +430,9 @@ static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit
  * with y = cy (r->cy: no wind). Each entry a sum over K's rows (K^T S; a symmetric K's K y) or columns
  * (K S, K y) in index order, two entries a lane pair (fl2: the same operations on any target, the same
  * bits); a symmetric K's K S is its K^T S. */
-static RN_FL_INLINE void joined_vectors_in(const grit_model *m, const grit_kin *k, const char *mask, grit_rnea *r,
-                                           const grit_fluid_partials *f) {
-  for (int i = 0; i < m->nv; ++i) {
-    if (!mask[m->dof_tree[i]]) continue;
+static RN_FL_INLINE void joined_dof(const grit_model *m, const grit_kin *k, grit_rnea *r, const grit_fluid_partials *f,
+                                    int i) {
+  {
     const int kb = m->dof_body[i];
     const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb, *y = r->cy + 6 * i;
     double kt[6], ks[6] = {0, 0, 0, 0, 0, 0}, ky[6] = {0, 0, 0, 0, 0, 0}, t[6];
@@ -464,13 +463,45 @@ static RN_FL_INLINE void joined_vectors_in(const grit_model *m, const grit_kin *
 
 static void joined_vectors(const grit_model *m, const grit_kin *k, const char *mask, grit_rnea *r,
                            const grit_fluid_partials *f) {
-  joined_vectors_in(m, k, mask, r, f);
+  for (int i = 0; i < m->nv; ++i)
+    if (mask[m->dof_tree[i]]) joined_dof(m, k, r, f, i);
 }
 
 #if FLUID_AVX2
+/* joined_dof for a symmetric K on AVX2: each of the six entries of K^T S and K y the same chain of products
+ * and sums from +0 in q's order (four entries a 256-bit lane set, two a 128-bit one, where fl2 took two a
+ * pair: the same operations per entry, nothing fused), and the three updates entry by entry as there. */
+__attribute__((target("avx2"))) static void joined_dof_sym_avx2(const grit_kin *k, grit_rnea *r, const grit_fluid_partials *f,
+                                                                int i, int kb) {
+  const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb, *y = r->cy + 6 * i;
+  __m256d a4 = _mm256_setzero_pd(), b4 = _mm256_setzero_pd();
+  __m128d a2 = _mm_setzero_pd(), b2 = _mm_setzero_pd();
+  for (int q = 0; q < 6; ++q) {
+    const __m256d k4 = _mm256_loadu_pd(K + 6 * q), s4 = _mm256_set1_pd(S[q]), y4 = _mm256_set1_pd(y[q]);
+    const __m128d k2 = _mm_loadu_pd(K + 6 * q + 4);
+    a4 = _mm256_add_pd(_mm256_mul_pd(k4, s4), a4), b4 = _mm256_add_pd(_mm256_mul_pd(k4, y4), b4);
+    a2 = _mm_add_pd(_mm_mul_pd(k2, _mm256_castpd256_pd128(s4)), a2);
+    b2 = _mm_add_pd(_mm_mul_pd(k2, _mm256_castpd256_pd128(y4)), b2);
+  }
+  double t[6];
+  grit_sv_cross_force(t, S, f->g + 6 * kb);
+  double *g6 = r->g6 + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
+  _mm256_storeu_pd(g6, _mm256_add_pd(_mm256_loadu_pd(g6), a4));
+  _mm_storeu_pd(g6 + 4, _mm_add_pd(_mm_loadu_pd(g6 + 4), a2));
+  _mm256_storeu_pd(wv, _mm256_add_pd(_mm256_loadu_pd(wv), a4));
+  _mm_storeu_pd(wv + 4, _mm_add_pd(_mm_loadu_pd(wv + 4), a2));
+  _mm256_storeu_pd(wq, _mm256_add_pd(_mm256_loadu_pd(wq), _mm256_sub_pd(_mm256_loadu_pd(t), b4)));
+  _mm_storeu_pd(wq + 4, _mm_add_pd(_mm_loadu_pd(wq + 4), _mm_sub_pd(_mm_loadu_pd(t + 4), b2)));
+}
+
 __attribute__((target("avx2"))) static void joined_vectors_avx2(const grit_model *m, const grit_kin *k, const char *mask,
                                                                 grit_rnea *r, const grit_fluid_partials *f) {
-  joined_vectors_in(m, k, mask, r, f);
+  for (int i = 0; i < m->nv; ++i) {
+    if (!mask[m->dof_tree[i]]) continue;
+    const int kb = m->dof_body[i];
+    if (f->sym[kb] && !f->no_joined_avx2) joined_dof_sym_avx2(k, r, f, i, kb);
+    else joined_dof(m, k, r, f, i);
+  }
 }
 #endif
 
