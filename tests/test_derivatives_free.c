@@ -144,3 +144,52 @@ Test(derivatives_free, velocity_columns_match_central_differences) {
     grit_model_free(m);
   }
 }
+
+/* grit_deriv_free_inverses' forward solves start at the unit vector's row: the same bits as the sums over
+ * every row (the old loops, written here), on random factors with a positive diagonal and entries of both
+ * signs, zeros of both signs among them. */
+Test(derivatives_free, inverses_skip_the_unit_vectors_zeros_same_bits) {
+  grit_model *m = load();
+  grit_data *d = prepare(m, GRIT_CONTACT_SAP);
+  const int nx = 2 * m->nv;
+  double *A = malloc(sizeof(double) * (size_t)(nx * nx));
+  cr_assert_eq(grit_step_derivatives(d, A, NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  free(A);
+  grit_deriv_ws *w = d->deriv;
+  srand(29);
+  for (int trial = 0; trial < 200; ++trial) {
+    for (int t = 0; t < m->ntree; ++t) {
+      cr_assert(w->qconst[t], "tree %d: a free body at its centre of mass", t);
+      double *L = w->Ad + m->tree_madr[t];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const double r = (double)rand() / RAND_MAX - 0.5;
+          L[6 * i + j] = j > i ? 0.0 : j == i ? 0.1 + 2.0 * fabs(r) : rand() % 7 == 0 ? (rand() % 2 ? 0.0 : -0.0) : r;
+        }
+    }
+    grit_deriv_free_inverses(m, w);
+    for (int t = 0; t < m->ntree; ++t) {
+      const double *L = w->Ad + m->tree_madr[t];
+      double G[36];
+      for (int c = 0; c < 6; ++c) { /* the old loops */
+        double x[6];
+        for (int i = 0; i < 6; ++i) {
+          double s = i == c ? 1.0 : 0.0;
+          for (int q = 0; q < i; ++q) s -= L[6 * i + q] * x[q];
+          x[i] = s / L[6 * i + i];
+        }
+        for (int i = 5; i >= 0; --i) {
+          double s = x[i];
+          for (int q = i + 1; q < 6; ++q) s -= L[6 * q + i] * x[q];
+          x[i] = s / L[6 * i + i];
+        }
+        for (int i = 0; i < 6; ++i) G[6 * i + c] = x[i];
+      }
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < i; ++j) G[6 * i + j] = G[6 * j + i] = 0.5 * (G[6 * i + j] + G[6 * j + i]);
+      cr_assert(!memcmp(G, w->Ainv + m->tree_madr[t], sizeof G), "trial %d tree %d: the same bits", trial, t);
+    }
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+}

@@ -260,3 +260,84 @@ Test(fluid_partials, joined_swimmer_file) {
 }
 Test(fluid_partials, joined_fish_file) { check_merge(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/fish.xml", "fish", 1); }
 Test(fluid_partials, joined_not_with_wind) { check_merge(BOX, NULL, "inertia box in wind", 0); }
+
+/* The joined path's vectors under a symmetric K on AVX2 (four and two lanes) against joined_dof's two-lane
+ * sums (fl.no_joined_avx2), without wind: the same bytes of A and B, dense and block form. */
+static void check_joined_avx2(const char *xml, const char *path, const char *name) {
+  grit_model *m;
+  grit_data *d = load(xml, path, &m);
+  m->opt.wind[0] = m->opt.wind[1] = m->opt.wind[2] = 0.0;
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  grit_fluid_partials *fl = &d->deriv->sm->fl;
+  if (!fl->avx2) {
+    cr_log_info("%s: no AVX2 here, nothing to compare", name);
+    grit_data_free(d);
+    grit_model_free(m);
+    return;
+  }
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  const long n0 = d->deriv->rn.nmerged;
+  for (int off = 0; off <= 1; ++off) {
+    fl->no_joined_avx2 = off;
+    cr_assert_eq(grit_step_derivatives(d, A[2 * off], nu ? B[2 * off] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d));
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    grit_jacobian_blocks_to_dense(J, A[2 * off + 1], nu ? B[2 * off + 1] : NULL);
+  }
+  fl->no_joined_avx2 = 0;
+  cr_assert_eq(d->deriv->rn.nmerged - n0, 4, "%s: the joined path ran", name);
+  for (int k = 0; k < 2; ++k)
+    cr_expect(!memcmp(A[k], A[k + 2], sizeof(double) * na) && !memcmp(B[k], B[k + 2], sizeof(double) * nb),
+              "%s: AVX2 and two lanes differ (%s)", name, k ? "block" : "dense");
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(fluid_partials, joined_avx2_inertia_box) { check_joined_avx2(BOX, NULL, "inertia box"); }
+Test(fluid_partials, joined_avx2_ellipsoid_model) { check_joined_avx2(ELLIPSOID, NULL, "ellipsoid model"); }
+Test(fluid_partials, joined_avx2_swimmer_file) {
+  check_joined_avx2(NULL, GRIT_SOURCE_DIR "/tests/models/dm_control_suite/swimmer.xml", "swimmer");
+}
+
+/* A non-symmetric K's (the ellipsoid model's) vectors on AVX2 from K and its transpose against two lanes at
+ * a time (fl.no_nsym_avx2), in wind (the faster path's own pairs): the same bytes of A and B, dense and
+ * block form. */
+Test(fluid_partials, nsym_avx2_ellipsoid_model) {
+  grit_model *m;
+  grit_data *d = load(ELLIPSOID, NULL, &m);
+  const int nu = grit_model_nu(m), nx = 2 * grit_model_nv(m);
+  const size_t na = (size_t)nx * nx, nb = (size_t)nx * nu + 1;
+  grit_fluid_partials *fl = &d->deriv->sm->fl;
+  if (!fl->avx2) {
+    cr_log_info("no AVX2 here, nothing to compare");
+    grit_data_free(d);
+    grit_model_free(m);
+    return;
+  }
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) A[k] = calloc(na, sizeof(double)), B[k] = calloc(nb, sizeof(double));
+  grit_jacobian_blocks *J;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  for (int off = 0; off <= 1; ++off) {
+    fl->no_nsym_avx2 = off;
+    cr_assert_eq(grit_step_derivatives(d, A[2 * off], nu ? B[2 * off] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d));
+    cr_assert(d->deriv->rn_valid, "the analytic partials were taken");
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    grit_jacobian_blocks_to_dense(J, A[2 * off + 1], nu ? B[2 * off + 1] : NULL);
+  }
+  fl->no_nsym_avx2 = 0;
+  for (int k = 0; k < 2; ++k)
+    cr_expect(!memcmp(A[k], A[k + 2], sizeof(double) * na) && !memcmp(B[k], B[k + 2], sizeof(double) * nb),
+              "AVX2 and two lanes differ (%s)", k ? "block" : "dense");
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_jacobian_blocks_free(J);
+  grit_data_free(d);
+  grit_model_free(m);
+}

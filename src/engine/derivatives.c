@@ -376,11 +376,8 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
   if (!any) return GRIT_OK;
   if (!lin) grit_deriv_factor_operator(m, d, w, w->qconst);
   grit_deriv_free_inverses(m, w); /* the contacts' Delassus estimates without J_c (derivatives_free.c) */
-  for (int t = 0; t < m->ntree; ++t) {
-    if (!w->qconst[t]) continue;
-    const int a0 = m->tree_madr[t], nn = m->tree_dofnum[t] * m->tree_dofnum[t];
-    for (int i = a0; i < a0 + nn; ++i) w->Achol[i] = grit_dual_const(w->Ad[i]);
-  }
+  /* (no dual copy of a qconst tree's factor into w->Achol: position passes read its double factor w->Ad,
+   * grit_delassus_c_dual's cmask = w->qconst, and the passes without skip_qconst factor every tree's) */
   return GRIT_OK;
 }
 

@@ -108,9 +108,13 @@ void grit_deriv_free_inverses(const grit_model *m, grit_deriv_ws *w) {
     double *G = w->Ainv + m->tree_madr[t];
     for (int c = 0; c < 6; ++c) {
       double x[6];
-      for (int i = 0; i < 6; ++i) { /* L y = e_c */
+      /* L y = e_c. y's entries above c are +0 (0 - L x = +0 for finite L, then +0 / L_ii > 0), and
+       * subtracting their products (+-0) from s leaves s (1, or +0 below c) as it is: the sums start
+       * at q = c, the same bits as over all q for a factor with finite entries and a positive diagonal */
+      for (int i = 0; i < c; ++i) x[i] = 0.0;
+      for (int i = c; i < 6; ++i) {
         double s = i == c ? 1.0 : 0.0;
-        for (int q = 0; q < i; ++q) s -= L[6 * i + q] * x[q];
+        for (int q = c; q < i; ++q) s -= L[6 * i + q] * x[q];
         x[i] = s / L[6 * i + i];
       }
       for (int i = 5; i >= 0; --i) { /* L^T x = y */

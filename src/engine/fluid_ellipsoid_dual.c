@@ -31,23 +31,14 @@ static inline grit_dual fma_cd(double a, grit_dual b, grit_dual c) {
   return r;
 }
 
-/* grit_m3_tmulv and grit_m3_mulv with a constant matrix (grit_v3_dot's order: a0 b0 + (a1 b1 + a2 b2)). */
-static inline void tmulv_cd(grit_dual r[3], const double R[9], const grit_dual x[3]) {
-  for (int i = 0; i < 3; ++i) r[i] = fma_cd(R[i], x[0], fma_cd(R[3 + i], x[1], grit_dual_scale(x[2], R[6 + i])));
-}
-
+/* grit_m3_mulv with a constant matrix (grit_v3_dot's order: a0 b0 + (a1 b1 + a2 b2)); its transpose's, R^T x,
+ * is written out below. */
 static inline void mulv_cd(grit_dual r[3], const double R[9], const grit_dual x[3]) {
   for (int i = 0; i < 3; ++i)
     r[i] = fma_cd(R[3 * i], x[0], fma_cd(R[3 * i + 1], x[1], grit_dual_scale(x[2], R[3 * i + 2])));
 }
 
-/* r = a x b with b constant (cross_dc) or a constant (cross_cd): grit_v3_cross's operations. */
-static inline void cross_dc(grit_dual r[3], const grit_dual a[3], const double b[3]) {
-  r[0] = grit_dual_sub(grit_dual_scale(a[1], b[2]), grit_dual_scale(a[2], b[1]));
-  r[1] = grit_dual_sub(grit_dual_scale(a[2], b[0]), grit_dual_scale(a[0], b[2]));
-  r[2] = grit_dual_sub(grit_dual_scale(a[0], b[1]), grit_dual_scale(a[1], b[0]));
-}
-
+/* r = a x b with a constant: grit_v3_cross's operations. */
 static inline void cross_cd(grit_dual r[3], const double a[3], const grit_dual b[3]) {
   r[0] = grit_dual_sub(grit_dual_scale(b[2], a[1]), grit_dual_scale(b[1], a[2]));
   r[1] = grit_dual_sub(grit_dual_scale(b[0], a[2]), grit_dual_scale(b[2], a[0]));
@@ -60,15 +51,27 @@ void grit_fluid_ellipsoid_partials(const grit_model *m, const double xpos[3], co
   double R[9], p[3];
   grit_m3_mul_c(R, xmat, m->geom_mat + 9 * g); /* the geometry's frame in the world */
   grit_tf_apply_c(p, xpos, xmat, m->geom_pos + 3 * g);
-  grit_dual t[6], vp[3], rel[3], lw[3], lv[3], lf[3], lt[3], F[3], T[3], n[3];
-  for (int i = 0; i < 6; ++i) {
-    t[i] = grit_dual_const(tw[i]);
-    t[i].d[i] = 1.0;
+  grit_dual lw[3], lv[3], lf[3], lt[3], F[3], T[3], n[3];
+  /* The twist t seeded on lanes 0-5 (t_j.d = e_j), v_p = v_o + w x p, lw = R^T w and lv = R^T (v_p - wind)
+   * written out: the values by grit_v3_cross's, the sums' and grit_m3_tmulv's operations; of the partials, rel's
+   * (e_l x p on lanes 0-2: each entry 0 + (+-p_k or a zero), which is +0 for a zero p_k; e_(l-3) on lanes
+   * 3-5) by the same operations, lv's on lanes 0-2 by R^T's sums, and the single terms R_(3l+i) (lw's on
+   * lanes 0-2, lv's on 3-5, a sum with the zeros the dual path adds) taken as they are: only zeros' signs
+   * may differ, which the sums into Kb from +0 make +0 (as above); ellipsoid_frame_in_doubles compares. */
+  const double tv[6] = {tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]};
+  const double vp[3] = {tv[1] * p[2] - tv[2] * p[1], tv[2] * p[0] - tv[0] * p[2], tv[0] * p[1] - tv[1] * p[0]};
+  const double cl[3][3] = {{0.0, 0.0 + -p[2], 0.0 + p[1]}, {0.0 + p[2], 0.0, 0.0 + -p[0]}, {0.0 + -p[1], 0.0 + p[0], 0.0}};
+  double rel[3];
+  for (int i = 0; i < 3; ++i) rel[i] = (tv[3 + i] + vp[i]) + -m->opt.wind[i];
+  for (int i = 0; i < 3; ++i) {
+    lw[i] = grit_dual_const(R[i] * tv[0] + (R[3 + i] * tv[1] + tv[2] * R[6 + i]));
+    lv[i] = grit_dual_const(R[i] * rel[0] + (R[3 + i] * rel[1] + rel[2] * R[6 + i]));
+    for (int l = 0; l < 3; ++l) {
+      lw[i].d[l] = R[3 * l + i];
+      lv[i].d[l] = R[i] * cl[l][0] + (R[3 + i] * cl[l][1] + cl[l][2] * R[6 + i]);
+      lv[i].d[3 + l] = R[3 * l + i];
+    }
   }
-  cross_dc(vp, t, p); /* v_p = v_o + w x p */
-  for (int i = 0; i < 3; ++i) rel[i] = grit_dual_addc(grit_dual_add(t[3 + i], vp[i]), -m->opt.wind[i]);
-  tmulv_cd(lw, R, t);
-  tmulv_cd(lv, R, rel);
   fluid_ellipsoid_local_dual(m, f, lw, lv, lf, lt);
   mulv_cd(F, R, lf);
   mulv_cd(T, R, lt);

@@ -306,17 +306,53 @@ static void nsym_vectors(const grit_model *m, const grit_kin *k, const grit_rnea
   }
 }
 
+#if FLUID_AVX2
+/* nsym_vectors on AVX2, K's columns read as the rows of its transpose KT (made once per body by the
+ * caller): each entry the same chain of products and sums from +0 in q's order, four entries a 256-bit
+ * lane set and two a 128-bit one (nothing fused): the same bits. */
+__attribute__((target("avx2"))) static void nsym_vectors_avx2(const grit_model *m, const grit_kin *k, const grit_rnea *r,
+                                                              int i, grit_fluid_partials *f, const double *KT) {
+  const int kb = m->dof_body[i];
+  const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
+  double pw[6], *y = f->y + 6 * i, *wq = f->wq + 6 * i;
+  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
+  grit_sv_cross_motion(y, S, pw);
+  grit_sv_cross_force(wq, S, f->g + 6 * kb);
+  __m256d s4 = _mm256_setzero_pd(), y4 = _mm256_setzero_pd(), e4 = _mm256_setzero_pd();
+  __m128d s2 = _mm_setzero_pd(), y2 = _mm_setzero_pd(), e2 = _mm_setzero_pd();
+  for (int q = 0; q < 6; ++q) {
+    const __m256d sq = _mm256_set1_pd(S[q]), yq = _mm256_set1_pd(y[q]);
+    const __m256d kr4 = _mm256_loadu_pd(K + 6 * q), kc4 = _mm256_loadu_pd(KT + 6 * q);
+    const __m128d kr2 = _mm_loadu_pd(K + 6 * q + 4), kc2 = _mm_loadu_pd(KT + 6 * q + 4);
+    const __m128d sq2 = _mm256_castpd256_pd128(sq), yq2 = _mm256_castpd256_pd128(yq);
+    s4 = _mm256_add_pd(_mm256_mul_pd(kr4, sq), s4), s2 = _mm_add_pd(_mm_mul_pd(kr2, sq2), s2);
+    y4 = _mm256_add_pd(_mm256_mul_pd(kc4, yq), y4), y2 = _mm_add_pd(_mm_mul_pd(kc2, yq2), y2);
+    e4 = _mm256_add_pd(_mm256_mul_pd(kc4, sq), e4), e2 = _mm_add_pd(_mm_mul_pd(kc2, sq2), e2);
+  }
+  double *kr = f->kr + 6 * i, *wv = f->wv + 6 * i;
+  _mm256_storeu_pd(kr, s4), _mm_storeu_pd(kr + 4, s2);
+  _mm256_storeu_pd(wv, e4), _mm_storeu_pd(wv + 4, e2);
+  _mm256_storeu_pd(wq, _mm256_sub_pd(_mm256_loadu_pd(wq), y4));
+  _mm_storeu_pd(wq + 4, _mm_sub_pd(_mm_loadu_pd(wq + 4), y2));
+}
+#endif
+
 /* The faster path's vectors of dof i, interleaved for the pairs' two-lane dot products: sy = (S, y),
  * sk = (S, kr), wy = (wq, y). With a symmetric K (box bodies only), K S (= K^T S) and K y as sums of K's
  * rows, two lanes at a time; wv is kr. Else dof_vectors' products. */
-static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f) {
+static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f,
+                             const double *KT) {
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
   double *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i;
   if (!f->sym[kb] && f->no_nsym_lanes) {
     dof_vectors(m, k, r, i, f);
   } else if (!f->sym[kb]) {
-    nsym_vectors(m, k, r, i, f);
+#if FLUID_AVX2
+    if (KT) nsym_vectors_avx2(m, k, r, i, f, KT);
+    else
+#endif
+      nsym_vectors(m, k, r, i, f);
   } else {
     double pw[6];
     for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
@@ -410,10 +446,20 @@ __attribute__((target("avx2"))) static void tree_pairs_avx2(const grit_model *m,
 static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit_rnea *r, grit_fluid_partials *f) {
   const char *mask = r->on;
   body_terms_fast(m, k, mask, f);
-  for (int i = 0; i < m->nv; ++i)
-    if (mask[m->dof_tree[i]]) {
-      dof_vectors_fast(m, k, r, i, f);
+  double KT[36]; /* AVX2: the transpose of K of body kt_of (a non-symmetric K's columns as rows) */
+  int kt_of = -1;
+  for (int i = 0; i < m->nv; ++i) {
+    if (!mask[m->dof_tree[i]]) continue;
+    const int kb = m->dof_body[i];
+    const int lanes = FLUID_AVX2 && f->avx2 && !f->no_nsym_avx2 && !f->sym[kb] && !f->no_nsym_lanes;
+    if (lanes && kt_of != kb) {
+      const double *K = f->K + 36 * kb;
+      for (int p = 0; p < 6; ++p)
+        for (int q = 0; q < 6; ++q) KT[6 * q + p] = K[6 * p + q];
+      kt_of = kb;
     }
+    dof_vectors_fast(m, k, r, i, f, lanes ? KT : NULL);
+  }
   for (int t = 0; t < m->ntree; ++t)
     if (!mask[t]) continue;
 #if FLUID_AVX2
@@ -430,10 +476,9 @@ static void partials_fast(const grit_model *m, const grit_kin *k, double h, grit
  * with y = cy (r->cy: no wind). Each entry a sum over K's rows (K^T S; a symmetric K's K y) or columns
  * (K S, K y) in index order, two entries a lane pair (fl2: the same operations on any target, the same
  * bits); a symmetric K's K S is its K^T S. */
-static RN_FL_INLINE void joined_vectors_in(const grit_model *m, const grit_kin *k, const char *mask, grit_rnea *r,
-                                           const grit_fluid_partials *f) {
-  for (int i = 0; i < m->nv; ++i) {
-    if (!mask[m->dof_tree[i]]) continue;
+static RN_FL_INLINE void joined_dof(const grit_model *m, const grit_kin *k, grit_rnea *r, const grit_fluid_partials *f,
+                                    int i) {
+  {
     const int kb = m->dof_body[i];
     const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb, *y = r->cy + 6 * i;
     double kt[6], ks[6] = {0, 0, 0, 0, 0, 0}, ky[6] = {0, 0, 0, 0, 0, 0}, t[6];
@@ -464,13 +509,45 @@ static RN_FL_INLINE void joined_vectors_in(const grit_model *m, const grit_kin *
 
 static void joined_vectors(const grit_model *m, const grit_kin *k, const char *mask, grit_rnea *r,
                            const grit_fluid_partials *f) {
-  joined_vectors_in(m, k, mask, r, f);
+  for (int i = 0; i < m->nv; ++i)
+    if (mask[m->dof_tree[i]]) joined_dof(m, k, r, f, i);
 }
 
 #if FLUID_AVX2
+/* joined_dof for a symmetric K on AVX2: each of the six entries of K^T S and K y the same chain of products
+ * and sums from +0 in q's order (four entries a 256-bit lane set, two a 128-bit one, where fl2 took two a
+ * pair: the same operations per entry, nothing fused), and the three updates entry by entry as there. */
+__attribute__((target("avx2"))) static void joined_dof_sym_avx2(const grit_kin *k, grit_rnea *r, const grit_fluid_partials *f,
+                                                                int i, int kb) {
+  const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb, *y = r->cy + 6 * i;
+  __m256d a4 = _mm256_setzero_pd(), b4 = _mm256_setzero_pd();
+  __m128d a2 = _mm_setzero_pd(), b2 = _mm_setzero_pd();
+  for (int q = 0; q < 6; ++q) {
+    const __m256d k4 = _mm256_loadu_pd(K + 6 * q), s4 = _mm256_set1_pd(S[q]), y4 = _mm256_set1_pd(y[q]);
+    const __m128d k2 = _mm_loadu_pd(K + 6 * q + 4);
+    a4 = _mm256_add_pd(_mm256_mul_pd(k4, s4), a4), b4 = _mm256_add_pd(_mm256_mul_pd(k4, y4), b4);
+    a2 = _mm_add_pd(_mm_mul_pd(k2, _mm256_castpd256_pd128(s4)), a2);
+    b2 = _mm_add_pd(_mm_mul_pd(k2, _mm256_castpd256_pd128(y4)), b2);
+  }
+  double t[6];
+  grit_sv_cross_force(t, S, f->g + 6 * kb);
+  double *g6 = r->g6 + 6 * i, *wq = r->wq + 6 * i, *wv = r->wv + 6 * i;
+  _mm256_storeu_pd(g6, _mm256_add_pd(_mm256_loadu_pd(g6), a4));
+  _mm_storeu_pd(g6 + 4, _mm_add_pd(_mm_loadu_pd(g6 + 4), a2));
+  _mm256_storeu_pd(wv, _mm256_add_pd(_mm256_loadu_pd(wv), a4));
+  _mm_storeu_pd(wv + 4, _mm_add_pd(_mm_loadu_pd(wv + 4), a2));
+  _mm256_storeu_pd(wq, _mm256_add_pd(_mm256_loadu_pd(wq), _mm256_sub_pd(_mm256_loadu_pd(t), b4)));
+  _mm_storeu_pd(wq + 4, _mm_add_pd(_mm_loadu_pd(wq + 4), _mm_sub_pd(_mm_loadu_pd(t + 4), b2)));
+}
+
 __attribute__((target("avx2"))) static void joined_vectors_avx2(const grit_model *m, const grit_kin *k, const char *mask,
                                                                 grit_rnea *r, const grit_fluid_partials *f) {
-  joined_vectors_in(m, k, mask, r, f);
+  for (int i = 0; i < m->nv; ++i) {
+    if (!mask[m->dof_tree[i]]) continue;
+    const int kb = m->dof_body[i];
+    if (f->sym[kb] && !f->no_joined_avx2) joined_dof_sym_avx2(k, r, f, i, kb);
+    else joined_dof(m, k, r, f, i);
+  }
 }
 #endif
 

@@ -24,6 +24,10 @@ typedef struct grit_fluid_partials {
                         per dof, the box recomputed per call); tests compare both */
   int no_nsym_lanes; /* nonzero: a dof's vectors under a K that is not symmetric by dof_vectors' scalar sums, not
                         two lanes at a time (nsym_vectors: the same bits; tests compare both) */
+  int no_nsym_avx2;  /* nonzero: those vectors two lanes at a time, not by AVX2's four and two lanes (nsym_vectors_avx2:
+                        the same bits; tests compare both) */
+  int no_joined_avx2; /* nonzero: the joined path's vectors under a symmetric K by joined_dof's two-lane sums,
+                        not AVX2's four and two lanes (the same bits; tests compare both) */
   int dual_frame;    /* nonzero: the ellipsoid model's frame on dual numbers too (grit_fluid_geom_wrench_dual),
                         not in doubles (grit_fluid_ellipsoid_partials); the same bits, tests compare both */
 } grit_fluid_partials;
