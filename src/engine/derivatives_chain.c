@@ -148,6 +148,8 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->cke, 4 * n);
   GRIT_CARVE(c, w->ckf_at, n);
   GRIT_CARVE(c, w->ckl, n);
+  GRIT_CARVE(c, w->ckc, (size_t)GRIT_CKC * n);
+  GRIT_CARVE(c, w->ckc_at, n);
   GRIT_CARVE(c, w->ckp, sizeof(grit_contact_params_dual) / sizeof(double)); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->dqg, (size_t)GRIT_DUAL_N * (size_t)m->ntree); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->dqgv, (size_t)GRIT_DUAL_N * (size_t)m->ntree);
@@ -191,7 +193,7 @@ static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
 
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
-    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = w->ckc_at[i] = 0u;
     for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = w->ctw_at[b] = 0u; /* derivatives_contact_chain.c's */
     for (int g = 0; g < m->ngeom; ++g) w->cgeo_at[g] = 0u;
     w->ckeep_call = 1u;

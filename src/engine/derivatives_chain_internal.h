@@ -29,6 +29,10 @@
 enum { NPARAM = (int)(sizeof(grit_contact_params_dual) / sizeof(grit_dual)) };
 _Static_assert(sizeof(grit_contact_params_dual) % sizeof(grit_dual) == 0, "the contact parameters are dual numbers");
 
+/* A kept row's short path's numbers (w->ckc): tau_d, phi (dim), J's values on its spans (dim x their length),
+ * one 64-byte line a row; a row with more takes its slot's. */
+enum { GRIT_CKC = 8 };
+
 /* The constraints that can be kept: as many as derivatives_delassus.c keeps z for. */
 static inline int keep_cap(const grit_deriv_ws *w) { return w->cap_edges / 2 + 1; }
 

@@ -214,6 +214,11 @@ struct grit_deriv_ws {
   int *ckl;                               /* per kept cx row: its column list's offset in cxs (with ckf_at) */
   int no_cx_fused;                        /* nonzero: such a row takes the whole path in every pass (stop 25) */
   unsigned long cx_fused_used;            /* the kept cx rows that took the short path so far (tests) */
+  double *ckc;                            /* per kept cx row: its short path's numbers in one line (GRIT_CKC: tau_d,
+                                           * phi, J on its spans), read instead of its slot's scattered lines */
+  unsigned *ckc_at;                       /* the call ckc holds them (ckeep_call) */
+  int no_cx_compact;                      /* nonzero: the short path reads the slot, a kept row's J kept whole (tests) */
+  unsigned long cx_compact_used;          /* the short paths that read ckc so far (tests) */
   int no_kept_lanes;                      /* nonzero: a kept row's - g . dq by minus_g_dq's tests lane by lane
                                            * (derivatives_delassus.c, kept_row_sum; stop 27) */
   int law_avx2;                           /* (set each pass from fx) the kept equality rows' law and Rn in
