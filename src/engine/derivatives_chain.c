@@ -141,7 +141,8 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->ten_bptr, m->ntendon + 1);
   GRIT_CARVE(c, w->ten_b, 2 * (size_t)m->nwrap);
   if (c->base) tendon_meets(m, w);
-  GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
+  GRIT_CARVE(c, w->ckeep, n * (size_t)NPARAM);
+  GRIT_CARVE(c, w->ckeepj, n * (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->ckeep_at, n);
   GRIT_CARVE(c, w->ckx, 3 * n);
   GRIT_CARVE(c, w->ckx_at, n);
@@ -231,7 +232,7 @@ void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, con
                                const grit_contact_params_dual *p, const grit_dual *const J[2]) {
   double *s = slot(w, i);
   keep_params(s, p);
-  double *js = s + NPARAM;
+  double *js = slot_j(w, i);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]];
     for (int j = 0; j < 3 * n; ++j) js[j] = J[q][j].v;
@@ -248,7 +249,7 @@ static void kept_inputs(const grit_model *m, grit_deriv_ws *w, int i, const grit
   kept_params(s, p);
   const int n0 = k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0;
   J[0] = w->J, J[1] = w->J + n0;
-  js[0] = s + NPARAM, js[1] = s + NPARAM + n0;
+  js[0] = slot_j(w, i), js[1] = slot_j(w, i) + n0;
   for (int q = 0; q < k->ntree; ++q)
     for (int j = 0; j < 3 * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(js[q][j]);
 }

@@ -120,7 +120,7 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   if (w->no_chain || w->inertial_in || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] == w->ckeep_call) return;
   double *s = slot(w, i);
   keep_params(s, p);
-  double *js = s + NPARAM;
+  double *js = slot_j(w, i);
   int nl = 0; /* cx_out's list: where a list is, every reader of js reads its entries alone */
   const int *list = w->no_cx_cols || !w->cxs_ptr || w->no_cx_compact ? NULL : cx_support(m, w, k, &nl);
   for (int q = 0; q < k->ntree; ++q) {
@@ -183,7 +183,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
-  const double *js = s + NPARAM;
+  const double *js = slot_j(w, i);
   int nl = 0;
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
   if (list && !w->no_cx_clean && !w->no_spring_skip && k->kind == GRIT_CONSTRAINT_TENDON_SPRING) {
@@ -538,7 +538,7 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
   if (!w->chain_on || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k)) return 0; /* (the per-pass tests) */
   w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
   const int *list = cx_lists(w) + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
-  const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = s + NPARAM;
+  const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = slot_j(w, i);
   grit_dual wd = grit_dual_const(k->w);
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row_again(m, w, mmask, i, k->dim, k->ntree, k->tree, &wd)))
     return 0;
@@ -583,7 +583,7 @@ static void cx_compact(const grit_model *m, grit_deriv_ws *w, int i, const grit_
   for (int q = 0; q < k->ntree; ++q) need += k->dim * (e1[q] - e0[q]);
   if (w->no_cx_compact || need > GRIT_CKC) return;
   double *c = w->ckc + (size_t)GRIT_CKC * (size_t)i;
-  const double *js = s + NPARAM;
+  const double *js = slot_j(w, i);
   c[0] = s[TAU_D];
   for (int r = 0; r < k->dim; ++r) c[1 + r] = s[PHI + r];
   int at = 1 + k->dim;
@@ -614,7 +614,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
     note_rigid(m, w, k);
     return 1;
   }
-  const double *s = slot(w, i), *js = s + NPARAM;
+  const double *s = slot(w, i), *js = slot_j(w, i);
   const int lean = !w->no_cx_lean && lean_kind(k->kind);
   int e0[2], e1[2], *ke = w->cke + 4 * (size_t)i; /* cx_jacobian_rows' spans; kept with x (lean) */
   if (lean && w->ckx_at[i] == w->ckeep_call) {

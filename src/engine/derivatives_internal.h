@@ -163,7 +163,8 @@ struct grit_deriv_ws {
   int jl[3];                              /* w->J as the last constraint that wrote it left it, if a joint
                                            * limit: its n and span of non-+0 values; jl[0] -1 if not */
   const double *jl_jd;                    /* that limit's stored J row (its span read again by jacobian_rows) */
-  double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
+  double *ckeep;                          /* per contact: its parameters' values, kept by the call, */
+  double *ckeepj;                         /* and its J's (derivatives_chain_internal.h's slot, slot_j) */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */
   int *cxs_ptr, *cxs;                     /* (neq + ntendon + 1) each equality's, then tendon's, dofs where
