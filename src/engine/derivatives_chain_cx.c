@@ -121,14 +121,17 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   double *s = slot(w, i);
   keep_params(s, p);
   double *js = slot_j(w, i);
-  int nl = 0; /* cx_out's list: where a list is, every reader of js reads its entries alone */
-  const int *list = w->no_cx_cols || !w->cxs_ptr || w->no_cx_compact ? NULL : cx_support(m, w, k, &nl);
+  int nl = 0, e0[2], e1[2], nt = 0; /* cx_out's list: where a list is, every reader of js reads its entries alone */
+  for (int q = 0; q < k->ntree; ++q) nt += m->tree_dofnum[k->tree[q]];
+  /* (short rows, or a long list: the rows whole cost no more, the hammock's) */
+  const int *list = w->no_cx_cols || !w->cxs_ptr || w->no_cx_compact || nt < 64 ? NULL : cx_support(m, w, k, &nl);
+  if (list && 4 * nl > nt) list = NULL;
+  if (list) tree_spans(m, k, list, nl, e0, e1);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     if (list) { /* the softbox: 2 of 224 a row; the whole row was 1.2 MB written a call into a 7 MB region */
-      for (int e = 0; e < nl; ++e)
-        if (list[e] >= adr && list[e] < adr + n)
-          for (int r = 0; r < k->dim; ++r) js[r * n + list[e] - adr] = J[q][r * n + list[e] - adr].v;
+      for (int r = 0; r < k->dim; ++r)
+        for (int e = e0[q]; e < e1[q]; ++e) js[r * n + list[e] - adr] = J[q][r * n + list[e] - adr].v;
     } else {
       for (int j = 0; j < k->dim * n; ++j) js[j] = J[q][j].v;
     }
