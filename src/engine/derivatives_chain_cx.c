@@ -129,7 +129,7 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   if (list) tree_spans(m, k, list, nl, e0, e1);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
-    if (list) { /* the softbox: 2 of 224 a row; the whole row was 1.2 MB written a call into a 7 MB region */
+    if (list) { /* the softbox: 2 of 224 a row; the whole rows were 1.2 MB written a call */
       for (int r = 0; r < k->dim; ++r)
         for (int e = e0[q]; e < e1[q]; ++e) js[r * n + list[e] - adr] = J[q][r * n + list[e] - adr].v;
     } else {
@@ -579,7 +579,7 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
 
 /* Row i's short path's numbers (cx_fused's reads of its slot: tau_d, phi, then J's values on the spans in the
  * loop's order, tree slot, row, entry) into its one line w->ckc, where they fit: in each of a call's later
- * passes the softbox's 651 rows read three lines each of a 7 MB region (L2 is 2 MB) for ~8 numbers. */
+ * passes the softbox's 651 rows read three lines each, one 11 kB slot apart, for ~8 numbers. */
 static void cx_compact(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k, const int *list,
                        const int e0[2], const int e1[2], const double *s) {
   int need = 1 + k->dim;
