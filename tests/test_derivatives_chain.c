@@ -472,6 +472,40 @@ Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
   grit_model_free(m);
 }
 
+/* The softbox after 200 steps, block form and dense: the kept equality rows' short path reading its numbers
+ * from the row's one line (w->ckc) and the first pass keeping J on the rows' columns alone, against the slot's
+ * whole rows (ws->no_cx_compact): A and B the same bits. */
+Test(derivatives_chain, softbox_compact_kept_rows_same_bits) {
+  grit_model *m;
+  grit_data *d = softbox_after(200, &m);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A[4], *B[4];
+  for (int k = 0; k < 4; ++k) { /* 0, 1: blocks (compact, not); 2, 3: dense */
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->no_cx_compact = k % 2;
+    const unsigned long used = d->deriv->cx_compact_used, fused = d->deriv->cx_fused_used;
+    if (k < 2) {
+      grit_jacobian_blocks *J;
+      cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+      cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+      cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
+      grit_jacobian_blocks_free(J);
+    } else {
+      cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+    }
+    cr_assert(d->deriv->cx_fused_used > fused, "kept rows' short path");
+    if (k % 2 == 0) cr_assert(d->deriv->cx_compact_used > used, "the rows' lines read");
+    else cr_assert_eq(d->deriv->cx_compact_used, used);
+  }
+  for (int k = 0; k < 4; k += 2) {
+    cr_expect(!memcmp(A[k], A[k + 1], sizeof(double) * (size_t)nx * nx), "A differs (%d)", k);
+    cr_expect(nu == 0 || !memcmp(B[k], B[k + 1], sizeof(double) * (size_t)nx * nu), "B differs (%d)", k);
+  }
+  for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* The softbox after 50 steps, block form: its kept equality rows' law and Rn in the AVX2 compilation
  * (w->law_avx2, chosen with the AVX2 dual table) against the baseline table's, and their - g . dq without the
  * zero tests (kept_row_lanes) against minus_g_dq's (ws->no_kept_lanes): A and B the same bits. */

@@ -141,13 +141,16 @@ void grit_deriv_chain_layout(const grit_model *m, grit_deriv_ws *w, grit_carver 
   GRIT_CARVE(c, w->ten_bptr, m->ntendon + 1);
   GRIT_CARVE(c, w->ten_b, 2 * (size_t)m->nwrap);
   if (c->base) tendon_meets(m, w);
-  GRIT_CARVE(c, w->ckeep, n * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn));
+  GRIT_CARVE(c, w->ckeep, n * (size_t)NPARAM);
+  GRIT_CARVE(c, w->ckeepj, n * (size_t)6 * (size_t)w->maxn);
   GRIT_CARVE(c, w->ckeep_at, n);
   GRIT_CARVE(c, w->ckx, 3 * n);
   GRIT_CARVE(c, w->ckx_at, n);
   GRIT_CARVE(c, w->cke, 4 * n);
   GRIT_CARVE(c, w->ckf_at, n);
   GRIT_CARVE(c, w->ckl, n);
+  GRIT_CARVE(c, w->ckc, (size_t)GRIT_CKC * n);
+  GRIT_CARVE(c, w->ckc_at, n);
   GRIT_CARVE(c, w->ckp, sizeof(grit_contact_params_dual) / sizeof(double)); /* the arena is zeroed: +0 */
   GRIT_CARVE(c, w->dqg, (size_t)GRIT_DUAL_N * (size_t)m->ntree); /* derivatives_delassus.c's */
   GRIT_CARVE(c, w->dqgv, (size_t)GRIT_DUAL_N * (size_t)m->ntree);
@@ -191,7 +194,7 @@ static void tops(const grit_model *m, grit_deriv_ws *w, const char *active) {
 
 void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *active, int kin_all, int skip_qconst) {
   if (kin_all && ++w->ckeep_call == 0u) { /* a new call: what was kept expires (the clock wrapped) */
-    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = 0u;
+    for (int i = 0; i < keep_cap(w); ++i) w->ckeep_at[i] = w->ckx_at[i] = w->cch_at[i] = w->ckf_at[i] = w->ckc_at[i] = 0u;
     for (int b = 0; b < m->nbody; ++b) w->cagg_at[b] = w->ctw_at[b] = 0u; /* derivatives_contact_chain.c's */
     for (int g = 0; g < m->ngeom; ++g) w->cgeo_at[g] = 0u;
     w->ckeep_call = 1u;
@@ -229,7 +232,7 @@ void grit_deriv_chain_keep_out(const grit_model *m, grit_deriv_ws *w, int i, con
                                const grit_contact_params_dual *p, const grit_dual *const J[2]) {
   double *s = slot(w, i);
   keep_params(s, p);
-  double *js = s + NPARAM;
+  double *js = slot_j(w, i);
   for (int q = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]];
     for (int j = 0; j < 3 * n; ++j) js[j] = J[q][j].v;
@@ -246,7 +249,7 @@ static void kept_inputs(const grit_model *m, grit_deriv_ws *w, int i, const grit
   kept_params(s, p);
   const int n0 = k->ntree == 2 ? 3 * m->tree_dofnum[k->tree[0]] : 0;
   J[0] = w->J, J[1] = w->J + n0;
-  js[0] = s + NPARAM, js[1] = s + NPARAM + n0;
+  js[0] = slot_j(w, i), js[1] = slot_j(w, i) + n0;
   for (int q = 0; q < k->ntree; ++q)
     for (int j = 0; j < 3 * m->tree_dofnum[k->tree[q]]; ++j) J[q][j] = grit_dual_const(js[q][j]);
 }

@@ -120,11 +120,22 @@ void grit_deriv_chain_cx_keep(const grit_model *m, grit_deriv_ws *w, int i, cons
   if (w->no_chain || w->inertial_in || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] == w->ckeep_call) return;
   double *s = slot(w, i);
   keep_params(s, p);
-  double *js = s + NPARAM;
+  double *js = slot_j(w, i);
+  int nl = 0, e0[2], e1[2], nt = 0; /* cx_out's list: where a list is, every reader of js reads its entries alone */
+  for (int q = 0; q < k->ntree; ++q) nt += m->tree_dofnum[k->tree[q]];
+  /* (short rows, or a long list: the rows whole cost no more, the hammock's) */
+  const int *list = w->no_cx_cols || !w->cxs_ptr || w->no_cx_compact || nt < 64 ? NULL : cx_support(m, w, k, &nl);
+  if (list && 4 * nl > nt) list = NULL;
+  if (list) tree_spans(m, k, list, nl, e0, e1);
   for (int q = 0; q < k->ntree; ++q) {
-    const int n = k->dim * m->tree_dofnum[k->tree[q]];
-    for (int j = 0; j < n; ++j) js[j] = J[q][j].v;
-    js += n;
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    if (list) { /* the softbox: 2 of 224 a row; the whole rows were 1.2 MB written a call */
+      for (int r = 0; r < k->dim; ++r)
+        for (int e = e0[q]; e < e1[q]; ++e) js[r * n + list[e] - adr] = J[q][r * n + list[e] - adr].v;
+    } else {
+      for (int j = 0; j < k->dim * n; ++j) js[j] = J[q][j].v;
+    }
+    js += k->dim * n;
   }
   w->ckeep_at[i] = w->ckeep_call;
 }
@@ -175,7 +186,7 @@ int grit_deriv_chain_cx_out(const grit_model *m, grit_deriv_ws *w, int i, const 
   if (!w->chain_on || k->dim > 3 || i >= keep_cap(w) || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k))
     return 0;
   const double *s = slot(w, i);
-  const double *js = s + NPARAM;
+  const double *js = slot_j(w, i);
   int nl = 0;
   const int *list = w->no_cx_cols || !w->cxs_ptr ? NULL : cx_support(m, w, k, &nl);
   if (list && !w->no_cx_clean && !w->no_spring_skip && k->kind == GRIT_CONSTRAINT_TENDON_SPRING) {
@@ -237,14 +248,14 @@ static inline grit_dual cx_fma_by_const(grit_dual a, double b, grit_dual c) {
  * J.d gamma.v + J.v gamma.d with the first term the zero (+0) gamma.v, then grit_dual_sub; the same
  * operations in the same order in both compilations (no FMA: -ffp-contract=off, a target without it). */
 static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
-                                  const grit_dual *g) {
+                                  const grit_dual *g, int packed) {
   const double gv = g->v, z = 0.0 * gv;
 #if defined(__GNUC__) && GRIT_DUAL_N == 8
   typedef double v4 __attribute__((vector_size(32), aligned(8), may_alias)); /* as row_jt_sub_in's: the same bits */
   const v4 g0 = *(const v4 *)g->d, g1 = *(const v4 *)(g->d + 4);
   for (int e = e0; e < e1; ++e) {
     grit_dual *t = &y[list[e]];
-    const double a = jr[list[e] - adr];
+    const double a = packed ? jr[e - e0] : jr[list[e] - adr];
     t->v = t->v - a * gv;
     *(v4 *)t->d = *(const v4 *)t->d - (z + a * g0);
     *(v4 *)(t->d + 4) = *(const v4 *)(t->d + 4) - (z + a * g1);
@@ -252,7 +263,7 @@ static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1,
 #else
   for (int e = e0; e < e1; ++e) {
     grit_dual *t = &y[list[e]];
-    const double a = jr[list[e] - adr];
+    const double a = packed ? jr[e - e0] : jr[list[e] - adr];
     t->v = t->v - a * gv;
     for (int l = 0; l < GRIT_DUAL_N; ++l) t->d[l] = t->d[l] - (z + a * g->d[l]);
   }
@@ -260,14 +271,33 @@ static CK_INLINE void kept_sub_in(grit_dual *y, const int *list, int e0, int e1,
 }
 static CK_NOINLINE void kept_sub_base(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr,
                                       const grit_dual *g) {
-  kept_sub_in(y, list, e0, e1, jr, adr, g);
+  kept_sub_in(y, list, e0, e1, jr, adr, g, 0);
+}
+/* The same with the row's entries packed in the spans' order (jr[e - e0]: a row's w->ckc). */
+static CK_NOINLINE void kept_sub_packed_base(grit_dual *y, const int *list, int e0, int e1, const double *jr,
+                                             const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, 0, g, 1);
 }
 #if CK_AVX2
 static CK_NOINLINE __attribute__((target("avx2"))) void kept_sub_avx2(grit_dual *y, const int *list, int e0, int e1,
                                                                       const double *jr, int adr, const grit_dual *g) {
-  kept_sub_in(y, list, e0, e1, jr, adr, g);
+  kept_sub_in(y, list, e0, e1, jr, adr, g, 0);
+}
+static CK_NOINLINE __attribute__((target("avx2"))) void kept_sub_packed_avx2(grit_dual *y, const int *list, int e0,
+                                                                             int e1, const double *jr,
+                                                                             const grit_dual *g) {
+  kept_sub_in(y, list, e0, e1, jr, 0, g, 1);
 }
 #endif
+static void kept_sub_packed(grit_dual *y, const int *list, int e0, int e1, const double *jr, const grit_dual *g) {
+#if CK_AVX2
+  if (__builtin_cpu_supports("avx2")) {
+    kept_sub_packed_avx2(y, list, e0, e1, jr, g);
+    return;
+  }
+#endif
+  kept_sub_packed_base(y, list, e0, e1, jr, g);
+}
 static void kept_sub(grit_dual *y, const int *list, int e0, int e1, const double *jr, int adr, const grit_dual *g) {
 #if CK_AVX2
   if (__builtin_cpu_supports("avx2")) {
@@ -511,7 +541,7 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
   if (!w->chain_on || w->ckeep_at[i] != w->ckeep_call || cx_moved(m, w, k)) return 0; /* (the per-pass tests) */
   w->cx_kept_ic = -1, w->cx_kept_k = NULL, w->cx_kept_pending = 0, w->cx_kept_inert = 0;
   const int *list = cx_lists(w) + w->ckl[i], *ke = w->cke + 4 * (size_t)i;
-  const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = s + NPARAM;
+  const double *x = w->ckx + 3 * (size_t)i, *s = slot(w, i), *js = slot_j(w, i);
   grit_dual wd = grit_dual_const(k->w);
   if (need_w && (!lin_w || !grit_deriv_delassus_kept_row_again(m, w, mmask, i, k->dim, k->ntree, k->tree, &wd)))
     return 0;
@@ -520,10 +550,23 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
   grit_contact_params_dual p;
   grit_dual vc[3], gamma[3];
   p.Rn = equality_rn(w, wd);
+  (void)d;
+  if (w->ckc_at[i] == w->ckeep_call) { /* the same numbers from the row's one line (cx_compact) */
+    const double *c = w->ckc + (size_t)GRIT_CKC * (size_t)i;
+    p.tau_d = grit_dual_const(c[0]);
+    for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(c[1 + r]), vc[r] = grit_dual_const(x[r]);
+    bilateral_gamma(w, &p, m->opt.timestep, k->dim, vc, gamma);
+    const double *jc = c + 1 + k->dim;
+    for (int q = 0; q < k->ntree; ++q)
+      for (int r = 0; r < k->dim; ++r) kept_sub_packed(w->r, list, ke[q], ke[2 + q], jc, &gamma[r]), jc += ke[2 + q] - ke[q];
+    w->cx_compact_used++;
+    w->cx_lean_used++, w->cx_fused_used++;
+    w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
+    return 1;
+  }
   p.tau_d = grit_dual_const(s[TAU_D]);
   for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(s[PHI + r]), vc[r] = grit_dual_const(x[r]);
   bilateral_gamma(w, &p, m->opt.timestep, k->dim, vc, gamma);
-  (void)d;
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, ke[q], ke[2 + q], js + off + r * n, adr, &gamma[r]);
@@ -532,6 +575,28 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
   w->cx_lean_used++, w->cx_fused_used++;
   w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
+}
+
+/* Row i's short path's numbers (cx_fused's reads of its slot: tau_d, phi, then J's values on the spans in the
+ * loop's order, tree slot, row, entry) into its one line w->ckc, where they fit: in each of a call's later
+ * passes the softbox's 651 rows read three lines each, one 11 kB slot apart, for ~8 numbers. */
+static void cx_compact(const grit_model *m, grit_deriv_ws *w, int i, const grit_constraint *k, const int *list,
+                       const int e0[2], const int e1[2], const double *s) {
+  int need = 1 + k->dim;
+  for (int q = 0; q < k->ntree; ++q) need += k->dim * (e1[q] - e0[q]);
+  if (w->no_cx_compact || need > GRIT_CKC) return;
+  double *c = w->ckc + (size_t)GRIT_CKC * (size_t)i;
+  const double *js = slot_j(w, i);
+  c[0] = s[TAU_D];
+  for (int r = 0; r < k->dim; ++r) c[1 + r] = s[PHI + r];
+  int at = 1 + k->dim;
+  for (int q = 0, off = 0; q < k->ntree; ++q) {
+    const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
+    for (int r = 0; r < k->dim; ++r)
+      for (int e = e0[q]; e < e1[q]; ++e) c[at++] = js[off + r * n + list[e] - adr];
+    off += k->dim * n;
+  }
+  w->ckc_at[i] = w->ckeep_call;
 }
 
 int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv_ws *w, int i, const grit_constraint *k,
@@ -552,7 +617,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
     note_rigid(m, w, k);
     return 1;
   }
-  const double *s = slot(w, i), *js = s + NPARAM;
+  const double *s = slot(w, i), *js = slot_j(w, i);
   const int lean = !w->no_cx_lean && lean_kind(k->kind);
   int e0[2], e1[2], *ke = w->cke + 4 * (size_t)i; /* cx_jacobian_rows' spans; kept with x (lean) */
   if (lean && w->ckx_at[i] == w->ckeep_call) {
@@ -602,7 +667,7 @@ int grit_deriv_chain_cx_fast(const grit_model *m, const grit_data *d, grit_deriv
   /* the short path for the call's later passes (cx_fused), where the estimate was the kept one */
   if (lean && need_w && lin_w && (k->kind == GRIT_CONSTRAINT_EQUALITY || k->kind == GRIT_CONSTRAINT_EQUALITY_1D) &&
       w->ckx_at[i] == w->ckeep_call)
-    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - cx_lists(w));
+    w->ckf_at[i] = w->ckeep_call, w->ckl[i] = (int)(list - cx_lists(w)), cx_compact(m, w, i, k, list, e0, e1, s);
   w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
   return 1;
 }

@@ -29,12 +29,19 @@
 enum { NPARAM = (int)(sizeof(grit_contact_params_dual) / sizeof(grit_dual)) };
 _Static_assert(sizeof(grit_contact_params_dual) % sizeof(grit_dual) == 0, "the contact parameters are dual numbers");
 
+/* A kept row's short path's numbers (w->ckc): tau_d, phi (dim), J's values on its spans (dim x their length),
+ * one 64-byte line a row; a row with more takes its slot's. */
+enum { GRIT_CKC = 8 };
+
 /* The constraints that can be kept: as many as derivatives_delassus.c keeps z for. */
 static inline int keep_cap(const grit_deriv_ws *w) { return w->cap_edges / 2 + 1; }
 
-/* A kept constraint's slot: its parameters, then J's blocks (3 rows by the dofs of each tree slot). */
-static inline double *slot(const grit_deriv_ws *w, int i) {
-  return w->ckeep + (size_t)i * ((size_t)NPARAM + (size_t)6 * (size_t)w->maxn);
+/* A kept constraint's parameters (NPARAM values a constraint, side by side: the softbox's 651 rows' in 104 kB,
+ * not one 11 kB slot apart, each on its own page) and its slot of J's blocks (3 rows by the dofs of each tree
+ * slot). */
+static inline double *slot(const grit_deriv_ws *w, int i) { return w->ckeep + (size_t)i * (size_t)NPARAM; }
+static inline double *slot_j(const grit_deriv_ws *w, int i) {
+  return w->ckeepj + (size_t)i * ((size_t)6 * (size_t)w->maxn);
 }
 
 /* A constraint's parameters' values into a slot, and back as constants. */

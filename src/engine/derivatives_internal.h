@@ -163,7 +163,8 @@ struct grit_deriv_ws {
   int jl[3];                              /* w->J as the last constraint that wrote it left it, if a joint
                                            * limit: its n and span of non-+0 values; jl[0] -1 if not */
   const double *jl_jd;                    /* that limit's stored J row (its span read again by jacobian_rows) */
-  double *ckeep;                          /* per contact: its parameters' and J's values, kept by the call */
+  double *ckeep;                          /* per contact: its parameters' values, kept by the call, */
+  double *ckeepj;                         /* and its J's (derivatives_chain_internal.h's slot, slot_j) */
   unsigned *ckeep_at, ckeep_call;         /* the call each was kept in; the calls so far */
   unsigned long chain_skips[3];           /* bodies, contact and cx-row evaluations left out so far (tests) */
   int *cxs_ptr, *cxs;                     /* (neq + ntendon + 1) each equality's, then tendon's, dofs where
@@ -214,6 +215,11 @@ struct grit_deriv_ws {
   int *ckl;                               /* per kept cx row: its column list's offset in cxs (with ckf_at) */
   int no_cx_fused;                        /* nonzero: such a row takes the whole path in every pass (stop 25) */
   unsigned long cx_fused_used;            /* the kept cx rows that took the short path so far (tests) */
+  double *ckc;                            /* per kept cx row: its short path's numbers in one line (GRIT_CKC: tau_d,
+                                           * phi, J on its spans), read instead of its slot's scattered lines */
+  unsigned *ckc_at;                       /* the call ckc holds them (ckeep_call) */
+  int no_cx_compact;                      /* nonzero: the short path reads the slot, a kept row's J kept whole (tests) */
+  unsigned long cx_compact_used;          /* the short paths that read ckc so far (tests) */
   int no_kept_lanes;                      /* nonzero: a kept row's - g . dq by minus_g_dq's tests lane by lane
                                            * (derivatives_delassus.c, kept_row_sum; stop 27) */
   int law_avx2;                           /* (set each pass from fx) the kept equality rows' law and Rn in
