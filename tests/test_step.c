@@ -535,6 +535,16 @@ Test(step, round_boxes_same_bits) {
     for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
     cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
   }
+  for (int i = 0; i < 30; ++i) { /* boxes (collision.c, box_world_aabb): some along the axes, so rows with
+                                    zeros (sgn(+-0) = +1) */
+    const double pos[3] = {uniform(&seed, -3, 3), uniform(&seed, -3, 3), uniform(&seed, -3, 3)};
+    int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+    grit_geom_def g = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_BOX, uniform(&seed, 1e-3, 2), uniform(&seed, 1e-3, 2),
+                                                           uniform(&seed, 1e-3, 2)));
+    for (int k = 0; k < 4; ++k) g.quat[k] = i % 5 == 1 ? (k == 0) : i % 5 == 3 ? (k < 2) : uniform(&seed, -1, 1);
+    for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
   grit_model *m;
   grit_data *d = scene_data(b, &m, GRIT_CONTACT_LAGGED);
   grit_forward_kinematics(d);

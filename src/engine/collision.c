@@ -335,12 +335,27 @@ static void cylinder_world_aabb(double r, double h, const double p[3], const dou
   }
 }
 
+/* A box's box (half-sizes z) by grit_shape_world_aabb's operations (geometry.c: the core support along each
+ * row d of R, sgn(d_j) z_j, no radius; the support against d by symmetry; the same sums in the same order),
+ * without its six calls: the same bits (test_step: round_boxes_same_bits). */
+static void box_world_aabb(const double z[3], const double p[3], const double R[9], double margin, double lo[3],
+                           double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    const double *d = R + 3 * k, x[3] = {sgn(d[0]) * z[0], sgn(d[1]) * z[1], sgn(d[2]) * z[2]};
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    const double s = d[0] * x[0] + d[1] * x[1] + d[2] * x[2];
+    lo[k] = p[k] - s - margin;
+  }
+}
+
 void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]) {
   const grit_shape *sh = &m->geom_shape[g];
   const int round = sh->type == GRIT_GEOM_SPHERE || sh->type == GRIT_GEOM_CAPSULE;
   if (round && !col->no_sphere_box)
     round_world_aabb(sh->size[0], sh->size[1], sh->type == GRIT_GEOM_CAPSULE, col->gpos + 3 * g, col->gmat + 9 * g,
                      col->gmargin[g], lo, hi);
+  else if (sh->type == GRIT_GEOM_BOX && !col->no_sphere_box)
+    box_world_aabb(sh->size, col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
   else if (sh->type == GRIT_GEOM_CYLINDER && !col->no_sphere_box)
     cylinder_world_aabb(sh->size[0], sh->size[1], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
   else
