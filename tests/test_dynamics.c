@@ -261,6 +261,51 @@ Test(dynamics, welded_body_adds_its_inertia_to_the_parent) {
 
 /* ---------------------------------------------------------------------------------- bias forces */
 
+/* grit_rne_bias skips the force of a body welded to the world (it reaches no dof) but passes its
+ * acceleration (gravity's) on: a hinge-slide body under a massive welded body has the bias it has
+ * attached to the world at the same place (the composed pose's round-off apart). */
+Test(dynamics, bias_through_a_body_welded_to_the_world) {
+  tu_rng rng = {29};
+  grit_body_def s = grit_default_body_def(), c = grit_default_body_def();
+  s.mass = 5.0, c.mass = 1.1;
+  for (int i = 0; i < 3; ++i) {
+    s.pos[i] = tu_uniform(&rng, -1, 1), c.pos[i] = tu_uniform(&rng, -1, 1);
+    s.com[i] = tu_uniform(&rng, -0.3, 0.3), c.com[i] = tu_uniform(&rng, -0.3, 0.3);
+  }
+  tu_quat(&rng, s.quat);
+  tu_quat(&rng, c.quat);
+  tu_inertia(&rng, s.inertia, 0.3);
+  tu_inertia(&rng, c.inertia, 0.2);
+  c.parent = 1;
+  grit_body_def direct = c; /* c's pose composed with s's, on the world */
+  direct.parent = 0;
+  grit_quat_rotate(direct.pos, s.quat, c.pos);
+  for (int i = 0; i < 3; ++i) direct.pos[i] += s.pos[i];
+  grit_quat_mul(direct.quat, s.quat, c.quat);
+  grit_joint_def j1 = grit_default_joint_def(), j2 = grit_default_joint_def();
+  tu_unit3(&rng, j1.axis);
+  tu_unit3(&rng, j2.axis);
+  j2.type = GRIT_JOINT_SLIDE;
+  double q[2] = {0.4, 0.3}, v[2] = {-1.2, 0.9}, cc[2][2];
+  for (int k = 0; k < 2; ++k) {
+    grit_builder *b;
+    grit_model *m;
+    grit_builder_create(&b);
+    if (!k) cr_assert_eq(grit_builder_add_body(b, &s, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+    cr_assert_eq(grit_builder_add_body(b, k ? &direct : &c, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+    grit_builder_add_joint(b, k ? 1 : 2, &j1, NULL);
+    grit_builder_add_joint(b, k ? 1 : 2, &j2, NULL);
+    cr_assert_eq(grit_builder_compile(b, &m), GRIT_OK);
+    grit_builder_free(b);
+    grit_data *d = tu_data(m);
+    m_and_c(d, q, v, NULL, cc[k]);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+  cr_assert(tu_max_abs_diff(cc[0], cc[1], 2) <= 1e-13 * tu_max_abs(cc[0], 2), "c differs: %g %g vs %g %g", cc[0][0],
+            cc[0][1], cc[1][0], cc[1][1]);
+}
+
 /* c = d/dt(dT/dv) - X(T) + X(V) + [omega x dT/domega for ball and free rotations], all by central
  * differences in the tangent space: d/dt along q (+) t v with v held fixed (the motion with v' = 0),
  * X_i the derivative along q (+) s e_i. For hinge/slide trees this is Lagrange's equation; the extra
