@@ -263,6 +263,11 @@ static double window_margin(const grit_collision_motion *mo, double s, double ca
 static void speculative_margins(grit_collision *col, const grit_model *m, const grit_collision_motion *mo) {
   const double cap = m->opt.contact_margin;
   for (int g = 0; g < m->ngeom; ++g) {
+    if (col->gtree[g] < 0) { /* on the world or welded to it: twists +0 (grit_collision_motion), whose bound
+                                geom_speed gives as +0 at a finite origin (0 x c + 0, then norms of +-0) */
+      col->gmargin[g] = col->gspec_tree[g] = window_margin(mo, 0.0, cap);
+      continue;
+    }
     const int b = m->geom_body[g], root = col->gtree[g] >= 0 ? col->groot[g] : -1;
     const double s = fmax(relative_speed(col, mo->cvel, b, -1, g), relative_speed(col, mo->cvel_star, b, -1, g));
     col->gmargin[g] = window_margin(mo, s, cap);

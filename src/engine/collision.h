@@ -16,7 +16,9 @@
 /* What bounds how far the geometries can move in a step, for the speculative margins of
  * grit_collision_detect: body twists at the start velocity and at the free-motion velocity v*. */
 typedef struct grit_collision_motion {
-  const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin) */
+  const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin); both are the world's +0 on
+                              the bodies welded to it (grit_kin_velocities, grit_kin_twists pass it down), which
+                              the query takes for granted (speculative_margins) */
   const double *cvel_star; /* (6 nbody) body twists at v* (grit_kin_twists) */
   double window;           /* s: a geometry's margin is window times its speed bound */
   double min_margin;       /* m: every pair within this distance is a candidate (gradient smoothing) */
