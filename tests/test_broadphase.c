@@ -265,3 +265,57 @@ Test(broadphase, tied_boxes_same_pairs_whatever_the_last_call) {
   }
   free(lattice), free(reversed), free(p0), free(p1);
 }
+
+/* Two boxes (broadphase.c, pairs_two: a call without a tests count) give the packed sweep's pair, status
+ * and kept order: random, touching, tied, unbounded and NaN bounds, with and without classes (kinds of
+ * every mask, groups equal or not) and a filter, with room for the pair and without. */
+Test(broadphase, two_boxes_same_pair_as_the_sweep) {
+  unsigned long long s = 31;
+  const double L[3] = {0.3, 0.3, 0.3};
+  classes c;
+  int hits = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    double aabb[12];
+    random_boxes(&s, 2, L, 0.01, 0.15, aabb);
+    const int kind = trial % 8;
+    if (kind == 1) /* touching on one axis */
+      aabb[6 + trial % 3] = aabb[3 + trial % 3];
+    if (kind == 2) /* tied lower bounds on every axis */
+      for (int k = 0; k < 3; ++k) aabb[6 + k] = aabb[k];
+    if (kind == 3) /* a floor: unbounded but above */
+      for (int k = 0; k < 3; ++k) aabb[k] = -INFINITY, aabb[3 + k] = k == 2 ? 0.1 : INFINITY;
+    if (kind == 4) aabb[6 * (trial % 2) + trial % 6] = NAN;
+    grit_broadphase *bp[2];
+    grit_broadphase_create(2, &bp[0]);
+    grit_broadphase_create(2, &bp[1]);
+    const int with_classes = trial % 3 != 0;
+    for (int i = 0; i < 2; ++i) {
+      c.group[i] = trial % 5 == 0 ? 7 : i;
+      c.type[i] = 1u << (int)uniform(&s, 0, 3);
+      c.affinity[i] = 1u << (int)uniform(&s, 0, 3);
+    }
+    for (int r = 0; r < 2; ++r)
+      if (with_classes) grit_broadphase_set_classes(bp[r], c.type, c.affinity, c.group);
+    for (int call = 0; call < 3; ++call) { /* the order kept between calls (it decides which box's bounds a NaN
+                                              test reads first): the boxes swapped, then the same again */
+      if (call == 1)
+        for (int k = 0; k < 6; ++k) {
+          const double t = aabb[k];
+          aabb[k] = aabb[6 + k], aabb[6 + k] = t;
+        }
+      int pairs[2][2] = {{-1, -1}, {-1, -1}}, np[2];
+      long tests = 0;
+      const int max = trial % 7 == 0 ? 0 : 1;
+      grit_pair_filter f = trial % 4 == 0 ? skip_some : trial % 4 == 1 ? classes_filter : NULL;
+      const grit_status s0 = grit_broadphase_pairs(bp[0], aabb, f, &c, pairs[0], max, &np[0], NULL);
+      const grit_status s1 = grit_broadphase_pairs(bp[1], aabb, f, &c, pairs[1], max, &np[1], &tests);
+      cr_assert_eq(s0, s1, "trial %d call %d: status", trial, call);
+      cr_assert_eq(np[0], np[1], "trial %d call %d: %d pairs, the sweep %d", trial, call, np[0], np[1]);
+      cr_assert(!memcmp(pairs[0], pairs[1], sizeof pairs[0]), "trial %d call %d: another pair", trial, call);
+      hits += np[0];
+    }
+    grit_broadphase_free(bp[0]);
+    grit_broadphase_free(bp[1]);
+  }
+  cr_assert(hits > 500, "only %d pairs found", hits);
+}

@@ -445,6 +445,62 @@ Test(step, no_query_when_every_geometry_is_on_one_weld) {
   }
 }
 
+/* The query takes a geometry on the world or on a body welded to it without a tree (body_tree -1) at speed
+ * 0 without its norms (collision.c, speculative_margins), since the step's twists there are the world's +0
+ * (grit_collision_motion): checked bit for bit on those bodies (a welded box, a welded body on it, next to
+ * a hinged arm, a box falling on them) over 200 steps, and their geometries' margins are the window of
+ * speed 0. */
+Test(step, bodies_welded_to_the_world_have_zero_twists) {
+  scene_contact c = {.mu = 0.5, .k = 1e6, .d = 10, .tau_d = 1e-3};
+  grit_builder *bld = scene_builder(2e-3, NULL);
+  grit_geom_def ground = scene_geom(&c, 0, grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0));
+  cr_assert_eq(grit_builder_add_geom(bld, &ground, NULL), GRIT_OK);
+  grit_body_def w1 = grit_default_body_def(), w2 = grit_default_body_def(), arm = grit_default_body_def();
+  const double q1[4] = {0.9, 0.1, 0.2, 0.3}, p1[3] = {0, 0, 0.3}, p2[3] = {0.1, 0, 0.1}, pa[3] = {0, 0.2, 0};
+  memcpy(w1.quat, q1, sizeof q1);
+  memcpy(w1.pos, p1, sizeof p1);
+  memcpy(w2.pos, p2, sizeof p2);
+  memcpy(arm.pos, pa, sizeof pa);
+  int b1, b2, b3;
+  cr_assert_eq(grit_builder_add_body(bld, &w1, &b1), GRIT_OK, "%s", grit_builder_last_error(bld));
+  w2.parent = b1;
+  cr_assert_eq(grit_builder_add_body(bld, &w2, &b2), GRIT_OK, "%s", grit_builder_last_error(bld)); /* welded on welded */
+  arm.parent = 0; /* a hinged arm of its own (a welded body with a moving child is on that child's tree) */
+  cr_assert_eq(grit_builder_add_body(bld, &arm, &b3), GRIT_OK, "%s", grit_builder_last_error(bld));
+  grit_joint_def hinge = grit_default_joint_def();
+  hinge.axis[0] = 1, hinge.axis[2] = 0;
+  cr_assert_eq(grit_builder_add_joint(bld, b3, &hinge, NULL), GRIT_OK, "%s", grit_builder_last_error(bld));
+  const grit_geom_def gs[3] = {scene_geom(&c, b1, grit_shape_make(GRIT_GEOM_BOX, 0.2, 0.2, 0.05)),
+                               scene_geom(&c, b2, grit_shape_make(GRIT_GEOM_SPHERE, 0.05, 0, 0)),
+                               scene_geom(&c, b3, grit_shape_make(GRIT_GEOM_CAPSULE, 0.03, 0.1, 0))};
+  for (int k = 0; k < 3; ++k) cr_assert_eq(grit_builder_add_geom(bld, &gs[k], NULL), GRIT_OK, "%s", grit_builder_last_error(bld));
+  const double pf[3] = {0.05, 0.0, 0.45};
+  const int fb = scene_free_body(bld, 1, 0.01, 0.01, 0.01, pf);
+  const grit_geom_def gb = scene_geom(&c, fb, grit_shape_make(GRIT_GEOM_BOX, 0.05, 0.05, 0.05));
+  cr_assert_eq(grit_builder_add_geom(bld, &gb, NULL), GRIT_OK, "%s", grit_builder_last_error(bld));
+  grit_model *m;
+  grit_data *d = scene_data(bld, &m, GRIT_CONTACT_LAGGED);
+  const double zero[6] = {0, 0, 0, 0, 0, 0};
+  int welded = 0, touched = 0;
+  for (int step = 0; step < 200; ++step) {
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    touched += grit_data_ncontacts(d) > 0;
+    for (int b = 0; b < m->nbody; ++b) {
+      if (m->body_tree[b] >= 0) continue;
+      welded += step == 0;
+      cr_assert(!memcmp(d->kin.cvel + 6 * b, zero, sizeof zero), "step %d body %d: a twist", step, b);
+      cr_assert(!memcmp(d->cvel_star + 6 * b, zero, sizeof zero), "step %d body %d: a twist at v*", step, b);
+    }
+    for (int g = 0; g < m->ngeom; ++g)
+      if (d->collision->gtree[g] < 0)
+        cr_assert_eq(d->collision->gspec[g], 0.0, "step %d geom %d: margin %g", step, g, d->collision->gspec[g]);
+  }
+  cr_assert_eq(welded, 3, "%d bodies welded to the world", welded);
+  cr_assert(touched > 50, "contact in %d steps only", touched);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* The bounding test before the narrow phase (collision.c, surely_apart; grit_collision.no_apart) drops
  * only pairs without candidates: 120 bodies of every round and boxy shape falling into a box of four
  * walls turned by quaternions (so their normals are off the axes by round-off and their boxes
@@ -531,6 +587,16 @@ Test(step, round_boxes_same_bits) {
     const double pos[3] = {uniform(&seed, -3, 3), uniform(&seed, -3, 3), uniform(&seed, -3, 3)};
     int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
     grit_geom_def g = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_CYLINDER, uniform(&seed, 1e-3, 2), uniform(&seed, 1e-3, 2), 0));
+    for (int k = 0; k < 4; ++k) g.quat[k] = i % 5 == 1 ? (k == 0) : i % 5 == 3 ? (k < 2) : uniform(&seed, -1, 1);
+    for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
+    cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));
+  }
+  for (int i = 0; i < 30; ++i) { /* boxes (collision.c, box_world_aabb): some along the axes, so rows with
+                                    zeros (sgn(+-0) = +1) */
+    const double pos[3] = {uniform(&seed, -3, 3), uniform(&seed, -3, 3), uniform(&seed, -3, 3)};
+    int body = scene_free_body(b, 1, 0.01, 0.01, 0.01, pos);
+    grit_geom_def g = scene_geom(&c, body, grit_shape_make(GRIT_GEOM_BOX, uniform(&seed, 1e-3, 2), uniform(&seed, 1e-3, 2),
+                                                           uniform(&seed, 1e-3, 2)));
     for (int k = 0; k < 4; ++k) g.quat[k] = i % 5 == 1 ? (k == 0) : i % 5 == 3 ? (k < 2) : uniform(&seed, -1, 1);
     for (int k = 0; k < 3; ++k) g.pos[k] = uniform(&seed, -0.5, 0.5);
     cr_assert_eq(grit_builder_add_geom(b, &g, NULL), GRIT_OK, "%s", grit_builder_last_error(b));

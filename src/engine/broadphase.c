@@ -340,9 +340,39 @@ static int sweep_axis(const double *aabb, int n) {
   return best;
 }
 
+/* Two boxes (a body on a floor, two bodies: the tiny scenes), without the packed sweep's copies: its
+ * insertion sort's one step on the kept order, its test on the sweep axis and the other two, the classes
+ * (a pair of kinds that do not match is one the classes' test excludes), the filter: the same pair, the
+ * same order kept. Not counting tests (the callers that ask take the sweep). */
+static grit_status pairs_two(grit_broadphase *bp, const double *aabb, int ax, grit_pair_filter filter, const void *ctx,
+                             int *pairs, int max_pairs, int *npairs) {
+  int *o = bp->order;
+  if (aabb[6 * o[0] + ax] > aabb[6 * o[1] + ax] || (aabb[6 * o[0] + ax] == aabb[6 * o[1] + ax] && o[0] > o[1])) {
+    const int t = o[0];
+    o[0] = o[1], o[1] = t;
+  }
+  const int i = o[0], j = o[1], a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
+  const double *bi = aabb + 6 * i, *bj = aabb + 6 * j;
+  *npairs = 0;
+  if (bj[ax] > bi[3 + ax]) return GRIT_OK;
+  if (bj[a1] > bi[3 + a1] || bi[a1] > bj[3 + a1] || bj[a2] > bi[3 + a2] || bi[a2] > bj[3 + a2]) return GRIT_OK;
+  if (bp->type && bp->test_cls) {
+    const unsigned ci[3] = {bp->type[i], bp->affinity[i], (unsigned)bp->group[i]};
+    const unsigned cj[3] = {bp->type[j], bp->affinity[j], (unsigned)bp->group[j]};
+    if (classes_exclude(ci, cj)) return GRIT_OK;
+  }
+  const int lo = i < j ? i : j, hj = i < j ? j : i;
+  if (filter && !filter(ctx, lo, hj)) return GRIT_OK;
+  if (max_pairs < 1) return GRIT_ERR_CAPACITY;
+  pairs[0] = lo, pairs[1] = hj;
+  *npairs = 1;
+  return GRIT_OK;
+}
+
 grit_status grit_broadphase_pairs(grit_broadphase *bp, const double *aabb, grit_pair_filter filter,
                                   const void *ctx, int *pairs, int max_pairs, int *npairs, long *tests) {
   const int n = bp->n, ax = sweep_axis(aabb, n);
+  if (!bp->unpacked && n == 2 && !tests) return pairs_two(bp, aabb, ax, filter, ctx, pairs, max_pairs, npairs);
   if (!bp->unpacked) return pairs_packed(bp, aabb, ax, filter, ctx, pairs, max_pairs, npairs, tests);
   int *o = bp->order;
   /* insertion sort by lower bound, then index: near O(n) for coherent motion. The index breaks ties, so

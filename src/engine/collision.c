@@ -263,6 +263,11 @@ static double window_margin(const grit_collision_motion *mo, double s, double ca
 static void speculative_margins(grit_collision *col, const grit_model *m, const grit_collision_motion *mo) {
   const double cap = m->opt.contact_margin;
   for (int g = 0; g < m->ngeom; ++g) {
+    if (col->gtree[g] < 0) { /* on the world or welded to it: twists +0 (grit_collision_motion), whose bound
+                                geom_speed gives as +0 at a finite origin (0 x c + 0, then norms of +-0) */
+      col->gmargin[g] = col->gspec_tree[g] = window_margin(mo, 0.0, cap);
+      continue;
+    }
     const int b = m->geom_body[g], root = col->gtree[g] >= 0 ? col->groot[g] : -1;
     const double s = fmax(relative_speed(col, mo->cvel, b, -1, g), relative_speed(col, mo->cvel_star, b, -1, g));
     col->gmargin[g] = window_margin(mo, s, cap);
@@ -335,12 +340,27 @@ static void cylinder_world_aabb(double r, double h, const double p[3], const dou
   }
 }
 
+/* A box's box (half-sizes z) by grit_shape_world_aabb's operations (geometry.c: the core support along each
+ * row d of R, sgn(d_j) z_j, no radius; the support against d by symmetry; the same sums in the same order),
+ * without its six calls: the same bits (test_step: round_boxes_same_bits). */
+static void box_world_aabb(const double z[3], const double p[3], const double R[9], double margin, double lo[3],
+                           double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    const double *d = R + 3 * k, x[3] = {sgn(d[0]) * z[0], sgn(d[1]) * z[1], sgn(d[2]) * z[2]};
+    hi[k] = p[k] + d[0] * x[0] + d[1] * x[1] + d[2] * x[2] + margin;
+    const double s = d[0] * x[0] + d[1] * x[1] + d[2] * x[2];
+    lo[k] = p[k] - s - margin;
+  }
+}
+
 void grit_collision_geom_aabb(const grit_collision *col, const grit_model *m, int g, double lo[3], double hi[3]) {
   const grit_shape *sh = &m->geom_shape[g];
   const int round = sh->type == GRIT_GEOM_SPHERE || sh->type == GRIT_GEOM_CAPSULE;
   if (round && !col->no_sphere_box)
     round_world_aabb(sh->size[0], sh->size[1], sh->type == GRIT_GEOM_CAPSULE, col->gpos + 3 * g, col->gmat + 9 * g,
                      col->gmargin[g], lo, hi);
+  else if (sh->type == GRIT_GEOM_BOX && !col->no_sphere_box)
+    box_world_aabb(sh->size, col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
   else if (sh->type == GRIT_GEOM_CYLINDER && !col->no_sphere_box)
     cylinder_world_aabb(sh->size[0], sh->size[1], col->gpos + 3 * g, col->gmat + 9 * g, col->gmargin[g], lo, hi);
   else

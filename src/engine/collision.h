@@ -16,7 +16,9 @@
 /* What bounds how far the geometries can move in a step, for the speculative margins of
  * grit_collision_detect: body twists at the start velocity and at the free-motion velocity v*. */
 typedef struct grit_collision_motion {
-  const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin) */
+  const double *cvel;      /* (6 nbody) body twists at the start velocity (grit_kin); both are the world's +0 on
+                              the bodies welded to it (grit_kin_velocities, grit_kin_twists pass it down), which
+                              the query takes for granted (speculative_margins) */
   const double *cvel_star; /* (6 nbody) body twists at v* (grit_kin_twists) */
   double window;           /* s: a geometry's margin is window times its speed bound */
   double min_margin;       /* m: every pair within this distance is a candidate (gradient smoothing) */
@@ -64,9 +66,9 @@ typedef struct grit_collision {
   char *gapart;      /* (ngeom) each geometry's kind for that test: 0 none (height field, pressure field), 1
                        plane, 2 bounded (grad) */
   double apart_slack; /* that test's slack in the last query */
-  int no_sphere_box; /* 1: a sphere's, capsule's or cylinder's box by grit_shape_world_aabb (the old path); 0
-                        (default): the same operations written out (collision.c, round_world_aabb,
-                        cylinder_world_aabb; the same bits) */
+  int no_sphere_box; /* 1: a sphere's, capsule's, cylinder's or box's box by grit_shape_world_aabb (the old
+                        path); 0 (default): the same operations written out (collision.c, round_world_aabb,
+                        cylinder_world_aabb, box_world_aabb; the same bits) */
   const unsigned char *allowed; /* the model's table (model_internal.h, geom_allowed; NULL without one):
                                    bit ngeom i + j is grit_geom_pair_allowed(m, i, j) */
   int no_allowed_table; /* 1: the broad phase's filter calls grit_geom_pair_allowed after the bounding test

@@ -18,7 +18,8 @@ void GS_NAME(grit_crba_sized)(const grit_model *m, const GS_NAME(grit_kin) * k, 
 
 /* The bias forces c(q, v) = Coriolis + centrifugal + gyroscopic + gravity, so that M dv/dt + c = tau,
  * by the recursive Newton-Euler algorithm (after grit_kin_positions and grit_kin_velocities).
- * Workspaces: acc and frc, 6 nbody each. */
+ * Workspaces: acc and frc, 6 nbody each (frc of a body welded to the world is left as the sum of its
+ * children's: it reaches no dof). */
 void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *v, GS *acc, GS *frc,
                             GS *bias);
 

@@ -137,6 +137,11 @@ void GS_NAME(grit_rne_bias)(const grit_model *m, const GS_NAME(grit_kin) * k, co
     GS *a = acc + 6 * b, *f = frc + 6 * b, mom[6], t[6];
     if (!GS_NAME(kin_body_on)(m, k, b)) continue;
     for (int i = 0; i < 6; ++i) a[i] = acc[6 * m->body_parent[b] + i];
+    if (m->body_tree[b] < 0) { /* welded to the world: its force reaches no dof (the bias reads only the dofs'
+                                  bodies' sums, and its sum goes only to bodies welded to the world) */
+      GS_NAME(grit_sv_zero)(f);
+      continue;
+    }
     for (int d = m->body_dofadr[b]; d >= 0 && d < m->body_dofadr[b] + m->body_dofnum[b]; ++d)
       for (int r = 0; r < 6; ++r) a[r] = GS_FMA(k->cdof_dot[6 * d + r], v[d], a[r]);
     /* f = I a + v x* (I v) */
