@@ -290,3 +290,36 @@ Test(quadgrad, softbox_batched_kept_rows) {
   grit_data_free(d);
   grit_model_free(m);
 }
+
+/* A tree of slides alone (MuJoCo's particles) never rotates: its M is constant, the gradient of z^T M z zero
+ * (the sweep's products with the slides' zero angular twists give +-0), and its - g . dq terms +-0, which leave
+ * a sum from +0 as it was. The Delassus estimates' partials leave both out (slides_only) against forming and
+ * contracting them (ws->no_slide_quad): A and B the same bits on grid2pin (particles pinned at two corners,
+ * tendons between neighbours) and the hammock (a humanoid lying on them), with the counter showing which path
+ * ran; MuJoCo's humanoid on the floor (a free root and hinges) never takes it. */
+static void slide_trees_same_bits(const char *rel, int steps, int slides) {
+  grit_model *m;
+  grit_data *d = tu_file_stepped(rel, steps, 0, &m);
+  const int nx = 2 * grit_model_nv(m) + grit_model_na(m), nu = grit_model_nu(m);
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) {
+    A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+    d->deriv->no_slide_quad = k;
+    const unsigned long skips = d->deriv->slide_quad_skips;
+    cr_assert_eq(grit_step_derivatives(d, A[k], nu ? B[k] : NULL, NULL, 0, NULL), GRIT_OK, "%s",
+                 grit_data_last_error(d));
+    cr_assert(k || !slides ? d->deriv->slide_quad_skips == skips : d->deriv->slide_quad_skips > skips, "%s: case %d",
+              rel, k);
+  }
+  cr_expect(!memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx), "%s: A differs", rel);
+  cr_expect(!memcmp(B[0], B[1], sizeof(double) * (size_t)nx * nu), "%s: B differs", rel);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
+Test(quadgrad, trees_of_slides_leave_out_their_zero_gradient) {
+  slide_trees_same_bits("tests/models/mujoco_composite/composite/grid2pin.xml", 20, 1);
+  slide_trees_same_bits("tests/models/mujoco_composite/hammock/hammock.xml", 20, 1);
+  slide_trees_same_bits("tests/models/mujoco_model/humanoid.xml", 250, 0); /* (hinges: never left out) */
+}

@@ -228,3 +228,93 @@ Test(tendon_paths, rows_in_place_same_bits) {
   cr_expect(memcmp(A[0], A[1], sizeof(double) * (size_t)nx * nx) == 0, "A");
   for (int w = 0; w < 2; ++w) free(A[w]), grit_data_free(e[w]), grit_model_free(mm[w]);
 }
+
+/* A slide's segment term on two trees' paths as u^T l (cx_u_slide) against u^T (w x p + l) (m->ten_slide_full):
+ * w is +0 there, so each of grid2pin's and the hammock's particle rows (three slides a side) equal, the lengths
+ * the same bits; then each scene stepped 20 times each way: q, v and A equal (== : only a zero's sign may
+ * differ), and grid2pin's rows against central differences of the length (the term is the row's). */
+static void slide_rows_equal(const char *rel) {
+  grit_data *d;
+  grit_model *m = load(rel, &d);
+  for (int i = 0; i < 5; ++i) cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+  const int nv = m->nv;
+  double *J[2] = {calloc((size_t)nv, sizeof(double)), calloc((size_t)nv, sizeof(double))};
+  int slid = 0;
+  for (int t = 0; t < m->ntendon; ++t) {
+    if (m->ten_type[t] == GRIT_TENDON_FIXED) continue;
+    double L[2];
+    for (int w = 0; w < 2; ++w) {
+      m->ten_slide_full = w;
+      L[w] = grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, J[w], d->jscratch);
+    }
+    m->ten_slide_full = 0;
+    cr_assert(memcmp(&L[0], &L[1], sizeof L[0]) == 0, "%s: tendon %d's length", rel, t);
+    for (int i = 0; i < nv; ++i) {
+      cr_assert(J[0][i] == J[1][i], "%s: tendon %d, dof %d: %.17g, %.17g", rel, t, i, J[0][i], J[1][i]);
+      slid += J[0][i] != 0.0 && m->jnt_type[m->dof_jnt[i]] == GRIT_JOINT_SLIDE;
+    }
+  }
+  cr_assert_gt(slid, 0, "%s: no slide's term", rel);
+  free(J[0]), free(J[1]);
+  grit_data_free(d);
+  grit_model_free(m);
+
+  grit_data *e[2];
+  grit_model *mm[2];
+  for (int w = 0; w < 2; ++w) {
+    mm[w] = load(rel, &e[w]);
+    mm[w]->ten_slide_full = w;
+    for (int i = 0; i < 20; ++i) cr_assert_eq(grit_step(e[w]), GRIT_OK, "%s", grit_data_last_error(e[w]));
+  }
+  const int nx = 2 * nv;
+  for (int i = 0; i < nv; ++i)
+    cr_assert(e[0]->qpos[i] == e[1]->qpos[i] && e[0]->qvel[i] == e[1]->qvel[i], "%s: dof %d", rel, i);
+  double *A[2];
+  for (int w = 0; w < 2; ++w) {
+    A[w] = calloc((size_t)nx * nx, sizeof(double));
+    cr_assert_eq(grit_step_derivatives(e[w], A[w], NULL, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(e[w]));
+  }
+  for (size_t i = 0; i < (size_t)nx * nx; ++i) cr_assert(A[0][i] == A[1][i], "%s: A entry %zu", rel, i);
+  for (int w = 0; w < 2; ++w) free(A[w]), grit_data_free(e[w]), grit_model_free(mm[w]);
+}
+
+Test(tendon_paths, slide_terms_equal_the_point_velocity) {
+  slide_rows_equal("mujoco_composite/composite/grid2pin.xml");
+  slide_rows_equal("mujoco_composite/hammock/hammock.xml");
+}
+
+Test(tendon_paths, slide_rows_against_central_differences) {
+  grit_data *d;
+  grit_model *m = load("mujoco_composite/composite/grid2pin.xml", &d);
+  cr_assert_eq(m->nq, m->nv); /* (slides: q and v alike) */
+  for (int i = 0; i < 5; ++i) cr_assert_eq(grit_step(d), GRIT_OK);
+  const int nv = m->nv;
+  double *q0 = malloc(sizeof(double) * (size_t)nv), *q = malloc(sizeof(double) * (size_t)nv);
+  double *dir = malloc(sizeof(double) * (size_t)nv), *J = calloc((size_t)nv, sizeof(double));
+  double *Jx = calloc((size_t)nv, sizeof(double));
+  memcpy(q0, d->qpos, sizeof(double) * (size_t)nv);
+  unsigned s = 4321u;
+  for (int i = 0; i < nv; ++i) s = s * 1103515245u + 12345u, dir[i] = (double)(s >> 8) / 16777216.0 - 0.5;
+  const double h = 1e-6;
+  int checked = 0;
+  for (int t = 0; t < m->ntendon; t += 3) {
+    if (m->ten_type[t] == GRIT_TENDON_FIXED) continue;
+    cr_assert_eq(grit_data_set_qpos(d, q0, nv), GRIT_OK);
+    grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, J, d->jscratch);
+    double jv = 0.0, scale = 0.0;
+    for (int i = 0; i < nv; ++i) jv += J[i] * dir[i], scale += fabs(J[i] * dir[i]);
+    double L[2];
+    for (int k = 0; k < 2; ++k) {
+      for (int i = 0; i < nv; ++i) q[i] = q0[i] + (k ? -h : h) * dir[i];
+      cr_assert_eq(grit_data_set_qpos(d, q, nv), GRIT_OK);
+      L[k] = grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, Jx, d->jscratch);
+    }
+    const double fd = (L[0] - L[1]) / (2 * h);
+    cr_expect(fabs(fd - jv) <= 1e-6 * scale + 1e-9, "tendon %d: J dir %.12g, central %.12g", t, jv, fd);
+    checked++;
+  }
+  cr_assert_gt(checked, 0);
+  free(q0), free(q), free(dir), free(J), free(Jx);
+  grit_data_free(d);
+  grit_model_free(m);
+}

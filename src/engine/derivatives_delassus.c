@@ -640,6 +640,19 @@ static int kept_constant_row(const grit_model *m, grit_deriv_ws *w, const char *
   return kept_row_sum(m, w, ic, dim, ntree, tree, out);
 }
 
+/* Whether tree t's dofs are all slides: none of its bodies rotates, so its mass matrix is the same at every q
+ * and the gradient of z^T M z is zero (grit_rnea_quadratic_gradient_rows' sweep forms it from products with the
+ * slides' zero angular twists: +-0). Such a tree's g is left at the +0 it starts from and its - g . dq left out:
+ * each of those terms was +-0, and acc, a sum from +0, is never -0, so acc - (+-0) is acc (minus_g_dq's lean path
+ * skips them too): the same bits. MuJoCo's particles (grid2pin, hammock, cloth, particle.xml) are such trees.
+ * ws->no_slide_quad: formed and contracted as before (tests). */
+static int slides_only(const grit_model *m, const grit_deriv_ws *w, int t) {
+  if (w->no_slide_quad) return 0;
+  for (int d = m->tree_dofadr[t]; d < m->tree_dofadr[t] + m->tree_dofnum[t]; ++d)
+    if (m->jnt_type[m->dof_jnt[d]] != GRIT_JOINT_SLIDE) return 0;
+  return 1;
+}
+
 grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const char *dmask, int ic, int dim,
                                   int ntree, const int tree[2], const grit_dual *const J[2]) {
   grit_dual kept;
@@ -672,7 +685,7 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
     const grit_dual *dA = !dmask || dmask[t] ? w->A + m->tree_madr[t] : NULL;
     /* a tree whose dual M the pass left out (derivatives_rnea.c): - z^T dM z from the gradient of
      * z^T M z, kept with z */
-    const int quad = !dA && w->rmask[t];
+    const int quad = !dA && w->rmask[t], still = quad && slides_only(m, w, t); /* still: g = +0 */
     double gloc[MAXN], *g = keep ? w->zg + ((size_t)ic * 2 + (size_t)k) * (size_t)ldz : gloc;
     if (quad && fresh)
       for (int j = 0; j < n; ++j) g[j] = 0.0;
@@ -690,9 +703,10 @@ grit_dual grit_deriv_delassus_lin(const grit_model *m, grit_deriv_ws *w, const c
       else if (fresh && (w->no_lanes || !rows_lanes(n, L, J[k], r0, nr, &wv, z, lz)))
         solve_rows(n, L, J[k], r0, nr, &wv, z, lz);
       rows_partials(n, dA, sup, nsup, J[k], ch, nch, r0, nr, z, lz, acc);
-      if (quad && fresh) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
+      if (quad && fresh && !still) grit_rnea_quadratic_gradient_rows(m, &w->kd, &w->rn, t, z, lz, nr, g, w->qgs);
     }
-    if (quad) {
+    if (still) w->slide_quad_skips++;
+    if (quad && !still) {
       size_t gs = 1;
       const double *gr = keep && !fresh ? grit_deriv_delassus_row_g(w, ic, k, &gs) : g;
       minus_g_dq(m, w, t, gr, gs, acc);

@@ -222,6 +222,9 @@ struct grit_deriv_ws {
   unsigned long cx_compact_used;          /* the short paths that read ckc so far (tests) */
   int no_kept_lanes;                      /* nonzero: a kept row's - g . dq by minus_g_dq's tests lane by lane
                                            * (derivatives_delassus.c, kept_row_sum; stop 27) */
+  int no_slide_quad;                      /* nonzero: a tree of slides' zero gradient of z^T M z formed and
+                                           * contracted (derivatives_delassus.c, slides_only; stop 29) */
+  unsigned long slide_quad_skips;         /* the trees of slides whose gradient was left out so far (tests) */
   int law_avx2;                           /* (set each pass from fx) the kept equality rows' law and Rn in
                                            * fx's AVX2 compilation too (derivatives_chain.c, stop 27) */
   int *dqg;                               /* (GRIT_DUAL_N ntree) per tree and lane: its one seeded

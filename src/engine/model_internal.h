@@ -158,6 +158,8 @@ struct grit_model {
                                dofs included (as before stop 26: u^T (J_y - J_x) there is rounding; tests) */
   int ten_point_cross;      /* nonzero: a segment's terms u^T (w x p + l) as the point's velocity dotted,
                                as before stop 27 (constraints_extra_generic.h, cx_u_twist; tests) */
+  int ten_slide_full;       /* nonzero: a slide's segment term on two trees' paths as w x p + l, as before stop 29
+                               (constraints_extra_generic.h, cx_u_slide; tests) */
   int ten_row_scatter;      /* nonzero: a tendon's row of a step built in scratch and scattered into J, as
                                before stop 26 (constraints_extra_generic.h, cx_row_in_place; tests) */
   int cx_joint_generic;     /* nonzero: a step's joint equality row built by grit_cx_rows_cols, as before stop 28
