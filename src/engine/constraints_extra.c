@@ -133,7 +133,6 @@ static CX_INLINE void joint_equality(const grit_model *m, const double *q, doubl
   const int eq = source / 2, b1 = m->eq_obj[2 * eq], b2 = m->eq_obj[2 * eq + 1];
   const int n = m->tree_dofnum[tree], adr = m->tree_dofadr[tree];
   const double *data = m->eq_data + GRIT_EQ_NDATA * eq;
-  for (int j = 0; j < n; ++j) J[j] = 0.0;
   const int da = m->jnt_dofadr[b1], db = b2 >= 0 ? m->jnt_dofadr[b2] : -1;
   double dp = 0.0;
   const double px = b2 >= 0 ? cx_poly(data, q[m->jnt_qposadr[b2]] + -data[6], &dp) : data[0];
@@ -147,15 +146,46 @@ static CX_INLINE void joint_equality(const grit_model *m, const double *q, doubl
   p->tau_d = fmax(m->eq_taud[eq], dt);
 }
 
+/* Constraint x's J blocks +0 before its build. With `kept`, the blocks hold the build of the same constraint
+ * (kind, source, trees) at the same offsets in the last step: a build with cols writes only the listed
+ * columns (they include every dof on its bodies' paths), so only those are zeroed; the others are still the
+ * +0 of the last step's zeroing (the step's other builds write below the cx rows' offsets, nothing else
+ * writes jstore). Else the whole blocks. The flag's 288 spring rows zeroed 340 doubles each, 10 % of its
+ * step's instructions (glibc's memset by rep stosb, which valgrind counts a byte an instruction: far less of
+ * its time), and wrote its 780 kB again each step. */
+static CX_INLINE void zero_blocks(const grit_model *m, const grit_constraint *x, double *const J[2], const int *cols, int ncols,
+                        int kept) {
+  for (int i = 0; i < x->ntree; ++i) {
+    const int n = m->tree_dofnum[x->tree[i]], adr = m->tree_dofadr[x->tree[i]], dim = x->dim;
+    if (!kept || 4 * ncols >= n) { /* (a particle's few dofs, a list over much of the tree: the whole block) */
+      if (dim * n <= 8)
+        for (int j = 0; j < dim * n; ++j) J[i][j] = 0.0;
+      else
+        memset(J[i], 0, sizeof(double) * (size_t)(dim * n));
+      continue;
+    }
+    for (int e = 0; e < ncols; ++e) {
+      const unsigned k = (unsigned)(cols[e] - adr);
+      if (k < (unsigned)n)
+        for (int r = 0; r < dim; ++r) J[i][r * n + (int)k] = 0.0;
+    }
+  }
+}
+
 /* A new constraint of `kind` at c[*nc] on the given trees, its rows and parameters from grit_cx_rows. */
 static grit_constraint *add(const grit_model *m, const grit_kin *k, const double *q, double dt, int kind, int source,
                             int ntree, const int *tree, grit_constraint *c, int *nc, double *jstore, int *joff,
                             double *scratch, const int *colptr, const int *colv) {
   grit_constraint *x = &c[(*nc)++];
+  const int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1, o1 = *joff + dim * m->tree_dofnum[tree[0]];
+  /* whether the last step built this constraint at this index and these offsets (its J blocks are still in
+   * jstore: no other build writes there) */
+  const int same = x->kind == kind && x->source == source && x->ntree == ntree && x->tree[0] == tree[0] &&
+                   x->joff[0] == *joff && (ntree == 1 || (x->tree[1] == tree[1] && x->joff[1] == o1));
   memset(x, 0, sizeof *x);
   x->kind = kind;
   x->source = source;
-  x->dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
+  x->dim = dim;
   x->ntree = ntree;
   double *J[2] = {NULL, NULL};
   for (int i = 0; i < ntree; ++i) {
@@ -166,11 +196,12 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
   }
   int ncols = 0;
   const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
+  zero_blocks(m, x, J, cols, ncols, same && cols && !m->cx_zero_all);
   if (cols && kind == GRIT_CONSTRAINT_EQUALITY_1D && ntree == 1 && m->eq_type[source / 2] == GRIT_EQ_JOINT &&
       !m->cx_joint_generic)
     joint_equality(m, q, dt, source, x->tree[0], J[0], &x->p, cols, ncols);
   else
-    grit_cx_rows_cols(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
+    cx_rows_zeroed(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
   return x;
 }
 
