@@ -157,18 +157,24 @@ static CX_INLINE void zero_blocks(const grit_model *m, const grit_constraint *x,
                         int kept) {
   for (int i = 0; i < x->ntree; ++i) {
     const int n = m->tree_dofnum[x->tree[i]], adr = m->tree_dofadr[x->tree[i]], dim = x->dim;
-    if (!kept || 4 * ncols >= n) { /* (a particle's few dofs, a list over much of the tree: the whole block) */
+    if (!kept || 2 * ncols >= n) { /* (a particle's few dofs, a list over much of the tree: the whole block) */
       if (dim * n <= 8)
         for (int j = 0; j < dim * n; ++j) J[i][j] = 0.0;
       else
         memset(J[i], 0, sizeof(double) * (size_t)(dim * n));
       continue;
     }
-    for (int e = 0; e < ncols; ++e) {
-      const unsigned k = (unsigned)(cols[e] - adr);
-      if (k < (unsigned)n)
-        for (int r = 0; r < dim; ++r) J[i][r * n + (int)k] = 0.0;
-    }
+    if (dim == 1) /* (a tendon's row: no loop over the rows) */
+      for (int e = 0; e < ncols; ++e) {
+        const unsigned k = (unsigned)(cols[e] - adr);
+        if (k < (unsigned)n) J[i][k] = 0.0;
+      }
+    else
+      for (int e = 0; e < ncols; ++e) {
+        const unsigned k = (unsigned)(cols[e] - adr);
+        if (k < (unsigned)n)
+          for (int r = 0; r < dim; ++r) J[i][r * n + (int)k] = 0.0;
+      }
   }
 }
 

@@ -96,6 +96,18 @@ __attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model
  * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
  * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
  * rows each scanned 224 columns at each assembly. Returns whether constraint i has a list. */
+/* find_jlist's list of a one-row J: its listed columns sc (global dofs, the tree's from adr) where J is not +-0. */
+static __attribute__((noinline)) int list_nonzero1(const double *J, const int *sc, int ns, int adr, int n, int *l) {
+  int nl = 0;
+  for (int e = 0; e < ns; ++e) {
+    const unsigned col = (unsigned)(sc[e] - adr);
+    if (col >= (unsigned)n) continue;
+    l[nl] = (int)col;
+    nl += J[col] != 0.0;
+  }
+  return nl;
+}
+
 static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *used) {
   const grit_constraint *c = &s->c[i];
   const int n = m->tree_dofnum[c->tree[0]];
@@ -105,17 +117,22 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
   const double *J = s->jstore + c->joff[0];
   int *l = s->jlist + *used, ns = 0, nl = 0;
   const int *sc = s->cx_ptr && !s->no_cx_jlist ? grit_cx_cols(m, s->cx_ptr, s->cx_list, c->kind, c->source, &ns) : NULL;
-  if (sc && 8 * ns < n) { /* (the other columns are +0: the rows are built on these, grit_cx_rows_cols; a list
-                            * of more than an eighth of the tree's columns costs more than the scan) */
+  if (sc && (c->dim == 1 ? 4 * ns < n : 8 * ns < n)) { /* (the other columns are +0: the rows are built on these,
+                            * grit_cx_rows_cols; a list of more than a quarter of the tree's columns, of an eighth
+                            * with 3 rows, costs more than the scan) */
     const int adr = m->tree_dofadr[c->tree[0]];
-    for (int e = 0; e < ns; ++e) {
-      const int col = sc[e] - adr;
-      if (col < 0 || col >= n) continue;
-      int nz = 0;
-      for (int r = 0; r < c->dim; ++r) nz |= J[r * n + col] != 0.0;
-      l[nl] = col;
-      nl += nz;
-    }
+    if (c->dim == 1) /* (a tendon's row: its list's ~10 instructions a column against the generic loop's ~29; the
+                        flag's 288 spring rows, about 46 listed columns each, scanned 340) */
+      nl = list_nonzero1(J, sc, ns, adr, n, l);
+    else
+      for (int e = 0; e < ns; ++e) {
+        const int col = sc[e] - adr;
+        if (col < 0 || col >= n) continue;
+        int nz = 0;
+        for (int r = 0; r < c->dim; ++r) nz |= J[r * n + col] != 0.0;
+        l[nl] = col;
+        nl += nz;
+      }
   } else
     nl = grit_hessian_nonzero_columns(J, c->dim, n, l);
   s->jlnum[i] = nl;
