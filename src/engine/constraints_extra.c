@@ -146,36 +146,26 @@ static CX_INLINE void joint_equality(const grit_model *m, const double *q, doubl
   p->tau_d = fmax(m->eq_taud[eq], dt);
 }
 
-/* Constraint x's J blocks +0 before its build. With `kept`, the blocks hold the build of the same constraint
- * (kind, source, trees) at the same offsets in the last step: a build with cols writes only the listed
- * columns (they include every dof on its bodies' paths), so only those are zeroed; the others are still the
- * +0 of the last step's zeroing (the step's other builds write below the cx rows' offsets, nothing else
- * writes jstore). Else the whole blocks. The flag's 288 spring rows zeroed 340 doubles each, 10 % of its
+/* Constraint x's J block +0 before its build on one tree with cols, where its block holds the build of the
+ * same constraint (kind, source, tree) at the same offset in the last step: a build with cols writes only the
+ * listed columns (they include every dof on its bodies' paths), so only those are zeroed; the others are
+ * still the +0 of the last step's zeroing (the step's other builds write below the cx rows' offsets, nothing
+ * else writes jstore). The flag's 288 spring rows zeroed 340 doubles each, 10 % of its
  * step's instructions (glibc's memset by rep stosb, which valgrind counts a byte an instruction: far less of
  * its time), and wrote its 780 kB again each step. */
-static CX_INLINE void zero_blocks(const grit_model *m, const grit_constraint *x, double *const J[2], const int *cols, int ncols,
-                        int kept) {
-  for (int i = 0; i < x->ntree; ++i) {
-    const int n = m->tree_dofnum[x->tree[i]], adr = m->tree_dofadr[x->tree[i]], dim = x->dim;
-    if (!kept || 2 * ncols >= n) { /* (a particle's few dofs, a list over much of the tree: the whole block) */
-      if (dim * n <= 8)
-        for (int j = 0; j < dim * n; ++j) J[i][j] = 0.0;
-      else
-        memset(J[i], 0, sizeof(double) * (size_t)(dim * n));
-      continue;
+static CX_INLINE void zero_kept(const grit_model *m, const grit_constraint *x, double *J, const int *cols, int ncols) {
+  const int n = m->tree_dofnum[x->tree[0]], adr = m->tree_dofadr[x->tree[0]], dim = x->dim;
+  if (dim == 1) /* (a tendon's row: no loop over the rows) */
+    for (int e = 0; e < ncols; ++e) {
+      const unsigned k = (unsigned)(cols[e] - adr);
+      if (k < (unsigned)n) J[k] = 0.0;
     }
-    if (dim == 1) /* (a tendon's row: no loop over the rows) */
-      for (int e = 0; e < ncols; ++e) {
-        const unsigned k = (unsigned)(cols[e] - adr);
-        if (k < (unsigned)n) J[i][k] = 0.0;
-      }
-    else
-      for (int e = 0; e < ncols; ++e) {
-        const unsigned k = (unsigned)(cols[e] - adr);
-        if (k < (unsigned)n)
-          for (int r = 0; r < dim; ++r) J[i][r * n + (int)k] = 0.0;
-      }
-  }
+  else
+    for (int e = 0; e < ncols; ++e) {
+      const unsigned k = (unsigned)(cols[e] - adr);
+      if (k < (unsigned)n)
+        for (int r = 0; r < dim; ++r) J[r * n + (int)k] = 0.0;
+    }
 }
 
 /* A new constraint of `kind` at c[*nc] on the given trees, its rows and parameters from grit_cx_rows. */
@@ -202,7 +192,15 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
   }
   int ncols = 0;
   const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
-  zero_blocks(m, x, J, cols, ncols, same && cols && !m->cx_zero_all);
+  if (same && cols && ntree == 1 && 2 * ncols < m->tree_dofnum[tree[0]] && !m->cx_zero_all)
+    zero_kept(m, x, J[0], cols, ncols);
+  else /* (the whole blocks; a list over half the tree or more, a particle's few dofs: no gain) */
+    for (int i = 0; i < ntree; ++i) {
+      const int w = dim * m->tree_dofnum[tree[i]];
+      if (w > 8) memset(J[i], 0, sizeof(double) * (size_t)w);
+      else
+        for (int j = 0; j < w; ++j) J[i][j] = 0.0;
+    }
   if (cols && kind == GRIT_CONSTRAINT_EQUALITY_1D && ntree == 1 && m->eq_type[source / 2] == GRIT_EQ_JOINT &&
       !m->cx_joint_generic)
     joint_equality(m, q, dt, source, x->tree[0], J[0], &x->p, cols, ncols);

@@ -43,6 +43,14 @@ int grit_solver_jcols_create(grit_solver *s, const grit_model *m) {
 __attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c,
                                                       const double *jstore, const int *cols, const double *x,
                                                       int with_bias, double *y) {
+  if (c->dim == 1 && c->ntree == 1 && cols[1] - cols[0] <= 4 && !m->no_short_span) { /* (apply_tree_rows_cols' sum) */
+    const double *J = jstore + c->joff[0], *xt = x + m->tree_dofadr[c->tree[0]];
+    y[0] = with_bias ? c->b[0] : 0.0;
+    double sum = 0.0;
+    for (int j = cols[0]; j < cols[1]; ++j) sum += J[j] * xt[j];
+    y[0] += sum;
+    return;
+  }
   if (normal_only(c)) {
     y[0] = y[1] = 0.0;
     constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 2, 3);
@@ -79,6 +87,13 @@ __attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model
       if (f[r] == 0.0) continue;
       for (int e = 0; e < nl; ++e) yt[l[e]] += J[r * n + l[e]] * f[r];
     }
+    return;
+  }
+  if (c->dim == 1 && c->ntree == 1 && cols[1] - cols[0] <= 4 && !m->no_short_span) { /* (apply_tree_transpose_cols' sums) */
+    const double *J = jstore + c->joff[0];
+    double *yt = y + m->tree_dofadr[c->tree[0]];
+    if (f[0] != 0.0)
+      for (int j = cols[0]; j < cols[1]; ++j) yt[j] += J[j] * f[0];
     return;
   }
   for (int k = 0; k < c->ntree; ++k) {
