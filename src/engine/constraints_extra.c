@@ -173,11 +173,14 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
                             int ntree, const int *tree, grit_constraint *c, int *nc, double *jstore, int *joff,
                             double *scratch, const int *colptr, const int *colv) {
   grit_constraint *x = &c[(*nc)++];
-  const int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1, o1 = *joff + dim * m->tree_dofnum[tree[0]];
-  /* whether the last step built this constraint at this index and these offsets (its J blocks are still in
-   * jstore: no other build writes there) */
-  const int same = x->kind == kind && x->source == source && x->ntree == ntree && x->tree[0] == tree[0] &&
-                   x->joff[0] == *joff && (ntree == 1 || (x->tree[1] == tree[1] && x->joff[1] == o1));
+  const int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
+  int ncols = 0;
+  const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
+  /* whether zero_kept may take it: the last step built this constraint at this index and offset (its J block
+   * is still in jstore: no other build writes there), on one tree, with cols over less than half of it */
+  const int kept = cols && ntree == 1 && x->kind == kind && x->source == source && x->ntree == 1 &&
+                   x->tree[0] == tree[0] && x->joff[0] == *joff && 2 * ncols < m->tree_dofnum[tree[0]] &&
+                   !m->cx_zero_all;
   memset(x, 0, sizeof *x);
   x->kind = kind;
   x->source = source;
@@ -190,10 +193,7 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
     J[i] = jstore + *joff;
     *joff += x->dim * m->tree_dofnum[tree[i]];
   }
-  int ncols = 0;
-  const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
-  if (same && cols && ntree == 1 && 2 * ncols < m->tree_dofnum[tree[0]] && !m->cx_zero_all)
-    zero_kept(m, x, J[0], cols, ncols);
+  if (kept) zero_kept(m, x, J[0], cols, ncols);
   else /* (the whole blocks; a list over half the tree or more, a particle's few dofs: no gain) */
     for (int i = 0; i < ntree; ++i) {
       const int w = dim * m->tree_dofnum[tree[i]];
