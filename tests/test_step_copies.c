@@ -322,10 +322,13 @@ Test(step_copies, joint_equality_rows_same_bits) {
 /* The equality and tendon rows' J blocks zeroed on their listed columns only where the last step built the same
  * constraint at the same offsets (constraints_extra.c, zero_blocks) against the whole blocks zeroed
  * (m->cx_zero_all): every constraint's J, w and parameters byte for byte, the trajectory, the derivatives.
- * The flag's rows keep their offsets every step; the softbox's and the hammock's move with their contacts. */
+ * The flag's rows keep their offsets every step; the softbox's and the hammock's move with their contacts; the
+ * humanoid's and the ball in cup's tendon limits are built and dropped (a dropped row's blocks zeroed again). */
 Test(step_copies, kept_zeros_same_bits) {
   check_rows("tests/models/mujoco_composite/flag/flag.xml", 6, 0, 1);
   check_rows("tests/models/mujoco_composite/composite/softbox.xml", 12, 0, 1);
   check_rows("tests/models/mujoco_composite/composite/cloth.xml", 8, 0, 1);
   check_rows("tests/models/mujoco_composite/hammock/hammock.xml", 12, 0, 1);
+  check_rows("tests/models/mujoco_model/humanoid.xml", 40, 0, 1); /* (tendon limits built and dropped) */
+  check_rows("tests/models/dm_control_suite/ball_in_cup.xml", 40, 0, 1);
 }

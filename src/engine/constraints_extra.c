@@ -171,14 +171,16 @@ static CX_INLINE void zero_kept(const grit_model *m, const grit_constraint *x, d
 /* A new constraint of `kind` at c[*nc] on the given trees, its rows and parameters from grit_cx_rows. */
 static grit_constraint *add(const grit_model *m, const grit_kin *k, const double *q, double dt, int kind, int source,
                             int ntree, const int *tree, grit_constraint *c, int *nc, double *jstore, int *joff,
-                            double *scratch, const int *colptr, const int *colv) {
+                            double *scratch, const int *colptr, const int *colv, int built) {
+  const int at = *nc;
   grit_constraint *x = &c[(*nc)++];
   const int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
   int ncols = 0;
   const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
-  /* whether zero_kept may take it: the last step built this constraint at this index and offset (its J block
-   * is still in jstore: no other build writes there), on one tree, with cols over less than half of it */
-  const int kept = cols && ntree == 1 && x->kind == kind && x->source == source && x->ntree == 1 &&
+  /* whether zero_kept may take it: the last call built this constraint at this index (below `built`: its
+   * entry is that call's) and offset (its J block is still in jstore: since then only the builds below this
+   * offset wrote there), on one tree, with cols over less than half of it */
+  const int kept = cols && ntree == 1 && at < built && x->kind == kind && x->source == source && x->ntree == 1 &&
                    x->tree[0] == tree[0] && x->joff[0] == *joff && 2 * ncols < m->tree_dofnum[tree[0]] &&
                    !m->cx_zero_all;
   memset(x, 0, sizeof *x);
@@ -221,31 +223,36 @@ static double row_dot(const grit_model *m, const grit_constraint *x, const doubl
 
 void grit_build_cx_constraints(const grit_model *m, const grit_kin *k, const double *q, const double *v0,
                                const double *vstar, double dt, grit_constraint *c, int *nc, double *jstore, int *joff,
-                               double *scratch, const int *colptr, const int *colv) {
+                               double *scratch, const int *colptr, const int *colv, int *built) {
+  const int prev = *built;
   for (int i = 0; i < m->nv; ++i)
     if (m->dof_frictionloss[i] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_FRICTION, i, 1, &m->dof_tree[i], c, nc, jstore, joff, scratch, colptr, colv);
+      add(m, k, q, dt, GRIT_CONSTRAINT_FRICTION, i, 1, &m->dof_tree[i], c, nc, jstore, joff, scratch, colptr, colv, prev);
   for (int e = 0; e < m->neq; ++e) {
     const int type = m->eq_type[e], kind = type <= GRIT_EQ_WELD ? GRIT_CONSTRAINT_EQUALITY : GRIT_CONSTRAINT_EQUALITY_1D;
     for (int part = 0; part < (type == GRIT_EQ_WELD ? 2 : 1); ++part)
       add(m, k, q, dt, kind, 2 * e + part, m->eq_ntree[e], m->eq_tree + 2 * e, c, nc, jstore, joff, scratch, colptr,
-          colv);
+          colv, prev);
   }
   for (int t = 0; t < m->ntendon; ++t) {
     const int nt = m->ten_ntree[t], *tr = m->ten_tree + 2 * t;
     if (m->ten_stiffness[t] > 0.0 || m->ten_damping[t] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv);
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv, prev);
     if (m->ten_frictionloss[t] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv);
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv, prev);
     if (!m->ten_limited[t]) continue;
     for (int side = 0; side < 2; ++side) {
       const int nc0 = *nc, joff0 = *joff;
       grit_constraint *x = add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_LIMIT, 2 * t + side, nt, tr, c, nc, jstore, joff,
-                               scratch, colptr, colv);
+                               scratch, colptr, colv, prev);
       /* only within the step's reach, as joint limits (GRIT_STEP_REACH) */
       const double reach =
           GRIT_STEP_REACH * dt * fmax(fabs(row_dot(m, x, jstore, v0)), fabs(row_dot(m, x, jstore, vstar)));
-      if (x->p.phi0 > reach) *nc = nc0, *joff = joff0;
+      if (x->p.phi0 > reach) { /* (its blocks zeroed again: rows after it may keep zeros where they lay) */
+        memset(jstore + joff0, 0, sizeof(double) * (size_t)(*joff - joff0));
+        *nc = nc0, *joff = joff0;
+      }
     }
   }
+  *built = *nc; /* (a dropped limit's entry at *nc is not below it) */
 }

@@ -57,6 +57,7 @@ struct grit_solver {
                            list filtered by J's values, not a scan of the tree's columns */
   int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
   int no_jlist_apply;   /* nonzero: J x and J^T gamma over the spans (jcols) only, not the lists (tests) */
+  int cx_built;         /* grit_build_cx_constraints' count of the entries its last call left (grit_solver_cx_built) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
   /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
