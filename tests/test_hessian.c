@@ -532,7 +532,8 @@ Test(hessian, softbox_sparse_kernel_same_bits) {
 
 /* A big tree's block kept as its lower triangle (copied from A, summed into by the chain assembly: AVX2
  * or the plain loop; the factors read only it) against both triangles copied and summed
- * (grit_hessian_big_lower, grit_hessian_lower_kernel): the flag (the sparse factor, 288 spring tendons),
+ * (grit_hessian_big_lower, grit_hessian_lower_kernel; the AVX2 sums by runs of adjacent columns or four
+ * gathered, grit_hessian_lower_runs): the flag (the sparse factor, 288 spring tendons),
  * the softbox (sparse, a row held apart, contacts), the cloth (contacts on its tree of 166), the flag on
  * the dense block (the big kernel mirrors the lower triangle), on the dense path (the upper triangle
  * lands where grit_densechol_factor does not read) and with CHOLMOD: the same states, bit for bit. */
@@ -541,7 +542,8 @@ static void step_lower(const char *rel, int mode, int sparse, int dense, int ste
   grit_data *d = composite_data(rel, &m);
   cr_assert(m->nq <= 400 && m->nv <= 400);
   grit_hessian_big_lower(d->solver->H, mode > 0);
-  grit_hessian_lower_kernel(d->solver->H, mode == 1);
+  grit_hessian_lower_kernel(d->solver->H, mode == 1 || mode == 3);
+  grit_hessian_lower_runs(d->solver->H, mode == 1);
   grit_hessian_sparse_trees(d->solver->H, sparse);
   if (dense == 1) d->settings.dense_max_nv = 1000;
   if (dense == 2) d->settings.sparse_factor = GRIT_FACTOR_CHOLMOD;
@@ -551,14 +553,14 @@ static void step_lower(const char *rel, int mode, int sparse, int dense, int ste
 }
 
 Test(hessian, big_tree_lower_triangle_same_bits) {
-  static double q[3][400], v[3][400];
+  static double q[4][400], v[4][400];
   const struct { const char *rel; int sparse, dense, steps; } runs[] = {
       {"flag/flag.xml", 1, 0, 40}, {"composite/softbox.xml", 1, 0, 60}, {"composite/cloth.xml", 1, 0, 60},
       {"flag/flag.xml", 0, 0, 10}, {"flag/flag.xml", 0, 1, 5},        {"flag/flag.xml", 0, 2, 5}};
   for (size_t r = 0; r < sizeof runs / sizeof runs[0]; ++r) {
     memset(q, 0, sizeof q), memset(v, 0, sizeof v);
-    for (int w = 0; w < 3; ++w) step_lower(runs[r].rel, w, runs[r].sparse, runs[r].dense, runs[r].steps, q[w], v[w]);
-    for (int w = 1; w < 3; ++w)
+    for (int w = 0; w < 4; ++w) step_lower(runs[r].rel, w, runs[r].sparse, runs[r].dense, runs[r].steps, q[w], v[w]);
+    for (int w = 1; w < 4; ++w)
       cr_expect(memcmp(q[0], q[w], sizeof q[0]) == 0 && memcmp(v[0], v[w], sizeof v[0]) == 0,
                 "%s (sparse %d, dense %d, kernel %d)", runs[r].rel, runs[r].sparse, runs[r].dense, w);
     double moved = 0.0;

@@ -331,7 +331,7 @@ Test(solver, products_over_the_nonzero_columns_of_j_give_the_same_bits) {
 /* The Hessian's assembly over the column lists the solver finds once per solve (solver.c, find_jlist,
  * grit_hessian_add_cols) gives the same bits as its own scan of J at each assembly (no_jlist), the lists from
  * the structural columns as those by scans (no_cx_jlist), J x and J^T gamma over the lists as over the spans
- * (no_jlist_apply): steps of
+ * (no_jlist_apply), a one-row short span's products by a plain loop as by the general loops (m->no_short_span): steps of
  * the composite softbox (one tree of 224 dofs, tendon equalities and contacts) and the loop (44 dofs) from
  * rest, states compared bit for bit after each step, then the dense derivatives A, B (the refactor lists
  * again); and some constraint did have a list with columns left out. */
@@ -341,13 +341,19 @@ static void check_jlist(const char *rel, int nsteps, int mode) {
   grit_mjcf_info info;
   char msg[512];
   cr_assert_eq(grit_mjcf_load_file(rel, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_model *m1 = m; /* (mode 3: a copy whose one-row short spans take the general loops, m->no_short_span) */
+  if (mode == 3) {
+    cr_assert_eq(grit_model_copy(m, &m1), GRIT_OK);
+    m1->no_short_span = 1;
+  }
   for (int k = 0; k < 2; ++k) {
-    cr_assert_eq(grit_data_create(m, &d[k]), GRIT_OK);
+    cr_assert_eq(grit_data_create(k ? m1 : m, &d[k]), GRIT_OK);
     grit_data_set_step_settings(d[k], &info.settings);
   }
   if (mode == 0) d[1]->solver->no_jlist = 1;
   if (mode == 1) d[1]->solver->no_cx_jlist = 1;   /* lists by scans, not the structural columns */
   if (mode == 2) d[1]->solver->no_jlist_apply = 1; /* J x, J^T gamma over spans */
+
   int listed = 0;
   for (int i = 0; i < nsteps; ++i) {
     for (int k = 0; k < 2; ++k) cr_assert_eq(grit_step(d[k]), GRIT_OK, "%s", grit_data_last_error(d[k]));
@@ -371,12 +377,13 @@ static void check_jlist(const char *rel, int nsteps, int mode) {
   cr_assert_eq(memcmp(A[0], A[1], sizeof(double) * (size_t)nx * (size_t)nx), 0, "A differs");
   cr_assert_eq(memcmp(B[0], B[1], sizeof(double) * (size_t)nx * (size_t)nu), 0, "B differs");
   for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]), grit_data_free(d[k]);
+  if (m1 != m) grit_model_free(m1);
   grit_model_free(m);
   grit_mjcf_info_free(&info);
 }
 
 Test(solver, assembly_over_listed_columns_gives_the_same_bits) {
-  for (int mode = 0; mode < 3; ++mode) {
+  for (int mode = 0; mode < 4; ++mode) {
     check_jlist(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/softbox.xml", 60, mode);
     check_jlist(GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/loop.xml", 500, mode);
   }

@@ -262,18 +262,21 @@ Test(step_copies, delassus_rows_same_bits) {
  * by delassus1_leaves from step_delassus, against grit_cx_rows_cols (m->cx_joint_generic) and delassus1_rows
  * (grit_afactor_set_delassus_leaves(af, 0)) in a second data of a copied model: the same constraints' J, w
  * and parameters byte for byte, the same trajectory, the same derivatives. */
-static void check_equality_rows(const char *rel, int n, int min_leaves) {
+/* (zero_all: the second model's rows zero their whole J blocks, m->cx_zero_all, instead of the generic joint
+ * equality rows and the Delassus sums without leaves) */
+static void check_rows(const char *rel, int n, int min_leaves, int zero_all) {
   grit_model *m[2];
   grit_mjcf_info info;
   load(rel, &m[0], &info);
   cr_assert_eq(grit_model_copy(m[0], &m[1]), GRIT_OK);
-  m[1]->cx_joint_generic = 1;
+  if (zero_all) m[1]->cx_zero_all = 1;
+  else m[1]->cx_joint_generic = 1;
   grit_data *d[2];
   for (int i = 0; i < 2; ++i) {
     cr_assert_eq(grit_data_create(m[i], &d[i]), GRIT_OK);
     cr_assert_eq(grit_data_set_step_settings(d[i], &info.settings), GRIT_OK);
   }
-  grit_afactor_set_delassus_leaves(d[1]->af, 0);
+  if (!zero_all) grit_afactor_set_delassus_leaves(d[1]->af, 0);
   int leaves = 0;
   for (int k = 0; k < m[0]->neq + m[0]->ntendon; ++k) leaves += d[0]->cx_leaf[k];
   cr_assert(leaves >= min_leaves, "%d leaf lists, %d expected", leaves, min_leaves);
@@ -312,6 +315,20 @@ static void check_equality_rows(const char *rel, int n, int min_leaves) {
 }
 
 Test(step_copies, joint_equality_rows_same_bits) {
-  check_equality_rows("tests/models/mujoco_composite/composite/softbox.xml", 12, 640);
-  check_equality_rows("tests/models/mujoco_composite/composite/cloth.xml", 4, 0);
+  check_rows("tests/models/mujoco_composite/composite/softbox.xml", 12, 640, 0);
+  check_rows("tests/models/mujoco_composite/composite/cloth.xml", 4, 0, 0);
+}
+
+/* The equality and tendon rows' J blocks zeroed on their listed columns only where the last step built the same
+ * constraint at the same offsets (constraints_extra.c, zero_blocks) against the whole blocks zeroed
+ * (m->cx_zero_all): every constraint's J, w and parameters byte for byte, the trajectory, the derivatives.
+ * The flag's rows keep their offsets every step; the softbox's and the hammock's move with their contacts; the
+ * humanoid's and the ball in cup's tendon limits are built and dropped (a dropped row's blocks zeroed again). */
+Test(step_copies, kept_zeros_same_bits) {
+  check_rows("tests/models/mujoco_composite/flag/flag.xml", 6, 0, 1);
+  check_rows("tests/models/mujoco_composite/composite/softbox.xml", 12, 0, 1);
+  check_rows("tests/models/mujoco_composite/composite/cloth.xml", 8, 0, 1);
+  check_rows("tests/models/mujoco_composite/hammock/hammock.xml", 12, 0, 1);
+  check_rows("tests/models/mujoco_model/humanoid.xml", 40, 0, 1); /* (tendon limits built and dropped) */
+  check_rows("tests/models/dm_control_suite/ball_in_cup.xml", 40, 0, 1);
 }

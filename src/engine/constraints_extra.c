@@ -133,7 +133,6 @@ static CX_INLINE void joint_equality(const grit_model *m, const double *q, doubl
   const int eq = source / 2, b1 = m->eq_obj[2 * eq], b2 = m->eq_obj[2 * eq + 1];
   const int n = m->tree_dofnum[tree], adr = m->tree_dofadr[tree];
   const double *data = m->eq_data + GRIT_EQ_NDATA * eq;
-  for (int j = 0; j < n; ++j) J[j] = 0.0;
   const int da = m->jnt_dofadr[b1], db = b2 >= 0 ? m->jnt_dofadr[b2] : -1;
   double dp = 0.0;
   const double px = b2 >= 0 ? cx_poly(data, q[m->jnt_qposadr[b2]] + -data[6], &dp) : data[0];
@@ -147,15 +146,47 @@ static CX_INLINE void joint_equality(const grit_model *m, const double *q, doubl
   p->tau_d = fmax(m->eq_taud[eq], dt);
 }
 
+/* Constraint x's J block +0 before its build on one tree with cols, where its block holds the build of the
+ * same constraint (kind, source, tree) at the same offset in the last step: a build with cols writes only the
+ * listed columns (they include every dof on its bodies' paths), so only those are zeroed; the others are
+ * still the +0 of the last step's zeroing (the step's other builds write below the cx rows' offsets, nothing
+ * else writes jstore). The flag's 288 spring rows zeroed 340 doubles each, 10 % of its
+ * step's instructions (glibc's memset by rep stosb, which valgrind counts a byte an instruction: far less of
+ * its time), and wrote its 780 kB again each step. */
+static CX_INLINE void zero_kept(const grit_model *m, const grit_constraint *x, double *J, const int *cols, int ncols) {
+  const int n = m->tree_dofnum[x->tree[0]], adr = m->tree_dofadr[x->tree[0]], dim = x->dim;
+  if (dim == 1) /* (a tendon's row: no loop over the rows) */
+    for (int e = 0; e < ncols; ++e) {
+      const unsigned k = (unsigned)(cols[e] - adr);
+      if (k < (unsigned)n) J[k] = 0.0;
+    }
+  else
+    for (int e = 0; e < ncols; ++e) {
+      const unsigned k = (unsigned)(cols[e] - adr);
+      if (k < (unsigned)n)
+        for (int r = 0; r < dim; ++r) J[r * n + (int)k] = 0.0;
+    }
+}
+
 /* A new constraint of `kind` at c[*nc] on the given trees, its rows and parameters from grit_cx_rows. */
 static grit_constraint *add(const grit_model *m, const grit_kin *k, const double *q, double dt, int kind, int source,
                             int ntree, const int *tree, grit_constraint *c, int *nc, double *jstore, int *joff,
-                            double *scratch, const int *colptr, const int *colv) {
+                            double *scratch, const int *colptr, const int *colv, int built) {
+  const int at = *nc;
   grit_constraint *x = &c[(*nc)++];
+  const int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
+  int ncols = 0;
+  const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
+  /* whether zero_kept may take it: the last call built this constraint at this index (below `built`: its
+   * entry is that call's) and offset (its J block is still in jstore: since then only the builds below this
+   * offset wrote there), on one tree, with cols over less than half of it */
+  const int kept = cols && ntree == 1 && at < built && x->kind == kind && x->source == source && x->ntree == 1 &&
+                   x->tree[0] == tree[0] && x->joff[0] == *joff && 2 * ncols < m->tree_dofnum[tree[0]] &&
+                   !m->cx_zero_all;
   memset(x, 0, sizeof *x);
   x->kind = kind;
   x->source = source;
-  x->dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
+  x->dim = dim;
   x->ntree = ntree;
   double *J[2] = {NULL, NULL};
   for (int i = 0; i < ntree; ++i) {
@@ -164,13 +195,19 @@ static grit_constraint *add(const grit_model *m, const grit_kin *k, const double
     J[i] = jstore + *joff;
     *joff += x->dim * m->tree_dofnum[tree[i]];
   }
-  int ncols = 0;
-  const int *cols = colptr ? grit_cx_cols(m, colptr, colv, kind, source, &ncols) : NULL;
+  if (kept) zero_kept(m, x, J[0], cols, ncols);
+  else /* (the whole blocks; a list over half the tree or more, a particle's few dofs: no gain) */
+    for (int i = 0; i < ntree; ++i) {
+      const int w = dim * m->tree_dofnum[tree[i]];
+      if (w > 8) memset(J[i], 0, sizeof(double) * (size_t)w);
+      else
+        for (int j = 0; j < w; ++j) J[i][j] = 0.0;
+    }
   if (cols && kind == GRIT_CONSTRAINT_EQUALITY_1D && ntree == 1 && m->eq_type[source / 2] == GRIT_EQ_JOINT &&
       !m->cx_joint_generic)
     joint_equality(m, q, dt, source, x->tree[0], J[0], &x->p, cols, ncols);
   else
-    grit_cx_rows_cols(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
+    cx_rows_zeroed(m, k, q, dt, kind, source, ntree, x->tree, J, &x->p, scratch, cols, ncols);
   return x;
 }
 
@@ -186,31 +223,36 @@ static double row_dot(const grit_model *m, const grit_constraint *x, const doubl
 
 void grit_build_cx_constraints(const grit_model *m, const grit_kin *k, const double *q, const double *v0,
                                const double *vstar, double dt, grit_constraint *c, int *nc, double *jstore, int *joff,
-                               double *scratch, const int *colptr, const int *colv) {
+                               double *scratch, const int *colptr, const int *colv, int *built) {
+  const int prev = *built;
   for (int i = 0; i < m->nv; ++i)
     if (m->dof_frictionloss[i] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_FRICTION, i, 1, &m->dof_tree[i], c, nc, jstore, joff, scratch, colptr, colv);
+      add(m, k, q, dt, GRIT_CONSTRAINT_FRICTION, i, 1, &m->dof_tree[i], c, nc, jstore, joff, scratch, colptr, colv, prev);
   for (int e = 0; e < m->neq; ++e) {
     const int type = m->eq_type[e], kind = type <= GRIT_EQ_WELD ? GRIT_CONSTRAINT_EQUALITY : GRIT_CONSTRAINT_EQUALITY_1D;
     for (int part = 0; part < (type == GRIT_EQ_WELD ? 2 : 1); ++part)
       add(m, k, q, dt, kind, 2 * e + part, m->eq_ntree[e], m->eq_tree + 2 * e, c, nc, jstore, joff, scratch, colptr,
-          colv);
+          colv, prev);
   }
   for (int t = 0; t < m->ntendon; ++t) {
     const int nt = m->ten_ntree[t], *tr = m->ten_tree + 2 * t;
     if (m->ten_stiffness[t] > 0.0 || m->ten_damping[t] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv);
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_SPRING, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv, prev);
     if (m->ten_frictionloss[t] > 0.0)
-      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv);
+      add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_FRICTION, t, nt, tr, c, nc, jstore, joff, scratch, colptr, colv, prev);
     if (!m->ten_limited[t]) continue;
     for (int side = 0; side < 2; ++side) {
       const int nc0 = *nc, joff0 = *joff;
       grit_constraint *x = add(m, k, q, dt, GRIT_CONSTRAINT_TENDON_LIMIT, 2 * t + side, nt, tr, c, nc, jstore, joff,
-                               scratch, colptr, colv);
+                               scratch, colptr, colv, prev);
       /* only within the step's reach, as joint limits (GRIT_STEP_REACH) */
       const double reach =
           GRIT_STEP_REACH * dt * fmax(fabs(row_dot(m, x, jstore, v0)), fabs(row_dot(m, x, jstore, vstar)));
-      if (x->p.phi0 > reach) *nc = nc0, *joff = joff0;
+      if (x->p.phi0 > reach) { /* (its blocks zeroed again: rows after it may keep zeros where they lay) */
+        memset(jstore + joff0, 0, sizeof(double) * (size_t)(*joff - joff0));
+        *nc = nc0, *joff = joff0;
+      }
     }
   }
+  *built = *nc; /* (a dropped limit's entry at *nc is not below it) */
 }

@@ -50,8 +50,11 @@ void grit_cx_leaf_lists(const grit_model *m, const int *ptr, const int *list, un
 /* Appends them (joint friction, equalities, tendon springs, the tendon limits within the step's reach)
  * at positions q with kinematics k, after the other constraints. scratch: 6 nv. colptr, colv: the lists
  * of grit_cx_col_lists, the rows computed on those columns only (the same values), or NULL: over all nv. */
+/* (built: the number of constraints c[0 ..) whose entries and J blocks the last call left, kept by the caller
+ * between steps from 0; each call reads and sets it: a row rebuilt at the same index and offset zeroes only its
+ * listed columns, constraints_extra.c) */
 void grit_build_cx_constraints(const grit_model *m, const grit_kin *k, const double *q, const double *v0,
                                const double *vstar, double dt, grit_constraint *c, int *nc, double *jstore, int *joff,
-                               double *scratch, const int *colptr, const int *colv);
+                               double *scratch, const int *colptr, const int *colv, int *built);
 
 #endif

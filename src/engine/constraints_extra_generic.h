@@ -326,12 +326,11 @@ static inline int GS_NAME(cx_row_in_place)(const grit_model *m, int ntree, const
   return cols && ntree == 1 && !m->ten_row_scatter;
 }
 
-void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
-                                int source, int ntree, const int tree[2], GS *const J[2],
-                                GS_NAME(grit_contact_params) * p, GS *scratch, const int *cols, int ncols) {
-  int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
-  for (int i = 0; i < ntree; ++i)
-    for (int j = 0; j < dim * m->tree_dofnum[tree[i]]; ++j) J[i][j] = GS_C(0.0);
+/* grit_cx_rows_cols on J blocks already +0 (wherever the row's build does not write: with cols, off the listed
+ * columns; without, everywhere). */
+static void GS_NAME(cx_rows_zeroed)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
+                                    int source, int ntree, const int tree[2], GS *const J[2],
+                                    GS_NAME(grit_contact_params) * p, GS *scratch, const int *cols, int ncols) {
   switch (kind) {
     case GRIT_CONSTRAINT_FRICTION: /* J = e_dof */
       J[0][source - m->tree_dofadr[tree[0]]] = GS_C(1.0);
@@ -375,6 +374,15 @@ void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k
       break;
     }
   }
+}
+
+void GS_NAME(grit_cx_rows_cols)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,
+                                int source, int ntree, const int tree[2], GS *const J[2],
+                                GS_NAME(grit_contact_params) * p, GS *scratch, const int *cols, int ncols) {
+  int dim = kind == GRIT_CONSTRAINT_EQUALITY ? 3 : 1;
+  for (int i = 0; i < ntree; ++i)
+    for (int j = 0; j < dim * m->tree_dofnum[tree[i]]; ++j) J[i][j] = GS_C(0.0);
+  GS_NAME(cx_rows_zeroed)(m, k, q, dt, kind, source, ntree, tree, J, p, scratch, cols, ncols);
 }
 
 void GS_NAME(grit_cx_rows)(const grit_model *m, const GS_NAME(grit_kin) * k, const GS *q, double dt, int kind,

@@ -128,12 +128,13 @@ grit_status grit_hessian_create(const grit_model *m, int max_pairs, int dense_ma
   h->sink = calloc(2 * 64 * 64, sizeof(double));
   if (maxn > 64) {
     h->big_idx = malloc(sizeof(int) * (size_t)(maxn + 1));
+    h->big_runs = malloc(sizeof(int) * (size_t)(maxn + 1));
     h->big_jc = malloc(sizeof(double) * 3 * (size_t)maxn);
     h->big_gj = malloc(sizeof(double) * 3 * (size_t)maxn);
     h->big_row = malloc(sizeof(double) * (size_t)maxn);
     h->big_gjt = malloc(sizeof(double) * 6 * (size_t)maxn);
   }
-  const int big_ok = maxn <= 64 || (h->big_idx && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
+  const int big_ok = maxn <= 64 || (h->big_idx && h->big_runs && h->big_jc && h->big_gj && h->big_row && h->big_gjt);
   if (!h->tc_ok || !h->chain || !h->dchain || !h->fresh || !big_ok || !h->tvalid || !h->rebuild || !h->always || !h->pvalid ||
       !h->prebuild || !h->sink) {
     grit_hessian_free(h);
@@ -191,7 +192,7 @@ void grit_hessian_free(grit_hessian *h) {
   free(h->Hd);
   free(h->tc_ok), free(h->chain), free(h->dchain), free(h->fresh);
   free(h->tvalid), free(h->rebuild), free(h->always), free(h->pvalid), free(h->prebuild), free(h->sink);
-  free(h->big_idx), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
+  free(h->big_idx), free(h->big_runs), free(h->big_jc), free(h->big_gj), free(h->big_row), free(h->big_gjt);
   grit_treechol_free(h->tcp);
   free(h);
 }
@@ -220,6 +221,7 @@ void grit_hessian_big_lower(grit_hessian *h, int allow) {
 }
 
 void grit_hessian_lower_kernel(grit_hessian *h, int allow) { h->no_lower_avx2 = !allow; }
+void grit_hessian_lower_runs(grit_hessian *h, int allow) { h->no_lower_runs = !allow; }
 void grit_hessian_free_kernel(grit_hessian *h, int allow) { h->no_free_kernel = !allow; }
 void grit_hessian_chain_lower(grit_hessian *h, int allow) { h->no_chain_lower = !allow; }
 

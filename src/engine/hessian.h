@@ -136,6 +136,9 @@ void grit_hessian_big_lower(grit_hessian *h, int allow);
 /* Allows (1, the default) or forbids (0) the AVX2 sums into such a lower triangle (four entries gathered
  * and stored one by one; forbidden: the plain loop), the same bits, for tests. */
 void grit_hessian_lower_kernel(grit_hessian *h, int allow);
+/* Allows (1, the default) or forbids (0) those AVX2 sums by runs of adjacent columns (one load and store of
+ * four entries; forbidden: four entries gathered, stored one by one), the same bits, for tests. */
+void grit_hessian_lower_runs(grit_hessian *h, int allow);
 /* Allows (1, the default) or forbids (0) the AVX2 kernel of a 3-row term on one free body's lower triangle
  * (hessian_assemble.c, add_free_lower_avx2; forbidden: add_small's loops), the same bits, for tests. */
 void grit_hessian_free_kernel(grit_hessian *h, int allow);

@@ -60,12 +60,13 @@ struct grit_hessian {
 
   /* scratch for trees of more than 64 dofs (NULL when none): a constraint's nonzero columns (maxn),
    * its J on them and G J (3 x maxn each), a row of J^T G J (maxn), G J of two trees (2 x 3 x maxn) */
-  int *big_idx;
+  int *big_idx, *big_runs; /* (big_runs: the runs of adjacent columns in a list, maxn + 1) */
   double *big_jc, *big_gj, *big_row, *big_gjt;
   int no_big_chain; /* the old paths: chains of at most 64 columns, G J of a big tree on the fly */
   int no_span_avx2; /* grit_hessian_jrow_span column by column (grit_hessian_span_kernel(h, 0)) */
   int no_lower;     /* grit_hessian_big_lower(h, 0): big trees' blocks copied and summed whole */
   int no_lower_avx2; /* grit_hessian_lower_kernel(h, 0): a lower-only block's sums by the plain loop */
+  int no_lower_runs; /* grit_hessian_lower_runs(h, 0): those AVX2 sums four columns a gather, not by runs */
   int no_free_kernel; /* grit_hessian_free_kernel(h, 0): a free body's 3-row terms by add_small's loops */
   int no_chain_lower; /* grit_hessian_chain_lower(h, 0): a chain's sums on a tree of up to 64 dofs into both
                          triangles, and the lower-only sums without the adjacent columns' vector stores */

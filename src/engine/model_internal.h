@@ -164,6 +164,10 @@ struct grit_model {
                                before stop 26 (constraints_extra_generic.h, cx_row_in_place; tests) */
   int cx_joint_generic;     /* nonzero: a step's joint equality row built by grit_cx_rows_cols, as before stop 28
                                (constraints_extra.c, joint_equality: the same bits; tests) */
+  int no_short_span;        /* nonzero: a one-row constraint's short span of J by the solver's general loops, as
+                               before stop 29 (solver_jcols.c; the same bits; tests) */
+  int cx_zero_all;          /* nonzero: a step's equality or tendon row zeroes its whole J block first, as before
+                               stop 29 (constraints_extra.c, add: kept zeros; the same bits; tests) */
   int kin_free_placed;      /* nonzero: a free joint's body placed by its offset first (the pose the joint then
                                overwrites) and its translation's twist summed, as before stop 27 (the same
                                bits; kinematics_generic.h; tests) */

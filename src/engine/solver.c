@@ -134,6 +134,8 @@ grit_constraint *grit_solver_constraints(grit_solver *s, int *capacity) {
   return s->c;
 }
 
+int *grit_solver_cx_built(grit_solver *s) { return &s->cx_built; }
+
 double *grit_solver_jstore(grit_solver *s, int *capacity) {
   if (capacity) *capacity = s->cap_j;
   return s->jstore;

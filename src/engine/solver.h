@@ -64,6 +64,8 @@ void grit_solver_free(grit_solver *s);
 /* The constraint array and Jacobian storage to fill before a solve, and their capacities. */
 grit_constraint *grit_solver_constraints(grit_solver *s, int *capacity);
 double *grit_solver_jstore(grit_solver *s, int *capacity);
+/* The count grit_build_cx_constraints keeps between steps (constraints_extra.h): 0 at creation. */
+int *grit_solver_cx_built(grit_solver *s);
 
 /* Solves with the first nc constraints. A: the implicit operator in tree-block storage (not factored);
  * Achol: its tree-block Cholesky factor (kept as the factor of H when nc == 0); vstar: free motion;

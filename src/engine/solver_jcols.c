@@ -43,6 +43,14 @@ int grit_solver_jcols_create(grit_solver *s, const grit_model *m) {
 __attribute__((noinline)) void grit_solver_apply_cols(const grit_model *m, const grit_constraint *c,
                                                       const double *jstore, const int *cols, const double *x,
                                                       int with_bias, double *y) {
+  if (c->dim == 1 && c->ntree == 1 && cols[1] - cols[0] <= 4 && !m->no_short_span) { /* (apply_tree_rows_cols' sum) */
+    const double *J = jstore + c->joff[0], *xt = x + m->tree_dofadr[c->tree[0]];
+    y[0] = with_bias ? c->b[0] : 0.0;
+    double sum = 0.0;
+    for (int j = cols[0]; j < cols[1]; ++j) sum += J[j] * xt[j];
+    y[0] += sum;
+    return;
+  }
   if (normal_only(c)) {
     y[0] = y[1] = 0.0;
     constraint_apply_rows_cols(m, c, jstore, cols, x, with_bias, y, 2, 3);
@@ -81,6 +89,13 @@ __attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model
     }
     return;
   }
+  if (c->dim == 1 && c->ntree == 1 && cols[1] - cols[0] <= 4 && !m->no_short_span) { /* (apply_tree_transpose_cols' sums) */
+    const double *J = jstore + c->joff[0];
+    double *yt = y + m->tree_dofadr[c->tree[0]];
+    if (f[0] != 0.0)
+      for (int j = cols[0]; j < cols[1]; ++j) yt[j] += J[j] * f[0];
+    return;
+  }
   for (int k = 0; k < c->ntree; ++k) {
     const int n = m->tree_dofnum[c->tree[k]], adr = m->tree_dofadr[c->tree[k]];
     apply_tree_transpose_cols(jstore + c->joff[k], f, c->dim, n, cols[2 * k], cols[2 * k + 1], y + adr);
@@ -96,6 +111,18 @@ __attribute__((noinline)) void grit_solver_apply_transpose_cols(const grit_model
  * JLIST_MIN_NV dofs or more (hessian_assemble.c's CHAIN_MIN_NV), while the workspace has room for the tree's
  * columns (at most J's own size: it always has). Their span then comes from the list. The softbox's 651
  * rows each scanned 224 columns at each assembly. Returns whether constraint i has a list. */
+/* find_jlist's list of a one-row J: its listed columns sc (global dofs, the tree's from adr) where J is not +-0. */
+static __attribute__((noinline)) int list_nonzero1(const double *J, const int *sc, int ns, int adr, int n, int *l) {
+  int nl = 0;
+  for (int e = 0; e < ns; ++e) {
+    const unsigned col = (unsigned)(sc[e] - adr);
+    if (col >= (unsigned)n) continue;
+    l[nl] = (int)col;
+    nl += J[col] != 0.0;
+  }
+  return nl;
+}
+
 static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *used) {
   const grit_constraint *c = &s->c[i];
   const int n = m->tree_dofnum[c->tree[0]];
@@ -105,17 +132,22 @@ static inline int find_jlist(grit_solver *s, const grit_model *m, int i, int *us
   const double *J = s->jstore + c->joff[0];
   int *l = s->jlist + *used, ns = 0, nl = 0;
   const int *sc = s->cx_ptr && !s->no_cx_jlist ? grit_cx_cols(m, s->cx_ptr, s->cx_list, c->kind, c->source, &ns) : NULL;
-  if (sc && 8 * ns < n) { /* (the other columns are +0: the rows are built on these, grit_cx_rows_cols; a list
-                            * of more than an eighth of the tree's columns costs more than the scan) */
+  if (sc && (c->dim == 1 ? 4 * ns < n : 8 * ns < n)) { /* (the other columns are +0: the rows are built on these,
+                            * grit_cx_rows_cols; a list of more than a quarter of the tree's columns, of an eighth
+                            * with 3 rows, costs more than the scan) */
     const int adr = m->tree_dofadr[c->tree[0]];
-    for (int e = 0; e < ns; ++e) {
-      const int col = sc[e] - adr;
-      if (col < 0 || col >= n) continue;
-      int nz = 0;
-      for (int r = 0; r < c->dim; ++r) nz |= J[r * n + col] != 0.0;
-      l[nl] = col;
-      nl += nz;
-    }
+    if (c->dim == 1) /* (a tendon's row: its list's ~10 instructions a column against the generic loop's ~29; the
+                        flag's 288 spring rows, about 46 listed columns each, scanned 340) */
+      nl = list_nonzero1(J, sc, ns, adr, n, l);
+    else
+      for (int e = 0; e < ns; ++e) {
+        const int col = sc[e] - adr;
+        if (col < 0 || col >= n) continue;
+        int nz = 0;
+        for (int r = 0; r < c->dim; ++r) nz |= J[r * n + col] != 0.0;
+        l[nl] = col;
+        nl += nz;
+      }
   } else
     nl = grit_hessian_nonzero_columns(J, c->dim, n, l);
   s->jlnum[i] = nl;

@@ -57,6 +57,7 @@ struct grit_solver {
                            list filtered by J's values, not a scan of the tree's columns */
   int no_cx_jlist;      /* nonzero: every list by a scan of the tree's columns (tests) */
   int no_jlist_apply;   /* nonzero: J x and J^T gamma over the spans (jcols) only, not the lists (tests) */
+  int cx_built;         /* grit_build_cx_constraints' count of the entries its last call left (grit_solver_cx_built) */
   int no_lookahead;     /* nonzero: no contact modelled pressed after the first iteration, the path before
                            solver_lookahead.c (tests) */
   /* What the last assembly added, for the derivatives' refactor (grit_solver_refactor): when it covered every
@@ -302,6 +303,9 @@ static inline void tree_mulv(const grit_model *m, const grit_treechol *tc, const
 int grit_solver_jcols_create(grit_solver *s, const grit_model *m);
 void grit_solver_find_jcols(grit_solver *s, const grit_model *m, int nc);
 void grit_solver_find_jlists(grit_solver *s, const grit_model *m, int nc);
+/* (a one-row constraint on one tree whose span is at most 4 columns, the softbox's fixed slides of one column
+ * each, by a plain loop: the general loops' set-up was ~115 instructions a call, 8 % of its step; the same
+ * sums. m->no_short_span: the general loops, as before, tests.) */
 void grit_solver_apply_transpose_cols(const grit_model *m, const grit_constraint *c, const double *jstore,
                                       const int *cols, const double *f, double *y, const int *l, int nl);
 
@@ -330,9 +334,9 @@ void grit_solver_apply_list(const grit_solver *s, const grit_model *m, int i, co
 static inline void grit_solver_apply_j(const grit_solver *s, const grit_model *m, int i, const double *x,
                                        int with_bias, double *y) {
   int nl = 0;
-  const int *l = grit_solver_jlist_apply(s, i, &nl);
+  const int *l = grit_solver_jlist_apply(s, i, &nl), *cols = s->jcols + 4 * i;
   if (l) grit_solver_apply_list(s, m, i, l, nl, x, with_bias, y);
-  else grit_solver_apply_cols(m, &s->c[i], s->jstore, s->jcols + 4 * i, x, with_bias, y);
+  else grit_solver_apply_cols(m, &s->c[i], s->jstore, cols, x, with_bias, y);
 }
 
 /* solver_jcols.c: y = J x + b (b NULL: J x) and y += J^T f for a 3-row constraint on one free body (J 3 x 6,

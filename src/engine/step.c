@@ -271,7 +271,7 @@ grit_status grit_step(grit_data *d) {
                                  &joff, d->jscratch);
   grit_build_limit_constraints(m, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff);
   grit_build_cx_constraints(m, &d->kin, d->qpos, v0, d->vstar, h, c, &nc, jstore, &joff, d->jscratch,
-                            d->no_cx_cols ? NULL : d->cx_colptr, d->cx_cols);
+                            d->no_cx_cols ? NULL : d->cx_colptr, d->cx_cols, grit_solver_cx_built(d->solver));
   /* Delassus estimates from the bodies' real inertia (quasistatic: the factor of M + h D + h^2 K) */
   const double *Lw = integ == GRIT_INTEGRATOR_QUASISTATIC ? d->Aprev : d->Achol;
   const int tree_order = integ != GRIT_INTEGRATOR_QUASISTATIC && grit_afactor_any(d->af); /* afactor.h */
