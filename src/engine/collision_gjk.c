@@ -608,8 +608,8 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
                                                      the jumps act on: no call (collision_gjk_jump.c) on others */
   if (pa->trail) pa->trail[0] = 0; /* the kept starts from the first support on */
   if (pb->trail) pb->trail[0] = 0;
-  const int newton_pair = !newton_off && grit_gjk_newton_shape(pa->shape) &&
-                          grit_gjk_newton_shape(pb->shape) && (ta != GRIT_GEOM_SPHERE || tb != GRIT_GEOM_SPHERE);
+  const int newton_pair = !newton_off && grit_gjk_newton_shape(ta) && grit_gjk_newton_shape(tb) &&
+                          (ta != GRIT_GEOM_SPHERE || tb != GRIT_GEOM_SPHERE);
   const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, jump_pair, edge_pair, pa->trail,
                   newton_pair};
   const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, jump_pair, edge_pair, pb->trail,

@@ -41,7 +41,9 @@ int grit_gjk_point_jump(const body *A, const body *B, simplex *s, double v[3], d
 int grit_gjk_edge_jump(const body *A, const body *B, simplex *s, double v[3], double touch2, double last[9]);
 
 /* 1 if s's core has a support smooth enough for newton_jump (ellipsoid, cylinder, sphere). */
-int grit_gjk_newton_shape(const grit_shape *s);
+static inline int grit_gjk_newton_shape(grit_geom_type t) {
+  return t == GRIT_GEOM_ELLIPSOID || t == GRIT_GEOM_CYLINDER || t == GRIT_GEOM_SPHERE;
+}
 /* GJK's jump to Newton's minimiser of h_D on the unit sphere, started from -v (collision_gjk_newton.c): 1 if it
  * moved v (then s is that one point), 0 if Newton did not converge or the point is not strictly nearer. */
 int grit_gjk_newton_jump(const body *A, const body *B, simplex *s, double v[3], double touch2);

@@ -28,10 +28,6 @@
 #define NEWTON_TOL 1e-9
 #define NEWTON_STEP_MAX 0.5
 
-int grit_gjk_newton_shape(const grit_shape *s) {
-  return s->type == GRIT_GEOM_ELLIPSOID || s->type == GRIT_GEOM_CYLINDER || s->type == GRIT_GEOM_SPHERE;
-}
-
 /* The core point of X extreme in the world direction u, and the bilinear form t_i . J t_j of its support's
  * Jacobian (world frame) on the two tangents t (J[0], J[1], J[2]: 11, 12, 22; t is read only). 0 where the
  * support is not smooth (a cylinder's cap or side face, to round-off: a kink of h there, no Newton). */
