@@ -257,3 +257,146 @@ Test(collision, cylinder_edge_jump_same_contacts) {
             brute[1]);
   cr_assert(iters[0] < iters[1], "GJK iterations %d (old %d)", iters[0], iters[1]);
 }
+
+/* The distance of the point x (local frame) from the surface of the ellipsoid with semi-axes z: the root t of
+ * sum (z_k x_k / (t + z_k^2))^2 = 1 (decreasing in t > -min z_k^2) by bisection (Eberly's), t > 0 outside,
+ * t < 0 inside; the nearest point y_k = z_k^2 x_k / (t + z_k^2). */
+static double point_ellipsoid_distance(const double z[3], const double x[3]) {
+  double lo = 0.0, hi = 1.0, in = 0.0;
+  for (int k = 0; k < 3; ++k) in += (x[k] / z[k]) * (x[k] / z[k]);
+  if (in < 1.0) lo = -fmin(z[0] * z[0], fmin(z[1] * z[1], z[2] * z[2])), hi = 0.0;
+  for (; in >= 1.0;) {
+    double f = 0.0;
+    for (int k = 0; k < 3; ++k) f += (z[k] * x[k] / (hi + z[k] * z[k])) * (z[k] * x[k] / (hi + z[k] * z[k]));
+    if (f < 1.0) break;
+    hi *= 2.0;
+  }
+  for (int i = 0; i < 200; ++i) {
+    const double t = 0.5 * (lo + hi);
+    double f = 0.0;
+    for (int k = 0; k < 3; ++k) f += (z[k] * x[k] / (t + z[k] * z[k])) * (z[k] * x[k] / (t + z[k] * z[k]));
+    if (f > 1.0) lo = t;
+    else hi = t;
+  }
+  double d2 = 0.0;
+  for (int k = 0; k < 3; ++k) {
+    const double y = z[k] * z[k] * x[k] / (0.5 * (lo + hi) + z[k] * z[k]);
+    d2 += (x[k] - y) * (x[k] - y);
+  }
+  return sqrt(d2);
+}
+
+/* h_D(u) of the cores of a and b: u . (s_a(u) - s_b(-u)), world frame. */
+static double core_h(const grit_shape *a, const ct_pose *A, const grit_shape *b, const ct_pose *B, const double u[3]) {
+  double dl[3], ol[3], pa[3], pb[3], nu[3] = {-u[0], -u[1], -u[2]};
+  grit_m3_tmulv(dl, A->R, u);
+  grit_shape_core_support(a, dl, ol);
+  grit_tf_apply(pa, A->p, A->R, ol);
+  grit_m3_tmulv(dl, B->R, nu);
+  grit_shape_core_support(b, dl, ol);
+  grit_tf_apply(pb, B->p, B->R, ol);
+  return grit_v3_dot(u, pa) - grit_v3_dot(u, pb);
+}
+
+/* Brute force: a local minimum of h_D over unit u (an upper bound on the cores' overlap depth, which is its
+ * global minimum) by a pattern search on the sphere from u0, 8 directions, steps halving from 1e-3 to 1e-13 rad. */
+static double pattern_min(const grit_shape *a, const ct_pose *A, const grit_shape *b, const ct_pose *B,
+                          const double u0[3]) {
+  double u[3], best;
+  grit_v3_copy(u, u0);
+  best = core_h(a, A, b, B, u);
+  for (double step = 1e-3; step > 1e-13;) {
+    double t[2][3], e[3] = {fabs(u[0]) < 0.57 ? 1.0 : 0.0, fabs(u[0]) < 0.57 ? 0.0 : 1.0, 0.0};
+    grit_v3_cross(t[0], u, e);
+    grit_v3_normalize(t[0]);
+    grit_v3_cross(t[1], u, t[0]);
+    int moved = 0;
+    for (int k = 0; k < 8 && !moved; ++k) {
+      const double c = cos(k * 0.7853981633974483), s = sin(k * 0.7853981633974483);
+      double d[3];
+      for (int i = 0; i < 3; ++i) d[i] = u[i] + step * (c * t[0][i] + s * t[1][i]);
+      grit_v3_normalize(d);
+      const double h = core_h(a, A, b, B, d);
+      if (h < best) best = h, grit_v3_copy(u, d), moved = 1;
+    }
+    if (!moved) step *= 0.5;
+  }
+  return best;
+}
+
+/* GJK's Newton jump on two smooth curved cores (collision_gjk_newton.c) against the old path
+ * (grit_gjk_info.no_newton): ellipsoids, cylinders and spheres in every pairing but sphere-sphere, at random
+ * separated and overlapping poses. The same candidates; overlapping cores the same bits (they take the old
+ * path); separated cores phi to 1e-10 m, never larger than the old phi beyond round-off (both are GJK's upper
+ * bound |v|), the normal and witness points to the old path's precision on curved cores (1e-4); against a
+ * sphere, phi to round-off of the exact point-ellipsoid distance and no worse than the old path's; far fewer
+ * GJK iterations. */
+Test(collision, curved_newton_jump_same_contacts) {
+  unsigned long long s = 2929;
+  const grit_geom_type types[3] = {GRIT_GEOM_ELLIPSOID, GRIT_GEOM_CYLINDER, GRIT_GEOM_SPHERE};
+  double worst_phi = 0.0, worst_n = 0.0, worst_w = 0.0, worst_up = 0.0, ov_phi = 0.0, ov_n = 0.0;
+  double sph[2][2] = {{0, 0}, {0, 0}}, ov_err[2] = {0, 0}; /* [overlap][new, old]; [new, old] */
+  int hits = 0, sep = 0, iters[2] = {0, 0};
+  for (int trial = 0; trial < 3000; ++trial) {
+    const grit_geom_type ta = types[trial % 3], tb = types[(trial / 3) % 3];
+    if (ta == GRIT_GEOM_SPHERE && tb == GRIT_GEOM_SPHERE) continue;
+    grit_shape a = ct_random_shape(&s, ta, NULL), b = ct_random_shape(&s, tb, NULL);
+    ct_pose A = ct_random_pose(&s, 0.4), B = ct_random_pose(&s, 0.4);
+    const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
+    double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
+    int hit[2];
+    for (int r = 0; r < 2; ++r) {
+      grit_gjk_info info;
+      memset(&info, 0, sizeof info);
+      info.no_newton = r;
+      hit[r] = grit_gjk_epa(&pa, &pb, 0.1, &phi[r], n[r], wa[r], wb[r], &info);
+      cr_assert_eq(info.no_newton, r, "trial %d: the switch was not kept", trial);
+      iters[r] += info.gjk_iterations;
+    }
+    if (hit[0] != hit[1]) { /* only at the window's edge */
+      cr_assert(fabs(phi[hit[0] ? 0 : 1] - 0.1) <= 1e-10, "trial %d: candidate %d vs %d", trial, hit[0], hit[1]);
+      continue;
+    }
+    if (!hit[0]) continue;
+    hits++;
+    const int over = phi[1] + grit_shape_core_radius(&a) + grit_shape_core_radius(&b) <= 1e-9; /* cores overlap */
+    if (over) { /* the polish's separations take the jump too: both against brute force */
+      ov_phi = fmax(ov_phi, fabs(phi[0] - phi[1]));
+      ov_n = fmax(ov_n, ct_dist3(n[0], n[1]));
+      const double hmin = fmin(pattern_min(&a, &A, &b, &B, n[0]), pattern_min(&a, &A, &b, &B, n[1]));
+      for (int r = 0; r < 2; ++r) ov_err[r] = fmax(ov_err[r], core_h(&a, &A, &b, &B, n[r]) - hmin);
+    } else {
+      sep++;
+      worst_phi = fmax(worst_phi, fabs(phi[0] - phi[1]));
+      worst_n = fmax(worst_n, ct_dist3(n[0], n[1]));
+      worst_w = fmax(worst_w, fmax(ct_dist3(wa[0], wa[1]), ct_dist3(wb[0], wb[1])));
+      worst_up = fmax(worst_up, phi[0] - phi[1]);
+    }
+    if ((ta == GRIT_GEOM_SPHERE) != (tb == GRIT_GEOM_SPHERE) &&
+        (ta == GRIT_GEOM_ELLIPSOID || tb == GRIT_GEOM_ELLIPSOID)) { /* the exact point-ellipsoid distance */
+      const grit_shape *e = ta == GRIT_GEOM_ELLIPSOID ? &a : &b, *o = e == &a ? &b : &a;
+      const ct_pose *E = e == &a ? &A : &B, *O = e == &a ? &B : &A;
+      double d[3], xl[3];
+      grit_v3_sub(d, O->p, E->p);
+      grit_m3_tmulv(xl, E->R, d);
+      const double exact = (over ? -1.0 : 1.0) * point_ellipsoid_distance(e->size, xl) - o->size[0];
+      for (int r = 0; r < 2; ++r) sph[over][r] = fmax(sph[over][r], fabs(phi[r] - exact));
+    }
+  }
+  printf("curved Newton jump vs old path: %d candidates (%d apart): dphi %.1e, dn %.1e, dw %.1e, larger by %.1e; "
+         "overlaps dphi %.1e, dn %.1e, h_D(n) above a local minimum by %.1e (old %.1e); sphere-ellipsoid phi error %.1e (old %.1e), overlapping %.1e (old %.1e); "
+         "GJK iterations %d (old %d)\n",
+         hits, sep, worst_phi, worst_n, worst_w, worst_up, ov_phi, ov_n, ov_err[0], ov_err[1], sph[0][0], sph[0][1], sph[1][0], sph[1][1],
+         iters[0], iters[1]);
+  cr_assert(hits > 300 && sep > 100, "%d candidates, %d apart", hits, sep);
+  cr_assert(worst_phi <= 1e-10 && worst_n <= 1e-4 && worst_w <= 1e-4, "dphi %g dn %g dw %g", worst_phi, worst_n, worst_w);
+  cr_assert(worst_up <= 1e-14, "the jump's distance exceeds the old one by %g", worst_up);
+  cr_assert(ov_phi <= 1e-7 && ov_n <= 1e-3, "overlaps: dphi %g dn %g", ov_phi, ov_n);
+  cr_assert(ov_err[0] <= fmax(1e-12, ov_err[1]), "overlaps: the normal's h_D above a minimum by %g (old %g)", ov_err[0],
+            ov_err[1]);
+  cr_assert(sph[0][0] <= 1e-13 && sph[0][0] <= fmax(1e-15, sph[0][1]), "sphere-ellipsoid: phi %g off (old %g)",
+            sph[0][0], sph[0][1]);
+  cr_assert(sph[1][0] <= fmax(1e-12, sph[1][1]), "overlapping sphere-ellipsoid: phi %g off (old %g)", sph[1][0],
+            sph[1][1]);
+  cr_assert(2 * iters[0] < iters[1], "GJK iterations %d (old %d)", iters[0], iters[1]);
+}

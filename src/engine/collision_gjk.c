@@ -14,7 +14,9 @@
  * a distance error ~(eps |v| / sqrt(rho))^(2/3), ~1e-11 m at unit scale; since phi is stationary in the
  * normal, the normal and the witness points are then known only to ~sqrt of that (1e-6..1e-4 rad,
  * measured; worst where phi curves little in the normal). EPA on a curved core stops at its capacity;
- * the polish (epa_polish) then measures the overlap by separations, to GJK's accuracy.
+ * the polish (epa_polish) then measures the overlap by separations, to GJK's accuracy. Two smooth curved
+ * cores (ellipsoids, cylinders' rims and sides, spheres' points) leave that tail by Newton's method on the
+ * support mapping (collision_gjk_newton.c): a single point of D, certified by GJK's own termination test.
  *
  * Memory: the EPA polytope (~40 KB) lives on the stack; nothing is allocated.
  *
@@ -207,6 +209,10 @@ enum { GJK_SEPARATED, GJK_FAR, GJK_OVERLAP };
 /* Jumps a GJK call takes at most: each resets the simplex to one point, so repeated jumps could keep it
  * from growing around an origin inside D (an overlap approached by ever shorter jumps). */
 #define JUMP_MAX 2
+/* newton_jump is tried once a call, after this many iterations: pairs on flat features (a cylinder's cap or
+ * side) have converged by then, those left are in GJK's linear tail on a curved surface. */
+#define NEWTON_AFTER 3
+#define NEWTON_TRIES 2
 
 /* GJK on the cores: GJK_FAR if their distance certainly exceeds `far`, GJK_OVERLAP if they overlap or
  * touch (then s holds the last simplex), else GJK_SEPARATED with s reduced to the closest feature. */
@@ -220,7 +226,7 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
   support_D(A, B, d, &s->v[0]);
   grit_v3_copy(v, s->v[0].w);
   const double touch2 = (GJK_TOUCH * scale) * (GJK_TOUCH * scale);
-  int tries = 0;
+  int tries = 0, newton = A->newton && B->newton ? NEWTON_TRIES : 0, newton_at = NEWTON_AFTER;
   double last_edge[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN}; /* the last feature seen (edge_jump) */
   for (*iters = 0; *iters < GJK_MAX_ITER; ++*iters) {
     double vv = grit_v3_norm2(v);
@@ -246,6 +252,13 @@ static int gjk(const body *A, const body *B, double far, double scale, simplex *
     }
     simplex_reduce(s, lam);
     grit_v3_copy(v, vn);
+    if (newton && *iters >= newton_at) { /* NEWTON_TRIES a call */
+      newton--, newton_at = *iters + NEWTON_AFTER;
+      if (grit_gjk_newton_jump(A, B, s, v, touch2)) {
+        ++*jumps;
+        continue;
+      }
+    }
     if (A->refine && B->refine && *jumps < JUMP_MAX) {
       const int moved = grit_gjk_point_jump(A, B, s, v, touch2);
       *jumps += moved;
@@ -485,7 +498,7 @@ static int polish_eval(const body *A, const body *B, double scale, const double 
   const double t = grit_v3_dot(nk, w.w) + POLISH_GAP * scale;
   double pt[3], v[3];
   grit_v3_addscl(pt, B->p, nk, t);
-  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0, 0, B->trail}; /* no point_jump: the overlap's path as before */
+  const body Bt = {B->s, pt, B->R, B->r, B->hint, 0, 0, B->trail, B->newton}; /* no point or edge jumps */
   simplex s;
   int it, jumps = 0;
   if (gjk(A, &Bt, INFINITY, scale, &s, v, &it, &jumps) != GJK_SEPARATED) return 0;
@@ -586,7 +599,7 @@ static void make_parallel(double ca[3], double cb[3], const double v[3]) {
 int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, double margin, double *phi, double n[3],
                  double wa[3], double wb[3], grit_gjk_info *info) {
   int ha = -1, hb = -1;
-  const int refine = !(info && info->no_point_jump);
+  const int refine = !(info && info->no_point_jump), newton_off = info && info->no_newton;
   const int edge = !(info && info->no_edge_jump);
   const grit_geom_type ta = pa->shape->type, tb = pb->shape->type;
   const int edge_pair = edge && (ta == GRIT_GEOM_CYLINDER) != (tb == GRIT_GEOM_CYLINDER) && /* a cylinder and */
@@ -595,8 +608,12 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
                                                      the jumps act on: no call (collision_gjk_jump.c) on others */
   if (pa->trail) pa->trail[0] = 0; /* the kept starts from the first support on */
   if (pb->trail) pb->trail[0] = 0;
-  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, jump_pair, edge_pair, pa->trail};
-  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, jump_pair, edge_pair, pb->trail};
+  const int newton_pair = !newton_off && grit_gjk_newton_shape(ta) && grit_gjk_newton_shape(tb) &&
+                          (ta != GRIT_GEOM_SPHERE || tb != GRIT_GEOM_SPHERE);
+  const body A = {pa->shape, pa->p, pa->R, grit_shape_core_radius(pa->shape), &ha, jump_pair, edge_pair, pa->trail,
+                  newton_pair};
+  const body B = {pb->shape, pb->p, pb->R, grit_shape_core_radius(pb->shape), &hb, jump_pair, edge_pair, pb->trail,
+                  newton_pair};
   const double scale = grit_shape_bounding_radius(A.s) + grit_shape_bounding_radius(B.s);
   simplex s;
   double v[3], ca[3], cb[3], dist;
@@ -609,10 +626,11 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
   info->epa_rewrite = rewrite;
   info->no_point_jump = !refine;
   info->no_edge_jump = !edge;
+  info->no_newton = newton_off;
   int jumps = 0, res = gjk(&A, &B, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   if (jumps && (res == GJK_OVERLAP || it >= GJK_MAX_ITER)) { /* overlaps (and a call out of iterations) take the
                                                                old path: EPA gets its simplex, the same bits */
-    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0, 0, A.trail}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0, 0, B.trail};
+    const body A0 = {A.s, A.p, A.R, A.r, A.hint, 0, 0, A.trail, 0}, B0 = {B.s, B.p, B.R, B.r, B.hint, 0, 0, B.trail, 0};
     res = gjk(&A0, &B0, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   }
   info->gjk_iterations = it;

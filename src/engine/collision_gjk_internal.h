@@ -16,6 +16,7 @@ typedef struct body {
   int edge;   /* 1: and to the closest points of a cylinder and an edge or face of the other (edge_jump; set
                  only on a cylinder and a non-curved core) */
   int *trail; /* NULL, or the kept starts of the call's first hull supports (grit_placed_shape.trail) */
+  int newton; /* 1: GJK may jump to Newton's closest points of two smooth curved cores (newton_jump) */
 } body;
 
 /* A vertex of D with the two core points that made it: w = a - b. */
@@ -38,5 +39,13 @@ int grit_gjk_point_jump(const body *A, const body *B, simplex *s, double v[3], d
 /* GJK's jump to the exact closest points of a cylinder and an edge or face of the other core; last: the
  * feature seen the iteration before (9 doubles, NaN at a call's start). */
 int grit_gjk_edge_jump(const body *A, const body *B, simplex *s, double v[3], double touch2, double last[9]);
+
+/* 1 if s's core has a support smooth enough for newton_jump (ellipsoid, cylinder, sphere). */
+static inline int grit_gjk_newton_shape(grit_geom_type t) {
+  return t == GRIT_GEOM_ELLIPSOID || t == GRIT_GEOM_CYLINDER || t == GRIT_GEOM_SPHERE;
+}
+/* GJK's jump to Newton's minimiser of h_D on the unit sphere, started from -v (collision_gjk_newton.c): 1 if it
+ * moved v (then s is that one point), 0 if Newton did not converge or the point is not strictly nearer. */
+int grit_gjk_newton_jump(const body *A, const body *B, simplex *s, double v[3], double touch2);
 
 #endif

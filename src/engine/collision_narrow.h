@@ -79,6 +79,8 @@ typedef struct grit_gjk_info {
   int epa_rewrite;     /* input (kept): 1 writes every kept face's edges again after each EPA expansion (the old
                           path); 0 only the faces that moved, until a face claims an edge already held (then
                           all, as the old path): the same table, the same bits */
+  int no_newton;       /* input (kept): 1 leaves out GJK's Newton jump on two smooth curved cores (the old path;
+                          collision_gjk_newton.c) */
 } grit_gjk_info;
 
 /* The signed distance between a and b, with witness points on their surfaces and the unit normal from
