@@ -604,6 +604,40 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
   return -1;
 }
 
+/* Whether columns p and p+1 are a particles' pair for grit_blockchol_pair3_avx2: both 3-dof trees with
+ * 3 x 3 blocks below, on, factored by the block kernels, p's first row p+1 and its others p+1's rows (not
+ * none), and b->T holds the pair's patterns (72 doubles a block of p, 72 + 54 of p+1; 64 nv in all). */
+static int pair3(const grit_blockchol *b, int p, const unsigned char *tree_on) {
+  if (p + 1 >= b->nt || b->col_m[p] != 3 || b->col_m[p + 1] != 3) return 0;
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1], g1 = b->colptr[p + 2], nr = g1 - e1;
+  if (nr <= 0 || e1 - e0 != nr + 1 || b->rows[e0] != p + 1) return 0;
+  const int t = b->order[p], u = b->order[p + 1];
+  if (b->m->tree_dofnum[t] != 3 || b->m->tree_dofnum[u] != 3 || (tree_on && (!tree_on[t] || !tree_on[u])) ||
+      (b->chain && (b->tree_tc[t] || b->tree_tc[u])) || b->tree_sp[t] || b->tree_sp[u])
+    return 0;
+  if ((size_t)nr * 198 + 72 > (size_t)b->m->nv * RHS_CHUNK) return 0;
+  return memcmp(b->rows + e0 + 1, b->rows + e1, sizeof(int) * (size_t)nr) == 0;
+}
+
+/* Columns p and p+1 of a particles' pair (pair3): each diagonal block's Cholesky and pivots' range, as
+ * factor_column; p's and p+1's updates of their common rows' blocks together. Returns the failing pivot
+ * or -1, *col the failing column. */
+static int factor_pair3(grit_blockchol *b, int p, double *lo, double *hi, int *col) {
+  for (int i = 0; i < 2; ++i) {
+    const int c = p + i;
+    double *L = b->Lx + b->doff[c], *inv = b->inv + b->m->tree_dofadr[b->order[c]];
+    const int bad = chol_block(L, 3, inv);
+    if (bad >= 0) return *col = c, bad;
+    for (int j = 0; j < 3; ++j) {
+      *lo = L[j * 3 + j] < *lo ? L[j * 3 + j] : *lo;
+      *hi = L[j * 3 + j] > *hi ? L[j * 3 + j] : *hi;
+    }
+    if (i == 0) grit_blockchol_pair3_lead_avx2(b, c, L, inv);
+    else grit_blockchol_pair3_avx2(b, c, L, inv);
+  }
+  return -1;
+}
+
 grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const double *cblock, const int *poff,
                                   const int *idx, const unsigned char *tree_on, double *cond, char *message) {
   const grit_model *m = b->m;
@@ -653,11 +687,24 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   }
   /* right-looking: factor the diagonal block, solve the column's blocks, update the later blocks */
   double lo = INFINITY, hi = 0.0;
-  const int avx2 = grit_blockchol_have_avx2();
+  const int avx2 = grit_blockchol_have_avx2(), pairs = avx2 && b->any3 && !b->no_small && !b->no_col3 && !b->no_pair3;
   b->last_flops = 0.0;
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
     if (tree_on && !tree_on[b->order[p]]) continue;
+    if (pairs && pair3(b, p, tree_on)) { /* a supernode's two particle columns together: the same bits */
+      b->last_flops += b->col_flops[p];
+      b->last_flops += b->col_flops[p + 1];
+      int c = p;
+      const int bad = factor_pair3(b, p, &lo, &hi, &c);
+      if (bad >= 0)
+        return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                              "Hessian factorization: not positive definite or not finite (block Cholesky, tree "
+                              "%d, dof %d)",
+                              b->order[c], m->tree_dofadr[b->order[c]] + bad);
+      ++p;
+      continue;
+    }
     if (b->chain && b->tree_tc[b->order[p]]) {
       const int t = b->order[p], adr = m->tree_dofadr[t];
       b->last_flops += grit_treechol_flops(b->tc, t);
@@ -723,6 +770,7 @@ void grit_blockchol_lowrank_clear(grit_blockchol *b, int tree) {
   if (b->sp[tree]) grit_bigsparse_lowrank_clear(b->sp[tree]);
 }
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 = !allow; }
+void grit_blockchol_pair_kernel(grit_blockchol *b, int allow) { b->no_pair3 = !allow; }
 
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
 

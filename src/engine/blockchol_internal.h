@@ -63,6 +63,7 @@ struct grit_blockchol {
   int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
   int no_col3;                /* grit_blockchol_particle_kernel(b, 0): particles' columns by the plain loops */
+  int no_pair3;               /* grit_blockchol_pair_kernel(b, 0): a supernode's particle columns one by one */
   struct grit_bigsparse **sp; /* (nt) a tree of more than 64 dofs: its block's sparse factor (blockchol_sparse.c) */
   unsigned char *tree_sp;     /* (nt) trees whose last factor is that sparse one (their rows in doff unused) */
   int no_sparse;              /* grit_blockchol_sparse_trees(b, 0): big trees' blocks dense, in dof order */
@@ -137,6 +138,13 @@ int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L
  * its reciprocal pivots): the blocks solved and the Schur complement applied with AVX2, the same bits as
  * factor_column's loops (blockchol_factor_simd.c; call only when grit_blockchol_have_avx2()). */
 void grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+/* A pair of particles' columns p, q = p+1 whose rows below q are the same (a supernode's two columns),
+ * as two calls of grit_blockchol_column3_avx2, the same bits: lead (after p's diagonal block) solves p's
+ * blocks and updates column q's; then, after q's diagonal block, pair solves q's and applies p's and q's
+ * updates of the blocks among their common rows together (one read and write a block). Scratch: b->T,
+ * 198 doubles a common row plus 72 (grit_blockchol_pair3_fits). */
+void grit_blockchol_pair3_lead_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+void grit_blockchol_pair3_avx2(struct grit_blockchol *b, int q, const double *L, const double *inv);
 void grit_blockchol_backward3_avx2(const struct grit_blockchol *b, int p, double *y, const double *x);
 
 /* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
