@@ -70,6 +70,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->tgt_ptr = calloc(nt + 1, sizeof(size_t));
   b->tgt_done = calloc(nt, 1);
   b->col_m = calloc(nt, sizeof(int));
+  b->pair3 = calloc(nt, 1);
   b->heap = calloc(nt, sizeof(int));
   b->wlist = calloc((size_t)b->words + 1, sizeof(int));
   b->hpos = calloc(nt, sizeof(int));
@@ -90,7 +91,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
-      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !b->wlist || !b->wsum || !sp_ok ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->pair3 || !b->heap || !b->hpos || !b->wlist || !b->wsum || !sp_ok ||
       !b->rptr || !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
@@ -105,7 +106,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
-  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->heap), free(b->hpos), free(b->wlist);
+  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->pair3), free(b->heap), free(b->hpos), free(b->wlist);
   free(b->wsum);
   grit_treechol_free(b->tc);
   for (int t = 0; b->sp && t < b->nt; ++t) grit_bigsparse_free(b->sp[t]);
@@ -379,6 +380,23 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
 
 /* Analysis phase 4: rows as positions, ascending in each column; the blocks' offsets (*nx values in
  * all); the FLOP count. */
+/* The fewest common rows for which a pair of columns is fused. */
+#ifndef PAIR3_MIN_ROWS
+#define PAIR3_MIN_ROWS 1
+#endif
+
+/* Whether columns p and p+1 (rows sorted) are a particles' pair for grit_blockchol_pair3_avx2: both 3-dof
+ * trees with 3 x 3 blocks below, p's first row p+1 and its others p+1's rows (PAIR3_MIN_ROWS or more),
+ * and b->T holds the pair's patterns (72 doubles a block of p, 72 + 54 of p+1; 64 nv in all). */
+static int pair3(const grit_blockchol *b, int p) {
+  const int *dim = b->m->tree_dofnum;
+  if (dim[b->order[p]] != 3 || dim[b->order[p + 1]] != 3 || b->col_m[p] != 3 || b->col_m[p + 1] != 3) return 0;
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1], nr = b->colptr[p + 2] - e1;
+  if (nr < PAIR3_MIN_ROWS || e1 - e0 != nr + 1 || b->rows[e0] != p + 1) return 0;
+  if ((size_t)nr * 198 + 72 > (size_t)b->m->nv * RHS_CHUNK) return 0;
+  return memcmp(b->rows + e0 + 1, b->rows + e1, sizeof(int) * (size_t)nr) == 0;
+}
+
 static void lay_out_columns(grit_blockchol *b, size_t *nx) {
   const int *dim = b->m->tree_dofnum;
   double fl = 0.0;
@@ -413,6 +431,8 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
     if (b->any3) { /* (read by the 3-dof trees' paths only) */
       b->col_m[p] = cm;
       b->tgt_ptr[p + 1] = b->tgt_ptr[p] + (size_t)len * (size_t)(len > 0 ? len - 1 : 0) / 2;
+      b->pair3[p] = 0;
+      if (p > 0) b->pair3[p - 1] = (unsigned char)pair3(b, p - 1);
     }
   }
   b->flops = fl;
@@ -441,8 +461,13 @@ static grit_status place_pairs(grit_blockchol *b, int npairs, const int *pa, con
   for (int k = 0; k < npairs; ++k) {
     const int qa = b->pos[pa[k]], qb = b->pos[pb[k]];
     const int col = qa < qb ? qa : qb, row = qa < qb ? qb : qa;
-    int e = b->colptr[col];
-    while (b->rows[e] != row) ++e; /* present by construction */
+    int lo = b->colptr[col], hi = b->colptr[col + 1] - 1; /* present by construction; the rows ascend */
+    while (lo < hi) {                                     /* (a pile's columns near the root: 50 rows) */
+      const int mid = lo + (hi - lo) / 2;
+      if (b->rows[mid] < row) lo = mid + 1;
+      else hi = mid;
+    }
+    const int e = lo;
     b->pairs[k].dst = b->roff[e];
     b->pairs[k].na = dim[pa[k]];
     b->pairs[k].nb = dim[pb[k]];
@@ -604,22 +629,7 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
   return -1;
 }
 
-/* Whether columns p and p+1 are a particles' pair for grit_blockchol_pair3_avx2: both 3-dof trees with
- * 3 x 3 blocks below, on, factored by the block kernels, p's first row p+1 and its others p+1's rows (not
- * none), and b->T holds the pair's patterns (72 doubles a block of p, 72 + 54 of p+1; 64 nv in all). */
-static int pair3(const grit_blockchol *b, int p, const unsigned char *tree_on) {
-  if (p + 1 >= b->nt || b->col_m[p] != 3 || b->col_m[p + 1] != 3) return 0;
-  const int e0 = b->colptr[p], e1 = b->colptr[p + 1], g1 = b->colptr[p + 2], nr = g1 - e1;
-  if (nr <= 0 || e1 - e0 != nr + 1 || b->rows[e0] != p + 1) return 0;
-  const int t = b->order[p], u = b->order[p + 1];
-  if (b->m->tree_dofnum[t] != 3 || b->m->tree_dofnum[u] != 3 || (tree_on && (!tree_on[t] || !tree_on[u])) ||
-      (b->chain && (b->tree_tc[t] || b->tree_tc[u])) || b->tree_sp[t] || b->tree_sp[u])
-    return 0;
-  if ((size_t)nr * 198 + 72 > (size_t)b->m->nv * RHS_CHUNK) return 0;
-  return memcmp(b->rows + e0 + 1, b->rows + e1, sizeof(int) * (size_t)nr) == 0;
-}
-
-/* Columns p and p+1 of a particles' pair (pair3): each diagonal block's Cholesky and pivots' range, as
+/* Columns p and p+1 of a particles' pair (b->pair3[p]): each diagonal block's Cholesky and pivots' range, as
  * factor_column; p's and p+1's updates of their common rows' blocks together. Returns the failing pivot
  * or -1, *col the failing column. */
 static int factor_pair3(grit_blockchol *b, int p, double *lo, double *hi, int *col) {
@@ -692,7 +702,9 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
     if (tree_on && !tree_on[b->order[p]]) continue;
-    if (pairs && pair3(b, p, tree_on)) { /* a supernode's two particle columns together: the same bits */
+    /* a supernode's two particle columns together: the same bits (a pair's columns have rows, so neither
+     * tree is alone in its part: none is factored in tree order or by a big tree's sparse factor) */
+    if (pairs && b->pair3[p] && (!tree_on || tree_on[b->order[p + 1]])) {
       b->last_flops += b->col_flops[p];
       b->last_flops += b->col_flops[p + 1];
       int c = p;

@@ -144,8 +144,8 @@ AVX2 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, 
 /* Block X's triangular solve X := X L^-T by its columns v_k = (X[0][k], X[1][k], X[2][k]) as vectors (each
  * lane the scalar loop's entry: v_j minus l_jk v_k for k = 0 .. j-1 in order, times the reciprocal pivot),
  * written back to X, and spread into its patterns by lane permutations (moves only). */
-static AVX2 void trsm_pattern3(double *restrict X, const double *restrict L, const double *restrict inv,
-                               double *restrict A, double *restrict B) {
+static inline __attribute__((always_inline)) AVX2 void trsm_pattern3(double *restrict X, const double *restrict L, const double *restrict inv,
+                                                                   double *restrict A, double *restrict B) {
   __m256d v[3];
   UNROLL for (int j = 0; j < 3; ++j) {
     __m256d s = _mm256_set_pd(0.0, X[6 + j], X[3 + j], X[j]);

@@ -55,6 +55,7 @@ struct grit_blockchol {
   int *wlist;        /* (words) the words of an eliminated tree's row that are nonzero, or its own */
   int any3;          /* some tree has 3 dofs (col_m and the targets are kept only then) */
   int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
+  unsigned char *pair3; /* (nt) columns p, p+1 factored as a pair of particles' columns (blockchol.c) */
   int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
                         after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
   size_t cap_tgt;
