@@ -75,6 +75,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->wlist = calloc((size_t)b->words + 1, sizeof(int));
   b->hpos = calloc(nt, sizeof(int));
   b->wsum = calloc(nt, sizeof(uint64_t));
+  b->avx2_merge = grit_blockchol_have_avx2() && b->words >= 4;
   b->uniform = m->ntree > 0 ? m->tree_dofnum[0] : 0;
   b->no_keep = 1; /* a kept order: opt-in (blockchol.h) */
   for (int t = 0; t < m->ntree; ++t) {
@@ -271,6 +272,12 @@ static inline void merge_row(grit_blockchol *b, uint64_t *ru, const uint64_t *rk
   if (ru[uw] & ubit) d -= b->m->tree_dofnum[u]; /* (never: no row holds its own bit) */
   if (ru[kw] & kbit) d -= b->m->tree_dofnum[k];
   ru[uw] |= ubit, ru[kw] |= kbit;
+  if (b->avx2_merge && 8 * nw >= b->words) { /* rk's words many: the whole row four words at a time */
+    d += grit_blockchol_merge_words_avx2(ru, rk, b->words, b->m->tree_dofnum);
+    ru[uw] &= ~ubit, ru[kw] &= ~kbit;
+    b->deg[u] = d;
+    return;
+  }
   for (int i = 0; i < nw; ++i) {
     const int w = wl[i];
     const uint64_t add = rk[w] & ~ru[w];

@@ -50,6 +50,7 @@ struct grit_blockchol {
   int uniform;       /* the dofs of every tree when they are all the same and span two words or more,
                         else 0 (then the degrees by popcount); uniform_all: whatever the words */
   int uniform_all;
+  int avx2_merge;    /* the order's row merges over whole rows by grit_blockchol_merge_words_avx2 */
   int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops,
                         each neighbour's degree recounted over its whole row */
   int *wlist;        /* (words) the words of an eliminated tree's row that are nonzero, or its own */
@@ -126,6 +127,11 @@ void grit_blockchol_tiles(struct grit_blockchol *b, int allow);
 /* Allows (1, the default) or forbids (0) the row kernels of big trees' sparse factors' many-column solves
  * (grit_bigsparse_rows_kernel; the same bits), for tests. */
 void grit_blockchol_sparse_rows(struct grit_blockchol *b, int allow);
+
+/* The minimum-degree order's merge of row rk into row ru over all W words (ru |= rk), returning the
+ * weight (tree_dofnum: dim) of the bits added; by AVX2 four words at a time (blockchol_order_avx2.c; call
+ * only when grit_blockchol_have_avx2()). */
+int grit_blockchol_merge_words_avx2(uint64_t *ru, const uint64_t *rk, int W, const int *dim);
 
 /* Whether the processor runs the AVX2 kernels of blockchol_factor_simd.c (0 with GRIT_NO_AVX2). */
 int grit_blockchol_have_avx2(void);
