@@ -229,14 +229,14 @@ static void group_components(grit_blockchol *b, int npairs, const int *pa, const
  * search's choice). */
 static inline int before(const int *deg, int a, int b) { return deg[a] < deg[b] || (deg[a] == deg[b] && a < b); }
 
-static void heap_up(grit_blockchol *b, int i) {
+static inline __attribute__((always_inline)) void heap_up(grit_blockchol *b, int i) {
   int *h = b->heap, *hp = b->hpos;
   const int t = h[i];
   while (i > 0 && before(b->deg, t, h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], hp[h[i]] = i, i = (i - 1) / 2;
   h[i] = t, hp[t] = i;
 }
 
-static void heap_down(grit_blockchol *b, int n, int i) {
+static inline __attribute__((always_inline)) void heap_down(grit_blockchol *b, int n, int i) {
   int *h = b->heap, *hp = b->hpos;
   const int t = h[i];
   for (;;) {
@@ -387,9 +387,11 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
 
 /* Analysis phase 4: rows as positions, ascending in each column; the blocks' offsets (*nx values in
  * all); the FLOP count. */
-/* The fewest common rows for which a pair of columns is fused. */
+/* The fewest common rows for which a pair of columns is fused: a pair's fixed work (its B patterns
+ * packed, two columns' A vectors loaded a row) is ~35 instructions a row, its saving ~17 a fused block
+ * pair, r (r - 1) / 2 of them (particle.xml steps 200-219: 6.376 G at 1, 6.341 G at 4). */
 #ifndef PAIR3_MIN_ROWS
-#define PAIR3_MIN_ROWS 1
+#define PAIR3_MIN_ROWS 4
 #endif
 
 /* Whether columns p and p+1 (rows sorted) are a particles' pair for grit_blockchol_pair3_avx2: both 3-dof
