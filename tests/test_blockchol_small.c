@@ -54,7 +54,9 @@ static void add_pair_term(const grit_model *m, int a, int b, unsigned *seed, dou
 }
 
 /* Factors the matrix of np particles (and a free body) coupled by `npairs` random pairs with the kernel
- * and without, compares the factors and the solutions bit for bit, and the solutions to the matrix. */
+ * (w = 0), without (w = 1) and with it but each column alone (w = 2: no pairs of a supernode's columns
+ * fused, grit_blockchol_pair_kernel), compares the factors and the solutions bit for bit, and the
+ * solutions to the matrix. */
 static void check(int np, int free_body, int npairs, unsigned seed) {
   grit_model *m = particles(np, free_body);
   const int nv = m->nv, nt = m->ntree;
@@ -86,16 +88,18 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
       for (int j = 0; j < na; ++j) cb[poff[k] + i * na + j] = A[(ob + i) * nv + oa + j];
   }
   const int nrhs = 3;
-  double *B0 = malloc(sizeof(double) * (size_t)nv * nrhs), *X[2], *L[2];
+  double *B0 = malloc(sizeof(double) * (size_t)nv * nrhs), *X[3], *L[3];
+  int fused = 0; /* columns p whose first row is p+1 and other rows p+1's: the pairs fused (w = 0) */
   size_t nx = 0;
   for (int k = 0; k < nv * nrhs; ++k) B0[k] = urand(&seed);
-  for (int w = 0; w < 2; ++w) {
+  for (int w = 0; w < 3; ++w) {
     grit_blockchol *b;
     char msg[GRIT_MESSAGE_SIZE];
     double cond;
     cr_assert_eq(grit_blockchol_create(m, np2 + 1, &b, msg), GRIT_OK, "%s", msg);
-    grit_blockchol_small_kernel(b, w == 0);
-    grit_blockchol_particle_kernel(b, w == 0); /* (bigstep's kernel for the same columns: off too) */
+    grit_blockchol_small_kernel(b, w != 1);
+    grit_blockchol_particle_kernel(b, w != 1); /* (bigstep's kernel for the same columns: off too) */
+    grit_blockchol_pair_kernel(b, w == 0);
     cr_assert_eq(grit_blockchol_analyze(b, np2, pa, pb, msg), GRIT_OK, "%s", msg);
     cr_assert_eq(grit_blockchol_factor(b, diag, cb, poff, idx, NULL, &cond, msg), GRIT_OK, "%s", msg);
     double *L1 = malloc(sizeof(double) * b->cap_x);
@@ -111,6 +115,11 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
         nx = end > nx ? end : nx;
       }
     }
+    for (int p = 0; w == 0 && p + 1 < nt; ++p) {
+      const int e0 = b->colptr[p], e1 = b->colptr[p + 1], nr = b->colptr[p + 2] - e1;
+      fused += nr > 0 && e1 - e0 == nr + 1 && b->rows[e0] == p + 1 &&
+               !memcmp(b->rows + e0 + 1, b->rows + e1, sizeof(int) * (size_t)nr);
+    }
     L[w] = malloc(sizeof(double) * nx);
     memcpy(L[w], b->Lx, sizeof(double) * nx);
     cr_expect(memcmp(L1, L[w], sizeof(double) * nx) == 0, "%d particles: the second factorization differs", np);
@@ -120,15 +129,19 @@ static void check(int np, int free_body, int npairs, unsigned seed) {
     for (int c = 0; c < nrhs; ++c) grit_blockchol_solve(b, X[w] + (size_t)c * nv, 1, NULL);
     grit_blockchol_free(b);
   }
-  cr_expect(memcmp(L[0], L[1], sizeof(double) * nx) == 0, "%d particles, %d pairs: the kernel's factor differs", np,
-            np2);
-  cr_expect(memcmp(X[0], X[1], sizeof(double) * (size_t)nv * nrhs) == 0, "%d particles: the solutions differ", np);
+  for (int w = 1; w < 3; ++w) {
+    cr_expect(memcmp(L[0], L[w], sizeof(double) * nx) == 0, "%d particles, %d pairs: the factor differs from %s",
+              np, np2, w == 1 ? "the plain loops'" : "the unfused kernel's");
+    cr_expect(memcmp(X[0], X[w], sizeof(double) * (size_t)nv * nrhs) == 0, "%d particles: the solutions differ (%d)",
+              np, w);
+  }
+  if (np >= 60) cr_expect(fused > 0, "%d particles: no pair of columns fused", np);
   for (int c = 0; c < nrhs; ++c) {
     const double e = solve_backward_error(nv, A, X[0] + (size_t)c * nv, B0 + (size_t)c * nv);
     cr_expect(e < 8.0 * nv * DBL_EPSILON, "%d particles, column %d: backward error %.3g", np, c, e);
   }
   free(A), free(diag), free(pa), free(pb), free(used), free(poff), free(idx), free(cb), free(B0);
-  free(X[0]), free(X[1]), free(L[0]), free(L[1]);
+  free(X[0]), free(X[1]), free(X[2]), free(L[0]), free(L[1]), free(L[2]);
   grit_model_free(m);
 }
 

@@ -70,10 +70,12 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->tgt_ptr = calloc(nt + 1, sizeof(size_t));
   b->tgt_done = calloc(nt, 1);
   b->col_m = calloc(nt, sizeof(int));
+  b->pair3 = calloc(nt, 1);
   b->heap = calloc(nt, sizeof(int));
   b->wlist = calloc((size_t)b->words + 1, sizeof(int));
   b->hpos = calloc(nt, sizeof(int));
   b->wsum = calloc(nt, sizeof(uint64_t));
+  b->avx2_merge = grit_blockchol_have_avx2() && b->words >= 4;
   b->uniform = m->ntree > 0 ? m->tree_dofnum[0] : 0;
   b->no_keep = 1; /* a kept order: opt-in (blockchol.h) */
   for (int t = 0; t < m->ntree; ++t) {
@@ -90,7 +92,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
   if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
-      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->heap || !b->hpos || !b->wlist || !b->wsum || !sp_ok ||
+      !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->pair3 || !b->heap || !b->hpos || !b->wlist || !b->wsum || !sp_ok ||
       !b->rptr || !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
       ts != GRIT_OK) {
     grit_blockchol_free(b);
@@ -105,7 +107,7 @@ void grit_blockchol_free(grit_blockchol *b) {
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
   free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
-  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->heap), free(b->hpos), free(b->wlist);
+  free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->pair3), free(b->heap), free(b->hpos), free(b->wlist);
   free(b->wsum);
   grit_treechol_free(b->tc);
   for (int t = 0; b->sp && t < b->nt; ++t) grit_bigsparse_free(b->sp[t]);
@@ -227,14 +229,14 @@ static void group_components(grit_blockchol *b, int npairs, const int *pa, const
  * search's choice). */
 static inline int before(const int *deg, int a, int b) { return deg[a] < deg[b] || (deg[a] == deg[b] && a < b); }
 
-static void heap_up(grit_blockchol *b, int i) {
+static inline __attribute__((always_inline)) void heap_up(grit_blockchol *b, int i) {
   int *h = b->heap, *hp = b->hpos;
   const int t = h[i];
   while (i > 0 && before(b->deg, t, h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], hp[h[i]] = i, i = (i - 1) / 2;
   h[i] = t, hp[t] = i;
 }
 
-static void heap_down(grit_blockchol *b, int n, int i) {
+static inline __attribute__((always_inline)) void heap_down(grit_blockchol *b, int n, int i) {
   int *h = b->heap, *hp = b->hpos;
   const int t = h[i];
   for (;;) {
@@ -270,6 +272,12 @@ static inline void merge_row(grit_blockchol *b, uint64_t *ru, const uint64_t *rk
   if (ru[uw] & ubit) d -= b->m->tree_dofnum[u]; /* (never: no row holds its own bit) */
   if (ru[kw] & kbit) d -= b->m->tree_dofnum[k];
   ru[uw] |= ubit, ru[kw] |= kbit;
+  if (b->avx2_merge && 8 * nw >= b->words) { /* rk's words many: the whole row four words at a time */
+    d += grit_blockchol_merge_words_avx2(ru, rk, b->words, b->m->tree_dofnum);
+    ru[uw] &= ~ubit, ru[kw] &= ~kbit;
+    b->deg[u] = d;
+    return;
+  }
   for (int i = 0; i < nw; ++i) {
     const int w = wl[i];
     const uint64_t add = rk[w] & ~ru[w];
@@ -379,6 +387,25 @@ static grit_status order_min_degree(grit_blockchol *b, int *ne, char *message) {
 
 /* Analysis phase 4: rows as positions, ascending in each column; the blocks' offsets (*nx values in
  * all); the FLOP count. */
+/* The fewest common rows for which a pair of columns is fused: a pair's fixed work (its B patterns
+ * packed, two columns' A vectors loaded a row) is ~35 instructions a row, its saving ~17 a fused block
+ * pair, r (r - 1) / 2 of them (particle.xml steps 200-219: 6.376 G at 1, 6.341 G at 4). */
+#ifndef PAIR3_MIN_ROWS
+#define PAIR3_MIN_ROWS 4
+#endif
+
+/* Whether columns p and p+1 (rows sorted) are a particles' pair for grit_blockchol_pair3_avx2: both 3-dof
+ * trees with 3 x 3 blocks below, p's first row p+1 and its others p+1's rows (PAIR3_MIN_ROWS or more),
+ * and b->T holds the pair's patterns (72 doubles a block of p, 72 + 54 of p+1; 64 nv in all). */
+static int pair3(const grit_blockchol *b, int p) {
+  const int *dim = b->m->tree_dofnum;
+  if (dim[b->order[p]] != 3 || dim[b->order[p + 1]] != 3 || b->col_m[p] != 3 || b->col_m[p + 1] != 3) return 0;
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1], nr = b->colptr[p + 2] - e1;
+  if (nr < PAIR3_MIN_ROWS || e1 - e0 != nr + 1 || b->rows[e0] != p + 1) return 0;
+  if ((size_t)nr * 198 + 72 > (size_t)b->m->nv * RHS_CHUNK) return 0;
+  return memcmp(b->rows + e0 + 1, b->rows + e1, sizeof(int) * (size_t)nr) == 0;
+}
+
 static void lay_out_columns(grit_blockchol *b, size_t *nx) {
   const int *dim = b->m->tree_dofnum;
   double fl = 0.0;
@@ -413,6 +440,8 @@ static void lay_out_columns(grit_blockchol *b, size_t *nx) {
     if (b->any3) { /* (read by the 3-dof trees' paths only) */
       b->col_m[p] = cm;
       b->tgt_ptr[p + 1] = b->tgt_ptr[p] + (size_t)len * (size_t)(len > 0 ? len - 1 : 0) / 2;
+      b->pair3[p] = 0;
+      if (p > 0) b->pair3[p - 1] = (unsigned char)pair3(b, p - 1);
     }
   }
   b->flops = fl;
@@ -441,8 +470,13 @@ static grit_status place_pairs(grit_blockchol *b, int npairs, const int *pa, con
   for (int k = 0; k < npairs; ++k) {
     const int qa = b->pos[pa[k]], qb = b->pos[pb[k]];
     const int col = qa < qb ? qa : qb, row = qa < qb ? qb : qa;
-    int e = b->colptr[col];
-    while (b->rows[e] != row) ++e; /* present by construction */
+    int lo = b->colptr[col], hi = b->colptr[col + 1] - 1; /* present by construction; the rows ascend */
+    while (lo < hi) {                                     /* (a pile's columns near the root: 50 rows) */
+      const int mid = lo + (hi - lo) / 2;
+      if (b->rows[mid] < row) lo = mid + 1;
+      else hi = mid;
+    }
+    const int e = lo;
     b->pairs[k].dst = b->roff[e];
     b->pairs[k].na = dim[pa[k]];
     b->pairs[k].nb = dim[pb[k]];
@@ -604,6 +638,25 @@ static inline int factor_column(grit_blockchol *b, int p, int n, double *lo, dou
   return -1;
 }
 
+/* Columns p and p+1 of a particles' pair (b->pair3[p]): each diagonal block's Cholesky and pivots' range, as
+ * factor_column; p's and p+1's updates of their common rows' blocks together. Returns the failing pivot
+ * or -1, *col the failing column. */
+static int factor_pair3(grit_blockchol *b, int p, double *lo, double *hi, int *col) {
+  for (int i = 0; i < 2; ++i) {
+    const int c = p + i;
+    double *L = b->Lx + b->doff[c], *inv = b->inv + b->m->tree_dofadr[b->order[c]];
+    const int bad = chol_block(L, 3, inv);
+    if (bad >= 0) return *col = c, bad;
+    for (int j = 0; j < 3; ++j) {
+      *lo = L[j * 3 + j] < *lo ? L[j * 3 + j] : *lo;
+      *hi = L[j * 3 + j] > *hi ? L[j * 3 + j] : *hi;
+    }
+    if (i == 0) grit_blockchol_pair3_lead_avx2(b, c, L, inv);
+    else grit_blockchol_pair3_avx2(b, c, L, inv);
+  }
+  return -1;
+}
+
 grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const double *cblock, const int *poff,
                                   const int *idx, const unsigned char *tree_on, double *cond, char *message) {
   const grit_model *m = b->m;
@@ -653,11 +706,26 @@ grit_status grit_blockchol_factor(grit_blockchol *b, const double *diag, const d
   }
   /* right-looking: factor the diagonal block, solve the column's blocks, update the later blocks */
   double lo = INFINITY, hi = 0.0;
-  const int avx2 = grit_blockchol_have_avx2();
+  const int avx2 = grit_blockchol_have_avx2(), pairs = avx2 && b->any3 && !b->no_small && !b->no_col3 && !b->no_pair3;
   b->last_flops = 0.0;
   for (int p = 0; p < nt; ++p) {
     const int n = dim[b->order[p]];
     if (tree_on && !tree_on[b->order[p]]) continue;
+    /* a supernode's two particle columns together: the same bits (a pair's columns have rows, so neither
+     * tree is alone in its part: none is factored in tree order or by a big tree's sparse factor) */
+    if (pairs && b->pair3[p] && (!tree_on || tree_on[b->order[p + 1]])) {
+      b->last_flops += b->col_flops[p];
+      b->last_flops += b->col_flops[p + 1];
+      int c = p;
+      const int bad = factor_pair3(b, p, &lo, &hi, &c);
+      if (bad >= 0)
+        return grit_set_error(message, GRIT_ERR_NUMERICAL,
+                              "Hessian factorization: not positive definite or not finite (block Cholesky, tree "
+                              "%d, dof %d)",
+                              b->order[c], m->tree_dofadr[b->order[c]] + bad);
+      ++p;
+      continue;
+    }
     if (b->chain && b->tree_tc[b->order[p]]) {
       const int t = b->order[p], adr = m->tree_dofadr[t];
       b->last_flops += grit_treechol_flops(b->tc, t);
@@ -723,6 +791,7 @@ void grit_blockchol_lowrank_clear(grit_blockchol *b, int tree) {
   if (b->sp[tree]) grit_bigsparse_lowrank_clear(b->sp[tree]);
 }
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow) { b->no_col3 = !allow; }
+void grit_blockchol_pair_kernel(grit_blockchol *b, int allow) { b->no_pair3 = !allow; }
 
 void grit_blockchol_small_kernel(grit_blockchol *b, int allow) { b->no_small = !allow; }
 

@@ -89,6 +89,10 @@ void grit_blockchol_fast_order(grit_blockchol *b, int allow);
  * blocks below (particles; blockchol_factor_simd.c; the same bits as the plain loops), for tests. */
 void grit_blockchol_particle_kernel(grit_blockchol *b, int allow);
 
+/* Allows (1, the default) or forbids (0) factoring two particles' columns with the same rows below the
+ * second together (blockchol_factor_simd.c; the same bits as one by one), for tests. */
+void grit_blockchol_pair_kernel(grit_blockchol *b, int allow);
+
 /* Allows (1) or forbids (0, the default) keeping the elimination order when the pattern changes
  * (blockchol_keep.c): taken only after a fresh order with a component of more than 64 trees (a pile),
  * and while the factor's flops under the kept order stay within KEEP_FLOPS times that fresh order's:

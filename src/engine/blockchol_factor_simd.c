@@ -144,8 +144,8 @@ AVX2 int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, 
 /* Block X's triangular solve X := X L^-T by its columns v_k = (X[0][k], X[1][k], X[2][k]) as vectors (each
  * lane the scalar loop's entry: v_j minus l_jk v_k for k = 0 .. j-1 in order, times the reciprocal pivot),
  * written back to X, and spread into its patterns by lane permutations (moves only). */
-static AVX2 void trsm_pattern3(double *restrict X, const double *restrict L, const double *restrict inv,
-                               double *restrict A, double *restrict B) {
+static inline __attribute__((always_inline)) AVX2 void trsm_pattern3(double *restrict X, const double *restrict L, const double *restrict inv,
+                                                                   double *restrict A, double *restrict B) {
   __m256d v[3];
   UNROLL for (int j = 0; j < 3; ++j) {
     __m256d s = _mm256_set_pd(0.0, X[6 + j], X[3 + j], X[j]);
@@ -207,40 +207,112 @@ static inline int find_row(const int *rows, int f, int end, int qb) {
 #define MAP_RATIO 4
 #endif
 
-AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+/* A pair's fused patterns of a block: for each k the second column's B vectors (lanes 0-7) after the
+ * first's, then both columns' ninth lanes together (k x 2). */
+#define PF 54
+
+/* The fused sums of a pair of columns p, q = p+1: s0, s1 the first's, t0, t1 the second's (lanes 0-7),
+ * s2 both ninth lanes (lane 0 the first's, lane 1 the second's); each from zero in increasing k. */
+#define SUM3_PAIR(Fp)                                                                                \
+  do {                                                                                               \
+    s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd(), s2 = _mm_setzero_pd();                       \
+    t0 = _mm256_setzero_pd(), t1 = _mm256_setzero_pd();                                              \
+    for (int k = 0; k < 3; ++k) {                                                                    \
+      s0 = _mm256_add_pd(s0, _mm256_mul_pd(_mm256_loadu_pd((Fp) + k * 16), a0[k]));                  \
+      s1 = _mm256_add_pd(s1, _mm256_mul_pd(_mm256_loadu_pd((Fp) + k * 16 + 4), a1[k]));              \
+      t0 = _mm256_add_pd(t0, _mm256_mul_pd(_mm256_loadu_pd((Fp) + k * 16 + 8), c0[k]));              \
+      t1 = _mm256_add_pd(t1, _mm256_mul_pd(_mm256_loadu_pd((Fp) + k * 16 + 12), c1[k]));             \
+      s2 = _mm_add_pd(s2, _mm_mul_pd(_mm_loadu_pd((Fp) + 48 + k * 2), a2[k]));                       \
+    }                                                                                                \
+  } while (0)
+
+/* U -= the first column's sums, then the second's: one read and write of the block for both (the
+ * entries' order of factor_column's loops: p's sum subtracted, then q's) */
+#define UPDATE3_PAIR(U)                                                                              \
+  do {                                                                                               \
+    _mm256_storeu_pd((U), _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd(U), s0), t0));                 \
+    _mm256_storeu_pd((U) + 4, _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd((U) + 4), s1), t1));       \
+    _mm_store_sd((U) + 8, _mm_sub_sd(_mm_sub_sd(_mm_load_sd((U) + 8), s2), _mm_unpackhi_pd(s2, s2)));  \
+  } while (0)
+
+/* A particle's column p (mode 0); or of a pair of columns p-1, p whose rows below p are the same
+ * (grit_blockchol_pair3_lead_avx2 ran on p-1 just before, leaving its patterns at b->T): mode 2, p-1's
+ * updates of the blocks among those rows applied with p's. */
+static inline __attribute__((always_inline)) AVX2 void column3(grit_blockchol *b, int p, const double *L,
+                                                              const double *inv, const int mode) {
   double *Lx = b->Lx, *P = b->T;
   const int e0 = b->colptr[p], e1 = b->colptr[p + 1];
+  if (mode == 2) P += (size_t)(e1 - e0 + 1) * 2 * P3; /* after the lead's blocks */
+  double *F = P + (size_t)(e1 - e0) * 2 * P3;        /* mode 2: the fused patterns, PF doubles a block */
+  const double *Pl = b->T + 2 * P3;                   /* mode 2: the lead's patterns of the same rows */
   for (int e = e0; e < e1; ++e)
     trsm_pattern3(Lx + b->roff[e], L, inv, P + (size_t)(e - e0) * 2 * P3, P + (size_t)(e - e0) * 2 * P3 + P3);
+  if (mode == 2)
+    for (int i = 0; i < e1 - e0; ++i) { /* the B patterns of both columns side by side (moves only) */
+      const double *bl = Pl + (size_t)i * 2 * P3 + P3, *bq = P + (size_t)i * 2 * P3 + P3;
+      double *f = F + (size_t)i * PF;
+      for (int k = 0; k < 3; ++k) {
+        _mm256_storeu_pd(f + k * 16, _mm256_loadu_pd(bl + k * 12));
+        _mm256_storeu_pd(f + k * 16 + 4, _mm256_loadu_pd(bl + k * 12 + 4));
+        _mm256_storeu_pd(f + k * 16 + 8, _mm256_loadu_pd(bq + k * 12));
+        _mm256_storeu_pd(f + k * 16 + 12, _mm256_loadu_pd(bq + k * 12 + 4));
+        f[48 + 2 * k] = bl[k * 12 + 8], f[49 + 2 * k] = bq[k * 12 + 8];
+      }
+    }
   /* the targets as recorded by the column's first factorization since the analysis, or recorded now */
   const int nt = b->nt, record = b->tgt_ptr[nt] <= b->cap_tgt, done = record && b->tgt_done[p];
   int *tg = b->tgt + (record ? b->tgt_ptr[p] : 0);
   const __m256i lower0 = _mm256_set_epi64x(-1, 0, 0, -1), lower1 = _mm256_set_epi64x(-1, -1, 0, -1);
   for (int ea = e0; ea < e1; ++ea) {
     const int qa = b->rows[ea];
-    const double *A = P + (size_t)(ea - e0) * 2 * P3;
-    __m256d a0[3], a1[3];
+    const double *A = P + (size_t)(ea - e0) * 2 * P3, *Al = Pl + (size_t)(ea - e0) * 2 * P3;
+    const double *Ap = mode == 2 ? Al : A; /* the first column's */
+    __m256d a0[3], a1[3], c0[3], c1[3];
     __m128d a2[3];
     UNROLL for (int k = 0; k < 3; ++k) {
-      a0[k] = _mm256_loadu_pd(A + k * 12);
-      a1[k] = _mm256_loadu_pd(A + k * 12 + 4);
-      a2[k] = _mm_loadu_pd(A + k * 12 + 8);
+      a0[k] = _mm256_loadu_pd(Ap + k * 12);
+      a1[k] = _mm256_loadu_pd(Ap + k * 12 + 4);
+      if (mode == 2) {
+        c0[k] = _mm256_loadu_pd(A + k * 12);
+        c1[k] = _mm256_loadu_pd(A + k * 12 + 4);
+        a2[k] = _mm_unpacklo_pd(_mm_load_sd(Al + k * 12 + 8), _mm_load_sd(A + k * 12 + 8));
+      } else {
+        c0[k] = c1[k] = _mm256_setzero_pd();
+        a2[k] = _mm_loadu_pd(A + k * 12 + 8);
+      }
     }
-    __m256d s0, s1;
+    __m256d s0, s1, t0, t1;
     __m128d s2;
     { /* the diagonal block of qa: its lower triangle only (entries 0, 3, 4, 6, 7, 8) */
       double *T = Lx + b->doff[qa];
-      SUM3(A + P3);
-      _mm256_maskstore_pd(T, lower0, _mm256_sub_pd(_mm256_loadu_pd(T), s0));
-      _mm256_maskstore_pd(T + 4, lower1, _mm256_sub_pd(_mm256_loadu_pd(T + 4), s1));
-      _mm_store_sd(T + 8, _mm_sub_sd(_mm_load_sd(T + 8), s2));
+      if (mode == 2) {
+        SUM3_PAIR(F + (size_t)(ea - e0) * PF);
+        _mm256_maskstore_pd(T, lower0, _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd(T), s0), t0));
+        _mm256_maskstore_pd(T + 4, lower1, _mm256_sub_pd(_mm256_sub_pd(_mm256_loadu_pd(T + 4), s1), t1));
+        _mm_store_sd(T + 8, _mm_sub_sd(_mm_sub_sd(_mm_load_sd(T + 8), s2), _mm_unpackhi_pd(s2, s2)));
+      } else {
+        SUM3(A + P3);
+        _mm256_maskstore_pd(T, lower0, _mm256_sub_pd(_mm256_loadu_pd(T), s0));
+        _mm256_maskstore_pd(T + 4, lower1, _mm256_sub_pd(_mm256_loadu_pd(T + 4), s1));
+        _mm_store_sd(T + 8, _mm_sub_sd(_mm_load_sd(T + 8), s2));
+      }
     }
-    const double *Bp = P + (size_t)(ea + 1 - e0) * 2 * P3 + P3;
+    const double *Bp = mode == 2 ? F + (size_t)(ea + 1 - e0) * PF : P + (size_t)(ea + 1 - e0) * 2 * P3 + P3;
+    const size_t bstep = mode == 2 ? PF : 2 * P3;
+#define PAIR_UPDATE(U)                                                                               \
+  do {                                                                                               \
+    if (mode == 2) {                                                                                 \
+      SUM3_PAIR(Bp);                                                                                 \
+      UPDATE3_PAIR(U);                                                                               \
+    } else {                                                                                         \
+      SUM3(Bp);                                                                                      \
+      UPDATE3(U);                                                                                    \
+    }                                                                                                \
+  } while (0)
     if (done) { /* the recorded targets */
-      for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
+      for (int eb = ea + 1; eb < e1; ++eb, Bp += bstep) {
         double *U = Lx + *tg++;
-        SUM3(Bp);
-        UPDATE3(U);
+        PAIR_UPDATE(U);
       }
       continue;
     }
@@ -250,25 +322,61 @@ AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L,
     if (fend - f0 <= MAP_RATIO * (e1 - ea - 1)) {
       int *map = b->hpos; /* (the analysis's scratch: free here) */
       for (int f = f0; f < fend; ++f) map[b->rows[f]] = b->roff[f];
-      for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
+      for (int eb = ea + 1; eb < e1; ++eb, Bp += bstep) {
         const int off = map[b->rows[eb]];
         if (record) *tg++ = off;
         double *U = Lx + off;
-        SUM3(Bp);
-        UPDATE3(U);
+        PAIR_UPDATE(U);
       }
       continue;
     }
     int f = f0;
-    for (int eb = ea + 1; eb < e1; ++eb, Bp += 2 * P3) {
+    for (int eb = ea + 1; eb < e1; ++eb, Bp += bstep) {
       f = find_row(b->rows, f, fend, b->rows[eb]);
       if (record) *tg++ = b->roff[f];
       double *U = Lx + b->roff[f];
-      SUM3(Bp);
-      UPDATE3(U);
+      PAIR_UPDATE(U);
     }
+#undef PAIR_UPDATE
   }
   if (record) b->tgt_done[p] = 1;
+}
+
+AVX2 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+  column3(b, p, L, inv, 0);
+}
+
+AVX2 void grit_blockchol_pair3_avx2(grit_blockchol *b, int q, const double *L, const double *inv) {
+  column3(b, q, L, inv, 2);
+}
+
+/* The first column p of a pair (its first row q = p+1, its other rows q's): its blocks solved into
+ * patterns (kept at b->T for q's call) and its updates of column q's blocks, which are q's rows in
+ * order (the targets by position). */
+AVX2 void grit_blockchol_pair3_lead_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+  double *Lx = b->Lx, *P = b->T;
+  const int e0 = b->colptr[p], e1 = b->colptr[p + 1], q = b->rows[e0], g0 = b->colptr[q];
+  for (int e = e0; e < e1; ++e)
+    trsm_pattern3(Lx + b->roff[e], L, inv, P + (size_t)(e - e0) * 2 * P3, P + (size_t)(e - e0) * 2 * P3 + P3);
+  const __m256i lower0 = _mm256_set_epi64x(-1, 0, 0, -1), lower1 = _mm256_set_epi64x(-1, -1, 0, -1);
+  __m256d a0[3], a1[3], s0, s1;
+  __m128d a2[3], s2;
+  UNROLL for (int k = 0; k < 3; ++k) {
+    a0[k] = _mm256_loadu_pd(P + k * 12);
+    a1[k] = _mm256_loadu_pd(P + k * 12 + 4);
+    a2[k] = _mm_loadu_pd(P + k * 12 + 8);
+  }
+  double *T = Lx + b->doff[q]; /* q's diagonal block: its lower triangle */
+  SUM3(P + P3);
+  _mm256_maskstore_pd(T, lower0, _mm256_sub_pd(_mm256_loadu_pd(T), s0));
+  _mm256_maskstore_pd(T + 4, lower1, _mm256_sub_pd(_mm256_loadu_pd(T + 4), s1));
+  _mm_store_sd(T + 8, _mm_sub_sd(_mm_load_sd(T + 8), s2));
+  const double *Bp = P + 2 * P3 + P3;
+  for (int eb = e0 + 1; eb < e1; ++eb, Bp += 2 * P3) {
+    double *U = Lx + b->roff[g0 + (eb - e0 - 1)];
+    SUM3(Bp);
+    UPDATE3(U);
+  }
 }
 
 
@@ -376,6 +484,12 @@ int grit_blockchol_column6_avx2(grit_blockchol *b, int p, const double *L, const
 }
 void grit_blockchol_column3_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
   (void)b, (void)p, (void)L, (void)inv;
+}
+void grit_blockchol_pair3_lead_avx2(grit_blockchol *b, int p, const double *L, const double *inv) {
+  (void)b, (void)p, (void)L, (void)inv;
+}
+void grit_blockchol_pair3_avx2(grit_blockchol *b, int q, const double *L, const double *inv) {
+  (void)b, (void)q, (void)L, (void)inv;
 }
 int grit_blockchol_column_r3_avx2(grit_blockchol *b, int p, int n, const double *L, const double *inv) {
   (void)b, (void)p, (void)n, (void)L, (void)inv;

@@ -50,11 +50,13 @@ struct grit_blockchol {
   int uniform;       /* the dofs of every tree when they are all the same and span two words or more,
                         else 0 (then the degrees by popcount); uniform_all: whatever the words */
   int uniform_all;
+  int avx2_merge;    /* the order's row merges over whole rows by grit_blockchol_merge_words_avx2 */
   int no_fast_order; /* grit_blockchol_fast_order(b, 0): the order by the linear search and the bit loops,
                         each neighbour's degree recounted over its whole row */
   int *wlist;        /* (words) the words of an eliminated tree's row that are nonzero, or its own */
   int any3;          /* some tree has 3 dofs (col_m and the targets are kept only then) */
   int *col_m;        /* (nt) the rows of every block below column p when they are all the same, else 0 */
+  unsigned char *pair3; /* (nt) columns p, p+1 factored as a pair of particles' columns (blockchol.c) */
   int *tgt;          /* (cap_tgt) the Schur updates' target blocks, recorded by a column's first factorization
                         after an analysis: column p's pairs (ea < eb) in loop order from tgt_ptr[p] */
   size_t cap_tgt;
@@ -63,6 +65,7 @@ struct grit_blockchol {
   int no_small;               /* grit_blockchol_small_kernel(b, 0): 3 x 3 blocks' Schur updates by the plain loops */
   int no_tiles;               /* grit_blockchol_tiles(b, 0): the many-column solves' plain loops only */
   int no_col3;                /* grit_blockchol_particle_kernel(b, 0): particles' columns by the plain loops */
+  int no_pair3;               /* grit_blockchol_pair_kernel(b, 0): a supernode's particle columns one by one */
   struct grit_bigsparse **sp; /* (nt) a tree of more than 64 dofs: its block's sparse factor (blockchol_sparse.c) */
   unsigned char *tree_sp;     /* (nt) trees whose last factor is that sparse one (their rows in doff unused) */
   int no_sparse;              /* grit_blockchol_sparse_trees(b, 0): big trees' blocks dense, in dof order */
@@ -125,6 +128,11 @@ void grit_blockchol_tiles(struct grit_blockchol *b, int allow);
  * (grit_bigsparse_rows_kernel; the same bits), for tests. */
 void grit_blockchol_sparse_rows(struct grit_blockchol *b, int allow);
 
+/* The minimum-degree order's merge of row rk into row ru over all W words (ru |= rk), returning the
+ * weight (tree_dofnum: dim) of the bits added; by AVX2 four words at a time (blockchol_order_avx2.c; call
+ * only when grit_blockchol_have_avx2()). */
+int grit_blockchol_merge_words_avx2(uint64_t *ru, const uint64_t *rk, int W, const int *dim);
+
 /* Whether the processor runs the AVX2 kernels of blockchol_factor_simd.c (0 with GRIT_NO_AVX2). */
 int grit_blockchol_have_avx2(void);
 
@@ -137,6 +145,13 @@ int grit_blockchol_column6_avx2(struct grit_blockchol *b, int p, const double *L
  * its reciprocal pivots): the blocks solved and the Schur complement applied with AVX2, the same bits as
  * factor_column's loops (blockchol_factor_simd.c; call only when grit_blockchol_have_avx2()). */
 void grit_blockchol_column3_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+/* A pair of particles' columns p, q = p+1 whose rows below q are the same (a supernode's two columns),
+ * as two calls of grit_blockchol_column3_avx2, the same bits: lead (after p's diagonal block) solves p's
+ * blocks and updates column q's; then, after q's diagonal block, pair solves q's and applies p's and q's
+ * updates of the blocks among their common rows together (one read and write a block). Scratch: b->T,
+ * 198 doubles a common row plus 72 (grit_blockchol_pair3_fits). */
+void grit_blockchol_pair3_lead_avx2(struct grit_blockchol *b, int p, const double *L, const double *inv);
+void grit_blockchol_pair3_avx2(struct grit_blockchol *b, int q, const double *L, const double *inv);
 void grit_blockchol_backward3_avx2(const struct grit_blockchol *b, int p, double *y, const double *x);
 
 /* Column p of n dofs (n <= 48) with only particles (3-dof trees) below it, as
