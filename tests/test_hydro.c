@@ -172,6 +172,35 @@ Test(hydro, coin_sliding_and_spinning) {
   cr_assert(hi - lo <= 0.01, "spread %g", hi - lo);
 }
 
+/* examples/models/coin_hydro.xml as its comment says to run it: from key slide_spin (eps0 = 1, 0.5 m/s)
+ * the coin slides for ~0.35 s (0.5 m/s at mu g = 1.96 m/s^2 takes at least 0.25 s) and ends at the seed's
+ * ratio. Its key once placed the coin exactly touching: the first step fell 9.8 um into the field and the
+ * second stopped the coin (v 0.5 -> 0.002 m/s in 1 ms, far past mu g dt). */
+Test(hydro, example_key_slides_to_the_ratio) {
+  char path[1024], msg[GRIT_MESSAGE_SIZE];
+  snprintf(path, sizeof path, "%s/examples/models/coin_hydro.xml", GRIT_SOURCE_DIR);
+  grit_model *m = NULL;
+  grit_mjcf_info info;
+  cr_assert_eq(grit_mjcf_load_file(path, &m, &info, msg), GRIT_OK, "%s", msg);
+  grit_data *d = NULL;
+  cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+  cr_assert_eq(grit_mjcf_apply_key(&info, grit_mjcf_key_index(&info, "slide_spin"), d), GRIT_OK);
+  const double R = 0.01213, s0 = 1.0; /* v + omega R at the key */
+  double eps = NAN, t_end = NAN;
+  for (int i = 0; i < 1000 && isnan(eps); ++i) {
+    cr_assert_eq(grit_step(d), GRIT_OK);
+    const double *u = grit_data_qvel(d), lin = hypot(u[0], u[1]), rot = fabs(u[5]) * R;
+    if (i < 100) cr_assert(lin > 0.3, "step %d: the coin stopped early (v %g m/s)", i, lin);
+    if (lin + rot < 1e-2 * s0) eps = lin / rot, t_end = grit_data_time(d);
+  }
+  printf("hydro: coin_hydro.xml@slide_spin: eps %.4f at t %.3f s\n", eps, t_end);
+  cr_assert(eps >= 0.634 && eps <= 0.663, "eps %g", eps);
+  cr_assert(t_end > 0.25, "stopped at %g s", t_end);
+  grit_data_free(d);
+  grit_mjcf_info_free(&info);
+  grit_model_free(m);
+}
+
 /* A static geometry `base` (modulus Eb) on the world and a free body with one geometry `shape` (modulus
  * E) at pos above it. */
 static grit_data *on_base(grit_model **m, grit_contact_model model, grit_shape base, const double base_pos[3],
