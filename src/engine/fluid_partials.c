@@ -345,6 +345,7 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
   double *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i;
+  (void)KT; /* read by the AVX2 path only (FLUID_AVX2: GCC on x86-64) */
   if (!f->sym[kb] && f->no_nsym_lanes) {
     dof_vectors(m, k, r, i, f);
   } else if (!f->sym[kb]) {
