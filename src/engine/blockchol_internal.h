@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "model_internal.h"
 
@@ -132,6 +133,24 @@ void grit_blockchol_sparse_rows(struct grit_blockchol *b, int allow);
  * weight (tree_dofnum: dim) of the bits added; by AVX2 four words at a time (blockchol_order_avx2.c; call
  * only when grit_blockchol_have_avx2()). */
 int grit_blockchol_merge_words_avx2(uint64_t *ru, const uint64_t *rk, int W, const int *dim);
+
+/* Grows *p (elements of `size` bytes) to hold at least n, by doubling; 0 on failure (*p unchanged). */
+static inline int grit_blockchol_grow(void **p, int *cap, int n, size_t size) {
+  if (n <= *cap) return 1;
+  int c = *cap > 0 ? *cap : 16;
+  while (c < n) c *= 2;
+  void *q = realloc(*p, (size_t)c * size);
+  if (!q) return 0;
+  *p = q;
+  *cap = c;
+  return 1;
+}
+
+/* blockchol_order.c: the analysis's graph of trees (bit rows, weighted degrees), its components, and the
+ * minimum-degree order (ne: the factor's entries) */
+void grit_blockchol_build_graph(struct grit_blockchol *b, int npairs, const int *pa, const int *pb);
+void grit_blockchol_group_components(struct grit_blockchol *b, int npairs, const int *pa, const int *pb);
+grit_status grit_blockchol_order_min_degree(struct grit_blockchol *b, int *ne, char *message);
 
 /* Whether the processor runs the AVX2 kernels of blockchol_factor_simd.c (0 with GRIT_NO_AVX2). */
 int grit_blockchol_have_avx2(void);
