@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* blockchol_internal.h — the block Cholesky's state, shared by its factorization (blockchol.c) and its
- * many-column solves (blockchol_many.c) (internal to those two files). */
+/* blockchol_internal.h — the block Cholesky's state, shared by its blockchol_*.c files (the analysis and
+ * factorization, the order, the kernels, the solves); internal to them. */
 #ifndef GRIT_BLOCKCHOL_INTERNAL_H
 #define GRIT_BLOCKCHOL_INTERNAL_H
 
