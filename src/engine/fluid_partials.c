@@ -172,14 +172,23 @@ static void body_terms(const grit_model *m, const grit_kin *k, const char *mask,
   }
 }
 
+
+/* Dof i's motion cross term y = S x (P - wind) and force cross term wq = S x* g (g: its body's), the
+ * start of every dof_vectors path. */
+static inline void dof_cross_terms(const grit_model *m, const grit_rnea *r, int i, const double *S, const double *g,
+                                   double *y, double *wq) {
+  double pw[6];
+  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
+  grit_sv_cross_motion(y, S, pw);
+  grit_sv_cross_force(wq, S, g);
+}
+
 /* Dof i's vectors: y = S x (P - W), kr = K^T S, wq = S x* g - K y, wv = K S (g, K of its body's subtree). */
 static void dof_vectors(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f) {
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
-  double pw[6], *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i, *wv = f->wv + 6 * i;
-  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
-  grit_sv_cross_motion(y, S, pw);
-  grit_sv_cross_force(wq, S, f->g + 6 * kb);
+  double *y = f->y + 6 * i, *kr = f->kr + 6 * i, *wq = f->wq + 6 * i, *wv = f->wv + 6 * i;
+  dof_cross_terms(m, r, i, S, f->g + 6 * kb, y, wq);
   for (int p = 0; p < 6; ++p) {
     double a = 0.0, b = 0.0, e = 0.0;
     for (int q = 0; q < 6; ++q) a += K[6 * q + p] * S[q], b += K[6 * p + q] * y[q], e += K[6 * p + q] * S[q];
@@ -283,10 +292,8 @@ static void body_terms_fast(const grit_model *m, const grit_kin *k, const char *
 static void nsym_vectors(const grit_model *m, const grit_kin *k, const grit_rnea *r, int i, grit_fluid_partials *f) {
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
-  double pw[6], *y = f->y + 6 * i, *wq = f->wq + 6 * i;
-  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
-  grit_sv_cross_motion(y, S, pw);
-  grit_sv_cross_force(wq, S, f->g + 6 * kb);
+  double *y = f->y + 6 * i, *wq = f->wq + 6 * i;
+  dof_cross_terms(m, r, i, S, f->g + 6 * kb, y, wq);
   fl2 ks[3], ky[3], ke[3];
   for (int l = 0; l < 3; ++l) ks[l] = ky[l] = ke[l] = fl2_splat(0.0);
   for (int q = 0; q < 6; ++q) {
@@ -314,10 +321,8 @@ __attribute__((target("avx2"))) static void nsym_vectors_avx2(const grit_model *
                                                               int i, grit_fluid_partials *f, const double *KT) {
   const int kb = m->dof_body[i];
   const double *S = k->cdof + 6 * i, *K = f->K + 36 * kb;
-  double pw[6], *y = f->y + 6 * i, *wq = f->wq + 6 * i;
-  for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
-  grit_sv_cross_motion(y, S, pw);
-  grit_sv_cross_force(wq, S, f->g + 6 * kb);
+  double *y = f->y + 6 * i, *wq = f->wq + 6 * i;
+  dof_cross_terms(m, r, i, S, f->g + 6 * kb, y, wq);
   __m256d s4 = _mm256_setzero_pd(), y4 = _mm256_setzero_pd(), e4 = _mm256_setzero_pd();
   __m128d s2 = _mm_setzero_pd(), y2 = _mm_setzero_pd(), e2 = _mm_setzero_pd();
   for (int q = 0; q < 6; ++q) {
@@ -355,10 +360,7 @@ static void dof_vectors_fast(const grit_model *m, const grit_kin *k, const grit_
 #endif
       nsym_vectors(m, k, r, i, f);
   } else {
-    double pw[6];
-    for (int c = 0; c < 6; ++c) pw[c] = r->P[6 * i + c] - (c < 3 ? 0.0 : m->opt.wind[c - 3]);
-    grit_sv_cross_motion(y, S, pw);
-    grit_sv_cross_force(wq, S, f->g + 6 * kb);
+    dof_cross_terms(m, r, i, S, f->g + 6 * kb, y, wq);
     fl2 ks[3], ky[3];
     for (int l = 0; l < 3; ++l) ks[l] = ky[l] = fl2_splat(0.0);
     for (int q = 0; q < 6; ++q) {
