@@ -79,10 +79,11 @@ Test(tendon_paths, flag_rows_same_bits_or_common_zero) {
 
 Test(tendon_paths, arm26_rows_same_bits_or_common_zero) { rows_compare("mujoco_model/arm26.xml", 20, 0); }
 
-/* The row against central differences of the length (the flag's joints are hinges: q and v alike). */
-Test(tendon_paths, flag_rows_against_central_differences) {
+/* Each tendon's row (every `stride`-th; skip_fixed: spatial ones only) after 5 steps against central
+ * differences of its length along a seeded direction (q and v alike: hinges or slides). */
+static void rows_against_central_differences(const char *rel, unsigned seed, int stride, int skip_fixed) {
   grit_data *d;
-  grit_model *m = load("mujoco_composite/flag/flag.xml", &d);
+  grit_model *m = load(rel, &d);
   cr_assert_eq(m->nq, m->nv);
   for (int i = 0; i < 5; ++i) cr_assert_eq(grit_step(d), GRIT_OK);
   const int nv = m->nv;
@@ -90,10 +91,12 @@ Test(tendon_paths, flag_rows_against_central_differences) {
   double *dir = malloc(sizeof(double) * (size_t)nv), *J = calloc((size_t)nv, sizeof(double));
   double *Jx = calloc((size_t)nv, sizeof(double));
   memcpy(q0, d->qpos, sizeof(double) * (size_t)nv);
-  unsigned s = 12345u;
+  unsigned s = seed;
   for (int i = 0; i < nv; ++i) s = s * 1103515245u + 12345u, dir[i] = (double)(s >> 8) / 16777216.0 - 0.5;
   const double h = 1e-6;
-  for (int t = 0; t < m->ntendon; t += 7) {
+  int checked = 0;
+  for (int t = 0; t < m->ntendon; t += stride) {
+    if (skip_fixed && m->ten_type[t] == GRIT_TENDON_FIXED) continue;
     cr_assert_eq(grit_data_set_qpos(d, q0, nv), GRIT_OK);
     row(m, d, t, 0, J);
     double jv = 0.0, scale = 0.0;
@@ -106,10 +109,17 @@ Test(tendon_paths, flag_rows_against_central_differences) {
     }
     const double fd = (L[0] - L[1]) / (2 * h);
     cr_expect(fabs(fd - jv) <= 1e-6 * scale + 1e-9, "tendon %d: J dir %.12g, central %.12g", t, jv, fd);
+    checked++;
   }
+  cr_assert_gt(checked, 0);
   free(q0), free(q), free(dir), free(J), free(Jx);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* The row against central differences of the length (the flag's joints are hinges: q and v alike). */
+Test(tendon_paths, flag_rows_against_central_differences) {
+  rows_against_central_differences("mujoco_composite/flag/flag.xml", 12345u, 7, 0);
 }
 
 /* The flag stepped 20 times each way, then A: close (the rows differ by rounding only); the whole paths
@@ -284,37 +294,5 @@ Test(tendon_paths, slide_terms_equal_the_point_velocity) {
 }
 
 Test(tendon_paths, slide_rows_against_central_differences) {
-  grit_data *d;
-  grit_model *m = load("mujoco_composite/composite/grid2pin.xml", &d);
-  cr_assert_eq(m->nq, m->nv); /* (slides: q and v alike) */
-  for (int i = 0; i < 5; ++i) cr_assert_eq(grit_step(d), GRIT_OK);
-  const int nv = m->nv;
-  double *q0 = malloc(sizeof(double) * (size_t)nv), *q = malloc(sizeof(double) * (size_t)nv);
-  double *dir = malloc(sizeof(double) * (size_t)nv), *J = calloc((size_t)nv, sizeof(double));
-  double *Jx = calloc((size_t)nv, sizeof(double));
-  memcpy(q0, d->qpos, sizeof(double) * (size_t)nv);
-  unsigned s = 4321u;
-  for (int i = 0; i < nv; ++i) s = s * 1103515245u + 12345u, dir[i] = (double)(s >> 8) / 16777216.0 - 0.5;
-  const double h = 1e-6;
-  int checked = 0;
-  for (int t = 0; t < m->ntendon; t += 3) {
-    if (m->ten_type[t] == GRIT_TENDON_FIXED) continue;
-    cr_assert_eq(grit_data_set_qpos(d, q0, nv), GRIT_OK);
-    grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, J, d->jscratch);
-    double jv = 0.0, scale = 0.0;
-    for (int i = 0; i < nv; ++i) jv += J[i] * dir[i], scale += fabs(J[i] * dir[i]);
-    double L[2];
-    for (int k = 0; k < 2; ++k) {
-      for (int i = 0; i < nv; ++i) q[i] = q0[i] + (k ? -h : h) * dir[i];
-      cr_assert_eq(grit_data_set_qpos(d, q, nv), GRIT_OK);
-      L[k] = grit_tendon_length_jacobian(m, &d->kin, d->qpos, t, Jx, d->jscratch);
-    }
-    const double fd = (L[0] - L[1]) / (2 * h);
-    cr_expect(fabs(fd - jv) <= 1e-6 * scale + 1e-9, "tendon %d: J dir %.12g, central %.12g", t, jv, fd);
-    checked++;
-  }
-  cr_assert_gt(checked, 0);
-  free(q0), free(q), free(dir), free(J), free(Jx);
-  grit_data_free(d);
-  grit_model_free(m);
+  rows_against_central_differences("mujoco_composite/composite/grid2pin.xml", 4321u, 3, 1); /* (slides) */
 }
