@@ -7,9 +7,12 @@
  * With --dense the N calls are of grit_step_derivatives (the dense A, B; callgrind:
  * --toggle-collect=grit_step_derivatives). With --cpu-time the calls are timed by the thread's CPU clock (their median and quartiles: the same
  * state every call, so that two builds of the library can be compared on one scene).
- *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--lenient] [--dump FILE] SCENE
+ *   bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--steps K] [--dense] [--cpu-time] [--lenient] [--dump FILE] SCENE
  *   SCENE: clutterN (scene_clutter(N), dt 2 ms; default warm-up 1200 steps) or FILE.xml (the file's
- *   settings, default warm-up 200 steps; --lenient: loaded leniently, as bench_mujoco --lenient). */
+ *   settings, default warm-up 200 steps; --lenient: loaded leniently, as bench_mujoco --lenient). --steps K: after
+ *   the calls (and the dump), K more steps, timed each (with --cpu-time: their mean and median printed), so
+ *   that a step's and a call's instructions (callgrind, --toggle-collect=grit_step: K and 0 steps) and
+ *   times at one state compare (instructions per microsecond). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +117,7 @@ static void dump(grit_data *d, grit_jacobian_blocks *J, const char *path) {
 }
 
 int main(int argc, char **argv) {
-  int model = -1, warm = -1, calls = 0, dense = 0, lenient = 0, a = 1;
+  int model = -1, warm = -1, calls = 0, steps = 0, dense = 0, lenient = 0, a = 1;
   const char *out = NULL;
   for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
     if (!strcmp(argv[a], "--lenient")) { /* a flag: what grit refuses ignored (bench_mujoco's --lenient) */
@@ -132,11 +135,12 @@ int main(int argc, char **argv) {
       model = !strcmp(argv[a + 1], "lagged") ? 0 : !strcmp(argv[a + 1], "similar") ? 1 : !strcmp(argv[a + 1], "sap") ? 2 : -2;
     else if (!strcmp(argv[a], "--warm")) warm = atoi(argv[a + 1]);
     else if (!strcmp(argv[a], "--calls")) calls = atoi(argv[a + 1]);
+    else if (!strcmp(argv[a], "--steps")) steps = atoi(argv[a + 1]);
     else if (!strcmp(argv[a], "--dump")) out = argv[a + 1];
     else model = -2;
   }
   if (a + 1 != argc || model < -1) {
-    fprintf(stderr, "usage: bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--dense] [--cpu-time] [--dump FILE] SCENE\n");
+    fprintf(stderr, "usage: bench_deriv_parts [--model lagged|similar|sap] [--warm N] [--calls N] [--steps K] [--dense] [--cpu-time] [--dump FILE] SCENE\n");
     return 2;
   }
   char msg[GRIT_MESSAGE_SIZE];
@@ -184,6 +188,20 @@ int main(int argc, char **argv) {
   free(tc);
   report(d, J);
   if (out) dump(d, J, out);
+  if (steps > 0) { /* the next K steps, each timed */
+    double *ts = malloc(sizeof(double) * (size_t)steps), sum = 0.0;
+    for (int i = 0; i < steps; ++i) {
+      const double t0 = bench_clock_cpu ? now_us() : 0.0;
+      if (grit_step(d) != GRIT_OK) fail("step", d);
+      ts[i] = bench_clock_cpu ? now_us() - t0 : 0.0;
+      sum += ts[i];
+    }
+    if (bench_clock_cpu) {
+      qsort(ts, (size_t)steps, sizeof(double), bench_cmp);
+      printf("steps: mean %.1f us, median %.1f us over %d steps\n", sum / steps, ts[steps / 2], steps);
+    }
+    free(ts);
+  }
   grit_jacobian_blocks_free(J);
   grit_data_free(d);
   grit_model_free(m);
