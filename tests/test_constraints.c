@@ -3,14 +3,18 @@
  * of grit_delassus_c, which does its forward substitutions three rows at a time and skips the columns
  * before J's first nonzero one, gives the bits of the plain one-row loop (written out here), in double
  * and in dual numbers, with the factor variable and constant (cmask), on random trees with J's leading
- * columns zero (a joint limit's or a body's chain) and not. */
+ * columns zero (a joint limit's or a body's chain) and not. A contact's Jacobian, whose free bodies take
+ * their six columns without the walk along the chain, gives the bits of that walk (written out here). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "constraints.h"
+#include "data_internal.h"
 #include "grit/dual.h"
 #include "grit/grit.h"
+#include "grit/math.h"
+#include "kinematics.h"
 #include "test_util.h"
 
 /* The one-row loop, in double. */
@@ -145,4 +149,62 @@ Test(constraints, delassus_dual_matches_the_one_row_loop_to_the_bit) {
     free(Lc), free(L), free(tmp), free(Jb[0]), free(Jb[1]), free(Jv), free(cmask);
     grit_model_free(m);
   }
+}
+
+/* grit_contact_jacobian_add's walk along the body's chain, one column per dof: a free joint's translation
+ * i is row i of F, any other dof F^T (cdof x p + its linear part). */
+static void ref_contact_jacobian(const grit_model *m, const grit_kin *k, int body, const double p[3], int t,
+                                 const double F[9], double sign, double *out) {
+  const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
+  for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+    const int j = dof - adr, jn = m->dof_jnt[dof];
+    if (j < 0 || j >= n) continue;
+    if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
+      const int i = dof - m->jnt_dofadr[jn];
+      for (int r = 0; r < 3; ++r) out[r * n + j] = out[r * n + j] + F[3 * i + r] * sign;
+      continue;
+    }
+    double lin[3];
+    grit_sv_point_velocity(lin, k->cdof + 6 * dof, p);
+    for (int r = 0; r < 3; ++r) {
+      const double s = F[r] * lin[0] + (F[3 + r] * lin[1] + F[6 + r] * lin[2]);
+      out[r * n + j] = out[r * n + j] + s * sign;
+    }
+  }
+}
+
+Test(constraints, contact_jacobian_of_free_bodies_matches_the_walk_to_the_bit) {
+  tu_rng r = {0xc01u};
+  tu_tree_opts o = tu_default_tree_opts();
+  int free_bodies = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    grit_model *m = tu_random_tree(&r, 3 + trial % 6, TU_ALL, &o);
+    grit_data *d = tu_data(m);
+    double *q = calloc((size_t)m->nq + 1, sizeof *q), *v = calloc((size_t)m->nv + 1, sizeof *v);
+    tu_random_state(&r, m, q, v, 2.0);
+    grit_inertial in = {m->body_mass, m->body_com, m->body_inertia};
+    grit_kin_positions(m, q, &in, &d->kin);
+    double *J = calloc((size_t)3 * m->nv + 1, sizeof *J), *Jr = calloc((size_t)3 * m->nv + 1, sizeof *Jr);
+    for (int b = 1; b < m->nbody; ++b) {
+      const int t = grit_body_tree(m, b);
+      if (t < 0) continue; /* welded to the world */
+      const int n = m->tree_dofnum[t], last = m->body_lastdof[b];
+      free_bodies += last >= 5 && m->jnt_type[m->dof_jnt[last]] == GRIT_JOINT_FREE;
+      double p[3], F[9];
+      for (int i = 0; i < 3; ++i) p[i] = tu_uniform(&r, -1.5, 1.5);
+      for (int i = 0; i < 9; ++i) F[i] = tu_uniform(&r, -1.0, 1.0);
+      for (int side = 0; side < 2; ++side) { /* onto zeros, then onto the other side's columns */
+        const double sign = side ? -1.0 : 1.0;
+        if (side == 0)
+          for (int i = 0; i < 3 * n; ++i) J[i] = Jr[i] = 0.0;
+        grit_contact_jacobian_add(m, &d->kin, b, p, t, F, sign, J, NULL);
+        ref_contact_jacobian(m, &d->kin, b, p, t, F, sign, Jr);
+        cr_assert(memcmp(J, Jr, sizeof(double) * 3 * (size_t)n) == 0, "trial %d body %d side %d", trial, b, side);
+      }
+    }
+    free(q), free(v), free(J), free(Jr);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+  cr_assert(free_bodies > 0, "the trees hold free bodies");
 }

@@ -83,6 +83,15 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
                                     double smoothing, int dissipation_free, grit_constraint *c, int *nc,
                                     double *jstore, int *joff, double *scratch) {
   static const int kind[3] = {GRIT_CONSTRAINT_LAGGED, GRIT_CONSTRAINT_SIMILAR, GRIT_CONSTRAINT_SAP};
+  const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud,
+                               dissipation_free, m->geom_priority, m->geom_condim};
+  /* A hydroelastic patch's points (the coin's 152) come in a run of one geom pair, most with one normal: the
+   * frame and the pair's parameters, functions of the normal's bits and of the pair alone, are kept from the
+   * last candidate while these repeat (the same values: the same bits). */
+  double F[9], fn[3];
+  int have_frame = 0, pg[2] = {-1, -1};
+  grit_contact_params pp;
+  double inflation = 0.0;
   for (int i = 0; i < ncand; ++i) {
     const grit_contact_candidate *q = &cand[i];
     grit_constraint *x = &c[(*nc)++];
@@ -90,8 +99,11 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
     x->kind = kind[model];
     x->source = i;
     x->dim = 3;
-    double F[9];
-    grit_contact_frame(q->pt.n, F);
+    if (!have_frame || memcmp(fn, q->pt.n, sizeof fn) != 0) {
+      grit_contact_frame(q->pt.n, F);
+      memcpy(fn, q->pt.n, sizeof fn);
+      have_frame = 1;
+    }
     const int ta = grit_body_tree(m, q->body[0]), tb = grit_body_tree(m, q->body[1]);
     /* the trees touched: one block when both bodies are in one tree or one is static */
     x->ntree = 0;
@@ -107,12 +119,16 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
       if (t == ta) grit_contact_jacobian_add(m, k, q->body[0], q->pt.pa, t, F, -1.0, J, scratch);
     }
     /* the pair's parameters (docs/collision.md) */
-    const grit_geom_params gp = {m->geom_friction, m->geom_stiffness, m->geom_dissipation, m->geom_taud,
-                                 dissipation_free, m->geom_priority, m->geom_condim};
+    if (q->geom[0] != pg[0] || q->geom[1] != pg[1]) {
+      memset(&pp, 0, sizeof pp); /* (x->p's other fields as memset leaves them) */
+      grit_pair_params(&gp, q->geom[0], q->geom[1], &pp);
+      inflation = grit_pair_inflation(m, q->geom[0], q->geom[1]);
+      pg[0] = q->geom[0], pg[1] = q->geom[1];
+    }
     grit_contact_params *p = &x->p;
-    grit_pair_params(&gp, q->geom[0], q->geom[1], p);
+    *p = pp;
     if (q->k_patch > 0) p->k = q->k_patch; /* a hydroelastic patch's own stiffness g A (hydro.h) */
-    p->phi0 = q->pt.phi - grit_pair_inflation(m, q->geom[0], q->geom[1]); /* margin - gap (contact_margin.h) */
+    p->phi0 = q->pt.phi - inflation; /* margin - gap (contact_margin.h) */
     /* gradient smoothing's film acts between moving bodies only: against a static support (the ground)
      * its grip would hold a resting object and its viscosity damp every object on its support */
     const int with_static = grit_body_tree(m, q->body[0]) < 0 || grit_body_tree(m, q->body[1]) < 0;

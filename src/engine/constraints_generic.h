@@ -2,30 +2,48 @@
 /* constraints_generic.h — the constraint glue written once for any scalar type (see
  * constraints_decl_generic.h); included by constraints.c once per scalar. */
 
+/* Column j of F^T J_p for a free joint's translation i (e_i: row i of F) and for any other dof (cdof x p
+ * plus its linear part), added with the sign. A translation's column is the value the general products
+ * give for a finite p (x * 1 and x * 0 + y are exact; only the sign of a zero may differ), without them:
+ * on dual numbers these columns are a third of a free body's contact Jacobian's cost (the derivatives'
+ * position passes). */
+static inline void GS_NAME(cj_translation)(const GS F[9], int i, double sign, int n, int j, GS *out) {
+  for (int r = 0; r < 3; ++r) out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(F[3 * i + r], sign));
+}
+static inline void GS_NAME(cj_column)(const GS *cdof, const GS p[3], const GS F[9], double sign, int n, int j,
+                                      GS *out) {
+  GS lin[3];
+  GS_NAME(grit_sv_point_velocity)(lin, cdof, p);
+  for (int r = 0; r < 3; ++r) { /* row r of F^T: column r of F */
+    const GS s = GS_FMA(F[r], lin[0], GS_FMA(F[3 + r], lin[1], GS_MUL(F[6 + r], lin[2])));
+    out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(s, sign));
+  }
+}
+
 void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_kin) * k, int body, const GS p[3],
                                         int t, const GS F[9], double sign, GS *out, GS *scratch) {
   const int n = m->tree_dofnum[t], adr = m->tree_dofadr[t];
   (void)scratch;
-  /* column by column along the body's chain of dofs (the other columns of J_p are zero), column j of
-   * F^T J_p = F^T (cdof_j x p + its linear part) */
-  for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
+  int dof = m->body_lastdof[body];
+  if (dof >= 5) {
+    /* The body's last joint free (a free body, the hydroelastic coin's 152 patch points): its six dofs, chained
+     * in order (model.c), as the loop below takes them but without its per-dof lookups; each column is
+     * written once, so the order is free. The same operations: the same bits. */
+    const int jn = m->dof_jnt[dof], d0 = dof - 5;
+    if (m->jnt_type[jn] == GRIT_JOINT_FREE && m->jnt_dofadr[jn] == d0 && d0 >= adr && dof < adr + n) {
+      for (int i = 0; i < 3; ++i) GS_NAME(cj_translation)(F, i, sign, n, d0 - adr + i, out);
+      for (int i = 3; i < 6; ++i) GS_NAME(cj_column)(k->cdof + 6 * (d0 + i), p, F, sign, n, d0 - adr + i, out);
+      dof = m->dof_parent[d0];
+    }
+  }
+  /* column by column along the body's chain of dofs (the other columns of J_p are zero) */
+  for (; dof >= 0; dof = m->dof_parent[dof]) {
     const int j = dof - adr, jn = m->dof_jnt[dof];
     if (j < 0 || j >= n) continue;
-    if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3) {
-      /* A free joint's translation i moves the point along world axis i: the column is e_i and its
-       * image row i of F, the value the products below give for a finite p (x * 1 and x * 0 + y are
-       * exact; only the sign of a zero may differ), without them. On dual numbers these columns are
-       * a third of a free body's contact Jacobian's cost (the derivatives' position passes). */
-      const int i = dof - m->jnt_dofadr[jn];
-      for (int r = 0; r < 3; ++r) out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(F[3 * i + r], sign));
-      continue;
-    }
-    GS lin[3];
-    GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p);
-    for (int r = 0; r < 3; ++r) { /* row r of F^T: column r of F */
-      const GS s = GS_FMA(F[r], lin[0], GS_FMA(F[3 + r], lin[1], GS_MUL(F[6 + r], lin[2])));
-      out[r * n + j] = GS_ADD(out[r * n + j], GS_SCALE(s, sign));
-    }
+    if (m->jnt_type[jn] == GRIT_JOINT_FREE && dof - m->jnt_dofadr[jn] < 3)
+      GS_NAME(cj_translation)(F, dof - m->jnt_dofadr[jn], sign, n, j, out);
+    else
+      GS_NAME(cj_column)(k->cdof + 6 * dof, p, F, sign, n, j, out);
   }
 }
 

@@ -26,11 +26,17 @@
 #include "hydro_generic.h"
 #include "grit/detail/scalar_undef.h"
 
+#include "hydro_reevaluate.h"
+
+/* hydro_avx2.c compiles the patches' dual re-evaluation for AVX2 (GCC on x86-64) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+#define HYDRO_AVX2 1
+#else
+#define HYDRO_AVX2 0
+#endif
+
 static const double PI = 3.14159265358979323846;
 
-static const double *tet_at(const grit_model *m, int g, int t) {
-  return m->hydro_tet + GRIT_HYDRO_TET_STRIDE * ((size_t)m->geom_hydro_tetadr[g] + (size_t)t);
-}
 
 int grit_hydro_rigid_face_count(const grit_model *m, int g) {
   const int L = GRIT_HYDRO_RIGID_LAT, N = GRIT_HYDRO_RIGID_LON;
@@ -89,7 +95,7 @@ int grit_hydro_rigid_face_local(const grit_model *m, int g, int f, double ln[3],
   const grit_shape *sh = &m->geom_shape[g];
   if (sh->type == GRIT_GEOM_CYLINDER) return cylinder_face(sh->size[0], sh->size[1], f, ln, lv);
   if (sh->type == GRIT_GEOM_CONVEX) { /* the surface triangle of the hull's tetrahedron f */
-    const double *t = tet_at(m, g, f);
+    const double *t = hydro_tet_at(m, g, f);
     for (int k = 0; k < 3; ++k) grit_v3_copy(lv[k], t + 3 * (k + 1));
     face_normal(lv, ln);
     return 3;
@@ -324,7 +330,7 @@ static grit_status tet_against(const grit_model *m, int ga, int gb, int ta, cons
                                const double pb[3], const double Rb[9], const double x[4][3], const double lo[3],
                                const double hi[3], const int *keep, int nk, grit_contact_candidate *out, int cap,
                                int *n) {
-  const double *a = tet_at(m, ga, ta);
+  const double *a = hydro_tet_at(m, ga, ta);
   double pv[4];
   for (int j = 0; j < 4; ++j) { /* a's pressure at its vertices */
     double d[3];
@@ -332,7 +338,7 @@ static grit_status tet_against(const grit_model *m, int ga, int gb, int ta, cons
     pv[j] = m->geom_hydro[ga] * (1.0 + grit_v3_dot(a + 12, d));
   }
   for (int k = 0; k < nk; ++k) {
-    const double *b = tet_at(m, gb, keep[k]);
+    const double *b = hydro_tet_at(m, gb, keep[k]);
     if (!boxes_overlap(lo, hi, b + 15, b + 18) || !pressures_cross(b, m->geom_hydro[gb], x, pv))
       continue;
     grit_hydro_patch p;
@@ -358,11 +364,11 @@ static grit_status pair_patches(const grit_model *m, int ga, int gb, const doubl
   for (int c0 = 0; c0 < ntb; c0 += PAIR_CHUNK) {
     int nk = 0;
     for (int tb = c0; tb < ntb && tb < c0 + PAIR_CHUNK; ++tb) {
-      const double *b = tet_at(m, gb, tb);
+      const double *b = hydro_tet_at(m, gb, tb);
       if (boxes_overlap(alo, ahi, b + 15, b + 18)) keep[nk++] = tb;
     }
     for (int ta = 0; ta < m->geom_hydro_ntet[ga] && nk > 0; ++ta) {
-      const double *a = tet_at(m, ga, ta);
+      const double *a = hydro_tet_at(m, ga, ta);
       double lo[3], hi[3], x[4][3];
       tet_bounds_in(a, pa, Ra, pb, Rb, x, lo, hi);
       if (!boxes_overlap(lo, hi, slo, shi)) continue;
@@ -383,7 +389,7 @@ grit_status grit_hydro_patches(const grit_model *m, int gr, int gs, const double
     const int nfv = grit_hydro_rigid_face(m, gr, f, pr, Rr, fo, fn, fv);
     if (!face_local(&m->geom_shape[gs], ps, Rs, fo, fn, (const double(*)[3])fv, nfv, lo, ln, flo, fhi)) continue;
     for (int t = 0; t < m->geom_hydro_ntet[gs]; ++t) {
-      const double *tet = tet_at(m, gs, t);
+      const double *tet = hydro_tet_at(m, gs, t);
       if (tet_flat(tet, ln) || !tet_may_cut(tet, lo, ln, nfv > 0, flo, fhi)) continue;
       grit_hydro_patch p;
       if (!grit_hydro_tet_patch(tet, m->geom_hydro[gs], ps, Rs, fo, fn, (const double *)fv, nfv, &p)) continue;
@@ -398,27 +404,21 @@ void grit_hydro_moduli_dual(const grit_model *m, grit_dual *moduli) {
   for (int g = 0; g < m->ngeom; ++g) moduli[g] = grit_dual_const(m->geom_hydro[g]);
 }
 
+#if HYDRO_AVX2
+void grit_hydro_patch_reevaluate_dual_avx2(const grit_model *m, const grit_dual *moduli,
+                                           const grit_contact_candidate *c, const grit_dual pa[3],
+                                           const grit_dual Ra[9], const grit_dual pb[3], const grit_dual Rb[9],
+                                           grit_contact_geom_dual *geo, grit_dual *k); /* hydro_avx2.c */
+#endif
+
 void grit_hydro_patch_reevaluate_dual(const grit_model *m, const grit_dual *moduli, const grit_contact_candidate *c,
                                       const grit_dual pa[3], const grit_dual Ra[9], const grit_dual pb[3],
                                       const grit_dual Rb[9], grit_contact_geom_dual *geo, grit_dual *k) {
-  const int gs = c->geom[1];
-  grit_dual fo[3], fn[3], fv[4][3];
-  grit_hydro_patch_dual p;
-  memset(&p, 0, sizeof p);
-  if (m->geom_hydro[c->geom[0]] > 0) { /* two compliant geometries: patch_face is gs's tetrahedron */
-    const int ga = c->geom[0];
-    grit_hydro_tet_pair_patch_dual(tet_at(m, ga, c->patch_tet), moduli[ga], pa, Ra, tet_at(m, gs, c->patch_face),
-                                   moduli[gs], pb, Rb, &p);
-  } else {
-    const int nfv = grit_hydro_rigid_face_dual(m, c->geom[0], c->patch_face, pa, Ra, fo, fn, fv);
-    grit_hydro_tet_patch_dual(tet_at(m, gs, c->patch_tet), moduli[gs], pb, Rb, fo, fn, (const grit_dual *)fv, nfv, &p);
+#if HYDRO_AVX2
+  if (__builtin_cpu_supports("avx2")) { /* the same source on four partials at a time: the same bits */
+    grit_hydro_patch_reevaluate_dual_avx2(m, moduli, c, pa, Ra, pb, Rb, geo, k);
+    return;
   }
-  geo->phi = p.phi;
-  for (int i = 0; i < 3; ++i) {
-    geo->n[i] = p.n[i];
-    geo->pa[i] = p.c[i];
-    geo->pb[i] = p.c[i];
-  }
-  grit_contact_frame_dual(geo->n, geo->frame);
-  *k = p.k;
+#endif
+  hydro_reevaluate(m, moduli, c, pa, Ra, pb, Rb, geo, k);
 }
