@@ -7,7 +7,7 @@
  * cloth with and without the kernels, bit for bit. Also the tree-ordered solve of a constraint's rows
  * (grit_treechol_solve_from_rows) with its runs of four siblings together and one dof at a time, and
  * A's tree-ordered factor's many-column solve on a tree whose rows are not a multiple of four (the last
- * rows' moves). */
+ * rows' moves). The AVX-512 kernels against the AVX2 ones on a random factor: the same bits, zeros' signs too. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -18,6 +18,7 @@
 #include "afactor.h"
 #include "blockchol.h"
 #include "blockchol_internal.h"
+#include "blockchol_sparse_rows.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
 #include "forward.h"
@@ -236,4 +237,70 @@ Test(bigsparse_rows, afactor_many_columns_odd_rows) {
   free(X), free(Y);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* The row kernels with AVX-512 (where the processor has it) against the AVX2 ones on a random sparse
+ * factor of 90 rows in a random order (the layout of blockchol_sparse_rows.h), 1 to 64 columns at the
+ * chunk's stride and a wider one: the same bits, zeros' signs included (the right-hand sides hold -0s and
+ * rows of zeros before a varying first row: the forward substitution's skips are decided alike). */
+Test(bigsparse_rows, avx512_same_bits_as_avx2) {
+  enum { N = 90, CAP = N * N };
+  unsigned seed = 29u;
+  int perm[N], Lp[N + 1], Lo[CAP], rp[N + 1], ro[CAP], re[CAP];
+  char pat[N][N];
+  double Lx[CAP], inv[N];
+  unsigned nzv[N];
+  for (int i = 0; i < N; ++i) perm[i] = i;
+  for (int i = N - 1; i > 0; --i) { /* a random order of the dofs */
+    const int k = (int)((star_urand(&seed) + 1.0) * 0.5 * (i + 1)) % (i + 1), t = perm[i];
+    perm[i] = perm[k], perm[k] = t;
+  }
+  for (int j = 0; j < N; ++j) /* column j's rows below it: a band of four and a fifth of the others */
+    for (int i = 0; i < N; ++i) pat[j][i] = i > j && (i - j <= 4 || fabs(star_urand(&seed)) < 0.2);
+  int nz = 0;
+  for (int j = 0; j < N; ++j) {
+    Lp[j] = nz;
+    for (int i = j + 1; i < N; ++i)
+      if (pat[j][i]) Lo[nz] = perm[i], Lx[nz++] = 0.3 * star_urand(&seed);
+    inv[j] = 1.0 / (1.0 + fabs(star_urand(&seed)));
+  }
+  Lp[N] = nz;
+  int q = 0; /* row i's entries of earlier columns, columns ascending */
+  for (int i = 0; i < N; ++i) {
+    rp[i] = q;
+    for (int j = 0; j < i; ++j)
+      for (int e = Lp[j]; e < Lp[j + 1]; ++e)
+        if (Lo[e] == perm[i]) ro[q] = perm[j], re[q++] = e;
+  }
+  rp[N] = q;
+  const grit_sparse_rows f = {N, perm, Lp, Lo, rp, ro, re, Lx, inv, nzv};
+  const int strides[2] = {RHS_CHUNK, 70};
+  int signs = 0; /* the solutions' -0s: where the skips decide a zero's sign */
+  double *Y[2];
+  for (int w = 0; w < 2; ++w) Y[w] = malloc(sizeof(double) * N * 70);
+  for (int si = 0; si < 2; ++si)
+    for (int nc = 1; nc <= 64; ++nc) {
+      const int st = strides[si];
+      for (int i = 0; i < N; ++i) /* dof perm[i]: column c < 32 zero before the first row of its 16 columns;
+                                     c >= 32 zero but for every eighth column's last rows; zeros of either sign */
+        for (int c = 0; c < st; ++c) {
+          const double u = star_urand(&seed), z = u < 0.0 ? -0.0 : 0.0;
+          const int zero = c < 32 ? i < ((c / 16) * 23 + 5) % 60 : c % 8 != 0 || i < 80;
+          Y[0][perm[i] * st + c] = zero ? z : fabs(u) < 0.1 ? -0.0 : u;
+        }
+      memcpy(Y[1], Y[0], sizeof(double) * N * (size_t)st);
+      if (!grit_sparse_rows_solve_isa(&f, Y[0], st, nc, 0)) { /* no AVX2 (or GRIT_NO_AVX2): no kernels */
+        free(Y[0]), free(Y[1]);
+        cr_skip_test("no AVX2 kernels");
+      }
+      cr_assert(grit_sparse_rows_solve_isa(&f, Y[1], st, nc, 1));
+      cr_expect(memcmp(Y[0], Y[1], sizeof(double) * N * (size_t)st) == 0, "stride %d, %d columns: AVX-512 differs",
+                st, nc);
+      for (int i = 0; i < N * st; ++i) signs += Y[0][i] == 0.0 && signbit(Y[0][i]);
+    }
+#if defined(__GNUC__) && defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx512f")) cr_log_info("no AVX-512 here: the AVX2 kernels against themselves");
+#endif
+  cr_expect(signs > 0, "the solutions hold -0s (the check of the skips' decisions)");
+  free(Y[0]), free(Y[1]);
 }

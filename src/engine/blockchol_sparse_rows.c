@@ -95,7 +95,119 @@ static __attribute__((noinline, target("avx2"))) void solve_avx2(const grit_spar
             _mm256_set1_pd(f->inv[j]), NULL, 0, nc);
 }
 
+/* The same substitutions with AVX-512's eight columns a vector and 32 registers: a row's 64 columns (the
+ * whole chunk) held at once, so each entry's index, broadcast and loop step are paid once for the chunk,
+ * not once per pass of 32 columns (the flag's 680-column solve: about a third of its instructions were
+ * those). Each column's operations are solve_avx2's in its order (a product, then its subtraction; the
+ * same bits): the forward substitution keeps solve_avx2's passes of columns (vectors of four from v0),
+ * each pass's products skipped where its source row is zero over the pass (nzv's bits as solve_avx2's),
+ * two passes of 32 columns in one sweep over the row's entries when nc > 60; the backward substitution,
+ * with nothing skipped, runs over all nc columns at once. */
+#define R512_INLINE inline __attribute__((always_inline, target("avx512f")))
+
+/* Row y over NZ vectors of eight columns (the last masked to km when MASKED): forward (FWD), zmm 0..NA-1
+ * form the pass of bit ba and zmm NA..NZ-1 (if any) the pass of bit bb, each pass's products skipped
+ * where the source row is zero over it; returns the bits of the passes where the row is not zero. */
+static R512_INLINE unsigned row512(double *restrict y, const int *restrict src, const int *restrict ent,
+                                   const double *restrict Lx, int e0, int e1, const double *restrict Y, int stride,
+                                   __m512d inv, const unsigned *nzv, unsigned ba, unsigned bb, const int FWD,
+                                   const int NZ, const int NA, const int MASKED, __mmask8 km) {
+#define R512_LOAD(p) (MASKED && v == NZ - 1 ? _mm512_maskz_loadu_pd(km, (p) + 8 * v) : _mm512_loadu_pd((p) + 8 * v))
+  __m512d a[8];
+  for (int v = 0; v < NZ; ++v) a[v] = R512_LOAD(y);
+  for (int e = e0; e < e1; ++e) {
+    const unsigned nz = FWD ? nzv[src[e]] : 0u;
+    if (FWD && !(nz & (ba | bb))) continue;
+    const __m512d l = _mm512_set1_pd(Lx[FWD ? ent[e] : e]);
+    const double *x = Y + (ptrdiff_t)src[e] * stride;
+    if (!FWD || NA == NZ || (nz & ba))
+      for (int v = 0; v < NA; ++v) a[v] = _mm512_sub_pd(a[v], _mm512_mul_pd(l, R512_LOAD(x)));
+    if (NA < NZ && (!FWD || (nz & bb)))
+      for (int v = NA; v < NZ; ++v) a[v] = _mm512_sub_pd(a[v], _mm512_mul_pd(l, R512_LOAD(x)));
+  }
+#undef R512_LOAD
+  __mmask8 na = 0, nb = 0; /* the passes' lanes that are not +-0 (a NaN counts) */
+  for (int v = 0; v < NZ; ++v) {
+    a[v] = _mm512_mul_pd(a[v], inv);
+    const __mmask8 k = MASKED && v == NZ - 1 ? km : (__mmask8)0xff;
+    _mm512_mask_storeu_pd(y + 8 * v, k, a[v]);
+    if (FWD && v < NA) na |= _mm512_mask_cmp_pd_mask(k, a[v], _mm512_setzero_pd(), _CMP_NEQ_UQ);
+    if (FWD && v >= NA) nb |= _mm512_mask_cmp_pd_mask(k, a[v], _mm512_setzero_pd(), _CMP_NEQ_UQ);
+  }
+  return FWD ? (na ? ba : 0u) | (nb ? bb : 0u) : 0u;
+}
+
+/* The backward substitution's row j over all nc columns (nc <= 64): NZ = ceil(nc / 8) a constant. */
+static R512_INLINE void back512(double *y, const int *src, const double *Lx, int e0, int e1, const double *Y,
+                                int stride, __m512d inv, int nc) {
+  const int nz = (nc + 7) >> 3, r = nc & 7;
+  const __mmask8 km = (__mmask8)(r ? (1u << r) - 1u : 0xffu);
+  switch (nz) {
+#define B512(N)                                                                                              \
+  case N:                                                                                                    \
+    if (r) (void)row512(y, src, NULL, Lx, e0, e1, Y, stride, inv, NULL, 0, 0, 0, N, N, 1, km);                \
+    else (void)row512(y, src, NULL, Lx, e0, e1, Y, stride, inv, NULL, 0, 0, 0, N, N, 0, km);                  \
+    break;
+    B512(1) B512(2) B512(3) B512(4) B512(5) B512(6) B512(7) B512(8)
+#undef B512
+    default: break;
+  }
+}
+
+/* The forward substitution's row j: solve_avx2's passes (8, 4, 2, 1 vectors of four columns from v0; the
+ * last one's columns to nc), the first two in one sweep when both are of 8 vectors (nc > 60). */
+static R512_INLINE unsigned fwd512(double *y, const int *src, const int *ent, const double *Lx, int e0, int e1,
+                                   const double *Y, int stride, __m512d inv, const unsigned *nzv, int nc) {
+  const int nvec = (nc + 3) >> 2;
+  if (nvec == 16) { /* columns 0..31 (bit 0) and 32..nc-1 (bit 8) */
+    const int r = nc - 56;
+    if (r < 8)
+      return row512(y, src, ent, Lx, e0, e1, Y, stride, inv, nzv, 1u, 1u << 8, 1, 8, 4, 1, (__mmask8)((1u << r) - 1u));
+    return row512(y, src, ent, Lx, e0, e1, Y, stride, inv, nzv, 1u, 1u << 8, 1, 8, 4, 0, (__mmask8)0xff);
+  }
+  unsigned nz = 0;
+  int v0 = 0;
+#define F512(NV)                                                                                             \
+  if (nvec - v0 >= NV) {                                                                                     \
+    const int c = (nc - 4 * v0 < 4 * (NV) ? nc - 4 * v0 : 4 * (NV)), z = (c + 7) >> 3, r = c - 8 * (z - 1);   \
+    const __mmask8 km = (__mmask8)((1u << r) - 1u);                                                          \
+    double *yp = y + 4 * v0;                                                                                 \
+    const double *Yp = Y + 4 * v0;                                                                           \
+    const unsigned b = 1u << v0;                                                                             \
+    if (z == 4) nz |= row512(yp, src, ent, Lx, e0, e1, Yp, stride, inv, nzv, b, 0, 1, 4, 4, r < 8, km);       \
+    else if (z == 2) nz |= row512(yp, src, ent, Lx, e0, e1, Yp, stride, inv, nzv, b, 0, 1, 2, 2, r < 8, km);  \
+    else nz |= row512(yp, src, ent, Lx, e0, e1, Yp, stride, inv, nzv, b, 0, 1, 1, 1, r < 8, km);              \
+    v0 += NV;                                                                                                \
+  }
+  while (nvec - v0 >= 8) F512(8)
+  F512(4)
+  F512(2)
+  F512(1)
+#undef F512
+  return nz;
+}
+
+static __attribute__((noinline, target("avx512f"))) void solve_avx512(const grit_sparse_rows *f, double *Y,
+                                                                    int stride, int nc) {
+  const int n = f->n, *perm = f->perm;
+  unsigned *nzv = f->nzv;
+  for (int j = 0; j < n; ++j)
+    nzv[perm[j]] = fwd512(Y + (ptrdiff_t)perm[j] * stride, f->ro, f->re, f->Lx, f->rp[j], f->rp[j + 1], Y, stride,
+                          _mm512_set1_pd(f->inv[j]), nzv, nc);
+  for (int j = n - 1; j >= 0; --j)
+    back512(Y + (ptrdiff_t)perm[j] * stride, f->Lo, f->Lx, f->Lp[j], f->Lp[j + 1], Y, stride,
+            _mm512_set1_pd(f->inv[j]), nc);
+}
+
 int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc) {
+  return grit_sparse_rows_solve_isa(f, Y, stride, nc, 1);
+}
+
+int grit_sparse_rows_solve_isa(const grit_sparse_rows *f, double *Y, int stride, int nc, int avx512) {
+  if (avx512 && __builtin_cpu_supports("avx512f")) {
+    solve_avx512(f, Y, stride, nc);
+    return 1;
+  }
   if (!__builtin_cpu_supports("avx2")) return 0;
   solve_avx2(f, Y, stride, nc);
   return 1;
@@ -176,6 +288,11 @@ int grit_sparse_rows_lowrank_sub(const double *W, int k, int n, const double *t,
 #else
 int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc) {
   (void)f, (void)Y, (void)stride, (void)nc;
+  return 0;
+}
+
+int grit_sparse_rows_solve_isa(const grit_sparse_rows *f, double *Y, int stride, int nc, int avx512) {
+  (void)f, (void)Y, (void)stride, (void)nc, (void)avx512;
   return 0;
 }
 

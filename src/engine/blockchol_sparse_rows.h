@@ -20,8 +20,12 @@ typedef struct {
  * the operations of the column-by-column loops of blockchol_sparse.c, in their order (a product, then
  * its subtraction; no fused multiply-add), except that the forward substitution skips the products of
  * rows zero over a pass's columns: the same values, only a zero's sign can differ (where the right-hand
- * sides hold a -0; see solve_avx2). nc <= 64. Returns 0, having done nothing, without AVX2. */
+ * sides hold a -0; see solve_avx2). nc <= 64. Where the processor has AVX-512, the same operations eight
+ * columns a vector: the same bits (solve_avx512). Returns 0, having done nothing, without AVX2. */
 int grit_sparse_rows_solve(const grit_sparse_rows *f, double *Y, int stride, int nc);
+
+/* grit_sparse_rows_solve with AVX-512 only if avx512 is nonzero (the tests compare the two). */
+int grit_sparse_rows_solve_isa(const grit_sparse_rows *f, double *Y, int stride, int nc, int avx512);
 
 /* The Woodbury correction's long loops over nc columns held as rows (blockchol_sparse.c, correct_rows),
  * each result row in registers, the same operations in the same order as its loops: dot, t := sum_i v[i]
