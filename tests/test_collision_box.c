@@ -35,7 +35,7 @@ static void compare_pair(tally *t, const grit_shape *a, const ct_pose *A, const 
                          double margin, int it) {
   const grit_placed_shape pa = {a, A->p, A->R, NULL}, pb = {b, B->p, B->R, NULL};
   grit_contact_point s[4], e[4];
-  collector cs = {s, 4, 0, 0, 0, A->p, A->R, B->p, B->R}, ce = {e, 4, 0, 0, 0, A->p, A->R, B->p, B->R};
+  collector cs = {s, 4, 0, 0, 0, A->p, A->R, B->p, B->R, NULL}, ce = {e, 4, 0, 0, 0, A->p, A->R, B->p, B->R, NULL};
   grit_narrow_box_box(&pa, &pb, margin, &cs);
   grit_narrow_box_box_epa(&pa, &pb, margin, &ce);
   cr_assert(!cs.overflow && !ce.overflow);
@@ -179,7 +179,7 @@ Test(collision_box, edge_crossings_agree_with_epa) {
 static int run_new(const grit_shape *a, const ct_pose *A, const grit_shape *b, const ct_pose *B, double margin,
                    grit_contact_point *out) {
   const grit_placed_shape pa = {a, A->p, A->R, NULL}, pb = {b, B->p, B->R, NULL};
-  collector c = {out, 4, 0, 0, 0, A->p, A->R, B->p, B->R};
+  collector c = {out, 4, 0, 0, 0, A->p, A->R, B->p, B->R, NULL};
   grit_narrow_box_box(&pa, &pb, margin, &c);
   return c.n;
 }

@@ -63,7 +63,9 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   col->gweld = calloc((size_t)ng + 1, sizeof(int));
   col->climb_cap = 4 * ng + 1; /* an arm's candidate pairs are a few per geometry */
   col->climb = malloc(GRIT_CLIMB_ENTRY * (size_t)col->climb_cap * sizeof(int));
-  if (!col->gweld || !col->climb || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->gspec_tree || !col->gtree || !col->groot || !col->grad || !col->pairs || !col->c || !col->gapart ||
+  col->far_axis = calloc(4 * (size_t)col->climb_cap, sizeof(double));
+  col->far_vert = malloc(2 * (size_t)col->climb_cap * sizeof(int));
+  if (!col->gweld || !col->climb || !col->far_axis || !col->far_vert || !col->gpos || !col->gmat || !col->aabb || !col->aabb_key || !col->aabb_hint || !col->gmargin || !col->gspec || !col->gspec_tree || !col->gtree || !col->groot || !col->grad || !col->pairs || !col->c || !col->gapart ||
       grit_broadphase_create(ng, &col->bp) != GRIT_OK) {
     grit_collision_free(col);
     return grit_set_error(message, GRIT_ERR_OUT_OF_MEMORY, "out of memory creating the collision workspace");
@@ -71,6 +73,7 @@ grit_status grit_collision_create(const grit_model *m, grit_collision **out, cha
   for (size_t i = 0; i < 13 * (size_t)ng; ++i) col->aabb_key[i] = NAN;
   for (size_t i = 0; i < 7 * (size_t)ng; ++i) col->aabb_hint[i] = i % 7 == 6 ? 0 : -1;
   for (size_t i = 0; i < GRIT_CLIMB_ENTRY * (size_t)col->climb_cap; ++i) col->climb[i] = -1;
+  for (size_t i = 0; i < 2 * (size_t)col->climb_cap; ++i) col->far_vert[i] = -1;
   for (int g = 0; g < ng; ++g) {
     col->grad[g] = grit_shape_bounding_radius(&m->geom_shape[g]);
     col->mu_max = fmax(col->mu_max, m->geom_friction[g]);
@@ -110,6 +113,8 @@ void grit_collision_free(grit_collision *col) {
   free(col->gapart);
   free(col->gweld);
   free(col->climb);
+  free(col->far_axis);
+  free(col->far_vert);
   free(col);
 }
 
@@ -199,11 +204,38 @@ static int *climb_slot(grit_collision *col, const grit_model *m, int ga, int gb)
   const int ng = m->ngeom;
   if (col->no_climb_cache || ng > 46340 || !(climbs(&m->geom_shape[ga]) || climbs(&m->geom_shape[gb])))
     return NULL; /* (the key fits an int; pairs without a climbing hull keep none) */
-  const int key = ga * ng + gb;
-  int *e = col->climb + GRIT_CLIMB_ENTRY * (key % col->climb_cap);
-  if (e[0] != key)
+  const int key = ga * ng + gb, slot = key % col->climb_cap;
+  int *e = col->climb + GRIT_CLIMB_ENTRY * slot;
+  if (e[0] != key) {
     for (int i = 0; i < GRIT_CLIMB_ENTRY; ++i) e[i] = i ? -1 : key;
+    col->far_axis[4 * slot + 3] = 0.0;
+    col->far_vert[2 * slot] = col->far_vert[2 * slot + 1] = -1;
+  }
   return e + 1;
+}
+
+/* Geometry g's support value along world direction d: max over its points x of d . x (its core's support
+ * vertex from *start, which the climb updates, plus the radius). */
+static double support_value(const grit_collision *col, const grit_model *m, int g, const double d[3], int *start) {
+  const grit_shape *s = &m->geom_shape[g];
+  const double *p = col->gpos + 3 * g, *R = col->gmat + 9 * g;
+  double dl[3], x[3];
+  grit_m3_tmulv(dl, R, d);
+  grit_shape_core_support_hint(s, dl, x, start);
+  return grit_v3_dot(d, p) + grit_v3_dot(dl, x) + grit_shape_core_radius(s) * grit_v3_norm(d);
+}
+
+/* Whether geometries ga, gb are farther apart along the pair's kept axis u (from gb towards ga, any length)
+ * than the margin, by their supports at the present poses: min over ga of u . x less max over gb, over |u|,
+ * bounds their distance from below. With the bounding test's slack (surely_apart), far above the round-off
+ * of these sums and of GJK/EPA's distance: GJK/EPA would find no candidate (it finds none beyond the margin),
+ * so the pair's candidates are the same whatever axis is kept; the axis only decides whether GJK/EPA runs. */
+static int apart_along(const grit_collision *col, const grit_model *m, int ga, int gb, const double u[4], int *vert,
+                       double margin) {
+  const double nu[3] = {-u[0], -u[1], -u[2]};
+  const double gap = -support_value(col, m, ga, nu, vert) - support_value(col, m, gb, u, vert + 1);
+  const double reach = margin + col->apart_slack + 1e-9 * (margin + col->grad[ga] + col->grad[gb]);
+  return gap > reach * grit_v3_norm(u); /* NaN: never */
 }
 
 /* The broad phase's filter: the model's (grit_geom_pair_allowed), after the bounding test above unless
@@ -419,6 +451,7 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     return grit_set_error(message, s, "collision: more than %d broad-phase pairs (raise options.max_contacts)",
                           col->cap_pairs);
   col->n = 0;
+  col->far_skips = 0;
   for (int k = 0; k < np; ++k) {
     int ga = col->pairs[2 * k], gb = col->pairs[2 * k + 1];
     /* put a plane first so its normal (pointing out of the half-space) is the pair's normal */
@@ -447,10 +480,18 @@ grit_status grit_collision_detect(grit_collision *col, const grit_model *m, cons
     if (m->geom_shape[ga].type == GRIT_GEOM_HFIELD)
       s = grit_collide_hfield(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
                               col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, &npts);
-    else
-      s = grit_collide_hinted(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
-                              col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts,
-                              climb_slot(col, m, ga, gb));
+    else {
+      int *hint = climb_slot(col, m, ga, gb);
+      const int slot = hint ? (int)((hint - 1 - col->climb) / GRIT_CLIMB_ENTRY) : -1;
+      double *axis = slot >= 0 && !col->no_far_axis ? col->far_axis + 4 * slot : NULL;
+      if (axis && axis[3] != 0.0 && apart_along(col, m, ga, gb, axis, col->far_vert + 2 * slot, margin)) {
+        col->far_skips++;
+        continue;
+      }
+      s = grit_collide_kept(&m->geom_shape[ga], col->gpos + 3 * ga, col->gmat + 9 * ga, &m->geom_shape[gb],
+                            col->gpos + 3 * gb, col->gmat + 9 * gb, margin, pts, GRIT_COLLIDE_MAX_POINTS, &npts, hint,
+                            axis);
+    }
     if (s != GRIT_OK)
       return grit_set_error(message, s, "collision: geoms %d and %d: %s", ga, gb, grit_status_string(s));
     for (int i = 0; i < npts; ++i) {

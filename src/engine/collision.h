@@ -81,6 +81,14 @@ typedef struct grit_collision {
   int climb_cap;
   int no_climb_cache; /* 1: every GJK/EPA call's climbs start from the direction's axis start (the old path);
                          0 (default): from the pair's kept vertices */
+  double *far_axis; /* (4 climb_cap) beside each climb entry: the axis GJK found its pair beyond the margin
+                       along in its last call (from gb towards ga), then 1 (0: none; collision.c: apart_along) */
+  int *far_vert;    /* (2 climb_cap) the support vertices of that axis's last test, where the next climbs start */
+  int far_skips;    /* the pairs the last query dropped so (a count, for the tests) */
+  int no_far_axis;  /* 1: every pair with a climb entry reaches GJK/EPA (the old path); 0 (default): a pair whose
+                       kept far axis still separates its shapes, by their supports now, by more than the margin
+                       is dropped first (collision.c: apart_along; the same candidates: a cache of a direction
+                       only, the test a function of the poses) */
   grit_broadphase *bp;
   int *pairs;       /* (2 cap_pairs) broad-phase pairs */
   int cap_pairs;

@@ -634,7 +634,11 @@ int grit_gjk_epa(const grit_placed_shape *pa, const grit_placed_shape *pb, doubl
     res = gjk(&A0, &B0, margin + A.r + B.r, scale, &s, v, &it, &jumps);
   }
   info->gjk_iterations = it;
-  if (res == GJK_FAR) return 0;
+  if (res == GJK_FAR) { /* v . (a(-v) - b(v)) > far |v|: along v, a's cores lie beyond b's by more than far */
+    info->far = 1;
+    grit_v3_copy(info->far_axis, v);
+    return 0;
+  }
   /* GJK's closest points on the cores (on overlap too: D is flat then, so no tetrahedron ever holds the
    * origin and the weights are those of the last closest point) */
   grit_v3_zero(ca);

@@ -468,7 +468,14 @@ static feature infer_feature(const grit_placed_shape *x, const double w[3], cons
  * Otherwise the witness points are held as material points. */
 static void general(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   double phi, n[3], wa[3], wb[3], nn[3], ka[3], kb[3], ua[3], ub[3];
-  if (!grit_gjk_epa(a, b, margin, &phi, n, wa, wb, NULL)) return;
+  grit_gjk_info info; /* (its inputs zero: the calls of a NULL info) */
+  memset(&info, 0, sizeof info);
+  const int hit = grit_gjk_epa(a, b, margin, &phi, n, wa, wb, c->far_axis ? &info : NULL);
+  if (c->far_axis) { /* GJK's axis from b' to a', in the caller's order (b to a) */
+    for (int k = 0; k < 3; ++k) c->far_axis[k] = c->flip ? -info.far_axis[k] : info.far_axis[k];
+    c->far_axis[3] = info.far;
+  }
+  if (!hit) return;
   grit_v3_scale(nn, n, -1.0);
   feature fa = infer_feature(a, wa, n, ka, ua), fb = infer_feature(b, wb, nn, kb, ub);
   /* a sliding point (RIM, SUPPORT) is the shape's point deepest into a plane: against anything else, the
@@ -476,7 +483,7 @@ static void general(const grit_placed_shape *a, const grit_placed_shape *b, doub
   if ((fa.kind == GRIT_FEATURE_RIM || fa.kind == GRIT_FEATURE_SUPPORT) && fb.kind != GRIT_FEATURE_PLANE) fa = grit_narrow_point_feature(wa, 0.0);
   if ((fb.kind == GRIT_FEATURE_RIM || fb.kind == GRIT_FEATURE_SUPPORT) && fa.kind != GRIT_FEATURE_PLANE) fb = grit_narrow_point_feature(wb, 0.0);
   grit_contact_point tmp;
-  collector canon = {&tmp, 1, 0, 0, 0, a->p, a->R, b->p, b->R};
+  collector canon = {&tmp, 1, 0, 0, 0, a->p, a->R, b->p, b->R, NULL};
   grit_narrow_emit_features(&canon, phi, n, wa, wb, fa, fb);
   grit_contact_geom g;
   grit_contact_reevaluate(&tmp, a->p, a->R, b->p, b->R, &g);
@@ -525,7 +532,7 @@ static int placed_less(const grit_placed_shape *a, const grit_placed_shape *b) {
 
 static grit_status collide(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                            const double pb[3], const double Rb[9], double margin, grit_contact_point *out, int max_out,
-                           int *n_out, int general_only, int *hint) {
+                           int *n_out, int general_only, int *hint, double *far_axis) {
   if (!n_out) return GRIT_ERR_INVALID_ARGUMENT;
   *n_out = 0;
   if (!a || !b || !pa || !Ra || !pb || !Rb || max_out < 0 || (max_out > 0 && !out) || !isfinite(margin) ||
@@ -536,7 +543,8 @@ static grit_status collide(const grit_shape *a, const double pa[3], const double
   if (a->type == GRIT_GEOM_HFIELD || b->type == GRIT_GEOM_HFIELD) return GRIT_ERR_UNSUPPORTED; /* collision_hfield.h */
   if (general_only && (a->type == GRIT_GEOM_PLANE || b->type == GRIT_GEOM_PLANE)) return GRIT_ERR_UNSUPPORTED;
   const grit_placed_shape A = {a, pa, Ra, hint}, B = {b, pb, Rb, hint ? hint + 1 + GRIT_CLIMB_TRAIL : NULL};
-  collector c = {out, max_out, 0, 0, 0, pa, Ra, pb, Rb};
+  collector c = {out, max_out, 0, 0, 0, pa, Ra, pb, Rb, far_axis};
+  if (far_axis) far_axis[3] = 0.0; /* a closed form, or GJK/EPA not far: none */
   c.flip = a->type > b->type || (a->type == b->type && placed_less(&B, &A));
   const grit_placed_shape *first = c.flip ? &B : &A, *second = c.flip ? &A : &B;
   pair_fn f = general_only ? NULL : closed_form(first->shape->type, second->shape->type);
@@ -548,17 +556,23 @@ static grit_status collide(const grit_shape *a, const double pa[3], const double
 grit_status grit_collide(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                          const double pb[3], const double Rb[9], double margin, grit_contact_point *out, int max_out,
                          int *n_out) {
-  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, NULL);
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, NULL, NULL);
 }
 
 grit_status grit_collide_gjk(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                              const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
                              int max_out, int *n_out) {
-  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 1, NULL);
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 1, NULL, NULL);
 }
 
 grit_status grit_collide_hinted(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
                                 const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
                                 int max_out, int *n_out, int *hint) {
-  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, hint);
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, hint, NULL);
+}
+
+grit_status grit_collide_kept(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                              const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
+                              int max_out, int *n_out, int *hint, double far_axis[4]) {
+  return collide(a, pa, Ra, b, pb, Rb, margin, out, max_out, n_out, 0, hint, far_axis);
 }

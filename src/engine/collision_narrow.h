@@ -50,6 +50,11 @@ grit_status grit_collide_hinted(const grit_shape *a, const double pa[3], const d
                                 const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
                                 int max_out, int *n_out, int *hint);
 
+/* grit_collide_hinted that also writes GJK's far axis to far_axis (collector.far_axis): the same result. */
+grit_status grit_collide_kept(const grit_shape *a, const double pa[3], const double Ra[9], const grit_shape *b,
+                              const double pb[3], const double Rb[9], double margin, grit_contact_point *out,
+                              int max_out, int *n_out, int *hint, double far_axis[4]);
+
 /* ---------------------------------------------------------------- shared with collision_gjk.c */
 
 /* A shape placed in the world. */
@@ -81,6 +86,9 @@ typedef struct grit_gjk_info {
                           all, as the old path): the same table, the same bits */
   int no_newton;       /* input (kept): 1 leaves out GJK's Newton jump on two smooth curved cores (the old path;
                           collision_gjk_newton.c) */
+  int far;             /* 1 when GJK found the shapes farther apart than the margin: far_axis is then a direction
+                          along which b's extent lies below a's by more than the margin (from b towards a) */
+  double far_axis[3];
 } grit_gjk_info;
 
 /* The signed distance between a and b, with witness points on their surfaces and the unit normal from
@@ -96,6 +104,8 @@ typedef struct collector {
   int max, n, overflow;
   int flip; /* 1 if the pair function's a' is the caller's b */
   const double *pa, *Ra, *pb, *Rb; /* the caller's poses */
+  double *far_axis; /* NULL, or 4 doubles: the general path writes GJK's far axis there, from the caller's b
+                       towards its a, with 1 after it, when GJK finds the pair beyond the margin; else 0 after it */
 } collector;
 
 typedef void (*pair_fn)(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c);
