@@ -84,8 +84,9 @@ static int same_as_reference(const grit_shape *pl, const ct_pose *P, const grit_
   const int m = reference(cv, P, B, margin, want);
   cr_assert_eq(n, m, "%d points, the reference %d", n, m);
   for (int i = 0; i < n; ++i)
-    cr_assert(!memcmp(c[i].pb, want[i], sizeof want[i]), "point %d: (%.17g %.17g %.17g), the reference (%.17g %.17g %.17g)",
-              i, c[i].pb[0], c[i].pb[1], c[i].pb[2], want[i][0], want[i][1], want[i][2]);
+    cr_assert(!memcmp(c[i].pb, want[i], sizeof want[i]),
+              "point %d: (%.17g %.17g %.17g), the reference (%.17g %.17g %.17g)", i, c[i].pb[0], c[i].pb[1],
+              c[i].pb[2], want[i][0], want[i][1], want[i][2]);
   for (int i = 0; i < cv->nvert; ++i) {
     double x[3], d[3], z[3] = {P->R[2], P->R[5], P->R[8]};
     grit_tf_apply(x, B->p, B->R, cv->vertices + 3 * i);
