@@ -327,54 +327,71 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
 
 /* Vertices below the margin; beyond 4 of them, 4 chosen to spread the support: the deepest, then each
  * time the vertex farthest (along the plane) from those chosen, less its extra depth above the deepest,
- * so that a resting face's corners win over higher vertices. Emitted in vertex order. */
+ * so that a resting face's corners win over higher vertices. Emitted in vertex order. The first pass keeps
+ * up to 64 candidates (index and world point) for the choice, which then scans them alone (a resting
+ * wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the margin; stop 30): the same
+ * points and the same order of visits as scanning every vertex. */
 static void plane_convex(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
+  enum { CAP = 4, KEPT = 64 };
   const grit_shape *s = b->shape;
-  double z[3], phimin = INFINITY;
-  int count = 0, first = -1;
+  double z[3], phimin = INFINITY, xc[KEPT][3];
+  int count = 0, first = -1, ic[KEPT];
   column(z, a->R, 2);
   for (int i = 0; i < s->nvert; ++i) {
     double x[3], phi;
     grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
     phi = plane_height(a, x);
-    if (phi < margin) count++;
+    if (phi < margin) {
+      if (count < KEPT) ic[count] = i, grit_v3_copy(xc[count], x);
+      count++;
+    }
     if (phi < phimin) phimin = phi, first = i;
   }
-  enum { CAP = 4 };
+  if (count <= CAP) {
+    for (int j = 0; j < count; ++j) plane_point(a, xc[j], margin, c);
+    return;
+  }
+  const int kept = count <= KEPT, n = kept ? count : s->nvert;
   int chosen[CAP], nch = 0;
-  if (count > CAP) {
-    chosen[nch++] = first;
-    while (nch < CAP) {
-      int best = -1;
-      double best_score = -INFINITY;
-      for (int i = 0; i < s->nvert; ++i) {
-        double x[3], phi, score = INFINITY;
-        grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
-        phi = plane_height(a, x);
-        int taken = 0;
-        for (int j = 0; j < nch; ++j) taken |= chosen[j] == i;
-        if (taken || !(phi < margin)) continue;
-        for (int j = 0; j < nch; ++j) {
-          double y[3], d[3];
-          grit_tf_apply(y, b->p, b->R, s->vertices + 3 * chosen[j]);
-          grit_v3_sub(d, x, y);
-          grit_v3_addscl(d, d, z, -grit_v3_dot(d, z));
-          score = fmin(score, grit_v3_norm(d));
-        }
-        score -= phi - phimin;
-        if (score > best_score) best_score = score, best = i;
+  double y[CAP][3];
+  chosen[nch] = first;
+  grit_tf_apply(y[nch++], b->p, b->R, s->vertices + 3 * first);
+  while (nch < CAP) {
+    int best = -1;
+    double best_score = -INFINITY;
+    for (int k = 0; k < n; ++k) {
+      double xs[3], phi, score = INFINITY;
+      const int i = kept ? ic[k] : k;
+      const double *x = xs;
+      if (kept)
+        x = xc[k];
+      else
+        grit_tf_apply(xs, b->p, b->R, s->vertices + 3 * i);
+      phi = plane_height(a, x);
+      int taken = 0;
+      for (int j = 0; j < nch; ++j) taken |= chosen[j] == i;
+      if (taken || !(phi < margin)) continue;
+      for (int j = 0; j < nch; ++j) {
+        double d[3];
+        grit_v3_sub(d, x, y[j]);
+        grit_v3_addscl(d, d, z, -grit_v3_dot(d, z));
+        score = fmin(score, grit_v3_norm(d));
       }
-      chosen[nch++] = best;
+      score -= phi - phimin;
+      if (score > best_score) best_score = score, best = i;
     }
+    if (best < 0) break; /* NaN depths */
+    chosen[nch] = best;
+    grit_tf_apply(y[nch++], b->p, b->R, s->vertices + 3 * best);
   }
-  for (int i = 0; i < s->nvert; ++i) {
-    int take = count <= CAP;
-    for (int j = 0; j < nch; ++j) take |= chosen[j] == i;
-    if (!take) continue;
-    double x[3];
-    grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
-    plane_point(a, x, margin, c);
-  }
+  for (int k = 1; k < nch; ++k) /* vertex order */
+    for (int j = k; j > 0 && chosen[j - 1] > chosen[j]; --j) {
+      double t[3];
+      const int ti = chosen[j];
+      chosen[j] = chosen[j - 1], chosen[j - 1] = ti;
+      grit_v3_copy(t, y[j]), grit_v3_copy(y[j], y[j - 1]), grit_v3_copy(y[j - 1], t);
+    }
+  for (int j = 0; j < nch; ++j) plane_point(a, y[j], margin, c);
 }
 
 /* ---------------------------------------------------------------------------- dispatch */

@@ -71,6 +71,7 @@ typedef struct tree_builder {
   mjcf_pool *pool;
   mjcf_node *root, *cur;
   int depth, count;
+  int root_end; /* the line where the root element ended (0 while open) */
   grit_status status;
   char *msg;
   const char *name;
@@ -140,6 +141,7 @@ static void XMLCALL on_end(void *user, const XML_Char *name) {
   if (b->status != GRIT_OK || !b->cur) return;
   b->cur = b->cur->parent;
   b->depth--;
+  if (!b->cur) b->root_end = current_line(b->parser);
 }
 
 static void XMLCALL on_entity(void *user, const XML_Char *entity, int is_parameter, const XML_Char *value,
@@ -168,8 +170,14 @@ grit_status mjcf_xml_parse(const char *data, size_t size, const char *name, mjcf
   enum XML_Status st = XML_Parse(b.parser, data ? data : "", (int)size, XML_TRUE);
   if (st != XML_STATUS_OK && b.status == GRIT_OK) {
     b.status = GRIT_ERR_PARSE;
-    grit_set_error(msg, GRIT_ERR_PARSE, "%s:%d: XML error: %s", name, current_line(b.parser),
-                   XML_ErrorString(XML_GetErrorCode(b.parser)));
+    /* Text after the root's end (unitree_mujoco's g1/scene.xml closes </mujoco> twice): MuJoCo's
+     * tinyxml2 ignores it; expat's message alone ("invalid token") does not say what is wrong. */
+    char after[160] = "";
+    if (b.root_end > 0 && b.root)
+      snprintf(after, sizeof after, " (after the root element <%.40s> ended at line %d: nothing may follow it)",
+               b.root->name, b.root_end);
+    grit_set_error(msg, GRIT_ERR_PARSE, "%s:%d: XML error: %s%s", name, current_line(b.parser),
+                   XML_ErrorString(XML_GetErrorCode(b.parser)), after);
   }
   XML_ParserFree(b.parser);
   if (b.status != GRIT_OK) return b.status;

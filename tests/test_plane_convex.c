@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_plane_convex.c — a convex hull on a plane (collision_narrow.c's plane_convex) against the scan it
+ * had before stop 30: every vertex transformed again in each of the 3 rounds choosing the 4 spread
+ * points. The first pass now keeps up to 64 candidates and the rounds scan those alone (a resting wheel's
+ * hull: thousands of vertices, tens below the margin); above 64 the rounds scan every vertex as before.
+ * Same transform, same heights, same order of visits: the same points to the bit, in the same order. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "collision_test_util.h"
+
+enum { RING = 150, NV = 2 * RING };
+
+/* A wheel: two rings of RING points (radius r, half-width w), bulged at mid-width so the tread is round. */
+static void wheel(double v[NV][3], double r, double w) {
+  for (int i = 0; i < RING; ++i) {
+    const double t = 2.0 * 3.14159265358979323846 * i / RING;
+    for (int k = 0; k < 2; ++k) {
+      v[2 * i + k][0] = r * cos(t);
+      v[2 * i + k][1] = k ? w : -w;
+      v[2 * i + k][2] = r * sin(t);
+    }
+  }
+}
+
+/* The pre-stop-30 plane_convex, written out: the points it emits (world, in vertex order). */
+static int reference(const grit_shape *s, const ct_pose *P, const ct_pose *B, double margin, double out[4][3]) {
+  double z[3] = {P->R[2], P->R[5], P->R[8]}, phimin = INFINITY;
+  int count = 0, first = -1;
+#define HEIGHT(x) (grit_v3_sub(d, (x), P->p), grit_v3_dot(z, d))
+  for (int i = 0; i < s->nvert; ++i) {
+    double x[3], d[3];
+    grit_tf_apply(x, B->p, B->R, s->vertices + 3 * i);
+    const double phi = HEIGHT(x);
+    if (phi < margin) count++;
+    if (phi < phimin) phimin = phi, first = i;
+  }
+  int chosen[4] = {-1, -1, -1, -1}, nch = 0, n = 0;
+  if (count > 4) {
+    chosen[nch++] = first;
+    while (nch < 4) {
+      int best = -1;
+      double best_score = -INFINITY;
+      for (int i = 0; i < s->nvert; ++i) {
+        double x[3], d[3], score = INFINITY;
+        grit_tf_apply(x, B->p, B->R, s->vertices + 3 * i);
+        const double phi = HEIGHT(x);
+        int taken = 0;
+        for (int j = 0; j < nch; ++j) taken |= chosen[j] == i;
+        if (taken || !(phi < margin)) continue;
+        for (int j = 0; j < nch; ++j) {
+          double y[3], e[3];
+          grit_tf_apply(y, B->p, B->R, s->vertices + 3 * chosen[j]);
+          grit_v3_sub(e, x, y);
+          grit_v3_addscl(e, e, z, -grit_v3_dot(e, z));
+          score = fmin(score, grit_v3_norm(e));
+        }
+        score -= phi - phimin;
+        if (score > best_score) best_score = score, best = i;
+      }
+      chosen[nch++] = best;
+    }
+  }
+  for (int i = 0; i < s->nvert; ++i) {
+    int take = count <= 4;
+    for (int j = 0; j < nch; ++j) take |= chosen[j] == i;
+    double x[3], d[3];
+    grit_tf_apply(x, B->p, B->R, s->vertices + 3 * i);
+    if (take && HEIGHT(x) < margin) memcpy(out[n++], x, sizeof x);
+  }
+#undef HEIGHT
+  return n;
+}
+
+/* grit_collide (plane first) against the reference: the same number of points, the same bits. Returns
+ * how many vertices were below the margin (which branch ran). */
+static int same_as_reference(const grit_shape *pl, const ct_pose *P, const grit_shape *cv, const ct_pose *B,
+                             double margin) {
+  grit_contact_point c[GRIT_COLLIDE_MAX_POINTS];
+  double want[4][3];
+  int n = -1, below = 0;
+  cr_assert_eq(grit_collide(pl, P->p, P->R, cv, B->p, B->R, margin, c, GRIT_COLLIDE_MAX_POINTS, &n), GRIT_OK);
+  const int m = reference(cv, P, B, margin, want);
+  cr_assert_eq(n, m, "%d points, the reference %d", n, m);
+  for (int i = 0; i < n; ++i)
+    cr_assert(!memcmp(c[i].pb, want[i], sizeof want[i]),
+              "point %d: (%.17g %.17g %.17g), the reference (%.17g %.17g %.17g)", i, c[i].pb[0], c[i].pb[1],
+              c[i].pb[2], want[i][0], want[i][1], want[i][2]);
+  for (int i = 0; i < cv->nvert; ++i) {
+    double x[3], d[3], z[3] = {P->R[2], P->R[5], P->R[8]};
+    grit_tf_apply(x, B->p, B->R, cv->vertices + 3 * i);
+    grit_v3_sub(d, x, P->p);
+    below += grit_v3_dot(z, d) < margin;
+  }
+  return below;
+}
+
+Test(plane_convex, kept_candidates_choose_the_same_points_as_the_full_scan) {
+  static double v[NV][3];
+  wheel(v, 0.1, 0.03);
+  const grit_shape pl = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0), cv = grit_shape_convex(&v[0][0], NV);
+  const double ax[3] = {1, 0, 0}, az[3] = {0, 0, 1};
+  int seen_few = 0, seen_kept = 0, seen_many = 0;
+  /* rolling on its tread (a few to tens of vertices below the margin), lying on its side (all 150 of a
+   * ring: the full scan), and tilted and sunk at random */
+  for (int k = 0; k < 40; ++k) {
+    const double depth = 1e-4 * k;
+    ct_pose P = ct_rotated(ct_identity_at(0.01 * k, 0, 0), az, 0.1 * k);
+    ct_pose B = ct_rotated(ct_identity_at(0.3, -0.2, 0.1 - depth), ax, 0.013 * k);
+    const int below = same_as_reference(&pl, &P, &cv, &B, 1e-3);
+    seen_few += below > 0 && below <= 4, seen_kept += below > 4 && below <= 64, seen_many += below > 64;
+    ct_pose S = ct_rotated(ct_identity_at(0, 0, 0.03 - depth), ax, 1.5707963267948966 + 1e-3 * k);
+    const int side = same_as_reference(&pl, &P, &cv, &S, 1e-3);
+    seen_few += side > 0 && side <= 4, seen_kept += side > 4 && side <= 64, seen_many += side > 64;
+  }
+  unsigned long long seed = 7;
+  for (int k = 0; k < 200; ++k) {
+    ct_pose P = ct_random_pose(&seed, 0.5), B = ct_random_pose(&seed, 0.5);
+    /* B's lowest point at a random height near P's plane */
+    double z[3] = {P.R[2], P.R[5], P.R[8]}, lo = INFINITY, d[3], x[3];
+    for (int i = 0; i < NV; ++i) {
+      grit_tf_apply(x, B.p, B.R, v[i]);
+      grit_v3_sub(d, x, P.p);
+      lo = fmin(lo, grit_v3_dot(z, d));
+    }
+    grit_v3_addscl(B.p, B.p, z, -lo + ct_uniform(&seed, -0.01, 0.002));
+    const int below = same_as_reference(&pl, &P, &cv, &B, 1e-3);
+    seen_few += below > 0 && below <= 4, seen_kept += below > 4 && below <= 64, seen_many += below > 64;
+  }
+  cr_expect_gt(seen_few, 0, "no pose with 1-4 vertices below the margin");
+  cr_expect_gt(seen_kept, 0, "no pose with 5-64 vertices below the margin (the kept candidates)");
+  cr_expect_gt(seen_many, 0, "no pose with more than 64 below the margin (the full scan)");
+  cr_log_info("poses by vertices below the margin: 1-4 %d, 5-64 %d, >64 %d", seen_few, seen_kept, seen_many);
+}
