@@ -9,6 +9,8 @@
 
 #include "data_internal.h"
 #include "grit/grit.h"
+#include "grit/math.h"
+#include "grit/math_dual.h"
 #include "grit/mjcf.h"
 #include "loop_scene.h"
 
@@ -54,4 +56,32 @@ Test(cx_columns, mujoco_grid_with_pins_steps_alike) {
   same_steps(m, &info.settings, 30);
   grit_mjcf_info_free(&info);
   grit_model_free(m);
+}
+
+/* cx_point_rows takes a free joint's translation column of a connect or weld as the twist's linear part
+ * (+0 or 1, partials +0) instead of w x p + l with w = +0 (constraints_extra_generic.h): the same bits for
+ * every finite p, zeros of either sign included, on doubles and duals. */
+static double rnd_entry(unsigned *st) {
+  *st = *st * 1664525u + 1013904223u;
+  const unsigned r = *st >> 8;
+  return r % 7 == 0 ? 0.0 : r % 5 == 0 ? -0.0 : ((double)r / 16777216.0 - 0.5) * 40.0;
+}
+
+Test(cx_columns, a_free_translation_point_velocity_is_its_axis) {
+  unsigned st = 777u;
+  for (int trial = 0; trial < 2000; ++trial) {
+    for (int i = 0; i < 3; ++i) {
+      grit_dual t[6], p[3], lin[3];
+      double td[6], pd[3], lind[3];
+      for (int r = 0; r < 6; ++r) t[r] = grit_dual_const(r == 3 + i ? 1.0 : 0.0), td[r] = t[r].v;
+      for (int r = 0; r < 3; ++r) {
+        p[r].v = pd[r] = rnd_entry(&st);
+        for (int l = 0; l < GRIT_DUAL_N; ++l) p[r].d[l] = rnd_entry(&st);
+      }
+      grit_sv_point_velocity_dual(lin, t, p);
+      grit_sv_point_velocity(lind, td, pd);
+      cr_assert(memcmp(lin, t + 3, sizeof lin) == 0, "trial %d axis %d: dual point velocity is not the axis", trial, i);
+      cr_assert(memcmp(lind, td + 3, sizeof lind) == 0, "trial %d axis %d: point velocity is not the axis", trial, i);
+    }
+  }
 }

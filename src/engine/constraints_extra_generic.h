@@ -12,6 +12,26 @@ static inline void GS_NAME(cx_site_pos)(const grit_model *m, const GS_NAME(grit_
   GS_NAME(grit_tf_apply_c)(p, k->xpos + 3 * b, k->xmat + 9 * b, m->site_pos + 3 * s);
 }
 
+/* Site s's world position through a cache of the last CX_SITES sites of a tendon row (ps: their ids, -1 free;
+ * pn: the next slot): a path revisits sites (a segment's end starts the next one, a pulley's branches start
+ * at a shared site: ten_J3's 16 site positions are 8 sites), each a dual transform of ~85 instructions. The
+ * position is a function of (s, k) only: a copy is the same bits. */
+#define CX_SITES 4
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void GS_NAME(cx_site_pos_kept)(const grit_model *m, const GS_NAME(grit_kin) * k, int s, GS p[3],
+                                             int ps[CX_SITES], GS pp[CX_SITES][3], int *pn) {
+  for (int i = 0; i < CX_SITES; ++i)
+    if (ps[i] == s) {
+      p[0] = pp[i][0], p[1] = pp[i][1], p[2] = pp[i][2];
+      return;
+    }
+  GS_NAME(cx_site_pos)(m, k, s, p);
+  ps[*pn] = s, pp[*pn][0] = p[0], pp[*pn][1] = p[1], pp[*pn][2] = p[2];
+  *pn = (*pn + 1) % CX_SITES;
+}
+
 /* u^T of the velocity of point p for the twist t: grit_sv_point_velocity's operations and the dot's,
  * in their order (the same bits), inlined: as a call it passed its dual numbers through memory, a sixth
  * of the derivative call on the flag's spring tendons (derivatives: compab). */
@@ -145,7 +165,8 @@ static inline GS GS_NAME(cx_tendon_row_in)(const grit_model *m, const GS_NAME(gr
    * two sites (its tangent points moving with the geometry: the arc between them is rigid, and the
    * path's optimality makes their sliding second order); a pulley starts a new branch, whose segments
    * count divided by its divisor, and no segment crosses it */
-  int e = adr;
+  int e = adr, ps[CX_SITES] = {-1, -1, -1, -1}, pn = 0;
+  GS pp[CX_SITES][3];
   double div = 1.0;
   while (e + 1 < adr + num) {
     if (m->wrap_geom[e] == GRIT_WRAP_PULLEY || m->wrap_geom[e + 1] == GRIT_WRAP_PULLEY) {
@@ -155,9 +176,9 @@ static inline GS GS_NAME(cx_tendon_row_in)(const grit_model *m, const GS_NAME(gr
     }
     const int sa = m->wrap_obj[e], ba = m->site_body[sa];
     GS a[3], b[3];
-    GS_NAME(cx_site_pos)(m, k, sa, a);
+    GS_NAME(cx_site_pos_kept)(m, k, sa, a, ps, pp, &pn);
     const int g = m->wrap_geom[e + 1], sb = m->wrap_obj[g >= 0 ? e + 2 : e + 1], bb = m->site_body[sb];
-    GS_NAME(cx_site_pos)(m, k, sb, b);
+    GS_NAME(cx_site_pos_kept)(m, k, sb, b, ps, pp, &pn);
     GS wl = GS_C(-1.0), w[6];
     if (g >= 0) {
       const int gb = m->geom_body[g], side = m->wrap_obj[e + 1];
@@ -218,13 +239,27 @@ static void GS_NAME(cx_point_rows)(const grit_model *m, const GS_NAME(grit_kin) 
                                    const int *cols, int ncols) {
   if (m->body_lastdof[body] < 0) return; /* static: no columns */
   if (cols) { /* the columns on the body's path only (cols holds them): the others add sign * +0 to J */
+    /* A free joint's translations have the twist (+0, e_i), value and partials (kin_body_subspaces; the
+     * rigid path's set_const): w x p is +-0 for finite p, and +-0 + e_i's entries (1 or +0, partials +0) is
+     * e_i's: the point velocity is e_i bit for bit, its cross product not needed (a free body's connect or
+     * weld: half its dofs, ~145 instructions a dof on duals). p finite: 0 x is +0 for every entry. Duals only. */
+    int fin = rot || !GS_IS_DUAL ? 0 : -1; /* -1: p not tested yet (doubles: the cross is ~10 instructions, the
+                                               test cost the step more than it saved) */
     for (int i = 0; i < ntree; ++i) {
       const int n = m->tree_dofnum[tree[i]], adr = m->tree_dofadr[tree[i]];
       for (int dof = m->body_lastdof[body]; dof >= 0; dof = m->dof_parent[dof]) {
         if (dof < adr || dof >= adr + n) continue;
+        const int jn = m->dof_jnt[dof];
+        if (fin < 0 && m->jnt_type[jn] == GRIT_JOINT_FREE && dof < m->jnt_dofadr[jn] + 3) {
+          const double *px = (const double *)p;
+          double fs = 0.0 * px[0];
+          for (int e = 1; e < 3 * (int)(sizeof(GS) / sizeof(double)); ++e) fs += 0.0 * px[e];
+          fin = fs == 0.0;
+        }
+        const int tr = fin > 0 && m->jnt_type[jn] == GRIT_JOINT_FREE && dof < m->jnt_dofadr[jn] + 3;
         GS lin[3];
-        if (!rot) GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p); /* a weld's angular rows: omega */
-        const GS *src = rot ? k->cdof + 6 * dof : lin;
+        if (!rot && !tr) GS_NAME(grit_sv_point_velocity)(lin, k->cdof + 6 * dof, p); /* a weld's angular rows: omega */
+        const GS *src = rot ? k->cdof + 6 * dof : tr ? k->cdof + 6 * dof + 3 : lin;
         for (int r = 0; r < 3; ++r) J[i][r * n + dof - adr] = GS_FMA(GS_C(sign), src[r], J[i][r * n + dof - adr]);
       }
     }
