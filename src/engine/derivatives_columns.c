@@ -499,6 +499,53 @@ static __attribute__((target("avx2"))) int free_bodies_tile(const grit_model *m,
   return all;
 }
 
+/* The rows of island k of ntile tiles of four columns, the batch's l0 .. l0 + 4 ntile - 1 (or ord[] of them,
+ * as free_bodies_tile) lying in consecutive columns of the block (out + l): tree by tree (spans: span_end)
+ * and in a tree RUN_SEG dofs at a time (whole joints), every tile's rows of those dofs before the next
+ * dofs. Each of the few rows in flight is then written as one stretch of 4 ntile values, line after line
+ * (the processor's prefetch follows it, and a page's entries are written together), where tile after
+ * tile wrote 32 bytes of every row, one row stride (a page, for the softbox's 448 columns) apart: the
+ * softbox's writes were slow for their instructions (docs/performance.md, stop 29's softbox5). The
+ * values of free_bodies_tile (tree_tile4 and free_body_tile4 per entry, the same operations); only the
+ * order of the stores and of the x - x checks, a sum of zeros or NaN, changes. */
+enum { RUN_SEG = 8 };
+static __attribute__((target("avx2"))) void run_tiles(const grit_model *m, const grit_deriv_ws *w, int k, int l0,
+                                                     const int *ord, int ntile, double *out, size_t stride,
+                                                     double *check) {
+  const grit_jacobian_blocks *J = w->blk;
+  const int nv = m->nv, nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
+  const double *X[RHS_BATCH];
+  int cb[RHS_BATCH];
+  for (int l = 0; l < 4 * ntile; ++l) {
+    const int j = ord ? ord[l0 + l] : l0 + l;
+    X[l] = w->rhs + (size_t)j * nv, cb[l] = w->ids[j];
+  }
+  __m256d chk4 = _mm256_setzero_pd();
+  for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
+    const int u = J->tree[e], adr = m->tree_dofadr[u];
+    double *oq = out + (size_t)J->dof_pos[adr] * stride, *ov = oq + (size_t)nk * stride;
+    if (lone_free(m, u)) {
+      for (int t = 0; t < ntile; ++t)
+        free_body_tile4(w, m->dof_jnt[adr], X + 4 * t, adr, cb + 4 * t, oq + 4 * t, ov + 4 * t, stride, &chk4);
+      continue;
+    }
+    const int f = span_end(m, w, J, k, e), last = J->tree[f - 1];
+    const int end = m->tree_dofadr[last] + m->tree_dofnum[last];
+    e = f - 1;
+    for (int s = adr; s < end;) { /* dofs s .. s1 - 1: whole joints, at least one */
+      int s1 = end - s <= RUN_SEG ? end : m->jnt_dofadr[m->dof_jnt[s + RUN_SEG]];
+      if (s1 == s) s1 = s + grit_joint_nv(m->jnt_type[m->dof_jnt[s]]);
+      const size_t o = (size_t)(s - adr) * stride;
+      for (int t = 0; t < ntile; ++t)
+        tree_tile4(m, w, s, s1 - s, X + 4 * t, cb + 4 * t, oq + o + 4 * t, ov + o + 4 * t, stride, &chk4);
+      s = s1;
+    }
+  }
+  double c[4];
+  _mm256_storeu_pd(c, chk4);
+  *check += c[0] + c[1] + c[2] + c[3];
+}
+
 /* The dense form's tiles: the rows of the trees list[0..nt-1] (list NULL: every tree) of the columns
  * c[t0[i] .. t0[i] + tw[i] - 1], i < ntile, each tile in consecutive columns of its output: a free
  * body's rows in every tile, another tree's in the tiles of four. Returns the sum of x - x. */
@@ -646,6 +693,16 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
     int nc = 1, tiled = 0, done = 0;
 #if GRIT_DERIV_AVX2
+    if (avx2 && !w->no_run_tiles) { /* two tiles of four or more in consecutive columns: run_tiles */
+      int r = 1;
+      while (l + r < n && ks[l + r] == k && outs[l + r] == out + r && strides[l + r] == stride) ++r;
+      if (r >= 8) {
+        run_tiles(m, w, k, l, moved ? ord : NULL, r / 4, out, stride, &check);
+        w->run_tiles_used++;
+        l += r / 4 * 4;
+        continue;
+      }
+    }
     for (int width = 4; avx2 && !tiled && width >= 2; width -= 2)
       if (l + width <= n && tile_run(ks, outs, strides, l, width)) {
         nc = width, tiled = 1;
