@@ -8,7 +8,7 @@
  * over nv rows: the clutter of 40 objects settled (many parts). The block form's columns in the order
  * of their entries and its tiles over spans of trees against the batch's order and a tree at a time:
  * grid2pin and the hammock; its runs of tiles a few rows at a time against tile by tile: the softbox, the
- * hammock, MuJoCo's humanoid. */
+ * hammock, the cloth. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -150,15 +150,15 @@ Test(deriv_writes, sorted_span_writes_same_bits) {
   }
 }
 
-/* The block form's runs of tiles (two or more tiles of four columns in consecutive columns of a block) written
- * a few rows of every tile at a time (run_tiles) or tile by tile (ws->no_run_tiles): the same bits on the
- * softbox (a free root and 218 slides, the free joint inside the span's first rows), the hammock (spans of
- * particles, a humanoid's free root and hinges) and MuJoCo's humanoid (B's 21 columns in runs too). */
+/* The block form's runs of tiles (two or more tiles of four columns in consecutive columns of a block past
+ * 512 kB) written a few rows of every tile at a time (grit_deriv_run_tiles) or tile by tile (ws->no_run_tiles):
+ * the same bits on the softbox (a free root and 218 slides, the free joint inside the span's first rows), the
+ * hammock (spans of particles, a humanoid's free root and hinges) and the cloth (particles of slides). */
 Test(deriv_writes, run_tiles_same_bits) {
   const char *files[3] = {GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/softbox.xml",
                           GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml",
-                          GRIT_SOURCE_DIR "/tests/models/mujoco_model/humanoid.xml"};
-  const char *names[3] = {"softbox", "hammock", "humanoid"};
+                          GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/cloth.xml"};
+  const char *names[3] = {"softbox", "hammock", "cloth"};
   const int steps[3] = {60, 150, 150};
   for (int f = 0; f < 3; ++f) {
     grit_model *m;
