@@ -7,7 +7,8 @@
  * sides as wide as the factor's parts allow (derivatives.c, batch_columns) against RHS_BATCH columns
  * over nv rows: the clutter of 40 objects settled (many parts). The block form's columns in the order
  * of their entries and its tiles over spans of trees against the batch's order and a tree at a time:
- * grid2pin and the hammock. */
+ * grid2pin and the hammock; its runs of tiles a few rows at a time against tile by tile: the softbox, the
+ * hammock, the cloth. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -144,6 +145,27 @@ Test(deriv_writes, sorted_span_writes_same_bits) {
     cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK);
     cr_assert_eq(grit_jacobian_blocks_count(J), 1, "one island: the particles (and the humanoid) coupled");
     grit_jacobian_blocks_free(J);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
+
+/* The block form's runs of tiles (two or more tiles of four columns in consecutive columns of a block past
+ * 512 kB) written a few rows of every tile at a time (grit_deriv_run_tiles) or tile by tile (ws->no_run_tiles):
+ * the same bits on the softbox (a free root and 218 slides, the free joint inside the span's first rows), the
+ * hammock (spans of particles, a humanoid's free root and hinges) and the cloth (particles of slides). */
+Test(deriv_writes, run_tiles_same_bits) {
+  const char *files[3] = {GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/softbox.xml",
+                          GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml",
+                          GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/cloth.xml"};
+  const char *names[3] = {"softbox", "hammock", "cloth"};
+  const int steps[3] = {60, 150, 150};
+  for (int f = 0; f < 3; ++f) {
+    grit_model *m;
+    grit_data *d = settled(NULL, files[f], steps[f], &m);
+    const unsigned long used = d->deriv->run_tiles_used;
+    same_bits(d, &d->deriv->no_run_tiles, names[f]);
+    cr_assert_gt(d->deriv->run_tiles_used, used, "%s: the runs were written by run_tiles", names[f]);
     grit_data_free(d);
     grit_model_free(m);
   }

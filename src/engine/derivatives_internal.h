@@ -275,6 +275,9 @@ struct grit_deriv_ws {
   int no_plain_runs;                      /* nonzero: the tiles test each dof of a run (tests) */
   int no_sorted_writes;                   /* nonzero: the block form's columns written in the batch's order */
   int no_span_tiles;                      /* nonzero: the block form's tiles a tree at a time (columns.c) */
+  int no_run_tiles;                       /* nonzero: a run of the block form's tiles written tile by tile,
+                                           * not a few rows of every tile at a time (columns.c) */
+  unsigned long run_tiles_used;           /* the runs of tiles written a few rows at a time so far (tests) */
   int no_zero_runs;                       /* nonzero: a right-hand side's island rows zeroed tree by tree,
                                            * not by runs of consecutive trees (derivatives_blocks.c) */
   int odd_known, odd_trees;               /* whether some tree's dofs or actuators leave passes odd runs */
