@@ -6,9 +6,11 @@
  * Same transform, same heights, same order of visits: the same points to the bit, in the same order. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collision_test_util.h"
+#include "hull_graph.h"
 
 enum { RING = 150, NV = 2 * RING };
 
@@ -132,4 +134,70 @@ Test(plane_convex, kept_candidates_choose_the_same_points_as_the_full_scan) {
   cr_expect_gt(seen_kept, 0, "no pose with 5-64 vertices below the margin (the kept candidates)");
   cr_expect_gt(seen_many, 0, "no pose with more than 64 below the margin (the full scan)");
   cr_log_info("poses by vertices below the margin: 1-4 %d, 5-64 %d, >64 %d", seen_few, seen_kept, seen_many);
+}
+
+/* The candidates by the hull graph (stop 30, wheel6: the climb to the deepest vertex, then a search over
+ * edges through the vertices near the margin) against the full scan, to the bit: a wheel, a sphere-like
+ * cloud, a flat disc, and a cloud with points inside (its graph drops them: the scan runs), each with a
+ * graph, at random poses with the lowest point near the plane, rolling, and lying on the side. */
+enum { NS = 400 };
+
+static int cloud(int kind, double v[NS][3]) {
+  if (kind == 0) {
+    static double w[NV][3];
+    wheel(w, 0.1, 0.03);
+    memcpy(v, w, sizeof w);
+    return NV;
+  }
+  const double ga = 2.399963229728653; /* the golden angle: a Fibonacci sphere */
+  for (int i = 0; i < NS; ++i) {
+    const double zz = 1.0 - (2.0 * i + 1.0) / NS, r = sqrt(1.0 - zz * zz), t = ga * i;
+    v[i][0] = 0.2 * r * cos(t), v[i][1] = 0.2 * r * sin(t), v[i][2] = 0.2 * zz;
+    if (kind == 2) v[i][2] = i % 2 ? 0.005 : -0.005, v[i][0] = 0.2 * cos(t), v[i][1] = 0.2 * sin(t); /* disc */
+    if (kind == 3 && i % 10 == 0) grit_v3_scale(v[i], v[i], 0.5); /* inside */
+  }
+  return NS;
+}
+
+Test(plane_convex, graph_candidates_are_the_scans) {
+  static double v[NS][3];
+  const grit_shape pl = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
+  const double ax[3] = {1, 0, 0}, az[3] = {0, 0, 1};
+  unsigned long long seed = 29;
+  int seen_few = 0, seen_kept = 0, seen_many = 0;
+  for (int kind = 0; kind < 4; ++kind) {
+    const int n = cloud(kind, v);
+    grit_shape cv = grit_shape_convex(&v[0][0], n);
+    int *buf = calloc(grit_hull_graph_ints(n) + 1, sizeof(int));
+    cr_assert_not_null(buf);
+    cr_assert(grit_hull_graph_build(&cv, buf), "kind %d: no graph", kind);
+    cv.graph = buf;
+    for (int k = 0; k < 40; ++k) { /* rolling, and on its side */
+      const double depth = 1e-4 * k;
+      ct_pose P = ct_rotated(ct_identity_at(0.01 * k, 0, 0), az, 0.1 * k);
+      ct_pose B = ct_rotated(ct_identity_at(0.3, -0.2, 0.1 - depth), ax, 0.013 * k);
+      const int below = same_as_reference(&pl, &P, &cv, &B, 1e-3);
+      seen_few += below > 0 && below <= 4, seen_kept += below > 4 && below <= 64, seen_many += below > 64;
+      ct_pose S = ct_rotated(ct_identity_at(0, 0, 0.03 - depth), ax, 1.5707963267948966 + 1e-3 * k);
+      same_as_reference(&pl, &P, &cv, &S, 1e-3);
+    }
+    for (int k = 0; k < 300; ++k) {
+      ct_pose P = ct_random_pose(&seed, 0.5), B = ct_random_pose(&seed, 0.5);
+      double z[3] = {P.R[2], P.R[5], P.R[8]}, lo = INFINITY, d[3], x[3];
+      for (int i = 0; i < n; ++i) {
+        grit_tf_apply(x, B.p, B.R, v[i]);
+        grit_v3_sub(d, x, P.p);
+        lo = fmin(lo, grit_v3_dot(z, d));
+      }
+      const double margin = k % 3 ? 1e-3 : 1e-2;
+      grit_v3_addscl(B.p, B.p, z, -lo + ct_uniform(&seed, -0.01, 0.002));
+      const int below = same_as_reference(&pl, &P, &cv, &B, margin);
+      seen_few += below > 0 && below <= 4, seen_kept += below > 4 && below <= 64, seen_many += below > 64;
+    }
+    free(buf);
+  }
+  cr_expect_gt(seen_few, 0);
+  cr_expect_gt(seen_kept, 0);
+  cr_expect_gt(seen_many, 0);
+  cr_log_info("graph poses by vertices below the margin: 1-4 %d, 5-64 %d, >64 %d", seen_few, seen_kept, seen_many);
 }

@@ -12,6 +12,7 @@
 #include "collision_narrow.h"
 #include "contact_geometry.h"
 #include "grit/math.h"
+#include "hull_graph.h"
 
 feature grit_narrow_point_feature(const double p[3], double r) {
   feature f = {GRIT_FEATURE_POINT, p, NULL, r, {0.0, 0.0, 0.0}};
@@ -331,21 +332,93 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
  * up to 64 candidates (index and world point) for the choice, which then scans them alone (a resting
  * wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the margin; stop 30): the same
  * points and the same order of visits as scanning every vertex. */
+enum { PC_CAP = 4, PC_KEPT = 64, PC_BAND = 128 };
+
+/* The first pass by the hull graph: the vertices below the margin (index and world point, in vertex order),
+ * *phimin, *first as the scan finds them, without visiting every vertex. The support climb finds the
+ * deepest vertex; a breadth-first search over edges from it, through the vertices below margin + tol, finds
+ * every vertex below the margin: the vertices of a convex polytope below a linear function's level are
+ * connected on its edge graph, and tol (far above the round-off of the heights and the hull's 1e-9
+ * flatness) keeps a vertex just below the margin reachable through neighbours just above it. The loose
+ * vertices are scanned. Each height is plane_height of the scan's world point, so the same set and bits.
+ * Returns the count, or -1 where the scan must run (no graph, vertices dropped as inside, a plateau, more
+ * than PC_KEPT below the margin or PC_BAND in the band). */
+static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shape *b, double margin, int *ic,
+                              double (*xc)[3], double *phimin, int *first) {
+  const grit_shape *s = b->shape;
+  const int *adr, *nbr, *loose;
+  if (!s->graph || s->nvert < GRIT_HULL_SCAN_BELOW) return -1;
+  const int nl = grit_hull_graph_lists(s->graph, &adr, &nbr, &loose);
+  if (nl < 0) return -1;
+  double z[3], d[3];
+  column(z, a->R, 2);
+  for (int k = 0; k < 3; ++k) d[k] = -(b->R[k] * z[0] + b->R[3 + k] * z[1] + b->R[6 + k] * z[2]); /* -R^T z */
+  const int top = grit_hull_support_try(s, d, -1);
+  if (top < 0 || adr[top + 1] == adr[top]) return -1; /* a plateau, or a loose vertex deepest */
+  const double tol = 1e-8 * (grit_hull_graph_radius(s->graph) + fabs(b->p[0]) + fabs(b->p[1]) + fabs(b->p[2]) +
+                             fabs(a->p[0]) + fabs(a->p[1]) + fabs(a->p[2]) + fabs(margin));
+  int band[PC_BAND], below[PC_BAND], nb = 1, count = 0;
+  double xb[PC_BAND][3], hb[PC_BAND];
+  grit_tf_apply(xb[0], b->p, b->R, s->vertices + 3 * top);
+  hb[0] = plane_height(a, xb[0]);
+  if (!(hb[0] < margin + tol)) return 0; /* nothing near the margin */
+  band[0] = top;
+  for (int q = 0; q < nb; ++q)
+    for (int k = adr[band[q]]; k < adr[band[q] + 1]; ++k) {
+      const int w = nbr[k];
+      double x[3];
+      grit_tf_apply(x, b->p, b->R, s->vertices + 3 * w);
+      const double h = plane_height(a, x);
+      if (!(h < margin + tol)) continue;
+      int seen = 0;
+      for (int j = 0; j < nb && !seen; ++j) seen = band[j] == w;
+      if (seen) continue;
+      if (nb == PC_BAND) return -1;
+      band[nb] = w, hb[nb] = h, grit_v3_copy(xb[nb++], x);
+    }
+  for (int q = 0; q < nb; ++q)
+    if (hb[q] < margin) below[count++] = q;
+  for (int j = 0; j < nl; ++j) { /* the loose vertices, by the same test */
+    double x[3];
+    grit_tf_apply(x, b->p, b->R, s->vertices + 3 * loose[j]);
+    const double h = plane_height(a, x);
+    if (!(h < margin)) continue;
+    if (nb == PC_BAND) return -1;
+    band[nb] = loose[j], hb[nb] = h, grit_v3_copy(xb[nb], x), below[count++] = nb++;
+  }
+  if (count > PC_KEPT) return -1;
+  for (int k = 1; k < count; ++k) /* vertex order: the scan's */
+    for (int j = k; j > 0 && band[below[j - 1]] > band[below[j]]; --j) {
+      const int t = below[j];
+      below[j] = below[j - 1], below[j - 1] = t;
+    }
+  *phimin = INFINITY, *first = -1;
+  for (int j = 0; j < count; ++j) {
+    const int q = below[j];
+    ic[j] = band[q], grit_v3_copy(xc[j], xb[q]);
+    if (hb[q] < *phimin) *phimin = hb[q], *first = band[q];
+  }
+  return count;
+}
+
 static void plane_convex(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
-  enum { CAP = 4, KEPT = 64 };
+  enum { CAP = PC_CAP, KEPT = PC_KEPT };
   const grit_shape *s = b->shape;
   double z[3], phimin = INFINITY, xc[KEPT][3];
-  int count = 0, first = -1, ic[KEPT];
+  int first = -1, ic[KEPT], count = plane_convex_graph(a, b, margin, ic, xc, &phimin, &first);
   column(z, a->R, 2);
-  for (int i = 0; i < s->nvert; ++i) {
-    double x[3], phi;
-    grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
-    phi = plane_height(a, x);
-    if (phi < margin) {
-      if (count < KEPT) ic[count] = i, grit_v3_copy(xc[count], x);
-      count++;
+  if (count < 0) { /* no graph path: every vertex */
+    count = 0, phimin = INFINITY, first = -1;
+    for (int i = 0; i < s->nvert; ++i) {
+      double x[3], phi;
+      grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
+      phi = plane_height(a, x);
+      if (phi < margin) {
+        if (count < KEPT) ic[count] = i, grit_v3_copy(xc[count], x);
+        count++;
+      }
+      if (phi < phimin) phimin = phi, first = i;
     }
-    if (phi < phimin) phimin = phi, first = i;
   }
   if (count <= CAP) {
     for (int j = 0; j < count; ++j) plane_point(a, xc[j], margin, c);

@@ -4,6 +4,7 @@
  * The graph, in the model's arena (ints, no pointers, so a model copy moves it as it is):
  *   g[0] = n (vertices), g[1] = nl (loose vertices), g[2..3] = the bytes of a double, the bounding
  *   radius max |v| (grit_shape_bounding_radius's, kept; the scale of d.v's round-off), g[4..9] = the start vertex for +x, -x, +y, -y, +z, -z,
+ *   g[10] = the vertices dropped as inside (on no edge and not loose),
  *   then adr[0..n] (vertex i's neighbours are nbr[adr[i] .. adr[i+1])), nbr, and the loose list; then, at
  *   badr_offset(n), the neighbours' coordinates in blocks of four (blocks_offset: doubles in pairs of ints).
  * The edges are those of the engine's own hull of the points (grit_hydro_hull, the triangles of
@@ -29,7 +30,7 @@
 
 #include "hydro.h"
 
-enum { HDR = 10, PLATEAU_MAX = 64, CHECK_FACES = 512, CHECK_RANDOM = 64 };
+enum { HDR = 11, PLATEAU_MAX = 64, CHECK_FACES = 512, CHECK_RANDOM = 64 };
 #define HULL_TOL 1e-9      /* the plateau's width, times the scale and |d|_1 */
 #define HULL_INSIDE 1e-6   /* a point this far (times the extent) inside every face is never a support */
 /* A vertex with more edges is the hub of a large flat polygon fanned into triangles (the 2F-85's mount:
@@ -60,6 +61,11 @@ size_t grit_hull_graph_ints(int n) {
 
 static const int *graph_badr(const int *g) { return g + badr_offset(g[0]); }
 static const double *graph_blocks(const int *g) { return (const double *)(const void *)(g + blocks_offset(g[0])); }
+
+int grit_hull_graph_lists(const int *g, const int **adr, const int **nbr, const int **loose) {
+  *adr = g + HDR, *nbr = *adr + g[0] + 1, *loose = *nbr + (*adr)[g[0]];
+  return g[10] ? -1 : g[1];
+}
 
 /* ---------------------------------------------------------------------------------- the climb */
 
@@ -388,6 +394,8 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
                              (hi[2] - lo[2]) * (hi[2] - lo[2]));
   g[0] = n;
   g[1] = loose_vertices(s, tri, nt, adr, extent, nbr + adr[n]);
+  g[10] = -g[1];
+  for (int i = 0; i < n; ++i) g[10] += adr[i + 1] == adr[i];
   if ((uintptr_t)(g + blocks_offset(n)) % sizeof(double)) { /* not where the graphs' layout puts it: the scan */
     free(tri);
     return 0;

@@ -48,6 +48,11 @@ int grit_hull_support_try(const grit_shape *shape, const double d[3], int start)
  * climb inlined (grit_hull_support_try's path; the others ignored). The same vertex on all paths. */
 int grit_hull_support_try_path(const grit_shape *shape, const double d[3], int start, int path);
 
+/* The graph's lists: vertex i's neighbours nbr[adr[i] .. adr[i+1]), and the loose vertices (on no edge,
+ * not clearly inside). Returns how many are loose, or -1 if the hull dropped vertices as inside (a
+ * search over the edges would miss those: the caller scans). */
+int grit_hull_graph_lists(const int *g, const int **adr, const int **nbr, const int **loose);
+
 /* The bounding radius max |v| the graph keeps (grit_shape_bounding_radius's value). */
 double grit_hull_graph_radius(const int *g);
 
