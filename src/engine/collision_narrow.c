@@ -332,7 +332,7 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
  * up to 64 candidates (index and world point) for the choice, which then scans them alone (a resting
  * wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the margin; stop 30): the same
  * points and the same order of visits as scanning every vertex. */
-enum { PC_CAP = 4, PC_KEPT = 64, PC_BAND = 128 };
+enum { PC_CAP = 4, PC_KEPT = 64, PC_BAND = 128, PC_WORDS = 128 };
 
 /* The first pass by the hull graph: the vertices below the margin (index and world point, in vertex order),
  * *phimin, *first as the scan finds them, without visiting every vertex. The support climb finds the
@@ -347,7 +347,7 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
                               double (*xc)[3], double *phimin, int *first) {
   const grit_shape *s = b->shape;
   const int *adr, *nbr, *loose;
-  if (!s->graph || s->nvert < GRIT_HULL_SCAN_BELOW) return -1;
+  if (!s->graph || s->nvert < GRIT_HULL_SCAN_BELOW || s->nvert > 64 * PC_WORDS) return -1;
   const int nl = grit_hull_graph_lists(s->graph, &adr, &nbr, &loose);
   if (nl < 0) return -1;
   double z[3], d[3];
@@ -362,20 +362,24 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
   grit_tf_apply(xb[0], b->p, b->R, s->vertices + 3 * top);
   hb[0] = plane_height(a, xb[0]);
   if (!(hb[0] < margin + tol)) return 0; /* nothing near the margin */
-  band[0] = top;
-  for (int q = 0; q < nb; ++q)
+  uint64_t seen[PC_WORDS]; /* the vertices tested: each transformed once */
+  memset(seen, 0, sizeof(uint64_t) * (size_t)(s->nvert / 64 + 1));
+  band[0] = top, seen[top / 64] |= 1ull << (top % 64);
+  for (int q = 0; q < nb; ++q) {
+    if (hb[q] < margin && ++count > PC_KEPT) return -1; /* the rounds scan every vertex anyway */
     for (int k = adr[band[q]]; k < adr[band[q] + 1]; ++k) {
       const int w = nbr[k];
+      if (seen[w / 64] >> (w % 64) & 1) continue;
+      seen[w / 64] |= 1ull << (w % 64);
       double x[3];
       grit_tf_apply(x, b->p, b->R, s->vertices + 3 * w);
       const double h = plane_height(a, x);
       if (!(h < margin + tol)) continue;
-      int seen = 0;
-      for (int j = 0; j < nb && !seen; ++j) seen = band[j] == w;
-      if (seen) continue;
       if (nb == PC_BAND) return -1;
       band[nb] = w, hb[nb] = h, grit_v3_copy(xb[nb++], x);
     }
+  }
+  count = 0;
   for (int q = 0; q < nb; ++q)
     if (hb[q] < margin) below[count++] = q;
   for (int j = 0; j < nl; ++j) { /* the loose vertices, by the same test */
