@@ -332,7 +332,7 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
  * up to 64 candidates (index and world point) for the choice, which then scans them alone (a resting
  * wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the margin; stop 30): the same
  * points and the same order of visits as scanning every vertex. */
-enum { PC_CAP = 4, PC_KEPT = 64, PC_BAND = 128, PC_WORDS = 128 };
+enum { PC_CAP = 4, PC_KEPT = 256, PC_BAND = 384, PC_WORDS = 128 };
 
 /* The first pass by the hull graph: the vertices below the margin (index and world point, in vertex order),
  * *phimin, *first as the scan finds them, without visiting every vertex. The support climb finds the
@@ -353,15 +353,14 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
   double z[3], d[3];
   column(z, a->R, 2);
   for (int k = 0; k < 3; ++k) d[k] = -(b->R[k] * z[0] + b->R[3 + k] * z[1] + b->R[6 + k] * z[2]); /* -R^T z */
-  const int top = grit_hull_support_try(s, d, -1);
-  if (top < 0 || adr[top + 1] == adr[top]) return -1; /* a plateau, or a loose vertex deepest */
+  const int top = grit_hull_climb(s, d); /* the deepest vertex on edges, up to round-off (tol covers it) */
   const double tol = 1e-8 * (grit_hull_graph_radius(s->graph) + fabs(b->p[0]) + fabs(b->p[1]) + fabs(b->p[2]) +
                              fabs(a->p[0]) + fabs(a->p[1]) + fabs(a->p[2]) + fabs(margin));
   int band[PC_BAND], below[PC_BAND], nb = 1, count = 0;
   double xb[PC_BAND][3], hb[PC_BAND];
   grit_tf_apply(xb[0], b->p, b->R, s->vertices + 3 * top);
   hb[0] = plane_height(a, xb[0]);
-  if (!(hb[0] < margin + tol)) return 0; /* nothing near the margin */
+  if (!(hb[0] < margin + tol)) nb = 0; /* no vertex on edges near the margin */
   uint64_t seen[PC_WORDS]; /* the vertices tested: each transformed once */
   memset(seen, 0, sizeof(uint64_t) * (size_t)(s->nvert / 64 + 1));
   band[0] = top, seen[top / 64] |= 1ull << (top % 64);

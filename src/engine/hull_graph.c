@@ -185,6 +185,22 @@ static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, c
   return scan_loose(s, d, cur, hc);
 }
 
+int grit_hull_climb(const grit_shape *s, const double d[3]) {
+  const int *g = s->graph, *adr = g + HDR, *nbr = adr + g[0] + 1;
+  int cur = climb_start(g, d, -1);
+  double hc = dotv(d, s->vertices + 3 * cur);
+  for (;;) { /* steepest ascent, as grit_hull_support_try_path's path 0, without its plateau */
+    int best = cur;
+    double hb = hc;
+    for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
+      const double h = dotv(d, s->vertices + 3 * nbr[k]);
+      if (h > hb) hb = h, best = nbr[k];
+    }
+    if (best == cur) return cur;
+    cur = best, hc = hb;
+  }
+}
+
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
   return __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
 }

@@ -48,6 +48,11 @@ int grit_hull_support_try(const grit_shape *shape, const double d[3], int start)
  * climb inlined (grit_hull_support_try's path; the others ignored). The same vertex on all paths. */
 int grit_hull_support_try_path(const grit_shape *shape, const double d[3], int start, int path);
 
+/* The climb's last vertex along d from the graph's start, without the plateau's search or the loose
+ * vertices: a vertex on edges whose d.v is the greatest of the vertices on edges up to round-off (a
+ * plateau of near-equal values may end it anywhere on the plateau). */
+int grit_hull_climb(const grit_shape *shape, const double d[3]);
+
 /* The graph's lists: vertex i's neighbours nbr[adr[i] .. adr[i+1]), and the loose vertices (on no edge,
  * not clearly inside). Returns how many are loose, or -1 if the hull dropped vertices as inside (a
  * search over the edges would miss those: the caller scans). */
