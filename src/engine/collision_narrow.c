@@ -356,7 +356,7 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
   const int top = grit_hull_climb(s, d); /* the deepest vertex on edges, up to round-off (tol covers it) */
   const double tol = 1e-8 * (grit_hull_graph_radius(s->graph) + fabs(b->p[0]) + fabs(b->p[1]) + fabs(b->p[2]) +
                              fabs(a->p[0]) + fabs(a->p[1]) + fabs(a->p[2]) + fabs(margin));
-  int band[PC_BAND], below[PC_BAND], nb = 1, count = 0;
+  int band[PC_BAND], below[PC_BAND], nb = 1, count = 0, tested = 1;
   double xb[PC_BAND][3], hb[PC_BAND];
   grit_tf_apply(xb[0], b->p, b->R, s->vertices + 3 * top);
   hb[0] = plane_height(a, xb[0]);
@@ -370,6 +370,7 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
       const int w = nbr[k];
       if (seen[w / 64] >> (w % 64) & 1) continue;
       seen[w / 64] |= 1ull << (w % 64);
+      if (++tested > s->nvert / 4) return -1; /* a large part of the hull (a flat sole): the scan costs less */
       double x[3];
       grit_tf_apply(x, b->p, b->R, s->vertices + 3 * w);
       const double h = plane_height(a, x);
