@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_plane_convex.c — a convex hull on a plane (collision_narrow.c's plane_convex) against the scan it
  * had before stop 30: every vertex transformed again in each of the 3 rounds choosing the 4 spread
- * points. The first pass now keeps up to 64 candidates and the rounds scan those alone (a resting wheel's
- * hull: thousands of vertices, tens below the margin); above 64 the rounds scan every vertex as before.
+ * points. The first pass now keeps up to 256 candidates (64 at first) and the rounds scan those alone (a
+ * resting wheel's hull: thousands of vertices, tens below the margin); above that the rounds scan every
+ * vertex as before.
  * Same transform, same heights, same order of visits: the same points to the bit, in the same order. */
 #include <criterion/criterion.h>
 #include <math.h>

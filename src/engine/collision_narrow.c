@@ -328,10 +328,10 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
 
 /* Vertices below the margin; beyond 4 of them, 4 chosen to spread the support: the deepest, then each
  * time the vertex farthest (along the plane) from those chosen, less its extra depth above the deepest,
- * so that a resting face's corners win over higher vertices. Emitted in vertex order. The first pass keeps
- * up to 64 candidates (index and world point) for the choice, which then scans them alone (a resting
- * wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the margin; stop 30): the same
- * points and the same order of visits as scanning every vertex. */
+ * so that a resting face's corners win over higher vertices. Emitted in vertex order. The first pass (or
+ * plane_convex_graph) keeps up to PC_KEPT candidates (index and world point) for the choice, which then
+ * scans them alone (a resting wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the
+ * margin; stop 30): the same points and the same order of visits as scanning every vertex. */
 enum { PC_CAP = 4, PC_KEPT = 256, PC_BAND = 384, PC_WORDS = 128 };
 
 /* The first pass by the hull graph: the vertices below the margin (index and world point, in vertex order),
@@ -347,7 +347,7 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
                               double (*xc)[3], double *phimin, int *first) {
   const grit_shape *s = b->shape;
   const int *adr, *nbr, *loose;
-  if (!s->graph || s->nvert < GRIT_HULL_SCAN_BELOW || s->nvert > 64 * PC_WORDS) return -1;
+  if (!s->graph || s->nvert < GRIT_HULL_SCAN_BELOW || s->nvert >= 64 * PC_WORDS) return -1;
   const int nl = grit_hull_graph_lists(s->graph, &adr, &nbr, &loose);
   if (nl < 0) return -1;
   double z[3], d[3];
