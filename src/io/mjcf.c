@@ -163,8 +163,11 @@ static grit_status load(const char *data, size_t size, const char *name, const c
   c.info = info;
   c.load = options ? *options : grit_mjcf_default_load_options();
   mjcf_node *root = NULL;
-  s = mjcf_xml_parse(data, size, c.fname, &c.pool, &root, msg);
+  int after_root = 0;
+  s = mjcf_xml_parse(data, size, c.fname, &c.pool, &root, msg, &after_root);
   if (s == GRIT_OK) {
+    if (after_root) mjcf_warn(&c, NULL, "what follows the root element <%.40s> is not read (not XML from line %d on)",
+                              root->name, after_root);
     mjcf_expand_includes(&c, root);
     if (c.status == GRIT_OK) mjcf_read(&c, root);
     if (c.status == GRIT_OK) mjcf_build(&c, model);

@@ -73,12 +73,16 @@ static mjcf_node *include_one(mjcf_ctx *c, mjcf_node *inc, mjcf_node *prev, cons
     return inc;
   }
   mjcf_node *root = NULL;
-  s = mjcf_xml_parse(data, size, path, &c->pool, &root, why);
+  int after_root = 0;
+  s = mjcf_xml_parse(data, size, path, &c->pool, &root, why, &after_root);
   free(data);
   if (s != GRIT_OK) {
     mjcf_fail(c, s, inc, "included file: %s", why);
     return inc;
   }
+  if (after_root)
+    mjcf_warn(c, inc, "included file %.300s: what follows its root element is not read (not XML from line %d on)",
+              path, after_root);
   if (strcmp(root->name, "mujoco")) {
     mjcf_fail(c, GRIT_ERR_PARSE, inc, "the included file's root element must be <mujoco>, not <%.40s>", root->name);
     return inc;

@@ -48,9 +48,11 @@ typedef struct mjcf_node {
   struct mjcf_node *parent, *child, *last_child, *next;
 } mjcf_node;
 
-/* Parses `size` bytes into a tree allocated in `pool`. On failure writes "name:line: ..." to msg. */
+/* Parses `size` bytes into a tree allocated in `pool`. On failure writes "name:line: ..." to msg. With
+ * after_root (NULL: none taken), what follows a whole root element (a second root, a stray end tag: MuJoCo
+ * loads such files) is left out and *after_root gets the line where it stops being XML (0: nothing left out). */
 grit_status mjcf_xml_parse(const char *data, size_t size, const char *name, mjcf_pool *pool, mjcf_node **root,
-                           char msg[GRIT_MESSAGE_SIZE]);
+                           char msg[GRIT_MESSAGE_SIZE], int *after_root);
 
 /* ------------------------------------------------------------------------- model description */
 

@@ -153,8 +153,9 @@ static void XMLCALL on_entity(void *user, const XML_Char *entity, int is_paramet
 }
 
 grit_status mjcf_xml_parse(const char *data, size_t size, const char *name, mjcf_pool *pool, mjcf_node **root,
-                           char msg[GRIT_MESSAGE_SIZE]) {
+                           char msg[GRIT_MESSAGE_SIZE], int *after_root) {
   *root = NULL;
+  if (after_root) *after_root = 0;
   if (size > MJCF_MAX_BYTES)
     return grit_set_error(msg, GRIT_ERR_CAPACITY, "%s: larger than 64 MiB (%zu bytes)", name, size);
   tree_builder b;
@@ -168,10 +169,16 @@ grit_status mjcf_xml_parse(const char *data, size_t size, const char *name, mjcf
   XML_SetElementHandler(b.parser, on_start, on_end);
   XML_SetEntityDeclHandler(b.parser, on_entity);
   enum XML_Status st = XML_Parse(b.parser, data ? data : "", (int)size, XML_TRUE);
+  if (st != XML_STATUS_OK && b.status == GRIT_OK && after_root && b.root_end > 0 && b.root) {
+    /* the root element is whole: what follows it is left out, as MuJoCo's tinyxml2 does with a second root
+     * or a stray end tag (the caller warns; *after_root: the line of the XML error) */
+    *after_root = current_line(b.parser);
+    st = XML_STATUS_OK;
+  }
   if (st != XML_STATUS_OK && b.status == GRIT_OK) {
     b.status = GRIT_ERR_PARSE;
-    /* Text after the root's end (unitree_mujoco's g1/scene.xml closes </mujoco> twice): MuJoCo's
-     * tinyxml2 ignores it; expat's message alone ("invalid token") does not say what is wrong. */
+    /* text after the root's end where the caller takes none (a URDF): expat's message alone ("invalid
+     * token") does not say what is wrong */
     char after[160] = "";
     if (b.root_end > 0 && b.root)
       snprintf(after, sizeof after, " (after the root element <%.40s> ended at line %d: nothing may follow it)",

@@ -404,7 +404,7 @@ static grit_status load(const char *data, size_t size, const char *name, const c
   c.base_dir = c.opt.mesh_dir;
   c.file_dir = file_dir;
   mjcf_node *root = NULL;
-  c.status = mjcf_xml_parse(data, size, c.fname, &c.pool, &root, msg);
+  c.status = mjcf_xml_parse(data, size, c.fname, &c.pool, &root, msg, NULL);
   if (c.status == GRIT_OK) prescan(&c, root);
   if (c.status == GRIT_OK) read_values(&c, root);
   if (c.status == GRIT_OK) urdf_build(&c, model);
