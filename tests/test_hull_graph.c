@@ -4,7 +4,8 @@
  * degenerate point sets (flat, thin, many coplanar faces, repeated and interior points); the climb's rounds
  * four neighbours a vector (grit_hull_support_try_path 1, and 4: fused in one function) against the scalar
  * rounds (0): the same vertex or the same fall back to the scan; the world box's one pass four vertices a vector against the scalar pass;
- * the world box direction by direction (rows kept, failed climbs scanned alone) against the one pass. */
+ * the world box direction by direction (rows kept, failed climbs scanned alone) against the one pass;
+ * the world boxes' wider plateau search (grit_hull_support_wide) on wheels, discs and many-vertex boxes. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ static void check_shape(const grit_shape *c, unsigned long long *s, int ndir) {
         cr_assert_eq(grit_hull_support_try_path(c, d, st, 2), old, "n = %d direction %d: scalar, list first", n, t);
         cr_assert_eq(grit_hull_support_try_path(c, d, st, 4), old, "n = %d direction %d: fused vector path", n, t);
         cr_assert_eq(grit_hull_support_try(c, d, st), old, "n = %d direction %d: the default path", n, t);
+        const int wide = grit_hull_support_wide(c, d, st); /* the world boxes' search: the scan's or none */
+        cr_assert(wide == ref || (wide < 0 && old < 0), "n = %d direction %d: wide search %d, scan %d", n, t, wide, ref);
       }
     double x[3];
     grit_shape_core_support(c, d, x);
@@ -357,4 +360,42 @@ static void kept_starts_case(const char *path, int steps) {
 Test(hull_graph, kept_climb_starts_change_nothing) {
   kept_starts_case(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/franka_emika_panda/scene.xml", 200);
   kept_starts_case(GRIT_SOURCE_DIR "/tests/models/menagerie_collision/robotis_op3/scene.xml", 200);
+}
+
+/* A wheel: rings of m points at nz heights (a rounded tyre, flat sides of m vertices), flattened to a disc
+ * when thin. Its sides normal to an axis are the plateaus the world boxes' wide search takes (or leaves to
+ * the one pass when too large): the scan's vertex, the same box bits, at random and axis-aligned poses. */
+static int wheel(double *v, int m, int nz, double halfwidth) {
+  int n = 0;
+  for (int z = 0; z < nz; ++z) {
+    const double t = -1.0 + 2.0 * z / (nz - 1), r = 0.3 * (1.0 - 0.2 * t * t);
+    for (int i = 0; i < m; ++i, ++n)
+      v[3 * n] = r * cos(6.283185307179586 * i / m), v[3 * n + 1] = r * sin(6.283185307179586 * i / m),
+      v[3 * n + 2] = halfwidth * t;
+  }
+  return n;
+}
+
+Test(hull_graph, wide_plateau_search_on_wheels_discs_and_boxes) {
+  static double v[3 * 1200];
+  unsigned long long seed = 31;
+  int found = 0, declined = 0;
+  const struct { int m, nz; double w; } wh[] = {{40, 12, 0.05}, {160, 2, 0.05}, {48, 8, 1e-3}, {320, 3, 0.1}};
+  for (int c = 0; c < 5; ++c) {
+    const double sc[3] = {1.0, 0.7, 0.4};
+    const int n = c < 4 ? wheel(v, wh[c].m, wh[c].nz, wh[c].w) : grid_box(v, 9, sc, 0);
+    int *buf;
+    grit_shape s = with_graph(v, n, &buf);
+    cr_assert_not_null(s.graph, "shape %d (%d vertices): no graph", c, n);
+    check_shape(&s, &seed, 300);
+    for (int t = 0; t < 6; ++t) { /* the axes: the flat sides and faces */
+      const double d[3] = {t / 2 == 0 ? 1.0 - 2.0 * (t % 2) : 0.0, t / 2 == 1 ? 1.0 - 2.0 * (t % 2) : 0.0,
+                           t / 2 == 2 ? 1.0 - 2.0 * (t % 2) : 0.0};
+      const int w = grit_hull_support_wide(&s, d, -1);
+      cr_assert(w < 0 || w == grit_convex_scan(&s, d));
+      if (__builtin_cpu_supports("avx2")) found += w >= 0 && grit_hull_support_try(&s, d, -1) < 0, declined += w < 0;
+    }
+    free(buf);
+  }
+  if (__builtin_cpu_supports("avx2")) cr_assert(found > 0 && declined > 0, "found %d declined %d", found, declined);
 }

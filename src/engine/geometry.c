@@ -335,7 +335,7 @@ void grit_shape_world_aabb_hint(const grit_shape *s, const double p[3], const do
   else
     for (; s->graph && k < 6; ++k) { /* the six supports of the one pass, climbed: the same vertices */
       const double *r = R + 3 * (k / 2), d[3] = {k % 2 ? -r[0] : r[0], k % 2 ? -r[1] : r[1], k % 2 ? -r[2] : r[2]};
-      if ((h[k] = grit_hull_support_try(s, d, hint[k])) < 0) { /* a face normal to an axis */
+      if ((h[k] = grit_hull_support_wide(s, d, hint[k])) < 0) { /* a large face normal to an axis */
         hint[6] = BOX_RETRY;
         break;
       }
@@ -373,7 +373,7 @@ void grit_shape_world_aabb_rows(const grit_shape *s, const double p[3], const do
       continue;
     }
     const double *r = R + 3 * (k / 2), d[3] = {k % 2 ? -r[0] : r[0], k % 2 ? -r[1] : r[1], k % 2 ? -r[2] : r[2]};
-    if ((h[k] = grit_hull_support_try(s, d, hint[k])) < 0) h[k] = grit_convex_scan(s, d), hint[6] = BOX_RETRY;
+    if ((h[k] = grit_hull_support_wide(s, d, hint[k])) < 0) h[k] = grit_convex_scan(s, d), hint[6] = BOX_RETRY;
   }
   memcpy(hint, h, sizeof h);
   box_from(s, p, R, margin, lo, hi, h);

@@ -30,7 +30,7 @@
 
 #include "hydro.h"
 
-enum { HDR = 11, PLATEAU_MAX = 64, CHECK_FACES = 512, CHECK_RANDOM = 64 };
+enum { HDR = 11, PLATEAU_MAX = 64, WIDE_MAX = 512, WIDE_WORDS = 128, CHECK_FACES = 512, CHECK_RANDOM = 64 };
 #define HULL_TOL 1e-9      /* the plateau's width, times the scale and |d|_1 */
 #define HULL_INSIDE 1e-6   /* a point this far (times the extent) inside every face is never a support */
 /* A vertex with more edges is the hub of a large flat polygon fanned into triangles (the 2F-85's mount:
@@ -102,6 +102,42 @@ static int plateau(const grit_shape *s, const int *adr, const int *nbr, const do
 
 
 
+/* plateau's search with a bitmap of the listed vertices in place of the list's search, for the world
+ * boxes (a foot's sole or a wheel's side normal to a world axis: tens to hundreds of vertices, past
+ * plateau's list): a vertex is listed exactly when plateau lists it, in the same order, so the same vertex
+ * (the scan's). *full past WIDE_MAX listed vertices or nvert / 2 neighbours read (the one pass, ~12
+ * instructions a vertex, then costs about as much), or on a hull too large for the bitmap. */
+static int plateau_bits(const grit_shape *s, const int *adr, const int *nbr, const double d[3], int cur, double hc,
+                        double tol, int *full) {
+  int list[WIDE_MAX], nl = 1, best = cur, work = 0;
+  uint64_t seen[WIDE_WORDS];
+  double hb = hc;
+  if (s->nvert > 64 * WIDE_WORDS) {
+    *full = 1;
+    return best;
+  }
+  memset(seen, 0, sizeof(uint64_t) * (size_t)(s->nvert / 64 + 1));
+  list[0] = cur, seen[cur / 64] |= 1ull << (cur % 64);
+  for (int q = 0; q < nl; ++q) {
+    if ((work += adr[list[q] + 1] - adr[list[q]]) > s->nvert / 2) {
+      *full = 1;
+      return best;
+    }
+    for (int k = adr[list[q]]; k < adr[list[q] + 1]; ++k) {
+      const int w = nbr[k];
+      const double h = dotv(d, s->vertices + 3 * w);
+      if (h < hb - tol || (seen[w / 64] >> (w % 64) & 1)) continue;
+      if (nl == WIDE_MAX) {
+        *full = 1;
+        return best;
+      }
+      list[nl++] = w, seen[w / 64] |= 1ull << (w % 64);
+      if (h > hb || (h == hb && w < best)) hb = h, best = w;
+    }
+  }
+  return best;
+}
+
 /* The steepest ascent from cur (value *hc) on the blocks, four neighbours a vector: d.x as dotv computes it,
  * (d0 x + d1 y) + d2 z without fused multiply-add, so the same bits. A round moves to the first neighbour
  * of the greatest value if that exceeds the current one (what the scalar loop's strict updates pick);
@@ -169,7 +205,8 @@ static inline int scan_loose(const grit_shape *s, const double d[3], int cur, do
 /* try_path's steps on its path 1 (vector rounds, the plateau's value first) in one AVX2 function, the
  * climb inlined: the same operations in the same order, so the same vertex, without the calls and the
  * climb's own entry and exit (GJK's and the world boxes' ~60 hull supports a step on the Jaco arm). */
-static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, const double d[3], int start) {
+static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, const double d[3], int start,
+                                                          int wide) {
   const int *g = s->graph;
   int cur = climb_start(g, d, start), near = 0;
   const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
@@ -178,7 +215,8 @@ static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, c
   if (near) {
     const int *adr = g + HDR;
     int full = 0;
-    cur = plateau(s, adr, adr + g[0] + 1, d, cur, hc, tol, 0, &full);
+    cur = wide ? plateau_bits(s, adr, adr + g[0] + 1, d, cur, hc, tol, &full)
+               : plateau(s, adr, adr + g[0] + 1, d, cur, hc, tol, 0, &full);
     if (full) return -1;
     hc = dotv(d, s->vertices + 3 * cur);
   }
@@ -202,16 +240,20 @@ int grit_hull_climb(const grit_shape *s, const double d[3]) {
 }
 
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
-  return __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
+  return __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start, 0) : grit_hull_support_try_path(s, d, start, 0);
+}
+
+int grit_hull_support_wide(const grit_shape *s, const double d[3], int start) {
+  return __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start, 1) : grit_hull_support_try_path(s, d, start, 0);
 }
 
 int grit_hull_support(const grit_shape *s, const double d[3], int start) {
-  const int i = __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start) : grit_hull_support_try_path(s, d, start, 0);
+  const int i = __builtin_cpu_supports("avx2") ? try_fused_avx2(s, d, start, 0) : grit_hull_support_try_path(s, d, start, 0);
   return i >= 0 ? i : grit_convex_scan(s, d);
 }
 
 int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start, int path) {
-  if (path & 4) return try_fused_avx2(s, d, start);
+  if (path & 4) return try_fused_avx2(s, d, start, 0);
   const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
   const double *v = s->vertices;
   int cur = start;

@@ -41,6 +41,11 @@ int grit_hull_support(const grit_shape *shape, const double d[3], int start);
  * a flat face normal to d), for a caller with a cheaper scan of its own (the world box's one pass). */
 int grit_hull_support_try(const grit_shape *shape, const double d[3], int start);
 
+/* The same with a wider plateau search (a bitmap, up to hundreds of vertices: a sole or a wheel's side
+ * normal to d), -1 past it: the world boxes' climbs, whose alternative is the pass over every vertex. The
+ * same vertex as grit_hull_support. */
+int grit_hull_support_wide(const grit_shape *shape, const double d[3], int start);
+
 /* The same by one of its paths: bit 0 of path clear, the neighbours' vertices one by one through the index
  * list (the old path), set, four neighbours a vector from the coordinates the graph keeps in blocks (AVX2:
  * the caller checked the CPU); bit 1 set, the plateau's search looks a neighbour up in its list before its
