@@ -24,6 +24,26 @@ static double sphere_cylinder_phi(const grit_shape *cyl, const ct_pose *P, const
   return dist - rs;
 }
 
+/* Which of GJK's jumps a test switches off (grit_gjk_info's no_point_jump, no_edge_jump, no_newton). */
+enum jump { POINT_JUMP, EDGE_JUMP, NEWTON_JUMP };
+
+/* The pair (b first if swap) by GJK/EPA with the jump (r = 0) and without it (r = 1), the switch kept in
+ * the info; results into phi[r], n[r], wa[r], wb[r], hit[r], GJK's iterations added to iters[r]. */
+static void with_and_without(const grit_placed_shape *pa, const grit_placed_shape *pb, int swap, double margin,
+                             enum jump j, int trial, double phi[2], double n[2][3], double wa[2][3], double wb[2][3],
+                             int hit[2], int iters[2]) {
+  for (int r = 0; r < 2; ++r) {
+    grit_gjk_info info;
+    memset(&info, 0, sizeof info);
+    int *sw = j == POINT_JUMP ? &info.no_point_jump : j == EDGE_JUMP ? &info.no_edge_jump : &info.no_newton;
+    *sw = r;
+    hit[r] = swap ? grit_gjk_epa(pb, pa, margin, &phi[r], n[r], wa[r], wb[r], &info)
+                  : grit_gjk_epa(pa, pb, margin, &phi[r], n[r], wa[r], wb[r], &info);
+    cr_assert_eq(*sw, r, "trial %d: the switch was not kept", trial);
+    iters[r] += info.gjk_iterations;
+  }
+}
+
 /* GJK's jump to a cylinder's nearest point to a single point of the other core (collision_gjk.c,
  * point_jump) against the old path (grit_gjk_info.no_point_jump): cylinders (as a and as b) against
  * hulls, boxes, spheres and capsules at random separated and overlapping poses. The same pairs are
@@ -47,15 +67,7 @@ Test(collision, cylinder_point_jump_same_contacts) {
     const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     int hit[2];
-    for (int r = 0; r < 2; ++r) {
-      grit_gjk_info info;
-      memset(&info, 0, sizeof info);
-      info.no_point_jump = r;
-      hit[r] = swap ? grit_gjk_epa(&pb, &pa, 0.05, &phi[r], n[r], wa[r], wb[r], &info)
-                    : grit_gjk_epa(&pa, &pb, 0.05, &phi[r], n[r], wa[r], wb[r], &info);
-      cr_assert_eq(info.no_point_jump, r, "trial %d: the switch was not kept", trial);
-      iters[r] += info.gjk_iterations;
-    }
+    with_and_without(&pa, &pb, swap, 0.05, POINT_JUMP, trial, phi, n, wa, wb, hit, iters);
     if (hit[0] != hit[1]) { /* only at the window's edge */
       cr_assert(fabs(phi[hit[0] ? 0 : 1] - 0.05) <= 1e-9, "trial %d: candidate %d vs %d", trial, hit[0], hit[1]);
       continue;
@@ -216,15 +228,7 @@ Test(collision, cylinder_edge_jump_same_contacts) {
     const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     int hit[2];
-    for (int r = 0; r < 2; ++r) {
-      grit_gjk_info info;
-      memset(&info, 0, sizeof info);
-      info.no_edge_jump = r;
-      hit[r] = swap ? grit_gjk_epa(&pb, &pa, 0.1, &phi[r], n[r], wa[r], wb[r], &info)
-                    : grit_gjk_epa(&pa, &pb, 0.1, &phi[r], n[r], wa[r], wb[r], &info);
-      cr_assert_eq(info.no_edge_jump, r, "trial %d: the switch was not kept", trial);
-      iters[r] += info.gjk_iterations;
-    }
+    with_and_without(&pa, &pb, swap, 0.1, EDGE_JUMP, trial, phi, n, wa, wb, hit, iters);
     if (hit[0] != hit[1]) {
       cr_assert(fabs(phi[hit[0] ? 0 : 1] - 0.1) <= 1e-9, "trial %d: candidate %d vs %d", trial, hit[0], hit[1]);
       continue;
@@ -345,14 +349,7 @@ Test(collision, curved_newton_jump_same_contacts) {
     const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
     double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
     int hit[2];
-    for (int r = 0; r < 2; ++r) {
-      grit_gjk_info info;
-      memset(&info, 0, sizeof info);
-      info.no_newton = r;
-      hit[r] = grit_gjk_epa(&pa, &pb, 0.1, &phi[r], n[r], wa[r], wb[r], &info);
-      cr_assert_eq(info.no_newton, r, "trial %d: the switch was not kept", trial);
-      iters[r] += info.gjk_iterations;
-    }
+    with_and_without(&pa, &pb, 0, 0.1, NEWTON_JUMP, trial, phi, n, wa, wb, hit, iters);
     if (hit[0] != hit[1]) { /* only at the window's edge */
       cr_assert(fabs(phi[hit[0] ? 0 : 1] - 0.1) <= 1e-10, "trial %d: candidate %d vs %d", trial, hit[0], hit[1]);
       continue;

@@ -76,6 +76,18 @@ static int reference(const grit_shape *s, const ct_pose *P, const ct_pose *B, do
   return n;
 }
 
+/* B moved along P's plane normal z so that its lowest of the n points v lies at a random height in
+ * [-0.01, 0.002] m from the plane. */
+static void rest_near_plane(const ct_pose *P, ct_pose *B, double (*v)[3], int n, unsigned long long *seed) {
+  double z[3] = {P->R[2], P->R[5], P->R[8]}, lo = INFINITY, d[3], x[3];
+  for (int i = 0; i < n; ++i) {
+    grit_tf_apply(x, B->p, B->R, v[i]);
+    grit_v3_sub(d, x, P->p);
+    lo = fmin(lo, grit_v3_dot(z, d));
+  }
+  grit_v3_addscl(B->p, B->p, z, -lo + ct_uniform(seed, -0.01, 0.002));
+}
+
 /* grit_collide (plane first) against the reference: the same number of points, the same bits. Returns
  * how many vertices were below the margin (which branch ran). */
 static int same_as_reference(const grit_shape *pl, const ct_pose *P, const grit_shape *cv, const ct_pose *B,
@@ -120,14 +132,7 @@ Test(plane_convex, kept_candidates_choose_the_same_points_as_the_full_scan) {
   unsigned long long seed = 7;
   for (int k = 0; k < 200; ++k) {
     ct_pose P = ct_random_pose(&seed, 0.5), B = ct_random_pose(&seed, 0.5);
-    /* B's lowest point at a random height near P's plane */
-    double z[3] = {P.R[2], P.R[5], P.R[8]}, lo = INFINITY, d[3], x[3];
-    for (int i = 0; i < NV; ++i) {
-      grit_tf_apply(x, B.p, B.R, v[i]);
-      grit_v3_sub(d, x, P.p);
-      lo = fmin(lo, grit_v3_dot(z, d));
-    }
-    grit_v3_addscl(B.p, B.p, z, -lo + ct_uniform(&seed, -0.01, 0.002));
+    rest_near_plane(&P, &B, v, NV, &seed);
     const int below = same_as_reference(&pl, &P, &cv, &B, 1e-3);
     seen_few += below > 0 && below <= 4, seen_kept += below > 4 && below <= 64, seen_many += below > 64;
   }
@@ -184,14 +189,8 @@ Test(plane_convex, graph_candidates_are_the_scans) {
     }
     for (int k = 0; k < 300; ++k) {
       ct_pose P = ct_random_pose(&seed, 0.5), B = ct_random_pose(&seed, 0.5);
-      double z[3] = {P.R[2], P.R[5], P.R[8]}, lo = INFINITY, d[3], x[3];
-      for (int i = 0; i < n; ++i) {
-        grit_tf_apply(x, B.p, B.R, v[i]);
-        grit_v3_sub(d, x, P.p);
-        lo = fmin(lo, grit_v3_dot(z, d));
-      }
       const double margin = k % 3 ? 1e-3 : 1e-2;
-      grit_v3_addscl(B.p, B.p, z, -lo + ct_uniform(&seed, -0.01, 0.002));
+      rest_near_plane(&P, &B, v, n, &seed);
       const int below = same_as_reference(&pl, &P, &cv, &B, margin);
       seen_few += below > 0 && below <= 4, seen_kept += below > 4 && below <= 64, seen_many += below > 64;
     }
