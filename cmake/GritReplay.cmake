@@ -29,7 +29,8 @@ target_link_libraries(grit_replay_objects PRIVATE grit_static) # its include dir
 # Warnings as errors for grit's own files; the generated arrays are plain data.
 set_source_files_properties(src/replay/replay.c src/replay/replay_svg.c src/base/message.c src/base/outfile.c src/base/markup.c PROPERTIES COMPILE_OPTIONS "${GRIT_WARNINGS}")
 
-add_library(grit_replay STATIC $<TARGET_OBJECTS:grit_replay_objects>)
+add_library(grit_replay ${GRIT_INTERNAL_LIBRARY_TYPE} $<TARGET_OBJECTS:grit_replay_objects>)
+grit_internal_output_name(grit_replay grit_replay)
 target_link_libraries(grit_replay PUBLIC grit_static)
 set_target_properties(grit_replay PROPERTIES EXPORT_NAME replay_static)
 add_library(grit_replay_shared SHARED $<TARGET_OBJECTS:grit_replay_objects>)
