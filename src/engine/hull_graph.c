@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hull_exact.h"
 #include "hydro.h"
 
 enum { HDR = 11, PLATEAU_MAX = 64, WIDE_MAX = 512, WIDE_WORDS = 128, CHECK_FACES = 512, CHECK_RANDOM = 64 };
@@ -394,7 +395,7 @@ static int cmp_far(const void *a, const void *b) { /* farther first, then by ind
 /* The engine's hull of the points, taken farthest from their centroid first (an incremental hull with a
  * tolerance is robust when the outer points come first: the inner ones are then rejected at once,
  * before near-coplanar faces can mislead it), its triangles in the shape's own indices. */
-static int hull_far_first(const double *v, int n, int *tri) {
+static int hull_far_first(const double *v, int n, int *tri, int exact) {
   far_point *o = malloc(sizeof *o * (size_t)n);
   double *p = malloc(sizeof(double) * 3 * (size_t)n), c[3] = {0, 0, 0};
   int nt = 0;
@@ -406,7 +407,7 @@ static int hull_far_first(const double *v, int n, int *tri) {
     }
     qsort(o, (size_t)n, sizeof *o, cmp_far);
     for (int i = 0; i < n; ++i) memcpy(p + 3 * i, v + 3 * o[i].i, 3 * sizeof(double));
-    nt = grit_hydro_hull(p, n, tri, 2 * n);
+    nt = exact ? grit_hull_exact(p, n, tri, 2 * n) : grit_hydro_hull(p, n, tri, 2 * n);
     for (int k = 0; k < 3 * nt; ++k) tri[k] = o[tri[k]].i;
   }
   free(o), free(p);
@@ -435,8 +436,13 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   const double *v = s->vertices;
   int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
   int *adr = g + HDR, *nbr = adr + n + 1, nt = 0, ok = 0;
-  for (int order = 0; order < 2 && !ok && tri; ++order) { /* the given order, else farthest first */
-    nt = order ? hull_far_first(v, n, tri) : grit_hydro_hull(v, n, tri, 2 * n);
+  /* The tolerant hull in the given order, else farthest first; where both break down (near-coplanar
+   * points), the exact hull in the same two orders (both orders' hulls are valid: the second may fan its
+   * flat faces from vertices of lower degree). */
+  for (int order = 0; order < 4 && !ok && tri; ++order) {
+    nt = order & 1 ? hull_far_first(v, n, tri, order >> 1)
+         : order   ? grit_hull_exact(v, n, tri, 2 * n)
+                   : grit_hydro_hull(v, n, tri, 2 * n);
     ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
     for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
   }
