@@ -69,26 +69,39 @@ static int orient_exact(const double *a, const double *b, const double *c, const
   return (big > 0.0) - (big < 0.0);
 }
 
-static void face_make(exact_face *f, const double *p, int a, int b, int c) {
-  const double *A = p + 3 * a, *B = p + 3 * b, *C = p + 3 * c;
+static void face_set(exact_face *f, const double *A, const double *B, const double *C) {
   const double u[3] = {B[0] - A[0], B[1] - A[1], B[2] - A[2]}, w[3] = {C[0] - A[0], C[1] - A[1], C[2] - A[2]};
-  f->v[0] = a, f->v[1] = b, f->v[2] = c;
   memcpy(f->a, A, sizeof f->a);
   f->n[0] = u[1] * w[2] - u[2] * w[1], f->nabs[0] = fabs(u[1] * w[2]) + fabs(u[2] * w[1]);
   f->n[1] = u[2] * w[0] - u[0] * w[2], f->nabs[1] = fabs(u[2] * w[0]) + fabs(u[0] * w[2]);
   f->n[2] = u[0] * w[1] - u[1] * w[0], f->nabs[2] = fabs(u[0] * w[1]) + fabs(u[1] * w[0]);
 }
 
+static void face_make(exact_face *f, const double *p, int a, int b, int c) {
+  face_set(f, p + 3 * a, p + 3 * b, p + 3 * c);
+  f->v[0] = a, f->v[1] = b, f->v[2] = c;
+}
+
 /* The sign of q against f's plane (positive: above, f sees q). The determinant computed in floating point
  * as Shewchuk's orient3d computes it (the differences, a sum of three coordinates times differences of two
  * products) is within (7 + 56 eps) eps of its permanent of the exact one (eps = 2^-53); 1e-15 > 9 eps. */
-static int face_side(const exact_face *f, const double *p, int q) {
-  const double *Q = p + 3 * q, x[3] = {Q[0] - f->a[0], Q[1] - f->a[1], Q[2] - f->a[2]};
+static int side_of(const exact_face *f, const double *A, const double *B, const double *C, const double *Q) {
+  const double x[3] = {Q[0] - f->a[0], Q[1] - f->a[1], Q[2] - f->a[2]};
   const double det = x[0] * f->n[0] + x[1] * f->n[1] + x[2] * f->n[2];
   const double bound = 1e-15 * (fabs(x[0]) * f->nabs[0] + fabs(x[1]) * f->nabs[1] + fabs(x[2]) * f->nabs[2]);
   if (det > bound) return 1;
   if (det < -bound) return -1;
-  return orient_exact(p + 3 * f->v[0], p + 3 * f->v[1], p + 3 * f->v[2], Q);
+  return orient_exact(A, B, C, Q);
+}
+
+static int face_side(const exact_face *f, const double *p, int q) {
+  return side_of(f, p + 3 * f->v[0], p + 3 * f->v[1], p + 3 * f->v[2], p + 3 * q);
+}
+
+int grit_hull_orient(const double a[3], const double b[3], const double c[3], const double q[3]) {
+  exact_face f;
+  face_set(&f, a, b, c);
+  return side_of(&f, a, b, c, q);
 }
 
 /* Four points spanning a volume exactly: the extremes along x, the farthest from their line, the farthest

@@ -10,4 +10,8 @@
  * triangle count, 0 if the points span no volume (or out of memory). Model compile time (allocates). */
 int grit_hull_exact(const double *p, int n, int *tri, int maxtri);
 
+/* The sign (1, 0, -1) of (q - a) . ((b - a) x (c - a)), exactly: 1 when q lies above the plane of the
+ * counter-clockwise triangle a, b, c (the hull's test of whether a face sees a point). */
+int grit_hull_orient(const double a[3], const double b[3], const double c[3], const double q[3]);
+
 #endif

@@ -430,26 +430,12 @@ static void fill_blocks(const grit_shape *s, int *g) {
   }
 }
 
-int grit_hull_graph_build(const grit_shape *s, int *g) {
+/* The graph from the triangles tri[0..nt) (their edges set in g already): the loose vertices, the
+ * blocks, the radius and the starts; 1 if it then gives the scan's vertex on every direction checked. */
+static int graph_finish(const grit_shape *s, int *g, const int *tri, int nt) {
   const int n = s->nvert;
-  if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
+  int *adr = g + HDR, *nbr = adr + n + 1;
   const double *v = s->vertices;
-  int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
-  int *adr = g + HDR, *nbr = adr + n + 1, nt = 0, ok = 0;
-  /* The tolerant hull in the given order, else farthest first; where both break down (near-coplanar
-   * points), the exact hull in the same two orders (both orders' hulls are valid: the second may fan its
-   * flat faces from vertices of lower degree). */
-  for (int order = 0; order < 4 && !ok && tri; ++order) {
-    nt = order & 1 ? hull_far_first(v, n, tri, order >> 1)
-         : order   ? grit_hull_exact(v, n, tri, 2 * n)
-                   : grit_hydro_hull(v, n, tri, 2 * n);
-    ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
-    for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
-  }
-  if (!ok) {
-    free(tri);
-    return 0;
-  }
   const double scale = grit_shape_bounding_radius(s); /* the scan's, before the graph is set */
   double lo[3] = {v[0], v[1], v[2]}, hi[3] = {v[0], v[1], v[2]};
   for (int i = 0; i < n; ++i)
@@ -460,10 +446,7 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   g[1] = loose_vertices(s, tri, nt, adr, extent, nbr + adr[n]);
   g[10] = -g[1];
   for (int i = 0; i < n; ++i) g[10] += adr[i + 1] == adr[i];
-  if ((uintptr_t)(g + blocks_offset(n)) % sizeof(double)) { /* not where the graphs' layout puts it: the scan */
-    free(tri);
-    return 0;
-  }
+  if ((uintptr_t)(g + blocks_offset(n)) % sizeof(double)) return 0; /* not where the graphs' layout puts it */
   fill_blocks(s, g);
   memcpy(g + 2, &scale, sizeof scale);
   for (int k = 0; k < 6; ++k) { /* the starts: the greatest of +-x_k among the vertices on edges */
@@ -475,7 +458,32 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   }
   grit_shape t = *s;
   t.graph = g;
-  ok = g[4] >= 0 && check_graph(&t, tri, nt);
+  return g[4] >= 0 && check_graph(&t, tri, nt);
+}
+
+/* The graph from the hulls first .. 3: 0 the tolerant hull (grit_hydro_hull) in the given order, 1 the
+ * same farthest first, 2 and 3 the exact hull (grit_hull_exact) in the same two orders. The tolerant
+ * hull breaks down on near-coplanar points (its visible faces no longer one disk: the surface falls
+ * apart); the exact one does not. The exact hull's second order may fan a flat face from vertices of
+ * lower degree (HULL_MAX_DEGREE). */
+static int graph_build_from(const grit_shape *s, int *g, int first) {
+  const int n = s->nvert;
+  if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
+  const double *v = s->vertices;
+  int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
+  int *adr = g + HDR, *nbr = adr + n + 1, ok = 0;
+  for (int order = first; order < 4 && !ok && tri; ++order) {
+    const int nt = order & 1 ? hull_far_first(v, n, tri, order >> 1)
+                   : order   ? grit_hull_exact(v, n, tri, 2 * n)
+                             : grit_hydro_hull(v, n, tri, 2 * n);
+    ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
+    for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
+    ok = ok && graph_finish(s, g, tri, nt);
+  }
   free(tri);
   return ok;
 }
+
+int grit_hull_graph_build(const grit_shape *s, int *g) { return graph_build_from(s, g, 0); }
+
+int grit_hull_graph_build_exact(const grit_shape *s, int *g) { return graph_build_from(s, g, 2); }

@@ -31,6 +31,9 @@ size_t grit_hull_graph_ints(int n);
  * direction checked (the hull's face normals both ways, the axes, fixed random directions, from several
  * starts), else 0: the shape then keeps the scan. */
 int grit_hull_graph_build(const grit_shape *shape, int *g);
+/* The same from the exact hull alone (grit_hull_exact; grit_hull_graph_build's fallback where its tolerant
+ * hull breaks down on near-coplanar points), for the tests. */
+int grit_hull_graph_build_exact(const grit_shape *shape, int *g);
 
 /* The index of the support vertex of a CONVEX shape with a graph along d: the first vertex (lowest
  * index) of greatest d.v, as grit_convex_scan. start: the vertex to climb from (the last support along
