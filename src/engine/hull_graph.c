@@ -11,7 +11,13 @@
  * hydroelastic meshes), which leaves out points within 1e-9 of its extent outside a face: those are the
  * "loose" vertices, which every query scans after the climb (points clearly inside can never be a
  * support and are dropped). A loader's Qhull hull gives the engine only hull vertices, so its loose
- * list is empty or short.
+ * list is empty or short. Where that hull breaks down on near-coplanar points (or its graph fails the
+ * check), the edges are the exact hull's (grit_hull_exact): a triangulation of the boundary of the exact
+ * convex hull of its vertices, on which a linear function's super- and sub-level sets are connected (a
+ * plane cuts a convex body's boundary in one connected cap; a triangle meeting the cap has a vertex in it,
+ * joined by the triangle's edges to its others in it; triangles meeting in the cap share a vertex in it).
+ * Points exactly on a face or an edge but not vertices, and those inside by less than HULL_INSIDE, are
+ * loose there.
  *
  * Ties and round-off. The scan returns the first vertex of greatest d.v as computed in floating point.
  * The climb stops at a vertex none of whose neighbours computes strictly greater; if a neighbour comes
@@ -224,20 +230,30 @@ static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, c
   return scan_loose(s, d, cur, hc);
 }
 
-int grit_hull_climb(const grit_shape *s, const double d[3]) {
-  const int *g = s->graph, *adr = g + HDR, *nbr = adr + g[0] + 1;
-  int cur = climb_start(g, d, -1);
-  double hc = dotv(d, s->vertices + 3 * cur);
-  for (;;) { /* steepest ascent, as grit_hull_support_try_path's path 0, without its plateau */
+/* The steepest ascent from cur (value *hc) one neighbour at a time through the index list: a round moves to
+ * the first neighbour of the greatest value if that exceeds the current one; in its last round, *near if a
+ * neighbour comes within tol. (climb_avx2_body: the same rounds four neighbours a vector.) */
+static int climb_scalar(const int *g, const double *v, const double d[3], int cur, double *hc, double tol, int *near) {
+  const int *adr = g + HDR, *nbr = adr + g[0] + 1;
+  for (;;) {
     int best = cur;
-    double hb = hc;
+    double hb = *hc;
+    *near = 0;
     for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
-      const double h = dotv(d, s->vertices + 3 * nbr[k]);
+      const double h = dotv(d, v + 3 * nbr[k]);
       if (h > hb) hb = h, best = nbr[k];
+      else if (h >= *hc - tol) *near = 1;
     }
     if (best == cur) return cur;
-    cur = best, hc = hb;
+    cur = best, *hc = hb;
   }
+}
+
+int grit_hull_climb(const grit_shape *s, const double d[3]) {
+  const int cur = climb_start(s->graph, d, -1);
+  double hc = dotv(d, s->vertices + 3 * cur);
+  int near;
+  return climb_scalar(s->graph, s->vertices, d, cur, &hc, 0.0, &near); /* without the plateau's search */
 }
 
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
@@ -255,43 +271,20 @@ int grit_hull_support(const grit_shape *s, const double d[3], int start) {
 
 int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start, int path) {
   if (path & 4) return try_fused_avx2(s, d, start, 0);
-  const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
+  const int *g = s->graph, *adr = g + HDR, *nbr = adr + g[0] + 1;
   const double *v = s->vertices;
-  int cur = start;
-  if (cur < 0 || cur >= n || adr[cur + 1] == adr[cur]) { /* the start for d's dominant axis */
-    const double a0 = fabs(d[0]), a1 = fabs(d[1]), a2 = fabs(d[2]);
-    const int k = a0 >= a1 && a0 >= a2 ? 0 : a1 >= a2 ? 1 : 2;
-    cur = g[4 + 2 * k + (d[k] < 0.0)];
-  }
+  int cur = climb_start(g, d, start);
   const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
   double hc = dotv(d, v + 3 * cur);
   int near = 0;
-  if (path & 1) cur = climb_avx2(g, d, cur, &hc, tol, &near);
-  else
-    for (;;) { /* steepest ascent; in its last round, near: a neighbour within tol */
-      int best = cur;
-      double hb = hc;
-      near = 0;
-      for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
-        const double h = dotv(d, v + 3 * nbr[k]);
-        if (h > hb) hb = h, best = nbr[k];
-        else if (h >= hc - tol) near = 1;
-      }
-      if (best == cur) break;
-      cur = best, hc = hb;
-    }
+  cur = path & 1 ? climb_avx2(g, d, cur, &hc, tol, &near) : climb_scalar(g, v, d, cur, &hc, tol, &near);
   if (near) {
     int full = 0;
     cur = plateau(s, adr, nbr, d, cur, hc, tol, (path & 2) != 0, &full);
     if (full) return -1;
     hc = dotv(d, v + 3 * cur);
   }
-  for (int j = 0; j < g[1]; ++j) {
-    const int i = loose[j];
-    const double hl = dotv(d, v + 3 * i);
-    if (hl > hc || (hl == hc && i < cur)) hc = hl, cur = i;
-  }
-  return cur;
+  return scan_loose(s, d, cur, hc);
 }
 
 /* ---------------------------------------------------------------------------------- the build */
