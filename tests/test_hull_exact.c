@@ -157,7 +157,11 @@ static void check_supports(const grit_shape *s, const double *v, int n, unsigned
       memcpy(d, v + 3 * ((t - 6 - 2 * nt) / 2), sizeof d);
     else
       for (int k = 0; k < 3; ++k) d[k] = ct_uniform(seed, -1, 1);
-    const int ref = grit_convex_scan(s, d);
+    const int ref = grit_convex_scan(s, d), cl = grit_hull_climb_lanes(s, d, 0);
+    if (__builtin_cpu_supports("avx2")) /* the climb's vector rounds: the same vertex */
+      cr_assert_eq(grit_hull_climb_lanes(s, d, 1), cl, "n = %d direction %d: vector climb", n, t);
+    const double tol = 1e-9 * grit_hull_graph_radius(s->graph) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
+    cr_assert(grit_v3_dot(d, v + 3 * cl) >= grit_v3_dot(d, v + 3 * ref) - tol, "n = %d direction %d: climb", n, t);
     for (int st = -1; st < n; st += t < 6 ? 1 : 97) {
       cr_assert_eq(grit_hull_support(s, d, st), ref, "n = %d direction %d start %d", n, t, st);
       const int tr = grit_hull_support_try(s, d, st), wide = grit_hull_support_wide(s, d, st);

@@ -249,11 +249,15 @@ static int climb_scalar(const int *g, const double *v, const double d[3], int cu
   }
 }
 
-int grit_hull_climb(const grit_shape *s, const double d[3]) {
+int grit_hull_climb_lanes(const grit_shape *s, const double d[3], int avx2) {
   const int cur = climb_start(s->graph, d, -1);
   double hc = dotv(d, s->vertices + 3 * cur);
-  int near;
-  return climb_scalar(s->graph, s->vertices, d, cur, &hc, 0.0, &near); /* without the plateau's search */
+  int near; /* (without the plateau's search: unused) */
+  return avx2 ? climb_avx2(s->graph, d, cur, &hc, 0.0, &near) : climb_scalar(s->graph, s->vertices, d, cur, &hc, 0.0, &near);
+}
+
+int grit_hull_climb(const grit_shape *s, const double d[3]) {
+  return grit_hull_climb_lanes(s, d, __builtin_cpu_supports("avx2"));
 }
 
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {

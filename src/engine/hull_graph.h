@@ -60,6 +60,9 @@ int grit_hull_support_try_path(const grit_shape *shape, const double d[3], int s
  * vertices: a vertex on edges whose d.v is the greatest of the vertices on edges up to round-off (a
  * plateau of near-equal values may end it anywhere on the plateau). */
 int grit_hull_climb(const grit_shape *shape, const double d[3]);
+/* The same climb with its rounds four neighbours a vector (avx2 != 0: the caller checked the CPU) or one
+ * at a time: the same vertex (grit_hull_climb takes the first where the CPU has AVX2). */
+int grit_hull_climb_lanes(const grit_shape *shape, const double d[3], int avx2);
 
 /* The graph's lists: vertex i's neighbours nbr[adr[i] .. adr[i+1]), and the loose vertices (on no edge,
  * not clearly inside). Returns how many are loose, or -1 if the hull dropped vertices as inside (a
