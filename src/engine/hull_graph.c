@@ -11,7 +11,13 @@
  * hydroelastic meshes), which leaves out points within 1e-9 of its extent outside a face: those are the
  * "loose" vertices, which every query scans after the climb (points clearly inside can never be a
  * support and are dropped). A loader's Qhull hull gives the engine only hull vertices, so its loose
- * list is empty or short.
+ * list is empty or short. Where that hull breaks down on near-coplanar points (or its graph fails the
+ * check), the edges are the exact hull's (grit_hull_exact): a triangulation of the boundary of the exact
+ * convex hull of its vertices, on which a linear function's super- and sub-level sets are connected (a
+ * plane cuts a convex body's boundary in one connected cap; a triangle meeting the cap has a vertex in it,
+ * joined by the triangle's edges to its others in it; triangles meeting in the cap share a vertex in it).
+ * Points exactly on a face or an edge but not vertices, and those inside by less than HULL_INSIDE, are
+ * loose there.
  *
  * Ties and round-off. The scan returns the first vertex of greatest d.v as computed in floating point.
  * The climb stops at a vertex none of whose neighbours computes strictly greater; if a neighbour comes
@@ -28,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hull_exact.h"
 #include "hydro.h"
 
 enum { HDR = 11, PLATEAU_MAX = 64, WIDE_MAX = 512, WIDE_WORDS = 128, CHECK_FACES = 512, CHECK_RANDOM = 64 };
@@ -223,20 +230,34 @@ static __attribute__((target("avx2"))) int try_fused_avx2(const grit_shape *s, c
   return scan_loose(s, d, cur, hc);
 }
 
-int grit_hull_climb(const grit_shape *s, const double d[3]) {
-  const int *g = s->graph, *adr = g + HDR, *nbr = adr + g[0] + 1;
-  int cur = climb_start(g, d, -1);
-  double hc = dotv(d, s->vertices + 3 * cur);
-  for (;;) { /* steepest ascent, as grit_hull_support_try_path's path 0, without its plateau */
+/* The steepest ascent from cur (value *hc) one neighbour at a time through the index list: a round moves to
+ * the first neighbour of the greatest value if that exceeds the current one; in its last round, *near if a
+ * neighbour comes within tol. (climb_avx2_body: the same rounds four neighbours a vector.) */
+static int climb_scalar(const int *g, const double *v, const double d[3], int cur, double *hc, double tol, int *near) {
+  const int *adr = g + HDR, *nbr = adr + g[0] + 1;
+  for (;;) {
     int best = cur;
-    double hb = hc;
+    double hb = *hc;
+    *near = 0;
     for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
-      const double h = dotv(d, s->vertices + 3 * nbr[k]);
+      const double h = dotv(d, v + 3 * nbr[k]);
       if (h > hb) hb = h, best = nbr[k];
+      else if (h >= *hc - tol) *near = 1;
     }
     if (best == cur) return cur;
-    cur = best, hc = hb;
+    cur = best, *hc = hb;
   }
+}
+
+int grit_hull_climb_lanes(const grit_shape *s, const double d[3], int avx2) {
+  const int cur = climb_start(s->graph, d, -1);
+  double hc = dotv(d, s->vertices + 3 * cur);
+  int near; /* (without the plateau's search: unused) */
+  return avx2 ? climb_avx2(s->graph, d, cur, &hc, 0.0, &near) : climb_scalar(s->graph, s->vertices, d, cur, &hc, 0.0, &near);
+}
+
+int grit_hull_climb(const grit_shape *s, const double d[3]) {
+  return grit_hull_climb_lanes(s, d, __builtin_cpu_supports("avx2"));
 }
 
 int grit_hull_support_try(const grit_shape *s, const double d[3], int start) {
@@ -254,43 +275,20 @@ int grit_hull_support(const grit_shape *s, const double d[3], int start) {
 
 int grit_hull_support_try_path(const grit_shape *s, const double d[3], int start, int path) {
   if (path & 4) return try_fused_avx2(s, d, start, 0);
-  const int *g = s->graph, n = g[0], *adr = g + HDR, *nbr = adr + n + 1, *loose = nbr + adr[n];
+  const int *g = s->graph, *adr = g + HDR, *nbr = adr + g[0] + 1;
   const double *v = s->vertices;
-  int cur = start;
-  if (cur < 0 || cur >= n || adr[cur + 1] == adr[cur]) { /* the start for d's dominant axis */
-    const double a0 = fabs(d[0]), a1 = fabs(d[1]), a2 = fabs(d[2]);
-    const int k = a0 >= a1 && a0 >= a2 ? 0 : a1 >= a2 ? 1 : 2;
-    cur = g[4 + 2 * k + (d[k] < 0.0)];
-  }
+  int cur = climb_start(g, d, start);
   const double tol = HULL_TOL * grit_hull_graph_radius(g) * (fabs(d[0]) + fabs(d[1]) + fabs(d[2]));
   double hc = dotv(d, v + 3 * cur);
   int near = 0;
-  if (path & 1) cur = climb_avx2(g, d, cur, &hc, tol, &near);
-  else
-    for (;;) { /* steepest ascent; in its last round, near: a neighbour within tol */
-      int best = cur;
-      double hb = hc;
-      near = 0;
-      for (int k = adr[cur]; k < adr[cur + 1]; ++k) {
-        const double h = dotv(d, v + 3 * nbr[k]);
-        if (h > hb) hb = h, best = nbr[k];
-        else if (h >= hc - tol) near = 1;
-      }
-      if (best == cur) break;
-      cur = best, hc = hb;
-    }
+  cur = path & 1 ? climb_avx2(g, d, cur, &hc, tol, &near) : climb_scalar(g, v, d, cur, &hc, tol, &near);
   if (near) {
     int full = 0;
     cur = plateau(s, adr, nbr, d, cur, hc, tol, (path & 2) != 0, &full);
     if (full) return -1;
     hc = dotv(d, v + 3 * cur);
   }
-  for (int j = 0; j < g[1]; ++j) {
-    const int i = loose[j];
-    const double hl = dotv(d, v + 3 * i);
-    if (hl > hc || (hl == hc && i < cur)) hc = hl, cur = i;
-  }
-  return cur;
+  return scan_loose(s, d, cur, hc);
 }
 
 /* ---------------------------------------------------------------------------------- the build */
@@ -394,7 +392,7 @@ static int cmp_far(const void *a, const void *b) { /* farther first, then by ind
 /* The engine's hull of the points, taken farthest from their centroid first (an incremental hull with a
  * tolerance is robust when the outer points come first: the inner ones are then rejected at once,
  * before near-coplanar faces can mislead it), its triangles in the shape's own indices. */
-static int hull_far_first(const double *v, int n, int *tri) {
+static int hull_far_first(const double *v, int n, int *tri, int exact) {
   far_point *o = malloc(sizeof *o * (size_t)n);
   double *p = malloc(sizeof(double) * 3 * (size_t)n), c[3] = {0, 0, 0};
   int nt = 0;
@@ -406,7 +404,7 @@ static int hull_far_first(const double *v, int n, int *tri) {
     }
     qsort(o, (size_t)n, sizeof *o, cmp_far);
     for (int i = 0; i < n; ++i) memcpy(p + 3 * i, v + 3 * o[i].i, 3 * sizeof(double));
-    nt = grit_hydro_hull(p, n, tri, 2 * n);
+    nt = exact ? grit_hull_exact(p, n, tri, 2 * n) : grit_hydro_hull(p, n, tri, 2 * n);
     for (int k = 0; k < 3 * nt; ++k) tri[k] = o[tri[k]].i;
   }
   free(o), free(p);
@@ -429,21 +427,12 @@ static void fill_blocks(const grit_shape *s, int *g) {
   }
 }
 
-int grit_hull_graph_build(const grit_shape *s, int *g) {
+/* The graph from the triangles tri[0..nt) (their edges set in g already): the loose vertices, the
+ * blocks, the radius and the starts; 1 if it then gives the scan's vertex on every direction checked. */
+static int graph_finish(const grit_shape *s, int *g, const int *tri, int nt) {
   const int n = s->nvert;
-  if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
+  int *adr = g + HDR, *nbr = adr + n + 1;
   const double *v = s->vertices;
-  int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
-  int *adr = g + HDR, *nbr = adr + n + 1, nt = 0, ok = 0;
-  for (int order = 0; order < 2 && !ok && tri; ++order) { /* the given order, else farthest first */
-    nt = order ? hull_far_first(v, n, tri) : grit_hydro_hull(v, n, tri, 2 * n);
-    ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
-    for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
-  }
-  if (!ok) {
-    free(tri);
-    return 0;
-  }
   const double scale = grit_shape_bounding_radius(s); /* the scan's, before the graph is set */
   double lo[3] = {v[0], v[1], v[2]}, hi[3] = {v[0], v[1], v[2]};
   for (int i = 0; i < n; ++i)
@@ -454,10 +443,7 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   g[1] = loose_vertices(s, tri, nt, adr, extent, nbr + adr[n]);
   g[10] = -g[1];
   for (int i = 0; i < n; ++i) g[10] += adr[i + 1] == adr[i];
-  if ((uintptr_t)(g + blocks_offset(n)) % sizeof(double)) { /* not where the graphs' layout puts it: the scan */
-    free(tri);
-    return 0;
-  }
+  if ((uintptr_t)(g + blocks_offset(n)) % sizeof(double)) return 0; /* not where the graphs' layout puts it */
   fill_blocks(s, g);
   memcpy(g + 2, &scale, sizeof scale);
   for (int k = 0; k < 6; ++k) { /* the starts: the greatest of +-x_k among the vertices on edges */
@@ -469,7 +455,32 @@ int grit_hull_graph_build(const grit_shape *s, int *g) {
   }
   grit_shape t = *s;
   t.graph = g;
-  ok = g[4] >= 0 && check_graph(&t, tri, nt);
+  return g[4] >= 0 && check_graph(&t, tri, nt);
+}
+
+/* The graph from the hulls first .. 3: 0 the tolerant hull (grit_hydro_hull) in the given order, 1 the
+ * same farthest first, 2 and 3 the exact hull (grit_hull_exact) in the same two orders. The tolerant
+ * hull breaks down on near-coplanar points (its visible faces no longer one disk: the surface falls
+ * apart); the exact one does not. The exact hull's second order may fan a flat face from vertices of
+ * lower degree (HULL_MAX_DEGREE). */
+static int graph_build_from(const grit_shape *s, int *g, int first) {
+  const int n = s->nvert;
+  if (s->type != GRIT_GEOM_CONVEX || n < GRIT_HULL_CLIMB_MIN || !s->vertices) return 0;
+  const double *v = s->vertices;
+  int *tri = malloc(sizeof(int) * 3 * 2 * (size_t)n);
+  int *adr = g + HDR, *nbr = adr + n + 1, ok = 0;
+  for (int order = first; order < 4 && !ok && tri; ++order) {
+    const int nt = order & 1 ? hull_far_first(v, n, tri, order >> 1)
+                   : order   ? grit_hull_exact(v, n, tri, 2 * n)
+                             : grit_hydro_hull(v, n, tri, 2 * n);
+    ok = nt > 0 && edges_from(tri, nt, n, adr, nbr);
+    for (int i = 0; ok && i < n; ++i) ok = adr[i + 1] - adr[i] <= HULL_MAX_DEGREE;
+    ok = ok && graph_finish(s, g, tri, nt);
+  }
   free(tri);
   return ok;
 }
+
+int grit_hull_graph_build(const grit_shape *s, int *g) { return graph_build_from(s, g, 0); }
+
+int grit_hull_graph_build_exact(const grit_shape *s, int *g) { return graph_build_from(s, g, 2); }

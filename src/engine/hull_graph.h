@@ -31,6 +31,9 @@ size_t grit_hull_graph_ints(int n);
  * direction checked (the hull's face normals both ways, the axes, fixed random directions, from several
  * starts), else 0: the shape then keeps the scan. */
 int grit_hull_graph_build(const grit_shape *shape, int *g);
+/* The same from the exact hull alone (grit_hull_exact; grit_hull_graph_build's fallback where its tolerant
+ * hull breaks down on near-coplanar points), for the tests. */
+int grit_hull_graph_build_exact(const grit_shape *shape, int *g);
 
 /* The index of the support vertex of a CONVEX shape with a graph along d: the first vertex (lowest
  * index) of greatest d.v, as grit_convex_scan. start: the vertex to climb from (the last support along
@@ -57,6 +60,9 @@ int grit_hull_support_try_path(const grit_shape *shape, const double d[3], int s
  * vertices: a vertex on edges whose d.v is the greatest of the vertices on edges up to round-off (a
  * plateau of near-equal values may end it anywhere on the plateau). */
 int grit_hull_climb(const grit_shape *shape, const double d[3]);
+/* The same climb with its rounds four neighbours a vector (avx2 != 0: the caller checked the CPU) or one
+ * at a time: the same vertex (grit_hull_climb takes the first where the CPU has AVX2). */
+int grit_hull_climb_lanes(const grit_shape *shape, const double d[3], int avx2);
 
 /* The graph's lists: vertex i's neighbours nbr[adr[i] .. adr[i+1]), and the loose vertices (on no edge,
  * not clearly inside). Returns how many are loose, or -1 if the hull dropped vertices as inside (a
