@@ -117,18 +117,21 @@ void grit_deriv_rhs_prepare(const grit_model *m, const grit_data *d, grit_deriv_
   }
 }
 
-/* Room for the batch's next column, of tree t (t < 0: a parameter's): its row 0 (a pointer into w->rhs
- * that only the column's rows are read and written through). Compact: the span's rows after the
- * batch's last column (w->rhs's first nv doubles are room, so that the pointer, row span[2t] less,
- * stays in the array); else column l at l nv. The batch never holds more than rhs_cols <= rhs_cap
- * columns of at most nv rows each, so it always fits. */
-static double *rhs_column(const grit_model *m, grit_deriv_ws *w, grit_deriv_batch *bt, int t) {
-  const int nv = m->nv;
-  if (!w->rhs_compact) return w->xcol[bt->n] = w->rhs + (size_t)bt->n * nv;
-  const int lo = t < 0 || w->col_part[t] < 0 ? 0 : w->span[2 * t], hi = t < 0 || w->col_part[t] < 0 ? nv : w->span[2 * t + 1];
-  double *x = w->rhs + (size_t)nv + bt->used - (size_t)lo;
-  bt->used += (size_t)(hi - lo);
-  return w->xcol[bt->n] = x;
+/* Room for the batch's next k columns, of tree t (t < 0: a parameter's): their row 0 into x[0..k-1] and
+ * w->xcol (pointers into w->rhs that only the columns' rows are read and written through). Compact:
+ * the span's rows after the batch's last column (w->rhs's first nv doubles are room, so that a pointer,
+ * row span[2t] less, stays in the array); else column l at l nv. The batch never holds more than
+ * rhs_cols <= rhs_cap columns of at most nv rows each, so they always fit. */
+static void rhs_columns(const grit_model *m, grit_deriv_ws *w, grit_deriv_batch *bt, int t, int k, double **x) {
+  const size_t nv = (size_t)m->nv;
+  if (!w->rhs_compact) {
+    for (int l = 0; l < k; ++l) x[l] = w->xcol[bt->n + l] = w->rhs + (size_t)(bt->n + l) * nv;
+    return;
+  }
+  const int full = t < 0 || w->col_part[t] < 0;
+  const size_t lo = full ? 0 : (size_t)w->span[2 * t], rows = full ? nv : (size_t)w->span[2 * t + 1] - lo;
+  for (int l = 0; l < k; ++l) x[l] = w->xcol[bt->n + l] = w->rhs + nv + bt->used + (size_t)l * rows - lo;
+  bt->used += (size_t)k * rows;
 }
 
 /* Zeroes the rows of column col's right-hand side x that the copies of tree t (t >= 0) leave: every
@@ -165,8 +168,7 @@ grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_
       continue;
     }
     double *x[GRIT_DUAL_N];
-    for (int l = 0; l < k; ++l) x[l] = rhs_column(m, w, bt, t), bt->n++;
-    bt->n -= k;
+    rhs_columns(m, w, bt, t, k, x);
     if (t < 0) {
       neg_lanes(w->r, l0, k, 0, nv, x);
     } else {
@@ -200,7 +202,8 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
                            double *B, double *P, int np) {
   const grit_model *m = d->model;
   const int nv = m->nv;
-  double *x = rhs_column(m, w, bt, t);
+  double *x;
+  rhs_columns(m, w, bt, t, 1, &x);
   if (t < 0) {
     neg_lane(w->r, j, 0, nv, x);
   } else {
