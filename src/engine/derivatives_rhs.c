@@ -2,7 +2,9 @@
 /* derivatives_rhs.c — the right-hand sides of the derivative call's batched solves: -dr/dtheta of a
  * pass's directions copied out of the residual's dual lanes into the batch (one column at a time, or a
  * pass's columns four lanes at a time), the rows the solve must not read zeroed, the Lagged contacts'
- * terms added; a full batch is solved and written (grit_deriv_flush, derivatives_columns.c). */
+ * terms added; a full batch is solved and written (grit_deriv_flush, derivatives_columns.c). With the
+ * block factor's parts, each column holds only the rows its tree's island and part can touch, packed
+ * (grit_deriv_rhs_prepare, below). */
 #include <string.h>
 
 #include "constraints.h"
