@@ -8,7 +8,9 @@
  * over nv rows: the clutter of 40 objects settled (many parts). The block form's columns in the order
  * of their entries and its tiles over spans of trees against the batch's order and a tree at a time:
  * grid2pin and the hammock; its runs of tiles a few rows at a time against tile by tile: the softbox, the
- * hammock, the cloth. */
+ * hammock, the cloth. Compact right-hand sides (each column only the rows its tree's island and part
+ * can touch, derivatives_rhs.c) against nv-row columns, every other row poisoned: the clutter and three
+ * trees of hinges apart and in contact, Lagged and Similar. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -229,4 +231,79 @@ Test(deriv_writes, wide_batch_same_values) {
   free(A[0]), free(A[1]);
   grit_data_free(d);
   grit_model_free(m);
+}
+
+/* Three trees of hinges, slides and a ball joint (k_mixed's) on the floor, the first two touching. */
+static const char *k_three =
+    "<mujoco><option timestep='0.002'/><default><geom size='0.03'/></default><worldbody>"
+    "<geom type='plane' size='5 5 0.1'/>"
+    "<body pos='0 0 0.3'><joint type='free'/><geom type='box' size='0.2 0.1 0.05'/>"
+    "<body pos='0.2 0 0'><joint name='a1' type='hinge' axis='0 1 0' range='-1 1'/>"
+    "<geom type='capsule' fromto='0 0 0 0 0 -0.2'/><body pos='0 0 -0.2'><joint type='ball'/>"
+    "<geom type='capsule' fromto='0 0 0 0.2 0 0'/></body></body></body>"
+    "<body pos='2 0 0.3'><joint type='slide' axis='0 0 1'/><joint type='slide' axis='1 0 0'/>"
+    "<joint type='hinge' axis='0 1 0'/><geom type='box' size='0.2 0.1 0.05'/>"
+    "<body pos='-0.2 0 0'><joint name='b1' type='hinge' axis='0 1 0'/><geom type='capsule' fromto='0 0 0 0 0 -0.35'/>"
+    "</body></body>"
+    "<body pos='0.45 0 0.3'><joint type='free'/><geom type='box' size='0.1 0.1 0.1'/>"
+    "<body pos='0 0.2 0'><joint name='c1' type='hinge' axis='1 0 0'/><geom type='capsule' fromto='0 0 0 0 0.2 -0.1'/>"
+    "</body></body></worldbody>"
+    "<actuator><motor joint='a1'/><motor joint='b1'/><motor joint='c1'/></actuator></mujoco>";
+
+/* A and B with compact right-hand sides (ws->no_compact_rhs clear) and with nv-row columns, dense and
+ * blocks, w->rhs filled with NaN before each call: a row the solves or the writes read but the call did
+ * not set would make a NaN (GRIT_ERR_NOT_FINITE). Returns whether the compact path ran. */
+static int compact_same_bits(grit_data *d, const char *what) {
+  const grit_model *m = grit_data_model(d);
+  grit_deriv_ws *w = d->deriv;
+  const size_t nx = 2 * (size_t)grit_model_nv(m), nu = (size_t)grit_model_nu(m);
+  const size_t nrhs = (size_t)grit_model_nv(m) * (size_t)(w->rhs_cap + 1);
+  double *A[2], *B[2];
+  for (int k = 0; k < 2; ++k) A[k] = malloc(sizeof(double) * nx * nx), B[k] = malloc(sizeof(double) * (nx * nu + 1));
+  grit_jacobian_blocks *J = NULL;
+  cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+  int compact = 0;
+  for (int form = 0; form < 2; ++form) {
+    for (int k = 0; k < 2; ++k) {
+      w->no_compact_rhs = k;
+      for (size_t i = 0; i < nrhs; ++i) w->rhs[i] = NAN;
+      jacobians(d, form, J, A[k], B[k]);
+      if (!k) compact |= w->rhs_compact;
+      cr_assert(k == 0 || !w->rhs_compact);
+      w->no_compact_rhs = 0;
+    }
+    cr_assert(!memcmp(A[0], A[1], sizeof(double) * nx * nx), "%s: A, form %d", what, form);
+    cr_assert(!memcmp(B[0], B[1], sizeof(double) * nx * nu), "%s: B, form %d", what, form);
+  }
+  grit_jacobian_blocks_free(J);
+  for (int k = 0; k < 2; ++k) free(A[k]), free(B[k]);
+  return compact;
+}
+
+Test(deriv_writes, compact_rhs_same_bits) {
+  char msg[GRIT_MESSAGE_SIZE];
+  for (int model = GRIT_CONTACT_LAGGED; model <= GRIT_CONTACT_SIMILAR; ++model) {
+    grit_model *m;
+    grit_data *d;
+    cr_assert_eq(scene_clutter(40, 2e-3, &m, msg), GRIT_OK, "%s", msg);
+    cr_assert_eq(grit_data_create(m, &d), GRIT_OK);
+    grit_step_settings st = grit_default_step_settings();
+    st.contact_model = model;
+    cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_OK);
+    int compact = 0;
+    for (int s = 1; s <= 240; ++s) {
+      cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+      if (s % 80 == 0) compact |= compact_same_bits(d, model == GRIT_CONTACT_LAGGED ? "clutter, Lagged" : "clutter");
+    }
+    cr_assert(compact, "the clutter's columns were compact");
+    grit_data_free(d);
+    grit_model_free(m);
+    d = settled(k_three, NULL, 150, &m);
+    cr_assert_eq(grit_data_set_step_settings(d, &st), GRIT_OK);
+    cr_assert_eq(grit_step(d), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_gt(grit_data_ncontacts(d), 0);
+    cr_assert(compact_same_bits(d, "three trees"), "three trees' columns were compact");
+    grit_data_free(d);
+    grit_model_free(m);
+  }
 }

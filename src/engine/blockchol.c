@@ -28,7 +28,8 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
   b->adj = calloc(nt * (size_t)(b->words ? b->words : 1), sizeof(uint64_t));
   b->colptr = calloc(nt + 1, sizeof(int));
   b->doff = calloc(nt, sizeof(int));
-  b->T = calloc((size_t)m->nv * RHS_CHUNK + 1, sizeof(double));
+  b->Tmem = calloc((size_t)2 * m->nv * RHS_CHUNK + 1, sizeof(double)); /* 2 nv rows: a part's at nv (solve_chunk) */
+  b->T = b->Tmem;
   b->inv = calloc((size_t)m->nv + 1, sizeof(double));
   b->col_flops = calloc(nt, sizeof(double));
   b->part = calloc(nt, sizeof(int));
@@ -90,7 +91,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
     if (m->tree_dofnum[t] > 64) sp_ok = (b->sp[t] = grit_bigsparse_create(m, t)) != NULL;
   if (b->words <= 1) b->uniform = 0; /* a word's bit loop is as cheap */
   const grit_status ts = grit_treechol_create(m, &b->tc, message);
-  if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->T || !b->inv || !b->col_flops ||
+  if (!b->order || !b->pos || !b->deg || !b->done || !b->adj || !b->colptr || !b->doff || !b->Tmem || !b->inv || !b->col_flops ||
       !b->part || !b->part_ptr || !b->part_pos || !b->part_tail || !b->rows || !b->roff || !b->Lx || !b->pairs || !b->tree_tc ||
       !b->tgt || !b->tgt_ptr || !b->tgt_done || !b->col_m || !b->pair3 || !b->heap || !b->hpos || !b->wlist || !b->wsum || !sp_ok ||
       !b->rptr || !b->rfill || !b->rsrc || !b->rblk || !b->nzp || !b->seg || !b->run_ptr || !b->runs || !b->rng || !b->part6 ||
@@ -105,7 +106,7 @@ grit_status grit_blockchol_create(const grit_model *m, int max_pairs, grit_block
 void grit_blockchol_free(grit_blockchol *b) {
   if (!b) return;
   free(b->order), free(b->pos), free(b->deg), free(b->done), free(b->adj), free(b->colptr), free(b->doff);
-  free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->T), free(b->inv), free(b->col_flops);
+  free(b->rows), free(b->roff), free(b->pairs), free(b->Lx), free(b->Tmem), free(b->inv), free(b->col_flops);
   free(b->part), free(b->part_ptr), free(b->part_pos), free(b->part_tail), free(b->tree_tc);
   free(b->tgt), free(b->tgt_ptr), free(b->tgt_done), free(b->col_m), free(b->pair3), free(b->heap), free(b->hpos), free(b->wlist);
   free(b->wsum);

@@ -49,6 +49,10 @@ const int *grit_blockchol_parts(const grit_blockchol *b, int *nparts);
  * and written, and the work is that of the part alone. */
 void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part);
 
+/* grit_blockchol_solve_parts for columns anywhere: column c's dof j at X[c] + j, read and written only in
+ * the rows of part[c]'s trees (every row where part[c] < 0), so a column need hold no other rows. */
+void grit_blockchol_solve_cols(grit_blockchol *b, double *const *X, int nrhs, const int *part);
+
 /* The trees whose block has the tree's own sparsity (every nonzero joins a dof to an ancestor) in the
  * coming factorizations (NULL: none, and no test of it; the array must stay valid while set; set it
  * before a factorization, not between a factorization and its solves): such a tree coupled to no

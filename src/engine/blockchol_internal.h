@@ -34,7 +34,9 @@ struct grit_blockchol {
   double flops;      /* of a factorization of every tree */
   double *col_flops; /* (nt) of each position's column */
   double last_flops; /* of the last factorization (the trees it was asked for) */
-  double *T;         /* (nv x RHS_CHUNK) right-hand sides transposed, for the many-column solves */
+  double *T;         /* (nv x RHS_CHUNK) right-hand sides transposed, for the many-column solves (dof i's
+                      * row at T + i RHS_CHUNK): Tmem, or within it while a part's chunk is solved */
+  double *Tmem;      /* (2 nv x RHS_CHUNK) T's room */
   double *inv;       /* (nv) reciprocals of the pivots, by dof */
   int nparts;        /* connected components of the factor's graph (parts): H has no block between two */
   int *part;         /* (nt) the part of each tree */

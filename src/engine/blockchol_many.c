@@ -368,14 +368,12 @@ static void substitute(grit_blockchol *b, int nc, const int *pos, int npos) {
   substitute_base(b, nc, pos, npos);
 }
 
-/* Columns cols[k0..k0+w-1] (w = 1 or 2) of B moved into (in) or out of (!in) columns k0.. of b->T, over
- * the rows of the positions (every row if pos is NULL). Two columns at a time, so that each row of T
- * is read or written as a pair (the transposition was a fifth of the solves' instructions one entry
- * at a time). */
-static inline void move_columns(grit_blockchol *b, double *B, const int *cols, int k0, int w, const int *rng, int nr,
-                                int in) {
-  const int nv = b->m->nv;
-  double *x0 = B + (size_t)cols[k0] * nv, *x1 = B + (size_t)cols[k0 + w - 1] * nv;
+/* Columns X[k0..k0+w-1] (w = 1 or 2; X[k]: column k's row 0, dof j at X[k] + j) moved into (in) or out
+ * of (!in) columns k0.. of b->T, over the rows of the positions (every row if pos is NULL). Two columns
+ * at a time, so that each row of T is read or written as a pair (the transposition was a fifth of the
+ * solves' instructions one entry at a time). */
+static inline void move_columns(grit_blockchol *b, double *const *X, int k0, int w, const int *rng, int nr, int in) {
+  double *x0 = X[k0], *x1 = X[k0 + w - 1];
   for (int i = 0; i < nr; ++i) {
     const int j0 = rng[2 * i], j1 = rng[2 * i + 1];
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
@@ -391,15 +389,13 @@ static inline void move_columns(grit_blockchol *b, double *B, const int *cols, i
 }
 
 #if GRIT_BLOCKCHOL_AVX2
-/* move_columns for four columns cols[k0..k0+3], with AVX2: each 4 x 4 tile (four rows of the four
+/* move_columns for four columns X[k0..k0+3], with AVX2: each 4 x 4 tile (four rows of the four
  * columns) loaded as four vectors, transposed in registers and stored as four (the copies of
  * move_columns, in fewer instructions); the rows left over one at a time. */
-static inline __attribute__((always_inline, target("avx2"))) void move4_in(grit_blockchol *b, double *B,
-                                                                           const int *cols, int k0, const int *rng,
-                                                                           int nr, int in) {
-  const int nv = b->m->nv;
+static inline __attribute__((always_inline, target("avx2"))) void move4_in(grit_blockchol *b, double *const *X, int k0,
+                                                                           const int *rng, int nr, int in) {
   double *x[4];
-  for (int l = 0; l < 4; ++l) x[l] = B + (size_t)cols[k0 + l] * nv;
+  for (int l = 0; l < 4; ++l) x[l] = X[k0 + l];
   for (int i = 0; i < nr; ++i) {
     const int j0 = rng[2 * i], j1 = rng[2 * i + 1];
     double *t = b->T + (size_t)j0 * RHS_CHUNK + k0;
@@ -426,23 +422,21 @@ static inline __attribute__((always_inline, target("avx2"))) void move4_in(grit_
 }
 
 /* move4_in over the given ranges, and over every row (its one range constant). */
-static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *B, const int *cols, int k0,
-                                                          const int *rng, int nr, int in) {
-  move4_in(b, B, cols, k0, rng, nr, in);
+static __attribute__((target("avx2"))) void move_columns4(grit_blockchol *b, double *const *X, int k0, const int *rng,
+                                                          int nr, int in) {
+  move4_in(b, X, k0, rng, nr, in);
 }
 
-static __attribute__((target("avx2"))) void move_columns4_all(grit_blockchol *b, double *B, const int *cols, int k0,
-                                                              int in) {
+static __attribute__((target("avx2"))) void move_columns4_all(grit_blockchol *b, double *const *X, int k0, int in) {
   const int all[2] = {0, b->m->nv};
-  move4_in(b, B, cols, k0, all, 1, in);
+  move4_in(b, X, k0, all, 1, in);
 }
 #endif
 
 /* The columns into (in) or out of (!in) b->T: four at a time with AVX2, else (and the last) two; over
  * the rows of the positions' trees (pos; NULL: every row), or, given the part, over its runs of
  * consecutive dofs (the same rows; blockchol_pull.c's part_runs) unless b->no_runs. */
-static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part,
-                       int in) {
+static void move_chunk(grit_blockchol *b, double *const *X, int nc, const int *pos, int npos, int part, int in) {
   int all[2] = {0, b->m->nv}, nr = 1; /* the rows' ranges [rng[2i], rng[2i+1]), i < nr */
   const int *rng = all;
   if (pos && part >= 0 && !b->no_runs) {
@@ -459,27 +453,41 @@ static void move_chunk(grit_blockchol *b, double *B, const int *cols, int nc, co
 #if GRIT_BLOCKCHOL_AVX2
   if (__builtin_cpu_supports("avx2"))
     for (; k + 4 <= nc; k += 4) {
-      if (pos) move_columns4(b, B, cols, k, rng, nr, in);
-      else move_columns4_all(b, B, cols, k, in);
+      if (pos) move_columns4(b, X, k, rng, nr, in);
+      else move_columns4_all(b, X, k, in);
     }
 #endif
-  for (; k < nc; k += 2) move_columns(b, B, cols, k, k + 1 < nc ? 2 : 1, rng, nr, in);
+  for (; k < nc; k += 2) move_columns(b, X, k, k + 1 < nc ? 2 : 1, rng, nr, in);
 }
 
-static void solve_chunk(grit_blockchol *b, double *B, const int *cols, int nc, const int *pos, int npos, int part) {
+/* The nc columns X[0..nc-1] (column k's dof j at X[k] + j) solved together: only the rows of the
+ * positions' trees are read and written (every row if pos is NULL). */
+static void solve_chunk(grit_blockchol *b, double *const *X, int nc, const int *pos, int npos, int part) {
   if (b->rows_stale) grit_blockchol_block_rows(b), b->rows_stale = 0; /* (arrays sized by the analysis) */
   b->pull_here = part >= 0 ? !b->part6[part] : !pos && !b->any6;
-  move_chunk(b, B, cols, nc, pos, npos, part, 1); /* in: every row, or the rows of the positions' trees */
+  /* The positions' trees' rows (the only ones read and written) at rows nv .. of b->Tmem whatever their
+   * dofs, T shifted for the chunk: every part's chunks reuse the same few kB (22 humanoids: 27 rows of 64
+   * columns, 14 kB in a 304 kB T), which stay in cache from one chunk to the next. */
+  if (pos) {
+    int lo = b->m->nv;
+    for (int i = 0; i < npos; ++i) {
+      const int a = b->m->tree_dofadr[b->order[pos[i]]];
+      lo = a < lo ? a : lo;
+    }
+    b->T = b->Tmem + (size_t)(b->m->nv - lo) * RHS_CHUNK;
+  }
+  move_chunk(b, X, nc, pos, npos, part, 1); /* in: every row, or the rows of the positions' trees */
   substitute(b, nc, pos, npos);
-  move_chunk(b, B, cols, nc, pos, npos, part, 0); /* out: the same rows */
+  move_chunk(b, X, nc, pos, npos, part, 0); /* out: the same rows */
+  b->T = b->Tmem; /* (the factorization's scratch) */
 }
 
 void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
-  int cols[RHS_CHUNK];
+  double *X[RHS_CHUNK];
   for (int c0 = 0; c0 < nrhs; c0 += RHS_CHUNK) {
     const int nc = nrhs - c0 < RHS_CHUNK ? nrhs - c0 : RHS_CHUNK;
-    for (int k = 0; k < nc; ++k) cols[k] = c0 + k;
-    solve_chunk(b, B, cols, nc, NULL, b->nt, -1);
+    for (int k = 0; k < nc; ++k) X[k] = B + (size_t)(c0 + k) * b->m->nv;
+    solve_chunk(b, X, nc, NULL, b->nt, -1);
   }
 }
 
@@ -495,8 +503,11 @@ void grit_blockchol_solve_many(grit_blockchol *b, double *B, int nrhs) {
  * per part (with many parts the scans were a sixth of the pile's solves). */
 enum { SOLVE_WINDOW = 16 * RHS_CHUNK };
 
-void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
-  int cols[RHS_CHUNK], next[SOLVE_WINDOW], first[SOLVE_WINDOW];
+/* grit_blockchol_solve_parts and grit_blockchol_solve_cols: column c at B + c nv (Xc NULL) or at Xc[c]. */
+static void solve_parts(grit_blockchol *b, double *B, double *const *Xc, int nrhs, const int *part) {
+  int next[SOLVE_WINDOW], first[SOLVE_WINDOW];
+  double *X[RHS_CHUNK];
+  const size_t nv = (size_t)b->m->nv;
   int *tail = b->part_tail + 1; /* part -1: several parts */
   for (int c0 = 0; c0 < nrhs; c0 += SOLVE_WINDOW) {
     const int nw = nrhs - c0 < SOLVE_WINDOW ? nrhs - c0 : SOLVE_WINDOW;
@@ -513,10 +524,18 @@ void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const in
       tail[pk] = -1;
       for (int l = first[f]; l >= 0;) {
         int n = 0;
-        for (; l >= 0 && n < RHS_CHUNK; l = next[l]) cols[n++] = c0 + l;
-        if (pk < 0) solve_chunk(b, B, cols, n, NULL, b->nt, -1);
-        else solve_chunk(b, B, cols, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk], pk);
+        for (; l >= 0 && n < RHS_CHUNK; l = next[l]) X[n++] = Xc ? Xc[c0 + l] : B + (size_t)(c0 + l) * nv;
+        if (pk < 0) solve_chunk(b, X, n, NULL, b->nt, -1);
+        else solve_chunk(b, X, n, b->part_pos + b->part_ptr[pk], b->part_ptr[pk + 1] - b->part_ptr[pk], pk);
       }
     }
   }
+}
+
+void grit_blockchol_solve_parts(grit_blockchol *b, double *B, int nrhs, const int *part) {
+  solve_parts(b, B, NULL, nrhs, part);
+}
+
+void grit_blockchol_solve_cols(grit_blockchol *b, double *const *X, int nrhs, const int *part) {
+  solve_parts(b, NULL, X, nrhs, part);
 }

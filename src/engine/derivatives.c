@@ -92,7 +92,9 @@ static void layout(const grit_model *m, grit_deriv_ws *w, grit_carver *c) {
   GRIT_CARVE(c, w->J, grit_contact_jstore_size(m) + 2);
   GRIT_CARVE(c, w->scratch, 6 * nv); /* 3 nv for contacts, 6 nv for grit_cx_rows */
   w->rhs_cap = w->rhs_cols = rhs_columns(nv, RHS_ALLOC_BYTES, RHS_BATCH_MAX);
-  GRIT_CARVE(c, w->rhs, nv * w->rhs_cap);
+  GRIT_CARVE(c, w->rhs, (size_t)nv * (size_t)(w->rhs_cap + 1)); /* + nv: compact columns' room (derivatives_rhs.c) */
+  GRIT_CARVE(c, w->xcol, w->rhs_cap);
+  GRIT_CARVE(c, w->span, 4 * m->ntree);
   GRIT_CARVE(c, w->ids, w->rhs_cap);
   GRIT_CARVE(c, w->part, w->rhs_cap);
   GRIT_CARVE(c, w->col_part, m->ntree);
@@ -358,6 +360,7 @@ static grit_status prepare_passes(grit_data *d, grit_deriv_ws *w, const double *
     if (s != GRIT_OK) return s;
   }
   grit_deriv_lagged_prepare(m, d, w);
+  grit_deriv_rhs_prepare(m, d, w); /* (derivatives_rhs.c) */
   grit_deriv_clear_inputs(m, d, w);
   if (!A || !grit_deriv_uses_delassus(d)) return GRIT_OK;
   /* every tree's factor when the position passes take Delassus estimates from it (derivatives_delassus.c) */
@@ -533,6 +536,7 @@ static grit_status derivatives_qv(grit_data *d, double *A, double *B, const grit
   if (s != GRIT_OK) return s;
   grit_deriv_ws *w = d->deriv;
   w->qd_valid = w->kd_valid = w->nonfinite = w->rn_valid = 0;
+  w->rhs_compact = 0; /* (set by the passes' grit_deriv_rhs_prepare) */
   kept_kinematics(m, d, w);
   w->geom.dissipation_free = grit_quasistatic_last_step(d); /* quasistatic: as the step's pairs */
   w->timing = d->settings.timing;

@@ -225,7 +225,6 @@ static double q_rows_runs(const grit_model *m, const grit_deriv_ws *w, int i0, i
 }
 
 static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
-  const int nv = m->nv;
   grit_jacobian_blocks *J = w->blk;
   double check = 0.0;
 #if GRIT_DERIV_AVX2
@@ -282,7 +281,7 @@ static void write_batch_blocks(const grit_model *m, grit_deriv_ws *w, int n) {
     }
     for (int c = 0; c < nc; ++c) {
       const int col = ids[l + c];
-      const double *X = w->rhs + (size_t)(moved ? ord[l + c] : l + c) * nv;
+      const double *X = w->xcol[moved ? ord[l + c] : l + c];
       double *oc = out + c;
       for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {
         const int u = J->tree[e], adr = m->tree_dofadr[u];
@@ -346,7 +345,7 @@ static void write_batch(const grit_model *m, grit_deriv_ws *w, int n, double *A,
       if (done[l] || w->part[l] != p) continue;
       const int col = w->ids[l];
       done[l] = 1;
-      c[nc].X = w->rhs + (size_t)l * nv;
+      c[nc].X = w->xcol[l];
       c[nc].out = col < nx ? A + col : col < nx + nu ? B + (col - nx) : P + (col - nx - nu);
       c[nc].stride = (size_t)(col < nx ? nx : col < nx + nu ? nu : np);
       c[nc].rmap = NULL;
@@ -396,19 +395,22 @@ grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *b
   const grit_model *m = d->model;
   for (int j = 0; j < bt->n; ++j) w->part[j] = grit_deriv_column_part(m, w, w->ids[j]);
   const double t0 = grit_deriv_tick(w);
-  grit_status s = grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
+  /* compact columns (derivatives_rhs.c) by their pointers; full ones as nv-row columns nv apart */
+  grit_status s = w->rhs_compact ? grit_solver_factor_solve_cols(d->solver, w->xcol, bt->n, w->part)
+                                 : grit_solver_factor_solve_parts(d->solver, w->rhs, bt->n, w->tree_part ? w->part : NULL);
   if (s != GRIT_OK) return grit_set_error(d->message, s, "derivatives: solve with the kept factor failed");
   const double t1 = grit_deriv_tick(w);
   /* written RHS_BATCH columns at a time (write_batch's arrays): the slice's columns, ids and parts */
-  double *const rhs = w->rhs;
+  double **const xcol = w->xcol;
   int *const ids = w->ids, *const part = w->part;
   for (int l0 = 0; l0 < bt->n; l0 += RHS_BATCH) {
-    w->rhs = rhs + (size_t)l0 * m->nv, w->ids = ids + l0, w->part = part + l0;
+    w->xcol = xcol + l0, w->ids = ids + l0, w->part = part + l0;
     write_batch(m, w, bt->n - l0 < RHS_BATCH ? bt->n - l0 : RHS_BATCH, A, B, P, np);
   }
-  w->rhs = rhs, w->ids = ids, w->part = part;
+  w->xcol = xcol, w->ids = ids, w->part = part;
   w->tphase[4] += t1 - t0;
   w->tphase[5] += grit_deriv_tick(w) - t1;
   bt->n = 0;
+  bt->used = 0;
   return GRIT_OK;
 }

@@ -40,7 +40,14 @@ struct grit_deriv_ws {
   grit_dual *acc, *frc;                   /* (6 nbody) */
   grit_dual *J;                           /* (3 * 2 * largest tree) one constraint's Jacobian */
   grit_dual *scratch;                     /* (6 nv) */
-  double *rhs;                            /* (nv x rhs_cap) right-hand sides, column-major */
+  double *rhs;                            /* (nv x (rhs_cap + 1)) right-hand sides: column l of a batch at
+                                           * xcol[l] (derivatives_rhs.c's rhs_column) */
+  double **xcol;                          /* (rhs_cap) a batch's column l: its dof i at xcol[l] + i */
+  int rhs_compact;                        /* this call's columns hold only the rows their tree's island and
+                                           * part can touch, packed (derivatives_rhs.c): else nv each */
+  int no_compact_rhs;                     /* nonzero: every column nv rows, nv apart (tests) */
+  int *span;                              /* (2 ntree) the rows [span[2t], span[2t+1]) a compact column of tree
+                                           * t holds; (2 ntree) more: scratch of grit_deriv_rhs_prepare */
   int rhs_cap;                            /* the most columns a batch can hold (rhs_columns, derivatives.c) */
   int rhs_cols;                           /* the columns of this call's batches (batch_columns, derivatives.c) */
   int no_wide_batch;                      /* nonzero: batches of RHS_BATCH_BYTES over nv rows, at most
@@ -312,6 +319,7 @@ double grit_deriv_tick(const grit_deriv_ws *w);
 
 typedef struct grit_deriv_batch {
   int n;
+  size_t used; /* the doubles of w->rhs its compact columns hold (derivatives_rhs.c) */
 } grit_deriv_batch;
 
 /* ---- the residual (derivatives_residual.c; its inputs and clearing: derivatives_seed.c) */
@@ -437,6 +445,9 @@ static inline int grit_deriv_column_part(const grit_model *m, const grit_deriv_w
 }
 grit_status grit_deriv_flush(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, double *A, double *B, double *P,
                              int np);
+/* Whether this call's right-hand sides are compact (w->rhs_compact), and the rows each tree's columns
+ * hold (w->span): after the factor's parts, the islands and the Lagged lists are known. */
+void grit_deriv_rhs_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w);
 /* grit_deriv_add_rhs for the columns cols[l] of lanes l = 0 .. nl - 1 of one pass, the lanes copied
  * together (the same values). */
 grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_batch *bt, const int *cols, int nl,

@@ -2,11 +2,15 @@
 /* derivatives_rhs.c — the right-hand sides of the derivative call's batched solves: -dr/dtheta of a
  * pass's directions copied out of the residual's dual lanes into the batch (one column at a time, or a
  * pass's columns four lanes at a time), the rows the solve must not read zeroed, the Lagged contacts'
- * terms added; a full batch is solved and written (grit_deriv_flush, derivatives_columns.c). */
+ * terms added; a full batch is solved and written (grit_deriv_flush, derivatives_columns.c). With the
+ * block factor's parts, each column holds only the rows its tree's island and part can touch, packed
+ * (grit_deriv_rhs_prepare, below). */
 #include <string.h>
 
+#include "constraints.h"
 #include "data_internal.h"
 #include "derivatives_internal.h"
+#include "solver.h"
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
 #define GRIT_DERIV_AVX2 1
@@ -59,6 +63,79 @@ static void neg_lanes(const grit_dual *r, int j0, int nl, int i0, int i1, double
   for (; l < nl; ++l) neg_lane(r, j0 + l, i0, i1, x[l]);
 }
 
+/* Compact right-hand sides. A column of tree t (in part p >= 0 of the factor) is read and written only in
+ * these rows, so it need hold no others:
+ *  - copied: t's rows and its neighbours' (w->adj), which lie in p (col_part is -1 otherwise);
+ *  - the Lagged terms: the rows of the trees of t's Lagged contacts (w->lag), t's neighbours;
+ *  - zeroed (zero_rhs_rows): p's trees' rows, or in the block form those of t's island;
+ *  - solved: grit_blockchol_solve_cols reads and writes the rows of p's trees only. This is the
+ *    structure of the factor, not an assumption: p is a connected component of H's graph of trees, L
+ *    has no block outside it, so L^-1 and L^-T map a column zero outside p to one zero outside p, and
+ *    the solves skip the other trees (blockchol_many.c's move_chunk over the part's runs);
+ *  - written: the island's rows (block form, write_batch_blocks) or p's (write_batch).
+ * So a column holds the span [span[2t], span[2t+1]) of the union of those trees' rows, packed one after
+ * the other in w->rhs: 22 humanoids' columns hold their island's ~27 rows, not 594 rows each 4.75 kB
+ * apart (the batch's touched lines then a fraction of its 4.9 MB, a cache miss or a page walk each:
+ * docs/performance.md, stop 30 robotab6). Only with the block factor's many-column solves
+ * (grit_solver_factor_cols); a parameter's column (t < 0) or one of several parts holds every row. The
+ * values are those of full columns: the same operations on the same rows. */
+static void widen(int *span, const grit_model *m, int u) {
+  const int a0 = m->tree_dofadr[u], a1 = a0 + m->tree_dofnum[u];
+  span[0] = a0 < span[0] ? a0 : span[0];
+  span[1] = a1 > span[1] ? a1 : span[1];
+}
+
+void grit_deriv_rhs_prepare(const grit_model *m, const grit_data *d, grit_deriv_ws *w) {
+  const int nt = m->ntree;
+  w->rhs_compact = w->tree_part && !w->no_compact_rhs && grit_solver_factor_cols(d->solver);
+  if (!w->rhs_compact) return;
+  int *span = w->span, *grp = w->span + 2 * nt; /* per tree; per part, then per island */
+  for (int g = 0; g < nt; ++g) grp[2 * g] = m->nv, grp[2 * g + 1] = 0;
+  for (int t = 0; t < nt; ++t) widen(grp + 2 * w->tree_part[t], m, t);
+  for (int t = 0; t < nt; ++t) span[2 * t] = grp[2 * w->tree_part[t]], span[2 * t + 1] = grp[2 * w->tree_part[t] + 1];
+  if (w->blk) { /* the island's rows too (the zeroing and the writes) */
+    const grit_jacobian_blocks *J = w->blk;
+    for (int g = 0; g < nt; ++g) grp[2 * g] = m->nv, grp[2 * g + 1] = 0;
+    for (int t = 0; t < nt; ++t) {
+      int *gk = grp + 2 * J->island[t];
+      gk[0] = span[2 * t] < gk[0] ? span[2 * t] : gk[0];
+      gk[1] = span[2 * t + 1] > gk[1] ? span[2 * t + 1] : gk[1];
+    }
+    for (int t = 0; t < nt; ++t) {
+      const int *gk = grp + 2 * J->island[t];
+      span[2 * t] = gk[0] < span[2 * t] ? gk[0] : span[2 * t];
+      span[2 * t + 1] = gk[1] > span[2 * t + 1] ? gk[1] : span[2 * t + 1];
+    }
+  }
+  const grit_constraint *c = grit_solver_constraints(d->solver, NULL);
+  for (int t = 0; t < nt; ++t) {
+    if (w->col_part[t] < 0) { /* several parts: every row */
+      span[2 * t] = 0, span[2 * t + 1] = m->nv;
+      continue;
+    }
+    for (int e = w->adj_ptr[t]; e < w->adj_ptr[t + 1]; ++e) widen(span + 2 * t, m, w->adj[e]);
+    for (int e = w->lag_ptr[t]; e < w->lag_ptr[t + 1]; ++e)
+      for (int q = 0; q < c[w->lag[e]].ntree; ++q) widen(span + 2 * t, m, c[w->lag[e]].tree[q]);
+  }
+}
+
+/* Room for the batch's next k columns, of tree t (t < 0: a parameter's): their row 0 into x[0..k-1] and
+ * w->xcol (pointers into w->rhs that only the columns' rows are read and written through). Compact:
+ * the span's rows after the batch's last column (w->rhs's first nv doubles are room, so that a pointer,
+ * row span[2t] less, stays in the array); else column l at l nv. The batch never holds more than
+ * rhs_cols <= rhs_cap columns of at most nv rows each, so they always fit. */
+static void rhs_columns(const grit_model *m, grit_deriv_ws *w, grit_deriv_batch *bt, int t, int k, double **x) {
+  const size_t nv = (size_t)m->nv;
+  if (!w->rhs_compact) {
+    for (int l = 0; l < k; ++l) x[l] = w->xcol[bt->n + l] = w->rhs + (size_t)(bt->n + l) * nv;
+    return;
+  }
+  const int full = t < 0 || w->col_part[t] < 0;
+  const size_t lo = full ? 0 : (size_t)w->span[2 * t], rows = full ? nv : (size_t)w->span[2 * t + 1] - lo;
+  for (int l = 0; l < k; ++l) x[l] = w->xcol[bt->n + l] = w->rhs + nv + bt->used + (size_t)l * rows - lo;
+  bt->used += (size_t)k * rows;
+}
+
 /* Zeroes the rows of column col's right-hand side x that the copies of tree t (t >= 0) leave: every
  * row the solve reads, those of p's trees (p < 0: every row); and in the block form those of t's
  * island, which the writes read: the island holds p (it is p's trees joined to others). */
@@ -93,7 +170,7 @@ grit_status grit_deriv_add_rhs_lanes(grit_data *d, grit_deriv_ws *w, grit_deriv_
       continue;
     }
     double *x[GRIT_DUAL_N];
-    for (int l = 0; l < k; ++l) x[l] = w->rhs + (size_t)(bt->n + l) * nv;
+    rhs_columns(m, w, bt, t, k, x);
     if (t < 0) {
       neg_lanes(w->r, l0, k, 0, nv, x);
     } else {
@@ -127,7 +204,8 @@ grit_status grit_deriv_add_rhs(grit_data *d, grit_deriv_ws *w, grit_deriv_batch 
                            double *B, double *P, int np) {
   const grit_model *m = d->model;
   const int nv = m->nv;
-  double *x = w->rhs + (size_t)bt->n * nv;
+  double *x;
+  rhs_columns(m, w, bt, t, 1, &x);
   if (t < 0) {
     neg_lane(w->r, j, 0, nv, x);
   } else {

@@ -279,15 +279,15 @@ __attribute__((target("avx2"))) int grit_deriv_free_bodies_tile(const grit_model
                                                             const int *ord, int nc, double *out, size_t stride,
                                                             double *check) {
   const grit_jacobian_blocks *J = w->blk;
-  const int nv = m->nv, nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
+  const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
   const double *X[4];
   int cb[4];
   const int *col = w->ids + l0;
   if (ord) {
-    for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)ord[l0 + l] * nv, cb[l] = w->ids[ord[l0 + l]];
+    for (int l = 0; l < nc; ++l) X[l] = w->xcol[ord[l0 + l]], cb[l] = w->ids[ord[l0 + l]];
     col = cb;
   } else {
-    for (int l = 0; l < nc; ++l) X[l] = w->rhs + (size_t)(l0 + l) * nv;
+    for (int l = 0; l < nc; ++l) X[l] = w->xcol[l0 + l];
   }
   __m256d chk4 = _mm256_setzero_pd();
   __m128d chk2 = _mm_setzero_pd();
@@ -364,12 +364,12 @@ __attribute__((target("avx2"))) void grit_deriv_run_tiles(const grit_model *m, c
                                                      const int *ord, int ntile, double *out, size_t stride,
                                                      double *check) {
   const grit_jacobian_blocks *J = w->blk;
-  const int nv = m->nv, nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
+  const int nk = (J->bptr[k + 1] - J->bptr[k]) / 2;
   const double *X[RHS_BATCH];
   int cb[RHS_BATCH];
   for (int l = 0; l < 4 * ntile; ++l) {
     const int j = ord ? ord[l0 + l] : l0 + l;
-    X[l] = w->rhs + (size_t)j * nv, cb[l] = w->ids[j];
+    X[l] = w->xcol[j], cb[l] = w->ids[j];
   }
   __m256d chk4 = _mm256_setzero_pd();
   for (int e = J->tptr[k]; e < J->tptr[k + 1]; ++e) {

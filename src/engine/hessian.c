@@ -585,3 +585,10 @@ grit_status grit_hessian_solve_parts(grit_hessian *h, double *B, int nrhs, const
   if (nrhs > 0) grit_blockchol_solve_parts(h->bc, B, nrhs, part);
   return GRIT_OK;
 }
+
+grit_status grit_hessian_solve_cols(grit_hessian *h, double *const *X, int nrhs, const int *part) {
+  int np;
+  if (!part || !grit_hessian_parts(h, &np)) return GRIT_ERR_STATE;
+  if (nrhs > 0) grit_blockchol_solve_cols(h->bc, X, nrhs, part);
+  return GRIT_OK;
+}

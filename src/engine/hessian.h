@@ -90,6 +90,9 @@ const int *grit_hessian_parts(const grit_hessian *h, int *nparts);
  * outside the trees of part[k] (-1: anywhere), and so is its solution; only those rows are touched.
  * part NULL, or a path without parts: every column is solved whole. */
 grit_status grit_hessian_solve_parts(grit_hessian *h, double *B, int nrhs, const int *part);
+/* grit_hessian_solve_parts for columns at X[c] (column c's dof j at X[c] + j, grit_blockchol_solve_cols),
+ * when the last factor has parts (grit_hessian_parts non-NULL); GRIT_ERR_STATE otherwise. */
+grit_status grit_hessian_solve_cols(grit_hessian *h, double *const *X, int nrhs, const int *part);
 
 /* Floating-point operations of the last factorization: n^3/3 on the dense path, the block factor's
  * count of its pattern (the trees it factored), CHOLMOD's count from its symbolic analysis. */

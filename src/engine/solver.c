@@ -790,3 +790,13 @@ grit_status grit_solver_factor_solve_parts(grit_solver *s, double *b, int nrhs, 
   grit_afactor_solve_many(s->m, s->af, s->Achol, b, nrhs, part);
   return GRIT_OK;
 }
+
+int grit_solver_factor_cols(const grit_solver *s) {
+  int np;
+  return !s->factor_is_A && grit_hessian_parts(s->H, &np) != NULL;
+}
+
+grit_status grit_solver_factor_solve_cols(grit_solver *s, double *const *X, int nrhs, const int *part) {
+  if (!grit_solver_factor_cols(s)) return GRIT_ERR_STATE;
+  return grit_hessian_solve_cols(s->H, X, nrhs, part);
+}

@@ -108,5 +108,10 @@ const int *grit_solver_factor_parts(const grit_solver *s, int *nparts);
  * of part[k] (-1: anywhere), and so is its solution; only those rows are touched, at the cost of that
  * part alone. part NULL: as grit_solver_factor_solve. */
 grit_status grit_solver_factor_solve_parts(grit_solver *s, double *b, int nrhs, const int *part);
+/* grit_solver_factor_solve_parts for columns anywhere (column c's dof j at X[c] + j), each read and
+ * written in the rows of its part only (grit_blockchol_solve_cols): when grit_solver_factor_cols says
+ * the last factor can (H's block factor with parts); GRIT_ERR_STATE otherwise. */
+int grit_solver_factor_cols(const grit_solver *s);
+grit_status grit_solver_factor_solve_cols(grit_solver *s, double *const *X, int nrhs, const int *part);
 
 #endif
