@@ -242,7 +242,7 @@ struct grit_deriv_ws {
   int no_leaf_sweep;                      /* nonzero: the lanes' sweep takes one-dof leaves through the scratch */
   /* the lanes' rows' gradients by columns, each pass's - g . dq of them all (derivatives_delassus_cols.c) */
   double *gt;                             /* (maxn x gt_ld) g of the row in slot s at dof j: gt[j gt_ld + s] */
-  double *dwt;                            /* (GRIT_DUAL_N x gt_ld) lane l's - g . dq of slot s at [l gt_ld + s] */
+  double *dwt;                            /* (GRIT_DUAL_N x gt_ld) lane l's - g . dq of slot s at [s GRIT_DUAL_N + l] */
   int *gt_slot;                           /* (keep cap) a row's slot in this call */
   unsigned *gt_at;                        /* (keep cap) the call its slot was written in (g read from gt) */
   unsigned gt_call, dwt_eval;             /* the call the slots are of; the evaluation dwt is of */
