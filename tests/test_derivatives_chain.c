@@ -506,6 +506,44 @@ Test(derivatives_chain, softbox_compact_kept_rows_same_bits) {
   grit_model_free(m);
 }
 
+/* The softbox after 50 steps, block form and dense: its kept equality rows' law written out lane by lane in
+ * cx_fused (law_lanes) against the law's dual evaluation (ws->no_cx_law_lanes), with the baseline dual table
+ * and the AVX2 one (if any; law_lanes follows it): A and B the same bits. */
+Test(derivatives_chain, softbox_law_lanes_same_bits) {
+  const grit_deriv_dual_fns *avx2 = grit_deriv_dual_fns_avx2();
+  grit_model *m;
+  grit_data *d = softbox_after(50, &m);
+  const int nv = grit_model_nv(m), nu = grit_model_nu(m), nx = 2 * nv;
+  double *A[4], *B[4];
+  for (int t = 0; t < 2; ++t) { /* the baseline table, then the AVX2 one */
+    for (int k = 0; k < 4; ++k) { /* 0, 1: blocks (written out, the law); 2, 3: dense */
+      A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
+      d->deriv->fx = t && avx2 ? avx2 : grit_deriv_dual_fns_get(0);
+      d->deriv->no_cx_law_lanes = k % 2;
+      const unsigned long used = d->deriv->cx_law_lanes_used, fused = d->deriv->cx_fused_used;
+      if (k < 2) {
+        grit_jacobian_blocks *J;
+        cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+        cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+        cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
+        grit_jacobian_blocks_free(J);
+      } else {
+        cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+      }
+      cr_assert(d->deriv->cx_fused_used > fused, "kept rows' short path");
+      if (k % 2) cr_assert_eq(d->deriv->cx_law_lanes_used, used);
+      else cr_assert(d->deriv->cx_law_lanes_used > used, "the law written out");
+    }
+    for (int k = 0; k < 4; k += 2) {
+      cr_expect(!memcmp(A[k], A[k + 1], sizeof(double) * (size_t)nx * nx), "A differs (table %d, %d)", t, k);
+      cr_expect(nu == 0 || !memcmp(B[k], B[k + 1], sizeof(double) * (size_t)nx * nu), "B differs (table %d, %d)", t, k);
+    }
+    for (int k = 0; k < 4; ++k) free(A[k]), free(B[k]);
+  }
+  grit_data_free(d);
+  grit_model_free(m);
+}
+
 /* The softbox after 50 steps, block form: its kept equality rows' law and Rn in the AVX2 compilation
  * (w->law_avx2, chosen with the AVX2 dual table) against the baseline table's, and their - g . dq without the
  * zero tests (kept_row_lanes) against minus_g_dq's (ws->no_kept_lanes): A and B the same bits. */

@@ -201,6 +201,7 @@ void grit_deriv_chain_begin(const grit_model *m, grit_deriv_ws *w, const char *a
   }
   w->cxl_ptr = w->no_cx_narrow ? w->cxs_ptr : w->cxn_ptr, w->cxl = w->no_cx_narrow ? w->cxs : w->cxn;
   w->law_avx2 = law_avx2_table(w->fx);
+  w->law_k = grit_equality_rn(1.0); /* (1 K: the near-rigid factor itself, for cx_fused's law_lanes) */
   w->chain_on = !w->no_chain && !kin_all && skip_qconst && active && !w->inertial_in;
   if (!w->chain_on) return;
   w->bmoved[0] = 0;

@@ -4,6 +4,8 @@
 #ifndef GRIT_DERIVATIVES_CHAIN_H
 #define GRIT_DERIVATIVES_CHAIN_H
 
+#include <string.h>
+
 #include "arena.h"
 #include "derivatives_internal.h"
 
@@ -99,10 +101,9 @@ static inline int grit_deriv_delassus_kept_row_again(const grit_model *m, grit_d
   if (ntree == 1 && dim == 1 && w->dwt_eval == w->eval_no && w->gt_at[ic] == w->call_no && tree[0] == w->gt_tree &&
       w->gt_slot[ic] < w->dwt_n && w->zc_pre[ic] != w->call_no && dmask && !dmask[tree[0]] && w->rmask[tree[0]] &&
       !w->no_kept_batch) {
-    const size_t ld = (size_t)w->gt_ld;
-    const double *o = w->dwt + w->gt_slot[ic];
+    const double *o = w->dwt + (size_t)w->gt_slot[ic] * GRIT_DUAL_N; /* (its eight lanes side by side) */
     out->v = w->zc_w[ic];
-    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld];
+    memcpy(out->d, o, sizeof out->d);
     w->seed_pairs_used++, w->kept_fast_used++, w->kept_batch_used++;
     return 1;
   }

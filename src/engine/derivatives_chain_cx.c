@@ -515,6 +515,62 @@ static void bilateral_gamma(const grit_deriv_ws *w, const grit_contact_params_du
 }
 #endif
 
+/* grit_bilateral_gamma(p, dt, dim, vc, gamma) with p.Rn = grit_equality_rn(wd) and p.tau_d, p.phi, vc the
+ * constants tau_d, phi, x (partials +0), as cx_fused calls it, written out: wd is the only dual, so every
+ * partial of the law is a few operations on wd's, lane by lane. Each value and partial is formed by the
+ * operations dual.h's grit_dual_scale, _div, _addc, _fma, _mul and _neg perform, in their order and
+ * unfused (the constants' partials +0 go through them too), so the same bits as the law's dual
+ * evaluation in either compilation; ws->no_cx_law_lanes: the law. The softbox's 651 rows in each of 27
+ * passes: two calls through pointers and ~120 instructions of dual operations, mostly on zeros, a row. */
+_Static_assert(GRIT_DUAL_N % 4 == 0, "law_lanes takes the partials four at a time");
+static inline __attribute__((always_inline)) void law_lanes_in(const grit_dual *wdp, double K, double tau_d,
+                                                              const double *phi, const double *x, double dt, int dim,
+                                                              grit_dual *gamma) {
+  const grit_dual wd = *wdp;
+  typedef double lv4 __attribute__((vector_size(32), aligned(8), may_alias));
+  const int pos = wd.v > 0.0;                      /* grit_equality_rn: w K, else the constant 1 */
+  const double rv = pos ? wd.v * K : 1.0;          /* Rn's value (K: w->law_k) */
+  const double iv = 1.0 / rv;                      /* iR = 1 / Rn: its value and its divisor's inverse */
+  const double sv = 1.0 / (tau_d + dt);            /* s = 1 / (tau_d + dt), a constant */
+  const double sd = (0.0 - sv * 0.0) * sv;         /* s's partials (the division's, on +0) */
+  lv4 ird[GRIT_DUAL_N / 4];
+  for (int h = 0; h < GRIT_DUAL_N / 4; ++h) {
+    lv4 rd = {0.0, 0.0, 0.0, 0.0}; /* Rn's partials */
+    if (pos) rd = K * *(const lv4 *)(wd.d + 4 * h);
+    ird[h] = (0.0 - iv * rd) * iv;                 /* grit_dual_div(1, Rn): (a.d - r.v b.d) / b.v */
+  }
+  for (int r = 0; r < dim; ++r) {
+    const double av = phi[r] * sv + x[r];          /* grit_dual_fma(phi, s, vc) */
+    const double ad = (0.0 * sv + phi[r] * sd) + 0.0;
+    gamma[r].v = -(av * iv);                       /* grit_dual_neg(grit_dual_mul(a, iR)) */
+    for (int h = 0; h < GRIT_DUAL_N / 4; ++h) *(lv4 *)(gamma[r].d + 4 * h) = -1.0 * (ad * iv + av * ird[h]);
+  }
+}
+
+static __attribute__((noinline)) void law_lanes_base(const grit_dual *wd, double K, double tau_d, const double *phi,
+                                                     const double *x, double dt, int dim, grit_dual *gamma) {
+  law_lanes_in(wd, K, tau_d, phi, x, dt, dim, gamma);
+}
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+/* (the same operations four lanes a vector where the pass's table is the AVX2 one: w->law_avx2) */
+static __attribute__((noinline, target("avx2"))) void law_lanes_avx2(const grit_dual *wd, double K, double tau_d,
+                                                                     const double *phi, const double *x, double dt,
+                                                                     int dim, grit_dual *gamma) {
+  law_lanes_in(wd, K, tau_d, phi, x, dt, dim, gamma);
+}
+#endif
+static void law_lanes(const grit_deriv_ws *w, const grit_dual *wd, double tau_d, const double *phi, const double *x,
+                      double dt, int dim, grit_dual *gamma) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  if (w->law_avx2) {
+    law_lanes_avx2(wd, w->law_k, tau_d, phi, x, dt, dim, gamma);
+    return;
+  }
+#endif
+  (void)w;
+  law_lanes_base(wd, w->law_k, tau_d, phi, x, dt, dim, gamma);
+}
+
 /* The kinds of rows whose params_finalize writes no field of p but Rn, vhat or eps, each whole (never
  * read first), and whose law writes none (constraints_generic.h): a p kept across rows (w->ckp) whose
  * partials those three lose after each use has the +0 partials of a p zeroed whole for the next, without
@@ -547,15 +603,23 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
     return 0;
   /* params_finalize's Rn for these kinds (from w alone) and the law, grit_bilateral_gamma, on the kept tau_d,
    * phi and J v + b, whose partials are +0 in the kept p: a p holding only the fields the law reads */
-  grit_contact_params_dual p;
-  grit_dual vc[3], gamma[3];
-  p.Rn = equality_rn(w, wd);
+  grit_dual gamma[3];
+  const int compact = w->ckc_at[i] == w->ckeep_call; /* the same numbers from the row's one line (cx_compact) */
+  const double *c = w->ckc + (size_t)GRIT_CKC * (size_t)i;
+  const double tau_d = compact ? c[0] : s[TAU_D], *phi = compact ? c + 1 : s + PHI;
   (void)d;
-  if (w->ckc_at[i] == w->ckeep_call) { /* the same numbers from the row's one line (cx_compact) */
-    const double *c = w->ckc + (size_t)GRIT_CKC * (size_t)i;
-    p.tau_d = grit_dual_const(c[0]);
-    for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(c[1 + r]), vc[r] = grit_dual_const(x[r]);
+  if (!w->no_cx_law_lanes) {
+    law_lanes(w, &wd, tau_d, phi, x, m->opt.timestep, k->dim, gamma);
+    w->cx_law_lanes_used++;
+  } else {
+    grit_contact_params_dual p;
+    grit_dual vc[3];
+    p.Rn = equality_rn(w, wd);
+    p.tau_d = grit_dual_const(tau_d);
+    for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(phi[r]), vc[r] = grit_dual_const(x[r]);
     bilateral_gamma(w, &p, m->opt.timestep, k->dim, vc, gamma);
+  }
+  if (compact) {
     const double *jc = c + 1 + k->dim;
     for (int q = 0; q < k->ntree; ++q)
       for (int r = 0; r < k->dim; ++r) kept_sub_packed(w->r, list, ke[q], ke[2 + q], jc, &gamma[r]), jc += ke[2 + q] - ke[q];
@@ -564,9 +628,6 @@ static int cx_fused(const grit_model *m, const grit_data *d, grit_deriv_ws *w, i
     w->chain_skips[2]++, w->cx_clean_used++, w->cx_cols_used++, w->cx_kept_fast++, w->cx_fast_used++;
     return 1;
   }
-  p.tau_d = grit_dual_const(s[TAU_D]);
-  for (int r = 0; r < k->dim; ++r) p.phi[r] = grit_dual_const(s[PHI + r]), vc[r] = grit_dual_const(x[r]);
-  bilateral_gamma(w, &p, m->opt.timestep, k->dim, vc, gamma);
   for (int q = 0, off = 0; q < k->ntree; ++q) {
     const int n = m->tree_dofnum[k->tree[q]], adr = m->tree_dofadr[k->tree[q]];
     for (int r = 0; r < k->dim; ++r) kept_sub(w->r, list, ke[q], ke[2 + q], js + off + r * n, adr, &gamma[r]);

@@ -35,21 +35,46 @@ void grit_deriv_delassus_layout(const grit_model *m, grit_deriv_ws *w, grit_carv
   GRIT_CARVE(c, w->acol_at, m->nv);
 }
 
-/* - g . dq of every slot's row (the lanes' rows of the call's one tree t) at once in a pass, lane by lane:
- * dwt[l][s] = 0 - gv[l] g_s[gi[l]], kept_row_lanes' one term from acc = +0 in its operations (a lane
+/* - g . dq of every slot's row (the lanes' rows of the call's one tree t) at once in a pass:
+ * dwt[s][l] = 0 - gv[l] g_s[gi[l]], kept_row_lanes' one term from acc = +0 in its operations (a lane
  * without a seed: +0, as gv +0 times g gives), so the same bits; a row then copies its eight numbers
- * instead of forming them (the softbox: 651 rows in each of 28 passes). Only where kept_row_lanes' lean
- * path would run (its switches; each lane one dof). The rows solved after it in the pass (the call's
- * first pass solves them as it goes) are past dwt_n: their own sums. */
-static QB_INLINE void batch_lane_in(double *o, const double *g, double v, int ns) {
-  for (int s = 0; s < ns; ++s) o[s] = 0.0 - v * g[s];
+ * instead of forming them (the softbox: 651 rows in each of 28 passes). Stored slot by slot, a row's eight
+ * lanes side by side (two vectors to read; lane by lane they were eight loads a row ld apart, ~48
+ * instructions of each of the softbox's 64000 reads a call). Only where kept_row_lanes' lean path would run
+ * (its switches; each lane one dof). The rows solved after it in the pass (the call's first pass solves them
+ * as it goes) are past dwt_n: their own sums. g[l]: lane l's column of gt, NULL without a seed. */
+static QB_NOINLINE void batch_slots_base(double *o, const double *const *g, const double *gv, int ns) {
+  for (int s = 0; s < ns; ++s)
+    for (int l = 0; l < GRIT_DUAL_N; ++l) o[(size_t)s * GRIT_DUAL_N + l] = g[l] ? 0.0 - gv[l] * g[l][s] : 0.0;
 }
-static QB_NOINLINE void batch_lane_base(double *o, const double *g, double v, int ns) { batch_lane_in(o, g, v, ns); }
 #if QB_AVX2
-static QB_NOINLINE __attribute__((target("avx2"))) void batch_lane_avx2(double *o, const double *g, double v, int ns) {
-  batch_lane_in(o, g, v, ns);
+#include <immintrin.h>
+/* The same four slots at a time: each lane's four values as one vector (the same product and difference),
+ * four lanes' vectors transposed into four slots' (4 x 4, twice). */
+static QB_NOINLINE __attribute__((target("avx2"))) void batch_slots_avx2(double *o, const double *const *g,
+                                                                       const double *gv, int ns) {
+  int s = 0;
+  for (; s + 4 <= ns; s += 4) {
+    for (int h = 0; h < GRIT_DUAL_N; h += 4) {
+      __m256d v[4];
+      for (int l = 0; l < 4; ++l)
+        v[l] = g[h + l] ? _mm256_sub_pd(_mm256_setzero_pd(),
+                                        _mm256_mul_pd(_mm256_set1_pd(gv[h + l]), _mm256_loadu_pd(g[h + l] + s)))
+                        : _mm256_setzero_pd();
+      const __m256d a = _mm256_unpacklo_pd(v[0], v[1]), c = _mm256_unpackhi_pd(v[0], v[1]);
+      const __m256d e = _mm256_unpacklo_pd(v[2], v[3]), f = _mm256_unpackhi_pd(v[2], v[3]);
+      double *os = o + (size_t)s * GRIT_DUAL_N + h;
+      _mm256_storeu_pd(os, _mm256_permute2f128_pd(a, e, 0x20));
+      _mm256_storeu_pd(os + GRIT_DUAL_N, _mm256_permute2f128_pd(c, f, 0x20));
+      _mm256_storeu_pd(os + 2 * GRIT_DUAL_N, _mm256_permute2f128_pd(a, e, 0x31));
+      _mm256_storeu_pd(os + 3 * GRIT_DUAL_N, _mm256_permute2f128_pd(c, f, 0x31));
+    }
+  }
+  for (; s < ns; ++s)
+    for (int l = 0; l < GRIT_DUAL_N; ++l) o[(size_t)s * GRIT_DUAL_N + l] = g[l] ? 0.0 - gv[l] * g[l][s] : 0.0;
 }
 #endif
+_Static_assert(GRIT_DUAL_N % 4 == 0, "batch_slots_avx2 transposes four lanes at a time");
 
 void grit_deriv_delassus_batch_form(const grit_model *m, grit_deriv_ws *w, int t) {
   w->dwt_eval = w->eval_no, w->dwt_n = 0;
@@ -59,24 +84,16 @@ void grit_deriv_delassus_batch_form(const grit_model *m, grit_deriv_ws *w, int t
   const int *gi = w->dqg + (size_t)GRIT_DUAL_N * (size_t)t, ns = w->gt_n;
   const double *gv = w->dqgv + (size_t)GRIT_DUAL_N * (size_t)t;
   const size_t ld = (size_t)w->gt_ld;
+  const double *g[GRIT_DUAL_N];
+  for (int l = 0; l < GRIT_DUAL_N; ++l) g[l] = gi[l] < 0 ? NULL : w->gt + (size_t)gi[l] * ld;
 #if QB_AVX2
-  const int avx2 = __builtin_cpu_supports("avx2");
-#endif
-  for (int l = 0; l < GRIT_DUAL_N; ++l) {
-    double *o = w->dwt + (size_t)l * ld;
-    if (gi[l] < 0) {
-      memset(o, 0, sizeof(double) * (size_t)ns);
-      continue;
-    }
-    const double *g = w->gt + (size_t)gi[l] * ld;
-#if QB_AVX2
-    if (avx2) {
-      batch_lane_avx2(o, g, gv[l], ns);
-      continue;
-    }
-#endif
-    batch_lane_base(o, g, gv[l], ns);
+  if (__builtin_cpu_supports("avx2")) {
+    batch_slots_avx2(w->dwt, g, gv, ns);
+    w->dwt_n = ns;
+    return;
   }
+#endif
+  batch_slots_base(w->dwt, g, gv, ns);
   w->dwt_n = ns;
 }
 

@@ -39,13 +39,12 @@ static inline int grit_deriv_delassus_kept_batch(const grit_model *m, grit_deriv
   if (w->dwt_eval != w->eval_no) grit_deriv_delassus_batch_form(m, w, t);
   const int s = w->gt_slot[ic];
   if (s >= w->dwt_n) return 0; /* solved after the batch, or no batch in this pass */
-  const size_t ld = (size_t)w->gt_ld;
-  const double *o = w->dwt + (size_t)s;
+  const double *o = w->dwt + (size_t)s * GRIT_DUAL_N; /* (its eight lanes side by side) */
   out->v = w->zc_w[ic] / dim;
   if (dim == 1) /* (x / 1 is x) */
-    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld];
+    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[l];
   else
-    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[(size_t)l * ld] / dim;
+    for (int l = 0; l < GRIT_DUAL_N; ++l) out->d[l] = o[l] / dim;
   w->seed_pairs_used++, w->kept_fast_used++, w->kept_batch_used++;
   return 1;
 }

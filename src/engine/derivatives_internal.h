@@ -232,6 +232,9 @@ struct grit_deriv_ws {
   int no_slide_quad;                      /* nonzero: a tree of slides' zero gradient of z^T M z formed and
                                            * contracted (derivatives_delassus.c, slides_only; stop 29) */
   unsigned long slide_quad_skips;         /* the trees of slides whose gradient was left out so far (tests) */
+  int no_cx_law_lanes;                    /* nonzero: cx_fused's law by the dual calls, not written out (tests) */
+  unsigned long cx_law_lanes_used;        /* the rows whose law was written out so far (tests) */
+  double law_k;                           /* (set each pass) grit_equality_rn's factor, grit_equality_rn(1) */
   int law_avx2;                           /* (set each pass from fx) the kept equality rows' law and Rn in
                                            * fx's AVX2 compilation too (derivatives_chain.c, stop 27) */
   int *dqg;                               /* (GRIT_DUAL_N ntree) per tree and lane: its one seeded
@@ -246,7 +249,7 @@ struct grit_deriv_ws {
   int no_leaf_sweep;                      /* nonzero: the lanes' sweep takes one-dof leaves through the scratch */
   /* the lanes' rows' gradients by columns, each pass's - g . dq of them all (derivatives_delassus_cols.c) */
   double *gt;                             /* (maxn x gt_ld) g of the row in slot s at dof j: gt[j gt_ld + s] */
-  double *dwt;                            /* (GRIT_DUAL_N x gt_ld) lane l's - g . dq of slot s at [l gt_ld + s] */
+  double *dwt;                            /* (GRIT_DUAL_N x gt_ld) lane l's - g . dq of slot s at [s GRIT_DUAL_N + l] */
   int *gt_slot;                           /* (keep cap) a row's slot in this call */
   unsigned *gt_at;                        /* (keep cap) the call its slot was written in (g read from gt) */
   unsigned gt_call, dwt_eval;             /* the call the slots are of; the evaluation dwt is of */
