@@ -65,6 +65,8 @@ struct grit_solver {
    * kept factor is already that Hessian's */
   double *gasm;         /* (9 cap_c) constraint i's dim x dim matrix added to H by the last assembly */
   unsigned char *gadd;  /* (cap_c) whether it added one */
+  const double **run_j, **run_g; /* (cap_c) a run of free-body terms' J and G (assemble: free_run_term) */
+  int no_free_run;      /* nonzero: each free-body term added by itself through grit_hessian_add (tests) */
   int asm_all;          /* the kept factor is of an assembly over every island: KEPT_STEP, this solve's (A and J
                            as now); KEPT_REFAC, a refactor's, its A and J in snap_A, snap_J; 0: neither */
   double *snap_A;       /* (nM) the A of the last refactor's factor */
