@@ -287,24 +287,6 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
-/* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
-static inline int same_bits(const double *a, const double *b, int n) {
-  int same = 1;
-  for (int e = 0; e < n; ++e) {
-    unsigned long long x, y;
-    memcpy(&x, a + e, sizeof x), memcpy(&y, b + e, sizeof y);
-    same &= x == y;
-  }
-  return same;
-}
-
-/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
- * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
-static inline void keep_added(grit_solver *s, int i, const double G[9]) {
-  s->gadd[i] = 1;
-  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
-}
-
 /* grit_hessian_add over constraint i's list when it has one. */
 static inline void hessian_add(grit_solver *s, int i, const double *G, int pair) {
   const grit_constraint *c = &s->c[i];
@@ -314,17 +296,7 @@ static inline void hessian_add(grit_solver *s, int i, const double *G, int pair)
   else grit_hessian_add_cols(s->H, c->dim, c->ntree, c->tree, J, G, pair, s->jlist + l, s->jlnum[i]);
 }
 
-/* Whether constraint i's term goes to a free-body run (assemble): 3 rows on one tree of 6 dofs (a free body
- * alone) without a column list, and G with a nonzero entry off the normal's (grit_hessian_add takes a
- * normal-only G to fewer terms, a zero G to none). */
-static inline int free_run_term(const grit_solver *s, const grit_constraint *c, int i, const double *G) {
-  if (c->ntree != 1 || c->dim != 3 || s->m->tree_dofnum[c->tree[0]] != 6 || s->jloff[i] >= 0) return 0;
-  int off = 0;
-  for (int k = 0; k < 8; ++k) off |= G[k] != 0.0;
-  return off;
-}
-
-/* Adds the run's terms (s->runp: J and G of each) to tree *trun's block, and starts a run on tree t. */
+/* Adds the free-body run's terms (run_j, run_g; free_run_term) to tree *trun's block, and starts one on tree t. */
 static inline void free_run_flush(grit_solver *s, int *nrun, int *trun, int t) {
   if (*nrun > 0) grit_hessian_add_free_run_avx2(s->H, *trun, *nrun, s->run_j, s->run_g);
   *nrun = 0;
@@ -380,9 +352,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
    * one tree), H is started first and each term added as it is found, in one loop, as before. */
   const int track = grit_hessian_keeps_any(s->H);
   if (!track) grit_hessian_begin(s->H, A);
-  /* A run of contacts on one free body alone in its tree (the coin's 152 patch points) goes to the Hessian's
-   * free-body kernel in one call, its block held in registers (free_run): the same terms in the same order, and
-   * any other term is added only after the run before it (a block receives its terms in index order either way) */
+  /* a run of terms on one free body alone in its tree (the coin's 152 patch points) in one call (free_run_term) */
   const int runs = !track && !s->no_free_run && grit_hessian_free_run_ok(s->H);
   int nrun = 0, trun = -1;
   for (int a = 0; a < nact; ++a)
