@@ -370,7 +370,7 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
       const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-      if (track && (!changed || !same_bits(s->gasm + 9 * (size_t)i, G, c->dim * c->dim)))
+      if (track && (!changed || !same_bits_n(s->gasm + 9 * (size_t)i, G, c->dim * c->dim)))
         grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
       keep_added(s, i, G);
       if (track) continue;

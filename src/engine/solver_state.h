@@ -353,7 +353,7 @@ static inline int grit_solver_free3(const grit_solver *s, const grit_model *m, c
 
 /* (solver.c's assembly:) */
 /* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
-static inline int same_bits(const double *a, const double *b, int n) {
+static inline int same_bits_n(const double *a, const double *b, int n) {
   int same = 1;
   for (int e = 0; e < n; ++e) {
     unsigned long long x, y;
