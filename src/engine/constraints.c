@@ -78,6 +78,12 @@ int grit_body_tree(const grit_model *m, int body) {
   return d >= 0 ? m->dof_tree[d] : -1;
 }
 
+/* s + a . b over n entries, added to s one by one in order (inlined with a constant n where called). */
+static inline double dot_on(double s, const double *a, const double *b, int n) {
+  for (int j = 0; j < n; ++j) s += a[j] * b[j];
+  return s;
+}
+
 void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, const grit_contact_candidate *cand,
                                     int ncand, const double *v0, double dt, grit_contact_model model,
                                     double smoothing, int dissipation_free, grit_constraint *c, int *nc,
@@ -114,7 +120,9 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
       double *J = jstore + *joff;
       x->joff[kk] = *joff;
       *joff += 3 * n;
-      for (int j = 0; j < 3 * n; ++j) J[j] = 0.0;
+      if (n == 6) memset(J, 0, sizeof(double) * 18); /* (a free body's: a constant size, stores inlined) */
+      else
+        for (int j = 0; j < 3 * n; ++j) J[j] = 0.0;
       if (t == tb) grit_contact_jacobian_add(m, k, q->body[1], q->pt.pb, t, F, 1.0, J, scratch);
       if (t == ta) grit_contact_jacobian_add(m, k, q->body[0], q->pt.pa, t, F, -1.0, J, scratch);
     }
@@ -138,7 +146,9 @@ void grit_build_contact_constraints(const grit_model *m, const grit_kin *k, cons
       double vn0 = 0.0; /* normal velocity at the previous state: row 3 of J times v0 */
       for (int kk = 0; kk < x->ntree; ++kk) {
         const int t = x->tree[kk], n = m->tree_dofnum[t];
-        for (int j = 0; j < n; ++j) vn0 += jstore[x->joff[kk] + 2 * n + j] * v0[m->tree_dofadr[t] + j];
+        const double *jn = jstore + x->joff[kk] + 2 * n, *vt = v0 + m->tree_dofadr[t];
+        if (n == 6) vn0 = dot_on(vn0, jn, vt, 6); /* (a free body's six: unrolled, the same sum) */
+        else vn0 = dot_on(vn0, jn, vt, n);
       }
       p->gn0 = grit_contact_lagged_normal_impulse(p, dt, vn0);
     }

@@ -31,6 +31,12 @@ void GS_NAME(grit_contact_jacobian_add)(const grit_model *m, const GS_NAME(grit_
      * written once, so the order is free. The same operations: the same bits. */
     const int jn = m->dof_jnt[dof], d0 = dof - 5;
     if (m->jnt_type[jn] == GRIT_JOINT_FREE && m->jnt_dofadr[jn] == d0 && d0 >= adr && dof < adr + n) {
+      if (n == 6) { /* the tree is the free body alone (the coin's patch points): its row stride a constant, the
+                       loops unrolled; a free joint's body hangs from the world, so no dof precedes d0 */
+        for (int i = 0; i < 3; ++i) GS_NAME(cj_translation)(F, i, sign, 6, i, out);
+        for (int i = 3; i < 6; ++i) GS_NAME(cj_column)(k->cdof + 6 * (d0 + i), p, F, sign, 6, i, out);
+        return;
+      }
       for (int i = 0; i < 3; ++i) GS_NAME(cj_translation)(F, i, sign, n, d0 - adr + i, out);
       for (int i = 3; i < 6; ++i) GS_NAME(cj_column)(k->cdof + 6 * (d0 + i), p, F, sign, n, d0 - adr + i, out);
       dof = m->dof_parent[d0];

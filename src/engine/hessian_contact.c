@@ -13,8 +13,10 @@
  * add_small_n's operations in its order, (((0 + a0 b0) + a1 b1) + a2 b2) then D + s, in double lanes
  * without FMA: the same bits (test_hessian compares the two). GCC's code for the constant sizes was 450
  * instructions a contact, scalar over the triangle: boxbox_deep's 4 contacts 1.8 k of its step's 29 k. */
-static inline __attribute__((always_inline, target("avx2"))) void add_free_lower_avx2(grit_hessian *h, int tree, const double *J,
-                                                                        const double *G) {
+/* One term on the lower triangle held in registers: rows 0-5's first four entries in d[0..5], rows 4-5's last
+ * two in dh[0..1] (the lanes past the diagonal left as they were). */
+static inline __attribute__((always_inline, target("avx2"))) void free_term_avx2(__m256d d[6], __m128d dh[2],
+                                                                                  const double *J, const double *G) {
   __m256d gl[3];
   __m128d gh[3];
   for (int r = 0; r < 3; ++r) {
@@ -27,21 +29,45 @@ static inline __attribute__((always_inline, target("avx2"))) void add_free_lower
     }
     gl[r] = sl, gh[r] = sh;
   }
-  double *D = grit_hessian_dblock(h, tree, 6);
   for (int i = 0; i < 6; ++i) {
     __m256d sl = _mm256_setzero_pd();
     for (int r = 0; r < 3; ++r) sl = _mm256_add_pd(sl, _mm256_mul_pd(_mm256_set1_pd(J[r * 6 + i]), gl[r]));
-    const __m256d d = _mm256_loadu_pd(D + i * 6), sum = _mm256_add_pd(d, sl);
+    const __m256d sum = _mm256_add_pd(d[i], sl);
     /* (lanes j <= i: row 0 one, row 1 two, row 2 three, rows 3 to 5 all four) */
-    const __m256d row = i == 0 ? _mm256_blend_pd(d, sum, 1) : i == 1 ? _mm256_blend_pd(d, sum, 3)
-                        : i == 2 ? _mm256_blend_pd(d, sum, 7) : sum;
-    _mm256_storeu_pd(D + i * 6, row);
+    d[i] = i == 0 ? _mm256_blend_pd(d[i], sum, 1) : i == 1 ? _mm256_blend_pd(d[i], sum, 3)
+           : i == 2 ? _mm256_blend_pd(d[i], sum, 7) : sum;
     if (i < 4) continue;
     __m128d sh = _mm_setzero_pd();
     for (int r = 0; r < 3; ++r) sh = _mm_add_pd(sh, _mm_mul_pd(_mm_set1_pd(J[r * 6 + i]), gh[r]));
-    const __m128d dh = _mm_loadu_pd(D + i * 6 + 4), sumh = _mm_add_pd(dh, sh);
-    _mm_storeu_pd(D + i * 6 + 4, i == 4 ? _mm_blend_pd(dh, sumh, 1) : sumh);
+    const __m128d sumh = _mm_add_pd(dh[i - 4], sh);
+    dh[i - 4] = i == 4 ? _mm_blend_pd(dh[0], sumh, 1) : sumh;
   }
+}
+
+/* add_small_lower_avx2's terms of 3-row Gs on one free body (6 dofs: a body's contacts with the world) in
+ * vectors: G J (3 x 6) row by row, then each row i of the lower triangle of J^T (G J) four and two columns at
+ * a time, the lanes past the diagonal blended back (the upper triangle as it was). Each entry takes
+ * add_small_n's operations in its order, (((0 + a0 b0) + a1 b1) + a2 b2) then D + s, in double lanes
+ * without FMA: the same bits (test_hessian compares the two). GCC's code for the constant sizes was 450
+ * instructions a contact, scalar over the triangle: boxbox_deep's 4 contacts 1.8 k of its step's 29 k. The
+ * terms of n constraints in order, the block held in registers between them (grit_hessian_add_free_run). */
+static inline __attribute__((always_inline, target("avx2"))) void add_free_lower_avx2(grit_hessian *h, int tree, int n,
+                                                                                       const double *const *J,
+                                                                                       const double *const *G) {
+  double *D = grit_hessian_dblock(h, tree, 6);
+  __m256d d[6];
+  __m128d dh[2] = {_mm_loadu_pd(D + 28), _mm_loadu_pd(D + 34)};
+  for (int i = 0; i < 6; ++i) d[i] = _mm256_loadu_pd(D + i * 6);
+  for (int k = 0; k < n; ++k) free_term_avx2(d, dh, J[k], G[k]);
+  for (int i = 0; i < 6; ++i) _mm256_storeu_pd(D + i * 6, d[i]);
+  _mm_storeu_pd(D + 28, dh[0]);
+  _mm_storeu_pd(D + 34, dh[1]);
+}
+
+__attribute__((target("avx2"))) void grit_hessian_add_free_run_avx2(grit_hessian *h, int tree, int n,
+                                                                    const double *const *J, const double *const *G) {
+  h->factored = 0;
+  add_free_lower_avx2(h, tree, n, J, G);
 }
 /* The lanes j0 .. j0 + 3 that are at most lim. */
 static inline __attribute__((always_inline, target("avx2"))) __m256i lanes_upto(int j0, int lim) {
@@ -119,7 +145,7 @@ __attribute__((target("avx2"))) int grit_hessian_add_rows3_avx2(grit_hessian *h,
     const int e1 = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(G + 4), z, _CMP_EQ_OQ));
     if ((e0 & e1) == 15) return 0;
     if (ntree == 1) {
-      add_free_lower_avx2(h, tree[0], J[0], G);
+      add_free_lower_avx2(h, tree[0], 1, J, &G);
       return 1;
     }
   }
@@ -127,6 +153,9 @@ __attribute__((target("avx2"))) int grit_hessian_add_rows3_avx2(grit_hessian *h,
   return 1;
 }
 #else
+void grit_hessian_add_free_run_avx2(grit_hessian *h, int tree, int n, const double *const *J, const double *const *G) {
+  (void)h, (void)tree, (void)n, (void)J, (void)G;
+}
 int grit_hessian_add_rows3_avx2(grit_hessian *h, int ntree, const int tree[2], const double *const J[2],
                                 const double *G, int pair) {
   (void)h, (void)ntree, (void)tree, (void)J, (void)G, (void)pair;

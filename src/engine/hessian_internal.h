@@ -188,5 +188,22 @@ static inline double *grit_hessian_cblk(struct grit_hessian *h, int k, int size)
  * on a CPU with AVX2 (the caller's test). */
 int grit_hessian_add_rows3_avx2(struct grit_hessian *h, int ntree, const int tree[2], const double *const J[2],
                                 const double *G, int pair);
+/* hessian_contact.c: the terms of n 3-row constraints on free body `tree` (a tree of 6 dofs), in order, on its
+ * block's lower triangle, the block held in registers between them: the same bits as n calls of
+ * grit_hessian_add_rows3_avx2 (each G with a nonzero entry off the normal's, which those calls would take to
+ * add_normal_n). Only where grit_hessian_free_run_ok. */
+void grit_hessian_add_free_run_avx2(struct grit_hessian *h, int tree, int n, const double *const *J,
+                                    const double *const *G);
+/* Whether grit_hessian_add, now (after grit_hessian_begin), takes a 3-row term on a free body alone in its tree
+ * to grit_hessian_add_rows3_avx2's free-body kernel: the CPU has AVX2, no tree is factored in tree order, the
+ * blocks are written where they are (not kept) and only their lower triangles (hessian_assemble.c, add_small). */
+static inline int grit_hessian_free_run_ok(const struct grit_hessian *h) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(GRIT_NO_AVX2)
+  return __builtin_cpu_supports("avx2") && !h->any_tc && !h->upd && h->lower_now && !h->no_free_kernel;
+#else
+  (void)h;
+  return 0;
+#endif
+}
 
 #endif

@@ -57,6 +57,8 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   s->jlnum = calloc((size_t)max_constraints + 1, sizeof(int));
   s->gasm = calloc(9 * (size_t)max_constraints + 1, sizeof(double));
   s->gadd = calloc((size_t)max_constraints + 1, 1);
+  s->run_j = calloc((size_t)max_constraints + 1, sizeof *s->run_j);
+  s->run_g = calloc((size_t)max_constraints + 1, sizeof *s->run_g);
   s->snap_A = calloc((size_t)m->nM + 1, sizeof(double));
   s->snap_J = calloc((size_t)max_jstore + 1, sizeof(double)); /* (pages touched only as far as used) */
   s->snap_con = calloc(6 * (size_t)max_constraints + 1, sizeof(int));
@@ -75,7 +77,7 @@ grit_status grit_solver_create(const grit_model *m, int max_constraints, int max
   if (s->tree_id)
     for (int t = 0; t < m->ntree; ++t) s->tree_id[t] = t;
   double **vecs[] = {&s->r, &s->dv, &s->Adv, &s->e, &s->Ae, &s->jtg, &s->dinv, &s->dsq, &s->tmp};
-  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->jlist && s->jloff && s->jlnum && s->gasm && s->gadd && s->snap_A &&
+  int ok = s->c && s->jstore && s->lsidx && s->inpat && s->cpair && s->vhat && s->jcols && s->jwide && s->jlist && s->jloff && s->jlnum && s->gasm && s->gadd && s->run_j && s->run_g && s->snap_A &&
            s->snap_J && s->snap_con && s->tree_id && s->tree_isl && s->uf &&
            s->isl_start && s->isl_con && s->isl && s->isl_tstart && s->isl_tree && s->act && s->act_fac && s->tree_on && s->tree_flag;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; ++i) ok = ok && (*vecs[i] = calloc((size_t)s->nv + 1, sizeof(double)));
@@ -109,6 +111,8 @@ void grit_solver_free(grit_solver *s) {
   free(s->cx_list);
   free(s->gasm);
   free(s->gadd);
+  free(s->run_j);
+  free(s->run_g);
   free(s->snap_A);
   free(s->snap_J);
   free(s->snap_con);
@@ -283,24 +287,6 @@ void grit_solver_eval_island(grit_solver *s, const grit_model *m, const double *
  * 11.8 / 24.1 / failed -> 11.0 / 19.0 / 26.3. */
 #define GLOBAL_RESIDUAL 0.3
 
-/* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
-static inline int same_bits(const double *a, const double *b, int n) {
-  int same = 1;
-  for (int e = 0; e < n; ++e) {
-    unsigned long long x, y;
-    memcpy(&x, a + e, sizeof x), memcpy(&y, b + e, sizeof y);
-    same &= x == y;
-  }
-  return same;
-}
-
-/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
- * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
-static inline void keep_added(grit_solver *s, int i, const double G[9]) {
-  s->gadd[i] = 1;
-  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
-}
-
 /* grit_hessian_add over constraint i's list when it has one. */
 static inline void hessian_add(grit_solver *s, int i, const double *G, int pair) {
   const grit_constraint *c = &s->c[i];
@@ -308,6 +294,13 @@ static inline void hessian_add(grit_solver *s, int i, const double *G, int pair)
   const int l = s->jloff[i];
   if (l < 0) grit_hessian_add(s->H, c->dim, c->ntree, c->tree, J, G, pair);
   else grit_hessian_add_cols(s->H, c->dim, c->ntree, c->tree, J, G, pair, s->jlist + l, s->jlnum[i]);
+}
+
+/* Adds the free-body run's terms (run_j, run_g; free_run_term) to tree *trun's block, and starts one on tree t. */
+static inline void free_run_flush(grit_solver *s, int *nrun, int *trun, int t) {
+  if (*nrun > 0) grit_hessian_add_free_run_avx2(s->H, *trun, *nrun, s->run_j, s->run_g);
+  *nrun = 0;
+  *trun = t;
 }
 
 /* H = A + sum J^T G J at the constraints' current G (for the contacts marked isotropic, Lagged
@@ -359,6 +352,9 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
    * one tree), H is started first and each term added as it is found, in one loop, as before. */
   const int track = grit_hessian_keeps_any(s->H);
   if (!track) grit_hessian_begin(s->H, A);
+  /* a run of terms on one free body alone in its tree (the coin's 152 patch points) in one call (free_run_term) */
+  const int runs = !track && !s->no_free_run && grit_hessian_free_run_ok(s->H);
+  int nrun = 0, trun = -1;
   for (int a = 0; a < nact; ++a)
     for (int q = s->isl_start[act[a]]; q < s->isl_start[act[a] + 1]; ++q) {
       const int i = con[q];
@@ -374,12 +370,20 @@ static grit_status assemble(grit_solver *s, const double *A, const int *act, int
       else if (c->gn_start > 0.0) memcpy(Gm, c->G, sizeof Gm);
       if (c->gn_start > 0.0) Gm[8] = c->gn_start;
       const double *G = c->isotropic || c->gn_start > 0.0 ? Gm : c->G;
-      if (track && (!changed || !same_bits(s->gasm + 9 * (size_t)i, G, c->dim * c->dim)))
+      if (track && (!changed || !same_bits_n(s->gasm + 9 * (size_t)i, G, c->dim * c->dim)))
         grit_hessian_keep_touch(s->H, c->ntree, c->tree, pair[i]);
       keep_added(s, i, G);
       if (track) continue;
+      if (runs && free_run_term(s, c, i, G)) {
+        if (c->tree[0] != trun) free_run_flush(s, &nrun, &trun, c->tree[0]);
+        s->run_j[nrun] = s->jstore + c->joff[0], s->run_g[nrun] = s->gasm + 9 * (size_t)i; /* (G as kept) */
+        ++nrun;
+        continue;
+      }
+      free_run_flush(s, &nrun, &trun, -1);
       hessian_add(s, i, G, pair[i]);
     }
+  free_run_flush(s, &nrun, &trun, -1);
   if (!track) return GRIT_OK;
   grit_hessian_begin_kept(s->H, A);
   for (int a = 0; a < nact; ++a)

@@ -204,9 +204,10 @@ __attribute__((target("avx2"))) void grit_solver_free3_apply(const double *J, co
   __m256d sv = _mm256_setzero_pd();
   for (int j = 0; j < 6; ++j)
     sv = _mm256_add_pd(sv, _mm256_mul_pd(_mm256_setr_pd(J[j], J[6 + j], J[12 + j], 0.0), _mm256_set1_pd(x[j])));
-  double t[4];
-  _mm256_storeu_pd(t, sv);
-  for (int r = 0; r < 3; ++r) y[r] = (b ? b[r] : 0.0) + t[r];
+  /* y_r = b_r + t_r (+0 + t_r without b) lane by lane: the rows' three sums plus their bias, as the loops */
+  const __m256d bv = b ? _mm256_setr_pd(b[0], b[1], b[2], 0.0) : _mm256_setzero_pd(), yv = _mm256_add_pd(bv, sv);
+  _mm_storeu_pd(y, _mm256_castpd256_pd128(yv));
+  y[2] = _mm_cvtsd_f64(_mm256_extractf128_pd(yv, 1));
 }
 
 __attribute__((target("avx2"))) void grit_solver_free3_transpose(const double *J, const double f[3], double *y) {

@@ -128,6 +128,12 @@ static void ls_eval(const grit_solver *s, double dt, const int *idx, int n, doub
   *d2 = f2;
 }
 
+/* vc = c->vc + a dvc on its dim rows, and *s0 -= gamma . dvc row by row (ls_ends). */
+static inline void ends_rows(const grit_constraint *c, double a, int dim, double vc[3], double *s0) {
+  for (int r = 0; r < dim; ++r) vc[r] = c->vc[r] + a * c->dvc[r];
+  for (int r = 0; r < dim; ++r) *s0 -= c->gamma[r] * c->dvc[r];
+}
+
 /* The slope of l(v + a dv) at a = 0 from the constraints' impulses at v (already evaluated), its slope
  * at a_max, and the list of constraints the line search must evaluate in between: a constraint whose
  * slope along dv, -gamma . dvc, is exactly 0 at both ends has, l_i being convex (its slope along a line
@@ -150,8 +156,10 @@ static int ls_ends(grit_solver *s, double dt, const int *con, int ncon, double a
       c->idle = !(c->vc[2] < vhat) && !(c->vc[2] + a_max * c->dvc[2] < vhat);
       if (c->idle) continue; /* (most of a clutter's candidates: their other rows are not needed) */
     }
-    for (int r = 0; r < c->dim; ++r) vc[r] = c->vc[r] + a_max * c->dvc[r];
-    for (int r = 0; r < c->dim; ++r) s0 -= c->gamma[r] * c->dvc[r];
+    if (c->dim == 3) /* (a contact's three rows as a constant: unrolled, the same sums) */
+      ends_rows(c, a_max, 3, vc, &s0);
+    else
+      ends_rows(c, a_max, c->dim, vc, &s0);
     if (lagged_plain(c)) {
       tag = tags && !(c->p.soft > 0.0);
       lagged_directional(c, dt, s->vhat[i], vc, c->dvc, &s1, &c1);

@@ -7,6 +7,7 @@
 #define GRIT_SOLVER_STATE_H
 
 #include <math.h>
+#include <string.h>
 
 #include "constraints.h"
 #include "afactor.h"
@@ -65,6 +66,8 @@ struct grit_solver {
    * kept factor is already that Hessian's */
   double *gasm;         /* (9 cap_c) constraint i's dim x dim matrix added to H by the last assembly */
   unsigned char *gadd;  /* (cap_c) whether it added one */
+  const double **run_j, **run_g; /* (cap_c) a run of free-body terms' J and G (assemble: free_run_term) */
+  int no_free_run;      /* nonzero: each free-body term added by itself through grit_hessian_add (tests) */
   int asm_all;          /* the kept factor is of an assembly over every island: KEPT_STEP, this solve's (A and J
                            as now); KEPT_REFAC, a refactor's, its A and J in snap_A, snap_J; 0: neither */
   double *snap_A;       /* (nM) the A of the last refactor's factor */
@@ -346,6 +349,37 @@ void grit_solver_free3_transpose(const double *J, const double f[3], double *y);
 /* Whether constraint c takes them: 3 rows (not a normal-only contact's one) on one tree of 6 dofs. */
 static inline int grit_solver_free3(const grit_solver *s, const grit_model *m, const grit_constraint *c) {
   return s->free3 && c->ntree == 1 && c->dim == 3 && m->tree_dofnum[c->tree[0]] == 6 && !normal_only(c);
+}
+
+/* (solver.c's assembly:) */
+/* Whether the n doubles at a and b are the same bits (memcmp's answer, inlined for 1 to 9). */
+static inline int same_bits_n(const double *a, const double *b, int n) {
+  int same = 1;
+  for (int e = 0; e < n; ++e) {
+    unsigned long long x, y;
+    memcpy(&x, a + e, sizeof x), memcpy(&y, b + e, sizeof y);
+    same &= x == y;
+  }
+  return same;
+}
+
+/* Keeps the matrix G constraint i adds in this assembly (grit_solver_refactor compares its dim x dim
+ * entries): all nine, a copy of constant size the compiler writes out in a few moves. */
+static inline void keep_added(grit_solver *s, int i, const double G[9]) {
+  s->gadd[i] = 1;
+  memcpy(s->gasm + 9 * (size_t)i, G, sizeof(double) * 9);
+}
+
+/* Whether constraint i's term goes to a free-body run (solver.c, assemble: a run of terms on one free body alone in
+ * its tree in one call of the Hessian's free-body kernel, its block held in registers; the same terms in the same
+ * order, any other term added only after the run before it, so that a block receives its terms in index order
+ * either way): 3 rows on one tree of 6 dofs without a column list, and G with a nonzero entry off the normal's
+ * (grit_hessian_add takes a normal-only G to fewer terms, a zero G to none). */
+static inline int free_run_term(const grit_solver *s, const grit_constraint *c, int i, const double *G) {
+  if (c->ntree != 1 || c->dim != 3 || s->m->tree_dofnum[c->tree[0]] != 6 || s->jloff[i] >= 0) return 0;
+  int off = 0;
+  for (int k = 0; k < 8; ++k) off |= G[k] != 0.0;
+  return off;
 }
 
 /* solver.c: evaluates island k at v (compute_vc: the constraint velocities from v; else as carried along
