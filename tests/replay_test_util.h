@@ -32,7 +32,7 @@ static inline void cleanup(void) {
   if (TMP[0]) rm_tree(TMP);
 }
 
-static const char *tmp_path(const char *name) {
+static inline const char *tmp_path(const char *name) {
   static char p[512];
   if (!TMP[0]) {
     snprintf(TMP, sizeof TMP, "/tmp/grit_replay_XXXXXX");
@@ -70,7 +70,7 @@ typedef struct jv {
   char **keys;
 } jv;
 
-static const char *ws(const char *p) {
+static inline const char *ws(const char *p) {
   while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') ++p;
   return p;
 }
