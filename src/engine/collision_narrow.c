@@ -329,10 +329,11 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
 /* Vertices below the margin; beyond 4 of them, 4 chosen to spread the support: the deepest, then each
  * time the vertex farthest (along the plane) from those chosen, less its extra depth above the deepest,
  * so that a resting face's corners win over higher vertices. Emitted in vertex order. The first pass (or
- * plane_convex_graph) keeps up to PC_KEPT candidates (index and world point) for the choice, which then
- * scans them alone (a resting wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the
- * margin; stop 30): the same points and the same order of visits as scanning every vertex. */
-enum { PC_CAP = 4, PC_KEPT = 256, PC_BAND = 384, PC_WORDS = 128 };
+ * plane_convex_graph) keeps up to PC_KEPT candidates (index, world point, height) for the choice, which
+ * then scans them alone (a resting wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below
+ * the margin; stop 30): the same points as scanning every vertex. PC_KEPT 512 (stop 31; 256 before): H1's
+ * flat soles put up to ~300 vertices below the margin. */
+enum { PC_CAP = 4, PC_KEPT = 512, PC_BAND = 384, PC_WORDS = 128 };
 
 /* The first pass by the hull graph: the vertices below the margin (index and world point, in vertex order),
  * *phimin, *first as the scan finds them, without visiting every vertex. The support climb finds the
@@ -366,7 +367,7 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
   memset(seen, 0, sizeof(uint64_t) * (size_t)(s->nvert / 64 + 1));
   band[0] = top, seen[top / 64] |= 1ull << (top % 64);
   for (int q = 0; q < nb; ++q) {
-    if (hb[q] < margin && ++count > PC_KEPT) return -1; /* the rounds scan every vertex anyway */
+    if (hb[q] < margin && ++count > PC_KEPT) return -1; /* the scan keeps no more */
     for (int k = adr[band[q]]; k < adr[band[q] + 1]; ++k) {
       const int w = nbr[k];
       if (seen[w / 64] >> (w % 64) & 1) continue;
