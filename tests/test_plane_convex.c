@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_plane_convex.c — a convex hull on a plane (collision_narrow.c's plane_convex) against the scan it
  * had before stop 30: every vertex transformed again in each of the 3 rounds choosing the 4 spread
- * points. The first pass now keeps up to 256 candidates (64 at first) and the rounds scan those alone (a
- * resting wheel's hull: thousands of vertices, tens below the margin); above that the rounds scan every
- * vertex as before.
- * Same transform, same heights, same order of visits: the same points to the bit, in the same order. */
+ * points. The first pass now keeps up to 512 candidates (64 at first, 256 in stop 30) and the rounds scan
+ * those alone (a resting wheel's hull: thousands of vertices, tens below the margin), with their kept
+ * heights and least distances, ties to the lowest index (stop 31); above that the rounds scan every vertex
+ * as before. Same transform, same heights: the same points to the bit, in the same order. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -200,4 +200,70 @@ Test(plane_convex, graph_candidates_are_the_scans) {
   cr_expect_gt(seen_kept, 0);
   cr_expect_gt(seen_many, 0);
   cr_log_info("graph poses by vertices below the margin: 1-4 %d, 5-64 %d, >64 %d", seen_few, seen_kept, seen_many);
+}
+
+/* Flat soles (stop 31): a G x G grid of coplanar vertices under a dome of D points, lying on its grid,
+ * exactly level (every grid height the same bits: ties in the deepest vertex and in the scores, which go
+ * to the lowest index as in the scan), tilted by 1e-9 to 1e-3 rad (near ties), and at random near the
+ * plane. G = 6 and 10 with a dome of 300 (the graph path, whose candidates come in the search's order, and
+ * the scan where the grid is over a quarter of the hull), G = 16 (256 coplanar: the kept rounds), G = 24 (576, more
+ * than the 512 kept: the rounds over every vertex); with and without the hull graph where it builds; in
+ * their own vertex order and shuffled. */
+enum { SOLE_MAX = 24 * 24 + 300 };
+
+static int sole(int g, int dome, double v[SOLE_MAX][3]) {
+  int n = 0;
+  const double ga = 2.399963229728653;
+  for (int i = 0; i < dome; ++i) { /* the upper half of a Fibonacci sphere, flattened, over the grid */
+    const double zz = (i + 0.5) / dome, r = sqrt(1.0 - zz * zz), t = ga * i;
+    v[n][0] = 0.06 * r * cos(t), v[n][1] = 0.035 * r * sin(t), v[n++][2] = -0.02 + 0.03 * zz + 5e-3;
+  }
+  for (int i0 = 0; i0 < g; ++i0) /* after the dome, from the middle: the graph's search meets the level */
+    for (int j0 = 0; j0 < g; ++j0) { /* grid's lowest index late (it is inside the face: a loose vertex) */
+      const int i = (i0 + g / 2) % g, j = (j0 + g / 2) % g;
+      v[n][0] = 0.1 * (i - 0.5 * (g - 1)) / g, v[n][1] = 0.05 * (j - 0.5 * (g - 1)) / g, v[n++][2] = -0.02;
+    }
+  return n;
+}
+
+Test(plane_convex, flat_soles_choose_the_scans_points) {
+  static double v[SOLE_MAX][3];
+  const grit_shape pl = grit_shape_make(GRIT_GEOM_PLANE, 0, 0, 0);
+  const double ax[3] = {1, 0, 0}, ay[3] = {0, 1, 0}, az[3] = {0, 0, 1};
+  const int cases[4][2] = {{6, 300}, {10, 300}, {16, 40}, {24, 40}};
+  unsigned long long seed = 31;
+  int level_many = 0, graphs = 0;
+  for (int cs = 0; cs < 8; ++cs) {
+    const int n = sole(cases[cs % 4][0], cases[cs % 4][1], v);
+    for (int i = n - 1; cs >= 4 && i > 0; --i) { /* the second time shuffled: ties meet the search's order */
+      const int j = (int)ct_uniform(&seed, 0.0, i + 1.0 - 1e-9);
+      double t[3];
+      memcpy(t, v[i], sizeof t), memcpy(v[i], v[j], sizeof t), memcpy(v[j], t, sizeof t);
+    }
+    grit_shape cv = grit_shape_convex(&v[0][0], n);
+    int *buf = calloc(grit_hull_graph_ints(n) + 1, sizeof(int));
+    cr_assert_not_null(buf);
+    for (int with_graph = 0; with_graph < 2; ++with_graph) {
+      if (with_graph) {
+        if (!grit_hull_graph_build(&cv, buf)) break; /* near-coplanar points can defeat the hull */
+        cv.graph = buf, graphs++;
+      }
+      for (int k = 0; k < 60; ++k) {
+        const double margin = k % 2 ? 1e-3 : 1e-2;
+        ct_pose P = ct_rotated(ct_identity_at(0.01 * k, -0.02 * k, 0.003 * k), az, 0.37 * k);
+        ct_pose B = ct_rotated(ct_identity_at(0.2, 0.1 * k, 0.003 * k + 0.02 - 2e-4 * (k % 7)), az, 0.11 * k);
+        const int below = same_as_reference(&pl, &P, &cv, &B, margin); /* level: exact ties */
+        level_many += below >= cases[cs % 4][0] * cases[cs % 4][0];
+        const double tilt = pow(10.0, -9.0 + 6.0 * (k % 7) / 6.0);
+        ct_pose T = ct_rotated(ct_rotated(B, ax, k % 3 ? tilt : -tilt), ay, k % 5 ? 0.5 * tilt : 0.0);
+        same_as_reference(&pl, &P, &cv, &T, margin);
+        ct_pose R = ct_random_pose(&seed, 0.5), Q = ct_random_pose(&seed, 0.5);
+        rest_near_plane(&R, &Q, v, n, &seed);
+        same_as_reference(&pl, &R, &cv, &Q, margin);
+      }
+    }
+    free(buf);
+  }
+  cr_expect_gt(level_many, 0, "no level pose with the whole grid below the margin");
+  cr_log_info("flat soles: %d level poses with the grid below, %d graphs built", level_many, graphs);
 }

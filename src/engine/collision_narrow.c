@@ -329,10 +329,11 @@ static void plane_cylinder(const grit_placed_shape *a, const grit_placed_shape *
 /* Vertices below the margin; beyond 4 of them, 4 chosen to spread the support: the deepest, then each
  * time the vertex farthest (along the plane) from those chosen, less its extra depth above the deepest,
  * so that a resting face's corners win over higher vertices. Emitted in vertex order. The first pass (or
- * plane_convex_graph) keeps up to PC_KEPT candidates (index and world point) for the choice, which then
- * scans them alone (a resting wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below the
- * margin; stop 30): the same points and the same order of visits as scanning every vertex. */
-enum { PC_CAP = 4, PC_KEPT = 256, PC_BAND = 384, PC_WORDS = 128 };
+ * plane_convex_graph) keeps up to PC_KEPT candidates (index, world point, height) for the choice, which
+ * then scans them alone (a resting wheel's hull, unitree_mujoco's B2-W: thousands of vertices, tens below
+ * the margin; stop 30): the same points as scanning every vertex. PC_KEPT 512 (stop 31; 256 before): H1's
+ * flat soles put up to ~300 vertices below the margin. */
+enum { PC_CAP = 4, PC_KEPT = 512, PC_BAND = 384, PC_WORDS = 128 };
 
 /* The first pass by the hull graph: the vertices below the margin (index and world point, in vertex order),
  * *phimin, *first as the scan finds them, without visiting every vertex. The support climb finds the
@@ -341,10 +342,11 @@ enum { PC_CAP = 4, PC_KEPT = 256, PC_BAND = 384, PC_WORDS = 128 };
  * connected on its edge graph, and tol (far above the round-off of the heights and the hull's 1e-9
  * flatness) keeps a vertex just below the margin reachable through neighbours just above it. The loose
  * vertices are scanned. Each height is plane_height of the scan's world point, so the same set and bits.
- * Returns the count, or -1 where the scan must run (no graph, vertices dropped as inside, a plateau, more
+ * The candidates come in the search's order, with their heights hc; *first ties to the lowest index, as
+ * the scan's. Returns the count, or -1 where the scan must run (no graph, vertices dropped as inside, a plateau, more
  * than PC_KEPT below the margin or PC_BAND in the band). */
 static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shape *b, double margin, int *ic,
-                              double (*xc)[3], double *phimin, int *first) {
+                              double (*xc)[3], double *hc, double *phimin, int *first) {
   const grit_shape *s = b->shape;
   const int *adr, *nbr, *loose;
   if (!s->graph || s->nvert < GRIT_HULL_SCAN_BELOW || s->nvert >= 64 * PC_WORDS) return -1;
@@ -365,7 +367,7 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
   memset(seen, 0, sizeof(uint64_t) * (size_t)(s->nvert / 64 + 1));
   band[0] = top, seen[top / 64] |= 1ull << (top % 64);
   for (int q = 0; q < nb; ++q) {
-    if (hb[q] < margin && ++count > PC_KEPT) return -1; /* the rounds scan every vertex anyway */
+    if (hb[q] < margin && ++count > PC_KEPT) return -1; /* the scan keeps no more */
     for (int k = adr[band[q]]; k < adr[band[q] + 1]; ++k) {
       const int w = nbr[k];
       if (seen[w / 64] >> (w % 64) & 1) continue;
@@ -391,75 +393,116 @@ static int plane_convex_graph(const grit_placed_shape *a, const grit_placed_shap
     band[nb] = loose[j], hb[nb] = h, grit_v3_copy(xb[nb], x), below[count++] = nb++;
   }
   if (count > PC_KEPT) return -1;
-  for (int k = 1; k < count; ++k) /* vertex order: the scan's */
-    for (int j = k; j > 0 && band[below[j - 1]] > band[below[j]]; --j) {
-      const int t = below[j];
-      below[j] = below[j - 1], below[j - 1] = t;
-    }
   *phimin = INFINITY, *first = -1;
-  for (int j = 0; j < count; ++j) {
+  for (int j = 0; j < count; ++j) { /* band order; the scan's first: the lowest index of the least height */
     const int q = below[j];
-    ic[j] = band[q], grit_v3_copy(xc[j], xb[q]);
-    if (hb[q] < *phimin) *phimin = hb[q], *first = band[q];
+    ic[j] = band[q], hc[j] = hb[q], grit_v3_copy(xc[j], xb[q]);
+    if (hb[q] < *phimin || (hb[q] == *phimin && band[q] < *first)) *phimin = hb[q], *first = band[q];
   }
   return count;
+}
+
+/* The choice among the kept candidates (any order): the scan's rounds, with the heights the first pass
+ * found (the same bits) and each candidate's least distance to the chosen points kept across the rounds
+ * (the minimum of the same distances, whatever their order: no NaN or -0, phi < margin excludes NaN
+ * points), one distance a candidate a round; ties go to the lowest vertex index as the scan's strict > in
+ * vertex order. Returns the chosen count; y their world points (the candidates' own bits). */
+static int plane_convex_choose(const double z[3], int count, const int *ic, const double (*xc)[3],
+                               const double *hc, double phimin, int first, int chosen[PC_CAP],
+                               double y[PC_CAP][3]) {
+  double md[PC_KEPT];
+  int last = -1;
+  for (int k = 0; k < count; ++k) {
+    md[k] = INFINITY;
+    if (ic[k] == first) last = k;
+  }
+  int nch = 0;
+  while (last >= 0) {
+    chosen[nch] = ic[last], grit_v3_copy(y[nch++], xc[last]);
+    md[last] = -INFINITY; /* taken: it never scores again */
+    if (nch == PC_CAP) break;
+    const double *yl = xc[last];
+    int best = -1;
+    double best_score = -INFINITY;
+    for (int k = 0; k < count; ++k) {
+      if (md[k] == -INFINITY) continue;
+      double d[3];
+      grit_v3_sub(d, xc[k], yl);
+      grit_v3_addscl(d, d, z, -grit_v3_dot(d, z));
+      const double r = grit_v3_norm(d);
+      if (r < md[k] || md[k] != md[k]) md[k] = r; /* fmin(md[k], r) */
+      const double score = md[k] - (hc[k] - phimin);
+      if (score > best_score || (best >= 0 && score == best_score && ic[k] < ic[best])) best_score = score, best = k;
+    }
+    last = best; /* -1: NaN depths */
+  }
+  return nch;
 }
 
 static void plane_convex(const grit_placed_shape *a, const grit_placed_shape *b, double margin, collector *c) {
   enum { CAP = PC_CAP, KEPT = PC_KEPT };
   const grit_shape *s = b->shape;
-  double z[3], phimin = INFINITY, xc[KEPT][3];
-  int first = -1, ic[KEPT], count = plane_convex_graph(a, b, margin, ic, xc, &phimin, &first);
+  double z[3], phimin = INFINITY, xc[KEPT][3], hc[KEPT];
+  int first = -1, ic[KEPT], count = plane_convex_graph(a, b, margin, ic, xc, hc, &phimin, &first);
   column(z, a->R, 2);
   if (count < 0) { /* no graph path: every vertex */
+    /* With a graph (its radius bounds |v|), a vertex's height without its world point, c0 + e.v, is
+     * within round-off (~1e-15 of lim's sum) of the exact one: one above lim is surely not below the
+     * margin, and left out (phimin and first matter only when some vertex is below the margin, where
+     * they are the same). A flat sole bails from the graph's search: ~1 in 3 of H1's calls falling. */
+    double e[3], lim = INFINITY;
+    const double c0 = z[0] * (b->p[0] - a->p[0]) + z[1] * (b->p[1] - a->p[1]) + z[2] * (b->p[2] - a->p[2]);
+    for (int k = 0; k < 3; ++k) e[k] = b->R[k] * z[0] + b->R[3 + k] * z[1] + b->R[6 + k] * z[2]; /* R^T z */
+    if (s->graph)
+      lim = margin + 1e-12 * (grit_hull_graph_radius(s->graph) + fabs(b->p[0]) + fabs(b->p[1]) + fabs(b->p[2]) +
+                              fabs(a->p[0]) + fabs(a->p[1]) + fabs(a->p[2]) + fabs(margin));
     count = 0, phimin = INFINITY, first = -1;
     for (int i = 0; i < s->nvert; ++i) {
       double x[3], phi;
-      grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
+      const double *v = s->vertices + 3 * i;
+      if (!(c0 + (e[0] * v[0] + e[1] * v[1] + e[2] * v[2]) < lim)) continue;
+      grit_tf_apply(x, b->p, b->R, v);
       phi = plane_height(a, x);
       if (phi < margin) {
-        if (count < KEPT) ic[count] = i, grit_v3_copy(xc[count], x);
+        if (count < KEPT) ic[count] = i, hc[count] = phi, grit_v3_copy(xc[count], x);
         count++;
       }
       if (phi < phimin) phimin = phi, first = i;
     }
   }
-  if (count <= CAP) {
-    for (int j = 0; j < count; ++j) plane_point(a, xc[j], margin, c);
-    return;
-  }
-  const int kept = count <= KEPT, n = kept ? count : s->nvert;
   int chosen[CAP], nch = 0;
   double y[CAP][3];
-  chosen[nch] = first;
-  grit_tf_apply(y[nch++], b->p, b->R, s->vertices + 3 * first);
-  while (nch < CAP) {
-    int best = -1;
-    double best_score = -INFINITY;
-    for (int k = 0; k < n; ++k) {
-      double xs[3], phi, score = INFINITY;
-      const int i = kept ? ic[k] : k;
-      const double *x = xs;
-      if (kept)
-        x = xc[k];
-      else
-        grit_tf_apply(xs, b->p, b->R, s->vertices + 3 * i);
-      phi = plane_height(a, x);
-      int taken = 0;
-      for (int j = 0; j < nch; ++j) taken |= chosen[j] == i;
-      if (taken || !(phi < margin)) continue;
-      for (int j = 0; j < nch; ++j) {
-        double d[3];
-        grit_v3_sub(d, x, y[j]);
-        grit_v3_addscl(d, d, z, -grit_v3_dot(d, z));
-        score = fmin(score, grit_v3_norm(d));
+  if (count <= CAP) { /* all of them */
+    for (int j = 0; j < count; ++j) chosen[j] = ic[j], grit_v3_copy(y[j], xc[j]);
+    nch = count;
+  } else if (count <= KEPT) {
+    nch = plane_convex_choose(z, count, ic, (const double(*)[3])xc, hc, phimin, first, chosen, y);
+  } else { /* too many kept: the rounds over every vertex */
+    chosen[nch] = first;
+    grit_tf_apply(y[nch++], b->p, b->R, s->vertices + 3 * first);
+    while (nch < CAP) {
+      int best = -1;
+      double best_score = -INFINITY;
+      for (int i = 0; i < s->nvert; ++i) {
+        double x[3], phi, score = INFINITY;
+        grit_tf_apply(x, b->p, b->R, s->vertices + 3 * i);
+        phi = plane_height(a, x);
+        int taken = 0;
+        for (int j = 0; j < nch; ++j) taken |= chosen[j] == i;
+        if (taken || !(phi < margin)) continue;
+        for (int j = 0; j < nch; ++j) {
+          double d[3];
+          grit_v3_sub(d, x, y[j]);
+          grit_v3_addscl(d, d, z, -grit_v3_dot(d, z));
+          score = fmin(score, grit_v3_norm(d));
+        }
+        score -= phi - phimin;
+        if (score > best_score) best_score = score, best = i;
       }
-      score -= phi - phimin;
-      if (score > best_score) best_score = score, best = i;
+      if (best < 0) break; /* NaN depths */
+      chosen[nch] = best;
+      grit_tf_apply(y[nch++], b->p, b->R, s->vertices + 3 * best);
     }
-    if (best < 0) break; /* NaN depths */
-    chosen[nch] = best;
-    grit_tf_apply(y[nch++], b->p, b->R, s->vertices + 3 * best);
   }
   for (int k = 1; k < nch; ++k) /* vertex order */
     for (int j = k; j > 0 && chosen[j - 1] > chosen[j]; --j) {
