@@ -57,7 +57,7 @@ enum { WIN_W = 900, WIN_H = 700, VIEW_H = 460 };
  * A fresh profile each time; software WebGL (SwiftShader) since there is no GPU. */
 static int chromium(const char *exe, const char *url, const char *png, const char *dom_path, int budget_ms) {
   static int nrun = 0;
-  char profile[512], shot[600], win[64], budget[64];
+  char profile[640], shot[600], win[64], budget[64]; /* profile: the option, a tmp_path (512) and a number */
   snprintf(profile, sizeof profile, "--user-data-dir=%s", tmp_path(""));
   snprintf(profile + strlen(profile), sizeof profile - strlen(profile), "profile%d", nrun++);
   snprintf(win, sizeof win, "--window-size=%d,%d", WIN_W, WIN_H);
