@@ -1,16 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_broadphase.c — sort-and-sweep finds exactly the overlapping pairs that brute force finds; the
- * model's table of allowed pairs read by the broad phase's filter of a big composite. */
+/* test_broadphase.c — sort-and-sweep finds exactly the overlapping pairs that brute force finds. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broadphase.h"
-#include "collision.h"
-#include "data_internal.h"
-#include "grit/mjcf.h"
-#include "model_filter.h"
 
 static double uniform(unsigned long long *s, double lo, double hi) {
   *s ^= *s >> 12;
@@ -323,63 +318,4 @@ Test(broadphase, two_boxes_same_pair_as_the_sweep) {
     grit_broadphase_free(bp[1]);
   }
   cr_assert(hits > 500, "only %d pairs found", hits);
-}
-
-/* A composite of 648 particles and a floor (649 geometries: past the old table's 512, within
- * GRIT_ALLOWED_TABLE_MAX since stop 31) gets the model's table of allowed pairs, bit for bit the filter's
- * answers, and its broad phase reads it: with the particles thrown at their centre (a pile's ~13 k
- * broad-phase pairs a step), eight steps give the same candidates with the same bits and the same states
- * as the old order (grit_geom_pair_allowed after the bounding test; no_allowed_table). */
-Test(broadphase, big_composite_reads_the_allowed_table_same_steps) {
-  const char *xml = "<mujoco><option timestep='.01'/><worldbody><geom type='plane' size='2 2 .1'/>"
-                    "<composite type='particle' count='9 9 8' spacing='.06' offset='0 0 .5'>"
-                    "<geom size='.025'/></composite></worldbody></mujoco>";
-  char msg[GRIT_MESSAGE_SIZE];
-  grit_model *m;
-  cr_assert_eq(grit_mjcf_load_string(xml, &m, NULL, msg), GRIT_OK, "%s", msg);
-  const int ng = m->ngeom;
-  cr_assert(ng > 512 && ng <= GRIT_ALLOWED_TABLE_MAX && m->geom_allowed, "%d geometries, table %p", ng,
-            (const void *)m->geom_allowed);
-  int allowed = 0;
-  for (int i = 0; i < ng; ++i)
-    for (int j = 0; j < ng; ++j) {
-      const size_t a = (size_t)i * (size_t)ng + (size_t)j;
-      const int bit = m->geom_allowed[a >> 3] >> (a & 7) & 1;
-      const int want = i != j && grit_geom_pair_allowed(m, i < j ? i : j, i < j ? j : i);
-      cr_assert_eq(bit, want, "geoms %d, %d: table %d, filter %d", i, j, bit, want);
-      allowed += bit;
-    }
-  cr_assert(allowed > 0, "no pair allowed: not a test");
-  grit_data *d[2];
-  for (int run = 0; run < 2; ++run) {
-    cr_assert_eq(grit_data_create(m, &d[run]), GRIT_OK);
-    cr_assert(d[run]->collision->allowed == m->geom_allowed, "the query reads the model's table");
-    d[run]->collision->no_allowed_table = run;
-    double c[3] = {0, 0, 0};
-    int nb = 0;
-    for (int b = 1; b < m->nbody; ++b, ++nb)
-      for (int k = 0; k < 3; ++k) c[k] += m->body_pos[3 * b + k];
-    for (int b = 1; b < m->nbody; ++b)
-      for (int k = 0; k < 3 && k < m->body_dofnum[b]; ++k)
-        d[run]->qvel[m->body_dofadr[b] + k] = -4.0 * (m->body_pos[3 * b + k] - c[k] / nb);
-  }
-  int most = 0;
-  for (int step = 0; step < 8; ++step) {
-    for (int run = 0; run < 2; ++run) cr_assert_eq(grit_step(d[run]), GRIT_OK, "%s", grit_data_last_error(d[run]));
-    const grit_collision *x = d[0]->collision, *y = d[1]->collision;
-    cr_assert_eq(x->n, y->n, "step %d: %d candidates, %d by the old path", step, x->n, y->n);
-    for (int k = 0; k < x->n; ++k) {
-      const grit_contact_point *p = &x->c[k].pt, *r = &y->c[k].pt;
-      cr_assert(x->c[k].geom[0] == y->c[k].geom[0] && x->c[k].geom[1] == y->c[k].geom[1], "step %d candidate %d", step, k);
-      cr_assert(!memcmp(&p->phi, &r->phi, sizeof p->phi) && !memcmp(p->n, r->n, sizeof p->n) &&
-                    !memcmp(p->pa, r->pa, sizeof p->pa) && !memcmp(p->pb, r->pb, sizeof p->pb),
-                "step %d candidate %d: other bits", step, k);
-    }
-    cr_assert(!memcmp(d[0]->qpos, d[1]->qpos, sizeof(double) * (size_t)m->nq), "step %d: other positions", step);
-    cr_assert(!memcmp(d[0]->qvel, d[1]->qvel, sizeof(double) * (size_t)m->nv), "step %d: other velocities", step);
-    most = x->n > most ? x->n : most;
-  }
-  cr_assert(most > 500, "at most %d candidates: the particles never met", most);
-  for (int run = 0; run < 2; ++run) grit_data_free(d[run]);
-  grit_model_free(m);
 }

@@ -116,8 +116,7 @@ struct grit_model {
   int nhtet;
 
   /* contact filtering beyond the bit masks, as MuJoCo's (grit_geom_pair_allowed) */
-#define GRIT_ALLOWED_TABLE_MAX 2048 /* the most geometries whose allowed pairs are tabled (512 KB at most: a composite's
-                                    * 1000 particles read it at ~13 k broad-phase pairs a step, stop 31) */
+#define GRIT_ALLOWED_TABLE_MAX 512 /* the most geometries whose allowed pairs are tabled (32 KB at most) */
   int *body_weld;       /* (nbody) the body it is welded to: itself if it has joints, else its parent's
                            (0: welded to the world) */
   int filter_parent;    /* a body and its parent (by weld) do not collide unless one is welded to the world */
