@@ -5,13 +5,8 @@
  * B. The islands are found here from the last step's constraints; the columns are computed by the same
  * passes and solves as the dense form (derivatives.c), which write each column into its island's
  * block (derivatives_columns.c: write_batch_blocks), so every entry is bit for bit the dense one. */
-#define _DEFAULT_SOURCE /* madvise (Linux) */
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "actuation.h"
 #include "arena.h"
@@ -75,26 +70,12 @@ void grit_jacobian_blocks_free(grit_jacobian_blocks *J) {
   free(J);
 }
 
-/* Asks for transparent huge pages on a big value array (Linux; a hint, the values are the same). A big
- * island's columns are written one at a time down a row-major block (a particle pile's 273 MB: each entry
- * on its own 4 KB page, so a TLB miss an entry): with 2 MB pages a 5982-row block's columns written in
- * runs of three cost 335 ms instead of 750-920 ms (stop 31, particle7). */
-static void advise_huge(void *p, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const uintptr_t page = 4096, lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + bytes) & ~(page - 1);
-  if (bytes >= ((size_t)4 << 20) && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-  (void)p, (void)bytes;
-#endif
-}
-
 /* Grows one value array to at least n doubles (at least doubling, so that growth is rare). */
 static grit_status grow(double **v, size_t *cap, size_t n) {
   if (n <= *cap) return GRIT_OK;
   const size_t want = n > 2 * *cap ? n : 2 * *cap;
   double *p = realloc(*v, sizeof(double) * (want > 0 ? want : 1));
   if (!p) return GRIT_ERR_OUT_OF_MEMORY;
-  advise_huge(p, sizeof(double) * want);
   *v = p;
   *cap = want;
   return GRIT_OK;
