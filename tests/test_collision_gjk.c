@@ -404,8 +404,8 @@ Test(collision, curved_newton_jump_same_contacts) {
   cr_assert(2 * iters[0] < iters[1], "GJK iterations %d (old %d)", iters[0], iters[1]);
 }
 
-/* The polish's separations with the point and edge jumps and started along the polish's normal
- * (collision_gjk.c, polish_eval) against the old path (grit_gjk_info.no_polish_jump): cylinders (as a and as b)
+/* The polish's separations with the point and edge jumps, started along the polish's normal and seeded by the
+ * last separation's closest point (collision_gjk.c, polish_eval) against the old path (grit_gjk_info.no_polish_jump): cylinders (as a and as b)
  * overlapping hulls, boxes and capsules, deep enough that EPA stops at its capacity and the polish runs. The
  * same candidates; separated pairs the same bits (the polish does not run); overlaps by the polish's precision
  * (phi 1e-7 m, the normal 1e-3: collision_gjk.c's header), the normal's h_D above a local minimum (pattern
