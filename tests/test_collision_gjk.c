@@ -24,8 +24,9 @@ static double sphere_cylinder_phi(const grit_shape *cyl, const ct_pose *P, const
   return dist - rs;
 }
 
-/* Which of GJK's jumps a test switches off (grit_gjk_info's no_point_jump, no_edge_jump, no_newton). */
-enum jump { POINT_JUMP, EDGE_JUMP, NEWTON_JUMP };
+/* Which of GJK's jumps a test switches off (grit_gjk_info's no_point_jump, no_edge_jump, no_newton,
+ * no_polish_jump). */
+enum jump { POINT_JUMP, EDGE_JUMP, NEWTON_JUMP, POLISH_JUMP };
 
 /* The pair (b first if swap) by GJK/EPA with the jump (r = 0) and without it (r = 1), the switch kept in
  * the info; results into phi[r], n[r], wa[r], wb[r], hit[r], GJK's iterations added to iters[r]. */
@@ -35,7 +36,12 @@ static void with_and_without(const grit_placed_shape *pa, const grit_placed_shap
   for (int r = 0; r < 2; ++r) {
     grit_gjk_info info;
     memset(&info, 0, sizeof info);
-    int *sw = j == POINT_JUMP ? &info.no_point_jump : j == EDGE_JUMP ? &info.no_edge_jump : &info.no_newton;
+    int *sw = j == POINT_JUMP    ? &info.no_point_jump
+              : j == EDGE_JUMP     ? &info.no_edge_jump
+              : j == NEWTON_JUMP   ? &info.no_newton
+                                   : &info.no_polish_jump;
+    /* the point and edge jumps' overlaps compare by bits: their polish without jumps on both paths */
+    if (j == POINT_JUMP || j == EDGE_JUMP) info.no_polish_jump = 1;
     *sw = r;
     hit[r] = swap ? grit_gjk_epa(pb, pa, margin, &phi[r], n[r], wa[r], wb[r], &info)
                   : grit_gjk_epa(pa, pb, margin, &phi[r], n[r], wa[r], wb[r], &info);
@@ -396,4 +402,55 @@ Test(collision, curved_newton_jump_same_contacts) {
   cr_assert(sph[1][0] <= fmax(1e-12, sph[1][1]), "overlapping sphere-ellipsoid: phi %g off (old %g)", sph[1][0],
             sph[1][1]);
   cr_assert(2 * iters[0] < iters[1], "GJK iterations %d (old %d)", iters[0], iters[1]);
+}
+
+/* The polish's separations with the point and edge jumps, started along the polish's normal and seeded by the
+ * last separation's closest point (collision_gjk.c, polish_eval) against the old path (grit_gjk_info.no_polish_jump): cylinders (as a and as b)
+ * overlapping hulls, boxes and capsules, deep enough that EPA stops at its capacity and the polish runs. The
+ * same candidates; separated pairs the same bits (the polish does not run); overlaps by the polish's precision
+ * (phi 1e-7 m, the normal 1e-3: collision_gjk.c's header), the normal's h_D above a local minimum (pattern
+ * search from both normals) no worse than the old path's beyond 1e-12; fewer GJK iterations in the polish
+ * (measured by the calls' instructions in docs/performance.md; here the polish steps are counted). */
+Test(collision, polish_jump_same_contacts) {
+  unsigned long long s = 3131;
+  double verts[14][3];
+  const double h[3] = {0.1, 0.15, 0.2};
+  ct_convex_vertices(verts, h, 0.05);
+  const grit_geom_type types[] = {GRIT_GEOM_CONVEX, GRIT_GEOM_BOX, GRIT_GEOM_CAPSULE};
+  double ov_phi = 0.0, ov_n = 0.0, ov_err[2] = {0, 0};
+  int hits = 0, over = 0, polished = 0, iters[2] = {0, 0};
+  for (int trial = 0; trial < 1500; ++trial) {
+    const grit_geom_type tb = types[trial % 3];
+    grit_shape a = ct_random_shape(&s, GRIT_GEOM_CYLINDER, &verts[0][0]), b = ct_random_shape(&s, tb, &verts[0][0]);
+    ct_pose A = ct_random_pose(&s, 0.15), B = ct_random_pose(&s, 0.15);
+    const int swap = trial % 6 >= 3;
+    const grit_placed_shape pa = {&a, A.p, A.R, NULL}, pb = {&b, B.p, B.R, NULL};
+    double phi[2] = {0, 0}, n[2][3] = {{0}}, wa[2][3] = {{0}}, wb[2][3] = {{0}};
+    int hit[2];
+    with_and_without(&pa, &pb, swap, 0.1, POLISH_JUMP, trial, phi, n, wa, wb, hit, iters);
+    cr_assert_eq(hit[0], hit[1], "trial %d: candidate %d vs %d", trial, hit[0], hit[1]);
+    if (!hit[0]) continue;
+    hits++;
+    const int same = !memcmp(&phi[0], &phi[1], sizeof phi[0]) && !memcmp(n[0], n[1], sizeof n[0]) &&
+                     !memcmp(wa[0], wa[1], sizeof wa[0]) && !memcmp(wb[0], wb[1], sizeof wb[0]);
+    if (phi[1] + grit_shape_core_radius(&a) + grit_shape_core_radius(&b) > 1e-9) { /* separated: no polish */
+      cr_assert(same, "trial %d: a separated pair with other bits %.17g %.17g", trial, phi[0], phi[1]);
+      continue;
+    }
+    over++;
+    polished += !same;
+    ov_phi = fmax(ov_phi, fabs(phi[0] - phi[1]));
+    ov_n = fmax(ov_n, ct_dist3(n[0], n[1]));
+    const grit_shape *sa = swap ? &b : &a, *sb = swap ? &a : &b;
+    const ct_pose *PA = swap ? &B : &A, *PB = swap ? &A : &B;
+    const double hmin = fmin(pattern_min(sa, PA, sb, PB, n[0]), pattern_min(sa, PA, sb, PB, n[1]));
+    for (int r = 0; r < 2; ++r) ov_err[r] = fmax(ov_err[r], core_h(sa, PA, sb, PB, n[r]) - hmin);
+  }
+  printf("polish jump vs old path: %d candidates (%d overlapping, %d moved): dphi %.1e, dn %.1e, h_D(n) above a local "
+         "minimum by %.1e (old %.1e)\n",
+         hits, over, polished, ov_phi, ov_n, ov_err[0], ov_err[1]);
+  cr_assert(over > 100 && polished > 20, "%d overlapping, %d through the polish", over, polished);
+  cr_assert(ov_phi <= 1e-7 && ov_n <= 1e-3, "overlaps: dphi %g dn %g", ov_phi, ov_n);
+  cr_assert(ov_err[0] <= fmax(1e-12, ov_err[1]), "overlaps: the normal's h_D above a minimum by %g (old %g)", ov_err[0],
+            ov_err[1]);
 }

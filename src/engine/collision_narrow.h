@@ -86,6 +86,8 @@ typedef struct grit_gjk_info {
                           all, as the old path): the same table, the same bits */
   int no_newton;       /* input (kept): 1 leaves out GJK's Newton jump on two smooth curved cores (the old path;
                           collision_gjk_newton.c) */
+  int no_polish_jump;  /* input (kept): 1 runs the polish's separations without the point and edge jumps, from
+                          the line of centres and unseeded (the old path; collision_gjk.c, polish_eval) */
   int far;             /* 1 when GJK found the shapes farther apart than the margin: far_axis is then a direction
                           along which b's extent lies below a's by more than the margin (from b towards a) */
   double far_axis[3];
