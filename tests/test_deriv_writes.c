@@ -173,6 +173,25 @@ Test(deriv_writes, run_tiles_same_bits) {
   }
 }
 
+/* A big block's columns outside the tiles written as one group, tree by tree and a span of hinges and
+ * slides row by row over the group (write_group), or one column at a time (ws->no_row_groups): the same
+ * bits on the grid's particles and the hammock (particles and a humanoid); and the groups were used. */
+Test(deriv_writes, row_groups_same_bits) {
+  const char *files[2] = {GRIT_SOURCE_DIR "/tests/models/mujoco_composite/composite/grid2pin.xml",
+                          GRIT_SOURCE_DIR "/tests/models/mujoco_composite/hammock/hammock.xml"};
+  const char *names[2] = {"grid2pin", "hammock"};
+  const int steps[2] = {20, 150};
+  for (int f = 0; f < 2; ++f) {
+    grit_model *m;
+    grit_data *d = settled(NULL, files[f], steps[f], &m);
+    const unsigned long used = d->deriv->row_groups_used;
+    same_bits(d, &d->deriv->no_row_groups, names[f]);
+    cr_assert_gt(d->deriv->row_groups_used, used, "%s: groups were written by write_group", names[f]);
+    grit_data_free(d);
+    grit_model_free(m);
+  }
+}
+
 /* The chain's A, B (fast paths) against central differences of the step, and the same bits without them. */
 Test(deriv_writes, chain_central_differences) {
   grit_model *m;

@@ -288,6 +288,9 @@ struct grit_deriv_ws {
   int no_run_tiles;                       /* nonzero: a run of the block form's tiles written tile by tile,
                                            * not a few rows of every tile at a time (columns.c) */
   unsigned long run_tiles_used;           /* the runs of tiles written a few rows at a time so far (tests) */
+  int no_row_groups;                      /* nonzero: a big block's other columns written one at a time, not as
+                                           * a group tree by tree (columns.c: write_group) */
+  unsigned long row_groups_used;          /* the groups of two or more columns so written so far (tests) */
   int no_zero_runs;                       /* nonzero: a right-hand side's island rows zeroed tree by tree,
                                            * not by runs of consecutive trees (derivatives_blocks.c) */
   int odd_known, odd_trees;               /* whether some tree's dofs or actuators leave passes odd runs */
