@@ -472,6 +472,19 @@ Test(derivatives_chain, softbox_short_path_matches_the_whole_path) {
   grit_model_free(m);
 }
 
+/* A and B of d's state, in block form (then made dense) or dense. */
+static void ab_in_form(grit_data *d, const grit_model *m, int blocks, double *A, double *B) {
+  if (blocks) {
+    grit_jacobian_blocks *J;
+    cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
+    cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
+    cr_assert_eq(grit_jacobian_blocks_to_dense(J, A, B), GRIT_OK);
+    grit_jacobian_blocks_free(J);
+  } else {
+    cr_assert_eq(grit_step_derivatives(d, A, B, NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
+  }
+}
+
 /* The softbox after 200 steps, block form and dense: the kept equality rows' short path reading its numbers
  * from the row's one line (w->ckc) and the first pass keeping J on the rows' columns alone, against the slot's
  * whole rows (ws->no_cx_compact): A and B the same bits. */
@@ -484,15 +497,7 @@ Test(derivatives_chain, softbox_compact_kept_rows_same_bits) {
     A[k] = calloc((size_t)nx * nx, sizeof(double)), B[k] = calloc((size_t)nx * nu + 1, sizeof(double));
     d->deriv->no_cx_compact = k % 2;
     const unsigned long used = d->deriv->cx_compact_used, fused = d->deriv->cx_fused_used;
-    if (k < 2) {
-      grit_jacobian_blocks *J;
-      cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
-      cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
-      cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
-      grit_jacobian_blocks_free(J);
-    } else {
-      cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-    }
+    ab_in_form(d, m, k < 2, A[k], B[k]);
     cr_assert(d->deriv->cx_fused_used > fused, "kept rows' short path");
     if (k % 2 == 0) cr_assert(d->deriv->cx_compact_used > used, "the rows' lines read");
     else cr_assert_eq(d->deriv->cx_compact_used, used);
@@ -521,15 +526,7 @@ Test(derivatives_chain, softbox_law_lanes_same_bits) {
       d->deriv->fx = t && avx2 ? avx2 : grit_deriv_dual_fns_get(0);
       d->deriv->no_cx_law_lanes = k % 2;
       const unsigned long used = d->deriv->cx_law_lanes_used, fused = d->deriv->cx_fused_used;
-      if (k < 2) {
-        grit_jacobian_blocks *J;
-        cr_assert_eq(grit_jacobian_blocks_create(m, &J), GRIT_OK);
-        cr_assert_eq(grit_step_derivatives_blocks(d, J), GRIT_OK, "%s", grit_data_last_error(d));
-        cr_assert_eq(grit_jacobian_blocks_to_dense(J, A[k], B[k]), GRIT_OK);
-        grit_jacobian_blocks_free(J);
-      } else {
-        cr_assert_eq(grit_step_derivatives(d, A[k], B[k], NULL, 0, NULL), GRIT_OK, "%s", grit_data_last_error(d));
-      }
+      ab_in_form(d, m, k < 2, A[k], B[k]);
       cr_assert(d->deriv->cx_fused_used > fused, "kept rows' short path");
       if (k % 2) cr_assert_eq(d->deriv->cx_law_lanes_used, used);
       else cr_assert(d->deriv->cx_law_lanes_used > used, "the law written out");
