@@ -12,6 +12,22 @@
 #if GRIT_DERIV_AVX2
 #include <immintrin.h>
 
+/* The Dq terms of a free body's tile of nc (4 or 2) columns col[]: e[r][l] for the column of the body's own dof
+ * (col - adr < 6), zero for the others. 0 (e left unset, not read: the rows add a zero vector) when no column is
+ * one of the body's dofs. */
+static inline int own_terms(const double *Dq, int adr, const int *col, int nc, double e[6][4]) {
+  int own = 0;
+  for (int l = 0; l < nc; ++l) own |= (unsigned)(col[l] - adr) < 6u;
+  if (!own) return 0;
+  memset(e, 0, sizeof(double[6][4]));
+  for (int l = 0; l < nc; ++l) {
+    const int cl = col[l] - adr;
+    if (cl >= 0 && cl < 3) e[cl][l] = Dq[7 * cl];
+    for (int r = 3; r < 6 && cl >= 3 && cl < 6; ++r) e[r][l] = Dq[6 * r + cl];
+  }
+  return 1;
+}
+
 /* free_body_column for four columns that lie in consecutive columns of their block (o + l for column l),
  * their solutions X[l] and theta ids col[l], with AVX2: the body's 6 x 4 tile of X transposed in
  * registers, each of the 12 rows computed for the four columns at once (the same operations per entry
@@ -41,14 +57,8 @@ static __attribute__((target("avx2"))) void free_body_tile4(const grit_deriv_ws 
     _mm256_storeu_pd(ov + (size_t)r * stride, v[r]);
     ck = _mm256_add_pd(ck, _mm256_sub_pd(v[r], v[r]));
   }
-  int cl[4], own = 0; /* own: one of the columns is one of the body's dq */
-  for (int l = 0; l < 4; ++l) cl[l] = col[l] - adr, own |= (unsigned)cl[l] < 6u;
   double e[6][4];
-  if (own) memset(e, 0, sizeof e); /* else not read: the translation rows add a zero vector */
-  for (int l = 0; own && l < 4; ++l) {
-    if (cl[l] >= 0 && cl[l] < 3) e[cl[l]][l] = Dq[7 * cl[l]];
-    for (int r = 3; r < 6 && cl[l] >= 3 && cl[l] < 6; ++r) e[r][l] = Dq[6 * r + cl[l]];
-  }
+  const int own = own_terms(Dq, adr, col, 4, e);
   for (int r = 0; r < 3; ++r) {
     const __m256d er = own ? _mm256_loadu_pd(e[r]) : _mm256_setzero_pd();
     const __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(Dv[7 * r]), v[r]), er);
@@ -244,14 +254,8 @@ static void free_body_tile2(const grit_deriv_ws *w, int jn, const double *const 
     _mm_storeu_pd(ov + (size_t)r * stride, v[r]);
     ck = _mm_add_pd(ck, _mm_sub_pd(v[r], v[r]));
   }
-  int cl[2], own = 0;
-  for (int l = 0; l < 2; ++l) cl[l] = col[l] - adr, own |= (unsigned)cl[l] < 6u;
-  double e[6][2];
-  if (own) memset(e, 0, sizeof e); /* else not read: the translation rows add a zero vector */
-  for (int l = 0; own && l < 2; ++l) {
-    if (cl[l] >= 0 && cl[l] < 3) e[cl[l]][l] = Dq[7 * cl[l]];
-    for (int r = 3; r < 6 && cl[l] >= 3 && cl[l] < 6; ++r) e[r][l] = Dq[6 * r + cl[l]];
-  }
+  double e[6][4]; /* (its first two lanes) */
+  const int own = own_terms(Dq, adr, col, 2, e);
   for (int r = 0; r < 3; ++r) {
     const __m128d er = own ? _mm_loadu_pd(e[r]) : _mm_setzero_pd();
     const __m128d x = _mm_add_pd(_mm_mul_pd(_mm_set1_pd(Dv[7 * r]), v[r]), er);
